@@ -1,0 +1,141 @@
+// Loading, name indexing and cross-reference checks of the catalog.
+#include "sim/io/catalog.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "sim/io/entry_checks.h"
+#include "sim/io/field_checker.h"
+#include "sim/util/closest_name.h"
+
+namespace clustersim {
+namespace {
+
+namespace fs = std::filesystem;
+namespace s = schema;
+
+std::vector<std::string> textproto_files(const std::string& directory, Diagnostics* diagnostics) {
+  std::vector<std::string> paths;
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) {
+    diagnostics->add_error({directory, 0, 0}, "", "catalog directory does not exist");
+    return paths;
+  }
+  for (fs::recursive_directory_iterator it(directory, error), end; !error && it != end;
+       it.increment(error)) {
+    if (it->is_regular_file() && it->path().extension() == ".textproto") {
+      paths.push_back(it->path().string());
+    }
+  }
+  if (error) diagnostics->add_error({directory, 0, 0}, "", "cannot list: " + error.message());
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+// Adds entry `index` of `field` under its name; reports a duplicate within one directory and
+// notes a replacement of an entry from an earlier directory.
+template <class T>
+void index_entry(const FieldChecker& root, const char* field, int index, const T& value,
+                 int directory, std::map<std::string, int>* directory_of_name,
+                 NamedEntries<T>* entries, Diagnostics* diagnostics) {
+  if (!value.has_name()) return;  // reported by the entry's checks
+  const SourceLocation where = root.location(field, index);
+  auto& all = entries->mutable_all();
+  auto existing = all.find(value.name());
+  const std::string key = std::string(field) + "/" + value.name();
+  if (existing != all.end()) {
+    if ((*directory_of_name)[key] == directory) {
+      root.error(field, "duplicate name \"" + value.name() + "\", first defined at " +
+                            existing->second.where.to_string(), index);
+      return;
+    }
+    diagnostics->add_warning(where, root.path(field, index),
+                             "\"" + value.name() + "\" replaces the entry at " +
+                                 existing->second.where.to_string());
+  }
+  all[value.name()] = CatalogEntry<T>{&value, where};
+  (*directory_of_name)[key] = directory;
+}
+
+}  // namespace
+
+std::unique_ptr<Catalog> Catalog::load(const std::vector<std::string>& directories,
+                                       Diagnostics* diagnostics) {
+  auto catalog = std::unique_ptr<Catalog>(new Catalog());
+  for (size_t d = 0; d < directories.size(); ++d) {
+    for (const std::string& path : textproto_files(directories[d], diagnostics)) {
+      auto file = read_text_file<s::CatalogFile>(path, diagnostics);
+      if (file) catalog->add_file(std::move(file), static_cast<int>(d), diagnostics);
+    }
+  }
+  catalog->check_references(diagnostics);
+  return catalog;
+}
+
+void Catalog::add_file(std::unique_ptr<TextFile<s::CatalogFile>> file, int directory,
+                       Diagnostics* diagnostics) {
+  const FieldChecker root = FieldChecker::root(*file, diagnostics);
+  const s::CatalogFile& m = file->message;
+  auto& names = directory_of_name_;
+  for (int i = 0; i < m.gpu_size(); ++i) {
+    check_gpu(root.child("gpu", i));
+    index_entry(root, "gpu", i, m.gpu(i), directory, &names, &gpus_, diagnostics);
+  }
+  for (int i = 0; i < m.instance_size(); ++i) {
+    check_instance(root.child("instance", i));
+    index_entry(root, "instance", i, m.instance(i), directory, &names, &instances_, diagnostics);
+  }
+  for (int i = 0; i < m.storage_size(); ++i) {
+    check_storage(root.child("storage", i));
+    index_entry(root, "storage", i, m.storage(i), directory, &names, &storage_, diagnostics);
+  }
+  for (int i = 0; i < m.fabric_size(); ++i) {
+    check_fabric(root.child("fabric", i));
+    index_entry(root, "fabric", i, m.fabric(i), directory, &names, &fabrics_, diagnostics);
+  }
+  for (int i = 0; i < m.model_size(); ++i) {
+    check_model(root.child("model", i));
+    index_entry(root, "model", i, m.model(i), directory, &names, &models_, diagnostics);
+  }
+  files_.push_back(std::move(file));
+}
+
+void Catalog::check_references(Diagnostics* diagnostics) const {
+  for (const auto& file : files_) {
+    const FieldChecker root = FieldChecker::root(*file, diagnostics);
+    for (int i = 0; i < file->message.instance_size(); ++i) {
+      const s::InstanceType& instance = file->message.instance(i);
+      const FieldChecker entry = root.child("instance", i);
+      if (!instance.has_gpu()) continue;
+      const CatalogEntry<s::Gpu>* gpu = gpus_.find(instance.gpu());
+      if (gpu == nullptr) {
+        entry.error("gpu", "unknown GPU \"" + instance.gpu() + "\"" +
+                               did_you_mean(instance.gpu(), gpus_.names()));
+        continue;
+      }
+      if (instance.gpu_interconnect() == s::NVSWITCH && !gpu->value->has_nvlink()) {
+        entry.error("gpu_interconnect", "is NVSWITCH but GPU \"" + instance.gpu() +
+                                            "\" has no nvlink");
+      }
+      // A provider reports slightly less than the label (ECC, driver reserve), never more.
+      if (instance.has_gpu_memory_gib() &&
+          instance.gpu_memory_gib() > 1.02 * gpu->value->memory_gib()) {
+        entry.error("gpu_memory_gib", "exceeds the memory of GPU \"" + instance.gpu() + "\"");
+      }
+    }
+    for (int i = 0; i < file->message.gpu_size(); ++i) {
+      for (int a = 0; a < file->message.gpu(i).aliases_size(); ++a) {
+        const std::string& alias = file->message.gpu(i).aliases(a);
+        if (gpus_.find(alias) != nullptr) {
+          root.child("gpu", i).error("aliases", "\"" + alias + "\" is the name of a GPU", a);
+        }
+      }
+    }
+  }
+}
+
+const s::Gpu& Catalog::gpu_of(const s::InstanceType& instance) const {
+  return *gpus_.find(instance.gpu())->value;
+}
+
+}  // namespace clustersim

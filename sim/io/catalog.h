@@ -1,0 +1,80 @@
+// The catalog: every named GPU, instance type, storage tier, fabric and model, loaded from catalog
+// directories (the shipped models/ and topologies/, then the user's --catalog directories),
+// checked, and cross-referenced.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/io/schema/catalog.pb.h"
+#include "sim/io/text_file.h"
+#include "sim/util/diagnostics.h"
+
+namespace clustersim {
+
+// One entry and where it was written.
+template <class T>
+struct CatalogEntry {
+  const T* value = nullptr;
+  SourceLocation where;
+};
+
+// Entries of one kind by unique name, in name order.
+template <class T>
+class NamedEntries {
+ public:
+  const CatalogEntry<T>* find(std::string_view name) const {
+    auto it = by_name_.find(std::string(name));
+    return it == by_name_.end() ? nullptr : &it->second;
+  }
+  const std::map<std::string, CatalogEntry<T>>& all() const { return by_name_; }
+  std::vector<std::string> names() const {
+    std::vector<std::string> result;
+    for (const auto& [name, entry] : by_name_) result.push_back(name);
+    return result;
+  }
+  std::map<std::string, CatalogEntry<T>>& mutable_all() { return by_name_; }
+
+ private:
+  std::map<std::string, CatalogEntry<T>> by_name_;
+};
+
+// Immutable after load(); safe to share between threads.
+class Catalog {
+ public:
+  // Loads every *.textproto file under each directory (recursively, in path order; directories
+  // in the order given). Every problem is reported to `diagnostics`: a file that does not parse,
+  // an entry that fails its checks, the same name twice within one directory, a reference to an
+  // unknown entry (with the closest name). A later directory's entry with the same name as an
+  // earlier directory's replaces it, with a warning saying so: this is how users override prices.
+  // Returns the catalog even when there were errors (callers check diagnostics->has_errors()).
+  static std::unique_ptr<Catalog> load(const std::vector<std::string>& directories,
+                                       Diagnostics* diagnostics);
+
+  const NamedEntries<schema::Gpu>& gpus() const { return gpus_; }
+  const NamedEntries<schema::InstanceType>& instances() const { return instances_; }
+  const NamedEntries<schema::StorageTier>& storage() const { return storage_; }
+  const NamedEntries<schema::Fabric>& fabrics() const { return fabrics_; }
+  const NamedEntries<schema::Model>& models() const { return models_; }
+
+  // The GPU of a loaded instance type. Requires: the catalog loaded without errors.
+  const schema::Gpu& gpu_of(const schema::InstanceType& instance) const;
+
+ private:
+  void add_file(std::unique_ptr<TextFile<schema::CatalogFile>> file, int directory,
+                Diagnostics* diagnostics);
+  void check_references(Diagnostics* diagnostics) const;
+
+  std::vector<std::unique_ptr<TextFile<schema::CatalogFile>>> files_;
+  std::map<std::string, int> directory_of_name_;  // "kind/name" -> directory index
+  NamedEntries<schema::Gpu> gpus_;
+  NamedEntries<schema::InstanceType> instances_;
+  NamedEntries<schema::StorageTier> storage_;
+  NamedEntries<schema::Fabric> fabrics_;
+  NamedEntries<schema::Model> models_;
+};
+
+}  // namespace clustersim

@@ -1,0 +1,212 @@
+// Checks of GPU, instance-type, storage-tier and fabric entries.
+#include "sim/io/entry_checks.h"
+
+#include <set>
+
+#include "sim/io/schema/catalog.pb.h"
+#include "sim/util/number_format.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+const s::Gpu& as_gpu(const FieldChecker& c) { return static_cast<const s::Gpu&>(c.message()); }
+
+// A measured matmul rate above the GPU's peak for the same precision is a transcription error.
+void check_measured_matmul(const FieldChecker& gpu) {
+  if (!gpu.has("measured_matmul") || !gpu.has("peak_tflops")) return;
+  const FieldChecker measured = gpu.child("measured_matmul");
+  const s::PeakTflops& peak = as_gpu(gpu).peak_tflops();
+  const struct { const char* field; bool has_peak; double peak; } rows[] = {
+      {"bf16_tflops", peak.has_bf16(), peak.bf16()},
+      {"fp16_tflops", peak.has_fp16(), peak.fp16()},
+      {"fp8_tflops", peak.has_fp8(), peak.fp8()},
+  };
+  for (const auto& row : rows) {
+    if (!measured.has(row.field) || !measured.positive(row.field)) continue;
+    if (!row.has_peak) {
+      measured.error(row.field, "the GPU has no peak_tflops for this precision");
+    } else if (measured.number(row.field) > row.peak) {
+      measured.error(row.field, "measured " + format_number(measured.number(row.field)) +
+                                    " exceeds the peak of " + format_number(row.peak));
+    }
+  }
+}
+
+void check_price(const FieldChecker& price) {
+  price.require_enum("billing");
+  price.require_enum("currency");
+  const bool absolute = price.has("per_hour"), relative = price.has("discount_fraction");
+  if (absolute == relative) price.error_here("give exactly one of per_hour or discount_fraction");
+  price.positive("per_hour");
+  price.in_range("discount_fraction", 0, 1);
+  if (price.has("per_hour_max") && price.positive("per_hour_max") && absolute &&
+      price.number("per_hour_max") < price.number("per_hour")) {
+    price.error("per_hour_max", "must be >= per_hour (" +
+                                    format_number(price.number("per_hour")) + ")");
+  }
+  if (price.has("source")) check_source(price);
+}
+
+std::string provider_prefix(s::Provider provider) {
+  switch (provider) {
+    case s::AWS: return "aws.";
+    case s::ALIYUN: return "aliyun.";
+    case s::TENCENT: return "tencent.";
+    case s::ONPREM: return "onprem.";
+    default: return "";
+  }
+}
+
+void check_limit(const FieldChecker& storage, const char* field) {
+  if (!storage.has(field)) return;
+  const FieldChecker limit = storage.child(field);
+  limit.non_negative("base");
+  limit.non_negative("per_gib");
+  limit.non_negative("floor");
+  limit.positive("cap");
+  if (limit.has("floor") && limit.has("cap") && limit.number("floor") > limit.number("cap")) {
+    limit.error("floor", "must not exceed cap (" + format_number(limit.number("cap")) + ")");
+  }
+  const bool formula = limit.has("base") || limit.has("per_gib");
+  if (formula == (limit.size("step") > 0)) {
+    limit.error_here("give either a formula (base, per_gib) or a step table, not both or neither");
+  }
+  double previous = -1;
+  for (int i = 0; i < limit.size("step"); ++i) {
+    const FieldChecker step = limit.child("step", i);
+    if (step.require("from_gib") && step.non_negative("from_gib")) {
+      if (step.number("from_gib") <= previous) step.error("from_gib", "steps must ascend");
+      previous = step.number("from_gib");
+    }
+    step.require("value") && step.positive("value");
+  }
+}
+
+}  // namespace
+
+void check_source(const FieldChecker& entry) {
+  if (!entry.has("source")) {
+    entry.warning("source", "has no source: say where its numbers come from");
+    return;
+  }
+  const FieldChecker source = entry.child("source");
+  if (!source.has("citation")) source.warning("citation", "is empty");
+}
+
+void check_gpu(const FieldChecker& gpu) {
+  gpu.require("name");
+  gpu.require_enum("form_factor");
+  gpu.require_positive("memory_gib");
+  gpu.require_positive("memory_bandwidth_gb_per_s");
+  gpu.positive("tdp_w");
+  if (gpu.require("peak_tflops")) {
+    const FieldChecker peak = gpu.child("peak_tflops");
+    for (const char* f : {"fp32", "tf32", "fp16", "bf16", "fp8", "int8_tops"}) peak.positive(f);
+    if (!peak.has("fp16") && !peak.has("bf16")) {
+      peak.error_here("needs fp16 or bf16: training is modeled in mixed precision");
+    }
+  }
+  if (gpu.has("nvlink")) {
+    const FieldChecker link = gpu.child("nvlink");
+    link.require("generation") && link.in_range("generation", 1, 5);
+    link.require_positive("links");
+    link.require_positive("per_direction_gb_per_s");
+  }
+  if (gpu.has("pcie")) {
+    const FieldChecker pcie = gpu.child("pcie");
+    pcie.require("generation") && pcie.in_range("generation", 1, 6);
+    pcie.positive("lanes");
+    pcie.require_positive("per_direction_gb_per_s");
+  }
+  check_measured_matmul(gpu);
+  check_source(gpu);
+}
+
+void check_instance(const FieldChecker& instance) {
+  const auto& m = static_cast<const s::InstanceType&>(instance.message());
+  instance.require("name");
+  if (instance.require_enum("provider") && m.has_name() &&
+      m.name().rfind(provider_prefix(m.provider()), 0) != 0) {
+    instance.error("name", "must start with \"" + provider_prefix(m.provider()) +
+                               "\" for provider " + s::Provider_Name(m.provider()));
+  }
+  instance.require("gpu");
+  instance.require("gpu_count") && instance.at_least("gpu_count", 1);
+  instance.positive("gpu_memory_gib");
+  if (instance.require_enum("gpu_interconnect") && m.has_gpu_count()) {
+    const bool single = m.gpu_interconnect() == s::SINGLE_GPU;
+    if (single != (m.gpu_count() == 1)) {
+      instance.error("gpu_interconnect", single ? "is SINGLE_GPU but gpu_count is " +
+                                                      std::to_string(m.gpu_count())
+                                                : "must be SINGLE_GPU when gpu_count is 1");
+    }
+  }
+  instance.require("vcpus") && instance.at_least("vcpus", 1);
+  instance.require_positive("host_memory_gib");
+  if (instance.has("cpu")) instance.child("cpu").positive("clock_ghz");
+  if (instance.require("network")) {
+    const FieldChecker net = instance.child("network");
+    net.require_enum("kind");
+    net.positive("total_gbit_per_s");
+    net.positive("tcp_gbit_per_s");
+    net.at_least("nic_count", 1);
+  }
+  if (instance.has("local_disks")) {
+    const FieldChecker disks = instance.child("local_disks");
+    disks.require("count") && disks.at_least("count", 1);
+    disks.require_positive("each_gb");
+  }
+  if (instance.has("block_storage_caps")) {
+    instance.child("block_storage_caps").positive("bandwidth_mb_per_s");
+    instance.child("block_storage_caps").positive("iops");
+  }
+  std::set<std::pair<int, std::string>> on_demand_seen;
+  for (int i = 0; i < instance.size("price"); ++i) {
+    check_price(instance.child("price", i));
+    const s::Price& p = m.price(i);
+    if (p.billing() == s::ON_DEMAND && !on_demand_seen.insert({p.currency(), p.region()}).second) {
+      instance.error("price", "a second ON_DEMAND price for region \"" + p.region() + "\"", i);
+    }
+  }
+  check_source(instance);
+}
+
+void check_storage(const FieldChecker& storage) {
+  storage.require("name");
+  storage.require_enum("provider");
+  storage.require_enum("kind");
+  storage.positive("capacity_min_gib");
+  storage.positive("capacity_max_gib");
+  if (storage.has("capacity_min_gib") && storage.has("capacity_max_gib") &&
+      storage.number("capacity_min_gib") > storage.number("capacity_max_gib")) {
+    storage.error("capacity_max_gib", "must be >= capacity_min_gib (" +
+                                          format_number(storage.number("capacity_min_gib")) + ")");
+  }
+  if (!storage.has("throughput_mb_per_s") && !storage.has("iops")) {
+    storage.error_here("needs throughput_mb_per_s or iops");
+  }
+  check_limit(storage, "throughput_mb_per_s");
+  check_limit(storage, "iops");
+  storage.positive("provisioned_max_throughput_mb_per_s");
+  storage.positive("provisioned_max_iops");
+  storage.positive("latency_ms");
+  check_source(storage);
+}
+
+void check_fabric(const FieldChecker& fabric) {
+  const auto& m = static_cast<const s::Fabric&>(fabric.message());
+  fabric.require("name");
+  fabric.require_enum("topology");
+  if (m.topology() == s::CLOS || m.topology() == s::RAIL_OPTIMIZED) {
+    fabric.require("nodes_per_leaf");
+  }
+  fabric.at_least("nodes_per_leaf", 1);
+  fabric.at_least("oversubscription_ratio", 1);
+  fabric.non_negative("switch_hop_latency_us");
+  fabric.non_negative("nic_latency_us");
+  check_source(fabric);
+}
+
+}  // namespace clustersim

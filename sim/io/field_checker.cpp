@@ -1,0 +1,139 @@
+// Field-level checks with located diagnostics.
+#include "sim/io/field_checker.h"
+
+#include <cmath>
+
+#include "sim/util/check.h"
+#include "sim/util/number_format.h"
+
+namespace clustersim {
+
+namespace pb = google::protobuf;
+
+const pb::FieldDescriptor* FieldChecker::descriptor(std::string_view field) const {
+  const pb::FieldDescriptor* d = message_->GetDescriptor()->FindFieldByName(std::string(field));
+  CLUSTERSIM_CHECK(d != nullptr, "FieldChecker: no such field in the schema");
+  return d;
+}
+
+FieldChecker FieldChecker::child(std::string_view field, int index) const {
+  const pb::FieldDescriptor* d = descriptor(field);
+  const pb::Reflection* r = message_->GetReflection();
+  const pb::Message& nested = d->is_repeated() ? r->GetRepeatedMessage(*message_, d, index)
+                                               : r->GetMessage(*message_, d);
+  const Tree* nested_tree = tree_ ? tree_->GetTreeForNested(d, d->is_repeated() ? index : -1)
+                                  : nullptr;
+  return FieldChecker(file_, nested, nested_tree, path(field, index), location(field, index),
+                      diagnostics_);
+}
+
+SourceLocation FieldChecker::location(std::string_view field, int index) const {
+  if (tree_ == nullptr) return self_;
+  const pb::FieldDescriptor* d = descriptor(field);
+  auto where = tree_->GetLocation(d, d->is_repeated() ? std::max(index, 0) : -1);
+  if (where.line < 0) return self_;
+  return {file_, where.line + 1, where.column + 1};
+}
+
+std::string FieldChecker::path(std::string_view field, int index) const {
+  std::string text = path_.empty() ? std::string(field) : path_ + "." + std::string(field);
+  if (index >= 0) text += "[" + std::to_string(index) + "]";
+  return text;
+}
+
+void FieldChecker::error(std::string_view field, const std::string& message, int index) const {
+  diagnostics_->add_error(location(field, index), path(field, index), message);
+}
+
+void FieldChecker::warning(std::string_view field, const std::string& message, int index) const {
+  diagnostics_->add_warning(location(field, index), path(field, index), message);
+}
+
+void FieldChecker::error_here(const std::string& message) const {
+  diagnostics_->add_error(self_, path_, message);
+}
+
+bool FieldChecker::has(std::string_view field) const {
+  const pb::FieldDescriptor* d = descriptor(field);
+  const pb::Reflection* r = message_->GetReflection();
+  return d->is_repeated() ? r->FieldSize(*message_, d) > 0 : r->HasField(*message_, d);
+}
+
+int FieldChecker::size(std::string_view field) const {
+  return message_->GetReflection()->FieldSize(*message_, descriptor(field));
+}
+
+double FieldChecker::number(std::string_view field, int index) const {
+  const pb::FieldDescriptor* d = descriptor(field);
+  const pb::Reflection* r = message_->GetReflection();
+  const pb::Message& m = *message_;
+  const bool rep = d->is_repeated();
+  switch (d->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+      return rep ? r->GetRepeatedDouble(m, d, index) : r->GetDouble(m, d);
+    case pb::FieldDescriptor::CPPTYPE_FLOAT:
+      return rep ? r->GetRepeatedFloat(m, d, index) : r->GetFloat(m, d);
+    case pb::FieldDescriptor::CPPTYPE_INT32:
+      return rep ? r->GetRepeatedInt32(m, d, index) : r->GetInt32(m, d);
+    case pb::FieldDescriptor::CPPTYPE_INT64:
+      return static_cast<double>(rep ? r->GetRepeatedInt64(m, d, index) : r->GetInt64(m, d));
+    case pb::FieldDescriptor::CPPTYPE_UINT32:
+      return rep ? r->GetRepeatedUInt32(m, d, index) : r->GetUInt32(m, d);
+    case pb::FieldDescriptor::CPPTYPE_UINT64:
+      return static_cast<double>(rep ? r->GetRepeatedUInt64(m, d, index) : r->GetUInt64(m, d));
+    default:
+      CLUSTERSIM_CHECK(false, "FieldChecker::number on a non-numeric field");
+      return 0;
+  }
+}
+
+bool FieldChecker::require(std::string_view field) const {
+  if (has(field)) return true;
+  error(field, "is required");
+  return false;
+}
+
+bool FieldChecker::require_enum(std::string_view field) const {
+  if (!require(field)) return false;
+  const pb::EnumValueDescriptor* value =
+      message_->GetReflection()->GetEnum(*message_, descriptor(field));
+  if (value->number() != 0) return true;
+  error(field, "must be set to a value other than " + value->name());
+  return false;
+}
+
+template <class Predicate>
+bool FieldChecker::check_values(std::string_view field, const std::string& expectation,
+                                Predicate ok) const {
+  const bool repeated = descriptor(field)->is_repeated();
+  const int count = repeated ? size(field) : (has(field) ? 1 : 0);
+  bool all_ok = true;
+  for (int i = 0; i < count; ++i) {
+    const int index = repeated ? i : -1;
+    const double value = number(field, index);
+    if (std::isfinite(value) && ok(value)) continue;
+    error(field, "must be " + expectation + ", got " + format_number(value), index);
+    all_ok = false;
+  }
+  return all_ok;
+}
+
+bool FieldChecker::positive(std::string_view field) const {
+  return check_values(field, "> 0", [](double v) { return v > 0; });
+}
+
+bool FieldChecker::non_negative(std::string_view field) const {
+  return check_values(field, ">= 0", [](double v) { return v >= 0; });
+}
+
+bool FieldChecker::at_least(std::string_view field, double minimum) const {
+  return check_values(field, ">= " + format_number(minimum),
+                      [minimum](double v) { return v >= minimum; });
+}
+
+bool FieldChecker::in_range(std::string_view field, double low, double high) const {
+  return check_values(field, "in [" + format_number(low) + ", " + format_number(high) + "]",
+                      [low, high](double v) { return v >= low && v <= high; });
+}
+
+}  // namespace clustersim

@@ -1,0 +1,85 @@
+// Checks the fields of one message from a parsed file and reports each problem at the line where
+// the field was written (or where its message starts, when the field is missing), with the field's
+// path from the file's root, e.g. "instance[3].network.total_gbit_per_s".
+#pragma once
+
+#include <google/protobuf/message.h>
+#include <google/protobuf/text_format.h>
+
+#include <string>
+#include <string_view>
+
+#include "sim/io/text_file.h"
+#include "sim/util/diagnostics.h"
+
+namespace clustersim {
+
+// A cheap, copyable view. Lifetimes: the message, the tree and the diagnostics must outlive it.
+class FieldChecker {
+ public:
+  using Tree = google::protobuf::TextFormat::ParseInfoTree;
+
+  template <class Message>
+  static FieldChecker root(const TextFile<Message>& file, Diagnostics* diagnostics) {
+    return FieldChecker(file.path, file.message, file.tree.get(), "", {file.path, 1, 1},
+                        diagnostics);
+  }
+
+  // The checker of a set message field (element `index` when repeated).
+  // Requires: `field` names a message field of this message.
+  FieldChecker child(std::string_view field, int index = -1) const;
+
+  // Where the field (element `index` when repeated) was written; this message's own location
+  // when the field is absent.
+  SourceLocation location(std::string_view field, int index = -1) const;
+  // "parent.field" or "parent.field[index]".
+  std::string path(std::string_view field, int index = -1) const;
+
+  void error(std::string_view field, const std::string& message, int index = -1) const;
+  void warning(std::string_view field, const std::string& message, int index = -1) const;
+  // A problem with the message as a whole.
+  void error_here(const std::string& message) const;
+
+  // Value of a numeric field (element `index` when repeated) as a double.
+  // Requires: the field exists and is numeric.
+  double number(std::string_view field, int index = -1) const;
+  bool has(std::string_view field) const;
+  int size(std::string_view field) const;  // elements of a repeated field
+
+  // Common checks; each reports its own error and returns true when the check passes.
+  bool require(std::string_view field) const;  // present (non-empty when repeated)
+  // When present: finite and inside the range. Each scalar element of a repeated field is checked.
+  bool positive(std::string_view field) const;
+  bool non_negative(std::string_view field) const;
+  bool at_least(std::string_view field, double minimum) const;
+  bool in_range(std::string_view field, double low, double high) const;
+  bool require_positive(std::string_view field) const { return require(field) && positive(field); }
+  // An enum field that must be present and not its *_UNSPECIFIED zero value.
+  bool require_enum(std::string_view field) const;
+
+  const google::protobuf::Message& message() const { return *message_; }
+  const std::string& file() const { return file_; }
+  const std::string& path_prefix() const { return path_; }
+  SourceLocation self_location() const { return self_; }
+  Diagnostics* diagnostics() const { return diagnostics_; }
+
+ private:
+  FieldChecker(const std::string& file, const google::protobuf::Message& message,
+               const Tree* tree, std::string path, SourceLocation self, Diagnostics* diagnostics)
+      : file_(file), message_(&message), tree_(tree), path_(std::move(path)), self_(self),
+        diagnostics_(diagnostics) {}
+
+  const google::protobuf::FieldDescriptor* descriptor(std::string_view field) const;
+  // Checks every present value of `field` with `ok`; `expectation` completes "must be ...".
+  template <class Predicate>
+  bool check_values(std::string_view field, const std::string& expectation, Predicate ok) const;
+
+  std::string file_;
+  const google::protobuf::Message* message_;
+  const Tree* tree_;
+  std::string path_;
+  SourceLocation self_;
+  Diagnostics* diagnostics_;
+};
+
+}  // namespace clustersim

@@ -1,0 +1,205 @@
+// Checks of a scenario: its job, cluster, parallelism and sweep axes, against the model and the
+// candidate instances it names.
+#include "sim/io/scenario_loader.h"
+
+#include "sim/io/field_checker.h"
+#include "sim/util/closest_name.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+// Looks `name` up; reports an unknown name with the closest valid one at field[index].
+template <class T>
+const T* resolve(const FieldChecker& owner, const char* field, int index, const std::string& name,
+                 const NamedEntries<T>& entries, const char* what) {
+  const CatalogEntry<T>* entry = entries.find(name);
+  if (entry != nullptr) return entry->value;
+  owner.error(field, std::string("unknown ") + what + " \"" + name + "\"" +
+                         did_you_mean(name, entries.names()), index);
+  return nullptr;
+}
+
+bool is_transformer(const s::Model* model) { return model && model->has_transformer(); }
+
+void check_job(const FieldChecker& job, const s::Model* model) {
+  const auto& m = static_cast<const s::TrainingJob&>(job.message());
+  job.require("global_batch_size") && job.at_least("global_batch_size", 1);
+  job.require_enum("precision");
+  job.require_enum("optimizer");
+  if (m.budget_case() == s::TrainingJob::BUDGET_NOT_SET) {
+    job.error_here("needs a budget: token_budget, epochs or steps");
+  }
+  job.positive("token_budget");
+  job.positive("epochs");
+  job.at_least("steps", 1);
+  if (m.has_epochs() && !(m.has_dataset() && m.dataset().has_num_samples())) {
+    job.error("epochs", "needs dataset.num_samples");
+  }
+  if (m.has_dataset()) job.child("dataset").at_least("num_samples", 1);
+  if (model == nullptr) return;
+  if (is_transformer(model)) {
+    if (job.require("sequence_length") && job.at_least("sequence_length", 1) &&
+        m.sequence_length() > model->transformer().max_sequence_length()) {
+      job.error("sequence_length", "exceeds the model's max_sequence_length (" +
+                                       std::to_string(model->transformer().max_sequence_length()) +
+                                       ")");
+    }
+  } else {
+    if (m.has_sequence_length()) job.error("sequence_length", "applies to transformers only");
+    if (m.has_token_budget()) job.error("token_budget", "applies to transformers; use epochs");
+  }
+}
+
+// A tensor-parallel degree must split the attention heads (and KV heads) evenly.
+std::string tensor_parallel_problem(int tp, const s::Model* model) {
+  if (!is_transformer(model)) {
+    return tp == 1 ? "" : "tensor parallelism applies to transformers only";
+  }
+  const s::Transformer& t = model->transformer();
+  const int kv = t.has_num_kv_heads() ? t.num_kv_heads() : t.num_attention_heads();
+  if (t.num_attention_heads() % tp != 0) {
+    return std::to_string(tp) + " does not divide the model's num_attention_heads (" +
+           std::to_string(t.num_attention_heads()) + ")";
+  }
+  if (kv % tp != 0) {
+    return std::to_string(tp) + " does not divide the model's num_kv_heads (" +
+           std::to_string(kv) + ")";
+  }
+  return "";
+}
+
+std::string pipeline_parallel_problem(int pp, const s::Model* model) {
+  if (!is_transformer(model)) {
+    return pp == 1 ? "" : "pipeline parallelism applies to transformers only";
+  }
+  const int layers = model->transformer().num_layers();
+  return pp <= layers ? "" : std::to_string(pp) + " exceeds the model's num_layers (" +
+                                 std::to_string(layers) + ")";
+}
+
+// Checks a parallelism degree given either in `parallelism.field` or as sweep axis values.
+template <class Problem>
+void check_degree_values(const FieldChecker& owner, const char* field, Problem problem) {
+  const bool repeated = owner.message().GetDescriptor()->FindFieldByName(field)->is_repeated();
+  const int count = repeated ? owner.size(field) : (owner.has(field) ? 1 : 0);
+  for (int i = 0; i < count; ++i) {
+    const int index = repeated ? i : -1;
+    const double value = owner.number(field, index);
+    if (value < 1) continue;  // reported by at_least
+    const std::string why = problem(static_cast<int>(value));
+    if (!why.empty()) owner.error(field, why, index);
+  }
+}
+
+// The degrees shared by Parallelism (one value each) and Sweep (a list each).
+void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
+  for (const char* f : {"tensor_parallel", "pipeline_parallel", "micro_batch_size",
+                        "virtual_stages"}) {
+    p.at_least(f, 1);
+  }
+  p.in_range("zero_stage", 0, 3);
+  check_degree_values(p, "tensor_parallel", [&](int tp) { return tensor_parallel_problem(tp, model); });
+  check_degree_values(p, "pipeline_parallel",
+                      [&](int pp) { return pipeline_parallel_problem(pp, model); });
+}
+
+void check_parallelism(const FieldChecker& p, const s::Model* model) {
+  const auto& m = static_cast<const s::Parallelism&>(p.message());
+  check_parallelism_fields(p, model);
+  p.at_least("data_parallel", 1);
+  if (m.distributed_optimizer() && m.zero_stage() > 0) {
+    p.error("distributed_optimizer", "and zero_stage both shard optimizer states: choose one");
+  }
+  if (m.has_virtual_stages() && m.virtual_stages() > 1 &&
+      m.schedule() != s::INTERLEAVED_ONE_F_ONE_B) {
+    p.error("virtual_stages", "needs schedule INTERLEAVED_ONE_F_ONE_B");
+  }
+}
+
+void check_sweep(const FieldChecker& sweep, const s::Model* model) {
+  check_parallelism_fields(sweep, model);
+  sweep.at_least("nodes", 1);
+}
+
+// Every candidate's GPU must support the job's precision.
+void check_precision(const FieldChecker& owner, const char* field, int index,
+                     const s::InstanceType& instance, const Catalog& catalog,
+                     s::Precision precision) {
+  const s::PeakTflops& peak = catalog.gpu_of(instance).peak_tflops();
+  const bool supported = precision == s::FP32   ? peak.has_fp32()
+                         : precision == s::TF32 ? peak.has_tf32()
+                         : precision == s::FP16 ? peak.has_fp16()
+                         : precision == s::BF16 ? peak.has_bf16()
+                         : precision == s::FP8  ? peak.has_fp8()
+                                                : peak.has_int8_tops();
+  if (!supported) {
+    owner.error(field, "GPU \"" + instance.gpu() + "\" of \"" + instance.name() + "\" has no " +
+                           s::Precision_Name(precision) + " support (job.precision)", index);
+  }
+}
+
+void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedScenario* loaded) {
+  const s::Scenario& m = loaded->scenario();
+  const bool swept = m.has_sweep() && m.sweep().instance_size() > 0;
+  const FieldChecker owner = swept ? root.child("sweep") : root.child("cluster");
+  const int count = swept ? m.sweep().instance_size() : 1;
+  for (int i = 0; i < count; ++i) {
+    const int index = swept ? i : -1;
+    const std::string& name = swept ? m.sweep().instance(i) : m.cluster().instance();
+    const s::InstanceType* instance =
+        resolve(owner, "instance", index, name, catalog.instances(), "instance type");
+    if (instance == nullptr) continue;
+    loaded->instances.push_back(instance);
+    if (m.job().has_precision() && m.job().precision() != s::PRECISION_UNSPECIFIED) {
+      check_precision(owner, "instance", index, *instance, catalog, m.job().precision());
+    }
+  }
+}
+
+void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScenario* loaded) {
+  const s::Scenario& m = loaded->scenario();
+  const bool swept_instances = m.has_sweep() && m.sweep().instance_size() > 0;
+  const bool swept_nodes = m.has_sweep() && m.sweep().nodes_size() > 0;
+  if (!m.has_cluster()) {
+    if (!swept_instances || !swept_nodes) root.error("cluster", "is required");
+  } else {
+    const FieldChecker cluster = root.child("cluster");
+    if (!swept_instances) cluster.require("instance");
+    if (!swept_nodes) cluster.require("nodes");
+    cluster.at_least("nodes", 1);
+    if (m.cluster().has_fabric()) {
+      loaded->fabric = resolve(cluster, "fabric", -1, m.cluster().fabric(), catalog.fabrics(),
+                               "fabric");
+    }
+  }
+  if (swept_instances || (m.has_cluster() && m.cluster().has_instance())) {
+    resolve_instances(root, catalog, loaded);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Catalog& catalog,
+                                              Diagnostics* diagnostics) {
+  const int errors_before = diagnostics->error_count();
+  auto loaded = std::make_unique<LoadedScenario>();
+  loaded->file = read_text_file<s::Scenario>(path, diagnostics);
+  if (!loaded->file) return nullptr;
+  const s::Scenario& m = loaded->scenario();
+  const FieldChecker root = FieldChecker::root(*loaded->file, diagnostics);
+
+  if (root.require("model")) {
+    loaded->model = resolve(root, "model", -1, m.model(), catalog.models(), "model");
+  }
+  if (root.require("job")) check_job(root.child("job"), loaded->model);
+  check_cluster(root, catalog, loaded.get());
+  if (m.has_parallelism()) check_parallelism(root.child("parallelism"), loaded->model);
+  if (m.has_sweep()) check_sweep(root.child("sweep"), loaded->model);
+
+  if (diagnostics->error_count() != errors_before) return nullptr;
+  return loaded;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,32 @@
+// Loads a scenario file, checks it and resolves its references against the catalog.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/io/catalog.h"
+#include "sim/io/schema/scenario.pb.h"
+#include "sim/io/text_file.h"
+
+namespace clustersim {
+
+// A checked scenario with its references resolved. Pointers point into the catalog, which must
+// outlive this object. Immutable; safe to share between threads.
+struct LoadedScenario {
+  std::unique_ptr<TextFile<schema::Scenario>> file;
+  const schema::Model* model = nullptr;
+  // The candidate instance types: sweep.instance if given, else cluster.instance.
+  std::vector<const schema::InstanceType*> instances;
+  const schema::Fabric* fabric = nullptr;  // null: a single non-blocking switch
+
+  const schema::Scenario& scenario() const { return file->message; }
+};
+
+// Reads, checks and resolves the scenario at `path`. Every problem goes to `diagnostics` with its
+// file, line, field path and, for unknown names, the closest catalog name. Returns nullptr when
+// there was any error.
+std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Catalog& catalog,
+                                              Diagnostics* diagnostics);
+
+}  // namespace clustersim

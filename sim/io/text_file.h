@@ -1,0 +1,51 @@
+// Reads one protobuf text-format file into a message and remembers where each field was written,
+// so that later checks can point at file:line:column.
+#pragma once
+
+#include <google/protobuf/message.h>
+#include <google/protobuf/text_format.h>
+
+#include <memory>
+#include <string>
+
+#include "sim/util/diagnostics.h"
+
+namespace clustersim {
+
+// A parsed file. Immutable after parse(); the tree stays valid as long as the object lives.
+template <class Message>
+struct TextFile {
+  std::string path;
+  Message message;
+  std::unique_ptr<google::protobuf::TextFormat::ParseInfoTree> tree =
+      std::make_unique<google::protobuf::TextFormat::ParseInfoTree>();
+};
+
+// Parses `text` (the contents of `path`) into `message`, recording field locations in `tree`.
+// A syntax error, an unknown field or enum value, or a field given twice is reported as
+// "path:line:col: message" (with a "did you mean" for near misses) and returns false.
+bool parse_text(const std::string& path, const std::string& text,
+                google::protobuf::Message* message,
+                google::protobuf::TextFormat::ParseInfoTree* tree, Diagnostics* diagnostics);
+
+// Reads and parses the file at `path`. Returns nullptr (with a diagnostic) when the file cannot
+// be read or does not parse.
+template <class Message>
+std::unique_ptr<TextFile<Message>> read_text_file(const std::string& path,
+                                                  Diagnostics* diagnostics);
+
+// Reads a whole file. Returns false (with a diagnostic naming the file) when it cannot.
+bool read_whole_file(const std::string& path, std::string* contents, Diagnostics* diagnostics);
+
+template <class Message>
+std::unique_ptr<TextFile<Message>> read_text_file(const std::string& path,
+                                                  Diagnostics* diagnostics) {
+  std::string text;
+  if (!read_whole_file(path, &text, diagnostics)) return nullptr;
+  auto file = std::make_unique<TextFile<Message>>();
+  file->path = path;
+  if (!parse_text(path, text, &file->message, file->tree.get(), diagnostics)) return nullptr;
+  return file;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,59 @@
+// Edit-distance based suggestions for misspelt names.
+#include "sim/util/closest_name.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace clustersim {
+namespace {
+
+char fold(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+// True when `full` ends with "." + typed (case-insensitive): the user left out a prefix.
+bool is_unprefixed_form(std::string_view typed, std::string_view full) {
+  if (typed.size() + 1 > full.size()) return false;
+  if (full[full.size() - typed.size() - 1] != '.') return false;
+  return edit_distance(typed, full.substr(full.size() - typed.size())) == 0;
+}
+
+}  // namespace
+
+int edit_distance(std::string_view a, std::string_view b) {
+  std::vector<int> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    int diagonal = row[0];
+    row[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      int substitution = diagonal + (fold(a[i - 1]) == fold(b[j - 1]) ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+std::optional<std::string> closest_name(std::string_view typed,
+                                        const std::vector<std::string>& candidates) {
+  for (const std::string& c : candidates) {
+    if (is_unprefixed_form(typed, c)) return c;
+  }
+  const int allowed = std::max<int>(2, static_cast<int>(typed.size()) / 3);
+  std::optional<std::string> best;
+  int best_distance = allowed + 1;
+  for (const std::string& c : candidates) {
+    int d = edit_distance(typed, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string did_you_mean(std::string_view typed, const std::vector<std::string>& candidates) {
+  std::optional<std::string> best = closest_name(typed, candidates);
+  return best ? " (did you mean \"" + *best + "\"?)" : "";
+}
+
+}  // namespace clustersim

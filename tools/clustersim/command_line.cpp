@@ -1,0 +1,58 @@
+// Shared option handling and catalog loading for the clustersim subcommands.
+#include "tools/clustersim/command_line.h"
+
+#include <iostream>
+
+namespace clustersim::cli {
+
+void add_common_options(po::options_description* options, CommonOptions* common) {
+  options->add_options()
+      ("root", po::value(&common->root)->default_value(CLUSTERSIM_DEFAULT_ROOT),
+       "project directory whose models/ and topologies/ hold the shipped catalog")
+      ("catalog", po::value(&common->catalogs)->composing(),
+       "extra catalog directory (repeatable); its entries replace shipped ones of the same name")
+      ("format", po::value(&common->format)->default_value("table"),
+       "output format: table, csv or json");
+}
+
+bool parse(const std::vector<std::string>& args, const po::options_description& options,
+           const po::positional_options_description& positional, po::variables_map* values,
+           const std::string& usage) {
+  po::options_description all(options);
+  all.add_options()("help,h", "show this help");
+  po::store(po::command_line_parser(args).options(all).positional(positional).run(), *values);
+  if (values->count("help")) {
+    std::cout << "usage: " << usage << "\n\n" << all << "\n";
+    return false;
+  }
+  po::notify(*values);
+  return true;
+}
+
+void print_diagnostics(const Diagnostics& diagnostics) {
+  for (const Diagnostic& d : diagnostics.all()) std::cerr << d.to_string() << "\n";
+  if (diagnostics.has_errors()) {
+    std::cerr << diagnostics.error_count()
+              << (diagnostics.error_count() == 1 ? " error\n" : " errors\n");
+  }
+}
+
+std::unique_ptr<Catalog> load_catalog(const CommonOptions& common) {
+  std::vector<std::string> directories = {common.root + "/models", common.root + "/topologies"};
+  directories.insert(directories.end(), common.catalogs.begin(), common.catalogs.end());
+  Diagnostics diagnostics;
+  auto catalog = Catalog::load(directories, &diagnostics);
+  print_diagnostics(diagnostics);
+  return diagnostics.has_errors() ? nullptr : std::move(catalog);
+}
+
+std::optional<OutputFormat> output_format(const CommonOptions& common) {
+  auto format = parse_output_format(common.format);
+  if (!format) {
+    std::cerr << "--format: unknown format \"" << common.format
+              << "\": use table, csv or json\n";
+  }
+  return format;
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,47 @@
+// What every clustersim subcommand shares: the catalog options (--root, --catalog), --format,
+// loading the catalog, and printing diagnostics.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/io/catalog.h"
+#include "sim/io/table.h"
+
+namespace clustersim::cli {
+
+namespace po = boost::program_options;
+
+// Exit codes of every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInputError = 1;  // a user file is wrong (diagnostics printed)
+inline constexpr int kExitUsage = 2;       // the command line is wrong
+
+struct CommonOptions {
+  std::string root;                  // project root holding models/ and topologies/
+  std::vector<std::string> catalogs; // extra catalog directories, searched after the root's
+  std::string format = "table";
+};
+
+// Adds --root, --catalog and --format to `options`.
+void add_common_options(po::options_description* options, CommonOptions* common);
+
+// Parses `args` (after the subcommand name). Prints help and returns false on --help; throws
+// po::error on bad options.
+bool parse(const std::vector<std::string>& args, const po::options_description& options,
+           const po::positional_options_description& positional, po::variables_map* values,
+           const std::string& usage);
+
+// Loads models/ and topologies/ under the root, then each --catalog directory. Prints every
+// diagnostic to stderr. Returns nullptr when any was an error.
+std::unique_ptr<Catalog> load_catalog(const CommonOptions& common);
+
+// The --format value, or nullopt after printing why it is wrong.
+std::optional<OutputFormat> output_format(const CommonOptions& common);
+
+void print_diagnostics(const Diagnostics& diagnostics);
+
+}  // namespace clustersim::cli

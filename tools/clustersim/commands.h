@@ -1,0 +1,14 @@
+// The subcommands of the clustersim tool. Each takes the arguments after its name and returns the
+// process exit code (see command_line.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace clustersim::cli {
+
+int catalog_command(const std::vector<std::string>& args);
+int plan_command(const std::vector<std::string>& args);
+int validate_command(const std::vector<std::string>& args);
+
+}  // namespace clustersim::cli

@@ -1,0 +1,63 @@
+// Entry point of the clustersim tool: dispatches to a subcommand.
+#include <boost/program_options/errors.hpp>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tools/clustersim/command_line.h"
+#include "tools/clustersim/commands.h"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>&);
+};
+
+const Subcommand kSubcommands[] = {
+    {"catalog", "list GPUs, instances, storage tiers, fabrics or models",
+     clustersim::cli::catalog_command},
+    {"plan", "check a scenario and print what it asks: model, job, candidates, configurations",
+     clustersim::cli::plan_command},
+    {"validate", "check the catalog and scenario files, reporting every problem",
+     clustersim::cli::validate_command},
+};
+
+void print_usage(std::ostream& out) {
+  out << "clustersim " CLUSTERSIM_VERSION
+         " - simulate distributed training on GPU clusters\n\nusage: clustersim COMMAND [options]"
+         "\n\ncommands:\n";
+  for (const Subcommand& s : kSubcommands) {
+    out << "  " << s.name << std::string(10 - std::string(s.name).size(), ' ') << s.summary
+        << "\n";
+  }
+  out << "\n'clustersim COMMAND --help' describes a command's options.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_usage(args.empty() ? std::cerr : std::cout);
+    return args.empty() ? clustersim::cli::kExitUsage : clustersim::cli::kExitOk;
+  }
+  if (args[0] == "--version") {
+    std::cout << "clustersim " CLUSTERSIM_VERSION "\n";
+    return clustersim::cli::kExitOk;
+  }
+  for (const Subcommand& s : kSubcommands) {
+    if (args[0] != s.name) continue;
+    try {
+      return s.run(std::vector<std::string>(args.begin() + 1, args.end()));
+    } catch (const boost::program_options::error& e) {
+      std::cerr << "clustersim " << s.name << ": " << e.what() << "\n";
+      return clustersim::cli::kExitUsage;
+    }
+  }
+  std::cerr << "clustersim: unknown command \"" << args[0] << "\"\n\n";
+  print_usage(std::cerr);
+  return clustersim::cli::kExitUsage;
+}

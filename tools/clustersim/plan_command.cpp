@@ -1,0 +1,165 @@
+// `clustersim plan SCENARIO`: checks a scenario and prints what it asks - the model, the job, the
+// candidate instances and every configuration of its sweep (pruned ones counted by reason).
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+#include "sim/io/scenario_loader.h"
+#include "sim/sweep/configuration_space.h"
+#include "sim/util/number_format.h"
+#include "sim/workload/parameter_count.h"
+#include "tools/clustersim/command_line.h"
+#include "tools/clustersim/commands.h"
+
+namespace clustersim::cli {
+namespace {
+
+namespace s = schema;
+using Cell = Table::Cell;
+
+std::string model_summary(const s::Model& m) {
+  const std::string params = format_fixed(static_cast<double>(parameter_count(m)) / 1e9, 3) +
+                             " B parameters";
+  if (!m.has_transformer()) {
+    return m.name() + ": CNN, " + std::to_string(m.cnn().layer_size()) + " layers, " + params;
+  }
+  const s::Transformer& t = m.transformer();
+  return m.name() + ": " + (t.kind() == s::DECODER ? "decoder" : "encoder") + " transformer, " +
+         std::to_string(t.num_layers()) + " layers, hidden " + std::to_string(t.hidden_size()) +
+         ", " + std::to_string(t.num_attention_heads()) + " heads (" +
+         std::to_string(t.has_num_kv_heads() ? t.num_kv_heads() : t.num_attention_heads()) +
+         " kv), ffn " + std::to_string(t.ffn_hidden_size()) + " " +
+         s::MlpActivation_Name(t.mlp_activation()) + ", vocab " + std::to_string(t.vocab_size()) +
+         (t.has_moe() ? ", " + std::to_string(t.moe().num_experts()) + " experts top-" +
+                            std::to_string(t.moe().experts_per_token())
+                      : "") +
+         "; " + params;
+}
+
+// Optimizer steps the budget asks for (rounded up: a partial step still runs).
+double budget_steps(const s::TrainingJob& job) {
+  const double batch = job.global_batch_size();
+  switch (job.budget_case()) {
+    case s::TrainingJob::kTokenBudget:
+      return std::ceil(job.token_budget() / (batch * job.sequence_length()));
+    case s::TrainingJob::kEpochs:
+      return std::ceil(job.epochs() * static_cast<double>(job.dataset().num_samples()) / batch);
+    case s::TrainingJob::kSteps:
+      return static_cast<double>(job.steps());
+    case s::TrainingJob::BUDGET_NOT_SET:
+      break;
+  }
+  return 0;
+}
+
+std::string job_summary(const s::TrainingJob& job, bool transformer) {
+  std::string text = "global batch " + std::to_string(job.global_batch_size());
+  if (transformer) {
+    text += " x " + std::to_string(job.sequence_length()) + " tokens";
+  }
+  text += ", " + s::Precision_Name(job.precision()) + ", " + s::Optimizer_Name(job.optimizer());
+  switch (job.budget_case()) {
+    case s::TrainingJob::kTokenBudget: text += "; " + format_number(job.token_budget()) + " tokens"; break;
+    case s::TrainingJob::kEpochs: text += "; " + format_number(job.epochs()) + " epochs"; break;
+    default: break;
+  }
+  return text + " = " + format_number(budget_steps(job)) + " steps";
+}
+
+const s::Price* on_demand_price(const s::InstanceType& instance) {
+  for (const s::Price& p : instance.price()) {
+    if (p.billing() == s::ON_DEMAND && p.has_per_hour()) return &p;
+  }
+  return nullptr;
+}
+
+// The first `limit` valid configurations (all when limit is 0).
+Table configuration_table(const ConfigurationSpace& space, size_t limit) {
+  Table t;
+  for (auto [key, header, decimals] : std::initializer_list<std::tuple<const char*, const char*, int>>{
+           {"instance", "instance", 0}, {"nodes", "nodes", 0}, {"gpus", "GPUs", 0},
+           {"tensor_parallel", "TP", 0}, {"pipeline_parallel", "PP", 0},
+           {"data_parallel", "DP", 0}, {"micro_batch_size", "mbs", 0},
+           {"virtual_stages", "vstages", 0}, {"zero_stage", "ZeRO", 0},
+           {"distributed_optimizer", "dist opt", 0},
+           {"sequence_parallel", "SP", 0}, {"recompute", "recompute", 0},
+           {"schedule", "schedule", 0}, {"cluster_on_demand_per_hour", "cluster/h", 2},
+           {"currency", "cur", 0}}) {
+    t.add_column(key, header, decimals);
+  }
+  const size_t shown = limit == 0 ? space.valid.size() : std::min(limit, space.valid.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const Configuration& c = space.valid[i];
+    const s::Parallelism& p = c.parallelism;
+    const s::Price* price = on_demand_price(*c.instance);
+    t.add_row({c.instance->name(), static_cast<double>(c.nodes), static_cast<double>(c.gpus()),
+               static_cast<double>(p.tensor_parallel()), static_cast<double>(p.pipeline_parallel()),
+               static_cast<double>(p.data_parallel()), static_cast<double>(p.micro_batch_size()),
+               static_cast<double>(p.virtual_stages()), static_cast<double>(p.zero_stage()),
+               p.distributed_optimizer(),
+               p.sequence_parallel(), s::Recompute_Name(p.recompute()),
+               s::PipelineSchedule_Name(p.schedule()),
+               price ? Cell(price->per_hour() * c.nodes) : Cell(),
+               price ? Cell(s::Currency_Name(price->currency())) : Cell()});
+  }
+  return t;
+}
+
+void print_header(const LoadedScenario& loaded, const ConfigurationSpace& space) {
+  const s::Scenario& sc = loaded.scenario();
+  std::cout << "scenario   " << sc.name() << "  (" << loaded.file->path << ")\n";
+  if (sc.has_description()) std::cout << "question   " << sc.description() << "\n";
+  std::cout << "model      " << model_summary(*loaded.model) << "\n"
+            << "job        " << job_summary(sc.job(), loaded.model->has_transformer()) << "\n"
+            << "fabric     " << (loaded.fabric ? loaded.fabric->name() : "single non-blocking switch")
+            << "\n"
+            << "sweep      " << space.total << " configurations, " << space.valid.size()
+            << " valid\n";
+  for (const auto& [reason, count] : space.pruned) {
+    std::cout << "  pruned   " << count << ": " << reason << "\n";
+  }
+  std::cout << "\n";
+}
+
+}  // namespace
+
+int plan_command(const std::vector<std::string>& args) {
+  CommonOptions common;
+  std::string scenario_path;
+  size_t limit = 20;
+  po::options_description options("plan options");
+  add_common_options(&options, &common);
+  options.add_options()
+      ("scenario", po::value(&scenario_path)->required(), "scenario file")
+      ("limit", po::value(&limit)->default_value(20),
+       "configurations to list in table format (0: all; csv and json list all)");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map values;
+  if (!parse(args, options, positional, &values, "clustersim plan SCENARIO [options]")) {
+    return kExitOk;
+  }
+  auto format = output_format(common);
+  if (!format) return kExitUsage;
+  auto catalog = load_catalog(common);
+  if (!catalog) return kExitInputError;
+  Diagnostics diagnostics;
+  auto loaded = load_scenario(scenario_path, *catalog, &diagnostics);
+  print_diagnostics(diagnostics);
+  if (!loaded) return kExitInputError;
+
+  const ConfigurationSpace space = expand_configurations(*loaded);
+  const bool table = *format == OutputFormat::kTable;
+  if (table) print_header(*loaded, space);
+  configuration_table(space, table ? limit : 0).print(std::cout, *format);
+  if (table && limit != 0 && space.valid.size() > limit) {
+    std::cout << "... " << space.valid.size() - limit << " more (--limit 0 lists all)\n";
+  }
+  if (space.valid.empty()) {
+    std::cerr << scenario_path << ": no valid configuration (see the pruned reasons)\n";
+    return kExitInputError;
+  }
+  return kExitOk;
+}
+
+}  // namespace clustersim::cli
