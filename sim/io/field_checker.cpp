@@ -31,6 +31,8 @@ SourceLocation FieldChecker::location(std::string_view field, int index) const {
   if (tree_ == nullptr) return self_;
   const pb::FieldDescriptor* d = descriptor(field);
   auto where = tree_->GetLocation(d, d->is_repeated() ? std::max(index, 0) : -1);
+  // Elements of a list written as `field: [a, b]` share the location of the field name.
+  if (where.line < 0 && d->is_repeated()) where = tree_->GetLocation(d, 0);
   if (where.line < 0) return self_;
   return {file_, where.line + 1, where.column + 1};
 }

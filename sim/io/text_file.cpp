@@ -4,6 +4,8 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/tokenizer.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -16,24 +18,33 @@ namespace {
 
 namespace pb = google::protobuf;
 
-// Collects the first parse error (the parser stops there) as a diagnostic.
+// Collects the first parse error (the parser stops there) as a diagnostic. For an unknown name the
+// parser reports the position after it (for an enum value, the next token's, often on the next
+// line); the diagnostic points at the name itself instead.
 class CollectingErrorCollector : public pb::io::ErrorCollector {
  public:
-  CollectingErrorCollector(const std::string& path, const pb::Descriptor* root,
-                           Diagnostics* diagnostics)
-      : path_(path), root_(root), diagnostics_(diagnostics) {}
+  CollectingErrorCollector(const std::string& path, const std::string& text,
+                           const pb::Descriptor* root, Diagnostics* diagnostics)
+      : path_(path), text_(text), root_(root), diagnostics_(diagnostics) {}
 
   void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
-    diagnostics_->add_error({path_, line + 1, column + 1}, "", message + suggestion_for(message));
+    std::string suggestion;
+    std::string name = unknown_name(message, &suggestion);
+    diagnostics_->add_error(locate_name_before(name, line, column), "", message + suggestion);
   }
   void AddWarning(int line, pb::io::ColumnNumber column, const std::string& message) override {
     diagnostics_->add_warning({path_, line + 1, column + 1}, "", message);
   }
 
  private:
-  std::string suggestion_for(const std::string& message) const;
+  // The unknown field or enum name in `message` ("" if none), setting its suggestion.
+  std::string unknown_name(const std::string& message, std::string* suggestion) const;
+  // 1-based location of the last whole-word `name` at or before the 0-based (line, column);
+  // the given position itself when `name` is empty or not found.
+  SourceLocation locate_name_before(const std::string& name, int line, int column) const;
 
   std::string path_;
+  const std::string& text_;
   const pb::Descriptor* root_;
   Diagnostics* diagnostics_;
 };
@@ -67,20 +78,53 @@ std::vector<std::string> enum_values_of_field(const pb::Descriptor* root,
   return values;
 }
 
-std::string CollectingErrorCollector::suggestion_for(const std::string& message) const {
+SourceLocation CollectingErrorCollector::locate_name_before(const std::string& name, int line,
+                                                           int column) const {
+  const SourceLocation reported{path_, line + 1, column + 1};
+  if (name.empty()) return reported;
+  size_t offset = 0;
+  for (int l = 0; l < line; ++l) {
+    offset = text_.find('\n', offset);
+    if (offset == std::string::npos) return reported;
+    ++offset;
+  }
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  size_t search_from = std::min(text_.size(), offset + static_cast<size_t>(column));
+  while (true) {
+    const size_t at = text_.rfind(name, search_from);
+    if (at == std::string::npos) return reported;
+    const bool starts = at == 0 || !is_word(text_[at - 1]);
+    const bool ends = at + name.size() >= text_.size() || !is_word(text_[at + name.size()]);
+    if (starts && ends) {
+      const auto before = text_.begin() + static_cast<std::ptrdiff_t>(at);
+      const int found_line = 1 + static_cast<int>(std::count(text_.begin(), before, '\n'));
+      const size_t newline = at == 0 ? std::string::npos : text_.rfind('\n', at - 1);
+      const size_t line_start = newline == std::string::npos ? 0 : newline + 1;
+      return {path_, found_line, static_cast<int>(at - line_start) + 1};
+    }
+    if (at == 0) return reported;
+    search_from = at - 1;
+  }
+}
+
+std::string CollectingErrorCollector::unknown_name(const std::string& message,
+                                                   std::string* suggestion) const {
   static const std::regex unknown_field(R"re(Message type "([\w.]+)" has no field named "(\w+)")re");
   static const std::regex unknown_enum(R"re(Unknown enumeration value of "(\w+)" for field "(\w+)")re");
   std::smatch match;
   if (std::regex_search(message, match, unknown_field)) {
     const pb::Descriptor* type = pb::DescriptorPool::generated_pool()->FindMessageTypeByName(
         match[1].str());
-    if (type == nullptr) return "";
     std::vector<std::string> names;
-    for (int i = 0; i < type->field_count(); ++i) names.push_back(type->field(i)->name());
-    return did_you_mean(match[2].str(), names);
+    for (int i = 0; type != nullptr && i < type->field_count(); ++i) {
+      names.push_back(type->field(i)->name());
+    }
+    *suggestion = did_you_mean(match[2].str(), names);
+    return match[2].str();
   }
   if (std::regex_search(message, match, unknown_enum)) {
-    return did_you_mean(match[1].str(), enum_values_of_field(root_, match[2].str()));
+    *suggestion = did_you_mean(match[1].str(), enum_values_of_field(root_, match[2].str()));
+    return match[1].str();
   }
   return "";
 }
@@ -106,7 +150,7 @@ bool read_whole_file(const std::string& path, std::string* contents, Diagnostics
 bool parse_text(const std::string& path, const std::string& text, pb::Message* message,
                 pb::TextFormat::ParseInfoTree* tree, Diagnostics* diagnostics) {
   const int errors_before = diagnostics->error_count();
-  CollectingErrorCollector collector(path, message->GetDescriptor(), diagnostics);
+  CollectingErrorCollector collector(path, text, message->GetDescriptor(), diagnostics);
   pb::TextFormat::Parser parser;
   parser.RecordErrorsTo(&collector);
   parser.WriteLocationsTo(tree);

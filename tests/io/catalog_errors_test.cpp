@@ -1,0 +1,176 @@
+// Tests that each class of wrong catalog entry is reported with file, line, field path and why.
+#include <catch2/catch.hpp>
+
+#include "sim/io/catalog.h"
+#include "tests/testing/catalog_snippets.h"
+#include "tests/testing/temp_dir.h"
+
+namespace clustersim {
+namespace {
+
+using testing::gpu_entry;
+using testing::instance_entry;
+using testing::test_instance_fields;
+using testing::TempDir;
+using testing::transformer_model;
+
+// Diagnostics of loading one catalog file with `contents` (file name "c.textproto").
+std::string load_errors(const std::string& contents) {
+  TempDir dir;
+  dir.write("c.textproto", contents);
+  Diagnostics diagnostics;
+  Catalog::load({dir.path()}, &diagnostics);
+  std::string text = diagnostics.to_string();
+  // Make messages independent of the temporary directory's name.
+  for (size_t at; (at = text.find(dir.path() + "/")) != std::string::npos;) {
+    text.erase(at, dir.path().size() + 1);
+  }
+  return text;
+}
+
+TEST_CASE("valid fixtures load without any diagnostic") {
+  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields())) == "");
+}
+
+TEST_CASE("a negative bandwidth names the field and its value") {
+  std::string text = gpu_entry();
+  text.replace(text.find("memory_bandwidth_gb_per_s: 2000"), 31, "memory_bandwidth_gb_per_s: -5");
+  CHECK(load_errors(text) == "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be > 0, got -5\n");
+}
+
+TEST_CASE("zero GPUs in an instance is an error at gpu_count") {
+  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields("onprem.x", "TestGPU-80GB", "0"))) ==
+        "c.textproto:15:3: instance[0].gpu_count: must be >= 1, got 0\n");
+}
+
+TEST_CASE("an unknown GPU reference suggests the closest name") {
+  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields("onprem.x", "TestGPU-80G"))) ==
+        "c.textproto:14:3: instance[0].gpu: unknown GPU \"TestGPU-80G\" (did you mean "
+        "\"TestGPU-80GB\"?)\n");
+}
+
+TEST_CASE("a missing required field is reported at its message") {
+  CHECK(load_errors("gpu {\n  name: \"g\"\n  form_factor: PCIE\n  memory_gib: 16\n" +
+                    testing::kSource + "\n  peak_tflops { fp16: 65 }\n}\n") ==
+        "c.textproto:1:1: gpu[0].memory_bandwidth_gb_per_s: is required\n");
+}
+
+TEST_CASE("an UNSPECIFIED enum value counts as missing") {
+  std::string text = gpu_entry();
+  text.replace(text.find("form_factor: SXM"), 16, "form_factor: FORM_FACTOR_UNSPECIFIED");
+  CHECK(load_errors(text) == "c.textproto:3:3: gpu[0].form_factor: must be set to a value other "
+                             "than FORM_FACTOR_UNSPECIFIED\n");
+}
+
+TEST_CASE("the same name twice in one directory is an error naming the first place") {
+  CHECK(load_errors(gpu_entry() + gpu_entry()) ==
+        "c.textproto:11:1: gpu[1]: duplicate name \"TestGPU-80GB\", first defined at "
+        "c.textproto:1:1\n");
+}
+
+TEST_CASE("an entry in a later directory replaces one of an earlier directory, with a warning") {
+  TempDir shipped, user;
+  shipped.write("a.textproto", gpu_entry());
+  user.write("b.textproto", gpu_entry("tdp_w: 500"));
+  Diagnostics diagnostics;
+  auto catalog = Catalog::load({shipped.path(), user.path()}, &diagnostics);
+  CHECK_FALSE(diagnostics.has_errors());
+  REQUIRE(diagnostics.all().size() == 1);
+  CHECK(diagnostics.all()[0].message.find("replaces the entry at " + shipped.path()) == 13 + 2);
+  CHECK(catalog->gpus().find("TestGPU-80GB")->value->tdp_w() == 500);
+}
+
+TEST_CASE("an instance name must carry its provider's prefix") {
+  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields("aws.test8"))) ==
+        "c.textproto:12:3: instance[0].name: must start with \"onprem.\" for provider ONPREM\n");
+}
+
+TEST_CASE("a measured matmul above the GPU's peak is a transcription error") {
+  CHECK(load_errors(gpu_entry("measured_matmul { bf16_tflops: 400 }")) ==
+        "c.textproto:9:19: gpu[0].measured_matmul.bf16_tflops: measured 400 exceeds the peak of "
+        "312\n");
+}
+
+TEST_CASE("a spot range whose maximum is below its minimum is rejected") {
+  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                 "\n  price { billing: SPOT currency: USD "
+                                                 "per_hour: 9 per_hour_max: 5 }")) ==
+        "c.textproto:21:51: instance[0].price[1].per_hour_max: must be >= per_hour (9)\n");
+}
+
+TEST_CASE("a price needs exactly one of per_hour or discount_fraction") {
+  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                 "\n  price { billing: SPOT currency: USD }")) ==
+        "c.textproto:21:3: instance[0].price[1]: give exactly one of per_hour or "
+        "discount_fraction\n");
+}
+
+TEST_CASE("GQA heads that do not divide the attention heads are rejected") {
+  CHECK(load_errors(transformer_model("m", "num_kv_heads: 5")) ==
+        "c.textproto:7:5: model[0].transformer.num_kv_heads: must divide num_attention_heads "
+        "(32), got 5\n");
+}
+
+TEST_CASE("a shape that does not give the published parameter count is rejected") {
+  // Llama-2-7B's shape gives 6,738,415,616; 6,700,000,000 claimed with 4 digits is too far.
+  CHECK(load_errors(transformer_model("m", "", "published_parameter_count: 6700000000 "
+                                               "published_significant_digits: 4")) ==
+        "c.textproto:9:3: model[0].published_parameter_count: the shape gives 6738415616 "
+        "parameters, 0.573% off the published 6700000000\n");
+  CHECK(load_errors(transformer_model("m", "", "published_parameter_count: 6738415616")) == "");
+  CHECK(load_errors(transformer_model("m", "", "published_parameter_count: 6700000000 "
+                                               "published_significant_digits: 2")) == "");
+}
+
+TEST_CASE("a CNN whose kernel outgrows its input is rejected at that layer") {
+  CHECK(load_errors(R"(model {
+  name: "tiny"
+  cnn {
+    input_height: 8 input_width: 8 input_channels: 3
+    layer { conv { out_channels: 4 kernel: 3 stride: 2 } }
+    layer { conv { out_channels: 4 kernel: 5 } }
+  }
+)" + testing::kSource + "\n}\n") ==
+        "c.textproto:6:5: model[0].cnn.layer[1]: kernel 5 is larger than the padded input 3\n");
+}
+
+TEST_CASE("a residual whose branches disagree in shape is rejected") {
+  CHECK(load_errors(R"(model {
+  name: "tiny"
+  cnn {
+    input_height: 8 input_width: 8 input_channels: 4
+    layer { residual { body { conv { out_channels: 8 kernel: 1 } } } }
+  }
+)" + testing::kSource + "\n}\n") ==
+        "c.textproto:5:5: model[0].cnn.layer[0]: body output 8x8x8 does not match shortcut output "
+        "4x8x8\n");
+}
+
+TEST_CASE("every problem is reported, not only the first") {
+  std::string text = gpu_entry();
+  text.replace(text.find("memory_gib: 80"), 14, "memory_gib: 0");
+  text.replace(text.find("memory_bandwidth_gb_per_s: 2000"), 31, "memory_bandwidth_gb_per_s: nan");
+  CHECK(load_errors(text) == "c.textproto:4:3: gpu[0].memory_gib: must be > 0, got 0\n"
+                             "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be > 0, got "
+                             "nan\n");
+}
+
+TEST_CASE("an entry without a source gets a warning") {
+  Diagnostics diagnostics;
+  TempDir dir;
+  dir.write("c.textproto", R"(fabric { name: "f" topology: SINGLE_SWITCH })");
+  Catalog::load({dir.path()}, &diagnostics);
+  CHECK_FALSE(diagnostics.has_errors());
+  REQUIRE(diagnostics.all().size() == 1);
+  CHECK(diagnostics.all()[0].to_string().find(
+            "c.textproto:1:1: warning: fabric[0].source: has no source") != std::string::npos);
+}
+
+TEST_CASE("a missing catalog directory is an error") {
+  Diagnostics diagnostics;
+  Catalog::load({"/nonexistent-catalog"}, &diagnostics);
+  CHECK(diagnostics.to_string() == "/nonexistent-catalog: catalog directory does not exist\n");
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,141 @@
+// Tests that a scenario loads against the catalog, and that each kind of mistake in it is reported
+// with file, line, field path and (for names) the closest valid name.
+#include "sim/io/scenario_loader.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/testing/temp_dir.h"
+
+namespace clustersim {
+namespace {
+
+using testing::source_path;
+using testing::TempDir;
+
+const Catalog& catalog() {
+  static const std::unique_ptr<Catalog> loaded = [] {
+    Diagnostics diagnostics;
+    return Catalog::load({source_path("models"), source_path("topologies")}, &diagnostics);
+  }();
+  return *loaded;
+}
+
+// A valid scenario; tests substitute one piece of it.
+std::string scenario(const std::string& model = "llama2-7b",
+                     const std::string& job_extra = "token_budget: 1e9 sequence_length: 4096",
+                     const std::string& cluster = "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                     const std::string& rest = "") {
+  return "name: \"t\"\nmodel: \"" + model + "\"\njob {\n  global_batch_size: 64\n" +
+         "  precision: BF16\n  optimizer: ADAM\n  " + job_extra + "\n}\ncluster {\n  " + cluster +
+         "\n}\n" + rest;
+}
+
+// Diagnostics of loading `text` as scenario file "s.textproto" (relative to a temp dir).
+std::string load_errors(const std::string& text) {
+  TempDir dir;
+  const std::string path = dir.write("s.textproto", text);
+  Diagnostics diagnostics;
+  auto loaded = load_scenario(path, catalog(), &diagnostics);
+  CHECK((loaded == nullptr) == diagnostics.has_errors());
+  std::string messages = diagnostics.to_string();
+  for (size_t at; (at = messages.find(dir.path() + "/")) != std::string::npos;) {
+    messages.erase(at, dir.path().size() + 1);
+  }
+  return messages;
+}
+
+TEST_CASE("a valid scenario loads with its references resolved") {
+  TempDir dir;
+  Diagnostics diagnostics;
+  auto loaded = load_scenario(dir.write("s.textproto", scenario()), catalog(), &diagnostics);
+  REQUIRE(loaded != nullptr);
+  CHECK(loaded->model->name() == "llama2-7b");
+  REQUIRE(loaded->instances.size() == 1);
+  CHECK(loaded->instances[0]->name() == "aws.p4d.24xlarge");
+}
+
+TEST_CASE("the shipped quickstart scenario loads") {
+  Diagnostics diagnostics;
+  CHECK(load_scenario(source_path("scenarios/quickstart.textproto"), catalog(), &diagnostics));
+  CHECK(diagnostics.all().empty());
+}
+
+TEST_CASE("a typo in an instance name names file, line, field and the closest instance") {
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"aws.p5.48xlrge\" nodes: 1")) ==
+        "s.textproto:10:3: cluster.instance: unknown instance type \"aws.p5.48xlrge\" (did you "
+        "mean \"aws.p5.48xlarge\"?)\n");
+}
+
+TEST_CASE("an instance given without its provider prefix suggests the full name") {
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"p4d.24xlarge\" nodes: 1")) ==
+        "s.textproto:10:3: cluster.instance: unknown instance type \"p4d.24xlarge\" (did you "
+        "mean \"aws.p4d.24xlarge\"?)\n");
+}
+
+TEST_CASE("a typo in a sweep's instance list points at that element") {
+  CHECK(load_errors(scenario() + "sweep {\n  instance: [\"aws.p4d.24xlarge\", \"aws.g5.48xlarg\"]\n}\n") ==
+        "s.textproto:13:3: sweep.instance[1]: unknown instance type \"aws.g5.48xlarg\" (did you "
+        "mean \"aws.g5.48xlarge\"?)\n");
+}
+
+TEST_CASE("an unknown model suggests the closest model") {
+  CHECK(load_errors(scenario("llama-2-7b")) ==
+        "s.textproto:2:1: model: unknown model \"llama-2-7b\" (did you mean \"llama2-7b\"?)\n");
+}
+
+TEST_CASE("a tensor-parallel degree that does not divide the heads is rejected") {
+  CHECK(load_errors(scenario() + "parallelism { tensor_parallel: 3 }\n") ==
+        "s.textproto:12:15: parallelism.tensor_parallel: 3 does not divide the model's "
+        "num_attention_heads (32)\n");
+}
+
+TEST_CASE("with grouped-query attention the degree must also divide the KV heads") {
+  CHECK(load_errors(scenario("llama2-70b") + "sweep { tensor_parallel: [8, 16] }\n") ==
+        "s.textproto:12:9: sweep.tensor_parallel[1]: 16 does not divide the model's "
+        "num_kv_heads (8)\n");
+}
+
+TEST_CASE("a precision the GPU lacks is rejected for that instance") {
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"aws.p3.16xlarge\" nodes: 1")) ==
+        "s.textproto:10:3: cluster.instance: GPU \"V100-SXM2-16GB\" of \"aws.p3.16xlarge\" has no "
+        "BF16 support (job.precision)\n");
+}
+
+TEST_CASE("a job without a budget, or longer than the model's context, is rejected") {
+  CHECK(load_errors(scenario("llama2-7b", "sequence_length: 8192")) ==
+        "s.textproto:3:1: job: needs a budget: token_budget, epochs or steps\n"
+        "s.textproto:7:3: job.sequence_length: exceeds the model's max_sequence_length (4096)\n");
+}
+
+TEST_CASE("an epoch budget needs the dataset size") {
+  CHECK(load_errors(scenario("resnet50", "epochs: 90")) ==
+        "s.textproto:7:3: job.epochs: needs dataset.num_samples\n");
+}
+
+TEST_CASE("transformer-only settings are rejected for a CNN") {
+  CHECK(load_errors(scenario("resnet50", "steps: 10 sequence_length: 128") +
+                    "parallelism { tensor_parallel: 2 }\n") ==
+        "s.textproto:7:13: job.sequence_length: applies to transformers only\n"
+        "s.textproto:12:15: parallelism.tensor_parallel: tensor parallelism applies to "
+        "transformers only\n");
+}
+
+TEST_CASE("conflicting optimizer sharding and stray virtual stages are rejected") {
+  CHECK(load_errors(scenario() + "parallelism { distributed_optimizer: true zero_stage: 1 "
+                                 "virtual_stages: 2 }\n") ==
+        "s.textproto:12:15: parallelism.distributed_optimizer: and zero_stage both shard "
+        "optimizer states: choose one\n"
+        "s.textproto:12:57: parallelism.virtual_stages: needs schedule INTERLEAVED_ONE_F_ONE_B\n");
+}
+
+TEST_CASE("a missing cluster and model are both reported") {
+  CHECK(load_errors("job { global_batch_size: 8 precision: BF16 optimizer: ADAM steps: 1 }\n") ==
+        "s.textproto:1:1: model: is required\n"
+        "s.textproto:1:1: cluster: is required\n");
+}
+
+}  // namespace
+}  // namespace clustersim

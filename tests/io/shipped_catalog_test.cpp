@@ -1,0 +1,132 @@
+// Tests of the catalog that ships in models/ and topologies/: it loads cleanly, its entries agree
+// with the reference data they were transcribed from, and every file survives a round trip.
+#include <google/protobuf/util/message_differencer.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "sim/io/catalog.h"
+#include "sim/io/schema/scenario.pb.h"
+#include "tests/testing/temp_dir.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+using testing::source_path;
+
+const Catalog& shipped_catalog() {
+  static const std::unique_ptr<Catalog> catalog = [] {
+    Diagnostics diagnostics;
+    auto loaded = Catalog::load({source_path("models"), source_path("topologies")}, &diagnostics);
+    INFO(diagnostics.to_string());
+    REQUIRE(diagnostics.all().empty());  // no error and no warning (every entry has a source)
+    return loaded;
+  }();
+  return *catalog;
+}
+
+TEST_CASE("the shipped catalog loads without errors or warnings and has every required entry") {
+  const Catalog& c = shipped_catalog();
+  for (const char* gpu : {"V100-SXM2-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "A800-SXM4-80GB",
+                          "H100-SXM5-80GB", "H100-PCIE-80GB", "H800-SXM5-80GB", "H20-SXM-96GB",
+                          "H200-SXM-141GB", "A10-PCIE-24GB", "A10G-24GB", "L4-PCIE-24GB",
+                          "L20-PCIE-48GB", "L40S-PCIE-48GB", "T4-PCIE-16GB", "RTX4090-24GB"}) {
+    INFO(gpu);
+    CHECK(c.gpus().find(gpu) != nullptr);
+  }
+  for (const char* family : {"aws.g4dn.", "aws.g5.", "aws.g6.", "aws.g6e.", "aws.p3.", "aws.p4d.",
+                             "aws.p4de.", "aws.p5.", "aws.p5e.", "aws.p5en.", "aliyun.ecs.gn6i-",
+                             "aliyun.ecs.gn6e-", "aliyun.ecs.gn6v-", "aliyun.ecs.gn7-",
+                             "aliyun.ecs.gn7i-", "aliyun.ecs.gn7e-", "aliyun.ecs.gn8is",
+                             "aliyun.ecs.gn8v", "aliyun.ecs.ebmgn", "tencent."}) {
+    INFO(family);
+    const auto& all = c.instances().all();
+    auto it = all.lower_bound(family);
+    CHECK((it != all.end() && it->first.rfind(family, 0) == 0));
+  }
+  for (const char* model : {"gpt-1.7b", "gpt-1t", "gpt3-175b", "llama2-7b", "llama2-13b",
+                            "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b", "bert-large",
+                            "resnet50", "mixtral-8x7b"}) {
+    INFO(model);
+    CHECK(c.models().find(model) != nullptr);
+  }
+  for (const char* tier : {"aliyun.essd.pl0", "aliyun.essd.pl1", "aliyun.essd.pl2",
+                           "aliyun.essd.pl3", "aliyun.essd.autopl", "aws.ebs.gp3"}) {
+    INFO(tier);
+    CHECK(c.storage().find(tier) != nullptr);
+  }
+}
+
+TEST_CASE("aws.p5.48xlarge matches the reference data: 8 H100, 3200 Gbit/s EFA, 55.04 USD/h") {
+  const s::InstanceType& p5 = *shipped_catalog().instances().find("aws.p5.48xlarge")->value;
+  CHECK(p5.gpu() == "H100-SXM5-80GB");
+  CHECK(p5.gpu_count() == 8);
+  CHECK(p5.gpu_interconnect() == s::NVSWITCH);
+  CHECK(p5.network().kind() == s::EFA);
+  CHECK(p5.network().total_gbit_per_s() == 3200);
+  bool found_on_demand = false;
+  for (const s::Price& price : p5.price()) {
+    if (price.billing() != s::ON_DEMAND) continue;
+    found_on_demand = true;
+    CHECK(price.currency() == s::USD);
+    CHECK(price.per_hour() == Approx(55.04));
+    CHECK(price.region() == "us-east-1");
+  }
+  CHECK(found_on_demand);
+}
+
+TEST_CASE("the H100 SXM entry carries the dense peaks of the reference data") {
+  const s::Gpu& h100 = *shipped_catalog().gpus().find("H100-SXM5-80GB")->value;
+  CHECK(h100.peak_tflops().bf16() == 989);
+  CHECK(h100.peak_tflops().fp8() == 1979);
+  CHECK(h100.memory_bandwidth_gb_per_s() == 3350);
+  CHECK(h100.nvlink().per_direction_gb_per_s() == 450);
+}
+
+TEST_CASE("every Alibaba price is marked unverified (there is no authoritative price list)") {
+  int prices = 0;
+  for (const auto& [name, entry] : shipped_catalog().instances().all()) {
+    if (entry.value->provider() != s::ALIYUN) continue;
+    for (const s::Price& price : entry.value->price()) {
+      INFO(name);
+      CHECK(price.source().confidence() == s::UNVERIFIED);
+      ++prices;
+    }
+  }
+  CHECK(prices > 0);
+}
+
+// Parses `text` as M, prints it back, parses that and checks both messages are equal.
+template <class M>
+void check_round_trip(const std::string& path) {
+  Diagnostics diagnostics;
+  auto file = read_text_file<M>(path, &diagnostics);
+  REQUIRE(file != nullptr);
+  std::string printed;
+  REQUIRE(google::protobuf::TextFormat::PrintToString(file->message, &printed));
+  M reparsed;
+  google::protobuf::TextFormat::ParseInfoTree tree;
+  REQUIRE(parse_text(path, printed, &reparsed, &tree, &diagnostics));
+  CHECK(google::protobuf::util::MessageDifferencer::Equals(file->message, reparsed));
+}
+
+TEST_CASE("every shipped file survives a parse-print-parse round trip") {
+  int files = 0;
+  for (const char* dir : {"models", "topologies", "scenarios"}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(source_path(dir))) {
+      if (entry.path().extension() != ".textproto") continue;
+      INFO(entry.path());
+      if (std::string(dir) == "scenarios") {
+        check_round_trip<s::Scenario>(entry.path());
+      } else {
+        check_round_trip<s::CatalogFile>(entry.path());
+      }
+      ++files;
+    }
+  }
+  CHECK(files >= 10);
+}
+
+}  // namespace
+}  // namespace clustersim

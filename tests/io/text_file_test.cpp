@@ -1,0 +1,62 @@
+// Tests that a file which does not parse is reported as file:line:col with a useful message.
+#include "sim/io/text_file.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/io/schema/catalog.pb.h"
+#include "sim/io/schema/scenario.pb.h"
+
+namespace clustersim {
+namespace {
+
+// The single diagnostic of parsing `text` as a CatalogFile named "f.textproto".
+std::string parse_error(const std::string& text) {
+  schema::CatalogFile message;
+  google::protobuf::TextFormat::ParseInfoTree tree;
+  Diagnostics diagnostics;
+  CHECK_FALSE(parse_text("f.textproto", text, &message, &tree, &diagnostics));
+  REQUIRE(diagnostics.all().size() == 1);
+  return diagnostics.all()[0].to_string();
+}
+
+TEST_CASE("a syntax error names file, line and column") {
+  // Line 2 lacks the closing brace's partner: the error is at the end of line 3.
+  CHECK(parse_error("gpu {\n  name: \"x\"\n  memory_gib: \n") ==
+        "f.textproto:4:1: Expected double, got: ");
+}
+
+TEST_CASE("an unknown field is reported with the closest field name") {
+  CHECK(parse_error("gpu {\n  name: \"x\"\n  memory_gb: 80\n}\n") ==
+        "f.textproto:3:3: Message type \"clustersim.schema.Gpu\" has no field named "
+        "\"memory_gb\". (did you mean \"memory_gib\"?)");
+}
+
+TEST_CASE("an unknown enum value is reported with the closest value") {
+  CHECK(parse_error("gpu {\n  form_factor: SMX\n}\n") ==
+        "f.textproto:2:16: Unknown enumeration value of \"SMX\" for field \"form_factor\". "
+        "(did you mean \"SXM\"?)");
+}
+
+TEST_CASE("a field given twice is an error, not a silent overwrite") {
+  CHECK(parse_error("gpu {\n  name: \"a\"\n  name: \"b\"\n}\n").find(
+            "f.textproto:3:") == 0);
+}
+
+TEST_CASE("an integer out of range is an error") {
+  schema::Scenario message;
+  google::protobuf::TextFormat::ParseInfoTree tree;
+  Diagnostics diagnostics;
+  CHECK_FALSE(parse_text("s.textproto", "cluster { nodes: 99999999999 }", &message, &tree,
+                         &diagnostics));
+  REQUIRE(diagnostics.error_count() == 1);
+  CHECK(diagnostics.all()[0].where.line == 1);
+}
+
+TEST_CASE("a file that cannot be opened is reported by name") {
+  Diagnostics diagnostics;
+  CHECK(read_text_file<schema::CatalogFile>("/nonexistent/x.textproto", &diagnostics) == nullptr);
+  CHECK(diagnostics.to_string() == "/nonexistent/x.textproto: cannot open file\n");
+}
+
+}  // namespace
+}  // namespace clustersim
