@@ -90,7 +90,9 @@ void Table::print_aligned(std::ostream& out) const {
     width[c] = columns_[c].header.size();
     for (const auto& row : rows_) {
       width[c] = std::max(width[c], table_text(row[c], columns_[c]).size());
-      if (std::holds_alternative<std::string>(row[c])) numeric[c] = false;
+      if (!is_number(row[c]) && !std::holds_alternative<std::monostate>(row[c])) {
+        numeric[c] = false;
+      }
     }
   }
   auto print_line = [&](auto text_of) {
