@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -107,24 +106,35 @@ SourceLocation CollectingErrorCollector::locate_name_before(const std::string& n
   }
 }
 
+// The text between `marker` (which ends with an opening quote) and the next quote; "" if absent.
+std::string quoted_after(const std::string& text, const std::string& marker) {
+  const size_t start = text.find(marker);
+  if (start == std::string::npos) return "";
+  const size_t begin = start + marker.size();
+  const size_t end = text.find('"', begin);
+  return end == std::string::npos ? "" : text.substr(begin, end - begin);
+}
+
+// Recognizes the parser's "Message type "T" has no field named "F"." and "Unknown enumeration
+// value of "V" for field "F"." messages.
 std::string CollectingErrorCollector::unknown_name(const std::string& message,
                                                    std::string* suggestion) const {
-  static const std::regex unknown_field(R"re(Message type "([\w.]+)" has no field named "(\w+)")re");
-  static const std::regex unknown_enum(R"re(Unknown enumeration value of "(\w+)" for field "(\w+)")re");
-  std::smatch match;
-  if (std::regex_search(message, match, unknown_field)) {
+  const std::string field = quoted_after(message, "has no field named \"");
+  if (!field.empty()) {
     const pb::Descriptor* type = pb::DescriptorPool::generated_pool()->FindMessageTypeByName(
-        match[1].str());
+        quoted_after(message, "Message type \""));
     std::vector<std::string> names;
     for (int i = 0; type != nullptr && i < type->field_count(); ++i) {
       names.push_back(type->field(i)->name());
     }
-    *suggestion = did_you_mean(match[2].str(), names);
-    return match[2].str();
+    *suggestion = did_you_mean(field, names);
+    return field;
   }
-  if (std::regex_search(message, match, unknown_enum)) {
-    *suggestion = did_you_mean(match[1].str(), enum_values_of_field(root_, match[2].str()));
-    return match[1].str();
+  const std::string value = quoted_after(message, "Unknown enumeration value of \"");
+  if (!value.empty()) {
+    const std::string enum_field = quoted_after(message, "for field \"");
+    *suggestion = did_you_mean(value, enum_values_of_field(root_, enum_field));
+    return value;
   }
   return "";
 }
