@@ -45,13 +45,15 @@ void index_entry(const FieldChecker& root, const char* field, int index, const T
   const std::string key = std::string(field) + "/" + value.name();
   if (existing != all.end()) {
     if ((*directory_of_name)[key] == directory) {
-      root.error(field, "duplicate name \"" + value.name() + "\", first defined at " +
-                            existing->second.where.to_string(), index);
+      root.error(field,
+                 "duplicate name \"" + value.name() + "\", first defined at " +
+                     existing->second.where.to_string(),
+                 index);
       return;
     }
-    diagnostics->add_warning(where, root.path(field, index),
-                             "\"" + value.name() + "\" replaces the entry at " +
-                                 existing->second.where.to_string());
+    diagnostics->add_warning(
+        where, root.path(field, index),
+        "\"" + value.name() + "\" replaces the entry at " + existing->second.where.to_string());
   }
   all[value.name()] = CatalogEntry<T>{&value, where};
   (*directory_of_name)[key] = directory;
@@ -76,28 +78,24 @@ void Catalog::add_file(std::unique_ptr<TextFile<s::CatalogFile>> file, int direc
                        Diagnostics* diagnostics) {
   const FieldChecker root = FieldChecker::root(*file, diagnostics);
   const s::CatalogFile& m = file->message;
-  auto& names = directory_of_name_;
-  for (int i = 0; i < m.gpu_size(); ++i) {
-    check_gpu(root.child("gpu", i));
-    index_entry(root, "gpu", i, m.gpu(i), directory, &names, &gpus_, diagnostics);
-  }
-  for (int i = 0; i < m.instance_size(); ++i) {
-    check_instance(root.child("instance", i));
-    index_entry(root, "instance", i, m.instance(i), directory, &names, &instances_, diagnostics);
-  }
-  for (int i = 0; i < m.storage_size(); ++i) {
-    check_storage(root.child("storage", i));
-    index_entry(root, "storage", i, m.storage(i), directory, &names, &storage_, diagnostics);
-  }
-  for (int i = 0; i < m.fabric_size(); ++i) {
-    check_fabric(root.child("fabric", i));
-    index_entry(root, "fabric", i, m.fabric(i), directory, &names, &fabrics_, diagnostics);
-  }
-  for (int i = 0; i < m.model_size(); ++i) {
-    check_model(root.child("model", i));
-    index_entry(root, "model", i, m.model(i), directory, &names, &models_, diagnostics);
-  }
+  add_entries(root, "gpu", m.gpu(), check_gpu, directory, &gpus_, diagnostics);
+  add_entries(root, "instance", m.instance(), check_instance, directory, &instances_, diagnostics);
+  add_entries(root, "storage", m.storage(), check_storage, directory, &storage_, diagnostics);
+  add_entries(root, "fabric", m.fabric(), check_fabric, directory, &fabrics_, diagnostics);
+  add_entries(root, "model", m.model(), check_model, directory, &models_, diagnostics);
   files_.push_back(std::move(file));
+}
+
+template <class T>
+void Catalog::add_entries(const FieldChecker& root, const char* field,
+                          const google::protobuf::RepeatedPtrField<T>& values,
+                          void (*check)(const FieldChecker&), int directory,
+                          NamedEntries<T>* entries, Diagnostics* diagnostics) {
+  for (int i = 0; i < values.size(); ++i) {
+    check(root.child(field, i));
+    index_entry(root, field, i, values.Get(i), directory, &directory_of_name_, entries,
+                diagnostics);
+  }
 }
 
 void Catalog::check_references(Diagnostics* diagnostics) const {
@@ -114,8 +112,8 @@ void Catalog::check_references(Diagnostics* diagnostics) const {
         continue;
       }
       if (instance.gpu_interconnect() == s::NVSWITCH && !gpu->value->has_nvlink()) {
-        entry.error("gpu_interconnect", "is NVSWITCH but GPU \"" + instance.gpu() +
-                                            "\" has no nvlink");
+        entry.error("gpu_interconnect",
+                    "is NVSWITCH but GPU \"" + instance.gpu() + "\" has no nvlink");
       }
       // A provider reports slightly less than the label (ECC, driver reserve), never more.
       if (instance.has_gpu_memory_gib() &&

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/io/field_checker.h"
 #include "sim/io/schema/catalog.pb.h"
 #include "sim/io/text_file.h"
 #include "sim/util/diagnostics.h"
@@ -66,6 +67,12 @@ class Catalog {
  private:
   void add_file(std::unique_ptr<TextFile<schema::CatalogFile>> file, int directory,
                 Diagnostics* diagnostics);
+  // Checks each entry of `values` (the repeated `field` of a file) and indexes it by name.
+  template <class T>
+  void add_entries(const FieldChecker& root, const char* field,
+                   const google::protobuf::RepeatedPtrField<T>& values,
+                   void (*check)(const FieldChecker&), int directory, NamedEntries<T>* entries,
+                   Diagnostics* diagnostics);
   void check_references(Diagnostics* diagnostics) const;
 
   std::vector<std::unique_ptr<TextFile<schema::CatalogFile>>> files_;

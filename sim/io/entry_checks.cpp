@@ -18,7 +18,11 @@ void check_measured_matmul(const FieldChecker& gpu) {
   if (!gpu.has("measured_matmul") || !gpu.has("peak_tflops")) return;
   const FieldChecker measured = gpu.child("measured_matmul");
   const s::PeakTflops& peak = as_gpu(gpu).peak_tflops();
-  const struct { const char* field; bool has_peak; double peak; } rows[] = {
+  const struct {
+    const char* field;
+    bool has_peak;
+    double peak;
+  } rows[] = {
       {"bf16_tflops", peak.has_bf16(), peak.bf16()},
       {"fp16_tflops", peak.has_fp16(), peak.fp16()},
       {"fp8_tflops", peak.has_fp8(), peak.fp8()},
@@ -43,19 +47,24 @@ void check_price(const FieldChecker& price) {
   price.in_range("discount_fraction", 0, 1);
   if (price.has("per_hour_max") && price.positive("per_hour_max") && absolute &&
       price.number("per_hour_max") < price.number("per_hour")) {
-    price.error("per_hour_max", "must be >= per_hour (" +
-                                    format_number(price.number("per_hour")) + ")");
+    price.error("per_hour_max",
+                "must be >= per_hour (" + format_number(price.number("per_hour")) + ")");
   }
   if (price.has("source")) check_source(price);
 }
 
 std::string provider_prefix(s::Provider provider) {
   switch (provider) {
-    case s::AWS: return "aws.";
-    case s::ALIYUN: return "aliyun.";
-    case s::TENCENT: return "tencent.";
-    case s::ONPREM: return "onprem.";
-    default: return "";
+    case s::AWS:
+      return "aws.";
+    case s::ALIYUN:
+      return "aliyun.";
+    case s::TENCENT:
+      return "tencent.";
+    case s::ONPREM:
+      return "onprem.";
+    default:
+      return "";
   }
 }
 
@@ -138,9 +147,9 @@ void check_instance(const FieldChecker& instance) {
   if (instance.require_enum("gpu_interconnect") && m.has_gpu_count()) {
     const bool single = m.gpu_interconnect() == s::SINGLE_GPU;
     if (single != (m.gpu_count() == 1)) {
-      instance.error("gpu_interconnect", single ? "is SINGLE_GPU but gpu_count is " +
-                                                      std::to_string(m.gpu_count())
-                                                : "must be SINGLE_GPU when gpu_count is 1");
+      instance.error("gpu_interconnect",
+                     single ? "is SINGLE_GPU but gpu_count is " + std::to_string(m.gpu_count())
+                            : "must be SINGLE_GPU when gpu_count is 1");
     }
   }
   instance.require("vcpus") && instance.at_least("vcpus", 1);

@@ -19,10 +19,10 @@ const pb::FieldDescriptor* FieldChecker::descriptor(std::string_view field) cons
 FieldChecker FieldChecker::child(std::string_view field, int index) const {
   const pb::FieldDescriptor* d = descriptor(field);
   const pb::Reflection* r = message_->GetReflection();
-  const pb::Message& nested = d->is_repeated() ? r->GetRepeatedMessage(*message_, d, index)
-                                               : r->GetMessage(*message_, d);
-  const Tree* nested_tree = tree_ ? tree_->GetTreeForNested(d, d->is_repeated() ? index : -1)
-                                  : nullptr;
+  const pb::Message& nested =
+      d->is_repeated() ? r->GetRepeatedMessage(*message_, d, index) : r->GetMessage(*message_, d);
+  const Tree* nested_tree =
+      tree_ ? tree_->GetTreeForNested(d, d->is_repeated() ? index : -1) : nullptr;
   return FieldChecker(file_, nested, nested_tree, path(field, index), location(field, index),
                       diagnostics_);
 }

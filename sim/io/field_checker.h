@@ -64,9 +64,13 @@ class FieldChecker {
   Diagnostics* diagnostics() const { return diagnostics_; }
 
  private:
-  FieldChecker(const std::string& file, const google::protobuf::Message& message,
-               const Tree* tree, std::string path, SourceLocation self, Diagnostics* diagnostics)
-      : file_(file), message_(&message), tree_(tree), path_(std::move(path)), self_(self),
+  FieldChecker(const std::string& file, const google::protobuf::Message& message, const Tree* tree,
+               std::string path, SourceLocation self, Diagnostics* diagnostics)
+      : file_(file),
+        message_(&message),
+        tree_(tree),
+        path_(std::move(path)),
+        self_(self),
         diagnostics_(diagnostics) {}
 
   const google::protobuf::FieldDescriptor* descriptor(std::string_view field) const;

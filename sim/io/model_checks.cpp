@@ -17,8 +17,8 @@ void check_divides(const FieldChecker& c, const char* divisor, const char* divid
   const auto d = static_cast<int64_t>(c.number(divisor));
   const auto n = static_cast<int64_t>(c.number(dividend));
   if (n % d != 0) {
-    c.error(divisor, "must divide " + std::string(dividend) + " (" + std::to_string(n) +
-                         "), got " + std::to_string(d));
+    c.error(divisor, "must divide " + std::string(dividend) + " (" + std::to_string(n) + "), got " +
+                         std::to_string(d));
   }
 }
 
@@ -49,8 +49,8 @@ void check_transformer(const FieldChecker& t) {
     moe.require("num_experts") && moe.at_least("num_experts", 1);
     if (moe.require("experts_per_token") && moe.at_least("experts_per_token", 1) &&
         m.moe().experts_per_token() > m.moe().num_experts()) {
-      moe.error("experts_per_token", "must not exceed num_experts (" +
-                                         std::to_string(m.moe().num_experts()) + ")");
+      moe.error("experts_per_token",
+                "must not exceed num_experts (" + std::to_string(m.moe().num_experts()) + ")");
     }
   }
 }
@@ -77,7 +77,8 @@ bool check_cnn_layer(const FieldChecker& layer, CnnShape* shape) {
     block.at_least("repeat", 1);
     if (!block.require("body")) return false;
     CnnShape body = *shape, shortcut = *shape;
-    if (!check_cnn_layers(block, "body", &body) || !check_cnn_layers(block, "shortcut", &shortcut)) {
+    if (!check_cnn_layers(block, "body", &body) ||
+        !check_cnn_layers(block, "shortcut", &shortcut)) {
       return false;
     }
   }

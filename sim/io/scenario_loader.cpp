@@ -16,8 +16,10 @@ const T* resolve(const FieldChecker& owner, const char* field, int index, const 
                  const NamedEntries<T>& entries, const char* what) {
   const CatalogEntry<T>* entry = entries.find(name);
   if (entry != nullptr) return entry->value;
-  owner.error(field, std::string("unknown ") + what + " \"" + name + "\"" +
-                         did_you_mean(name, entries.names()), index);
+  owner.error(
+      field,
+      std::string("unknown ") + what + " \"" + name + "\"" + did_you_mean(name, entries.names()),
+      index);
   return nullptr;
 }
 
@@ -64,8 +66,8 @@ std::string tensor_parallel_problem(int tp, const s::Model* model) {
            std::to_string(t.num_attention_heads()) + ")";
   }
   if (kv % tp != 0) {
-    return std::to_string(tp) + " does not divide the model's num_kv_heads (" +
-           std::to_string(kv) + ")";
+    return std::to_string(tp) + " does not divide the model's num_kv_heads (" + std::to_string(kv) +
+           ")";
   }
   return "";
 }
@@ -75,8 +77,9 @@ std::string pipeline_parallel_problem(int pp, const s::Model* model) {
     return pp == 1 ? "" : "pipeline parallelism applies to transformers only";
   }
   const int layers = model->transformer().num_layers();
-  return pp <= layers ? "" : std::to_string(pp) + " exceeds the model's num_layers (" +
-                                 std::to_string(layers) + ")";
+  return pp <= layers ? ""
+                      : std::to_string(pp) + " exceeds the model's num_layers (" +
+                            std::to_string(layers) + ")";
 }
 
 // Checks a parallelism degree given either in `parallelism.field` or as sweep axis values.
@@ -95,12 +98,13 @@ void check_degree_values(const FieldChecker& owner, const char* field, Problem p
 
 // The degrees shared by Parallelism (one value each) and Sweep (a list each).
 void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
-  for (const char* f : {"tensor_parallel", "pipeline_parallel", "micro_batch_size",
-                        "virtual_stages"}) {
+  for (const char* f :
+       {"tensor_parallel", "pipeline_parallel", "micro_batch_size", "virtual_stages"}) {
     p.at_least(f, 1);
   }
   p.in_range("zero_stage", 0, 3);
-  check_degree_values(p, "tensor_parallel", [&](int tp) { return tensor_parallel_problem(tp, model); });
+  check_degree_values(p, "tensor_parallel",
+                      [&](int tp) { return tensor_parallel_problem(tp, model); });
   check_degree_values(p, "pipeline_parallel",
                       [&](int pp) { return pipeline_parallel_problem(pp, model); });
 }
@@ -135,8 +139,10 @@ void check_precision(const FieldChecker& owner, const char* field, int index,
                          : precision == s::FP8  ? peak.has_fp8()
                                                 : peak.has_int8_tops();
   if (!supported) {
-    owner.error(field, "GPU \"" + instance.gpu() + "\" of \"" + instance.name() + "\" has no " +
-                           s::Precision_Name(precision) + " support (job.precision)", index);
+    owner.error(field,
+                "GPU \"" + instance.gpu() + "\" of \"" + instance.name() + "\" has no " +
+                    s::Precision_Name(precision) + " support (job.precision)",
+                index);
   }
 }
 
@@ -170,8 +176,8 @@ void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScena
     if (!swept_nodes) cluster.require("nodes");
     cluster.at_least("nodes", 1);
     if (m.cluster().has_fabric()) {
-      loaded->fabric = resolve(cluster, "fabric", -1, m.cluster().fabric(), catalog.fabrics(),
-                               "fabric");
+      loaded->fabric =
+          resolve(cluster, "fabric", -1, m.cluster().fabric(), catalog.fabrics(), "fabric");
     }
   }
   if (swept_instances || (m.has_cluster() && m.cluster().has_instance())) {

@@ -41,11 +41,21 @@ std::string json_quote(const std::string& text) {
   std::string quoted = "\"";
   for (unsigned char c : text) {
     switch (c) {
-      case '"': quoted += "\\\""; break;
-      case '\\': quoted += "\\\\"; break;
-      case '\n': quoted += "\\n"; break;
-      case '\t': quoted += "\\t"; break;
-      case '\r': quoted += "\\r"; break;
+      case '"':
+        quoted += "\\\"";
+        break;
+      case '\\':
+        quoted += "\\\\";
+        break;
+      case '\n':
+        quoted += "\\n";
+        break;
+      case '\t':
+        quoted += "\\t";
+        break;
+      case '\r':
+        quoted += "\\r";
+        break;
       default:
         if (c < 0x20) {
           char escape[8];
@@ -57,6 +67,10 @@ std::string json_quote(const std::string& text) {
     }
   }
   return quoted + "\"";
+}
+
+Table::Table(std::initializer_list<ColumnSpec> columns) {
+  for (const ColumnSpec& c : columns) add_column(c.key, c.header, c.decimals);
 }
 
 void Table::add_column(std::string key, std::string header, int decimals) {
@@ -77,9 +91,15 @@ std::string Table::table_text(const Cell& cell, const Column& column) const {
 
 void Table::print(std::ostream& out, OutputFormat format) const {
   switch (format) {
-    case OutputFormat::kTable: print_aligned(out); break;
-    case OutputFormat::kCsv: print_csv(out); break;
-    case OutputFormat::kJson: print_json(out); break;
+    case OutputFormat::kTable:
+      print_aligned(out);
+      break;
+    case OutputFormat::kCsv:
+      print_csv(out);
+      break;
+    case OutputFormat::kJson:
+      print_json(out);
+      break;
   }
 }
 
@@ -106,7 +126,8 @@ void Table::print_aligned(std::ostream& out) const {
     out << line << "\n";
   };
   print_line([&](size_t c) { return columns_[c].header; });
-  for (const auto& row : rows_) print_line([&](size_t c) { return table_text(row[c], columns_[c]); });
+  for (const auto& row : rows_)
+    print_line([&](size_t c) { return table_text(row[c], columns_[c]); });
 }
 
 void Table::print_csv(std::ostream& out) const {

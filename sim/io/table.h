@@ -24,6 +24,13 @@ class Table {
 
   // `key` names the column in CSV headers and JSON keys (schema field names, units in the name);
   // `header` is the short label of the aligned table; `decimals` applies to numbers there.
+  struct ColumnSpec {
+    std::string key;
+    std::string header;
+    int decimals = 0;
+  };
+  Table() = default;
+  explicit Table(std::initializer_list<ColumnSpec> columns);
   void add_column(std::string key, std::string header, int decimals = 0);
   // Requires: one cell per column.
   void add_row(std::vector<Cell> cells);

@@ -78,7 +78,7 @@ std::vector<std::string> enum_values_of_field(const pb::Descriptor* root,
 }
 
 SourceLocation CollectingErrorCollector::locate_name_before(const std::string& name, int line,
-                                                           int column) const {
+                                                            int column) const {
   const SourceLocation reported{path_, line + 1, column + 1};
   if (name.empty()) return reported;
   size_t offset = 0;
@@ -166,7 +166,8 @@ bool parse_text(const std::string& path, const std::string& text, pb::Message* m
   parser.WriteLocationsTo(tree);
   parser.AllowPartialMessage(true);  // missing fields are reported by the checks, with context
   if (parser.ParseFromString(text, message)) return true;
-  if (diagnostics->error_count() == errors_before) diagnostics->add_error({path, 0, 0}, "", "does not parse");
+  if (diagnostics->error_count() == errors_before)
+    diagnostics->add_error({path, 0, 0}, "", "does not parse");
   return false;
 }
 

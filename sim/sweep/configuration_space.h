@@ -21,8 +21,8 @@ struct Configuration {
 };
 
 struct ConfigurationSpace {
-  std::vector<Configuration> valid;  // in axis order: instance, nodes, tp, pp, mbs, ...
-  int64_t total = 0;                 // valid + pruned
+  std::vector<Configuration> valid;       // in axis order: instance, nodes, tp, pp, mbs, ...
+  int64_t total = 0;                      // valid + pruned
   std::map<std::string, int64_t> pruned;  // reason -> count, reasons in a fixed order
 };
 

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CLUSTERSIM_CHECK(condition, message)                                                  \
-  do {                                                                                        \
-    if (!(condition)) {                                                                       \
-      std::fprintf(stderr, "%s:%d: internal error: %s (%s)\n", __FILE__, __LINE__, message,   \
-                   #condition);                                                               \
-      std::abort();                                                                           \
-    }                                                                                         \
+#define CLUSTERSIM_CHECK(condition, message)                                                \
+  do {                                                                                      \
+    if (!(condition)) {                                                                     \
+      std::fprintf(stderr, "%s:%d: internal error: %s (%s)\n", __FILE__, __LINE__, message, \
+                   #condition);                                                             \
+      std::abort();                                                                         \
+    }                                                                                       \
   } while (false)

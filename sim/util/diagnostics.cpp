@@ -25,7 +25,8 @@ void Diagnostics::add_error(SourceLocation where, std::string field_path, std::s
 }
 
 void Diagnostics::add_warning(SourceLocation where, std::string field_path, std::string message) {
-  list_.push_back({Severity::kWarning, std::move(where), std::move(field_path), std::move(message)});
+  list_.push_back(
+      {Severity::kWarning, std::move(where), std::move(field_path), std::move(message)});
 }
 
 void Diagnostics::append(const Diagnostics& other) {

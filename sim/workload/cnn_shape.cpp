@@ -85,8 +85,8 @@ std::optional<CnnShape> cnn_layer_output(const schema::CnnLayer& layer, CnnShape
     case schema::CnnLayer::kPool: {
       const schema::Pool2d& p = layer.pool();
       if (p.kind() == schema::Pool2d::GLOBAL_AVERAGE) return CnnShape{in.channels, 1, 1};
-      return window_shape(in, in.channels, p.kernel(), p.has_stride() ? p.stride() : 1,
-                          p.padding(), why);
+      return window_shape(in, in.channels, p.kernel(), p.has_stride() ? p.stride() : 1, p.padding(),
+                          why);
     }
     case schema::CnnLayer::kLinear:
       return CnnShape{layer.linear().out_features(), 1, 1};

@@ -53,7 +53,8 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
   const int64_t h = t.hidden_size(), v = t.vocab_size();
   TransformerParameters p;
   p.embedding = v * h;
-  if (t.position_embedding() == schema::LEARNED) p.embedding += int64_t{t.max_sequence_length()} * h;
+  if (t.position_embedding() == schema::LEARNED)
+    p.embedding += int64_t{t.max_sequence_length()} * h;
   p.embedding += int64_t{t.token_type_vocab_size()} * h;
   if (t.kind() == schema::ENCODER) p.embedding += norm_parameters(t);  // BERT embedding LayerNorm
 

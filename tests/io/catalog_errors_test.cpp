@@ -10,8 +10,8 @@ namespace {
 
 using testing::gpu_entry;
 using testing::instance_entry;
-using testing::test_instance_fields;
 using testing::TempDir;
+using testing::test_instance_fields;
 using testing::transformer_model;
 
 // Diagnostics of loading one catalog file with `contents` (file name "c.textproto").
@@ -35,18 +35,21 @@ TEST_CASE("valid fixtures load without any diagnostic") {
 TEST_CASE("a negative bandwidth names the field and its value") {
   std::string text = gpu_entry();
   text.replace(text.find("memory_bandwidth_gb_per_s: 2000"), 31, "memory_bandwidth_gb_per_s: -5");
-  CHECK(load_errors(text) == "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be > 0, got -5\n");
+  CHECK(load_errors(text) ==
+        "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be > 0, got -5\n");
 }
 
 TEST_CASE("zero GPUs in an instance is an error at gpu_count") {
-  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields("onprem.x", "TestGPU-80GB", "0"))) ==
+  CHECK(load_errors(gpu_entry() +
+                    instance_entry(test_instance_fields("onprem.x", "TestGPU-80GB", "0"))) ==
         "c.textproto:15:3: instance[0].gpu_count: must be >= 1, got 0\n");
 }
 
 TEST_CASE("an unknown GPU reference suggests the closest name") {
-  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields("onprem.x", "TestGPU-80G"))) ==
-        "c.textproto:14:3: instance[0].gpu: unknown GPU \"TestGPU-80G\" (did you mean "
-        "\"TestGPU-80GB\"?)\n");
+  CHECK(
+      load_errors(gpu_entry() + instance_entry(test_instance_fields("onprem.x", "TestGPU-80G"))) ==
+      "c.textproto:14:3: instance[0].gpu: unknown GPU \"TestGPU-80G\" (did you mean "
+      "\"TestGPU-80GB\"?)\n");
 }
 
 TEST_CASE("a missing required field is reported at its message") {
@@ -58,8 +61,9 @@ TEST_CASE("a missing required field is reported at its message") {
 TEST_CASE("an UNSPECIFIED enum value counts as missing") {
   std::string text = gpu_entry();
   text.replace(text.find("form_factor: SXM"), 16, "form_factor: FORM_FACTOR_UNSPECIFIED");
-  CHECK(load_errors(text) == "c.textproto:3:3: gpu[0].form_factor: must be set to a value other "
-                             "than FORM_FACTOR_UNSPECIFIED\n");
+  CHECK(load_errors(text) ==
+        "c.textproto:3:3: gpu[0].form_factor: must be set to a value other "
+        "than FORM_FACTOR_UNSPECIFIED\n");
 }
 
 TEST_CASE("the same name twice in one directory is an error naming the first place") {
@@ -113,13 +117,15 @@ TEST_CASE("GQA heads that do not divide the attention heads are rejected") {
 
 TEST_CASE("a shape that does not give the published parameter count is rejected") {
   // Llama-2-7B's shape gives 6,738,415,616; 6,700,000,000 claimed with 4 digits is too far.
-  CHECK(load_errors(transformer_model("m", "", "published_parameter_count: 6700000000 "
-                                               "published_significant_digits: 4")) ==
+  CHECK(load_errors(transformer_model("m", "",
+                                      "published_parameter_count: 6700000000 "
+                                      "published_significant_digits: 4")) ==
         "c.textproto:9:3: model[0].published_parameter_count: the shape gives 6738415616 "
         "parameters, 0.573% off the published 6700000000\n");
   CHECK(load_errors(transformer_model("m", "", "published_parameter_count: 6738415616")) == "");
-  CHECK(load_errors(transformer_model("m", "", "published_parameter_count: 6700000000 "
-                                               "published_significant_digits: 2")) == "");
+  CHECK(load_errors(transformer_model("m", "",
+                                      "published_parameter_count: 6700000000 "
+                                      "published_significant_digits: 2")) == "");
 }
 
 TEST_CASE("a CNN whose kernel outgrows its input is rejected at that layer") {
@@ -130,7 +136,8 @@ TEST_CASE("a CNN whose kernel outgrows its input is rejected at that layer") {
     layer { conv { out_channels: 4 kernel: 3 stride: 2 } }
     layer { conv { out_channels: 4 kernel: 5 } }
   }
-)" + testing::kSource + "\n}\n") ==
+)" + testing::kSource +
+                    "\n}\n") ==
         "c.textproto:6:5: model[0].cnn.layer[1]: kernel 5 is larger than the padded input 3\n");
 }
 
@@ -141,7 +148,8 @@ TEST_CASE("a residual whose branches disagree in shape is rejected") {
     input_height: 8 input_width: 8 input_channels: 4
     layer { residual { body { conv { out_channels: 8 kernel: 1 } } } }
   }
-)" + testing::kSource + "\n}\n") ==
+)" + testing::kSource +
+                    "\n}\n") ==
         "c.textproto:5:5: model[0].cnn.layer[0]: body output 8x8x8 does not match shortcut output "
         "4x8x8\n");
 }
@@ -150,9 +158,10 @@ TEST_CASE("every problem is reported, not only the first") {
   std::string text = gpu_entry();
   text.replace(text.find("memory_gib: 80"), 14, "memory_gib: 0");
   text.replace(text.find("memory_bandwidth_gb_per_s: 2000"), 31, "memory_bandwidth_gb_per_s: nan");
-  CHECK(load_errors(text) == "c.textproto:4:3: gpu[0].memory_gib: must be > 0, got 0\n"
-                             "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be > 0, got "
-                             "nan\n");
+  CHECK(load_errors(text) ==
+        "c.textproto:4:3: gpu[0].memory_gib: must be > 0, got 0\n"
+        "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be > 0, got "
+        "nan\n");
 }
 
 TEST_CASE("an entry without a source gets a warning") {

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/testing/temp_dir.h"
+#include "tests/testing/shipped_catalog.h"
 
 namespace clustersim {
 namespace {
@@ -12,13 +12,7 @@ namespace {
 using testing::source_path;
 using testing::TempDir;
 
-const Catalog& catalog() {
-  static const std::unique_ptr<Catalog> loaded = [] {
-    Diagnostics diagnostics;
-    return Catalog::load({source_path("models"), source_path("topologies")}, &diagnostics);
-  }();
-  return *loaded;
-}
+const Catalog& catalog() { return testing::shipped_catalog(); }
 
 // A valid scenario; tests substitute one piece of it.
 std::string scenario(const std::string& model = "llama2-7b",
@@ -75,7 +69,8 @@ TEST_CASE("an instance given without its provider prefix suggests the full name"
 }
 
 TEST_CASE("a typo in a sweep's instance list points at that element") {
-  CHECK(load_errors(scenario() + "sweep {\n  instance: [\"aws.p4d.24xlarge\", \"aws.g5.48xlarg\"]\n}\n") ==
+  CHECK(load_errors(scenario() +
+                    "sweep {\n  instance: [\"aws.p4d.24xlarge\", \"aws.g5.48xlarg\"]\n}\n") ==
         "s.textproto:13:3: sweep.instance[1]: unknown instance type \"aws.g5.48xlarg\" (did you "
         "mean \"aws.g5.48xlarge\"?)\n");
 }

@@ -1,5 +1,7 @@
 // Tests of the catalog that ships in models/ and topologies/: it loads cleanly, its entries agree
 // with the reference data they were transcribed from, and every file survives a round trip.
+#include "tests/testing/shipped_catalog.h"
+
 #include <google/protobuf/util/message_differencer.h>
 
 #include <catch2/catch.hpp>
@@ -7,24 +9,13 @@
 
 #include "sim/io/catalog.h"
 #include "sim/io/schema/scenario.pb.h"
-#include "tests/testing/temp_dir.h"
 
 namespace clustersim {
 namespace {
 
 namespace s = schema;
+using testing::shipped_catalog;
 using testing::source_path;
-
-const Catalog& shipped_catalog() {
-  static const std::unique_ptr<Catalog> catalog = [] {
-    Diagnostics diagnostics;
-    auto loaded = Catalog::load({source_path("models"), source_path("topologies")}, &diagnostics);
-    INFO(diagnostics.to_string());
-    REQUIRE(diagnostics.all().empty());  // no error and no warning (every entry has a source)
-    return loaded;
-  }();
-  return *catalog;
-}
 
 TEST_CASE("the shipped catalog loads without errors or warnings and has every required entry") {
   const Catalog& c = shipped_catalog();
@@ -35,19 +26,20 @@ TEST_CASE("the shipped catalog loads without errors or warnings and has every re
     INFO(gpu);
     CHECK(c.gpus().find(gpu) != nullptr);
   }
-  for (const char* family : {"aws.g4dn.", "aws.g5.", "aws.g6.", "aws.g6e.", "aws.p3.", "aws.p4d.",
-                             "aws.p4de.", "aws.p5.", "aws.p5e.", "aws.p5en.", "aliyun.ecs.gn6i-",
-                             "aliyun.ecs.gn6e-", "aliyun.ecs.gn6v-", "aliyun.ecs.gn7-",
-                             "aliyun.ecs.gn7i-", "aliyun.ecs.gn7e-", "aliyun.ecs.gn8is",
-                             "aliyun.ecs.gn8v", "aliyun.ecs.ebmgn", "tencent."}) {
+  for (const char* family :
+       {"aws.g4dn.",        "aws.g5.",         "aws.g6.",          "aws.g6e.",
+        "aws.p3.",          "aws.p4d.",        "aws.p4de.",        "aws.p5.",
+        "aws.p5e.",         "aws.p5en.",       "aliyun.ecs.gn6i-", "aliyun.ecs.gn6e-",
+        "aliyun.ecs.gn6v-", "aliyun.ecs.gn7-", "aliyun.ecs.gn7i-", "aliyun.ecs.gn7e-",
+        "aliyun.ecs.gn8is", "aliyun.ecs.gn8v", "aliyun.ecs.ebmgn", "tencent."}) {
     INFO(family);
     const auto& all = c.instances().all();
     auto it = all.lower_bound(family);
     CHECK((it != all.end() && it->first.rfind(family, 0) == 0));
   }
-  for (const char* model : {"gpt-1.7b", "gpt-1t", "gpt3-175b", "llama2-7b", "llama2-13b",
-                            "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b", "bert-large",
-                            "resnet50", "mixtral-8x7b"}) {
+  for (const char* model :
+       {"gpt-1.7b", "gpt-1t", "gpt3-175b", "llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b",
+        "llama3-70b", "llama3-405b", "bert-large", "resnet50", "mixtral-8x7b"}) {
     INFO(model);
     CHECK(c.models().find(model) != nullptr);
   }

@@ -24,15 +24,17 @@ std::string print(const Table& t, OutputFormat f) {
 }
 
 TEST_CASE("the aligned table pads text left and numbers right, '-' for unknown") {
-  CHECK(print(sample(), OutputFormat::kTable) == "name       USD/h  shared\n"
-                                                 "a,\"b\"       1.50  yes\n"
-                                                 "long name      -  no\n");
+  CHECK(print(sample(), OutputFormat::kTable) ==
+        "name       USD/h  shared\n"
+        "a,\"b\"       1.50  yes\n"
+        "long name      -  no\n");
 }
 
 TEST_CASE("CSV quotes fields with commas or quotes and keeps full precision") {
-  CHECK(print(sample(), OutputFormat::kCsv) == "name,price_usd_per_hour,shared\n"
-                                               "\"a,\"\"b\"\"\",1.5,true\n"
-                                               "long name,,false\n");
+  CHECK(print(sample(), OutputFormat::kCsv) ==
+        "name,price_usd_per_hour,shared\n"
+        "\"a,\"\"b\"\"\",1.5,true\n"
+        "long name,,false\n");
 }
 
 TEST_CASE("JSON is an array of objects keyed by schema names, null for unknown") {

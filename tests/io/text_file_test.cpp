@@ -38,16 +38,15 @@ TEST_CASE("an unknown enum value is reported with the closest value") {
 }
 
 TEST_CASE("a field given twice is an error, not a silent overwrite") {
-  CHECK(parse_error("gpu {\n  name: \"a\"\n  name: \"b\"\n}\n").find(
-            "f.textproto:3:") == 0);
+  CHECK(parse_error("gpu {\n  name: \"a\"\n  name: \"b\"\n}\n").find("f.textproto:3:") == 0);
 }
 
 TEST_CASE("an integer out of range is an error") {
   schema::Scenario message;
   google::protobuf::TextFormat::ParseInfoTree tree;
   Diagnostics diagnostics;
-  CHECK_FALSE(parse_text("s.textproto", "cluster { nodes: 99999999999 }", &message, &tree,
-                         &diagnostics));
+  CHECK_FALSE(
+      parse_text("s.textproto", "cluster { nodes: 99999999999 }", &message, &tree, &diagnostics));
   REQUIRE(diagnostics.error_count() == 1);
   CHECK(diagnostics.all()[0].where.line == 1);
 }

@@ -3,21 +3,14 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/testing/temp_dir.h"
+#include "tests/testing/shipped_catalog.h"
 
 namespace clustersim {
 namespace {
 
-using testing::source_path;
 using testing::TempDir;
 
-const Catalog& catalog() {
-  static const std::unique_ptr<Catalog> loaded = [] {
-    Diagnostics diagnostics;
-    return Catalog::load({source_path("models"), source_path("topologies")}, &diagnostics);
-  }();
-  return *loaded;
-}
+const Catalog& catalog() { return testing::shipped_catalog(); }
 
 std::unique_ptr<LoadedScenario> load(const TempDir& dir, const std::string& rest) {
   const std::string text = R"(model: "llama2-7b"
@@ -32,7 +25,8 @@ job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADA
 
 TEST_CASE("a scenario without a sweep is one configuration with defaults filled in") {
   TempDir dir;
-  auto space = expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2 })"));
+  auto space =
+      expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2 })"));
   CHECK(space.total == 1);
   REQUIRE(space.valid.size() == 1);
   const Configuration& c = space.valid[0];

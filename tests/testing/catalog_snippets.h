@@ -15,7 +15,8 @@ inline std::string gpu_entry(const std::string& extra = "") {
   memory_bandwidth_gb_per_s: 2000
   peak_tflops { fp32: 19.5 bf16: 312 fp16: 312 }
   nvlink { generation: 3 links: 12 per_direction_gb_per_s: 300 }
-  )" + kSource + "\n" + extra + "\n}\n";
+  )" + kSource +
+         "\n" + extra + "\n}\n";
 }
 
 inline std::string instance_entry(const std::string& fields) {
@@ -27,8 +28,8 @@ inline std::string instance_entry(const std::string& fields) {
 inline std::string test_instance_fields(const std::string& name = "onprem.test8",
                                         const std::string& gpu = "TestGPU-80GB",
                                         const std::string& gpu_count = "8") {
-  return "  name: \"" + name + "\"\n  provider: ONPREM\n  gpu: \"" + gpu + "\"\n  gpu_count: " +
-         gpu_count +
+  return "  name: \"" + name + "\"\n  provider: ONPREM\n  gpu: \"" + gpu +
+         "\"\n  gpu_count: " + gpu_count +
          "\n  gpu_interconnect: NVSWITCH\n  vcpus: 96\n  host_memory_gib: 1024\n"
          "  network { kind: INFINIBAND total_gbit_per_s: 1600 nic_count: 8 }\n"
          "  price { billing: ON_DEMAND currency: USD per_hour: 20 region: \"x\" }";
@@ -41,7 +42,8 @@ inline std::string transformer_model(const std::string& name, const std::string&
     kind: DECODER num_layers: 32 hidden_size: 4096 num_attention_heads: 32
     ffn_hidden_size: 11008 mlp_activation: SWIGLU normalization: RMSNORM
     position_embedding: ROTARY vocab_size: 32000 max_sequence_length: 4096
-    )" + shape_extra + "\n  }\n  " + model_extra + "\n  " + kSource + "\n}\n";
+    )" + shape_extra +
+         "\n  }\n  " + model_extra + "\n  " + kSource + "\n}\n";
 }
 
 }  // namespace clustersim::testing

@@ -1,17 +1,15 @@
 // Tests of CNN shape propagation: the convolution output-size formula and residual rules.
 #include "sim/workload/cnn_shape.h"
 
-#include <google/protobuf/text_format.h>
-
 #include <catch2/catch.hpp>
+
+#include "tests/testing/parse_message.h"
 
 namespace clustersim {
 namespace {
 
 schema::CnnLayer layer(const std::string& text) {
-  schema::CnnLayer l;
-  REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &l));
-  return l;
+  return testing::parse_message<schema::CnnLayer>(text);
 }
 
 TEST_CASE("convolution output is floor((in + 2p - k) / s) + 1") {
@@ -45,8 +43,9 @@ TEST_CASE("batch norm adds a scale and a shift per output channel") {
 }
 
 TEST_CASE("a repeated identity residual keeps its shape and multiplies its parameters") {
-  const auto block = layer("residual { body { conv { out_channels: 4 kernel: 3 padding: 1 } } "
-                           "repeat: 3 }");
+  const auto block = layer(
+      "residual { body { conv { out_channels: 4 kernel: 3 padding: 1 } } "
+      "repeat: 3 }");
   std::string why;
   CHECK(*cnn_layer_output(block, {4, 8, 8}, &why) == CnnShape{4, 8, 8});
   CHECK(cnn_layer_parameters(block, {4, 8, 8}) == 3 * (9 * 4 * 4));

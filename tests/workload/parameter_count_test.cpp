@@ -1,17 +1,15 @@
 // Tests of parameter counts against published exact counts, and of how each shape field moves them.
 #include "sim/workload/parameter_count.h"
 
-#include <google/protobuf/text_format.h>
-
 #include <catch2/catch.hpp>
+
+#include "tests/testing/parse_message.h"
 
 namespace clustersim {
 namespace {
 
 schema::Model model_from(const std::string& text) {
-  schema::Model m;
-  REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &m));
-  return m;
+  return testing::parse_message<schema::Model>(text);
 }
 
 // Llama-2-7B's shape, written here independently of models/ so that a bad edit there is caught
@@ -52,7 +50,8 @@ TEST_CASE("active parameters of a MoE layer count only the routed experts") {
   const auto p = transformer_parameters(model_from(R"(transformer {
     kind: DECODER num_layers: 1 hidden_size: 16 num_attention_heads: 2 ffn_hidden_size: 32
     mlp_activation: GELU normalization: LAYERNORM position_embedding: ROTARY vocab_size: 10
-    max_sequence_length: 8 moe { num_experts: 4 experts_per_token: 1 } })").transformer());
+    max_sequence_length: 8 moe { num_experts: 4 experts_per_token: 1 } })")
+                                            .transformer());
   const int64_t expert = 2 * 16 * 32;  // GELU MLP, no biases
   CHECK(p.per_layer - p.active_per_layer == 3 * expert);
 }
@@ -73,29 +72,32 @@ TEST_CASE("BERT-large backbone with pooler is 335,141,888; pre-training heads ad
 TEST_CASE("ResNet-50 as a layer list has torchvision's 25,557,032 parameters") {
   // Bottleneck stage: first block with projection shortcut, then identity blocks.
   auto stage = [](int mid, int out, int stride, int blocks) {
-    std::string conv = "conv { out_channels: %d kernel: %d stride: %d padding: %d batch_norm: true "
-                       "activation: ACT_RELU }";
+    std::string conv =
+        "conv { out_channels: %d kernel: %d stride: %d padding: %d batch_norm: true "
+        "activation: ACT_RELU }";
     auto c = [&](int ch, int k, int s, int p) {
       char buf[200];
       std::snprintf(buf, sizeof buf, conv.c_str(), ch, k, s, p);
       return std::string("body { ") + buf + " } ";
     };
     std::string body = c(mid, 1, 1, 0) + c(mid, 3, stride, 1) + c(out, 1, 1, 0);
-    std::string first = "layer { residual { " + body + "shortcut { conv { out_channels: " +
-                        std::to_string(out) + " kernel: 1 stride: " + std::to_string(stride) +
+    std::string first = "layer { residual { " + body +
+                        "shortcut { conv { out_channels: " + std::to_string(out) +
+                        " kernel: 1 stride: " + std::to_string(stride) +
                         " batch_norm: true } } activation: ACT_RELU } }\n";
     std::string rest = "layer { residual { " + c(mid, 1, 1, 0) + c(mid, 3, 1, 1) + c(out, 1, 1, 0) +
                        "repeat: " + std::to_string(blocks - 1) + " activation: ACT_RELU } }\n";
     return first + rest;
   };
-  const std::string text = "cnn { input_height: 224 input_width: 224 input_channels: 3\n"
-                           "layer { conv { out_channels: 64 kernel: 7 stride: 2 padding: 3 "
-                           "batch_norm: true activation: ACT_RELU } }\n"
-                           "layer { pool { kind: MAX kernel: 3 stride: 2 padding: 1 } }\n" +
-                           stage(64, 256, 1, 3) + stage(128, 512, 2, 4) + stage(256, 1024, 2, 6) +
-                           stage(512, 2048, 2, 3) +
-                           "layer { pool { kind: GLOBAL_AVERAGE } }\n"
-                           "layer { linear { out_features: 1000 bias: true } } }";
+  const std::string text =
+      "cnn { input_height: 224 input_width: 224 input_channels: 3\n"
+      "layer { conv { out_channels: 64 kernel: 7 stride: 2 padding: 3 "
+      "batch_norm: true activation: ACT_RELU } }\n"
+      "layer { pool { kind: MAX kernel: 3 stride: 2 padding: 1 } }\n" +
+      stage(64, 256, 1, 3) + stage(128, 512, 2, 4) + stage(256, 1024, 2, 6) +
+      stage(512, 2048, 2, 3) +
+      "layer { pool { kind: GLOBAL_AVERAGE } }\n"
+      "layer { linear { out_features: 1000 bias: true } } }";
   CHECK(parameter_count(model_from(text)) == 25557032);
 }
 

@@ -47,15 +47,19 @@ Cell confidence(const s::Source& source) {
 }
 
 Table gpu_table(const Catalog& catalog, const Filters& f) {
-  Table t;
-  for (auto [key, header, decimals] : std::initializer_list<std::tuple<const char*, const char*, int>>{
-           {"name", "GPU", 0}, {"architecture", "arch", 0}, {"memory_gib", "mem GiB", 0},
-           {"memory_bandwidth_gb_per_s", "HBM GB/s", 0}, {"fp32_tflops", "FP32", 1},
-           {"tf32_tflops", "TF32", 1}, {"bf16_tflops", "BF16", 1}, {"fp16_tflops", "FP16", 1},
-           {"fp8_tflops", "FP8", 1}, {"nvlink_per_direction_gb_per_s", "NVLink GB/s", 0},
-           {"pcie_generation", "PCIe", 0}, {"tdp_w", "TDP W", 0}, {"confidence", "source", 0}}) {
-    t.add_column(key, header, decimals);
-  }
+  Table t{{"name", "GPU", 0},
+          {"architecture", "arch", 0},
+          {"memory_gib", "mem GiB", 0},
+          {"memory_bandwidth_gb_per_s", "HBM GB/s", 0},
+          {"fp32_tflops", "FP32", 1},
+          {"tf32_tflops", "TF32", 1},
+          {"bf16_tflops", "BF16", 1},
+          {"fp16_tflops", "FP16", 1},
+          {"fp8_tflops", "FP8", 1},
+          {"nvlink_per_direction_gb_per_s", "NVLink GB/s", 0},
+          {"pcie_generation", "PCIe", 0},
+          {"tdp_w", "TDP W", 0},
+          {"confidence", "source", 0}};
   for (const auto& [name, entry] : catalog.gpus().all()) {
     const s::Gpu& g = *entry.value;
     if (!gpu_matches(g, f.gpu)) continue;
@@ -82,16 +86,19 @@ const s::Price* find_price(const s::InstanceType& instance, s::BillingMode billi
 }
 
 Table instance_table(const Catalog& catalog, const Filters& f) {
-  Table t;
-  for (auto [key, header, decimals] : std::initializer_list<std::tuple<const char*, const char*, int>>{
-           {"name", "instance", 0}, {"gpu", "GPU", 0}, {"gpu_count", "GPUs", 0},
-           {"gpu_interconnect", "GPU link", 0}, {"vcpus", "vCPUs", 0},
-           {"host_memory_gib", "RAM GiB", 0}, {"network_kind", "network", 0},
-           {"network_gbit_per_s", "Gbit/s", 0}, {"nic_count", "NICs", 0},
-           {"on_demand_per_hour", "on-demand/h", 3}, {"currency", "cur", 0},
-           {"spot_per_hour", "spot/h", 3}, {"price_confidence", "price src", 0}}) {
-    t.add_column(key, header, decimals);
-  }
+  Table t{{"name", "instance", 0},
+          {"gpu", "GPU", 0},
+          {"gpu_count", "GPUs", 0},
+          {"gpu_interconnect", "GPU link", 0},
+          {"vcpus", "vCPUs", 0},
+          {"host_memory_gib", "RAM GiB", 0},
+          {"network_kind", "network", 0},
+          {"network_gbit_per_s", "Gbit/s", 0},
+          {"nic_count", "NICs", 0},
+          {"on_demand_per_hour", "on-demand/h", 3},
+          {"currency", "cur", 0},
+          {"spot_per_hour", "spot/h", 3},
+          {"price_confidence", "price src", 0}};
   for (const auto& [name, entry] : catalog.instances().all()) {
     const s::InstanceType& i = *entry.value;
     if (!provider_matches(i.provider(), f.provider) || !gpu_matches(catalog.gpu_of(i), f.gpu)) {
@@ -131,21 +138,22 @@ std::string limit_text(const s::CapacityScaledLimit& limit) {
 }
 
 Table storage_table(const Catalog& catalog, const Filters& f) {
-  Table t;
-  for (auto [key, header, decimals] : std::initializer_list<std::tuple<const char*, const char*, int>>{
-           {"name", "storage", 0}, {"kind", "kind", 0}, {"shared_across_nodes", "shared", 0},
-           {"capacity_min_gib", "min GiB", 0}, {"capacity_max_gib", "max GiB", 0},
-           {"throughput_mb_per_s", "MB/s (C in GiB)", 0}, {"iops", "IOPS (C in GiB)", 0},
-           {"latency_ms", "latency ms", 2}}) {
-    t.add_column(key, header, decimals);
-  }
+  Table t{{"name", "storage", 0},
+          {"kind", "kind", 0},
+          {"shared_across_nodes", "shared", 0},
+          {"capacity_min_gib", "min GiB", 0},
+          {"capacity_max_gib", "max GiB", 0},
+          {"throughput_mb_per_s", "MB/s (C in GiB)", 0},
+          {"iops", "IOPS (C in GiB)", 0},
+          {"latency_ms", "latency ms", 2}};
   for (const auto& [name, entry] : catalog.storage().all()) {
     const s::StorageTier& st = *entry.value;
     if (!provider_matches(st.provider(), f.provider)) continue;
-    t.add_row({name, s::StorageKind_Name(st.kind()),
-               st.shared_across_nodes(),
-               optional_number(st, st.has_capacity_min_gib(), [](auto& m) { return m.capacity_min_gib(); }),
-               optional_number(st, st.has_capacity_max_gib(), [](auto& m) { return m.capacity_max_gib(); }),
+    t.add_row({name, s::StorageKind_Name(st.kind()), st.shared_across_nodes(),
+               optional_number(st, st.has_capacity_min_gib(),
+                               [](auto& m) { return m.capacity_min_gib(); }),
+               optional_number(st, st.has_capacity_max_gib(),
+                               [](auto& m) { return m.capacity_max_gib(); }),
                st.has_throughput_mb_per_s() ? Cell(limit_text(st.throughput_mb_per_s())) : Cell(),
                st.has_iops() ? Cell(limit_text(st.iops())) : Cell(),
                optional_number(st, st.has_latency_ms(), [](auto& m) { return m.latency_ms(); })});
@@ -154,34 +162,38 @@ Table storage_table(const Catalog& catalog, const Filters& f) {
 }
 
 Table fabric_table(const Catalog& catalog) {
-  Table t;
-  for (auto [key, header, decimals] : std::initializer_list<std::tuple<const char*, const char*, int>>{
-           {"name", "fabric", 0}, {"topology", "topology", 0}, {"nodes_per_leaf", "nodes/leaf", 0},
-           {"oversubscription_ratio", "oversub", 1}, {"switch_hop_latency_us", "hop us", 2},
-           {"nic_latency_us", "NIC us", 2}}) {
-    t.add_column(key, header, decimals);
-  }
+  Table t{{"name", "fabric", 0},
+          {"topology", "topology", 0},
+          {"nodes_per_leaf", "nodes/leaf", 0},
+          {"oversubscription_ratio", "oversub", 1},
+          {"switch_hop_latency_us", "hop us", 2},
+          {"nic_latency_us", "NIC us", 2}};
   for (const auto& [name, entry] : catalog.fabrics().all()) {
     const s::Fabric& fb = *entry.value;
-    t.add_row({name, s::FabricTopology_Name(fb.topology()),
-               optional_number(fb, fb.has_nodes_per_leaf(), [](auto& m) { return m.nodes_per_leaf(); }),
-               optional_number(fb, fb.has_oversubscription_ratio(), [](auto& m) { return m.oversubscription_ratio(); }),
-               optional_number(fb, fb.has_switch_hop_latency_us(), [](auto& m) { return m.switch_hop_latency_us(); }),
-               optional_number(fb, fb.has_nic_latency_us(), [](auto& m) { return m.nic_latency_us(); })});
+    t.add_row(
+        {name, s::FabricTopology_Name(fb.topology()),
+         optional_number(fb, fb.has_nodes_per_leaf(), [](auto& m) { return m.nodes_per_leaf(); }),
+         optional_number(fb, fb.has_oversubscription_ratio(),
+                         [](auto& m) { return m.oversubscription_ratio(); }),
+         optional_number(fb, fb.has_switch_hop_latency_us(),
+                         [](auto& m) { return m.switch_hop_latency_us(); }),
+         optional_number(fb, fb.has_nic_latency_us(), [](auto& m) { return m.nic_latency_us(); })});
   }
   return t;
 }
 
 Table model_table(const Catalog& catalog) {
-  Table t;
-  for (auto [key, header, decimals] : std::initializer_list<std::tuple<const char*, const char*, int>>{
-           {"name", "model", 0}, {"kind", "kind", 0}, {"num_layers", "layers", 0},
-           {"hidden_size", "hidden", 0}, {"num_attention_heads", "heads", 0},
-           {"num_kv_heads", "kv", 0}, {"ffn_hidden_size", "ffn", 0}, {"vocab_size", "vocab", 0},
-           {"max_sequence_length", "seq", 0}, {"parameters_billion", "params B", 3},
-           {"published_parameter_count", "published", 0}}) {
-    t.add_column(key, header, decimals);
-  }
+  Table t{{"name", "model", 0},
+          {"kind", "kind", 0},
+          {"num_layers", "layers", 0},
+          {"hidden_size", "hidden", 0},
+          {"num_attention_heads", "heads", 0},
+          {"num_kv_heads", "kv", 0},
+          {"ffn_hidden_size", "ffn", 0},
+          {"vocab_size", "vocab", 0},
+          {"max_sequence_length", "seq", 0},
+          {"parameters_billion", "params B", 3},
+          {"published_parameter_count", "published", 0}};
   for (const auto& [name, entry] : catalog.models().all()) {
     const s::Model& m = *entry.value;
     const double billions = static_cast<double>(parameter_count(m)) / 1e9;
@@ -189,16 +201,17 @@ Table model_table(const Catalog& catalog) {
                                ? Cell(static_cast<double>(m.published_parameter_count()))
                                : Cell();
     if (!m.has_transformer()) {
-      t.add_row({name, std::string("CNN"), Cell(), Cell(),
-                 Cell(), Cell(), Cell(), Cell(), Cell(), billions, published});
+      t.add_row({name, std::string("CNN"), Cell(), Cell(), Cell(), Cell(), Cell(), Cell(), Cell(),
+                 billions, published});
       continue;
     }
     const s::Transformer& x = m.transformer();
-    t.add_row({name, lower(s::TransformerKind_Name(x.kind())), static_cast<double>(x.num_layers()),
-               static_cast<double>(x.hidden_size()), static_cast<double>(x.num_attention_heads()),
-               static_cast<double>(x.has_num_kv_heads() ? x.num_kv_heads() : x.num_attention_heads()),
-               static_cast<double>(x.ffn_hidden_size()), static_cast<double>(x.vocab_size()),
-               static_cast<double>(x.max_sequence_length()), billions, published});
+    t.add_row(
+        {name, lower(s::TransformerKind_Name(x.kind())), static_cast<double>(x.num_layers()),
+         static_cast<double>(x.hidden_size()), static_cast<double>(x.num_attention_heads()),
+         static_cast<double>(x.has_num_kv_heads() ? x.num_kv_heads() : x.num_attention_heads()),
+         static_cast<double>(x.ffn_hidden_size()), static_cast<double>(x.vocab_size()),
+         static_cast<double>(x.max_sequence_length()), billions, published});
   }
   return t;
 }
@@ -211,11 +224,12 @@ int catalog_command(const std::vector<std::string>& args) {
   std::string kind;
   po::options_description options("catalog options");
   add_common_options(&options, &common);
-  options.add_options()
-      ("kind", po::value(&kind)->required(), "gpus, instances, storage, fabrics or models")
-      ("gpu", po::value(&filters.gpu), "only entries with this GPU (name part or alias)")
-      ("provider", po::value(&filters.provider), "only entries of this provider (aws, aliyun, "
-                                                  "tencent, onprem)");
+  options.add_options()("kind", po::value(&kind)->required(),
+                        "gpus, instances, storage, fabrics or models")(
+      "gpu", po::value(&filters.gpu), "only entries with this GPU (name part or alias)")(
+      "provider", po::value(&filters.provider),
+      "only entries of this provider (aws, aliyun, "
+      "tencent, onprem)");
   po::positional_options_description positional;
   positional.add("kind", 1);
   po::variables_map values;
@@ -237,11 +251,16 @@ int catalog_command(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   Table table;
-  if (kind == "gpus") table = gpu_table(*catalog, filters);
-  else if (kind == "instances") table = instance_table(*catalog, filters);
-  else if (kind == "storage") table = storage_table(*catalog, filters);
-  else if (kind == "fabrics") table = fabric_table(*catalog);
-  else if (kind == "models") table = model_table(*catalog);
+  if (kind == "gpus")
+    table = gpu_table(*catalog, filters);
+  else if (kind == "instances")
+    table = instance_table(*catalog, filters);
+  else if (kind == "storage")
+    table = storage_table(*catalog, filters);
+  else if (kind == "fabrics")
+    table = fabric_table(*catalog);
+  else if (kind == "models")
+    table = model_table(*catalog);
   else {
     std::cerr << "clustersim catalog: unknown kind \"" << kind
               << "\": use gpus, instances, storage, fabrics or models\n";

@@ -6,13 +6,13 @@
 namespace clustersim::cli {
 
 void add_common_options(po::options_description* options, CommonOptions* common) {
-  options->add_options()
-      ("root", po::value(&common->root)->default_value(CLUSTERSIM_DEFAULT_ROOT),
-       "project directory whose models/ and topologies/ hold the shipped catalog")
-      ("catalog", po::value(&common->catalogs)->composing(),
-       "extra catalog directory (repeatable); its entries replace shipped ones of the same name")
-      ("format", po::value(&common->format)->default_value("table"),
-       "output format: table, csv or json");
+  options->add_options()(
+      "root", po::value(&common->root)->default_value(CLUSTERSIM_DEFAULT_ROOT),
+      "project directory whose models/ and topologies/ hold the shipped catalog")(
+      "catalog", po::value(&common->catalogs)->composing(),
+      "extra catalog directory (repeatable); its entries replace shipped ones of the same name")(
+      "format", po::value(&common->format)->default_value("table"),
+      "output format: table, csv or json");
 }
 
 bool parse(const std::vector<std::string>& args, const po::options_description& options,
@@ -49,8 +49,7 @@ std::unique_ptr<Catalog> load_catalog(const CommonOptions& common) {
 std::optional<OutputFormat> output_format(const CommonOptions& common) {
   auto format = parse_output_format(common.format);
   if (!format) {
-    std::cerr << "--format: unknown format \"" << common.format
-              << "\": use table, csv or json\n";
+    std::cerr << "--format: unknown format \"" << common.format << "\": use table, csv or json\n";
   }
   return format;
 }

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <boost/program_options.hpp>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,8 +20,8 @@ inline constexpr int kExitInputError = 1;  // a user file is wrong (diagnostics 
 inline constexpr int kExitUsage = 2;       // the command line is wrong
 
 struct CommonOptions {
-  std::string root;                  // project root holding models/ and topologies/
-  std::vector<std::string> catalogs; // extra catalog directories, searched after the root's
+  std::string root;                   // project root holding models/ and topologies/
+  std::vector<std::string> catalogs;  // extra catalog directories, searched after the root's
   std::string format = "table";
 };
 

@@ -1,6 +1,5 @@
 // Entry point of the clustersim tool: dispatches to a subcommand.
 #include <boost/program_options/errors.hpp>
-
 #include <iostream>
 #include <string>
 #include <vector>
@@ -30,8 +29,7 @@ void print_usage(std::ostream& out) {
          " - simulate distributed training on GPU clusters\n\nusage: clustersim COMMAND [options]"
          "\n\ncommands:\n";
   for (const Subcommand& s : kSubcommands) {
-    out << "  " << s.name << std::string(10 - std::string(s.name).size(), ' ') << s.summary
-        << "\n";
+    out << "  " << s.name << std::string(10 - std::string(s.name).size(), ' ') << s.summary << "\n";
   }
   out << "\n'clustersim COMMAND --help' describes a command's options.\n";
 }

@@ -18,8 +18,8 @@ namespace s = schema;
 using Cell = Table::Cell;
 
 std::string model_summary(const s::Model& m) {
-  const std::string params = format_fixed(static_cast<double>(parameter_count(m)) / 1e9, 3) +
-                             " B parameters";
+  const std::string params =
+      format_fixed(static_cast<double>(parameter_count(m)) / 1e9, 3) + " B parameters";
   if (!m.has_transformer()) {
     return m.name() + ": CNN, " + std::to_string(m.cnn().layer_size()) + " layers, " + params;
   }
@@ -59,9 +59,14 @@ std::string job_summary(const s::TrainingJob& job, bool transformer) {
   }
   text += ", " + s::Precision_Name(job.precision()) + ", " + s::Optimizer_Name(job.optimizer());
   switch (job.budget_case()) {
-    case s::TrainingJob::kTokenBudget: text += "; " + format_number(job.token_budget()) + " tokens"; break;
-    case s::TrainingJob::kEpochs: text += "; " + format_number(job.epochs()) + " epochs"; break;
-    default: break;
+    case s::TrainingJob::kTokenBudget:
+      text += "; " + format_number(job.token_budget()) + " tokens";
+      break;
+    case s::TrainingJob::kEpochs:
+      text += "; " + format_number(job.epochs()) + " epochs";
+      break;
+    default:
+      break;
   }
   return text + " = " + format_number(budget_steps(job)) + " steps";
 }
@@ -75,18 +80,21 @@ const s::Price* on_demand_price(const s::InstanceType& instance) {
 
 // The first `limit` valid configurations (all when limit is 0).
 Table configuration_table(const ConfigurationSpace& space, size_t limit) {
-  Table t;
-  for (auto [key, header, decimals] : std::initializer_list<std::tuple<const char*, const char*, int>>{
-           {"instance", "instance", 0}, {"nodes", "nodes", 0}, {"gpus", "GPUs", 0},
-           {"tensor_parallel", "TP", 0}, {"pipeline_parallel", "PP", 0},
-           {"data_parallel", "DP", 0}, {"micro_batch_size", "mbs", 0},
-           {"virtual_stages", "vstages", 0}, {"zero_stage", "ZeRO", 0},
-           {"distributed_optimizer", "dist opt", 0},
-           {"sequence_parallel", "SP", 0}, {"recompute", "recompute", 0},
-           {"schedule", "schedule", 0}, {"cluster_on_demand_per_hour", "cluster/h", 2},
-           {"currency", "cur", 0}}) {
-    t.add_column(key, header, decimals);
-  }
+  Table t{{"instance", "instance", 0},
+          {"nodes", "nodes", 0},
+          {"gpus", "GPUs", 0},
+          {"tensor_parallel", "TP", 0},
+          {"pipeline_parallel", "PP", 0},
+          {"data_parallel", "DP", 0},
+          {"micro_batch_size", "mbs", 0},
+          {"virtual_stages", "vstages", 0},
+          {"zero_stage", "ZeRO", 0},
+          {"distributed_optimizer", "dist opt", 0},
+          {"sequence_parallel", "SP", 0},
+          {"recompute", "recompute", 0},
+          {"schedule", "schedule", 0},
+          {"cluster_on_demand_per_hour", "cluster/h", 2},
+          {"currency", "cur", 0}};
   const size_t shown = limit == 0 ? space.valid.size() : std::min(limit, space.valid.size());
   for (size_t i = 0; i < shown; ++i) {
     const Configuration& c = space.valid[i];
@@ -96,8 +104,7 @@ Table configuration_table(const ConfigurationSpace& space, size_t limit) {
                static_cast<double>(p.tensor_parallel()), static_cast<double>(p.pipeline_parallel()),
                static_cast<double>(p.data_parallel()), static_cast<double>(p.micro_batch_size()),
                static_cast<double>(p.virtual_stages()), static_cast<double>(p.zero_stage()),
-               p.distributed_optimizer(),
-               p.sequence_parallel(), s::Recompute_Name(p.recompute()),
+               p.distributed_optimizer(), p.sequence_parallel(), s::Recompute_Name(p.recompute()),
                s::PipelineSchedule_Name(p.schedule()),
                price ? Cell(price->per_hour() * c.nodes) : Cell(),
                price ? Cell(s::Currency_Name(price->currency())) : Cell()});
@@ -111,8 +118,8 @@ void print_header(const LoadedScenario& loaded, const ConfigurationSpace& space)
   if (sc.has_description()) std::cout << "question   " << sc.description() << "\n";
   std::cout << "model      " << model_summary(*loaded.model) << "\n"
             << "job        " << job_summary(sc.job(), loaded.model->has_transformer()) << "\n"
-            << "fabric     " << (loaded.fabric ? loaded.fabric->name() : "single non-blocking switch")
-            << "\n"
+            << "fabric     "
+            << (loaded.fabric ? loaded.fabric->name() : "single non-blocking switch") << "\n"
             << "sweep      " << space.total << " configurations, " << space.valid.size()
             << " valid\n";
   for (const auto& [reason, count] : space.pruned) {
@@ -129,10 +136,9 @@ int plan_command(const std::vector<std::string>& args) {
   size_t limit = 20;
   po::options_description options("plan options");
   add_common_options(&options, &common);
-  options.add_options()
-      ("scenario", po::value(&scenario_path)->required(), "scenario file")
-      ("limit", po::value(&limit)->default_value(20),
-       "configurations to list in table format (0: all; csv and json list all)");
+  options.add_options()("scenario", po::value(&scenario_path)->required(), "scenario file")(
+      "limit", po::value(&limit)->default_value(20),
+      "configurations to list in table format (0: all; csv and json list all)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map values;
