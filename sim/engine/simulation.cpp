@@ -1,0 +1,81 @@
+// Event queue and run loop of the discrete-event core.
+#include "sim/engine/simulation.h"
+
+#include <algorithm>
+
+#include "sim/util/check.h"
+
+namespace clustersim {
+namespace {
+
+// std::push_heap builds a max-heap; "later" events compare greater so the earliest is on top.
+struct Later {
+  template <class E>
+  bool operator()(const E& a, const E& b) const {
+    return a.time != b.time ? a.time > b.time : a.sequence > b.sequence;
+  }
+};
+
+}  // namespace
+
+void Simulation::schedule_at(Picoseconds when, EventHandler* handler, uint64_t tag) {
+  CLUSTERSIM_CHECK(when >= now_, "an event scheduled in the past");
+  heap_.push_back({when.count(), next_sequence_++, handler, tag});
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
+}
+
+void Simulation::call_at(Picoseconds when, std::function<void()> callback) {
+  schedule_at(when, &callbacks_, callbacks_.add(std::move(callback)));
+}
+
+void Simulation::request_settle(Settler* settler) {
+  if (std::find(settlers_.begin(), settlers_.end(), settler) == settlers_.end()) {
+    settlers_.push_back(settler);
+  }
+}
+
+void Simulation::run_settlers() {
+  // A settler may request settling again (for the same timestamp); loop until quiet.
+  while (!settlers_.empty()) {
+    std::vector<Settler*> batch;
+    batch.swap(settlers_);
+    for (Settler* s : batch) s->settle();
+  }
+}
+
+uint64_t Simulation::run() {
+  const uint64_t before = events_processed_;
+  run_settlers();
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    const Event event = heap_.back();
+    heap_.pop_back();
+    now_ = Picoseconds(event.time);
+    ++events_processed_;
+    event.handler->on_event(event.tag);
+    if (!settlers_.empty() && (heap_.empty() || heap_.front().time != event.time)) {
+      run_settlers();
+    }
+  }
+  return events_processed_ - before;
+}
+
+uint64_t Simulation::CallbackSlots::add(std::function<void()> callback) {
+  if (free_.empty()) {
+    slots_.push_back(std::move(callback));
+    return slots_.size() - 1;
+  }
+  const uint64_t slot = free_.back();
+  free_.pop_back();
+  slots_[slot] = std::move(callback);
+  return slot;
+}
+
+void Simulation::CallbackSlots::on_event(uint64_t slot) {
+  std::function<void()> callback = std::move(slots_[slot]);
+  slots_[slot] = nullptr;
+  free_.push_back(slot);
+  callback();
+}
+
+}  // namespace clustersim

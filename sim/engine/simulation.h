@@ -1,0 +1,88 @@
+// The discrete-event core: a simulated clock and a queue of events ordered by time, then by the
+// order in which they were scheduled (so equal times always run in the same order).
+//
+// Not thread-safe: each simulation (one per configuration in a sweep) owns its Simulation.
+// Knows nothing of GPUs or networks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/util/units.h"
+
+namespace clustersim {
+
+// Something that reacts to its own events. `tag` is whatever it passed when scheduling.
+class EventHandler {
+ public:
+  virtual void on_event(uint64_t tag) = 0;
+
+ protected:
+  ~EventHandler() = default;
+};
+
+// Something that must run once after all events of a timestamp, before time advances (e.g. the
+// flow model recomputing rates once for a batch of flow starts and ends).
+class Settler {
+ public:
+  virtual void settle() = 0;
+
+ protected:
+  ~Settler() = default;
+};
+
+class Simulation {
+ public:
+  Picoseconds now() const { return now_; }
+
+  // Runs handler->on_event(tag) at `when`. Requires: when >= now(); `handler` outlives the event.
+  // Cost: O(log events queued).
+  void schedule_at(Picoseconds when, EventHandler* handler, uint64_t tag);
+  void schedule_after(Picoseconds delay, EventHandler* handler, uint64_t tag) {
+    schedule_at(now_ + delay, handler, tag);
+  }
+  // Runs `callback` at `when`: convenient, and costs an allocation-free slot reuse per event.
+  void call_at(Picoseconds when, std::function<void()> callback);
+  void call_after(Picoseconds delay, std::function<void()> callback) {
+    call_at(now_ + delay, std::move(callback));
+  }
+
+  // Asks for settler->settle() after the current timestamp's events; several requests in one
+  // timestamp give one call, in the order first requested. Requires: `settler` outlives the run.
+  void request_settle(Settler* settler);
+
+  // Processes events until none is left. Returns the number processed by this call.
+  uint64_t run();
+
+  uint64_t events_processed() const { return events_processed_; }
+
+ private:
+  struct Event {
+    int64_t time;
+    uint64_t sequence;
+    EventHandler* handler;
+    uint64_t tag;
+  };
+  // The handler behind call_at(): callbacks live in reusable slots.
+  class CallbackSlots : public EventHandler {
+   public:
+    uint64_t add(std::function<void()> callback);
+    void on_event(uint64_t slot) override;
+
+   private:
+    std::vector<std::function<void()>> slots_;
+    std::vector<uint64_t> free_;
+  };
+
+  void run_settlers();
+
+  std::vector<Event> heap_;  // min-heap on (time, sequence)
+  Picoseconds now_;
+  uint64_t next_sequence_ = 0;
+  uint64_t events_processed_ = 0;
+  std::vector<Settler*> settlers_;
+  CallbackSlots callbacks_;
+};
+
+}  // namespace clustersim
