@@ -1,0 +1,64 @@
+// Transfers of bytes over shared capacities (links): every active transfer advances at its
+// max-min fair rate (max_min_fair.h), recomputed once per timestamp in which transfers start or
+// end. The model answers two questions, as in SimGrid's resource models: when does the next
+// transfer end, and how far has each advanced by then.
+//
+// Not thread-safe. Knows nothing of networks: a "constraint" is any capacity in bytes per second.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/engine/max_min_fair.h"
+#include "sim/engine/simulation.h"
+
+namespace clustersim {
+
+class SharedBandwidth : private EventHandler, private Settler {
+ public:
+  // Requires: `sim` outlives this object.
+  explicit SharedBandwidth(Simulation* sim) : sim_(sim) {}
+
+  // Adds a capacity of `bytes_per_second`; returns its id. Requires: no transfer started yet.
+  int32_t add_constraint(double bytes_per_second);
+
+  // Moves `bytes` through `uses` (each constraint's multiplicity counts against its capacity),
+  // starting after `latency`; calls `done` when the last byte has arrived. A transfer with no use
+  // takes only its latency. Requires: bytes >= 0. Returns the transfer's id (0, 1, 2, ...).
+  int64_t start(double bytes, std::vector<MaxMinFair::Use> uses, Picoseconds latency,
+                std::function<void()> done);
+
+  // Current rate of an active transfer in bytes per second (0 while in its latency or done).
+  double rate(int64_t transfer) const;
+  size_t active_transfers() const { return active_.size(); }
+  // Bytes moved through each constraint so far (multiplicity counted), for conservation checks.
+  const std::vector<double>& bytes_through() const { return bytes_through_; }
+
+ private:
+  struct Transfer {
+    double remaining_bytes;
+    double rate = 0;
+    std::vector<MaxMinFair::Use> uses;
+    std::function<void()> done;
+    bool active = false;
+  };
+  enum : uint64_t { kWakeUp = 1ull << 63 };
+
+  void on_event(uint64_t tag) override;  // a transfer's latency ended, or a wake-up
+  void settle() override;                // advance, finish, re-rate, schedule next wake-up
+  void advance_to_now();
+  void recompute_rates();
+  void schedule_wake_up();
+
+  Simulation* sim_;
+  MaxMinFair solver_;
+  std::vector<double> capacities_;
+  std::vector<double> bytes_through_;
+  std::vector<Transfer> transfers_;
+  std::vector<int64_t> active_;  // ids, in activation order
+  Picoseconds last_advance_;
+  uint64_t wake_up_generation_ = 0;
+};
+
+}  // namespace clustersim

@@ -1,0 +1,98 @@
+// Tests of transfers over shared capacities: closed-form completion times as transfers start and
+// end, latency, and conservation of bytes.
+#include "sim/engine/shared_bandwidth.h"
+
+#include <catch2/catch.hpp>
+
+namespace clustersim {
+namespace {
+
+constexpr double kGB = 1e9;
+
+TEST_CASE("one transfer takes bytes / capacity after its latency") {
+  Simulation sim;
+  SharedBandwidth net(&sim);
+  const int32_t link = net.add_constraint(10 * kGB);
+  Picoseconds end;
+  // 1 GB at 10 GB/s = 0.1 s, after 5 us of latency.
+  net.start(1 * kGB, {{link, 1}}, Picoseconds::from_microseconds(5), [&] { end = sim.now(); });
+  sim.run();
+  CHECK(end == Picoseconds::from_seconds(0.1) + Picoseconds::from_microseconds(5));
+}
+
+TEST_CASE("two equal transfers on one link each get half and end together") {
+  Simulation sim;
+  SharedBandwidth net(&sim);
+  const int32_t link = net.add_constraint(10 * kGB);
+  std::vector<Picoseconds> ends;
+  for (int i = 0; i < 2; ++i) {
+    net.start(1 * kGB, {{link, 1}}, Picoseconds(0), [&] { ends.push_back(sim.now()); });
+  }
+  sim.run();
+  // Each at 5 GB/s: 0.2 s.
+  CHECK(ends == std::vector<Picoseconds>{Picoseconds::from_seconds(0.2),
+                                         Picoseconds::from_seconds(0.2)});
+}
+
+TEST_CASE("when a transfer ends, the survivor speeds up") {
+  Simulation sim;
+  SharedBandwidth net(&sim);
+  const int32_t link = net.add_constraint(10 * kGB);
+  Picoseconds small_end, big_end;
+  net.start(1 * kGB, {{link, 1}}, Picoseconds(0), [&] { small_end = sim.now(); });
+  net.start(3 * kGB, {{link, 1}}, Picoseconds(0), [&] { big_end = sim.now(); });
+  sim.run();
+  // Both at 5 GB/s until the small one ends at 0.2 s (big has 2 GB left), then 10 GB/s: +0.2 s.
+  CHECK(small_end == Picoseconds::from_seconds(0.2));
+  CHECK(big_end == Picoseconds::from_seconds(0.4));
+}
+
+TEST_CASE("a transfer that starts later slows down the one already running") {
+  Simulation sim;
+  SharedBandwidth net(&sim);
+  const int32_t link = net.add_constraint(10 * kGB);
+  Picoseconds first_end, second_end;
+  net.start(2 * kGB, {{link, 1}}, Picoseconds(0), [&] { first_end = sim.now(); });
+  // Starts at 0.1 s (first has 1 GB left); both at 5 GB/s: first ends at 0.3 s with the second
+  // 1 GB done; the second's last 1 GB at 10 GB/s ends at 0.4 s.
+  net.start(2 * kGB, {{link, 1}}, Picoseconds::from_seconds(0.1), [&] { second_end = sim.now(); });
+  sim.run();
+  CHECK(first_end == Picoseconds::from_seconds(0.3));
+  CHECK(second_end == Picoseconds::from_seconds(0.4));
+}
+
+TEST_CASE("a transfer started from a completion callback runs next") {
+  Simulation sim;
+  SharedBandwidth net(&sim);
+  const int32_t link = net.add_constraint(1 * kGB);
+  Picoseconds end;
+  net.start(1 * kGB, {{link, 1}}, Picoseconds(0), [&] {
+    net.start(1 * kGB, {{link, 1}}, Picoseconds(0), [&] { end = sim.now(); });
+  });
+  sim.run();
+  CHECK(end == Picoseconds::from_seconds(2));
+  CHECK(net.bytes_through()[0] == 2 * kGB);
+}
+
+TEST_CASE("more capacity is never slower") {
+  auto finish = [](double capacity) {
+    Simulation sim;
+    SharedBandwidth net(&sim);
+    const int32_t a = net.add_constraint(capacity);
+    const int32_t b = net.add_constraint(5 * kGB);
+    Picoseconds last;
+    net.start(3 * kGB, {{a, 1}, {b, 1}}, Picoseconds(0), [&] { last = sim.now(); });
+    net.start(1 * kGB, {{a, 1}}, Picoseconds(0), [&] { last = std::max(last, sim.now()); });
+    sim.run();
+    return last;
+  };
+  Picoseconds previous = finish(1 * kGB);
+  for (double capacity : {2.0, 4.0, 8.0, 16.0}) {
+    const Picoseconds now = finish(capacity * kGB);
+    CHECK(now <= previous);
+    previous = now;
+  }
+}
+
+}  // namespace
+}  // namespace clustersim
