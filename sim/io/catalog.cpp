@@ -83,6 +83,8 @@ void Catalog::add_file(std::unique_ptr<TextFile<s::CatalogFile>> file, int direc
   add_entries(root, "storage", m.storage(), check_storage, directory, &storage_, diagnostics);
   add_entries(root, "fabric", m.fabric(), check_fabric, directory, &fabrics_, diagnostics);
   add_entries(root, "model", m.model(), check_model, directory, &models_, diagnostics);
+  add_entries(root, "link_class", m.link_class(), check_link_class, directory, &link_classes_,
+              diagnostics);
   files_.push_back(std::move(file));
 }
 

@@ -60,6 +60,7 @@ class Catalog {
   const NamedEntries<schema::StorageTier>& storage() const { return storage_; }
   const NamedEntries<schema::Fabric>& fabrics() const { return fabrics_; }
   const NamedEntries<schema::Model>& models() const { return models_; }
+  const NamedEntries<schema::LinkClass>& link_classes() const { return link_classes_; }
 
   // The GPU of a loaded instance type. Requires: the catalog loaded without errors.
   const schema::Gpu& gpu_of(const schema::InstanceType& instance) const;
@@ -82,6 +83,7 @@ class Catalog {
   NamedEntries<schema::StorageTier> storage_;
   NamedEntries<schema::Fabric> fabrics_;
   NamedEntries<schema::Model> models_;
+  NamedEntries<schema::LinkClass> link_classes_;
 };
 
 }  // namespace clustersim

@@ -1,9 +1,11 @@
 // Checks of GPU, instance-type, storage-tier and fabric entries.
 #include "sim/io/entry_checks.h"
 
+#include <algorithm>
 #include <set>
 
 #include "sim/io/schema/catalog.pb.h"
+#include "sim/util/closest_name.h"
 #include "sim/util/number_format.h"
 
 namespace clustersim {
@@ -216,6 +218,22 @@ void check_fabric(const FieldChecker& fabric) {
   fabric.non_negative("switch_hop_latency_us");
   fabric.non_negative("nic_latency_us");
   check_source(fabric);
+}
+
+void check_link_class(const FieldChecker& link) {
+  static const std::vector<std::string> kNames = {"nvlink", "pcie",  "tcp_ethernet", "efa",
+                                                  "infiniband", "roce", "erdma"};
+  const auto& m = static_cast<const s::LinkClass&>(link.message());
+  if (link.require("name") && std::find(kNames.begin(), kNames.end(), m.name()) == kNames.end()) {
+    link.error("name", "unknown link class \"" + m.name() + "\"" + did_you_mean(m.name(), kNames));
+  }
+  link.require("efficiency_fraction") && link.in_range("efficiency_fraction", 0.01, 1);
+  link.require("step_latency_us") && link.non_negative("step_latency_us");
+  link.in_range("in_switch_reduction_efficiency_fraction", 0.01, 1);
+  if (m.has_in_switch_reduction_efficiency_fraction() && m.name() != "nvlink") {
+    link.error("in_switch_reduction_efficiency_fraction", "applies to nvlink only");
+  }
+  check_source(link);
 }
 
 }  // namespace clustersim

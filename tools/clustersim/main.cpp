@@ -18,6 +18,8 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"catalog", "list GPUs, instances, storage tiers, fabrics or models",
      clustersim::cli::catalog_command},
+    {"collective", "simulate a collective over a range of sizes, printed like nccl-tests",
+     clustersim::cli::collective_command},
     {"plan", "check a scenario and print what it asks: model, job, candidates, configurations",
      clustersim::cli::plan_command},
     {"validate", "check the catalog and scenario files, reporting every problem",

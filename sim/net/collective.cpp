@@ -1,0 +1,186 @@
+// Collective requests: names, checks, the automatic choice of algorithm and dispatch.
+#include "sim/net/collective.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "sim/net/collective_algorithms.h"
+#include "sim/util/number_format.h"
+
+namespace clustersim {
+namespace {
+
+const std::map<std::string, CollectiveOp> kOps = {
+    {"all_reduce", CollectiveOp::kAllReduce}, {"reduce_scatter", CollectiveOp::kReduceScatter},
+    {"all_gather", CollectiveOp::kAllGather}, {"broadcast", CollectiveOp::kBroadcast},
+    {"all_to_all", CollectiveOp::kAllToAll},  {"send_recv", CollectiveOp::kSendRecv}};
+const std::map<std::string, CollectiveAlgorithm> kAlgorithms = {
+    {"auto", CollectiveAlgorithm::kAuto}, {"ring", CollectiveAlgorithm::kRing},
+    {"tree", CollectiveAlgorithm::kTree}, {"hierarchical", CollectiveAlgorithm::kHierarchical},
+    {"nvls", CollectiveAlgorithm::kNvls}, {"direct", CollectiveAlgorithm::kDirect}};
+
+template <class Map, class Value>
+std::string name_of(const Map& map, Value value) {
+  for (const auto& [name, v] : map) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+// Why `algorithm` does not apply to `c`, or "".
+std::string algorithm_problem(const Collective& c, CollectiveAlgorithm algorithm,
+                              const Topology& t) {
+  const bool point_to_point = c.op == CollectiveOp::kAllToAll || c.op == CollectiveOp::kSendRecv;
+  const auto nodes = gpus_by_node(c.gpus, t);
+  const std::string name = collective_algorithm_name(algorithm);
+  switch (algorithm) {
+    case CollectiveAlgorithm::kAuto:
+      return "";
+    case CollectiveAlgorithm::kDirect:
+      return point_to_point ? "" : "direct applies to all_to_all and send_recv";
+    case CollectiveAlgorithm::kRing:
+      return point_to_point ? "ring does not apply to " + collective_op_name(c.op) : "";
+    case CollectiveAlgorithm::kTree:
+    case CollectiveAlgorithm::kHierarchical:
+      if (c.op != CollectiveOp::kAllReduce) return name + " applies to all_reduce only";
+      if (nodes.size() < 2) return name + " needs GPUs on two or more nodes";
+      if (algorithm == CollectiveAlgorithm::kHierarchical) {
+        for (const auto& node : nodes) {
+          if (node.size() != nodes[0].size()) return "hierarchical needs as many GPUs on every node";
+        }
+      }
+      return "";
+    case CollectiveAlgorithm::kNvls:
+      if (c.op != CollectiveOp::kAllReduce) return "nvls applies to all_reduce only";
+      if (t.nvls_capacity() <= 0) {
+        return "nvls needs NVLink SHARP: Hopper GPUs on an NVSwitch, which this instance lacks";
+      }
+      if (nodes.size() != 1) return "nvls works within one node";
+      return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<CollectiveOp> parse_collective_op(const std::string& name) {
+  auto it = kOps.find(name);
+  return it == kOps.end() ? std::nullopt : std::optional(it->second);
+}
+
+std::optional<CollectiveAlgorithm> parse_collective_algorithm(const std::string& name) {
+  auto it = kAlgorithms.find(name);
+  return it == kAlgorithms.end() ? std::nullopt : std::optional(it->second);
+}
+
+std::string collective_op_name(CollectiveOp op) { return name_of(kOps, op); }
+std::string collective_algorithm_name(CollectiveAlgorithm a) { return name_of(kAlgorithms, a); }
+
+double bus_bandwidth_factor(CollectiveOp op, int gpus) {
+  const double n = gpus;
+  switch (op) {
+    case CollectiveOp::kAllReduce: return 2 * (n - 1) / n;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kAllToAll: return (n - 1) / n;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kSendRecv: return 1;
+  }
+  return 1;
+}
+
+std::string collective_problem(const Collective& c, const Topology& t) {
+  if (c.gpus.size() < 2) {
+    return "a collective needs at least two GPUs, got " + std::to_string(c.gpus.size());
+  }
+  if (c.op == CollectiveOp::kSendRecv && c.gpus.size() != 2) {
+    return "send_recv needs exactly two GPUs, sender first";
+  }
+  std::set<int> seen;
+  for (int gpu : c.gpus) {
+    if (gpu < 0 || gpu >= t.gpu_count()) {
+      return "GPU " + std::to_string(gpu) + " is not in the cluster (0.." +
+             std::to_string(t.gpu_count() - 1) + ")";
+    }
+    if (!seen.insert(gpu).second) return "GPU " + std::to_string(gpu) + " appears twice";
+  }
+  if (!(c.bytes > 0)) return "the size must be > 0 bytes, got " + format_number(c.bytes);
+  return algorithm_problem(c, c.algorithm, t);
+}
+
+CollectiveAlgorithm choose_algorithm(const Collective& c, const Topology& t) {
+  if (c.algorithm != CollectiveAlgorithm::kAuto) return c.algorithm;
+  if (c.op == CollectiveOp::kAllToAll || c.op == CollectiveOp::kSendRecv) {
+    return CollectiveAlgorithm::kDirect;
+  }
+  CollectiveAlgorithm best = CollectiveAlgorithm::kRing;
+  Picoseconds best_time = Picoseconds::max();
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
+                                CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls}) {
+    if (!algorithm_problem(c, a, t).empty()) continue;
+    Collective candidate = c;
+    candidate.algorithm = a;
+    const Picoseconds time = collective_time(t, candidate);
+    if (time < best_time) {
+      best_time = time;
+      best = a;
+    }
+  }
+  return best;
+}
+
+void start_collective(Network* network, const Collective& c, std::function<void()> done) {
+  switch (choose_algorithm(c, network->topology())) {
+    case CollectiveAlgorithm::kRing: return start_ring(network, c, std::move(done));
+    case CollectiveAlgorithm::kTree: return start_tree(network, c, std::move(done));
+    case CollectiveAlgorithm::kHierarchical: return start_hierarchical(network, c, std::move(done));
+    case CollectiveAlgorithm::kNvls: return start_nvls(network, c, std::move(done));
+    case CollectiveAlgorithm::kDirect:
+    case CollectiveAlgorithm::kAuto: return start_direct(network, c, std::move(done));
+  }
+}
+
+Picoseconds collective_time(const Topology& topology, const Collective& c) {
+  Simulation sim;
+  Network network(&sim, &topology);
+  Picoseconds end;
+  start_collective(&network, c, [&] { end = sim.now(); });
+  sim.run();
+  return end;
+}
+
+std::function<void()> after_all(int count, std::function<void()> done) {
+  auto remaining = std::make_shared<int>(count);
+  return [remaining, done = std::move(done)] {
+    if (--*remaining == 0) done();
+  };
+}
+
+std::vector<std::vector<int>> gpus_by_node(const std::vector<int>& gpus, const Topology& t) {
+  std::vector<std::vector<int>> nodes;
+  std::map<int, size_t> index_of_node;
+  for (int gpu : gpus) {
+    auto [it, inserted] = index_of_node.emplace(t.node_of(gpu), nodes.size());
+    if (inserted) nodes.emplace_back();
+    nodes[it->second].push_back(gpu);
+  }
+  return nodes;
+}
+
+Picoseconds slowest_step_latency(const std::vector<std::pair<int, int>>& edges,
+                                 const Topology& t) {
+  Picoseconds slowest;
+  for (auto [from, to] : edges) {
+    const StepLatencies& s = t.step_latencies();
+    const LinkKind kind = t.route_kind(from, to);
+    const Picoseconds software = kind == LinkKind::kNetwork  ? s.network
+                                 : kind == LinkKind::kNvlink ? s.nvlink
+                                                             : s.pcie;
+    slowest = std::max(slowest, software + t.route_latency(from, to));
+  }
+  return slowest;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,56 @@
+// Collective operations (all-reduce, reduce-scatter, all-gather, broadcast, all-to-all,
+// send/recv) over any group of GPUs, decomposed into transfers on the Network by an algorithm:
+// ring, double binary tree, hierarchical (NVLink inside nodes + network across), NVLink SHARP,
+// or direct. kAuto picks what NCCL's tuner would: the fastest for this size and topology.
+//
+// Sizes follow nccl-tests: `bytes` is the per-GPU buffer of all-reduce and broadcast, the total
+// (all ranks) buffer of all-gather and reduce-scatter, the per-GPU send buffer of all-to-all.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/net/network.h"
+
+namespace clustersim {
+
+enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kAllToAll, kSendRecv };
+enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kDirect };
+
+struct Collective {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::vector<int> gpus;  // global GPU indices; broadcast's root and send/recv's sender first
+  double bytes = 0;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+};
+
+// Names as users type them: "all_reduce", ..., "send_recv"; "auto", "ring", "tree",
+// "hierarchical", "nvls", "direct".
+std::optional<CollectiveOp> parse_collective_op(const std::string& name);
+std::optional<CollectiveAlgorithm> parse_collective_algorithm(const std::string& name);
+std::string collective_op_name(CollectiveOp op);
+std::string collective_algorithm_name(CollectiveAlgorithm algorithm);
+
+// nccl-tests' bus bandwidth factor: busbw = algbw x factor (2(n-1)/n for all-reduce, ...).
+double bus_bandwidth_factor(CollectiveOp op, int gpus);
+
+// Why `c` cannot run on `topology`, or "" when it can: fewer than two GPUs, a GPU repeated or not
+// in the topology, a size <= 0, an algorithm that does not apply (NVLS without NVLink SHARP, tree
+// or hierarchical within one node, ...).
+std::string collective_problem(const Collective& c, const Topology& topology);
+
+// The algorithm kAuto stands for: each applicable one is simulated alone on an idle copy of the
+// network and the fastest wins (ties to the first of ring, tree, hierarchical, NVLS).
+// Requires: collective_problem(c) is "".
+CollectiveAlgorithm choose_algorithm(const Collective& c, const Topology& topology);
+
+// Starts `c` on `network` now; `done` runs when every GPU has its result.
+// Requires: collective_problem(c, network->topology()) is "".
+void start_collective(Network* network, const Collective& c, std::function<void()> done);
+
+// Convenience: simulates `c` alone on an idle network of `topology` and returns its duration.
+Picoseconds collective_time(const Topology& topology, const Collective& c);
+
+}  // namespace clustersim

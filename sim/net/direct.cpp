@@ -1,0 +1,25 @@
+// Point-to-point collectives: send/recv is one transfer; all-to-all sends S/n from every GPU to
+// every other at once, each pair its own transfer sharing the links max-min fairly.
+#include "sim/net/collective_algorithms.h"
+
+namespace clustersim {
+
+void start_direct(Network* network, const Collective& c, std::function<void()> done) {
+  const Topology& t = network->topology();
+  if (c.op == CollectiveOp::kSendRecv) {
+    const int from = c.gpus[0], to = c.gpus[1];
+    network->start_transfer(from, to, c.bytes, slowest_step_latency({{from, to}}, t),
+                            std::move(done));
+    return;
+  }
+  const auto n = static_cast<int>(c.gpus.size());
+  auto all = after_all(n * (n - 1), std::move(done));
+  for (int from : c.gpus) {
+    for (int to : c.gpus) {
+      if (from == to) continue;
+      network->start_transfer(from, to, c.bytes / n, slowest_step_latency({{from, to}}, t), all);
+    }
+  }
+}
+
+}  // namespace clustersim

@@ -1,0 +1,52 @@
+// A topology's links as shared capacities on the engine, and transfers between GPUs along their
+// routes. Counts the bytes each GPU sends and receives, so collectives can be checked for
+// conservation.
+//
+// Not thread-safe; one per simulation. The simulation and topology must outlive it.
+#pragma once
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "sim/engine/shared_bandwidth.h"
+#include "sim/engine/simulation.h"
+#include "sim/net/topology.h"
+
+namespace clustersim {
+
+class Network {
+ public:
+  Network(Simulation* sim, const Topology* topology);
+
+  // Moves `bytes_per_edge` over every (from GPU, to GPU) edge at one common rate, starting after
+  // `latency`: the pace of a pipelined ring or tree, which its most loaded link sets. Calls `done`
+  // when all has arrived. Requires: from != to on every edge.
+  void start_coupled(const std::vector<std::pair<int, int>>& edges, double bytes_per_edge,
+                     Picoseconds latency, std::function<void()> done);
+  // One transfer from GPU `from` to GPU `to`.
+  void start_transfer(int from, int to, double bytes, Picoseconds latency,
+                      std::function<void()> done) {
+    start_coupled({{from, to}}, bytes, latency, std::move(done));
+  }
+  // Moves `bytes` over explicit links (each counted `multiplicity` times), for traffic that is
+  // not GPU-to-GPU (e.g. to an NVSwitch that reduces in the switch).
+  void start_on_links(std::vector<MaxMinFair::Use> uses, double bytes, Picoseconds latency,
+                      std::function<void()> done);
+  // Books bytes that start_on_links moved on behalf of `gpu`.
+  void count_bytes(int gpu, double sent, double received);
+
+  const std::vector<double>& bytes_sent() const { return sent_; }
+  const std::vector<double>& bytes_received() const { return received_; }
+  const Topology& topology() const { return *topology_; }
+  Simulation& simulation() { return *sim_; }
+
+ private:
+  Simulation* sim_;
+  const Topology* topology_;
+  SharedBandwidth links_;
+  std::vector<double> sent_;
+  std::vector<double> received_;
+};
+
+}  // namespace clustersim

@@ -1,0 +1,35 @@
+// NVLink SHARP (NVLS) all-reduce inside one node: the NVSwitch reduces. Each GPU sends its whole
+// buffer S into the switch and its reduced shard S/n back for multicast, and receives S/n + S, so
+// every GPU link carries S(1 + 1/n) each way at the in-switch-reduction efficiency:
+// algbw = line rate x efficiency / (1 + 1/n). Latency is taken equal to the ring's (no separate
+// measurement), so the automatic choice between them is made on bandwidth.
+#include "sim/net/collective_algorithms.h"
+
+namespace clustersim {
+
+void start_nvls(Network* network, const Collective& c, std::function<void()> done) {
+  const Topology& t = network->topology();
+  const auto n = static_cast<double>(c.gpus.size());
+  std::vector<MaxMinFair::Use> uses;
+  std::vector<std::pair<int, int>> ring_edges;
+  double link_capacity = 0;
+  for (size_t i = 0; i < c.gpus.size(); ++i) {
+    const int gpu = c.gpus[i], next = c.gpus[(i + 1) % c.gpus.size()];
+    // route(gpu, next) is gpu -> NVSwitch -> next: its first link is gpu's uplink and the
+    // downlink of `next`, which is covered when `next` takes its turn.
+    const std::vector<int32_t>& route = t.route(gpu, next);
+    uses.push_back({route[0], 1});
+    uses.push_back({route[1], 1});
+    link_capacity = t.links()[route[0]].capacity_bytes_per_s;
+    ring_edges.emplace_back(gpu, next);
+    network->count_bytes(gpu, c.bytes * (1 + 1 / n), c.bytes * (1 + 1 / n));
+  }
+  // The links carry ring-efficiency capacity; scale the bytes so that the time is the bytes over
+  // the NVLS capacity instead.
+  const double bytes = c.bytes * (1 + 1 / n) * link_capacity / t.nvls_capacity();
+  const Picoseconds latency(2 * (static_cast<int64_t>(n) - 1) *
+                            slowest_step_latency(ring_edges, t).count());
+  network->start_on_links(std::move(uses), bytes, latency, std::move(done));
+}
+
+}  // namespace clustersim

@@ -1,0 +1,61 @@
+// Ring all-reduce, reduce-scatter and all-gather, and the pipelined chain of broadcast.
+//
+// A ring of n GPUs moves, over each of its n edges, 2(n-1)/n of the buffer for all-reduce and
+// (n-1)/n for reduce-scatter and all-gather, in 2(n-1) or n-1 steps. NCCL pipelines the steps,
+// so every edge is busy at the pace of the slowest: the ring is one coupled transfer, and its
+// time is 2(n-1)/n x S / B + 2(n-1) x step latency on an idle ring of bandwidth B (the closed form
+// the tests check). Across nodes the data is split over one ring per GPU of a node (NCCL's
+// channels); channel c enters every node at its c-th GPU, so each channel crosses the network
+// through a different NIC.
+#include <algorithm>
+
+#include "sim/net/collective_algorithms.h"
+
+namespace clustersim {
+namespace {
+
+// The ring order of channel `channel`: nodes in order, each node's GPUs rotated by `channel`.
+std::vector<int> channel_order(const std::vector<std::vector<int>>& nodes, int channel) {
+  std::vector<int> order;
+  for (const auto& node : nodes) {
+    const size_t shift = static_cast<size_t>(channel) % node.size();
+    order.insert(order.end(), node.begin() + static_cast<std::ptrdiff_t>(shift), node.end());
+    order.insert(order.end(), node.begin(), node.begin() + static_cast<std::ptrdiff_t>(shift));
+  }
+  return order;
+}
+
+}  // namespace
+
+void start_ring(Network* network, const Collective& c, std::function<void()> done) {
+  const Topology& t = network->topology();
+  const auto nodes = gpus_by_node(c.gpus, t);
+  const auto n = static_cast<double>(c.gpus.size());
+  int channels = 1;
+  if (nodes.size() > 1) {
+    channels = static_cast<int>(nodes[0].size());
+    for (const auto& node : nodes) channels = std::min(channels, static_cast<int>(node.size()));
+  }
+  const bool chain = c.op == CollectiveOp::kBroadcast;
+  double per_edge = c.bytes;  // broadcast: the whole buffer down the chain
+  int steps = static_cast<int>(n) - 1;
+  if (c.op == CollectiveOp::kAllReduce) {
+    per_edge = 2 * (n - 1) / n * c.bytes;
+    steps = 2 * (static_cast<int>(n) - 1);
+  } else if (c.op != CollectiveOp::kBroadcast) {
+    per_edge = (n - 1) / n * c.bytes;
+  }
+  auto channel_done = after_all(channels, std::move(done));
+  for (int channel = 0; channel < channels; ++channel) {
+    std::vector<int> order = channel_order(nodes, channel);
+    if (chain) std::rotate(order.begin(), std::find(order.begin(), order.end(), c.gpus[0]), order.end());
+    std::vector<std::pair<int, int>> edges;
+    for (size_t i = 0; i + 1 < order.size(); ++i) edges.emplace_back(order[i], order[i + 1]);
+    if (!chain) edges.emplace_back(order.back(), order.front());
+    const Picoseconds step = slowest_step_latency(edges, t);
+    network->start_coupled(edges, per_edge / channels, Picoseconds(step.count() * steps),
+                           channel_done);
+  }
+}
+
+}  // namespace clustersim

@@ -1,0 +1,187 @@
+// Construction of cluster graphs from instance types and fabrics.
+#include "sim/net/topology_builder.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "sim/util/number_format.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+struct LinkClasses {
+  const s::LinkClass* nvlink = nullptr;
+  const s::LinkClass* pcie = nullptr;
+  const s::LinkClass* network = nullptr;
+};
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+const s::LinkClass* find_link_class(const Catalog& catalog, const std::string& name,
+                                    std::string* error) {
+  const CatalogEntry<s::LinkClass>* entry = catalog.link_classes().find(name);
+  if (entry == nullptr && error->empty()) {
+    *error = "the catalog has no link_class \"" + name + "\"";
+  }
+  return entry ? entry->value : nullptr;
+}
+
+// Everything the builder needs, checked; `error` explains the first thing missing.
+struct Inputs {
+  const s::InstanceType* instance;
+  const s::Gpu* gpu;
+  int gpus_per_node;
+  LinkClasses classes;
+  double nic_bytes_per_s = 0;  // per NIC vertex
+  int nics = 0;                // NIC vertices per node
+  double oversubscription = 1;
+};
+
+std::string check_inputs(const ClusterSpec& spec, const Catalog& catalog, Inputs* in) {
+  std::string error;
+  if (spec.instance == nullptr) return "no instance type";
+  in->instance = spec.instance;
+  in->gpu = &catalog.gpu_of(*spec.instance);
+  if (spec.nodes < 1) return "nodes must be >= 1, got " + std::to_string(spec.nodes);
+  const int available = spec.instance->gpu_count();
+  in->gpus_per_node = spec.gpus_per_node == 0 ? available : spec.gpus_per_node;
+  if (in->gpus_per_node < 1 || in->gpus_per_node > available) {
+    return "gpus per node must be in [1, " + std::to_string(available) + "] for " +
+           spec.instance->name() + ", got " + std::to_string(in->gpus_per_node);
+  }
+  const s::GpuInterconnect intra = spec.instance->gpu_interconnect();
+  const bool nvlink_node = intra == s::NVSWITCH || intra == s::NVLINK_HYBRID_CUBE_MESH ||
+                           intra == s::NVLINK_BRIDGE_PAIRS;
+  if (nvlink_node) in->classes.nvlink = find_link_class(catalog, "nvlink", &error);
+  const bool needs_pcie = spec.nodes > 1 || intra == s::PCIE_ONLY ||
+                          (intra == s::NVLINK_BRIDGE_PAIRS && in->gpus_per_node > 2);
+  if (needs_pcie) {
+    in->classes.pcie = find_link_class(catalog, "pcie", &error);
+    if (!in->gpu->has_pcie()) {
+      return "GPU \"" + in->gpu->name() + "\" has no pcie link in the catalog, needed for " +
+             (spec.nodes > 1 ? "its NICs" : "GPU-to-GPU traffic");
+    }
+  }
+  if (spec.nodes > 1) {
+    const s::NodeNetwork& net = spec.instance->network();
+    in->classes.network = find_link_class(catalog, lower(s::NetworkKind_Name(net.kind())), &error);
+    if (!net.has_total_gbit_per_s()) {
+      return spec.instance->name() + " has no network.total_gbit_per_s in the catalog";
+    }
+    in->nics = std::min(net.has_nic_count() ? net.nic_count() : 1, in->gpus_per_node);
+    in->nic_bytes_per_s = net.total_gbit_per_s() * 1e9 / kBitsPerByte / in->nics;
+    if (in->nics < 1) in->nics = 1;
+  }
+  if (spec.fabric && spec.fabric->has_oversubscription_ratio()) {
+    in->oversubscription = spec.fabric->oversubscription_ratio();
+  }
+  if (spec.oversubscription_override != 0) in->oversubscription = spec.oversubscription_override;
+  if (!(in->oversubscription >= 1)) {
+    return "oversubscription must be >= 1, got " + format_number(in->oversubscription);
+  }
+  return error;
+}
+
+Picoseconds us(double microseconds) { return Picoseconds::from_microseconds(microseconds); }
+
+// GPUs, NVLink and PCIe of one node; returns the node's NIC vertices.
+std::vector<int32_t> build_node(Topology* t, const Inputs& in, int node, bool multi_node) {
+  const int g = in.gpus_per_node;
+  const s::GpuInterconnect intra = in.instance->gpu_interconnect();
+  const int32_t first_gpu = node * g;  // GPU vertices come first: vertex id == global GPU index
+  if (in.classes.nvlink) {
+    const double nvlink = in.gpu->nvlink().per_direction_gb_per_s() * kBytesPerGigabyte *
+                          in.classes.nvlink->efficiency_fraction();
+    if (intra == s::NVLINK_BRIDGE_PAIRS) {
+      for (int i = 0; i + 1 < g; i += 2) {
+        t->add_link(first_gpu + i, first_gpu + i + 1, nvlink, {}, {}, LinkKind::kNvlink);
+      }
+    } else {
+      const int32_t nvswitch = t->add_vertex({VertexKind::kNvSwitch, node, 0});
+      for (int i = 0; i < g; ++i) t->add_link(first_gpu + i, nvswitch, nvlink, {}, {}, LinkKind::kNvlink);
+    }
+  }
+  if (!in.classes.pcie) return {};
+  const double pcie = in.gpu->pcie().per_direction_gb_per_s() * kBytesPerGigabyte *
+                      in.classes.pcie->efficiency_fraction();
+  const bool switch_per_nic = intra == s::NVSWITCH || intra == s::NVLINK_HYBRID_CUBE_MESH;
+  const int groups = switch_per_nic && multi_node ? in.nics : 1;
+  std::vector<int32_t> pcie_switches;
+  for (int k = 0; k < groups; ++k) {
+    pcie_switches.push_back(t->add_vertex({VertexKind::kPcieSwitch, node, k}));
+  }
+  for (int i = 0; i < g; ++i) {
+    t->add_link(first_gpu + i, pcie_switches[i * groups / g], pcie, {}, {}, LinkKind::kPcie);
+  }
+  std::vector<int32_t> nics;
+  for (int k = 0; k < (multi_node ? in.nics : 0); ++k) {
+    nics.push_back(t->add_vertex({VertexKind::kNic, node, k}));
+    const double nic = in.nic_bytes_per_s * in.classes.network->efficiency_fraction();
+    t->add_link(pcie_switches[k * groups / in.nics], nics.back(), std::min(nic, pcie), {}, {},
+                LinkKind::kPcie);
+  }
+  return nics;
+}
+
+// Leaf (and spine) switches joining the nodes' NICs.
+void build_fabric(Topology* t, const Inputs& in, const s::Fabric* fabric,
+                  const std::vector<std::vector<int32_t>>& nics_of_node) {
+  const double nic = in.nic_bytes_per_s * in.classes.network->efficiency_fraction();
+  const double nic_us = fabric ? fabric->nic_latency_us() : 0;
+  const double hop_us = fabric ? fabric->switch_hop_latency_us() : 0;
+  const s::FabricTopology kind = fabric ? fabric->topology() : s::SINGLE_SWITCH;
+  const int nodes = static_cast<int>(nics_of_node.size());
+  const int per_leaf = kind == s::SINGLE_SWITCH ? nodes : fabric->nodes_per_leaf();
+  const int groups = (nodes + per_leaf - 1) / per_leaf;
+  const int rails = kind == s::RAIL_OPTIMIZED ? in.nics : 1;
+  std::vector<int32_t> leaves;  // leaf of (group, rail) at group * rails + rail
+  for (int i = 0; i < groups * rails; ++i) leaves.push_back(t->add_vertex({VertexKind::kLeafSwitch, -1, i}));
+  for (int n = 0; n < nodes; ++n) {
+    for (int k = 0; k < in.nics; ++k) {
+      const int32_t leaf = leaves[(n / per_leaf) * rails + (kind == s::RAIL_OPTIMIZED ? k : 0)];
+      t->add_link(nics_of_node[n][k], leaf, nic, us(nic_us), us(hop_us + nic_us), LinkKind::kNetwork);
+    }
+  }
+  if (leaves.size() < 2) return;
+  const int32_t spine = t->add_vertex({VertexKind::kSpineSwitch, -1, 0});
+  const int nics_per_leaf = per_leaf * in.nics / rails;
+  const double uplink = nics_per_leaf * nic / in.oversubscription;
+  for (int32_t leaf : leaves) t->add_link(leaf, spine, uplink, us(hop_us), us(hop_us), LinkKind::kNetwork);
+}
+
+}  // namespace
+
+TopologyOrError build_topology(const ClusterSpec& spec, const Catalog& catalog) {
+  Inputs in{};
+  std::string error = check_inputs(spec, catalog, &in);
+  if (!error.empty()) return {nullptr, error};
+  auto t = std::make_unique<Topology>(spec.nodes, in.gpus_per_node);
+  for (int n = 0; n < spec.nodes; ++n) {
+    for (int i = 0; i < in.gpus_per_node; ++i) t->add_vertex({VertexKind::kGpu, n, i});
+  }
+  std::vector<std::vector<int32_t>> nics_of_node;
+  for (int n = 0; n < spec.nodes; ++n) nics_of_node.push_back(build_node(t.get(), in, n, spec.nodes > 1));
+  if (spec.nodes > 1) build_fabric(t.get(), in, spec.fabric, nics_of_node);
+
+  StepLatencies latencies;
+  if (in.classes.nvlink) latencies.nvlink = us(in.classes.nvlink->step_latency_us());
+  if (in.classes.pcie) latencies.pcie = us(in.classes.pcie->step_latency_us());
+  if (in.classes.network) latencies.network = us(in.classes.network->step_latency_us());
+  t->set_step_latencies(latencies);
+  // NVLink SHARP needs NVSwitch with in-switch reduction (third-generation NVSwitch, Hopper).
+  if (in.classes.nvlink && spec.instance->gpu_interconnect() == s::NVSWITCH &&
+      in.gpu->architecture() == "Hopper" &&
+      in.classes.nvlink->has_in_switch_reduction_efficiency_fraction()) {
+    t->set_nvls_capable(in.gpu->nvlink().per_direction_gb_per_s() * kBytesPerGigabyte *
+                        in.classes.nvlink->in_switch_reduction_efficiency_fraction());
+  }
+  return {std::move(t), ""};
+}
+
+}  // namespace clustersim

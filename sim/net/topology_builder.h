@@ -1,0 +1,37 @@
+// Builds a cluster's Topology from catalog entries: an instance type (its GPUs, how they are
+// joined inside the node, its NICs), a fabric between nodes, and the link classes' efficiencies.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sim/io/catalog.h"
+#include "sim/net/topology.h"
+
+namespace clustersim {
+
+struct ClusterSpec {
+  const schema::InstanceType* instance = nullptr;
+  int nodes = 1;
+  int gpus_per_node = 0;                   // 0: all of the instance's GPUs
+  const schema::Fabric* fabric = nullptr;  // null: every NIC on one non-blocking switch
+  double oversubscription_override = 0;    // > 0 replaces the fabric's ratio
+};
+
+struct TopologyOrError {
+  std::unique_ptr<Topology> topology;
+  std::string error;  // non-empty when topology is null: what is wrong with the request
+};
+
+// Requires: `catalog` loaded without errors and outlives nothing (the topology copies numbers).
+//
+// Inside a node: NVSWITCH (and, approximated as a switch with each GPU's total NVLink bandwidth,
+// NVLINK_HYBRID_CUBE_MESH) joins every GPU to one NVSwitch vertex; NVLINK_BRIDGE_PAIRS adds an
+// NVLink between GPUs 2k and 2k+1; every GPU also has its PCIe link. NVSwitch nodes have one PCIe
+// switch per NIC group (GPU-to-NIC affinity: GPU i uses group i*K/g of K = min(NICs, GPUs));
+// other nodes have one host bridge for all GPUs and NICs.
+// Between nodes: SINGLE_SWITCH, CLOS (leaves of nodes_per_leaf nodes, uplinks = downlinks /
+// oversubscription to an aggregated spine) or RAIL_OPTIMIZED (NIC k of each node on rail leaf k).
+TopologyOrError build_topology(const ClusterSpec& spec, const Catalog& catalog);
+
+}  // namespace clustersim
