@@ -48,7 +48,8 @@ std::string algorithm_problem(const Collective& c, CollectiveAlgorithm algorithm
       if (nodes.size() < 2) return name + " needs GPUs on two or more nodes";
       if (algorithm == CollectiveAlgorithm::kHierarchical) {
         for (const auto& node : nodes) {
-          if (node.size() != nodes[0].size()) return "hierarchical needs as many GPUs on every node";
+          if (node.size() != nodes[0].size())
+            return "hierarchical needs as many GPUs on every node";
         }
       }
       return "";
@@ -81,12 +82,15 @@ std::string collective_algorithm_name(CollectiveAlgorithm a) { return name_of(kA
 double bus_bandwidth_factor(CollectiveOp op, int gpus) {
   const double n = gpus;
   switch (op) {
-    case CollectiveOp::kAllReduce: return 2 * (n - 1) / n;
+    case CollectiveOp::kAllReduce:
+      return 2 * (n - 1) / n;
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather:
-    case CollectiveOp::kAllToAll: return (n - 1) / n;
+    case CollectiveOp::kAllToAll:
+      return (n - 1) / n;
     case CollectiveOp::kBroadcast:
-    case CollectiveOp::kSendRecv: return 1;
+    case CollectiveOp::kSendRecv:
+      return 1;
   }
   return 1;
 }
@@ -133,12 +137,17 @@ CollectiveAlgorithm choose_algorithm(const Collective& c, const Topology& t) {
 
 void start_collective(Network* network, const Collective& c, std::function<void()> done) {
   switch (choose_algorithm(c, network->topology())) {
-    case CollectiveAlgorithm::kRing: return start_ring(network, c, std::move(done));
-    case CollectiveAlgorithm::kTree: return start_tree(network, c, std::move(done));
-    case CollectiveAlgorithm::kHierarchical: return start_hierarchical(network, c, std::move(done));
-    case CollectiveAlgorithm::kNvls: return start_nvls(network, c, std::move(done));
+    case CollectiveAlgorithm::kRing:
+      return start_ring(network, c, std::move(done));
+    case CollectiveAlgorithm::kTree:
+      return start_tree(network, c, std::move(done));
+    case CollectiveAlgorithm::kHierarchical:
+      return start_hierarchical(network, c, std::move(done));
+    case CollectiveAlgorithm::kNvls:
+      return start_nvls(network, c, std::move(done));
     case CollectiveAlgorithm::kDirect:
-    case CollectiveAlgorithm::kAuto: return start_direct(network, c, std::move(done));
+    case CollectiveAlgorithm::kAuto:
+      return start_direct(network, c, std::move(done));
   }
 }
 
@@ -169,8 +178,7 @@ std::vector<std::vector<int>> gpus_by_node(const std::vector<int>& gpus, const T
   return nodes;
 }
 
-Picoseconds slowest_step_latency(const std::vector<std::pair<int, int>>& edges,
-                                 const Topology& t) {
+Picoseconds slowest_step_latency(const std::vector<std::pair<int, int>>& edges, const Topology& t) {
   Picoseconds slowest;
   for (auto [from, to] : edges) {
     const StepLatencies& s = t.step_latencies();

@@ -16,7 +16,14 @@
 
 namespace clustersim {
 
-enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kAllToAll, kSendRecv };
+enum class CollectiveOp {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kAllToAll,
+  kSendRecv
+};
 enum class CollectiveAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kDirect };
 
 struct Collective {

@@ -48,7 +48,8 @@ void start_ring(Network* network, const Collective& c, std::function<void()> don
   auto channel_done = after_all(channels, std::move(done));
   for (int channel = 0; channel < channels; ++channel) {
     std::vector<int> order = channel_order(nodes, channel);
-    if (chain) std::rotate(order.begin(), std::find(order.begin(), order.end(), c.gpus[0]), order.end());
+    if (chain)
+      std::rotate(order.begin(), std::find(order.begin(), order.end(), c.gpus[0]), order.end());
     std::vector<std::pair<int, int>> edges;
     for (size_t i = 0; i + 1 < order.size(); ++i) edges.emplace_back(order[i], order[i + 1]);
     if (!chain) edges.emplace_back(order.back(), order.front());

@@ -2,7 +2,6 @@
 #include "sim/net/topology.h"
 
 #include <algorithm>
-#include <limits>
 #include <queue>
 
 #include "sim/util/check.h"
@@ -24,17 +23,38 @@ uint64_t pair_hash(uint64_t a, uint64_t b) {
 }  // namespace
 
 int32_t Topology::add_vertex(VertexInfo info) {
-  return static_cast<int32_t>(boost::add_vertex(info, graph_));
+  const auto v = static_cast<int32_t>(boost::add_vertex(info, graph_));
+  local_index_.push_back(-1);
+  if (info.node >= 0) {
+    if (vertices_of_node_.size() <= static_cast<size_t>(info.node)) {
+      vertices_of_node_.resize(info.node + 1);
+    }
+    local_index_[v] = static_cast<int32_t>(vertices_of_node_[info.node].size());
+    vertices_of_node_[info.node].push_back(v);
+  }
+  if (info.kind == VertexKind::kNic) {
+    if (nics_of_node_.size() <= static_cast<size_t>(info.node)) nics_of_node_.resize(info.node + 1);
+    nics_of_node_[info.node].push_back(v);
+  }
+  return v;
 }
 
-void Topology::add_link(int32_t a, int32_t b, double capacity_bytes_per_s,
-                        Picoseconds a_to_b_latency, Picoseconds b_to_a_latency, LinkKind kind) {
+int32_t Topology::add_link(int32_t a, int32_t b, double capacity_bytes_per_s,
+                           Picoseconds a_to_b_latency, Picoseconds b_to_a_latency, LinkKind kind) {
   CLUSTERSIM_CHECK(capacity_bytes_per_s > 0, "a link needs a positive capacity");
-  for (auto [from, to, latency] : {std::tuple{a, b, a_to_b_latency}, std::tuple{b, a, b_to_a_latency}}) {
+  const auto first = static_cast<int32_t>(links_.size());
+  for (auto [from, to, latency] :
+       {std::tuple{a, b, a_to_b_latency}, std::tuple{b, a, b_to_a_latency}}) {
     const auto id = static_cast<int32_t>(links_.size());
     links_.push_back({from, to, capacity_bytes_per_s, latency, kind});
     boost::add_edge(from, to, id, graph_);
   }
+  return first;
+}
+
+void Topology::set_nic_uplink(int32_t nic, int32_t nic_to_leaf) { nic_uplink_[nic] = nic_to_leaf; }
+void Topology::set_leaf_uplink(int32_t leaf, int32_t leaf_to_spine) {
+  leaf_uplink_[leaf] = leaf_to_spine;
 }
 
 int32_t Topology::link_cost(int32_t link) const {
@@ -42,45 +62,75 @@ int32_t Topology::link_cost(int32_t link) const {
   return links_[link].kind == LinkKind::kPcie ? 2 : 1;
 }
 
-std::vector<int32_t> Topology::shortest_path(int32_t from, int32_t to) const {
-  // Dijkstra from `to` (links are symmetric, so cost to `to` equals cost from it), stopping once
-  // `from` is settled: every vertex on a cheapest route from `from` is settled by then.
-  const size_t n = boost::num_vertices(graph_);
-  std::vector<int32_t> cost(n, std::numeric_limits<int32_t>::max());
+const Topology::LocalTree& Topology::local_tree(int32_t source) const {
+  auto it = local_trees_.find(source);
+  if (it != local_trees_.end()) return it->second;
+  // Dijkstra over the vertices of the source's node only.
+  const int32_t node = graph_[source].node;
+  const size_t n = vertices_of_node_[node].size();
+  LocalTree tree{std::vector<int32_t>(n, -1), std::vector<int32_t>(n, -1)};
   using Item = std::pair<int32_t, int32_t>;  // (cost, vertex): ties settle by vertex number
   std::priority_queue<Item, std::vector<Item>, std::greater<>> frontier;
-  cost[to] = 0;
-  frontier.push({0, to});
+  tree.cost[local_index_[source]] = 0;
+  frontier.push({0, source});
   while (!frontier.empty()) {
     const auto [c, v] = frontier.top();
     frontier.pop();
-    if (c != cost[v]) continue;
-    if (v == from) break;
+    if (c != tree.cost[local_index_[v]]) continue;
     for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
       const auto w = static_cast<int32_t>(boost::target(*e, graph_));
+      if (graph_[w].node != node) continue;
       const int32_t through = c + link_cost(graph_[*e]);
-      if (through < cost[w]) {
-        cost[w] = through;
+      int32_t& cost = tree.cost[local_index_[w]];
+      if (cost < 0 || through < cost) {
+        cost = through;
+        tree.parent_link[local_index_[w]] = graph_[*e];
         frontier.push({through, w});
       }
     }
   }
-  CLUSTERSIM_CHECK(cost[from] != std::numeric_limits<int32_t>::max(), "the topology is not connected");
+  return local_trees_.emplace(source, std::move(tree)).first->second;
+}
+
+std::vector<int32_t> Topology::local_path(const LocalTree& tree, int32_t target) const {
   std::vector<int32_t> path;
-  const uint64_t hash = pair_hash(static_cast<uint64_t>(from), static_cast<uint64_t>(to));
-  for (int32_t v = from; v != to;) {
-    std::vector<int32_t> onward;  // links on a cheapest route, in edge order
-    for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
-      const auto w = static_cast<int32_t>(boost::target(*e, graph_));
-      if (cost[w] != std::numeric_limits<int32_t>::max() &&
-          cost[w] + link_cost(graph_[*e]) == cost[v]) {
-        onward.push_back(graph_[*e]);
-      }
-    }
-    const int32_t link = onward[hash % onward.size()];
-    path.push_back(link);
-    v = links_[link].to;
+  for (int32_t v = target; tree.parent_link[local_index_[v]] >= 0;
+       v = links_[tree.parent_link[local_index_[v]]].from) {
+    path.push_back(tree.parent_link[local_index_[v]]);
   }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::vector<int32_t> Topology::fabric_path(int32_t nic_a, int32_t nic_b) const {
+  const int32_t up_a = nic_uplink_.at(nic_a), up_b = nic_uplink_.at(nic_b);
+  const int32_t leaf_a = links_[up_a].to, leaf_b = links_[up_b].to;
+  if (leaf_a == leaf_b) return {up_a, up_b + 1};
+  const int32_t spine_up = leaf_uplink_.at(leaf_a), spine_down = leaf_uplink_.at(leaf_b) + 1;
+  return {up_a, spine_up, spine_down, up_b + 1};
+}
+
+std::vector<int32_t> Topology::route_between_nodes(int from, int to) const {
+  const LocalTree& source = local_tree(gpu_vertex(from));
+  struct Choice {
+    int32_t cost, nic_a, nic_b;
+  };
+  std::vector<Choice> cheapest;
+  for (int32_t a : nics_of_node_[node_of(from)]) {
+    for (int32_t b : nics_of_node_[node_of(to)]) {
+      const int32_t fabric = links_[nic_uplink_.at(a)].to == links_[nic_uplink_.at(b)].to ? 2 : 4;
+      const int32_t cost =
+          source.cost[local_index_[a]] + fabric + local_tree(b).cost[local_index_[gpu_vertex(to)]];
+      if (!cheapest.empty() && cost > cheapest[0].cost) continue;
+      if (!cheapest.empty() && cost < cheapest[0].cost) cheapest.clear();
+      cheapest.push_back({cost, a, b});
+    }
+  }
+  CLUSTERSIM_CHECK(!cheapest.empty(), "nodes without NICs cannot reach each other");
+  const Choice& pick = cheapest[pair_hash(from, to) % cheapest.size()];
+  std::vector<int32_t> path = local_path(source, pick.nic_a);
+  for (int32_t link : fabric_path(pick.nic_a, pick.nic_b)) path.push_back(link);
+  for (int32_t link : local_path(local_tree(pick.nic_b), gpu_vertex(to))) path.push_back(link);
   return path;
 }
 
@@ -88,7 +138,10 @@ const std::vector<int32_t>& Topology::route(int from, int to) const {
   const uint64_t key = (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to);
   auto it = routes_.find(key);
   if (it == routes_.end()) {
-    it = routes_.emplace(key, shortest_path(gpu_vertex(from), gpu_vertex(to))).first;
+    std::vector<int32_t> path = node_of(from) == node_of(to)
+                                    ? local_path(local_tree(gpu_vertex(from)), gpu_vertex(to))
+                                    : route_between_nodes(from, to);
+    it = routes_.emplace(key, std::move(path)).first;
   }
   return it->second;
 }

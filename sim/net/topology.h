@@ -4,12 +4,20 @@
 // (a hop costs 1, a PCIe hop 2, so GPUs talk over NVLink when they can, as NCCL does), with a
 // deterministic choice among equal ones (ECMP by a hash of the endpoints).
 //
+// Routing uses the hierarchy instead of searching the whole graph: a node reaches the fabric only
+// through its NICs, and no cheapest route between two GPUs passes through a third node (NIC-PCIe-
+// NIC costs more than any leaf or spine detour). So a route between nodes is the cheapest of
+// (inside the source node to NIC a) + (NIC a, its leaf, the spine if the leaves differ, the leaf
+// of NIC b, NIC b) + (NIC b to the GPU inside the destination node), over the NIC pairs; and a
+// route inside a node never leaves it. Searches run on one node's few vertices and are cached, so
+// a route costs O(NICs per node squared). The tests check every route against a search of the
+// whole graph.
+//
 // Built by topology_builder.h. Not thread-safe (routes are cached on first use); each simulation
 // owns its topology.
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
-
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -52,16 +60,25 @@ class Topology {
 
   // Building (topology_builder.cpp). add_link adds both directions.
   int32_t add_vertex(VertexInfo info);
-  void add_link(int32_t a, int32_t b, double capacity_bytes_per_s, Picoseconds a_to_b_latency,
-                Picoseconds b_to_a_latency, LinkKind kind);
+  // Adds both directions; returns the id of a -> b (b -> a is that id + 1).
+  int32_t add_link(int32_t a, int32_t b, double capacity_bytes_per_s, Picoseconds a_to_b_latency,
+                   Picoseconds b_to_a_latency, LinkKind kind);
+  // Declares the fabric: `nic_to_leaf` is the link id from a NIC to its leaf switch (made by
+  // add_link, so the way back is id + 1), likewise `leaf_to_spine` for a leaf.
+  void set_nic_uplink(int32_t nic, int32_t nic_to_leaf);
+  void set_leaf_uplink(int32_t leaf, int32_t leaf_to_spine);
   void set_step_latencies(StepLatencies latencies) { step_latencies_ = latencies; }
-  void set_nvls_capable(double nvls_capacity_bytes_per_s) { nvls_capacity_ = nvls_capacity_bytes_per_s; }
+  void set_nvls_capable(double nvls_capacity_bytes_per_s) {
+    nvls_capacity_ = nvls_capacity_bytes_per_s;
+  }
 
   int nodes() const { return nodes_; }
   int gpus_per_node() const { return gpus_per_node_; }
   int gpu_count() const { return nodes_ * gpus_per_node_; }
   int node_of(int gpu) const { return gpu / gpus_per_node_; }
   int32_t gpu_vertex(int gpu) const { return gpu; }  // GPUs are added first, in order
+  // Cost of a link for routing: 1, or 2 for PCIe.
+  int32_t link_cost(int32_t link) const;
 
   const Graph& graph() const { return graph_; }
   const std::vector<LinkInfo>& links() const { return links_; }
@@ -70,7 +87,7 @@ class Topology {
   double nvls_capacity() const { return nvls_capacity_; }
 
   // Links from GPU `from` to GPU `to` along a cheapest path; empty when from == to.
-  // Requires: valid GPU indices. Cost: a breadth-first search the first time per pair.
+  // Requires: valid GPU indices. Cost: O(NICs per node squared) the first time per pair.
   const std::vector<int32_t>& route(int from, int to) const;
   // Sum of the hardware latencies along route(from, to).
   Picoseconds route_latency(int from, int to) const;
@@ -79,8 +96,17 @@ class Topology {
   LinkKind route_kind(int from, int to) const;
 
  private:
-  std::vector<int32_t> shortest_path(int32_t from, int32_t to) const;
-  int32_t link_cost(int32_t link) const;
+  // Cheapest paths from `source` to every vertex of its node, staying inside the node.
+  // Indexed by a vertex's position in its node (local_index_).
+  struct LocalTree {
+    std::vector<int32_t> cost;         // -1 when unreachable inside the node
+    std::vector<int32_t> parent_link;  // the link that reaches the vertex, -1 at the source
+  };
+  const LocalTree& local_tree(int32_t source) const;
+  // Links of the cheapest in-node path from the local tree's source to `target`.
+  std::vector<int32_t> local_path(const LocalTree& tree, int32_t target) const;
+  std::vector<int32_t> route_between_nodes(int from, int to) const;
+  std::vector<int32_t> fabric_path(int32_t nic_a, int32_t nic_b) const;
 
   int nodes_;
   int gpus_per_node_;
@@ -88,7 +114,13 @@ class Topology {
   std::vector<LinkInfo> links_;
   StepLatencies step_latencies_;
   double nvls_capacity_ = 0;
+  std::vector<std::vector<int32_t>> vertices_of_node_;
+  std::vector<int32_t> local_index_;  // vertex -> position in its node's list, -1 for fabric
+  std::vector<std::vector<int32_t>> nics_of_node_;
+  std::unordered_map<int32_t, int32_t> nic_uplink_;   // NIC vertex -> link to its leaf
+  std::unordered_map<int32_t, int32_t> leaf_uplink_;  // leaf vertex -> link to the spine
   mutable std::unordered_map<uint64_t, std::vector<int32_t>> routes_;
+  mutable std::unordered_map<int32_t, LocalTree> local_trees_;
 };
 
 }  // namespace clustersim

@@ -104,7 +104,8 @@ std::vector<int32_t> build_node(Topology* t, const Inputs& in, int node, bool mu
       }
     } else {
       const int32_t nvswitch = t->add_vertex({VertexKind::kNvSwitch, node, 0});
-      for (int i = 0; i < g; ++i) t->add_link(first_gpu + i, nvswitch, nvlink, {}, {}, LinkKind::kNvlink);
+      for (int i = 0; i < g; ++i)
+        t->add_link(first_gpu + i, nvswitch, nvlink, {}, {}, LinkKind::kNvlink);
     }
   }
   if (!in.classes.pcie) return {};
@@ -141,18 +142,23 @@ void build_fabric(Topology* t, const Inputs& in, const s::Fabric* fabric,
   const int groups = (nodes + per_leaf - 1) / per_leaf;
   const int rails = kind == s::RAIL_OPTIMIZED ? in.nics : 1;
   std::vector<int32_t> leaves;  // leaf of (group, rail) at group * rails + rail
-  for (int i = 0; i < groups * rails; ++i) leaves.push_back(t->add_vertex({VertexKind::kLeafSwitch, -1, i}));
+  for (int i = 0; i < groups * rails; ++i)
+    leaves.push_back(t->add_vertex({VertexKind::kLeafSwitch, -1, i}));
   for (int n = 0; n < nodes; ++n) {
     for (int k = 0; k < in.nics; ++k) {
       const int32_t leaf = leaves[(n / per_leaf) * rails + (kind == s::RAIL_OPTIMIZED ? k : 0)];
-      t->add_link(nics_of_node[n][k], leaf, nic, us(nic_us), us(hop_us + nic_us), LinkKind::kNetwork);
+      t->set_nic_uplink(nics_of_node[n][k], t->add_link(nics_of_node[n][k], leaf, nic, us(nic_us),
+                                                        us(hop_us + nic_us), LinkKind::kNetwork));
     }
   }
   if (leaves.size() < 2) return;
   const int32_t spine = t->add_vertex({VertexKind::kSpineSwitch, -1, 0});
   const int nics_per_leaf = per_leaf * in.nics / rails;
   const double uplink = nics_per_leaf * nic / in.oversubscription;
-  for (int32_t leaf : leaves) t->add_link(leaf, spine, uplink, us(hop_us), us(hop_us), LinkKind::kNetwork);
+  for (int32_t leaf : leaves) {
+    t->set_leaf_uplink(
+        leaf, t->add_link(leaf, spine, uplink, us(hop_us), us(hop_us), LinkKind::kNetwork));
+  }
 }
 
 }  // namespace
@@ -166,7 +172,8 @@ TopologyOrError build_topology(const ClusterSpec& spec, const Catalog& catalog) 
     for (int i = 0; i < in.gpus_per_node; ++i) t->add_vertex({VertexKind::kGpu, n, i});
   }
   std::vector<std::vector<int32_t>> nics_of_node;
-  for (int n = 0; n < spec.nodes; ++n) nics_of_node.push_back(build_node(t.get(), in, n, spec.nodes > 1));
+  for (int n = 0; n < spec.nodes; ++n)
+    nics_of_node.push_back(build_node(t.get(), in, n, spec.nodes > 1));
   if (spec.nodes > 1) build_fabric(t.get(), in, spec.fabric, nics_of_node);
 
   StepLatencies latencies;

@@ -20,10 +20,17 @@ std::optional<double> parse_size(const std::string& text) {
   double scale = 1;
   std::string digits = text;
   switch (std::toupper(static_cast<unsigned char>(text.back()))) {
-    case 'K': scale = 1024.0; break;
-    case 'M': scale = 1024.0 * 1024; break;
-    case 'G': scale = 1024.0 * 1024 * 1024; break;
-    default: break;
+    case 'K':
+      scale = 1024.0;
+      break;
+    case 'M':
+      scale = 1024.0 * 1024;
+      break;
+    case 'G':
+      scale = 1024.0 * 1024 * 1024;
+      break;
+    default:
+      break;
   }
   if (scale != 1) digits.pop_back();
   if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
@@ -57,11 +64,18 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
   auto algorithm = parse_collective_algorithm(o.algorithm);
   auto min_size = parse_size(o.min_size), max_size = parse_size(o.max_size);
   std::string problem;
-  if (!op) problem = "--op: unknown collective \"" + o.op + "\": use all_reduce, reduce_scatter, all_gather, broadcast, all_to_all or send_recv";
-  else if (!algorithm) problem = "--algo: unknown algorithm \"" + o.algorithm + "\": use auto, ring, tree, hierarchical, nvls or direct";
-  else if (!min_size || !max_size) problem = "--min/--max: sizes are whole numbers with an optional K, M or G";
-  else if (*min_size > *max_size) problem = "--min must not exceed --max";
-  else if (!(o.factor > 1)) problem = "--factor must be > 1";
+  if (!op)
+    problem = "--op: unknown collective \"" + o.op +
+              "\": use all_reduce, reduce_scatter, all_gather, broadcast, all_to_all or send_recv";
+  else if (!algorithm)
+    problem = "--algo: unknown algorithm \"" + o.algorithm +
+              "\": use auto, ring, tree, hierarchical, nvls or direct";
+  else if (!min_size || !max_size)
+    problem = "--min/--max: sizes are whole numbers with an optional K, M or G";
+  else if (*min_size > *max_size)
+    problem = "--min must not exceed --max";
+  else if (!(o.factor > 1))
+    problem = "--factor must be > 1";
   if (!problem.empty()) {
     std::cerr << "clustersim collective: " << problem << "\n";
     return kExitUsage;
@@ -93,9 +107,12 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
     return kExitUsage;
   }
   const Topology& topology = *built.topology;
-  Table table{{"size_bytes", "size(B)"},     {"count", "count"},
-              {"type", "type"},              {"algorithm", "algo"},
-              {"time_us", "time(us)", 2},    {"algbw_gb_per_s", "algbw(GB/s)", 2},
+  Table table{{"size_bytes", "size(B)"},
+              {"count", "count"},
+              {"type", "type"},
+              {"algorithm", "algo"},
+              {"time_us", "time(us)", 2},
+              {"algbw_gb_per_s", "algbw(GB/s)", 2},
               {"busbw_gb_per_s", "busbw(GB/s)", 2}};
   for (double size = *min_size; size <= *max_size; size *= o.factor) {
     Collective c{*op, all_gpus(topology), size, *algorithm};
@@ -108,12 +125,11 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
     const double seconds = collective_time(topology, c).seconds();
     const double algbw = size / seconds / kBytesPerGigabyte;
     table.add_row({size, size / 4, std::string("float"), collective_algorithm_name(chosen),
-                   seconds * 1e6, algbw,
-                   algbw * bus_bandwidth_factor(*op, topology.gpu_count())});
+                   seconds * 1e6, algbw, algbw * bus_bandwidth_factor(*op, topology.gpu_count())});
   }
   if (format == OutputFormat::kTable) {
-    std::cout << "# clustersim collective: " << o.op << " on " << o.nodes << " x "
-              << o.instance << " (" << topology.gpu_count() << " GPUs), fabric "
+    std::cout << "# clustersim collective: " << o.op << " on " << o.nodes << " x " << o.instance
+              << " (" << topology.gpu_count() << " GPUs), fabric "
               << (o.fabric.empty() ? "single-switch" : o.fabric) << "\n";
   }
   table.print(std::cout, format);
@@ -127,21 +143,21 @@ int collective_command(const std::vector<std::string>& args) {
   Options o;
   po::options_description options("collective options");
   add_common_options(&options, &common);
-  options.add_options()
-      ("op", po::value(&o.op)->default_value(o.op),
-       "all_reduce, reduce_scatter, all_gather, broadcast, all_to_all or send_recv")
-      ("instance", po::value(&o.instance)->required(), "instance type, e.g. aws.p4d.24xlarge")
-      ("nodes", po::value(&o.nodes)->default_value(1), "number of nodes")
-      ("gpus-per-node", po::value(&o.gpus_per_node)->default_value(0),
-       "GPUs used per node (0: all)")
-      ("fabric", po::value(&o.fabric), "fabric between nodes (default: one non-blocking switch)")
-      ("oversubscription", po::value(&o.oversubscription)->default_value(0),
-       "leaf oversubscription ratio, replacing the fabric's (0: keep)")
-      ("algo", po::value(&o.algorithm)->default_value(o.algorithm),
-       "auto, ring, tree, hierarchical, nvls or direct")
-      ("min", po::value(&o.min_size)->default_value(o.min_size), "smallest size (bytes; K, M, G)")
-      ("max", po::value(&o.max_size)->default_value(o.max_size), "largest size")
-      ("factor", po::value(&o.factor)->default_value(2), "size multiplier between rows");
+  options.add_options()(
+      "op", po::value(&o.op)->default_value(o.op),
+      "all_reduce, reduce_scatter, all_gather, broadcast, all_to_all or send_recv")(
+      "instance", po::value(&o.instance)->required(), "instance type, e.g. aws.p4d.24xlarge")(
+      "nodes", po::value(&o.nodes)->default_value(1), "number of nodes")(
+      "gpus-per-node", po::value(&o.gpus_per_node)->default_value(0),
+      "GPUs used per node (0: all)")("fabric", po::value(&o.fabric),
+                                     "fabric between nodes (default: one non-blocking switch)")(
+      "oversubscription", po::value(&o.oversubscription)->default_value(0),
+      "leaf oversubscription ratio, replacing the fabric's (0: keep)")(
+      "algo", po::value(&o.algorithm)->default_value(o.algorithm),
+      "auto, ring, tree, hierarchical, nvls or direct")(
+      "min", po::value(&o.min_size)->default_value(o.min_size), "smallest size (bytes; K, M, G)")(
+      "max", po::value(&o.max_size)->default_value(o.max_size), "largest size")(
+      "factor", po::value(&o.factor)->default_value(2), "size multiplier between rows");
   po::variables_map values;
   if (!parse(args, options, {}, &values,
              "clustersim collective --instance NAME [--nodes N] [--op OP] [options]")) {
