@@ -109,9 +109,13 @@ std::vector<int32_t> build_node(Topology* t, const Inputs& in, int node, bool mu
     }
   }
   if (!in.classes.pcie) return {};
-  const double pcie = in.gpu->pcie().per_direction_gb_per_s() * kBytesPerGigabyte *
-                      in.classes.pcie->efficiency_fraction();
   const bool switch_per_nic = intra == s::NVSWITCH || intra == s::NVLINK_HYBRID_CUBE_MESH;
+  // The pcie link class measures GPU-to-GPU traffic through the host; on NVLink nodes PCIe carries
+  // only GPUDirect RDMA to the NIC on the same PCIe switch, measured as part of the network's
+  // efficiency, so the network class applies there.
+  const double pcie_efficiency = switch_per_nic ? in.classes.network->efficiency_fraction()
+                                                : in.classes.pcie->efficiency_fraction();
+  const double pcie = in.gpu->pcie().per_direction_gb_per_s() * kBytesPerGigabyte * pcie_efficiency;
   const int groups = switch_per_nic && multi_node ? in.nics : 1;
   std::vector<int32_t> pcie_switches;
   for (int k = 0; k < groups; ++k) {

@@ -1,0 +1,200 @@
+// Tests of collectives: closed forms on idle rings, conservation of bytes, monotonicity in
+// bandwidth and hops, and the errors for requests that cannot run.
+#include "sim/net/collective.h"
+
+#include <catch2/catch.hpp>
+#include <numeric>
+
+#include "tests/testing/cluster.h"
+
+namespace clustersim {
+namespace {
+
+using testing::all_gpus;
+using testing::shipped_cluster;
+
+constexpr double kGiB = 1073741824;
+
+double seconds(const Topology& t, CollectiveOp op, CollectiveAlgorithm algorithm, double bytes,
+               std::vector<int> gpus = {}) {
+  if (gpus.empty()) gpus = all_gpus(t);
+  return collective_time(t, {op, gpus, bytes, algorithm}).seconds();
+}
+
+// p5.48xlarge: 8 H100 on NVSwitch. NVLink 450 GB/s per direction x 0.80 (links.textproto) and a
+// step latency of 0.98 us; NVLink hops add no hardware latency.
+constexpr double kB = 450e9 * 0.80;
+constexpr double kStep = 0.98e-6;
+
+TEST_CASE("ring collectives on an idle NVSwitch node follow their closed forms") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  const double n = 8, s = 1 * kGiB;
+  // all-reduce: 2(n-1)/n S / B + 2(n-1) steps
+  CHECK(seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, s) ==
+        Approx(2 * (n - 1) / n * s / kB + 2 * (n - 1) * kStep).epsilon(0.01));
+  // reduce-scatter and all-gather: (n-1)/n S / B + (n-1) steps
+  for (CollectiveOp op : {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
+    CHECK(seconds(*t, op, CollectiveAlgorithm::kRing, s) ==
+          Approx((n - 1) / n * s / kB + (n - 1) * kStep).epsilon(0.01));
+  }
+  // broadcast: a pipelined chain, S / B + (n-1) steps
+  CHECK(seconds(*t, CollectiveOp::kBroadcast, CollectiveAlgorithm::kRing, s) ==
+        Approx(s / kB + (n - 1) * kStep).epsilon(0.01));
+  // send/recv: S / B + one step
+  CHECK(seconds(*t, CollectiveOp::kSendRecv, CollectiveAlgorithm::kDirect, s, {0, 5}) ==
+        Approx(s / kB + kStep).epsilon(0.01));
+}
+
+TEST_CASE("the ring's bus bandwidth does not depend on the number of GPUs") {
+  // busbw = algbw x 2(n-1)/n = B at large sizes for any n (H200 data: 363-367 GB/s for 4-8 GPUs).
+  for (int n : {2, 4, 8}) {
+    auto t = shipped_cluster("aws.p5.48xlarge", 1, n);
+    const double s = 16 * kGiB;
+    const double busbw = s / seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, s) *
+                         bus_bandwidth_factor(CollectiveOp::kAllReduce, n);
+    CHECK(busbw == Approx(kB).epsilon(0.001));
+  }
+}
+
+TEST_CASE("NVLS all-reduce moves S(1 + 1/n) per GPU link at the in-switch efficiency") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  const double n = 8, s = 1 * kGiB;
+  CHECK(seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kNvls, s) ==
+        Approx(s * (1 + 1 / n) / (450e9 * 0.686) + 2 * (n - 1) * kStep).epsilon(0.01));
+}
+
+TEST_CASE("bytes sent equal bytes received, for every collective and algorithm") {
+  auto single = shipped_cluster("aws.p5.48xlarge", 1);
+  auto multi = shipped_cluster("aws.p4d.24xlarge", 4);
+  struct Case {
+    const Topology* t;
+    CollectiveOp op;
+    CollectiveAlgorithm algorithm;
+  };
+  const Case cases[] = {
+      {single.get(), CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing},
+      {single.get(), CollectiveOp::kAllReduce, CollectiveAlgorithm::kNvls},
+      {single.get(), CollectiveOp::kReduceScatter, CollectiveAlgorithm::kRing},
+      {single.get(), CollectiveOp::kAllGather, CollectiveAlgorithm::kRing},
+      {single.get(), CollectiveOp::kBroadcast, CollectiveAlgorithm::kRing},
+      {single.get(), CollectiveOp::kAllToAll, CollectiveAlgorithm::kDirect},
+      {multi.get(), CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing},
+      {multi.get(), CollectiveOp::kAllReduce, CollectiveAlgorithm::kTree},
+      {multi.get(), CollectiveOp::kAllReduce, CollectiveAlgorithm::kHierarchical},
+  };
+  for (const Case& c : cases) {
+    INFO(collective_op_name(c.op) << " " << collective_algorithm_name(c.algorithm));
+    Simulation sim;
+    Network net(&sim, c.t);
+    bool done = false;
+    start_collective(&net, {c.op, all_gpus(*c.t), 1e8, c.algorithm}, [&] { done = true; });
+    sim.run();
+    CHECK(done);
+    const double sent = std::accumulate(net.bytes_sent().begin(), net.bytes_sent().end(), 0.0);
+    const double received =
+        std::accumulate(net.bytes_received().begin(), net.bytes_received().end(), 0.0);
+    CHECK(sent > 0);
+    CHECK(sent == Approx(received));
+  }
+}
+
+TEST_CASE("each GPU of a ring all-reduce sends 2(n-1)/n of the buffer") {
+  auto t = shipped_cluster("aws.p4d.24xlarge", 2);
+  Simulation sim;
+  Network net(&sim, t.get());
+  start_collective(&net, {CollectiveOp::kAllReduce, all_gpus(*t), 1e9, CollectiveAlgorithm::kRing},
+                   [] {});
+  sim.run();
+  for (double sent : net.bytes_sent()) CHECK(sent == Approx(2.0 * 15 / 16 * 1e9));
+}
+
+TEST_CASE("more bandwidth (less oversubscription) is never slower") {
+  const Catalog& catalog = testing::shipped_catalog();
+  double previous = 0;
+  for (double ratio : {8.0, 4.0, 2.0, 1.0}) {
+    ClusterSpec spec;
+    spec.instance = catalog.instances().find("aws.p5.48xlarge")->value;
+    spec.nodes = 32;
+    spec.fabric = catalog.fabrics().find("clos-2to1")->value;  // 16 nodes per leaf: 2 leaves
+    spec.oversubscription_override = ratio;
+    auto t = build_topology(spec, catalog).topology;
+    const double time = seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, kGiB);
+    if (previous > 0) CHECK(time <= previous);
+    previous = time;
+  }
+}
+
+TEST_CASE("fewer hops are never slower") {
+  // The same 4 nodes on one switch, and spread over leaves of one node each (3 more hops).
+  const Catalog& catalog = testing::shipped_catalog();
+  auto one_switch = shipped_cluster("aws.p4d.24xlarge", 4);
+  const double near =
+      seconds(*one_switch, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 1e6);
+  // clos-2to1 with 16 nodes per leaf keeps 4 nodes on one leaf: use a 1:1 override with 2 leaves
+  // by taking 32 nodes and the first and last GPUs' nodes only.
+  ClusterSpec spec;
+  spec.instance = catalog.instances().find("aws.p4d.24xlarge")->value;
+  spec.nodes = 32;
+  spec.fabric = catalog.fabrics().find("clos-2to1")->value;
+  spec.oversubscription_override = 1;
+  auto spread = build_topology(spec, catalog).topology;
+  std::vector<int> gpus;
+  for (int node : {0, 1, 16, 17}) {
+    for (int i = 0; i < 8; ++i) gpus.push_back(node * 8 + i);
+  }
+  const double far =
+      seconds(*spread, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 1e6, gpus);
+  CHECK(near <= far);
+}
+
+TEST_CASE("requests that cannot run are rejected with the reason") {
+  auto nvlink = shipped_cluster("aws.p5.48xlarge", 1);
+  auto a100 = shipped_cluster("aws.p4d.24xlarge", 1);
+  auto pcie = shipped_cluster("aws.g5.48xlarge", 1);
+  const std::vector<int> all = all_gpus(*nvlink);
+  CHECK(collective_problem({CollectiveOp::kAllReduce, {3}, 1e6}, *nvlink) ==
+        "a collective needs at least two GPUs, got 1");
+  CHECK(collective_problem({CollectiveOp::kAllReduce, all, 0}, *nvlink) ==
+        "the size must be > 0 bytes, got 0");
+  CHECK(collective_problem({CollectiveOp::kAllReduce, {0, 0}, 1e6}, *nvlink) ==
+        "GPU 0 appears twice");
+  CHECK(collective_problem({CollectiveOp::kAllReduce, {0, 8}, 1e6}, *nvlink) ==
+        "GPU 8 is not in the cluster (0..7)");
+  const std::string no_nvls =
+      "nvls needs NVLink SHARP: Hopper GPUs on an NVSwitch, which this instance lacks";
+  CHECK(collective_problem({CollectiveOp::kAllReduce, all, 1e6, CollectiveAlgorithm::kNvls},
+                           *pcie) == no_nvls);
+  CHECK(collective_problem({CollectiveOp::kAllReduce, all, 1e6, CollectiveAlgorithm::kNvls},
+                           *a100) == no_nvls);
+  CHECK(collective_problem({CollectiveOp::kAllReduce, all, 1e6, CollectiveAlgorithm::kTree},
+                           *nvlink) == "tree needs GPUs on two or more nodes");
+  CHECK(collective_problem({CollectiveOp::kAllGather, all, 1e6, CollectiveAlgorithm::kDirect},
+                           *nvlink) == "direct applies to all_to_all and send_recv");
+}
+
+TEST_CASE("an oversubscription below 1 or zero nodes do not build") {
+  const Catalog& catalog = testing::shipped_catalog();
+  ClusterSpec spec;
+  spec.instance = catalog.instances().find("aws.p5.48xlarge")->value;
+  spec.nodes = 2;
+  spec.oversubscription_override = 0.5;
+  CHECK(build_topology(spec, catalog).error == "oversubscription must be >= 1, got 0.5");
+  spec.nodes = 0;
+  CHECK(build_topology(spec, catalog).error == "nodes must be >= 1, got 0");
+  spec.nodes = 1;
+  spec.gpus_per_node = 9;
+  CHECK(build_topology(spec, catalog).error ==
+        "gpus per node must be in [1, 8] for aws.p5.48xlarge, got 9");
+}
+
+TEST_CASE("the automatic choice takes NVLS on Hopper NVSwitch nodes at large sizes") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  CHECK(choose_algorithm({CollectiveOp::kAllReduce, all_gpus(*t), kGiB}, *t) ==
+        CollectiveAlgorithm::kNvls);
+  auto a100 = shipped_cluster("aws.p4d.24xlarge", 1);
+  CHECK(choose_algorithm({CollectiveOp::kAllReduce, all_gpus(*a100), kGiB}, *a100) ==
+        CollectiveAlgorithm::kRing);
+}
+
+}  // namespace
+}  // namespace clustersim

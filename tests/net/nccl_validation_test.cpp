@@ -1,0 +1,154 @@
+// The network model against measured NCCL bus bandwidths (reference data validation/nccl.csv).
+// Only four numbers were fitted (links.textproto): NVLink ring efficiency on 8x A100 and 8x H200
+// at 16 GiB, NVLS efficiency on 8x H200 at 16 GiB, EFA efficiency on 4 x 8 B200 at 16 GiB. Every
+// other row here is a check. Tolerance: 10% (the issue's bar); the comment gives today's error.
+#include <catch2/catch.hpp>
+
+#include "sim/net/collective.h"
+#include "tests/testing/cluster.h"
+
+namespace clustersim {
+namespace {
+
+using testing::all_gpus;
+using testing::shipped_cluster;
+
+constexpr double kGiB = 1073741824;
+
+double busbw_gb_per_s(const Topology& t, CollectiveOp op, CollectiveAlgorithm algorithm,
+                      double bytes) {
+  const Collective c{op, all_gpus(t), bytes, algorithm};
+  const double algbw = bytes / collective_time(t, c).seconds();
+  return algbw * bus_bandwidth_factor(op, t.gpu_count()) / 1e9;
+}
+
+void check_within_10_percent(double predicted, double measured) {
+  INFO("predicted " << predicted << " GB/s, measured " << measured << " GB/s");
+  CHECK(predicted == Approx(measured).epsilon(0.10));
+}
+
+TEST_CASE("8x A100 80GB all-reduce at 16 GiB: 234.89 GB/s busbw (ml-engineering nccl-tests)") {
+  // Model: 240.0 GB/s (+2.2%), ring (A100 has no NVLS).
+  auto t = shipped_cluster("aws.p4de.24xlarge", 1);
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kAuto, 16 * kGiB), 234.89);
+}
+
+TEST_CASE("8x H200 at 16 GiB: ring 367.2, NVLS 480.0, all-gather 361.4, reduce-scatter 362.9") {
+  // Model: 359.9 (-2.0%), 480.1 (+0.0%), 359.9 (-0.4%), 359.9 (-0.8%). Source: ml-engineering
+  // all_reduce_bench.py / collectives at 16 GiB, NCCL_NVLS_ENABLE=0 for the ring row.
+  auto t = shipped_cluster("aws.p5en.48xlarge", 1);
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 16 * kGiB), 367.2);
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kAuto, 16 * kGiB), 480.0);
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kAllGather, CollectiveAlgorithm::kAuto, 16 * kGiB), 361.4);
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kReduceScatter, CollectiveAlgorithm::kAuto, 16 * kGiB),
+      362.9);
+}
+
+TEST_CASE("H200 NVLS and ring by GPU count at 8 GiB (not fitted)") {
+  // Measured (ml-engineering, NVLS vs ring by GPU count): NVLS 414.2, 435.6, 460.0 for 5, 6, 7
+  // GPUs; ring 363.3, 364.4, 365.1, 365.7 for 4..7. Model NVLS: 411.5, 440.9, 462.9; ring: 359.9.
+  const double nvls[] = {414.2, 435.6, 460.0};
+  const double ring[] = {363.3, 364.4, 365.1, 365.7};
+  for (int n = 4; n <= 7; ++n) {
+    auto t = shipped_cluster("aws.p5en.48xlarge", 1, n);
+    check_within_10_percent(
+        busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 8 * kGiB),
+        ring[n - 4]);
+    if (n >= 5) {
+      check_within_10_percent(
+          busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kNvls, 8 * kGiB),
+          nvls[n - 5]);
+    }
+  }
+}
+
+TEST_CASE("8x H100: ~370 GB/s ring and ~480 GB/s NVLS (NCCL maintainer, nccl.csv)") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 16 * kGiB), 370);
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kAuto, 16 * kGiB), 480);
+}
+
+TEST_CASE("4 x 8 H200 over EFA, ring all-reduce at 4 GiB: 364.87 GB/s (ml-engineering, p5en)") {
+  // Model: 375.0 (+2.8%): 8 NICs x 50 GB/s x 0.955, the network bound.
+  auto t = shipped_cluster("aws.p5en.48xlarge", 4);
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 4 * kGiB), 364.87);
+}
+
+// A DGX-A100-like node described in the test: 8 A100 80GB on NVSwitch with `nics` HDR (200 Gb/s)
+// InfiniBand NICs.
+std::unique_ptr<Topology> dgx_a100(int nodes, int nics, const std::string& gpu) {
+  testing::TempDir dir;
+  dir.write("dgx.textproto", R"(instance {
+  name: "onprem.test-dgx-a100" provider: ONPREM gpu: ")" +
+                                 gpu + R"(" gpu_count: 8
+  gpu_interconnect: NVSWITCH vcpus: 256 host_memory_gib: 1024
+  network { kind: INFINIBAND total_gbit_per_s: )" +
+                                 std::to_string(200 * nics) +
+                                 " nic_count: " + std::to_string(nics) + R"( }
+  source { citation: "test fixture" } })");
+  Diagnostics diagnostics;
+  auto catalog = Catalog::load(
+      {testing::source_path("models"), testing::source_path("topologies"), dir.path()},
+      &diagnostics);
+  REQUIRE_FALSE(diagnostics.has_errors());
+  ClusterSpec spec;
+  spec.instance = catalog->instances().find("onprem.test-dgx-a100")->value;
+  spec.nodes = nodes;
+  auto built = build_topology(spec, *catalog);
+  REQUIRE(built.topology);
+  return std::move(built.topology);
+}
+
+TEST_CASE("DGX-A100 with 8 x 200 Gb/s HDR: 192 GB/s multi-node all-reduce (NCCL maintainer)") {
+  // Model: 8 x 25 GB/s x 0.95 = 190 GB/s (-1.0%).
+  auto t = dgx_a100(2, 8, "A100-SXM4-80GB");
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 4 * kGiB), 192);
+}
+
+TEST_CASE("3 x 8 A100 40GB with 4 x HDR per node: peak ~96 GB/s (user report, nccl.csv)") {
+  // Model: 4 x 25 GB/s x 0.95 = 95 GB/s (-1.0%). The report's average over sizes was 84.8.
+  auto t = dgx_a100(3, 4, "A100-SXM4-40GB");
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 4 * kGiB), 96);
+}
+
+TEST_CASE("contention: 8 concurrent all-reduces across one shared NIC take 8x as long as one") {
+  // Four nodes; all-reduce among the GPUs of equal local rank (a data-parallel group per tensor-
+  // parallel rank). With one NIC per node the eight groups share it; with one NIC per GPU each
+  // group has its own.
+  for (int nics : {1, 8}) {
+    auto t = dgx_a100(4, nics, "A100-SXM4-80GB");
+    auto group = [](int local) {
+      std::vector<int> gpus;
+      for (int node = 0; node < 4; ++node) gpus.push_back(node * 8 + local);
+      return gpus;
+    };
+    const double bytes = 1 * kGiB;
+    const double one =
+        collective_time(*t, {CollectiveOp::kAllReduce, group(0), bytes, CollectiveAlgorithm::kRing})
+            .seconds();
+    Simulation sim;
+    Network net(&sim, t.get());
+    Picoseconds last;
+    for (int local = 0; local < 8; ++local) {
+      start_collective(&net,
+                       {CollectiveOp::kAllReduce, group(local), bytes, CollectiveAlgorithm::kRing},
+                       [&] { last = std::max(last, sim.now()); });
+    }
+    sim.run();
+    INFO(nics << " NIC(s) per node");
+    CHECK(last.seconds() / one == Approx(nics == 1 ? 8 : 1).epsilon(0.05));
+  }
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,119 @@
+// Tests of cluster graphs: their structure, and routes checked against Dijkstra over the whole
+// graph (the hierarchical router must find a cheapest path for every pair of GPUs).
+#include "sim/net/topology.h"
+
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/property_map/function_property_map.hpp>
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "tests/testing/cluster.h"
+
+namespace clustersim {
+namespace {
+
+using testing::shipped_cluster;
+
+// Cost of the cheapest path between every pair of GPUs, by Boost's Dijkstra on the whole graph.
+std::vector<std::vector<int>> whole_graph_costs(const Topology& t) {
+  const auto& g = t.graph();
+  std::vector<int> weights(t.links().size());
+  for (size_t l = 0; l < weights.size(); ++l) weights[l] = t.link_cost(static_cast<int32_t>(l));
+  auto weight_map = boost::make_function_property_map<Topology::Graph::edge_descriptor>(
+      [&](const Topology::Graph::edge_descriptor& e) { return weights[g[e]]; });
+  std::vector<std::vector<int>> costs;
+  for (int from = 0; from < t.gpu_count(); ++from) {
+    std::vector<int> distance(boost::num_vertices(g));
+    boost::dijkstra_shortest_paths(g, t.gpu_vertex(from),
+                                   boost::weight_map(weight_map).distance_map(distance.data()));
+    costs.emplace_back(distance.begin(), distance.begin() + t.gpu_count());
+  }
+  return costs;
+}
+
+int route_cost(const Topology& t, int from, int to) {
+  int cost = 0;
+  for (int32_t link : t.route(from, to)) cost += t.link_cost(link);
+  return cost;
+}
+
+// Every route is connected, goes from `from` to `to`, and is as cheap as the whole-graph search.
+void check_routes(const Topology& t) {
+  const auto costs = whole_graph_costs(t);
+  for (int from = 0; from < t.gpu_count(); ++from) {
+    for (int to = 0; to < t.gpu_count(); ++to) {
+      if (from == to) continue;
+      const auto& route = t.route(from, to);
+      REQUIRE(!route.empty());
+      CHECK(t.links()[route.front()].from == t.gpu_vertex(from));
+      CHECK(t.links()[route.back()].to == t.gpu_vertex(to));
+      for (size_t i = 0; i + 1 < route.size(); ++i) {
+        CHECK(t.links()[route[i]].to == t.links()[route[i + 1]].from);
+      }
+      INFO("from " << from << " to " << to);
+      CHECK(route_cost(t, from, to) == costs[from][to]);
+    }
+  }
+}
+
+TEST_CASE("a p4d node pair has GPUs, NVSwitches, PCIe switches per NIC, NICs and one switch") {
+  auto t = shipped_cluster("aws.p4d.24xlarge", 2);
+  std::map<VertexKind, int> count;
+  for (auto v : boost::make_iterator_range(boost::vertices(t->graph())))
+    ++count[t->graph()[v].kind];
+  CHECK(count[VertexKind::kGpu] == 16);
+  CHECK(count[VertexKind::kNvSwitch] == 2);
+  CHECK(count[VertexKind::kPcieSwitch] == 8);  // 4 NICs (EFA) per node, one PCIe switch each
+  CHECK(count[VertexKind::kNic] == 8);
+  CHECK(count[VertexKind::kLeafSwitch] == 1);
+  // Per node: 8 NVLink + 8 GPU-PCIe + 4 PCIe-NIC links, and 8 NIC-switch links: both directions.
+  CHECK(t->links().size() == 2 * (2 * (8 + 8 + 4) + 8));
+}
+
+TEST_CASE("GPUs of one NVSwitch node talk over NVLink, not PCIe") {
+  auto t = shipped_cluster("aws.p4d.24xlarge", 1);
+  for (int32_t link : t->route(0, 1)) CHECK(t->links()[link].kind == LinkKind::kNvlink);
+  CHECK(t->route(0, 1).size() == 2);
+}
+
+TEST_CASE("routes are cheapest paths on every kind of node and fabric") {
+  SECTION("NVSwitch nodes, single switch") {
+    check_routes(*shipped_cluster("aws.p4d.24xlarge", 3));
+  }
+  SECTION("NVSwitch nodes, rail-optimized") {
+    check_routes(*shipped_cluster("aws.p5.48xlarge", 2, 0, "ib-rail-optimized"));
+  }
+  SECTION("PCIe-only nodes, 2:1 Clos") {
+    check_routes(*shipped_cluster("aws.g5.48xlarge", 3, 4, "clos-2to1"));
+  }
+  SECTION("V100 NVLink nodes") { check_routes(*shipped_cluster("aws.p3dn.24xlarge", 2)); }
+}
+
+TEST_CASE("equal-cost routes spread over the choices, deterministically") {
+  // Rail-optimized p5: GPU i of node 0 to GPU j != i of node 1 can cross on rail i or rail j
+  // (NVLink on the other side), or via the spine, all at the same cost.
+  auto a = shipped_cluster("aws.p5.48xlarge", 2, 0, "ib-rail-optimized");
+  auto b = shipped_cluster("aws.p5.48xlarge", 2, 0, "ib-rail-optimized");
+  std::set<std::vector<int32_t>> distinct_first_hops;
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 8; j < 16; ++j) {
+      CHECK(a->route(i, j) == b->route(i, j));
+      distinct_first_hops.insert({a->route(i, j)[0], a->route(i, j)[1]});
+    }
+  }
+  CHECK(distinct_first_hops.size() > 8);  // not every pair leaves through its own PCIe switch
+}
+
+TEST_CASE("a route's hardware latency is the sum of its hops") {
+  // ib-rail-optimized: NIC 0.6 us per end, 0.13 us per switch hop; same rail: one leaf.
+  auto t = shipped_cluster("aws.p5.48xlarge", 2, 0, "ib-rail-optimized");
+  const auto& route = t->route(0, 8);
+  Picoseconds sum;
+  for (int32_t link : route) sum += t->links()[link].latency;
+  CHECK(t->route_latency(0, 8) == sum);
+  CHECK(t->route_kind(0, 8) == LinkKind::kNetwork);
+  CHECK(t->route_kind(0, 1) == LinkKind::kNvlink);
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,36 @@
+// Building modeled clusters from the shipped catalog (plus optional extra catalog text) in tests.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+
+#include "sim/net/topology_builder.h"
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim::testing {
+
+// The topology of `nodes` x `instance` in the shipped catalog. Requires: it builds.
+inline std::unique_ptr<Topology> shipped_cluster(const std::string& instance, int nodes,
+                                                 int gpus_per_node = 0,
+                                                 const std::string& fabric = "") {
+  const Catalog& catalog = shipped_catalog();
+  ClusterSpec spec;
+  spec.instance = catalog.instances().find(instance)->value;
+  spec.nodes = nodes;
+  spec.gpus_per_node = gpus_per_node;
+  if (!fabric.empty()) spec.fabric = catalog.fabrics().find(fabric)->value;
+  TopologyOrError built = build_topology(spec, catalog);
+  INFO(built.error);
+  REQUIRE(built.topology != nullptr);
+  return std::move(built.topology);
+}
+
+// Every GPU of the topology, in order.
+inline std::vector<int> all_gpus(const Topology& t) {
+  std::vector<int> gpus(t.gpu_count());
+  for (int i = 0; i < t.gpu_count(); ++i) gpus[i] = i;
+  return gpus;
+}
+
+}  // namespace clustersim::testing
