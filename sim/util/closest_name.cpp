@@ -48,7 +48,15 @@ std::optional<std::string> closest_name(std::string_view typed,
       best = c;
     }
   }
-  return best;
+  if (best) return best;
+  // A truncated name ("aws.p5.48xl"): the one candidate that starts with it.
+  std::optional<std::string> extension;
+  for (const std::string& c : candidates) {
+    if (c.size() <= typed.size() || edit_distance(typed, c.substr(0, typed.size())) != 0) continue;
+    if (extension) return std::nullopt;
+    extension = c;
+  }
+  return extension;
 }
 
 std::string did_you_mean(std::string_view typed, const std::vector<std::string>& candidates) {

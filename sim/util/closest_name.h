@@ -11,9 +11,10 @@ namespace clustersim {
 // Case-insensitive Levenshtein distance between a and b.
 int edit_distance(std::string_view a, std::string_view b);
 
-// The candidate closest to `typed`, if one is close enough to be a plausible typo: within
-// max(2, len/3) edits, or equal to `typed` after removing a dotted prefix ("p5.48xlarge" for
-// "aws.p5.48xlarge"). Ties go to the first candidate in the list, so the answer is deterministic.
+// The candidate closest to `typed`, if one is close enough to be a plausible typo: equal to `typed`
+// after removing a dotted prefix ("p5.48xlarge" for "aws.p5.48xlarge"), else within max(2, len/3)
+// edits, else the only candidate that `typed` is the beginning of ("aws.p5.48xl"). Ties go to the
+// first candidate in the list, so the answer is deterministic.
 std::optional<std::string> closest_name(std::string_view typed,
                                         const std::vector<std::string>& candidates);
 

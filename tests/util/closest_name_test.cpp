@@ -17,6 +17,8 @@ TEST_CASE("closest_name suggests near misses and unprefixed names, nothing for f
   CHECK(closest_name("aws.p4.24xlarge", names) == "aws.p4d.24xlarge");
   CHECK(closest_name("p5.48xlarge", names) == "aws.p5.48xlarge");
   CHECK_FALSE(closest_name("tpu-v5", names).has_value());
+  CHECK(closest_name("aws.p5.48xl", names) == "aws.p5.48xlarge");  // the only extension
+  CHECK_FALSE(closest_name("aws.", names).has_value());             // extended by all three
   CHECK(did_you_mean("aws.p5.48xlarg", names) == " (did you mean \"aws.p5.48xlarge\"?)");
   CHECK(did_you_mean("tpu-v5", names).empty());
 }
