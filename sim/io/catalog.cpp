@@ -85,6 +85,7 @@ void Catalog::add_file(std::unique_ptr<TextFile<s::CatalogFile>> file, int direc
   add_entries(root, "model", m.model(), check_model, directory, &models_, diagnostics);
   add_entries(root, "link_class", m.link_class(), check_link_class, directory, &link_classes_,
               diagnostics);
+  add_entries(root, "runtime", m.runtime(), check_runtime, directory, &runtimes_, diagnostics);
   files_.push_back(std::move(file));
 }
 

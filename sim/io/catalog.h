@@ -61,6 +61,7 @@ class Catalog {
   const NamedEntries<schema::Fabric>& fabrics() const { return fabrics_; }
   const NamedEntries<schema::Model>& models() const { return models_; }
   const NamedEntries<schema::LinkClass>& link_classes() const { return link_classes_; }
+  const NamedEntries<schema::Runtime>& runtimes() const { return runtimes_; }
 
   // The GPU of a loaded instance type. Requires: the catalog loaded without errors.
   const schema::Gpu& gpu_of(const schema::InstanceType& instance) const;
@@ -84,6 +85,7 @@ class Catalog {
   NamedEntries<schema::Fabric> fabrics_;
   NamedEntries<schema::Model> models_;
   NamedEntries<schema::LinkClass> link_classes_;
+  NamedEntries<schema::Runtime> runtimes_;
 };
 
 }  // namespace clustersim

@@ -236,4 +236,13 @@ void check_link_class(const FieldChecker& link) {
   check_source(link);
 }
 
+void check_runtime(const FieldChecker& runtime) {
+  runtime.require("name");
+  runtime.require("cuda_context_gib") && runtime.non_negative("cuda_context_gib");
+  runtime.require("communicator_gib") && runtime.non_negative("communicator_gib");
+  runtime.require("allocator_overhead_fraction") &&
+      runtime.in_range("allocator_overhead_fraction", 0, 1);
+  check_source(runtime);
+}
+
 }  // namespace clustersim

@@ -12,6 +12,7 @@ void check_instance(const FieldChecker& entry);
 void check_storage(const FieldChecker& entry);
 void check_fabric(const FieldChecker& entry);
 void check_link_class(const FieldChecker& entry);
+void check_runtime(const FieldChecker& entry);
 void check_model(const FieldChecker& entry);  // in model_checks.cpp
 
 // The entry's source: a citation is expected for every number in a catalog (warning if absent).

@@ -20,6 +20,8 @@ const Subcommand kSubcommands[] = {
      clustersim::cli::catalog_command},
     {"collective", "simulate a collective over a range of sizes, printed like nccl-tests",
      clustersim::cli::collective_command},
+    {"memory", "per-GPU memory of every configuration of a scenario, OOM rows with the gap",
+     clustersim::cli::memory_command},
     {"plan", "check a scenario and print what it asks: model, job, candidates, configurations",
      clustersim::cli::plan_command},
     {"validate", "check the catalog and scenario files, reporting every problem",
@@ -31,7 +33,7 @@ void print_usage(std::ostream& out) {
          " - simulate distributed training on GPU clusters\n\nusage: clustersim COMMAND [options]"
          "\n\ncommands:\n";
   for (const Subcommand& s : kSubcommands) {
-    out << "  " << s.name << std::string(10 - std::string(s.name).size(), ' ') << s.summary << "\n";
+    out << "  " << s.name << std::string(12 - std::string(s.name).size(), ' ') << s.summary << "\n";
   }
   out << "\n'clustersim COMMAND --help' describes a command's options.\n";
 }

@@ -1,0 +1,28 @@
+// Bytes of activations a transformer layer keeps for its backward pass, per micro-batch and per
+// GPU, under tensor parallelism, sequence parallelism and activation recomputation.
+#pragma once
+
+#include "sim/io/schema/model.pb.h"
+#include "sim/io/schema/parallelism.pb.h"
+
+namespace clustersim {
+
+struct LayerActivationSpec {
+  int sequence_length = 0;
+  int micro_batch_size = 0;
+  int tensor_parallel = 1;
+  bool sequence_parallel = false;
+  schema::Recompute recompute = schema::RECOMPUTE_NONE;
+  bool flash_attention = false;  // fused attention: no s x s tensors are stored
+};
+
+// Bytes one layer stores for one micro-batch on one GPU (16-bit activations, 1-byte dropout
+// masks). Derived tensor by tensor (activation_memory.cpp); for a GPT layer (multi-head
+// attention, 4h GELU MLP, LayerNorm, dropout) it equals Korthikanti et al. 2022:
+//   no parallelism   s b h (34 + 5 a s / h)
+//   tensor parallel  s b h (10 + 24/t + 5 a s / (h t));  with sequence parallelism: / t overall
+//   selective        the 5 a s / h term is recomputed, not stored;  full: 2 s b h (/t with SP)
+// Requires: a transformer that passed the catalog checks.
+double layer_activation_bytes(const schema::Transformer& t, const LayerActivationSpec& spec);
+
+}  // namespace clustersim

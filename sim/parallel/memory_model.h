@@ -1,0 +1,67 @@
+// Peak memory of one GPU training a transformer under a parallelism plan: model states (weights,
+// gradients, optimizer states, sharded per ZeRO stage or distributed optimizer), activations of
+// the micro-batches in flight under the pipeline schedule, the output layer's logits, and the
+// runtime's own memory. Evaluated for every pipeline stage; the fullest stage is reported.
+#pragma once
+
+#include "sim/io/schema/gpu.pb.h"
+#include "sim/io/schema/job.pb.h"
+#include "sim/io/schema/link.pb.h"
+#include "sim/io/schema/model.pb.h"
+#include "sim/io/schema/parallelism.pb.h"
+#include "sim/io/schema/runtime.pb.h"
+
+namespace clustersim {
+
+// Memory the software stack takes besides tensors (catalog data: topologies/runtime.textproto).
+struct RuntimeMemory {
+  double fixed_bytes = 0;             // CUDA context, library workspaces, communication buffers
+  double fragmentation_fraction = 0;  // allocator reserve on top of the tensors
+};
+
+// The runtime memory of one GPU of `parallelism`: the CUDA context plus one set of communication
+// buffers per tensor-, pipeline- and data-parallel group of more than one GPU.
+RuntimeMemory runtime_memory(const schema::Runtime& runtime,
+                             const schema::Parallelism& parallelism);
+
+struct MemoryEstimate {
+  int stage = 0;                    // the pipeline stage this estimate is for
+  int layers = 0;                   // transformer layers on that stage
+  int in_flight_micro_batches = 0;  // whose activations are held at the peak
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;  // transformer layers
+  double logits_bytes = 0;       // output layer (last stage only)
+  double runtime_bytes = 0;      // fixed runtime memory + fragmentation
+  double capacity_bytes = 0;
+
+  double model_state_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
+  double total_bytes() const {
+    return model_state_bytes() + activations_bytes + logits_bytes + runtime_bytes;
+  }
+  bool fits() const { return total_bytes() <= capacity_bytes; }
+  double missing_bytes() const { return fits() ? 0 : total_bytes() - capacity_bytes; }
+};
+
+// Bytes per parameter of weights, gradients and optimizer states before any sharding: mixed
+// precision (16-bit weights) keeps fp32 gradients and an fp32 master copy, so Adam is 2 + 4 + 12.
+struct StateBytesPerParameter {
+  double weights, gradients, optimizer;
+};
+StateBytesPerParameter state_bytes_per_parameter(schema::Precision precision,
+                                                 schema::Optimizer optimizer);
+
+// The estimate for the fullest stage. `parallelism` must have every degree set (as sweep
+// configurations do); `capacity_bytes` is the GPU memory the instance exposes.
+// Requires: a transformer model and a plan that passed the configuration checks.
+MemoryEstimate estimate_memory(const schema::Model& model, const schema::TrainingJob& job,
+                               const schema::Parallelism& parallelism, double capacity_bytes,
+                               const RuntimeMemory& runtime);
+
+// The same for one stage (0-based).
+MemoryEstimate estimate_stage_memory(const schema::Model& model, const schema::TrainingJob& job,
+                                     const schema::Parallelism& parallelism, int stage,
+                                     double capacity_bytes, const RuntimeMemory& runtime);
+
+}  // namespace clustersim

@@ -1,0 +1,28 @@
+// Per-token FLOPs of transformer layers from their shapes.
+//
+// Per token and layer, with h hidden, a heads, k KV heads, d head dim, f FFN size, s sequence:
+//   QKV projection   2 h (a d + 2 k d)        attention scores + values   2 x 2 s a d
+//   output proj      2 a d h                  MLP   2 h f x (3 gated | 2), x experts per token
+//   MoE router       2 h E
+#include "sim/workload/transformer_flops.h"
+
+namespace clustersim {
+
+TransformerFlops transformer_flops(const schema::Transformer& t, int seq) {
+  const double h = t.hidden_size(), a = t.num_attention_heads();
+  const double k = t.has_num_kv_heads() ? t.num_kv_heads() : a;
+  const double d = t.has_head_dim() ? t.head_dim() : h / a;
+  const double f = t.ffn_hidden_size();
+  const bool gated = t.mlp_activation() == schema::SWIGLU || t.mlp_activation() == schema::GEGLU;
+  double mlp = 2 * h * f * (gated ? 3 : 2);
+  if (t.has_moe()) mlp = mlp * t.moe().experts_per_token() + 2 * h * t.moe().num_experts();
+  TransformerFlops flops;
+  flops.attention_forward_per_token = 2 * 2 * static_cast<double>(seq) * a * d;
+  flops.layer_forward_per_token =
+      2 * h * (a * d + 2 * k * d) + flops.attention_forward_per_token + 2 * a * d * h + mlp;
+  flops.logits_forward_per_token = 2 * h * t.vocab_size();
+  flops.num_layers = t.num_layers();
+  return flops;
+}
+
+}  // namespace clustersim

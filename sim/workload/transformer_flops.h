@@ -1,0 +1,31 @@
+// Floating-point operations of a transformer per token, derived from its shape, counting a
+// multiply-add as 2 FLOPs and only the matrix multiplications (as the Megatron-LM papers do).
+#pragma once
+
+#include "sim/io/schema/model.pb.h"
+
+namespace clustersim {
+
+struct TransformerFlops {
+  double layer_forward_per_token = 0;  // one layer: projections, MLP (routed experts), attention
+  double attention_forward_per_token = 0;  // the part of layer_forward_per_token that grows with s
+  double logits_forward_per_token = 0;     // the output projection onto the vocabulary
+  int num_layers = 0;
+
+  // Forward + backward (backward = 2x forward) per token: model FLOPs, the MFU numerator.
+  double model_per_token() const {
+    return 3 * (num_layers * layer_forward_per_token + logits_forward_per_token);
+  }
+  // With full activation recomputation every layer's forward runs twice: hardware FLOPs (HFU).
+  double with_full_recompute_per_token() const {
+    return model_per_token() + num_layers * layer_forward_per_token;
+  }
+};
+
+// Per-token FLOPs at sequence length `seq`. Attention scores and their weighted sum count the full
+// s x s product (2 x 2 x s x heads x head_dim per token), as Narayanan et al. SC'21 do, so that for
+// a GPT shape model_per_token() x tokens equals their 72 B s l h^2 (1 + s/6h + V/12lh).
+// Requires: a transformer that passed the catalog checks; seq >= 1.
+TransformerFlops transformer_flops(const schema::Transformer& t, int seq);
+
+}  // namespace clustersim

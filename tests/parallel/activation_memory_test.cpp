@@ -1,0 +1,75 @@
+// Tests of per-layer activation memory against Korthikanti et al. 2022, Table 2, for a GPT layer
+// (multi-head attention, 4h GELU MLP, LayerNorm, dropout), and of how the other shapes move it.
+#include "sim/parallel/activation_memory.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/testing/parse_message.h"
+
+namespace clustersim {
+namespace {
+
+// GPT-3 175B's layer shape: h = 12288, a = 96.
+schema::Transformer gpt_layer() {
+  return testing::parse_message<schema::Transformer>(R"(
+    kind: DECODER num_layers: 96 hidden_size: 12288 num_attention_heads: 96 ffn_hidden_size: 49152
+    mlp_activation: GELU normalization: LAYERNORM position_embedding: LEARNED vocab_size: 51200
+    max_sequence_length: 2048 dropout: true)");
+}
+
+double bytes(const schema::Transformer& t, int tp, bool sp, schema::Recompute recompute,
+             bool flash = false) {
+  return layer_activation_bytes(t, {2048, 1, tp, sp, recompute, flash});
+}
+
+TEST_CASE("GPT layer activations equal Korthikanti et al.'s Table 2 in every row") {
+  const auto t = gpt_layer();
+  const double s = 2048, b = 1, h = 12288, a = 96, tp = 8;
+  const double sbh = s * b * h;
+  // no parallelism: sbh (34 + 5as/h)
+  CHECK(bytes(t, 1, false, schema::RECOMPUTE_NONE) == Approx(sbh * (34 + 5 * a * s / h)));
+  // tensor parallel: sbh (10 + 24/t + 5as/(ht))
+  CHECK(bytes(t, 8, false, schema::RECOMPUTE_NONE) ==
+        Approx(sbh * (10 + 24 / tp + 5 * a * s / (h * tp))));
+  // tensor + sequence parallel: sbh/t (34 + 5as/h)
+  CHECK(bytes(t, 8, true, schema::RECOMPUTE_NONE) == Approx(sbh / tp * (34 + 5 * a * s / h)));
+  // selective recomputation: sbh (10 + 24/t), and 34 sbh/t with sequence parallelism
+  CHECK(bytes(t, 8, false, schema::RECOMPUTE_SELECTIVE) == Approx(sbh * (10 + 24 / tp)));
+  CHECK(bytes(t, 8, true, schema::RECOMPUTE_SELECTIVE) == Approx(34 * sbh / tp));
+  // full recomputation: the layer input, 2 sbh
+  CHECK(bytes(t, 8, false, schema::RECOMPUTE_FULL) == Approx(2 * sbh));
+}
+
+TEST_CASE("flash attention stores no s x s tensors, only a log-sum-exp per head") {
+  const auto t = gpt_layer();
+  const double s = 2048, h = 12288, a = 96;
+  CHECK(bytes(t, 1, false, schema::RECOMPUTE_NONE, true) == Approx(s * h * 34 + 4 * s * a));
+}
+
+TEST_CASE("without dropout the masks and dropout outputs are not stored") {
+  auto t = gpt_layer();
+  t.set_dropout(false);
+  const double s = 2048, h = 12288, a = 96;
+  // Two hidden-size masks (1 byte each) and, of the 5as^2b, the mask (1) and dropout output (2).
+  CHECK(bytes(t, 1, false, schema::RECOMPUTE_NONE) == Approx(s * h * 32 + 2 * a * s * s));
+}
+
+TEST_CASE("grouped-query attention stores smaller K and V; a gated MLP stores four f tensors") {
+  auto mha = gpt_layer();
+  auto gqa = mha;
+  gqa.set_num_kv_heads(8);
+  const double s = 2048, d = 128, a = 96, k = 8;
+  // K and V: 2 bytes x s x (a - k) x d each fewer.
+  CHECK(bytes(mha, 1, false, schema::RECOMPUTE_SELECTIVE) -
+            bytes(gqa, 1, false, schema::RECOMPUTE_SELECTIVE) ==
+        Approx(2 * 2 * s * (a - k) * d));
+  auto gated = mha;
+  gated.set_mlp_activation(schema::SWIGLU);
+  // GELU keeps 2 tensors of f, SwiGLU 4: 2 x 2 bytes x s x f more.
+  CHECK(bytes(gated, 1, false, schema::RECOMPUTE_SELECTIVE) -
+            bytes(mha, 1, false, schema::RECOMPUTE_SELECTIVE) ==
+        Approx(2 * 2 * s * 49152.0));
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,121 @@
+// Tests of the per-GPU memory model: model states per ZeRO stage (2 + 4 + 12 bytes per parameter),
+// pipeline in-flight activations, uneven stages, and the OOM report.
+#include "sim/parallel/memory_model.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/parallel/activation_memory.h"
+#include "sim/util/units.h"
+#include "sim/workload/parameter_count.h"
+#include "tests/testing/parse_message.h"
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+const s::Model& model(const std::string& name) {
+  return *testing::shipped_catalog().models().find(name)->value;
+}
+
+s::TrainingJob job(int global_batch, int seq) {
+  return testing::parse_message<s::TrainingJob>(
+      "global_batch_size: " + std::to_string(global_batch) +
+      " sequence_length: " + std::to_string(seq) + " precision: BF16 optimizer: ADAM steps: 1");
+}
+
+// A fully resolved plan (as sweep configurations are); `extra` overrides fields.
+s::Parallelism plan(int tp, int pp, int dp, int mbs, const std::string& extra = "") {
+  s::Parallelism p = testing::parse_message<s::Parallelism>(
+      "tensor_parallel: " + std::to_string(tp) + " pipeline_parallel: " + std::to_string(pp) +
+      " data_parallel: " + std::to_string(dp) + " micro_batch_size: " + std::to_string(mbs) +
+      " virtual_stages: 1 zero_stage: 0 schedule: ONE_F_ONE_B recompute: RECOMPUTE_NONE");
+  p.MergeFrom(testing::parse_message<s::Parallelism>(extra));
+  return p;
+}
+
+TEST_CASE("mixed-precision Adam keeps 2 + 4 + 12 bytes per parameter") {
+  const auto b = state_bytes_per_parameter(s::BF16, s::ADAM);
+  CHECK(b.weights == 2);
+  CHECK(b.gradients == 4);
+  CHECK(b.optimizer == 12);
+  const auto fp32 = state_bytes_per_parameter(s::FP32, s::ADAM);  // no master copy
+  CHECK(fp32.weights + fp32.gradients + fp32.optimizer == 16);
+}
+
+TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights over DP") {
+  // Llama-2-7B, TP 1, PP 1, DP 8: P = 6,738,415,616 parameters on every GPU.
+  const double params = 6738415616.0, dp = 8;
+  auto states = [&](const std::string& extra) {
+    return estimate_memory(model("llama2-7b"), job(64, 4096), plan(1, 1, 8, 1, extra), 1e15, {})
+        .model_state_bytes();
+  };
+  CHECK(states("") == Approx(params * 18));
+  CHECK(states("zero_stage: 1") == Approx(params * (2 + 4 + 12 / dp)));
+  CHECK(states("distributed_optimizer: true") ==
+        Approx(params * (6 + 12 / dp)));  // Megatron's table
+  CHECK(states("zero_stage: 2") == Approx(params * (2 + 16 / dp)));
+  CHECK(states("zero_stage: 3") == Approx(params * 18 / dp));
+}
+
+TEST_CASE("1F1B holds p micro-batches on the first stage, one on the last") {
+  const auto& gpt = model("gpt-18b");  // 40 layers
+  const auto first = estimate_stage_memory(gpt, job(512, 2048), plan(8, 4, 1, 1), 0, 1e15, {});
+  const auto last = estimate_stage_memory(gpt, job(512, 2048), plan(8, 4, 1, 1), 3, 1e15, {});
+  CHECK(first.in_flight_micro_batches == 4);
+  CHECK(last.in_flight_micro_batches == 1);
+  CHECK(first.layers == 10);
+  CHECK(first.activations_bytes == Approx(4 * last.activations_bytes));
+  // Korthikanti: the first stage stores p x L/p = L layers' worth.
+  const double per_layer =
+      layer_activation_bytes(gpt.transformer(), {2048, 1, 8, false, s::RECOMPUTE_NONE});
+  CHECK(first.activations_bytes == Approx(40 * per_layer));
+}
+
+TEST_CASE("interleaving multiplies the first stage's activations by 1 + (p-1)/(p v)") {
+  const auto& gpt = model("gpt-18b");
+  const double p = 4, v = 2;
+  const auto e = estimate_stage_memory(
+      gpt, job(512, 2048), plan(8, 4, 1, 1, "schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 2"),
+      0, 1e15, {});
+  const double per_layer =
+      layer_activation_bytes(gpt.transformer(), {2048, 1, 8, false, s::RECOMPUTE_NONE});
+  CHECK(e.activations_bytes == Approx(40 * per_layer * (1 + (p - 1) / (p * v))));
+}
+
+TEST_CASE("uneven splits put the extra layers on the first stages") {
+  const auto& gpt = model("gpt-3.6b");  // 30 layers over 4 stages: 8, 8, 7, 7
+  int layers[4];
+  for (int stage = 0; stage < 4; ++stage) {
+    layers[stage] =
+        estimate_stage_memory(gpt, job(512, 2048), plan(1, 4, 1, 1), stage, 1e15, {}).layers;
+  }
+  CHECK(std::vector<int>(layers, layers + 4) == std::vector<int>{8, 8, 7, 7});
+}
+
+TEST_CASE("GPT-3 175B with TP 1 and PP 1 on 8 A100 80GB is OOM by terabytes") {
+  const double capacity = 80 * kBytesPerGibibyte;
+  const auto e =
+      estimate_memory(model("gpt3-175b"), job(1536, 2048), plan(1, 1, 8, 1), capacity, {});
+  CHECK_FALSE(e.fits());
+  // 174.6 B parameters x 18 bytes alone is 2927 GiB.
+  CHECK(e.model_state_bytes() / kBytesPerGibibyte ==
+        Approx(174604259328.0 * 18 / kBytesPerGibibyte));
+  CHECK(e.missing_bytes() == Approx(e.total_bytes() - capacity));
+  CHECK(e.missing_bytes() / kBytesPerGibibyte > 2800);
+}
+
+TEST_CASE("runtime memory adds the context, one buffer set per communicator and a fraction") {
+  const auto runtime = testing::parse_message<s::Runtime>(
+      "name: \"r\" cuda_context_gib: 0.5 communicator_gib: 0.25 allocator_overhead_fraction: 0.1");
+  const RuntimeMemory r = runtime_memory(runtime, plan(8, 1, 4, 1));  // TP and DP groups
+  CHECK(r.fixed_bytes == Approx((0.5 + 2 * 0.25) * kBytesPerGibibyte));
+  CHECK(r.fragmentation_fraction == 0.1);
+  const auto e = estimate_memory(model("llama2-7b"), job(64, 4096), plan(8, 1, 4, 1), 1e15, r);
+  const double tensors = e.model_state_bytes() + e.activations_bytes + e.logits_bytes;
+  CHECK(e.runtime_bytes == Approx(r.fixed_bytes + 0.1 * tensors));
+}
+
+}  // namespace
+}  // namespace clustersim

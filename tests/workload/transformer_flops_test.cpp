@@ -1,0 +1,38 @@
+// Tests of per-token FLOPs against Narayanan et al. SC'21's closed form for GPT models.
+#include "sim/workload/transformer_flops.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim {
+namespace {
+
+TEST_CASE("GPT model FLOPs equal 72 B s l h^2 (1 + s/6h + V/12lh) for every SC'21 Table 1 model") {
+  for (const char* name : {"gpt-1.7b", "gpt-18b", "gpt-145b", "gpt-1t"}) {
+    INFO(name);
+    const auto& t = testing::shipped_catalog().models().find(name)->value->transformer();
+    const double s = 2048, l = t.num_layers(), h = t.hidden_size(), v = t.vocab_size();
+    const TransformerFlops f = transformer_flops(t, 2048);
+    // Per token (B s tokens): 72 l h^2 (1 + s/6h + V/12lh).
+    CHECK(f.model_per_token() == Approx(72 * l * h * h * (1 + s / (6 * h) + v / (12 * l * h))));
+    // With full recomputation (the paper's Eq. 3): 96 l h^2 (1 + s/6h + V/16lh).
+    CHECK(f.with_full_recompute_per_token() ==
+          Approx(96 * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))));
+  }
+}
+
+TEST_CASE("a MoE layer counts only the routed experts, plus the router") {
+  const auto& mixtral =
+      testing::shipped_catalog().models().find("mixtral-8x7b")->value->transformer();
+  const double h = 4096, f = 14336;
+  const TransformerFlops flops = transformer_flops(mixtral, 4096);
+  auto dense = mixtral;
+  dense.clear_moe();
+  const TransformerFlops dense_flops = transformer_flops(dense, 4096);
+  CHECK(flops.layer_forward_per_token - dense_flops.layer_forward_per_token ==
+        Approx(2 * h * f * 3 + 2 * h * 8));  // one more expert of 3 matrices, router to 8
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,120 @@
+// `clustersim memory SCENARIO`: the per-GPU memory of every configuration of a scenario - model
+// states, activations, logits and runtime against the GPU's capacity - with OOM rows marked and
+// the missing GiB, before any simulation.
+#include <iostream>
+
+#include "sim/io/scenario_loader.h"
+#include "sim/parallel/memory_model.h"
+#include "sim/sweep/configuration_space.h"
+#include "sim/util/units.h"
+#include "tools/clustersim/command_line.h"
+#include "tools/clustersim/commands.h"
+
+namespace clustersim::cli {
+namespace {
+
+namespace s = schema;
+using Cell = Table::Cell;
+
+double gib(double bytes) { return bytes / kBytesPerGibibyte; }
+
+// GPU memory the instance exposes: the provider's figure when the catalog has one.
+double capacity_bytes(const s::InstanceType& instance, const Catalog& catalog) {
+  const double memory = instance.has_gpu_memory_gib() ? instance.gpu_memory_gib()
+                                                      : catalog.gpu_of(instance).memory_gib();
+  return memory * kBytesPerGibibyte;
+}
+
+}  // namespace
+
+int memory_command(const std::vector<std::string>& args) {
+  CommonOptions common;
+  std::string scenario_path;
+  size_t limit = 20;
+  po::options_description options("memory options");
+  add_common_options(&options, &common);
+  options.add_options()("scenario", po::value(&scenario_path)->required(), "scenario file")(
+      "limit", po::value(&limit)->default_value(20),
+      "configurations to list in table format (0: all; csv and json list all)");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map values;
+  if (!parse(args, options, positional, &values, "clustersim memory SCENARIO [options]")) {
+    return kExitOk;
+  }
+  auto format = output_format(common);
+  if (!format) return kExitUsage;
+  auto catalog = load_catalog(common);
+  if (!catalog) return kExitInputError;
+  Diagnostics diagnostics;
+  auto loaded = load_scenario(scenario_path, *catalog, &diagnostics);
+  print_diagnostics(diagnostics);
+  if (!loaded) return kExitInputError;
+  if (!loaded->model->has_transformer()) {
+    std::cerr << scenario_path << ": the memory model covers transformer models only\n";
+    return kExitInputError;
+  }
+  const CatalogEntry<s::Runtime>* runtime = catalog->runtimes().find("default");
+  if (!runtime) {
+    std::cerr << "the catalog has no runtime \"default\"\n";
+    return kExitInputError;
+  }
+  const ConfigurationSpace space = expand_configurations(*loaded);
+  Table table{{"instance", "instance"},
+              {"nodes", "nodes"},
+              {"tensor_parallel", "TP"},
+              {"pipeline_parallel", "PP"},
+              {"data_parallel", "DP"},
+              {"micro_batch_size", "mbs"},
+              {"zero_stage", "ZeRO"},
+              {"distributed_optimizer", "dist opt"},
+              {"recompute", "recompute"},
+              {"stage", "stage"},
+              {"weights_gib", "weights", 1},
+              {"gradients_gib", "grads", 1},
+              {"optimizer_gib", "optim", 1},
+              {"activations_gib", "activ", 1},
+              {"logits_gib", "logits", 1},
+              {"runtime_gib", "runtime", 1},
+              {"total_gib", "total GiB", 1},
+              {"capacity_gib", "capacity", 1},
+              {"fits", "fits"},
+              {"missing_gib", "missing GiB", 1}};
+  const bool aligned = *format == OutputFormat::kTable;
+  const size_t shown =
+      aligned && limit != 0 ? std::min(limit, space.valid.size()) : space.valid.size();
+  for (size_t i = 0; i < shown; ++i) {
+    const Configuration& c = space.valid[i];
+    const s::Parallelism& p = c.parallelism;
+    const MemoryEstimate e =
+        estimate_memory(*loaded->model, loaded->scenario().job(), p,
+                        capacity_bytes(*c.instance, *catalog), runtime_memory(*runtime->value, p));
+    table.add_row({c.instance->name(),
+                   static_cast<double>(c.nodes),
+                   static_cast<double>(p.tensor_parallel()),
+                   static_cast<double>(p.pipeline_parallel()),
+                   static_cast<double>(p.data_parallel()),
+                   static_cast<double>(p.micro_batch_size()),
+                   static_cast<double>(p.zero_stage()),
+                   p.distributed_optimizer(),
+                   s::Recompute_Name(p.recompute()),
+                   static_cast<double>(e.stage),
+                   gib(e.weights_bytes),
+                   gib(e.gradients_bytes),
+                   gib(e.optimizer_bytes),
+                   gib(e.activations_bytes),
+                   gib(e.logits_bytes),
+                   gib(e.runtime_bytes),
+                   gib(e.total_bytes()),
+                   gib(e.capacity_bytes),
+                   e.fits(),
+                   gib(e.missing_bytes())});
+  }
+  table.print(std::cout, *format);
+  if (aligned && shown < space.valid.size()) {
+    std::cout << "... " << space.valid.size() - shown << " more (--limit 0 lists all)\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace clustersim::cli
