@@ -132,6 +132,14 @@ void check_gpu(const FieldChecker& gpu) {
     pcie.require_positive("per_direction_gb_per_s");
   }
   check_measured_matmul(gpu);
+  for (int i = 0; i < gpu.size("matmul_efficiency"); ++i) {
+    const FieldChecker e = gpu.child("matmul_efficiency", i);
+    e.require_enum("precision");
+    e.require("max_fraction") && e.in_range("max_fraction", 0.01, 1);
+    e.require("overhead_us") && e.non_negative("overhead_us");
+  }
+  gpu.in_range("memory_efficiency_fraction", 0.01, 1);
+  gpu.in_range("flash_attention_fraction", 0.01, 1);
   check_source(gpu);
 }
 
@@ -242,6 +250,11 @@ void check_runtime(const FieldChecker& runtime) {
   runtime.require("communicator_gib") && runtime.non_negative("communicator_gib");
   runtime.require("allocator_overhead_fraction") &&
       runtime.in_range("allocator_overhead_fraction", 0, 1);
+  for (const char* f : {"default_matmul_max_fraction", "default_memory_efficiency_fraction",
+                        "default_flash_attention_fraction"}) {
+    runtime.require(f) && runtime.in_range(f, 0.01, 1);
+  }
+  runtime.require("default_matmul_overhead_us") && runtime.non_negative("default_matmul_overhead_us");
   check_source(runtime);
 }
 

@@ -1,0 +1,47 @@
+// Time of one GPU kernel from its FLOPs and bytes against the GPU's peaks and fitted efficiencies
+// (catalog data, fitted on measured GEMMs, memory bandwidth and fused attention):
+//   matmul (m x k) . (k x n):  max(FLOPs / (peak x max x tile use), bytes / (HBM x memory eff))
+//                              + overhead;  tile use = m / (ceil(m/128) 128) x likewise for n
+//   fused attention:           FLOPs / (16-bit peak x flash fraction)
+//   memory-bound kernels:      bytes / (HBM x memory eff)
+// Immutable; cheap to copy; safe to share between threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/io/schema/gpu.pb.h"
+#include "sim/io/schema/runtime.pb.h"
+#include "sim/util/units.h"
+
+namespace clustersim {
+
+class ComputeModel {
+ public:
+  // `runtime` supplies the efficiencies `gpu` has no fitted value for.
+  // Requires: `gpu` has a peak for `precision` (the scenario checks guarantee it).
+  ComputeModel(const schema::Gpu& gpu, schema::Precision precision, const schema::Runtime& runtime);
+
+  // A matrix multiplication of (m x k) by (k x n) with inputs of the model's precision and a
+  // 16-bit output.
+  Picoseconds matmul(int64_t m, int64_t n, int64_t k) const;
+  // A fused (flash) attention kernel doing `flops`.
+  Picoseconds fused_attention(double flops) const;
+  // A kernel limited by memory traffic: elementwise ops, norms, softmax, optimizer steps.
+  Picoseconds memory_bound(double bytes) const;
+
+  // Whether every efficiency used was fitted for this GPU (false: runtime defaults were used).
+  bool calibrated() const { return calibrated_; }
+  double peak_flops() const { return peak_flops_; }
+
+ private:
+  double peak_flops_ = 0;          // of the precision, FLOP/s
+  double attention_flops_ = 0;     // achieved fused-attention FLOP/s
+  double memory_bytes_per_s_ = 0;  // achieved
+  double matmul_fraction_ = 0;
+  Picoseconds matmul_overhead_;
+  double input_bytes_ = 2;  // per element of matmul inputs
+  bool calibrated_ = true;
+};
+
+}  // namespace clustersim

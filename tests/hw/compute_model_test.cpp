@@ -1,0 +1,71 @@
+// The compute model against the calibration GEMMs it was fitted on (validation/gemm.csv), and its
+// roofline behaviour.
+#include "sim/hw/compute_model.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+ComputeModel model(const std::string& gpu, s::Precision precision) {
+  const Catalog& c = testing::shipped_catalog();
+  return ComputeModel(*c.gpus().find(gpu)->value, precision, *c.runtimes().find("default")->value);
+}
+
+double achieved_tflops(const ComputeModel& m, int64_t a, int64_t b, int64_t c) {
+  return 2.0 * a * b * c / m.matmul(a, b, c).seconds() / 1e12;
+}
+
+TEST_CASE("large square GEMMs come within 10% of the measured cuBLASLt rates") {
+  // Azure AI benchmarking guide (gemm.csv): A100 fp16 8192^3 253.7, 16384^3 256.5 TFLOP/s;
+  // H100 fp8 8192^3 1290.1, 16384^3 1377.3; H200 fp8 8192^3 1300.6, 16384^3 1366.3.
+  const auto a100 = model("A100-SXM4-80GB", s::FP16);
+  const auto h100 = model("H100-SXM5-80GB", s::FP8);
+  const auto h200 = model("H200-SXM-141GB", s::FP8);
+  CHECK(achieved_tflops(a100, 8192, 8192, 8192) == Approx(253.7).epsilon(0.10));
+  CHECK(achieved_tflops(a100, 16384, 16384, 16384) == Approx(256.5).epsilon(0.10));
+  CHECK(achieved_tflops(h100, 8192, 8192, 8192) == Approx(1290.1).epsilon(0.10));
+  CHECK(achieved_tflops(h100, 16384, 16384, 16384) == Approx(1377.3).epsilon(0.10));
+  CHECK(achieved_tflops(h200, 8192, 8192, 8192) == Approx(1300.6).epsilon(0.10));
+  CHECK(achieved_tflops(h200, 16384, 16384, 16384) == Approx(1366.3).epsilon(0.10));
+}
+
+TEST_CASE("small GEMMs pay the fixed overhead: efficiency grows with size") {
+  const auto a100 = model("A100-SXM4-80GB", s::BF16);
+  double previous = 0;
+  for (int64_t size : {256, 1024, 4096, 16384}) {
+    const double tflops = achieved_tflops(a100, size, size, size);
+    CHECK(tflops > previous);
+    previous = tflops;
+  }
+  CHECK(previous < 312 * 0.765 + 1e-9);  // never above peak x max fraction
+}
+
+TEST_CASE("a ragged dimension wastes part of its last tile") {
+  const auto h100 = model("H100-SXM5-80GB", s::BF16);
+  // n = 1025 needs nine 128-wide tiles: it costs as much as n = 1152 (both compute-bound).
+  CHECK(h100.matmul(8192, 1025, 8192) == h100.matmul(8192, 1152, 8192));
+  CHECK(h100.matmul(8192, 1024, 8192) < h100.matmul(8192, 1025, 8192));
+}
+
+TEST_CASE("memory-bound kernels run at the fitted share of HBM bandwidth") {
+  // H100: 3350 GB/s x 0.887 (STREAM triad 2.97 TB/s).
+  const auto h100 = model("H100-SXM5-80GB", s::BF16);
+  CHECK(h100.memory_bound(2.97e9).seconds() == Approx(2.97e9 / (3350e9 * 0.887)));
+}
+
+TEST_CASE("GPUs without fitted efficiencies use the runtime defaults and say so") {
+  CHECK(model("H100-SXM5-80GB", s::BF16).calibrated());
+  const auto l4 = model("L4-PCIE-24GB", s::BF16);
+  CHECK_FALSE(l4.calibrated());
+  // 121 TFLOP/s x 0.744 default at a large size, plus the 7.9 us default overhead.
+  const double expected = 2.0 * 16384 * 16384 * 16384 / (121e12 * 0.744) + 7.9e-6;
+  CHECK(l4.matmul(16384, 16384, 16384).seconds() == Approx(expected));
+}
+
+}  // namespace
+}  // namespace clustersim
