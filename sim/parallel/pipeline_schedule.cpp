@@ -1,0 +1,36 @@
+// Task orders of the pipeline schedules.
+#include "sim/parallel/pipeline_schedule.h"
+
+#include <algorithm>
+
+namespace clustersim {
+
+std::vector<PipelineTask> stage_schedule(schema::PipelineSchedule schedule, int stages, int chunks,
+                                         int micro_batches, int stage) {
+  const int total = micro_batches * chunks;
+  auto nth = [&](int k, bool forward) {
+    const int group = k / stages;
+    int chunk = group % chunks;
+    if (!forward) chunk = chunks - 1 - chunk;
+    return PipelineTask{forward, chunk, (k / (stages * chunks)) * stages + k % stages};
+  };
+  std::vector<PipelineTask> tasks;
+  if (schedule == schema::GPIPE) {
+    for (int i = 0; i < micro_batches; ++i) tasks.push_back({true, 0, i});
+    for (int i = 0; i < micro_batches; ++i) tasks.push_back({false, 0, i});
+    return tasks;
+  }
+  const int warmup =
+      chunks > 1 ? 2 * (stages - stage - 1) + (chunks - 1) * stages : stages - stage - 1;
+  const int first = std::min(warmup, total);
+  int forwards = 0, backwards = 0;
+  for (; forwards < first; ++forwards) tasks.push_back(nth(forwards, true));
+  while (forwards < total) {
+    tasks.push_back(nth(forwards++, true));
+    tasks.push_back(nth(backwards++, false));
+  }
+  while (backwards < total) tasks.push_back(nth(backwards++, false));
+  return tasks;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,28 @@
+// The order in which a pipeline stage runs its forward and backward tasks under GPipe, 1F1B and
+// interleaved 1F1B (Megatron-LM's schedules).
+#pragma once
+
+#include <vector>
+
+#include "sim/io/schema/parallelism.pb.h"
+
+namespace clustersim {
+
+struct PipelineTask {
+  bool forward;
+  int chunk;  // model chunk on this stage (0 unless interleaved)
+  int micro_batch;
+};
+
+// Tasks of stage `stage` of `stages`, with `chunks` model chunks per stage and `micro_batches`
+// micro-batches per step, in execution order.
+//   GPipe: every forward, then every backward.
+//   1F1B: min(p - r - 1, m) forwards, then one forward and one backward alternately, then the
+//   remaining backwards.
+//   Interleaved: as 1F1B with 2(p - r - 1) + (v - 1) p warm-up forwards; the k-th forward runs
+//   chunk (k / p) mod v of micro-batch (k / (p v)) p + k mod p, backwards the chunks in reverse.
+// Requires: for interleaving, micro_batches divisible by stages.
+std::vector<PipelineTask> stage_schedule(schema::PipelineSchedule schedule, int stages, int chunks,
+                                         int micro_batches, int stage);
+
+}  // namespace clustersim

@@ -1,0 +1,197 @@
+// Event-driven execution of pipeline schedules with stage-to-stage transfers and data-parallel
+// gradient reduction on the network.
+#include "sim/parallel/pipeline_simulation.h"
+
+#include <map>
+#include <memory>
+
+#include "sim/net/collective.h"
+#include "sim/net/collective_algorithms.h"
+
+namespace clustersim {
+namespace {
+
+// Identifies a task's input: (forward?, chunk, micro-batch).
+using TaskKey = std::tuple<bool, int, int>;
+
+class PipelineRun {
+ public:
+  PipelineRun(const PipelinePlan& plan, Network* network) : plan_(plan), net_(network) {
+    const int p = plan.stages;
+    stages_.resize(p);
+    timeline_.stages.resize(p);
+    for (int r = 0; r < p; ++r) {
+      stages_[r].tasks = stage_schedule(plan.schedule, p, plan.chunks, plan.micro_batches, r);
+    }
+  }
+
+  PipelineTimeline run() {
+    for (int r = 0; r < plan_.stages; ++r) try_start(r);
+    net_->simulation().run();
+    for (const StageTimeline& s : timeline_.stages)
+      timeline_.step = std::max(timeline_.step, s.end);
+    return timeline_;
+  }
+
+ private:
+  struct Stage {
+    std::vector<PipelineTask> tasks;
+    size_t next = 0;
+    bool busy = false;
+    std::map<TaskKey, bool> arrived;  // inputs received from the neighbouring stage
+  };
+
+  // A task's input comes from another stage (or is local: the first forward, the last backward).
+  bool needs_input(int stage, const PipelineTask& t) const {
+    if (t.forward) return !(stage == 0 && t.chunk == 0);
+    return !(stage == plan_.stages - 1 && t.chunk == plan_.chunks - 1);
+  }
+
+  void try_start(int r) {
+    Stage& s = stages_[r];
+    if (s.busy || s.next >= s.tasks.size()) return;
+    const PipelineTask task = s.tasks[s.next];
+    if (needs_input(r, task) && !s.arrived[{task.forward, task.chunk, task.micro_batch}]) return;
+    s.busy = true;
+    ++s.next;
+    const StageWork& w = plan_.work[r];
+    const Picoseconds duration = task.forward ? w.forward : w.backward;
+    timeline_.stages[r].busy += duration;
+    const bool last_task = s.next == s.tasks.size();
+    if (last_task) start_gradient_reduction(r, duration);
+    net_->simulation().call_after(duration, [this, r, task, last_task] {
+      stages_[r].busy = false;
+      if (last_task) {
+        timeline_.stages[r].last_backward_end = net_->simulation().now();
+        backward_done(r);
+      }
+      send_onward(r, task);
+      try_start(r);
+    });
+  }
+
+  // The next stage (forward) or previous stage (backward) of a task, in the virtual pipeline of
+  // stages x chunks; false when there is none.
+  bool neighbour(int r, const PipelineTask& t, int* to, int* chunk) const {
+    const int p = plan_.stages;
+    if (t.forward) {
+      if (r + 1 < p) return *to = r + 1, *chunk = t.chunk, true;
+      if (t.chunk + 1 < plan_.chunks) return *to = 0, *chunk = t.chunk + 1, true;
+      return false;
+    }
+    if (r > 0) return *to = r - 1, *chunk = t.chunk, true;
+    if (t.chunk > 0) return *to = p - 1, *chunk = t.chunk - 1, true;
+    return false;
+  }
+
+  void send_onward(int r, const PipelineTask& t) {
+    int to = 0, chunk = 0;
+    if (!neighbour(r, t, &to, &chunk)) return;
+    const TaskKey key{t.forward, chunk, t.micro_batch};
+    const int ranks = plan_.tensor_parallel;
+    auto arrived = after_all(ranks, [this, to, key] {
+      stages_[to].arrived[key] = true;
+      try_start(to);
+    });
+    for (int rank = 0; rank < ranks; ++rank) {
+      const int from_gpu = plan_.gpu(0, r, rank), to_gpu = plan_.gpu(0, to, rank);
+      if (from_gpu == to_gpu) {  // a single stage feeding itself (interleaving with one stage)
+        net_->simulation().call_after(Picoseconds(0), arrived);
+        continue;
+      }
+      net_->start_transfer(from_gpu, to_gpu, plan_.activation_bytes / ranks,
+                           slowest_step_latency({{from_gpu, to_gpu}}, net_->topology()), arrived);
+    }
+  }
+
+  // Buckets of gradients: when overlapped they become ready across the last backward (which
+  // starts now and lasts `duration`); each bucket is reduced after the previous one (NCCL runs a
+  // group's collectives in order).
+  void start_gradient_reduction(int r, Picoseconds duration) {
+    const StageWork& w = plan_.work[r];
+    auto& pending = reductions_[r];
+    pending.buckets =
+        plan_.data_parallel > 1 ? (plan_.overlap_gradient_reduce ? w.gradient_buckets : 1) : 0;
+    if (pending.buckets == 0 || !plan_.overlap_gradient_reduce) return;
+    for (int b = 0; b < pending.buckets; ++b) {
+      const Picoseconds ready(duration.count() * (b + 1) / pending.buckets);
+      net_->simulation().call_after(ready, [this, r] { bucket_ready(r); });
+    }
+  }
+
+  void backward_done(int r) {
+    auto& pending = reductions_[r];
+    pending.backward_done = true;
+    if (plan_.data_parallel > 1 && !plan_.overlap_gradient_reduce) bucket_ready(r);
+    maybe_step_optimizer(r);
+  }
+
+  void bucket_ready(int r) {
+    ++reductions_[r].ready;
+    launch_next_bucket(r);
+  }
+
+  void launch_next_bucket(int r) {
+    auto& pending = reductions_[r];
+    if (pending.in_flight || pending.launched >= pending.ready) return;
+    pending.in_flight = true;
+    ++pending.launched;
+    const StageWork& w = plan_.work[r];
+    const CollectiveOp op =
+        plan_.shard_gradients ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+    data_parallel_collective(r, op, w.gradient_bytes / pending.buckets, [this, r] {
+      auto& p = reductions_[r];
+      p.in_flight = false;
+      ++p.done;
+      launch_next_bucket(r);
+      maybe_step_optimizer(r);
+    });
+  }
+
+  // One collective per tensor-parallel rank of stage r, over the data-parallel replicas.
+  void data_parallel_collective(int r, CollectiveOp op, double bytes, std::function<void()> done) {
+    auto all = after_all(plan_.tensor_parallel, std::move(done));
+    for (int rank = 0; rank < plan_.tensor_parallel; ++rank) {
+      std::vector<int> group;
+      for (int d = 0; d < plan_.data_parallel; ++d) group.push_back(plan_.gpu(d, r, rank));
+      start_collective(net_, {op, group, bytes, CollectiveAlgorithm::kAuto}, all);
+    }
+  }
+
+  void maybe_step_optimizer(int r) {
+    auto& pending = reductions_[r];
+    if (!pending.backward_done || pending.done < pending.buckets || pending.optimizer_started)
+      return;
+    pending.optimizer_started = true;
+    StageTimeline& t = timeline_.stages[r];
+    t.gradients_reduced = net_->simulation().now();
+    const StageWork& w = plan_.work[r];
+    net_->simulation().call_after(w.optimizer, [this, r, &w] {
+      auto finish = [this, r] { timeline_.stages[r].end = net_->simulation().now(); };
+      if (w.parameter_gather_bytes > 0 && plan_.data_parallel > 1) {
+        data_parallel_collective(r, CollectiveOp::kAllGather, w.parameter_gather_bytes, finish);
+      } else {
+        finish();
+      }
+    });
+  }
+
+  struct Reduction {
+    int buckets = 0, ready = 0, launched = 0, done = 0;
+    bool in_flight = false, backward_done = false, optimizer_started = false;
+  };
+
+  const PipelinePlan& plan_;
+  Network* net_;
+  std::vector<Stage> stages_;
+  std::map<int, Reduction> reductions_;
+  PipelineTimeline timeline_;
+};
+
+}  // namespace
+
+PipelineTimeline simulate_pipeline(const PipelinePlan& plan, Network* network) {
+  return PipelineRun(plan, network).run();
+}
+
+}  // namespace clustersim

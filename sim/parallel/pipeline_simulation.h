@@ -1,0 +1,62 @@
+// One training step of a pipeline on the engine: each stage runs its tasks in schedule order on
+// its compute stream; activations and gradients cross between stages over the network (every
+// tensor-parallel rank sends its 1/t share: Megatron's scatter/gather); after its last backward a
+// stage reduces its gradients over data parallelism (in buckets overlapped with that backward, or
+// after it) and steps its optimizer.
+//
+// Symmetry: all data-parallel replicas run the same schedule at the same times, so replica 0's
+// stages are simulated and the data-parallel collectives run over every replica's GPUs on the
+// network; all tensor-parallel ranks of a stage do the same work, so a stage has one stream, but
+// their transfers and collectives are all simulated (they share NICs).
+#pragma once
+
+#include <vector>
+
+#include "sim/net/network.h"
+#include "sim/parallel/pipeline_schedule.h"
+
+namespace clustersim {
+
+struct StageWork {
+  Picoseconds forward;        // one micro-batch through one model chunk
+  Picoseconds backward;       // the same backwards, recomputation included
+  Picoseconds optimizer;      // the optimizer step of this stage's parameters
+  double gradient_bytes = 0;  // per GPU, reduced over data parallelism
+  int gradient_buckets = 1;   // when overlapped: equal buckets ready across the last backward
+  double parameter_gather_bytes = 0;  // per GPU, all-gathered after a sharded optimizer step
+};
+
+struct PipelinePlan {
+  schema::PipelineSchedule schedule = schema::ONE_F_ONE_B;
+  int stages = 1;
+  int chunks = 1;
+  int micro_batches = 1;
+  int tensor_parallel = 1;
+  int data_parallel = 1;
+  double activation_bytes = 0;  // crossing between stages per micro-batch (all TP ranks)
+  bool overlap_gradient_reduce = true;
+  bool shard_gradients = false;  // reduce-scatter instead of all-reduce (ZeRO / distributed opt.)
+  std::vector<StageWork> work;   // per stage
+
+  // GPUs are placed tensor-parallel innermost, then pipeline, then data parallel.
+  int gpu(int replica, int stage, int rank) const {
+    return (replica * stages + stage) * tensor_parallel + rank;
+  }
+};
+
+struct StageTimeline {
+  Picoseconds busy;  // compute stream time
+  Picoseconds last_backward_end;
+  Picoseconds gradients_reduced;  // data-parallel reduction done
+  Picoseconds end;                // optimizer (and parameter gather) done
+};
+
+struct PipelineTimeline {
+  Picoseconds step;
+  std::vector<StageTimeline> stages;
+};
+
+// Requires: `network` spans at least stages x tensor_parallel x data_parallel GPUs and is idle.
+PipelineTimeline simulate_pipeline(const PipelinePlan& plan, Network* network);
+
+}  // namespace clustersim

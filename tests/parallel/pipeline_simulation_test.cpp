@@ -1,0 +1,100 @@
+// Closed forms as tests of the pipeline on the engine: the 1F1B and interleaved bubbles, and the
+// data-parallel reduction hidden behind a long backward or exposed after a short one.
+#include "sim/parallel/pipeline_simulation.h"
+
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "sim/net/collective.h"
+#include "tests/testing/cluster.h"
+
+namespace clustersim {
+namespace {
+
+using testing::shipped_cluster;
+
+Picoseconds ms(double milliseconds) { return Picoseconds::from_seconds(milliseconds * 1e-3); }
+
+PipelinePlan uniform_plan(schema::PipelineSchedule schedule, int stages, int chunks,
+                          int micro_batches, Picoseconds forward, Picoseconds backward) {
+  PipelinePlan plan;
+  plan.schedule = schedule;
+  plan.stages = stages;
+  plan.chunks = chunks;
+  plan.micro_batches = micro_batches;
+  plan.activation_bytes = 1;  // transfers cost only their ~1 us latency
+  plan.work.assign(stages, StageWork{forward, backward, Picoseconds(0)});
+  return plan;
+}
+
+double step_ms(const PipelinePlan& plan, const Topology& t) {
+  Simulation sim;
+  Network net(&sim, &t);
+  return simulate_pipeline(plan, &net).step.seconds() * 1e3;
+}
+
+TEST_CASE("1F1B and GPipe take (m + p - 1)(F + B): bubble fraction (p - 1)/(m + p - 1)") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  const double f = 1, b = 2;
+  for (auto schedule : {schema::ONE_F_ONE_B, schema::GPIPE}) {
+    for (auto [p, m] : {std::pair{4, 8}, std::pair{8, 16}, std::pair{2, 1}}) {
+      INFO("p " << p << " m " << m);
+      const double step = step_ms(uniform_plan(schedule, p, 1, m, ms(f), ms(b)), *t);
+      CHECK(step == Approx((m + p - 1) * (f + b)).epsilon(0.01));
+      const double bubble = 1 - m * (f + b) / step;
+      CHECK(bubble == Approx(static_cast<double>(p - 1) / (m + p - 1)).epsilon(0.01));
+    }
+  }
+}
+
+TEST_CASE("interleaving with v chunks shrinks the bubble to (p - 1)/(m v) of the ideal time") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  const int p = 4, v = 2, m = 8;
+  // Each chunk holds half a stage's layers: F and B per chunk are half of 1 and 2 ms.
+  const double f = 0.5, b = 1.0;
+  const double ideal = m * v * (f + b);
+  const double step =
+      step_ms(uniform_plan(schema::INTERLEAVED_ONE_F_ONE_B, p, v, m, ms(f), ms(b)), *t);
+  CHECK((step - ideal) / ideal == Approx(static_cast<double>(p - 1) / (m * v)).epsilon(0.02));
+}
+
+TEST_CASE(
+    "the data-parallel reduction hides behind a long backward and is exposed after a short one") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  // Two replicas of one stage on GPUs 0 and 1; 360 MB of gradients: a 2-GPU all-reduce moves
+  // S over NVLink at 360 GB/s, about 1 ms.
+  const double bytes = 360e6;
+  const double reduce_ms =
+      collective_time(*t, {CollectiveOp::kAllReduce, {0, 1}, bytes, CollectiveAlgorithm::kAuto})
+          .seconds() *
+      1e3;
+  auto plan = [&](double backward_ms, bool overlap) {
+    PipelinePlan p = uniform_plan(schema::ONE_F_ONE_B, 1, 1, 1, ms(1), ms(backward_ms));
+    p.data_parallel = 2;
+    p.overlap_gradient_reduce = overlap;
+    p.work[0].gradient_bytes = bytes;
+    p.work[0].gradient_buckets = 20;
+    return p;
+  };
+  // Long backward (20 ms): only the last of 20 buckets (0.05 ms of reduction) is exposed.
+  const double hidden = step_ms(plan(20, true), *t) - 21;
+  CHECK(hidden < 0.1 * reduce_ms);
+  // Short backward (0.1 ms): nearly the whole reduction is exposed.
+  const double exposed = step_ms(plan(0.1, true), *t) - 1.1;
+  CHECK(exposed > 0.9 * reduce_ms);
+  // Without overlap, the whole reduction follows the backward.
+  CHECK(step_ms(plan(20, false), *t) - 21 == Approx(reduce_ms).epsilon(0.02));
+}
+
+TEST_CASE("interleaved schedules list every chunk's forward and backward once") {
+  for (int stage = 0; stage < 4; ++stage) {
+    const auto tasks = stage_schedule(schema::INTERLEAVED_ONE_F_ONE_B, 4, 2, 8, stage);
+    CHECK(tasks.size() == 2 * 2 * 8);
+    std::set<std::tuple<bool, int, int>> seen;
+    for (const auto& t : tasks) seen.insert({t.forward, t.chunk, t.micro_batch});
+    CHECK(seen.size() == tasks.size());
+  }
+}
+
+}  // namespace
+}  // namespace clustersim
