@@ -51,6 +51,7 @@ std::string algorithm_problem(const Collective& c, CollectiveAlgorithm algorithm
           if (node.size() != nodes[0].size())
             return "hierarchical needs as many GPUs on every node";
         }
+        if (nodes[0].size() < 2) return "hierarchical needs two or more GPUs per node";
       }
       return "";
     case CollectiveAlgorithm::kNvls:

@@ -27,16 +27,15 @@ void start_hierarchical(Network* network, const Collective& c, std::function<voi
   for (const auto& node : nodes) {
     for (size_t i = 0; i < per_node; ++i) rails[i].push_back(node[i]);
   }
+  // collective_problem guarantees two or more nodes with as many GPUs each, two or more per node.
   const double bytes = c.bytes;
   auto gather = [network, nodes, bytes, done = std::move(done)] {
     run_rings(network, CollectiveOp::kAllGather, nodes, bytes, done);
   };
   auto across = [network, rails, bytes, per_node, gather = std::move(gather)] {
-    if (rails[0].size() < 2) return gather();
     run_rings(network, CollectiveOp::kAllReduce, rails, bytes / static_cast<double>(per_node),
               gather);
   };
-  if (per_node < 2) return across();
   run_rings(network, CollectiveOp::kReduceScatter, nodes, bytes, std::move(across));
 }
 

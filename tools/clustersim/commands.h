@@ -11,6 +11,7 @@ int catalog_command(const std::vector<std::string>& args);
 int collective_command(const std::vector<std::string>& args);
 int memory_command(const std::vector<std::string>& args);
 int plan_command(const std::vector<std::string>& args);
+int run_command(const std::vector<std::string>& args);
 int validate_command(const std::vector<std::string>& args);
 
 }  // namespace clustersim::cli

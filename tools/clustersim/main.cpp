@@ -24,6 +24,8 @@ const Subcommand kSubcommands[] = {
      clustersim::cli::memory_command},
     {"plan", "check a scenario and print what it asks: model, job, candidates, configurations",
      clustersim::cli::plan_command},
+    {"run", "simulate a training step of every configuration: time, MFU, breakdown, limits",
+     clustersim::cli::run_command},
     {"validate", "check the catalog and scenario files, reporting every problem",
      clustersim::cli::validate_command},
 };

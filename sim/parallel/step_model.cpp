@@ -1,0 +1,201 @@
+// Stage work from layer kernels, then the pipeline on the engine, then the step's metrics.
+//
+// Backward of a matmul (m x k).(k x n) is its data gradient (m x n).(n x k) and weight gradient
+// (k x m).(m x n); of attention, twice its FLOPs; of a memory-bound kernel, twice its bytes; its
+// tensor-parallel collectives mirror the forward's. Recomputation reruns the whole layer forward
+// (full) or the attention core (selective) before the backward. The optimizer reads and writes
+// 30 bytes per local parameter for mixed-precision Adam (grad 4, master 4+4, moments 8+8,
+// weights 2).
+#include "sim/parallel/step_model.h"
+
+#include <algorithm>
+#include <map>
+
+#include "sim/net/collective.h"
+#include "sim/parallel/pipeline_simulation.h"
+#include "sim/workload/layer_ops.h"
+#include "sim/workload/parameter_count.h"
+#include "sim/workload/transformer_flops.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+using Kind = LayerOp::Kind;
+
+struct LayerTimes {
+  Picoseconds forward, forward_comm;  // compute kernels; tensor-parallel collectives
+  Picoseconds backward, backward_comm;
+  Picoseconds recompute, recompute_comm;
+};
+
+// Times tensor-parallel collectives on GPUs 0..t-1 of the topology (every tensor-parallel group
+// is alike and keeps to its own node's links), caching per kind and size.
+class TensorCollectives {
+ public:
+  TensorCollectives(const Topology& topology, int ranks) : topology_(topology), ranks_(ranks) {}
+  Picoseconds time(Kind kind, double bytes) {
+    const CollectiveOp op = kind == Kind::kTensorAllGather       ? CollectiveOp::kAllGather
+                            : kind == Kind::kTensorReduceScatter ? CollectiveOp::kReduceScatter
+                                                                 : CollectiveOp::kAllReduce;
+    auto [it, inserted] = cache_.try_emplace({static_cast<int>(op), bytes});
+    if (inserted) {
+      std::vector<int> group(ranks_);
+      for (int i = 0; i < ranks_; ++i) group[i] = i;
+      it->second = collective_time(topology_, {op, group, bytes, CollectiveAlgorithm::kAuto});
+    }
+    return it->second;
+  }
+
+ private:
+  const Topology& topology_;
+  int ranks_;
+  std::map<std::pair<int, double>, Picoseconds> cache_;
+};
+
+bool is_collective(Kind k) {
+  return k == Kind::kTensorAllReduce || k == Kind::kTensorAllGather ||
+         k == Kind::kTensorReduceScatter;
+}
+
+bool is_attention_core(const LayerOp& op) {
+  return op.kind == Kind::kAttention || op.name == "scores" || op.name == "softmax" ||
+         op.name == "values";
+}
+
+LayerTimes time_ops(const std::vector<LayerOp>& ops, const ComputeModel& compute,
+                    TensorCollectives* tp, s::Recompute recompute) {
+  LayerTimes t;
+  for (const LayerOp& op : ops) {
+    Picoseconds fwd, bwd;
+    switch (op.kind) {
+      case Kind::kMatmul:
+        for (int64_t i = 0; i < op.count; ++i) {
+          fwd += compute.matmul(op.m, op.n, op.k);
+          bwd += compute.matmul(op.m, op.k, op.n) + compute.matmul(op.k, op.n, op.m);
+        }
+        break;
+      case Kind::kAttention:
+        fwd = compute.fused_attention(op.flops);
+        bwd = compute.fused_attention(2 * op.flops);
+        break;
+      case Kind::kMemory:
+        fwd = compute.memory_bound(op.bytes);
+        bwd = compute.memory_bound(2 * op.bytes);
+        break;
+      default:
+        fwd = bwd = tp->time(op.kind, op.bytes);
+        break;
+    }
+    const bool comm = is_collective(op.kind);
+    (comm ? t.forward_comm : t.forward) += fwd;
+    (comm ? t.backward_comm : t.backward) += bwd;
+    if (recompute == s::RECOMPUTE_FULL ||
+        (recompute == s::RECOMPUTE_SELECTIVE && is_attention_core(op))) {
+      (comm ? t.recompute_comm : t.recompute) += fwd;
+    }
+  }
+  return t;
+}
+
+const char* largest(const StepResult& r) {
+  const std::pair<double, const char*> parts[] = {
+      {r.compute_s, "compute"},
+      {r.tensor_comm_s, "tensor-parallel communication"},
+      {r.bubble_s, "pipeline bubble"},
+      {r.data_comm_s, "data-parallel communication"},
+      {r.optimizer_s, "optimizer"}};
+  return std::max_element(std::begin(parts), std::end(parts))->second;
+}
+
+}  // namespace
+
+StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
+                         const Topology& topology, const ComputeModel& compute) {
+  const s::Transformer& t = model.transformer();
+  const int tp = p.tensor_parallel(), pp = p.pipeline_parallel(), dp = p.data_parallel();
+  const int v = p.schedule() == s::INTERLEAVED_ONE_F_ONE_B ? p.virtual_stages() : 1;
+  const int l = t.num_layers();
+  const LayerShape shape{job.sequence_length(), p.micro_batch_size(), tp, p.sequence_parallel(),
+                         !job.has_flash_attention() || job.flash_attention()};
+  TensorCollectives collectives(topology, tp);
+  const LayerTimes layer =
+      time_ops(layer_forward_ops(t, shape), compute, &collectives, p.recompute());
+  const LayerTimes output =
+      time_ops(output_forward_ops(t, shape), compute, &collectives, s::RECOMPUTE_NONE);
+
+  PipelinePlan plan;
+  plan.schedule = p.schedule();
+  plan.stages = pp;
+  plan.chunks = v;
+  plan.micro_batches = job.global_batch_size() / (p.micro_batch_size() * dp);
+  plan.tensor_parallel = tp;
+  plan.data_parallel = dp;
+  plan.activation_bytes = 2.0 * job.sequence_length() * p.micro_batch_size() * t.hidden_size();
+  plan.overlap_gradient_reduce = !p.has_overlap_gradient_reduce() || p.overlap_gradient_reduce();
+  plan.shard_gradients = p.distributed_optimizer() || p.zero_stage() >= 1;
+  const TransformerParameters params = transformer_parameters(t);
+  std::vector<double> compute_per_micro(pp), comm_per_micro(pp);
+  for (int r = 0; r < pp; ++r) {
+    const int layers = v > 1 ? l / (pp * v) : l / pp + (r < l % pp ? 1 : 0);
+    const bool last = r == pp - 1;
+    StageWork w;
+    w.forward = Picoseconds(layers * (layer.forward + layer.forward_comm).count() +
+                            (last ? (output.forward + output.forward_comm).count() / v : 0));
+    w.backward = Picoseconds(
+        layers * (layer.backward + layer.backward_comm + layer.recompute + layer.recompute_comm)
+                     .count() +
+        (last ? (output.backward + output.backward_comm).count() / v : 0));
+    compute_per_micro[r] =
+        v * (layers * (layer.forward + layer.backward + layer.recompute).seconds() +
+             (last ? (output.forward + output.backward).seconds() / v : 0));
+    comm_per_micro[r] =
+        v * layers * (layer.forward_comm + layer.backward_comm + layer.recompute_comm).seconds();
+    double stage_params = static_cast<double>(params.per_layer) * layers * v;
+    if (r == 0) stage_params += static_cast<double>(params.embedding);
+    if (last) stage_params += static_cast<double>(params.head);
+    const double local = stage_params / tp;
+    w.gradient_bytes = 4 * local;
+    w.gradient_buckets = std::max(1, layers * v);
+    const double optimizer_bytes_per_param = job.optimizer() == s::ADAM           ? 30
+                                             : job.optimizer() == s::SGD_MOMENTUM ? 22
+                                                                                  : 14;
+    w.optimizer =
+        compute.memory_bound(optimizer_bytes_per_param * local / (plan.shard_gradients ? dp : 1));
+    w.parameter_gather_bytes = plan.shard_gradients ? 2 * local : 0;
+    plan.work.push_back(w);
+  }
+
+  Simulation sim;
+  Network network(&sim, &topology);
+  const PipelineTimeline timeline = simulate_pipeline(plan, &network);
+
+  StepResult r;
+  r.step_s = timeline.step.seconds();
+  const double tokens = static_cast<double>(job.global_batch_size()) * job.sequence_length();
+  r.tokens_per_s = tokens / r.step_s;
+  r.samples_per_s = job.global_batch_size() / r.step_s;
+  const TransformerFlops flops = transformer_flops(t, job.sequence_length());
+  double hardware_per_token = flops.model_per_token();
+  if (p.recompute() == s::RECOMPUTE_FULL)
+    hardware_per_token = flops.with_full_recompute_per_token();
+  if (p.recompute() == s::RECOMPUTE_SELECTIVE) {
+    hardware_per_token += flops.num_layers * flops.attention_forward_per_token;
+  }
+  const double peak = compute.peak_flops() * tp * pp * dp * r.step_s;
+  r.mfu = flops.model_per_token() * tokens / peak;
+  r.hfu = hardware_per_token * tokens / peak;
+  for (int i = 0; i < pp; ++i) {
+    if (timeline.stages[i].end > timeline.stages[r.critical_stage].end) r.critical_stage = i;
+  }
+  const StageTimeline& c = timeline.stages[r.critical_stage];
+  r.compute_s = compute_per_micro[r.critical_stage] * plan.micro_batches;
+  r.tensor_comm_s = comm_per_micro[r.critical_stage] * plan.micro_batches;
+  r.bubble_s = c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s;
+  r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds();
+  r.optimizer_s = (c.end - c.gradients_reduced).seconds();
+  r.limiting = largest(r);
+  return r;
+}
+
+}  // namespace clustersim

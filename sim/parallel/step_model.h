@@ -1,0 +1,39 @@
+// One training step of a transformer under a parallelism plan, simulated: per-stage kernel times
+// from the compute model, tensor-parallel collectives timed on the node's links, the pipeline
+// schedule, stage-to-stage transfers and data-parallel reduction on the network (pipeline_
+// simulation.h). Reports step time, throughput, MFU/HFU and where the time goes.
+#pragma once
+
+#include <string>
+
+#include "sim/hw/compute_model.h"
+#include "sim/io/schema/job.pb.h"
+#include "sim/io/schema/model.pb.h"
+#include "sim/io/schema/parallelism.pb.h"
+#include "sim/net/topology.h"
+
+namespace clustersim {
+
+struct StepResult {
+  double step_s = 0;
+  double tokens_per_s = 0;
+  double samples_per_s = 0;
+  double mfu = 0;  // model FLOPs / (step x GPUs x peak)
+  double hfu = 0;  // with recomputed FLOPs
+  // Where the time of the stage that finishes last goes (seconds, summing to step_s):
+  int critical_stage = 0;
+  double compute_s = 0;      // kernels on its compute stream
+  double tensor_comm_s = 0;  // tensor-parallel collectives (on the critical path)
+  double bubble_s = 0;       // waiting for other stages
+  double data_comm_s = 0;    // gradient reduction not hidden behind the backward
+  double optimizer_s = 0;    // optimizer step and parameter gather
+  std::string limiting;      // the largest of the above
+};
+
+// Requires: a transformer; `parallelism` fully resolved (a sweep configuration) and valid;
+// `topology` holds all tp x pp x dp GPUs; `compute` for the job's precision on its GPU.
+StepResult simulate_step(const schema::Model& model, const schema::TrainingJob& job,
+                         const schema::Parallelism& parallelism, const Topology& topology,
+                         const ComputeModel& compute);
+
+}  // namespace clustersim

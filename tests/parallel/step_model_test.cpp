@@ -1,0 +1,69 @@
+// Invariants of a simulated training step: the breakdown adds up to the step, MFU is below 1 and
+// below HFU, more GPUs of the same plan are faster, and recomputation costs time.
+#include "sim/parallel/step_model.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/testing/cluster.h"
+#include "tests/testing/parse_message.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+StepResult step(const std::string& model, int nodes, const std::string& parallelism,
+                int global_batch = 64) {
+  const Catalog& catalog = testing::shipped_catalog();
+  auto topology = testing::shipped_cluster("aws.p5.48xlarge", nodes);
+  const auto job = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: " + std::to_string(global_batch) +
+      " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
+  auto p = testing::parse_message<s::Parallelism>(
+      "tensor_parallel: 1 pipeline_parallel: 1 micro_batch_size: 1 virtual_stages: 1 "
+      "zero_stage: 0 schedule: ONE_F_ONE_B recompute: RECOMPUTE_NONE");
+  p.MergeFrom(testing::parse_message<s::Parallelism>(parallelism));
+  p.set_data_parallel(nodes * 8 / (p.tensor_parallel() * p.pipeline_parallel()));
+  const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value),
+                             s::BF16, *catalog.runtimes().find("default")->value);
+  return simulate_step(*catalog.models().find(model)->value, job, p, *topology, compute);
+}
+
+TEST_CASE("the time breakdown adds up to the step time") {
+  for (const char* plan : {"tensor_parallel: 2 pipeline_parallel: 2", "tensor_parallel: 8",
+                           "pipeline_parallel: 4 recompute: RECOMPUTE_FULL"}) {
+    INFO(plan);
+    const StepResult r = step("llama2-7b", 1, plan);
+    CHECK(r.compute_s + r.tensor_comm_s + r.bubble_s + r.data_comm_s + r.optimizer_s ==
+          Approx(r.step_s).epsilon(0.001));
+    CHECK(r.mfu > 0.2);
+    CHECK(r.mfu < 1);
+    CHECK(r.hfu >= r.mfu);
+  }
+}
+
+TEST_CASE("full recomputation costs about one more forward and raises HFU above MFU") {
+  const StepResult none = step("llama2-7b", 1, "pipeline_parallel: 2");
+  const StepResult full = step("llama2-7b", 1, "pipeline_parallel: 2 recompute: RECOMPUTE_FULL");
+  CHECK(full.step_s > none.step_s);
+  // Forward is about a third of forward + backward: the step grows by about a third.
+  CHECK(full.step_s / none.step_s == Approx(4.0 / 3).epsilon(0.1));
+  CHECK(full.hfu / full.mfu == Approx(4.0 / 3).epsilon(0.05));
+  CHECK(none.hfu == Approx(none.mfu));
+}
+
+TEST_CASE("twice the data-parallel GPUs for the same batch is nearly twice as fast") {
+  const StepResult one = step("llama2-7b", 1, "tensor_parallel: 2", 128);
+  const StepResult two = step("llama2-7b", 2, "tensor_parallel: 2", 128);
+  CHECK(two.step_s < one.step_s);
+  CHECK(one.step_s / two.step_s > 1.8);
+}
+
+TEST_CASE("the limiting resource names the largest share of the step") {
+  const StepResult r = step("llama2-7b", 1, "tensor_parallel: 8");
+  CHECK(r.limiting ==
+        (r.tensor_comm_s > r.compute_s ? "tensor-parallel communication" : "compute"));
+}
+
+}  // namespace
+}  // namespace clustersim

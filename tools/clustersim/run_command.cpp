@@ -1,0 +1,139 @@
+// `clustersim run SCENARIO`: simulates one training step of every configuration of a scenario
+// and prints step time, throughput, MFU/HFU, where the time goes and what limits it; a
+// configuration that does not fit in GPU memory is reported as OOM with the missing GiB, without
+// simulation.
+#include <iostream>
+#include <map>
+
+#include "sim/hw/compute_model.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/net/topology_builder.h"
+#include "sim/parallel/memory_model.h"
+#include "sim/parallel/step_model.h"
+#include "sim/sweep/configuration_space.h"
+#include "sim/util/units.h"
+#include "tools/clustersim/command_line.h"
+#include "tools/clustersim/commands.h"
+
+namespace clustersim::cli {
+namespace {
+
+namespace s = schema;
+using Cell = Table::Cell;
+
+Table result_table() {
+  return Table{{"instance", "instance"},
+               {"nodes", "nodes"},
+               {"tensor_parallel", "TP"},
+               {"pipeline_parallel", "PP"},
+               {"data_parallel", "DP"},
+               {"micro_batch_size", "mbs"},
+               {"virtual_stages", "v"},
+               {"recompute", "recompute"},
+               {"step_s", "step s", 3},
+               {"tokens_per_s", "tokens/s", 0},
+               {"mfu", "MFU", 3},
+               {"hfu", "HFU", 3},
+               {"compute_s", "compute", 3},
+               {"tensor_comm_s", "TP comm", 3},
+               {"bubble_s", "bubble", 3},
+               {"data_comm_s", "DP comm", 3},
+               {"optimizer_s", "optim", 3},
+               {"memory_gib", "mem GiB", 1},
+               {"capacity_gib", "cap GiB", 1},
+               {"limiting", "limiting"},
+               {"calibrated", "calibrated"}};
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args) {
+  CommonOptions common;
+  std::string scenario_path;
+  size_t limit = 20;
+  po::options_description options("run options");
+  add_common_options(&options, &common);
+  options.add_options()("scenario", po::value(&scenario_path)->required(), "scenario file")(
+      "limit", po::value(&limit)->default_value(20), "configurations to simulate (0: all)");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map values;
+  if (!parse(args, options, positional, &values, "clustersim run SCENARIO [options]"))
+    return kExitOk;
+  auto format = output_format(common);
+  if (!format) return kExitUsage;
+  auto catalog = load_catalog(common);
+  if (!catalog) return kExitInputError;
+  Diagnostics diagnostics;
+  auto loaded = load_scenario(scenario_path, *catalog, &diagnostics);
+  print_diagnostics(diagnostics);
+  if (!loaded) return kExitInputError;
+  if (!loaded->model->has_transformer()) {
+    std::cerr << scenario_path << ": the step simulation covers transformer models only\n";
+    return kExitInputError;
+  }
+  const CatalogEntry<s::Runtime>* runtime = catalog->runtimes().find("default");
+  if (!runtime) {
+    std::cerr << "the catalog has no runtime \"default\"\n";
+    return kExitInputError;
+  }
+  const s::TrainingJob& job = loaded->scenario().job();
+  const ConfigurationSpace space = expand_configurations(*loaded);
+  std::map<std::pair<const s::InstanceType*, int>, std::unique_ptr<Topology>> topologies;
+  Table table = result_table();
+  const size_t shown = limit == 0 ? space.valid.size() : std::min(limit, space.valid.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const Configuration& c = space.valid[i];
+    const s::Parallelism& p = c.parallelism;
+    const s::Gpu& gpu = catalog->gpu_of(*c.instance);
+    const double capacity =
+        (c.instance->has_gpu_memory_gib() ? c.instance->gpu_memory_gib() : gpu.memory_gib()) *
+        kBytesPerGibibyte;
+    const MemoryEstimate memory =
+        estimate_memory(*loaded->model, job, p, capacity, runtime_memory(*runtime->value, p));
+    std::vector<Cell> row = {c.instance->name(),
+                             static_cast<double>(c.nodes),
+                             static_cast<double>(p.tensor_parallel()),
+                             static_cast<double>(p.pipeline_parallel()),
+                             static_cast<double>(p.data_parallel()),
+                             static_cast<double>(p.micro_batch_size()),
+                             static_cast<double>(p.virtual_stages()),
+                             s::Recompute_Name(p.recompute())};
+    const ComputeModel compute(gpu, job.precision(), *runtime->value);
+    if (!memory.fits()) {
+      row.resize(row.size() + 9);  // nothing simulated
+      row.insert(
+          row.end(),
+          {memory.total_bytes() / kBytesPerGibibyte, capacity / kBytesPerGibibyte,
+           std::string("GPU memory (OOM by ") +
+               std::to_string(static_cast<int>(memory.missing_bytes() / kBytesPerGibibyte + 0.5)) +
+               " GiB)",
+           compute.calibrated()});
+      table.add_row(std::move(row));
+      continue;
+    }
+    auto& topology = topologies[{c.instance, c.nodes}];
+    if (!topology) {
+      ClusterSpec spec{c.instance, c.nodes, 0, loaded->fabric, 0};
+      TopologyOrError built = build_topology(spec, *catalog);
+      if (!built.topology) {
+        std::cerr << scenario_path << ": " << c.instance->name() << ": " << built.error << "\n";
+        return kExitInputError;
+      }
+      topology = std::move(built.topology);
+    }
+    const StepResult r = simulate_step(*loaded->model, job, p, *topology, compute);
+    row.insert(row.end(),
+               {r.step_s, r.tokens_per_s, r.mfu, r.hfu, r.compute_s, r.tensor_comm_s, r.bubble_s,
+                r.data_comm_s, r.optimizer_s, memory.total_bytes() / kBytesPerGibibyte,
+                capacity / kBytesPerGibibyte, r.limiting, compute.calibrated()});
+    table.add_row(std::move(row));
+  }
+  table.print(std::cout, *format);
+  if (*format == OutputFormat::kTable && shown < space.valid.size()) {
+    std::cout << "... " << space.valid.size() - shown << " more (--limit 0 simulates all)\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace clustersim::cli
