@@ -74,6 +74,7 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
   spec.tensor_parallel = tp;
   spec.sequence_parallel = p.sequence_parallel();
   spec.recompute = p.recompute();
+  spec.flash_attention = !job.has_flash_attention() || job.flash_attention();
   const double per_layer = layer_activation_bytes(t, spec);
   if (p.schedule() == s::GPIPE) {
     e.in_flight_micro_batches = static_cast<int>(micro_batches);

@@ -53,6 +53,11 @@ class TensorCollectives {
   std::map<std::pair<int, double>, Picoseconds> cache_;
 };
 
+// Bytes per gradient element in the data-parallel reduction: Megatron-LM reduces FP16 gradients
+// in FP16 and forces FP32 reduction with BF16 ("bfloat16 requires gradient accumulation and
+// all-reduce to be done in fp32", megatron/training/arguments.py).
+double gradient_reduce_bytes(s::Precision precision) { return precision == s::FP16 ? 2 : 4; }
+
 bool is_collective(Kind k) {
   return k == Kind::kTensorAllReduce || k == Kind::kTensorAllGather ||
          k == Kind::kTensorReduceScatter;
@@ -155,7 +160,7 @@ StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const
     if (r == 0) stage_params += static_cast<double>(params.embedding);
     if (last) stage_params += static_cast<double>(params.head);
     const double local = stage_params / tp;
-    w.gradient_bytes = 4 * local;
+    w.gradient_bytes = gradient_reduce_bytes(job.precision()) * local;
     w.gradient_buckets = std::max(1, layers * v);
     const double optimizer_bytes_per_param = job.optimizer() == s::ADAM           ? 30
                                              : job.optimizer() == s::SGD_MOMENTUM ? 22

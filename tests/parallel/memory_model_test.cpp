@@ -69,7 +69,7 @@ TEST_CASE("1F1B holds p micro-batches on the first stage, one on the last") {
   CHECK(first.activations_bytes == Approx(4 * last.activations_bytes));
   // Korthikanti: the first stage stores p x L/p = L layers' worth.
   const double per_layer =
-      layer_activation_bytes(gpt.transformer(), {2048, 1, 8, false, s::RECOMPUTE_NONE});
+      layer_activation_bytes(gpt.transformer(), {2048, 1, 8, false, s::RECOMPUTE_NONE, true});
   CHECK(first.activations_bytes == Approx(40 * per_layer));
 }
 
@@ -80,7 +80,7 @@ TEST_CASE("interleaving multiplies the first stage's activations by 1 + (p-1)/(p
       gpt, job(512, 2048), plan(8, 4, 1, 1, "schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 2"),
       0, 1e15, {});
   const double per_layer =
-      layer_activation_bytes(gpt.transformer(), {2048, 1, 8, false, s::RECOMPUTE_NONE});
+      layer_activation_bytes(gpt.transformer(), {2048, 1, 8, false, s::RECOMPUTE_NONE, true});
   CHECK(e.activations_bytes == Approx(40 * per_layer * (1 + (p - 1) / (p * v))));
 }
 

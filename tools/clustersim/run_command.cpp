@@ -3,14 +3,9 @@
 // configuration that does not fit in GPU memory is reported as OOM with the missing GiB, without
 // simulation.
 #include <iostream>
-#include <map>
 
-#include "sim/hw/compute_model.h"
 #include "sim/io/scenario_loader.h"
-#include "sim/net/topology_builder.h"
-#include "sim/parallel/memory_model.h"
-#include "sim/parallel/step_model.h"
-#include "sim/sweep/configuration_space.h"
+#include "sim/sweep/evaluation.h"
 #include "sim/util/units.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
@@ -72,25 +67,22 @@ int run_command(const std::vector<std::string>& args) {
     std::cerr << scenario_path << ": the step simulation covers transformer models only\n";
     return kExitInputError;
   }
-  const CatalogEntry<s::Runtime>* runtime = catalog->runtimes().find("default");
-  if (!runtime) {
+  if (!catalog->runtimes().find("default")) {
     std::cerr << "the catalog has no runtime \"default\"\n";
     return kExitInputError;
   }
-  const s::TrainingJob& job = loaded->scenario().job();
   const ConfigurationSpace space = expand_configurations(*loaded);
-  std::map<std::pair<const s::InstanceType*, int>, std::unique_ptr<Topology>> topologies;
+  Evaluator evaluator(*catalog, *loaded);
   Table table = result_table();
   const size_t shown = limit == 0 ? space.valid.size() : std::min(limit, space.valid.size());
   for (size_t i = 0; i < shown; ++i) {
     const Configuration& c = space.valid[i];
     const s::Parallelism& p = c.parallelism;
-    const s::Gpu& gpu = catalog->gpu_of(*c.instance);
-    const double capacity =
-        (c.instance->has_gpu_memory_gib() ? c.instance->gpu_memory_gib() : gpu.memory_gib()) *
-        kBytesPerGibibyte;
-    const MemoryEstimate memory =
-        estimate_memory(*loaded->model, job, p, capacity, runtime_memory(*runtime->value, p));
+    const Evaluation e = evaluator.evaluate(c);
+    if (!e.error.empty()) {
+      std::cerr << scenario_path << ": " << e.error << "\n";
+      return kExitInputError;
+    }
     std::vector<Cell> row = {c.instance->name(),
                              static_cast<double>(c.nodes),
                              static_cast<double>(p.tensor_parallel()),
@@ -99,34 +91,20 @@ int run_command(const std::vector<std::string>& args) {
                              static_cast<double>(p.micro_batch_size()),
                              static_cast<double>(p.virtual_stages()),
                              s::Recompute_Name(p.recompute())};
-    const ComputeModel compute(gpu, job.precision(), *runtime->value);
-    if (!memory.fits()) {
+    const double memory_gib = e.memory.total_bytes() / kBytesPerGibibyte;
+    const double capacity_gib = e.memory.capacity_bytes / kBytesPerGibibyte;
+    if (!e.step) {
       row.resize(row.size() + 9);  // nothing simulated
-      row.insert(
-          row.end(),
-          {memory.total_bytes() / kBytesPerGibibyte, capacity / kBytesPerGibibyte,
-           std::string("GPU memory (OOM by ") +
-               std::to_string(static_cast<int>(memory.missing_bytes() / kBytesPerGibibyte + 0.5)) +
-               " GiB)",
-           compute.calibrated()});
-      table.add_row(std::move(row));
-      continue;
+      const auto missing = static_cast<int>(e.memory.missing_bytes() / kBytesPerGibibyte + 0.5);
+      row.insert(row.end(),
+                 {memory_gib, capacity_gib,
+                  "GPU memory (OOM by " + std::to_string(missing) + " GiB)", e.calibrated});
+    } else {
+      const StepResult& r = *e.step;
+      row.insert(row.end(), {r.step_s, r.tokens_per_s, r.mfu, r.hfu, r.compute_s, r.tensor_comm_s,
+                             r.bubble_s, r.data_comm_s, r.optimizer_s, memory_gib, capacity_gib,
+                             r.limiting, e.calibrated});
     }
-    auto& topology = topologies[{c.instance, c.nodes}];
-    if (!topology) {
-      ClusterSpec spec{c.instance, c.nodes, 0, loaded->fabric, 0};
-      TopologyOrError built = build_topology(spec, *catalog);
-      if (!built.topology) {
-        std::cerr << scenario_path << ": " << c.instance->name() << ": " << built.error << "\n";
-        return kExitInputError;
-      }
-      topology = std::move(built.topology);
-    }
-    const StepResult r = simulate_step(*loaded->model, job, p, *topology, compute);
-    row.insert(row.end(),
-               {r.step_s, r.tokens_per_s, r.mfu, r.hfu, r.compute_s, r.tensor_comm_s, r.bubble_s,
-                r.data_comm_s, r.optimizer_s, memory.total_bytes() / kBytesPerGibibyte,
-                capacity / kBytesPerGibibyte, r.limiting, compute.calibrated()});
     table.add_row(std::move(row));
   }
   table.print(std::cout, *format);

@@ -1,12 +1,41 @@
 // `clustersim validate [SCENARIO...]`: checks the catalog and the given scenarios, reporting every
-// problem with its file, line and field; exits non-zero if there was any error.
+// problem with its file, line and field; exits non-zero if there was any error. Scenarios that
+// carry a published measurement are simulated and compared with it: predicted against published
+// TFLOP/s per GPU (in the publication's FLOPs convention) and step time, the error of each, and
+// the mean absolute percentage error of each group (table).
+#include <cmath>
 #include <iostream>
+#include <map>
 
 #include "sim/io/scenario_loader.h"
+#include "sim/sweep/evaluation.h"
+#include "sim/util/number_format.h"
+#include "sim/workload/transformer_flops.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 
 namespace clustersim::cli {
+namespace {
+
+namespace s = schema;
+using Cell = Table::Cell;
+
+// The predicted TFLOP/s per GPU in the publication's convention.
+double predicted_tflops(const StepResult& r, const LoadedScenario& loaded,
+                        const ComputeModel& gpu) {
+  const s::Published& published = loaded.scenario().published();
+  const double fraction =
+      published.flops_convention() == s::Published::WITH_FULL_RECOMPUTE ? r.hfu : r.mfu;
+  return fraction * gpu.peak_flops() / 1e12;
+}
+
+struct GroupError {
+  double sum_abs = 0;
+  double worst = 0;
+  int rows = 0;
+};
+
+}  // namespace
 
 int validate_command(const std::vector<std::string>& args) {
   CommonOptions common;
@@ -20,20 +49,76 @@ int validate_command(const std::vector<std::string>& args) {
   if (!parse(args, options, positional, &values, "clustersim validate [SCENARIO...] [options]")) {
     return kExitOk;
   }
+  auto format = output_format(common);
+  if (!format) return kExitUsage;
   auto catalog = load_catalog(common);
   if (!catalog) return kExitInputError;
-  std::cout << "catalog: " << catalog->gpus().all().size() << " GPUs, "
+  std::cerr << "catalog: " << catalog->gpus().all().size() << " GPUs, "
             << catalog->instances().all().size() << " instance types, "
             << catalog->storage().all().size() << " storage tiers, "
             << catalog->fabrics().all().size() << " fabrics, " << catalog->models().all().size()
             << " models: ok\n";
+  Table table{{"scenario", "scenario"},
+              {"group", "group"},
+              {"gpus", "GPUs"},
+              {"published_tflops_per_gpu", "published TFLOP/s", 1},
+              {"predicted_tflops_per_gpu", "predicted TFLOP/s", 1},
+              {"published_step_s", "published step s", 2},
+              {"predicted_step_s", "predicted step s", 2},
+              {"error_pct", "error %", 1}};
+  std::map<std::string, GroupError> groups;
   int failed = 0;
   for (const std::string& path : scenarios) {
     Diagnostics diagnostics;
     auto loaded = load_scenario(path, *catalog, &diagnostics);
     print_diagnostics(diagnostics);
-    std::cout << path << ": " << (loaded ? "ok" : "invalid") << "\n";
-    if (!loaded) ++failed;
+    std::cerr << path << ": " << (loaded ? "ok" : "invalid") << "\n";
+    if (!loaded) {
+      ++failed;
+      continue;
+    }
+    const s::Scenario& sc = loaded->scenario();
+    if (!sc.has_published() || !loaded->model->has_transformer()) continue;
+    const ConfigurationSpace space = expand_configurations(*loaded);
+    if (space.valid.size() != 1) {
+      std::cerr << path << ": a scenario with a published figure needs exactly one configuration\n";
+      ++failed;
+      continue;
+    }
+    Evaluator evaluator(*catalog, *loaded);
+    const Configuration& c = space.valid[0];
+    const Evaluation e = evaluator.evaluate(c);
+    const ComputeModel gpu(catalog->gpu_of(*c.instance), sc.job().precision(),
+                           *catalog->runtimes().find("default")->value);
+    std::vector<Cell> row = {sc.name(), sc.published().group(), static_cast<double>(c.gpus()),
+                             sc.published().tflops_per_gpu()};
+    if (!e.step) {
+      row.insert(row.end(), {Cell(), Cell(), Cell(), Cell()});
+      std::cerr << path
+                << ": not simulated: " << (e.error.empty() ? "does not fit in GPU memory" : e.error)
+                << "\n";
+    } else {
+      const double predicted = predicted_tflops(*e.step, *loaded, gpu);
+      const double error = 100 * (predicted / sc.published().tflops_per_gpu() - 1);
+      GroupError& g = groups[sc.published().group()];
+      g.sum_abs += std::abs(error);
+      g.worst = std::max(g.worst, std::abs(error));
+      ++g.rows;
+      row.insert(row.end(),
+                 {predicted,
+                  sc.published().has_step_time_s() ? Cell(sc.published().step_time_s()) : Cell(),
+                  e.step->step_s, error});
+    }
+    table.add_row(std::move(row));
+  }
+  if (table.row_count() > 0) {
+    table.print(std::cout, *format);
+    if (*format == OutputFormat::kTable) {
+      for (const auto& [group, g] : groups) {
+        std::cout << group << ": mean absolute error " << format_fixed(g.sum_abs / g.rows, 1)
+                  << "% over " << g.rows << " rows, worst " << format_fixed(g.worst, 1) << "%\n";
+      }
+    }
   }
   return failed == 0 ? kExitOk : kExitInputError;
 }

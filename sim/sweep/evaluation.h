@@ -1,0 +1,39 @@
+// Evaluates one configuration of a scenario: its memory first, then (when it fits) one simulated
+// training step. Shared by `clustersim run` and `clustersim validate`.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "sim/parallel/memory_model.h"
+#include "sim/parallel/step_model.h"
+#include "sim/sweep/configuration_space.h"
+
+namespace clustersim {
+
+struct Evaluation {
+  MemoryEstimate memory;
+  std::optional<StepResult> step;  // absent when the configuration does not fit (OOM)
+  bool calibrated = true;          // every compute efficiency was fitted for this GPU
+  std::string error;               // non-empty when the cluster could not be built
+};
+
+// Builds and caches one topology per (instance, nodes); not thread-safe.
+class Evaluator {
+ public:
+  // Requires: `catalog` has a runtime "default"; both outlive the evaluator.
+  Evaluator(const Catalog& catalog, const LoadedScenario& scenario);
+
+  // Requires: a transformer scenario.
+  Evaluation evaluate(const Configuration& configuration);
+
+ private:
+  const Catalog& catalog_;
+  const LoadedScenario& scenario_;
+  const schema::Runtime& runtime_;
+  std::map<std::pair<const schema::InstanceType*, int>, std::unique_ptr<Topology>> topologies_;
+};
+
+}  // namespace clustersim
