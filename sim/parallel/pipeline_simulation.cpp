@@ -154,7 +154,12 @@ class PipelineRun {
     for (int rank = 0; rank < plan_.tensor_parallel; ++rank) {
       std::vector<int> group;
       for (int d = 0; d < plan_.data_parallel; ++d) group.push_back(plan_.gpu(d, r, rank));
-      start_collective(net_, {op, group, bytes, CollectiveAlgorithm::kAuto}, all);
+      Collective c{op, group, bytes, CollectiveAlgorithm::kAuto};
+      // Every data-parallel group has the same shape on the cluster: choose once per size.
+      auto [it, inserted] = algorithms_.try_emplace({static_cast<int>(op), bytes});
+      if (inserted) it->second = choose_algorithm(c, net_->topology());
+      c.algorithm = it->second;
+      start_collective(net_, c, all);
     }
   }
 
@@ -169,7 +174,15 @@ class PipelineRun {
     net_->simulation().call_after(w.optimizer, [this, r, &w] {
       auto finish = [this, r] { timeline_.stages[r].end = net_->simulation().now(); };
       if (w.parameter_gather_bytes > 0 && plan_.data_parallel > 1) {
-        data_parallel_collective(r, CollectiveOp::kAllGather, w.parameter_gather_bytes, finish);
+        const Picoseconds optimizer_end = net_->simulation().now();
+        data_parallel_collective(r, CollectiveOp::kAllGather, w.parameter_gather_bytes,
+                                 [this, r, &w, optimizer_end] {
+                                   Picoseconds end = net_->simulation().now();
+                                   if (plan_.overlap_parameter_gather) {
+                                     end = std::max(optimizer_end, end - w.forward);
+                                   }
+                                   timeline_.stages[r].end = end;
+                                 });
       } else {
         finish();
       }
@@ -185,6 +198,7 @@ class PipelineRun {
   Network* net_;
   std::vector<Stage> stages_;
   std::map<int, Reduction> reductions_;
+  std::map<std::pair<int, double>, CollectiveAlgorithm> algorithms_;
   PipelineTimeline timeline_;
 };
 

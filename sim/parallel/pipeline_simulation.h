@@ -35,6 +35,9 @@ struct PipelinePlan {
   int data_parallel = 1;
   double activation_bytes = 0;  // crossing between stages per micro-batch (all TP ranks)
   bool overlap_gradient_reduce = true;
+  // The parameter all-gather of a sharded optimizer runs under the next step's first forward of
+  // the stage: only what outlasts that forward counts in this step (steady state).
+  bool overlap_parameter_gather = true;
   bool shard_gradients = false;  // reduce-scatter instead of all-reduce (ZeRO / distributed opt.)
   std::vector<StageWork> work;   // per stage
 

@@ -5,11 +5,6 @@
 // (which simulates every applicable algorithm once, then the chosen one).
 //
 // Usage: collective_bench [GPUS...]   (default 8 64 1024 8192). CSV on stdout.
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +13,7 @@
 
 #include "sim/net/collective.h"
 #include "sim/net/topology_builder.h"
+#include "tools/bench/bench_util.h"
 
 namespace {
 
@@ -28,21 +24,8 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-template <class F>
-double median_of_five(F run) {
-  run();  // warm-up
-  std::vector<double> times;
-  for (int i = 0; i < 5; ++i) {
-    const auto start = Clock::now();
-    run();
-    times.push_back(seconds_since(start));
-  }
-  std::sort(times.begin(), times.end());
-  return times[2];
-}
-
 // Runs one size and prints its CSV line; returns the process exit code.
-int bench(int gpus) {
+int run_size(int gpus) {
   Diagnostics diagnostics;
   const std::string root = CLUSTERSIM_DEFAULT_ROOT;
   auto catalog = Catalog::load({root + "/models", root + "/topologies"}, &diagnostics);
@@ -67,12 +50,11 @@ int bench(int gpus) {
   Collective automatic = ring;
   automatic.algorithm = CollectiveAlgorithm::kAuto;
   double simulated_s = 0;
-  const double ring_s = median_of_five([&] { simulated_s = collective_time(t, ring).seconds(); });
-  const double auto_s = median_of_five([&] { collective_time(t, automatic); });
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  std::printf("%d,%.4f,%.4f,%.4f,%.1f,%.6f\n", gpus, build_s, ring_s, auto_s,
-              static_cast<double>(usage.ru_maxrss) / 1024, simulated_s);
+  const double ring_s =
+      bench::median_seconds([&] { simulated_s = collective_time(t, ring).seconds(); });
+  const double auto_s = bench::median_seconds([&] { collective_time(t, automatic); });
+  std::printf("%d,%.4f,%.4f,%.4f,%.1f,%.6f\n", gpus, build_s, ring_s, auto_s, bench::peak_rss_mib(),
+              simulated_s);
   return 0;
 }
 
@@ -89,15 +71,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "GPU counts must be multiples of 8, got %d\n", gpus);
       return 2;
     }
-    const pid_t child = fork();
-    if (child == 0) {
-      const int code = bench(gpus);
-      std::fflush(stdout);
-      std::_Exit(code);
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
+    if (!bench::in_child_process([gpus] { return run_size(gpus); })) return 1;
   }
   return 0;
 }
