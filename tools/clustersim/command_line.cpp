@@ -54,4 +54,44 @@ std::optional<OutputFormat> output_format(const CommonOptions& common) {
   return format;
 }
 
+std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::string>& args,
+                                                    const std::string& command,
+                                                    const std::string& limit_help,
+                                                    bool transformers_only, int* exit_code) {
+  CommonOptions common;
+  ScenarioInputs inputs;
+  po::options_description options(command + " options");
+  add_common_options(&options, &common);
+  options.add_options()("scenario", po::value(&inputs.path)->required(), "scenario file")(
+      "limit", po::value(&inputs.limit)->default_value(20), limit_help.c_str());
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map values;
+  *exit_code = kExitOk;
+  if (!parse(args, options, positional, &values, "clustersim " + command + " SCENARIO [options]")) {
+    return std::nullopt;
+  }
+  auto format = output_format(common);
+  *exit_code = kExitUsage;
+  if (!format) return std::nullopt;
+  inputs.format = *format;
+  *exit_code = kExitInputError;
+  inputs.catalog = load_catalog(common);
+  if (!inputs.catalog) return std::nullopt;
+  if (!inputs.catalog->runtimes().find("default")) {
+    std::cerr << "the catalog has no runtime \"default\"\n";
+    return std::nullopt;
+  }
+  Diagnostics diagnostics;
+  inputs.scenario = load_scenario(inputs.path, *inputs.catalog, &diagnostics);
+  print_diagnostics(diagnostics);
+  if (!inputs.scenario) return std::nullopt;
+  if (transformers_only && !inputs.scenario->model->has_transformer()) {
+    std::cerr << inputs.path << ": " << command << " covers transformer models only\n";
+    return std::nullopt;
+  }
+  *exit_code = kExitOk;
+  return inputs;
+}
+
 }  // namespace clustersim::cli

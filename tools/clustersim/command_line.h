@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/io/catalog.h"
+#include "sim/io/scenario_loader.h"
 #include "sim/io/table.h"
 
 namespace clustersim::cli {
@@ -42,5 +43,22 @@ std::unique_ptr<Catalog> load_catalog(const CommonOptions& common);
 std::optional<OutputFormat> output_format(const CommonOptions& common);
 
 void print_diagnostics(const Diagnostics& diagnostics);
+
+// What a command that works on one scenario (plan, memory, run) has loaded.
+struct ScenarioInputs {
+  std::unique_ptr<Catalog> catalog;
+  std::unique_ptr<LoadedScenario> scenario;  // points into catalog
+  OutputFormat format = OutputFormat::kTable;
+  size_t limit = 20;  // --limit: configurations to list (0: all)
+  std::string path;
+};
+
+// Parses `args` (a positional SCENARIO, --limit, the common options), loads the catalog and the
+// scenario, printing every diagnostic. Returns the inputs, or nullopt with `*exit_code` set
+// (kExitOk after --help). `transformers_only`: reject CNN scenarios with a message.
+std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::string>& args,
+                                                    const std::string& command,
+                                                    const std::string& limit_help,
+                                                    bool transformers_only, int* exit_code);
 
 }  // namespace clustersim::cli

@@ -28,37 +28,14 @@ double capacity_bytes(const s::InstanceType& instance, const Catalog& catalog) {
 }  // namespace
 
 int memory_command(const std::vector<std::string>& args) {
-  CommonOptions common;
-  std::string scenario_path;
-  size_t limit = 20;
-  po::options_description options("memory options");
-  add_common_options(&options, &common);
-  options.add_options()("scenario", po::value(&scenario_path)->required(), "scenario file")(
-      "limit", po::value(&limit)->default_value(20),
-      "configurations to list in table format (0: all; csv and json list all)");
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
-  po::variables_map values;
-  if (!parse(args, options, positional, &values, "clustersim memory SCENARIO [options]")) {
-    return kExitOk;
-  }
-  auto format = output_format(common);
-  if (!format) return kExitUsage;
-  auto catalog = load_catalog(common);
-  if (!catalog) return kExitInputError;
-  Diagnostics diagnostics;
-  auto loaded = load_scenario(scenario_path, *catalog, &diagnostics);
-  print_diagnostics(diagnostics);
-  if (!loaded) return kExitInputError;
-  if (!loaded->model->has_transformer()) {
-    std::cerr << scenario_path << ": the memory model covers transformer models only\n";
-    return kExitInputError;
-  }
-  const CatalogEntry<s::Runtime>* runtime = catalog->runtimes().find("default");
-  if (!runtime) {
-    std::cerr << "the catalog has no runtime \"default\"\n";
-    return kExitInputError;
-  }
+  int exit_code = kExitOk;
+  auto inputs = load_scenario_command(
+      args, "memory", "configurations to list in table format (0: all; csv and json list all)",
+      true, &exit_code);
+  if (!inputs) return exit_code;
+  const Catalog* catalog = inputs->catalog.get();
+  const LoadedScenario* loaded = inputs->scenario.get();
+  const size_t limit = inputs->limit;
   const ConfigurationSpace space = expand_configurations(*loaded);
   Table table{{"instance", "instance"},
               {"nodes", "nodes"},
@@ -80,15 +57,15 @@ int memory_command(const std::vector<std::string>& args) {
               {"capacity_gib", "capacity", 1},
               {"fits", "fits"},
               {"missing_gib", "missing GiB", 1}};
-  const bool aligned = *format == OutputFormat::kTable;
+  const bool aligned = inputs->format == OutputFormat::kTable;
   const size_t shown =
       aligned && limit != 0 ? std::min(limit, space.valid.size()) : space.valid.size();
   for (size_t i = 0; i < shown; ++i) {
     const Configuration& c = space.valid[i];
     const s::Parallelism& p = c.parallelism;
-    const MemoryEstimate e =
-        estimate_memory(*loaded->model, loaded->scenario().job(), p,
-                        capacity_bytes(*c.instance, *catalog), runtime_memory(*runtime->value, p));
+    const MemoryEstimate e = estimate_memory(
+        *loaded->model, loaded->scenario().job(), p, capacity_bytes(*c.instance, *catalog),
+        runtime_memory(*catalog->runtimes().find("default")->value, p));
     table.add_row({c.instance->name(),
                    static_cast<double>(c.nodes),
                    static_cast<double>(p.tensor_parallel()),
@@ -110,7 +87,7 @@ int memory_command(const std::vector<std::string>& args) {
                    e.fits(),
                    gib(e.missing_bytes())});
   }
-  table.print(std::cout, *format);
+  table.print(std::cout, inputs->format);
   if (aligned && shown < space.valid.size()) {
     std::cout << "... " << space.valid.size() - shown << " more (--limit 0 lists all)\n";
   }

@@ -131,33 +131,19 @@ void print_header(const LoadedScenario& loaded, const ConfigurationSpace& space)
 }  // namespace
 
 int plan_command(const std::vector<std::string>& args) {
-  CommonOptions common;
-  std::string scenario_path;
-  size_t limit = 20;
-  po::options_description options("plan options");
-  add_common_options(&options, &common);
-  options.add_options()("scenario", po::value(&scenario_path)->required(), "scenario file")(
-      "limit", po::value(&limit)->default_value(20),
-      "configurations to list in table format (0: all; csv and json list all)");
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
-  po::variables_map values;
-  if (!parse(args, options, positional, &values, "clustersim plan SCENARIO [options]")) {
-    return kExitOk;
-  }
-  auto format = output_format(common);
-  if (!format) return kExitUsage;
-  auto catalog = load_catalog(common);
-  if (!catalog) return kExitInputError;
-  Diagnostics diagnostics;
-  auto loaded = load_scenario(scenario_path, *catalog, &diagnostics);
-  print_diagnostics(diagnostics);
-  if (!loaded) return kExitInputError;
+  int exit_code = kExitOk;
+  auto inputs = load_scenario_command(
+      args, "plan", "configurations to list in table format (0: all; csv and json list all)", false,
+      &exit_code);
+  if (!inputs) return exit_code;
+  const LoadedScenario* loaded = inputs->scenario.get();
+  const size_t limit = inputs->limit;
+  const std::string& scenario_path = inputs->path;
 
   const ConfigurationSpace space = expand_configurations(*loaded);
-  const bool table = *format == OutputFormat::kTable;
+  const bool table = inputs->format == OutputFormat::kTable;
   if (table) print_header(*loaded, space);
-  configuration_table(space, table ? limit : 0).print(std::cout, *format);
+  configuration_table(space, table ? limit : 0).print(std::cout, inputs->format);
   if (table && limit != 0 && space.valid.size() > limit) {
     std::cout << "... " << space.valid.size() - limit << " more (--limit 0 lists all)\n";
   }

@@ -43,34 +43,14 @@ Table result_table() {
 }  // namespace
 
 int run_command(const std::vector<std::string>& args) {
-  CommonOptions common;
-  std::string scenario_path;
-  size_t limit = 20;
-  po::options_description options("run options");
-  add_common_options(&options, &common);
-  options.add_options()("scenario", po::value(&scenario_path)->required(), "scenario file")(
-      "limit", po::value(&limit)->default_value(20), "configurations to simulate (0: all)");
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
-  po::variables_map values;
-  if (!parse(args, options, positional, &values, "clustersim run SCENARIO [options]"))
-    return kExitOk;
-  auto format = output_format(common);
-  if (!format) return kExitUsage;
-  auto catalog = load_catalog(common);
-  if (!catalog) return kExitInputError;
-  Diagnostics diagnostics;
-  auto loaded = load_scenario(scenario_path, *catalog, &diagnostics);
-  print_diagnostics(diagnostics);
-  if (!loaded) return kExitInputError;
-  if (!loaded->model->has_transformer()) {
-    std::cerr << scenario_path << ": the step simulation covers transformer models only\n";
-    return kExitInputError;
-  }
-  if (!catalog->runtimes().find("default")) {
-    std::cerr << "the catalog has no runtime \"default\"\n";
-    return kExitInputError;
-  }
+  int exit_code = kExitOk;
+  auto inputs =
+      load_scenario_command(args, "run", "configurations to simulate (0: all)", true, &exit_code);
+  if (!inputs) return exit_code;
+  const Catalog* catalog = inputs->catalog.get();
+  const LoadedScenario* loaded = inputs->scenario.get();
+  const size_t limit = inputs->limit;
+  const std::string& scenario_path = inputs->path;
   const ConfigurationSpace space = expand_configurations(*loaded);
   Evaluator evaluator(*catalog, *loaded);
   Table table = result_table();
@@ -107,8 +87,8 @@ int run_command(const std::vector<std::string>& args) {
     }
     table.add_row(std::move(row));
   }
-  table.print(std::cout, *format);
-  if (*format == OutputFormat::kTable && shown < space.valid.size()) {
+  table.print(std::cout, inputs->format);
+  if (inputs->format == OutputFormat::kTable && shown < space.valid.size()) {
     std::cout << "... " << space.valid.size() - shown << " more (--limit 0 simulates all)\n";
   }
   return kExitOk;
