@@ -16,7 +16,8 @@ using TaskKey = std::tuple<bool, int, int>;
 
 class PipelineRun {
  public:
-  PipelineRun(const PipelinePlan& plan, Network* network) : plan_(plan), net_(network) {
+  PipelineRun(const PipelinePlan& plan, Network* network, Timeline* timeline)
+      : plan_(plan), net_(network), record_(timeline) {
     const int p = plan.stages;
     stages_.resize(p);
     timeline_.stages.resize(p);
@@ -59,7 +60,9 @@ class PipelineRun {
     timeline_.stages[r].busy += duration;
     const bool last_task = s.next == s.tasks.size();
     if (last_task) start_gradient_reduction(r, duration);
-    net_->simulation().call_after(duration, [this, r, task, last_task] {
+    const Picoseconds start = now();
+    net_->simulation().call_after(duration, [this, r, task, last_task, start] {
+      record(r, "compute", task_name(task, plan_.chunks), start);
       stages_[r].busy = false;
       if (last_task) {
         timeline_.stages[r].last_backward_end = net_->simulation().now();
@@ -89,7 +92,15 @@ class PipelineRun {
     if (!neighbour(r, t, &to, &chunk)) return;
     const TaskKey key{t.forward, chunk, t.micro_batch};
     const int ranks = plan_.tensor_parallel;
-    auto arrived = after_all(ranks, [this, to, key] {
+    const Picoseconds start = now();
+    const LinkKind kind = net_->topology().route_kind(plan_.gpu(0, r, 0), plan_.gpu(0, to, 0));
+    const char* track = kind == LinkKind::kNetwork  ? "send (network)"
+                        : kind == LinkKind::kNvlink ? "send (NVLink)"
+                                                    : "send (PCIe)";
+    const std::string name = std::string(t.forward ? "activations mb " : "gradients mb ") +
+                             std::to_string(t.micro_batch);
+    auto arrived = after_all(ranks, [this, r, to, key, start, track, name] {
+      record(r, track, name, start);
       stages_[to].arrived[key] = true;
       try_start(to);
     });
@@ -150,7 +161,11 @@ class PipelineRun {
 
   // One collective per tensor-parallel rank of stage r, over the data-parallel replicas.
   void data_parallel_collective(int r, CollectiveOp op, double bytes, std::function<void()> done) {
-    auto all = after_all(plan_.tensor_parallel, std::move(done));
+    const Picoseconds start = now();
+    auto all = after_all(plan_.tensor_parallel, [this, r, op, start, done = std::move(done)] {
+      record(r, "data parallel", collective_op_name(op), start);
+      done();
+    });
     for (int rank = 0; rank < plan_.tensor_parallel; ++rank) {
       std::vector<int> group;
       for (int d = 0; d < plan_.data_parallel; ++d) group.push_back(plan_.gpu(d, r, rank));
@@ -171,7 +186,9 @@ class PipelineRun {
     StageTimeline& t = timeline_.stages[r];
     t.gradients_reduced = net_->simulation().now();
     const StageWork& w = plan_.work[r];
-    net_->simulation().call_after(w.optimizer, [this, r, &w] {
+    const Picoseconds optimizer_start = now();
+    net_->simulation().call_after(w.optimizer, [this, r, &w, optimizer_start] {
+      record(r, "compute", "optimizer", optimizer_start);
       auto finish = [this, r] { timeline_.stages[r].end = net_->simulation().now(); };
       if (w.parameter_gather_bytes > 0 && plan_.data_parallel > 1) {
         const Picoseconds optimizer_end = net_->simulation().now();
@@ -194,8 +211,21 @@ class PipelineRun {
     bool in_flight = false, backward_done = false, optimizer_started = false;
   };
 
+  // Records [start, now) on `track` of stage r, when recording.
+  void record(int r, const char* track, const std::string& name, Picoseconds start) {
+    if (record_) record_->add("stage " + std::to_string(r), track, name, start, now());
+  }
+  Picoseconds now() const { return net_->simulation().now(); }
+
+  static std::string task_name(const PipelineTask& t, int chunks) {
+    std::string name =
+        std::string(t.forward ? "forward" : "backward") + " mb " + std::to_string(t.micro_batch);
+    return chunks > 1 ? name + " chunk " + std::to_string(t.chunk) : name;
+  }
+
   const PipelinePlan& plan_;
   Network* net_;
+  Timeline* record_;
   std::vector<Stage> stages_;
   std::map<int, Reduction> reductions_;
   std::map<std::pair<int, double>, CollectiveAlgorithm> algorithms_;
@@ -204,8 +234,8 @@ class PipelineRun {
 
 }  // namespace
 
-PipelineTimeline simulate_pipeline(const PipelinePlan& plan, Network* network) {
-  return PipelineRun(plan, network).run();
+PipelineTimeline simulate_pipeline(const PipelinePlan& plan, Network* network, Timeline* timeline) {
+  return PipelineRun(plan, network, timeline).run();
 }
 
 }  // namespace clustersim

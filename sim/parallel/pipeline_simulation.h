@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "sim/engine/timeline.h"
 #include "sim/net/network.h"
 #include "sim/parallel/pipeline_schedule.h"
 
@@ -60,6 +61,9 @@ struct PipelineTimeline {
 };
 
 // Requires: `network` spans at least stages x tensor_parallel x data_parallel GPUs and is idle.
-PipelineTimeline simulate_pipeline(const PipelinePlan& plan, Network* network);
+// When `timeline` is given, every task, transfer, collective and optimizer step is recorded in it
+// (one group per stage; tracks "compute", "send (network|NVLink|PCIe)", "data parallel").
+PipelineTimeline simulate_pipeline(const PipelinePlan& plan, Network* network,
+                                   Timeline* timeline = nullptr);
 
 }  // namespace clustersim

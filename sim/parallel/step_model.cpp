@@ -116,7 +116,8 @@ const char* largest(const StepResult& r) {
 }  // namespace
 
 StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
-                         const Topology& topology, const ComputeModel& compute) {
+                         const Topology& topology, const ComputeModel& compute,
+                         Timeline* timeline) {
   const s::Transformer& t = model.transformer();
   const int tp = p.tensor_parallel(), pp = p.pipeline_parallel(), dp = p.data_parallel();
   const int v = p.schedule() == s::INTERLEAVED_ONE_F_ONE_B ? p.virtual_stages() : 1;
@@ -174,10 +175,10 @@ StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const
 
   Simulation sim;
   Network network(&sim, &topology);
-  const PipelineTimeline timeline = simulate_pipeline(plan, &network);
+  const PipelineTimeline stages = simulate_pipeline(plan, &network, timeline);
 
   StepResult r;
-  r.step_s = timeline.step.seconds();
+  r.step_s = stages.step.seconds();
   const double tokens = static_cast<double>(job.global_batch_size()) * job.sequence_length();
   r.tokens_per_s = tokens / r.step_s;
   r.samples_per_s = job.global_batch_size() / r.step_s;
@@ -192,9 +193,9 @@ StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const
   r.mfu = flops.model_per_token() * tokens / peak;
   r.hfu = hardware_per_token * tokens / peak;
   for (int i = 0; i < pp; ++i) {
-    if (timeline.stages[i].end > timeline.stages[r.critical_stage].end) r.critical_stage = i;
+    if (stages.stages[i].end > stages.stages[r.critical_stage].end) r.critical_stage = i;
   }
-  const StageTimeline& c = timeline.stages[r.critical_stage];
+  const StageTimeline& c = stages.stages[r.critical_stage];
   r.compute_s = compute_per_micro[r.critical_stage] * plan.micro_batches;
   r.tensor_comm_s = comm_per_micro[r.critical_stage] * plan.micro_batches;
   r.bubble_s = c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s;

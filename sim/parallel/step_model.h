@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "sim/engine/timeline.h"
 #include "sim/hw/compute_model.h"
 #include "sim/io/schema/job.pb.h"
 #include "sim/io/schema/model.pb.h"
@@ -32,8 +33,9 @@ struct StepResult {
 
 // Requires: a transformer; `parallelism` fully resolved (a sweep configuration) and valid;
 // `topology` holds all tp x pp x dp GPUs; `compute` for the job's precision on its GPU.
+// `timeline`, when given, receives the step's spans (pipeline_simulation.h).
 StepResult simulate_step(const schema::Model& model, const schema::TrainingJob& job,
                          const schema::Parallelism& parallelism, const Topology& topology,
-                         const ComputeModel& compute);
+                         const ComputeModel& compute, Timeline* timeline = nullptr);
 
 }  // namespace clustersim

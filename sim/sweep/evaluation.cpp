@@ -13,7 +13,7 @@ Evaluator::Evaluator(const Catalog& catalog, const LoadedScenario& scenario)
       scenario_(scenario),
       runtime_(*catalog.runtimes().find("default")->value) {}
 
-Evaluation Evaluator::evaluate(const Configuration& c) {
+Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
   const s::TrainingJob& job = scenario_.scenario().job();
   const s::Gpu& gpu = catalog_.gpu_of(*c.instance);
   const double capacity =
@@ -34,7 +34,7 @@ Evaluation Evaluator::evaluate(const Configuration& c) {
     }
     topology = std::move(built.topology);
   }
-  e.step = simulate_step(*scenario_.model, job, c.parallelism, *topology, compute);
+  e.step = simulate_step(*scenario_.model, job, c.parallelism, *topology, compute, timeline);
   return e;
 }
 

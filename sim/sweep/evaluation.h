@@ -26,8 +26,8 @@ class Evaluator {
   // Requires: `catalog` has a runtime "default"; both outlive the evaluator.
   Evaluator(const Catalog& catalog, const LoadedScenario& scenario);
 
-  // Requires: a transformer scenario.
-  Evaluation evaluate(const Configuration& configuration);
+  // Requires: a transformer scenario. `timeline`, when given, receives the step's spans.
+  Evaluation evaluate(const Configuration& configuration, Timeline* timeline = nullptr);
 
  private:
   const Catalog& catalog_;

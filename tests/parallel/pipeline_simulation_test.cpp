@@ -3,6 +3,7 @@
 #include "sim/parallel/pipeline_simulation.h"
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <set>
 
 #include "sim/net/collective.h"
@@ -93,6 +94,33 @@ TEST_CASE("interleaved schedules list every chunk's forward and backward once") 
     std::set<std::tuple<bool, int, int>> seen;
     for (const auto& t : tasks) seen.insert({t.forward, t.chunk, t.micro_batch});
     CHECK(seen.size() == tasks.size());
+  }
+}
+
+}  // namespace
+}  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+TEST_CASE("the timeline records every task once, without overlap on a stage's compute track") {
+  auto t = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  PipelinePlan plan = uniform_plan(schema::INTERLEAVED_ONE_F_ONE_B, 4, 2, 8, ms(0.5), ms(1));
+  Simulation sim;
+  Network net(&sim, t.get());
+  Timeline timeline;
+  simulate_pipeline(plan, &net, &timeline);
+  std::map<std::string, std::vector<TimelineSpan>> compute;
+  for (const TimelineSpan& s : timeline.spans()) {
+    if (s.track == "compute") compute[s.group].push_back(s);
+  }
+  REQUIRE(compute.size() == 4);
+  for (auto& [stage, spans] : compute) {
+    // Forward and backward of 2 chunks x 8 micro-batches, then the optimizer step.
+    CHECK(spans.size() == 2 * 2 * 8 + 1);
+    std::sort(spans.begin(), spans.end(),
+              [](const TimelineSpan& a, const TimelineSpan& b) { return a.start < b.start; });
+    for (size_t i = 1; i < spans.size(); ++i) CHECK(spans[i].start >= spans[i - 1].end);
   }
 }
 

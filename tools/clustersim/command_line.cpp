@@ -57,13 +57,15 @@ std::optional<OutputFormat> output_format(const CommonOptions& common) {
 std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::string>& args,
                                                     const std::string& command,
                                                     const std::string& limit_help,
-                                                    bool transformers_only, int* exit_code) {
+                                                    bool transformers_only, int* exit_code,
+                                                    const po::options_description* extra) {
   CommonOptions common;
   ScenarioInputs inputs;
   po::options_description options(command + " options");
   add_common_options(&options, &common);
   options.add_options()("scenario", po::value(&inputs.path)->required(), "scenario file")(
       "limit", po::value(&inputs.limit)->default_value(20), limit_help.c_str());
+  if (extra) options.add(*extra);
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map values;

@@ -2,9 +2,11 @@
 // and prints step time, throughput, MFU/HFU, where the time goes and what limits it; a
 // configuration that does not fit in GPU memory is reported as OOM with the missing GiB, without
 // simulation.
+#include <fstream>
 #include <iostream>
 
 #include "sim/io/scenario_loader.h"
+#include "sim/io/trace_writer.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/util/units.h"
 #include "tools/clustersim/command_line.h"
@@ -43,9 +45,13 @@ Table result_table() {
 }  // namespace
 
 int run_command(const std::vector<std::string>& args) {
+  std::string trace_path;
+  po::options_description own("trace");
+  own.add_options()("trace", po::value(&trace_path),
+                    "write a Chrome/Perfetto trace of the first simulated configuration");
   int exit_code = kExitOk;
-  auto inputs =
-      load_scenario_command(args, "run", "configurations to simulate (0: all)", true, &exit_code);
+  auto inputs = load_scenario_command(args, "run", "configurations to simulate (0: all)", true,
+                                      &exit_code, &own);
   if (!inputs) return exit_code;
   const Catalog* catalog = inputs->catalog.get();
   const LoadedScenario* loaded = inputs->scenario.get();
@@ -55,10 +61,23 @@ int run_command(const std::vector<std::string>& args) {
   Evaluator evaluator(*catalog, *loaded);
   Table table = result_table();
   const size_t shown = limit == 0 ? space.valid.size() : std::min(limit, space.valid.size());
+  bool traced = false;
   for (size_t i = 0; i < shown; ++i) {
     const Configuration& c = space.valid[i];
     const s::Parallelism& p = c.parallelism;
-    const Evaluation e = evaluator.evaluate(c);
+    Timeline timeline;
+    const bool tracing = !trace_path.empty() && !traced;
+    const Evaluation e = evaluator.evaluate(c, tracing ? &timeline : nullptr);
+    if (tracing && e.step) {
+      traced = true;
+      std::ofstream out(trace_path);
+      write_chrome_trace(timeline, out);
+      if (!out) {
+        std::cerr << "--trace: cannot write " << trace_path << "\n";
+        return kExitUsage;
+      }
+      std::cerr << "trace of configuration " << i + 1 << " written to " << trace_path << "\n";
+    }
     if (!e.error.empty()) {
       std::cerr << scenario_path << ": " << e.error << "\n";
       return kExitInputError;
