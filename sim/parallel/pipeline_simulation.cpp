@@ -40,6 +40,7 @@ class PipelineRun {
     size_t next = 0;
     bool busy = false;
     std::map<TaskKey, bool> arrived;  // inputs received from the neighbouring stage
+    std::map<size_t, bool> gathered;  // ZeRO-3: task index -> parameters gathered (requested)
   };
 
   // A task's input comes from another stage (or is local: the first forward, the last backward).
@@ -53,6 +54,8 @@ class PipelineRun {
     if (s.busy || s.next >= s.tasks.size()) return;
     const PipelineTask task = s.tasks[s.next];
     if (needs_input(r, task) && !s.arrived[{task.forward, task.chunk, task.micro_batch}]) return;
+    if (!parameters_ready(r, s.next)) return;
+    prefetch_parameters(r, s.next + 1);
     s.busy = true;
     ++s.next;
     const StageWork& w = plan_.work[r];
@@ -71,6 +74,25 @@ class PipelineRun {
       send_onward(r, task);
       try_start(r);
     });
+  }
+
+  // ZeRO-3: whether task `index`'s parameters are gathered (requesting them if not yet).
+  bool parameters_ready(int r, size_t index) {
+    if (plan_.work[r].gather_before_each_task_bytes <= 0 || plan_.data_parallel < 2) return true;
+    prefetch_parameters(r, index);
+    return stages_[r].gathered.count(index) && stages_[r].gathered[index];
+  }
+
+  void prefetch_parameters(int r, size_t index) {
+    Stage& s = stages_[r];
+    if (plan_.work[r].gather_before_each_task_bytes <= 0 || plan_.data_parallel < 2) return;
+    if (index >= s.tasks.size() || s.gathered.count(index)) return;
+    s.gathered[index] = false;
+    data_parallel_collective(r, CollectiveOp::kAllGather,
+                             plan_.work[r].gather_before_each_task_bytes, [this, r, index] {
+                               stages_[r].gathered[index] = true;
+                               try_start(r);
+                             });
   }
 
   // The next stage (forward) or previous stage (backward) of a task, in the virtual pipeline of

@@ -25,6 +25,9 @@ struct StageWork {
   double gradient_bytes = 0;  // per GPU, reduced over data parallelism
   int gradient_buckets = 1;   // when overlapped: equal buckets ready across the last backward
   double parameter_gather_bytes = 0;  // per GPU, all-gathered after a sharded optimizer step
+  // ZeRO-3: per GPU, all-gathered over data parallelism before every task (forward or backward);
+  // the gather of the next task is prefetched when a task starts.
+  double gather_before_each_task_bytes = 0;
 };
 
 struct PipelinePlan {

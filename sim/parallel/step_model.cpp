@@ -169,7 +169,10 @@ StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const
                                                                                   : 14;
     w.optimizer =
         compute.memory_bound(optimizer_bytes_per_param * local / (plan.shard_gradients ? dp : 1));
-    w.parameter_gather_bytes = plan.shard_gradients ? 2 * local : 0;
+    // ZeRO-3 gathers the weights before every forward and backward instead of after the step.
+    const bool zero3 = p.zero_stage() >= 3;
+    w.parameter_gather_bytes = plan.shard_gradients && !zero3 ? 2 * local : 0;
+    w.gather_before_each_task_bytes = zero3 ? 2 * local : 0;
     plan.work.push_back(w);
   }
 

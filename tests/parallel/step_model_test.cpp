@@ -67,3 +67,15 @@ TEST_CASE("the limiting resource names the largest share of the step") {
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+TEST_CASE("ZeRO-3 gathers weights before every pass: slower than ZeRO-1 across nodes") {
+  const StepResult zero1 = step("llama2-7b", 2, "zero_stage: 1");
+  const StepResult zero3 = step("llama2-7b", 2, "zero_stage: 3");
+  CHECK(zero3.step_s > zero1.step_s);
+}
+
+}  // namespace
+}  // namespace clustersim
