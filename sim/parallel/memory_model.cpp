@@ -11,6 +11,7 @@
 
 #include "sim/parallel/activation_memory.h"
 #include "sim/util/units.h"
+#include "sim/workload/cnn_ops.h"
 #include "sim/workload/parameter_count.h"
 
 namespace clustersim {
@@ -98,9 +99,35 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
   return e;
 }
 
+namespace {
+
+// A CNN trains data-parallel only: every GPU holds the whole model and one micro-batch's
+// activations.
+MemoryEstimate estimate_cnn_memory(const s::Model& model, const s::TrainingJob& job,
+                                   const s::Parallelism& p, double capacity_bytes,
+                                   const RuntimeMemory& runtime) {
+  MemoryEstimate e;
+  e.capacity_bytes = capacity_bytes;
+  e.in_flight_micro_batches = 1;
+  const double params = static_cast<double>(parameter_count(model));
+  const StateBytesPerParameter bytes = state_bytes_per_parameter(job.precision(), job.optimizer());
+  const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
+  const int dp = p.data_parallel();
+  e.weights_bytes = params * bytes.weights / (zero >= 3 ? dp : 1);
+  e.gradients_bytes = params * bytes.gradients / (zero >= 2 ? dp : 1);
+  e.optimizer_bytes = params * bytes.optimizer / (zero >= 1 ? dp : 1);
+  e.activations_bytes = cnn_activation_bytes(model.cnn(), p.micro_batch_size());
+  e.runtime_bytes = runtime.fixed_bytes +
+                    runtime.fragmentation_fraction * (e.model_state_bytes() + e.activations_bytes);
+  return e;
+}
+
+}  // namespace
+
 MemoryEstimate estimate_memory(const s::Model& model, const s::TrainingJob& job,
                                const s::Parallelism& p, double capacity_bytes,
                                const RuntimeMemory& runtime) {
+  if (model.has_cnn()) return estimate_cnn_memory(model, job, p, capacity_bytes, runtime);
   MemoryEstimate fullest;
   for (int stage = 0; stage < p.pipeline_parallel(); ++stage) {
     MemoryEstimate e = estimate_stage_memory(model, job, p, stage, capacity_bytes, runtime);

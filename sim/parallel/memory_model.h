@@ -54,7 +54,7 @@ StateBytesPerParameter state_bytes_per_parameter(schema::Precision precision,
 
 // The estimate for the fullest stage. `parallelism` must have every degree set (as sweep
 // configurations do); `capacity_bytes` is the GPU memory the instance exposes.
-// Requires: a transformer model and a plan that passed the configuration checks.
+// Requires: a model and a plan that passed the configuration checks (a CNN: data parallel only).
 MemoryEstimate estimate_memory(const schema::Model& model, const schema::TrainingJob& job,
                                const schema::Parallelism& parallelism, double capacity_bytes,
                                const RuntimeMemory& runtime);

@@ -9,10 +9,12 @@
 #include "sim/parallel/step_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "sim/net/collective.h"
 #include "sim/parallel/pipeline_simulation.h"
+#include "sim/workload/cnn_ops.h"
 #include "sim/workload/layer_ops.h"
 #include "sim/workload/parameter_count.h"
 #include "sim/workload/transformer_flops.h"
@@ -103,6 +105,12 @@ LayerTimes time_ops(const std::vector<LayerOp>& ops, const ComputeModel& compute
   return t;
 }
 
+// Bytes the optimizer step reads and writes per local parameter (mixed precision: fp32 gradient,
+// master weight read and written, moments read and written, 16-bit weight written).
+double optimizer_bytes_per_parameter(s::Optimizer optimizer) {
+  return optimizer == s::ADAM ? 30 : optimizer == s::SGD_MOMENTUM ? 22 : 14;
+}
+
 const char* largest(const StepResult& r) {
   const std::pair<double, const char*> parts[] = {
       {r.compute_s, "compute"},
@@ -113,11 +121,9 @@ const char* largest(const StepResult& r) {
   return std::max_element(std::begin(parts), std::end(parts))->second;
 }
 
-}  // namespace
-
-StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
-                         const Topology& topology, const ComputeModel& compute,
-                         Timeline* timeline) {
+StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob& job,
+                                     const s::Parallelism& p, const Topology& topology,
+                                     const ComputeModel& compute, Timeline* timeline) {
   const s::Transformer& t = model.transformer();
   const int tp = p.tensor_parallel(), pp = p.pipeline_parallel(), dp = p.data_parallel();
   const int v = p.schedule() == s::INTERLEAVED_ONE_F_ONE_B ? p.virtual_stages() : 1;
@@ -164,11 +170,8 @@ StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const
     const double local = stage_params / tp;
     w.gradient_bytes = gradient_reduce_bytes(job.precision()) * local;
     w.gradient_buckets = std::max(1, layers * v);
-    const double optimizer_bytes_per_param = job.optimizer() == s::ADAM           ? 30
-                                             : job.optimizer() == s::SGD_MOMENTUM ? 22
-                                                                                  : 14;
-    w.optimizer =
-        compute.memory_bound(optimizer_bytes_per_param * local / (plan.shard_gradients ? dp : 1));
+    w.optimizer = compute.memory_bound(optimizer_bytes_per_parameter(job.optimizer()) * local /
+                                       (plan.shard_gradients ? dp : 1));
     // ZeRO-3 gathers the weights before every forward and backward instead of after the step.
     const bool zero3 = p.zero_stage() >= 3;
     w.parameter_gather_bytes = plan.shard_gradients && !zero3 ? 2 * local : 0;
@@ -206,6 +209,61 @@ StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const
   r.optimizer_s = (c.end - c.gradients_reduced).seconds();
   r.limiting = largest(r);
   return r;
+}
+
+// PyTorch DDP's default gradient bucket: bucket_cap_mb = 25 (torch.nn.parallel.
+// DistributedDataParallel).
+constexpr double kDdpBucketBytes = 25.0 * 1024 * 1024;
+
+// A CNN trains data-parallel: one stage, its kernels from the layer list, gradients all-reduced
+// in DDP buckets overlapped with the last backward.
+StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
+                             const s::Parallelism& p, const Topology& topology,
+                             const ComputeModel& compute, Timeline* timeline) {
+  TensorCollectives none(topology, 1);
+  const std::vector<LayerOp> ops = cnn_forward_ops(model.cnn(), p.micro_batch_size());
+  const LayerTimes times = time_ops(ops, compute, &none, s::RECOMPUTE_NONE);
+  double forward_flops = 0;
+  for (const LayerOp& op : ops) {
+    if (op.kind == Kind::kMatmul) forward_flops += 2.0 * op.m * op.n * op.k * op.count;
+  }
+  const double params = static_cast<double>(parameter_count(model));
+  PipelinePlan plan;
+  plan.micro_batches = job.global_batch_size() / (p.micro_batch_size() * p.data_parallel());
+  plan.data_parallel = p.data_parallel();
+  plan.overlap_gradient_reduce = !p.has_overlap_gradient_reduce() || p.overlap_gradient_reduce();
+  StageWork w;
+  w.forward = times.forward;
+  w.backward = times.backward;
+  w.gradient_bytes = 4 * params;
+  w.gradient_buckets = std::max(1, static_cast<int>(std::ceil(w.gradient_bytes / kDdpBucketBytes)));
+  w.optimizer = compute.memory_bound(optimizer_bytes_per_parameter(job.optimizer()) * params);
+  plan.work.push_back(w);
+  Simulation sim;
+  Network network(&sim, &topology);
+  const PipelineTimeline stages = simulate_pipeline(plan, &network, timeline);
+  StepResult r;
+  r.step_s = stages.step.seconds();
+  r.samples_per_s = job.global_batch_size() / r.step_s;
+  r.tokens_per_s = r.samples_per_s;
+  r.mfu = r.hfu = 3 * forward_flops / p.micro_batch_size() * job.global_batch_size() /
+                  (compute.peak_flops() * p.data_parallel() * r.step_s);
+  const StageTimeline& c = stages.stages[0];
+  r.compute_s = (times.forward + times.backward).seconds() * plan.micro_batches;
+  r.bubble_s = c.last_backward_end.seconds() - r.compute_s;
+  r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds();
+  r.optimizer_s = (c.end - c.gradients_reduced).seconds();
+  r.limiting = largest(r);
+  return r;
+}
+
+}  // namespace
+
+StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
+                         const Topology& topology, const ComputeModel& compute,
+                         Timeline* timeline) {
+  if (model.has_cnn()) return simulate_cnn_step(model, job, p, topology, compute, timeline);
+  return simulate_transformer_step(model, job, p, topology, compute, timeline);
 }
 
 }  // namespace clustersim

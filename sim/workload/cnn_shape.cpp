@@ -129,4 +129,44 @@ int64_t cnn_layer_parameters(const schema::CnnLayer& layer, CnnShape in) {
   return 0;
 }
 
+namespace {
+
+using Visit = std::function<void(const schema::CnnLayer&, CnnShape, CnnShape)>;
+using VisitAdd = std::function<void(CnnShape)>;
+
+template <class Layers>
+CnnShape walk(const Layers& layers, CnnShape in, const Visit& visit, const VisitAdd& visit_add);
+
+CnnShape walk_layer(const schema::CnnLayer& layer, CnnShape in, const Visit& visit,
+                    const VisitAdd& visit_add) {
+  if (!layer.has_residual()) {
+    std::string unused;
+    const CnnShape out = *cnn_layer_output(layer, in, &unused);
+    visit(layer, in, out);
+    return out;
+  }
+  const schema::Residual& block = layer.residual();
+  const int repeat = block.has_repeat() ? block.repeat() : 1;
+  for (int r = 0; r < repeat; ++r) {
+    const CnnShape out = walk(block.body(), in, visit, visit_add);
+    walk(block.shortcut(), in, visit, visit_add);
+    visit_add(out);
+    in = out;
+  }
+  return in;
+}
+
+template <class Layers>
+CnnShape walk(const Layers& layers, CnnShape in, const Visit& visit, const VisitAdd& visit_add) {
+  for (const schema::CnnLayer& layer : layers) in = walk_layer(layer, in, visit, visit_add);
+  return in;
+}
+
+}  // namespace
+
+void for_each_cnn_layer(const schema::Cnn& cnn, const Visit& visit, const VisitAdd& visit_add) {
+  walk(cnn.layer(), CnnShape{cnn.input_channels(), cnn.input_height(), cnn.input_width()}, visit,
+       visit_add);
+}
+
 }  // namespace clustersim

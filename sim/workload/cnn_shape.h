@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -27,5 +28,13 @@ std::optional<CnnShape> cnn_layer_output(const schema::CnnLayer& layer, CnnShape
 // Trainable parameters of `layer` for input `in` (weights, biases, batch-norm scale and shift).
 // Requires: cnn_layer_output(layer, in) succeeds.
 int64_t cnn_layer_parameters(const schema::CnnLayer& layer, CnnShape in);
+
+// Calls `visit(layer, in, out)` for every convolution, pool and linear layer of `cnn` in execution
+// order (residual bodies, then shortcuts, each repeat), with per-sample shapes; and
+// `visit_add(shape)` for every residual addition. Requires: a CNN that passed the catalog checks.
+void for_each_cnn_layer(
+    const schema::Cnn& cnn,
+    const std::function<void(const schema::CnnLayer&, CnnShape, CnnShape)>& visit,
+    const std::function<void(CnnShape)>& visit_add);
 
 }  // namespace clustersim

@@ -79,3 +79,33 @@ TEST_CASE("ZeRO-3 gathers weights before every pass: slower than ZeRO-1 across n
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+TEST_CASE(
+    "ResNet-50 trains data-parallel: a plausible MFU, and twice the GPUs nearly twice the rate") {
+  const Catalog& catalog = testing::shipped_catalog();
+  const auto job = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: 2048 precision: BF16 optimizer: SGD_MOMENTUM steps: 1");
+  const s::Model& resnet = *catalog.models().find("resnet50")->value;
+  auto rate = [&](int nodes) {
+    auto topology = testing::shipped_cluster("aws.p4de.24xlarge", nodes);
+    auto p = testing::parse_message<s::Parallelism>(
+        "tensor_parallel: 1 pipeline_parallel: 1 micro_batch_size: 128 virtual_stages: 1 "
+        "zero_stage: 0 schedule: ONE_F_ONE_B recompute: RECOMPUTE_NONE");
+    p.set_data_parallel(8 * nodes);
+    const ComputeModel compute(
+        catalog.gpu_of(*catalog.instances().find("aws.p4de.24xlarge")->value), s::BF16,
+        *catalog.runtimes().find("default")->value);
+    return simulate_step(resnet, job, p, *topology, compute);
+  };
+  const StepResult one = rate(1), two = rate(2);
+  CHECK(one.mfu > 0.1);
+  CHECK(one.mfu < 0.6);
+  CHECK(one.samples_per_s == Approx(2048 / one.step_s));
+  CHECK(two.samples_per_s / one.samples_per_s > 1.8);
+}
+
+}  // namespace
+}  // namespace clustersim

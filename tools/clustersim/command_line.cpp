@@ -56,8 +56,7 @@ std::optional<OutputFormat> output_format(const CommonOptions& common) {
 
 std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::string>& args,
                                                     const std::string& command,
-                                                    const std::string& limit_help,
-                                                    bool transformers_only, int* exit_code,
+                                                    const std::string& limit_help, int* exit_code,
                                                     const po::options_description* extra) {
   CommonOptions common;
   ScenarioInputs inputs;
@@ -88,10 +87,6 @@ std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::strin
   inputs.scenario = load_scenario(inputs.path, *inputs.catalog, &diagnostics);
   print_diagnostics(diagnostics);
   if (!inputs.scenario) return std::nullopt;
-  if (transformers_only && !inputs.scenario->model->has_transformer()) {
-    std::cerr << inputs.path << ": " << command << " covers transformer models only\n";
-    return std::nullopt;
-  }
   *exit_code = kExitOk;
   return inputs;
 }

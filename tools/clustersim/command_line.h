@@ -55,12 +55,10 @@ struct ScenarioInputs {
 
 // Parses `args` (a positional SCENARIO, --limit, the common options), loads the catalog and the
 // scenario, printing every diagnostic. Returns the inputs, or nullopt with `*exit_code` set
-// (kExitOk after --help). `transformers_only`: reject CNN scenarios with a message. `extra`: the
-// command's own options, parsed along.
+// (kExitOk after --help). `extra`: the command's own options, parsed along.
 std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::string>& args,
                                                     const std::string& command,
-                                                    const std::string& limit_help,
-                                                    bool transformers_only, int* exit_code,
+                                                    const std::string& limit_help, int* exit_code,
                                                     const po::options_description* extra = nullptr);
 
 }  // namespace clustersim::cli

@@ -31,7 +31,7 @@ int memory_command(const std::vector<std::string>& args) {
   int exit_code = kExitOk;
   auto inputs = load_scenario_command(
       args, "memory", "configurations to list in table format (0: all; csv and json list all)",
-      true, &exit_code);
+      &exit_code);
   if (!inputs) return exit_code;
   const Catalog* catalog = inputs->catalog.get();
   const LoadedScenario* loaded = inputs->scenario.get();

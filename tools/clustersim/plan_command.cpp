@@ -133,7 +133,7 @@ void print_header(const LoadedScenario& loaded, const ConfigurationSpace& space)
 int plan_command(const std::vector<std::string>& args) {
   int exit_code = kExitOk;
   auto inputs = load_scenario_command(
-      args, "plan", "configurations to list in table format (0: all; csv and json list all)", false,
+      args, "plan", "configurations to list in table format (0: all; csv and json list all)",
       &exit_code);
   if (!inputs) return exit_code;
   const LoadedScenario* loaded = inputs->scenario.get();

@@ -29,6 +29,7 @@ Table result_table() {
                {"recompute", "recompute"},
                {"step_s", "step s", 3},
                {"tokens_per_s", "tokens/s", 0},
+               {"samples_per_s", "samples/s", 1},
                {"mfu", "MFU", 3},
                {"hfu", "HFU", 3},
                {"compute_s", "compute", 3},
@@ -50,8 +51,8 @@ int run_command(const std::vector<std::string>& args) {
   own.add_options()("trace", po::value(&trace_path),
                     "write a Chrome/Perfetto trace of the first simulated configuration");
   int exit_code = kExitOk;
-  auto inputs = load_scenario_command(args, "run", "configurations to simulate (0: all)", true,
-                                      &exit_code, &own);
+  auto inputs =
+      load_scenario_command(args, "run", "configurations to simulate (0: all)", &exit_code, &own);
   if (!inputs) return exit_code;
   const Catalog* catalog = inputs->catalog.get();
   const LoadedScenario* loaded = inputs->scenario.get();
@@ -93,16 +94,16 @@ int run_command(const std::vector<std::string>& args) {
     const double memory_gib = e.memory.total_bytes() / kBytesPerGibibyte;
     const double capacity_gib = e.memory.capacity_bytes / kBytesPerGibibyte;
     if (!e.step) {
-      row.resize(row.size() + 9);  // nothing simulated
+      row.resize(row.size() + 10);  // nothing simulated
       const auto missing = static_cast<int>(e.memory.missing_bytes() / kBytesPerGibibyte + 0.5);
       row.insert(row.end(),
                  {memory_gib, capacity_gib,
                   "GPU memory (OOM by " + std::to_string(missing) + " GiB)", e.calibrated});
     } else {
       const StepResult& r = *e.step;
-      row.insert(row.end(), {r.step_s, r.tokens_per_s, r.mfu, r.hfu, r.compute_s, r.tensor_comm_s,
-                             r.bubble_s, r.data_comm_s, r.optimizer_s, memory_gib, capacity_gib,
-                             r.limiting, e.calibrated});
+      row.insert(row.end(), {r.step_s, r.tokens_per_s, r.samples_per_s, r.mfu, r.hfu, r.compute_s,
+                             r.tensor_comm_s, r.bubble_s, r.data_comm_s, r.optimizer_s, memory_gib,
+                             capacity_gib, r.limiting, e.calibrated});
     }
     table.add_row(std::move(row));
   }
