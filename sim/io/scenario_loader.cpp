@@ -69,6 +69,15 @@ std::string tensor_parallel_problem(int tp, const s::Model* model) {
     return std::to_string(tp) + " does not divide the model's num_kv_heads (" + std::to_string(kv) +
            ")";
   }
+  // Megatron splits the hidden state (sequence parallelism, row-parallel outputs) and the FFN by
+  // tensor-parallel rank.
+  for (auto [size, field] : {std::pair{t.hidden_size(), "hidden_size"},
+                             std::pair{t.ffn_hidden_size(), "ffn_hidden_size"}}) {
+    if (size % tp != 0) {
+      return std::to_string(tp) + " does not divide the model's " + field + " (" +
+             std::to_string(size) + ")";
+    }
+  }
   return "";
 }
 

@@ -92,6 +92,14 @@ TEST_CASE("with grouped-query attention the degree must also divide the KV heads
         "num_kv_heads (8)\n");
 }
 
+TEST_CASE("tensor parallelism must also split the hidden and FFN sizes") {
+  // Llama-2-13B: 40 heads, hidden 5120, FFN 13824: TP 40 divides heads and hidden, not the FFN.
+  CHECK(
+      load_errors(scenario("llama2-13b") + "sweep { tensor_parallel: [40] }\n") ==
+      "s.textproto:12:9: sweep.tensor_parallel[0]: 40 does not divide the model's ffn_hidden_size "
+      "(13824)\n");
+}
+
 TEST_CASE("a precision the GPU lacks is rejected for that instance") {
   CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                              "instance: \"aws.p3.16xlarge\" nodes: 1")) ==

@@ -54,6 +54,15 @@ std::optional<OutputFormat> output_format(const CommonOptions& common) {
   return format;
 }
 
+bool report_no_valid_configuration(const std::string& path, const ConfigurationSpace& space) {
+  if (!space.valid.empty()) return false;
+  std::cerr << path << ": no valid configuration among " << space.total << ":\n";
+  for (const auto& [reason, count] : space.pruned) {
+    std::cerr << "  " << count << " pruned: " << reason << "\n";
+  }
+  return true;
+}
+
 std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::string>& args,
                                                     const std::string& command,
                                                     const std::string& limit_help, int* exit_code,

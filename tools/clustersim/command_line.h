@@ -10,6 +10,7 @@
 #include "sim/io/catalog.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/table.h"
+#include "sim/sweep/configuration_space.h"
 
 namespace clustersim::cli {
 
@@ -43,6 +44,10 @@ std::unique_ptr<Catalog> load_catalog(const CommonOptions& common);
 std::optional<OutputFormat> output_format(const CommonOptions& common);
 
 void print_diagnostics(const Diagnostics& diagnostics);
+
+// Prints why no configuration of the scenario at `path` can run (each pruning reason with its
+// count) and returns true, or returns false when some can.
+bool report_no_valid_configuration(const std::string& path, const ConfigurationSpace& space);
 
 // What a command that works on one scenario (plan, memory, run) has loaded.
 struct ScenarioInputs {

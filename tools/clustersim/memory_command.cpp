@@ -37,6 +37,7 @@ int memory_command(const std::vector<std::string>& args) {
   const LoadedScenario* loaded = inputs->scenario.get();
   const size_t limit = inputs->limit;
   const ConfigurationSpace space = expand_configurations(*loaded);
+  if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
   Table table{{"instance", "instance"},
               {"nodes", "nodes"},
               {"tensor_parallel", "TP"},

@@ -147,11 +147,7 @@ int plan_command(const std::vector<std::string>& args) {
   if (table && limit != 0 && space.valid.size() > limit) {
     std::cout << "... " << space.valid.size() - limit << " more (--limit 0 lists all)\n";
   }
-  if (space.valid.empty()) {
-    std::cerr << scenario_path << ": no valid configuration (see the pruned reasons)\n";
-    return kExitInputError;
-  }
-  return kExitOk;
+  return report_no_valid_configuration(scenario_path, space) ? kExitInputError : kExitOk;
 }
 
 }  // namespace clustersim::cli

@@ -59,6 +59,7 @@ int run_command(const std::vector<std::string>& args) {
   const size_t limit = inputs->limit;
   const std::string& scenario_path = inputs->path;
   const ConfigurationSpace space = expand_configurations(*loaded);
+  if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
   Evaluator evaluator(*catalog, *loaded);
   Table table = result_table();
   const size_t shown = limit == 0 ? space.valid.size() : std::min(limit, space.valid.size());
