@@ -19,7 +19,8 @@ SC21_RULES = """# Unknowns, one rule for every row of the table (the paper does 
 #   micro-batch size 1; interleaved 1F1B with 2 model chunks per stage where the layers divide
 #   evenly (else plain 1F1B); full activation recomputation (the paper's FLOPs count it); fp16;
 #   unfused attention (2021, before FlashAttention); gradients reduced after the pipeline flush;
-#   no sequence parallelism and no distributed optimizer (both came later)."""
+#   blocking stage-to-stage sends; no sequence parallelism and no distributed optimizer (both
+#   came later)."""
 
 MCORE_RULES = """# Unknowns, one rule for every row of the table (the README does not give them):
 #   micro-batch size 1; plain 1F1B; no recomputation; BF16; fused attention; sequence
@@ -59,6 +60,7 @@ parallelism {{
   virtual_stages: {chunks}
   recompute: RECOMPUTE_FULL
   overlap_gradient_reduce: false
+  overlap_pipeline_communication: false
 }}
 published {{
   group: "Megatron SC'21 Table 1 (A100)"

@@ -66,12 +66,19 @@ class PipelineRun {
     const Picoseconds start = now();
     net_->simulation().call_after(duration, [this, r, task, last_task, start] {
       record(r, "compute", task_name(task, plan_.chunks), start);
-      stages_[r].busy = false;
       if (last_task) {
         timeline_.stages[r].last_backward_end = net_->simulation().now();
         backward_done(r);
       }
-      send_onward(r, task);
+      // Blocking point-to-point: the stage's stream waits for its send to complete.
+      const bool blocking = !plan_.overlap_pipeline_communication;
+      const bool sent = send_onward(r, task, [this, r, blocking] {
+        if (!blocking) return;
+        stages_[r].busy = false;
+        try_start(r);
+      });
+      if (blocking && sent) return;
+      stages_[r].busy = false;
       try_start(r);
     });
   }
@@ -109,9 +116,11 @@ class PipelineRun {
     return false;
   }
 
-  void send_onward(int r, const PipelineTask& t) {
+  // Sends a task's output to the stage that needs it; `sent` runs once it has arrived. Returns
+  // false when nothing is sent (the last forward, the first backward).
+  bool send_onward(int r, const PipelineTask& t, std::function<void()> sent) {
     int to = 0, chunk = 0;
-    if (!neighbour(r, t, &to, &chunk)) return;
+    if (!neighbour(r, t, &to, &chunk)) return false;
     const TaskKey key{t.forward, chunk, t.micro_batch};
     const int ranks = plan_.tensor_parallel;
     const Picoseconds start = now();
@@ -121,10 +130,11 @@ class PipelineRun {
                                                     : "send (PCIe)";
     const std::string name = std::string(t.forward ? "activations mb " : "gradients mb ") +
                              std::to_string(t.micro_batch);
-    auto arrived = after_all(ranks, [this, r, to, key, start, track, name] {
+    auto arrived = after_all(ranks, [this, r, to, key, start, track, name, sent] {
       record(r, track, name, start);
       stages_[to].arrived[key] = true;
       try_start(to);
+      sent();
     });
     for (int rank = 0; rank < ranks; ++rank) {
       const int from_gpu = plan_.gpu(0, r, rank), to_gpu = plan_.gpu(0, to, rank);
@@ -135,6 +145,7 @@ class PipelineRun {
       net_->start_transfer(from_gpu, to_gpu, plan_.activation_bytes / ranks,
                            slowest_step_latency({{from_gpu, to_gpu}}, net_->topology()), arrived);
     }
+    return true;
   }
 
   // Buckets of gradients: when overlapped they become ready across the last backward (which

@@ -39,6 +39,9 @@ struct PipelinePlan {
   int data_parallel = 1;
   double activation_bytes = 0;  // crossing between stages per micro-batch (all TP ranks)
   bool overlap_gradient_reduce = true;
+  // Stage-to-stage transfers run beside the next task (true) or block the sender's stream until
+  // they arrive (Megatron-LM before Megatron-Core's overlapped p2p).
+  bool overlap_pipeline_communication = true;
   // The parameter all-gather of a sharded optimizer runs under the next step's first forward of
   // the stage: only what outlasts that forward counts in this step (steady state).
   bool overlap_parameter_gather = true;

@@ -146,6 +146,8 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
   plan.activation_bytes = 2.0 * job.sequence_length() * p.micro_batch_size() * t.hidden_size();
   plan.overlap_gradient_reduce = !p.has_overlap_gradient_reduce() || p.overlap_gradient_reduce();
   plan.overlap_parameter_gather = !p.has_overlap_parameter_gather() || p.overlap_parameter_gather();
+  plan.overlap_pipeline_communication =
+      !p.has_overlap_pipeline_communication() || p.overlap_pipeline_communication();
   plan.shard_gradients = p.distributed_optimizer() || p.zero_stage() >= 1;
   const TransformerParameters params = transformer_parameters(t);
   std::vector<double> compute_per_micro(pp), comm_per_micro(pp);

@@ -30,6 +30,7 @@ s::Parallelism base_parallelism(const s::Scenario& scenario) {
   if (!p.has_distributed_optimizer()) p.set_distributed_optimizer(false);
   if (!p.has_overlap_gradient_reduce()) p.set_overlap_gradient_reduce(true);
   if (!p.has_overlap_parameter_gather()) p.set_overlap_parameter_gather(true);
+  if (!p.has_overlap_pipeline_communication()) p.set_overlap_pipeline_communication(true);
   if (!p.has_recompute() || p.recompute() == s::RECOMPUTE_UNSPECIFIED) {
     p.set_recompute(s::RECOMPUTE_NONE);
   }
