@@ -2,8 +2,10 @@
 // and prints step time, throughput, MFU/HFU, where the time goes and what limits it; a
 // configuration that does not fit in GPU memory is reported as OOM with the missing GiB, without
 // simulation.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <limits>
 
 #include "sim/io/scenario_loader.h"
 #include "sim/io/trace_writer.h"
@@ -47,9 +49,12 @@ Table result_table() {
 
 int run_command(const std::vector<std::string>& args) {
   std::string trace_path;
-  po::options_description own("trace");
+  size_t fastest = 0;
+  po::options_description own("run");
   own.add_options()("trace", po::value(&trace_path),
-                    "write a Chrome/Perfetto trace of the first simulated configuration");
+                    "write a Chrome/Perfetto trace of the first simulated configuration")(
+      "fastest", po::value(&fastest)->default_value(0),
+      "list only the N configurations with the shortest step (0: all, in sweep order)");
   int exit_code = kExitOk;
   auto inputs =
       load_scenario_command(args, "run", "configurations to simulate (0: all)", &exit_code, &own);
@@ -64,6 +69,7 @@ int run_command(const std::vector<std::string>& args) {
   Table table = result_table();
   const size_t shown = limit == 0 ? space.valid.size() : std::min(limit, space.valid.size());
   bool traced = false;
+  std::vector<std::pair<double, std::vector<Cell>>> rows;  // (step seconds, row); OOM last
   for (size_t i = 0; i < shown; ++i) {
     const Configuration& c = space.valid[i];
     const s::Parallelism& p = c.parallelism;
@@ -92,6 +98,7 @@ int run_command(const std::vector<std::string>& args) {
                              static_cast<double>(p.micro_batch_size()),
                              static_cast<double>(p.virtual_stages()),
                              s::Recompute_Name(p.recompute())};
+    const double step_key = e.step ? e.step->step_s : std::numeric_limits<double>::infinity();
     const double memory_gib = e.memory.total_bytes() / kBytesPerGibibyte;
     const double capacity_gib = e.memory.capacity_bytes / kBytesPerGibibyte;
     if (!e.step) {
@@ -106,8 +113,14 @@ int run_command(const std::vector<std::string>& args) {
                              r.tensor_comm_s, r.bubble_s, r.data_comm_s, r.optimizer_s, memory_gib,
                              capacity_gib, r.limiting, e.calibrated});
     }
-    table.add_row(std::move(row));
+    rows.emplace_back(step_key, std::move(row));
   }
+  if (fastest > 0) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (rows.size() > fastest) rows.resize(fastest);
+  }
+  for (auto& [key, row] : rows) table.add_row(std::move(row));
   table.print(std::cout, inputs->format);
   if (inputs->format == OutputFormat::kTable && shown < space.valid.size()) {
     std::cout << "... " << space.valid.size() - shown << " more (--limit 0 simulates all)\n";
