@@ -2,11 +2,16 @@
 #include "sim/util/number_format.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace clustersim {
 
 std::string format_number(double value) {
+  // Whole numbers up to a billion read better in full ("100000", not "1e+05").
+  if (value == std::floor(value) && std::abs(value) < 1e9) {
+    return std::to_string(static_cast<long long>(value));
+  }
   char buffer[64];
   auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
   return std::string(buffer, result.ptr);

@@ -5,7 +5,8 @@
 
 namespace clustersim {
 
-// Shortest text that reads back as the same double: "8", "0.25", "1e+11", "nan", "inf".
+// Shortest text that reads back as the same double, whole numbers below 1e9 in full:
+// "8", "100000", "0.25", "1e+11", "nan", "inf".
 std::string format_number(double value);
 
 // Fixed number of decimals: format_fixed(3.14159, 2) == "3.14".

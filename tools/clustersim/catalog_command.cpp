@@ -131,7 +131,10 @@ std::string limit_text(const s::CapacityScaledLimit& limit) {
     return text;
   }
   std::string text = format_number(limit.base());
-  if (limit.per_gib() != 0) text += " + " + format_number(limit.per_gib()) + "*C";
+  if (limit.per_gib() != 0) {
+    const std::string slope = format_number(limit.per_gib()) + "*C";
+    text = limit.base() == 0 ? slope : text + " + " + slope;
+  }
   if (limit.has_cap()) text = "min(" + text + ", " + format_number(limit.cap()) + ")";
   if (limit.has_floor()) text = "max(" + text + ", " + format_number(limit.floor()) + ")";
   return text;
