@@ -81,7 +81,7 @@ std::string check_inputs(const ClusterSpec& spec, const Catalog& catalog, Inputs
   if (spec.fabric && spec.fabric->has_oversubscription_ratio()) {
     in->oversubscription = spec.fabric->oversubscription_ratio();
   }
-  if (spec.oversubscription_override != 0) in->oversubscription = spec.oversubscription_override;
+  if (spec.oversubscription_override) in->oversubscription = *spec.oversubscription_override;
   if (!(in->oversubscription >= 1)) {
     return "oversubscription must be >= 1, got " + format_number(in->oversubscription);
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "sim/io/catalog.h"
@@ -13,9 +14,9 @@ namespace clustersim {
 struct ClusterSpec {
   const schema::InstanceType* instance = nullptr;
   int nodes = 1;
-  int gpus_per_node = 0;                   // 0: all of the instance's GPUs
-  const schema::Fabric* fabric = nullptr;  // null: every NIC on one non-blocking switch
-  double oversubscription_override = 0;    // > 0 replaces the fabric's ratio
+  int gpus_per_node = 0;                            // 0: all of the instance's GPUs
+  const schema::Fabric* fabric = nullptr;           // null: every NIC on one non-blocking switch
+  std::optional<double> oversubscription_override;  // replaces the fabric's ratio
 };
 
 struct TopologyOrError {

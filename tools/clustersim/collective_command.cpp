@@ -46,7 +46,7 @@ struct Options {
   std::string fabric;
   int nodes = 1;
   int gpus_per_node = 0;
-  double oversubscription = 0;
+  std::optional<double> oversubscription;  // --oversubscription, when given
   std::string min_size = "8";
   std::string max_size = "8G";
   double factor = 2;
@@ -151,8 +151,8 @@ int collective_command(const std::vector<std::string>& args) {
       "gpus-per-node", po::value(&o.gpus_per_node)->default_value(0),
       "GPUs used per node (0: all)")("fabric", po::value(&o.fabric),
                                      "fabric between nodes (default: one non-blocking switch)")(
-      "oversubscription", po::value(&o.oversubscription)->default_value(0),
-      "leaf oversubscription ratio, replacing the fabric's (0: keep)")(
+      "oversubscription", po::value<double>()->notifier([&o](double r) { o.oversubscription = r; }),
+      "leaf oversubscription ratio (>= 1), replacing the fabric's")(
       "algo", po::value(&o.algorithm)->default_value(o.algorithm),
       "auto, ring, tree, hierarchical, nvls or direct")(
       "min", po::value(&o.min_size)->default_value(o.min_size), "smallest size (bytes; K, M, G)")(
