@@ -27,7 +27,8 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
   if (!e.memory.fits()) return e;
   auto& topology = topologies_[{c.instance, c.nodes}];
   if (!topology) {
-    TopologyOrError built = build_topology({c.instance, c.nodes, 0, scenario_.fabric, 0}, catalog_);
+    TopologyOrError built =
+        build_topology({c.instance, c.nodes, 0, scenario_.fabric, std::nullopt}, catalog_);
     if (!built.topology) {
       e.error = c.instance->name() + ": " + built.error;
       return e;
