@@ -1,7 +1,7 @@
 // Per-stage memory: model states sharded over tensor, pipeline and data parallelism, activations
 // held by the pipeline schedule, logits and runtime memory.
 //
-// Layers: stage r of p holds l/p layers, the first l mod p stages one more (uneven splits).
+// Layers: as layers_on_stage (pipeline_schedule.h).
 // Micro-batches in flight at the peak (m = global batch / (micro-batch x DP)):
 //   GPipe: all m;  1F1B: min(p - r, m);  interleaved with v chunks (Megatron-LM's schedule):
 //   min(2 (p - r - 1) + (v - 1) p + 1, m v) chunks of l/(p v) layers.
@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "sim/parallel/activation_memory.h"
+#include "sim/parallel/pipeline_schedule.h"
 #include "sim/util/units.h"
 #include "sim/workload/cnn_ops.h"
 #include "sim/workload/parameter_count.h"
@@ -49,7 +50,7 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
   MemoryEstimate e;
   e.stage = stage;
   e.capacity_bytes = capacity_bytes;
-  e.layers = l / pp + (stage < l % pp ? 1 : 0);
+  e.layers = layers_on_stage(l, pp, stage);
 
   // Model states.
   const TransformerParameters params = transformer_parameters(t);

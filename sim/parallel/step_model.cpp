@@ -14,6 +14,7 @@
 
 #include "sim/net/collective.h"
 #include "sim/parallel/pipeline_simulation.h"
+#include "sim/util/check.h"
 #include "sim/workload/cnn_ops.h"
 #include "sim/workload/layer_ops.h"
 #include "sim/workload/parameter_count.h"
@@ -70,6 +71,7 @@ bool is_attention_core(const LayerOp& op) {
          op.name == "values";
 }
 
+// `tp` times the tensor-parallel collectives; null when `ops` has none.
 LayerTimes time_ops(const std::vector<LayerOp>& ops, const ComputeModel& compute,
                     TensorCollectives* tp, s::Recompute recompute) {
   LayerTimes t;
@@ -91,6 +93,7 @@ LayerTimes time_ops(const std::vector<LayerOp>& ops, const ComputeModel& compute
         bwd = compute.memory_bound(2 * op.bytes);
         break;
       default:
+        CLUSTERSIM_CHECK(tp != nullptr, "tensor-parallel collectives without a group to time them");
         fwd = bwd = tp->time(op.kind, op.bytes);
         break;
     }
@@ -119,6 +122,31 @@ const char* largest(const StepResult& r) {
       {r.data_comm_s, "data-parallel communication"},
       {r.optimizer_s, "optimizer"}};
   return std::max_element(std::begin(parts), std::end(parts))->second;
+}
+
+// Runs `plan` on an idle network of `topology` and fills the step time and the breakdown of the
+// stage that finishes last, given each stage's kernel and tensor-parallel time over the step.
+StepResult run_pipeline(const PipelinePlan& plan, const Topology& topology, Timeline* timeline,
+                        const std::vector<double>& compute_s,
+                        const std::vector<double>& tensor_comm_s) {
+  Simulation sim;
+  Network network(&sim, &topology);
+  const PipelineTimeline stages = simulate_pipeline(plan, &network, timeline);
+  StepResult r;
+  r.step_s = stages.step.seconds();
+  for (size_t i = 0; i < stages.stages.size(); ++i) {
+    if (stages.stages[i].end > stages.stages[r.critical_stage].end) {
+      r.critical_stage = static_cast<int>(i);
+    }
+  }
+  const StageTimeline& c = stages.stages[r.critical_stage];
+  r.compute_s = compute_s[r.critical_stage];
+  r.tensor_comm_s = tensor_comm_s[r.critical_stage];
+  r.bubble_s = c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s;
+  r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds();
+  r.optimizer_s = (c.end - c.gradients_reduced).seconds();
+  r.limiting = largest(r);
+  return r;
 }
 
 StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob& job,
@@ -150,9 +178,9 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
       !p.has_overlap_pipeline_communication() || p.overlap_pipeline_communication();
   plan.shard_gradients = p.distributed_optimizer() || p.zero_stage() >= 1;
   const TransformerParameters params = transformer_parameters(t);
-  std::vector<double> compute_per_micro(pp), comm_per_micro(pp);
+  std::vector<double> compute_s(pp), tensor_comm_s(pp);  // per stage, over the step
   for (int r = 0; r < pp; ++r) {
-    const int layers = v > 1 ? l / (pp * v) : l / pp + (r < l % pp ? 1 : 0);
+    const int layers = v > 1 ? l / (pp * v) : layers_on_stage(l, pp, r);
     const bool last = r == pp - 1;
     StageWork w;
     w.forward = Picoseconds(layers * (layer.forward + layer.forward_comm).count() +
@@ -161,11 +189,11 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
         layers * (layer.backward + layer.backward_comm + layer.recompute + layer.recompute_comm)
                      .count() +
         (last ? (output.backward + output.backward_comm).count() / v : 0));
-    compute_per_micro[r] =
-        v * (layers * (layer.forward + layer.backward + layer.recompute).seconds() +
-             (last ? (output.forward + output.backward).seconds() / v : 0));
-    comm_per_micro[r] =
-        v * layers * (layer.forward_comm + layer.backward_comm + layer.recompute_comm).seconds();
+    compute_s[r] = plan.micro_batches * v *
+                   (layers * (layer.forward + layer.backward + layer.recompute).seconds() +
+                    (last ? (output.forward + output.backward).seconds() / v : 0));
+    tensor_comm_s[r] = plan.micro_batches * v * layers *
+                       (layer.forward_comm + layer.backward_comm + layer.recompute_comm).seconds();
     double stage_params = static_cast<double>(params.per_layer) * layers * v;
     if (r == 0) stage_params += static_cast<double>(params.embedding);
     if (last) stage_params += static_cast<double>(params.head);
@@ -181,12 +209,7 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
     plan.work.push_back(w);
   }
 
-  Simulation sim;
-  Network network(&sim, &topology);
-  const PipelineTimeline stages = simulate_pipeline(plan, &network, timeline);
-
-  StepResult r;
-  r.step_s = stages.step.seconds();
+  StepResult r = run_pipeline(plan, topology, timeline, compute_s, tensor_comm_s);
   const double tokens = static_cast<double>(job.global_batch_size()) * job.sequence_length();
   r.tokens_per_s = tokens / r.step_s;
   r.samples_per_s = job.global_batch_size() / r.step_s;
@@ -200,16 +223,6 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
   const double peak = compute.peak_flops() * tp * pp * dp * r.step_s;
   r.mfu = flops.model_per_token() * tokens / peak;
   r.hfu = hardware_per_token * tokens / peak;
-  for (int i = 0; i < pp; ++i) {
-    if (stages.stages[i].end > stages.stages[r.critical_stage].end) r.critical_stage = i;
-  }
-  const StageTimeline& c = stages.stages[r.critical_stage];
-  r.compute_s = compute_per_micro[r.critical_stage] * plan.micro_batches;
-  r.tensor_comm_s = comm_per_micro[r.critical_stage] * plan.micro_batches;
-  r.bubble_s = c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s;
-  r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds();
-  r.optimizer_s = (c.end - c.gradients_reduced).seconds();
-  r.limiting = largest(r);
   return r;
 }
 
@@ -222,9 +235,8 @@ constexpr double kDdpBucketBytes = 25.0 * 1024 * 1024;
 StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
                              const s::Parallelism& p, const Topology& topology,
                              const ComputeModel& compute, Timeline* timeline) {
-  TensorCollectives none(topology, 1);
   const std::vector<LayerOp> ops = cnn_forward_ops(model.cnn(), p.micro_batch_size());
-  const LayerTimes times = time_ops(ops, compute, &none, s::RECOMPUTE_NONE);
+  const LayerTimes times = time_ops(ops, compute, nullptr, s::RECOMPUTE_NONE);
   double forward_flops = 0;
   for (const LayerOp& op : ops) {
     if (op.kind == Kind::kMatmul) forward_flops += 2.0 * op.m * op.n * op.k * op.count;
@@ -241,21 +253,12 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
   w.gradient_buckets = std::max(1, static_cast<int>(std::ceil(w.gradient_bytes / kDdpBucketBytes)));
   w.optimizer = compute.memory_bound(optimizer_bytes_per_parameter(job.optimizer()) * params);
   plan.work.push_back(w);
-  Simulation sim;
-  Network network(&sim, &topology);
-  const PipelineTimeline stages = simulate_pipeline(plan, &network, timeline);
-  StepResult r;
-  r.step_s = stages.step.seconds();
+  const double compute_s = (times.forward + times.backward).seconds() * plan.micro_batches;
+  StepResult r = run_pipeline(plan, topology, timeline, {compute_s}, {0.0});
   r.samples_per_s = job.global_batch_size() / r.step_s;
   r.tokens_per_s = r.samples_per_s;
   r.mfu = r.hfu = 3 * forward_flops / p.micro_batch_size() * job.global_batch_size() /
                   (compute.peak_flops() * p.data_parallel() * r.step_s);
-  const StageTimeline& c = stages.stages[0];
-  r.compute_s = (times.forward + times.backward).seconds() * plan.micro_batches;
-  r.bubble_s = c.last_backward_end.seconds() - r.compute_s;
-  r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds();
-  r.optimizer_s = (c.end - c.gradients_reduced).seconds();
-  r.limiting = largest(r);
   return r;
 }
 

@@ -13,17 +13,22 @@ Evaluator::Evaluator(const Catalog& catalog, const LoadedScenario& scenario)
       scenario_(scenario),
       runtime_(*catalog.runtimes().find("default")->value) {}
 
+MemoryEstimate Evaluator::memory(const Configuration& c) const {
+  // The provider's figure for the GPU memory when the catalog has one.
+  const double capacity_gib = c.instance->has_gpu_memory_gib()
+                                  ? c.instance->gpu_memory_gib()
+                                  : catalog_.gpu_of(*c.instance).memory_gib();
+  return estimate_memory(*scenario_.model, scenario_.scenario().job(), c.parallelism,
+                         capacity_gib * kBytesPerGibibyte, runtime_memory(runtime_, c.parallelism));
+}
+
 Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
   const s::TrainingJob& job = scenario_.scenario().job();
-  const s::Gpu& gpu = catalog_.gpu_of(*c.instance);
-  const double capacity =
-      (c.instance->has_gpu_memory_gib() ? c.instance->gpu_memory_gib() : gpu.memory_gib()) *
-      kBytesPerGibibyte;
   Evaluation e;
-  e.memory = estimate_memory(*scenario_.model, job, c.parallelism, capacity,
-                             runtime_memory(runtime_, c.parallelism));
-  const ComputeModel compute(gpu, job.precision(), runtime_);
+  e.memory = memory(c);
+  const ComputeModel compute(catalog_.gpu_of(*c.instance), job.precision(), runtime_);
   e.calibrated = compute.calibrated();
+  e.peak_flops = compute.peak_flops();
   if (!e.memory.fits()) return e;
   auto& topology = topologies_[{c.instance, c.nodes}];
   if (!topology) {

@@ -15,6 +15,7 @@ namespace clustersim {
 
 struct Evaluation {
   MemoryEstimate memory;
+  double peak_flops = 0;           // of the GPU at the job's precision, FLOP/s
   std::optional<StepResult> step;  // absent when the configuration does not fit (OOM)
   bool calibrated = true;          // every compute efficiency was fitted for this GPU
   std::string error;               // non-empty when the cluster could not be built
@@ -26,7 +27,10 @@ class Evaluator {
   // Requires: `catalog` has a runtime "default"; both outlive the evaluator.
   Evaluator(const Catalog& catalog, const LoadedScenario& scenario);
 
-  // Requires: a transformer scenario. `timeline`, when given, receives the step's spans.
+  // Per-GPU memory of `configuration` against the GPU memory its instance exposes.
+  MemoryEstimate memory(const Configuration& configuration) const;
+
+  // Memory, then (when it fits) one simulated step. `timeline`, when given, receives the spans.
   Evaluation evaluate(const Configuration& configuration, Timeline* timeline = nullptr);
 
  private:

@@ -43,7 +43,13 @@ std::unique_ptr<Catalog> load_catalog(const CommonOptions& common) {
   Diagnostics diagnostics;
   auto catalog = Catalog::load(directories, &diagnostics);
   print_diagnostics(diagnostics);
-  return diagnostics.has_errors() ? nullptr : std::move(catalog);
+  if (diagnostics.has_errors()) return nullptr;
+  // The memory and step models take the software's own memory and default efficiencies from it.
+  if (!catalog->runtimes().find("default")) {
+    std::cerr << "the catalog has no runtime \"default\"\n";
+    return nullptr;
+  }
+  return catalog;
 }
 
 std::optional<OutputFormat> output_format(const CommonOptions& common) {
@@ -88,10 +94,6 @@ std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::strin
   *exit_code = kExitInputError;
   inputs.catalog = load_catalog(common);
   if (!inputs.catalog) return std::nullopt;
-  if (!inputs.catalog->runtimes().find("default")) {
-    std::cerr << "the catalog has no runtime \"default\"\n";
-    return std::nullopt;
-  }
   Diagnostics diagnostics;
   inputs.scenario = load_scenario(inputs.path, *inputs.catalog, &diagnostics);
   print_diagnostics(diagnostics);

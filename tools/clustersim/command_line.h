@@ -37,7 +37,7 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
            const std::string& usage);
 
 // Loads models/ and topologies/ under the root, then each --catalog directory. Prints every
-// diagnostic to stderr. Returns nullptr when any was an error.
+// diagnostic to stderr. Returns nullptr when any was an error or there is no runtime "default".
 std::unique_ptr<Catalog> load_catalog(const CommonOptions& common);
 
 // The --format value, or nullopt after printing why it is wrong.

@@ -4,8 +4,7 @@
 #include <iostream>
 
 #include "sim/io/scenario_loader.h"
-#include "sim/parallel/memory_model.h"
-#include "sim/sweep/configuration_space.h"
+#include "sim/sweep/evaluation.h"
 #include "sim/util/units.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
@@ -18,13 +17,6 @@ using Cell = Table::Cell;
 
 double gib(double bytes) { return bytes / kBytesPerGibibyte; }
 
-// GPU memory the instance exposes: the provider's figure when the catalog has one.
-double capacity_bytes(const s::InstanceType& instance, const Catalog& catalog) {
-  const double memory = instance.has_gpu_memory_gib() ? instance.gpu_memory_gib()
-                                                      : catalog.gpu_of(instance).memory_gib();
-  return memory * kBytesPerGibibyte;
-}
-
 }  // namespace
 
 int memory_command(const std::vector<std::string>& args) {
@@ -33,7 +25,6 @@ int memory_command(const std::vector<std::string>& args) {
       args, "memory", "configurations to list in table format (0: all; csv and json list all)",
       &exit_code);
   if (!inputs) return exit_code;
-  const Catalog* catalog = inputs->catalog.get();
   const LoadedScenario* loaded = inputs->scenario.get();
   const size_t limit = inputs->limit;
   const ConfigurationSpace space = expand_configurations(*loaded);
@@ -58,15 +49,14 @@ int memory_command(const std::vector<std::string>& args) {
               {"capacity_gib", "capacity", 1},
               {"fits", "fits"},
               {"missing_gib", "missing GiB", 1}};
+  const Evaluator evaluator(*inputs->catalog, *loaded);
   const bool aligned = inputs->format == OutputFormat::kTable;
   const size_t shown =
       aligned && limit != 0 ? std::min(limit, space.valid.size()) : space.valid.size();
   for (size_t i = 0; i < shown; ++i) {
     const Configuration& c = space.valid[i];
     const s::Parallelism& p = c.parallelism;
-    const MemoryEstimate e = estimate_memory(
-        *loaded->model, loaded->scenario().job(), p, capacity_bytes(*c.instance, *catalog),
-        runtime_memory(*catalog->runtimes().find("default")->value, p));
+    const MemoryEstimate e = evaluator.memory(c);
     table.add_row({c.instance->name(),
                    static_cast<double>(c.nodes),
                    static_cast<double>(p.tensor_parallel()),

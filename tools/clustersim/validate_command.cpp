@@ -10,7 +10,6 @@
 #include "sim/io/scenario_loader.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/util/number_format.h"
-#include "sim/workload/transformer_flops.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 
@@ -21,12 +20,12 @@ namespace s = schema;
 using Cell = Table::Cell;
 
 // The predicted TFLOP/s per GPU in the publication's convention.
-double predicted_tflops(const StepResult& r, const LoadedScenario& loaded,
-                        const ComputeModel& gpu) {
+// Requires: a simulated step (e.step).
+double predicted_tflops(const Evaluation& e, const LoadedScenario& loaded) {
   const s::Published& published = loaded.scenario().published();
   const double fraction =
-      published.flops_convention() == s::Published::WITH_FULL_RECOMPUTE ? r.hfu : r.mfu;
-  return fraction * gpu.peak_flops() / 1e12;
+      published.flops_convention() == s::Published::WITH_FULL_RECOMPUTE ? e.step->hfu : e.step->mfu;
+  return fraction * e.peak_flops / 1e12;
 }
 
 struct GroupError {
@@ -88,8 +87,6 @@ int validate_command(const std::vector<std::string>& args) {
     Evaluator evaluator(*catalog, *loaded);
     const Configuration& c = space.valid[0];
     const Evaluation e = evaluator.evaluate(c);
-    const ComputeModel gpu(catalog->gpu_of(*c.instance), sc.job().precision(),
-                           *catalog->runtimes().find("default")->value);
     std::vector<Cell> row = {sc.name(), sc.published().group(), static_cast<double>(c.gpus()),
                              sc.published().tflops_per_gpu()};
     if (!e.step) {
@@ -98,7 +95,7 @@ int validate_command(const std::vector<std::string>& args) {
                 << ": not simulated: " << (e.error.empty() ? "does not fit in GPU memory" : e.error)
                 << "\n";
     } else {
-      const double predicted = predicted_tflops(*e.step, *loaded, gpu);
+      const double predicted = predicted_tflops(e, *loaded);
       const double error = 100 * (predicted / sc.published().tflops_per_gpu() - 1);
       GroupError& g = groups[sc.published().group()];
       g.sum_abs += std::abs(error);
