@@ -2,6 +2,7 @@
 #include "sim/net/topology.h"
 
 #include <algorithm>
+#include <numeric>
 #include <queue>
 
 #include "sim/util/check.h"
@@ -144,6 +145,12 @@ const std::vector<int32_t>& Topology::route(int from, int to) const {
     it = routes_.emplace(key, std::move(path)).first;
   }
   return it->second;
+}
+
+std::vector<int> Topology::first_gpus(int count) const {
+  std::vector<int> gpus(count < 0 ? gpu_count() : count);
+  std::iota(gpus.begin(), gpus.end(), 0);
+  return gpus;
 }
 
 Picoseconds Topology::route_latency(int from, int to) const {

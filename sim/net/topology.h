@@ -77,6 +77,8 @@ class Topology {
   int gpu_count() const { return nodes_ * gpus_per_node_; }
   int node_of(int gpu) const { return gpu / gpus_per_node_; }
   int32_t gpu_vertex(int gpu) const { return gpu; }  // GPUs are added first, in order
+  // The first `count` GPUs' indices, 0..count-1 (every GPU when count is -1).
+  std::vector<int> first_gpus(int count = -1) const;
   // Cost of a link for routing: 1, or 2 for PCIe.
   int32_t link_cost(int32_t link) const;
 

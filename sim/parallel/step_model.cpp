@@ -43,9 +43,8 @@ class TensorCollectives {
                                                                  : CollectiveOp::kAllReduce;
     auto [it, inserted] = cache_.try_emplace({static_cast<int>(op), bytes});
     if (inserted) {
-      std::vector<int> group(ranks_);
-      for (int i = 0; i < ranks_; ++i) group[i] = i;
-      it->second = collective_time(topology_, {op, group, bytes, CollectiveAlgorithm::kAuto});
+      it->second = collective_time(
+          topology_, {op, topology_.first_gpus(ranks_), bytes, CollectiveAlgorithm::kAuto});
     }
     return it->second;
   }

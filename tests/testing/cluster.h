@@ -27,10 +27,6 @@ inline std::unique_ptr<Topology> shipped_cluster(const std::string& instance, in
 }
 
 // Every GPU of the topology, in order.
-inline std::vector<int> all_gpus(const Topology& t) {
-  std::vector<int> gpus(t.gpu_count());
-  for (int i = 0; i < t.gpu_count(); ++i) gpus[i] = i;
-  return gpus;
-}
+inline std::vector<int> all_gpus(const Topology& t) { return t.first_gpus(); }
 
 }  // namespace clustersim::testing

@@ -44,9 +44,8 @@ int run_size(int gpus) {
     return 1;
   }
   const Topology& t = *built.topology;
-  std::vector<int> group(t.gpu_count());
-  for (int i = 0; i < t.gpu_count(); ++i) group[i] = i;
-  Collective ring{CollectiveOp::kAllReduce, group, 1073741824.0, CollectiveAlgorithm::kRing};
+  Collective ring{CollectiveOp::kAllReduce, t.first_gpus(), 1073741824.0,
+                  CollectiveAlgorithm::kRing};
   Collective automatic = ring;
   automatic.algorithm = CollectiveAlgorithm::kAuto;
   double simulated_s = 0;

@@ -52,13 +52,6 @@ struct Options {
   double factor = 2;
 };
 
-// The collective's group: every GPU of the cluster, in order.
-std::vector<int> all_gpus(const Topology& topology) {
-  std::vector<int> gpus(topology.gpu_count());
-  for (int i = 0; i < topology.gpu_count(); ++i) gpus[i] = i;
-  return gpus;
-}
-
 int run(const Options& o, const CommonOptions& common, OutputFormat format) {
   auto op = parse_collective_op(o.op);
   auto algorithm = parse_collective_algorithm(o.algorithm);
@@ -115,7 +108,7 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
               {"algbw_gb_per_s", "algbw(GB/s)", 2},
               {"busbw_gb_per_s", "busbw(GB/s)", 2}};
   for (double size = *min_size; size <= *max_size; size *= o.factor) {
-    Collective c{*op, all_gpus(topology), size, *algorithm};
+    Collective c{*op, topology.first_gpus(), size, *algorithm};
     if (const std::string why = collective_problem(c, topology); !why.empty()) {
       std::cerr << "clustersim collective: " << why << "\n";
       return kExitUsage;
