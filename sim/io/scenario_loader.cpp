@@ -2,26 +2,13 @@
 // candidate instances it names.
 #include "sim/io/scenario_loader.h"
 
+#include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
-#include "sim/util/closest_name.h"
 
 namespace clustersim {
 namespace {
 
 namespace s = schema;
-
-// Looks `name` up; reports an unknown name with the closest valid one at field[index].
-template <class T>
-const T* resolve(const FieldChecker& owner, const char* field, int index, const std::string& name,
-                 const NamedEntries<T>& entries, const char* what) {
-  const CatalogEntry<T>* entry = entries.find(name);
-  if (entry != nullptr) return entry->value;
-  owner.error(
-      field,
-      std::string("unknown ") + what + " \"" + name + "\"" + did_you_mean(name, entries.names()),
-      index);
-  return nullptr;
-}
 
 bool is_transformer(const s::Model* model) { return model && model->has_transformer(); }
 
@@ -164,7 +151,7 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
     const int index = swept ? i : -1;
     const std::string& name = swept ? m.sweep().instance(i) : m.cluster().instance();
     const s::InstanceType* instance =
-        resolve(owner, "instance", index, name, catalog.instances(), "instance type");
+        resolve_reference(owner, "instance", index, name, catalog.instances(), "instance type");
     if (instance == nullptr) continue;
     loaded->instances.push_back(instance);
     if (m.job().has_precision() && m.job().precision() != s::PRECISION_UNSPECIFIED) {
@@ -185,8 +172,8 @@ void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScena
     if (!swept_nodes) cluster.require("nodes");
     cluster.at_least("nodes", 1);
     if (m.cluster().has_fabric()) {
-      loaded->fabric =
-          resolve(cluster, "fabric", -1, m.cluster().fabric(), catalog.fabrics(), "fabric");
+      loaded->fabric = resolve_reference(cluster, "fabric", -1, m.cluster().fabric(),
+                                         catalog.fabrics(), "fabric");
     }
   }
   if (swept_instances || (m.has_cluster() && m.cluster().has_instance())) {
@@ -206,7 +193,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   const FieldChecker root = FieldChecker::root(*loaded->file, diagnostics);
 
   if (root.require("model")) {
-    loaded->model = resolve(root, "model", -1, m.model(), catalog.models(), "model");
+    loaded->model = resolve_reference(root, "model", -1, m.model(), catalog.models(), "model");
   }
   if (root.require("job")) check_job(root.child("job"), loaded->model);
   check_cluster(root, catalog, loaded.get());
