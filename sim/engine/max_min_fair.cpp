@@ -3,6 +3,8 @@
 // Each round: for every constraint with unfixed flows, the level it can give each of them is
 // (capacity - load of fixed flows) / (sum of multiplicities of unfixed flows). The smallest level
 // is the bottleneck: every unfixed flow using that constraint gets that rate and is fixed.
+// Only the constraints the flows use are visited (in the order the flows first use them), so a
+// network of thousands of links with a few busy ones costs what the busy ones cost.
 #include "sim/engine/max_min_fair.h"
 
 #include <algorithm>
@@ -10,50 +12,82 @@
 
 namespace clustersim {
 
-std::vector<double> MaxMinFair::solve(const std::vector<std::vector<Use>>& flows,
-                                      double unconstrained_rate) const {
-  const size_t n_constraints = capacities_.size();
-  std::vector<double> rate(flows.size(), 0);
-  std::vector<char> fixed(flows.size(), 0);
-  std::vector<double> remaining = capacities_;
-  std::vector<double> weight(n_constraints, 0);  // sum of multiplicities of unfixed flows
-  // Flows using each constraint, so that fixing a bottleneck touches only its flows.
-  std::vector<std::vector<int32_t>> users(n_constraints);
+void MaxMinFair::set_capacities(std::vector<double> capacities) {
+  capacities_ = std::move(capacities);
+  slot_of_.assign(capacities_.size(), -1);
+}
+
+void MaxMinFair::solve(std::span<const std::span<const Use>> flows, double unconstrained_rate,
+                       std::vector<double>* rates) {
+  std::vector<double>& rate = *rates;
+  rate.assign(flows.size(), 0);
+  fixed_.assign(flows.size(), 0);
+  used_.clear();
   size_t unfixed = 0;
   for (size_t f = 0; f < flows.size(); ++f) {
     if (flows[f].empty()) {
       rate[f] = unconstrained_rate;
-      fixed[f] = 1;
+      fixed_[f] = 1;
       continue;
     }
     ++unfixed;
     for (const Use& u : flows[f]) {
-      weight[u.constraint] += u.multiplicity;
-      users[u.constraint].push_back(static_cast<int32_t>(f));
+      if (slot_of_[u.constraint] < 0) {
+        slot_of_[u.constraint] = 0;
+        used_.push_back(u.constraint);
+      }
     }
+  }
+  const size_t n = used_.size();
+  remaining_.resize(n);
+  weight_.assign(n, 0);
+  user_begin_.assign(n + 1, 0);
+  for (size_t s = 0; s < n; ++s) {
+    slot_of_[used_[s]] = static_cast<int32_t>(s);
+    remaining_[s] = capacities_[used_[s]];
+  }
+  for (size_t f = 0; f < flows.size(); ++f) {
+    for (const Use& u : flows[f]) {
+      const int32_t s = slot_of_[u.constraint];
+      weight_[s] += u.multiplicity;
+      ++user_begin_[s + 1];
+    }
+  }
+  for (size_t s = 0; s < n; ++s) user_begin_[s + 1] += user_begin_[s];
+  users_.resize(user_begin_[n]);
+  {
+    std::vector<int32_t>& next = user_begin_;  // filled back to the row starts below
+    for (size_t f = 0; f < flows.size(); ++f) {
+      for (const Use& u : flows[f])
+        users_[next[slot_of_[u.constraint]]++] = static_cast<int32_t>(f);
+    }
+    for (size_t s = n; s > 0; --s) next[s] = next[s - 1];
+    next[0] = 0;
   }
   while (unfixed > 0) {
     double level = std::numeric_limits<double>::infinity();
-    for (size_t c = 0; c < n_constraints; ++c) {
-      if (weight[c] > 0) level = std::min(level, std::max(0.0, remaining[c]) / weight[c]);
+    for (size_t s = 0; s < n; ++s) {
+      if (weight_[s] > 0) level = std::min(level, std::max(0.0, remaining_[s]) / weight_[s]);
     }
     // Fix every unfixed flow on every constraint at this level (ties fixed together, so the
     // result does not depend on the order of constraints).
-    for (size_t c = 0; c < n_constraints; ++c) {
-      if (weight[c] <= 0 || std::max(0.0, remaining[c]) / weight[c] > level) continue;
-      for (int32_t f : users[c]) {
-        if (fixed[f]) continue;
-        fixed[f] = 1;
+    for (size_t s = 0; s < n; ++s) {
+      if (weight_[s] <= 0 || std::max(0.0, remaining_[s]) / weight_[s] > level) continue;
+      for (int32_t i = user_begin_[s]; i < user_begin_[s + 1]; ++i) {
+        const int32_t f = users_[i];
+        if (fixed_[f]) continue;
+        fixed_[f] = 1;
         rate[f] = level;
         --unfixed;
         for (const Use& u : flows[f]) {
-          remaining[u.constraint] -= level * u.multiplicity;
-          weight[u.constraint] -= u.multiplicity;
+          const int32_t t = slot_of_[u.constraint];
+          remaining_[t] -= level * u.multiplicity;
+          weight_[t] -= u.multiplicity;
         }
       }
     }
   }
-  return rate;
+  for (int32_t c : used_) slot_of_[c] = -1;
 }
 
 }  // namespace clustersim

@@ -3,10 +3,12 @@
 // twice consumes twice its rate there). Every flow through the tightest constraint gets the same
 // rate; those flows are then fixed and the rest share what is left (progressive filling).
 //
-// Knows nothing of networks, bytes or time. Not thread-safe; cheap to reuse across solves.
+// Knows nothing of networks, bytes or time. Not thread-safe (keeps scratch space between solves);
+// cheap to reuse.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace clustersim {
@@ -20,17 +22,23 @@ class MaxMinFair {
   };
 
   // Replaces all constraints. Requires: every capacity > 0.
-  void set_capacities(std::vector<double> capacities) { capacities_ = std::move(capacities); }
+  void set_capacities(std::vector<double> capacities);
   const std::vector<double>& capacities() const { return capacities_; }
 
-  // Rates of `flows` (each a list of uses; a flow with no use is unconstrained and gets
-  // `unconstrained_rate`). Requires: every constraint index is valid, multiplicities > 0.
-  // Cost: O(total uses x distinct bottleneck levels).
-  std::vector<double> solve(const std::vector<std::vector<Use>>& flows,
-                            double unconstrained_rate) const;
+  // Sets rates[i] to the rate of flows[i] (a list of uses; a flow with no use is unconstrained
+  // and gets `unconstrained_rate`). Requires: every constraint index is valid, multiplicities > 0.
+  // Cost: O(uses x distinct bottleneck levels), independent of the number of constraints unused.
+  void solve(std::span<const std::span<const Use>> flows, double unconstrained_rate,
+             std::vector<double>* rates);
 
  private:
   std::vector<double> capacities_;
+  // Scratch, indexed by the slot of a constraint in use (slot_of_ maps constraint -> slot).
+  std::vector<int32_t> slot_of_;  // -1 when unused by the current flows
+  std::vector<int32_t> used_;     // constraints in use, in first-use order
+  std::vector<double> remaining_, weight_;
+  std::vector<int32_t> user_begin_, users_;  // flows using each slot (compressed rows)
+  std::vector<char> fixed_;
 };
 
 }  // namespace clustersim

@@ -22,8 +22,8 @@ int32_t SharedBandwidth::add_constraint(double bytes_per_second) {
   return static_cast<int32_t>(capacities_.size() - 1);
 }
 
-int64_t SharedBandwidth::start(double bytes, std::vector<MaxMinFair::Use> uses,
-                               Picoseconds latency, std::function<void()> done) {
+int64_t SharedBandwidth::start(double bytes, std::vector<MaxMinFair::Use> uses, Picoseconds latency,
+                               std::function<void()> done) {
   CLUSTERSIM_CHECK(bytes >= 0, "a transfer of negative size");
   if (transfers_.empty()) solver_.set_capacities(capacities_);
   const auto id = static_cast<int64_t>(transfers_.size());
@@ -85,11 +85,10 @@ void SharedBandwidth::settle() {
 }
 
 void SharedBandwidth::recompute_rates() {
-  std::vector<std::vector<MaxMinFair::Use>> flows;
-  flows.reserve(active_.size());
-  for (int64_t id : active_) flows.push_back(transfers_[id].uses);
-  const std::vector<double> rates = solver_.solve(flows, kUnconstrainedRate);
-  for (size_t i = 0; i < active_.size(); ++i) transfers_[active_[i]].rate = rates[i];
+  flows_.clear();
+  for (int64_t id : active_) flows_.emplace_back(transfers_[id].uses);
+  solver_.solve(flows_, kUnconstrainedRate, &rates_);
+  for (size_t i = 0; i < active_.size(); ++i) transfers_[active_[i]].rate = rates_[i];
 }
 
 void SharedBandwidth::schedule_wake_up() {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "sim/engine/max_min_fair.h"
@@ -56,7 +57,9 @@ class SharedBandwidth : private EventHandler, private Settler {
   std::vector<double> capacities_;
   std::vector<double> bytes_through_;
   std::vector<Transfer> transfers_;
-  std::vector<int64_t> active_;  // ids, in activation order
+  std::vector<int64_t> active_;                          // ids, in activation order
+  std::vector<std::span<const MaxMinFair::Use>> flows_;  // scratch of recompute_rates
+  std::vector<double> rates_;                            // likewise
   Picoseconds last_advance_;
   uint64_t wake_up_generation_ = 0;
 };
