@@ -41,8 +41,10 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   }
 }
 
+}  // namespace
+
 // A tensor-parallel degree must split the attention heads (and KV heads) evenly.
-std::string tensor_parallel_problem(int tp, const s::Model* model) {
+std::string tensor_parallel_problem(int tp, const schema::Model* model) {
   if (!is_transformer(model)) {
     return tp == 1 ? "" : "tensor parallelism applies to transformers only";
   }
@@ -68,7 +70,7 @@ std::string tensor_parallel_problem(int tp, const s::Model* model) {
   return "";
 }
 
-std::string pipeline_parallel_problem(int pp, const s::Model* model) {
+std::string pipeline_parallel_problem(int pp, const schema::Model* model) {
   if (!is_transformer(model)) {
     return pp == 1 ? "" : "pipeline parallelism applies to transformers only";
   }
@@ -77,6 +79,8 @@ std::string pipeline_parallel_problem(int pp, const s::Model* model) {
                       : std::to_string(pp) + " exceeds the model's num_layers (" +
                             std::to_string(layers) + ")";
 }
+
+namespace {
 
 // Checks a parallelism degree given either in `parallelism.field` or as sweep axis values.
 template <class Problem>
@@ -118,9 +122,41 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   }
 }
 
-void check_sweep(const FieldChecker& sweep, const s::Model* model) {
+void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenario) {
+  for (const char* listed :
+       {"tensor_parallel", "pipeline_parallel", "micro_batch_size", "virtual_stages", "schedule"}) {
+    if (sweep.has(listed)) sweep.error(listed, "cannot be listed beside auto_parallelism");
+  }
+  if (scenario.parallelism().has_data_parallel()) {
+    sweep.error("auto_parallelism", "derives data parallelism: remove parallelism.data_parallel");
+  }
+  const FieldChecker automatic = sweep.child("auto_parallelism");
+  automatic.at_least("micro_batch_size", 1);
+  automatic.at_least("max_pipeline_parallel", 1);
+  automatic.at_least("max_virtual_stages", 1);
+}
+
+void check_constraints(const FieldChecker& constraints) {
+  const auto& m = static_cast<const s::Constraints&>(constraints.message());
+  constraints.at_least("min_gpus", 1);
+  constraints.at_least("max_gpus", 1);
+  constraints.positive("max_time_to_train_hours");
+  constraints.positive("max_cost");
+  if (m.has_min_gpus() && m.has_max_gpus() && m.min_gpus() > m.max_gpus()) {
+    constraints.error("max_gpus", "is below min_gpus (" + std::to_string(m.min_gpus()) +
+                                      "): no configuration can satisfy both");
+  }
+  if (m.has_max_cost()) constraints.require_enum("currency");
+  if (m.has_currency() && !m.has_max_cost()) {
+    constraints.error("currency", "applies to max_cost, which is not given");
+  }
+}
+
+void check_sweep(const FieldChecker& sweep, const s::Scenario& scenario, const s::Model* model) {
   check_parallelism_fields(sweep, model);
   sweep.at_least("nodes", 1);
+  if (scenario.sweep().has_auto_parallelism()) check_auto_parallelism(sweep, scenario);
+  if (scenario.sweep().has_constraints()) check_constraints(sweep.child("constraints"));
 }
 
 // Every candidate's GPU must support the job's precision.
@@ -198,7 +234,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (root.require("job")) check_job(root.child("job"), loaded->model);
   check_cluster(root, catalog, loaded.get());
   if (m.has_parallelism()) check_parallelism(root.child("parallelism"), loaded->model);
-  if (m.has_sweep()) check_sweep(root.child("sweep"), loaded->model);
+  if (m.has_sweep()) check_sweep(root.child("sweep"), m, loaded->model);
 
   if (diagnostics->error_count() != errors_before) return nullptr;
   return loaded;

@@ -29,4 +29,10 @@ struct LoadedScenario {
 std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Catalog& catalog,
                                               Diagnostics* diagnostics);
 
+// Why `tp` cannot split `model` (heads, KV heads, hidden or FFN sizes not divisible; not a
+// transformer; null counts as none), or "" when it can.
+std::string tensor_parallel_problem(int tp, const schema::Model* model);
+// Why `pp` pipeline stages cannot split `model` (more stages than layers), or "".
+std::string pipeline_parallel_problem(int pp, const schema::Model* model);
+
 }  // namespace clustersim

@@ -157,6 +157,48 @@ bool read_whole_file(const std::string& path, std::string* contents, Diagnostics
   return true;
 }
 
+namespace {
+
+// Reports every `name: []`: an empty list means the same as leaving the field out, which is never
+// what someone who wrote the brackets meant (an empty sweep axis silently keeps the base value).
+void report_empty_lists(const std::string& path, const std::string& text,
+                        Diagnostics* diagnostics) {
+  int line = 1, column = 1;
+  std::string last_name;
+  int name_line = 0, name_column = 0;
+  for (size_t i = 0; i < text.size(); ++i, ++column) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    } else if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      for (++i, ++column; i < text.size() && text[i] != c && text[i] != '\n'; ++i, ++column) {
+        if (text[i] == '\\') ++i, ++column;
+      }
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      if (i == 0 ||
+          !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_')) {
+        last_name.clear();
+        name_line = line;
+        name_column = column;
+      }
+      last_name += c;
+    } else if (c == '[') {
+      size_t j = i + 1;
+      while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+      if (j < text.size() && text[j] == ']' && !last_name.empty()) {
+        diagnostics->add_error({path, name_line, name_column}, last_name,
+                               "is an empty list: give at least one value or leave the field "
+                               "out");
+      }
+    }
+  }
+}
+
+}  // namespace
+
 bool parse_text(const std::string& path, const std::string& text, pb::Message* message,
                 pb::TextFormat::ParseInfoTree* tree, Diagnostics* diagnostics) {
   const int errors_before = diagnostics->error_count();
@@ -165,7 +207,10 @@ bool parse_text(const std::string& path, const std::string& text, pb::Message* m
   parser.RecordErrorsTo(&collector);
   parser.WriteLocationsTo(tree);
   parser.AllowPartialMessage(true);  // missing fields are reported by the checks, with context
-  if (parser.ParseFromString(text, message)) return true;
+  if (parser.ParseFromString(text, message)) {
+    report_empty_lists(path, text, diagnostics);
+    return diagnostics->error_count() == errors_before;
+  }
   if (diagnostics->error_count() == errors_before)
     diagnostics->add_error({path, 0, 0}, "", "does not parse");
   return false;

@@ -1,7 +1,10 @@
-// Cartesian expansion of sweep axes and the structural validity of each configuration.
+// Indexing of sweep candidates, auto enumeration of parallel layouts, and the structural
+// validity of each configuration.
 #include "sim/sweep/configuration_space.h"
 
-#include <functional>
+#include <algorithm>
+
+#include "sim/util/check.h"
 
 namespace clustersim {
 namespace {
@@ -37,29 +40,32 @@ s::Parallelism base_parallelism(const s::Scenario& scenario) {
   return p;
 }
 
-// Calls `visit` for every combination of axis values, last axis fastest.
-void for_each_combination(const std::vector<size_t>& sizes,
-                          const std::function<void(const std::vector<size_t>&)>& visit) {
-  for (size_t size : sizes) {
-    if (size == 0) return;
+std::vector<int> divisors(int n) {
+  std::vector<int> result;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) result.push_back(d);
   }
-  std::vector<size_t> index(sizes.size(), 0);
-  while (true) {
-    visit(index);
-    size_t axis = sizes.size();
-    while (true) {
-      if (axis == 0) return;
-      --axis;
-      if (++index[axis] < sizes[axis]) break;
-      index[axis] = 0;
-    }
-  }
+  return result;
+}
+
+int model_layers(const s::Model& model) {
+  return model.has_transformer() ? model.transformer().num_layers() : 1;
 }
 
 }  // namespace
 
 std::string configuration_problem(const Configuration& c, const LoadedScenario& scenario) {
   const s::Parallelism& p = c.parallelism;
+  const s::Sweep& sweep = scenario.scenario().sweep();
+  if (sweep.has_constraints()) {
+    const s::Constraints& limits = sweep.constraints();
+    if (limits.has_min_gpus() && c.gpus() < limits.min_gpus()) {
+      return "fewer GPUs than constraints.min_gpus";
+    }
+    if (limits.has_max_gpus() && c.gpus() > limits.max_gpus()) {
+      return "more GPUs than constraints.max_gpus";
+    }
+  }
   const int model_parallel = p.tensor_parallel() * p.pipeline_parallel();
   if (c.gpus() % model_parallel != 0) {
     return "tensor x pipeline parallel does not divide the GPUs";
@@ -90,47 +96,111 @@ std::string configuration_problem(const Configuration& c, const LoadedScenario& 
   return "";
 }
 
-ConfigurationSpace expand_configurations(const LoadedScenario& scenario) {
+ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
+    : scenario_(scenario), base_(base_parallelism(scenario.scenario())) {
   const s::Scenario& sc = scenario.scenario();
   const s::Sweep& sw = sc.sweep();
-  const s::Parallelism base = base_parallelism(sc);
-  const auto nodes = axis<int>(sw.nodes(), sc.cluster().nodes());
-  const auto tp = axis<int>(sw.tensor_parallel(), base.tensor_parallel());
-  const auto pp = axis<int>(sw.pipeline_parallel(), base.pipeline_parallel());
-  const auto mbs = axis<int>(sw.micro_batch_size(), base.micro_batch_size());
-  const auto zero = axis<int>(sw.zero_stage(), base.zero_stage());
-  const auto recompute = axis<int>(sw.recompute(), base.recompute());
-  const auto schedule = axis<int>(sw.schedule(), base.schedule());
-  const auto sp = axis<bool>(sw.sequence_parallel(), base.sequence_parallel());
-  const auto vs = axis<int>(sw.virtual_stages(), base.virtual_stages());
+  const s::Model& model = *scenario.model;
+  for (int zero : axis<int>(sw.zero_stage(), base_.zero_stage())) {
+    for (int recompute : axis<int>(sw.recompute(), base_.recompute())) {
+      for (bool sp : axis<bool>(sw.sequence_parallel(), base_.sequence_parallel())) {
+        options_.push_back({zero, static_cast<s::Recompute>(recompute), sp});
+      }
+    }
+  }
+  // Listed layouts are the same for every group.
+  std::vector<Layout> listed;
+  if (!sw.has_auto_parallelism()) {
+    for (int tp : axis<int>(sw.tensor_parallel(), base_.tensor_parallel())) {
+      for (int pp : axis<int>(sw.pipeline_parallel(), base_.pipeline_parallel())) {
+        for (int mbs : axis<int>(sw.micro_batch_size(), base_.micro_batch_size())) {
+          for (int schedule : axis<int>(sw.schedule(), base_.schedule())) {
+            for (int vs : axis<int>(sw.virtual_stages(), base_.virtual_stages())) {
+              listed.push_back({tp, pp, mbs, vs, static_cast<s::PipelineSchedule>(schedule)});
+            }
+          }
+        }
+      }
+    }
+  }
+  const s::AutoParallelism& automatic = sw.auto_parallelism();
+  const std::vector<int> auto_mbs = automatic.micro_batch_size().empty()
+                                        ? std::vector<int>{1, 2, 4, 8}
+                                        : std::vector<int>(automatic.micro_batch_size().begin(),
+                                                           automatic.micro_batch_size().end());
+  const int layers = model_layers(model);
+  const int max_pp = automatic.has_max_pipeline_parallel()
+                         ? std::min(layers, automatic.max_pipeline_parallel())
+                         : layers;
+  const int max_vs = automatic.has_max_virtual_stages() ? automatic.max_virtual_stages() : 1;
+  const int64_t batch = sc.job().global_batch_size();
+  for (const s::InstanceType* instance : scenario.instances) {
+    for (int nodes : axis<int>(sw.nodes(), sc.cluster().nodes())) {
+      Group group{instance, nodes, size_, listed};
+      if (sw.has_auto_parallelism()) {
+        const int gpus = nodes * instance->gpu_count();
+        for (int tp : divisors(instance->gpu_count())) {
+          if (!tensor_parallel_problem(tp, &model).empty()) continue;
+          for (int pp : divisors(gpus / tp)) {
+            if (pp > max_pp) break;
+            const int64_t dp = gpus / tp / pp;
+            for (int mbs : auto_mbs) {
+              if (batch % (mbs * dp) != 0) continue;
+              group.layouts.push_back(
+                  {tp, pp, mbs, 1, base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B});
+              for (int vs = 2; vs <= max_vs && pp > 1; ++vs) {
+                if (layers % (pp * vs) == 0) {
+                  group.layouts.push_back({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B});
+                }
+              }
+            }
+          }
+        }
+      }
+      size_ += static_cast<int64_t>(group.layouts.size() * options_.size());
+      groups_.push_back(std::move(group));
+    }
+  }
+}
 
-  ConfigurationSpace space;
-  for_each_combination(
-      {scenario.instances.size(), nodes.size(), tp.size(), pp.size(), mbs.size(), zero.size(),
-       recompute.size(), schedule.size(), sp.size(), vs.size()},
-      [&](const std::vector<size_t>& i) {
-        Configuration c{scenario.instances[i[0]], nodes[i[1]], base};
-        s::Parallelism& p = c.parallelism;
-        p.set_tensor_parallel(tp[i[2]]);
-        p.set_pipeline_parallel(pp[i[3]]);
-        p.set_micro_batch_size(mbs[i[4]]);
-        p.set_zero_stage(zero[i[5]]);
-        p.set_recompute(static_cast<s::Recompute>(recompute[i[6]]));
-        p.set_schedule(static_cast<s::PipelineSchedule>(schedule[i[7]]));
-        p.set_sequence_parallel(sp[i[8]]);
-        p.set_virtual_stages(vs[i[9]]);
-        if (!base.has_data_parallel()) {
-          p.set_data_parallel(c.gpus() / (p.tensor_parallel() * p.pipeline_parallel()));
-        }
-        ++space.total;
-        const std::string problem = configuration_problem(c, scenario);
-        if (problem.empty()) {
-          space.valid.push_back(std::move(c));
-        } else {
-          ++space.pruned[problem];
-        }
-      });
-  return space;
+Configuration ConfigurationSpace::at(int64_t index) const {
+  CLUSTERSIM_CHECK(index >= 0 && index < size_, "configuration index out of range");
+  const auto group =
+      std::prev(std::upper_bound(groups_.begin(), groups_.end(), index,
+                                 [](int64_t i, const Group& g) { return i < g.first; }));
+  const int64_t within = index - group->first;
+  const Layout& layout = group->layouts[within / static_cast<int64_t>(options_.size())];
+  const Options& options = options_[within % static_cast<int64_t>(options_.size())];
+  Configuration c{index, group->instance, group->nodes, base_};
+  s::Parallelism& p = c.parallelism;
+  p.set_tensor_parallel(layout.tensor_parallel);
+  p.set_pipeline_parallel(layout.pipeline_parallel);
+  p.set_micro_batch_size(layout.micro_batch_size);
+  p.set_schedule(layout.schedule);
+  p.set_virtual_stages(layout.virtual_stages);
+  p.set_zero_stage(options.zero_stage);
+  p.set_recompute(options.recompute);
+  p.set_sequence_parallel(options.sequence_parallel);
+  if (!base_.has_data_parallel()) {
+    p.set_data_parallel(c.gpus() / (layout.tensor_parallel * layout.pipeline_parallel));
+  }
+  return c;
+}
+
+ExpandedConfigurations expand_configurations(const LoadedScenario& scenario) {
+  const ConfigurationSpace space(scenario);
+  ExpandedConfigurations expanded;
+  expanded.total = space.size();
+  for (int64_t i = 0; i < space.size(); ++i) {
+    Configuration c = space.at(i);
+    const std::string problem = configuration_problem(c, scenario);
+    if (problem.empty()) {
+      expanded.valid.push_back(std::move(c));
+    } else {
+      ++expanded.pruned[problem];
+    }
+  }
+  return expanded;
 }
 
 }  // namespace clustersim

@@ -1,5 +1,7 @@
-// The configurations a scenario asks about: the cartesian product of its sweep axes over its base
-// cluster and parallelism, each either valid or pruned with the reason.
+// The configurations a scenario asks about, indexed without being stored: for each candidate
+// instance and node count, the parallel layouts (listed axes, or every valid one with
+// auto_parallelism) times the remaining option axes. A sweep of millions of candidates costs
+// memory for its layouts only; any index decodes to its configuration in O(log groups).
 #pragma once
 
 #include <cstdint>
@@ -14,24 +16,61 @@ namespace clustersim {
 
 // One point of the sweep with every degree resolved.
 struct Configuration {
+  int64_t index = 0;  // position in the scenario's ConfigurationSpace
   const schema::InstanceType* instance = nullptr;
   int nodes = 0;
   schema::Parallelism parallelism;  // every field set; data_parallel derived when not given
   int gpus() const { return nodes * instance->gpu_count(); }
 };
 
-struct ConfigurationSpace {
-  std::vector<Configuration> valid;       // in axis order: instance, nodes, tp, pp, mbs, ...
-  int64_t total = 0;                      // valid + pruned
-  std::map<std::string, int64_t> pruned;  // reason -> count, reasons in a fixed order
-};
-
 // Why a configuration cannot run (GPUs not divisible by tp*pp, batch not divisible by
-// micro-batch x dp, ...), or "" when it can. Requires: a scenario that loaded without errors.
+// micro-batch x dp, outside the GPU-count constraints, ...), or "" when it can.
+// Requires: a scenario that loaded without errors.
 std::string configuration_problem(const Configuration& config, const LoadedScenario& scenario);
 
-// Expands the scenario's axes in a fixed order. Deterministic: the same scenario always gives
-// the same list. Requires: a scenario that loaded without errors.
-ConfigurationSpace expand_configurations(const LoadedScenario& scenario);
+class ConfigurationSpace {
+ public:
+  // Requires: a scenario that loaded without errors; it outlives the space.
+  explicit ConfigurationSpace(const LoadedScenario& scenario);
+
+  // Candidates, valid or not. Deterministic: the same scenario always gives the same order
+  // (instance, nodes, tensor, pipeline, micro-batch, schedule and virtual stages, ZeRO stage,
+  // recomputation, sequence parallelism; the last fastest).
+  int64_t size() const { return size_; }
+  // Requires: 0 <= index < size().
+  Configuration at(int64_t index) const;
+
+ private:
+  struct Layout {  // the parallel layout fields of one candidate
+    int tensor_parallel, pipeline_parallel, micro_batch_size, virtual_stages;
+    schema::PipelineSchedule schedule;
+  };
+  struct Options {  // the option axes of one candidate
+    int zero_stage;
+    schema::Recompute recompute;
+    bool sequence_parallel;
+  };
+  struct Group {  // one (instance, nodes) pair
+    const schema::InstanceType* instance;
+    int nodes;
+    int64_t first;  // index of its first candidate
+    std::vector<Layout> layouts;
+  };
+
+  const LoadedScenario& scenario_;
+  schema::Parallelism base_;
+  std::vector<Options> options_;
+  std::vector<Group> groups_;
+  int64_t size_ = 0;
+};
+
+// Every candidate of a small space, expanded: the valid ones in index order and why the others
+// were pruned. For commands that list or simulate a handful of configurations.
+struct ExpandedConfigurations {
+  std::vector<Configuration> valid;
+  int64_t total = 0;                      // valid + pruned
+  std::map<std::string, int64_t> pruned;  // reason -> count
+};
+ExpandedConfigurations expand_configurations(const LoadedScenario& scenario);
 
 }  // namespace clustersim

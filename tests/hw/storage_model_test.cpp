@@ -36,7 +36,7 @@ TEST_CASE("the instance's block-storage caps bind before a large PL3 volume's") 
   CHECK(capped.iops == Approx(100000));
 }
 
-TEST_CASE("a step table takes the last step at or below the capacity; NAS is shared") {
+TEST_CASE("a step table takes the last step at or below the capacity, and NAS is shared") {
   const schema::StorageTier& extreme = tier("aliyun.nas.extreme");
   CHECK(capacity_scaled_value(extreme.throughput_mb_per_s(), 100) == Approx(150));
   CHECK(capacity_scaled_value(extreme.throughput_mb_per_s(), 499) == Approx(150));

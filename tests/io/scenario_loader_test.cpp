@@ -140,5 +140,31 @@ TEST_CASE("a missing cluster and model are both reported") {
         "s.textproto:1:1: cluster: is required\n");
 }
 
+TEST_CASE("contradictory sweep settings are errors before any work") {
+  const std::string auto_and_listed = load_errors(scenario(
+      "llama2-7b", "token_budget: 1e9 sequence_length: 4096", "instance: \"aws.p4d.24xlarge\"",
+      "sweep {\n  nodes: [1, 2]\n  tensor_parallel: [1, 2]\n  auto_parallelism {}\n}\n"));
+  CHECK_THAT(auto_and_listed, Catch::Contains("s.textproto:14:3: sweep.tensor_parallel: cannot "
+                                              "be listed beside auto_parallelism"));
+  const std::string min_over_max =
+      load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                           "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                           "sweep {\n  constraints { min_gpus: 64 max_gpus: 16 }\n}\n"));
+  CHECK_THAT(min_over_max, Catch::Contains("sweep.constraints.max_gpus: is below min_gpus (64): "
+                                           "no configuration can satisfy both"));
+  const std::string cost_without_currency = load_errors(scenario(
+      "llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+      "instance: \"aws.p4d.24xlarge\" nodes: 2", "sweep {\n  constraints { max_cost: 1e5 }\n}\n"));
+  CHECK_THAT(cost_without_currency, Catch::Contains("sweep.constraints.currency"));
+}
+
+TEST_CASE("an empty list is an error at its field, not a silently unswept axis") {
+  CHECK_THAT(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                  "sweep {\n  nodes: [1]\n  pipeline_parallel: [ ]\n}\n")),
+             Catch::Contains("s.textproto:14:3: pipeline_parallel: is an empty list: give at "
+                             "least one value or leave the field out"));
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -2,6 +2,8 @@
 #include "sim/sweep/configuration_space.h"
 
 #include <catch2/catch.hpp>
+#include <set>
+#include <tuple>
 
 #include "tests/testing/shipped_catalog.h"
 
@@ -71,6 +73,74 @@ sweep { tensor_parallel: [1, 2] sequence_parallel: [true] })"));
   REQUIRE(space.valid.size() == 1);
   CHECK(space.valid[0].parallelism.tensor_parallel() == 2);
   CHECK(space.pruned["sequence parallelism needs tensor parallel > 1"] == 1);
+}
+
+// (nodes, tp, pp, mbs, virtual stages) of every valid configuration of `space`.
+std::set<std::tuple<int, int, int, int, int>> layouts(const ExpandedConfigurations& space) {
+  std::set<std::tuple<int, int, int, int, int>> result;
+  for (const Configuration& c : space.valid) {
+    const schema::Parallelism& p = c.parallelism;
+    result.insert({c.nodes, p.tensor_parallel(), p.pipeline_parallel(), p.micro_batch_size(),
+                   p.virtual_stages()});
+  }
+  return result;
+}
+
+TEST_CASE("auto parallelism enumerates every valid layout, counted by hand") {
+  // llama2-7b (32 layers, 32 heads, hidden 4096, FFN 11008), batch 32, g5.12xlarge (4 GPUs).
+  // 1 node:  tp1 pp1/2/4 (dp 4/2/1) 3 x 4 mbs; tp2 pp1/2 2 x 4; tp4 pp1 4      = 24
+  // 2 nodes: tp1 pp1 dp8 mbs 1,2,4 (8 x 8 > 32) 3, pp2/4/8 3 x 4; tp2 pp1/2/4 3 x 4;
+  //          tp4 pp1/2 2 x 4                                                   = 35
+  TempDir dir;
+  const std::string cluster = R"(cluster { instance: "aws.g5.12xlarge" }
+sweep { nodes: [1, 2] auto_parallelism { )";
+  const auto plain = expand_configurations(*load(dir, cluster + "} }"));
+  CHECK(plain.total == 59);
+  CHECK(plain.valid.size() == 59);
+  // Interleaving doubles every pipelined layout (32 layers divide 2 x pp for pp 2, 4, 8):
+  // 12 of 1 node's and 24 of 2 nodes' layouts have pp > 1.
+  const auto interleaved = expand_configurations(*load(dir, cluster + "max_virtual_stages: 2 } }"));
+  CHECK(interleaved.valid.size() == 59 + 36);
+  for (const Configuration& c : interleaved.valid) {
+    CHECK((c.parallelism.virtual_stages() > 1) ==
+          (c.parallelism.schedule() == schema::INTERLEAVED_ONE_F_ONE_B));
+  }
+  // The same set as listing every degree and pruning, with tensor parallelism inside a node.
+  const auto listed = expand_configurations(*load(dir, R"(cluster { instance: "aws.g5.12xlarge" }
+sweep { nodes: [1, 2] tensor_parallel: [1, 2, 4] pipeline_parallel: [1, 2, 4, 8]
+        micro_batch_size: [1, 2, 4, 8] })"));
+  CHECK(layouts(listed) == layouts(plain));
+  const auto capped = expand_configurations(
+      *load(dir, cluster + "max_pipeline_parallel: 2 micro_batch_size: [1] } }"));
+  // 1 node: tp1 pp1/2, tp2 pp1/2, tp4 pp1 = 5; 2 nodes: tp1 pp1/2, tp2 pp1/2, tp4 pp1/2 = 6.
+  CHECK(capped.valid.size() == 11);
+}
+
+TEST_CASE("GPU-count constraints prune before any evaluation, with the constraint named") {
+  TempDir dir;
+  auto space = expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" }
+sweep { nodes: [1, 2, 4, 8] constraints { min_gpus: 16 max_gpus: 32 } })"));
+  CHECK(space.valid.size() == 2);
+  CHECK(space.pruned["fewer GPUs than constraints.min_gpus"] == 1);
+  CHECK(space.pruned["more GPUs than constraints.max_gpus"] == 1);
+}
+
+TEST_CASE("any index of the space decodes to the configuration expansion lists there") {
+  TempDir dir;
+  auto loaded = load(dir, R"(cluster { instance: "aws.g5.12xlarge" }
+sweep { instance: ["aws.g5.12xlarge", "aws.p4d.24xlarge"] nodes: [1, 2]
+        auto_parallelism { max_virtual_stages: 4 } recompute: [RECOMPUTE_SELECTIVE, RECOMPUTE_FULL]
+        zero_stage: [0, 1] })");
+  const ConfigurationSpace space(*loaded);
+  const auto expanded = expand_configurations(*loaded);
+  REQUIRE(expanded.valid.size() == static_cast<size_t>(space.size()));
+  for (const Configuration& c : expanded.valid) {
+    const Configuration again = space.at(c.index);
+    CHECK(again.instance == c.instance);
+    CHECK(again.nodes == c.nodes);
+    CHECK(again.parallelism.SerializeAsString() == c.parallelism.SerializeAsString());
+  }
+  CHECK(expanded.valid.back().index == space.size() - 1);
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ std::optional<OutputFormat> output_format(const CommonOptions& common) {
   return format;
 }
 
-bool report_no_valid_configuration(const std::string& path, const ConfigurationSpace& space) {
+bool report_no_valid_configuration(const std::string& path, const ExpandedConfigurations& space) {
   if (!space.valid.empty()) return false;
   std::cerr << path << ": no valid configuration among " << space.total << ":\n";
   for (const auto& [reason, count] : space.pruned) {

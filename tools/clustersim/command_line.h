@@ -47,7 +47,7 @@ void print_diagnostics(const Diagnostics& diagnostics);
 
 // Prints why no configuration of the scenario at `path` can run (each pruning reason with its
 // count) and returns true, or returns false when some can.
-bool report_no_valid_configuration(const std::string& path, const ConfigurationSpace& space);
+bool report_no_valid_configuration(const std::string& path, const ExpandedConfigurations& space);
 
 // What a command that works on one scenario (plan, memory, run) has loaded.
 struct ScenarioInputs {

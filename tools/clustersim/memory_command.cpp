@@ -27,7 +27,7 @@ int memory_command(const std::vector<std::string>& args) {
   if (!inputs) return exit_code;
   const LoadedScenario* loaded = inputs->scenario.get();
   const size_t limit = inputs->limit;
-  const ConfigurationSpace space = expand_configurations(*loaded);
+  const ExpandedConfigurations space = expand_configurations(*loaded);
   if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
   Table table{{"instance", "instance"},
               {"nodes", "nodes"},

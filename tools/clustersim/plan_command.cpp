@@ -79,7 +79,7 @@ const s::Price* on_demand_price(const s::InstanceType& instance) {
 }
 
 // The first `limit` valid configurations (all when limit is 0).
-Table configuration_table(const ConfigurationSpace& space, size_t limit) {
+Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
   Table t{{"instance", "instance", 0},
           {"nodes", "nodes", 0},
           {"gpus", "GPUs", 0},
@@ -112,7 +112,7 @@ Table configuration_table(const ConfigurationSpace& space, size_t limit) {
   return t;
 }
 
-void print_header(const LoadedScenario& loaded, const ConfigurationSpace& space) {
+void print_header(const LoadedScenario& loaded, const ExpandedConfigurations& space) {
   const s::Scenario& sc = loaded.scenario();
   std::cout << "scenario   " << sc.name() << "  (" << loaded.file->path << ")\n";
   if (sc.has_description()) std::cout << "question   " << sc.description() << "\n";
@@ -140,7 +140,7 @@ int plan_command(const std::vector<std::string>& args) {
   const size_t limit = inputs->limit;
   const std::string& scenario_path = inputs->path;
 
-  const ConfigurationSpace space = expand_configurations(*loaded);
+  const ExpandedConfigurations space = expand_configurations(*loaded);
   const bool table = inputs->format == OutputFormat::kTable;
   if (table) print_header(*loaded, space);
   configuration_table(space, table ? limit : 0).print(std::cout, inputs->format);

@@ -63,7 +63,7 @@ int run_command(const std::vector<std::string>& args) {
   const LoadedScenario* loaded = inputs->scenario.get();
   const size_t limit = inputs->limit;
   const std::string& scenario_path = inputs->path;
-  const ConfigurationSpace space = expand_configurations(*loaded);
+  const ExpandedConfigurations space = expand_configurations(*loaded);
   if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
   Evaluator evaluator(*catalog, *loaded);
   Table table = result_table();

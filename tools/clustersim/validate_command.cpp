@@ -78,7 +78,7 @@ int validate_command(const std::vector<std::string>& args) {
     }
     const s::Scenario& sc = loaded->scenario();
     if (!sc.has_published() || !loaded->model->has_transformer()) continue;
-    const ConfigurationSpace space = expand_configurations(*loaded);
+    const ExpandedConfigurations space = expand_configurations(*loaded);
     if (space.valid.size() != 1) {
       std::cerr << path << ": a scenario with a published figure needs exactly one configuration\n";
       ++failed;
