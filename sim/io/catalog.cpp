@@ -1,7 +1,11 @@
 // Loading, name indexing and cross-reference checks of the catalog.
 #include "sim/io/catalog.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "sim/io/entry_checks.h"
@@ -67,11 +71,35 @@ std::unique_ptr<Catalog> Catalog::load(const std::vector<std::string>& directori
   for (size_t d = 0; d < directories.size(); ++d) {
     for (const std::string& path : textproto_files(directories[d], diagnostics)) {
       auto file = read_text_file<s::CatalogFile>(path, diagnostics);
-      if (file) catalog->add_file(std::move(file), static_cast<int>(d), diagnostics);
+      if (!file) continue;
+      std::filesystem::path directory = std::filesystem::path(directories[d]).lexically_normal();
+      if (!directory.has_filename()) directory = directory.parent_path();  // "dir/" -> "dir"
+      catalog->file_names_.push_back(
+          (directory.filename() / std::filesystem::path(path).lexically_relative(directory))
+              .string());
+      catalog->add_file(std::move(file), static_cast<int>(d), diagnostics);
     }
   }
   catalog->check_references(diagnostics);
   return catalog;
+}
+
+std::string Catalog::fingerprint() const {
+  std::string text;
+  for (size_t i = 0; i < files_.size(); ++i) {
+    std::string bytes;
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    files_[i]->message.SerializeToCodedStream(&coded);
+    coded.Trim();
+    uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
+    for (unsigned char byte : bytes) hash = (hash ^ byte) * 1099511628211ull;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+    text += file_names_[i] + " " + hex + "\n";
+  }
+  return text;
 }
 
 void Catalog::add_file(std::unique_ptr<TextFile<s::CatalogFile>> file, int directory,

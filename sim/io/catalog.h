@@ -63,6 +63,10 @@ class Catalog {
   const NamedEntries<schema::LinkClass>& link_classes() const { return link_classes_; }
   const NamedEntries<schema::Runtime>& runtimes() const { return runtimes_; }
 
+  // One line per loaded file: its name (under its directory's name) and a hash of its content,
+  // so results can say which catalog produced them and a regression which file changed.
+  std::string fingerprint() const;
+
   // The GPU of a loaded instance type. Requires: the catalog loaded without errors.
   const schema::Gpu& gpu_of(const schema::InstanceType& instance) const;
 
@@ -78,6 +82,7 @@ class Catalog {
   void check_references(Diagnostics* diagnostics) const;
 
   std::vector<std::unique_ptr<TextFile<schema::CatalogFile>>> files_;
+  std::vector<std::string> file_names_;           // of files_, e.g. "topologies/gpus.textproto"
   std::map<std::string, int> directory_of_name_;  // "kind/name" -> directory index
   NamedEntries<schema::Gpu> gpus_;
   NamedEntries<schema::InstanceType> instances_;

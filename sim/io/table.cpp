@@ -130,24 +130,41 @@ void Table::print_aligned(std::ostream& out) const {
     print_line([&](size_t c) { return table_text(row[c], columns_[c]); });
 }
 
-void Table::print_csv(std::ostream& out) const {
-  for (size_t c = 0; c < columns_.size(); ++c) out << (c ? "," : "") << csv_quote(columns_[c].key);
-  out << "\n";
-  for (const auto& row : rows_) {
-    for (size_t c = 0; c < columns_.size(); ++c) {
-      out << (c ? "," : "") << csv_quote(exact_text(row[c]));
-    }
-    out << "\n";
+void Table::print_csv(std::ostream& out) const { print_streaming(out, OutputFormat::kCsv); }
+
+void Table::print_json(std::ostream& out) const { print_streaming(out, OutputFormat::kJson); }
+
+void Table::print_streaming(std::ostream& out, OutputFormat format) const {
+  std::vector<std::string> keys;
+  for (const Column& column : columns_) keys.push_back(column.key);
+  StreamingTable stream(&out, format, std::move(keys));
+  for (const auto& row : rows_) stream.add_row(row);
+  stream.finish();
+}
+
+StreamingTable::StreamingTable(std::ostream* out, OutputFormat format,
+                               std::vector<std::string> keys)
+    : out_(out), format_(format), keys_(std::move(keys)) {
+  if (format_ == OutputFormat::kCsv) {
+    for (size_t c = 0; c < keys_.size(); ++c) *out_ << (c ? "," : "") << csv_quote(keys_[c]);
+    *out_ << "\n";
+  } else {
+    *out_ << "[";
   }
 }
 
-void Table::print_json(std::ostream& out) const {
-  out << "[";
-  for (size_t r = 0; r < rows_.size(); ++r) {
-    out << (r ? ",\n " : "\n ") << "{";
-    for (size_t c = 0; c < columns_.size(); ++c) {
-      const Cell& cell = rows_[r][c];
-      out << (c ? ", " : "") << json_quote(columns_[c].key) << ": ";
+void StreamingTable::add_row(const std::vector<Table::Cell>& cells) {
+  std::ostream& out = *out_;
+  if (format_ == OutputFormat::kCsv) {
+    for (size_t c = 0; c < keys_.size(); ++c) {
+      out << (c ? "," : "") << csv_quote(exact_text(cells[c]));
+    }
+    out << "\n";
+  } else {
+    out << (rows_ ? ",\n " : "\n ") << "{";
+    for (size_t c = 0; c < keys_.size(); ++c) {
+      const Table::Cell& cell = cells[c];
+      out << (c ? ", " : "") << json_quote(keys_[c]) << ": ";
       if ((is_number(cell) && std::isfinite(std::get<double>(cell))) ||
           std::holds_alternative<bool>(cell)) {
         out << exact_text(cell);
@@ -159,7 +176,11 @@ void Table::print_json(std::ostream& out) const {
     }
     out << "}";
   }
-  out << (rows_.empty() ? "]\n" : "\n]\n");
+  ++rows_;
+}
+
+void StreamingTable::finish() {
+  if (format_ == OutputFormat::kJson) *out_ << (rows_ == 0 ? "]\n" : "\n]\n");
 }
 
 }  // namespace clustersim

@@ -48,9 +48,29 @@ class Table {
   void print_aligned(std::ostream& out) const;
   void print_csv(std::ostream& out) const;
   void print_json(std::ostream& out) const;
+  void print_streaming(std::ostream& out, OutputFormat format) const;
 
   std::vector<Column> columns_;
   std::vector<std::vector<Cell>> rows_;
+};
+
+// CSV or JSON written a row at a time, for outputs too large to hold (every row of a sweep);
+// the same text Table::print gives for the same rows.
+class StreamingTable {
+ public:
+  // Writes the CSV header or opens the JSON array. Requires: format is kCsv or kJson; `out`
+  // outlives this object.
+  StreamingTable(std::ostream* out, OutputFormat format, std::vector<std::string> keys);
+  // Requires: one cell per key.
+  void add_row(const std::vector<Table::Cell>& cells);
+  // Closes the JSON array; call once after the last row.
+  void finish();
+
+ private:
+  std::ostream* out_;
+  OutputFormat format_;
+  std::vector<std::string> keys_;
+  size_t rows_ = 0;
 };
 
 // JSON string literal of `text`, quotes included.

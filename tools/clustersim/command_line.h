@@ -20,6 +20,7 @@ namespace po = boost::program_options;
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInputError = 1;  // a user file is wrong (diagnostics printed)
 inline constexpr int kExitUsage = 2;       // the command line is wrong
+inline constexpr int kExitDrift = 3;       // regress: results drifted from the baseline
 
 struct CommonOptions {
   std::string root;                   // project root holding models/ and topologies/

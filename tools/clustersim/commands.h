@@ -10,8 +10,11 @@ namespace clustersim::cli {
 int catalog_command(const std::vector<std::string>& args);
 int collective_command(const std::vector<std::string>& args);
 int memory_command(const std::vector<std::string>& args);
+int merge_command(const std::vector<std::string>& args);
 int plan_command(const std::vector<std::string>& args);
+int regress_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
+int sweep_command(const std::vector<std::string>& args);
 int validate_command(const std::vector<std::string>& args);
 
 }  // namespace clustersim::cli

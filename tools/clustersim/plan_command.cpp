@@ -8,6 +8,7 @@
 #include "sim/sweep/configuration_space.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/parameter_count.h"
+#include "sim/workload/training_budget.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 
@@ -34,22 +35,6 @@ std::string model_summary(const s::Model& m) {
                             std::to_string(t.moe().experts_per_token())
                       : "") +
          "; " + params;
-}
-
-// Optimizer steps the budget asks for (rounded up: a partial step still runs).
-double budget_steps(const s::TrainingJob& job) {
-  const double batch = job.global_batch_size();
-  switch (job.budget_case()) {
-    case s::TrainingJob::kTokenBudget:
-      return std::ceil(job.token_budget() / (batch * job.sequence_length()));
-    case s::TrainingJob::kEpochs:
-      return std::ceil(job.epochs() * static_cast<double>(job.dataset().num_samples()) / batch);
-    case s::TrainingJob::kSteps:
-      return static_cast<double>(job.steps());
-    case s::TrainingJob::BUDGET_NOT_SET:
-      break;
-  }
-  return 0;
 }
 
 std::string job_summary(const s::TrainingJob& job, bool transformer) {

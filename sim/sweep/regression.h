@@ -1,0 +1,35 @@
+// Comparison of a sweep's rows with a baseline's, column by column under per-column tolerances
+// (result_row.h gives each column's rule and default): what `clustersim regress` reports.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/sweep/result_row.h"
+
+namespace clustersim {
+
+struct ColumnDrift {
+  int64_t index = 0;  // configuration index
+  std::string column;
+  std::string baseline;  // the cells as text ("" when empty)
+  std::string current;
+  double difference = 0;  // relative or absolute per the column's rule; NaN for exact columns
+};
+
+struct RegressionReport {
+  int64_t compared = 0;             // rows present in both
+  std::vector<int64_t> missing;     // configuration indices in the baseline only
+  std::vector<int64_t> added;       // in the current run only
+  std::vector<ColumnDrift> drifts;  // in configuration order, then column order
+  bool passed() const { return missing.empty() && added.empty() && drifts.empty(); }
+};
+
+// `tolerances` overrides the default of the named columns. Both row lists in index order.
+RegressionReport compare_results(const std::vector<ResultRow>& baseline,
+                                 const std::vector<ResultRow>& current,
+                                 const std::map<std::string, double>& tolerances);
+
+}  // namespace clustersim

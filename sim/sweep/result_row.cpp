@@ -1,0 +1,202 @@
+// The result columns and the row of one evaluated configuration.
+#include "sim/sweep/result_row.h"
+
+#include <cmath>
+#include <limits>
+
+#include "sim/util/check.h"
+#include "sim/util/units.h"
+#include "sim/workload/training_budget.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+using Kind = ResultColumn::Kind;
+using Drift = ResultColumn::Drift;
+
+constexpr double kFigureTolerance = 1e-4;  // relative; regress default for times, costs, memory
+constexpr double kUtilizationTolerance = 1e-4;  // absolute, for MFU and HFU (fractions)
+
+ResultColumn identity(std::string key, std::string header, Kind kind) {
+  return {std::move(key), std::move(header), kind, 0, Drift::kExact, 0};
+}
+ResultColumn figure(std::string key, std::string header, int decimals) {
+  return {std::move(key), std::move(header), Kind::kReal,
+          decimals,       Drift::kRelative,  kFigureTolerance};
+}
+
+const s::Price* on_demand_price(const s::InstanceType& instance) {
+  for (const s::Price& p : instance.price()) {
+    if (p.billing() == s::ON_DEMAND && p.has_per_hour()) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<ResultColumn>& result_columns() {
+  static const std::vector<ResultColumn> columns = {
+      identity("index", "#", Kind::kInteger),
+      identity("instance", "instance", Kind::kText),
+      identity("nodes", "nodes", Kind::kInteger),
+      identity("gpus", "GPUs", Kind::kInteger),
+      identity("tensor_parallel", "TP", Kind::kInteger),
+      identity("pipeline_parallel", "PP", Kind::kInteger),
+      identity("data_parallel", "DP", Kind::kInteger),
+      identity("micro_batch_size", "mbs", Kind::kInteger),
+      identity("virtual_stages", "v", Kind::kInteger),
+      identity("schedule", "schedule", Kind::kText),
+      identity("zero_stage", "ZeRO", Kind::kInteger),
+      identity("distributed_optimizer", "dist opt", Kind::kBool),
+      identity("sequence_parallel", "SP", Kind::kBool),
+      identity("recompute", "recompute", Kind::kText),
+      identity("status", "status", Kind::kText),
+      figure("memory_gib", "mem GiB", 1),
+      figure("capacity_gib", "cap GiB", 1),
+      figure("step_s", "step s", 3),
+      figure("tokens_per_s", "tokens/s", 0),
+      figure("samples_per_s", "samples/s", 1),
+      {"mfu", "MFU", Kind::kReal, 3, Drift::kAbsolute, kUtilizationTolerance},
+      {"hfu", "HFU", Kind::kReal, 3, Drift::kAbsolute, kUtilizationTolerance},
+      figure("compute_s", "compute", 3),
+      figure("tensor_comm_s", "TP comm", 3),
+      figure("bubble_s", "bubble", 3),
+      figure("data_comm_s", "DP comm", 3),
+      figure("optimizer_s", "optim", 3),
+      {"steps", "steps", Kind::kReal, 0, Drift::kExact, 0},  // empty when out of memory
+      figure("time_to_train_h", "train h", 1),
+      figure("price_per_hour", "price/h", 2),
+      identity("currency", "cur", Kind::kText),
+      figure("cost", "cost", 0),
+      identity("limiting", "limiting", Kind::kText),
+      identity("calibrated", "calibrated", Kind::kBool),
+  };
+  return columns;
+}
+
+int result_column(std::string_view key) {
+  const auto& columns = result_columns();
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].key == key) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+ResultRow make_result_row(const Configuration& c, const Evaluation& e,
+                          const LoadedScenario& scenario) {
+  CLUSTERSIM_CHECK(e.error.empty(), "a row of a configuration that could not be built");
+  const s::Parallelism& p = c.parallelism;
+  const s::Scenario& sc = scenario.scenario();
+  const auto number = [](auto value) { return Table::Cell(static_cast<double>(value)); };
+  ResultRow row = {number(c.index),
+                   c.instance->name(),
+                   number(c.nodes),
+                   number(c.gpus()),
+                   number(p.tensor_parallel()),
+                   number(p.pipeline_parallel()),
+                   number(p.data_parallel()),
+                   number(p.micro_batch_size()),
+                   number(p.virtual_stages()),
+                   s::PipelineSchedule_Name(p.schedule()),
+                   number(p.zero_stage()),
+                   p.distributed_optimizer(),
+                   p.sequence_parallel(),
+                   s::Recompute_Name(p.recompute()),
+                   kStatusOk,
+                   e.memory.total_bytes() / kBytesPerGibibyte,
+                   e.memory.capacity_bytes / kBytesPerGibibyte};
+  row.resize(result_columns().size());
+  const s::Price* price = on_demand_price(*c.instance);
+  if (price != nullptr) {
+    row[result_column("price_per_hour")] = price->per_hour() * c.nodes;
+    row[result_column("currency")] = s::Currency_Name(price->currency());
+  }
+  row[result_column("calibrated")] = e.calibrated;
+  if (!e.step) {
+    const auto missing =
+        static_cast<int>(std::lround(e.memory.missing_bytes() / kBytesPerGibibyte));
+    row[result_column("status")] = kStatusOutOfMemory;
+    row[result_column("limiting")] = "GPU memory (OOM by " + std::to_string(missing) + " GiB)";
+    return row;
+  }
+  const StepResult& r = *e.step;
+  const double steps = budget_steps(sc.job());
+  const double hours = steps * r.step_s / 3600;
+  for (auto [key, value] : {std::pair{"step_s", r.step_s},
+                            {"tokens_per_s", r.tokens_per_s},
+                            {"samples_per_s", r.samples_per_s},
+                            {"mfu", r.mfu},
+                            {"hfu", r.hfu},
+                            {"compute_s", r.compute_s},
+                            {"tensor_comm_s", r.tensor_comm_s},
+                            {"bubble_s", r.bubble_s},
+                            {"data_comm_s", r.data_comm_s},
+                            {"optimizer_s", r.optimizer_s},
+                            {"steps", steps},
+                            {"time_to_train_h", hours}}) {
+    row[result_column(key)] = value;
+  }
+  row[result_column("limiting")] = r.limiting;
+  const s::Constraints& limits = sc.sweep().constraints();
+  if (price != nullptr) row[result_column("cost")] = price->per_hour() * c.nodes * hours;
+  if (limits.has_max_time_to_train_hours() && hours > limits.max_time_to_train_hours()) {
+    row[result_column("status")] = kStatusOverTime;
+  } else if (limits.has_max_cost() && (price == nullptr || price->currency() != limits.currency() ||
+                                       price->per_hour() * c.nodes * hours > limits.max_cost())) {
+    row[result_column("status")] = kStatusOverCost;
+  }
+  return row;
+}
+
+double row_number(const ResultRow& row, int column) {
+  const Table::Cell& cell = row[column];
+  if (const double* value = std::get_if<double>(&cell)) return *value;
+  if (const bool* value = std::get_if<bool>(&cell)) return *value ? 1 : 0;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+const std::string& row_text(const ResultRow& row, int column) {
+  static const std::string empty;
+  const std::string* text = std::get_if<std::string>(&row[column]);
+  return text ? *text : empty;
+}
+
+Table result_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows) {
+  Table table;
+  std::vector<int> indices;
+  for (const std::string& key : keys) {
+    const int i = result_column(key);
+    CLUSTERSIM_CHECK(i >= 0, "unknown result column");
+    indices.push_back(i);
+    table.add_column(key, result_columns()[i].header, result_columns()[i].decimals);
+  }
+  for (const ResultRow& row : rows) {
+    std::vector<Table::Cell> cells;
+    for (int i : indices) cells.push_back(row[i]);
+    table.add_row(std::move(cells));
+  }
+  return table;
+}
+
+const std::vector<std::string>& summary_columns() {
+  static const std::vector<std::string> keys = {"index",
+                                                "instance",
+                                                "nodes",
+                                                "tensor_parallel",
+                                                "pipeline_parallel",
+                                                "data_parallel",
+                                                "micro_batch_size",
+                                                "virtual_stages",
+                                                "recompute",
+                                                "step_s",
+                                                "mfu",
+                                                "memory_gib",
+                                                "time_to_train_h",
+                                                "cost",
+                                                "currency",
+                                                "limiting"};
+  return keys;
+}
+
+}  // namespace clustersim

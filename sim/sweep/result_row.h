@@ -1,0 +1,57 @@
+// One row of a sweep's results: a configuration and every figure evaluated for it, as the cells
+// of a fixed list of columns. The one definition every output shares (terminal table, CSV/JSON,
+// the HDF5 results file, merge and regress), so a column added here appears everywhere.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/io/table.h"
+#include "sim/sweep/configuration_space.h"
+#include "sim/sweep/evaluation.h"
+
+namespace clustersim {
+
+using ResultRow = std::vector<Table::Cell>;
+
+struct ResultColumn {
+  enum class Kind { kInteger, kReal, kBool, kText };
+  // How `clustersim regress` compares the column with a baseline: identity columns and outcomes
+  // must match exactly; figures within a relative or absolute tolerance.
+  enum class Drift { kExact, kRelative, kAbsolute };
+  std::string key;     // CSV/JSON/HDF5 name, units in the name
+  std::string header;  // short label of the aligned table
+  Kind kind;
+  int decimals;  // in the aligned table
+  Drift drift;
+  double tolerance;  // default for regress (kRelative: fraction; kAbsolute: in the column's unit)
+};
+
+// Every column, in output order. Column 0 is the configuration index.
+const std::vector<ResultColumn>& result_columns();
+// Index of the column named `key`; -1 when there is none.
+int result_column(std::string_view key);
+
+// Row outcomes (the "status" column).
+inline constexpr const char* kStatusOk = "ok";
+inline constexpr const char* kStatusOutOfMemory = "OOM";
+inline constexpr const char* kStatusOverTime = "over max time";
+inline constexpr const char* kStatusOverCost = "over max cost";
+
+// The row of `configuration` after `evaluation`: time to train from the job's budget, cost at
+// the instance's on-demand price, status against the sweep's constraints.
+// Requires: evaluation.error is empty.
+ResultRow make_result_row(const Configuration& configuration, const Evaluation& evaluation,
+                          const LoadedScenario& scenario);
+
+// Typed reads of a row's cells by column index (NaN / "" / false when the cell is empty).
+double row_number(const ResultRow& row, int column);
+const std::string& row_text(const ResultRow& row, int column);
+
+// A table with the given columns (by key), holding those cells of `rows`.
+Table result_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows);
+// The columns the terminal shows by default: configuration, step, MFU, time, cost, limiting.
+const std::vector<std::string>& summary_columns();
+
+}  // namespace clustersim

@@ -1,0 +1,92 @@
+// Chunked parallel evaluation: each chunk's candidates are evaluated by a oneTBB parallel loop
+// into slots indexed by position (so the order of completion does not matter), then handed on in
+// order. Each worker thread owns an Evaluator (its topology caches are not thread-safe).
+#include "sim/sweep/sweep_runner.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "sim/sweep/configuration_space.h"
+#include "sim/sweep/evaluation.h"
+
+namespace clustersim {
+namespace {
+
+// The outcome of one candidate.
+struct Slot {
+  std::string problem;  // pruned with this reason, or a cluster error when `failed`
+  bool failed = false;
+  std::optional<ResultRow> row;
+  bool simulated = false;
+};
+
+}  // namespace
+
+int64_t shard_candidates(int64_t size, int shard, int shard_count, int64_t first_index) {
+  // Indices i >= first with i % shard_count == shard.
+  const auto below = [&](int64_t n) {  // count of such i < n (ignoring first)
+    return n <= shard ? 0 : (n - shard + shard_count - 1) / shard_count;
+  };
+  return below(size) - below(std::min(first_index, size));
+}
+
+SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario,
+                      const SweepOptions& options, const ChunkDone& chunk_done,
+                      std::string* error) {
+  const ConfigurationSpace space(scenario);
+  SweepCounts counts;
+  counts.candidates =
+      shard_candidates(space.size(), options.shard, options.shard_count, options.first_index);
+  tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
+  tbb::enumerable_thread_specific<Evaluator> evaluators(std::cref(catalog), std::cref(scenario));
+  // The first index of this shard at or after first_index.
+  int64_t next =
+      options.first_index +
+      ((options.shard - options.first_index % options.shard_count) + options.shard_count) %
+          options.shard_count;
+  std::vector<Slot> slots;
+  while (next < space.size()) {
+    const int64_t in_chunk = std::min<int64_t>(
+        options.chunk, (space.size() - next + options.shard_count - 1) / options.shard_count);
+    slots.assign(in_chunk, Slot{});
+    arena.execute([&] {
+      tbb::parallel_for(int64_t{0}, in_chunk, [&](int64_t k) {
+        const Configuration c = space.at(next + k * options.shard_count);
+        Slot& slot = slots[k];
+        slot.problem = configuration_problem(c, scenario);
+        if (!slot.problem.empty()) return;
+        const Evaluation e = evaluators.local().evaluate(c);
+        if (!e.error.empty()) {
+          slot.problem = e.error;
+          slot.failed = true;
+          return;
+        }
+        slot.simulated = e.step.has_value();
+        slot.row = make_result_row(c, e, scenario);
+      });
+    });
+    std::vector<ResultRow> rows;
+    for (Slot& slot : slots) {
+      if (slot.failed) {
+        *error = slot.problem;
+        return counts;
+      }
+      if (!slot.row) {
+        ++counts.pruned[slot.problem];
+        continue;
+      }
+      ++counts.rows;
+      counts.simulated += slot.simulated;
+      rows.push_back(std::move(*slot.row));
+    }
+    next += in_chunk * options.shard_count;
+    if (!chunk_done(rows, std::min(next, space.size()), counts)) break;
+  }
+  return counts;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,49 @@
+// Evaluates a scenario's configurations in parallel (oneTBB) and hands the rows on in
+// configuration order, a chunk at a time, so memory stays flat however many there are. Cheap
+// checks come first: structural validity and constraints (pruned, no row), then the memory model
+// (OOM rows, no simulation), and only then the step simulation.
+//
+// Deterministic: the rows, their order and the counts are the same for any thread count.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/io/catalog.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/sweep/result_row.h"
+
+namespace clustersim {
+
+struct SweepOptions {
+  int threads = 0;  // 0: every core
+  int shard = 0;    // this run evaluates candidates with index % shard_count == shard
+  int shard_count = 1;
+  int64_t first_index = 0;  // resume: skip candidates below this index
+  int64_t chunk = 512;      // candidates evaluated between two hand-overs
+};
+
+struct SweepCounts {
+  int64_t candidates = 0;                 // of this shard from first_index on
+  int64_t rows = 0;                       // valid configurations evaluated
+  int64_t simulated = 0;                  // rows whose step was simulated (the others did not fit)
+  std::map<std::string, int64_t> pruned;  // reason -> count
+};
+
+// Called after each chunk with its rows (configuration order), the index of the first candidate
+// not yet handled, and the counts so far. Returning false stops the sweep.
+using ChunkDone = std::function<bool(std::vector<ResultRow>& rows, int64_t next_index,
+                                     const SweepCounts& counts)>;
+
+// Runs the sweep. Returns the counts, or an error message when a cluster could not be built
+// (then `*error` is set and the rows handed over so far are all there is).
+SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario,
+                      const SweepOptions& options, const ChunkDone& chunk_done, std::string* error);
+
+// Candidates of shard `shard` (of `shard_count`) with index >= `first_index` among `size`.
+int64_t shard_candidates(int64_t size, int shard, int shard_count, int64_t first_index);
+
+}  // namespace clustersim

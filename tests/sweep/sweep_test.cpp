@@ -1,0 +1,265 @@
+// Tests of the parallel sweep: the same rows for any thread count, chunk size or sharding; the
+// results file round trip, resume and merge; the rankings against brute force; and the
+// regression comparison.
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "sim/sweep/ranking.h"
+#include "sim/sweep/regression.h"
+#include "sim/sweep/results_file.h"
+#include "sim/sweep/results_merge.h"
+#include "sim/sweep/sweep_runner.h"
+#include "sim/sweep/sweep_summary.h"
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim {
+namespace {
+
+using testing::TempDir;
+
+// 2 instances x 3 node counts x auto layouts x 2 recomputations of a 1.7B model: fits and OOMs.
+const char kScenario[] = R"(name: "small"
+model: "gpt-1.7b"
+job { global_batch_size: 64 sequence_length: 2048 precision: BF16 optimizer: ADAM
+      token_budget: 1e9 }
+cluster { fabric: "single-switch" }
+sweep { instance: ["aws.g5.12xlarge", "aws.p4d.24xlarge"] nodes: [1, 2, 3]
+        auto_parallelism { micro_batch_size: [1, 4] }
+        recompute: [RECOMPUTE_NONE, RECOMPUTE_FULL] }
+)";
+
+std::unique_ptr<LoadedScenario> load(const TempDir& dir) {
+  Diagnostics diagnostics;
+  auto loaded = load_scenario(dir.write("small.textproto", kScenario), testing::shipped_catalog(),
+                              &diagnostics);
+  INFO(diagnostics.to_string());
+  REQUIRE(loaded != nullptr);
+  return loaded;
+}
+
+struct Run {
+  std::vector<ResultRow> rows;
+  SweepCounts counts;
+  int chunks = 0;
+};
+
+Run sweep(const LoadedScenario& scenario, SweepOptions options) {
+  Run run;
+  std::string error;
+  run.counts = run_sweep(
+      testing::shipped_catalog(), scenario, options,
+      [&](std::vector<ResultRow>& rows, int64_t, const SweepCounts&) {
+        ++run.chunks;
+        run.rows.insert(run.rows.end(), rows.begin(), rows.end());
+        return true;
+      },
+      &error);
+  CHECK(error.empty());
+  return run;
+}
+
+TEST_CASE("a sweep gives the same rows for any thread count and chunk size") {
+  TempDir dir;
+  auto scenario = load(dir);
+  const Run one = sweep(*scenario, {.threads = 1});
+  const Run two = sweep(*scenario, {.threads = 2, .chunk = 7});
+  REQUIRE(one.rows.size() > 20);
+  CHECK(two.chunks > one.chunks);
+  CHECK(one.rows == two.rows);
+  CHECK(one.counts.simulated == two.counts.simulated);
+  CHECK(one.counts.simulated > 0);
+  CHECK(one.counts.simulated < one.counts.rows);  // some configurations do not fit
+  for (size_t i = 1; i < one.rows.size(); ++i) {
+    CHECK(row_number(one.rows[i - 1], 0) < row_number(one.rows[i], 0));
+  }
+}
+
+TEST_CASE("the shards of a sweep together hold exactly the rows of the whole sweep") {
+  TempDir dir;
+  auto scenario = load(dir);
+  const Run whole = sweep(*scenario, {.threads = 2});
+  std::vector<ResultRow> joined;
+  int64_t candidates = 0;
+  for (int k = 0; k < 3; ++k) {
+    const Run shard = sweep(*scenario, {.shard = k, .shard_count = 3});
+    for (const ResultRow& row : shard.rows) CHECK(static_cast<int>(row_number(row, 0)) % 3 == k);
+    candidates += shard.counts.candidates;
+    joined.insert(joined.end(), shard.rows.begin(), shard.rows.end());
+  }
+  std::sort(joined.begin(), joined.end(), [](const ResultRow& a, const ResultRow& b) {
+    return row_number(a, 0) < row_number(b, 0);
+  });
+  CHECK(joined == whole.rows);
+  CHECK(candidates == whole.counts.candidates);
+  // A run resumed at a candidate index yields the rest of the rows.
+  const Run rest = sweep(*scenario, {.first_index = 50});
+  CHECK(rest.rows.front() ==
+        *std::find_if(whole.rows.begin(), whole.rows.end(),
+                      [](const ResultRow& r) { return row_number(r, 0) >= 50; }));
+  CHECK(shard_candidates(100, 1, 3, 0) == 33);   // 1, 4, ..., 97
+  CHECK(shard_candidates(100, 0, 3, 50) == 17);  // 51, 54, ..., 99
+}
+
+// Writes `rows` as a complete results file of `summary` at `path`.
+void write_file(const std::string& path, const std::vector<ResultRow>& rows,
+                const SweepSummary& summary) {
+  std::string error;
+  auto writer = ResultsWriter::create(path, &error);
+  REQUIRE(writer != nullptr);
+  REQUIRE(writer->append(rows, &error));
+  REQUIRE(writer->set_attributes(to_attributes(summary), &error));
+  REQUIRE(writer->commit(&error));
+}
+
+TEST_CASE("results files round-trip every cell; merged shards equal a single run's file") {
+  TempDir dir;
+  auto scenario = load(dir);
+  SweepSummary summary;
+  summary.scenario_name = "small";
+  summary.scenario_text = kScenario;
+  summary.tool_version = "test";
+  summary.catalog = testing::shipped_catalog().fingerprint();
+  summary.candidates = ConfigurationSpace(*scenario).size();
+  summary.complete = true;
+  summary.next_index = summary.candidates;
+  const Run whole = sweep(*scenario, {});
+  summary.rows = whole.counts.rows;
+  summary.simulated = whole.counts.simulated;
+  summary.pruned = whole.counts.pruned;
+  write_file(dir.path() + "/whole.h5", whole.rows, summary);
+  ResultsFile single;
+  std::string error;
+  REQUIRE(read_results(dir.path() + "/whole.h5", &single, &error));
+  CHECK(single.rows == whole.rows);
+  CHECK(single.attributes == to_attributes(summary));
+
+  std::vector<std::string> shards;
+  for (int k = 0; k < 2; ++k) {
+    const Run shard = sweep(*scenario, {.shard = k, .shard_count = 2});
+    SweepSummary part = summary;
+    part.shard = k;
+    part.shard_count = 2;
+    part.rows = shard.counts.rows;
+    part.simulated = shard.counts.simulated;
+    part.pruned = shard.counts.pruned;
+    shards.push_back(dir.path() + "/shard" + std::to_string(k) + ".h5");
+    write_file(shards.back(), shard.rows, part);
+  }
+  REQUIRE(merge_results({shards[1], shards[0]}, dir.path() + "/merged.h5", &error));
+  ResultsFile merged;
+  REQUIRE(read_results(dir.path() + "/merged.h5", &merged, &error));
+  CHECK(merged.rows == single.rows);
+  CHECK(merged.attributes == single.attributes);
+
+  CHECK_FALSE(merge_results({shards[0]}, dir.path() + "/half.h5", &error));
+  CHECK(error == "shard 2/2 is missing");
+  CHECK_FALSE(merge_results({shards[0], shards[0]}, dir.path() + "/twice.h5", &error));
+  CHECK_THAT(error, Catch::Contains("shard 1 is also in"));
+}
+
+TEST_CASE("a results file appears under its name only when committed, and can be resumed") {
+  TempDir dir;
+  const std::string path = dir.path() + "/r.h5";
+  std::string error;
+  ResultRow row(result_columns().size());
+  row[0] = 7.0;
+  row[result_column("instance")] = std::string("aws.p5.48xlarge");
+  row[result_column("calibrated")] = true;
+  {
+    auto writer = ResultsWriter::create(path, &error);
+    REQUIRE(writer != nullptr);
+    REQUIRE(writer->append({row}, &error));
+    REQUIRE(writer->set_attributes({{"next_index", "8"}}, &error));
+  }  // interrupted: never committed
+  CHECK_FALSE(std::filesystem::exists(path));
+  auto resumed = ResultsWriter::reopen(path, &error);
+  REQUIRE(resumed != nullptr);
+  CHECK(resumed->row_count() == 1);
+  CHECK(resumed->attributes().at("next_index") == "8");
+  row[0] = 9.0;
+  REQUIRE(resumed->append({row}, &error));
+  REQUIRE(resumed->commit(&error));
+  ResultsFile file;
+  REQUIRE(read_results(path, &file, &error));
+  REQUIRE(file.rows.size() == 2);
+  CHECK(row_number(file.rows[1], 0) == 9);
+  CHECK(file.rows[0][result_column("step_s")] == Table::Cell());  // empty stays empty
+  CHECK_FALSE(ResultsWriter::create(dir.path() + "/no/such/dir/r.h5", &error));
+  CHECK_THAT(error, Catch::Contains("cannot create"));
+}
+
+// A ranked row with the given index, time to train and cost.
+ResultRow point(int index, double hours, double cost) {
+  ResultRow row(result_columns().size());
+  row[0] = static_cast<double>(index);
+  row[result_column("status")] = std::string(kStatusOk);
+  row[result_column("time_to_train_h")] = hours;
+  row[result_column("cost")] = cost;
+  return row;
+}
+
+TEST_CASE("the Pareto front keeps exactly the non-dominated rows, in any arrival order") {
+  std::mt19937 random(42);
+  // Cost falling with time, plus noise; coarse values make ties.
+  std::uniform_int_distribution<int> hours(1, 30), noise(0, 20);
+  std::vector<ResultRow> rows;
+  for (int i = 0; i < 400; ++i) {
+    const int t = hours(random);
+    rows.push_back(point(i, t, 300 / t + noise(random)));
+  }
+  std::vector<int64_t> expected;
+  const int time = result_column("time_to_train_h"), cost = result_column("cost");
+  for (const ResultRow& a : rows) {
+    const bool dominated = std::any_of(rows.begin(), rows.end(), [&](const ResultRow& b) {
+      const double at = row_number(a, time), ac = row_number(a, cost);
+      const double bt = row_number(b, time), bc = row_number(b, cost);
+      return bt <= at && bc <= ac && (bt < at || bc < ac);
+    });
+    if (!dominated) expected.push_back(static_cast<int64_t>(row_number(a, 0)));
+  }
+  for (int order = 0; order < 2; ++order) {
+    ParetoFront front;
+    for (const ResultRow& row : rows) front.offer(row);
+    std::vector<int64_t> kept;
+    for (const ResultRow& row : front.rows())
+      kept.push_back(static_cast<int64_t>(row_number(row, 0)));
+    std::sort(kept.begin(), kept.end());
+    CHECK(kept == expected);
+    std::shuffle(rows.begin(), rows.end(), random);
+  }
+  CHECK(expected.size() >= 5);
+}
+
+TEST_CASE("the best-N list equals sorting every ranked row, ties by index") {
+  std::vector<ResultRow> rows;
+  for (int i = 0; i < 50; ++i) rows.push_back(point(i, (i * 37) % 11, 1));
+  rows[3][result_column("status")] = std::string(kStatusOutOfMemory);  // not ranked
+  TopRows top(result_column("time_to_train_h"), 5);
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it) top.offer(*it);
+  // Time 0 at i = 0, 11, 22, 33, 44; then time 1 at i = 3 (OOM, skipped), 14, ...
+  std::vector<int> kept;
+  for (const ResultRow& row : top.rows()) kept.push_back(static_cast<int>(row_number(row, 0)));
+  CHECK(kept == std::vector<int>{0, 11, 22, 33, 44});
+}
+
+TEST_CASE("regression: equal rows pass; a figure beyond its tolerance or a new status drifts") {
+  const std::vector<ResultRow> baseline = {point(0, 10, 100), point(1, 20, 50)};
+  std::vector<ResultRow> current = baseline;
+  CHECK(compare_results(baseline, current, {}).passed());
+  current[1][result_column("time_to_train_h")] = 20.1;  // 0.5% slower
+  const RegressionReport strict = compare_results(baseline, current, {});
+  REQUIRE(strict.drifts.size() == 1);
+  CHECK(strict.drifts[0].index == 1);
+  CHECK(strict.drifts[0].column == "time_to_train_h");
+  CHECK(strict.drifts[0].difference == Approx(0.1 / 20.1));
+  CHECK(compare_results(baseline, current, {{"time_to_train_h", 0.01}}).passed());
+  current[0][result_column("status")] = std::string(kStatusOutOfMemory);
+  current.pop_back();
+  const RegressionReport report = compare_results(baseline, current, {{"time_to_train_h", 0.01}});
+  CHECK(report.drifts.size() == 1);
+  CHECK(report.drifts[0].column == "status");
+  CHECK(report.missing == std::vector<int64_t>{1});
+}
+
+}  // namespace
+}  // namespace clustersim

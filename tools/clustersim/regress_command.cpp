@@ -1,0 +1,139 @@
+// `clustersim regress --baseline B.h5 SCENARIO`: the nightly regression of sizing assumptions.
+// Re-evaluates the scenario and compares every row and column with the baseline under each
+// column's tolerance (relative for times, costs and memory; absolute for MFU/HFU; exact for the
+// configuration, status and limiting resource); prints what drifted and exits 3 if anything did.
+// Refresh a baseline on purpose with `clustersim sweep SCENARIO --out B.h5`.
+#include <iostream>
+#include <sstream>
+
+#include "sim/sweep/regression.h"
+#include "sim/sweep/results_file.h"
+#include "sim/sweep/sweep_runner.h"
+#include "sim/sweep/sweep_summary.h"
+#include "tools/clustersim/command_line.h"
+#include "tools/clustersim/commands.h"
+
+namespace clustersim::cli {
+namespace {
+
+// Catalog files whose fingerprint line differs between two fingerprints.
+std::vector<std::string> changed_files(const std::string& before, const std::string& after) {
+  std::map<std::string, std::string> a, b;
+  for (auto [text, map] : {std::pair{&before, &a}, {&after, &b}}) {
+    std::istringstream lines(*text);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t space = line.rfind(' ');
+      (*map)[line.substr(0, space)] = line.substr(space + 1);
+    }
+  }
+  std::vector<std::string> changed;
+  for (const auto& [file, hash] : a) {
+    if (!b.count(file))
+      changed.push_back(file + " (gone)");
+    else if (b[file] != hash)
+      changed.push_back(file);
+  }
+  for (const auto& [file, hash] : b) {
+    if (!a.count(file)) changed.push_back(file + " (new)");
+  }
+  return changed;
+}
+
+// Parses --tolerance COLUMN=VALUE items; false after printing why one is wrong.
+bool parse_tolerances(const std::vector<std::string>& items, std::map<std::string, double>* out) {
+  for (const std::string& item : items) {
+    const size_t equals = item.find('=');
+    const std::string key = item.substr(0, equals);
+    double value = -1;
+    if (equals != std::string::npos) {
+      std::istringstream in(item.substr(equals + 1));
+      if (!(in >> value) || !in.eof()) value = -1;
+    }
+    const int column = result_column(key);
+    if (column < 0 || result_columns()[column].drift == ResultColumn::Drift::kExact ||
+        !(value >= 0)) {
+      std::cerr << "clustersim regress: --tolerance " << item
+                << ": expected COLUMN=VALUE with a non-negative VALUE and a figure column "
+                   "(step_s, mfu, cost, ...)\n";
+      return false;
+    }
+    (*out)[key] = value;
+  }
+  return true;
+}
+
+}  // namespace
+
+int regress_command(const std::vector<std::string>& args) {
+  std::string baseline_path;
+  std::vector<std::string> tolerance_items;
+  int threads = 0;
+  po::options_description own("regress");
+  own.add_options()("baseline", po::value(&baseline_path)->required(),
+                    "results file of the sweep to compare with (.h5)")(
+      "tolerance", po::value(&tolerance_items)->composing(),
+      "COLUMN=VALUE: tolerance of one figure column (repeatable; relative for times, costs "
+      "and memory, absolute for mfu and hfu)")("jobs,j", po::value(&threads)->default_value(0),
+                                               "worker threads (0: every core)");
+  int exit_code = kExitOk;
+  auto inputs =
+      load_scenario_command(args, "regress", "drifted cells to print (0: all)", &exit_code, &own);
+  if (!inputs) return exit_code;
+  std::map<std::string, double> tolerances;
+  if (!parse_tolerances(tolerance_items, &tolerances)) return kExitUsage;
+  ResultsFile baseline;
+  std::string error;
+  if (!read_results(baseline_path, &baseline, &error)) {
+    std::cerr << "clustersim regress: " << error << "\n";
+    return kExitInputError;
+  }
+  const auto summary = from_attributes(baseline.attributes, &error);
+  if (!summary || !summary->complete || summary->shard_count != 1) {
+    std::cerr << "clustersim regress: " << baseline_path
+              << " is not the complete results file of a whole sweep"
+              << (summary ? "" : ": " + error) << "\n";
+    return kExitInputError;
+  }
+  std::vector<ResultRow> current;
+  SweepOptions options;
+  options.threads = threads;
+  run_sweep(
+      *inputs->catalog, *inputs->scenario, options,
+      [&](std::vector<ResultRow>& rows, int64_t, const SweepCounts&) {
+        for (ResultRow& row : rows) current.push_back(std::move(row));
+        return true;
+      },
+      &error);
+  if (!error.empty()) {
+    std::cerr << inputs->path << ": " << error << "\n";
+    return kExitInputError;
+  }
+  const RegressionReport report = compare_results(baseline.rows, current, tolerances);
+  for (const std::string& file : changed_files(summary->catalog, inputs->catalog->fingerprint())) {
+    std::cout << "catalog changed since the baseline: " << file << "\n";
+  }
+  std::cout << "compared " << report.compared << " configurations with " << baseline_path << ": "
+            << report.drifts.size() << " drifted cells, " << report.missing.size()
+            << " configurations gone, " << report.added.size() << " new\n";
+  if (!report.drifts.empty()) {
+    Table table{{"index", "#"},
+                {"column", "column"},
+                {"baseline", "baseline"},
+                {"current", "current"},
+                {"difference", "difference", 6}};
+    const size_t shown =
+        inputs->limit == 0 ? report.drifts.size() : std::min(inputs->limit, report.drifts.size());
+    for (size_t i = 0; i < shown; ++i) {
+      const ColumnDrift& d = report.drifts[i];
+      table.add_row({static_cast<double>(d.index), d.column, d.baseline, d.current,
+                     d.difference == d.difference ? Table::Cell(d.difference) : Table::Cell()});
+    }
+    table.print(std::cout, inputs->format);
+    if (shown < report.drifts.size()) {
+      std::cout << "... " << report.drifts.size() - shown << " more (--limit 0 prints all)\n";
+    }
+  }
+  return report.passed() ? kExitOk : kExitDrift;
+}
+
+}  // namespace clustersim::cli
