@@ -62,6 +62,9 @@ class Catalog {
   const NamedEntries<schema::Model>& models() const { return models_; }
   const NamedEntries<schema::LinkClass>& link_classes() const { return link_classes_; }
   const NamedEntries<schema::Runtime>& runtimes() const { return runtimes_; }
+  const NamedEntries<schema::DataloadingCost>& dataloading_costs() const {
+    return dataloading_costs_;
+  }
 
   // The GPU of a loaded instance type. Requires: the catalog loaded without errors.
   const schema::Gpu& gpu_of(const schema::InstanceType& instance) const;
@@ -86,6 +89,7 @@ class Catalog {
   NamedEntries<schema::Model> models_;
   NamedEntries<schema::LinkClass> link_classes_;
   NamedEntries<schema::Runtime> runtimes_;
+  NamedEntries<schema::DataloadingCost> dataloading_costs_;
 };
 
 }  // namespace clustersim
