@@ -2,6 +2,7 @@
 #include "sim/input/input_checks.h"
 
 #include "sim/input/dataloading_cost.h"
+#include "sim/input/input_model.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -10,10 +11,6 @@ namespace clustersim {
 namespace {
 
 namespace s = schema;
-
-// Host memory below this multiple of the GPUs' total is a warning (rule of thumb of cloud
-// guides for staging data into GPU memory: 1.5-2x; the lower end is used).
-constexpr double kHostToGpuMemoryRule = 1.5;
 
 // The dataset's format must suit the model: images for a CNN, token sequences for a transformer.
 void check_format(const FieldChecker& dataset, const s::Model* model) {

@@ -13,9 +13,6 @@ namespace {
 
 namespace s = schema;
 
-// Linux's default readahead window (the block layer's read_ahead_kb = 128): a file read in full
-// costs one request per window; shards stream sequentially in requests of this size.
-constexpr double kReadRequestBytes = 128 * 1024;
 constexpr double kFloat32Bytes = 4;  // torchvision's ToTensor + Normalize output
 constexpr double kTokenIdBytes = 8;  // int64 token ids (PyTorch's default index type)
 constexpr double kPcieBytesPerGb = 1e9;
@@ -45,6 +42,12 @@ double job_epochs(const s::TrainingJob& job) {
 }
 
 }  // namespace
+
+double total_gpu_memory_gib(const Catalog& catalog, const s::InstanceType& instance) {
+  return instance.gpu_count() * (instance.has_gpu_memory_gib()
+                                     ? instance.gpu_memory_gib()
+                                     : catalog.gpu_of(instance).memory_gib());
+}
 
 InputSetup input_setup(const Catalog& catalog, const LoadedScenario& scenario,
                        const Configuration& c, double gpu_step_s) {
@@ -99,10 +102,8 @@ InputSetup input_setup(const Catalog& catalog, const LoadedScenario& scenario,
 
   // Page cache: host memory beyond the GPUs' total, which the 1.5-2x rule of thumb of cloud
   // guides leaves for staging; with shuffling every node reads all of the dataset over epochs.
-  const double gpu_memory_gib =
-      instance.has_gpu_memory_gib() ? instance.gpu_memory_gib() : gpu.memory_gib();
   setup.page_cache_bytes =
-      std::max(0.0, (instance.host_memory_gib() - instance.gpu_count() * gpu_memory_gib) *
+      std::max(0.0, (instance.host_memory_gib() - total_gpu_memory_gib(catalog, instance)) *
                         kBytesPerGibibyte);
   setup.dataset_bytes = static_cast<double>(dataset.num_samples()) * bytes;
   const bool shuffled = !dataset.has_shuffle() || dataset.shuffle();

@@ -16,6 +16,16 @@
 
 namespace clustersim {
 
+// Linux's default readahead window (the block layer's read_ahead_kb = 128): a file read in full
+// costs one request per window; shards stream sequentially in requests of this size.
+inline constexpr double kReadRequestBytes = 128 * 1024;
+// Host memory below this multiple of the GPUs' total is flagged: the rule of thumb of cloud
+// guides for staging data into GPU memory is 1.5-2x (the lower end is used).
+inline constexpr double kHostToGpuMemoryRule = 1.5;
+
+// Memory of all GPUs of `instance` in GiB (the provider's figure when the catalog has one).
+double total_gpu_memory_gib(const Catalog& catalog, const schema::InstanceType& instance);
+
 // What the node's pipeline is built from, kept for the advice of `clustersim input`.
 struct InputSetup {
   InputPipelineSpec spec;       // reading from storage
