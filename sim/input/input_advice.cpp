@@ -82,9 +82,11 @@ InputAdvice advise_input(const Catalog& catalog, const LoadedScenario& scenario,
   const double dataset_gib = e.setup.dataset_bytes / kBytesPerGibibyte;
   advice.capacity_gib_needed = capacity_for(
       tier, *c.instance, dataset_gib, advice.read_bytes_per_s_needed, advice.read_iops_needed);
+  const bool enough_now =
+      advice.capacity_gib_needed && *advice.capacity_gib_needed <= dataset.storage().capacity_gib();
   for (const auto& [name, entry] : catalog.storage().all()) {
     const s::StorageTier& other = *entry.value;
-    if (name == tier.name() || other.provider() != tier.provider()) continue;
+    if (enough_now || name == tier.name() || other.provider() != tier.provider()) continue;
     // A tier without a throughput figure cannot be sized (and a shared one is refused).
     if (!other.has_throughput_mb_per_s()) continue;
     const std::optional<double> gib = capacity_for(

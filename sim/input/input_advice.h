@@ -29,7 +29,8 @@ struct InputAdvice {
   double read_bytes_per_s_available = 0;
   double read_iops_available = 0;
   std::optional<double> capacity_gib_needed;  // of the scenario's tier; absent: it cannot
-  std::vector<StorageOption> other_tiers;     // of the same provider that can
+  // Of the same provider, that can, when the scenario's volume does not.
+  std::vector<StorageOption> other_tiers;
   // Packing one-file-per-sample data into shards, re-simulated (absent for shards already).
   std::optional<double> stall_with_shards_s;
   // Host memory below 1.5x the GPUs' total (cloud guides' rule of thumb).

@@ -2,6 +2,7 @@
 // has a dataloader: the data stall of an epoch read from storage and of later epochs read from
 // the page cache, the busy fraction of each stage, the limiting one, and what removes it (vCPUs
 // and workers, a storage tier or capacity, packing files into shards, host memory).
+#include <cmath>
 #include <iostream>
 
 #include "sim/input/input_advice.h"
@@ -33,15 +34,18 @@ void print_run(const std::string& what, const InputPipelineRun& run, bool from_s
 void print_advice(const LoadedScenario& loaded, const InputEstimate& e, const InputAdvice& a) {
   const s::Dataset& dataset = loaded.scenario().job().dataset();
   const InputPipelineSpec& spec = e.setup.spec;
-  std::cout << "  advice:\n    CPU: " << a.vcpus_needed << " vCPUs and " << a.workers_per_gpu_needed
-            << " workers per GPU keep up (stall left " << seconds(a.stall_with_cpu_advice_s)
-            << "); the job may use " << e.setup.node_vcpus << " vCPUs and runs "
-            << spec.workers_per_loader << " workers per GPU\n";
+  std::cout << "  advice:\n    CPU: " << a.vcpus_needed << " vCPUs on a node with workers_per_gpu "
+            << a.workers_per_gpu_needed << " keep up (stall left "
+            << seconds(a.stall_with_cpu_advice_s) << "); the job has " << e.setup.node_vcpus
+            << " vCPUs and workers_per_gpu " << spec.workers_per_loader << "\n";
   std::cout << "    storage: the GPUs read " << format_fixed(a.read_bytes_per_s_needed / 1e6, 0)
             << " MB/s in " << format_fixed(a.read_iops_needed, 0) << " IOPS; "
             << dataset.storage().tier() << " at " << format_number(dataset.storage().capacity_gib())
             << " GiB gives " << format_fixed(a.read_bytes_per_s_available / 1e6, 0) << " MB/s, "
-            << format_fixed(a.read_iops_available, 0) << " IOPS\n      ";
+            << (std::isinf(a.read_iops_available)
+                    ? "no IOPS limit"
+                    : format_fixed(a.read_iops_available, 0) + " IOPS")
+            << "\n      ";
   if (!a.capacity_gib_needed) {
     std::cout << dataset.storage().tier() << " cannot at any capacity";
   } else if (*a.capacity_gib_needed > dataset.storage().capacity_gib()) {
