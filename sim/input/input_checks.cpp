@@ -23,12 +23,13 @@ void check_format(const FieldChecker& dataset, const s::Model* model) {
   }
 }
 
-// The volume exists, holds the dataset and gives the limits its layout depends on.
-void check_storage(const FieldChecker& dataset, const Catalog& catalog) {
-  if (!dataset.require("storage")) return;
+// The volume exists, holds the dataset and gives the limits its layout depends on. Returns its
+// tier (nullptr when unknown).
+const s::StorageTier* check_storage(const FieldChecker& dataset, const Catalog& catalog) {
+  if (!dataset.require("storage")) return nullptr;
   const FieldChecker volume = dataset.child("storage");
   const s::StorageTier* tier = resolve_storage_volume(volume, catalog);
-  if (tier == nullptr) return;
+  if (tier == nullptr) return nullptr;
   const auto& d = static_cast<const s::Dataset&>(dataset.message());
   if (tier->shared_across_nodes() && !tier->has_throughput_mb_per_s()) {
     volume.error("tier", "shared file system \"" + tier->name() +
@@ -48,6 +49,7 @@ void check_storage(const FieldChecker& dataset, const Catalog& catalog) {
                                      " GiB) does not fit in " +
                                      format_number(volume.number("capacity_gib")) + " GiB");
   }
+  return tier;
 }
 
 void check_dataloader(const FieldChecker& dataloader) {
@@ -66,11 +68,19 @@ void check_dataloader(const FieldChecker& dataloader) {
 }
 
 // What each candidate instance needs: a dataloading cost for its CPU, enough vCPUs, host RAM.
-// Problems of the instance itself are reported where it is named (cluster or sweep).
+// Problems of the instance itself are reported where it is named (cluster or sweep). `tier`, the
+// dataset's storage at `volume`, may be null (unknown).
 void check_instance(const FieldChecker& dataloader, const FieldChecker& owner, int index,
-                    const s::InstanceType& instance, const Catalog& catalog) {
+                    const s::InstanceType& instance, const Catalog& catalog,
+                    const s::StorageTier* tier, const FieldChecker& volume) {
   const auto& m = static_cast<const s::DataLoader&>(dataloader.message());
   const std::string name = "instance " + instance.name();
+  // A cloud disk or file system is reachable only from its own provider's instances.
+  if (tier != nullptr && tier->provider() != instance.provider()) {
+    volume.error("tier", "\"" + tier->name() + "\" is a " + s::Provider_Name(tier->provider()) +
+                             " tier, which " + name + " (" + s::Provider_Name(instance.provider()) +
+                             ") cannot mount");
+  }
   if (find_dataloading_cost(catalog, instance) == nullptr) {
     owner.error("instance",
                 "no dataloading_cost entry matches the CPU \"" + instance.cpu().model() + "\" of " +
@@ -105,7 +115,8 @@ void check_instance(const FieldChecker& dataloader, const FieldChecker& owner, i
 }
 
 void check_instances(const FieldChecker& root, const FieldChecker& dataloader,
-                     const Catalog& catalog) {
+                     const Catalog& catalog, const s::StorageTier* tier,
+                     const FieldChecker& volume) {
   const auto& m = static_cast<const s::Scenario&>(root.message());
   const bool swept = m.has_sweep() && m.sweep().instance_size() > 0;
   if (!swept && !m.cluster().has_instance()) return;
@@ -114,7 +125,8 @@ void check_instances(const FieldChecker& root, const FieldChecker& dataloader,
   for (int i = 0; i < count; ++i) {
     const std::string& name = swept ? m.sweep().instance(i) : m.cluster().instance();
     const CatalogEntry<s::InstanceType>* entry = catalog.instances().find(name);
-    if (entry != nullptr) check_instance(dataloader, owner, swept ? i : -1, *entry->value, catalog);
+    if (entry == nullptr) continue;
+    check_instance(dataloader, owner, swept ? i : -1, *entry->value, catalog, tier, volume);
   }
 }
 
@@ -130,10 +142,10 @@ void check_input(const FieldChecker& root, const Catalog& catalog, const LoadedS
   dataset.require_positive("mean_sample_bytes");
   dataset.require_enum("layout");
   check_format(dataset, loaded.model);
-  check_storage(dataset, catalog);
+  const s::StorageTier* tier = check_storage(dataset, catalog);
   const FieldChecker dataloader = job.child("dataloader");
   check_dataloader(dataloader);
-  check_instances(root, dataloader, catalog);
+  check_instances(root, dataloader, catalog, tier, dataset.child("storage"));
 }
 
 }  // namespace clustersim
