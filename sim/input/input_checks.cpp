@@ -77,9 +77,9 @@ void check_instance(const FieldChecker& dataloader, const FieldChecker& owner, i
   const std::string name = "instance " + instance.name();
   // A cloud disk or file system is reachable only from its own provider's instances.
   if (tier != nullptr && tier->provider() != instance.provider()) {
-    volume.error("tier", "\"" + tier->name() + "\" is a " + s::Provider_Name(tier->provider()) +
-                             " tier, which " + name + " (" + s::Provider_Name(instance.provider()) +
-                             ") cannot mount");
+    volume.error("tier", "\"" + tier->name() + "\" belongs to " +
+                             s::Provider_Name(tier->provider()) + "; " + name + " (" +
+                             s::Provider_Name(instance.provider()) + ") cannot mount it");
   }
   if (find_dataloading_cost(catalog, instance) == nullptr) {
     owner.error("instance",
