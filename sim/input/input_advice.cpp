@@ -61,6 +61,12 @@ void advise_cpu(const InputEstimate& e, InputAdvice* advice) {
   advice->vcpus_needed = spec.worker_vcpus + spec.loaders;
   advice->workers_per_gpu_needed = spec.workers_per_loader;
   advice->stall_with_cpu_advice_s = run.stall_per_step_s;
+
+  InputPipelineSpec own = e.setup.spec;
+  own.from_storage = !e.cached.has_value();
+  own.workers_per_loader = std::max(1, own.worker_vcpus / own.loaders);
+  advice->workers_per_gpu_within_vcpus = own.workers_per_loader;
+  advice->stall_within_vcpus_s = simulate_input_pipeline(own).stall_per_step_s;
 }
 
 }  // namespace

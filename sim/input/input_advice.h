@@ -23,6 +23,10 @@ struct InputAdvice {
   int vcpus_needed = 0;
   int workers_per_gpu_needed = 0;
   double stall_with_cpu_advice_s = 0;
+  // The most workers per GPU the job's own vCPUs run at once (one each, beside the training
+  // processes), and the stall per step with them.
+  int workers_per_gpu_within_vcpus = 0;
+  double stall_within_vcpus_s = 0;
   // Storage: what the GPUs consume from one volume (a shared file system: all nodes together).
   double read_bytes_per_s_needed = 0;
   double read_iops_needed = 0;

@@ -77,7 +77,6 @@ class NodePipeline {
     BoundedQueue queue;
     SerialResource pin;   // the main process's pin-memory thread
     SerialResource copy;  // the GPU's host-to-device copy engine
-    bool on_device = false;
   };
   struct Snapshot {
     Picoseconds at, storage_busy, cpu_busy, blocked, pin_busy, copy_busy;
@@ -124,8 +123,7 @@ class NodePipeline {
       Loader& l = *loaders_[loader];
       l.pin.submit(Picoseconds::from_seconds(spec_.pin_s_per_batch), [this, loader] {
         Loader& l = *loaders_[loader];
-        l.copy.submit(Picoseconds::from_seconds(spec_.copy_s_per_batch), [this, loader] {
-          loaders_[loader]->on_device = true;
+        l.copy.submit(Picoseconds::from_seconds(spec_.copy_s_per_batch), [this] {
           ++on_device_;
           try_step();
         });
@@ -138,7 +136,6 @@ class NodePipeline {
     gpu_busy_ = true;
     on_device_ = 0;
     for (int l = 0; l < spec_.loaders; ++l) {
-      loaders_[l]->on_device = false;
       if (steps_done_ + 1 < total_steps()) fetch(l);
     }
     sim_.call_after(Picoseconds::from_seconds(spec_.gpu_step_s), [this] {

@@ -37,7 +37,9 @@ void print_advice(const LoadedScenario& loaded, const InputEstimate& e, const In
   std::cout << "  advice:\n    CPU: " << a.vcpus_needed << " vCPUs on a node with workers_per_gpu "
             << a.workers_per_gpu_needed << " keep up (stall left "
             << seconds(a.stall_with_cpu_advice_s) << "); the job has " << e.setup.node_vcpus
-            << " vCPUs and workers_per_gpu " << spec.workers_per_loader << "\n";
+            << " vCPUs and workers_per_gpu " << spec.workers_per_loader << "; with workers_per_gpu "
+            << a.workers_per_gpu_within_vcpus << " (one per vCPU it has) the stall is "
+            << seconds(a.stall_within_vcpus_s) << "\n";
   std::cout << "    storage: the GPUs read " << format_fixed(a.read_bytes_per_s_needed / 1e6, 0)
             << " MB/s in " << format_fixed(a.read_iops_needed, 0) << " IOPS; "
             << dataset.storage().tier() << " at " << format_number(dataset.storage().capacity_gib())
