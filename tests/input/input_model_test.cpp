@@ -60,6 +60,18 @@ TEST_CASE("ResNet-50 on 8x A100 with 32 vCPUs is CPU-bound; the advised vCPUs re
   CHECK(advice.stall_with_cpu_advice_s <= 0.01 * l.gpu_step_s);
 }
 
+TEST_CASE("with 12 workers per GPU on 128 vCPUs the workers limit; one per vCPU stalls less") {
+  const Loaded l = load("scenarios/input/resnet50-imagenet-essd-pl1.textproto");
+  const InputEstimate e = estimate(l);
+  REQUIRE(e.cached);
+  CHECK(e.cached->limiting == "dataloader workers");
+  const InputAdvice advice =
+      advise_input(testing::shipped_catalog(), *l.scenario, l.configuration, e);
+  CHECK(advice.workers_per_gpu_within_vcpus == (128 - 8) / 8);
+  CHECK(advice.stall_within_vcpus_s < e.cached->stall_per_step_s);
+  CHECK(advice.stall_within_vcpus_s > 0);  // 120 vCPUs still cannot feed 8 A100s
+}
+
 TEST_CASE("the data stall enters the step, its throughput and MFU, and names the stage") {
   const Loaded l = load("scenarios/input/resnet50-imagenet-32vcpu.textproto");
   Evaluator evaluator(testing::shipped_catalog(), *l.scenario);
