@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "sim/input/dataloading_cost.h"
 #include "sim/io/entry_checks.h"
 #include "sim/io/field_checker.h"
 #include "sim/util/closest_name.h"
@@ -114,6 +115,8 @@ void Catalog::add_file(std::unique_ptr<TextFile<s::CatalogFile>> file, int direc
   add_entries(root, "link_class", m.link_class(), check_link_class, directory, &link_classes_,
               diagnostics);
   add_entries(root, "runtime", m.runtime(), check_runtime, directory, &runtimes_, diagnostics);
+  add_entries(root, "dataloading_cost", m.dataloading_cost(), check_dataloading_cost, directory,
+              &dataloading_costs_, diagnostics);
   files_.push_back(std::move(file));
 }
 

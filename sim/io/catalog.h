@@ -62,6 +62,9 @@ class Catalog {
   const NamedEntries<schema::Model>& models() const { return models_; }
   const NamedEntries<schema::LinkClass>& link_classes() const { return link_classes_; }
   const NamedEntries<schema::Runtime>& runtimes() const { return runtimes_; }
+  const NamedEntries<schema::DataloadingCost>& dataloading_costs() const {
+    return dataloading_costs_;
+  }
 
   // One line per loaded file: its name (under its directory's name) and a hash of its content,
   // so results can say which catalog produced them and a regression which file changed.
@@ -91,6 +94,7 @@ class Catalog {
   NamedEntries<schema::Model> models_;
   NamedEntries<schema::LinkClass> link_classes_;
   NamedEntries<schema::Runtime> runtimes_;
+  NamedEntries<schema::DataloadingCost> dataloading_costs_;
 };
 
 }  // namespace clustersim

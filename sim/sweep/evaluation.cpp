@@ -1,6 +1,7 @@
 // Memory check, cluster construction and step simulation of one configuration.
 #include "sim/sweep/evaluation.h"
 
+#include "sim/input/input_model.h"
 #include "sim/net/topology_builder.h"
 #include "sim/util/units.h"
 
@@ -41,6 +42,9 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
     topology = std::move(built.topology);
   }
   e.step = simulate_step(*scenario_.model, job, c.parallelism, *topology, compute, timeline);
+  if (job.has_dataloader()) {
+    add_data_stall(estimate_input(input_setup(catalog_, scenario_, c, e.step->step_s)), &*e.step);
+  }
   return e;
 }
 

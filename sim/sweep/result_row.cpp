@@ -64,6 +64,7 @@ const std::vector<ResultColumn>& result_columns() {
       figure("bubble_s", "bubble", 3),
       figure("data_comm_s", "DP comm", 3),
       figure("optimizer_s", "optim", 3),
+      figure("data_stall_s", "data stall", 3),
       {"steps", "steps", Kind::kReal, 0, Drift::kExact, 0},  // empty when out of memory
       figure("time_to_train_h", "train h", 1),
       figure("price_per_hour", "price/h", 2),

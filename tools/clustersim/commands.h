@@ -9,6 +9,7 @@ namespace clustersim::cli {
 
 int catalog_command(const std::vector<std::string>& args);
 int collective_command(const std::vector<std::string>& args);
+int input_command(const std::vector<std::string>& args);
 int memory_command(const std::vector<std::string>& args);
 int merge_command(const std::vector<std::string>& args);
 int plan_command(const std::vector<std::string>& args);

@@ -20,6 +20,8 @@ const Subcommand kSubcommands[] = {
      clustersim::cli::catalog_command},
     {"collective", "simulate a collective over a range of sizes, printed like nccl-tests",
      clustersim::cli::collective_command},
+    {"input", "the input pipeline of a scenario: data stall, limiting stage, what removes it",
+     clustersim::cli::input_command},
     {"memory", "per-GPU memory of every configuration of a scenario, OOM rows with the gap",
      clustersim::cli::memory_command},
     {"merge", "join the results files of every shard of a sweep into one",

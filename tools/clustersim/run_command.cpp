@@ -39,6 +39,7 @@ Table result_table() {
                {"bubble_s", "bubble", 3},
                {"data_comm_s", "DP comm", 3},
                {"optimizer_s", "optim", 3},
+               {"data_stall_s", "data stall", 3},
                {"memory_gib", "mem GiB", 1},
                {"capacity_gib", "cap GiB", 1},
                {"limiting", "limiting"},
@@ -102,7 +103,7 @@ int run_command(const std::vector<std::string>& args) {
     const double memory_gib = e.memory.total_bytes() / kBytesPerGibibyte;
     const double capacity_gib = e.memory.capacity_bytes / kBytesPerGibibyte;
     if (!e.step) {
-      row.resize(row.size() + 10);  // nothing simulated
+      row.resize(row.size() + 11);  // nothing simulated
       const auto missing = static_cast<int>(e.memory.missing_bytes() / kBytesPerGibibyte + 0.5);
       row.insert(row.end(),
                  {memory_gib, capacity_gib,
@@ -110,8 +111,8 @@ int run_command(const std::vector<std::string>& args) {
     } else {
       const StepResult& r = *e.step;
       row.insert(row.end(), {r.step_s, r.tokens_per_s, r.samples_per_s, r.mfu, r.hfu, r.compute_s,
-                             r.tensor_comm_s, r.bubble_s, r.data_comm_s, r.optimizer_s, memory_gib,
-                             capacity_gib, r.limiting, e.calibrated});
+                             r.tensor_comm_s, r.bubble_s, r.data_comm_s, r.optimizer_s,
+                             r.data_stall_s, memory_gib, capacity_gib, r.limiting, e.calibrated});
     }
     rows.emplace_back(step_key, std::move(row));
   }

@@ -1,0 +1,117 @@
+// Remedies for a data stall, each checked on the simulated pipeline.
+#include "sim/input/input_advice.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/hw/storage_model.h"
+#include "sim/util/units.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+// A remedy "removes" the stall when what is left is below this fraction of the GPU step.
+constexpr double kNegligibleStall = 0.01;
+constexpr int kMaxRefinements = 16;
+
+// Smallest capacity in [low, tier max] at which `tier` on `instance` gives the throughput and
+// IOPS asked (limits grow with capacity), to 1 GiB; absent when even the largest cannot.
+std::optional<double> capacity_for(const s::StorageTier& tier, const s::InstanceType& instance,
+                                   double low_gib, double bytes_per_s, double iops) {
+  const double high_gib = tier.has_capacity_max_gib() ? tier.capacity_max_gib() : 1048576;
+  low_gib = std::max(low_gib, tier.capacity_min_gib());
+  const auto enough = [&](double gib) {
+    const StoragePerformance p = storage_performance(tier, gib, &instance);
+    return p.throughput_bytes_per_s >= bytes_per_s && p.iops >= iops;
+  };
+  if (low_gib > high_gib || !enough(high_gib)) return std::nullopt;
+  if (enough(low_gib)) return std::ceil(low_gib);
+  double lo = low_gib, hi = high_gib;  // enough(hi), !enough(lo)
+  while (hi - lo > 1) {
+    const double mid = 0.5 * (lo + hi);
+    (enough(mid) ? hi : lo) = mid;
+  }
+  return std::ceil(hi);
+}
+
+// Adds workers (and the vCPUs they run on) until the stall is negligible.
+void advise_cpu(const InputEstimate& e, InputAdvice* advice) {
+  InputPipelineSpec spec = e.setup.spec;
+  spec.from_storage = !e.cached.has_value();
+  // Free storage so that only the CPU side is sized here.
+  spec.storage_bytes_per_s = std::numeric_limits<double>::infinity();
+  spec.storage_iops = std::numeric_limits<double>::infinity();
+  const double step = spec.gpu_step_s;
+  const double cpu_s_per_step = spec.loaders * spec.batch_samples * spec.cpu_s_per_sample;
+  const double worker_s_per_batch =
+      spec.batch_samples *
+      (spec.cpu_s_per_sample +
+       (spec.from_storage ? spec.read_latency_s * spec.read_requests_per_sample : 0));
+  spec.worker_vcpus = std::max(1, static_cast<int>(std::ceil(cpu_s_per_step / step)));
+  spec.workers_per_loader = std::max(1, static_cast<int>(std::ceil(worker_s_per_batch / step)));
+  InputPipelineRun run = simulate_input_pipeline(spec);
+  for (int i = 0; i < kMaxRefinements && run.stall_per_step_s > kNegligibleStall * step; ++i) {
+    spec.workers_per_loader += 1;
+    spec.worker_vcpus = std::max(spec.worker_vcpus, spec.workers_per_loader * spec.loaders);
+    run = simulate_input_pipeline(spec);
+  }
+  advice->vcpus_needed = spec.worker_vcpus + spec.loaders;
+  advice->workers_per_gpu_needed = spec.workers_per_loader;
+  advice->stall_with_cpu_advice_s = run.stall_per_step_s;
+
+  InputPipelineSpec own = e.setup.spec;
+  own.from_storage = !e.cached.has_value();
+  own.workers_per_loader = std::max(1, own.worker_vcpus / own.loaders);
+  advice->workers_per_gpu_within_vcpus = own.workers_per_loader;
+  advice->stall_within_vcpus_s = simulate_input_pipeline(own).stall_per_step_s;
+}
+
+}  // namespace
+
+InputAdvice advise_input(const Catalog& catalog, const LoadedScenario& scenario,
+                         const Configuration& c, const InputEstimate& e) {
+  InputAdvice advice;
+  advise_cpu(e, &advice);
+
+  const InputPipelineSpec& spec = e.setup.spec;
+  const s::Dataset& dataset = scenario.scenario().job().dataset();
+  const s::StorageTier& tier = *catalog.storage().find(dataset.storage().tier())->value;
+  const double volume_share = tier.shared_across_nodes() ? c.nodes : 1;
+  const double samples_per_s = spec.loaders * spec.batch_samples / spec.gpu_step_s * volume_share;
+  advice.read_bytes_per_s_needed = samples_per_s * spec.read_bytes_per_sample;
+  advice.read_iops_needed = samples_per_s * spec.read_requests_per_sample;
+  advice.read_bytes_per_s_available = spec.storage_bytes_per_s * volume_share;
+  advice.read_iops_available = spec.storage_iops * volume_share;
+  const double dataset_gib = e.setup.dataset_bytes / kBytesPerGibibyte;
+  advice.capacity_gib_needed = capacity_for(
+      tier, *c.instance, dataset_gib, advice.read_bytes_per_s_needed, advice.read_iops_needed);
+  const bool enough_now =
+      advice.capacity_gib_needed && *advice.capacity_gib_needed <= dataset.storage().capacity_gib();
+  for (const auto& [name, entry] : catalog.storage().all()) {
+    const s::StorageTier& other = *entry.value;
+    if (enough_now || name == tier.name() || other.provider() != tier.provider()) continue;
+    // A tier without a throughput figure cannot be sized (and a shared one is refused).
+    if (!other.has_throughput_mb_per_s()) continue;
+    const std::optional<double> gib = capacity_for(
+        other, *c.instance, dataset_gib, advice.read_bytes_per_s_needed, advice.read_iops_needed);
+    if (gib) advice.other_tiers.push_back({name, *gib});
+  }
+
+  if (dataset.layout() == s::FILE_PER_SAMPLE) {
+    InputPipelineSpec shards = spec;
+    shards.read_requests_per_sample = spec.read_bytes_per_sample / kReadRequestBytes;
+    shards.read_latency_s = 0;
+    advice.stall_with_shards_s = simulate_input_pipeline(shards).stall_per_step_s;
+  }
+
+  const s::InstanceType& instance = *c.instance;
+  advice.host_memory_gib = instance.host_memory_gib();
+  advice.gpu_memory_gib = total_gpu_memory_gib(catalog, instance);
+  advice.host_memory_low = advice.host_memory_gib < kHostToGpuMemoryRule * advice.gpu_memory_gib;
+  return advice;
+}
+
+}  // namespace clustersim

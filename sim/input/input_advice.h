@@ -1,0 +1,50 @@
+// What would remove a configuration's data stall: the vCPUs and workers the CPU stage needs, the
+// storage throughput and IOPS the GPUs consume and the capacity (of this tier, or of another of
+// the provider's tiers) that delivers them, packing small files into shards, and the host-memory
+// rule of thumb. Each remedy is re-simulated on the input pipeline, not just computed.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/input/input_model.h"
+
+namespace clustersim {
+
+struct StorageOption {
+  std::string tier;
+  double capacity_gib = 0;  // smallest capacity that holds the dataset and feeds the GPUs
+};
+
+struct InputAdvice {
+  // CPU: vCPUs on a node (workers + one per training process) and workers per GPU that keep up
+  // with the GPUs, and the stall per step with them (page-cache epochs when the dataset fits).
+  int vcpus_needed = 0;
+  int workers_per_gpu_needed = 0;
+  double stall_with_cpu_advice_s = 0;
+  // The most workers per GPU the job's own vCPUs run at once (one each, beside the training
+  // processes), and the stall per step with them.
+  int workers_per_gpu_within_vcpus = 0;
+  double stall_within_vcpus_s = 0;
+  // Storage: what the GPUs consume from one volume (a shared file system: all nodes together).
+  double read_bytes_per_s_needed = 0;
+  double read_iops_needed = 0;
+  double read_bytes_per_s_available = 0;
+  double read_iops_available = 0;
+  std::optional<double> capacity_gib_needed;  // of the scenario's tier; absent: it cannot
+  // Of the same provider, that can, when the scenario's volume does not.
+  std::vector<StorageOption> other_tiers;
+  // Packing one-file-per-sample data into shards, re-simulated (absent for shards already).
+  std::optional<double> stall_with_shards_s;
+  // Host memory below 1.5x the GPUs' total (cloud guides' rule of thumb).
+  bool host_memory_low = false;
+  double host_memory_gib = 0;
+  double gpu_memory_gib = 0;
+};
+
+// Requires: `estimate` was made for `configuration` of `scenario`.
+InputAdvice advise_input(const Catalog& catalog, const LoadedScenario& scenario,
+                         const Configuration& configuration, const InputEstimate& estimate);
+
+}  // namespace clustersim

@@ -1,0 +1,151 @@
+// Input-pipeline checks of a scenario.
+#include "sim/input/input_checks.h"
+
+#include "sim/input/dataloading_cost.h"
+#include "sim/input/input_model.h"
+#include "sim/io/catalog_reference.h"
+#include "sim/util/number_format.h"
+#include "sim/util/units.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+// The dataset's format must suit the model: images for a CNN, token sequences for a transformer.
+void check_format(const FieldChecker& dataset, const s::Model* model) {
+  if (!dataset.require_enum("format") || model == nullptr) return;
+  const auto format = static_cast<const s::Dataset&>(dataset.message()).format();
+  if (model->has_cnn() && format != s::JPEG_IMAGE) {
+    dataset.error("format", "a CNN reads images: use JPEG_IMAGE");
+  } else if (!model->has_cnn() && format == s::JPEG_IMAGE) {
+    dataset.error("format", "a transformer reads token sequences: use PRETOKENIZED or RAW_TEXT");
+  }
+}
+
+// The volume exists, holds the dataset and gives the limits its layout depends on. Returns its
+// tier (nullptr when unknown).
+const s::StorageTier* check_storage(const FieldChecker& dataset, const Catalog& catalog) {
+  if (!dataset.require("storage")) return nullptr;
+  const FieldChecker volume = dataset.child("storage");
+  const s::StorageTier* tier = resolve_storage_volume(volume, catalog);
+  if (tier == nullptr) return nullptr;
+  const auto& d = static_cast<const s::Dataset&>(dataset.message());
+  if (tier->shared_across_nodes() && !tier->has_throughput_mb_per_s()) {
+    volume.error("tier", "shared file system \"" + tier->name() +
+                             "\" has no throughput_mb_per_s: its throughput, shared by every "
+                             "node, must be given in its catalog entry");
+  }
+  if (!tier->has_iops() && d.layout() == s::FILE_PER_SAMPLE) {
+    volume.warning("tier", "\"" + tier->name() +
+                               "\" gives no IOPS limit: reads of small files are bound only by "
+                               "latency and throughput");
+  }
+  const double dataset_gib =
+      static_cast<double>(d.num_samples()) * d.mean_sample_bytes() / kBytesPerGibibyte;
+  if (d.has_num_samples() && d.has_mean_sample_bytes() &&
+      dataset_gib > volume.number("capacity_gib")) {
+    volume.error("capacity_gib", "the dataset (" + format_fixed(dataset_gib, 1) +
+                                     " GiB) does not fit in " +
+                                     format_number(volume.number("capacity_gib")) + " GiB");
+  }
+  return tier;
+}
+
+void check_dataloader(const FieldChecker& dataloader) {
+  const auto& m = static_cast<const s::DataLoader&>(dataloader.message());
+  if (dataloader.require("workers_per_gpu") && m.workers_per_gpu() < 1) {
+    dataloader.error("workers_per_gpu",
+                     "must be >= 1, got " + std::to_string(m.workers_per_gpu()) +
+                         " (0 loads in the training process between steps, which is not "
+                         "modelled)");
+  }
+  if (dataloader.has("prefetch_factor") && m.prefetch_factor() < 1) {
+    dataloader.error("prefetch_factor", "must be >= 1, got " + std::to_string(m.prefetch_factor()) +
+                                            " (batches each worker loads ahead)");
+  }
+  dataloader.at_least("cpu_limit_vcpus", 1);
+}
+
+// What each candidate instance needs: a dataloading cost for its CPU, enough vCPUs, host RAM.
+// Problems of the instance itself are reported where it is named (cluster or sweep). `tier`, the
+// dataset's storage at `volume`, may be null (unknown).
+void check_instance(const FieldChecker& dataloader, const FieldChecker& owner, int index,
+                    const s::InstanceType& instance, const Catalog& catalog,
+                    const s::StorageTier* tier, const FieldChecker& volume) {
+  const auto& m = static_cast<const s::DataLoader&>(dataloader.message());
+  const std::string name = "instance " + instance.name();
+  // A cloud disk or file system is reachable only from its own provider's instances.
+  if (tier != nullptr && tier->provider() != instance.provider()) {
+    volume.error("tier", "\"" + tier->name() + "\" belongs to " +
+                             s::Provider_Name(tier->provider()) + "; " + name + " (" +
+                             s::Provider_Name(instance.provider()) + ") cannot mount it");
+  }
+  if (find_dataloading_cost(catalog, instance) == nullptr) {
+    owner.error("instance",
+                "no dataloading_cost entry matches the CPU \"" + instance.cpu().model() + "\" of " +
+                    instance.name() + ", which the input pipeline needs",
+                index);
+  }
+  const int vcpus = m.has_cpu_limit_vcpus() ? m.cpu_limit_vcpus() : instance.vcpus();
+  if (m.has_cpu_limit_vcpus() && vcpus > instance.vcpus()) {
+    dataloader.error("cpu_limit_vcpus",
+                     "exceeds the " + std::to_string(instance.vcpus()) + " vCPUs of " + name);
+  } else if (vcpus <= instance.gpu_count()) {
+    dataloader.error(m.has_cpu_limit_vcpus() ? "cpu_limit_vcpus" : "workers_per_gpu",
+                     name + ": " + std::to_string(vcpus) +
+                         " vCPUs leave none for workers beside its " +
+                         std::to_string(instance.gpu_count()) + " training processes");
+  } else if (m.workers_per_gpu() >= 1 && (m.workers_per_gpu() + 1) * instance.gpu_count() > vcpus) {
+    dataloader.warning("workers_per_gpu",
+                       name + ": " + std::to_string(m.workers_per_gpu() * instance.gpu_count()) +
+                           " workers and " + std::to_string(instance.gpu_count()) +
+                           " training processes share " + std::to_string(vcpus) + " vCPUs");
+  }
+  const double gpu_gib = instance.gpu_count() * (instance.has_gpu_memory_gib()
+                                                     ? instance.gpu_memory_gib()
+                                                     : catalog.gpu_of(instance).memory_gib());
+  if (instance.host_memory_gib() < kHostToGpuMemoryRule * gpu_gib) {
+    owner.warning("instance",
+                  name + " has " + format_number(instance.host_memory_gib()) +
+                      " GiB of host memory, below 1.5x its GPUs' " + format_number(gpu_gib) +
+                      " GiB: little is left to cache the dataset and stage batches",
+                  index);
+  }
+}
+
+void check_instances(const FieldChecker& root, const FieldChecker& dataloader,
+                     const Catalog& catalog, const s::StorageTier* tier,
+                     const FieldChecker& volume) {
+  const auto& m = static_cast<const s::Scenario&>(root.message());
+  const bool swept = m.has_sweep() && m.sweep().instance_size() > 0;
+  if (!swept && !m.cluster().has_instance()) return;
+  const FieldChecker owner = swept ? root.child("sweep") : root.child("cluster");
+  const int count = swept ? m.sweep().instance_size() : 1;
+  for (int i = 0; i < count; ++i) {
+    const std::string& name = swept ? m.sweep().instance(i) : m.cluster().instance();
+    const CatalogEntry<s::InstanceType>* entry = catalog.instances().find(name);
+    if (entry == nullptr) continue;
+    check_instance(dataloader, owner, swept ? i : -1, *entry->value, catalog, tier, volume);
+  }
+}
+
+}  // namespace
+
+void check_input(const FieldChecker& root, const Catalog& catalog, const LoadedScenario& loaded) {
+  const s::Scenario& m = loaded.scenario();
+  if (!m.job().has_dataloader()) return;
+  const FieldChecker job = root.child("job");
+  if (!job.require("dataset")) return;
+  const FieldChecker dataset = job.child("dataset");
+  dataset.require("num_samples");
+  dataset.require_positive("mean_sample_bytes");
+  dataset.require_enum("layout");
+  check_format(dataset, loaded.model);
+  const s::StorageTier* tier = check_storage(dataset, catalog);
+  const FieldChecker dataloader = job.child("dataloader");
+  check_dataloader(dataloader);
+  check_instances(root, dataloader, catalog, tier, dataset.child("storage"));
+}
+
+}  // namespace clustersim

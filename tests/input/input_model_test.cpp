@@ -1,0 +1,130 @@
+// The input pipeline of shipped scenarios: ResNet-50 on 8x A100 with few vCPUs is CPU-bound and
+// the advice's vCPUs remove the stall; a PL0 disk limits the first epoch and no longer matters
+// once the dataset sits in the page cache; small files hit a disk's IOPS; an LLM reading
+// pre-tokenized shards never waits; a shared file system splits its throughput between nodes.
+#include "sim/input/input_model.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/input/input_advice.h"
+#include "sim/sweep/evaluation.h"
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim {
+namespace {
+
+struct Loaded {
+  std::unique_ptr<LoadedScenario> scenario;
+  Configuration configuration;
+  double gpu_step_s = 0;
+};
+
+// The scenario's first configuration and its GPU step without input.
+Loaded load(const std::string& path, int nodes = 0) {
+  const Catalog& catalog = testing::shipped_catalog();
+  Diagnostics diagnostics;
+  Loaded l;
+  l.scenario = load_scenario(testing::source_path(path), catalog, &diagnostics);
+  INFO(diagnostics.to_string());
+  REQUIRE(l.scenario != nullptr);
+  l.configuration = expand_configurations(*l.scenario).valid.at(0);
+  if (nodes > 0) {
+    l.configuration.nodes = nodes;
+    const int dp = nodes * l.configuration.instance->gpu_count();
+    l.configuration.parallelism.set_data_parallel(dp);
+    l.configuration.parallelism.set_micro_batch_size(
+        l.scenario->scenario().job().global_batch_size() / dp);
+  }
+  Evaluator evaluator(catalog, *l.scenario);
+  const Evaluation e = evaluator.evaluate(l.configuration);
+  REQUIRE(e.step);
+  l.gpu_step_s = e.step->step_s - e.step->data_stall_s;
+  return l;
+}
+
+InputEstimate estimate(const Loaded& l) {
+  return estimate_input(
+      input_setup(testing::shipped_catalog(), *l.scenario, l.configuration, l.gpu_step_s));
+}
+
+TEST_CASE("ResNet-50 on 8x A100 with 32 vCPUs is CPU-bound; the advised vCPUs remove the stall") {
+  const Loaded l = load("scenarios/input/resnet50-imagenet-32vcpu.textproto");
+  const InputEstimate e = estimate(l);
+  REQUIRE(e.cached);
+  CHECK(e.cached->limiting == "CPU decode");
+  CHECK(e.cached->cpu_utilisation == Approx(1).epsilon(1e-3));
+  CHECK(e.data_stall_s > 2 * l.gpu_step_s);
+  const InputAdvice advice =
+      advise_input(testing::shipped_catalog(), *l.scenario, l.configuration, e);
+  CHECK(advice.vcpus_needed > 128);  // more than the whole ebmgn7e node
+  CHECK(advice.stall_with_cpu_advice_s <= 0.01 * l.gpu_step_s);
+}
+
+TEST_CASE("with 12 workers per GPU on 128 vCPUs the workers limit; one per vCPU stalls less") {
+  const Loaded l = load("scenarios/input/resnet50-imagenet-essd-pl1.textproto");
+  const InputEstimate e = estimate(l);
+  REQUIRE(e.cached);
+  CHECK(e.cached->limiting == "dataloader workers");
+  const InputAdvice advice =
+      advise_input(testing::shipped_catalog(), *l.scenario, l.configuration, e);
+  CHECK(advice.workers_per_gpu_within_vcpus == (128 - 8) / 8);
+  CHECK(advice.stall_within_vcpus_s < e.cached->stall_per_step_s);
+  CHECK(advice.stall_within_vcpus_s > 0);  // 120 vCPUs still cannot feed 8 A100s
+}
+
+TEST_CASE("the data stall enters the step, its throughput and MFU, and names the stage") {
+  const Loaded l = load("scenarios/input/resnet50-imagenet-32vcpu.textproto");
+  Evaluator evaluator(testing::shipped_catalog(), *l.scenario);
+  const StepResult step = *evaluator.evaluate(l.configuration).step;
+  CHECK(step.step_s == Approx(l.gpu_step_s + step.data_stall_s).epsilon(1e-12));
+  CHECK(step.data_stall_s == Approx(estimate(l).data_stall_s).epsilon(1e-12));
+  CHECK(step.samples_per_s == Approx(2048 / step.step_s).epsilon(1e-9));
+  CHECK(step.limiting == "CPU decode");
+}
+
+TEST_CASE("a PL0 disk limits the first epoch; from the page cache the disk no longer matters") {
+  const InputEstimate pl0 = estimate(load("scenarios/input/resnet50-imagenet-essd-pl0.textproto"));
+  const InputEstimate pl3 = estimate(load("scenarios/input/resnet50-imagenet-essd-pl3.textproto"));
+  // 113 KB JPEGs: PL0's 150 MB/s at 200 GiB binds before its 4200 IOPS.
+  CHECK(pl0.from_storage.limiting == "storage throughput");
+  CHECK(pl0.from_storage.stall_per_step_s > pl3.from_storage.stall_per_step_s);
+  REQUIRE(pl0.cached);
+  REQUIRE(pl3.cached);
+  // Equal up to the rounding of the GPU step recovered from the step with its stall.
+  CHECK(pl0.cached->stall_per_step_s == Approx(pl3.cached->stall_per_step_s).epsilon(1e-9));
+  CHECK(pl0.cached->limiting != "storage throughput");
+}
+
+TEST_CASE("small files on PL0 are IOPS-bound at exactly the disk's IOPS; shards lift it") {
+  const Loaded l = load("tests/data/input/thumbnails_on_pl0.textproto");
+  const InputEstimate e = estimate(l);
+  CHECK(e.from_storage.limiting == "storage IOPS");
+  // PL0 at 800 GiB: min{1800 + 12 x 800, 10000} = 10000 IOPS, one request per 12 kB JPEG.
+  CHECK(2048 / e.from_storage.step_period_s == Approx(10000).epsilon(1e-6));
+  const InputAdvice advice =
+      advise_input(testing::shipped_catalog(), *l.scenario, l.configuration, e);
+  REQUIRE(advice.stall_with_shards_s);
+  CHECK(*advice.stall_with_shards_s < e.from_storage.stall_per_step_s);
+}
+
+TEST_CASE("LLM pre-training from pre-tokenized shards never waits for data") {
+  const Loaded l = load("scenarios/input/llm-pretrain-tokenized-shards.textproto");
+  const InputEstimate e = estimate(l);
+  CHECK(e.from_storage.stall_per_step_s == 0);
+  CHECK(e.data_stall_s == 0);
+  CHECK(e.limiting.empty());
+}
+
+TEST_CASE("a shared file system's throughput is split between the nodes reading it") {
+  const Loaded one = load("scenarios/input/resnet50-imagenet-nas.textproto");
+  const Loaded four = load("scenarios/input/resnet50-imagenet-nas.textproto", 4);
+  const InputSetup a =
+      input_setup(testing::shipped_catalog(), *one.scenario, one.configuration, one.gpu_step_s);
+  const InputSetup b =
+      input_setup(testing::shipped_catalog(), *four.scenario, four.configuration, four.gpu_step_s);
+  CHECK(b.spec.storage_bytes_per_s == Approx(a.spec.storage_bytes_per_s / 4));
+  CHECK(b.spec.storage_iops == Approx(a.spec.storage_iops / 4));
+}
+
+}  // namespace
+}  // namespace clustersim

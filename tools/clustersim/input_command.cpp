@@ -1,0 +1,140 @@
+// `clustersim input SCENARIO`: the input pipeline of each configuration of a scenario whose job
+// has a dataloader: the data stall of an epoch read from storage and of later epochs read from
+// the page cache, the busy fraction of each stage, the limiting one, and what removes it (vCPUs
+// and workers, a storage tier or capacity, packing files into shards, host memory).
+#include <cmath>
+#include <iostream>
+
+#include "sim/input/input_advice.h"
+#include "sim/input/input_model.h"
+#include "sim/sweep/evaluation.h"
+#include "sim/util/number_format.h"
+#include "sim/util/units.h"
+#include "tools/clustersim/command_line.h"
+#include "tools/clustersim/commands.h"
+
+namespace clustersim::cli {
+namespace {
+
+namespace s = schema;
+
+std::string percent(double fraction) { return format_fixed(100 * fraction, 0) + "%"; }
+std::string seconds(double value) { return format_fixed(value, 3) + " s"; }
+
+void print_run(const std::string& what, const InputPipelineRun& run, bool from_storage) {
+  std::cout << "  " << what << ": step " << seconds(run.step_period_s) << ", data stall "
+            << seconds(run.stall_per_step_s) << ", limited by "
+            << (run.limiting.empty() ? "the GPU step" : run.limiting) << "\n    busy: ";
+  if (from_storage) std::cout << "storage " << percent(run.storage_utilisation) << ", ";
+  std::cout << "CPU " << percent(run.cpu_utilisation) << ", workers "
+            << percent(run.worker_utilisation) << ", pinned copy " << percent(run.pin_utilisation)
+            << ", PCIe " << percent(run.pcie_utilisation) << "\n";
+}
+
+void print_advice(const LoadedScenario& loaded, const InputEstimate& e, const InputAdvice& a) {
+  const s::Dataset& dataset = loaded.scenario().job().dataset();
+  const InputPipelineSpec& spec = e.setup.spec;
+  std::cout << "  advice:\n    CPU: " << a.vcpus_needed << " vCPUs on a node with workers_per_gpu "
+            << a.workers_per_gpu_needed << " keep up (stall left "
+            << seconds(a.stall_with_cpu_advice_s) << "); the job has " << e.setup.node_vcpus
+            << " vCPUs and workers_per_gpu " << spec.workers_per_loader << "; with workers_per_gpu "
+            << a.workers_per_gpu_within_vcpus << " (one per vCPU it has) the stall is "
+            << seconds(a.stall_within_vcpus_s) << "\n";
+  std::cout << "    storage: the GPUs read " << format_fixed(a.read_bytes_per_s_needed / 1e6, 0)
+            << " MB/s in " << format_fixed(a.read_iops_needed, 0) << " IOPS; "
+            << dataset.storage().tier() << " at " << format_number(dataset.storage().capacity_gib())
+            << " GiB gives " << format_fixed(a.read_bytes_per_s_available / 1e6, 0) << " MB/s, "
+            << (std::isinf(a.read_iops_available)
+                    ? "no IOPS limit"
+                    : format_fixed(a.read_iops_available, 0) + " IOPS")
+            << "\n      ";
+  if (!a.capacity_gib_needed) {
+    std::cout << dataset.storage().tier() << " cannot at any capacity";
+  } else if (*a.capacity_gib_needed > dataset.storage().capacity_gib()) {
+    std::cout << dataset.storage().tier() << " does at " << format_number(*a.capacity_gib_needed)
+              << " GiB";
+  } else {
+    std::cout << "enough at this capacity";
+  }
+  for (const StorageOption& o : a.other_tiers) {
+    std::cout << "; " << o.tier << " at " << format_number(o.capacity_gib) << " GiB";
+  }
+  std::cout << "\n";
+  if (a.stall_with_shards_s) {
+    std::cout << "    layout: packed into shards, an epoch from storage stalls "
+              << seconds(*a.stall_with_shards_s) << " per step (now "
+              << seconds(e.from_storage.stall_per_step_s) << ")\n";
+  }
+  std::cout << "    host memory: " << format_number(a.host_memory_gib) << " GiB for GPUs with "
+            << format_number(a.gpu_memory_gib) << " GiB"
+            << (a.host_memory_low ? ": WARNING below the 1.5-2x rule of thumb of cloud guides"
+                                  : " (at least the 1.5x rule of thumb)")
+            << "\n";
+}
+
+}  // namespace
+
+int input_command(const std::vector<std::string>& args) {
+  int exit_code = kExitOk;
+  auto inputs =
+      load_scenario_command(args, "input", "configurations to report (0: all)", &exit_code);
+  if (!inputs) return exit_code;
+  if (inputs->format != OutputFormat::kTable) {
+    std::cerr << "clustersim input: --format: the report is text only (use run for csv/json)\n";
+    return kExitUsage;
+  }
+  const LoadedScenario& loaded = *inputs->scenario;
+  if (!loaded.scenario().job().has_dataloader()) {
+    std::cerr << inputs->path << ": job.dataloader: not set, so the GPUs are assumed fed\n";
+    return kExitInputError;
+  }
+  const ExpandedConfigurations space = expand_configurations(loaded);
+  if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
+  Evaluator evaluator(*inputs->catalog, loaded);
+  const size_t shown =
+      inputs->limit == 0 ? space.valid.size() : std::min(inputs->limit, space.valid.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const Configuration& c = space.valid[i];
+    const Evaluation e = evaluator.evaluate(c);
+    if (!e.error.empty()) {
+      std::cerr << inputs->path << ": " << e.error << "\n";
+      return kExitInputError;
+    }
+    const s::Parallelism& p = c.parallelism;
+    std::cout << c.instance->name() << " x " << c.nodes << " (TP " << p.tensor_parallel() << ", PP "
+              << p.pipeline_parallel() << ", DP " << p.data_parallel() << ")";
+    if (!e.step) {
+      std::cout << ": does not fit in GPU memory\n";
+      continue;
+    }
+    const double gpu_step_s = e.step->step_s - e.step->data_stall_s;
+    const InputEstimate estimate =
+        estimate_input(input_setup(*inputs->catalog, loaded, c, gpu_step_s));
+    const InputSetup& setup = estimate.setup;
+    std::cout << ": GPU step " << seconds(gpu_step_s) << ", " << setup.spec.batch_samples
+              << " samples per GPU\n";
+    print_run("epoch from storage", estimate.from_storage, true);
+    const double dataset_gib = setup.dataset_bytes / kBytesPerGibibyte;
+    const double cache_gib = setup.page_cache_bytes / kBytesPerGibibyte;
+    if (estimate.cached) {
+      print_run("later epochs from the page cache", *estimate.cached, false);
+    } else {
+      std::cout << "  page cache: " << format_fixed(dataset_gib, 1) << " GiB dataset, "
+                << format_fixed(cache_gib, 1) << " GiB of host memory beyond the GPUs'"
+                << (setup.cached_after_first_epoch ? " (fits; the job makes one epoch)"
+                                                   : ": every epoch reads storage")
+                << "\n";
+    }
+    std::cout << "  job (" << format_fixed(setup.epochs, 1) << " epochs): data stall "
+              << seconds(e.step->data_stall_s) << " per step, step " << seconds(e.step->step_s)
+              << ", MFU " << format_fixed(e.step->mfu, 3)
+              << " (fed: " << format_fixed(e.step->mfu * e.step->step_s / gpu_step_s, 3) << ")\n";
+    print_advice(loaded, estimate, advise_input(*inputs->catalog, loaded, c, estimate));
+  }
+  if (shown < space.valid.size()) {
+    std::cout << "... " << space.valid.size() - shown << " more (--limit 0 reports all)\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace clustersim::cli
