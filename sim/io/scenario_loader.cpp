@@ -2,6 +2,7 @@
 // candidate instances it names.
 #include "sim/io/scenario_loader.h"
 
+#include "sim/cost/cost_checks.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
 
@@ -199,6 +200,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   check_cluster(root, catalog, loaded.get());
   if (m.has_parallelism()) check_parallelism(root.child("parallelism"), loaded->model);
   if (m.has_sweep()) check_sweep(root.child("sweep"), loaded->model);
+  if (m.has_cost()) check_cost(root.child("cost"), catalog);
 
   if (diagnostics->error_count() != errors_before) return nullptr;
   return loaded;

@@ -1,9 +1,10 @@
 // `clustersim plan SCENARIO`: checks a scenario and prints what it asks - the model, the job, the
 // candidate instances and every configuration of its sweep (pruned ones counted by reason).
 #include <algorithm>
-#include <cmath>
 #include <iostream>
 
+#include "sim/cost/price_book.h"
+#include "sim/cost/training_budget.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/util/number_format.h"
@@ -36,22 +37,6 @@ std::string model_summary(const s::Model& m) {
          "; " + params;
 }
 
-// Optimizer steps the budget asks for (rounded up: a partial step still runs).
-double budget_steps(const s::TrainingJob& job) {
-  const double batch = job.global_batch_size();
-  switch (job.budget_case()) {
-    case s::TrainingJob::kTokenBudget:
-      return std::ceil(job.token_budget() / (batch * job.sequence_length()));
-    case s::TrainingJob::kEpochs:
-      return std::ceil(job.epochs() * static_cast<double>(job.dataset().num_samples()) / batch);
-    case s::TrainingJob::kSteps:
-      return static_cast<double>(job.steps());
-    case s::TrainingJob::BUDGET_NOT_SET:
-      break;
-  }
-  return 0;
-}
-
 std::string job_summary(const s::TrainingJob& job, bool transformer) {
   std::string text = "global batch " + std::to_string(job.global_batch_size());
   if (transformer) {
@@ -69,13 +54,6 @@ std::string job_summary(const s::TrainingJob& job, bool transformer) {
       break;
   }
   return text + " = " + format_number(budget_steps(job)) + " steps";
-}
-
-const s::Price* on_demand_price(const s::InstanceType& instance) {
-  for (const s::Price& p : instance.price()) {
-    if (p.billing() == s::ON_DEMAND && p.has_per_hour()) return &p;
-  }
-  return nullptr;
 }
 
 // The first `limit` valid configurations (all when limit is 0).
@@ -99,15 +77,15 @@ Table configuration_table(const ConfigurationSpace& space, size_t limit) {
   for (size_t i = 0; i < shown; ++i) {
     const Configuration& c = space.valid[i];
     const s::Parallelism& p = c.parallelism;
-    const s::Price* price = on_demand_price(*c.instance);
+    const std::optional<UsedPrice> price = catalog_price(*c.instance, s::ON_DEMAND);
     t.add_row({c.instance->name(), static_cast<double>(c.nodes), static_cast<double>(c.gpus()),
                static_cast<double>(p.tensor_parallel()), static_cast<double>(p.pipeline_parallel()),
                static_cast<double>(p.data_parallel()), static_cast<double>(p.micro_batch_size()),
                static_cast<double>(p.virtual_stages()), static_cast<double>(p.zero_stage()),
                p.distributed_optimizer(), p.sequence_parallel(), s::Recompute_Name(p.recompute()),
                s::PipelineSchedule_Name(p.schedule()),
-               price ? Cell(price->per_hour() * c.nodes) : Cell(),
-               price ? Cell(s::Currency_Name(price->currency())) : Cell()});
+               price ? Cell(price->per_hour * c.nodes) : Cell(),
+               price ? Cell(s::Currency_Name(price->currency)) : Cell()});
   }
   return t;
 }
