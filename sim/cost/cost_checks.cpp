@@ -20,8 +20,29 @@ bool has_spot(const s::Cost& cost) {
   return false;
 }
 
-void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog, bool preempted) {
-  if (checkpoint.require("volume")) resolve_storage_volume(checkpoint.child("volume"), catalog);
+// One volume per provider, and one for the provider of every candidate instance.
+void check_volumes(const FieldChecker& checkpoint, const Catalog& catalog,
+                   const LoadedScenario& scenario) {
+  std::set<int> providers;
+  for (int i = 0; i < checkpoint.size("volume"); ++i) {
+    const s::StorageTier* tier = resolve_storage_volume(checkpoint.child("volume", i), catalog);
+    if (tier != nullptr && !providers.insert(tier->provider()).second) {
+      checkpoint.error("volume", "a second volume of " + s::Provider_Name(tier->provider()), i);
+    }
+  }
+  if (providers.size() != static_cast<size_t>(checkpoint.size("volume"))) return;
+  for (const s::InstanceType* instance : scenario.instances) {
+    if (!providers.count(instance->provider())) {
+      checkpoint.error("volume", "has none of provider " + s::Provider_Name(instance->provider()) +
+                                     " for \"" + instance->name() + "\"");
+      return;
+    }
+  }
+}
+
+void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog,
+                      const LoadedScenario& scenario, bool preempted) {
+  if (checkpoint.require("volume")) check_volumes(checkpoint, catalog, scenario);
   checkpoint.positive("interval_s");
   if (!preempted && !checkpoint.has("interval_s")) {
     checkpoint.error("interval_s",
@@ -67,7 +88,7 @@ void check_price_file(const FieldChecker& prices, const Catalog& catalog) {
   }
 }
 
-void check_cost(const FieldChecker& cost, const Catalog& catalog) {
+void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedScenario& scenario) {
   const auto& m = static_cast<const s::Cost&>(cost.message());
   for (int i = 0; i < m.billing_size(); ++i) {
     if (m.billing(i) == s::BILLING_MODE_UNSPECIFIED) {
@@ -94,7 +115,7 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog) {
                  "restarts the run from the beginning");
     }
   }
-  if (m.has_checkpoint()) check_checkpoint(cost.child("checkpoint"), catalog, preempted);
+  if (m.has_checkpoint()) check_checkpoint(cost.child("checkpoint"), catalog, scenario, preempted);
   cost.at_least("trials", 1);
 }
 

@@ -3,6 +3,7 @@
 
 #include "sim/io/catalog.h"
 #include "sim/io/field_checker.h"
+#include "sim/io/scenario_loader.h"
 
 namespace clustersim {
 
@@ -11,7 +12,7 @@ namespace clustersim {
 // exchange rate is positive and given once per currency.
 void check_price_file(const FieldChecker& prices, const Catalog& catalog);
 
-// Checks a scenario's `cost` (a Cost message).
-void check_cost(const FieldChecker& cost, const Catalog& catalog);
+// Checks a scenario's `cost` (a Cost message) against its resolved candidate instances.
+void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedScenario& scenario);
 
 }  // namespace clustersim

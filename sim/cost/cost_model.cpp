@@ -56,7 +56,10 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
   }
   if (model->billing_modes.empty()) model->billing_modes.push_back(s::ON_DEMAND);
   if (sc.cost().has_checkpoint()) {
-    model->checkpoint_tier = catalog.storage().find(sc.cost().checkpoint().volume().tier())->value;
+    for (const s::StorageVolume& volume : sc.cost().checkpoint().volume()) {
+      const s::StorageTier* tier = catalog.storage().find(volume.tier())->value;
+      model->checkpoint_volumes[tier->provider()] = {tier, volume.capacity_gib()};
+    }
   }
   if (sc.cost().has_trials()) model->trials = sc.cost().trials();
   if (sc.cost().has_seed()) model->seed = sc.cost().seed();

@@ -3,6 +3,7 @@
 // currency. Built once per scenario; immutable, safe to share between the threads of a sweep.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -14,13 +15,19 @@
 
 namespace clustersim {
 
+struct CheckpointVolume {
+  const schema::StorageTier* tier = nullptr;
+  double capacity_gib = 0;
+};
+
 struct CostModel {
   const LoadedScenario* scenario = nullptr;
   const schema::Cost* settings = nullptr;  // the scenario's cost (an empty one when absent)
   PriceBook prices;
   schema::Currency currency = schema::CURRENCY_UNSPECIFIED;  // every cost is reported in it
   std::vector<schema::BillingMode> billing_modes;            // compared, in the scenario's order
-  const schema::StorageTier* checkpoint_tier = nullptr;      // null: no checkpoints
+  // The checkpoint volume of each candidate instance's provider; empty: no checkpoints.
+  std::map<schema::Provider, CheckpointVolume> checkpoint_volumes;
   int trials = 400;   // simulated runs per spot configuration (scenario or command line)
   uint64_t seed = 1;  // of the first trial
 };

@@ -47,12 +47,13 @@ RunSpec run_spec(const CostModel& model, const Configuration& configuration, con
 CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& configuration,
                                 const MemoryEstimate& memory, const StepResult& step) {
   CheckpointPlan plan;
-  if (model.checkpoint_tier == nullptr) return plan;
+  const auto volume = model.checkpoint_volumes.find(configuration.instance->provider());
+  if (volume == model.checkpoint_volumes.end()) return plan;
   const s::Scenario& scenario = model.scenario->scenario();
   const s::Checkpoint& settings = model.settings->checkpoint();
   plan.enabled = true;
   plan.cost = checkpoint_cost(*model.scenario->model, scenario.job(), configuration, memory,
-                              *model.checkpoint_tier, settings.volume().capacity_gib());
+                              *volume->second.tier, volume->second.capacity_gib);
   const RunSpec spot = run_spec(model, configuration, step, plan, true);
   const bool preempted = spot.preemptions_per_instance_hour > 0 && plan.cost.write_s > 0;
   if (preempted) {

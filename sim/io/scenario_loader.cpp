@@ -200,7 +200,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   check_cluster(root, catalog, loaded.get());
   if (m.has_parallelism()) check_parallelism(root.child("parallelism"), loaded->model);
   if (m.has_sweep()) check_sweep(root.child("sweep"), loaded->model);
-  if (m.has_cost()) check_cost(root.child("cost"), catalog);
+  if (m.has_cost()) check_cost(root.child("cost"), catalog, *loaded);
 
   if (diagnostics->error_count() != errors_before) return nullptr;
   return loaded;

@@ -2,6 +2,7 @@
 // under every billing mode the scenario compares, ranked by cost and by time, marking the
 // cheapest, the fastest and the configurations that do not fit; then the prices used.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -30,6 +31,7 @@ Table cost_table() {
                {"data_parallel", "DP"},
                {"micro_batch_size", "mbs"},
                {"zero_stage", "ZeRO"},
+               {"recompute", "recompute"},
                {"billing", "billing"},
                {"fits", "fits"},
                {"step_s", "step s", 3},
@@ -54,6 +56,7 @@ constexpr size_t kRankColumns = 3;  // cost #, time #, mark: filled after rankin
 struct Row {
   double cost = kUnranked;  // p50, report currency; kUnranked: no price or does not fit
   double time = kUnranked;  // p50 seconds; kUnranked: does not fit
+  double time_p95 = kUnranked;
   std::vector<Cell> cells;  // all but the rank columns
 };
 
@@ -66,6 +69,7 @@ std::vector<Cell> configuration_cells(const Configuration& c, s::BillingMode bil
           static_cast<double>(p.data_parallel()),
           static_cast<double>(p.micro_batch_size()),
           static_cast<double>(p.distributed_optimizer() ? 1 : p.zero_stage()),
+          s::Recompute_Name(p.recompute()),
           s::BillingMode_Name(billing)};
 }
 
@@ -73,7 +77,7 @@ Cell hours(double seconds) { return seconds > 0 ? Cell(seconds / 3600) : Cell();
 
 Row cost_row(const Configuration& c, const StepResult& step, const CheckpointPlan& plan,
              const RunCost& r) {
-  Row row{kUnranked, r.time.p50_s, configuration_cells(c, r.billing)};
+  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing)};
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
   const auto money = [&](double value) { return priced ? Cell(value) : Cell(); };
@@ -89,7 +93,7 @@ Row cost_row(const Configuration& c, const StepResult& step, const CheckpointPla
 }
 
 Row oom_row(const Configuration& c, const Evaluation& e, s::BillingMode billing, size_t columns) {
-  Row row{kUnranked, kUnranked, configuration_cells(c, billing)};
+  Row row{kUnranked, kUnranked, kUnranked, configuration_cells(c, billing)};
   const auto missing = static_cast<int>(e.memory.missing_bytes() / kBytesPerGibibyte + 0.5);
   const size_t fits_column = row.cells.size();
   row.cells.resize(columns - kRankColumns);
@@ -97,15 +101,18 @@ Row oom_row(const Configuration& c, const Evaluation& e, s::BillingMode billing,
   return row;
 }
 
-// Sorts by cost (then time), fills the ranks and marks the cheapest and the fastest.
+// Sorts by cost (then time), ranks by time (then p95), fills the ranks and marks the cheapest and
+// the fastest.
 void rank_rows(std::vector<Row>* rows) {
   std::stable_sort(rows->begin(), rows->end(), [](const Row& a, const Row& b) {
     return a.cost != b.cost ? a.cost < b.cost : a.time < b.time;
   });
   std::vector<size_t> by_time(rows->size());
   for (size_t i = 0; i < by_time.size(); ++i) by_time[i] = i;
-  std::stable_sort(by_time.begin(), by_time.end(),
-                   [&](size_t a, size_t b) { return (*rows)[a].time < (*rows)[b].time; });
+  std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) {
+    const Row &x = (*rows)[a], &y = (*rows)[b];
+    return x.time != y.time ? x.time < y.time : x.time_p95 < y.time_p95;
+  });
   std::vector<Cell> time_rank(rows->size());
   for (size_t rank = 0; rank < by_time.size(); ++rank) {
     if ((*rows)[by_time[rank]].time < kUnranked) {
@@ -137,8 +144,8 @@ void print_prices(const CostModel& model, const std::vector<const s::InstanceTyp
         std::cout << "none (give one in cost.prices or --prices)\n";
         continue;
       }
-      std::cout << format_number(price->per_hour) << " " << s::Currency_Name(price->currency)
-                << "/h";
+      std::cout << format_number(std::round(price->per_hour * 1e4) / 1e4) << " "
+                << s::Currency_Name(price->currency) << "/h";
       if (price->currency != model.currency) {
         std::cout << " x "
                   << format_number(*model.prices.exchange_rate(price->currency, model.currency));
