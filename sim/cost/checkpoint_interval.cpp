@@ -39,7 +39,8 @@ double simulated_optimal_interval_s(const RunSpec& spec, int trials, uint64_t fi
   if (best > 0 && best < points - 1) {
     const double left = mean_s[best - 1], mid = mean_s[best], right = mean_s[best + 1];
     const double curvature = left - 2 * mid + right;
-    if (curvature > 0) offset = 0.5 * (left - right) / curvature;
+    if (std::isfinite(left + mid + right) && curvature > 0)
+      offset = 0.5 * (left - right) / curvature;
   }
   return center * std::exp((best - kOctaves * kStepsPerOctave + offset) * log_step);
 }

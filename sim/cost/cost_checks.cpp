@@ -98,6 +98,9 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedSc
   if (m.has_prices()) check_price_file(cost.child("prices"), catalog);
   cost.non_negative("preemptions_per_instance_hour");
   const bool preempted = has_spot(m) && m.preemptions_per_instance_hour() > 0;
+  if (m.has_preemptions_per_instance_hour() && !has_spot(m)) {
+    cost.warning("preemptions_per_instance_hour", "applies to SPOT billing, which billing omits");
+  }
   if (m.has_restart()) {
     const FieldChecker restart = cost.child("restart");
     restart.non_negative("acquisition_s");

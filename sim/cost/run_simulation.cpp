@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -20,6 +21,10 @@ constexpr double kTicksPerSecond = 1e6;
 Picoseconds ticks(double seconds) {
   return Picoseconds(static_cast<int64_t>(std::llround(seconds * kTicksPerSecond)));
 }
+
+// A run still unfinished after this many times its work makes (almost) no progress between
+// preemptions: it is reported as never finishing instead of being simulated on.
+constexpr double kGiveUpAfterWorkTimes = 100;
 
 double seconds(Picoseconds t) { return static_cast<double>(t.count()) / kTicksPerSecond; }
 
@@ -93,6 +98,12 @@ class Run {
 
   void preempted() {
     if (finished_) return;
+    if (seconds(sim_.now()) > kGiveUpAfterWorkTimes * spec_.work_s) {
+      finished_ = true;
+      ++epoch_;  // drops whatever is still scheduled
+      outcome_.wall_s = std::numeric_limits<double>::infinity();
+      return;
+    }
     ++outcome_.preemptions;
     ++epoch_;  // drops the interrupted segment, write or restart
     progress_s_ = durable_s_;

@@ -20,7 +20,9 @@ struct RunSpec {
 };
 
 struct RunOutcome {
-  double wall_s = 0;  // from the first step to the end of the last
+  // From the first step to the end of the last; +infinity when preemptions come so often that
+  // the run is still unfinished after 100 times its work.
+  double wall_s = 0;
   int preemptions = 0;
   int checkpoints = 0;  // written to the end (durable)
 };

@@ -74,5 +74,14 @@ TEST_CASE("the simulated optimal checkpoint interval is Young/Daly's for small f
   CHECK(simulated_optimal_interval_s(spec, 200, 1) == Approx(young).epsilon(0.10));
 }
 
+TEST_CASE("a run that cannot outpace its preemptions is reported as never finishing") {
+  RunSpec spec = hundred_hours();
+  spec.checkpoint_write_s = 10 * 3600;  // a preemption every 15 minutes on 4 nodes
+  spec.preemptions_per_instance_hour = 1;
+  const RunOutcome run = simulate_run(spec, 1);
+  CHECK(std::isinf(run.wall_s));
+  CHECK(run.checkpoints == 0);
+}
+
 }  // namespace
 }  // namespace clustersim
