@@ -1,7 +1,7 @@
 // The price of an instance type under a billing mode: the catalog's, unless the scenario's
-// cost.prices or a --prices file overrides it, converted into one report currency. The one price
-// lookup of the project (catalog, plan and cost commands). Immutable; safe to share between
-// threads.
+// cost.prices or a --prices file overrides it, and the exchange rates into one report currency. The
+// one price lookup of the project (catalog, plan and cost commands). Immutable; safe to share
+// between threads.
 #pragma once
 
 #include <optional>

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
-#include <map>
 
 #include "sim/cost/cost_model.h"
 #include "sim/cost/run_cost.h"
@@ -172,7 +171,7 @@ int cost_command(const std::vector<std::string>& args) {
       load_scenario_command(args, "cost", "configurations to cost (0: all)", &exit_code, &own);
   if (!inputs) return exit_code;
   if (trials < 0) {
-    std::cerr << "--trials must be >= 1, got " << trials << "\n";
+    std::cerr << "--trials must be >= 0 (0: the scenario's), got " << trials << "\n";
     return kExitUsage;
   }
   Diagnostics diagnostics;
