@@ -7,7 +7,8 @@
 // evenly over the nodes. On a restart every GPU reads back what it holds, so replicas of a
 // model state (ZeRO stages below 3 keep weights on every data-parallel rank) are read once per
 // replica. A block volume (ESSD, EBS) is attached to each node and bounded by the instance's
-// block-storage caps; a shared file system or object store serves all nodes from one throughput.
+// block-storage caps; a shared file system or object store serves all nodes from one throughput,
+// each node reaching it through its plain (TCP) network.
 #pragma once
 
 #include "sim/io/schema/job.pb.h"

@@ -52,5 +52,19 @@ TEST_CASE("block volumes write in parallel per node; a shared file system splits
   CHECK(shared.load_s == Approx(fsx.latency_s + 2 * 8 * 4e9 / fsx.throughput_bytes_per_s));
 }
 
+TEST_CASE("a node reaches a shared file system no faster than its plain network") {
+  Setup setup;
+  MemoryEstimate memory;
+  setup.configuration.nodes = 1;
+  schema::InstanceType slow = *setup.configuration.instance;
+  slow.mutable_network()->set_tcp_gbit_per_s(1);  // 125 MB/s, below the file system's throughput
+  setup.configuration.instance = &slow;
+  const s::StorageTier& lustre = setup.tier("aws.fsx-lustre.persistent2-250");
+  const CheckpointCost cost =
+      checkpoint_cost(setup.model, setup.job, setup.configuration, memory, lustre, 4800);
+  CHECK(cost.write_s ==
+        Approx(storage_performance(lustre, 4800, &slow).latency_s + cost.bytes / 125e6));
+}
+
 }  // namespace
 }  // namespace clustersim
