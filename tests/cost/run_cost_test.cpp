@@ -48,7 +48,8 @@ Costed cost_of(const std::string& cost_block, s::BillingMode billing, double ste
 }
 
 TEST_CASE("with no preemption, spot costs the spot price times the run's time") {
-  const Costed c = cost_of("  billing: SPOT\n" + kCheckpoint, s::SPOT);
+  const Costed c =
+      cost_of("  billing: SPOT\n  preemptions_per_instance_hour: 0\n" + kCheckpoint, s::SPOT);
   // 1e9 tokens / (64 x 4096) = 3815 steps of 10 s, one checkpoint pause per hour of training.
   CHECK(c.cost.steps == 3815);
   CHECK(c.cost.work_s == 38150);
