@@ -41,6 +41,8 @@ Table cost_table() {
                {"cost_p50", "cost p50", 0},
                {"cost_p95", "cost p95", 0},
                {"cost_per_million_tokens", "per Mtok", 3},
+               {"cost_per_epoch", "per epoch", 0},
+               {"billed_periods", "periods", 0},
                {"checkpoint_interval_h", "ckpt every h", 2},
                {"young_daly_h", "Young/Daly h", 2},
                {"checkpoint_write_s", "ckpt write s", 1},
@@ -85,6 +87,8 @@ Row cost_row(const Configuration& c, const StepResult& step, const CheckpointPla
       {true, step.step_s, r.time.p50_s / 3600, r.time.p95_s / 3600, r.instance_hours,
        money(r.per_instance_hour), money(r.cost_p50), money(r.cost_p95),
        r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
+       r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
+       r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
        plan.enabled ? hours(plan.interval_s) : Cell(), hours(plan.young_daly_s),
        plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_preemptions,
        priced ? Cell(r.price->origin) : Cell("no " + s::BillingMode_Name(r.billing) + " price")});
