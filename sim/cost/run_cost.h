@@ -7,6 +7,9 @@
 // run (surviving nodes are held while a preempted one is replaced). A subscription is paid for
 // whole periods (730 hours a month, 8760 a year) at its per_hour rate (the period's price divided
 // by its hours).
+//
+// Use: load_cost_model() once per scenario; per configuration that fits, plan_checkpoints() once,
+// then run_cost() for each of the model's billing_modes.
 #pragma once
 
 #include <optional>
