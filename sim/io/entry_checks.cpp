@@ -40,21 +40,6 @@ void check_measured_matmul(const FieldChecker& gpu) {
   }
 }
 
-void check_price(const FieldChecker& price) {
-  price.require_enum("billing");
-  price.require_enum("currency");
-  const bool absolute = price.has("per_hour"), relative = price.has("discount_fraction");
-  if (absolute == relative) price.error_here("give exactly one of per_hour or discount_fraction");
-  price.positive("per_hour");
-  price.in_range("discount_fraction", 0, 1);
-  if (price.has("per_hour_max") && price.positive("per_hour_max") && absolute &&
-      price.number("per_hour_max") < price.number("per_hour")) {
-    price.error("per_hour_max",
-                "must be >= per_hour (" + format_number(price.number("per_hour")) + ")");
-  }
-  if (price.has("source")) check_source(price);
-}
-
 std::string provider_prefix(s::Provider provider) {
   switch (provider) {
     case s::AWS:
@@ -96,6 +81,21 @@ void check_limit(const FieldChecker& storage, const char* field) {
 }
 
 }  // namespace
+
+void check_price(const FieldChecker& price) {
+  price.require_enum("billing");
+  price.require_enum("currency");
+  const bool absolute = price.has("per_hour"), relative = price.has("discount_fraction");
+  if (absolute == relative) price.error_here("give exactly one of per_hour or discount_fraction");
+  price.positive("per_hour");
+  price.in_range("discount_fraction", 0, 1);
+  if (price.has("per_hour_max") && price.positive("per_hour_max") && absolute &&
+      price.number("per_hour_max") < price.number("per_hour")) {
+    price.error("per_hour_max",
+                "must be >= per_hour (" + format_number(price.number("per_hour")) + ")");
+  }
+  if (price.has("source")) check_source(price);
+}
 
 void check_source(const FieldChecker& entry) {
   if (!entry.has("source")) {
@@ -229,7 +229,7 @@ void check_fabric(const FieldChecker& fabric) {
 }
 
 void check_link_class(const FieldChecker& link) {
-  static const std::vector<std::string> kNames = {"nvlink", "pcie",  "tcp_ethernet", "efa",
+  static const std::vector<std::string> kNames = {"nvlink",     "pcie", "tcp_ethernet", "efa",
                                                   "infiniband", "roce", "erdma"};
   const auto& m = static_cast<const s::LinkClass&>(link.message());
   if (link.require("name") && std::find(kNames.begin(), kNames.end(), m.name()) == kNames.end()) {
@@ -254,7 +254,8 @@ void check_runtime(const FieldChecker& runtime) {
                         "default_flash_attention_fraction"}) {
     runtime.require(f) && runtime.in_range(f, 0.01, 1);
   }
-  runtime.require("default_matmul_overhead_us") && runtime.non_negative("default_matmul_overhead_us");
+  runtime.require("default_matmul_overhead_us") &&
+      runtime.non_negative("default_matmul_overhead_us");
   check_source(runtime);
 }
 

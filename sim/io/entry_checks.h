@@ -14,6 +14,8 @@ void check_fabric(const FieldChecker& entry);
 void check_link_class(const FieldChecker& entry);
 void check_runtime(const FieldChecker& entry);
 void check_model(const FieldChecker& entry);  // in model_checks.cpp
+// One price of an instance (also of a user price override).
+void check_price(const FieldChecker& price);
 
 // The entry's source: a citation is expected for every number in a catalog (warning if absent).
 void check_source(const FieldChecker& entry);

@@ -3,6 +3,7 @@
 #include "sim/io/scenario_loader.h"
 
 #include "sim/input/input_checks.h"
+#include "sim/cost/cost_checks.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
 
@@ -237,6 +238,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (m.has_parallelism()) check_parallelism(root.child("parallelism"), loaded->model);
   if (m.has_sweep()) check_sweep(root.child("sweep"), m, loaded->model);
   check_input(root, catalog, *loaded);
+  if (m.has_cost()) check_cost(root.child("cost"), catalog, *loaded);
 
   if (diagnostics->error_count() != errors_before) return nullptr;
   return loaded;

@@ -35,6 +35,7 @@ class Table {
   // Requires: one cell per column.
   void add_row(std::vector<Cell> cells);
   size_t row_count() const { return rows_.size(); }
+  size_t column_count() const { return columns_.size(); }
 
   void print(std::ostream& out, OutputFormat format) const;
 

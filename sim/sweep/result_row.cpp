@@ -4,9 +4,10 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/cost/price_book.h"
+#include "sim/cost/training_budget.h"
 #include "sim/util/check.h"
 #include "sim/util/units.h"
-#include "sim/workload/training_budget.h"
 
 namespace clustersim {
 namespace {
@@ -24,13 +25,6 @@ ResultColumn identity(std::string key, std::string header, Kind kind) {
 ResultColumn figure(std::string key, std::string header, int decimals) {
   return {std::move(key), std::move(header), Kind::kReal,
           decimals,       Drift::kRelative,  kFigureTolerance};
-}
-
-const s::Price* on_demand_price(const s::InstanceType& instance) {
-  for (const s::Price& p : instance.price()) {
-    if (p.billing() == s::ON_DEMAND && p.has_per_hour()) return &p;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -108,10 +102,10 @@ ResultRow make_result_row(const Configuration& c, const Evaluation& e,
                    e.memory.total_bytes() / kBytesPerGibibyte,
                    e.memory.capacity_bytes / kBytesPerGibibyte};
   row.resize(result_columns().size());
-  const s::Price* price = on_demand_price(*c.instance);
-  if (price != nullptr) {
-    row[result_column("price_per_hour")] = price->per_hour() * c.nodes;
-    row[result_column("currency")] = s::Currency_Name(price->currency());
+  const std::optional<UsedPrice> price = catalog_price(*c.instance, s::ON_DEMAND);
+  if (price) {
+    row[result_column("price_per_hour")] = price->per_hour * c.nodes;
+    row[result_column("currency")] = s::Currency_Name(price->currency);
   }
   row[result_column("calibrated")] = e.calibrated;
   if (!e.step) {
@@ -140,11 +134,11 @@ ResultRow make_result_row(const Configuration& c, const Evaluation& e,
   }
   row[result_column("limiting")] = r.limiting;
   const s::Constraints& limits = sc.sweep().constraints();
-  if (price != nullptr) row[result_column("cost")] = price->per_hour() * c.nodes * hours;
+  if (price) row[result_column("cost")] = price->per_hour * c.nodes * hours;
   if (limits.has_max_time_to_train_hours() && hours > limits.max_time_to_train_hours()) {
     row[result_column("status")] = kStatusOverTime;
-  } else if (limits.has_max_cost() && (price == nullptr || price->currency() != limits.currency() ||
-                                       price->per_hour() * c.nodes * hours > limits.max_cost())) {
+  } else if (limits.has_max_cost() && (!price || price->currency != limits.currency() ||
+                                       price->per_hour * c.nodes * hours > limits.max_cost())) {
     row[result_column("status")] = kStatusOverCost;
   }
   return row;

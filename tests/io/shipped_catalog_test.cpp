@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "sim/io/catalog.h"
+#include "sim/io/schema/cost.pb.h"
 #include "sim/io/schema/scenario.pb.h"
 
 namespace clustersim {
@@ -109,7 +110,9 @@ TEST_CASE("every shipped file survives a parse-print-parse round trip") {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(source_path(dir))) {
       if (entry.path().extension() != ".textproto") continue;
       INFO(entry.path());
-      if (std::string(dir) == "scenarios") {
+      if (entry.path().parent_path().filename() == "prices") {
+        check_round_trip<s::PriceFile>(entry.path());  // scenarios/prices: --prices files
+      } else if (std::string(dir) == "scenarios") {
         check_round_trip<s::Scenario>(entry.path());
       } else {
         check_round_trip<s::CatalogFile>(entry.path());

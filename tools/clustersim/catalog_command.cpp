@@ -3,6 +3,7 @@
 #include <cctype>
 #include <iostream>
 
+#include "sim/cost/price_book.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/parameter_count.h"
 #include "tools/clustersim/command_line.h"
@@ -78,13 +79,6 @@ Table gpu_table(const Catalog& catalog, const Filters& f) {
   return t;
 }
 
-const s::Price* find_price(const s::InstanceType& instance, s::BillingMode billing) {
-  for (const s::Price& price : instance.price()) {
-    if (price.billing() == billing) return &price;
-  }
-  return nullptr;
-}
-
 Table instance_table(const Catalog& catalog, const Filters& f) {
   Table t{{"name", "instance", 0},
           {"gpu", "GPU", 0},
@@ -104,18 +98,20 @@ Table instance_table(const Catalog& catalog, const Filters& f) {
     if (!provider_matches(i.provider(), f.provider) || !gpu_matches(catalog.gpu_of(i), f.gpu)) {
       continue;
     }
-    const s::Price* on_demand = find_price(i, s::ON_DEMAND);
-    const s::Price* spot = find_price(i, s::SPOT);
+    const std::optional<UsedPrice> on_demand = catalog_price(i, s::ON_DEMAND);
+    const std::optional<UsedPrice> spot = catalog_price(i, s::SPOT);
     const s::NodeNetwork& n = i.network();
     t.add_row({name, i.gpu(), static_cast<double>(i.gpu_count()),
                s::GpuInterconnect_Name(i.gpu_interconnect()), static_cast<double>(i.vcpus()),
                i.host_memory_gib(), s::NetworkKind_Name(n.kind()),
                n.has_total_gbit_per_s() ? Cell(n.total_gbit_per_s()) : Cell(),
                n.has_nic_count() ? Cell(static_cast<double>(n.nic_count())) : Cell(),
-               on_demand && on_demand->has_per_hour() ? Cell(on_demand->per_hour()) : Cell(),
-               on_demand ? Cell(s::Currency_Name(on_demand->currency())) : Cell(),
-               spot && spot->has_per_hour() ? Cell(spot->per_hour()) : Cell(),
-               on_demand ? confidence(on_demand->source()) : Cell()});
+               on_demand ? Cell(on_demand->per_hour) : Cell(),
+               on_demand ? Cell(s::Currency_Name(on_demand->currency)) : Cell(),
+               spot ? Cell(spot->per_hour) : Cell(),
+               on_demand && on_demand->confidence != s::CONFIDENCE_UNSPECIFIED
+                   ? Cell(lower(s::Confidence_Name(on_demand->confidence)))
+                   : Cell()});
   }
   return t;
 }

@@ -8,6 +8,7 @@
 namespace clustersim::cli {
 
 int catalog_command(const std::vector<std::string>& args);
+int cost_command(const std::vector<std::string>& args);
 int collective_command(const std::vector<std::string>& args);
 int input_command(const std::vector<std::string>& args);
 int memory_command(const std::vector<std::string>& args);

@@ -18,6 +18,8 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"catalog", "list GPUs, instances, storage tiers, fabrics or models",
      clustersim::cli::catalog_command},
+    {"cost", "time and cost of whole training runs per billing mode, spot preemptions included",
+     clustersim::cli::cost_command},
     {"collective", "simulate a collective over a range of sizes, printed like nccl-tests",
      clustersim::cli::collective_command},
     {"input", "the input pipeline of a scenario: data stall, limiting stage, what removes it",

@@ -1,14 +1,14 @@
 // `clustersim plan SCENARIO`: checks a scenario and prints what it asks - the model, the job, the
 // candidate instances and every configuration of its sweep (pruned ones counted by reason).
 #include <algorithm>
-#include <cmath>
 #include <iostream>
 
+#include "sim/cost/price_book.h"
+#include "sim/cost/training_budget.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/parameter_count.h"
-#include "sim/workload/training_budget.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 
@@ -56,13 +56,6 @@ std::string job_summary(const s::TrainingJob& job, bool transformer) {
   return text + " = " + format_number(budget_steps(job)) + " steps";
 }
 
-const s::Price* on_demand_price(const s::InstanceType& instance) {
-  for (const s::Price& p : instance.price()) {
-    if (p.billing() == s::ON_DEMAND && p.has_per_hour()) return &p;
-  }
-  return nullptr;
-}
-
 // The first `limit` valid configurations (all when limit is 0).
 Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
   Table t{{"instance", "instance", 0},
@@ -84,15 +77,15 @@ Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
   for (size_t i = 0; i < shown; ++i) {
     const Configuration& c = space.valid[i];
     const s::Parallelism& p = c.parallelism;
-    const s::Price* price = on_demand_price(*c.instance);
+    const std::optional<UsedPrice> price = catalog_price(*c.instance, s::ON_DEMAND);
     t.add_row({c.instance->name(), static_cast<double>(c.nodes), static_cast<double>(c.gpus()),
                static_cast<double>(p.tensor_parallel()), static_cast<double>(p.pipeline_parallel()),
                static_cast<double>(p.data_parallel()), static_cast<double>(p.micro_batch_size()),
                static_cast<double>(p.virtual_stages()), static_cast<double>(p.zero_stage()),
                p.distributed_optimizer(), p.sequence_parallel(), s::Recompute_Name(p.recompute()),
                s::PipelineSchedule_Name(p.schedule()),
-               price ? Cell(price->per_hour() * c.nodes) : Cell(),
-               price ? Cell(s::Currency_Name(price->currency())) : Cell()});
+               price ? Cell(price->per_hour * c.nodes) : Cell(),
+               price ? Cell(s::Currency_Name(price->currency)) : Cell()});
   }
   return t;
 }

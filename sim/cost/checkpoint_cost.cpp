@@ -1,0 +1,50 @@
+// Checkpoint bytes from the model states, times from the storage model.
+#include "sim/cost/checkpoint_cost.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/hw/storage_model.h"
+#include "sim/util/units.h"
+#include "sim/workload/parameter_count.h"
+
+namespace clustersim {
+namespace {
+
+// The node's plain (TCP) network, which carries its file-system traffic; +infinity if unknown.
+double vpc_gbit_per_s(const schema::InstanceType& instance) {
+  const schema::NodeNetwork& n = instance.network();
+  return n.has_tcp_gbit_per_s()     ? n.tcp_gbit_per_s()
+         : n.has_total_gbit_per_s() ? n.total_gbit_per_s()
+                                    : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+CheckpointCost checkpoint_cost(const schema::Model& model, const schema::TrainingJob& job,
+                               const Configuration& configuration, const MemoryEstimate& memory,
+                               const schema::StorageTier& tier, double capacity_gib) {
+  const StateBytesPerParameter per_parameter =
+      state_bytes_per_parameter(job.precision(), job.optimizer());
+  const double nodes = configuration.nodes;
+  CheckpointCost cost;
+  cost.bytes = static_cast<double>(parameter_count(model)) *
+               (per_parameter.weights + per_parameter.optimizer);
+  cost.load_bytes_per_node =
+      configuration.instance->gpu_count() * (memory.weights_bytes + memory.optimizer_bytes);
+  const StoragePerformance storage =
+      storage_performance(tier, capacity_gib, configuration.instance);
+  // Seconds for every node to move `per_node` bytes at once.
+  const auto transfer_s = [&](double per_node) {
+    if (!storage.shared_across_nodes) return per_node / storage.throughput_bytes_per_s;
+    // A shared file system divides its throughput among the nodes, each reaching it over its
+    // VPC network (block volumes have their own path, bounded by the block-storage caps).
+    const double vpc_bytes_per_s = vpc_gbit_per_s(*configuration.instance) * 1e9 / kBitsPerByte;
+    return std::max(per_node * nodes / storage.throughput_bytes_per_s, per_node / vpc_bytes_per_s);
+  };
+  cost.write_s = storage.latency_s + transfer_s(cost.bytes / nodes);
+  cost.load_s = storage.latency_s + transfer_s(cost.load_bytes_per_node);
+  return cost;
+}
+
+}  // namespace clustersim

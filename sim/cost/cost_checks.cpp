@@ -1,0 +1,125 @@
+// Field checks of cost settings and price overrides, reported at file:line with the field path.
+#include "sim/cost/cost_checks.h"
+
+#include <set>
+#include <utility>
+
+#include "sim/io/catalog_reference.h"
+#include "sim/io/entry_checks.h"
+#include "sim/io/schema/cost.pb.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+bool has_spot(const s::Cost& cost) {
+  for (int billing : cost.billing()) {
+    if (billing == s::SPOT) return true;
+  }
+  return false;
+}
+
+// One volume per provider, and one for the provider of every candidate instance.
+void check_volumes(const FieldChecker& checkpoint, const Catalog& catalog,
+                   const LoadedScenario& scenario) {
+  std::set<int> providers;
+  for (int i = 0; i < checkpoint.size("volume"); ++i) {
+    const s::StorageTier* tier = resolve_storage_volume(checkpoint.child("volume", i), catalog);
+    if (tier != nullptr && !providers.insert(tier->provider()).second) {
+      checkpoint.error("volume", "a second volume of " + s::Provider_Name(tier->provider()), i);
+    }
+  }
+  if (providers.size() != static_cast<size_t>(checkpoint.size("volume"))) return;
+  for (const s::InstanceType* instance : scenario.instances) {
+    if (!providers.count(instance->provider())) {
+      checkpoint.error("volume", "has none of provider " + s::Provider_Name(instance->provider()) +
+                                     " for \"" + instance->name() + "\"");
+      return;
+    }
+  }
+}
+
+void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog,
+                      const LoadedScenario& scenario, bool preempted) {
+  if (checkpoint.require("volume")) check_volumes(checkpoint, catalog, scenario);
+  checkpoint.positive("interval_s");
+  if (!preempted && !checkpoint.has("interval_s")) {
+    checkpoint.error("interval_s",
+                     "is required without spot preemptions (the optimum is computed for a "
+                     "preemptions_per_instance_hour > 0 with SPOT billing)");
+  }
+}
+
+}  // namespace
+
+void check_price_file(const FieldChecker& prices, const Catalog& catalog) {
+  const auto& m = static_cast<const s::PriceFile&>(prices.message());
+  std::set<std::pair<std::string, int>> seen;
+  for (int i = 0; i < m.price_size(); ++i) {
+    const FieldChecker entry = prices.child("price", i);
+    const s::PriceOverride& o = m.price(i);
+    if (entry.require("instance")) {
+      resolve_reference(entry, "instance", -1, o.instance(), catalog.instances(), "instance type");
+    }
+    if (!entry.require("price")) continue;
+    check_price(entry.child("price"));
+    if (o.price().billing() == s::ON_DEMAND && o.price().has_discount_fraction()) {
+      entry.child("price").error("discount_fraction",
+                                 "applies to other billing modes than "
+                                 "ON_DEMAND: give per_hour");
+    }
+    if (!seen.emplace(o.instance(), o.price().billing()).second) {
+      entry.error("price", "a second " + s::BillingMode_Name(o.price().billing()) +
+                               " price for \"" + o.instance() + "\"");
+    }
+  }
+  std::set<int> currencies;
+  for (int i = 0; i < m.exchange_rate_size(); ++i) {
+    const FieldChecker rate = prices.child("exchange_rate", i);
+    rate.require_enum("currency");
+    rate.require_positive("in_report_currency");
+    if (!currencies.insert(m.exchange_rate(i).currency()).second) {
+      rate.error("currency", "has a second exchange rate");
+    }
+    if (m.has_report_currency() && m.exchange_rate(i).currency() == m.report_currency()) {
+      rate.error("currency", "is the report currency itself");
+    }
+  }
+}
+
+void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedScenario& scenario) {
+  const auto& m = static_cast<const s::Cost&>(cost.message());
+  for (int i = 0; i < m.billing_size(); ++i) {
+    if (m.billing(i) == s::BILLING_MODE_UNSPECIFIED) {
+      cost.error("billing", "must be set to a value other than BILLING_MODE_UNSPECIFIED", i);
+    }
+  }
+  if (m.has_prices()) check_price_file(cost.child("prices"), catalog);
+  cost.non_negative("preemptions_per_instance_hour");
+  const bool preempted = has_spot(m) && m.preemptions_per_instance_hour() > 0;
+  if (m.has_preemptions_per_instance_hour() && !has_spot(m)) {
+    cost.warning("preemptions_per_instance_hour", "applies to SPOT billing, which billing omits");
+  }
+  if (m.has_restart()) {
+    const FieldChecker restart = cost.child("restart");
+    restart.non_negative("acquisition_s");
+    restart.non_negative("container_start_s");
+  }
+  if (preempted) {
+    if (cost.require("restart")) {
+      const FieldChecker restart = cost.child("restart");
+      restart.require("acquisition_s");
+      restart.require("container_start_s");
+    }
+    if (!m.has_checkpoint()) {
+      cost.error("checkpoint",
+                 "is required with spot preemptions: without it every preemption "
+                 "restarts the run from the beginning");
+    }
+  }
+  if (m.has_checkpoint()) check_checkpoint(cost.child("checkpoint"), catalog, scenario, preempted);
+  cost.at_least("trials", 1);
+}
+
+}  // namespace clustersim

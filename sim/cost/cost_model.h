@@ -1,0 +1,44 @@
+// What the cost of a scenario's runs depends on besides the simulated step: its checked `cost`
+// settings, the prices in force (catalog, scenario overrides, --prices file) and the report
+// currency. Built once per scenario; immutable, safe to share between the threads of a sweep.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "sim/cost/price_book.h"
+#include "sim/io/catalog.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/io/schema/cost.pb.h"
+#include "sim/io/text_file.h"
+
+namespace clustersim {
+
+struct CheckpointVolume {
+  const schema::StorageTier* tier = nullptr;
+  double capacity_gib = 0;
+};
+
+struct CostModel {
+  const LoadedScenario* scenario = nullptr;
+  const schema::Cost* settings = nullptr;  // the scenario's cost (an empty one when absent)
+  PriceBook prices;
+  schema::Currency currency = schema::CURRENCY_UNSPECIFIED;  // every cost is reported in it
+  std::vector<schema::BillingMode> billing_modes;            // compared, in the scenario's order
+  // The checkpoint volume of each candidate instance's provider; empty: no checkpoints.
+  std::map<schema::Provider, CheckpointVolume> checkpoint_volumes;
+  int trials = 400;   // simulated runs per spot configuration (scenario or command line)
+  uint64_t seed = 1;  // of the first trial
+};
+
+// Builds the cost model of a loaded scenario. `price_file` (may be null) is a --prices file,
+// checked here; it wins over the scenario's cost.prices. Prices of several currencies need a
+// report currency and an exchange rate for each other one: a missing rate is an error at the
+// instance that prices in that currency. Returns nullptr after reporting every problem.
+// Requires: `scenario` loaded without errors; it, `catalog` and `price_file` outlive the model.
+std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const Catalog& catalog,
+                                           const TextFile<schema::PriceFile>* price_file,
+                                           Diagnostics* diagnostics);
+
+}  // namespace clustersim

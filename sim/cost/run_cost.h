@@ -1,0 +1,59 @@
+// The time and cost of a whole training run of one configuration under one billing mode: steps
+// from the job's budget, the simulated step time, checkpoints, and (for spot instances) the work
+// preemptions throw away, simulated over seeded trials. Pure functions of immutable inputs:
+// safe to call from the threads of a parallel sweep.
+//
+// Billing: pay-as-you-go and spot pay per instance-hour of wall time, every node for the whole
+// run (surviving nodes are held while a preempted one is replaced). A subscription is paid for
+// whole periods (730 hours a month, 8760 a year) at its per_hour rate (the period's price divided
+// by its hours).
+//
+// Use: load_cost_model() once per scenario; per configuration that fits, plan_checkpoints() once,
+// then run_cost() for each of the model's billing_modes.
+#pragma once
+
+#include <optional>
+
+#include "sim/cost/checkpoint_cost.h"
+#include "sim/cost/cost_model.h"
+#include "sim/cost/run_simulation.h"
+#include "sim/parallel/memory_model.h"
+#include "sim/parallel/step_model.h"
+#include "sim/sweep/configuration_space.h"
+
+namespace clustersim {
+
+// How often one configuration checkpoints, and what a checkpoint costs in time.
+struct CheckpointPlan {
+  bool enabled = false;  // false: the scenario sets no checkpoint
+  CheckpointCost cost;
+  double interval_s = 0;           // training between checkpoints (the scenario's, or the optimum)
+  double young_daly_s = 0;         // 0 without spot preemptions
+  bool simulated_optimum = false;  // interval_s found by simulation
+};
+
+// The checkpoint plan of `configuration`, whose per-GPU memory is `memory` and step `step`.
+CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& configuration,
+                                const MemoryEstimate& memory, const StepResult& step);
+
+struct RunCost {
+  schema::BillingMode billing = schema::BILLING_MODE_UNSPECIFIED;
+  std::optional<UsedPrice> price;  // absent: no price for this mode (the costs stay 0)
+  double per_instance_hour = 0;    // in the report currency
+  double steps = 0;
+  double tokens = 0;          // transformers; 0 otherwise
+  double work_s = 0;          // steps x step time: no checkpoint, no preemption
+  RunStatistics time;         // wall time of the run (one deterministic run unless SPOT)
+  double instance_hours = 0;  // p50 wall time x nodes
+  double billed_periods = 0;  // subscriptions: whole months or years paid
+  double cost_p50 = 0;        // what is paid for the run, in the report currency
+  double cost_p95 = 0;
+  double cost_per_step = 0;            // p50 cost / steps
+  double cost_per_million_tokens = 0;  // transformers
+  double cost_per_epoch = 0;           // epoch budgets
+};
+
+RunCost run_cost(const CostModel& model, const Configuration& configuration, const StepResult& step,
+                 const CheckpointPlan& checkpoints, schema::BillingMode billing);
+
+}  // namespace clustersim

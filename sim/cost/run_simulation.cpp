@@ -1,0 +1,155 @@
+// The run-level simulation: one Simulation per trial, events for the end of each training segment,
+// each checkpoint becoming durable, each instance's next preemption and each restart.
+#include "sim/cost/run_simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "sim/engine/simulation.h"
+#include "sim/util/check.h"
+
+namespace clustersim {
+namespace {
+
+// Runs last days to years, beyond the 107 days the engine's picosecond clock spans, and need no
+// finer resolution than a microsecond: one engine tick is one microsecond here.
+constexpr double kTicksPerSecond = 1e6;
+
+Picoseconds ticks(double seconds) {
+  return Picoseconds(static_cast<int64_t>(std::llround(seconds * kTicksPerSecond)));
+}
+
+// A run still unfinished after this many times its work makes (almost) no progress between
+// preemptions: it is reported as never finishing instead of being simulated on.
+constexpr double kGiveUpAfterWorkTimes = 100;
+
+double seconds(Picoseconds t) { return static_cast<double>(t.count()) / kTicksPerSecond; }
+
+class Run {
+ public:
+  Run(const RunSpec& spec, uint64_t seed) : spec_(spec), random_(seed) {
+    CLUSTERSIM_CHECK(spec.work_s > 0 && spec.nodes >= 1, "a run needs work and nodes");
+    interval_ = spec.interval_s > 0 ? std::min(spec.interval_s, spec.work_s) : spec.work_s;
+    rate_per_s_ = spec.preemptions_per_instance_hour / 3600;
+  }
+
+  RunOutcome run() {
+    if (rate_per_s_ > 0) {
+      for (int node = 0; node < spec_.nodes; ++node) schedule_preemption();
+    }
+    start_segment();
+    sim_.run();
+    return outcome_;
+  }
+
+ private:
+  // Exponential inter-arrival time from 53 random bits (bit-exact on every platform).
+  double next_preemption_in_s() {
+    const double u = static_cast<double>(random_() >> 11) * 0x1.0p-53;
+    return -std::log1p(-u) / rate_per_s_;
+  }
+
+  void schedule_preemption() {
+    sim_.call_after(ticks(next_preemption_in_s()), [this] { preempted(); });
+  }
+
+  void start_segment() {
+    const double length = std::min(interval_, spec_.work_s - progress_s_);
+    sim_.call_after(ticks(length), [this, e = epoch_, length] {
+      if (e == epoch_) segment_trained(length);
+    });
+  }
+
+  void segment_trained(double length) {
+    progress_s_ += length;
+    if (progress_s_ >= spec_.work_s) {
+      finished_ = true;
+      outcome_.wall_s = seconds(sim_.now());
+      return;
+    }
+    const double snapshot = progress_s_;
+    if (spec_.pauses_training) {
+      sim_.call_after(ticks(spec_.checkpoint_write_s), [this, e = epoch_, snapshot] {
+        if (e != epoch_) return;
+        checkpoint_durable(snapshot);
+        start_segment();
+      });
+      return;
+    }
+    // Asynchronous: training waits only for the previous write to finish, then goes on while
+    // this one is written.
+    const Picoseconds begin = std::max(sim_.now(), write_done_);
+    write_done_ = begin + ticks(spec_.checkpoint_write_s);
+    sim_.call_at(write_done_, [this, e = epoch_, snapshot] {
+      if (e == epoch_) checkpoint_durable(snapshot);
+    });
+    sim_.call_at(begin, [this, e = epoch_] {
+      if (e == epoch_) start_segment();
+    });
+  }
+
+  void checkpoint_durable(double snapshot) {
+    durable_s_ = snapshot;
+    ++outcome_.checkpoints;
+  }
+
+  void preempted() {
+    if (finished_) return;
+    if (seconds(sim_.now()) > kGiveUpAfterWorkTimes * spec_.work_s) {
+      finished_ = true;
+      ++epoch_;  // drops whatever is still scheduled
+      outcome_.wall_s = std::numeric_limits<double>::infinity();
+      return;
+    }
+    ++outcome_.preemptions;
+    ++epoch_;  // drops the interrupted segment, write or restart
+    progress_s_ = durable_s_;
+    write_done_ = sim_.now();
+    schedule_preemption();  // the replacement instance has its own clock
+    const double restart = spec_.restart_s + (durable_s_ > 0 ? spec_.checkpoint_load_s : 0);
+    sim_.call_after(ticks(restart), [this, e = epoch_] {
+      if (e == epoch_) start_segment();
+    });
+  }
+
+  const RunSpec& spec_;
+  std::mt19937_64 random_;
+  Simulation sim_;
+  double interval_ = 0;
+  double rate_per_s_ = 0;
+  double progress_s_ = 0;  // training done at the start of the current segment
+  double durable_s_ = 0;   // training saved in the last durable checkpoint
+  Picoseconds write_done_;
+  uint64_t epoch_ = 0;  // incremented by each preemption
+  bool finished_ = false;
+  RunOutcome outcome_;
+};
+
+}  // namespace
+
+RunOutcome simulate_run(const RunSpec& spec, uint64_t seed) { return Run(spec, seed).run(); }
+
+RunStatistics simulate_runs(const RunSpec& spec, int trials, uint64_t first_seed) {
+  CLUSTERSIM_CHECK(trials >= 1, "at least one trial");
+  std::vector<double> walls;
+  RunStatistics stats;
+  for (int i = 0; i < trials; ++i) {
+    const RunOutcome outcome = simulate_run(spec, first_seed + static_cast<uint64_t>(i));
+    walls.push_back(outcome.wall_s);
+    stats.mean_s += outcome.wall_s / trials;
+    stats.mean_preemptions += static_cast<double>(outcome.preemptions) / trials;
+  }
+  std::sort(walls.begin(), walls.end());
+  const auto rank = [&](double p) {
+    const auto index = static_cast<size_t>(std::ceil(p * static_cast<double>(trials))) - 1;
+    return walls[std::min(index, walls.size() - 1)];
+  };
+  stats.p50_s = rank(0.50);
+  stats.p95_s = rank(0.95);
+  return stats;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,43 @@
+// Whole training runs on instances that can be preempted, simulated on the engine: every instance
+// is preempted as a Poisson process; a preemption of any node stops the job, which loses the work
+// since its last durable checkpoint and pays the restart (replacement, container start, checkpoint
+// load) before training resumes. Each trial is seeded explicitly: the same seed gives the same run.
+#pragma once
+
+#include <cstdint>
+
+namespace clustersim {
+
+struct RunSpec {
+  double work_s = 0;      // training time of the whole budget, without checkpoints or preemptions
+  double interval_s = 0;  // training between checkpoints; 0 or >= work_s: no checkpoint
+  double checkpoint_write_s = 0;
+  bool pauses_training = true;   // false: the write overlaps training (needs the previous one done)
+  double restart_s = 0;          // acquisition + container start
+  double checkpoint_load_s = 0;  // paid on a restart once a checkpoint exists
+  int nodes = 1;
+  double preemptions_per_instance_hour = 0;
+};
+
+struct RunOutcome {
+  // From the first step to the end of the last; +infinity when preemptions come so often that
+  // the run is still unfinished after 100 times its work.
+  double wall_s = 0;
+  int preemptions = 0;
+  int checkpoints = 0;  // written to the end (durable)
+};
+
+// One run. Deterministic in `seed`. Requires: work_s > 0, nodes >= 1, every time >= 0.
+RunOutcome simulate_run(const RunSpec& spec, uint64_t seed);
+
+struct RunStatistics {
+  double mean_s = 0;
+  double p50_s = 0;  // nearest-rank percentiles of the wall time
+  double p95_s = 0;
+  double mean_preemptions = 0;
+};
+
+// `trials` runs seeded first_seed, first_seed + 1, ... Requires: trials >= 1.
+RunStatistics simulate_runs(const RunSpec& spec, int trials, uint64_t first_seed);
+
+}  // namespace clustersim

@@ -1,0 +1,77 @@
+// Bad cost input is reported at file:line with the field's path.
+#include "sim/cost/cost_checks.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/cost/cost_fixture.h"
+
+namespace clustersim {
+namespace {
+
+using testing::cost_scenario;
+using testing::load_cost;
+
+TEST_CASE("a negative price override is an error at its line") {
+  auto loaded =
+      load_cost(cost_scenario("  prices {\n    price { instance: \"aws.p4d.24xlarge\"\n"
+                              "      price { billing: SPOT currency: USD per_hour: -3 } }\n  }"));
+  CHECK(loaded->model == nullptr);
+  CHECK(loaded->diagnostics ==
+        "s.textproto:20:43: cost.prices.price[0].price.per_hour: must be > 0, got -3\n");
+}
+
+TEST_CASE("a spot discount above 100% is an error") {
+  auto loaded = load_cost(
+      cost_scenario("  prices { price { instance: \"aws.p4d.24xlarge\" price { billing: SPOT "
+                    "currency: USD discount_fraction: 1.2 } } }"));
+  CHECK_THAT(loaded->diagnostics,
+             Catch::Contains("s.textproto:18:") &&
+                 Catch::Contains("cost.prices.price[0].price.discount_fraction: must be"));
+}
+
+TEST_CASE("a checkpoint interval of 0 is an error") {
+  auto loaded = load_cost(
+      cost_scenario("  checkpoint {\n    volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 }\n"
+                    "    interval_s: 0\n  }"));
+  CHECK_THAT(loaded->diagnostics,
+             Catch::Contains("s.textproto:20:5: cost.checkpoint.interval_s: must be > 0"));
+}
+
+TEST_CASE("spot preemptions need a checkpoint and a restart") {
+  auto loaded = load_cost(cost_scenario("  billing: SPOT\n  preemptions_per_instance_hour: 0.1"));
+  CHECK_THAT(loaded->diagnostics, Catch::Contains("cost.restart: is required") &&
+                                      Catch::Contains("cost.checkpoint: is required"));
+}
+
+TEST_CASE("an override of an unknown instance names the closest one") {
+  auto loaded = load_cost(
+      cost_scenario("", "instance: \"aws.p4d.24xlarge\""),
+      "price { instance: \"aws.p4d.24xlrge\" price { billing: SPOT currency: USD per_hour: 3 } }");
+  CHECK_THAT(loaded->diagnostics,
+             Catch::Contains("p.textproto:1:9: price[0].instance: unknown instance type "
+                             "\"aws.p4d.24xlrge\" (did you mean \"aws.p4d.24xlarge\"?)"));
+}
+
+TEST_CASE("mixing currencies without an exchange rate is an error at the instance") {
+  const std::string sweep =
+      "instance: \"aws.p4d.24xlarge\"\n}\nsweep {\n  instance: [\"aws.p4d.24xlarge\", "
+      "\"aliyun.ecs.ebmgn7e.32xlarge\"]";
+  auto mixed = load_cost(cost_scenario("", sweep));
+  CHECK_THAT(mixed->diagnostics,
+             Catch::Contains("s.textproto:20:1: cost: the instances price in several currencies"));
+  auto no_rate = load_cost(cost_scenario("  prices { report_currency: USD }", sweep));
+  CHECK_THAT(no_rate->diagnostics,
+             Catch::Contains("s.textproto:14:") &&
+                 Catch::Contains("sweep.instance[1]: ON_DEMAND price of "
+                                 "\"aliyun.ecs.ebmgn7e.32xlarge\" is in CNY, results in USD: "
+                                 "give an exchange_rate for CNY"));
+  auto rate_in_file = load_cost(cost_scenario("", sweep),
+                                "report_currency: USD\nexchange_rate { currency: CNY "
+                                "in_report_currency: 0.14 }");
+  CHECK(rate_in_file->diagnostics == "");
+  REQUIRE(rate_in_file->model != nullptr);
+  CHECK(rate_in_file->model->currency == schema::USD);
+}
+
+}  // namespace
+}  // namespace clustersim

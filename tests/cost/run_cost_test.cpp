@@ -1,0 +1,114 @@
+// Run cost: spot without preemptions is price x time, costs scale with prices, subscriptions pay
+// whole periods, other currencies are converted, the checkpoint interval defaults to the optimum.
+#include "sim/cost/run_cost.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/cost/cost_fixture.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+using testing::cost_scenario;
+using testing::load_cost;
+
+const std::string kCheckpoint =
+    "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } interval_s: 3600 }\n";
+
+StepResult step(double seconds) {
+  StepResult result;
+  result.step_s = seconds;
+  return result;
+}
+
+MemoryEstimate memory() {
+  MemoryEstimate estimate;
+  estimate.weights_bytes = 14e9 / 8;
+  estimate.optimizer_bytes = 84e9 / 16;
+  return estimate;
+}
+
+struct Costed {
+  std::unique_ptr<testing::LoadedCost> loaded;
+  Configuration configuration;
+  CheckpointPlan plan;
+  RunCost cost;
+};
+
+Costed cost_of(const std::string& cost_block, s::BillingMode billing, double step_s = 10,
+               const std::string& prices = "") {
+  Costed c{load_cost(cost_scenario(cost_block), prices), {}, {}, {}};
+  INFO(c.loaded->diagnostics);
+  REQUIRE(c.loaded->model);
+  c.configuration = expand_configurations(*c.loaded->scenario).valid.at(0);
+  c.plan = plan_checkpoints(*c.loaded->model, c.configuration, memory(), step(step_s));
+  c.cost = run_cost(*c.loaded->model, c.configuration, step(step_s), c.plan, billing);
+  return c;
+}
+
+TEST_CASE("with no preemption, spot costs the spot price times the run's time") {
+  const Costed c =
+      cost_of("  billing: SPOT\n  preemptions_per_instance_hour: 0\n" + kCheckpoint, s::SPOT);
+  // 1e9 tokens / (64 x 4096) = 3815 steps of 10 s, one checkpoint pause per hour of training.
+  CHECK(c.cost.steps == 3815);
+  CHECK(c.cost.work_s == 38150);
+  // The run simulation's clock ticks in microseconds.
+  CHECK(c.cost.time.p50_s == Approx(38150 + 10 * c.plan.cost.write_s).margin(1e-5));
+  CHECK(c.cost.time.p95_s == c.cost.time.p50_s);
+  CHECK(c.cost.per_instance_hour == 2.4655);  // catalog spot price of p4d.24xlarge
+  CHECK(c.cost.cost_p50 == Approx(2.4655 * 2 * c.cost.time.p50_s / 3600).epsilon(1e-12));
+  CHECK(c.cost.instance_hours == Approx(2 * c.cost.time.p50_s / 3600));
+  CHECK(c.cost.cost_per_million_tokens == Approx(c.cost.cost_p50 / (3815 * 64 * 4096 / 1e6)));
+}
+
+TEST_CASE("the cost of a run is linear in the price override") {
+  const auto price = [](const std::string& per_hour) {
+    return "price { instance: \"aws.p4d.24xlarge\" price { billing: SPOT currency: USD per_hour: " +
+           per_hour + " } }";
+  };
+  const std::string spot =
+      "  billing: SPOT\n  preemptions_per_instance_hour: 0.2\n"
+      "  restart { acquisition_s: 300 container_start_s: 120 }\n" +
+      kCheckpoint + "  trials: 50\n";
+  const Costed one = cost_of(spot, s::SPOT, 10, price("3"));
+  const Costed three = cost_of(spot, s::SPOT, 10, price("9"));
+  CHECK(one.cost.time.mean_preemptions > 0);
+  CHECK(three.cost.cost_p50 == Approx(3 * one.cost.cost_p50).epsilon(1e-12));
+  CHECK(three.cost.cost_p95 == Approx(3 * one.cost.cost_p95).epsilon(1e-12));
+  CHECK_THAT(one.cost.price->origin, Catch::EndsWith("/p.textproto:1"));
+}
+
+TEST_CASE("a subscription pays whole periods") {
+  const Costed c = cost_of(
+      "  billing: SUBSCRIPTION_MONTHLY\n"
+      "  prices { price { instance: \"aws.p4d.24xlarge\" price { billing: SUBSCRIPTION_MONTHLY "
+      "currency: USD per_hour: 15 } } }\n",
+      s::SUBSCRIPTION_MONTHLY, 1000);  // 3815 steps of 1000 s: 44 days, two months
+  CHECK(c.cost.billed_periods == 2);
+  CHECK(c.cost.cost_p50 == 2 * 730 * 2 * 15);
+}
+
+TEST_CASE("prices in another currency are converted at the exchange rate") {
+  const Costed c = cost_of(
+      "  prices {\n    report_currency: CNY\n    exchange_rate { currency: USD "
+      "in_report_currency: 7 }\n  }\n",
+      s::ON_DEMAND);
+  CHECK(c.cost.per_instance_hour == Approx(21.957642 * 7));
+  CHECK(c.cost.cost_p50 == Approx(21.957642 * 7 * 2 * 38150 / 3600.0));
+}
+
+TEST_CASE("without a set interval, spot runs checkpoint at the simulated optimum") {
+  const Costed c = cost_of(
+      "  billing: SPOT\n  preemptions_per_instance_hour: 0.1\n"
+      "  restart { acquisition_s: 300 container_start_s: 120 }\n"
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n  trials: 20\n",
+      s::SPOT);
+  CHECK(c.plan.simulated_optimum);
+  CHECK(c.plan.young_daly_s == Approx(std::sqrt(2 * c.plan.cost.write_s / (2 * 0.1 / 3600))));
+  CHECK(c.plan.interval_s > c.plan.young_daly_s / 4);
+  CHECK(c.plan.interval_s < c.plan.young_daly_s * 4);
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,234 @@
+// `clustersim cost SCENARIO`: the time and cost of the whole training run of every configuration
+// under every billing mode the scenario compares, ranked by cost and by time, marking the
+// cheapest, the fastest and the configurations that do not fit; then the prices used.
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <limits>
+
+#include "sim/cost/cost_model.h"
+#include "sim/cost/run_cost.h"
+#include "sim/sweep/evaluation.h"
+#include "sim/util/number_format.h"
+#include "sim/util/units.h"
+#include "tools/clustersim/command_line.h"
+#include "tools/clustersim/commands.h"
+
+namespace clustersim::cli {
+namespace {
+
+namespace s = schema;
+using Cell = Table::Cell;
+
+constexpr double kUnranked = std::numeric_limits<double>::infinity();
+
+Table cost_table() {
+  return Table{{"instance", "instance"},
+               {"nodes", "nodes"},
+               {"tensor_parallel", "TP"},
+               {"pipeline_parallel", "PP"},
+               {"data_parallel", "DP"},
+               {"micro_batch_size", "mbs"},
+               {"zero_stage", "ZeRO"},
+               {"recompute", "recompute"},
+               {"billing", "billing"},
+               {"fits", "fits"},
+               {"step_s", "step s", 3},
+               {"time_p50_h", "time p50 h", 1},
+               {"time_p95_h", "time p95 h", 1},
+               {"instance_hours", "inst-h", 0},
+               {"per_instance_hour", "price/h", 3},
+               {"cost_p50", "cost p50", 0},
+               {"cost_p95", "cost p95", 0},
+               {"cost_per_million_tokens", "per Mtok", 3},
+               {"cost_per_epoch", "per epoch", 0},
+               {"billed_periods", "periods", 0},
+               {"checkpoint_interval_h", "ckpt every h", 2},
+               {"young_daly_h", "Young/Daly h", 2},
+               {"checkpoint_write_s", "ckpt write s", 1},
+               {"preemptions", "preempt", 1},
+               {"price_from", "price from"},
+               {"cost_rank", "cost #"},
+               {"time_rank", "time #"},
+               {"mark", "mark"}};
+}
+constexpr size_t kRankColumns = 3;  // cost #, time #, mark: filled after ranking
+
+struct Row {
+  double cost = kUnranked;  // p50, report currency; kUnranked: no price or does not fit
+  double time = kUnranked;  // p50 seconds; kUnranked: does not fit
+  double time_p95 = kUnranked;
+  std::vector<Cell> cells;  // all but the rank columns
+};
+
+std::vector<Cell> configuration_cells(const Configuration& c, s::BillingMode billing) {
+  const s::Parallelism& p = c.parallelism;
+  return {c.instance->name(),
+          static_cast<double>(c.nodes),
+          static_cast<double>(p.tensor_parallel()),
+          static_cast<double>(p.pipeline_parallel()),
+          static_cast<double>(p.data_parallel()),
+          static_cast<double>(p.micro_batch_size()),
+          static_cast<double>(p.distributed_optimizer() ? 1 : p.zero_stage()),
+          s::Recompute_Name(p.recompute()),
+          s::BillingMode_Name(billing)};
+}
+
+Cell hours(double seconds) { return seconds > 0 ? Cell(seconds / 3600) : Cell(); }
+
+Row cost_row(const Configuration& c, const StepResult& step, const CheckpointPlan& plan,
+             const RunCost& r) {
+  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing)};
+  const bool priced = r.price.has_value();
+  if (priced) row.cost = r.cost_p50;
+  const auto money = [&](double value) { return priced ? Cell(value) : Cell(); };
+  row.cells.insert(
+      row.cells.end(),
+      {true, step.step_s, r.time.p50_s / 3600, r.time.p95_s / 3600, r.instance_hours,
+       money(r.per_instance_hour), money(r.cost_p50), money(r.cost_p95),
+       r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
+       r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
+       r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
+       plan.enabled ? hours(plan.interval_s) : Cell(), hours(plan.young_daly_s),
+       plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_preemptions,
+       priced ? Cell(r.price->origin) : Cell("no " + s::BillingMode_Name(r.billing) + " price")});
+  return row;
+}
+
+Row oom_row(const Configuration& c, const Evaluation& e, s::BillingMode billing, size_t columns) {
+  Row row{kUnranked, kUnranked, kUnranked, configuration_cells(c, billing)};
+  const auto missing = static_cast<int>(e.memory.missing_bytes() / kBytesPerGibibyte + 0.5);
+  const size_t fits_column = row.cells.size();
+  row.cells.resize(columns - kRankColumns);
+  row.cells[fits_column] = "no (OOM by " + std::to_string(missing) + " GiB)";
+  return row;
+}
+
+// Sorts by cost (then time), ranks by time (then p95), fills the ranks and marks the cheapest and
+// the fastest.
+void rank_rows(std::vector<Row>* rows) {
+  std::stable_sort(rows->begin(), rows->end(), [](const Row& a, const Row& b) {
+    return a.cost != b.cost ? a.cost < b.cost : a.time < b.time;
+  });
+  std::vector<size_t> by_time(rows->size());
+  for (size_t i = 0; i < by_time.size(); ++i) by_time[i] = i;
+  std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) {
+    const Row &x = (*rows)[a], &y = (*rows)[b];
+    return x.time != y.time ? x.time < y.time : x.time_p95 < y.time_p95;
+  });
+  std::vector<Cell> time_rank(rows->size());
+  for (size_t rank = 0; rank < by_time.size(); ++rank) {
+    if ((*rows)[by_time[rank]].time < kUnranked) {
+      time_rank[by_time[rank]] = static_cast<double>(rank + 1);
+    }
+  }
+  for (size_t i = 0; i < rows->size(); ++i) {
+    Row& row = (*rows)[i];
+    const bool cheapest = i == 0 && row.cost < kUnranked;
+    const bool fastest = !by_time.empty() && by_time[0] == i && row.time < kUnranked;
+    const std::string mark = cheapest && fastest ? "cheapest, fastest"
+                             : cheapest          ? "cheapest"
+                             : fastest           ? "fastest"
+                                                 : "";
+    row.cells.push_back(row.cost < kUnranked ? Cell(static_cast<double>(i + 1)) : Cell());
+    row.cells.push_back(time_rank[i]);
+    row.cells.push_back(mark);
+  }
+}
+
+// One line per price used: where it came from and, converted, what it is worth.
+void print_prices(const CostModel& model, const std::vector<const s::InstanceType*>& instances) {
+  std::cout << "\ncosts in " << s::Currency_Name(model.currency) << "; prices used:\n";
+  for (const s::InstanceType* instance : instances) {
+    for (s::BillingMode billing : model.billing_modes) {
+      const auto price = model.prices.price(*instance, billing);
+      std::cout << "  " << instance->name() << " " << s::BillingMode_Name(billing) << ": ";
+      if (!price) {
+        std::cout << "none (give one in cost.prices or --prices)\n";
+        continue;
+      }
+      std::cout << format_number(std::round(price->per_hour * 1e4) / 1e4) << " "
+                << s::Currency_Name(price->currency) << "/h";
+      if (price->currency != model.currency) {
+        std::cout << " x "
+                  << format_number(*model.prices.exchange_rate(price->currency, model.currency));
+      }
+      std::cout << ", " << price->origin << " (" << price->source << ")\n";
+    }
+  }
+}
+
+}  // namespace
+
+int cost_command(const std::vector<std::string>& args) {
+  std::string prices_path;
+  int trials = 0;
+  int64_t seed = -1;
+  po::options_description own("cost");
+  own.add_options()("prices", po::value(&prices_path), "file of price overrides (a PriceFile)")(
+      "trials", po::value(&trials)->default_value(0),
+      "simulated runs per spot configuration (0: the scenario's cost.trials, else 400)")(
+      "seed", po::value(&seed)->default_value(-1),
+      "seed of the first trial (-1: the scenario's cost.seed, else 1)");
+  int exit_code = kExitOk;
+  auto inputs =
+      load_scenario_command(args, "cost", "configurations to cost (0: all)", &exit_code, &own);
+  if (!inputs) return exit_code;
+  if (trials < 0) {
+    std::cerr << "--trials must be >= 0 (0: the scenario's), got " << trials << "\n";
+    return kExitUsage;
+  }
+  Diagnostics diagnostics;
+  std::unique_ptr<TextFile<s::PriceFile>> price_file;
+  if (!prices_path.empty()) {
+    price_file = read_text_file<s::PriceFile>(prices_path, &diagnostics);
+    if (!price_file) {
+      print_diagnostics(diagnostics);
+      return kExitInputError;
+    }
+  }
+  std::unique_ptr<CostModel> model =
+      load_cost_model(*inputs->scenario, *inputs->catalog, price_file.get(), &diagnostics);
+  print_diagnostics(diagnostics);
+  if (!model) return kExitInputError;
+  if (trials > 0) model->trials = trials;
+  if (seed >= 0) model->seed = static_cast<uint64_t>(seed);
+
+  const ExpandedConfigurations space = expand_configurations(*inputs->scenario);
+  if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
+  Evaluator evaluator(*inputs->catalog, *inputs->scenario);
+  Table table = cost_table();
+  std::vector<Row> rows;
+  const size_t shown =
+      inputs->limit == 0 ? space.valid.size() : std::min(inputs->limit, space.valid.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const Configuration& c = space.valid[i];
+    const Evaluation e = evaluator.evaluate(c);
+    if (!e.error.empty()) {
+      std::cerr << inputs->path << ": " << e.error << "\n";
+      return kExitInputError;
+    }
+    if (!e.step) {
+      for (s::BillingMode billing : model->billing_modes) {
+        rows.push_back(oom_row(c, e, billing, table.column_count()));
+      }
+      continue;
+    }
+    const CheckpointPlan plan = plan_checkpoints(*model, c, e.memory, *e.step);
+    for (s::BillingMode billing : model->billing_modes) {
+      rows.push_back(cost_row(c, *e.step, plan, run_cost(*model, c, *e.step, plan, billing)));
+    }
+  }
+  rank_rows(&rows);
+  for (Row& row : rows) table.add_row(std::move(row.cells));
+  table.print(std::cout, inputs->format);
+  if (inputs->format == OutputFormat::kTable) {
+    print_prices(*model, inputs->scenario->instances);
+    if (shown < space.valid.size()) {
+      std::cout << "... " << space.valid.size() - shown << " more configurations (--limit 0)\n";
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace clustersim::cli
