@@ -67,7 +67,7 @@ bool is_collective(Kind k) {
 
 bool is_attention_core(const LayerOp& op) {
   return op.kind == Kind::kAttention || op.name == "scores" || op.name == "softmax" ||
-         op.name == "values";
+         op.name == "attention dropout" || op.name == "values";
 }
 
 // `tp` times the tensor-parallel collectives; null when `ops` has none.
@@ -78,10 +78,9 @@ LayerTimes time_ops(const std::vector<LayerOp>& ops, const ComputeModel& compute
     Picoseconds fwd, bwd;
     switch (op.kind) {
       case Kind::kMatmul:
-        for (int64_t i = 0; i < op.count; ++i) {
-          fwd += compute.matmul(op.m, op.n, op.k);
-          bwd += compute.matmul(op.m, op.k, op.n) + compute.matmul(op.k, op.n, op.m);
-        }
+        fwd = compute.matmul(op.m, op.n, op.k, op.count);
+        bwd =
+            compute.matmul(op.m, op.k, op.n, op.count) + compute.matmul(op.k, op.n, op.m, op.count);
         break;
       case Kind::kAttention:
         fwd = compute.fused_attention(op.flops);
