@@ -3,9 +3,8 @@
 // Backward of a matmul (m x k).(k x n) is its data gradient (m x n).(n x k) and weight gradient
 // (k x m).(m x n); of attention, twice its FLOPs; of a memory-bound kernel, twice its bytes; its
 // tensor-parallel collectives mirror the forward's. Recomputation reruns the whole layer forward
-// (full) or the attention core (selective) before the backward. The optimizer reads and writes
-// 30 bytes per local parameter for mixed-precision Adam (grad 4, master 4+4, moments 8+8,
-// weights 2).
+// (full) or the attention core (selective) before the backward. The optimizer step is memory-bound:
+// 60 bytes per local parameter for FP16 Adam, 46 for BF16 (optimizer_bytes_per_parameter).
 #include "sim/parallel/step_model.h"
 
 #include <algorithm>
@@ -106,10 +105,19 @@ LayerTimes time_ops(const std::vector<LayerOp>& ops, const ComputeModel& compute
   return t;
 }
 
-// Bytes the optimizer step reads and writes per local parameter (mixed precision: fp32 gradient,
-// master weight read and written, moments read and written, 16-bit weight written).
-double optimizer_bytes_per_parameter(s::Optimizer optimizer) {
-  return optimizer == s::ADAM ? 30 : optimizer == s::SGD_MOMENTUM ? 22 : 14;
+// Bytes the optimizer step reads and writes per local parameter, pass by pass as Megatron-LM's
+// mixed-precision optimizer runs them (megatron/optimizer/optimizer.py, Float16OptimizerWith
+// Float16Params.step):
+//   FP16 only: 16-bit gradients copied to fp32 (read 2, write 4) and unscaled with the inf check
+//              (read 4, write 4); BF16 accumulates and reduces in fp32 without loss scaling;
+//   gradient norm (read 4) and clipping (read 4, write 4);
+//   the update on fp32 state: Adam reads gradient, weight and two moments and writes weight and
+//              moments (28), SGD with momentum 20, plain SGD 12;
+//   16/8-bit precisions: fp32 master weights copied to the model's weights (read 4, write 2).
+double optimizer_bytes_per_parameter(s::Optimizer optimizer, s::Precision precision) {
+  const double update = optimizer == s::ADAM ? 28 : optimizer == s::SGD_MOMENTUM ? 20 : 12;
+  const bool master_copy = precision != s::FP32 && precision != s::TF32;
+  return update + 12 + (precision == s::FP16 ? 6 + 8 : 0) + (master_copy ? 6 : 0);
 }
 
 const char* largest(const StepResult& r) {
@@ -198,8 +206,9 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
     const double local = stage_params / tp;
     w.gradient_bytes = gradient_reduce_bytes(job.precision()) * local;
     w.gradient_buckets = std::max(1, layers * v);
-    w.optimizer = compute.memory_bound(optimizer_bytes_per_parameter(job.optimizer()) * local /
-                                       (plan.shard_gradients ? dp : 1));
+    w.optimizer =
+        compute.memory_bound(optimizer_bytes_per_parameter(job.optimizer(), job.precision()) *
+                             local / (plan.shard_gradients ? dp : 1));
     // ZeRO-3 gathers the weights before every forward and backward instead of after the step.
     const bool zero3 = p.zero_stage() >= 3;
     w.parameter_gather_bytes = plan.shard_gradients && !zero3 ? 2 * local : 0;
@@ -249,7 +258,8 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
   w.backward = times.backward;
   w.gradient_bytes = 4 * params;
   w.gradient_buckets = std::max(1, static_cast<int>(std::ceil(w.gradient_bytes / kDdpBucketBytes)));
-  w.optimizer = compute.memory_bound(optimizer_bytes_per_parameter(job.optimizer()) * params);
+  w.optimizer = compute.memory_bound(
+      optimizer_bytes_per_parameter(job.optimizer(), job.precision()) * params);
   plan.work.push_back(w);
   const double compute_s = (times.forward + times.backward).seconds() * plan.micro_batches;
   StepResult r = run_pipeline(plan, topology, timeline, {compute_s}, {0.0});
