@@ -59,6 +59,13 @@ class TensorCollectives {
 // all-reduce to be done in fp32", megatron/training/arguments.py).
 double gradient_reduce_bytes(s::Precision precision) { return precision == s::FP16 ? 2 : 4; }
 
+// Bytes per parameter that adding one micro-batch's weight gradients into the step's gradient
+// buffer moves, in its own kernel after the backward. FP16 (Megatron-LM 2021, local DDP): the
+// backward hook runs main_grad.add_(grad) on 16-bit buffers: read 2 + 2, write 2. BF16
+// (Megatron-Core, gradient_accumulation_fusion on by default): the weight-gradient GEMM adds into
+// the fp32 buffer in its epilogue, under its compute: no pass of its own.
+double gradient_accumulation_bytes(s::Precision precision) { return precision == s::FP16 ? 6 : 0; }
+
 bool is_collective(Kind k) {
   return k == Kind::kTensorAllReduce || k == Kind::kTensorAllGather ||
          k == Kind::kTensorReduceScatter;
@@ -204,6 +211,11 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
     if (r == 0) stage_params += static_cast<double>(params.embedding);
     if (last) stage_params += static_cast<double>(params.head);
     const double local = stage_params / tp;
+    // Each backward of a chunk accumulates that chunk's gradients.
+    const Picoseconds accumulate =
+        compute.memory_bound(gradient_accumulation_bytes(job.precision()) * local / v);
+    w.backward += accumulate;
+    compute_s[r] += plan.micro_batches * v * accumulate.seconds();
     w.gradient_bytes = gradient_reduce_bytes(job.precision()) * local;
     w.gradient_buckets = std::max(1, layers * v);
     w.optimizer =
