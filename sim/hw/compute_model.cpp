@@ -64,11 +64,13 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
       fitted_matmul && gpu.has_memory_efficiency_fraction() && gpu.has_flash_attention_fraction();
 }
 
-Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k) const {
+Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, int64_t batch) const {
+  const auto problems = static_cast<double>(batch);
   const double flops =
-      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  const double bytes = input_bytes_ * (static_cast<double>(m) * k + static_cast<double>(k) * n) +
-                       2.0 * static_cast<double>(m) * n;
+      problems * 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const double bytes =
+      problems * (input_bytes_ * (static_cast<double>(m) * k + static_cast<double>(k) * n) +
+                  2.0 * static_cast<double>(m) * n);
   const double compute_s = flops / (peak_flops_ * matmul_fraction_ * tile_use(m) * tile_use(n));
   const double memory_s = bytes / memory_bytes_per_s_;
   return Picoseconds::from_seconds(std::max(compute_s, memory_s)) + matmul_overhead_;

@@ -22,9 +22,9 @@ class ComputeModel {
   // Requires: `gpu` has a peak for `precision` (the scenario checks guarantee it).
   ComputeModel(const schema::Gpu& gpu, schema::Precision precision, const schema::Runtime& runtime);
 
-  // A matrix multiplication of (m x k) by (k x n) with inputs of the model's precision and a
-  // 16-bit output.
-  Picoseconds matmul(int64_t m, int64_t n, int64_t k) const;
+  // `batch` independent matrix multiplications of (m x k) by (k x n) in one kernel (torch.bmm:
+  // one launch overhead), inputs of the model's precision and a 16-bit output.
+  Picoseconds matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
   // A fused (flash) attention kernel doing `flops`.
   Picoseconds fused_attention(double flops) const;
   // A kernel limited by memory traffic: elementwise ops, norms, softmax, optimizer steps.

@@ -3,9 +3,8 @@
 // Backward of a matmul (m x k).(k x n) is its data gradient (m x n).(n x k) and weight gradient
 // (k x m).(m x n); of attention, twice its FLOPs; of a memory-bound kernel, twice its bytes; its
 // tensor-parallel collectives mirror the forward's. Recomputation reruns the whole layer forward
-// (full) or the attention core (selective) before the backward. The optimizer reads and writes
-// 30 bytes per local parameter for mixed-precision Adam (grad 4, master 4+4, moments 8+8,
-// weights 2).
+// (full) or the attention core (selective) before the backward. The optimizer step is memory-bound:
+// 60 bytes per local parameter for FP16 Adam, 46 for BF16 (optimizer_bytes_per_parameter).
 #include "sim/parallel/step_model.h"
 
 #include <algorithm>
@@ -60,6 +59,13 @@ class TensorCollectives {
 // all-reduce to be done in fp32", megatron/training/arguments.py).
 double gradient_reduce_bytes(s::Precision precision) { return precision == s::FP16 ? 2 : 4; }
 
+// Bytes per parameter that adding one micro-batch's weight gradients into the step's gradient
+// buffer moves, in its own kernel after the backward. FP16 (Megatron-LM 2021, local DDP): the
+// backward hook runs main_grad.add_(grad) on 16-bit buffers: read 2 + 2, write 2. BF16
+// (Megatron-Core, gradient_accumulation_fusion on by default): the weight-gradient GEMM adds into
+// the fp32 buffer in its epilogue, under its compute: no pass of its own.
+double gradient_accumulation_bytes(s::Precision precision) { return precision == s::FP16 ? 6 : 0; }
+
 bool is_collective(Kind k) {
   return k == Kind::kTensorAllReduce || k == Kind::kTensorAllGather ||
          k == Kind::kTensorReduceScatter;
@@ -67,7 +73,7 @@ bool is_collective(Kind k) {
 
 bool is_attention_core(const LayerOp& op) {
   return op.kind == Kind::kAttention || op.name == "scores" || op.name == "softmax" ||
-         op.name == "values";
+         op.name == "attention dropout" || op.name == "values";
 }
 
 // `tp` times the tensor-parallel collectives; null when `ops` has none.
@@ -78,10 +84,9 @@ LayerTimes time_ops(const std::vector<LayerOp>& ops, const ComputeModel& compute
     Picoseconds fwd, bwd;
     switch (op.kind) {
       case Kind::kMatmul:
-        for (int64_t i = 0; i < op.count; ++i) {
-          fwd += compute.matmul(op.m, op.n, op.k);
-          bwd += compute.matmul(op.m, op.k, op.n) + compute.matmul(op.k, op.n, op.m);
-        }
+        fwd = compute.matmul(op.m, op.n, op.k, op.count);
+        bwd =
+            compute.matmul(op.m, op.k, op.n, op.count) + compute.matmul(op.k, op.n, op.m, op.count);
         break;
       case Kind::kAttention:
         fwd = compute.fused_attention(op.flops);
@@ -107,10 +112,19 @@ LayerTimes time_ops(const std::vector<LayerOp>& ops, const ComputeModel& compute
   return t;
 }
 
-// Bytes the optimizer step reads and writes per local parameter (mixed precision: fp32 gradient,
-// master weight read and written, moments read and written, 16-bit weight written).
-double optimizer_bytes_per_parameter(s::Optimizer optimizer) {
-  return optimizer == s::ADAM ? 30 : optimizer == s::SGD_MOMENTUM ? 22 : 14;
+// Bytes the optimizer step reads and writes per local parameter, pass by pass as Megatron-LM's
+// mixed-precision optimizer runs them (megatron/optimizer/optimizer.py, Float16OptimizerWith
+// Float16Params.step):
+//   FP16 only: 16-bit gradients copied to fp32 (read 2, write 4) and unscaled with the inf check
+//              (read 4, write 4); BF16 accumulates and reduces in fp32 without loss scaling;
+//   gradient norm (read 4) and clipping (read 4, write 4);
+//   the update on fp32 state: Adam reads gradient, weight and two moments and writes weight and
+//              moments (28), SGD with momentum 20, plain SGD 12;
+//   16/8-bit precisions: fp32 master weights copied to the model's weights (read 4, write 2).
+double optimizer_bytes_per_parameter(s::Optimizer optimizer, s::Precision precision) {
+  const double update = optimizer == s::ADAM ? 28 : optimizer == s::SGD_MOMENTUM ? 20 : 12;
+  const bool master_copy = precision != s::FP32 && precision != s::TF32;
+  return update + 12 + (precision == s::FP16 ? 6 + 8 : 0) + (master_copy ? 6 : 0);
 }
 
 const char* largest(const StepResult& r) {
@@ -197,10 +211,16 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
     if (r == 0) stage_params += static_cast<double>(params.embedding);
     if (last) stage_params += static_cast<double>(params.head);
     const double local = stage_params / tp;
+    // Each backward of a chunk accumulates that chunk's gradients.
+    const Picoseconds accumulate =
+        compute.memory_bound(gradient_accumulation_bytes(job.precision()) * local / v);
+    w.backward += accumulate;
+    compute_s[r] += plan.micro_batches * v * accumulate.seconds();
     w.gradient_bytes = gradient_reduce_bytes(job.precision()) * local;
     w.gradient_buckets = std::max(1, layers * v);
-    w.optimizer = compute.memory_bound(optimizer_bytes_per_parameter(job.optimizer()) * local /
-                                       (plan.shard_gradients ? dp : 1));
+    w.optimizer =
+        compute.memory_bound(optimizer_bytes_per_parameter(job.optimizer(), job.precision()) *
+                             local / (plan.shard_gradients ? dp : 1));
     // ZeRO-3 gathers the weights before every forward and backward instead of after the step.
     const bool zero3 = p.zero_stage() >= 3;
     w.parameter_gather_bytes = plan.shard_gradients && !zero3 ? 2 * local : 0;
@@ -250,7 +270,8 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
   w.backward = times.backward;
   w.gradient_bytes = 4 * params;
   w.gradient_buckets = std::max(1, static_cast<int>(std::ceil(w.gradient_bytes / kDdpBucketBytes)));
-  w.optimizer = compute.memory_bound(optimizer_bytes_per_parameter(job.optimizer()) * params);
+  w.optimizer = compute.memory_bound(
+      optimizer_bytes_per_parameter(job.optimizer(), job.precision()) * params);
   plan.work.push_back(w);
   const double compute_s = (times.forward + times.backward).seconds() * plan.micro_batches;
   StepResult r = run_pipeline(plan, topology, timeline, {compute_s}, {0.0});

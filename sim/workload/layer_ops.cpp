@@ -31,7 +31,10 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     ops.push_back({K::kAttention, "attention", 0, 0, 0, 1, 4.0 * tokens * s * a * d / tp});
   } else {
     ops.push_back({K::kMatmul, "scores", s, s, d, b * a / tp});
-    memory("softmax", (t.dropout() ? 5.0 : 4.0) * a / tp * s * s * b);
+    // Fused scale-mask-softmax reads and writes the 16-bit scores; attention dropout is a kernel
+    // of its own (Megatron-LM's CoreAttention): reads and writes them and writes a 1-byte mask.
+    memory("softmax", 4.0 * a / tp * s * s * b);
+    if (t.dropout()) memory("attention dropout", 5.0 * a / tp * s * s * b);
     ops.push_back({K::kMatmul, "values", s, d, s, b * a / tp});
   }
   ops.push_back({K::kMatmul, "attention out", tokens, h, a * d / tp});

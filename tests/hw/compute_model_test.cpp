@@ -52,6 +52,16 @@ TEST_CASE("a ragged dimension wastes part of its last tile") {
   CHECK(h100.matmul(8192, 1024, 8192) < h100.matmul(8192, 1025, 8192));
 }
 
+TEST_CASE("a batched matmul is one kernel: one launch overhead for all its problems") {
+  // Megatron-LM's unfused attention scores are one torch.baddbmm over heads x micro-batch.
+  const auto a100 = model("A100-SXM4-80GB", s::FP16);
+  const Picoseconds overhead = Picoseconds::from_microseconds(10.9);
+  const Picoseconds one = a100.matmul(2048, 2048, 128);
+  const Picoseconds batched = a100.matmul(2048, 2048, 128, 24);
+  CHECK((batched - overhead).seconds() == Approx(24 * (one - overhead).seconds()));
+  CHECK(batched < Picoseconds(24 * one.count()));
+}
+
 TEST_CASE("memory-bound kernels run at the fitted share of HBM bandwidth") {
   // H100: 3350 GB/s x 0.887 (STREAM triad 2.97 TB/s).
   const auto h100 = model("H100-SXM5-80GB", s::BF16);
