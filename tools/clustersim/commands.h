@@ -14,6 +14,7 @@ int input_command(const std::vector<std::string>& args);
 int memory_command(const std::vector<std::string>& args);
 int merge_command(const std::vector<std::string>& args);
 int plan_command(const std::vector<std::string>& args);
+int plot_command(const std::vector<std::string>& args);
 int regress_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);

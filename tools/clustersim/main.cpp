@@ -30,6 +30,8 @@ const Subcommand kSubcommands[] = {
      clustersim::cli::merge_command},
     {"plan", "check a scenario and print what it asks: model, job, candidates, configurations",
      clustersim::cli::plan_command},
+    {"plot", "SVG pictures of a results file: Pareto front, time breakdown of the fastest",
+     clustersim::cli::plot_command},
     {"regress", "re-evaluate a scenario and compare with a baseline results file",
      clustersim::cli::regress_command},
     {"run", "simulate a training step of every configuration: time, MFU, breakdown, limits",

@@ -1,0 +1,127 @@
+// `clustersim plot RESULTS.h5`: SVG pictures of a sweep's results: the Pareto front of time to
+// train against cost (every configuration that fits, coloured by instance type), and the time
+// breakdown of one step for the fastest configurations as stacked bars.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "sim/sweep/ranking.h"
+#include "sim/sweep/results_file.h"
+#include "sim/util/number_format.h"
+#include "tools/clustersim/command_line.h"
+#include "tools/clustersim/commands.h"
+#include "tools/clustersim/svg_chart.h"
+
+namespace clustersim::cli {
+namespace {
+
+std::string describe(const ResultRow& r) {
+  const auto n = [&](const char* key) { return format_number(row_number(r, result_column(key))); };
+  return row_text(r, result_column("instance")) + " x" + n("nodes") + " TP" + n("tensor_parallel") +
+         " PP" + n("pipeline_parallel") + " DP" + n("data_parallel") + " mbs" +
+         n("micro_batch_size");
+}
+
+ScatterChart pareto_chart(const ResultsFile& file, const std::string& currency) {
+  ScatterChart chart{"Time to train against cost: every configuration that fits",
+                     "time to train (hours, log)",
+                     "cost (" + currency + ", log)",
+                     {},
+                     {},
+                     "Pareto front"};
+  std::map<std::string, size_t> series_of;
+  ParetoFront front;
+  const int time = result_column("time_to_train_h"), cost = result_column("cost");
+  for (const ResultRow& row : file.rows) {
+    const double t = row_number(row, time), c = row_number(row, cost);
+    if (!is_ranked(row) || !(t > 0) || !(c > 0)) continue;
+    const std::string& instance = row_text(row, result_column("instance"));
+    const auto [it, added] = series_of.try_emplace(instance, chart.series.size());
+    if (added) chart.series.push_back({instance, {}, {}});
+    chart.series[it->second].points.push_back({t, c});
+    chart.series[it->second].labels.push_back(describe(row) + ": " + format_fixed(t, 1) + " h, " +
+                                              format_fixed(c, 0) + " " + currency);
+    front.offer(row);
+  }
+  for (const ResultRow& row : front.rows()) {
+    chart.line.push_back({row_number(row, time), row_number(row, cost)});
+  }
+  return chart;
+}
+
+StackedBars breakdown_chart(const ResultsFile& file, size_t bars) {
+  StackedBars chart{"Where one step's time goes: the fastest configurations",
+                    "seconds per step",
+                    {"compute", "tensor-parallel comm", "pipeline bubble", "data-parallel comm",
+                     "optimizer", "data stall"},
+                    {},
+                    {}};
+  TopRows fastest(result_column("step_s"), bars);
+  for (const ResultRow& row : file.rows) fastest.offer(row);
+  for (const ResultRow& row : fastest.rows()) {
+    chart.bar_labels.push_back(describe(row));
+    std::vector<double> values;
+    for (const char* key :
+         {"compute_s", "tensor_comm_s", "bubble_s", "data_comm_s", "optimizer_s", "data_stall_s"}) {
+      const double v = row_number(row, result_column(key));
+      values.push_back(v > 0 ? v : 0);
+    }
+    chart.values.push_back(std::move(values));
+  }
+  return chart;
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+int plot_command(const std::vector<std::string>& args) {
+  std::string input, out_dir;
+  size_t bars = 10;
+  po::options_description options("plot options");
+  options.add_options()("results", po::value(&input)->required(), "results file (.h5)")(
+      "out-dir", po::value(&out_dir), "directory for the SVG files (default: beside RESULTS)")(
+      "bars", po::value(&bars)->default_value(10), "configurations in the breakdown chart");
+  po::positional_options_description positional;
+  positional.add("results", 1);
+  po::variables_map values;
+  if (!parse(args, options, positional, &values, "clustersim plot RESULTS.h5 [options]")) {
+    return kExitOk;
+  }
+  ResultsFile file;
+  std::string error;
+  if (!read_results(input, &file, &error)) {
+    std::cerr << "clustersim plot: " << error << "\n";
+    return kExitInputError;
+  }
+  const std::filesystem::path source(input);
+  const std::filesystem::path directory =
+      out_dir.empty() ? source.parent_path() : std::filesystem::path(out_dir);
+  std::string currency;
+  for (const ResultRow& row : file.rows) {
+    const std::string& c = row_text(row, result_column("currency"));
+    if (c.empty() || c == currency) continue;
+    currency = currency.empty() ? c : "mixed currencies";
+  }
+  const std::string stem = (directory / source.stem()).string();
+  const ScatterChart pareto = pareto_chart(file, currency.empty() ? "no price" : currency);
+  const StackedBars breakdown = breakdown_chart(file, bars);
+  for (const auto& [path, text] : {std::pair{stem + "-pareto.svg", render(pareto)},
+                                   {stem + "-breakdown.svg", render(breakdown)}}) {
+    if (!write_file(path, text)) {
+      std::cerr << "clustersim plot: cannot write " << path << "\n";
+      return kExitUsage;
+    }
+    std::cout << "wrote " << path << "\n";
+  }
+  std::cout << pareto.line.size() << " configurations on the Pareto front, "
+            << breakdown.values.size() << " in the breakdown\n";
+  return kExitOk;
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,195 @@
+// SVG text of the two chart kinds: axes with decade ticks (log) or round ticks (linear), a
+// fixed palette, a legend on the right.
+#include "tools/clustersim/svg_chart.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace clustersim::cli {
+namespace {
+
+constexpr double kWidth = 900, kHeight = 560;
+constexpr double kLeft = 90, kRight = 230, kTop = 50, kBottom = 60;
+const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+const char* colour(size_t i) { return kPalette[i % (sizeof kPalette / sizeof *kPalette)]; }
+
+void header(std::ostringstream& svg, const std::string& title) {
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"" << kLeft << "\" y=\"28\" font-size=\"16\">" << escape(title) << "</text>\n";
+}
+
+void legend(std::ostringstream& svg, const std::vector<std::string>& names) {
+  const double x = kWidth - kRight + 20;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const double y = kTop + 10 + 20 * i;
+    svg << "<rect x=\"" << x << "\" y=\"" << y - 9 << "\" width=\"12\" height=\"12\" fill=\""
+        << colour(i) << "\"/><text x=\"" << x + 18 << "\" y=\"" << y + 1 << "\">"
+        << escape(names[i]) << "</text>\n";
+  }
+}
+
+// A log axis over [low, high] mapped to pixels [from, to].
+struct LogAxis {
+  double low, high, from, to;
+  double at(double v) const {
+    return from +
+           (std::log10(v) - std::log10(low)) / (std::log10(high) - std::log10(low)) * (to - from);
+  }
+  // Ticks at 1, 2 and 5 times powers of ten inside the range.
+  std::vector<double> ticks() const {
+    std::vector<double> result;
+    for (int e = static_cast<int>(std::floor(std::log10(low)));
+         e <= static_cast<int>(std::ceil(std::log10(high))); ++e) {
+      for (double m : {1.0, 2.0, 5.0}) {
+        const double v = m * std::pow(10.0, e);
+        if (v >= low && v <= high) result.push_back(v);
+      }
+    }
+    return result;
+  }
+};
+
+LogAxis log_axis(double low, double high, double from, double to) {
+  if (low == high) {
+    low /= 1.5;
+    high *= 1.5;
+  }
+  return {low / 1.1, high * 1.1, from, to};
+}
+
+}  // namespace
+
+std::string render(const ScatterChart& chart) {
+  double x_low = HUGE_VAL, x_high = 0, y_low = HUGE_VAL, y_high = 0;
+  for (const ScatterSeries& s : chart.series) {
+    for (auto [x, y] : s.points) {
+      x_low = std::min(x_low, x), x_high = std::max(x_high, x);
+      y_low = std::min(y_low, y), y_high = std::max(y_high, y);
+    }
+  }
+  std::ostringstream svg;
+  header(svg, chart.title);
+  if (x_high == 0) {
+    svg << "<text x=\"" << kLeft << "\" y=\"" << kTop + 40 << "\">nothing to plot</text></svg>\n";
+    return svg.str();
+  }
+  const LogAxis x = log_axis(x_low, x_high, kLeft, kWidth - kRight);
+  const LogAxis y = log_axis(y_low, y_high, kHeight - kBottom, kTop);
+  svg << "<g stroke=\"#ccc\">\n";
+  for (double t : x.ticks()) {
+    svg << "<line x1=\"" << x.at(t) << "\" y1=\"" << kTop << "\" x2=\"" << x.at(t) << "\" y2=\""
+        << kHeight - kBottom << "\"/>\n";
+  }
+  for (double t : y.ticks()) {
+    svg << "<line x1=\"" << kLeft << "\" y1=\"" << y.at(t) << "\" x2=\"" << kWidth - kRight
+        << "\" y2=\"" << y.at(t) << "\"/>\n";
+  }
+  svg << "</g>\n";
+  for (double t : x.ticks()) {
+    svg << "<text x=\"" << x.at(t) << "\" y=\"" << kHeight - kBottom + 16
+        << "\" text-anchor=\"middle\">" << number(t) << "</text>\n";
+  }
+  for (double t : y.ticks()) {
+    svg << "<text x=\"" << kLeft - 6 << "\" y=\"" << y.at(t) + 4 << "\" text-anchor=\"end\">"
+        << number(t) << "</text>\n";
+  }
+  svg << "<text x=\"" << (kLeft + kWidth - kRight) / 2 << "\" y=\"" << kHeight - 20
+      << "\" text-anchor=\"middle\">" << escape(chart.x_label) << "</text>\n"
+      << "<text transform=\"translate(20," << (kTop + kHeight - kBottom) / 2
+      << ") rotate(-90)\" text-anchor=\"middle\">" << escape(chart.y_label) << "</text>\n";
+  std::vector<std::string> names;
+  for (size_t i = 0; i < chart.series.size(); ++i) {
+    const ScatterSeries& s = chart.series[i];
+    names.push_back(s.name);
+    for (size_t p = 0; p < s.points.size(); ++p) {
+      svg << "<circle cx=\"" << x.at(s.points[p].first) << "\" cy=\"" << y.at(s.points[p].second)
+          << "\" r=\"3.5\" fill=\"" << colour(i) << "\" fill-opacity=\"0.6\"><title>"
+          << escape(p < s.labels.size() ? s.labels[p] : s.name) << "</title></circle>\n";
+    }
+  }
+  if (!chart.line.empty()) {
+    svg << "<polyline fill=\"none\" stroke=\"black\" stroke-width=\"1.5\" points=\"";
+    for (auto [px, py] : chart.line) svg << x.at(px) << "," << y.at(py) << " ";
+    svg << "\"/>\n";
+    const double ly = kTop + 10 + 20 * names.size();
+    svg << "<line x1=\"" << kWidth - kRight + 20 << "\" y1=\"" << ly - 3 << "\" x2=\""
+        << kWidth - kRight + 32 << "\" y2=\"" << ly - 3 << "\" stroke=\"black\"/><text x=\""
+        << kWidth - kRight + 38 << "\" y=\"" << ly + 1 << "\">" << escape(chart.line_name)
+        << "</text>\n";
+  }
+  legend(svg, names);
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+std::string render(const StackedBars& chart) {
+  std::ostringstream svg;
+  header(svg, chart.title);
+  double total = 0;
+  for (const auto& bar : chart.values) {
+    double sum = 0;
+    for (double v : bar) sum += v;
+    total = std::max(total, sum);
+  }
+  const double label_width = 260;
+  const double x0 = label_width, x1 = kWidth - kRight;
+  const double bar_height =
+      chart.values.empty() ? 0 : std::min(28.0, (kHeight - kTop - kBottom) / chart.values.size());
+  const double scale = total > 0 ? (x1 - x0) / total : 0;
+  for (size_t b = 0; b < chart.values.size(); ++b) {
+    const double y = kTop + b * bar_height;
+    svg << "<text x=\"" << x0 - 6 << "\" y=\"" << y + bar_height * 0.65 << "\" text-anchor=\"end\">"
+        << escape(chart.bar_labels[b]) << "</text>\n";
+    double x = x0;
+    for (size_t s = 0; s < chart.values[b].size(); ++s) {
+      const double w = chart.values[b][s] * scale;
+      svg << "<rect x=\"" << x << "\" y=\"" << y + 2 << "\" width=\"" << w << "\" height=\""
+          << bar_height - 4 << "\" fill=\"" << colour(s) << "\"><title>"
+          << escape(chart.segment_names[s]) << ": " << number(chart.values[b][s])
+          << "</title></rect>\n";
+      x += w;
+    }
+  }
+  const double axis_y = kTop + chart.values.size() * bar_height + 14;
+  for (int i = 0; i <= 4; ++i) {
+    const double v = total * i / 4;
+    svg << "<text x=\"" << x0 + v * scale << "\" y=\"" << axis_y << "\" text-anchor=\"middle\">"
+        << number(v) << "</text>\n";
+  }
+  svg << "<text x=\"" << (x0 + x1) / 2 << "\" y=\"" << axis_y + 22 << "\" text-anchor=\"middle\">"
+      << escape(chart.x_label) << "</text>\n";
+  legend(svg, chart.segment_names);
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,35 @@
+// Minimal SVG charts for `clustersim plot`: a scatter plot on log-log axes with a highlighted
+// line, and horizontal stacked bars. Self-contained files that any browser opens; no fonts or
+// scripts beyond SVG 1.1.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace clustersim::cli {
+
+struct ScatterSeries {
+  std::string name;  // legend entry
+  std::vector<std::pair<double, double>> points;
+  std::vector<std::string> labels;  // tooltip per point
+};
+
+struct ScatterChart {
+  std::string title, x_label, y_label;
+  std::vector<ScatterSeries> series;
+  std::vector<std::pair<double, double>> line;  // drawn over the points (the Pareto front)
+  std::string line_name;
+};
+
+struct StackedBars {
+  std::string title, x_label;
+  std::vector<std::string> segment_names;  // legend, one colour each
+  std::vector<std::string> bar_labels;
+  std::vector<std::vector<double>> values;  // per bar, per segment (>= 0)
+};
+
+// SVG documents. Requires: every scatter point has positive coordinates.
+std::string render(const ScatterChart& chart);
+std::string render(const StackedBars& chart);
+
+}  // namespace clustersim::cli
