@@ -2,8 +2,12 @@
 // candidate instances it names.
 #include "sim/io/scenario_loader.h"
 
-#include "sim/input/input_checks.h"
+#include <google/protobuf/text_format.h>
+
+#include <set>
+
 #include "sim/cost/cost_checks.h"
+#include "sim/input/input_checks.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
 
@@ -154,7 +158,27 @@ void check_constraints(const FieldChecker& constraints) {
   }
 }
 
+// A value listed twice in one axis would evaluate the same configurations twice.
+void check_no_repeated_values(const FieldChecker& sweep) {
+  const google::protobuf::Message& m = sweep.message();
+  const google::protobuf::Descriptor* descriptor = m.GetDescriptor();
+  for (int f = 0; f < descriptor->field_count(); ++f) {
+    const google::protobuf::FieldDescriptor* field = descriptor->field(f);
+    if (!field->is_repeated() ||
+        field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
+      continue;
+    }
+    std::set<std::string> seen;
+    for (int i = 0; i < m.GetReflection()->FieldSize(m, field); ++i) {
+      std::string text;
+      google::protobuf::TextFormat::PrintFieldValueToString(m, field, i, &text);
+      if (!seen.insert(text).second) sweep.error(field->name(), text + " is listed twice", i);
+    }
+  }
+}
+
 void check_sweep(const FieldChecker& sweep, const s::Scenario& scenario, const s::Model* model) {
+  check_no_repeated_values(sweep);
   check_parallelism_fields(sweep, model);
   sweep.at_least("nodes", 1);
   if (scenario.sweep().has_auto_parallelism()) check_auto_parallelism(sweep, scenario);

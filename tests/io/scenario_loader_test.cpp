@@ -166,5 +166,13 @@ TEST_CASE("an empty list is an error at its field, not a silently unswept axis")
                              "least one value or leave the field out"));
 }
 
+
+TEST_CASE("a value listed twice in a sweep axis is an error at its position") {
+  CHECK_THAT(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                  "sweep {\n  tensor_parallel: [1, 2, 1]\n}\n")),
+             Catch::Contains("sweep.tensor_parallel[2]: 1 is listed twice"));
+}
+
 }  // namespace
 }  // namespace clustersim
