@@ -2,6 +2,7 @@
 // parallel, streams every row to a results file (--out: HDF5, CSV or JSON), and answers with the
 // fastest, the cheapest and the Pareto front of time against cost (or the best N by time or cost).
 // Also runs one shard of a sweep (--shard K/N) and resumes an interrupted one (--resume).
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -330,9 +331,11 @@ int sweep_command(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   const double seconds = progress.seconds();
-  std::fprintf(stderr, "%lld configurations in %.2f s (%.0f/s)%s%s\n",
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::fprintf(stderr, "%lld configurations in %.2f s (%.0f/s), peak memory %.0f MiB%s%s\n",
                static_cast<long long>(counts.candidates), seconds,
-               seconds > 0 ? counts.candidates / seconds : 0.0,
+               seconds > 0 ? counts.candidates / seconds : 0.0, usage.ru_maxrss / 1024.0,
                a.out.empty() ? "" : ", every row in ", a.out.c_str());
   print_answer(summary, rankings, ranking, inputs->limit, inputs->format);
   return kExitOk;
