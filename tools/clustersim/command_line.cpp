@@ -102,4 +102,21 @@ std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::strin
   return inputs;
 }
 
+std::optional<size_t> evaluate_each(
+    const ScenarioInputs& inputs, const ExpandedConfigurations& space,
+    const std::function<void(const Configuration&, const Evaluation&)>& visit) {
+  Evaluator evaluator(*inputs.catalog, *inputs.scenario);
+  const size_t shown =
+      inputs.limit == 0 ? space.valid.size() : std::min(inputs.limit, space.valid.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const Evaluation e = evaluator.evaluate(space.valid[i]);
+    if (!e.error.empty()) {
+      std::cerr << inputs.path << ": " << e.error << "\n";
+      return std::nullopt;
+    }
+    visit(space.valid[i], e);
+  }
+  return shown;
+}
+
 }  // namespace clustersim::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "sim/io/scenario_loader.h"
 #include "sim/io/table.h"
 #include "sim/sweep/configuration_space.h"
+#include "sim/sweep/evaluation.h"
 
 namespace clustersim::cli {
 
@@ -66,5 +68,12 @@ std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::strin
                                                     const std::string& command,
                                                     const std::string& limit_help, int* exit_code,
                                                     const po::options_description* extra = nullptr);
+
+// Evaluates the first `inputs.limit` (0: all) valid configurations of `space` in order, handing
+// each with its evaluation to `visit`. Returns how many, or nullopt after printing the error of a
+// cluster that could not be built.
+std::optional<size_t> evaluate_each(
+    const ScenarioInputs& inputs, const ExpandedConfigurations& space,
+    const std::function<void(const Configuration&, const Evaluation&)>& visit);
 
 }  // namespace clustersim::cli

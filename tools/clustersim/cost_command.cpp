@@ -196,36 +196,29 @@ int cost_command(const std::vector<std::string>& args) {
 
   const ExpandedConfigurations space = expand_configurations(*inputs->scenario);
   if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
-  Evaluator evaluator(*inputs->catalog, *inputs->scenario);
   Table table = cost_table();
   std::vector<Row> rows;
-  const size_t shown =
-      inputs->limit == 0 ? space.valid.size() : std::min(inputs->limit, space.valid.size());
-  for (size_t i = 0; i < shown; ++i) {
-    const Configuration& c = space.valid[i];
-    const Evaluation e = evaluator.evaluate(c);
-    if (!e.error.empty()) {
-      std::cerr << inputs->path << ": " << e.error << "\n";
-      return kExitInputError;
-    }
-    if (!e.step) {
-      for (s::BillingMode billing : model->billing_modes) {
-        rows.push_back(oom_row(c, e, billing, table.column_count()));
-      }
-      continue;
-    }
-    const CheckpointPlan plan = plan_checkpoints(*model, c, e.memory, *e.step);
-    for (s::BillingMode billing : model->billing_modes) {
-      rows.push_back(cost_row(c, *e.step, plan, run_cost(*model, c, *e.step, plan, billing)));
-    }
-  }
+  const std::optional<size_t> shown =
+      evaluate_each(*inputs, space, [&](const Configuration& c, const Evaluation& e) {
+        if (!e.step) {
+          for (s::BillingMode billing : model->billing_modes) {
+            rows.push_back(oom_row(c, e, billing, table.column_count()));
+          }
+          return;
+        }
+        const CheckpointPlan plan = plan_checkpoints(*model, c, e.memory, *e.step);
+        for (s::BillingMode billing : model->billing_modes) {
+          rows.push_back(cost_row(c, *e.step, plan, run_cost(*model, c, *e.step, plan, billing)));
+        }
+      });
+  if (!shown) return kExitInputError;
   rank_rows(&rows);
   for (Row& row : rows) table.add_row(std::move(row.cells));
   table.print(std::cout, inputs->format);
   if (inputs->format == OutputFormat::kTable) {
     print_prices(*model, inputs->scenario->instances);
-    if (shown < space.valid.size()) {
-      std::cout << "... " << space.valid.size() - shown << " more configurations (--limit 0)\n";
+    if (*shown < space.valid.size()) {
+      std::cout << "... " << space.valid.size() - *shown << " more configurations (--limit 0)\n";
     }
   }
   return kExitOk;

@@ -90,49 +90,43 @@ int input_command(const std::vector<std::string>& args) {
   }
   const ExpandedConfigurations space = expand_configurations(loaded);
   if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
-  Evaluator evaluator(*inputs->catalog, loaded);
-  const size_t shown =
-      inputs->limit == 0 ? space.valid.size() : std::min(inputs->limit, space.valid.size());
-  for (size_t i = 0; i < shown; ++i) {
-    const Configuration& c = space.valid[i];
-    const Evaluation e = evaluator.evaluate(c);
-    if (!e.error.empty()) {
-      std::cerr << inputs->path << ": " << e.error << "\n";
-      return kExitInputError;
-    }
-    const s::Parallelism& p = c.parallelism;
-    std::cout << c.instance->name() << " x " << c.nodes << " (TP " << p.tensor_parallel() << ", PP "
-              << p.pipeline_parallel() << ", DP " << p.data_parallel() << ")";
-    if (!e.step) {
-      std::cout << ": does not fit in GPU memory\n";
-      continue;
-    }
-    const double gpu_step_s = e.step->step_s - e.step->data_stall_s;
-    const InputEstimate estimate =
-        estimate_input(input_setup(*inputs->catalog, loaded, c, gpu_step_s));
-    const InputSetup& setup = estimate.setup;
-    std::cout << ": GPU step " << seconds(gpu_step_s) << ", " << setup.spec.batch_samples
-              << " samples per GPU\n";
-    print_run("epoch from storage", estimate.from_storage, true);
-    const double dataset_gib = setup.dataset_bytes / kBytesPerGibibyte;
-    const double cache_gib = setup.page_cache_bytes / kBytesPerGibibyte;
-    if (estimate.cached) {
-      print_run("later epochs from the page cache", *estimate.cached, false);
-    } else {
-      std::cout << "  page cache: " << format_fixed(dataset_gib, 1) << " GiB dataset, "
-                << format_fixed(cache_gib, 1) << " GiB of host memory beyond the GPUs'"
-                << (setup.cached_after_first_epoch ? " (fits; the job makes one epoch)"
-                                                   : ": every epoch reads storage")
-                << "\n";
-    }
-    std::cout << "  job (" << format_fixed(setup.epochs, 1) << " epochs): data stall "
-              << seconds(e.step->data_stall_s) << " per step, step " << seconds(e.step->step_s)
-              << ", MFU " << format_fixed(e.step->mfu, 3)
-              << " (fed: " << format_fixed(e.step->mfu * e.step->step_s / gpu_step_s, 3) << ")\n";
-    print_advice(loaded, estimate, advise_input(*inputs->catalog, loaded, c, estimate));
-  }
-  if (shown < space.valid.size()) {
-    std::cout << "... " << space.valid.size() - shown << " more (--limit 0 reports all)\n";
+  const std::optional<size_t> shown =
+      evaluate_each(*inputs, space, [&](const Configuration& c, const Evaluation& e) {
+        const s::Parallelism& p = c.parallelism;
+        std::cout << c.instance->name() << " x " << c.nodes << " (TP " << p.tensor_parallel()
+                  << ", PP " << p.pipeline_parallel() << ", DP " << p.data_parallel() << ")";
+        if (!e.step) {
+          std::cout << ": does not fit in GPU memory\n";
+          return;
+        }
+        const double gpu_step_s = e.step->step_s - e.step->data_stall_s;
+        const InputEstimate estimate =
+            estimate_input(input_setup(*inputs->catalog, loaded, c, gpu_step_s));
+        const InputSetup& setup = estimate.setup;
+        std::cout << ": GPU step " << seconds(gpu_step_s) << ", " << setup.spec.batch_samples
+                  << " samples per GPU\n";
+        print_run("epoch from storage", estimate.from_storage, true);
+        const double dataset_gib = setup.dataset_bytes / kBytesPerGibibyte;
+        const double cache_gib = setup.page_cache_bytes / kBytesPerGibibyte;
+        if (estimate.cached) {
+          print_run("later epochs from the page cache", *estimate.cached, false);
+        } else {
+          std::cout << "  page cache: " << format_fixed(dataset_gib, 1) << " GiB dataset, "
+                    << format_fixed(cache_gib, 1) << " GiB of host memory beyond the GPUs'"
+                    << (setup.cached_after_first_epoch ? " (fits; the job makes one epoch)"
+                                                       : ": every epoch reads storage")
+                    << "\n";
+        }
+        std::cout << "  job (" << format_fixed(setup.epochs, 1) << " epochs): data stall "
+                  << seconds(e.step->data_stall_s) << " per step, step " << seconds(e.step->step_s)
+                  << ", MFU " << format_fixed(e.step->mfu, 3)
+                  << " (fed: " << format_fixed(e.step->mfu * e.step->step_s / gpu_step_s, 3)
+                  << ")\n";
+        print_advice(loaded, estimate, advise_input(*inputs->catalog, loaded, c, estimate));
+      });
+  if (!shown) return kExitInputError;
+  if (*shown < space.valid.size()) {
+    std::cout << "... " << space.valid.size() - *shown << " more (--limit 0 reports all)\n";
   }
   return kExitOk;
 }

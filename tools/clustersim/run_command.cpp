@@ -17,7 +17,6 @@
 namespace clustersim::cli {
 namespace {
 
-
 // The columns `run` prints (result_row.h defines them for every output).
 const std::vector<std::string>& run_columns() {
   static const std::vector<std::string> keys = {"instance",
