@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "sim/io/text_file.h"
 #include "sim/sweep/ranking.h"
@@ -23,6 +25,12 @@ namespace clustersim::cli {
 namespace {
 
 constexpr int64_t kCandidateLimit = 10'000'000;  // above this, --force is required
+constexpr int kExitInterrupted = 130;            // as a shell reports a SIGINT
+
+// Set by SIGINT/SIGTERM (Ctrl-C, a Slurm time limit, a Kubernetes eviction): the sweep stops
+// after its current chunk, leaving a .partial file that --resume continues.
+volatile std::sig_atomic_t stop_requested = 0;
+extern "C" void request_stop(int) { stop_requested = 1; }
 
 enum class Ranking { kPareto, kTime, kCost };
 
@@ -139,12 +147,14 @@ struct Rankings {
   explicit Rankings(size_t top)
       : fastest(result_column("time_to_train_h"), top), cheapest(result_column("cost"), top) {}
   void offer(const ResultRow& row) {
+    ++statuses[row_text(row, result_column("status"))];
     fastest.offer(row);
     cheapest.offer(row);
     front.offer(row);
   }
   TopRows fastest, cheapest;
   ParetoFront front;
+  std::map<std::string, int64_t> statuses;  // rows per status
 };
 
 void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking ranking,
@@ -164,6 +174,12 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
               << summary.rows - summary.simulated << " out of GPU memory)\n";
     for (const auto& [reason, count] : summary.pruned) {
       std::cout << "pruned      " << count << ": " << reason << "\n";
+    }
+    for (const char* status : {kStatusOverTime, kStatusOverCost}) {
+      const auto it = rankings.statuses.find(status);
+      if (it != rankings.statuses.end()) {
+        std::cout << "not ranked  " << it->second << ": " << status << "\n";
+      }
     }
     const auto describe = [](const char* what, const std::vector<ResultRow>& best) {
       std::cout << what;
@@ -300,6 +316,8 @@ int sweep_command(const std::vector<std::string>& args) {
   Progress progress(in_shard);
   const SweepSummary start = summary;
   bool written = true;
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
   const SweepCounts counts = run_sweep(
       *inputs->catalog, scenario, options,
       [&](std::vector<ResultRow>& rows, int64_t next_index, const SweepCounts& so_far) {
@@ -312,10 +330,17 @@ int sweep_command(const std::vector<std::string>& args) {
         written = output.write(rows, summary, &error);
         progress.update(in_shard - shard_candidates(summary.candidates, options.shard,
                                                     options.shard_count, next_index));
-        return written;
+        return written && !stop_requested;
       },
       &error);
   progress.finish();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (stop_requested && written && error.empty() && summary.next_index < summary.candidates) {
+    std::cerr << "interrupted after " << summary.rows << " rows"
+              << (output.hdf5() ? "; continue with the same command and --resume" : "") << "\n";
+    return kExitInterrupted;
+  }
   if (!error.empty()) {
     std::cerr << (written ? inputs->path + ": " : "clustersim sweep: ") << error << "\n";
     return written ? kExitInputError : kExitUsage;
