@@ -8,6 +8,7 @@
 
 #include "sim/cost/cost_checks.h"
 #include "sim/input/input_checks.h"
+#include "sim/io/axis_ranges.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
 
@@ -260,7 +261,10 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (root.require("job")) check_job(root.child("job"), loaded->model);
   check_cluster(root, catalog, loaded.get());
   if (m.has_parallelism()) check_parallelism(root.child("parallelism"), loaded->model);
-  if (m.has_sweep()) check_sweep(root.child("sweep"), m, loaded->model);
+  if (m.has_sweep()) {
+    expand_axis_ranges(root.child("sweep"), loaded->file->message.mutable_sweep());
+    check_sweep(root.child("sweep"), m, loaded->model);
+  }
   check_input(root, catalog, *loaded);
   if (m.has_cost()) check_cost(root.child("cost"), catalog, *loaded);
 

@@ -166,12 +166,41 @@ TEST_CASE("an empty list is an error at its field, not a silently unswept axis")
                              "least one value or leave the field out"));
 }
 
-
 TEST_CASE("a value listed twice in a sweep axis is an error at its position") {
   CHECK_THAT(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                                   "instance: \"aws.p4d.24xlarge\" nodes: 2",
                                   "sweep {\n  tensor_parallel: [1, 2, 1]\n}\n")),
              Catch::Contains("sweep.tensor_parallel[2]: 1 is listed twice"));
+}
+
+TEST_CASE("ranges expand into their integer axes; a bad range is an error at the range") {
+  TempDir dir;
+  Diagnostics diagnostics;
+  auto loaded = load_scenario(
+      dir.write(
+          "s.textproto",
+          scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                   "instance: \"aws.p4d.24xlarge\"",
+                   "sweep {\n  nodes: [3]\n  range { axis: \"nodes\" from: 1 to: 16 factor: 2 }\n"
+                   "  range { axis: \"micro_batch_size\" from: 2 to: 7 step: 2 }\n}\n")),
+      catalog(), &diagnostics);
+  INFO(diagnostics.to_string());
+  REQUIRE(loaded != nullptr);
+  const schema::Sweep& sweep = loaded->scenario().sweep();
+  CHECK(std::vector<int>(sweep.nodes().begin(), sweep.nodes().end()) ==
+        std::vector<int>{3, 1, 2, 4, 8, 16});
+  CHECK(std::vector<int>(sweep.micro_batch_size().begin(), sweep.micro_batch_size().end()) ==
+        std::vector<int>{2, 4, 6});
+  const std::string errors = load_errors(
+      scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+               "instance: \"aws.p4d.24xlarge\" nodes: 1",
+               "sweep {\n  range { axis: \"node\" from: 1 to: 4 }\n"
+               "  range { axis: \"tensor_parallel\" from: 8 to: 2 }\n"
+               "  range { axis: \"pipeline_parallel\" from: 1 to: 4 step: 1 factor: 2 }\n}\n"));
+  CHECK_THAT(errors, Catch::Contains("s.textproto:13:11: sweep.range[0].axis: \"node\" is not an "
+                                     "integer axis of the sweep (did you mean \"nodes\"?)"));
+  CHECK_THAT(errors, Catch::Contains("sweep.range[1].to: must be >= 8, got 2"));
+  CHECK_THAT(errors, Catch::Contains("sweep.range[2].factor: and step both given: choose one"));
 }
 
 }  // namespace
