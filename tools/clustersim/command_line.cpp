@@ -102,6 +102,24 @@ std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::strin
   return inputs;
 }
 
+std::optional<CostInputs> load_cost_inputs(const ScenarioInputs& inputs,
+                                           const std::string& prices_path) {
+  Diagnostics diagnostics;
+  CostInputs cost;
+  if (!prices_path.empty()) {
+    cost.price_file = read_text_file<schema::PriceFile>(prices_path, &diagnostics);
+    if (!cost.price_file) {
+      print_diagnostics(diagnostics);
+      return std::nullopt;
+    }
+  }
+  cost.model =
+      load_cost_model(*inputs.scenario, *inputs.catalog, cost.price_file.get(), &diagnostics);
+  print_diagnostics(diagnostics);
+  if (!cost.model) return std::nullopt;
+  return cost;
+}
+
 std::optional<size_t> evaluate_each(
     const ScenarioInputs& inputs, const ExpandedConfigurations& space,
     const std::function<void(const Configuration&, const Evaluation&)>& visit) {

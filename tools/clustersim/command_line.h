@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cost/cost_model.h"
 #include "sim/io/catalog.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/table.h"
@@ -68,6 +69,16 @@ std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::strin
                                                     const std::string& command,
                                                     const std::string& limit_help, int* exit_code,
                                                     const po::options_description* extra = nullptr);
+
+// A scenario's cost model and the --prices file it reads (which must outlive it).
+struct CostInputs {
+  std::unique_ptr<TextFile<schema::PriceFile>> price_file;
+  std::unique_ptr<CostModel> model;
+};
+// Reads the --prices file `prices_path` (none when empty) and builds the scenario's cost model,
+// printing every diagnostic. Returns nullopt when either has an error.
+std::optional<CostInputs> load_cost_inputs(const ScenarioInputs& inputs,
+                                           const std::string& prices_path);
 
 // Evaluates the first `inputs.limit` (0: all) valid configurations of `space` in order, handing
 // each with its evaluation to `visit`. Returns how many, or nullopt after printing the error of a

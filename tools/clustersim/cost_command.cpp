@@ -178,19 +178,9 @@ int cost_command(const std::vector<std::string>& args) {
     std::cerr << "--trials must be >= 0 (0: the scenario's), got " << trials << "\n";
     return kExitUsage;
   }
-  Diagnostics diagnostics;
-  std::unique_ptr<TextFile<s::PriceFile>> price_file;
-  if (!prices_path.empty()) {
-    price_file = read_text_file<s::PriceFile>(prices_path, &diagnostics);
-    if (!price_file) {
-      print_diagnostics(diagnostics);
-      return kExitInputError;
-    }
-  }
-  std::unique_ptr<CostModel> model =
-      load_cost_model(*inputs->scenario, *inputs->catalog, price_file.get(), &diagnostics);
-  print_diagnostics(diagnostics);
-  if (!model) return kExitInputError;
+  std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);
+  if (!cost) return kExitInputError;
+  CostModel* model = cost->model.get();
   if (trials > 0) model->trials = trials;
   if (seed >= 0) model->seed = static_cast<uint64_t>(seed);
 
