@@ -4,8 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "sim/cost/price_book.h"
-#include "sim/cost/training_budget.h"
+#include "sim/cost/run_cost.h"
 #include "sim/util/check.h"
 #include "sim/util/units.h"
 
@@ -45,6 +44,7 @@ const std::vector<ResultColumn>& result_columns() {
       identity("distributed_optimizer", "dist opt", Kind::kBool),
       identity("sequence_parallel", "SP", Kind::kBool),
       identity("recompute", "recompute", Kind::kText),
+      identity("billing", "billing", Kind::kText),
       identity("status", "status", Kind::kText),
       figure("memory_gib", "mem GiB", 1),
       figure("capacity_gib", "cap GiB", 1),
@@ -60,10 +60,12 @@ const std::vector<ResultColumn>& result_columns() {
       figure("optimizer_s", "optim", 3),
       figure("data_stall_s", "data stall", 3),
       {"steps", "steps", Kind::kReal, 0, Drift::kExact, 0},  // empty when out of memory
-      figure("time_to_train_h", "train h", 1),
+      figure("time_to_train_h", "train h", 1),               // p50 over spot trials
+      figure("time_to_train_p95_h", "p95 h", 1),
       figure("price_per_hour", "price/h", 2),
       identity("currency", "cur", Kind::kText),
-      figure("cost", "cost", 0),
+      figure("cost", "cost", 0),  // p50, in the report currency
+      figure("cost_p95", "cost p95", 0),
       identity("limiting", "limiting", Kind::kText),
       identity("calibrated", "calibrated", Kind::kBool),
   };
@@ -78,70 +80,91 @@ int result_column(std::string_view key) {
   return -1;
 }
 
-ResultRow make_result_row(const Configuration& c, const Evaluation& e,
-                          const LoadedScenario& scenario) {
+std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation& e,
+                                        const LoadedScenario& scenario, const CostModel& cost) {
   CLUSTERSIM_CHECK(e.error.empty(), "a row of a configuration that could not be built");
   const s::Parallelism& p = c.parallelism;
-  const s::Scenario& sc = scenario.scenario();
   const auto number = [](auto value) { return Table::Cell(static_cast<double>(value)); };
-  ResultRow row = {number(c.index),
-                   c.instance->name(),
-                   number(c.nodes),
-                   number(c.gpus()),
-                   number(p.tensor_parallel()),
-                   number(p.pipeline_parallel()),
-                   number(p.data_parallel()),
-                   number(p.micro_batch_size()),
-                   number(p.virtual_stages()),
-                   s::PipelineSchedule_Name(p.schedule()),
-                   number(p.zero_stage()),
-                   p.distributed_optimizer(),
-                   p.sequence_parallel(),
-                   s::Recompute_Name(p.recompute()),
-                   kStatusOk,
-                   e.memory.total_bytes() / kBytesPerGibibyte,
-                   e.memory.capacity_bytes / kBytesPerGibibyte};
-  row.resize(result_columns().size());
-  const std::optional<UsedPrice> price = catalog_price(*c.instance, s::ON_DEMAND);
-  if (price) {
-    row[result_column("price_per_hour")] = price->per_hour * c.nodes;
-    row[result_column("currency")] = s::Currency_Name(price->currency);
-  }
-  row[result_column("calibrated")] = e.calibrated;
-  if (!e.step) {
+  ResultRow base = {number(c.index),
+                    c.instance->name(),
+                    number(c.nodes),
+                    number(c.gpus()),
+                    number(p.tensor_parallel()),
+                    number(p.pipeline_parallel()),
+                    number(p.data_parallel()),
+                    number(p.micro_batch_size()),
+                    number(p.virtual_stages()),
+                    s::PipelineSchedule_Name(p.schedule()),
+                    number(p.zero_stage()),
+                    p.distributed_optimizer(),
+                    p.sequence_parallel(),
+                    s::Recompute_Name(p.recompute()),
+                    std::string(),  // billing, per row below
+                    kStatusOk,
+                    e.memory.total_bytes() / kBytesPerGibibyte,
+                    e.memory.capacity_bytes / kBytesPerGibibyte};
+  base.resize(result_columns().size());
+  base[result_column("calibrated")] = e.calibrated;
+  base[result_column("currency")] = s::Currency_Name(cost.currency);
+  if (e.step) {
+    const StepResult& r = *e.step;
+    for (auto [key, value] : {std::pair{"step_s", r.step_s},
+                              {"tokens_per_s", r.tokens_per_s},
+                              {"samples_per_s", r.samples_per_s},
+                              {"mfu", r.mfu},
+                              {"hfu", r.hfu},
+                              {"compute_s", r.compute_s},
+                              {"tensor_comm_s", r.tensor_comm_s},
+                              {"bubble_s", r.bubble_s},
+                              {"data_comm_s", r.data_comm_s},
+                              {"optimizer_s", r.optimizer_s},
+                              {"data_stall_s", r.data_stall_s}}) {
+      base[result_column(key)] = value;
+    }
+    base[result_column("limiting")] = r.limiting;
+  } else {
     const auto missing =
         static_cast<int>(std::lround(e.memory.missing_bytes() / kBytesPerGibibyte));
-    row[result_column("status")] = kStatusOutOfMemory;
-    row[result_column("limiting")] = "GPU memory (OOM by " + std::to_string(missing) + " GiB)";
-    return row;
+    base[result_column("status")] = kStatusOutOfMemory;
+    base[result_column("limiting")] = "GPU memory (OOM by " + std::to_string(missing) + " GiB)";
   }
-  const StepResult& r = *e.step;
-  const double steps = budget_steps(sc.job());
-  const double hours = steps * r.step_s / 3600;
-  for (auto [key, value] : {std::pair{"step_s", r.step_s},
-                            {"tokens_per_s", r.tokens_per_s},
-                            {"samples_per_s", r.samples_per_s},
-                            {"mfu", r.mfu},
-                            {"hfu", r.hfu},
-                            {"compute_s", r.compute_s},
-                            {"tensor_comm_s", r.tensor_comm_s},
-                            {"bubble_s", r.bubble_s},
-                            {"data_comm_s", r.data_comm_s},
-                            {"optimizer_s", r.optimizer_s},
-                            {"steps", steps},
-                            {"time_to_train_h", hours}}) {
-    row[result_column(key)] = value;
+  const s::Constraints& limits = scenario.scenario().sweep().constraints();
+  // The cost limit in the report currency (nullopt: no rate to convert it).
+  std::optional<double> max_cost;
+  if (limits.has_max_cost()) {
+    const std::optional<double> rate = cost.prices.exchange_rate(limits.currency(), cost.currency);
+    if (rate) max_cost = limits.max_cost() * *rate;
   }
-  row[result_column("limiting")] = r.limiting;
-  const s::Constraints& limits = sc.sweep().constraints();
-  if (price) row[result_column("cost")] = price->per_hour * c.nodes * hours;
-  if (limits.has_max_time_to_train_hours() && hours > limits.max_time_to_train_hours()) {
-    row[result_column("status")] = kStatusOverTime;
-  } else if (limits.has_max_cost() && (!price || price->currency != limits.currency() ||
-                                       price->per_hour * c.nodes * hours > limits.max_cost())) {
-    row[result_column("status")] = kStatusOverCost;
+  std::vector<ResultRow> rows;
+  const std::optional<CheckpointPlan> checkpoints =
+      e.step ? std::optional(plan_checkpoints(cost, c, e.memory, *e.step)) : std::nullopt;
+  for (s::BillingMode billing : cost.billing_modes) {
+    ResultRow& row = rows.emplace_back(base);
+    row[result_column("billing")] = s::BillingMode_Name(billing);
+    if (!e.step) {
+      const std::optional<UsedPrice> price = cost.prices.price(*c.instance, billing);
+      const std::optional<double> rate =
+          price ? cost.prices.exchange_rate(price->currency, cost.currency) : std::nullopt;
+      if (rate) row[result_column("price_per_hour")] = price->per_hour * *rate * c.nodes;
+      continue;
+    }
+    const RunCost run = run_cost(cost, c, *e.step, *checkpoints, billing);
+    const double hours = run.time.p50_s / 3600;
+    row[result_column("steps")] = run.steps;
+    row[result_column("time_to_train_h")] = hours;
+    row[result_column("time_to_train_p95_h")] = run.time.p95_s / 3600;
+    if (run.price) {
+      row[result_column("price_per_hour")] = run.per_instance_hour * c.nodes;
+      row[result_column("cost")] = run.cost_p50;
+      row[result_column("cost_p95")] = run.cost_p95;
+    }
+    if (limits.has_max_time_to_train_hours() && hours > limits.max_time_to_train_hours()) {
+      row[result_column("status")] = kStatusOverTime;
+    } else if (limits.has_max_cost() && (!run.price || !max_cost || run.cost_p50 > *max_cost)) {
+      row[result_column("status")] = kStatusOverCost;
+    }
   }
-  return row;
+  return rows;
 }
 
 double row_number(const ResultRow& row, int column) {
@@ -184,6 +207,7 @@ const std::vector<std::string>& summary_columns() {
                                                 "micro_batch_size",
                                                 "virtual_stages",
                                                 "recompute",
+                                                "billing",
                                                 "step_s",
                                                 "mfu",
                                                 "memory_gib",

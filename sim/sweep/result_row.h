@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/cost/cost_model.h"
 #include "sim/io/table.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/evaluation.h"
@@ -39,11 +40,14 @@ inline constexpr const char* kStatusOutOfMemory = "OOM";
 inline constexpr const char* kStatusOverTime = "over max time";
 inline constexpr const char* kStatusOverCost = "over max cost";
 
-// The row of `configuration` after `evaluation`: time to train from the job's budget, cost at
-// the instance's on-demand price, status against the sweep's constraints.
-// Requires: evaluation.error is empty.
-ResultRow make_result_row(const Configuration& configuration, const Evaluation& evaluation,
-                          const LoadedScenario& scenario);
+// The rows of `configuration` after `evaluation`, one per billing mode of `cost` (the scenario's
+// cost.billing; on demand when absent): the whole run's time and cost (p50/p95 over spot trials,
+// checkpoints included; cost_model.h), in the cost model's report currency, and the status
+// against the sweep's constraints. Requires: evaluation.error is empty; `cost` built for
+// `scenario`.
+std::vector<ResultRow> make_result_rows(const Configuration& configuration,
+                                        const Evaluation& evaluation,
+                                        const LoadedScenario& scenario, const CostModel& cost);
 
 // Typed reads of a row's cells by column index (NaN / "" / false when the cell is empty).
 double row_number(const ResultRow& row, int column);

@@ -20,7 +20,7 @@ namespace {
 struct Slot {
   std::string problem;  // pruned with this reason, or a cluster error when `failed`
   bool failed = false;
-  std::optional<ResultRow> row;
+  std::vector<ResultRow> rows;  // one per billing mode; none when pruned
   bool simulated = false;
 };
 
@@ -34,7 +34,7 @@ int64_t shard_candidates(int64_t size, int shard, int shard_count, int64_t first
   return below(size) - below(std::min(first_index, size));
 }
 
-SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario,
+SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario, const CostModel& cost,
                       const SweepOptions& options, const ChunkDone& chunk_done,
                       std::string* error) {
   const ConfigurationSpace space(scenario);
@@ -66,7 +66,7 @@ SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario,
           return;
         }
         slot.simulated = e.step.has_value();
-        slot.row = make_result_row(c, e, scenario);
+        slot.rows = make_result_rows(c, e, scenario, cost);
       });
     });
     std::vector<ResultRow> rows;
@@ -75,13 +75,13 @@ SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario,
         *error = slot.problem;
         return counts;
       }
-      if (!slot.row) {
+      if (!slot.problem.empty()) {
         ++counts.pruned[slot.problem];
         continue;
       }
       ++counts.rows;
       counts.simulated += slot.simulated;
-      rows.push_back(std::move(*slot.row));
+      for (ResultRow& row : slot.rows) rows.push_back(std::move(row));
     }
     next += in_chunk * options.shard_count;
     if (!chunk_done(rows, std::min(next, space.size()), counts)) break;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cost/cost_model.h"
 #include "sim/io/catalog.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/sweep/result_row.h"
@@ -38,10 +39,12 @@ struct SweepCounts {
 using ChunkDone = std::function<bool(std::vector<ResultRow>& rows, int64_t next_index,
                                      const SweepCounts& counts)>;
 
-// Runs the sweep. Returns the counts, or an error message when a cluster could not be built
-// (then `*error` is set and the rows handed over so far are all there is).
+// Runs the sweep: a row per valid configuration and billing mode of `cost`. Returns the counts, or
+// an error message when a cluster could not be built (then `*error` is set and the rows handed over
+// so far are all there is).
 SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario,
-                      const SweepOptions& options, const ChunkDone& chunk_done, std::string* error);
+                      const CostModel& cost, const SweepOptions& options,
+                      const ChunkDone& chunk_done, std::string* error);
 
 // Candidates of shard `shard` (of `shard_count`) with index >= `first_index` among `size`.
 int64_t shard_candidates(int64_t size, int shard, int shard_count, int64_t first_index);

@@ -15,6 +15,7 @@ ResultAttributes to_attributes(const SweepSummary& s) {
           {"scenario_text", s.scenario_text},
           {"tool_version", s.tool_version},
           {"catalog", s.catalog},
+          {"prices", s.prices},
           {"candidates", std::to_string(s.candidates)},
           {"shard", std::to_string(s.shard + 1) + "/" + std::to_string(s.shard_count)},
           {"next_index", std::to_string(s.next_index)},
@@ -44,7 +45,8 @@ std::optional<SweepSummary> from_attributes(const ResultAttributes& a, std::stri
   for (auto [name, field] : {std::pair{"scenario_name", &s.scenario_name},
                              {"scenario_text", &s.scenario_text},
                              {"tool_version", &s.tool_version},
-                             {"catalog", &s.catalog}}) {
+                             {"catalog", &s.catalog},
+                             {"prices", &s.prices}}) {
     const std::string* text = get(name);
     if (!text) return std::nullopt;
     *field = *text;

@@ -17,6 +17,7 @@ struct SweepSummary {
   std::string scenario_text;
   std::string tool_version;
   std::string catalog;     // Catalog::fingerprint()
+  std::string prices;      // text of the --prices file, "" without one
   int64_t candidates = 0;  // of the whole space (every shard)
   int shard = 0;           // 0-based
   int shard_count = 1;
@@ -26,10 +27,11 @@ struct SweepSummary {
   std::map<std::string, int64_t> pruned;  // reason -> count
   bool complete = false;
 
-  // Whether `other` comes from the same scenario, catalog and tool (so rows are comparable).
+  // Whether `other` comes from the same scenario, catalog, prices and tool (rows comparable).
   bool same_sweep(const SweepSummary& other) const {
     return scenario_text == other.scenario_text && catalog == other.catalog &&
-           tool_version == other.tool_version && candidates == other.candidates;
+           prices == other.prices && tool_version == other.tool_version &&
+           candidates == other.candidates;
   }
 };
 

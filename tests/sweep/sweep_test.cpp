@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
+#include "sim/cost/cost_model.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/regression.h"
 #include "sim/sweep/results_file.h"
@@ -28,10 +29,10 @@ sweep { instance: ["aws.g5.12xlarge", "aws.p4d.24xlarge"] nodes: [1, 2, 3]
         recompute: [RECOMPUTE_NONE, RECOMPUTE_FULL] }
 )";
 
-std::unique_ptr<LoadedScenario> load(const TempDir& dir) {
+std::unique_ptr<LoadedScenario> load(const TempDir& dir, const std::string& extra = "") {
   Diagnostics diagnostics;
-  auto loaded = load_scenario(dir.write("small.textproto", kScenario), testing::shipped_catalog(),
-                              &diagnostics);
+  auto loaded = load_scenario(dir.write("small.textproto", kScenario + extra),
+                              testing::shipped_catalog(), &diagnostics);
   INFO(diagnostics.to_string());
   REQUIRE(loaded != nullptr);
   return loaded;
@@ -46,8 +47,11 @@ struct Run {
 Run sweep(const LoadedScenario& scenario, SweepOptions options) {
   Run run;
   std::string error;
+  Diagnostics diagnostics;
+  const auto cost = load_cost_model(scenario, testing::shipped_catalog(), nullptr, &diagnostics);
+  REQUIRE(cost != nullptr);
   run.counts = run_sweep(
-      testing::shipped_catalog(), scenario, options,
+      testing::shipped_catalog(), scenario, *cost, options,
       [&](std::vector<ResultRow>& rows, int64_t, const SweepCounts&) {
         ++run.chunks;
         run.rows.insert(run.rows.end(), rows.begin(), rows.end());
@@ -98,6 +102,32 @@ TEST_CASE("the shards of a sweep together hold exactly the rows of the whole swe
                       [](const ResultRow& r) { return row_number(r, 0) >= 50; }));
   CHECK(shard_candidates(100, 1, 3, 0) == 33);   // 1, 4, ..., 97
   CHECK(shard_candidates(100, 0, 3, 50) == 17);  // 51, 54, ..., 99
+}
+
+TEST_CASE("each configuration has a row per billing mode, adjacent, priced by mode") {
+  TempDir dir;
+  auto scenario =
+      load(dir, "cost { billing: [ON_DEMAND, SPOT] preemptions_per_instance_hour: 0 }\n");
+  const Run run = sweep(*scenario, {});
+  const Run on_demand = sweep(*load(dir), {});
+  REQUIRE(run.rows.size() == 2 * on_demand.rows.size());
+  const int billing = result_column("billing"), cost = result_column("cost");
+  const int hours = result_column("time_to_train_h");
+  int cheaper = 0;
+  for (size_t i = 0; i < on_demand.rows.size(); ++i) {
+    const ResultRow& a = run.rows[2 * i];
+    const ResultRow& b = run.rows[2 * i + 1];
+    CHECK(row_number(a, 0) == row_number(on_demand.rows[i], 0));
+    CHECK(row_number(b, 0) == row_number(a, 0));
+    CHECK(row_text(a, billing) == "ON_DEMAND");
+    CHECK(row_text(b, billing) == "SPOT");
+    // Without preemptions a spot run takes exactly as long, at the spot price.
+    if (row_number(a, hours) == row_number(a, hours)) {
+      CHECK(row_number(b, hours) == row_number(a, hours));
+      cheaper += row_number(b, cost) < row_number(a, cost);
+    }
+  }
+  CHECK(cheaper > 0);
 }
 
 // Writes `rows` as a complete results file of `summary` at `path`.

@@ -68,13 +68,15 @@ int regress_command(const std::vector<std::string>& args) {
   std::string baseline_path;
   std::vector<std::string> tolerance_items;
   int threads = 0;
+  std::string prices_path;
   po::options_description own("regress");
   own.add_options()("baseline", po::value(&baseline_path)->required(),
                     "results file of the sweep to compare with (.h5)")(
       "tolerance", po::value(&tolerance_items)->composing(),
       "COLUMN=VALUE: tolerance of one figure column (repeatable; relative for times, costs "
       "and memory, absolute for mfu and hfu)")("jobs,j", po::value(&threads)->default_value(0),
-                                               "worker threads (0: every core)");
+                                               "worker threads (0: every core)")(
+      "prices", po::value(&prices_path), "the --prices file the baseline's sweep used");
   int exit_code = kExitOk;
   auto inputs =
       load_scenario_command(args, "regress", "drifted cells to print (0: all)", &exit_code, &own);
@@ -94,11 +96,13 @@ int regress_command(const std::vector<std::string>& args) {
               << (summary ? "" : ": " + error) << "\n";
     return kExitInputError;
   }
+  const std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);
+  if (!cost) return kExitInputError;
   std::vector<ResultRow> current;
   SweepOptions options;
   options.threads = threads;
   run_sweep(
-      *inputs->catalog, *inputs->scenario, options,
+      *inputs->catalog, *inputs->scenario, *cost->model, options,
       [&](std::vector<ResultRow>& rows, int64_t, const SweepCounts&) {
         for (ResultRow& row : rows) current.push_back(std::move(row));
         return true;

@@ -41,6 +41,7 @@ struct SweepArguments {
   std::string shard = "1/1";
   bool resume = false;
   bool force = false;
+  std::string prices;
 };
 
 // Parses "K/N" (1 <= K <= N) into a 0-based shard; false when malformed.
@@ -231,7 +232,8 @@ int sweep_command(const std::vector<std::string>& args) {
       "evaluate shard K of N (every N-th configuration from the K-th)")(
       "resume", po::bool_switch(&a.resume), "continue the interrupted sweep of --out FILE.h5")(
       "force", po::bool_switch(&a.force),
-      "run a sweep of more than 10,000,000 candidate configurations");
+      "run a sweep of more than 10,000,000 candidate configurations")(
+      "prices", po::value(&a.prices), "file of price overrides (a PriceFile; see clustersim cost)");
   int exit_code = kExitOk;
   auto inputs = load_scenario_command(args, "sweep", "rows of the answer to print (0: all)",
                                       &exit_code, &own);
@@ -266,10 +268,13 @@ int sweep_command(const std::vector<std::string>& args) {
   }
 
   const LoadedScenario& scenario = *inputs->scenario;
+  const std::optional<CostInputs> cost = load_cost_inputs(*inputs, a.prices);
+  if (!cost) return kExitInputError;
   SweepSummary summary;
   summary.scenario_name = scenario.scenario().name();
   Diagnostics diagnostics;
   read_whole_file(inputs->path, &summary.scenario_text, &diagnostics);
+  if (!a.prices.empty()) read_whole_file(a.prices, &summary.prices, &diagnostics);
   summary.tool_version = CLUSTERSIM_VERSION;
   summary.catalog = inputs->catalog->fingerprint();
   summary.candidates = ConfigurationSpace(scenario).size();
@@ -319,7 +324,7 @@ int sweep_command(const std::vector<std::string>& args) {
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   const SweepCounts counts = run_sweep(
-      *inputs->catalog, scenario, options,
+      *inputs->catalog, scenario, *cost->model, options,
       [&](std::vector<ResultRow>& rows, int64_t next_index, const SweepCounts& so_far) {
         summary.next_index = next_index;
         summary.rows = start.rows + so_far.rows;
