@@ -72,6 +72,18 @@ bool is_collective(Kind k) {
          k == Kind::kTensorReduceScatter;
 }
 
+// Chunks of a pipelined GEMM + reduce-scatter: Transformer Engine's default num_splits for the
+// "pipeline" method (transformer_engine/pytorch/module/base.py initialize_ub).
+constexpr int kPipelinedChunks = 4;
+
+// Whether the all-gather or reduce-scatter `ops[i]` feeds or drains a GEMM it can overlap.
+bool beside_gemm(const std::vector<LayerOp>& ops, size_t i) {
+  if (ops[i].kind == Kind::kTensorAllGather) {
+    return i + 1 < ops.size() && ops[i + 1].kind == Kind::kMatmul;
+  }
+  return ops[i].kind == Kind::kTensorReduceScatter && i > 0 && ops[i - 1].kind == Kind::kMatmul;
+}
+
 bool is_attention_core(const LayerOp& op) {
   return op.kind == Kind::kAttention || op.name == "scores" || op.name == "softmax" ||
          op.name == "attention dropout" || op.name == "values";
@@ -83,10 +95,6 @@ bool is_attention_core(const LayerOp& op) {
 // gradient; a reduce-scatter after it is pipelined with its forward and its data gradient's
 // all-gather runs in a ring exchange with that GEMM (Transformer Engine's userbuffers methods for
 // qkv/fc1 and proj/fc2, transformer_engine/pytorch/module/base.py initialize_ub).
-// Chunks of a pipelined GEMM + reduce-scatter: Transformer Engine's default num_splits for the
-// "pipeline" method (transformer_engine/pytorch/module/base.py initialize_ub).
-constexpr int kPipelinedChunks = 4;
-
 struct MatmulTimes {
   Picoseconds forward, forward_comm, backward, backward_comm;
 };
@@ -132,7 +140,10 @@ LayerTimes time_ops(const std::vector<LayerOp>& ops, const ComputeModel& compute
   for (size_t i = 0; i < ops.size(); ++i) {
     const LayerOp& op = ops[i];
     const bool comm = is_collective(op.kind);
-    if (comm && overlap_ranks > 1 && op.kind != Kind::kTensorAllReduce) continue;
+    if (comm && overlap_ranks > 1 && op.kind != Kind::kTensorAllReduce) {
+      CLUSTERSIM_CHECK(beside_gemm(ops, i), "an overlapped collective without its GEMM");
+      continue;  // timed with its GEMM
+    }
     Picoseconds fwd, bwd, fwd_comm, bwd_comm;
     switch (op.kind) {
       case Kind::kMatmul: {
