@@ -113,18 +113,25 @@ std::vector<int32_t> Topology::fabric_path(int32_t nic_a, int32_t nic_b) const {
 
 std::vector<int32_t> Topology::route_between_nodes(int from, int to) const {
   const LocalTree& source = local_tree(gpu_vertex(from));
+  // Among equally cheap routes, those that reach the destination through its own closest NIC
+  // and stay on that NIC's rail (one leaf): NCCL's PXN (2.12+) moves data over NVLink to the GPU
+  // on the destination's rail and sends from there, so every rail carries its own share.
   struct Choice {
-    int32_t cost, nic_a, nic_b;
+    int32_t cost, arrival, fabric, nic_a, nic_b;
   };
   std::vector<Choice> cheapest;
+  auto better = [](const Choice& x, const Choice& y) {
+    if (x.cost != y.cost) return x.cost < y.cost;
+    return x.arrival != y.arrival ? x.arrival < y.arrival : x.fabric < y.fabric;
+  };
   for (int32_t a : nics_of_node_[node_of(from)]) {
     for (int32_t b : nics_of_node_[node_of(to)]) {
       const int32_t fabric = links_[nic_uplink_.at(a)].to == links_[nic_uplink_.at(b)].to ? 2 : 4;
-      const int32_t cost =
-          source.cost[local_index_[a]] + fabric + local_tree(b).cost[local_index_[gpu_vertex(to)]];
-      if (!cheapest.empty() && cost > cheapest[0].cost) continue;
-      if (!cheapest.empty() && cost < cheapest[0].cost) cheapest.clear();
-      cheapest.push_back({cost, a, b});
+      const int32_t arrival = local_tree(b).cost[local_index_[gpu_vertex(to)]];
+      const Choice c{source.cost[local_index_[a]] + fabric + arrival, arrival, fabric, a, b};
+      if (!cheapest.empty() && better(cheapest[0], c)) continue;
+      if (!cheapest.empty() && better(c, cheapest[0])) cheapest.clear();
+      cheapest.push_back(c);
     }
   }
   CLUSTERSIM_CHECK(!cheapest.empty(), "nodes without NICs cannot reach each other");

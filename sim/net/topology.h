@@ -1,8 +1,10 @@
 // A cluster as a graph (Boost Graph): GPUs, NVSwitches, PCIe switches, NICs and fabric switches
 // as vertices; every physical link as two directed edges, each with its own capacity (line rate
 // times the link class's efficiency) and hardware latency. Routes between GPUs are cheapest paths
-// (a hop costs 1, a PCIe hop 2, so GPUs talk over NVLink when they can, as NCCL does), with a
-// deterministic choice among equal ones (ECMP by a hash of the endpoints).
+// (a hop costs 1, a PCIe hop 2, so GPUs talk over NVLink when they can, as NCCL does); among equal
+// ones, those entering the destination node through the destination GPU's own NIC without the
+// spine (NCCL's PXN: traffic crosses on the destination's rail), then a deterministic choice (ECMP
+// by a hash of the endpoints).
 //
 // Routing uses the hierarchy instead of searching the whole graph: a node reaches the fabric only
 // through its NICs, and no cheapest route between two GPUs passes through a third node (NIC-PCIe-

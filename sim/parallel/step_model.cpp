@@ -13,6 +13,7 @@
 
 #include "sim/net/collective.h"
 #include "sim/parallel/pipeline_simulation.h"
+#include "sim/parallel/tensor_comm_overlap.h"
 #include "sim/util/check.h"
 #include "sim/workload/cnn_ops.h"
 #include "sim/workload/layer_ops.h"
@@ -71,23 +72,88 @@ bool is_collective(Kind k) {
          k == Kind::kTensorReduceScatter;
 }
 
+// Chunks of a pipelined GEMM + reduce-scatter: Transformer Engine's default num_splits for the
+// "pipeline" method (transformer_engine/pytorch/module/base.py initialize_ub).
+constexpr int kPipelinedChunks = 4;
+
+// Whether the all-gather or reduce-scatter `ops[i]` feeds or drains a GEMM it can overlap.
+bool beside_gemm(const std::vector<LayerOp>& ops, size_t i) {
+  if (ops[i].kind == Kind::kTensorAllGather) {
+    return i + 1 < ops.size() && ops[i + 1].kind == Kind::kMatmul;
+  }
+  return ops[i].kind == Kind::kTensorReduceScatter && i > 0 && ops[i - 1].kind == Kind::kMatmul;
+}
+
 bool is_attention_core(const LayerOp& op) {
   return op.kind == Kind::kAttention || op.name == "scores" || op.name == "softmax" ||
          op.name == "attention dropout" || op.name == "values";
 }
 
-// `tp` times the tensor-parallel collectives; null when `ops` has none.
+// Forward and backward times of the matmul `ops[i]` and, when `overlap_ranks` > 1, of the
+// tensor-parallel collective beside it (tensor_comm_overlap.h): an all-gather in front of it runs
+// in a ring exchange with its forward and its data-gradient reduce-scatter beside its weight
+// gradient; a reduce-scatter after it is pipelined with its forward and its data gradient's
+// all-gather runs in a ring exchange with that GEMM (Transformer Engine's userbuffers methods for
+// qkv/fc1 and proj/fc2, transformer_engine/pytorch/module/base.py initialize_ub).
+struct MatmulTimes {
+  Picoseconds forward, forward_comm, backward, backward_comm;
+};
+
+MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& compute,
+                        TensorCollectives* tp, int overlap_ranks) {
+  const LayerOp& op = ops[i];
+  const Picoseconds data_gradient = compute.matmul(op.m, op.k, op.n, op.count);
+  const Picoseconds weight_gradient = compute.matmul(op.k, op.n, op.m, op.count);
+  MatmulTimes t{
+      compute.matmul(op.m, op.n, op.k, op.count), {}, data_gradient + weight_gradient, {}};
+  if (overlap_ranks < 2) return t;
+  const int64_t rows = op.m / overlap_ranks;
+  if (i > 0 && ops[i - 1].kind == Kind::kTensorAllGather) {
+    const OverlappedTime f =
+        ring_exchange_overlap(compute.matmul(rows, op.n, op.k, op.count),
+                              tp->time(Kind::kTensorAllGather, ops[i - 1].bytes), overlap_ranks);
+    t.forward = f.compute;
+    t.forward_comm = f.exposed;
+    t.backward_comm = bulk_overlap_exposed(tp->time(Kind::kTensorReduceScatter, ops[i - 1].bytes),
+                                           weight_gradient);
+  }
+  if (i + 1 < ops.size() && ops[i + 1].kind == Kind::kTensorReduceScatter) {
+    const OverlappedTime f =
+        pipelined_overlap(compute.matmul(op.m / kPipelinedChunks, op.n, op.k, op.count),
+                          tp->time(Kind::kTensorReduceScatter, ops[i + 1].bytes), kPipelinedChunks);
+    const OverlappedTime b =
+        ring_exchange_overlap(compute.matmul(rows, op.k, op.n, op.count),
+                              tp->time(Kind::kTensorAllGather, ops[i + 1].bytes), overlap_ranks);
+    t.forward = f.compute;
+    t.forward_comm = f.exposed;
+    t.backward = b.compute + weight_gradient;
+    t.backward_comm = b.exposed;
+  }
+  return t;
+}
+
+// `tp` times the tensor-parallel collectives; null when `ops` has none. `overlap_ranks` > 1: the
+// all-gathers and reduce-scatters are timed with their GEMMs (time_matmul).
 LayerTimes time_ops(const std::vector<LayerOp>& ops, const ComputeModel& compute,
-                    TensorCollectives* tp, s::Recompute recompute) {
+                    TensorCollectives* tp, s::Recompute recompute, int overlap_ranks = 0) {
   LayerTimes t;
-  for (const LayerOp& op : ops) {
-    Picoseconds fwd, bwd;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const LayerOp& op = ops[i];
+    const bool comm = is_collective(op.kind);
+    if (comm && overlap_ranks > 1 && op.kind != Kind::kTensorAllReduce) {
+      CLUSTERSIM_CHECK(beside_gemm(ops, i), "an overlapped collective without its GEMM");
+      continue;  // timed with its GEMM
+    }
+    Picoseconds fwd, bwd, fwd_comm, bwd_comm;
     switch (op.kind) {
-      case Kind::kMatmul:
-        fwd = compute.matmul(op.m, op.n, op.k, op.count);
-        bwd =
-            compute.matmul(op.m, op.k, op.n, op.count) + compute.matmul(op.k, op.n, op.m, op.count);
+      case Kind::kMatmul: {
+        const MatmulTimes m = time_matmul(ops, i, compute, tp, overlap_ranks);
+        fwd = m.forward;
+        bwd = m.backward;
+        fwd_comm = m.forward_comm;
+        bwd_comm = m.backward_comm;
         break;
+      }
       case Kind::kAttention:
         fwd = compute.fused_attention(op.flops);
         bwd = compute.fused_attention(2 * op.flops);
@@ -98,15 +164,17 @@ LayerTimes time_ops(const std::vector<LayerOp>& ops, const ComputeModel& compute
         break;
       default:
         CLUSTERSIM_CHECK(tp != nullptr, "tensor-parallel collectives without a group to time them");
-        fwd = bwd = tp->time(op.kind, op.bytes);
+        fwd_comm = bwd_comm = tp->time(op.kind, op.bytes);
         break;
     }
-    const bool comm = is_collective(op.kind);
-    (comm ? t.forward_comm : t.forward) += fwd;
-    (comm ? t.backward_comm : t.backward) += bwd;
+    t.forward += fwd;
+    t.forward_comm += fwd_comm;
+    t.backward += bwd;
+    t.backward_comm += bwd_comm;
     if (recompute == s::RECOMPUTE_FULL ||
         (recompute == s::RECOMPUTE_SELECTIVE && is_attention_core(op))) {
-      (comm ? t.recompute_comm : t.recompute) += fwd;
+      t.recompute += fwd;
+      t.recompute_comm += fwd_comm;
     }
   }
   return t;
@@ -172,8 +240,11 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
   const LayerShape shape{job.sequence_length(), p.micro_batch_size(), tp, p.sequence_parallel(),
                          !job.has_flash_attention() || job.flash_attention()};
   TensorCollectives collectives(topology, tp);
+  // Chunked overlap needs sequence parallelism's all-gathers and reduce-scatters.
+  const int overlap_ranks =
+      p.overlap_tensor_communication() && p.sequence_parallel() && tp > 1 ? tp : 0;
   const LayerTimes layer =
-      time_ops(layer_forward_ops(t, shape), compute, &collectives, p.recompute());
+      time_ops(layer_forward_ops(t, shape), compute, &collectives, p.recompute(), overlap_ranks);
   const LayerTimes output =
       time_ops(output_forward_ops(t, shape), compute, &collectives, s::RECOMPUTE_NONE);
 

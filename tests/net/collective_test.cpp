@@ -198,3 +198,27 @@ TEST_CASE("the automatic choice takes NVLS on Hopper NVSwitch nodes at large siz
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+TEST_CASE("two GPUs per node cross a rail-optimized fabric on two rails: twice the bandwidth") {
+  // A data-parallel group of GPU 0 and GPU 4 of every node (tensor parallel 4): its ring's two
+  // channels leave and enter each node on rails 0 and 4, against one rail for GPU 0 alone.
+  auto t = shipped_cluster("onprem.dgx-h100", 4, 0, "ib-rail-optimized");
+  std::vector<int> one, two;
+  for (int node = 0; node < 4; ++node) {
+    one.push_back(8 * node);
+    two.insert(two.end(), {8 * node, 8 * node + 4});
+  }
+  const double bytes = 1e9;
+  const auto time = [&](const std::vector<int>& gpus) {
+    return seconds(*t, CollectiveOp::kReduceScatter, CollectiveAlgorithm::kRing, bytes, gpus);
+  };
+  // Bus bandwidth (n-1)/n x S / t.
+  const double single = 3.0 / 4 * bytes / time(one), pair = 7.0 / 8 * bytes / time(two);
+  CHECK(pair / single == Approx(2).epsilon(0.05));
+}
+
+}  // namespace
+}  // namespace clustersim

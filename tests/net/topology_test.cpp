@@ -89,9 +89,28 @@ TEST_CASE("routes are cheapest paths on every kind of node and fabric") {
   SECTION("V100 NVLink nodes") { check_routes(*shipped_cluster("aws.p3dn.24xlarge", 2)); }
 }
 
-TEST_CASE("equal-cost routes spread over the choices, deterministically") {
+TEST_CASE("between nodes, traffic arrives on the destination GPU's own rail (NCCL's PXN)") {
   // Rail-optimized p5: GPU i of node 0 to GPU j != i of node 1 can cross on rail i or rail j
-  // (NVLink on the other side), or via the spine, all at the same cost.
+  // (NVLink on the other side), or via the spine, all at the same cost; NCCL moves the data over
+  // NVLink to GPU j of node 0 and sends it on rail j: no spine, NIC j at both ends.
+  auto t = shipped_cluster("aws.p5.48xlarge", 2, 0, "ib-rail-optimized");
+  const auto& g = t->graph();
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 8; j < 16; ++j) {
+      INFO(i << " -> " << j);
+      std::vector<int32_t> nics;
+      for (int32_t link : t->route(i, j)) {
+        const VertexInfo& to = g[static_cast<size_t>(t->links()[link].to)];
+        CHECK(to.kind != VertexKind::kSpineSwitch);
+        if (to.kind == VertexKind::kNic) nics.push_back(to.index);
+      }
+      CHECK(nics == std::vector<int32_t>{j - 8, j - 8});
+    }
+  }
+}
+
+TEST_CASE("equal-cost routes spread over the choices, deterministically") {
+  // Rail-optimized p5: every pair of GPUs on two nodes takes its own NVLink detour.
   auto a = shipped_cluster("aws.p5.48xlarge", 2, 0, "ib-rail-optimized");
   auto b = shipped_cluster("aws.p5.48xlarge", 2, 0, "ib-rail-optimized");
   std::set<std::vector<int32_t>> distinct_first_hops;

@@ -3,6 +3,7 @@
 #include "sim/parallel/step_model.h"
 
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "tests/testing/cluster.h"
 #include "tests/testing/parse_message.h"
@@ -74,6 +75,20 @@ TEST_CASE("twice the data-parallel GPUs for the same batch is nearly twice as fa
   const StepResult two = step("llama2-7b", 2, "tensor_parallel: 2", 128);
   CHECK(two.step_s < one.step_s);
   CHECK(one.step_s / two.step_s > 1.8);
+}
+
+TEST_CASE("overlapped tensor-parallel communication: less exposed, chunked GEMMs cost more") {
+  const char* plan = "tensor_parallel: 8 sequence_parallel: true";
+  const StepResult plain = step("llama2-7b", 1, plan);
+  const StepResult overlapped =
+      step("llama2-7b", 1, std::string(plan) + " overlap_tensor_communication: true");
+  CHECK(overlapped.tensor_comm_s < 0.5 * plain.tensor_comm_s);
+  CHECK(overlapped.compute_s > plain.compute_s);  // 8 GEMM launches where there was one
+  CHECK(overlapped.step_s < plain.step_s);
+  // Without sequence parallelism there are only all-reduces, which do not overlap.
+  const StepResult all_reduce = step("llama2-7b", 1, "tensor_parallel: 8");
+  CHECK(step("llama2-7b", 1, "tensor_parallel: 8 overlap_tensor_communication: true").step_s ==
+        all_reduce.step_s);
 }
 
 TEST_CASE("the limiting resource names the largest share of the step") {
