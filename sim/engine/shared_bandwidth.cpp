@@ -22,14 +22,15 @@ int32_t SharedBandwidth::add_constraint(double bytes_per_second) {
   return static_cast<int32_t>(capacities_.size() - 1);
 }
 
-int64_t SharedBandwidth::start(double bytes, std::vector<MaxMinFair::Use> uses, Picoseconds latency,
-                               std::function<void()> done) {
+int64_t SharedBandwidth::start(double bytes, const std::vector<MaxMinFair::Use>& uses,
+                               Picoseconds latency, std::function<void()> done) {
   CLUSTERSIM_CHECK(bytes >= 0, "a transfer of negative size");
   if (transfers_.empty()) solver_.set_capacities(capacities_);
   const auto id = static_cast<int64_t>(transfers_.size());
-  transfers_.push_back({bytes, 0, std::move(uses), std::move(done)});
-  for (const MaxMinFair::Use& u : transfers_.back().uses) {
+  transfers_.push_back({bytes, 0, uses_.size(), uses.size(), std::move(done)});
+  for (const MaxMinFair::Use& u : uses) {
     bytes_through_[u.constraint] += bytes * u.multiplicity;
+    uses_.push_back(u);
   }
   sim_->schedule_after(latency, this, static_cast<uint64_t>(id));
   return id;
@@ -65,28 +66,31 @@ void SharedBandwidth::settle() {
   advance_to_now();
   // A transfer is done when less than a picosecond of work is left at its rate (its end time
   // was rounded up to a whole picosecond).
-  std::vector<int64_t> finished;
+  finished_.clear();
   std::erase_if(active_, [&](int64_t id) {
     const Transfer& t = transfers_[id];
     if (t.remaining_bytes > t.rate * 1e-12 && t.remaining_bytes > 0) return false;
-    finished.push_back(id);
+    finished_.push_back(id);
     return true;
   });
   recompute_rates();
   schedule_wake_up();
-  for (int64_t id : finished) {
-    Transfer& t = transfers_[id];
+  // A callback may start transfers, which settle later: finished_ is not touched before then.
+  for (size_t i = 0; i < finished_.size(); ++i) {
+    Transfer& t = transfers_[finished_[i]];
     t.active = false;
     t.rate = 0;
     std::function<void()> done = std::move(t.done);
-    t.uses = {};
     if (done) done();
   }
 }
 
 void SharedBandwidth::recompute_rates() {
   flows_.clear();
-  for (int64_t id : active_) flows_.emplace_back(transfers_[id].uses);
+  for (int64_t id : active_) {
+    const Transfer& t = transfers_[id];
+    flows_.emplace_back(uses_.data() + t.first_use, t.use_count);
+  }
   solver_.solve(flows_, kUnconstrainedRate, &rates_);
   for (size_t i = 0; i < active_.size(); ++i) transfers_[active_[i]].rate = rates_[i];
 }
