@@ -19,18 +19,29 @@ int32_t SharedBandwidth::add_constraint(double bytes_per_second) {
   CLUSTERSIM_CHECK(transfers_.empty(), "constraints are added before any transfer starts");
   capacities_.push_back(bytes_per_second);
   bytes_through_.push_back(0);
+  users_.emplace_back();
+  constraint_seen_.push_back(0);
   return static_cast<int32_t>(capacities_.size() - 1);
 }
 
-int64_t SharedBandwidth::start(double bytes, std::vector<MaxMinFair::Use> uses, Picoseconds latency,
-                               std::function<void()> done) {
+int64_t SharedBandwidth::start(double bytes, const std::vector<MaxMinFair::Use>& uses,
+                               Picoseconds latency, std::function<void()> done) {
   CLUSTERSIM_CHECK(bytes >= 0, "a transfer of negative size");
   if (transfers_.empty()) solver_.set_capacities(capacities_);
-  const auto id = static_cast<int64_t>(transfers_.size());
-  transfers_.push_back({bytes, 0, std::move(uses), std::move(done)});
-  for (const MaxMinFair::Use& u : transfers_.back().uses) {
-    bytes_through_[u.constraint] += bytes * u.multiplicity;
+  int64_t id;
+  if (free_ids_.empty()) {
+    id = static_cast<int64_t>(transfers_.size());
+    transfers_.emplace_back();
+  } else {
+    id = free_ids_.back();
+    free_ids_.pop_back();
   }
+  Transfer& t = transfers_[id];
+  t.remaining_bytes = bytes;
+  t.rate = 0;
+  t.uses.assign(uses.begin(), uses.end());  // a reused slot keeps its capacity
+  t.done = std::move(done);
+  for (const MaxMinFair::Use& u : uses) bytes_through_[u.constraint] += bytes * u.multiplicity;
   sim_->schedule_after(latency, this, static_cast<uint64_t>(id));
   return id;
 }
@@ -46,8 +57,13 @@ void SharedBandwidth::on_event(uint64_t tag) {
     return;
   }
   advance_to_now();  // progress so far belongs to the old set of transfers
-  transfers_[tag].active = true;
-  active_.push_back(static_cast<int64_t>(tag));
+  const auto id = static_cast<int64_t>(tag);
+  Transfer& t = transfers_[id];
+  t.active = true;
+  t.activation = activations_++;
+  active_.push_back(id);
+  for (const MaxMinFair::Use& u : uses_of(t)) users_[u.constraint].push_back(id);
+  started_.push_back(id);
   sim_->request_settle(this);
 }
 
@@ -65,30 +81,67 @@ void SharedBandwidth::settle() {
   advance_to_now();
   // A transfer is done when less than a picosecond of work is left at its rate (its end time
   // was rounded up to a whole picosecond).
-  std::vector<int64_t> finished;
+  finished_.clear();
   std::erase_if(active_, [&](int64_t id) {
-    const Transfer& t = transfers_[id];
+    Transfer& t = transfers_[id];
     if (t.remaining_bytes > t.rate * 1e-12 && t.remaining_bytes > 0) return false;
-    finished.push_back(id);
+    t.active = false;
+    t.rate = 0;
+    for (const MaxMinFair::Use& u : uses_of(t)) {
+      std::vector<int64_t>& users = users_[u.constraint];
+      *std::find(users.begin(), users.end(), id) = users.back();
+      users.pop_back();
+      freed_.push_back(u.constraint);
+    }
+    finished_.push_back(id);
     return true;
   });
   recompute_rates();
   schedule_wake_up();
-  for (int64_t id : finished) {
-    Transfer& t = transfers_[id];
-    t.active = false;
-    t.rate = 0;
-    std::function<void()> done = std::move(t.done);
-    t.uses = {};
+  // A callback may start transfers, which settle later: finished_ is not touched before then.
+  // Each id is free for reuse once its callback is taken out.
+  for (size_t i = 0; i < finished_.size(); ++i) {
+    std::function<void()> done = std::move(transfers_[finished_[i]].done);
+    free_ids_.push_back(finished_[i]);
     if (done) done();
   }
 }
 
+void SharedBandwidth::collect_affected() {
+  ++stamp_;
+  affected_.clear();
+  const auto visit_transfer = [&](int64_t id) {
+    Transfer& t = transfers_[id];
+    if (!t.active || t.seen == stamp_) return;
+    t.seen = stamp_;
+    affected_.push_back(id);
+  };
+  const auto visit_constraint = [&](int32_t c) {
+    if (constraint_seen_[c] == stamp_) return;
+    constraint_seen_[c] = stamp_;
+    for (int64_t id : users_[c]) visit_transfer(id);
+  };
+  for (int64_t id : started_) visit_transfer(id);
+  for (int32_t c : freed_) visit_constraint(c);
+  started_.clear();
+  freed_.clear();
+  // affected_ grows while it is scanned: a breadth-first search over shared constraints.
+  for (size_t i = 0; i < affected_.size(); ++i) {
+    for (const MaxMinFair::Use& u : uses_of(transfers_[affected_[i]])) {
+      visit_constraint(u.constraint);
+    }
+  }
+  std::sort(affected_.begin(), affected_.end(), [&](int64_t a, int64_t b) {
+    return transfers_[a].activation < transfers_[b].activation;
+  });
+}
+
 void SharedBandwidth::recompute_rates() {
+  collect_affected();
   flows_.clear();
-  for (int64_t id : active_) flows_.emplace_back(transfers_[id].uses);
+  for (int64_t id : affected_) flows_.push_back(uses_of(transfers_[id]));
   solver_.solve(flows_, kUnconstrainedRate, &rates_);
-  for (size_t i = 0; i < active_.size(); ++i) transfers_[active_[i]].rate = rates_[i];
+  for (size_t i = 0; i < affected_.size(); ++i) transfers_[affected_[i]].rate = rates_[i];
 }
 
 void SharedBandwidth::schedule_wake_up() {

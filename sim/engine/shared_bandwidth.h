@@ -1,7 +1,10 @@
 // Transfers of bytes over shared capacities (links): every active transfer advances at its
 // max-min fair rate (max_min_fair.h), recomputed once per timestamp in which transfers start or
-// end. The model answers two questions, as in SimGrid's resource models: when does the next
-// transfer end, and how far has each advanced by then.
+// end. Only the transfers connected (through shared constraints, transitively) to one that
+// started or ended are re-rated: max-min fairness decomposes over such components, and the solver
+// gives a component's flows, taken in the same order, the same rates bit for bit whatever other
+// components it solves beside them. The model answers two questions, as in SimGrid's resource
+// models: when does the next transfer end, and how far has each advanced by then.
 //
 // Not thread-safe. Knows nothing of networks: a "constraint" is any capacity in bytes per second.
 #pragma once
@@ -26,8 +29,11 @@ class SharedBandwidth : private EventHandler, private Settler {
 
   // Moves `bytes` through `uses` (each constraint's multiplicity counts against its capacity),
   // starting after `latency`; calls `done` when the last byte has arrived. A transfer with no use
-  // takes only its latency. Requires: bytes >= 0. Returns the transfer's id (0, 1, 2, ...).
-  int64_t start(double bytes, std::vector<MaxMinFair::Use> uses, Picoseconds latency,
+  // takes only its latency. Requires: bytes >= 0. Returns the transfer's id, which a later
+  // transfer reuses once this one has ended (ids stay below the most transfers ever active or
+  // waiting out their latency at once).
+  // The uses are copied. Cost: O(uses) plus one event, no allocation beyond amortised growth.
+  int64_t start(double bytes, const std::vector<MaxMinFair::Use>& uses, Picoseconds latency,
                 std::function<void()> done);
 
   // Current rate of an active transfer in bytes per second (0 while in its latency or done).
@@ -43,13 +49,19 @@ class SharedBandwidth : private EventHandler, private Settler {
     std::vector<MaxMinFair::Use> uses;
     std::function<void()> done;
     bool active = false;
+    uint64_t activation = 0;  // order of activation: the order flows are given to the solver
+    uint64_t seen = 0;        // stamp of collect_affected
   };
+  std::span<const MaxMinFair::Use> uses_of(const Transfer& t) const { return t.uses; }
   enum : uint64_t { kWakeUp = 1ull << 63 };
 
   void on_event(uint64_t tag) override;  // a transfer's latency ended, or a wake-up
   void settle() override;                // advance, finish, re-rate, schedule next wake-up
   void advance_to_now();
   void recompute_rates();
+  // Fills affected_ with the active transfers connected to started_ and freed_, in activation
+  // order, and empties those two.
+  void collect_affected();
   void schedule_wake_up();
 
   Simulation* sim_;
@@ -57,9 +69,18 @@ class SharedBandwidth : private EventHandler, private Settler {
   std::vector<double> capacities_;
   std::vector<double> bytes_through_;
   std::vector<Transfer> transfers_;
-  std::vector<int64_t> active_;                          // ids, in activation order
+  std::vector<int64_t> free_ids_;  // slots of ended transfers, reused by start()
+  std::vector<int64_t> active_;    // ids, in activation order
   std::vector<std::span<const MaxMinFair::Use>> flows_;  // scratch of recompute_rates
   std::vector<double> rates_;                            // likewise
+  std::vector<int64_t> finished_;                        // scratch of settle
+  std::vector<std::vector<int64_t>> users_;  // per constraint, the active transfers using it
+  std::vector<int64_t> started_;             // activated since the last re-rating
+  std::vector<int32_t> freed_;               // used by a transfer ended since then
+  std::vector<int64_t> affected_;            // scratch of collect_affected
+  std::vector<uint64_t> constraint_seen_;    // likewise, stamp per constraint
+  uint64_t stamp_ = 0;
+  uint64_t activations_ = 0;
   Picoseconds last_advance_;
   uint64_t wake_up_generation_ = 0;
 };

@@ -37,9 +37,9 @@ void Simulation::request_settle(Settler* settler) {
 void Simulation::run_settlers() {
   // A settler may request settling again (for the same timestamp); loop until quiet.
   while (!settlers_.empty()) {
-    std::vector<Settler*> batch;
-    batch.swap(settlers_);
-    for (Settler* s : batch) s->settle();
+    settling_.swap(settlers_);
+    for (Settler* s : settling_) s->settle();
+    settling_.clear();
   }
 }
 

@@ -82,6 +82,7 @@ class Simulation {
   uint64_t next_sequence_ = 0;
   uint64_t events_processed_ = 0;
   std::vector<Settler*> settlers_;
+  std::vector<Settler*> settling_;  // the batch run_settlers is running (kept for its capacity)
   CallbackSlots callbacks_;
 };
 

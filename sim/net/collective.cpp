@@ -179,16 +179,18 @@ std::vector<std::vector<int>> gpus_by_node(const std::vector<int>& gpus, const T
   return nodes;
 }
 
+Picoseconds step_latency(int from, int to, const Topology& t) {
+  const StepLatencies& s = t.step_latencies();
+  const LinkKind kind = t.route_kind(from, to);
+  const Picoseconds software = kind == LinkKind::kNetwork  ? s.network
+                               : kind == LinkKind::kNvlink ? s.nvlink
+                                                           : s.pcie;
+  return software + t.route_latency(from, to);
+}
+
 Picoseconds slowest_step_latency(const std::vector<std::pair<int, int>>& edges, const Topology& t) {
   Picoseconds slowest;
-  for (auto [from, to] : edges) {
-    const StepLatencies& s = t.step_latencies();
-    const LinkKind kind = t.route_kind(from, to);
-    const Picoseconds software = kind == LinkKind::kNetwork  ? s.network
-                                 : kind == LinkKind::kNvlink ? s.nvlink
-                                                             : s.pcie;
-    slowest = std::max(slowest, software + t.route_latency(from, to));
-  }
+  for (auto [from, to] : edges) slowest = std::max(slowest, step_latency(from, to, t));
   return slowest;
 }
 

@@ -25,7 +25,9 @@ void start_direct(Network* network, const Collective& c, std::function<void()> d
 // The group's GPUs by node, in the order given, nodes in order of first appearance.
 std::vector<std::vector<int>> gpus_by_node(const std::vector<int>& gpus, const Topology& t);
 
-// Software step latency plus hardware route latency of the slowest of `edges`.
+// Software step latency plus hardware route latency from GPU `from` to GPU `to`.
+Picoseconds step_latency(int from, int to, const Topology& t);
+// step_latency of the slowest of `edges`.
 Picoseconds slowest_step_latency(const std::vector<std::pair<int, int>>& edges, const Topology& t);
 
 }  // namespace clustersim

@@ -8,8 +8,7 @@ void start_direct(Network* network, const Collective& c, std::function<void()> d
   const Topology& t = network->topology();
   if (c.op == CollectiveOp::kSendRecv) {
     const int from = c.gpus[0], to = c.gpus[1];
-    network->start_transfer(from, to, c.bytes, slowest_step_latency({{from, to}}, t),
-                            std::move(done));
+    network->start_transfer(from, to, c.bytes, step_latency(from, to, t), std::move(done));
     return;
   }
   const auto n = static_cast<int>(c.gpus.size());
@@ -17,7 +16,7 @@ void start_direct(Network* network, const Collective& c, std::function<void()> d
   for (int from : c.gpus) {
     for (int to : c.gpus) {
       if (from == to) continue;
-      network->start_transfer(from, to, c.bytes / n, slowest_step_latency({{from, to}}, t), all);
+      network->start_transfer(from, to, c.bytes / n, step_latency(from, to, t), all);
     }
   }
 }

@@ -26,12 +26,10 @@ class Network {
                      Picoseconds latency, std::function<void()> done);
   // One transfer from GPU `from` to GPU `to`.
   void start_transfer(int from, int to, double bytes, Picoseconds latency,
-                      std::function<void()> done) {
-    start_coupled({{from, to}}, bytes, latency, std::move(done));
-  }
+                      std::function<void()> done);
   // Moves `bytes` over explicit links (each counted `multiplicity` times), for traffic that is
   // not GPU-to-GPU (e.g. to an NVSwitch that reduces in the switch).
-  void start_on_links(std::vector<MaxMinFair::Use> uses, double bytes, Picoseconds latency,
+  void start_on_links(const std::vector<MaxMinFair::Use>& uses, double bytes, Picoseconds latency,
                       std::function<void()> done);
   // Books bytes that start_on_links moved on behalf of `gpu`.
   void count_bytes(int gpu, double sent, double received);
@@ -42,11 +40,18 @@ class Network {
   Simulation& simulation() { return *sim_; }
 
  private:
+  // Appends route(from, to) to links_on_routes_ and books its bytes.
+  void add_route(int from, int to, double bytes);
+  // Starts one transfer over the links collected in links_on_routes_.
+  void start_on_routes(double bytes, Picoseconds latency, std::function<void()> done);
+
   Simulation* sim_;
   const Topology* topology_;
   SharedBandwidth links_;
   std::vector<double> sent_;
   std::vector<double> received_;
+  std::vector<int32_t> links_on_routes_;  // scratch of the transfer being started
+  std::vector<MaxMinFair::Use> uses_;     // likewise
 };
 
 }  // namespace clustersim

@@ -29,7 +29,7 @@ void start_nvls(Network* network, const Collective& c, std::function<void()> don
   const double bytes = c.bytes * (1 + 1 / n) * link_capacity / t.nvls_capacity();
   const Picoseconds latency(2 * (static_cast<int64_t>(n) - 1) *
                             slowest_step_latency(ring_edges, t).count());
-  network->start_on_links(std::move(uses), bytes, latency, std::move(done));
+  network->start_on_links(uses, bytes, latency, std::move(done));
 }
 
 }  // namespace clustersim

@@ -142,14 +142,24 @@ std::vector<int32_t> Topology::route_between_nodes(int from, int to) const {
   return path;
 }
 
-const std::vector<int32_t>& Topology::route(int from, int to) const {
+const Topology::RouteInfo& Topology::route_info(int from, int to) const {
   const uint64_t key = (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to);
   auto it = routes_.find(key);
   if (it == routes_.end()) {
-    std::vector<int32_t> path = node_of(from) == node_of(to)
-                                    ? local_path(local_tree(gpu_vertex(from)), gpu_vertex(to))
-                                    : route_between_nodes(from, to);
-    it = routes_.emplace(key, std::move(path)).first;
+    RouteInfo info;
+    info.links = node_of(from) == node_of(to)
+                     ? local_path(local_tree(gpu_vertex(from)), gpu_vertex(to))
+                     : route_between_nodes(from, to);
+    // The kind of link class that dominates: the network if any, else NVLink if any, else PCIe.
+    info.kind = LinkKind::kPcie;
+    for (int32_t link : info.links) {
+      info.latency += links_[link].latency;
+      if (links_[link].kind == LinkKind::kNetwork) info.kind = LinkKind::kNetwork;
+      if (links_[link].kind == LinkKind::kNvlink && info.kind == LinkKind::kPcie) {
+        info.kind = LinkKind::kNvlink;
+      }
+    }
+    it = routes_.emplace(key, std::move(info)).first;
   }
   return it->second;
 }
@@ -158,21 +168,6 @@ std::vector<int> Topology::first_gpus(int count) const {
   std::vector<int> gpus(count < 0 ? gpu_count() : count);
   std::iota(gpus.begin(), gpus.end(), 0);
   return gpus;
-}
-
-Picoseconds Topology::route_latency(int from, int to) const {
-  Picoseconds total;
-  for (int32_t link : route(from, to)) total += links_[link].latency;
-  return total;
-}
-
-LinkKind Topology::route_kind(int from, int to) const {
-  LinkKind kind = LinkKind::kPcie;
-  for (int32_t link : route(from, to)) {
-    if (links_[link].kind == LinkKind::kNetwork) return LinkKind::kNetwork;
-    if (links_[link].kind == LinkKind::kNvlink) kind = LinkKind::kNvlink;
-  }
-  return kind;
 }
 
 }  // namespace clustersim

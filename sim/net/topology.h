@@ -92,14 +92,21 @@ class Topology {
 
   // Links from GPU `from` to GPU `to` along a cheapest path; empty when from == to.
   // Requires: valid GPU indices. Cost: O(NICs per node squared) the first time per pair.
-  const std::vector<int32_t>& route(int from, int to) const;
+  const std::vector<int32_t>& route(int from, int to) const { return route_info(from, to).links; }
   // Sum of the hardware latencies along route(from, to).
-  Picoseconds route_latency(int from, int to) const;
+  Picoseconds route_latency(int from, int to) const { return route_info(from, to).latency; }
   // The kind of link class that dominates a route: kNetwork if it leaves the node, else kNvlink if
   // it uses NVLink, else kPcie.
-  LinkKind route_kind(int from, int to) const;
+  LinkKind route_kind(int from, int to) const { return route_info(from, to).kind; }
 
  private:
+  // A route with its latency and kind, computed once per pair.
+  struct RouteInfo {
+    std::vector<int32_t> links;
+    Picoseconds latency;
+    LinkKind kind = LinkKind::kPcie;
+  };
+  const RouteInfo& route_info(int from, int to) const;
   // Cheapest paths from `source` to every vertex of its node, staying inside the node.
   // Indexed by a vertex's position in its node (local_index_).
   struct LocalTree {
@@ -123,7 +130,7 @@ class Topology {
   std::vector<std::vector<int32_t>> nics_of_node_;
   std::unordered_map<int32_t, int32_t> nic_uplink_;   // NIC vertex -> link to its leaf
   std::unordered_map<int32_t, int32_t> leaf_uplink_;  // leaf vertex -> link to the spine
-  mutable std::unordered_map<uint64_t, std::vector<int32_t>> routes_;
+  mutable std::unordered_map<uint64_t, RouteInfo> routes_;
   mutable std::unordered_map<int32_t, LocalTree> local_trees_;
 };
 

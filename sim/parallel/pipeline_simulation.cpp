@@ -11,19 +11,28 @@
 namespace clustersim {
 namespace {
 
-// Identifies a task's input: (forward?, chunk, micro-batch).
-using TaskKey = std::tuple<bool, int, int>;
-
-class PipelineRun {
+// Runs the plan on the engine. Its own events (a task's end, a gradient bucket becoming ready, an
+// optimizer step's end, an input a stage sends itself) carry their kind in the low bits of the
+// tag and a stage or send index above; transfers call back with a send index. So the per-task
+// path allocates nothing beyond amortised vector growth.
+class PipelineRun final : private EventHandler {
  public:
   PipelineRun(const PipelinePlan& plan, Network* network, Timeline* timeline)
       : plan_(plan), net_(network), record_(timeline) {
     const int p = plan.stages;
     stages_.resize(p);
+    reductions_.resize(p);
     timeline_.stages.resize(p);
     for (int r = 0; r < p; ++r) {
-      stages_[r].tasks = stage_schedule(plan.schedule, p, plan.chunks, plan.micro_batches, r);
+      Stage& s = stages_[r];
+      s.tasks = stage_schedule(plan.schedule, p, plan.chunks, plan.micro_batches, r);
+      s.gathered.assign(s.tasks.size(), kNotRequested);
+      for (const PipelineTask& t : s.tasks)
+        micro_batch_ids_ = std::max(micro_batch_ids_, t.micro_batch + 1);
     }
+    for (Stage& s : stages_)
+      s.arrived.assign(input_index(true, plan.chunks - 1, micro_batch_ids_), 0);
+    send_latency_.assign(static_cast<size_t>(p) * 2 * plan.tensor_parallel, Picoseconds(-1));
   }
 
   PipelineTimeline run() {
@@ -35,13 +44,52 @@ class PipelineRun {
   }
 
  private:
+  enum EventKind : uint64_t { kTaskEnd, kBucketReady, kOptimizerEnd, kSelfArrival };
+  static constexpr int kKindBits = 2;
+  enum GatherState : int8_t { kNotRequested, kRequested, kGathered };
+
   struct Stage {
     std::vector<PipelineTask> tasks;
     size_t next = 0;
     bool busy = false;
-    std::map<TaskKey, bool> arrived;  // inputs received from the neighbouring stage
-    std::map<size_t, bool> gathered;  // ZeRO-3: task index -> parameters gathered (requested)
+    std::vector<char> arrived;     // inputs received, by input_index()
+    std::vector<int8_t> gathered;  // ZeRO-3: GatherState of each task's parameters
   };
+  // A task's output on its way to the stage that needs it, one transfer per tensor-parallel rank.
+  struct Send {
+    int from, to;
+    size_t input;  // input_index() at `to`
+    PipelineTask task;
+    Picoseconds start;
+    int ranks_left;
+  };
+  struct Reduction {
+    int buckets = 0, ready = 0, launched = 0, done = 0;
+    bool in_flight = false, backward_done = false, optimizer_started = false;
+  };
+
+  // Where the input (forward?, chunk, micro-batch) of a stage is flagged in Stage::arrived.
+  size_t input_index(bool forward, int chunk, int micro_batch) const {
+    return (static_cast<size_t>(forward) * plan_.chunks + chunk) * micro_batch_ids_ + micro_batch;
+  }
+
+  void schedule(Picoseconds delay, EventKind kind, size_t index) {
+    net_->simulation().schedule_after(delay, this, (index << kKindBits) | kind);
+  }
+
+  void on_event(uint64_t tag) override {
+    const size_t index = tag >> kKindBits;
+    switch (static_cast<EventKind>(tag & ((1u << kKindBits) - 1))) {
+      case kTaskEnd:
+        return task_done(static_cast<int>(index));
+      case kBucketReady:
+        return bucket_ready(static_cast<int>(index));
+      case kOptimizerEnd:
+        return optimizer_done(static_cast<int>(index));
+      case kSelfArrival:
+        return rank_arrived(index);
+    }
+  }
 
   // A task's input comes from another stage (or is local: the first forward, the last backward).
   bool needs_input(int stage, const PipelineTask& t) const {
@@ -53,51 +101,54 @@ class PipelineRun {
     Stage& s = stages_[r];
     if (s.busy || s.next >= s.tasks.size()) return;
     const PipelineTask task = s.tasks[s.next];
-    if (needs_input(r, task) && !s.arrived[{task.forward, task.chunk, task.micro_batch}]) return;
+    if (needs_input(r, task) && !s.arrived[input_index(task.forward, task.chunk, task.micro_batch)])
+      return;
     if (!parameters_ready(r, s.next)) return;
     prefetch_parameters(r, s.next + 1);
     s.busy = true;
     ++s.next;
-    const StageWork& w = plan_.work[r];
-    const Picoseconds duration = task.forward ? w.forward : w.backward;
+    const Picoseconds duration = task_duration(r, task);
     timeline_.stages[r].busy += duration;
-    const bool last_task = s.next == s.tasks.size();
-    if (last_task) start_gradient_reduction(r, duration);
-    const Picoseconds start = now();
-    net_->simulation().call_after(duration, [this, r, task, last_task, start] {
-      record(r, "compute", task_name(task, plan_.chunks), start);
-      if (last_task) {
-        timeline_.stages[r].last_backward_end = net_->simulation().now();
-        backward_done(r);
-      }
-      // Blocking point-to-point: the stage's stream waits for its send to complete.
-      const bool blocking = !plan_.overlap_pipeline_communication;
-      const bool sent = send_onward(r, task, [this, r, blocking] {
-        if (!blocking) return;
-        stages_[r].busy = false;
-        try_start(r);
-      });
-      if (blocking && sent) return;
-      stages_[r].busy = false;
-      try_start(r);
-    });
+    if (s.next == s.tasks.size()) start_gradient_reduction(r, duration);
+    schedule(duration, kTaskEnd, r);
+  }
+
+  Picoseconds task_duration(int r, const PipelineTask& t) const {
+    return t.forward ? plan_.work[r].forward : plan_.work[r].backward;
+  }
+
+  // The task stage r started last has ended.
+  void task_done(int r) {
+    Stage& s = stages_[r];
+    const PipelineTask& task = s.tasks[s.next - 1];
+    if (record_) {
+      record(r, "compute", task_name(task, plan_.chunks), now() - task_duration(r, task));
+    }
+    if (s.next == s.tasks.size()) {
+      timeline_.stages[r].last_backward_end = now();
+      backward_done(r);
+    }
+    // Blocking point-to-point: the stage's stream waits for its send to complete.
+    if (send_onward(r, task) && !plan_.overlap_pipeline_communication) return;
+    s.busy = false;
+    try_start(r);
   }
 
   // ZeRO-3: whether task `index`'s parameters are gathered (requesting them if not yet).
   bool parameters_ready(int r, size_t index) {
     if (plan_.work[r].gather_before_each_task_bytes <= 0 || plan_.data_parallel < 2) return true;
     prefetch_parameters(r, index);
-    return stages_[r].gathered.count(index) && stages_[r].gathered[index];
+    return stages_[r].gathered[index] == kGathered;
   }
 
   void prefetch_parameters(int r, size_t index) {
     Stage& s = stages_[r];
     if (plan_.work[r].gather_before_each_task_bytes <= 0 || plan_.data_parallel < 2) return;
-    if (index >= s.tasks.size() || s.gathered.count(index)) return;
-    s.gathered[index] = false;
+    if (index >= s.tasks.size() || s.gathered[index] != kNotRequested) return;
+    s.gathered[index] = kRequested;
     data_parallel_collective(r, CollectiveOp::kAllGather,
                              plan_.work[r].gather_before_each_task_bytes, [this, r, index] {
-                               stages_[r].gathered[index] = true;
+                               stages_[r].gathered[index] = kGathered;
                                try_start(r);
                              });
   }
@@ -116,36 +167,74 @@ class PipelineRun {
     return false;
   }
 
-  // Sends a task's output to the stage that needs it; `sent` runs once it has arrived. Returns
+  // Sends a task's output to the stage that needs it; sent() runs once it has arrived. Returns
   // false when nothing is sent (the last forward, the first backward).
-  bool send_onward(int r, const PipelineTask& t, std::function<void()> sent) {
+  bool send_onward(int r, const PipelineTask& t) {
     int to = 0, chunk = 0;
     if (!neighbour(r, t, &to, &chunk)) return false;
-    const TaskKey key{t.forward, chunk, t.micro_batch};
     const int ranks = plan_.tensor_parallel;
-    const Picoseconds start = now();
-    const LinkKind kind = net_->topology().route_kind(plan_.gpu(0, r, 0), plan_.gpu(0, to, 0));
-    const char* track = kind == LinkKind::kNetwork  ? "send (network)"
-                        : kind == LinkKind::kNvlink ? "send (NVLink)"
-                                                    : "send (PCIe)";
-    const std::string name = std::string(t.forward ? "activations mb " : "gradients mb ") +
-                             std::to_string(t.micro_batch);
-    auto arrived = after_all(ranks, [this, r, to, key, start, track, name, sent] {
-      record(r, track, name, start);
-      stages_[to].arrived[key] = true;
-      try_start(to);
-      sent();
-    });
+    const size_t id =
+        new_send({r, to, input_index(t.forward, chunk, t.micro_batch), t, now(), ranks});
     for (int rank = 0; rank < ranks; ++rank) {
       const int from_gpu = plan_.gpu(0, r, rank), to_gpu = plan_.gpu(0, to, rank);
       if (from_gpu == to_gpu) {  // a single stage feeding itself (interleaving with one stage)
-        net_->simulation().call_after(Picoseconds(0), arrived);
+        schedule(Picoseconds(0), kSelfArrival, id);
         continue;
       }
       net_->start_transfer(from_gpu, to_gpu, plan_.activation_bytes / ranks,
-                           slowest_step_latency({{from_gpu, to_gpu}}, net_->topology()), arrived);
+                           send_latency(r, t.forward, rank), [this, id] { rank_arrived(id); });
     }
     return true;
+  }
+
+  size_t new_send(const Send& send) {
+    if (free_sends_.empty()) {
+      sends_.push_back(send);
+      return sends_.size() - 1;
+    }
+    const size_t id = free_sends_.back();
+    free_sends_.pop_back();
+    sends_[id] = send;
+    return id;
+  }
+
+  // Step latency of rank `rank`'s transfer of a forward's (or backward's) output from stage r:
+  // the destination is fixed by r and the direction, so it is looked up once.
+  Picoseconds send_latency(int r, bool forward, int rank) {
+    Picoseconds& latency =
+        send_latency_[(static_cast<size_t>(r) * 2 + forward) * plan_.tensor_parallel + rank];
+    if (latency < Picoseconds(0)) {
+      int to = 0, chunk = 0;
+      neighbour(r, {forward, forward ? 0 : plan_.chunks - 1, 0}, &to, &chunk);
+      latency = step_latency(plan_.gpu(0, r, rank), plan_.gpu(0, to, rank), net_->topology());
+    }
+    return latency;
+  }
+
+  void rank_arrived(size_t id) {
+    Send& send = sends_[id];
+    if (--send.ranks_left > 0) return;
+    const Send done = send;
+    free_sends_.push_back(id);
+    if (record_) record_send(done);
+    stages_[done.to].arrived[done.input] = 1;
+    try_start(done.to);
+    if (!plan_.overlap_pipeline_communication) {
+      stages_[done.from].busy = false;
+      try_start(done.from);
+    }
+  }
+
+  void record_send(const Send& send) {
+    const LinkKind kind =
+        net_->topology().route_kind(plan_.gpu(0, send.from, 0), plan_.gpu(0, send.to, 0));
+    const char* track = kind == LinkKind::kNetwork  ? "send (network)"
+                        : kind == LinkKind::kNvlink ? "send (NVLink)"
+                                                    : "send (PCIe)";
+    record(send.from, track,
+           std::string(send.task.forward ? "activations mb " : "gradients mb ") +
+               std::to_string(send.task.micro_batch),
+           send.start);
   }
 
   // Buckets of gradients: when overlapped they become ready across the last backward (which
@@ -153,19 +242,17 @@ class PipelineRun {
   // group's collectives in order).
   void start_gradient_reduction(int r, Picoseconds duration) {
     const StageWork& w = plan_.work[r];
-    auto& pending = reductions_[r];
+    Reduction& pending = reductions_[r];
     pending.buckets =
         plan_.data_parallel > 1 ? (plan_.overlap_gradient_reduce ? w.gradient_buckets : 1) : 0;
     if (pending.buckets == 0 || !plan_.overlap_gradient_reduce) return;
     for (int b = 0; b < pending.buckets; ++b) {
-      const Picoseconds ready(duration.count() * (b + 1) / pending.buckets);
-      net_->simulation().call_after(ready, [this, r] { bucket_ready(r); });
+      schedule(Picoseconds(duration.count() * (b + 1) / pending.buckets), kBucketReady, r);
     }
   }
 
   void backward_done(int r) {
-    auto& pending = reductions_[r];
-    pending.backward_done = true;
+    reductions_[r].backward_done = true;
     if (plan_.data_parallel > 1 && !plan_.overlap_gradient_reduce) bucket_ready(r);
     maybe_step_optimizer(r);
   }
@@ -176,7 +263,7 @@ class PipelineRun {
   }
 
   void launch_next_bucket(int r) {
-    auto& pending = reductions_[r];
+    Reduction& pending = reductions_[r];
     if (pending.in_flight || pending.launched >= pending.ready) return;
     pending.in_flight = true;
     ++pending.launched;
@@ -184,7 +271,7 @@ class PipelineRun {
     const CollectiveOp op =
         plan_.shard_gradients ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
     data_parallel_collective(r, op, w.gradient_bytes / pending.buckets, [this, r] {
-      auto& p = reductions_[r];
+      Reduction& p = reductions_[r];
       p.in_flight = false;
       ++p.done;
       launch_next_bucket(r);
@@ -196,7 +283,7 @@ class PipelineRun {
   void data_parallel_collective(int r, CollectiveOp op, double bytes, std::function<void()> done) {
     const Picoseconds start = now();
     auto all = after_all(plan_.tensor_parallel, [this, r, op, start, done = std::move(done)] {
-      record(r, "data parallel", collective_op_name(op), start);
+      if (record_) record(r, "data parallel", collective_op_name(op), start);
       done();
     });
     for (int rank = 0; rank < plan_.tensor_parallel; ++rank) {
@@ -212,41 +299,35 @@ class PipelineRun {
   }
 
   void maybe_step_optimizer(int r) {
-    auto& pending = reductions_[r];
+    Reduction& pending = reductions_[r];
     if (!pending.backward_done || pending.done < pending.buckets || pending.optimizer_started)
       return;
     pending.optimizer_started = true;
-    StageTimeline& t = timeline_.stages[r];
-    t.gradients_reduced = net_->simulation().now();
-    const StageWork& w = plan_.work[r];
-    const Picoseconds optimizer_start = now();
-    net_->simulation().call_after(w.optimizer, [this, r, &w, optimizer_start] {
-      record(r, "compute", "optimizer", optimizer_start);
-      auto finish = [this, r] { timeline_.stages[r].end = net_->simulation().now(); };
-      if (w.parameter_gather_bytes > 0 && plan_.data_parallel > 1) {
-        const Picoseconds optimizer_end = net_->simulation().now();
-        data_parallel_collective(r, CollectiveOp::kAllGather, w.parameter_gather_bytes,
-                                 [this, r, &w, optimizer_end] {
-                                   Picoseconds end = net_->simulation().now();
-                                   if (plan_.overlap_parameter_gather) {
-                                     end = std::max(optimizer_end, end - w.forward);
-                                   }
-                                   timeline_.stages[r].end = end;
-                                 });
-      } else {
-        finish();
-      }
-    });
+    timeline_.stages[r].gradients_reduced = now();
+    schedule(plan_.work[r].optimizer, kOptimizerEnd, r);
   }
 
-  struct Reduction {
-    int buckets = 0, ready = 0, launched = 0, done = 0;
-    bool in_flight = false, backward_done = false, optimizer_started = false;
-  };
+  void optimizer_done(int r) {
+    const StageWork& w = plan_.work[r];
+    if (record_) record(r, "compute", "optimizer", now() - w.optimizer);
+    if (w.parameter_gather_bytes <= 0 || plan_.data_parallel <= 1) {
+      timeline_.stages[r].end = now();
+      return;
+    }
+    const Picoseconds optimizer_end = now();
+    data_parallel_collective(r, CollectiveOp::kAllGather, w.parameter_gather_bytes,
+                             [this, r, &w, optimizer_end] {
+                               Picoseconds end = now();
+                               if (plan_.overlap_parameter_gather) {
+                                 end = std::max(optimizer_end, end - w.forward);
+                               }
+                               timeline_.stages[r].end = end;
+                             });
+  }
 
-  // Records [start, now) on `track` of stage r, when recording.
+  // Records [start, now) on `track` of stage r. Requires: recording.
   void record(int r, const char* track, const std::string& name, Picoseconds start) {
-    if (record_) record_->add("stage " + std::to_string(r), track, name, start, now());
+    record_->add("stage " + std::to_string(r), track, name, start, now());
   }
   Picoseconds now() const { return net_->simulation().now(); }
 
@@ -260,7 +341,13 @@ class PipelineRun {
   Network* net_;
   Timeline* record_;
   std::vector<Stage> stages_;
-  std::map<int, Reduction> reductions_;
+  // Micro-batch numbers in the schedules are below this (an interleaved schedule may number past
+  // micro_batches when stages does not divide it).
+  int micro_batch_ids_ = 0;
+  std::vector<Reduction> reductions_;
+  std::vector<Send> sends_;  // in flight, or free for reuse when listed in free_sends_
+  std::vector<size_t> free_sends_;
+  std::vector<Picoseconds> send_latency_;  // by (stage, forward?, rank); negative: not looked up
   std::map<std::pair<int, double>, CollectiveAlgorithm> algorithms_;
   PipelineTimeline timeline_;
 };

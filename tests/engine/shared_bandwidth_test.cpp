@@ -94,5 +94,23 @@ TEST_CASE("more capacity is never slower") {
   }
 }
 
+TEST_CASE("an end re-rates transfers linked to it only through others") {
+  Simulation sim;
+  SharedBandwidth net(&sim);
+  const int32_t a = net.add_constraint(10 * kGB);
+  const int32_t b = net.add_constraint(10 * kGB);
+  Picoseconds only_a_end, both_end;
+  // b's three users get 10/3 GB/s each; on a the survivor takes the rest, 20/3 GB/s.
+  net.start(10 * kGB, {{a, 1}}, Picoseconds(0), [&] { only_a_end = sim.now(); });
+  net.start(10 * kGB, {{a, 1}, {b, 1}}, Picoseconds(0), [&] { both_end = sim.now(); });
+  for (int i = 0; i < 2; ++i) net.start(1 * kGB, {{b, 1}}, Picoseconds(0), nullptr);
+  sim.run();
+  // At 0.3 s b's small transfers end, after 2 GB and 1 GB of the others: from then a is shared
+  // 5 + 5 GB/s (the a-only transfer shares no link with those that ended), 8 GB left ends at
+  // 1.9 s, and the last 1 GB of the other at 10 GB/s ends at 2.0 s.
+  CHECK(only_a_end.seconds() == Approx(1.9).epsilon(1e-9));
+  CHECK(both_end.seconds() == Approx(2.0).epsilon(1e-9));
+}
+
 }  // namespace
 }  // namespace clustersim
