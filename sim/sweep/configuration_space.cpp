@@ -89,6 +89,11 @@ std::string configuration_problem(const Configuration& c, const LoadedScenario& 
     if (interleaved && layers % (p.pipeline_parallel() * p.virtual_stages()) != 0) {
       return "interleaving needs layers divisible by pipeline stages x virtual stages";
     }
+    // Megatron's interleaved schedule runs the micro-batches in groups of one per stage.
+    const int64_t micro_batches = scenario.scenario().job().global_batch_size() / per_step;
+    if (interleaved && micro_batches % p.pipeline_parallel() != 0) {
+      return "interleaving needs micro-batches divisible by pipeline stages";
+    }
   }
   if (p.sequence_parallel() && p.tensor_parallel() == 1) {
     return "sequence parallelism needs tensor parallel > 1";
@@ -148,7 +153,8 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
               if (batch % (mbs * dp) != 0) continue;
               group.layouts.push_back(
                   {tp, pp, mbs, 1, base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B});
-              for (int vs = 2; vs <= max_vs && pp > 1; ++vs) {
+              const bool groups_of_stages = (batch / (mbs * dp)) % pp == 0;
+              for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
                 if (layers % (pp * vs) == 0) {
                   group.layouts.push_back({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B});
                 }
