@@ -24,7 +24,7 @@ struct SweepOptions {
   int shard = 0;    // this run evaluates candidates with index % shard_count == shard
   int shard_count = 1;
   int64_t first_index = 0;  // resume: skip candidates below this index
-  int64_t chunk = 128;      // candidates evaluated between two hand-overs (and stop checks)
+  int64_t chunk = 1024;     // candidates evaluated between two hand-overs (and stop checks)
 };
 
 struct SweepCounts {
