@@ -54,7 +54,10 @@ SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario, co
         options.chunk, (space.size() - next + options.shard_count - 1) / options.shard_count);
     slots.assign(in_chunk, Slot{});
     arena.execute([&] {
-      tbb::parallel_for(int64_t{0}, in_chunk, [&](int64_t k) {
+      // Last candidates first: the axes put the largest clusters last, and starting the longest
+      // simulations early leaves short ones to even out the threads at the end of the chunk.
+      tbb::parallel_for(int64_t{0}, in_chunk, [&](int64_t reversed) {
+        const int64_t k = in_chunk - 1 - reversed;
         const Configuration c = space.at(next + k * options.shard_count);
         Slot& slot = slots[k];
         slot.problem = configuration_problem(c, scenario);
