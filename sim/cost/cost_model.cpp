@@ -101,4 +101,8 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
   return model;
 }
 
+double report_per_hour(const CostModel& model, const UsedPrice& price) {
+  return price.per_hour * *model.prices.exchange_rate(price.currency, model.currency);
+}
+
 }  // namespace clustersim

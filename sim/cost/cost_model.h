@@ -41,4 +41,8 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
                                            const TextFile<schema::PriceFile>* price_file,
                                            Diagnostics* diagnostics);
 
+// `price` per instance-hour in the model's report currency. Requires: a price of one of the
+// scenario's candidate instances (load_cost_model guarantees their exchange rates).
+double report_per_hour(const CostModel& model, const UsedPrice& price);
+
 }  // namespace clustersim

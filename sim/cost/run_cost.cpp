@@ -83,8 +83,7 @@ RunCost run_cost(const CostModel& model, const Configuration& configuration, con
   cost.instance_hours = cost.time.p50_s / 3600 * configuration.nodes;
   cost.price = model.prices.price(*configuration.instance, billing);
   if (!cost.price) return cost;
-  cost.per_instance_hour =
-      cost.price->per_hour * *model.prices.exchange_rate(cost.price->currency, model.currency);
+  cost.per_instance_hour = report_per_hour(model, *cost.price);
   const auto paid = [&](double wall_s) {
     const double hours = wall_s / 3600;
     const double period = period_hours(billing);

@@ -143,9 +143,7 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
     row[result_column("billing")] = s::BillingMode_Name(billing);
     if (!e.step) {
       const std::optional<UsedPrice> price = cost.prices.price(*c.instance, billing);
-      const std::optional<double> rate =
-          price ? cost.prices.exchange_rate(price->currency, cost.currency) : std::nullopt;
-      if (rate) row[result_column("price_per_hour")] = price->per_hour * *rate * c.nodes;
+      if (price) row[result_column("price_per_hour")] = report_per_hour(cost, *price) * c.nodes;
       continue;
     }
     const RunCost run = run_cost(cost, c, *e.step, *checkpoints, billing);
