@@ -6,6 +6,7 @@
 
 #include "sim/cost/run_cost.h"
 #include "sim/util/check.h"
+#include "sim/util/number_format.h"
 #include "sim/util/units.h"
 
 namespace clustersim {
@@ -193,6 +194,19 @@ Table result_table(const std::vector<std::string>& keys, const std::vector<Resul
     table.add_row(std::move(cells));
   }
   return table;
+}
+
+std::vector<std::string> result_column_keys() {
+  std::vector<std::string> keys;
+  for (const ResultColumn& column : result_columns()) keys.push_back(column.key);
+  return keys;
+}
+
+std::string describe_configuration(const ResultRow& r) {
+  const auto n = [&](const char* key) { return format_number(row_number(r, result_column(key))); };
+  return row_text(r, result_column("instance")) + " x " + n("nodes") + ", TP " +
+         n("tensor_parallel") + " PP " + n("pipeline_parallel") + " DP " + n("data_parallel") +
+         " mbs " + n("micro_batch_size") + ", " + row_text(r, result_column("billing"));
 }
 
 const std::vector<std::string>& summary_columns() {

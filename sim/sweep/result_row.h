@@ -55,6 +55,11 @@ const std::string& row_text(const ResultRow& row, int column);
 
 // A table with the given columns (by key), holding those cells of `rows`.
 Table result_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows);
+// Every column's key, in order (the header of a CSV/JSON of whole rows).
+std::vector<std::string> result_column_keys();
+// A row's configuration in words: "aws.p5.48xlarge x 16, TP 1 PP 1 DP 128 mbs 1, ON_DEMAND".
+std::string describe_configuration(const ResultRow& row);
+
 // The columns the terminal shows by default: configuration, step, MFU, time, cost, limiting.
 const std::vector<std::string>& summary_columns();
 

@@ -16,13 +16,6 @@
 namespace clustersim::cli {
 namespace {
 
-std::string describe(const ResultRow& r) {
-  const auto n = [&](const char* key) { return format_number(row_number(r, result_column(key))); };
-  return row_text(r, result_column("instance")) + " x" + n("nodes") + " TP" + n("tensor_parallel") +
-         " PP" + n("pipeline_parallel") + " DP" + n("data_parallel") + " mbs" +
-         n("micro_batch_size");
-}
-
 ScatterChart pareto_chart(const ResultsFile& file, const std::string& currency) {
   ScatterChart chart{"Time to train against cost: every configuration that fits",
                      "time to train (hours, log)",
@@ -40,8 +33,9 @@ ScatterChart pareto_chart(const ResultsFile& file, const std::string& currency) 
     const auto [it, added] = series_of.try_emplace(instance, chart.series.size());
     if (added) chart.series.push_back({instance, {}, {}});
     chart.series[it->second].points.push_back({t, c});
-    chart.series[it->second].labels.push_back(describe(row) + ": " + format_fixed(t, 1) + " h, " +
-                                              format_fixed(c, 0) + " " + currency);
+    chart.series[it->second].labels.push_back(describe_configuration(row) + ": " +
+                                              format_fixed(t, 1) + " h, " + format_fixed(c, 0) +
+                                              " " + currency);
     front.offer(row);
   }
   for (const ResultRow& row : front.rows()) {
@@ -60,7 +54,7 @@ StackedBars breakdown_chart(const ResultsFile& file, size_t bars) {
   TopRows fastest(result_column("step_s"), bars);
   for (const ResultRow& row : file.rows) fastest.offer(row);
   for (const ResultRow& row : fastest.rows()) {
-    chart.bar_labels.push_back(describe(row));
+    chart.bar_labels.push_back(describe_configuration(row));
     std::vector<double> values;
     for (const char* key :
          {"compute_s", "tensor_comm_s", "bubble_s", "data_comm_s", "optimizer_s", "data_stall_s"}) {

@@ -79,9 +79,7 @@ class RowOutput {
       *error = "cannot write " + path + " (does the directory exist and is it writable?)";
       return false;
     }
-    std::vector<std::string> keys;
-    for (const ResultColumn& column : result_columns()) keys.push_back(column.key);
-    text_ = std::make_unique<StreamingTable>(&text_file_, format, std::move(keys));
+    text_ = std::make_unique<StreamingTable>(&text_file_, format, result_column_keys());
     return true;
   }
   ResultsWriter* hdf5() { return hdf5_.get(); }
@@ -189,11 +187,7 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
         return;
       }
       const ResultRow& r = best.front();
-      std::cout << row_text(r, result_column("instance")) << " x "
-                << format_number(row_number(r, result_column("nodes"))) << ", TP "
-                << format_number(row_number(r, result_column("tensor_parallel"))) << " PP "
-                << format_number(row_number(r, result_column("pipeline_parallel"))) << " DP "
-                << format_number(row_number(r, result_column("data_parallel"))) << ": "
+      std::cout << describe_configuration(r) << ": "
                 << format_fixed(row_number(r, result_column("time_to_train_h")), 1) << " h";
       const double cost = row_number(r, result_column("cost"));
       if (cost == cost) {
@@ -209,12 +203,7 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
                                               : "cheapest configurations")
               << ":\n";
   }
-  std::vector<std::string> keys = summary_columns();
-  if (!table) {
-    keys.clear();
-    for (const ResultColumn& column : result_columns()) keys.push_back(column.key);
-  }
-  result_table(keys, rows).print(std::cout, format);
+  result_table(table ? summary_columns() : result_column_keys(), rows).print(std::cout, format);
 }
 
 }  // namespace
