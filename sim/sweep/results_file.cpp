@@ -161,6 +161,15 @@ ResultAttributes read_attributes(hid_t file) {
   return attributes;
 }
 
+// Rows the dataset holds.
+hsize_t stored_rows(hid_t dataset) {
+  const hid_t space = H5Dget_space(dataset);
+  hsize_t rows = 0;
+  H5Sget_simple_extent_dims(space, &rows, nullptr);
+  H5Sclose(space);
+  return rows;
+}
+
 // Whether the dataset's row type has exactly this version's columns.
 bool same_columns(hid_t dataset) {
   const hid_t stored = H5Dget_type(dataset);
@@ -237,10 +246,7 @@ std::unique_ptr<ResultsWriter> ResultsWriter::reopen(const std::string& path, st
     return nullptr;
   }
   handles->type = row_type();
-  const hid_t space = H5Dget_space(handles->dataset);
-  hsize_t rows = 0;
-  H5Sget_simple_extent_dims(space, &rows, nullptr);
-  H5Sclose(space);
+  const hsize_t rows = stored_rows(handles->dataset);
   auto writer = std::unique_ptr<ResultsWriter>(new ResultsWriter(path, std::move(handles)));
   writer->rows_ = static_cast<int64_t>(rows);
   writer->attributes_ = read_attributes(writer->handles_->file);
@@ -306,10 +312,7 @@ bool read_results(const std::string& path, ResultsFile* out, std::string* error)
     return false;
   }
   out->attributes = read_attributes(file);
-  const hid_t space = H5Dget_space(dataset);
-  hsize_t rows = 0;
-  H5Sget_simple_extent_dims(space, &rows, nullptr);
-  H5Sclose(space);
+  const hsize_t rows = stored_rows(dataset);
   std::vector<char> packed(rows * layout().row_bytes);
   const hid_t type = row_type();
   const bool ok =
