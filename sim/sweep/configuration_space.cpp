@@ -3,6 +3,7 @@
 #include "sim/sweep/configuration_space.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "sim/util/check.h"
 
@@ -105,7 +106,6 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
     : scenario_(scenario), base_(base_parallelism(scenario.scenario())) {
   const s::Scenario& sc = scenario.scenario();
   const s::Sweep& sw = sc.sweep();
-  const s::Model& model = *scenario.model;
   for (int zero : axis<int>(sw.zero_stage(), base_.zero_stage())) {
     for (int recompute : axis<int>(sw.recompute(), base_.recompute())) {
       for (bool sp : axis<bool>(sw.sequence_parallel(), base_.sequence_parallel())) {
@@ -113,7 +113,7 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
       }
     }
   }
-  // Listed layouts are the same for every group.
+  // Listed layouts are the same for every group: one list they all share.
   std::vector<Layout> listed;
   if (!sw.has_auto_parallelism()) {
     for (int tp : axis<int>(sw.tensor_parallel(), base_.tensor_parallel())) {
@@ -128,45 +128,54 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
       }
     }
   }
-  const s::AutoParallelism& automatic = sw.auto_parallelism();
-  const std::vector<int> auto_mbs = automatic.micro_batch_size().empty()
-                                        ? std::vector<int>{1, 2, 4, 8}
-                                        : std::vector<int>(automatic.micro_batch_size().begin(),
-                                                           automatic.micro_batch_size().end());
+  const auto shared_listed = std::make_shared<const std::vector<Layout>>(std::move(listed));
+  for (const s::InstanceType* instance : scenario.instances) {
+    for (int nodes : axis<int>(sw.nodes(), sc.cluster().nodes())) {
+      Group group{instance, nodes, size_,
+                  sw.has_auto_parallelism()
+                      ? std::make_shared<const std::vector<Layout>>(auto_layouts(*instance, nodes))
+                      : shared_listed};
+      size_ += static_cast<int64_t>(group.layouts->size() * options_.size());
+      groups_.push_back(std::move(group));
+    }
+  }
+}
+
+std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(
+    const s::InstanceType& instance, int nodes) const {
+  const s::AutoParallelism& automatic = scenario_.scenario().sweep().auto_parallelism();
+  const std::vector<int> mbs_values = automatic.micro_batch_size().empty()
+                                          ? std::vector<int>{1, 2, 4, 8}
+                                          : std::vector<int>(automatic.micro_batch_size().begin(),
+                                                             automatic.micro_batch_size().end());
+  const s::Model& model = *scenario_.model;
   const int layers = model_layers(model);
   const int max_pp = automatic.has_max_pipeline_parallel()
                          ? std::min(layers, automatic.max_pipeline_parallel())
                          : layers;
   const int max_vs = automatic.has_max_virtual_stages() ? automatic.max_virtual_stages() : 1;
-  const int64_t batch = sc.job().global_batch_size();
-  for (const s::InstanceType* instance : scenario.instances) {
-    for (int nodes : axis<int>(sw.nodes(), sc.cluster().nodes())) {
-      Group group{instance, nodes, size_, listed};
-      if (sw.has_auto_parallelism()) {
-        const int gpus = nodes * instance->gpu_count();
-        for (int tp : divisors(instance->gpu_count())) {
-          if (!tensor_parallel_problem(tp, &model).empty()) continue;
-          for (int pp : divisors(gpus / tp)) {
-            if (pp > max_pp) break;
-            const int64_t dp = gpus / tp / pp;
-            for (int mbs : auto_mbs) {
-              if (batch % (mbs * dp) != 0) continue;
-              group.layouts.push_back(
-                  {tp, pp, mbs, 1, base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B});
-              const bool groups_of_stages = (batch / (mbs * dp)) % pp == 0;
-              for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
-                if (layers % (pp * vs) == 0) {
-                  group.layouts.push_back({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B});
-                }
-              }
-            }
+  const int64_t batch = scenario_.scenario().job().global_batch_size();
+  const int gpus = nodes * instance.gpu_count();
+  std::vector<Layout> layouts;
+  for (int tp : divisors(instance.gpu_count())) {
+    if (!tensor_parallel_problem(tp, &model).empty()) continue;
+    for (int pp : divisors(gpus / tp)) {
+      if (pp > max_pp) break;
+      const int64_t dp = gpus / tp / pp;
+      for (int mbs : mbs_values) {
+        if (batch % (mbs * dp) != 0) continue;
+        layouts.push_back(
+            {tp, pp, mbs, 1, base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B});
+        const bool groups_of_stages = (batch / (mbs * dp)) % pp == 0;
+        for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
+          if (layers % (pp * vs) == 0) {
+            layouts.push_back({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B});
           }
         }
       }
-      size_ += static_cast<int64_t>(group.layouts.size() * options_.size());
-      groups_.push_back(std::move(group));
     }
   }
+  return layouts;
 }
 
 Configuration ConfigurationSpace::at(int64_t index) const {
@@ -175,7 +184,7 @@ Configuration ConfigurationSpace::at(int64_t index) const {
       std::prev(std::upper_bound(groups_.begin(), groups_.end(), index,
                                  [](int64_t i, const Group& g) { return i < g.first; }));
   const int64_t within = index - group->first;
-  const Layout& layout = group->layouts[within / static_cast<int64_t>(options_.size())];
+  const Layout& layout = (*group->layouts)[within / static_cast<int64_t>(options_.size())];
   const Options& options = options_[within % static_cast<int64_t>(options_.size())];
   Configuration c{index, group->instance, group->nodes, base_};
   s::Parallelism& p = c.parallelism;

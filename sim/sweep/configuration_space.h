@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,9 +54,11 @@ class ConfigurationSpace {
   struct Group {  // one (instance, nodes) pair
     const schema::InstanceType* instance;
     int nodes;
-    int64_t first;  // index of its first candidate
-    std::vector<Layout> layouts;
+    int64_t first;                                       // index of its first candidate
+    std::shared_ptr<const std::vector<Layout>> layouts;  // shared when listed
   };
+  // Every valid layout of `nodes` x `instance` (auto_parallelism).
+  std::vector<Layout> auto_layouts(const schema::InstanceType& instance, int nodes) const;
 
   const LoadedScenario& scenario_;
   schema::Parallelism base_;
