@@ -81,8 +81,7 @@ int result_column(std::string_view key) {
   return -1;
 }
 
-std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation& e,
-                                        const LoadedScenario& scenario, const CostModel& cost) {
+ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
   CLUSTERSIM_CHECK(e.error.empty(), "a row of a configuration that could not be built");
   const s::Parallelism& p = c.parallelism;
   const auto number = [](auto value) { return Table::Cell(static_cast<double>(value)); };
@@ -100,13 +99,12 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
                     p.distributed_optimizer(),
                     p.sequence_parallel(),
                     s::Recompute_Name(p.recompute()),
-                    std::string(),  // billing, per row below
+                    Table::Cell(),  // billing: make_result_rows
                     kStatusOk,
                     e.memory.total_bytes() / kBytesPerGibibyte,
                     e.memory.capacity_bytes / kBytesPerGibibyte};
   base.resize(result_columns().size());
   base[result_column("calibrated")] = e.calibrated;
-  base[result_column("currency")] = s::Currency_Name(cost.currency);
   if (e.step) {
     const StepResult& r = *e.step;
     for (auto [key, value] : {std::pair{"step_s", r.step_s},
@@ -129,6 +127,13 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
     base[result_column("status")] = kStatusOutOfMemory;
     base[result_column("limiting")] = "GPU memory (OOM by " + std::to_string(missing) + " GiB)";
   }
+  return base;
+}
+
+std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation& e,
+                                        const LoadedScenario& scenario, const CostModel& cost) {
+  ResultRow base = make_step_row(c, e);
+  base[result_column("currency")] = s::Currency_Name(cost.currency);
   const s::Constraints& limits = scenario.scenario().sweep().constraints();
   // The cost limit in the report currency (nullopt: no rate to convert it).
   std::optional<double> max_cost;

@@ -40,6 +40,10 @@ inline constexpr const char* kStatusOutOfMemory = "OOM";
 inline constexpr const char* kStatusOverTime = "over max time";
 inline constexpr const char* kStatusOverCost = "over max cost";
 
+// The row of `configuration` after `evaluation` without the run's time and cost: configuration,
+// memory, the simulated step (or OOM) and what limits it. Requires: evaluation.error is empty.
+ResultRow make_step_row(const Configuration& configuration, const Evaluation& evaluation);
+
 // The rows of `configuration` after `evaluation`, one per billing mode of `cost` (the scenario's
 // cost.billing; on demand when absent): the whole run's time and cost (p50/p95 over spot trials,
 // checkpoints included; cost_model.h), in the cost model's report currency, and the status

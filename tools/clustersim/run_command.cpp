@@ -65,8 +65,6 @@ int run_command(const std::vector<std::string>& args) {
   const std::string& scenario_path = inputs->path;
   const ExpandedConfigurations space = expand_configurations(*loaded);
   if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
-  const std::optional<CostInputs> cost = load_cost_inputs(*inputs, "");
-  if (!cost) return kExitInputError;
   Evaluator evaluator(*catalog, *loaded);
   const size_t shown = limit == 0 ? space.valid.size() : std::min(limit, space.valid.size());
   bool traced = false;
@@ -90,7 +88,7 @@ int run_command(const std::vector<std::string>& args) {
       std::cerr << scenario_path << ": " << e.error << "\n";
       return kExitInputError;
     }
-    rows.push_back(make_result_rows(c, e, *loaded, *cost->model).front());
+    rows.push_back(make_step_row(c, e));
   }
   if (fastest > 0) {
     const int step = result_column("step_s");
