@@ -46,7 +46,7 @@ void Simulation::run_settlers() {
 uint64_t Simulation::run() {
   const uint64_t before = events_processed_;
   run_settlers();
-  while (!heap_.empty()) {
+  while (!heap_.empty() && !stopped_) {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Event event = heap_.back();
     heap_.pop_back();

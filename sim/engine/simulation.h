@@ -52,8 +52,11 @@ class Simulation {
   // timestamp give one call, in the order first requested. Requires: `settler` outlives the run.
   void request_settle(Settler* settler);
 
-  // Processes events until none is left. Returns the number processed by this call.
+  // Processes events until none is left or stop() is called. Returns the number processed by
+  // this call.
   uint64_t run();
+  // Makes run() return after the current event; the events still queued are never run.
+  void stop() { stopped_ = true; }
 
   uint64_t events_processed() const { return events_processed_; }
 
@@ -81,6 +84,7 @@ class Simulation {
   Picoseconds now_;
   uint64_t next_sequence_ = 0;
   uint64_t events_processed_ = 0;
+  bool stopped_ = false;
   std::vector<Settler*> settlers_;
   std::vector<Settler*> settling_;  // the batch run_settlers is running (kept for its capacity)
   CallbackSlots callbacks_;

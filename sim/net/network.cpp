@@ -7,12 +7,18 @@
 
 namespace clustersim {
 
-Network::Network(Simulation* sim, const Topology* topology)
+Network::Network(Simulation* sim, const Topology* topology, int replicas)
     : sim_(sim),
       topology_(topology),
+      replicas_(replicas),
       links_(sim),
       sent_(topology->gpu_count(), 0),
       received_(topology->gpu_count(), 0) {
+  if (replicas > 1) {
+    symmetry_ = &topology->rank_symmetry();
+    CLUSTERSIM_CHECK((replicas & (replicas - 1)) == 0 && replicas <= symmetry_->max_ranks(),
+                     "replicas the topology's rank symmetry does not allow");
+  }
   for (const LinkInfo& link : topology->links()) links_.add_constraint(link.capacity_bytes_per_s);
 }
 
@@ -34,8 +40,22 @@ void Network::add_route(int from, int to, double bytes) {
   CLUSTERSIM_CHECK(from != to, "a transfer from a GPU to itself");
   const std::vector<int32_t>& route = topology_->route(from, to);
   links_on_routes_.insert(links_on_routes_.end(), route.begin(), route.end());
-  sent_[from] += bytes;
-  received_[to] += bytes;
+  for (int r = 0; r < replicas_; ++r) {
+    sent_[from + r] += bytes;
+    received_[to + r] += bytes;
+  }
+  if (replicas_ > 1 && symmetric_) check_replica_routes(from, to, route);
+}
+
+void Network::check_replica_routes(int from, int to, const std::vector<int32_t>& route) {
+  for (int r = 1; r < replicas_ && symmetric_; ++r) {
+    const std::vector<int32_t>& replica = topology_->route(from + r, to + r);
+    symmetric_ = replica.size() == route.size();
+    for (size_t i = 0; i < route.size() && symmetric_; ++i) {
+      symmetric_ = replica[i] == symmetry_->image(r, route[i]);
+    }
+  }
+  if (!symmetric_) sim_->stop();
 }
 
 void Network::start_on_routes(double bytes, Picoseconds latency, std::function<void()> done) {
@@ -50,17 +70,45 @@ void Network::start_on_routes(double bytes, Picoseconds latency, std::function<v
       uses_.push_back({link, 1});
     }
   }
+  if (replicas_ > 1) fold_replicas();
   links_.start(bytes, uses_, latency, std::move(done));
 }
 
 void Network::start_on_links(const std::vector<MaxMinFair::Use>& uses, double bytes,
                              Picoseconds latency, std::function<void()> done) {
-  links_.start(bytes, uses, latency, std::move(done));
+  uses_ = uses;
+  if (replicas_ > 1) fold_replicas();
+  links_.start(bytes, uses_, latency, std::move(done));
+}
+
+void Network::fold_replicas() {
+  // A link's orbit carries the same load on each of its links: per replica, every use of a link
+  // of the orbit lands on a given one as often as the symmetries fixing it (rank_symmetry.h).
+  for (MaxMinFair::Use& use : uses_) {
+    use.constraint = symmetry_->representative(use.constraint, replicas_);
+  }
+  std::sort(uses_.begin(), uses_.end(), [](const MaxMinFair::Use& a, const MaxMinFair::Use& b) {
+    return a.constraint < b.constraint;
+  });
+  size_t kept = 0;
+  for (const MaxMinFair::Use& use : uses_) {
+    if (kept > 0 && uses_[kept - 1].constraint == use.constraint) {
+      uses_[kept - 1].multiplicity += use.multiplicity;
+    } else {
+      uses_[kept++] = use;
+    }
+  }
+  uses_.resize(kept);
+  for (MaxMinFair::Use& use : uses_) {
+    use.multiplicity *= symmetry_->stabiliser_size(use.constraint, replicas_);
+  }
 }
 
 void Network::count_bytes(int gpu, double sent, double received) {
-  sent_[gpu] += sent;
-  received_[gpu] += received;
+  for (int r = 0; r < replicas_; ++r) {
+    sent_[gpu + r] += sent;
+    received_[gpu + r] += received;
+  }
 }
 
 }  // namespace clustersim

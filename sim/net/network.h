@@ -2,6 +2,13 @@
 // routes. Counts the bytes each GPU sends and receives, so collectives can be checked for
 // conservation.
 //
+// Replicated (replicas t > 1): every transfer started from rank-0 GPUs stands for t transfers,
+// its GPUs shifted by 0..t-1 (the tensor-parallel ranks), and loads the links as the t would,
+// counted on one representative link per orbit of the topology's rank symmetry
+// (rank_symmetry.h). Exact while every replica's route is the image of rank 0's under the
+// symmetry; symmetric() turns false (and the simulation stops) on the first route that is not,
+// e.g. when routing ties are broken differently for two ranks.
+//
 // Not thread-safe; one per simulation. The simulation and topology must outlive it.
 #pragma once
 
@@ -11,13 +18,15 @@
 
 #include "sim/engine/shared_bandwidth.h"
 #include "sim/engine/simulation.h"
+#include "sim/net/rank_symmetry.h"
 #include "sim/net/topology.h"
 
 namespace clustersim {
 
 class Network {
  public:
-  Network(Simulation* sim, const Topology* topology);
+  // Requires: replicas is 1 or a power of two <= topology->rank_symmetry().max_ranks().
+  Network(Simulation* sim, const Topology* topology, int replicas = 1);
 
   // Moves `bytes_per_edge` over every (from GPU, to GPU) edge at one common rate, starting after
   // `latency`: the pace of a pipelined ring or tree, which its most loaded link sets. Calls `done`
@@ -34,6 +43,10 @@ class Network {
   // Books bytes that start_on_links moved on behalf of `gpu`.
   void count_bytes(int gpu, double sent, double received);
 
+  int replicas() const { return replicas_; }
+  // False once a replicated transfer's routes broke the symmetry: the run is not exact.
+  bool symmetric() const { return symmetric_; }
+
   const std::vector<double>& bytes_sent() const { return sent_; }
   const std::vector<double>& bytes_received() const { return received_; }
   const Topology& topology() const { return *topology_; }
@@ -44,9 +57,16 @@ class Network {
   void add_route(int from, int to, double bytes);
   // Starts one transfer over the links collected in links_on_routes_.
   void start_on_routes(double bytes, Picoseconds latency, std::function<void()> done);
+  // Replicated: checks that the replicas' routes are the images of `route` (from `from` to `to`).
+  void check_replica_routes(int from, int to, const std::vector<int32_t>& route);
+  // Replicated: uses_ moved onto their orbits' representatives, counted per replica.
+  void fold_replicas();
 
   Simulation* sim_;
   const Topology* topology_;
+  int replicas_;
+  const RankSymmetry* symmetry_ = nullptr;  // when replicated
+  bool symmetric_ = true;
   SharedBandwidth links_;
   std::vector<double> sent_;
   std::vector<double> received_;

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <queue>
 
+#include "sim/net/rank_symmetry.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
@@ -22,6 +23,15 @@ uint64_t pair_hash(uint64_t a, uint64_t b) {
 }
 
 }  // namespace
+
+Topology::Topology(int nodes, int gpus_per_node) : nodes_(nodes), gpus_per_node_(gpus_per_node) {}
+Topology::~Topology() = default;
+
+const RankSymmetry& Topology::rank_symmetry() const {
+  std::call_once(rank_symmetry_found_,
+                 [this] { rank_symmetry_ = std::make_unique<RankSymmetry>(*this); });
+  return *rank_symmetry_;
+}
 
 int32_t Topology::add_vertex(VertexInfo info) {
   const auto v = static_cast<int32_t>(boost::add_vertex(info, graph_));

@@ -21,6 +21,8 @@
 
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,6 +30,8 @@
 #include "sim/util/units.h"
 
 namespace clustersim {
+
+class RankSymmetry;
 
 enum class VertexKind : uint8_t { kGpu, kNvSwitch, kPcieSwitch, kNic, kLeafSwitch, kSpineSwitch };
 enum class LinkKind : uint8_t { kNvlink, kPcie, kNetwork };
@@ -58,7 +62,8 @@ class Topology {
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, VertexInfo,
                                       int32_t /* link id */>;
 
-  Topology(int nodes, int gpus_per_node) : nodes_(nodes), gpus_per_node_(gpus_per_node) {}
+  Topology(int nodes, int gpus_per_node);
+  ~Topology();
 
   // Building (topology_builder.cpp). add_link adds both directions.
   int32_t add_vertex(VertexInfo info);
@@ -99,6 +104,10 @@ class Topology {
   // it uses NVLink, else kPcie.
   LinkKind route_kind(int from, int to) const { return route_info(from, to).kind; }
 
+  // The tensor-parallel rank symmetry of the finished graph (rank_symmetry.h), found on first use
+  // (thread-safe). Requires: building is done.
+  const RankSymmetry& rank_symmetry() const;
+
  private:
   // A route with its latency and kind, computed once per pair.
   struct RouteInfo {
@@ -132,6 +141,8 @@ class Topology {
   std::unordered_map<int32_t, int32_t> leaf_uplink_;  // leaf vertex -> link to the spine
   mutable std::unordered_map<uint64_t, RouteInfo> routes_;
   mutable std::unordered_map<int32_t, LocalTree> local_trees_;
+  mutable std::once_flag rank_symmetry_found_;
+  mutable std::unique_ptr<RankSymmetry> rank_symmetry_;
 };
 
 }  // namespace clustersim

@@ -17,8 +17,12 @@ namespace {
 // path allocates nothing beyond amortised vector growth.
 class PipelineRun final : private EventHandler {
  public:
+  // `network` replicated over the tensor-parallel ranks, or not replicated.
   PipelineRun(const PipelinePlan& plan, Network* network, Timeline* timeline)
-      : plan_(plan), net_(network), record_(timeline) {
+      : plan_(plan),
+        net_(network),
+        record_(timeline),
+        ranks_(plan.tensor_parallel / network->replicas()) {
     const int p = plan.stages;
     stages_.resize(p);
     reductions_.resize(p);
@@ -32,7 +36,7 @@ class PipelineRun final : private EventHandler {
     }
     for (Stage& s : stages_)
       s.arrived.assign(input_index(true, plan.chunks - 1, micro_batch_ids_), 0);
-    send_latency_.assign(static_cast<size_t>(p) * 2 * plan.tensor_parallel, Picoseconds(-1));
+    send_latency_.assign(static_cast<size_t>(p) * 2 * ranks_, Picoseconds(-1));
   }
 
   PipelineTimeline run() {
@@ -172,16 +176,15 @@ class PipelineRun final : private EventHandler {
   bool send_onward(int r, const PipelineTask& t) {
     int to = 0, chunk = 0;
     if (!neighbour(r, t, &to, &chunk)) return false;
-    const int ranks = plan_.tensor_parallel;
     const size_t id =
-        new_send({r, to, input_index(t.forward, chunk, t.micro_batch), t, now(), ranks});
-    for (int rank = 0; rank < ranks; ++rank) {
+        new_send({r, to, input_index(t.forward, chunk, t.micro_batch), t, now(), ranks_});
+    for (int rank = 0; rank < ranks_; ++rank) {
       const int from_gpu = plan_.gpu(0, r, rank), to_gpu = plan_.gpu(0, to, rank);
       if (from_gpu == to_gpu) {  // a single stage feeding itself (interleaving with one stage)
         schedule(Picoseconds(0), kSelfArrival, id);
         continue;
       }
-      net_->start_transfer(from_gpu, to_gpu, plan_.activation_bytes / ranks,
+      net_->start_transfer(from_gpu, to_gpu, plan_.activation_bytes / plan_.tensor_parallel,
                            send_latency(r, t.forward, rank), [this, id] { rank_arrived(id); });
     }
     return true;
@@ -201,8 +204,7 @@ class PipelineRun final : private EventHandler {
   // Step latency of rank `rank`'s transfer of a forward's (or backward's) output from stage r:
   // the destination is fixed by r and the direction, so it is looked up once.
   Picoseconds send_latency(int r, bool forward, int rank) {
-    Picoseconds& latency =
-        send_latency_[(static_cast<size_t>(r) * 2 + forward) * plan_.tensor_parallel + rank];
+    Picoseconds& latency = send_latency_[(static_cast<size_t>(r) * 2 + forward) * ranks_ + rank];
     if (latency < Picoseconds(0)) {
       int to = 0, chunk = 0;
       neighbour(r, {forward, forward ? 0 : plan_.chunks - 1, 0}, &to, &chunk);
@@ -279,14 +281,15 @@ class PipelineRun final : private EventHandler {
     });
   }
 
-  // One collective per tensor-parallel rank of stage r, over the data-parallel replicas.
+  // One collective per tensor-parallel rank of stage r (simulated), over the data-parallel
+  // replicas.
   void data_parallel_collective(int r, CollectiveOp op, double bytes, std::function<void()> done) {
     const Picoseconds start = now();
-    auto all = after_all(plan_.tensor_parallel, [this, r, op, start, done = std::move(done)] {
+    auto all = after_all(ranks_, [this, r, op, start, done = std::move(done)] {
       if (record_) record(r, "data parallel", collective_op_name(op), start);
       done();
     });
-    for (int rank = 0; rank < plan_.tensor_parallel; ++rank) {
+    for (int rank = 0; rank < ranks_; ++rank) {
       std::vector<int> group;
       for (int d = 0; d < plan_.data_parallel; ++d) group.push_back(plan_.gpu(d, r, rank));
       Collective c{op, group, bytes, CollectiveAlgorithm::kAuto};
@@ -340,6 +343,7 @@ class PipelineRun final : private EventHandler {
   const PipelinePlan& plan_;
   Network* net_;
   Timeline* record_;
+  int ranks_;  // tensor-parallel ranks whose traffic is simulated (1 when replicated)
   std::vector<Stage> stages_;
   // Micro-batch numbers in the schedules are below this (an interleaved schedule may number past
   // micro_batches when stages does not divide it).
@@ -354,8 +358,25 @@ class PipelineRun final : private EventHandler {
 
 }  // namespace
 
-PipelineTimeline simulate_pipeline(const PipelinePlan& plan, Network* network, Timeline* timeline) {
-  return PipelineRun(plan, network, timeline).run();
+PipelineTimeline simulate_pipeline(const PipelinePlan& plan, const Topology& topology,
+                                   Timeline* timeline, bool one_rank_for_all) {
+  const int t = plan.tensor_parallel;
+  if (one_rank_for_all && t > 1 && (t & (t - 1)) == 0 &&
+      t <= topology.rank_symmetry().max_ranks()) {
+    Simulation sim;
+    Network network(&sim, &topology, t);
+    Timeline recorded;
+    PipelineTimeline result = PipelineRun(plan, &network, timeline ? &recorded : nullptr).run();
+    if (network.symmetric()) {
+      for (const TimelineSpan& span : recorded.spans()) {
+        if (timeline) timeline->add(span.group, span.track, span.name, span.start, span.end);
+      }
+      return result;
+    }
+  }
+  Simulation sim;
+  Network network(&sim, &topology);
+  return PipelineRun(plan, &network, timeline).run();
 }
 
 }  // namespace clustersim

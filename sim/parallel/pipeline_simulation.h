@@ -6,8 +6,11 @@
 //
 // Symmetry: all data-parallel replicas run the same schedule at the same times, so replica 0's
 // stages are simulated and the data-parallel collectives run over every replica's GPUs on the
-// network; all tensor-parallel ranks of a stage do the same work, so a stage has one stream, but
-// their transfers and collectives are all simulated (they share NICs).
+// network; all tensor-parallel ranks of a stage do the same work, so a stage has one stream.
+// Their transfers and collectives share NICs and switches: when the topology's rank symmetry
+// (sim/net/rank_symmetry.h) makes it exact, rank 0's stand for all ranks' on a replicated
+// network; otherwise (or when routing breaks the symmetry during the run) each rank's are
+// simulated.
 #pragma once
 
 #include <vector>
@@ -66,10 +69,12 @@ struct PipelineTimeline {
   std::vector<StageTimeline> stages;
 };
 
-// Requires: `network` spans at least stages x tensor_parallel x data_parallel GPUs and is idle.
-// When `timeline` is given, every task, transfer, collective and optimizer step is recorded in it
-// (one group per stage; tracks "compute", "send (network|NVLink|PCIe)", "data parallel").
-PipelineTimeline simulate_pipeline(const PipelinePlan& plan, Network* network,
-                                   Timeline* timeline = nullptr);
+// Simulates one step on an idle network of `topology`, which spans at least stages x
+// tensor_parallel x data_parallel GPUs. When `timeline` is given, every task, transfer,
+// collective and optimizer step is recorded in it (one group per stage; tracks "compute",
+// "send (network|NVLink|PCIe)", "data parallel"). `one_rank_for_all` false simulates every
+// tensor-parallel rank's traffic even where the symmetry allows one (tests compare the two).
+PipelineTimeline simulate_pipeline(const PipelinePlan& plan, const Topology& topology,
+                                   Timeline* timeline = nullptr, bool one_rank_for_all = true);
 
 }  // namespace clustersim

@@ -210,9 +210,7 @@ const char* largest(const StepResult& r) {
 StepResult run_pipeline(const PipelinePlan& plan, const Topology& topology, Timeline* timeline,
                         const std::vector<double>& compute_s,
                         const std::vector<double>& tensor_comm_s) {
-  Simulation sim;
-  Network network(&sim, &topology);
-  const PipelineTimeline stages = simulate_pipeline(plan, &network, timeline);
+  const PipelineTimeline stages = simulate_pipeline(plan, topology, timeline);
   StepResult r;
   r.step_s = stages.step.seconds();
   for (size_t i = 0; i < stages.stages.size(); ++i) {

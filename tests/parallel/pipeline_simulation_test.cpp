@@ -29,9 +29,7 @@ PipelinePlan uniform_plan(schema::PipelineSchedule schedule, int stages, int chu
 }
 
 double step_ms(const PipelinePlan& plan, const Topology& t) {
-  Simulation sim;
-  Network net(&sim, &t);
-  return simulate_pipeline(plan, &net).step.seconds() * 1e3;
+  return simulate_pipeline(plan, t).step.seconds() * 1e3;
 }
 
 TEST_CASE("1F1B and GPipe take (m + p - 1)(F + B): bubble fraction (p - 1)/(m + p - 1)") {
@@ -87,6 +85,45 @@ TEST_CASE(
   CHECK(step_ms(plan(20, false), *t) - 21 == Approx(reduce_ms).epsilon(0.02));
 }
 
+TEST_CASE("simulating one tensor-parallel rank for all gives every rank's step and stage times") {
+  struct Case {
+    const char* instance;
+    const char* fabric;
+    int tp, pp, dp;
+    bool zero3;
+  };
+  // Stages across nodes on the same rail (TP 8), across nodes through PXN (TP 4), inside nodes
+  // (TP 2), ZeRO-3 gathers before every task, and a NIC per GPU pair (TP 8 keeps to rails).
+  for (const Case& c : {Case{"onprem.dgx-a100-80gb", "ib-rail-optimized", 8, 2, 2, false},
+                        Case{"onprem.dgx-a100-80gb", "ib-rail-optimized", 4, 4, 2, false},
+                        Case{"aws.p5.48xlarge", "clos-2to1", 2, 4, 4, false},
+                        Case{"aws.p5.48xlarge", "clos-2to1", 4, 2, 4, true},
+                        Case{"aws.p4d.24xlarge", "", 8, 2, 2, false}}) {
+    INFO(c.instance << " TP " << c.tp << " PP " << c.pp << " DP " << c.dp);
+    auto t = shipped_cluster(c.instance, c.tp * c.pp * c.dp / 8, 0, c.fabric);
+    PipelinePlan plan = uniform_plan(schema::INTERLEAVED_ONE_F_ONE_B, c.pp, 2, 8, ms(2), ms(4));
+    plan.tensor_parallel = c.tp;
+    plan.data_parallel = c.dp;
+    plan.activation_bytes = 64e6;
+    plan.shard_gradients = true;
+    for (StageWork& w : plan.work) {
+      w.optimizer = ms(1);
+      w.gradient_bytes = 4e8;
+      w.gradient_buckets = 6;
+      w.parameter_gather_bytes = c.zero3 ? 0 : 2e8;
+      w.gather_before_each_task_bytes = c.zero3 ? 2e8 : 0;
+    }
+    const PipelineTimeline one = simulate_pipeline(plan, *t);
+    const PipelineTimeline every = simulate_pipeline(plan, *t, nullptr, false);
+    CHECK(one.step.seconds() == Approx(every.step.seconds()).epsilon(1e-12));
+    for (int r = 0; r < c.pp; ++r) {
+      CHECK(one.stages[r].gradients_reduced.seconds() ==
+            Approx(every.stages[r].gradients_reduced.seconds()).epsilon(1e-12));
+      CHECK(one.stages[r].end.seconds() == Approx(every.stages[r].end.seconds()).epsilon(1e-12));
+    }
+  }
+}
+
 TEST_CASE("interleaved schedules list every chunk's forward and backward once") {
   for (int stage = 0; stage < 4; ++stage) {
     const auto tasks = stage_schedule(schema::INTERLEAVED_ONE_F_ONE_B, 4, 2, 8, stage);
@@ -106,10 +143,8 @@ namespace {
 TEST_CASE("the timeline records every task once, without overlap on a stage's compute track") {
   auto t = testing::shipped_cluster("aws.p5.48xlarge", 1);
   PipelinePlan plan = uniform_plan(schema::INTERLEAVED_ONE_F_ONE_B, 4, 2, 8, ms(0.5), ms(1));
-  Simulation sim;
-  Network net(&sim, t.get());
   Timeline timeline;
-  simulate_pipeline(plan, &net, &timeline);
+  simulate_pipeline(plan, *t, &timeline);
   std::map<std::string, std::vector<TimelineSpan>> compute;
   for (const TimelineSpan& s : timeline.spans()) {
     if (s.track == "compute") compute[s.group].push_back(s);
