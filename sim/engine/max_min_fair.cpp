@@ -12,9 +12,9 @@
 
 namespace clustersim {
 
-void MaxMinFair::set_capacities(std::vector<double> capacities) {
-  capacities_ = std::move(capacities);
-  slot_of_.assign(capacities_.size(), -1);
+void MaxMinFair::set_capacities(std::span<const double> capacities) {
+  capacities_ = capacities;
+  slot_of_.clear();
 }
 
 void MaxMinFair::solve(std::span<const std::span<const Use>> flows, double unconstrained_rate,
@@ -32,6 +32,8 @@ void MaxMinFair::solve(std::span<const std::span<const Use>> flows, double uncon
     }
     ++unfixed;
     for (const Use& u : flows[f]) {
+      if (static_cast<size_t>(u.constraint) >= slot_of_.size())
+        slot_of_.resize(u.constraint + 1, -1);
       if (slot_of_[u.constraint] < 0) {
         slot_of_[u.constraint] = 0;
         used_.push_back(u.constraint);

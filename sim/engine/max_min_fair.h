@@ -21,9 +21,9 @@ class MaxMinFair {
     int32_t multiplicity;
   };
 
-  // Replaces all constraints. Requires: every capacity > 0.
-  void set_capacities(std::vector<double> capacities);
-  const std::vector<double>& capacities() const { return capacities_; }
+  // Replaces all constraints, read in place. Requires: every capacity > 0; `capacities` outlives
+  // the solves.
+  void set_capacities(std::span<const double> capacities);
 
   // Sets rates[i] to the rate of flows[i] (a list of uses; a flow with no use is unconstrained
   // and gets `unconstrained_rate`). Requires: every constraint index is valid, multiplicities > 0.
@@ -32,9 +32,9 @@ class MaxMinFair {
              std::vector<double>* rates);
 
  private:
-  std::vector<double> capacities_;
+  std::span<const double> capacities_;
   // Scratch, indexed by the slot of a constraint in use (slot_of_ maps constraint -> slot).
-  std::vector<int32_t> slot_of_;  // -1 when unused by the current flows
+  std::vector<int32_t> slot_of_;  // -1 when unused by the current flows; grown on first use
   std::vector<int32_t> used_;     // constraints in use, in first-use order
   std::vector<double> remaining_, weight_;
   std::vector<int32_t> user_begin_, users_;  // flows using each slot (compressed rows)

@@ -17,11 +17,18 @@ constexpr double kUnconstrainedRate = 1e30;
 int32_t SharedBandwidth::add_constraint(double bytes_per_second) {
   CLUSTERSIM_CHECK(bytes_per_second > 0, "a constraint needs a positive capacity");
   CLUSTERSIM_CHECK(transfers_.empty(), "constraints are added before any transfer starts");
-  capacities_.push_back(bytes_per_second);
-  bytes_through_.push_back(0);
-  users_.emplace_back();
-  constraint_seen_.push_back(0);
+  CLUSTERSIM_CHECK(capacities_.size() == owned_capacities_.size(),
+                   "constraints added to capacities given at construction");
+  owned_capacities_.push_back(bytes_per_second);
+  capacities_ = owned_capacities_;
   return static_cast<int32_t>(capacities_.size() - 1);
+}
+
+void SharedBandwidth::reach_constraints(size_t count) {
+  if (count <= users_.size()) return;
+  bytes_through_.resize(count, 0);
+  users_.resize(count);
+  constraint_seen_.resize(count, 0);
 }
 
 int64_t SharedBandwidth::start(double bytes, const std::vector<MaxMinFair::Use>& uses,
@@ -41,7 +48,12 @@ int64_t SharedBandwidth::start(double bytes, const std::vector<MaxMinFair::Use>&
   t.rate = 0;
   t.uses.assign(uses.begin(), uses.end());  // a reused slot keeps its capacity
   t.done = std::move(done);
-  for (const MaxMinFair::Use& u : uses) bytes_through_[u.constraint] += bytes * u.multiplicity;
+  for (const MaxMinFair::Use& u : uses) {
+    CLUSTERSIM_CHECK(static_cast<size_t>(u.constraint) < capacities_.size(),
+                     "an unknown constraint");
+    reach_constraints(u.constraint + 1);
+    bytes_through_[u.constraint] += bytes * u.multiplicity;
+  }
   sim_->schedule_after(latency, this, static_cast<uint64_t>(id));
   return id;
 }
@@ -145,13 +157,16 @@ void SharedBandwidth::recompute_rates() {
 }
 
 void SharedBandwidth::schedule_wake_up() {
-  ++wake_up_generation_;
   Picoseconds next = Picoseconds::max();
   for (int64_t id : active_) {
     const Transfer& t = transfers_[id];
     CLUSTERSIM_CHECK(t.rate > 0, "an active transfer without bandwidth would never finish");
     next = std::min(next, sim_->now() + transfer_time(t.remaining_bytes, t.rate));
   }
+  // The wake-up already queued for that time serves; any other is made stale.
+  if (next == wake_up_at_ && next > sim_->now()) return;
+  ++wake_up_generation_;
+  wake_up_at_ = next;
   if (next != Picoseconds::max()) sim_->schedule_at(next, this, kWakeUp | wake_up_generation_);
 }
 

@@ -23,6 +23,11 @@ class SharedBandwidth : private EventHandler, private Settler {
  public:
   // Requires: `sim` outlives this object.
   explicit SharedBandwidth(Simulation* sim) : sim_(sim) {}
+  // With the capacities of constraints 0..n-1 given at once (each > 0), read in place: building
+  // costs nothing per constraint, and a constraint's state is made on its first use.
+  // Requires: `sim` and `capacities` outlive this object; no add_constraint.
+  SharedBandwidth(Simulation* sim, std::span<const double> capacities)
+      : sim_(sim), capacities_(capacities) {}
 
   // Adds a capacity of `bytes_per_second`; returns its id. Requires: no transfer started yet.
   int32_t add_constraint(double bytes_per_second);
@@ -39,8 +44,10 @@ class SharedBandwidth : private EventHandler, private Settler {
   // Current rate of an active transfer in bytes per second (0 while in its latency or done).
   double rate(int64_t transfer) const;
   size_t active_transfers() const { return active_.size(); }
-  // Bytes moved through each constraint so far (multiplicity counted), for conservation checks.
-  const std::vector<double>& bytes_through() const { return bytes_through_; }
+  // Bytes moved through a constraint so far (multiplicity counted), for conservation checks.
+  double bytes_through(int32_t constraint) const {
+    return static_cast<size_t>(constraint) < bytes_through_.size() ? bytes_through_[constraint] : 0;
+  }
 
  private:
   struct Transfer {
@@ -63,10 +70,13 @@ class SharedBandwidth : private EventHandler, private Settler {
   // order, and empties those two.
   void collect_affected();
   void schedule_wake_up();
+  // Makes the per-constraint state of constraints below `count` (users, stamps, bytes).
+  void reach_constraints(size_t count);
 
   Simulation* sim_;
   MaxMinFair solver_;
-  std::vector<double> capacities_;
+  std::span<const double> capacities_;  // owned_capacities_, or given at construction
+  std::vector<double> owned_capacities_;
   std::vector<double> bytes_through_;
   std::vector<Transfer> transfers_;
   std::vector<int64_t> free_ids_;  // slots of ended transfers, reused by start()
@@ -83,6 +93,7 @@ class SharedBandwidth : private EventHandler, private Settler {
   uint64_t activations_ = 0;
   Picoseconds last_advance_;
   uint64_t wake_up_generation_ = 0;
+  Picoseconds wake_up_at_ = Picoseconds::max();  // of the current generation
 };
 
 }  // namespace clustersim

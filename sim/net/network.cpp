@@ -11,7 +11,7 @@ Network::Network(Simulation* sim, const Topology* topology, int replicas)
     : sim_(sim),
       topology_(topology),
       replicas_(replicas),
-      links_(sim),
+      links_(sim, topology->link_capacities()),
       sent_(topology->gpu_count(), 0),
       received_(topology->gpu_count(), 0) {
   if (replicas > 1) {
@@ -19,12 +19,12 @@ Network::Network(Simulation* sim, const Topology* topology, int replicas)
     CLUSTERSIM_CHECK((replicas & (replicas - 1)) == 0 && replicas <= symmetry_->max_ranks(),
                      "replicas the topology's rank symmetry does not allow");
   }
-  for (const LinkInfo& link : topology->links()) links_.add_constraint(link.capacity_bytes_per_s);
 }
 
 void Network::start_coupled(const std::vector<std::pair<int, int>>& edges, double bytes_per_edge,
                             Picoseconds latency, std::function<void()> done) {
   links_on_routes_.clear();
+  uses_.clear();
   for (auto [from, to] : edges) add_route(from, to, bytes_per_edge);
   start_on_routes(bytes_per_edge, latency, std::move(done));
 }
@@ -32,22 +32,31 @@ void Network::start_coupled(const std::vector<std::pair<int, int>>& edges, doubl
 void Network::start_transfer(int from, int to, double bytes, Picoseconds latency,
                              std::function<void()> done) {
   links_on_routes_.clear();
+  uses_.clear();
   add_route(from, to, bytes);
   start_on_routes(bytes, latency, std::move(done));
 }
 
 void Network::add_route(int from, int to, double bytes) {
   CLUSTERSIM_CHECK(from != to, "a transfer from a GPU to itself");
-  const std::vector<int32_t>& route = topology_->route(from, to);
-  links_on_routes_.insert(links_on_routes_.end(), route.begin(), route.end());
   for (int r = 0; r < replicas_; ++r) {
     sent_[from + r] += bytes;
     received_[to + r] += bytes;
   }
-  if (replicas_ > 1 && symmetric_) check_replica_routes(from, to, route);
+  if (replicas_ == 1) {
+    const std::vector<int32_t>& route = topology_->route(from, to);
+    links_on_routes_.insert(links_on_routes_.end(), route.begin(), route.end());
+    return;
+  }
+  const std::vector<MaxMinFair::Use>& folded = replicated_route(from, to);
+  uses_.insert(uses_.end(), folded.begin(), folded.end());
 }
 
-void Network::check_replica_routes(int from, int to, const std::vector<int32_t>& route) {
+const std::vector<MaxMinFair::Use>& Network::replicated_route(int from, int to) {
+  const uint64_t key = (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to);
+  auto [it, inserted] = replicated_routes_.try_emplace(key);
+  if (!inserted) return it->second;
+  const std::vector<int32_t>& route = topology_->route(from, to);
   for (int r = 1; r < replicas_ && symmetric_; ++r) {
     const std::vector<int32_t>& replica = topology_->route(from + r, to + r);
     symmetric_ = replica.size() == route.size();
@@ -56,21 +65,30 @@ void Network::check_replica_routes(int from, int to, const std::vector<int32_t>&
     }
   }
   if (!symmetric_) sim_->stop();
+  std::swap(uses_, scratch_uses_);
+  uses_.clear();
+  for (int32_t link : route) uses_.push_back({link, 1});
+  fold_replicas();
+  it->second = uses_;
+  std::swap(uses_, scratch_uses_);
+  return it->second;
 }
 
 void Network::start_on_routes(double bytes, Picoseconds latency, std::function<void()> done) {
   // Uses in increasing link order, each link once with its count: the same edges give the same
   // uses whatever their order.
-  std::sort(links_on_routes_.begin(), links_on_routes_.end());
-  uses_.clear();
-  for (int32_t link : links_on_routes_) {
-    if (!uses_.empty() && uses_.back().constraint == link) {
-      ++uses_.back().multiplicity;
-    } else {
-      uses_.push_back({link, 1});
+  if (replicas_ > 1) {
+    merge_uses();
+  } else {
+    std::sort(links_on_routes_.begin(), links_on_routes_.end());
+    for (int32_t link : links_on_routes_) {
+      if (!uses_.empty() && uses_.back().constraint == link) {
+        ++uses_.back().multiplicity;
+      } else {
+        uses_.push_back({link, 1});
+      }
     }
   }
-  if (replicas_ > 1) fold_replicas();
   links_.start(bytes, uses_, latency, std::move(done));
 }
 
@@ -86,7 +104,12 @@ void Network::fold_replicas() {
   // of the orbit lands on a given one as often as the symmetries fixing it (rank_symmetry.h).
   for (MaxMinFair::Use& use : uses_) {
     use.constraint = symmetry_->representative(use.constraint, replicas_);
+    use.multiplicity *= symmetry_->stabiliser_size(use.constraint, replicas_);
   }
+  merge_uses();
+}
+
+void Network::merge_uses() {
   std::sort(uses_.begin(), uses_.end(), [](const MaxMinFair::Use& a, const MaxMinFair::Use& b) {
     return a.constraint < b.constraint;
   });
@@ -99,9 +122,6 @@ void Network::fold_replicas() {
     }
   }
   uses_.resize(kept);
-  for (MaxMinFair::Use& use : uses_) {
-    use.multiplicity *= symmetry_->stabiliser_size(use.constraint, replicas_);
-  }
 }
 
 void Network::count_bytes(int gpu, double sent, double received) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -57,10 +58,13 @@ class Network {
   void add_route(int from, int to, double bytes);
   // Starts one transfer over the links collected in links_on_routes_.
   void start_on_routes(double bytes, Picoseconds latency, std::function<void()> done);
-  // Replicated: checks that the replicas' routes are the images of `route` (from `from` to `to`).
-  void check_replica_routes(int from, int to, const std::vector<int32_t>& route);
+  // Replicated: the uses of route(from, to) for all replicas, on their orbits' representatives
+  // (cached). The first time, checks that the replicas' routes are the images of rank 0's.
+  const std::vector<MaxMinFair::Use>& replicated_route(int from, int to);
   // Replicated: uses_ moved onto their orbits' representatives, counted per replica.
   void fold_replicas();
+  // uses_ sorted by constraint, each constraint once with the sum of its multiplicities.
+  void merge_uses();
 
   Simulation* sim_;
   const Topology* topology_;
@@ -72,6 +76,8 @@ class Network {
   std::vector<double> received_;
   std::vector<int32_t> links_on_routes_;  // scratch of the transfer being started
   std::vector<MaxMinFair::Use> uses_;     // likewise
+  std::vector<MaxMinFair::Use> scratch_uses_;
+  std::unordered_map<uint64_t, std::vector<MaxMinFair::Use>> replicated_routes_;  // by (from, to)
 };
 
 }  // namespace clustersim

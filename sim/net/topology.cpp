@@ -58,6 +58,7 @@ int32_t Topology::add_link(int32_t a, int32_t b, double capacity_bytes_per_s,
        {std::tuple{a, b, a_to_b_latency}, std::tuple{b, a, b_to_a_latency}}) {
     const auto id = static_cast<int32_t>(links_.size());
     links_.push_back({from, to, capacity_bytes_per_s, latency, kind});
+    link_capacities_.push_back(capacity_bytes_per_s);
     boost::add_edge(from, to, id, graph_);
   }
   return first;

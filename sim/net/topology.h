@@ -91,6 +91,8 @@ class Topology {
 
   const Graph& graph() const { return graph_; }
   const std::vector<LinkInfo>& links() const { return links_; }
+  // links()[i].capacity_bytes_per_s at i, contiguous for the network model.
+  const std::vector<double>& link_capacities() const { return link_capacities_; }
   const StepLatencies& step_latencies() const { return step_latencies_; }
   // Per-GPU NVLink capacity usable by in-switch reduction (NVLS); 0 when the node cannot.
   double nvls_capacity() const { return nvls_capacity_; }
@@ -132,6 +134,7 @@ class Topology {
   int gpus_per_node_;
   Graph graph_;
   std::vector<LinkInfo> links_;
+  std::vector<double> link_capacities_;
   StepLatencies step_latencies_;
   double nvls_capacity_ = 0;
   std::vector<std::vector<int32_t>> vertices_of_node_;
