@@ -78,7 +78,8 @@ InputAdvice advise_input(const Catalog& catalog, const LoadedScenario& scenario,
 
   const InputPipelineSpec& spec = e.setup.spec;
   const s::Dataset& dataset = scenario.scenario().job().dataset();
-  const s::StorageTier& tier = *catalog.storage().find(dataset.storage().tier())->value;
+  const s::StorageVolume& volume = *c.dataset_storage;
+  const s::StorageTier& tier = *catalog.storage().find(volume.tier())->value;
   const double volume_share = tier.shared_across_nodes() ? c.nodes : 1;
   const double samples_per_s = spec.loaders * spec.batch_samples / spec.gpu_step_s * volume_share;
   advice.read_bytes_per_s_needed = samples_per_s * spec.read_bytes_per_sample;
@@ -89,7 +90,7 @@ InputAdvice advise_input(const Catalog& catalog, const LoadedScenario& scenario,
   advice.capacity_gib_needed = capacity_for(
       tier, *c.instance, dataset_gib, advice.read_bytes_per_s_needed, advice.read_iops_needed);
   const bool enough_now =
-      advice.capacity_gib_needed && *advice.capacity_gib_needed <= dataset.storage().capacity_gib();
+      advice.capacity_gib_needed && *advice.capacity_gib_needed <= volume.capacity_gib();
   for (const auto& [name, entry] : catalog.storage().all()) {
     const s::StorageTier& other = *entry.value;
     if (enough_now || name == tier.name() || other.provider() != tier.provider()) continue;

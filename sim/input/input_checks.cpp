@@ -1,6 +1,8 @@
 // Input-pipeline checks of a scenario.
 #include "sim/input/input_checks.h"
 
+#include <vector>
+
 #include "sim/input/dataloading_cost.h"
 #include "sim/input/input_model.h"
 #include "sim/io/catalog_reference.h"
@@ -23,14 +25,19 @@ void check_format(const FieldChecker& dataset, const s::Model* model) {
   }
 }
 
-// The volume exists, holds the dataset and gives the limits its layout depends on. Returns its
-// tier (nullptr when unknown).
-const s::StorageTier* check_storage(const FieldChecker& dataset, const Catalog& catalog) {
-  if (!dataset.require("storage")) return nullptr;
-  const FieldChecker volume = dataset.child("storage");
+// A volume the dataset may be read from (job.dataset.storage or an element of
+// sweep.dataset_storage) and its tier, null when unknown.
+struct DatasetVolume {
+  FieldChecker volume;
+  const s::StorageTier* tier;
+};
+
+// The volume exists, holds the dataset `d` and gives the limits its layout depends on. Returns
+// its tier (nullptr when unknown).
+const s::StorageTier* check_volume(const FieldChecker& volume, const s::Dataset& d,
+                                   const Catalog& catalog) {
   const s::StorageTier* tier = resolve_storage_volume(volume, catalog);
   if (tier == nullptr) return nullptr;
-  const auto& d = static_cast<const s::Dataset&>(dataset.message());
   if (tier->shared_across_nodes() && !tier->has_throughput_mb_per_s()) {
     volume.error("tier", "shared file system \"" + tier->name() +
                              "\" has no throughput_mb_per_s: its throughput, shared by every "
@@ -52,9 +59,29 @@ const s::StorageTier* check_storage(const FieldChecker& dataset, const Catalog& 
   return tier;
 }
 
-void check_dataloader(const FieldChecker& dataloader) {
+// The volumes the configurations read from: the sweep's when it lists any, else the job's.
+std::vector<DatasetVolume> check_volumes(const FieldChecker& root, const FieldChecker& dataset,
+                                         const Catalog& catalog) {
+  const auto& m = static_cast<const s::Scenario&>(root.message());
+  const auto& d = static_cast<const s::Dataset&>(dataset.message());
+  std::vector<DatasetVolume> volumes;
+  if (m.sweep().dataset_storage_size() > 0) {
+    const FieldChecker sweep = root.child("sweep");
+    for (int i = 0; i < m.sweep().dataset_storage_size(); ++i) {
+      volumes.push_back({sweep.child("dataset_storage", i), nullptr});
+    }
+  } else if (dataset.require("storage")) {
+    volumes.push_back({dataset.child("storage"), nullptr});
+  }
+  for (DatasetVolume& v : volumes) v.tier = check_volume(v.volume, d, catalog);
+  return volumes;
+}
+
+// `swept`: the sweep lists the workers (dataloader_workers_per_gpu), which replace the job's.
+void check_dataloader(const FieldChecker& dataloader, bool swept) {
   const auto& m = static_cast<const s::DataLoader&>(dataloader.message());
-  if (dataloader.require("workers_per_gpu") && m.workers_per_gpu() < 1) {
+  if (!swept) dataloader.require("workers_per_gpu");
+  if (dataloader.has("workers_per_gpu") && m.workers_per_gpu() < 1) {
     dataloader.error("workers_per_gpu",
                      "must be >= 1, got " + std::to_string(m.workers_per_gpu()) +
                          " (0 loads in the training process between steps, which is not "
@@ -68,18 +95,20 @@ void check_dataloader(const FieldChecker& dataloader) {
 }
 
 // What each candidate instance needs: a dataloading cost for its CPU, enough vCPUs, host RAM.
-// Problems of the instance itself are reported where it is named (cluster or sweep). `tier`, the
-// dataset's storage at `volume`, may be null (unknown).
+// Problems of the instance itself are reported where it is named (cluster or sweep). `workers`:
+// the job's workers per GPU, 0 when swept (each sweep row shows its own CPU contention).
 void check_instance(const FieldChecker& dataloader, const FieldChecker& owner, int index,
                     const s::InstanceType& instance, const Catalog& catalog,
-                    const s::StorageTier* tier, const FieldChecker& volume) {
+                    const std::vector<DatasetVolume>& volumes, int workers) {
   const auto& m = static_cast<const s::DataLoader&>(dataloader.message());
   const std::string name = "instance " + instance.name();
   // A cloud disk or file system is reachable only from its own provider's instances.
-  if (tier != nullptr && tier->provider() != instance.provider()) {
-    volume.error("tier", "\"" + tier->name() + "\" belongs to " +
-                             s::Provider_Name(tier->provider()) + "; " + name + " (" +
-                             s::Provider_Name(instance.provider()) + ") cannot mount it");
+  for (const auto& [volume, tier] : volumes) {
+    if (tier != nullptr && tier->provider() != instance.provider()) {
+      volume.error("tier", "\"" + tier->name() + "\" belongs to " +
+                               s::Provider_Name(tier->provider()) + "; " + name + " (" +
+                               s::Provider_Name(instance.provider()) + ") cannot mount it");
+    }
   }
   if (find_dataloading_cost(catalog, instance) == nullptr) {
     owner.error("instance",
@@ -96,9 +125,9 @@ void check_instance(const FieldChecker& dataloader, const FieldChecker& owner, i
                      name + ": " + std::to_string(vcpus) +
                          " vCPUs leave none for workers beside its " +
                          std::to_string(instance.gpu_count()) + " training processes");
-  } else if (m.workers_per_gpu() >= 1 && (m.workers_per_gpu() + 1) * instance.gpu_count() > vcpus) {
+  } else if (workers >= 1 && (workers + 1) * instance.gpu_count() > vcpus) {
     dataloader.warning("workers_per_gpu",
-                       name + ": " + std::to_string(m.workers_per_gpu() * instance.gpu_count()) +
+                       name + ": " + std::to_string(workers * instance.gpu_count()) +
                            " workers and " + std::to_string(instance.gpu_count()) +
                            " training processes share " + std::to_string(vcpus) + " vCPUs");
   }
@@ -115,8 +144,8 @@ void check_instance(const FieldChecker& dataloader, const FieldChecker& owner, i
 }
 
 void check_instances(const FieldChecker& root, const FieldChecker& dataloader,
-                     const Catalog& catalog, const s::StorageTier* tier,
-                     const FieldChecker& volume) {
+                     const Catalog& catalog, const std::vector<DatasetVolume>& volumes,
+                     int workers) {
   const auto& m = static_cast<const s::Scenario&>(root.message());
   const bool swept = m.has_sweep() && m.sweep().instance_size() > 0;
   if (!swept && !m.cluster().has_instance()) return;
@@ -126,7 +155,7 @@ void check_instances(const FieldChecker& root, const FieldChecker& dataloader,
     const std::string& name = swept ? m.sweep().instance(i) : m.cluster().instance();
     const CatalogEntry<s::InstanceType>* entry = catalog.instances().find(name);
     if (entry == nullptr) continue;
-    check_instance(dataloader, owner, swept ? i : -1, *entry->value, catalog, tier, volume);
+    check_instance(dataloader, owner, swept ? i : -1, *entry->value, catalog, volumes, workers);
   }
 }
 
@@ -134,7 +163,16 @@ void check_instances(const FieldChecker& root, const FieldChecker& dataloader,
 
 void check_input(const FieldChecker& root, const Catalog& catalog, const LoadedScenario& loaded) {
   const s::Scenario& m = loaded.scenario();
-  if (!m.job().has_dataloader()) return;
+  const bool swept_workers = m.sweep().dataloader_workers_per_gpu_size() > 0;
+  if (!m.job().has_dataloader()) {
+    for (const char* axis : {"dataset_storage", "dataloader_workers_per_gpu"}) {
+      if (m.has_sweep() && root.child("sweep").has(axis)) {
+        root.child("sweep").error(axis, "sweeps the input pipeline, which needs job.dataloader");
+      }
+    }
+    return;
+  }
+  if (swept_workers) root.child("sweep").at_least("dataloader_workers_per_gpu", 1);
   const FieldChecker job = root.child("job");
   if (!job.require("dataset")) return;
   const FieldChecker dataset = job.child("dataset");
@@ -142,10 +180,11 @@ void check_input(const FieldChecker& root, const Catalog& catalog, const LoadedS
   dataset.require_positive("mean_sample_bytes");
   dataset.require_enum("layout");
   check_format(dataset, loaded.model);
-  const s::StorageTier* tier = check_storage(dataset, catalog);
+  const std::vector<DatasetVolume> volumes = check_volumes(root, dataset, catalog);
   const FieldChecker dataloader = job.child("dataloader");
-  check_dataloader(dataloader);
-  check_instances(root, dataloader, catalog, tier, dataset.child("storage"));
+  check_dataloader(dataloader, swept_workers);
+  check_instances(root, dataloader, catalog, volumes,
+                  swept_workers ? 0 : m.job().dataloader().workers_per_gpu());
 }
 
 }  // namespace clustersim

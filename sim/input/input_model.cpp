@@ -67,7 +67,7 @@ InputSetup input_setup(const Catalog& catalog, const LoadedScenario& scenario,
   // One loader per data-parallel rank on the node; model-parallel ranks share their rank's data.
   spec.loaders = std::max(1, instance.gpu_count() / (p.tensor_parallel() * p.pipeline_parallel()));
   spec.batch_samples = job.global_batch_size() / p.data_parallel();
-  spec.workers_per_loader = loader.workers_per_gpu();
+  spec.workers_per_loader = c.dataloader_workers_per_gpu;
   spec.prefetch_factor = loader.has_prefetch_factor() ? loader.prefetch_factor() : 2;
   // Each training (main) process keeps one vCPU busy launching kernels and pinning batches.
   spec.worker_vcpus = std::max(1, setup.node_vcpus - spec.loaders);
@@ -82,7 +82,7 @@ InputSetup input_setup(const Catalog& catalog, const LoadedScenario& scenario,
 
   const double bytes = dataset.mean_sample_bytes();
   spec.read_bytes_per_sample = bytes;
-  const s::StorageVolume& volume = dataset.storage();
+  const s::StorageVolume& volume = *c.dataset_storage;
   const s::StorageTier& tier = *catalog.storage().find(volume.tier())->value;
   StoragePerformance storage = storage_performance(tier, volume.capacity_gib(), &instance);
   if (storage.shared_across_nodes) {  // every node reads its share through the same file system

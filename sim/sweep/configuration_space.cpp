@@ -106,10 +106,20 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
     : scenario_(scenario), base_(base_parallelism(scenario.scenario())) {
   const s::Scenario& sc = scenario.scenario();
   const s::Sweep& sw = sc.sweep();
+  const bool loads = sc.job().has_dataloader();
+  std::vector<const s::StorageVolume*> volumes;
+  for (const s::StorageVolume& volume : sw.dataset_storage()) volumes.push_back(&volume);
+  if (volumes.empty()) volumes.push_back(loads ? &sc.job().dataset().storage() : nullptr);
+  const std::vector<int> workers = axis<int>(sw.dataloader_workers_per_gpu(),
+                                             loads ? sc.job().dataloader().workers_per_gpu() : 0);
   for (int zero : axis<int>(sw.zero_stage(), base_.zero_stage())) {
     for (int recompute : axis<int>(sw.recompute(), base_.recompute())) {
       for (bool sp : axis<bool>(sw.sequence_parallel(), base_.sequence_parallel())) {
-        options_.push_back({zero, static_cast<s::Recompute>(recompute), sp});
+        for (const s::StorageVolume* volume : volumes) {
+          for (int w : workers) {
+            options_.push_back({zero, static_cast<s::Recompute>(recompute), sp, volume, w});
+          }
+        }
       }
     }
   }
@@ -186,7 +196,8 @@ Configuration ConfigurationSpace::at(int64_t index) const {
   const int64_t within = index - group->first;
   const Layout& layout = (*group->layouts)[within / static_cast<int64_t>(options_.size())];
   const Options& options = options_[within % static_cast<int64_t>(options_.size())];
-  Configuration c{index, group->instance, group->nodes, base_};
+  Configuration c{index, group->instance,         group->nodes,
+                  base_, options.dataset_storage, options.dataloader_workers_per_gpu};
   s::Parallelism& p = c.parallelism;
   p.set_tensor_parallel(layout.tensor_parallel);
   p.set_pipeline_parallel(layout.pipeline_parallel);

@@ -21,6 +21,10 @@ struct Configuration {
   const schema::InstanceType* instance = nullptr;
   int nodes = 0;
   schema::Parallelism parallelism;  // every field set; data_parallel derived when not given
+  // The input pipeline's choices: the job's dataset volume and workers or the sweep's values;
+  // null and 0 when the job has no dataloader. Point into the scenario.
+  const schema::StorageVolume* dataset_storage = nullptr;
+  int dataloader_workers_per_gpu = 0;
   int gpus() const { return nodes * instance->gpu_count(); }
 };
 
@@ -36,7 +40,7 @@ class ConfigurationSpace {
 
   // Candidates, valid or not. Deterministic: the same scenario always gives the same order
   // (instance, nodes, tensor, pipeline, micro-batch, schedule and virtual stages, ZeRO stage,
-  // recomputation, sequence parallelism; the last fastest).
+  // recomputation, sequence parallelism, dataset storage, dataloader workers; the last fastest).
   int64_t size() const { return size_; }
   // Requires: 0 <= index < size().
   Configuration at(int64_t index) const;
@@ -50,6 +54,8 @@ class ConfigurationSpace {
     int zero_stage;
     schema::Recompute recompute;
     bool sequence_parallel;
+    const schema::StorageVolume* dataset_storage;
+    int dataloader_workers_per_gpu;
   };
   struct Group {  // one (instance, nodes) pair
     const schema::InstanceType* instance;

@@ -1,6 +1,7 @@
 // The result columns and the row of one evaluated configuration.
 #include "sim/sweep/result_row.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -45,6 +46,10 @@ const std::vector<ResultColumn>& result_columns() {
       identity("distributed_optimizer", "dist opt", Kind::kBool),
       identity("sequence_parallel", "SP", Kind::kBool),
       identity("recompute", "recompute", Kind::kText),
+      // The input pipeline's choices; empty when the job has no dataloader.
+      identity("storage_tier", "storage", Kind::kText),
+      {"storage_capacity_gib", "storage GiB", Kind::kReal, 0, Drift::kExact, 0},
+      {"dataloader_workers_per_gpu", "workers", Kind::kReal, 0, Drift::kExact, 0},
       identity("billing", "billing", Kind::kText),
       identity("status", "status", Kind::kText),
       figure("memory_gib", "mem GiB", 1),
@@ -99,6 +104,9 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                     p.distributed_optimizer(),
                     p.sequence_parallel(),
                     s::Recompute_Name(p.recompute()),
+                    c.dataset_storage ? Table::Cell(c.dataset_storage->tier()) : Table::Cell(),
+                    c.dataset_storage ? number(c.dataset_storage->capacity_gib()) : Table::Cell(),
+                    c.dataset_storage ? number(c.dataloader_workers_per_gpu) : Table::Cell(),
                     Table::Cell(),  // billing: make_result_rows
                     kStatusOk,
                     e.memory.total_bytes() / kBytesPerGibibyte,
@@ -209,29 +217,42 @@ std::vector<std::string> result_column_keys() {
 
 std::string describe_configuration(const ResultRow& r) {
   const auto n = [&](const char* key) { return format_number(row_number(r, result_column(key))); };
+  const std::string& storage = row_text(r, result_column("storage_tier"));
+  const std::string input = storage.empty()
+                                ? ""
+                                : ", " + storage + " " + n("storage_capacity_gib") + " GiB, " +
+                                      n("dataloader_workers_per_gpu") + " workers/GPU";
   return row_text(r, result_column("instance")) + " x " + n("nodes") + ", TP " +
          n("tensor_parallel") + " PP " + n("pipeline_parallel") + " DP " + n("data_parallel") +
-         " mbs " + n("micro_batch_size") + ", " + row_text(r, result_column("billing"));
+         " mbs " + n("micro_batch_size") + input + ", " + row_text(r, result_column("billing"));
 }
 
-const std::vector<std::string>& summary_columns() {
-  static const std::vector<std::string> keys = {"index",
-                                                "instance",
-                                                "nodes",
-                                                "tensor_parallel",
-                                                "pipeline_parallel",
-                                                "data_parallel",
-                                                "micro_batch_size",
-                                                "virtual_stages",
-                                                "recompute",
-                                                "billing",
-                                                "step_s",
-                                                "mfu",
-                                                "memory_gib",
-                                                "time_to_train_h",
-                                                "cost",
-                                                "currency",
-                                                "limiting"};
+std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows) {
+  const int storage = result_column("storage_tier");
+  const bool input = std::any_of(rows.begin(), rows.end(),
+                                 [&](const ResultRow& r) { return !row_text(r, storage).empty(); });
+  std::vector<std::string> keys = {"index",
+                                   "instance",
+                                   "nodes",
+                                   "tensor_parallel",
+                                   "pipeline_parallel",
+                                   "data_parallel",
+                                   "micro_batch_size",
+                                   "virtual_stages",
+                                   "recompute",
+                                   "billing",
+                                   "step_s",
+                                   "mfu",
+                                   "memory_gib",
+                                   "time_to_train_h",
+                                   "cost",
+                                   "currency",
+                                   "limiting"};
+  if (input) {
+    const auto at = std::find(keys.begin(), keys.end(), "billing");
+    keys.insert(at, {"storage_tier", "storage_capacity_gib", "dataloader_workers_per_gpu"});
+    keys.insert(std::find(keys.begin(), keys.end(), "mfu"), "data_stall_s");
+  }
   return keys;
 }
 

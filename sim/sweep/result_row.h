@@ -61,10 +61,12 @@ const std::string& row_text(const ResultRow& row, int column);
 Table result_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows);
 // Every column's key, in order (the header of a CSV/JSON of whole rows).
 std::vector<std::string> result_column_keys();
-// A row's configuration in words: "aws.p5.48xlarge x 16, TP 1 PP 1 DP 128 mbs 1, ON_DEMAND".
+// A row's configuration in words: "aws.p5.48xlarge x 16, TP 1 PP 1 DP 128 mbs 1, ON_DEMAND"
+// (with ", aliyun.essd.pl1 200 GiB, 6 workers/GPU" before the billing when it has a dataloader).
 std::string describe_configuration(const ResultRow& row);
 
-// The columns the terminal shows by default: configuration, step, MFU, time, cost, limiting.
-const std::vector<std::string>& summary_columns();
+// The columns the terminal shows by default: configuration, step, MFU, time, cost, limiting;
+// with the input pipeline's (storage, workers, data stall) when a row of `rows` has a dataloader.
+std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows);
 
 }  // namespace clustersim

@@ -31,8 +31,8 @@ void print_run(const std::string& what, const InputPipelineRun& run, bool from_s
             << ", PCIe " << percent(run.pcie_utilisation) << "\n";
 }
 
-void print_advice(const LoadedScenario& loaded, const InputEstimate& e, const InputAdvice& a) {
-  const s::Dataset& dataset = loaded.scenario().job().dataset();
+void print_advice(const Configuration& c, const InputEstimate& e, const InputAdvice& a) {
+  const s::StorageVolume& volume = *c.dataset_storage;
   const InputPipelineSpec& spec = e.setup.spec;
   std::cout << "  advice:\n    CPU: " << a.vcpus_needed << " vCPUs on a node with workers_per_gpu "
             << a.workers_per_gpu_needed << " keep up (stall left "
@@ -41,18 +41,17 @@ void print_advice(const LoadedScenario& loaded, const InputEstimate& e, const In
             << a.workers_per_gpu_within_vcpus << " (one per vCPU it has) the stall is "
             << seconds(a.stall_within_vcpus_s) << "\n";
   std::cout << "    storage: the GPUs read " << format_fixed(a.read_bytes_per_s_needed / 1e6, 0)
-            << " MB/s in " << format_fixed(a.read_iops_needed, 0) << " IOPS; "
-            << dataset.storage().tier() << " at " << format_number(dataset.storage().capacity_gib())
-            << " GiB gives " << format_fixed(a.read_bytes_per_s_available / 1e6, 0) << " MB/s, "
+            << " MB/s in " << format_fixed(a.read_iops_needed, 0) << " IOPS; " << volume.tier()
+            << " at " << format_number(volume.capacity_gib()) << " GiB gives "
+            << format_fixed(a.read_bytes_per_s_available / 1e6, 0) << " MB/s, "
             << (std::isinf(a.read_iops_available)
                     ? "no IOPS limit"
                     : format_fixed(a.read_iops_available, 0) + " IOPS")
             << "\n      ";
   if (!a.capacity_gib_needed) {
-    std::cout << dataset.storage().tier() << " cannot at any capacity";
-  } else if (*a.capacity_gib_needed > dataset.storage().capacity_gib()) {
-    std::cout << dataset.storage().tier() << " does at " << format_number(*a.capacity_gib_needed)
-              << " GiB";
+    std::cout << volume.tier() << " cannot at any capacity";
+  } else if (*a.capacity_gib_needed > volume.capacity_gib()) {
+    std::cout << volume.tier() << " does at " << format_number(*a.capacity_gib_needed) << " GiB";
   } else {
     std::cout << "enough at this capacity";
   }
@@ -122,7 +121,7 @@ int input_command(const std::vector<std::string>& args) {
                   << ", MFU " << format_fixed(e.step->mfu, 3)
                   << " (fed: " << format_fixed(e.step->mfu * e.step->step_s / gpu_step_s, 3)
                   << ")\n";
-        print_advice(loaded, estimate, advise_input(*inputs->catalog, loaded, c, estimate));
+        print_advice(c, estimate, advise_input(*inputs->catalog, loaded, c, estimate));
       });
   if (!shown) return kExitInputError;
   if (*shown < space.valid.size()) {

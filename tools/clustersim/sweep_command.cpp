@@ -203,7 +203,7 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
                                               : "cheapest configurations")
               << ":\n";
   }
-  result_table(table ? summary_columns() : result_column_keys(), rows).print(std::cout, format);
+  result_table(table ? summary_columns(rows) : result_column_keys(), rows).print(std::cout, format);
 }
 
 }  // namespace
