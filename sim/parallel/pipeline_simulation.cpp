@@ -31,6 +31,14 @@ class PipelineRun final : private EventHandler {
       Stage& s = stages_[r];
       s.tasks = stage_schedule(plan.schedule, p, plan.chunks, plan.micro_batches, r);
       s.gathered.assign(s.tasks.size(), kNotRequested);
+      s.last_backward_of_chunk.assign(s.tasks.size(), 0);
+      std::vector<char> seen(plan.chunks, 0);
+      for (size_t i = s.tasks.size(); i-- > 0;) {
+        const PipelineTask& t = s.tasks[i];
+        if (t.forward || seen[t.chunk]) continue;
+        seen[t.chunk] = 1;
+        s.last_backward_of_chunk[i] = 1;
+      }
       for (const PipelineTask& t : s.tasks)
         micro_batch_ids_ = std::max(micro_batch_ids_, t.micro_batch + 1);
     }
@@ -56,8 +64,9 @@ class PipelineRun final : private EventHandler {
     std::vector<PipelineTask> tasks;
     size_t next = 0;
     bool busy = false;
-    std::vector<char> arrived;     // inputs received, by input_index()
-    std::vector<int8_t> gathered;  // ZeRO-3: GatherState of each task's parameters
+    std::vector<char> arrived;                 // inputs received, by input_index()
+    std::vector<int8_t> gathered;              // ZeRO-3: GatherState of each task's parameters
+    std::vector<char> last_backward_of_chunk;  // by task: its chunk's gradients are then final
   };
   // A task's output on its way to the stage that needs it, one transfer per tensor-parallel rank.
   struct Send {
@@ -110,10 +119,10 @@ class PipelineRun final : private EventHandler {
     if (!parameters_ready(r, s.next)) return;
     prefetch_parameters(r, s.next + 1);
     s.busy = true;
-    ++s.next;
     const Picoseconds duration = task_duration(r, task);
     timeline_.stages[r].busy += duration;
-    if (s.next == s.tasks.size()) start_gradient_reduction(r, duration);
+    if (s.last_backward_of_chunk[s.next]) start_gradient_reduction(r, duration);
+    ++s.next;
     schedule(duration, kTaskEnd, r);
   }
 
@@ -239,17 +248,22 @@ class PipelineRun final : private EventHandler {
            send.start);
   }
 
-  // Buckets of gradients: when overlapped they become ready across the last backward (which
-  // starts now and lasts `duration`); each bucket is reduced after the previous one (NCCL runs a
-  // group's collectives in order).
+  // Buckets of gradients: when overlapped, a model chunk's share of them becomes ready across
+  // that chunk's last backward (which starts now and lasts `duration`): Megatron-Core reduces each
+  // chunk's gradients after its last micro-batch (grad_sync_func in the interleaved schedule,
+  // megatron/core/pipeline_parallel/schedules.py), so with interleaving the reductions run under
+  // the other chunks' remaining backwards. Each bucket is reduced after the previous one (NCCL
+  // runs a group's collectives in order).
   void start_gradient_reduction(int r, Picoseconds duration) {
     const StageWork& w = plan_.work[r];
     Reduction& pending = reductions_[r];
     pending.buckets =
         plan_.data_parallel > 1 ? (plan_.overlap_gradient_reduce ? w.gradient_buckets : 1) : 0;
     if (pending.buckets == 0 || !plan_.overlap_gradient_reduce) return;
-    for (int b = 0; b < pending.buckets; ++b) {
-      schedule(Picoseconds(duration.count() * (b + 1) / pending.buckets), kBucketReady, r);
+    const int chunk_buckets = std::max(1, pending.buckets / plan_.chunks);
+    pending.buckets = chunk_buckets * plan_.chunks;
+    for (int b = 0; b < chunk_buckets; ++b) {
+      schedule(Picoseconds(duration.count() * (b + 1) / chunk_buckets), kBucketReady, r);
     }
   }
 
@@ -318,14 +332,16 @@ class PipelineRun final : private EventHandler {
       return;
     }
     const Picoseconds optimizer_end = now();
-    data_parallel_collective(r, CollectiveOp::kAllGather, w.parameter_gather_bytes,
-                             [this, r, &w, optimizer_end] {
-                               Picoseconds end = now();
-                               if (plan_.overlap_parameter_gather) {
-                                 end = std::max(optimizer_end, end - w.forward);
-                               }
-                               timeline_.stages[r].end = end;
-                             });
+    data_parallel_collective(
+        r, CollectiveOp::kAllGather, w.parameter_gather_bytes, [this, r, &w, optimizer_end] {
+          Picoseconds end = now();
+          // Each chunk's gather runs under the first forwards of the
+          // chunks before it (param_sync_func in the interleaved schedule).
+          if (plan_.overlap_parameter_gather) {
+            end = std::max(optimizer_end, end - Picoseconds(w.forward.count() * plan_.chunks));
+          }
+          timeline_.stages[r].end = end;
+        });
   }
 
   // Records [start, now) on `track` of stage r. Requires: recording.

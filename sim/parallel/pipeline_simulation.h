@@ -26,7 +26,8 @@ struct StageWork {
   Picoseconds backward;       // the same backwards, recomputation included
   Picoseconds optimizer;      // the optimizer step of this stage's parameters
   double gradient_bytes = 0;  // per GPU, reduced over data parallelism
-  int gradient_buckets = 1;   // when overlapped: equal buckets ready across the last backward
+  // When overlapped: equal buckets, each chunk's share ready across that chunk's last backward.
+  int gradient_buckets = 1;
   double parameter_gather_bytes = 0;  // per GPU, all-gathered after a sharded optimizer step
   // ZeRO-3: per GPU, all-gathered over data parallelism before every task (forward or backward);
   // the gather of the next task is prefetched when a task starts.
@@ -46,7 +47,7 @@ struct PipelinePlan {
   // they arrive (Megatron-LM before Megatron-Core's overlapped p2p).
   bool overlap_pipeline_communication = true;
   // The parameter all-gather of a sharded optimizer runs under the next step's first forward of
-  // the stage: only what outlasts that forward counts in this step (steady state).
+  // each model chunk of the stage: only what outlasts them counts in this step (steady state).
   bool overlap_parameter_gather = true;
   bool shard_gradients = false;  // reduce-scatter instead of all-reduce (ZeRO / distributed opt.)
   std::vector<StageWork> work;   // per stage
