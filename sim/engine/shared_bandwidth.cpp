@@ -12,6 +12,14 @@ namespace {
 // A transfer with no constraint moves at this rate: effectively instantly.
 constexpr double kUnconstrainedRate = 1e30;
 
+// Orders the heap of transfer ends: the earliest on top.
+struct LaterEnd {
+  template <class E>
+  bool operator()(const E& a, const E& b) const {
+    return a.time != b.time ? a.time > b.time : a.id > b.id;
+  }
+};
+
 }  // namespace
 
 int32_t SharedBandwidth::add_constraint(double bytes_per_second) {
@@ -46,6 +54,7 @@ int64_t SharedBandwidth::start(double bytes, const std::vector<MaxMinFair::Use>&
   Transfer& t = transfers_[id];
   t.remaining_bytes = bytes;
   t.rate = 0;
+  t.end = Picoseconds::max();
   t.uses.assign(uses.begin(), uses.end());  // a reused slot keeps its capacity
   t.done = std::move(done);
   for (const MaxMinFair::Use& u : uses) {
@@ -68,45 +77,49 @@ void SharedBandwidth::on_event(uint64_t tag) {
     if ((tag & ~kWakeUp) == wake_up_generation_) sim_->request_settle(this);
     return;
   }
-  advance_to_now();  // progress so far belongs to the old set of transfers
   const auto id = static_cast<int64_t>(tag);
   Transfer& t = transfers_[id];
   t.active = true;
   t.activation = activations_++;
-  active_.push_back(id);
+  t.updated = sim_->now();
+  ++active_count_;
   for (const MaxMinFair::Use& u : uses_of(t)) users_[u.constraint].push_back(id);
   started_.push_back(id);
   sim_->request_settle(this);
 }
 
-void SharedBandwidth::advance_to_now() {
-  const double elapsed_s = (sim_->now() - last_advance_).seconds();
-  last_advance_ = sim_->now();
-  if (elapsed_s <= 0) return;
-  for (int64_t id : active_) {
-    Transfer& t = transfers_[id];
-    t.remaining_bytes -= t.rate * elapsed_s;
-  }
+bool SharedBandwidth::stale(const End& end) const {
+  const Transfer& t = transfers_[end.id];
+  return !t.active || t.version != end.version;
+}
+
+void SharedBandwidth::pop_end() {
+  std::pop_heap(ends_.begin(), ends_.end(), LaterEnd{});
+  ends_.pop_back();
 }
 
 void SharedBandwidth::settle() {
-  advance_to_now();
-  // A transfer is done when less than a picosecond of work is left at its rate (its end time
-  // was rounded up to a whole picosecond).
+  // Transfers end at their end time (rounded up to a whole picosecond when it was computed).
   finished_.clear();
-  std::erase_if(active_, [&](int64_t id) {
-    Transfer& t = transfers_[id];
-    if (t.remaining_bytes > t.rate * 1e-12 && t.remaining_bytes > 0) return false;
+  const int64_t now = sim_->now().count();
+  while (!ends_.empty() && ends_.front().time <= now) {
+    const End end = ends_.front();
+    pop_end();
+    if (stale(end)) continue;
+    Transfer& t = transfers_[end.id];
     t.active = false;
     t.rate = 0;
+    --active_count_;
     for (const MaxMinFair::Use& u : uses_of(t)) {
       std::vector<int64_t>& users = users_[u.constraint];
-      *std::find(users.begin(), users.end(), id) = users.back();
+      *std::find(users.begin(), users.end(), end.id) = users.back();
       users.pop_back();
       freed_.push_back(u.constraint);
     }
-    finished_.push_back(id);
-    return true;
+    finished_.push_back(end.id);
+  }
+  std::sort(finished_.begin(), finished_.end(), [&](int64_t a, int64_t b) {
+    return transfers_[a].activation < transfers_[b].activation;
   });
   recompute_rates();
   schedule_wake_up();
@@ -153,16 +166,23 @@ void SharedBandwidth::recompute_rates() {
   flows_.clear();
   for (int64_t id : affected_) flows_.push_back(uses_of(transfers_[id]));
   solver_.solve(flows_, kUnconstrainedRate, &rates_);
-  for (size_t i = 0; i < affected_.size(); ++i) transfers_[affected_[i]].rate = rates_[i];
+  const Picoseconds now = sim_->now();
+  for (size_t i = 0; i < affected_.size(); ++i) {
+    Transfer& t = transfers_[affected_[i]];
+    if (rates_[i] == t.rate) continue;  // same rate: same end
+    CLUSTERSIM_CHECK(rates_[i] > 0, "an active transfer without bandwidth would never finish");
+    t.remaining_bytes = std::max(0.0, t.remaining_bytes - t.rate * (now - t.updated).seconds());
+    t.updated = now;
+    t.rate = rates_[i];
+    t.end = now + transfer_time(t.remaining_bytes, t.rate);
+    ends_.push_back({t.end.count(), affected_[i], ++t.version});
+    std::push_heap(ends_.begin(), ends_.end(), LaterEnd{});
+  }
 }
 
 void SharedBandwidth::schedule_wake_up() {
-  Picoseconds next = Picoseconds::max();
-  for (int64_t id : active_) {
-    const Transfer& t = transfers_[id];
-    CLUSTERSIM_CHECK(t.rate > 0, "an active transfer without bandwidth would never finish");
-    next = std::min(next, sim_->now() + transfer_time(t.remaining_bytes, t.rate));
-  }
+  while (!ends_.empty() && stale(ends_.front())) pop_end();
+  const Picoseconds next = ends_.empty() ? Picoseconds::max() : Picoseconds(ends_.front().time);
   // The wake-up already queued for that time serves; any other is made stale.
   if (next == wake_up_at_ && next > sim_->now()) return;
   ++wake_up_generation_;

@@ -6,6 +6,10 @@
 // components it solves beside them. The model answers two questions, as in SimGrid's resource
 // models: when does the next transfer end, and how far has each advanced by then.
 //
+// A transfer's progress is brought up to date only when its rate changes, and its end time is
+// computed then and kept in a heap: a timestamp costs what its connected transfers cost, not the
+// number of transfers in flight elsewhere.
+//
 // Not thread-safe. Knows nothing of networks: a "constraint" is any capacity in bytes per second.
 #pragma once
 
@@ -43,7 +47,7 @@ class SharedBandwidth : private EventHandler, private Settler {
 
   // Current rate of an active transfer in bytes per second (0 while in its latency or done).
   double rate(int64_t transfer) const;
-  size_t active_transfers() const { return active_.size(); }
+  size_t active_transfers() const { return active_count_; }
   // Bytes moved through a constraint so far (multiplicity counted), for conservation checks.
   double bytes_through(int32_t constraint) const {
     return static_cast<size_t>(constraint) < bytes_through_.size() ? bytes_through_[constraint] : 0;
@@ -51,24 +55,33 @@ class SharedBandwidth : private EventHandler, private Settler {
 
  private:
   struct Transfer {
-    double remaining_bytes;
+    double remaining_bytes;  // as of `updated`
     double rate = 0;
+    Picoseconds updated;                   // when remaining_bytes was last brought up to date
+    Picoseconds end = Picoseconds::max();  // at the current rate
+    uint64_t version = 0;                  // of `end`: heap entries of older versions are stale
     std::vector<MaxMinFair::Use> uses;
     std::function<void()> done;
     bool active = false;
     uint64_t activation = 0;  // order of activation: the order flows are given to the solver
     uint64_t seen = 0;        // stamp of collect_affected
   };
+  struct End {
+    int64_t time;
+    int64_t id;
+    uint64_t version;
+  };
   std::span<const MaxMinFair::Use> uses_of(const Transfer& t) const { return t.uses; }
   enum : uint64_t { kWakeUp = 1ull << 63 };
 
   void on_event(uint64_t tag) override;  // a transfer's latency ended, or a wake-up
-  void settle() override;                // advance, finish, re-rate, schedule next wake-up
-  void advance_to_now();
+  void settle() override;                // finish, re-rate, schedule next wake-up
   void recompute_rates();
   // Fills affected_ with the active transfers connected to started_ and freed_, in activation
   // order, and empties those two.
   void collect_affected();
+  bool stale(const End& end) const;
+  void pop_end();
   void schedule_wake_up();
   // Makes the per-constraint state of constraints below `count` (users, stamps, bytes).
   void reach_constraints(size_t count);
@@ -80,7 +93,8 @@ class SharedBandwidth : private EventHandler, private Settler {
   std::vector<double> bytes_through_;
   std::vector<Transfer> transfers_;
   std::vector<int64_t> free_ids_;  // slots of ended transfers, reused by start()
-  std::vector<int64_t> active_;    // ids, in activation order
+  size_t active_count_ = 0;
+  std::vector<End> ends_;  // min-heap on time of the active transfers' ends (and stale entries)
   std::vector<std::span<const MaxMinFair::Use>> flows_;  // scratch of recompute_rates
   std::vector<double> rates_;                            // likewise
   std::vector<int64_t> finished_;                        // scratch of settle
@@ -91,7 +105,6 @@ class SharedBandwidth : private EventHandler, private Settler {
   std::vector<uint64_t> constraint_seen_;    // likewise, stamp per constraint
   uint64_t stamp_ = 0;
   uint64_t activations_ = 0;
-  Picoseconds last_advance_;
   uint64_t wake_up_generation_ = 0;
   Picoseconds wake_up_at_ = Picoseconds::max();  // of the current generation
 };
