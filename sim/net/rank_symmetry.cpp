@@ -2,6 +2,7 @@
 #include "sim/net/rank_symmetry.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <queue>
 #include <unordered_map>
@@ -66,16 +67,17 @@ std::vector<int32_t> vertex_images(const Topology& t, int j) {
   return image;
 }
 
+// Link ids by their two ends.
+using LinksByEnds = std::unordered_map<uint64_t, int32_t>;
+uint64_t ends(int32_t a, int32_t b) {
+  return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b);
+}
+
 // Link images under a vertex map, or empty when some link has no image of equal kind, capacity
 // and latency.
-std::vector<int32_t> link_images(const Topology& t, const std::vector<int32_t>& vertex_image) {
+std::vector<int32_t> link_images(const Topology& t, const LinksByEnds& by_ends,
+                                 const std::vector<int32_t>& vertex_image) {
   const std::vector<LinkInfo>& links = t.links();
-  std::unordered_map<uint64_t, int32_t> by_ends;
-  auto ends = [](int32_t a, int32_t b) {
-    return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b);
-  };
-  for (size_t l = 0; l < links.size(); ++l)
-    by_ends.emplace(ends(links[l].from, links[l].to), static_cast<int32_t>(l));
   std::vector<int32_t> image(links.size());
   for (size_t l = 0; l < links.size(); ++l) {
     const LinkInfo& a = links[l];
@@ -91,38 +93,47 @@ std::vector<int32_t> link_images(const Topology& t, const std::vector<int32_t>& 
   return image;
 }
 
+// Whether applying `a` then `b` gives the same links as `b` then `a` (for a == b: the identity).
+bool commute(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  for (size_t l = 0; l < a.size(); ++l) {
+    const int32_t ab = b[a[l]], ba = a[b[l]];
+    if (ab != ba || (&a == &b && ab != static_cast<int32_t>(l))) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 RankSymmetry::RankSymmetry(const Topology& topology) : link_count_(topology.links().size()) {
   const int per_node = topology.gpus_per_node();
-  int limit = 1;
-  while (per_node % (limit * 2) == 0) limit *= 2;
-  // Candidate maps for every j below the limit, then the largest power of two below which all
-  // are automorphisms and compose as XOR does (closure makes orbits and stabilisers well defined).
-  std::vector<std::vector<int32_t>> maps(limit);
-  for (int j = 1; j < limit; ++j) {
-    const std::vector<int32_t> vertices = vertex_images(topology, j);
-    if (!vertices.empty()) maps[j] = link_images(topology, vertices);
+  LinksByEnds by_ends;
+  by_ends.reserve(link_count_);
+  for (size_t l = 0; l < link_count_; ++l) {
+    const LinkInfo& link = topology.links()[l];
+    by_ends.emplace(ends(link.from, link.to), static_cast<int32_t>(l));
   }
-  auto closed = [&](int ranks) {
-    for (int a = 1; a < ranks; ++a) {
-      if (maps[a].empty()) return false;
+  // Generators j = 1, 2, 4, ...: each an automorphism, an involution, and commuting with those
+  // before it, so that the maps they compose to (by the bits of j) act as XOR does: a group.
+  std::vector<std::vector<int32_t>> generators;
+  for (int j = 1; per_node % (2 * j) == 0; j *= 2) {
+    const std::vector<int32_t> vertices = vertex_images(topology, j);
+    if (vertices.empty()) break;
+    std::vector<int32_t> links = link_images(topology, by_ends, vertices);
+    if (links.empty() || !commute(links, links)) break;
+    bool commuting = true;
+    for (const std::vector<int32_t>& g : generators) commuting = commuting && commute(g, links);
+    if (!commuting) break;
+    generators.push_back(std::move(links));
+    max_ranks_ = 2 * j;
+  }
+  images_.resize((max_ranks_ - 1) * link_count_);
+  for (int j = 1; j < max_ranks_; ++j) {
+    const int high = 1 << (std::bit_width(static_cast<unsigned>(j)) - 1);
+    const std::vector<int32_t>& g = generators[std::bit_width(static_cast<unsigned>(j)) - 1];
+    for (size_t l = 0; l < link_count_; ++l) {
+      images_[(j - 1) * link_count_ + l] = g[image(j - high, static_cast<int32_t>(l))];
     }
-    for (int a = 1; a < ranks; a *= 2) {
-      for (int b = 1; b < ranks; ++b) {
-        for (size_t l = 0; l < link_count_; ++l) {
-          const int32_t through_b = maps[b][l];
-          const int32_t expected = (a ^ b) == 0 ? static_cast<int32_t>(l) : maps[a ^ b][l];
-          if (maps[a][through_b] != expected) return false;
-        }
-      }
-    }
-    return true;
-  };
-  while (max_ranks_ * 2 <= limit && closed(max_ranks_ * 2)) max_ranks_ *= 2;
-  images_.reserve((max_ranks_ - 1) * link_count_);
-  for (int j = 1; j < max_ranks_; ++j)
-    images_.insert(images_.end(), maps[j].begin(), maps[j].end());
+  }
 }
 
 int32_t RankSymmetry::representative(int32_t link, int ranks) const {
