@@ -15,6 +15,7 @@
 #include "sim/engine/timeline.h"
 #include "sim/net/network.h"
 #include "sim/parallel/pipeline_schedule.h"
+#include "sim/parallel/zero3_traffic.h"
 
 namespace clustersim {
 
@@ -25,9 +26,9 @@ struct StageWork {
   double gradient_bytes = 0;  // per GPU, reduced over data parallelism
   int gradient_buckets = 1;   // when overlapped: equal buckets ready across the last backward
   double parameter_gather_bytes = 0;  // per GPU, all-gathered after a sharded optimizer step
-  // ZeRO-3: per GPU, all-gathered over data parallelism before every task (forward or backward);
-  // the gather of the next task is prefetched when a task starts.
-  double gather_before_each_task_bytes = 0;
+  // ZeRO-3: weights gathered layer by layer before every pass, gradients reduce-scattered layer
+  // by layer in every backward (instead of gradient_bytes after the last one).
+  Zero3Work zero3 = {};
 };
 
 struct PipelinePlan {

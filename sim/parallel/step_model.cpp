@@ -12,6 +12,7 @@
 #include <map>
 
 #include "sim/net/collective.h"
+#include "sim/parallel/memory_model.h"
 #include "sim/parallel/pipeline_simulation.h"
 #include "sim/parallel/tensor_comm_overlap.h"
 #include "sim/util/check.h"
@@ -292,10 +293,17 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
     w.optimizer =
         compute.memory_bound(optimizer_bytes_per_parameter(job.optimizer(), job.precision()) *
                              local / (plan.shard_gradients ? dp : 1));
-    // ZeRO-3 gathers the weights before every forward and backward instead of after the step.
+    // ZeRO-3 gathers the weights before every pass instead of after the step.
     const bool zero3 = p.zero_stage() >= 3;
     w.parameter_gather_bytes = plan.shard_gradients && !zero3 ? 2 * local : 0;
-    w.gather_before_each_task_bytes = zero3 ? 2 * local : 0;
+    if (zero3) {
+      w.zero3 = zero3_work(layers, local / v,
+                           state_bytes_per_parameter(job.precision(), job.optimizer()).weights,
+                           gradient_reduce_bytes(job.precision()));
+      if (p.recompute() == s::RECOMPUTE_FULL) {
+        w.zero3.recompute = Picoseconds(layers * (layer.recompute + layer.recompute_comm).count());
+      }
+    }
     plan.work.push_back(w);
   }
 
