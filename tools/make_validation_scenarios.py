@@ -36,7 +36,9 @@ SC21_ZERO3_RULES = """# ZeRO-3 rows, one rule for all (Sec. 5.2: DeepSpeed's ZeR
 #   bucket 5e7 parameters, reuse distance 1e9, reduce bucket 5e8; the run's config is not
 #   published): each layer's weights are all-gathered before its forward, its recomputed forward
 #   and (being larger than the reuse distance) again before its backward, and its gradients are
-#   reduce-scattered in fp16 during the backward; collectives as NCCL's ring over all GPUs."""
+#   reduce-scattered in fp16 during the backward; collectives as NCCL's ring over all GPUs.
+#   DeepSpeed of early 2021 (the paper appeared in April 2021; ZeRO-3 was released in March, and
+#   its gathers were made asynchronous only in June, v0.4.1): zero3_synchronous_fetch."""
 
 
 SC21_TABLE2_MODELS = {'174.6': 'gpt-175b', '529.6': 'gpt-530b'}
@@ -57,7 +59,7 @@ def sc21(rows, out):
         table = 'table2' if table2 else 'table1'
         scheme = 'zero3' if zero3 else 'ptd'
         name = (f'sc21-table2-{scheme}-{model}-{gpus}' if table2 else f'sc21-table1-{model}')
-        zero_line = '\n  zero_stage: 3' if zero3 else ''
+        zero_line = '\n  zero_stage: 3\n  zero3_synchronous_fetch: true' if zero3 else ''
         zero3_rules = '\n' + SC21_ZERO3_RULES if zero3 else ''
         group = ("Megatron SC'21 Table 2 ZeRO-3 (A100)" if zero3 else
                  "Megatron SC'21 Table 2 PTD-P (A100)" if table2 else "Megatron SC'21 Table 1 (A100)")

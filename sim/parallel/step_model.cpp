@@ -303,6 +303,7 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
       if (p.recompute() == s::RECOMPUTE_FULL) {
         w.zero3.recompute = Picoseconds(layers * (layer.recompute + layer.recompute_comm).count());
       }
+      if (p.zero3_synchronous_fetch()) make_fetch_synchronous(&w.zero3);
     }
     plan.work.push_back(w);
   }

@@ -35,11 +35,16 @@ Zero3Work zero3_work(int layers, double chunk_parameters, double weight_bytes,
   return w;
 }
 
+void make_fetch_synchronous(Zero3Work* work) {
+  work->prefetch_units = 0;
+  work->fetch_bytes_per_s = kDeepSpeed2021FetchBytesPerSecond;
+}
+
 Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& tasks,
                        Picoseconds forward, Picoseconds backward, Simulation* simulation,
                        DataParallelCollective collective)
     : work_(work), sim_(simulation), collective_(std::move(collective)) {
-  CLUSTERSIM_CHECK(work.units > 0 && work.prefetch_units > 0 && work.unit_reduce_buckets > 0,
+  CLUSTERSIM_CHECK(work.units > 0 && work.prefetch_units >= 0 && work.unit_reduce_buckets > 0,
                    "ZeRO-3 work needs layers, a prefetch window and reduce buckets");
   const int units = work.units;
   for (const PipelineTask& task : tasks) {
@@ -85,16 +90,27 @@ void Zero3Stage::issue_gathers_up_to(size_t segment) {
   const size_t target = gather_issued_++;
   gather_in_flight_ = true;
   gathered_bytes_ += work_.unit_gather_bytes;
-  collective_(CollectiveOp::kAllGather, work_.unit_gather_bytes, [this, target] {
-    gather_in_flight_ = false;
-    segments_[target].gathered = true;
-    if (waiting_ && target == current_) {
-      waiting_ = false;
-      start_segment();
-    } else {
-      issue_gathers_up_to(current_);
-    }
+  // The fetch path's own rate, when it is slower than the network.
+  const Picoseconds earliest =
+      work_.fetch_bytes_per_s > 0
+          ? sim_->now() +
+                Picoseconds::from_seconds(work_.unit_gather_bytes / work_.fetch_bytes_per_s)
+          : sim_->now();
+  collective_(CollectiveOp::kAllGather, work_.unit_gather_bytes, [this, target, earliest] {
+    if (sim_->now() >= earliest) return gather_done(target);
+    sim_->call_at(earliest, [this, target] { gather_done(target); });
   });
+}
+
+void Zero3Stage::gather_done(size_t segment) {
+  gather_in_flight_ = false;
+  segments_[segment].gathered = true;
+  if (waiting_ && segment == current_) {
+    waiting_ = false;
+    start_segment();
+  } else {
+    issue_gathers_up_to(current_);
+  }
 }
 
 void Zero3Stage::start_segment() {
@@ -112,7 +128,7 @@ void Zero3Stage::segment_done() {
   if (segments_[current_].reduce) queue_reduction();
   ++current_;
   if (current_ < task_end_) return start_segment();
-  issue_gathers_up_to(current_);  // prefetch into the next task
+  if (work_.prefetch_units > 0) issue_gathers_up_to(current_);  // prefetch into the next task
   std::function<void()> done = std::move(task_done_);
   done();
 }

@@ -23,6 +23,16 @@ inline constexpr double kZero3PrefetchBucketParameters = 5e7;
 inline constexpr double kZero3MaxReuseDistanceParameters = 1e9;
 inline constexpr double kZero3ReduceBucketElements = 5e8;
 
+// DeepSpeed before v0.4.1 fetched ZeRO-3 weights synchronously: "the async version is not async
+// at all, because each all_gather calls torch.cuda.synchronize()", and it copied the gathered
+// partitions explicitly (DeepSpeed PR #1188, 2021-06-25, which fixed both). Its fetch rate, per
+// GPU, in gathered weight bytes per second: a 5.1B-parameter BERT (64 layers, hidden 2560) on one
+// 8 x A100 NVLink node (p4d.24xlarge) took ~480 ms per forward under ZeRO-3 (v0.3.16) against
+// ~60 ms under ZeRO-2 (DeepSpeed issue #1174, 2021-06-19): 5.11e9 gathered weights x 2 bytes in
+// 420 ms = 24.3 GB/s (NCCL's ring would move them in ~45 ms). Not calibration data: a user's
+// measurement, so unverified.
+inline constexpr double kDeepSpeed2021FetchBytesPerSecond = 2 * 5.11e9 / 0.420;
+
 // The ZeRO-3 traffic of one stage's chunk, per tensor-parallel rank. units == 0: not ZeRO-3.
 struct Zero3Work {
   int units = 0;                   // layers of one chunk, each gathered before its passes
@@ -34,7 +44,9 @@ struct Zero3Work {
   // needs a third gather (the weights were released: the layer exceeds the reuse distance).
   Picoseconds recompute;
   bool regather_for_backward = true;
-  int prefetch_units = 1;  // gathers issued ahead of the layer computing
+  int prefetch_units = 1;  // gathers issued ahead of the layer computing (0: none)
+  // A gather takes at least its bytes at this rate (0: only the network bounds it).
+  double fetch_bytes_per_s = 0;
 };
 
 // The traffic of a chunk of `layers` layers holding `chunk_parameters` weights per tensor-parallel
@@ -42,6 +54,9 @@ struct Zero3Work {
 // `gradient_bytes` per gradient reduced. Without recomputation (set `recompute` after).
 Zero3Work zero3_work(int layers, double chunk_parameters, double weight_bytes,
                      double gradient_bytes);
+
+// DeepSpeed before v0.4.1 (zero3_synchronous_fetch): no prefetch, gathers at its fetch rate.
+void make_fetch_synchronous(Zero3Work* work);
 
 // Collective over the stage's data-parallel group (every tensor-parallel rank): runs `done` when
 // complete.
@@ -77,7 +92,7 @@ class Zero3Stage {
   };
 
   void issue_gathers_up_to(size_t segment);
-  void next_gather();
+  void gather_done(size_t segment);
   void start_segment();
   void segment_done();
   void queue_reduction();
