@@ -100,6 +100,19 @@ TEST_CASE("compute-bound ZeRO-3: only the first gather and the last reduce-scatt
   CHECK(r.drained_ms == Approx(0.5 + 2 * (4 + 8) + 0.25));
 }
 
+TEST_CASE("synchronous ZeRO-3 fetch (DeepSpeed before v0.4.1): every gather, then its compute") {
+  // No prefetch: 16 gathers of 1 GB, each at least 1 GB / 24.3 GB/s (the fake network takes
+  // 5 ms), each followed by its layer's compute; then the last reduce-scatter.
+  Zero3Work w = work_of(4);
+  make_fetch_synchronous(&w);
+  CHECK(w.prefetch_units == 0);
+  const double fetch_ms = 1e9 / kDeepSpeed2021FetchBytesPerSecond * 1e3;
+  CHECK(fetch_ms == Approx(41.1).epsilon(0.01));
+  const Run r = run_stage(w, 2, ms(4), ms(8), ms(5), ms(3));
+  CHECK(r.task_end_ms == Approx(16 * fetch_ms + 2 * (4 + 8)));
+  CHECK(r.drained_ms == Approx(r.task_end_ms + 3));
+}
+
 // A single stage over 16 GPUs (2 DGX A100 nodes) whose layers are gathered over the network.
 double zero3_step_ms(double unit_gather_bytes) {
   auto t = testing::shipped_cluster("onprem.dgx-a100-80gb", 2);
