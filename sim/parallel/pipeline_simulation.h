@@ -2,7 +2,8 @@
 // its compute stream; activations and gradients cross between stages over the network (every
 // tensor-parallel rank sends its 1/t share: Megatron's scatter/gather); after its last backward a
 // stage reduces its gradients over data parallelism (in buckets overlapped with that backward, or
-// after it) and steps its optimizer.
+// after it) and steps its optimizer. Under ZeRO-3 a stage runs each task layer by layer through
+// Zero3Stage (zero3_traffic.h), which gathers weights and reduce-scatters gradients instead.
 //
 // Symmetry: all data-parallel replicas run the same schedule at the same times, so replica 0's
 // stages are simulated and the data-parallel collectives run over every replica's GPUs on the
