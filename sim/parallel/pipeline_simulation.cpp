@@ -39,6 +39,9 @@ class PipelineRun final : private EventHandler {
   PipelineTimeline run() {
     for (int r = 0; r < plan_.stages; ++r) try_start(r);
     net_->simulation().run();
+    for (int r = 0; r < plan_.stages; ++r) {
+      if (zero3_[r]) timeline_.stages[r].parameter_wait = zero3_[r]->waited();
+    }
     for (const StageTimeline& s : timeline_.stages)
       timeline_.step = std::max(timeline_.step, s.end);
     return timeline_;

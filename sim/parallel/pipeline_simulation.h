@@ -60,6 +60,7 @@ struct StageTimeline {
   Picoseconds busy;  // compute stream time
   Picoseconds last_backward_end;
   Picoseconds gradients_reduced;  // data-parallel reduction done
+  Picoseconds parameter_wait;     // ZeRO-3: compute stream idle until weight gathers arrive
   Picoseconds end;                // optimizer (and parameter gather) done
 };
 

@@ -107,6 +107,7 @@ void Zero3Stage::gather_done(size_t segment) {
   segments_[segment].gathered = true;
   if (waiting_ && segment == current_) {
     waiting_ = false;
+    waited_ += sim_->now() - wait_start_;
     start_segment();
   } else {
     issue_gathers_up_to(current_);
@@ -119,6 +120,7 @@ void Zero3Stage::start_segment() {
   issue_gathers_up_to(current_);
   if (!segments_[current_].gathered) {
     waiting_ = true;
+    wait_start_ = sim_->now();
     return;
   }
   sim_->call_after(segments_[current_].duration, [this] { segment_done(); });

@@ -81,6 +81,8 @@ class Zero3Stage {
   // Totals over the step, for tests: bytes all-gathered and reduce-scattered (whole buffers).
   double gathered_bytes() const { return gathered_bytes_; }
   double reduced_bytes() const { return reduced_bytes_; }
+  // Time the compute stream spent waiting for gathers inside tasks.
+  Picoseconds waited() const { return waited_; }
 
  private:
   // One stretch of compute, optionally after a gather and before a reduce-scatter.
@@ -105,6 +107,7 @@ class Zero3Stage {
   std::vector<size_t> task_begin_;     // first segment of each task, and the end
   size_t current_ = 0, task_end_ = 0;  // running segment, end of the running task
   bool waiting_ = false;               // current_ waits for its gather
+  Picoseconds wait_start_, waited_;    // of the current wait, and in all
   size_t gather_issued_ = 0;           // segments before this have their gather issued
   bool gather_in_flight_ = false;
   int reductions_queued_ = 0, reductions_in_flight_ = 0;

@@ -33,7 +33,8 @@ StepResult step(const std::string& model, int nodes, const std::string& parallel
 
 TEST_CASE("the time breakdown adds up to the step time") {
   for (const char* plan : {"tensor_parallel: 2 pipeline_parallel: 2", "tensor_parallel: 8",
-                           "pipeline_parallel: 4 recompute: RECOMPUTE_FULL"}) {
+                           "pipeline_parallel: 4 recompute: RECOMPUTE_FULL",
+                           "zero_stage: 3 recompute: RECOMPUTE_FULL"}) {
     INFO(plan);
     const StepResult r = step("llama2-7b", 1, plan);
     CHECK(r.compute_s + r.tensor_comm_s + r.bubble_s + r.data_comm_s + r.optimizer_s ==
@@ -114,6 +115,12 @@ TEST_CASE("ZeRO-3 gathers weights before every pass: slower than ZeRO-1 across n
       step("llama2-7b", 2, "zero_stage: 3 zero3_synchronous_fetch: true");
   CHECK(synchronous.step_s - zero3.compute_s >
         2 * 4 * 2 * 6738415616.0 / kDeepSpeed2021FetchBytesPerSecond);
+  // The compute waiting for those gathers counts as data-parallel communication.
+  CHECK(synchronous.data_comm_s > 2 * 4 * 2 * 6738415616.0 / kDeepSpeed2021FetchBytesPerSecond);
+  CHECK(synchronous.limiting == "data-parallel communication");
+  CHECK(synchronous.compute_s + synchronous.tensor_comm_s + synchronous.bubble_s +
+            synchronous.data_comm_s + synchronous.optimizer_s ==
+        Approx(synchronous.step_s).epsilon(0.001));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ Picoseconds ms(double milliseconds) { return Picoseconds::from_seconds(milliseco
 struct Run {
   double task_end_ms = 0;  // the last task's compute
   double drained_ms = 0;   // the last reduce-scatter
+  double waited_ms = 0;    // compute waiting for gathers
   double gathered_bytes = 0, reduced_bytes = 0;
   int gathers = 0, reductions = 0;
 };
@@ -44,6 +45,7 @@ Run run_stage(const Zero3Work& work, int micro_batches, Picoseconds forward, Pic
   sim.run();
   run.gathered_bytes = stage.gathered_bytes();
   run.reduced_bytes = stage.reduced_bytes();
+  run.waited_ms = stage.waited().seconds() * 1e3;
   return run;
 }
 
@@ -91,12 +93,14 @@ TEST_CASE("communication-bound ZeRO-3: the gathers run back to back, compute wai
   const Run r = run_stage(work_of(4), 2, ms(4), ms(8), ms(5), ms(3));
   CHECK(r.task_end_ms == Approx(16 * 5 + 2));
   CHECK(r.drained_ms == Approx(16 * 5 + 2 + 3));
+  CHECK(r.waited_ms == Approx(r.task_end_ms - 2 * (4 + 8)));
 }
 
 TEST_CASE("compute-bound ZeRO-3: only the first gather and the last reduce-scatter show") {
   // Gathers of 0.5 ms prefetched one layer ahead hide under 1 ms layers, also across tasks.
   const Run r = run_stage(work_of(4), 2, ms(4), ms(8), ms(0.5), ms(0.25));
   CHECK(r.task_end_ms == Approx(0.5 + 2 * (4 + 8)));
+  CHECK(r.waited_ms == Approx(0.5));
   CHECK(r.drained_ms == Approx(0.5 + 2 * (4 + 8) + 0.25));
 }
 
@@ -110,6 +114,7 @@ TEST_CASE("synchronous ZeRO-3 fetch (DeepSpeed before v0.4.1): every gather, the
   CHECK(fetch_ms == Approx(41.1).epsilon(0.01));
   const Run r = run_stage(w, 2, ms(4), ms(8), ms(5), ms(3));
   CHECK(r.task_end_ms == Approx(16 * fetch_ms + 2 * (4 + 8)));
+  CHECK(r.waited_ms == Approx(16 * fetch_ms));
   CHECK(r.drained_ms == Approx(r.task_end_ms + 3));
 }
 
