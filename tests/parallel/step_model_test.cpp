@@ -32,9 +32,11 @@ StepResult step(const std::string& model, int nodes, const std::string& parallel
 }
 
 TEST_CASE("the time breakdown adds up to the step time") {
-  for (const char* plan : {"tensor_parallel: 2 pipeline_parallel: 2", "tensor_parallel: 8",
-                           "pipeline_parallel: 4 recompute: RECOMPUTE_FULL",
-                           "zero_stage: 3 recompute: RECOMPUTE_FULL"}) {
+  for (const char* plan :
+       {"tensor_parallel: 2 pipeline_parallel: 2", "tensor_parallel: 8",
+        "pipeline_parallel: 4 recompute: RECOMPUTE_FULL", "zero_stage: 3 recompute: RECOMPUTE_FULL",
+        "zero_stage: 3 pipeline_parallel: 2 schedule: INTERLEAVED_ONE_F_ONE_B "
+        "virtual_stages: 2 tensor_parallel: 2"}) {
     INFO(plan);
     const StepResult r = step("llama2-7b", 1, plan);
     CHECK(r.compute_s + r.tensor_comm_s + r.bubble_s + r.data_comm_s + r.optimizer_s ==
