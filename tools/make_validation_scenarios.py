@@ -38,7 +38,7 @@ SC21_ZERO3_RULES = """# ZeRO-3 rows, one rule for all (Sec. 5.2: DeepSpeed's ZeR
 #   and (being larger than the reuse distance) again before its backward, and its gradients are
 #   reduce-scattered in fp16 during the backward; collectives as NCCL's ring over all GPUs.
 #   DeepSpeed of early 2021 (the paper appeared in April 2021; ZeRO-3 was released in March, and
-#   its gathers were made asynchronous only in June, v0.4.1): zero3_synchronous_fetch."""
+#   its gathers were made asynchronous only in June, PR #1188): zero3_synchronous_fetch."""
 
 
 SC21_TABLE2_MODELS = {'174.6': 'gpt-175b', '529.6': 'gpt-530b'}

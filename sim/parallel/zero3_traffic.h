@@ -15,15 +15,15 @@
 
 namespace clustersim {
 
-// DeepSpeed ZeRO-3 defaults (deepspeed/runtime/zero/config.py, DeepSpeed docs "ZeRO
-// Optimizations for FP16 Training"): stage3_prefetch_bucket_size 5e7 parameters fetched ahead of
-// use, stage3_max_reuse_distance 1e9 parameters (a parameter used again within this many is kept
-// gathered instead of released), reduce_bucket_size 5e8 elements.
+// DeepSpeed ZeRO-3 defaults (microsoft/DeepSpeed deepspeed/runtime/zero/constants.py, 2021):
+// stage3_prefetch_bucket_size 5e7 parameters fetched ahead of use, stage3_max_reuse_distance 1e9
+// parameters (a parameter used again within this many is kept gathered instead of released),
+// reduce_bucket_size 5e8 elements.
 inline constexpr double kZero3PrefetchBucketParameters = 5e7;
 inline constexpr double kZero3MaxReuseDistanceParameters = 1e9;
 inline constexpr double kZero3ReduceBucketElements = 5e8;
 
-// DeepSpeed before v0.4.1 fetched ZeRO-3 weights synchronously: "the async version is not async
+// DeepSpeed before mid-2021 fetched ZeRO-3 weights synchronously: "the async version is not async
 // at all, because each all_gather calls torch.cuda.synchronize()", and it copied the gathered
 // partitions explicitly (DeepSpeed PR #1188, 2021-06-25, which fixed both). Its fetch rate, per
 // GPU, in gathered weight bytes per second: a 5.1B-parameter BERT (64 layers, hidden 2560) on one
@@ -55,7 +55,7 @@ struct Zero3Work {
 Zero3Work zero3_work(int layers, double chunk_parameters, double weight_bytes,
                      double gradient_bytes);
 
-// DeepSpeed before v0.4.1 (zero3_synchronous_fetch): no prefetch, gathers at its fetch rate.
+// DeepSpeed before mid-2021 (zero3_synchronous_fetch): no prefetch, gathers at its fetch rate.
 void make_fetch_synchronous(Zero3Work* work);
 
 // Collective over the stage's data-parallel group (every tensor-parallel rank): runs `done` when

@@ -104,7 +104,7 @@ TEST_CASE("compute-bound ZeRO-3: only the first gather and the last reduce-scatt
   CHECK(r.drained_ms == Approx(0.5 + 2 * (4 + 8) + 0.25));
 }
 
-TEST_CASE("synchronous ZeRO-3 fetch (DeepSpeed before v0.4.1): every gather, then its compute") {
+TEST_CASE("synchronous ZeRO-3 fetch (DeepSpeed before mid-2021): every gather, then its compute") {
   // No prefetch: 16 gathers of 1 GB, each at least 1 GB / 24.3 GB/s (the fake network takes
   // 5 ms), each followed by its layer's compute; then the last reduce-scatter.
   Zero3Work w = work_of(4);
