@@ -299,9 +299,11 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
     const bool zero3 = p.zero_stage() >= 3;
     w.parameter_gather_bytes = plan.shard_gradients && !zero3 ? 2 * local : 0;
     if (zero3) {
-      w.zero3 = zero3_work(layers, local / v,
-                           state_bytes_per_parameter(job.precision(), job.optimizer()).weights,
-                           gradient_reduce_bytes(job.precision()));
+      // Weights are gathered and gradients reduce-scattered in the weights' own type (DeepSpeed's
+      // communication_data_type and FSDP's reduce_dtype default to it).
+      const double weight_bytes =
+          state_bytes_per_parameter(job.precision(), job.optimizer()).weights;
+      w.zero3 = zero3_work(layers, local / v, weight_bytes, weight_bytes);
       if (p.recompute() == s::RECOMPUTE_FULL) {
         w.zero3.recompute = Picoseconds(layers * (layer.recompute + layer.recompute_comm).count());
       }
