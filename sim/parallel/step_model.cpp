@@ -224,8 +224,9 @@ StepResult run_pipeline(const PipelinePlan& plan, const Topology& topology, Time
   const StageTimeline& c = stages.stages[r.critical_stage];
   r.compute_s = compute_s[r.critical_stage];
   r.tensor_comm_s = tensor_comm_s[r.critical_stage];
-  r.bubble_s =
-      c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s - c.parameter_wait.seconds();
+  // Clamped: rounding of the per-layer ZeRO-3 segments leaves a few femtoseconds either way.
+  r.bubble_s = std::max(0.0, c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s -
+                                 c.parameter_wait.seconds());
   r.data_comm_s =
       (c.gradients_reduced - c.last_backward_end).seconds() + c.parameter_wait.seconds();
   r.optimizer_s = (c.end - c.gradients_reduced).seconds();
