@@ -123,6 +123,9 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.distributed_optimizer() && m.zero_stage() > 0) {
     p.error("distributed_optimizer", "and zero_stage both shard optimizer states: choose one");
   }
+  if (m.zero3_synchronous_fetch() && m.has_zero_stage() && m.zero_stage() != 3) {
+    p.error("zero3_synchronous_fetch", "applies to zero_stage 3 only");
+  }
   if (m.has_virtual_stages() && m.virtual_stages() > 1 &&
       m.schedule() != s::INTERLEAVED_ONE_F_ONE_B) {
     p.error("virtual_stages", "needs schedule INTERLEAVED_ONE_F_ONE_B");

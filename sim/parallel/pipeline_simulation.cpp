@@ -30,7 +30,6 @@ class PipelineRun final : private EventHandler {
     for (int r = 0; r < p; ++r) {
       Stage& s = stages_[r];
       s.tasks = stage_schedule(plan.schedule, p, plan.chunks, plan.micro_batches, r);
-      s.gathered.assign(s.tasks.size(), kNotRequested);
       s.last_backward_of_chunk.assign(s.tasks.size(), 0);
       std::vector<char> seen(plan.chunks, 0);
       for (size_t i = s.tasks.size(); i-- > 0;) {
@@ -45,11 +44,16 @@ class PipelineRun final : private EventHandler {
     for (Stage& s : stages_)
       s.arrived.assign(input_index(true, plan.chunks - 1, micro_batch_ids_), 0);
     send_latency_.assign(static_cast<size_t>(p) * 2 * ranks_, Picoseconds(-1));
+    zero3_.resize(p);
+    for (int r = 0; r < p; ++r) start_zero3(r);
   }
 
   PipelineTimeline run() {
     for (int r = 0; r < plan_.stages; ++r) try_start(r);
     net_->simulation().run();
+    for (int r = 0; r < plan_.stages; ++r) {
+      if (zero3_[r]) timeline_.stages[r].parameter_wait = zero3_[r]->waited();
+    }
     for (const StageTimeline& s : timeline_.stages)
       timeline_.step = std::max(timeline_.step, s.end);
     return timeline_;
@@ -58,14 +62,12 @@ class PipelineRun final : private EventHandler {
  private:
   enum EventKind : uint64_t { kTaskEnd, kBucketReady, kOptimizerEnd, kSelfArrival };
   static constexpr int kKindBits = 2;
-  enum GatherState : int8_t { kNotRequested, kRequested, kGathered };
 
   struct Stage {
     std::vector<PipelineTask> tasks;
     size_t next = 0;
     bool busy = false;
     std::vector<char> arrived;                 // inputs received, by input_index()
-    std::vector<int8_t> gathered;              // ZeRO-3: GatherState of each task's parameters
     std::vector<char> last_backward_of_chunk;  // by task: its chunk's gradients are then final
   };
   // A task's output on its way to the stage that needs it, one transfer per tensor-parallel rank.
@@ -116,14 +118,26 @@ class PipelineRun final : private EventHandler {
     const PipelineTask task = s.tasks[s.next];
     if (needs_input(r, task) && !s.arrived[input_index(task.forward, task.chunk, task.micro_batch)])
       return;
-    if (!parameters_ready(r, s.next)) return;
-    prefetch_parameters(r, s.next + 1);
     s.busy = true;
     const Picoseconds duration = task_duration(r, task);
     timeline_.stages[r].busy += duration;
     if (s.last_backward_of_chunk[s.next]) start_gradient_reduction(r, duration);
     ++s.next;
+    if (zero3_[r]) return zero3_[r]->run_task(s.next - 1, [this, r] { task_done(r); });
     schedule(duration, kTaskEnd, r);
+  }
+
+  // ZeRO-3 stages run their tasks layer by layer, gathering weights and reduce-scattering
+  // gradients over data parallelism; the optimizer waits for the last reduce-scatter.
+  void start_zero3(int r) {
+    const StageWork& w = plan_.work[r];
+    if (w.zero3.units <= 0 || plan_.data_parallel < 2) return;
+    zero3_[r] = std::make_unique<Zero3Stage>(
+        w.zero3, stages_[r].tasks, w.forward, w.backward, &net_->simulation(),
+        [this, r](CollectiveOp op, double bytes, std::function<void()> done) {
+          data_parallel_collective(r, op, bytes, std::move(done));
+        });
+    zero3_[r]->on_reductions_drained([this, r] { maybe_step_optimizer(r); });
   }
 
   Picoseconds task_duration(int r, const PipelineTask& t) const {
@@ -145,25 +159,6 @@ class PipelineRun final : private EventHandler {
     if (send_onward(r, task) && !plan_.overlap_pipeline_communication) return;
     s.busy = false;
     try_start(r);
-  }
-
-  // ZeRO-3: whether task `index`'s parameters are gathered (requesting them if not yet).
-  bool parameters_ready(int r, size_t index) {
-    if (plan_.work[r].gather_before_each_task_bytes <= 0 || plan_.data_parallel < 2) return true;
-    prefetch_parameters(r, index);
-    return stages_[r].gathered[index] == kGathered;
-  }
-
-  void prefetch_parameters(int r, size_t index) {
-    Stage& s = stages_[r];
-    if (plan_.work[r].gather_before_each_task_bytes <= 0 || plan_.data_parallel < 2) return;
-    if (index >= s.tasks.size() || s.gathered[index] != kNotRequested) return;
-    s.gathered[index] = kRequested;
-    data_parallel_collective(r, CollectiveOp::kAllGather,
-                             plan_.work[r].gather_before_each_task_bytes, [this, r, index] {
-                               stages_[r].gathered[index] = kGathered;
-                               try_start(r);
-                             });
   }
 
   // The next stage (forward) or previous stage (backward) of a task, in the virtual pipeline of
@@ -257,8 +252,9 @@ class PipelineRun final : private EventHandler {
   void start_gradient_reduction(int r, Picoseconds duration) {
     const StageWork& w = plan_.work[r];
     Reduction& pending = reductions_[r];
-    pending.buckets =
-        plan_.data_parallel > 1 ? (plan_.overlap_gradient_reduce ? w.gradient_buckets : 1) : 0;
+    pending.buckets = plan_.data_parallel > 1 && !zero3_[r]
+                          ? (plan_.overlap_gradient_reduce ? w.gradient_buckets : 1)
+                          : 0;
     if (pending.buckets == 0 || !plan_.overlap_gradient_reduce) return;
     const int chunk_buckets = std::max(1, pending.buckets / plan_.chunks);
     pending.buckets = chunk_buckets * plan_.chunks;
@@ -269,7 +265,7 @@ class PipelineRun final : private EventHandler {
 
   void backward_done(int r) {
     reductions_[r].backward_done = true;
-    if (plan_.data_parallel > 1 && !plan_.overlap_gradient_reduce) bucket_ready(r);
+    if (plan_.data_parallel > 1 && !plan_.overlap_gradient_reduce && !zero3_[r]) bucket_ready(r);
     maybe_step_optimizer(r);
   }
 
@@ -319,6 +315,7 @@ class PipelineRun final : private EventHandler {
     Reduction& pending = reductions_[r];
     if (!pending.backward_done || pending.done < pending.buckets || pending.optimizer_started)
       return;
+    if (zero3_[r] && zero3_[r]->reductions_pending()) return;
     pending.optimizer_started = true;
     timeline_.stages[r].gradients_reduced = now();
     schedule(plan_.work[r].optimizer, kOptimizerEnd, r);
@@ -369,6 +366,7 @@ class PipelineRun final : private EventHandler {
   std::vector<size_t> free_sends_;
   std::vector<Picoseconds> send_latency_;  // by (stage, forward?, rank); negative: not looked up
   std::map<std::pair<int, double>, CollectiveAlgorithm> algorithms_;
+  std::vector<std::unique_ptr<Zero3Stage>> zero3_;  // per stage; null when not ZeRO-3
   PipelineTimeline timeline_;
 };
 

@@ -2,7 +2,8 @@
 // its compute stream; activations and gradients cross between stages over the network (every
 // tensor-parallel rank sends its 1/t share: Megatron's scatter/gather); after its last backward a
 // stage reduces its gradients over data parallelism (in buckets overlapped with that backward, or
-// after it) and steps its optimizer.
+// after it) and steps its optimizer. Under ZeRO-3 a stage runs each task layer by layer through
+// Zero3Stage (zero3_traffic.h), which gathers weights and reduce-scatters gradients instead.
 //
 // Symmetry: all data-parallel replicas run the same schedule at the same times, so replica 0's
 // stages are simulated and the data-parallel collectives run over every replica's GPUs on the
@@ -18,6 +19,7 @@
 #include "sim/engine/timeline.h"
 #include "sim/net/network.h"
 #include "sim/parallel/pipeline_schedule.h"
+#include "sim/parallel/zero3_traffic.h"
 
 namespace clustersim {
 
@@ -29,9 +31,9 @@ struct StageWork {
   // When overlapped: equal buckets, each chunk's share ready across that chunk's last backward.
   int gradient_buckets = 1;
   double parameter_gather_bytes = 0;  // per GPU, all-gathered after a sharded optimizer step
-  // ZeRO-3: per GPU, all-gathered over data parallelism before every task (forward or backward);
-  // the gather of the next task is prefetched when a task starts.
-  double gather_before_each_task_bytes = 0;
+  // ZeRO-3: weights gathered layer by layer before every pass, gradients reduce-scattered layer
+  // by layer in every backward (instead of gradient_bytes after the last one).
+  Zero3Work zero3 = {};
 };
 
 struct PipelinePlan {
@@ -62,6 +64,7 @@ struct StageTimeline {
   Picoseconds busy;  // compute stream time
   Picoseconds last_backward_end;
   Picoseconds gradients_reduced;  // data-parallel reduction done
+  Picoseconds parameter_wait;     // ZeRO-3: compute stream idle until weight gathers arrive
   Picoseconds end;                // optimizer (and parameter gather) done
 };
 

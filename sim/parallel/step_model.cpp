@@ -12,6 +12,7 @@
 #include <map>
 
 #include "sim/net/collective.h"
+#include "sim/parallel/memory_model.h"
 #include "sim/parallel/pipeline_simulation.h"
 #include "sim/parallel/tensor_comm_overlap.h"
 #include "sim/util/check.h"
@@ -221,8 +222,11 @@ StepResult run_pipeline(const PipelinePlan& plan, const Topology& topology, Time
   const StageTimeline& c = stages.stages[r.critical_stage];
   r.compute_s = compute_s[r.critical_stage];
   r.tensor_comm_s = tensor_comm_s[r.critical_stage];
-  r.bubble_s = c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s;
-  r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds();
+  // Clamped: rounding of the per-layer ZeRO-3 segments leaves a few femtoseconds either way.
+  r.bubble_s = std::max(0.0, c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s -
+                                 c.parameter_wait.seconds());
+  r.data_comm_s =
+      (c.gradients_reduced - c.last_backward_end).seconds() + c.parameter_wait.seconds();
   r.optimizer_s = (c.end - c.gradients_reduced).seconds();
   r.limiting = largest(r);
   return r;
@@ -290,10 +294,20 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
     w.optimizer =
         compute.memory_bound(optimizer_bytes_per_parameter(job.optimizer(), job.precision()) *
                              local / (plan.shard_gradients ? dp : 1));
-    // ZeRO-3 gathers the weights before every forward and backward instead of after the step.
+    // ZeRO-3 gathers the weights before every pass instead of after the step.
     const bool zero3 = p.zero_stage() >= 3;
     w.parameter_gather_bytes = plan.shard_gradients && !zero3 ? 2 * local : 0;
-    w.gather_before_each_task_bytes = zero3 ? 2 * local : 0;
+    if (zero3) {
+      // Weights are gathered and gradients reduce-scattered in the weights' own type (DeepSpeed's
+      // communication_data_type and FSDP's reduce_dtype default to it).
+      const double weight_bytes =
+          state_bytes_per_parameter(job.precision(), job.optimizer()).weights;
+      w.zero3 = zero3_work(layers, local / v, weight_bytes, weight_bytes);
+      if (p.recompute() == s::RECOMPUTE_FULL) {
+        w.zero3.recompute = Picoseconds(layers * (layer.recompute + layer.recompute_comm).count());
+      }
+      if (p.zero3_synchronous_fetch()) make_fetch_synchronous(&w.zero3);
+    }
     plan.work.push_back(w);
   }
 

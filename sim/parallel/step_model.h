@@ -26,7 +26,7 @@ struct StepResult {
   double compute_s = 0;      // kernels on its compute stream
   double tensor_comm_s = 0;  // tensor-parallel collectives (on the critical path)
   double bubble_s = 0;       // waiting for other stages
-  double data_comm_s = 0;    // gradient reduction not hidden behind the backward
+  double data_comm_s = 0;    // gradient reduction not hidden behind the backward, ZeRO-3 gathers
   double optimizer_s = 0;    // optimizer step and parameter gather
   double data_stall_s = 0;   // GPUs waiting for their input batches (sim/input), added last
   std::string limiting;      // the largest of the above

@@ -134,6 +134,11 @@ TEST_CASE("conflicting optimizer sharding and stray virtual stages are rejected"
         "s.textproto:12:57: parallelism.virtual_stages: needs schedule INTERLEAVED_ONE_F_ONE_B\n");
 }
 
+TEST_CASE("a synchronous ZeRO-3 fetch without ZeRO-3 is rejected") {
+  CHECK(load_errors(scenario() + "parallelism { zero_stage: 2 zero3_synchronous_fetch: true }\n") ==
+        "s.textproto:12:29: parallelism.zero3_synchronous_fetch: applies to zero_stage 3 only\n");
+}
+
 TEST_CASE("a missing cluster and model are both reported") {
   CHECK(load_errors("job { global_batch_size: 8 precision: BF16 optimizer: ADAM steps: 1 }\n") ==
         "s.textproto:1:1: model: is required\n"

@@ -94,7 +94,7 @@ TEST_CASE("simulating one tensor-parallel rank for all gives every rank's step a
     bool zero3;
   };
   // Stages across nodes on the same rail (TP 8), across nodes through PXN (TP 4), inside nodes
-  // (TP 2), ZeRO-3 gathers before every task, and a NIC per GPU pair (TP 8 keeps to rails).
+  // (TP 2), ZeRO-3 gathers before every layer, and a NIC per GPU pair (TP 8 keeps to rails).
   for (const Case& c : {Case{"onprem.dgx-a100-80gb", "ib-rail-optimized", 8, 2, 2, false},
                         Case{"onprem.dgx-a100-80gb", "ib-rail-optimized", 4, 4, 2, false},
                         Case{"aws.p5.48xlarge", "clos-2to1", 2, 4, 4, false},
@@ -112,7 +112,7 @@ TEST_CASE("simulating one tensor-parallel rank for all gives every rank's step a
       w.gradient_bytes = 4e8;
       w.gradient_buckets = 6;
       w.parameter_gather_bytes = c.zero3 ? 0 : 2e8;
-      w.gather_before_each_task_bytes = c.zero3 ? 2e8 : 0;
+      if (c.zero3) w.zero3 = zero3_work(4, 1e8, 2, 2);
     }
     const PipelineTimeline one = simulate_pipeline(plan, *t);
     const PipelineTimeline every = simulate_pipeline(plan, *t, nullptr, false);

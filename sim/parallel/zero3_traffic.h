@@ -1,0 +1,118 @@
+// ZeRO-3 (DeepSpeed stage 3) on one pipeline stage: the stage's weights live sharded over data
+// parallelism, so every pass over a layer first all-gathers that layer's weights, and every
+// layer's backward reduce-scatters its gradients at once. A task (one chunk's forward or backward
+// of one micro-batch) therefore runs layer by layer, each layer waiting for its gather; gathers
+// run in order on one stream, prefetched a few layers ahead of the compute; reduce-scatters run
+// in order on another stream. Gradient accumulation repeats all of it for every micro-batch.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "sim/engine/simulation.h"
+#include "sim/net/collective.h"
+#include "sim/parallel/pipeline_schedule.h"
+
+namespace clustersim {
+
+// DeepSpeed ZeRO-3 defaults (microsoft/DeepSpeed deepspeed/runtime/zero/constants.py, 2021):
+// stage3_prefetch_bucket_size 5e7 parameters fetched ahead of use, stage3_max_reuse_distance 1e9
+// parameters (a parameter used again within this many is kept gathered instead of released),
+// reduce_bucket_size 5e8 elements.
+inline constexpr double kZero3PrefetchBucketParameters = 5e7;
+inline constexpr double kZero3MaxReuseDistanceParameters = 1e9;
+inline constexpr double kZero3ReduceBucketElements = 5e8;
+
+// DeepSpeed before mid-2021 fetched ZeRO-3 weights synchronously: "the async version is not async
+// at all, because each all_gather calls torch.cuda.synchronize()", and it copied the gathered
+// partitions explicitly (DeepSpeed PR #1188, 2021-06-25, which fixed both). Its fetch rate, per
+// GPU, in gathered weight bytes per second: a 5.1B-parameter BERT (64 layers, hidden 2560) on one
+// 8 x A100 NVLink node (p4d.24xlarge) took ~480 ms per forward under ZeRO-3 (v0.3.16) against
+// ~60 ms under ZeRO-2 (DeepSpeed issue #1174, 2021-06-19): 5.11e9 gathered weights x 2 bytes in
+// 420 ms = 24.3 GB/s (NCCL's ring would move them in ~45 ms). Not calibration data: a user's
+// measurement, so unverified.
+inline constexpr double kDeepSpeed2021FetchBytesPerSecond = 2 * 5.11e9 / 0.420;
+
+// The ZeRO-3 traffic of one stage's chunk, per tensor-parallel rank. units == 0: not ZeRO-3.
+struct Zero3Work {
+  int units = 0;                   // layers of one chunk, each gathered before its passes
+  double unit_gather_bytes = 0;    // one layer's weights (the all-gather's whole buffer)
+  double unit_gradient_bytes = 0;  // one layer's gradients (the reduce-scatter's whole buffer)
+  int unit_reduce_buckets = 1;     // reduce-scatters per layer (reduce_bucket_size)
+  // Part of a backward task that recomputes the forward (full recomputation), 0 when none: the
+  // recomputed forward gathers the layer again; `regather_for_backward` when the backward then
+  // needs a third gather (the weights were released: the layer exceeds the reuse distance).
+  Picoseconds recompute;
+  bool regather_for_backward = true;
+  int prefetch_units = 1;  // gathers issued ahead of the layer computing (0: none)
+  // A gather takes at least its bytes at this rate (0: only the network bounds it).
+  double fetch_bytes_per_s = 0;
+};
+
+// The traffic of a chunk of `layers` layers holding `chunk_parameters` weights per tensor-parallel
+// rank (embedding and head spread over its layers), `weight_bytes` per weight gathered and
+// `gradient_bytes` per gradient reduced. Without recomputation (set `recompute` after).
+Zero3Work zero3_work(int layers, double chunk_parameters, double weight_bytes,
+                     double gradient_bytes);
+
+// DeepSpeed before mid-2021 (zero3_synchronous_fetch): no prefetch, gathers at its fetch rate.
+void make_fetch_synchronous(Zero3Work* work);
+
+// Collective over the stage's data-parallel group (every tensor-parallel rank): runs `done` when
+// complete.
+using DataParallelCollective =
+    std::function<void(CollectiveOp op, double bytes, std::function<void()> done)>;
+
+class Zero3Stage {
+ public:
+  // `tasks` is the stage's schedule; `forward`/`backward` the durations of one task.
+  Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& tasks, Picoseconds forward,
+             Picoseconds backward, Simulation* simulation, DataParallelCollective collective);
+
+  // Runs task `index` of the schedule layer by layer from now; `done` when its compute ends.
+  // Requires: tasks run in schedule order, one at a time.
+  void run_task(size_t index, std::function<void()> done);
+
+  // Whether gradients of a finished backward are still being reduce-scattered.
+  bool reductions_pending() const { return reductions_in_flight_ + reductions_queued_ > 0; }
+  // `drained` runs whenever the last pending reduce-scatter completes.
+  void on_reductions_drained(std::function<void()> drained) { drained_ = std::move(drained); }
+
+  // Totals over the step, for tests: bytes all-gathered and reduce-scattered (whole buffers).
+  double gathered_bytes() const { return gathered_bytes_; }
+  double reduced_bytes() const { return reduced_bytes_; }
+  // Time the compute stream spent waiting for gathers inside tasks.
+  Picoseconds waited() const { return waited_; }
+
+ private:
+  // One stretch of compute, optionally after a gather and before a reduce-scatter.
+  struct Segment {
+    Picoseconds duration;
+    bool gather = false;
+    bool reduce = false;
+    bool gathered = false;
+  };
+
+  void issue_gathers_up_to(size_t segment);
+  void gather_done(size_t segment);
+  void start_segment();
+  void segment_done();
+  void queue_reduction();
+  void next_reduction();
+
+  const Zero3Work work_;
+  Simulation* sim_;
+  DataParallelCollective collective_;
+  std::vector<Segment> segments_;      // every task's, in schedule order
+  std::vector<size_t> task_begin_;     // first segment of each task, and the end
+  size_t current_ = 0, task_end_ = 0;  // running segment, end of the running task
+  bool waiting_ = false;               // current_ waits for its gather
+  Picoseconds wait_start_, waited_;    // of the current wait, and in all
+  size_t gather_issued_ = 0;           // segments before this have their gather issued
+  bool gather_in_flight_ = false;
+  int reductions_queued_ = 0, reductions_in_flight_ = 0;
+  std::function<void()> task_done_, drained_;
+  double gathered_bytes_ = 0, reduced_bytes_ = 0;
+};
+
+}  // namespace clustersim

@@ -1,0 +1,149 @@
+// ZeRO-3 layer-by-layer traffic: bytes gathered and reduced per step, closed forms of the
+// communication-bound and compute-bound step, and the step on a real network.
+#include "sim/parallel/zero3_traffic.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/parallel/pipeline_simulation.h"
+#include "tests/testing/cluster.h"
+
+namespace clustersim {
+namespace {
+
+Picoseconds ms(double milliseconds) { return Picoseconds::from_seconds(milliseconds * 1e-3); }
+
+struct Run {
+  double task_end_ms = 0;  // the last task's compute
+  double drained_ms = 0;   // the last reduce-scatter
+  double waited_ms = 0;    // compute waiting for gathers
+  double gathered_bytes = 0, reduced_bytes = 0;
+  int gathers = 0, reductions = 0;
+};
+
+// One stage, 1F1B over `micro_batches`; each gather takes `gather`, each reduce-scatter `reduce`
+// (independent streams, no shared network).
+Run run_stage(const Zero3Work& work, int micro_batches, Picoseconds forward, Picoseconds backward,
+              Picoseconds gather, Picoseconds reduce) {
+  Simulation sim;
+  Run run;
+  const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, micro_batches, 0);
+  Zero3Stage stage(work, tasks, forward, backward, &sim,
+                   [&](CollectiveOp op, double, std::function<void()> done) {
+                     const bool is_gather = op == CollectiveOp::kAllGather;
+                     ++(is_gather ? run.gathers : run.reductions);
+                     sim.call_after(is_gather ? gather : reduce, std::move(done));
+                   });
+  stage.on_reductions_drained([&] { run.drained_ms = sim.now().seconds() * 1e3; });
+  std::function<void(size_t)> next = [&](size_t i) {
+    if (i == tasks.size()) {
+      run.task_end_ms = sim.now().seconds() * 1e3;
+      return;
+    }
+    stage.run_task(i, [&, i] { next(i + 1); });
+  };
+  next(0);
+  sim.run();
+  run.gathered_bytes = stage.gathered_bytes();
+  run.reduced_bytes = stage.reduced_bytes();
+  run.waited_ms = stage.waited().seconds() * 1e3;
+  return run;
+}
+
+Zero3Work work_of(int units) {
+  Zero3Work w;
+  w.units = units;
+  w.unit_gather_bytes = 1e9;
+  w.unit_gradient_bytes = 2e9;
+  return w;
+}
+
+TEST_CASE("ZeRO-3 gathers 2 bytes x parameters per pass, every micro-batch, and reduces once") {
+  // 10 layers of 1.2e9 parameters (fp16 weights, fp32 gradients), 3 micro-batches.
+  const Zero3Work no_recompute = zero3_work(10, 12e9, 2, 4);
+  CHECK(no_recompute.units == 10);
+  CHECK(no_recompute.regather_for_backward);     // 1.2e9 per layer: beyond the reuse distance
+  CHECK(no_recompute.unit_reduce_buckets == 3);  // reduce_bucket_size 5e8
+  CHECK(no_recompute.prefetch_units == 1);
+  Run r = run_stage(no_recompute, 3, ms(10), ms(20), ms(1), ms(1));
+  // Forward and backward passes: 2 x 2 bytes x 12e9 x 3 micro-batches.
+  CHECK(r.gathered_bytes == Approx(2 * 2 * 12e9 * 3));
+  CHECK(r.gathers == 2 * 10 * 3);
+  CHECK(r.reduced_bytes == Approx(4 * 12e9 * 3));
+  CHECK(r.reductions == 3 * 10 * 3);
+
+  // Full recomputation adds a third pass when layers exceed the reuse distance...
+  Zero3Work recompute = no_recompute;
+  recompute.recompute = ms(10);
+  r = run_stage(recompute, 3, ms(10), ms(30), ms(1), ms(1));
+  CHECK(r.gathered_bytes == Approx(3 * 2 * 12e9 * 3));
+  // ... and not when they stay gathered from the recomputed forward to the backward.
+  const Zero3Work small = zero3_work(10, 1e9, 2, 4);
+  CHECK_FALSE(small.regather_for_backward);
+  CHECK(small.prefetch_units == 1);
+  CHECK(zero3_work(10, 1e8, 2, 4).prefetch_units == 5);  // 1e7 per layer: 5e7 ahead
+  Zero3Work small_recompute = small;
+  small_recompute.recompute = ms(10);
+  r = run_stage(small_recompute, 3, ms(10), ms(30), ms(1), ms(1));
+  CHECK(r.gathered_bytes == Approx(2 * 2 * 1e9 * 3));
+}
+
+TEST_CASE("communication-bound ZeRO-3: the gathers run back to back, compute waits for each") {
+  // 4 layers, forward 1 ms and backward 2 ms per layer, gathers 5 ms: 2 x 4 x 2 gathers in a
+  // row, then the last layer's backward, then its reduce-scatter (3 ms).
+  const Run r = run_stage(work_of(4), 2, ms(4), ms(8), ms(5), ms(3));
+  CHECK(r.task_end_ms == Approx(16 * 5 + 2));
+  CHECK(r.drained_ms == Approx(16 * 5 + 2 + 3));
+  CHECK(r.waited_ms == Approx(r.task_end_ms - 2 * (4 + 8)));
+}
+
+TEST_CASE("compute-bound ZeRO-3: only the first gather and the last reduce-scatter show") {
+  // Gathers of 0.5 ms prefetched one layer ahead hide under 1 ms layers, also across tasks.
+  const Run r = run_stage(work_of(4), 2, ms(4), ms(8), ms(0.5), ms(0.25));
+  CHECK(r.task_end_ms == Approx(0.5 + 2 * (4 + 8)));
+  CHECK(r.waited_ms == Approx(0.5));
+  CHECK(r.drained_ms == Approx(0.5 + 2 * (4 + 8) + 0.25));
+}
+
+TEST_CASE("synchronous ZeRO-3 fetch (DeepSpeed before mid-2021): every gather, then its compute") {
+  // No prefetch: 16 gathers of 1 GB, each at least 1 GB / 24.3 GB/s (the fake network takes
+  // 5 ms), each followed by its layer's compute; then the last reduce-scatter.
+  Zero3Work w = work_of(4);
+  make_fetch_synchronous(&w);
+  CHECK(w.prefetch_units == 0);
+  const double fetch_ms = 1e9 / kDeepSpeed2021FetchBytesPerSecond * 1e3;
+  CHECK(fetch_ms == Approx(41.1).epsilon(0.01));
+  const Run r = run_stage(w, 2, ms(4), ms(8), ms(5), ms(3));
+  CHECK(r.task_end_ms == Approx(16 * fetch_ms + 2 * (4 + 8)));
+  CHECK(r.waited_ms == Approx(16 * fetch_ms));
+  CHECK(r.drained_ms == Approx(r.task_end_ms + 3));
+}
+
+// A single stage over 16 GPUs (2 DGX A100 nodes) whose layers are gathered over the network.
+double zero3_step_ms(double unit_gather_bytes) {
+  auto t = testing::shipped_cluster("onprem.dgx-a100-80gb", 2);
+  PipelinePlan plan;
+  plan.data_parallel = 16;
+  plan.micro_batches = 2;
+  StageWork w{ms(1), ms(2), Picoseconds(0)};
+  w.zero3 = work_of(8);
+  w.zero3.unit_gather_bytes = unit_gather_bytes;
+  w.zero3.unit_gradient_bytes = unit_gather_bytes;
+  plan.work = {w};
+  return simulate_pipeline(plan, *t).step.seconds() * 1e3;
+}
+
+TEST_CASE("ZeRO-3 on the network: twice the bytes per bandwidth, about twice the step") {
+  // 8 layers x 2 passes x 2 micro-batches of 4 GB gathers over 16 GPUs dwarf 6 ms of compute:
+  // the step is communication-bound, so doubling the bytes (halving the bandwidth) nearly
+  // doubles it, and the step is at least the gathers' ring time.
+  const double base = zero3_step_ms(4e9);
+  const double doubled = zero3_step_ms(8e9);
+  CHECK(doubled / base == Approx(2).epsilon(0.05));
+  auto t = testing::shipped_cluster("onprem.dgx-a100-80gb", 2);
+  const Picoseconds one_gather =
+      collective_time(*t, {CollectiveOp::kAllGather, testing::all_gpus(*t), 4e9});
+  CHECK(base >= 32 * one_gather.seconds() * 1e3);
+}
+
+}  // namespace
+}  // namespace clustersim
