@@ -33,7 +33,6 @@ std::string name_of(const Map& map, Value value) {
 std::string algorithm_problem(const Collective& c, CollectiveAlgorithm algorithm,
                               const Topology& t) {
   const bool point_to_point = c.op == CollectiveOp::kAllToAll || c.op == CollectiveOp::kSendRecv;
-  const auto nodes = gpus_by_node(c.gpus, t);
   const std::string name = collective_algorithm_name(algorithm);
   switch (algorithm) {
     case CollectiveAlgorithm::kAuto:
@@ -43,8 +42,9 @@ std::string algorithm_problem(const Collective& c, CollectiveAlgorithm algorithm
     case CollectiveAlgorithm::kRing:
       return point_to_point ? "ring does not apply to " + collective_op_name(c.op) : "";
     case CollectiveAlgorithm::kTree:
-    case CollectiveAlgorithm::kHierarchical:
+    case CollectiveAlgorithm::kHierarchical: {
       if (c.op != CollectiveOp::kAllReduce) return name + " applies to all_reduce only";
+      const auto nodes = gpus_by_node(c.gpus, t);
       if (nodes.size() < 2) return name + " needs GPUs on two or more nodes";
       if (algorithm == CollectiveAlgorithm::kHierarchical) {
         for (const auto& node : nodes) {
@@ -54,12 +54,13 @@ std::string algorithm_problem(const Collective& c, CollectiveAlgorithm algorithm
         if (nodes[0].size() < 2) return "hierarchical needs two or more GPUs per node";
       }
       return "";
+    }
     case CollectiveAlgorithm::kNvls:
       if (c.op != CollectiveOp::kAllReduce) return "nvls applies to all_reduce only";
       if (t.nvls_capacity() <= 0) {
         return "nvls needs NVLink SHARP: Hopper GPUs on an NVSwitch, which this instance lacks";
       }
-      if (nodes.size() != 1) return "nvls works within one node";
+      if (gpus_by_node(c.gpus, t).size() != 1) return "nvls works within one node";
       return "";
   }
   return "";
