@@ -33,7 +33,6 @@ std::string name_of(const Map& map, Value value) {
 std::string algorithm_problem(const Collective& c, CollectiveAlgorithm algorithm,
                               const Topology& t) {
   const bool point_to_point = c.op == CollectiveOp::kAllToAll || c.op == CollectiveOp::kSendRecv;
-  const auto nodes = gpus_by_node(c.gpus, t);
   const std::string name = collective_algorithm_name(algorithm);
   switch (algorithm) {
     case CollectiveAlgorithm::kAuto:
@@ -43,8 +42,9 @@ std::string algorithm_problem(const Collective& c, CollectiveAlgorithm algorithm
     case CollectiveAlgorithm::kRing:
       return point_to_point ? "ring does not apply to " + collective_op_name(c.op) : "";
     case CollectiveAlgorithm::kTree:
-    case CollectiveAlgorithm::kHierarchical:
+    case CollectiveAlgorithm::kHierarchical: {
       if (c.op != CollectiveOp::kAllReduce) return name + " applies to all_reduce only";
+      const auto nodes = gpus_by_node(c.gpus, t);
       if (nodes.size() < 2) return name + " needs GPUs on two or more nodes";
       if (algorithm == CollectiveAlgorithm::kHierarchical) {
         for (const auto& node : nodes) {
@@ -54,12 +54,13 @@ std::string algorithm_problem(const Collective& c, CollectiveAlgorithm algorithm
         if (nodes[0].size() < 2) return "hierarchical needs two or more GPUs per node";
       }
       return "";
+    }
     case CollectiveAlgorithm::kNvls:
       if (c.op != CollectiveOp::kAllReduce) return "nvls applies to all_reduce only";
       if (t.nvls_capacity() <= 0) {
         return "nvls needs NVLink SHARP: Hopper GPUs on an NVSwitch, which this instance lacks";
       }
-      if (nodes.size() != 1) return "nvls works within one node";
+      if (gpus_by_node(c.gpus, t).size() != 1) return "nvls works within one node";
       return "";
   }
   return "";
@@ -162,20 +163,36 @@ Picoseconds collective_time(const Topology& topology, const Collective& c) {
 }
 
 std::function<void()> after_all(int count, std::function<void()> done) {
-  auto remaining = std::make_shared<int>(count);
-  return [remaining, done = std::move(done)] {
-    if (--*remaining == 0) done();
+  // `done` lives in the shared count, not in the callback: the callback is copied once per part
+  // (ring channel, tensor-parallel rank), and copying it then copies one pointer, not a chain of
+  // nested callbacks (an allocation per level).
+  struct Pending {
+    int remaining;
+    std::function<void()> done;
+  };
+  auto pending = std::make_shared<Pending>(Pending{count, std::move(done)});
+  return [pending] {
+    if (--pending->remaining == 0) pending->done();
   };
 }
 
 std::vector<std::vector<int>> gpus_by_node(const std::vector<int>& gpus, const Topology& t) {
-  std::vector<std::vector<int>> nodes;
-  std::map<int, size_t> index_of_node;
+  // Called for every collective the simulation starts: a node's place in the result and its GPU
+  // count first, so each list is allocated once.
+  std::vector<int> index_of_node(t.nodes(), -1);
+  std::vector<int> sizes;  // per node in the result, its GPU count
+  sizes.reserve(gpus.size());
   for (int gpu : gpus) {
-    auto [it, inserted] = index_of_node.emplace(t.node_of(gpu), nodes.size());
-    if (inserted) nodes.emplace_back();
-    nodes[it->second].push_back(gpu);
+    int& index = index_of_node[t.node_of(gpu)];
+    if (index < 0) {
+      index = static_cast<int>(sizes.size());
+      sizes.push_back(0);
+    }
+    ++sizes[index];
   }
+  std::vector<std::vector<int>> nodes(sizes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i].reserve(sizes[i]);
+  for (int gpu : gpus) nodes[index_of_node[t.node_of(gpu)]].push_back(gpu);
   return nodes;
 }
 

@@ -14,15 +14,16 @@
 namespace clustersim {
 namespace {
 
-// The ring order of channel `channel`: nodes in order, each node's GPUs rotated by `channel`.
-std::vector<int> channel_order(const std::vector<std::vector<int>>& nodes, int channel) {
-  std::vector<int> order;
+// The ring order of channel `channel` into `order`: nodes in order, each node's GPUs rotated by
+// `channel`.
+void channel_order(const std::vector<std::vector<int>>& nodes, int channel,
+                   std::vector<int>* order) {
+  order->clear();
   for (const auto& node : nodes) {
     const size_t shift = static_cast<size_t>(channel) % node.size();
-    order.insert(order.end(), node.begin() + static_cast<std::ptrdiff_t>(shift), node.end());
-    order.insert(order.end(), node.begin(), node.begin() + static_cast<std::ptrdiff_t>(shift));
+    order->insert(order->end(), node.begin() + static_cast<std::ptrdiff_t>(shift), node.end());
+    order->insert(order->end(), node.begin(), node.begin() + static_cast<std::ptrdiff_t>(shift));
   }
-  return order;
 }
 
 }  // namespace
@@ -46,11 +47,13 @@ void start_ring(Network* network, const Collective& c, std::function<void()> don
     per_edge = (n - 1) / n * c.bytes;
   }
   auto channel_done = after_all(channels, std::move(done));
+  std::vector<int> order;  // of the channel being started, reused by the next
+  std::vector<std::pair<int, int>> edges;
   for (int channel = 0; channel < channels; ++channel) {
-    std::vector<int> order = channel_order(nodes, channel);
+    channel_order(nodes, channel, &order);
     if (chain)
       std::rotate(order.begin(), std::find(order.begin(), order.end(), c.gpus[0]), order.end());
-    std::vector<std::pair<int, int>> edges;
+    edges.clear();
     for (size_t i = 0; i + 1 < order.size(); ++i) edges.emplace_back(order[i], order[i + 1]);
     if (!chain) edges.emplace_back(order.back(), order.front());
     const Picoseconds step = slowest_step_latency(edges, t);

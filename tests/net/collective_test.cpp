@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <numeric>
 
+#include "sim/net/collective_algorithms.h"
 #include "tests/testing/cluster.h"
 
 namespace clustersim {
@@ -170,6 +171,25 @@ TEST_CASE("requests that cannot run are rejected with the reason") {
                            *nvlink) == "tree needs GPUs on two or more nodes");
   CHECK(collective_problem({CollectiveOp::kAllGather, all, 1e6, CollectiveAlgorithm::kDirect},
                            *nvlink) == "direct applies to all_to_all and send_recv");
+}
+
+TEST_CASE("a group's GPUs by node keep the given order, nodes in order of first appearance") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 3);  // GPUs 0-7, 8-15, 16-23
+  CHECK(gpus_by_node({17, 3, 9, 1, 16}, *t) ==
+        std::vector<std::vector<int>>{{17, 16}, {3, 1}, {9}});
+  CHECK(gpus_by_node({5}, *t) == std::vector<std::vector<int>>{{5}});
+  // The checks that look at nodes.
+  CHECK(collective_problem({CollectiveOp::kAllReduce, {0, 8}, 1e6, CollectiveAlgorithm::kNvls},
+                           *t) == "nvls works within one node");
+  CHECK(collective_problem(
+            {CollectiveOp::kAllReduce, {0, 1, 8}, 1e6, CollectiveAlgorithm::kHierarchical}, *t) ==
+        "hierarchical needs as many GPUs on every node");
+  CHECK(collective_problem(
+            {CollectiveOp::kAllReduce, {0, 8}, 1e6, CollectiveAlgorithm::kHierarchical}, *t) ==
+        "hierarchical needs two or more GPUs per node");
+  CHECK(collective_problem(
+            {CollectiveOp::kAllReduce, {0, 1, 8, 9}, 1e6, CollectiveAlgorithm::kHierarchical}, *t)
+            .empty());
 }
 
 TEST_CASE("an oversubscription below 1 or zero nodes do not build") {
