@@ -32,11 +32,11 @@ int32_t SharedBandwidth::add_constraint(double bytes_per_second) {
   return static_cast<int32_t>(capacities_.size() - 1);
 }
 
-void SharedBandwidth::reach_constraints(size_t count) {
-  if (count <= users_.size()) return;
-  bytes_through_.resize(count, 0);
-  users_.resize(count);
-  constraint_seen_.resize(count, 0);
+void SharedBandwidth::make_constraint_state() {
+  if (users_.size() == capacities_.size()) return;
+  bytes_through_.resize(capacities_.size(), 0);
+  users_.resize(capacities_.size());
+  constraint_seen_.resize(capacities_.size(), 0);
 }
 
 int64_t SharedBandwidth::start(double bytes, const std::vector<MaxMinFair::Use>& uses,
@@ -57,10 +57,10 @@ int64_t SharedBandwidth::start(double bytes, const std::vector<MaxMinFair::Use>&
   t.end = Picoseconds::max();
   t.uses.assign(uses.begin(), uses.end());  // a reused slot keeps its capacity
   t.done = std::move(done);
+  make_constraint_state();
   for (const MaxMinFair::Use& u : uses) {
     CLUSTERSIM_CHECK(static_cast<size_t>(u.constraint) < capacities_.size(),
                      "an unknown constraint");
-    reach_constraints(u.constraint + 1);
     bytes_through_[u.constraint] += bytes * u.multiplicity;
   }
   sim_->schedule_after(latency, this, static_cast<uint64_t>(id));

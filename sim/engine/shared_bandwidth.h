@@ -28,7 +28,7 @@ class SharedBandwidth : private EventHandler, private Settler {
   // Requires: `sim` outlives this object.
   explicit SharedBandwidth(Simulation* sim) : sim_(sim) {}
   // With the capacities of constraints 0..n-1 given at once (each > 0), read in place: building
-  // costs nothing per constraint, and a constraint's state is made on its first use.
+  // costs nothing per constraint until the first transfer starts.
   // Requires: `sim` and `capacities` outlive this object; no add_constraint.
   SharedBandwidth(Simulation* sim, std::span<const double> capacities)
       : sim_(sim), capacities_(capacities) {}
@@ -83,8 +83,8 @@ class SharedBandwidth : private EventHandler, private Settler {
   bool stale(const End& end) const;
   void pop_end();
   void schedule_wake_up();
-  // Makes the per-constraint state of constraints below `count` (users, stamps, bytes).
-  void reach_constraints(size_t count);
+  // Makes the per-constraint state (users, stamps, bytes), once all constraints are known.
+  void make_constraint_state();
 
   Simulation* sim_;
   MaxMinFair solver_;
