@@ -227,27 +227,21 @@ std::string describe_configuration(const ResultRow& r) {
          " mbs " + n("micro_batch_size") + input + ", " + row_text(r, result_column("billing"));
 }
 
+const std::vector<std::string>& layout_columns() {
+  static const std::vector<std::string> keys = {
+      "instance",         "nodes",          "tensor_parallel", "pipeline_parallel", "data_parallel",
+      "micro_batch_size", "virtual_stages", "recompute"};
+  return keys;
+}
+
 std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows) {
   const int storage = result_column("storage_tier");
   const bool input = std::any_of(rows.begin(), rows.end(),
                                  [&](const ResultRow& r) { return !row_text(r, storage).empty(); });
-  std::vector<std::string> keys = {"index",
-                                   "instance",
-                                   "nodes",
-                                   "tensor_parallel",
-                                   "pipeline_parallel",
-                                   "data_parallel",
-                                   "micro_batch_size",
-                                   "virtual_stages",
-                                   "recompute",
-                                   "billing",
-                                   "step_s",
-                                   "mfu",
-                                   "memory_gib",
-                                   "time_to_train_h",
-                                   "cost",
-                                   "currency",
-                                   "limiting"};
+  std::vector<std::string> keys = {"index"};
+  keys.insert(keys.end(), layout_columns().begin(), layout_columns().end());
+  keys.insert(keys.end(), {"billing", "step_s", "mfu", "memory_gib", "time_to_train_h", "cost",
+                           "currency", "limiting"});
   if (input) {
     const auto at = std::find(keys.begin(), keys.end(), "billing");
     keys.insert(at, {"storage_tier", "storage_capacity_gib", "dataloader_workers_per_gpu"});

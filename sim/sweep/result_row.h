@@ -69,4 +69,8 @@ std::string describe_configuration(const ResultRow& row);
 // with the input pipeline's (storage, workers, data stall) when a row of `rows` has a dataloader.
 std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows);
 
+// The keys of the columns that name a configuration's instance, cluster and parallel layout, in
+// the order every table prints them.
+const std::vector<std::string>& layout_columns();
+
 }  // namespace clustersim

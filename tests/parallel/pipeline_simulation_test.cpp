@@ -58,16 +58,20 @@ TEST_CASE("interleaving with v chunks shrinks the bubble to (p - 1)/(m v) of the
   CHECK((step - ideal) / ideal == Approx(static_cast<double>(p - 1) / (m * v)).epsilon(0.02));
 }
 
+// An all-reduce of `bytes` between GPUs 0 and 1, alone on the network.
+double pair_all_reduce_ms(const Topology& t, double bytes) {
+  return collective_time(t, {CollectiveOp::kAllReduce, {0, 1}, bytes, CollectiveAlgorithm::kAuto})
+             .seconds() *
+         1e3;
+}
+
 TEST_CASE(
     "the data-parallel reduction hides behind a long backward and is exposed after a short one") {
   auto t = shipped_cluster("aws.p5.48xlarge", 1);
   // Two replicas of one stage on GPUs 0 and 1; 360 MB of gradients: a 2-GPU all-reduce moves
   // S over NVLink at 360 GB/s, about 1 ms.
   const double bytes = 360e6;
-  const double reduce_ms =
-      collective_time(*t, {CollectiveOp::kAllReduce, {0, 1}, bytes, CollectiveAlgorithm::kAuto})
-          .seconds() *
-      1e3;
+  const double reduce_ms = pair_all_reduce_ms(*t, bytes);
   auto plan = [&](double backward_ms, bool overlap) {
     PipelinePlan p = uniform_plan(schema::ONE_F_ONE_B, 1, 1, 1, ms(1), ms(backward_ms));
     p.data_parallel = 2;
@@ -133,10 +137,7 @@ TEST_CASE("with interleaving, a chunk's gradients are reduced under the later ch
   // only about the last bucket of chunk 0's half outlasts the step's compute; reducing all
   // gradients after chunk 0's backward alone would expose about 0.4 ms.
   const double bytes = 360e6;
-  const double reduce_ms =
-      collective_time(*t, {CollectiveOp::kAllReduce, {0, 1}, bytes, CollectiveAlgorithm::kAuto})
-          .seconds() *
-      1e3;
+  const double reduce_ms = pair_all_reduce_ms(*t, bytes);
   PipelinePlan plan = uniform_plan(schema::INTERLEAVED_ONE_F_ONE_B, 1, 2, 1, ms(1), ms(0.6));
   plan.data_parallel = 2;
   plan.work[0].gradient_bytes = bytes;
