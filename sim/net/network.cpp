@@ -6,6 +6,26 @@
 #include "sim/util/check.h"
 
 namespace clustersim {
+namespace {
+
+// `uses` sorted by constraint, each constraint once with the sum of its multiplicities: the same
+// edges give the same uses whatever their order.
+void merge_uses(std::vector<MaxMinFair::Use>* uses) {
+  std::sort(uses->begin(), uses->end(), [](const MaxMinFair::Use& a, const MaxMinFair::Use& b) {
+    return a.constraint < b.constraint;
+  });
+  size_t kept = 0;
+  for (const MaxMinFair::Use& use : *uses) {
+    if (kept > 0 && (*uses)[kept - 1].constraint == use.constraint) {
+      (*uses)[kept - 1].multiplicity += use.multiplicity;
+    } else {
+      (*uses)[kept++] = use;
+    }
+  }
+  uses->resize(kept);
+}
+
+}  // namespace
 
 Network::Network(Simulation* sim, const Topology* topology, int replicas)
     : sim_(sim),
@@ -23,7 +43,6 @@ Network::Network(Simulation* sim, const Topology* topology, int replicas)
 
 void Network::start_coupled(const std::vector<std::pair<int, int>>& edges, double bytes_per_edge,
                             Picoseconds latency, std::function<void()> done) {
-  links_on_routes_.clear();
   uses_.clear();
   for (auto [from, to] : edges) add_route(from, to, bytes_per_edge);
   start_on_routes(bytes_per_edge, latency, std::move(done));
@@ -31,7 +50,6 @@ void Network::start_coupled(const std::vector<std::pair<int, int>>& edges, doubl
 
 void Network::start_transfer(int from, int to, double bytes, Picoseconds latency,
                              std::function<void()> done) {
-  links_on_routes_.clear();
   uses_.clear();
   add_route(from, to, bytes);
   start_on_routes(bytes, latency, std::move(done));
@@ -44,8 +62,7 @@ void Network::add_route(int from, int to, double bytes) {
     received_[to + r] += bytes;
   }
   if (replicas_ == 1) {
-    const std::vector<int32_t>& route = topology_->route(from, to);
-    links_on_routes_.insert(links_on_routes_.end(), route.begin(), route.end());
+    for (int32_t link : topology_->route(from, to)) uses_.push_back({link, 1});
     return;
   }
   const std::vector<MaxMinFair::Use>& folded = replicated_route(from, to);
@@ -65,63 +82,31 @@ const std::vector<MaxMinFair::Use>& Network::replicated_route(int from, int to) 
     }
   }
   if (!symmetric_) sim_->stop();
-  std::swap(uses_, scratch_uses_);
-  uses_.clear();
-  for (int32_t link : route) uses_.push_back({link, 1});
-  fold_replicas();
-  it->second = uses_;
-  std::swap(uses_, scratch_uses_);
+  for (int32_t link : route) it->second.push_back({link, 1});
+  fold_replicas(&it->second);
   return it->second;
 }
 
 void Network::start_on_routes(double bytes, Picoseconds latency, std::function<void()> done) {
-  // Uses in increasing link order, each link once with its count: the same edges give the same
-  // uses whatever their order.
-  if (replicas_ > 1) {
-    merge_uses();
-  } else {
-    std::sort(links_on_routes_.begin(), links_on_routes_.end());
-    for (int32_t link : links_on_routes_) {
-      if (!uses_.empty() && uses_.back().constraint == link) {
-        ++uses_.back().multiplicity;
-      } else {
-        uses_.push_back({link, 1});
-      }
-    }
-  }
+  merge_uses(&uses_);
   links_.start(bytes, uses_, latency, std::move(done));
 }
 
 void Network::start_on_links(const std::vector<MaxMinFair::Use>& uses, double bytes,
                              Picoseconds latency, std::function<void()> done) {
   uses_ = uses;
-  if (replicas_ > 1) fold_replicas();
+  if (replicas_ > 1) fold_replicas(&uses_);
   links_.start(bytes, uses_, latency, std::move(done));
 }
 
-void Network::fold_replicas() {
+void Network::fold_replicas(std::vector<MaxMinFair::Use>* uses) const {
   // A link's orbit carries the same load on each of its links: per replica, every use of a link
   // of the orbit lands on a given one as often as the symmetries fixing it (rank_symmetry.h).
-  for (MaxMinFair::Use& use : uses_) {
+  for (MaxMinFair::Use& use : *uses) {
     use.constraint = symmetry_->representative(use.constraint, replicas_);
     use.multiplicity *= symmetry_->stabiliser_size(use.constraint, replicas_);
   }
-  merge_uses();
-}
-
-void Network::merge_uses() {
-  std::sort(uses_.begin(), uses_.end(), [](const MaxMinFair::Use& a, const MaxMinFair::Use& b) {
-    return a.constraint < b.constraint;
-  });
-  size_t kept = 0;
-  for (const MaxMinFair::Use& use : uses_) {
-    if (kept > 0 && uses_[kept - 1].constraint == use.constraint) {
-      uses_[kept - 1].multiplicity += use.multiplicity;
-    } else {
-      uses_[kept++] = use;
-    }
-  }
-  uses_.resize(kept);
+  merge_uses(uses);
 }
 
 void Network::count_bytes(int gpu, double sent, double received) {

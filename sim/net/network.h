@@ -54,17 +54,15 @@ class Network {
   Simulation& simulation() { return *sim_; }
 
  private:
-  // Appends route(from, to) to links_on_routes_ and books its bytes.
+  // Appends the uses of route(from, to) (for all replicas) to uses_ and books its bytes.
   void add_route(int from, int to, double bytes);
-  // Starts one transfer over the links collected in links_on_routes_.
+  // Starts one transfer over the uses collected in uses_.
   void start_on_routes(double bytes, Picoseconds latency, std::function<void()> done);
   // Replicated: the uses of route(from, to) for all replicas, on their orbits' representatives
   // (cached). The first time, checks that the replicas' routes are the images of rank 0's.
   const std::vector<MaxMinFair::Use>& replicated_route(int from, int to);
-  // Replicated: uses_ moved onto their orbits' representatives, counted per replica.
-  void fold_replicas();
-  // uses_ sorted by constraint, each constraint once with the sum of its multiplicities.
-  void merge_uses();
+  // Replicated: `uses` moved onto their orbits' representatives, counted per replica, merged.
+  void fold_replicas(std::vector<MaxMinFair::Use>* uses) const;
 
   Simulation* sim_;
   const Topology* topology_;
@@ -74,9 +72,7 @@ class Network {
   SharedBandwidth links_;
   std::vector<double> sent_;
   std::vector<double> received_;
-  std::vector<int32_t> links_on_routes_;  // scratch of the transfer being started
-  std::vector<MaxMinFair::Use> uses_;     // likewise
-  std::vector<MaxMinFair::Use> scratch_uses_;
+  std::vector<MaxMinFair::Use> uses_;  // scratch of the transfer being started
   std::unordered_map<uint64_t, std::vector<MaxMinFair::Use>> replicated_routes_;  // by (from, to)
 };
 
