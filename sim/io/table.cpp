@@ -69,7 +69,9 @@ std::string json_quote(const std::string& text) {
   return quoted + "\"";
 }
 
-Table::Table(std::initializer_list<ColumnSpec> columns) {
+Table::Table(std::initializer_list<ColumnSpec> columns) { add_columns(columns); }
+
+void Table::add_columns(std::initializer_list<ColumnSpec> columns) {
   for (const ColumnSpec& c : columns) add_column(c.key, c.header, c.decimals);
 }
 

@@ -32,6 +32,7 @@ class Table {
   Table() = default;
   explicit Table(std::initializer_list<ColumnSpec> columns);
   void add_column(std::string key, std::string header, int decimals = 0);
+  void add_columns(std::initializer_list<ColumnSpec> columns);
   // Requires: one cell per column.
   void add_row(std::vector<Cell> cells);
   size_t row_count() const { return rows_.size(); }

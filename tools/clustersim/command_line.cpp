@@ -60,6 +60,21 @@ std::optional<OutputFormat> output_format(const CommonOptions& common) {
   return format;
 }
 
+Table layout_table() {
+  return Table{{"instance", "instance"},    {"nodes", "nodes"},      {"tensor_parallel", "TP"},
+               {"pipeline_parallel", "PP"}, {"data_parallel", "DP"}, {"micro_batch_size", "mbs"}};
+}
+
+std::vector<Table::Cell> layout_cells(const Configuration& c) {
+  const schema::Parallelism& p = c.parallelism;
+  return {c.instance->name(),
+          static_cast<double>(c.nodes),
+          static_cast<double>(p.tensor_parallel()),
+          static_cast<double>(p.pipeline_parallel()),
+          static_cast<double>(p.data_parallel()),
+          static_cast<double>(p.micro_batch_size())};
+}
+
 bool report_no_valid_configuration(const std::string& path, const ExpandedConfigurations& space) {
   if (!space.valid.empty()) return false;
   std::cerr << path << ": no valid configuration among " << space.total << ":\n";

@@ -53,6 +53,11 @@ void print_diagnostics(const Diagnostics& diagnostics);
 // count) and returns true, or returns false when some can.
 bool report_no_valid_configuration(const std::string& path, const ExpandedConfigurations& space);
 
+// A table whose first columns name a configuration: instance, nodes, TP, PP, DP, micro-batch
+// (the cost and memory tables), and a configuration's cells for them.
+Table layout_table();
+std::vector<Table::Cell> layout_cells(const Configuration& configuration);
+
 // What a command that works on one scenario (plan, memory, run) has loaded.
 struct ScenarioInputs {
   std::unique_ptr<Catalog> catalog;

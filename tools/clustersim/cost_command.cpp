@@ -23,34 +23,30 @@ using Cell = Table::Cell;
 constexpr double kUnranked = std::numeric_limits<double>::infinity();
 
 Table cost_table() {
-  return Table{{"instance", "instance"},
-               {"nodes", "nodes"},
-               {"tensor_parallel", "TP"},
-               {"pipeline_parallel", "PP"},
-               {"data_parallel", "DP"},
-               {"micro_batch_size", "mbs"},
-               {"zero_stage", "ZeRO"},
-               {"recompute", "recompute"},
-               {"billing", "billing"},
-               {"fits", "fits"},
-               {"step_s", "step s", 3},
-               {"time_p50_h", "time p50 h", 1},
-               {"time_p95_h", "time p95 h", 1},
-               {"instance_hours", "inst-h", 0},
-               {"per_instance_hour", "price/h", 3},
-               {"cost_p50", "cost p50", 0},
-               {"cost_p95", "cost p95", 0},
-               {"cost_per_million_tokens", "per Mtok", 3},
-               {"cost_per_epoch", "per epoch", 0},
-               {"billed_periods", "periods", 0},
-               {"checkpoint_interval_h", "ckpt every h", 2},
-               {"young_daly_h", "Young/Daly h", 2},
-               {"checkpoint_write_s", "ckpt write s", 1},
-               {"preemptions", "preempt", 1},
-               {"price_from", "price from"},
-               {"cost_rank", "cost #"},
-               {"time_rank", "time #"},
-               {"mark", "mark"}};
+  Table table = layout_table();
+  table.add_columns({{"zero_stage", "ZeRO"},
+                     {"recompute", "recompute"},
+                     {"billing", "billing"},
+                     {"fits", "fits"},
+                     {"step_s", "step s", 3},
+                     {"time_p50_h", "time p50 h", 1},
+                     {"time_p95_h", "time p95 h", 1},
+                     {"instance_hours", "inst-h", 0},
+                     {"per_instance_hour", "price/h", 3},
+                     {"cost_p50", "cost p50", 0},
+                     {"cost_p95", "cost p95", 0},
+                     {"cost_per_million_tokens", "per Mtok", 3},
+                     {"cost_per_epoch", "per epoch", 0},
+                     {"billed_periods", "periods", 0},
+                     {"checkpoint_interval_h", "ckpt every h", 2},
+                     {"young_daly_h", "Young/Daly h", 2},
+                     {"checkpoint_write_s", "ckpt write s", 1},
+                     {"preemptions", "preempt", 1},
+                     {"price_from", "price from"},
+                     {"cost_rank", "cost #"},
+                     {"time_rank", "time #"},
+                     {"mark", "mark"}});
+  return table;
 }
 constexpr size_t kRankColumns = 3;  // cost #, time #, mark: filled after ranking
 
@@ -63,15 +59,10 @@ struct Row {
 
 std::vector<Cell> configuration_cells(const Configuration& c, s::BillingMode billing) {
   const s::Parallelism& p = c.parallelism;
-  return {c.instance->name(),
-          static_cast<double>(c.nodes),
-          static_cast<double>(p.tensor_parallel()),
-          static_cast<double>(p.pipeline_parallel()),
-          static_cast<double>(p.data_parallel()),
-          static_cast<double>(p.micro_batch_size()),
-          static_cast<double>(p.distributed_optimizer() ? 1 : p.zero_stage()),
-          s::Recompute_Name(p.recompute()),
-          s::BillingMode_Name(billing)};
+  std::vector<Cell> cells = layout_cells(c);
+  cells.insert(cells.end(), {static_cast<double>(p.distributed_optimizer() ? 1 : p.zero_stage()),
+                             s::Recompute_Name(p.recompute()), s::BillingMode_Name(billing)});
+  return cells;
 }
 
 Cell hours(double seconds) { return seconds > 0 ? Cell(seconds / 3600) : Cell(); }

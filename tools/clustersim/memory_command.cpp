@@ -29,26 +29,21 @@ int memory_command(const std::vector<std::string>& args) {
   const size_t limit = inputs->limit;
   const ExpandedConfigurations space = expand_configurations(*loaded);
   if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
-  Table table{{"instance", "instance"},
-              {"nodes", "nodes"},
-              {"tensor_parallel", "TP"},
-              {"pipeline_parallel", "PP"},
-              {"data_parallel", "DP"},
-              {"micro_batch_size", "mbs"},
-              {"zero_stage", "ZeRO"},
-              {"distributed_optimizer", "dist opt"},
-              {"recompute", "recompute"},
-              {"stage", "stage"},
-              {"weights_gib", "weights", 1},
-              {"gradients_gib", "grads", 1},
-              {"optimizer_gib", "optim", 1},
-              {"activations_gib", "activ", 1},
-              {"logits_gib", "logits", 1},
-              {"runtime_gib", "runtime", 1},
-              {"total_gib", "total GiB", 1},
-              {"capacity_gib", "capacity", 1},
-              {"fits", "fits"},
-              {"missing_gib", "missing GiB", 1}};
+  Table table = layout_table();
+  table.add_columns({{"zero_stage", "ZeRO"},
+                     {"distributed_optimizer", "dist opt"},
+                     {"recompute", "recompute"},
+                     {"stage", "stage"},
+                     {"weights_gib", "weights", 1},
+                     {"gradients_gib", "grads", 1},
+                     {"optimizer_gib", "optim", 1},
+                     {"activations_gib", "activ", 1},
+                     {"logits_gib", "logits", 1},
+                     {"runtime_gib", "runtime", 1},
+                     {"total_gib", "total GiB", 1},
+                     {"capacity_gib", "capacity", 1},
+                     {"fits", "fits"},
+                     {"missing_gib", "missing GiB", 1}});
   const Evaluator evaluator(*inputs->catalog, *loaded);
   const bool aligned = inputs->format == OutputFormat::kTable;
   const size_t shown =
@@ -57,26 +52,14 @@ int memory_command(const std::vector<std::string>& args) {
     const Configuration& c = space.valid[i];
     const s::Parallelism& p = c.parallelism;
     const MemoryEstimate e = evaluator.memory(c);
-    table.add_row({c.instance->name(),
-                   static_cast<double>(c.nodes),
-                   static_cast<double>(p.tensor_parallel()),
-                   static_cast<double>(p.pipeline_parallel()),
-                   static_cast<double>(p.data_parallel()),
-                   static_cast<double>(p.micro_batch_size()),
-                   static_cast<double>(p.zero_stage()),
-                   p.distributed_optimizer(),
-                   s::Recompute_Name(p.recompute()),
-                   static_cast<double>(e.stage),
-                   gib(e.weights_bytes),
-                   gib(e.gradients_bytes),
-                   gib(e.optimizer_bytes),
-                   gib(e.activations_bytes),
-                   gib(e.logits_bytes),
-                   gib(e.runtime_bytes),
-                   gib(e.total_bytes()),
-                   gib(e.capacity_bytes),
-                   e.fits(),
-                   gib(e.missing_bytes())});
+    std::vector<Table::Cell> cells = layout_cells(c);
+    cells.insert(cells.end(),
+                 {static_cast<double>(p.zero_stage()), p.distributed_optimizer(),
+                  s::Recompute_Name(p.recompute()), static_cast<double>(e.stage),
+                  gib(e.weights_bytes), gib(e.gradients_bytes), gib(e.optimizer_bytes),
+                  gib(e.activations_bytes), gib(e.logits_bytes), gib(e.runtime_bytes),
+                  gib(e.total_bytes()), gib(e.capacity_bytes), e.fits(), gib(e.missing_bytes())});
+    table.add_row(std::move(cells));
   }
   table.print(std::cout, inputs->format);
   if (aligned && shown < space.valid.size()) {
