@@ -2,6 +2,7 @@
 #include "sim/net/network.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "sim/util/check.h"
 
@@ -36,8 +37,9 @@ Network::Network(Simulation* sim, const Topology* topology, int replicas)
       received_(topology->gpu_count(), 0) {
   if (replicas > 1) {
     symmetry_ = &topology->rank_symmetry();
-    CLUSTERSIM_CHECK((replicas & (replicas - 1)) == 0 && replicas <= symmetry_->max_ranks(),
-                     "replicas the topology's rank symmetry does not allow");
+    CLUSTERSIM_CHECK(
+        std::has_single_bit(static_cast<unsigned>(replicas)) && replicas <= symmetry_->max_ranks(),
+        "replicas the topology's rank symmetry does not allow");
   }
 }
 

@@ -2,6 +2,7 @@
 // gradient reduction on the network.
 #include "sim/parallel/pipeline_simulation.h"
 
+#include <bit>
 #include <map>
 #include <memory>
 
@@ -375,15 +376,16 @@ class PipelineRun final : private EventHandler {
 PipelineTimeline simulate_pipeline(const PipelinePlan& plan, const Topology& topology,
                                    Timeline* timeline, bool one_rank_for_all) {
   const int t = plan.tensor_parallel;
-  if (one_rank_for_all && t > 1 && (t & (t - 1)) == 0 &&
+  if (one_rank_for_all && t > 1 && std::has_single_bit(static_cast<unsigned>(t)) &&
       t <= topology.rank_symmetry().max_ranks()) {
     Simulation sim;
     Network network(&sim, &topology, t);
     Timeline recorded;
     PipelineTimeline result = PipelineRun(plan, &network, timeline ? &recorded : nullptr).run();
     if (network.symmetric()) {
-      for (const TimelineSpan& span : recorded.spans()) {
-        if (timeline) timeline->add(span.group, span.track, span.name, span.start, span.end);
+      if (timeline) {
+        for (const TimelineSpan& span : recorded.spans())
+          timeline->add(span.group, span.track, span.name, span.start, span.end);
       }
       return result;
     }
