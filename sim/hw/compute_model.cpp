@@ -37,7 +37,8 @@ double tile_use(int64_t size) {
 
 }  // namespace
 
-ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::Runtime& runtime) {
+ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::Runtime& runtime,
+                           KernelSetting setting) {
   peak_flops_ = peak_tflops(gpu.peak_tflops(), precision) * 1e12;
   CLUSTERSIM_CHECK(peak_flops_ > 0, "a compute model for a precision the GPU lacks");
   input_bytes_ = precision == s::FP32 || precision == s::TF32 ? 4 : precision == s::FP8 ? 1 : 2;
@@ -62,6 +63,14 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
                                           : runtime.default_flash_attention_fraction());
   calibrated_ =
       fitted_matmul && gpu.has_memory_efficiency_fraction() && gpu.has_flash_attention_fraction();
+  if (setting == KernelSetting::kTrainingStep) {
+    const double sustained = gpu.has_sustained_compute_fraction()
+                                 ? gpu.sustained_compute_fraction()
+                                 : runtime.default_sustained_compute_fraction();
+    matmul_fraction_ *= sustained;
+    attention_flops_ *= sustained;
+    calibrated_ = calibrated_ && gpu.has_sustained_compute_fraction();
+  }
 }
 
 Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, int64_t batch) const {

@@ -1,9 +1,12 @@
 // Time of one GPU kernel from its FLOPs and bytes against the GPU's peaks and fitted efficiencies
 // (catalog data, fitted on measured GEMMs, memory bandwidth and fused attention):
-//   matmul (m x k) . (k x n):  max(FLOPs / (peak x max x tile use), bytes / (HBM x memory eff))
-//                              + overhead;  tile use = m / (ceil(m/128) 128) x likewise for n
-//   fused attention:           FLOPs / (16-bit peak x flash fraction)
+//   matmul (m x k) . (k x n):  max(FLOPs / (peak x max x tile use x sustained),
+//                                  bytes / (HBM x memory eff)) + overhead;
+//                              tile use = m / (ceil(m/128) 128) x likewise for n
+//   fused attention:           FLOPs / (16-bit peak x flash fraction x sustained)
 //   memory-bound kernels:      bytes / (HBM x memory eff)
+// `sustained` is 1 for kernels benchmarked alone and the GPU's sustained compute fraction (fitted
+// on published training runs) inside a training step.
 // Immutable; cheap to copy; safe to share between threads.
 #pragma once
 
@@ -16,11 +19,15 @@
 
 namespace clustersim {
 
+// Where the kernels run: alone, as the calibration benchmarks ran them, or inside a training step.
+enum class KernelSetting { kIsolated, kTrainingStep };
+
 class ComputeModel {
  public:
   // `runtime` supplies the efficiencies `gpu` has no fitted value for.
   // Requires: `gpu` has a peak for `precision` (the scenario checks guarantee it).
-  ComputeModel(const schema::Gpu& gpu, schema::Precision precision, const schema::Runtime& runtime);
+  ComputeModel(const schema::Gpu& gpu, schema::Precision precision, const schema::Runtime& runtime,
+               KernelSetting setting);
 
   // `batch` independent matrix multiplications of (m x k) by (k x n) in one kernel (torch.bmm:
   // one launch overhead), inputs of the model's precision and a 16-bit output.
@@ -38,7 +45,7 @@ class ComputeModel {
   double peak_flops_ = 0;          // of the precision, FLOP/s
   double attention_flops_ = 0;     // achieved fused-attention FLOP/s
   double memory_bytes_per_s_ = 0;  // achieved
-  double matmul_fraction_ = 0;
+  double matmul_fraction_ = 0;     // of peak, with the sustained fraction in a training step
   Picoseconds matmul_overhead_;
   double input_bytes_ = 2;  // per element of matmul inputs
   bool calibrated_ = true;

@@ -140,6 +140,7 @@ void check_gpu(const FieldChecker& gpu) {
   }
   gpu.in_range("memory_efficiency_fraction", 0.01, 1);
   gpu.in_range("flash_attention_fraction", 0.01, 1);
+  gpu.in_range("sustained_compute_fraction", 0.01, 1);
   check_source(gpu);
 }
 
@@ -251,7 +252,7 @@ void check_runtime(const FieldChecker& runtime) {
   runtime.require("allocator_overhead_fraction") &&
       runtime.in_range("allocator_overhead_fraction", 0, 1);
   for (const char* f : {"default_matmul_max_fraction", "default_memory_efficiency_fraction",
-                        "default_flash_attention_fraction"}) {
+                        "default_flash_attention_fraction", "default_sustained_compute_fraction"}) {
     runtime.require(f) && runtime.in_range(f, 0.01, 1);
   }
   runtime.require("default_matmul_overhead_us") &&

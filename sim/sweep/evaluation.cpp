@@ -1,4 +1,5 @@
-// Memory check, cluster construction and step simulation of one configuration.
+// Memory check, cluster construction and step simulation of one configuration; the fastest of
+// several.
 #include "sim/sweep/evaluation.h"
 
 #include "sim/input/input_model.h"
@@ -27,7 +28,8 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
   const s::TrainingJob& job = scenario_.scenario().job();
   Evaluation e;
   e.memory = memory(c);
-  const ComputeModel compute(catalog_.gpu_of(*c.instance), job.precision(), runtime_);
+  const ComputeModel compute(catalog_.gpu_of(*c.instance), job.precision(), runtime_,
+                             KernelSetting::kTrainingStep);
   e.calibrated = compute.calibrated();
   e.peak_flops = compute.peak_flops();
   if (!e.memory.fits()) return e;
@@ -46,6 +48,19 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
     add_data_stall(estimate_input(input_setup(catalog_, scenario_, c, e.step->step_s)), &*e.step);
   }
   return e;
+}
+
+FastestEvaluation evaluate_fastest(const std::vector<Configuration>& configurations,
+                                   Evaluator* evaluator) {
+  FastestEvaluation best{nullptr, evaluator->evaluate(configurations.front())};
+  if (best.evaluation.step) best.configuration = &configurations.front();
+  for (size_t i = 1; i < configurations.size(); ++i) {
+    Evaluation e = evaluator->evaluate(configurations[i]);
+    if (e.step && (!best.configuration || e.step->step_s < best.evaluation.step->step_s)) {
+      best = {&configurations[i], std::move(e)};
+    }
+  }
+  return best;
 }
 
 }  // namespace clustersim

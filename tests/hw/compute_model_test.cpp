@@ -11,9 +11,15 @@ namespace {
 
 namespace s = schema;
 
-ComputeModel model(const std::string& gpu, s::Precision precision) {
+ComputeModel model(const std::string& gpu, s::Precision precision,
+                   KernelSetting setting = KernelSetting::kIsolated) {
   const Catalog& c = testing::shipped_catalog();
-  return ComputeModel(*c.gpus().find(gpu)->value, precision, *c.runtimes().find("default")->value);
+  return ComputeModel(*c.gpus().find(gpu)->value, precision, *c.runtimes().find("default")->value,
+                      setting);
+}
+
+double sustained_fraction(const std::string& gpu) {
+  return testing::shipped_catalog().gpus().find(gpu)->value->sustained_compute_fraction();
 }
 
 double achieved_tflops(const ComputeModel& m, int64_t a, int64_t b, int64_t c) {
@@ -68,6 +74,24 @@ TEST_CASE("memory-bound kernels run at the fitted share of HBM bandwidth") {
   CHECK(h100.memory_bound(2.97e9).seconds() == Approx(2.97e9 / (3350e9 * 0.887)));
 }
 
+TEST_CASE("in a training step only tensor-core work runs at the sustained fraction") {
+  const double sustained = sustained_fraction("H100-SXM5-80GB");
+  REQUIRE(sustained > 0);
+  REQUIRE(sustained < 1);
+  const auto alone = model("H100-SXM5-80GB", s::BF16);
+  const auto in_step = model("H100-SXM5-80GB", s::BF16, KernelSetting::kTrainingStep);
+  const Picoseconds overhead = Picoseconds::from_microseconds(6.6);
+  // A compute-bound GEMM: its compute part stretches by 1 / sustained, its launch overhead not.
+  CHECK((in_step.matmul(8192, 8192, 8192) - overhead).seconds() ==
+        Approx((alone.matmul(8192, 8192, 8192) - overhead).seconds() / sustained).epsilon(1e-9));
+  CHECK(in_step.fused_attention(1e12).seconds() ==
+        Approx(alone.fused_attention(1e12).seconds() / sustained).epsilon(1e-9));
+  // Bandwidth-bound work is not scaled: a rank-1 update (k = 1) and a memory-bound kernel.
+  CHECK(in_step.matmul(65536, 65536, 1) == alone.matmul(65536, 65536, 1));
+  CHECK(in_step.memory_bound(1e9) == alone.memory_bound(1e9));
+  CHECK(in_step.calibrated());
+}
+
 TEST_CASE("GPUs without fitted efficiencies use the runtime defaults and say so") {
   CHECK(model("H100-SXM5-80GB", s::BF16).calibrated());
   const auto l4 = model("L4-PCIE-24GB", s::BF16);
@@ -75,6 +99,12 @@ TEST_CASE("GPUs without fitted efficiencies use the runtime defaults and say so"
   // 121 TFLOP/s x 0.744 default at a large size, plus the 7.9 us default overhead.
   const double expected = 2.0 * 16384 * 16384 * 16384 / (121e12 * 0.744) + 7.9e-6;
   CHECK(l4.matmul(16384, 16384, 16384).seconds() == Approx(expected));
+  // In a training step, the runtime's default sustained fraction as well.
+  const Catalog& c = testing::shipped_catalog();
+  const double sustained = c.runtimes().find("default")->value->default_sustained_compute_fraction();
+  const auto l4_in_step = model("L4-PCIE-24GB", s::BF16, KernelSetting::kTrainingStep);
+  CHECK(l4_in_step.matmul(16384, 16384, 16384).seconds() ==
+        Approx(2.0 * 16384 * 16384 * 16384 / (121e12 * 0.744 * sustained) + 7.9e-6));
 }
 
 }  // namespace

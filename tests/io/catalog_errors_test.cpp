@@ -39,6 +39,11 @@ TEST_CASE("a negative bandwidth names the field and its value") {
         "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be > 0, got -5\n");
 }
 
+TEST_CASE("a sustained compute fraction above 1 is an error at its field") {
+  CHECK(load_errors(gpu_entry("  sustained_compute_fraction: 1.3")) ==
+        "c.textproto:9:3: gpu[0].sustained_compute_fraction: must be in [0.01, 1], got 1.3\n");
+}
+
 TEST_CASE("zero GPUs in an instance is an error at gpu_count") {
   CHECK(load_errors(gpu_entry() +
                     instance_entry(test_instance_fields("onprem.x", "TestGPU-80GB", "0"))) ==

@@ -27,7 +27,8 @@ StepResult step(const std::string& model, int nodes, const std::string& parallel
   p.MergeFrom(testing::parse_message<s::Parallelism>(parallelism));
   p.set_data_parallel(nodes * 8 / (p.tensor_parallel() * p.pipeline_parallel()));
   const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value),
-                             precision, *catalog.runtimes().find("default")->value);
+                             precision, *catalog.runtimes().find("default")->value,
+                             KernelSetting::kTrainingStep);
   return simulate_step(*catalog.models().find(model)->value, job, p, *topology, compute);
 }
 
@@ -145,7 +146,7 @@ TEST_CASE(
     p.set_data_parallel(8 * nodes);
     const ComputeModel compute(
         catalog.gpu_of(*catalog.instances().find("aws.p4de.24xlarge")->value), s::BF16,
-        *catalog.runtimes().find("default")->value);
+        *catalog.runtimes().find("default")->value, KernelSetting::kTrainingStep);
     return simulate_step(resnet, job, p, *topology, compute);
   };
   const StepResult one = rate(1), two = rate(2);

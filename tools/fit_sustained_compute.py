@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Fits a GPU's sustained_compute_fraction on published training runs.
+
+Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--cli PATH]
+
+The fraction scales the GPU's isolated tensor-core rates (fitted on single-kernel benchmarks)
+inside a training step (topologies/gpus.textproto). This finds the value that minimises the mean
+absolute error of `clustersim validate` over the given scenarios, each carrying its published
+TFLOP/s: the shipped catalog with only that field of GPU replaced, golden-section search over
+[0.3, 1] to 0.0005, then the value rounded to 0.001. Prints the value and each row's error.
+Deterministic: the same catalog and scenarios give the same value.
+"""
+import argparse
+import csv
+import io
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+
+
+def gpu_entry(name):
+    """The text of the `gpu { ... }` entry named `name` in the shipped GPU catalog."""
+    text = open(os.path.join(ROOT, 'topologies', 'gpus.textproto')).read()
+    for match in re.finditer(r'^gpu \{\n.*?^\}\n', text, flags=re.S | re.M):
+        if re.search(r'^  name: "' + re.escape(name) + '"$', match.group(0), flags=re.M):
+            return match.group(0)
+    sys.exit(f'no gpu named "{name}" in topologies/gpus.textproto')
+
+
+def with_fraction(entry, fraction):
+    line = f'  sustained_compute_fraction: {fraction:.6f}\n'
+    if 'sustained_compute_fraction:' in entry:
+        return re.sub(r'^  sustained_compute_fraction: .*\n', line, entry, flags=re.M)
+    return entry[:-2] + line + '}\n'
+
+
+def errors(cli, entry, scenarios, fraction, directory):
+    """Each scenario's error in % at `fraction`."""
+    with open(os.path.join(directory, 'gpu.textproto'), 'w') as f:
+        f.write(with_fraction(entry, fraction))
+    out = subprocess.run([cli, 'validate', '--root', ROOT, '--catalog', directory, '--format',
+                          'csv'] + scenarios, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(out.stderr)
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    missing = [r['scenario'] for r in rows if not r['error_pct']]
+    if missing or len(rows) != len(scenarios):
+        sys.exit(f'not every scenario was simulated at {fraction}: {missing}')
+    return {r['scenario']: float(r['error_pct']) for r in rows}
+
+
+def mean_absolute(errs):
+    return sum(abs(e) for e in errs.values()) / len(errs)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('gpu')
+    parser.add_argument('scenarios', nargs='+')
+    parser.add_argument('--cli', default=os.path.join(ROOT, 'build', 'release', 'clustersim'))
+    args = parser.parse_args()
+    entry = gpu_entry(args.gpu)
+    with tempfile.TemporaryDirectory() as directory:
+        def cost(x):
+            return mean_absolute(errors(args.cli, entry, args.scenarios, x, directory))
+        low, high = 0.3, 1.0
+        ratio = (math.sqrt(5) - 1) / 2
+        a, b = high - ratio * (high - low), low + ratio * (high - low)
+        fa, fb = cost(a), cost(b)
+        while high - low > 0.0005:
+            if fa <= fb:
+                high, b, fb = b, a, fa
+                a = high - ratio * (high - low)
+                fa = cost(a)
+            else:
+                low, a, fa = a, b, fb
+                b = low + ratio * (high - low)
+                fb = cost(b)
+        best = round((low + high) / 2, 3)
+        final = errors(args.cli, entry, args.scenarios, best, directory)
+    for scenario, error in sorted(final.items()):
+        print(f'{scenario:40s} {error:+6.1f}%')
+    print(f'{args.gpu}: sustained_compute_fraction {best:.3f}: mean absolute error '
+          f'{mean_absolute(final):.2f}% over {len(final)} rows, worst '
+          f'{max(abs(e) for e in final.values()):.1f}%')
+
+
+if __name__ == '__main__':
+    main()
