@@ -53,10 +53,13 @@ struct PipelinePlan {
   bool overlap_parameter_gather = true;
   bool shard_gradients = false;  // reduce-scatter instead of all-reduce (ZeRO / distributed opt.)
   std::vector<StageWork> work;   // per stage
+  schema::RankOrder rank_order = schema::TP_PP_DP;
 
-  // GPUs are placed tensor-parallel innermost, then pipeline, then data parallel.
+  // GPUs are placed tensor-parallel innermost, then as rank_order says.
   int gpu(int replica, int stage, int rank) const {
-    return (replica * stages + stage) * tensor_parallel + rank;
+    const int outer = rank_order == schema::TP_DP_PP ? stage * data_parallel + replica
+                                                     : replica * stages + stage;
+    return outer * tensor_parallel + rank;
   }
 };
 

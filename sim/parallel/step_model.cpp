@@ -263,6 +263,7 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
   plan.overlap_pipeline_communication =
       !p.has_overlap_pipeline_communication() || p.overlap_pipeline_communication();
   plan.shard_gradients = p.distributed_optimizer() || p.zero_stage() >= 1;
+  plan.rank_order = p.rank_order();
   const TransformerParameters params = transformer_parameters(t);
   std::vector<double> compute_s(pp), tensor_comm_s(pp);  // per stage, over the step
   for (int r = 0; r < pp; ++r) {

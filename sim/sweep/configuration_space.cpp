@@ -29,6 +29,9 @@ s::Parallelism base_parallelism(const s::Scenario& scenario) {
     p.set_schedule(s::ONE_F_ONE_B);
   }
   if (!p.has_virtual_stages()) p.set_virtual_stages(1);
+  if (!p.has_rank_order() || p.rank_order() == s::RANK_ORDER_UNSPECIFIED) {
+    p.set_rank_order(s::TP_PP_DP);
+  }
   if (!p.has_zero_stage()) p.set_zero_stage(0);
   if (!p.has_sequence_parallel()) p.set_sequence_parallel(false);
   if (!p.has_distributed_optimizer()) p.set_distributed_optimizer(false);

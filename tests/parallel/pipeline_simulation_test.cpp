@@ -184,3 +184,47 @@ TEST_CASE("the timeline records every task once, without overlap on a stage's co
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// The "data parallel" span of stage 0 and the tracks the stage-to-stage sends used.
+struct Placed {
+  double reduction_ms = 0;
+  std::set<std::string> send_tracks;
+};
+
+Placed placed(schema::RankOrder order) {
+  auto t = shipped_cluster("aws.p5.48xlarge", 2);  // 2 x 8 H100: NVLink inside, EFA between
+  PipelinePlan plan = uniform_plan(schema::ONE_F_ONE_B, 2, 1, 4, ms(1), ms(2));
+  plan.tensor_parallel = 4;
+  plan.data_parallel = 2;
+  plan.rank_order = order;
+  plan.activation_bytes = 64e6;
+  plan.overlap_gradient_reduce = false;
+  for (StageWork& w : plan.work) w.gradient_bytes = 1e9;
+  Timeline timeline;
+  simulate_pipeline(plan, *t, &timeline);
+  Placed p;
+  for (const TimelineSpan& s : timeline.spans()) {
+    if (s.track.rfind("send", 0) == 0) p.send_tracks.insert(s.track);
+    if (s.group == "stage 0" && s.track == "data parallel")
+      p.reduction_ms = (s.end - s.start).seconds() * 1e3;
+  }
+  return p;
+}
+
+TEST_CASE("the rank order decides which of pipeline and data parallelism stays inside a node") {
+  // TP_PP_DP: a replica's two stages share a node (sends over NVLink), replicas span nodes.
+  const Placed stages_together = placed(schema::TP_PP_DP);
+  CHECK(stages_together.send_tracks == std::set<std::string>{"send (NVLink)"});
+  // TP_DP_PP: a stage's two replicas share a node, stages span nodes.
+  const Placed replicas_together = placed(schema::TP_DP_PP);
+  CHECK(replicas_together.send_tracks == std::set<std::string>{"send (network)"});
+  // The gradient all-reduce between replicas: over NVLink when they share a node.
+  REQUIRE(stages_together.reduction_ms > 0);
+  CHECK(replicas_together.reduction_ms < stages_together.reduction_ms / 2);
+}
+
+}  // namespace
+}  // namespace clustersim
