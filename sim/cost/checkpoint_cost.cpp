@@ -31,7 +31,7 @@ CheckpointCost checkpoint_cost(const schema::Model& model, const schema::Trainin
   cost.bytes = static_cast<double>(parameter_count(model)) *
                (per_parameter.weights + per_parameter.optimizer);
   cost.load_bytes_per_node =
-      configuration.instance->gpu_count() * (memory.weights_bytes + memory.optimizer_bytes);
+      configuration.gpus_per_node * (memory.weights_bytes + memory.optimizer_bytes);
   const StoragePerformance storage =
       storage_performance(tier, capacity_gib, configuration.instance);
   // Seconds for every node to move `per_node` bytes at once.

@@ -65,7 +65,7 @@ InputSetup input_setup(const Catalog& catalog, const LoadedScenario& scenario,
   setup.node_vcpus = loader.has_cpu_limit_vcpus() ? loader.cpu_limit_vcpus() : instance.vcpus();
   InputPipelineSpec& spec = setup.spec;
   // One loader per data-parallel rank on the node; model-parallel ranks share their rank's data.
-  spec.loaders = std::max(1, instance.gpu_count() / (p.tensor_parallel() * p.pipeline_parallel()));
+  spec.loaders = std::max(1, c.gpus_per_node / (p.tensor_parallel() * p.pipeline_parallel()));
   spec.batch_samples = job.global_batch_size() / p.data_parallel();
   spec.workers_per_loader = c.dataloader_workers_per_gpu;
   spec.prefetch_factor = loader.has_prefetch_factor() ? loader.prefetch_factor() : 2;

@@ -224,6 +224,12 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
         resolve_reference(owner, "instance", index, name, catalog.instances(), "instance type");
     if (instance == nullptr) continue;
     loaded->instances.push_back(instance);
+    if (m.cluster().has_gpus_per_node() && m.cluster().gpus_per_node() > instance->gpu_count()) {
+      root.child("cluster").error(
+          "gpus_per_node", std::to_string(m.cluster().gpus_per_node()) + " is more than the " +
+                               std::to_string(instance->gpu_count()) + " GPUs of \"" +
+                               instance->name() + "\"");
+    }
     if (m.job().has_precision() && m.job().precision() != s::PRECISION_UNSPECIFIED) {
       check_precision(owner, "instance", index, *instance, catalog, m.job().precision());
     }
@@ -241,6 +247,7 @@ void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScena
     if (!swept_instances) cluster.require("instance");
     if (!swept_nodes) cluster.require("nodes");
     cluster.at_least("nodes", 1);
+    cluster.at_least("gpus_per_node", 1);
     if (m.cluster().has_fabric()) {
       loaded->fabric = resolve_reference(cluster, "fabric", -1, m.cluster().fabric(),
                                          catalog.fabrics(), "fabric");

@@ -168,9 +168,9 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(
                          : layers;
   const int max_vs = automatic.has_max_virtual_stages() ? automatic.max_virtual_stages() : 1;
   const int64_t batch = scenario_.scenario().job().global_batch_size();
-  const int gpus = nodes * instance.gpu_count();
+  const int gpus = nodes * gpus_per_node(instance);
   std::vector<Layout> layouts;
-  for (int tp : divisors(instance.gpu_count())) {
+  for (int tp : divisors(gpus_per_node(instance))) {
     if (!tensor_parallel_problem(tp, &model).empty()) continue;
     for (int pp : divisors(gpus / tp)) {
       if (pp > max_pp) break;
@@ -191,6 +191,11 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(
   return layouts;
 }
 
+int ConfigurationSpace::gpus_per_node(const s::InstanceType& instance) const {
+  const s::Cluster& cluster = scenario_.scenario().cluster();
+  return cluster.has_gpus_per_node() ? cluster.gpus_per_node() : instance.gpu_count();
+}
+
 Configuration ConfigurationSpace::at(int64_t index) const {
   CLUSTERSIM_CHECK(index >= 0 && index < size_, "configuration index out of range");
   const auto group =
@@ -199,8 +204,13 @@ Configuration ConfigurationSpace::at(int64_t index) const {
   const int64_t within = index - group->first;
   const Layout& layout = (*group->layouts)[within / static_cast<int64_t>(options_.size())];
   const Options& options = options_[within % static_cast<int64_t>(options_.size())];
-  Configuration c{index, group->instance,         group->nodes,
-                  base_, options.dataset_storage, options.dataloader_workers_per_gpu};
+  Configuration c{index,
+                  group->instance,
+                  group->nodes,
+                  base_,
+                  options.dataset_storage,
+                  options.dataloader_workers_per_gpu,
+                  gpus_per_node(*group->instance)};
   s::Parallelism& p = c.parallelism;
   p.set_tensor_parallel(layout.tensor_parallel);
   p.set_pipeline_parallel(layout.pipeline_parallel);

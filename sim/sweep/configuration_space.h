@@ -25,7 +25,8 @@ struct Configuration {
   // null and 0 when the job has no dataloader. Point into the scenario.
   const schema::StorageVolume* dataset_storage = nullptr;
   int dataloader_workers_per_gpu = 0;
-  int gpus() const { return nodes * instance->gpu_count(); }
+  int gpus_per_node = 0;  // the job's GPUs on each node: the cluster's gpus_per_node or all
+  int gpus() const { return nodes * gpus_per_node; }
 };
 
 // Why a configuration cannot run (GPUs not divisible by tp*pp, batch not divisible by
@@ -65,6 +66,8 @@ class ConfigurationSpace {
   };
   // Every valid layout of `nodes` x `instance` (auto_parallelism).
   std::vector<Layout> auto_layouts(const schema::InstanceType& instance, int nodes) const;
+  // The job's GPUs on each node of `instance`.
+  int gpus_per_node(const schema::InstanceType& instance) const;
 
   const LoadedScenario& scenario_;
   schema::Parallelism base_;

@@ -36,7 +36,8 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
   auto& topology = topologies_[{c.instance, c.nodes}];
   if (!topology) {
     TopologyOrError built =
-        build_topology({c.instance, c.nodes, 0, scenario_.fabric, std::nullopt}, catalog_);
+        build_topology({c.instance, c.nodes, c.gpus_per_node, scenario_.fabric, std::nullopt},
+                       catalog_);
     if (!built.topology) {
       e.error = c.instance->name() + ": " + built.error;
       return e;

@@ -54,6 +54,16 @@ TEST_CASE("the shipped quickstart scenario loads") {
   CHECK(diagnostics.all().empty());
 }
 
+TEST_CASE("gpus_per_node must be at least 1 and at most the instance's GPUs") {
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"aws.p4d.24xlarge\" nodes: 1 gpus_per_node: 16")) ==
+        "s.textproto:10:41: cluster.gpus_per_node: 16 is more than the 8 GPUs of "
+        "\"aws.p4d.24xlarge\"\n");
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"aws.p4d.24xlarge\" nodes: 1 gpus_per_node: 0")) ==
+        "s.textproto:10:41: cluster.gpus_per_node: must be >= 1, got 0\n");
+}
+
 TEST_CASE("a typo in an instance name names file, line, field and the closest instance") {
   CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                              "instance: \"aws.p5.48xlrge\" nodes: 1")) ==

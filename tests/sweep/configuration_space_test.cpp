@@ -39,6 +39,24 @@ TEST_CASE("a scenario without a sweep is one configuration with defaults filled 
   CHECK(c.parallelism.recompute() == schema::RECOMPUTE_NONE);
 }
 
+TEST_CASE("a job on some GPUs of each node counts only those, and splits only them") {
+  TempDir dir;
+  auto space = expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2
+  gpus_per_node: 4 }
+sweep { auto_parallelism { micro_batch_size: [1] } })"));
+  REQUIRE_FALSE(space.valid.empty());
+  std::set<int> tensor_parallel;
+  for (const Configuration& c : space.valid) {
+    CHECK(c.gpus() == 8);
+    CHECK(c.gpus_per_node == 4);
+    const schema::Parallelism& p = c.parallelism;
+    CHECK(p.tensor_parallel() * p.pipeline_parallel() * p.data_parallel() == 8);
+    tensor_parallel.insert(p.tensor_parallel());
+  }
+  // Tensor parallelism stays inside the 4 GPUs used of a node.
+  CHECK(tensor_parallel == std::set<int>{1, 2, 4});
+}
+
 TEST_CASE("the sweep is the product of its axes; impossible splits are pruned with a reason") {
   TempDir dir;
   auto space = expand_configurations(*load(dir, R"(

@@ -47,6 +47,23 @@ sweep { micro_batch_size: [1, 2, 4, 8, 16, 32, 64] })");
   CHECK(fastest.configuration != &space.valid.front());
 }
 
+TEST_CASE("a job on half of a node's GPUs runs on half of them: twice the work per GPU") {
+  const testing::TempDir dir;
+  auto step_s = [&](const std::string& gpus_per_node) {
+    const auto loaded = load(dir, R"(name: "half" model: "gpt-1.7b"
+job { global_batch_size: 64 sequence_length: 2048 precision: BF16 optimizer: ADAM steps: 1 }
+cluster { instance: "aws.p4de.24xlarge" nodes: 1 )" + gpus_per_node + " }");
+    const ExpandedConfigurations space = expand_configurations(*loaded);
+    REQUIRE(space.valid.size() == 1);
+    Evaluator evaluator(testing::shipped_catalog(), *loaded);
+    const Evaluation e = evaluator.evaluate(space.valid.front());
+    REQUIRE(e.step);
+    return e.step->step_s;
+  };
+  const double all = step_s(""), half = step_s("gpus_per_node: 4");
+  CHECK(half / all == Approx(2).epsilon(0.1));
+}
+
 TEST_CASE("when no configuration fits, there is no fastest and the first one's memory is given") {
   const testing::TempDir dir;
   const auto loaded = load(dir, R"(name: "gpt3-oom" model: "gpt3-175b"
