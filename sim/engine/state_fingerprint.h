@@ -29,8 +29,8 @@ class StateFingerprint {
   // `time` relative to the instant of the record; Picoseconds::max() (never) stays distinct.
   void add_time(Picoseconds time);
   void add_bits(double value);
-  // The canonical number of object `id` >= 0 of `owner` (the object that hands out such ids):
-  // the order of its first mention in this record.
+  // The canonical number of object `id` of `owner` (the object that hands out such ids, from 0;
+  // -1 stands for the owner itself): the order of its first mention in this record.
   void add_object(const void* owner, int64_t id);
   // An event handler as an object. Each handler that describes its events mentions itself
   // before the events are written, so that the events' formats follow from the record.

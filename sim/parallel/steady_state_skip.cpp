@@ -15,33 +15,34 @@ std::optional<SteadyStateJump> SteadyStateSkip::record(PipelineCut cut) {
   ++cuts_seen_;
   if (!cut.state.comparable()) return std::nullopt;
   const uint64_t hash = cut.state.hash();
-  // Among the earlier cuts in the same state, the one whose period the schedules repeat longest.
-  std::optional<SteadyStateJump> best;
+  // One cut is kept per state: the latest, which gives the shortest period.
   auto [begin, end] = cuts_by_hash_.equal_range(hash);
-  for (auto it = begin; it != end; ++it) {
-    const PipelineCut& from = cuts_[it->second];
-    if (!(from.state == cut.state)) continue;
-    CLUSTERSIM_CHECK(cut.next_task[0] > from.next_task[0], "a period in which stage 0 ran nothing");
-    const size_t tasks = cut.next_task[0] - from.next_task[0];
-    const int micro_batches = cut.micro_batch - from.micro_batch;
-    const int64_t periods = periods_repeated(from, tasks, micro_batches);
-    if (periods <= 0 || (best && periods * tasks <= best->tasks)) continue;
-    best = SteadyStateJump{periods,
-                           Picoseconds(periods * (cut.time - from.time).count()),
-                           static_cast<int>(periods * micro_batches),
-                           periods * tasks,
-                           {}};
-    for (size_t r = 0; r < schedules_.size(); ++r) {
-      best->busy.push_back(Picoseconds(periods * (cut.busy[r] - from.busy[r]).count()));
-    }
+  const auto same = std::find_if(
+      begin, end, [&](const auto& entry) { return cuts_[entry.second].state == cut.state; });
+  if (same == end) {
+    cuts_by_hash_.emplace(hash, cuts_.size());
+    cuts_.push_back(std::move(cut));
+    return std::nullopt;
   }
-  if (best) {
-    found_ = true;
-    return best;
+  PipelineCut& from = cuts_[same->second];
+  CLUSTERSIM_CHECK(cut.next_task[0] > from.next_task[0], "a period in which stage 0 ran nothing");
+  const size_t tasks = cut.next_task[0] - from.next_task[0];
+  const int micro_batches = cut.micro_batch - from.micro_batch;
+  const int64_t periods = periods_repeated(from, tasks, micro_batches);
+  if (periods <= 0) {
+    from = std::move(cut);
+    return std::nullopt;
   }
-  cuts_by_hash_.emplace(hash, cuts_.size());
-  cuts_.push_back(std::move(cut));
-  return std::nullopt;
+  found_ = true;
+  SteadyStateJump jump{periods,
+                       Picoseconds(periods * (cut.time - from.time).count()),
+                       static_cast<int>(periods * micro_batches),
+                       periods * tasks,
+                       {}};
+  for (size_t r = 0; r < schedules_.size(); ++r) {
+    jump.busy.push_back(Picoseconds(periods * (cut.busy[r] - from.busy[r]).count()));
+  }
+  return jump;
 }
 
 int64_t SteadyStateSkip::periods_repeated(const PipelineCut& from, size_t tasks,

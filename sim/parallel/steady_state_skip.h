@@ -51,9 +51,9 @@ class SteadyStateSkip {
  public:
   explicit SteadyStateSkip(std::vector<StageSchedule> schedules);
 
-  // Records the cut at the run's current instant (cuts come in time order). Returns the jump it
-  // proves: from this cut to the furthest later state the schedules allow, never past a task
-  // whose schedule stops repeating.
+  // Records the cut at the run's current instant (cuts come in time order). When its state is
+  // that of the latest earlier cut in it, returns the jump that proves: from this cut to the
+  // furthest later state the schedules allow, never past a task whose schedule stops repeating.
   std::optional<SteadyStateJump> record(PipelineCut cut);
   // False once a repeat was jumped over, or after enough cuts without one (a state that never
   // repeats, or not soon enough to pay for the records): the run stops looking.
@@ -68,7 +68,7 @@ class SteadyStateSkip {
   int64_t periods_repeated(const PipelineCut& from, size_t tasks, int micro_batches) const;
 
   std::vector<StageSchedule> schedules_;
-  std::vector<PipelineCut> cuts_;
+  std::vector<PipelineCut> cuts_;  // the latest in each state recorded
   std::unordered_multimap<uint64_t, size_t> cuts_by_hash_;
   size_t cuts_seen_ = 0;
   bool found_ = false;
