@@ -17,9 +17,30 @@ void MaxMinFair::set_capacities(std::span<const double> capacities) {
   slot_of_.clear();
 }
 
+namespace {
+
+// Whether each constraint appears once in `uses`, known from their order (merged uses are sorted).
+bool sorted_distinct(std::span<const MaxMinFair::Use> uses) {
+  for (size_t i = 1; i < uses.size(); ++i) {
+    if (uses[i - 1].constraint >= uses[i].constraint) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void MaxMinFair::solve(std::span<const std::span<const Use>> flows, double unconstrained_rate,
                        std::vector<double>* rates) {
   std::vector<double>& rate = *rates;
+  // A flow alone, using each constraint once (a transfer alone on its links), gets its tightest
+  // constraint's capacity / multiplicity: the first round below, bit for bit, without the rest.
+  if (flows.size() == 1 && !flows[0].empty() && sorted_distinct(flows[0])) {
+    double level = std::numeric_limits<double>::infinity();
+    for (const Use& u : flows[0])
+      level = std::min(level, capacities_[u.constraint] / u.multiplicity);
+    rate.assign(1, level);
+    return;
+  }
   rate.assign(flows.size(), 0);
   fixed_.assign(flows.size(), 0);
   used_.clear();

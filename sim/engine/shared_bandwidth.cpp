@@ -88,6 +88,45 @@ void SharedBandwidth::on_event(uint64_t tag) {
   sim_->request_settle(this);
 }
 
+void SharedBandwidth::describe_event(uint64_t tag, StateFingerprint* f) const {
+  if (tag & kWakeUp) return f->add((tag & ~kWakeUp) == wake_up_generation_ ? 1 : 2);
+  f->add(0);
+  f->add_object(this, static_cast<int64_t>(tag));
+}
+
+void SharedBandwidth::describe_transfer(int64_t transfer, StateFingerprint* f) const {
+  const Transfer& t = transfers_[transfer];
+  f->add_object(this, transfer);
+  f->add(static_cast<int64_t>(t.uses.size()));
+  for (const MaxMinFair::Use& u : t.uses) {
+    f->add(u.constraint);
+    f->add(u.multiplicity);
+  }
+  f->add_bits(t.remaining_bytes);
+  f->add(t.active);
+  if (!t.active) return;
+  f->add_bits(t.rate);
+  f->add_time(t.updated);
+  f->add_time(t.end);
+  f->add(static_cast<int64_t>(activations_ - t.activation));
+}
+
+void SharedBandwidth::fingerprint(StateFingerprint* f) const {
+  const bool all_described = f->objects_of(this) == transfers_.size() - free_ids_.size();
+  if (!all_described || !started_.empty() || !freed_.empty()) f->make_incomparable();
+  f->add_handler(this);
+  f->add_time(wake_up_at_);
+}
+
+void SharedBandwidth::translate(Picoseconds delta) {
+  for (Transfer& t : transfers_) {
+    t.updated += delta;
+    if (t.end != Picoseconds::max()) t.end += delta;
+  }
+  for (End& end : ends_) end.time += delta.count();
+  if (wake_up_at_ != Picoseconds::max()) wake_up_at_ += delta;
+}
+
 bool SharedBandwidth::stale(const End& end) const {
   const Transfer& t = transfers_[end.id];
   return !t.active || t.version != end.version;

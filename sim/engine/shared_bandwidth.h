@@ -48,10 +48,21 @@ class SharedBandwidth : private EventHandler, private Settler {
   // Current rate of an active transfer in bytes per second (0 while in its latency or done).
   double rate(int64_t transfer) const;
   size_t active_transfers() const { return active_count_; }
-  // Bytes moved through a constraint so far (multiplicity counted), for conservation checks.
+  // Bytes moved through a constraint by the transfers started so far (multiplicity counted), for
+  // conservation checks.
   double bytes_through(int32_t constraint) const {
     return static_cast<size_t>(constraint) < bytes_through_.size() ? bytes_through_[constraint] : 0;
   }
+
+  // Writes transfer `transfer` (not ended) into `f` (state_fingerprint.h): as an object of this,
+  // then its uses, what remains of it and, once it moves, its rate, times and order of activation.
+  // The owner of each transfer describes it; then fingerprint().
+  void describe_transfer(int64_t transfer, StateFingerprint* f) const;
+  // Completes `f` once the owners described their transfers: incomparable unless every transfer
+  // not ended was described; the pending wake-up.
+  void fingerprint(StateFingerprint* f) const;
+  // Moves every time kept `delta` later (Simulation::translate).
+  void translate(Picoseconds delta);
 
  private:
   struct Transfer {
@@ -75,7 +86,8 @@ class SharedBandwidth : private EventHandler, private Settler {
   enum : uint64_t { kWakeUp = 1ull << 63 };
 
   void on_event(uint64_t tag) override;  // a transfer's latency ended, or a wake-up
-  void settle() override;                // finish, re-rate, schedule next wake-up
+  void describe_event(uint64_t tag, StateFingerprint* f) const override;
+  void settle() override;  // finish, re-rate, schedule next wake-up
   void recompute_rates();
   // Fills affected_ with the active transfers connected to started_ and freed_, in activation
   // order, and empties those two.

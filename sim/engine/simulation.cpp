@@ -56,8 +56,28 @@ uint64_t Simulation::run() {
     if (!settlers_.empty() && (heap_.empty() || heap_.front().time != event.time)) {
       run_settlers();
     }
+    // Settling may have queued more events at this time: the timestamp is not done before them.
+    if (paused_ && (heap_.empty() || heap_.front().time != event.time)) break;
   }
+  paused_ = false;
   return events_processed_ - before;
+}
+
+void Simulation::fingerprint(StateFingerprint* f) const {
+  if (stopped_ || !settlers_.empty()) return f->make_incomparable();
+  std::vector<Event> queued = heap_;
+  std::sort(queued.begin(), queued.end(),
+            [](const Event& a, const Event& b) { return Later{}(b, a); });
+  for (const Event& e : queued) {
+    f->add_handler(e.handler);
+    f->add_time(Picoseconds(e.time));
+    e.handler->describe_event(e.tag, f);
+  }
+}
+
+void Simulation::translate(Picoseconds delta) {
+  now_ += delta;
+  for (Event& e : heap_) e.time += delta.count();
 }
 
 uint64_t Simulation::CallbackSlots::add(std::function<void()> callback) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "sim/engine/state_fingerprint.h"
 #include "sim/util/units.h"
 
 namespace clustersim {
@@ -17,6 +18,11 @@ namespace clustersim {
 class EventHandler {
  public:
   virtual void on_event(uint64_t tag) = 0;
+  // Writes what the queued event `tag` will do into `f` (state_fingerprint.h), canonically: no
+  // raw ids, no absolute times. By default an event has no canonical form.
+  virtual void describe_event(uint64_t /*tag*/, StateFingerprint* f) const {
+    f->make_incomparable();
+  }
 
  protected:
   ~EventHandler() = default;
@@ -57,6 +63,18 @@ class Simulation {
   uint64_t run();
   // Makes run() return after the current event; the events still queued are never run.
   void stop() { stopped_ = true; }
+  // Makes run() return once every event and settle of the current timestamp is done (or none is
+  // left); a later run() continues from there.
+  void pause() { paused_ = true; }
+
+  // Writes the queued events into `f`, in the order they will run: each as its handler (an
+  // object, StateFingerprint::add_handler), its time and what the handler says of it.
+  // Incomparable when stopped or settling.
+  void fingerprint(StateFingerprint* f) const;
+  // Moves the clock and every queued event `delta` later, keeping their order, without running
+  // anything: for a caller that has proven that the state `delta` later is this one, shifted (the
+  // queued events' handlers move their own times).
+  void translate(Picoseconds delta);
 
   uint64_t events_processed() const { return events_processed_; }
 
@@ -85,6 +103,7 @@ class Simulation {
   uint64_t next_sequence_ = 0;
   uint64_t events_processed_ = 0;
   bool stopped_ = false;
+  bool paused_ = false;
   std::vector<Settler*> settlers_;
   std::vector<Settler*> settling_;  // the batch run_settlers is running (kept for its capacity)
   CallbackSlots callbacks_;

@@ -50,11 +50,11 @@ void Network::start_coupled(const std::vector<std::pair<int, int>>& edges, doubl
   start_on_routes(bytes_per_edge, latency, std::move(done));
 }
 
-void Network::start_transfer(int from, int to, double bytes, Picoseconds latency,
-                             std::function<void()> done) {
+int64_t Network::start_transfer(int from, int to, double bytes, Picoseconds latency,
+                                std::function<void()> done) {
   uses_.clear();
   add_route(from, to, bytes);
-  start_on_routes(bytes, latency, std::move(done));
+  return start_on_routes(bytes, latency, std::move(done));
 }
 
 void Network::add_route(int from, int to, double bytes) {
@@ -89,9 +89,9 @@ const std::vector<MaxMinFair::Use>& Network::replicated_route(int from, int to) 
   return it->second;
 }
 
-void Network::start_on_routes(double bytes, Picoseconds latency, std::function<void()> done) {
+int64_t Network::start_on_routes(double bytes, Picoseconds latency, std::function<void()> done) {
   merge_uses(&uses_);
-  links_.start(bytes, uses_, latency, std::move(done));
+  return links_.start(bytes, uses_, latency, std::move(done));
 }
 
 void Network::start_on_links(const std::vector<MaxMinFair::Use>& uses, double bytes,
@@ -109,6 +109,11 @@ void Network::fold_replicas(std::vector<MaxMinFair::Use>* uses) const {
     use.multiplicity *= symmetry_->stabiliser_size(use.constraint, replicas_);
   }
   merge_uses(uses);
+}
+
+void Network::fingerprint(StateFingerprint* f) const {
+  if (!symmetric_) f->make_incomparable();
+  links_.fingerprint(f);
 }
 
 void Network::count_bytes(int gpu, double sent, double received) {

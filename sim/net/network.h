@@ -34,9 +34,10 @@ class Network {
   // when all has arrived. Requires: from != to on every edge.
   void start_coupled(const std::vector<std::pair<int, int>>& edges, double bytes_per_edge,
                      Picoseconds latency, std::function<void()> done);
-  // One transfer from GPU `from` to GPU `to`.
-  void start_transfer(int from, int to, double bytes, Picoseconds latency,
-                      std::function<void()> done);
+  // One transfer from GPU `from` to GPU `to`; returns its id (SharedBandwidth's: reused once it
+  // has ended).
+  int64_t start_transfer(int from, int to, double bytes, Picoseconds latency,
+                         std::function<void()> done);
   // Moves `bytes` over explicit links (each counted `multiplicity` times), for traffic that is
   // not GPU-to-GPU (e.g. to an NVSwitch that reduces in the switch).
   void start_on_links(const std::vector<MaxMinFair::Use>& uses, double bytes, Picoseconds latency,
@@ -48,6 +49,15 @@ class Network {
   // False once a replicated transfer's routes broke the symmetry: the run is not exact.
   bool symmetric() const { return symmetric_; }
 
+  // State records and time shifts (SharedBandwidth's): the owner of each transfer describes it,
+  // then fingerprint() completes the record (incomparable once the symmetry broke).
+  void describe_transfer(int64_t transfer, StateFingerprint* f) const {
+    links_.describe_transfer(transfer, f);
+  }
+  void fingerprint(StateFingerprint* f) const;
+  void translate(Picoseconds delta) { links_.translate(delta); }
+
+  // Bytes of the transfers started so far (a translate() skips some: not counted).
   const std::vector<double>& bytes_sent() const { return sent_; }
   const std::vector<double>& bytes_received() const { return received_; }
   const Topology& topology() const { return *topology_; }
@@ -56,8 +66,8 @@ class Network {
  private:
   // Appends the uses of route(from, to) (for all replicas) to uses_ and books its bytes.
   void add_route(int from, int to, double bytes);
-  // Starts one transfer over the uses collected in uses_.
-  void start_on_routes(double bytes, Picoseconds latency, std::function<void()> done);
+  // Starts one transfer over the uses collected in uses_; returns its id.
+  int64_t start_on_routes(double bytes, Picoseconds latency, std::function<void()> done);
   // Replicated: the uses of route(from, to) for all replicas, on their orbits' representatives
   // (cached). The first time, checks that the replicas' routes are the images of rank 0's.
   const std::vector<MaxMinFair::Use>& replicated_route(int from, int to);

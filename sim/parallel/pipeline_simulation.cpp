@@ -1,25 +1,34 @@
 // Event-driven execution of pipeline schedules with stage-to-stage transfers and data-parallel
-// gradient reduction on the network.
+// gradient reduction on the network, skipping the periodic steady state (steady_state_skip.h).
 #include "sim/parallel/pipeline_simulation.h"
 
+#include <algorithm>
 #include <bit>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "sim/net/collective.h"
 #include "sim/net/collective_algorithms.h"
+#include "sim/parallel/steady_state_skip.h"
+#include "sim/util/check.h"
 
 namespace clustersim {
 namespace {
 
 // Runs the plan on the engine. Its own events (a task's end, a gradient bucket becoming ready, an
 // optimizer step's end, an input a stage sends itself) carry their kind in the low bits of the
-// tag and a stage or send index above; transfers call back with a send index. So the per-task
-// path allocates nothing beyond amortised vector growth.
+// tag and a stage or send rank above; transfers call back with a send rank. So the per-task path
+// allocates nothing beyond amortised vector growth.
+//
+// With `skip_steady_state`, every time stage 0 starts a forward after its first backward the run
+// pauses at the end of that timestamp and records its state (a cut); once a cut repeats an
+// earlier one, it jumps over the periods its schedules repeat for (steady_state_skip.h).
 class PipelineRun final : private EventHandler {
  public:
   // `network` replicated over the tensor-parallel ranks, or not replicated.
-  PipelineRun(const PipelinePlan& plan, Network* network, Timeline* timeline)
+  PipelineRun(const PipelinePlan& plan, Network* network, Timeline* timeline,
+              bool skip_steady_state)
       : plan_(plan),
         net_(network),
         record_(timeline),
@@ -47,11 +56,28 @@ class PipelineRun final : private EventHandler {
     send_latency_.assign(static_cast<size_t>(p) * 2 * ranks_, Picoseconds(-1));
     zero3_.resize(p);
     for (int r = 0; r < p; ++r) start_zero3(r);
+    const bool zero3 =
+        std::any_of(zero3_.begin(), zero3_.end(), [](auto& z) { return z != nullptr; });
+    if (skip_steady_state && !timeline && !zero3) {
+      std::vector<StageSchedule> schedules;
+      for (const Stage& s : stages_) schedules.push_back({s.tasks, s.last_backward_of_chunk});
+      skip_.emplace(std::move(schedules));
+      const std::vector<PipelineTask>& first = stages_[0].tasks;
+      first_backward_ = std::find_if(first.begin(), first.end(),
+                                     [](const PipelineTask& t) { return !t.forward; }) -
+                        first.begin();
+    }
   }
 
   PipelineTimeline run() {
     for (int r = 0; r < plan_.stages; ++r) try_start(r);
-    net_->simulation().run();
+    Simulation& sim = net_->simulation();
+    sim.run();
+    while (cut_due_) {
+      cut_due_ = false;
+      take_cut();
+      sim.run();
+    }
     for (int r = 0; r < plan_.stages; ++r) {
       if (zero3_[r]) timeline_.stages[r].parameter_wait = zero3_[r]->waited();
     }
@@ -68,10 +94,12 @@ class PipelineRun final : private EventHandler {
     std::vector<PipelineTask> tasks;
     size_t next = 0;
     bool busy = false;
-    std::vector<char> arrived;                 // inputs received, by input_index()
+    std::vector<char> arrived;                 // inputs received and not yet used, by input_index()
+    int waiting = 0;                           // how many
     std::vector<char> last_backward_of_chunk;  // by task: its chunk's gradients are then final
   };
-  // A task's output on its way to the stage that needs it, one transfer per tensor-parallel rank.
+  // A task's output on its way to the stage that needs it, one transfer per tensor-parallel rank
+  // (rank `rank` of send `id` is send rank id * ranks_ + rank).
   struct Send {
     int from, to;
     size_t input;  // input_index() at `to`
@@ -107,6 +135,13 @@ class PipelineRun final : private EventHandler {
     }
   }
 
+  void describe_event(uint64_t tag, StateFingerprint* f) const override {
+    const uint64_t kind = tag & ((1u << kKindBits) - 1);
+    f->add(static_cast<int64_t>(kind));
+    if (kind == kSelfArrival) return f->add_object(&sends_, static_cast<int64_t>(tag >> kKindBits));
+    f->add(static_cast<int64_t>(tag >> kKindBits));
+  }
+
   // A task's input comes from another stage (or is local: the first forward, the last backward).
   bool needs_input(int stage, const PipelineTask& t) const {
     if (t.forward) return !(stage == 0 && t.chunk == 0);
@@ -117,13 +152,21 @@ class PipelineRun final : private EventHandler {
     Stage& s = stages_[r];
     if (s.busy || s.next >= s.tasks.size()) return;
     const PipelineTask task = s.tasks[s.next];
-    if (needs_input(r, task) && !s.arrived[input_index(task.forward, task.chunk, task.micro_batch)])
-      return;
+    if (needs_input(r, task)) {
+      char& arrived = s.arrived[input_index(task.forward, task.chunk, task.micro_batch)];
+      if (!arrived) return;
+      arrived = 0;
+      --s.waiting;
+    }
     s.busy = true;
     const Picoseconds duration = task_duration(r, task);
     timeline_.stages[r].busy += duration;
     if (s.last_backward_of_chunk[s.next]) start_gradient_reduction(r, duration);
     ++s.next;
+    if (r == 0 && task.forward && s.next > first_backward_ && skip_ && skip_->looking()) {
+      cut_due_ = true;
+      net_->simulation().pause();
+    }
     if (zero3_[r]) return zero3_[r]->run_task(s.next - 1, [this, r] { task_done(r); });
     schedule(duration, kTaskEnd, r);
   }
@@ -184,13 +227,16 @@ class PipelineRun final : private EventHandler {
     const size_t id =
         new_send({r, to, input_index(t.forward, chunk, t.micro_batch), t, now(), ranks_});
     for (int rank = 0; rank < ranks_; ++rank) {
+      const size_t send_rank = id * ranks_ + rank;
       const int from_gpu = plan_.gpu(0, r, rank), to_gpu = plan_.gpu(0, to, rank);
       if (from_gpu == to_gpu) {  // a single stage feeding itself (interleaving with one stage)
-        schedule(Picoseconds(0), kSelfArrival, id);
+        send_ranks_[send_rank] = kToItself;
+        schedule(Picoseconds(0), kSelfArrival, send_rank);
         continue;
       }
-      net_->start_transfer(from_gpu, to_gpu, plan_.activation_bytes / plan_.tensor_parallel,
-                           send_latency(r, t.forward, rank), [this, id] { rank_arrived(id); });
+      send_ranks_[send_rank] = net_->start_transfer(
+          from_gpu, to_gpu, plan_.activation_bytes / plan_.tensor_parallel,
+          send_latency(r, t.forward, rank), [this, send_rank] { rank_arrived(send_rank); });
     }
     return true;
   }
@@ -198,6 +244,7 @@ class PipelineRun final : private EventHandler {
   size_t new_send(const Send& send) {
     if (free_sends_.empty()) {
       sends_.push_back(send);
+      send_ranks_.resize(sends_.size() * ranks_);
       return sends_.size() - 1;
     }
     const size_t id = free_sends_.back();
@@ -218,13 +265,16 @@ class PipelineRun final : private EventHandler {
     return latency;
   }
 
-  void rank_arrived(size_t id) {
+  void rank_arrived(size_t send_rank) {
+    send_ranks_[send_rank] = kArrived;
+    const size_t id = send_rank / ranks_;
     Send& send = sends_[id];
     if (--send.ranks_left > 0) return;
     const Send done = send;
     free_sends_.push_back(id);
     if (record_) record_send(done);
     stages_[done.to].arrived[done.input] = 1;
+    ++stages_[done.to].waiting;
     try_start(done.to);
     if (!plan_.overlap_pipeline_communication) {
       stages_[done.from].busy = false;
@@ -342,6 +392,115 @@ class PipelineRun final : private EventHandler {
         });
   }
 
+  // Records the run's state at this instant (a cut) and jumps when it repeats an earlier one.
+  void take_cut() {
+    const Stage& first = stages_[0];
+    PipelineCut cut{
+        StateFingerprint(now()), now(), first.tasks[first.next - 1].micro_batch, {}, {}};
+    describe(&cut.state, cut.micro_batch);
+    net_->fingerprint(&cut.state);
+    net_->simulation().fingerprint(&cut.state);
+    for (int r = 0; r < plan_.stages; ++r) {
+      cut.next_task.push_back(stages_[r].next);
+      cut.busy.push_back(timeline_.stages[r].busy);
+    }
+    if (const std::optional<SteadyStateJump> jump = skip_->record(std::move(cut))) skip(*jump);
+  }
+
+  // Writes the stages, their reductions and the sends in flight into `f`: micro-batches relative
+  // to `micro_batch`, positions in the schedules relative to stage 0's next task.
+  void describe(StateFingerprint* f, int micro_batch) const {
+    f->add_handler(this);
+    const auto add_input = [&](size_t input) {
+      f->add(static_cast<int64_t>(input / micro_batch_ids_));  // forward? and chunk
+      f->add(static_cast<int64_t>(input % micro_batch_ids_) - micro_batch);
+    };
+    for (int r = 0; r < plan_.stages; ++r) {
+      const Stage& s = stages_[r];
+      f->add(static_cast<int64_t>(s.next) - static_cast<int64_t>(stages_[0].next));
+      f->add(s.busy);
+      f->add(s.waiting);
+      for_each_waiting_input(r, add_input);
+      const Reduction& p = reductions_[r];
+      for (int v : {p.buckets, p.ready, p.launched, p.done}) f->add(v);
+      for (bool v : {p.in_flight, p.backward_done, p.optimizer_started}) f->add(v);
+    }
+    std::vector<size_t> in_flight;
+    for (size_t id = 0; id < sends_.size(); ++id) {
+      if (sends_[id].ranks_left > 0) in_flight.push_back(id);
+    }
+    // Each input is sent once: (destination, input) names a send.
+    std::sort(in_flight.begin(), in_flight.end(), [&](size_t a, size_t b) {
+      return std::pair(sends_[a].to, sends_[a].input) < std::pair(sends_[b].to, sends_[b].input);
+    });
+    f->add(static_cast<int64_t>(in_flight.size()));
+    for (size_t id : in_flight) {
+      const Send& send = sends_[id];
+      f->add(send.from);
+      f->add(send.to);
+      add_input(send.input);
+      f->add(send.task.forward);
+      f->add(send.task.chunk);
+      f->add(send.task.micro_batch - micro_batch);
+      f->add_time(send.start);
+      f->add(send.ranks_left);
+      for (int rank = 0; rank < ranks_; ++rank) {
+        const size_t send_rank = id * ranks_ + rank;
+        const int64_t transfer = send_ranks_[send_rank];
+        f->add_object(&sends_, static_cast<int64_t>(send_rank));
+        f->add(std::min<int64_t>(transfer, 0));  // arrived, to itself, or a transfer
+        if (transfer >= 0) net_->describe_transfer(transfer, f);
+      }
+    }
+  }
+
+  // Calls fn(input) for each input stage r has received and not yet used, in the order of the
+  // tasks that will use them.
+  template <class Fn>
+  void for_each_waiting_input(int r, Fn fn) const {
+    const Stage& s = stages_[r];
+    int found = 0;
+    for (size_t i = s.next; found < s.waiting; ++i) {
+      CLUSTERSIM_CHECK(i < s.tasks.size(), "an input that no task uses");
+      const PipelineTask& t = s.tasks[i];
+      if (!needs_input(r, t)) continue;
+      const size_t input = input_index(t.forward, t.chunk, t.micro_batch);
+      if (s.arrived[input]) {
+        fn(input);
+        ++found;
+      }
+    }
+  }
+
+  // Moves the run `jump` on: the clock, every stage along its schedule and every micro-batch in
+  // flight or waiting (steady_state_skip.h proves the result is the state a full run reaches).
+  void skip(const SteadyStateJump& jump) {
+    const auto shifted = [&](size_t input) {
+      CLUSTERSIM_CHECK(
+          static_cast<int>(input % micro_batch_ids_) + jump.micro_batches < micro_batch_ids_,
+          "a steady-state jump past the last micro-batch");
+      return input + jump.micro_batches;
+    };
+    for (int r = 0; r < plan_.stages; ++r) {
+      Stage& s = stages_[r];
+      std::vector<size_t> waiting;
+      for_each_waiting_input(r, [&](size_t input) { waiting.push_back(input); });
+      for (size_t input : waiting) s.arrived[input] = 0;
+      for (size_t input : waiting) s.arrived[shifted(input)] = 1;
+      s.next += jump.tasks;
+      timeline_.stages[r].busy += jump.busy[r];
+    }
+    for (Send& send : sends_) {
+      if (send.ranks_left == 0) continue;
+      send.input = shifted(send.input);
+      send.task.micro_batch += jump.micro_batches;
+      send.start += jump.time;
+    }
+    net_->translate(jump.time);
+    net_->simulation().translate(jump.time);
+    timeline_.tasks_skipped += jump.tasks * plan_.stages;
+  }
+
   // Records [start, now) on `track` of stage r. Requires: recording.
   void record(int r, const char* track, const std::string& name, Picoseconds start) {
     record_->add("stage " + std::to_string(r), track, name, start, now());
@@ -365,23 +524,31 @@ class PipelineRun final : private EventHandler {
   std::vector<Reduction> reductions_;
   std::vector<Send> sends_;  // in flight, or free for reuse when listed in free_sends_
   std::vector<size_t> free_sends_;
+  // By send rank: the transfer in flight, or one of these.
+  static constexpr int64_t kArrived = -1, kToItself = -2;
+  std::vector<int64_t> send_ranks_;
   std::vector<Picoseconds> send_latency_;  // by (stage, forward?, rank); negative: not looked up
   std::map<std::pair<int, double>, CollectiveAlgorithm> algorithms_;
   std::vector<std::unique_ptr<Zero3Stage>> zero3_;  // per stage; null when not ZeRO-3
+  std::optional<SteadyStateSkip> skip_;             // when skipping the steady state
+  size_t first_backward_ = 0;                       // stage 0's first backward task
+  bool cut_due_ = false;                            // paused for a cut
   PipelineTimeline timeline_;
 };
 
 }  // namespace
 
 PipelineTimeline simulate_pipeline(const PipelinePlan& plan, const Topology& topology,
-                                   Timeline* timeline, bool one_rank_for_all) {
+                                   Timeline* timeline, PipelineShortcuts shortcuts) {
   const int t = plan.tensor_parallel;
-  if (one_rank_for_all && t > 1 && std::has_single_bit(static_cast<unsigned>(t)) &&
+  if (shortcuts.one_rank_for_all && t > 1 && std::has_single_bit(static_cast<unsigned>(t)) &&
       t <= topology.rank_symmetry().max_ranks()) {
     Simulation sim;
     Network network(&sim, &topology, t);
     Timeline recorded;
-    PipelineTimeline result = PipelineRun(plan, &network, timeline ? &recorded : nullptr).run();
+    PipelineTimeline result =
+        PipelineRun(plan, &network, timeline ? &recorded : nullptr, shortcuts.skip_steady_state)
+            .run();
     if (network.symmetric()) {
       if (timeline) {
         for (const TimelineSpan& span : recorded.spans())
@@ -392,7 +559,7 @@ PipelineTimeline simulate_pipeline(const PipelinePlan& plan, const Topology& top
   }
   Simulation sim;
   Network network(&sim, &topology);
-  return PipelineRun(plan, &network, timeline).run();
+  return PipelineRun(plan, &network, timeline, shortcuts.skip_steady_state).run();
 }
 
 }  // namespace clustersim

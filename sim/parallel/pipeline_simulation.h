@@ -74,14 +74,22 @@ struct StageTimeline {
 struct PipelineTimeline {
   Picoseconds step;
   std::vector<StageTimeline> stages;
+  size_t tasks_skipped = 0;  // by the steady-state shortcut, on all stages together
+};
+
+// Shortcuts that leave every result as it is; tests turn them off to compare.
+struct PipelineShortcuts {
+  // One tensor-parallel rank's traffic for all where the cluster's rank symmetry allows it.
+  bool one_rank_for_all = true;
+  // Whole periods of a steady state that repeats exactly jumped over (steady_state_skip.h).
+  bool skip_steady_state = true;
 };
 
 // Simulates one step on an idle network of `topology`, which spans at least stages x
 // tensor_parallel x data_parallel GPUs. When `timeline` is given, every task, transfer,
 // collective and optimizer step is recorded in it (one group per stage; tracks "compute",
-// "send (network|NVLink|PCIe)", "data parallel"). `one_rank_for_all` false simulates every
-// tensor-parallel rank's traffic even where the symmetry allows one (tests compare the two).
+// "send (network|NVLink|PCIe)", "data parallel"), and no period is skipped.
 PipelineTimeline simulate_pipeline(const PipelinePlan& plan, const Topology& topology,
-                                   Timeline* timeline = nullptr, bool one_rank_for_all = true);
+                                   Timeline* timeline = nullptr, PipelineShortcuts shortcuts = {});
 
 }  // namespace clustersim

@@ -2,6 +2,7 @@
 // constraints with capacities, flows as the constraints they use.
 #include "sim/engine/max_min_fair.h"
 
+#include <bit>
 #include <catch2/catch.hpp>
 
 namespace clustersim {
@@ -59,6 +60,22 @@ TEST_CASE("the result does not depend on the order of flows") {
         std::vector<double>{0.5, 0.5, 0.5});
   CHECK(solve(m, {{{1, 1}}, {{0, 1}}, {{0, 1}, {1, 1}}}, 1e30) ==
         std::vector<double>{0.5, 0.5, 0.5});
+}
+
+TEST_CASE("a flow alone gets, bit for bit, the rate the rounds give it beside another") {
+  // Capacities whose quotients round; the second flow uses other constraints, so the rounds
+  // give the first the same bottleneck as when it is alone (where the solver takes a shortcut).
+  MaxMinFair m;
+  const std::vector<double> capacities{1e10 / 3, 7.77e9, 2.9e10 / 7, 1e9};
+  m.set_capacities(capacities);
+  for (const std::vector<MaxMinFair::Use>& flow :
+       {std::vector<MaxMinFair::Use>{{0, 1}, {1, 2}, {2, 3}}, {{1, 3}, {2, 1}}, {{0, 7}},
+        {{2, 1}, {0, 3}}}) {
+    const std::vector<double> alone = solve(m, {flow}, 1e30);
+    const std::vector<double> beside = solve(m, {flow, {{3, 1}}}, 1e30);
+    CHECK(alone.size() == 1);
+    CHECK(std::bit_cast<uint64_t>(alone[0]) == std::bit_cast<uint64_t>(beside[0]));
+  }
 }
 
 }  // namespace

@@ -119,7 +119,8 @@ TEST_CASE("simulating one tensor-parallel rank for all gives every rank's step a
       if (c.zero3) w.zero3 = zero3_work(4, 1e8, 2, 2);
     }
     const PipelineTimeline one = simulate_pipeline(plan, *t);
-    const PipelineTimeline every = simulate_pipeline(plan, *t, nullptr, false);
+    const PipelineTimeline every =
+        simulate_pipeline(plan, *t, nullptr, {.one_rank_for_all = false});
     CHECK(one.step.seconds() == Approx(every.step.seconds()).epsilon(1e-12));
     for (int r = 0; r < c.pp; ++r) {
       CHECK(one.stages[r].gradients_reduced.seconds() ==
