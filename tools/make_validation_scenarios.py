@@ -59,6 +59,18 @@ SC21_ZERO3_RULES = """# ZeRO-3 rows, one rule for all (Sec. 5.2: DeepSpeed's ZeR
 SC21_TABLE2_MODELS = {'174.6': 'gpt-175b', '529.6': 'gpt-530b'}
 
 
+def published(group, tflops, convention, source, step_time_s=None):
+    """The `published` block of a scenario."""
+    step = f'\n  step_time_s: {step_time_s}' if step_time_s else ''
+    return (f'published {{\n  group: "{group}"{step}\n  tflops_per_gpu: {tflops}\n'
+            f'  flops_convention: {convention}\n  source: "{source}"\n}}\n')
+
+
+def write_scenario(out, name, text):
+    with open(os.path.join(out, name + '.textproto'), 'w') as f:
+        f.write(text)
+
+
 def divisors(n):
     return [d for d in range(1, n + 1) if n % d == 0]
 
@@ -106,16 +118,10 @@ parallelism {{
   overlap_gradient_reduce: false
   overlap_pipeline_communication: false
 }}
-published {{
-  group: "{group}"
-  step_time_s: {r['derived_iteration_time_s']}
-  tflops_per_gpu: {r['achieved_tflops_per_gpu']}
-  flops_convention: WITH_FULL_RECOMPUTE
-  source: "Narayanan et al., SC'21 (arXiv:2104.04473), {r['table']}; step time derived from its TFLOP/s"
-}}
-"""
-        with open(os.path.join(out, name + '.textproto'), 'w') as f:
-            f.write(text)
+""" + published(group, r['achieved_tflops_per_gpu'], 'WITH_FULL_RECOMPUTE',
+                  f"Narayanan et al., SC'21 (arXiv:2104.04473), {r['table']}; step time derived "
+                  'from its TFLOP/s', r['derived_iteration_time_s'])
+        write_scenario(out, name, text)
 
 
 def mcore(rows, out):
@@ -157,15 +163,10 @@ parallelism {{
 sweep {{
   {sweep}
 }}
-published {{
-  group: "Megatron-Core H100 weak scaling"
-  tflops_per_gpu: {r['tflops_per_gpu']}
-  flops_convention: MODEL_FLOPS
-  source: "NVIDIA/Megatron-LM README (Megatron-Core r0.8.0 weak scaling), MFU {r['mfu_pct']}%"
-}}
-"""
-        with open(os.path.join(out, name + '.textproto'), 'w') as f:
-            f.write(text)
+""" + published('Megatron-Core H100 weak scaling', r['tflops_per_gpu'], 'MODEL_FLOPS',
+                  'NVIDIA/Megatron-LM README (Megatron-Core r0.8.0 weak scaling), MFU '
+                  f"{r['mfu_pct']}%")
+        write_scenario(out, name, text)
 
 
 def readme_2021(rows, out):
@@ -209,16 +210,10 @@ parallelism {{
 sweep {{
   micro_batch_size: [{micro_batches}]
 }}
-published {{
-  group: "{group}"
-  step_time_s: {r['step_time_s']}
-  tflops_per_gpu: {r['tflops_per_gpu']}
-  flops_convention: WITH_FULL_RECOMPUTE
-  source: "NVIDIA/Megatron-LM images/tables.tex (README training-speed tables, January 2021)"
-}}
-"""
-        with open(os.path.join(out, name + '.textproto'), 'w') as f:
-            f.write(text)
+""" + published(group, r['tflops_per_gpu'], 'WITH_FULL_RECOMPUTE',
+                  'NVIDIA/Megatron-LM images/tables.tex (README training-speed tables, January '
+                  '2021)', r['step_time_s'])
+        write_scenario(out, name, text)
 
 
 def main():
