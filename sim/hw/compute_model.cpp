@@ -24,6 +24,8 @@ double peak_tflops(const s::PeakTflops& p, s::Precision precision) {
       return p.fp8();
     case s::INT8:
       return p.int8_tops();
+    case s::FP4:
+      return p.fp4();
     default:
       return 0;
   }
@@ -41,7 +43,10 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
                            KernelSetting setting) {
   peak_flops_ = peak_tflops(gpu.peak_tflops(), precision) * 1e12;
   CLUSTERSIM_CHECK(peak_flops_ > 0, "a compute model for a precision the GPU lacks");
-  input_bytes_ = precision == s::FP32 || precision == s::TF32 ? 4 : precision == s::FP8 ? 1 : 2;
+  input_bytes_ = precision == s::FP32 || precision == s::TF32      ? 4
+                 : precision == s::FP8 || precision == s::INT8 ? 1
+                 : precision == s::FP4                         ? 0.5
+                                                               : 2;
   matmul_fraction_ = runtime.default_matmul_max_fraction();
   matmul_overhead_ = Picoseconds::from_microseconds(runtime.default_matmul_overhead_us());
   bool fitted_matmul = false;

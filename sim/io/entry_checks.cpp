@@ -114,7 +114,7 @@ void check_gpu(const FieldChecker& gpu) {
   gpu.positive("tdp_w");
   if (gpu.require("peak_tflops")) {
     const FieldChecker peak = gpu.child("peak_tflops");
-    for (const char* f : {"fp32", "tf32", "fp16", "bf16", "fp8", "int8_tops"}) peak.positive(f);
+    for (const char* f : {"fp32", "tf32", "fp16", "bf16", "fp8", "int8_tops", "fp4"}) peak.positive(f);
     if (!peak.has("fp16") && !peak.has("bf16")) {
       peak.error_here("needs fp16 or bf16: training is modeled in mixed precision");
     }

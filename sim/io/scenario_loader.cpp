@@ -203,6 +203,7 @@ void check_precision(const FieldChecker& owner, const char* field, int index,
                          : precision == s::FP16 ? peak.has_fp16()
                          : precision == s::BF16 ? peak.has_bf16()
                          : precision == s::FP8  ? peak.has_fp8()
+                         : precision == s::FP4  ? peak.has_fp4()
                                                 : peak.has_int8_tops();
   if (!supported) {
     owner.error(field,
