@@ -88,7 +88,8 @@ int input_command(const std::vector<std::string>& args) {
     return kExitInputError;
   }
   const ExpandedConfigurations space = expand_configurations(loaded);
-  if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
+  const Runnability runnable = check_scenario_runs(*inputs);
+  if (runnable.valid == 0) return kExitInputError;
   const std::optional<size_t> shown =
       evaluate_each(*inputs, space, [&](const Configuration& c, const Evaluation& e) {
         const s::Parallelism& p = c.parallelism;
@@ -127,7 +128,7 @@ int input_command(const std::vector<std::string>& args) {
   if (*shown < space.valid.size()) {
     std::cout << "... " << space.valid.size() - *shown << " more (--limit 0 reports all)\n";
   }
-  return kExitOk;
+  return runnable.runs ? kExitOk : kExitInputError;
 }
 
 }  // namespace clustersim::cli

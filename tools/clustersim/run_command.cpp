@@ -48,7 +48,8 @@ int run_command(const std::vector<std::string>& args) {
   const size_t limit = inputs->limit;
   const std::string& scenario_path = inputs->path;
   const ExpandedConfigurations space = expand_configurations(*loaded);
-  if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
+  const Runnability runnable = check_scenario_runs(*inputs);
+  if (runnable.valid == 0) return kExitInputError;
   Evaluator evaluator(*catalog, *loaded);
   const size_t shown = limit == 0 ? space.valid.size() : std::min(limit, space.valid.size());
   bool traced = false;
@@ -88,7 +89,7 @@ int run_command(const std::vector<std::string>& args) {
   if (inputs->format == OutputFormat::kTable && shown < space.valid.size()) {
     std::cout << "... " << space.valid.size() - shown << " more (--limit 0 simulates all)\n";
   }
-  return kExitOk;
+  return runnable.runs ? kExitOk : kExitInputError;
 }
 
 }  // namespace clustersim::cli
