@@ -4,9 +4,7 @@
 // Also runs one shard of a sweep (--shard K/N) and resumes an interrupted one (--resume): rows go
 // to a journal as they come (sweep_journal.h), and the results file is made from it at the end.
 #include <sys/resource.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -22,6 +20,7 @@
 #include "sim/util/number_format.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
+#include "tools/clustersim/progress.h"
 
 namespace clustersim::cli {
 namespace {
@@ -60,33 +59,6 @@ bool parse_shard(const std::string& text, SweepOptions* options) {
   options->shard_count = n;
   return true;
 }
-
-// "done/total, rate, ETA" on one rewritten line of stderr, only when it is a terminal.
-class Progress {
- public:
-  explicit Progress(int64_t total)
-      : total_(total), shown_(isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()) {}
-  void update(int64_t done) {
-    if (!shown_) return;
-    const double elapsed = seconds();
-    const double rate = elapsed > 0 ? done / elapsed : 0;
-    const double eta = rate > 0 ? (total_ - done) / rate : 0;
-    std::fprintf(stderr, "\r  %lld/%lld configurations  %.0f/s  ETA %d:%02d   ",
-                 static_cast<long long>(done), static_cast<long long>(total_), rate,
-                 static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
-  }
-  void finish() {
-    if (shown_) std::fprintf(stderr, "\r%60s\r", "");
-  }
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-
- private:
-  int64_t total_;
-  bool shown_;
-  std::chrono::steady_clock::time_point start_;
-};
 
 // The rankings, fed with every row (including those of a resumed file).
 struct Rankings {
