@@ -265,6 +265,15 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
   }
 }
 
+// A published measurement to compare with (validate scores TFLOP/s per GPU): a group to score it
+// in, finite positive figures, and the FLOPs convention of the TFLOP/s.
+void check_published(const FieldChecker& published) {
+  published.require("group");
+  published.positive("step_time_s");
+  published.require_positive("tflops_per_gpu");
+  published.require_enum("flops_convention");
+}
+
 // Every candidate cluster (instance x nodes) must have at most kMaxConfigurationGpus GPUs.
 void check_cluster_size(const FieldChecker& root, const LoadedScenario& loaded) {
   const s::Scenario& m = loaded.scenario();
@@ -334,6 +343,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
     check_sweep(root.child("sweep"), m, loaded->model);
   }
   check_cluster_size(root, *loaded);
+  if (m.has_published()) check_published(root.child("published"));
   check_input(root, catalog, *loaded);
   if (m.has_cost()) check_cost(root.child("cost"), catalog, *loaded);
 

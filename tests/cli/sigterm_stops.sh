@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SIGTERM (a batch scheduler's preemption notice) stops a running sweep within the grace period:
-# starts a sweep, sends SIGTERM after WARMUP seconds, and checks that it exits with 130 and a
+# starts a sweep, sends SIGTERM WARMUP seconds after its journal appears, and checks that it exits with 130 and a
 # journal to resume within LIMIT seconds. Prints the measured stop time.
 # Usage: sigterm_stops.sh CLUSTERSIM SCENARIO WARMUP LIMIT
 set -u
@@ -9,6 +9,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$cli" sweep "$scenario" -j 2 --out "$dir/r.h5" >/dev/null 2>"$dir/log" &
 pid=$!
+for _ in $(seq 100); do [ -f "$dir/r.h5.partial" ] && break; sleep 0.1; done
 sleep "$warmup"
 sent=$(date +%s.%N)
 kill -TERM "$pid"
