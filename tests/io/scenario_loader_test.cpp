@@ -188,7 +188,7 @@ TEST_CASE("a value listed twice in a sweep axis is an error at its position") {
              Catch::Contains("sweep.tensor_parallel[2]: 1 is listed twice"));
 }
 
-TEST_CASE("ranges expand into their integer axes; a bad range is an error at the range") {
+TEST_CASE("ranges expand into their integer axes, a bad range is an error at the range") {
   TempDir dir;
   Diagnostics diagnostics;
   auto loaded = load_scenario(
