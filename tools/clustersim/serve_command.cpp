@@ -1,0 +1,208 @@
+// `clustersim serve SCENARIO`: sizes an inference deployment. Every deployment of the scenario
+// (instance x TP x PP x replicas x quantization x scheduler caps) serves the traffic on the
+// engine; the table lists latency percentiles, throughput, utilization and cost per million
+// output tokens per billing mode; the answer is the cheapest deployment that meets the latency
+// objectives and, when none does, which objective binds. An autoscaling block prices a daily
+// traffic curve on the cheapest deployment's replica.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "sim/serve/autoscaling.h"
+#include "sim/serve/serving_sweep.h"
+#include "sim/util/number_format.h"
+#include "tools/clustersim/command_line.h"
+#include "tools/clustersim/commands.h"
+
+namespace clustersim::cli {
+namespace {
+
+namespace s = schema;
+
+struct ServeOptions {
+  CommonOptions common;
+  std::string scenario;
+  std::string prices;
+  std::string out;
+  int threads = 0;
+  size_t limit = 20;
+  bool max_rate = false;
+};
+
+// Why no deployment meets the objectives: each binding objective with how many deployments it
+// stops, and the best value reached.
+std::string binding_constraints(const std::vector<ResultRow>& rows) {
+  std::map<std::string, int> counts;
+  const int status = serving_column("status"), limiting = serving_column("limiting");
+  for (const ResultRow& row : rows) {
+    if (row_text(row, serving_column("billing")) != row_text(rows.front(), serving_column("billing"))) {
+      continue;  // one row per deployment
+    }
+    const std::string& why = row_text(row, limiting);
+    const std::string kind = row_text(row, status) == kStatusOutOfMemory
+                                 ? "out of memory"
+                                 : why.substr(0, why.find(' ', why.find(' ') + 1));
+    ++counts[kind];
+  }
+  std::string text;
+  for (const auto& [kind, n] : counts) {
+    text += "\n  " + kind + ": " + std::to_string(n) + " deployment" + (n == 1 ? "" : "s");
+  }
+  return text;
+}
+
+// The row with the smallest value of `key` among those meeting the objectives, or null.
+const ResultRow* best(const std::vector<ResultRow>& rows, const char* key) {
+  const int column = serving_column(key), status = serving_column("status");
+  const ResultRow* found = nullptr;
+  for (const ResultRow& row : rows) {
+    const double v = row_number(row, column);
+    if (row_text(row, status) != kStatusOk || std::isnan(v)) continue;
+    if (!found || v < row_number(*found, column)) found = &row;
+  }
+  return found;
+}
+
+// The day of the scenario's autoscaling block on `row`'s replica: replicas per hour, baseline and
+// burst, the day's cost against all on demand.
+void print_autoscaling(std::ostream& out, const Catalog& catalog,
+                       const LoadedServingScenario& loaded, const ServingPrices& prices,
+                       const ResultRow& row) {
+  const ServingConfiguration c =
+      ServingSpace(loaded).at(static_cast<int64_t>(row_number(row, serving_column("index"))));
+  std::string why;
+  const std::optional<AutoscalingPlan> plan = plan_autoscaling(catalog, loaded, prices, c, &why);
+  if (!plan) {
+    out << "\nautoscaling: " << why << "\n";
+    return;
+  }
+  const s::Autoscaling& a = loaded.scenario().autoscaling();
+  Table t{{"hour", "hour"},
+          {"rate_per_s", "req/s", 1},
+          {"replicas", "replicas"},
+          {"burst_nodes", "burst nodes"},
+          {"cost", "cost", 2}};
+  for (size_t h = 0; h < plan->hours.size(); ++h) {
+    const HourPlan& p = plan->hours[h];
+    t.add_row({static_cast<double>(h), p.rate_per_s, static_cast<double>(p.replicas),
+               static_cast<double>(p.burst_nodes), p.cost});
+  }
+  const std::string currency = s::Currency_Name(prices.currency);
+  out << "\nautoscaling over the day (one replica of " << c.instance->name() << " x "
+      << c.replica_gpus() << " GPUs serves up to " << format_fixed(plan->replica_rate_per_s, 2)
+      << " req/s within the SLO):\n";
+  t.print(out, OutputFormat::kTable);
+  const s::BillingMode base = a.has_baseline_billing() ? a.baseline_billing() : s::SUBSCRIPTION_MONTHLY;
+  const s::BillingMode burst = a.has_burst_billing() ? a.burst_billing() : s::ON_DEMAND;
+  out << "baseline " << plan->baseline_replicas << " replicas (" << plan->baseline_nodes
+      << " nodes) on " << s::BillingMode_Name(base) << ", the rest " << s::BillingMode_Name(burst)
+      << ": the day costs " << format_fixed(plan->day_cost, 2) << " " << currency << " against "
+      << format_fixed(plan->all_on_demand_cost, 2) << " " << currency << " all ON_DEMAND ("
+      << format_fixed(100 * (1 - plan->day_cost / plan->all_on_demand_cost), 1) << "% saved)\n";
+}
+
+bool write_rows(const std::string& path, const std::vector<ResultRow>& rows, OutputFormat format) {
+  std::ofstream out(path);
+  if (!out) {
+    std::cerr << "clustersim serve: --out: cannot create " << path << "\n";
+    return false;
+  }
+  std::vector<std::string> keys;
+  for (const ResultColumn& c : serving_columns()) keys.push_back(c.key);
+  serving_table(keys, rows).print(out, format);
+  return static_cast<bool>(out);
+}
+
+int report(const ServeOptions& o, const LoadedServingScenario& loaded,
+           const std::vector<ResultRow>& rows, OutputFormat format, const Catalog& catalog,
+           const ServingPrices& prices) {
+  std::vector<ResultRow> shown = rows;
+  if (o.limit > 0 && shown.size() > o.limit) shown.resize(o.limit);
+  serving_table(serving_summary_columns(), shown).print(std::cout, format);
+  if (format != OutputFormat::kTable) return kExitOk;
+  const s::ServingScenario& m = loaded.scenario();
+  const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
+  if (cheapest) {
+    std::cout << "\ncheapest" << (m.has_slo() ? " meeting the SLO" : "") << ": "
+              << describe_deployment(*cheapest) << ": "
+              << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
+              << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
+  } else if (m.has_slo()) {
+    std::cerr << o.scenario << ": no deployment meets the SLO; what binds:"
+              << binding_constraints(rows) << "\n";
+    return kExitInputError;
+  }
+  if (m.has_autoscaling() && cheapest) {
+    print_autoscaling(std::cout, catalog, loaded, prices, *cheapest);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int serve_command(const std::vector<std::string>& args) {
+  ServeOptions o;
+  po::options_description options("serve options");
+  add_common_options(&options, &o.common);
+  options.add_options()("scenario", po::value(&o.scenario)->required(), "serving scenario file")(
+      "prices", po::value(&o.prices), "price overrides (a PriceFile)")(
+      "threads,j", po::value(&o.threads)->default_value(0), "worker threads (0: every core)")(
+      "limit", po::value(&o.limit)->default_value(20), "deployments to list (0: all)")(
+      "max-rate", po::bool_switch(&o.max_rate),
+      "also find each deployment's highest request rate within the SLO")(
+      "out", po::value(&o.out), "write every row to FILE (.csv or .json)");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map values;
+  if (!parse(args, options, positional, &values, "clustersim serve SCENARIO [options]")) {
+    return kExitOk;
+  }
+  auto format = output_format(o.common);
+  if (!format) return kExitUsage;
+  auto catalog = load_catalog(o.common);
+  if (!catalog) return kExitInputError;
+  Diagnostics diagnostics;
+  auto loaded = load_serving_scenario(o.scenario, *catalog, &diagnostics);
+  std::unique_ptr<TextFile<s::PriceFile>> price_file;
+  if (loaded && !o.prices.empty()) price_file = read_text_file<s::PriceFile>(o.prices, &diagnostics);
+  std::unique_ptr<ServingPrices> prices;
+  if (loaded && (o.prices.empty() || price_file)) {
+    prices = load_serving_prices(*loaded, *catalog, price_file.get(), &diagnostics);
+  }
+  print_diagnostics(diagnostics);
+  if (!prices) return kExitInputError;
+  if (!loaded->scenario().has_traffic()) {
+    std::cerr << o.scenario << ": has benchmark runs, no traffic: use clustersim validate\n";
+    return kExitUsage;
+  }
+  std::vector<ResultRow> rows;
+  std::string error;
+  ServingSweepOptions sweep;
+  sweep.threads = o.threads;
+  sweep.max_rate = o.max_rate;
+  const ServingSweepCounts counts = run_serving_sweep(
+      *catalog, *loaded, *prices, sweep,
+      [&](std::vector<ResultRow>& chunk, const ServingSweepCounts&) {
+        rows.insert(rows.end(), chunk.begin(), chunk.end());
+        return true;
+      },
+      &error);
+  if (!error.empty()) {
+    std::cerr << "clustersim serve: " << error << "\n";
+    return kExitInputError;
+  }
+  std::cerr << counts.candidates << " deployments, " << counts.rows << " valid, "
+            << counts.simulated << " simulated\n";
+  for (const auto& [why, n] : counts.pruned) std::cerr << "  " << n << " pruned: " << why << "\n";
+  if (!o.out.empty()) {
+    const bool json = o.out.size() > 5 && o.out.substr(o.out.size() - 5) == ".json";
+    if (!write_rows(o.out, rows, json ? OutputFormat::kJson : OutputFormat::kCsv)) {
+      return kExitUsage;
+    }
+  }
+  return report(o, *loaded, rows, *format, *catalog, *prices);
+}
+
+}  // namespace clustersim::cli
