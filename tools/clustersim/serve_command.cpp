@@ -31,24 +31,42 @@ struct ServeOptions {
   bool max_rate = false;
 };
 
-// Why no deployment meets the objectives: each binding objective with how many deployments it
-// stops, and the best value reached.
-std::string binding_constraints(const std::vector<ResultRow>& rows) {
-  std::map<std::string, int> counts;
-  const int status = serving_column("status"), limiting = serving_column("limiting");
+// Per candidate instance, in the scenario's order: the cheapest of its deployments meeting the
+// objectives, or why none does (the objective it misses by least, with that deployment's
+// replicas; or that none fits in memory).
+std::string per_instance_answer(const std::vector<ResultRow>& rows) {
+  const int status = serving_column("status"), instance = serving_column("instance");
+  const int cost = serving_column("cost_per_million_tokens"), ttft = serving_column("ttft_p99_ms");
+  std::vector<std::string> order;
+  std::map<std::string, const ResultRow*> best_ok, closest, any;
   for (const ResultRow& row : rows) {
-    if (row_text(row, serving_column("billing")) != row_text(rows.front(), serving_column("billing"))) {
-      continue;  // one row per deployment
+    const std::string& name = row_text(row, instance);
+    if (!any.count(name)) order.push_back(name);
+    any[name] = &row;
+    const std::string& st = row_text(row, status);
+    if (st == kStatusOk) {
+      const ResultRow*& b = best_ok[name];
+      const double c = row_number(row, cost);
+      if (!b || (!std::isnan(c) && (std::isnan(row_number(*b, cost)) || c < row_number(*b, cost)))) b = &row;
+    } else if (st == kStatusMissesSlo) {
+      const ResultRow*& c = closest[name];
+      if (!c || row_number(row, ttft) < row_number(*c, ttft)) c = &row;
     }
-    const std::string& why = row_text(row, limiting);
-    const std::string kind = row_text(row, status) == kStatusOutOfMemory
-                                 ? "out of memory"
-                                 : why.substr(0, why.find(' ', why.find(' ') + 1));
-    ++counts[kind];
   }
   std::string text;
-  for (const auto& [kind, n] : counts) {
-    text += "\n  " + kind + ": " + std::to_string(n) + " deployment" + (n == 1 ? "" : "s");
+  for (const std::string& name : order) {
+    text += "  " + name + ": ";
+    if (const ResultRow* b = best_ok[name]) {
+      text += "meets it with " + describe_deployment(*b);
+      const double c = row_number(*b, cost);
+      text += std::isnan(c) ? " (no price)" : ", " + format_fixed(c, 3) + " per million tokens";
+    } else if (const ResultRow* c = closest[name]) {
+      text += "misses it: at best " + row_text(*c, serving_column("limiting")) + " (" +
+              describe_deployment(*c) + ")";
+    } else {
+      text += "does not fit: " + row_text(*any[name], serving_column("limiting"));
+    }
+    text += "\n";
   }
   return text;
 }
@@ -124,14 +142,15 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
   if (format != OutputFormat::kTable) return kExitOk;
   const s::ServingScenario& m = loaded.scenario();
   const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
+  if (m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
   if (cheapest) {
     std::cout << "\ncheapest" << (m.has_slo() ? " meeting the SLO" : "") << ": "
               << describe_deployment(*cheapest) << ": "
               << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
               << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
   } else if (m.has_slo()) {
-    std::cerr << o.scenario << ": no deployment meets the SLO; what binds:"
-              << binding_constraints(rows) << "\n";
+    std::cerr << o.scenario << ": no deployment meets the SLO (see above: the objective each "
+              "instance misses by least binds)\n";
     return kExitInputError;
   }
   if (m.has_autoscaling() && cheapest) {
