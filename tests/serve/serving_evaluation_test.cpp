@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "sim/serve/serving_checks.h"
+#include "sim/serve/serving_rows.h"
+#include "sim/sweep/results_file.h"
 #include "tests/serve/serve_fixture.h"
 #include "tests/testing/catalog_snippets.h"
 
@@ -96,6 +98,47 @@ traffic { rate_per_s: 1 input_tokens { fixed: 512 } output_tokens { fixed: 64 } 
   const ServingEvaluation e = evaluator.evaluate(ServingSpace(*t->loaded).at(0));
   CHECK_FALSE(e.metrics);
   CHECK(e.out_of_memory.rfind("GPU memory (OOM by ", 0) == 0);
+}
+
+}  // namespace
+}  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// A serving sizing's rows go through the training sweeps' results file with their own columns.
+TEST_CASE("serving rows round-trip through the HDF5 results file") {
+  auto t = testing::load_serving_text(R"(model: "llama2-7b"
+deployment { instance: "aws.g6.xlarge" }
+traffic { rate_per_s: 1 duration_s: 20 input_tokens { fixed: 256 } output_tokens { fixed: 32 } }
+sweep { replicas: [1, 2] }
+)");
+  REQUIRE(t->loaded != nullptr);
+  Diagnostics diagnostics;
+  auto prices = load_serving_prices(*t->loaded, testing::shipped_catalog(), nullptr, &diagnostics);
+  REQUIRE(prices != nullptr);
+  ServingEvaluator evaluator(testing::shipped_catalog(), *t->loaded);
+  std::vector<ResultRow> rows;
+  for (int64_t i = 0; i < 2; ++i) {
+    const ServingConfiguration c = ServingSpace(*t->loaded).at(i);
+    for (ResultRow& r : make_serving_rows(c, evaluator.evaluate(c), *prices, std::nullopt)) {
+      rows.push_back(std::move(r));
+    }
+  }
+  const std::string path = t->dir.path() + "/serving.h5";
+  std::string error;
+  auto writer = ResultsWriter::create(path, &error, serving_columns());
+  REQUIRE(writer != nullptr);
+  SweepSummary summary;
+  summary.candidates = summary.next_index = summary.configurations = 2;
+  summary.rows = static_cast<int64_t>(rows.size());
+  summary.complete = true;
+  REQUIRE(writer->append(rows, &error));
+  REQUIRE(writer->commit(summary, &error));
+  ResultsFile file;
+  REQUIRE(read_results(path, &file, &error, serving_columns()));
+  CHECK(file.rows == rows);
+  CHECK_FALSE(read_results(path, &file, &error));  // not a training sweep's columns
 }
 
 }  // namespace

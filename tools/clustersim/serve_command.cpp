@@ -12,6 +12,7 @@
 
 #include "sim/serve/autoscaling.h"
 #include "sim/serve/serving_sweep.h"
+#include "sim/sweep/results_file.h"
 #include "sim/util/number_format.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
@@ -121,16 +122,40 @@ void print_autoscaling(std::ostream& out, const Catalog& catalog,
       << format_fixed(100 * (1 - plan->day_cost / plan->all_on_demand_cost), 1) << "% saved)\n";
 }
 
-bool write_rows(const std::string& path, const std::vector<ResultRow>& rows, OutputFormat format) {
-  std::ofstream out(path);
-  if (!out) {
-    std::cerr << "clustersim serve: --out: cannot create " << path << "\n";
-    return false;
+// Every row to `path`: an HDF5 results file (results_file.h, the serving columns, the sizing's
+// summary as attributes) for .h5, else CSV or JSON by extension.
+bool write_rows(const ServeOptions& o, const Catalog& catalog, const ServingSweepCounts& counts,
+                const std::vector<ResultRow>& rows) {
+  const auto ends_with = [&](const std::string& tail) {
+    return o.out.size() >= tail.size() && o.out.compare(o.out.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  std::string error;
+  if (ends_with(".h5")) {
+    auto writer = ResultsWriter::create(o.out, &error, serving_columns());
+    SweepSummary summary;
+    Diagnostics diagnostics;
+    read_whole_file(o.scenario, &summary.scenario_text, &diagnostics);
+    if (!o.prices.empty()) read_whole_file(o.prices, &summary.prices, &diagnostics);
+    summary.scenario_name = o.scenario;
+    summary.tool_version = CLUSTERSIM_VERSION;
+    summary.catalog = catalog.fingerprint();
+    summary.candidates = summary.next_index = counts.candidates;
+    summary.configurations = counts.rows;
+    summary.rows = static_cast<int64_t>(rows.size());
+    summary.simulated = counts.simulated;
+    summary.pruned = counts.pruned;
+    summary.complete = true;
+    if (writer && writer->append(rows, &error) && writer->commit(summary, &error)) return true;
+  } else {
+    std::ofstream out(o.out);
+    std::vector<std::string> keys;
+    for (const ResultColumn& c : serving_columns()) keys.push_back(c.key);
+    serving_table(keys, rows).print(out, ends_with(".json") ? OutputFormat::kJson : OutputFormat::kCsv);
+    if (out) return true;
+    error = "cannot write " + o.out;
   }
-  std::vector<std::string> keys;
-  for (const ResultColumn& c : serving_columns()) keys.push_back(c.key);
-  serving_table(keys, rows).print(out, format);
-  return static_cast<bool>(out);
+  std::cerr << "clustersim serve: --out: " << error << "\n";
+  return false;
 }
 
 int report(const ServeOptions& o, const LoadedServingScenario& loaded,
@@ -171,7 +196,7 @@ int serve_command(const std::vector<std::string>& args) {
       "limit", po::value(&o.limit)->default_value(20), "deployments to list (0: all)")(
       "max-rate", po::bool_switch(&o.max_rate),
       "also find each deployment's highest request rate within the SLO")(
-      "out", po::value(&o.out), "write every row to FILE (.csv or .json)");
+      "out", po::value(&o.out), "write every row to FILE (.h5, .csv or .json)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map values;
@@ -215,12 +240,7 @@ int serve_command(const std::vector<std::string>& args) {
   std::cerr << counts.candidates << " deployments, " << counts.rows << " valid, "
             << counts.simulated << " simulated\n";
   for (const auto& [why, n] : counts.pruned) std::cerr << "  " << n << " pruned: " << why << "\n";
-  if (!o.out.empty()) {
-    const bool json = o.out.size() > 5 && o.out.substr(o.out.size() - 5) == ".json";
-    if (!write_rows(o.out, rows, json ? OutputFormat::kJson : OutputFormat::kCsv)) {
-      return kExitUsage;
-    }
-  }
+  if (!o.out.empty() && !write_rows(o, *catalog, counts, rows)) return kExitUsage;
   return report(o, *loaded, rows, *format, *catalog, *prices);
 }
 
