@@ -5,6 +5,7 @@
 // objectives and, when none does, which objective binds. An autoscaling block prices a daily
 // traffic curve on the cheapest deployment's replica.
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -12,10 +13,12 @@
 
 #include "sim/serve/autoscaling.h"
 #include "sim/serve/serving_sweep.h"
+#include "sim/sweep/ranking.h"
 #include "sim/sweep/results_file.h"
 #include "sim/util/number_format.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
+#include "tools/clustersim/serve_plots.h"
 
 namespace clustersim::cli {
 namespace {
@@ -27,6 +30,7 @@ struct ServeOptions {
   std::string scenario;
   std::string prices;
   std::string out;
+  std::string plot_dir;
   int threads = 0;
   size_t limit = 20;
   bool max_rate = false;
@@ -71,6 +75,8 @@ std::string per_instance_answer(const std::vector<ResultRow>& rows) {
   }
   return text;
 }
+
+int status_column() { return serving_column("status"); }
 
 // The row with the smallest value of `key` among those meeting the objectives, or null.
 const ResultRow* best(const std::vector<ResultRow>& rows, const char* key) {
@@ -178,6 +184,16 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
               "instance misses by least binds)\n";
     return kExitInputError;
   }
+  if (cheapest) {
+    ParetoFront front(serving_column("cost_per_million_tokens"), serving_column("ttft_p99_ms"),
+                      status_column());
+    for (const ResultRow& row : rows) front.offer(row);
+    std::cout << "\nPareto front of cost per million output tokens against p99 TTFT:\n";
+    serving_table({"index", "instance", "replicas", "tensor_parallel", "weights", "billing",
+                   "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens", "currency"},
+                  front.rows())
+        .print(std::cout, OutputFormat::kTable);
+  }
   if (m.has_autoscaling() && cheapest) {
     print_autoscaling(std::cout, catalog, loaded, prices, *cheapest);
   }
@@ -196,7 +212,9 @@ int serve_command(const std::vector<std::string>& args) {
       "limit", po::value(&o.limit)->default_value(20), "deployments to list (0: all)")(
       "max-rate", po::bool_switch(&o.max_rate),
       "also find each deployment's highest request rate within the SLO")(
-      "out", po::value(&o.out), "write every row to FILE (.h5, .csv or .json)");
+      "out", po::value(&o.out), "write every row to FILE (.h5, .csv or .json)")(
+      "plot-dir", po::value(&o.plot_dir),
+      "write SVG charts of latency against throughput and cost into DIR");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map values;
@@ -241,6 +259,11 @@ int serve_command(const std::vector<std::string>& args) {
             << counts.simulated << " simulated\n";
   for (const auto& [why, n] : counts.pruned) std::cerr << "  " << n << " pruned: " << why << "\n";
   if (!o.out.empty() && !write_rows(o, *catalog, counts, rows)) return kExitUsage;
+  if (!o.plot_dir.empty() &&
+      !write_serving_plots(o.plot_dir, std::filesystem::path(o.scenario).stem().string(), rows,
+                           s::Currency_Name(prices->currency))) {
+    return kExitUsage;
+  }
   return report(o, *loaded, rows, *format, *catalog, *prices);
 }
 
