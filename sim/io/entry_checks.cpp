@@ -274,6 +274,8 @@ void check_serving_fit(const FieldChecker& fit) {
   fit.require("compute_fraction") && fit.in_range("compute_fraction", 0.01, 1);
   fit.require("memory_fraction") && fit.in_range("memory_fraction", 0.01, 1);
   fit.require("layer_overhead_us") && fit.non_negative("layer_overhead_us");
+  fit.non_negative("memory_overhead_gib");
+  fit.non_negative("tensor_parallel_memory_gib");
 }
 
 }  // namespace

@@ -95,8 +95,9 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
     if (in.topology == nullptr) return r;
   }
   r.model = std::make_unique<IterationModel>(in);
-  e.memory = serving_memory(r.model->largest_stage(), serving_, capacity_bytes(*c.instance, gpu),
-                            workspace_tokens);
+  r.runtime_bytes = runtime_bytes(serving_, in.fit, c.tensor_parallel);
+  e.memory = serving_memory(r.model->largest_stage(), r.runtime_bytes,
+                            capacity_bytes(*c.instance, gpu), workspace_tokens);
   const s::Scheduler& sc = c.scheduler;
   ReplicaSettings& set = r.settings;
   set.batching = sc.batching();
@@ -165,8 +166,8 @@ BenchmarkResult ServingEvaluator::benchmark(const ServingConfiguration& c,
   CLUSTERSIM_CHECK(r.evaluation.error.empty(), "a benchmark replica that cannot be built");
   BenchmarkResult result;
   result.capacity_bytes = r.evaluation.memory.capacity_bytes;
-  result.peak_memory_bytes = static_batch_peak_bytes(r.model->largest_stage(), serving_, batch,
-                                                     run.input_tokens(), run.output_tokens());
+  result.peak_memory_bytes = static_batch_peak_bytes(r.model->largest_stage(), r.runtime_bytes,
+                                                     batch, run.input_tokens(), run.output_tokens());
   result.fits = result.peak_memory_bytes <= result.capacity_bytes;
   if (!result.fits) return result;
   std::vector<Request> requests(batch, Request{0, run.input_tokens(), run.output_tokens()});

@@ -56,6 +56,7 @@ class ServingEvaluator {
     std::unique_ptr<IterationModel> model;
     ReplicaSettings settings;
     ServingEvaluation evaluation;  // formats, memory, fit, calibration (no metrics yet)
+    double runtime_bytes = 0;      // the runtime's own memory per GPU
   };
   // `largest_iteration`: the most tokens one iteration processes; `workspace_tokens`: those the
   // activation workspace is reserved for ahead (0 for static batches, which count theirs).
