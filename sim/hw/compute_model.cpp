@@ -6,7 +6,6 @@
 #include "sim/util/check.h"
 
 namespace clustersim {
-namespace {
 
 namespace s = schema;
 
@@ -30,6 +29,8 @@ double peak_tflops(const s::PeakTflops& p, s::Precision precision) {
       return 0;
   }
 }
+
+namespace {
 
 // Share of a dimension's 128-wide tiles that hold real rows or columns.
 double tile_use(int64_t size) {

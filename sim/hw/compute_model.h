@@ -19,6 +19,10 @@
 
 namespace clustersim {
 
+// The GPU's dense peak for matmul inputs of `precision` (TFLOP/s, or TOPS for INT8); 0 when it has
+// no tensor-core support for it (or it is INT4 / unspecified).
+double peak_tflops(const schema::PeakTflops& peak, schema::Precision precision);
+
 // Where the kernels run: alone, as the calibration benchmarks ran them, or inside a training step.
 enum class KernelSetting { kIsolated, kTrainingStep };
 

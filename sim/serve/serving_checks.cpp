@@ -3,29 +3,14 @@
 
 #include <algorithm>
 
+#include "sim/hw/compute_model.h"
+
 namespace clustersim {
-namespace {
 
 namespace s = schema;
 
-}  // namespace
-
 bool has_tensor_cores(const s::Gpu& gpu, s::Precision p) {
-  const s::PeakTflops& peak = gpu.peak_tflops();
-  switch (p) {
-    case s::FP16:
-      return peak.has_fp16();
-    case s::BF16:
-      return peak.has_bf16();
-    case s::FP8:
-      return peak.has_fp8();
-    case s::INT8:
-      return peak.has_int8_tops();
-    case s::FP4:
-      return peak.has_fp4();
-    default:
-      return false;
-  }
+  return peak_tflops(gpu.peak_tflops(), p) > 0;
 }
 
 std::string quantization_problem(const s::Quantization& q, const s::Gpu& gpu) {

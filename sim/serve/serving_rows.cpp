@@ -12,12 +12,8 @@ namespace s = schema;
 using Kind = ResultColumn::Kind;
 using Drift = ResultColumn::Drift;
 
-ResultColumn identity(std::string key, std::string header, Kind kind) {
-  return {std::move(key), std::move(header), kind, 0, Drift::kExact, 0};
-}
-ResultColumn figure(std::string key, std::string header, int decimals) {
-  return {std::move(key), std::move(header), Kind::kReal, decimals, Drift::kRelative, 1e-4};
-}
+constexpr auto identity = identity_column;
+constexpr auto figure = figure_column;
 
 Table::Cell number(double value) { return Table::Cell(value); }
 
@@ -68,12 +64,9 @@ const std::vector<ResultColumn>& serving_columns() {
 }
 
 int serving_column(std::string_view key) {
-  const auto& columns = serving_columns();
-  for (size_t i = 0; i < columns.size(); ++i) {
-    if (columns[i].key == key) return static_cast<int>(i);
-  }
-  CLUSTERSIM_CHECK(false, "unknown serving column");
-  return -1;
+  const int i = column_index(serving_columns(), key);
+  CLUSTERSIM_CHECK(i >= 0, "unknown serving column");
+  return i;
 }
 
 std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const ServingEvaluation& e,
@@ -150,19 +143,7 @@ const std::vector<std::string>& serving_summary_columns() {
 }
 
 Table serving_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows) {
-  Table table;
-  std::vector<int> indices;
-  for (const std::string& key : keys) {
-    const int i = serving_column(key);
-    indices.push_back(i);
-    table.add_column(key, serving_columns()[i].header, serving_columns()[i].decimals);
-  }
-  for (const ResultRow& row : rows) {
-    std::vector<Table::Cell> cells;
-    for (int i : indices) cells.push_back(row[i]);
-    table.add_row(std::move(cells));
-  }
-  return table;
+  return column_table(serving_columns(), keys, rows);
 }
 
 std::string describe_deployment(const ResultRow& r) {

@@ -14,12 +14,7 @@
 namespace clustersim {
 namespace {
 
-struct Slot {
-  std::string problem;  // pruned for this reason, or the cluster error when `failed`
-  bool failed = false;
-  bool simulated = false;
-  std::vector<ResultRow> rows;
-};
+using Slot = EvaluationSlot;
 
 void evaluate_slot(const Catalog& catalog, const LoadedServingScenario& scenario,
                    const ServingPrices& prices, bool max_rate, const ServingConfiguration& c,
@@ -64,19 +59,7 @@ ServingSweepCounts run_serving_sweep(const Catalog& catalog, const LoadedServing
       });
     });
     std::vector<ResultRow> rows;
-    for (Slot& slot : slots) {
-      if (slot.failed) {
-        *error = slot.problem;
-        return counts;
-      }
-      if (!slot.problem.empty()) {
-        ++counts.pruned[slot.problem];
-        continue;
-      }
-      ++counts.rows;
-      counts.simulated += slot.simulated;
-      for (ResultRow& row : slot.rows) rows.push_back(std::move(row));
-    }
+    if (!gather_slots(&slots, &rows, &counts, error)) return counts;
     next += in_chunk;
     if (!chunk_done(rows, counts)) break;
   }

@@ -12,6 +12,7 @@
 
 #include "sim/serve/serving_cost.h"
 #include "sim/serve/serving_rows.h"
+#include "sim/sweep/sweep_runner.h"
 
 namespace clustersim {
 
@@ -21,12 +22,9 @@ struct ServingSweepOptions {
   bool max_rate = false;  // also search each deployment's highest rate within the SLO
 };
 
-struct ServingSweepCounts {
-  int64_t candidates = 0;
-  int64_t rows = 0;                       // deployments evaluated
-  int64_t simulated = 0;                  // of those, that fit and were simulated
-  std::map<std::string, int64_t> pruned;  // reason -> count
-};
+// Counted as a training sweep's (sweep_runner.h): configurations are the deployments evaluated,
+// simulated those that fit.
+using ServingSweepCounts = SweepCounts;
 
 // Called after each chunk with its rows in configuration order; false stops the sweep.
 using ServingChunkDone =

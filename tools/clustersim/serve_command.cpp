@@ -146,7 +146,7 @@ bool write_rows(const ServeOptions& o, const Catalog& catalog, const ServingSwee
     summary.tool_version = CLUSTERSIM_VERSION;
     summary.catalog = catalog.fingerprint();
     summary.candidates = summary.next_index = counts.candidates;
-    summary.configurations = counts.rows;
+    summary.configurations = counts.configurations;
     summary.rows = static_cast<int64_t>(rows.size());
     summary.simulated = counts.simulated;
     summary.pruned = counts.pruned;
@@ -255,7 +255,7 @@ int serve_command(const std::vector<std::string>& args) {
     std::cerr << "clustersim serve: " << error << "\n";
     return kExitInputError;
   }
-  std::cerr << counts.candidates << " deployments, " << counts.rows << " valid, "
+  std::cerr << counts.candidates << " deployments, " << counts.configurations << " valid, "
             << counts.simulated << " simulated\n";
   for (const auto& [why, n] : counts.pruned) std::cerr << "  " << n << " pruned: " << why << "\n";
   if (!o.out.empty() && !write_rows(o, *catalog, counts, rows)) return kExitUsage;
