@@ -6,7 +6,6 @@
 #include "sim/util/check.h"
 
 namespace clustersim {
-namespace {
 
 namespace s = schema;
 
@@ -30,6 +29,8 @@ double peak_tflops(const s::PeakTflops& p, s::Precision precision) {
       return 0;
   }
 }
+
+namespace {
 
 // Share of a dimension's 128-wide tiles that hold real rows or columns.
 double tile_use(int64_t size) {
@@ -78,13 +79,31 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
   }
 }
 
+ComputeModel ComputeModel::serving(const s::Gpu& gpu, s::Precision precision,
+                                   const s::Runtime& runtime, double compute_fraction,
+                                   double memory_fraction) {
+  CLUSTERSIM_CHECK(compute_fraction > 0 && compute_fraction <= 1 && memory_fraction > 0 &&
+                       memory_fraction <= 1,
+                   "serving fractions outside (0, 1]");
+  ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
+  model.matmul_fraction_ *= compute_fraction;
+  model.attention_flops_ *= compute_fraction;
+  model.memory_bytes_per_s_ = gpu.memory_bandwidth_gb_per_s() * kBytesPerGigabyte * memory_fraction;
+  return model;
+}
+
 Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, int64_t batch) const {
-  const auto problems = static_cast<double>(batch);
+  return matmul(m, n, k, static_cast<double>(batch), input_bytes_);
+}
+
+Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, double batch,
+                                 double b_bytes_per_element) const {
+  const double problems = batch;
   const double flops =
       problems * 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const double bytes =
-      problems * (input_bytes_ * (static_cast<double>(m) * k + static_cast<double>(k) * n) +
-                  2.0 * static_cast<double>(m) * n);
+      problems * (input_bytes_ * static_cast<double>(m) * k +
+                  b_bytes_per_element * static_cast<double>(k) * n + 2.0 * static_cast<double>(m) * n);
   const double compute_s = flops / (peak_flops_ * matmul_fraction_ * tile_use(m) * tile_use(n));
   const double memory_s = bytes / memory_bytes_per_s_;
   return Picoseconds::from_seconds(std::max(compute_s, memory_s)) + matmul_overhead_;

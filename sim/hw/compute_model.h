@@ -19,6 +19,10 @@
 
 namespace clustersim {
 
+// The GPU's dense peak for matmul inputs of `precision` (TFLOP/s, or TOPS for INT8); 0 when it has
+// no tensor-core support for it (or it is INT4 / unspecified).
+double peak_tflops(const schema::PeakTflops& peak, schema::Precision precision);
+
 // Where the kernels run: alone, as the calibration benchmarks ran them, or inside a training step.
 enum class KernelSetting { kIsolated, kTrainingStep };
 
@@ -29,9 +33,21 @@ class ComputeModel {
   ComputeModel(const schema::Gpu& gpu, schema::Precision precision, const schema::Runtime& runtime,
                KernelSetting setting);
 
+  // Kernels of a serving iteration: the isolated rates with the tensor-core rates (matmul and
+  // fused attention) x `compute_fraction` and memory traffic at HBM x `memory_fraction` (the
+  // serving runtime's fit for this GPU) instead of the STREAM fraction.
+  // Requires: both fractions in (0, 1]; as the constructor.
+  static ComputeModel serving(const schema::Gpu& gpu, schema::Precision precision,
+                              const schema::Runtime& runtime, double compute_fraction,
+                              double memory_fraction);
+
   // `batch` independent matrix multiplications of (m x k) by (k x n) in one kernel (torch.bmm:
   // one launch overhead), inputs of the model's precision and a 16-bit output.
   Picoseconds matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
+  // The same with the (k x n) operand stored in `b_bytes_per_element` (weight-only quantized
+  // weights, dequantized in the kernel) and `batch` fractional (an average of routed experts).
+  Picoseconds matmul(int64_t m, int64_t n, int64_t k, double batch,
+                     double b_bytes_per_element) const;
   // A fused (flash) attention kernel doing `flops`.
   Picoseconds fused_attention(double flops) const;
   // A kernel limited by memory traffic: elementwise ops, norms, softmax, optimizer steps.

@@ -152,10 +152,18 @@ void check_instance(const FieldChecker& instance) {
     instance.error("name", "must start with \"" + provider_prefix(m.provider()) +
                                "\" for provider " + s::Provider_Name(m.provider()));
   }
-  instance.require("gpu");
-  instance.require("gpu_count") && instance.at_least("gpu_count", 1);
+  // A CPU-only instance type has gpu_count 0 and no GPU fields.
+  const bool cpu_only = m.has_gpu_count() && m.gpu_count() == 0;
+  if (cpu_only) {
+    for (const char* f : {"gpu", "gpu_memory_gib", "gpu_interconnect"}) {
+      if (instance.has(f)) instance.error(f, "applies to instances with GPUs (gpu_count is 0)");
+    }
+  } else {
+    instance.require("gpu");
+    instance.require("gpu_count") && instance.at_least("gpu_count", 1);
+  }
   instance.positive("gpu_memory_gib");
-  if (instance.require_enum("gpu_interconnect") && m.has_gpu_count()) {
+  if (!cpu_only && instance.require_enum("gpu_interconnect") && m.has_gpu_count()) {
     const bool single = m.gpu_interconnect() == s::SINGLE_GPU;
     if (single != (m.gpu_count() == 1)) {
       instance.error("gpu_interconnect",
@@ -257,6 +265,49 @@ void check_runtime(const FieldChecker& runtime) {
   }
   runtime.require("default_matmul_overhead_us") &&
       runtime.non_negative("default_matmul_overhead_us");
+  check_source(runtime);
+}
+
+namespace {
+
+void check_serving_fit(const FieldChecker& fit) {
+  fit.require("compute_fraction") && fit.in_range("compute_fraction", 0.01, 1);
+  fit.require("memory_fraction") && fit.in_range("memory_fraction", 0.01, 1);
+  fit.require("layer_overhead_us") && fit.non_negative("layer_overhead_us");
+  fit.non_negative("memory_overhead_gib");
+  fit.non_negative("tensor_parallel_memory_gib");
+}
+
+}  // namespace
+
+void check_serving_runtime(const FieldChecker& runtime) {
+  runtime.require("name");
+  runtime.require("iteration_overhead_us") && runtime.non_negative("iteration_overhead_us");
+  runtime.require("memory_overhead_gib") && runtime.non_negative("memory_overhead_gib");
+  runtime.require("tensor_parallel_memory_gib") &&
+      runtime.non_negative("tensor_parallel_memory_gib");
+  runtime.at_least("grouped_attention_head_dim", 1);
+  runtime.at_least("grouped_attention_query_heads_per_kv", 1);
+  std::set<std::string> gpus;
+  for (int i = 0; i < runtime.size("gpu"); ++i) {
+    const FieldChecker fit = runtime.child("gpu", i);
+    const auto& m = static_cast<const s::ServingGpuFit&>(fit.message());
+    if (fit.require("gpu") && !gpus.insert(m.gpu()).second) {
+      fit.error("gpu", "\"" + m.gpu() + "\" is fitted twice");
+    }
+    if (fit.has("form_factor")) fit.error("form_factor", "belongs in default_fit");
+    check_serving_fit(fit);
+  }
+  std::set<int> form_factors;
+  for (int i = 0; i < runtime.size("default_fit"); ++i) {
+    const FieldChecker fit = runtime.child("default_fit", i);
+    const auto& m = static_cast<const s::ServingGpuFit&>(fit.message());
+    if (fit.require_enum("form_factor") && !form_factors.insert(m.form_factor()).second) {
+      fit.error("form_factor", "has a second default");
+    }
+    if (fit.has("gpu")) fit.error("gpu", "belongs in gpu (a default stands for a form factor)");
+    check_serving_fit(fit);
+  }
   check_source(runtime);
 }
 

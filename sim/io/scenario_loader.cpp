@@ -232,7 +232,8 @@ void check_precision(const FieldChecker& owner, const char* field, int index,
                          : precision == s::BF16 ? peak.has_bf16()
                          : precision == s::FP8  ? peak.has_fp8()
                          : precision == s::FP4  ? peak.has_fp4()
-                                                : peak.has_int8_tops();
+                         : precision == s::INT8 ? peak.has_int8_tops()
+                                                : false;
   if (!supported) {
     owner.error(field,
                 "GPU \"" + instance.gpu() + "\" of \"" + instance.name() + "\" has no " +
@@ -252,6 +253,11 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
     const s::InstanceType* instance =
         resolve_reference(owner, "instance", index, name, catalog.instances(), "instance type");
     if (instance == nullptr) continue;
+    if (!has_gpu(*instance)) {
+      owner.error("instance", "\"" + name + "\" has no GPU (gpu_count is 0): it cannot train",
+                  index);
+      continue;
+    }
     loaded->instances.push_back(instance);
     if (m.cluster().has_gpus_per_node() && m.cluster().gpus_per_node() > instance->gpu_count()) {
       root.child("cluster").error(

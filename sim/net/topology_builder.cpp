@@ -47,6 +47,7 @@ std::string check_inputs(const ClusterSpec& spec, const Catalog& catalog, Inputs
   std::string error;
   if (spec.instance == nullptr) return "no instance type";
   in->instance = spec.instance;
+  if (!has_gpu(*spec.instance)) return spec.instance->name() + " has no GPU (gpu_count is 0)";
   in->gpu = &catalog.gpu_of(*spec.instance);
   if (spec.nodes < 1) return "nodes must be >= 1, got " + std::to_string(spec.nodes);
   const int available = spec.instance->gpu_count();

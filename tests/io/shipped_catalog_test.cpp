@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "sim/io/catalog.h"
+#include "sim/serve/serving_scenario.h"
 #include "sim/io/schema/cost.pb.h"
 #include "sim/io/schema/scenario.pb.h"
 
@@ -112,6 +113,8 @@ TEST_CASE("every shipped file survives a parse-print-parse round trip") {
       INFO(entry.path());
       if (entry.path().parent_path().filename() == "prices") {
         check_round_trip<s::PriceFile>(entry.path());  // scenarios/prices: --prices files
+      } else if (std::string(dir) == "scenarios" && is_serving_scenario_file(entry.path())) {
+        check_round_trip<s::ServingScenario>(entry.path());
       } else if (std::string(dir) == "scenarios") {
         check_round_trip<s::Scenario>(entry.path());
       } else {

@@ -95,7 +95,8 @@ Table instance_table(const Catalog& catalog, const Filters& f) {
           {"price_confidence", "price src", 0}};
   for (const auto& [name, entry] : catalog.instances().all()) {
     const s::InstanceType& i = *entry.value;
-    if (!provider_matches(i.provider(), f.provider) || !gpu_matches(catalog.gpu_of(i), f.gpu)) {
+    if (!provider_matches(i.provider(), f.provider) ||
+        (!f.gpu.empty() && (!has_gpu(i) || !gpu_matches(catalog.gpu_of(i), f.gpu)))) {
       continue;
     }
     const std::optional<UsedPrice> on_demand = catalog_price(i, s::ON_DEMAND);
