@@ -44,23 +44,24 @@ std::string algorithm_problem(const Collective& c, CollectiveAlgorithm algorithm
     case CollectiveAlgorithm::kTree:
     case CollectiveAlgorithm::kHierarchical: {
       if (c.op != CollectiveOp::kAllReduce) return name + " applies to all_reduce only";
-      const auto nodes = gpus_by_node(c.gpus, t);
-      if (nodes.size() < 2) return name + " needs GPUs on two or more nodes";
+      const auto domains = gpus_by_domain(c.gpus, t);
+      if (domains.size() < 2) return name + " needs GPUs in two or more NVLink domains (nodes)";
       if (algorithm == CollectiveAlgorithm::kHierarchical) {
-        for (const auto& node : nodes) {
-          if (node.size() != nodes[0].size())
-            return "hierarchical needs as many GPUs on every node";
+        for (const auto& domain : domains) {
+          if (domain.size() != domains[0].size())
+            return "hierarchical needs as many GPUs in every NVLink domain";
         }
-        if (nodes[0].size() < 2) return "hierarchical needs two or more GPUs per node";
+        if (domains[0].size() < 2) return "hierarchical needs two or more GPUs per NVLink domain";
       }
       return "";
     }
     case CollectiveAlgorithm::kNvls:
       if (c.op != CollectiveOp::kAllReduce) return "nvls applies to all_reduce only";
       if (t.nvls_capacity() <= 0) {
-        return "nvls needs NVLink SHARP: Hopper GPUs on an NVSwitch, which this instance lacks";
+        return "nvls needs NVLink SHARP: NVLink 4 or later GPUs on NVSwitches, which this "
+               "instance lacks";
       }
-      if (gpus_by_node(c.gpus, t).size() != 1) return "nvls works within one node";
+      if (gpus_by_domain(c.gpus, t).size() != 1) return "nvls works within one NVLink domain";
       return "";
   }
   return "";
@@ -176,24 +177,24 @@ std::function<void()> after_all(int count, std::function<void()> done) {
   };
 }
 
-std::vector<std::vector<int>> gpus_by_node(const std::vector<int>& gpus, const Topology& t) {
-  // Called for every collective the simulation starts: a node's place in the result and its GPU
+std::vector<std::vector<int>> gpus_by_domain(const std::vector<int>& gpus, const Topology& t) {
+  // Called for every collective the simulation starts: a domain's place in the result and its GPU
   // count first, so each list is allocated once.
-  std::vector<int> index_of_node(t.nodes(), -1);
-  std::vector<int> sizes;  // per node in the result, its GPU count
+  std::vector<int> index_of_domain(t.domains(), -1);
+  std::vector<int> sizes;  // per domain in the result, its GPU count
   sizes.reserve(gpus.size());
   for (int gpu : gpus) {
-    int& index = index_of_node[t.node_of(gpu)];
+    int& index = index_of_domain[t.domain_of(gpu)];
     if (index < 0) {
       index = static_cast<int>(sizes.size());
       sizes.push_back(0);
     }
     ++sizes[index];
   }
-  std::vector<std::vector<int>> nodes(sizes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) nodes[i].reserve(sizes[i]);
-  for (int gpu : gpus) nodes[index_of_node[t.node_of(gpu)]].push_back(gpu);
-  return nodes;
+  std::vector<std::vector<int>> domains(sizes.size());
+  for (size_t i = 0; i < domains.size(); ++i) domains[i].reserve(sizes[i]);
+  for (int gpu : gpus) domains[index_of_domain[t.domain_of(gpu)]].push_back(gpu);
+  return domains;
 }
 
 Picoseconds step_latency(int from, int to, const Topology& t) {

@@ -44,8 +44,8 @@ std::string collective_algorithm_name(CollectiveAlgorithm algorithm);
 double bus_bandwidth_factor(CollectiveOp op, int gpus);
 
 // Why `c` cannot run on `topology`, or "" when it can: fewer than two GPUs, a GPU repeated or not
-// in the topology, a size <= 0, an algorithm that does not apply (NVLS without NVLink SHARP, tree
-// or hierarchical within one node, ...).
+// in the topology, a size <= 0, an algorithm that does not apply (NVLS without NVLink SHARP or
+// across NVLink domains, tree or hierarchical within one domain, ...).
 std::string collective_problem(const Collective& c, const Topology& topology);
 
 // The algorithm kAuto stands for: each applicable one is simulated alone on an idle copy of the

@@ -13,17 +13,19 @@ std::function<void()> after_all(int count, std::function<void()> done);
 
 // Ring (all-reduce, reduce-scatter, all-gather) and pipelined chain (broadcast); ring.cpp.
 void start_ring(Network* network, const Collective& c, std::function<void()> done);
-// Double binary tree across nodes, chains inside them (all-reduce); tree.cpp.
+// Double binary tree across NVLink domains, chains inside them (all-reduce); tree.cpp.
 void start_tree(Network* network, const Collective& c, std::function<void()> done);
-// Reduce-scatter in nodes, all-reduce across, all-gather in nodes (all-reduce); hierarchical.cpp.
+// Reduce-scatter in NVLink domains, all-reduce across, all-gather in them (all-reduce);
+// hierarchical.cpp.
 void start_hierarchical(Network* network, const Collective& c, std::function<void()> done);
-// NVLink SHARP in-switch reduction inside one node (all-reduce); nvls.cpp.
+// NVLink SHARP in-switch reduction inside one NVLink domain (all-reduce); nvls.cpp.
 void start_nvls(Network* network, const Collective& c, std::function<void()> done);
 // Point-to-point transfers (all-to-all, send/recv); direct.cpp.
 void start_direct(Network* network, const Collective& c, std::function<void()> done);
 
-// The group's GPUs by node, in the order given, nodes in order of first appearance.
-std::vector<std::vector<int>> gpus_by_node(const std::vector<int>& gpus, const Topology& t);
+// The group's GPUs by NVLink domain (a node, or the trays of a rack sharing NVSwitches: what NCCL
+// calls a node), in the order given, domains in order of first appearance.
+std::vector<std::vector<int>> gpus_by_domain(const std::vector<int>& gpus, const Topology& t);
 
 // Software step latency plus hardware route latency from GPU `from` to GPU `to`.
 Picoseconds step_latency(int from, int to, const Topology& t);

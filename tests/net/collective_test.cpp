@@ -162,31 +162,32 @@ TEST_CASE("requests that cannot run are rejected with the reason") {
   CHECK(collective_problem({CollectiveOp::kAllReduce, {0, 8}, 1e6}, *nvlink) ==
         "GPU 8 is not in the cluster (0..7)");
   const std::string no_nvls =
-      "nvls needs NVLink SHARP: Hopper GPUs on an NVSwitch, which this instance lacks";
+      "nvls needs NVLink SHARP: NVLink 4 or later GPUs on NVSwitches, which this "
+      "instance lacks";
   CHECK(collective_problem({CollectiveOp::kAllReduce, all, 1e6, CollectiveAlgorithm::kNvls},
                            *pcie) == no_nvls);
   CHECK(collective_problem({CollectiveOp::kAllReduce, all, 1e6, CollectiveAlgorithm::kNvls},
                            *a100) == no_nvls);
   CHECK(collective_problem({CollectiveOp::kAllReduce, all, 1e6, CollectiveAlgorithm::kTree},
-                           *nvlink) == "tree needs GPUs on two or more nodes");
+                           *nvlink) == "tree needs GPUs in two or more NVLink domains (nodes)");
   CHECK(collective_problem({CollectiveOp::kAllGather, all, 1e6, CollectiveAlgorithm::kDirect},
                            *nvlink) == "direct applies to all_to_all and send_recv");
 }
 
 TEST_CASE("a group's GPUs by node keep the given order, nodes in order of first appearance") {
   auto t = shipped_cluster("aws.p5.48xlarge", 3);  // GPUs 0-7, 8-15, 16-23
-  CHECK(gpus_by_node({17, 3, 9, 1, 16}, *t) ==
+  CHECK(gpus_by_domain({17, 3, 9, 1, 16}, *t) ==
         std::vector<std::vector<int>>{{17, 16}, {3, 1}, {9}});
-  CHECK(gpus_by_node({5}, *t) == std::vector<std::vector<int>>{{5}});
+  CHECK(gpus_by_domain({5}, *t) == std::vector<std::vector<int>>{{5}});
   // The checks that look at nodes.
   CHECK(collective_problem({CollectiveOp::kAllReduce, {0, 8}, 1e6, CollectiveAlgorithm::kNvls},
-                           *t) == "nvls works within one node");
+                           *t) == "nvls works within one NVLink domain");
   CHECK(collective_problem(
             {CollectiveOp::kAllReduce, {0, 1, 8}, 1e6, CollectiveAlgorithm::kHierarchical}, *t) ==
-        "hierarchical needs as many GPUs on every node");
+        "hierarchical needs as many GPUs in every NVLink domain");
   CHECK(collective_problem(
             {CollectiveOp::kAllReduce, {0, 8}, 1e6, CollectiveAlgorithm::kHierarchical}, *t) ==
-        "hierarchical needs two or more GPUs per node");
+        "hierarchical needs two or more GPUs per NVLink domain");
   CHECK(collective_problem(
             {CollectiveOp::kAllReduce, {0, 1, 8, 9}, 1e6, CollectiveAlgorithm::kHierarchical}, *t)
             .empty());
