@@ -255,9 +255,14 @@ void check_link_class(const FieldChecker& link) {
   }
   link.require("efficiency_fraction") && link.in_range("efficiency_fraction", 0.01, 1);
   link.require("step_latency_us") && link.non_negative("step_latency_us");
+  link.non_negative("simple_step_latency_us");
   link.in_range("in_switch_reduction_efficiency_fraction", 0.01, 1);
   link.positive("in_switch_reduction_operand_gb_per_s");
   const bool nvlink = m.name().rfind("nvlink", 0) == 0;
+  link.in_range("tree_bandwidth_fraction", 0.01, 1);
+  if (link.has("tree_bandwidth_fraction") && (nvlink || m.name() == "pcie")) {
+    link.error("tree_bandwidth_fraction", "applies to the network classes only");
+  }
   for (const char* field :
        {"in_switch_reduction_efficiency_fraction", "in_switch_reduction_operand_gb_per_s"}) {
     if (link.has(field) && !nvlink) link.error(field, "applies to the nvlink classes only");

@@ -124,8 +124,10 @@ CollectiveAlgorithm choose_algorithm(const Collective& c, const Topology& t) {
   }
   CollectiveAlgorithm best = CollectiveAlgorithm::kRing;
   Picoseconds best_time = Picoseconds::max();
-  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
-                                CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls}) {
+  // NCCL's algorithms only: hierarchical is not one of them (its closest, NVLS-tree, is not
+  // modelled), so it runs only when asked for.
+  for (CollectiveAlgorithm a :
+       {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree, CollectiveAlgorithm::kNvls}) {
     if (!algorithm_problem(c, a, t).empty()) continue;
     Collective candidate = c;
     candidate.algorithm = a;
@@ -197,19 +199,61 @@ std::vector<std::vector<int>> gpus_by_domain(const std::vector<int>& gpus, const
   return domains;
 }
 
-Picoseconds step_latency(int from, int to, const Topology& t) {
-  const StepLatencies& s = t.step_latencies();
+namespace {
+
+Picoseconds software_latency(const StepLatencies& s, LinkKind kind) {
+  return kind == LinkKind::kNetwork ? s.network : kind == LinkKind::kNvlink ? s.nvlink : s.pcie;
+}
+
+ProtocolLatencies edge_latencies(int from, int to, const Topology& t) {
   const LinkKind kind = t.route_kind(from, to);
-  const Picoseconds software = kind == LinkKind::kNetwork  ? s.network
-                               : kind == LinkKind::kNvlink ? s.nvlink
-                                                           : s.pcie;
-  return software + t.route_latency(from, to);
+  const Picoseconds hardware = t.route_latency(from, to);
+  return {software_latency(t.step_latencies(Protocol::kLowLatency), kind) + hardware,
+          software_latency(t.step_latencies(Protocol::kSimple), kind) + hardware};
+}
+
+}  // namespace
+
+Picoseconds step_latency(int from, int to, const Topology& t) {
+  return edge_latencies(from, to, t).low;
 }
 
 Picoseconds slowest_step_latency(const std::vector<std::pair<int, int>>& edges, const Topology& t) {
-  Picoseconds slowest;
-  for (auto [from, to] : edges) slowest = std::max(slowest, step_latency(from, to, t));
+  return slowest_step_latencies(edges, t).low;
+}
+
+ProtocolLatencies slowest_step_latencies(const std::vector<std::pair<int, int>>& edges,
+                                         const Topology& t) {
+  ProtocolLatencies slowest;
+  for (auto [from, to] : edges) {
+    const ProtocolLatencies edge = edge_latencies(from, to, t);
+    slowest = {std::max(slowest.low, edge.low), std::max(slowest.simple, edge.simple)};
+  }
   return slowest;
+}
+
+ProtocolLatencies pipelined_latencies(const std::vector<std::pair<int, int>>& edges, int64_t steps,
+                                      const Topology& t) {
+  ProtocolLatencies sum;
+  for (auto [from, to] : edges) {
+    const ProtocolLatencies edge = edge_latencies(from, to, t);
+    sum = {sum.low + edge.low, sum.simple + edge.simple};
+  }
+  const auto n = static_cast<int64_t>(edges.size());
+  return {Picoseconds(sum.low.count() * steps / n), Picoseconds(sum.simple.count() * steps / n)};
+}
+
+void start_with_protocol(Network* network, const std::vector<std::pair<int, int>>& edges,
+                         double bytes_per_edge, ProtocolLatencies latencies,
+                         std::function<void()> done, double bandwidth_fraction) {
+  // LL moves 8 bytes of data with 8 bytes of flags (NCCL's tuner halves its bandwidth).
+  constexpr double kLowLatencyWireFactor = 2;
+  const double rate = network->stage_coupled(edges, bytes_per_edge) * bandwidth_fraction;
+  const double low = latencies.low.seconds() + kLowLatencyWireFactor * bytes_per_edge / rate;
+  const double simple = latencies.simple.seconds() + bytes_per_edge / rate;
+  const bool use_low = latencies.low < latencies.simple && low < simple;
+  network->start_staged((use_low ? kLowLatencyWireFactor : 1) * bytes_per_edge / bandwidth_fraction,
+                        use_low ? latencies.low : latencies.simple, std::move(done));
 }
 
 }  // namespace clustersim

@@ -4,8 +4,8 @@
 // and every GPU beyond the first adds one operand to each reduced element, a cost of S / R per
 // extra GPU (R: the link class's in_switch_reduction_operand_gb_per_s). On an idle domain
 //   time = S (1 + 1/n) / (line rate x efficiency) + (n - 1) S / R.
-// Latency is taken equal to the ring's (no separate measurement), so the automatic choice
-// between them is made on bandwidth.
+// NVLS runs NCCL's Simple protocol only; its latency is taken equal to a ring's with Simple steps
+// (no separate measurement).
 #include "sim/net/collective_algorithms.h"
 
 namespace clustersim {
@@ -32,7 +32,7 @@ void start_nvls(Network* network, const Collective& c, std::function<void()> don
   if (t.nvls_operand_bytes_per_s() > 0) seconds_per_byte += (n - 1) / t.nvls_operand_bytes_per_s();
   const double bytes = c.bytes * seconds_per_byte * link_capacity;
   const Picoseconds latency(2 * (static_cast<int64_t>(n) - 1) *
-                            slowest_step_latency(ring_edges, t).count());
+                            slowest_step_latencies(ring_edges, t).simple.count());
   network->start_on_links(uses, bytes, latency, std::move(done));
 }
 

@@ -4,9 +4,13 @@
 // (n-1)/n for reduce-scatter and all-gather, in 2(n-1) or n-1 steps. NCCL pipelines the steps,
 // so every edge is busy at the pace of the slowest: the ring is one coupled transfer, and its
 // time is 2(n-1)/n x S / B + 2(n-1) x step latency on an idle ring of bandwidth B (the closed form
-// the tests check). Across NVLink domains (nodes, or the trays of an NVL72 rack: NCCL's nodes)
-// the data is split over one ring per GPU of a domain (NCCL's channels); channel c enters every
-// domain at its c-th GPU, so each channel crosses the network through a different NIC.
+// the tests check). The data crosses the ring's hops one after the other, so the steps' latency
+// is the hops' (pipelined_latency): across nodes, most steps run at NVLink latency and only those
+// over the network at its own, as NCCL's tuner counts them. Each channel runs NCCL's protocol for
+// its size (start_with_protocol): low latency for small buffers, Simple for large ones. Across
+// NVLink domains (nodes, or the trays of an NVL72 rack: NCCL's nodes) the data is split over one
+// ring per GPU of a domain (NCCL's channels); channel c enters every domain at its c-th GPU, so
+// each channel crosses the network through a different NIC.
 #include <algorithm>
 
 #include "sim/net/collective_algorithms.h"
@@ -59,9 +63,8 @@ void start_ring(Network* network, const Collective& c, std::function<void()> don
     edges.clear();
     for (size_t i = 0; i + 1 < order.size(); ++i) edges.emplace_back(order[i], order[i + 1]);
     if (!chain) edges.emplace_back(order.back(), order.front());
-    const Picoseconds step = slowest_step_latency(edges, t);
-    network->start_coupled(edges, per_edge / channels, Picoseconds(step.count() * steps),
-                           channel_done);
+    start_with_protocol(network, edges, per_edge / channels, pipelined_latencies(edges, steps, t),
+                        channel_done);
   }
 }
 

@@ -22,6 +22,7 @@
 // owns its topology.
 #pragma once
 
+#include <array>
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <memory>
@@ -53,6 +54,11 @@ struct LinkInfo {
   LinkKind kind;
 };
 
+// NCCL's protocols as the model tells them apart: low latency (LL: every 8 bytes of data travel
+// with 8 bytes of flags, so a step is short but the wire carries twice the data) and Simple (full
+// bandwidth, longer steps), which NCCL's tuner picks for large messages.
+enum class Protocol : uint8_t { kLowLatency, kSimple };
+
 // Software latency of one collective step over each kind of link (from the link classes).
 struct StepLatencies {
   Picoseconds nvlink;
@@ -79,7 +85,11 @@ class Topology {
   // add_link, so the way back is id + 1), likewise `leaf_to_spine` for a leaf.
   void set_nic_uplink(int32_t nic, int32_t nic_to_leaf);
   void set_leaf_uplink(int32_t leaf, int32_t leaf_to_spine);
-  void set_step_latencies(StepLatencies latencies) { step_latencies_ = latencies; }
+  void set_step_latencies(Protocol protocol, StepLatencies latencies) {
+    step_latencies_[static_cast<size_t>(protocol)] = latencies;
+  }
+  // Share of the ring's bandwidth a double binary tree achieves across the network (1: all).
+  void set_tree_bandwidth_fraction(double fraction) { tree_bandwidth_fraction_ = fraction; }
   // NVLink SHARP (in-switch reduction): per-GPU capacity of its NVLink for it, and the rate of
   // the cost each extra GPU adds (an all-reduce of S bytes over n GPUs adds (n - 1) S / this).
   void set_nvls_capable(double nvls_capacity_bytes_per_s, double operand_bytes_per_s) {
@@ -108,10 +118,13 @@ class Topology {
   const std::vector<LinkInfo>& links() const { return links_; }
   // links()[i].capacity_bytes_per_s at i, contiguous for the network model.
   const std::vector<double>& link_capacities() const { return link_capacities_; }
-  const StepLatencies& step_latencies() const { return step_latencies_; }
+  const StepLatencies& step_latencies(Protocol protocol = Protocol::kLowLatency) const {
+    return step_latencies_[static_cast<size_t>(protocol)];
+  }
   // Per-GPU NVLink capacity usable by in-switch reduction (NVLS); 0 when the node cannot.
   double nvls_capacity() const { return nvls_capacity_; }
   double nvls_operand_bytes_per_s() const { return nvls_operand_bytes_per_s_; }
+  double tree_bandwidth_fraction() const { return tree_bandwidth_fraction_; }
 
   // Links from GPU `from` to GPU `to` along a cheapest path; empty when from == to.
   // Requires: valid GPU indices. Cost: O(NICs per node squared) the first time per pair.
@@ -154,9 +167,10 @@ class Topology {
   Graph graph_;
   std::vector<LinkInfo> links_;
   std::vector<double> link_capacities_;
-  StepLatencies step_latencies_;
+  std::array<StepLatencies, 2> step_latencies_;  // by Protocol
   double nvls_capacity_ = 0;
   double nvls_operand_bytes_per_s_ = 0;
+  double tree_bandwidth_fraction_ = 1;
   std::vector<std::vector<int32_t>> vertices_of_domain_;
   std::vector<int32_t> local_index_;  // vertex -> position in its domain's list, -1 for fabric
   std::vector<std::vector<int32_t>> nics_of_node_;

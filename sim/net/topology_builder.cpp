@@ -190,6 +190,36 @@ void build_fabric(Topology* t, const Inputs& in, const s::Fabric* fabric,
   }
 }
 
+// Step latency of a link class under `protocol`: Simple's when the class has one.
+Picoseconds class_step_latency(const s::LinkClass* link, Protocol protocol) {
+  if (link == nullptr) return {};
+  const bool simple = protocol == Protocol::kSimple && link->has_simple_step_latency_us();
+  return us(simple ? link->simple_step_latency_us() : link->step_latency_us());
+}
+
+// Step latencies, the tree's bandwidth share and NVLink SHARP from the link classes.
+void set_link_class_constants(Topology* t, const Inputs& in) {
+  for (Protocol p : {Protocol::kLowLatency, Protocol::kSimple}) {
+    t->set_step_latencies(
+        p, {class_step_latency(in.classes.nvlink, p), class_step_latency(in.classes.pcie, p),
+            class_step_latency(in.classes.network, p)});
+  }
+  if (in.classes.network && in.classes.network->has_tree_bandwidth_fraction()) {
+    t->set_tree_bandwidth_fraction(in.classes.network->tree_bandwidth_fraction());
+  }
+  // NVLink SHARP needs NVSwitches with in-switch reduction: the third generation (NVLink 4,
+  // Hopper) and later.
+  const s::LinkClass* nvlink = in.classes.nvlink;
+  if (nvlink && in.instance->gpu_interconnect() == s::NVSWITCH &&
+      in.gpu->nvlink().generation() >= 4 && nvlink->has_in_switch_reduction_efficiency_fraction()) {
+    t->set_nvls_capable(in.gpu->nvlink().per_direction_gb_per_s() * kBytesPerGigabyte *
+                            nvlink->in_switch_reduction_efficiency_fraction(),
+                        nvlink->has_in_switch_reduction_operand_gb_per_s()
+                            ? nvlink->in_switch_reduction_operand_gb_per_s() * kBytesPerGigabyte
+                            : 0);
+  }
+}
+
 }  // namespace
 
 int nvlink_domain_span_gpus(int nodes, int gpus_per_node, int domain_nodes) {
@@ -211,22 +241,7 @@ TopologyOrError build_topology(const ClusterSpec& spec, const Catalog& catalog) 
     nics_of_node.push_back(build_node(t.get(), in, n, spec.nodes > 1, &nvswitch));
   if (spec.nodes > 1) build_fabric(t.get(), in, spec.fabric, nics_of_node);
 
-  StepLatencies latencies;
-  if (in.classes.nvlink) latencies.nvlink = us(in.classes.nvlink->step_latency_us());
-  if (in.classes.pcie) latencies.pcie = us(in.classes.pcie->step_latency_us());
-  if (in.classes.network) latencies.network = us(in.classes.network->step_latency_us());
-  t->set_step_latencies(latencies);
-  // NVLink SHARP needs NVSwitches with in-switch reduction: the third generation (NVLink 4,
-  // Hopper) and later.
-  const s::LinkClass* nvlink = in.classes.nvlink;
-  if (nvlink && spec.instance->gpu_interconnect() == s::NVSWITCH &&
-      in.gpu->nvlink().generation() >= 4 && nvlink->has_in_switch_reduction_efficiency_fraction()) {
-    t->set_nvls_capable(in.gpu->nvlink().per_direction_gb_per_s() * kBytesPerGigabyte *
-                            nvlink->in_switch_reduction_efficiency_fraction(),
-                        nvlink->has_in_switch_reduction_operand_gb_per_s()
-                            ? nvlink->in_switch_reduction_operand_gb_per_s() * kBytesPerGigabyte
-                            : 0);
-  }
+  set_link_class_constants(t.get(), in);
   return {std::move(t), ""};
 }
 

@@ -5,13 +5,30 @@
 // own leaders and so its own NICs. Reduction flows up and
 // the result down at the same time (pipelined), so each tree is one coupled transfer moving S/2
 // over every edge in both directions; its latency is 2 x (tree depth x network step + chain length
-// x NVLink step).
+// x NVLink step). NCCL's tree achieves less than this traffic allows: the whole tree runs at the
+// network link class's tree_bandwidth_fraction (its tuner's correction, links.textproto).
 #include <algorithm>
 #include <cmath>
 
 #include "sim/net/collective_algorithms.h"
 
 namespace clustersim {
+namespace {
+
+// 2 x (depth x the slowest tree step + chain length x the slowest chain step).
+ProtocolLatencies tree_latencies(const std::vector<std::pair<int, int>>& tree_edges,
+                                 const std::vector<std::pair<int, int>>& chain_edges, int64_t depth,
+                                 int64_t chain_length, const Topology& t) {
+  const ProtocolLatencies tree = slowest_step_latencies(tree_edges, t);
+  const ProtocolLatencies chain =
+      chain_edges.empty() ? ProtocolLatencies{} : slowest_step_latencies(chain_edges, t);
+  auto total = [&](Picoseconds up, Picoseconds along) {
+    return Picoseconds(2 * depth * up.count() + 2 * chain_length * along.count());
+  };
+  return {total(tree.low, chain.low), total(tree.simple, chain.simple)};
+}
+
+}  // namespace
 
 void start_tree(Network* network, const Collective& c, std::function<void()> done) {
   const Topology& t = network->topology();
@@ -44,15 +61,13 @@ void start_tree(Network* network, const Collective& c, std::function<void()> don
         tree_edges.emplace_back(child, parent);
         tree_edges.emplace_back(parent, child);
       }
-      const int depth = static_cast<int>(std::floor(std::log2(count)));
+      const auto depth = static_cast<int64_t>(std::floor(std::log2(count)));
       const auto chain_length = static_cast<int64_t>(domains[0].size()) - 1;
-      Picoseconds latency(2 * depth * slowest_step_latency(tree_edges, t).count());
-      if (!chain_edges.empty()) {
-        latency += Picoseconds(2 * chain_length * slowest_step_latency(chain_edges, t).count());
-      }
       std::vector<std::pair<int, int>> edges = chain_edges;
       edges.insert(edges.end(), tree_edges.begin(), tree_edges.end());
-      network->start_coupled(edges, c.bytes / (2.0 * channels), latency, tree_done);
+      start_with_protocol(network, edges, c.bytes / (2.0 * channels),
+                          tree_latencies(tree_edges, chain_edges, depth, chain_length, t),
+                          tree_done, t.tree_bandwidth_fraction());
     }
   }
 }
