@@ -163,6 +163,11 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
       continue;
     }
     const RunCost run = run_cost(cost, c, *e.step, *checkpoints, billing);
+    if (!run.unsimulated.empty()) {
+      row[result_column("status")] = kStatusTooLong;
+      row[result_column("limiting")] = run.unsimulated;
+      continue;
+    }
     const double hours = run.time.p50_s / 3600;
     row[result_column("time_to_train_h")] = hours;
     row[result_column("time_to_train_p95_h")] = run.time.p95_s / 3600;

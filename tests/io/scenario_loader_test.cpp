@@ -203,7 +203,7 @@ TEST_CASE("a value listed twice in a sweep axis is an error at its position") {
              Catch::Contains("sweep.tensor_parallel[2]: 1 is listed twice"));
 }
 
-TEST_CASE("ranges expand into their integer axes; a bad range is an error at the range") {
+TEST_CASE("ranges expand into their integer axes, a bad range is an error at the range") {
   TempDir dir;
   Diagnostics diagnostics;
   auto loaded = load_scenario(
@@ -231,6 +231,41 @@ TEST_CASE("ranges expand into their integer axes; a bad range is an error at the
                                      "integer axis of the sweep (did you mean \"nodes\"?)"));
   CHECK_THAT(errors, Catch::Contains("sweep.range[1].to: must be >= 8, got 2"));
   CHECK_THAT(errors, Catch::Contains("sweep.range[2].factor: and step both given: choose one"));
+}
+
+TEST_CASE("a published figure must be finite and positive, with its group and convention") {
+  const std::string published =
+      "published { group: \"g\" tflops_per_gpu: inf flops_convention: MODEL_FLOPS "
+      "step_time_s: 0 }\n";
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"aws.p4d.24xlarge\" nodes: 2", published)) ==
+        "s.textproto:12:74: published.step_time_s: must be > 0, got 0\n"
+        "s.textproto:12:24: published.tflops_per_gpu: must be > 0, got inf\n");
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                             "published { tflops_per_gpu: 100 }\n")) ==
+        "s.textproto:12:1: published.group: is required\n"
+        "s.textproto:12:1: published.flops_convention: is required\n");
+}
+
+TEST_CASE("clusters over 2^17 GPUs and budgets over 2^53 steps are refused with what works") {
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"aws.p5.48xlarge\" nodes: 16385")) ==
+        "s.textproto:10:31: cluster.nodes: 16385 nodes of \"aws.p5.48xlarge\" are 131080 GPUs, "
+        "more than the 131072 a configuration may have (at most 16384 nodes)\n");
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e30 sequence_length: 4096")) ==
+        "s.textproto:7:3: job.token_budget: asks for 3.81e+24 optimizer steps, more than the "
+        "9007199254740992 (2^53) a run may have; at most 2.36e+21 tokens\n");
+}
+
+TEST_CASE("a scenario path that is a directory or names no file says so") {
+  TempDir dir;
+  Diagnostics diagnostics;
+  CHECK(load_scenario(dir.path(), catalog(), &diagnostics) == nullptr);
+  CHECK(diagnostics.to_string() == dir.path() + ": is a directory, not a file\n");
+  Diagnostics missing;
+  CHECK(load_scenario(dir.path() + "/none.textproto", catalog(), &missing) == nullptr);
+  CHECK(missing.to_string() == dir.path() + "/none.textproto: no such file\n");
 }
 
 }  // namespace

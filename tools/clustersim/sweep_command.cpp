@@ -4,9 +4,7 @@
 // Also runs one shard of a sweep (--shard K/N) and resumes an interrupted one (--resume): rows go
 // to a journal as they come (sweep_journal.h), and the results file is made from it at the end.
 #include <sys/resource.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -22,6 +20,7 @@
 #include "sim/util/number_format.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
+#include "tools/clustersim/progress.h"
 
 namespace clustersim::cli {
 namespace {
@@ -61,39 +60,16 @@ bool parse_shard(const std::string& text, SweepOptions* options) {
   return true;
 }
 
-// "done/total, rate, ETA" on one rewritten line of stderr, only when it is a terminal.
-class Progress {
- public:
-  explicit Progress(int64_t total)
-      : total_(total), shown_(isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()) {}
-  void update(int64_t done) {
-    if (!shown_) return;
-    const double elapsed = seconds();
-    const double rate = elapsed > 0 ? done / elapsed : 0;
-    const double eta = rate > 0 ? (total_ - done) / rate : 0;
-    std::fprintf(stderr, "\r  %lld/%lld configurations  %.0f/s  ETA %d:%02d   ",
-                 static_cast<long long>(done), static_cast<long long>(total_), rate,
-                 static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
-  }
-  void finish() {
-    if (shown_) std::fprintf(stderr, "\r%60s\r", "");
-  }
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-
- private:
-  int64_t total_;
-  bool shown_;
-  std::chrono::steady_clock::time_point start_;
-};
-
 // The rankings, fed with every row (including those of a resumed file).
 struct Rankings {
   explicit Rankings(size_t top)
       : fastest(result_column("time_to_train_h"), top), cheapest(result_column("cost"), top) {}
   void offer(const ResultRow& row) {
-    ++statuses[row_text(row, result_column("status"))];
+    const std::string& status = row_text(row, result_column("status"));
+    if (status == kStatusTooLong && statuses[status] == 0) {
+      first_too_long = row_text(row, result_column("limiting"));
+    }
+    ++statuses[status];
     fastest.offer(row);
     cheapest.offer(row);
     front.offer(row);
@@ -101,6 +77,7 @@ struct Rankings {
   TopRows fastest, cheapest;
   ParetoFront front;
   std::map<std::string, int64_t> statuses;  // rows per status
+  std::string first_too_long;               // why the first row too long to simulate is
 };
 
 void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking ranking,
@@ -122,7 +99,7 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
     for (const auto& [reason, count] : summary.pruned) {
       std::cout << "pruned      " << count << ": " << reason << "\n";
     }
-    for (const char* status : {kStatusOverTime, kStatusOverCost}) {
+    for (const char* status : {kStatusOverTime, kStatusOverCost, kStatusTooLong}) {
       const auto it = rankings.statuses.find(status);
       if (it != rankings.statuses.end()) {
         std::cout << "not ranked  " << it->second << ": " << status << "\n";
@@ -222,21 +199,6 @@ std::unique_ptr<SweepJournal> open_journal(const SweepArguments& a, SweepSummary
   return journal;
 }
 
-// Prints why no configuration could run; true when that is so (an error: exit non-zero).
-bool report_nothing_runs(const std::string& path, const SweepSummary& summary) {
-  if (summary.simulated > 0) return false;
-  if (summary.configurations == 0) {
-    std::cerr << path << ": no valid configuration among " << summary.candidates << ":\n";
-    for (const auto& [reason, count] : summary.pruned) {
-      std::cerr << "  " << count << " pruned: " << reason << "\n";
-    }
-  } else {
-    std::cerr << path << ": none of the " << summary.configurations
-              << " valid configurations fits in GPU memory (see the limiting column)\n";
-  }
-  return true;
-}
-
 }  // namespace
 
 int sweep_command(const std::vector<std::string>& args) {
@@ -281,6 +243,7 @@ int sweep_command(const std::vector<std::string>& args) {
               << " candidates; narrow the axes or pass --force\n";
     return kExitUsage;
   }
+  if (!check_scenario_runs(*inputs).runs) return kExitInputError;
 
   Rankings rankings(inputs->limit == 0 ? SIZE_MAX : inputs->limit);
   bool failed = false;
@@ -338,12 +301,13 @@ int sweep_command(const std::vector<std::string>& args) {
                static_cast<long long>(counts.candidates), seconds,
                seconds > 0 ? counts.candidates / seconds : 0.0, usage.ru_maxrss / 1024.0,
                a.out.empty() ? "" : ", every row in ", a.out.c_str());
-  if (summary.configurations == 0) {
-    report_nothing_runs(inputs->path, summary);
+  print_answer(summary, rankings, ranking, inputs->limit, inputs->format);
+  const auto too_long = rankings.statuses.find(kStatusTooLong);
+  if (too_long != rankings.statuses.end() && too_long->second == summary.rows) {
+    report_budget_too_large(*inputs, rankings.first_too_long);
     return kExitInputError;
   }
-  print_answer(summary, rankings, ranking, inputs->limit, inputs->format);
-  return report_nothing_runs(inputs->path, summary) ? kExitInputError : kExitOk;
+  return kExitOk;
 }
 
 }  // namespace clustersim::cli
