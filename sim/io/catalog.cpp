@@ -183,4 +183,9 @@ const s::Gpu& Catalog::gpu_of(const s::InstanceType& instance) const {
   return *gpus_.find(instance.gpu())->value;
 }
 
+int nvlink_domain_nodes(const s::InstanceType& instance) {
+  return instance.has_nvlink_domain_gpus() ? instance.nvlink_domain_gpus() / instance.gpu_count()
+                                           : 1;
+}
+
 }  // namespace clustersim

@@ -105,4 +105,8 @@ class Catalog {
   NamedEntries<schema::DataloadingCost> dataloading_costs_;
 };
 
+// Nodes of one NVLink domain of `instance`: nvlink_domain_gpus over its GPUs per node, 1 when the
+// domain is one node. Requires: a checked entry.
+int nvlink_domain_nodes(const schema::InstanceType& instance);
+
 }  // namespace clustersim

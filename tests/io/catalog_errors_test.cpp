@@ -67,6 +67,24 @@ TEST_CASE("an instance without gpu_count needs a GPU") {
         "c.textproto:1:1: instance[0].gpu_count: is required\n");
 }
 
+TEST_CASE("an NVLink domain must be whole nodes of NVSwitch-joined GPUs") {
+  CHECK(load_errors(gpu_entry() +
+                    instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 12")) ==
+        "c.textproto:21:3: instance[0].nvlink_domain_gpus: 12 GPUs do not divide into nodes of 8 "
+        "(gpu_count)\n");
+  std::string pcie = test_instance_fields() + "\n  nvlink_domain_gpus: 16";
+  pcie.replace(pcie.find("NVSWITCH"), 8, "PCIE_ONLY");
+  CHECK(load_errors(gpu_entry() + instance_entry(pcie)) ==
+        "c.textproto:21:3: instance[0].nvlink_domain_gpus: needs gpu_interconnect NVSWITCH, not "
+        "PCIE_ONLY\n");
+  CHECK(load_errors(gpu_entry() +
+                    instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 20")) ==
+        "c.textproto:21:3: instance[0].nvlink_domain_gpus: 20 GPUs do not divide into nodes of 8 "
+        "(gpu_count)\n");
+  CHECK(load_errors(gpu_entry() +
+                    instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 64")) == "");
+}
+
 TEST_CASE("an unknown GPU reference suggests the closest name") {
   CHECK(
       load_errors(gpu_entry() + instance_entry(test_instance_fields("onprem.x", "TestGPU-80G"))) ==
