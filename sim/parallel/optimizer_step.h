@@ -28,7 +28,8 @@ double gradient_accumulation_bytes(schema::Precision precision);
 // Parameters per gradient bucket of Megatron-Core's DDP: max(40M, 1M x the data x context-
 // parallel ranks) ("make buckets larger to ensure that chunks used in NCCL ring-reduce
 // implementations are large enough to remain bandwidth-bound", megatron/core/distributed/
-// distributed_data_parallel.py); a model chunk's buckets are reduced as they fill.
+// distributed_data_parallel.py); a model chunk's buckets are reduced as they fill (the step
+// model keeps at most one per layer).
 double megatron_bucket_parameters(int data_parallel_ranks);
 
 }  // namespace clustersim

@@ -141,8 +141,11 @@ class StageBuilder {
       w.chunk_backward.push_back(b.total());
       step += plan.micro_batches * f;
       step += plan.micro_batches * b;
-      buckets += std::max(1, static_cast<int>(std::ceil(
-                                 chunk / megatron_bucket_parameters(static_cast<int>(ranks)))));
+      // Megatron-Core's buckets, at most one per layer: finer ones move the overlap by less than
+      // a layer's backward and would only cost events.
+      const int filled = static_cast<int>(
+          std::ceil(chunk / megatron_bucket_parameters(static_cast<int>(ranks))));
+      buckets += std::max(1, std::min(filled, n));
     }
     out->compute_s.push_back(step.compute.seconds());
     out->tensor_comm_s.push_back(step.tensor_comm.seconds());
