@@ -233,7 +233,8 @@ BRIDGE_RULES = """# Unknowns, one rule for every dense row of the release (the p
 #   70B/405B and GPT-3 configs); Llama 3.1 405B counts the embedding and the loss as pipeline
 #   layers (llama31_405b_pretrain_config: account_for_embedding/loss_in_pipeline_split, 126 + 2
 #   layers on PP x VP chunks); context parallelism peer to peer (Megatron-Core's default
-#   cp_comm_type "p2p"); FSDP = 1 is Megatron FSDP sharding optimizer states, gradients and
+#   cp_comm_type "p2p") and Megatron-Core's default rank order tp-cp-ep-dp-pp (TP_DP_PP);
+#   FSDP = 1 is Megatron FSDP sharding optimizer states, gradients and
 #   weights (use_megatron_fsdp, data_parallel_sharding_strategy "optim_grads_params": ZeRO-3);
 #   FP8 as {fp8}, with FP8 weights all-gathered in FP8 (fp8_param_gather = True in
 #   mixed_precision.py's bf16_with_fp8_* recipes).
@@ -307,7 +308,7 @@ def bridge(rows, out):
         sp = 'true' if tp > 1 else 'false'
         lines = [f'tensor_parallel: {tp}', f'pipeline_parallel: {pp}', f'context_parallel: {cp}',
                  f'micro_batch_size: {r["micro_batch"]}', f'sequence_parallel: {sp}',
-                 'gradient_reduce_in_fp32: false']
+                 'gradient_reduce_in_fp32: false', 'rank_order: TP_DP_PP']
         if vp > 1:
             lines += ['schedule: INTERLEAVED_ONE_F_ONE_B', f'virtual_stages: {vp}']
         lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']

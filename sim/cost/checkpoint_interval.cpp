@@ -11,6 +11,7 @@ namespace {
 
 constexpr int kStepsPerOctave = 4;  // grid points per doubling of the interval
 constexpr int kOctaves = 2;         // each side of the Young/Daly interval
+static_assert(kShortestSearchedIntervalFraction == 1.0 / (1 << kOctaves));
 
 }  // namespace
 

@@ -15,6 +15,9 @@ double young_daly_interval_s(double checkpoint_write_s, double failures_per_s);
 // The job's failure rate: any node's preemption stops it.
 double job_failures_per_s(const RunSpec& spec);
 
+// The shortest interval the search below tries, as a fraction of Young/Daly's.
+inline constexpr double kShortestSearchedIntervalFraction = 0.25;
+
 // The interval with the least mean simulated wall time: a geometric grid from a quarter to four
 // times the Young/Daly interval, every point on the same seeds (common random numbers), refined
 // by a parabola in log(interval) through the best point and its neighbours. `spec.interval_s` is

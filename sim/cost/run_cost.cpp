@@ -2,6 +2,7 @@
 #include "sim/cost/run_cost.h"
 
 #include <cmath>
+#include <string>
 
 #include "sim/cost/checkpoint_interval.h"
 #include "sim/cost/training_budget.h"
@@ -54,7 +55,7 @@ CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& con
   plan.enabled = true;
   plan.cost = checkpoint_cost(*model.scenario->model, scenario.job(), configuration, memory,
                               *volume->second.tier, volume->second.capacity_gib);
-  const RunSpec spot = run_spec(model, configuration, step, plan, true);
+  RunSpec spot = run_spec(model, configuration, step, plan, true);
   const bool preempted = spot.preemptions_per_instance_hour > 0 && plan.cost.write_s > 0;
   if (preempted) {
     plan.young_daly_s = young_daly_interval_s(plan.cost.write_s, job_failures_per_s(spot));
@@ -62,8 +63,12 @@ CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& con
   if (settings.has_interval_s()) {
     plan.interval_s = settings.interval_s();
   } else if (preempted) {
-    plan.interval_s = simulated_optimal_interval_s(spot, model.trials, model.seed);
-    plan.simulated_optimum = true;
+    // The search's shortest interval must be simulable too; else Young/Daly's interval stands.
+    spot.interval_s = plan.young_daly_s * kShortestSearchedIntervalFraction;
+    plan.simulated_optimum = run_problem(spot).empty();
+    plan.interval_s = plan.simulated_optimum
+                          ? simulated_optimal_interval_s(spot, model.trials, model.seed)
+                          : plan.young_daly_s;
   }
   return plan;
 }
@@ -78,6 +83,12 @@ RunCost run_cost(const CostModel& model, const Configuration& configuration, con
   const bool spot = billing == s::SPOT;
   const RunSpec spec = run_spec(model, configuration, step, checkpoints, spot);
   cost.work_s = spec.work_s;
+  cost.unsimulated = run_problem(spec);
+  if (!cost.unsimulated.empty()) {
+    const double largest_steps = cost.steps * largest_run_work_s(spec) / spec.work_s;
+    cost.unsimulated += "; at most " + describe_budget(job, largest_steps);
+    return cost;
+  }
   const bool random = spec.preemptions_per_instance_hour > 0;
   cost.time = simulate_runs(spec, random ? model.trials : 1, model.seed);
   cost.instance_hours = cost.time.p50_s / 3600 * configuration.nodes;

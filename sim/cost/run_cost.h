@@ -51,6 +51,9 @@ struct RunCost {
   double cost_per_step = 0;            // p50 cost / steps
   double cost_per_million_tokens = 0;  // transformers
   double cost_per_epoch = 0;           // epoch budgets
+  // Non-empty when the run is beyond what the run simulation spans (run_simulation.h): why, and
+  // the largest budget that would be simulated; the times and costs above then stay 0.
+  std::string unsimulated;
 };
 
 RunCost run_cost(const CostModel& model, const Configuration& configuration, const StepResult& step,

@@ -10,6 +10,7 @@
 
 #include "sim/engine/simulation.h"
 #include "sim/util/check.h"
+#include "sim/util/number_format.h"
 
 namespace clustersim {
 namespace {
@@ -130,7 +131,45 @@ class Run {
 
 }  // namespace
 
-RunOutcome simulate_run(const RunSpec& spec, uint64_t seed) { return Run(spec, seed).run(); }
+namespace {
+
+constexpr double kSecondsPerYear = 365.0 * 24 * 3600;
+
+// Events one run of `spec` expects: its segments, and a restart and a segment done again per
+// preemption.
+double expected_events(const RunSpec& spec) {
+  const double job_rate_per_s = spec.preemptions_per_instance_hour / 3600 * spec.nodes;
+  const double segments = spec.interval_s > 0 ? spec.work_s / spec.interval_s : 1;
+  return segments + 2 * job_rate_per_s * spec.work_s;
+}
+
+}  // namespace
+
+std::string run_problem(const RunSpec& spec) {
+  const std::string years = format_significant(spec.work_s / kSecondsPerYear, 3);
+  if (spec.work_s > kMaxRunWorkSeconds) {
+    return "a run of " + years + " years of training, more than the " +
+           format_limit(kMaxRunWorkSeconds / kSecondsPerYear, 3) +
+           " years the run simulation spans";
+  }
+  if (expected_events(spec) > kMaxRunEvents) {
+    return "a run of " + years + " years of training expecting " +
+           format_significant(expected_events(spec), 3) + " checkpoints and preemptions, more than the " +
+           format_significant(kMaxRunEvents, 3) + " a run may simulate";
+  }
+  return "";
+}
+
+double largest_run_work_s(const RunSpec& spec) {
+  const double events = expected_events(spec);
+  return std::min(kMaxRunWorkSeconds,
+                  events > 0 ? spec.work_s * kMaxRunEvents / events : kMaxRunWorkSeconds);
+}
+
+RunOutcome simulate_run(const RunSpec& spec, uint64_t seed) {
+  CLUSTERSIM_CHECK(run_problem(spec).empty(), "a run beyond what the run simulation spans");
+  return Run(spec, seed).run();
+}
 
 RunStatistics simulate_runs(const RunSpec& spec, int trials, uint64_t first_seed) {
   CLUSTERSIM_CHECK(trials >= 1, "at least one trial");

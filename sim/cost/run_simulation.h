@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace clustersim {
 
@@ -27,7 +28,21 @@ struct RunOutcome {
   int checkpoints = 0;  // written to the end (durable)
 };
 
-// One run. Deterministic in `seed`. Requires: work_s > 0, nodes >= 1, every time >= 0.
+// The most training (RunSpec.work_s) a run may hold: the run's clock (one tick a microsecond, a
+// 64-bit count) must span 100 times it, when a run that makes no progress is given up.
+inline constexpr double kMaxRunWorkSeconds = 9.2e18 / 1e6 / 100;  // about 2,900 years
+// The most events (segments, checkpoints, preemptions, restarts) one run may expect: bounds the
+// work of a configuration's cost (trials x this, times the interval search).
+inline constexpr double kMaxRunEvents = 1e7;
+
+// Why `spec` cannot be simulated within those bounds (its work beyond kMaxRunWorkSeconds, or more
+// than kMaxRunEvents expected events); "" when it can.
+std::string run_problem(const RunSpec& spec);
+// The most work a run like `spec` (same nodes, rates, interval) may hold within those bounds.
+double largest_run_work_s(const RunSpec& spec);
+
+// One run. Deterministic in `seed`. Requires: work_s > 0, nodes >= 1, every time >= 0, and
+// run_problem(spec) empty.
 RunOutcome simulate_run(const RunSpec& spec, uint64_t seed);
 
 struct RunStatistics {

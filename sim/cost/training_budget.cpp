@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "sim/util/number_format.h"
+
 namespace clustersim {
 
 namespace s = schema;
@@ -24,6 +26,21 @@ double budget_steps(const s::TrainingJob& job) {
 
 double budget_tokens(const s::TrainingJob& job, double steps) {
   return steps * job.global_batch_size() * job.sequence_length();
+}
+
+std::string describe_budget(const s::TrainingJob& job, double steps) {
+  const double whole = std::floor(steps);
+  switch (job.budget_case()) {
+    case s::TrainingJob::kTokenBudget:
+      return format_limit(budget_tokens(job, whole), 3) + " tokens";
+    case s::TrainingJob::kEpochs:
+      return format_limit(whole * job.global_batch_size() /
+                               static_cast<double>(job.dataset().num_samples()),
+                           3) +
+             " epochs";
+    default:
+      return format_limit(whole, 3) + " steps";
+  }
 }
 
 }  // namespace clustersim

@@ -3,10 +3,15 @@
 
 #include <algorithm>
 
+#include "sim/engine/interruption.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
 namespace {
+
+// How often run() checks for an interruption (interruption.h): often enough to stop within
+// milliseconds, rarely enough to cost nothing measurable.
+constexpr uint64_t kEventsBetweenInterruptionChecks = 4096;
 
 // std::push_heap builds a max-heap; "later" events compare greater so the earliest is on top.
 struct Later {
@@ -51,7 +56,7 @@ uint64_t Simulation::run() {
     const Event event = heap_.back();
     heap_.pop_back();
     now_ = Picoseconds(event.time);
-    ++events_processed_;
+    if (++events_processed_ % kEventsBetweenInterruptionChecks == 0) check_interruption();
     event.handler->on_event(event.tag);
     if (!settlers_.empty() && (heap_.empty() || heap_.front().time != event.time)) {
       run_settlers();

@@ -59,7 +59,7 @@ class Simulation {
   void request_settle(Settler* settler);
 
   // Processes events until none is left or stop() is called. Returns the number processed by
-  // this call.
+  // this call. Throws Interrupted (interruption.h) when this thread's interruption is requested.
   uint64_t run();
   // Makes run() return after the current event; the events still queued are never run.
   void stop() { stopped_ = true; }

@@ -4,6 +4,8 @@
 
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "sim/cost/cost_checks.h"
@@ -11,6 +13,7 @@
 #include "sim/io/axis_ranges.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
+#include "sim/util/number_format.h"
 
 namespace clustersim {
 namespace {
@@ -18,6 +21,30 @@ namespace {
 namespace s = schema;
 
 bool is_transformer(const s::Model* model) { return model && model->has_transformer(); }
+
+// A budget must ask for at most kMaxBudgetSteps optimizer steps.
+void check_budget_size(const FieldChecker& job) {
+  const auto& m = static_cast<const s::TrainingJob&>(job.message());
+  if (m.global_batch_size() < 1) return;
+  const double batch = m.global_batch_size();
+  const auto limit = [&](const char* field, double steps, const std::string& largest) {
+    if (steps > kMaxBudgetSteps) {
+      job.error(field, "asks for " + format_significant(steps, 3) + " optimizer steps, more than the " +
+                           format_number(kMaxBudgetSteps) + " (2^53) a run may have" + largest);
+    }
+  };
+  if (m.has_steps()) limit("steps", static_cast<double>(m.steps()), "");
+  if (m.has_token_budget() && m.sequence_length() >= 1 && std::isfinite(m.token_budget())) {
+    const double tokens_per_step = batch * m.sequence_length();
+    limit("token_budget", m.token_budget() / tokens_per_step,
+          "; at most " + format_limit(kMaxBudgetSteps * tokens_per_step, 3) + " tokens");
+  }
+  if (m.has_epochs() && m.dataset().num_samples() >= 1 && std::isfinite(m.epochs())) {
+    const double samples = static_cast<double>(m.dataset().num_samples());
+    limit("epochs", m.epochs() * samples / batch,
+          "; at most " + format_limit(kMaxBudgetSteps * batch / samples, 3) + " epochs");
+  }
+}
 
 void check_job(const FieldChecker& job, const s::Model* model) {
   const auto& m = static_cast<const s::TrainingJob&>(job.message());
@@ -37,6 +64,7 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   for (const char* field : {"fp8_recipe", "fp8_parameters"}) {
     if (job.has(field) && m.precision() != s::FP8) job.error(field, "applies to precision FP8");
   }
+  check_budget_size(job);
   if (model == nullptr) return;
   if (is_transformer(model)) {
     if (job.require("sequence_length") && job.at_least("sequence_length", 1) &&
@@ -344,6 +372,41 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
   }
 }
 
+// A published measurement to compare with (validate scores TFLOP/s per GPU): a group to score it
+// in, finite positive figures, and the FLOPs convention of the TFLOP/s.
+void check_published(const FieldChecker& published) {
+  published.require("group");
+  published.positive("step_time_s");
+  published.positive("tokens_per_s_per_gpu");
+  published.require_positive("tflops_per_gpu");
+  published.require_enum("flops_convention");
+}
+
+// Every candidate cluster (instance x nodes) must have at most kMaxConfigurationGpus GPUs.
+void check_cluster_size(const FieldChecker& root, const LoadedScenario& loaded) {
+  const s::Scenario& m = loaded.scenario();
+  const bool swept = m.has_sweep() && m.sweep().nodes_size() > 0;
+  const FieldChecker owner = swept ? root.child("sweep") : root.child("cluster");
+  const int count = swept ? m.sweep().nodes_size() : 1;
+  for (const s::InstanceType* instance : loaded.instances) {
+    const int64_t per_node =
+        m.cluster().has_gpus_per_node() ? m.cluster().gpus_per_node() : instance->gpu_count();
+    for (int i = 0; i < count; ++i) {
+      const int64_t nodes = swept ? m.sweep().nodes(i) : m.cluster().nodes();
+      if (nodes * per_node <= kMaxConfigurationGpus) continue;
+      owner.error("nodes",
+                  std::to_string(nodes) + " nodes of \"" + instance->name() + "\" are " +
+                      std::to_string(nodes * per_node) + " GPUs, more than the " +
+                      std::to_string(kMaxConfigurationGpus) +
+                      " a configuration may have (at most " +
+                      std::to_string(kMaxConfigurationGpus / std::max<int64_t>(per_node, 1)) +
+                      " nodes)",
+                  swept ? i : -1);
+      return;
+    }
+  }
+}
+
 void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScenario* loaded) {
   const s::Scenario& m = loaded->scenario();
   const bool swept_instances = m.has_sweep() && m.sweep().instance_size() > 0;
@@ -391,6 +454,8 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
                         m.sweep().context_parallel_size() > 0)) {
     check_context_parallel(root, *loaded);
   }
+  check_cluster_size(root, *loaded);
+  if (m.has_published()) check_published(root.child("published"));
   check_input(root, catalog, *loaded);
   if (m.has_cost()) check_cost(root.child("cost"), catalog, *loaded);
 

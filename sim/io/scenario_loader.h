@@ -23,6 +23,13 @@ struct LoadedScenario {
   const schema::Scenario& scenario() const { return file->message; }
 };
 
+// The most GPUs a configuration may have: the work of simulating a step grows a little faster
+// than the GPU count (a data-parallel collective spans every GPU), and 2^17 GPUs take tens of
+// seconds; larger clusters are refused when the scenario is loaded.
+inline constexpr int64_t kMaxConfigurationGpus = int64_t{1} << 17;
+// The most optimizer steps a budget may ask for: counts of steps are exact integers up to 2^53.
+inline constexpr double kMaxBudgetSteps = 9007199254740992.0;  // 2^53
+
 // Reads, checks and resolves the scenario at `path`. Every problem goes to `diagnostics` with its
 // file, line, field path and, for unknown names, the closest catalog name. Returns nullptr when
 // there was any error.

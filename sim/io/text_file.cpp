@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -142,9 +145,17 @@ std::string CollectingErrorCollector::unknown_name(const std::string& message,
 }  // namespace
 
 bool read_whole_file(const std::string& path, std::string* contents, Diagnostics* diagnostics) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) {
+    diagnostics->add_error({path, 0, 0}, "", "is a directory, not a file");
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    diagnostics->add_error({path, 0, 0}, "", "cannot open file");
+    const int why = errno;
+    diagnostics->add_error({path, 0, 0}, "",
+                           why == ENOENT ? "no such file" : std::string("cannot open file: ") +
+                                                                std::strerror(why));
     return false;
   }
   std::ostringstream buffer;

@@ -10,7 +10,8 @@
 
 namespace clustersim {
 
-void write_chrome_trace(const Timeline& timeline, std::ostream& out) {
+void write_chrome_trace(const Timeline& timeline, const TraceMetadata& metadata,
+                        std::ostream& out) {
   std::map<std::string, int> group_ids;
   std::map<std::pair<std::string, std::string>, int> track_ids;
   std::vector<std::string> events;
@@ -35,7 +36,13 @@ void write_chrome_trace(const Timeline& timeline, std::ostream& out) {
   }
   out << "{\"traceEvents\": [\n";
   for (size_t i = 0; i < events.size(); ++i) out << (i ? ",\n" : "") << events[i];
-  out << "\n], \"displayTimeUnit\": \"ms\"}\n";
+  out << "\n], \"displayTimeUnit\": \"ms\", \"otherData\": {";
+  const char* separator = "";
+  for (const auto& [key, value] : metadata) {
+    out << separator << json_quote(key) << ": " << json_quote(value);
+    separator = ", ";
+  }
+  out << "}}\n";
 }
 
 }  // namespace clustersim

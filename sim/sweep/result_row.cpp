@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "sim/cost/run_cost.h"
+#include "sim/cost/training_budget.h"
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -67,7 +68,7 @@ const std::vector<ResultColumn>& result_columns() {
       figure("data_comm_s", "DP comm", 3),
       figure("optimizer_s", "optim", 3),
       figure("data_stall_s", "data stall", 3),
-      {"steps", "steps", Kind::kReal, 0, Drift::kExact, 0},  // empty when out of memory
+      identity("steps", "steps", Kind::kInteger),  // the budget's optimizer steps
       figure("time_to_train_h", "train h", 1),               // p50 over spot trials
       figure("time_to_train_p95_h", "p95 h", 1),
       figure("price_per_hour", "price/h", 2),
@@ -156,6 +157,7 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
   std::vector<ResultRow> rows;
   const std::optional<CheckpointPlan> checkpoints =
       e.step ? std::optional(plan_checkpoints(cost, c, e.memory, *e.step)) : std::nullopt;
+  base[result_column("steps")] = budget_steps(scenario.scenario().job());
   for (s::BillingMode billing : cost.billing_modes) {
     ResultRow& row = rows.emplace_back(base);
     row[result_column("billing")] = s::BillingMode_Name(billing);
@@ -165,8 +167,12 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
       continue;
     }
     const RunCost run = run_cost(cost, c, *e.step, *checkpoints, billing);
+    if (!run.unsimulated.empty()) {
+      row[result_column("status")] = kStatusTooLong;
+      row[result_column("limiting")] = run.unsimulated;
+      continue;
+    }
     const double hours = run.time.p50_s / 3600;
-    row[result_column("steps")] = run.steps;
     row[result_column("time_to_train_h")] = hours;
     row[result_column("time_to_train_p95_h")] = run.time.p95_s / 3600;
     if (run.price) {

@@ -39,6 +39,8 @@ inline constexpr const char* kStatusOk = "ok";
 inline constexpr const char* kStatusOutOfMemory = "OOM";
 inline constexpr const char* kStatusOverTime = "over max time";
 inline constexpr const char* kStatusOverCost = "over max cost";
+// The run is beyond what the run simulation spans (run_simulation.h); `limiting` says why.
+inline constexpr const char* kStatusTooLong = "too long to simulate";
 
 // The row of `configuration` after `evaluation` without the run's time and cost: configuration,
 // memory, the simulated step (or OOM) and what limits it. Requires: evaluation.error is empty.

@@ -1,6 +1,6 @@
-// HDF5 encoding of result rows: integers as int64, reals as double (NaN = empty), yes/no as
-// int8, text as fixed-length 64-byte strings, in a chunked, deflate-compressed dataset that
-// grows as rows are appended. Object timestamps are off, so equal content gives equal files.
+// HDF5 encoding of result rows and summaries: a chunked, deflate-compressed compound dataset
+// written in blocks of kBlockRows rows, typed attributes. Object timestamps are off, so equal
+// content gives equal files.
 #include "sim/sweep/results_file.h"
 
 #include <hdf5.h>
@@ -10,17 +10,48 @@
 #include <filesystem>
 #include <limits>
 
+#include "sim/io/output_file.h"
+#include "sim/util/check.h"
+
 namespace clustersim {
 namespace {
 
 using Kind = ResultColumn::Kind;
 
 constexpr char kDataset[] = "results";
-constexpr size_t kTextBytes = 64;
-constexpr hsize_t kChunkRows = 1024;
+constexpr hsize_t kBlockRows = 1024;  // rows per write, and per chunk of the dataset
 
 // Turns off HDF5's printing of its error stack; this file reports errors itself.
 void silence_hdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+// An HDF5 identifier closed by `close` when it goes out of scope.
+struct Id {
+  hid_t id;
+  herr_t (*close)(hid_t);
+  Id(hid_t value, herr_t (*closer)(hid_t)) : id(value), close(closer) {}
+  ~Id() {
+    if (id >= 0) close(id);
+  }
+  Id(Id&& other) noexcept : id(other.id), close(other.close) { other.id = -1; }
+  Id(const Id&) = delete;
+  Id& operator=(const Id&) = delete;
+  Id& operator=(Id&&) = delete;
+  operator hid_t() const { return id; }
+};
+
+Id text_type() {
+  Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  return type;
+}
+
+// HDF5's FALSE/TRUE enum over int8: what h5py reads as numpy bool.
+Id bool_type() {
+  Id type(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose);
+  for (int8_t value : {0, 1}) H5Tenum_insert(type, value ? "TRUE" : "FALSE", &value);
+  return type;
+}
 
 size_t cell_bytes(Kind kind) {
   switch (kind) {
@@ -30,7 +61,7 @@ size_t cell_bytes(Kind kind) {
     case Kind::kBool:
       return 1;
     case Kind::kText:
-      return kTextBytes;
+      return sizeof(const char*);
   }
   return 0;
 }
@@ -51,46 +82,49 @@ const Layout& layout() {
   return instance;
 }
 
-// The compound type of a packed row (caller closes it).
-hid_t row_type() {
-  const hid_t type = H5Tcreate(H5T_COMPOUND, layout().row_bytes);
-  const hid_t text = H5Tcopy(H5T_C_S1);
-  H5Tset_size(text, kTextBytes);
-  H5Tset_strpad(text, H5T_STR_NULLPAD);
+// The compound type of a packed row (in memory and in the file).
+Id row_type() {
+  Id type(H5Tcreate(H5T_COMPOUND, layout().row_bytes), H5Tclose);
+  const Id text = text_type();
+  const Id boolean = bool_type();
   const auto& columns = result_columns();
   for (size_t i = 0; i < columns.size(); ++i) {
     const hid_t member = columns[i].kind == Kind::kInteger ? H5T_NATIVE_INT64
                          : columns[i].kind == Kind::kReal  ? H5T_NATIVE_DOUBLE
-                         : columns[i].kind == Kind::kBool  ? H5T_NATIVE_INT8
-                                                           : text;
+                         : columns[i].kind == Kind::kBool  ? boolean.id
+                                                           : text.id;
     H5Tinsert(type, columns[i].key.c_str(), layout().offsets[i], member);
   }
-  H5Tclose(text);
   return type;
 }
 
+// Packs `row` into `out`; text cells point into the row's strings, which must outlive `out`.
 void pack(const ResultRow& row, char* out) {
+  static const char kEmpty[] = "";
   const auto& columns = result_columns();
   for (size_t i = 0; i < columns.size(); ++i) {
     char* at = out + layout().offsets[i];
+    const int column = static_cast<int>(i);
     switch (columns[i].kind) {
       case Kind::kInteger: {
-        const auto value = static_cast<int64_t>(row_number(row, static_cast<int>(i)));
+        const double number = row_number(row, column);
+        CLUSTERSIM_CHECK(std::isfinite(number), "an integer result cell without a value");
+        const auto value = static_cast<int64_t>(number);
         std::memcpy(at, &value, 8);
         break;
       }
       case Kind::kReal: {
-        const double value = row_number(row, static_cast<int>(i));
+        const double value = row_number(row, column);
         std::memcpy(at, &value, 8);
         break;
       }
       case Kind::kBool:
-        *at = static_cast<char>(row_number(row, static_cast<int>(i)) != 0);
+        *at = static_cast<char>(row_number(row, column) == 1);
         break;
       case Kind::kText: {
-        const std::string& text = row_text(row, static_cast<int>(i));
-        std::memset(at, 0, kTextBytes);
-        std::memcpy(at, text.data(), std::min(text.size(), kTextBytes));
+        const std::string* text = std::get_if<std::string>(&row[i]);
+        const char* pointer = text ? text->c_str() : kEmpty;
+        std::memcpy(at, &pointer, sizeof pointer);
         break;
       }
     }
@@ -119,8 +153,9 @@ ResultRow unpack(const char* in) {
         row[i] = *at != 0;
         break;
       case Kind::kText: {
-        const std::string text(at, strnlen(at, kTextBytes));
-        if (!text.empty()) row[i] = text;
+        const char* text;
+        std::memcpy(&text, at, sizeof text);
+        if (text && *text) row[i] = std::string(text);
         break;
       }
     }
@@ -128,56 +163,169 @@ ResultRow unpack(const char* in) {
   return row;
 }
 
-bool write_string_attribute(hid_t object, const std::string& name, const std::string& value) {
-  if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
-  const hid_t type = H5Tcopy(H5T_C_S1);
-  H5Tset_size(type, std::max<size_t>(1, value.size()));
-  const hid_t space = H5Screate(H5S_SCALAR);
-  const hid_t attribute = H5Acreate2(object, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
-  const std::string padded = value.empty() ? std::string(1, '\0') : value;
-  const bool ok = attribute >= 0 && H5Awrite(attribute, type, padded.data()) >= 0;
-  if (attribute >= 0) H5Aclose(attribute);
-  H5Sclose(space);
-  H5Tclose(type);
-  return ok;
+// Writes attribute `name` of `object`: `count` values of `type` (a scalar when count < 0; an
+// empty array has HDF5's null dataspace).
+bool write_attribute(hid_t object, const char* name, hid_t type, const void* data,
+                     hssize_t count = -1) {
+  const hsize_t size = count < 0 ? 0 : static_cast<hsize_t>(count);
+  const Id space(count < 0    ? H5Screate(H5S_SCALAR)
+                 : size == 0 ? H5Screate(H5S_NULL)
+                             : H5Screate_simple(1, &size, nullptr),
+                 H5Sclose);
+  const Id attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  return attribute >= 0 && (count == 0 || H5Awrite(attribute, type, data) >= 0);
 }
 
-herr_t collect_attribute(hid_t object, const char* name, const H5A_info_t*, void* data) {
-  auto* attributes = static_cast<ResultAttributes*>(data);
-  const hid_t attribute = H5Aopen(object, name, H5P_DEFAULT);
-  const hid_t type = H5Aget_type(attribute);
-  std::string value(H5Tget_size(type), '\0');
-  H5Aread(attribute, type, value.data());
-  value.resize(strnlen(value.data(), value.size()));
-  (*attributes)[name] = value;
-  H5Tclose(type);
-  H5Aclose(attribute);
-  return 0;
+bool write_text(hid_t object, const char* name, const std::string& value) {
+  const char* pointer = value.c_str();
+  return write_attribute(object, name, text_type(), &pointer);
 }
 
-ResultAttributes read_attributes(hid_t file) {
-  ResultAttributes attributes;
-  H5Aiterate2(file, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_attribute, &attributes);
-  return attributes;
+bool write_integer(hid_t object, const char* name, int64_t value) {
+  return write_attribute(object, name, H5T_NATIVE_INT64, &value);
+}
+
+bool write_summary(hid_t file, const SweepSummary& s) {
+  bool ok = true;
+  for (auto [name, value] : {std::pair{"scenario_name", &s.scenario_name},
+                             {"scenario_text", &s.scenario_text},
+                             {"tool_version", &s.tool_version},
+                             {"catalog", &s.catalog},
+                             {"prices", &s.prices}}) {
+    ok = ok && write_text(file, name, *value);
+  }
+  for (auto [name, value] : {std::pair{"candidates", s.candidates},
+                             {"shard", int64_t{s.shard} + 1},
+                             {"shard_count", int64_t{s.shard_count}},
+                             {"next_index", s.next_index},
+                             {"configurations", s.configurations},
+                             {"rows", s.rows},
+                             {"simulated", s.simulated}}) {
+    ok = ok && write_integer(file, name, value);
+  }
+  const int8_t complete = s.complete;
+  ok = ok && write_attribute(file, "complete", bool_type(), &complete);
+  std::vector<const char*> reasons;
+  std::vector<int64_t> counts;
+  for (const auto& [reason, count] : s.pruned) {
+    reasons.push_back(reason.c_str());
+    counts.push_back(count);
+  }
+  const auto n = static_cast<hssize_t>(counts.size());
+  return ok && write_attribute(file, "pruned_reasons", text_type(), reasons.data(), n) &&
+         write_attribute(file, "pruned_counts", H5T_NATIVE_INT64, counts.data(), n);
+}
+
+// Reads the attributes of a summary, each checked for its type; false with `*error` naming the
+// first that is missing or of another type.
+class AttributeReader {
+ public:
+  explicit AttributeReader(hid_t object) : object_(object) {}
+
+  bool text(const char* name, std::string* value) {
+    std::vector<std::string> values;
+    if (!texts(name, &values, /*scalar=*/true)) return false;
+    *value = values.front();
+    return true;
+  }
+  template <class Integer>
+  bool integer(const char* name, Integer* value) {
+    std::vector<int64_t> values;
+    if (!integers(name, &values, /*scalar=*/true)) return false;
+    *value = static_cast<Integer>(values.front());
+    return true;
+  }
+  bool boolean(const char* name, bool* value) {
+    const Id attribute = open(name, H5T_ENUM, true);
+    int8_t stored = 0;
+    if (attribute < 0 || H5Aread(attribute, bool_type(), &stored) < 0) return fail(name);
+    *value = stored != 0;
+    return true;
+  }
+  bool texts(const char* name, std::vector<std::string>* values, bool scalar = false) {
+    const Id attribute = open(name, H5T_STRING, scalar);
+    if (attribute < 0) return fail(name);
+    std::vector<char*> pointers(elements(attribute), nullptr);
+    if (!pointers.empty() && H5Aread(attribute, text_type(), pointers.data()) < 0) {
+      return fail(name);
+    }
+    for (char* p : pointers) {
+      values->push_back(p ? p : "");
+      H5free_memory(p);
+    }
+    return true;
+  }
+  bool integers(const char* name, std::vector<int64_t>* values, bool scalar = false) {
+    const Id attribute = open(name, H5T_INTEGER, scalar);
+    if (attribute < 0) return fail(name);
+    values->assign(elements(attribute), 0);
+    return values->empty() || H5Aread(attribute, H5T_NATIVE_INT64, values->data()) >= 0 ||
+           fail(name);
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  // The attribute, or -1 when it is missing, of another type class or (scalar) not a scalar.
+  Id open(const char* name, H5T_class_t type_class, bool scalar) {
+    if (H5Aexists(object_, name) <= 0) return Id(-1, H5Aclose);
+    Id attribute(H5Aopen(object_, name, H5P_DEFAULT), H5Aclose);
+    const Id type(H5Aget_type(attribute), H5Tclose);
+    const Id space(H5Aget_space(attribute), H5Sclose);
+    const bool shape_ok = !scalar || H5Sget_simple_extent_type(space) == H5S_SCALAR;
+    if (H5Tget_class(type) != type_class || !shape_ok) return Id(-1, H5Aclose);
+    if (type_class == H5T_STRING && H5Tis_variable_str(type) <= 0) return Id(-1, H5Aclose);
+    return attribute;
+  }
+  static size_t elements(hid_t attribute) {
+    const Id space(H5Aget_space(attribute), H5Sclose);
+    return static_cast<size_t>(H5Sget_simple_extent_npoints(space));
+  }
+  bool fail(const char* name) {
+    error_ = std::string("attribute ") + name + " is missing or not of this version's type";
+    return false;
+  }
+  hid_t object_;
+  std::string error_;
+};
+
+bool read_summary(hid_t file, SweepSummary* s, std::string* error) {
+  AttributeReader a(file);
+  std::vector<std::string> reasons;
+  std::vector<int64_t> counts;
+  const bool ok =
+      a.text("scenario_name", &s->scenario_name) && a.text("scenario_text", &s->scenario_text) &&
+      a.text("tool_version", &s->tool_version) && a.text("catalog", &s->catalog) &&
+      a.text("prices", &s->prices) && a.integer("candidates", &s->candidates) &&
+      a.integer("shard", &s->shard) && a.integer("shard_count", &s->shard_count) &&
+      a.integer("next_index", &s->next_index) && a.integer("configurations", &s->configurations) &&
+      a.integer("rows", &s->rows) && a.integer("simulated", &s->simulated) &&
+      a.boolean("complete", &s->complete) && a.texts("pruned_reasons", &reasons) &&
+      a.integers("pruned_counts", &counts);
+  if (!ok) {
+    *error = a.error();
+    return false;
+  }
+  if (reasons.size() != counts.size() || s->shard < 1 || s->shard > s->shard_count) {
+    *error = "attributes pruned_reasons/pruned_counts or shard/shard_count disagree";
+    return false;
+  }
+  --s->shard;
+  for (size_t i = 0; i < reasons.size(); ++i) s->pruned[reasons[i]] += counts[i];
+  return true;
 }
 
 // Rows the dataset holds.
 hsize_t stored_rows(hid_t dataset) {
-  const hid_t space = H5Dget_space(dataset);
+  const Id space(H5Dget_space(dataset), H5Sclose);
   hsize_t rows = 0;
   H5Sget_simple_extent_dims(space, &rows, nullptr);
-  H5Sclose(space);
   return rows;
 }
 
 // Whether the dataset's row type has exactly this version's columns.
 bool same_columns(hid_t dataset) {
-  const hid_t stored = H5Dget_type(dataset);
-  const hid_t expected = row_type();
-  const bool equal = H5Tequal(stored, expected) > 0;
-  H5Tclose(expected);
-  H5Tclose(stored);
-  return equal;
+  const Id stored(H5Dget_type(dataset), H5Tclose);
+  return H5Tequal(stored, row_type()) > 0;
 }
 
 }  // namespace
@@ -186,14 +334,16 @@ struct ResultsWriter::Handles {
   hid_t file = -1;
   hid_t dataset = -1;
   hid_t type = -1;
+  bool committed = false;
+  std::string temporary;
   ~Handles() {
     if (type >= 0) H5Tclose(type);
     if (dataset >= 0) H5Dclose(dataset);
     if (file >= 0) H5Fclose(file);
+    std::error_code ignored;
+    if (!committed) std::filesystem::remove(temporary, ignored);
   }
 };
-
-std::string partial_path(const std::string& path) { return path + ".partial"; }
 
 ResultsWriter::ResultsWriter(std::string path, std::unique_ptr<Handles> handles)
     : path_(std::move(path)), handles_(std::move(handles)) {}
@@ -201,133 +351,120 @@ ResultsWriter::ResultsWriter(std::string path, std::unique_ptr<Handles> handles)
 ResultsWriter::~ResultsWriter() = default;
 
 std::unique_ptr<ResultsWriter> ResultsWriter::create(const std::string& path, std::string* error) {
+  if (!check_output_path(path, error)) return nullptr;
   silence_hdf5();
   auto handles = std::make_unique<Handles>();
-  const hid_t creation = H5Pcreate(H5P_FILE_CREATE);
+  handles->temporary = temporary_path(path);
+  const Id creation(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
   H5Pset_obj_track_times(creation, false);
-  handles->file = H5Fcreate(partial_path(path).c_str(), H5F_ACC_TRUNC, creation, H5P_DEFAULT);
-  H5Pclose(creation);
+  handles->file = H5Fcreate(handles->temporary.c_str(), H5F_ACC_TRUNC, creation, H5P_DEFAULT);
   if (handles->file < 0) {
-    *error = "cannot create " + partial_path(path) +
-             " (does the directory exist and is it "
-             "writable?)";
+    *error = "cannot create " + handles->temporary + " (is its directory writable?)";
     return nullptr;
   }
-  handles->type = row_type();
+  handles->type = H5Tcopy(row_type());
   const hsize_t initial = 0, unlimited = H5S_UNLIMITED;
-  const hid_t space = H5Screate_simple(1, &initial, &unlimited);
-  const hid_t properties = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_chunk(properties, 1, &kChunkRows);
+  const Id space(H5Screate_simple(1, &initial, &unlimited), H5Sclose);
+  const Id properties(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_chunk(properties, 1, &kBlockRows);
   H5Pset_shuffle(properties);
   H5Pset_deflate(properties, 4);
   H5Pset_obj_track_times(properties, false);
   handles->dataset = H5Dcreate2(handles->file, kDataset, handles->type, space, H5P_DEFAULT,
                                 properties, H5P_DEFAULT);
-  H5Pclose(properties);
-  H5Sclose(space);
   if (handles->dataset < 0) {
-    *error = "cannot create the results dataset in " + partial_path(path);
+    *error = "cannot create the results dataset in " + handles->temporary;
     return nullptr;
   }
   return std::unique_ptr<ResultsWriter>(new ResultsWriter(path, std::move(handles)));
 }
 
-std::unique_ptr<ResultsWriter> ResultsWriter::reopen(const std::string& path, std::string* error) {
-  silence_hdf5();
-  auto handles = std::make_unique<Handles>();
-  handles->file = H5Fopen(partial_path(path).c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  if (handles->file < 0) {
-    *error = "no interrupted sweep to resume: cannot open " + partial_path(path);
-    return nullptr;
+bool ResultsWriter::write_block(std::string* error) {
+  if (block_.empty()) return true;
+  std::vector<char> packed(block_.size() * layout().row_bytes);
+  for (size_t i = 0; i < block_.size(); ++i) {
+    pack(block_[i], packed.data() + i * layout().row_bytes);
   }
-  handles->dataset = H5Dopen2(handles->file, kDataset, H5P_DEFAULT);
-  if (handles->dataset < 0 || !same_columns(handles->dataset)) {
-    *error = partial_path(path) + " is not a results file of this version of clustersim";
-    return nullptr;
-  }
-  handles->type = row_type();
-  const hsize_t rows = stored_rows(handles->dataset);
-  auto writer = std::unique_ptr<ResultsWriter>(new ResultsWriter(path, std::move(handles)));
-  writer->rows_ = static_cast<int64_t>(rows);
-  writer->attributes_ = read_attributes(writer->handles_->file);
-  return writer;
-}
-
-bool ResultsWriter::append(const std::vector<ResultRow>& rows, std::string* error) {
-  if (rows.empty()) return true;
-  std::vector<char> packed(rows.size() * layout().row_bytes);
-  for (size_t i = 0; i < rows.size(); ++i) pack(rows[i], packed.data() + i * layout().row_bytes);
-  const hsize_t start = static_cast<hsize_t>(rows_), count = rows.size(), total = start + count;
+  const hsize_t start = static_cast<hsize_t>(rows_), count = block_.size(), total = start + count;
   bool ok = H5Dset_extent(handles_->dataset, &total) >= 0;
-  const hid_t file_space = H5Dget_space(handles_->dataset);
-  const hid_t memory_space = H5Screate_simple(1, &count, nullptr);
+  const Id file_space(H5Dget_space(handles_->dataset), H5Sclose);
+  const Id memory_space(H5Screate_simple(1, &count, nullptr), H5Sclose);
   ok = ok && H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr) >= 0;
   ok = ok && H5Dwrite(handles_->dataset, handles_->type, memory_space, file_space, H5P_DEFAULT,
                       packed.data()) >= 0;
-  H5Sclose(memory_space);
-  H5Sclose(file_space);
-  ok = ok && H5Fflush(handles_->file, H5F_SCOPE_GLOBAL) >= 0;
   if (!ok) {
-    *error = "cannot write to " + partial_path(path_) + " (disk full?)";
+    *error = "cannot write to " + handles_->temporary + " (disk full?)";
     return false;
   }
-  rows_ += static_cast<int64_t>(rows.size());
+  rows_ += static_cast<int64_t>(block_.size());
+  block_.clear();
   return true;
 }
 
-bool ResultsWriter::set_attributes(const ResultAttributes& attributes, std::string* error) {
-  for (const auto& [name, value] : attributes) {
-    if (!write_string_attribute(handles_->file, name, value)) {
-      *error = "cannot write attribute " + name + " to " + partial_path(path_);
-      return false;
-    }
-    attributes_[name] = value;
+bool ResultsWriter::append(const std::vector<ResultRow>& rows, std::string* error) {
+  for (const ResultRow& row : rows) {
+    block_.push_back(row);
+    if (block_.size() == kBlockRows && !write_block(error)) return false;
   }
   return true;
 }
 
-bool ResultsWriter::commit(std::string* error) {
-  handles_.reset();
-  std::error_code failure;
-  std::filesystem::rename(partial_path(path_), path_, failure);
-  if (failure) {
-    *error = "cannot rename " + partial_path(path_) + " to " + path_ + ": " + failure.message();
+bool ResultsWriter::commit(const SweepSummary& summary, std::string* error) {
+  if (!write_block(error)) return false;
+  CLUSTERSIM_CHECK(summary.rows == rows_, "a summary that does not count the file's rows");
+  if (!write_summary(handles_->file, summary) || H5Fflush(handles_->file, H5F_SCOPE_GLOBAL) < 0) {
+    *error = "cannot write the attributes of " + handles_->temporary + " (disk full?)";
     return false;
   }
+  H5Tclose(handles_->type);
+  H5Dclose(handles_->dataset);
+  const bool closed = H5Fclose(handles_->file) >= 0;
+  handles_->type = handles_->dataset = handles_->file = -1;
+  if (!closed) {
+    *error = "cannot write " + handles_->temporary + " (disk full?)";
+    return false;
+  }
+  if (!publish_output(path_, error)) return false;
+  handles_->committed = true;
   return true;
 }
 
 bool read_results(const std::string& path, ResultsFile* out, std::string* error) {
   silence_hdf5();
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (file < 0) {
     *error = path + ": cannot open as an HDF5 file";
     return false;
   }
-  const hid_t dataset = H5Dopen2(file, kDataset, H5P_DEFAULT);
+  const Id dataset(H5Dopen2(file, kDataset, H5P_DEFAULT), H5Dclose);
   if (dataset < 0 || !same_columns(dataset)) {
-    if (dataset >= 0) H5Dclose(dataset);
-    H5Fclose(file);
     *error = path + ": not a results file of this version of clustersim (columns differ)";
     return false;
   }
-  out->attributes = read_attributes(file);
+  std::string why;
+  if (!read_summary(file, &out->summary, &why)) {
+    *error = path + ": not a results file of this version of clustersim (" + why + ")";
+    return false;
+  }
   const hsize_t rows = stored_rows(dataset);
+  if (static_cast<int64_t>(rows) != out->summary.rows) {
+    *error = path + ": holds " + std::to_string(rows) + " rows but its rows attribute says " +
+             std::to_string(out->summary.rows) + " (a damaged or hand-edited file)";
+    return false;
+  }
   std::vector<char> packed(rows * layout().row_bytes);
-  const hid_t type = row_type();
-  const bool ok =
-      rows == 0 || H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()) >= 0;
-  H5Tclose(type);
-  H5Dclose(dataset);
-  H5Fclose(file);
-  if (!ok) {
+  const Id type = row_type();
+  const Id space(H5Dget_space(dataset), H5Sclose);
+  if (rows > 0 && H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()) < 0) {
     *error = path + ": cannot read its rows";
     return false;
   }
   out->rows.clear();
   out->rows.reserve(rows);
-  for (hsize_t i = 0; i < rows; ++i)
+  for (hsize_t i = 0; i < rows; ++i) {
     out->rows.push_back(unpack(packed.data() + i * layout().row_bytes));
+  }
+  if (rows > 0) H5Dvlen_reclaim(type, space, H5P_DEFAULT, packed.data());
   return true;
 }
 

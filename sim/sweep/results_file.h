@@ -1,59 +1,61 @@
-// The HDF5 file of a sweep's results: one compound dataset "results" with a row per evaluated
-// configuration (every column of result_row.h, OOM rows included) and string attributes on the
-// root group (the scenario text, catalog fingerprint, tool version, counts). Written to
-// "<path>.partial" and renamed to <path> only when complete, so a crash never leaves a half file
-// under the final name; a partial file can be reopened to resume.
+// The HDF5 file of a sweep's results: one compound dataset "results" with a row per result row
+// (every column of result_row.h, OOM rows included) and the sweep's summary as typed attributes
+// of the root group (sweep_summary.h). Written under a temporary name and renamed into place
+// only when complete (output_file.h), so a crash never leaves a half file under the final name.
+//
+// The encoding is the one numpy and pandas read as they are: integers int64, reals float64 (NaN
+// when empty), yes/no as HDF5's FALSE/TRUE enum (numpy bool), text as variable-length UTF-8;
+// attributes int64, bool or UTF-8 text, the pruning reasons as two arrays (pruned_reasons,
+// pruned_counts). With h5py and pandas:
+//   df = pd.DataFrame(h5py.File("x.h5")["results"][:])
+//   df = df.apply(lambda c: c.str.decode("utf-8") if c.dtype == object else c)
+// (h5py returns variable-length text inside a compound as bytes; the second line makes it str).
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/sweep/result_row.h"
+#include "sim/sweep/sweep_summary.h"
 
 namespace clustersim {
 
-using ResultAttributes = std::map<std::string, std::string>;
-
 class ResultsWriter {
  public:
-  // Starts "<path>.partial" afresh with the columns of result_row.h. Returns null with `*error`
-  // set when it cannot be created (missing directory, no permission).
+  // Starts the temporary file of `path` afresh. Returns null with `*error` set when it cannot be
+  // created (missing directory, `path` a directory, no permission).
   static std::unique_ptr<ResultsWriter> create(const std::string& path, std::string* error);
-  // Reopens "<path>.partial" left by an interrupted run; its rows and attributes stay.
-  static std::unique_ptr<ResultsWriter> reopen(const std::string& path, std::string* error);
-  ~ResultsWriter();
+  ~ResultsWriter();  // without a commit, removes the temporary file
   ResultsWriter(const ResultsWriter&) = delete;
   ResultsWriter& operator=(const ResultsWriter&) = delete;
 
-  // Appends rows and writes them to disk (a crash after this keeps them).
+  // Appends rows. The file's layout depends only on the rows, not on how they were split into
+  // calls: the same rows give the same bytes.
   bool append(const std::vector<ResultRow>& rows, std::string* error);
-  bool set_attributes(const ResultAttributes& attributes, std::string* error);
-  const ResultAttributes& attributes() const { return attributes_; }
   int64_t row_count() const { return rows_; }
-  // Closes the file and renames it to its final path.
-  bool commit(std::string* error);
+  // Writes `summary` as the file's attributes, closes it and renames it to its final path.
+  // Requires: summary.rows == row_count().
+  bool commit(const SweepSummary& summary, std::string* error);
 
  private:
   struct Handles;
   ResultsWriter(std::string path, std::unique_ptr<Handles> handles);
+  bool write_block(std::string* error);
   std::string path_;
   std::unique_ptr<Handles> handles_;
-  ResultAttributes attributes_;
+  std::vector<ResultRow> block_;  // rows not yet written: the file is written in fixed blocks
   int64_t rows_ = 0;
 };
 
 struct ResultsFile {
-  ResultAttributes attributes;
+  SweepSummary summary;
   std::vector<ResultRow> rows;  // in the file's order
 };
 
-// Reads a results file. Fails (with `*error`) when it is not one, or when its columns differ
-// from this version's (an older tool wrote it).
+// Reads a results file. Fails (with `*error` naming the file) when it is not one, when its
+// columns or attributes differ from this version's (an older tool wrote it), or when its row
+// count disagrees with its `rows` attribute.
 bool read_results(const std::string& path, ResultsFile* file, std::string* error);
-
-// The path of the file a writer fills before committing it.
-std::string partial_path(const std::string& path);
 
 }  // namespace clustersim

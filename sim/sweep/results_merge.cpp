@@ -20,12 +20,7 @@ bool merge_results(const std::vector<std::string>& inputs, const std::string& ou
   for (const std::string& path : inputs) {
     ResultsFile file;
     if (!read_results(path, &file, error)) return false;
-    std::string why;
-    const auto summary = from_attributes(file.attributes, &why);
-    if (!summary) {
-      *error = path + ": " + why;
-      return false;
-    }
+    const SweepSummary* summary = &file.summary;
     if (!summary->complete) {
       *error = path + ": shard " + std::to_string(summary->shard + 1) + "/" +
                std::to_string(summary->shard_count) + " is not complete (resume it first)";
@@ -34,7 +29,7 @@ bool merge_results(const std::vector<std::string>& inputs, const std::string& ou
     if (shard_files.empty()) {
       merged = *summary;
       shard_files.resize(summary->shard_count);
-      merged.rows = merged.simulated = 0;
+      merged.configurations = merged.rows = merged.simulated = 0;
       merged.pruned.clear();
     } else if (!summary->same_sweep(merged) || summary->shard_count != merged.shard_count) {
       *error = path + ": not a shard of the same sweep as " + inputs.front() +
@@ -47,6 +42,7 @@ bool merge_results(const std::vector<std::string>& inputs, const std::string& ou
       return false;
     }
     seen = path;
+    merged.configurations += summary->configurations;
     merged.rows += summary->rows;
     merged.simulated += summary->simulated;
     for (const auto& [reason, count] : summary->pruned) merged.pruned[reason] += count;
@@ -67,8 +63,7 @@ bool merge_results(const std::vector<std::string>& inputs, const std::string& ou
   merged.shard_count = 1;
   merged.next_index = merged.candidates;
   auto writer = ResultsWriter::create(output, error);
-  return writer && writer->append(rows, error) &&
-         writer->set_attributes(to_attributes(merged), error) && writer->commit(error);
+  return writer && writer->append(rows, error) && writer->commit(merged, error);
 }
 
 }  // namespace clustersim

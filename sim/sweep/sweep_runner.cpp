@@ -1,6 +1,7 @@
 // Chunked parallel evaluation: each chunk's candidates are evaluated by a oneTBB parallel loop
 // into slots indexed by position (so the order of completion does not matter), then handed on in
-// order. Each worker thread owns an Evaluator (its topology caches are not thread-safe).
+// order. Each worker thread owns an Evaluator (its topology caches are not thread-safe). An
+// interruption thrown by any evaluation cancels the chunk (oneTBB rethrows it here).
 #include "sim/sweep/sweep_runner.h"
 
 #include <tbb/enumerable_thread_specific.h>
@@ -8,6 +9,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include "sim/sweep/configuration_space.h"
@@ -22,6 +24,41 @@ struct Slot {
   bool failed = false;
   std::vector<ResultRow> rows;  // one per billing mode; none when pruned
   bool simulated = false;
+};
+
+void evaluate_slot(const Configuration& c, const LoadedScenario& scenario, const CostModel& cost,
+                   Evaluator* evaluator, Slot* slot) {
+  slot->problem = configuration_problem(c, scenario);
+  if (!slot->problem.empty()) return;
+  const Evaluation e = evaluator->evaluate(c);
+  if (!e.error.empty()) {
+    slot->problem = e.error;
+    slot->failed = true;
+    return;
+  }
+  slot->simulated = e.step.has_value();
+  slot->rows = make_result_rows(c, e, scenario, cost);
+}
+
+// Chunk sizes: fixed, or adapted to take about kChunkSeconds each (doubling while a chunk takes
+// under half of it, halving while over twice), never fewer candidates than threads.
+class ChunkSizer {
+ public:
+  ChunkSizer(int64_t fixed, int threads)
+      : fixed_(fixed), minimum_(threads), size_(fixed > 0 ? fixed : 2 * int64_t{threads}) {}
+  int64_t size() const { return size_; }
+  void finished(std::chrono::steady_clock::duration took) {
+    if (fixed_ > 0) return;
+    const double seconds = std::chrono::duration<double>(took).count();
+    if (seconds < kChunkSeconds / 2) size_ = std::min(size_ * 2, kMaxChunk);
+    if (seconds > kChunkSeconds * 2) size_ = std::max(size_ / 2, minimum_);
+  }
+
+ private:
+  static constexpr int64_t kMaxChunk = 4096;
+  int64_t fixed_;
+  int64_t minimum_;
+  int64_t size_;
 };
 
 }  // namespace
@@ -43,6 +80,7 @@ SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario, co
       shard_candidates(space.size(), options.shard, options.shard_count, options.first_index);
   tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
   tbb::enumerable_thread_specific<Evaluator> evaluators(std::cref(catalog), std::cref(scenario));
+  ChunkSizer sizer(options.chunk, arena.max_concurrency());
   // The first index of this shard at or after first_index.
   int64_t next =
       options.first_index +
@@ -51,27 +89,26 @@ SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario, co
   std::vector<Slot> slots;
   while (next < space.size()) {
     const int64_t in_chunk = std::min<int64_t>(
-        options.chunk, (space.size() - next + options.shard_count - 1) / options.shard_count);
+        sizer.size(), (space.size() - next + options.shard_count - 1) / options.shard_count);
     slots.assign(in_chunk, Slot{});
-    arena.execute([&] {
-      // Last candidates first: the axes put the largest clusters last, and starting the longest
-      // simulations early leaves short ones to even out the threads at the end of the chunk.
-      tbb::parallel_for(int64_t{0}, in_chunk, [&](int64_t reversed) {
-        const int64_t k = in_chunk - 1 - reversed;
-        const Configuration c = space.at(next + k * options.shard_count);
-        Slot& slot = slots[k];
-        slot.problem = configuration_problem(c, scenario);
-        if (!slot.problem.empty()) return;
-        const Evaluation e = evaluators.local().evaluate(c);
-        if (!e.error.empty()) {
-          slot.problem = e.error;
-          slot.failed = true;
-          return;
-        }
-        slot.simulated = e.step.has_value();
-        slot.rows = make_result_rows(c, e, scenario, cost);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      arena.execute([&] {
+        // Last candidates first: the axes put the largest clusters last, and starting the longest
+        // simulations early leaves short ones to even out the threads at the end of the chunk.
+        tbb::parallel_for(int64_t{0}, in_chunk, [&](int64_t reversed) {
+          const InterruptionScope scope(options.interruption);
+          check_interruption();
+          const int64_t k = in_chunk - 1 - reversed;
+          evaluate_slot(space.at(next + k * options.shard_count), scenario, cost,
+                        &evaluators.local(), &slots[k]);
+        });
       });
-    });
+    } catch (const Interrupted&) {
+      counts.interrupted = true;
+      return counts;
+    }
+    sizer.finished(std::chrono::steady_clock::now() - start);
     std::vector<ResultRow> rows;
     for (Slot& slot : slots) {
       if (slot.failed) {
@@ -82,10 +119,11 @@ SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario, co
         ++counts.pruned[slot.problem];
         continue;
       }
-      ++counts.rows;
+      ++counts.configurations;
       counts.simulated += slot.simulated;
       for (ResultRow& row : slot.rows) rows.push_back(std::move(row));
     }
+    counts.rows += static_cast<int64_t>(rows.size());
     next += in_chunk * options.shard_count;
     if (!chunk_done(rows, std::min(next, space.size()), counts)) break;
   }

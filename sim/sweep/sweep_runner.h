@@ -3,7 +3,9 @@
 // checks come first: structural validity and constraints (pruned, no row), then the memory model
 // (OOM rows, no simulation), and only then the step simulation.
 //
-// Deterministic: the rows, their order and the counts are the same for any thread count.
+// Deterministic: the rows, their order and the counts are the same for any thread count and any
+// chunking. Interruptible: an interruption (interruption.h) stops it within milliseconds, the
+// chunk under way discarded.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "sim/cost/cost_model.h"
+#include "sim/engine/interruption.h"
 #include "sim/io/catalog.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/sweep/result_row.h"
@@ -24,14 +27,22 @@ struct SweepOptions {
   int shard = 0;    // this run evaluates candidates with index % shard_count == shard
   int shard_count = 1;
   int64_t first_index = 0;  // resume: skip candidates below this index
-  int64_t chunk = 1024;     // candidates evaluated between two hand-overs (and stop checks)
+  // Candidates evaluated between two hand-overs; 0: adaptive, chunks of about kChunkSeconds (so
+  // a hand-over, and a journal record, comes often whatever a configuration costs).
+  int64_t chunk = 0;
+  const Interruption* interruption = nullptr;  // checked inside every evaluation
 };
 
+// The wall time an adaptive chunk aims at.
+inline constexpr double kChunkSeconds = 0.25;
+
 struct SweepCounts {
-  int64_t candidates = 0;                 // of this shard from first_index on
-  int64_t rows = 0;                       // valid configurations evaluated
-  int64_t simulated = 0;                  // rows whose step was simulated (the others did not fit)
+  int64_t candidates = 0;      // of this shard from first_index on
+  int64_t configurations = 0;  // valid configurations evaluated
+  int64_t rows = 0;            // result rows handed over (one per configuration and billing mode)
+  int64_t simulated = 0;       // configurations whose step was simulated (the others did not fit)
   std::map<std::string, int64_t> pruned;  // reason -> count
+  bool interrupted = false;  // stopped by options.interruption before the end
 };
 
 // Called after each chunk with its rows (configuration order), the index of the first candidate
@@ -39,9 +50,9 @@ struct SweepCounts {
 using ChunkDone = std::function<bool(std::vector<ResultRow>& rows, int64_t next_index,
                                      const SweepCounts& counts)>;
 
-// Runs the sweep: a row per valid configuration and billing mode of `cost`. Returns the counts, or
-// an error message when a cluster could not be built (then `*error` is set and the rows handed over
-// so far are all there is).
+// Runs the sweep: a row per valid configuration and billing mode of `cost`. Returns the counts
+// (interrupted when options.interruption stopped it), or an error message when a cluster could
+// not be built (then `*error` is set). Either way the rows handed over so far are all there is.
 SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario,
                       const CostModel& cost, const SweepOptions& options,
                       const ChunkDone& chunk_done, std::string* error);

@@ -1,18 +1,17 @@
-// What a results file records about the sweep that wrote it, as its attributes: the scenario
-// (name and full text), the tool and catalog versions, which shard, how far it got, and the
-// counts. Enough to resume it, to merge shards and to tell a regression what changed.
+// What a sweep records about itself beside its rows: the scenario (name and full text), the tool
+// and catalog versions, which shard, how far it got, and the counts. Enough to resume it, to
+// merge shards and to tell a regression what changed. Results files store it as typed attributes
+// (results_file.h), the journal of a running sweep as records (sweep_journal.h).
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
-
-#include "sim/sweep/results_file.h"
 
 namespace clustersim {
 
 struct SweepSummary {
+  // Identity: what was swept, with which tool and catalog.
   std::string scenario_name;
   std::string scenario_text;
   std::string tool_version;
@@ -21,10 +20,12 @@ struct SweepSummary {
   int64_t candidates = 0;  // of the whole space (every shard)
   int shard = 0;           // 0-based
   int shard_count = 1;
-  int64_t next_index = 0;  // candidates below this index (of this shard) are done
-  int64_t rows = 0;
-  int64_t simulated = 0;
-  std::map<std::string, int64_t> pruned;  // reason -> count
+  // Progress.
+  int64_t next_index = 0;      // candidates below this index (of this shard) are done
+  int64_t configurations = 0;  // valid configurations evaluated
+  int64_t rows = 0;            // result rows: one per configuration and billing mode
+  int64_t simulated = 0;       // configurations whose step was simulated (the others were OOM)
+  std::map<std::string, int64_t> pruned;  // reason -> candidates
   bool complete = false;
 
   // Whether `other` comes from the same scenario, catalog, prices and tool (rows comparable).
@@ -33,10 +34,11 @@ struct SweepSummary {
            prices == other.prices && tool_version == other.tool_version &&
            candidates == other.candidates;
   }
+  // Whether `other` is the same sweep and the same shard of it.
+  bool same_shard(const SweepSummary& other) const {
+    return same_sweep(other) && shard == other.shard && shard_count == other.shard_count;
+  }
+  bool operator==(const SweepSummary&) const = default;
 };
-
-ResultAttributes to_attributes(const SweepSummary& summary);
-// Nullopt (with `*error`) when an attribute is missing or malformed.
-std::optional<SweepSummary> from_attributes(const ResultAttributes& attributes, std::string* error);
 
 }  // namespace clustersim

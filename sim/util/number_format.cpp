@@ -17,6 +17,19 @@ std::string format_number(double value) {
   return std::string(buffer, result.ptr);
 }
 
+std::string format_significant(double value, int digits) {
+  char buffer[64];
+  auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::general,
+                              digits);
+  return std::string(buffer, result.ptr);
+}
+
+std::string format_limit(double value, int digits) {
+  if (value == 0 || !std::isfinite(value)) return format_number(value);
+  const double scale = std::pow(10.0, digits - 1 - std::floor(std::log10(std::abs(value))));
+  return format_significant(std::trunc(value * scale) / scale, digits);
+}
+
 std::string format_fixed(double value, int decimals) {
   char buffer[64];
   auto result =

@@ -8,7 +8,9 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$cli" sweep scenarios/quickstart.textproto -j 1 --out "$dir/r.h5" >/dev/null 2>"$dir/first" &
 pid=$!
-sleep 1
+# Once the sweep has started its journal (and so handles SIGTERM), give it a moment, then stop it.
+for _ in $(seq 100); do [ -f "$dir/r.h5.partial" ] || [ -f "$dir/r.h5" ] && break; sleep 0.1; done
+sleep 0.1
 kill -TERM "$pid"
 wait "$pid"
 rc=$?

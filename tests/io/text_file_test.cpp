@@ -54,7 +54,7 @@ TEST_CASE("an integer out of range is an error") {
 TEST_CASE("a file that cannot be opened is reported by name") {
   Diagnostics diagnostics;
   CHECK(read_text_file<schema::CatalogFile>("/nonexistent/x.textproto", &diagnostics) == nullptr);
-  CHECK(diagnostics.to_string() == "/nonexistent/x.textproto: cannot open file\n");
+  CHECK(diagnostics.to_string() == "/nonexistent/x.textproto: no such file\n");
 }
 
 }  // namespace

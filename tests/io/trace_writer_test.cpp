@@ -1,4 +1,5 @@
-// Tests of the Chrome trace output: metadata naming groups and tracks, complete events in us.
+// Tests of the Chrome trace output: metadata naming groups and tracks, complete events in us,
+// and what the trace shows in its otherData.
 #include "sim/io/trace_writer.h"
 
 #include <catch2/catch.hpp>
@@ -13,7 +14,7 @@ TEST_CASE("a timeline becomes named processes and threads with complete events i
   t.add("stage 0", "send (network)", "activations \"mb\" 0", Picoseconds(2'500'000),
         Picoseconds(3'000'000));
   std::ostringstream out;
-  write_chrome_trace(t, out);
+  write_chrome_trace(t, {{"configuration", "p5 x 1"}, {"tool_version", "0.1.0"}}, out);
   CHECK(out.str() ==
         "{\"traceEvents\": [\n"
         "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"args\": {\"name\": \"stage "
@@ -26,7 +27,8 @@ TEST_CASE("a timeline becomes named processes and threads with complete events i
         "\"send (network)\"}},\n"
         "{\"ph\": \"X\", \"name\": \"activations \\\"mb\\\" 0\", \"pid\": 1, \"tid\": 2, \"ts\": "
         "2.5, \"dur\": 0.5}\n"
-        "], \"displayTimeUnit\": \"ms\"}\n");
+        "], \"displayTimeUnit\": \"ms\", \"otherData\": {\"configuration\": \"p5 x 1\", "
+        "\"tool_version\": \"0.1.0\"}}\n");
 }
 
 }  // namespace

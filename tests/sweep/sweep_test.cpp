@@ -1,5 +1,5 @@
 // Tests of the parallel sweep: the same rows for any thread count, chunk size or sharding; the
-// results file round trip, resume and merge; the rankings against brute force; and the
+// results file round trip and merge; the rankings against brute force; and the
 // regression comparison.
 #include <catch2/catch.hpp>
 #include <random>
@@ -65,17 +65,44 @@ Run sweep(const LoadedScenario& scenario, SweepOptions options) {
 TEST_CASE("a sweep gives the same rows for any thread count and chunk size") {
   TempDir dir;
   auto scenario = load(dir);
-  const Run one = sweep(*scenario, {.threads = 1});
+  const Run one = sweep(*scenario, {.threads = 1, .chunk = 1024});
   const Run two = sweep(*scenario, {.threads = 2, .chunk = 7});
+  const Run adaptive = sweep(*scenario, {.threads = 2});
+  CHECK(adaptive.rows == one.rows);
   REQUIRE(one.rows.size() > 20);
   CHECK(two.chunks > one.chunks);
   CHECK(one.rows == two.rows);
   CHECK(one.counts.simulated == two.counts.simulated);
   CHECK(one.counts.simulated > 0);
-  CHECK(one.counts.simulated < one.counts.rows);  // some configurations do not fit
+  CHECK(one.counts.simulated < one.counts.configurations);  // some configurations do not fit
+  CHECK(one.counts.rows == static_cast<int64_t>(one.rows.size()));
   for (size_t i = 1; i < one.rows.size(); ++i) {
     CHECK(row_number(one.rows[i - 1], 0) < row_number(one.rows[i], 0));
   }
+}
+
+TEST_CASE("an interruption stops a sweep at once, the chunk under way discarded") {
+  TempDir dir;
+  auto scenario = load(dir);
+  Diagnostics diagnostics;
+  const auto cost = load_cost_model(*scenario, testing::shipped_catalog(), nullptr, &diagnostics);
+  Interruption interruption;
+  int chunks = 0;
+  std::string error;
+  const SweepCounts counts = run_sweep(
+      testing::shipped_catalog(), *scenario, *cost,
+      {.threads = 2, .chunk = 5, .interruption = &interruption},
+      [&](std::vector<ResultRow>&, int64_t, const SweepCounts&) {
+        if (++chunks == 2) interruption.request();  // as a signal arriving during chunk 3
+        return true;
+      },
+      &error);
+  CHECK(counts.interrupted);
+  CHECK(chunks == 2);
+  CHECK(error.empty());
+  const Run whole = sweep(*scenario, {.chunk = 5});
+  CHECK_FALSE(whole.counts.interrupted);
+  CHECK(whole.chunks > 2);
 }
 
 TEST_CASE("the shards of a sweep together hold exactly the rows of the whole sweep") {
@@ -137,41 +164,45 @@ void write_file(const std::string& path, const std::vector<ResultRow>& rows,
   auto writer = ResultsWriter::create(path, &error);
   REQUIRE(writer != nullptr);
   REQUIRE(writer->append(rows, &error));
-  REQUIRE(writer->set_attributes(to_attributes(summary), &error));
-  REQUIRE(writer->commit(&error));
+  REQUIRE(writer->commit(summary, &error));
 }
 
-TEST_CASE("results files round-trip every cell; merged shards equal a single run's file") {
-  TempDir dir;
-  auto scenario = load(dir);
+// The summary of a complete run (or shard) with `counts`.
+SweepSummary complete_summary(const LoadedScenario& scenario, const SweepCounts& counts) {
   SweepSummary summary;
   summary.scenario_name = "small";
   summary.scenario_text = kScenario;
   summary.tool_version = "test";
   summary.catalog = testing::shipped_catalog().fingerprint();
-  summary.candidates = ConfigurationSpace(*scenario).size();
+  summary.candidates = ConfigurationSpace(scenario).size();
   summary.complete = true;
   summary.next_index = summary.candidates;
+  summary.configurations = counts.configurations;
+  summary.rows = counts.rows;
+  summary.simulated = counts.simulated;
+  summary.pruned = counts.pruned;
+  return summary;
+}
+
+TEST_CASE("results files round-trip every cell; merged shards equal a single run's file") {
+  TempDir dir;
+  auto scenario = load(dir);
   const Run whole = sweep(*scenario, {});
-  summary.rows = whole.counts.rows;
-  summary.simulated = whole.counts.simulated;
-  summary.pruned = whole.counts.pruned;
+  const SweepSummary summary = complete_summary(*scenario, whole.counts);
+  REQUIRE_FALSE(summary.pruned.empty());
   write_file(dir.path() + "/whole.h5", whole.rows, summary);
   ResultsFile single;
   std::string error;
   REQUIRE(read_results(dir.path() + "/whole.h5", &single, &error));
   CHECK(single.rows == whole.rows);
-  CHECK(single.attributes == to_attributes(summary));
+  CHECK(single.summary == summary);
 
   std::vector<std::string> shards;
   for (int k = 0; k < 2; ++k) {
     const Run shard = sweep(*scenario, {.shard = k, .shard_count = 2});
-    SweepSummary part = summary;
+    SweepSummary part = complete_summary(*scenario, shard.counts);
     part.shard = k;
     part.shard_count = 2;
-    part.rows = shard.counts.rows;
-    part.simulated = shard.counts.simulated;
-    part.pruned = shard.counts.pruned;
     shards.push_back(dir.path() + "/shard" + std::to_string(k) + ".h5");
     write_file(shards.back(), shard.rows, part);
   }
@@ -179,43 +210,12 @@ TEST_CASE("results files round-trip every cell; merged shards equal a single run
   ResultsFile merged;
   REQUIRE(read_results(dir.path() + "/merged.h5", &merged, &error));
   CHECK(merged.rows == single.rows);
-  CHECK(merged.attributes == single.attributes);
+  CHECK(merged.summary == single.summary);
 
   CHECK_FALSE(merge_results({shards[0]}, dir.path() + "/half.h5", &error));
   CHECK(error == "shard 2/2 is missing");
   CHECK_FALSE(merge_results({shards[0], shards[0]}, dir.path() + "/twice.h5", &error));
   CHECK_THAT(error, Catch::Contains("shard 1 is also in"));
-}
-
-TEST_CASE("a results file appears under its name only when committed, and can be resumed") {
-  TempDir dir;
-  const std::string path = dir.path() + "/r.h5";
-  std::string error;
-  ResultRow row(result_columns().size());
-  row[0] = 7.0;
-  row[result_column("instance")] = std::string("aws.p5.48xlarge");
-  row[result_column("calibrated")] = true;
-  {
-    auto writer = ResultsWriter::create(path, &error);
-    REQUIRE(writer != nullptr);
-    REQUIRE(writer->append({row}, &error));
-    REQUIRE(writer->set_attributes({{"next_index", "8"}}, &error));
-  }  // interrupted: never committed
-  CHECK_FALSE(std::filesystem::exists(path));
-  auto resumed = ResultsWriter::reopen(path, &error);
-  REQUIRE(resumed != nullptr);
-  CHECK(resumed->row_count() == 1);
-  CHECK(resumed->attributes().at("next_index") == "8");
-  row[0] = 9.0;
-  REQUIRE(resumed->append({row}, &error));
-  REQUIRE(resumed->commit(&error));
-  ResultsFile file;
-  REQUIRE(read_results(path, &file, &error));
-  REQUIRE(file.rows.size() == 2);
-  CHECK(row_number(file.rows[1], 0) == 9);
-  CHECK(file.rows[0][result_column("step_s")] == Table::Cell());  // empty stays empty
-  CHECK_FALSE(ResultsWriter::create(dir.path() + "/no/such/dir/r.h5", &error));
-  CHECK_THAT(error, Catch::Contains("cannot create"));
 }
 
 // A ranked row with the given index, time to train and cost.

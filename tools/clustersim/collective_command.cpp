@@ -1,7 +1,10 @@
 // `clustersim collective`: simulates one collective over a sweep of sizes on a modeled cluster and
-// prints it in the layout of nccl-tests (size, count, type, time, algbw, busbw), so users can hold
-// it next to their own nccl-tests output.
+// prints it exactly in the layout of nccl-tests' *_perf programs, so users hold it next to their
+// own nccl-tests output and their parsers read both; --format csv|json gives the same figures as a
+// table with the algorithm of each size.
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "sim/net/collective.h"
@@ -52,6 +55,68 @@ struct Options {
   double factor = 2;
 };
 
+struct SizeResult {
+  double size_bytes;
+  double count;  // elements per rank, as nccl-tests counts them
+  CollectiveAlgorithm algorithm;
+  double seconds, algbw, busbw;
+};
+
+// nccl-tests' count column: float elements of each rank's buffer (the gathered or scattered
+// collectives split the total size over the ranks).
+double elements_per_rank(CollectiveOp op, double size_bytes, int ranks) {
+  const bool split = op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter ||
+                     op == CollectiveOp::kAllToAll;
+  return std::floor(size_bytes / 4 / (split ? ranks : 1));
+}
+
+// The text nccl-tests' *_perf programs print, so their parsers read ours: '#' header lines, a row
+// per size with out-of-place and in-place groups (equal: a simulation has no in-place effect)
+// and #wrong "N/A" (no data is checked, as nccl-tests prints with -c 0), then the footer with
+// the average bus bandwidth. Which algorithm each size used is in the header.
+void print_nccl_tests_layout(const Options& o, CollectiveOp op, int gpus,
+                             const std::vector<SizeResult>& results) {
+  const bool reduces = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter;
+  const char* redop = reduces ? "sum" : "none";
+  const int root = op == CollectiveOp::kBroadcast ? 0 : -1;
+  std::printf("# clustersim collective (simulated): %s on %d x %s (%d GPUs), fabric %s\n",
+              o.op.c_str(), o.nodes, o.instance.c_str(), gpus,
+              o.fabric.empty() ? "single-switch" : o.fabric.c_str());
+  std::printf("# nThread 1 nGpus %d minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 "
+              "iters: 1 agg iters: 1 validation: 0 graph: 0\n",
+              gpus, results.front().size_bytes, results.back().size_bytes, o.factor);
+  for (size_t i = 0; i < results.size();) {  // runs of sizes with one algorithm
+    size_t j = i;
+    while (j + 1 < results.size() && results[j + 1].algorithm == results[i].algorithm) ++j;
+    std::printf("# algorithm %s: %.0f to %.0f bytes\n",
+                collective_algorithm_name(results[i].algorithm).c_str(), results[i].size_bytes,
+                results[j].size_bytes);
+    i = j + 1;
+  }
+  std::printf("#\n# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
+              "in-place          \n",
+              "", "", "", "", "");
+  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size",
+              "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
+              "algbw", "busbw", "#wrong");
+  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
+              "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+              "(GB/s)", "");
+  double busbw_sum = 0;
+  for (const SizeResult& r : results) {
+    const double us = r.seconds * 1e6;
+    const int decimals = us >= 10000 ? 0 : us >= 100 ? 1 : 2;
+    std::printf("%12.0f  %12.0f  %8s  %6s  %6d", r.size_bytes, r.count, "float", redop, root);
+    for (int group = 0; group < 2; ++group) {  // out-of-place, in-place
+      std::printf("  %7.*f  %6.2f  %6.2f  %5s", decimals, us, r.algbw, r.busbw, "N/A");
+    }
+    std::printf("\n");
+    busbw_sum += 2 * r.busbw;
+  }
+  std::printf("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n#\n",
+              busbw_sum / (2.0 * static_cast<double>(results.size())));
+}
+
 int run(const Options& o, const CommonOptions& common, OutputFormat format) {
   auto op = parse_collective_op(o.op);
   auto algorithm = parse_collective_algorithm(o.algorithm);
@@ -100,30 +165,30 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
     return kExitUsage;
   }
   const Topology& topology = *built.topology;
-  Table table{{"size_bytes", "size(B)"},
-              {"count", "count"},
-              {"type", "type"},
-              {"algorithm", "algo"},
-              {"time_us", "time(us)", 2},
-              {"algbw_gb_per_s", "algbw(GB/s)", 2},
-              {"busbw_gb_per_s", "busbw(GB/s)", 2}};
+  std::vector<SizeResult> results;
   for (double size = *min_size; size <= *max_size; size *= o.factor) {
     Collective c{*op, topology.first_gpus(), size, *algorithm};
     if (const std::string why = collective_problem(c, topology); !why.empty()) {
       std::cerr << "clustersim collective: " << why << "\n";
       return kExitUsage;
     }
-    const CollectiveAlgorithm chosen = choose_algorithm(c, topology);
-    c.algorithm = chosen;
+    c.algorithm = choose_algorithm(c, topology);
     const double seconds = collective_time(topology, c).seconds();
     const double algbw = size / seconds / kBytesPerGigabyte;
-    table.add_row({size, size / 4, std::string("float"), collective_algorithm_name(chosen),
-                   seconds * 1e6, algbw, algbw * bus_bandwidth_factor(*op, topology.gpu_count())});
+    results.push_back({size, elements_per_rank(*op, size, topology.gpu_count()), c.algorithm,
+                       seconds, algbw, algbw * bus_bandwidth_factor(*op, topology.gpu_count())});
   }
   if (format == OutputFormat::kTable) {
-    std::cout << "# clustersim collective: " << o.op << " on " << o.nodes << " x " << o.instance
-              << " (" << topology.gpu_count() << " GPUs), fabric "
-              << (o.fabric.empty() ? "single-switch" : o.fabric) << "\n";
+    print_nccl_tests_layout(o, *op, topology.gpu_count(), results);
+    return kExitOk;
+  }
+  Table table{{"size_bytes", "size(B)"},          {"count", "count"},
+              {"type", "type"},                   {"algorithm", "algo"},
+              {"time_us", "time(us)", 2},         {"algbw_gb_per_s", "algbw(GB/s)", 2},
+              {"busbw_gb_per_s", "busbw(GB/s)", 2}};
+  for (const SizeResult& r : results) {
+    table.add_row({r.size_bytes, r.count, std::string("float"),
+                   collective_algorithm_name(r.algorithm), r.seconds * 1e6, r.algbw, r.busbw});
   }
   table.print(std::cout, format);
   return kExitOk;

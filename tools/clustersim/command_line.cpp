@@ -3,6 +3,8 @@
 
 #include <iostream>
 
+#include "sim/io/field_checker.h"
+
 namespace clustersim::cli {
 
 void add_common_options(po::options_description* options, CommonOptions* common) {
@@ -78,13 +80,22 @@ std::vector<Table::Cell> layout_cells(const Configuration& c) {
           static_cast<double>(p.micro_batch_size())};
 }
 
-bool report_no_valid_configuration(const std::string& path, const ExpandedConfigurations& space) {
-  if (!space.valid.empty()) return false;
-  std::cerr << path << ": no valid configuration among " << space.total << ":\n";
-  for (const auto& [reason, count] : space.pruned) {
-    std::cerr << "  " << count << " pruned: " << reason << "\n";
-  }
-  return true;
+Runnability check_scenario_runs(const ScenarioInputs& inputs) {
+  Runnability runnable = check_runnable(*inputs.catalog, *inputs.scenario);
+  if (!runnable.runs) std::cerr << inputs.path << ": " << runnable.reason() << "\n";
+  return runnable;
+}
+
+void report_budget_too_large(const ScenarioInputs& inputs, const std::string& reason) {
+  const schema::TrainingJob& job = inputs.scenario->scenario().job();
+  const char* field = job.has_token_budget() ? "token_budget"
+                      : job.has_epochs()     ? "epochs"
+                                             : "steps";
+  Diagnostics unused;
+  const FieldChecker job_checker =
+      FieldChecker::root(*inputs.scenario->file, &unused).child("job");
+  std::cerr << job_checker.location(field).to_string() << ": " << job_checker.path(field)
+            << ": no configuration's run can be simulated: " << reason << "\n";
 }
 
 std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::string>& args,

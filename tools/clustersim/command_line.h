@@ -13,6 +13,7 @@
 #include "sim/io/scenario_loader.h"
 #include "sim/io/table.h"
 #include "sim/sweep/configuration_space.h"
+#include "sim/sweep/runnable.h"
 #include "sim/sweep/evaluation.h"
 
 namespace clustersim::cli {
@@ -49,10 +50,6 @@ std::optional<OutputFormat> output_format(const CommonOptions& common);
 
 void print_diagnostics(const Diagnostics& diagnostics);
 
-// Prints why no configuration of the scenario at `path` can run (each pruning reason with its
-// count) and returns true, or returns false when some can.
-bool report_no_valid_configuration(const std::string& path, const ExpandedConfigurations& space);
-
 // A table whose first columns name a configuration: instance, nodes, TP, PP, DP, micro-batch
 // (the cost and memory tables), and a configuration's cells for them.
 Table layout_table();
@@ -66,6 +63,15 @@ struct ScenarioInputs {
   size_t limit = 20;  // --limit: configurations to list (0: all)
   std::string path;
 };
+
+// Whether some configuration of the scenario can run (sweep/runnable.h); when none can, prints
+// why, after the scenario's path. A command then exits with kExitInputError: before its output
+// when no configuration is valid, after it (the memory it lacks is news) when none fits.
+Runnability check_scenario_runs(const ScenarioInputs& inputs);
+// Prints that no configuration's whole run could be simulated (run_simulation.h), at the job's
+// budget field ("s.textproto:9:3: job.token_budget: ..."), with `reason` (a row's: how long the
+// run is, the largest budget that works for it).
+void report_budget_too_large(const ScenarioInputs& inputs, const std::string& reason);
 
 // Parses `args` (a positional SCENARIO, --limit, the common options), loads the catalog and the
 // scenario, printing every diagnostic. Returns the inputs, or nullopt with `*exit_code` set

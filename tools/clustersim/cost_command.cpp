@@ -9,6 +9,7 @@
 #include "sim/cost/cost_model.h"
 #include "sim/cost/run_cost.h"
 #include "sim/sweep/evaluation.h"
+#include "sim/sweep/result_row.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
 #include "tools/clustersim/command_line.h"
@@ -55,6 +56,7 @@ struct Row {
   double time = kUnranked;  // p50 seconds; kUnranked: does not fit
   double time_p95 = kUnranked;
   std::vector<Cell> cells;  // all but the rank columns
+  std::string note;         // the mark of a row that is neither cheapest nor fastest
 };
 
 std::vector<Cell> configuration_cells(const Configuration& c, s::BillingMode billing) {
@@ -69,7 +71,7 @@ Cell hours(double seconds) { return seconds > 0 ? Cell(seconds / 3600) : Cell();
 
 Row cost_row(const Configuration& c, const StepResult& step, const CheckpointPlan& plan,
              const RunCost& r) {
-  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing)};
+  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing), ""};
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
   const auto money = [&](double value) { return priced ? Cell(value) : Cell(); };
@@ -86,13 +88,19 @@ Row cost_row(const Configuration& c, const StepResult& step, const CheckpointPla
   return row;
 }
 
-Row oom_row(const Configuration& c, const Evaluation& e, s::BillingMode billing, size_t columns) {
-  Row row{kUnranked, kUnranked, kUnranked, configuration_cells(c, billing)};
-  const auto missing = static_cast<int>(e.memory.missing_bytes() / kBytesPerGibibyte + 0.5);
+// A row without a run: `fits` in the fits column, `note` as its mark.
+Row unranked_row(const Configuration& c, s::BillingMode billing, size_t columns, Cell fits,
+                 std::string note) {
+  Row row{kUnranked, kUnranked, kUnranked, configuration_cells(c, billing), std::move(note)};
   const size_t fits_column = row.cells.size();
   row.cells.resize(columns - kRankColumns);
-  row.cells[fits_column] = "no (OOM by " + std::to_string(missing) + " GiB)";
+  row.cells[fits_column] = std::move(fits);
   return row;
+}
+
+Row oom_row(const Configuration& c, const Evaluation& e, s::BillingMode billing, size_t columns) {
+  const auto missing = static_cast<int>(e.memory.missing_bytes() / kBytesPerGibibyte + 0.5);
+  return unranked_row(c, billing, columns, "no (OOM by " + std::to_string(missing) + " GiB)", "");
 }
 
 // Sorts by cost (then time), ranks by time (then p95), fills the ranks and marks the cheapest and
@@ -120,7 +128,7 @@ void rank_rows(std::vector<Row>* rows) {
     const std::string mark = cheapest && fastest ? "cheapest, fastest"
                              : cheapest          ? "cheapest"
                              : fastest           ? "fastest"
-                                                 : "";
+                                                 : row.note;
     row.cells.push_back(row.cost < kUnranked ? Cell(static_cast<double>(i + 1)) : Cell());
     row.cells.push_back(time_rank[i]);
     row.cells.push_back(mark);
@@ -176,9 +184,13 @@ int cost_command(const std::vector<std::string>& args) {
   if (seed >= 0) model->seed = static_cast<uint64_t>(seed);
 
   const ExpandedConfigurations space = expand_configurations(*inputs->scenario);
-  if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
+  const Runnability runnable = check_scenario_runs(*inputs);
+  if (runnable.valid == 0) return kExitInputError;
   Table table = cost_table();
   std::vector<Row> rows;
+  size_t unsimulated = 0;  // rows too long to simulate
+  size_t simulated = 0;
+  std::string too_long;  // why the first such row was
   const std::optional<size_t> shown =
       evaluate_each(*inputs, space, [&](const Configuration& c, const Evaluation& e) {
         if (!e.step) {
@@ -189,7 +201,15 @@ int cost_command(const std::vector<std::string>& args) {
         }
         const CheckpointPlan plan = plan_checkpoints(*model, c, e.memory, *e.step);
         for (s::BillingMode billing : model->billing_modes) {
-          rows.push_back(cost_row(c, *e.step, plan, run_cost(*model, c, *e.step, plan, billing)));
+          const RunCost run = run_cost(*model, c, *e.step, plan, billing);
+          if (!run.unsimulated.empty()) {
+            rows.push_back(unranked_row(c, billing, table.column_count(), "yes",
+                                        std::string(kStatusTooLong) + ": " + run.unsimulated));
+            if (unsimulated++ == 0) too_long = run.unsimulated;
+            continue;
+          }
+          rows.push_back(cost_row(c, *e.step, plan, run));
+          ++simulated;
         }
       });
   if (!shown) return kExitInputError;
@@ -201,6 +221,11 @@ int cost_command(const std::vector<std::string>& args) {
     if (*shown < space.valid.size()) {
       std::cout << "... " << space.valid.size() - *shown << " more configurations (--limit 0)\n";
     }
+  }
+  if (!runnable.runs) return kExitInputError;
+  if (simulated == 0 && unsimulated > 0) {
+    report_budget_too_large(*inputs, too_long);
+    return kExitInputError;
   }
   return kExitOk;
 }

@@ -71,6 +71,84 @@ void print_advice(const Configuration& c, const InputEstimate& e, const InputAdv
             << "\n";
 }
 
+// The report's figures as table columns, for --format csv|json (one row per configuration).
+Table input_table() {
+  Table table = layout_table();
+  table.add_columns({{"fits", "fits"},
+                     {"gpu_step_s", "GPU step s", 3},
+                     {"batch_samples_per_gpu", "samples/GPU"},
+                     {"storage_epoch_stall_s", "stall s", 3},
+                     {"storage_epoch_limiting", "limiting"},
+                     {"storage_utilisation", "storage", 2},
+                     {"cpu_utilisation", "CPU", 2},
+                     {"cached_epoch_stall_s", "cached stall s", 3},
+                     {"cached_epoch_limiting", "cached limiting"},
+                     {"epochs", "epochs", 1},
+                     {"data_stall_s", "job stall s", 3},
+                     {"mfu", "MFU", 3},
+                     {"vcpus_needed", "vCPUs needed"},
+                     {"workers_per_gpu_needed", "workers needed"},
+                     {"read_mb_per_s_needed", "MB/s needed", 0},
+                     {"read_iops_needed", "IOPS needed", 0},
+                     {"read_mb_per_s_available", "MB/s", 0},
+                     {"read_iops_available", "IOPS", 0},
+                     {"capacity_gib_needed", "GiB needed", 0},
+                     {"sharded_epoch_stall_s", "sharded stall s", 3},
+                     {"host_memory_gib", "host GiB", 0},
+                     {"host_memory_low", "host low"}});
+  return table;
+}
+
+// Requires: estimate and advice when e.step (else null; the cells after "fits" stay empty).
+std::vector<Table::Cell> input_cells(const Configuration& c, const Evaluation& e,
+                                     const InputEstimate* estimate, const InputAdvice* a,
+                                     size_t columns) {
+  using Cell = Table::Cell;
+  std::vector<Cell> cells = layout_cells(c);
+  cells.emplace_back(e.step.has_value());
+  if (!e.step) {
+    cells.resize(columns);
+    return cells;
+  }
+  const InputPipelineRun& storage = estimate->from_storage;
+  const std::optional<InputPipelineRun>& cached = estimate->cached;
+  const auto number = [&](double value) { cells.emplace_back(value); };
+  const auto maybe = [&](const std::optional<double>& value) {
+    if (value) {
+      cells.emplace_back(*value);
+    } else {
+      cells.emplace_back();
+    }
+  };
+  number(e.step->step_s - e.step->data_stall_s);
+  number(static_cast<double>(estimate->setup.spec.batch_samples));
+  number(storage.stall_per_step_s);
+  cells.emplace_back(storage.limiting);
+  number(storage.storage_utilisation);
+  number(storage.cpu_utilisation);
+  maybe(cached ? std::optional(cached->stall_per_step_s) : std::nullopt);
+  if (cached) {
+    cells.emplace_back(cached->limiting);
+  } else {
+    cells.emplace_back();
+  }
+  number(estimate->setup.epochs);
+  number(e.step->data_stall_s);
+  number(e.step->mfu);
+  number(static_cast<double>(a->vcpus_needed));
+  number(static_cast<double>(a->workers_per_gpu_needed));
+  number(a->read_bytes_per_s_needed / 1e6);
+  number(a->read_iops_needed);
+  number(a->read_bytes_per_s_available / 1e6);
+  maybe(std::isinf(a->read_iops_available) ? std::nullopt
+                                           : std::optional(a->read_iops_available));
+  maybe(a->capacity_gib_needed);
+  maybe(a->stall_with_shards_s);
+  number(a->host_memory_gib);
+  cells.emplace_back(a->host_memory_low);
+  return cells;
+}
+
 }  // namespace
 
 int input_command(const std::vector<std::string>& args) {
@@ -78,19 +156,27 @@ int input_command(const std::vector<std::string>& args) {
   auto inputs =
       load_scenario_command(args, "input", "configurations to report (0: all)", &exit_code);
   if (!inputs) return exit_code;
-  if (inputs->format != OutputFormat::kTable) {
-    std::cerr << "clustersim input: --format: the report is text only (use run for csv/json)\n";
-    return kExitUsage;
-  }
   const LoadedScenario& loaded = *inputs->scenario;
   if (!loaded.scenario().job().has_dataloader()) {
     std::cerr << inputs->path << ": job.dataloader: not set, so the GPUs are assumed fed\n";
     return kExitInputError;
   }
   const ExpandedConfigurations space = expand_configurations(loaded);
-  if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
+  const Runnability runnable = check_scenario_runs(*inputs);
+  if (runnable.valid == 0) return kExitInputError;
+  const bool report = inputs->format == OutputFormat::kTable;
+  Table table = input_table();
   const std::optional<size_t> shown =
       evaluate_each(*inputs, space, [&](const Configuration& c, const Evaluation& e) {
+        if (!report) {
+          if (!e.step) {
+            return table.add_row(input_cells(c, e, nullptr, nullptr, table.column_count()));
+          }
+          const InputEstimate estimate = estimate_input(input_setup(
+              *inputs->catalog, loaded, c, e.step->step_s - e.step->data_stall_s));
+          const InputAdvice advice = advise_input(*inputs->catalog, loaded, c, estimate);
+          return table.add_row(input_cells(c, e, &estimate, &advice, table.column_count()));
+        }
         const s::Parallelism& p = c.parallelism;
         std::cout << c.instance->name() << " x " << c.nodes << " (TP " << p.tensor_parallel()
                   << ", PP " << p.pipeline_parallel() << ", DP " << p.data_parallel() << ")";
@@ -124,10 +210,11 @@ int input_command(const std::vector<std::string>& args) {
         print_advice(c, estimate, advise_input(*inputs->catalog, loaded, c, estimate));
       });
   if (!shown) return kExitInputError;
-  if (*shown < space.valid.size()) {
+  if (!report) table.print(std::cout, inputs->format);
+  if (report && *shown < space.valid.size()) {
     std::cout << "... " << space.valid.size() - *shown << " more (--limit 0 reports all)\n";
   }
-  return kExitOk;
+  return runnable.runs ? kExitOk : kExitInputError;
 }
 
 }  // namespace clustersim::cli

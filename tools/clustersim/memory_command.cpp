@@ -28,7 +28,8 @@ int memory_command(const std::vector<std::string>& args) {
   const LoadedScenario* loaded = inputs->scenario.get();
   const size_t limit = inputs->limit;
   const ExpandedConfigurations space = expand_configurations(*loaded);
-  if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
+  const Runnability runnable = check_scenario_runs(*inputs);
+  if (runnable.valid == 0) return kExitInputError;
   Table table = layout_table();
   table.add_columns({{"zero_stage", "ZeRO"},
                      {"distributed_optimizer", "dist opt"},
@@ -67,7 +68,7 @@ int memory_command(const std::vector<std::string>& args) {
   if (aligned && shown < space.valid.size()) {
     std::cout << "... " << space.valid.size() - shown << " more (--limit 0 lists all)\n";
   }
-  return kExitOk;
+  return runnable.runs ? kExitOk : kExitInputError;
 }
 
 }  // namespace clustersim::cli

@@ -118,8 +118,6 @@ int plan_command(const std::vector<std::string>& args) {
   if (!inputs) return exit_code;
   const LoadedScenario* loaded = inputs->scenario.get();
   const size_t limit = inputs->limit;
-  const std::string& scenario_path = inputs->path;
-
   const ExpandedConfigurations space = expand_configurations(*loaded);
   const bool table = inputs->format == OutputFormat::kTable;
   if (table) print_header(*loaded, space);
@@ -127,7 +125,7 @@ int plan_command(const std::vector<std::string>& args) {
   if (table && limit != 0 && space.valid.size() > limit) {
     std::cout << "... " << space.valid.size() - limit << " more (--limit 0 lists all)\n";
   }
-  return report_no_valid_configuration(scenario_path, space) ? kExitInputError : kExitOk;
+  return check_scenario_runs(*inputs).runs ? kExitOk : kExitInputError;
 }
 
 }  // namespace clustersim::cli

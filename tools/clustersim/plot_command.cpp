@@ -2,10 +2,10 @@
 // train against cost (every configuration that fits, coloured by instance type), and the time
 // breakdown of one step for the fastest configurations as stacked bars.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 
+#include "sim/io/output_file.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/results_file.h"
 #include "sim/util/number_format.h"
@@ -44,6 +44,19 @@ ScatterChart pareto_chart(const ResultsFile& file, const std::string& currency) 
   return chart;
 }
 
+// A configuration as its bar's label: layout, optimizer sharding, recomputation and schedule.
+std::string bar_label(const ResultRow& r) {
+  const auto n = [&](const char* key) { return format_number(row_number(r, result_column(key))); };
+  const auto text = [&](const char* key) { return row_text(r, result_column(key)); };
+  const bool distributed = row_number(r, result_column("distributed_optimizer")) == 1;
+  const std::string zero = distributed ? "dist opt" : "ZeRO " + n("zero_stage");
+  const std::string v = n("virtual_stages") == "1" ? "" : " v " + n("virtual_stages");
+  return text("instance") + " x " + n("nodes") + ": TP " + n("tensor_parallel") + " PP " +
+         n("pipeline_parallel") + " DP " + n("data_parallel") + " mbs " +
+         n("micro_batch_size") + v + ", " + zero + ", " + text("recompute") + ", " +
+         text("schedule");
+}
+
 StackedBars breakdown_chart(const ResultsFile& file, size_t bars) {
   StackedBars chart{"Where one step's time goes: the fastest configurations",
                     "seconds per step",
@@ -54,7 +67,7 @@ StackedBars breakdown_chart(const ResultsFile& file, size_t bars) {
   TopRows fastest(result_column("step_s"), bars);
   for (const ResultRow& row : file.rows) fastest.offer(row);
   for (const ResultRow& row : fastest.rows()) {
-    chart.bar_labels.push_back(describe_configuration(row));
+    chart.bar_labels.push_back(bar_label(row));
     std::vector<double> values;
     for (const char* key :
          {"compute_s", "tensor_comm_s", "bubble_s", "data_comm_s", "optimizer_s", "data_stall_s"}) {
@@ -66,10 +79,11 @@ StackedBars breakdown_chart(const ResultsFile& file, size_t bars) {
   return chart;
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  return static_cast<bool>(out);
+bool write_file(const std::string& path, const std::string& text, std::string* error) {
+  OutputFile file;
+  if (!file.open(path, error)) return false;
+  file.stream() << text;
+  return file.commit(error);
 }
 
 }  // namespace
@@ -102,13 +116,20 @@ int plot_command(const std::vector<std::string>& args) {
     if (c.empty() || c == currency) continue;
     currency = currency.empty() ? c : "mixed currencies";
   }
+  std::error_code failure;
+  if (!directory.empty()) std::filesystem::create_directories(directory, failure);
+  if (failure) {
+    std::cerr << "clustersim plot: --out-dir: cannot create " << directory.string() << ": "
+              << failure.message() << "\n";
+    return kExitUsage;
+  }
   const std::string stem = (directory / source.stem()).string();
   const ScatterChart pareto = pareto_chart(file, currency.empty() ? "no price" : currency);
   const StackedBars breakdown = breakdown_chart(file, bars);
   for (const auto& [path, text] : {std::pair{stem + "-pareto.svg", render(pareto)},
                                    {stem + "-breakdown.svg", render(breakdown)}}) {
-    if (!write_file(path, text)) {
-      std::cerr << "clustersim plot: cannot write " << path << "\n";
+    if (!write_file(path, text, &error)) {
+      std::cerr << "clustersim plot: " << error << "\n";
       return kExitUsage;
     }
     std::cout << "wrote " << path << "\n";

@@ -89,11 +89,10 @@ int regress_command(const std::vector<std::string>& args) {
     std::cerr << "clustersim regress: " << error << "\n";
     return kExitInputError;
   }
-  const auto summary = from_attributes(baseline.attributes, &error);
-  if (!summary || !summary->complete || summary->shard_count != 1) {
+  const SweepSummary* summary = &baseline.summary;
+  if (!summary->complete || summary->shard_count != 1) {
     std::cerr << "clustersim regress: " << baseline_path
-              << " is not the complete results file of a whole sweep"
-              << (summary ? "" : ": " + error) << "\n";
+              << " is not the complete results file of a whole sweep\n";
     return kExitInputError;
   }
   const std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);

@@ -3,16 +3,18 @@
 // configuration that does not fit in GPU memory is reported as OOM with the missing GiB, without
 // simulation.
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <limits>
 
+#include "sim/io/output_file.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/trace_writer.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/result_row.h"
+#include "sim/sweep/runnable.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
+#include "tools/clustersim/progress.h"
 
 namespace clustersim::cli {
 namespace {
@@ -30,6 +32,29 @@ const std::vector<std::string>& run_columns() {
   return keys;
 }
 
+// Writes the trace of `configuration` (simulated again, with its timeline) to `path`, atomically,
+// with the configuration and tool version as its metadata. False (message printed) on failure.
+bool write_trace(const std::string& path, const Configuration& configuration,
+                 Evaluator* evaluator) {
+  Timeline timeline;
+  evaluator->evaluate(configuration, &timeline);
+  OutputFile file;
+  std::string error;
+  if (file.open(path, &error)) {
+    write_chrome_trace(timeline,
+                       {{"configuration", describe(configuration)},
+                        {"configuration_index", std::to_string(configuration.index)},
+                        {"tool", std::string("clustersim ") + CLUSTERSIM_VERSION}},
+                       file.stream());
+    if (file.commit(&error)) {
+      std::cerr << "trace of " << describe(configuration) << " written to " << path << "\n";
+      return true;
+    }
+  }
+  std::cerr << "--trace: " << error << "\n";
+  return false;
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& args) {
@@ -37,46 +62,39 @@ int run_command(const std::vector<std::string>& args) {
   size_t fastest = 0;
   po::options_description own("run");
   own.add_options()("trace", po::value(&trace_path),
-                    "write a Chrome/Perfetto trace of the first simulated configuration")(
+                    "write a Chrome/Perfetto trace of the first simulated configuration listed")(
       "fastest", po::value(&fastest)->default_value(0),
       "list only the N configurations with the shortest step (0: all, in sweep order)");
   int exit_code = kExitOk;
   auto inputs =
       load_scenario_command(args, "run", "configurations to simulate (0: all)", &exit_code, &own);
   if (!inputs) return exit_code;
-  const Catalog* catalog = inputs->catalog.get();
+  std::string error;
+  if (!trace_path.empty() && !check_output_path(trace_path, &error)) {
+    std::cerr << "--trace: " << error << "\n";
+    return kExitUsage;
+  }
   const LoadedScenario* loaded = inputs->scenario.get();
-  const size_t limit = inputs->limit;
-  const std::string& scenario_path = inputs->path;
   const ExpandedConfigurations space = expand_configurations(*loaded);
-  if (report_no_valid_configuration(inputs->path, space)) return kExitInputError;
-  Evaluator evaluator(*catalog, *loaded);
+  const Runnability runnable = check_scenario_runs(*inputs);
+  if (runnable.valid == 0) return kExitInputError;
+  Evaluator evaluator(*inputs->catalog, *loaded);
+  const size_t limit = inputs->limit;
   const size_t shown = limit == 0 ? space.valid.size() : std::min(limit, space.valid.size());
-  bool traced = false;
   std::vector<ResultRow> rows;
+  Progress progress(static_cast<int64_t>(shown));
   for (size_t i = 0; i < shown; ++i) {
-    const Configuration& c = space.valid[i];
-    Timeline timeline;
-    const bool tracing = !trace_path.empty() && !traced;
-    const Evaluation e = evaluator.evaluate(c, tracing ? &timeline : nullptr);
-    if (tracing && e.step) {
-      traced = true;
-      std::ofstream out(trace_path);
-      write_chrome_trace(timeline, out);
-      if (!out) {
-        std::cerr << "--trace: cannot write " << trace_path << "\n";
-        return kExitUsage;
-      }
-      std::cerr << "trace of configuration " << i + 1 << " written to " << trace_path << "\n";
-    }
+    progress.update(static_cast<int64_t>(i));
+    const Evaluation e = evaluator.evaluate(space.valid[i]);
     if (!e.error.empty()) {
-      std::cerr << scenario_path << ": " << e.error << "\n";
+      std::cerr << inputs->path << ": " << e.error << "\n";
       return kExitInputError;
     }
-    rows.push_back(make_step_row(c, e));
+    rows.push_back(make_step_row(space.valid[i], e));
   }
+  progress.finish();
+  const int step = result_column("step_s");
   if (fastest > 0) {
-    const int step = result_column("step_s");
     const auto key = [&](const ResultRow& r) {  // OOM rows (no step) last
       const double s = row_number(r, step);
       return s == s ? s : std::numeric_limits<double>::infinity();
@@ -89,7 +107,21 @@ int run_command(const std::vector<std::string>& args) {
   if (inputs->format == OutputFormat::kTable && shown < space.valid.size()) {
     std::cout << "... " << space.valid.size() - shown << " more (--limit 0 simulates all)\n";
   }
-  return kExitOk;
+  if (!trace_path.empty()) {
+    const auto traced = std::find_if(rows.begin(), rows.end(), [&](const ResultRow& r) {
+      return row_number(r, step) == row_number(r, step);
+    });
+    if (traced == rows.end()) {
+      std::cerr << "--trace: nothing written: none of the " << rows.size()
+                << " configurations listed was simulated (none fits in GPU memory)\n";
+      return kExitInputError;
+    }
+    const auto index = static_cast<int64_t>(row_number(*traced, 0));
+    const auto c = std::find_if(space.valid.begin(), space.valid.end(),
+                                [&](const Configuration& v) { return v.index == index; });
+    if (!write_trace(trace_path, *c, &evaluator)) return kExitUsage;
+  }
+  return runnable.runs ? kExitOk : kExitInputError;
 }
 
 }  // namespace clustersim::cli

@@ -1,5 +1,5 @@
-// SVG text of the two chart kinds: axes with decade ticks (log) or round ticks (linear), a
-// fixed palette, a legend on the right.
+// SVG text of the two chart kinds: axes with 1-2-5 ticks (log) or round ticks (linear), a fixed
+// palette, a legend on the right.
 #include "tools/clustersim/svg_chart.h"
 
 #include <algorithm>
@@ -12,6 +12,8 @@ namespace {
 
 constexpr double kWidth = 900, kHeight = 560;
 constexpr double kLeft = 90, kRight = 230, kTop = 50, kBottom = 60;
+constexpr double kBarLeft = 20;           // bars and their labels start here
+constexpr double kBarLabelFontSize = 11;  // px
 const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
@@ -151,6 +153,24 @@ std::string render(const ScatterChart& chart) {
   return svg.str();
 }
 
+std::vector<double> round_ticks(double high) {
+  if (!(high > 0)) return {0};
+  const double raw = high / 4;  // about four intervals
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = 10 * magnitude;
+  for (double m : {1.0, 2.0, 2.5, 5.0}) {
+    if (m * magnitude >= raw) {
+      step = m * magnitude;
+      break;
+    }
+  }
+  std::vector<double> ticks;
+  for (int i = 0; ticks.empty() || ticks.back() < high * (1 - 1e-12); ++i) {
+    ticks.push_back(i * step);
+  }
+  return ticks;
+}
+
 std::string render(const StackedBars& chart) {
   std::ostringstream svg;
   header(svg, chart.title);
@@ -160,28 +180,28 @@ std::string render(const StackedBars& chart) {
     for (double v : bar) sum += v;
     total = std::max(total, sum);
   }
-  const double label_width = 260;
-  const double x0 = label_width, x1 = kWidth - kRight;
-  const double bar_height =
-      chart.values.empty() ? 0 : std::min(28.0, (kHeight - kTop - kBottom) / chart.values.size());
-  const double scale = total > 0 ? (x1 - x0) / total : 0;
+  // Each bar under its label, which spans the plot's width (long configurations are never cut).
+  const std::vector<double> ticks = round_ticks(total);
+  const double x0 = kBarLeft, x1 = kWidth - kRight;
+  const double row_height =
+      chart.values.empty() ? 0 : std::min(44.0, (kHeight - kTop - kBottom) / chart.values.size());
+  const double scale = ticks.back() > 0 ? (x1 - x0) / ticks.back() : 0;
   for (size_t b = 0; b < chart.values.size(); ++b) {
-    const double y = kTop + b * bar_height;
-    svg << "<text x=\"" << x0 - 6 << "\" y=\"" << y + bar_height * 0.65 << "\" text-anchor=\"end\">"
-        << escape(chart.bar_labels[b]) << "</text>\n";
+    const double y = kTop + b * row_height;
+    svg << "<text x=\"" << x0 << "\" y=\"" << y + 12 << "\" font-size=\"" << kBarLabelFontSize
+        << "\">" << escape(chart.bar_labels[b]) << "</text>\n";
     double x = x0;
     for (size_t s = 0; s < chart.values[b].size(); ++s) {
       const double w = chart.values[b][s] * scale;
-      svg << "<rect x=\"" << x << "\" y=\"" << y + 2 << "\" width=\"" << w << "\" height=\""
-          << bar_height - 4 << "\" fill=\"" << colour(s) << "\"><title>"
+      svg << "<rect x=\"" << x << "\" y=\"" << y + 15 << "\" width=\"" << w << "\" height=\""
+          << row_height - 19 << "\" fill=\"" << colour(s) << "\"><title>"
           << escape(chart.segment_names[s]) << ": " << number(chart.values[b][s])
-          << "</title></rect>\n";
+          << " s</title></rect>\n";
       x += w;
     }
   }
-  const double axis_y = kTop + chart.values.size() * bar_height + 14;
-  for (int i = 0; i <= 4; ++i) {
-    const double v = total * i / 4;
+  const double axis_y = kTop + chart.values.size() * row_height + 14;
+  for (double v : ticks) {
     svg << "<text x=\"" << x0 + v * scale << "\" y=\"" << axis_y << "\" text-anchor=\"middle\">"
         << number(v) << "</text>\n";
   }

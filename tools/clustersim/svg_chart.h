@@ -32,4 +32,8 @@ struct StackedBars {
 std::string render(const ScatterChart& chart);
 std::string render(const StackedBars& chart);
 
+// The ticks of a linear axis from 0 covering [0, high]: multiples of a round step (1, 2, 2.5 or
+// 5 times a power of ten), about four intervals: round_ticks(1.117) == {0, 0.5, 1, 1.5}.
+std::vector<double> round_ticks(double high);
+
 }  // namespace clustersim::cli

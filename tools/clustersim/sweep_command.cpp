@@ -1,25 +1,26 @@
 // `clustersim sweep SCENARIO`: the main job. Evaluates every configuration of a scenario in
 // parallel, streams every row to a results file (--out: HDF5, CSV or JSON), and answers with the
 // fastest, the cheapest and the Pareto front of time against cost (or the best N by time or cost).
-// Also runs one shard of a sweep (--shard K/N) and resumes an interrupted one (--resume).
+// Also runs one shard of a sweep (--shard K/N) and resumes an interrupted one (--resume): rows go
+// to a journal as they come (sweep_journal.h), and the results file is made from it at the end.
 #include <sys/resource.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 
 #include "sim/io/text_file.h"
 #include "sim/sweep/ranking.h"
-#include "sim/sweep/results_file.h"
+#include "sim/io/output_file.h"
+#include "sim/sweep/results_export.h"
+#include "sim/sweep/sweep_journal.h"
 #include "sim/sweep/sweep_runner.h"
 #include "sim/sweep/sweep_summary.h"
 #include "sim/util/number_format.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
+#include "tools/clustersim/progress.h"
 
 namespace clustersim::cli {
 namespace {
@@ -27,10 +28,11 @@ namespace {
 constexpr int64_t kCandidateLimit = 10'000'000;  // above this, --force is required
 constexpr int kExitInterrupted = 130;            // as a shell reports a SIGINT
 
-// Set by SIGINT/SIGTERM (Ctrl-C, a Slurm time limit, a Kubernetes eviction): the sweep stops
-// after its current chunk, leaving a .partial file that --resume continues.
-volatile std::sig_atomic_t stop_requested = 0;
-extern "C" void request_stop(int) { stop_requested = 1; }
+// Requested by SIGINT/SIGTERM (Ctrl-C, a Slurm time limit, a Kubernetes eviction): the sweep
+// stops within milliseconds, the chunk under way discarded, leaving its journal (.partial) for
+// --resume.
+Interruption interruption;
+extern "C" void request_stop(int) { interruption.request(); }
 
 enum class Ranking { kPareto, kTime, kCost };
 
@@ -42,6 +44,7 @@ struct SweepArguments {
   bool resume = false;
   bool force = false;
   std::string prices;
+  int64_t chunk = 0;
 };
 
 // Parses "K/N" (1 <= K <= N) into a 0-based shard; false when malformed.
@@ -57,96 +60,16 @@ bool parse_shard(const std::string& text, SweepOptions* options) {
   return true;
 }
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Where every row goes besides the rankings: an HDF5 results file, a CSV/JSON file, or nowhere.
-class RowOutput {
- public:
-  // Opens the output before any work, so a wrong path fails at once.
-  bool open(const std::string& path, bool resume, std::string* error) {
-    path_ = path;
-    if (path.empty()) return true;
-    if (ends_with(path, ".h5")) {
-      hdf5_ = resume ? ResultsWriter::reopen(path, error) : ResultsWriter::create(path, error);
-      return hdf5_ != nullptr;
-    }
-    const OutputFormat format = ends_with(path, ".csv") ? OutputFormat::kCsv : OutputFormat::kJson;
-    text_file_.open(path);
-    if (!text_file_) {
-      *error = "cannot write " + path + " (does the directory exist and is it writable?)";
-      return false;
-    }
-    text_ = std::make_unique<StreamingTable>(&text_file_, format, result_column_keys());
-    return true;
-  }
-  ResultsWriter* hdf5() { return hdf5_.get(); }
-
-  bool write(const std::vector<ResultRow>& rows, const SweepSummary& summary, std::string* error) {
-    if (hdf5_) {
-      return hdf5_->append(rows, error) && hdf5_->set_attributes(to_attributes(summary), error);
-    }
-    if (text_) {
-      for (const ResultRow& row : rows) text_->add_row(row);
-      if (!text_file_) *error = "cannot write " + path_;
-      return static_cast<bool>(text_file_);
-    }
-    return true;
-  }
-
-  bool finish(std::string* error) {
-    if (hdf5_) return hdf5_->commit(error);
-    if (text_) {
-      text_->finish();
-      text_file_.close();
-      if (!text_file_) *error = "cannot write " + path_;
-      return static_cast<bool>(text_file_);
-    }
-    return true;
-  }
-
- private:
-  std::string path_;
-  std::unique_ptr<ResultsWriter> hdf5_;
-  std::ofstream text_file_;
-  std::unique_ptr<StreamingTable> text_;
-};
-
-// "done/total, rate, ETA" on one rewritten line of stderr, only when it is a terminal.
-class Progress {
- public:
-  explicit Progress(int64_t total)
-      : total_(total), shown_(isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()) {}
-  void update(int64_t done) {
-    if (!shown_) return;
-    const double elapsed = seconds();
-    const double rate = elapsed > 0 ? done / elapsed : 0;
-    const double eta = rate > 0 ? (total_ - done) / rate : 0;
-    std::fprintf(stderr, "\r  %lld/%lld configurations  %.0f/s  ETA %d:%02d   ",
-                 static_cast<long long>(done), static_cast<long long>(total_), rate,
-                 static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
-  }
-  void finish() {
-    if (shown_) std::fprintf(stderr, "\r%60s\r", "");
-  }
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-
- private:
-  int64_t total_;
-  bool shown_;
-  std::chrono::steady_clock::time_point start_;
-};
-
 // The rankings, fed with every row (including those of a resumed file).
 struct Rankings {
   explicit Rankings(size_t top)
       : fastest(result_column("time_to_train_h"), top), cheapest(result_column("cost"), top) {}
   void offer(const ResultRow& row) {
-    ++statuses[row_text(row, result_column("status"))];
+    const std::string& status = row_text(row, result_column("status"));
+    if (status == kStatusTooLong && statuses[status] == 0) {
+      first_too_long = row_text(row, result_column("limiting"));
+    }
+    ++statuses[status];
     fastest.offer(row);
     cheapest.offer(row);
     front.offer(row);
@@ -154,6 +77,7 @@ struct Rankings {
   TopRows fastest, cheapest;
   ParetoFront front;
   std::map<std::string, int64_t> statuses;  // rows per status
+  std::string first_too_long;               // why the first row too long to simulate is
 };
 
 void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking ranking,
@@ -169,12 +93,13 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
     if (summary.shard_count > 1) {
       std::cout << " (shard " << summary.shard + 1 << "/" << summary.shard_count << ")";
     }
-    std::cout << "\nevaluated   " << summary.rows << " (" << summary.simulated << " simulated, "
-              << summary.rows - summary.simulated << " out of GPU memory)\n";
+    std::cout << "\nevaluated   " << summary.configurations << " (" << summary.simulated
+              << " simulated, " << summary.configurations - summary.simulated
+              << " out of GPU memory)\n";
     for (const auto& [reason, count] : summary.pruned) {
       std::cout << "pruned      " << count << ": " << reason << "\n";
     }
-    for (const char* status : {kStatusOverTime, kStatusOverCost}) {
+    for (const char* status : {kStatusOverTime, kStatusOverCost, kStatusTooLong}) {
       const auto it = rankings.statuses.find(status);
       if (it != rankings.statuses.end()) {
         std::cout << "not ranked  " << it->second << ": " << status << "\n";
@@ -206,6 +131,74 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
   result_table(table ? summary_columns(rows) : result_column_keys(), rows).print(std::cout, format);
 }
 
+// The command line's checks that need no scenario; false (message printed) when one fails.
+bool check_arguments(const SweepArguments& a, SweepOptions* options) {
+  const auto fail = [](const std::string& message) {
+    std::cerr << "clustersim sweep: " << message << "\n";
+    return false;
+  };
+  if (a.rank != "pareto" && a.rank != "time" && a.rank != "cost") {
+    return fail("--rank must be pareto, time or cost, not \"" + a.rank + "\"");
+  }
+  if (!parse_shard(a.shard, options)) {
+    return fail("--shard must be K/N with 1 <= K <= N, not \"" + a.shard + "\"");
+  }
+  if (a.threads < 0) return fail("--jobs must be 0 (every core) or more");
+  if (a.chunk < 0) return fail("--chunk must be 0 (adaptive) or more");
+  if (a.resume && a.out.empty()) return fail("--resume needs --out FILE (the interrupted sweep's)");
+  if (a.out.empty()) return true;
+  if (!results_format(a.out)) return fail("--out must end in .h5, .csv or .json: " + a.out);
+  std::string error;
+  return check_output_path(a.out, &error) || fail("--out: " + error);
+}
+
+// The sweep's identity and counts before it starts.
+SweepSummary new_summary(const ScenarioInputs& inputs, const SweepArguments& a,
+                         const SweepOptions& options) {
+  SweepSummary summary;
+  summary.scenario_name = inputs.scenario->scenario().name();
+  Diagnostics diagnostics;
+  read_whole_file(inputs.path, &summary.scenario_text, &diagnostics);
+  if (!a.prices.empty()) read_whole_file(a.prices, &summary.prices, &diagnostics);
+  summary.tool_version = CLUSTERSIM_VERSION;
+  summary.catalog = inputs.catalog->fingerprint();
+  summary.candidates = ConfigurationSpace(*inputs.scenario).size();
+  summary.shard = options.shard;
+  summary.shard_count = options.shard_count;
+  return summary;
+}
+
+// The journal of --out: new, or (--resume) the interrupted one, whose rows go to `rankings` and
+// whose progress replaces `*summary`. Null (message printed) when it cannot be had; also null,
+// without a message, when there is no --out.
+std::unique_ptr<SweepJournal> open_journal(const SweepArguments& a, SweepSummary* summary,
+                                           Rankings* rankings, bool* failed) {
+  *failed = false;
+  if (a.out.empty()) return nullptr;
+  std::string error;
+  std::unique_ptr<SweepJournal> journal;
+  if (!a.resume) {
+    journal = SweepJournal::create(a.out, *summary, &error);
+  } else {
+    SweepSummary before;
+    journal = SweepJournal::recover(
+        a.out, &before, [&](ResultRow&& row) { rankings->offer(row); }, &error);
+    if (journal && !before.same_shard(*summary)) {
+      journal.reset();
+      error = journal_path(a.out) + " is not an interrupted run of this scenario, catalog and shard";
+    }
+    if (journal) {
+      *summary = before;
+      std::cerr << "resuming after " << summary->configurations << " configurations\n";
+    }
+  }
+  if (!journal) {
+    std::cerr << "clustersim sweep: " << (a.resume ? "--resume: " : "--out: ") << error << "\n";
+    *failed = true;
+  }
+  return journal;
+}
+
 }  // namespace
 
 int sweep_command(const std::vector<std::string>& args) {
@@ -219,56 +212,27 @@ int sweep_command(const std::vector<std::string>& args) {
       "write every row: FILE.h5 (HDF5 results, for merge, regress and plot), FILE.csv, FILE.json")(
       "shard", po::value(&a.shard)->default_value("1/1"),
       "evaluate shard K of N (every N-th configuration from the K-th)")(
-      "resume", po::bool_switch(&a.resume), "continue the interrupted sweep of --out FILE.h5")(
+      "resume", po::bool_switch(&a.resume), "continue the interrupted sweep of --out FILE")(
       "force", po::bool_switch(&a.force),
       "run a sweep of more than 10,000,000 candidate configurations")(
-      "prices", po::value(&a.prices), "file of price overrides (a PriceFile; see clustersim cost)");
+      "prices", po::value(&a.prices), "file of price overrides (a PriceFile; see clustersim cost)")(
+      "chunk", po::value(&a.chunk)->default_value(0),
+      "configurations per hand-over to the journal (0: adaptive, about 0.25 s of work each)");
   int exit_code = kExitOk;
   auto inputs = load_scenario_command(args, "sweep", "rows of the answer to print (0: all)",
                                       &exit_code, &own);
   if (!inputs) return exit_code;
   SweepOptions options;
   options.threads = a.threads;
+  options.chunk = a.chunk;
+  options.interruption = &interruption;
+  if (!check_arguments(a, &options)) return kExitUsage;
   const Ranking ranking = a.rank == "time"   ? Ranking::kTime
                           : a.rank == "cost" ? Ranking::kCost
                                              : Ranking::kPareto;
-  if (a.rank != "pareto" && a.rank != "time" && a.rank != "cost") {
-    std::cerr << "clustersim sweep: --rank must be pareto, time or cost, not \"" << a.rank
-              << "\"\n";
-    return kExitUsage;
-  }
-  if (!parse_shard(a.shard, &options)) {
-    std::cerr << "clustersim sweep: --shard must be K/N with 1 <= K <= N, not \"" << a.shard
-              << "\"\n";
-    return kExitUsage;
-  }
-  if (a.threads < 0) {
-    std::cerr << "clustersim sweep: --jobs must be 0 (every core) or more\n";
-    return kExitUsage;
-  }
-  if (!a.out.empty() && !ends_with(a.out, ".h5") && !ends_with(a.out, ".csv") &&
-      !ends_with(a.out, ".json")) {
-    std::cerr << "clustersim sweep: --out must end in .h5, .csv or .json: " << a.out << "\n";
-    return kExitUsage;
-  }
-  if (a.resume && !ends_with(a.out, ".h5")) {
-    std::cerr << "clustersim sweep: --resume needs --out FILE.h5 (the interrupted sweep's file)\n";
-    return kExitUsage;
-  }
-
-  const LoadedScenario& scenario = *inputs->scenario;
   const std::optional<CostInputs> cost = load_cost_inputs(*inputs, a.prices);
   if (!cost) return kExitInputError;
-  SweepSummary summary;
-  summary.scenario_name = scenario.scenario().name();
-  Diagnostics diagnostics;
-  read_whole_file(inputs->path, &summary.scenario_text, &diagnostics);
-  if (!a.prices.empty()) read_whole_file(a.prices, &summary.prices, &diagnostics);
-  summary.tool_version = CLUSTERSIM_VERSION;
-  summary.catalog = inputs->catalog->fingerprint();
-  summary.candidates = ConfigurationSpace(scenario).size();
-  summary.shard = options.shard;
-  summary.shard_count = options.shard_count;
+  SweepSummary summary = new_summary(*inputs, a, options);
   const int64_t in_shard =
       shard_candidates(summary.candidates, options.shard, options.shard_count, 0);
   std::cerr << inputs->path << ": " << summary.candidates << " candidate configurations";
@@ -279,60 +243,42 @@ int sweep_command(const std::vector<std::string>& args) {
               << " candidates; narrow the axes or pass --force\n";
     return kExitUsage;
   }
+  if (!check_scenario_runs(*inputs).runs) return kExitInputError;
 
   Rankings rankings(inputs->limit == 0 ? SIZE_MAX : inputs->limit);
-  RowOutput output;
-  std::string error;
-  if (a.resume) {
-    ResultsFile done;
-    if (!read_results(partial_path(a.out), &done, &error)) {
-      std::cerr << "clustersim sweep: --resume: " << error << "\n";
-      return kExitInputError;
-    }
-    const auto before = from_attributes(done.attributes, &error);
-    if (!before || !before->same_sweep(summary) || before->shard != summary.shard ||
-        before->shard_count != summary.shard_count) {
-      std::cerr << "clustersim sweep: --resume: " << partial_path(a.out)
-                << " is not an interrupted run of this scenario, catalog and shard"
-                << (before ? "" : ": " + error) << "\n";
-      return kExitInputError;
-    }
-    summary = *before;
-    options.first_index = summary.next_index;
-    for (const ResultRow& row : done.rows) rankings.offer(row);
-    std::cerr << "resuming after " << summary.rows << " rows\n";
-  }
-  if (!output.open(a.out, a.resume, &error)) {
-    std::cerr << "clustersim sweep: --out: " << error << "\n";
-    return kExitUsage;
-  }
+  bool failed = false;
+  std::unique_ptr<SweepJournal> journal = open_journal(a, &summary, &rankings, &failed);
+  if (failed) return a.resume ? kExitInputError : kExitUsage;
+  options.first_index = summary.next_index;
 
   Progress progress(in_shard);
   const SweepSummary start = summary;
+  std::string error;
   bool written = true;
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   const SweepCounts counts = run_sweep(
-      *inputs->catalog, scenario, *cost->model, options,
+      *inputs->catalog, *inputs->scenario, *cost->model, options,
       [&](std::vector<ResultRow>& rows, int64_t next_index, const SweepCounts& so_far) {
         summary.next_index = next_index;
+        summary.configurations = start.configurations + so_far.configurations;
         summary.rows = start.rows + so_far.rows;
         summary.simulated = start.simulated + so_far.simulated;
         summary.pruned = start.pruned;
         for (const auto& [reason, count] : so_far.pruned) summary.pruned[reason] += count;
         for (const ResultRow& row : rows) rankings.offer(row);
-        written = output.write(rows, summary, &error);
+        written = !journal || journal->append(rows, summary, &error);
         progress.update(in_shard - shard_candidates(summary.candidates, options.shard,
                                                     options.shard_count, next_index));
-        return written && !stop_requested;
+        return written;
       },
       &error);
   progress.finish();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  if (stop_requested && written && error.empty() && summary.next_index < summary.candidates) {
-    std::cerr << "interrupted after " << summary.rows << " rows"
-              << (output.hdf5() ? "; continue with the same command and --resume" : "") << "\n";
+  if (counts.interrupted) {
+    std::cerr << "interrupted after " << summary.configurations << " configurations"
+              << (journal ? "; continue with the same command and --resume" : "") << "\n";
     return kExitInterrupted;
   }
   if (!error.empty()) {
@@ -341,13 +287,12 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   summary.complete = true;
   summary.next_index = summary.candidates;
-  if (output.hdf5() && !output.hdf5()->set_attributes(to_attributes(summary), &error)) {
-    std::cerr << "clustersim sweep: " << error << "\n";
-    return kExitUsage;
-  }
-  if (!output.finish(&error)) {
-    std::cerr << "clustersim sweep: " << error << "\n";
-    return kExitUsage;
+  if (journal) {
+    if (!export_results(*journal, summary, a.out, &error)) {
+      std::cerr << "clustersim sweep: " << error << "\n";
+      return kExitUsage;
+    }
+    journal->remove();
   }
   const double seconds = progress.seconds();
   rusage usage{};
@@ -357,6 +302,11 @@ int sweep_command(const std::vector<std::string>& args) {
                seconds > 0 ? counts.candidates / seconds : 0.0, usage.ru_maxrss / 1024.0,
                a.out.empty() ? "" : ", every row in ", a.out.c_str());
   print_answer(summary, rankings, ranking, inputs->limit, inputs->format);
+  const auto too_long = rankings.statuses.find(kStatusTooLong);
+  if (too_long != rankings.statuses.end() && too_long->second == summary.rows) {
+    report_budget_too_large(*inputs, rankings.first_too_long);
+    return kExitInputError;
+  }
   return kExitOk;
 }
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `clustersim plot --out-dir` creates the folder; the breakdown chart's axis has round ticks and
+# each bar's label names the layout, the optimizer sharding, the recomputation and the schedule,
+# short enough to fit the plot's width. Usage: plot_breakdown.sh CLUSTERSIM RESULTS.h5
+set -u
+cli="$1" results="$2"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+"$cli" plot "$results" --out-dir "$dir/new/folder" >"$dir/log" 2>&1 || { cat "$dir/log"; exit 1; }
+svg="$dir/new/folder/$(basename "$results" .h5)-breakdown.svg"
+[ -f "$svg" ] || { echo "no $svg"; ls -R "$dir"; exit 1; }
+ticks=$(grep -o 'text-anchor="middle">[0-9.e+-]*<' "$svg" | sed 's/.*>\(.*\)</\1/')
+[ -n "$ticks" ] || { echo "no ticks"; exit 1; }
+for t in $ticks; do
+  # Round: at most two significant digits (0.5, 1, 1.5, 2, 25, 0.25 ...).
+  digits=$(echo "$t" | tr -d '.' | sed 's/^0*//; s/0*$//')
+  [ "${#digits}" -le 2 ] || { echo "tick $t is not round (ticks: $ticks)"; exit 1; }
+done
+labels=$(grep -o 'font-size="11">[^<]*' "$svg" | sed 's/^font-size="11">//')
+count=$(echo "$labels" | wc -l)
+bad=$(echo "$labels" | grep -Ev ': TP [0-9]+ PP [0-9]+ DP [0-9]+ mbs [0-9]+.*, (ZeRO [0-3]|dist opt), RECOMPUTE_[A-Z]+, [A-Z_]+$')
+[ -z "$bad" ] || { echo "labels without layout, sharding, recompute or schedule:"; echo "$bad"; exit 1; }
+longest=$(echo "$labels" | awk '{ if (length($0) > n) n = length($0) } END { print n }')
+# 650 px of plot at 11 px sans-serif (under 0.6 em a glyph): 98 characters.
+[ "$longest" -le 98 ] || { echo "a label of $longest characters overflows the plot"; exit 1; }
+echo "$count labels (longest $longest characters), ticks: $(echo $ticks)"

@@ -1,0 +1,150 @@
+// Tests of the HDF5 results file: a file appears only when committed, every kind of cell and the
+// summary round-trip with their types (long text whole, yes/no as the FALSE/TRUE enum), the same
+// rows give the same bytes however they were appended, and a file whose row count disagrees with
+// its attribute is refused.
+#include <hdf5.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "sim/io/output_file.h"
+#include "sim/sweep/results_file.h"
+#include "tests/testing/temp_dir.h"
+
+namespace clustersim {
+namespace {
+
+using testing::TempDir;
+
+ResultRow sample_row(int index, const std::string& instance) {
+  ResultRow row(result_columns().size());
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (result_columns()[i].kind == ResultColumn::Kind::kInteger) row[i] = 1.0;
+    if (result_columns()[i].kind == ResultColumn::Kind::kBool) row[i] = false;
+  }
+  row[0] = static_cast<double>(index);
+  row[result_column("instance")] = instance;
+  row[result_column("calibrated")] = true;
+  row[result_column("step_s")] = 1.25;
+  return row;
+}
+
+SweepSummary summary_of(int64_t rows) {
+  SweepSummary s;
+  s.scenario_name = "tést";  // UTF-8
+  s.scenario_text = "name: \"tést\"\n";
+  s.tool_version = "0.1.0";
+  s.catalog = "models/a.textproto 0123\n";
+  s.candidates = 10;
+  s.shard = 1;
+  s.shard_count = 3;
+  s.next_index = 10;
+  s.configurations = rows;
+  s.rows = rows;
+  s.simulated = 1;
+  s.pruned = {{"tensor parallel does not divide the heads", 4}, {"too few GPUs", 2}};
+  s.complete = true;
+  return s;
+}
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+TEST_CASE("a results file appears under its name only when committed") {
+  TempDir dir;
+  const std::string path = dir.path() + "/r.h5";
+  std::string error;
+  {
+    auto writer = ResultsWriter::create(path, &error);
+    REQUIRE(writer != nullptr);
+    REQUIRE(writer->append({sample_row(0, "a")}, &error));
+  }  // abandoned: never committed
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK_FALSE(std::filesystem::exists(temporary_path(path)));
+  CHECK_FALSE(ResultsWriter::create(dir.path() + "/no/such/dir/r.h5", &error));
+  CHECK_THAT(error, Catch::Contains("no directory"));
+  CHECK_FALSE(ResultsWriter::create(dir.path(), &error));
+  CHECK_THAT(error, Catch::Contains("is a directory"));
+}
+
+TEST_CASE("results files keep every cell and the summary with their types") {
+  TempDir dir;
+  const std::string path = dir.path() + "/r.h5";
+  const std::string long_name(100, 'x');  // longer than any fixed-width text would hold
+  std::vector<ResultRow> rows = {sample_row(3, "aws.p5.48xlarge"), sample_row(4, long_name)};
+  rows[1][result_column("step_s")] = Table::Cell();  // empty stays empty
+  std::string error;
+  auto writer = ResultsWriter::create(path, &error);
+  REQUIRE(writer->append(rows, &error));
+  REQUIRE(writer->commit(summary_of(2), &error));
+  ResultsFile file;
+  REQUIRE(read_results(path, &file, &error));
+  CHECK(file.rows == rows);
+  CHECK(file.summary == summary_of(2));
+
+  // Typed as numpy reads them: int64 counts, a FALSE/TRUE enum, UTF-8 text of any length.
+  const hid_t h5 = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t rows_attribute = H5Aopen(h5, "rows", H5P_DEFAULT);
+  const hid_t rows_type = H5Aget_type(rows_attribute);
+  CHECK(H5Tget_class(rows_type) == H5T_INTEGER);
+  CHECK(H5Tget_size(rows_type) == 8);
+  const hid_t dataset = H5Dopen2(h5, "results", H5P_DEFAULT);
+  const hid_t row_type = H5Dget_type(dataset);
+  const hid_t instance = H5Tget_member_type(row_type, H5Tget_member_index(row_type, "instance"));
+  CHECK(H5Tis_variable_str(instance) > 0);
+  CHECK(H5Tget_cset(instance) == H5T_CSET_UTF8);
+  const hid_t calibrated =
+      H5Tget_member_type(row_type, H5Tget_member_index(row_type, "calibrated"));
+  CHECK(H5Tget_class(calibrated) == H5T_ENUM);
+  char name[8] = {};
+  int8_t one = 1;
+  H5Tenum_nameof(calibrated, &one, name, sizeof name);
+  CHECK(std::string(name) == "TRUE");
+  for (hid_t t : {instance, calibrated, row_type, rows_type}) H5Tclose(t);
+  H5Aclose(rows_attribute);
+  H5Dclose(dataset);
+  H5Fclose(h5);
+}
+
+TEST_CASE("the same rows give the same file bytes however they were appended") {
+  TempDir dir;
+  std::vector<ResultRow> rows;
+  for (int i = 0; i < 2500; ++i) rows.push_back(sample_row(i, "aws.p4d." + std::to_string(i)));
+  std::string error;
+  auto at_once = ResultsWriter::create(dir.path() + "/a.h5", &error);
+  REQUIRE(at_once->append(rows, &error));
+  REQUIRE(at_once->commit(summary_of(2500), &error));
+  auto piecewise = ResultsWriter::create(dir.path() + "/b.h5", &error);
+  for (size_t i = 0; i < rows.size(); i += 7) {
+    const std::vector<ResultRow> part(rows.begin() + i,
+                                      rows.begin() + std::min(rows.size(), i + 7));
+    REQUIRE(piecewise->append(part, &error));
+  }
+  REQUIRE(piecewise->commit(summary_of(2500), &error));
+  CHECK(bytes_of(dir.path() + "/a.h5") == bytes_of(dir.path() + "/b.h5"));
+}
+
+TEST_CASE("a results file whose row count disagrees with its rows attribute is refused") {
+  TempDir dir;
+  const std::string path = dir.path() + "/r.h5";
+  std::string error;
+  auto writer = ResultsWriter::create(path, &error);
+  REQUIRE(writer->append({sample_row(0, "a"), sample_row(1, "b")}, &error));
+  REQUIRE(writer->commit(summary_of(2), &error));
+  const hid_t h5 = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  const hid_t attribute = H5Aopen(h5, "rows", H5P_DEFAULT);
+  const int64_t fewer = 1;
+  H5Awrite(attribute, H5T_NATIVE_INT64, &fewer);
+  H5Aclose(attribute);
+  H5Fclose(h5);
+  ResultsFile file;
+  CHECK_FALSE(read_results(path, &file, &error));
+  CHECK_THAT(error, Catch::Contains("holds 2 rows but its rows attribute says 1"));
+}
+
+}  // namespace
+}  // namespace clustersim
