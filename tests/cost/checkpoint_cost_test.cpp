@@ -30,7 +30,7 @@ TEST_CASE("a checkpoint holds 16-bit weights and fp32 Adam states: 14 bytes per 
   CHECK(cost.bytes == static_cast<double>(parameter_count(setup.model)) * (2 + 12));
 }
 
-TEST_CASE("block volumes write in parallel per node; a shared file system splits its throughput") {
+TEST_CASE("block volumes write in parallel per node, a shared file system splits its throughput") {
   Setup setup;  // 2 nodes of p4d.24xlarge
   MemoryEstimate memory;
   memory.weights_bytes = 1e9;

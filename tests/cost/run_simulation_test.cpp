@@ -51,7 +51,7 @@ TEST_CASE("the mean run time under preemptions matches Daly's expected time") {
   CHECK(stats.p50_s <= stats.p95_s);
 }
 
-TEST_CASE("a fixed seed gives the same p50 and p95; another seed gives others") {
+TEST_CASE("a fixed seed gives the same p50 and p95, another seed gives others") {
   RunSpec spec = hundred_hours();
   spec.preemptions_per_instance_hour = 0.05;
   const RunStatistics a = simulate_runs(spec, 50, 42), b = simulate_runs(spec, 50, 42);

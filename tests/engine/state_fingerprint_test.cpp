@@ -49,7 +49,7 @@ struct Ticker : EventHandler {
   }
 };
 
-TEST_CASE("pause returns after the timestamp; translate shifts the clock and the queue") {
+TEST_CASE("pause returns after the timestamp, translate shifts the clock and the queue") {
   Simulation sim;
   Ticker ticker;
   ticker.sim = &sim;

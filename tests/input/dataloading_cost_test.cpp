@@ -37,7 +37,7 @@ TEST_CASE("a JPEG costs decode (scaled by its size) + augmentation + collate, pe
   CHECK(sample.stage == "CPU decode");
 }
 
-TEST_CASE("raw text costs its tokenization; pre-tokenized samples only their collate") {
+TEST_CASE("raw text costs its tokenization, pre-tokenized samples only their collate") {
   const schema::InstanceType& p5 = instance("aws.p5.48xlarge");  // AMD at 3.6 GHz
   const schema::DataloadingCost& cost = *find_dataloading_cost(testing::shipped_catalog(), p5);
   const double scale = cost.reference_clock_ghz() / 3.6 / cost.worker_efficiency();

@@ -47,7 +47,7 @@ InputEstimate estimate(const Loaded& l) {
       input_setup(testing::shipped_catalog(), *l.scenario, l.configuration, l.gpu_step_s));
 }
 
-TEST_CASE("ResNet-50 on 8x A100 with 32 vCPUs is CPU-bound; the advised vCPUs remove the stall") {
+TEST_CASE("ResNet-50 on 8x A100 with 32 vCPUs is CPU-bound, the advised vCPUs remove the stall") {
   const Loaded l = load("scenarios/input/resnet50-imagenet-32vcpu.textproto");
   const InputEstimate e = estimate(l);
   REQUIRE(e.cached);
@@ -60,7 +60,7 @@ TEST_CASE("ResNet-50 on 8x A100 with 32 vCPUs is CPU-bound; the advised vCPUs re
   CHECK(advice.stall_with_cpu_advice_s <= 0.01 * l.gpu_step_s);
 }
 
-TEST_CASE("with 12 workers per GPU on 128 vCPUs the workers limit; one per vCPU stalls less") {
+TEST_CASE("with 12 workers per GPU on 128 vCPUs the workers limit, one per vCPU stalls less") {
   const Loaded l = load("scenarios/input/resnet50-imagenet-essd-pl1.textproto");
   const InputEstimate e = estimate(l);
   REQUIRE(e.cached);
@@ -82,7 +82,7 @@ TEST_CASE("the data stall enters the step, its throughput and MFU, and names the
   CHECK(step.limiting == "CPU decode");
 }
 
-TEST_CASE("a PL0 disk limits the first epoch; from the page cache the disk no longer matters") {
+TEST_CASE("a PL0 disk limits the first epoch, from the page cache the disk no longer matters") {
   const InputEstimate pl0 = estimate(load("scenarios/input/resnet50-imagenet-essd-pl0.textproto"));
   const InputEstimate pl3 = estimate(load("scenarios/input/resnet50-imagenet-essd-pl3.textproto"));
   // 113 KB JPEGs: PL0's 150 MB/s at 200 GiB binds before its 4200 IOPS.
@@ -95,7 +95,7 @@ TEST_CASE("a PL0 disk limits the first epoch; from the page cache the disk no lo
   CHECK(pl0.cached->limiting != "storage throughput");
 }
 
-TEST_CASE("small files on PL0 are IOPS-bound at exactly the disk's IOPS; shards lift it") {
+TEST_CASE("small files on PL0 are IOPS-bound at exactly the disk's IOPS, shards lift it") {
   const Loaded l = load("tests/data/input/thumbnails_on_pl0.textproto");
   const InputEstimate e = estimate(l);
   CHECK(e.from_storage.limiting == "storage IOPS");

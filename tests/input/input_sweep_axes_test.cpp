@@ -57,7 +57,7 @@ std::string load_errors(const std::string& text) {
   return messages;
 }
 
-TEST_CASE("the input axes multiply the candidates; workers vary fastest") {
+TEST_CASE("the input axes multiply the candidates, workers vary fastest") {
   const auto plain = load(resnet_scenario(""));
   const auto swept = load(resnet_scenario(R"(sweep {
   micro_batch_size: [128, 256]
@@ -154,7 +154,7 @@ struct TierWorkersSweep {
 };
 
 TEST_CASE(
-    "more workers cut the data stall to 0; loader-bound, the step is the loaders' batch time") {
+    "more workers cut the data stall to 0, loader-bound, the step is the loaders' batch time") {
   TierWorkersSweep sweep;
   const std::vector<Configuration> configs = sweep.reading("aliyun.essd.pl1", 500);
   REQUIRE(configs.size() == 7);  // workers 2, 4, ..., 14

@@ -188,7 +188,7 @@ TEST_CASE("a value listed twice in a sweep axis is an error at its position") {
              Catch::Contains("sweep.tensor_parallel[2]: 1 is listed twice"));
 }
 
-TEST_CASE("ranges expand into their integer axes; a bad range is an error at the range") {
+TEST_CASE("ranges expand into their integer axes, a bad range is an error at the range") {
   TempDir dir;
   Diagnostics diagnostics;
   auto loaded = load_scenario(
@@ -241,7 +241,7 @@ TEST_CASE("context parallelism must split the sequence and, all-to-all, the head
                              "attention (job.flash_attention)"));
 }
 
-TEST_CASE("MXFP8 needs Blackwell's block-scaled tensor cores; FP8 settings need FP8") {
+TEST_CASE("MXFP8 needs Blackwell's block-scaled tensor cores, FP8 settings need FP8") {
   CHECK(h100_errors("", " fp8_recipe: MXFP8") ==
         "s.textproto:7:43: job.fp8_recipe: applies to precision FP8\n");
   const std::string fp8 =

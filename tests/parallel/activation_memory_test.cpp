@@ -54,7 +54,7 @@ TEST_CASE("without dropout the masks and dropout outputs are not stored") {
   CHECK(bytes(t, 1, false, schema::RECOMPUTE_NONE) == Approx(s * h * 32 + 2 * a * s * s));
 }
 
-TEST_CASE("grouped-query attention stores smaller K and V; a gated MLP stores three f tensors") {
+TEST_CASE("grouped-query attention stores smaller K and V, a gated MLP stores three f tensors") {
   auto mha = gpt_layer();
   auto gqa = mha;
   gqa.set_num_kv_heads(8);

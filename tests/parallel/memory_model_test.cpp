@@ -59,7 +59,7 @@ TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights over
   CHECK(states("zero_stage: 3") == Approx(params * 18 / dp));
 }
 
-TEST_CASE("the distributed optimizer shards over data x context parallel; BF16 main grads") {
+TEST_CASE("the distributed optimizer shards over data x context parallel, BF16 main grads halve") {
   const double params = 6738415616.0;  // Llama-2-7B on every GPU (TP 1, PP 1)
   auto states = [&](const std::string& extra) {
     return estimate_memory(model("llama2-7b"), job(64, 4096), plan(1, 1, 4, 1, extra), 1e15, {});

@@ -57,7 +57,7 @@ sweep { auto_parallelism { micro_batch_size: [1] } })"));
   CHECK(tensor_parallel == std::set<int>{1, 2, 4});
 }
 
-TEST_CASE("the sweep is the product of its axes; impossible splits are pruned with a reason") {
+TEST_CASE("the sweep is the product of its axes, impossible splits are pruned with a reason") {
   TempDir dir;
   auto space = expand_configurations(*load(dir, R"(
 sweep { instance: ["aws.p4d.24xlarge", "aws.g5.48xlarge"] nodes: [1, 2]

@@ -93,7 +93,7 @@ TEST_CASE("a journal cut anywhere in its last record recovers the records before
   }
 }
 
-TEST_CASE("a corrupt record ends what a journal holds; a missing journal is refused") {
+TEST_CASE("a corrupt record ends what a journal holds, a missing journal is refused") {
   TempDir dir;
   const std::string out = dir.path() + "/r.h5";
   const std::vector<uintmax_t> sizes = write_journal(out, 3);

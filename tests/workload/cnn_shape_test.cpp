@@ -24,7 +24,7 @@ TEST_CASE("convolution output is floor((in + 2p - k) / s) + 1") {
                              {3, 224, 224}) == 9408);
 }
 
-TEST_CASE("pooling keeps channels; global average pooling gives 1x1") {
+TEST_CASE("pooling keeps channels, global average pooling gives 1x1") {
   std::string why;
   CHECK(*cnn_layer_output(layer("pool { kind: MAX kernel: 3 stride: 2 padding: 1 }"),
                           {64, 112, 112}, &why) == CnnShape{64, 56, 56});

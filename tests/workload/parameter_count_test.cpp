@@ -56,7 +56,7 @@ TEST_CASE("active parameters of a MoE layer count only the routed experts") {
   CHECK(p.per_layer - p.active_per_layer == 3 * expert);
 }
 
-TEST_CASE("BERT-large backbone with pooler is 335,141,888; pre-training heads add 1,084,220") {
+TEST_CASE("BERT-large backbone with pooler is 335,141,888, pre-training heads add 1,084,220") {
   // keras-hub bert_large_en_uncased lists 335,141,888 (backbone + pooler). BertForPreTraining
   // adds the MLM transform (1024^2 + 1024 + 2*1024), MLM bias (30522) and NSP (2*1024 + 2)
   // and drops nothing, i.e. 336,226,108 in all; without any head it is 334,092,288.
