@@ -384,6 +384,7 @@ class PipelineRun final : private EventHandler {
   void optimizer_done(int r) {
     const StageWork& w = plan_.work[r];
     if (record_) record(r, "compute", "optimizer", now() - w.optimizer);
+    timeline_.stages[r].optimizer_end = now();
     if (w.parameter_gather_bytes <= 0 || plan_.data_parallel <= 1) {
       timeline_.stages[r].end = now();
       return;

@@ -85,7 +85,8 @@ struct StageTimeline {
   Picoseconds last_backward_end;
   Picoseconds gradients_reduced;  // data-parallel reduction done
   Picoseconds parameter_wait;     // ZeRO-3: compute stream idle until weight gathers arrive
-  Picoseconds end;                // optimizer (and parameter gather) done
+  Picoseconds optimizer_end;      // optimizer step done
+  Picoseconds end;                // optimizer and parameter gather done
 };
 
 struct PipelineTimeline {

@@ -53,9 +53,11 @@ StepResult run_pipeline(const PipelinePlan& plan, const Topology& topology, Time
   // Clamped: rounding of the per-layer ZeRO-3 segments leaves a few femtoseconds either way.
   r.bubble_s = std::max(0.0, c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s -
                                  r.context_comm_s - c.parameter_wait.seconds());
-  r.data_comm_s =
-      (c.gradients_reduced - c.last_backward_end).seconds() + c.parameter_wait.seconds();
-  r.optimizer_s = (c.end - c.gradients_reduced).seconds();
+  // The parameter all-gather after a sharded optimizer step, where the next step's first
+  // forwards do not hide it, is data-parallel communication too.
+  r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds() +
+                  c.parameter_wait.seconds() + (c.end - c.optimizer_end).seconds();
+  r.optimizer_s = (c.optimizer_end - c.gradients_reduced).seconds();
   r.limiting = largest(r);
   return r;
 }

@@ -28,8 +28,10 @@ struct StepResult {
   double tensor_comm_s = 0;  // tensor-parallel collectives (on the critical path)
   double context_comm_s = 0;  // context-parallel K/V exchange not hidden behind attention
   double bubble_s = 0;       // waiting for other stages
-  double data_comm_s = 0;    // gradient reduction not hidden behind the backward, ZeRO-3 gathers
-  double optimizer_s = 0;    // optimizer step and parameter gather
+  // gradient reduction not hidden behind the backward, ZeRO-3 gathers, the parameter all-gather
+  // of a sharded optimizer not hidden behind the next step's first forwards
+  double data_comm_s = 0;
+  double optimizer_s = 0;  // the optimizer step on this GPU's shard
   double data_stall_s = 0;   // GPUs waiting for their input batches (sim/input), added last
   std::string limiting;      // the largest of the above
 };
