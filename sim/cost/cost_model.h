@@ -9,6 +9,7 @@
 
 #include "sim/cost/price_book.h"
 #include "sim/io/catalog.h"
+#include "sim/io/field_checker.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/schema/cost.pb.h"
 #include "sim/io/text_file.h"
@@ -40,6 +41,11 @@ struct CostModel {
 std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const Catalog& catalog,
                                            const TextFile<schema::PriceFile>* price_file,
                                            Diagnostics* diagnostics);
+
+// The price overrides of a PriceFile message (a scenario's prices or a --prices file) as a layer
+// of a PriceBook, each with the FILE:LINE it was written at. Requires: `prices` checks a
+// PriceFile that outlives the layer.
+PriceBook::Layer price_layer(const FieldChecker& prices);
 
 // `price` per instance-hour in the model's report currency. Requires: a price of one of the
 // scenario's candidate instances (load_cost_model guarantees their exchange rates).

@@ -1,6 +1,8 @@
 // Price lookup with user overrides and currency conversion.
 #include "sim/cost/price_book.h"
 
+#include <set>
+
 #include <algorithm>
 
 namespace clustersim {
@@ -80,6 +82,36 @@ std::optional<double> PriceBook::exchange_rate(s::Currency from, s::Currency rep
     }
   }
   return std::nullopt;
+}
+
+s::Currency resolve_report_currency(
+    const PriceBook& prices, const std::vector<const s::InstanceType*>& instances,
+    const std::vector<s::BillingMode>& billing_modes, const std::function<void()>& several_currencies,
+    const std::function<void(size_t, s::BillingMode, s::Currency, s::Currency)>& missing_rate) {
+  std::set<int> used;
+  for (const s::InstanceType* instance : instances) {
+    for (s::BillingMode billing : billing_modes) {
+      if (auto price = prices.price(*instance, billing)) used.insert(price->currency);
+    }
+  }
+  s::Currency currency = s::CURRENCY_UNSPECIFIED;
+  if (auto report = prices.report_currency()) {
+    currency = *report;
+  } else if (used.size() == 1) {
+    currency = static_cast<s::Currency>(*used.begin());
+  } else if (used.size() > 1) {
+    several_currencies();
+  }
+  if (currency == s::CURRENCY_UNSPECIFIED) return currency;
+  for (size_t i = 0; i < instances.size(); ++i) {
+    for (s::BillingMode billing : billing_modes) {
+      const auto price = prices.price(*instances[i], billing);
+      if (!price || prices.exchange_rate(price->currency, currency)) continue;
+      missing_rate(i, billing, price->currency, currency);
+      break;
+    }
+  }
+  return currency;
 }
 
 }  // namespace clustersim

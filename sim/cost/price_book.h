@@ -4,6 +4,7 @@
 // between threads.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,5 +56,17 @@ class PriceBook {
                                           schema::BillingMode billing) const;
   std::vector<Layer> layers_;  // in increasing precedence
 };
+
+// The currency results of `instances` under `billing_modes` are reported in: the book's report
+// currency, else the one currency all their prices share (CURRENCY_UNSPECIFIED when none is
+// priced). Reports through `several_currencies()` when they price in several and none is set,
+// and through `missing_rate(instance, billing, its currency, report currency)` for the first price of each instance
+// with no exchange rate into the report currency.
+schema::Currency resolve_report_currency(
+    const PriceBook& prices, const std::vector<const schema::InstanceType*>& instances,
+    const std::vector<schema::BillingMode>& billing_modes,
+    const std::function<void()>& several_currencies,
+    const std::function<void(size_t, schema::BillingMode, schema::Currency, schema::Currency)>&
+        missing_rate);
 
 }  // namespace clustersim

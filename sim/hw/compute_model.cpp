@@ -7,7 +7,6 @@
 #include "sim/util/check.h"
 
 namespace clustersim {
-namespace {
 
 namespace s = schema;
 
@@ -31,6 +30,8 @@ double peak_tflops(const s::PeakTflops& p, s::Precision precision) {
       return 0;
   }
 }
+
+namespace {
 
 double input_bytes(s::Precision precision) {
   switch (precision) {
@@ -118,15 +119,38 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
   calibrated_ = calibrated_ && fitted;
 }
 
+ComputeModel ComputeModel::serving(const s::Gpu& gpu, s::Precision precision,
+                                   const s::Runtime& runtime, double compute_fraction,
+                                   double memory_fraction) {
+  CLUSTERSIM_CHECK(compute_fraction > 0 && compute_fraction <= 1 && memory_fraction > 0 &&
+                       memory_fraction <= 1,
+                   "serving fractions outside (0, 1]");
+  ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
+  model.gemm_.fraction *= compute_fraction;
+  model.sixteen_bit_.fraction *= compute_fraction;
+  model.attention_flops_ *= compute_fraction;
+  model.memory_bytes_per_s_ = gpu.memory_bandwidth_gb_per_s() * kBytesPerGigabyte * memory_fraction;
+  return model;
+}
+
 Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, int64_t batch,
                                  bool sixteen_bit) const {
   const Gemm& g = sixteen_bit ? sixteen_bit_ : gemm_;
-  const auto problems = static_cast<double>(batch);
+  return gemm_time(g, m, n, k, static_cast<double>(batch), g.input_bytes);
+}
+
+Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, double batch,
+                                 double b_bytes_per_element) const {
+  return gemm_time(gemm_, m, n, k, batch, b_bytes_per_element);
+}
+
+Picoseconds ComputeModel::gemm_time(const Gemm& g, int64_t m, int64_t n, int64_t k, double batch,
+                                    double b_bytes_per_element) const {
   const double flops =
-      problems * 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  const double bytes =
-      problems * (g.input_bytes * (static_cast<double>(m) * k + static_cast<double>(k) * n) +
-                  2.0 * static_cast<double>(m) * n);
+      batch * 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const double bytes = batch * (g.input_bytes * static_cast<double>(m) * k +
+                                b_bytes_per_element * static_cast<double>(k) * n +
+                                2.0 * static_cast<double>(m) * n);
   const double compute_s = flops / (g.peak_flops * g.fraction * tile_use(m) * tile_use(n));
   const double memory_s = bytes / memory_bytes_per_s_;
   return Picoseconds::from_seconds(std::max(compute_s, memory_s)) + g.overhead;

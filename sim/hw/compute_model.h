@@ -23,6 +23,10 @@
 
 namespace clustersim {
 
+// The GPU's dense peak for matmul inputs of `precision` (TFLOP/s, or TOPS for INT8); 0 when it has
+// no tensor-core support for it (or it is INT4 / unspecified).
+double peak_tflops(const schema::PeakTflops& peak, schema::Precision precision);
+
 // Where the kernels run: alone, as the calibration benchmarks ran them, or inside a training step.
 enum class KernelSetting { kIsolated, kTrainingStep };
 
@@ -52,11 +56,24 @@ class ComputeModel {
   ComputeModel(const schema::Gpu& gpu, schema::Precision precision, const schema::Runtime& runtime,
                KernelSetting setting);
 
+  // Kernels of a serving iteration: the isolated rates with the tensor-core rates (matmul and
+  // fused attention) x `compute_fraction` and memory traffic at HBM x `memory_fraction` (the
+  // serving runtime's fit for this GPU) instead of the STREAM fraction.
+  // Requires: both fractions in (0, 1]; as the constructor.
+  static ComputeModel serving(const schema::Gpu& gpu, schema::Precision precision,
+                              const schema::Runtime& runtime, double compute_fraction,
+                              double memory_fraction);
+
   // `batch` independent matrix multiplications of (m x k) by (k x n) in one kernel (torch.bmm:
   // one launch overhead), inputs of the model's precision (16-bit when `sixteen_bit`) and a
   // 16-bit output.
   Picoseconds matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 1,
                      bool sixteen_bit = false) const;
+  // The same in the model's precision with the (k x n) operand stored in `b_bytes_per_element`
+  // (weight-only quantized weights, dequantized in the kernel) and `batch` fractional (an average
+  // of routed experts).
+  Picoseconds matmul(int64_t m, int64_t n, int64_t k, double batch,
+                     double b_bytes_per_element) const;
   // A fused (flash) attention kernel doing `flops` at the flat fused-attention rate.
   Picoseconds fused_attention(double flops) const;
   // The forward and the backward of a fused attention kernel, at the fitted rate of its pass and
@@ -80,6 +97,8 @@ class ComputeModel {
   };
   Gemm gemm_for(const schema::Gpu& gpu, schema::Precision precision,
                 const schema::Runtime& runtime);
+  Picoseconds gemm_time(const Gemm& g, int64_t m, int64_t n, int64_t k, double batch,
+                        double b_bytes_per_element) const;
   // The fitted rate in FLOP/s of `pass` for `kernel`; 0 when none is fitted for its mask.
   double fitted_attention_rate(schema::AttentionEfficiency::Pass pass,
                                const AttentionKernel& kernel) const;

@@ -115,6 +115,8 @@ void Catalog::add_file(std::unique_ptr<TextFile<s::CatalogFile>> file, int direc
   add_entries(root, "link_class", m.link_class(), check_link_class, directory, &link_classes_,
               diagnostics);
   add_entries(root, "runtime", m.runtime(), check_runtime, directory, &runtimes_, diagnostics);
+  add_entries(root, "serving_runtime", m.serving_runtime(), check_serving_runtime, directory,
+              &serving_runtimes_, diagnostics);
   add_entries(root, "dataloading_cost", m.dataloading_cost(), check_dataloading_cost, directory,
               &dataloading_costs_, diagnostics);
   files_.push_back(std::move(file));
@@ -155,6 +157,17 @@ void Catalog::check_references(Diagnostics* diagnostics) const {
         entry.error("gpu_memory_gib", "exceeds the memory of GPU \"" + instance.gpu() + "\"");
       }
     }
+    for (int i = 0; i < file->message.serving_runtime_size(); ++i) {
+      const s::ServingRuntime& runtime = file->message.serving_runtime(i);
+      for (int g = 0; g < runtime.gpu_size(); ++g) {
+        const std::string& name = runtime.gpu(g).gpu();
+        if (!name.empty() && gpus_.find(name) == nullptr) {
+          root.child("serving_runtime", i)
+              .child("gpu", g)
+              .error("gpu", "unknown GPU \"" + name + "\"" + did_you_mean(name, gpus_.names()));
+        }
+      }
+    }
     for (int i = 0; i < file->message.gpu_size(); ++i) {
       for (int a = 0; a < file->message.gpu(i).aliases_size(); ++a) {
         const std::string& alias = file->message.gpu(i).aliases(a);
@@ -168,6 +181,11 @@ void Catalog::check_references(Diagnostics* diagnostics) const {
 
 const s::Gpu& Catalog::gpu_of(const s::InstanceType& instance) const {
   return *gpus_.find(instance.gpu())->value;
+}
+
+int nvlink_domain_nodes(const s::InstanceType& instance) {
+  return instance.has_nvlink_domain_gpus() ? instance.nvlink_domain_gpus() / instance.gpu_count()
+                                           : 1;
 }
 
 }  // namespace clustersim

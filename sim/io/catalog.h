@@ -43,6 +43,9 @@ class NamedEntries {
   std::map<std::string, CatalogEntry<T>> by_name_;
 };
 
+// Whether an instance type has GPUs (a CPU-only one has gpu_count 0 and no gpu).
+inline bool has_gpu(const schema::InstanceType& instance) { return instance.gpu_count() > 0; }
+
 // Immutable after load(); safe to share between threads.
 class Catalog {
  public:
@@ -62,6 +65,9 @@ class Catalog {
   const NamedEntries<schema::Model>& models() const { return models_; }
   const NamedEntries<schema::LinkClass>& link_classes() const { return link_classes_; }
   const NamedEntries<schema::Runtime>& runtimes() const { return runtimes_; }
+  const NamedEntries<schema::ServingRuntime>& serving_runtimes() const {
+    return serving_runtimes_;
+  }
   const NamedEntries<schema::DataloadingCost>& dataloading_costs() const {
     return dataloading_costs_;
   }
@@ -70,7 +76,8 @@ class Catalog {
   // so results can say which catalog produced them and a regression which file changed.
   std::string fingerprint() const;
 
-  // The GPU of a loaded instance type. Requires: the catalog loaded without errors.
+  // The GPU of a loaded instance type. Requires: the catalog loaded without errors and
+  // has_gpu(instance).
   const schema::Gpu& gpu_of(const schema::InstanceType& instance) const;
 
  private:
@@ -94,7 +101,12 @@ class Catalog {
   NamedEntries<schema::Model> models_;
   NamedEntries<schema::LinkClass> link_classes_;
   NamedEntries<schema::Runtime> runtimes_;
+  NamedEntries<schema::ServingRuntime> serving_runtimes_;
   NamedEntries<schema::DataloadingCost> dataloading_costs_;
 };
+
+// Nodes of one NVLink domain of `instance`: nvlink_domain_gpus over its GPUs per node, 1 when the
+// domain is one node. Requires: a checked entry.
+int nvlink_domain_nodes(const schema::InstanceType& instance);
 
 }  // namespace clustersim

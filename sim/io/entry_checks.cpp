@@ -80,6 +80,20 @@ void check_limit(const FieldChecker& storage, const char* field) {
   }
 }
 
+// A multi-node NVLink domain is whole nodes of NVSwitch-joined GPUs.
+void check_nvlink_domain(const FieldChecker& instance) {
+  const auto& m = static_cast<const s::InstanceType&>(instance.message());
+  if (!m.has_nvlink_domain_gpus() || !instance.at_least("nvlink_domain_gpus", 1)) return;
+  if (m.has_gpu_interconnect() && m.gpu_interconnect() != s::NVSWITCH) {
+    instance.error("nvlink_domain_gpus", "needs gpu_interconnect NVSWITCH, not " +
+                                             s::GpuInterconnect_Name(m.gpu_interconnect()));
+  } else if (m.gpu_count() > 0 && m.nvlink_domain_gpus() % m.gpu_count() != 0) {
+    instance.error("nvlink_domain_gpus", std::to_string(m.nvlink_domain_gpus()) +
+                                             " GPUs do not divide into nodes of " +
+                                             std::to_string(m.gpu_count()) + " (gpu_count)");
+  }
+}
+
 }  // namespace
 
 void check_price(const FieldChecker& price) {
@@ -114,7 +128,8 @@ void check_gpu(const FieldChecker& gpu) {
   gpu.positive("tdp_w");
   if (gpu.require("peak_tflops")) {
     const FieldChecker peak = gpu.child("peak_tflops");
-    for (const char* f : {"fp32", "tf32", "fp16", "bf16", "fp8", "int8_tops", "fp4"}) peak.positive(f);
+    for (const char* f : {"fp32", "tf32", "fp16", "bf16", "fp8", "int8_tops", "fp4"})
+      peak.positive(f);
     if (!peak.has("fp16") && !peak.has("bf16")) {
       peak.error_here("needs fp16 or bf16: training is modeled in mixed precision");
     }
@@ -161,10 +176,18 @@ void check_instance(const FieldChecker& instance) {
     instance.error("name", "must start with \"" + provider_prefix(m.provider()) +
                                "\" for provider " + s::Provider_Name(m.provider()));
   }
-  instance.require("gpu");
-  instance.require("gpu_count") && instance.at_least("gpu_count", 1);
+  // A CPU-only instance type has gpu_count 0 and no GPU fields.
+  const bool cpu_only = m.has_gpu_count() && m.gpu_count() == 0;
+  if (cpu_only) {
+    for (const char* f : {"gpu", "gpu_memory_gib", "gpu_interconnect"}) {
+      if (instance.has(f)) instance.error(f, "applies to instances with GPUs (gpu_count is 0)");
+    }
+  } else {
+    instance.require("gpu");
+    instance.require("gpu_count") && instance.at_least("gpu_count", 1);
+  }
   instance.positive("gpu_memory_gib");
-  if (instance.require_enum("gpu_interconnect") && m.has_gpu_count()) {
+  if (!cpu_only && instance.require_enum("gpu_interconnect") && m.has_gpu_count()) {
     const bool single = m.gpu_interconnect() == s::SINGLE_GPU;
     if (single != (m.gpu_count() == 1)) {
       instance.error("gpu_interconnect",
@@ -172,6 +195,7 @@ void check_instance(const FieldChecker& instance) {
                             : "must be SINGLE_GPU when gpu_count is 1");
     }
   }
+  check_nvlink_domain(instance);
   instance.require("vcpus") && instance.at_least("vcpus", 1);
   instance.require_positive("host_memory_gib");
   if (instance.has("cpu")) instance.child("cpu").positive("clock_ghz");
@@ -239,17 +263,26 @@ void check_fabric(const FieldChecker& fabric) {
 }
 
 void check_link_class(const FieldChecker& link) {
-  static const std::vector<std::string> kNames = {"nvlink",     "pcie", "tcp_ethernet", "efa",
-                                                  "infiniband", "roce", "erdma"};
+  static const std::vector<std::string> kNames = {"nvlink",  "nvlink2",    "nvlink3",     "nvlink4",
+                                                  "nvlink5", "pcie",       "efa",         "roce",
+                                                  "erdma",   "infiniband", "tcp_ethernet"};
   const auto& m = static_cast<const s::LinkClass&>(link.message());
   if (link.require("name") && std::find(kNames.begin(), kNames.end(), m.name()) == kNames.end()) {
     link.error("name", "unknown link class \"" + m.name() + "\"" + did_you_mean(m.name(), kNames));
   }
   link.require("efficiency_fraction") && link.in_range("efficiency_fraction", 0.01, 1);
   link.require("step_latency_us") && link.non_negative("step_latency_us");
+  link.non_negative("simple_step_latency_us");
   link.in_range("in_switch_reduction_efficiency_fraction", 0.01, 1);
-  if (m.has_in_switch_reduction_efficiency_fraction() && m.name() != "nvlink") {
-    link.error("in_switch_reduction_efficiency_fraction", "applies to nvlink only");
+  link.positive("in_switch_reduction_operand_gb_per_s");
+  const bool nvlink = m.name().rfind("nvlink", 0) == 0;
+  link.in_range("tree_bandwidth_fraction", 0.01, 1);
+  if (link.has("tree_bandwidth_fraction") && (nvlink || m.name() == "pcie")) {
+    link.error("tree_bandwidth_fraction", "applies to the network classes only");
+  }
+  for (const char* field :
+       {"in_switch_reduction_efficiency_fraction", "in_switch_reduction_operand_gb_per_s"}) {
+    if (link.has(field) && !nvlink) link.error(field, "applies to the nvlink classes only");
   }
   check_source(link);
 }
@@ -266,6 +299,49 @@ void check_runtime(const FieldChecker& runtime) {
   }
   runtime.require("default_matmul_overhead_us") &&
       runtime.non_negative("default_matmul_overhead_us");
+  check_source(runtime);
+}
+
+namespace {
+
+void check_serving_fit(const FieldChecker& fit) {
+  fit.require("compute_fraction") && fit.in_range("compute_fraction", 0.01, 1);
+  fit.require("memory_fraction") && fit.in_range("memory_fraction", 0.01, 1);
+  fit.require("layer_overhead_us") && fit.non_negative("layer_overhead_us");
+  fit.non_negative("memory_overhead_gib");
+  fit.non_negative("tensor_parallel_memory_gib");
+}
+
+}  // namespace
+
+void check_serving_runtime(const FieldChecker& runtime) {
+  runtime.require("name");
+  runtime.require("iteration_overhead_us") && runtime.non_negative("iteration_overhead_us");
+  runtime.require("memory_overhead_gib") && runtime.non_negative("memory_overhead_gib");
+  runtime.require("tensor_parallel_memory_gib") &&
+      runtime.non_negative("tensor_parallel_memory_gib");
+  runtime.at_least("grouped_attention_head_dim", 1);
+  runtime.at_least("grouped_attention_query_heads_per_kv", 1);
+  std::set<std::string> gpus;
+  for (int i = 0; i < runtime.size("gpu"); ++i) {
+    const FieldChecker fit = runtime.child("gpu", i);
+    const auto& m = static_cast<const s::ServingGpuFit&>(fit.message());
+    if (fit.require("gpu") && !gpus.insert(m.gpu()).second) {
+      fit.error("gpu", "\"" + m.gpu() + "\" is fitted twice");
+    }
+    if (fit.has("form_factor")) fit.error("form_factor", "belongs in default_fit");
+    check_serving_fit(fit);
+  }
+  std::set<int> form_factors;
+  for (int i = 0; i < runtime.size("default_fit"); ++i) {
+    const FieldChecker fit = runtime.child("default_fit", i);
+    const auto& m = static_cast<const s::ServingGpuFit&>(fit.message());
+    if (fit.require_enum("form_factor") && !form_factors.insert(m.form_factor()).second) {
+      fit.error("form_factor", "has a second default");
+    }
+    if (fit.has("gpu")) fit.error("gpu", "belongs in gpu (a default stands for a form factor)");
+    check_serving_fit(fit);
+  }
   check_source(runtime);
 }
 

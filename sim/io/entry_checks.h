@@ -13,6 +13,7 @@ void check_storage(const FieldChecker& entry);
 void check_fabric(const FieldChecker& entry);
 void check_link_class(const FieldChecker& entry);
 void check_runtime(const FieldChecker& entry);
+void check_serving_runtime(const FieldChecker& entry);
 void check_model(const FieldChecker& entry);  // in model_checks.cpp
 // One price of an instance (also of a user price override).
 void check_price(const FieldChecker& price);

@@ -300,7 +300,8 @@ void check_precision(const FieldChecker& owner, const char* field, int index,
                          : precision == s::BF16 ? peak.has_bf16()
                          : precision == s::FP8  ? peak.has_fp8()
                          : precision == s::FP4  ? peak.has_fp4()
-                                                : peak.has_int8_tops();
+                         : precision == s::INT8 ? peak.has_int8_tops()
+                                                : false;
   if (!supported) {
     owner.error(field,
                 "GPU \"" + instance.gpu() + "\" of \"" + instance.name() + "\" has no " +
@@ -347,6 +348,20 @@ void check_context_parallel(const FieldChecker& root, const LoadedScenario& load
   }
 }
 
+// cluster.nvlink_domain_nodes needs an instance whose NVLink domain spans that many nodes.
+void check_nvlink_domain_nodes(const FieldChecker& root, const s::Cluster& cluster,
+                               const s::InstanceType& instance) {
+  if (!cluster.has_nvlink_domain_nodes() || cluster.nvlink_domain_nodes() < 1) return;
+  const int domain_nodes = nvlink_domain_nodes(instance);
+  if (cluster.nvlink_domain_nodes() > domain_nodes) {
+    root.child("cluster").error(
+        "nvlink_domain_nodes",
+        std::to_string(cluster.nvlink_domain_nodes()) + " is more than the " +
+            std::to_string(domain_nodes) + " node(s) of an NVLink domain of \"" + instance.name() +
+            "\"" + (instance.has_nvlink_domain_gpus() ? "" : " (it has no nvlink_domain_gpus)"));
+  }
+}
+
 void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedScenario* loaded) {
   const s::Scenario& m = loaded->scenario();
   const bool swept = m.has_sweep() && m.sweep().instance_size() > 0;
@@ -358,17 +373,23 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
     const s::InstanceType* instance =
         resolve_reference(owner, "instance", index, name, catalog.instances(), "instance type");
     if (instance == nullptr) continue;
+    if (!has_gpu(*instance)) {
+      owner.error("instance", "\"" + name + "\" has no GPU (gpu_count is 0): it cannot train",
+                  index);
+      continue;
+    }
     loaded->instances.push_back(instance);
     if (m.cluster().has_gpus_per_node() && m.cluster().gpus_per_node() > instance->gpu_count()) {
-      root.child("cluster").error(
-          "gpus_per_node", std::to_string(m.cluster().gpus_per_node()) + " is more than the " +
-                               std::to_string(instance->gpu_count()) + " GPUs of \"" +
-                               instance->name() + "\"");
+      root.child("cluster").error("gpus_per_node", std::to_string(m.cluster().gpus_per_node()) +
+                                                       " is more than the " +
+                                                       std::to_string(instance->gpu_count()) +
+                                                       " GPUs of \"" + instance->name() + "\"");
     }
     if (m.job().has_precision() && m.job().precision() != s::PRECISION_UNSPECIFIED) {
       check_precision(owner, "instance", index, *instance, catalog, m.job().precision());
       check_fp8_recipe(root, *instance, catalog, m.job());
     }
+    check_nvlink_domain_nodes(root, m.cluster(), *instance);
   }
 }
 
@@ -419,6 +440,7 @@ void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScena
     if (!swept_nodes) cluster.require("nodes");
     cluster.at_least("nodes", 1);
     cluster.at_least("gpus_per_node", 1);
+    cluster.at_least("nvlink_domain_nodes", 1);
     if (m.cluster().has_fabric()) {
       loaded->fabric = resolve_reference(cluster, "fabric", -1, m.cluster().fabric(),
                                          catalog.fabrics(), "fabric");

@@ -44,23 +44,24 @@ std::string algorithm_problem(const Collective& c, CollectiveAlgorithm algorithm
     case CollectiveAlgorithm::kTree:
     case CollectiveAlgorithm::kHierarchical: {
       if (c.op != CollectiveOp::kAllReduce) return name + " applies to all_reduce only";
-      const auto nodes = gpus_by_node(c.gpus, t);
-      if (nodes.size() < 2) return name + " needs GPUs on two or more nodes";
+      const auto domains = gpus_by_domain(c.gpus, t);
+      if (domains.size() < 2) return name + " needs GPUs in two or more NVLink domains (nodes)";
       if (algorithm == CollectiveAlgorithm::kHierarchical) {
-        for (const auto& node : nodes) {
-          if (node.size() != nodes[0].size())
-            return "hierarchical needs as many GPUs on every node";
+        for (const auto& domain : domains) {
+          if (domain.size() != domains[0].size())
+            return "hierarchical needs as many GPUs in every NVLink domain";
         }
-        if (nodes[0].size() < 2) return "hierarchical needs two or more GPUs per node";
+        if (domains[0].size() < 2) return "hierarchical needs two or more GPUs per NVLink domain";
       }
       return "";
     }
     case CollectiveAlgorithm::kNvls:
       if (c.op != CollectiveOp::kAllReduce) return "nvls applies to all_reduce only";
       if (t.nvls_capacity() <= 0) {
-        return "nvls needs NVLink SHARP: Hopper GPUs on an NVSwitch, which this instance lacks";
+        return "nvls needs NVLink SHARP: NVLink 4 or later GPUs on NVSwitches, which this "
+               "instance lacks";
       }
-      if (gpus_by_node(c.gpus, t).size() != 1) return "nvls works within one node";
+      if (gpus_by_domain(c.gpus, t).size() != 1) return "nvls works within one NVLink domain";
       return "";
   }
   return "";
@@ -123,8 +124,10 @@ CollectiveAlgorithm choose_algorithm(const Collective& c, const Topology& t) {
   }
   CollectiveAlgorithm best = CollectiveAlgorithm::kRing;
   Picoseconds best_time = Picoseconds::max();
-  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
-                                CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls}) {
+  // NCCL's algorithms only: hierarchical is not one of them (its closest, NVLS-tree, is not
+  // modelled), so it runs only when asked for.
+  for (CollectiveAlgorithm a :
+       {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree, CollectiveAlgorithm::kNvls}) {
     if (!algorithm_problem(c, a, t).empty()) continue;
     Collective candidate = c;
     candidate.algorithm = a;
@@ -176,39 +179,81 @@ std::function<void()> after_all(int count, std::function<void()> done) {
   };
 }
 
-std::vector<std::vector<int>> gpus_by_node(const std::vector<int>& gpus, const Topology& t) {
-  // Called for every collective the simulation starts: a node's place in the result and its GPU
+std::vector<std::vector<int>> gpus_by_domain(const std::vector<int>& gpus, const Topology& t) {
+  // Called for every collective the simulation starts: a domain's place in the result and its GPU
   // count first, so each list is allocated once.
-  std::vector<int> index_of_node(t.nodes(), -1);
-  std::vector<int> sizes;  // per node in the result, its GPU count
+  std::vector<int> index_of_domain(t.domains(), -1);
+  std::vector<int> sizes;  // per domain in the result, its GPU count
   sizes.reserve(gpus.size());
   for (int gpu : gpus) {
-    int& index = index_of_node[t.node_of(gpu)];
+    int& index = index_of_domain[t.domain_of(gpu)];
     if (index < 0) {
       index = static_cast<int>(sizes.size());
       sizes.push_back(0);
     }
     ++sizes[index];
   }
-  std::vector<std::vector<int>> nodes(sizes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) nodes[i].reserve(sizes[i]);
-  for (int gpu : gpus) nodes[index_of_node[t.node_of(gpu)]].push_back(gpu);
-  return nodes;
+  std::vector<std::vector<int>> domains(sizes.size());
+  for (size_t i = 0; i < domains.size(); ++i) domains[i].reserve(sizes[i]);
+  for (int gpu : gpus) domains[index_of_domain[t.domain_of(gpu)]].push_back(gpu);
+  return domains;
 }
 
-Picoseconds step_latency(int from, int to, const Topology& t) {
-  const StepLatencies& s = t.step_latencies();
+namespace {
+
+Picoseconds software_latency(const StepLatencies& s, LinkKind kind) {
+  return kind == LinkKind::kNetwork ? s.network : kind == LinkKind::kNvlink ? s.nvlink : s.pcie;
+}
+
+ProtocolLatencies edge_latencies(int from, int to, const Topology& t) {
   const LinkKind kind = t.route_kind(from, to);
-  const Picoseconds software = kind == LinkKind::kNetwork  ? s.network
-                               : kind == LinkKind::kNvlink ? s.nvlink
-                                                           : s.pcie;
-  return software + t.route_latency(from, to);
+  const Picoseconds hardware = t.route_latency(from, to);
+  return {software_latency(t.step_latencies(Protocol::kLowLatency), kind) + hardware,
+          software_latency(t.step_latencies(Protocol::kSimple), kind) + hardware};
+}
+
+}  // namespace
+
+Picoseconds step_latency(int from, int to, const Topology& t) {
+  return edge_latencies(from, to, t).low;
 }
 
 Picoseconds slowest_step_latency(const std::vector<std::pair<int, int>>& edges, const Topology& t) {
-  Picoseconds slowest;
-  for (auto [from, to] : edges) slowest = std::max(slowest, step_latency(from, to, t));
+  return slowest_step_latencies(edges, t).low;
+}
+
+ProtocolLatencies slowest_step_latencies(const std::vector<std::pair<int, int>>& edges,
+                                         const Topology& t) {
+  ProtocolLatencies slowest;
+  for (auto [from, to] : edges) {
+    const ProtocolLatencies edge = edge_latencies(from, to, t);
+    slowest = {std::max(slowest.low, edge.low), std::max(slowest.simple, edge.simple)};
+  }
   return slowest;
+}
+
+ProtocolLatencies pipelined_latencies(const std::vector<std::pair<int, int>>& edges, int64_t steps,
+                                      const Topology& t) {
+  ProtocolLatencies sum;
+  for (auto [from, to] : edges) {
+    const ProtocolLatencies edge = edge_latencies(from, to, t);
+    sum = {sum.low + edge.low, sum.simple + edge.simple};
+  }
+  const auto n = static_cast<int64_t>(edges.size());
+  return {Picoseconds(sum.low.count() * steps / n), Picoseconds(sum.simple.count() * steps / n)};
+}
+
+void start_with_protocol(Network* network, const std::vector<std::pair<int, int>>& edges,
+                         double bytes_per_edge, ProtocolLatencies latencies,
+                         std::function<void()> done, double bandwidth_fraction) {
+  // LL moves 8 bytes of data with 8 bytes of flags (NCCL's tuner halves its bandwidth).
+  constexpr double kLowLatencyWireFactor = 2;
+  const double rate = network->stage_coupled(edges, bytes_per_edge) * bandwidth_fraction;
+  const double low = latencies.low.seconds() + kLowLatencyWireFactor * bytes_per_edge / rate;
+  const double simple = latencies.simple.seconds() + bytes_per_edge / rate;
+  const bool use_low = latencies.low < latencies.simple && low < simple;
+  network->start_staged((use_low ? kLowLatencyWireFactor : 1) * bytes_per_edge / bandwidth_fraction,
+                        use_low ? latencies.low : latencies.simple, std::move(done));
 }
 
 }  // namespace clustersim

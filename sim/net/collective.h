@@ -1,7 +1,8 @@
 // Collective operations (all-reduce, reduce-scatter, all-gather, broadcast, all-to-all,
 // send/recv) over any group of GPUs, decomposed into transfers on the Network by an algorithm:
 // ring, double binary tree, hierarchical (NVLink inside nodes + network across), NVLink SHARP,
-// or direct. kAuto picks what NCCL's tuner would: the fastest for this size and topology.
+// or direct. kAuto picks what NCCL's tuner would: the fastest of NCCL's algorithms (ring, tree,
+// NVLS) for this size and topology.
 //
 // Sizes follow nccl-tests: `bytes` is the per-GPU buffer of all-reduce and broadcast, the total
 // (all ranks) buffer of all-gather and reduce-scatter, the per-GPU send buffer of all-to-all.
@@ -44,12 +45,13 @@ std::string collective_algorithm_name(CollectiveAlgorithm algorithm);
 double bus_bandwidth_factor(CollectiveOp op, int gpus);
 
 // Why `c` cannot run on `topology`, or "" when it can: fewer than two GPUs, a GPU repeated or not
-// in the topology, a size <= 0, an algorithm that does not apply (NVLS without NVLink SHARP, tree
-// or hierarchical within one node, ...).
+// in the topology, a size <= 0, an algorithm that does not apply (NVLS without NVLink SHARP or
+// across NVLink domains, tree or hierarchical within one domain, ...).
 std::string collective_problem(const Collective& c, const Topology& topology);
 
-// The algorithm kAuto stands for: each applicable one is simulated alone on an idle copy of the
-// network and the fastest wins (ties to the first of ring, tree, hierarchical, NVLS).
+// The algorithm kAuto stands for: each applicable one of NCCL's (ring, tree, NVLS; not
+// hierarchical) is simulated alone on an idle copy of the network and the fastest wins (ties to
+// the first of ring, tree, NVLS).
 // Requires: collective_problem(c) is "".
 CollectiveAlgorithm choose_algorithm(const Collective& c, const Topology& topology);
 

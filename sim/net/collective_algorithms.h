@@ -13,21 +13,49 @@ std::function<void()> after_all(int count, std::function<void()> done);
 
 // Ring (all-reduce, reduce-scatter, all-gather) and pipelined chain (broadcast); ring.cpp.
 void start_ring(Network* network, const Collective& c, std::function<void()> done);
-// Double binary tree across nodes, chains inside them (all-reduce); tree.cpp.
+// Double binary tree across NVLink domains, chains inside them (all-reduce); tree.cpp.
 void start_tree(Network* network, const Collective& c, std::function<void()> done);
-// Reduce-scatter in nodes, all-reduce across, all-gather in nodes (all-reduce); hierarchical.cpp.
+// Reduce-scatter in NVLink domains, all-reduce across, all-gather in them (all-reduce);
+// hierarchical.cpp.
 void start_hierarchical(Network* network, const Collective& c, std::function<void()> done);
-// NVLink SHARP in-switch reduction inside one node (all-reduce); nvls.cpp.
+// NVLink SHARP in-switch reduction inside one NVLink domain (all-reduce); nvls.cpp.
 void start_nvls(Network* network, const Collective& c, std::function<void()> done);
 // Point-to-point transfers (all-to-all, send/recv); direct.cpp.
 void start_direct(Network* network, const Collective& c, std::function<void()> done);
 
-// The group's GPUs by node, in the order given, nodes in order of first appearance.
-std::vector<std::vector<int>> gpus_by_node(const std::vector<int>& gpus, const Topology& t);
+// The group's GPUs by NVLink domain (a node, or the trays of a rack sharing NVSwitches: what NCCL
+// calls a node), in the order given, domains in order of first appearance.
+std::vector<std::vector<int>> gpus_by_domain(const std::vector<int>& gpus, const Topology& t);
 
-// Software step latency plus hardware route latency from GPU `from` to GPU `to`.
+// Software step latency plus hardware route latency from GPU `from` to GPU `to`, with the
+// low-latency protocol.
 Picoseconds step_latency(int from, int to, const Topology& t);
+
 // step_latency of the slowest of `edges`.
 Picoseconds slowest_step_latency(const std::vector<std::pair<int, int>>& edges, const Topology& t);
+
+// A latency under each of the two protocols.
+struct ProtocolLatencies {
+  Picoseconds low;
+  Picoseconds simple;
+};
+// The step latencies of the slowest of `edges` (with hardware route latency).
+ProtocolLatencies slowest_step_latencies(const std::vector<std::pair<int, int>>& edges,
+                                         const Topology& t);
+// Latency of `steps` pipelined steps around `edges` (a ring, or a chain): each step at the mean
+// step latency of the edges, so a ring of n hops of which d cross the network pays
+// steps x ((n - d) x NVLink step + d x network step) / n, as NCCL's tuner counts a ring's intra-
+// and inter-node steps apart. Requires: `edges` not empty.
+ProtocolLatencies pipelined_latencies(const std::vector<std::pair<int, int>>& edges, int64_t steps,
+                                      const Topology& t);
+
+// Starts a coupled transfer of `bytes_per_edge` over `edges` (Network::start_coupled) with the
+// protocol NCCL's tuner would pick: the shorter of latency + wire bytes / idle rate, the
+// low-latency protocol carrying twice the bytes on the wire (ties to Simple). The links carry
+// the wire bytes over `bandwidth_fraction` (an algorithm that reaches less than its links
+// allow).
+void start_with_protocol(Network* network, const std::vector<std::pair<int, int>>& edges,
+                         double bytes_per_edge, ProtocolLatencies latencies,
+                         std::function<void()> done, double bandwidth_fraction = 1);
 
 }  // namespace clustersim

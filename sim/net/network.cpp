@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 
 #include "sim/util/check.h"
 
@@ -48,6 +49,24 @@ void Network::start_coupled(const std::vector<std::pair<int, int>>& edges, doubl
   uses_.clear();
   for (auto [from, to] : edges) add_route(from, to, bytes_per_edge);
   start_on_routes(bytes_per_edge, latency, std::move(done));
+}
+
+double Network::stage_coupled(const std::vector<std::pair<int, int>>& edges,
+                              double bytes_per_edge) {
+  uses_.clear();
+  for (auto [from, to] : edges) add_route(from, to, bytes_per_edge);
+  merge_uses(&uses_);
+  const std::vector<double>& capacities = topology_->link_capacities();
+  double rate = std::numeric_limits<double>::infinity();
+  for (const MaxMinFair::Use& use : uses_) {
+    rate = std::min(rate, capacities[use.constraint] / use.multiplicity);
+  }
+  return rate;
+}
+
+void Network::start_staged(double wire_bytes_per_edge, Picoseconds latency,
+                           std::function<void()> done) {
+  links_.start(wire_bytes_per_edge, uses_, latency, std::move(done));
 }
 
 int64_t Network::start_transfer(int from, int to, double bytes, Picoseconds latency,

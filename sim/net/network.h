@@ -30,10 +30,17 @@ class Network {
   Network(Simulation* sim, const Topology* topology, int replicas = 1);
 
   // Moves `bytes_per_edge` over every (from GPU, to GPU) edge at one common rate, starting after
-  // `latency`: the pace of a pipelined ring or tree, which its most loaded link sets. Calls `done`
-  // when all has arrived. Requires: from != to on every edge.
+  // `latency`: the pace of a pipelined ring or tree, which its most loaded link sets. Calls
+  // `done` when all has arrived. Requires: from != to on every edge.
   void start_coupled(const std::vector<std::pair<int, int>>& edges, double bytes_per_edge,
                      Picoseconds latency, std::function<void()> done);
+  // start_coupled in two calls, for a caller that picks the latency and the bytes on the wire
+  // from the rate: stage_coupled books the data bytes and returns the rate (bytes/s per edge)
+  // the transfer would get alone on an idle network (the least capacity per use of the links
+  // it loads); start_staged then starts it with `wire_bytes_per_edge` (a protocol's flags
+  // included). Requires: edges not empty; start_staged next, before any other call.
+  double stage_coupled(const std::vector<std::pair<int, int>>& edges, double bytes_per_edge);
+  void start_staged(double wire_bytes_per_edge, Picoseconds latency, std::function<void()> done);
   // One transfer from GPU `from` to GPU `to`; returns its id (SharedBandwidth's: reused once it
   // has ended).
   int64_t start_transfer(int from, int to, double bytes, Picoseconds latency,

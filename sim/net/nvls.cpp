@@ -1,8 +1,11 @@
-// NVLink SHARP (NVLS) all-reduce inside one node: the NVSwitch reduces. Each GPU sends its whole
-// buffer S into the switch and its reduced shard S/n back for multicast, and receives S/n + S, so
-// every GPU link carries S(1 + 1/n) each way at the in-switch-reduction efficiency:
-// algbw = line rate x efficiency / (1 + 1/n). Latency is taken equal to the ring's (no separate
-// measurement), so the automatic choice between them is made on bandwidth.
+// NVLink SHARP (NVLS) all-reduce inside one NVLink domain: the NVSwitches reduce. Each GPU sends
+// its whole buffer S into the switch and its reduced shard S/n back for multicast, and receives
+// S/n + S, so every GPU link carries S(1 + 1/n) each way at the in-switch-reduction efficiency;
+// and every GPU beyond the first adds one operand to each reduced element, a cost of S / R per
+// extra GPU (R: the link class's in_switch_reduction_operand_gb_per_s). On an idle domain
+//   time = S (1 + 1/n) / (line rate x efficiency) + (n - 1) S / R.
+// NVLS runs NCCL's Simple protocol only; its latency is taken equal to a ring's with Simple steps
+// (no separate measurement).
 #include "sim/net/collective_algorithms.h"
 
 namespace clustersim {
@@ -24,11 +27,12 @@ void start_nvls(Network* network, const Collective& c, std::function<void()> don
     ring_edges.emplace_back(gpu, next);
     network->count_bytes(gpu, c.bytes * (1 + 1 / n), c.bytes * (1 + 1 / n));
   }
-  // The links carry ring-efficiency capacity; scale the bytes so that the time is the bytes over
-  // the NVLS capacity instead.
-  const double bytes = c.bytes * (1 + 1 / n) * link_capacity / t.nvls_capacity();
+  // The links carry ring-efficiency capacity; scale the bytes so that the time is the formula's.
+  double seconds_per_byte = (1 + 1 / n) / t.nvls_capacity();
+  if (t.nvls_operand_bytes_per_s() > 0) seconds_per_byte += (n - 1) / t.nvls_operand_bytes_per_s();
+  const double bytes = c.bytes * seconds_per_byte * link_capacity;
   const Picoseconds latency(2 * (static_cast<int64_t>(n) - 1) *
-                            slowest_step_latency(ring_edges, t).count());
+                            slowest_step_latencies(ring_edges, t).simple.count());
   network->start_on_links(uses, bytes, latency, std::move(done));
 }
 

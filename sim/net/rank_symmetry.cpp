@@ -10,7 +10,8 @@
 namespace clustersim {
 namespace {
 
-// Vertex images of XOR-ing every GPU's local index with j, extended to the other vertices layer
+// Vertex images of XOR-ing every GPU's index in its NVLink domain with j, extended to the other
+// vertices layer
 // by layer (by distance from the nearest GPU): a vertex maps to the vertex of its kind whose
 // nearer neighbours are the images of its own; vertices those neighbours do not tell apart (NICs
 // on one PCIe switch) map in the order of their ids. Empty when no such extension exists.
@@ -22,7 +23,7 @@ std::vector<int32_t> vertex_images(const Topology& t, int j) {
   std::vector<int32_t> image(n, -1);
   for (int gpu = 0; gpu < t.gpu_count(); ++gpu) {
     const int32_t v = t.gpu_vertex(gpu);
-    const int local = g[v].index;
+    const int local = gpu - t.domain_first_gpu(t.domain_of(gpu));  // index in its NVLink domain
     image[v] = v - local + (local ^ j);
     distance[v] = 0;
     frontier.push(v);
@@ -102,10 +103,18 @@ bool commute(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   return true;
 }
 
+// Whether every NVLink domain's GPU count is a multiple of `ranks` (so XOR-ing indices below it
+// keeps each GPU in its domain).
+bool domains_divisible(const Topology& t, int ranks) {
+  for (int d = 0; d < t.domains(); ++d) {
+    if (t.domain_gpu_count(d) % ranks != 0) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 RankSymmetry::RankSymmetry(const Topology& topology) : link_count_(topology.links().size()) {
-  const int per_node = topology.gpus_per_node();
   LinksByEnds by_ends;
   by_ends.reserve(link_count_);
   for (size_t l = 0; l < link_count_; ++l) {
@@ -115,7 +124,7 @@ RankSymmetry::RankSymmetry(const Topology& topology) : link_count_(topology.link
   // Generators j = 1, 2, 4, ...: each an automorphism, an involution, and commuting with those
   // before it, so that the maps they compose to (by the bits of j) act as XOR does: a group.
   std::vector<std::vector<int32_t>> generators;
-  for (int j = 1; per_node % (2 * j) == 0; j *= 2) {
+  for (int j = 1; domains_divisible(topology, 2 * j); j *= 2) {
     const std::vector<int32_t> vertices = vertex_images(topology, j);
     if (vertices.empty()) break;
     std::vector<int32_t> links = link_images(topology, by_ends, vertices);

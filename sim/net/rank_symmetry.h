@@ -1,8 +1,9 @@
 // The symmetry that lets a simulation run one tensor-parallel rank for all of them.
 //
 // Tensor-parallel ranks sit innermost (rank r of a group is GPU base + r, base a multiple of the
-// group size t, inside one node), and every rank does the same work at the same time. If XOR-ing
-// every GPU's local index with j (j < t, t a power of two) is an automorphism of the cluster
+// group size t, inside one NVLink domain: a node, or the trays of an NVL72 rack), and every rank
+// does the same work at the same time. If XOR-ing every GPU's index in its NVLink domain with j
+// (j < t, t a power of two) is an automorphism of the cluster
 // graph — it maps every link onto a link of the same kind, capacity and latency — then rank j's
 // traffic is the image of rank 0's, the max-min fair rates are invariant under the map, and every
 // rank's transfer progresses at the same rate at every instant. Rank 0's transfers then stand for
@@ -22,9 +23,9 @@ namespace clustersim {
 
 class RankSymmetry {
  public:
-  // The symmetries of `topology` for XOR-ing local GPU indices with every j below the largest
-  // power of two t that divides the GPUs per node and for which each such map is an automorphism
-  // (max_ranks() == 1 when there is none).
+  // The symmetries of `topology` for XOR-ing GPU indices in their NVLink domain with every j below
+  // the largest power of two t that divides every domain's GPU count and for which each such map
+  // is an automorphism (max_ranks() == 1 when there is none).
   explicit RankSymmetry(const Topology& topology);
 
   // Largest tensor-parallel size whose ranks are interchangeable.

@@ -4,9 +4,13 @@
 // (n-1)/n for reduce-scatter and all-gather, in 2(n-1) or n-1 steps. NCCL pipelines the steps,
 // so every edge is busy at the pace of the slowest: the ring is one coupled transfer, and its
 // time is 2(n-1)/n x S / B + 2(n-1) x step latency on an idle ring of bandwidth B (the closed form
-// the tests check). Across nodes the data is split over one ring per GPU of a node (NCCL's
-// channels); channel c enters every node at its c-th GPU, so each channel crosses the network
-// through a different NIC.
+// the tests check). The data crosses the ring's hops one after the other, so the steps' latency
+// is the hops' (pipelined_latency): across nodes, most steps run at NVLink latency and only those
+// over the network at its own, as NCCL's tuner counts them. Each channel runs NCCL's protocol for
+// its size (start_with_protocol): low latency for small buffers, Simple for large ones. Across
+// NVLink domains (nodes, or the trays of an NVL72 rack: NCCL's nodes) the data is split over one
+// ring per GPU of a domain (NCCL's channels); channel c enters every domain at its c-th GPU, so
+// each channel crosses the network through a different NIC.
 #include <algorithm>
 
 #include "sim/net/collective_algorithms.h"
@@ -14,15 +18,16 @@
 namespace clustersim {
 namespace {
 
-// The ring order of channel `channel` into `order`: nodes in order, each node's GPUs rotated by
-// `channel`.
-void channel_order(const std::vector<std::vector<int>>& nodes, int channel,
+// The ring order of channel `channel` into `order`: NVLink domains in order, each domain's GPUs
+// rotated by `channel`.
+void channel_order(const std::vector<std::vector<int>>& domains, int channel,
                    std::vector<int>* order) {
   order->clear();
-  for (const auto& node : nodes) {
-    const size_t shift = static_cast<size_t>(channel) % node.size();
-    order->insert(order->end(), node.begin() + static_cast<std::ptrdiff_t>(shift), node.end());
-    order->insert(order->end(), node.begin(), node.begin() + static_cast<std::ptrdiff_t>(shift));
+  for (const auto& domain : domains) {
+    const size_t shift = static_cast<size_t>(channel) % domain.size();
+    order->insert(order->end(), domain.begin() + static_cast<std::ptrdiff_t>(shift), domain.end());
+    order->insert(order->end(), domain.begin(),
+                  domain.begin() + static_cast<std::ptrdiff_t>(shift));
   }
 }
 
@@ -30,12 +35,14 @@ void channel_order(const std::vector<std::vector<int>>& nodes, int channel,
 
 void start_ring(Network* network, const Collective& c, std::function<void()> done) {
   const Topology& t = network->topology();
-  const auto nodes = gpus_by_node(c.gpus, t);
+  const auto domains = gpus_by_domain(c.gpus, t);
   const auto n = static_cast<double>(c.gpus.size());
   int channels = 1;
-  if (nodes.size() > 1) {
-    channels = static_cast<int>(nodes[0].size());
-    for (const auto& node : nodes) channels = std::min(channels, static_cast<int>(node.size()));
+  if (domains.size() > 1) {
+    channels = static_cast<int>(domains[0].size());
+    for (const auto& domain : domains) {
+      channels = std::min(channels, static_cast<int>(domain.size()));
+    }
   }
   const bool chain = c.op == CollectiveOp::kBroadcast;
   double per_edge = c.bytes;  // broadcast: the whole buffer down the chain
@@ -50,15 +57,14 @@ void start_ring(Network* network, const Collective& c, std::function<void()> don
   std::vector<int> order;  // of the channel being started, reused by the next
   std::vector<std::pair<int, int>> edges;
   for (int channel = 0; channel < channels; ++channel) {
-    channel_order(nodes, channel, &order);
+    channel_order(domains, channel, &order);
     if (chain)
       std::rotate(order.begin(), std::find(order.begin(), order.end(), c.gpus[0]), order.end());
     edges.clear();
     for (size_t i = 0; i + 1 < order.size(); ++i) edges.emplace_back(order[i], order[i + 1]);
     if (!chain) edges.emplace_back(order.back(), order.front());
-    const Picoseconds step = slowest_step_latency(edges, t);
-    network->start_coupled(edges, per_edge / channels, Picoseconds(step.count() * steps),
-                           channel_done);
+    start_with_protocol(network, edges, per_edge / channels, pipelined_latencies(edges, steps, t),
+                        channel_done);
   }
 }
 

@@ -24,7 +24,10 @@ uint64_t pair_hash(uint64_t a, uint64_t b) {
 
 }  // namespace
 
-Topology::Topology(int nodes, int gpus_per_node) : nodes_(nodes), gpus_per_node_(gpus_per_node) {}
+Topology::Topology(int nodes, int gpus_per_node, int nodes_per_domain)
+    : nodes_(nodes), gpus_per_node_(gpus_per_node), nodes_per_domain_(nodes_per_domain) {
+  CLUSTERSIM_CHECK(nodes_per_domain >= 1, "an NVLink domain needs at least one node");
+}
 Topology::~Topology() = default;
 
 const RankSymmetry& Topology::rank_symmetry() const {
@@ -33,15 +36,24 @@ const RankSymmetry& Topology::rank_symmetry() const {
   return *rank_symmetry_;
 }
 
+int Topology::domain_gpu_count(int domain) const {
+  const int first_node = domain * nodes_per_domain_;
+  return (std::min(nodes_, first_node + nodes_per_domain_) - first_node) * gpus_per_node_;
+}
+
+int32_t Topology::domain_of_vertex(int32_t vertex) const {
+  const int32_t node = graph_[vertex].node;
+  return node < 0 ? -1 : domain_of_node(node);
+}
+
 int32_t Topology::add_vertex(VertexInfo info) {
   const auto v = static_cast<int32_t>(boost::add_vertex(info, graph_));
   local_index_.push_back(-1);
   if (info.node >= 0) {
-    if (vertices_of_node_.size() <= static_cast<size_t>(info.node)) {
-      vertices_of_node_.resize(info.node + 1);
-    }
-    local_index_[v] = static_cast<int32_t>(vertices_of_node_[info.node].size());
-    vertices_of_node_[info.node].push_back(v);
+    const auto domain = static_cast<size_t>(domain_of_node(info.node));
+    if (vertices_of_domain_.size() <= domain) vertices_of_domain_.resize(domain + 1);
+    local_index_[v] = static_cast<int32_t>(vertices_of_domain_[domain].size());
+    vertices_of_domain_[domain].push_back(v);
   }
   if (info.kind == VertexKind::kNic) {
     if (nics_of_node_.size() <= static_cast<size_t>(info.node)) nics_of_node_.resize(info.node + 1);
@@ -77,9 +89,9 @@ int32_t Topology::link_cost(int32_t link) const {
 const Topology::LocalTree& Topology::local_tree(int32_t source) const {
   auto it = local_trees_.find(source);
   if (it != local_trees_.end()) return it->second;
-  // Dijkstra over the vertices of the source's node only.
-  const int32_t node = graph_[source].node;
-  const size_t n = vertices_of_node_[node].size();
+  // Dijkstra over the vertices of the source's NVLink domain only.
+  const int32_t domain = domain_of_vertex(source);
+  const size_t n = vertices_of_domain_[domain].size();
   LocalTree tree{std::vector<int32_t>(n, -1), std::vector<int32_t>(n, -1)};
   using Item = std::pair<int32_t, int32_t>;  // (cost, vertex): ties settle by vertex number
   std::priority_queue<Item, std::vector<Item>, std::greater<>> frontier;
@@ -91,7 +103,7 @@ const Topology::LocalTree& Topology::local_tree(int32_t source) const {
     if (c != tree.cost[local_index_[v]]) continue;
     for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
       const auto w = static_cast<int32_t>(boost::target(*e, graph_));
-      if (graph_[w].node != node) continue;
+      if (domain_of_vertex(w) != domain) continue;
       const int32_t through = c + link_cost(graph_[*e]);
       int32_t& cost = tree.cost[local_index_[w]];
       if (cost < 0 || through < cost) {
@@ -122,7 +134,7 @@ std::vector<int32_t> Topology::fabric_path(int32_t nic_a, int32_t nic_b) const {
   return {up_a, spine_up, spine_down, up_b + 1};
 }
 
-std::vector<int32_t> Topology::route_between_nodes(int from, int to) const {
+std::vector<int32_t> Topology::route_between_domains(int from, int to) const {
   const LocalTree& source = local_tree(gpu_vertex(from));
   // Among equally cheap routes, those that reach the destination through its own closest NIC
   // and stay on that NIC's rail (one leaf): NCCL's PXN (2.12+) moves data over NVLink to the GPU
@@ -158,9 +170,9 @@ const Topology::RouteInfo& Topology::route_info(int from, int to) const {
   auto it = routes_.find(key);
   if (it == routes_.end()) {
     RouteInfo info;
-    info.links = node_of(from) == node_of(to)
+    info.links = domain_of(from) == domain_of(to)
                      ? local_path(local_tree(gpu_vertex(from)), gpu_vertex(to))
-                     : route_between_nodes(from, to);
+                     : route_between_domains(from, to);
     // The kind of link class that dominates: the network if any, else NVLink if any, else PCIe.
     info.kind = LinkKind::kPcie;
     for (int32_t link : info.links) {

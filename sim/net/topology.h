@@ -6,19 +6,23 @@
 // spine (NCCL's PXN: traffic crosses on the destination's rail), then a deterministic choice (ECMP
 // by a hash of the endpoints).
 //
-// Routing uses the hierarchy instead of searching the whole graph: a node reaches the fabric only
-// through its NICs, and no cheapest route between two GPUs passes through a third node (NIC-PCIe-
-// NIC costs more than any leaf or spine detour). So a route between nodes is the cheapest of
-// (inside the source node to NIC a) + (NIC a, its leaf, the spine if the leaves differ, the leaf
-// of NIC b, NIC b) + (NIC b to the GPU inside the destination node), over the NIC pairs; and a
-// route inside a node never leaves it. Searches run on one node's few vertices and are cached, so
-// a route costs O(NICs per node squared). The tests check every route against a search of the
+// An NVLink domain is the set of GPUs joined by NVLink: one node, or several consecutive nodes
+// (the trays of an NVL72 rack) whose GPUs share one NVSwitch fabric. GPUs of different domains
+// share no NVLink. Routing uses the hierarchy instead of searching the whole graph: a domain
+// reaches the fabric only through its nodes' NICs, and no cheapest route between two GPUs passes
+// through a third domain (NIC-PCIe-NIC costs more than any leaf or spine detour). So a route
+// between domains is the cheapest of (inside the source domain to a NIC a of the source node) +
+// (NIC a, its leaf, the spine if the leaves differ, the leaf of NIC b, NIC b) + (NIC b of the
+// destination node to the GPU inside the destination domain), over the NIC pairs; and a route
+// inside a domain never leaves it. Searches run on one domain's vertices and are cached, so a
+// route costs O(NICs per node squared). The tests check every route against a search of the
 // whole graph.
 //
 // Built by topology_builder.h. Not thread-safe (routes are cached on first use); each simulation
 // owns its topology.
 #pragma once
 
+#include <array>
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <memory>
@@ -38,7 +42,7 @@ enum class LinkKind : uint8_t { kNvlink, kPcie, kNetwork };
 
 struct VertexInfo {
   VertexKind kind;
-  int32_t node;   // -1 for fabric switches
+  int32_t node;   // -1 for fabric switches; an NVLink domain's NVSwitch: the domain's first node
   int32_t index;  // GPU's local index, NIC's index in its node, switch number
 };
 
@@ -49,6 +53,11 @@ struct LinkInfo {
   Picoseconds latency;          // hardware latency of this hop
   LinkKind kind;
 };
+
+// NCCL's protocols as the model tells them apart: low latency (LL: every 8 bytes of data travel
+// with 8 bytes of flags, so a step is short but the wire carries twice the data) and Simple (full
+// bandwidth, longer steps), which NCCL's tuner picks for large messages.
+enum class Protocol : uint8_t { kLowLatency, kSimple };
 
 // Software latency of one collective step over each kind of link (from the link classes).
 struct StepLatencies {
@@ -62,7 +71,9 @@ class Topology {
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, VertexInfo,
                                       int32_t /* link id */>;
 
-  Topology(int nodes, int gpus_per_node);
+  // Requires: nodes_per_domain >= 1 (consecutive nodes per NVLink domain; the last domain may
+  // have fewer).
+  Topology(int nodes, int gpus_per_node, int nodes_per_domain = 1);
   ~Topology();
 
   // Building (topology_builder.cpp). add_link adds both directions.
@@ -74,15 +85,29 @@ class Topology {
   // add_link, so the way back is id + 1), likewise `leaf_to_spine` for a leaf.
   void set_nic_uplink(int32_t nic, int32_t nic_to_leaf);
   void set_leaf_uplink(int32_t leaf, int32_t leaf_to_spine);
-  void set_step_latencies(StepLatencies latencies) { step_latencies_ = latencies; }
-  void set_nvls_capable(double nvls_capacity_bytes_per_s) {
+  void set_step_latencies(Protocol protocol, StepLatencies latencies) {
+    step_latencies_[static_cast<size_t>(protocol)] = latencies;
+  }
+  // Share of the ring's bandwidth a double binary tree achieves across the network (1: all).
+  void set_tree_bandwidth_fraction(double fraction) { tree_bandwidth_fraction_ = fraction; }
+  // NVLink SHARP (in-switch reduction): per-GPU capacity of its NVLink for it, and the rate of
+  // the cost each extra GPU adds (an all-reduce of S bytes over n GPUs adds (n - 1) S / this).
+  void set_nvls_capable(double nvls_capacity_bytes_per_s, double operand_bytes_per_s) {
     nvls_capacity_ = nvls_capacity_bytes_per_s;
+    nvls_operand_bytes_per_s_ = operand_bytes_per_s;
   }
 
   int nodes() const { return nodes_; }
   int gpus_per_node() const { return gpus_per_node_; }
   int gpu_count() const { return nodes_ * gpus_per_node_; }
   int node_of(int gpu) const { return gpu / gpus_per_node_; }
+  int nodes_per_domain() const { return nodes_per_domain_; }
+  int domains() const { return (nodes_ + nodes_per_domain_ - 1) / nodes_per_domain_; }
+  int domain_of_node(int node) const { return node / nodes_per_domain_; }
+  int domain_of(int gpu) const { return domain_of_node(node_of(gpu)); }
+  int domain_first_gpu(int domain) const { return domain * nodes_per_domain_ * gpus_per_node_; }
+  // GPUs of NVLink domain `domain`: nodes_per_domain() nodes' worth, fewer in a last partial one.
+  int domain_gpu_count(int domain) const;
   int32_t gpu_vertex(int gpu) const { return gpu; }  // GPUs are added first, in order
   // The first `count` GPUs' indices, 0..count-1 (every GPU when count is -1).
   std::vector<int> first_gpus(int count = -1) const;
@@ -93,17 +118,21 @@ class Topology {
   const std::vector<LinkInfo>& links() const { return links_; }
   // links()[i].capacity_bytes_per_s at i, contiguous for the network model.
   const std::vector<double>& link_capacities() const { return link_capacities_; }
-  const StepLatencies& step_latencies() const { return step_latencies_; }
+  const StepLatencies& step_latencies(Protocol protocol = Protocol::kLowLatency) const {
+    return step_latencies_[static_cast<size_t>(protocol)];
+  }
   // Per-GPU NVLink capacity usable by in-switch reduction (NVLS); 0 when the node cannot.
   double nvls_capacity() const { return nvls_capacity_; }
+  double nvls_operand_bytes_per_s() const { return nvls_operand_bytes_per_s_; }
+  double tree_bandwidth_fraction() const { return tree_bandwidth_fraction_; }
 
   // Links from GPU `from` to GPU `to` along a cheapest path; empty when from == to.
   // Requires: valid GPU indices. Cost: O(NICs per node squared) the first time per pair.
   const std::vector<int32_t>& route(int from, int to) const { return route_info(from, to).links; }
   // Sum of the hardware latencies along route(from, to).
   Picoseconds route_latency(int from, int to) const { return route_info(from, to).latency; }
-  // The kind of link class that dominates a route: kNetwork if it leaves the node, else kNvlink if
-  // it uses NVLink, else kPcie.
+  // The kind of link class that dominates a route: kNetwork if it leaves the NVLink domain, else
+  // kNvlink if it uses NVLink, else kPcie.
   LinkKind route_kind(int from, int to) const { return route_info(from, to).kind; }
 
   // The tensor-parallel rank symmetry of the finished graph (rank_symmetry.h), found on first use
@@ -118,27 +147,32 @@ class Topology {
     LinkKind kind = LinkKind::kPcie;
   };
   const RouteInfo& route_info(int from, int to) const;
-  // Cheapest paths from `source` to every vertex of its node, staying inside the node.
-  // Indexed by a vertex's position in its node (local_index_).
+  // Cheapest paths from `source` to every vertex of its NVLink domain, staying inside it.
+  // Indexed by a vertex's position in its domain (local_index_).
   struct LocalTree {
     std::vector<int32_t> cost;         // -1 when unreachable inside the node
     std::vector<int32_t> parent_link;  // the link that reaches the vertex, -1 at the source
   };
   const LocalTree& local_tree(int32_t source) const;
-  // Links of the cheapest in-node path from the local tree's source to `target`.
+  // Links of the cheapest in-domain path from the local tree's source to `target`.
   std::vector<int32_t> local_path(const LocalTree& tree, int32_t target) const;
-  std::vector<int32_t> route_between_nodes(int from, int to) const;
+  std::vector<int32_t> route_between_domains(int from, int to) const;
+  // The NVLink domain of a vertex; -1 for fabric switches.
+  int32_t domain_of_vertex(int32_t vertex) const;
   std::vector<int32_t> fabric_path(int32_t nic_a, int32_t nic_b) const;
 
   int nodes_;
   int gpus_per_node_;
+  int nodes_per_domain_;
   Graph graph_;
   std::vector<LinkInfo> links_;
   std::vector<double> link_capacities_;
-  StepLatencies step_latencies_;
+  std::array<StepLatencies, 2> step_latencies_;  // by Protocol
   double nvls_capacity_ = 0;
-  std::vector<std::vector<int32_t>> vertices_of_node_;
-  std::vector<int32_t> local_index_;  // vertex -> position in its node's list, -1 for fabric
+  double nvls_operand_bytes_per_s_ = 0;
+  double tree_bandwidth_fraction_ = 1;
+  std::vector<std::vector<int32_t>> vertices_of_domain_;
+  std::vector<int32_t> local_index_;  // vertex -> position in its domain's list, -1 for fabric
   std::vector<std::vector<int32_t>> nics_of_node_;
   std::unordered_map<int32_t, int32_t> nic_uplink_;   // NIC vertex -> link to its leaf
   std::unordered_map<int32_t, int32_t> leaf_uplink_;  // leaf vertex -> link to the spine

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <numeric>
 
 #include "sim/util/number_format.h"
 
@@ -32,11 +33,22 @@ const s::LinkClass* find_link_class(const Catalog& catalog, const std::string& n
   return entry ? entry->value : nullptr;
 }
 
+// The NVLink class of the GPU's generation ("nvlink5") when the catalog has one, else "nvlink".
+const s::LinkClass* find_nvlink_class(const Catalog& catalog, const s::Gpu& gpu,
+                                      std::string* error) {
+  const std::string generation = "nvlink" + std::to_string(gpu.nvlink().generation());
+  if (const CatalogEntry<s::LinkClass>* entry = catalog.link_classes().find(generation)) {
+    return entry->value;
+  }
+  return find_link_class(catalog, "nvlink", error);
+}
+
 // Everything the builder needs, checked; `error` explains the first thing missing.
 struct Inputs {
   const s::InstanceType* instance;
   const s::Gpu* gpu;
   int gpus_per_node;
+  int nodes_per_domain = 1;  // consecutive nodes sharing one NVSwitch fabric
   LinkClasses classes;
   double nic_bytes_per_s = 0;  // per NIC vertex
   int nics = 0;                // NIC vertices per node
@@ -47,6 +59,7 @@ std::string check_inputs(const ClusterSpec& spec, const Catalog& catalog, Inputs
   std::string error;
   if (spec.instance == nullptr) return "no instance type";
   in->instance = spec.instance;
+  if (!has_gpu(*spec.instance)) return spec.instance->name() + " has no GPU (gpu_count is 0)";
   in->gpu = &catalog.gpu_of(*spec.instance);
   if (spec.nodes < 1) return "nodes must be >= 1, got " + std::to_string(spec.nodes);
   const int available = spec.instance->gpu_count();
@@ -58,7 +71,16 @@ std::string check_inputs(const ClusterSpec& spec, const Catalog& catalog, Inputs
   const s::GpuInterconnect intra = spec.instance->gpu_interconnect();
   const bool nvlink_node = intra == s::NVSWITCH || intra == s::NVLINK_HYBRID_CUBE_MESH ||
                            intra == s::NVLINK_BRIDGE_PAIRS;
-  if (nvlink_node) in->classes.nvlink = find_link_class(catalog, "nvlink", &error);
+  if (nvlink_node) in->classes.nvlink = find_nvlink_class(catalog, *in->gpu, &error);
+  in->nodes_per_domain = nvlink_domain_nodes(*spec.instance);
+  if (spec.nvlink_domain_nodes > 0) {
+    if (spec.nvlink_domain_nodes > in->nodes_per_domain) {
+      return spec.instance->name() + " has NVLink domains of " +
+             std::to_string(in->nodes_per_domain) + " node(s), fewer than the " +
+             std::to_string(spec.nvlink_domain_nodes) + " asked for";
+    }
+    in->nodes_per_domain = spec.nvlink_domain_nodes;
+  }
   const bool needs_pcie = spec.nodes > 1 || intra == s::PCIE_ONLY ||
                           (intra == s::NVLINK_BRIDGE_PAIRS && in->gpus_per_node > 2);
   if (needs_pcie) {
@@ -90,8 +112,10 @@ std::string check_inputs(const ClusterSpec& spec, const Catalog& catalog, Inputs
 
 Picoseconds us(double microseconds) { return Picoseconds::from_microseconds(microseconds); }
 
-// GPUs, NVLink and PCIe of one node; returns the node's NIC vertices.
-std::vector<int32_t> build_node(Topology* t, const Inputs& in, int node, bool multi_node) {
+// GPUs, NVLink and PCIe of one node; returns the node's NIC vertices. `nvswitch` is the NVSwitch
+// vertex of the node's NVLink domain, added by the domain's first node (-1 until then).
+std::vector<int32_t> build_node(Topology* t, const Inputs& in, int node, bool multi_node,
+                                int32_t* nvswitch) {
   const int g = in.gpus_per_node;
   const s::GpuInterconnect intra = in.instance->gpu_interconnect();
   const int32_t first_gpu = node * g;  // GPU vertices come first: vertex id == global GPU index
@@ -103,9 +127,11 @@ std::vector<int32_t> build_node(Topology* t, const Inputs& in, int node, bool mu
         t->add_link(first_gpu + i, first_gpu + i + 1, nvlink, {}, {}, LinkKind::kNvlink);
       }
     } else {
-      const int32_t nvswitch = t->add_vertex({VertexKind::kNvSwitch, node, 0});
+      if (node % in.nodes_per_domain == 0) {
+        *nvswitch = t->add_vertex({VertexKind::kNvSwitch, node, 0});
+      }
       for (int i = 0; i < g; ++i)
-        t->add_link(first_gpu + i, nvswitch, nvlink, {}, {}, LinkKind::kNvlink);
+        t->add_link(first_gpu + i, *nvswitch, nvlink, {}, {}, LinkKind::kNvlink);
     }
   }
   if (!in.classes.pcie) return {};
@@ -165,33 +191,58 @@ void build_fabric(Topology* t, const Inputs& in, const s::Fabric* fabric,
   }
 }
 
+// Step latency of a link class under `protocol`: Simple's when the class has one.
+Picoseconds class_step_latency(const s::LinkClass* link, Protocol protocol) {
+  if (link == nullptr) return {};
+  const bool simple = protocol == Protocol::kSimple && link->has_simple_step_latency_us();
+  return us(simple ? link->simple_step_latency_us() : link->step_latency_us());
+}
+
+// Step latencies, the tree's bandwidth share and NVLink SHARP from the link classes.
+void set_link_class_constants(Topology* t, const Inputs& in) {
+  for (Protocol p : {Protocol::kLowLatency, Protocol::kSimple}) {
+    t->set_step_latencies(
+        p, {class_step_latency(in.classes.nvlink, p), class_step_latency(in.classes.pcie, p),
+            class_step_latency(in.classes.network, p)});
+  }
+  if (in.classes.network && in.classes.network->has_tree_bandwidth_fraction()) {
+    t->set_tree_bandwidth_fraction(in.classes.network->tree_bandwidth_fraction());
+  }
+  // NVLink SHARP needs NVSwitches with in-switch reduction: the third generation (NVLink 4,
+  // Hopper) and later.
+  const s::LinkClass* nvlink = in.classes.nvlink;
+  if (nvlink && in.instance->gpu_interconnect() == s::NVSWITCH &&
+      in.gpu->nvlink().generation() >= 4 && nvlink->has_in_switch_reduction_efficiency_fraction()) {
+    t->set_nvls_capable(in.gpu->nvlink().per_direction_gb_per_s() * kBytesPerGigabyte *
+                            nvlink->in_switch_reduction_efficiency_fraction(),
+                        nvlink->has_in_switch_reduction_operand_gb_per_s()
+                            ? nvlink->in_switch_reduction_operand_gb_per_s() * kBytesPerGigabyte
+                            : 0);
+  }
+}
+
 }  // namespace
+
+int nvlink_domain_span_gpus(int nodes, int gpus_per_node, int domain_nodes) {
+  const int gpus = nodes * gpus_per_node;
+  return nodes <= domain_nodes ? gpus : std::gcd(domain_nodes * gpus_per_node, gpus);
+}
 
 TopologyOrError build_topology(const ClusterSpec& spec, const Catalog& catalog) {
   Inputs in{};
   std::string error = check_inputs(spec, catalog, &in);
   if (!error.empty()) return {nullptr, error};
-  auto t = std::make_unique<Topology>(spec.nodes, in.gpus_per_node);
+  auto t = std::make_unique<Topology>(spec.nodes, in.gpus_per_node, in.nodes_per_domain);
   for (int n = 0; n < spec.nodes; ++n) {
     for (int i = 0; i < in.gpus_per_node; ++i) t->add_vertex({VertexKind::kGpu, n, i});
   }
   std::vector<std::vector<int32_t>> nics_of_node;
+  int32_t nvswitch = -1;
   for (int n = 0; n < spec.nodes; ++n)
-    nics_of_node.push_back(build_node(t.get(), in, n, spec.nodes > 1));
+    nics_of_node.push_back(build_node(t.get(), in, n, spec.nodes > 1, &nvswitch));
   if (spec.nodes > 1) build_fabric(t.get(), in, spec.fabric, nics_of_node);
 
-  StepLatencies latencies;
-  if (in.classes.nvlink) latencies.nvlink = us(in.classes.nvlink->step_latency_us());
-  if (in.classes.pcie) latencies.pcie = us(in.classes.pcie->step_latency_us());
-  if (in.classes.network) latencies.network = us(in.classes.network->step_latency_us());
-  t->set_step_latencies(latencies);
-  // NVLink SHARP needs NVSwitch with in-switch reduction (third-generation NVSwitch, Hopper).
-  if (in.classes.nvlink && spec.instance->gpu_interconnect() == s::NVSWITCH &&
-      in.gpu->architecture() == "Hopper" &&
-      in.classes.nvlink->has_in_switch_reduction_efficiency_fraction()) {
-    t->set_nvls_capable(in.gpu->nvlink().per_direction_gb_per_s() * kBytesPerGigabyte *
-                        in.classes.nvlink->in_switch_reduction_efficiency_fraction());
-  }
+  set_link_class_constants(t.get(), in);
   return {std::move(t), ""};
 }
 

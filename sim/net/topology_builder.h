@@ -14,7 +14,8 @@ namespace clustersim {
 struct ClusterSpec {
   const schema::InstanceType* instance = nullptr;
   int nodes = 1;
-  int gpus_per_node = 0;                            // 0: all of the instance's GPUs
+  int gpus_per_node = 0;        // 0: all of the instance's GPUs
+  int nvlink_domain_nodes = 0;  // nodes of each NVLink domain used; 0: the instance's domain
   const schema::Fabric* fabric = nullptr;           // null: every NIC on one non-blocking switch
   std::optional<double> oversubscription_override;  // replaces the fabric's ratio
 };
@@ -27,12 +28,21 @@ struct TopologyOrError {
 // Requires: `catalog` loaded without errors and outlives nothing (the topology copies numbers).
 //
 // Inside a node: NVSWITCH (and, approximated as a switch with each GPU's total NVLink bandwidth,
-// NVLINK_HYBRID_CUBE_MESH) joins every GPU to one NVSwitch vertex; NVLINK_BRIDGE_PAIRS adds an
-// NVLink between GPUs 2k and 2k+1; every GPU also has its PCIe link. NVSwitch nodes have one PCIe
+// NVLINK_HYBRID_CUBE_MESH) joins every GPU to one NVSwitch vertex, shared by all the nodes of a
+// multi-node NVLink domain (instance.nvlink_domain_gpus: the trays of an NVL72 rack);
+// NVLINK_BRIDGE_PAIRS adds an NVLink between GPUs 2k and 2k+1; every GPU also has its PCIe link.
+// NVLink capacities use the link class of the GPU's NVLink generation ("nvlink5") when the
+// catalog has one, else "nvlink". NVSwitch nodes have one PCIe
 // switch per NIC group (GPU-to-NIC affinity: GPU i uses group i*K/g of K = min(NICs, GPUs));
 // other nodes have one host bridge for all GPUs and NICs.
 // Between nodes: SINGLE_SWITCH, CLOS (leaves of nodes_per_leaf nodes, uplinks = downlinks /
 // oversubscription to an aggregated spine) or RAIL_OPTIMIZED (NIC k of each node on rail leaf k).
 TopologyOrError build_topology(const ClusterSpec& spec, const Catalog& catalog);
+
+// What a tensor-parallel degree must divide for its groups (consecutive GPUs) to stay inside one
+// NVLink domain of a cluster of `nodes` nodes using `gpus_per_node` GPUs each, `domain_nodes`
+// nodes per domain: all GPUs when the cluster is one domain, else the greatest common divisor of
+// a domain's and the cluster's GPUs (the last domain may be partial).
+int nvlink_domain_span_gpus(int nodes, int gpus_per_node, int domain_nodes);
 
 }  // namespace clustersim

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "sim/net/topology_builder.h"
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/util/check.h"
 
@@ -208,7 +209,8 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(
   const int gpus = nodes * gpus_per_node(instance);
   const s::PipelineSchedule plain = base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B;
   std::vector<Layout> layouts;
-  for (int tp : divisors(gpus_per_node(instance))) {
+  const int domain_nodes = nvlink_domain_nodes_used(instance);
+  for (int tp : divisors(nvlink_domain_span_gpus(nodes, gpus_per_node(instance), domain_nodes))) {
     if (!tensor_parallel_problem(tp, &model).empty()) continue;
     for (int cp : auto_context_parallel(tp, gpus)) {
       for (int pp : divisors(gpus / (tp * cp))) {
@@ -227,6 +229,12 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(
     }
   }
   return layouts;
+}
+
+int ConfigurationSpace::nvlink_domain_nodes_used(const s::InstanceType& instance) const {
+  const s::Cluster& cluster = scenario_.scenario().cluster();
+  return cluster.has_nvlink_domain_nodes() ? cluster.nvlink_domain_nodes()
+                                           : nvlink_domain_nodes(instance);
 }
 
 int ConfigurationSpace::gpus_per_node(const s::InstanceType& instance) const {
@@ -248,7 +256,8 @@ Configuration ConfigurationSpace::at(int64_t index) const {
                   base_,
                   options.dataset_storage,
                   options.dataloader_workers_per_gpu,
-                  gpus_per_node(*group->instance)};
+                  gpus_per_node(*group->instance),
+                  nvlink_domain_nodes_used(*group->instance)};
   s::Parallelism& p = c.parallelism;
   p.set_tensor_parallel(layout.tensor_parallel);
   p.set_pipeline_parallel(layout.pipeline_parallel);

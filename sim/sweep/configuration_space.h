@@ -25,7 +25,8 @@ struct Configuration {
   // null and 0 when the job has no dataloader. Point into the scenario.
   const schema::StorageVolume* dataset_storage = nullptr;
   int dataloader_workers_per_gpu = 0;
-  int gpus_per_node = 0;  // the job's GPUs on each node: the cluster's gpus_per_node or all
+  int gpus_per_node = 0;        // the job's GPUs on each node: the cluster's gpus_per_node or all
+  int nvlink_domain_nodes = 1;  // nodes per NVLink domain used: the cluster's or the instance's
   int gpus() const { return nodes * gpus_per_node; }
 };
 
@@ -75,6 +76,8 @@ class ConfigurationSpace {
   void add_pipeline_layouts(Layout layout, std::vector<Layout>* out) const;
   // The job's GPUs on each node of `instance`.
   int gpus_per_node(const schema::InstanceType& instance) const;
+  // Nodes of each NVLink domain the job uses: the cluster's nvlink_domain_nodes or the instance's.
+  int nvlink_domain_nodes_used(const schema::InstanceType& instance) const;
 
   const LoadedScenario& scenario_;
   schema::Parallelism base_;

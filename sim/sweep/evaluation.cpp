@@ -35,9 +35,9 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
   if (!e.memory.fits()) return e;
   auto& topology = topologies_[{c.instance, c.nodes}];
   if (!topology) {
-    TopologyOrError built =
-        build_topology({c.instance, c.nodes, c.gpus_per_node, scenario_.fabric, std::nullopt},
-                       catalog_);
+    TopologyOrError built = build_topology({c.instance, c.nodes, c.gpus_per_node,
+                                            c.nvlink_domain_nodes, scenario_.fabric, std::nullopt},
+                                           catalog_);
     if (!built.topology) {
       e.error = c.instance->name() + ": " + built.error;
       return e;

@@ -31,11 +31,15 @@ void TopRows::offer(const ResultRow& row) {
 }
 
 ParetoFront::ParetoFront()
-    : time_(result_column("time_to_train_h")), cost_(result_column("cost")), index_(kIndex) {}
+    : ParetoFront(result_column("time_to_train_h"), result_column("cost"),
+                  result_column("status")) {}
+
+ParetoFront::ParetoFront(int x_column, int y_column, int status_column)
+    : time_(x_column), cost_(y_column), index_(kIndex), status_(status_column) {}
 
 void ParetoFront::offer(const ResultRow& row) {
   const double time = row_number(row, time_), cost = row_number(row, cost_);
-  if (!is_ranked(row) || std::isnan(time) || std::isnan(cost)) return;
+  if (row_text(row, status_) != kStatusOk || std::isnan(time) || std::isnan(cost)) return;
   const auto dominates = [&](const ResultRow& a, double t, double c) {
     const double at = row_number(a, time_), ac = row_number(a, cost_);
     return at <= t && ac <= c && (at < t || ac < c);

@@ -30,12 +30,15 @@ class TopRows {
 class ParetoFront {
  public:
   ParetoFront();
+  // The front of two other columns (both minimized) of rows whose `status` column is "ok" (a
+  // serving sizing's cost per million tokens against p99 latency). Column 0 is the index.
+  ParetoFront(int x_column, int y_column, int status_column);
   void offer(const ResultRow& row);
   // Fastest first (and so most expensive first).
   const std::vector<ResultRow>& rows() const { return rows_; }
 
  private:
-  int time_, cost_, index_;
+  int time_, cost_, index_, status_;
   std::vector<ResultRow> rows_;  // sorted by (time, cost, index)
 };
 

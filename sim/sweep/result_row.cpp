@@ -22,14 +22,21 @@ constexpr double kFigureTolerance = 1e-4;  // relative; regress default for time
 constexpr double kUtilizationTolerance = 1e-4;  // absolute, for MFU and HFU (fractions)
 
 ResultColumn identity(std::string key, std::string header, Kind kind) {
-  return {std::move(key), std::move(header), kind, 0, Drift::kExact, 0};
+  return identity_column(std::move(key), std::move(header), kind);
 }
 ResultColumn figure(std::string key, std::string header, int decimals) {
-  return {std::move(key), std::move(header), Kind::kReal,
-          decimals,       Drift::kRelative,  kFigureTolerance};
+  return figure_column(std::move(key), std::move(header), decimals);
 }
 
 }  // namespace
+
+ResultColumn identity_column(std::string key, std::string header, Kind kind) {
+  return {std::move(key), std::move(header), kind, 0, Drift::kExact, 0};
+}
+ResultColumn figure_column(std::string key, std::string header, int decimals) {
+  return {std::move(key), std::move(header), Kind::kReal,
+          decimals,       Drift::kRelative,  kFigureTolerance};
+}
 
 const std::vector<ResultColumn>& result_columns() {
   static const std::vector<ResultColumn> columns = {
@@ -81,8 +88,7 @@ const std::vector<ResultColumn>& result_columns() {
   return columns;
 }
 
-int result_column(std::string_view key) {
-  const auto& columns = result_columns();
+int column_index(const std::vector<ResultColumn>& columns, std::string_view key) {
   for (size_t i = 0; i < columns.size(); ++i) {
     if (columns[i].key == key) return static_cast<int>(i);
   }
@@ -202,14 +208,15 @@ const std::string& row_text(const ResultRow& row, int column) {
   return text ? *text : empty;
 }
 
-Table result_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows) {
+Table column_table(const std::vector<ResultColumn>& columns, const std::vector<std::string>& keys,
+                   const std::vector<ResultRow>& rows) {
   Table table;
   std::vector<int> indices;
   for (const std::string& key : keys) {
-    const int i = result_column(key);
+    const int i = column_index(columns, key);
     CLUSTERSIM_CHECK(i >= 0, "unknown result column");
     indices.push_back(i);
-    table.add_column(key, result_columns()[i].header, result_columns()[i].decimals);
+    table.add_column(key, columns[i].header, columns[i].decimals);
   }
   for (const ResultRow& row : rows) {
     std::vector<Table::Cell> cells;

@@ -29,10 +29,16 @@ struct ResultColumn {
   double tolerance;  // default for regress (kRelative: fraction; kAbsolute: in the column's unit)
 };
 
+// A column naming the configuration or its outcome, compared exactly by regress.
+ResultColumn identity_column(std::string key, std::string header, ResultColumn::Kind kind);
+// A real figure shown with `decimals`, compared by regress within a relative 1e-4.
+ResultColumn figure_column(std::string key, std::string header, int decimals);
+
 // Every column, in output order. Column 0 is the configuration index.
 const std::vector<ResultColumn>& result_columns();
-// Index of the column named `key`; -1 when there is none.
-int result_column(std::string_view key);
+// Index of the column named `key` in `columns` (result_columns() by default); -1 when none.
+int column_index(const std::vector<ResultColumn>& columns, std::string_view key);
+inline int result_column(std::string_view key) { return column_index(result_columns(), key); }
 
 // Row outcomes (the "status" column).
 inline constexpr const char* kStatusOk = "ok";
@@ -59,8 +65,14 @@ std::vector<ResultRow> make_result_rows(const Configuration& configuration,
 double row_number(const ResultRow& row, int column);
 const std::string& row_text(const ResultRow& row, int column);
 
-// A table with the given columns (by key), holding those cells of `rows`.
-Table result_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows);
+// A table with the given columns of `columns` (by key), holding those cells of `rows`.
+// Requires: every key names a column.
+Table column_table(const std::vector<ResultColumn>& columns, const std::vector<std::string>& keys,
+                   const std::vector<ResultRow>& rows);
+inline Table result_table(const std::vector<std::string>& keys,
+                          const std::vector<ResultRow>& rows) {
+  return column_table(result_columns(), keys, rows);
+}
 // Every column's key, in order (the header of a CSV/JSON of whole rows).
 std::vector<std::string> result_column_keys();
 // A row's configuration in words: "aws.p5.48xlarge x 16, TP 1 PP 1 DP 128 mbs 1, ON_DEMAND"

@@ -66,44 +66,41 @@ size_t cell_bytes(Kind kind) {
   return 0;
 }
 
-// Byte offset of each column in a packed row, and the row's size.
-struct Layout {
+// The columns of a results file and the byte offset of each in a packed row, and the row's size.
+struct RowFormat {
+  const std::vector<ResultColumn>& columns;
   std::vector<size_t> offsets;
   size_t row_bytes = 0;
-  Layout() {
-    for (const ResultColumn& column : result_columns()) {
+  explicit RowFormat(const std::vector<ResultColumn>& c) : columns(c) {
+    for (const ResultColumn& column : columns) {
       offsets.push_back(row_bytes);
       row_bytes += cell_bytes(column.kind);
     }
   }
 };
-const Layout& layout() {
-  static const Layout instance;
-  return instance;
-}
 
 // The compound type of a packed row (in memory and in the file).
-Id row_type() {
-  Id type(H5Tcreate(H5T_COMPOUND, layout().row_bytes), H5Tclose);
+Id row_type(const RowFormat& f) {
+  Id type(H5Tcreate(H5T_COMPOUND, f.row_bytes), H5Tclose);
   const Id text = text_type();
   const Id boolean = bool_type();
-  const auto& columns = result_columns();
+  const auto& columns = f.columns;
   for (size_t i = 0; i < columns.size(); ++i) {
     const hid_t member = columns[i].kind == Kind::kInteger ? H5T_NATIVE_INT64
                          : columns[i].kind == Kind::kReal  ? H5T_NATIVE_DOUBLE
                          : columns[i].kind == Kind::kBool  ? boolean.id
                                                            : text.id;
-    H5Tinsert(type, columns[i].key.c_str(), layout().offsets[i], member);
+    H5Tinsert(type, columns[i].key.c_str(), f.offsets[i], member);
   }
   return type;
 }
 
 // Packs `row` into `out`; text cells point into the row's strings, which must outlive `out`.
-void pack(const ResultRow& row, char* out) {
+void pack(const RowFormat& f, const ResultRow& row, char* out) {
   static const char kEmpty[] = "";
-  const auto& columns = result_columns();
+  const auto& columns = f.columns;
   for (size_t i = 0; i < columns.size(); ++i) {
-    char* at = out + layout().offsets[i];
+    char* at = out + f.offsets[i];
     const int column = static_cast<int>(i);
     switch (columns[i].kind) {
       case Kind::kInteger: {
@@ -131,11 +128,11 @@ void pack(const ResultRow& row, char* out) {
   }
 }
 
-ResultRow unpack(const char* in) {
-  const auto& columns = result_columns();
+ResultRow unpack(const RowFormat& f, const char* in) {
+  const auto& columns = f.columns;
   ResultRow row(columns.size());
   for (size_t i = 0; i < columns.size(); ++i) {
-    const char* at = in + layout().offsets[i];
+    const char* at = in + f.offsets[i];
     switch (columns[i].kind) {
       case Kind::kInteger: {
         int64_t value;
@@ -323,14 +320,16 @@ hsize_t stored_rows(hid_t dataset) {
 }
 
 // Whether the dataset's row type has exactly this version's columns.
-bool same_columns(hid_t dataset) {
+bool same_columns(const RowFormat& f, hid_t dataset) {
   const Id stored(H5Dget_type(dataset), H5Tclose);
-  return H5Tequal(stored, row_type()) > 0;
+  return H5Tequal(stored, row_type(f)) > 0;
 }
 
 }  // namespace
 
 struct ResultsWriter::Handles {
+  explicit Handles(const std::vector<ResultColumn>& columns) : format(columns) {}
+  RowFormat format;
   hid_t file = -1;
   hid_t dataset = -1;
   hid_t type = -1;
@@ -350,10 +349,11 @@ ResultsWriter::ResultsWriter(std::string path, std::unique_ptr<Handles> handles)
 
 ResultsWriter::~ResultsWriter() = default;
 
-std::unique_ptr<ResultsWriter> ResultsWriter::create(const std::string& path, std::string* error) {
+std::unique_ptr<ResultsWriter> ResultsWriter::create(const std::string& path, std::string* error,
+                                                     const std::vector<ResultColumn>& columns) {
   if (!check_output_path(path, error)) return nullptr;
   silence_hdf5();
-  auto handles = std::make_unique<Handles>();
+  auto handles = std::make_unique<Handles>(columns);
   handles->temporary = temporary_path(path);
   const Id creation(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
   H5Pset_obj_track_times(creation, false);
@@ -362,7 +362,7 @@ std::unique_ptr<ResultsWriter> ResultsWriter::create(const std::string& path, st
     *error = "cannot create " + handles->temporary + " (is its directory writable?)";
     return nullptr;
   }
-  handles->type = H5Tcopy(row_type());
+  handles->type = H5Tcopy(row_type(handles->format));
   const hsize_t initial = 0, unlimited = H5S_UNLIMITED;
   const Id space(H5Screate_simple(1, &initial, &unlimited), H5Sclose);
   const Id properties(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
@@ -381,10 +381,9 @@ std::unique_ptr<ResultsWriter> ResultsWriter::create(const std::string& path, st
 
 bool ResultsWriter::write_block(std::string* error) {
   if (block_.empty()) return true;
-  std::vector<char> packed(block_.size() * layout().row_bytes);
-  for (size_t i = 0; i < block_.size(); ++i) {
-    pack(block_[i], packed.data() + i * layout().row_bytes);
-  }
+  const RowFormat& f = handles_->format;
+  std::vector<char> packed(block_.size() * f.row_bytes);
+  for (size_t i = 0; i < block_.size(); ++i) pack(f, block_[i], packed.data() + i * f.row_bytes);
   const hsize_t start = static_cast<hsize_t>(rows_), count = block_.size(), total = start + count;
   bool ok = H5Dset_extent(handles_->dataset, &total) >= 0;
   const Id file_space(H5Dget_space(handles_->dataset), H5Sclose);
@@ -429,15 +428,17 @@ bool ResultsWriter::commit(const SweepSummary& summary, std::string* error) {
   return true;
 }
 
-bool read_results(const std::string& path, ResultsFile* out, std::string* error) {
+bool read_results(const std::string& path, ResultsFile* out, std::string* error,
+                  const std::vector<ResultColumn>& columns) {
   silence_hdf5();
+  const RowFormat f(columns);
   const Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (file < 0) {
     *error = path + ": cannot open as an HDF5 file";
     return false;
   }
   const Id dataset(H5Dopen2(file, kDataset, H5P_DEFAULT), H5Dclose);
-  if (dataset < 0 || !same_columns(dataset)) {
+  if (dataset < 0 || !same_columns(f, dataset)) {
     *error = path + ": not a results file of this version of clustersim (columns differ)";
     return false;
   }
@@ -452,8 +453,8 @@ bool read_results(const std::string& path, ResultsFile* out, std::string* error)
              std::to_string(out->summary.rows) + " (a damaged or hand-edited file)";
     return false;
   }
-  std::vector<char> packed(rows * layout().row_bytes);
-  const Id type = row_type();
+  std::vector<char> packed(rows * f.row_bytes);
+  const Id type = row_type(f);
   const Id space(H5Dget_space(dataset), H5Sclose);
   if (rows > 0 && H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()) < 0) {
     *error = path + ": cannot read its rows";
@@ -462,7 +463,7 @@ bool read_results(const std::string& path, ResultsFile* out, std::string* error)
   out->rows.clear();
   out->rows.reserve(rows);
   for (hsize_t i = 0; i < rows; ++i) {
-    out->rows.push_back(unpack(packed.data() + i * layout().row_bytes));
+    out->rows.push_back(unpack(f, packed.data() + i * f.row_bytes));
   }
   if (rows > 0) H5Dvlen_reclaim(type, space, H5P_DEFAULT, packed.data());
   return true;

@@ -1,5 +1,6 @@
 // The HDF5 file of a sweep's results: one compound dataset "results" with a row per result row
-// (every column of result_row.h, OOM rows included) and the sweep's summary as typed attributes
+// (every column of result_row.h, OOM rows included; or of another column list, e.g. a serving
+// sizing's, sim/serve/serving_rows.h) and the sweep's summary as typed attributes
 // of the root group (sweep_summary.h). Written under a temporary name and renamed into place
 // only when complete (output_file.h), so a crash never leaves a half file under the final name.
 //
@@ -23,9 +24,12 @@ namespace clustersim {
 
 class ResultsWriter {
  public:
-  // Starts the temporary file of `path` afresh. Returns null with `*error` set when it cannot be
-  // created (missing directory, `path` a directory, no permission).
-  static std::unique_ptr<ResultsWriter> create(const std::string& path, std::string* error);
+  // Starts the temporary file of `path` afresh, its rows of `columns` (a training sweep's, or
+  // another list such as a serving sizing's; it must outlive the writer). Returns null with
+  // `*error` set when it cannot be created (missing directory, `path` a directory, no permission).
+  static std::unique_ptr<ResultsWriter> create(
+      const std::string& path, std::string* error,
+      const std::vector<ResultColumn>& columns = result_columns());
   ~ResultsWriter();  // without a commit, removes the temporary file
   ResultsWriter(const ResultsWriter&) = delete;
   ResultsWriter& operator=(const ResultsWriter&) = delete;
@@ -55,7 +59,8 @@ struct ResultsFile {
 
 // Reads a results file. Fails (with `*error` naming the file) when it is not one, when its
 // columns or attributes differ from this version's (an older tool wrote it), or when its row
-// count disagrees with its `rows` attribute.
-bool read_results(const std::string& path, ResultsFile* file, std::string* error);
+// count disagrees with its `rows` attribute. `columns`: those the file must have.
+bool read_results(const std::string& path, ResultsFile* file, std::string* error,
+                  const std::vector<ResultColumn>& columns = result_columns());
 
 }  // namespace clustersim

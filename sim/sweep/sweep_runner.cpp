@@ -19,12 +19,7 @@ namespace clustersim {
 namespace {
 
 // The outcome of one candidate.
-struct Slot {
-  std::string problem;  // pruned with this reason, or a cluster error when `failed`
-  bool failed = false;
-  std::vector<ResultRow> rows;  // one per billing mode; none when pruned
-  bool simulated = false;
-};
+using Slot = EvaluationSlot;
 
 void evaluate_slot(const Configuration& c, const LoadedScenario& scenario, const CostModel& cost,
                    Evaluator* evaluator, Slot* slot) {
@@ -62,6 +57,25 @@ class ChunkSizer {
 };
 
 }  // namespace
+
+bool gather_slots(std::vector<EvaluationSlot>* slots, std::vector<ResultRow>* rows,
+                  SweepCounts* counts, std::string* error) {
+  for (EvaluationSlot& slot : *slots) {
+    if (slot.failed) {
+      *error = slot.problem;
+      return false;
+    }
+    if (!slot.problem.empty()) {
+      ++counts->pruned[slot.problem];
+      continue;
+    }
+    ++counts->configurations;
+    counts->simulated += slot.simulated;
+    counts->rows += static_cast<int64_t>(slot.rows.size());
+    for (ResultRow& row : slot.rows) rows->push_back(std::move(row));
+  }
+  return true;
+}
 
 int64_t shard_candidates(int64_t size, int shard, int shard_count, int64_t first_index) {
   // Indices i >= first with i % shard_count == shard.
@@ -110,20 +124,7 @@ SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario, co
     }
     sizer.finished(std::chrono::steady_clock::now() - start);
     std::vector<ResultRow> rows;
-    for (Slot& slot : slots) {
-      if (slot.failed) {
-        *error = slot.problem;
-        return counts;
-      }
-      if (!slot.problem.empty()) {
-        ++counts.pruned[slot.problem];
-        continue;
-      }
-      ++counts.configurations;
-      counts.simulated += slot.simulated;
-      for (ResultRow& row : slot.rows) rows.push_back(std::move(row));
-    }
-    counts.rows += static_cast<int64_t>(rows.size());
+    if (!gather_slots(&slots, &rows, &counts, error)) return counts;
     next += in_chunk * options.shard_count;
     if (!chunk_done(rows, std::min(next, space.size()), counts)) break;
   }

@@ -45,6 +45,20 @@ struct SweepCounts {
   bool interrupted = false;  // stopped by options.interruption before the end
 };
 
+// The outcome of evaluating one candidate of a chunk (training or serving).
+struct EvaluationSlot {
+  std::string problem;  // pruned with this reason, or a cluster error when `failed`
+  bool failed = false;
+  std::vector<ResultRow> rows;  // one per billing mode; none when pruned
+  bool simulated = false;
+};
+
+// Hands a chunk's slots on in order: their rows appended to `*rows`, pruned reasons, evaluated
+// and simulated candidates and rows counted into `*counts`. Returns false with `*error` set at the
+// first failed slot (the rows before it are kept).
+bool gather_slots(std::vector<EvaluationSlot>* slots, std::vector<ResultRow>* rows,
+                  SweepCounts* counts, std::string* error);
+
 // Called after each chunk with its rows (configuration order), the index of the first candidate
 // not yet handled, and the counts so far. Returning false stops the sweep.
 using ChunkDone = std::function<bool(std::vector<ResultRow>& rows, int64_t next_index,

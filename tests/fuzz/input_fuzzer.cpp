@@ -30,7 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kMaxFuzzGpus = 64;        // larger clusters are valid input but slow to simulate
+constexpr int kMaxFuzzGpus = 16;  // larger clusters are valid input but slow to simulate
 constexpr int64_t kMaxFuzzCandidates = 256;  // candidates looked at for one to evaluate
 constexpr int kMaxFuzzTrials = 4;
 

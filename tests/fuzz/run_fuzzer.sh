@@ -2,13 +2,20 @@
 # Runs the libFuzzer target over a corpus made from the shipped files: every scenario ('S'), each
 # catalog file on its own and the GPU, AWS instance and Llama model files together ('C'), every
 # price file ('P'). Deterministic: a fixed seed and a fixed number of inputs, one process.
-# Usage: run_fuzzer.sh FUZZER RUNS SEED [ARTIFACT_DIR]   (from the project root)
+# Usage: run_fuzzer.sh FUZZER RUNS SEED [ARTIFACT_DIR [CORPUS_DIR]]   (from the project root)
 # A crash leaves its input in ARTIFACT_DIR (default: a temporary folder, printed) as crash-*.
+# CORPUS_DIR (default: a temporary folder, removed) keeps the corpus, and what the run adds to
+# it, for a longer campaign to continue from.
 set -u
 fuzzer="$1" runs="$2" seed="$3"
-corpus=$(mktemp -d)
 artifacts="${4:-$(mktemp -d)}"
-trap 'rm -rf "$corpus"' EXIT
+if [ -n "${5:-}" ]; then
+  corpus="$5"
+  mkdir -p "$corpus"
+else
+  corpus=$(mktemp -d)
+  trap 'rm -rf "$corpus"' EXIT
+fi
 n=0
 add() {  # KIND FILE...
   local kind="$1"; shift

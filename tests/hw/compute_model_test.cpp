@@ -40,6 +40,27 @@ TEST_CASE("large square GEMMs come within 10% of the measured cuBLASLt rates") {
   CHECK(achieved_tflops(h200, 16384, 16384, 16384) == Approx(1366.3).epsilon(0.10));
 }
 
+TEST_CASE("Blackwell GEMMs reproduce the MAMF rates they were fitted on, at their shapes") {
+  // kernels.csv (ml-engineering MAMF, best-shape torch.matmul): each fitted to within rounding
+  // of max_fraction (3 digits) with the 6.4 us overhead (gpus.textproto).
+  struct Row {
+    const char* gpu;
+    s::Precision precision;
+    int64_t m, n, k;
+    double tflops;
+  };
+  for (const Row& r : {Row{"B200-SXM-180GB", s::BF16, 1792, 16128, 3072, 1745.0},
+                       Row{"B200-SXM-180GB", s::FP8, 15360, 4096, 3072, 3432.5},
+                       Row{"B300-SXM-268GB", s::BF16, 12288, 18432, 1024, 1769.0},
+                       Row{"B300-SXM-268GB", s::FP8, 3072, 6144, 7168, 3353.3},
+                       Row{"GB200-186GB", s::BF16, 4096, 9728, 2048, 1822.0},
+                       Row{"GB200-186GB", s::FP8, 19456, 5120, 1536, 3615.6}}) {
+    INFO(r.gpu << " " << s::Precision_Name(r.precision));
+    const auto m = model(r.gpu, r.precision);
+    CHECK(achieved_tflops(m, r.m, r.n, r.k) == Approx(r.tflops).epsilon(0.002));
+  }
+}
+
 TEST_CASE("small GEMMs pay the fixed overhead: efficiency grows with size") {
   const auto a100 = model("A100-SXM4-80GB", s::BF16);
   double previous = 0;
@@ -146,7 +167,8 @@ TEST_CASE("GPUs without fitted efficiencies use the runtime defaults and say so"
   CHECK(l4.matmul(16384, 16384, 16384).seconds() == Approx(expected));
   // In a training step, the runtime's default sustained fraction as well.
   const Catalog& c = testing::shipped_catalog();
-  const double sustained = c.runtimes().find("default")->value->default_sustained_compute_fraction();
+  const double sustained =
+      c.runtimes().find("default")->value->default_sustained_compute_fraction();
   const auto l4_in_step = model("L4-PCIE-24GB", s::BF16, KernelSetting::kTrainingStep);
   CHECK(l4_in_step.matmul(16384, 16384, 16384).seconds() ==
         Approx(2.0 * 16384 * 16384 * 16384 / (121e12 * 0.744 * sustained) + 7.9e-6));

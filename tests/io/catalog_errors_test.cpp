@@ -44,10 +44,45 @@ TEST_CASE("a sustained compute fraction above 1 is an error at its field") {
         "c.textproto:9:3: gpu[0].sustained_compute_fraction: must be in [0.01, 1], got 1.3\n");
 }
 
-TEST_CASE("zero GPUs in an instance is an error at gpu_count") {
+// gpu_count 0 is a CPU-only instance type: naming a GPU or an interconnect for it is an error.
+TEST_CASE("zero GPUs with a GPU named is an error at the GPU fields") {
   CHECK(load_errors(gpu_entry() +
                     instance_entry(test_instance_fields("onprem.x", "TestGPU-80GB", "0"))) ==
-        "c.textproto:15:3: instance[0].gpu_count: must be >= 1, got 0\n");
+        "c.textproto:14:3: instance[0].gpu: applies to instances with GPUs (gpu_count is 0)\n"
+        "c.textproto:16:3: instance[0].gpu_interconnect: applies to instances with GPUs "
+        "(gpu_count is 0)\n");
+}
+
+TEST_CASE("a CPU-only instance type loads without GPU fields") {
+  CHECK(load_errors(instance_entry("  name: \"onprem.cpu\"\n  provider: ONPREM\n  gpu_count: 0\n"
+                                   "  vcpus: 32\n  host_memory_gib: 256\n"
+                                   "  network { kind: TCP_ETHERNET }")) == "");
+}
+
+TEST_CASE("an instance without gpu_count needs a GPU") {
+  CHECK(load_errors(instance_entry("  name: \"onprem.cpu\"\n  provider: ONPREM\n"
+                                   "  gpu_interconnect: PCIE_ONLY\n  vcpus: 32\n"
+                                   "  host_memory_gib: 256\n  network { kind: TCP_ETHERNET }")) ==
+        "c.textproto:1:1: instance[0].gpu: is required\n"
+        "c.textproto:1:1: instance[0].gpu_count: is required\n");
+}
+
+TEST_CASE("an NVLink domain must be whole nodes of NVSwitch-joined GPUs") {
+  CHECK(load_errors(gpu_entry() +
+                    instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 12")) ==
+        "c.textproto:21:3: instance[0].nvlink_domain_gpus: 12 GPUs do not divide into nodes of 8 "
+        "(gpu_count)\n");
+  std::string pcie = test_instance_fields() + "\n  nvlink_domain_gpus: 16";
+  pcie.replace(pcie.find("NVSWITCH"), 8, "PCIE_ONLY");
+  CHECK(load_errors(gpu_entry() + instance_entry(pcie)) ==
+        "c.textproto:21:3: instance[0].nvlink_domain_gpus: needs gpu_interconnect NVSWITCH, not "
+        "PCIE_ONLY\n");
+  CHECK(load_errors(gpu_entry() +
+                    instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 20")) ==
+        "c.textproto:21:3: instance[0].nvlink_domain_gpus: 20 GPUs do not divide into nodes of 8 "
+        "(gpu_count)\n");
+  CHECK(load_errors(gpu_entry() +
+                    instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 64")) == "");
 }
 
 TEST_CASE("an unknown GPU reference suggests the closest name") {

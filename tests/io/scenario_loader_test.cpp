@@ -64,6 +64,21 @@ TEST_CASE("gpus_per_node must be at least 1 and at most the instance's GPUs") {
         "s.textproto:10:41: cluster.gpus_per_node: must be >= 1, got 0\n");
 }
 
+TEST_CASE("nvlink_domain_nodes needs an instance whose NVLink domain spans that many nodes") {
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"aws.p5.48xlarge\" nodes: 2 nvlink_domain_nodes: 2")) ==
+        "s.textproto:10:40: cluster.nvlink_domain_nodes: 2 is more than the 1 node(s) of an NVLink "
+        "domain of \"aws.p5.48xlarge\" (it has no nvlink_domain_gpus)\n");
+  CHECK(
+      load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                           "instance: \"onprem.gb200-nvl72\" nodes: 2 nvlink_domain_nodes: 19")) ==
+      "s.textproto:10:43: cluster.nvlink_domain_nodes: 19 is more than the 18 node(s) of an "
+      "NVLink domain of \"onprem.gb200-nvl72\"\n");
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"onprem.gb200-nvl72\" nodes: 32 nvlink_domain_nodes: 16"))
+            .empty());
+}
+
 TEST_CASE("a typo in an instance name names file, line, field and the closest instance") {
   CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                              "instance: \"aws.p5.48xlrge\" nodes: 1")) ==

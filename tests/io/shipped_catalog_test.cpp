@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "sim/io/catalog.h"
+#include "sim/serve/serving_scenario.h"
 #include "sim/io/schema/cost.pb.h"
 #include "sim/io/schema/scenario.pb.h"
 
@@ -20,19 +21,22 @@ using testing::source_path;
 
 TEST_CASE("the shipped catalog loads without errors or warnings and has every required entry") {
   const Catalog& c = shipped_catalog();
-  for (const char* gpu : {"V100-SXM2-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "A800-SXM4-80GB",
-                          "H100-SXM5-80GB", "H100-PCIE-80GB", "H800-SXM5-80GB", "H20-SXM-96GB",
-                          "H200-SXM-141GB", "A10-PCIE-24GB", "A10G-24GB", "L4-PCIE-24GB",
-                          "L20-PCIE-48GB", "L40S-PCIE-48GB", "T4-PCIE-16GB", "RTX4090-24GB"}) {
+  for (const char* gpu :
+       {"V100-SXM2-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "A800-SXM4-80GB", "H100-SXM5-80GB",
+        "H100-PCIE-80GB", "H800-SXM5-80GB", "H20-SXM-96GB",   "H200-SXM-141GB", "A10-PCIE-24GB",
+        "A10G-24GB",      "L4-PCIE-24GB",   "L20-PCIE-48GB",  "L40S-PCIE-48GB", "T4-PCIE-16GB",
+        "RTX4090-24GB",   "B200-SXM-180GB", "B300-SXM-268GB", "GB200-186GB",    "GB300-268GB"}) {
     INFO(gpu);
     CHECK(c.gpus().find(gpu) != nullptr);
   }
   for (const char* family :
-       {"aws.g4dn.",        "aws.g5.",         "aws.g6.",          "aws.g6e.",
-        "aws.p3.",          "aws.p4d.",        "aws.p4de.",        "aws.p5.",
-        "aws.p5e.",         "aws.p5en.",       "aliyun.ecs.gn6i-", "aliyun.ecs.gn6e-",
-        "aliyun.ecs.gn6v-", "aliyun.ecs.gn7-", "aliyun.ecs.gn7i-", "aliyun.ecs.gn7e-",
-        "aliyun.ecs.gn8is", "aliyun.ecs.gn8v", "aliyun.ecs.ebmgn", "tencent."}) {
+       {"aws.g4dn.",        "aws.g5.",          "aws.g6.",          "aws.g6e.",
+        "aws.p3.",          "aws.p4d.",         "aws.p4de.",        "aws.p5.",
+        "aws.p5e.",         "aws.p5en.",        "aws.p6-b200.",     "aws.p6-b300.",
+        "aws.p6e-gb200.",   "onprem.dgx-b",     "onprem.gb200-",    "onprem.gb300-",
+        "aliyun.ecs.gn6i-", "aliyun.ecs.gn6e-", "aliyun.ecs.gn6v-", "aliyun.ecs.gn7-",
+        "aliyun.ecs.gn7i-", "aliyun.ecs.gn7e-", "aliyun.ecs.gn8is", "aliyun.ecs.gn8v",
+        "aliyun.ecs.ebmgn", "tencent."}) {
     INFO(family);
     const auto& all = c.instances().all();
     auto it = all.lower_bound(family);
@@ -67,6 +71,48 @@ TEST_CASE("aws.p5.48xlarge matches the reference data: 8 H100, 3200 Gbit/s EFA, 
     CHECK(price.region() == "us-east-1");
   }
   CHECK(found_on_demand);
+}
+
+TEST_CASE("aws.p6-b200.48xlarge matches the EC2 API: 8 B200, 8 EFA of 400 Gbit/s, 113.93 USD/h") {
+  const s::InstanceType& p6 = *shipped_catalog().instances().find("aws.p6-b200.48xlarge")->value;
+  CHECK(p6.gpu() == "B200-SXM-180GB");
+  CHECK(p6.gpu_count() == 8);
+  CHECK(p6.gpu_memory_gib() == Approx(183359.0 / 1024));
+  CHECK(p6.network().total_gbit_per_s() == 3200);
+  CHECK(p6.network().nic_count() == 8);
+  REQUIRE(p6.price_size() == 1);
+  CHECK(p6.price(0).per_hour() == Approx(113.9328));
+}
+
+TEST_CASE("the NVL72 trays are 4 GPUs of one 72-GPU NVLink domain, a NIC per GPU") {
+  for (const char* name : {"onprem.gb200-nvl72", "onprem.gb300-nvl72", "aws.p6e-gb200.36xlarge"}) {
+    INFO(name);
+    const s::InstanceType& tray = *shipped_catalog().instances().find(name)->value;
+    CHECK(tray.gpu_count() == 4);
+    CHECK(tray.nvlink_domain_gpus() == 72);
+    CHECK(tray.network().nic_count() == 4);
+  }
+}
+
+TEST_CASE("the Blackwell entries carry accelerators_2025.csv's dense peaks and are unverified") {
+  const auto& gpus = shipped_catalog().gpus();
+  struct Row {
+    const char* name;
+    double bf16, fp8, fp4;
+  };
+  for (const Row& r :
+       {Row{"B200-SXM-180GB", 2250, 4500, 9000}, Row{"B300-SXM-268GB", 2250, 4500, 12600},
+        Row{"GB200-186GB", 2500, 5000, 10000}, Row{"GB300-268GB", 2500, 5000, 15000}}) {
+    INFO(r.name);
+    const s::Gpu& g = *gpus.find(r.name)->value;
+    CHECK(g.peak_tflops().bf16() == r.bf16);
+    CHECK(g.peak_tflops().fp8() == r.fp8);
+    CHECK(g.peak_tflops().fp4() == r.fp4);
+    CHECK(g.memory_bandwidth_gb_per_s() == 8000);
+    CHECK(g.nvlink().generation() == 5);
+    CHECK(g.nvlink().per_direction_gb_per_s() == 900);
+    CHECK(g.source().confidence() == s::UNVERIFIED);
+  }
 }
 
 TEST_CASE("the H100 SXM entry carries the dense peaks of the reference data") {
@@ -112,6 +158,8 @@ TEST_CASE("every shipped file survives a parse-print-parse round trip") {
       INFO(entry.path());
       if (entry.path().parent_path().filename() == "prices") {
         check_round_trip<s::PriceFile>(entry.path());  // scenarios/prices: --prices files
+      } else if (std::string(dir) == "scenarios" && is_serving_scenario_file(entry.path())) {
+        check_round_trip<s::ServingScenario>(entry.path());
       } else if (std::string(dir) == "scenarios") {
         check_round_trip<s::Scenario>(entry.path());
       } else {

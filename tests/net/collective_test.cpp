@@ -22,28 +22,91 @@ double seconds(const Topology& t, CollectiveOp op, CollectiveAlgorithm algorithm
   return collective_time(t, {op, gpus, bytes, algorithm}).seconds();
 }
 
-// p5.48xlarge: 8 H100 on NVSwitch. NVLink 450 GB/s per direction x 0.80 (links.textproto) and a
-// step latency of 0.98 us; NVLink hops add no hardware latency.
+// p5.48xlarge: 8 H100 on NVSwitch. NVLink 450 GB/s per direction x 0.80 (links.textproto), step
+// latencies 0.98 us (low-latency protocol) and 3.75 us (Simple); NVLink hops add no hardware
+// latency.
 constexpr double kB = 450e9 * 0.80;
 constexpr double kStep = 0.98e-6;
+constexpr double kSimpleStep = 3.75e-6;
 
 TEST_CASE("ring collectives on an idle NVSwitch node follow their closed forms") {
   auto t = shipped_cluster("aws.p5.48xlarge", 1);
   const double n = 8, s = 1 * kGiB;
-  // all-reduce: 2(n-1)/n S / B + 2(n-1) steps
+  // A large buffer runs Simple. all-reduce: 2(n-1)/n S / B + 2(n-1) steps
   CHECK(seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, s) ==
-        Approx(2 * (n - 1) / n * s / kB + 2 * (n - 1) * kStep).epsilon(0.01));
+        Approx(2 * (n - 1) / n * s / kB + 2 * (n - 1) * kSimpleStep).epsilon(1e-6));
   // reduce-scatter and all-gather: (n-1)/n S / B + (n-1) steps
   for (CollectiveOp op : {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
     CHECK(seconds(*t, op, CollectiveAlgorithm::kRing, s) ==
-          Approx((n - 1) / n * s / kB + (n - 1) * kStep).epsilon(0.01));
+          Approx((n - 1) / n * s / kB + (n - 1) * kSimpleStep).epsilon(1e-6));
   }
   // broadcast: a pipelined chain, S / B + (n-1) steps
   CHECK(seconds(*t, CollectiveOp::kBroadcast, CollectiveAlgorithm::kRing, s) ==
-        Approx(s / kB + (n - 1) * kStep).epsilon(0.01));
+        Approx(s / kB + (n - 1) * kSimpleStep).epsilon(1e-6));
   // send/recv: S / B + one step
   CHECK(seconds(*t, CollectiveOp::kSendRecv, CollectiveAlgorithm::kDirect, s, {0, 5}) ==
         Approx(s / kB + kStep).epsilon(0.01));
+}
+
+TEST_CASE("a small all-reduce runs the low-latency protocol: short steps, twice the wire bytes") {
+  // NCCL's tuner: LL while latency + 2 x bytes / B beats Simple's latency + bytes / B.
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  const double n = 8;
+  for (double s : {8.0, 256.0 * 1024}) {
+    INFO(s << " bytes");
+    const double low = 2 * (n - 1) * kStep + 2 * (2 * (n - 1) / n * s) / kB;
+    const double simple = 2 * (n - 1) * kSimpleStep + 2 * (n - 1) / n * s / kB;
+    REQUIRE(low < simple);
+    CHECK(seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, s) ==
+          Approx(low).epsilon(1e-6));
+  }
+  // The crossover, where LL's extra wire time equals the latencies' difference:
+  // 2(n-1)/n S / B = 2(n-1) (3.75 - 0.98) us, S = n B 2.77 us = 7.98 MB; above it, Simple.
+  const double crossover = n * kB * (kSimpleStep - kStep);
+  CHECK(seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 1.1 * crossover) ==
+        Approx(2 * (n - 1) * kSimpleStep + 2 * (n - 1) / n * 1.1 * crossover / kB).epsilon(1e-6));
+}
+
+TEST_CASE("a ring across nodes pays NVLink steps inside nodes and network steps between them") {
+  // 4 x p6-b200 (8 EFA each, one switch, no hardware latency): each channel's ring of 32 GPUs has
+  // 28 NVLink hops and 4 EFA hops (40.9 us); a small all-reduce runs LL:
+  //   latency = 2(n-1)/n x (28 x 0.98 + 4 x 40.9) us = 1.9375 x 191.04 = 370.1 us,
+  // not 62 steps at the slowest hop (2536 us).
+  auto t = shipped_cluster("aws.p6-b200.48xlarge", 4);
+  CHECK(seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 8) ==
+        Approx(1.9375 * (28 * 0.98 + 4 * 40.9) * 1e-6).epsilon(1e-3));
+}
+
+TEST_CASE("a tree runs at the network's tree bandwidth fraction, auto picks among NCCL's") {
+  // 4 x p6-b200, 16 GiB: the tree's links would allow 493 GB/s busbw; NCCL's correction (0.782)
+  // brings it to 385.6, next to the ring's 380 (the measured default: 381.8).
+  auto t = shipped_cluster("aws.p6-b200.48xlarge", 4);
+  const double s = 16 * kGiB, factor = bus_bandwidth_factor(CollectiveOp::kAllReduce, 32);
+  const double tree = s / seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kTree, s);
+  CHECK(tree * factor / 1e9 == Approx(385.6).epsilon(0.005));
+  // Hierarchical is not an NCCL algorithm: auto never picks it, whatever the size.
+  for (double bytes : {1e3, 1e6, 1e9, s}) {
+    CHECK(choose_algorithm({CollectiveOp::kAllReduce, all_gpus(*t), bytes}, *t) !=
+          CollectiveAlgorithm::kHierarchical);
+  }
+}
+
+TEST_CASE("at scale NCCL's choice moves from ring to tree and the all-reduce slows down") {
+  // A data-parallel group of one GPU per DGX H100 (tensor parallel 8), 128 MiB of gradients, on
+  // rails: 16 nodes run the ring (its latency, 2 x 15 Simple InfiniBand steps, is small); 128
+  // nodes the tree (a ring's 254 network steps cost more than the tree's lower bandwidth), which
+  // takes longer than the ring did: weak scaling is not flat for network reasons.
+  const double s = 128 * 1024 * 1024;
+  double time[2];
+  int i = 0;
+  for (int nodes : {16, 128}) {
+    auto t = shipped_cluster("onprem.dgx-h100", nodes, 1, "ib-rail-optimized");
+    const Collective c{CollectiveOp::kAllReduce, all_gpus(*t), s};
+    CHECK(choose_algorithm(c, *t) ==
+          (nodes == 16 ? CollectiveAlgorithm::kRing : CollectiveAlgorithm::kTree));
+    time[i++] = collective_time(*t, c).seconds();
+  }
+  CHECK(time[1] > 1.2 * time[0]);
 }
 
 TEST_CASE("the ring's bus bandwidth does not depend on the number of GPUs") {
@@ -58,10 +121,13 @@ TEST_CASE("the ring's bus bandwidth does not depend on the number of GPUs") {
 }
 
 TEST_CASE("NVLS all-reduce moves S(1 + 1/n) per GPU link at the in-switch efficiency") {
+  // Plus (n - 1) S / R for the operands (R = 147600 GB/s) and 2(n-1) Simple steps.
   auto t = shipped_cluster("aws.p5.48xlarge", 1);
   const double n = 8, s = 1 * kGiB;
-  CHECK(seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kNvls, s) ==
-        Approx(s * (1 + 1 / n) / (450e9 * 0.686) + 2 * (n - 1) * kStep).epsilon(0.01));
+  CHECK(
+      seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kNvls, s) ==
+      Approx(s * (1 + 1 / n) / (450e9 * 0.695) + (n - 1) * s / 147600e9 + 2 * (n - 1) * kSimpleStep)
+          .epsilon(1e-6));
 }
 
 TEST_CASE("bytes sent equal bytes received, for every collective and algorithm") {
@@ -162,31 +228,32 @@ TEST_CASE("requests that cannot run are rejected with the reason") {
   CHECK(collective_problem({CollectiveOp::kAllReduce, {0, 8}, 1e6}, *nvlink) ==
         "GPU 8 is not in the cluster (0..7)");
   const std::string no_nvls =
-      "nvls needs NVLink SHARP: Hopper GPUs on an NVSwitch, which this instance lacks";
+      "nvls needs NVLink SHARP: NVLink 4 or later GPUs on NVSwitches, which this "
+      "instance lacks";
   CHECK(collective_problem({CollectiveOp::kAllReduce, all, 1e6, CollectiveAlgorithm::kNvls},
                            *pcie) == no_nvls);
   CHECK(collective_problem({CollectiveOp::kAllReduce, all, 1e6, CollectiveAlgorithm::kNvls},
                            *a100) == no_nvls);
   CHECK(collective_problem({CollectiveOp::kAllReduce, all, 1e6, CollectiveAlgorithm::kTree},
-                           *nvlink) == "tree needs GPUs on two or more nodes");
+                           *nvlink) == "tree needs GPUs in two or more NVLink domains (nodes)");
   CHECK(collective_problem({CollectiveOp::kAllGather, all, 1e6, CollectiveAlgorithm::kDirect},
                            *nvlink) == "direct applies to all_to_all and send_recv");
 }
 
 TEST_CASE("a group's GPUs by node keep the given order, nodes in order of first appearance") {
   auto t = shipped_cluster("aws.p5.48xlarge", 3);  // GPUs 0-7, 8-15, 16-23
-  CHECK(gpus_by_node({17, 3, 9, 1, 16}, *t) ==
+  CHECK(gpus_by_domain({17, 3, 9, 1, 16}, *t) ==
         std::vector<std::vector<int>>{{17, 16}, {3, 1}, {9}});
-  CHECK(gpus_by_node({5}, *t) == std::vector<std::vector<int>>{{5}});
+  CHECK(gpus_by_domain({5}, *t) == std::vector<std::vector<int>>{{5}});
   // The checks that look at nodes.
   CHECK(collective_problem({CollectiveOp::kAllReduce, {0, 8}, 1e6, CollectiveAlgorithm::kNvls},
-                           *t) == "nvls works within one node");
+                           *t) == "nvls works within one NVLink domain");
   CHECK(collective_problem(
             {CollectiveOp::kAllReduce, {0, 1, 8}, 1e6, CollectiveAlgorithm::kHierarchical}, *t) ==
-        "hierarchical needs as many GPUs on every node");
+        "hierarchical needs as many GPUs in every NVLink domain");
   CHECK(collective_problem(
             {CollectiveOp::kAllReduce, {0, 8}, 1e6, CollectiveAlgorithm::kHierarchical}, *t) ==
-        "hierarchical needs two or more GPUs per node");
+        "hierarchical needs two or more GPUs per NVLink domain");
   CHECK(collective_problem(
             {CollectiveOp::kAllReduce, {0, 1, 8, 9}, 1e6, CollectiveAlgorithm::kHierarchical}, *t)
             .empty());

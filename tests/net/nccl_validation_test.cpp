@@ -1,7 +1,9 @@
-// The network model against measured NCCL bus bandwidths (reference data validation/nccl.csv).
-// Only four numbers were fitted (links.textproto): NVLink ring efficiency on 8x A100 and 8x H200
-// at 16 GiB, NVLS efficiency on 8x H200 at 16 GiB, EFA efficiency on 4 x 8 B200 at 16 GiB. Every
-// other row here is a check. Tolerance: 10% (the issue's bar); the comment gives today's error.
+// The network model against measured NCCL bus bandwidths (reference data validation/nccl.csv and
+// nccl_2025.csv). The fitted numbers (links.textproto): NVLink ring efficiency on 8x A100 and 8x
+// H200 at 16 GiB, NVLS efficiency on 8x H200 at 16 GiB, NVLink's Simple step latency on 8x H100
+// at 8 MiB, NVLink 5 ring and NVLS on 8x B200 at 8 GiB and NVLS on the GB200 NVL72, EFA efficiency
+// on 4 x 8 B200 at 16 GiB and the EFA step latency at 1-16 MiB. Every other row here is a check.
+// Tolerance: 10% (the issue's bar); the comment gives today's error.
 #include <catch2/catch.hpp>
 
 #include "sim/net/collective.h"
@@ -67,6 +69,22 @@ TEST_CASE("H200 NVLS and ring by GPU count at 8 GiB (not fitted)") {
   }
 }
 
+TEST_CASE("8x H100 by size, NCCL's default (dgxc-benchmarking sweep, nccl.csv)") {
+  // Fitted: the Simple step latency at 8 MiB (links.textproto). Checks at 128 MiB and above; at 2
+  // and 32 MiB the model is 19% and 12% fast in time (busbw 107.6 and 336.0 against 86.9 and
+  // 294.7): NCCL's channels by size are not modelled.
+  auto t = shipped_cluster("onprem.dgx-h100", 1);
+  const double mib = 1048576;
+  const double sizes[] = {8 * mib, 128 * mib, 512 * mib, 2 * kGiB, 8 * kGiB, 16 * kGiB};
+  const double measured[] = {176.77, 400.53, 436.79, 473.37, 480.16, 479.90};
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    INFO(sizes[i] << " bytes");
+    check_within_10_percent(
+        busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kAuto, sizes[i]),
+        measured[i]);
+  }
+}
+
 TEST_CASE("8x H100: ~370 GB/s ring and ~480 GB/s NVLS (NCCL maintainer, nccl.csv)") {
   auto t = shipped_cluster("aws.p5.48xlarge", 1);
   check_within_10_percent(
@@ -80,6 +98,95 @@ TEST_CASE("4 x 8 H200 over EFA, ring all-reduce at 4 GiB: 364.87 GB/s (ml-engine
   auto t = shipped_cluster("aws.p5en.48xlarge", 4);
   check_within_10_percent(
       busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 4 * kGiB), 364.87);
+}
+
+TEST_CASE("8x B200 (p6-b200) at 8 GiB: ring 682.2, NVLS 838.0, by GPU count (nccl_2025.csv)") {
+  // Fitted: ring and NVLS at 8 GPUs (nvlink5 link class). Checks, measured (NCCL_NVLS_ENABLE=0
+  // for the ring): ring 673.8, 677.8, 677.8, 680.5 for 4..7 GPUs (model 682.2, +0.3% to +1.3%);
+  // NVLS 778.2 and 811.2 for 6 and 7 GPUs (model 775.1, 810.9). NCCL's default at 4 and 5 GPUs
+  // was the ring (673.2, 677.8): the model picks the ring at 4 (NVLS 655.6) and NVLS at 5 (725.9,
+  // +7.1% against the default's measurement).
+  const double ring[] = {673.8, 677.8, 677.8, 680.5, 682.2};
+  const double nvls[] = {778.2, 811.2, 838.0};
+  const double chosen[] = {673.2, 677.8};
+  for (int n = 4; n <= 8; ++n) {
+    INFO(n << " GPUs");
+    auto t = shipped_cluster("aws.p6-b200.48xlarge", 1, n);
+    check_within_10_percent(
+        busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 8 * kGiB),
+        ring[n - 4]);
+    if (n >= 6) {
+      check_within_10_percent(
+          busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kNvls, 8 * kGiB),
+          nvls[n - 6]);
+    } else {
+      check_within_10_percent(
+          busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kAuto, 8 * kGiB),
+          chosen[n - 4]);
+    }
+  }
+}
+
+// nccl_2025.csv, ml-engineering all_reduce_bench.py on AWS P6-B200 (NCCL 2.27.7, NCCL's default
+// algorithm with AWS's tuner plugin): bus bandwidth by size on 1 node (8 GPUs) and 4 nodes (32
+// GPUs, 8 x EFA v4 each).
+struct SweepRow {
+  double bytes;
+  double busbw_gb_per_s;
+};
+
+void check_sweep(const Topology& t, CollectiveAlgorithm algorithm,
+                 const std::vector<SweepRow>& rows) {
+  for (const SweepRow& row : rows) {
+    INFO(row.bytes << " bytes");
+    check_within_10_percent(busbw_gb_per_s(t, CollectiveOp::kAllReduce, algorithm, row.bytes),
+                            row.busbw_gb_per_s);
+  }
+}
+
+constexpr double kMiB = 1048576;
+
+TEST_CASE("P6-B200, 1 node: all-reduce at 8 and 16 GiB, 839.07 and 845.67 GB/s (nccl_2025.csv)") {
+  // Model: NVLS 834.9 and 836.1 (-0.5%, -1.1%). From 256 MiB to 4 GiB the benchmark measured
+  // 646-741 GB/s, between the model's ring (634-679) and NVLS (766-832): NCCL's choice of
+  // channels by size there is not modelled. Below 64 MiB the benchmark's per-call Python overhead
+  // (48 us at 32 KiB) dominates.
+  auto t = shipped_cluster("aws.p6-b200.48xlarge", 1);
+  check_sweep(*t, CollectiveAlgorithm::kAuto, {{8 * kGiB, 839.07}, {16 * kGiB, 845.67}});
+}
+
+TEST_CASE("P6-B200, 4 nodes over EFA: ring all-reduce 1-16 MiB and 1-16 GiB (nccl_2025.csv)") {
+  // Fitted: EFA efficiency at 16 GiB and the EFA step latency at 1-16 MiB with the ring
+  // (links.textproto); the model's ring: 5.34, 19.69, 60.16, 348.7, 373.1, 379.7 (-0.6% to
+  // -6.6%). From 32 to 512 MiB the measured curve climbs more slowly than latency plus bandwidth
+  // (NCCL's channels by size); those rows are not compared. AWS's tuner plugin ran the ring there
+  // (its p5en footnote: "Ring (default, AWS ofi tuner)"); the model's own choice below 1 GiB is
+  // the tree, whose two EFA steps per level make it up to twice as fast as that measurement at
+  // small sizes. From 1 GiB the default's figures hold for the model's choice too: 371.0, 382.0,
+  // 384.9 (+2.5%, +1.2%, +0.8%).
+  auto t = shipped_cluster("aws.p6-b200.48xlarge", 4);
+  check_sweep(*t, CollectiveAlgorithm::kRing,
+              {{1 * kMiB, 5.37},
+               {4 * kMiB, 18.90},
+               {16 * kMiB, 64.43},
+               {1 * kGiB, 361.99},
+               {4 * kGiB, 377.34},
+               {16 * kGiB, 381.80}});
+  check_sweep(*t, CollectiveAlgorithm::kAuto,
+              {{1 * kGiB, 361.99}, {4 * kGiB, 377.34}, {16 * kGiB, 381.80}});
+}
+
+TEST_CASE("GB200 NVL72, 72 GPUs: NVLS 850 and non-SHARP 680 GB/s busbw (NVIDIA, nccl_2025.csv)") {
+  // Fitted: NVLS on the 72 GPUs (with 8x B200); the ring is a check (682.2, +0.3%).
+  auto t = shipped_cluster("onprem.gb200-nvl72", 18);
+  REQUIRE(t->gpu_count() == 72);
+  REQUIRE(t->domains() == 1);
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kAuto, 8 * kGiB), 850);
+  check_within_10_percent(
+      busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 8 * kGiB), 680);
+  CHECK(choose_algorithm({CollectiveOp::kAllReduce, all_gpus(*t), 8 * kGiB}, *t) ==
+        CollectiveAlgorithm::kNvls);
 }
 
 // A DGX-A100-like node described in the test: 8 A100 80GB on NVSwitch with `nics` HDR (200 Gb/s)

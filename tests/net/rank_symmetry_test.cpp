@@ -26,6 +26,17 @@ TEST_CASE("8-GPU nodes on rails, Clos or one switch have all 8 ranks interchange
   CHECK(shipped_cluster("onprem.dgx-a100-80gb", 2, 6)->rank_symmetry().max_ranks() == 2);
 }
 
+TEST_CASE("NVL72 trays: ranks are interchangeable across the trays of a rack, not across racks") {
+  // A whole rack: 72 = 8 x 9 GPUs, XOR of indices below 8 crosses pairs of trays.
+  CHECK(shipped_cluster("onprem.gb200-nvl72", 18)->rank_symmetry().max_ranks() == 8);
+  // 16 trays of a rack: 64 GPUs, all interchangeable, on rails too.
+  CHECK(shipped_cluster("onprem.gb200-nvl72", 16, 0, "ib-rail-optimized")
+            ->rank_symmetry()
+            .max_ranks() == 64);
+  // A rack and 2 trays of the next: the second domain's 8 GPUs bound it.
+  CHECK(shipped_cluster("onprem.gb200-nvl72", 20)->rank_symmetry().max_ranks() == 8);
+}
+
 TEST_CASE("a node whose GPUs have different links has no rank symmetry") {
   Topology t(1, 2);
   const int32_t a = t.add_vertex({VertexKind::kGpu, 0, 0});
@@ -61,14 +72,14 @@ double mixed_traffic_s(const Topology& t, int ranks, bool replicated, bool* symm
   Network net(&sim, &t, replicated ? ranks : 1);
   Picoseconds last;
   auto finished = [&] { last = std::max(last, sim.now()); };
-  const int per_node = t.gpus_per_node();
+  const int per_domain = t.domain_gpu_count(0);  // a node, or the trays of a rack
   for (int rank = 0; rank < (replicated ? 1 : ranks); ++rank) {
-    std::vector<int> group;  // the same rank of the first block of every node
-    for (int node = 0; node < t.nodes(); ++node) group.push_back(node * per_node + rank);
+    std::vector<int> group;  // the same rank of the first block of every NVLink domain
+    for (int d = 0; d < t.domains(); ++d) group.push_back(d * per_domain + rank);
     start_collective(&net, {CollectiveOp::kAllReduce, group, 4e8, CollectiveAlgorithm::kRing},
                      finished);
-    // From the last block of node 0 to the first of node 1.
-    net.start_transfer(per_node - ranks + rank, per_node + rank, 3e8, Picoseconds(0), finished);
+    // From the last block of domain 0 to the first of domain 1.
+    net.start_transfer(per_domain - ranks + rank, per_domain + rank, 3e8, Picoseconds(0), finished);
   }
   sim.run();
   if (symmetric) *symmetric = net.symmetric();
@@ -98,6 +109,18 @@ TEST_CASE("rank 0's traffic on a replicated network takes as long as every rank'
     const double one = mixed_traffic_s(*t, c.ranks, true, &symmetric);
     CHECK(symmetric);
     CHECK(one == Approx(mixed_traffic_s(*t, c.ranks, false)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("NVL72: 8 ranks over two trays on a replicated network take as long as each rank") {
+  // NVLink domains of 2 trays (8 GPUs), 4 of them; rank groups span both trays of a domain.
+  for (const char* fabric : {"", "ib-rail-optimized"}) {
+    INFO(fabric);
+    auto t = shipped_cluster("onprem.gb200-nvl72", 8, 0, fabric, 2);
+    bool symmetric = false;
+    const double one = mixed_traffic_s(*t, 8, true, &symmetric);
+    CHECK(symmetric);
+    CHECK(one == Approx(mixed_traffic_s(*t, 8, false)).epsilon(1e-12));
   }
 }
 

@@ -87,6 +87,57 @@ TEST_CASE("routes are cheapest paths on every kind of node and fabric") {
     check_routes(*shipped_cluster("aws.g5.48xlarge", 3, 4, "clos-2to1"));
   }
   SECTION("V100 NVLink nodes") { check_routes(*shipped_cluster("aws.p3dn.24xlarge", 2)); }
+  SECTION("NVLink domains of 3 trays, the last one partial, rail-optimized") {
+    check_routes(*shipped_cluster("onprem.gb200-nvl72", 5, 0, "ib-rail-optimized", 3));
+  }
+}
+
+TEST_CASE("an NVL72 rack's 18 trays share one NVSwitch, GPUs of two racks share no NVLink") {
+  // 20 trays: one full rack (72 GPUs) and 2 trays (8 GPUs) of a second.
+  auto t = shipped_cluster("onprem.gb200-nvl72", 20);
+  std::map<VertexKind, int> count;
+  for (auto v : boost::make_iterator_range(boost::vertices(t->graph())))
+    ++count[t->graph()[v].kind];
+  CHECK(count[VertexKind::kGpu] == 80);
+  CHECK(count[VertexKind::kNvSwitch] == 2);
+  CHECK(count[VertexKind::kNic] == 80);  // a ConnectX-7 per GPU
+  CHECK(t->nodes_per_domain() == 18);
+  CHECK(t->domains() == 2);
+  CHECK(t->domain_gpu_count(0) == 72);
+  CHECK(t->domain_gpu_count(1) == 8);
+  // GPU 0 (tray 0) to GPU 71 (tray 17): through the rack's NVSwitch only.
+  CHECK(t->route(0, 71).size() == 2);
+  for (int32_t link : t->route(0, 71)) CHECK(t->links()[link].kind == LinkKind::kNvlink);
+  CHECK(t->route_kind(0, 71) == LinkKind::kNvlink);
+  // GPU 0 to GPU 72 (the second rack): over the network; no NVLink joins the racks.
+  CHECK(t->route_kind(0, 72) == LinkKind::kNetwork);
+  const auto& g = t->graph();
+  for (const LinkInfo& link : t->links()) {
+    if (link.kind != LinkKind::kNvlink) continue;
+    CHECK(t->domain_of_node(g[link.from].node) == t->domain_of_node(g[link.to].node));
+  }
+}
+
+TEST_CASE("a job may use fewer trays of each NVLink domain, never more") {
+  auto t = shipped_cluster("onprem.gb200-nvl72", 32, 0, "", 16);  // 2 racks of 16 trays used
+  CHECK(t->domains() == 2);
+  CHECK(t->domain_of(63) == 0);
+  CHECK(t->domain_of(64) == 1);
+  CHECK(t->route_kind(63, 64) == LinkKind::kNetwork);
+  const Catalog& catalog = testing::shipped_catalog();
+  ClusterSpec spec;
+  spec.instance = catalog.instances().find("onprem.gb200-nvl72")->value;
+  spec.nodes = 4;
+  spec.nvlink_domain_nodes = 19;
+  CHECK(build_topology(spec, catalog).error ==
+        "onprem.gb200-nvl72 has NVLink domains of 18 node(s), fewer than the 19 asked for");
+}
+
+TEST_CASE("the tensor-parallel span: a domain's GPUs, all of them when the cluster is one") {
+  CHECK(nvlink_domain_span_gpus(4, 8, 1) == 8);     // 4 DGX nodes: TP inside a node
+  CHECK(nvlink_domain_span_gpus(16, 4, 18) == 64);  // 16 trays of one NVL72
+  CHECK(nvlink_domain_span_gpus(36, 4, 18) == 72);  // two full racks
+  CHECK(nvlink_domain_span_gpus(20, 4, 18) == 8);   // a rack and 2 trays: gcd(72, 80)
 }
 
 TEST_CASE("between nodes, traffic arrives on the destination GPU's own rail (NCCL's PXN)") {

@@ -10,15 +10,18 @@
 
 namespace clustersim::testing {
 
-// The topology of `nodes` x `instance` in the shipped catalog. Requires: it builds.
+// The topology of `nodes` x `instance` in the shipped catalog (`nvlink_domain_nodes` of each
+// multi-node NVLink domain used, 0: all). Requires: it builds.
 inline std::unique_ptr<Topology> shipped_cluster(const std::string& instance, int nodes,
                                                  int gpus_per_node = 0,
-                                                 const std::string& fabric = "") {
+                                                 const std::string& fabric = "",
+                                                 int nvlink_domain_nodes = 0) {
   const Catalog& catalog = shipped_catalog();
   ClusterSpec spec;
   spec.instance = catalog.instances().find(instance)->value;
   spec.nodes = nodes;
   spec.gpus_per_node = gpus_per_node;
+  spec.nvlink_domain_nodes = nvlink_domain_nodes;
   if (!fabric.empty()) spec.fabric = catalog.fabrics().find(fabric)->value;
   TopologyOrError built = build_topology(spec, catalog);
   INFO(built.error);

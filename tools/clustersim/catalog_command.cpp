@@ -57,6 +57,7 @@ Table gpu_table(const Catalog& catalog, const Filters& f) {
           {"bf16_tflops", "BF16", 1},
           {"fp16_tflops", "FP16", 1},
           {"fp8_tflops", "FP8", 1},
+          {"fp4_tflops", "FP4", 1},
           {"nvlink_per_direction_gb_per_s", "NVLink GB/s", 0},
           {"pcie_generation", "PCIe", 0},
           {"tdp_w", "TDP W", 0},
@@ -71,6 +72,7 @@ Table gpu_table(const Catalog& catalog, const Filters& f) {
                optional_number(p, p.has_bf16(), [](auto& m) { return m.bf16(); }),
                optional_number(p, p.has_fp16(), [](auto& m) { return m.fp16(); }),
                optional_number(p, p.has_fp8(), [](auto& m) { return m.fp8(); }),
+               optional_number(p, p.has_fp4(), [](auto& m) { return m.fp4(); }),
                g.has_nvlink() ? Cell(g.nvlink().per_direction_gb_per_s()) : Cell(),
                g.has_pcie() ? Cell(static_cast<double>(g.pcie().generation())) : Cell(),
                optional_number(g, g.has_tdp_w(), [](auto& m) { return m.tdp_w(); }),
@@ -84,6 +86,7 @@ Table instance_table(const Catalog& catalog, const Filters& f) {
           {"gpu", "GPU", 0},
           {"gpu_count", "GPUs", 0},
           {"gpu_interconnect", "GPU link", 0},
+          {"nvlink_domain_gpus", "NVL domain", 0},
           {"vcpus", "vCPUs", 0},
           {"host_memory_gib", "RAM GiB", 0},
           {"network_kind", "network", 0},
@@ -95,15 +98,18 @@ Table instance_table(const Catalog& catalog, const Filters& f) {
           {"price_confidence", "price src", 0}};
   for (const auto& [name, entry] : catalog.instances().all()) {
     const s::InstanceType& i = *entry.value;
-    if (!provider_matches(i.provider(), f.provider) || !gpu_matches(catalog.gpu_of(i), f.gpu)) {
+    if (!provider_matches(i.provider(), f.provider) ||
+        (!f.gpu.empty() && (!has_gpu(i) || !gpu_matches(catalog.gpu_of(i), f.gpu)))) {
       continue;
     }
     const std::optional<UsedPrice> on_demand = catalog_price(i, s::ON_DEMAND);
     const std::optional<UsedPrice> spot = catalog_price(i, s::SPOT);
     const s::NodeNetwork& n = i.network();
     t.add_row({name, i.gpu(), static_cast<double>(i.gpu_count()),
-               s::GpuInterconnect_Name(i.gpu_interconnect()), static_cast<double>(i.vcpus()),
-               i.host_memory_gib(), s::NetworkKind_Name(n.kind()),
+               s::GpuInterconnect_Name(i.gpu_interconnect()),
+               optional_number(i, i.has_nvlink_domain_gpus(),
+                               [](auto& m) { return m.nvlink_domain_gpus(); }),
+               static_cast<double>(i.vcpus()), i.host_memory_gib(), s::NetworkKind_Name(n.kind()),
                n.has_total_gbit_per_s() ? Cell(n.total_gbit_per_s()) : Cell(),
                n.has_nic_count() ? Cell(static_cast<double>(n.nic_count())) : Cell(),
                on_demand ? Cell(on_demand->per_hour) : Cell(),

@@ -49,6 +49,7 @@ struct Options {
   std::string fabric;
   int nodes = 1;
   int gpus_per_node = 0;
+  int nvlink_domain_nodes = 0;
   std::optional<double> oversubscription;  // --oversubscription, when given
   std::string min_size = "8";
   std::string max_size = "8G";
@@ -158,6 +159,7 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
   }
   spec.nodes = o.nodes;
   spec.gpus_per_node = o.gpus_per_node;
+  spec.nvlink_domain_nodes = o.nvlink_domain_nodes;
   spec.oversubscription_override = o.oversubscription;
   TopologyOrError built = build_topology(spec, *catalog);
   if (!built.topology) {
@@ -207,8 +209,10 @@ int collective_command(const std::vector<std::string>& args) {
       "instance", po::value(&o.instance)->required(), "instance type, e.g. aws.p4d.24xlarge")(
       "nodes", po::value(&o.nodes)->default_value(1), "number of nodes")(
       "gpus-per-node", po::value(&o.gpus_per_node)->default_value(0),
-      "GPUs used per node (0: all)")("fabric", po::value(&o.fabric),
-                                     "fabric between nodes (default: one non-blocking switch)")(
+      "GPUs used per node (0: all)")(
+      "nvlink-domain-nodes", po::value(&o.nvlink_domain_nodes)->default_value(0),
+      "nodes used of each multi-node NVLink domain, e.g. 16 trays of an NVL72 (0: all)")(
+      "fabric", po::value(&o.fabric), "fabric between nodes (default: one non-blocking switch)")(
       "oversubscription", po::value<double>()->notifier([&o](double r) { o.oversubscription = r; }),
       "leaf oversubscription ratio (>= 1), replacing the fabric's")(
       "algo", po::value(&o.algorithm)->default_value(o.algorithm),

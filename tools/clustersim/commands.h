@@ -17,6 +17,7 @@ int plan_command(const std::vector<std::string>& args);
 int plot_command(const std::vector<std::string>& args);
 int regress_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
+int serve_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int validate_command(const std::vector<std::string>& args);
 

@@ -36,6 +36,8 @@ const Subcommand kSubcommands[] = {
      clustersim::cli::regress_command},
     {"run", "simulate a training step of every configuration: time, MFU, breakdown, limits",
      clustersim::cli::run_command},
+    {"serve", "size an inference deployment: latency percentiles, throughput, cost per token",
+     clustersim::cli::serve_command},
     {"sweep", "the main job: every configuration in parallel, fastest, cheapest, Pareto front",
      clustersim::cli::sweep_command},
     {"validate", "check the catalog and scenario files, reporting every problem",

@@ -34,6 +34,23 @@ constexpr int kExitInterrupted = 130;            // as a shell reports a SIGINT
 Interruption interruption;
 extern "C" void request_stop(int) { interruption.request(); }
 
+// Routes SIGINT/SIGTERM to `interruption` from before the journal is created until the command
+// returns: a signal that arrives once every row is evaluated lets the results file be finished
+// (milliseconds) instead of killing the process between the journal and the file.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+  }
+  ~StopOnSignals() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+};
+
 enum class Ranking { kPareto, kTime, kCost };
 
 struct SweepArguments {
@@ -246,6 +263,7 @@ int sweep_command(const std::vector<std::string>& args) {
   if (!check_scenario_runs(*inputs).runs) return kExitInputError;
 
   Rankings rankings(inputs->limit == 0 ? SIZE_MAX : inputs->limit);
+  const StopOnSignals stop_on_signals;
   bool failed = false;
   std::unique_ptr<SweepJournal> journal = open_journal(a, &summary, &rankings, &failed);
   if (failed) return a.resume ? kExitInputError : kExitUsage;
@@ -255,8 +273,6 @@ int sweep_command(const std::vector<std::string>& args) {
   const SweepSummary start = summary;
   std::string error;
   bool written = true;
-  std::signal(SIGINT, request_stop);
-  std::signal(SIGTERM, request_stop);
   const SweepCounts counts = run_sweep(
       *inputs->catalog, *inputs->scenario, *cost->model, options,
       [&](std::vector<ResultRow>& rows, int64_t next_index, const SweepCounts& so_far) {
@@ -274,8 +290,6 @@ int sweep_command(const std::vector<std::string>& args) {
       },
       &error);
   progress.finish();
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
   if (counts.interrupted) {
     std::cerr << "interrupted after " << summary.configurations << " configurations"
               << (journal ? "; continue with the same command and --resume" : "") << "\n";

@@ -7,13 +7,15 @@
 // else of the TFLOP/s. A published run was tuned for throughput: where its scenario sweeps what
 // the publication leaves out (micro-batch size, schedule, model chunks) over one cluster and one
 // tensor x context x pipeline x data split, the fastest configuration that fits in memory is the
-// one compared.
+// one compared. Serving scenarios with benchmark runs are compared per table and GPU
+// (sim/serve/serving_validation.h).
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
 
 #include "sim/io/scenario_loader.h"
+#include "sim/serve/serving_validation.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/runnable.h"
 #include "sim/util/number_format.h"
@@ -65,6 +67,54 @@ bool one_split(const std::vector<Configuration>& configurations) {
            p.context_parallel() == q.context_parallel() &&
            p.pipeline_parallel() == q.pipeline_parallel() && p.data_parallel() == q.data_parallel();
   });
+}
+
+// One row per benchmark run: published against predicted (printed with --format csv or json).
+Table benchmark_table() {
+  return Table{{"scenario", "scenario"},
+               {"batch_size", "batch"},
+               {"input_tokens", "in"},
+               {"output_tokens", "out"},
+               {"published_ttft_ms", "pub TTFT", 2},
+               {"predicted_ttft_ms", "TTFT", 2},
+               {"published_tpot_ms", "pub TPOT", 3},
+               {"predicted_tpot_ms", "TPOT", 3},
+               {"published_output_tokens_per_s", "pub tok/s", 1},
+               {"predicted_output_tokens_per_s", "tok/s", 1},
+               {"published_peak_memory_gb", "pub GB", 2},
+               {"predicted_peak_memory_gb", "GB", 2}};
+}
+
+void add_benchmark_row(const std::string& name, const BenchmarkCheck& check, Table* table) {
+  const s::BatchBenchmark& run = *check.run;
+  const s::PublishedServing& pub = run.published();
+  const auto published = [&](bool has, double value) { return has ? Cell(value) : Cell(); };
+  const auto predicted = [&](double value) { return check.predicted.fits ? Cell(value) : Cell(); };
+  table->add_row({name, static_cast<double>(run.batch_size()),
+                  static_cast<double>(run.input_tokens()), static_cast<double>(run.output_tokens()),
+                  published(pub.has_ttft_ms(), pub.ttft_ms()), predicted(check.predicted.ttft_ms),
+                  published(pub.has_tpot_ms(), pub.tpot_ms()), predicted(check.predicted.tpot_ms),
+                  published(pub.has_output_tokens_per_s(), pub.output_tokens_per_s()),
+                  predicted(check.predicted.output_tokens_per_s),
+                  published(pub.has_peak_memory_gb(), pub.peak_memory_gb()),
+                  check.predicted.peak_memory_bytes / 1e9});
+}
+
+// Loads a serving scenario and, when it has benchmark runs, adds their comparison to `tally` and
+// `rows`. Returns false when the file is invalid.
+bool validate_serving(const std::string& path, const Catalog& catalog, ValidationTally* tally,
+                      Table* rows) {
+  Diagnostics diagnostics;
+  auto loaded = load_serving_scenario(path, catalog, &diagnostics);
+  print_diagnostics(diagnostics);
+  std::cerr << path << ": " << (loaded ? "ok" : "invalid") << "\n";
+  if (!loaded || loaded->scenario().benchmark_size() == 0) return loaded != nullptr;
+  const std::string& gpu = loaded->instances.front()->gpu();
+  for (const BenchmarkCheck& check : check_benchmarks(catalog, *loaded)) {
+    tally->add(loaded->scenario().group(), gpu, check);
+    if (check.run->has_published()) add_benchmark_row(loaded->scenario().name(), check, rows);
+  }
+  return true;
 }
 
 struct ErrorSum {
@@ -122,8 +172,14 @@ int validate_command(const std::vector<std::string>& args) {
               {"tflops_error_pct", "TFLOP/s err %", 1},
               {"step_error_pct", "step err %", 1}};
   std::map<std::string, GroupError> groups;
+  ValidationTally serving;
+  Table serving_rows = benchmark_table();
   int failed = 0;
   for (const std::string& path : scenarios) {
+    if (is_serving_scenario_file(path)) {
+      failed += validate_serving(path, *catalog, &serving, &serving_rows) ? 0 : 1;
+      continue;
+    }
     Diagnostics diagnostics;
     auto loaded = load_scenario(path, *catalog, &diagnostics);
     print_diagnostics(diagnostics);
@@ -192,6 +248,12 @@ int validate_command(const std::vector<std::string>& args) {
         std::cout << "\n";
       }
     }
+  }
+  if (*format != OutputFormat::kTable && serving_rows.row_count() > 0) {
+    serving_rows.print(std::cout, *format);
+  }
+  for (const auto& [key, cell] : serving.cells()) {
+    if (*format == OutputFormat::kTable) std::cout << describe(key.first, key.second, cell) << "\n";
   }
   return failed == 0 ? kExitOk : kExitInputError;
 }

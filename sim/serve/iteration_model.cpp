@@ -1,0 +1,129 @@
+// Iteration times of a serving replica from its kernels and collectives.
+#include "sim/serve/iteration_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/net/collective.h"
+#include "sim/util/check.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+constexpr int64_t kMemoTokens = 16384;  // matmul times memoized for m up to this
+
+s::Precision sixteen_bit(const s::Gpu& gpu) {
+  return gpu.peak_tflops().has_bf16() ? s::BF16 : s::FP16;
+}
+
+bool grouped_kernel_applies(const s::ServingRuntime& runtime, const InferenceShape& shape) {
+  if (!runtime.has_grouped_attention_head_dim()) return false;
+  return shape.head_dim == runtime.grouped_attention_head_dim() && shape.kv_heads > 0 &&
+         shape.query_heads == shape.kv_heads * runtime.grouped_attention_query_heads_per_kv();
+}
+
+}  // namespace
+
+IterationModel::IterationModel(const IterationInputs& in)
+    : compute_(ComputeModel::serving(*in.gpu, in.formats.activations, *in.runtime,
+                                     in.fit.compute_fraction(), in.fit.memory_fraction())),
+      sixteen_(ComputeModel::serving(*in.gpu, sixteen_bit(*in.gpu), *in.runtime,
+                                     in.fit.compute_fraction(), in.fit.memory_fraction())),
+      weight_bytes_(bytes_per_element(in.formats.weights)),
+      layer_overhead_(Picoseconds::from_microseconds(in.fit.layer_overhead_us())),
+      iteration_overhead_(Picoseconds::from_microseconds(in.serving->iteration_overhead_us())) {
+  for (int stage = 0; stage < in.pipeline_parallel; ++stage) {
+    shapes_.push_back(inference_shape(*in.model, in.formats, in.tensor_parallel,
+                                      in.pipeline_parallel, stage));
+    if (shapes_.back().weight_bytes > shapes_[largest_].weight_bytes) largest_ = stage;
+  }
+  grouped_ = grouped_kernel_applies(*in.serving, shapes_[0]);
+  matmul_memo_.assign(shapes_.size(), std::vector<int64_t>(kMemoTokens + 1, -1));
+  if (in.tensor_parallel > 1) allreduce_ = sample_collectives(in, false);
+  if (in.pipeline_parallel > 1) send_ = sample_collectives(in, true);
+}
+
+std::vector<Picoseconds> IterationModel::sample_collectives(const IterationInputs& in,
+                                                            bool send) const {
+  Collective c;
+  c.op = send ? CollectiveOp::kSendRecv : CollectiveOp::kAllReduce;
+  if (send) {
+    c.gpus = {0, in.tensor_parallel};  // stage 0's first GPU to stage 1's
+  } else {
+    for (int g = 0; g < in.tensor_parallel; ++g) c.gpus.push_back(g);
+  }
+  std::vector<Picoseconds> samples;
+  for (int64_t tokens = 1;; tokens *= 2) {
+    c.bytes = static_cast<double>(tokens) * shapes_[0].allreduce_bytes_per_token;
+    samples.push_back(collective_time(*in.topology, c));
+    if (tokens >= in.max_tokens) break;
+  }
+  return samples;
+}
+
+Picoseconds IterationModel::interpolate(const std::vector<Picoseconds>& samples, int64_t tokens) {
+  if (samples.empty() || tokens <= 0) return Picoseconds();
+  if (tokens == 1) return samples[0];
+  const int below = std::min<int>(static_cast<int>(std::log2(static_cast<double>(tokens))),
+                                  static_cast<int>(samples.size()) - 2);
+  if (below < 0) return samples[0];
+  const double low = std::ldexp(1.0, below), high = 2 * low;
+  const double a = static_cast<double>(samples[below].count());
+  const double b = static_cast<double>(samples[below + 1].count());
+  // Beyond the last sample: extrapolated along the last segment.
+  return Picoseconds(std::llround(a + (b - a) * (static_cast<double>(tokens) - low) / (high - low)));
+}
+
+Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m) const {
+  Picoseconds total;
+  const double touched =
+      shape.num_experts > 1 ? experts_touched(shape.num_experts, shape.experts_per_token, m) : 1;
+  const auto per_expert = static_cast<int64_t>(
+      std::ceil(static_cast<double>(m) * shape.experts_per_token / touched));
+  for (const LayerMatmul& mm : shape.matmuls) {
+    total += mm.expert ? compute_.matmul(per_expert, mm.n, mm.k, touched, weight_bytes_)
+                       : compute_.matmul(m, mm.n, mm.k, 1.0, weight_bytes_);
+  }
+  return total;
+}
+
+Picoseconds IterationModel::stage_time(const InferenceShape& shape,
+                                       const IterationWork& work) const {
+  const int64_t m = work.tokens;
+  Picoseconds matmuls;
+  const auto stage = static_cast<size_t>(&shape - shapes_.data());
+  if (m <= kMemoTokens) {
+    int64_t& memo = matmul_memo_[stage][m];
+    if (memo < 0) memo = layer_matmuls(shape, m).count();
+    matmuls = Picoseconds(memo);
+  } else {
+    matmuls = layer_matmuls(shape, m);
+  }
+  const double heads_read = grouped_ ? shape.kv_heads : shape.query_heads;
+  const double decode_bytes =
+      work.decode_context * 2 * heads_read * shape.head_dim * shape.kv_element_bytes;
+  Picoseconds layer = matmuls + compute_.memory_bound(static_cast<double>(m) *
+                                                      shape.memory_bytes_per_token) +
+                      layer_overhead_;
+  if (work.attention_pairs > 0) {
+    layer += compute_.fused_attention(work.attention_pairs * shape.attention_flops_per_pair);
+  }
+  if (decode_bytes > 0) layer += compute_.memory_bound(decode_bytes);
+  Picoseconds total(layer.count() * shape.layers + 2 * allreduce(m).count() * shape.layers);
+  if (shape.vocab_shard > 0 && work.logits > 0) {
+    total += sixteen_.matmul(work.logits, shape.vocab_shard, shape.hidden);
+  }
+  return total;
+}
+
+Picoseconds IterationModel::iteration(const IterationWork& work) const {
+  CLUSTERSIM_CHECK(work.tokens > 0, "an empty iteration");
+  Picoseconds total = iteration_overhead_;
+  for (const InferenceShape& shape : shapes_) total += stage_time(shape, work);
+  total += Picoseconds(send(work.tokens).count() * static_cast<int64_t>(shapes_.size() - 1));
+  return total;
+}
+
+}  // namespace clustersim

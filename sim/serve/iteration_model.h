@@ -1,0 +1,89 @@
+// The duration of one iteration of a serving replica: one forward pass over the batch's tokens
+// (prompt chunks being prefilled and one token per decoding sequence) through every pipeline
+// stage, each layer's kernels timed by the compute model at the serving runtime's fitted
+// efficiencies, its tensor-parallel all-reduces and the stage-to-stage sends timed by the network
+// model, plus the runtime's host overhead:
+//
+//   stage = layers x (matmuls(m) + prefill attention + decode attention + elementwise(m)
+//                     + 2 all-reduce(m) + layer overhead) [+ output projection of the sequences]
+//   iteration = sum of stages + (stages - 1) sends(m) + iteration overhead
+//
+// where m is the iteration's token count. Matmul times are memoized per m; collective times are
+// simulated on the replica's topology (net/collective.h) at token counts 1, 2, 4, ... and
+// interpolated linearly between them (each algorithm's time is affine in the size).
+//
+// Immutable after construction (its memo is a cache filled on use); not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/hw/compute_model.h"
+#include "sim/io/schema/runtime.pb.h"
+#include "sim/net/topology.h"
+#include "sim/util/units.h"
+#include "sim/workload/inference_shape.h"
+
+namespace clustersim {
+
+// What one iteration processes.
+struct IterationWork {
+  int64_t tokens = 0;             // prompt tokens + decoding sequences
+  int64_t logits = 0;             // sequences producing a token (decoding + finishing a prompt)
+  double attention_pairs = 0;     // query-key pairs of the prompt chunks (causal)
+  double decode_context = 0;      // summed context lengths of the decoding sequences
+};
+
+struct IterationInputs {
+  const schema::Transformer* model = nullptr;
+  TensorFormats formats;
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  const schema::Gpu* gpu = nullptr;
+  const schema::Runtime* runtime = nullptr;           // compute-model defaults
+  const schema::ServingRuntime* serving = nullptr;
+  schema::ServingGpuFit fit;                          // this GPU's efficiencies
+  const Topology* topology = nullptr;  // holds the replica's GPUs 0 .. tp x pp - 1
+  int64_t max_tokens = 8192;           // largest m to sample collectives for
+};
+
+class IterationModel {
+ public:
+  // Requires: the model, GPU and runtimes outlive it; the GPU has a peak for the activations'
+  // precision; the topology has tp x pp GPUs.
+  explicit IterationModel(const IterationInputs& inputs);
+
+  Picoseconds iteration(const IterationWork& work) const;
+  // One tensor-parallel all-reduce (stage-to-stage send) of `tokens` tokens' hidden states: the
+  // simulated time at a sampled power of two, interpolated linearly between them; 0 without
+  // tensor (pipeline) parallelism.
+  Picoseconds allreduce(int64_t tokens) const { return interpolate(allreduce_, tokens); }
+  Picoseconds send(int64_t tokens) const { return interpolate(send_, tokens); }
+
+  // Per-GPU shape of the stage with the most weights (memory fit) and of stage s.
+  const InferenceShape& largest_stage() const { return shapes_[largest_]; }
+  const std::vector<InferenceShape>& stages() const { return shapes_; }
+  // Whether decode attention reads each KV head once (the runtime's grouped kernel applies).
+  bool grouped_attention() const { return grouped_; }
+
+ private:
+  Picoseconds stage_time(const InferenceShape& shape, const IterationWork& work) const;
+  Picoseconds layer_matmuls(const InferenceShape& shape, int64_t m) const;
+  // Piecewise-linear interpolation of sampled times at token counts 1, 2, 4, ...
+  static Picoseconds interpolate(const std::vector<Picoseconds>& samples, int64_t tokens);
+  std::vector<Picoseconds> sample_collectives(const IterationInputs& in, bool send) const;
+
+  std::vector<InferenceShape> shapes_;  // per stage
+  int largest_ = 0;
+  ComputeModel compute_;   // at the activations' precision
+  ComputeModel sixteen_;   // output projection (16-bit)
+  double weight_bytes_ = 2;
+  bool grouped_ = false;
+  Picoseconds layer_overhead_;
+  Picoseconds iteration_overhead_;
+  std::vector<Picoseconds> allreduce_;  // at 2^i tokens
+  std::vector<Picoseconds> send_;       // stage to stage, at 2^i tokens
+  mutable std::vector<std::vector<int64_t>> matmul_memo_;  // [stage][m] ps, -1 unknown
+};
+
+}  // namespace clustersim

@@ -1,0 +1,242 @@
+// A replica's scheduler and KV cache on the engine.
+#include "sim/serve/replica.h"
+
+#include <algorithm>
+
+#include "sim/util/check.h"
+
+namespace clustersim {
+namespace {
+
+constexpr uint64_t kIterationEnd = 0;
+constexpr uint64_t kWake = 1;  // static: the batch wait is over
+
+int64_t blocks_for(int64_t tokens, int block_tokens) {
+  return (tokens + block_tokens - 1) / block_tokens;
+}
+
+// Query-key pairs of a causal prompt chunk of `chunk` tokens after `past` cached ones.
+double chunk_pairs(int64_t past, int64_t chunk) {
+  return static_cast<double>(chunk) * static_cast<double>(past) +
+         static_cast<double>(chunk) * static_cast<double>(chunk + 1) / 2;
+}
+
+}  // namespace
+
+Replica::Replica(Simulation* sim, const IterationModel* model, const ReplicaSettings& settings,
+                 const std::vector<Request>* requests, std::vector<RequestRecord>* records)
+    : sim_(sim),
+      model_(model),
+      settings_(settings),
+      requests_(requests),
+      records_(records),
+      free_blocks_(settings.kv_blocks) {}
+
+Replica::Sequence Replica::admit(int32_t request) {
+  Sequence s;
+  s.request = request;
+  s.prompt = (*requests_)[request].input_tokens;
+  return s;
+}
+
+void Replica::arrive(int32_t index) {
+  waiting_.push_back(admit(index));
+  if (!iterating_) sim_->request_settle(this);
+}
+
+void Replica::try_start() {
+  if (iterating_) return;
+  work_ = IterationWork{};
+  const bool formed =
+      settings_.batching == schema::STATIC ? form_static() : form_continuous();
+  if (!formed) return;
+  iterating_ = true;
+  iteration_start_ = sim_->now();
+  sim_->schedule_after(model_->iteration(work_), this, kIterationEnd);
+}
+
+void Replica::on_event(uint64_t tag) {
+  if (tag == kWake) {
+    wake_pending_ = false;
+    try_start();
+    return;
+  }
+  const Picoseconds took = sim_->now() - iteration_start_;
+  busy_ += took;
+  ++iterations_;
+  double in_use = 0;
+  if (settings_.batching == schema::STATIC) {
+    for (const Sequence& s : running_) {
+      const Request& r = (*requests_)[s.request];
+      in_use += static_cast<double>(r.input_tokens + r.output_tokens) * settings_.kv_bytes_per_token;
+    }
+    in_use /= settings_.static_free_bytes;
+  } else {
+    in_use = static_cast<double>(settings_.kv_blocks - free_blocks_) /
+             static_cast<double>(settings_.kv_blocks);
+  }
+  kv_block_s_ += in_use * took.seconds();
+  finish_iteration();
+  iterating_ = false;
+  try_start();
+}
+
+bool Replica::reserve(Sequence* s, int64_t tokens) {
+  const int64_t needed = blocks_for(tokens, settings_.block_tokens) - s->blocks;
+  if (needed <= 0) return true;
+  if (needed > free_blocks_) return false;
+  free_blocks_ -= needed;
+  s->blocks += needed;
+  return true;
+}
+
+bool Replica::preempt_latest() {
+  if (running_.empty()) return false;
+  Sequence s = running_.back();
+  running_.pop_back();
+  free_blocks_ += s.blocks;
+  s.blocks = 0;
+  s.prompt = (*requests_)[s.request].input_tokens + s.generated;  // recomputed on return
+  s.prefilled = s.cached = s.chunk = 0;
+  ++(*records_)[s.request].preemptions;
+  ++preemptions_;
+  waiting_.push_front(s);
+  return true;
+}
+
+bool Replica::form_continuous() {
+  int64_t budget = settings_.max_tokens;
+  for (size_t i = 0; i < running_.size();) {
+    Sequence& s = running_[i];
+    s.chunk = 0;
+    s.in_batch = false;
+    if (!s.decoding()) {
+      ++i;
+      continue;
+    }
+    if (!reserve(&s, s.cached + 1)) {
+      CLUSTERSIM_CHECK(preempt_latest(), "a decoding sequence with no block to grow into");
+      continue;  // running_[i] is the next sequence, or s was itself preempted
+    }
+    s.in_batch = true;
+    ++work_.tokens;
+    ++work_.logits;
+    work_.decode_context += s.cached + 1;
+    --budget;
+    ++i;
+  }
+  for (Sequence& s : running_) {  // prompts being prefilled in chunks
+    if (s.decoding() || budget <= 0) continue;
+    const int64_t chunk = std::min<int64_t>(s.prompt - s.prefilled, budget);
+    if (!reserve(&s, s.cached + chunk)) continue;
+    s.chunk = static_cast<int32_t>(chunk);
+    budget -= chunk;
+    work_.tokens += chunk;
+    work_.attention_pairs += chunk_pairs(s.cached, chunk);
+    if (s.prefilled + chunk == s.prompt) ++work_.logits;
+  }
+  while (admit_continuous(&budget)) {
+  }
+  return work_.tokens > 0;
+}
+
+bool Replica::admit_continuous(int64_t* budget) {
+  if (waiting_.empty() || static_cast<int>(running_.size()) >= settings_.max_batch) return false;
+  Sequence& w = waiting_.front();
+  // A prompt longer than the budget runs alone (a preempted sequence's prompt grows).
+  const bool alone = running_.empty() && work_.tokens == 0;
+  const int64_t chunk = settings_.chunked_prefill ? std::min<int64_t>(w.prompt, *budget)
+                                                  : w.prompt;
+  if (chunk <= 0 || (chunk > *budget && !alone)) return false;
+  if (!reserve(&w, chunk)) return false;
+  w.chunk = static_cast<int32_t>(chunk);
+  w.admitted = next_admission_++;
+  *budget -= chunk;
+  work_.tokens += chunk;
+  work_.attention_pairs += chunk_pairs(0, chunk);
+  if (chunk == w.prompt) ++work_.logits;
+  running_.push_back(w);
+  waiting_.pop_front();
+  return true;
+}
+
+bool Replica::form_static() {
+  if (!running_.empty()) {  // the batch decodes, finished sequences as padding
+    for (const Sequence& s : running_) work_.decode_context += s.cached + 1;
+    work_.tokens = work_.logits = static_cast<int64_t>(running_.size());
+    return true;
+  }
+  if (waiting_.empty()) return false;
+  const Picoseconds deadline =
+      Picoseconds::from_seconds((*requests_)[waiting_.front().request].arrival_s) +
+      settings_.batch_wait;
+  if (static_cast<int>(waiting_.size()) < settings_.max_batch && sim_->now() < deadline) {
+    if (!wake_pending_) sim_->schedule_at(deadline, this, kWake);
+    wake_pending_ = true;
+    return false;
+  }
+  double used = 0;
+  int32_t longest = 0;
+  while (!waiting_.empty() && static_cast<int>(running_.size()) < settings_.max_batch) {
+    const Request& r = (*requests_)[waiting_.front().request];
+    const double bytes = (r.input_tokens + r.output_tokens) * settings_.kv_bytes_per_token +
+                         r.input_tokens * settings_.activation_bytes_per_token;
+    if (!running_.empty() && used + bytes > settings_.static_free_bytes) break;
+    used += bytes;
+    Sequence s = waiting_.front();
+    waiting_.pop_front();
+    s.chunk = s.prompt;
+    work_.tokens += s.prompt;
+    work_.attention_pairs += chunk_pairs(0, s.prompt);
+    longest = std::max(longest, r.output_tokens);
+    running_.push_back(s);
+  }
+  work_.logits = static_cast<int64_t>(running_.size());
+  static_steps_left_ = longest - 1;
+  static_prefill_ = true;
+  return true;
+}
+
+void Replica::complete(Sequence* s) {
+  RequestRecord& record = (*records_)[s->request];
+  record.finish = sim_->now();
+  record.done = true;
+  free_blocks_ += s->blocks;
+  s->blocks = 0;
+}
+
+void Replica::finish_iteration() {
+  const bool is_static = settings_.batching == schema::STATIC;
+  size_t kept = 0;
+  for (size_t i = 0; i < running_.size(); ++i) {
+    Sequence& s = running_[i];
+    const Request& r = (*requests_)[s.request];
+    bool produced = false;
+    if (s.chunk > 0) {
+      s.prefilled += s.chunk;
+      s.cached += s.chunk;
+      s.chunk = 0;
+      produced = s.decoding();
+    } else if (is_static || s.in_batch) {
+      ++s.cached;  // the previous token's K and V
+      produced = true;
+    }
+    if (produced && s.generated < r.output_tokens) {
+      ++s.generated;
+      RequestRecord& record = (*records_)[s.request];
+      if (!record.started) {
+        record.first_token = sim_->now();
+        record.started = true;
+      }
+      if (s.generated == r.output_tokens) complete(&s);
+    }
+    if (is_static || s.generated < r.output_tokens) running_[kept++] = s;
+  }
+  running_.resize(kept);
+  if (!is_static) return;
+  if (!static_prefill_) --static_steps_left_;
+  static_prefill_ = false;
+  if (static_steps_left_ <= 0) running_.clear();  // the batch is done
+}
+
+}  // namespace clustersim

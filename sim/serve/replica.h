@@ -1,0 +1,122 @@
+// One serving replica on the engine: its queue of waiting requests, its scheduler and its KV
+// cache. Each iteration is one event: the scheduler forms the batch, the iteration model times
+// it, and at its end every sequence in it advances (prompt chunks prefilled, one token decoded).
+//
+// Continuous batching (in-flight, as vLLM and TensorRT-LLM's executor): every iteration decodes
+// one token of each running sequence and fills the rest of the token budget with prompt tokens
+// of running then waiting requests (FIFO), whole prompts or, with chunked prefill, chunks; at
+// most max_batch sequences run. The KV cache is paged: a sequence holds ceil(tokens / block)
+// blocks; when a decoding sequence needs a block and none is free, the most recently admitted
+// sequence is preempted (its blocks freed, it waits at the head of the queue and later recomputes
+// its prompt and the tokens it had generated).
+// Static batching (TensorRT-LLM's gptSession): when idle, the replica takes up to max_batch
+// waiting requests that fit its memory (optionally waiting batch_wait for more), prefills all
+// their prompts in one iteration, then decodes the whole batch until its longest output is done;
+// finished sequences stay in the batch as padding.
+//
+// Borrows the simulation, iteration model, requests and records, which must outlive it. Not
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/engine/simulation.h"
+#include "sim/io/schema/serving.pb.h"
+#include "sim/serve/iteration_model.h"
+#include "sim/serve/traffic.h"
+
+namespace clustersim {
+
+// What happened to one request.
+struct RequestRecord {
+  Picoseconds first_token;  // its first output token
+  Picoseconds finish;       // its last output token
+  int32_t preemptions = 0;
+  bool started = false;  // first_token is set
+  bool done = false;     // finish is set
+};
+
+struct ReplicaSettings {
+  schema::Batching batching = schema::CONTINUOUS;
+  int max_batch = 256;
+  int64_t max_tokens = 8192;  // per iteration (continuous)
+  bool chunked_prefill = false;
+  int block_tokens = 64;
+  int64_t kv_blocks = 0;                // continuous: the KV-cache pool
+  double static_free_bytes = 0;         // static: memory for a batch's KV cache and activations
+  double kv_bytes_per_token = 0;
+  double activation_bytes_per_token = 0;
+  Picoseconds batch_wait;               // static
+};
+
+class Replica final : public EventHandler, public Settler {
+ public:
+  Replica(Simulation* sim, const IterationModel* model, const ReplicaSettings& settings,
+          const std::vector<Request>* requests, std::vector<RequestRecord>* records);
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+
+  // Request `index` arrives now. An idle replica starts its next iteration once every event of
+  // this instant has run (so requests arriving together are batched together). Cost: O(1).
+  void arrive(int32_t index);
+
+  int64_t outstanding() const { return static_cast<int64_t>(waiting_.size() + running_.size()); }
+  Picoseconds busy() const { return busy_; }           // time spent iterating
+  double kv_block_seconds() const { return kv_block_s_; }  // blocks held x time, integrated
+  int64_t iterations() const { return iterations_; }
+  int64_t preemptions() const { return preemptions_; }
+
+ private:
+  struct Sequence {
+    int32_t request = 0;
+    int32_t prompt = 0;     // tokens to prefill: the input, plus the output after a preemption
+    int32_t prefilled = 0;  // of prompt
+    int32_t cached = 0;     // tokens in the KV cache
+    int32_t generated = 0;  // output tokens so far
+    int32_t chunk = 0;      // prompt tokens in the current iteration
+    int64_t blocks = 0;     // continuous: KV blocks held
+    uint64_t admitted = 0;  // admission order
+    bool in_batch = false;  // decodes in the current iteration
+    bool decoding() const { return prefilled == prompt; }
+  };
+
+  void on_event(uint64_t tag) override;
+  void settle() override { try_start(); }
+  void try_start();
+  // Forms the next iteration into work_; false when there is nothing to run.
+  bool form_continuous();
+  bool form_static();
+  bool admit_continuous(int64_t* budget);
+  // Grows `s`'s blocks to hold `tokens`; false when the pool is short.
+  bool reserve(Sequence* s, int64_t tokens);
+  // Frees the latest admitted running sequence other than those already in work; false if none.
+  bool preempt_latest();
+  void finish_iteration();
+  void complete(Sequence* s);
+  Sequence admit(int32_t request);
+
+  Simulation* sim_;
+  const IterationModel* model_;
+  ReplicaSettings settings_;
+  const std::vector<Request>* requests_;
+  std::vector<RequestRecord>* records_;
+
+  std::deque<Sequence> waiting_;  // not running; preempted ones first
+  std::vector<Sequence> running_;
+  int64_t free_blocks_ = 0;
+  uint64_t next_admission_ = 0;
+  bool iterating_ = false;
+  bool wake_pending_ = false;  // static: a batch_wait wake-up is queued
+  IterationWork work_;
+  Picoseconds iteration_start_;
+  int32_t static_steps_left_ = 0;  // static: decode iterations until the batch ends
+  bool static_prefill_ = false;    // static: the current iteration prefills the batch
+  Picoseconds busy_;
+  double kv_block_s_ = 0;
+  int64_t iterations_ = 0;
+  int64_t preemptions_ = 0;
+};
+
+}  // namespace clustersim

@@ -1,0 +1,213 @@
+// Checks of traffic, scheduler, quantization, objectives and benchmarks.
+#include "sim/serve/serving_checks.h"
+
+#include <algorithm>
+
+#include "sim/hw/compute_model.h"
+
+namespace clustersim {
+
+namespace s = schema;
+
+bool has_tensor_cores(const s::Gpu& gpu, s::Precision p) {
+  return peak_tflops(gpu.peak_tflops(), p) > 0;
+}
+
+std::string quantization_problem(const s::Quantization& q, const s::Gpu& gpu) {
+  const TensorFormats f = resolve_formats(q, gpu);
+  if (has_tensor_cores(gpu, f.activations)) return "";
+  return "GPU \"" + gpu.name() + "\" has no " + s::Precision_Name(f.activations) + " support";
+}
+
+namespace {
+
+s::Precision sixteen_bit(const s::Gpu& gpu) {
+  return gpu.peak_tflops().has_bf16() ? s::BF16 : s::FP16;
+}
+
+void check_lengths(const FieldChecker& owner, const char* field) {
+  if (!owner.require(field)) return;
+  const FieldChecker d = owner.child(field);
+  const auto& m = static_cast<const s::LengthDistribution&>(d.message());
+  switch (m.kind_case()) {
+    case s::LengthDistribution::kFixed:
+      d.at_least("fixed", 1);
+      break;
+    case s::LengthDistribution::kUniform: {
+      const FieldChecker u = d.child("uniform");
+      if (u.require("min") && u.at_least("min", 1) && u.require("max") &&
+          m.uniform().max() < m.uniform().min()) {
+        u.error("max", "is below min (" + std::to_string(m.uniform().min()) + ")");
+      }
+      break;
+    }
+    case s::LengthDistribution::kLognormal: {
+      const FieldChecker l = d.child("lognormal");
+      l.require_positive("median");
+      l.require("sigma") && l.non_negative("sigma");
+      l.at_least("min", 1);
+      if (l.require("max") && l.at_least("max", 1) && m.lognormal().max() < m.lognormal().min()) {
+        l.error("max", "is below min (" + std::to_string(m.lognormal().min()) + ")");
+      }
+      break;
+    }
+    default:
+      d.error_here("give fixed, uniform or lognormal");
+  }
+}
+
+}  // namespace
+
+int max_length(const s::LengthDistribution& lengths) {
+  switch (lengths.kind_case()) {
+    case s::LengthDistribution::kFixed:
+      return lengths.fixed();
+    case s::LengthDistribution::kUniform:
+      return lengths.uniform().max();
+    case s::LengthDistribution::kLognormal:
+      return lengths.lognormal().max();
+    default:
+      return 0;
+  }
+}
+
+void check_traffic(const FieldChecker& traffic, int max_context) {
+  const auto& m = static_cast<const s::Traffic&>(traffic.message());
+  switch (m.arrivals_case()) {
+    case s::Traffic::kRatePerS:
+      traffic.positive("rate_per_s");
+      break;
+    case s::Traffic::kBursts: {
+      const FieldChecker b = traffic.child("bursts");
+      b.require("base_rate_per_s") && b.non_negative("base_rate_per_s");
+      b.require_positive("burst_rate_per_s");
+      b.require_positive("burst_every_s");
+      b.require_positive("burst_duration_s");
+      break;
+    }
+    case s::Traffic::kTraceFile:
+      break;
+    default:
+      traffic.error_here("needs arrivals: rate_per_s, bursts or trace_file");
+  }
+  traffic.positive("duration_s");
+  traffic.non_negative("warmup_s");
+  if (m.has_trace_file()) {
+    for (const char* f : {"input_tokens", "output_tokens", "duration_s"}) {
+      if (traffic.has(f)) traffic.error(f, "comes from the trace file: remove it");
+    }
+    return;
+  }
+  check_lengths(traffic, "input_tokens");
+  check_lengths(traffic, "output_tokens");
+  const int context = max_length(m.input_tokens()) + max_length(m.output_tokens());
+  if (max_length(m.input_tokens()) > 0 && max_length(m.output_tokens()) > 0 &&
+      context > max_context) {
+    traffic.error("input_tokens", "a request of up to " + std::to_string(context) +
+                                      " tokens (input + output) exceeds the model's "
+                                      "max_sequence_length (" +
+                                      std::to_string(max_context) + ")");
+  }
+  if (m.has_warmup_s() && m.warmup_s() >= (m.has_duration_s() ? m.duration_s() : 600)) {
+    traffic.error("warmup_s", "leaves no traffic to measure (it is not below duration_s)");
+  }
+}
+
+void check_scheduler(const FieldChecker& scheduler, int longest_prompt) {
+  const auto& m = static_cast<const s::Scheduler&>(scheduler.message());
+  scheduler.at_least("max_batch_size", 1);
+  scheduler.at_least("max_tokens_per_iteration", 1);
+  scheduler.at_least("kv_block_tokens", 1);
+  scheduler.in_range("kv_cache_memory_fraction", 0.01, 1);
+  scheduler.non_negative("batch_wait_ms");
+  const bool is_static = m.batching() == s::STATIC;
+  if (is_static && m.chunked_prefill()) {
+    scheduler.error("chunked_prefill", "applies to CONTINUOUS batching");
+  }
+  if (!is_static && m.has_batch_wait_ms()) {
+    scheduler.error("batch_wait_ms", "applies to STATIC batching");
+  }
+  const int budget = m.has_max_tokens_per_iteration() ? m.max_tokens_per_iteration() : 8192;
+  if (!is_static && !m.chunked_prefill() && longest_prompt > budget) {
+    scheduler.error("max_tokens_per_iteration",
+                    "a prompt of " + std::to_string(longest_prompt) + " tokens exceeds the " +
+                        std::to_string(budget) +
+                        "-token budget of an iteration: raise it or set chunked_prefill");
+  }
+}
+
+TensorFormats resolve_formats(const s::Quantization& q, const s::Gpu& gpu) {
+  TensorFormats f;
+  f.weights = q.has_weights() ? q.weights() : sixteen_bit(gpu);
+  const bool weight_only = f.weights == s::INT4;
+  f.activations = q.has_activations() ? q.activations() : weight_only ? sixteen_bit(gpu) : f.weights;
+  const bool eight_bit = f.activations == s::FP8 || f.activations == s::FP4;
+  f.kv_cache = q.has_kv_cache()                ? q.kv_cache()
+               : eight_bit                     ? s::FP8
+               : f.activations == s::INT8      ? s::INT8
+                                               : f.activations;
+  return f;
+}
+
+void check_quantization(const FieldChecker& quantization, const s::Gpu* gpu,
+                        const std::string& instance_name) {
+  const auto& q = static_cast<const s::Quantization&>(quantization.message());
+  const s::Precision sixteen = gpu ? sixteen_bit(*gpu) : s::BF16;
+  const s::Precision weights = q.has_weights() ? q.weights() : sixteen;
+  const s::Precision activations = q.has_activations() ? q.activations()
+                                   : weights == s::INT4 ? sixteen
+                                                        : weights;
+  const auto allowed = [&](const char* field, s::Precision p,
+                           std::initializer_list<s::Precision> options) {
+    if (std::find(options.begin(), options.end(), p) != options.end()) return true;
+    quantization.error(field, s::Precision_Name(p) + " is not a format for " + field);
+    return false;
+  };
+  allowed("weights", weights, {s::FP16, s::BF16, s::FP8, s::INT8, s::INT4, s::FP4});
+  const bool activations_ok =
+      allowed("activations", activations, {s::FP16, s::BF16, s::FP8, s::INT8, s::FP4});
+  if (q.has_kv_cache()) allowed("kv_cache", q.kv_cache(), {s::FP16, s::BF16, s::FP8, s::INT8});
+  const bool narrow_math = activations != s::FP16 && activations != s::BF16;
+  if (narrow_math && bytes_per_element(weights) > bytes_per_element(activations)) {
+    quantization.error("weights", s::Precision_Name(weights) + " weights are wider than the " +
+                                      s::Precision_Name(activations) +
+                                      " matmul inputs: quantize the weights too");
+  }
+  if (gpu != nullptr && activations_ok && !has_tensor_cores(*gpu, activations)) {
+    quantization.error(q.has_activations() ? "activations" : "weights",
+                       "GPU \"" + gpu->name() + "\" of \"" + instance_name + "\" has no " +
+                           s::Precision_Name(activations) + " support (no " +
+                           s::Precision_Name(activations) + " entry in its peak_tflops)");
+  }
+}
+
+void check_slo(const FieldChecker& slo) {
+  for (const char* f : {"p99_ttft_ms", "p99_tpot_ms", "p99_e2e_ms"}) slo.positive(f);
+  if (!slo.has("p99_ttft_ms") && !slo.has("p99_tpot_ms") && !slo.has("p99_e2e_ms")) {
+    slo.error_here("sets no objective: give p99_ttft_ms, p99_tpot_ms or p99_e2e_ms");
+  }
+}
+
+void check_benchmark(const FieldChecker& benchmark, int max_context) {
+  const auto& m = static_cast<const s::BatchBenchmark&>(benchmark.message());
+  bool sizes = true;
+  for (const char* f : {"batch_size", "input_tokens", "output_tokens"}) {
+    sizes = benchmark.require(f) && benchmark.at_least(f, 1) && sizes;
+  }
+  // A published run beyond the model's context is timed as it ran (rotary positions extrapolate;
+  // the answers' quality is not modelled); traffic beyond it is an error (check_traffic).
+  if (sizes && m.input_tokens() + m.output_tokens() > max_context) {
+    benchmark.warning("output_tokens", "a context of " +
+                                           std::to_string(m.input_tokens() + m.output_tokens()) +
+                                           " tokens exceeds the model's max_sequence_length (" +
+                                           std::to_string(max_context) + "): timed as published");
+  }
+  if (m.has_published()) {
+    const FieldChecker p = benchmark.child("published");
+    for (const char* f : {"ttft_ms", "tpot_ms", "output_tokens_per_s", "peak_memory_gb"}) {
+      p.positive(f);
+    }
+  }
+}
+
+}  // namespace clustersim

@@ -1,0 +1,56 @@
+// Prices of serving deployments.
+#include "sim/serve/serving_cost.h"
+
+#include "sim/cost/cost_checks.h"
+#include "sim/cost/cost_model.h"
+#include "sim/io/field_checker.h"
+
+namespace clustersim {
+namespace s = schema;
+
+std::unique_ptr<ServingPrices> load_serving_prices(const LoadedServingScenario& scenario,
+                                                   const Catalog& catalog,
+                                                   const TextFile<s::PriceFile>* price_file,
+                                                   Diagnostics* diagnostics) {
+  const int errors_before = diagnostics->error_count();
+  auto prices = std::make_unique<ServingPrices>();
+  const s::ServingScenario& m = scenario.scenario();
+  const FieldChecker root = FieldChecker::root(*scenario.file, diagnostics);
+  if (m.has_prices()) prices->book.add_layer(price_layer(root.child("prices")));
+  if (price_file != nullptr) {
+    const FieldChecker file_root = FieldChecker::root(*price_file, diagnostics);
+    check_price_file(file_root, catalog);
+    prices->book.add_layer(price_layer(file_root));
+  }
+  for (int billing : m.billing()) prices->billing_modes.push_back(static_cast<s::BillingMode>(billing));
+  if (prices->billing_modes.empty()) prices->billing_modes.push_back(s::ON_DEMAND);
+  const bool swept = m.sweep().instance_size() > 0;
+  prices->currency = resolve_report_currency(
+      prices->book, scenario.instances, prices->billing_modes,
+      [&] {
+        root.error("prices", "the instances price in several currencies: set report_currency and "
+                             "an exchange_rate for each other currency");
+      },
+      [&](size_t i, s::BillingMode billing, s::Currency currency, s::Currency report) {
+        const FieldChecker owner = swept ? root.child("sweep") : root.child("deployment");
+        owner.error("instance",
+                    s::BillingMode_Name(billing) + " price of \"" + scenario.instances[i]->name() +
+                        "\" is in " + s::Currency_Name(currency) + ", results in " +
+                        s::Currency_Name(report) + ": give an exchange_rate for " +
+                        s::Currency_Name(currency),
+                    swept ? static_cast<int>(i) : -1);
+      });
+  if (diagnostics->error_count() != errors_before) return nullptr;
+  return prices;
+}
+
+std::optional<double> deployment_per_hour(const ServingPrices& prices,
+                                          const ServingConfiguration& c, s::BillingMode billing) {
+  const std::optional<UsedPrice> price = prices.book.price(*c.instance, billing);
+  if (!price) return std::nullopt;
+  const std::optional<double> rate = prices.book.exchange_rate(price->currency, prices.currency);
+  if (!rate) return std::nullopt;
+  return price->per_hour * *rate * c.nodes();
+}
+
+}  // namespace clustersim

@@ -1,0 +1,211 @@
+// Memory, then simulated traffic, of one serving deployment.
+#include "sim/serve/serving_evaluation.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/net/topology_builder.h"
+#include "sim/serve/serving_checks.h"
+#include "sim/util/check.h"
+#include "sim/util/units.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+// The runtime's fit for `gpu`, else its default for the GPU's form factor (`*calibrated` false).
+s::ServingGpuFit gpu_fit(const s::ServingRuntime& runtime, const s::Gpu& gpu, bool* calibrated) {
+  for (const s::ServingGpuFit& fit : runtime.gpu()) {
+    if (fit.gpu() == gpu.name()) return fit;
+  }
+  *calibrated = false;
+  for (const s::ServingGpuFit& fit : runtime.default_fit()) {
+    if (fit.form_factor() == gpu.form_factor()) return fit;
+  }
+  CLUSTERSIM_CHECK(runtime.default_fit_size() > 0, "a serving runtime without defaults");
+  return runtime.default_fit(0);
+}
+
+double capacity_bytes(const s::InstanceType& instance, const s::Gpu& gpu) {
+  return (instance.has_gpu_memory_gib() ? instance.gpu_memory_gib() : gpu.memory_gib()) *
+         kBytesPerGibibyte;
+}
+
+std::string gib_short(double bytes) {
+  return std::to_string(static_cast<int64_t>(std::ceil(bytes / kBytesPerGibibyte)));
+}
+
+}  // namespace
+
+ServingEvaluator::ServingEvaluator(const Catalog& catalog, const LoadedServingScenario& scenario)
+    : catalog_(catalog),
+      scenario_(scenario),
+      runtime_(*catalog.runtimes().find("default")->value),
+      serving_(*serving_runtime(scenario.scenario(), catalog)) {
+  const s::ServingScenario& m = scenario.scenario();
+  for (const Request& r : scenario.trace) {
+    longest_request_ = std::max(longest_request_, r.input_tokens + r.output_tokens);
+  }
+  if (m.has_traffic() && !m.traffic().has_trace_file()) {
+    longest_request_ = max_length(m.traffic().input_tokens()) +
+                       max_length(m.traffic().output_tokens());
+  }
+}
+
+const Topology* ServingEvaluator::topology(const ServingConfiguration& c, std::string* error) {
+  const int per_node = c.instance->gpu_count();
+  const int nodes = (c.replica_gpus() + per_node - 1) / per_node;
+  const int gpus = std::min(c.replica_gpus(), per_node);
+  auto& slot = topologies_[{c.instance, nodes, gpus}];
+  if (!slot) {
+    ClusterSpec spec;
+    spec.instance = c.instance;
+    spec.nodes = nodes;
+    spec.gpus_per_node = gpus;
+    TopologyOrError built = build_topology(spec, catalog_);
+    if (!built.topology) {
+      *error = built.error;
+      return nullptr;
+    }
+    slot = std::move(built.topology);
+  }
+  return slot.get();
+}
+
+ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
+                                                  int64_t largest_iteration,
+                                                  int64_t workspace_tokens) {
+  Replica r;
+  ServingEvaluation& e = r.evaluation;
+  const s::Gpu& gpu = catalog_.gpu_of(*c.instance);
+  e.formats = resolve_formats(c.quantization, gpu);
+  IterationInputs in;
+  in.model = &scenario_.model->transformer();
+  in.formats = e.formats;
+  in.tensor_parallel = c.tensor_parallel;
+  in.pipeline_parallel = c.pipeline_parallel;
+  in.gpu = &gpu;
+  in.runtime = &runtime_;
+  in.serving = &serving_;
+  in.fit = gpu_fit(serving_, gpu, &e.calibrated);
+  in.max_tokens = std::max<int64_t>(1, largest_iteration);
+  if (c.replica_gpus() > 1) {
+    in.topology = topology(c, &e.error);
+    if (in.topology == nullptr) return r;
+  }
+  r.model = std::make_unique<IterationModel>(in);
+  r.runtime_bytes = runtime_bytes(serving_, in.fit, c.tensor_parallel);
+  e.memory = serving_memory(r.model->largest_stage(), r.runtime_bytes,
+                            capacity_bytes(*c.instance, gpu), workspace_tokens);
+  const s::Scheduler& sc = c.scheduler;
+  ReplicaSettings& set = r.settings;
+  set.batching = sc.batching();
+  set.max_batch = sc.max_batch_size();
+  set.max_tokens = sc.max_tokens_per_iteration();
+  set.chunked_prefill = sc.chunked_prefill();
+  set.block_tokens = sc.kv_block_tokens();
+  set.kv_bytes_per_token = e.memory.kv_bytes_per_token;
+  set.activation_bytes_per_token = r.model->largest_stage().activation_bytes_per_token;
+  set.batch_wait = Picoseconds::from_seconds(sc.batch_wait_ms() * 1e-3);
+  if (set.batching == s::STATIC) {
+    set.static_free_bytes = e.memory.capacity_bytes - e.memory.weight_bytes -
+                            e.memory.runtime_bytes;
+  } else {
+    e.kv_blocks = set.kv_blocks =
+        kv_cache_blocks(e.memory, sc.kv_cache_memory_fraction(), sc.kv_block_tokens());
+  }
+  return r;
+}
+
+const std::vector<Request>& ServingEvaluator::requests(double rate_scale) {
+  if (traffic_.size() > 4) traffic_.clear();  // a rate search tries many scales once each
+  auto& slot = traffic_[rate_scale];
+  if (slot.empty()) {
+    const s::Traffic& t = scenario_.scenario().traffic();
+    slot = t.has_trace_file() ? scale_trace(scenario_.trace, rate_scale)
+                              : generate_requests(t, rate_scale);
+  }
+  return slot;
+}
+
+ServingEvaluation ServingEvaluator::evaluate(const ServingConfiguration& c, double rate_scale) {
+  const bool is_static = c.scheduler.batching() == s::STATIC;
+  const int64_t tokens = is_static ? static_cast<int64_t>(c.scheduler.max_batch_size()) *
+                                         longest_request_
+                                   : c.scheduler.max_tokens_per_iteration();
+  Replica r = build(c, tokens, is_static ? 0 : tokens);
+  ServingEvaluation e = r.evaluation;
+  if (!e.error.empty()) return e;
+  const double per_request = longest_request_ * e.memory.kv_bytes_per_token;
+  if (e.memory.free_bytes() < 0) {
+    e.out_of_memory = "GPU memory (OOM by " + gib_short(-e.memory.free_bytes()) + " GiB)";
+  } else if (!is_static && e.kv_blocks * c.scheduler.kv_block_tokens() < longest_request_) {
+    e.out_of_memory = "KV cache (" + std::to_string(e.kv_blocks * c.scheduler.kv_block_tokens()) +
+                      " tokens, the longest request needs " + std::to_string(longest_request_) +
+                      ")";
+  } else if (is_static && r.settings.static_free_bytes < per_request) {
+    e.out_of_memory = "KV cache (one longest request does not fit)";
+  }
+  if (!e.out_of_memory.empty()) return e;
+  const std::vector<Request>& traffic = requests(rate_scale);
+  const ServingOutcome outcome = simulate_serving(traffic, *r.model, r.settings, c.replicas);
+  const s::Traffic& t = scenario_.scenario().traffic();
+  e.metrics = measure_serving(traffic, outcome, t.warmup_s());
+  if (scenario_.scenario().has_slo()) {
+    e.slo_violation = slo_violation(scenario_.scenario().slo(), *e.metrics);
+  }
+  return e;
+}
+
+BenchmarkResult ServingEvaluator::benchmark(const ServingConfiguration& c,
+                                            const s::BatchBenchmark& run) {
+  CLUSTERSIM_CHECK(c.scheduler.batching() == s::STATIC, "a benchmark without static batching");
+  const int64_t batch = run.batch_size();
+  Replica r = build(c, batch * run.input_tokens(), 0);
+  CLUSTERSIM_CHECK(r.evaluation.error.empty(), "a benchmark replica that cannot be built");
+  BenchmarkResult result;
+  result.capacity_bytes = r.evaluation.memory.capacity_bytes;
+  result.peak_memory_bytes = static_batch_peak_bytes(r.model->largest_stage(), r.runtime_bytes,
+                                                     batch, run.input_tokens(), run.output_tokens());
+  result.fits = result.peak_memory_bytes <= result.capacity_bytes;
+  if (!result.fits) return result;
+  std::vector<Request> requests(batch, Request{0, run.input_tokens(), run.output_tokens()});
+  r.settings.max_batch = static_cast<int>(batch);
+  r.settings.static_free_bytes = result.capacity_bytes;  // the batch is known to fit
+  const ServingOutcome outcome = simulate_serving(requests, *r.model, r.settings, 1);
+  const RequestRecord& record = outcome.records[0];
+  result.ttft_ms = record.first_token.seconds() * 1e3;
+  if (run.output_tokens() > 1) {
+    result.tpot_ms = (record.finish - record.first_token).seconds() * 1e3 /
+                     (run.output_tokens() - 1);
+  }
+  result.output_tokens_per_s =
+      static_cast<double>(batch * run.output_tokens()) / record.finish.seconds();
+  return result;
+}
+
+double ServingEvaluator::max_rate_scale(const ServingConfiguration& c) {
+  const auto meets = [&](double scale) {
+    const ServingEvaluation e = evaluate(c, scale);
+    return e.metrics && e.slo_violation.empty();
+  };
+  double low = 0, high = 1;
+  if (meets(1)) {
+    low = 1;
+    for (high = 2; high <= 64 && meets(high); high *= 2) low = high;
+    if (high > 64) return low;
+  } else {
+    for (high = 1; high > 0.05 && !meets(high / 2); high /= 2) {
+    }
+    if (high <= 0.05) return 0;
+    low = high / 2;
+  }
+  while (high - low > 0.02 * low) {
+    const double mid = (low + high) / 2;
+    (meets(mid) ? low : high) = mid;
+  }
+  return low;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,78 @@
+// Evaluating one deployment of a serving scenario: its memory (does the replica fit, how many
+// KV-cache blocks), then its traffic simulated on the engine (latency percentiles, throughput,
+// utilization) against the scenario's latency objectives; or a static-batch benchmark run.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/io/catalog.h"
+#include "sim/net/topology.h"
+#include "sim/serve/iteration_model.h"
+#include "sim/serve/memory_fit.h"
+#include "sim/serve/serving_metrics.h"
+#include "sim/serve/serving_space.h"
+
+namespace clustersim {
+
+struct ServingEvaluation {
+  TensorFormats formats;
+  ServingMemory memory;
+  int64_t kv_blocks = 0;        // continuous batching's pool per replica
+  std::string out_of_memory;    // why the replica does not fit; "" when it does
+  std::optional<ServingMetrics> metrics;  // absent when it does not fit
+  std::string slo_violation;    // the first objective missed; "" when all hold (or none is set)
+  bool calibrated = true;       // the serving runtime has a fit for this GPU
+  std::string error;            // the replica's cluster could not be built
+};
+
+struct BenchmarkResult {
+  bool fits = true;
+  double peak_memory_bytes = 0;  // per GPU
+  double capacity_bytes = 0;
+  double ttft_ms = 0, tpot_ms = 0, output_tokens_per_s = 0;
+};
+
+// Caches topologies and generated traffic; one per thread.
+class ServingEvaluator {
+ public:
+  // Requires: a scenario that loaded without errors; both outlive the evaluator.
+  ServingEvaluator(const Catalog& catalog, const LoadedServingScenario& scenario);
+
+  // The scenario's traffic with every rate x `rate_scale` (a trace: its times / rate_scale).
+  ServingEvaluation evaluate(const ServingConfiguration& c, double rate_scale = 1);
+  // A static-batch benchmark run on one replica of `c`. Requires: `c` uses STATIC batching.
+  BenchmarkResult benchmark(const ServingConfiguration& c, const schema::BatchBenchmark& run);
+  // The largest multiple of the traffic's rates that `c` serves within the scenario's objectives
+  // (bisection to 2%), 0 when not even a twentieth of it. Requires: the scenario has an slo.
+  double max_rate_scale(const ServingConfiguration& c);
+
+ private:
+  struct Replica {  // what one configuration's replicas share
+    std::unique_ptr<IterationModel> model;
+    ReplicaSettings settings;
+    ServingEvaluation evaluation;  // formats, memory, fit, calibration (no metrics yet)
+    double runtime_bytes = 0;      // the runtime's own memory per GPU
+  };
+  // `largest_iteration`: the most tokens one iteration processes; `workspace_tokens`: those the
+  // activation workspace is reserved for ahead (0 for static batches, which count theirs).
+  Replica build(const ServingConfiguration& c, int64_t largest_iteration,
+                int64_t workspace_tokens);
+  const Topology* topology(const ServingConfiguration& c, std::string* error);
+  const std::vector<Request>& requests(double rate_scale);
+
+  const Catalog& catalog_;
+  const LoadedServingScenario& scenario_;
+  const schema::Runtime& runtime_;
+  const schema::ServingRuntime& serving_;
+  std::map<std::tuple<const schema::InstanceType*, int, int>, std::unique_ptr<Topology>>
+      topologies_;
+  std::map<double, std::vector<Request>> traffic_;
+  int longest_request_ = 0;  // input + output tokens
+};
+
+}  // namespace clustersim

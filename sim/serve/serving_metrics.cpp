@@ -1,0 +1,80 @@
+// Latency percentiles and throughput of served requests.
+#include "sim/serve/serving_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/util/check.h"
+#include "sim/util/number_format.h"
+
+namespace clustersim {
+namespace {
+
+// Nearest rank: the smallest value with at least q of the values at or below it.
+double nearest_rank(std::vector<double>* values, double q) {
+  const auto n = static_cast<int64_t>(values->size());
+  const int64_t rank = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(q * n)) - 1, 0, n - 1);
+  std::nth_element(values->begin(), values->begin() + rank, values->end());
+  return (*values)[rank];
+}
+
+}  // namespace
+
+Percentiles percentiles(std::vector<double>* values) {
+  CLUSTERSIM_CHECK(!values->empty(), "percentiles of nothing");
+  return {nearest_rank(values, 0.5), nearest_rank(values, 0.9), nearest_rank(values, 0.99)};
+}
+
+ServingMetrics measure_serving(const std::vector<Request>& requests, const ServingOutcome& outcome,
+                               double warmup_s) {
+  ServingMetrics m;
+  std::vector<double> ttft, tpot, e2e;
+  double first_arrival = -1, last_finish = 0, tokens = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Request& r = requests[i];
+    if (r.arrival_s < warmup_s) continue;
+    const RequestRecord& record = outcome.records[i];
+    CLUSTERSIM_CHECK(record.done, "a request that never finished");
+    if (first_arrival < 0) first_arrival = r.arrival_s;
+    const double first_s = record.first_token.seconds(), finish_s = record.finish.seconds();
+    ttft.push_back((first_s - r.arrival_s) * 1e3);
+    e2e.push_back((finish_s - r.arrival_s) * 1e3);
+    if (r.output_tokens > 1) tpot.push_back((finish_s - first_s) * 1e3 / (r.output_tokens - 1));
+    last_finish = std::max(last_finish, finish_s);
+    tokens += r.output_tokens;
+    ++m.measured;
+  }
+  CLUSTERSIM_CHECK(m.measured > 0, "no request after the warm-up");
+  m.ttft_ms = percentiles(&ttft);
+  m.e2e_ms = percentiles(&e2e);
+  if (!tpot.empty()) m.tpot_ms = percentiles(&tpot);
+  const double span = last_finish - first_arrival;
+  if (span > 0) {
+    m.output_tokens_per_s = tokens / span;
+    m.requests_per_s = static_cast<double>(m.measured) / span;
+  }
+  m.gpu_utilization = outcome.busy_fraction;
+  m.kv_cache_utilization = outcome.kv_fraction;
+  m.preemptions = outcome.preemptions;
+  return m;
+}
+
+std::string slo_violation(const schema::Slo& slo, const ServingMetrics& metrics) {
+  const struct {
+    bool set;
+    double limit;
+    double value;
+    const char* name;
+  } objectives[] = {{slo.has_p99_ttft_ms(), slo.p99_ttft_ms(), metrics.ttft_ms.p99, "p99 TTFT"},
+                    {slo.has_p99_tpot_ms(), slo.p99_tpot_ms(), metrics.tpot_ms.p99, "p99 TPOT"},
+                    {slo.has_p99_e2e_ms(), slo.p99_e2e_ms(), metrics.e2e_ms.p99, "p99 E2E"}};
+  for (const auto& o : objectives) {
+    if (o.set && o.value > o.limit) {
+      return std::string(o.name) + " " + format_fixed(o.value, 1) + " ms > " +
+             format_number(o.limit) + " ms";
+    }
+  }
+  return "";
+}
+
+}  // namespace clustersim

@@ -1,0 +1,40 @@
+// What users read off a served traffic: latency percentiles (time to first token, time per
+// output token after the first, end to end), throughput, how busy the GPUs and the KV cache were,
+// and whether latency objectives hold (and which one binds when not).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/io/schema/serving.pb.h"
+#include "sim/serve/serving_simulation.h"
+
+namespace clustersim {
+
+struct Percentiles {
+  double p50 = 0, p90 = 0, p99 = 0;
+};
+
+// Nearest-rank percentiles of `values` (reordered). Requires: not empty.
+Percentiles percentiles(std::vector<double>* values);
+
+struct ServingMetrics {
+  int64_t measured = 0;   // requests arriving after the warm-up
+  Percentiles ttft_ms, tpot_ms, e2e_ms;
+  double output_tokens_per_s = 0;  // of the measured requests, first arrival to last token
+  double requests_per_s = 0;
+  double gpu_utilization = 0;      // share of time the replicas iterate
+  double kv_cache_utilization = 0; // time-average share of the KV cache in use
+  int64_t preemptions = 0;
+};
+
+// Requires: every request done; at least one arrives at or after `warmup_s`.
+ServingMetrics measure_serving(const std::vector<Request>& requests, const ServingOutcome& outcome,
+                               double warmup_s);
+
+// The first objective of `slo` that `metrics` misses, as "p99 TTFT 812 ms > 500 ms", or "" when
+// all hold.
+std::string slo_violation(const schema::Slo& slo, const ServingMetrics& metrics);
+
+}  // namespace clustersim

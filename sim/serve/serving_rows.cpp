@@ -1,0 +1,157 @@
+// The serving result columns and the rows of one evaluated deployment.
+#include "sim/serve/serving_rows.h"
+
+#include "sim/util/check.h"
+#include "sim/util/number_format.h"
+#include "sim/util/units.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+using Kind = ResultColumn::Kind;
+using Drift = ResultColumn::Drift;
+
+constexpr auto identity = identity_column;
+constexpr auto figure = figure_column;
+
+Table::Cell number(double value) { return Table::Cell(value); }
+
+}  // namespace
+
+const std::vector<ResultColumn>& serving_columns() {
+  static const std::vector<ResultColumn> columns = {
+      identity("index", "#", Kind::kInteger),
+      identity("instance", "instance", Kind::kText),
+      identity("nodes", "nodes", Kind::kInteger),
+      identity("gpus", "GPUs", Kind::kInteger),
+      identity("tensor_parallel", "TP", Kind::kInteger),
+      identity("pipeline_parallel", "PP", Kind::kInteger),
+      identity("replicas", "replicas", Kind::kInteger),
+      identity("weights", "weights", Kind::kText),
+      identity("activations", "act", Kind::kText),
+      identity("kv_cache", "KV", Kind::kText),
+      identity("batching", "batching", Kind::kText),
+      identity("max_batch_size", "max batch", Kind::kInteger),
+      identity("max_tokens_per_iteration", "tokens/iter", Kind::kInteger),
+      identity("billing", "billing", Kind::kText),
+      identity("status", "status", Kind::kText),
+      figure("memory_gib", "mem GiB", 1),
+      figure("capacity_gib", "cap GiB", 1),
+      figure("kv_cache_tokens", "KV tokens", 0),
+      figure("ttft_p50_ms", "TTFT p50", 1),
+      figure("ttft_p90_ms", "TTFT p90", 1),
+      figure("ttft_p99_ms", "TTFT p99", 1),
+      figure("tpot_p50_ms", "TPOT p50", 2),
+      figure("tpot_p90_ms", "TPOT p90", 2),
+      figure("tpot_p99_ms", "TPOT p99", 2),
+      figure("e2e_p50_ms", "E2E p50", 0),
+      figure("e2e_p90_ms", "E2E p90", 0),
+      figure("e2e_p99_ms", "E2E p99", 0),
+      figure("output_tokens_per_s", "tokens/s", 0),
+      figure("requests_per_s", "req/s", 2),
+      {"gpu_utilization", "GPU busy", Kind::kReal, 3, Drift::kAbsolute, 1e-4},
+      {"kv_cache_utilization", "KV used", Kind::kReal, 3, Drift::kAbsolute, 1e-4},
+      figure("preemptions", "preempt", 0),
+      figure("max_rate_per_s", "max req/s", 2),
+      figure("price_per_hour", "price/h", 2),
+      identity("currency", "cur", Kind::kText),
+      figure("cost_per_million_tokens", "per M tok", 3),
+      identity("limiting", "limiting", Kind::kText),
+      identity("calibrated", "calibrated", Kind::kBool),
+  };
+  return columns;
+}
+
+int serving_column(std::string_view key) {
+  const int i = column_index(serving_columns(), key);
+  CLUSTERSIM_CHECK(i >= 0, "unknown serving column");
+  return i;
+}
+
+std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const ServingEvaluation& e,
+                                         const ServingPrices& prices,
+                                         std::optional<double> max_rate_per_s) {
+  CLUSTERSIM_CHECK(e.error.empty(), "a row of a deployment that could not be built");
+  ResultRow base(serving_columns().size());
+  const auto set = [&](const char* key, Table::Cell cell) { base[serving_column(key)] = cell; };
+  const s::Scheduler& sc = c.scheduler;
+  set("index", number(static_cast<double>(c.index)));
+  set("instance", c.instance->name());
+  set("nodes", number(c.nodes()));
+  set("gpus", number(c.gpus()));
+  set("tensor_parallel", number(c.tensor_parallel));
+  set("pipeline_parallel", number(c.pipeline_parallel));
+  set("replicas", number(c.replicas));
+  set("weights", s::Precision_Name(e.formats.weights));
+  set("activations", s::Precision_Name(e.formats.activations));
+  set("kv_cache", s::Precision_Name(e.formats.kv_cache));
+  set("batching", s::Batching_Name(sc.batching()));
+  set("max_batch_size", number(sc.max_batch_size()));
+  set("max_tokens_per_iteration", number(sc.max_tokens_per_iteration()));
+  set("memory_gib", e.memory.used_bytes() / kBytesPerGibibyte);
+  set("capacity_gib", e.memory.capacity_bytes / kBytesPerGibibyte);
+  if (e.kv_blocks > 0) set("kv_cache_tokens", number(static_cast<double>(e.kv_blocks * sc.kv_block_tokens())));
+  set("currency", s::Currency_Name(prices.currency));
+  set("calibrated", e.calibrated);
+  set("status", kStatusOk);
+  if (!e.metrics) {
+    set("status", kStatusOutOfMemory);
+    set("limiting", e.out_of_memory);
+  } else {
+    const ServingMetrics& m = *e.metrics;
+    const std::pair<const char*, const Percentiles*> series[] = {
+        {"ttft", &m.ttft_ms}, {"tpot", &m.tpot_ms}, {"e2e", &m.e2e_ms}};
+    for (const auto& [name, p] : series) {
+      set((std::string(name) + "_p50_ms").c_str(), p->p50);
+      set((std::string(name) + "_p90_ms").c_str(), p->p90);
+      set((std::string(name) + "_p99_ms").c_str(), p->p99);
+    }
+    set("output_tokens_per_s", m.output_tokens_per_s);
+    set("requests_per_s", m.requests_per_s);
+    set("gpu_utilization", m.gpu_utilization);
+    set("kv_cache_utilization", m.kv_cache_utilization);
+    set("preemptions", number(static_cast<double>(m.preemptions)));
+    if (max_rate_per_s) set("max_rate_per_s", *max_rate_per_s);
+    if (!e.slo_violation.empty()) {
+      set("status", kStatusMissesSlo);
+      set("limiting", e.slo_violation);
+    }
+  }
+  std::vector<ResultRow> rows;
+  for (s::BillingMode billing : prices.billing_modes) {
+    ResultRow& row = rows.emplace_back(base);
+    row[serving_column("billing")] = s::BillingMode_Name(billing);
+    const std::optional<double> per_hour = deployment_per_hour(prices, c, billing);
+    if (!per_hour) continue;
+    row[serving_column("price_per_hour")] = *per_hour;
+    if (e.metrics && e.metrics->output_tokens_per_s > 0) {
+      row[serving_column("cost_per_million_tokens")] =
+          cost_per_million_tokens(*per_hour, e.metrics->output_tokens_per_s);
+    }
+  }
+  return rows;
+}
+
+const std::vector<std::string>& serving_summary_columns() {
+  static const std::vector<std::string> keys = {
+      "index",       "instance",    "replicas",    "tensor_parallel",     "weights",
+      "batching",    "max_batch_size", "billing",  "status",              "ttft_p99_ms",
+      "tpot_p99_ms", "e2e_p99_ms",  "output_tokens_per_s", "gpu_utilization",
+      "kv_cache_utilization", "price_per_hour", "cost_per_million_tokens", "currency", "limiting"};
+  return keys;
+}
+
+Table serving_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows) {
+  return column_table(serving_columns(), keys, rows);
+}
+
+std::string describe_deployment(const ResultRow& r) {
+  const auto n = [&](const char* key) { return format_number(row_number(r, serving_column(key))); };
+  const auto t = [&](const char* key) { return row_text(r, serving_column(key)); };
+  return t("instance") + " x " + n("replicas") + " replicas, TP " + n("tensor_parallel") + " PP " +
+         n("pipeline_parallel") + ", " + t("weights") + ", " + t("batching") + " batch " +
+         n("max_batch_size") + ", " + t("billing");
+}
+
+}  // namespace clustersim

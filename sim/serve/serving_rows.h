@@ -1,0 +1,39 @@
+// One row of a serving sizing: a deployment and every figure evaluated for it, one row per
+// billing mode, as the cells of a fixed list of columns (the ResultColumn type of training
+// sweeps, so the same tables, CSV/JSON and results files take them).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/serve/serving_cost.h"
+#include "sim/serve/serving_evaluation.h"
+#include "sim/sweep/result_row.h"
+
+namespace clustersim {
+
+// Every column of a serving row, in output order. Column 0 is the configuration index.
+const std::vector<ResultColumn>& serving_columns();
+// Index of the column named `key`. Requires: such a column exists.
+int serving_column(std::string_view key);
+
+inline constexpr const char* kStatusMissesSlo = "misses SLO";
+
+// The rows of `c` after `e` (one per billing mode of `prices`); `max_rate_per_s`, when given,
+// is the highest request rate meeting the objectives. Requires: e.error is empty.
+std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const ServingEvaluation& e,
+                                         const ServingPrices& prices,
+                                         std::optional<double> max_rate_per_s);
+
+// The columns the terminal shows by default.
+const std::vector<std::string>& serving_summary_columns();
+
+// A table with the given serving columns (by key) holding those cells of `rows`.
+Table serving_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows);
+
+// A row's deployment in words: "aws.g6.xlarge x 2 replicas, TP 1 PP 1, FP16, CONTINUOUS
+// batch 256, ON_DEMAND".
+std::string describe_deployment(const ResultRow& row);
+
+}  // namespace clustersim

@@ -1,0 +1,249 @@
+// Loading and resolving a serving scenario.
+#include "sim/serve/serving_scenario.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <regex>
+
+#include "sim/cost/cost_checks.h"
+#include "sim/io/catalog_reference.h"
+#include "sim/io/field_checker.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/serve/serving_checks.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+constexpr char kDefaultRuntime[] = "tensorrt-llm";
+
+// The longest prompt the scenario sends (0 when unknown: the traffic is malformed).
+int longest_prompt(const LoadedServingScenario& loaded) {
+  const s::ServingScenario& m = loaded.scenario();
+  int longest = 0;
+  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens);
+  if (m.has_traffic() && !m.traffic().has_trace_file()) {
+    longest = std::max(longest, max_length(m.traffic().input_tokens()));
+  }
+  for (const s::BatchBenchmark& b : m.benchmark()) longest = std::max(longest, b.input_tokens());
+  return longest;
+}
+
+// Each listed degree must split the model; tensor parallelism must stay inside every candidate's
+// node.
+void check_degrees(const FieldChecker& owner, const char* field, const LoadedServingScenario& l,
+                   bool tensor) {
+  const google::protobuf::FieldDescriptor* d =
+      owner.message().GetDescriptor()->FindFieldByName(field);
+  const int count = d->is_repeated() ? owner.size(field) : (owner.has(field) ? 1 : 0);
+  for (int i = 0; i < count; ++i) {
+    const int index = d->is_repeated() ? i : -1;
+    const double value = owner.number(field, index);
+    if (value < 1) continue;  // reported by at_least
+    const int degree = static_cast<int>(value);
+    std::string why = tensor ? tensor_parallel_problem(degree, l.model)
+                             : pipeline_parallel_problem(degree, l.model);
+    for (const s::InstanceType* instance : l.instances) {
+      if (why.empty() && tensor && degree > instance->gpu_count()) {
+        why = std::to_string(degree) + " is more than the " +
+              std::to_string(instance->gpu_count()) + " GPUs of a \"" + instance->name() +
+              "\" node (tensor parallelism stays inside a node)";
+      }
+    }
+    if (!why.empty()) owner.error(field, why, index);
+  }
+}
+
+void resolve_instances(const FieldChecker& root, const Catalog& catalog,
+                       LoadedServingScenario* loaded) {
+  const s::ServingScenario& m = loaded->scenario();
+  const bool swept = m.sweep().instance_size() > 0;
+  const FieldChecker owner = swept ? root.child("sweep") : root.child("deployment");
+  if (!swept && !owner.require("instance")) return;
+  const int count = swept ? m.sweep().instance_size() : 1;
+  for (int i = 0; i < count; ++i) {
+    const int index = swept ? i : -1;
+    const std::string& name = swept ? m.sweep().instance(i) : m.deployment().instance();
+    const s::InstanceType* instance =
+        resolve_reference(owner, "instance", index, name, catalog.instances(), "instance type");
+    if (instance == nullptr) continue;
+    if (!has_gpu(*instance)) {
+      owner.error("instance", "\"" + name + "\" has no GPU (gpu_count is 0): it cannot serve",
+                  index);
+      continue;
+    }
+    loaded->instances.push_back(instance);
+  }
+}
+
+// The deployment's quantization must run on every candidate's GPU; a swept one on at least one
+// (the others prune it, serving_problem).
+void check_quantizations(const FieldChecker& root, const Catalog& catalog,
+                         const LoadedServingScenario& loaded) {
+  const s::ServingScenario& m = loaded.scenario();
+  if (m.sweep().quantization_size() == 0) {
+    if (!m.deployment().has_quantization()) return;
+    for (const s::InstanceType* instance : loaded.instances) {
+      check_quantization(root.child("deployment").child("quantization"), &catalog.gpu_of(*instance),
+                         instance->name());
+    }
+    return;
+  }
+  for (int i = 0; i < m.sweep().quantization_size(); ++i) {
+    const FieldChecker q = root.child("sweep").child("quantization", i);
+    check_quantization(q, nullptr, "");
+    std::string problem;
+    const bool runs_somewhere =
+        loaded.instances.empty() ||
+        std::any_of(loaded.instances.begin(), loaded.instances.end(), [&](auto* instance) {
+          problem = quantization_problem(m.sweep().quantization(i), catalog.gpu_of(*instance));
+          return problem.empty();
+        });
+    if (!runs_somewhere) q.error_here("runs on none of the candidate instances: " + problem);
+  }
+}
+
+void check_deployment(const FieldChecker& root, const Catalog& catalog,
+                      LoadedServingScenario* loaded) {
+  const s::ServingScenario& m = loaded->scenario();
+  if (!root.require("deployment")) return;
+  const FieldChecker deployment = root.child("deployment");
+  for (const char* f : {"tensor_parallel", "pipeline_parallel", "replicas"}) {
+    deployment.at_least(f, 1);
+  }
+  resolve_instances(root, catalog, loaded);
+  if (loaded->model != nullptr && loaded->model->has_transformer()) {
+    check_degrees(deployment, "tensor_parallel", *loaded, true);
+    check_degrees(deployment, "pipeline_parallel", *loaded, false);
+    const FieldChecker sweep = root.child("sweep");
+    if (m.has_sweep()) {
+      check_degrees(sweep, "tensor_parallel", *loaded, true);
+      check_degrees(sweep, "pipeline_parallel", *loaded, false);
+    }
+  }
+  if (m.deployment().has_runtime() || catalog.serving_runtimes().find(kDefaultRuntime) == nullptr) {
+    resolve_reference(deployment, "runtime", -1, m.deployment().has_runtime()
+                                                     ? m.deployment().runtime()
+                                                     : std::string(kDefaultRuntime),
+                      catalog.serving_runtimes(), "serving runtime");
+  }
+  check_quantizations(root, catalog, *loaded);
+}
+
+void check_sweep_and_scheduler(const FieldChecker& root, const LoadedServingScenario& loaded) {
+  const s::ServingScenario& m = loaded.scenario();
+  const int prompt = longest_prompt(loaded);
+  if (m.deployment().has_scheduler()) {
+    check_scheduler(root.child("deployment").child("scheduler"), prompt);
+  }
+  if (!m.has_sweep()) return;
+  const FieldChecker sweep = root.child("sweep");
+  for (const char* f : {"tensor_parallel", "pipeline_parallel", "replicas", "max_batch_size",
+                        "max_tokens_per_iteration"}) {
+    sweep.at_least(f, 1);
+  }
+  const bool chunked = m.deployment().scheduler().chunked_prefill();
+  for (int i = 0; i < m.sweep().max_tokens_per_iteration_size(); ++i) {
+    if (!chunked && m.sweep().max_tokens_per_iteration(i) < prompt) {
+      sweep.error("max_tokens_per_iteration",
+                  "a prompt of " + std::to_string(prompt) + " tokens exceeds this budget: raise "
+                  "it or set deployment.scheduler.chunked_prefill", i);
+    }
+  }
+  for (int i = 0; i < m.sweep().batching_size(); ++i) {
+    if (m.sweep().batching(i) == s::BATCHING_UNSPECIFIED) {
+      sweep.error("batching", "must be STATIC or CONTINUOUS", i);
+    }
+  }
+}
+
+void check_autoscaling(const FieldChecker& autoscaling) {
+  if (autoscaling.size("hourly_rate_per_s") != 24) {
+    autoscaling.error("hourly_rate_per_s", "needs 24 values (one per hour), got " +
+                                               std::to_string(autoscaling.size("hourly_rate_per_s")));
+  }
+  autoscaling.non_negative("hourly_rate_per_s");
+  autoscaling.at_least("baseline_replicas", 0);
+  const auto& m = static_cast<const s::Autoscaling&>(autoscaling.message());
+  if (m.baseline_billing() == s::SPOT) {
+    autoscaling.error("baseline_billing", "a baseline must not be preemptible: not SPOT");
+  }
+}
+
+void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario* loaded) {
+  const s::ServingScenario& m = loaded->scenario();
+  const int context =
+      loaded->model && loaded->model->has_transformer()
+          ? loaded->model->transformer().max_sequence_length()
+          : std::numeric_limits<int>::max();
+  if (m.has_traffic() == (m.benchmark_size() > 0)) {
+    root.error_here(m.has_traffic() ? "give traffic or benchmark runs, not both"
+                                    : "needs traffic (to size a deployment) or benchmark runs "
+                                      "(to compare with published figures)");
+  }
+  for (int i = 0; i < m.benchmark_size(); ++i) check_benchmark(root.child("benchmark", i), context);
+  if (!m.has_traffic()) return;
+  const FieldChecker traffic = root.child("traffic");
+  check_traffic(traffic, context);
+  if (m.traffic().has_trace_file()) {
+    const std::filesystem::path dir = std::filesystem::path(loaded->file->path).parent_path();
+    const std::string path = (dir / m.traffic().trace_file()).string();
+    read_trace(path, context, &loaded->trace, root.diagnostics());
+  }
+}
+
+}  // namespace
+
+const s::ServingRuntime* serving_runtime(const s::ServingScenario& scenario,
+                                         const Catalog& catalog) {
+  const std::string name =
+      scenario.deployment().has_runtime() ? scenario.deployment().runtime() : kDefaultRuntime;
+  const CatalogEntry<s::ServingRuntime>* entry = catalog.serving_runtimes().find(name);
+  return entry ? entry->value : nullptr;
+}
+
+bool is_serving_scenario_file(const std::string& path) {
+  std::ifstream in(path);
+  static const std::regex top_level(R"(^(deployment|traffic|benchmark)\s*[{:])");
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, top_level)) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& path,
+                                                             const Catalog& catalog,
+                                                             Diagnostics* diagnostics) {
+  const int errors_before = diagnostics->error_count();
+  auto loaded = std::make_unique<LoadedServingScenario>();
+  loaded->file = read_text_file<s::ServingScenario>(path, diagnostics);
+  if (!loaded->file) return nullptr;
+  const s::ServingScenario& m = loaded->scenario();
+  const FieldChecker root = FieldChecker::root(*loaded->file, diagnostics);
+  if (root.require("model")) {
+    loaded->model = resolve_reference(root, "model", -1, m.model(), catalog.models(), "model");
+    if (loaded->model && !(loaded->model->has_transformer() &&
+                           loaded->model->transformer().kind() == s::DECODER)) {
+      root.error("model", "\"" + m.model() + "\" is not a decoder transformer: nothing to serve");
+      loaded->model = nullptr;
+    }
+  }
+  check_traffic_or_benchmarks(root, loaded.get());
+  check_deployment(root, catalog, loaded.get());
+  check_sweep_and_scheduler(root, *loaded);
+  if (m.has_slo()) check_slo(root.child("slo"));
+  if (m.has_prices()) check_price_file(root.child("prices"), catalog);
+  for (int i = 0; i < m.billing_size(); ++i) {
+    if (m.billing(i) == s::BILLING_MODE_UNSPECIFIED) {
+      root.error("billing", "must be set to a value other than BILLING_MODE_UNSPECIFIED", i);
+    }
+  }
+  if (m.has_autoscaling()) check_autoscaling(root.child("autoscaling"));
+  if (diagnostics->error_count() != errors_before) return nullptr;
+  return loaded;
+}
+
+}  // namespace clustersim

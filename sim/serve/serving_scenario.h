@@ -1,0 +1,43 @@
+// Loading a serving scenario: parsing, checking every field (file:line:col: field.path:
+// message), resolving the model, candidate instances and serving runtime against the catalog,
+// and reading its trace file.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/io/catalog.h"
+#include "sim/io/schema/serving.pb.h"
+#include "sim/io/text_file.h"
+#include "sim/serve/traffic.h"
+
+namespace clustersim {
+
+// A checked serving scenario. Pointers point into the catalog, which must outlive it.
+// Immutable; safe to share between threads.
+struct LoadedServingScenario {
+  std::unique_ptr<TextFile<schema::ServingScenario>> file;
+  const schema::Model* model = nullptr;
+  // The candidate instance types: sweep.instance if given, else deployment.instance.
+  std::vector<const schema::InstanceType*> instances;
+  std::vector<Request> trace;  // the trace file's requests, when the traffic names one
+
+  const schema::ServingScenario& scenario() const { return file->message; }
+};
+
+// Reads, checks and resolves the serving scenario at `path`. Every problem goes to
+// `diagnostics`. Returns nullptr when there was any error.
+std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& path,
+                                                             const Catalog& catalog,
+                                                             Diagnostics* diagnostics);
+
+// Whether the scenario file at `path` is a serving scenario (it has a top-level `deployment`,
+// `traffic` or `benchmark`) rather than a training one. False when it cannot be read.
+bool is_serving_scenario_file(const std::string& path);
+
+// The serving runtime a scenario uses (deployment.runtime, "tensorrt-llm" when absent), or null.
+const schema::ServingRuntime* serving_runtime(const schema::ServingScenario& scenario,
+                                              const Catalog& catalog);
+
+}  // namespace clustersim

@@ -1,0 +1,94 @@
+// Decoding a serving configuration from its index.
+#include "sim/serve/serving_space.h"
+
+#include "sim/serve/serving_checks.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+template <class T, class Repeated>
+std::vector<T> axis(const Repeated& listed, T single) {
+  return listed.empty() ? std::vector<T>{single} : std::vector<T>(listed.begin(), listed.end());
+}
+
+// The scheduler with every default written in.
+s::Scheduler resolved_scheduler(const s::Scheduler& given) {
+  s::Scheduler r = given;
+  if (!r.has_batching()) r.set_batching(s::CONTINUOUS);
+  if (!r.has_max_batch_size()) r.set_max_batch_size(256);
+  if (!r.has_max_tokens_per_iteration()) r.set_max_tokens_per_iteration(8192);
+  if (!r.has_chunked_prefill()) r.set_chunked_prefill(false);
+  if (!r.has_kv_block_tokens()) r.set_kv_block_tokens(64);
+  if (!r.has_kv_cache_memory_fraction()) r.set_kv_cache_memory_fraction(0.9);
+  if (!r.has_batch_wait_ms()) r.set_batch_wait_ms(0);
+  return r;
+}
+
+}  // namespace
+
+int ServingConfiguration::nodes() const {
+  const int per_node = instance->gpu_count();
+  const int g = replica_gpus();
+  if (g > per_node) return replicas * ((g + per_node - 1) / per_node);
+  const int replicas_per_node = per_node / g;
+  return (replicas + replicas_per_node - 1) / replicas_per_node;
+}
+
+ServingSpace::ServingSpace(const LoadedServingScenario& scenario) : scenario_(scenario) {
+  const s::ServingScenario& m = scenario.scenario();
+  const s::Deployment& d = m.deployment();
+  const s::ServingSweep& sweep = m.sweep();
+  tensor_ = axis(sweep.tensor_parallel(), d.has_tensor_parallel() ? d.tensor_parallel() : 1);
+  pipeline_ =
+      axis(sweep.pipeline_parallel(), d.has_pipeline_parallel() ? d.pipeline_parallel() : 1);
+  replicas_ = axis(sweep.replicas(), d.has_replicas() ? d.replicas() : 1);
+  quantizations_ = axis(sweep.quantization(), d.quantization());
+  const s::Scheduler base = resolved_scheduler(d.scheduler());
+  batching_.clear();
+  for (int b : sweep.batching()) batching_.push_back(static_cast<s::Batching>(b));
+  if (batching_.empty()) batching_.push_back(base.batching());
+  max_batch_ = axis(sweep.max_batch_size(), base.max_batch_size());
+  max_tokens_ = axis(sweep.max_tokens_per_iteration(), base.max_tokens_per_iteration());
+  size_ = static_cast<int64_t>(scenario.instances.size() * tensor_.size() * pipeline_.size() *
+                               replicas_.size() * quantizations_.size() * batching_.size() *
+                               max_batch_.size() * max_tokens_.size());
+}
+
+ServingConfiguration ServingSpace::at(int64_t index) const {
+  ServingConfiguration c;
+  c.index = index;
+  int64_t rest = index;
+  const auto take = [&rest](size_t n) {
+    const auto i = static_cast<size_t>(rest % static_cast<int64_t>(n));
+    rest /= static_cast<int64_t>(n);
+    return i;
+  };
+  // Last axis fastest: decode from the end.
+  const int max_tokens = max_tokens_[take(max_tokens_.size())];
+  const int max_batch = max_batch_[take(max_batch_.size())];
+  const s::Batching batching = batching_[take(batching_.size())];
+  c.quantization = quantizations_[take(quantizations_.size())];
+  c.replicas = replicas_[take(replicas_.size())];
+  c.pipeline_parallel = pipeline_[take(pipeline_.size())];
+  c.tensor_parallel = tensor_[take(tensor_.size())];
+  c.instance = scenario_.instances[take(scenario_.instances.size())];
+  c.scheduler = resolved_scheduler(scenario_.scenario().deployment().scheduler());
+  c.scheduler.set_batching(batching);
+  c.scheduler.set_max_batch_size(max_batch);
+  c.scheduler.set_max_tokens_per_iteration(max_tokens);
+  return c;
+}
+
+std::string serving_problem(const ServingConfiguration& c, const Catalog& catalog) {
+  const int per_node = c.instance->gpu_count();
+  if (c.replica_gpus() > per_node && c.replica_gpus() % per_node != 0) {
+    return "a replica of " + std::to_string(c.replica_gpus()) + " GPUs does not fill whole " +
+           std::to_string(per_node) + "-GPU nodes";
+  }
+  if (c.tensor_parallel > per_node) return "tensor parallelism spans nodes";
+  return quantization_problem(c.quantization, catalog.gpu_of(*c.instance));
+}
+
+}  // namespace clustersim

@@ -1,0 +1,183 @@
+// Request generation and trace files.
+#include "sim/serve/traffic.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "sim/io/text_file.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+constexpr double kDefaultDuration_s = 600;
+
+int32_t draw_length(const s::LengthDistribution& d, std::mt19937_64* rng) {
+  switch (d.kind_case()) {
+    case s::LengthDistribution::kUniform:
+      return std::uniform_int_distribution<int32_t>(d.uniform().min(), d.uniform().max())(*rng);
+    case s::LengthDistribution::kLognormal: {
+      const s::LogNormalLength& l = d.lognormal();
+      std::lognormal_distribution<double> draw(std::log(l.median()), l.sigma());
+      const double low = l.has_min() ? l.min() : 1;
+      return static_cast<int32_t>(std::clamp(std::round(draw(*rng)), low,
+                                             static_cast<double>(l.max())));
+    }
+    default:
+      return d.fixed();
+  }
+}
+
+// Arrival times before `horizon_s` of a Poisson process whose rate is `base` outside bursts and
+// `burst` inside them. Bursts last `burst_s`; the gaps between them are exponential with mean
+// `every_s` (no bursts when every_s is 0). At each change of rate the next arrival is drawn
+// afresh, which the memoryless exponential allows.
+std::vector<double> arrival_times(double base, double burst, double every_s, double burst_s,
+                                  double horizon_s, std::mt19937_64* rng) {
+  const auto exponential = [&](double mean) {
+    return std::exponential_distribution<double>(1 / mean)(*rng);
+  };
+  std::vector<double> times;
+  bool on = false;
+  double t = 0;
+  double change = every_s > 0 ? exponential(every_s) : horizon_s;
+  while (t < horizon_s) {
+    const double rate = on ? burst : base;
+    const double next = rate > 0 ? t + exponential(1 / rate) : horizon_s;
+    if (next >= change) {
+      if (every_s <= 0 || change >= horizon_s) break;
+      t = change;
+      on = !on;
+      change = std::min(horizon_s, on ? t + burst_s : t + exponential(every_s));
+      continue;
+    }
+    t = next;
+    times.push_back(t);
+  }
+  return times;
+}
+
+}  // namespace
+
+std::vector<Request> generate_requests(const s::Traffic& traffic, double rate_scale) {
+  std::mt19937_64 rng(traffic.has_seed() ? traffic.seed() : 1);
+  const double horizon = traffic.has_duration_s() ? traffic.duration_s() : kDefaultDuration_s;
+  std::vector<double> times;
+  if (traffic.has_bursts()) {
+    const s::Bursts& b = traffic.bursts();
+    times = arrival_times(b.base_rate_per_s() * rate_scale, b.burst_rate_per_s() * rate_scale,
+                          b.burst_every_s(), b.burst_duration_s(), horizon, &rng);
+  } else {
+    times = arrival_times(traffic.rate_per_s() * rate_scale, 0, 0, 0, horizon, &rng);
+  }
+  std::vector<Request> requests;
+  requests.reserve(times.size());
+  for (double t : times) {
+    Request r;
+    r.arrival_s = t;
+    r.input_tokens = draw_length(traffic.input_tokens(), &rng);
+    r.output_tokens = draw_length(traffic.output_tokens(), &rng);
+    requests.push_back(r);
+  }
+  return requests;
+}
+
+std::vector<Request> scale_trace(const std::vector<Request>& trace, double rate_scale) {
+  std::vector<Request> scaled = trace;
+  for (Request& r : scaled) r.arrival_s /= rate_scale;
+  return scaled;
+}
+
+namespace {
+
+// Parses one CSV field as a number of type T; false when it is not one entirely.
+template <class T>
+bool parse_field(std::string_view text, T* value) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.remove_suffix(1);
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return error == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+// The problem with one trace line, or "" when it is a request (stored in `*r`).
+std::string parse_trace_line(const std::string& line, double previous_s, int max_context,
+                             Request* r) {
+  std::vector<std::string_view> fields;
+  std::string_view rest(line);
+  for (size_t comma; (comma = rest.find(',')) != std::string_view::npos;) {
+    fields.push_back(rest.substr(0, comma));
+    rest.remove_prefix(comma + 1);
+  }
+  fields.push_back(rest);
+  if (fields.size() != 3) {
+    return "expected arrival_s,input_tokens,output_tokens, got " + std::to_string(fields.size()) +
+           " field" + (fields.size() == 1 ? "" : "s");
+  }
+  if (!parse_field(fields[0], &r->arrival_s) || !std::isfinite(r->arrival_s) || r->arrival_s < 0) {
+    return "arrival_s \"" + std::string(fields[0]) + "\" is not a time >= 0 in seconds";
+  }
+  if (r->arrival_s < previous_s) return "arrival_s goes back in time (the lines must be in order)";
+  const char* names[] = {"input_tokens", "output_tokens"};
+  int32_t* values[] = {&r->input_tokens, &r->output_tokens};
+  for (int i = 0; i < 2; ++i) {
+    if (!parse_field(fields[i + 1], values[i]) || *values[i] < 1) {
+      return std::string(names[i]) + " \"" + std::string(fields[i + 1]) +
+             "\" is not a whole number >= 1";
+    }
+  }
+  if (r->input_tokens + r->output_tokens > max_context) {
+    return "a context of " + std::to_string(r->input_tokens + r->output_tokens) +
+           " tokens exceeds the model's max_sequence_length (" + std::to_string(max_context) + ")";
+  }
+  return "";
+}
+
+}  // namespace
+
+bool read_trace(const std::string& path, int max_context, std::vector<Request>* requests,
+                Diagnostics* diagnostics) {
+  std::string text;
+  if (!read_whole_file(path, &text, diagnostics)) return false;
+  const int errors_before = diagnostics->error_count();
+  std::istringstream lines(text);
+  std::string line;
+  double previous = 0;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    const size_t comment = line.find('#');
+    if (comment != std::string::npos) line.resize(comment);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Request r;
+    const std::string problem = parse_trace_line(line, previous, max_context, &r);
+    if (!problem.empty()) {
+      diagnostics->add_error({path, number, 1}, "", problem);
+      continue;
+    }
+    previous = r.arrival_s;
+    requests->push_back(r);
+  }
+  if (diagnostics->error_count() == errors_before && requests->empty()) {
+    diagnostics->add_error({path, 1, 1}, "", "the trace holds no request");
+  }
+  return diagnostics->error_count() == errors_before;
+}
+
+double mean_rate_per_s(const s::Traffic& traffic, const std::vector<Request>& trace) {
+  if (traffic.has_trace_file()) {
+    const double span = trace.empty() ? 0 : trace.back().arrival_s;
+    return span > 0 ? static_cast<double>(trace.size()) / span : 0;
+  }
+  if (traffic.has_bursts()) {
+    const s::Bursts& b = traffic.bursts();
+    // Bursts occupy duration / (every + duration) of the time on average (an alternating
+    // renewal process: exponential gaps of mean `every` between bursts of fixed length).
+    const double share = b.burst_duration_s() / (b.burst_every_s() + b.burst_duration_s());
+    return b.base_rate_per_s() * (1 - share) + b.burst_rate_per_s() * share;
+  }
+  return traffic.rate_per_s();
+}
+
+}  // namespace clustersim

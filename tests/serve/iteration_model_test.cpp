@@ -1,0 +1,118 @@
+// Tests of sim/serve/iteration_model: closed forms of decode and prefill iterations.
+#include "sim/serve/iteration_model.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/net/collective.h"
+#include "sim/workload/inference_shape.h"
+#include "tests/serve/serve_fixture.h"
+#include "tests/testing/cluster.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+using testing::single_gpu_inputs;
+
+// Decode at batch 1 streams every weight once: with B = HBM x memory_fraction and o the GPU's
+// matmul overhead,
+//   t = host + L (W_layer / B + 4 o + o_layer + KV_read / B + elementwise / B) + W_head / B + o
+// (the matmuls' activations are a few KB; their compute is far below the memory time).
+TEST_CASE("decode at batch 1 is weight-bandwidth bound") {
+  const IterationInputs in = single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {});
+  const IterationModel model(in);
+  const InferenceShape& shape = model.largest_stage();
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  double layer_weights = 0;
+  for (const LayerMatmul& m : shape.matmuls) layer_weights += 2.0 * m.n * m.k;
+  const double context = 128;
+  const double kv_read = context * 2 * shape.kv_heads * shape.head_dim * 2;
+  const double overhead_s = 6.6e-6;  // H100 matmul overhead_us (gpus.textproto)
+  const double expected =
+      in.serving->iteration_overhead_us() * 1e-6 +
+      shape.layers * ((layer_weights + kv_read + shape.memory_bytes_per_token) / bandwidth +
+                      4 * overhead_s + in.fit.layer_overhead_us() * 1e-6) +
+      2.0 * shape.vocab_shard * shape.hidden / bandwidth + overhead_s;
+  const double t = model.iteration({1, 1, 0, context}).seconds();
+  CHECK(t == Approx(expected).epsilon(0.002));
+}
+
+TEST_CASE("FP8 weights halve the bytes a decode step streams") {
+  const IterationModel fp16(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  TensorFormats fp8{s::FP8, s::FP8, s::FP8};
+  const IterationInputs in = single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", fp8);
+  const IterationModel eight(in);
+  const InferenceShape& shape = eight.largest_stage();
+  double layer_weights = 0;
+  for (const LayerMatmul& m : shape.matmuls) layer_weights += 1.0 * m.n * m.k;  // FP8 bytes
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  // At context 0 (no KV read) the difference is the layers' saved bytes, the 1-byte activations
+  // moving a few KB less.
+  const double saved = fp16.iteration({1, 1, 0, 0}).seconds() - eight.iteration({1, 1, 0, 0}).seconds();
+  CHECK(saved == Approx(shape.layers * layer_weights / bandwidth).epsilon(0.01));
+}
+
+// A long prefill is compute bound: 2 x parameters FLOPs per token at the serving matmul rate, and
+// the causal attention's 4 d heads FLOPs per query-key pair at the fused-attention rate, and the
+// elementwise kernels' traffic at the serving memory rate.
+TEST_CASE("a long prefill runs at the fitted tensor-core rate") {
+  const IterationInputs in = single_gpu_inputs("llama2-13b", "H100-SXM5-80GB", {});
+  const IterationModel model(in);
+  const InferenceShape& shape = model.largest_stage();
+  const int64_t tokens = 16384;  // 8 prompts of 2048
+  double layer_parameters = 0;
+  for (const LayerMatmul& m : shape.matmuls) layer_parameters += 1.0 * m.n * m.k;
+  // H100 BF16 matmul_efficiency 0.775 of 989 TFLOP/s, x the serving compute fraction.
+  const double rate = 989e12 * 0.775 * in.fit.compute_fraction();
+  const double pairs = 8 * 2048.0 * 2049 / 2;
+  // H100 flash_attention_fraction 0.332 of the 16-bit peak, x the serving compute fraction.
+  const double attention_rate = 989e12 * 0.332 * in.fit.compute_fraction();
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  const double expected_s =
+      shape.layers * (2 * layer_parameters * tokens / rate +
+                      pairs * shape.attention_flops_per_pair / attention_rate +
+                      tokens * shape.memory_bytes_per_token / bandwidth);
+  const double t = model.iteration({tokens, 8, pairs, 0}).seconds();
+  CHECK(t > expected_s);
+  CHECK(t < expected_s * 1.01);  // overheads and the output projection
+}
+
+// The all-reduce of m tokens' hidden states is collective.h's simulated time at powers of two and
+// linear between them; a decode step pays two per layer on top of streaming its weight shard.
+TEST_CASE("tensor-parallel iterations add two all-reduces per layer timed by the network") {
+  IterationInputs in = single_gpu_inputs("llama2-70b", "H100-SXM5-80GB", {});
+  in.tensor_parallel = 4;
+  const auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1, 4);
+  in.topology = topology.get();
+  in.max_tokens = 1024;
+  const IterationModel tp4(in);
+  Collective c;
+  c.gpus = {0, 1, 2, 3};
+  const auto simulated = [&](int64_t tokens) {
+    c.bytes = tokens * 8192.0 * 2;
+    return collective_time(*topology, c).seconds();
+  };
+  CHECK(tp4.allreduce(64).seconds() == Approx(simulated(64)).epsilon(1e-9));
+  CHECK(tp4.allreduce(96).seconds() ==
+        Approx((simulated(64) + simulated(128)) / 2).epsilon(1e-6));
+  const InferenceShape& shape = tp4.largest_stage();
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  const double streamed_s = shape.weight_bytes / bandwidth;
+  const double t = tp4.iteration({1, 1, 0, 128}).seconds();
+  CHECK(t > streamed_s + shape.layers * (2 * tp4.allreduce(1).seconds() +
+                                         in.fit.layer_overhead_us() * 1e-6));
+}
+
+TEST_CASE("FP4 weights take half a byte per parameter") {
+  const s::Transformer& t =
+      testing::shipped_catalog().models().find("llama2-7b")->value->transformer();
+  const InferenceShape fp4 = inference_shape(t, {s::FP4, s::FP4, s::FP8}, 1, 1, 0);
+  const InferenceShape fp16 = inference_shape(t, {s::FP16, s::FP16, s::FP16}, 1, 1, 0);
+  // Layers shrink 4x; embedding, output projection and norms stay 16-bit.
+  const double sixteen_bit = 2.0 * 32000 * 4096 * 2 + 2.0 * (2 * 32 + 1) * 4096;
+  CHECK(fp4.weight_bytes - sixteen_bit == Approx((fp16.weight_bytes - sixteen_bit) / 4));
+  CHECK(fp4.kv_bytes_per_token == fp16.kv_bytes_per_token / 2);
+}
+
+}  // namespace
+}  // namespace clustersim

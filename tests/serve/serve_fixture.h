@@ -1,0 +1,57 @@
+// Serving pieces built from the shipped catalog, and serving scenarios loaded from text, for the
+// tests of sim/serve.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+
+#include "sim/serve/iteration_model.h"
+#include "sim/serve/serving_scenario.h"
+#include "tests/testing/shipped_catalog.h"
+#include "tests/testing/temp_dir.h"
+
+namespace clustersim::testing {
+
+// The inputs of a TP-1 iteration model of `model` on `gpu` at `formats` with TensorRT-LLM's fit.
+inline IterationInputs single_gpu_inputs(const std::string& model, const std::string& gpu,
+                                         const TensorFormats& formats) {
+  const Catalog& catalog = shipped_catalog();
+  IterationInputs in;
+  in.model = &catalog.models().find(model)->value->transformer();
+  in.formats = formats;
+  in.gpu = catalog.gpus().find(gpu)->value;
+  in.runtime = catalog.runtimes().find("default")->value;
+  in.serving = catalog.serving_runtimes().find("tensorrt-llm")->value;
+  for (const schema::ServingGpuFit& fit : in.serving->gpu()) {
+    if (fit.gpu() == gpu) in.fit = fit;
+  }
+  REQUIRE(in.fit.has_compute_fraction());
+  return in;
+}
+
+// A serving scenario written to a temporary directory and loaded against the shipped catalog.
+struct ScenarioUnderTest {
+  TempDir dir;
+  Diagnostics diagnostics;
+  std::unique_ptr<LoadedServingScenario> loaded;
+  // Diagnostics with the temporary directory's path removed.
+  std::string messages() const {
+    std::string text = diagnostics.to_string();
+    for (size_t at; (at = text.find(dir.path() + "/")) != std::string::npos;) {
+      text.erase(at, dir.path().size() + 1);
+    }
+    return text;
+  }
+};
+
+inline std::unique_ptr<ScenarioUnderTest> load_serving_text(const std::string& text,
+                                                           const std::string& trace = "") {
+  auto t = std::make_unique<ScenarioUnderTest>();
+  if (!trace.empty()) t->dir.write("trace.csv", trace);
+  const std::string path = t->dir.write("s.textproto", text);
+  t->loaded = load_serving_scenario(path, shipped_catalog(), &t->diagnostics);
+  return t;
+}
+
+}  // namespace clustersim::testing

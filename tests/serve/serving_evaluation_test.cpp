@@ -1,0 +1,144 @@
+// Tests of sim/serve/serving_evaluation and memory_fit: memory fit, OOM rows, FP4 on a GPU with
+// FP4 tensor cores (a test-only catalog entry).
+#include "sim/serve/serving_evaluation.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/serve/serving_checks.h"
+#include "sim/serve/serving_rows.h"
+#include "sim/sweep/results_file.h"
+#include "tests/serve/serve_fixture.h"
+#include "tests/testing/catalog_snippets.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+// A Blackwell-like GPU: FP4 tensor cores, 192 GB.
+const std::string kFp4Gpu = R"(gpu {
+  name: "TestFP4-192GB"
+  form_factor: SXM
+  memory_gib: 192
+  memory_bandwidth_gb_per_s: 8000
+  peak_tflops { fp32: 80 bf16: 2250 fp16: 2250 fp8: 4500 fp4: 9000 }
+  nvlink { generation: 5 links: 18 per_direction_gb_per_s: 900 }
+  )" + testing::kSource + "\n}\n";
+
+struct Fp4Catalog {
+  testing::TempDir dir;
+  Diagnostics diagnostics;
+  std::unique_ptr<Catalog> catalog;
+  Fp4Catalog() {
+    dir.write("fp4.textproto",
+              kFp4Gpu + testing::instance_entry(testing::test_instance_fields(
+                            "onprem.test-fp4", "TestFP4-192GB", "8")));
+    catalog = Catalog::load({testing::source_path("models"), testing::source_path("topologies"),
+                             dir.path()},
+                            &diagnostics);
+  }
+};
+
+const char* const kFp4Scenario = R"(model: "llama2-70b"
+deployment { instance: "onprem.test-fp4" quantization { weights: FP4 } }
+traffic { rate_per_s: 2 duration_s: 30 input_tokens { fixed: 512 } output_tokens { fixed: 64 } }
+)";
+
+TEST_CASE("FP4 serves on a GPU whose catalog entry has an FP4 peak") {
+  Fp4Catalog c;
+  REQUIRE_FALSE(c.diagnostics.has_errors());
+  testing::TempDir dir;
+  Diagnostics diagnostics;
+  auto loaded = load_serving_scenario(dir.write("s.textproto", kFp4Scenario), *c.catalog,
+                                      &diagnostics);
+  INFO(diagnostics.to_string());
+  REQUIRE(loaded != nullptr);
+  ServingEvaluator evaluator(*c.catalog, *loaded);
+  const ServingEvaluation e = evaluator.evaluate(ServingSpace(*loaded).at(0));
+  REQUIRE(e.metrics);
+  CHECK(e.formats.activations == s::FP4);
+  CHECK(e.formats.kv_cache == s::FP8);
+  CHECK_FALSE(e.calibrated);  // no serving fit for a test GPU: the SXM default
+  // 68.98e9 parameters, of which the embedding and output projection (2 x 32000 x 8192) and
+  // the norms stay 16-bit, the rest half a byte.
+  const double sixteen_bit = 2 * 32000.0 * 8192 + (2 * 80 + 1) * 8192.0;
+  CHECK(e.memory.weight_bytes == Approx((68976648192.0 - sixteen_bit) * 0.5 + sixteen_bit * 2));
+}
+
+TEST_CASE("FP4 on a GPU without FP4 tensor cores is a problem naming the GPU") {
+  s::Quantization q;
+  q.set_weights(s::FP4);
+  const s::Gpu& h100 = *testing::shipped_catalog().gpus().find("H100-SXM5-80GB")->value;
+  CHECK(quantization_problem(q, h100) == "GPU \"H100-SXM5-80GB\" has no FP4 support");
+}
+
+// A static batch holds weights + runtime + activations of its prompts + KV of every token:
+//   peak = W + runtime + B I a + B (I + O) kv
+TEST_CASE("a static batch's peak memory adds its prompts' activations and all its KV cache") {
+  const s::Transformer& t =
+      testing::shipped_catalog().models().find("llama2-7b")->value->transformer();
+  const InferenceShape shape = inference_shape(t, {s::FP8, s::FP8, s::FP8}, 1, 1, 0);
+  const double runtime_gib = 1.5;
+  const double peak = static_batch_peak_bytes(shape, runtime_gib * 1073741824.0, 64, 2048, 128);
+  const double expected = shape.weight_bytes + runtime_gib * 1073741824.0 +
+                          64 * 2048 * shape.activation_bytes_per_token +
+                          64 * 2176 * shape.kv_bytes_per_token;
+  CHECK(peak == Approx(expected));
+  CHECK(shape.kv_bytes_per_token == 2 * 32 * 32 * 128);  // 2 x layers x heads x head_dim x 1 byte
+}
+
+TEST_CASE("a model larger than its GPUs gets an out-of-memory row, not a simulation") {
+  auto t = testing::load_serving_text(R"(model: "llama2-70b"
+deployment { instance: "aws.g6.xlarge" }
+traffic { rate_per_s: 1 input_tokens { fixed: 512 } output_tokens { fixed: 64 } }
+)");
+  REQUIRE(t->loaded != nullptr);
+  ServingEvaluator evaluator(testing::shipped_catalog(), *t->loaded);
+  const ServingEvaluation e = evaluator.evaluate(ServingSpace(*t->loaded).at(0));
+  CHECK_FALSE(e.metrics);
+  CHECK(e.out_of_memory.rfind("GPU memory (OOM by ", 0) == 0);
+}
+
+}  // namespace
+}  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// A serving sizing's rows go through the training sweeps' results file with their own columns.
+TEST_CASE("serving rows round-trip through the HDF5 results file") {
+  auto t = testing::load_serving_text(R"(model: "llama2-7b"
+deployment { instance: "aws.g6.xlarge" }
+traffic { rate_per_s: 1 duration_s: 20 input_tokens { fixed: 256 } output_tokens { fixed: 32 } }
+sweep { replicas: [1, 2] }
+)");
+  REQUIRE(t->loaded != nullptr);
+  Diagnostics diagnostics;
+  auto prices = load_serving_prices(*t->loaded, testing::shipped_catalog(), nullptr, &diagnostics);
+  REQUIRE(prices != nullptr);
+  ServingEvaluator evaluator(testing::shipped_catalog(), *t->loaded);
+  std::vector<ResultRow> rows;
+  for (int64_t i = 0; i < 2; ++i) {
+    const ServingConfiguration c = ServingSpace(*t->loaded).at(i);
+    for (ResultRow& r : make_serving_rows(c, evaluator.evaluate(c), *prices, std::nullopt)) {
+      rows.push_back(std::move(r));
+    }
+  }
+  const std::string path = t->dir.path() + "/serving.h5";
+  std::string error;
+  auto writer = ResultsWriter::create(path, &error, serving_columns());
+  REQUIRE(writer != nullptr);
+  SweepSummary summary;
+  summary.candidates = summary.next_index = summary.configurations = 2;
+  summary.rows = static_cast<int64_t>(rows.size());
+  summary.complete = true;
+  REQUIRE(writer->append(rows, &error));
+  REQUIRE(writer->commit(summary, &error));
+  ResultsFile file;
+  REQUIRE(read_results(path, &file, &error, serving_columns()));
+  CHECK(file.rows == rows);
+  CHECK_FALSE(read_results(path, &file, &error));  // not a training sweep's columns
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,91 @@
+// Tests of sim/serve/serving_scenario: bad serving inputs are errors at file:line and field.
+#include "sim/serve/serving_scenario.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/serve/serve_fixture.h"
+
+namespace clustersim {
+namespace {
+
+using testing::load_serving_text;
+
+const std::string kGood = R"(model: "llama2-7b"
+deployment { instance: "aws.p5.48xlarge" }
+traffic {
+  rate_per_s: 10
+  input_tokens { fixed: 512 }
+  output_tokens { fixed: 128 }
+}
+)";
+
+TEST_CASE("a valid serving scenario loads") {
+  auto t = load_serving_text(kGood);
+  INFO(t->messages());
+  CHECK(t->loaded != nullptr);
+}
+
+TEST_CASE("a zero request rate is an error at its field") {
+  std::string text = kGood;
+  text.replace(text.find("rate_per_s: 10"), 14, "rate_per_s: 0");
+  auto t = load_serving_text(text);
+  CHECK(t->loaded == nullptr);
+  CHECK(t->messages() == "s.textproto:4:3: traffic.rate_per_s: must be > 0, got 0\n");
+}
+
+TEST_CASE("a request longer than the model's context is an error") {
+  std::string text = kGood;
+  text.replace(text.find("fixed: 512"), 10, "fixed: 4000");
+  auto t = load_serving_text(text);
+  CHECK(t->messages() ==
+        "s.textproto:5:3: traffic.input_tokens: a request of up to 4128 tokens (input + output) "
+        "exceeds the model's max_sequence_length (4096)\n");
+}
+
+TEST_CASE("a malformed trace line is an error at the trace file's line") {
+  const std::string text =
+      "model: \"llama2-7b\"\ndeployment { instance: \"aws.p5.48xlarge\" }\n"
+      "traffic { trace_file: \"trace.csv\" }\n";
+  auto t = load_serving_text(text, "0.1,100,10\n0.2,100;10\n");
+  CHECK(t->loaded == nullptr);
+  CHECK(t->messages() ==
+        "trace.csv:2:1: expected arrival_s,input_tokens,output_tokens, got 2 fields\n");
+}
+
+TEST_CASE("an instance without GPU cannot serve") {
+  std::string text = kGood;
+  text.replace(text.find("aws.p5.48xlarge"), 15, "aliyun.ecs.r6.8xlarge");
+  auto t = load_serving_text(text);
+  CHECK(t->messages() ==
+        "s.textproto:2:14: deployment.instance: \"aliyun.ecs.r6.8xlarge\" has no GPU (gpu_count "
+        "is 0): it cannot serve\n");
+}
+
+TEST_CASE("FP8 on a GPU without FP8 tensor cores names the GPU") {
+  std::string text = kGood;
+  text.replace(text.find("aws.p5.48xlarge\" }"), 18,
+               "aws.p4d.24xlarge\" quantization { weights: FP8 } }");
+  auto t = load_serving_text(text);
+  CHECK(t->messages().find("deployment.quantization.weights: GPU \"A100-SXM4-40GB\" of "
+                           "\"aws.p4d.24xlarge\" has no FP8 support") != std::string::npos);
+}
+
+TEST_CASE("a prompt above the token budget without chunked prefill is an error") {
+  std::string text = kGood;
+  text.replace(text.find("aws.p5.48xlarge\" }"), 18,
+               "aws.p5.48xlarge\" scheduler { max_tokens_per_iteration: 256 } }");
+  auto t = load_serving_text(text);
+  CHECK(t->messages().find("deployment.scheduler.max_tokens_per_iteration: a prompt of 512 "
+                           "tokens exceeds the 256-token budget") != std::string::npos);
+}
+
+TEST_CASE("tensor parallelism must split the heads and stay in a node") {
+  std::string text = kGood;
+  text.replace(text.find("aws.p5.48xlarge\" }"), 18, "aws.g6.xlarge\" tensor_parallel: 3 }");
+  auto t = load_serving_text(text);
+  CHECK(t->messages().find("deployment.tensor_parallel: 3 does not divide the model's "
+                           "num_attention_heads (32)") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,120 @@
+// Tests of sim/serve/replica and serving_simulation: queueing closed forms, batching, paging.
+#include "sim/serve/serving_simulation.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/serve/serving_metrics.h"
+#include "tests/serve/serve_fixture.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+using testing::single_gpu_inputs;
+
+std::vector<Request> poisson(double rate, double duration_s, int input, int output,
+                             uint64_t seed = 7) {
+  s::Traffic t;
+  t.set_rate_per_s(rate);
+  t.set_duration_s(duration_s);
+  t.set_seed(seed);
+  t.mutable_input_tokens()->set_fixed(input);
+  t.mutable_output_tokens()->set_fixed(output);
+  return generate_requests(t, 1);
+}
+
+double mean_ttft_s(const std::vector<Request>& requests, const ServingOutcome& o) {
+  double sum = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    sum += o.records[i].first_token.seconds() - requests[i].arrival_s;
+  }
+  return sum / static_cast<double>(requests.size());
+}
+
+// One server, one request at a time, each one prefill iteration of the same length D: an M/D/1
+// queue, whose mean time in system is D + rho D / (2 (1 - rho)) (Pollaczek-Khinchine).
+TEST_CASE("a single-server static queue matches the M/D/1 mean wait") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  const double d = model.iteration({512, 1, 512.0 * 513 / 2, 0}).seconds();
+  ReplicaSettings settings;
+  settings.batching = s::STATIC;
+  settings.max_batch = 1;
+  settings.static_free_bytes = 1e12;
+  for (double rho : {0.5, 0.8}) {
+    const std::vector<Request> requests = poisson(rho / d, 40000 * d / rho, 512, 1);
+    const ServingOutcome o = simulate_serving(requests, model, settings, 1);
+    INFO("rho " << rho << ", " << requests.size() << " requests");
+    CHECK(mean_ttft_s(requests, o) == Approx(d + rho * d / (2 * (1 - rho))).epsilon(0.04));
+  }
+}
+
+// Same requests, same GPU: in-flight batching fills the slots static batching leaves idle while a
+// batch waits for its longest output.
+TEST_CASE("continuous batching never gives lower throughput than static batching") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  s::Traffic t;
+  t.set_rate_per_s(40);
+  t.set_duration_s(60);
+  t.mutable_input_tokens()->mutable_uniform()->set_min(64);
+  t.mutable_input_tokens()->mutable_uniform()->set_max(1024);
+  t.mutable_output_tokens()->mutable_uniform()->set_min(16);
+  t.mutable_output_tokens()->mutable_uniform()->set_max(512);
+  const std::vector<Request> requests = generate_requests(t, 1);
+  ReplicaSettings continuous;
+  continuous.max_batch = 64;
+  continuous.kv_blocks = 100000;
+  ReplicaSettings fixed = continuous;
+  fixed.batching = s::STATIC;
+  fixed.static_free_bytes = 1e12;
+  const ServingMetrics c = measure_serving(requests, simulate_serving(requests, model, continuous, 1), 0);
+  const ServingMetrics f = measure_serving(requests, simulate_serving(requests, model, fixed, 1), 0);
+  CHECK(c.output_tokens_per_s >= f.output_tokens_per_s);
+  CHECK(c.ttft_ms.p99 < f.ttft_ms.p99);
+}
+
+TEST_CASE("a full paged KV cache preempts the latest sequence and every request still finishes") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  const std::vector<Request> requests = poisson(50, 20, 256, 256);
+  ReplicaSettings settings;
+  settings.max_batch = 64;
+  settings.block_tokens = 16;
+  settings.kv_blocks = 3 * 512 / 16;  // room for three requests at their longest
+  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
+  CHECK(o.preemptions > 0);
+  for (const RequestRecord& r : o.records) CHECK(r.done);
+  const ServingMetrics m = measure_serving(requests, o, 0);
+  CHECK(m.kv_cache_utilization > 0.5);
+  CHECK(m.kv_cache_utilization <= 1.0);
+}
+
+TEST_CASE("the load balancer spreads requests and the run is deterministic") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  const std::vector<Request> requests = poisson(30, 30, 256, 64);
+  ReplicaSettings settings;
+  settings.kv_blocks = 10000;
+  const ServingOutcome one = simulate_serving(requests, model, settings, 1);
+  const ServingOutcome two = simulate_serving(requests, model, settings, 2);
+  const ServingOutcome again = simulate_serving(requests, model, settings, 2);
+  const ServingMetrics m1 = measure_serving(requests, one, 0), m2 = measure_serving(requests, two, 0);
+  CHECK(m2.ttft_ms.p99 < m1.ttft_ms.p99);
+  CHECK(m2.gpu_utilization < m1.gpu_utilization);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    CHECK(two.records[i].finish == again.records[i].finish);
+  }
+}
+
+TEST_CASE("chunked prefill keeps decode steps short under long prompts") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  const std::vector<Request> requests = poisson(4, 60, 4000, 128);
+  ReplicaSettings whole;
+  whole.kv_blocks = 100000;
+  ReplicaSettings chunked = whole;
+  chunked.chunked_prefill = true;
+  chunked.max_tokens = 512;
+  const ServingMetrics w = measure_serving(requests, simulate_serving(requests, model, whole, 1), 0);
+  const ServingMetrics c = measure_serving(requests, simulate_serving(requests, model, chunked, 1), 0);
+  CHECK(c.tpot_ms.p99 < w.tpot_ms.p99);
+}
+
+}  // namespace
+}  // namespace clustersim

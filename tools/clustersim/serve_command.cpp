@@ -1,0 +1,270 @@
+// `clustersim serve SCENARIO`: sizes an inference deployment. Every deployment of the scenario
+// (instance x TP x PP x replicas x quantization x scheduler caps) serves the traffic on the
+// engine; the table lists latency percentiles, throughput, utilization and cost per million
+// output tokens per billing mode; the answer is the cheapest deployment that meets the latency
+// objectives and, when none does, which objective binds. An autoscaling block prices a daily
+// traffic curve on the cheapest deployment's replica.
+#include <algorithm>
+#include <filesystem>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "sim/serve/autoscaling.h"
+#include "sim/serve/serving_sweep.h"
+#include "sim/sweep/ranking.h"
+#include "sim/sweep/results_file.h"
+#include "sim/util/number_format.h"
+#include "tools/clustersim/command_line.h"
+#include "tools/clustersim/commands.h"
+#include "tools/clustersim/serve_plots.h"
+
+namespace clustersim::cli {
+namespace {
+
+namespace s = schema;
+
+struct ServeOptions {
+  CommonOptions common;
+  std::string scenario;
+  std::string prices;
+  std::string out;
+  std::string plot_dir;
+  int threads = 0;
+  size_t limit = 20;
+  bool max_rate = false;
+};
+
+// Per candidate instance, in the scenario's order: the cheapest of its deployments meeting the
+// objectives, or why none does (the objective it misses by least, with that deployment's
+// replicas; or that none fits in memory).
+std::string per_instance_answer(const std::vector<ResultRow>& rows) {
+  const int status = serving_column("status"), instance = serving_column("instance");
+  const int cost = serving_column("cost_per_million_tokens"), ttft = serving_column("ttft_p99_ms");
+  std::vector<std::string> order;
+  std::map<std::string, const ResultRow*> best_ok, closest, any;
+  for (const ResultRow& row : rows) {
+    const std::string& name = row_text(row, instance);
+    if (!any.count(name)) order.push_back(name);
+    any[name] = &row;
+    const std::string& st = row_text(row, status);
+    if (st == kStatusOk) {
+      const ResultRow*& b = best_ok[name];
+      const double c = row_number(row, cost);
+      if (!b || (!std::isnan(c) && (std::isnan(row_number(*b, cost)) || c < row_number(*b, cost)))) b = &row;
+    } else if (st == kStatusMissesSlo) {
+      const ResultRow*& c = closest[name];
+      if (!c || row_number(row, ttft) < row_number(*c, ttft)) c = &row;
+    }
+  }
+  std::string text;
+  for (const std::string& name : order) {
+    text += "  " + name + ": ";
+    if (const ResultRow* b = best_ok[name]) {
+      text += "meets it with " + describe_deployment(*b);
+      const double c = row_number(*b, cost);
+      text += std::isnan(c) ? " (no price)" : ", " + format_fixed(c, 3) + " per million tokens";
+    } else if (const ResultRow* c = closest[name]) {
+      text += "misses it: at best " + row_text(*c, serving_column("limiting")) + " (" +
+              describe_deployment(*c) + ")";
+    } else {
+      text += "does not fit: " + row_text(*any[name], serving_column("limiting"));
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+int status_column() { return serving_column("status"); }
+
+// The row with the smallest value of `key` among those meeting the objectives, or null.
+const ResultRow* best(const std::vector<ResultRow>& rows, const char* key) {
+  const int column = serving_column(key), status = serving_column("status");
+  const ResultRow* found = nullptr;
+  for (const ResultRow& row : rows) {
+    const double v = row_number(row, column);
+    if (row_text(row, status) != kStatusOk || std::isnan(v)) continue;
+    if (!found || v < row_number(*found, column)) found = &row;
+  }
+  return found;
+}
+
+// The day of the scenario's autoscaling block on `row`'s replica: replicas per hour, baseline and
+// burst, the day's cost against all on demand.
+void print_autoscaling(std::ostream& out, const Catalog& catalog,
+                       const LoadedServingScenario& loaded, const ServingPrices& prices,
+                       const ResultRow& row) {
+  const ServingConfiguration c =
+      ServingSpace(loaded).at(static_cast<int64_t>(row_number(row, serving_column("index"))));
+  std::string why;
+  const std::optional<AutoscalingPlan> plan = plan_autoscaling(catalog, loaded, prices, c, &why);
+  if (!plan) {
+    out << "\nautoscaling: " << why << "\n";
+    return;
+  }
+  const s::Autoscaling& a = loaded.scenario().autoscaling();
+  Table t{{"hour", "hour"},
+          {"rate_per_s", "req/s", 1},
+          {"replicas", "replicas"},
+          {"burst_nodes", "burst nodes"},
+          {"cost", "cost", 2}};
+  for (size_t h = 0; h < plan->hours.size(); ++h) {
+    const HourPlan& p = plan->hours[h];
+    t.add_row({static_cast<double>(h), p.rate_per_s, static_cast<double>(p.replicas),
+               static_cast<double>(p.burst_nodes), p.cost});
+  }
+  const std::string currency = s::Currency_Name(prices.currency);
+  out << "\nautoscaling over the day (one replica of " << c.instance->name() << " x "
+      << c.replica_gpus() << " GPUs serves up to " << format_fixed(plan->replica_rate_per_s, 2)
+      << " req/s within the SLO):\n";
+  t.print(out, OutputFormat::kTable);
+  const s::BillingMode base = a.has_baseline_billing() ? a.baseline_billing() : s::SUBSCRIPTION_MONTHLY;
+  const s::BillingMode burst = a.has_burst_billing() ? a.burst_billing() : s::ON_DEMAND;
+  out << "baseline " << plan->baseline_replicas << " replicas (" << plan->baseline_nodes
+      << " nodes) on " << s::BillingMode_Name(base) << ", the rest " << s::BillingMode_Name(burst)
+      << ": the day costs " << format_fixed(plan->day_cost, 2) << " " << currency << " against "
+      << format_fixed(plan->all_on_demand_cost, 2) << " " << currency << " all ON_DEMAND ("
+      << format_fixed(100 * (1 - plan->day_cost / plan->all_on_demand_cost), 1) << "% saved)\n";
+}
+
+// Every row to `path`: an HDF5 results file (results_file.h, the serving columns, the sizing's
+// summary as attributes) for .h5, else CSV or JSON by extension.
+bool write_rows(const ServeOptions& o, const Catalog& catalog, const ServingSweepCounts& counts,
+                const std::vector<ResultRow>& rows) {
+  const auto ends_with = [&](const std::string& tail) {
+    return o.out.size() >= tail.size() && o.out.compare(o.out.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  std::string error;
+  if (ends_with(".h5")) {
+    auto writer = ResultsWriter::create(o.out, &error, serving_columns());
+    SweepSummary summary;
+    Diagnostics diagnostics;
+    read_whole_file(o.scenario, &summary.scenario_text, &diagnostics);
+    if (!o.prices.empty()) read_whole_file(o.prices, &summary.prices, &diagnostics);
+    summary.scenario_name = o.scenario;
+    summary.tool_version = CLUSTERSIM_VERSION;
+    summary.catalog = catalog.fingerprint();
+    summary.candidates = summary.next_index = counts.candidates;
+    summary.configurations = counts.configurations;
+    summary.rows = static_cast<int64_t>(rows.size());
+    summary.simulated = counts.simulated;
+    summary.pruned = counts.pruned;
+    summary.complete = true;
+    if (writer && writer->append(rows, &error) && writer->commit(summary, &error)) return true;
+  } else {
+    std::ofstream out(o.out);
+    std::vector<std::string> keys;
+    for (const ResultColumn& c : serving_columns()) keys.push_back(c.key);
+    serving_table(keys, rows).print(out, ends_with(".json") ? OutputFormat::kJson : OutputFormat::kCsv);
+    if (out) return true;
+    error = "cannot write " + o.out;
+  }
+  std::cerr << "clustersim serve: --out: " << error << "\n";
+  return false;
+}
+
+int report(const ServeOptions& o, const LoadedServingScenario& loaded,
+           const std::vector<ResultRow>& rows, OutputFormat format, const Catalog& catalog,
+           const ServingPrices& prices) {
+  std::vector<ResultRow> shown = rows;
+  if (o.limit > 0 && shown.size() > o.limit) shown.resize(o.limit);
+  serving_table(serving_summary_columns(), shown).print(std::cout, format);
+  if (format != OutputFormat::kTable) return kExitOk;
+  const s::ServingScenario& m = loaded.scenario();
+  const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
+  if (m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
+  if (cheapest) {
+    std::cout << "\ncheapest" << (m.has_slo() ? " meeting the SLO" : "") << ": "
+              << describe_deployment(*cheapest) << ": "
+              << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
+              << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
+  } else if (m.has_slo()) {
+    std::cerr << o.scenario << ": no deployment meets the SLO (see above: the objective each "
+              "instance misses by least binds)\n";
+    return kExitInputError;
+  }
+  if (cheapest) {
+    ParetoFront front(serving_column("cost_per_million_tokens"), serving_column("ttft_p99_ms"),
+                      status_column());
+    for (const ResultRow& row : rows) front.offer(row);
+    std::cout << "\nPareto front of cost per million output tokens against p99 TTFT:\n";
+    serving_table({"index", "instance", "replicas", "tensor_parallel", "weights", "billing",
+                   "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens", "currency"},
+                  front.rows())
+        .print(std::cout, OutputFormat::kTable);
+  }
+  if (m.has_autoscaling() && cheapest) {
+    print_autoscaling(std::cout, catalog, loaded, prices, *cheapest);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int serve_command(const std::vector<std::string>& args) {
+  ServeOptions o;
+  po::options_description options("serve options");
+  add_common_options(&options, &o.common);
+  options.add_options()("scenario", po::value(&o.scenario)->required(), "serving scenario file")(
+      "prices", po::value(&o.prices), "price overrides (a PriceFile)")(
+      "threads,j", po::value(&o.threads)->default_value(0), "worker threads (0: every core)")(
+      "limit", po::value(&o.limit)->default_value(20), "deployments to list (0: all)")(
+      "max-rate", po::bool_switch(&o.max_rate),
+      "also find each deployment's highest request rate within the SLO")(
+      "out", po::value(&o.out), "write every row to FILE (.h5, .csv or .json)")(
+      "plot-dir", po::value(&o.plot_dir),
+      "write SVG charts of latency against throughput and cost into DIR");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map values;
+  if (!parse(args, options, positional, &values, "clustersim serve SCENARIO [options]")) {
+    return kExitOk;
+  }
+  auto format = output_format(o.common);
+  if (!format) return kExitUsage;
+  auto catalog = load_catalog(o.common);
+  if (!catalog) return kExitInputError;
+  Diagnostics diagnostics;
+  auto loaded = load_serving_scenario(o.scenario, *catalog, &diagnostics);
+  std::unique_ptr<TextFile<s::PriceFile>> price_file;
+  if (loaded && !o.prices.empty()) price_file = read_text_file<s::PriceFile>(o.prices, &diagnostics);
+  std::unique_ptr<ServingPrices> prices;
+  if (loaded && (o.prices.empty() || price_file)) {
+    prices = load_serving_prices(*loaded, *catalog, price_file.get(), &diagnostics);
+  }
+  print_diagnostics(diagnostics);
+  if (!prices) return kExitInputError;
+  if (!loaded->scenario().has_traffic()) {
+    std::cerr << o.scenario << ": has benchmark runs, no traffic: use clustersim validate\n";
+    return kExitUsage;
+  }
+  std::vector<ResultRow> rows;
+  std::string error;
+  ServingSweepOptions sweep;
+  sweep.threads = o.threads;
+  sweep.max_rate = o.max_rate;
+  const ServingSweepCounts counts = run_serving_sweep(
+      *catalog, *loaded, *prices, sweep,
+      [&](std::vector<ResultRow>& chunk, const ServingSweepCounts&) {
+        rows.insert(rows.end(), chunk.begin(), chunk.end());
+        return true;
+      },
+      &error);
+  if (!error.empty()) {
+    std::cerr << "clustersim serve: " << error << "\n";
+    return kExitInputError;
+  }
+  std::cerr << counts.candidates << " deployments, " << counts.configurations << " valid, "
+            << counts.simulated << " simulated\n";
+  for (const auto& [why, n] : counts.pruned) std::cerr << "  " << n << " pruned: " << why << "\n";
+  if (!o.out.empty() && !write_rows(o, *catalog, counts, rows)) return kExitUsage;
+  if (!o.plot_dir.empty() &&
+      !write_serving_plots(o.plot_dir, std::filesystem::path(o.scenario).stem().string(), rows,
+                           s::Currency_Name(prices->currency))) {
+    return kExitUsage;
+  }
+  return report(o, *loaded, rows, *format, *catalog, *prices);
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Fits the serving runtime's per-GPU efficiencies on the serving calibration scenarios.
+
+Usage: tools/fit_serving.py [--clustersim build/release/clustersim] [--memory] [GPU ...]
+
+For each GPU (default: every GPU fitted in topologies/serving.textproto), searches its
+compute_fraction, memory_fraction and layer_overhead_us for the least mean of the three mean
+absolute errors `clustersim validate scenarios/validation/serving/*.textproto` reports for it
+(throughput, TTFT, time per output token; the table "TensorRT-LLM 0.9.0", so not the Mixtral
+rows), by coordinate descent in relative steps of 10%, 3% and 1%, each trial a catalog directory
+whose serving runtime replaces the shipped one. With --memory, fits instead its
+memory_overhead_gib and tensor_parallel_memory_gib: least squares of the published peak memory
+minus the predicted one without them, against 1 and TP - 1, over its rows. Prints the fitted
+`gpu { ... }` lines.
+"""
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+RUNTIME = os.path.join(ROOT, 'topologies', 'serving.textproto')
+FIT = re.compile(r'gpu \{ gpu: "([^"]+)" compute_fraction: ([\d.]+) memory_fraction: ([\d.]+) '
+                 r'layer_overhead_us: ([\d.]+)(?: memory_overhead_gib: ([\d.]+) '
+                 r'tensor_parallel_memory_gib: ([\d.]+))? \}')
+LINE = re.compile(r'^TensorRT-LLM 0\.9\.0 \((\S+)\): mean absolute error throughput ([\d.]+)%.*'
+                  r'TTFT ([\d.]+)%.*TPOT ([\d.]+)%', re.M)
+
+
+def fit_line(gpu, values):
+    line = 'gpu { gpu: "%s" compute_fraction: %.3f memory_fraction: %.3f layer_overhead_us: %.1f' % (
+        (gpu,) + tuple(values[:3]))
+    if len(values) > 3 and values[3] is not None:
+        line += ' memory_overhead_gib: %.2f tensor_parallel_memory_gib: %.2f' % tuple(values[3:5])
+    return line + ' }'
+
+
+def runtime_text(fits):
+    return FIT.sub(lambda m: fit_line(m.group(1), fits[m.group(1)]), open(RUNTIME).read())
+
+
+def scenarios_of(gpu, instances):
+    files = []
+    for path in sorted(glob.glob(os.path.join(ROOT, 'scenarios/validation/serving/*.textproto'))):
+        text = open(path).read()
+        if 'mixtral' in path:
+            continue
+        if any('instance: "%s"' % i in text for i in instances):
+            files.append(path)
+    return files
+
+
+def validate(clustersim, fits, files, csv=False):
+    with tempfile.TemporaryDirectory() as catalog:
+        with open(os.path.join(catalog, 'serving.textproto'), 'w') as f:
+            f.write(runtime_text(fits))
+        extra = ['--format', 'csv'] if csv else []
+        return subprocess.run([clustersim, 'validate', '--root', ROOT, '--catalog', catalog] +
+                              extra + files, capture_output=True, text=True).stdout
+
+
+def error(clustersim, fits, gpu, files):
+    out = validate(clustersim, fits, files)
+    for m in LINE.finditer(out):
+        if m.group(1) == gpu:
+            return sum(float(x) for x in m.groups()[1:]) / 3
+    sys.exit('no result for %s:\n%s' % (gpu, out))
+
+
+def instances_of(gpu):
+    names = []
+    for path in glob.glob(os.path.join(ROOT, 'topologies', 'instances_*.textproto')):
+        for m in re.finditer(r'name: "([^"]+)"\n(?:.*\n){0,3}?  gpu: "%s"' % re.escape(gpu),
+                             open(path).read()):
+            names.append(m.group(1))
+    return names
+
+
+def fit(clustersim, fits, gpu):
+    files = scenarios_of(gpu, instances_of(gpu))
+    best = error(clustersim, fits, gpu, files)
+    for step in (0.10, 0.03, 0.01):
+        improved = True
+        while improved:
+            improved = False
+            for k in range(3):
+                for sign in (1, -1):
+                    trial = list(fits[gpu])
+                    trial[k] *= 1 + sign * step
+                    if k < 2:
+                        trial[k] = min(trial[k], 1.0)
+                    candidate = dict(fits, **{gpu: trial})
+                    e = error(clustersim, candidate, gpu, files)
+                    if e < best - 1e-3:
+                        best, fits = e, candidate
+                        improved = True
+    print('# %s: mean of the three errors %.2f%%' % (gpu, best), file=sys.stderr)
+    return fits
+
+
+def fit_memory(clustersim, fits, gpu):
+    """Least squares of residual = base + per_rank (tp - 1), in GiB, over the GPU's rows."""
+    files = scenarios_of(gpu, instances_of(gpu))
+    trial = dict(fits, **{gpu: fits[gpu][:3] + [0.0, 0.0]})
+    rows = [line.split(',') for line in validate(clustersim, trial, files, csv=True).splitlines()]
+    header = rows[0]
+    name, pub, pred = (header.index(k) for k in
+                       ('scenario', 'published_peak_memory_gb', 'predicted_peak_memory_gb'))
+    xs, ys = [], []
+    for r in rows[1:]:
+        if r[pub] and r[pred]:
+            xs.append(int(re.search(r'-tp(\d+)$', r[name]).group(1)) - 1)
+            ys.append((float(r[pub]) - float(r[pred])) * 1e9 / 2 ** 30)
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    per_rank = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    base = my - per_rank * mx
+    return dict(fits, **{gpu: fits[gpu][:3] + [max(base, 0.0), max(per_rank, 0.0)]})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--clustersim', default=os.path.join(ROOT, 'build/release/clustersim'))
+    parser.add_argument('--memory', action='store_true', help='fit the runtime memory instead')
+    parser.add_argument('gpus', nargs='*')
+    args = parser.parse_args()
+    fits = {m.group(1): [float(m.group(i)) if m.group(i) else None for i in range(2, 7)]
+            for m in FIT.finditer(open(RUNTIME).read())}
+    for gpu in args.gpus or list(fits):
+        fits = (fit_memory if args.memory else fit)(args.clustersim, fits, gpu)
+        print('  ' + fit_line(gpu, fits[gpu]), flush=True)
+
+
+if __name__ == '__main__':
+    main()
