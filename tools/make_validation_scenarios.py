@@ -256,7 +256,12 @@ BRIDGE_RELEASES = {
     '26.08': ('v0.6.0', 'CURRENT_SCALING',
               'per-tensor current scaling (the page says so; get_precision_config("fp8_cs"))'),
     'NeMo 25.02': ('NVIDIA/NeMo scripts/llm/performance (NeMo 25.02)', 'DELAYED_SCALING',
-                   'per-tensor delayed scaling (NeMo 2.0\'s default fp8 recipe)'),
+                   'per-tensor delayed scaling (NeMo 2.0\'s default fp8 recipe, the performance '
+                   'scripts\' --fp8_recipe ds)'),
+    'NeMo 25.04': ('NVIDIA/NeMo scripts/performance (NeMo 25.04)', 'DELAYED_SCALING',
+                   'per-tensor delayed scaling (the performance scripts\' default --fp8_recipe ds)'),
+    'NeMo 25.07': ('NVIDIA/NeMo scripts/performance (NeMo 25.07)', 'DELAYED_SCALING',
+                   'per-tensor delayed scaling (the performance scripts\' default --fp8_recipe ds)'),
     'Megatron-LM': ('NVIDIA/Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh',
                     'DELAYED_SCALING', 'per-tensor delayed scaling (--fp8-format hybrid with an '
                     'amax history, the script\'s settings)'),
@@ -267,23 +272,55 @@ BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B
                  'LLAMA3-405B': 'llama3-405b', 'LLAMA3.1-405B': 'llama3-405b',
                  'GPT3-175B': 'gpt3-175b'}
 
-# Systems the catalog has: instance and fabric.
-BRIDGE_SYSTEMS = {'DGX-H100': ('onprem.dgx-h100', 'ib-rail-optimized')}
+# Systems the catalog has: instance, GPUs per node (a GB200/GB300 NVL72 node is a compute tray of
+# 4 GPUs) and the cluster's extra fields. The NVL72 rows run in NVLink domains of 16 trays (64
+# GPUs): the largest power of two of GPUs a 72-GPU rack holds, so that the 64- to 256-GPU jobs of
+# the tables fill whole domains (the tables do not say how many trays of a rack a job used).
+BRIDGE_SYSTEMS = {
+    'DGX-H100': ('onprem.dgx-h100', 8, ''),
+    'DGX-B200': ('onprem.dgx-b200', 8, ''),
+    'DGX-GB200': ('onprem.gb200-nvl72', 4, ' nvlink_domain_nodes: 16'),
+    'DGX-GB300': ('onprem.gb300-nvl72', 4, ' nvlink_domain_nodes: 16'),
+}
+
+
+# Rows left out, each with the recipe that says why. Megatron FSDP on the NVL72 systems: every
+# release's recipe offloads the activations of 20 to 40 layers to the Grace CPU's memory
+# (Megatron-Bridge scripts/performance/configs/llama/llama3_workload_base_configs.py and
+# llama31_workload_base_configs.py, LLAMA3_70B_PRETRAIN_CONFIG_GB200_* / _GB300_*_V1/V2:
+# use_megatron_fsdp=True, cpu_offloading_num_layers=20/30/40), which the step model does not
+# simulate (those layouts do not fit in GPU memory without it). One row whose layout disagrees with
+# its release's recipe: 26.02.01 GB300 MXFP8 Llama 3 70B, micro-batch 2 without VP in the table,
+# PP 4 x VP 5 in v0.3.1's LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2.
+NVL72_SYSTEMS = ('DGX-GB200', 'DGX-GB300')
+CONTRADICTED_BY_RECIPE = {('26.02.01', 'LLAMA3_70B', 'DGX-GB300', 'MXFP8')}
+
+
+def bridge_left_out(r, system, precision):
+    """Whether the row is one of those above."""
+    fsdp = r['fsdp'] not in ('', '0')
+    return ((fsdp and system in NVL72_SYSTEMS) or
+            (r['release'], r['model'], system, precision) in CONTRADICTED_BY_RECIPE)
 
 
 def bridge_release(r):
     """The BRIDGE_RELEASES key of a row, or None."""
     if r['release'].startswith('Megatron-LM'):
         return 'Megatron-LM'
-    if r['release'].startswith('NeMo 25.02'):
-        return 'NeMo 25.02'
+    for nemo in ('NeMo 25.02', 'NeMo 25.04', 'NeMo 25.07'):
+        if r['release'].startswith(nemo):
+            return nemo
     return r['release'][:5] if r['release'][:5] in BRIDGE_RELEASES else None
 
 
 def bridge_precision(text):
-    """FP8, BF16, or None for what the catalog cannot run yet (MXFP8, NVFP4, blockwise)."""
+    """The table's precision: BF16, FP8 or MXFP8; None for what is not simulated: NVFP4 (its
+    recipe keeps layers in BF16 that the page does not list) and the parenthesised alternative
+    quantization granularity (not named on the page)."""
     if text.startswith('BF16'):
         return 'BF16'
+    if text.startswith('MXFP8'):
+        return 'MXFP8'
     if text.startswith('FP8') and 'alt' not in text:
         return 'FP8'
     return None
@@ -297,11 +334,16 @@ def bridge(rows, out):
         dense = r['ep'] in ('', 'n/a', '1', '-')
         if (r['fully_specified'] != 'yes' or not dense or release is None or precision is None
                 or system not in BRIDGE_SYSTEMS or r['model'] not in BRIDGE_MODELS
-                or r['table'] not in ('pretrain', 'finetune_sft')):
+                or r['table'] not in ('pretrain', 'finetune_sft')
+                or bridge_left_out(r, system, precision)):
             continue
         recipe, fp8_recipe, fp8_text = BRIDGE_RELEASES[release]
+        if precision == 'MXFP8':
+            fp8_recipe = 'MXFP8'
+            fp8_text = ('MXFP8 (the table says so; get_precision_config("fp8_mx"), '
+                        'MXFP8BlockScaling)')
         model = BRIDGE_MODELS[r['model']]
-        instance, fabric = BRIDGE_SYSTEMS[system]
+        instance, per_node, cluster_extra = BRIDGE_SYSTEMS[system]
         gpus, tp, pp, cp = int(r['num_gpus']), int(r['tp']), int(r['pp']), int(r['cp'])
         vp = int(r['vp']) if r['vp'].isdigit() else 1
         fsdp = r['fsdp'] not in ('', '0')
@@ -317,9 +359,10 @@ def bridge(rows, out):
         if model == 'llama3-405b':
             lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
         fp8_line = (f'\n  fp8_recipe: {fp8_recipe}\n  fp8_parameters: true'
-                    if precision == 'FP8' else '')
-        causal = not r['release'].startswith(('NeMo 25.02', 'Megatron-LM'))
-        label = release if release in ('Megatron-LM', 'NeMo 25.02') else r['release']
+                    if precision in ('FP8', 'MXFP8') else '')
+        job_precision = 'BF16' if precision == 'BF16' else 'FP8'
+        causal = not r['release'].startswith(('NeMo 25.0', 'Megatron-LM'))
+        label = release if release.startswith(('Megatron-LM', 'NeMo')) else r['release']
         tag = re.sub(r'[^a-z0-9.]+', '-', f'{label} {r["table"]} {model} {gpus}'.lower())
         name = f'bridge-{system.lower()}-{precision.lower()}-{tag}'
         step = (int(r['global_batch']) * int(r['seq_len']) /
@@ -333,11 +376,11 @@ model: "{model}"
 job {{
   global_batch_size: {r['global_batch']}
   sequence_length: {r['seq_len']}
-  precision: {precision}{fp8_line}
+  precision: {job_precision}{fp8_line}
   optimizer: ADAM
   steps: 1
 }}
-cluster {{ instance: "{instance}" nodes: {gpus // 8} fabric: "{fabric}" }}
+cluster {{ instance: "{instance}" nodes: {gpus // per_node} fabric: "ib-rail-optimized"{cluster_extra} }}
 parallelism {{
   {chr(10).join('  ' + x for x in lines).strip()}
 }}
