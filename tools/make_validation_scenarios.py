@@ -270,7 +270,8 @@ BRIDGE_RELEASES = {
 BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B': 'llama3-70b',
                  'LLAMA3-70B': 'llama3-70b', 'LLAMA3.1_405B': 'llama3-405b',
                  'LLAMA3-405B': 'llama3-405b', 'LLAMA3.1-405B': 'llama3-405b',
-                 'GPT3-175B': 'gpt3-175b'}
+                 'GPT3-175B': 'gpt3-175b', 'Nemotron-15B': 'nemotron4-15b',
+                 'Nemotron-340B': 'nemotron4-340b'}
 
 # Systems the catalog has: instance, GPUs per node (a GB200/GB300 NVL72 node is a compute tray of
 # 4 GPUs) and the cluster's extra fields. The NVL72 rows run in NVLink domains of 16 trays (64
