@@ -5,7 +5,9 @@ Usage: tools/make_validation_scenarios.py REFERENCE_DATA_VALIDATION_DIR
 
 One scenario per row of megatron_sc21.csv (Tables 1 and 2) and of megatron_readme.csv (the
 Megatron-Core H100 table and the January-2021 scaling tables), and per fully specified dense row
-of megatron_bridge_nemo.csv on a system the catalog has, each with its published figure. Unknowns
+of megatron_bridge_nemo.csv on a system the catalog has (but those the step model cannot run as
+published: NVFP4, the unnamed alternative granularity, LoRA, and the rows named at
+CONTRADICTED_BY_RECIPE and NVL72_SYSTEMS below), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
 comments written into each file). Run it again after the reference data changes.
 """
