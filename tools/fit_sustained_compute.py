@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Fits a GPU's sustained_compute_fraction on published training runs.
+"""Fits a GPU's sustained compute fraction on published training runs.
 
-Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--cli PATH]
+Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--precision FP8] [--cli PATH]
 
 The fraction scales the GPU's isolated tensor-core rates (fitted on single-kernel benchmarks)
-inside a training step (topologies/gpus.textproto). This finds the value that minimises the mean
-absolute error of `clustersim validate` over the given scenarios, each carrying its published
-TFLOP/s: the shipped catalog with only that field of GPU replaced, golden-section search over
-[0.3, 1] to 0.0005, then the value rounded to 0.001. Prints the value and each row's error.
-Deterministic: the same catalog and scenarios give the same value.
+inside a training step (topologies/gpus.textproto): the GPU's sustained_compute_fraction, or with
+--precision the sustained_fraction of that precision's matmul_efficiency (runs whose GEMMs are in
+that precision). This finds the value that minimises the mean absolute error of `clustersim
+validate` over the given scenarios (the step-time error where a scenario's publication gives a
+step time or tokens/s, else the TFLOP/s error): the shipped catalog with only that field of GPU
+replaced, golden-section search over [0.3, 1] to 0.0005, then the value rounded to 0.001. Prints
+the value and each row's error. Deterministic: the same catalog and scenarios give the same value.
 """
 import argparse
 import csv
@@ -32,26 +34,35 @@ def gpu_entry(name):
     sys.exit(f'no gpu named "{name}" in topologies/gpus.textproto')
 
 
-def with_fraction(entry, fraction):
+def with_fraction(entry, fraction, precision):
+    if precision:
+        pattern = r'^(  matmul_efficiency \{ precision: ' + precision + r' [^}\n]*?)' \
+                  r'(?: sustained_fraction: [0-9.]+)? \}'
+        if not re.search(pattern, entry, flags=re.M):
+            sys.exit(f'no matmul_efficiency of precision {precision} in the GPU entry')
+        return re.sub(pattern, lambda m: f'{m.group(1)} sustained_fraction: {fraction:.6f} }}',
+                      entry, flags=re.M)
     line = f'  sustained_compute_fraction: {fraction:.6f}\n'
     if 'sustained_compute_fraction:' in entry:
         return re.sub(r'^  sustained_compute_fraction: .*\n', line, entry, flags=re.M)
     return entry[:-2] + line + '}\n'
 
 
-def errors(cli, entry, scenarios, fraction, directory):
+def errors(cli, entry, scenarios, fraction, directory, precision):
     """Each scenario's error in % at `fraction`."""
     with open(os.path.join(directory, 'gpu.textproto'), 'w') as f:
-        f.write(with_fraction(entry, fraction))
+        f.write(with_fraction(entry, fraction, precision))
     out = subprocess.run([cli, 'validate', '--root', ROOT, '--catalog', directory, '--format',
                           'csv'] + scenarios, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(out.stderr)
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
-    missing = [r['scenario'] for r in rows if not r['error_pct']]
+    def error(r):
+        return r['step_error_pct'] or r['tflops_error_pct']
+    missing = [r['scenario'] for r in rows if not error(r)]
     if missing or len(rows) != len(scenarios):
         sys.exit(f'not every scenario was simulated at {fraction}: {missing}')
-    return {r['scenario']: float(r['error_pct']) for r in rows}
+    return {r['scenario']: float(error(r)) for r in rows}
 
 
 def mean_absolute(errs):
@@ -63,12 +74,14 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('gpu')
     parser.add_argument('scenarios', nargs='+')
+    parser.add_argument('--precision', help='fit this precision\'s sustained_fraction')
     parser.add_argument('--cli', default=os.path.join(ROOT, 'build', 'release', 'clustersim'))
     args = parser.parse_args()
     entry = gpu_entry(args.gpu)
     with tempfile.TemporaryDirectory() as directory:
         def cost(x):
-            return mean_absolute(errors(args.cli, entry, args.scenarios, x, directory))
+            return mean_absolute(errors(args.cli, entry, args.scenarios, x, directory,
+                                        args.precision))
         low, high = 0.3, 1.0
         ratio = (math.sqrt(5) - 1) / 2
         a, b = high - ratio * (high - low), low + ratio * (high - low)
@@ -83,10 +96,11 @@ def main():
                 b = low + ratio * (high - low)
                 fb = cost(b)
         best = round((low + high) / 2, 3)
-        final = errors(args.cli, entry, args.scenarios, best, directory)
+        final = errors(args.cli, entry, args.scenarios, best, directory, args.precision)
     for scenario, error in sorted(final.items()):
-        print(f'{scenario:40s} {error:+6.1f}%')
-    print(f'{args.gpu}: sustained_compute_fraction {best:.3f}: mean absolute error '
+        print(f'{scenario:58s} {error:+6.1f}%')
+    field = f'{args.precision} sustained_fraction' if args.precision else 'sustained_compute_fraction'
+    print(f'{args.gpu}: {field} {best:.3f}: mean absolute error '
           f'{mean_absolute(final):.2f}% over {len(final)} rows, worst '
           f'{max(abs(e) for e in final.values()):.1f}%')
 

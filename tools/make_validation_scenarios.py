@@ -4,11 +4,16 @@
 Usage: tools/make_validation_scenarios.py REFERENCE_DATA_VALIDATION_DIR
 
 One scenario per row of megatron_sc21.csv (Tables 1 and 2) and of megatron_readme.csv (the
-Megatron-Core H100 table and the January-2021 scaling tables), each with its published figure. Unknowns are set by one rule per table, never
-per row (see the comments written into each file). Run it again after the reference data changes.
+Megatron-Core H100 table and the January-2021 scaling tables), and per fully specified dense row
+of megatron_bridge_nemo.csv on a system the catalog has (but those the step model cannot run as
+published: NVFP4, the unnamed alternative granularity, LoRA, and the rows named at
+CONTRADICTED_BY_RECIPE and NVL72_SYSTEMS below), each with its published figure. Unknowns
+are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
+comments written into each file). Run it again after the reference data changes.
 """
 import csv
 import os
+import re
 import sys
 
 SC21_MODELS = {'1.7': 'gpt-1.7b', '3.6': 'gpt-3.6b', '7.5': 'gpt-7.5b', '18.4': 'gpt-18b',
@@ -59,9 +64,10 @@ SC21_ZERO3_RULES = """# ZeRO-3 rows, one rule for all (Sec. 5.2: DeepSpeed's ZeR
 SC21_TABLE2_MODELS = {'174.6': 'gpt-175b', '529.6': 'gpt-530b'}
 
 
-def published(group, tflops, convention, source, step_time_s=None):
+def published(group, tflops, convention, source, step_time_s=None, tokens=None):
     """The `published` block of a scenario."""
     step = f'\n  step_time_s: {step_time_s}' if step_time_s else ''
+    step += f'\n  tokens_per_s_per_gpu: {tokens}' if tokens else ''
     return (f'published {{\n  group: "{group}"{step}\n  tflops_per_gpu: {tflops}\n'
             f'  flops_convention: {convention}\n  source: "{source}"\n}}\n')
 
@@ -216,6 +222,178 @@ sweep {{
         write_scenario(out, name, text)
 
 
+BRIDGE_RULES = """# Unknowns, one rule for every dense row of the release (the performance summary gives GPUs,
+#   batch, sequence, TP/PP/CP/VP and tokens/s; the rest is the release's published recipe,
+#   NVIDIA-NeMo/Megatron-Bridge scripts/performance at {recipe}, read for the Llama 3/3.1 and
+#   GPT-3 H100 workloads; NeMo 2.0 and Megatron-LM README rows follow the NeMo performance
+#   scripts they were copied from, which the same rule describes):
+#   sequence parallelism wherever TP > 1 and Transformer Engine's tensor-parallel overlap
+#   (comm_overlap.tp_comm_overlap with the userbuffers configs); the distributed optimizer with
+#   overlapped gradient reduce-scatter and parameter all-gather; gradients accumulated and
+#   reduced in BF16 (set_llama3_common_configs / the 25.09 YAML: grad_reduce_in_fp32 = False);
+#   no activation recomputation (no recompute_num_layers or recompute_modules in the H100 Llama
+#   70B/405B and GPT-3 configs); Llama 3.1 405B counts the embedding and the loss as pipeline
+#   layers (llama31_405b_pretrain_config: account_for_embedding/loss_in_pipeline_split, 126 + 2
+#   layers on PP x VP chunks); context parallelism peer to peer (Megatron-Core's default
+#   cp_comm_type "p2p") and Megatron-Core's default rank order tp-cp-ep-dp-pp (TP_DP_PP);
+#   FSDP = 1 is Megatron FSDP sharding optimizer states, gradients and
+#   weights (use_megatron_fsdp, data_parallel_sharding_strategy "optim_grads_params": ZeRO-3);
+#   FP8 as {fp8}, with FP8 weights all-gathered in FP8 (fp8_param_gather = True in
+#   mixed_precision.py's bf16_with_fp8_* recipes).
+#   Scored on step time: global batch x sequence / (tokens/s per GPU x GPUs)."""
+
+# Per release: the Megatron-Bridge (or NeMo / Megatron-LM) recipe cited and its FP8 recipe.
+BRIDGE_RELEASES = {
+    '25.09': ('v0.1.0rc4 (NeMo 25.09)', 'CURRENT_SCALING',
+              'per-tensor current scaling (the 25.09 table does not name its FP8 recipe; its '
+              'note calls the parenthesised numbers the other quantization granularity, so the '
+              'main ones are per-tensor, and the 25.11 table of docs/performance-summary-archive.md, '
+              'same H100 layouts, labels them FP8-CS)'),
+    '26.02': ('v0.3.0', 'CURRENT_SCALING',
+              'per-tensor current scaling (the page says so; get_precision_config("fp8_cs"))'),
+    '26.04': ('v0.4.0', 'CURRENT_SCALING',
+              'per-tensor current scaling (the page says so; get_precision_config("fp8_cs"))'),
+    '26.06': ('v0.5.0', 'CURRENT_SCALING',
+              'per-tensor current scaling (the page says so; get_precision_config("fp8_cs"))'),
+    '26.08': ('v0.6.0', 'CURRENT_SCALING',
+              'per-tensor current scaling (the page says so; get_precision_config("fp8_cs"))'),
+    'NeMo 25.02': ('NVIDIA/NeMo scripts/llm/performance (NeMo 25.02)', 'DELAYED_SCALING',
+                   'per-tensor delayed scaling (NeMo 2.0\'s default fp8 recipe, the performance '
+                   'scripts\' --fp8_recipe ds)'),
+    'NeMo 25.04': ('NVIDIA/NeMo scripts/performance (NeMo 25.04)', 'DELAYED_SCALING',
+                   'per-tensor delayed scaling (the performance scripts\' default --fp8_recipe ds)'),
+    'NeMo 25.07': ('NVIDIA/NeMo scripts/performance (NeMo 25.07)', 'DELAYED_SCALING',
+                   'per-tensor delayed scaling (the performance scripts\' default --fp8_recipe ds)'),
+    'Megatron-LM': ('NVIDIA/Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh',
+                    'DELAYED_SCALING', 'per-tensor delayed scaling (--fp8-format hybrid with an '
+                    'amax history, the script\'s settings)'),
+}
+
+BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B': 'llama3-70b',
+                 'LLAMA3-70B': 'llama3-70b', 'LLAMA3.1_405B': 'llama3-405b',
+                 'LLAMA3-405B': 'llama3-405b', 'LLAMA3.1-405B': 'llama3-405b',
+                 'GPT3-175B': 'gpt3-175b', 'Nemotron-15B': 'nemotron4-15b',
+                 'Nemotron-340B': 'nemotron4-340b'}
+
+# Systems the catalog has: instance, GPUs per node (a GB200/GB300 NVL72 node is a compute tray of
+# 4 GPUs) and the cluster's extra fields. The NVL72 rows run in NVLink domains of 16 trays (64
+# GPUs): the largest power of two of GPUs a 72-GPU rack holds, so that the 64- to 256-GPU jobs of
+# the tables fill whole domains (the tables do not say how many trays of a rack a job used).
+BRIDGE_SYSTEMS = {
+    'DGX-H100': ('onprem.dgx-h100', 8, ''),
+    'DGX-B200': ('onprem.dgx-b200', 8, ''),
+    'DGX-GB200': ('onprem.gb200-nvl72', 4, ' nvlink_domain_nodes: 16'),
+    'DGX-GB300': ('onprem.gb300-nvl72', 4, ' nvlink_domain_nodes: 16'),
+}
+
+
+# Rows left out, each with the recipe that says why. Megatron FSDP on the NVL72 systems: every
+# release's recipe offloads the activations of 20 to 40 layers to the Grace CPU's memory
+# (Megatron-Bridge scripts/performance/configs/llama/llama3_workload_base_configs.py and
+# llama31_workload_base_configs.py, LLAMA3_70B_PRETRAIN_CONFIG_GB200_* / _GB300_*_V1/V2:
+# use_megatron_fsdp=True, cpu_offloading_num_layers=20/30/40), which the step model does not
+# simulate (those layouts do not fit in GPU memory without it). One row whose layout disagrees with
+# its release's recipe: 26.02.01 GB300 MXFP8 Llama 3 70B, micro-batch 2 without VP in the table,
+# PP 4 x VP 5 in v0.3.1's LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2.
+NVL72_SYSTEMS = ('DGX-GB200', 'DGX-GB300')
+CONTRADICTED_BY_RECIPE = {('26.02.01', 'LLAMA3_70B', 'DGX-GB300', 'MXFP8')}
+
+
+def bridge_left_out(r, system, precision):
+    """Whether the row is one of those above."""
+    fsdp = r['fsdp'] not in ('', '0')
+    return ((fsdp and system in NVL72_SYSTEMS) or
+            (r['release'], r['model'], system, precision) in CONTRADICTED_BY_RECIPE)
+
+
+def bridge_release(r):
+    """The BRIDGE_RELEASES key of a row, or None."""
+    if r['release'].startswith('Megatron-LM'):
+        return 'Megatron-LM'
+    for nemo in ('NeMo 25.02', 'NeMo 25.04', 'NeMo 25.07'):
+        if r['release'].startswith(nemo):
+            return nemo
+    return r['release'][:5] if r['release'][:5] in BRIDGE_RELEASES else None
+
+
+def bridge_precision(text):
+    """The table's precision: BF16, FP8 or MXFP8; None for what is not simulated: NVFP4 (its
+    recipe keeps layers in BF16 that the page does not list) and the parenthesised alternative
+    quantization granularity (not named on the page)."""
+    if text.startswith('BF16'):
+        return 'BF16'
+    if text.startswith('MXFP8'):
+        return 'MXFP8'
+    if text.startswith('FP8') and 'alt' not in text:
+        return 'FP8'
+    return None
+
+
+def bridge(rows, out):
+    for r in rows:
+        release = bridge_release(r)
+        system = 'DGX-H100' if release == 'Megatron-LM' else r['system']
+        precision = bridge_precision(r['precision'])
+        dense = r['ep'] in ('', 'n/a', '1', '-')
+        if (r['fully_specified'] != 'yes' or not dense or release is None or precision is None
+                or system not in BRIDGE_SYSTEMS or r['model'] not in BRIDGE_MODELS
+                or r['table'] not in ('pretrain', 'finetune_sft')
+                or bridge_left_out(r, system, precision)):
+            continue
+        recipe, fp8_recipe, fp8_text = BRIDGE_RELEASES[release]
+        if precision == 'MXFP8':
+            fp8_recipe = 'MXFP8'
+            fp8_text = ('MXFP8 (the table says so; get_precision_config("fp8_mx"), '
+                        'MXFP8BlockScaling)')
+        model = BRIDGE_MODELS[r['model']]
+        instance, per_node, cluster_extra = BRIDGE_SYSTEMS[system]
+        gpus, tp, pp, cp = int(r['num_gpus']), int(r['tp']), int(r['pp']), int(r['cp'])
+        vp = int(r['vp']) if r['vp'].isdigit() else 1
+        fsdp = r['fsdp'] not in ('', '0')
+        sp = 'true' if tp > 1 else 'false'
+        lines = [f'tensor_parallel: {tp}', f'pipeline_parallel: {pp}', f'context_parallel: {cp}',
+                 f'micro_batch_size: {r["micro_batch"]}', f'sequence_parallel: {sp}',
+                 'gradient_reduce_in_fp32: false', 'rank_order: TP_DP_PP']
+        if vp > 1:
+            lines += ['schedule: INTERLEAVED_ONE_F_ONE_B', f'virtual_stages: {vp}']
+        lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']
+        if tp > 1:
+            lines.append('overlap_tensor_communication: true')
+        if model == 'llama3-405b':
+            lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
+        fp8_line = (f'\n  fp8_recipe: {fp8_recipe}\n  fp8_parameters: true'
+                    if precision in ('FP8', 'MXFP8') else '')
+        job_precision = 'BF16' if precision == 'BF16' else 'FP8'
+        causal = not r['release'].startswith(('NeMo 25.0', 'Megatron-LM'))
+        label = release if release.startswith(('Megatron-LM', 'NeMo')) else r['release']
+        tag = re.sub(r'[^a-z0-9.]+', '-', f'{label} {r["table"]} {model} {gpus}'.lower())
+        name = f'bridge-{system.lower()}-{precision.lower()}-{tag}'
+        step = (int(r['global_batch']) * int(r['seq_len']) /
+                (float(r['tokens_per_s_per_gpu']) * gpus))
+        group = f'{system} {precision} (Megatron-Bridge, NeMo)'
+        text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {system} GPUs, {r['precision']}.
+# Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
+{BRIDGE_RULES.format(recipe=recipe, fp8=fp8_text)}
+name: "{name}"
+model: "{model}"
+job {{
+  global_batch_size: {r['global_batch']}
+  sequence_length: {r['seq_len']}
+  precision: {job_precision}{fp8_line}
+  optimizer: ADAM
+  steps: 1
+}}
+cluster {{ instance: "{instance}" nodes: {gpus // per_node} fabric: "ib-rail-optimized"{cluster_extra} }}
+parallelism {{
+  {chr(10).join('  ' + x for x in lines).strip()}
+}}
+""" + published(group, r['model_tflops_per_gpu'],
+                  'MODEL_FLOPS_CAUSAL' if causal else 'MODEL_FLOPS', r['source'].replace('"', "'"),
+                  tokens=r['tokens_per_s_per_gpu'])
+        text += f'# published step time (derived): {step:.3f} s\n'
+        write_scenario(out, name, text)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -226,6 +404,7 @@ def main():
     readme_rows = list(csv.DictReader(open(os.path.join(data, 'megatron_readme.csv'))))
     mcore(readme_rows, out)
     readme_2021(readme_rows, out)
+    bridge(list(csv.DictReader(open(os.path.join(data, 'megatron_bridge_nemo.csv')))), out)
 
 
 if __name__ == '__main__':

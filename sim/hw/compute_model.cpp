@@ -2,6 +2,7 @@
 #include "sim/hw/compute_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "sim/util/check.h"
 
@@ -32,51 +33,90 @@ double peak_tflops(const s::PeakTflops& p, s::Precision precision) {
 
 namespace {
 
+double input_bytes(s::Precision precision) {
+  switch (precision) {
+    case s::FP32:
+    case s::TF32:
+      return 4;
+    case s::FP8:
+    case s::INT8:
+      return 1;
+    case s::FP4:
+      return 0.5;
+    default:
+      return 2;
+  }
+}
+
 // Share of a dimension's 128-wide tiles that hold real rows or columns.
 double tile_use(int64_t size) {
   constexpr int64_t kTile = 128;
   return static_cast<double>(size) / static_cast<double>((size + kTile - 1) / kTile * kTile);
 }
 
+// FlashAttention's backward does 2.5x the forward's FLOPs (five matmuls against two): the
+// convention its benchmarks, and so the fitted backward rates, count in.
+constexpr double kBackwardFlopsRatio = 2.5;
+
 }  // namespace
 
-ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::Runtime& runtime,
-                           KernelSetting setting) {
-  peak_flops_ = peak_tflops(gpu.peak_tflops(), precision) * 1e12;
-  CLUSTERSIM_CHECK(peak_flops_ > 0, "a compute model for a precision the GPU lacks");
-  input_bytes_ = precision == s::FP32 || precision == s::TF32      ? 4
-                 : precision == s::FP8 || precision == s::INT8 ? 1
-                 : precision == s::FP4                         ? 0.5
-                                                               : 2;
-  matmul_fraction_ = runtime.default_matmul_max_fraction();
-  matmul_overhead_ = Picoseconds::from_microseconds(runtime.default_matmul_overhead_us());
-  bool fitted_matmul = false;
+double AttentionKernel::pairs() const {
+  const auto q = static_cast<double>(queries), k = static_cast<double>(keys);
+  return causal ? q * (k - q + 1) + q * (q - 1) / 2 : q * k;
+}
+
+ComputeModel::Gemm ComputeModel::gemm_for(const s::Gpu& gpu, s::Precision precision,
+                                          const s::Runtime& runtime) {
+  Gemm g{peak_tflops(gpu.peak_tflops(), precision) * 1e12, runtime.default_matmul_max_fraction(),
+         Picoseconds::from_microseconds(runtime.default_matmul_overhead_us()),
+         input_bytes(precision)};
+  bool fitted = false;
   for (const s::MatmulEfficiency& e : gpu.matmul_efficiency()) {
     if (e.precision() != precision) continue;
-    matmul_fraction_ = e.max_fraction();
-    matmul_overhead_ = Picoseconds::from_microseconds(e.overhead_us());
-    fitted_matmul = true;
+    g.fraction = e.max_fraction();
+    g.overhead = Picoseconds::from_microseconds(e.overhead_us());
+    fitted = true;
   }
+  calibrated_ = calibrated_ && fitted;
+  return g;
+}
+
+ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::Runtime& runtime,
+                           KernelSetting setting)
+    : precision_(precision), gpu_(&gpu) {
+  const s::Precision sixteen = gpu.peak_tflops().has_bf16() ? s::BF16 : s::FP16;
+  gemm_ = gemm_for(gpu, precision, runtime);
+  peak_flops_ = gemm_.peak_flops;
+  CLUSTERSIM_CHECK(peak_flops_ > 0, "a compute model for a precision the GPU lacks");
+  // Wider types than 16 bits keep their own GEMMs everywhere.
+  const bool narrow = input_bytes(precision) < 2;
+  sixteen_bit_ = narrow ? gemm_for(gpu, sixteen, runtime) : gemm_;
+  sixteen_bit_peak_ = peak_tflops(gpu.peak_tflops(), sixteen) * 1e12;
   const double memory_fraction = gpu.has_memory_efficiency_fraction()
                                      ? gpu.memory_efficiency_fraction()
                                      : runtime.default_memory_efficiency_fraction();
   memory_bytes_per_s_ = gpu.memory_bandwidth_gb_per_s() * kBytesPerGigabyte * memory_fraction;
-  const double sixteen_bit =
-      gpu.peak_tflops().has_bf16() ? gpu.peak_tflops().bf16() : gpu.peak_tflops().fp16();
   attention_flops_ =
-      sixteen_bit * 1e12 *
-      (gpu.has_flash_attention_fraction() ? gpu.flash_attention_fraction()
-                                          : runtime.default_flash_attention_fraction());
-  calibrated_ =
-      fitted_matmul && gpu.has_memory_efficiency_fraction() && gpu.has_flash_attention_fraction();
-  if (setting == KernelSetting::kTrainingStep) {
-    const double sustained = gpu.has_sustained_compute_fraction()
-                                 ? gpu.sustained_compute_fraction()
-                                 : runtime.default_sustained_compute_fraction();
-    matmul_fraction_ *= sustained;
-    attention_flops_ *= sustained;
-    calibrated_ = calibrated_ && gpu.has_sustained_compute_fraction();
+      sixteen_bit_peak_ * (gpu.has_flash_attention_fraction()
+                               ? gpu.flash_attention_fraction()
+                               : runtime.default_flash_attention_fraction());
+  calibrated_ = calibrated_ && gpu.has_memory_efficiency_fraction() &&
+                (gpu.has_flash_attention_fraction() || gpu.attention_efficiency_size() > 0);
+  if (setting != KernelSetting::kTrainingStep) return;
+  bool fitted = gpu.has_sustained_compute_fraction();
+  sustained_ = fitted ? gpu.sustained_compute_fraction()
+                      : runtime.default_sustained_compute_fraction();
+  for (const s::MatmulEfficiency& e : gpu.matmul_efficiency()) {
+    if (e.precision() == precision && e.has_sustained_fraction()) {
+      sustained_ = e.sustained_fraction();
+      fitted = true;
+    }
   }
+  gemm_.fraction *= sustained_;
+  if (narrow) sixteen_bit_.fraction *= sustained_;
+  else sixteen_bit_ = gemm_;
+  attention_flops_ *= sustained_;
+  calibrated_ = calibrated_ && fitted;
 }
 
 ComputeModel ComputeModel::serving(const s::Gpu& gpu, s::Precision precision,
@@ -86,31 +126,67 @@ ComputeModel ComputeModel::serving(const s::Gpu& gpu, s::Precision precision,
                        memory_fraction <= 1,
                    "serving fractions outside (0, 1]");
   ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
-  model.matmul_fraction_ *= compute_fraction;
+  model.gemm_.fraction *= compute_fraction;
+  model.sixteen_bit_.fraction *= compute_fraction;
   model.attention_flops_ *= compute_fraction;
   model.memory_bytes_per_s_ = gpu.memory_bandwidth_gb_per_s() * kBytesPerGigabyte * memory_fraction;
   return model;
 }
 
-Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, int64_t batch) const {
-  return matmul(m, n, k, static_cast<double>(batch), input_bytes_);
+Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, int64_t batch,
+                                 bool sixteen_bit) const {
+  const Gemm& g = sixteen_bit ? sixteen_bit_ : gemm_;
+  return gemm_time(g, m, n, k, static_cast<double>(batch), g.input_bytes);
 }
 
 Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, double batch,
                                  double b_bytes_per_element) const {
-  const double problems = batch;
+  return gemm_time(gemm_, m, n, k, batch, b_bytes_per_element);
+}
+
+Picoseconds ComputeModel::gemm_time(const Gemm& g, int64_t m, int64_t n, int64_t k, double batch,
+                                    double b_bytes_per_element) const {
   const double flops =
-      problems * 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  const double bytes =
-      problems * (input_bytes_ * static_cast<double>(m) * k +
-                  b_bytes_per_element * static_cast<double>(k) * n + 2.0 * static_cast<double>(m) * n);
-  const double compute_s = flops / (peak_flops_ * matmul_fraction_ * tile_use(m) * tile_use(n));
+      batch * 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const double bytes = batch * (g.input_bytes * static_cast<double>(m) * k +
+                                b_bytes_per_element * static_cast<double>(k) * n +
+                                2.0 * static_cast<double>(m) * n);
+  const double compute_s = flops / (g.peak_flops * g.fraction * tile_use(m) * tile_use(n));
   const double memory_s = bytes / memory_bytes_per_s_;
-  return Picoseconds::from_seconds(std::max(compute_s, memory_s)) + matmul_overhead_;
+  return Picoseconds::from_seconds(std::max(compute_s, memory_s)) + g.overhead;
 }
 
 Picoseconds ComputeModel::fused_attention(double flops) const {
   return Picoseconds::from_seconds(flops / attention_flops_);
+}
+
+double ComputeModel::fitted_attention_rate(s::AttentionEfficiency::Pass pass,
+                                           const AttentionKernel& kernel) const {
+  const s::AttentionEfficiency* best = nullptr;
+  for (const s::AttentionEfficiency& e : gpu_->attention_efficiency()) {
+    if (e.pass() != pass || e.causal() != kernel.causal) continue;
+    // The nearest head dimension; of two as near, the smaller.
+    const auto distance = [&](const s::AttentionEfficiency& x) {
+      return std::abs(x.head_dim() - kernel.head_dim) * 2 + (x.head_dim() > kernel.head_dim);
+    };
+    if (best == nullptr || distance(e) < distance(*best)) best = &e;
+  }
+  if (best == nullptr) return 0;
+  const auto keys = static_cast<double>(kernel.keys);
+  return sixteen_bit_peak_ * best->max_fraction() * sustained_ * keys /
+         (keys + best->half_rate_keys());
+}
+
+Picoseconds ComputeModel::attention_forward(const AttentionKernel& kernel) const {
+  const double rate = fitted_attention_rate(s::AttentionEfficiency::FORWARD, kernel);
+  if (rate <= 0) return fused_attention(kernel.forward_flops());
+  return Picoseconds::from_seconds(kernel.forward_flops() / rate);
+}
+
+Picoseconds ComputeModel::attention_backward(const AttentionKernel& kernel) const {
+  const double rate = fitted_attention_rate(s::AttentionEfficiency::BACKWARD, kernel);
+  if (rate <= 0) return fused_attention(2 * kernel.forward_flops());
+  return Picoseconds::from_seconds(kBackwardFlopsRatio * kernel.forward_flops() / rate);
 }
 
 Picoseconds ComputeModel::memory_bound(double bytes) const {

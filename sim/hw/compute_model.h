@@ -3,10 +3,14 @@
 //   matmul (m x k) . (k x n):  max(FLOPs / (peak x max x tile use x sustained),
 //                                  bytes / (HBM x memory eff)) + overhead;
 //                              tile use = m / (ceil(m/128) 128) x likewise for n
-//   fused attention:           FLOPs / (16-bit peak x flash fraction x sustained)
+//   fused attention:           FLOPs / (16-bit peak x rate(pass, mask, head dim, keys) x sustained)
+//                              (gpu.proto AttentionEfficiency; else the flat flash fraction)
 //   memory-bound kernels:      bytes / (HBM x memory eff)
-// `sustained` is 1 for kernels benchmarked alone and the GPU's sustained compute fraction (fitted
-// on published training runs) inside a training step.
+// `sustained` is 1 for kernels benchmarked alone and, inside a training step, the sustained
+// compute fraction fitted on published training runs of the job's precision (that precision's
+// matmul_efficiency.sustained_fraction, else the GPU's sustained_compute_fraction).
+// A model for FP8 (or FP4) also times 16-bit GEMMs: the layers Transformer Engine leaves in BF16
+// (the output layer) run at the 16-bit rate, inside the same step.
 // Immutable; cheap to copy; safe to share between threads.
 #pragma once
 
@@ -26,10 +30,29 @@ double peak_tflops(const schema::PeakTflops& peak, schema::Precision precision);
 // Where the kernels run: alone, as the calibration benchmarks ran them, or inside a training step.
 enum class KernelSetting { kIsolated, kTrainingStep };
 
+// One fused attention kernel: `batch_heads` independent (batch, head) problems, each of `queries`
+// queries attending to `keys` keys (causal: bottom-right aligned, a query sees the keys up to its
+// own position), head dimension `head_dim`.
+struct AttentionKernel {
+  int64_t batch_heads = 1;
+  int64_t queries = 0;
+  int64_t keys = 0;
+  int head_dim = 0;
+  bool causal = false;
+
+  // Query-key pairs attended per (batch, head): queries x keys, or for a causal mask
+  // queries (keys - queries + 1) + queries (queries - 1) / 2 (half the square plus its diagonal
+  // when queries == keys).
+  double pairs() const;
+  // Forward FLOPs: 2 matmuls of 2 FLOPs per multiply-add: 4 x pairs x head_dim x batch_heads.
+  double forward_flops() const { return 4.0 * pairs() * head_dim * static_cast<double>(batch_heads); }
+};
+
 class ComputeModel {
  public:
   // `runtime` supplies the efficiencies `gpu` has no fitted value for.
-  // Requires: `gpu` has a peak for `precision` (the scenario checks guarantee it).
+  // Requires: `gpu` has a peak for `precision` (the scenario checks guarantee it); `gpu` outlives
+  // the model (its attention efficiencies are read from it).
   ComputeModel(const schema::Gpu& gpu, schema::Precision precision, const schema::Runtime& runtime,
                KernelSetting setting);
 
@@ -42,28 +65,53 @@ class ComputeModel {
                               double memory_fraction);
 
   // `batch` independent matrix multiplications of (m x k) by (k x n) in one kernel (torch.bmm:
-  // one launch overhead), inputs of the model's precision and a 16-bit output.
-  Picoseconds matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
-  // The same with the (k x n) operand stored in `b_bytes_per_element` (weight-only quantized
-  // weights, dequantized in the kernel) and `batch` fractional (an average of routed experts).
+  // one launch overhead), inputs of the model's precision (16-bit when `sixteen_bit`) and a
+  // 16-bit output.
+  Picoseconds matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 1,
+                     bool sixteen_bit = false) const;
+  // The same in the model's precision with the (k x n) operand stored in `b_bytes_per_element`
+  // (weight-only quantized weights, dequantized in the kernel) and `batch` fractional (an average
+  // of routed experts).
   Picoseconds matmul(int64_t m, int64_t n, int64_t k, double batch,
                      double b_bytes_per_element) const;
-  // A fused (flash) attention kernel doing `flops`.
+  // A fused (flash) attention kernel doing `flops` at the flat fused-attention rate.
   Picoseconds fused_attention(double flops) const;
+  // The forward and the backward of a fused attention kernel, at the fitted rate of its pass and
+  // mask (the flat rate, backward at twice the forward's FLOPs, where none is fitted).
+  Picoseconds attention_forward(const AttentionKernel& kernel) const;
+  Picoseconds attention_backward(const AttentionKernel& kernel) const;
   // A kernel limited by memory traffic: elementwise ops, norms, softmax, optimizer steps.
   Picoseconds memory_bound(double bytes) const;
 
   // Whether every efficiency used was fitted for this GPU (false: runtime defaults were used).
   bool calibrated() const { return calibrated_; }
   double peak_flops() const { return peak_flops_; }
+  schema::Precision precision() const { return precision_; }
 
  private:
-  double peak_flops_ = 0;          // of the precision, FLOP/s
-  double attention_flops_ = 0;     // achieved fused-attention FLOP/s
+  struct Gemm {  // one precision's GEMM parameters
+    double peak_flops = 0;  // FLOP/s
+    double fraction = 0;    // of peak, with the sustained fraction in a training step
+    Picoseconds overhead;
+    double input_bytes = 2;  // per element
+  };
+  Gemm gemm_for(const schema::Gpu& gpu, schema::Precision precision,
+                const schema::Runtime& runtime);
+  Picoseconds gemm_time(const Gemm& g, int64_t m, int64_t n, int64_t k, double batch,
+                        double b_bytes_per_element) const;
+  // The fitted rate in FLOP/s of `pass` for `kernel`; 0 when none is fitted for its mask.
+  double fitted_attention_rate(schema::AttentionEfficiency::Pass pass,
+                               const AttentionKernel& kernel) const;
+
+  schema::Precision precision_;
+  double peak_flops_ = 0;  // of the precision, FLOP/s
+  Gemm gemm_;              // the job's precision
+  Gemm sixteen_bit_;       // BF16 (FP16 where the GPU lacks BF16)
+  double attention_flops_ = 0;     // achieved flat fused-attention FLOP/s
+  double sixteen_bit_peak_ = 0;    // FLOP/s
+  double sustained_ = 1;           // applied to tensor-core rates
   double memory_bytes_per_s_ = 0;  // achieved
-  double matmul_fraction_ = 0;     // of peak, with the sustained fraction in a training step
-  Picoseconds matmul_overhead_;
-  double input_bytes_ = 2;  // per element of matmul inputs
+  const schema::Gpu* gpu_ = nullptr;  // for its attention efficiencies
   bool calibrated_ = true;
 };
 

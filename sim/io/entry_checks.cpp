@@ -152,6 +152,15 @@ void check_gpu(const FieldChecker& gpu) {
     e.require_enum("precision");
     e.require("max_fraction") && e.in_range("max_fraction", 0.01, 1);
     e.require("overhead_us") && e.non_negative("overhead_us");
+    e.in_range("sustained_fraction", 0.01, 1);
+  }
+  for (int i = 0; i < gpu.size("attention_efficiency"); ++i) {
+    const FieldChecker e = gpu.child("attention_efficiency", i);
+    e.require_enum("pass");
+    e.require("causal");
+    e.require("head_dim") && e.at_least("head_dim", 1);
+    e.require("max_fraction") && e.in_range("max_fraction", 0.01, 1);
+    e.require("half_rate_keys") && e.non_negative("half_rate_keys");
   }
   gpu.in_range("memory_efficiency_fraction", 0.01, 1);
   gpu.in_range("flash_attention_fraction", 0.01, 1);

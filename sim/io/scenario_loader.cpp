@@ -61,6 +61,9 @@ void check_job(const FieldChecker& job, const s::Model* model) {
     job.error("epochs", "needs dataset.num_samples");
   }
   if (m.has_dataset()) job.child("dataset").at_least("num_samples", 1);
+  for (const char* field : {"fp8_recipe", "fp8_parameters"}) {
+    if (job.has(field) && m.precision() != s::FP8) job.error(field, "applies to precision FP8");
+  }
   check_budget_size(job);
   if (model == nullptr) return;
   if (is_transformer(model)) {
@@ -115,6 +118,38 @@ std::string pipeline_parallel_problem(int pp, const schema::Model* model) {
                             std::to_string(layers) + ")";
 }
 
+std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
+                                     const s::Model* model, const s::TrainingJob& job) {
+  if (cp == 1) return "";
+  if (!is_transformer(model)) return "context parallelism applies to transformers only";
+  if (job.has_flash_attention() && !job.flash_attention()) {
+    return "context parallelism needs fused attention (job.flash_attention)";
+  }
+  const s::Transformer& t = model->transformer();
+  const int seq = job.sequence_length();
+  const s::ContextParallelComm comm = p.context_parallel_comm();
+  const bool all_to_all = comm == s::ALL_TO_ALL;
+  // The load-balanced causal split cuts each sequence into 2 CP chunks.
+  const int chunks = t.kind() == s::DECODER && !all_to_all ? 2 * cp : cp;
+  if (seq % chunks != 0) {
+    return std::to_string(cp) + " needs the sequence length (" + std::to_string(seq) +
+           ") divisible by " + std::to_string(chunks) +
+           (chunks > cp ? " (2 chunks per rank for the causal load balance)" : "");
+  }
+  if (p.sequence_parallel() && (seq / cp) % tp != 0) {
+    return std::to_string(cp) + " leaves " + std::to_string(seq / cp) +
+           " tokens per rank, not divisible by tensor parallel " + std::to_string(tp) +
+           " (sequence parallelism)";
+  }
+  const int kv = t.has_num_kv_heads() ? t.num_kv_heads() : t.num_attention_heads();
+  if (all_to_all && ((t.num_attention_heads() / tp) % cp != 0 || (kv / tp) % cp != 0)) {
+    return "ALL_TO_ALL needs the attention and KV heads per tensor-parallel rank (" +
+           std::to_string(t.num_attention_heads() / tp) + " and " + std::to_string(kv / tp) +
+           ") divisible by " + std::to_string(cp);
+  }
+  return "";
+}
+
 namespace {
 
 // Checks a parallelism degree given either in `parallelism.field` or as sweep axis values.
@@ -133,8 +168,8 @@ void check_degree_values(const FieldChecker& owner, const char* field, Problem p
 
 // The degrees shared by Parallelism (one value each) and Sweep (a list each).
 void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
-  for (const char* f :
-       {"tensor_parallel", "pipeline_parallel", "micro_batch_size", "virtual_stages"}) {
+  for (const char* f : {"tensor_parallel", "pipeline_parallel", "context_parallel",
+                        "micro_batch_size", "virtual_stages"}) {
     p.at_least(f, 1);
   }
   p.in_range("zero_stage", 0, 3);
@@ -142,6 +177,37 @@ void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
                       [&](int tp) { return tensor_parallel_problem(tp, model); });
   check_degree_values(p, "pipeline_parallel",
                       [&](int pp) { return pipeline_parallel_problem(pp, model); });
+}
+
+// Uneven layouts and block recomputation against the model's layers.
+void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
+  const auto& m = static_cast<const s::Parallelism&>(p.message());
+  p.at_least("recompute_num_layers", 1);
+  p.at_least("first_stage_layers", 0);
+  p.at_least("last_stage_layers", 0);
+  if (m.has_recompute_num_layers() && m.has_recompute() && m.recompute() != s::RECOMPUTE_FULL) {
+    p.error("recompute_num_layers", "applies to recompute RECOMPUTE_FULL only");
+  }
+  const bool uneven = m.has_first_stage_layers() || m.has_last_stage_layers();
+  if (uneven && (m.embedding_in_pipeline_split() || m.loss_in_pipeline_split())) {
+    p.error(m.has_first_stage_layers() ? "first_stage_layers" : "last_stage_layers",
+            "cannot be combined with embedding_in_pipeline_split or loss_in_pipeline_split "
+            "(Megatron-Core allows one or the other)");
+  }
+  if (!is_transformer(model)) return;
+  const int layers = model->transformer().num_layers();
+  for (const char* field : {"first_stage_layers", "last_stage_layers"}) {
+    if (p.has(field) && p.number(field) > layers) {
+      p.error(field, std::to_string(static_cast<int>(p.number(field))) +
+                         " exceeds the model's num_layers (" + std::to_string(layers) + ")");
+    }
+  }
+  if (m.first_stage_layers() + m.last_stage_layers() > layers && m.first_stage_layers() <= layers &&
+      m.last_stage_layers() <= layers) {
+    p.error("last_stage_layers", "with first_stage_layers (" +
+                                     std::to_string(m.first_stage_layers()) + ") exceeds the "
+                                     "model's num_layers (" + std::to_string(layers) + ")");
+  }
 }
 
 void check_parallelism(const FieldChecker& p, const s::Model* model) {
@@ -158,11 +224,12 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
       m.schedule() != s::INTERLEAVED_ONE_F_ONE_B) {
     p.error("virtual_stages", "needs schedule INTERLEAVED_ONE_F_ONE_B");
   }
+  check_pipeline_split(p, model);
 }
 
 void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenario) {
-  for (const char* listed :
-       {"tensor_parallel", "pipeline_parallel", "micro_batch_size", "virtual_stages", "schedule"}) {
+  for (const char* listed : {"tensor_parallel", "pipeline_parallel", "context_parallel",
+                             "micro_batch_size", "virtual_stages", "schedule"}) {
     if (sweep.has(listed)) sweep.error(listed, "cannot be listed beside auto_parallelism");
   }
   if (scenario.parallelism().has_data_parallel()) {
@@ -172,6 +239,7 @@ void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenar
   automatic.at_least("micro_batch_size", 1);
   automatic.at_least("max_pipeline_parallel", 1);
   automatic.at_least("max_virtual_stages", 1);
+  automatic.at_least("max_context_parallel", 1);
 }
 
 void check_constraints(const FieldChecker& constraints) {
@@ -242,6 +310,44 @@ void check_precision(const FieldChecker& owner, const char* field, int index,
   }
 }
 
+// MXFP8's 32-element block scales are in the tensor cores of Blackwell and later, which also
+// brought FP4: a GPU with an FP4 peak has them.
+void check_fp8_recipe(const FieldChecker& root, const s::InstanceType& instance,
+                      const Catalog& catalog, const s::TrainingJob& job) {
+  const s::Gpu& gpu = catalog.gpu_of(instance);
+  if (job.precision() == s::FP8 && job.fp8_recipe() == s::MXFP8 && !gpu.peak_tflops().has_fp4()) {
+    root.child("job").error("fp8_recipe",
+                            "MXFP8 needs block-scaled FP8 tensor cores (Blackwell or later); GPU \"" +
+                                gpu.name() + "\" (" + gpu.architecture() + ") of \"" +
+                                instance.name() + "\" has none (use CURRENT_SCALING, "
+                                "DELAYED_SCALING or BLOCKWISE)");
+  }
+}
+
+// Each context-parallel degree (of parallelism or the sweep axis) against the job's sequence and
+// the model's heads, with each tensor-parallel degree given (1 when auto_parallelism chooses).
+void check_context_parallel(const FieldChecker& root, const LoadedScenario& loaded) {
+  const s::Scenario& m = loaded.scenario();
+  std::vector<int> tps = {m.parallelism().has_tensor_parallel() ? m.parallelism().tensor_parallel()
+                                                                : 1};
+  if (m.sweep().tensor_parallel_size() > 0) {
+    tps.assign(m.sweep().tensor_parallel().begin(), m.sweep().tensor_parallel().end());
+  }
+  const bool swept = m.sweep().context_parallel_size() > 0;
+  const FieldChecker owner = swept ? root.child("sweep") : root.child("parallelism");
+  const int count = swept ? m.sweep().context_parallel_size() : 1;
+  for (int i = 0; i < count; ++i) {
+    const int cp = swept ? m.sweep().context_parallel(i) : m.parallelism().context_parallel();
+    for (int tp : tps) {
+      if (cp < 1 || tp < 1) continue;  // reported by at_least
+      const std::string why = context_parallel_problem(cp, tp, m.parallelism(), loaded.model, m.job());
+      if (why.empty()) continue;
+      owner.error("context_parallel", why, swept ? i : -1);
+      break;
+    }
+  }
+}
+
 // cluster.nvlink_domain_nodes needs an instance whose NVLink domain spans that many nodes.
 void check_nvlink_domain_nodes(const FieldChecker& root, const s::Cluster& cluster,
                                const s::InstanceType& instance) {
@@ -281,6 +387,7 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
     }
     if (m.job().has_precision() && m.job().precision() != s::PRECISION_UNSPECIFIED) {
       check_precision(owner, "instance", index, *instance, catalog, m.job().precision());
+      check_fp8_recipe(root, *instance, catalog, m.job());
     }
     check_nvlink_domain_nodes(root, m.cluster(), *instance);
   }
@@ -291,6 +398,7 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
 void check_published(const FieldChecker& published) {
   published.require("group");
   published.positive("step_time_s");
+  published.positive("tokens_per_s_per_gpu");
   published.require_positive("tflops_per_gpu");
   published.require_enum("flops_convention");
 }
@@ -363,6 +471,10 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (m.has_sweep()) {
     expand_axis_ranges(root.child("sweep"), loaded->file->message.mutable_sweep());
     check_sweep(root.child("sweep"), m, loaded->model);
+  }
+  if (loaded->model && (m.parallelism().has_context_parallel() ||
+                        m.sweep().context_parallel_size() > 0)) {
+    check_context_parallel(root, *loaded);
   }
   check_cluster_size(root, *loaded);
   if (m.has_published()) check_published(root.child("published"));

@@ -7,9 +7,12 @@
 //               V 2Tkd; output-projection input 2Tad; output dropout mask Th (boundary)
 //               flash attention: instead of the s x s tensors, a log-sum-exp per head, 4Ta bytes
 //   MLP         input 2Th (boundary); GELU: activation input and output 2Tf each;
-//               gated: gate and up outputs, activation output and product 2Tf each;
+//               gated: gate and up outputs 2Tf each and their product 2Tf (the fused
+//               SwiGLU/GeGLU kernel recomputes the activation in its backward);
 //               output dropout mask Th (boundary)
 //   norms       the two norms' inputs 2Th each (boundary)
+//   FP8 GEMMs   the QKV and MLP inputs Th each (boundary), the projection input Tad and the
+//               MLP-down input Tf (1 byte instead of 2)
 // For GPT (a = k, d = h/a, f = 4h, dropout): boundary 10Th, split 24Th, s x s 5as^2b.
 #include "sim/parallel/activation_memory.h"
 
@@ -17,7 +20,8 @@ namespace clustersim {
 
 double layer_activation_bytes(const schema::Transformer& t, const LayerActivationSpec& spec) {
   const double s = spec.sequence_length, b = spec.micro_batch_size, tp = spec.tensor_parallel;
-  const double tokens = s * b, h = t.hidden_size(), a = t.num_attention_heads();
+  const double tokens = s * b / spec.context_parallel, h = t.hidden_size();
+  const double a = t.num_attention_heads();
   const double k = t.has_num_kv_heads() ? t.num_kv_heads() : a;
   const double d = t.has_head_dim() ? t.head_dim() : h / a;
   const double f = t.ffn_hidden_size();
@@ -28,14 +32,16 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   if (spec.recompute == schema::RECOMPUTE_FULL) return 2 * tokens * h / boundary_shard;
 
   const double mask = dropout ? 1 : 0;
-  double boundary = 2 * tokens * h + mask * tokens * h    // attention input, output mask
-                    + 2 * tokens * h + mask * tokens * h  // MLP input, output mask
-                    + 2 * 2 * tokens * h;                 // norm inputs
-  double split =
-      2 * tokens * (a + k) * d + 2 * tokens * k * d + 2 * tokens * a * d;  // Q K, V, proj in
-  const double mlp_tensors = gated ? 4 : 2;
-  double experts = t.has_moe() ? t.moe().experts_per_token() : 1;
-  split += mlp_tensors * 2 * tokens * f * experts;
+  const double gemm_input = spec.narrow_gemm_inputs ? 1 : 2;  // bytes per element
+  double boundary = gemm_input * tokens * h + mask * tokens * h    // attention input, output mask
+                    + gemm_input * tokens * h + mask * tokens * h  // MLP input, output mask
+                    + 2 * 2 * tokens * h;                          // norm inputs
+  double split = 2 * tokens * (a + k) * d + 2 * tokens * k * d +
+                 gemm_input * tokens * a * d;  // Q K, V, proj in
+  const double experts = t.has_moe() ? t.moe().experts_per_token() : 1;
+  // GELU: activation input, output (the MLP-down input); gated: gate and up outputs, product (the
+  // MLP-down input).
+  split += ((gated ? 2 : 1) * 2 + gemm_input) * tokens * f * experts;
   double quadratic = 0;  // s x s tensors
   if (spec.flash_attention) {
     split += 4 * tokens * a;

@@ -14,6 +14,10 @@ struct LayerActivationSpec {
   bool sequence_parallel = false;
   schema::Recompute recompute = schema::RECOMPUTE_NONE;
   bool flash_attention = false;  // fused attention: no s x s tensors are stored
+  int context_parallel = 1;      // each rank stores its 1/context_parallel of the tokens
+  // FP8 GEMMs (Transformer Engine) keep their inputs for the weight gradient in 1 byte: the QKV,
+  // output-projection, MLP-up and MLP-down inputs.
+  bool narrow_gemm_inputs = false;
 };
 
 // Bytes one layer stores for one micro-batch on one GPU (16-bit activations, 1-byte dropout
@@ -22,6 +26,7 @@ struct LayerActivationSpec {
 //   no parallelism   s b h (34 + 5 a s / h)
 //   tensor parallel  s b h (10 + 24/t + 5 a s / (h t));  with sequence parallelism: / t overall
 //   selective        the 5 a s / h term is recomputed, not stored;  full: 2 s b h (/t with SP)
+// Under context parallelism every token count is 1 / context_parallel (fused attention only).
 // Requires: a transformer that passed the catalog checks.
 double layer_activation_bytes(const schema::Transformer& t, const LayerActivationSpec& spec);
 

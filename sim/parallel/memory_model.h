@@ -1,7 +1,10 @@
-// Peak memory of one GPU training a transformer under a parallelism plan: model states (weights,
-// gradients, optimizer states, sharded per ZeRO stage or distributed optimizer), activations of
-// the micro-batches in flight under the pipeline schedule, the output layer's logits, and the
-// runtime's own memory. Evaluated for every pipeline stage; the fullest stage is reported.
+// Peak memory of one GPU training a transformer under a parallelism plan, as Megatron-Core
+// allocates it: model states (weights, the main-gradient buffer in fp32 or 16 bits, optimizer
+// states, sharded per ZeRO stage or distributed optimizer over data x context parallel), the FP8
+// weight copies Transformer Engine caches, activations of the micro-batches in flight under the
+// pipeline schedule (1 / context_parallel of each sequence; fully recomputed layers keep their
+// input only), the output layer's logits, and the runtime's own memory. Evaluated for every
+// pipeline stage; the fullest stage is reported.
 #pragma once
 
 #include "sim/io/schema/gpu.pb.h"
@@ -31,12 +34,15 @@ struct MemoryEstimate {
   double weights_bytes = 0;
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
+  double weight_cache_bytes = 0;  // FP8 copies of 16-bit weights (and transposes) kept by TE
   double activations_bytes = 0;  // transformer layers
   double logits_bytes = 0;       // output layer (last stage only)
   double runtime_bytes = 0;      // fixed runtime memory + fragmentation
   double capacity_bytes = 0;
 
-  double model_state_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
+  double model_state_bytes() const {
+    return weights_bytes + gradients_bytes + optimizer_bytes + weight_cache_bytes;
+  }
   double total_bytes() const {
     return model_state_bytes() + activations_bytes + logits_bytes + runtime_bytes;
   }
@@ -51,6 +57,12 @@ struct StateBytesPerParameter {
 };
 StateBytesPerParameter state_bytes_per_parameter(schema::Precision precision,
                                                  schema::Optimizer optimizer);
+
+// Bytes per parameter of the main-gradient buffer and of each element the data-parallel
+// reduction moves: fp32 (4) unless parallelism.gradient_reduce_in_fp32 is false (16 bits);
+// absent, FP16 reduces 16-bit gradients (Megatron-LM) into an fp32 buffer.
+double gradient_buffer_bytes(const schema::Parallelism& parallelism);
+double gradient_reduce_bytes(schema::Precision precision, const schema::Parallelism& parallelism);
 
 // The estimate for the fullest stage. `parallelism` must have every degree set (as sweep
 // configurations do); `capacity_bytes` is the GPU memory the instance exposes.

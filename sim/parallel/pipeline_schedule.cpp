@@ -5,10 +5,6 @@
 
 namespace clustersim {
 
-int layers_on_stage(int layers, int stages, int stage) {
-  return layers / stages + (stage < layers % stages ? 1 : 0);
-}
-
 std::vector<PipelineTask> stage_schedule(schema::PipelineSchedule schedule, int stages, int chunks,
                                          int micro_batches, int stage) {
   const int total = micro_batches * chunks;

@@ -14,10 +14,6 @@ struct PipelineTask {
   int micro_batch;
 };
 
-// Transformer layers on stage `stage` of `stages` (uneven splits): layers / stages each, one
-// more on each of the first layers mod stages stages.
-int layers_on_stage(int layers, int stages, int stage);
-
 // Tasks of stage `stage` of `stages`, with `chunks` model chunks per stage and `micro_batches`
 // micro-batches per step, in execution order.
 //   GPipe: every forward, then every backward.

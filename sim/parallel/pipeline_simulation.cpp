@@ -32,7 +32,8 @@ class PipelineRun final : private EventHandler {
       : plan_(plan),
         net_(network),
         record_(timeline),
-        ranks_(plan.tensor_parallel / network->replicas()) {
+        ranks_(plan.tensor_parallel / network->replicas()),
+        senders_(ranks_ * plan.context_parallel) {
     const int p = plan.stages;
     stages_.resize(p);
     reductions_.resize(p);
@@ -53,7 +54,7 @@ class PipelineRun final : private EventHandler {
     }
     for (Stage& s : stages_)
       s.arrived.assign(input_index(true, plan.chunks - 1, micro_batch_ids_), 0);
-    send_latency_.assign(static_cast<size_t>(p) * 2 * ranks_, Picoseconds(-1));
+    send_latency_.assign(static_cast<size_t>(p) * 2 * senders_, Picoseconds(-1));
     zero3_.resize(p);
     for (int r = 0; r < p; ++r) start_zero3(r);
     const bool zero3 =
@@ -98,8 +99,8 @@ class PipelineRun final : private EventHandler {
     int waiting = 0;                           // how many
     std::vector<char> last_backward_of_chunk;  // by task: its chunk's gradients are then final
   };
-  // A task's output on its way to the stage that needs it, one transfer per tensor-parallel rank
-  // (rank `rank` of send `id` is send rank id * ranks_ + rank).
+  // A task's output on its way to the stage that needs it, one transfer per simulated tensor- and
+  // context-parallel rank (sender `rank` of send `id` is send rank id * senders_ + rank).
   struct Send {
     int from, to;
     size_t input;  // input_index() at `to`
@@ -185,7 +186,7 @@ class PipelineRun final : private EventHandler {
   }
 
   Picoseconds task_duration(int r, const PipelineTask& t) const {
-    return t.forward ? plan_.work[r].forward : plan_.work[r].backward;
+    return t.forward ? plan_.chunk_forward(r, t.chunk) : plan_.chunk_backward(r, t.chunk);
   }
 
   // The task stage r started last has ended.
@@ -225,17 +226,19 @@ class PipelineRun final : private EventHandler {
     int to = 0, chunk = 0;
     if (!neighbour(r, t, &to, &chunk)) return false;
     const size_t id =
-        new_send({r, to, input_index(t.forward, chunk, t.micro_batch), t, now(), ranks_});
-    for (int rank = 0; rank < ranks_; ++rank) {
-      const size_t send_rank = id * ranks_ + rank;
-      const int from_gpu = plan_.gpu(0, r, rank), to_gpu = plan_.gpu(0, to, rank);
+        new_send({r, to, input_index(t.forward, chunk, t.micro_batch), t, now(), senders_});
+    for (int rank = 0; rank < senders_; ++rank) {
+      const size_t send_rank = id * senders_ + rank;
+      const int from_gpu = plan_.gpu(0, r, plan_rank(rank)),
+                to_gpu = plan_.gpu(0, to, plan_rank(rank));
       if (from_gpu == to_gpu) {  // a single stage feeding itself (interleaving with one stage)
         send_ranks_[send_rank] = kToItself;
         schedule(Picoseconds(0), kSelfArrival, send_rank);
         continue;
       }
       send_ranks_[send_rank] = net_->start_transfer(
-          from_gpu, to_gpu, plan_.activation_bytes / plan_.tensor_parallel,
+          from_gpu, to_gpu,
+          plan_.activation_bytes / (plan_.tensor_parallel * plan_.context_parallel),
           send_latency(r, t.forward, rank), [this, send_rank] { rank_arrived(send_rank); });
     }
     return true;
@@ -244,7 +247,7 @@ class PipelineRun final : private EventHandler {
   size_t new_send(const Send& send) {
     if (free_sends_.empty()) {
       sends_.push_back(send);
-      send_ranks_.resize(sends_.size() * ranks_);
+      send_ranks_.resize(sends_.size() * senders_);
       return sends_.size() - 1;
     }
     const size_t id = free_sends_.back();
@@ -256,18 +259,20 @@ class PipelineRun final : private EventHandler {
   // Step latency of rank `rank`'s transfer of a forward's (or backward's) output from stage r:
   // the destination is fixed by r and the direction, so it is looked up once.
   Picoseconds send_latency(int r, bool forward, int rank) {
-    Picoseconds& latency = send_latency_[(static_cast<size_t>(r) * 2 + forward) * ranks_ + rank];
+    Picoseconds& latency =
+        send_latency_[(static_cast<size_t>(r) * 2 + forward) * senders_ + rank];
     if (latency < Picoseconds(0)) {
       int to = 0, chunk = 0;
       neighbour(r, {forward, forward ? 0 : plan_.chunks - 1, 0}, &to, &chunk);
-      latency = step_latency(plan_.gpu(0, r, rank), plan_.gpu(0, to, rank), net_->topology());
+      latency = step_latency(plan_.gpu(0, r, plan_rank(rank)), plan_.gpu(0, to, plan_rank(rank)),
+                             net_->topology());
     }
     return latency;
   }
 
   void rank_arrived(size_t send_rank) {
     send_ranks_[send_rank] = kArrived;
-    const size_t id = send_rank / ranks_;
+    const size_t id = send_rank / senders_;
     Send& send = sends_[id];
     if (--send.ranks_left > 0) return;
     const Send done = send;
@@ -343,7 +348,7 @@ class PipelineRun final : private EventHandler {
   }
 
   // One collective per tensor-parallel rank of stage r (simulated), over the data-parallel
-  // replicas.
+  // replicas' context-parallel ranks.
   void data_parallel_collective(int r, CollectiveOp op, double bytes, std::function<void()> done) {
     const Picoseconds start = now();
     auto all = after_all(ranks_, [this, r, op, start, done = std::move(done)] {
@@ -352,7 +357,11 @@ class PipelineRun final : private EventHandler {
     });
     for (int rank = 0; rank < ranks_; ++rank) {
       std::vector<int> group;
-      for (int d = 0; d < plan_.data_parallel; ++d) group.push_back(plan_.gpu(d, r, rank));
+      for (int d = 0; d < plan_.data_parallel; ++d) {
+        for (int c = 0; c < plan_.context_parallel; ++c) {
+          group.push_back(plan_.gpu(d, r, c * plan_.tensor_parallel + rank));
+        }
+      }
       Collective c{op, group, bytes, CollectiveAlgorithm::kAuto};
       // Every data-parallel group has the same shape on the cluster: choose once per size.
       auto [it, inserted] = algorithms_.try_emplace({static_cast<int>(op), bytes});
@@ -375,6 +384,7 @@ class PipelineRun final : private EventHandler {
   void optimizer_done(int r) {
     const StageWork& w = plan_.work[r];
     if (record_) record(r, "compute", "optimizer", now() - w.optimizer);
+    timeline_.stages[r].optimizer_end = now();
     if (w.parameter_gather_bytes <= 0 || plan_.data_parallel <= 1) {
       timeline_.stages[r].end = now();
       return;
@@ -386,7 +396,9 @@ class PipelineRun final : private EventHandler {
           // Each chunk's gather runs under the first forwards of the
           // chunks before it (param_sync_func in the interleaved schedule).
           if (plan_.overlap_parameter_gather) {
-            end = std::max(optimizer_end, end - Picoseconds(w.forward.count() * plan_.chunks));
+            Picoseconds first_forwards(0);
+            for (int c = 0; c < plan_.chunks; ++c) first_forwards += plan_.chunk_forward(r, c);
+            end = std::max(optimizer_end, end - first_forwards);
           }
           timeline_.stages[r].end = end;
         });
@@ -444,8 +456,8 @@ class PipelineRun final : private EventHandler {
       f->add(send.task.micro_batch - micro_batch);
       f->add_time(send.start);
       f->add(send.ranks_left);
-      for (int rank = 0; rank < ranks_; ++rank) {
-        const size_t send_rank = id * ranks_ + rank;
+      for (int rank = 0; rank < senders_; ++rank) {
+        const size_t send_rank = id * senders_ + rank;
         const int64_t transfer = send_ranks_[send_rank];
         f->add_object(&sends_, static_cast<int64_t>(send_rank));
         f->add(std::min<int64_t>(transfer, 0));  // arrived, to itself, or a transfer
@@ -516,7 +528,13 @@ class PipelineRun final : private EventHandler {
   const PipelinePlan& plan_;
   Network* net_;
   Timeline* record_;
-  int ranks_;  // tensor-parallel ranks whose traffic is simulated (1 when replicated)
+  // The plan's rank of sender `rank`: its context-parallel rank, then its tensor-parallel rank.
+  int plan_rank(int rank) const {
+    return rank / ranks_ * plan_.tensor_parallel + rank % ranks_;
+  }
+
+  int ranks_;    // tensor-parallel ranks whose traffic is simulated (1 when replicated)
+  int senders_;  // the stage's ranks whose sends are simulated: ranks_ x context parallel
   std::vector<Stage> stages_;
   // Micro-batch numbers in the schedules are below this (an interleaved schedule may number past
   // micro_batches when stages does not divide it).

@@ -7,7 +7,9 @@
 //
 // Symmetry: all data-parallel replicas run the same schedule at the same times, so replica 0's
 // stages are simulated and the data-parallel collectives run over every replica's GPUs on the
-// network; all tensor-parallel ranks of a stage do the same work, so a stage has one stream.
+// network; all tensor- and context-parallel ranks of a stage do the same work, so a stage has one
+// stream (every context-parallel rank's sends are simulated; gradients are reduced over the data
+// x context-parallel ranks).
 // Their transfers and collectives share NICs and switches: when the topology's rank symmetry
 // (sim/net/rank_symmetry.h) makes it exact, rank 0's stand for all ranks' on a replicated
 // network; otherwise (or when routing breaks the symmetry during the run) each rank's are
@@ -34,6 +36,9 @@ struct StageWork {
   // ZeRO-3: weights gathered layer by layer before every pass, gradients reduce-scattered layer
   // by layer in every backward (instead of gradient_bytes after the last one).
   Zero3Work zero3 = {};
+  // Per model chunk when the chunks differ (uneven layouts, the output layer on the last chunk):
+  // replace forward / backward; empty: every chunk takes forward / backward.
+  std::vector<Picoseconds> chunk_forward = {}, chunk_backward = {};
 };
 
 struct PipelinePlan {
@@ -42,8 +47,9 @@ struct PipelinePlan {
   int chunks = 1;
   int micro_batches = 1;
   int tensor_parallel = 1;
+  int context_parallel = 1;  // ranks splitting each sequence, beside the tensor-parallel ones
   int data_parallel = 1;
-  double activation_bytes = 0;  // crossing between stages per micro-batch (all TP ranks)
+  double activation_bytes = 0;  // crossing between stages per micro-batch (all TP x CP ranks)
   bool overlap_gradient_reduce = true;
   // Stage-to-stage transfers run beside the next task (true) or block the sender's stream until
   // they arrive (Megatron-LM before Megatron-Core's overlapped p2p).
@@ -51,15 +57,26 @@ struct PipelinePlan {
   // The parameter all-gather of a sharded optimizer runs under the next step's first forward of
   // each model chunk of the stage: only what outlasts them counts in this step (steady state).
   bool overlap_parameter_gather = true;
-  bool shard_gradients = false;  // reduce-scatter instead of all-reduce (ZeRO / distributed opt.)
+  // Reduce-scatter instead of all-reduce (ZeRO / distributed optimizer); gradients are reduced
+  // over data parallel x context parallel either way.
+  bool shard_gradients = false;
   std::vector<StageWork> work;   // per stage
   schema::RankOrder rank_order = schema::TP_PP_DP;
 
-  // GPUs are placed tensor-parallel innermost, then as rank_order says.
+  // GPUs are placed tensor-parallel innermost, then context-parallel, then as rank_order says:
+  // `rank` = context-parallel rank x tensor_parallel + tensor-parallel rank.
   int gpu(int replica, int stage, int rank) const {
     const int outer = rank_order == schema::TP_DP_PP ? stage * data_parallel + replica
                                                      : replica * stages + stage;
-    return outer * tensor_parallel + rank;
+    return outer * tensor_parallel * context_parallel + rank;
+  }
+  Picoseconds chunk_forward(int stage, int chunk) const {
+    const StageWork& w = work[stage];
+    return w.chunk_forward.empty() ? w.forward : w.chunk_forward[chunk];
+  }
+  Picoseconds chunk_backward(int stage, int chunk) const {
+    const StageWork& w = work[stage];
+    return w.chunk_backward.empty() ? w.backward : w.chunk_backward[chunk];
   }
 };
 
@@ -68,7 +85,8 @@ struct StageTimeline {
   Picoseconds last_backward_end;
   Picoseconds gradients_reduced;  // data-parallel reduction done
   Picoseconds parameter_wait;     // ZeRO-3: compute stream idle until weight gathers arrive
-  Picoseconds end;                // optimizer (and parameter gather) done
+  Picoseconds optimizer_end;      // optimizer step done
+  Picoseconds end;                // optimizer and parameter gather done
 };
 
 struct PipelineTimeline {
@@ -86,7 +104,7 @@ struct PipelineShortcuts {
 };
 
 // Simulates one step on an idle network of `topology`, which spans at least stages x
-// tensor_parallel x data_parallel GPUs. When `timeline` is given, every task, transfer,
+// tensor_parallel x context_parallel x data_parallel GPUs. When `timeline` is given, every task, transfer,
 // collective and optimizer step is recorded in it (one group per stage; tracks "compute",
 // "send (network|NVLink|PCIe)", "data parallel"), and no period is skipped.
 PipelineTimeline simulate_pipeline(const PipelinePlan& plan, const Topology& topology,

@@ -1,7 +1,8 @@
 // One training step of a transformer under a parallelism plan, simulated: per-stage kernel times
-// from the compute model, tensor-parallel collectives timed on the node's links, the pipeline
-// schedule, stage-to-stage transfers and data-parallel reduction on the network (pipeline_
-// simulation.h). Reports step time, throughput, MFU/HFU and where the time goes.
+// from the compute model, tensor- and context-parallel communication timed on the cluster's
+// links, the pipeline schedule, stage-to-stage transfers and data-parallel reduction on the
+// network (pipeline_simulation.h). Reports step time, throughput, MFU/HFU and where the time
+// goes.
 #pragma once
 
 #include <string>
@@ -19,21 +20,24 @@ struct StepResult {
   double step_s = 0;
   double tokens_per_s = 0;
   double samples_per_s = 0;
-  double mfu = 0;  // model FLOPs / (step x GPUs x peak)
+  double mfu = 0;  // model FLOPs / (step x GPUs x peak); a decoder's attention counted causal
   double hfu = 0;  // with recomputed FLOPs
   // Where the time of the stage that finishes last goes (seconds, summing to step_s):
   int critical_stage = 0;
   double compute_s = 0;      // kernels on its compute stream
   double tensor_comm_s = 0;  // tensor-parallel collectives (on the critical path)
+  double context_comm_s = 0;  // context-parallel K/V exchange not hidden behind attention
   double bubble_s = 0;       // waiting for other stages
-  double data_comm_s = 0;    // gradient reduction not hidden behind the backward, ZeRO-3 gathers
-  double optimizer_s = 0;    // optimizer step and parameter gather
+  // gradient reduction not hidden behind the backward, ZeRO-3 gathers, the parameter all-gather
+  // of a sharded optimizer not hidden behind the next step's first forwards
+  double data_comm_s = 0;
+  double optimizer_s = 0;  // the optimizer step on this GPU's shard
   double data_stall_s = 0;   // GPUs waiting for their input batches (sim/input), added last
   std::string limiting;      // the largest of the above
 };
 
 // Requires: a transformer; `parallelism` fully resolved (a sweep configuration) and valid;
-// `topology` holds all tp x pp x dp GPUs; `compute` for the job's precision on its GPU.
+// `topology` holds all tp x cp x pp x dp GPUs; `compute` for the job's precision on its GPU.
 // `timeline`, when given, receives the step's spans (pipeline_simulation.h).
 StepResult simulate_step(const schema::Model& model, const schema::TrainingJob& job,
                          const schema::Parallelism& parallelism, const Topology& topology,

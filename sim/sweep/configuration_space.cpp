@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "sim/net/topology_builder.h"
+#include "sim/parallel/pipeline_layout.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
@@ -30,6 +31,10 @@ s::Parallelism base_parallelism(const s::Scenario& scenario) {
     p.set_schedule(s::ONE_F_ONE_B);
   }
   if (!p.has_virtual_stages()) p.set_virtual_stages(1);
+  if (!p.has_context_parallel()) p.set_context_parallel(1);
+  if (!p.has_context_parallel_comm() || p.context_parallel_comm() == s::CONTEXT_PARALLEL_COMM_UNSPECIFIED) {
+    p.set_context_parallel_comm(s::P2P);
+  }
   if (!p.has_rank_order() || p.rank_order() == s::RANK_ORDER_UNSPECIFIED) {
     p.set_rank_order(s::TP_PP_DP);
   }
@@ -71,12 +76,12 @@ std::string configuration_problem(const Configuration& c, const LoadedScenario& 
       return "more GPUs than constraints.max_gpus";
     }
   }
-  const int model_parallel = p.tensor_parallel() * p.pipeline_parallel();
+  const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
   if (c.gpus() % model_parallel != 0) {
-    return "tensor x pipeline parallel does not divide the GPUs";
+    return "tensor x context x pipeline parallel does not divide the GPUs";
   }
   if (p.data_parallel() * model_parallel != c.gpus()) {
-    return "tensor x pipeline x data parallel differs from the GPUs";
+    return "tensor x context x pipeline x data parallel differs from the GPUs";
   }
   const int64_t per_step = int64_t{p.micro_batch_size()} * p.data_parallel();
   if (scenario.scenario().job().global_batch_size() % per_step != 0) {
@@ -88,12 +93,8 @@ std::string configuration_problem(const Configuration& c, const LoadedScenario& 
   }
   if (scenario.model->has_transformer()) {
     const int layers = scenario.model->transformer().num_layers();
-    if (p.pipeline_parallel() * p.virtual_stages() > layers) {
-      return "more pipeline chunks than layers";
-    }
-    if (interleaved && layers % (p.pipeline_parallel() * p.virtual_stages()) != 0) {
-      return "interleaving needs layers divisible by pipeline stages x virtual stages";
-    }
+    const std::string layout = pipeline_layout_problem(layers, p);
+    if (!layout.empty()) return layout;
     // Megatron's interleaved schedule runs the micro-batches in groups of one per stage.
     const int64_t micro_batches = scenario.scenario().job().global_batch_size() / per_step;
     if (interleaved && micro_batches % p.pipeline_parallel() != 0) {
@@ -103,7 +104,8 @@ std::string configuration_problem(const Configuration& c, const LoadedScenario& 
   if (p.sequence_parallel() && p.tensor_parallel() == 1) {
     return "sequence parallelism needs tensor parallel > 1";
   }
-  return "";
+  return context_parallel_problem(p.context_parallel(), p.tensor_parallel(), p, scenario.model,
+                                  scenario.scenario().job());
 }
 
 ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
@@ -131,11 +133,14 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
   std::vector<Layout> listed;
   if (!sw.has_auto_parallelism()) {
     for (int tp : axis<int>(sw.tensor_parallel(), base_.tensor_parallel())) {
-      for (int pp : axis<int>(sw.pipeline_parallel(), base_.pipeline_parallel())) {
-        for (int mbs : axis<int>(sw.micro_batch_size(), base_.micro_batch_size())) {
-          for (int schedule : axis<int>(sw.schedule(), base_.schedule())) {
-            for (int vs : axis<int>(sw.virtual_stages(), base_.virtual_stages())) {
-              listed.push_back({tp, pp, mbs, vs, static_cast<s::PipelineSchedule>(schedule)});
+      for (int cp : axis<int>(sw.context_parallel(), base_.context_parallel())) {
+        for (int pp : axis<int>(sw.pipeline_parallel(), base_.pipeline_parallel())) {
+          for (int mbs : axis<int>(sw.micro_batch_size(), base_.micro_batch_size())) {
+            for (int schedule : axis<int>(sw.schedule(), base_.schedule())) {
+              for (int vs : axis<int>(sw.virtual_stages(), base_.virtual_stages())) {
+                listed.push_back(
+                    {tp, pp, mbs, vs, static_cast<s::PipelineSchedule>(schedule), cp, false});
+              }
             }
           }
         }
@@ -155,6 +160,38 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
   }
 }
 
+// The context-parallel degrees auto_parallelism tries with tensor parallel `tp` on `gpus`.
+std::vector<int> ConfigurationSpace::auto_context_parallel(int tp, int gpus) const {
+  const s::AutoParallelism& automatic = scenario_.scenario().sweep().auto_parallelism();
+  const int max_cp = automatic.has_max_context_parallel() ? automatic.max_context_parallel() : 1;
+  std::vector<int> degrees;
+  for (int cp : divisors(gpus / tp)) {
+    if (cp > max_cp) break;
+    if (context_parallel_problem(cp, tp, base_, scenario_.model, scenario_.scenario().job())
+            .empty()) {
+      degrees.push_back(cp);
+    }
+  }
+  return degrees;
+}
+
+// The layouts of `pp` stages with `vs` chunks each: even (plain 1F1B also splits unevenly,
+// pipeline_layout.h), and with auto_parallelism.uneven_pipeline_layouts, where the scenario fixes
+// no uneven split and the layers do not divide, with the embedding and loss counted as layers if
+// that makes the split even.
+void ConfigurationSpace::add_pipeline_layouts(Layout layout, std::vector<Layout>* out) const {
+  const int layers = model_layers(*scenario_.model);
+  const int chunks = layout.pipeline_parallel * layout.virtual_stages;
+  const bool fixed = base_.has_first_stage_layers() || base_.has_last_stage_layers() ||
+                     base_.embedding_in_pipeline_split() || base_.loss_in_pipeline_split() ||
+                     !scenario_.scenario().sweep().auto_parallelism().uneven_pipeline_layouts();
+  if (layout.virtual_stages == 1 || layers % chunks == 0) out->push_back(layout);
+  if (!fixed && layers % chunks != 0 && (layers + 2) % chunks == 0 && layers + 2 >= chunks) {
+    layout.embedding_and_loss_in_split = true;
+    out->push_back(layout);
+  }
+}
+
 std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(
     const s::InstanceType& instance, int nodes) const {
   const s::AutoParallelism& automatic = scenario_.scenario().sweep().auto_parallelism();
@@ -170,21 +207,22 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(
   const int max_vs = automatic.has_max_virtual_stages() ? automatic.max_virtual_stages() : 1;
   const int64_t batch = scenario_.scenario().job().global_batch_size();
   const int gpus = nodes * gpus_per_node(instance);
+  const s::PipelineSchedule plain = base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B;
   std::vector<Layout> layouts;
   const int domain_nodes = nvlink_domain_nodes_used(instance);
   for (int tp : divisors(nvlink_domain_span_gpus(nodes, gpus_per_node(instance), domain_nodes))) {
     if (!tensor_parallel_problem(tp, &model).empty()) continue;
-    for (int pp : divisors(gpus / tp)) {
-      if (pp > max_pp) break;
-      const int64_t dp = gpus / tp / pp;
-      for (int mbs : mbs_values) {
-        if (batch % (mbs * dp) != 0) continue;
-        layouts.push_back(
-            {tp, pp, mbs, 1, base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B});
-        const bool groups_of_stages = (batch / (mbs * dp)) % pp == 0;
-        for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
-          if (layers % (pp * vs) == 0) {
-            layouts.push_back({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B});
+    for (int cp : auto_context_parallel(tp, gpus)) {
+      for (int pp : divisors(gpus / (tp * cp))) {
+        if (pp > max_pp) break;
+        const int64_t dp = gpus / tp / cp / pp;
+        for (int mbs : mbs_values) {
+          if (batch % (mbs * dp) != 0) continue;
+          add_pipeline_layouts({tp, pp, mbs, 1, plain, cp, false}, &layouts);
+          const bool groups_of_stages = (batch / (mbs * dp)) % pp == 0;
+          for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
+            add_pipeline_layouts({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B, cp, false},
+                                 &layouts);
           }
         }
       }
@@ -226,11 +264,17 @@ Configuration ConfigurationSpace::at(int64_t index) const {
   p.set_micro_batch_size(layout.micro_batch_size);
   p.set_schedule(layout.schedule);
   p.set_virtual_stages(layout.virtual_stages);
+  p.set_context_parallel(layout.context_parallel);
+  if (layout.embedding_and_loss_in_split) {
+    p.set_embedding_in_pipeline_split(true);
+    p.set_loss_in_pipeline_split(true);
+  }
   p.set_zero_stage(options.zero_stage);
   p.set_recompute(options.recompute);
   p.set_sequence_parallel(options.sequence_parallel);
   if (!base_.has_data_parallel()) {
-    p.set_data_parallel(c.gpus() / (layout.tensor_parallel * layout.pipeline_parallel));
+    p.set_data_parallel(c.gpus() / (layout.tensor_parallel * layout.context_parallel *
+                                    layout.pipeline_parallel));
   }
   return c;
 }

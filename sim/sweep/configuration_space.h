@@ -30,8 +30,9 @@ struct Configuration {
   int gpus() const { return nodes * gpus_per_node; }
 };
 
-// Why a configuration cannot run (GPUs not divisible by tp*pp, batch not divisible by
-// micro-batch x dp, outside the GPU-count constraints, ...), or "" when it can.
+// Why a configuration cannot run (GPUs not divisible by tp*cp*pp, batch not divisible by
+// micro-batch x dp, outside the GPU-count constraints, a pipeline layout or a context-parallel
+// split that does not divide, ...), or "" when it can.
 // Requires: a scenario that loaded without errors.
 std::string configuration_problem(const Configuration& config, const LoadedScenario& scenario);
 
@@ -41,7 +42,7 @@ class ConfigurationSpace {
   explicit ConfigurationSpace(const LoadedScenario& scenario);
 
   // Candidates, valid or not. Deterministic: the same scenario always gives the same order
-  // (instance, nodes, tensor, pipeline, micro-batch, schedule and virtual stages, ZeRO stage,
+  // (instance, nodes, tensor, context, pipeline, micro-batch, schedule and virtual stages, ZeRO stage,
   // recomputation, sequence parallelism, dataset storage, dataloader workers; the last fastest).
   int64_t size() const { return size_; }
   // Requires: 0 <= index < size().
@@ -51,6 +52,10 @@ class ConfigurationSpace {
   struct Layout {  // the parallel layout fields of one candidate
     int tensor_parallel, pipeline_parallel, micro_batch_size, virtual_stages;
     schema::PipelineSchedule schedule;
+    int context_parallel = 1;
+    // Embedding and loss counted as layers of the pipeline split (auto layouts that need it to
+    // split evenly); false: as the scenario says.
+    bool embedding_and_loss_in_split = false;
   };
   struct Options {  // the option axes of one candidate
     int zero_stage;
@@ -67,6 +72,8 @@ class ConfigurationSpace {
   };
   // Every valid layout of `nodes` x `instance` (auto_parallelism).
   std::vector<Layout> auto_layouts(const schema::InstanceType& instance, int nodes) const;
+  std::vector<int> auto_context_parallel(int tp, int gpus) const;
+  void add_pipeline_layouts(Layout layout, std::vector<Layout>* out) const;
   // The job's GPUs on each node of `instance`.
   int gpus_per_node(const schema::InstanceType& instance) const;
   // Nodes of each NVLink domain the job uses: the cluster's nvlink_domain_nodes or the instance's.

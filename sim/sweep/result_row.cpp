@@ -45,6 +45,7 @@ const std::vector<ResultColumn>& result_columns() {
       identity("nodes", "nodes", Kind::kInteger),
       identity("gpus", "GPUs", Kind::kInteger),
       identity("tensor_parallel", "TP", Kind::kInteger),
+      identity("context_parallel", "CP", Kind::kInteger),
       identity("pipeline_parallel", "PP", Kind::kInteger),
       identity("data_parallel", "DP", Kind::kInteger),
       identity("micro_batch_size", "mbs", Kind::kInteger),
@@ -69,6 +70,7 @@ const std::vector<ResultColumn>& result_columns() {
       {"hfu", "HFU", Kind::kReal, 3, Drift::kAbsolute, kUtilizationTolerance},
       figure("compute_s", "compute", 3),
       figure("tensor_comm_s", "TP comm", 3),
+      figure("context_comm_s", "CP comm", 3),
       figure("bubble_s", "bubble", 3),
       figure("data_comm_s", "DP comm", 3),
       figure("optimizer_s", "optim", 3),
@@ -102,6 +104,7 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                     number(c.nodes),
                     number(c.gpus()),
                     number(p.tensor_parallel()),
+                    number(p.context_parallel()),
                     number(p.pipeline_parallel()),
                     number(p.data_parallel()),
                     number(p.micro_batch_size()),
@@ -129,6 +132,7 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                               {"hfu", r.hfu},
                               {"compute_s", r.compute_s},
                               {"tensor_comm_s", r.tensor_comm_s},
+                              {"context_comm_s", r.context_comm_s},
                               {"bubble_s", r.bubble_s},
                               {"data_comm_s", r.data_comm_s},
                               {"optimizer_s", r.optimizer_s},
@@ -235,15 +239,19 @@ std::string describe_configuration(const ResultRow& r) {
                                 ? ""
                                 : ", " + storage + " " + n("storage_capacity_gib") + " GiB, " +
                                       n("dataloader_workers_per_gpu") + " workers/GPU";
+  const std::string cp = row_number(r, result_column("context_parallel")) > 1
+                             ? " CP " + n("context_parallel")
+                             : "";
   return row_text(r, result_column("instance")) + " x " + n("nodes") + ", TP " +
-         n("tensor_parallel") + " PP " + n("pipeline_parallel") + " DP " + n("data_parallel") +
-         " mbs " + n("micro_batch_size") + input + ", " + row_text(r, result_column("billing"));
+         n("tensor_parallel") + cp + " PP " + n("pipeline_parallel") + " DP " +
+         n("data_parallel") + " mbs " + n("micro_batch_size") + input + ", " +
+         row_text(r, result_column("billing"));
 }
 
 const std::vector<std::string>& layout_columns() {
   static const std::vector<std::string> keys = {
-      "instance",         "nodes",          "tensor_parallel", "pipeline_parallel", "data_parallel",
-      "micro_batch_size", "virtual_stages", "recompute"};
+      "instance",      "nodes",         "tensor_parallel",  "context_parallel", "pipeline_parallel",
+      "data_parallel", "micro_batch_size", "virtual_stages", "recompute"};
   return keys;
 }
 

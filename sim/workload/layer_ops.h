@@ -1,6 +1,6 @@
-// The kernels of one transformer layer's forward pass on one tensor-parallel rank, for one
-// micro-batch, with their shapes: what the compute model times. Backward and recomputation are
-// derived from these by the step model (stage_costs.h).
+// The kernels of one transformer layer's forward pass on one tensor- and context-parallel rank,
+// for one micro-batch, with their shapes: what the compute model times. Backward and
+// recomputation are derived from these by the step model (step_model.cpp).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/io/schema/model.pb.h"
+#include "sim/io/schema/parallelism.pb.h"
 
 namespace clustersim {
 
@@ -18,14 +19,22 @@ struct LayerOp {
     kMemory,
     kTensorAllReduce,
     kTensorAllGather,
-    kTensorReduceScatter
+    kTensorReduceScatter,
+    kContextAllGather,  // K/V over the context-parallel group (backward: reduce-scatter of dK/dV)
+    kContextAllToAll    // Q/K/V or the output between sequence and head shards (both passes)
   };
   Kind kind;
   std::string name;
-  int64_t m = 0, n = 0, k = 0;  // matmul (m x k) . (k x n), `count` times
+  // matmul (m x k) . (k x n), `count` times; attention: m queries attending to n keys (the
+  // sequence over all context-parallel ranks) with head dimension k, count = batch x heads
+  int64_t m = 0, n = 0, k = 0;
   int64_t count = 1;
-  double flops = 0;  // attention
-  double bytes = 0;  // memory-bound traffic, or the collective's buffer (per GPU)
+  double flops = 0;  // attention: forward FLOPs on this rank
+  // memory-bound traffic, or the collective's buffer (per GPU; all-gathers: the whole result);
+  // attention under context parallelism: one rank's key/value block
+  double bytes = 0;
+  bool causal = false;       // attention
+  bool sixteen_bit = false;  // a matmul kept in 16 bits when the job's precision is narrower
 };
 
 struct LayerShape {
@@ -34,14 +43,28 @@ struct LayerShape {
   int tensor_parallel = 1;
   bool sequence_parallel = false;
   bool flash_attention = true;
+  int context_parallel = 1;
+  schema::ContextParallelComm context_parallel_comm = schema::P2P;
+  // The linear layers' GEMMs take 1-byte inputs (FP8, Transformer Engine): the all-gathers in
+  // front of them move 1-byte elements.
+  bool narrow_gemm_inputs = false;
 };
 
 // Forward kernels of one layer, in order. 16-bit activations. Tensor-parallel communication is
 // one all-reduce after the attention and one after the MLP (reduce-scatter, with an all-gather
-// before each block, under sequence parallelism).
+// before each block, under sequence parallelism). Each context-parallel rank holds
+// sequence / context_parallel tokens of every sequence; its attention covers its queries against
+// the whole sequence: one fused kernel op (ring attention: the step model splits it into the
+// ring's steps), after an all-gather of keys and values (ALL_GATHER) or between two all-to-alls
+// (ALL_TO_ALL: the whole sequence for heads / context_parallel heads).
+// A decoder's fused attention is causal (half the query-key square plus its diagonal); unfused
+// attention computes the whole square and masks it.
+// Requires: a transformer that passed the catalog checks and a shape that passed the
+// configuration checks (the degrees divide what they split).
 std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const LayerShape& shape);
 
-// Forward kernels of the output layer on the last stage: logits and the cross-entropy.
+// Forward kernels of the output layer on the last stage: logits and the cross-entropy (16-bit
+// GEMM: Megatron's output layer is not a Transformer Engine module).
 std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape);
 
 }  // namespace clustersim

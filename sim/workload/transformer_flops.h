@@ -22,10 +22,21 @@ struct TransformerFlops {
   }
 };
 
-// Per-token FLOPs at sequence length `seq`. Attention scores and their weighted sum count the full
-// s x s product (2 x 2 x s x heads x head_dim per token), as Narayanan et al. SC'21 do, so that for
-// a GPT shape model_per_token() x tokens equals their 72 B s l h^2 (1 + s/6h + V/12lh).
+// How the attention scores and their weighted sum are counted.
+enum class AttentionCount {
+  // A decoder's causal mask: each query attends to the keys up to its own, (s + 1) / 2 of them
+  // on average (the half of the s x s square plus its diagonal) - what a causal fused kernel
+  // computes; an encoder's queries see all s.
+  kCausal,
+  // The whole s x s product (2 x 2 x s x heads x head_dim per token), as Narayanan et al. SC'21
+  // and Megatron-LM's README tables count, so that for a GPT shape model_per_token() x tokens
+  // equals their 72 B s l h^2 (1 + s/6h + V/12lh).
+  kFullSquare,
+};
+
+// Per-token FLOPs at sequence length `seq`.
 // Requires: a transformer that passed the catalog checks; seq >= 1.
-TransformerFlops transformer_flops(const schema::Transformer& t, int seq);
+TransformerFlops transformer_flops(const schema::Transformer& t, int seq,
+                                   AttentionCount count = AttentionCount::kCausal);
 
 }  // namespace clustersim

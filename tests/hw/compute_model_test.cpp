@@ -113,6 +113,51 @@ TEST_CASE("in a training step only tensor-core work runs at the sustained fracti
   CHECK(in_step.calibrated());
 }
 
+TEST_CASE("fused attention runs at the fitted cuDNN rates of the FlashAttention-3 paper") {
+  // kernels.csv, cuDNN on H100 SXM5, 16-bit, head dim 128, batch x sequence = 16k tokens, 16
+  // heads (hidden 2048), TFLOP/s as FlashAttention counts them (causal: half the square).
+  const auto h100 = model("H100-SXM5-80GB", s::BF16);
+  const auto tflops = [&](int64_t seq, bool causal, bool forward) {
+    const AttentionKernel k{16 * 16384 / seq, seq, seq, 128, causal};
+    const double counted = 4.0 * seq * seq * 128 * k.batch_heads / (causal ? 2 : 1);
+    const Picoseconds t = forward ? h100.attention_forward(k) : h100.attention_backward(k);
+    return (forward ? 1 : 2.5) * counted / t.seconds() / 1e12;
+  };
+  CHECK(tflops(512, true, true) == Approx(315).epsilon(0.05));    // forward, causal
+  CHECK(tflops(8192, true, true) == Approx(529).epsilon(0.05));
+  CHECK(tflops(2048, false, true) == Approx(617).epsilon(0.05));  // forward, no mask
+  CHECK(tflops(16384, false, false) == Approx(516).epsilon(0.05));  // backward, no mask
+  CHECK(tflops(1024, false, false) == Approx(408).epsilon(0.05));
+  // Short sequences pay the per-tile cost: slower than long ones.
+  CHECK(tflops(1024, true, true) < tflops(8192, true, true));
+}
+
+TEST_CASE("a causal kernel does half the pairs plus the diagonal") {
+  const AttentionKernel causal{1, 4096, 4096, 128, true};
+  CHECK(causal.pairs() == 4096.0 * 4097 / 2);
+  CHECK(AttentionKernel{1, 4096, 4096, 128, false}.pairs() == 4096.0 * 4096);
+  // Queries at the end of a longer key range (a context-parallel chunk against the keys before
+  // it): every earlier key, then the diagonal block's lower triangle.
+  CHECK(AttentionKernel{1, 1024, 4096, 128, true}.pairs() == 1024.0 * 3072 + 1024.0 * 1025 / 2);
+}
+
+TEST_CASE("an FP8 model runs its 16-bit GEMMs at the 16-bit rate, in the same step") {
+  const auto bf16 = model("H100-SXM5-80GB", s::BF16, KernelSetting::kTrainingStep);
+  const auto fp8 = model("H100-SXM5-80GB", s::FP8, KernelSetting::kTrainingStep);
+  const Catalog& c = testing::shipped_catalog();
+  const s::Gpu& gpu = *c.gpus().find("H100-SXM5-80GB")->value;
+  double bf16_sustained = gpu.sustained_compute_fraction(), fp8_sustained = bf16_sustained;
+  for (const auto& e : gpu.matmul_efficiency()) {
+    if (e.precision() == s::FP8 && e.has_sustained_fraction()) fp8_sustained = e.sustained_fraction();
+  }
+  const Picoseconds overhead = Picoseconds::from_microseconds(6.6);
+  const double sixteen = (fp8.matmul(8192, 8192, 8192, 1, true) - overhead).seconds();
+  CHECK(sixteen == Approx((bf16.matmul(8192, 8192, 8192) - overhead).seconds() *
+                          bf16_sustained / fp8_sustained)
+                       .epsilon(1e-9));
+  CHECK(fp8.matmul(8192, 8192, 8192) < fp8.matmul(8192, 8192, 8192, 1, true));
+}
+
 TEST_CASE("GPUs without fitted efficiencies use the runtime defaults and say so") {
   CHECK(model("H100-SXM5-80GB", s::BF16).calibrated());
   const auto l4 = model("L4-PCIE-24GB", s::BF16);

@@ -233,6 +233,55 @@ TEST_CASE("ranges expand into their integer axes, a bad range is an error at the
   CHECK_THAT(errors, Catch::Contains("sweep.range[2].factor: and step both given: choose one"));
 }
 
+// Diagnostics of a Llama 2 7B scenario at sequence 4096 on one 8-H100 node, plus `rest`.
+std::string h100_errors(const std::string& rest, const std::string& job_extra = "") {
+  return load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096" + job_extra,
+                              "instance: \"aws.p5.48xlarge\" nodes: 1", rest));
+}
+
+TEST_CASE("context parallelism must split the sequence and, all-to-all, the heads") {
+  // Llama 2 7B: 32 heads and 32 KV heads; a decoder's ring splits each sequence into 2 CP chunks.
+  CHECK(h100_errors("parallelism { context_parallel: 3 }\n") ==
+        "s.textproto:12:15: parallelism.context_parallel: 3 needs the sequence length (4096) "
+        "divisible by 6 (2 chunks per rank for the causal load balance)\n");
+  CHECK_THAT(h100_errors("parallelism { tensor_parallel: 8 context_parallel: 8 "
+                         "context_parallel_comm: ALL_TO_ALL }\n"),
+             Catch::Contains("parallelism.context_parallel: ALL_TO_ALL needs the attention and KV "
+                             "heads per tensor-parallel rank (4 and 4) divisible by 8"));
+  CHECK_THAT(h100_errors("sweep { context_parallel: [2, 5] }\n"),
+             Catch::Contains("sweep.context_parallel[1]: 5 needs the sequence length (4096) "
+                             "divisible by 10"));
+  CHECK_THAT(h100_errors("parallelism { context_parallel: 2 }\n", " flash_attention: false"),
+             Catch::Contains("parallelism.context_parallel: context parallelism needs fused "
+                             "attention (job.flash_attention)"));
+}
+
+TEST_CASE("MXFP8 needs Blackwell's block-scaled tensor cores, FP8 settings need FP8") {
+  CHECK(h100_errors("", " fp8_recipe: MXFP8") ==
+        "s.textproto:7:43: job.fp8_recipe: applies to precision FP8\n");
+  const std::string fp8 =
+      "name: \"t\"\nmodel: \"llama2-7b\"\njob {\n  global_batch_size: 64\n  precision: FP8\n"
+      "  fp8_recipe: MXFP8\n  optimizer: ADAM\n  token_budget: 1e9 sequence_length: 4096\n}\n"
+      "cluster {\n  instance: \"aws.p5.48xlarge\" nodes: 1\n}\n";
+  CHECK(load_errors(fp8) ==
+        "s.textproto:6:3: job.fp8_recipe: MXFP8 needs block-scaled FP8 tensor cores (Blackwell "
+        "or later); GPU \"H100-SXM5-80GB\" (Hopper) of \"aws.p5.48xlarge\" has none (use "
+        "CURRENT_SCALING, DELAYED_SCALING or BLOCKWISE)\n");
+}
+
+TEST_CASE("uneven pipeline layouts must fit the model's layers") {
+  CHECK(h100_errors("parallelism { pipeline_parallel: 4 first_stage_layers: 40 }\n") ==
+        "s.textproto:12:36: parallelism.first_stage_layers: 40 exceeds the model's num_layers "
+        "(32)\n");
+  CHECK_THAT(h100_errors("parallelism { pipeline_parallel: 4 first_stage_layers: 20 "
+                         "last_stage_layers: 20 }\n"),
+             Catch::Contains("parallelism.last_stage_layers: with first_stage_layers (20) exceeds "
+                             "the model's num_layers (32)"));
+  CHECK_THAT(h100_errors("parallelism { recompute: RECOMPUTE_SELECTIVE recompute_num_layers: 2 }\n"),
+             Catch::Contains("parallelism.recompute_num_layers: applies to recompute "
+                             "RECOMPUTE_FULL only"));
+}
+
 TEST_CASE("a published figure must be finite and positive, with its group and convention") {
   const std::string published =
       "published { group: \"g\" tflops_per_gpu: inf flops_convention: MODEL_FLOPS "

@@ -59,6 +59,61 @@ TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights over
   CHECK(states("zero_stage: 3") == Approx(params * 18 / dp));
 }
 
+TEST_CASE("the distributed optimizer shards over data x context parallel, BF16 main grads halve") {
+  const double params = 6738415616.0;  // Llama-2-7B on every GPU (TP 1, PP 1)
+  auto states = [&](const std::string& extra) {
+    return estimate_memory(model("llama2-7b"), job(64, 4096), plan(1, 1, 4, 1, extra), 1e15, {});
+  };
+  const MemoryEstimate cp = states("distributed_optimizer: true context_parallel: 2");
+  CHECK(cp.optimizer_bytes == Approx(params * 12 / 8));
+  CHECK(cp.gradients_bytes == Approx(params * 4));  // Megatron-Core keeps the whole buffer
+  const MemoryEstimate bf16 =
+      states("distributed_optimizer: true gradient_reduce_in_fp32: false");
+  CHECK(bf16.gradients_bytes == Approx(params * 2));
+}
+
+TEST_CASE("context parallel 2 halves each rank's activations and logits") {
+  const auto& llama = model("llama3-8b");
+  const auto one = estimate_memory(llama, job(64, 8192), plan(1, 1, 4, 1), 1e15, {});
+  const auto two =
+      estimate_memory(llama, job(64, 8192), plan(1, 1, 4, 1, "context_parallel: 2"), 1e15, {});
+  CHECK(two.activations_bytes == Approx(one.activations_bytes / 2));
+  CHECK(two.logits_bytes == Approx(one.logits_bytes / 2));
+}
+
+TEST_CASE("FP8: Transformer Engine's weight copies, 1-byte FP8 weights and GEMM inputs") {
+  const auto& llama = model("llama3-8b");
+  const auto fp8_job = [](const std::string& extra) {
+    return testing::parse_message<s::TrainingJob>(
+        "global_batch_size: 64 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 " +
+        extra);
+  };
+  const auto p = plan(1, 1, 8, 1, "distributed_optimizer: true");
+  const auto bf16 = estimate_memory(llama, job(64, 8192), p, 1e15, {});
+  const auto cached = estimate_memory(llama, fp8_job(""), p, 1e15, {});
+  const auto native = estimate_memory(llama, fp8_job("fp8_parameters: true"), p, 1e15, {});
+  const double linear = static_cast<double>(transformer_parameters(llama.transformer()).layers);
+  CHECK(bf16.weight_cache_bytes == 0);
+  CHECK(cached.weight_cache_bytes == Approx(2 * linear));  // an FP8 copy and its transpose
+  CHECK(cached.weights_bytes == bf16.weights_bytes);
+  CHECK(native.weights_bytes == Approx(bf16.weights_bytes - linear));  // 1 byte instead of 2
+  CHECK(native.weight_cache_bytes == Approx(linear));                  // the transposes
+  CHECK(cached.activations_bytes < bf16.activations_bytes);
+}
+
+TEST_CASE("recomputing N layers of each chunk keeps only those layers' inputs") {
+  const auto& gpt = model("gpt-18b");  // 40 layers, 10 per stage
+  const auto none = estimate_stage_memory(gpt, job(512, 2048), plan(8, 4, 1, 1), 0, 1e15, {});
+  const auto full = estimate_stage_memory(
+      gpt, job(512, 2048), plan(8, 4, 1, 1, "recompute: RECOMPUTE_FULL"), 0, 1e15, {});
+  const auto four = estimate_stage_memory(
+      gpt, job(512, 2048), plan(8, 4, 1, 1, "recompute: RECOMPUTE_FULL recompute_num_layers: 4"),
+      0, 1e15, {});
+  // 4 micro-batches in flight x (4 recomputed layers + 6 kept).
+  CHECK(four.activations_bytes ==
+        Approx(0.4 * full.activations_bytes + 0.6 * none.activations_bytes));
+}
+
 TEST_CASE("1F1B holds p micro-batches on the first stage, one on the last") {
   const auto& gpt = model("gpt-18b");  // 40 layers
   const auto first = estimate_stage_memory(gpt, job(512, 2048), plan(8, 4, 1, 1), 0, 1e15, {});

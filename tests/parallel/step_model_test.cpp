@@ -25,7 +25,8 @@ StepResult step(const std::string& model, int nodes, const std::string& parallel
       "tensor_parallel: 1 pipeline_parallel: 1 micro_batch_size: 1 virtual_stages: 1 "
       "zero_stage: 0 schedule: ONE_F_ONE_B recompute: RECOMPUTE_NONE");
   p.MergeFrom(testing::parse_message<s::Parallelism>(parallelism));
-  p.set_data_parallel(nodes * 8 / (p.tensor_parallel() * p.pipeline_parallel()));
+  p.set_data_parallel(nodes * 8 /
+                      (p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel()));
   const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value),
                              precision, *catalog.runtimes().find("default")->value,
                              KernelSetting::kTrainingStep);
@@ -37,10 +38,13 @@ TEST_CASE("the time breakdown adds up to the step time") {
        {"tensor_parallel: 2 pipeline_parallel: 2", "tensor_parallel: 8",
         "pipeline_parallel: 4 recompute: RECOMPUTE_FULL", "zero_stage: 3 recompute: RECOMPUTE_FULL",
         "zero_stage: 3 pipeline_parallel: 2 schedule: INTERLEAVED_ONE_F_ONE_B "
-        "virtual_stages: 2 tensor_parallel: 2"}) {
+        "virtual_stages: 2 tensor_parallel: 2",
+        "context_parallel: 2 tensor_parallel: 2 sequence_parallel: true "
+        "distributed_optimizer: true"}) {
     INFO(plan);
     const StepResult r = step("llama2-7b", 1, plan);
-    CHECK(r.compute_s + r.tensor_comm_s + r.bubble_s + r.data_comm_s + r.optimizer_s ==
+    CHECK(r.compute_s + r.tensor_comm_s + r.context_comm_s + r.bubble_s + r.data_comm_s +
+              r.optimizer_s ==
           Approx(r.step_s).epsilon(0.001));
     CHECK(r.mfu > 0.2);
     CHECK(r.mfu < 1);
@@ -53,6 +57,17 @@ TEST_CASE("BF16 Adam reads and writes 46 bytes per parameter: norm, clip, update
   // H100's fitted 3350 GB/s x 0.887.
   const StepResult r = step("llama2-7b", 1, "");
   CHECK(r.optimizer_s == Approx(46 * 6738415616.0 / (3350e9 * 0.887)).epsilon(1e-6));
+}
+
+TEST_CASE("the distributed optimizer's step costs its shard: 1 / (DP x CP) of the parameters") {
+  // Llama-2-7B on 2 nodes of 8 H100: DP 16, or DP 8 x CP 2; each GPU steps 1/16 of the 46 bytes
+  // per parameter; the parameter all-gather after it is data-parallel communication.
+  for (const char* plan : {"distributed_optimizer: true",
+                           "distributed_optimizer: true context_parallel: 2"}) {
+    INFO(plan);
+    const StepResult r = step("llama2-7b", 2, plan);
+    CHECK(r.optimizer_s == Approx(46 * 6738415616.0 / 16 / (3350e9 * 0.887)).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("FP16 gradients are added into the step's buffer after every micro-batch's backward") {

@@ -64,7 +64,7 @@ sweep { instance: ["aws.p4d.24xlarge", "aws.g5.48xlarge"] nodes: [1, 2]
         tensor_parallel: [1, 8] pipeline_parallel: [1, 4] micro_batch_size: [1, 4] })"));
   CHECK(space.total == 2 * 2 * 2 * 2 * 2);
   // tp8 x pp4 = 32 GPUs exceeds both 8 (1 node) and 16 (2 nodes): 2 instances x 2 nodes x 2 mbs.
-  CHECK(space.pruned["tensor x pipeline parallel does not divide the GPUs"] == 8);
+  CHECK(space.pruned["tensor x context x pipeline parallel does not divide the GPUs"] == 8);
   // Batch 32 = micro-batch x DP x accumulation: mbs 4 with DP 16 (2 nodes, tp1 pp1) needs 64.
   CHECK(space.pruned["micro-batch x data parallel does not divide the global batch"] == 2);
   CHECK(space.valid.size() + 8 + 2 == static_cast<size_t>(space.total));
@@ -133,6 +133,43 @@ sweep { nodes: [1, 2] tensor_parallel: [1, 2, 4] pipeline_parallel: [1, 2, 4, 8]
       *load(dir, cluster + "max_pipeline_parallel: 2 micro_batch_size: [1] } }"));
   // 1 node: tp1 pp1/2, tp2 pp1/2, tp4 pp1 = 5; 2 nodes: tp1 pp1/2, tp2 pp1/2, tp4 pp1/2 = 6.
   CHECK(capped.valid.size() == 11);
+}
+
+TEST_CASE("auto parallelism tries context-parallel degrees up to its maximum, CP after TP") {
+  TempDir dir;
+  // 16 GPUs, sequence 4096 (divisible by 2 x 16): CP 1, 2, 4, 8, 16 wherever tp x cp divides.
+  auto space = expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
+sweep { auto_parallelism { micro_batch_size: [1] max_context_parallel: 4 } })"));
+  std::set<int> degrees;
+  for (const Configuration& c : space.valid) {
+    const schema::Parallelism& p = c.parallelism;
+    CHECK(p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel() * p.data_parallel() ==
+          16);
+    degrees.insert(p.context_parallel());
+  }
+  CHECK(degrees == std::set<int>{1, 2, 4});
+}
+
+TEST_CASE("auto parallelism counts embedding and loss as layers where that splits evenly") {
+  TempDir dir;
+  // Llama 2 7B's 32 layers on 2 stages x 17 chunks: 34 = 32 + 2 slots (with
+  // uneven_pipeline_layouts), never without.
+  const std::string cluster = R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
+sweep { auto_parallelism { micro_batch_size: [1] max_pipeline_parallel: 2 max_virtual_stages: 17 )";
+  const auto accounted = [](const ExpandedConfigurations& space) {
+    int n = 0;
+    for (const Configuration& c : space.valid) {
+      const schema::Parallelism& p = c.parallelism;
+      if (!p.embedding_in_pipeline_split()) continue;
+      CHECK(p.loss_in_pipeline_split());
+      CHECK(p.pipeline_parallel() * p.virtual_stages() == 34);
+      ++n;
+    }
+    return n;
+  };
+  CHECK(accounted(expand_configurations(*load(dir, cluster + "} }"))) == 0);
+  CHECK(accounted(expand_configurations(
+            *load(dir, cluster + "uneven_pipeline_layouts: true } }"))) > 0);
 }
 
 TEST_CASE("GPU-count constraints prune before any evaluation, with the constraint named") {

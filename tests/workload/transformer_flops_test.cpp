@@ -13,13 +13,30 @@ TEST_CASE("GPT model FLOPs equal 72 B s l h^2 (1 + s/6h + V/12lh) for every SC'2
     INFO(name);
     const auto& t = testing::shipped_catalog().models().find(name)->value->transformer();
     const double s = 2048, l = t.num_layers(), h = t.hidden_size(), v = t.vocab_size();
-    const TransformerFlops f = transformer_flops(t, 2048);
+    const TransformerFlops f = transformer_flops(t, 2048, AttentionCount::kFullSquare);
     // Per token (B s tokens): 72 l h^2 (1 + s/6h + V/12lh).
     CHECK(f.model_per_token() == Approx(72 * l * h * h * (1 + s / (6 * h) + v / (12 * l * h))));
     // With full recomputation (the paper's Eq. 3): 96 l h^2 (1 + s/6h + V/16lh).
     CHECK(f.with_full_recompute_per_token() ==
           Approx(96 * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))));
   }
+}
+
+TEST_CASE("causal attention FLOPs are half the full count plus the diagonal") {
+  // A decoder's query i attends to keys 0..i: s (s + 1) / 2 pairs of the s^2, per head
+  // 2 x 2 x head_dim FLOPs each.
+  const auto& llama = testing::shipped_catalog().models().find("llama3-8b")->value->transformer();
+  const double s = 8192, a = 32, d = 128;
+  const TransformerFlops full = transformer_flops(llama, 8192, AttentionCount::kFullSquare);
+  const TransformerFlops causal = transformer_flops(llama, 8192);
+  CHECK(full.attention_forward_per_token == Approx(4 * s * a * d));
+  CHECK(causal.attention_forward_per_token * s == Approx(4 * a * d * (s * s / 2 + s / 2)));
+  CHECK(full.layer_forward_per_token - causal.layer_forward_per_token ==
+        Approx(4 * a * d * (s - 1) / 2));
+  // An encoder's attention is bidirectional: counted whole either way.
+  const auto& bert = testing::shipped_catalog().models().find("bert-large")->value->transformer();
+  CHECK(transformer_flops(bert, 512).attention_forward_per_token ==
+        transformer_flops(bert, 512, AttentionCount::kFullSquare).attention_forward_per_token);
 }
 
 TEST_CASE("a MoE layer counts only the routed experts, plus the router") {

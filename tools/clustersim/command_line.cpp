@@ -63,8 +63,10 @@ std::optional<OutputFormat> output_format(const CommonOptions& common) {
 }
 
 Table layout_table() {
-  return Table{{"instance", "instance"},    {"nodes", "nodes"},      {"tensor_parallel", "TP"},
-               {"pipeline_parallel", "PP"}, {"data_parallel", "DP"}, {"micro_batch_size", "mbs"}};
+  return Table{{"instance", "instance"},       {"nodes", "nodes"},
+               {"tensor_parallel", "TP"},       {"context_parallel", "CP"},
+               {"pipeline_parallel", "PP"},     {"data_parallel", "DP"},
+               {"micro_batch_size", "mbs"}};
 }
 
 std::vector<Table::Cell> layout_cells(const Configuration& c) {
@@ -72,6 +74,7 @@ std::vector<Table::Cell> layout_cells(const Configuration& c) {
   return {c.instance->name(),
           static_cast<double>(c.nodes),
           static_cast<double>(p.tensor_parallel()),
+          static_cast<double>(p.context_parallel()),
           static_cast<double>(p.pipeline_parallel()),
           static_cast<double>(p.data_parallel()),
           static_cast<double>(p.micro_batch_size())};

@@ -38,6 +38,7 @@ int memory_command(const std::vector<std::string>& args) {
                      {"weights_gib", "weights", 1},
                      {"gradients_gib", "grads", 1},
                      {"optimizer_gib", "optim", 1},
+                     {"weight_cache_gib", "fp8 cache", 1},
                      {"activations_gib", "activ", 1},
                      {"logits_gib", "logits", 1},
                      {"runtime_gib", "runtime", 1},
@@ -58,6 +59,7 @@ int memory_command(const std::vector<std::string>& args) {
                  {static_cast<double>(p.zero_stage()), p.distributed_optimizer(),
                   s::Recompute_Name(p.recompute()), static_cast<double>(e.stage),
                   gib(e.weights_bytes), gib(e.gradients_bytes), gib(e.optimizer_bytes),
+                  gib(e.weight_cache_bytes),
                   gib(e.activations_bytes), gib(e.logits_bytes), gib(e.runtime_bytes),
                   gib(e.total_bytes()), gib(e.capacity_bytes), e.fits(), gib(e.missing_bytes())});
     table.add_row(std::move(cells));

@@ -62,6 +62,7 @@ Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
           {"nodes", "nodes", 0},
           {"gpus", "GPUs", 0},
           {"tensor_parallel", "TP", 0},
+          {"context_parallel", "CP", 0},
           {"pipeline_parallel", "PP", 0},
           {"data_parallel", "DP", 0},
           {"micro_batch_size", "mbs", 0},
@@ -79,7 +80,8 @@ Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
     const s::Parallelism& p = c.parallelism;
     const std::optional<UsedPrice> price = catalog_price(*c.instance, s::ON_DEMAND);
     t.add_row({c.instance->name(), static_cast<double>(c.nodes), static_cast<double>(c.gpus()),
-               static_cast<double>(p.tensor_parallel()), static_cast<double>(p.pipeline_parallel()),
+               static_cast<double>(p.tensor_parallel()), static_cast<double>(p.context_parallel()),
+               static_cast<double>(p.pipeline_parallel()),
                static_cast<double>(p.data_parallel()), static_cast<double>(p.micro_batch_size()),
                static_cast<double>(p.virtual_stages()), static_cast<double>(p.zero_stage()),
                p.distributed_optimizer(), p.sequence_parallel(), s::Recompute_Name(p.recompute()),

@@ -1,12 +1,14 @@
 // `clustersim validate [SCENARIO...]`: checks the catalog and the given scenarios, reporting every
 // problem with its file, line and field; exits non-zero if there was any error. Scenarios that
 // carry a published measurement are simulated and compared with it: predicted against published
-// TFLOP/s per GPU (in the publication's FLOPs convention) and step time, the error of each, and
-// the mean absolute percentage error of each group (table). A published run was tuned for
-// throughput: where its scenario sweeps what the publication leaves out (micro-batch size,
-// schedule, model chunks) over one cluster and one tensor x pipeline x data split, the fastest
-// configuration that fits in memory is the one compared. Serving scenarios with benchmark runs
-// are compared per table and GPU (sim/serve/serving_validation.h).
+// TFLOP/s per GPU (in the publication's FLOPs convention) and step time (published, or from the
+// published tokens/s per GPU), the error of each, and per group (a table, or a system and
+// precision of one) the mean absolute percentage error of the step time where every row has one,
+// else of the TFLOP/s. A published run was tuned for throughput: where its scenario sweeps what
+// the publication leaves out (micro-batch size, schedule, model chunks) over one cluster and one
+// tensor x context x pipeline x data split, the fastest configuration that fits in memory is the
+// one compared. Serving scenarios with benchmark runs are compared per table and GPU
+// (sim/serve/serving_validation.h).
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -17,6 +19,7 @@
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/runnable.h"
 #include "sim/util/number_format.h"
+#include "sim/workload/transformer_flops.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 
@@ -26,13 +29,31 @@ namespace {
 namespace s = schema;
 using Cell = Table::Cell;
 
-// The predicted TFLOP/s per GPU in the publication's convention.
-// Requires: a simulated step (e.step).
-double predicted_tflops(const Evaluation& e, const LoadedScenario& loaded) {
-  const s::Published& published = loaded.scenario().published();
-  const double fraction =
-      published.flops_convention() == s::Published::WITH_FULL_RECOMPUTE ? e.step->hfu : e.step->mfu;
-  return fraction * e.peak_flops / 1e12;
+// The predicted TFLOP/s per GPU in the publication's convention: model FLOPs with a decoder's
+// attention counted whole or causal, or with the recomputed forward (SC'21's Eq. 3).
+// Requires: a simulated step (e.step) of a transformer.
+double predicted_tflops(const Evaluation& e, const Configuration& c,
+                        const LoadedScenario& loaded) {
+  const s::Scenario& sc = loaded.scenario();
+  const s::Published::FlopsConvention convention = sc.published().flops_convention();
+  const TransformerFlops flops =
+      transformer_flops(loaded.model->transformer(), sc.job().sequence_length(),
+                        convention == s::Published::MODEL_FLOPS_CAUSAL
+                            ? AttentionCount::kCausal
+                            : AttentionCount::kFullSquare);
+  const double per_token = convention == s::Published::WITH_FULL_RECOMPUTE
+                               ? flops.with_full_recompute_per_token()
+                               : flops.model_per_token();
+  return per_token * e.step->tokens_per_s / c.gpus() / 1e12;
+}
+
+// The published step time: given, or from the published tokens/s per GPU; 0 when neither is.
+double published_step_s(const s::Scenario& sc, int gpus) {
+  const s::Published& published = sc.published();
+  if (published.has_step_time_s()) return published.step_time_s();
+  if (!published.has_tokens_per_s_per_gpu()) return 0;
+  return static_cast<double>(sc.job().global_batch_size()) * sc.job().sequence_length() /
+         (published.tokens_per_s_per_gpu() * gpus);
 }
 
 // Whether every configuration runs the same cluster and the same tensor x pipeline x data split:
@@ -43,6 +64,7 @@ bool one_split(const std::vector<Configuration>& configurations) {
     const s::Parallelism &p = c.parallelism, &q = first.parallelism;
     return c.instance == first.instance && c.nodes == first.nodes &&
            p.tensor_parallel() == q.tensor_parallel() &&
+           p.context_parallel() == q.context_parallel() &&
            p.pipeline_parallel() == q.pipeline_parallel() && p.data_parallel() == q.data_parallel();
   });
 }
@@ -95,9 +117,23 @@ bool validate_serving(const std::string& path, const Catalog& catalog, Validatio
   return true;
 }
 
-struct GroupError {
+struct ErrorSum {
   double sum_abs = 0;
   double worst = 0;
+  int rows = 0;
+  void add(double error) {
+    sum_abs += std::abs(error);
+    worst = std::max(worst, std::abs(error));
+    ++rows;
+  }
+  std::string text() const {
+    return format_fixed(sum_abs / rows, 1) + "% over " + std::to_string(rows) + " rows, worst " +
+           format_fixed(worst, 1) + "%";
+  }
+};
+
+struct GroupError {
+  ErrorSum tflops, step;
   int rows = 0;
 };
 
@@ -133,7 +169,8 @@ int validate_command(const std::vector<std::string>& args) {
               {"predicted_tflops_per_gpu", "predicted TFLOP/s", 1},
               {"published_step_s", "published step s", 2},
               {"predicted_step_s", "predicted step s", 2},
-              {"error_pct", "error %", 1}};
+              {"tflops_error_pct", "TFLOP/s err %", 1},
+              {"step_error_pct", "step err %", 1}};
   std::map<std::string, GroupError> groups;
   ValidationTally serving;
   Table serving_rows = benchmark_table();
@@ -174,9 +211,10 @@ int validate_command(const std::vector<std::string>& args) {
     } else {
       row.insert(row.end(), {Cell(), Cell()});
     }
-    row.push_back(sc.published().tflops_per_gpu());
+    row.push_back(sc.published().has_tflops_per_gpu() ? Cell(sc.published().tflops_per_gpu())
+                                                      : Cell());
     if (!e.step) {
-      row.insert(row.end(), {Cell(), Cell(), Cell(), Cell()});
+      row.insert(row.end(), {Cell(), Cell(), Cell(), Cell(), Cell()});
       std::string why = e.error;
       if (why.empty()) {
         why = space.valid.size() > 1 ? "none of its configurations fits in GPU memory"
@@ -184,16 +222,18 @@ int validate_command(const std::vector<std::string>& args) {
       }
       std::cerr << path << ": not simulated: " << why << "\n";
     } else {
-      const double predicted = predicted_tflops(e, *loaded);
+      const double predicted = predicted_tflops(e, c, *loaded);
       const double error = 100 * (predicted / sc.published().tflops_per_gpu() - 1);
+      const double published_step = published_step_s(sc, c.gpus());
       GroupError& g = groups[sc.published().group()];
-      g.sum_abs += std::abs(error);
-      g.worst = std::max(g.worst, std::abs(error));
       ++g.rows;
-      row.insert(row.end(),
-                 {predicted,
-                  sc.published().has_step_time_s() ? Cell(sc.published().step_time_s()) : Cell(),
-                  e.step->step_s, error});
+      if (sc.published().has_tflops_per_gpu()) g.tflops.add(error);
+      const double step_error = 100 * (e.step->step_s / published_step - 1);
+      if (published_step > 0) g.step.add(step_error);
+      row.insert(row.end(), {predicted, published_step > 0 ? Cell(published_step) : Cell(),
+                             e.step->step_s,
+                             sc.published().has_tflops_per_gpu() ? Cell(error) : Cell(),
+                             published_step > 0 ? Cell(step_error) : Cell()});
     }
     table.add_row(std::move(row));
   }
@@ -201,8 +241,11 @@ int validate_command(const std::vector<std::string>& args) {
     table.print(std::cout, *format);
     if (*format == OutputFormat::kTable) {
       for (const auto& [group, g] : groups) {
-        std::cout << group << ": mean absolute error " << format_fixed(g.sum_abs / g.rows, 1)
-                  << "% over " << g.rows << " rows, worst " << format_fixed(g.worst, 1) << "%\n";
+        std::cout << group << ": mean absolute error ";
+        if (g.step.rows == g.rows) std::cout << "of step time " << g.step.text();
+        if (g.step.rows == g.rows && g.tflops.rows > 0) std::cout << "; ";
+        if (g.tflops.rows > 0) std::cout << "of TFLOP/s " << g.tflops.text();
+        std::cout << "\n";
       }
     }
   }

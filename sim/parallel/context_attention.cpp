@@ -1,0 +1,89 @@
+// Attention kernels per context-parallel variant; the ring's on the engine.
+#include "sim/parallel/context_attention.h"
+
+#include <algorithm>
+
+#include "sim/parallel/ring_attention.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+struct KernelPair {
+  Picoseconds forward, backward;
+};
+
+KernelPair time_kernel(const ComputeModel& compute, const AttentionKernel& k) {
+  return {compute.attention_forward(k), compute.attention_backward(k)};
+}
+
+// Rank r's step kernels of a ring over `cp` ranks (ring_attention.h): c-token chunks.
+std::vector<AttentionKernel> ring_steps(const LayerOp& op, int cp, int r) {
+  const int d = static_cast<int>(op.k);
+  if (!op.causal) {
+    return std::vector<AttentionKernel>(cp, {op.count, op.n / cp, op.n / cp, d, false});
+  }
+  const int64_t c = op.n / (2 * cp);
+  std::vector<AttentionKernel> steps{{op.count, 2 * c, 2 * c, d, true}};
+  for (int i = 1; i < cp; ++i) {
+    steps.push_back(i <= r ? AttentionKernel{op.count, 2 * c, c, d, false}
+                           : AttentionKernel{op.count, c, 2 * c, d, false});
+  }
+  return steps;
+}
+
+AttentionTimes ring_times(const LayerOp& op, const ComputeModel& compute,
+                          GroupCollectives* context) {
+  const int cp = static_cast<int>(context->gpus().size());
+  RingAttentionPass forward{{}, op.bytes}, backward{{}, 2 * op.bytes};  // backward: K/V + dK/dV
+  for (int r = 0; r < cp; ++r) {
+    forward.steps.emplace_back();
+    backward.steps.emplace_back();
+    for (const AttentionKernel& k : ring_steps(op, cp, r)) {
+      const KernelPair t = time_kernel(compute, k);
+      forward.steps.back().push_back(t.forward);
+      backward.steps.back().push_back(t.backward);
+    }
+  }
+  const RingAttentionTime f = simulate_ring_attention(context->topology(), context->gpus(), forward);
+  const RingAttentionTime b =
+      simulate_ring_attention(context->topology(), context->gpus(), backward);
+  return {f.compute, b.compute, f.exposed(), b.exposed()};
+}
+
+// The slowest rank's kernels against the all-gathered keys.
+AttentionTimes gathered_times(const LayerOp& op, const ComputeModel& compute, int cp) {
+  const int d = static_cast<int>(op.k);
+  AttentionTimes t;
+  for (int r = 0; r < cp; ++r) {
+    KernelPair rank;
+    if (op.causal) {
+      const int64_t c = op.n / (2 * cp);
+      const KernelPair early = time_kernel(compute, {op.count, c, (r + 1) * c, d, true});
+      const KernelPair late = time_kernel(compute, {op.count, c, (2 * cp - r) * c, d, true});
+      rank = {early.forward + late.forward, early.backward + late.backward};
+    } else {
+      rank = time_kernel(compute, {op.count, op.m, op.n, d, false});
+    }
+    t.forward = std::max(t.forward, rank.forward);
+    t.backward = std::max(t.backward, rank.backward);
+  }
+  return t;
+}
+
+}  // namespace
+
+AttentionTimes attention_times(const LayerOp& op, const ComputeModel& compute,
+                               GroupCollectives* context, s::ContextParallelComm comm) {
+  const int cp = context ? static_cast<int>(context->gpus().size()) : 1;
+  if (cp == 1 || comm == s::ALL_TO_ALL) {
+    const KernelPair k =
+        time_kernel(compute, {op.count, op.m, op.n, static_cast<int>(op.k), op.causal});
+    return {k.forward, k.backward, {}, {}};
+  }
+  if (comm == s::ALL_GATHER) return gathered_times(op, compute, cp);
+  return ring_times(op, compute, context);
+}
+
+}  // namespace clustersim

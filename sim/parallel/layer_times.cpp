@@ -1,0 +1,176 @@
+// Kernel and collective times of a layer, the tensor-parallel overlap of Transformer Engine's
+// userbuffers, and the attention core under context parallelism (context_attention.h).
+#include "sim/parallel/layer_times.h"
+
+#include "sim/parallel/context_attention.h"
+#include "sim/parallel/tensor_comm_overlap.h"
+#include "sim/util/check.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+using Kind = LayerOp::Kind;
+
+bool is_tensor_collective(Kind k) {
+  return k == Kind::kTensorAllReduce || k == Kind::kTensorAllGather ||
+         k == Kind::kTensorReduceScatter;
+}
+
+CollectiveOp tensor_op(Kind kind) {
+  return kind == Kind::kTensorAllGather       ? CollectiveOp::kAllGather
+         : kind == Kind::kTensorReduceScatter ? CollectiveOp::kReduceScatter
+                                              : CollectiveOp::kAllReduce;
+}
+
+// Chunks of a pipelined GEMM + reduce-scatter: Transformer Engine's default num_splits for the
+// "pipeline" method (transformer_engine/pytorch/module/base.py initialize_ub).
+constexpr int kPipelinedChunks = 4;
+
+// Whether the all-gather or reduce-scatter `ops[i]` feeds or drains a GEMM it can overlap.
+bool beside_gemm(const std::vector<LayerOp>& ops, size_t i) {
+  if (ops[i].kind == Kind::kTensorAllGather) {
+    return i + 1 < ops.size() && ops[i + 1].kind == Kind::kMatmul;
+  }
+  return ops[i].kind == Kind::kTensorReduceScatter && i > 0 && ops[i - 1].kind == Kind::kMatmul;
+}
+
+bool is_attention_core(const LayerOp& op) {
+  return op.kind == Kind::kAttention || op.kind == Kind::kContextAllGather ||
+         op.kind == Kind::kContextAllToAll || op.name == "scores" || op.name == "softmax" ||
+         op.name == "attention dropout" || op.name == "values";
+}
+
+// Forward and backward times of the matmul `ops[i]` and, when `overlap_ranks` > 1, of the
+// tensor-parallel collective beside it (tensor_comm_overlap.h): an all-gather in front of it runs
+// in a ring exchange with its forward and its data-gradient reduce-scatter beside its weight
+// gradient; a reduce-scatter after it is pipelined with its forward and its data gradient's
+// all-gather runs in a ring exchange with that GEMM (Transformer Engine's userbuffers methods for
+// qkv/fc1 and proj/fc2, transformer_engine/pytorch/module/base.py initialize_ub).
+struct MatmulTimes {
+  Picoseconds forward, forward_comm, backward, backward_comm;
+};
+
+MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& compute,
+                        GroupCollectives* tp, int overlap_ranks) {
+  const LayerOp& op = ops[i];
+  const bool b16 = op.sixteen_bit;
+  const Picoseconds data_gradient = compute.matmul(op.m, op.k, op.n, op.count, b16);
+  const Picoseconds weight_gradient = compute.matmul(op.k, op.n, op.m, op.count, b16);
+  MatmulTimes t{
+      compute.matmul(op.m, op.n, op.k, op.count, b16), {}, data_gradient + weight_gradient, {}};
+  if (overlap_ranks < 2) return t;
+  const int64_t rows = op.m / overlap_ranks;
+  if (i > 0 && ops[i - 1].kind == Kind::kTensorAllGather) {
+    const OverlappedTime f = ring_exchange_overlap(
+        compute.matmul(rows, op.n, op.k, op.count, b16),
+        tp->time(CollectiveOp::kAllGather, ops[i - 1].bytes), overlap_ranks);
+    t.forward = f.compute;
+    t.forward_comm = f.exposed;
+    t.backward_comm = bulk_overlap_exposed(
+        tp->time(CollectiveOp::kReduceScatter, 2 * ops[i].m * ops[i].k), weight_gradient);
+  }
+  if (i + 1 < ops.size() && ops[i + 1].kind == Kind::kTensorReduceScatter) {
+    const OverlappedTime f = pipelined_overlap(
+        compute.matmul(op.m / kPipelinedChunks, op.n, op.k, op.count, b16),
+        tp->time(CollectiveOp::kReduceScatter, ops[i + 1].bytes), kPipelinedChunks);
+    const OverlappedTime b = ring_exchange_overlap(
+        compute.matmul(rows, op.k, op.n, op.count, b16),
+        tp->time(CollectiveOp::kAllGather, ops[i + 1].bytes), overlap_ranks);
+    t.forward = f.compute;
+    t.forward_comm = f.exposed;
+    t.backward = b.compute + weight_gradient;
+    t.backward_comm = b.exposed;
+  }
+  return t;
+}
+
+// The forward and backward of one op: compute, tensor-parallel and context-parallel parts.
+struct OpTimes {
+  PassTimes forward, backward;
+};
+
+OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& compute,
+                const LayerGroups& groups, int overlap_ranks) {
+  const LayerOp& op = ops[i];
+  OpTimes t;
+  switch (op.kind) {
+    case Kind::kMatmul: {
+      const MatmulTimes m = time_matmul(ops, i, compute, groups.tensor, overlap_ranks);
+      t.forward = {m.forward, m.forward_comm, {}};
+      t.backward = {m.backward, m.backward_comm, {}};
+      return t;
+    }
+    case Kind::kAttention: {
+      const AttentionTimes a = attention_times(op, compute, groups.context, groups.context_comm);
+      t.forward = {a.forward, {}, a.forward_exposed};
+      t.backward = {a.backward, {}, a.backward_exposed};
+      return t;
+    }
+    case Kind::kMemory:
+      t.forward.compute = compute.memory_bound(op.bytes);
+      t.backward.compute = compute.memory_bound(2 * op.bytes);
+      return t;
+    case Kind::kContextAllGather:
+      CLUSTERSIM_CHECK(groups.context != nullptr, "a context-parallel collective without a group");
+      t.forward.context_comm = groups.context->time(CollectiveOp::kAllGather, op.bytes);
+      t.backward.context_comm = groups.context->time(CollectiveOp::kReduceScatter, op.bytes);
+      return t;
+    case Kind::kContextAllToAll:
+      CLUSTERSIM_CHECK(groups.context != nullptr, "a context-parallel collective without a group");
+      t.forward.context_comm = t.backward.context_comm =
+          groups.context->time(CollectiveOp::kAllToAll, op.bytes);
+      return t;
+    default:
+      CLUSTERSIM_CHECK(groups.tensor != nullptr,
+                       "tensor-parallel collectives without a group to time them");
+      t.forward.tensor_comm = t.backward.tensor_comm =
+          groups.tensor->time(tensor_op(op.kind), op.bytes);
+      return t;
+  }
+}
+
+}  // namespace
+
+PassTimes& PassTimes::operator+=(const PassTimes& o) {
+  compute += o.compute;
+  tensor_comm += o.tensor_comm;
+  context_comm += o.context_comm;
+  return *this;
+}
+
+PassTimes operator*(int64_t times, const PassTimes& t) {
+  return {Picoseconds(times * t.compute.count()), Picoseconds(times * t.tensor_comm.count()),
+          Picoseconds(times * t.context_comm.count())};
+}
+
+Picoseconds GroupCollectives::time(CollectiveOp op, double bytes) {
+  auto [it, inserted] = cache_.try_emplace({static_cast<int>(op), bytes});
+  if (inserted) {
+    it->second = collective_time(topology_, {op, gpus_, bytes, CollectiveAlgorithm::kAuto});
+  }
+  return it->second;
+}
+
+LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compute,
+                      const LayerGroups& groups, s::Recompute recompute, int overlap_ranks) {
+  LayerTimes t;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const LayerOp& op = ops[i];
+    if (is_tensor_collective(op.kind) && overlap_ranks > 1 &&
+        op.kind != Kind::kTensorAllReduce) {
+      CLUSTERSIM_CHECK(beside_gemm(ops, i), "an overlapped collective without its GEMM");
+      continue;  // timed with its GEMM
+    }
+    const OpTimes o = time_op(ops, i, compute, groups, overlap_ranks);
+    t.forward += o.forward;
+    t.backward += o.backward;
+    if (recompute == s::RECOMPUTE_FULL ||
+        (recompute == s::RECOMPUTE_SELECTIVE && is_attention_core(op))) {
+      t.recompute += o.forward;
+    }
+  }
+  return t;
+}
+
+}  // namespace clustersim

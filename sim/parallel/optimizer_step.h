@@ -1,0 +1,35 @@
+// What the optimizer step and the gradient buffers of a training step move: bytes per parameter
+// of the optimizer's passes, of accumulating micro-batch gradients, and Megatron-Core's gradient
+// buckets.
+#pragma once
+
+#include "sim/io/schema/job.pb.h"
+
+namespace clustersim {
+
+// Bytes the optimizer step reads and writes per local parameter, pass by pass as Megatron-LM's
+// mixed-precision optimizer runs them (megatron/optimizer/optimizer.py, Float16OptimizerWith
+// Float16Params.step):
+//   FP16 only: 16-bit gradients copied to fp32 (read 2, write 4) and unscaled with the inf check
+//              (read 4, write 4); BF16 accumulates and reduces in fp32 without loss scaling;
+//   gradient norm (read 4) and clipping (read 4, write 4);
+//   the update on fp32 state: Adam reads gradient, weight and two moments and writes weight and
+//              moments (28), SGD with momentum 20, plain SGD 12;
+//   16/8-bit precisions: fp32 master weights copied to the model's weights (read 4, write 2).
+double optimizer_bytes_per_parameter(schema::Optimizer optimizer, schema::Precision precision);
+
+// Bytes per parameter that adding one micro-batch's weight gradients into the step's gradient
+// buffer moves, in its own kernel after the backward. FP16 (Megatron-LM 2021, local DDP): the
+// backward hook runs main_grad.add_(grad) on 16-bit buffers: read 2 + 2, write 2. Otherwise
+// (Megatron-Core, gradient_accumulation_fusion on by default): the weight-gradient GEMM adds into
+// the buffer in its epilogue, under its compute: no pass of its own.
+double gradient_accumulation_bytes(schema::Precision precision);
+
+// Parameters per gradient bucket of Megatron-Core's DDP: max(40M, 1M x the data x context-
+// parallel ranks) ("make buckets larger to ensure that chunks used in NCCL ring-reduce
+// implementations are large enough to remain bandwidth-bound", megatron/core/distributed/
+// distributed_data_parallel.py); a model chunk's buckets are reduced as they fill (the step
+// model keeps at most one per layer).
+double megatron_bucket_parameters(int data_parallel_ranks);
+
+}  // namespace clustersim

@@ -1,0 +1,104 @@
+// Layer counts per pipeline stage and model chunk (Megatron-Core's TransformerConfig rules).
+#include "sim/parallel/pipeline_layout.h"
+
+#include <numeric>
+
+#include "sim/util/check.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+int chunks_of(const s::Parallelism& p) {
+  return p.schedule() == s::INTERLEAVED_ONE_F_ONE_B ? p.virtual_stages() : 1;
+}
+
+std::string count(int n, const char* what) { return std::to_string(n) + " " + what; }
+
+// Layers per stage when the first and/or last stage's are given; empty with *why set when the
+// rest does not split evenly.
+std::vector<int> uneven_stage_layers(int layers, const s::Parallelism& p, std::string* why) {
+  const int pp = p.pipeline_parallel();
+  const bool first = p.has_first_stage_layers(), last = p.has_last_stage_layers();
+  const int given = (first ? p.first_stage_layers() : 0) + (last ? p.last_stage_layers() : 0);
+  const int others = pp - (first ? 1 : 0) - (last ? 1 : 0);
+  if (given > layers) {
+    *why = "first and last stage layers (" + std::to_string(given) + ") exceed the model's " +
+           count(layers, "layers");
+    return {};
+  }
+  if (others <= 0 && given != layers) {
+    *why = "the first and last stages must hold all " + count(layers, "layers") + " with " +
+           count(pp, "stages");
+    return {};
+  }
+  if (others > 0 && (layers - given) % others != 0) {
+    *why = "the " + count(layers - given, "layers") + " left after the first and last stages do " +
+           "not split evenly over the other " + count(others, "stages");
+    return {};
+  }
+  std::vector<int> stage(pp, others > 0 ? (layers - given) / others : 0);
+  if (first) stage.front() = p.first_stage_layers();
+  if (last) stage.back() = p.last_stage_layers();
+  return stage;
+}
+
+}  // namespace
+
+int PipelineLayout::stage_layers(int stage) const {
+  return std::accumulate(layers[stage].begin(), layers[stage].end(), 0);
+}
+
+std::string pipeline_layout_problem(int layers, const s::Parallelism& p) {
+  const int pp = p.pipeline_parallel(), v = chunks_of(p);
+  const bool uneven = p.has_first_stage_layers() || p.has_last_stage_layers();
+  const bool accounted = p.embedding_in_pipeline_split() || p.loss_in_pipeline_split();
+  if (uneven && accounted) {
+    return "first/last stage layer counts and embedding/loss in the pipeline split exclude each "
+           "other";
+  }
+  if (uneven) {
+    if (pp < 2) return "first/last stage layer counts need pipeline parallel > 1";
+    std::string why;
+    const std::vector<int> stage = uneven_stage_layers(layers, p, &why);
+    for (int n : stage) {
+      if (n % v != 0) return count(n, "layers") + " of a stage do not split into " +
+                             count(v, "model chunks");
+    }
+    return why;
+  }
+  const int slots = layers + p.embedding_in_pipeline_split() + p.loss_in_pipeline_split();
+  if ((accounted || v > 1) && slots % (pp * v) != 0) {
+    return count(slots, accounted ? "layers (with embedding/loss)" : "layers") +
+           " do not split evenly over " + count(pp * v, "model chunks");
+  }
+  if (pp * v > slots) return "more pipeline chunks than layers";
+  return "";
+}
+
+PipelineLayout pipeline_layout(int layers, const s::Parallelism& p) {
+  CLUSTERSIM_CHECK(pipeline_layout_problem(layers, p).empty(), "an invalid pipeline layout");
+  const int pp = p.pipeline_parallel(), v = chunks_of(p);
+  PipelineLayout layout;
+  layout.layers.assign(pp, std::vector<int>(v, 0));
+  if (p.has_first_stage_layers() || p.has_last_stage_layers()) {
+    std::string unused;
+    const std::vector<int> stage = uneven_stage_layers(layers, p, &unused);
+    for (int r = 0; r < pp; ++r) layout.layers[r].assign(v, stage[r] / v);
+    return layout;
+  }
+  const bool accounted = p.embedding_in_pipeline_split() || p.loss_in_pipeline_split();
+  if (accounted || v > 1) {
+    const int per_chunk =
+        (layers + p.embedding_in_pipeline_split() + p.loss_in_pipeline_split()) / (pp * v);
+    for (std::vector<int>& chunks : layout.layers) chunks.assign(v, per_chunk);
+    if (p.embedding_in_pipeline_split()) --layout.layers.front().front();
+    if (p.loss_in_pipeline_split()) --layout.layers.back().back();
+    return layout;
+  }
+  for (int r = 0; r < pp; ++r) layout.layers[r][0] = layers / pp + (r < layers % pp ? 1 : 0);
+  return layout;
+}
+
+}  // namespace clustersim

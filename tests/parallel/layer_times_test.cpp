@@ -1,0 +1,93 @@
+// Tests of a layer's times in a training step: FP8 GEMMs against BF16 (the closed form of a
+// GEMM-only layer, and the casts a real layer adds), and context parallelism splitting a rank's
+// work.
+#include "sim/parallel/layer_times.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/testing/cluster.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+ComputeModel in_step(s::Precision precision) {
+  const Catalog& c = testing::shipped_catalog();
+  return ComputeModel(*c.gpus().find("H100-SXM5-80GB")->value, precision,
+                      *c.runtimes().find("default")->value, KernelSetting::kTrainingStep);
+}
+
+// The GEMM rate of `precision` in a training step: peak x fitted max fraction x sustained.
+double gemm_rate(s::Precision precision) {
+  const s::Gpu& gpu = *testing::shipped_catalog().gpus().find("H100-SXM5-80GB")->value;
+  double peak = precision == s::FP8 ? gpu.peak_tflops().fp8() : gpu.peak_tflops().bf16();
+  double fraction = 0, sustained = gpu.sustained_compute_fraction();
+  for (const s::MatmulEfficiency& e : gpu.matmul_efficiency()) {
+    if (e.precision() != precision) continue;
+    fraction = e.max_fraction();
+    if (e.has_sustained_fraction()) sustained = e.sustained_fraction();
+  }
+  return peak * fraction * sustained;
+}
+
+std::vector<LayerOp> llama70b_ops(bool narrow, int cp = 1) {
+  const auto& t = testing::shipped_catalog().models().find("llama3-70b")->value->transformer();
+  LayerShape shape{8192, 1, 8, true, true, cp, s::P2P, narrow};
+  return layer_forward_ops(t, shape);
+}
+
+TEST_CASE("BF16 -> FP8 speed-up of a GEMM-only layer equals the ratio of the two GEMM rates") {
+  // Llama 3 70B's four GEMMs at 8192 tokens on 8-way tensor parallelism: every dimension a
+  // multiple of 128 (no tile waste) and compute-bound in both precisions. Forward and both
+  // backward GEMMs each pay the launch overhead once (6.6 us in both fits).
+  std::vector<LayerOp> gemms;
+  for (const LayerOp& op : llama70b_ops(false)) {
+    if (op.kind == LayerOp::Kind::kMatmul) gemms.push_back(op);
+  }
+  REQUIRE(gemms.size() == 4);
+  const double overheads = 3 * 4 * 6.6e-6;
+  const auto seconds = [&](s::Precision p) {
+    const LayerTimes t = time_layer(gemms, in_step(p), {}, s::RECOMPUTE_NONE);
+    return (t.forward.compute + t.backward.compute).seconds() - overheads;
+  };
+  CHECK(seconds(s::BF16) / seconds(s::FP8) ==
+        Approx(gemm_rate(s::FP8) / gemm_rate(s::BF16)).epsilon(1e-9));
+}
+
+TEST_CASE("an FP8 layer gains less than its GEMMs: casts, 16-bit attention and norms remain") {
+  auto topology = testing::shipped_cluster("onprem.dgx-h100", 1);
+  GroupCollectives tensor(*topology, topology->first_gpus(8));
+  const LayerGroups groups{&tensor, nullptr, s::P2P};
+  const LayerTimes bf16 = time_layer(llama70b_ops(false), in_step(s::BF16), groups,
+                                     s::RECOMPUTE_NONE);
+  const LayerTimes fp8 =
+      time_layer(llama70b_ops(true), in_step(s::FP8), groups, s::RECOMPUTE_NONE);
+  const double speedup = (bf16.forward.compute + bf16.backward.compute).seconds() /
+                         (fp8.forward.compute + fp8.backward.compute).seconds();
+  CHECK(speedup > 1.2);
+  CHECK(speedup < gemm_rate(s::FP8) / gemm_rate(s::BF16));
+  // The all-gathers in front of FP8 GEMMs move 1-byte elements: cheaper than BF16's.
+  CHECK(fp8.forward.tensor_comm < bf16.forward.tensor_comm);
+}
+
+TEST_CASE("context parallel 2 halves a rank's GEMMs and its share of the causal attention") {
+  auto topology = testing::shipped_cluster("onprem.dgx-h100", 2);
+  GroupCollectives tensor(*topology, topology->first_gpus(8));
+  GroupCollectives context(*topology, {0, 8});
+  const ComputeModel compute = in_step(s::BF16);
+  const LayerTimes whole =
+      time_layer(llama70b_ops(false), compute, {&tensor, nullptr, s::P2P}, s::RECOMPUTE_NONE);
+  const LayerTimes split =
+      time_layer(llama70b_ops(false, 2), compute, {&tensor, &context, s::P2P}, s::RECOMPUTE_NONE);
+  // Per rank: half the tokens of every GEMM, norm and all-reduce, a quarter of the square
+  // (2 ranks x 2 steps) in the attention; its kernels on shorter keys run a little slower.
+  const double ratio = split.forward.compute.seconds() / whole.forward.compute.seconds();
+  CHECK(ratio > 0.45);
+  CHECK(ratio < 0.55);
+  CHECK(split.forward.context_comm >= Picoseconds(0));
+  CHECK(whole.forward.context_comm == Picoseconds(0));
+}
+
+}  // namespace
+}  // namespace clustersim
