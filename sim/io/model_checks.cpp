@@ -75,6 +75,11 @@ void check_transformer(const FieldChecker& t) {
   if (t.has("moe")) check_moe(t.child("moe"), m);
   if (t.has("latent_attention")) check_latent_attention(t);
   t.non_negative("multi_token_prediction_layers");
+  if (t.has("sliding_window")) {
+    const FieldChecker window = t.child("sliding_window");
+    window.require("window_tokens") && window.at_least("window_tokens", 1);
+    window.require("full_attention_every") && window.at_least("full_attention_every", 2);
+  }
 }
 
 // Walks the layers, reporting the first layer (and its line) whose shape does not work out.

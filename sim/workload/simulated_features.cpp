@@ -5,6 +5,7 @@ namespace clustersim {
 
 std::string unsimulated_feature(const schema::Transformer& t) {
   if (t.has_latent_attention()) return "multi-head latent attention is not simulated yet";
+  if (t.has_sliding_window()) return "sliding-window attention is not simulated yet";
   if (t.multi_token_prediction_layers() > 0) {
     return "multi-token prediction is not simulated yet";
   }

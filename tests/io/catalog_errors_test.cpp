@@ -195,6 +195,12 @@ TEST_CASE("latent attention needs its ranks and excludes GQA head fields") {
         "(its own head dimensions)\n");
 }
 
+TEST_CASE("a sliding window needs its width and a period of at least 2") {
+  CHECK(load_errors(transformer_model("m", "sliding_window { window_tokens: 0 }")) ==
+        "c.textproto:7:22: model[0].transformer.sliding_window.window_tokens: must be >= 1, got 0\n"
+        "c.textproto:7:5: model[0].transformer.sliding_window.full_attention_every: is required\n");
+}
+
 TEST_CASE("a published active count the shape does not give is rejected") {
   // Llama-2-7B is dense: its active count is its total, 6,738,415,616 (6,607,343,616 without
   // the 32000 x 4096 embedding table).
