@@ -63,7 +63,9 @@ void check_transformer(const FieldChecker& t) {
   t.require_enum("mlp_activation");
   t.require_enum("normalization");
   t.require_enum("position_embedding");
-  if (!m.has_head_dim() && !m.has_latent_attention()) check_divides(t, "num_attention_heads", "hidden_size");
+  if (!m.has_head_dim() && !m.has_latent_attention()) {
+    check_divides(t, "num_attention_heads", "hidden_size");
+  }
   if (m.has_num_kv_heads() && m.num_kv_heads() > 0 && m.num_attention_heads() % m.num_kv_heads()) {
     t.error("num_kv_heads", "must divide num_attention_heads (" +
                                 std::to_string(m.num_attention_heads()) + "), got " +
@@ -165,6 +167,12 @@ void check_published_counts(const FieldChecker& model) {
                   parameter_count(m));
   check_published(model, "published_active_parameter_count", "published_active_significant_digits",
                   active_parameter_count(m, !m.published_active_excludes_embedding()));
+  for (const char* f :
+       {"published_active_significant_digits", "published_active_excludes_embedding"}) {
+    if (model.has(f) && !model.has("published_active_parameter_count")) {
+      model.error(f, "applies with published_active_parameter_count, which is not given");
+    }
+  }
 }
 
 }  // namespace

@@ -186,7 +186,8 @@ TEST_CASE("MoE widths, shared experts and dense first layers are checked") {
 
 TEST_CASE("latent attention needs its ranks and excludes GQA head fields") {
   CHECK(load_errors(transformer_model(
-            "m", "num_kv_heads: 8\n    latent_attention { kv_lora_rank: 512 qk_rope_head_dim: 0 }")) ==
+            "m",
+            "num_kv_heads: 8\n    latent_attention { kv_lora_rank: 512 qk_rope_head_dim: 0 }")) ==
         "c.textproto:8:5: model[0].transformer.latent_attention.qk_nope_head_dim: is required\n"
         "c.textproto:8:42: model[0].transformer.latent_attention.qk_rope_head_dim: must be >= 1, "
         "got 0\n"
@@ -207,6 +208,9 @@ TEST_CASE("a published active count the shape does not give is rejected") {
   CHECK(load_errors(transformer_model("m", "",
                                       "published_active_parameter_count: 6607343616 "
                                       "published_active_excludes_embedding: true")) == "");
+  CHECK(load_errors(transformer_model("m", "", "published_active_excludes_embedding: true")) ==
+        "c.textproto:9:3: model[0].published_active_excludes_embedding: applies with "
+        "published_active_parameter_count, which is not given\n");
   CHECK(load_errors(transformer_model("m", "", "published_active_parameter_count: 6607343616")) ==
         "c.textproto:9:3: model[0].published_active_parameter_count: the shape gives 6738415616 "
         "parameters, 1.984% off the published 6607343616\n");

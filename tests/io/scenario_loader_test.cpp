@@ -110,7 +110,8 @@ TEST_CASE("a model whose shape the step does not simulate yet is refused at the 
         "s.textproto:2:1: model: \"deepseek-v3\": multi-head latent attention is not simulated "
         "yet\n");
   CHECK(load_errors(scenario("gpt-oss-120b")) ==
-        "s.textproto:2:1: model: \"gpt-oss-120b\": sliding-window attention is not simulated yet\n");
+        "s.textproto:2:1: model: \"gpt-oss-120b\": sliding-window attention is not simulated "
+        "yet\n");
   CHECK(load_errors(scenario("qwen3-30b-a3b")) == "");
 }
 

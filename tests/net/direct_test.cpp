@@ -32,8 +32,8 @@ TEST_CASE("an all-to-all within an NVSwitch node takes S(n-1)/n over the link pl
 }
 
 // The finish time of each all-to-all of `groups`, all started at once on one network.
-std::vector<double> concurrent_seconds(const Topology& t, const std::vector<std::vector<int>>& groups,
-                                       double bytes) {
+std::vector<double> concurrent_seconds(const Topology& t,
+                                       const std::vector<std::vector<int>>& groups, double bytes) {
   Simulation sim;
   Network net(&sim, &t);
   std::vector<double> done(groups.size());

@@ -51,7 +51,8 @@ TEST_CASE("perfectly balanced routing costs a dense layer of the active width pl
   // Mixtral 8x7B, top-2 of 8 experts of 14336, TP 2 with sequence parallelism: the MLP matmuls
   // equal a dense SwiGLU MLP of 2 x 14336; the router adds 2 x (tokens / 2) x h x 8 on each rank's
   // shard of the tokens.
-  const auto& mixtral = testing::shipped_catalog().models().find("mixtral-8x7b")->value->transformer();
+  const auto& mixtral =
+      testing::shipped_catalog().models().find("mixtral-8x7b")->value->transformer();
   auto dense = mixtral;
   dense.clear_moe();
   dense.set_ffn_hidden_size(2 * 14336);
