@@ -22,6 +22,34 @@ void check_divides(const FieldChecker& c, const char* divisor, const char* divid
   }
 }
 
+void check_moe(const FieldChecker& moe, const s::Transformer& t) {
+  const s::MixtureOfExperts& m = t.moe();
+  moe.require("num_experts") && moe.at_least("num_experts", 1);
+  if (moe.require("experts_per_token") && moe.at_least("experts_per_token", 1) &&
+      m.experts_per_token() > m.num_experts()) {
+    moe.error("experts_per_token",
+              "must not exceed num_experts (" + std::to_string(m.num_experts()) + ")");
+  }
+  moe.at_least("expert_ffn_hidden_size", 1);
+  moe.non_negative("num_shared_experts");
+  if (moe.non_negative("first_dense_layers") && m.first_dense_layers() >= t.num_layers() &&
+      t.num_layers() > 0) {
+    moe.error("first_dense_layers", "must be less than num_layers (" +
+                                        std::to_string(t.num_layers()) + "): no layer has experts");
+  }
+}
+
+void check_latent_attention(const FieldChecker& t) {
+  const FieldChecker mla = t.child("latent_attention");
+  for (const char* f : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
+    mla.require(f) && mla.at_least(f, 1);
+  }
+  mla.at_least("q_lora_rank", 1);
+  for (const char* f : {"num_kv_heads", "head_dim", "qk_norm"}) {
+    if (t.has(f)) t.error(f, "does not apply with latent_attention (its own head dimensions)");
+  }
+}
+
 void check_transformer(const FieldChecker& t) {
   const auto& m = static_cast<const s::Transformer&>(t.message());
   t.require_enum("kind");
@@ -35,7 +63,9 @@ void check_transformer(const FieldChecker& t) {
   t.require_enum("mlp_activation");
   t.require_enum("normalization");
   t.require_enum("position_embedding");
-  if (!m.has_head_dim()) check_divides(t, "num_attention_heads", "hidden_size");
+  if (!m.has_head_dim() && !m.has_latent_attention()) {
+    check_divides(t, "num_attention_heads", "hidden_size");
+  }
   if (m.has_num_kv_heads() && m.num_kv_heads() > 0 && m.num_attention_heads() % m.num_kv_heads()) {
     t.error("num_kv_heads", "must divide num_attention_heads (" +
                                 std::to_string(m.num_attention_heads()) + "), got " +
@@ -44,14 +74,13 @@ void check_transformer(const FieldChecker& t) {
   if (m.pretraining_heads() && m.kind() != s::ENCODER) {
     t.error("pretraining_heads", "applies to ENCODER models only");
   }
-  if (t.has("moe")) {
-    const FieldChecker moe = t.child("moe");
-    moe.require("num_experts") && moe.at_least("num_experts", 1);
-    if (moe.require("experts_per_token") && moe.at_least("experts_per_token", 1) &&
-        m.moe().experts_per_token() > m.moe().num_experts()) {
-      moe.error("experts_per_token",
-                "must not exceed num_experts (" + std::to_string(m.moe().num_experts()) + ")");
-    }
+  if (t.has("moe")) check_moe(t.child("moe"), m);
+  if (t.has("latent_attention")) check_latent_attention(t);
+  t.non_negative("multi_token_prediction_layers");
+  if (t.has("sliding_window")) {
+    const FieldChecker window = t.child("sliding_window");
+    window.require("window_tokens") && window.at_least("window_tokens", 1);
+    window.require("full_attention_every") && window.at_least("full_attention_every", 2);
   }
 }
 
@@ -112,24 +141,37 @@ void check_cnn(const FieldChecker& cnn) {
 }
 
 // Requires: the model's shape passed its checks.
-// The shape must reproduce the published parameter count: exactly, or to the published rounding
-// (half a unit in the last significant digit). A larger gap means a wrong field.
-void check_published_count(const FieldChecker& model) {
-  const auto& m = static_cast<const s::Model&>(model.message());
-  if (!m.has_published_parameter_count() || !model.positive("published_parameter_count")) return;
-  if (!model.in_range("published_significant_digits", 1, 18)) return;
-  const int64_t derived = parameter_count(m);
-  const int64_t published = m.published_parameter_count();
+// The shape must reproduce a published parameter count (`field`, rounded to `digits_field`
+// significant digits when present): exactly, or to the published rounding (half a unit in the last
+// significant digit). A larger gap means a wrong field.
+void check_published(const FieldChecker& model, const char* field, const char* digits_field,
+                     int64_t derived) {
+  if (!model.has(field) || !model.positive(field)) return;
+  if (!model.in_range(digits_field, 1, 18)) return;
+  const auto published = static_cast<int64_t>(model.number(field));
   double tolerance = 0;
-  if (m.has_published_significant_digits()) {
+  if (model.has(digits_field)) {
     const int magnitude = static_cast<int>(std::floor(std::log10(static_cast<double>(published))));
-    tolerance = 0.5 * std::pow(10.0, magnitude - m.published_significant_digits() + 1);
+    tolerance = 0.5 * std::pow(10.0, magnitude - model.number(digits_field) + 1);
   }
   if (std::abs(static_cast<double>(derived - published)) > tolerance) {
-    model.error("published_parameter_count",
-                "the shape gives " + std::to_string(derived) + " parameters, " +
-                    format_fixed(100.0 * (static_cast<double>(derived) / published - 1), 3) +
-                    "% off the published " + std::to_string(published));
+    model.error(field, "the shape gives " + std::to_string(derived) + " parameters, " +
+                           format_fixed(100.0 * (static_cast<double>(derived) / published - 1), 3) +
+                           "% off the published " + std::to_string(published));
+  }
+}
+
+void check_published_counts(const FieldChecker& model) {
+  const auto& m = static_cast<const s::Model&>(model.message());
+  check_published(model, "published_parameter_count", "published_significant_digits",
+                  parameter_count(m));
+  check_published(model, "published_active_parameter_count", "published_active_significant_digits",
+                  active_parameter_count(m, !m.published_active_excludes_embedding()));
+  for (const char* f :
+       {"published_active_significant_digits", "published_active_excludes_embedding"}) {
+    if (model.has(f) && !model.has("published_active_parameter_count")) {
+      model.error(f, "applies with published_active_parameter_count, which is not given");
+    }
   }
 }
 
@@ -146,7 +188,7 @@ void check_model(const FieldChecker& model) {
   } else {
     model.error_here("needs a transformer or a cnn");
   }
-  if (model.diagnostics()->error_count() == errors_before) check_published_count(model);
+  if (model.diagnostics()->error_count() == errors_before) check_published_counts(model);
   check_source(model);
 }
 

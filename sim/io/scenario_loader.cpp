@@ -13,7 +13,9 @@
 #include "sim/io/axis_ranges.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
+#include "sim/parallel/expert_parallel.h"
 #include "sim/util/number_format.h"
+#include "sim/workload/simulated_features.h"
 
 namespace clustersim {
 namespace {
@@ -214,6 +216,12 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   const auto& m = static_cast<const s::Parallelism&>(p.message());
   check_parallelism_fields(p, model);
   p.at_least("data_parallel", 1);
+  p.at_least("expert_parallel", 1);
+  p.at_least("expert_tensor_parallel", 1);
+  check_degree_values(p, "expert_parallel",
+                      [&](int ep) { return expert_parallel_problem(ep, model); });
+  check_degree_values(p, "expert_tensor_parallel",
+                      [&](int etp) { return expert_tensor_parallel_problem(etp, model); });
   if (m.distributed_optimizer() && m.zero_stage() > 0) {
     p.error("distributed_optimizer", "and zero_stage both shard optimizer states: choose one");
   }
@@ -464,6 +472,12 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
 
   if (root.require("model")) {
     loaded->model = resolve_reference(root, "model", -1, m.model(), catalog.models(), "model");
+    const std::string why =
+        is_transformer(loaded->model) ? unsimulated_feature(loaded->model->transformer()) : "";
+    if (!why.empty()) {
+      root.error("model", "\"" + m.model() + "\": " + why);
+      loaded->model = nullptr;
+    }
   }
   if (root.require("job")) check_job(root.child("job"), loaded->model);
   check_cluster(root, catalog, loaded.get());

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "sim/net/topology_builder.h"
+#include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/util/check.h"
 
@@ -103,6 +104,14 @@ std::string configuration_problem(const Configuration& c, const LoadedScenario& 
   }
   if (p.sequence_parallel() && p.tensor_parallel() == 1) {
     return "sequence parallelism needs tensor parallel > 1";
+  }
+  const ExpertLayout experts = expert_layout(p);
+  if (!expert_layout_problem(experts).empty()) {
+    return "expert tensor x expert parallel does not divide the GPUs of a pipeline stage";
+  }
+  if (experts.expert_parallel > 1 || experts.expert_tensor_parallel != p.tensor_parallel()) {
+    return "expert parallelism (its all-to-all, expert gradient groups) is not simulated in the "
+           "step yet";
   }
   return context_parallel_problem(p.context_parallel(), p.tensor_parallel(), p, scenario.model,
                                   scenario.scenario().job());

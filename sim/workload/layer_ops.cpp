@@ -96,11 +96,21 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
   collective(after_block, "attention all-reduce");
   memory("residual add", 3 * boundary);
   memory("norm2", 2 * boundary);
+  if (t.has_moe()) {
+    // On the rank's tokens (its sequence-parallel shard): the router's logits, then the
+    // permutation that copies each token's hidden state once per routed expert (Megatron-Core's
+    // moe_utils permute: read h, write k copies); the experts run as if perfectly balanced.
+    ops.push_back({K::kMatmul, "router", tokens / (shape.sequence_parallel ? tp : 1),
+                   t.moe().num_experts(), h});
+    memory("permute", boundary * (1 + experts));
+  }
   if (shape.sequence_parallel) collective(K::kTensorAllGather, "MLP all-gather");
   ops.push_back({K::kMatmul, "mlp up", tokens, (x.gated ? 2 : 1) * f / tp, h, experts});
   memory("activation", (x.gated ? 3.0 : 2.0) * 2 * tokens * f / tp * experts);
   ops.push_back({K::kMatmul, "mlp down", tokens, h, f / tp, experts});
   collective(after_block, "MLP all-reduce");
+  // Unpermute: read the k expert outputs of the rank's tokens, write their weighted sum.
+  if (t.has_moe()) memory("unpermute", boundary * (1 + experts));
   memory("residual add", 3 * boundary);
   return ops;
 }

@@ -2,13 +2,16 @@
 //
 // Transformer layer, with h = hidden, d = head_dim, a = heads, k = kv heads, f = ffn size:
 //   attention  h*a*d (Q) + 2*h*k*d (K, V) + a*d*h (output)   [+ a*d + 2*k*d + h biases]
+//              latent attention: see MultiHeadLatentAttention in model.proto
+//              [+ 2d QK norms, + a sinks]
 //   MLP        2*h*f, gated 3*h*f                              [+ f (x2 gated) + h biases]
-//   MoE        experts * MLP + h*experts router
+//   MoE        (experts + shared) * MLP of the expert width + h*experts router [+ experts bias]
 //   norms      2 per layer: 2h each for LayerNorm, h for RMSNorm
 // Checks: Llama-2-7B gives 6,738,415,616 and BERT-large 335,141,888 (+ heads), as published.
 #include "sim/workload/parameter_count.h"
 
 #include "sim/workload/cnn_shape.h"
+#include "sim/workload/moe_layer.h"
 
 namespace clustersim {
 namespace {
@@ -21,19 +24,49 @@ bool gated(const schema::Transformer& t) {
   return t.mlp_activation() == schema::SWIGLU || t.mlp_activation() == schema::GEGLU;
 }
 
-int64_t mlp_parameters(const schema::Transformer& t) {
-  const int64_t h = t.hidden_size(), f = t.ffn_hidden_size();
+int64_t mlp_parameters(const schema::Transformer& t, int64_t f) {
+  const int64_t h = t.hidden_size();
   const int64_t matrices = gated(t) ? 3 : 2;
   const int64_t bias = t.linear_bias() ? (matrices - 1) * f + h : 0;
   return matrices * h * f + bias;
 }
 
+int64_t latent_attention_parameters(const schema::Transformer& t) {
+  const schema::MultiHeadLatentAttention& m = t.latent_attention();
+  const int64_t h = t.hidden_size(), a = t.num_attention_heads();
+  const int64_t qk = int64_t{m.qk_nope_head_dim()} + m.qk_rope_head_dim();
+  const int64_t q = m.has_q_lora_rank() ? h * m.q_lora_rank() + m.q_lora_rank() +
+                                              int64_t{m.q_lora_rank()} * a * qk
+                                        : h * a * qk;
+  const int64_t c = m.kv_lora_rank();
+  const int64_t kv = h * (c + m.qk_rope_head_dim()) + c +
+                     c * a * (int64_t{m.qk_nope_head_dim()} + m.v_head_dim());
+  return q + kv + a * m.v_head_dim() * h;
+}
+
 int64_t attention_parameters(const schema::Transformer& t) {
   const int64_t h = t.hidden_size(), a = t.num_attention_heads();
+  const int64_t sinks = t.attention_sinks() ? a : 0;
+  if (t.has_latent_attention()) return latent_attention_parameters(t) + sinks;
   const int64_t k = t.has_num_kv_heads() ? t.num_kv_heads() : a;
   const int64_t d = t.has_head_dim() ? t.head_dim() : h / a;
   const int64_t bias = t.linear_bias() ? a * d + 2 * k * d + h : 0;
-  return 2 * h * a * d + 2 * h * k * d + bias;
+  const int64_t qk_norm = t.qk_norm() ? 2 * d : 0;
+  return 2 * h * a * d + 2 * h * k * d + bias + qk_norm + sinks;
+}
+
+// One MoE layer's MLP part: all experts and the router, and what one token of it uses.
+struct MoeParameters {
+  int64_t total = 0, active = 0;
+};
+
+MoeParameters moe_parameters(const schema::Transformer& t) {
+  const schema::MixtureOfExperts& moe = t.moe();
+  const int64_t expert = mlp_parameters(t, expert_ffn_hidden_size(t));
+  const int64_t router =
+      int64_t{t.hidden_size()} * moe.num_experts() + (moe.router_bias() ? moe.num_experts() : 0);
+  const int64_t shared = moe.num_shared_experts() * expert;
+  return {moe.num_experts() * expert + shared + router, experts_run_per_token(t) * expert + router};
 }
 
 int64_t cnn_parameters(const schema::Cnn& cnn) {
@@ -58,16 +91,24 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
   p.embedding += int64_t{t.token_type_vocab_size()} * h;
   if (t.kind() == schema::ENCODER) p.embedding += norm_parameters(t);  // BERT embedding LayerNorm
 
-  const int64_t mlp = mlp_parameters(t);
   const int64_t attention = attention_parameters(t) + 2 * norm_parameters(t);
+  const int64_t dense_layer = attention + mlp_parameters(t, t.ffn_hidden_size());
+  const int moe_layers = moe_layer_count(t);
+  p.per_layer = dense_layer;
+  p.active_per_layer = dense_layer;
   if (t.has_moe()) {
-    p.per_layer = attention + t.moe().num_experts() * mlp + h * t.moe().num_experts();
-    p.active_per_layer = attention + t.moe().experts_per_token() * mlp + h * t.moe().num_experts();
-  } else {
-    p.per_layer = attention + mlp;
-    p.active_per_layer = p.per_layer;
+    const MoeParameters moe = moe_parameters(t);
+    p.per_layer = attention + moe.total;
+    p.active_per_layer = attention + moe.active;
   }
-  p.layers = p.per_layer * t.num_layers();
+  const int dense_layers = t.num_layers() - moe_layers;
+  p.layers = dense_layers * dense_layer + moe_layers * (moe_layers > 0 ? p.per_layer : 0);
+  p.active_layers =
+      dense_layers * dense_layer + moe_layers * (moe_layers > 0 ? p.active_per_layer : 0);
+  // Multi-token prediction: a layer of the last kind, hidden and embedding norms, the 2h x h
+  // projection and its own final norm.
+  const int64_t mtp = p.per_layer + 3 * norm_parameters(t) + 2 * h * h;
+  p.multi_token_prediction = t.multi_token_prediction_layers() * mtp;
 
   if (t.kind() == schema::DECODER) p.head += norm_parameters(t);  // final norm (pre-norm models)
   if (!t.tied_embeddings()) p.head += v * h;
@@ -81,6 +122,12 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
 int64_t parameter_count(const schema::Model& model) {
   if (model.has_transformer()) return transformer_parameters(model.transformer()).total();
   return cnn_parameters(model.cnn());
+}
+
+int64_t active_parameter_count(const schema::Model& model, bool with_embedding) {
+  if (!model.has_transformer()) return parameter_count(model);
+  const TransformerParameters p = transformer_parameters(model.transformer());
+  return p.active() - (with_embedding ? 0 : p.embedding);
 }
 
 }  // namespace clustersim

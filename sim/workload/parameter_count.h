@@ -10,12 +10,18 @@ namespace clustersim {
 // Parameters of a transformer, split the way the memory model and the pipeline split need them.
 struct TransformerParameters {
   int64_t embedding = 0;  // token (+ learned position, + token type) tables and embedding norm
-  int64_t per_layer = 0;  // one transformer layer, all experts included
-  int64_t layers = 0;     // per_layer * num_layers
+  // One transformer layer, all experts included (a MoE model: one of its MoE layers).
+  int64_t per_layer = 0;
+  int64_t layers = 0;     // all layers: per_layer * num_layers, less what first dense layers lack
   int64_t head = 0;       // final norm, untied output projection, encoder pooler/MLM/NSP heads
+  // Multi-token-prediction modules, trained beside the model but not part of total().
+  int64_t multi_token_prediction = 0;
   int64_t total() const { return embedding + layers + head; }
-  // Parameters one token touches in one layer (MoE: only the routed experts), for FLOP counts.
+  // Parameters one token touches in one layer (MoE: only the routed and shared experts), for FLOP
+  // counts, and in all layers.
   int64_t active_per_layer = 0;
+  int64_t active_layers = 0;
+  int64_t active() const { return embedding + active_layers + head; }
 };
 
 // Requires: a transformer model that passed the catalog checks.
@@ -23,5 +29,9 @@ TransformerParameters transformer_parameters(const schema::Transformer& t);
 
 // Total trainable parameters of a model that passed the catalog checks (transformer or CNN).
 int64_t parameter_count(const schema::Model& model);
+
+// Parameters one token uses (TransformerParameters::active()), without the input-embedding table
+// when !with_embedding; a dense model's or CNN's total.
+int64_t active_parameter_count(const schema::Model& model, bool with_embedding);
 
 }  // namespace clustersim

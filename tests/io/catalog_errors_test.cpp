@@ -168,6 +168,54 @@ TEST_CASE("a shape that does not give the published parameter count is rejected"
                                       "published_significant_digits: 2")) == "");
 }
 
+TEST_CASE("a mixture of experts routing more experts per token than it has is rejected") {
+  CHECK(load_errors(transformer_model("m", "moe { num_experts: 8 experts_per_token: 9 }")) ==
+        "c.textproto:7:26: model[0].transformer.moe.experts_per_token: must not exceed "
+        "num_experts (8)\n");
+}
+
+TEST_CASE("MoE widths, shared experts and dense first layers are checked") {
+  CHECK(load_errors(transformer_model(
+            "m", "moe { num_experts: 8 experts_per_token: 2 expert_ffn_hidden_size: 0 "
+                 "num_shared_experts: -1 first_dense_layers: 32 }")) ==
+        "c.textproto:7:47: model[0].transformer.moe.expert_ffn_hidden_size: must be >= 1, got 0\n"
+        "c.textproto:7:73: model[0].transformer.moe.num_shared_experts: must be >= 0, got -1\n"
+        "c.textproto:7:96: model[0].transformer.moe.first_dense_layers: must be less than "
+        "num_layers (32): no layer has experts\n");
+}
+
+TEST_CASE("latent attention needs its ranks and excludes GQA head fields") {
+  CHECK(load_errors(transformer_model(
+            "m",
+            "num_kv_heads: 8\n    latent_attention { kv_lora_rank: 512 qk_rope_head_dim: 0 }")) ==
+        "c.textproto:8:5: model[0].transformer.latent_attention.qk_nope_head_dim: is required\n"
+        "c.textproto:8:42: model[0].transformer.latent_attention.qk_rope_head_dim: must be >= 1, "
+        "got 0\n"
+        "c.textproto:8:5: model[0].transformer.latent_attention.v_head_dim: is required\n"
+        "c.textproto:7:5: model[0].transformer.num_kv_heads: does not apply with latent_attention "
+        "(its own head dimensions)\n");
+}
+
+TEST_CASE("a sliding window needs its width and a period of at least 2") {
+  CHECK(load_errors(transformer_model("m", "sliding_window { window_tokens: 0 }")) ==
+        "c.textproto:7:22: model[0].transformer.sliding_window.window_tokens: must be >= 1, got 0\n"
+        "c.textproto:7:5: model[0].transformer.sliding_window.full_attention_every: is required\n");
+}
+
+TEST_CASE("a published active count the shape does not give is rejected") {
+  // Llama-2-7B is dense: its active count is its total, 6,738,415,616 (6,607,343,616 without
+  // the 32000 x 4096 embedding table).
+  CHECK(load_errors(transformer_model("m", "",
+                                      "published_active_parameter_count: 6607343616 "
+                                      "published_active_excludes_embedding: true")) == "");
+  CHECK(load_errors(transformer_model("m", "", "published_active_excludes_embedding: true")) ==
+        "c.textproto:9:3: model[0].published_active_excludes_embedding: applies with "
+        "published_active_parameter_count, which is not given\n");
+  CHECK(load_errors(transformer_model("m", "", "published_active_parameter_count: 6607343616")) ==
+        "c.textproto:9:3: model[0].published_active_parameter_count: the shape gives 6738415616 "
+        "parameters, 1.984% off the published 6607343616\n");
+}
+
 TEST_CASE("a CNN whose kernel outgrows its input is rejected at that layer") {
   CHECK(load_errors(R"(model {
   name: "tiny"

@@ -105,6 +105,31 @@ TEST_CASE("an unknown model suggests the closest model") {
         "s.textproto:2:1: model: unknown model \"llama-2-7b\" (did you mean \"llama2-7b\"?)\n");
 }
 
+TEST_CASE("a model whose shape the step does not simulate yet is refused at the model field") {
+  CHECK(load_errors(scenario("deepseek-v3")) ==
+        "s.textproto:2:1: model: \"deepseek-v3\": multi-head latent attention is not simulated "
+        "yet\n");
+  CHECK(load_errors(scenario("gpt-oss-120b")) ==
+        "s.textproto:2:1: model: \"gpt-oss-120b\": sliding-window attention is not simulated "
+        "yet\n");
+  CHECK(load_errors(scenario("qwen3-30b-a3b")) == "");
+}
+
+TEST_CASE("an expert-parallel degree must divide the experts, an expert TP degree their width") {
+  CHECK(load_errors(scenario("mixtral-8x7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                             "parallelism { expert_parallel: 3 expert_tensor_parallel: 5 }")) ==
+        "s.textproto:12:15: parallelism.expert_parallel: 3 does not divide the model's "
+        "num_experts (8)\n"
+        "s.textproto:12:34: parallelism.expert_tensor_parallel: 5 does not divide the experts' "
+        "FFN width (14336)\n");
+  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                             "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                             "parallelism { expert_parallel: 2 }")) ==
+        "s.textproto:12:15: parallelism.expert_parallel: expert parallelism needs a model with "
+        "experts (moe)\n");
+}
+
 TEST_CASE("a tensor-parallel degree that does not divide the heads is rejected") {
   CHECK(load_errors(scenario() + "parallelism { tensor_parallel: 3 }\n") ==
         "s.textproto:12:15: parallelism.tensor_parallel: 3 does not divide the model's "

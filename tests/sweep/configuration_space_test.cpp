@@ -84,6 +84,30 @@ sweep { virtual_stages: [1, 2, 3] })"));
   CHECK(space.pruned.size() == 2);
 }
 
+TEST_CASE("expert degrees that do not fit a stage's GPUs are pruned, fitting ones not simulated") {
+  // Mixtral 8x7B on one 8-GPU node, TP 2 x DP 4: a stage has 8 GPUs.
+  const std::string text = R"(model: "mixtral-8x7b"
+job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
+cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
+parallelism { tensor_parallel: 2 )";
+  for (const auto& [degrees, reason] : std::vector<std::pair<std::string, std::string>>{
+           {"expert_parallel: 8", "expert tensor x expert parallel does not divide the GPUs of a "
+                                  "pipeline stage"},
+           {"expert_parallel: 2",
+            "expert parallelism (its all-to-all, expert gradient groups) is not simulated in the "
+            "step yet"}}) {
+    INFO(degrees);
+    TempDir dir;
+    Diagnostics diagnostics;
+    auto loaded = load_scenario(dir.write("s.textproto", text + degrees + " }"), catalog(),
+                                &diagnostics);
+    REQUIRE(loaded != nullptr);
+    const auto space = expand_configurations(*loaded);
+    CHECK(space.valid.empty());
+    CHECK(space.pruned.at(reason) == 1);
+  }
+}
+
 TEST_CASE("sequence parallelism without tensor parallelism is pruned") {
   TempDir dir;
   auto space = expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 1 }

@@ -36,5 +36,38 @@ TEST_CASE("unfused attention: softmax and a separate dropout kernel over the s x
   CHECK(bytes_of(layer_forward_ops(no_dropout, shape), "attention dropout") == 0);
 }
 
+// FLOPs of the layer's matmuls named `name` (all when empty).
+double matmul_flops(const std::vector<LayerOp>& ops, const std::string& name = "") {
+  double flops = 0;
+  for (const LayerOp& op : ops) {
+    if (op.kind == LayerOp::Kind::kMatmul && (name.empty() || op.name == name)) {
+      flops += 2.0 * op.m * op.n * op.k * op.count;
+    }
+  }
+  return flops;
+}
+
+TEST_CASE("perfectly balanced routing costs a dense layer of the active width plus the router") {
+  // Mixtral 8x7B, top-2 of 8 experts of 14336, TP 2 with sequence parallelism: the MLP matmuls
+  // equal a dense SwiGLU MLP of 2 x 14336; the router adds 2 x (tokens / 2) x h x 8 on each rank's
+  // shard of the tokens.
+  const auto& mixtral =
+      testing::shipped_catalog().models().find("mixtral-8x7b")->value->transformer();
+  auto dense = mixtral;
+  dense.clear_moe();
+  dense.set_ffn_hidden_size(2 * 14336);
+  const LayerShape shape{4096, 1, 2, true, true};
+  const std::vector<LayerOp> moe_ops = layer_forward_ops(mixtral, shape);
+  const std::vector<LayerOp> dense_ops = layer_forward_ops(dense, shape);
+  const double tokens = 4096 / 2;  // per rank
+  CHECK(matmul_flops(moe_ops, "router") == 2 * tokens * 4096 * 8);
+  CHECK(matmul_flops(moe_ops) - matmul_flops(moe_ops, "router") ==
+        Approx(matmul_flops(dense_ops)).epsilon(1e-12));
+  // Permute and unpermute each move the token once and its 2 copies, 16-bit.
+  CHECK(bytes_of(moe_ops, "permute") == 2 * tokens * 4096 * 3);
+  CHECK(bytes_of(moe_ops, "unpermute") == 2 * tokens * 4096 * 3);
+  CHECK(bytes_of(dense_ops, "permute") == 0);
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -2,8 +2,10 @@
 #include "sim/workload/parameter_count.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "tests/testing/parse_message.h"
+#include "tests/testing/shipped_catalog.h"
 
 namespace clustersim {
 namespace {
@@ -99,6 +101,101 @@ TEST_CASE("ResNet-50 as a layer list has torchvision's 25,557,032 parameters") {
       "layer { pool { kind: GLOBAL_AVERAGE } }\n"
       "layer { linear { out_features: 1000 bias: true } } }";
   CHECK(parameter_count(model_from(text)) == 25557032);
+}
+
+// A small MoE model: h 16, 4 heads, ffn 64 (dense), experts of 8, 2 layers.
+const char* kSmallMoe = R"(transformer {
+  kind: DECODER num_layers: 2 hidden_size: 16 num_attention_heads: 4 ffn_hidden_size: 64
+  mlp_activation: SWIGLU normalization: RMSNORM position_embedding: ROTARY vocab_size: 10
+  max_sequence_length: 8 moe { num_experts: 4 experts_per_token: 2 expert_ffn_hidden_size: 8 } })";
+
+TEST_CASE("shared experts run for every token, dense first layers keep the dense MLP") {
+  const schema::Model base = model_from(kSmallMoe);
+  const auto p0 = transformer_parameters(base.transformer());
+  const int64_t expert = 3 * 16 * 8, dense_mlp = 3 * 16 * 64;
+  schema::Model shared = base;
+  shared.mutable_transformer()->mutable_moe()->set_num_shared_experts(1);
+  const auto p1 = transformer_parameters(shared.transformer());
+  CHECK(p1.per_layer - p0.per_layer == expert);
+  CHECK(p1.active_per_layer - p0.active_per_layer == expert);
+  schema::Model first_dense = base;
+  first_dense.mutable_transformer()->mutable_moe()->set_first_dense_layers(1);
+  const auto p2 = transformer_parameters(first_dense.transformer());
+  // One layer trades 4 experts and the 16 x 4 router for the dense MLP.
+  CHECK(p2.layers - p0.layers == dense_mlp - 4 * expert - 16 * 4);
+  CHECK(p2.active_layers - p0.active_layers == dense_mlp - 2 * expert - 16 * 4);
+}
+
+TEST_CASE("latent attention counts DeepSeek-V3's 187,107,328 attention parameters per layer") {
+  // Q: 7168*1536 + 1536 + 1536*128*192; KV: 7168*(512+64) + 512 + 512*128*(128+128);
+  // output: 128*128*7168 (DeepSeek-V2 section 2.1 with DeepSeek-V3's ranks).
+  const schema::Model mla = model_from(R"(transformer {
+    kind: DECODER num_layers: 1 hidden_size: 7168 num_attention_heads: 128 ffn_hidden_size: 1
+    mlp_activation: GELU normalization: RMSNORM position_embedding: ROTARY vocab_size: 1
+    max_sequence_length: 8 latent_attention { q_lora_rank: 1536 kv_lora_rank: 512
+    qk_nope_head_dim: 128 qk_rope_head_dim: 64 v_head_dim: 128 } })");
+  const int64_t norms = 2 * 7168, mlp = 2 * 7168;
+  CHECK(transformer_parameters(mla.transformer()).per_layer - norms - mlp == 187107328);
+}
+
+TEST_CASE("QK norms, attention sinks and a router bias add head_dim, heads and experts") {
+  const schema::Model base = model_from(kSmallMoe);
+  schema::Model extra = base;
+  extra.mutable_transformer()->set_qk_norm(true);
+  extra.mutable_transformer()->set_attention_sinks(true);
+  extra.mutable_transformer()->mutable_moe()->set_router_bias(true);
+  CHECK(parameter_count(extra) - parameter_count(base) == 2 * (2 * 4 + 4 + 4));
+}
+
+TEST_CASE("multi-token prediction modules are counted apart from the model") {
+  schema::Model mtp = model_from(kSmallMoe);
+  mtp.mutable_transformer()->set_multi_token_prediction_layers(1);
+  const auto p = transformer_parameters(mtp.transformer());
+  CHECK(p.total() == parameter_count(model_from(kSmallMoe)));
+  // A MoE layer, three RMSNorms, the 2h x h projection.
+  CHECK(p.multi_token_prediction == p.per_layer + 3 * 16 + 2 * 16 * 16);
+}
+
+// The shipped MoE models against their publishers' figures. Each publication is cited in the
+// model's file; figures there are rounded: `digits` significant digits.
+struct Published {
+  const char* model;
+  double total, active;  // parameters; active 0: not published in a reproducible form
+  bool active_without_embedding;
+};
+
+TEST_CASE("shipped MoE models reproduce their published total and active parameters") {
+  const Published published[] = {
+      {"mixtral-8x7b", 46702792704, 12.9e9, false},  // Mistral AI: 46.7B, 12.9B per token
+      {"mixtral-8x22b", 141e9, 39e9, false},         // Mistral AI: 141B, 39B active
+      {"deepseek-v3", 671e9, 37e9, true},            // DeepSeek-V3 report: 671B, 37B
+      {"qwen3-30b-a3b", 30.5e9, 0, false},           // Qwen3 card: 30.5B (3.3B: see the file)
+      {"qwen3-235b-a22b", 235e9, 22e9, false},       // Qwen3 card: 235B, 22B
+      {"gpt-oss-120b", 116.83e9, 5.13e9, true},      // gpt-oss model card: 116.83B, 5.13B
+      {"kimi-k2", 1e12, 32e9, true},                 // Kimi-K2 card: 1T, 32B
+  };
+  for (const Published& p : published) {
+    INFO(p.model);
+    const schema::Model& m = *testing::shipped_catalog().models().find(p.model)->value;
+    const double total = static_cast<double>(parameter_count(m));
+    // Within 0.5% of each total; Kimi-K2's "1T" is one significant digit (1.026T).
+    CHECK(std::abs(total / p.total - 1) < (p.total == 1e12 ? 0.05 : 0.005));
+    if (p.active == 0) continue;
+    const double active =
+        static_cast<double>(active_parameter_count(m, !p.active_without_embedding));
+    // Two-digit figures (37B, 22B, 39B, 32B) are met to their rounding, within 1.1%.
+    CHECK(std::abs(active / p.active - 1) < 0.011);
+  }
+}
+
+TEST_CASE("DeepSeek-V3's multi-token-prediction module is 11.6B (685B - 671B with copies)") {
+  // README of deepseek-ai/DeepSeek-V3: 14B of MTP weights, which include copies of the
+  // 129280 x 7168 embedding and output head (1.853B).
+  const auto p = transformer_parameters(
+      testing::shipped_catalog().models().find("deepseek-v3")->value->transformer());
+  const double copies = 2.0 * 129280 * 7168;
+  CHECK(std::abs((p.multi_token_prediction + copies) / 14e9 - 1) < 0.05);
+  CHECK(p.multi_token_prediction == 11610067968);
 }
 
 }  // namespace

@@ -198,16 +198,19 @@ Table model_table(const Catalog& catalog) {
           {"vocab_size", "vocab", 0},
           {"max_sequence_length", "seq", 0},
           {"parameters_billion", "params B", 3},
+          // What one token uses (MoE: its routed and shared experts), embedding table included.
+          {"active_parameters_billion", "active B", 3},
           {"published_parameter_count", "published", 0}};
   for (const auto& [name, entry] : catalog.models().all()) {
     const s::Model& m = *entry.value;
     const double billions = static_cast<double>(parameter_count(m)) / 1e9;
+    const double active = static_cast<double>(active_parameter_count(m, true)) / 1e9;
     const Cell published = m.has_published_parameter_count()
                                ? Cell(static_cast<double>(m.published_parameter_count()))
                                : Cell();
     if (!m.has_transformer()) {
       t.add_row({name, std::string("CNN"), Cell(), Cell(), Cell(), Cell(), Cell(), Cell(), Cell(),
-                 billions, published});
+                 billions, active, published});
       continue;
     }
     const s::Transformer& x = m.transformer();
@@ -216,7 +219,7 @@ Table model_table(const Catalog& catalog) {
          static_cast<double>(x.hidden_size()), static_cast<double>(x.num_attention_heads()),
          static_cast<double>(x.has_num_kv_heads() ? x.num_kv_heads() : x.num_attention_heads()),
          static_cast<double>(x.ffn_hidden_size()), static_cast<double>(x.vocab_size()),
-         static_cast<double>(x.max_sequence_length()), billions, published});
+         static_cast<double>(x.max_sequence_length()), billions, active, published});
   }
   return t;
 }

@@ -1,0 +1,24 @@
+// The shape of a mixture-of-experts model's layers: which layers route tokens to experts, and the
+// width and number of experts a token passes through. Dense models answer as one expert.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/io/schema/model.pb.h"
+
+namespace clustersim {
+
+// Requires (for all functions): a transformer that passed the catalog checks.
+
+// FFN width of one routed (and shared) expert: moe.expert_ffn_hidden_size, else ffn_hidden_size.
+int64_t expert_ffn_hidden_size(const schema::Transformer& t);
+
+// Layers whose MLP is a mixture of experts (0 for a dense model): the layers after
+// moe.first_dense_layers.
+int moe_layer_count(const schema::Transformer& t);
+
+// Experts of expert_ffn_hidden_size one token runs in a MoE layer: experts_per_token routed plus
+// num_shared_experts shared ones.
+int64_t experts_run_per_token(const schema::Transformer& t);
+
+}  // namespace clustersim

@@ -1,0 +1,67 @@
+// Tests of the direct all-to-all (sim/net/direct.cpp), the traffic of expert parallelism's token
+// dispatch and combine: closed forms on one NVSwitch node, and NICs shared across nodes.
+#include <catch2/catch.hpp>
+
+#include "sim/net/collective.h"
+#include "sim/net/collective_algorithms.h"
+#include "tests/testing/cluster.h"
+
+namespace clustersim {
+namespace {
+
+using testing::shipped_cluster;
+
+constexpr double kGiB = 1073741824;
+
+// p5.48xlarge: 8 H100 on NVSwitch, NVLink 450 GB/s per direction x 0.80 (links.textproto).
+constexpr double kNvlink = 450e9 * 0.80;
+
+TEST_CASE("an all-to-all within an NVSwitch node takes S(n-1)/n over the link plus a step") {
+  // Each GPU sends S/n to each of the n-1 others over its own NVLink port, all at once:
+  //   t = S (n-1)/n / B + step latency.
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  const double s = 1 * kGiB;
+  for (int n : {2, 4, 8}) {
+    INFO(n << " GPUs");
+    std::vector<int> gpus;
+    for (int g = 0; g < n; ++g) gpus.push_back(g);
+    const double latency = step_latency(0, 1, *t).seconds();
+    CHECK(collective_time(*t, {CollectiveOp::kAllToAll, gpus, s, CollectiveAlgorithm::kDirect})
+              .seconds() == Approx(s * (n - 1) / n / kNvlink + latency).epsilon(1e-6));
+  }
+}
+
+// The finish time of each all-to-all of `groups`, all started at once on one network.
+std::vector<double> concurrent_seconds(const Topology& t,
+                                       const std::vector<std::vector<int>>& groups, double bytes) {
+  Simulation sim;
+  Network net(&sim, &t);
+  std::vector<double> done(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    start_collective(&net, {CollectiveOp::kAllToAll, groups[i], bytes, CollectiveAlgorithm::kDirect},
+                     [&, i] { done[i] = sim.now().seconds(); });
+  }
+  sim.run();
+  return done;
+}
+
+TEST_CASE("expert-parallel all-to-alls across nodes slow k-fold when k GPUs share a NIC") {
+  // p4d.24xlarge: 8 A100, 4 EFA NICs, each on the PCIe switch of two GPUs (k = 2). An EP group of
+  // GPU 0 of two nodes sends S/2 each way through NIC 0; GPU 1's group shares that NIC, so with
+  // both running each takes k times the single group's transfer time (plus the same latency).
+  auto t = shipped_cluster("aws.p4d.24xlarge", 2);
+  const double s = 256e6;
+  const double latency = step_latency(0, 8, *t).seconds();
+  const double alone = concurrent_seconds(*t, {{0, 8}}, s)[0] - latency;
+  const std::vector<double> shared = concurrent_seconds(*t, {{0, 8}, {1, 9}}, s);
+  for (double seconds : shared) CHECK(seconds - latency == Approx(2 * alone).epsilon(1e-6));
+  // GPUs 0 and 2 use different NICs: no slowdown.
+  for (double seconds : concurrent_seconds(*t, {{0, 8}, {2, 10}}, s)) {
+    CHECK(seconds - latency == Approx(alone).epsilon(1e-6));
+  }
+  // The single flow runs at the NIC's rate: 100 Gbit/s x the EFA efficiency (0.955).
+  CHECK(alone == Approx(s / 2 / (100e9 / 8 * 0.955)).epsilon(1e-6));
+}
+
+}  // namespace
+}  // namespace clustersim
