@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "sim/util/check.h"
+#include "sim/workload/element_size.h"
 
 namespace clustersim {
 
@@ -33,21 +34,6 @@ double peak_tflops(const s::PeakTflops& p, s::Precision precision) {
 
 namespace {
 
-double input_bytes(s::Precision precision) {
-  switch (precision) {
-    case s::FP32:
-    case s::TF32:
-      return 4;
-    case s::FP8:
-    case s::INT8:
-      return 1;
-    case s::FP4:
-      return 0.5;
-    default:
-      return 2;
-  }
-}
-
 // Share of a dimension's 128-wide tiles that hold real rows or columns.
 double tile_use(int64_t size) {
   constexpr int64_t kTile = 128;
@@ -69,7 +55,7 @@ ComputeModel::Gemm ComputeModel::gemm_for(const s::Gpu& gpu, s::Precision precis
                                           const s::Runtime& runtime) {
   Gemm g{peak_tflops(gpu.peak_tflops(), precision) * 1e12, runtime.default_matmul_max_fraction(),
          Picoseconds::from_microseconds(runtime.default_matmul_overhead_us()),
-         input_bytes(precision)};
+         bytes_per_element(precision)};
   bool fitted = false;
   for (const s::MatmulEfficiency& e : gpu.matmul_efficiency()) {
     if (e.precision() != precision) continue;
@@ -89,7 +75,7 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
   peak_flops_ = gemm_.peak_flops;
   CLUSTERSIM_CHECK(peak_flops_ > 0, "a compute model for a precision the GPU lacks");
   // Wider types than 16 bits keep their own GEMMs everywhere.
-  const bool narrow = input_bytes(precision) < 2;
+  const bool narrow = bytes_per_element(precision) < 2;
   sixteen_bit_ = narrow ? gemm_for(gpu, sixteen, runtime) : gemm_;
   sixteen_bit_peak_ = peak_tflops(gpu.peak_tflops(), sixteen) * 1e12;
   const double memory_fraction = gpu.has_memory_efficiency_fraction()

@@ -33,22 +33,6 @@ double layer_matrix_parameters(const InferenceShape& shape, int experts) {
 
 }  // namespace
 
-double bytes_per_element(s::Precision precision) {
-  switch (precision) {
-    case s::FP32:
-    case s::TF32:
-      return 4;
-    case s::FP8:
-    case s::INT8:
-      return 1;
-    case s::FP4:
-    case s::INT4:
-      return 0.5;
-    default:
-      return kSixteenBit;
-  }
-}
-
 int stage_layers(int layers, int stages, int stage) {
   return layers / stages + (stage < layers % stages ? 1 : 0);
 }

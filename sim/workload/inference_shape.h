@@ -15,11 +15,9 @@
 
 #include "sim/io/schema/common.pb.h"
 #include "sim/io/schema/model.pb.h"
+#include "sim/workload/element_size.h"
 
 namespace clustersim {
-
-// Bytes of one element: FP32/TF32 4, FP16/BF16 2, FP8/INT8 1, FP4/INT4 0.5.
-double bytes_per_element(schema::Precision precision);
 
 struct TensorFormats {
   schema::Precision weights = schema::FP16;
