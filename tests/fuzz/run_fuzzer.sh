@@ -9,6 +9,7 @@
 set -u
 fuzzer="$1" runs="$2" seed="$3"
 artifacts="${4:-$(mktemp -d)}"
+mkdir -p "$artifacts"
 if [ -n "${5:-}" ]; then
   corpus="$5"
   mkdir -p "$corpus"
