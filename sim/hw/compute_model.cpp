@@ -11,6 +11,10 @@ namespace clustersim {
 
 namespace s = schema;
 
+s::Precision sixteen_bit_format(const s::Gpu& gpu) {
+  return gpu.peak_tflops().has_bf16() ? s::BF16 : s::FP16;
+}
+
 double peak_tflops(const s::PeakTflops& p, s::Precision precision) {
   switch (precision) {
     case s::FP32:
@@ -70,7 +74,7 @@ ComputeModel::Gemm ComputeModel::gemm_for(const s::Gpu& gpu, s::Precision precis
 ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::Runtime& runtime,
                            KernelSetting setting)
     : precision_(precision), gpu_(&gpu) {
-  const s::Precision sixteen = gpu.peak_tflops().has_bf16() ? s::BF16 : s::FP16;
+  const s::Precision sixteen = sixteen_bit_format(gpu);
   gemm_ = gemm_for(gpu, precision, runtime);
   peak_flops_ = gemm_.peak_flops;
   CLUSTERSIM_CHECK(peak_flops_ > 0, "a compute model for a precision the GPU lacks");

@@ -27,6 +27,9 @@ namespace clustersim {
 // no tensor-core support for it (or it is INT4 / unspecified).
 double peak_tflops(const schema::PeakTflops& peak, schema::Precision precision);
 
+// The 16-bit format the GPU's tensor cores run: BF16 where it has a BF16 peak, else FP16.
+schema::Precision sixteen_bit_format(const schema::Gpu& gpu);
+
 // Where the kernels run: alone, as the calibration benchmarks ran them, or inside a training step.
 enum class KernelSetting { kIsolated, kTrainingStep };
 

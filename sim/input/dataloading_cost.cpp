@@ -1,21 +1,13 @@
 // Per-sample CPU cost of a data-loader worker, and the checks of the catalog entries behind it.
 #include "sim/input/dataloading_cost.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "sim/io/entry_checks.h"
+#include "sim/util/lower_case.h"
 
 namespace clustersim {
 namespace {
 
 namespace s = schema;
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 // How much longer than at the entry's reference clock a thread of `instance` takes.
 double clock_factor(const s::DataloadingCost& cost, const s::InstanceType& instance) {
@@ -42,10 +34,10 @@ void check_dataloading_cost(const FieldChecker& entry) {
 const s::DataloadingCost* find_dataloading_cost(const Catalog& catalog,
                                                 const s::InstanceType& instance) {
   if (!instance.cpu().has_model()) return nullptr;
-  const std::string model = lower(instance.cpu().model());
+  const std::string model = lower_case(instance.cpu().model());
   for (const auto& [name, entry] : catalog.dataloading_costs().all()) {
     for (const std::string& match : entry.value->cpu_model_match()) {
-      if (model.find(lower(match)) != std::string::npos) return entry.value;
+      if (model.find(lower_case(match)) != std::string::npos) return entry.value;
     }
   }
   return nullptr;

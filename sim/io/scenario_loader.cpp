@@ -16,6 +16,7 @@
 #include "sim/parallel/expert_parallel.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/simulated_features.h"
+#include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
 namespace {
@@ -89,7 +90,7 @@ std::string tensor_parallel_problem(int tp, const schema::Model* model) {
     return tp == 1 ? "" : "tensor parallelism applies to transformers only";
   }
   const s::Transformer& t = model->transformer();
-  const int kv = t.has_num_kv_heads() ? t.num_kv_heads() : t.num_attention_heads();
+  const int64_t kv = kv_heads(t);
   if (t.num_attention_heads() % tp != 0) {
     return std::to_string(tp) + " does not divide the model's num_attention_heads (" +
            std::to_string(t.num_attention_heads()) + ")";
@@ -143,7 +144,7 @@ std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
            " tokens per rank, not divisible by tensor parallel " + std::to_string(tp) +
            " (sequence parallelism)";
   }
-  const int kv = t.has_num_kv_heads() ? t.num_kv_heads() : t.num_attention_heads();
+  const int64_t kv = kv_heads(t);
   if (all_to_all && ((t.num_attention_heads() / tp) % cp != 0 || (kv / tp) % cp != 0)) {
     return "ALL_TO_ALL needs the attention and KV heads per tensor-parallel rank (" +
            std::to_string(t.num_attention_heads() / tp) + " and " + std::to_string(kv / tp) +

@@ -2,9 +2,9 @@
 #include "sim/net/topology_builder.h"
 
 #include <algorithm>
-#include <cctype>
 #include <numeric>
 
+#include "sim/util/lower_case.h"
 #include "sim/util/number_format.h"
 
 namespace clustersim {
@@ -17,12 +17,6 @@ struct LinkClasses {
   const s::LinkClass* pcie = nullptr;
   const s::LinkClass* network = nullptr;
 };
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 const s::LinkClass* find_link_class(const Catalog& catalog, const std::string& name,
                                     std::string* error) {
@@ -92,7 +86,8 @@ std::string check_inputs(const ClusterSpec& spec, const Catalog& catalog, Inputs
   }
   if (spec.nodes > 1) {
     const s::NodeNetwork& net = spec.instance->network();
-    in->classes.network = find_link_class(catalog, lower(s::NetworkKind_Name(net.kind())), &error);
+    in->classes.network =
+        find_link_class(catalog, lower_case(s::NetworkKind_Name(net.kind())), &error);
     if (!net.has_total_gbit_per_s()) {
       return spec.instance->name() + " has no network.total_gbit_per_s in the catalog";
     }

@@ -16,17 +16,19 @@
 // For GPT (a = k, d = h/a, f = 4h, dropout): boundary 10Th, split 24Th, s x s 5as^2b.
 #include "sim/parallel/activation_memory.h"
 
+#include "sim/workload/transformer_dimensions.h"
+
 namespace clustersim {
 
 double layer_activation_bytes(const schema::Transformer& t, const LayerActivationSpec& spec) {
   const double s = spec.sequence_length, b = spec.micro_batch_size, tp = spec.tensor_parallel;
   const double tokens = s * b / spec.context_parallel, h = t.hidden_size();
   const double a = t.num_attention_heads();
-  const double k = t.has_num_kv_heads() ? t.num_kv_heads() : a;
-  const double d = t.has_head_dim() ? t.head_dim() : h / a;
+  const double k = kv_heads(t);
+  const double d = head_dim(t);
   const double f = t.ffn_hidden_size();
   const bool dropout = t.dropout();
-  const bool gated = t.mlp_activation() == schema::SWIGLU || t.mlp_activation() == schema::GEGLU;
+  const bool gated = gated_mlp(t);
   const double boundary_shard = spec.sequence_parallel ? tp : 1;
 
   if (spec.recompute == schema::RECOMPUTE_FULL) return 2 * tokens * h / boundary_shard;

@@ -10,17 +10,16 @@ namespace clustersim {
 namespace {
 
 namespace s = schema;
-using Kind = LayerOp::Kind;
+using K = LayerOp::Kind;
 
-bool is_tensor_collective(Kind k) {
-  return k == Kind::kTensorAllReduce || k == Kind::kTensorAllGather ||
-         k == Kind::kTensorReduceScatter;
+bool is_tensor_collective(K k) {
+  return k == K::kTensorAllReduce || k == K::kTensorAllGather || k == K::kTensorReduceScatter;
 }
 
-CollectiveOp tensor_op(Kind kind) {
-  return kind == Kind::kTensorAllGather       ? CollectiveOp::kAllGather
-         : kind == Kind::kTensorReduceScatter ? CollectiveOp::kReduceScatter
-                                              : CollectiveOp::kAllReduce;
+CollectiveOp tensor_op(K kind) {
+  return kind == K::kTensorAllGather       ? CollectiveOp::kAllGather
+         : kind == K::kTensorReduceScatter ? CollectiveOp::kReduceScatter
+                                           : CollectiveOp::kAllReduce;
 }
 
 // Chunks of a pipelined GEMM + reduce-scatter: Transformer Engine's default num_splits for the
@@ -29,15 +28,15 @@ constexpr int kPipelinedChunks = 4;
 
 // Whether the all-gather or reduce-scatter `ops[i]` feeds or drains a GEMM it can overlap.
 bool beside_gemm(const std::vector<LayerOp>& ops, size_t i) {
-  if (ops[i].kind == Kind::kTensorAllGather) {
-    return i + 1 < ops.size() && ops[i + 1].kind == Kind::kMatmul;
+  if (ops[i].kind == K::kTensorAllGather) {
+    return i + 1 < ops.size() && ops[i + 1].kind == K::kMatmul;
   }
-  return ops[i].kind == Kind::kTensorReduceScatter && i > 0 && ops[i - 1].kind == Kind::kMatmul;
+  return ops[i].kind == K::kTensorReduceScatter && i > 0 && ops[i - 1].kind == K::kMatmul;
 }
 
 bool is_attention_core(const LayerOp& op) {
-  return op.kind == Kind::kAttention || op.kind == Kind::kContextAllGather ||
-         op.kind == Kind::kContextAllToAll || op.name == "scores" || op.name == "softmax" ||
+  return op.kind == K::kAttention || op.kind == K::kContextAllGather ||
+         op.kind == K::kContextAllToAll || op.name == "scores" || op.name == "softmax" ||
          op.name == "attention dropout" || op.name == "values";
 }
 
@@ -61,7 +60,7 @@ MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const Compute
       compute.matmul(op.m, op.n, op.k, op.count, b16), {}, data_gradient + weight_gradient, {}};
   if (overlap_ranks < 2) return t;
   const int64_t rows = op.m / overlap_ranks;
-  if (i > 0 && ops[i - 1].kind == Kind::kTensorAllGather) {
+  if (i > 0 && ops[i - 1].kind == K::kTensorAllGather) {
     const OverlappedTime f = ring_exchange_overlap(
         compute.matmul(rows, op.n, op.k, op.count, b16),
         tp->time(CollectiveOp::kAllGather, ops[i - 1].bytes), overlap_ranks);
@@ -70,7 +69,7 @@ MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const Compute
     t.backward_comm = bulk_overlap_exposed(
         tp->time(CollectiveOp::kReduceScatter, 2 * ops[i].m * ops[i].k), weight_gradient);
   }
-  if (i + 1 < ops.size() && ops[i + 1].kind == Kind::kTensorReduceScatter) {
+  if (i + 1 < ops.size() && ops[i + 1].kind == K::kTensorReduceScatter) {
     const OverlappedTime f = pipelined_overlap(
         compute.matmul(op.m / kPipelinedChunks, op.n, op.k, op.count, b16),
         tp->time(CollectiveOp::kReduceScatter, ops[i + 1].bytes), kPipelinedChunks);
@@ -95,28 +94,28 @@ OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& c
   const LayerOp& op = ops[i];
   OpTimes t;
   switch (op.kind) {
-    case Kind::kMatmul: {
+    case K::kMatmul: {
       const MatmulTimes m = time_matmul(ops, i, compute, groups.tensor, overlap_ranks);
       t.forward = {m.forward, m.forward_comm, {}};
       t.backward = {m.backward, m.backward_comm, {}};
       return t;
     }
-    case Kind::kAttention: {
+    case K::kAttention: {
       const AttentionTimes a = attention_times(op, compute, groups.context, groups.context_comm);
       t.forward = {a.forward, {}, a.forward_exposed};
       t.backward = {a.backward, {}, a.backward_exposed};
       return t;
     }
-    case Kind::kMemory:
+    case K::kMemory:
       t.forward.compute = compute.memory_bound(op.bytes);
       t.backward.compute = compute.memory_bound(2 * op.bytes);
       return t;
-    case Kind::kContextAllGather:
+    case K::kContextAllGather:
       CLUSTERSIM_CHECK(groups.context != nullptr, "a context-parallel collective without a group");
       t.forward.context_comm = groups.context->time(CollectiveOp::kAllGather, op.bytes);
       t.backward.context_comm = groups.context->time(CollectiveOp::kReduceScatter, op.bytes);
       return t;
-    case Kind::kContextAllToAll:
+    case K::kContextAllToAll:
       CLUSTERSIM_CHECK(groups.context != nullptr, "a context-parallel collective without a group");
       t.forward.context_comm = t.backward.context_comm =
           groups.context->time(CollectiveOp::kAllToAll, op.bytes);
@@ -157,8 +156,7 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
   LayerTimes t;
   for (size_t i = 0; i < ops.size(); ++i) {
     const LayerOp& op = ops[i];
-    if (is_tensor_collective(op.kind) && overlap_ranks > 1 &&
-        op.kind != Kind::kTensorAllReduce) {
+    if (is_tensor_collective(op.kind) && overlap_ranks > 1 && op.kind != K::kTensorAllReduce) {
       CLUSTERSIM_CHECK(beside_gemm(ops, i), "an overlapped collective without its GEMM");
       continue;  // timed with its GEMM
     }

@@ -18,7 +18,7 @@ namespace clustersim {
 namespace {
 
 namespace s = schema;
-using Kind = LayerOp::Kind;
+using K = LayerOp::Kind;
 
 const char* largest(const StepResult& r) {
   const std::pair<double, const char*> parts[] = {
@@ -99,7 +99,7 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
   const LayerTimes times = time_layer(ops, compute, {}, s::RECOMPUTE_NONE);
   double forward_flops = 0;
   for (const LayerOp& op : ops) {
-    if (op.kind == Kind::kMatmul) forward_flops += 2.0 * op.m * op.n * op.k * op.count;
+    if (op.kind == K::kMatmul) forward_flops += 2.0 * op.m * op.n * op.k * op.count;
   }
   const double params = static_cast<double>(parameter_count(model));
   PipelinePlan plan;

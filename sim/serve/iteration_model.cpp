@@ -14,10 +14,6 @@ namespace s = schema;
 
 constexpr int64_t kMemoTokens = 16384;  // matmul times memoized for m up to this
 
-s::Precision sixteen_bit(const s::Gpu& gpu) {
-  return gpu.peak_tflops().has_bf16() ? s::BF16 : s::FP16;
-}
-
 bool grouped_kernel_applies(const s::ServingRuntime& runtime, const InferenceShape& shape) {
   if (!runtime.has_grouped_attention_head_dim()) return false;
   return shape.head_dim == runtime.grouped_attention_head_dim() && shape.kv_heads > 0 &&
@@ -29,7 +25,7 @@ bool grouped_kernel_applies(const s::ServingRuntime& runtime, const InferenceSha
 IterationModel::IterationModel(const IterationInputs& in)
     : compute_(ComputeModel::serving(*in.gpu, in.formats.activations, *in.runtime,
                                      in.fit.compute_fraction(), in.fit.memory_fraction())),
-      sixteen_(ComputeModel::serving(*in.gpu, sixteen_bit(*in.gpu), *in.runtime,
+      sixteen_(ComputeModel::serving(*in.gpu, sixteen_bit_format(*in.gpu), *in.runtime,
                                      in.fit.compute_fraction(), in.fit.memory_fraction())),
       weight_bytes_(bytes_per_element(in.formats.weights)),
       layer_overhead_(Picoseconds::from_microseconds(in.fit.layer_overhead_us())),

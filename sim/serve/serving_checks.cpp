@@ -21,10 +21,6 @@ std::string quantization_problem(const s::Quantization& q, const s::Gpu& gpu) {
 
 namespace {
 
-s::Precision sixteen_bit(const s::Gpu& gpu) {
-  return gpu.peak_tflops().has_bf16() ? s::BF16 : s::FP16;
-}
-
 void check_lengths(const FieldChecker& owner, const char* field) {
   if (!owner.require(field)) return;
   const FieldChecker d = owner.child(field);
@@ -138,9 +134,11 @@ void check_scheduler(const FieldChecker& scheduler, int longest_prompt) {
 
 TensorFormats resolve_formats(const s::Quantization& q, const s::Gpu& gpu) {
   TensorFormats f;
-  f.weights = q.has_weights() ? q.weights() : sixteen_bit(gpu);
+  f.weights = q.has_weights() ? q.weights() : sixteen_bit_format(gpu);
   const bool weight_only = f.weights == s::INT4;
-  f.activations = q.has_activations() ? q.activations() : weight_only ? sixteen_bit(gpu) : f.weights;
+  f.activations = q.has_activations() ? q.activations()
+                  : weight_only       ? sixteen_bit_format(gpu)
+                                      : f.weights;
   const bool eight_bit = f.activations == s::FP8 || f.activations == s::FP4;
   f.kv_cache = q.has_kv_cache()                ? q.kv_cache()
                : eight_bit                     ? s::FP8
@@ -152,7 +150,7 @@ TensorFormats resolve_formats(const s::Quantization& q, const s::Gpu& gpu) {
 void check_quantization(const FieldChecker& quantization, const s::Gpu* gpu,
                         const std::string& instance_name) {
   const auto& q = static_cast<const s::Quantization&>(quantization.message());
-  const s::Precision sixteen = gpu ? sixteen_bit(*gpu) : s::BF16;
+  const s::Precision sixteen = gpu ? sixteen_bit_format(*gpu) : s::BF16;
   const s::Precision weights = q.has_weights() ? q.weights() : sixteen;
   const s::Precision activations = q.has_activations() ? q.activations()
                                    : weights == s::INT4 ? sixteen

@@ -2,16 +2,12 @@
 #include "sim/serve/serving_space.h"
 
 #include "sim/serve/serving_checks.h"
+#include "sim/sweep/axis_values.h"
 
 namespace clustersim {
 namespace {
 
 namespace s = schema;
-
-template <class T, class Repeated>
-std::vector<T> axis(const Repeated& listed, T single) {
-  return listed.empty() ? std::vector<T>{single} : std::vector<T>(listed.begin(), listed.end());
-}
 
 // The scheduler with every default written in.
 s::Scheduler resolved_scheduler(const s::Scheduler& given) {
@@ -40,17 +36,17 @@ ServingSpace::ServingSpace(const LoadedServingScenario& scenario) : scenario_(sc
   const s::ServingScenario& m = scenario.scenario();
   const s::Deployment& d = m.deployment();
   const s::ServingSweep& sweep = m.sweep();
-  tensor_ = axis(sweep.tensor_parallel(), d.has_tensor_parallel() ? d.tensor_parallel() : 1);
+  tensor_ = axis_values(sweep.tensor_parallel(), d.has_tensor_parallel() ? d.tensor_parallel() : 1);
   pipeline_ =
-      axis(sweep.pipeline_parallel(), d.has_pipeline_parallel() ? d.pipeline_parallel() : 1);
-  replicas_ = axis(sweep.replicas(), d.has_replicas() ? d.replicas() : 1);
-  quantizations_ = axis(sweep.quantization(), d.quantization());
+      axis_values(sweep.pipeline_parallel(), d.has_pipeline_parallel() ? d.pipeline_parallel() : 1);
+  replicas_ = axis_values(sweep.replicas(), d.has_replicas() ? d.replicas() : 1);
+  quantizations_ = axis_values(sweep.quantization(), d.quantization());
   const s::Scheduler base = resolved_scheduler(d.scheduler());
   batching_.clear();
   for (int b : sweep.batching()) batching_.push_back(static_cast<s::Batching>(b));
   if (batching_.empty()) batching_.push_back(base.batching());
-  max_batch_ = axis(sweep.max_batch_size(), base.max_batch_size());
-  max_tokens_ = axis(sweep.max_tokens_per_iteration(), base.max_tokens_per_iteration());
+  max_batch_ = axis_values(sweep.max_batch_size(), base.max_batch_size());
+  max_tokens_ = axis_values(sweep.max_tokens_per_iteration(), base.max_tokens_per_iteration());
   size_ = static_cast<int64_t>(scenario.instances.size() * tensor_.size() * pipeline_.size() *
                                replicas_.size() * quantizations_.size() * batching_.size() *
                                max_batch_.size() * max_tokens_.size());

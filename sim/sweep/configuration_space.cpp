@@ -8,19 +8,13 @@
 #include "sim/net/topology_builder.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/pipeline_layout.h"
+#include "sim/sweep/axis_values.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
 namespace {
 
 namespace s = schema;
-
-// The values of one axis: the sweep's list if non-empty, else the base value.
-template <class T, class List>
-std::vector<T> axis(const List& swept, T base) {
-  if (swept.empty()) return {base};
-  return std::vector<T>(swept.begin(), swept.end());
-}
 
 // Base parallelism with the documented defaults filled in.
 s::Parallelism base_parallelism(const s::Scenario& scenario) {
@@ -125,11 +119,11 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
   std::vector<const s::StorageVolume*> volumes;
   for (const s::StorageVolume& volume : sw.dataset_storage()) volumes.push_back(&volume);
   if (volumes.empty()) volumes.push_back(loads ? &sc.job().dataset().storage() : nullptr);
-  const std::vector<int> workers = axis<int>(sw.dataloader_workers_per_gpu(),
-                                             loads ? sc.job().dataloader().workers_per_gpu() : 0);
-  for (int zero : axis<int>(sw.zero_stage(), base_.zero_stage())) {
-    for (int recompute : axis<int>(sw.recompute(), base_.recompute())) {
-      for (bool sp : axis<bool>(sw.sequence_parallel(), base_.sequence_parallel())) {
+  const std::vector<int> workers = axis_values<int>(
+      sw.dataloader_workers_per_gpu(), loads ? sc.job().dataloader().workers_per_gpu() : 0);
+  for (int zero : axis_values<int>(sw.zero_stage(), base_.zero_stage())) {
+    for (int recompute : axis_values<int>(sw.recompute(), base_.recompute())) {
+      for (bool sp : axis_values<bool>(sw.sequence_parallel(), base_.sequence_parallel())) {
         for (const s::StorageVolume* volume : volumes) {
           for (int w : workers) {
             options_.push_back({zero, static_cast<s::Recompute>(recompute), sp, volume, w});
@@ -141,12 +135,12 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
   // Listed layouts are the same for every group: one list they all share.
   std::vector<Layout> listed;
   if (!sw.has_auto_parallelism()) {
-    for (int tp : axis<int>(sw.tensor_parallel(), base_.tensor_parallel())) {
-      for (int cp : axis<int>(sw.context_parallel(), base_.context_parallel())) {
-        for (int pp : axis<int>(sw.pipeline_parallel(), base_.pipeline_parallel())) {
-          for (int mbs : axis<int>(sw.micro_batch_size(), base_.micro_batch_size())) {
-            for (int schedule : axis<int>(sw.schedule(), base_.schedule())) {
-              for (int vs : axis<int>(sw.virtual_stages(), base_.virtual_stages())) {
+    for (int tp : axis_values<int>(sw.tensor_parallel(), base_.tensor_parallel())) {
+      for (int cp : axis_values<int>(sw.context_parallel(), base_.context_parallel())) {
+        for (int pp : axis_values<int>(sw.pipeline_parallel(), base_.pipeline_parallel())) {
+          for (int mbs : axis_values<int>(sw.micro_batch_size(), base_.micro_batch_size())) {
+            for (int schedule : axis_values<int>(sw.schedule(), base_.schedule())) {
+              for (int vs : axis_values<int>(sw.virtual_stages(), base_.virtual_stages())) {
                 listed.push_back(
                     {tp, pp, mbs, vs, static_cast<s::PipelineSchedule>(schedule), cp, false});
               }
@@ -158,7 +152,7 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
   }
   const auto shared_listed = std::make_shared<const std::vector<Layout>>(std::move(listed));
   for (const s::InstanceType* instance : scenario.instances) {
-    for (int nodes : axis<int>(sw.nodes(), sc.cluster().nodes())) {
+    for (int nodes : axis_values<int>(sw.nodes(), sc.cluster().nodes())) {
       Group group{instance, nodes, size_,
                   sw.has_auto_parallelism()
                       ? std::make_shared<const std::vector<Layout>>(auto_layouts(*instance, nodes))

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "sim/util/check.h"
+#include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
 namespace {
@@ -17,10 +18,6 @@ namespace {
 namespace s = schema;
 
 constexpr double kSixteenBit = 2;  // bytes: embedding, output projection, norms, hidden states
-
-bool gated(const s::Transformer& t) {
-  return t.mlp_activation() == s::SWIGLU || t.mlp_activation() == s::GEGLU;
-}
 
 // Parameters of one layer's matrices on one rank (all experts), and its norms.
 double layer_matrix_parameters(const InferenceShape& shape, int experts) {
@@ -48,8 +45,8 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
   InferenceShape shape;
   const int tp = tensor_parallel;
   const int64_t h = t.hidden_size(), a = t.num_attention_heads();
-  const int64_t kv = t.has_num_kv_heads() ? t.num_kv_heads() : a;
-  const int64_t d = t.has_head_dim() ? t.head_dim() : h / a;
+  const int64_t kv = kv_heads(t);
+  const int64_t d = head_dim(t);
   const int64_t f = t.ffn_hidden_size() / tp;
   shape.layers = stage_layers(t.num_layers(), pipeline_parallel, stage);
   shape.tensor_parallel = tp;
@@ -62,7 +59,7 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
   shape.experts_per_token = moe ? t.moe().experts_per_token() : 1;
   shape.matmuls = {{(a + 2 * kv) * d / tp, h, false},
                    {h, a * d / tp, false},
-                   {(gated(t) ? 2 : 1) * f, h, moe},
+                   {(gated_mlp(t) ? 2 : 1) * f, h, moe},
                    {h, f, moe}};
   const bool first = stage == 0, last = stage == pipeline_parallel - 1;
   shape.vocab_shard = last ? t.vocab_size() / tp : 0;

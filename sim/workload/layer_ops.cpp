@@ -2,6 +2,8 @@
 // by columns, output projection and MLP-down by rows; context parallelism splits the tokens).
 #include "sim/workload/layer_ops.h"
 
+#include "sim/workload/transformer_dimensions.h"
+
 namespace clustersim {
 
 namespace {
@@ -22,10 +24,10 @@ Dimensions dimensions(const schema::Transformer& t, const LayerShape& shape) {
   x.tokens = x.s * x.b / x.cp;
   x.h = t.hidden_size();
   x.a = t.num_attention_heads();
-  x.kv = t.has_num_kv_heads() ? t.num_kv_heads() : x.a;
-  x.d = t.has_head_dim() ? t.head_dim() : x.h / x.a;
+  x.kv = kv_heads(t);
+  x.d = head_dim(t);
   x.f = t.ffn_hidden_size();
-  x.gated = t.mlp_activation() == schema::SWIGLU || t.mlp_activation() == schema::GEGLU;
+  x.gated = gated_mlp(t);
   return x;
 }
 

@@ -12,6 +12,7 @@
 
 #include "sim/workload/cnn_shape.h"
 #include "sim/workload/moe_layer.h"
+#include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
 namespace {
@@ -20,13 +21,9 @@ int64_t norm_parameters(const schema::Transformer& t) {
   return t.normalization() == schema::RMSNORM ? t.hidden_size() : 2 * int64_t{t.hidden_size()};
 }
 
-bool gated(const schema::Transformer& t) {
-  return t.mlp_activation() == schema::SWIGLU || t.mlp_activation() == schema::GEGLU;
-}
-
 int64_t mlp_parameters(const schema::Transformer& t, int64_t f) {
   const int64_t h = t.hidden_size();
-  const int64_t matrices = gated(t) ? 3 : 2;
+  const int64_t matrices = gated_mlp(t) ? 3 : 2;
   const int64_t bias = t.linear_bias() ? (matrices - 1) * f + h : 0;
   return matrices * h * f + bias;
 }
@@ -48,8 +45,8 @@ int64_t attention_parameters(const schema::Transformer& t) {
   const int64_t h = t.hidden_size(), a = t.num_attention_heads();
   const int64_t sinks = t.attention_sinks() ? a : 0;
   if (t.has_latent_attention()) return latent_attention_parameters(t) + sinks;
-  const int64_t k = t.has_num_kv_heads() ? t.num_kv_heads() : a;
-  const int64_t d = t.has_head_dim() ? t.head_dim() : h / a;
+  const int64_t k = kv_heads(t);
+  const int64_t d = head_dim(t);
   const int64_t bias = t.linear_bias() ? a * d + 2 * k * d + h : 0;
   const int64_t qk_norm = t.qk_norm() ? 2 * d : 0;
   return 2 * h * a * d + 2 * h * k * d + bias + qk_norm + sinks;

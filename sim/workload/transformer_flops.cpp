@@ -7,14 +7,16 @@
 //   MoE router       2 h E
 #include "sim/workload/transformer_flops.h"
 
+#include "sim/workload/transformer_dimensions.h"
+
 namespace clustersim {
 
 TransformerFlops transformer_flops(const schema::Transformer& t, int seq, AttentionCount count) {
   const double h = t.hidden_size(), a = t.num_attention_heads();
-  const double k = t.has_num_kv_heads() ? t.num_kv_heads() : a;
-  const double d = t.has_head_dim() ? t.head_dim() : h / a;
+  const double k = kv_heads(t);
+  const double d = head_dim(t);
   const double f = t.ffn_hidden_size();
-  const bool gated = t.mlp_activation() == schema::SWIGLU || t.mlp_activation() == schema::GEGLU;
+  const bool gated = gated_mlp(t);
   double mlp = 2 * h * f * (gated ? 3 : 2);
   if (t.has_moe()) mlp = mlp * t.moe().experts_per_token() + 2 * h * t.moe().num_experts();
   TransformerFlops flops;

@@ -1,11 +1,12 @@
 // `clustersim catalog gpus|instances|storage|fabrics|models`: the catalog as a filterable table.
 #include <algorithm>
-#include <cctype>
 #include <iostream>
 
 #include "sim/cost/price_book.h"
+#include "sim/util/lower_case.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/parameter_count.h"
+#include "sim/workload/transformer_dimensions.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 
@@ -20,22 +21,16 @@ struct Filters {
   std::string provider;  // aws, aliyun, tencent, onprem
 };
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
 bool gpu_matches(const s::Gpu& gpu, const std::string& filter) {
   if (filter.empty()) return true;
-  const std::string wanted = lower(filter);
-  if (lower(gpu.name()).find(wanted) != std::string::npos) return true;
+  const std::string wanted = lower_case(filter);
+  if (lower_case(gpu.name()).find(wanted) != std::string::npos) return true;
   return std::any_of(gpu.aliases().begin(), gpu.aliases().end(),
-                     [&](const std::string& alias) { return lower(alias) == wanted; });
+                     [&](const std::string& alias) { return lower_case(alias) == wanted; });
 }
 
 bool provider_matches(s::Provider provider, const std::string& filter) {
-  return filter.empty() || lower(s::Provider_Name(provider)) == lower(filter);
+  return filter.empty() || lower_case(s::Provider_Name(provider)) == lower_case(filter);
 }
 
 template <class Message, class Field>
@@ -44,7 +39,8 @@ Cell optional_number(const Message& m, bool has, Field value) {
 }
 
 Cell confidence(const s::Source& source) {
-  return source.has_confidence() ? Cell(lower(s::Confidence_Name(source.confidence()))) : Cell();
+  return source.has_confidence() ? Cell(lower_case(s::Confidence_Name(source.confidence())))
+                                 : Cell();
 }
 
 Table gpu_table(const Catalog& catalog, const Filters& f) {
@@ -116,7 +112,7 @@ Table instance_table(const Catalog& catalog, const Filters& f) {
                on_demand ? Cell(s::Currency_Name(on_demand->currency)) : Cell(),
                spot ? Cell(spot->per_hour) : Cell(),
                on_demand && on_demand->confidence != s::CONFIDENCE_UNSPECIFIED
-                   ? Cell(lower(s::Confidence_Name(on_demand->confidence)))
+                   ? Cell(lower_case(s::Confidence_Name(on_demand->confidence)))
                    : Cell()});
   }
   return t;
@@ -214,12 +210,11 @@ Table model_table(const Catalog& catalog) {
       continue;
     }
     const s::Transformer& x = m.transformer();
-    t.add_row(
-        {name, lower(s::TransformerKind_Name(x.kind())), static_cast<double>(x.num_layers()),
-         static_cast<double>(x.hidden_size()), static_cast<double>(x.num_attention_heads()),
-         static_cast<double>(x.has_num_kv_heads() ? x.num_kv_heads() : x.num_attention_heads()),
-         static_cast<double>(x.ffn_hidden_size()), static_cast<double>(x.vocab_size()),
-         static_cast<double>(x.max_sequence_length()), billions, active, published});
+    t.add_row({name, lower_case(s::TransformerKind_Name(x.kind())),
+               static_cast<double>(x.num_layers()), static_cast<double>(x.hidden_size()),
+               static_cast<double>(x.num_attention_heads()), static_cast<double>(kv_heads(x)),
+               static_cast<double>(x.ffn_hidden_size()), static_cast<double>(x.vocab_size()),
+               static_cast<double>(x.max_sequence_length()), billions, active, published});
   }
   return t;
 }

@@ -9,6 +9,7 @@
 #include "sim/sweep/configuration_space.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/parameter_count.h"
+#include "sim/workload/transformer_dimensions.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 
@@ -27,8 +28,7 @@ std::string model_summary(const s::Model& m) {
   const s::Transformer& t = m.transformer();
   return m.name() + ": " + (t.kind() == s::DECODER ? "decoder" : "encoder") + " transformer, " +
          std::to_string(t.num_layers()) + " layers, hidden " + std::to_string(t.hidden_size()) +
-         ", " + std::to_string(t.num_attention_heads()) + " heads (" +
-         std::to_string(t.has_num_kv_heads() ? t.num_kv_heads() : t.num_attention_heads()) +
+         ", " + std::to_string(t.num_attention_heads()) + " heads (" + std::to_string(kv_heads(t)) +
          " kv), ffn " + std::to_string(t.ffn_hidden_size()) + " " +
          s::MlpActivation_Name(t.mlp_activation()) + ", vocab " + std::to_string(t.vocab_size()) +
          (t.has_moe() ? ", " + std::to_string(t.moe().num_experts()) + " experts top-" +

@@ -10,9 +10,9 @@
 #include <iostream>
 #include <map>
 
+#include "sim/io/output_file.h"
 #include "sim/io/text_file.h"
 #include "sim/sweep/ranking.h"
-#include "sim/io/output_file.h"
 #include "sim/sweep/results_export.h"
 #include "sim/sweep/sweep_journal.h"
 #include "sim/sweep/sweep_runner.h"

@@ -1,0 +1,23 @@
+// The dimensions of a transformer that its schema leaves optional, with their defaults: key/value
+// heads (multi-head attention when unset), head width (hidden / heads when unset), and whether the
+// MLP is gated (SwiGLU, GeGLU: three matrices instead of two).
+#pragma once
+
+#include <cstdint>
+
+#include "sim/io/schema/model.pb.h"
+
+namespace clustersim {
+
+// Requires (for all functions): a transformer that passed the catalog checks.
+
+// num_kv_heads, else num_attention_heads.
+int64_t kv_heads(const schema::Transformer& t);
+
+// head_dim, else hidden_size / num_attention_heads.
+int64_t head_dim(const schema::Transformer& t);
+
+// True for SwiGLU and GeGLU MLPs (gate and up projections, then down).
+bool gated_mlp(const schema::Transformer& t);
+
+}  // namespace clustersim
