@@ -4,10 +4,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/testing/units.h"
+
 namespace clustersim {
 namespace {
 
-constexpr double kGB = 1e9;
+using testing::kGB;
 
 TEST_CASE("one transfer takes bytes / capacity after its latency") {
   Simulation sim;

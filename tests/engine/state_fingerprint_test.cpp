@@ -7,11 +7,12 @@
 
 #include "sim/engine/shared_bandwidth.h"
 #include "sim/engine/simulation.h"
+#include "tests/testing/units.h"
 
 namespace clustersim {
 namespace {
 
-constexpr double kGB = 1e9;
+using testing::kGB;
 
 TEST_CASE("a record writes times relative to its instant and objects by first mention") {
   StateFingerprint a(Picoseconds(100)), b(Picoseconds(700));

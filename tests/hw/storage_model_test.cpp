@@ -13,9 +13,7 @@ const schema::StorageTier& tier(const std::string& name) {
   return *testing::shipped_catalog().storage().find(name)->value;
 }
 
-const schema::InstanceType& instance(const std::string& name) {
-  return *testing::shipped_catalog().instances().find(name)->value;
-}
+using testing::shipped_instance;
 
 TEST_CASE("ESSD PL1 follows min{120 + 0.5 C, 350} MB/s and min{1800 + 50 C, 50000} IOPS") {
   const StoragePerformance small = storage_performance(tier("aliyun.essd.pl1"), 100, nullptr);
@@ -30,8 +28,8 @@ TEST_CASE("ESSD PL1 follows min{120 + 0.5 C, 350} MB/s and min{1800 + 50 C, 5000
 
 TEST_CASE("the instance's block-storage caps bind before a large PL3 volume's") {
   // PL3 at 32 TiB: 4000 MB/s and 1,000,000 IOPS; gn8v.4xlarge attaches at most 750 MB/s, 100k IOPS.
-  const StoragePerformance capped =
-      storage_performance(tier("aliyun.essd.pl3"), 32768, &instance("aliyun.ecs.gn8v.4xlarge"));
+  const StoragePerformance capped = storage_performance(
+      tier("aliyun.essd.pl3"), 32768, &shipped_instance("aliyun.ecs.gn8v.4xlarge"));
   CHECK(capped.throughput_bytes_per_s == Approx(750e6));
   CHECK(capped.iops == Approx(100000));
 }

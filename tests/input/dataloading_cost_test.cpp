@@ -10,20 +10,20 @@
 namespace clustersim {
 namespace {
 
-const schema::InstanceType& instance(const std::string& name) {
-  return *testing::shipped_catalog().instances().find(name)->value;
-}
+using testing::shipped_instance;
 
 TEST_CASE("instances find the dataloading cost of their CPU family") {
   const Catalog& catalog = testing::shipped_catalog();
-  CHECK(find_dataloading_cost(catalog, instance("aws.p4d.24xlarge"))->name() == "intel-xeon");
-  CHECK(find_dataloading_cost(catalog, instance("aws.p5.48xlarge"))->name() == "amd-epyc");
-  CHECK(find_dataloading_cost(catalog, instance("tencent.GT4.41XLARGE948"))->name() == "amd-epyc");
+  CHECK(find_dataloading_cost(catalog, shipped_instance("aws.p4d.24xlarge"))->name() ==
+        "intel-xeon");
+  CHECK(find_dataloading_cost(catalog, shipped_instance("aws.p5.48xlarge"))->name() == "amd-epyc");
+  CHECK(find_dataloading_cost(catalog, shipped_instance("tencent.GT4.41XLARGE948"))->name() ==
+        "amd-epyc");
 }
 
 TEST_CASE("a JPEG costs decode (scaled by its size) + augmentation + collate, per worker") {
   const Catalog& catalog = testing::shipped_catalog();
-  const schema::InstanceType& p4d = instance("aws.p4d.24xlarge");  // Intel at 3.0 GHz
+  const schema::InstanceType& p4d = shipped_instance("aws.p4d.24xlarge");  // Intel at 3.0 GHz
   const schema::DataloadingCost& cost = *find_dataloading_cost(catalog, p4d);
   const auto dataset = testing::parse_message<schema::Dataset>(
       "mean_sample_bytes: 269796 format: JPEG_IMAGE");  // twice the reference JPEG
@@ -38,7 +38,7 @@ TEST_CASE("a JPEG costs decode (scaled by its size) + augmentation + collate, pe
 }
 
 TEST_CASE("raw text costs its tokenization, pre-tokenized samples only their collate") {
-  const schema::InstanceType& p5 = instance("aws.p5.48xlarge");  // AMD at 3.6 GHz
+  const schema::InstanceType& p5 = shipped_instance("aws.p5.48xlarge");  // AMD at 3.6 GHz
   const schema::DataloadingCost& cost = *find_dataloading_cost(testing::shipped_catalog(), p5);
   const double scale = cost.reference_clock_ghz() / 3.6 / cost.worker_efficiency();
   const double collate_s = 32768 / (cost.memcpy_gb_per_s() * 1e9);

@@ -13,17 +13,17 @@
 namespace clustersim {
 namespace {
 
-struct Loaded {
+struct LoadedJob {
   std::unique_ptr<LoadedScenario> scenario;
   Configuration configuration;
   double gpu_step_s = 0;
 };
 
 // The scenario's first configuration and its GPU step without input.
-Loaded load(const std::string& path, int nodes = 0) {
+LoadedJob load_shipped(const std::string& path, int nodes = 0) {
   const Catalog& catalog = testing::shipped_catalog();
   Diagnostics diagnostics;
-  Loaded l;
+  LoadedJob l;
   l.scenario = load_scenario(testing::source_path(path), catalog, &diagnostics);
   INFO(diagnostics.to_string());
   REQUIRE(l.scenario != nullptr);
@@ -42,13 +42,13 @@ Loaded load(const std::string& path, int nodes = 0) {
   return l;
 }
 
-InputEstimate estimate(const Loaded& l) {
+InputEstimate estimate(const LoadedJob& l) {
   return estimate_input(
       input_setup(testing::shipped_catalog(), *l.scenario, l.configuration, l.gpu_step_s));
 }
 
 TEST_CASE("ResNet-50 on 8x A100 with 32 vCPUs is CPU-bound, the advised vCPUs remove the stall") {
-  const Loaded l = load("scenarios/input/resnet50-imagenet-32vcpu.textproto");
+  const LoadedJob l = load_shipped("scenarios/input/resnet50-imagenet-32vcpu.textproto");
   const InputEstimate e = estimate(l);
   REQUIRE(e.cached);
   CHECK(e.cached->limiting == "CPU decode");
@@ -61,7 +61,7 @@ TEST_CASE("ResNet-50 on 8x A100 with 32 vCPUs is CPU-bound, the advised vCPUs re
 }
 
 TEST_CASE("with 12 workers per GPU on 128 vCPUs the workers limit, one per vCPU stalls less") {
-  const Loaded l = load("scenarios/input/resnet50-imagenet-essd-pl1.textproto");
+  const LoadedJob l = load_shipped("scenarios/input/resnet50-imagenet-essd-pl1.textproto");
   const InputEstimate e = estimate(l);
   REQUIRE(e.cached);
   CHECK(e.cached->limiting == "dataloader workers");
@@ -73,7 +73,7 @@ TEST_CASE("with 12 workers per GPU on 128 vCPUs the workers limit, one per vCPU 
 }
 
 TEST_CASE("the data stall enters the step, its throughput and MFU, and names the stage") {
-  const Loaded l = load("scenarios/input/resnet50-imagenet-32vcpu.textproto");
+  const LoadedJob l = load_shipped("scenarios/input/resnet50-imagenet-32vcpu.textproto");
   Evaluator evaluator(testing::shipped_catalog(), *l.scenario);
   const StepResult step = *evaluator.evaluate(l.configuration).step;
   CHECK(step.step_s == Approx(l.gpu_step_s + step.data_stall_s).epsilon(1e-12));
@@ -83,8 +83,10 @@ TEST_CASE("the data stall enters the step, its throughput and MFU, and names the
 }
 
 TEST_CASE("a PL0 disk limits the first epoch, from the page cache the disk no longer matters") {
-  const InputEstimate pl0 = estimate(load("scenarios/input/resnet50-imagenet-essd-pl0.textproto"));
-  const InputEstimate pl3 = estimate(load("scenarios/input/resnet50-imagenet-essd-pl3.textproto"));
+  const InputEstimate pl0 =
+      estimate(load_shipped("scenarios/input/resnet50-imagenet-essd-pl0.textproto"));
+  const InputEstimate pl3 =
+      estimate(load_shipped("scenarios/input/resnet50-imagenet-essd-pl3.textproto"));
   // 113 KB JPEGs: PL0's 150 MB/s at 200 GiB binds before its 4200 IOPS.
   CHECK(pl0.from_storage.limiting == "storage throughput");
   CHECK(pl0.from_storage.stall_per_step_s > pl3.from_storage.stall_per_step_s);
@@ -96,7 +98,7 @@ TEST_CASE("a PL0 disk limits the first epoch, from the page cache the disk no lo
 }
 
 TEST_CASE("small files on PL0 are IOPS-bound at exactly the disk's IOPS, shards lift it") {
-  const Loaded l = load("tests/data/input/thumbnails_on_pl0.textproto");
+  const LoadedJob l = load_shipped("tests/data/input/thumbnails_on_pl0.textproto");
   const InputEstimate e = estimate(l);
   CHECK(e.from_storage.limiting == "storage IOPS");
   // PL0 at 800 GiB: min{1800 + 12 x 800, 10000} = 10000 IOPS, one request per 12 kB JPEG.
@@ -108,7 +110,7 @@ TEST_CASE("small files on PL0 are IOPS-bound at exactly the disk's IOPS, shards 
 }
 
 TEST_CASE("LLM pre-training from pre-tokenized shards never waits for data") {
-  const Loaded l = load("scenarios/input/llm-pretrain-tokenized-shards.textproto");
+  const LoadedJob l = load_shipped("scenarios/input/llm-pretrain-tokenized-shards.textproto");
   const InputEstimate e = estimate(l);
   CHECK(e.from_storage.stall_per_step_s == 0);
   CHECK(e.data_stall_s == 0);
@@ -116,8 +118,8 @@ TEST_CASE("LLM pre-training from pre-tokenized shards never waits for data") {
 }
 
 TEST_CASE("a shared file system's throughput is split between the nodes reading it") {
-  const Loaded one = load("scenarios/input/resnet50-imagenet-nas.textproto");
-  const Loaded four = load("scenarios/input/resnet50-imagenet-nas.textproto", 4);
+  const LoadedJob one = load_shipped("scenarios/input/resnet50-imagenet-nas.textproto");
+  const LoadedJob four = load_shipped("scenarios/input/resnet50-imagenet-nas.textproto", 4);
   const InputSetup a =
       input_setup(testing::shipped_catalog(), *one.scenario, one.configuration, one.gpu_step_s);
   const InputSetup b =

@@ -6,14 +6,13 @@
 
 #include "sim/input/input_model.h"
 #include "sim/sweep/evaluation.h"
+#include "tests/testing/scenario_text.h"
 #include "tests/testing/shipped_catalog.h"
 
 namespace clustersim {
 namespace {
 
 using testing::TempDir;
-
-const Catalog& catalog() { return testing::shipped_catalog(); }
 
 // ResNet-50 on ImageNet JPEGs on one 8x A100 node in a 32-vCPU container; `sweep` from line 12.
 std::string resnet_scenario(const std::string& sweep, const std::string& dataloader =
@@ -42,19 +41,9 @@ struct Loaded {
 
 std::unique_ptr<Loaded> load(const std::string& text) {
   auto l = std::make_unique<Loaded>();
-  l->scenario = load_scenario(l->dir.write("s.textproto", text), catalog(), &l->diagnostics);
+  l->scenario =
+      load_scenario(l->dir.write("s.textproto", text), testing::shipped_catalog(), &l->diagnostics);
   return l;
-}
-
-// The diagnostics of `text`, paths relative to its directory.
-std::string load_errors(const std::string& text) {
-  const auto l = load(text);
-  CHECK(l->scenario == nullptr);
-  std::string messages = l->diagnostics.to_string();
-  for (size_t at; (at = messages.find(l->dir.path() + "/")) != std::string::npos;) {
-    messages.erase(at, l->dir.path().size() + 1);
-  }
-  return messages;
 }
 
 TEST_CASE("the input axes multiply the candidates, workers vary fastest") {
@@ -86,13 +75,14 @@ TEST_CASE("the input axes multiply the candidates, workers vary fastest") {
 }
 
 TEST_CASE("a job without a dataloader has no input choices and cannot sweep them") {
-  CHECK_THAT(load_errors(resnet_scenario("sweep {\n  dataloader_workers_per_gpu: [2, 4]\n}\n", "")),
+  CHECK_THAT(testing::scenario_errors(
+                 resnet_scenario("sweep {\n  dataloader_workers_per_gpu: [2, 4]\n}\n", "")),
              Catch::Contains("s.textproto:13:3: sweep.dataloader_workers_per_gpu: sweeps the input "
                              "pipeline, which needs job.dataloader"));
 }
 
 TEST_CASE("workers below one, repeated values and empty input axes are errors at their field") {
-  const std::string errors = load_errors(resnet_scenario(R"(sweep {
+  const std::string errors = testing::scenario_errors(resnet_scenario(R"(sweep {
   dataloader_workers_per_gpu: [2, 0, 2]
   dataset_storage: [{ tier: "aliyun.essd.pl0" capacity_gib: 200 },
                     { capacity_gib: 200 tier: "aliyun.essd.pl0" }]
@@ -104,12 +94,12 @@ TEST_CASE("workers below one, repeated values and empty input axes are errors at
                                      "is listed twice"));
   CHECK_THAT(errors, Catch::Contains("s.textproto:14:3: sweep.dataset_storage[1]: { tier: "
                                      "\"aliyun.essd.pl0\" capacity_gib: 200 } is listed twice"));
-  CHECK_THAT(load_errors(resnet_scenario("sweep {\n  dataset_storage: []\n}\n")),
+  CHECK_THAT(testing::scenario_errors(resnet_scenario("sweep {\n  dataset_storage: []\n}\n")),
              Catch::Contains("s.textproto:13:3: dataset_storage: is an empty list"));
 }
 
 TEST_CASE("a swept volume is checked like the job's: its tier, capacity and provider") {
-  const std::string errors = load_errors(resnet_scenario(R"(sweep {
+  const std::string errors = testing::scenario_errors(resnet_scenario(R"(sweep {
   dataset_storage { tier: "aliyun.essd.pl11" capacity_gib: 200 }
   dataset_storage { tier: "aliyun.essd.pl1" capacity_gib: 100 }
   dataset_storage { tier: "aws.ebs.gp3" capacity_gib: 200 }
@@ -133,12 +123,12 @@ struct TierWorkersSweep {
   TierWorkersSweep() {
     Diagnostics diagnostics;
     scenario = load_scenario(
-        testing::source_path("scenarios/input/resnet50-imagenet-tier-workers.textproto"), catalog(),
-        &diagnostics);
+        testing::source_path("scenarios/input/resnet50-imagenet-tier-workers.textproto"),
+        testing::shipped_catalog(), &diagnostics);
     INFO(diagnostics.to_string());
     REQUIRE(scenario);
     space = std::make_unique<ConfigurationSpace>(*scenario);
-    evaluator = std::make_unique<Evaluator>(catalog(), *scenario);
+    evaluator = std::make_unique<Evaluator>(testing::shipped_catalog(), *scenario);
   }
   // The configurations reading `tier` at `capacity_gib`, in sweep order (workers rising).
   std::vector<Configuration> reading(const std::string& tier, double capacity_gib) const {
@@ -168,8 +158,8 @@ TEST_CASE(
     const double stall = e.step->data_stall_s;
     CHECK(stall <= previous_stall);
     previous_stall = stall;
-    const InputSetup setup =
-        input_setup(catalog(), *sweep.scenario, c, e.step->step_s - e.step->data_stall_s);
+    const InputSetup setup = input_setup(testing::shipped_catalog(), *sweep.scenario, c,
+                                         e.step->step_s - e.step->data_stall_s);
     REQUIRE_FALSE(setup.cached_after_first_epoch);  // every epoch reads the disk
     REQUIRE(setup.spec.batch_samples == 256);
     REQUIRE(setup.spec.workers_per_loader == c.dataloader_workers_per_gpu);

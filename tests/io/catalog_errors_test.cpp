@@ -15,99 +15,95 @@ using testing::test_instance_fields;
 using testing::transformer_model;
 
 // Diagnostics of loading one catalog file with `contents` (file name "c.textproto").
-std::string load_errors(const std::string& contents) {
+std::string catalog_errors(const std::string& contents) {
   TempDir dir;
   dir.write("c.textproto", contents);
   Diagnostics diagnostics;
   Catalog::load({dir.path()}, &diagnostics);
-  std::string text = diagnostics.to_string();
-  // Make messages independent of the temporary directory's name.
-  for (size_t at; (at = text.find(dir.path() + "/")) != std::string::npos;) {
-    text.erase(at, dir.path().size() + 1);
-  }
-  return text;
+  return dir.relative(diagnostics.to_string());
 }
 
 TEST_CASE("valid fixtures load without any diagnostic") {
-  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields())) == "");
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields())) == "");
 }
 
 TEST_CASE("a negative bandwidth names the field and its value") {
   std::string text = gpu_entry();
   text.replace(text.find("memory_bandwidth_gb_per_s: 2000"), 31, "memory_bandwidth_gb_per_s: -5");
-  CHECK(load_errors(text) ==
+  CHECK(catalog_errors(text) ==
         "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be > 0, got -5\n");
 }
 
 TEST_CASE("a sustained compute fraction above 1 is an error at its field") {
-  CHECK(load_errors(gpu_entry("  sustained_compute_fraction: 1.3")) ==
+  CHECK(catalog_errors(gpu_entry("  sustained_compute_fraction: 1.3")) ==
         "c.textproto:9:3: gpu[0].sustained_compute_fraction: must be in [0.01, 1], got 1.3\n");
 }
 
 // gpu_count 0 is a CPU-only instance type: naming a GPU or an interconnect for it is an error.
 TEST_CASE("zero GPUs with a GPU named is an error at the GPU fields") {
-  CHECK(load_errors(gpu_entry() +
-                    instance_entry(test_instance_fields("onprem.x", "TestGPU-80GB", "0"))) ==
+  CHECK(catalog_errors(gpu_entry() +
+                       instance_entry(test_instance_fields("onprem.x", "TestGPU-80GB", "0"))) ==
         "c.textproto:14:3: instance[0].gpu: applies to instances with GPUs (gpu_count is 0)\n"
         "c.textproto:16:3: instance[0].gpu_interconnect: applies to instances with GPUs "
         "(gpu_count is 0)\n");
 }
 
 TEST_CASE("a CPU-only instance type loads without GPU fields") {
-  CHECK(load_errors(instance_entry("  name: \"onprem.cpu\"\n  provider: ONPREM\n  gpu_count: 0\n"
-                                   "  vcpus: 32\n  host_memory_gib: 256\n"
-                                   "  network { kind: TCP_ETHERNET }")) == "");
+  CHECK(catalog_errors(instance_entry("  name: \"onprem.cpu\"\n  provider: ONPREM\n  gpu_count: 0\n"
+                                      "  vcpus: 32\n  host_memory_gib: 256\n"
+                                      "  network { kind: TCP_ETHERNET }")) == "");
 }
 
 TEST_CASE("an instance without gpu_count needs a GPU") {
-  CHECK(load_errors(instance_entry("  name: \"onprem.cpu\"\n  provider: ONPREM\n"
-                                   "  gpu_interconnect: PCIE_ONLY\n  vcpus: 32\n"
-                                   "  host_memory_gib: 256\n  network { kind: TCP_ETHERNET }")) ==
-        "c.textproto:1:1: instance[0].gpu: is required\n"
-        "c.textproto:1:1: instance[0].gpu_count: is required\n");
+  CHECK(
+      catalog_errors(instance_entry("  name: \"onprem.cpu\"\n  provider: ONPREM\n"
+                                    "  gpu_interconnect: PCIE_ONLY\n  vcpus: 32\n"
+                                    "  host_memory_gib: 256\n  network { kind: TCP_ETHERNET }")) ==
+      "c.textproto:1:1: instance[0].gpu: is required\n"
+      "c.textproto:1:1: instance[0].gpu_count: is required\n");
 }
 
 TEST_CASE("an NVLink domain must be whole nodes of NVSwitch-joined GPUs") {
-  CHECK(load_errors(gpu_entry() +
-                    instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 12")) ==
+  CHECK(catalog_errors(gpu_entry() +
+                       instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 12")) ==
         "c.textproto:21:3: instance[0].nvlink_domain_gpus: 12 GPUs do not divide into nodes of 8 "
         "(gpu_count)\n");
   std::string pcie = test_instance_fields() + "\n  nvlink_domain_gpus: 16";
   pcie.replace(pcie.find("NVSWITCH"), 8, "PCIE_ONLY");
-  CHECK(load_errors(gpu_entry() + instance_entry(pcie)) ==
+  CHECK(catalog_errors(gpu_entry() + instance_entry(pcie)) ==
         "c.textproto:21:3: instance[0].nvlink_domain_gpus: needs gpu_interconnect NVSWITCH, not "
         "PCIE_ONLY\n");
-  CHECK(load_errors(gpu_entry() +
-                    instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 20")) ==
+  CHECK(catalog_errors(gpu_entry() +
+                       instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 20")) ==
         "c.textproto:21:3: instance[0].nvlink_domain_gpus: 20 GPUs do not divide into nodes of 8 "
         "(gpu_count)\n");
-  CHECK(load_errors(gpu_entry() +
-                    instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 64")) == "");
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                    "\n  nvlink_domain_gpus: 64")) == "");
 }
 
 TEST_CASE("an unknown GPU reference suggests the closest name") {
-  CHECK(
-      load_errors(gpu_entry() + instance_entry(test_instance_fields("onprem.x", "TestGPU-80G"))) ==
-      "c.textproto:14:3: instance[0].gpu: unknown GPU \"TestGPU-80G\" (did you mean "
-      "\"TestGPU-80GB\"?)\n");
+  CHECK(catalog_errors(gpu_entry() +
+                       instance_entry(test_instance_fields("onprem.x", "TestGPU-80G"))) ==
+        "c.textproto:14:3: instance[0].gpu: unknown GPU \"TestGPU-80G\" (did you mean "
+        "\"TestGPU-80GB\"?)\n");
 }
 
 TEST_CASE("a missing required field is reported at its message") {
-  CHECK(load_errors("gpu {\n  name: \"g\"\n  form_factor: PCIE\n  memory_gib: 16\n" +
-                    testing::kSource + "\n  peak_tflops { fp16: 65 }\n}\n") ==
+  CHECK(catalog_errors("gpu {\n  name: \"g\"\n  form_factor: PCIE\n  memory_gib: 16\n" +
+                       testing::kSource + "\n  peak_tflops { fp16: 65 }\n}\n") ==
         "c.textproto:1:1: gpu[0].memory_bandwidth_gb_per_s: is required\n");
 }
 
 TEST_CASE("an UNSPECIFIED enum value counts as missing") {
   std::string text = gpu_entry();
   text.replace(text.find("form_factor: SXM"), 16, "form_factor: FORM_FACTOR_UNSPECIFIED");
-  CHECK(load_errors(text) ==
+  CHECK(catalog_errors(text) ==
         "c.textproto:3:3: gpu[0].form_factor: must be set to a value other "
         "than FORM_FACTOR_UNSPECIFIED\n");
 }
 
 TEST_CASE("the same name twice in one directory is an error naming the first place") {
-  CHECK(load_errors(gpu_entry() + gpu_entry()) ==
+  CHECK(catalog_errors(gpu_entry() + gpu_entry()) ==
         "c.textproto:11:1: gpu[1]: duplicate name \"TestGPU-80GB\", first defined at "
         "c.textproto:1:1\n");
 }
@@ -125,59 +121,60 @@ TEST_CASE("an entry in a later directory replaces one of an earlier directory, w
 }
 
 TEST_CASE("an instance name must carry its provider's prefix") {
-  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields("aws.test8"))) ==
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields("aws.test8"))) ==
         "c.textproto:12:3: instance[0].name: must start with \"onprem.\" for provider ONPREM\n");
 }
 
 TEST_CASE("a measured matmul above the GPU's peak is a transcription error") {
-  CHECK(load_errors(gpu_entry("measured_matmul { bf16_tflops: 400 }")) ==
+  CHECK(catalog_errors(gpu_entry("measured_matmul { bf16_tflops: 400 }")) ==
         "c.textproto:9:19: gpu[0].measured_matmul.bf16_tflops: measured 400 exceeds the peak of "
         "312\n");
 }
 
 TEST_CASE("a spot range whose maximum is below its minimum is rejected") {
-  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields() +
-                                                 "\n  price { billing: SPOT currency: USD "
-                                                 "per_hour: 9 per_hour_max: 5 }")) ==
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                    "\n  price { billing: SPOT currency: USD "
+                                                    "per_hour: 9 per_hour_max: 5 }")) ==
         "c.textproto:21:51: instance[0].price[1].per_hour_max: must be >= per_hour (9)\n");
 }
 
 TEST_CASE("a price needs exactly one of per_hour or discount_fraction") {
-  CHECK(load_errors(gpu_entry() + instance_entry(test_instance_fields() +
-                                                 "\n  price { billing: SPOT currency: USD }")) ==
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                    "\n  price { billing: SPOT currency: USD }")) ==
         "c.textproto:21:3: instance[0].price[1]: give exactly one of per_hour or "
         "discount_fraction\n");
 }
 
 TEST_CASE("GQA heads that do not divide the attention heads are rejected") {
-  CHECK(load_errors(transformer_model("m", "num_kv_heads: 5")) ==
+  CHECK(catalog_errors(transformer_model("m", "num_kv_heads: 5")) ==
         "c.textproto:7:5: model[0].transformer.num_kv_heads: must divide num_attention_heads "
         "(32), got 5\n");
 }
 
 TEST_CASE("a shape that does not give the published parameter count is rejected") {
   // Llama-2-7B's shape gives 6,738,415,616; 6,700,000,000 claimed with 4 digits is too far.
-  CHECK(load_errors(transformer_model("m", "",
-                                      "published_parameter_count: 6700000000 "
-                                      "published_significant_digits: 4")) ==
+  CHECK(catalog_errors(transformer_model("m", "",
+                                         "published_parameter_count: 6700000000 "
+                                         "published_significant_digits: 4")) ==
         "c.textproto:9:3: model[0].published_parameter_count: the shape gives 6738415616 "
         "parameters, 0.573% off the published 6700000000\n");
-  CHECK(load_errors(transformer_model("m", "", "published_parameter_count: 6738415616")) == "");
-  CHECK(load_errors(transformer_model("m", "",
-                                      "published_parameter_count: 6700000000 "
-                                      "published_significant_digits: 2")) == "");
+  CHECK(catalog_errors(transformer_model("m", "", "published_parameter_count: 6738415616")) == "");
+  CHECK(catalog_errors(transformer_model("m", "",
+                                         "published_parameter_count: 6700000000 "
+                                         "published_significant_digits: 2")) == "");
 }
 
 TEST_CASE("a mixture of experts routing more experts per token than it has is rejected") {
-  CHECK(load_errors(transformer_model("m", "moe { num_experts: 8 experts_per_token: 9 }")) ==
+  CHECK(catalog_errors(transformer_model("m", "moe { num_experts: 8 experts_per_token: 9 }")) ==
         "c.textproto:7:26: model[0].transformer.moe.experts_per_token: must not exceed "
         "num_experts (8)\n");
 }
 
 TEST_CASE("MoE widths, shared experts and dense first layers are checked") {
-  CHECK(load_errors(transformer_model(
-            "m", "moe { num_experts: 8 experts_per_token: 2 expert_ffn_hidden_size: 0 "
-                 "num_shared_experts: -1 first_dense_layers: 32 }")) ==
+  CHECK(catalog_errors(
+            transformer_model("m",
+                              "moe { num_experts: 8 experts_per_token: 2 expert_ffn_hidden_size: 0 "
+                              "num_shared_experts: -1 first_dense_layers: 32 }")) ==
         "c.textproto:7:47: model[0].transformer.moe.expert_ffn_hidden_size: must be >= 1, got 0\n"
         "c.textproto:7:73: model[0].transformer.moe.num_shared_experts: must be >= 0, got -1\n"
         "c.textproto:7:96: model[0].transformer.moe.first_dense_layers: must be less than "
@@ -185,7 +182,7 @@ TEST_CASE("MoE widths, shared experts and dense first layers are checked") {
 }
 
 TEST_CASE("latent attention needs its ranks and excludes GQA head fields") {
-  CHECK(load_errors(transformer_model(
+  CHECK(catalog_errors(transformer_model(
             "m",
             "num_kv_heads: 8\n    latent_attention { kv_lora_rank: 512 qk_rope_head_dim: 0 }")) ==
         "c.textproto:8:5: model[0].transformer.latent_attention.qk_nope_head_dim: is required\n"
@@ -197,7 +194,7 @@ TEST_CASE("latent attention needs its ranks and excludes GQA head fields") {
 }
 
 TEST_CASE("a sliding window needs its width and a period of at least 2") {
-  CHECK(load_errors(transformer_model("m", "sliding_window { window_tokens: 0 }")) ==
+  CHECK(catalog_errors(transformer_model("m", "sliding_window { window_tokens: 0 }")) ==
         "c.textproto:7:22: model[0].transformer.sliding_window.window_tokens: must be >= 1, got 0\n"
         "c.textproto:7:5: model[0].transformer.sliding_window.full_attention_every: is required\n");
 }
@@ -205,39 +202,38 @@ TEST_CASE("a sliding window needs its width and a period of at least 2") {
 TEST_CASE("a published active count the shape does not give is rejected") {
   // Llama-2-7B is dense: its active count is its total, 6,738,415,616 (6,607,343,616 without
   // the 32000 x 4096 embedding table).
-  CHECK(load_errors(transformer_model("m", "",
-                                      "published_active_parameter_count: 6607343616 "
-                                      "published_active_excludes_embedding: true")) == "");
-  CHECK(load_errors(transformer_model("m", "", "published_active_excludes_embedding: true")) ==
+  CHECK(catalog_errors(transformer_model("m", "",
+                                         "published_active_parameter_count: 6607343616 "
+                                         "published_active_excludes_embedding: true")) == "");
+  CHECK(catalog_errors(transformer_model("m", "", "published_active_excludes_embedding: true")) ==
         "c.textproto:9:3: model[0].published_active_excludes_embedding: applies with "
         "published_active_parameter_count, which is not given\n");
-  CHECK(load_errors(transformer_model("m", "", "published_active_parameter_count: 6607343616")) ==
-        "c.textproto:9:3: model[0].published_active_parameter_count: the shape gives 6738415616 "
-        "parameters, 1.984% off the published 6607343616\n");
+  CHECK(
+      catalog_errors(transformer_model("m", "", "published_active_parameter_count: 6607343616")) ==
+      "c.textproto:9:3: model[0].published_active_parameter_count: the shape gives 6738415616 "
+      "parameters, 1.984% off the published 6607343616\n");
 }
 
 TEST_CASE("a CNN whose kernel outgrows its input is rejected at that layer") {
-  CHECK(load_errors(R"(model {
+  CHECK(catalog_errors(R"(model {
   name: "tiny"
   cnn {
     input_height: 8 input_width: 8 input_channels: 3
     layer { conv { out_channels: 4 kernel: 3 stride: 2 } }
     layer { conv { out_channels: 4 kernel: 5 } }
   }
-)" + testing::kSource +
-                    "\n}\n") ==
+)" + testing::kSource + "\n}\n") ==
         "c.textproto:6:5: model[0].cnn.layer[1]: kernel 5 is larger than the padded input 3\n");
 }
 
 TEST_CASE("a residual whose branches disagree in shape is rejected") {
-  CHECK(load_errors(R"(model {
+  CHECK(catalog_errors(R"(model {
   name: "tiny"
   cnn {
     input_height: 8 input_width: 8 input_channels: 4
     layer { residual { body { conv { out_channels: 8 kernel: 1 } } } }
   }
-)" + testing::kSource +
-                    "\n}\n") ==
+)" + testing::kSource + "\n}\n") ==
         "c.textproto:5:5: model[0].cnn.layer[0]: body output 8x8x8 does not match shortcut output "
         "4x8x8\n");
 }
@@ -246,7 +242,7 @@ TEST_CASE("every problem is reported, not only the first") {
   std::string text = gpu_entry();
   text.replace(text.find("memory_gib: 80"), 14, "memory_gib: 0");
   text.replace(text.find("memory_bandwidth_gb_per_s: 2000"), 31, "memory_bandwidth_gb_per_s: nan");
-  CHECK(load_errors(text) ==
+  CHECK(catalog_errors(text) ==
         "c.textproto:4:3: gpu[0].memory_gib: must be > 0, got 0\n"
         "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be > 0, got "
         "nan\n");

@@ -4,15 +4,15 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/testing/scenario_text.h"
 #include "tests/testing/shipped_catalog.h"
 
 namespace clustersim {
 namespace {
 
+using testing::scenario_errors;
 using testing::source_path;
 using testing::TempDir;
-
-const Catalog& catalog() { return testing::shipped_catalog(); }
 
 // A valid scenario; tests substitute one piece of it.
 std::string scenario(const std::string& model = "llama2-7b",
@@ -24,24 +24,11 @@ std::string scenario(const std::string& model = "llama2-7b",
          "\n}\n" + rest;
 }
 
-// Diagnostics of loading `text` as scenario file "s.textproto" (relative to a temp dir).
-std::string load_errors(const std::string& text) {
-  TempDir dir;
-  const std::string path = dir.write("s.textproto", text);
-  Diagnostics diagnostics;
-  auto loaded = load_scenario(path, catalog(), &diagnostics);
-  CHECK((loaded == nullptr) == diagnostics.has_errors());
-  std::string messages = diagnostics.to_string();
-  for (size_t at; (at = messages.find(dir.path() + "/")) != std::string::npos;) {
-    messages.erase(at, dir.path().size() + 1);
-  }
-  return messages;
-}
-
 TEST_CASE("a valid scenario loads with its references resolved") {
   TempDir dir;
   Diagnostics diagnostics;
-  auto loaded = load_scenario(dir.write("s.textproto", scenario()), catalog(), &diagnostics);
+  auto loaded =
+      load_scenario(dir.write("s.textproto", scenario()), testing::shipped_catalog(), &diagnostics);
   REQUIRE(loaded != nullptr);
   CHECK(loaded->model->name() == "llama2-7b");
   REQUIRE(loaded->instances.size() == 1);
@@ -50,94 +37,97 @@ TEST_CASE("a valid scenario loads with its references resolved") {
 
 TEST_CASE("the shipped quickstart scenario loads") {
   Diagnostics diagnostics;
-  CHECK(load_scenario(source_path("scenarios/quickstart.textproto"), catalog(), &diagnostics));
+  CHECK(load_scenario(source_path("scenarios/quickstart.textproto"), testing::shipped_catalog(),
+                      &diagnostics));
   CHECK(diagnostics.all().empty());
 }
 
 TEST_CASE("gpus_per_node must be at least 1 and at most the instance's GPUs") {
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"aws.p4d.24xlarge\" nodes: 1 gpus_per_node: 16")) ==
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 1 gpus_per_node: 16")) ==
         "s.textproto:10:41: cluster.gpus_per_node: 16 is more than the 8 GPUs of "
         "\"aws.p4d.24xlarge\"\n");
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"aws.p4d.24xlarge\" nodes: 1 gpus_per_node: 0")) ==
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 1 gpus_per_node: 0")) ==
         "s.textproto:10:41: cluster.gpus_per_node: must be >= 1, got 0\n");
 }
 
 TEST_CASE("nvlink_domain_nodes needs an instance whose NVLink domain spans that many nodes") {
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"aws.p5.48xlarge\" nodes: 2 nvlink_domain_nodes: 2")) ==
-        "s.textproto:10:40: cluster.nvlink_domain_nodes: 2 is more than the 1 node(s) of an NVLink "
-        "domain of \"aws.p5.48xlarge\" (it has no nvlink_domain_gpus)\n");
   CHECK(
-      load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                           "instance: \"onprem.gb200-nvl72\" nodes: 2 nvlink_domain_nodes: 19")) ==
-      "s.textproto:10:43: cluster.nvlink_domain_nodes: 19 is more than the 18 node(s) of an "
-      "NVLink domain of \"onprem.gb200-nvl72\"\n");
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"onprem.gb200-nvl72\" nodes: 32 nvlink_domain_nodes: 16"))
+      scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                               "instance: \"aws.p5.48xlarge\" nodes: 2 nvlink_domain_nodes: 2")) ==
+      "s.textproto:10:40: cluster.nvlink_domain_nodes: 2 is more than the 1 node(s) of an NVLink "
+      "domain of \"aws.p5.48xlarge\" (it has no nvlink_domain_gpus)\n");
+  CHECK(scenario_errors(
+            scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                     "instance: \"onprem.gb200-nvl72\" nodes: 2 nvlink_domain_nodes: 19")) ==
+        "s.textproto:10:43: cluster.nvlink_domain_nodes: 19 is more than the 18 node(s) of an "
+        "NVLink domain of \"onprem.gb200-nvl72\"\n");
+  CHECK(scenario_errors(
+            scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                     "instance: \"onprem.gb200-nvl72\" nodes: 32 nvlink_domain_nodes: 16"))
             .empty());
 }
 
 TEST_CASE("a typo in an instance name names file, line, field and the closest instance") {
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"aws.p5.48xlrge\" nodes: 1")) ==
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p5.48xlrge\" nodes: 1")) ==
         "s.textproto:10:3: cluster.instance: unknown instance type \"aws.p5.48xlrge\" (did you "
         "mean \"aws.p5.48xlarge\"?)\n");
 }
 
 TEST_CASE("an instance given without its provider prefix suggests the full name") {
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"p4d.24xlarge\" nodes: 1")) ==
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"p4d.24xlarge\" nodes: 1")) ==
         "s.textproto:10:3: cluster.instance: unknown instance type \"p4d.24xlarge\" (did you "
         "mean \"aws.p4d.24xlarge\"?)\n");
 }
 
 TEST_CASE("a typo in a sweep's instance list points at that element") {
-  CHECK(load_errors(scenario() +
-                    "sweep {\n  instance: [\"aws.p4d.24xlarge\", \"aws.g5.48xlarg\"]\n}\n") ==
+  CHECK(scenario_errors(scenario() +
+                        "sweep {\n  instance: [\"aws.p4d.24xlarge\", \"aws.g5.48xlarg\"]\n}\n") ==
         "s.textproto:13:3: sweep.instance[1]: unknown instance type \"aws.g5.48xlarg\" (did you "
         "mean \"aws.g5.48xlarge\"?)\n");
 }
 
 TEST_CASE("an unknown model suggests the closest model") {
-  CHECK(load_errors(scenario("llama-2-7b")) ==
+  CHECK(scenario_errors(scenario("llama-2-7b")) ==
         "s.textproto:2:1: model: unknown model \"llama-2-7b\" (did you mean \"llama2-7b\"?)\n");
 }
 
 TEST_CASE("a model whose shape the step does not simulate yet is refused at the model field") {
-  CHECK(load_errors(scenario("deepseek-v3")) ==
+  CHECK(scenario_errors(scenario("deepseek-v3")) ==
         "s.textproto:2:1: model: \"deepseek-v3\": multi-head latent attention is not simulated "
         "yet\n");
-  CHECK(load_errors(scenario("gpt-oss-120b")) ==
+  CHECK(scenario_errors(scenario("gpt-oss-120b")) ==
         "s.textproto:2:1: model: \"gpt-oss-120b\": sliding-window attention is not simulated "
         "yet\n");
-  CHECK(load_errors(scenario("qwen3-30b-a3b")) == "");
+  CHECK(scenario_errors(scenario("qwen3-30b-a3b")) == "");
 }
 
 TEST_CASE("an expert-parallel degree must divide the experts, an expert TP degree their width") {
-  CHECK(load_errors(scenario("mixtral-8x7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"aws.p4d.24xlarge\" nodes: 2",
-                             "parallelism { expert_parallel: 3 expert_tensor_parallel: 5 }")) ==
+  CHECK(scenario_errors(scenario("mixtral-8x7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                 "parallelism { expert_parallel: 3 expert_tensor_parallel: 5 }")) ==
         "s.textproto:12:15: parallelism.expert_parallel: 3 does not divide the model's "
         "num_experts (8)\n"
         "s.textproto:12:34: parallelism.expert_tensor_parallel: 5 does not divide the experts' "
         "FFN width (14336)\n");
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"aws.p4d.24xlarge\" nodes: 2",
-                             "parallelism { expert_parallel: 2 }")) ==
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                 "parallelism { expert_parallel: 2 }")) ==
         "s.textproto:12:15: parallelism.expert_parallel: expert parallelism needs a model with "
         "experts (moe)\n");
 }
 
 TEST_CASE("a tensor-parallel degree that does not divide the heads is rejected") {
-  CHECK(load_errors(scenario() + "parallelism { tensor_parallel: 3 }\n") ==
+  CHECK(scenario_errors(scenario() + "parallelism { tensor_parallel: 3 }\n") ==
         "s.textproto:12:15: parallelism.tensor_parallel: 3 does not divide the model's "
         "num_attention_heads (32)\n");
 }
 
 TEST_CASE("with grouped-query attention the degree must also divide the KV heads") {
-  CHECK(load_errors(scenario("llama2-70b") + "sweep { tensor_parallel: [8, 16] }\n") ==
+  CHECK(scenario_errors(scenario("llama2-70b") + "sweep { tensor_parallel: [8, 16] }\n") ==
         "s.textproto:12:9: sweep.tensor_parallel[1]: 16 does not divide the model's "
         "num_kv_heads (8)\n");
 }
@@ -145,86 +135,88 @@ TEST_CASE("with grouped-query attention the degree must also divide the KV heads
 TEST_CASE("tensor parallelism must also split the hidden and FFN sizes") {
   // Llama-2-13B: 40 heads, hidden 5120, FFN 13824: TP 40 divides heads and hidden, not the FFN.
   CHECK(
-      load_errors(scenario("llama2-13b") + "sweep { tensor_parallel: [40] }\n") ==
+      scenario_errors(scenario("llama2-13b") + "sweep { tensor_parallel: [40] }\n") ==
       "s.textproto:12:9: sweep.tensor_parallel[0]: 40 does not divide the model's ffn_hidden_size "
       "(13824)\n");
 }
 
 TEST_CASE("a precision the GPU lacks is rejected for that instance") {
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"aws.p3.16xlarge\" nodes: 1")) ==
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p3.16xlarge\" nodes: 1")) ==
         "s.textproto:10:3: cluster.instance: GPU \"V100-SXM2-16GB\" of \"aws.p3.16xlarge\" has no "
         "BF16 support (job.precision)\n");
 }
 
 TEST_CASE("a job without a budget, or longer than the model's context, is rejected") {
-  CHECK(load_errors(scenario("llama2-7b", "sequence_length: 8192")) ==
+  CHECK(scenario_errors(scenario("llama2-7b", "sequence_length: 8192")) ==
         "s.textproto:3:1: job: needs a budget: token_budget, epochs or steps\n"
         "s.textproto:7:3: job.sequence_length: exceeds the model's max_sequence_length (4096)\n");
 }
 
 TEST_CASE("an epoch budget needs the dataset size") {
-  CHECK(load_errors(scenario("resnet50", "epochs: 90")) ==
+  CHECK(scenario_errors(scenario("resnet50", "epochs: 90")) ==
         "s.textproto:7:3: job.epochs: needs dataset.num_samples\n");
 }
 
 TEST_CASE("transformer-only settings are rejected for a CNN") {
-  CHECK(load_errors(scenario("resnet50", "steps: 10 sequence_length: 128") +
-                    "parallelism { tensor_parallel: 2 }\n") ==
+  CHECK(scenario_errors(scenario("resnet50", "steps: 10 sequence_length: 128") +
+                        "parallelism { tensor_parallel: 2 }\n") ==
         "s.textproto:7:13: job.sequence_length: applies to transformers only\n"
         "s.textproto:12:15: parallelism.tensor_parallel: tensor parallelism applies to "
         "transformers only\n");
 }
 
 TEST_CASE("conflicting optimizer sharding and stray virtual stages are rejected") {
-  CHECK(load_errors(scenario() + "parallelism { distributed_optimizer: true zero_stage: 1 "
-                                 "virtual_stages: 2 }\n") ==
+  CHECK(scenario_errors(scenario() + "parallelism { distributed_optimizer: true zero_stage: 1 "
+                                     "virtual_stages: 2 }\n") ==
         "s.textproto:12:15: parallelism.distributed_optimizer: and zero_stage both shard "
         "optimizer states: choose one\n"
         "s.textproto:12:57: parallelism.virtual_stages: needs schedule INTERLEAVED_ONE_F_ONE_B\n");
 }
 
 TEST_CASE("a synchronous ZeRO-3 fetch without ZeRO-3 is rejected") {
-  CHECK(load_errors(scenario() + "parallelism { zero_stage: 2 zero3_synchronous_fetch: true }\n") ==
+  CHECK(scenario_errors(scenario() +
+                        "parallelism { zero_stage: 2 zero3_synchronous_fetch: true }\n") ==
         "s.textproto:12:29: parallelism.zero3_synchronous_fetch: applies to zero_stage 3 only\n");
 }
 
 TEST_CASE("a missing cluster and model are both reported") {
-  CHECK(load_errors("job { global_batch_size: 8 precision: BF16 optimizer: ADAM steps: 1 }\n") ==
-        "s.textproto:1:1: model: is required\n"
-        "s.textproto:1:1: cluster: is required\n");
+  CHECK(
+      scenario_errors("job { global_batch_size: 8 precision: BF16 optimizer: ADAM steps: 1 }\n") ==
+      "s.textproto:1:1: model: is required\n"
+      "s.textproto:1:1: cluster: is required\n");
 }
 
 TEST_CASE("contradictory sweep settings are errors before any work") {
-  const std::string auto_and_listed = load_errors(scenario(
+  const std::string auto_and_listed = scenario_errors(scenario(
       "llama2-7b", "token_budget: 1e9 sequence_length: 4096", "instance: \"aws.p4d.24xlarge\"",
       "sweep {\n  nodes: [1, 2]\n  tensor_parallel: [1, 2]\n  auto_parallelism {}\n}\n"));
   CHECK_THAT(auto_and_listed, Catch::Contains("s.textproto:14:3: sweep.tensor_parallel: cannot "
                                               "be listed beside auto_parallelism"));
   const std::string min_over_max =
-      load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                           "instance: \"aws.p4d.24xlarge\" nodes: 2",
-                           "sweep {\n  constraints { min_gpus: 64 max_gpus: 16 }\n}\n"));
+      scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                               "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                               "sweep {\n  constraints { min_gpus: 64 max_gpus: 16 }\n}\n"));
   CHECK_THAT(min_over_max, Catch::Contains("sweep.constraints.max_gpus: is below min_gpus (64): "
                                            "no configuration can satisfy both"));
-  const std::string cost_without_currency = load_errors(scenario(
+  const std::string cost_without_currency = scenario_errors(scenario(
       "llama2-7b", "token_budget: 1e9 sequence_length: 4096",
       "instance: \"aws.p4d.24xlarge\" nodes: 2", "sweep {\n  constraints { max_cost: 1e5 }\n}\n"));
   CHECK_THAT(cost_without_currency, Catch::Contains("sweep.constraints.currency"));
 }
 
 TEST_CASE("an empty list is an error at its field, not a silently unswept axis") {
-  CHECK_THAT(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",
-                                  "sweep {\n  nodes: [1]\n  pipeline_parallel: [ ]\n}\n")),
+  CHECK_THAT(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                      "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                      "sweep {\n  nodes: [1]\n  pipeline_parallel: [ ]\n}\n")),
              Catch::Contains("s.textproto:14:3: pipeline_parallel: is an empty list: give at "
                              "least one value or leave the field out"));
 }
 
 TEST_CASE("a value listed twice in a sweep axis is an error at its position") {
-  CHECK_THAT(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",
-                                  "sweep {\n  tensor_parallel: [1, 2, 1]\n}\n")),
+  CHECK_THAT(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                      "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                      "sweep {\n  tensor_parallel: [1, 2, 1]\n}\n")),
              Catch::Contains("sweep.tensor_parallel[2]: 1 is listed twice"));
 }
 
@@ -238,7 +230,7 @@ TEST_CASE("ranges expand into their integer axes, a bad range is an error at the
                    "instance: \"aws.p4d.24xlarge\"",
                    "sweep {\n  nodes: [3]\n  range { axis: \"nodes\" from: 1 to: 16 factor: 2 }\n"
                    "  range { axis: \"micro_batch_size\" from: 2 to: 7 step: 2 }\n}\n")),
-      catalog(), &diagnostics);
+      testing::shipped_catalog(), &diagnostics);
   INFO(diagnostics.to_string());
   REQUIRE(loaded != nullptr);
   const schema::Sweep& sweep = loaded->scenario().sweep();
@@ -246,7 +238,7 @@ TEST_CASE("ranges expand into their integer axes, a bad range is an error at the
         std::vector<int>{3, 1, 2, 4, 8, 16});
   CHECK(std::vector<int>(sweep.micro_batch_size().begin(), sweep.micro_batch_size().end()) ==
         std::vector<int>{2, 4, 6});
-  const std::string errors = load_errors(
+  const std::string errors = scenario_errors(
       scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                "instance: \"aws.p4d.24xlarge\" nodes: 1",
                "sweep {\n  range { axis: \"node\" from: 1 to: 4 }\n"
@@ -260,8 +252,9 @@ TEST_CASE("ranges expand into their integer axes, a bad range is an error at the
 
 // Diagnostics of a Llama 2 7B scenario at sequence 4096 on one 8-H100 node, plus `rest`.
 std::string h100_errors(const std::string& rest, const std::string& job_extra = "") {
-  return load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096" + job_extra,
-                              "instance: \"aws.p5.48xlarge\" nodes: 1", rest));
+  return scenario_errors(scenario("llama2-7b",
+                                  "token_budget: 1e9 sequence_length: 4096" + job_extra,
+                                  "instance: \"aws.p5.48xlarge\" nodes: 1", rest));
 }
 
 TEST_CASE("context parallelism must split the sequence and, all-to-all, the heads") {
@@ -288,7 +281,7 @@ TEST_CASE("MXFP8 needs Blackwell's block-scaled tensor cores, FP8 settings need 
       "name: \"t\"\nmodel: \"llama2-7b\"\njob {\n  global_batch_size: 64\n  precision: FP8\n"
       "  fp8_recipe: MXFP8\n  optimizer: ADAM\n  token_budget: 1e9 sequence_length: 4096\n}\n"
       "cluster {\n  instance: \"aws.p5.48xlarge\" nodes: 1\n}\n";
-  CHECK(load_errors(fp8) ==
+  CHECK(scenario_errors(fp8) ==
         "s.textproto:6:3: job.fp8_recipe: MXFP8 needs block-scaled FP8 tensor cores (Blackwell "
         "or later); GPU \"H100-SXM5-80GB\" (Hopper) of \"aws.p5.48xlarge\" has none (use "
         "CURRENT_SCALING, DELAYED_SCALING or BLOCKWISE)\n");
@@ -311,23 +304,23 @@ TEST_CASE("a published figure must be finite and positive, with its group and co
   const std::string published =
       "published { group: \"g\" tflops_per_gpu: inf flops_convention: MODEL_FLOPS "
       "step_time_s: 0 }\n";
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"aws.p4d.24xlarge\" nodes: 2", published)) ==
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2", published)) ==
         "s.textproto:12:74: published.step_time_s: must be > 0, got 0\n"
         "s.textproto:12:24: published.tflops_per_gpu: must be > 0, got inf\n");
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"aws.p4d.24xlarge\" nodes: 2",
-                             "published { tflops_per_gpu: 100 }\n")) ==
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                 "published { tflops_per_gpu: 100 }\n")) ==
         "s.textproto:12:1: published.group: is required\n"
         "s.textproto:12:1: published.flops_convention: is required\n");
 }
 
 TEST_CASE("clusters over 2^17 GPUs and budgets over 2^53 steps are refused with what works") {
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                             "instance: \"aws.p5.48xlarge\" nodes: 16385")) ==
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p5.48xlarge\" nodes: 16385")) ==
         "s.textproto:10:31: cluster.nodes: 16385 nodes of \"aws.p5.48xlarge\" are 131080 GPUs, "
         "more than the 131072 a configuration may have (at most 16384 nodes)\n");
-  CHECK(load_errors(scenario("llama2-7b", "token_budget: 1e30 sequence_length: 4096")) ==
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e30 sequence_length: 4096")) ==
         "s.textproto:7:3: job.token_budget: asks for 3.81e+24 optimizer steps, more than the "
         "9007199254740992 (2^53) a run may have; at most 2.36e+21 tokens\n");
 }
@@ -335,10 +328,11 @@ TEST_CASE("clusters over 2^17 GPUs and budgets over 2^53 steps are refused with 
 TEST_CASE("a scenario path that is a directory or names no file says so") {
   TempDir dir;
   Diagnostics diagnostics;
-  CHECK(load_scenario(dir.path(), catalog(), &diagnostics) == nullptr);
+  CHECK(load_scenario(dir.path(), testing::shipped_catalog(), &diagnostics) == nullptr);
   CHECK(diagnostics.to_string() == dir.path() + ": is a directory, not a file\n");
   Diagnostics missing;
-  CHECK(load_scenario(dir.path() + "/none.textproto", catalog(), &missing) == nullptr);
+  CHECK(load_scenario(dir.path() + "/none.textproto", testing::shipped_catalog(), &missing) ==
+        nullptr);
   CHECK(missing.to_string() == dir.path() + "/none.textproto: no such file\n");
 }
 

@@ -7,6 +7,7 @@
 
 #include "sim/net/collective_algorithms.h"
 #include "tests/testing/cluster.h"
+#include "tests/testing/units.h"
 
 namespace clustersim {
 namespace {
@@ -14,7 +15,7 @@ namespace {
 using testing::all_gpus;
 using testing::shipped_cluster;
 
-constexpr double kGiB = 1073741824;
+using testing::kGiB;
 
 double seconds(const Topology& t, CollectiveOp op, CollectiveAlgorithm algorithm, double bytes,
                std::vector<int> gpus = {}) {

@@ -5,13 +5,14 @@
 #include "sim/net/collective.h"
 #include "sim/net/collective_algorithms.h"
 #include "tests/testing/cluster.h"
+#include "tests/testing/units.h"
 
 namespace clustersim {
 namespace {
 
 using testing::shipped_cluster;
 
-constexpr double kGiB = 1073741824;
+using testing::kGiB;
 
 // p5.48xlarge: 8 H100 on NVSwitch, NVLink 450 GB/s per direction x 0.80 (links.textproto).
 constexpr double kNvlink = 450e9 * 0.80;

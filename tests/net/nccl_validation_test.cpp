@@ -8,6 +8,7 @@
 
 #include "sim/net/collective.h"
 #include "tests/testing/cluster.h"
+#include "tests/testing/units.h"
 
 namespace clustersim {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 using testing::all_gpus;
 using testing::shipped_cluster;
 
-constexpr double kGiB = 1073741824;
+using testing::kGiB;
 
 double busbw_gb_per_s(const Topology& t, CollectiveOp op, CollectiveAlgorithm algorithm,
                       double bytes) {

@@ -8,9 +8,7 @@
 namespace clustersim {
 namespace {
 
-const schema::Model* model(const char* name) {
-  return testing::shipped_catalog().models().find(name)->value;
-}
+using testing::shipped_model;
 
 TEST_CASE("expert-parallel groups take every ETP-th rank, replicas every ETP x EP-th") {
   // A stage of TP 2 x DP 4 = 8 GPUs, EP 4: rank r = ep + 4 edp.
@@ -35,15 +33,15 @@ TEST_CASE("expert degrees that do not fit the stage or the model are explained")
         "expert tensor x expert parallel (16) does not divide the 8 GPUs of a pipeline stage "
         "(tensor x data parallel)");
   CHECK(expert_layout_problem({1, 8, 16}).empty());
-  CHECK(expert_parallel_problem(3, model("mixtral-8x7b")) ==
+  CHECK(expert_parallel_problem(3, &shipped_model("mixtral-8x7b")) ==
         "3 does not divide the model's num_experts (8)");
-  CHECK(expert_parallel_problem(8, model("mixtral-8x7b")).empty());
-  CHECK(expert_parallel_problem(2, model("llama2-7b")) ==
+  CHECK(expert_parallel_problem(8, &shipped_model("mixtral-8x7b")).empty());
+  CHECK(expert_parallel_problem(2, &shipped_model("llama2-7b")) ==
         "expert parallelism needs a model with experts (moe)");
   // Qwen3-30B-A3B's experts are 768 wide.
-  CHECK(expert_tensor_parallel_problem(5, model("qwen3-30b-a3b")) ==
+  CHECK(expert_tensor_parallel_problem(5, &shipped_model("qwen3-30b-a3b")) ==
         "5 does not divide the experts' FFN width (768)");
-  CHECK(expert_tensor_parallel_problem(4, model("qwen3-30b-a3b")).empty());
+  CHECK(expert_tensor_parallel_problem(4, &shipped_model("qwen3-30b-a3b")).empty());
 }
 
 }  // namespace

@@ -15,9 +15,7 @@ namespace {
 
 namespace s = schema;
 
-const s::Model& model(const std::string& name) {
-  return *testing::shipped_catalog().models().find(name)->value;
-}
+using testing::shipped_model;
 
 s::TrainingJob job(int global_batch, int seq) {
   return testing::parse_message<s::TrainingJob>(
@@ -48,7 +46,8 @@ TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights over
   // Llama-2-7B, TP 1, PP 1, DP 8: P = 6,738,415,616 parameters on every GPU.
   const double params = 6738415616.0, dp = 8;
   auto states = [&](const std::string& extra) {
-    return estimate_memory(model("llama2-7b"), job(64, 4096), plan(1, 1, 8, 1, extra), 1e15, {})
+    return estimate_memory(shipped_model("llama2-7b"), job(64, 4096), plan(1, 1, 8, 1, extra), 1e15,
+                           {})
         .model_state_bytes();
   };
   CHECK(states("") == Approx(params * 18));
@@ -62,7 +61,8 @@ TEST_CASE("ZeRO stages shard optimizer states, then gradients, then weights over
 TEST_CASE("the distributed optimizer shards over data x context parallel, BF16 main grads halve") {
   const double params = 6738415616.0;  // Llama-2-7B on every GPU (TP 1, PP 1)
   auto states = [&](const std::string& extra) {
-    return estimate_memory(model("llama2-7b"), job(64, 4096), plan(1, 1, 4, 1, extra), 1e15, {});
+    return estimate_memory(shipped_model("llama2-7b"), job(64, 4096), plan(1, 1, 4, 1, extra), 1e15,
+                           {});
   };
   const MemoryEstimate cp = states("distributed_optimizer: true context_parallel: 2");
   CHECK(cp.optimizer_bytes == Approx(params * 12 / 8));
@@ -73,7 +73,7 @@ TEST_CASE("the distributed optimizer shards over data x context parallel, BF16 m
 }
 
 TEST_CASE("context parallel 2 halves each rank's activations and logits") {
-  const auto& llama = model("llama3-8b");
+  const auto& llama = shipped_model("llama3-8b");
   const auto one = estimate_memory(llama, job(64, 8192), plan(1, 1, 4, 1), 1e15, {});
   const auto two =
       estimate_memory(llama, job(64, 8192), plan(1, 1, 4, 1, "context_parallel: 2"), 1e15, {});
@@ -82,7 +82,7 @@ TEST_CASE("context parallel 2 halves each rank's activations and logits") {
 }
 
 TEST_CASE("FP8: Transformer Engine's weight copies, 1-byte FP8 weights and GEMM inputs") {
-  const auto& llama = model("llama3-8b");
+  const auto& llama = shipped_model("llama3-8b");
   const auto fp8_job = [](const std::string& extra) {
     return testing::parse_message<s::TrainingJob>(
         "global_batch_size: 64 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 " +
@@ -102,7 +102,7 @@ TEST_CASE("FP8: Transformer Engine's weight copies, 1-byte FP8 weights and GEMM 
 }
 
 TEST_CASE("recomputing N layers of each chunk keeps only those layers' inputs") {
-  const auto& gpt = model("gpt-18b");  // 40 layers, 10 per stage
+  const auto& gpt = shipped_model("gpt-18b");  // 40 layers, 10 per stage
   const auto none = estimate_stage_memory(gpt, job(512, 2048), plan(8, 4, 1, 1), 0, 1e15, {});
   const auto full = estimate_stage_memory(
       gpt, job(512, 2048), plan(8, 4, 1, 1, "recompute: RECOMPUTE_FULL"), 0, 1e15, {});
@@ -115,7 +115,7 @@ TEST_CASE("recomputing N layers of each chunk keeps only those layers' inputs") 
 }
 
 TEST_CASE("1F1B holds p micro-batches on the first stage, one on the last") {
-  const auto& gpt = model("gpt-18b");  // 40 layers
+  const auto& gpt = shipped_model("gpt-18b");  // 40 layers
   const auto first = estimate_stage_memory(gpt, job(512, 2048), plan(8, 4, 1, 1), 0, 1e15, {});
   const auto last = estimate_stage_memory(gpt, job(512, 2048), plan(8, 4, 1, 1), 3, 1e15, {});
   CHECK(first.in_flight_micro_batches == 4);
@@ -129,7 +129,7 @@ TEST_CASE("1F1B holds p micro-batches on the first stage, one on the last") {
 }
 
 TEST_CASE("interleaving multiplies the first stage's activations by 1 + (p-1)/(p v)") {
-  const auto& gpt = model("gpt-18b");
+  const auto& gpt = shipped_model("gpt-18b");
   const double p = 4, v = 2;
   const auto e = estimate_stage_memory(
       gpt, job(512, 2048), plan(8, 4, 1, 1, "schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 2"),
@@ -140,7 +140,7 @@ TEST_CASE("interleaving multiplies the first stage's activations by 1 + (p-1)/(p
 }
 
 TEST_CASE("uneven splits put the extra layers on the first stages") {
-  const auto& gpt = model("gpt-3.6b");  // 30 layers over 4 stages: 8, 8, 7, 7
+  const auto& gpt = shipped_model("gpt-3.6b");  // 30 layers over 4 stages: 8, 8, 7, 7
   int layers[4];
   for (int stage = 0; stage < 4; ++stage) {
     layers[stage] =
@@ -152,7 +152,7 @@ TEST_CASE("uneven splits put the extra layers on the first stages") {
 TEST_CASE("GPT-3 175B with TP 1 and PP 1 on 8 A100 80GB is OOM by terabytes") {
   const double capacity = 80 * kBytesPerGibibyte;
   const auto e =
-      estimate_memory(model("gpt3-175b"), job(1536, 2048), plan(1, 1, 8, 1), capacity, {});
+      estimate_memory(shipped_model("gpt3-175b"), job(1536, 2048), plan(1, 1, 8, 1), capacity, {});
   CHECK_FALSE(e.fits());
   // 174.6 B parameters x 18 bytes alone is 2927 GiB.
   CHECK(e.model_state_bytes() / kBytesPerGibibyte ==
@@ -167,7 +167,8 @@ TEST_CASE("runtime memory adds the context, one buffer set per communicator and 
   const RuntimeMemory r = runtime_memory(runtime, plan(8, 1, 4, 1));  // TP and DP groups
   CHECK(r.fixed_bytes == Approx((0.5 + 2 * 0.25) * kBytesPerGibibyte));
   CHECK(r.fragmentation_fraction == 0.1);
-  const auto e = estimate_memory(model("llama2-7b"), job(64, 4096), plan(8, 1, 4, 1), 1e15, r);
+  const auto e =
+      estimate_memory(shipped_model("llama2-7b"), job(64, 4096), plan(8, 1, 4, 1), 1e15, r);
   const double tensors = e.model_state_bytes() + e.activations_bytes + e.logits_bytes;
   CHECK(e.runtime_bytes == Approx(r.fixed_bytes + 0.1 * tensors));
 }

@@ -9,13 +9,14 @@
 
 #include "sim/net/collective.h"
 #include "tests/testing/cluster.h"
+#include "tests/testing/units.h"
 
 namespace clustersim {
 namespace {
 
 using testing::shipped_cluster;
 
-Picoseconds ms(double milliseconds) { return Picoseconds::from_seconds(milliseconds * 1e-3); }
+using testing::ms;
 
 PipelinePlan uniform_plan(schema::PipelineSchedule schedule, int stages, int chunks,
                           int micro_batches, Picoseconds forward, Picoseconds backward) {

@@ -9,11 +9,12 @@
 
 #include "sim/parallel/pipeline_simulation.h"
 #include "tests/testing/cluster.h"
+#include "tests/testing/units.h"
 
 namespace clustersim {
 namespace {
 
-Picoseconds ms(double milliseconds) { return Picoseconds::from_seconds(milliseconds * 1e-3); }
+using testing::ms;
 
 PipelineCut cut_at(Picoseconds time, int micro_batch, std::vector<size_t> next_task) {
   StateFingerprint state(time);

@@ -6,13 +6,14 @@
 
 #include "sim/parallel/pipeline_simulation.h"
 #include "tests/testing/cluster.h"
+#include "tests/testing/units.h"
 
 namespace clustersim {
 namespace {
 
-Picoseconds ms(double milliseconds) { return Picoseconds::from_seconds(milliseconds * 1e-3); }
+using testing::ms;
 
-struct Run {
+struct Zero3Run {
   double task_end_ms = 0;  // the last task's compute
   double drained_ms = 0;   // the last reduce-scatter
   double waited_ms = 0;    // compute waiting for gathers
@@ -22,10 +23,10 @@ struct Run {
 
 // One stage, 1F1B over `micro_batches`; each gather takes `gather`, each reduce-scatter `reduce`
 // (independent streams, no shared network).
-Run run_stage(const Zero3Work& work, int micro_batches, Picoseconds forward, Picoseconds backward,
-              Picoseconds gather, Picoseconds reduce) {
+Zero3Run run_stage(const Zero3Work& work, int micro_batches, Picoseconds forward,
+                   Picoseconds backward, Picoseconds gather, Picoseconds reduce) {
   Simulation sim;
-  Run run;
+  Zero3Run run;
   const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, micro_batches, 0);
   Zero3Stage stage(work, tasks, forward, backward, &sim,
                    [&](CollectiveOp op, double, std::function<void()> done) {
@@ -64,7 +65,7 @@ TEST_CASE("ZeRO-3 gathers 2 bytes x parameters per pass, every micro-batch, and 
   CHECK(no_recompute.regather_for_backward);     // 1.2e9 per layer: beyond the reuse distance
   CHECK(no_recompute.unit_reduce_buckets == 3);  // reduce_bucket_size 5e8
   CHECK(no_recompute.prefetch_units == 1);
-  Run r = run_stage(no_recompute, 3, ms(10), ms(20), ms(1), ms(1));
+  Zero3Run r = run_stage(no_recompute, 3, ms(10), ms(20), ms(1), ms(1));
   // Forward and backward passes: 2 x 2 bytes x 12e9 x 3 micro-batches.
   CHECK(r.gathered_bytes == Approx(2 * 2 * 12e9 * 3));
   CHECK(r.gathers == 2 * 10 * 3);
@@ -90,7 +91,7 @@ TEST_CASE("ZeRO-3 gathers 2 bytes x parameters per pass, every micro-batch, and 
 TEST_CASE("communication-bound ZeRO-3: the gathers run back to back, compute waits for each") {
   // 4 layers, forward 1 ms and backward 2 ms per layer, gathers 5 ms: 2 x 4 x 2 gathers in a
   // row, then the last layer's backward, then its reduce-scatter (3 ms).
-  const Run r = run_stage(work_of(4), 2, ms(4), ms(8), ms(5), ms(3));
+  const Zero3Run r = run_stage(work_of(4), 2, ms(4), ms(8), ms(5), ms(3));
   CHECK(r.task_end_ms == Approx(16 * 5 + 2));
   CHECK(r.drained_ms == Approx(16 * 5 + 2 + 3));
   CHECK(r.waited_ms == Approx(r.task_end_ms - 2 * (4 + 8)));
@@ -98,7 +99,7 @@ TEST_CASE("communication-bound ZeRO-3: the gathers run back to back, compute wai
 
 TEST_CASE("compute-bound ZeRO-3: only the first gather and the last reduce-scatter show") {
   // Gathers of 0.5 ms prefetched one layer ahead hide under 1 ms layers, also across tasks.
-  const Run r = run_stage(work_of(4), 2, ms(4), ms(8), ms(0.5), ms(0.25));
+  const Zero3Run r = run_stage(work_of(4), 2, ms(4), ms(8), ms(0.5), ms(0.25));
   CHECK(r.task_end_ms == Approx(0.5 + 2 * (4 + 8)));
   CHECK(r.waited_ms == Approx(0.5));
   CHECK(r.drained_ms == Approx(0.5 + 2 * (4 + 8) + 0.25));
@@ -112,7 +113,7 @@ TEST_CASE("synchronous ZeRO-3 fetch (DeepSpeed before mid-2021): every gather, t
   CHECK(w.prefetch_units == 0);
   const double fetch_ms = 1e9 / kDeepSpeed2021FetchBytesPerSecond * 1e3;
   CHECK(fetch_ms == Approx(41.1).epsilon(0.01));
-  const Run r = run_stage(w, 2, ms(4), ms(8), ms(5), ms(3));
+  const Zero3Run r = run_stage(w, 2, ms(4), ms(8), ms(5), ms(3));
   CHECK(r.task_end_ms == Approx(16 * fetch_ms + 2 * (4 + 8)));
   CHECK(r.waited_ms == Approx(16 * fetch_ms));
   CHECK(r.drained_ms == Approx(r.task_end_ms + 3));

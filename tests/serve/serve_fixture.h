@@ -36,13 +36,7 @@ struct ScenarioUnderTest {
   Diagnostics diagnostics;
   std::unique_ptr<LoadedServingScenario> loaded;
   // Diagnostics with the temporary directory's path removed.
-  std::string messages() const {
-    std::string text = diagnostics.to_string();
-    for (size_t at; (at = text.find(dir.path() + "/")) != std::string::npos;) {
-      text.erase(at, dir.path().size() + 1);
-    }
-    return text;
-  }
+  std::string messages() const { return dir.relative(diagnostics.to_string()); }
 };
 
 inline std::unique_ptr<ScenarioUnderTest> load_serving_text(const std::string& text,

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "tests/testing/scenario_text.h"
 #include "tests/testing/shipped_catalog.h"
 
 namespace clustersim {
@@ -12,23 +13,17 @@ namespace {
 
 using testing::TempDir;
 
-const Catalog& catalog() { return testing::shipped_catalog(); }
-
-std::unique_ptr<LoadedScenario> load(const TempDir& dir, const std::string& rest) {
-  const std::string text = R"(model: "llama2-7b"
+// A scenario of llama2-7b with a small job, and `rest` (cluster, sweep).
+std::unique_ptr<LoadedScenario> load_with_job(const TempDir& dir, const std::string& rest) {
+  return testing::load_valid_scenario(dir, R"(model: "llama2-7b"
 job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
-)" + rest;
-  Diagnostics diagnostics;
-  auto loaded = load_scenario(dir.write("s.textproto", text), catalog(), &diagnostics);
-  INFO(diagnostics.to_string());
-  REQUIRE(loaded != nullptr);
-  return loaded;
+)" + rest);
 }
 
 TEST_CASE("a scenario without a sweep is one configuration with defaults filled in") {
   TempDir dir;
-  auto space =
-      expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2 })"));
+  auto space = expand_configurations(
+      *load_with_job(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2 })"));
   CHECK(space.total == 1);
   REQUIRE(space.valid.size() == 1);
   const Configuration& c = space.valid[0];
@@ -41,7 +36,8 @@ TEST_CASE("a scenario without a sweep is one configuration with defaults filled 
 
 TEST_CASE("a job on some GPUs of each node counts only those, and splits only them") {
   TempDir dir;
-  auto space = expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2
+  auto space =
+      expand_configurations(*load_with_job(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2
   gpus_per_node: 4 }
 sweep { auto_parallelism { micro_batch_size: [1] } })"));
   REQUIRE_FALSE(space.valid.empty());
@@ -59,7 +55,7 @@ sweep { auto_parallelism { micro_batch_size: [1] } })"));
 
 TEST_CASE("the sweep is the product of its axes, impossible splits are pruned with a reason") {
   TempDir dir;
-  auto space = expand_configurations(*load(dir, R"(
+  auto space = expand_configurations(*load_with_job(dir, R"(
 sweep { instance: ["aws.p4d.24xlarge", "aws.g5.48xlarge"] nodes: [1, 2]
         tensor_parallel: [1, 8] pipeline_parallel: [1, 4] micro_batch_size: [1, 4] })"));
   CHECK(space.total == 2 * 2 * 2 * 2 * 2);
@@ -75,7 +71,8 @@ sweep { instance: ["aws.p4d.24xlarge", "aws.g5.48xlarge"] nodes: [1, 2]
 
 TEST_CASE("interleaving needs virtual stages and layers divisible by stages x chunks") {
   TempDir dir;
-  auto space = expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
+  auto space =
+      expand_configurations(*load_with_job(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
 parallelism { schedule: INTERLEAVED_ONE_F_ONE_B pipeline_parallel: 4 }
 sweep { virtual_stages: [1, 2, 3] })"));
   // v=1: interleaved without chunks; v=2: 32 % 8 == 0 valid; v=3: 32 % 12 != 0.
@@ -99,8 +96,8 @@ parallelism { tensor_parallel: 2 )";
     INFO(degrees);
     TempDir dir;
     Diagnostics diagnostics;
-    auto loaded = load_scenario(dir.write("s.textproto", text + degrees + " }"), catalog(),
-                                &diagnostics);
+    auto loaded = load_scenario(dir.write("s.textproto", text + degrees + " }"),
+                                testing::shipped_catalog(), &diagnostics);
     REQUIRE(loaded != nullptr);
     const auto space = expand_configurations(*loaded);
     CHECK(space.valid.empty());
@@ -110,7 +107,8 @@ parallelism { tensor_parallel: 2 )";
 
 TEST_CASE("sequence parallelism without tensor parallelism is pruned") {
   TempDir dir;
-  auto space = expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
+  auto space =
+      expand_configurations(*load_with_job(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
 sweep { tensor_parallel: [1, 2] sequence_parallel: [true] })"));
   REQUIRE(space.valid.size() == 1);
   CHECK(space.valid[0].parallelism.tensor_parallel() == 2);
@@ -136,25 +134,27 @@ TEST_CASE("auto parallelism enumerates every valid layout, counted by hand") {
   TempDir dir;
   const std::string cluster = R"(cluster { instance: "aws.g5.12xlarge" }
 sweep { nodes: [1, 2] auto_parallelism { )";
-  const auto plain = expand_configurations(*load(dir, cluster + "} }"));
+  const auto plain = expand_configurations(*load_with_job(dir, cluster + "} }"));
   CHECK(plain.total == 59);
   CHECK(plain.valid.size() == 59);
   // Interleaving (32 layers divide 2 x pp for pp 2, 4, 8) doubles the pipelined layouts whose
   // micro-batch count 32 / (mbs x dp) divides by pp: all 12 of 1 node's; of 2 nodes' 24, not
   // mbs 8 of tp1 pp2 dp4 (1 micro-batch), mbs 8 of tp1 pp4 dp2 (2), mbs 8 of tp1 pp8 dp1 (4).
-  const auto interleaved = expand_configurations(*load(dir, cluster + "max_virtual_stages: 2 } }"));
+  const auto interleaved =
+      expand_configurations(*load_with_job(dir, cluster + "max_virtual_stages: 2 } }"));
   CHECK(interleaved.valid.size() == 59 + 12 + 21);
   for (const Configuration& c : interleaved.valid) {
     CHECK((c.parallelism.virtual_stages() > 1) ==
           (c.parallelism.schedule() == schema::INTERLEAVED_ONE_F_ONE_B));
   }
   // The same set as listing every degree and pruning, with tensor parallelism inside a node.
-  const auto listed = expand_configurations(*load(dir, R"(cluster { instance: "aws.g5.12xlarge" }
+  const auto listed =
+      expand_configurations(*load_with_job(dir, R"(cluster { instance: "aws.g5.12xlarge" }
 sweep { nodes: [1, 2] tensor_parallel: [1, 2, 4] pipeline_parallel: [1, 2, 4, 8]
         micro_batch_size: [1, 2, 4, 8] })"));
   CHECK(layouts(listed) == layouts(plain));
   const auto capped = expand_configurations(
-      *load(dir, cluster + "max_pipeline_parallel: 2 micro_batch_size: [1] } }"));
+      *load_with_job(dir, cluster + "max_pipeline_parallel: 2 micro_batch_size: [1] } }"));
   // 1 node: tp1 pp1/2, tp2 pp1/2, tp4 pp1 = 5; 2 nodes: tp1 pp1/2, tp2 pp1/2, tp4 pp1/2 = 6.
   CHECK(capped.valid.size() == 11);
 }
@@ -162,7 +162,8 @@ sweep { nodes: [1, 2] tensor_parallel: [1, 2, 4] pipeline_parallel: [1, 2, 4, 8]
 TEST_CASE("auto parallelism tries context-parallel degrees up to its maximum, CP after TP") {
   TempDir dir;
   // 16 GPUs, sequence 4096 (divisible by 2 x 16): CP 1, 2, 4, 8, 16 wherever tp x cp divides.
-  auto space = expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
+  auto space =
+      expand_configurations(*load_with_job(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
 sweep { auto_parallelism { micro_batch_size: [1] max_context_parallel: 4 } })"));
   std::set<int> degrees;
   for (const Configuration& c : space.valid) {
@@ -191,14 +192,14 @@ sweep { auto_parallelism { micro_batch_size: [1] max_pipeline_parallel: 2 max_vi
     }
     return n;
   };
-  CHECK(accounted(expand_configurations(*load(dir, cluster + "} }"))) == 0);
+  CHECK(accounted(expand_configurations(*load_with_job(dir, cluster + "} }"))) == 0);
   CHECK(accounted(expand_configurations(
-            *load(dir, cluster + "uneven_pipeline_layouts: true } }"))) > 0);
+            *load_with_job(dir, cluster + "uneven_pipeline_layouts: true } }"))) > 0);
 }
 
 TEST_CASE("GPU-count constraints prune before any evaluation, with the constraint named") {
   TempDir dir;
-  auto space = expand_configurations(*load(dir, R"(cluster { instance: "aws.p4d.24xlarge" }
+  auto space = expand_configurations(*load_with_job(dir, R"(cluster { instance: "aws.p4d.24xlarge" }
 sweep { nodes: [1, 2, 4, 8] constraints { min_gpus: 16 max_gpus: 32 } })"));
   CHECK(space.valid.size() == 2);
   CHECK(space.pruned["fewer GPUs than constraints.min_gpus"] == 1);
@@ -207,7 +208,7 @@ sweep { nodes: [1, 2, 4, 8] constraints { min_gpus: 16 max_gpus: 32 } })"));
 
 TEST_CASE("any index of the space decodes to the configuration expansion lists there") {
   TempDir dir;
-  auto loaded = load(dir, R"(cluster { instance: "aws.g5.12xlarge" }
+  auto loaded = load_with_job(dir, R"(cluster { instance: "aws.g5.12xlarge" }
 sweep { instance: ["aws.g5.12xlarge", "aws.p4d.24xlarge"] nodes: [1, 2]
         auto_parallelism { max_virtual_stages: 4 } recompute: [RECOMPUTE_SELECTIVE, RECOMPUTE_FULL]
         zero_stage: [0, 1] })");

@@ -4,25 +4,19 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/testing/scenario_text.h"
 #include "tests/testing/shipped_catalog.h"
 #include "tests/testing/temp_dir.h"
 
 namespace clustersim {
 namespace {
 
-std::unique_ptr<LoadedScenario> load(const testing::TempDir& dir, const std::string& text) {
-  Diagnostics diagnostics;
-  auto loaded =
-      load_scenario(dir.write("s.textproto", text), testing::shipped_catalog(), &diagnostics);
-  INFO(diagnostics.to_string());
-  REQUIRE(loaded != nullptr);
-  return loaded;
-}
+using testing::load_valid_scenario;
 
 TEST_CASE("the fastest configuration that fits is chosen, skipping those that do not fit") {
   const testing::TempDir dir;
   // A 7.5B model data-parallel on 8 A100s: micro-batches from 1 to 64 (the largest do not fit).
-  const auto loaded = load(dir, R"(name: "tuned" model: "gpt-7.5b"
+  const auto loaded = load_valid_scenario(dir, R"(name: "tuned" model: "gpt-7.5b"
 job { global_batch_size: 512 sequence_length: 2048 precision: BF16 optimizer: ADAM steps: 1 }
 cluster { instance: "aws.p4de.24xlarge" nodes: 1 }
 parallelism { tensor_parallel: 2 distributed_optimizer: true }
@@ -50,9 +44,10 @@ sweep { micro_batch_size: [1, 2, 4, 8, 16, 32, 64] })");
 TEST_CASE("a job on half of a node's GPUs runs on half of them: twice the work per GPU") {
   const testing::TempDir dir;
   auto step_s = [&](const std::string& gpus_per_node) {
-    const auto loaded = load(dir, R"(name: "half" model: "gpt-1.7b"
+    const auto loaded = load_valid_scenario(dir, R"(name: "half" model: "gpt-1.7b"
 job { global_batch_size: 64 sequence_length: 2048 precision: BF16 optimizer: ADAM steps: 1 }
-cluster { instance: "aws.p4de.24xlarge" nodes: 1 )" + gpus_per_node + " }");
+cluster { instance: "aws.p4de.24xlarge" nodes: 1 )" + gpus_per_node +
+                                                     " }");
     const ExpandedConfigurations space = expand_configurations(*loaded);
     REQUIRE(space.valid.size() == 1);
     Evaluator evaluator(testing::shipped_catalog(), *loaded);
@@ -66,7 +61,7 @@ cluster { instance: "aws.p4de.24xlarge" nodes: 1 )" + gpus_per_node + " }");
 
 TEST_CASE("when no configuration fits, there is no fastest and the first one's memory is given") {
   const testing::TempDir dir;
-  const auto loaded = load(dir, R"(name: "gpt3-oom" model: "gpt3-175b"
+  const auto loaded = load_valid_scenario(dir, R"(name: "gpt3-oom" model: "gpt3-175b"
 job { global_batch_size: 1536 sequence_length: 2048 precision: BF16 optimizer: ADAM steps: 1 }
 cluster { instance: "aws.p4de.24xlarge" nodes: 1 }
 sweep { micro_batch_size: [1, 2] })");

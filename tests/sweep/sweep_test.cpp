@@ -11,6 +11,7 @@
 #include "sim/sweep/results_merge.h"
 #include "sim/sweep/sweep_runner.h"
 #include "sim/sweep/sweep_summary.h"
+#include "tests/testing/scenario_text.h"
 #include "tests/testing/shipped_catalog.h"
 
 namespace clustersim {
@@ -29,23 +30,19 @@ sweep { instance: ["aws.g5.12xlarge", "aws.p4d.24xlarge"] nodes: [1, 2, 3]
         recompute: [RECOMPUTE_NONE, RECOMPUTE_FULL] }
 )";
 
-std::unique_ptr<LoadedScenario> load(const TempDir& dir, const std::string& extra = "") {
-  Diagnostics diagnostics;
-  auto loaded = load_scenario(dir.write("small.textproto", kScenario + extra),
-                              testing::shipped_catalog(), &diagnostics);
-  INFO(diagnostics.to_string());
-  REQUIRE(loaded != nullptr);
-  return loaded;
+// The scenario kScenario, and `extra`.
+std::unique_ptr<LoadedScenario> load_small(const TempDir& dir, const std::string& extra = "") {
+  return testing::load_valid_scenario(dir, kScenario + extra, "small.textproto");
 }
 
-struct Run {
+struct SweepRun {
   std::vector<ResultRow> rows;
   SweepCounts counts;
   int chunks = 0;
 };
 
-Run sweep(const LoadedScenario& scenario, SweepOptions options) {
-  Run run;
+SweepRun sweep(const LoadedScenario& scenario, SweepOptions options) {
+  SweepRun run;
   std::string error;
   Diagnostics diagnostics;
   const auto cost = load_cost_model(scenario, testing::shipped_catalog(), nullptr, &diagnostics);
@@ -64,10 +61,10 @@ Run sweep(const LoadedScenario& scenario, SweepOptions options) {
 
 TEST_CASE("a sweep gives the same rows for any thread count and chunk size") {
   TempDir dir;
-  auto scenario = load(dir);
-  const Run one = sweep(*scenario, {.threads = 1, .chunk = 1024});
-  const Run two = sweep(*scenario, {.threads = 2, .chunk = 7});
-  const Run adaptive = sweep(*scenario, {.threads = 2});
+  auto scenario = load_small(dir);
+  const SweepRun one = sweep(*scenario, {.threads = 1, .chunk = 1024});
+  const SweepRun two = sweep(*scenario, {.threads = 2, .chunk = 7});
+  const SweepRun adaptive = sweep(*scenario, {.threads = 2});
   CHECK(adaptive.rows == one.rows);
   REQUIRE(one.rows.size() > 20);
   CHECK(two.chunks > one.chunks);
@@ -83,7 +80,7 @@ TEST_CASE("a sweep gives the same rows for any thread count and chunk size") {
 
 TEST_CASE("an interruption stops a sweep at once, the chunk under way discarded") {
   TempDir dir;
-  auto scenario = load(dir);
+  auto scenario = load_small(dir);
   Diagnostics diagnostics;
   const auto cost = load_cost_model(*scenario, testing::shipped_catalog(), nullptr, &diagnostics);
   Interruption interruption;
@@ -100,19 +97,19 @@ TEST_CASE("an interruption stops a sweep at once, the chunk under way discarded"
   CHECK(counts.interrupted);
   CHECK(chunks == 2);
   CHECK(error.empty());
-  const Run whole = sweep(*scenario, {.chunk = 5});
+  const SweepRun whole = sweep(*scenario, {.chunk = 5});
   CHECK_FALSE(whole.counts.interrupted);
   CHECK(whole.chunks > 2);
 }
 
 TEST_CASE("the shards of a sweep together hold exactly the rows of the whole sweep") {
   TempDir dir;
-  auto scenario = load(dir);
-  const Run whole = sweep(*scenario, {.threads = 2});
+  auto scenario = load_small(dir);
+  const SweepRun whole = sweep(*scenario, {.threads = 2});
   std::vector<ResultRow> joined;
   int64_t candidates = 0;
   for (int k = 0; k < 3; ++k) {
-    const Run shard = sweep(*scenario, {.shard = k, .shard_count = 3});
+    const SweepRun shard = sweep(*scenario, {.shard = k, .shard_count = 3});
     for (const ResultRow& row : shard.rows) CHECK(static_cast<int>(row_number(row, 0)) % 3 == k);
     candidates += shard.counts.candidates;
     joined.insert(joined.end(), shard.rows.begin(), shard.rows.end());
@@ -123,7 +120,7 @@ TEST_CASE("the shards of a sweep together hold exactly the rows of the whole swe
   CHECK(joined == whole.rows);
   CHECK(candidates == whole.counts.candidates);
   // A run resumed at a candidate index yields the rest of the rows.
-  const Run rest = sweep(*scenario, {.first_index = 50});
+  const SweepRun rest = sweep(*scenario, {.first_index = 50});
   CHECK(rest.rows.front() ==
         *std::find_if(whole.rows.begin(), whole.rows.end(),
                       [](const ResultRow& r) { return row_number(r, 0) >= 50; }));
@@ -134,9 +131,9 @@ TEST_CASE("the shards of a sweep together hold exactly the rows of the whole swe
 TEST_CASE("each configuration has a row per billing mode, adjacent, priced by mode") {
   TempDir dir;
   auto scenario =
-      load(dir, "cost { billing: [ON_DEMAND, SPOT] preemptions_per_instance_hour: 0 }\n");
-  const Run run = sweep(*scenario, {});
-  const Run on_demand = sweep(*load(dir), {});
+      load_small(dir, "cost { billing: [ON_DEMAND, SPOT] preemptions_per_instance_hour: 0 }\n");
+  const SweepRun run = sweep(*scenario, {});
+  const SweepRun on_demand = sweep(*load_small(dir), {});
   REQUIRE(run.rows.size() == 2 * on_demand.rows.size());
   const int billing = result_column("billing"), cost = result_column("cost");
   const int hours = result_column("time_to_train_h");
@@ -186,8 +183,8 @@ SweepSummary complete_summary(const LoadedScenario& scenario, const SweepCounts&
 
 TEST_CASE("results files round-trip every cell, merged shards equal a single run's file") {
   TempDir dir;
-  auto scenario = load(dir);
-  const Run whole = sweep(*scenario, {});
+  auto scenario = load_small(dir);
+  const SweepRun whole = sweep(*scenario, {});
   const SweepSummary summary = complete_summary(*scenario, whole.counts);
   write_file(dir.path() + "/whole.h5", whole.rows, summary);
   ResultsFile single;
@@ -198,7 +195,7 @@ TEST_CASE("results files round-trip every cell, merged shards equal a single run
 
   std::vector<std::string> shards;
   for (int k = 0; k < 2; ++k) {
-    const Run shard = sweep(*scenario, {.shard = k, .shard_count = 2});
+    const SweepRun shard = sweep(*scenario, {.shard = k, .shard_count = 2});
     SweepSummary part = complete_summary(*scenario, shard.counts);
     part.shard = k;
     part.shard_count = 2;

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <memory>
+#include <string>
 
 #include "sim/io/catalog.h"
 #include "tests/testing/temp_dir.h"
@@ -19,6 +20,14 @@ inline const Catalog& shipped_catalog() {
     return loaded;
   }();
   return *catalog;
+}
+
+// Entries of the shipped catalog. Requires: the name is in it.
+inline const schema::InstanceType& shipped_instance(const std::string& name) {
+  return *shipped_catalog().instances().find(name)->value;
+}
+inline const schema::Model& shipped_model(const std::string& name) {
+  return *shipped_catalog().models().find(name)->value;
 }
 
 }  // namespace clustersim::testing

@@ -30,6 +30,14 @@ class TempDir {
     return file.string();
   }
 
+  // `messages` with this directory's path removed from the front of every file name in it.
+  std::string relative(std::string messages) const {
+    for (size_t at; (at = messages.find(path_ + "/")) != std::string::npos;) {
+      messages.erase(at, path_.size() + 1);
+    }
+    return messages;
+  }
+
  private:
   std::string path_;
 };
