@@ -85,6 +85,13 @@ void check_price_file(const FieldChecker& prices, const Catalog& catalog) {
     if (m.has_report_currency() && m.exchange_rate(i).currency() == m.report_currency()) {
       rate.error("currency", "is the report currency itself");
     }
+    // A rate is a day's rate: one that says where it comes from says when too.
+    if (rate.has("source")) {
+      check_source(rate);
+      if (!rate.child("source").has("date")) {
+        rate.child("source").warning("date", "is missing: an exchange rate is the rate of a day");
+      }
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "sim/io/catalog.h"
 #include "sim/util/check.h"
 #include "sim/workload/element_size.h"
 
@@ -91,7 +92,8 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
                                ? gpu.flash_attention_fraction()
                                : runtime.default_flash_attention_fraction());
   calibrated_ = calibrated_ && gpu.has_memory_efficiency_fraction() &&
-                (gpu.has_flash_attention_fraction() || gpu.attention_efficiency_size() > 0);
+                (gpu.has_flash_attention_fraction() || gpu.attention_efficiency_size() > 0) &&
+                !efficiencies_are_priors(gpu);
   if (setting != KernelSetting::kTrainingStep) return;
   bool fitted = gpu.has_sustained_compute_fraction();
   sustained_ = fitted ? gpu.sustained_compute_fraction()

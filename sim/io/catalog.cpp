@@ -151,6 +151,9 @@ void Catalog::check_references(Diagnostics* diagnostics) const {
         entry.error("gpu_interconnect",
                     "is NVSWITCH but GPU \"" + instance.gpu() + "\" has no nvlink");
       }
+      if (instance.gpu_interconnect() == s::HCCS && !gpu->value->has_hccs()) {
+        entry.error("gpu_interconnect", "is HCCS but GPU \"" + instance.gpu() + "\" has no hccs");
+      }
       // A provider reports slightly less than the label (ECC, driver reserve), never more.
       if (instance.has_gpu_memory_gib() &&
           instance.gpu_memory_gib() > 1.02 * gpu->value->memory_gib()) {

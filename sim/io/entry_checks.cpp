@@ -50,6 +50,8 @@ std::string provider_prefix(s::Provider provider) {
       return "tencent.";
     case s::ONPREM:
       return "onprem.";
+    case s::HUAWEICLOUD:
+      return "huaweicloud.";
     default:
       return "";
   }
@@ -80,17 +82,39 @@ void check_limit(const FieldChecker& storage, const char* field) {
   }
 }
 
-// A multi-node NVLink domain is whole nodes of NVSwitch-joined GPUs.
+// A multi-node NVLink domain is whole nodes of NVSwitch-joined GPUs (or of HCCS-joined NPUs on a
+// supernode's Unified Bus switches).
 void check_nvlink_domain(const FieldChecker& instance) {
   const auto& m = static_cast<const s::InstanceType&>(instance.message());
   if (!m.has_nvlink_domain_gpus() || !instance.at_least("nvlink_domain_gpus", 1)) return;
-  if (m.has_gpu_interconnect() && m.gpu_interconnect() != s::NVSWITCH) {
-    instance.error("nvlink_domain_gpus", "needs gpu_interconnect NVSWITCH, not " +
+  if (m.has_gpu_interconnect() && m.gpu_interconnect() != s::NVSWITCH &&
+      m.gpu_interconnect() != s::HCCS) {
+    instance.error("nvlink_domain_gpus", "needs gpu_interconnect NVSWITCH or HCCS, not " +
                                              s::GpuInterconnect_Name(m.gpu_interconnect()));
   } else if (m.gpu_count() > 0 && m.nvlink_domain_gpus() % m.gpu_count() != 0) {
     instance.error("nvlink_domain_gpus", std::to_string(m.nvlink_domain_gpus()) +
                                              " GPUs do not divide into nodes of " +
                                              std::to_string(m.gpu_count()) + " (gpu_count)");
+  }
+}
+
+// Priors stand in for fitted efficiencies: they must say so (a confidence) and there must be some.
+void check_efficiency_source(const FieldChecker& gpu) {
+  if (!gpu.has("efficiency_source")) return;
+  const FieldChecker source = gpu.child("efficiency_source");
+  source.require("citation");
+  source.require_enum("confidence");
+  bool any = false;
+  for (const char* f :
+       {"matmul_efficiency", "memory_efficiency_fraction", "flash_attention_fraction",
+        "attention_efficiency", "sustained_compute_fraction"}) {
+    any = any || gpu.has(f);
+  }
+  if (!any) {
+    gpu.error("efficiency_source",
+              "describes efficiencies the GPU does not give (matmul_efficiency, "
+              "memory_efficiency_fraction, flash_attention_fraction, attention_efficiency, "
+              "sustained_compute_fraction)");
   }
 }
 
@@ -140,6 +164,12 @@ void check_gpu(const FieldChecker& gpu) {
     link.require_positive("links");
     link.require_positive("per_direction_gb_per_s");
   }
+  if (gpu.has("hccs")) {
+    if (gpu.has("nvlink")) gpu.error("hccs", "a GPU has nvlink or hccs, not both");
+    const FieldChecker link = gpu.child("hccs");
+    link.require("links") && link.at_least("links", 1);
+    link.require_positive("per_direction_gb_per_s");
+  }
   if (gpu.has("pcie")) {
     const FieldChecker pcie = gpu.child("pcie");
     pcie.require("generation") && pcie.in_range("generation", 1, 6);
@@ -165,6 +195,7 @@ void check_gpu(const FieldChecker& gpu) {
   gpu.in_range("memory_efficiency_fraction", 0.01, 1);
   gpu.in_range("flash_attention_fraction", 0.01, 1);
   gpu.in_range("sustained_compute_fraction", 0.01, 1);
+  check_efficiency_source(gpu);
   check_source(gpu);
 }
 
@@ -263,9 +294,9 @@ void check_fabric(const FieldChecker& fabric) {
 }
 
 void check_link_class(const FieldChecker& link) {
-  static const std::vector<std::string> kNames = {"nvlink",  "nvlink2",    "nvlink3",     "nvlink4",
-                                                  "nvlink5", "pcie",       "efa",         "roce",
-                                                  "erdma",   "infiniband", "tcp_ethernet"};
+  static const std::vector<std::string> kNames = {
+      "nvlink", "nvlink2", "nvlink3", "nvlink4",    "nvlink5",      "pcie",
+      "efa",    "roce",    "erdma",   "infiniband", "tcp_ethernet", "hccs"};
   const auto& m = static_cast<const s::LinkClass&>(link.message());
   if (link.require("name") && std::find(kNames.begin(), kNames.end(), m.name()) == kNames.end()) {
     link.error("name", "unknown link class \"" + m.name() + "\"" + did_you_mean(m.name(), kNames));
@@ -277,7 +308,8 @@ void check_link_class(const FieldChecker& link) {
   link.positive("in_switch_reduction_operand_gb_per_s");
   const bool nvlink = m.name().rfind("nvlink", 0) == 0;
   link.in_range("tree_bandwidth_fraction", 0.01, 1);
-  if (link.has("tree_bandwidth_fraction") && (nvlink || m.name() == "pcie")) {
+  const bool scale_up = nvlink || m.name() == "hccs" || m.name() == "pcie";
+  if (link.has("tree_bandwidth_fraction") && scale_up) {
     link.error("tree_bandwidth_fraction", "applies to the network classes only");
   }
   for (const char* field :

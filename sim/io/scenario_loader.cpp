@@ -371,6 +371,22 @@ void check_nvlink_domain_nodes(const FieldChecker& root, const s::Cluster& clust
   }
 }
 
+// A candidate on a GPU whose efficiencies are priors (efficiencies_are_priors) gets a warning: its
+// times, and the costs made of them, are unverified.
+void warn_prior_efficiencies(const FieldChecker& owner, int index, const s::InstanceType& instance,
+                             const Catalog& catalog) {
+  const s::Gpu& gpu = catalog.gpu_of(instance);
+  if (!efficiencies_are_priors(gpu)) return;
+  const bool second_hand = gpu.source().confidence() == s::UNVERIFIED;
+  owner.warning("instance",
+                "\"" + instance.name() + "\" runs on \"" + gpu.name() +
+                    "\", whose efficiencies are priors, not fitted" +
+                    (second_hand ? ", and whose peaks are second-hand" : "") + " (" +
+                    gpu.efficiency_source().citation() +
+                    "): its times and costs are unverified (rows marked calibrated: no)",
+                index);
+}
+
 void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedScenario* loaded) {
   const s::Scenario& m = loaded->scenario();
   const bool swept = m.has_sweep() && m.sweep().instance_size() > 0;
@@ -388,6 +404,7 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
       continue;
     }
     loaded->instances.push_back(instance);
+    warn_prior_efficiencies(owner, index, *instance, catalog);
     if (m.cluster().has_gpus_per_node() && m.cluster().gpus_per_node() > instance->gpu_count()) {
       root.child("cluster").error("gpus_per_node", std::to_string(m.cluster().gpus_per_node()) +
                                                        " is more than the " +

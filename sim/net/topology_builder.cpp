@@ -13,7 +13,7 @@ namespace {
 namespace s = schema;
 
 struct LinkClasses {
-  const s::LinkClass* nvlink = nullptr;
+  const s::LinkClass* nvlink = nullptr;  // the scale-up class: NVLink, or HCCS on Ascend nodes
   const s::LinkClass* pcie = nullptr;
   const s::LinkClass* network = nullptr;
 };
@@ -35,6 +35,19 @@ const s::LinkClass* find_nvlink_class(const Catalog& catalog, const s::Gpu& gpu,
     return entry->value;
   }
   return find_link_class(catalog, "nvlink", error);
+}
+
+// The scale-up class of the node's GPUs: their NVLink generation's, or "hccs" for Ascend NPUs.
+const s::LinkClass* find_scale_up_class(const Catalog& catalog, const s::InstanceType& instance,
+                                        const s::Gpu& gpu, std::string* error) {
+  if (instance.gpu_interconnect() == s::HCCS) return find_link_class(catalog, "hccs", error);
+  return find_nvlink_class(catalog, gpu, error);
+}
+
+// Bandwidth of one GPU's scale-up links together, one direction (NVLink or HCCS).
+double scale_up_gb_per_s(const s::InstanceType& instance, const s::Gpu& gpu) {
+  return instance.gpu_interconnect() == s::HCCS ? gpu.hccs().per_direction_gb_per_s()
+                                                : gpu.nvlink().per_direction_gb_per_s();
 }
 
 // Everything the builder needs, checked; `error` explains the first thing missing.
@@ -64,8 +77,10 @@ std::string check_inputs(const ClusterSpec& spec, const Catalog& catalog, Inputs
   }
   const s::GpuInterconnect intra = spec.instance->gpu_interconnect();
   const bool nvlink_node = intra == s::NVSWITCH || intra == s::NVLINK_HYBRID_CUBE_MESH ||
-                           intra == s::NVLINK_BRIDGE_PAIRS;
-  if (nvlink_node) in->classes.nvlink = find_nvlink_class(catalog, *in->gpu, &error);
+                           intra == s::NVLINK_BRIDGE_PAIRS || intra == s::HCCS;
+  if (nvlink_node) {
+    in->classes.nvlink = find_scale_up_class(catalog, *spec.instance, *in->gpu, &error);
+  }
   in->nodes_per_domain = nvlink_domain_nodes(*spec.instance);
   if (spec.nvlink_domain_nodes > 0) {
     if (spec.nvlink_domain_nodes > in->nodes_per_domain) {
@@ -115,7 +130,7 @@ std::vector<int32_t> build_node(Topology* t, const Inputs& in, int node, bool mu
   const s::GpuInterconnect intra = in.instance->gpu_interconnect();
   const int32_t first_gpu = node * g;  // GPU vertices come first: vertex id == global GPU index
   if (in.classes.nvlink) {
-    const double nvlink = in.gpu->nvlink().per_direction_gb_per_s() * kBytesPerGigabyte *
+    const double nvlink = scale_up_gb_per_s(*in.instance, *in.gpu) * kBytesPerGigabyte *
                           in.classes.nvlink->efficiency_fraction();
     if (intra == s::NVLINK_BRIDGE_PAIRS) {
       for (int i = 0; i + 1 < g; i += 2) {
@@ -130,7 +145,8 @@ std::vector<int32_t> build_node(Topology* t, const Inputs& in, int node, bool mu
     }
   }
   if (!in.classes.pcie) return {};
-  const bool switch_per_nic = intra == s::NVSWITCH || intra == s::NVLINK_HYBRID_CUBE_MESH;
+  const bool switch_per_nic =
+      intra == s::NVSWITCH || intra == s::NVLINK_HYBRID_CUBE_MESH || intra == s::HCCS;
   // The pcie link class measures GPU-to-GPU traffic through the host; on NVLink nodes PCIe carries
   // only GPUDirect RDMA to the NIC on the same PCIe switch, measured as part of the network's
   // efficiency, so the network class applies there.

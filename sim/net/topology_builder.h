@@ -28,7 +28,8 @@ struct TopologyOrError {
 // Requires: `catalog` loaded without errors and outlives nothing (the topology copies numbers).
 //
 // Inside a node: NVSWITCH (and, approximated as a switch with each GPU's total NVLink bandwidth,
-// NVLINK_HYBRID_CUBE_MESH) joins every GPU to one NVSwitch vertex, shared by all the nodes of a
+// NVLINK_HYBRID_CUBE_MESH, and HCCS with each NPU's HCCS bandwidth and the "hccs" link class)
+// joins every GPU to one NVSwitch vertex, shared by all the nodes of a
 // multi-node NVLink domain (instance.nvlink_domain_gpus: the trays of an NVL72 rack);
 // NVLINK_BRIDGE_PAIRS adds an NVLink between GPUs 2k and 2k+1; every GPU also has its PCIe link.
 // NVLink capacities use the link class of the GPU's NVLink generation ("nvlink5") when the

@@ -71,14 +71,43 @@ TEST_CASE("an NVLink domain must be whole nodes of NVSwitch-joined GPUs") {
   std::string pcie = test_instance_fields() + "\n  nvlink_domain_gpus: 16";
   pcie.replace(pcie.find("NVSWITCH"), 8, "PCIE_ONLY");
   CHECK(catalog_errors(gpu_entry() + instance_entry(pcie)) ==
-        "c.textproto:21:3: instance[0].nvlink_domain_gpus: needs gpu_interconnect NVSWITCH, not "
-        "PCIE_ONLY\n");
+        "c.textproto:21:3: instance[0].nvlink_domain_gpus: needs gpu_interconnect NVSWITCH or "
+        "HCCS, not PCIE_ONLY\n");
   CHECK(catalog_errors(gpu_entry() +
                        instance_entry(test_instance_fields() + "\n  nvlink_domain_gpus: 20")) ==
         "c.textproto:21:3: instance[0].nvlink_domain_gpus: 20 GPUs do not divide into nodes of 8 "
         "(gpu_count)\n");
   CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
                                                     "\n  nvlink_domain_gpus: 64")) == "");
+}
+
+// Issue 17: the fields of Ascend NPUs (HCCS links) and of priors standing in for fits.
+TEST_CASE("efficiency priors must say so and must describe efficiencies the GPU gives") {
+  const std::string priors = "  efficiency_source { citation: \"prior\" confidence: UNVERIFIED }";
+  CHECK(catalog_errors(gpu_entry(priors)) ==
+        "c.textproto:9:3: gpu[0].efficiency_source: describes efficiencies the GPU does not give "
+        "(matmul_efficiency, memory_efficiency_fraction, flash_attention_fraction, "
+        "attention_efficiency, sustained_compute_fraction)\n");
+  CHECK(catalog_errors(gpu_entry("  memory_efficiency_fraction: 0.8\n"
+                                 "  efficiency_source { citation: \"prior\" }")) ==
+        "c.textproto:10:3: gpu[0].efficiency_source.confidence: is required\n");
+  CHECK(catalog_errors(gpu_entry("  memory_efficiency_fraction: 0.8\n" + priors)) == "");
+}
+
+TEST_CASE("HCCS links are checked, exclude NVLink and are needed by an HCCS instance") {
+  CHECK(catalog_errors(gpu_entry("  hccs { links: 7 per_direction_gb_per_s: -196 }")) ==
+        "c.textproto:9:3: gpu[0].hccs: a GPU has nvlink or hccs, not both\n"
+        "c.textproto:9:19: gpu[0].hccs.per_direction_gb_per_s: must be > 0, got -196\n");
+  std::string hccs = test_instance_fields();
+  hccs.replace(hccs.find("NVSWITCH"), 8, "HCCS");
+  CHECK(catalog_errors(gpu_entry() + instance_entry(hccs)) ==
+        "c.textproto:16:3: instance[0].gpu_interconnect: is HCCS but GPU \"TestGPU-80GB\" has no "
+        "hccs\n");
+  CHECK(catalog_errors("link_class { name: \"hccs\" efficiency_fraction: 0.8 step_latency_us: 1 "
+                       "tree_bandwidth_fraction: 0.7 " +
+                       testing::kSource + " }") ==
+        "c.textproto:1:71: link_class[0].tree_bandwidth_fraction: applies to the network classes "
+        "only\n");
 }
 
 TEST_CASE("an unknown GPU reference suggests the closest name") {

@@ -22,21 +22,46 @@ using testing::source_path;
 TEST_CASE("the shipped catalog loads without errors or warnings and has every required entry") {
   const Catalog& c = shipped_catalog();
   for (const char* gpu :
-       {"V100-SXM2-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "A800-SXM4-80GB", "H100-SXM5-80GB",
-        "H100-PCIE-80GB", "H800-SXM5-80GB", "H20-SXM-96GB",   "H200-SXM-141GB", "A10-PCIE-24GB",
-        "A10G-24GB",      "L4-PCIE-24GB",   "L20-PCIE-48GB",  "L40S-PCIE-48GB", "T4-PCIE-16GB",
-        "RTX4090-24GB",   "B200-SXM-180GB", "B300-SXM-268GB", "GB200-186GB",    "GB300-268GB"}) {
+       {"V100-SXM2-32GB",  "A100-SXM4-40GB",   "A100-SXM4-80GB",   "A800-SXM4-80GB",
+        "H100-SXM5-80GB",  "H100-PCIE-80GB",   "H800-SXM5-80GB",   "H20-SXM-96GB",
+        "H200-SXM-141GB",  "A10-PCIE-24GB",    "A10G-24GB",        "L4-PCIE-24GB",
+        "L20-PCIE-48GB",   "L40S-PCIE-48GB",   "T4-PCIE-16GB",     "RTX4090-24GB",
+        "B200-SXM-180GB",  "B300-SXM-268GB",   "GB200-186GB",      "GB300-268GB",
+        "Ascend-910-32GB", "Ascend-910B-64GB", "Ascend-910C-128GB"}) {
     INFO(gpu);
     CHECK(c.gpus().find(gpu) != nullptr);
   }
-  for (const char* family :
-       {"aws.g4dn.",        "aws.g5.",          "aws.g6.",          "aws.g6e.",
-        "aws.p3.",          "aws.p4d.",         "aws.p4de.",        "aws.p5.",
-        "aws.p5e.",         "aws.p5en.",        "aws.p6-b200.",     "aws.p6-b300.",
-        "aws.p6e-gb200.",   "onprem.dgx-b",     "onprem.gb200-",    "onprem.gb300-",
-        "aliyun.ecs.gn6i-", "aliyun.ecs.gn6e-", "aliyun.ecs.gn6v-", "aliyun.ecs.gn7-",
-        "aliyun.ecs.gn7i-", "aliyun.ecs.gn7e-", "aliyun.ecs.gn8is", "aliyun.ecs.gn8v",
-        "aliyun.ecs.ebmgn", "tencent."}) {
+  for (const char* family : {"aws.g4dn.",
+                             "aws.g5.",
+                             "aws.g6.",
+                             "aws.g6e.",
+                             "aws.p3.",
+                             "aws.p4d.",
+                             "aws.p4de.",
+                             "aws.p5.",
+                             "aws.p5e.",
+                             "aws.p5en.",
+                             "aws.p6-b200.",
+                             "aws.p6-b300.",
+                             "aws.p6e-gb200.",
+                             "onprem.dgx-b",
+                             "onprem.gb200-",
+                             "onprem.gb300-",
+                             "aliyun.ecs.gn6i-",
+                             "aliyun.ecs.gn6e-",
+                             "aliyun.ecs.gn6v-",
+                             "aliyun.ecs.gn7-",
+                             "aliyun.ecs.gn7i-",
+                             "aliyun.ecs.gn7e-",
+                             "aliyun.ecs.gn8is",
+                             "aliyun.ecs.gn8v",
+                             "aliyun.ecs.ebmgn",
+                             "tencent.",
+                             "huaweicloud.p2s.",
+                             "huaweicloud.p2v.",
+                             "huaweicloud.p3.",
+                             "huaweicloud.pi2.",
+                             "huaweicloud.modelarts."}) {
     INFO(family);
     const auto& all = c.instances().all();
     auto it = all.lower_bound(family);
@@ -122,6 +147,66 @@ TEST_CASE("the H100 SXM entry carries the dense peaks of the reference data") {
   CHECK(h100.peak_tflops().fp8() == 1979);
   CHECK(h100.memory_bandwidth_gb_per_s() == 3350);
   CHECK(h100.nvlink().per_direction_gb_per_s() == 450);
+}
+
+// Issue 17: Huawei Cloud's GPU flavors as the Huawei-built cloud's flavor table prints them, and
+// the Ascend NPUs with their second-hand figures, unverified, and priors for efficiencies.
+TEST_CASE("the catalog lists Huawei Cloud GPU flavors with their published figures") {
+  const auto& instances = shipped_catalog().instances();
+  const s::InstanceType& p3 = *instances.find("huaweicloud.p3.16xlarge.8")->value;
+  CHECK(p3.provider() == s::HUAWEICLOUD);
+  CHECK(p3.gpu() == "A100-PCIE-80GB");  // "80 GB HBM2 ... 1,935": the PCIe part
+  CHECK(p3.gpu_count() == 8);
+  CHECK(p3.vcpus() == 64);
+  CHECK(p3.host_memory_gib() == 512);
+  CHECK(p3.network().total_gbit_per_s() == 30);  // assured; maximum 36
+  const s::InstanceType& p2v = *instances.find("huaweicloud.p2v.16xlarge.8")->value;
+  CHECK(p2v.gpu() == "V100-SXM2-16GB");
+  CHECK(p2v.gpu_interconnect() == s::NVLINK_HYBRID_CUBE_MESH);
+  REQUIRE(p2v.price_size() == 1);
+  CHECK(p2v.price(0).per_hour() == 131.5);
+  CHECK(p2v.price(0).currency() == s::CNY);
+  CHECK(p2v.price(0).source().confidence() == s::UNVERIFIED);
+  CHECK(instances.find("huaweicloud.p2s.16xlarge.8")->value->gpu() == "V100-PCIE-32GB");
+  CHECK(instances.find("huaweicloud.pi2.16xlarge.4")->value->gpu_count() == 8);
+  for (const auto& [name, entry] : instances.all()) {
+    if (entry.value->provider() != s::HUAWEICLOUD) continue;
+    INFO(name);
+    CHECK(entry.value->source().confidence() == s::UNVERIFIED);
+  }
+}
+
+TEST_CASE("the Ascend NPUs carry their second-hand peaks, HCCS links and priors, unverified") {
+  const auto& gpus = shipped_catalog().gpus();
+  struct Row {
+    const char* name;
+    double fp16, memory_gib, hbm_gb_per_s, hccs_gb_per_s;
+  };
+  for (const Row& r :
+       {Row{"Ascend-910-32GB", 256, 32, 1200, 90}, Row{"Ascend-910B-64GB", 280, 64, 1600, 196},
+        Row{"Ascend-910C-128GB", 800, 128, 3200, 196}}) {
+    INFO(r.name);
+    const s::Gpu& g = *gpus.find(r.name)->value;
+    CHECK(g.vendor() == "Huawei");
+    CHECK(g.peak_tflops().fp16() == r.fp16);
+    CHECK(g.memory_gib() == r.memory_gib);
+    CHECK(g.memory_bandwidth_gb_per_s() == r.hbm_gb_per_s);
+    CHECK_FALSE(g.has_nvlink());
+    CHECK(g.hccs().per_direction_gb_per_s() == r.hccs_gb_per_s);
+    CHECK(g.source().confidence() == s::UNVERIFIED);
+    CHECK(efficiencies_are_priors(g));
+  }
+  CHECK_FALSE(gpus.find("Ascend-910B-64GB")->value->peak_tflops().has_bf16());  // FP16 only
+  CHECK(gpus.find("Ascend-910C-128GB")->value->peak_tflops().bf16() == 780);
+  CHECK_FALSE(efficiencies_are_priors(*gpus.find("A100-SXM4-80GB")->value));  // fitted
+  const s::InstanceType& node =
+      *shipped_catalog().instances().find("huaweicloud.modelarts.bm.npu.arm.8snt9b2.d")->value;
+  CHECK(node.gpu() == "Ascend-910B-64GB");
+  CHECK(node.gpu_count() == 8);
+  CHECK(node.gpu_interconnect() == s::HCCS);
+  CHECK(node.network().kind() == s::ROCE);
+  CHECK(shipped_catalog().link_classes().find("hccs")->value->source().confidence() ==
+        s::UNVERIFIED);
 }
 
 TEST_CASE("every Alibaba price is marked unverified (there is no authoritative price list)") {

@@ -49,6 +49,15 @@ TEST_CASE("ring collectives on an idle NVSwitch node follow their closed forms")
         Approx(s / kB + kStep).epsilon(0.01));
 }
 
+// Issue 17: HCCL's ring on an 8 x Ascend 910B node, modelled with the NCCL-like ring on the NPUs'
+// HCCS (196 GB/s per direction) at the hccs class's priors: efficiency 0.80, Simple steps 3.75 us.
+TEST_CASE("an HCCS ring all-reduce on eight Ascend 910B follows the ring's closed form") {
+  auto t = shipped_cluster("huaweicloud.modelarts.bm.npu.arm.8snt9b2.d", 1);
+  const double n = 8, s = 1 * kGiB, b = 196e9 * 0.80;
+  CHECK(seconds(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, s) ==
+        Approx(2 * (n - 1) / n * s / b + 2 * (n - 1) * kSimpleStep).epsilon(1e-6));
+}
+
 TEST_CASE("a small all-reduce runs the low-latency protocol: short steps, twice the wire bytes") {
   // NCCL's tuner: LL while latency + 2 x bytes / B beats Simple's latency + bytes / B.
   auto t = shipped_cluster("aws.p5.48xlarge", 1);

@@ -1,6 +1,9 @@
-// `clustersim catalog gpus|instances|storage|fabrics|models`: the catalog as a filterable table.
+// `clustersim catalog gpus|instances|prices|storage|fabrics|models`: the catalog as a filterable
+// table (prices: how many instance types of each provider have a catalog price per billing mode).
 #include <algorithm>
+#include <array>
 #include <iostream>
+#include <map>
 
 #include "sim/cost/price_book.h"
 #include "sim/util/lower_case.h"
@@ -18,7 +21,7 @@ using Cell = Table::Cell;
 
 struct Filters {
   std::string gpu;       // matches a GPU name (substring) or alias (exact), case-insensitive
-  std::string provider;  // aws, aliyun, tencent, onprem
+  std::string provider;  // aws, aliyun, tencent, onprem, huaweicloud
 };
 
 bool gpu_matches(const s::Gpu& gpu, const std::string& filter) {
@@ -114,6 +117,40 @@ Table instance_table(const Catalog& catalog, const Filters& f) {
                on_demand && on_demand->confidence != s::CONFIDENCE_UNSPECIFIED
                    ? Cell(lower_case(s::Confidence_Name(on_demand->confidence)))
                    : Cell()});
+  }
+  return t;
+}
+
+// Per provider: its instance types, and how many of them have a catalog price of each billing mode
+// (catalog_price: a discount_fraction counts when an on-demand price gives it a value) or any.
+Table price_count_table(const Catalog& catalog, const Filters& f) {
+  const s::BillingMode modes[] = {s::ON_DEMAND, s::SUBSCRIPTION_MONTHLY, s::SUBSCRIPTION_YEARLY,
+                                  s::SPOT};
+  Table t{{"provider", "provider", 0},
+          {"instances", "instances", 0},
+          {"on_demand", "on-demand", 0},
+          {"subscription_monthly", "monthly", 0},
+          {"subscription_yearly", "yearly", 0},
+          {"spot", "spot", 0},
+          {"priced", "any price", 0}};
+  std::map<int, std::array<int, 6>> counts;  // provider -> instances, modes..., any
+  for (const auto& [name, entry] : catalog.instances().all()) {
+    const s::InstanceType& i = *entry.value;
+    if (!provider_matches(i.provider(), f.provider)) continue;
+    std::array<int, 6>& c = counts[i.provider()];
+    ++c[0];
+    bool any = false;
+    for (int m = 0; m < 4; ++m) {
+      const bool priced = catalog_price(i, modes[m]).has_value();
+      c[1 + m] += priced;
+      any = any || priced;
+    }
+    c[5] += any;
+  }
+  for (const auto& [provider, c] : counts) {
+    t.add_row({lower_case(s::Provider_Name(static_cast<s::Provider>(provider))),
+               static_cast<double>(c[0]), static_cast<double>(c[1]), static_cast<double>(c[2]),
+               static_cast<double>(c[3]), static_cast<double>(c[4]), static_cast<double>(c[5])});
   }
   return t;
 }
@@ -228,16 +265,16 @@ int catalog_command(const std::vector<std::string>& args) {
   po::options_description options("catalog options");
   add_common_options(&options, &common);
   options.add_options()("kind", po::value(&kind)->required(),
-                        "gpus, instances, storage, fabrics or models")(
+                        "gpus, instances, prices, storage, fabrics or models")(
       "gpu", po::value(&filters.gpu), "only entries with this GPU (name part or alias)")(
       "provider", po::value(&filters.provider),
       "only entries of this provider (aws, aliyun, "
-      "tencent, onprem)");
+      "tencent, onprem, huaweicloud)");
   po::positional_options_description positional;
   positional.add("kind", 1);
   po::variables_map values;
   if (!parse(args, options, positional, &values,
-             "clustersim catalog gpus|instances|storage|fabrics|models [options]")) {
+             "clustersim catalog gpus|instances|prices|storage|fabrics|models [options]")) {
     return kExitOk;
   }
   auto format = output_format(common);
@@ -246,11 +283,11 @@ int catalog_command(const std::vector<std::string>& args) {
   if (!catalog) return kExitInputError;
 
   const bool gpu_filter_applies = kind == "gpus" || kind == "instances";
-  const bool provider_filter_applies = kind == "instances" || kind == "storage";
+  const bool provider_filter_applies = kind == "instances" || kind == "prices" || kind == "storage";
   if ((!filters.gpu.empty() && !gpu_filter_applies) ||
       (!filters.provider.empty() && !provider_filter_applies)) {
-    std::cerr << "clustersim catalog: --gpu applies to gpus and instances, --provider to instances "
-                 "and storage\n";
+    std::cerr << "clustersim catalog: --gpu applies to gpus and instances, --provider to "
+                 "instances, prices and storage\n";
     return kExitUsage;
   }
   Table table;
@@ -258,6 +295,8 @@ int catalog_command(const std::vector<std::string>& args) {
     table = gpu_table(*catalog, filters);
   else if (kind == "instances")
     table = instance_table(*catalog, filters);
+  else if (kind == "prices")
+    table = price_count_table(*catalog, filters);
   else if (kind == "storage")
     table = storage_table(*catalog, filters);
   else if (kind == "fabrics")
@@ -266,7 +305,7 @@ int catalog_command(const std::vector<std::string>& args) {
     table = model_table(*catalog);
   else {
     std::cerr << "clustersim catalog: unknown kind \"" << kind
-              << "\": use gpus, instances, storage, fabrics or models\n";
+              << "\": use gpus, instances, prices, storage, fabrics or models\n";
     return kExitUsage;
   }
   table.print(std::cout, *format);
