@@ -85,6 +85,12 @@ TEST_CASE("with p5 spot capacity capped at 2 nodes the fastest run under the bud
           "and p4d") {
   const auto scenario = load(testing::source_path("scenarios/mix_p5_p4d_spot_cap.textproto"));
   const std::vector<ResultRow> rows = sweep_rows(*scenario);
+  // 4 x 4 combinations of pool sizes less the empty one, x 3 TP x 2 micro-batch sizes; the first
+  // is 2 p4d alone (the last pool's count varies fastest).
+  REQUIRE(rows.size() == 15 * 6);
+  CHECK(row_text(rows.front(), result_column("instance")) == "aws.p4d.24xlarge");
+  CHECK(row_number(rows.front(), result_column("nodes")) == 2);
+  CHECK(row_number(rows.front(), result_column("pools")) == 1);
   TopRows fastest(result_column("time_to_train_h"), 1);
   const ResultRow* fastest_capped = nullptr;  // faster rows the availability cap leaves out
   const ResultRow* fastest_p5_only = nullptr;
