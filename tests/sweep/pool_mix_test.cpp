@@ -197,5 +197,20 @@ parallelism { distributed_optimizer: true })"));
   CHECK(errors.find("pool[0]") == std::string::npos);
 }
 
+TEST_CASE("pools beside a one-type cluster, a stated link without bandwidth, fewer nodes than "
+          "owned: every error at its field") {
+  CHECK(load_errors(kJob + std::string(R"(cluster {
+  instance: "aws.p5.48xlarge"
+  pool { instance: "aws.p5.48xlarge" nodes: 1 }
+  inter_pool { kind: STATED }
+}
+sweep { pool { instance: "aws.p4d.24xlarge" nodes: [1, 4] owned_nodes: 2 } })")) ==
+        "s.textproto:6:3: cluster.instance: cannot be given beside pools (a pool names its "
+        "instance and nodes)\n"
+        "s.textproto:10:9: sweep.pool: replaces cluster.pool: give one of them\n"
+        "s.textproto:8:3: cluster.inter_pool.bandwidth_gbit_per_s: is required\n"
+        "s.textproto:10:45: sweep.pool[0].nodes[0]: is below owned_nodes (2)\n");
+}
+
 }  // namespace
 }  // namespace clustersim
