@@ -5,6 +5,8 @@
 // replicas cross it once each pool has reduced its own (sim/parallel/pool_step.h).
 #pragma once
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "sim/io/catalog.h"

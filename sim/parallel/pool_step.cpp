@@ -63,7 +63,10 @@ std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& re
     for (size_t i = 0; i < pools; ++i) {
       const double end = static_cast<double>(per_replica(count[i] + 1, replicas[i]) + fill) *
                          micro_batch_s[i];
-      if (i == 0 || end < best_end) best = i, best_end = end;
+      if (i == 0 || end < best_end) {
+        best = i;
+        best_end = end;
+      }
     }
     ++count[best];
   }
