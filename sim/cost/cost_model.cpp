@@ -14,10 +14,12 @@ namespace s = schema;
 // The checker of the scenario field naming candidate instance `index`.
 struct InstanceField {
   FieldChecker owner;
-  int index;  // -1: cluster.instance
+  int index;  // -1: cluster.instance or a pool's instance
 };
 
 InstanceField instance_field(const FieldChecker& root, const s::Scenario& scenario, int index) {
+  if (scenario.sweep().pool_size() > 0) return {root.child("sweep").child("pool", index), -1};
+  if (scenario.cluster().pool_size() > 0) return {root.child("cluster").child("pool", index), -1};
   if (scenario.has_sweep() && scenario.sweep().instance_size() > 0) {
     return {root.child("sweep"), index};
   }

@@ -73,6 +73,19 @@ CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& con
   return plan;
 }
 
+std::optional<double> pools_price_per_hour(const CostModel& model, const Configuration& c,
+                                           s::BillingMode billing) {
+  double per_hour = 0;
+  for (const PoolShare& pool : *c.pools) {
+    const int paid = pool.owned_at_own_rate ? pool.nodes : pool.nodes - pool.owned_nodes;
+    if (paid == 0) continue;
+    const std::optional<UsedPrice> price = model.prices.price(*pool.instance, billing);
+    if (!price) return std::nullopt;
+    per_hour += paid * report_per_hour(model, *price);
+  }
+  return per_hour;
+}
+
 RunCost run_cost(const CostModel& model, const Configuration& configuration, const StepResult& step,
                  const CheckpointPlan& checkpoints, s::BillingMode billing) {
   const s::TrainingJob& job = model.scenario->scenario().job();
@@ -93,12 +106,19 @@ RunCost run_cost(const CostModel& model, const Configuration& configuration, con
   cost.time = simulate_runs(spec, random ? model.trials : 1, model.seed);
   cost.instance_hours = cost.time.p50_s / 3600 * configuration.nodes;
   cost.price = model.prices.price(*configuration.instance, billing);
+  std::optional<double> cluster_per_hour;
+  if (priced_by_pool(configuration)) {
+    cluster_per_hour = pools_price_per_hour(model, configuration, billing);
+    if (!cluster_per_hour) cost.price.reset();
+  }
   if (!cost.price) return cost;
-  cost.per_instance_hour = report_per_hour(model, *cost.price);
+  cost.per_instance_hour = cluster_per_hour ? *cluster_per_hour / configuration.nodes
+                                            : report_per_hour(model, *cost.price);
   const auto paid = [&](double wall_s) {
     const double hours = wall_s / 3600;
     const double period = period_hours(billing);
     const double billed = period > 0 ? std::ceil(hours / period) * period : hours;
+    if (cluster_per_hour) return billed * *cluster_per_hour;
     return billed * configuration.nodes * cost.per_instance_hour;
   };
   cost.cost_p50 = paid(cost.time.p50_s);

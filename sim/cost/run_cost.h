@@ -56,6 +56,20 @@ struct RunCost {
   std::string unsimulated;
 };
 
+// What the nodes of `configuration` cost per hour under `billing`, in the report currency: each
+// pool's nodes at its instance's price, the nodes a pool already has at zero (OWNED_AT_ZERO) or
+// at that price (OWNED_AT_OWN_RATE). nullopt when a node to be paid for has no price.
+// Requires: configuration.pools (a configuration with pools).
+std::optional<double> pools_price_per_hour(const CostModel& model,
+                                           const Configuration& configuration,
+                                           schema::BillingMode billing);
+
+// Whether the cost of `configuration` is added up pool by pool (pools_price_per_hour): a mix,
+// or a pool with nodes already owned; else every node at the instance's price.
+inline bool priced_by_pool(const Configuration& configuration) {
+  return configuration.is_mix() || configuration.has_owned_nodes();
+}
+
 RunCost run_cost(const CostModel& model, const Configuration& configuration, const StepResult& step,
                  const CheckpointPlan& checkpoints, schema::BillingMode billing);
 

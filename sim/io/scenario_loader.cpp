@@ -14,6 +14,7 @@
 #include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
 #include "sim/parallel/expert_parallel.h"
+#include "sim/sweep/pool_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/simulated_features.h"
 #include "sim/workload/transformer_dimensions.h"
@@ -251,6 +252,19 @@ void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenar
   automatic.at_least("max_context_parallel", 1);
 }
 
+// Caps on the nodes to be had of an instance type ("at most 2 p5 on spot").
+void check_availability(const FieldChecker& constraints, const Catalog& catalog) {
+  const auto& m = static_cast<const s::Constraints&>(constraints.message());
+  for (int i = 0; i < m.availability_size(); ++i) {
+    const FieldChecker cap = constraints.child("availability", i);
+    cap.require("max_nodes") && cap.at_least("max_nodes", 0);
+    if (cap.require("instance")) {
+      resolve_reference(cap, "instance", -1, m.availability(i).instance(), catalog.instances(),
+                        "instance type");
+    }
+  }
+}
+
 void check_constraints(const FieldChecker& constraints) {
   const auto& m = static_cast<const s::Constraints&>(constraints.message());
   constraints.at_least("min_gpus", 1);
@@ -290,8 +304,10 @@ void check_no_repeated_values(const FieldChecker& sweep) {
   }
 }
 
-void check_sweep(const FieldChecker& sweep, const s::Scenario& scenario, const s::Model* model) {
+void check_sweep(const FieldChecker& sweep, const s::Scenario& scenario, const s::Model* model,
+                 const Catalog& catalog) {
   check_no_repeated_values(sweep);
+  if (scenario.sweep().has_constraints()) check_availability(sweep.child("constraints"), catalog);
   check_parallelism_fields(sweep, model);
   sweep.at_least("nodes", 1);
   if (scenario.sweep().has_auto_parallelism()) check_auto_parallelism(sweep, scenario);
@@ -387,6 +403,95 @@ void warn_prior_efficiencies(const FieldChecker& owner, int index, const s::Inst
                 index);
 }
 
+// The fields of a cluster of one instance type cannot describe pools.
+void check_pools_alone(const FieldChecker& root, const s::Scenario& m) {
+  const FieldChecker cluster = root.child("cluster");
+  for (const char* field : {"instance", "nodes", "gpus_per_node", "nvlink_domain_nodes"}) {
+    if (cluster.has(field)) {
+      cluster.error(field, "cannot be given beside pools (a pool names its instance and nodes)");
+    }
+  }
+  const FieldChecker sweep = root.child("sweep");
+  for (const char* field : {"instance", "nodes"}) {
+    if (sweep.has(field)) {
+      sweep.error(field, "cannot be swept beside sweep.pool (its nodes are the axis)");
+    }
+  }
+  if (m.sweep().pool_size() > 0 && m.cluster().pool_size() > 0) {
+    sweep.error("pool", "replaces cluster.pool: give one of them");
+  }
+  if (m.parallelism().has_data_parallel()) {
+    root.child("parallelism").error("data_parallel", "is derived per pool in a mix: remove it");
+  }
+  if (m.has_model() && m.job().has_dataloader()) {
+    root.child("job").error("dataloader", "is not simulated on a cluster of pools yet");
+  }
+}
+
+void check_inter_pool(const FieldChecker& cluster, const s::Cluster& m) {
+  if (!m.has_inter_pool()) return;
+  const FieldChecker network = cluster.child("inter_pool");
+  const bool stated = m.inter_pool().kind() == s::InterPoolNetwork::STATED;
+  if (stated) {
+    network.require_positive("bandwidth_gbit_per_s");
+  } else if (network.has("bandwidth_gbit_per_s")) {
+    network.error("bandwidth_gbit_per_s", "applies to kind STATED");
+  }
+  if (!stated && network.has("latency_us")) network.error("latency_us", "applies to kind STATED");
+  network.non_negative("latency_us");
+}
+
+// A pool's instance, node counts and owned nodes (cluster.pool[i] or sweep.pool[i]).
+void check_pool(const FieldChecker& pool, const std::string& name, const Catalog& catalog,
+                const s::Scenario& m, bool swept, LoadedScenario* loaded) {
+  pool.at_least("owned_nodes", 0);
+  if (swept) pool.at_least("nodes", 0);
+  const int owned = static_cast<int>(pool.has("owned_nodes") ? pool.number("owned_nodes") : 0);
+  if (swept) {
+    if (pool.require("nodes")) {
+      for (int i = 0; i < pool.size("nodes"); ++i) {
+        if (pool.number("nodes", i) < owned) {
+          pool.error("nodes", "is below owned_nodes (" + std::to_string(owned) + ")", i);
+        }
+      }
+    }
+  } else if (pool.require("nodes") && pool.at_least("nodes", 1) && pool.number("nodes") < owned) {
+    pool.error("owned_nodes", "exceeds the pool's nodes");
+  }
+  if (!pool.require("instance")) return;
+  const s::InstanceType* instance =
+      resolve_reference(pool, "instance", -1, name, catalog.instances(), "instance type");
+  if (instance == nullptr) return;
+  if (!has_gpu(*instance)) {
+    pool.error("instance",
+               "\"" + name + "\" has no GPU (gpu_count is 0): a pool needs GPUs to train");
+    return;
+  }
+  if (m.job().has_precision() && m.job().precision() != s::PRECISION_UNSPECIFIED) {
+    check_precision(pool, "instance", -1, *instance, catalog, m.job().precision());
+  }
+  loaded->pool_instances.push_back(instance);
+  warn_prior_efficiencies(pool, -1, *instance, catalog);
+}
+
+// Pools: every pool's instance has GPUs, at most one pool list, no field of a one-type cluster.
+void check_pools(const FieldChecker& root, const Catalog& catalog, LoadedScenario* loaded) {
+  const s::Scenario& m = loaded->scenario();
+  check_pools_alone(root, m);
+  check_inter_pool(root.child("cluster"), m.cluster());
+  const bool swept = m.sweep().pool_size() > 0;
+  const FieldChecker owner = swept ? root.child("sweep") : root.child("cluster");
+  const int count = swept ? m.sweep().pool_size() : m.cluster().pool_size();
+  for (int i = 0; i < count; ++i) {
+    const std::string& name = swept ? m.sweep().pool(i).instance() : m.cluster().pool(i).instance();
+    check_pool(owner.child("pool", i), name, catalog, m, swept, loaded);
+  }
+  if (static_cast<int>(loaded->pool_instances.size()) != count) loaded->pool_instances.clear();
+  loaded->instances = loaded->pool_instances;
+  if (is_transformer(loaded->model) || loaded->model == nullptr) return;
+  root.error("model", "\"" + m.model() + "\": a cluster of pools trains transformers only");
+}
+
 void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedScenario* loaded) {
   const s::Scenario& m = loaded->scenario();
   const bool swept = m.has_sweep() && m.sweep().instance_size() > 0;
@@ -429,9 +534,30 @@ void check_published(const FieldChecker& published) {
   published.require_enum("flops_convention");
 }
 
+// Every mix must have at most kMaxConfigurationGpus GPUs: the largest pools together.
+void check_pools_size(const FieldChecker& root, const LoadedScenario& loaded) {
+  const s::Scenario& m = loaded.scenario();
+  const bool swept = m.sweep().pool_size() > 0;
+  int64_t gpus = 0;
+  for (size_t i = 0; i < loaded.pool_instances.size(); ++i) {
+    int64_t nodes = 0;
+    if (swept) {
+      for (int n : m.sweep().pool(static_cast<int>(i)).nodes()) nodes = std::max<int64_t>(nodes, n);
+    } else {
+      nodes = m.cluster().pool(static_cast<int>(i)).nodes();
+    }
+    gpus += nodes * loaded.pool_instances[i]->gpu_count();
+  }
+  if (gpus <= kMaxConfigurationGpus) return;
+  (swept ? root.child("sweep") : root.child("cluster"))
+      .error("pool", "the largest mix has " + std::to_string(gpus) + " GPUs, more than the " +
+                         std::to_string(kMaxConfigurationGpus) + " a configuration may have");
+}
+
 // Every candidate cluster (instance x nodes) must have at most kMaxConfigurationGpus GPUs.
 void check_cluster_size(const FieldChecker& root, const LoadedScenario& loaded) {
   const s::Scenario& m = loaded.scenario();
+  if (!loaded.pool_instances.empty()) return check_pools_size(root, loaded);
   const bool swept = m.has_sweep() && m.sweep().nodes_size() > 0;
   const FieldChecker owner = swept ? root.child("sweep") : root.child("cluster");
   const int count = swept ? m.sweep().nodes_size() : 1;
@@ -456,6 +582,16 @@ void check_cluster_size(const FieldChecker& root, const LoadedScenario& loaded) 
 
 void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScenario* loaded) {
   const s::Scenario& m = loaded->scenario();
+  if (m.cluster().pool_size() > 0 || m.sweep().pool_size() > 0) {
+    if (m.cluster().has_fabric()) {
+      loaded->fabric = resolve_reference(root.child("cluster"), "fabric", -1, m.cluster().fabric(),
+                                         catalog.fabrics(), "fabric");
+    }
+    return check_pools(root, catalog, loaded);
+  }
+  if (m.cluster().has_inter_pool()) {
+    root.child("cluster").error("inter_pool", "applies to a cluster of pools");
+  }
   const bool swept_instances = m.has_sweep() && m.sweep().instance_size() > 0;
   const bool swept_nodes = m.has_sweep() && m.sweep().nodes_size() > 0;
   if (!m.has_cluster()) {
@@ -502,7 +638,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (m.has_parallelism()) check_parallelism(root.child("parallelism"), loaded->model);
   if (m.has_sweep()) {
     expand_axis_ranges(root.child("sweep"), loaded->file->message.mutable_sweep());
-    check_sweep(root.child("sweep"), m, loaded->model);
+    check_sweep(root.child("sweep"), m, loaded->model, catalog);
   }
   if (loaded->model && (m.parallelism().has_context_parallel() ||
                         m.sweep().context_parallel_size() > 0)) {
@@ -512,6 +648,10 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (m.has_published()) check_published(root.child("published"));
   check_input(root, catalog, *loaded);
   if (m.has_cost()) check_cost(root.child("cost"), catalog, *loaded);
+  // The layout against the pools once everything it needs is known to be sound.
+  if (diagnostics->error_count() == errors_before && !loaded->pool_instances.empty()) {
+    check_pool_layout(root, catalog, *loaded);
+  }
 
   if (diagnostics->error_count() != errors_before) return nullptr;
   return loaded;

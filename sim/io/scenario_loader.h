@@ -16,8 +16,11 @@ namespace clustersim {
 struct LoadedScenario {
   std::unique_ptr<TextFile<schema::Scenario>> file;
   const schema::Model* model = nullptr;
-  // The candidate instance types: sweep.instance if given, else cluster.instance.
+  // The candidate instance types: sweep.instance if given, else cluster.instance; with pools,
+  // the pools' instances (pool_instances).
   std::vector<const schema::InstanceType*> instances;
+  // The instance of each pool, in the order of sweep.pool if given, else of cluster.pool.
+  std::vector<const schema::InstanceType*> pool_instances;
   const schema::Fabric* fabric = nullptr;  // null: a single non-blocking switch
 
   const schema::Scenario& scenario() const { return file->message; }

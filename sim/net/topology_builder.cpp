@@ -234,6 +234,12 @@ void set_link_class_constants(Topology* t, const Inputs& in) {
 
 }  // namespace
 
+const s::LinkClass* network_link_class(const s::InstanceType& instance, const Catalog& catalog) {
+  const CatalogEntry<s::LinkClass>* entry =
+      catalog.link_classes().find(lower_case(s::NetworkKind_Name(instance.network().kind())));
+  return entry ? entry->value : nullptr;
+}
+
 int nvlink_domain_span_gpus(int nodes, int gpus_per_node, int domain_nodes) {
   const int gpus = nodes * gpus_per_node;
   return nodes <= domain_nodes ? gpus : std::gcd(domain_nodes * gpus_per_node, gpus);

@@ -40,6 +40,11 @@ struct TopologyOrError {
 // oversubscription to an aggregated spine) or RAIL_OPTIMIZED (NIC k of each node on rail leaf k).
 TopologyOrError build_topology(const ClusterSpec& spec, const Catalog& catalog);
 
+// The link class of the network between nodes of `instance` (by its network kind: "efa",
+// "infiniband", ...); null when the catalog has none.
+const schema::LinkClass* network_link_class(const schema::InstanceType& instance,
+                                            const Catalog& catalog);
+
 // What a tensor-parallel degree must divide for its groups (consecutive GPUs) to stay inside one
 // NVLink domain of a cluster of `nodes` nodes using `gpus_per_node` GPUs each, `domain_nodes`
 // nodes per domain: all GPUs when the cluster is one domain, else the greatest common divisor of

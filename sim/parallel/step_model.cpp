@@ -31,35 +31,13 @@ const char* largest(const StepResult& r) {
   return std::max_element(std::begin(parts), std::end(parts))->second;
 }
 
-// Runs `plan` on an idle network of `topology` and fills the step time and the breakdown of the
-// stage that finishes last, given each stage's kernel, tensor- and context-parallel time over the
-// step.
+// Runs `plan` on an idle network of `topology` and breaks its step down.
 StepResult run_pipeline(const PipelinePlan& plan, const Topology& topology, Timeline* timeline,
                         const std::vector<double>& compute_s,
                         const std::vector<double>& tensor_comm_s,
                         const std::vector<double>& context_comm_s) {
-  const PipelineTimeline stages = simulate_pipeline(plan, topology, timeline);
-  StepResult r;
-  r.step_s = stages.step.seconds();
-  for (size_t i = 0; i < stages.stages.size(); ++i) {
-    if (stages.stages[i].end > stages.stages[r.critical_stage].end) {
-      r.critical_stage = static_cast<int>(i);
-    }
-  }
-  const StageTimeline& c = stages.stages[r.critical_stage];
-  r.compute_s = compute_s[r.critical_stage];
-  r.tensor_comm_s = tensor_comm_s[r.critical_stage];
-  r.context_comm_s = context_comm_s[r.critical_stage];
-  // Clamped: rounding of the per-layer ZeRO-3 segments leaves a few femtoseconds either way.
-  r.bubble_s = std::max(0.0, c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s -
-                                 r.context_comm_s - c.parameter_wait.seconds());
-  // The parameter all-gather after a sharded optimizer step, where the next step's first
-  // forwards do not hide it, is data-parallel communication too.
-  r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds() +
-                  c.parameter_wait.seconds() + (c.end - c.optimizer_end).seconds();
-  r.optimizer_s = (c.optimizer_end - c.gradients_reduced).seconds();
-  r.limiting = largest(r);
-  return r;
+  return pipeline_breakdown(simulate_pipeline(plan, topology, timeline), compute_s, tensor_comm_s,
+                            context_comm_s);
 }
 
 StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob& job,
@@ -68,21 +46,9 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
   const TransformerPlan stages = transformer_plan(model, job, p, topology, compute);
   StepResult r = run_pipeline(stages.plan, topology, timeline, stages.compute_s,
                               stages.tensor_comm_s, stages.context_comm_s);
-  const double tokens = static_cast<double>(job.global_batch_size()) * job.sequence_length();
-  r.tokens_per_s = tokens / r.step_s;
-  r.samples_per_s = job.global_batch_size() / r.step_s;
-  const s::Transformer& t = model.transformer();
-  const TransformerFlops flops = transformer_flops(t, job.sequence_length());
-  double hardware_per_token =
-      flops.model_per_token() + flops.layer_forward_per_token * stages.recomputed_layers;
-  if (p.recompute() == s::RECOMPUTE_SELECTIVE) {
-    hardware_per_token += flops.num_layers * flops.attention_forward_per_token;
-  }
   const double gpus = static_cast<double>(p.tensor_parallel()) * p.context_parallel() *
                       p.pipeline_parallel() * p.data_parallel();
-  const double peak = compute.peak_flops() * gpus * r.step_s;
-  r.mfu = flops.model_per_token() * tokens / peak;
-  r.hfu = hardware_per_token * tokens / peak;
+  set_transformer_rates(model, job, p, stages.recomputed_layers, compute.peak_flops() * gpus, &r);
   return r;
 }
 
@@ -125,6 +91,51 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
 }
 
 }  // namespace
+
+StepResult pipeline_breakdown(const PipelineTimeline& stages, const std::vector<double>& compute_s,
+                              const std::vector<double>& tensor_comm_s,
+                              const std::vector<double>& context_comm_s) {
+  StepResult r;
+  r.step_s = stages.step.seconds();
+  for (size_t i = 0; i < stages.stages.size(); ++i) {
+    if (stages.stages[i].end > stages.stages[r.critical_stage].end) {
+      r.critical_stage = static_cast<int>(i);
+    }
+  }
+  const StageTimeline& c = stages.stages[r.critical_stage];
+  r.compute_s = compute_s[r.critical_stage];
+  r.tensor_comm_s = tensor_comm_s[r.critical_stage];
+  r.context_comm_s = context_comm_s[r.critical_stage];
+  // Clamped: rounding of the per-layer ZeRO-3 segments leaves a few femtoseconds either way.
+  r.bubble_s = std::max(0.0, c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s -
+                                 r.context_comm_s - c.parameter_wait.seconds());
+  // The parameter all-gather after a sharded optimizer step, where the next step's first
+  // forwards do not hide it, is data-parallel communication too.
+  r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds() +
+                  c.parameter_wait.seconds() + (c.end - c.optimizer_end).seconds();
+  r.optimizer_s = (c.optimizer_end - c.gradients_reduced).seconds();
+  r.limiting = largest(r);
+  return r;
+}
+
+void set_transformer_rates(const s::Model& model, const s::TrainingJob& job,
+                           const s::Parallelism& p, double recomputed_layers, double peak_flops,
+                           StepResult* r) {
+  const double tokens = static_cast<double>(job.global_batch_size()) * job.sequence_length();
+  r->tokens_per_s = tokens / r->step_s;
+  r->samples_per_s = job.global_batch_size() / r->step_s;
+  const s::Transformer& t = model.transformer();
+  const TransformerFlops flops = transformer_flops(t, job.sequence_length());
+  double hardware_per_token =
+      flops.model_per_token() + flops.layer_forward_per_token * recomputed_layers;
+  if (p.recompute() == s::RECOMPUTE_SELECTIVE) {
+    hardware_per_token += flops.num_layers * flops.attention_forward_per_token;
+  }
+  const double peak = peak_flops * r->step_s;
+  r->mfu = flops.model_per_token() * tokens / peak;
+  r->hfu = hardware_per_token * tokens / peak;
+  r->limiting = largest(*r);
+}
 
 StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
                          const Topology& topology, const ComputeModel& compute,

@@ -13,6 +13,7 @@
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
 #include "sim/net/topology.h"
+#include "sim/parallel/pipeline_simulation.h"
 
 namespace clustersim {
 
@@ -42,5 +43,18 @@ struct StepResult {
 StepResult simulate_step(const schema::Model& model, const schema::TrainingJob& job,
                          const schema::Parallelism& parallelism, const Topology& topology,
                          const ComputeModel& compute, Timeline* timeline = nullptr);
+
+// The step time of a simulated pipeline and where the time of the stage that finishes last goes,
+// given each stage's kernel, tensor- and context-parallel time over the step; `limiting` named.
+StepResult pipeline_breakdown(const PipelineTimeline& stages, const std::vector<double>& compute_s,
+                              const std::vector<double>& tensor_comm_s,
+                              const std::vector<double>& context_comm_s);
+
+// Fills tokens and samples per second, MFU and HFU of a transformer's step of r->step_s on GPUs
+// whose peaks add up to `peak_flops` (FLOP/s), `recomputed_layers` fully recomputed layers per
+// micro-batch; names the largest part of the breakdown in `limiting`.
+void set_transformer_rates(const schema::Model& model, const schema::TrainingJob& job,
+                           const schema::Parallelism& parallelism, double recomputed_layers,
+                           double peak_flops, StepResult* r);
 
 }  // namespace clustersim

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <numeric>
 
 #include "sim/net/topology_builder.h"
 #include "sim/parallel/expert_parallel.h"
@@ -57,7 +58,54 @@ int model_layers(const s::Model& model) {
   return model.has_transformer() ? model.transformer().num_layers() : 1;
 }
 
+// Why the layout of `c`, a mix, cannot run on its pools (pool_step.h), or "".
+std::string mix_problem(const Configuration& c, const LoadedScenario& scenario) {
+  const s::Parallelism& p = c.parallelism;
+  const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
+  for (const PoolShare& pool : *c.pools) {
+    if (pool.gpus() % model_parallel != 0) {
+      return "tensor x context x pipeline parallel does not divide every pool's GPUs";
+    }
+    const int span =
+        nvlink_domain_span_gpus(pool.nodes, pool.gpus_per_node, pool.nvlink_domain_nodes);
+    if (span % p.tensor_parallel() != 0) {
+      return "tensor parallelism spans NVLink domains of a pool (it stays inside one pool)";
+    }
+  }
+  const int64_t batch = scenario.scenario().job().global_batch_size();
+  if (batch % p.micro_batch_size() != 0) return "micro-batch size does not divide the global batch";
+  if (batch / p.micro_batch_size() < p.data_parallel()) {
+    return "fewer micro-batches than data-parallel replicas of the mix";
+  }
+  if (p.virtual_stages() > 1) return "interleaved schedules are not simulated in a mix yet";
+  if (p.zero_stage() == 3) return "ZeRO-3 is not simulated in a mix yet";
+  return "";
+}
+
 }  // namespace
+
+bool Configuration::has_owned_nodes() const {
+  if (!pools) return false;
+  return std::any_of(pools->begin(), pools->end(),
+                     [](const PoolShare& pool) { return pool.owned_nodes > 0; });
+}
+
+std::string cluster_label(const Configuration& c) {
+  if (!c.is_mix()) return c.instance->name();
+  std::string text;
+  for (const PoolShare& pool : *c.pools) {
+    text +=
+        (text.empty() ? "" : " + ") + pool.instance->name() + " x " + std::to_string(pool.nodes);
+  }
+  return text;
+}
+
+int Configuration::gpus() const {
+  if (!pools) return nodes * gpus_per_node;
+  int total = 0;
+  for (const PoolShare& pool : *pools) total += pool.gpus();
+  return total;
+}
 
 std::string configuration_problem(const Configuration& c, const LoadedScenario& scenario) {
   const s::Parallelism& p = c.parallelism;
@@ -78,8 +126,12 @@ std::string configuration_problem(const Configuration& c, const LoadedScenario& 
   if (p.data_parallel() * model_parallel != c.gpus()) {
     return "tensor x context x pipeline x data parallel differs from the GPUs";
   }
+  if (c.is_mix()) {
+    const std::string why = mix_problem(c, scenario);
+    if (!why.empty()) return why;
+  }
   const int64_t per_step = int64_t{p.micro_batch_size()} * p.data_parallel();
-  if (scenario.scenario().job().global_batch_size() % per_step != 0) {
+  if (!c.is_mix() && scenario.scenario().job().global_batch_size() % per_step != 0) {
     return "micro-batch x data parallel does not divide the global batch";
   }
   const bool interleaved = p.schedule() == s::INTERLEAVED_ONE_F_ONE_B;
@@ -151,15 +203,85 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
     }
   }
   const auto shared_listed = std::make_shared<const std::vector<Layout>>(std::move(listed));
+  if (sc.cluster().pool_size() > 0 || sw.pool_size() > 0) {
+    for (PoolMix& mix : mixes()) {
+      Shape mixed{0, 0, 0, mix.size() > 1};
+      int nodes = 0;
+      for (const PoolShare& pool : mix) {
+        const Shape one = shape(*pool.instance, pool.nodes);
+        mixed.span_gpus = std::gcd(mixed.span_gpus, one.span_gpus);
+        mixed.divided_gpus = std::gcd(mixed.divided_gpus, one.divided_gpus);
+        mixed.total_gpus += one.total_gpus;
+        nodes += pool.nodes;
+      }
+      const s::InstanceType* first = mix.front().instance;
+      add_group(first, nodes, mixed, shared_listed,
+                std::make_shared<const PoolMix>(std::move(mix)));
+    }
+    return;
+  }
   for (const s::InstanceType* instance : scenario.instances) {
     for (int nodes : axis_values<int>(sw.nodes(), sc.cluster().nodes())) {
-      Group group{instance, nodes, size_,
-                  sw.has_auto_parallelism()
-                      ? std::make_shared<const std::vector<Layout>>(auto_layouts(*instance, nodes))
-                      : shared_listed};
-      size_ += static_cast<int64_t>(group.layouts->size() * options_.size());
-      groups_.push_back(std::move(group));
+      add_group(instance, nodes, shape(*instance, nodes), shared_listed, nullptr);
     }
+  }
+}
+
+void ConfigurationSpace::add_group(const s::InstanceType* instance, int nodes, const Shape& shape,
+                                   const std::shared_ptr<const std::vector<Layout>>& listed,
+                                   std::shared_ptr<const PoolMix> pools) {
+  Group group{instance, nodes, size_,
+              scenario_.scenario().sweep().has_auto_parallelism()
+                  ? std::make_shared<const std::vector<Layout>>(auto_layouts(shape))
+                  : listed,
+              std::move(pools)};
+  size_ += static_cast<int64_t>(group.layouts->size() * options_.size());
+  groups_.push_back(std::move(group));
+}
+
+ConfigurationSpace::Shape ConfigurationSpace::shape(const s::InstanceType& instance,
+                                                    int nodes) const {
+  const int gpus = nodes * gpus_per_node(instance);
+  return {
+      nvlink_domain_span_gpus(nodes, gpus_per_node(instance), nvlink_domain_nodes_used(instance)),
+      gpus, gpus, false};
+}
+
+// Pools of the scenario's order; sweep.pool's node counts combined with the last pool's fastest.
+std::vector<PoolMix> ConfigurationSpace::mixes() const {
+  const s::Scenario& sc = scenario_.scenario();
+  const auto share = [&](int i, int nodes, int owned, s::OwnedPrice price) {
+    const s::InstanceType* instance = scenario_.pool_instances[i];
+    return PoolShare{instance,
+                     nodes,
+                     owned,
+                     price == s::OWNED_AT_OWN_RATE,
+                     instance->gpu_count(),
+                     nvlink_domain_nodes(*instance)};
+  };
+  if (sc.sweep().pool_size() == 0) {
+    PoolMix mix;
+    for (int i = 0; i < sc.cluster().pool_size(); ++i) {
+      const s::Pool& pool = sc.cluster().pool(i);
+      mix.push_back(share(i, pool.nodes(), pool.owned_nodes(), pool.owned_price()));
+    }
+    return {mix};
+  }
+  std::vector<PoolMix> result;
+  const int pools = sc.sweep().pool_size();
+  std::vector<int> at(pools, 0);  // position in each pool's node list
+  while (true) {
+    PoolMix mix;
+    for (int i = 0; i < pools; ++i) {
+      const s::PoolAxis& axis = sc.sweep().pool(i);
+      if (axis.nodes(at[i]) > 0) {
+        mix.push_back(share(i, axis.nodes(at[i]), axis.owned_nodes(), axis.owned_price()));
+      }
+    }
+    if (!mix.empty()) result.push_back(std::move(mix));
+    int i = pools - 1;
+    while (i >= 0 && ++at[i] == sc.sweep().pool(i).nodes_size()) at[i--] = 0;
+    if (i < 0) return result;
   }
 }
 
@@ -195,8 +317,7 @@ void ConfigurationSpace::add_pipeline_layouts(Layout layout, std::vector<Layout>
   }
 }
 
-std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(
-    const s::InstanceType& instance, int nodes) const {
+std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(const Shape& shape) const {
   const s::AutoParallelism& automatic = scenario_.scenario().sweep().auto_parallelism();
   const std::vector<int> mbs_values = automatic.micro_batch_size().empty()
                                           ? std::vector<int>{1, 2, 4, 8}
@@ -209,19 +330,21 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(
                          : layers;
   const int max_vs = automatic.has_max_virtual_stages() ? automatic.max_virtual_stages() : 1;
   const int64_t batch = scenario_.scenario().job().global_batch_size();
-  const int gpus = nodes * gpus_per_node(instance);
+  const int gpus = shape.divided_gpus;
   const s::PipelineSchedule plain = base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B;
   std::vector<Layout> layouts;
-  const int domain_nodes = nvlink_domain_nodes_used(instance);
-  for (int tp : divisors(nvlink_domain_span_gpus(nodes, gpus_per_node(instance), domain_nodes))) {
+  for (int tp : divisors(shape.span_gpus)) {
     if (!tensor_parallel_problem(tp, &model).empty()) continue;
     for (int cp : auto_context_parallel(tp, gpus)) {
       for (int pp : divisors(gpus / (tp * cp))) {
         if (pp > max_pp) break;
-        const int64_t dp = gpus / tp / cp / pp;
+        const int64_t dp = shape.total_gpus / tp / cp / pp;
         for (int mbs : mbs_values) {
-          if (batch % (mbs * dp) != 0) continue;
+          const bool splits =
+              shape.mix ? batch % mbs == 0 && batch / mbs >= dp : batch % (mbs * dp) == 0;
+          if (!splits) continue;
           add_pipeline_layouts({tp, pp, mbs, 1, plain, cp, false}, &layouts);
+          if (shape.mix) continue;  // interleaving is not simulated in a mix
           const bool groups_of_stages = (batch / (mbs * dp)) % pp == 0;
           for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
             add_pipeline_layouts({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B, cp, false},
@@ -260,7 +383,8 @@ Configuration ConfigurationSpace::at(int64_t index) const {
                   options.dataset_storage,
                   options.dataloader_workers_per_gpu,
                   gpus_per_node(*group->instance),
-                  nvlink_domain_nodes_used(*group->instance)};
+                  nvlink_domain_nodes_used(*group->instance),
+                  group->pools};
   s::Parallelism& p = c.parallelism;
   p.set_tensor_parallel(layout.tensor_parallel);
   p.set_pipeline_parallel(layout.pipeline_parallel);

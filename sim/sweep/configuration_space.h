@@ -15,6 +15,18 @@
 
 namespace clustersim {
 
+// One pool of a cluster made of several instance types (a mix), resolved.
+struct PoolShare {
+  const schema::InstanceType* instance = nullptr;
+  int nodes = 0;
+  int owned_nodes = 0;             // of `nodes`, those the user already has
+  bool owned_at_own_rate = false;  // owned nodes priced like the added ones (else at zero)
+  int gpus_per_node = 0;           // all of the instance's
+  int nvlink_domain_nodes = 1;     // the instance's
+  int gpus() const { return nodes * gpus_per_node; }
+};
+using PoolMix = std::vector<PoolShare>;
+
 // One point of the sweep with every degree resolved.
 struct Configuration {
   int64_t index = 0;  // position in the scenario's ConfigurationSpace
@@ -27,8 +39,21 @@ struct Configuration {
   int dataloader_workers_per_gpu = 0;
   int gpus_per_node = 0;        // the job's GPUs on each node: the cluster's gpus_per_node or all
   int nvlink_domain_nodes = 1;  // nodes per NVLink domain used: the cluster's or the instance's
-  int gpus() const { return nodes * gpus_per_node; }
+  // The pools when the scenario has some (cluster.pool or sweep.pool), in its order, pools of no
+  // node left out; instance, gpus_per_node and nvlink_domain_nodes above are then the first
+  // pool's and nodes the sum. Null: one instance type (a cluster's instance and nodes).
+  std::shared_ptr<const PoolMix> pools = nullptr;
+  // Two or more pools: simulated as a mix (sim/parallel/pool_step.h). One pool is the plain
+  // cluster of its instance.
+  bool is_mix() const { return pools && pools->size() > 1; }
+  // Some of its nodes are the user's already (priced by pool_price in run_cost).
+  bool has_owned_nodes() const;
+  int gpus() const;
 };
+
+// The cluster in words: its instance's name, or a mix's pools ("aws.p5.48xlarge x 2 +
+// aws.p4d.24xlarge x 4").
+std::string cluster_label(const Configuration& configuration);
 
 // Why a configuration cannot run (GPUs not divisible by tp*cp*pp, batch not divisible by
 // micro-batch x dp, outside the GPU-count constraints, a pipeline layout or a context-parallel
@@ -64,14 +89,28 @@ class ConfigurationSpace {
     const schema::StorageVolume* dataset_storage;
     int dataloader_workers_per_gpu;
   };
-  struct Group {  // one (instance, nodes) pair
+  struct Group {  // one (instance, nodes) pair, or one mix of pools
     const schema::InstanceType* instance;
     int nodes;
     int64_t first;                                       // index of its first candidate
     std::shared_ptr<const std::vector<Layout>> layouts;  // shared when listed
+    std::shared_ptr<const PoolMix> pools = nullptr;      // a scenario with pools
   };
-  // Every valid layout of `nodes` x `instance` (auto_parallelism).
-  std::vector<Layout> auto_layouts(const schema::InstanceType& instance, int nodes) const;
+  // The GPUs a layout splits: tensor parallel divides span_gpus (inside NVLink domains), context
+  // x pipeline parallel the rest of `divided_gpus`, data parallel is total_gpus over the model
+  // parallel degrees; a mix's micro-batches need not divide over its replicas evenly.
+  struct Shape {
+    int span_gpus, divided_gpus, total_gpus;
+    bool mix;
+  };
+  // Every valid layout of a cluster of this shape (auto_parallelism).
+  std::vector<Layout> auto_layouts(const Shape& shape) const;
+  Shape shape(const schema::InstanceType& instance, int nodes) const;
+  // The mixes of the scenario's pools (sweep.pool's combinations, or cluster.pool).
+  std::vector<PoolMix> mixes() const;
+  void add_group(const schema::InstanceType* instance, int nodes, const Shape& shape,
+                 const std::shared_ptr<const std::vector<Layout>>& listed,
+                 std::shared_ptr<const PoolMix> pools);
   std::vector<int> auto_context_parallel(int tp, int gpus) const;
   void add_pipeline_layouts(Layout layout, std::vector<Layout>* out) const;
   // The job's GPUs on each node of `instance`.

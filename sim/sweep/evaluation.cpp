@@ -2,7 +2,10 @@
 // several.
 #include "sim/sweep/evaluation.h"
 
+#include <algorithm>
+
 #include "sim/input/input_model.h"
+#include "sim/net/inter_pool_topology.h"
 #include "sim/net/topology_builder.h"
 #include "sim/util/units.h"
 
@@ -15,16 +18,48 @@ Evaluator::Evaluator(const Catalog& catalog, const LoadedScenario& scenario)
       scenario_(scenario),
       runtime_(*catalog.runtimes().find("default")->value) {}
 
-MemoryEstimate Evaluator::memory(const Configuration& c) const {
+MemoryEstimate Evaluator::memory_on(const s::InstanceType& instance,
+                                    const s::Parallelism& parallelism) const {
   // The provider's figure for the GPU memory when the catalog has one.
-  const double capacity_gib = c.instance->has_gpu_memory_gib()
-                                  ? c.instance->gpu_memory_gib()
-                                  : catalog_.gpu_of(*c.instance).memory_gib();
-  return estimate_memory(*scenario_.model, scenario_.scenario().job(), c.parallelism,
-                         capacity_gib * kBytesPerGibibyte, runtime_memory(runtime_, c.parallelism));
+  const double capacity_gib = instance.has_gpu_memory_gib()
+                                  ? instance.gpu_memory_gib()
+                                  : catalog_.gpu_of(instance).memory_gib();
+  return estimate_memory(*scenario_.model, scenario_.scenario().job(), parallelism,
+                         capacity_gib * kBytesPerGibibyte, runtime_memory(runtime_, parallelism));
+}
+
+std::vector<MemoryEstimate> Evaluator::pool_memory(const Configuration& c) const {
+  std::vector<MemoryEstimate> memory;
+  for (const PoolShare& pool : *c.pools) memory.push_back(memory_on(*pool.instance, c.parallelism));
+  return memory;
+}
+
+MemoryEstimate Evaluator::memory(const Configuration& c) const {
+  if (!c.is_mix()) return memory_on(*c.instance, c.parallelism);
+  std::vector<MemoryEstimate> pools = pool_memory(c);
+  return *std::min_element(pools.begin(), pools.end(), [](const auto& a, const auto& b) {
+    return a.capacity_bytes - a.total_bytes() < b.capacity_bytes - b.total_bytes();
+  });
+}
+
+const Topology* Evaluator::topology(const s::InstanceType& instance, int nodes, int gpus_per_node,
+                                    int nvlink_domain_nodes, std::string* error) {
+  auto& topology = topologies_[{&instance, nodes}];
+  if (!topology) {
+    TopologyOrError built = build_topology(
+        {&instance, nodes, gpus_per_node, nvlink_domain_nodes, scenario_.fabric, std::nullopt},
+        catalog_);
+    if (!built.topology) {
+      *error = instance.name() + ": " + built.error;
+      return nullptr;
+    }
+    topology = std::move(built.topology);
+  }
+  return topology.get();
 }
 
 Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
+  if (c.is_mix()) return evaluate_mix(c);
   const s::TrainingJob& job = scenario_.scenario().job();
   Evaluation e;
   e.memory = memory(c);
@@ -33,21 +68,52 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
   e.calibrated = compute.calibrated();
   e.peak_flops = compute.peak_flops();
   if (!e.memory.fits()) return e;
-  auto& topology = topologies_[{c.instance, c.nodes}];
-  if (!topology) {
-    TopologyOrError built = build_topology({c.instance, c.nodes, c.gpus_per_node,
-                                            c.nvlink_domain_nodes, scenario_.fabric, std::nullopt},
-                                           catalog_);
-    if (!built.topology) {
-      e.error = c.instance->name() + ": " + built.error;
-      return e;
-    }
-    topology = std::move(built.topology);
-  }
+  const Topology* topology =
+      this->topology(*c.instance, c.nodes, c.gpus_per_node, c.nvlink_domain_nodes, &e.error);
+  if (!topology) return e;
   e.step = simulate_step(*scenario_.model, job, c.parallelism, *topology, compute, timeline);
   if (job.has_dataloader()) {
     add_data_stall(estimate_input(input_setup(catalog_, scenario_, c, e.step->step_s)), &*e.step);
   }
+  return e;
+}
+
+// Each pool on its own topology, the pools joined by the inter-pool network (pool_step.h). A
+// mix's peak is its first pool's GPU's; its MFU counts every pool's.
+Evaluation Evaluator::evaluate_mix(const Configuration& c) {
+  const s::TrainingJob& job = scenario_.scenario().job();
+  const s::Parallelism& p = c.parallelism;
+  Evaluation e;
+  e.memory = memory(c);
+  std::vector<ComputeModel> computes;
+  computes.reserve(c.pools->size());
+  for (const PoolShare& pool : *c.pools) {
+    computes.emplace_back(catalog_.gpu_of(*pool.instance), job.precision(), runtime_,
+                          KernelSetting::kTrainingStep);
+    e.calibrated = e.calibrated && computes.back().calibrated();
+  }
+  e.peak_flops = computes.front().peak_flops();
+  if (!e.memory.fits()) return e;
+  std::vector<PoolRun> runs;
+  std::vector<PoolEndpoint> endpoints;
+  const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
+  for (size_t i = 0; i < c.pools->size(); ++i) {
+    const PoolShare& pool = (*c.pools)[i];
+    const Topology* topology = this->topology(*pool.instance, pool.nodes, pool.gpus_per_node,
+                                              pool.nvlink_domain_nodes, &e.error);
+    if (!topology) return e;
+    runs.push_back({topology, &computes[i], pool.gpus() / model_parallel});
+    endpoints.push_back({pool.instance, pool.nodes});
+  }
+  const InterPoolLinks links = inter_pool_links(
+      endpoints, scenario_.scenario().cluster().inter_pool(), scenario_.fabric, catalog_);
+  if (!links.error.empty()) {
+    e.error = links.error;
+    return e;
+  }
+  const std::unique_ptr<Topology> between = inter_pool_topology(links);
+  e.pools = simulate_pool_step(*scenario_.model, job, p, runs, *between);
+  e.step = e.pools->step;
   return e;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/parallel/memory_model.h"
+#include "sim/parallel/pool_step.h"
 #include "sim/parallel/step_model.h"
 #include "sim/sweep/configuration_space.h"
 
@@ -20,6 +21,7 @@ struct Evaluation {
   std::optional<StepResult> step;  // absent when the configuration does not fit (OOM)
   bool calibrated = true;          // every compute efficiency was fitted for this GPU
   std::string error;               // non-empty when the cluster could not be built
+  std::optional<PoolStepResult> pools;  // a mix's step: micro-batches, waits, limiting pool
 };
 
 // Builds and caches one topology per (instance, nodes); not thread-safe.
@@ -28,13 +30,23 @@ class Evaluator {
   // Requires: `catalog` has a runtime "default"; both outlive the evaluator.
   Evaluator(const Catalog& catalog, const LoadedScenario& scenario);
 
-  // Per-GPU memory of `configuration` against the GPU memory its instance exposes.
+  // Per-GPU memory of `configuration` against the GPU memory its instance exposes; of a mix, the
+  // pool's with the least room left (the smaller GPU).
   MemoryEstimate memory(const Configuration& configuration) const;
+  // Per-GPU memory of each pool of a mix against its GPU's. Requires: configuration.pools.
+  std::vector<MemoryEstimate> pool_memory(const Configuration& configuration) const;
 
   // Memory, then (when it fits) one simulated step. `timeline`, when given, receives the spans.
   Evaluation evaluate(const Configuration& configuration, Timeline* timeline = nullptr);
 
  private:
+  MemoryEstimate memory_on(const schema::InstanceType& instance,
+                           const schema::Parallelism& parallelism) const;
+  // The cached topology of `nodes` of `instance`; null (and `error` set) when it cannot be built.
+  const Topology* topology(const schema::InstanceType& instance, int nodes, int gpus_per_node,
+                           int nvlink_domain_nodes, std::string* error);
+  Evaluation evaluate_mix(const Configuration& configuration);
+
   const Catalog& catalog_;
   const LoadedScenario& scenario_;
   const schema::Runtime& runtime_;

@@ -44,6 +44,7 @@ const std::vector<ResultColumn>& result_columns() {
       identity("instance", "instance", Kind::kText),
       identity("nodes", "nodes", Kind::kInteger),
       identity("gpus", "GPUs", Kind::kInteger),
+      identity("pools", "pools", Kind::kInteger),  // instance types of a mix; 1 otherwise
       identity("tensor_parallel", "TP", Kind::kInteger),
       identity("context_parallel", "CP", Kind::kInteger),
       identity("pipeline_parallel", "PP", Kind::kInteger),
@@ -76,13 +77,18 @@ const std::vector<ResultColumn>& result_columns() {
       figure("optimizer_s", "optim", 3),
       figure("data_stall_s", "data stall", 3),
       identity("steps", "steps", Kind::kInteger),  // the budget's optimizer steps
-      figure("time_to_train_h", "train h", 1),               // p50 over spot trials
+      figure("time_to_train_h", "train h", 1),     // p50 over spot trials
       figure("time_to_train_p95_h", "p95 h", 1),
       figure("price_per_hour", "price/h", 2),
       identity("currency", "cur", Kind::kText),
       figure("cost", "cost", 0),  // p50, in the report currency
       figure("cost_p95", "cost p95", 0),
       identity("limiting", "limiting", Kind::kText),
+      // A mix: the pool whose replicas finish last, how long the others wait for it per step.
+      identity("limiting_pool", "limiting pool", Kind::kText),
+      figure("pool_wait_s", "pool wait", 3),
+      // With nodes already owned: the nodes the row adds to them (rented).
+      identity("nodes_added", "add", Kind::kText),
       identity("calibrated", "calibrated", Kind::kBool),
   };
   return columns;
@@ -95,14 +101,51 @@ int column_index(const std::vector<ResultColumn>& columns, std::string_view key)
   return -1;
 }
 
+namespace {
+
+// "2 aws.p5.48xlarge": the nodes rented beside the owned ones ("none" when none).
+std::string describe_added(const PoolMix& pools) {
+  std::string text;
+  for (const PoolShare& pool : pools) {
+    if (pool.nodes == pool.owned_nodes) continue;
+    text += (text.empty() ? "" : " + ") + std::to_string(pool.nodes - pool.owned_nodes) + " " +
+            pool.instance->name();
+  }
+  return text.empty() ? "none" : text;
+}
+
+// Nodes of `instance` rented (not owned) by `c`.
+int rented_nodes(const Configuration& c, const std::string& instance) {
+  if (!c.pools) return c.instance->name() == instance ? c.nodes : 0;
+  int nodes = 0;
+  for (const PoolShare& pool : *c.pools) {
+    if (pool.instance->name() == instance) nodes += pool.nodes - pool.owned_nodes;
+  }
+  return nodes;
+}
+
+// Whether `c` rents more of an instance type under `billing` than an availability cap allows.
+bool over_availability(const Configuration& c, const s::Constraints& limits,
+                       s::BillingMode billing) {
+  for (const s::AvailabilityCap& cap : limits.availability()) {
+    const bool applies = !cap.has_billing() || cap.billing() == s::BILLING_MODE_UNSPECIFIED ||
+                         cap.billing() == billing;
+    if (applies && rented_nodes(c, cap.instance()) > cap.max_nodes()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
   CLUSTERSIM_CHECK(e.error.empty(), "a row of a configuration that could not be built");
   const s::Parallelism& p = c.parallelism;
   const auto number = [](auto value) { return Table::Cell(static_cast<double>(value)); };
   ResultRow base = {number(c.index),
-                    c.instance->name(),
+                    cluster_label(c),
                     number(c.nodes),
                     number(c.gpus()),
+                    number(c.pools ? c.pools->size() : 1),
                     number(p.tensor_parallel()),
                     number(p.context_parallel()),
                     number(p.pipeline_parallel()),
@@ -123,6 +166,11 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                     e.memory.capacity_bytes / kBytesPerGibibyte};
   base.resize(result_columns().size());
   base[result_column("calibrated")] = e.calibrated;
+  if (c.has_owned_nodes()) base[result_column("nodes_added")] = describe_added(*c.pools);
+  if (e.pools) {
+    base[result_column("limiting_pool")] = (*c.pools)[e.pools->limiting_pool].instance->name();
+    base[result_column("pool_wait_s")] = e.pools->wait_s;
+  }
   if (e.step) {
     const StepResult& r = *e.step;
     for (auto [key, value] : {std::pair{"step_s", r.step_s},
@@ -168,6 +216,11 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
     ResultRow& row = rows.emplace_back(base);
     row[result_column("billing")] = s::BillingMode_Name(billing);
     if (!e.step) {
+      if (priced_by_pool(c)) {
+        const std::optional<double> per_hour = pools_price_per_hour(cost, c, billing);
+        if (per_hour) row[result_column("price_per_hour")] = *per_hour;
+        continue;
+      }
       const std::optional<UsedPrice> price = cost.prices.price(*c.instance, billing);
       if (price) row[result_column("price_per_hour")] = report_per_hour(cost, *price) * c.nodes;
       continue;
@@ -186,7 +239,9 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
       row[result_column("cost")] = run.cost_p50;
       row[result_column("cost_p95")] = run.cost_p95;
     }
-    if (limits.has_max_time_to_train_hours() && hours > limits.max_time_to_train_hours()) {
+    if (over_availability(c, limits, billing)) {
+      row[result_column("status")] = kStatusOverAvailability;
+    } else if (limits.has_max_time_to_train_hours() && hours > limits.max_time_to_train_hours()) {
       row[result_column("status")] = kStatusOverTime;
     } else if (limits.has_max_cost() && (!run.price || !max_cost || run.cost_p50 > *max_cost)) {
       row[result_column("status")] = kStatusOverCost;
@@ -242,8 +297,10 @@ std::string describe_configuration(const ResultRow& r) {
   const std::string cp = row_number(r, result_column("context_parallel")) > 1
                              ? " CP " + n("context_parallel")
                              : "";
-  return row_text(r, result_column("instance")) + " x " + n("nodes") + ", TP " +
-         n("tensor_parallel") + cp + " PP " + n("pipeline_parallel") + " DP " +
+  const std::string cluster = row_number(r, result_column("pools")) > 1
+                                  ? row_text(r, result_column("instance"))
+                                  : row_text(r, result_column("instance")) + " x " + n("nodes");
+  return cluster + ", TP " + n("tensor_parallel") + cp + " PP " + n("pipeline_parallel") + " DP " +
          n("data_parallel") + " mbs " + n("micro_batch_size") + input + ", " +
          row_text(r, result_column("billing"));
 }
@@ -263,6 +320,15 @@ std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows) {
   keys.insert(keys.end(), layout_columns().begin(), layout_columns().end());
   keys.insert(keys.end(), {"billing", "step_s", "mfu", "memory_gib", "time_to_train_h", "cost",
                            "currency", "limiting"});
+  const auto any_text = [&](const char* key) {
+    return std::any_of(rows.begin(), rows.end(), [&](const ResultRow& r) {
+      return !row_text(r, result_column(key)).empty();
+    });
+  };
+  if (any_text("limiting_pool")) keys.insert(keys.end(), {"limiting_pool", "pool_wait_s"});
+  if (any_text("nodes_added")) {
+    keys.insert(std::find(keys.begin(), keys.end(), "billing"), "nodes_added");
+  }
   if (input) {
     const auto at = std::find(keys.begin(), keys.end(), "billing");
     keys.insert(at, {"storage_tier", "storage_capacity_gib", "dataloader_workers_per_gpu"});

@@ -45,6 +45,9 @@ inline constexpr const char* kStatusOk = "ok";
 inline constexpr const char* kStatusOutOfMemory = "OOM";
 inline constexpr const char* kStatusOverTime = "over max time";
 inline constexpr const char* kStatusOverCost = "over max cost";
+// More nodes of an instance type rented under the row's billing than constraints.availability
+// allows.
+inline constexpr const char* kStatusOverAvailability = "over availability";
 // The run is beyond what the run simulation spans (run_simulation.h); `limiting` says why.
 inline constexpr const char* kStatusTooLong = "too long to simulate";
 
@@ -76,6 +79,7 @@ inline Table result_table(const std::vector<std::string>& keys,
 // Every column's key, in order (the header of a CSV/JSON of whole rows).
 std::vector<std::string> result_column_keys();
 // A row's configuration in words: "aws.p5.48xlarge x 16, TP 1 PP 1 DP 128 mbs 1, ON_DEMAND"
+// (a mix: "aws.p5.48xlarge x 2 + aws.p4d.24xlarge x 4, TP ...")
 // (with ", aliyun.essd.pl1 200 GiB, 6 workers/GPU" before the billing when it has a dataloader).
 std::string describe_configuration(const ResultRow& row);
 

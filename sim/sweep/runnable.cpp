@@ -50,10 +50,12 @@ Runnability check_runnable(const Catalog& catalog, const LoadedScenario& scenari
 
 std::string describe(const Configuration& c) {
   const schema::Parallelism& p = c.parallelism;
-  return c.instance->name() + " x " + std::to_string(c.nodes) + ", TP " +
-         std::to_string(p.tensor_parallel()) + " PP " + std::to_string(p.pipeline_parallel()) +
-         " DP " + std::to_string(p.data_parallel()) + " mbs " +
-         std::to_string(p.micro_batch_size()) + ", " + schema::Recompute_Name(p.recompute());
+  const std::string cluster =
+      c.is_mix() ? cluster_label(c) : c.instance->name() + " x " + std::to_string(c.nodes);
+  return cluster + ", TP " + std::to_string(p.tensor_parallel()) + " PP " +
+         std::to_string(p.pipeline_parallel()) + " DP " + std::to_string(p.data_parallel()) +
+         " mbs " + std::to_string(p.micro_batch_size()) + ", " +
+         schema::Recompute_Name(p.recompute());
 }
 
 }  // namespace clustersim

@@ -71,7 +71,7 @@ Table layout_table() {
 
 std::vector<Table::Cell> layout_cells(const Configuration& c) {
   const schema::Parallelism& p = c.parallelism;
-  return {c.instance->name(),
+  return {cluster_label(c),
           static_cast<double>(c.nodes),
           static_cast<double>(p.tensor_parallel()),
           static_cast<double>(p.context_parallel()),

@@ -56,6 +56,24 @@ std::string job_summary(const s::TrainingJob& job, bool transformer) {
   return text + " = " + format_number(budget_steps(job)) + " steps";
 }
 
+// The catalog's on-demand price of every node of `c` together (every pool's, owned nodes
+// included), in the one currency they share; nullopt when a node has none or they differ.
+std::optional<UsedPrice> cluster_on_demand(const Configuration& c) {
+  if (!c.pools) {
+    std::optional<UsedPrice> price = catalog_price(*c.instance, s::ON_DEMAND);
+    if (price) price->per_hour *= c.nodes;
+    return price;
+  }
+  std::optional<UsedPrice> total;
+  for (const PoolShare& pool : *c.pools) {
+    const std::optional<UsedPrice> price = catalog_price(*pool.instance, s::ON_DEMAND);
+    if (!price || (total && total->currency != price->currency)) return std::nullopt;
+    if (!total) total = UsedPrice{0, price->currency, "catalog", "", s::CONFIDENCE_UNSPECIFIED};
+    total->per_hour += price->per_hour * pool.nodes;
+  }
+  return total;
+}
+
 // The first `limit` valid configurations (all when limit is 0).
 Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
   Table t{{"instance", "instance", 0},
@@ -78,15 +96,14 @@ Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
   for (size_t i = 0; i < shown; ++i) {
     const Configuration& c = space.valid[i];
     const s::Parallelism& p = c.parallelism;
-    const std::optional<UsedPrice> price = catalog_price(*c.instance, s::ON_DEMAND);
-    t.add_row({c.instance->name(), static_cast<double>(c.nodes), static_cast<double>(c.gpus()),
+    const std::optional<UsedPrice> price = cluster_on_demand(c);
+    t.add_row({cluster_label(c), static_cast<double>(c.nodes), static_cast<double>(c.gpus()),
                static_cast<double>(p.tensor_parallel()), static_cast<double>(p.context_parallel()),
-               static_cast<double>(p.pipeline_parallel()),
-               static_cast<double>(p.data_parallel()), static_cast<double>(p.micro_batch_size()),
-               static_cast<double>(p.virtual_stages()), static_cast<double>(p.zero_stage()),
-               p.distributed_optimizer(), p.sequence_parallel(), s::Recompute_Name(p.recompute()),
-               s::PipelineSchedule_Name(p.schedule()),
-               price ? Cell(price->per_hour * c.nodes) : Cell(),
+               static_cast<double>(p.pipeline_parallel()), static_cast<double>(p.data_parallel()),
+               static_cast<double>(p.micro_batch_size()), static_cast<double>(p.virtual_stages()),
+               static_cast<double>(p.zero_stage()), p.distributed_optimizer(),
+               p.sequence_parallel(), s::Recompute_Name(p.recompute()),
+               s::PipelineSchedule_Name(p.schedule()), price ? Cell(price->per_hour) : Cell(),
                price ? Cell(s::Currency_Name(price->currency)) : Cell()});
   }
   return t;

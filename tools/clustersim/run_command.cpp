@@ -119,6 +119,12 @@ int run_command(const std::vector<std::string>& args) {
     const auto index = static_cast<int64_t>(row_number(*traced, 0));
     const auto c = std::find_if(space.valid.begin(), space.valid.end(),
                                 [&](const Configuration& v) { return v.index == index; });
+    if (c->is_mix()) {
+      std::cerr << "--trace: nothing written: the step of a cluster of several pools is not "
+                   "traced yet ("
+                << describe(*c) << ")\n";
+      return kExitInputError;
+    }
     if (!write_trace(trace_path, *c, &evaluator)) return kExitUsage;
   }
   return runnable.runs ? kExitOk : kExitInputError;

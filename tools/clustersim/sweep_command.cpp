@@ -90,12 +90,45 @@ struct Rankings {
     fastest.offer(row);
     cheapest.offer(row);
     front.offer(row);
+    if (row_number(row, result_column("pools")) == 1) fastest_one_type.offer(row);
+    const double hours = row_number(row, result_column("time_to_train_h"));
+    if (status == kStatusOverAvailability &&
+        (fastest_unavailable.empty() ||
+         hours < row_number(fastest_unavailable, result_column("time_to_train_h")))) {
+      fastest_unavailable = row;
+    }
   }
   TopRows fastest, cheapest;
+  TopRows fastest_one_type{result_column("time_to_train_h"), 1};  // one instance type
+  ResultRow fastest_unavailable;  // the fastest row over an availability cap; empty when none
   ParetoFront front;
   std::map<std::string, int64_t> statuses;  // rows per status
   std::string first_too_long;               // why the first row too long to simulate is
 };
+
+// When the fastest row mixes instance types: what each type alone gives, what faster rows an
+// availability cap leaves out, and which pool limits the mix.
+void explain_mix(const Rankings& rankings) {
+  if (rankings.fastest.rows().empty()) return;
+  const ResultRow& best = rankings.fastest.rows().front();
+  if (row_number(best, result_column("pools")) < 2) return;
+  const auto hours = [](const ResultRow& r) {
+    return format_fixed(row_number(r, result_column("time_to_train_h")), 1) + " h";
+  };
+  std::cout << "why         the mix is the fastest within the limits: its pool "
+            << row_text(best, result_column("limiting_pool")) << " limits, the others wait "
+            << format_fixed(row_number(best, result_column("pool_wait_s")), 3) << " s a step\n";
+  if (!rankings.fastest_one_type.rows().empty()) {
+    const ResultRow& alone = rankings.fastest_one_type.rows().front();
+    std::cout << "            one instance type at best: " << describe_configuration(alone) << ": "
+              << hours(alone) << "\n";
+  }
+  if (!rankings.fastest_unavailable.empty()) {
+    std::cout << "            faster but over availability (constraints.availability): "
+              << describe_configuration(rankings.fastest_unavailable) << ": "
+              << hours(rankings.fastest_unavailable) << "\n";
+  }
+}
 
 void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking ranking,
                   size_t top, OutputFormat format) {
@@ -116,7 +149,8 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
     for (const auto& [reason, count] : summary.pruned) {
       std::cout << "pruned      " << count << ": " << reason << "\n";
     }
-    for (const char* status : {kStatusOverTime, kStatusOverCost, kStatusTooLong}) {
+    for (const char* status :
+         {kStatusOverTime, kStatusOverCost, kStatusOverAvailability, kStatusTooLong}) {
       const auto it = rankings.statuses.find(status);
       if (it != rankings.statuses.end()) {
         std::cout << "not ranked  " << it->second << ": " << status << "\n";
@@ -138,6 +172,7 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
       std::cout << "\n";
     };
     describe("fastest     ", rankings.fastest.rows());
+    explain_mix(rankings);
     describe("cheapest    ", rankings.cheapest.rows());
     std::cout << "\n"
               << (ranking == Ranking::kPareto ? "Pareto front of time to train against cost"

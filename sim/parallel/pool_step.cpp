@@ -1,0 +1,155 @@
+// The step of a mix: balanced micro-batches, each pool's pipeline, the all-reduce between pools
+// on the engine.
+#include "sim/parallel/pool_step.h"
+
+#include <algorithm>
+
+#include "sim/net/collective.h"
+#include "sim/parallel/transformer_stages.h"
+#include "sim/util/check.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+// The busiest replica's micro-batches when a pool of `replicas` takes `count`.
+int64_t per_replica(int64_t count, int replicas) { return (count + replicas - 1) / replicas; }
+
+// The plan of one pool whose replicas take `micro_batches` each.
+TransformerPlan pool_plan(const s::Model& model, const s::TrainingJob& job,
+                          const s::Parallelism& parallelism, const PoolRun& pool,
+                          int micro_batches) {
+  s::TrainingJob share = job;
+  share.set_global_batch_size(int64_t{micro_batches} * parallelism.micro_batch_size() *
+                              pool.data_parallel);
+  s::Parallelism p = parallelism;
+  p.set_data_parallel(pool.data_parallel);
+  return transformer_plan(model, share, p, *pool.topology, *pool.compute);
+}
+
+// One micro-batch's forward and backward through every chunk of the plan's slowest stage.
+double micro_batch_seconds(const PipelinePlan& plan) {
+  Picoseconds slowest(0);
+  for (int stage = 0; stage < plan.stages; ++stage) {
+    Picoseconds total(0);
+    for (int chunk = 0; chunk < plan.chunks; ++chunk) {
+      total += plan.chunk_forward(stage, chunk) + plan.chunk_backward(stage, chunk);
+    }
+    slowest = std::max(slowest, total);
+  }
+  return slowest.seconds();
+}
+
+// The stage of a pool's pipeline that finishes last.
+const StageTimeline& last_stage(const PipelineTimeline& timeline) {
+  return *std::max_element(
+      timeline.stages.begin(), timeline.stages.end(),
+      [](const StageTimeline& a, const StageTimeline& b) { return a.end < b.end; });
+}
+
+}  // namespace
+
+std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& replicas,
+                                       const std::vector<double>& micro_batch_s, int fill) {
+  const size_t pools = replicas.size();
+  std::vector<int64_t> count(replicas.begin(), replicas.end());
+  int64_t dealt = 0;
+  for (int64_t c : count) dealt += c;
+  CLUSTERSIM_CHECK(dealt <= total, "fewer micro-batches than replicas");
+  for (; dealt < total; ++dealt) {
+    size_t best = 0;
+    double best_end = 0;
+    for (size_t i = 0; i < pools; ++i) {
+      const double end =
+          static_cast<double>(per_replica(count[i] + 1, replicas[i]) + fill) * micro_batch_s[i];
+      if (i == 0 || end < best_end) {
+        best = i;
+        best_end = end;
+      }
+    }
+    ++count[best];
+  }
+  std::vector<int> result;
+  for (size_t i = 0; i < pools; ++i) {
+    result.push_back(static_cast<int>(per_replica(count[i], replicas[i])));
+  }
+  return result;
+}
+
+PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& job,
+                                  const s::Parallelism& p, const std::vector<PoolRun>& pools,
+                                  const Topology& inter_pool,
+                                  std::optional<std::vector<int>> micro_batches) {
+  CLUSTERSIM_CHECK(pools.size() >= 2 && inter_pool.gpu_count() == static_cast<int>(pools.size()),
+                   "a mix needs two or more pools and one inter-pool endpoint each");
+  PoolStepResult r;
+  std::vector<int> replicas;
+  for (const PoolRun& pool : pools) {
+    replicas.push_back(pool.data_parallel);
+    r.micro_batch_s.push_back(micro_batch_seconds(pool_plan(model, job, p, pool, 1).plan));
+  }
+  const int64_t total = job.global_batch_size() / p.micro_batch_size();
+  r.micro_batches = micro_batches ? *micro_batches
+                                  : balance_micro_batches(total, replicas, r.micro_batch_s,
+                                                          p.pipeline_parallel() - 1);
+  // Each pool's pipeline with its reduction among its replicas, on its own network.
+  std::vector<StepResult> parts;
+  std::vector<Picoseconds> ready, after;
+  double gradient_bytes = 0;  // one replica's gradients, all its GPUs together
+  double recomputed_layers = 0, peak_flops = 0;
+  for (size_t i = 0; i < pools.size(); ++i) {
+    const TransformerPlan plan = pool_plan(model, job, p, pools[i], r.micro_batches[i]);
+    const PipelineTimeline timeline = simulate_pipeline(plan.plan, *pools[i].topology);
+    parts.push_back(
+        pipeline_breakdown(timeline, plan.compute_s, plan.tensor_comm_s, plan.context_comm_s));
+    const StageTimeline& last = last_stage(timeline);
+    ready.push_back(last.gradients_reduced);
+    after.push_back(last.end - last.gradients_reduced);
+    r.ready_s.push_back(last.gradients_reduced.seconds());
+    if (i == 0) {
+      for (const StageWork& w : plan.plan.work) gradient_bytes += w.gradient_bytes;
+      gradient_bytes *= p.tensor_parallel();
+      recomputed_layers = plan.recomputed_layers;
+    }
+    peak_flops += pools[i].compute->peak_flops() * p.tensor_parallel() * p.context_parallel() *
+                  p.pipeline_parallel() * pools[i].data_parallel;
+  }
+  // On the engine: the all-reduce between pools starts once every pool has its sum.
+  Simulation sim;
+  Network network(&sim, &inter_pool);
+  std::vector<int> endpoints;
+  for (size_t i = 0; i < pools.size(); ++i) endpoints.push_back(static_cast<int>(i));
+  Collective reduce{CollectiveOp::kAllReduce, endpoints, gradient_bytes,
+                    CollectiveAlgorithm::kAuto};
+  reduce.algorithm = choose_algorithm(reduce, inter_pool);
+  size_t arrived = 0;
+  Picoseconds all_ready(0), reduced(0), end(0);
+  for (size_t i = 0; i < pools.size(); ++i) {
+    sim.call_at(ready[i], [&] {
+      if (++arrived < pools.size()) return;
+      all_ready = sim.now();
+      start_collective(&network, reduce, [&] {
+        reduced = sim.now();
+        for (Picoseconds tail : after) {
+          sim.call_after(tail, [&] { end = std::max(end, sim.now()); });
+        }
+      });
+    });
+  }
+  sim.run();
+  r.limiting_pool = static_cast<int>(std::max_element(ready.begin(), ready.end()) - ready.begin());
+  for (size_t i = 0; i < pools.size(); ++i) {
+    r.wait_s = std::max(r.wait_s, (all_ready - ready[i]).seconds());
+  }
+  r.inter_pool_s = (reduced - all_ready).seconds();
+  StepResult& step = r.step;
+  step = parts[r.limiting_pool];
+  step.step_s = end.seconds();
+  step.data_comm_s += r.inter_pool_s;
+  step.optimizer_s += std::max(0.0, (end - reduced - after[r.limiting_pool]).seconds());
+  set_transformer_rates(model, job, p, recomputed_layers, peak_flops, &step);
+  return r;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,222 @@
+// Tests of clusters made of pools (issue 17): one pool is the plain cluster bit for bit, the
+// shipped scenario where a mix wins, owned capacity and availability caps in the rows, and the
+// load errors of a mix (CPU-only pool, tensor parallelism across pools, a GPU too small).
+#include <catch2/catch.hpp>
+
+#include "sim/cost/cost_model.h"
+#include "sim/sweep/ranking.h"
+#include "sim/sweep/sweep_runner.h"
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim {
+namespace {
+
+using testing::TempDir;
+
+std::unique_ptr<LoadedScenario> load(const std::string& path) {
+  Diagnostics diagnostics;
+  auto loaded = load_scenario(path, testing::shipped_catalog(), &diagnostics);
+  INFO(diagnostics.to_string());
+  REQUIRE(loaded != nullptr);
+  return loaded;
+}
+
+std::vector<ResultRow> sweep_rows(const LoadedScenario& scenario) {
+  Diagnostics diagnostics;
+  const auto cost = load_cost_model(scenario, testing::shipped_catalog(), nullptr, &diagnostics);
+  REQUIRE(cost != nullptr);
+  std::vector<ResultRow> all;
+  std::string error;
+  run_sweep(
+      testing::shipped_catalog(), scenario, *cost, {.threads = 2},
+      [&](std::vector<ResultRow>& rows, int64_t, const SweepCounts&) {
+        all.insert(all.end(), rows.begin(), rows.end());
+        return true;
+      },
+      &error);
+  REQUIRE(error.empty());
+  return all;
+}
+
+// Loading errors of `text`, the temporary directory's path removed.
+std::string load_errors(const std::string& text) {
+  TempDir dir;
+  Diagnostics diagnostics;
+  auto loaded =
+      load_scenario(dir.write("s.textproto", text), testing::shipped_catalog(), &diagnostics);
+  CHECK((loaded == nullptr) == diagnostics.has_errors());
+  std::string messages = diagnostics.to_string();
+  for (size_t at; (at = messages.find(dir.path() + "/")) != std::string::npos;) {
+    messages.erase(at, dir.path().size() + 1);
+  }
+  return messages;
+}
+
+const char kJob[] = R"(name: "t"
+model: "llama2-7b"
+job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM
+      token_budget: 1e9 }
+)";
+
+TEST_CASE("a cluster of one pool is the plain cluster of its instance, bit for bit") {
+  const TempDir dir;
+  const std::string rest = R"(
+parallelism { distributed_optimizer: true recompute: RECOMPUTE_SELECTIVE }
+sweep { tensor_parallel: [2, 4, 8] pipeline_parallel: [1, 2] }
+cost { billing: [ON_DEMAND, SPOT] preemptions_per_instance_hour: 0.05 trials: 20
+       restart { acquisition_s: 600 container_start_s: 300 }
+       checkpoint { volume { tier: "aws.ebs.gp3" capacity_gib: 1000 } } }
+)";
+  const auto plain = load(dir.write(
+      "plain.textproto", kJob +
+                             std::string("cluster { instance: \"aws.p4d.24xlarge\" nodes: 2 "
+                                         "fabric: \"single-switch\" }") +
+                             rest));
+  const auto pooled = load(
+      dir.write("pool.textproto", kJob +
+                                      std::string("cluster { pool { instance: \"aws.p4d.24xlarge\" "
+                                                  "nodes: 2 } fabric: \"single-switch\" }") +
+                                      rest));
+  const std::vector<ResultRow> a = sweep_rows(*plain), b = sweep_rows(*pooled);
+  REQUIRE(a.size() == 12);
+  CHECK(a == b);
+  CHECK(std::any_of(a.begin(), a.end(), [](const ResultRow& r) {
+    return row_text(r, result_column("status")) == kStatusOk;
+  }));
+}
+
+TEST_CASE(
+    "with p5 spot capacity capped at 2 nodes the fastest run under the budget mixes p5 "
+    "and p4d") {
+  const auto scenario = load(testing::source_path("scenarios/mix_p5_p4d_spot_cap.textproto"));
+  const std::vector<ResultRow> rows = sweep_rows(*scenario);
+  // 4 x 4 combinations of pool sizes less the empty one, x 3 TP x 2 micro-batch sizes; the first
+  // is 2 p4d alone (the last pool's count varies fastest).
+  REQUIRE(rows.size() == 15 * 6);
+  CHECK(row_text(rows.front(), result_column("instance")) == "aws.p4d.24xlarge");
+  CHECK(row_number(rows.front(), result_column("nodes")) == 2);
+  CHECK(row_number(rows.front(), result_column("pools")) == 1);
+  TopRows fastest(result_column("time_to_train_h"), 1);
+  const ResultRow* fastest_capped = nullptr;  // faster rows the availability cap leaves out
+  const ResultRow* fastest_p5_only = nullptr;
+  const ResultRow* fastest_p4d_only = nullptr;
+  const int time = result_column("time_to_train_h");
+  const auto faster = [&](const ResultRow* best, const ResultRow& r) {
+    return !best || row_number(r, time) < row_number(*best, time);
+  };
+  for (const ResultRow& r : rows) {
+    fastest.offer(r);
+    const std::string& status = row_text(r, result_column("status"));
+    const std::string& instance = row_text(r, result_column("instance"));
+    if (status == kStatusOverAvailability && faster(fastest_capped, r)) fastest_capped = &r;
+    const bool available = row_number(r, result_column("nodes")) <= 2;
+    if (instance == "aws.p5.48xlarge" && available && faster(fastest_p5_only, r)) {
+      fastest_p5_only = &r;
+    }
+    if (status != kStatusOk) continue;
+    if (instance == "aws.p4d.24xlarge" && faster(fastest_p4d_only, r)) fastest_p4d_only = &r;
+  }
+  REQUIRE(fastest.rows().size() == 1);
+  const ResultRow& best = fastest.rows().front();
+  CHECK(row_number(best, result_column("pools")) == 2);
+  const std::string& mix = row_text(best, result_column("instance"));
+  CHECK(mix.find("aws.p5.48xlarge x 2") != std::string::npos);
+  CHECK(mix.find("aws.p4d.24xlarge") != std::string::npos);
+  CHECK(row_text(best, result_column("limiting_pool")).size() > 0);
+  // Why: the p5 nodes to be had alone (at most 2) are slower and over the budget, the p4d alone
+  // slower, and what is faster still rents more p5 than spot capacity allows.
+  REQUIRE(fastest_p5_only);
+  REQUIRE(fastest_p4d_only);
+  CHECK(row_number(*fastest_p5_only, time) > row_number(best, time));
+  CHECK(row_text(*fastest_p5_only, result_column("status")) == kStatusOverCost);
+  CHECK(row_number(*fastest_p4d_only, time) > row_number(best, time));
+  REQUIRE(fastest_capped);
+  CHECK(row_number(*fastest_capped, time) < row_number(best, time));
+  CHECK(row_number(best, result_column("cost")) <= 1200);
+}
+
+TEST_CASE("owned nodes are priced at zero or at their own rate, and the row says what to add") {
+  const TempDir dir;
+  const auto run = [&](const std::string& owned_price) {
+    const auto scenario =
+        load(dir.write("owned.textproto", kJob + std::string(R"(cluster { fabric: "single-switch" }
+parallelism { tensor_parallel: 8 distributed_optimizer: true recompute: RECOMPUTE_SELECTIVE }
+sweep {
+  pool { instance: "aws.p4d.24xlarge" nodes: [2] owned_nodes: 2 )") +
+                                              owned_price + R"( }
+  pool { instance: "aws.p5.48xlarge" nodes: [0, 1] }
+})"));
+    return sweep_rows(*scenario);
+  };
+  const std::vector<ResultRow> zero = run(""), own = run("owned_price: OWNED_AT_OWN_RATE");
+  REQUIRE(zero.size() == 2);
+  REQUIRE(own.size() == 2);
+  const int price = result_column("price_per_hour"), added = result_column("nodes_added");
+  // Only the owned p4d: nothing to pay at zero; 2 x the p4d price at its own rate.
+  CHECK(row_text(zero[0], added) == "none");
+  CHECK(row_number(zero[0], price) == 0);
+  CHECK(row_number(own[0], price) == Approx(2 * 21.957642));
+  // Adding one p5 pays for it alone (at zero), or for all three nodes.
+  CHECK(row_text(zero[1], added) == "1 aws.p5.48xlarge");
+  CHECK(row_number(zero[1], price) == Approx(55.04));
+  CHECK(row_number(own[1], price) == Approx(55.04 + 2 * 21.957642));
+  const int step = result_column("step_s");
+  CHECK(row_number(zero[1], step) == row_number(own[1], step));
+}
+
+TEST_CASE("a pool of a CPU-only instance is an error at its instance") {
+  CHECK(load_errors(kJob + std::string(R"(cluster {
+  pool { instance: "aws.p4d.24xlarge" nodes: 1 }
+  pool { instance: "aliyun.ecs.r6.8xlarge" nodes: 2 }
+})")) == "s.textproto:7:10: cluster.pool[1].instance: \"aliyun.ecs.r6.8xlarge\" has no GPU "
+         "(gpu_count is 0): a pool needs GPUs to train\n");
+}
+
+TEST_CASE("tensor parallelism spanning pools is an error at its degree") {
+  CHECK(load_errors(kJob + std::string(R"(cluster {
+  pool { instance: "aws.p5.48xlarge" nodes: 1 }
+  pool { instance: "aws.p4d.24xlarge" nodes: 1 }
+}
+parallelism { tensor_parallel: 16 })")) ==
+        "s.textproto:9:15: parallelism.tensor_parallel: 16 would span pools: pool 1 "
+        "(\"aws.p5.48xlarge\") has NVLink domains of 8 GPUs, and a tensor-parallel group stays "
+        "inside one pool's NVLink domain\n");
+}
+
+TEST_CASE("pools whose model does not fit in the smaller GPU under the layout are an error") {
+  // Llama-2-7B data-parallel with the distributed optimizer: 16 bytes of weights, fp32 gradients
+  // and sharded states per parameter and the activations, about 65 GiB per GPU: the 80 GiB
+  // H100s hold it, the 40 GiB A100s do not.
+  const std::string errors = load_errors(kJob + std::string(R"(cluster {
+  pool { instance: "aws.p5.48xlarge" nodes: 1 }
+  pool { instance: "aws.p4d.24xlarge" nodes: 1 }
+}
+parallelism { distributed_optimizer: true })"));
+  CHECK(errors.rfind("s.textproto:7:10: cluster.pool[1].instance: the model does not fit in the "
+                     "memory of \"aws.p4d.24xlarge\"'s A100-SXM4-40GB under TP 1 CP 1 PP 1 mbs 1, "
+                     "ZeRO 0, recompute RECOMPUTE_NONE: it needs ",
+                     0) == 0);
+  CHECK(
+      errors.find("GiB per GPU of the 40 GiB it has (every pool's GPU holds the whole layout)\n") !=
+      std::string::npos);
+  CHECK(errors.find("pool[0]") == std::string::npos);
+}
+
+TEST_CASE(
+    "pools beside a one-type cluster, a stated link without bandwidth, fewer nodes than "
+    "owned: every error at its field") {
+  CHECK(load_errors(kJob + std::string(R"(cluster {
+  instance: "aws.p5.48xlarge"
+  pool { instance: "aws.p5.48xlarge" nodes: 1 }
+  inter_pool { kind: STATED }
+}
+sweep { pool { instance: "aws.p4d.24xlarge" nodes: [1, 4] owned_nodes: 2 } })")) ==
+        "s.textproto:6:3: cluster.instance: cannot be given beside pools (a pool names its "
+        "instance and nodes)\n"
+        "s.textproto:10:9: sweep.pool: replaces cluster.pool: give one of them\n"
+        "s.textproto:8:3: cluster.inter_pool.bandwidth_gbit_per_s: is required\n"
+        "s.textproto:10:45: sweep.pool[0].nodes[0]: is below owned_nodes (2)\n");
+}
+
+}  // namespace
+}  // namespace clustersim
