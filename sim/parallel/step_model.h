@@ -22,11 +22,14 @@ struct StepResult {
   double samples_per_s = 0;
   double mfu = 0;  // model FLOPs / (step x GPUs x peak); a decoder's attention counted causal
   double hfu = 0;  // with recomputed FLOPs
-  // Where the time of the stage that finishes last goes (seconds, summing to step_s):
+  // Where the time of the stage that finishes last goes (seconds, summing to step_s, but
+  // expert_compute_s, a part of compute_s):
   int critical_stage = 0;
   double compute_s = 0;      // kernels on its compute stream
   double tensor_comm_s = 0;  // tensor-parallel collectives (on the critical path)
   double context_comm_s = 0;  // context-parallel K/V exchange not hidden behind attention
+  double expert_comm_s = 0;   // expert-parallel dispatch and combine all-to-alls
+  double expert_compute_s = 0;  // the routed experts' kernels: a part of compute_s
   double bubble_s = 0;       // waiting for other stages
   // gradient reduction not hidden behind the backward, ZeRO-3 gathers, the parameter all-gather
   // of a sharded optimizer not hidden behind the next step's first forwards

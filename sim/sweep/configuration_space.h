@@ -56,6 +56,7 @@ class ConfigurationSpace {
     // Embedding and loss counted as layers of the pipeline split (auto layouts that need it to
     // split evenly); false: as the scenario says.
     bool embedding_and_loss_in_split = false;
+    int expert_parallel = 0;  // auto layouts of a MoE model; 0: as the scenario says
   };
   struct Options {  // the option axes of one candidate
     int zero_stage;
@@ -73,6 +74,10 @@ class ConfigurationSpace {
   // Every valid layout of `nodes` x `instance` (auto_parallelism).
   std::vector<Layout> auto_layouts(const schema::InstanceType& instance, int nodes) const;
   std::vector<int> auto_context_parallel(int tp, int gpus) const;
+  // The expert-parallel degrees auto_parallelism tries on a stage of `stage_gpus` GPUs whose
+  // tensor parallel is `tp`: divisors of the model's experts that fit beside the expert tensor
+  // parallel; {0} (as the scenario says) for a model without experts.
+  std::vector<int> auto_expert_parallel(int tp, int stage_gpus) const;
   void add_pipeline_layouts(Layout layout, std::vector<Layout>* out) const;
   // The job's GPUs on each node of `instance`.
   int gpus_per_node(const schema::InstanceType& instance) const;

@@ -71,6 +71,8 @@ const std::vector<ResultColumn>& result_columns() {
       figure("compute_s", "compute", 3),
       figure("tensor_comm_s", "TP comm", 3),
       figure("context_comm_s", "CP comm", 3),
+      figure("expert_comm_s", "EP comm", 3),        // dispatch/combine all-to-alls, exposed
+      figure("expert_compute_s", "experts", 3),     // routed experts' kernels, part of compute
       figure("bubble_s", "bubble", 3),
       figure("data_comm_s", "DP comm", 3),
       figure("optimizer_s", "optim", 3),
@@ -133,6 +135,8 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                               {"compute_s", r.compute_s},
                               {"tensor_comm_s", r.tensor_comm_s},
                               {"context_comm_s", r.context_comm_s},
+                              {"expert_comm_s", r.expert_comm_s},
+                              {"expert_compute_s", r.expert_compute_s},
                               {"bubble_s", r.bubble_s},
                               {"data_comm_s", r.data_comm_s},
                               {"optimizer_s", r.optimizer_s},
