@@ -7,6 +7,7 @@
 
 #include "sim/cost/run_cost.h"
 #include "sim/cost/training_budget.h"
+#include "sim/parallel/expert_parallel.h"
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -48,6 +49,7 @@ const std::vector<ResultColumn>& result_columns() {
       identity("context_parallel", "CP", Kind::kInteger),
       identity("pipeline_parallel", "PP", Kind::kInteger),
       identity("data_parallel", "DP", Kind::kInteger),
+      identity("expert_parallel", "EP", Kind::kInteger),  // 1 for a dense model
       identity("micro_batch_size", "mbs", Kind::kInteger),
       identity("virtual_stages", "v", Kind::kInteger),
       identity("schedule", "schedule", Kind::kText),
@@ -109,6 +111,7 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                     number(p.context_parallel()),
                     number(p.pipeline_parallel()),
                     number(p.data_parallel()),
+                    number(expert_layout(p).expert_parallel),
                     number(p.micro_batch_size()),
                     number(p.virtual_stages()),
                     s::PipelineSchedule_Name(p.schedule()),
@@ -246,16 +249,19 @@ std::string describe_configuration(const ResultRow& r) {
   const std::string cp = row_number(r, result_column("context_parallel")) > 1
                              ? " CP " + n("context_parallel")
                              : "";
+  const std::string ep = row_number(r, result_column("expert_parallel")) > 1
+                             ? " EP " + n("expert_parallel")
+                             : "";
   return row_text(r, result_column("instance")) + " x " + n("nodes") + ", TP " +
          n("tensor_parallel") + cp + " PP " + n("pipeline_parallel") + " DP " +
-         n("data_parallel") + " mbs " + n("micro_batch_size") + input + ", " +
+         n("data_parallel") + ep + " mbs " + n("micro_batch_size") + input + ", " +
          row_text(r, result_column("billing"));
 }
 
 const std::vector<std::string>& layout_columns() {
   static const std::vector<std::string> keys = {
       "instance",      "nodes",         "tensor_parallel",  "context_parallel", "pipeline_parallel",
-      "data_parallel", "micro_batch_size", "virtual_stages", "recompute"};
+      "data_parallel", "expert_parallel", "micro_batch_size", "virtual_stages", "recompute"};
   return keys;
 }
 
