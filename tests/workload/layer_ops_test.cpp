@@ -98,5 +98,26 @@ TEST_CASE("shared experts run as a dense MLP and the first dense layers have no 
   CHECK(matmul_flops(layer_forward_ops(ds, shape, LayerKind::kDense), "router") == 0);
 }
 
+TEST_CASE("latent attention's projections do 2 FLOPs per weight and token, norms aside") {
+  // DeepSeek-V3: q 7168 -> 1536 -> 128 x 192, kv 7168 -> 512 + 64 -> 128 x (128 + 128), output
+  // 128 x 128 -> 7168. Without tensor parallelism every weight but the two latent norms' is a
+  // GEMM weight touched once per token.
+  const auto& ds = testing::shipped_catalog().models().find("deepseek-v3")->value->transformer();
+  const LayerShape shape{4096, 1, 1, false, true};
+  double projections = 0;
+  for (const LayerOp& op : layer_forward_ops(ds, shape, LayerKind::kDense)) {
+    for (const char* name : {"q down", "q up", "kv down", "kv up", "attention out"}) {
+      if (op.name == name) projections += 2.0 * op.m * op.n * op.k * op.count;
+    }
+  }
+  const double weights = 7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * (512 + 64) +
+                         512.0 * 128 * 256 + 128.0 * 128 * 7168;
+  CHECK(projections == 2 * 4096 * weights);
+  // The attention core: query/key heads of 192 and value heads of 128, as one of their mean.
+  for (const LayerOp& op : layer_forward_ops(ds, shape, LayerKind::kDense)) {
+    if (op.kind == LayerOp::Kind::kAttention) CHECK(op.k == 160);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim
