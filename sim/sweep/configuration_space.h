@@ -42,8 +42,9 @@ class ConfigurationSpace {
   explicit ConfigurationSpace(const LoadedScenario& scenario);
 
   // Candidates, valid or not. Deterministic: the same scenario always gives the same order
-  // (instance, nodes, tensor, context, pipeline, micro-batch, schedule and virtual stages, ZeRO stage,
-  // recomputation, sequence parallelism, dataset storage, dataloader workers; the last fastest).
+  // (instance, nodes, tensor, context, pipeline, micro-batch, expert parallel (auto layouts of a
+  // MoE model), schedule and virtual stages, ZeRO stage, recomputation, sequence parallelism,
+  // dataset storage, dataloader workers; the last fastest).
   int64_t size() const { return size_; }
   // Requires: 0 <= index < size().
   Configuration at(int64_t index) const;
