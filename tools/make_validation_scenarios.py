@@ -5,7 +5,8 @@ Usage: tools/make_validation_scenarios.py REFERENCE_DATA_VALIDATION_DIR
 
 One scenario per row of megatron_sc21.csv (Tables 1 and 2) and of megatron_readme.csv (the
 Megatron-Core H100 table and the January-2021 scaling tables), and per fully specified dense row
-of megatron_bridge_nemo.csv on a system the catalog has (but those the step model cannot run as
+and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bridge-moe-*) of
+megatron_bridge_nemo.csv on a system the catalog has (but those the step model cannot run as
 published: NVFP4, the unnamed alternative granularity, LoRA, and the rows named at
 CONTRADICTED_BY_RECIPE and NVL72_SYSTEMS below), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
@@ -275,6 +276,22 @@ BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B
                  'GPT3-175B': 'gpt3-175b', 'Nemotron-15B': 'nemotron4-15b',
                  'Nemotron-340B': 'nemotron4-340b'}
 
+# Mixture-of-experts rows whose shapes the step simulates (DeepSeek-V3 and Kimi-K2 need multi-head
+# latent attention, GPT-OSS sliding-window attention: not yet). "(tokendrop)" rows drop tokens
+# beyond a capacity factor of 1: every expert then runs exactly its balanced share, as simulated.
+BRIDGE_MOE_MODELS = {'Qwen3_30B_a3B': 'qwen3-30b-a3b', 'Qwen3_30B_a3B (tokendrop)': 'qwen3-30b-a3b',
+                     'Qwen3_235B_a22B': 'qwen3-235b-a22b',
+                     'Qwen3_235B_a22B (tokendrop)': 'qwen3-235b-a22b',
+                     'Mixtral-8x7B': 'mixtral-8x7b'}
+
+BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: EP as the table gives it, expert tensor
+#   parallel 1 (the Qwen3 and Mixtral recipes' expert_tensor_parallel_size; the table's ETP
+#   column is empty), Megatron-Core's all-to-all token dispatcher with grouped GEMMs and
+#   balanced routing (the load-balancing loss; token-drop rows cap each expert at its balanced
+#   share), dispatch and combine not overlapped with compute; Qwen3 235B's 94 layers split with
+#   the embedding and the loss counted as layers (96 on PP x VP chunks, as Llama 3.1 405B's);
+#   the dense rule above otherwise."""
+
 # Systems the catalog has: instance, GPUs per node (a GB200/GB300 NVL72 node is a compute tray of
 # 4 GPUs) and the cluster's extra fields. The NVL72 rows run in NVLink domains of 16 trays (64
 # GPUs): the largest power of two of GPUs a 72-GPU rack holds, so that the 64- to 256-GPU jobs of
@@ -335,8 +352,10 @@ def bridge(rows, out):
         system = 'DGX-H100' if release == 'Megatron-LM' else r['system']
         precision = bridge_precision(r['precision'])
         dense = r['ep'] in ('', 'n/a', '1', '-')
-        if (r['fully_specified'] != 'yes' or not dense or release is None or precision is None
-                or system not in BRIDGE_SYSTEMS or r['model'] not in BRIDGE_MODELS
+        moe = r['model'] in BRIDGE_MOE_MODELS
+        if (r['fully_specified'] != 'yes' or not (dense or moe) or release is None
+                or precision is None or system not in BRIDGE_SYSTEMS
+                or r['model'] not in BRIDGE_MODELS and not moe
                 or r['table'] not in ('pretrain', 'finetune_sft')
                 or bridge_left_out(r, system, precision)):
             continue
@@ -345,7 +364,7 @@ def bridge(rows, out):
             fp8_recipe = 'MXFP8'
             fp8_text = ('MXFP8 (the table says so; get_precision_config("fp8_mx"), '
                         'MXFP8BlockScaling)')
-        model = BRIDGE_MODELS[r['model']]
+        model = BRIDGE_MOE_MODELS[r['model']] if moe else BRIDGE_MODELS[r['model']]
         instance, per_node, cluster_extra = BRIDGE_SYSTEMS[system]
         gpus, tp, pp, cp = int(r['num_gpus']), int(r['tp']), int(r['pp']), int(r['cp'])
         vp = int(r['vp']) if r['vp'].isdigit() else 1
@@ -359,21 +378,26 @@ def bridge(rows, out):
         lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']
         if tp > 1:
             lines.append('overlap_tensor_communication: true')
-        if model == 'llama3-405b':
+        if moe:
+            lines += [f'expert_parallel: {r["ep"]}', 'expert_tensor_parallel: 1']
+        if model in ('llama3-405b', 'qwen3-235b-a22b'):
             lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
         fp8_line = (f'\n  fp8_recipe: {fp8_recipe}\n  fp8_parameters: true'
                     if precision in ('FP8', 'MXFP8') else '')
         job_precision = 'BF16' if precision == 'BF16' else 'FP8'
         causal = not r['release'].startswith(('NeMo 25.0', 'Megatron-LM'))
         label = release if release.startswith(('Megatron-LM', 'NeMo')) else r['release']
-        tag = re.sub(r'[^a-z0-9.]+', '-', f'{label} {r["table"]} {model} {gpus}'.lower())
-        name = f'bridge-{system.lower()}-{precision.lower()}-{tag}'
+        variant = ' tokendrop' if 'tokendrop' in r['model'] else ''
+        tag = re.sub(r'[^a-z0-9.]+', '-',
+                     f'{label} {r["table"]} {model}{variant} {gpus}'.lower())
+        # MoE scenarios apart (bridge-moe-*): the dense groups' guards glob bridge-<system>-*.
+        name = f'bridge-{"moe-" if moe else ""}{system.lower()}-{precision.lower()}-{tag}'
         step = (int(r['global_batch']) * int(r['seq_len']) /
                 (float(r['tokens_per_s_per_gpu']) * gpus))
-        group = f'{system} {precision} (Megatron-Bridge, NeMo)'
+        group = f'{system} {precision}{" MoE" if moe else ""} (Megatron-Bridge, NeMo)'
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {system} GPUs, {r['precision']}.
 # Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
-{BRIDGE_RULES.format(recipe=recipe, fp8=fp8_text)}
+{BRIDGE_RULES.format(recipe=recipe, fp8=fp8_text)}{chr(10) + BRIDGE_MOE_RULES if moe else ''}
 name: "{name}"
 model: "{model}"
 job {{

@@ -627,7 +627,9 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (root.require("model")) {
     loaded->model = resolve_reference(root, "model", -1, m.model(), catalog.models(), "model");
     const std::string why =
-        is_transformer(loaded->model) ? unsimulated_feature(loaded->model->transformer()) : "";
+        is_transformer(loaded->model)
+            ? unsimulated_feature(loaded->model->transformer(), Simulator::kTrainingStep)
+            : "";
     if (!why.empty()) {
       root.error("model", "\"" + m.model() + "\": " + why);
       loaded->model = nullptr;

@@ -13,9 +13,15 @@
 //   norms       the two norms' inputs 2Th each (boundary)
 //   FP8 GEMMs   the QKV and MLP inputs Th each (boundary), the projection input Tad and the
 //               MLP-down input Tf (1 byte instead of 2)
+//   latent      (multi-head latent attention) Q, K 2Ta(nope+rope) each, V and the projection
+//               input Tav, the query and key/value latents T(q_lora + kv_lora) on every rank
+//   experts     (a MoE layer) the MLP terms at the expert width once per routed copy (k per
+//               token), the permuted 16-bit (FP8: 1-byte) expert inputs k Th x ETP, shared
+//               experts' MLP terms at their width
 // For GPT (a = k, d = h/a, f = 4h, dropout): boundary 10Th, split 24Th, s x s 5as^2b.
 #include "sim/parallel/activation_memory.h"
 
+#include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
@@ -26,7 +32,8 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   const double a = t.num_attention_heads();
   const double k = kv_heads(t);
   const double d = head_dim(t);
-  const double f = t.ffn_hidden_size();
+  const bool experts = spec.experts && t.has_moe();
+  const double f = experts ? expert_ffn_hidden_size(t) : t.ffn_hidden_size();
   const bool dropout = t.dropout();
   const bool gated = gated_mlp(t);
   const double boundary_shard = spec.sequence_parallel ? tp : 1;
@@ -40,10 +47,24 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
                     + 2 * 2 * tokens * h;                          // norm inputs
   double split = 2 * tokens * (a + k) * d + 2 * tokens * k * d +
                  gemm_input * tokens * a * d;  // Q K, V, proj in
-  const double experts = t.has_moe() ? t.moe().experts_per_token() : 1;
+  if (t.has_latent_attention()) {
+    // Q and K of nope + rope, V and the projection input of v_head_dim per head; the latents
+    // (the up projections' inputs), replicated on every tensor-parallel rank.
+    const schema::MultiHeadLatentAttention& m = t.latent_attention();
+    const double qk = m.qk_nope_head_dim() + m.qk_rope_head_dim(), v = m.v_head_dim();
+    const double latents = (m.has_q_lora_rank() ? m.q_lora_rank() : 0) + m.kv_lora_rank();
+    split = 2 * tokens * 2 * a * qk + 2 * tokens * a * v + gemm_input * tokens * a * v +
+            gemm_input * tokens * latents * tp;
+  }
+  const double copies = experts ? t.moe().experts_per_token() : 1;  // MLP rows per token
   // GELU: activation input, output (the MLP-down input); gated: gate and up outputs, product (the
   // MLP-down input).
-  split += ((gated ? 2 : 1) * 2 + gemm_input) * tokens * f * experts;
+  const double mlp_per_row = (gated ? 2 : 1) * 2 + gemm_input;
+  split += mlp_per_row * tokens * f * copies;
+  if (experts) {
+    split += gemm_input * tokens * copies * spec.expert_tensor_parallel * h;  // permuted inputs
+    split += mlp_per_row * tokens * f * t.moe().num_shared_experts();
+  }
   double quadratic = 0;  // s x s tensors
   if (spec.flash_attention) {
     split += 4 * tokens * a;

@@ -18,6 +18,11 @@ struct LayerActivationSpec {
   // FP8 GEMMs (Transformer Engine) keep their inputs for the weight gradient in 1 byte: the QKV,
   // output-projection, MLP-up and MLP-down inputs.
   bool narrow_gemm_inputs = false;
+  // A mixture-of-experts layer (else a dense one: ffn_hidden_size): its routed experts store,
+  // per token copy, the expert MLP's tensors at expert_ffn_hidden_size and the permuted input
+  // (gathered over expert_tensor_parallel), and shared experts their dense MLP's.
+  bool experts = false;
+  int expert_tensor_parallel = 1;
 };
 
 // Bytes one layer stores for one micro-batch on one GPU (16-bit activations, 1-byte dropout

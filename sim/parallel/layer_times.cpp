@@ -2,6 +2,10 @@
 // userbuffers, and the attention core under context parallelism (context_attention.h).
 #include "sim/parallel/layer_times.h"
 
+#include <algorithm>
+
+#include "sim/engine/simulation.h"
+#include "sim/net/network.h"
 #include "sim/parallel/context_attention.h"
 #include "sim/parallel/tensor_comm_overlap.h"
 #include "sim/util/check.h"
@@ -96,25 +100,44 @@ OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& c
   switch (op.kind) {
     case K::kMatmul: {
       const MatmulTimes m = time_matmul(ops, i, compute, groups.tensor, overlap_ranks);
-      t.forward = {m.forward, m.forward_comm, {}};
-      t.backward = {m.backward, m.backward_comm, {}};
+      t.forward = {m.forward, m.forward_comm, {}, {}, op.expert ? m.forward : Picoseconds(0)};
+      t.backward = {m.backward, m.backward_comm, {}, {}, op.expert ? m.backward : Picoseconds(0)};
       return t;
     }
     case K::kAttention: {
       const AttentionTimes a = attention_times(op, compute, groups.context, groups.context_comm);
-      t.forward = {a.forward, {}, a.forward_exposed};
-      t.backward = {a.backward, {}, a.backward_exposed};
+      t.forward = {a.forward, {}, a.forward_exposed, {}, {}};
+      t.backward = {a.backward, {}, a.backward_exposed, {}, {}};
       return t;
     }
     case K::kMemory:
       t.forward.compute = compute.memory_bound(op.bytes);
       t.backward.compute = compute.memory_bound(2 * op.bytes);
+      if (op.expert) {
+        t.forward.expert_compute = t.forward.compute;
+        t.backward.expert_compute = t.backward.compute;
+      }
       return t;
     case K::kContextAllGather:
       CLUSTERSIM_CHECK(groups.context != nullptr, "a context-parallel collective without a group");
       t.forward.context_comm = groups.context->time(CollectiveOp::kAllGather, op.bytes);
       t.backward.context_comm = groups.context->time(CollectiveOp::kReduceScatter, op.bytes);
       return t;
+    case K::kExpertAllToAll:
+      CLUSTERSIM_CHECK(groups.expert != nullptr, "an expert all-to-all without a group");
+      t.forward.expert_comm = t.backward.expert_comm =
+          groups.expert->time(CollectiveOp::kAllToAll, op.bytes);
+      return t;
+    case K::kExpertAllGather:
+    case K::kExpertReduceScatter: {
+      CLUSTERSIM_CHECK(groups.expert_tensor != nullptr, "an expert collective without a group");
+      const bool gather = op.kind == K::kExpertAllGather;
+      t.forward.tensor_comm = groups.expert_tensor->time(
+          gather ? CollectiveOp::kAllGather : CollectiveOp::kReduceScatter, op.bytes);
+      t.backward.tensor_comm = groups.expert_tensor->time(
+          gather ? CollectiveOp::kReduceScatter : CollectiveOp::kAllGather, op.bytes);
+      return t;
+    }
     case K::kContextAllToAll:
       CLUSTERSIM_CHECK(groups.context != nullptr, "a context-parallel collective without a group");
       t.forward.context_comm = t.backward.context_comm =
@@ -135,19 +158,35 @@ PassTimes& PassTimes::operator+=(const PassTimes& o) {
   compute += o.compute;
   tensor_comm += o.tensor_comm;
   context_comm += o.context_comm;
+  expert_comm += o.expert_comm;
+  expert_compute += o.expert_compute;
   return *this;
 }
 
 PassTimes operator*(int64_t times, const PassTimes& t) {
   return {Picoseconds(times * t.compute.count()), Picoseconds(times * t.tensor_comm.count()),
-          Picoseconds(times * t.context_comm.count())};
+          Picoseconds(times * t.context_comm.count()), Picoseconds(times * t.expert_comm.count()),
+          Picoseconds(times * t.expert_compute.count())};
 }
 
 Picoseconds GroupCollectives::time(CollectiveOp op, double bytes) {
   auto [it, inserted] = cache_.try_emplace({static_cast<int>(op), bytes});
-  if (inserted) {
+  if (!inserted) return it->second;
+  if (beside_.empty()) {
     it->second = collective_time(topology_, {op, gpus_, bytes, CollectiveAlgorithm::kAuto});
+    return it->second;
   }
+  Simulation simulation;
+  Network network(&simulation, &topology_);
+  Picoseconds last(0);
+  auto start = [&](const std::vector<int>& gpus) {
+    start_collective(&network, {op, gpus, bytes, CollectiveAlgorithm::kAuto},
+                     [&] { last = std::max(last, simulation.now()); });
+  };
+  start(gpus_);
+  for (const std::vector<int>& group : beside_) start(group);
+  simulation.run();
+  it->second = last;
   return it->second;
 }
 

@@ -1,6 +1,10 @@
 // Times of one transformer layer's kernels (workload/layer_ops.h) inside a training step, on one
-// tensor- and context-parallel rank: compute from the compute model, tensor- and context-parallel
-// collectives on an idle network of the cluster (the first group of each: every group is alike).
+// tensor- and context-parallel rank: compute from the compute model, tensor-, context- and
+// expert-parallel collectives on an idle network of the cluster (the first group of each: every
+// group is alike). Routed experts' grouped GEMMs are timed as batched GEMMs of one expert's shape:
+// DeepGEMM's grouped contiguous-layout kernels reach the rate of a dense GEMM of the per-group
+// shape (the reference data's kernels.csv, H800 FP8: 4 groups of 8192 x 4096 x 7168 at 1297
+// TFLOP/s, one 4096 x 4096 x 7168 GEMM at 1304), so no constant of their own.
 //
 // Backward of a matmul (m x k).(k x n) is its data gradient (m x n).(n x k) and weight gradient
 // (k x m).(m x n); of fused attention, its backward kernel; of a memory-bound kernel, twice its
@@ -24,7 +28,9 @@ struct PassTimes {
   Picoseconds compute;       // kernels on the compute stream
   Picoseconds tensor_comm;   // tensor-parallel collectives on the critical path
   Picoseconds context_comm;  // context-parallel exchange on the critical path
-  Picoseconds total() const { return compute + tensor_comm + context_comm; }
+  Picoseconds expert_comm;   // expert-parallel dispatch and combine all-to-alls
+  Picoseconds expert_compute;  // routed experts' kernels: a part of `compute`, not added again
+  Picoseconds total() const { return compute + tensor_comm + context_comm + expert_comm; }
   PassTimes& operator+=(const PassTimes& o);
 };
 PassTimes operator*(int64_t times, const PassTimes& t);
@@ -33,13 +39,17 @@ struct LayerTimes {
   PassTimes forward, backward, recompute;
 };
 
-// Times collectives over one group of GPUs, each alone on an idle network, cached by kind and
-// size. Not thread-safe.
+// Times collectives over one group of GPUs, each alone on an idle network or, with `beside`,
+// while each of those groups runs the same collective at the same time on the same network (the
+// stage's other expert-parallel groups dispatching their tokens: shared NICs and switches slow
+// them all; the last to finish sets the time), cached by kind and size. Not thread-safe.
 class GroupCollectives {
  public:
-  // Requires: `gpus` are distinct GPUs of `topology`, which outlives this.
-  GroupCollectives(const Topology& topology, std::vector<int> gpus)
-      : topology_(topology), gpus_(std::move(gpus)) {}
+  // Requires: `gpus` and each group of `beside` distinct GPUs of `topology`, which outlives this;
+  // the groups disjoint.
+  GroupCollectives(const Topology& topology, std::vector<int> gpus,
+                   std::vector<std::vector<int>> beside = {})
+      : topology_(topology), gpus_(std::move(gpus)), beside_(std::move(beside)) {}
   Picoseconds time(CollectiveOp op, double bytes);
   const std::vector<int>& gpus() const { return gpus_; }
   const Topology& topology() const { return topology_; }
@@ -47,6 +57,7 @@ class GroupCollectives {
  private:
   const Topology& topology_;
   std::vector<int> gpus_;
+  std::vector<std::vector<int>> beside_;
   std::map<std::pair<int, double>, Picoseconds> cache_;
 };
 
@@ -55,6 +66,8 @@ struct LayerGroups {
   GroupCollectives* tensor = nullptr;   // null when tensor parallel is 1
   GroupCollectives* context = nullptr;  // null when context parallel is 1
   schema::ContextParallelComm context_comm = schema::P2P;
+  GroupCollectives* expert = nullptr;         // null when expert parallel is 1
+  GroupCollectives* expert_tensor = nullptr;  // null when expert tensor parallel is 1
 };
 
 // `overlap_ranks` > 1: under sequence parallelism, the all-gathers and reduce-scatters run in

@@ -10,9 +10,12 @@
 #include <algorithm>
 
 #include "sim/parallel/activation_memory.h"
+#include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/pipeline_layout.h"
+#include "sim/parallel/stage_parameters.h"
 #include "sim/util/units.h"
 #include "sim/workload/cnn_ops.h"
+#include "sim/workload/moe_layer.h"
 #include "sim/workload/parameter_count.h"
 
 namespace clustersim {
@@ -49,23 +52,41 @@ double gradient_reduce_bytes(s::Precision precision, const s::Parallelism& p) {
 
 namespace {
 
-// Model states of `stage_params` parameters on one GPU (already split over tensor parallelism),
-// `linear_params` of them weights of FP8 GEMMs.
-void add_model_states(const s::TrainingJob& job, const s::Parallelism& p, double stage_params,
-                      double linear_params, MemoryEstimate* e) {
+// Model states of a stage's `local` parameters on one GPU: the dense ones sharded over data x
+// context parallelism, the routed experts' over their expert data-parallel group.
+void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
+                      const LocalParameters& local, MemoryEstimate* e) {
   const StateBytesPerParameter bytes = state_bytes_per_parameter(job.precision(), job.optimizer());
   const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
   const double shards = static_cast<double>(p.data_parallel()) * p.context_parallel();
+  const double expert_shards = expert_layout(p).expert_data_parallel();
   const bool fp8 = job.precision() == s::FP8;
   // FP8 weights replace the 16-bit ones of the GEMMs; else TE keeps an FP8 copy and its
   // transpose of each (1 + 1 bytes), refreshed once per step.
   const bool fp8_weights = fp8 && job.fp8_parameters();
-  const double weights = stage_params * bytes.weights - (fp8_weights ? linear_params : 0);
-  e->weights_bytes = weights / (zero >= 3 ? shards : 1);
-  e->gradients_bytes =
-      stage_params * gradient_buffer_bytes(p) / (zero >= 2 ? shards : 1);
-  e->optimizer_bytes = stage_params * bytes.optimizer / (zero >= 1 ? shards : 1);
-  if (fp8) e->weight_cache_bytes = linear_params * (fp8_weights ? 1 : 2);
+  const double dense_linear = local.layers - local.expert;
+  const double weights = local.dense * bytes.weights - (fp8_weights ? dense_linear : 0);
+  const double expert_weights = local.expert * bytes.weights - (fp8_weights ? local.expert : 0);
+  // Divided per share only where a share exists, so a dense model's figures stay one division.
+  auto sharded = [&](double dense, double expert, bool shard) {
+    const double d = dense / (shard ? shards : 1);
+    return local.expert > 0 ? d + expert / (shard ? expert_shards : 1) : d;
+  };
+  e->weights_bytes = sharded(weights, expert_weights, zero >= 3);
+  e->gradients_bytes = sharded(local.dense * gradient_buffer_bytes(p),
+                               local.expert * gradient_buffer_bytes(p), zero >= 2);
+  e->optimizer_bytes =
+      sharded(local.dense * bytes.optimizer, local.expert * bytes.optimizer, zero >= 1);
+  if (fp8) e->weight_cache_bytes = local.layers * (fp8_weights ? 1 : 2);
+}
+
+// MoE layers of a stage, over its chunks.
+int stage_moe_layers(const s::Transformer& t, const PipelineLayout& layout, int stage) {
+  int experts = 0;
+  for (int c = 0; c < layout.chunks(); ++c) {
+    experts += moe_layers_in(t, layout.first_layer(stage, c), layout.layers[stage][c]);
+  }
+  return experts;
 }
 
 // Activations of the micro-batches in flight on the stage (memory_model.h's schedule rules).
@@ -84,13 +105,24 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   spec.flash_attention = !job.has_flash_attention() || job.flash_attention();
   spec.context_parallel = p.context_parallel();
   spec.narrow_gemm_inputs = job.precision() == s::FP8 || job.precision() == s::FP4;
-  const double per_layer = layer_activation_bytes(t, spec);
+  spec.expert_tensor_parallel = expert_layout(p).expert_tensor_parallel;
+  // A MoE model's stage: its layers' mean (chunks alike); a dense model's: its layer.
+  const int experts = stage_moe_layers(t, layout, stage);
+  auto mean_layer = [&] {
+    spec.experts = false;
+    const double dense = layer_activation_bytes(t, spec);
+    if (experts == 0) return dense;
+    spec.experts = true;
+    const double moe = layer_activation_bytes(t, spec);
+    return (dense * (e->layers - experts) + moe * experts) / e->layers;
+  };
+  const double per_layer = mean_layer();
   // Fully recomputed layers keep their input only; with recompute_num_layers, the others of each
   // chunk keep everything.
   double chunk_bytes = per_layer * e->layers / v;
   if (p.recompute() == s::RECOMPUTE_FULL && p.has_recompute_num_layers()) {
     spec.recompute = s::RECOMPUTE_NONE;
-    const double kept = layer_activation_bytes(t, spec);
+    const double kept = mean_layer();
     const double chunk_layers = static_cast<double>(e->layers) / v;
     const double recomputed = std::min<double>(p.recompute_num_layers(), chunk_layers);
     chunk_bytes = per_layer * recomputed + kept * (chunk_layers - recomputed);
@@ -106,6 +138,21 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   }
   e->in_flight_micro_batches = static_cast<int>((chunks_in_flight + v - 1) / v);
   e->activations_bytes = chunk_bytes * static_cast<double>(chunks_in_flight);
+  if (stage == pp - 1 && t.multi_token_prediction_layers() > 0) {
+    // The multi-token-prediction layers' activations, as a last-chunk layer's.
+    spec.recompute = p.recompute();
+    spec.experts = moe_layers_in(t, t.num_layers() - 1, 1) > 0;
+    e->activations_bytes += layer_activation_bytes(t, spec) * t.multi_token_prediction_layers() *
+                            e->in_flight_micro_batches;
+  }
+  if (experts > 0) {
+    // The all-to-all's send and receive buffers of the layer being dispatched (16-bit copies
+    // of the rank's tokens, one per routed expert), beside the stored activations.
+    const double shard = p.sequence_parallel() ? spec.tensor_parallel : 1;
+    const double local_tokens = static_cast<double>(spec.sequence_length) * spec.micro_batch_size /
+                                spec.context_parallel / shard;
+    e->activations_bytes += 2 * 2.0 * local_tokens * t.moe().experts_per_token() * t.hidden_size();
+  }
 }
 
 }  // namespace
@@ -122,16 +169,25 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
   e.layers = layout.stage_layers(stage);
 
   const TransformerParameters params = transformer_parameters(t);
-  const double linear_params = static_cast<double>(params.per_layer) * e.layers;
-  double stage_params = linear_params;
-  if (stage == 0) stage_params += static_cast<double>(params.embedding);
+  double other = 0;
+  if (stage == 0) other += static_cast<double>(params.embedding);
   if (stage == pp - 1) {
-    stage_params += static_cast<double>(params.head);
+    other += static_cast<double>(params.head);
     // A tied output projection needs its own copy of the embedding on the last stage.
-    if (t.tied_embeddings() && pp > 1)
-      stage_params += static_cast<double>(t.vocab_size()) * t.hidden_size();
+    if (t.tied_embeddings() && pp > 1) {
+      other += static_cast<double>(t.vocab_size()) * t.hidden_size();
+    }
   }
-  add_model_states(job, p, stage_params / tp, linear_params / tp, &e);
+  int experts = stage_moe_layers(t, layout, stage), dense = e.layers - experts;
+  const int mtp = stage == pp - 1 ? t.multi_token_prediction_layers() : 0;
+  if (mtp > 0) {
+    // Multi-token-prediction modules on the last stage: layers of the last layer's kind.
+    const bool moe = moe_layers_in(t, t.num_layers() - 1, 1) > 0;
+    (moe ? experts : dense) += mtp;
+    other += static_cast<double>(params.multi_token_prediction) -
+             static_cast<double>(moe ? params.per_layer : params.dense_per_layer) * mtp;
+  }
+  add_model_states(job, p, local_parameters(t, p, dense, experts, other), &e);
   add_activations(model, job, p, layout, &e);
   // fp32 logits of the micro-batch whose loss is being computed, split over the vocabulary.
   if (stage == pp - 1) {

@@ -1,10 +1,12 @@
 // Peak memory of one GPU training a transformer under a parallelism plan, as Megatron-Core
 // allocates it: model states (weights, the main-gradient buffer in fp32 or 16 bits, optimizer
-// states, sharded per ZeRO stage or distributed optimizer over data x context parallel), the FP8
-// weight copies Transformer Engine caches, activations of the micro-batches in flight under the
-// pipeline schedule (1 / context_parallel of each sequence; fully recomputed layers keep their
-// input only), the output layer's logits, and the runtime's own memory. Evaluated for every
-// pipeline stage; the fullest stage is reported.
+// states, sharded per ZeRO stage or distributed optimizer over data x context parallel; routed
+// experts' split over expert x expert tensor parallel and sharded over their expert data-parallel
+// group), the FP8 weight copies Transformer Engine caches, activations of the micro-batches in
+// flight under the pipeline schedule (1 / context_parallel of each sequence; fully recomputed
+// layers keep their input only; a MoE layer's all-to-all send and receive buffers), the output
+// layer's logits, and the runtime's own memory. Evaluated for every pipeline stage; the fullest
+// stage is reported.
 #pragma once
 
 #include "sim/io/schema/gpu.pb.h"

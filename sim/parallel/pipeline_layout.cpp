@@ -50,6 +50,14 @@ int PipelineLayout::stage_layers(int stage) const {
   return std::accumulate(layers[stage].begin(), layers[stage].end(), 0);
 }
 
+int PipelineLayout::first_layer(int stage, int chunk) const {
+  int first = 0;
+  for (int c = 0; c <= chunk; ++c) {
+    for (int r = 0; r < stages() && (c < chunk || r < stage); ++r) first += layers[r][c];
+  }
+  return first;
+}
+
 std::string pipeline_layout_problem(int layers, const s::Parallelism& p) {
   const int pp = p.pipeline_parallel(), v = chunks_of(p);
   const bool uneven = p.has_first_stage_layers() || p.has_last_stage_layers();

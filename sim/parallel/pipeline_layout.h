@@ -18,6 +18,9 @@ struct PipelineLayout {
   std::vector<std::vector<int>> layers;  // [stage][chunk]: transformer layers
 
   int stage_layers(int stage) const;
+  // The model's index of the first layer of chunk `chunk` of stage `stage` (virtual stages in
+  // order c x stages + r).
+  int first_layer(int stage, int chunk) const;
   int stages() const { return static_cast<int>(layers.size()); }
   int chunks() const { return layers.empty() ? 1 : static_cast<int>(layers[0].size()); }
 };

@@ -338,13 +338,47 @@ class PipelineRun final : private EventHandler {
     const StageWork& w = plan_.work[r];
     const CollectiveOp op =
         plan_.shard_gradients ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
-    data_parallel_collective(r, op, w.gradient_bytes / pending.buckets, [this, r] {
-      Reduction& p = reductions_[r];
-      p.in_flight = false;
-      ++p.done;
-      launch_next_bucket(r);
-      maybe_step_optimizer(r);
+    replica_collectives(r, op, w.gradient_bytes / pending.buckets,
+                        w.expert_gradient_bytes / pending.buckets, [this, r] {
+                          Reduction& p = reductions_[r];
+                          p.in_flight = false;
+                          ++p.done;
+                          launch_next_bucket(r);
+                          maybe_step_optimizer(r);
+                        });
+  }
+
+  // A bucket's dense share over the data x context-parallel replicas and, beside it, its routed
+  // experts' share over their expert data-parallel group (Megatron-Core keeps expert parameters
+  // in buffers of their own, reduced over that group); `done` when both are.
+  void replica_collectives(int r, CollectiveOp op, double dense_bytes, double expert_bytes,
+                           std::function<void()> done) {
+    if (expert_bytes <= 0 || plan_.experts.expert_data_parallel() <= 1) {
+      return data_parallel_collective(r, op, dense_bytes, std::move(done));
+    }
+    auto both = after_all(2, std::move(done));
+    data_parallel_collective(r, op, dense_bytes, both);
+    expert_data_parallel_collective(r, op, expert_bytes, both);
+  }
+
+  // One collective per simulated tensor-parallel rank of stage r over the expert data-parallel
+  // group of the same stage-local rank (expert_parallel.h; the stage's other expert groups, on
+  // other GPUs and their links, run alike).
+  void expert_data_parallel_collective(int r, CollectiveOp op, double bytes,
+                                       std::function<void()> done) {
+    const Picoseconds start = now();
+    auto all = after_all(ranks_, [this, r, op, start, done = std::move(done)] {
+      if (record_) record(r, "expert data parallel", collective_op_name(op), start);
+      done();
     });
+    const int tcp = plan_.tensor_parallel * plan_.context_parallel;
+    for (int rank = 0; rank < ranks_; ++rank) {
+      std::vector<int> group;
+      for (int local : expert_data_parallel_group(plan_.experts, rank)) {
+        group.push_back(plan_.gpu(local / tcp, r, local % tcp));
+      }
+      start_collective(net_, {op, group, bytes, CollectiveAlgorithm::kAuto}, all);
+    }
   }
 
   // One collective per tensor-parallel rank of stage r (simulated), over the data-parallel
@@ -385,23 +419,25 @@ class PipelineRun final : private EventHandler {
     const StageWork& w = plan_.work[r];
     if (record_) record(r, "compute", "optimizer", now() - w.optimizer);
     timeline_.stages[r].optimizer_end = now();
-    if (w.parameter_gather_bytes <= 0 || plan_.data_parallel <= 1) {
+    if (w.parameter_gather_bytes + w.expert_parameter_gather_bytes <= 0 ||
+        plan_.data_parallel <= 1) {
       timeline_.stages[r].end = now();
       return;
     }
     const Picoseconds optimizer_end = now();
-    data_parallel_collective(
-        r, CollectiveOp::kAllGather, w.parameter_gather_bytes, [this, r, &w, optimizer_end] {
-          Picoseconds end = now();
-          // Each chunk's gather runs under the first forwards of the
-          // chunks before it (param_sync_func in the interleaved schedule).
-          if (plan_.overlap_parameter_gather) {
-            Picoseconds first_forwards(0);
-            for (int c = 0; c < plan_.chunks; ++c) first_forwards += plan_.chunk_forward(r, c);
-            end = std::max(optimizer_end, end - first_forwards);
-          }
-          timeline_.stages[r].end = end;
-        });
+    replica_collectives(r, CollectiveOp::kAllGather, w.parameter_gather_bytes,
+                        w.expert_parameter_gather_bytes, [this, r, &w, optimizer_end] {
+                          Picoseconds end = now();
+                          // Each chunk's gather runs under the first forwards of the
+                          // chunks before it (param_sync_func in the interleaved schedule).
+                          if (plan_.overlap_parameter_gather) {
+                            Picoseconds first_forwards(0);
+                            for (int c = 0; c < plan_.chunks; ++c)
+                              first_forwards += plan_.chunk_forward(r, c);
+                            end = std::max(optimizer_end, end - first_forwards);
+                          }
+                          timeline_.stages[r].end = end;
+                        });
   }
 
   // Records the run's state at this instant (a cut) and jumps when it repeats an earlier one.

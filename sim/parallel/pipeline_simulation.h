@@ -20,6 +20,7 @@
 
 #include "sim/engine/timeline.h"
 #include "sim/net/network.h"
+#include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/pipeline_schedule.h"
 #include "sim/parallel/zero3_traffic.h"
 
@@ -30,9 +31,12 @@ struct StageWork {
   Picoseconds backward;       // the same backwards, recomputation included
   Picoseconds optimizer;      // the optimizer step of this stage's parameters
   double gradient_bytes = 0;  // per GPU, reduced over data parallelism
+  // Routed experts' share, reduced over the expert data-parallel group beside each bucket.
+  double expert_gradient_bytes = 0;
   // When overlapped: equal buckets, each chunk's share ready across that chunk's last backward.
   int gradient_buckets = 1;
   double parameter_gather_bytes = 0;  // per GPU, all-gathered after a sharded optimizer step
+  double expert_parameter_gather_bytes = 0;  // the same over the expert data-parallel group
   // ZeRO-3: weights gathered layer by layer before every pass, gradients reduce-scattered layer
   // by layer in every backward (instead of gradient_bytes after the last one).
   Zero3Work zero3 = {};
@@ -62,6 +66,9 @@ struct PipelinePlan {
   bool shard_gradients = false;
   std::vector<StageWork> work;   // per stage
   schema::RankOrder rank_order = schema::TP_PP_DP;
+  // Expert layout of a stage (stage-local ranks tp + TP (cp + CP dp)): whose groups reduce the
+  // experts' gradients.
+  ExpertLayout experts = {};
 
   // GPUs are placed tensor-parallel innermost, then context-parallel, then as rank_order says:
   // `rank` = context-parallel rank x tensor_parallel + tensor-parallel rank.

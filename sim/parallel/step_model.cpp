@@ -25,6 +25,7 @@ const char* largest(const StepResult& r) {
       {r.compute_s, "compute"},
       {r.tensor_comm_s, "tensor-parallel communication"},
       {r.context_comm_s, "context-parallel communication"},
+      {r.expert_comm_s, "expert-parallel all-to-all"},
       {r.bubble_s, "pipeline bubble"},
       {r.data_comm_s, "data-parallel communication"},
       {r.optimizer_s, "optimizer"}};
@@ -33,19 +34,17 @@ const char* largest(const StepResult& r) {
 
 // Runs `plan` on an idle network of `topology` and breaks its step down.
 StepResult run_pipeline(const PipelinePlan& plan, const Topology& topology, Timeline* timeline,
-                        const std::vector<double>& compute_s,
-                        const std::vector<double>& tensor_comm_s,
-                        const std::vector<double>& context_comm_s) {
-  return pipeline_breakdown(simulate_pipeline(plan, topology, timeline), compute_s, tensor_comm_s,
-                            context_comm_s);
+                        const StageShares& shares) {
+  return pipeline_breakdown(simulate_pipeline(plan, topology, timeline), shares);
 }
 
 StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob& job,
                                      const s::Parallelism& p, const Topology& topology,
                                      const ComputeModel& compute, Timeline* timeline) {
   const TransformerPlan stages = transformer_plan(model, job, p, topology, compute);
-  StepResult r = run_pipeline(stages.plan, topology, timeline, stages.compute_s,
-                              stages.tensor_comm_s, stages.context_comm_s);
+  StepResult r = run_pipeline(stages.plan, topology, timeline,
+                              {stages.compute_s, stages.tensor_comm_s, stages.context_comm_s,
+                               stages.expert_comm_s, stages.expert_compute_s});
   const double gpus = static_cast<double>(p.tensor_parallel()) * p.context_parallel() *
                       p.pipeline_parallel() * p.data_parallel();
   set_transformer_rates(model, job, p, stages.recomputed_layers, compute.peak_flops() * gpus, &r);
@@ -82,7 +81,7 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
   plan.work.push_back(w);
   const double compute_s =
       (times.forward.compute + times.backward.compute).seconds() * plan.micro_batches;
-  StepResult r = run_pipeline(plan, topology, timeline, {compute_s}, {0.0}, {0.0});
+  StepResult r = run_pipeline(plan, topology, timeline, {{compute_s}, {0.0}, {0.0}, {0.0}, {0.0}});
   r.samples_per_s = job.global_batch_size() / r.step_s;
   r.tokens_per_s = r.samples_per_s;
   r.mfu = r.hfu = 3 * forward_flops / p.micro_batch_size() * job.global_batch_size() /
@@ -92,9 +91,7 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
 
 }  // namespace
 
-StepResult pipeline_breakdown(const PipelineTimeline& stages, const std::vector<double>& compute_s,
-                              const std::vector<double>& tensor_comm_s,
-                              const std::vector<double>& context_comm_s) {
+StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares& shares) {
   StepResult r;
   r.step_s = stages.step.seconds();
   for (size_t i = 0; i < stages.stages.size(); ++i) {
@@ -103,12 +100,15 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const std::vector<
     }
   }
   const StageTimeline& c = stages.stages[r.critical_stage];
-  r.compute_s = compute_s[r.critical_stage];
-  r.tensor_comm_s = tensor_comm_s[r.critical_stage];
-  r.context_comm_s = context_comm_s[r.critical_stage];
+  const int critical = r.critical_stage;
+  r.compute_s = shares.compute_s[critical];
+  r.tensor_comm_s = shares.tensor_comm_s[critical];
+  r.context_comm_s = shares.context_comm_s[critical];
+  r.expert_comm_s = shares.expert_comm_s[critical];
+  r.expert_compute_s = shares.expert_compute_s[critical];
   // Clamped: rounding of the per-layer ZeRO-3 segments leaves a few femtoseconds either way.
   r.bubble_s = std::max(0.0, c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s -
-                                 r.context_comm_s - c.parameter_wait.seconds());
+                                 r.context_comm_s - r.expert_comm_s - c.parameter_wait.seconds());
   // The parameter all-gather after a sharded optimizer step, where the next step's first
   // forwards do not hide it, is data-parallel communication too.
   r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds() +

@@ -23,11 +23,14 @@ struct StepResult {
   double samples_per_s = 0;
   double mfu = 0;  // model FLOPs / (step x GPUs x peak); a decoder's attention counted causal
   double hfu = 0;  // with recomputed FLOPs
-  // Where the time of the stage that finishes last goes (seconds, summing to step_s):
+  // Where the time of the stage that finishes last goes (seconds, summing to step_s, but
+  // expert_compute_s, a part of compute_s):
   int critical_stage = 0;
   double compute_s = 0;      // kernels on its compute stream
   double tensor_comm_s = 0;  // tensor-parallel collectives (on the critical path)
   double context_comm_s = 0;  // context-parallel K/V exchange not hidden behind attention
+  double expert_comm_s = 0;   // expert-parallel dispatch and combine all-to-alls
+  double expert_compute_s = 0;  // the routed experts' kernels: a part of compute_s
   double bubble_s = 0;       // waiting for other stages
   // gradient reduction not hidden behind the backward, ZeRO-3 gathers, the parameter all-gather
   // of a sharded optimizer not hidden behind the next step's first forwards
@@ -44,11 +47,15 @@ StepResult simulate_step(const schema::Model& model, const schema::TrainingJob& 
                          const schema::Parallelism& parallelism, const Topology& topology,
                          const ComputeModel& compute, Timeline* timeline = nullptr);
 
+// Per stage, over the step: kernels, tensor-, context- and expert-parallel communication on the
+// critical path of its compute stream, and the routed experts' part of the kernels.
+struct StageShares {
+  std::vector<double> compute_s, tensor_comm_s, context_comm_s, expert_comm_s, expert_compute_s;
+};
+
 // The step time of a simulated pipeline and where the time of the stage that finishes last goes,
-// given each stage's kernel, tensor- and context-parallel time over the step; `limiting` named.
-StepResult pipeline_breakdown(const PipelineTimeline& stages, const std::vector<double>& compute_s,
-                              const std::vector<double>& tensor_comm_s,
-                              const std::vector<double>& context_comm_s);
+// given each stage's shares of the step; `limiting` named.
+StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares& shares);
 
 // Fills tokens and samples per second, MFU and HFU of a transformer's step of r->step_s on GPUs
 // whose peaks add up to `peak_flops` (FLOP/s), `recomputed_layers` fully recomputed layers per

@@ -8,7 +8,9 @@
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/optimizer_step.h"
 #include "sim/parallel/pipeline_layout.h"
+#include "sim/parallel/stage_parameters.h"
 #include "sim/workload/fp8_casts.h"
+#include "sim/workload/moe_layer.h"
 #include "sim/workload/parameter_count.h"
 
 namespace clustersim {
@@ -16,17 +18,20 @@ namespace {
 
 namespace s = schema;
 
-// One layer's times (FP8 casts included) and the output layer's.
+// A layer's times per kind (FP8 casts included; a kind the model lacks left zero) and the output
+// layer's.
 struct Kernels {
-  LayerTimes layer, output;
+  LayerTimes dense, experts, output;
+  LayerTimes mtp;  // one multi-token-prediction module, on the output chunk
 };
 
 bool narrow_gemms(s::Precision precision) { return precision == s::FP8 || precision == s::FP4; }
 
-// The groups of the first tensor- and context-parallel ranks: every group is alike.
+// The groups of the first tensor-, context-, expert- and expert tensor-parallel ranks of stage 0:
+// every group is alike.
 class Groups {
  public:
-  Groups(const Topology& topology, const s::Parallelism& p) {
+  Groups(const Topology& topology, const s::Parallelism& p, const PipelinePlan& plan) {
     const int tp = p.tensor_parallel(), cp = p.context_parallel();
     if (tp > 1) tensor_ = std::make_unique<GroupCollectives>(topology, topology.first_gpus(tp));
     if (cp > 1) {
@@ -34,17 +39,66 @@ class Groups {
       for (int c = 0; c < cp; ++c) ring.push_back(c * tp);
       context_ = std::make_unique<GroupCollectives>(topology, ring);
     }
-    groups_ = {tensor_.get(), context_.get(), p.context_parallel_comm()};
+    // Stage-local ranks (tp + TP (cp + CP dp)) on the GPUs of stage 0.
+    auto gpus = [&](const std::vector<int>& locals) {
+      std::vector<int> out;
+      for (int local : locals) out.push_back(plan.gpu(local / (tp * cp), 0, local % (tp * cp)));
+      return out;
+    };
+    const ExpertLayout& experts = plan.experts;
+    if (experts.expert_parallel > 1) {
+      // All the stage's expert-parallel groups dispatch at once (ranks etp + ETP x EP x edp
+      // lead them).
+      std::vector<std::vector<int>> beside;
+      const int etp = experts.expert_tensor_parallel, ep = experts.expert_parallel;
+      for (int edp = 0; edp < experts.expert_data_parallel(); ++edp) {
+        for (int e = 0; e < etp; ++e) {
+          if (edp > 0 || e > 0) {
+            beside.push_back(gpus(expert_parallel_group(experts, e + etp * ep * edp)));
+          }
+        }
+      }
+      expert_ = std::make_unique<GroupCollectives>(
+          topology, gpus(expert_parallel_group(experts, 0)), std::move(beside));
+    }
+    if (experts.expert_tensor_parallel > 1) {
+      std::vector<int> first(experts.expert_tensor_parallel);
+      for (int e = 0; e < experts.expert_tensor_parallel; ++e) first[e] = e;
+      expert_tensor_ = std::make_unique<GroupCollectives>(topology, gpus(first));
+    }
+    groups_ = {tensor_.get(), context_.get(), p.context_parallel_comm(), expert_.get(),
+               expert_tensor_.get()};
   }
   const LayerGroups& groups() const { return groups_; }
 
  private:
-  std::unique_ptr<GroupCollectives> tensor_, context_;
+  std::unique_ptr<GroupCollectives> tensor_, context_, expert_, expert_tensor_;
   LayerGroups groups_;
 };
 
+LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
+                           const s::Parallelism& p, const ComputeModel& compute,
+                           const LayerGroups& groups, const LayerShape& shape, LayerKind kind) {
+  // Chunked overlap needs sequence parallelism's all-gathers and reduce-scatters.
+  const int tp = p.tensor_parallel();
+  const int overlap_ranks =
+      p.overlap_tensor_communication() && p.sequence_parallel() && tp > 1 ? tp : 0;
+  const std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
+  LayerTimes layer = time_layer(ops, compute, groups, p.recompute(), overlap_ranks);
+  if (job.precision() == s::FP8) {
+    const Fp8CastBytes casts = fp8_cast_bytes(ops, job.fp8_recipe(), tp);
+    layer.forward.compute += compute.memory_bound(casts.forward);
+    layer.backward.compute += compute.memory_bound(casts.backward);
+    if (p.recompute() == s::RECOMPUTE_FULL) {
+      layer.recompute.compute += compute.memory_bound(casts.forward);
+    }
+  }
+  return layer;
+}
+
 Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s::Parallelism& p,
                      const ComputeModel& compute, const LayerGroups& groups) {
+  const ExpertLayout experts = expert_layout(p);
   const LayerShape shape{job.sequence_length(),
                          p.micro_batch_size(),
                          p.tensor_parallel(),
@@ -52,21 +106,26 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
                          !job.has_flash_attention() || job.flash_attention(),
                          p.context_parallel(),
                          p.context_parallel_comm(),
-                         narrow_gemms(job.precision())};
-  // Chunked overlap needs sequence parallelism's all-gathers and reduce-scatters.
-  const int tp = p.tensor_parallel();
-  const int overlap_ranks =
-      p.overlap_tensor_communication() && p.sequence_parallel() && tp > 1 ? tp : 0;
-  const std::vector<LayerOp> ops = layer_forward_ops(t, shape);
-  Kernels k{time_layer(ops, compute, groups, p.recompute(), overlap_ranks),
-            time_layer(output_forward_ops(t, shape), compute, groups, s::RECOMPUTE_NONE)};
-  if (job.precision() == s::FP8) {
-    const Fp8CastBytes casts = fp8_cast_bytes(ops, job.fp8_recipe(), tp);
-    k.layer.forward.compute += compute.memory_bound(casts.forward);
-    k.layer.backward.compute += compute.memory_bound(casts.backward);
-    if (p.recompute() == s::RECOMPUTE_FULL) {
-      k.layer.recompute.compute += compute.memory_bound(casts.forward);
-    }
+                         narrow_gemms(job.precision()),
+                         experts.expert_parallel,
+                         experts.expert_tensor_parallel};
+  Kernels k;
+  if (moe_layer_count(t) < t.num_layers()) {
+    k.dense = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kDense);
+  }
+  if (moe_layer_count(t) > 0) {
+    k.experts = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kExperts);
+  }
+  k.output = time_layer(output_forward_ops(t, shape), compute, groups, s::RECOMPUTE_NONE);
+  if (t.multi_token_prediction_layers() > 0) {
+    // A module: its own kernels, a layer of the last layer's kind and an output layer.
+    k.mtp = time_layer(multi_token_prediction_ops(t, shape), compute, groups, s::RECOMPUTE_NONE);
+    const LayerTimes& layer =
+        layer_kind(t, t.num_layers() - 1) == LayerKind::kExperts ? k.experts : k.dense;
+    k.mtp.forward += layer.forward;
+    k.mtp.forward += k.output.forward;
+    k.mtp.backward += layer.backward;
+    k.mtp.backward += k.output.backward;
   }
   return k;
 }
@@ -95,6 +154,7 @@ PipelinePlan base_plan(const s::TrainingJob& job, const s::Parallelism& p, int c
       !p.has_overlap_pipeline_communication() || p.overlap_pipeline_communication();
   plan.shard_gradients = p.distributed_optimizer() || p.zero_stage() >= 1;
   plan.rank_order = p.rank_order();
+  plan.experts = expert_layout(p);
   return plan;
 }
 
@@ -103,7 +163,8 @@ class StageBuilder {
  public:
   StageBuilder(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
                const ComputeModel& compute, const Kernels& kernels, const PipelineLayout& layout)
-      : job_(job),
+      : t_(model.transformer()),
+        job_(job),
         p_(p),
         compute_(compute),
         kernels_(kernels),
@@ -112,31 +173,57 @@ class StageBuilder {
 
   void add_stage(int r, TransformerPlan* out) const {
     PipelinePlan& plan = out->plan;
-    const int v = layout_.chunks(), tp = p_.tensor_parallel();
+    const int v = layout_.chunks();
     const bool last_stage = r == plan.stages - 1;
     const double ranks = static_cast<double>(p_.data_parallel()) * p_.context_parallel();
     StageWork w;
     PassTimes step;  // over the step
-    double local = 0;
-    int buckets = 0;
+    LocalParameters local;
+    int buckets = 0, stage_experts = 0;
     for (int c = 0; c < v; ++c) {
       const int n = layout_.layers[r][c];
+      const int experts = moe_layers_in(t_, layout_.first_layer(r, c), n);
+      stage_experts += experts;
       const bool output = last_stage && c == v - 1;
-      PassTimes f = n * kernels_.layer.forward;
-      PassTimes b = n * kernels_.layer.backward;
-      b += recomputed_layers(p_, n) * kernels_.layer.recompute;
-      out->recomputed_layers +=
-          p_.recompute() == s::RECOMPUTE_FULL ? recomputed_layers(p_, n) : 0;
+      PassTimes f = (n - experts) * kernels_.dense.forward;
+      PassTimes b = (n - experts) * kernels_.dense.backward;
+      if (experts > 0) {
+        f += experts * kernels_.experts.forward;
+        b += experts * kernels_.experts.backward;
+      }
+      // The first layers of a chunk are recomputed: its dense ones first.
+      const int recomputed = recomputed_layers(p_, n);
+      const int recomputed_dense = std::min(recomputed, n - experts);
+      b += recomputed_dense * kernels_.dense.recompute;
+      if (recomputed > recomputed_dense) {
+        b += (recomputed - recomputed_dense) * kernels_.experts.recompute;
+      }
+      out->recomputed_layers += p_.recompute() == s::RECOMPUTE_FULL ? recomputed : 0;
+      const int mtp = output ? t_.multi_token_prediction_layers() : 0;
       if (output) {
         f += kernels_.output.forward;
         b += kernels_.output.backward;
+        if (mtp > 0) {
+          f += mtp * kernels_.mtp.forward;
+          b += mtp * kernels_.mtp.backward;
+        }
       }
-      double chunk = static_cast<double>(params_.per_layer) * n;
-      if (r == 0 && c == 0) chunk += static_cast<double>(params_.embedding);
-      if (output) chunk += static_cast<double>(params_.head);
-      chunk /= tp;
-      local += chunk;
-      b.compute += compute_.memory_bound(gradient_accumulation_bytes(job_.precision()) * chunk);
+      double other = 0;
+      if (r == 0 && c == 0) other += static_cast<double>(params_.embedding);
+      if (output) other += static_cast<double>(params_.head);
+      // Multi-token prediction: its layers count as expert layers, the rest as dense.
+      const int mtp_experts = moe_layers_in(t_, t_.num_layers() - 1, 1) * mtp;
+      if (mtp > 0) {
+        const int64_t layer = mtp_experts > 0 ? params_.per_layer : params_.dense_per_layer;
+        other +=
+            static_cast<double>(params_.multi_token_prediction) - static_cast<double>(layer) * mtp;
+      }
+      const LocalParameters chunk =
+          local_parameters(t_, p_, n - experts + (mtp - mtp_experts), experts + mtp_experts, other);
+      local.dense += chunk.dense;
+      local.expert += chunk.expert;
+      b.compute +=
+          compute_.memory_bound(gradient_accumulation_bytes(job_.precision()) * chunk.total());
       w.chunk_forward.push_back(f.total());
       w.chunk_backward.push_back(b.total());
       step += plan.micro_batches * f;
@@ -144,31 +231,40 @@ class StageBuilder {
       // Megatron-Core's buckets, at most one per layer: finer ones move the overlap by less than
       // a layer's backward and would only cost events.
       const int filled = static_cast<int>(
-          std::ceil(chunk / megatron_bucket_parameters(static_cast<int>(ranks))));
+          std::ceil(chunk.total() / megatron_bucket_parameters(static_cast<int>(ranks))));
       buckets += std::max(1, std::min(filled, n));
     }
+    local.layers =
+        local_parameters(t_, p_, layout_.stage_layers(r) - stage_experts, stage_experts, 0).layers;
     out->compute_s.push_back(step.compute.seconds());
     out->tensor_comm_s.push_back(step.tensor_comm.seconds());
     out->context_comm_s.push_back(step.context_comm.seconds());
+    out->expert_comm_s.push_back(step.expert_comm.seconds());
+    out->expert_compute_s.push_back(step.expert_compute.seconds());
     finish_stage(r, local, buckets, &w, plan);
     plan.work.push_back(std::move(w));
   }
 
  private:
   // Gradients, optimizer and parameter gather of a stage of `local` parameters per GPU.
-  void finish_stage(int r, double local, int buckets, StageWork* w,
+  void finish_stage(int r, const LocalParameters& local, int buckets, StageWork* w,
                     const PipelinePlan& plan) const {
     const double ranks = static_cast<double>(p_.data_parallel()) * p_.context_parallel();
-    const double linear = static_cast<double>(params_.per_layer) * layout_.stage_layers(r) /
-                          p_.tensor_parallel();
+    const double linear = local.layers;
     const bool fp8 = job_.precision() == s::FP8, fp8_weights = fp8 && job_.fp8_parameters();
     const StateBytesPerParameter bytes =
         state_bytes_per_parameter(job_.precision(), job_.optimizer());
-    w->gradient_bytes = gradient_reduce_bytes(job_.precision(), p_) * local;
+    const double reduce = gradient_reduce_bytes(job_.precision(), p_);
+    w->gradient_bytes = reduce * local.dense;
+    w->expert_gradient_bytes = reduce * local.expert;
     w->gradient_buckets = buckets;
-    w->optimizer = compute_.memory_bound(
-        optimizer_bytes_per_parameter(job_.optimizer(), job_.precision()) * local /
-        (plan.shard_gradients ? ranks : 1));
+    // A sharded optimizer steps the dense shard of DP x CP and the experts' of the expert DP.
+    const double per_parameter = optimizer_bytes_per_parameter(job_.optimizer(), job_.precision());
+    const double expert_ranks = plan.experts.expert_data_parallel();
+    w->optimizer =
+        compute_.memory_bound(plan.shard_gradients ? per_parameter * local.dense / ranks +
+                                                         per_parameter * local.expert / expert_ranks
+                                                   : per_parameter * local.total());
     // Transformer Engine casts the GEMM weights to FP8 once per step.
     if (fp8) {
       w->optimizer += compute_.memory_bound(
@@ -176,8 +272,12 @@ class StageBuilder {
     }
     // ZeRO-3 gathers the weights before every pass instead of after the step.
     const bool zero3 = p_.zero_stage() >= 3;
-    w->parameter_gather_bytes =
-        plan.shard_gradients && !zero3 ? bytes.weights * local - (fp8_weights ? linear : 0) : 0;
+    if (plan.shard_gradients && !zero3) {
+      w->parameter_gather_bytes =
+          bytes.weights * local.dense - (fp8_weights ? linear - local.expert : 0);
+      w->expert_parameter_gather_bytes =
+          bytes.weights * local.expert - (fp8_weights ? local.expert : 0);
+    }
     const int v = layout_.chunks();
     Picoseconds forward(0), backward(0);
     for (int c = 0; c < v; ++c) {
@@ -193,13 +293,14 @@ class StageBuilder {
     w->chunk_forward.clear();
     w->chunk_backward.clear();
     const int layers = layout_.stage_layers(r) / v;
-    w->zero3 = zero3_work(layers, local / v, bytes.weights, bytes.weights);
+    w->zero3 = zero3_work(layers, local.total() / v, bytes.weights, bytes.weights);
     if (p_.recompute() == s::RECOMPUTE_FULL) {
-      w->zero3.recompute = Picoseconds(layers * kernels_.layer.recompute.total().count());
+      w->zero3.recompute = Picoseconds(layers * kernels_.dense.recompute.total().count());
     }
     if (p_.zero3_synchronous_fetch()) make_fetch_synchronous(&w->zero3);
   }
 
+  const s::Transformer& t_;
   const s::TrainingJob& job_;
   const s::Parallelism& p_;
   const ComputeModel& compute_;
@@ -215,10 +316,10 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
                                  const ComputeModel& compute) {
   const s::Transformer& t = model.transformer();
   const PipelineLayout layout = pipeline_layout(t.num_layers(), p);
-  const Groups groups(topology, p);
-  const Kernels kernels = time_kernels(t, job, p, compute, groups.groups());
   TransformerPlan out;
   out.plan = base_plan(job, p, layout.chunks(), t);
+  const Groups groups(topology, p, out.plan);
+  const Kernels kernels = time_kernels(t, job, p, compute, groups.groups());
   const StageBuilder builder(model, job, p, compute, kernels, layout);
   for (int r = 0; r < p.pipeline_parallel(); ++r) builder.add_stage(r, &out);
   return out;

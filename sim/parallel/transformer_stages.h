@@ -20,6 +20,9 @@ struct TransformerPlan {
   // Per stage, over the step: kernels, tensor- and context-parallel communication on the critical
   // path of its compute stream.
   std::vector<double> compute_s, tensor_comm_s, context_comm_s;
+  // Per stage, over the step: expert-parallel all-to-alls on the critical path, and the routed
+  // experts' kernels (a part of compute_s).
+  std::vector<double> expert_comm_s, expert_compute_s;
   double recomputed_layers = 0;  // fully recomputed layers per micro-batch (all stages)
 };
 

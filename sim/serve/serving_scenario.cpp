@@ -231,7 +231,8 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
       root.error("model", "\"" + m.model() + "\" is not a decoder transformer: nothing to serve");
       loaded->model = nullptr;
     } else if (loaded->model) {
-      const std::string why = unsimulated_feature(loaded->model->transformer());
+      const std::string why =
+          unsimulated_feature(loaded->model->transformer(), Simulator::kServing);
       if (!why.empty()) {
         root.error("model", "\"" + m.model() + "\": " + why);
         loaded->model = nullptr;

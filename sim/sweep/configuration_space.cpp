@@ -155,9 +155,13 @@ std::string configuration_problem(const Configuration& c, const LoadedScenario& 
   if (!expert_layout_problem(experts).empty()) {
     return "expert tensor x expert parallel does not divide the GPUs of a pipeline stage";
   }
-  if (experts.expert_parallel > 1 || experts.expert_tensor_parallel != p.tensor_parallel()) {
-    return "expert parallelism (its all-to-all, expert gradient groups) is not simulated in the "
-           "step yet";
+  if (scenario.model->has_transformer() && scenario.model->transformer().has_moe()) {
+    // Megatron-Core's arguments: "When using MoE and tensor parallelism, sequence parallelism
+    // must be used".
+    if (p.tensor_parallel() > 1 && !p.sequence_parallel()) {
+      return "expert layers with tensor parallel > 1 need sequence parallelism";
+    }
+    if (p.zero_stage() >= 3) return "ZeRO-3 of expert layers is not simulated yet";
   }
   return context_parallel_problem(p.context_parallel(), p.tensor_parallel(), p, scenario.model,
                                   scenario.scenario().job());
@@ -343,18 +347,33 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(const S
           const bool splits =
               shape.mix ? batch % mbs == 0 && batch / mbs >= dp : batch % (mbs * dp) == 0;
           if (!splits) continue;
-          add_pipeline_layouts({tp, pp, mbs, 1, plain, cp, false}, &layouts);
-          if (shape.mix) continue;  // interleaving is not simulated in a mix
-          const bool groups_of_stages = (batch / (mbs * dp)) % pp == 0;
-          for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
-            add_pipeline_layouts({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B, cp, false},
-                                 &layouts);
+          for (int ep : auto_expert_parallel(tp, gpus / pp)) {
+            add_pipeline_layouts({tp, pp, mbs, 1, plain, cp, false, ep}, &layouts);
+            if (shape.mix) continue;  // interleaving is not simulated in a mix
+            const bool groups_of_stages = (batch / (mbs * dp)) % pp == 0;
+            for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
+              add_pipeline_layouts({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B, cp, false, ep},
+                                   &layouts);
+            }
           }
         }
       }
     }
   }
   return layouts;
+}
+
+std::vector<int> ConfigurationSpace::auto_expert_parallel(int tp, int stage_gpus) const {
+  const s::Model& model = *scenario_.model;
+  if (!model.has_transformer() || !model.transformer().has_moe()) return {0};
+  s::Parallelism p = base_;
+  p.set_tensor_parallel(tp);
+  const int etp = expert_layout(p).expert_tensor_parallel;
+  std::vector<int> degrees;
+  for (int ep : divisors(model.transformer().moe().num_experts())) {
+    if (stage_gpus % (etp * ep) == 0) degrees.push_back(ep);
+  }
+  return degrees;
 }
 
 int ConfigurationSpace::nvlink_domain_nodes_used(const s::InstanceType& instance) const {
@@ -392,6 +411,7 @@ Configuration ConfigurationSpace::at(int64_t index) const {
   p.set_schedule(layout.schedule);
   p.set_virtual_stages(layout.virtual_stages);
   p.set_context_parallel(layout.context_parallel);
+  if (layout.expert_parallel > 0) p.set_expert_parallel(layout.expert_parallel);
   if (layout.embedding_and_loss_in_split) {
     p.set_embedding_in_pipeline_split(true);
     p.set_loss_in_pipeline_split(true);

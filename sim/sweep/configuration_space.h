@@ -67,8 +67,9 @@ class ConfigurationSpace {
   explicit ConfigurationSpace(const LoadedScenario& scenario);
 
   // Candidates, valid or not. Deterministic: the same scenario always gives the same order
-  // (instance, nodes, tensor, context, pipeline, micro-batch, schedule and virtual stages, ZeRO stage,
-  // recomputation, sequence parallelism, dataset storage, dataloader workers; the last fastest).
+  // (instance, nodes, tensor, context, pipeline, micro-batch, expert parallel (auto layouts of a
+  // MoE model), schedule and virtual stages, ZeRO stage, recomputation, sequence parallelism,
+  // dataset storage, dataloader workers; the last fastest).
   int64_t size() const { return size_; }
   // Requires: 0 <= index < size().
   Configuration at(int64_t index) const;
@@ -81,6 +82,7 @@ class ConfigurationSpace {
     // Embedding and loss counted as layers of the pipeline split (auto layouts that need it to
     // split evenly); false: as the scenario says.
     bool embedding_and_loss_in_split = false;
+    int expert_parallel = 0;  // auto layouts of a MoE model; 0: as the scenario says
   };
   struct Options {  // the option axes of one candidate
     int zero_stage;
@@ -112,6 +114,10 @@ class ConfigurationSpace {
                  const std::shared_ptr<const std::vector<Layout>>& listed,
                  std::shared_ptr<const PoolMix> pools);
   std::vector<int> auto_context_parallel(int tp, int gpus) const;
+  // The expert-parallel degrees auto_parallelism tries on a stage of `stage_gpus` GPUs whose
+  // tensor parallel is `tp`: divisors of the model's experts that fit beside the expert tensor
+  // parallel; {0} (as the scenario says) for a model without experts.
+  std::vector<int> auto_expert_parallel(int tp, int stage_gpus) const;
   void add_pipeline_layouts(Layout layout, std::vector<Layout>* out) const;
   // The job's GPUs on each node of `instance`.
   int gpus_per_node(const schema::InstanceType& instance) const;

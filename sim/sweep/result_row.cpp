@@ -7,6 +7,7 @@
 
 #include "sim/cost/run_cost.h"
 #include "sim/cost/training_budget.h"
+#include "sim/parallel/expert_parallel.h"
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -49,6 +50,7 @@ const std::vector<ResultColumn>& result_columns() {
       identity("context_parallel", "CP", Kind::kInteger),
       identity("pipeline_parallel", "PP", Kind::kInteger),
       identity("data_parallel", "DP", Kind::kInteger),
+      identity("expert_parallel", "EP", Kind::kInteger),  // 1 for a dense model
       identity("micro_batch_size", "mbs", Kind::kInteger),
       identity("virtual_stages", "v", Kind::kInteger),
       identity("schedule", "schedule", Kind::kText),
@@ -72,6 +74,8 @@ const std::vector<ResultColumn>& result_columns() {
       figure("compute_s", "compute", 3),
       figure("tensor_comm_s", "TP comm", 3),
       figure("context_comm_s", "CP comm", 3),
+      figure("expert_comm_s", "EP comm", 3),     // dispatch/combine all-to-alls, exposed
+      figure("expert_compute_s", "experts", 3),  // routed experts' kernels, part of compute
       figure("bubble_s", "bubble", 3),
       figure("data_comm_s", "DP comm", 3),
       figure("optimizer_s", "optim", 3),
@@ -150,6 +154,7 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                     number(p.context_parallel()),
                     number(p.pipeline_parallel()),
                     number(p.data_parallel()),
+                    number(expert_layout(p).expert_parallel),
                     number(p.micro_batch_size()),
                     number(p.virtual_stages()),
                     s::PipelineSchedule_Name(p.schedule()),
@@ -181,6 +186,8 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                               {"compute_s", r.compute_s},
                               {"tensor_comm_s", r.tensor_comm_s},
                               {"context_comm_s", r.context_comm_s},
+                              {"expert_comm_s", r.expert_comm_s},
+                              {"expert_compute_s", r.expert_compute_s},
                               {"bubble_s", r.bubble_s},
                               {"data_comm_s", r.data_comm_s},
                               {"optimizer_s", r.optimizer_s},
@@ -297,18 +304,21 @@ std::string describe_configuration(const ResultRow& r) {
   const std::string cp = row_number(r, result_column("context_parallel")) > 1
                              ? " CP " + n("context_parallel")
                              : "";
+  const std::string ep =
+      row_number(r, result_column("expert_parallel")) > 1 ? " EP " + n("expert_parallel") : "";
   const std::string cluster = row_number(r, result_column("pools")) > 1
                                   ? row_text(r, result_column("instance"))
                                   : row_text(r, result_column("instance")) + " x " + n("nodes");
   return cluster + ", TP " + n("tensor_parallel") + cp + " PP " + n("pipeline_parallel") + " DP " +
-         n("data_parallel") + " mbs " + n("micro_batch_size") + input + ", " +
+         n("data_parallel") + ep + " mbs " + n("micro_batch_size") + input + ", " +
          row_text(r, result_column("billing"));
 }
 
 const std::vector<std::string>& layout_columns() {
   static const std::vector<std::string> keys = {
-      "instance",      "nodes",         "tensor_parallel",  "context_parallel", "pipeline_parallel",
-      "data_parallel", "micro_batch_size", "virtual_stages", "recompute"};
+      "instance",          "nodes",         "tensor_parallel", "context_parallel",
+      "pipeline_parallel", "data_parallel", "expert_parallel", "micro_batch_size",
+      "virtual_stages",    "recompute"};
   return keys;
 }
 

@@ -2,6 +2,7 @@
 // by columns, output projection and MLP-down by rows; context parallelism splits the tokens).
 #include "sim/workload/layer_ops.h"
 
+#include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
@@ -71,12 +72,44 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
   }
 }
 
+// Multi-head latent attention (Megatron-Core's MLASelfAttention): the down projections of the
+// queries and of the shared key/value latent are replicated on every tensor-parallel rank, their
+// norms read and write the latents, the up projections and the output projection split by heads;
+// the attention core has query/key heads of nope + rope and value heads of v_head_dim, timed as
+// one head dimension of their mean (the FLOPs are 2 x pairs x (qk + v) per head either way).
+void latent_attention(const schema::Transformer& t, const LayerShape& shape, Dimensions x,
+                      std::vector<LayerOp>* ops) {
+  const schema::MultiHeadLatentAttention& m = t.latent_attention();
+  const int64_t tokens = x.tokens, h = x.h, tp = x.tp, a = x.a;
+  const int64_t qk = m.qk_nope_head_dim() + m.qk_rope_head_dim(), v = m.v_head_dim();
+  if (m.has_q_lora_rank()) {
+    ops->push_back({K::kMatmul, "q down", tokens, m.q_lora_rank(), h});
+    ops->push_back({K::kMemory, "q norm", 0, 0, 0, 1, 0, 4.0 * tokens * m.q_lora_rank()});
+    ops->push_back({K::kMatmul, "q up", tokens, a * qk / tp, m.q_lora_rank()});
+  } else {
+    ops->push_back({K::kMatmul, "q", tokens, a * qk / tp, h});
+  }
+  ops->push_back({K::kMatmul, "kv down", tokens, m.kv_lora_rank() + m.qk_rope_head_dim(), h});
+  ops->push_back({K::kMemory, "kv norm", 0, 0, 0, 1, 0, 4.0 * tokens * m.kv_lora_rank()});
+  ops->push_back(
+      {K::kMatmul, "kv up", tokens, a * (m.qk_nope_head_dim() + v) / tp, m.kv_lora_rank()});
+  x.d = (qk + v) / 2;
+  x.kv = a;
+  attention_core(t, shape, x, ops);
+  ops->push_back({K::kMatmul, "attention out", tokens, h, a * v / tp});
+}
+
 }  // namespace
 
-std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const LayerShape& shape) {
+LayerKind layer_kind(const schema::Transformer& t, int layer) {
+  return t.has_moe() && layer >= t.moe().first_dense_layers() ? LayerKind::kExperts
+                                                              : LayerKind::kDense;
+}
+
+std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const LayerShape& shape,
+                                       LayerKind kind) {
   const Dimensions x = dimensions(t, shape);
-  const int64_t tokens = x.tokens, h = x.h, tp = x.tp, d = x.d, f = x.f;
-  const int64_t experts = t.has_moe() ? t.moe().experts_per_token() : 1;
+  const int64_t tokens = x.tokens, h = x.h, tp = x.tp, d = x.d;
   const double boundary = 2.0 * tokens * h / (shape.sequence_parallel ? tp : 1);  // bytes
   const double hidden_bytes = 2.0 * tokens * h;
   // All-gathers move the GEMM's input: 1-byte elements when its inputs are FP8.
@@ -90,31 +123,76 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     const double bytes = kind == K::kTensorAllGather ? gathered_bytes : hidden_bytes;
     if (tp > 1) ops.push_back({kind, name, 0, 0, 0, 1, 0, bytes});
   };
+  // A tensor-parallel MLP of width f on all the block's tokens.
+  auto dense_mlp = [&](int64_t f, const char* up, const char* down) {
+    if (shape.sequence_parallel) collective(K::kTensorAllGather, "MLP all-gather");
+    ops.push_back({K::kMatmul, up, tokens, (x.gated ? 2 : 1) * f / tp, h});
+    memory("activation", (x.gated ? 3.0 : 2.0) * 2 * tokens * f / tp);
+    ops.push_back({K::kMatmul, down, tokens, h, f / tp});
+    collective(after_block, "MLP all-reduce");
+  };
   memory("norm1", 2 * boundary);
   if (shape.sequence_parallel) collective(K::kTensorAllGather, "attention all-gather");
-  ops.push_back({K::kMatmul, "qkv", tokens, (x.a + 2 * x.kv) * d / tp, h});
-  attention_core(t, shape, x, &ops);
-  ops.push_back({K::kMatmul, "attention out", tokens, h, x.a * d / tp});
+  if (t.has_latent_attention()) {
+    latent_attention(t, shape, x, &ops);
+  } else {
+    ops.push_back({K::kMatmul, "qkv", tokens, (x.a + 2 * x.kv) * d / tp, h});
+    attention_core(t, shape, x, &ops);
+    ops.push_back({K::kMatmul, "attention out", tokens, h, x.a * d / tp});
+  }
   collective(after_block, "attention all-reduce");
   memory("residual add", 3 * boundary);
   memory("norm2", 2 * boundary);
-  if (t.has_moe()) {
-    // On the rank's tokens (its sequence-parallel shard): the router's logits, then the
-    // permutation that copies each token's hidden state once per routed expert (Megatron-Core's
-    // moe_utils permute: read h, write k copies); the experts run as if perfectly balanced.
-    ops.push_back({K::kMatmul, "router", tokens / (shape.sequence_parallel ? tp : 1),
-                   t.moe().num_experts(), h});
-    memory("permute", boundary * (1 + experts));
+  if (kind == LayerKind::kDense) {
+    dense_mlp(x.f, "mlp up", "mlp down");
+  } else {
+    const schema::MixtureOfExperts& moe = t.moe();
+    const int64_t topk = moe.experts_per_token(), f = expert_ffn_hidden_size(t);
+    const int64_t ep = shape.expert_parallel, etp = shape.expert_tensor_parallel;
+    const int64_t local_tokens = tokens / (shape.sequence_parallel ? tp : 1);
+    const int64_t local_experts = moe.num_experts() / ep;
+    const double routed = static_cast<double>(local_tokens) * topk;  // token copies sent
+    const double routed_bytes = 2.0 * routed * h;                    // 16-bit
+    // Received copies, gathered over ETP, spread evenly over the local experts (rounded up).
+    const int64_t rows = (local_tokens * topk * etp + local_experts - 1) / local_experts;
+    // The router is a plain (not Transformer Engine) linear layer: 16-bit under FP8.
+    ops.push_back({K::kMatmul, "router", local_tokens, moe.num_experts(), h, 1, 0, 0, false, true});
+    memory("permute", 2.0 * local_tokens * h + routed_bytes);
+    if (ep > 1) ops.push_back({K::kExpertAllToAll, "dispatch", 0, 0, 0, 1, 0, routed_bytes});
+    if (etp > 1) {
+      ops.push_back({K::kExpertAllGather, "expert all-gather", 0, 0, 0, 1, 0, routed_bytes * etp});
+    }
+    LayerOp up{K::kMatmul, "expert up", rows, (x.gated ? 2 : 1) * f / etp, h, local_experts};
+    up.expert = true;
+    ops.push_back(up);
+    ops.push_back({K::kMemory, "expert activation", 0, 0, 0, 1, 0,
+                   (x.gated ? 3.0 : 2.0) * 2 * rows * local_experts * f / etp});
+    ops.back().expert = true;
+    LayerOp down{K::kMatmul, "expert down", rows, h, f / etp, local_experts};
+    down.expert = true;
+    ops.push_back(down);
+    if (etp > 1) {
+      ops.push_back(
+          {K::kExpertReduceScatter, "expert reduce-scatter", 0, 0, 0, 1, 0, routed_bytes * etp});
+    }
+    if (ep > 1) ops.push_back({K::kExpertAllToAll, "combine", 0, 0, 0, 1, 0, routed_bytes});
+    // Unpermute: read the k expert outputs of the rank's tokens, write their weighted sum.
+    memory("unpermute", 2.0 * local_tokens * h + routed_bytes);
+    if (moe.num_shared_experts() > 0) {
+      dense_mlp(moe.num_shared_experts() * f, "shared expert up", "shared expert down");
+    }
   }
-  if (shape.sequence_parallel) collective(K::kTensorAllGather, "MLP all-gather");
-  ops.push_back({K::kMatmul, "mlp up", tokens, (x.gated ? 2 : 1) * f / tp, h, experts});
-  memory("activation", (x.gated ? 3.0 : 2.0) * 2 * tokens * f / tp * experts);
-  ops.push_back({K::kMatmul, "mlp down", tokens, h, f / tp, experts});
-  collective(after_block, "MLP all-reduce");
-  // Unpermute: read the k expert outputs of the rank's tokens, write their weighted sum.
-  if (t.has_moe()) memory("unpermute", boundary * (1 + experts));
   memory("residual add", 3 * boundary);
   return ops;
+}
+
+std::vector<LayerOp> multi_token_prediction_ops(const schema::Transformer& t,
+                                                const LayerShape& shape) {
+  const int64_t tokens =
+      static_cast<int64_t>(shape.sequence_length) * shape.micro_batch_size / shape.context_parallel;
+  const int64_t h = t.hidden_size();
+  return {{K::kMemory, "mtp norms", 0, 0, 0, 1, 0, 2 * 4.0 * tokens * h},
+          {K::kMatmul, "mtp projection", tokens, h / shape.tensor_parallel, 2 * h}};
 }
 
 std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape) {

@@ -20,8 +20,11 @@ struct LayerOp {
     kTensorAllReduce,
     kTensorAllGather,
     kTensorReduceScatter,
-    kContextAllGather,  // K/V over the context-parallel group (backward: reduce-scatter of dK/dV)
-    kContextAllToAll    // Q/K/V or the output between sequence and head shards (both passes)
+    kContextAllGather,    // K/V over the context-parallel group (backward: reduce-scatter of dK/dV)
+    kContextAllToAll,     // Q/K/V or the output between sequence and head shards (both passes)
+    kExpertAllToAll,      // token dispatch or combine over the expert-parallel group (both passes)
+    kExpertAllGather,     // routed tokens over the expert tensor-parallel group (backward: RS)
+    kExpertReduceScatter  // expert outputs over the expert tensor-parallel group (backward: AG)
   };
   Kind kind;
   std::string name;
@@ -35,6 +38,7 @@ struct LayerOp {
   double bytes = 0;
   bool causal = false;       // attention
   bool sixteen_bit = false;  // a matmul kept in 16 bits when the job's precision is narrower
+  bool expert = false;       // a routed expert's kernel (the step's expert-compute share)
 };
 
 struct LayerShape {
@@ -48,7 +52,16 @@ struct LayerShape {
   // The linear layers' GEMMs take 1-byte inputs (FP8, Transformer Engine): the all-gathers in
   // front of them move 1-byte elements.
   bool narrow_gemm_inputs = false;
+  // Mixture-of-experts layers (sim/parallel/expert_parallel.h): EP and ETP.
+  int expert_parallel = 1;
+  int expert_tensor_parallel = 1;
 };
+
+// What a layer's MLP is: dense (ffn_hidden_size), or routed experts (with any shared experts).
+enum class LayerKind { kDense, kExperts };
+
+// The kind of layer `layer` (0-based) of `t`: experts after moe.first_dense_layers.
+LayerKind layer_kind(const schema::Transformer& t, int layer);
 
 // Forward kernels of one layer, in order. 16-bit activations. Tensor-parallel communication is
 // one all-reduce after the attention and one after the MLP (reduce-scatter, with an all-gather
@@ -59,9 +72,25 @@ struct LayerShape {
 // (ALL_TO_ALL: the whole sequence for heads / context_parallel heads).
 // A decoder's fused attention is causal (half the query-key square plus its diagonal); unfused
 // attention computes the whole square and masks it.
+// An expert layer (Megatron-Core's MoELayer with the all-to-all token dispatcher) runs on the
+// rank's tokens (its sequence-parallel shard): the router GEMM, the permutation copying each
+// token once per routed expert, the dispatch all-to-all over the EP group (16-bit), an all-gather
+// of the received tokens over the ETP group, the local experts' grouped GEMMs (num_experts / EP
+// experts, each of expert_ffn_hidden_size / ETP, on an equal share of the received tokens:
+// balanced routing, each EP rank getting tokens x top-k / EP worth of expert work), a
+// reduce-scatter over ETP, the combine all-to-all, the unpermute summing the k copies; shared
+// experts run beside as a dense tensor-parallel MLP of num_shared x expert_ffn_hidden_size.
 // Requires: a transformer that passed the catalog checks and a shape that passed the
-// configuration checks (the degrees divide what they split).
-std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const LayerShape& shape);
+// configuration checks (the degrees divide what they split; an expert layer's tensor
+// parallelism comes with sequence parallelism).
+std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const LayerShape& shape,
+                                       LayerKind kind);
+
+// Forward kernels of a multi-token-prediction module besides its transformer layer (of the last
+// layer's kind) and its output layer: the norms of the hidden state and of the next token's
+// embedding and their 2h -> h projection (split by columns over tensor parallelism).
+std::vector<LayerOp> multi_token_prediction_ops(const schema::Transformer& t,
+                                                const LayerShape& shape);
 
 // Forward kernels of the output layer on the last stage: logits and the cross-entropy (16-bit
 // GEMM: Megatron's output layer is not a Transformer Engine module).

@@ -17,6 +17,9 @@ int64_t expert_ffn_hidden_size(const schema::Transformer& t);
 // moe.first_dense_layers.
 int moe_layer_count(const schema::Transformer& t);
 
+// Of the `count` layers from 0-based layer `first`, those with experts.
+int moe_layers_in(const schema::Transformer& t, int first, int count);
+
 // Experts of expert_ffn_hidden_size one token runs in a MoE layer: experts_per_token routed plus
 // num_shared_experts shared ones.
 int64_t experts_run_per_token(const schema::Transformer& t);

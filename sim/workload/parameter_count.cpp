@@ -54,7 +54,7 @@ int64_t attention_parameters(const schema::Transformer& t) {
 
 // One MoE layer's MLP part: all experts and the router, and what one token of it uses.
 struct MoeParameters {
-  int64_t total = 0, active = 0;
+  int64_t total = 0, active = 0, routed = 0;
 };
 
 MoeParameters moe_parameters(const schema::Transformer& t) {
@@ -63,7 +63,8 @@ MoeParameters moe_parameters(const schema::Transformer& t) {
   const int64_t router =
       int64_t{t.hidden_size()} * moe.num_experts() + (moe.router_bias() ? moe.num_experts() : 0);
   const int64_t shared = moe.num_shared_experts() * expert;
-  return {moe.num_experts() * expert + shared + router, experts_run_per_token(t) * expert + router};
+  return {moe.num_experts() * expert + shared + router, experts_run_per_token(t) * expert + router,
+          moe.num_experts() * expert};
 }
 
 int64_t cnn_parameters(const schema::Cnn& cnn) {
@@ -93,10 +94,12 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
   const int moe_layers = moe_layer_count(t);
   p.per_layer = dense_layer;
   p.active_per_layer = dense_layer;
+  p.dense_per_layer = dense_layer;
   if (t.has_moe()) {
     const MoeParameters moe = moe_parameters(t);
     p.per_layer = attention + moe.total;
     p.active_per_layer = attention + moe.active;
+    p.routed_experts_per_layer = moe.routed;
   }
   const int dense_layers = t.num_layers() - moe_layers;
   p.layers = dense_layers * dense_layer + moe_layers * (moe_layers > 0 ? p.per_layer : 0);

@@ -12,6 +12,8 @@ struct TransformerParameters {
   int64_t embedding = 0;  // token (+ learned position, + token type) tables and embedding norm
   // One transformer layer, all experts included (a MoE model: one of its MoE layers).
   int64_t per_layer = 0;
+  int64_t dense_per_layer = 0;           // one layer with a dense MLP of ffn_hidden_size
+  int64_t routed_experts_per_layer = 0;  // the routed experts of one MoE layer (in per_layer)
   int64_t layers = 0;     // all layers: per_layer * num_layers, less what first dense layers lack
   int64_t head = 0;       // final norm, untied output projection, encoder pooler/MLM/NSP heads
   // Multi-token-prediction modules, trained beside the model but not part of total().

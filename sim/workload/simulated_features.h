@@ -9,9 +9,11 @@
 
 namespace clustersim {
 
+enum class Simulator { kTrainingStep, kServing };
+
 // Requires: a transformer that passed the catalog checks.
-// Returns "" when every feature the shape uses is simulated, else the first that is not, as a
-// sentence ending "... is not simulated yet".
-std::string unsimulated_feature(const schema::Transformer& t);
+// Returns "" when every feature the shape uses is simulated by `simulator`, else the first that
+// is not, as a sentence ending "... not simulated [in serving] yet".
+std::string unsimulated_feature(const schema::Transformer& t, Simulator simulator);
 
 }  // namespace clustersim

@@ -4,9 +4,11 @@
 //   QKV projection   2 h (a d + 2 k d)        attention scores + values   2 x 2 s' a d
 //                                              (s' keys per query: s, or (s + 1) / 2 causal)
 //   output proj      2 a d h                  MLP   2 h f x (3 gated | 2), x experts per token
-//   MoE router       2 h E
+//   MoE router       2 h E    (MoE layers; the MLP at the expert width x routed + shared experts;
+//                             dense first layers as dense: the layer figure is the mean)
 #include "sim/workload/transformer_flops.h"
 
+#include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
@@ -18,13 +20,34 @@ TransformerFlops transformer_flops(const schema::Transformer& t, int seq, Attent
   const double f = t.ffn_hidden_size();
   const bool gated = gated_mlp(t);
   double mlp = 2 * h * f * (gated ? 3 : 2);
-  if (t.has_moe()) mlp = mlp * t.moe().experts_per_token() + 2 * h * t.moe().num_experts();
+  if (t.has_moe()) {
+    // MoE layers: the routed and shared experts of their width and the router; dense first
+    // layers: the dense MLP. The mean over the layers.
+    const double expert = 2 * h * static_cast<double>(expert_ffn_hidden_size(t)) * (gated ? 3 : 2);
+    const double moe =
+        expert * static_cast<double>(experts_run_per_token(t)) + 2 * h * t.moe().num_experts();
+    const double layers = t.num_layers(), moe_layers = moe_layer_count(t);
+    mlp = moe_layers == layers ? moe : (mlp * (layers - moe_layers) + moe * moe_layers) / layers;
+  }
   TransformerFlops flops;
   const bool causal = count == AttentionCount::kCausal && t.kind() == schema::DECODER;
   const double keys = causal ? (static_cast<double>(seq) + 1) / 2 : static_cast<double>(seq);
   flops.attention_forward_per_token = 2 * 2 * keys * a * d;
   flops.layer_forward_per_token =
       2 * h * (a * d + 2 * k * d) + flops.attention_forward_per_token + 2 * a * d * h + mlp;
+  if (t.has_latent_attention()) {
+    // Latent attention: down and up projections of queries and the key/value latent, query/key
+    // heads of nope + rope, value heads of v_head_dim.
+    const schema::MultiHeadLatentAttention& m = t.latent_attention();
+    const double nope = m.qk_nope_head_dim(), rope = m.qk_rope_head_dim(), v = m.v_head_dim();
+    const double kv_lora = m.kv_lora_rank();
+    const double q = m.has_q_lora_rank() ? h * m.q_lora_rank() + m.q_lora_rank() * a * (nope + rope)
+                                         : h * a * (nope + rope);
+    const double projections =
+        2 * (q + h * (kv_lora + rope) + kv_lora * a * (nope + v) + a * v * h);
+    flops.attention_forward_per_token = 2 * keys * a * (nope + rope + v);
+    flops.layer_forward_per_token = projections + flops.attention_forward_per_token + mlp;
+  }
   flops.logits_forward_per_token = 2 * h * t.vocab_size();
   flops.num_layers = t.num_layers();
   return flops;

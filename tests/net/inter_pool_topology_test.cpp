@@ -12,17 +12,15 @@ namespace {
 
 namespace s = schema;
 
-const s::InstanceType* instance(const std::string& name) {
-  return testing::shipped_catalog().instances().find(name)->value;
-}
+using testing::shipped_instance;
 
 TEST_CASE("pool links follow the inter-pool rule: same fabric, slowest common network, stated") {
   const Catalog& catalog = testing::shipped_catalog();
   const s::LinkClass& efa = *catalog.link_classes().find("efa")->value;
   const double p5_node = 3200e9 / 8 * efa.efficiency_fraction();
   const double p4d_node = 400e9 / 8 * efa.efficiency_fraction();
-  const std::vector<PoolEndpoint> pools = {{instance("aws.p5.48xlarge"), 2},
-                                           {instance("aws.p4d.24xlarge"), 4}};
+  const std::vector<PoolEndpoint> pools = {{&shipped_instance("aws.p5.48xlarge"), 2},
+                                           {&shipped_instance("aws.p4d.24xlarge"), 4}};
   s::InterPoolNetwork network;
   InterPoolLinks same = inter_pool_links(pools, network, nullptr, catalog);
   REQUIRE(same.error.empty());
@@ -50,11 +48,11 @@ TEST_CASE("pool links follow the inter-pool rule: same fabric, slowest common ne
 }
 
 TEST_CASE("a pool whose instance has no network cannot reach the other pools") {
-  s::InstanceType lonely = *instance("aws.p4d.24xlarge");
+  s::InstanceType lonely = shipped_instance("aws.p4d.24xlarge");
   lonely.mutable_network()->clear_total_gbit_per_s();
   const InterPoolLinks links =
-      inter_pool_links({{instance("aws.p5.48xlarge"), 1}, {&lonely, 1}}, s::InterPoolNetwork(),
-                       nullptr, testing::shipped_catalog());
+      inter_pool_links({{&shipped_instance("aws.p5.48xlarge"), 1}, {&lonely, 1}},
+                       s::InterPoolNetwork(), nullptr, testing::shipped_catalog());
   CHECK(links.error ==
         "aws.p4d.24xlarge has no network to reach the other pools (network.total_gbit_per_s is "
         "missing in the catalog)");

@@ -34,7 +34,7 @@ double gemm_rate(s::Precision precision) {
 std::vector<LayerOp> llama70b_ops(bool narrow, int cp = 1) {
   const auto& t = testing::shipped_catalog().models().find("llama3-70b")->value->transformer();
   LayerShape shape{8192, 1, 8, true, true, cp, s::P2P, narrow};
-  return layer_forward_ops(t, shape);
+  return layer_forward_ops(t, shape, LayerKind::kDense);
 }
 
 TEST_CASE("BF16 -> FP8 speed-up of a GEMM-only layer equals the ratio of the two GEMM rates") {

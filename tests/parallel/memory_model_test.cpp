@@ -33,6 +33,22 @@ s::Parallelism plan(int tp, int pp, int dp, int mbs, const std::string& extra = 
   return p;
 }
 
+TEST_CASE("routed experts' states split over EP, their optimizer shards over the expert DP") {
+  // Mixtral 8x7B on 8 GPUs, TP 1, DP 8, EP 4 with the distributed optimizer: each GPU holds the
+  // dense parameters and 2 of the 8 experts of every layer; Adam's 12 bytes of the dense ones
+  // are sharded over DP 8, the experts' over their expert data-parallel group of 2.
+  const TransformerParameters params =
+      transformer_parameters(shipped_model("mixtral-8x7b").transformer());
+  const double routed = 32.0 * params.routed_experts_per_layer;
+  const double dense = static_cast<double>(params.total()) - routed;
+  const MemoryEstimate e =
+      estimate_memory(shipped_model("mixtral-8x7b"), job(64, 4096),
+                      plan(1, 1, 8, 1, "expert_parallel: 4 distributed_optimizer: true"), 1e15, {});
+  CHECK(e.weights_bytes == Approx(2 * (dense + routed / 4)));
+  CHECK(e.gradients_bytes == Approx(4 * (dense + routed / 4)));
+  CHECK(e.optimizer_bytes == Approx(12 * (dense / 8 + routed / 4 / 2)));
+}
+
 TEST_CASE("mixed-precision Adam keeps 2 + 4 + 12 bytes per parameter") {
   const auto b = state_bytes_per_parameter(s::BF16, s::ADAM);
   CHECK(b.weights == 2);

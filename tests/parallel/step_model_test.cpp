@@ -52,6 +52,23 @@ TEST_CASE("the time breakdown adds up to the step time") {
   }
 }
 
+TEST_CASE("a MoE step's breakdown adds up, with its exposed all-to-alls and expert kernels") {
+  // Mixtral 8x7B with EP 8 on one node (and EP 4 beside TP 2): the all-to-alls are a share of
+  // the step of their own; the experts' kernels are a part of compute.
+  for (const char* plan : {"expert_parallel: 8 distributed_optimizer: true",
+                           "tensor_parallel: 2 sequence_parallel: true expert_parallel: 4 "
+                           "expert_tensor_parallel: 1 pipeline_parallel: 2"}) {
+    INFO(plan);
+    const StepResult r = step("mixtral-8x7b", 1, plan);
+    CHECK(r.expert_comm_s > 0);
+    CHECK(r.expert_compute_s > 0.3 * r.compute_s);
+    CHECK(r.expert_compute_s < r.compute_s);
+    CHECK(r.compute_s + r.tensor_comm_s + r.context_comm_s + r.expert_comm_s + r.bubble_s +
+              r.data_comm_s + r.optimizer_s ==
+          Approx(r.step_s).epsilon(0.001));
+  }
+}
+
 TEST_CASE("BF16 Adam reads and writes 46 bytes per parameter: norm, clip, update, weight copy") {
   // Llama-2-7B (6,738,415,616 parameters) replicated on 8 H100s: each steps all of them, at the
   // H100's fitted 3350 GB/s x 0.887.

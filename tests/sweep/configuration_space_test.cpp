@@ -81,18 +81,18 @@ sweep { virtual_stages: [1, 2, 3] })"));
   CHECK(space.pruned.size() == 2);
 }
 
-TEST_CASE("expert degrees that do not fit a stage's GPUs are pruned, fitting ones not simulated") {
+TEST_CASE("expert degrees that do not fit a stage's GPUs are pruned, fitting ones simulated") {
   // Mixtral 8x7B on one 8-GPU node, TP 2 x DP 4: a stage has 8 GPUs.
   const std::string text = R"(model: "mixtral-8x7b"
 job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
 cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
 parallelism { tensor_parallel: 2 )";
   for (const auto& [degrees, reason] : std::vector<std::pair<std::string, std::string>>{
-           {"expert_parallel: 8", "expert tensor x expert parallel does not divide the GPUs of a "
-                                  "pipeline stage"},
+           {"expert_parallel: 8 sequence_parallel: true",
+            "expert tensor x expert parallel does not divide the GPUs of a pipeline stage"},
            {"expert_parallel: 2",
-            "expert parallelism (its all-to-all, expert gradient groups) is not simulated in the "
-            "step yet"}}) {
+            "expert layers with tensor parallel > 1 need sequence parallelism"},
+           {"expert_parallel: 2 sequence_parallel: true", ""}}) {
     INFO(degrees);
     TempDir dir;
     Diagnostics diagnostics;
@@ -100,9 +100,31 @@ parallelism { tensor_parallel: 2 )";
                                 testing::shipped_catalog(), &diagnostics);
     REQUIRE(loaded != nullptr);
     const auto space = expand_configurations(*loaded);
+    if (reason.empty()) {
+      CHECK(space.valid.size() == 1);
+      continue;
+    }
     CHECK(space.valid.empty());
     CHECK(space.pruned.at(reason) == 1);
   }
+}
+
+TEST_CASE("auto_parallelism enumerates expert parallel over the experts' divisors that fit") {
+  // Mixtral 8x7B (8 experts) on 2 nodes of 8 GPUs: at TP 1 and PP 1 a stage of 16 GPUs takes
+  // EP 1, 2, 4 and 8 (16 does not divide the experts).
+  const std::string text = R"(model: "mixtral-8x7b"
+job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
+cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
+sweep { auto_parallelism { max_pipeline_parallel: 1 micro_batch_size: [1] } })";
+  TempDir dir;
+  auto loaded = testing::load_valid_scenario(dir, text);
+  std::vector<int> degrees;
+  for (const Configuration& c : expand_configurations(*loaded).valid) {
+    if (c.parallelism.tensor_parallel() == 1 && c.parallelism.pipeline_parallel() == 1) {
+      degrees.push_back(c.parallelism.expert_parallel());
+    }
+  }
+  CHECK(degrees == std::vector<int>{1, 2, 4, 8});
 }
 
 TEST_CASE("sequence parallelism without tensor parallelism is pruned") {

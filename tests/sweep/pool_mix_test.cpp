@@ -6,6 +6,7 @@
 #include "sim/cost/cost_model.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/sweep_runner.h"
+#include "tests/testing/scenario_text.h"
 #include "tests/testing/shipped_catalog.h"
 
 namespace clustersim {
@@ -38,19 +39,7 @@ std::vector<ResultRow> sweep_rows(const LoadedScenario& scenario) {
   return all;
 }
 
-// Loading errors of `text`, the temporary directory's path removed.
-std::string load_errors(const std::string& text) {
-  TempDir dir;
-  Diagnostics diagnostics;
-  auto loaded =
-      load_scenario(dir.write("s.textproto", text), testing::shipped_catalog(), &diagnostics);
-  CHECK((loaded == nullptr) == diagnostics.has_errors());
-  std::string messages = diagnostics.to_string();
-  for (size_t at; (at = messages.find(dir.path() + "/")) != std::string::npos;) {
-    messages.erase(at, dir.path().size() + 1);
-  }
-  return messages;
-}
+using testing::scenario_errors;
 
 const char kJob[] = R"(name: "t"
 model: "llama2-7b"
@@ -165,7 +154,7 @@ sweep {
 }
 
 TEST_CASE("a pool of a CPU-only instance is an error at its instance") {
-  CHECK(load_errors(kJob + std::string(R"(cluster {
+  CHECK(scenario_errors(kJob + std::string(R"(cluster {
   pool { instance: "aws.p4d.24xlarge" nodes: 1 }
   pool { instance: "aliyun.ecs.r6.8xlarge" nodes: 2 }
 })")) == "s.textproto:7:10: cluster.pool[1].instance: \"aliyun.ecs.r6.8xlarge\" has no GPU "
@@ -173,7 +162,7 @@ TEST_CASE("a pool of a CPU-only instance is an error at its instance") {
 }
 
 TEST_CASE("tensor parallelism spanning pools is an error at its degree") {
-  CHECK(load_errors(kJob + std::string(R"(cluster {
+  CHECK(scenario_errors(kJob + std::string(R"(cluster {
   pool { instance: "aws.p5.48xlarge" nodes: 1 }
   pool { instance: "aws.p4d.24xlarge" nodes: 1 }
 }
@@ -187,7 +176,7 @@ TEST_CASE("pools whose model does not fit in the smaller GPU under the layout ar
   // Llama-2-7B data-parallel with the distributed optimizer: 16 bytes of weights, fp32 gradients
   // and sharded states per parameter and the activations, about 65 GiB per GPU: the 80 GiB
   // H100s hold it, the 40 GiB A100s do not.
-  const std::string errors = load_errors(kJob + std::string(R"(cluster {
+  const std::string errors = scenario_errors(kJob + std::string(R"(cluster {
   pool { instance: "aws.p5.48xlarge" nodes: 1 }
   pool { instance: "aws.p4d.24xlarge" nodes: 1 }
 }
@@ -205,7 +194,7 @@ parallelism { distributed_optimizer: true })"));
 TEST_CASE(
     "pools beside a one-type cluster, a stated link without bandwidth, fewer nodes than "
     "owned: every error at its field") {
-  CHECK(load_errors(kJob + std::string(R"(cluster {
+  CHECK(scenario_errors(kJob + std::string(R"(cluster {
   instance: "aws.p5.48xlarge"
   pool { instance: "aws.p5.48xlarge" nodes: 1 }
   inter_pool { kind: STATED }

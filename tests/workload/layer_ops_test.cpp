@@ -21,7 +21,7 @@ TEST_CASE("unfused attention: softmax and a separate dropout kernel over the s x
   const auto& gpt = testing::shipped_catalog().models().find("gpt-18b")->value->transformer();
   REQUIRE(gpt.dropout());
   const LayerShape shape{2048, 1, 8, false, false};
-  const std::vector<LayerOp> ops = layer_forward_ops(gpt, shape);
+  const std::vector<LayerOp> ops = layer_forward_ops(gpt, shape, LayerKind::kDense);
   const double scores = 48.0 / 8 * 2048 * 2048;  // heads per GPU x s^2 elements, 16-bit
   // Fused scale-mask-softmax reads and writes 2 bytes; dropout reads and writes 2 and writes a
   // 1-byte mask.
@@ -33,7 +33,8 @@ TEST_CASE("unfused attention: softmax and a separate dropout kernel over the s x
   }
   auto no_dropout = gpt;
   no_dropout.set_dropout(false);
-  CHECK(bytes_of(layer_forward_ops(no_dropout, shape), "attention dropout") == 0);
+  CHECK(bytes_of(layer_forward_ops(no_dropout, shape, LayerKind::kDense), "attention dropout") ==
+        0);
 }
 
 // FLOPs of the layer's matmuls named `name` (all when empty).
@@ -48,25 +49,74 @@ double matmul_flops(const std::vector<LayerOp>& ops, const std::string& name = "
 }
 
 TEST_CASE("perfectly balanced routing costs a dense layer of the active width plus the router") {
-  // Mixtral 8x7B, top-2 of 8 experts of 14336, TP 2 with sequence parallelism: the MLP matmuls
-  // equal a dense SwiGLU MLP of 2 x 14336; the router adds 2 x (tokens / 2) x h x 8 on each rank's
-  // shard of the tokens.
+  // Mixtral 8x7B, top-2 of 8 experts of 14336, TP 2 with sequence parallelism, EP 4 (2 experts
+  // per GPU), ETP 2: the grouped expert GEMMs equal a dense SwiGLU MLP of 2 x 14336 split over
+  // TP 2; the router adds 2 x (tokens / 2) x h x 8 on each rank's shard of the tokens.
   const auto& mixtral =
       testing::shipped_catalog().models().find("mixtral-8x7b")->value->transformer();
   auto dense = mixtral;
   dense.clear_moe();
   dense.set_ffn_hidden_size(2 * 14336);
-  const LayerShape shape{4096, 1, 2, true, true};
-  const std::vector<LayerOp> moe_ops = layer_forward_ops(mixtral, shape);
-  const std::vector<LayerOp> dense_ops = layer_forward_ops(dense, shape);
+  LayerShape shape{4096, 1, 2, true, true};
+  const std::vector<LayerOp> dense_ops = layer_forward_ops(dense, shape, LayerKind::kDense);
+  shape.expert_parallel = 4;
+  shape.expert_tensor_parallel = 2;
+  const std::vector<LayerOp> moe_ops = layer_forward_ops(mixtral, shape, LayerKind::kExperts);
   const double tokens = 4096 / 2;  // per rank
   CHECK(matmul_flops(moe_ops, "router") == 2 * tokens * 4096 * 8);
   CHECK(matmul_flops(moe_ops) - matmul_flops(moe_ops, "router") ==
         Approx(matmul_flops(dense_ops)).epsilon(1e-12));
-  // Permute and unpermute each move the token once and its 2 copies, 16-bit.
+  for (const LayerOp& op : moe_ops) {
+    if (op.name == "expert up") {
+      CHECK(op.count == 2);             // local experts
+      CHECK(op.m == 2048 * 2 * 2 / 2);  // routed copies x ETP over the local experts
+      CHECK(op.n == 2 * 14336 / 2);
+    }
+  }
+  // Permute and unpermute each move the token once and its 2 copies, 16-bit; dispatch and
+  // combine send the copies; the ETP all-gather and reduce-scatter move both ETP ranks' copies.
   CHECK(bytes_of(moe_ops, "permute") == 2 * tokens * 4096 * 3);
   CHECK(bytes_of(moe_ops, "unpermute") == 2 * tokens * 4096 * 3);
+  CHECK(bytes_of(moe_ops, "dispatch") == 2 * tokens * 2 * 4096);
+  CHECK(bytes_of(moe_ops, "combine") == 2 * tokens * 2 * 4096);
+  CHECK(bytes_of(moe_ops, "expert all-gather") == 2 * 2 * tokens * 2 * 4096);
+  CHECK(bytes_of(moe_ops, "expert reduce-scatter") == 2 * 2 * tokens * 2 * 4096);
   CHECK(bytes_of(dense_ops, "permute") == 0);
+}
+
+TEST_CASE("shared experts run as a dense MLP and the first dense layers have no router") {
+  // DeepSeek-V3's shape: 1 shared expert of 2048 beside 8 routed ones; 3 dense first layers.
+  const auto& ds = testing::shipped_catalog().models().find("deepseek-v3")->value->transformer();
+  REQUIRE(ds.moe().num_shared_experts() == 1);
+  CHECK(layer_kind(ds, 2) == LayerKind::kDense);
+  CHECK(layer_kind(ds, 3) == LayerKind::kExperts);
+  const LayerShape shape{4096, 1, 1, false, true};
+  const std::vector<LayerOp> moe_ops = layer_forward_ops(ds, shape, LayerKind::kExperts);
+  CHECK(matmul_flops(moe_ops, "shared expert up") == 2.0 * 4096 * 2 * 2048 * 7168);
+  CHECK(matmul_flops(layer_forward_ops(ds, shape, LayerKind::kDense), "mlp up") ==
+        2.0 * 4096 * 2 * 18432 * 7168);
+  CHECK(matmul_flops(layer_forward_ops(ds, shape, LayerKind::kDense), "router") == 0);
+}
+
+TEST_CASE("latent attention's projections do 2 FLOPs per weight and token, norms aside") {
+  // DeepSeek-V3: q 7168 -> 1536 -> 128 x 192, kv 7168 -> 512 + 64 -> 128 x (128 + 128), output
+  // 128 x 128 -> 7168. Without tensor parallelism every weight but the two latent norms' is a
+  // GEMM weight touched once per token.
+  const auto& ds = testing::shipped_catalog().models().find("deepseek-v3")->value->transformer();
+  const LayerShape shape{4096, 1, 1, false, true};
+  double projections = 0;
+  for (const LayerOp& op : layer_forward_ops(ds, shape, LayerKind::kDense)) {
+    for (const char* name : {"q down", "q up", "kv down", "kv up", "attention out"}) {
+      if (op.name == name) projections += 2.0 * op.m * op.n * op.k * op.count;
+    }
+  }
+  const double weights = 7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * (512 + 64) +
+                         512.0 * 128 * 256 + 128.0 * 128 * 7168;
+  CHECK(projections == 2 * 4096 * weights);
+  // The attention core: query/key heads of 192 and value heads of 128, as one of their mean.
+  for (const LayerOp& op : layer_forward_ops(ds, shape, LayerKind::kDense)) {
+    if (op.kind == LayerOp::Kind::kAttention) CHECK(op.k == 160);
+  }
 }
 
 }  // namespace

@@ -24,9 +24,9 @@ const std::vector<std::string>& run_columns() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k = layout_columns();
     k.insert(k.end(), {"step_s", "tokens_per_s", "samples_per_s", "mfu", "hfu", "compute_s",
-                       "tensor_comm_s", "context_comm_s", "bubble_s", "data_comm_s", "optimizer_s",
-                       "data_stall_s",
-                       "memory_gib", "capacity_gib", "limiting", "calibrated"});
+                       "tensor_comm_s", "context_comm_s", "expert_comm_s", "expert_compute_s",
+                       "bubble_s", "data_comm_s", "optimizer_s", "data_stall_s", "memory_gib",
+                       "capacity_gib", "limiting", "calibrated"});
     return k;
   }();
   return keys;

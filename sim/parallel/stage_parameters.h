@@ -1,0 +1,25 @@
+// The parameters one GPU holds of some transformer layers: the dense ones (attention, norms,
+// dense and shared-expert MLPs, routers, embedding and head) split over tensor parallelism and
+// replicated over data x context parallelism; the routed experts split over expert tensor x
+// expert parallelism and replicated over the expert data-parallel group (expert_parallel.h).
+#pragma once
+
+#include "sim/io/schema/model.pb.h"
+#include "sim/io/schema/parallelism.pb.h"
+
+namespace clustersim {
+
+struct LocalParameters {
+  double dense = 0;   // per GPU, replicated over data x context parallelism
+  double expert = 0;  // per GPU, replicated over the expert data-parallel group
+  double layers = 0;  // of dense + expert: the transformer layers' (GEMM weights, for FP8)
+  double total() const { return dense + expert; }
+};
+
+// `dense_layers` layers with a dense MLP and `expert_layers` MoE layers of `t`, plus
+// `other_dense` parameters outside the layers (embedding, head: counted whole, split over TP).
+// Requires: a transformer that passed the catalog checks; `p` with its degrees set and valid.
+LocalParameters local_parameters(const schema::Transformer& t, const schema::Parallelism& p,
+                                 int dense_layers, int expert_layers, double other_dense);
+
+}  // namespace clustersim

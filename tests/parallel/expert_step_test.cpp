@@ -1,0 +1,88 @@
+// Tests of mixture-of-experts layers inside the training step (sim/parallel/transformer_stages):
+// the dispatch and combine all-to-alls against their closed forms on one NVSwitch node and across
+// nodes whose NICs are shared, and the expert gradients' own data-parallel group.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "sim/net/collective_algorithms.h"
+#include "sim/parallel/transformer_stages.h"
+#include "tests/testing/cluster.h"
+#include "tests/testing/parse_message.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+// Mixtral 8x7B (32 MoE layers, top-2, h 4096), one micro-batch of 4096 tokens per replica, BF16.
+TransformerPlan mixtral_plan(const std::string& instance, int nodes, const std::string& plan) {
+  const Catalog& catalog = testing::shipped_catalog();
+  auto topology = testing::shipped_cluster(instance, nodes);
+  auto p = testing::parse_message<s::Parallelism>(
+      "tensor_parallel: 1 pipeline_parallel: 1 context_parallel: 1 micro_batch_size: 1 "
+      "virtual_stages: 1 zero_stage: 0 schedule: ONE_F_ONE_B recompute: RECOMPUTE_NONE");
+  p.MergeFrom(testing::parse_message<s::Parallelism>(plan));
+  p.set_data_parallel(nodes * 8 / p.tensor_parallel());
+  const auto job = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: " + std::to_string(p.data_parallel()) +
+      " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
+  const ComputeModel compute(catalog.gpu_of(*catalog.instances().find(instance)->value), s::BF16,
+                             *catalog.runtimes().find("default")->value,
+                             KernelSetting::kTrainingStep);
+  return transformer_plan(*catalog.models().find("mixtral-8x7b")->value, job, p, *topology,
+                          compute);
+}
+
+// Each MoE layer runs dispatch and combine in the forward and again in the backward.
+constexpr int kAllToAllsPerStep = 32 * 4;
+
+TEST_CASE(
+    "in the step, an expert all-to-all inside one NVSwitch node takes S(n-1)/n over the "
+    "per-GPU link rate plus a step") {
+  // p5.48xlarge: 8 H100 on NVSwitch, NVLink 450 GB/s per direction x 0.80 (links.textproto).
+  // EP 8 over the node: each GPU sends its 4096 tokens x 2 copies, 16-bit.
+  const TransformerPlan plan = mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8");
+  const double bytes = 2.0 * 4096 * 2 * 4096, n = 8;
+  auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  const double latency = step_latency(0, 1, *topology).seconds();
+  CHECK(plan.expert_comm_s[0] / kAllToAllsPerStep ==
+        Approx(bytes * (n - 1) / n / (450e9 * 0.80) + latency).epsilon(1e-6));
+}
+
+TEST_CASE(
+    "in the step, expert all-to-alls across nodes whose NICs k GPUs share take k times the "
+    "single flow") {
+  // p4d.24xlarge x 2: each EFA NIC (100 Gbit/s x 0.955) sits on the PCIe switch of 2 GPUs (k = 2).
+  // TP 8 with ETP 8 and EP 2: expert-parallel groups {g, g + 8} cross the nodes, all 8 at once;
+  // each GPU sends half of its 512 tokens' 2 copies (16-bit) to the other node, through a NIC
+  // that another group's GPU uses too.
+  const TransformerPlan plan =
+      mixtral_plan("aws.p4d.24xlarge", 2,
+                   "tensor_parallel: 8 sequence_parallel: true expert_parallel: 2 "
+                   "expert_tensor_parallel: 8");
+  const double bytes = 2.0 * 512 * 2 * 4096;
+  const double single_flow = bytes / 2 / (100e9 / 8 * 0.955);
+  auto topology = testing::shipped_cluster("aws.p4d.24xlarge", 2);
+  const double latency = step_latency(0, 8, *topology).seconds();
+  CHECK(plan.expert_comm_s[0] / kAllToAllsPerStep ==
+        Approx(2 * single_flow + latency).epsilon(1e-6));
+}
+
+TEST_CASE("expert gradients are reduced over the expert data-parallel group, not over DP") {
+  // Mixtral 8x7B: 32 layers x 8 experts x 3 x 4096 x 14336 routed parameters. EP 4 on 8 GPUs:
+  // each GPU holds 2 experts per layer, replicated over EDP = 2, and reduces their gradients
+  // (4 bytes each) there; the rest (dense) over all 8.
+  const double routed = 32.0 * 8 * 3 * 4096 * 14336;
+  const TransformerPlan ep4 = mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 4");
+  CHECK(ep4.plan.experts.expert_data_parallel() == 2);
+  CHECK(ep4.plan.work[0].expert_gradient_bytes == 4 * routed / 4);
+  const TransformerPlan ep1 = mixtral_plan("aws.p5.48xlarge", 1, "");
+  CHECK(ep1.plan.work[0].expert_gradient_bytes == 4 * routed);
+  CHECK(ep1.plan.work[0].gradient_bytes == ep4.plan.work[0].gradient_bytes);
+  CHECK(ep1.expert_comm_s[0] == 0);
+  // The routed experts' kernels are the same work on every GPU whatever EP (balanced routing).
+  CHECK(ep4.expert_compute_s[0] == Approx(ep1.expert_compute_s[0]).epsilon(0.02));
+}
+
+}  // namespace
+}  // namespace clustersim
