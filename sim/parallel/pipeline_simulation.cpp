@@ -426,7 +426,7 @@ class PipelineRun final : private EventHandler {
     }
     const Picoseconds optimizer_end = now();
     replica_collectives(r, CollectiveOp::kAllGather, w.parameter_gather_bytes,
-                        w.expert_parameter_gather_bytes, [this, r, &w, optimizer_end] {
+                        w.expert_parameter_gather_bytes, [this, r, optimizer_end] {
                           Picoseconds end = now();
                           // Each chunk's gather runs under the first forwards of the
                           // chunks before it (param_sync_func in the interleaved schedule).
