@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -264,15 +265,22 @@ std::unique_ptr<SweepJournal> SweepJournal::create(const std::string& out,
                                                    const SweepSummary& summary,
                                                    std::string* error) {
   const std::string path = journal_path(out);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Written whole under another name, then renamed: a kill at any instant leaves either no journal
+  // or one with its summary, never a header that --resume would take for another version's.
+  const std::string fresh = path + ".new";
+  const int fd = ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    *error = system_error("cannot create " + path);
+    *error = system_error("cannot create " + fresh);
     return nullptr;
   }
   std::unique_ptr<SweepJournal> journal(new SweepJournal(path, fd));
   if (::write(fd, kMagic, sizeof kMagic) != static_cast<ssize_t>(sizeof kMagic) ||
       !journal->write_record(summary_record(summary), error)) {
-    *error = system_error("cannot write " + path);
+    *error = system_error("cannot write " + fresh);
+    return nullptr;
+  }
+  if (::rename(fresh.c_str(), path.c_str()) != 0) {
+    *error = system_error("cannot rename " + fresh + " to " + path);
     return nullptr;
   }
   return journal;
