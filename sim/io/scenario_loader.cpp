@@ -14,6 +14,7 @@
 #include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
 #include "sim/parallel/expert_parallel.h"
+#include "sim/sweep/fixed_layout_check.h"
 #include "sim/sweep/pool_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/simulated_features.h"
@@ -650,9 +651,12 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (m.has_published()) check_published(root.child("published"));
   check_input(root, catalog, *loaded);
   if (m.has_cost()) check_cost(root.child("cost"), catalog, *loaded);
-  // The layout against the pools once everything it needs is known to be sound.
+  // The layout against the pools and the cluster once everything it needs is known to be sound.
   if (diagnostics->error_count() == errors_before && !loaded->pool_instances.empty()) {
     check_pool_layout(root, catalog, *loaded);
+  }
+  if (diagnostics->error_count() == errors_before && loaded->model) {
+    check_fixed_layout(root, *loaded);
   }
 
   if (diagnostics->error_count() != errors_before) return nullptr;

@@ -58,28 +58,39 @@ int model_layers(const s::Model& model) {
   return model.has_transformer() ? model.transformer().num_layers() : 1;
 }
 
-// Why the layout of `c`, a mix, cannot run on its pools (pool_step.h), or "".
-std::string mix_problem(const Configuration& c, const LoadedScenario& scenario) {
+// Why the layout of `c`, a mix, cannot run on its pools (pool_step.h); empty if it can.
+ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& scenario) {
   const s::Parallelism& p = c.parallelism;
   const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
   for (const PoolShare& pool : *c.pools) {
     if (pool.gpus() % model_parallel != 0) {
-      return "tensor x context x pipeline parallel does not divide every pool's GPUs";
+      return {"tensor x context x pipeline parallel does not divide every pool's GPUs",
+              "parallelism.pipeline_parallel",
+              std::to_string(model_parallel) + " does not divide the " +
+                  std::to_string(pool.gpus()) + " GPUs of " + pool.instance->name() + " x " +
+                  std::to_string(pool.nodes)};
     }
     const int span =
         nvlink_domain_span_gpus(pool.nodes, pool.gpus_per_node, pool.nvlink_domain_nodes);
     if (span % p.tensor_parallel() != 0) {
-      return "tensor parallelism spans NVLink domains of a pool (it stays inside one pool)";
+      return {"tensor parallelism spans NVLink domains of a pool (it stays inside one pool)",
+              "parallelism.tensor_parallel"};
     }
   }
   const int64_t batch = scenario.scenario().job().global_batch_size();
-  if (batch % p.micro_batch_size() != 0) return "micro-batch size does not divide the global batch";
-  if (batch / p.micro_batch_size() < p.data_parallel()) {
-    return "fewer micro-batches than data-parallel replicas of the mix";
+  if (batch % p.micro_batch_size() != 0) {
+    return {"micro-batch size does not divide the global batch", "parallelism.micro_batch_size"};
   }
-  if (p.virtual_stages() > 1) return "interleaved schedules are not simulated in a mix yet";
-  if (p.zero_stage() == 3) return "ZeRO-3 is not simulated in a mix yet";
-  return "";
+  if (batch / p.micro_batch_size() < p.data_parallel()) {
+    return {"fewer micro-batches than data-parallel replicas of the mix",
+            "parallelism.micro_batch_size"};
+  }
+  if (p.virtual_stages() > 1) {
+    return {"interleaved schedules are not simulated in a mix yet", "parallelism.virtual_stages"};
+  }
+  if (p.zero_stage() == 3)
+    return {"ZeRO-3 is not simulated in a mix yet", "parallelism.zero_stage"};
+  return {};
 }
 
 }  // namespace
@@ -107,64 +118,93 @@ int Configuration::gpus() const {
   return total;
 }
 
-std::string configuration_problem(const Configuration& c, const LoadedScenario& scenario) {
+ConfigurationProblem configuration_problem(const Configuration& c, const LoadedScenario& scenario) {
   const s::Parallelism& p = c.parallelism;
   const s::Sweep& sweep = scenario.scenario().sweep();
+  const std::string gpus = std::to_string(c.gpus()) + " GPUs";
   if (sweep.has_constraints()) {
     const s::Constraints& limits = sweep.constraints();
     if (limits.has_min_gpus() && c.gpus() < limits.min_gpus()) {
-      return "fewer GPUs than constraints.min_gpus";
+      return {"fewer GPUs than constraints.min_gpus", "sweep.constraints.min_gpus", gpus};
     }
     if (limits.has_max_gpus() && c.gpus() > limits.max_gpus()) {
-      return "more GPUs than constraints.max_gpus";
+      return {"more GPUs than constraints.max_gpus", "sweep.constraints.max_gpus", gpus};
     }
   }
   const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
   if (c.gpus() % model_parallel != 0) {
-    return "tensor x context x pipeline parallel does not divide the GPUs";
+    return {"tensor x context x pipeline parallel does not divide the GPUs",
+            "parallelism.pipeline_parallel",
+            "TP " + std::to_string(p.tensor_parallel()) + " x CP " +
+                std::to_string(p.context_parallel()) + " x PP " +
+                std::to_string(p.pipeline_parallel()) + " = " + std::to_string(model_parallel) +
+                " against " + gpus};
   }
   if (p.data_parallel() * model_parallel != c.gpus()) {
-    return "tensor x context x pipeline x data parallel differs from the GPUs";
+    return {"tensor x context x pipeline x data parallel differs from the GPUs",
+            "parallelism.data_parallel",
+            std::to_string(model_parallel) + " x " + std::to_string(p.data_parallel()) +
+                " against " + gpus};
   }
   if (c.is_mix()) {
-    const std::string why = mix_problem(c, scenario);
-    if (!why.empty()) return why;
+    ConfigurationProblem mix = mix_problem(c, scenario);
+    if (!mix.empty()) return mix;
   }
   const int64_t per_step = int64_t{p.micro_batch_size()} * p.data_parallel();
-  if (!c.is_mix() && scenario.scenario().job().global_batch_size() % per_step != 0) {
-    return "micro-batch x data parallel does not divide the global batch";
+  const int64_t batch = scenario.scenario().job().global_batch_size();
+  if (!c.is_mix() && batch % per_step != 0) {
+    return {"micro-batch x data parallel does not divide the global batch",
+            "parallelism.micro_batch_size",
+            std::to_string(p.micro_batch_size()) + " x " + std::to_string(p.data_parallel()) +
+                " does not divide " + std::to_string(batch)};
   }
   const bool interleaved = p.schedule() == s::INTERLEAVED_ONE_F_ONE_B;
   if (interleaved != (p.virtual_stages() > 1)) {
-    return "virtual stages > 1 if and only if the schedule is interleaved";
+    return {"virtual stages > 1 if and only if the schedule is interleaved",
+            "parallelism.virtual_stages"};
   }
   if (scenario.model->has_transformer()) {
     const int layers = scenario.model->transformer().num_layers();
-    const std::string layout = pipeline_layout_problem(layers, p);
-    if (!layout.empty()) return layout;
+    std::string layout = pipeline_layout_problem(layers, p);
+    if (!layout.empty()) return {std::move(layout), "parallelism.pipeline_parallel"};
     // Megatron's interleaved schedule runs the micro-batches in groups of one per stage.
-    const int64_t micro_batches = scenario.scenario().job().global_batch_size() / per_step;
+    const int64_t micro_batches = batch / per_step;
     if (interleaved && micro_batches % p.pipeline_parallel() != 0) {
-      return "interleaving needs micro-batches divisible by pipeline stages";
+      return {"interleaving needs micro-batches divisible by pipeline stages",
+              "parallelism.pipeline_parallel",
+              std::to_string(micro_batches) + " micro-batches per replica"};
     }
   }
   if (p.sequence_parallel() && p.tensor_parallel() == 1) {
-    return "sequence parallelism needs tensor parallel > 1";
+    return {"sequence parallelism needs tensor parallel > 1", "parallelism.sequence_parallel"};
   }
   const ExpertLayout experts = expert_layout(p);
   if (!expert_layout_problem(experts).empty()) {
-    return "expert tensor x expert parallel does not divide the GPUs of a pipeline stage";
+    return {"expert tensor x expert parallel does not divide the GPUs of a pipeline stage",
+            p.has_expert_parallel() ? "parallelism.expert_parallel"
+                                    : "parallelism.expert_tensor_parallel",
+            "ETP " + std::to_string(experts.expert_tensor_parallel) + " x EP " +
+                std::to_string(experts.expert_parallel) + " against the " +
+                std::to_string(experts.stage_gpus) + " GPUs of a stage (TP " +
+                std::to_string(p.tensor_parallel()) + " x CP " +
+                std::to_string(p.context_parallel()) + " x DP " +
+                std::to_string(p.data_parallel()) + ")"};
   }
   if (scenario.model->has_transformer() && scenario.model->transformer().has_moe()) {
     // Megatron-Core's arguments: "When using MoE and tensor parallelism, sequence parallelism
     // must be used".
     if (p.tensor_parallel() > 1 && !p.sequence_parallel()) {
-      return "expert layers with tensor parallel > 1 need sequence parallelism";
+      return {"expert layers with tensor parallel > 1 need sequence parallelism",
+              "parallelism.sequence_parallel"};
     }
-    if (p.zero_stage() >= 3) return "ZeRO-3 of expert layers is not simulated yet";
+    if (p.zero_stage() >= 3) {
+      return {"ZeRO-3 of expert layers is not simulated yet", "parallelism.zero_stage"};
+    }
   }
-  return context_parallel_problem(p.context_parallel(), p.tensor_parallel(), p, scenario.model,
-                                  scenario.scenario().job());
+  std::string context = context_parallel_problem(p.context_parallel(), p.tensor_parallel(), p,
+                                                 scenario.model, scenario.scenario().job());
+  if (context.empty()) return {};
+  return {std::move(context), "parallelism.context_parallel"};
 }
 
 ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
@@ -432,11 +472,11 @@ ExpandedConfigurations expand_configurations(const LoadedScenario& scenario) {
   expanded.total = space.size();
   for (int64_t i = 0; i < space.size(); ++i) {
     Configuration c = space.at(i);
-    const std::string problem = configuration_problem(c, scenario);
+    ConfigurationProblem problem = configuration_problem(c, scenario);
     if (problem.empty()) {
       expanded.valid.push_back(std::move(c));
     } else {
-      ++expanded.pruned[problem];
+      ++expanded.pruned[problem.reason];
     }
   }
   return expanded;

@@ -28,9 +28,9 @@ Runnability check_runnable(const Catalog& catalog, const LoadedScenario& scenari
   r.candidates = space.size();
   for (int64_t i = 0; i < space.size(); ++i) {
     Configuration c = space.at(i);
-    const std::string problem = configuration_problem(c, scenario);
+    const ConfigurationProblem problem = configuration_problem(c, scenario);
     if (!problem.empty()) {
-      ++r.pruned[problem];
+      ++r.pruned[problem.reason];
       continue;
     }
     ++r.valid;

@@ -23,7 +23,7 @@ using Slot = EvaluationSlot;
 
 void evaluate_slot(const Configuration& c, const LoadedScenario& scenario, const CostModel& cost,
                    Evaluator* evaluator, Slot* slot) {
-  slot->problem = configuration_problem(c, scenario);
+  slot->problem = configuration_problem(c, scenario).reason;
   if (!slot->problem.empty()) return;
   const Evaluation e = evaluator->evaluate(c);
   if (!e.error.empty()) {

@@ -65,7 +65,7 @@ TEST_CASE("nvlink_domain_nodes needs an instance whose NVLink domain spans that 
         "NVLink domain of \"onprem.gb200-nvl72\"\n");
   CHECK(scenario_errors(
             scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
-                     "instance: \"onprem.gb200-nvl72\" nodes: 32 nvlink_domain_nodes: 16"))
+                     "instance: \"onprem.gb200-nvl72\" nodes: 16 nvlink_domain_nodes: 16"))
             .empty());
 }
 

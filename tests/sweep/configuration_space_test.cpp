@@ -82,10 +82,12 @@ sweep { virtual_stages: [1, 2, 3] })"));
 }
 
 TEST_CASE("expert degrees that do not fit a stage's GPUs are pruned, fitting ones simulated") {
-  // Mixtral 8x7B on one 8-GPU node, TP 2 x DP 4: a stage has 8 GPUs.
+  // Mixtral 8x7B on one 8-GPU node, TP 2 x DP 4: a stage has 8 GPUs; two micro-batch sizes make
+  // a sweep of two candidates.
   const std::string text = R"(model: "mixtral-8x7b"
 job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
 cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
+sweep { micro_batch_size: [1, 2] }
 parallelism { tensor_parallel: 2 )";
   for (const auto& [degrees, reason] : std::vector<std::pair<std::string, std::string>>{
            {"expert_parallel: 8 sequence_parallel: true",
@@ -95,18 +97,43 @@ parallelism { tensor_parallel: 2 )";
            {"expert_parallel: 2 sequence_parallel: true", ""}}) {
     INFO(degrees);
     TempDir dir;
-    Diagnostics diagnostics;
-    auto loaded = load_scenario(dir.write("s.textproto", text + degrees + " }"),
-                                testing::shipped_catalog(), &diagnostics);
-    REQUIRE(loaded != nullptr);
-    const auto space = expand_configurations(*loaded);
+    const auto space =
+        expand_configurations(*testing::load_valid_scenario(dir, text + degrees + " }"));
     if (reason.empty()) {
-      CHECK(space.valid.size() == 1);
+      CHECK(space.valid.size() == 2);
       continue;
     }
     CHECK(space.valid.empty());
-    CHECK(space.pruned.at(reason) == 1);
+    CHECK(space.pruned.at(reason) == 2);
   }
+}
+
+TEST_CASE("a scenario of one configuration that cannot run is an error at the field to correct") {
+  const std::string mixtral = R"(model: "mixtral-8x7b"
+job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
+cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
+)";
+  // ETP (TP by default) 2 x EP 8 = 16 ranks of experts on a stage of TP 2 x DP 4 = 8 GPUs.
+  CHECK(testing::scenario_errors(
+            mixtral +
+            "parallelism { tensor_parallel: 2 expert_parallel: 8 sequence_parallel: true }") ==
+        "s.textproto:4:34: parallelism.expert_parallel: expert tensor x expert parallel does not "
+        "divide the GPUs of a pipeline stage: ETP 2 x EP 8 against the 8 GPUs of a stage (TP 2 x "
+        "CP 1 x DP 4)\n");
+  // Without expert_parallel the expert tensor-parallel degree is the one to correct.
+  CHECK(testing::scenario_errors(mixtral + "parallelism { expert_tensor_parallel: 16 }") ==
+        "s.textproto:4:15: parallelism.expert_tensor_parallel: expert tensor x expert parallel "
+        "does not divide the GPUs of a pipeline stage: ETP 16 x EP 1 against the 8 GPUs of a "
+        "stage (TP 1 x CP 1 x DP 8)\n");
+  CHECK(testing::scenario_errors(mixtral + "parallelism { pipeline_parallel: 3 }") ==
+        "s.textproto:4:15: parallelism.pipeline_parallel: tensor x context x pipeline parallel "
+        "does not divide the GPUs: TP 1 x CP 1 x PP 3 = 3 against 8 GPUs\n");
+  // A missing field is reported where its message starts (here: no parallelism at all).
+  CHECK(testing::scenario_errors(R"(model: "mixtral-8x7b"
+job { global_batch_size: 12 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
+cluster { instance: "aws.p4d.24xlarge" nodes: 1 })") ==
+        "s.textproto:1:1: parallelism.micro_batch_size: micro-batch x data parallel does not "
+        "divide the global batch: 1 x 8 does not divide 12\n");
 }
 
 TEST_CASE("auto_parallelism enumerates expert parallel over the experts' divisors that fit") {

@@ -11,8 +11,6 @@
 
 namespace clustersim::testing {
 
-// Diagnostics of loading `text` as scenario file "s.textproto" (file names relative to the
-// temporary directory it is written to). Checks that it loads exactly when there is no error.
 // The scenario `text`, written to `file_name` in `dir`. Requires: it loads (the test fails
 // otherwise, showing the diagnostics).
 inline std::unique_ptr<LoadedScenario> load_valid_scenario(
@@ -24,6 +22,8 @@ inline std::unique_ptr<LoadedScenario> load_valid_scenario(
   return loaded;
 }
 
+// Diagnostics of loading `text` as scenario file "s.textproto" (file names relative to the
+// temporary directory it is written to). Checks that it loads exactly when there is no error.
 inline std::string scenario_errors(const std::string& text) {
   TempDir dir;
   Diagnostics diagnostics;
