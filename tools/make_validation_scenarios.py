@@ -288,9 +288,39 @@ BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: 
 #   parallel 1 (the Qwen3 and Mixtral recipes' expert_tensor_parallel_size; the table's ETP
 #   column is empty), Megatron-Core's all-to-all token dispatcher with grouped GEMMs and
 #   balanced routing (the load-balancing loss; token-drop rows cap each expert at its balanced
-#   share), dispatch and combine not overlapped with compute; Qwen3 235B's 94 layers split with
+#   share), dispatch and combine overlapped with compute where the release's recipe sets
+#   moe_a2a_overlap (BRIDGE_MOE_OVERLAP in tools/make_validation_scenarios.py), else not; Qwen3 235B's 94 layers split with
 #   the embedding and the loss counted as layers (96 on PP x VP chunks, as Llama 3.1 405B's);
 #   the dense rule above otherwise."""
+
+# Where a release's Qwen3 recipe enables Megatron-Core's EP all-to-all overlap
+# (overlap_moe_expert_parallel_comm), as (release, system, precision, model); every other MoE row
+# runs without it (25.09 and the NeMo Mixtral rows: their recipes were not read, so none assumed).
+#   26.02, 26.02.01: v0.3.0 scripts/performance/configs/qwen/qwen3_workload_base_configs.py,
+#     QWEN3_30B_A3B_ and QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_FP8_CS_V1: moe_a2a_overlap=True; the
+#     Blackwell ones leave it False.
+#   26.04, 26.04.01: v0.4.0, the same file: the H100 235B config True, the H100 30B config False,
+#     the Blackwell ones unset (False).
+#   26.06, 26.06.01: v0.5.0, the same file: as v0.4.0, and the GB200 / GB300 FP8_MX configs of
+#     both models moe_a2a_overlap=True (with full-iteration CUDA graphs, which the step does not
+#     need: it has no launch overhead to remove).
+#   26.08: v0.6.0 src/megatron/bridge/perf_recipes/qwen/common.py
+#     _enable_hybridep_full_iteration_mxfp8 (the GB200 and GB300 MXFP8 recipes):
+#     CommOverlapConfig(overlap_moe_expert_parallel_comm=True).
+_NVL72_MXFP8 = {(s, 'MXFP8', m) for s in ('DGX-GB200', 'DGX-GB300')
+                for m in ('qwen3-30b-a3b', 'qwen3-235b-a22b')}
+BRIDGE_MOE_OVERLAP = {
+    '26.02': {('DGX-H100', 'FP8', 'qwen3-30b-a3b'), ('DGX-H100', 'FP8', 'qwen3-235b-a22b')},
+    '26.04': {('DGX-H100', 'FP8', 'qwen3-235b-a22b')},
+    '26.06': {('DGX-H100', 'FP8', 'qwen3-235b-a22b')} | _NVL72_MXFP8,
+    '26.08': _NVL72_MXFP8,
+}
+# The share of SMs the all-to-all kernels take: Megatron-Core's DeepEP default of 20 SMs
+# (transformer_config.py moe_deepep_num_sms) of the GPU's: 132 on H100 SXM (the simulator's
+# default), 148 on B200 and GB200, 160 on B300 and GB300 (NVIDIA's Blackwell and Blackwell Ultra
+# architecture pages).
+BRIDGE_SM_SHARE = {'DGX-H100': None, 'DGX-B200': '0.1351', 'DGX-GB200': '0.1351',
+                   'DGX-GB300': '0.125'}
 
 # Systems the catalog has: instance, GPUs per node (a GB200/GB300 NVL72 node is a compute tray of
 # 4 GPUs) and the cluster's extra fields. The NVL72 rows run in NVLink domains of 16 trays (64
@@ -380,6 +410,10 @@ def bridge(rows, out):
             lines.append('overlap_tensor_communication: true')
         if moe:
             lines += [f'expert_parallel: {r["ep"]}', 'expert_tensor_parallel: 1']
+            if (system, precision, model) in BRIDGE_MOE_OVERLAP.get(release, ()):
+                lines.append('overlap_expert_communication: true')
+                if BRIDGE_SM_SHARE[system]:
+                    lines.append(f'expert_communication_sm_share: {BRIDGE_SM_SHARE[system]}')
         if model in ('llama3-405b', 'qwen3-235b-a22b'):
             lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
         fp8_line = (f'\n  fp8_recipe: {fp8_recipe}\n  fp8_parameters: true'

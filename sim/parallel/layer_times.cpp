@@ -152,6 +152,15 @@ OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& c
   }
 }
 
+// Adds the pass `o` of `op`, after `all_to_alls` expert all-to-alls of its layer, to `phases`.
+void add_phases(const LayerOp& op, int all_to_alls, const PassTimes& o, ExpertPassPhases* phases) {
+  if (op.kind == K::kExpertAllToAll) {
+    (all_to_alls == 0 ? phases->dispatch : phases->combine) += o.expert_comm;
+  } else {
+    (all_to_alls == 1 ? phases->experts : phases->pre_dispatch) += o.compute;
+  }
+}
+
 }  // namespace
 
 PassTimes& PassTimes::operator+=(const PassTimes& o) {
@@ -193,6 +202,7 @@ Picoseconds GroupCollectives::time(CollectiveOp op, double bytes) {
 LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compute,
                       const LayerGroups& groups, s::Recompute recompute, int overlap_ranks) {
   LayerTimes t;
+  int all_to_alls = 0;  // before ops[i]
   for (size_t i = 0; i < ops.size(); ++i) {
     const LayerOp& op = ops[i];
     if (is_tensor_collective(op.kind) && overlap_ranks > 1 && op.kind != K::kTensorAllReduce) {
@@ -202,6 +212,9 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
     const OpTimes o = time_op(ops, i, compute, groups, overlap_ranks);
     t.forward += o.forward;
     t.backward += o.backward;
+    add_phases(op, all_to_alls, o.forward, &t.forward_phases);
+    add_phases(op, all_to_alls, o.backward, &t.backward_phases);
+    all_to_alls += op.kind == K::kExpertAllToAll ? 1 : 0;
     if (recompute == s::RECOMPUTE_FULL ||
         (recompute == s::RECOMPUTE_SELECTIVE && is_attention_core(op))) {
       t.recompute += o.forward;

@@ -20,6 +20,7 @@
 #include "sim/io/schema/parallelism.pb.h"
 #include "sim/net/collective.h"
 #include "sim/net/topology.h"
+#include "sim/parallel/expert_comm_overlap.h"
 #include "sim/workload/layer_ops.h"
 
 namespace clustersim {
@@ -37,6 +38,9 @@ PassTimes operator*(int64_t times, const PassTimes& t);
 
 struct LayerTimes {
   PassTimes forward, backward, recompute;
+  // A layer with expert all-to-alls: each pass's compute outside and between them, and the
+  // all-to-alls (expert_comm_overlap.h); zero otherwise.
+  ExpertPassPhases forward_phases, backward_phases;
 };
 
 // Times collectives over one group of GPUs, each alone on an idle network or, with `beside`,

@@ -6,7 +6,7 @@
 namespace clustersim {
 
 std::vector<PipelineTask> stage_schedule(schema::PipelineSchedule schedule, int stages, int chunks,
-                                         int micro_batches, int stage) {
+                                         int micro_batches, int stage, bool expert_overlap) {
   const int total = micro_batches * chunks;
   auto nth = [&](int k, bool forward) {
     const int group = k / stages;
@@ -21,13 +21,15 @@ std::vector<PipelineTask> stage_schedule(schema::PipelineSchedule schedule, int 
     return tasks;
   }
   const int warmup =
-      chunks > 1 ? 2 * (stages - stage - 1) + (chunks - 1) * stages : stages - stage - 1;
+      (chunks > 1 ? 2 * (stages - stage - 1) + (chunks - 1) * stages : stages - stage - 1) +
+      (expert_overlap ? 1 : 0);
   const int first = std::min(warmup, total);
   int forwards = 0, backwards = 0;
   for (; forwards < first; ++forwards) tasks.push_back(nth(forwards, true));
   while (forwards < total) {
     tasks.push_back(nth(forwards++, true));
     tasks.push_back(nth(backwards++, false));
+    tasks.end()[-1].combined = tasks.end()[-2].combined = expert_overlap;
   }
   while (backwards < total) tasks.push_back(nth(backwards++, false));
   return tasks;

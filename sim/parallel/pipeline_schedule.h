@@ -12,6 +12,8 @@ struct PipelineTask {
   bool forward;
   int chunk;  // model chunk on this stage (0 unless interleaved)
   int micro_batch;
+  // Run as one step with the task beside it in the steady state (expert_comm_overlap.h).
+  bool combined = false;
 };
 
 // Tasks of stage `stage` of `stages`, with `chunks` model chunks per stage and `micro_batches`
@@ -21,8 +23,12 @@ struct PipelineTask {
 //   remaining backwards.
 //   Interleaved: as 1F1B with 2(p - r - 1) + (v - 1) p warm-up forwards; the k-th forward runs
 //   chunk (k / p) mod v of micro-batch (k / (p v)) p + k mod p, backwards the chunks in reverse.
-// Requires: for interleaving, micro_batches divisible by stages.
+// With `expert_overlap` (Megatron-Core's combined 1F1B, pipeline_parallel/combined_1f1b.py and
+// schedules.py get_pp_rank_microbatches): one more warm-up forward, and every forward and backward
+// of the alternating steady state is `combined`; without a pipeline one forward runs alone first.
+// Requires: for interleaving, micro_batches divisible by stages; for `expert_overlap` with
+// stages > 1, the interleaved schedule.
 std::vector<PipelineTask> stage_schedule(schema::PipelineSchedule schedule, int stages, int chunks,
-                                         int micro_batches, int stage);
+                                         int micro_batches, int stage, bool expert_overlap = false);
 
 }  // namespace clustersim

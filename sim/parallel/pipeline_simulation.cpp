@@ -40,7 +40,8 @@ class PipelineRun final : private EventHandler {
     timeline_.stages.resize(p);
     for (int r = 0; r < p; ++r) {
       Stage& s = stages_[r];
-      s.tasks = stage_schedule(plan.schedule, p, plan.chunks, plan.micro_batches, r);
+      s.tasks = stage_schedule(plan.schedule, p, plan.chunks, plan.micro_batches, r,
+                               plan.overlap_expert_communication);
       s.last_backward_of_chunk.assign(s.tasks.size(), 0);
       std::vector<char> seen(plan.chunks, 0);
       for (size_t i = s.tasks.size(); i-- > 0;) {
@@ -186,7 +187,7 @@ class PipelineRun final : private EventHandler {
   }
 
   Picoseconds task_duration(int r, const PipelineTask& t) const {
-    return t.forward ? plan_.chunk_forward(r, t.chunk) : plan_.chunk_backward(r, t.chunk);
+    return plan_.task_duration(r, t);
   }
 
   // The task stage r started last has ended.

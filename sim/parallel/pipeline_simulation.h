@@ -43,6 +43,9 @@ struct StageWork {
   // Per model chunk when the chunks differ (uneven layouts, the output layer on the last chunk):
   // replace forward / backward; empty: every chunk takes forward / backward.
   std::vector<Picoseconds> chunk_forward = {}, chunk_backward = {};
+  // With the expert all-to-all overlap: per model chunk, a forward / backward as half of a
+  // combined step (expert_comm_overlap.h).
+  std::vector<Picoseconds> combined_forward = {}, combined_backward = {};
 };
 
 struct PipelinePlan {
@@ -69,6 +72,8 @@ struct PipelinePlan {
   // Expert layout of a stage (stage-local ranks tp + TP (cp + CP dp)): whose groups reduce the
   // experts' gradients.
   ExpertLayout experts = {};
+  // Megatron-Core's combined 1F1B with the expert all-to-alls overlapped (stage_schedule).
+  bool overlap_expert_communication = false;
 
   // GPUs are placed tensor-parallel innermost, then context-parallel, then as rank_order says:
   // `rank` = context-parallel rank x tensor_parallel + tensor-parallel rank.
@@ -84,6 +89,13 @@ struct PipelinePlan {
   Picoseconds chunk_backward(int stage, int chunk) const {
     const StageWork& w = work[stage];
     return w.chunk_backward.empty() ? w.backward : w.chunk_backward[chunk];
+  }
+  Picoseconds task_duration(int stage, const PipelineTask& t) const {
+    const StageWork& w = work[stage];
+    if (t.combined && !w.combined_forward.empty()) {
+      return t.forward ? w.combined_forward[t.chunk] : w.combined_backward[t.chunk];
+    }
+    return t.forward ? chunk_forward(stage, t.chunk) : chunk_backward(stage, t.chunk);
   }
 };
 

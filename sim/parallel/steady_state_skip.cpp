@@ -59,7 +59,7 @@ int64_t SteadyStateSkip::periods_repeated(const PipelineCut& from, size_t tasks,
     for (; i + tasks < s.tasks.size(); ++i) {
       const PipelineTask& a = s.tasks[i];
       const PipelineTask& b = s.tasks[i + tasks];
-      if (a.forward != b.forward || a.chunk != b.chunk ||
+      if (a.forward != b.forward || a.chunk != b.chunk || a.combined != b.combined ||
           a.micro_batch + micro_batches != b.micro_batch ||
           s.last_backward_of_chunk[i] != s.last_backward_of_chunk[i + tasks]) {
         break;

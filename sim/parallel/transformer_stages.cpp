@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 
+#include "sim/parallel/expert_comm_overlap.h"
 #include "sim/parallel/layer_times.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/optimizer_step.h"
@@ -23,6 +24,9 @@ namespace s = schema;
 struct Kernels {
   LayerTimes dense, experts, output;
   LayerTimes mtp;  // one multi-token-prediction module, on the output chunk
+  // With the expert all-to-all overlap: an expert layer's exposed all-to-alls in a combined
+  // step, the forward's half and the backward's (expert_comm_overlap.h).
+  Picoseconds combined_forward_comm, combined_backward_comm;
 };
 
 bool narrow_gemms(s::Precision precision) { return precision == s::FP8 || precision == s::FP4; }
@@ -115,6 +119,10 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   }
   if (moe_layer_count(t) > 0) {
     k.experts = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kExperts);
+    const Picoseconds exposed = combined_exposed_all_to_all(
+        k.experts.forward_phases, k.experts.backward_phases, expert_communication_sm_share(p));
+    k.combined_forward_comm = Picoseconds(exposed.count() / 2);
+    k.combined_backward_comm = exposed - k.combined_forward_comm;
   }
   k.output = time_layer(output_forward_ops(t, shape), compute, groups, s::RECOMPUTE_NONE);
   if (t.multi_token_prediction_layers() > 0) {
@@ -155,7 +163,23 @@ PipelinePlan base_plan(const s::TrainingJob& job, const s::Parallelism& p, int c
   plan.shard_gradients = p.distributed_optimizer() || p.zero_stage() >= 1;
   plan.rank_order = p.rank_order();
   plan.experts = expert_layout(p);
+  plan.overlap_expert_communication = p.overlap_expert_communication();
   return plan;
+}
+
+// How many forwards and backwards of each model chunk stage `r` runs in combined steps.
+struct CombinedTasks {
+  std::vector<int64_t> forwards, backwards;
+};
+
+CombinedTasks combined_tasks(const PipelinePlan& plan, int r) {
+  CombinedTasks n{std::vector<int64_t>(plan.chunks, 0), std::vector<int64_t>(plan.chunks, 0)};
+  if (!plan.overlap_expert_communication) return n;
+  for (const PipelineTask& t :
+       stage_schedule(plan.schedule, plan.stages, plan.chunks, plan.micro_batches, r, true)) {
+    if (t.combined) ++(t.forward ? n.forwards : n.backwards)[t.chunk];
+  }
+  return n;
 }
 
 // Builds stage `r`'s work chunk by chunk and adds its time shares to `out`.
@@ -180,6 +204,7 @@ class StageBuilder {
     PassTimes step;  // over the step
     LocalParameters local;
     int buckets = 0, stage_experts = 0;
+    const CombinedTasks combined = combined_tasks(plan, r);
     for (int c = 0; c < v; ++c) {
       const int n = layout_.layers[r][c];
       const int experts = moe_layers_in(t_, layout_.first_layer(r, c), n);
@@ -228,6 +253,19 @@ class StageBuilder {
       w.chunk_backward.push_back(b.total());
       step += plan.micro_batches * f;
       step += plan.micro_batches * b;
+      if (plan.overlap_expert_communication) {
+        // What a combined step hides of each pass's all-to-alls.
+        const int64_t hidden_f =
+            experts *
+            (kernels_.experts.forward.expert_comm - kernels_.combined_forward_comm).count();
+        const int64_t hidden_b =
+            experts *
+            (kernels_.experts.backward.expert_comm - kernels_.combined_backward_comm).count();
+        w.combined_forward.push_back(f.total() - Picoseconds(hidden_f));
+        w.combined_backward.push_back(b.total() - Picoseconds(hidden_b));
+        step.expert_comm = step.expert_comm - Picoseconds(combined.forwards[c] * hidden_f +
+                                                          combined.backwards[c] * hidden_b);
+      }
       // Megatron-Core's buckets, at most one per layer: finer ones move the overlap by less than
       // a layer's backward and would only cost events.
       const int filled = static_cast<int>(

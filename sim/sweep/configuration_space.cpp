@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "sim/net/topology_builder.h"
+#include "sim/parallel/expert_comm_overlap.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/sweep/axis_values.h"
@@ -201,6 +202,8 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
       return {"ZeRO-3 of expert layers is not simulated yet", "parallelism.zero_stage"};
     }
   }
+  std::string overlap = expert_overlap_problem(p);
+  if (!overlap.empty()) return {std::move(overlap), "parallelism.overlap_expert_communication"};
   std::string context = context_parallel_problem(p.context_parallel(), p.tensor_parallel(), p,
                                                  scenario.model, scenario.scenario().job());
   if (context.empty()) return {};

@@ -1,0 +1,51 @@
+// Exposed all-to-all time of a combined forward and backward, and the layouts that allow it.
+#include "sim/parallel/expert_comm_overlap.h"
+
+#include <algorithm>
+
+#include "sim/parallel/expert_parallel.h"
+
+namespace clustersim {
+namespace {
+
+// What of `communication` outlasts `compute` beside it, slowed by the SMs it takes.
+Picoseconds exposed(Picoseconds communication, Picoseconds compute, double sm_share) {
+  const Picoseconds slowed =
+      compute + Picoseconds(static_cast<int64_t>(sm_share * communication.count()));
+  return std::max(communication, slowed) - compute;
+}
+
+// Megatron-Core's DeepEP default of 20 SMs (transformer_config.py moe_deepep_num_sms) of the 132
+// of an H100 SXM (NVIDIA H100 Tensor Core GPU Architecture whitepaper).
+constexpr double kDefaultSmShare = 20.0 / 132.0;
+
+}  // namespace
+
+Picoseconds combined_exposed_all_to_all(const ExpertPassPhases& f, const ExpertPassPhases& b,
+                                        double sm_share) {
+  return exposed(b.combine, f.pre_dispatch, sm_share) +
+         exposed(f.dispatch + b.dispatch, b.experts + f.experts, sm_share) +
+         exposed(f.combine, b.pre_dispatch, sm_share);
+}
+
+double expert_communication_sm_share(const schema::Parallelism& p) {
+  return p.has_expert_communication_sm_share() ? p.expert_communication_sm_share()
+                                               : kDefaultSmShare;
+}
+
+std::string expert_overlap_problem(const schema::Parallelism& p) {
+  if (!p.overlap_expert_communication()) return "";
+  if (expert_layout(p).expert_parallel < 2) {
+    return "overlapping expert communication needs expert parallel > 1";
+  }
+  if (p.recompute() == schema::RECOMPUTE_FULL) {
+    return "overlapping expert communication cannot run with full recomputation";
+  }
+  if (p.pipeline_parallel() > 1 && p.schedule() != schema::INTERLEAVED_ONE_F_ONE_B) {
+    return "overlapping expert communication with pipeline parallel > 1 needs the interleaved "
+           "schedule";
+  }
+  return "";
+}
+
+}  // namespace clustersim

@@ -1,0 +1,44 @@
+// Megatron-Core's expert-parallel all-to-all overlap (--overlap-moe-expert-parallel-comm, a
+// Megatron-Bridge recipe's moe_a2a_overlap): in the steady state of the schedule the forward of one
+// micro-batch and the backward of another run as one combined step (combined_1f1b.py), layer by
+// layer, each layer's dispatch and combine on a communication stream beside the other pass's
+// compute (model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run), in three phases:
+//   communication: combine backward     | dispatch forward, dispatch backward | combine forward
+//   compute:       pre-dispatch forward | experts backward, experts forward   | pre-dispatch
+//   backward
+// Warm-up forwards and cool-down backwards run alone, their all-to-alls exposed. While an
+// all-to-all runs its kernels hold a share s of the SMs and compute beside it runs at 1 - s of its
+// speed, so a phase of communication a beside compute c takes max(a, c + s a).
+// Approximation: ops after the combine (unpermute, shared experts) count as pre-dispatch compute.
+#pragma once
+
+#include <string>
+
+#include "sim/io/schema/parallelism.pb.h"
+#include "sim/util/units.h"
+
+namespace clustersim {
+
+// One pass of an expert layer on one rank.
+struct ExpertPassPhases {
+  Picoseconds pre_dispatch;  // compute outside the experts: attention, router, permute, unpermute
+  Picoseconds experts;       // compute between the dispatch and the combine
+  Picoseconds dispatch, combine;  // the all-to-alls alone
+};
+
+// Exposed all-to-all time of a layer's forward `f` co-scheduled with a like layer's backward `b`
+// (subscripts f, b; P pre-dispatch, E experts, D dispatch, C combine):
+//   [max(Cb, Pf + s Cb) - Pf] + [max(Df + Db, Eb + Ef + s (Df + Db)) - (Eb + Ef)]
+//   + [max(Cf, Pb + s Cf) - Pb].
+// Requires: 0 <= sm_share < 1.
+Picoseconds combined_exposed_all_to_all(const ExpertPassPhases& f, const ExpertPassPhases& b,
+                                        double sm_share);
+
+// The share of SMs the all-to-alls take: the scenario's, else 20 of an H100's 132.
+double expert_communication_sm_share(const schema::Parallelism& p);
+
+// "" when Megatron-Core allows the overlap in this layout (transformer_config.py: expert parallel
+// > 1, no full recomputation, the interleaved schedule when pipeline parallel > 1), else why not.
+std::string expert_overlap_problem(const schema::Parallelism& p);
+
+}  // namespace clustersim

@@ -1,0 +1,72 @@
+// Megatron-Core's expert all-to-all overlap: the three phases of a combined layer against hand
+// counts, the combined 1F1B order of Megatron-Core's docstring, and a pipeline of one stage whose
+// step is its lone first forward, the combined steps and its lone last backward.
+#include "sim/parallel/expert_comm_overlap.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/parallel/pipeline_schedule.h"
+#include "sim/parallel/pipeline_simulation.h"
+#include "tests/testing/cluster.h"
+
+namespace clustersim {
+namespace {
+
+Picoseconds us(int64_t n) { return Picoseconds::from_microseconds(static_cast<double>(n)); }
+
+TEST_CASE("a combined layer hides all-to-alls shorter than the compute beside them") {
+  // Every all-to-all 10 us, pre-dispatch 40 us, experts 30 us per pass; s = 0.1:
+  // phase 1 max(10, 40 + 1) - 40 = 1; phase 2 max(20, 60 + 2) - 60 = 2; phase 3 as phase 1.
+  const ExpertPassPhases pass{us(40), us(30), us(10), us(10)};
+  CHECK(combined_exposed_all_to_all(pass, pass, 0.1) == us(4));
+  CHECK(combined_exposed_all_to_all(pass, pass, 0.0) == Picoseconds());
+}
+
+TEST_CASE("a combined layer exposes what the all-to-alls outlast the compute by") {
+  // All-to-alls 100 us, pre-dispatch 40, experts 30: (100 - 40) + (200 - 60) + (100 - 40) = 260 of
+  // the 400 us alone; the SMs they take do not matter once they are the longer stream.
+  const ExpertPassPhases pass{us(40), us(30), us(100), us(100)};
+  CHECK(combined_exposed_all_to_all(pass, pass, 0.15) == us(260));
+  // A long forward dispatch: phase 2 max(100 + 10, 5 + 30) - 35 = 75, the others hidden.
+  const ExpertPassPhases f{us(40), us(30), us(100), us(10)}, b{us(40), us(5), us(10), us(10)};
+  CHECK(combined_exposed_all_to_all(f, b, 0.0) == us(0 + 75 + 0));
+}
+
+TEST_CASE("combined 1F1B without a pipeline runs the first forward and the last backward alone") {
+  // combined_1f1b_schedule_for_no_pipelining, 4 micro-batches: F1 | B1 F2 | B2 F3 | B3 F4 | B4.
+  const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 4, 0, true);
+  REQUIRE(tasks.size() == 8);
+  CHECK((tasks[0].forward && !tasks[0].combined && tasks[0].micro_batch == 0));
+  for (int i = 1; i < 7; ++i) CHECK(tasks[i].combined);
+  CHECK((tasks[1].forward && tasks[1].micro_batch == 1));
+  CHECK((!tasks[2].forward && tasks[2].micro_batch == 0));
+  CHECK((!tasks[7].forward && !tasks[7].combined && tasks[7].micro_batch == 3));
+}
+
+TEST_CASE("interleaved combined 1F1B runs one more warm-up forward, none of them combined") {
+  // Stage 0 of 4, 2 chunks, 8 micro-batches: 2 (4 - 1) + (2 - 1) 4 + 1 = 11 warm-up forwards.
+  const auto tasks = stage_schedule(schema::INTERLEAVED_ONE_F_ONE_B, 4, 2, 8, 0, true);
+  for (int i = 0; i < 11; ++i) CHECK((tasks[i].forward && !tasks[i].combined));
+  CHECK(tasks[11].combined);
+  const auto plain = stage_schedule(schema::INTERLEAVED_ONE_F_ONE_B, 4, 2, 8, 0);
+  CHECK((plain[10].forward && !plain[11].forward && !plain[10].combined));
+}
+
+TEST_CASE("a stage with the overlap takes F + (m - 1)(F' + B') + B") {
+  // One stage, 6 micro-batches, F = 3 ms, B = 5 ms alone, F' = 2 ms and B' = 4 ms combined:
+  // 3 + 5 x 6 + 5 = 38 ms.
+  auto cluster = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  PipelinePlan plan;
+  plan.micro_batches = 6;
+  plan.overlap_expert_communication = true;
+  StageWork w{us(3000), us(5000), Picoseconds(0)};
+  w.chunk_forward = {us(3000)};
+  w.chunk_backward = {us(5000)};
+  w.combined_forward = {us(2000)};
+  w.combined_backward = {us(4000)};
+  plan.work = {w};
+  CHECK(simulate_pipeline(plan, *cluster).step == us(38000));
+}
+
+}  // namespace
+}  // namespace clustersim
