@@ -94,7 +94,18 @@ parallelism { tensor_parallel: 2 )";
             "expert tensor x expert parallel does not divide the GPUs of a pipeline stage"},
            {"expert_parallel: 2",
             "expert layers with tensor parallel > 1 need sequence parallelism"},
-           {"expert_parallel: 2 sequence_parallel: true", ""}}) {
+           {"expert_parallel: 2 sequence_parallel: true", ""},
+           // Megatron-Core's assertions on the all-to-all overlap (transformer_config.py).
+           {"expert_parallel: 2 sequence_parallel: true overlap_expert_communication: true", ""},
+           {"sequence_parallel: true overlap_expert_communication: true",
+            "overlapping expert communication needs expert parallel > 1"},
+           {"expert_parallel: 2 sequence_parallel: true overlap_expert_communication: true "
+            "recompute: RECOMPUTE_FULL",
+            "overlapping expert communication cannot run with full recomputation"},
+           {"expert_parallel: 2 sequence_parallel: true overlap_expert_communication: true "
+            "pipeline_parallel: 2",
+            "overlapping expert communication with pipeline parallel > 1 needs the interleaved "
+            "schedule"}}) {
     INFO(degrees);
     TempDir dir;
     const auto space =
@@ -125,6 +136,9 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
         "s.textproto:4:15: parallelism.expert_tensor_parallel: expert tensor x expert parallel "
         "does not divide the GPUs of a pipeline stage: ETP 16 x EP 1 against the 8 GPUs of a "
         "stage (TP 1 x CP 1 x DP 8)\n");
+  CHECK(testing::scenario_errors(mixtral + "parallelism { expert_communication_sm_share: 0.2 }") ==
+        "s.textproto:4:15: parallelism.expert_communication_sm_share: applies with "
+        "overlap_expert_communication only\n");
   CHECK(testing::scenario_errors(mixtral + "parallelism { pipeline_parallel: 3 }") ==
         "s.textproto:4:15: parallelism.pipeline_parallel: tensor x context x pipeline parallel "
         "does not divide the GPUs: TP 1 x CP 1 x PP 3 = 3 against 8 GPUs\n");
