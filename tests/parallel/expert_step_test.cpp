@@ -14,8 +14,9 @@ namespace {
 
 namespace s = schema;
 
-// Mixtral 8x7B (32 MoE layers, top-2, h 4096), one micro-batch of 4096 tokens per replica, BF16.
-TransformerPlan mixtral_plan(const std::string& instance, int nodes, const std::string& plan) {
+// Mixtral 8x7B (32 MoE layers, top-2, h 4096), `micro_batches` of 4096 tokens per replica, BF16.
+TransformerPlan mixtral_plan(const std::string& instance, int nodes, const std::string& plan,
+                             int micro_batches = 1) {
   const Catalog& catalog = testing::shipped_catalog();
   auto topology = testing::shipped_cluster(instance, nodes);
   auto p = testing::parse_message<s::Parallelism>(
@@ -24,7 +25,7 @@ TransformerPlan mixtral_plan(const std::string& instance, int nodes, const std::
   p.MergeFrom(testing::parse_message<s::Parallelism>(plan));
   p.set_data_parallel(nodes * 8 / p.tensor_parallel());
   const auto job = testing::parse_message<s::TrainingJob>(
-      "global_batch_size: " + std::to_string(p.data_parallel()) +
+      "global_batch_size: " + std::to_string(p.data_parallel() * micro_batches) +
       " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
   const ComputeModel compute(catalog.gpu_of(*catalog.instances().find(instance)->value), s::BF16,
                              *catalog.runtimes().find("default")->value,
@@ -66,6 +67,23 @@ TEST_CASE(
   const double latency = step_latency(0, 8, *topology).seconds();
   CHECK(plan.expert_comm_s[0] / kAllToAllsPerStep ==
         Approx(2 * single_flow + latency).epsilon(1e-6));
+}
+
+TEST_CASE(
+    "with the all-to-all overlap, only the lone first forward and last backward expose theirs "
+    "whole") {
+  // EP 8 on one p5.48xlarge, 4 micro-batches: A = one micro-batch's all-to-alls alone. NVLink's
+  // all-to-alls are shorter than the compute of every phase, so a combined step exposes only the
+  // SMs they take, s = 0.1 of them: A / 2 + A / 2 + (4 - 1) x 0.1 A.
+  const int m = 4;
+  const TransformerPlan plain = mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8", m);
+  const TransformerPlan overlapped = mixtral_plan(
+      "aws.p5.48xlarge", 1,
+      "expert_parallel: 8 overlap_expert_communication: true expert_communication_sm_share: 0.1",
+      m);
+  const double a = plain.expert_comm_s[0] / m;
+  CHECK(overlapped.expert_comm_s[0] == Approx(a * (1 + (m - 1) * 0.1)).epsilon(1e-5));
+  CHECK(overlapped.compute_s[0] == plain.compute_s[0]);
 }
 
 TEST_CASE("expert gradients are reduced over the expert data-parallel group, not over DP") {
