@@ -154,6 +154,14 @@ class PipelineRun final : private EventHandler {
     Stage& s = stages_[r];
     if (s.busy || s.next >= s.tasks.size()) return;
     const PipelineTask task = s.tasks[s.next];
+    // A combined step (expert_comm_overlap.h) starts once both its passes have their inputs.
+    if (task.combined && task.forward && s.next + 1 < s.tasks.size()) {
+      const PipelineTask& partner = s.tasks[s.next + 1];
+      if (needs_input(r, partner) &&
+          !s.arrived[input_index(partner.forward, partner.chunk, partner.micro_batch)]) {
+        return;
+      }
+    }
     if (needs_input(r, task)) {
       char& arrived = s.arrived[input_index(task.forward, task.chunk, task.micro_batch)];
       if (!arrived) return;
