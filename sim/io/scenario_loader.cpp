@@ -17,6 +17,7 @@
 #include "sim/sweep/fixed_layout_check.h"
 #include "sim/sweep/pool_checks.h"
 #include "sim/util/number_format.h"
+#include "sim/workload/expert_load.h"
 #include "sim/workload/simulated_features.h"
 #include "sim/workload/transformer_dimensions.h"
 
@@ -71,6 +72,18 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   }
   check_budget_size(job);
   if (model == nullptr) return;
+  if (m.has_expert_routing()) {
+    const RoutingProblem problem =
+        is_transformer(model) ? expert_routing_problem(model->transformer(), m.expert_routing())
+                              : RoutingProblem{"", "the model has no mixture-of-experts layers"};
+    if (!problem.reason.empty()) {
+      if (problem.field.empty()) {
+        job.error("expert_routing", problem.reason);
+      } else {
+        job.child("expert_routing").error(problem.field, problem.reason);
+      }
+    }
+  }
   if (is_transformer(model)) {
     if (job.require("sequence_length") && job.at_least("sequence_length", 1) &&
         m.sequence_length() > model->transformer().max_sequence_length()) {

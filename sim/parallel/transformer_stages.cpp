@@ -99,16 +99,18 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
 Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s::Parallelism& p,
                      const ComputeModel& compute, const LayerGroups& groups) {
   const ExpertLayout experts = expert_layout(p);
-  const LayerShape shape{job.sequence_length(),
-                         p.micro_batch_size(),
-                         p.tensor_parallel(),
-                         p.sequence_parallel(),
-                         !job.has_flash_attention() || job.flash_attention(),
-                         p.context_parallel(),
-                         p.context_parallel_comm(),
-                         narrow_gemms(job.precision()),
-                         experts.expert_parallel,
-                         experts.expert_tensor_parallel};
+  const LayerShape shape{
+      job.sequence_length(),
+      p.micro_batch_size(),
+      p.tensor_parallel(),
+      p.sequence_parallel(),
+      !job.has_flash_attention() || job.flash_attention(),
+      p.context_parallel(),
+      p.context_parallel_comm(),
+      narrow_gemms(job.precision()),
+      experts.expert_parallel,
+      experts.expert_tensor_parallel,
+      t.has_moe() ? expert_load(t, job.expert_routing(), experts.expert_parallel) : ExpertLoad{}};
   Kernels k;
   if (moe_layer_count(t) < t.num_layers()) {
     k.dense = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kDense);

@@ -9,6 +9,7 @@
 
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
+#include "sim/workload/expert_load.h"
 
 namespace clustersim {
 
@@ -55,6 +56,8 @@ struct LayerShape {
   // Mixture-of-experts layers (sim/parallel/expert_parallel.h): EP and ETP.
   int expert_parallel = 1;
   int expert_tensor_parallel = 1;
+  // What the router sends and the busiest expert-parallel rank receives (expert_load.h).
+  ExpertLoad expert_load = {};
 };
 
 // What a layer's MLP is: dense (ffn_hidden_size), or routed experts (with any shared experts).

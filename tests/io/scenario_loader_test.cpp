@@ -118,6 +118,25 @@ TEST_CASE("an expert-parallel degree must divide the experts, an expert TP degre
         "experts (moe)\n");
 }
 
+TEST_CASE("an expert routing a router cannot have is an error at its field") {
+  CHECK(scenario_errors(scenario("mixtral-8x7b",
+                                 "token_budget: 1e9 sequence_length: 4096 expert_routing { "
+                                 "max_violation: 0.2 capacity_factor: 1.25 }")) == "");
+  CHECK(scenario_errors(scenario("mixtral-8x7b",
+                                 "token_budget: 1e9 sequence_length: 4096 expert_routing { "
+                                 "max_violation: 5 }")) ==
+        "s.textproto:7:60: job.expert_routing.max_violation: the busiest expert would take more "
+        "than every token (1 + max_violation at most num_experts / experts_per_token = 4)\n");
+  CHECK(scenario_errors(scenario("mixtral-8x7b",
+                                 "token_budget: 1e9 sequence_length: 4096 expert_routing { "
+                                 "pad_to_capacity: true }")) ==
+        "s.textproto:7:60: job.expert_routing.pad_to_capacity: needs capacity_factor\n");
+  CHECK(scenario_errors(scenario("llama2-7b",
+                                 "token_budget: 1e9 sequence_length: 4096 expert_routing { "
+                                 "max_violation: 0.2 }")) ==
+        "s.textproto:7:43: job.expert_routing: the model has no mixture-of-experts layers\n");
+}
+
 TEST_CASE("a tensor-parallel degree that does not divide the heads is rejected") {
   CHECK(scenario_errors(scenario() + "parallelism { tensor_parallel: 3 }\n") ==
         "s.textproto:12:15: parallelism.tensor_parallel: 3 does not divide the model's "
