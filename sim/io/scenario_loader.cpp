@@ -144,6 +144,9 @@ std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
     return "context parallelism needs fused attention (job.flash_attention)";
   }
   const s::Transformer& t = model->transformer();
+  if (t.has_sliding_window()) {
+    return "context parallelism with sliding-window attention is not simulated yet";
+  }
   const int seq = job.sequence_length();
   const s::ContextParallelComm comm = p.context_parallel_comm();
   const bool all_to_all = comm == s::ALL_TO_ALL;

@@ -49,12 +49,19 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
   }
   const bool causal = t.kind() == schema::DECODER;
   const double s = static_cast<double>(x.s);
-  const double pairs = causal ? s * (s + 1) / 2 : s * s;  // per (sequence, head), all ranks
+  // Keys each query may attend to beyond its causal prefix: the window, when shorter.
+  const int64_t window = shape.sliding_window && t.sliding_window().window_tokens() < x.s
+                             ? t.sliding_window().window_tokens()
+                             : 0;
+  const double w = static_cast<double>(window);
+  double pairs = causal ? s * (s + 1) / 2 : s * s;  // per (sequence, head), all ranks
+  if (window > 0) pairs = w * (w + 1) / 2 + (s - w) * w;
   const double flops = 4.0 * pairs * x.d * x.b * x.a / x.tp / x.cp;
   const double element = 2;  // 16-bit Q, K, V and output
   const double kv_block = 2 * element * x.tokens * x.kv / x.tp * x.d;
   LayerOp core{K::kAttention, "attention", x.s / x.cp, x.s, x.d, x.b * x.a / x.tp, flops,
                0,            causal};
+  core.window = window;
   if (x.cp == 1) return ops->push_back(core);
   switch (shape.context_parallel_comm) {
     case schema::ALL_GATHER:
@@ -106,6 +113,19 @@ void latent_attention(const schema::Transformer& t, const LayerShape& shape, Dim
 LayerKind layer_kind(const schema::Transformer& t, int layer) {
   return t.has_moe() && layer >= t.moe().first_dense_layers() ? LayerKind::kExperts
                                                               : LayerKind::kDense;
+}
+
+bool attends_in_window(const schema::Transformer& t, int layer) {
+  return t.has_sliding_window() && (layer + 1) % t.sliding_window().full_attention_every() != 0;
+}
+
+int windowed_layers_in(const schema::Transformer& t, int first, int count, LayerKind kind) {
+  if (!t.has_sliding_window()) return 0;
+  int windowed = 0;
+  for (int layer = first; layer < first + count; ++layer) {
+    windowed += attends_in_window(t, layer) && layer_kind(t, layer) == kind;
+  }
+  return windowed;
 }
 
 std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const LayerShape& shape,

@@ -121,6 +121,34 @@ TEST_CASE("a hot expert's GEMMs run apart from its rank's other experts, rows ro
   CHECK(dispatches == 1);
 }
 
+TEST_CASE("a layer within the sliding window attends to at most the window's keys per query") {
+  // gpt-oss-120b: window 128; layer 0 attends within it, layer 1 densely.
+  const auto& oss = testing::shipped_catalog().models().find("gpt-oss-120b")->value->transformer();
+  CHECK(attends_in_window(oss, 0));
+  CHECK_FALSE(attends_in_window(oss, 1));
+  CHECK(windowed_layers_in(oss, 0, 36, LayerKind::kExperts) == 18);
+  CHECK(windowed_layers_in(oss, 3, 4, LayerKind::kExperts) == 2);  // layers 4 and 6
+  LayerShape shape{4096, 1, 1, false, true};
+  shape.sliding_window = true;
+  auto attention = [&](const LayerShape& sh) {
+    for (const LayerOp& op : layer_forward_ops(oss, sh, LayerKind::kExperts)) {
+      if (op.kind == LayerOp::Kind::kAttention) return op;
+    }
+    FAIL("no attention op");
+    return LayerOp{};
+  };
+  const LayerOp windowed = attention(shape);
+  CHECK(windowed.window == 128);
+  CHECK(windowed.flops == 4.0 * (128.0 * 129 / 2 + (4096.0 - 128) * 128) * 64 * 64);
+  shape.sliding_window = false;
+  CHECK(attention(shape).window == 0);
+  CHECK(attention(shape).flops == 4.0 * 4096 * 4097 / 2 * 64 * 64);
+  // Sequences within the window attend causally.
+  LayerShape short_shape{128, 1, 1, false, true};
+  short_shape.sliding_window = true;
+  CHECK(attention(short_shape).window == 0);
+}
+
 TEST_CASE("latent attention's projections do 2 FLOPs per weight and token, norms aside") {
   // DeepSeek-V3: q 7168 -> 1536 -> 128 x 192, kv 7168 -> 512 + 64 -> 128 x (128 + 128), output
   // 128 x 128 -> 7168. Without tensor parallelism every weight but the two latent norms' is a
