@@ -118,6 +118,15 @@ std::string describe_added(const PoolMix& pools) {
   return text.empty() ? "none" : text;
 }
 
+// "stage 5 on aws.p4d.24xlarge, layers 14+14+14+14+12+12": a pipeline across pools' busiest
+// stage and its split.
+std::string describe_limiting_stage(const PipelineAcrossPoolsResult& stages, const PoolMix& pools) {
+  std::string layers;
+  for (int n : stages.stage_layers) layers += (layers.empty() ? "" : "+") + std::to_string(n);
+  return "stage " + std::to_string(stages.limiting_stage + 1) + " on " +
+         pools[stages.limiting_pool].instance->name() + ", layers " + layers;
+}
+
 // Nodes of `instance` rented (not owned) by `c`.
 int rented_nodes(const Configuration& c, const std::string& instance) {
   if (!c.pools) return c.instance->name() == instance ? c.nodes : 0;
@@ -175,6 +184,10 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
   if (e.pools) {
     base[result_column("limiting_pool")] = (*c.pools)[e.pools->limiting_pool].instance->name();
     base[result_column("pool_wait_s")] = e.pools->wait_s;
+  }
+  if (e.stages) {
+    base[result_column("limiting_pool")] = describe_limiting_stage(*e.stages, *c.pools);
+    base[result_column("pool_wait_s")] = e.stages->wait_s;
   }
   if (e.step) {
     const StepResult& r = *e.step;
