@@ -88,7 +88,8 @@ const std::vector<ResultColumn>& result_columns() {
       figure("cost", "cost", 0),  // p50, in the report currency
       figure("cost_p95", "cost p95", 0),
       identity("limiting", "limiting", Kind::kText),
-      // A mix: the pool whose replicas finish last, how long the others wait for it per step.
+      // A mix: the pool whose replicas finish last, how long the others wait for it per step; of
+      // a pipeline across pools, the busiest stage's pool, that stage and the layers per stage.
       identity("limiting_pool", "limiting pool", Kind::kText),
       figure("pool_wait_s", "pool wait", 3),
       // With nodes already owned: the nodes the row adds to them (rented).
@@ -118,13 +119,13 @@ std::string describe_added(const PoolMix& pools) {
   return text.empty() ? "none" : text;
 }
 
-// "stage 5 on aws.p4d.24xlarge, layers 14+14+14+14+12+12": a pipeline across pools' busiest
-// stage and its split.
+// "aws.p4d.24xlarge stage 5 (layers 14+14+14+14+12+12)": a pipeline across pools' busiest stage
+// and its split.
 std::string describe_limiting_stage(const PipelineAcrossPoolsResult& stages, const PoolMix& pools) {
   std::string layers;
   for (int n : stages.stage_layers) layers += (layers.empty() ? "" : "+") + std::to_string(n);
-  return "stage " + std::to_string(stages.limiting_stage + 1) + " on " +
-         pools[stages.limiting_pool].instance->name() + ", layers " + layers;
+  return pools[stages.limiting_pool].instance->name() + " stage " +
+         std::to_string(stages.limiting_stage + 1) + " (layers " + layers + ")";
 }
 
 // Nodes of `instance` rented (not owned) by `c`.

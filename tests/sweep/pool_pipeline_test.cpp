@@ -1,0 +1,86 @@
+// Tests of pipelines across pools as scenarios (issue 17): the shipped scenario's answer, and
+// every bad input an error at its field (stage layer counts, sums and zeros, a stage too big for
+// its pool's GPU, tensor parallelism spanning pools, pools of different GPUs per node).
+#include <catch2/catch.hpp>
+
+#include "sim/cost/cost_model.h"
+#include "sim/sweep/sweep_runner.h"
+#include "tests/testing/scenario_text.h"
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim {
+namespace {
+
+using testing::scenario_errors;
+
+// Llama-2-7B on one p5 node (H100) then one p4d node (A100), the layout on line 9.
+const char kTwoPools[] = R"(name: "t"
+model: "llama2-7b"
+job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM
+      token_budget: 1e9 }
+cluster {
+  pool { instance: "aws.p5.48xlarge" nodes: 1 }
+  pool { instance: "aws.p4d.24xlarge" nodes: 1 }
+}
+)";
+
+std::string errors_of(const std::string& parallelism) {
+  return scenario_errors(kTwoPools + parallelism);
+}
+
+TEST_CASE("stage layer counts of the wrong count, sum or a zero are errors at stage_layers") {
+  const std::string across =
+      "parallelism { tensor_parallel: 8 pipeline_parallel: 2 pool_placement: "
+      "PIPELINE_ACROSS_POOLS ";
+  CHECK(errors_of(across + "stage_layers: [10, 11, 11] }") ==
+        "s.textproto:9:93: parallelism.stage_layers: stage_layers do not lay out the pipeline: 3 "
+        "stage layer counts for 2 stages\n");
+  CHECK(errors_of(across + "stage_layers: [10, 11] }") ==
+        "s.textproto:9:93: parallelism.stage_layers: add up to 21 layers, the model has 32 "
+        "(num_layers)\n");
+  CHECK(errors_of(across + "stage_layers: [32, 0] }") ==
+        "s.textproto:9:93: parallelism.stage_layers[1]: must be at least 1, got 0\n");
+}
+
+TEST_CASE("a stage whose layers do not fit its pool's GPU memory is an error at its count") {
+  // TP 1 x DP 8 per stage: 30 layers of Llama-2-7B unsharded on each A100 are about 127 GiB.
+  const std::string across =
+      "parallelism { tensor_parallel: 1 pipeline_parallel: 2 pool_placement: "
+      "PIPELINE_ACROSS_POOLS ";
+  CHECK(errors_of(across + "stage_layers: [2, 30] }") ==
+        "s.textproto:9:93: parallelism.stage_layers[1]: stage 2's 30 layers do not fit in the "
+        "memory of \"aws.p4d.24xlarge\"'s A100-SXM4-40GB: they need 127 GiB per GPU of the 40 "
+        "GiB it has\n");
+  // Without counts no split by speed fits either: the error is the placement's.
+  const std::string unlisted = errors_of(across + "}");
+  CHECK(unlisted.rfind("s.textproto:9:55: parallelism.pool_placement: no split of the layers by "
+                       "speed fits the stages' GPU memories (an even split: stage 2's 16 layers",
+                       0) == 0);
+}
+
+TEST_CASE("tensor parallelism spanning pools stays an error with the pipeline across them") {
+  CHECK(errors_of("parallelism { tensor_parallel: 16 pipeline_parallel: 1 pool_placement: "
+                  "PIPELINE_ACROSS_POOLS }") ==
+        "s.textproto:9:15: parallelism.tensor_parallel: 16 would span pools: pool 1 "
+        "(\"aws.p5.48xlarge\") has NVLink domains of 8 GPUs, and a tensor-parallel group stays "
+        "inside one pool's NVLink domain\n");
+}
+
+TEST_CASE("pools of different GPUs per node cannot hold one pipeline") {
+  const std::string errors = scenario_errors(R"(name: "t"
+model: "llama2-7b"
+job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM
+      token_budget: 1e9 }
+cluster {
+  pool { instance: "aws.p5.48xlarge" nodes: 1 }
+  pool { instance: "aws.g5.12xlarge" nodes: 2 }
+}
+parallelism { tensor_parallel: 4 pipeline_parallel: 4 pool_placement: PIPELINE_ACROSS_POOLS })");
+  CHECK(errors.rfind("s.textproto:6:3: cluster.pool: pipeline across pools needs the same GPUs "
+                     "per node and NVLink domain in every pool: aws.p5.48xlarge has 8 GPUs per "
+                     "node, aws.g5.12xlarge 4",
+                     0) == 0);
+}
+
+}  // namespace
+}  // namespace clustersim
