@@ -1,10 +1,12 @@
 // Tests of pipelines across pools as scenarios (issue 17): the shipped scenario's answer, and
 // every bad input an error at its field (stage layer counts, sums and zeros, a stage too big for
-// its pool's GPU, tensor parallelism spanning pools, pools of different GPUs per node).
+// its pool's GPU, tensor parallelism spanning pools, pools of different GPUs per node), and the
+// placements auto_parallelism and sweep.pool_placement try.
 #include <catch2/catch.hpp>
+#include <set>
+#include <tuple>
 
-#include "sim/cost/cost_model.h"
-#include "sim/sweep/sweep_runner.h"
+#include "sim/sweep/configuration_space.h"
 #include "tests/testing/scenario_text.h"
 #include "tests/testing/shipped_catalog.h"
 
@@ -80,6 +82,41 @@ parallelism { tensor_parallel: 4 pipeline_parallel: 4 pool_placement: PIPELINE_A
                      "per node and NVLink domain in every pool: aws.p5.48xlarge has 8 GPUs per "
                      "node, aws.g5.12xlarge 4",
                      0) == 0);
+}
+
+TEST_CASE("auto_parallelism over pools also places the pipeline across them") {
+  // 8 H100 + 8 A100 GPUs: every stage of TP x DP = 8, 4 or 2 GPUs sits whole on a pool, so PP is
+  // 2, 4 or 8 (at most 4 here); one micro-batch size.
+  testing::TempDir dir;
+  const auto loaded = testing::load_valid_scenario(
+      dir, kTwoPools + std::string("sweep { auto_parallelism { micro_batch_size: [1] "
+                                   "max_pipeline_parallel: 4 } }"));
+  std::set<std::tuple<int, int, int>> across;  // TP, PP, DP
+  for (const Configuration& c : expand_configurations(*loaded).valid) {
+    const schema::Parallelism& p = c.parallelism;
+    if (p.pool_placement() != schema::PIPELINE_ACROSS_POOLS) continue;
+    CHECK(p.tensor_parallel() * p.data_parallel() * p.pipeline_parallel() == 16);
+    CHECK(8 % (p.tensor_parallel() * p.data_parallel()) == 0);
+    across.insert({p.tensor_parallel(), p.pipeline_parallel(), p.data_parallel()});
+  }
+  CHECK(across.count({8, 2, 1}) == 1);
+  CHECK(across.count({4, 4, 1}) == 1);
+  CHECK(across.count({2, 2, 4}) == 1);
+  CHECK(across.count({1, 8, 1}) == 0);  // more stages than max_pipeline_parallel
+}
+
+TEST_CASE("sweep.pool_placement tries both placements of one layout") {
+  testing::TempDir dir;
+  const auto loaded = testing::load_valid_scenario(
+      dir, kTwoPools + std::string("parallelism { tensor_parallel: 8 pipeline_parallel: 2 }\n"
+                                   "sweep { pool_placement: [DATA_PARALLEL_POOLS, "
+                                   "PIPELINE_ACROSS_POOLS] }"));
+  const ExpandedConfigurations space = expand_configurations(*loaded);
+  // TP 8 x PP 2 is 16 GPUs: the data-parallel mix needs it inside each pool's 8.
+  CHECK(space.total == 2);
+  REQUIRE(space.valid.size() == 1);
+  CHECK(space.valid[0].parallelism.pool_placement() == schema::PIPELINE_ACROSS_POOLS);
+  CHECK(space.pruned.count("tensor x context x pipeline parallel does not divide every pool's GPUs") == 1);
 }
 
 }  // namespace
