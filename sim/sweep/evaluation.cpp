@@ -18,14 +18,18 @@ Evaluator::Evaluator(const Catalog& catalog, const LoadedScenario& scenario)
       scenario_(scenario),
       runtime_(*catalog.runtimes().find("default")->value) {}
 
-MemoryEstimate Evaluator::memory_on(const s::InstanceType& instance,
-                                    const s::Parallelism& parallelism) const {
+double Evaluator::capacity_bytes(const s::InstanceType& instance) const {
   // The provider's figure for the GPU memory when the catalog has one.
   const double capacity_gib = instance.has_gpu_memory_gib()
                                   ? instance.gpu_memory_gib()
                                   : catalog_.gpu_of(instance).memory_gib();
+  return capacity_gib * kBytesPerGibibyte;
+}
+
+MemoryEstimate Evaluator::memory_on(const s::InstanceType& instance,
+                                    const s::Parallelism& parallelism) const {
   return estimate_memory(*scenario_.model, scenario_.scenario().job(), parallelism,
-                         capacity_gib * kBytesPerGibibyte, runtime_memory(runtime_, parallelism));
+                         capacity_bytes(instance), runtime_memory(runtime_, parallelism));
 }
 
 std::vector<MemoryEstimate> Evaluator::pool_memory(const Configuration& c) {
@@ -73,11 +77,8 @@ std::vector<StagePool> Evaluator::stage_pools(const Configuration& c,
     const Topology* topology = this->topology(*pool.instance, pool.nodes, pool.gpus_per_node,
                                               pool.nvlink_domain_nodes, error);
     if (!topology) return {};
-    const double capacity_gib = pool.instance->has_gpu_memory_gib()
-                                    ? pool.instance->gpu_memory_gib()
-                                    : catalog_.gpu_of(*pool.instance).memory_gib();
     pools.push_back(
-        {topology, &computes->back(), pool.gpus() / stage_gpus, capacity_gib * kBytesPerGibibyte});
+        {topology, &computes->back(), pool.gpus() / stage_gpus, capacity_bytes(*pool.instance)});
   }
   return pools;
 }
@@ -92,22 +93,20 @@ std::vector<MemoryEstimate> Evaluator::stage_memory(const Configuration& c) {
   std::vector<ComputeModel> computes;
   std::string error;
   const std::vector<StagePool> pools = stage_pools(c, &computes, &error);
-  // Without a topology the layers are timed nowhere: the even split's memory.
+  // Without a topology the layers are timed nowhere: the given or else the even split's memory.
   std::optional<s::Parallelism> p;
-  if (!pools.empty()) p = stage_layout(c, pools);
+  if (!pools.empty() || c.parallelism.stage_layers_size() > 0) p = stage_layout(c, pools);
   if (!p) {
     p = c.parallelism;
     p->clear_stage_layers();
   }
   std::vector<MemoryEstimate> memory;
+  const int stage_gpus = p->tensor_parallel() * p->context_parallel() * p->data_parallel();
   int stage = 0;
   for (const PoolShare& pool : *c.pools) {
-    const MemoryEstimate on = memory_on(*pool.instance, *p);  // for the GPU's capacity
-    const int stages =
-        pool.gpus() / (p->tensor_parallel() * p->context_parallel() * p->data_parallel());
-    for (int k = 0; k < stages; ++k, ++stage) {
+    for (int k = 0; k < pool.gpus() / stage_gpus; ++k, ++stage) {
       memory.push_back(estimate_stage_memory(*scenario_.model, scenario_.scenario().job(), *p,
-                                             stage, on.capacity_bytes,
+                                             stage, capacity_bytes(*pool.instance),
                                              runtime_memory(runtime_, *p)));
     }
   }
@@ -126,7 +125,10 @@ Evaluation Evaluator::evaluate_across_pools(const Configuration& c, Timeline* ti
   e.peak_flops = computes.front().peak_flops();
   if (pools.empty() || !e.memory.fits()) return e;
   const std::optional<s::Parallelism> p = stage_layout(c, pools);
-  if (!p) return e;  // memory() reported the even split, which does not fit either
+  if (!p) {  // memory() reports the even split, which then does not fit either
+    e.error = "no split of the layers fits the stages' GPU memories";
+    return e;
+  }
   std::vector<PoolEndpoint> endpoints;
   std::vector<ClusterSpec> specs;
   for (const PoolShare& pool : *c.pools) {

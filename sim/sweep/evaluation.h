@@ -46,6 +46,8 @@ class Evaluator {
   Evaluation evaluate(const Configuration& configuration, Timeline* timeline = nullptr);
 
  private:
+  // The GPU memory `instance` exposes: the provider's figure when the catalog has one.
+  double capacity_bytes(const schema::InstanceType& instance) const;
   MemoryEstimate memory_on(const schema::InstanceType& instance,
                            const schema::Parallelism& parallelism) const;
   // The cached topology of `nodes` of `instance`; null (and `error` set) when it cannot be built.
