@@ -123,6 +123,50 @@ TEST_CASE("the joined pools put each pool's nodes in order, their GPUs meeting o
   CHECK(mix.joined->route_kind(0, 8) == LinkKind::kNetwork);
 }
 
+TEST_CASE("a send between the joined pools crosses the inter-pool link at its capacity") {
+  const AcrossTwoPools mix;
+  // Stated at 40 Gbit/s: below any one NIC of either pool (p4d: 4 x 100 Gbit/s).
+  s::InterPoolNetwork stated;
+  stated.set_kind(s::InterPoolNetwork::STATED);
+  stated.set_bandwidth_gbit_per_s(40);
+  const InterPoolLinks links = inter_pool_links({{mix.p5_type, 1}, {mix.p4d_type, 1}}, stated,
+                                                nullptr, mix.catalog);
+  TopologyOrError built = build_joined_topology(
+      {{mix.p5_type, 1, 0, 0, nullptr, std::nullopt}, {mix.p4d_type, 1, 0, 0, nullptr, std::nullopt}},
+      links.bytes_per_s, mix.catalog);
+  REQUIRE(built.topology);
+  double narrowest = 1e30;
+  for (int32_t link : built.topology->route(0, 8)) {
+    narrowest = std::min(narrowest, built.topology->links()[link].capacity_bytes_per_s);
+  }
+  CHECK(narrowest == Approx(40e9 / 8));
+}
+
+TEST_CASE("a pipeline across two pools of one instance type is the plain cluster's pipeline") {
+  // Two p5 pools of one node joined by a spine at their NICs' rate, against two p5 nodes on one
+  // switch: the same GPUs, links and stage work, so the same step.
+  AcrossTwoPools mix;
+  const InterPoolLinks links = inter_pool_links({{mix.p5_type, 1}, {mix.p5_type, 1}},
+                                                s::InterPoolNetwork(), nullptr, mix.catalog);
+  TopologyOrError built = build_joined_topology(
+      {{mix.p5_type, 1, 0, 0, nullptr, std::nullopt}, {mix.p5_type, 1, 0, 0, nullptr, std::nullopt}},
+      links.bytes_per_s, mix.catalog);
+  REQUIRE(built.topology);
+  auto second = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  const std::vector<StagePool> pools{{mix.p5.get(), &mix.h100, 1, 80 * kBytesPerGibibyte},
+                                     {second.get(), &mix.h100, 1, 80 * kBytesPerGibibyte}};
+  s::Parallelism p = mix.p;
+  p.add_stage_layers(17);
+  p.add_stage_layers(15);
+  const PipelineAcrossPoolsResult across =
+      simulate_pipeline_across_pools(mix.model, mix.job, p, pools, *built.topology);
+  auto plain = testing::shipped_cluster("aws.p5.48xlarge", 2);
+  const StepResult one = simulate_step(mix.model, mix.job, p, *plain, mix.h100);
+  CHECK(across.step.step_s == Approx(one.step_s).epsilon(1e-9));
+  CHECK(across.step.mfu == Approx(one.mfu).epsilon(1e-9));
+  CHECK(across.limiting_stage == 0);  // 17 layers against 15 and the output layer
+}
+
 TEST_CASE("split by speed, the H100 stage takes more layers than the A100 stage") {
   const AcrossTwoPools mix;
   const s::Parallelism p = mix.split();
