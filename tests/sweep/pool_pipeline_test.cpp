@@ -44,6 +44,15 @@ TEST_CASE("stage layer counts of the wrong count, sum or a zero are errors at st
         "s.textproto:9:93: parallelism.stage_layers[1]: must be at least 1, got 0\n");
 }
 
+TEST_CASE("a pipeline across pools takes no first/last stage layer counts instead of its own") {
+  CHECK(errors_of("parallelism { tensor_parallel: 8 pipeline_parallel: 2 pool_placement: "
+                  "PIPELINE_ACROSS_POOLS first_stage_layers: 20 }") ==
+        "s.textproto:9:93: parallelism.first_stage_layers: a pipeline across pools splits its "
+        "layers by speed or by stage_layers, not by first/last stage layers or the "
+        "embedding/loss split: the scenario's one configuration is aws.p5.48xlarge x 1 + "
+        "aws.p4d.24xlarge x 1, TP 8 PP 2 DP 1 mbs 1, RECOMPUTE_NONE\n");
+}
+
 TEST_CASE("a stage whose layers do not fit its pool's GPU memory is an error at its count") {
   // TP 1 x DP 8 per stage: 30 layers of Llama-2-7B unsharded on each A100 are about 127 GiB.
   const std::string across =
