@@ -120,11 +120,12 @@ ConfigurationProblem pipeline_across_pools_problem(const Configuration& c,
   const bool other_split = p.has_first_stage_layers() || p.has_last_stage_layers() ||
                            p.embedding_in_pipeline_split() || p.loss_in_pipeline_split();
   if (other_split && p.stage_layers_size() == 0) {
-    return {"a pipeline across pools splits its layers by speed or by stage_layers, not by "
-            "first/last stage layers or the embedding/loss split",
-            p.has_first_stage_layers() || p.has_last_stage_layers()
-                ? "parallelism.first_stage_layers"
-                : "parallelism.embedding_in_pipeline_split"};
+    return {
+        "a pipeline across pools splits its layers by speed or by stage_layers, not by "
+        "first/last stage layers or the embedding/loss split",
+        p.has_first_stage_layers() || p.has_last_stage_layers()
+            ? "parallelism.first_stage_layers"
+            : "parallelism.embedding_in_pipeline_split"};
   }
   if (scenario.scenario().parallelism().rank_order() == s::TP_PP_DP) {
     return {"a pipeline across pools places each stage's replicas together (TP_DP_PP)",

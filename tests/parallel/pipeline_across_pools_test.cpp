@@ -129,11 +129,11 @@ TEST_CASE("a send between the joined pools crosses the inter-pool link at its ca
   s::InterPoolNetwork stated;
   stated.set_kind(s::InterPoolNetwork::STATED);
   stated.set_bandwidth_gbit_per_s(40);
-  const InterPoolLinks links = inter_pool_links({{mix.p5_type, 1}, {mix.p4d_type, 1}}, stated,
-                                                nullptr, mix.catalog);
-  TopologyOrError built = build_joined_topology(
-      {{mix.p5_type, 1, 0, 0, nullptr, std::nullopt}, {mix.p4d_type, 1, 0, 0, nullptr, std::nullopt}},
-      links.bytes_per_s, mix.catalog);
+  const InterPoolLinks links =
+      inter_pool_links({{mix.p5_type, 1}, {mix.p4d_type, 1}}, stated, nullptr, mix.catalog);
+  TopologyOrError built = build_joined_topology({{mix.p5_type, 1, 0, 0, nullptr, std::nullopt},
+                                                 {mix.p4d_type, 1, 0, 0, nullptr, std::nullopt}},
+                                                links.bytes_per_s, mix.catalog);
   REQUIRE(built.topology);
   double narrowest = 1e30;
   for (int32_t link : built.topology->route(0, 8)) {
@@ -148,9 +148,9 @@ TEST_CASE("a pipeline across two pools of one instance type is the plain cluster
   AcrossTwoPools mix;
   const InterPoolLinks links = inter_pool_links({{mix.p5_type, 1}, {mix.p5_type, 1}},
                                                 s::InterPoolNetwork(), nullptr, mix.catalog);
-  TopologyOrError built = build_joined_topology(
-      {{mix.p5_type, 1, 0, 0, nullptr, std::nullopt}, {mix.p5_type, 1, 0, 0, nullptr, std::nullopt}},
-      links.bytes_per_s, mix.catalog);
+  TopologyOrError built = build_joined_topology({{mix.p5_type, 1, 0, 0, nullptr, std::nullopt},
+                                                 {mix.p5_type, 1, 0, 0, nullptr, std::nullopt}},
+                                                links.bytes_per_s, mix.catalog);
   REQUIRE(built.topology);
   auto second = testing::shipped_cluster("aws.p5.48xlarge", 1);
   const std::vector<StagePool> pools{{mix.p5.get(), &mix.h100, 1, 80 * kBytesPerGibibyte},

@@ -125,7 +125,8 @@ TEST_CASE("sweep.pool_placement tries both placements of one layout") {
   CHECK(space.total == 2);
   REQUIRE(space.valid.size() == 1);
   CHECK(space.valid[0].parallelism.pool_placement() == schema::PIPELINE_ACROSS_POOLS);
-  CHECK(space.pruned.count("tensor x context x pipeline parallel does not divide every pool's GPUs") == 1);
+  CHECK(space.pruned.count(
+            "tensor x context x pipeline parallel does not divide every pool's GPUs") == 1);
 }
 
 }  // namespace
