@@ -88,8 +88,9 @@ class ConfigurationSpace {
 
   // Candidates, valid or not. Deterministic: the same scenario always gives the same order
   // (instance, nodes, tensor, context, pipeline, micro-batch, expert parallel (auto layouts of a
-  // MoE model), schedule and virtual stages, ZeRO stage, recomputation, sequence parallelism,
-  // dataset storage, dataloader workers; the last fastest).
+  // MoE model), schedule and virtual stages, pool placement (auto layouts: a mix's pipelines
+  // across pools after all the others), ZeRO stage, recomputation, sequence parallelism, dataset
+  // storage, dataloader workers; the last fastest).
   int64_t size() const { return size_; }
   // Requires: 0 <= index < size().
   Configuration at(int64_t index) const;
