@@ -200,6 +200,30 @@ void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
                       [&](int pp) { return pipeline_parallel_problem(pp, model); });
 }
 
+// Layers listed per stage: each at least 1, adding up to the model's `layers`, alone (their count
+// against the pipeline's stages is a configuration's: sweep/configuration_space.h).
+void check_stage_layers(const FieldChecker& p, int layers) {
+  const auto& m = static_cast<const s::Parallelism&>(p.message());
+  if (m.stage_layers_size() == 0) return;
+  if (m.has_first_stage_layers() || m.has_last_stage_layers() || m.embedding_in_pipeline_split() ||
+      m.loss_in_pipeline_split()) {
+    p.error("stage_layers",
+            "cannot be combined with first/last_stage_layers or "
+            "embedding/loss_in_pipeline_split");
+  }
+  int sum = 0;
+  for (int i = 0; i < m.stage_layers_size(); ++i) {
+    if (m.stage_layers(i) < 1) {
+      p.error("stage_layers", "must be at least 1, got " + std::to_string(m.stage_layers(i)), i);
+    }
+    sum += m.stage_layers(i);
+  }
+  if (sum != layers) {
+    p.error("stage_layers", "add up to " + std::to_string(sum) + " layers, the model has " +
+                                std::to_string(layers) + " (num_layers)");
+  }
+}
+
 // Uneven layouts and block recomputation against the model's layers.
 void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
   const auto& m = static_cast<const s::Parallelism&>(p.message());
@@ -229,6 +253,7 @@ void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
                                      std::to_string(m.first_stage_layers()) + ") exceeds the "
                                      "model's num_layers (" + std::to_string(layers) + ")");
   }
+  check_stage_layers(p, layers);
 }
 
 void check_parallelism(const FieldChecker& p, const s::Model* model) {
