@@ -50,10 +50,11 @@ std::vector<Picoseconds> IterationModel::sample_collectives(const IterationInput
   } else {
     for (int g = 0; g < in.tensor_parallel; ++g) c.gpus.push_back(g);
   }
+  const Picoseconds overhead = Picoseconds::from_microseconds(in.serving->allreduce_overhead_us());
   std::vector<Picoseconds> samples;
   for (int64_t tokens = 1;; tokens *= 2) {
     c.bytes = static_cast<double>(tokens) * shapes_[0].allreduce_bytes_per_token;
-    samples.push_back(collective_time(*in.topology, c));
+    samples.push_back(collective_time(*in.topology, c) + (send ? Picoseconds() : overhead));
     if (tokens >= in.max_tokens) break;
   }
   return samples;
@@ -107,7 +108,8 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
     layer += compute_.fused_attention(work.attention_pairs * shape.attention_flops_per_pair);
   }
   if (decode_bytes > 0) layer += compute_.memory_bound(decode_bytes);
-  Picoseconds total(layer.count() * shape.layers + 2 * allreduce(m).count() * shape.layers);
+  Picoseconds total(layer.count() * shape.layers +
+                    shape.allreduces_per_layer * allreduce(m).count() * shape.layers);
   if (shape.vocab_shard > 0 && work.logits > 0) {
     total += sixteen_.matmul(work.logits, shape.vocab_shard, shape.hidden);
   }

@@ -5,10 +5,12 @@
 // model, plus the runtime's host overhead:
 //
 //   stage = layers x (matmuls(m) + prefill attention + decode attention + elementwise(m)
-//                     + 2 all-reduce(m) + layer overhead) [+ output projection of the sequences]
+//                     + A all-reduce(m) + layer overhead) [+ output projection of the sequences]
 //   iteration = sum of stages + (stages - 1) sends(m) + iteration overhead
 //
-// where m is the iteration's token count. Matmul times are memoized per m; collective times are
+// where m is the iteration's token count and A the all-reduces per layer (2, or 1 when attention
+// and MLP run in parallel); an all-reduce is its time on the links plus the runtime's
+// allreduce_overhead_us. Matmul times are memoized per m; collective times are
 // simulated on the replica's topology (net/collective.h) at token counts 1, 2, 4, ... and
 // interpolated linearly between them (each algorithm's time is affine in the size).
 //
@@ -55,8 +57,8 @@ class IterationModel {
 
   Picoseconds iteration(const IterationWork& work) const;
   // One tensor-parallel all-reduce (stage-to-stage send) of `tokens` tokens' hidden states: the
-  // simulated time at a sampled power of two, interpolated linearly between them; 0 without
-  // tensor (pipeline) parallelism.
+  // simulated time at a sampled power of two (an all-reduce's with the runtime's overhead),
+  // interpolated linearly between them; 0 without tensor (pipeline) parallelism.
   Picoseconds allreduce(int64_t tokens) const { return interpolate(allreduce_, tokens); }
   Picoseconds send(int64_t tokens) const { return interpolate(send_, tokens); }
 

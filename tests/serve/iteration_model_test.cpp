@@ -77,8 +77,9 @@ TEST_CASE("a long prefill runs at the fitted tensor-core rate") {
   CHECK(t < expected_s * 1.01);  // overheads and the output projection
 }
 
-// The all-reduce of m tokens' hidden states is collective.h's simulated time at powers of two and
-// linear between them; a decode step pays two per layer on top of streaming its weight shard.
+// The all-reduce of m tokens' hidden states is collective.h's simulated time at powers of two plus
+// the runtime's allreduce_overhead_us, linear between them; a decode step pays two per layer on
+// top of streaming its weight shard.
 TEST_CASE("tensor-parallel iterations add two all-reduces per layer timed by the network") {
   IterationInputs in = single_gpu_inputs("llama2-70b", "H100-SXM5-80GB", {});
   in.tensor_parallel = 4;
@@ -88,9 +89,11 @@ TEST_CASE("tensor-parallel iterations add two all-reduces per layer timed by the
   const IterationModel tp4(in);
   Collective c;
   c.gpus = {0, 1, 2, 3};
+  const double overhead_s = in.serving->allreduce_overhead_us() * 1e-6;
+  REQUIRE(overhead_s > 0);
   const auto simulated = [&](int64_t tokens) {
     c.bytes = tokens * 8192.0 * 2;
-    return collective_time(*topology, c).seconds();
+    return collective_time(*topology, c).seconds() + overhead_s;
   };
   CHECK(tp4.allreduce(64).seconds() == Approx(simulated(64)).epsilon(1e-9));
   CHECK(tp4.allreduce(96).seconds() ==
@@ -101,6 +104,30 @@ TEST_CASE("tensor-parallel iterations add two all-reduces per layer timed by the
   const double t = tp4.iteration({1, 1, 0, 128}).seconds();
   CHECK(t > streamed_s + shape.layers * (2 * tp4.allreduce(1).seconds() +
                                          in.fit.layer_overhead_us() * 1e-6));
+}
+
+// With attention and MLP in parallel (GPT-J) their row-parallel outputs are summed before one
+// all-reduce: the same layer with sequential blocks takes L x allreduce(m) longer, nothing else.
+TEST_CASE("parallel attention and MLP take one all-reduce per layer") {
+  IterationInputs in = single_gpu_inputs("gpt-j-6b", "H100-SXM5-80GB", {});
+  REQUIRE(in.model->parallel_attention_mlp());
+  in.tensor_parallel = 2;
+  const auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1, 2);
+  in.topology = topology.get();
+  in.max_tokens = 1024;
+  const IterationModel parallel(in);
+  s::Transformer sequential_model = *in.model;
+  sequential_model.set_parallel_attention_mlp(false);
+  in.model = &sequential_model;
+  const IterationModel sequential(in);
+  CHECK(parallel.largest_stage().allreduces_per_layer == 1);
+  CHECK(sequential.largest_stage().allreduces_per_layer == 2);
+  for (const int64_t m : {1, 256}) {
+    const IterationWork work{m, m, m > 1 ? m * (m + 1) / 2.0 : 0.0, m > 1 ? 0.0 : 128.0};
+    const double difference =
+        sequential.iteration(work).seconds() - parallel.iteration(work).seconds();
+    CHECK(difference == Approx(28 * parallel.allreduce(m).seconds()).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("FP4 weights take half a byte per parameter") {
