@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Fits the serving runtime's per-GPU efficiencies on the serving calibration scenarios.
 
-Usage: tools/fit_serving.py [--clustersim build/release/clustersim] [--memory] [GPU ...]
+Usage: tools/fit_serving.py [--clustersim build/release/clustersim] [--memory | --shared] [GPU ...]
 
 For each GPU (default: every GPU fitted in topologies/serving.textproto), searches its
-compute_fraction, memory_fraction and layer_overhead_us for the least mean of the three mean
+compute_fraction, memory_fraction, layer_overhead_us and kv_reread_fraction (which only the
+runs of Mistral 7B, the grouped-query model without the grouped kernel, depend on) for the least
+mean of the three mean
 absolute errors `clustersim validate scenarios/validation/serving/*.textproto` reports for it
 (throughput, TTFT, time per output token; the table "TensorRT-LLM 0.9.0", so not the Mixtral
 rows), by coordinate descent in relative steps of 10%, 3% and 1%, each trial a catalog directory
-whose serving runtime (and pcie link class) replaces the shipped one. With --memory, fits instead its
-memory_overhead_gib and tensor_parallel_memory_gib: least squares of the published peak memory
+whose serving runtime (and pcie link class) replaces the shipped one. With --memory, fits instead
+its memory_overhead_gib and tensor_parallel_memory_gib: least squares of the published peak memory
 minus the predicted one without them, against 1 and TP - 1, over its rows. Prints the fitted
 `gpu { ... }` lines.
 
@@ -36,7 +38,7 @@ PCIE = re.compile(r'link_class \{\n  name: "pcie"\n  efficiency_fraction: ([\d.]
                   r'  step_latency_us: ([\d.]+)\n(?:.*\n)*?\}\n')
 FIT = re.compile(r'gpu \{ gpu: "([^"]+)" compute_fraction: ([\d.]+) memory_fraction: ([\d.]+) '
                  r'layer_overhead_us: ([\d.]+)(?: memory_overhead_gib: ([\d.]+) '
-                 r'tensor_parallel_memory_gib: ([\d.]+))? \}')
+                 r'tensor_parallel_memory_gib: ([\d.]+))?(?: kv_reread_fraction: ([\d.]+))? \}')
 LINE = re.compile(r'^TensorRT-LLM 0\.9\.0 \(([^)]+)\): mean absolute error throughput ([\d.]+)%.*'
                   r'TTFT ([\d.]+)%.*TPOT ([\d.]+)%', re.M)
 
@@ -44,8 +46,10 @@ LINE = re.compile(r'^TensorRT-LLM 0\.9\.0 \(([^)]+)\): mean absolute error throu
 def fit_line(gpu, values):
     line = 'gpu { gpu: "%s" compute_fraction: %.3f memory_fraction: %.3f layer_overhead_us: %.1f' % (
         (gpu,) + tuple(values[:3]))
-    if len(values) > 3 and values[3] is not None:
+    if values[3] is not None:
         line += ' memory_overhead_gib: %.2f tensor_parallel_memory_gib: %.2f' % tuple(values[3:5])
+    if values[5] != 1:
+        line += ' kv_reread_fraction: %.3f' % values[5]
     return line + ' }'
 
 
@@ -108,14 +112,14 @@ def instances_of(gpu):
     return names
 
 
-def descend(fits, key, capped, objective):
-    """Coordinate descent of fits[key]'s values (those in `capped` at most 1) on objective."""
+def descend(fits, key, free, capped, objective):
+    """Coordinate descent of the values `free` of fits[key] (those in `capped` at most 1)."""
     best = objective(fits)
     for step in (0.10, 0.03, 0.01):
         improved = True
         while improved:
             improved = False
-            for k in range(3):
+            for k in free:
                 for sign in (1, -1):
                     trial = list(fits[key])
                     trial[k] *= 1 + sign * step
@@ -132,18 +136,19 @@ def descend(fits, key, capped, objective):
 
 def fit(clustersim, fits, gpu):
     files = scenarios_of(gpu, instances_of(gpu))
-    return descend(fits, gpu, (0, 1), lambda f: error(clustersim, f, gpu, files))
+    return descend(fits, gpu, (0, 1, 2, 5), (0, 1, 5), lambda f: error(clustersim, f, gpu, files))
 
 
 def fit_shared(clustersim, fits):
     files = [path for path in scenarios_of(None, None) if not path.endswith('-tp1.textproto')]
-    return descend(fits, SHARED, (1,), lambda f: error(clustersim, f, 'all GPUs', files))
+    return descend(fits, SHARED, (0, 1, 2), (1,),
+                   lambda f: error(clustersim, f, 'all GPUs', files))
 
 
 def fit_memory(clustersim, fits, gpu):
     """Least squares of residual = base + per_rank (tp - 1), in GiB, over the GPU's rows."""
     files = scenarios_of(gpu, instances_of(gpu))
-    trial = dict(fits, **{gpu: fits[gpu][:3] + [0.0, 0.0]})
+    trial = dict(fits, **{gpu: fits[gpu][:3] + [0.0, 0.0] + fits[gpu][5:]})
     rows = [line.split(',') for line in validate(clustersim, trial, files, csv=True).splitlines()]
     header = rows[0]
     name, pub, pred = (header.index(k) for k in
@@ -158,7 +163,8 @@ def fit_memory(clustersim, fits, gpu):
     sxx = sum((x - mx) ** 2 for x in xs)
     per_rank = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
     base = my - per_rank * mx
-    return dict(fits, **{gpu: fits[gpu][:3] + [max(base, 0.0), max(per_rank, 0.0)]})
+    memory = [max(base, 0.0), max(per_rank, 0.0)]
+    return dict(fits, **{gpu: fits[gpu][:3] + memory + fits[gpu][5:]})
 
 
 def main():
@@ -168,8 +174,8 @@ def main():
     parser.add_argument('--shared', action='store_true', help='fit the shared constants instead')
     parser.add_argument('gpus', nargs='*')
     args = parser.parse_args()
-    fits = {m.group(1): [float(m.group(i)) if m.group(i) else None for i in range(2, 7)]
-            for m in FIT.finditer(open(RUNTIME).read())}
+    fits = {m.group(1): [float(m.group(i)) if m.group(i) else None for i in range(2, 7)] +
+            [float(m.group(7) or 1)] for m in FIT.finditer(open(RUNTIME).read())}
     fits[SHARED] = shared_constants()
     if args.shared:
         fits = fit_shared(args.clustersim, fits)

@@ -342,6 +342,7 @@ void check_serving_fit(const FieldChecker& fit) {
   fit.require("layer_overhead_us") && fit.non_negative("layer_overhead_us");
   fit.non_negative("memory_overhead_gib");
   fit.non_negative("tensor_parallel_memory_gib");
+  fit.in_range("kv_reread_fraction", 0, 1);
 }
 
 }  // namespace

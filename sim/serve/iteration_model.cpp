@@ -28,6 +28,7 @@ IterationModel::IterationModel(const IterationInputs& in)
       sixteen_(ComputeModel::serving(*in.gpu, sixteen_bit_format(*in.gpu), *in.runtime,
                                      in.fit.compute_fraction(), in.fit.memory_fraction())),
       weight_bytes_(bytes_per_element(in.formats.weights)),
+      kv_reread_fraction_(in.fit.has_kv_reread_fraction() ? in.fit.kv_reread_fraction() : 1.0),
       layer_overhead_(Picoseconds::from_microseconds(in.fit.layer_overhead_us())),
       iteration_overhead_(Picoseconds::from_microseconds(in.serving->iteration_overhead_us())) {
   for (int stage = 0; stage < in.pipeline_parallel; ++stage) {
@@ -98,7 +99,11 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
   } else {
     matmuls = layer_matmuls(shape, m);
   }
-  const double heads_read = grouped_ ? shape.kv_heads : shape.query_heads;
+  // The grouped kernel reads each KV head once; the masked kernel once per query head, the reads
+  // after a KV head's first at the fitted re-read cost.
+  const double heads_read =
+      grouped_ ? shape.kv_heads
+               : shape.kv_heads + (shape.query_heads - shape.kv_heads) * kv_reread_fraction_;
   const double decode_bytes =
       work.decode_context * 2 * heads_read * shape.head_dim * shape.kv_element_bytes;
   Picoseconds layer = matmuls + compute_.memory_bound(static_cast<double>(m) *

@@ -10,7 +10,8 @@
 //
 // where m is the iteration's token count and A the all-reduces per layer (2, or 1 when attention
 // and MLP run in parallel); an all-reduce is its time on the links plus the runtime's
-// allreduce_overhead_us. Matmul times are memoized per m; collective times are
+// allreduce_overhead_us. Decode attention reads the KV cache: each KV head once under the runtime's
+// grouped-query kernel, else once per query head, the re-reads at the GPU's kv_reread_fraction. Matmul times are memoized per m; collective times are
 // simulated on the replica's topology (net/collective.h) at token counts 1, 2, 4, ... and
 // interpolated linearly between them (each algorithm's time is affine in the size).
 //
@@ -80,6 +81,7 @@ class IterationModel {
   ComputeModel compute_;   // at the activations' precision
   ComputeModel sixteen_;   // output projection (16-bit)
   double weight_bytes_ = 2;
+  double kv_reread_fraction_ = 1;  // cost of a KV head's re-read by the masked kernel
   bool grouped_ = false;
   Picoseconds layer_overhead_;
   Picoseconds iteration_overhead_;

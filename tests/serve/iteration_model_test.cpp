@@ -130,6 +130,28 @@ TEST_CASE("parallel attention and MLP take one all-reduce per layer") {
   }
 }
 
+// Mistral 7B (32 query heads over 8 KV heads of 128: 4 per KV head, not the grouped kernel's 8)
+// decodes with the masked kernel, which reads each KV head once per query head: the first read
+// from memory, the 3 others at kv_reread_fraction f of it. Between f = 1 and f = 0.25:
+//   L x C x 2 (K, V) x (a - k) x d x bytes x (1 - 0.25) / bandwidth.
+TEST_CASE("the masked kernel's re-reads of a shared KV head cost kv_reread_fraction of a read") {
+  IterationInputs in = single_gpu_inputs("mistral-7b", "L40S-PCIE-48GB", {});
+  in.fit.set_kv_reread_fraction(1);
+  const IterationModel every_read(in);
+  in.fit.set_kv_reread_fraction(0.25);
+  const IterationModel cached(in);
+  REQUIRE_FALSE(cached.grouped_attention());
+  const InferenceShape& shape = cached.largest_stage();
+  REQUIRE(shape.query_heads == 32);
+  REQUIRE(shape.kv_heads == 8);
+  const double context = 64 * 2048.0;  // 64 sequences of 2048 tokens
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  const double saved_s = 32 * context * 2 * 24 * 128 * 2 * 0.75 / bandwidth;
+  const IterationWork work{64, 64, 0, context};
+  CHECK(every_read.iteration(work).seconds() - cached.iteration(work).seconds() ==
+        Approx(saved_s).epsilon(1e-6));
+}
+
 TEST_CASE("FP4 weights take half a byte per parameter") {
   const s::Transformer& t =
       testing::shipped_catalog().models().find("llama2-7b")->value->transformer();
