@@ -351,6 +351,7 @@ void check_serving_runtime(const FieldChecker& runtime) {
   runtime.require("name");
   runtime.require("iteration_overhead_us") && runtime.non_negative("iteration_overhead_us");
   runtime.non_negative("allreduce_overhead_us");
+  runtime.non_negative("static_prefill_overhead_us");
   runtime.require("memory_overhead_gib") && runtime.non_negative("memory_overhead_gib");
   runtime.require("tensor_parallel_memory_gib") &&
       runtime.non_negative("tensor_parallel_memory_gib");

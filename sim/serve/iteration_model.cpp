@@ -30,7 +30,9 @@ IterationModel::IterationModel(const IterationInputs& in)
       weight_bytes_(bytes_per_element(in.formats.weights)),
       kv_reread_fraction_(in.fit.has_kv_reread_fraction() ? in.fit.kv_reread_fraction() : 1.0),
       layer_overhead_(Picoseconds::from_microseconds(in.fit.layer_overhead_us())),
-      iteration_overhead_(Picoseconds::from_microseconds(in.serving->iteration_overhead_us())) {
+      iteration_overhead_(Picoseconds::from_microseconds(in.serving->iteration_overhead_us())),
+      static_prefill_overhead_(
+          Picoseconds::from_microseconds(in.serving->static_prefill_overhead_us())) {
   for (int stage = 0; stage < in.pipeline_parallel; ++stage) {
     shapes_.push_back(inference_shape(*in.model, in.formats, in.tensor_parallel,
                                       in.pipeline_parallel, stage));
@@ -124,6 +126,7 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
 Picoseconds IterationModel::iteration(const IterationWork& work) const {
   CLUSTERSIM_CHECK(work.tokens > 0, "an empty iteration");
   Picoseconds total = iteration_overhead_;
+  if (work.static_prefill) total += static_prefill_overhead_;
   for (const InferenceShape& shape : shapes_) total += stage_time(shape, work);
   total += Picoseconds(send(work.tokens).count() * static_cast<int64_t>(shapes_.size() - 1));
   return total;

@@ -7,6 +7,7 @@
 //   stage = layers x (matmuls(m) + prefill attention + decode attention + elementwise(m)
 //                     + A all-reduce(m) + layer overhead) [+ output projection of the sequences]
 //   iteration = sum of stages + (stages - 1) sends(m) + iteration overhead
+//               [+ static prefill overhead, for a static batch's prefill]
 //
 // where m is the iteration's token count and A the all-reduces per layer (2, or 1 when attention
 // and MLP run in parallel); an all-reduce is its time on the links plus the runtime's
@@ -35,6 +36,7 @@ struct IterationWork {
   int64_t logits = 0;             // sequences producing a token (decoding + finishing a prompt)
   double attention_pairs = 0;     // query-key pairs of the prompt chunks (causal)
   double decode_context = 0;      // summed context lengths of the decoding sequences
+  bool static_prefill = false;    // a static batch's prefill (the runtime's context phase)
 };
 
 struct IterationInputs {
@@ -85,6 +87,7 @@ class IterationModel {
   bool grouped_ = false;
   Picoseconds layer_overhead_;
   Picoseconds iteration_overhead_;
+  Picoseconds static_prefill_overhead_;
   std::vector<Picoseconds> allreduce_;  // at 2^i tokens
   std::vector<Picoseconds> send_;       // stage to stage, at 2^i tokens
   mutable std::vector<std::vector<int64_t>> matmul_memo_;  // [stage][m] ps, -1 unknown

@@ -152,6 +152,19 @@ TEST_CASE("the masked kernel's re-reads of a shared KV head cost kv_reread_fract
         Approx(saved_s).epsilon(1e-6));
 }
 
+// A static batch's prefill pays the runtime's static_prefill_overhead_us once, on top of the same
+// kernels as any prefill of those tokens.
+TEST_CASE("a static batch's prefill adds the runtime's context-phase overhead") {
+  const IterationInputs in = single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {});
+  REQUIRE(in.serving->static_prefill_overhead_us() > 0);
+  const IterationModel model(in);
+  IterationWork work{256, 2, 2 * 128.0 * 129 / 2, 0};
+  const double chunked_s = model.iteration(work).seconds();
+  work.static_prefill = true;
+  CHECK(model.iteration(work).seconds() - chunked_s ==
+        Approx(in.serving->static_prefill_overhead_us() * 1e-6).epsilon(1e-9));
+}
+
 TEST_CASE("FP4 weights take half a byte per parameter") {
   const s::Transformer& t =
       testing::shipped_catalog().models().find("llama2-7b")->value->transformer();
