@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
 """Fits the serving runtime's per-GPU efficiencies on the serving calibration scenarios.
 
-Usage: tools/fit_serving.py [--clustersim build/release/clustersim] [--memory] [GPU ...]
+Usage: tools/fit_serving.py [--clustersim build/release/clustersim] [--memory | --shared] [GPU ...]
 
 For each GPU (default: every GPU fitted in topologies/serving.textproto), searches its
-compute_fraction, memory_fraction and layer_overhead_us for the least mean of the three mean
+compute_fraction, memory_fraction, layer_overhead_us and kv_reread_fraction (which only the
+runs of Mistral 7B, the grouped-query model without the grouped kernel, depend on) for the least
+mean of the three mean
 absolute errors `clustersim validate scenarios/validation/serving/*.textproto` reports for it
 (throughput, TTFT, time per output token; the table "TensorRT-LLM 0.9.0", so not the Mixtral
 rows), by coordinate descent in relative steps of 10%, 3% and 1%, each trial a catalog directory
-whose serving runtime replaces the shipped one. With --memory, fits instead its
-memory_overhead_gib and tensor_parallel_memory_gib: least squares of the published peak memory
+whose serving runtime (and pcie link class) replaces the shipped one. With --memory, fits instead
+its memory_overhead_gib and tensor_parallel_memory_gib: least squares of the published peak memory
 minus the predicted one without them, against 1 and TP - 1, over its rows. Prints the fitted
 `gpu { ... }` lines.
+
+With --shared, fits instead the constants every GPU shares, on the rows they act on (every
+scenario with tensor parallelism, all GPUs together: the mean of the three errors of the
+"all GPUs" line): the runtime's allreduce_overhead_us and the pcie link class's
+efficiency_fraction and step_latency_us (topologies/links.textproto; only the PCIe GPUs' runs
+cross PCIe links, so these two are fitted on those). Prints the fitted values.
 """
 import argparse
 import glob
@@ -23,32 +31,55 @@ import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 RUNTIME = os.path.join(ROOT, 'topologies', 'serving.textproto')
+LINKS = os.path.join(ROOT, 'topologies', 'links.textproto')
+SHARED = '(shared)'  # key of [allreduce_overhead_us, pcie efficiency_fraction, step_latency_us]
+OVERHEAD = re.compile(r'allreduce_overhead_us: ([\d.]+)')
+PCIE = re.compile(r'link_class \{\n  name: "pcie"\n  efficiency_fraction: ([\d.]+)\n'
+                  r'  step_latency_us: ([\d.]+)\n(?:.*\n)*?\}\n')
 FIT = re.compile(r'gpu \{ gpu: "([^"]+)" compute_fraction: ([\d.]+) memory_fraction: ([\d.]+) '
                  r'layer_overhead_us: ([\d.]+)(?: memory_overhead_gib: ([\d.]+) '
-                 r'tensor_parallel_memory_gib: ([\d.]+))? \}')
-LINE = re.compile(r'^TensorRT-LLM 0\.9\.0 \((\S+)\): mean absolute error throughput ([\d.]+)%.*'
+                 r'tensor_parallel_memory_gib: ([\d.]+))?(?: kv_reread_fraction: ([\d.]+))? \}')
+LINE = re.compile(r'^TensorRT-LLM 0\.9\.0 \(([^)]+)\): mean absolute error throughput ([\d.]+)%.*'
                   r'TTFT ([\d.]+)%.*TPOT ([\d.]+)%', re.M)
 
 
 def fit_line(gpu, values):
     line = 'gpu { gpu: "%s" compute_fraction: %.3f memory_fraction: %.3f layer_overhead_us: %.1f' % (
         (gpu,) + tuple(values[:3]))
-    if len(values) > 3 and values[3] is not None:
+    if values[3] is not None:
         line += ' memory_overhead_gib: %.2f tensor_parallel_memory_gib: %.2f' % tuple(values[3:5])
+    if values[5] != 1:
+        line += ' kv_reread_fraction: %.3f' % values[5]
     return line + ' }'
 
 
 def runtime_text(fits):
-    return FIT.sub(lambda m: fit_line(m.group(1), fits[m.group(1)]), open(RUNTIME).read())
+    text = FIT.sub(lambda m: fit_line(m.group(1), fits[m.group(1)]), open(RUNTIME).read())
+    return OVERHEAD.sub('allreduce_overhead_us: %.2f' % fits[SHARED][0], text, count=1)
+
+
+def pcie_text(fits):
+    """The shipped pcie link class with the trial efficiency and step latency."""
+    block = PCIE.search(open(LINKS).read()).group(0)
+    block = re.sub(r'efficiency_fraction: [\d.]+', 'efficiency_fraction: %.3f' % fits[SHARED][1],
+                   block, count=1)
+    return re.sub(r'step_latency_us: [\d.]+', 'step_latency_us: %.2f' % fits[SHARED][2], block,
+                  count=1)
+
+
+def shared_constants():
+    m, p = OVERHEAD.search(open(RUNTIME).read()), PCIE.search(open(LINKS).read())
+    return [float(m.group(1)), float(p.group(1)), float(p.group(2))]
 
 
 def scenarios_of(gpu, instances):
+    """The non-Mixtral scenarios on `instances` (None: all)."""
     files = []
     for path in sorted(glob.glob(os.path.join(ROOT, 'scenarios/validation/serving/*.textproto'))):
         text = open(path).read()
         if 'mixtral' in path:
             continue
-        if any('instance: "%s"' % i in text for i in instances):
+        if instances is None or any('instance: "%s"' % i in text for i in instances):
             files.append(path)
     return files
 
@@ -57,6 +88,8 @@ def validate(clustersim, fits, files, csv=False):
     with tempfile.TemporaryDirectory() as catalog:
         with open(os.path.join(catalog, 'serving.textproto'), 'w') as f:
             f.write(runtime_text(fits))
+        with open(os.path.join(catalog, 'links.textproto'), 'w') as f:
+            f.write(pcie_text(fits))
         extra = ['--format', 'csv'] if csv else []
         return subprocess.run([clustersim, 'validate', '--root', ROOT, '--catalog', catalog] +
                               extra + files, capture_output=True, text=True).stdout
@@ -79,32 +112,43 @@ def instances_of(gpu):
     return names
 
 
-def fit(clustersim, fits, gpu):
-    files = scenarios_of(gpu, instances_of(gpu))
-    best = error(clustersim, fits, gpu, files)
+def descend(fits, key, free, capped, objective):
+    """Coordinate descent of the values `free` of fits[key] (those in `capped` at most 1)."""
+    best = objective(fits)
     for step in (0.10, 0.03, 0.01):
         improved = True
         while improved:
             improved = False
-            for k in range(3):
+            for k in free:
                 for sign in (1, -1):
-                    trial = list(fits[gpu])
+                    trial = list(fits[key])
                     trial[k] *= 1 + sign * step
-                    if k < 2:
+                    if k in capped:
                         trial[k] = min(trial[k], 1.0)
-                    candidate = dict(fits, **{gpu: trial})
-                    e = error(clustersim, candidate, gpu, files)
+                    candidate = dict(fits, **{key: trial})
+                    e = objective(candidate)
                     if e < best - 1e-3:
                         best, fits = e, candidate
                         improved = True
-    print('# %s: mean of the three errors %.2f%%' % (gpu, best), file=sys.stderr)
+    print('# %s: mean of the three errors %.2f%%' % (key, best), file=sys.stderr)
     return fits
+
+
+def fit(clustersim, fits, gpu):
+    files = scenarios_of(gpu, instances_of(gpu))
+    return descend(fits, gpu, (0, 1, 2, 5), (0, 1, 5), lambda f: error(clustersim, f, gpu, files))
+
+
+def fit_shared(clustersim, fits):
+    files = [path for path in scenarios_of(None, None) if not path.endswith('-tp1.textproto')]
+    return descend(fits, SHARED, (0, 1, 2), (1,),
+                   lambda f: error(clustersim, f, 'all GPUs', files))
 
 
 def fit_memory(clustersim, fits, gpu):
     """Least squares of residual = base + per_rank (tp - 1), in GiB, over the GPU's rows."""
     files = scenarios_of(gpu, instances_of(gpu))
-    trial = dict(fits, **{gpu: fits[gpu][:3] + [0.0, 0.0]})
+    trial = dict(fits, **{gpu: fits[gpu][:3] + [0.0, 0.0] + fits[gpu][5:]})
     rows = [line.split(',') for line in validate(clustersim, trial, files, csv=True).splitlines()]
     header = rows[0]
     name, pub, pred = (header.index(k) for k in
@@ -119,18 +163,26 @@ def fit_memory(clustersim, fits, gpu):
     sxx = sum((x - mx) ** 2 for x in xs)
     per_rank = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
     base = my - per_rank * mx
-    return dict(fits, **{gpu: fits[gpu][:3] + [max(base, 0.0), max(per_rank, 0.0)]})
+    memory = [max(base, 0.0), max(per_rank, 0.0)]
+    return dict(fits, **{gpu: fits[gpu][:3] + memory + fits[gpu][5:]})
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--clustersim', default=os.path.join(ROOT, 'build/release/clustersim'))
     parser.add_argument('--memory', action='store_true', help='fit the runtime memory instead')
+    parser.add_argument('--shared', action='store_true', help='fit the shared constants instead')
     parser.add_argument('gpus', nargs='*')
     args = parser.parse_args()
-    fits = {m.group(1): [float(m.group(i)) if m.group(i) else None for i in range(2, 7)]
-            for m in FIT.finditer(open(RUNTIME).read())}
-    for gpu in args.gpus or list(fits):
+    fits = {m.group(1): [float(m.group(i)) if m.group(i) else None for i in range(2, 7)] +
+            [float(m.group(7) or 1)] for m in FIT.finditer(open(RUNTIME).read())}
+    fits[SHARED] = shared_constants()
+    if args.shared:
+        fits = fit_shared(args.clustersim, fits)
+        print('allreduce_overhead_us: %.2f\npcie efficiency_fraction: %.3f step_latency_us: %.2f'
+              % tuple(fits[SHARED]))
+        return
+    for gpu in args.gpus or [g for g in fits if g != SHARED]:
         fits = (fit_memory if args.memory else fit)(args.clustersim, fits, gpu)
         print('  ' + fit_line(gpu, fits[gpu]), flush=True)
 

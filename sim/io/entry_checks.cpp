@@ -342,6 +342,7 @@ void check_serving_fit(const FieldChecker& fit) {
   fit.require("layer_overhead_us") && fit.non_negative("layer_overhead_us");
   fit.non_negative("memory_overhead_gib");
   fit.non_negative("tensor_parallel_memory_gib");
+  fit.in_range("kv_reread_fraction", 0, 1);
 }
 
 }  // namespace
@@ -349,6 +350,8 @@ void check_serving_fit(const FieldChecker& fit) {
 void check_serving_runtime(const FieldChecker& runtime) {
   runtime.require("name");
   runtime.require("iteration_overhead_us") && runtime.non_negative("iteration_overhead_us");
+  runtime.non_negative("allreduce_overhead_us");
+  runtime.non_negative("static_prefill_overhead_us");
   runtime.require("memory_overhead_gib") && runtime.non_negative("memory_overhead_gib");
   runtime.require("tensor_parallel_memory_gib") &&
       runtime.non_negative("tensor_parallel_memory_gib");

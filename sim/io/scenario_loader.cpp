@@ -17,6 +17,7 @@
 #include "sim/sweep/fixed_layout_check.h"
 #include "sim/sweep/pool_checks.h"
 #include "sim/util/number_format.h"
+#include "sim/workload/expert_load.h"
 #include "sim/workload/simulated_features.h"
 #include "sim/workload/transformer_dimensions.h"
 
@@ -71,6 +72,18 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   }
   check_budget_size(job);
   if (model == nullptr) return;
+  if (m.has_expert_routing()) {
+    const RoutingProblem problem =
+        is_transformer(model) ? expert_routing_problem(model->transformer(), m.expert_routing())
+                              : RoutingProblem{"", "the model has no mixture-of-experts layers"};
+    if (!problem.reason.empty()) {
+      if (problem.field.empty()) {
+        job.error("expert_routing", problem.reason);
+      } else {
+        job.child("expert_routing").error(problem.field, problem.reason);
+      }
+    }
+  }
   if (is_transformer(model)) {
     if (job.require("sequence_length") && job.at_least("sequence_length", 1) &&
         m.sequence_length() > model->transformer().max_sequence_length()) {
@@ -131,6 +144,9 @@ std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
     return "context parallelism needs fused attention (job.flash_attention)";
   }
   const s::Transformer& t = model->transformer();
+  if (t.has_sliding_window()) {
+    return "context parallelism with sliding-window attention is not simulated yet";
+  }
   const int seq = job.sequence_length();
   const s::ContextParallelComm comm = p.context_parallel_comm();
   const bool all_to_all = comm == s::ALL_TO_ALL;
@@ -184,6 +200,30 @@ void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
                       [&](int pp) { return pipeline_parallel_problem(pp, model); });
 }
 
+// Layers listed per stage: each at least 1, adding up to the model's `layers`, alone (their count
+// against the pipeline's stages is a configuration's: sweep/configuration_space.h).
+void check_stage_layers(const FieldChecker& p, int layers) {
+  const auto& m = static_cast<const s::Parallelism&>(p.message());
+  if (m.stage_layers_size() == 0) return;
+  if (m.has_first_stage_layers() || m.has_last_stage_layers() || m.embedding_in_pipeline_split() ||
+      m.loss_in_pipeline_split()) {
+    p.error("stage_layers",
+            "cannot be combined with first/last_stage_layers or "
+            "embedding/loss_in_pipeline_split");
+  }
+  int sum = 0;
+  for (int i = 0; i < m.stage_layers_size(); ++i) {
+    if (m.stage_layers(i) < 1) {
+      p.error("stage_layers", "must be at least 1, got " + std::to_string(m.stage_layers(i)), i);
+    }
+    sum += m.stage_layers(i);
+  }
+  if (sum != layers) {
+    p.error("stage_layers", "add up to " + std::to_string(sum) + " layers, the model has " +
+                                std::to_string(layers) + " (num_layers)");
+  }
+}
+
 // Uneven layouts and block recomputation against the model's layers.
 void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
   const auto& m = static_cast<const s::Parallelism&>(p.message());
@@ -213,6 +253,7 @@ void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
                                      std::to_string(m.first_stage_layers()) + ") exceeds the "
                                      "model's num_layers (" + std::to_string(layers) + ")");
   }
+  check_stage_layers(p, layers);
 }
 
 void check_parallelism(const FieldChecker& p, const s::Model* model) {

@@ -171,9 +171,9 @@ std::vector<int32_t> build_node(Topology* t, const Inputs& in, int node, bool mu
   return nics;
 }
 
-// Leaf (and spine) switches joining the nodes' NICs.
-void build_fabric(Topology* t, const Inputs& in, const s::Fabric* fabric,
-                  const std::vector<std::vector<int32_t>>& nics_of_node) {
+// Leaf switches joining the nodes' NICs; returns them.
+std::vector<int32_t> build_leaves(Topology* t, const Inputs& in, const s::Fabric* fabric,
+                                  const std::vector<std::vector<int32_t>>& nics_of_node) {
   const double nic = in.nic_bytes_per_s * in.classes.network->efficiency_fraction();
   const double nic_us = fabric ? fabric->nic_latency_us() : 0;
   const double hop_us = fabric ? fabric->switch_hop_latency_us() : 0;
@@ -192,14 +192,35 @@ void build_fabric(Topology* t, const Inputs& in, const s::Fabric* fabric,
                                                         us(hop_us + nic_us), LinkKind::kNetwork));
     }
   }
-  if (leaves.size() < 2) return;
-  const int32_t spine = t->add_vertex({VertexKind::kSpineSwitch, -1, 0});
-  const int nics_per_leaf = per_leaf * in.nics / rails;
-  const double uplink = nics_per_leaf * nic / in.oversubscription;
+  return leaves;
+}
+
+// What each leaf of `in`'s nodes sends up to the spine: its NICs over the oversubscription.
+double leaf_uplink_bytes_per_s(const Inputs& in, const s::Fabric* fabric, int nodes) {
+  const s::FabricTopology kind = fabric ? fabric->topology() : s::SINGLE_SWITCH;
+  const int per_leaf = kind == s::SINGLE_SWITCH ? nodes : fabric->nodes_per_leaf();
+  const int rails = kind == s::RAIL_OPTIMIZED ? in.nics : 1;
+  const double nic = in.nic_bytes_per_s * in.classes.network->efficiency_fraction();
+  return per_leaf * in.nics / rails * nic / in.oversubscription;
+}
+
+void join_leaves(Topology* t, const std::vector<int32_t>& leaves, int32_t spine, double uplink,
+                 const s::Fabric* fabric) {
+  const double hop_us = fabric ? fabric->switch_hop_latency_us() : 0;
   for (int32_t leaf : leaves) {
     t->set_leaf_uplink(
         leaf, t->add_link(leaf, spine, uplink, us(hop_us), us(hop_us), LinkKind::kNetwork));
   }
+}
+
+// Leaf (and spine) switches joining the nodes' NICs.
+void build_fabric(Topology* t, const Inputs& in, const s::Fabric* fabric,
+                  const std::vector<std::vector<int32_t>>& nics_of_node) {
+  const std::vector<int32_t> leaves = build_leaves(t, in, fabric, nics_of_node);
+  if (leaves.size() < 2) return;
+  const int32_t spine = t->add_vertex({VertexKind::kSpineSwitch, -1, 0});
+  join_leaves(t, leaves, spine,
+              leaf_uplink_bytes_per_s(in, fabric, static_cast<int>(nics_of_node.size())), fabric);
 }
 
 // Step latency of a link class under `protocol`: Simple's when the class has one.
@@ -207,6 +228,14 @@ Picoseconds class_step_latency(const s::LinkClass* link, Protocol protocol) {
   if (link == nullptr) return {};
   const bool simple = protocol == Protocol::kSimple && link->has_simple_step_latency_us();
   return us(simple ? link->simple_step_latency_us() : link->step_latency_us());
+}
+
+// NVLink SHARP needs NVSwitches with in-switch reduction: the third generation (NVLink 4,
+// Hopper) and later.
+bool nvls_capable(const Inputs& in) {
+  return in.classes.nvlink && in.instance->gpu_interconnect() == s::NVSWITCH &&
+         in.gpu->nvlink().generation() >= 4 &&
+         in.classes.nvlink->has_in_switch_reduction_efficiency_fraction();
 }
 
 // Step latencies, the tree's bandwidth share and NVLink SHARP from the link classes.
@@ -219,11 +248,8 @@ void set_link_class_constants(Topology* t, const Inputs& in) {
   if (in.classes.network && in.classes.network->has_tree_bandwidth_fraction()) {
     t->set_tree_bandwidth_fraction(in.classes.network->tree_bandwidth_fraction());
   }
-  // NVLink SHARP needs NVSwitches with in-switch reduction: the third generation (NVLink 4,
-  // Hopper) and later.
   const s::LinkClass* nvlink = in.classes.nvlink;
-  if (nvlink && in.instance->gpu_interconnect() == s::NVSWITCH &&
-      in.gpu->nvlink().generation() >= 4 && nvlink->has_in_switch_reduction_efficiency_fraction()) {
+  if (nvls_capable(in)) {
     t->set_nvls_capable(in.gpu->nvlink().per_direction_gb_per_s() * kBytesPerGigabyte *
                             nvlink->in_switch_reduction_efficiency_fraction(),
                         nvlink->has_in_switch_reduction_operand_gb_per_s()
@@ -260,6 +286,57 @@ TopologyOrError build_topology(const ClusterSpec& spec, const Catalog& catalog) 
   if (spec.nodes > 1) build_fabric(t.get(), in, spec.fabric, nics_of_node);
 
   set_link_class_constants(t.get(), in);
+  return {std::move(t), ""};
+}
+
+TopologyOrError build_joined_topology(const std::vector<ClusterSpec>& pools,
+                                      const std::vector<double>& pool_uplink_bytes_per_s,
+                                      const Catalog& catalog) {
+  std::vector<Inputs> ins(pools.size());
+  int nodes = 0;
+  size_t slowest = 0;
+  for (size_t i = 0; i < pools.size(); ++i) {
+    // Every pool reaches the others through its NICs, even a pool of one node.
+    ClusterSpec networked = pools[i];
+    networked.nodes = std::max(2, pools[i].nodes);
+    const std::string error = check_inputs(networked, catalog, &ins[i]);
+    if (!error.empty()) return {nullptr, pools[i].instance->name() + ": " + error};
+    if (ins[i].gpus_per_node != ins[0].gpus_per_node ||
+        ins[i].nodes_per_domain != ins[0].nodes_per_domain) {
+      return {nullptr, "pools of different GPUs per node or NVLink domains cannot be joined"};
+    }
+    if (ins[i].nic_bytes_per_s * ins[i].nics < ins[slowest].nic_bytes_per_s * ins[slowest].nics) {
+      slowest = i;
+    }
+    nodes += pools[i].nodes;
+  }
+  const int g = ins[0].gpus_per_node;
+  auto t = std::make_unique<Topology>(nodes, g, ins[0].nodes_per_domain);
+  for (int n = 0; n < nodes; ++n) {
+    for (int i = 0; i < g; ++i) t->add_vertex({VertexKind::kGpu, n, i});
+  }
+  std::vector<std::vector<int32_t>> leaves;
+  int first = 0;
+  for (size_t i = 0; i < pools.size(); ++i) {
+    std::vector<std::vector<int32_t>> nics_of_node;
+    int32_t nvswitch = -1;
+    for (int n = first; n < first + pools[i].nodes; ++n) {
+      nics_of_node.push_back(build_node(t.get(), ins[i], n, true, &nvswitch));
+    }
+    leaves.push_back(build_leaves(t.get(), ins[i], pools[i].fabric, nics_of_node));
+    first += pools[i].nodes;
+  }
+  const int32_t spine = t->add_vertex({VertexKind::kSpineSwitch, -1, 0});
+  for (size_t i = 0; i < pools.size(); ++i) {
+    double uplink = pool_uplink_bytes_per_s[i] / static_cast<double>(leaves[i].size());
+    if (leaves[i].size() > 1) {
+      uplink = std::min(uplink, leaf_uplink_bytes_per_s(ins[i], pools[i].fabric, pools[i].nodes));
+    }
+    join_leaves(t.get(), leaves[i], spine, uplink, pools[i].fabric);
+  }
+  set_link_class_constants(t.get(), ins[slowest]);
+  const bool nvls = std::all_of(ins.begin(), ins.end(), nvls_capable);
+  if (!nvls) t->set_nvls_capable(0, 0);
   return {std::move(t), ""};
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/io/catalog.h"
 #include "sim/net/topology.h"
@@ -39,6 +40,17 @@ struct TopologyOrError {
 // Between nodes: SINGLE_SWITCH, CLOS (leaves of nodes_per_leaf nodes, uplinks = downlinks /
 // oversubscription to an aggregated spine) or RAIL_OPTIMIZED (NIC k of each node on rail leaf k).
 TopologyOrError build_topology(const ClusterSpec& spec, const Catalog& catalog);
+
+// The pools of a mix as one cluster (a pipeline across them): each pool's nodes, in order, built
+// as build_topology builds them and joined by their own leaves; every leaf of pool i goes up to
+// one spine shared by all pools at pool_uplink_bytes_per_s[i] over its leaves (its fabric's uplink
+// at most), so traffic between pools crosses the inter-pool network
+// (net/inter_pool_topology.h's capacities). Step latencies and the tree's share are those of the
+// pool with the slowest network; NVLink SHARP only where every pool has it.
+// Requires: every pool the same GPUs per node and NVLink domain nodes (else an error).
+TopologyOrError build_joined_topology(const std::vector<ClusterSpec>& pools,
+                                      const std::vector<double>& pool_uplink_bytes_per_s,
+                                      const Catalog& catalog);
 
 // The link class of the network between nodes of `instance` (by its network kind: "efa",
 // "infiniband", ...); null when the catalog has none.

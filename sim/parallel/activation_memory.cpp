@@ -56,7 +56,8 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
     split = 2 * tokens * 2 * a * qk + 2 * tokens * a * v + gemm_input * tokens * a * v +
             gemm_input * tokens * latents * tp;
   }
-  const double copies = experts ? t.moe().experts_per_token() : 1;  // MLP rows per token
+  // MLP rows per token: the routed copies this rank receives (the busiest rank's).
+  const double copies = experts ? t.moe().experts_per_token() * spec.expert_rows : 1;
   // GELU: activation input, output (the MLP-down input); gated: gate and up outputs, product (the
   // MLP-down input).
   const double mlp_per_row = (gated ? 2 : 1) * 2 + gemm_input;

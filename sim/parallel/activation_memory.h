@@ -23,6 +23,8 @@ struct LayerActivationSpec {
   // (gathered over expert_tensor_parallel), and shared experts their dense MLP's.
   bool experts = false;
   int expert_tensor_parallel = 1;
+  // Routed copies the GPU receives over a balanced router's (ExpertLoad::busiest_rank).
+  double expert_rows = 1;
 };
 
 // Bytes one layer stores for one micro-batch on one GPU (16-bit activations, 1-byte dropout

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/parallel/ring_attention.h"
+#include "sim/util/check.h"
 
 namespace clustersim {
 namespace {
@@ -77,6 +78,15 @@ AttentionTimes gathered_times(const LayerOp& op, const ComputeModel& compute, in
 AttentionTimes attention_times(const LayerOp& op, const ComputeModel& compute,
                                GroupCollectives* context, s::ContextParallelComm comm) {
   const int cp = context ? static_cast<int>(context->gpus().size()) : 1;
+  if (op.window > 0) {
+    // A sliding window: the first window's causal square, then every later query against its
+    // window's keys (the band's exact pairs; context parallelism is refused with it).
+    CLUSTERSIM_CHECK(cp == 1, "sliding-window attention under context parallelism");
+    const int d = static_cast<int>(op.k);
+    const KernelPair first = time_kernel(compute, {op.count, op.window, op.window, d, true});
+    const KernelPair band = time_kernel(compute, {op.count, op.m - op.window, op.window, d, false});
+    return {first.forward + band.forward, first.backward + band.backward, {}, {}};
+  }
   if (cp == 1 || comm == s::ALL_TO_ALL) {
     const KernelPair k =
         time_kernel(compute, {op.count, op.m, op.n, static_cast<int>(op.k), op.causal});

@@ -15,6 +15,7 @@
 #include "sim/parallel/stage_parameters.h"
 #include "sim/util/units.h"
 #include "sim/workload/cnn_ops.h"
+#include "sim/workload/expert_load.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/parameter_count.h"
 
@@ -106,6 +107,10 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   spec.context_parallel = p.context_parallel();
   spec.narrow_gemm_inputs = job.precision() == s::FP8 || job.precision() == s::FP4;
   spec.expert_tensor_parallel = expert_layout(p).expert_tensor_parallel;
+  const ExpertLoad load =
+      t.has_moe() ? expert_load(t, job.expert_routing(), expert_layout(p).expert_parallel)
+                  : ExpertLoad{};
+  spec.expert_rows = load.busiest_rank;
   // A MoE model's stage: its layers' mean (chunks alike); a dense model's: its layer.
   const int experts = stage_moe_layers(t, layout, stage);
   auto mean_layer = [&] {
@@ -147,11 +152,13 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   }
   if (experts > 0) {
     // The all-to-all's send and receive buffers of the layer being dispatched (16-bit copies
-    // of the rank's tokens, one per routed expert), beside the stored activations.
+    // of tokens, one per routed expert: those the rank sends, those the busiest receives),
+    // beside the stored activations.
     const double shard = p.sequence_parallel() ? spec.tensor_parallel : 1;
     const double local_tokens = static_cast<double>(spec.sequence_length) * spec.micro_batch_size /
                                 spec.context_parallel / shard;
-    e->activations_bytes += 2 * 2.0 * local_tokens * t.moe().experts_per_token() * t.hidden_size();
+    e->activations_bytes += 2.0 * local_tokens * t.moe().experts_per_token() * t.hidden_size() *
+                            (load.sent + load.busiest_rank);
   }
 }
 

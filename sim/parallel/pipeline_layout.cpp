@@ -1,4 +1,5 @@
-// Layer counts per pipeline stage and model chunk (Megatron-Core's TransformerConfig rules).
+// Layer counts per pipeline stage and model chunk (Megatron-Core's TransformerConfig rules, and
+// explicit counts per stage).
 #include "sim/parallel/pipeline_layout.h"
 
 #include <numeric>
@@ -44,6 +45,26 @@ std::vector<int> uneven_stage_layers(int layers, const s::Parallelism& p, std::s
   return stage;
 }
 
+// Why explicit stage layer counts cannot lay out `layers` layers on p's stages and chunks.
+std::string listed_stage_layers_problem(int layers, const s::Parallelism& p) {
+  const int pp = p.pipeline_parallel(), v = chunks_of(p);
+  if (p.stage_layers_size() != pp) {
+    return count(p.stage_layers_size(), "stage layer counts") + " for " + count(pp, "stages");
+  }
+  int sum = 0;
+  for (int n : p.stage_layers()) {
+    if (n < 1) return "every stage needs at least 1 layer";
+    if (n % v != 0)
+      return count(n, "layers") + " of a stage do not split into " + count(v, "model chunks");
+    sum += n;
+  }
+  if (sum != layers) {
+    return "the stages' " + count(sum, "layers") + " differ from the model's " +
+           std::to_string(layers);
+  }
+  return "";
+}
+
 }  // namespace
 
 int PipelineLayout::stage_layers(int stage) const {
@@ -62,6 +83,12 @@ std::string pipeline_layout_problem(int layers, const s::Parallelism& p) {
   const int pp = p.pipeline_parallel(), v = chunks_of(p);
   const bool uneven = p.has_first_stage_layers() || p.has_last_stage_layers();
   const bool accounted = p.embedding_in_pipeline_split() || p.loss_in_pipeline_split();
+  if (p.stage_layers_size() > 0) {
+    if (uneven || accounted) {
+      return "stage layer counts exclude first/last stage layers and embedding/loss in the split";
+    }
+    return listed_stage_layers_problem(layers, p);
+  }
   if (uneven && accounted) {
     return "first/last stage layer counts and embedding/loss in the pipeline split exclude each "
            "other";
@@ -90,6 +117,10 @@ PipelineLayout pipeline_layout(int layers, const s::Parallelism& p) {
   const int pp = p.pipeline_parallel(), v = chunks_of(p);
   PipelineLayout layout;
   layout.layers.assign(pp, std::vector<int>(v, 0));
+  if (p.stage_layers_size() > 0) {
+    for (int r = 0; r < pp; ++r) layout.layers[r].assign(v, p.stage_layers(r) / v);
+    return layout;
+  }
   if (p.has_first_stage_layers() || p.has_last_stage_layers()) {
     std::string unused;
     const std::vector<int> stage = uneven_stage_layers(layers, p, &unused);

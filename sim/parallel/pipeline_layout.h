@@ -1,7 +1,8 @@
 // Which transformer layers each pipeline stage and model chunk holds, as Megatron-Core splits
 // them: evenly over stages x chunks; or with given first- and last-stage layer counts and the
-// rest even over the other stages (--decoder-first/last-pipeline-num-layers); or counting the
-// embedding and the loss as one layer each of the first and the last model chunk
+// rest even over the other stages (--decoder-first/last-pipeline-num-layers); or as listed per
+// stage (parallelism.stage_layers: Megatron-Core's --pipeline-model-parallel-layout); or counting
+// the embedding and the loss as one layer each of the first and the last model chunk
 // (--account-for-embedding/loss-in-pipeline-split). Chunk c of stage r is virtual stage
 // c x stages + r: the embedding sits in stage 0's chunk 0, the output layer in the last stage's
 // last chunk.
@@ -26,7 +27,8 @@ struct PipelineLayout {
 };
 
 // Why `layers` transformer layers cannot be laid out as `p` asks (its pipeline_parallel,
-// interleaved virtual_stages, first/last-stage layer counts and embedding/loss accounting), or
+// interleaved virtual_stages, first/last-stage or listed stage layer counts and embedding/loss
+// accounting), or
 // "" when they can. Without interleaving or uneven settings the layers need not divide: the
 // first layers % stages stages take one more each.
 std::string pipeline_layout_problem(int layers, const schema::Parallelism& p);

@@ -7,7 +7,8 @@
 // the gradients over the network between them (net/inter_pool_topology.h) and each steps its
 // optimizer. The step is set by the slowest pool; the others wait for it.
 //
-// Tensor parallelism stays inside a pool (its NVLink domains); pipeline stages do not cross pools.
+// Tensor parallelism stays inside a pool (its NVLink domains); pipeline stages do not cross pools
+// here (pipeline_across_pools.h places the stages across them instead).
 #pragma once
 
 #include <cstdint>

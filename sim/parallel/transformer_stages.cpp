@@ -19,10 +19,11 @@ namespace {
 
 namespace s = schema;
 
-// A layer's times per kind (FP8 casts included; a kind the model lacks left zero) and the output
-// layer's.
+// A layer's times per kind (FP8 casts included; a kind the model lacks left zero), each also
+// attending within the sliding window, and the output layer's.
 struct Kernels {
   LayerTimes dense, experts, output;
+  LayerTimes dense_windowed, experts_windowed;
   LayerTimes mtp;  // one multi-token-prediction module, on the output chunk
   // With the expert all-to-all overlap: an expert layer's exposed all-to-alls in a combined
   // step, the forward's half and the backward's (expert_comm_overlap.h).
@@ -103,16 +104,18 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
 Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s::Parallelism& p,
                      const ComputeModel& compute, const LayerGroups& groups) {
   const ExpertLayout experts = expert_layout(p);
-  const LayerShape shape{job.sequence_length(),
-                         p.micro_batch_size(),
-                         p.tensor_parallel(),
-                         p.sequence_parallel(),
-                         !job.has_flash_attention() || job.flash_attention(),
-                         p.context_parallel(),
-                         p.context_parallel_comm(),
-                         narrow_gemms(job.precision()),
-                         experts.expert_parallel,
-                         experts.expert_tensor_parallel};
+  const LayerShape shape{
+      job.sequence_length(),
+      p.micro_batch_size(),
+      p.tensor_parallel(),
+      p.sequence_parallel(),
+      !job.has_flash_attention() || job.flash_attention(),
+      p.context_parallel(),
+      p.context_parallel_comm(),
+      narrow_gemms(job.precision()),
+      experts.expert_parallel,
+      experts.expert_tensor_parallel,
+      t.has_moe() ? expert_load(t, job.expert_routing(), experts.expert_parallel) : ExpertLoad{}};
   Kernels k;
   if (moe_layer_count(t) < t.num_layers()) {
     k.dense = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kDense);
@@ -123,6 +126,15 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
         k.experts.forward_phases, k.experts.backward_phases, expert_communication_sm_share(p));
     k.combined_forward_comm = Picoseconds(exposed.count() / 2);
     k.combined_backward_comm = exposed - k.combined_forward_comm;
+  }
+  LayerShape windowed = shape;
+  windowed.sliding_window = true;
+  const int layers = t.num_layers();
+  if (windowed_layers_in(t, 0, layers, LayerKind::kDense) > 0) {
+    k.dense_windowed = time_layer_kind(t, job, p, compute, groups, windowed, LayerKind::kDense);
+  }
+  if (windowed_layers_in(t, 0, layers, LayerKind::kExperts) > 0) {
+    k.experts_windowed = time_layer_kind(t, job, p, compute, groups, windowed, LayerKind::kExperts);
   }
   k.output = time_layer(output_forward_ops(t, shape), compute, groups, s::RECOMPUTE_NONE);
   if (t.multi_token_prediction_layers() > 0) {
@@ -207,23 +219,26 @@ class StageBuilder {
     const CombinedTasks combined = combined_tasks(plan, r);
     for (int c = 0; c < v; ++c) {
       const int n = layout_.layers[r][c];
-      const int experts = moe_layers_in(t_, layout_.first_layer(r, c), n);
+      const int first = layout_.first_layer(r, c);
+      const int experts = moe_layers_in(t_, first, n);
       stage_experts += experts;
       const bool output = last_stage && c == v - 1;
-      PassTimes f = (n - experts) * kernels_.dense.forward;
-      PassTimes b = (n - experts) * kernels_.dense.backward;
+      const int dense_windowed = windowed_layers_in(t_, first, n, LayerKind::kDense);
+      const int experts_windowed = windowed_layers_in(t_, first, n, LayerKind::kExperts);
+      PassTimes f = (n - experts - dense_windowed) * kernels_.dense.forward;
+      PassTimes b = (n - experts - dense_windowed) * kernels_.dense.backward;
       if (experts > 0) {
-        f += experts * kernels_.experts.forward;
-        b += experts * kernels_.experts.backward;
+        f += (experts - experts_windowed) * kernels_.experts.forward;
+        b += (experts - experts_windowed) * kernels_.experts.backward;
       }
-      // The first layers of a chunk are recomputed: its dense ones first.
-      const int recomputed = recomputed_layers(p_, n);
-      const int recomputed_dense = std::min(recomputed, n - experts);
-      b += recomputed_dense * kernels_.dense.recompute;
-      if (recomputed > recomputed_dense) {
-        b += (recomputed - recomputed_dense) * kernels_.experts.recompute;
+      if (dense_windowed + experts_windowed > 0) {
+        f += dense_windowed * kernels_.dense_windowed.forward;
+        f += experts_windowed * kernels_.experts_windowed.forward;
+        b += dense_windowed * kernels_.dense_windowed.backward;
+        b += experts_windowed * kernels_.experts_windowed.backward;
       }
-      out->recomputed_layers += p_.recompute() == s::RECOMPUTE_FULL ? recomputed : 0;
+      b += recompute_time(first, n);
+      out->recomputed_layers += p_.recompute() == s::RECOMPUTE_FULL ? recomputed_layers(p_, n) : 0;
       const int mtp = output ? t_.multi_token_prediction_layers() : 0;
       if (output) {
         f += kernels_.output.forward;
@@ -284,6 +299,21 @@ class StageBuilder {
   }
 
  private:
+  // The forwards rerun before the backward of the chunk of `n` layers from `first`: its first
+  // layers' (recomputed_layers), each of its own kind.
+  PassTimes recompute_time(int first, int n) const {
+    PassTimes rerun;
+    const int recomputed = recomputed_layers(p_, n);
+    for (int layer = first; layer < first + recomputed; ++layer) {
+      const bool experts = layer_kind(t_, layer) == LayerKind::kExperts;
+      const LayerTimes& k = attends_in_window(t_, layer)
+                                ? (experts ? kernels_.experts_windowed : kernels_.dense_windowed)
+                                : (experts ? kernels_.experts : kernels_.dense);
+      rerun += k.recompute;
+    }
+    return rerun;
+  }
+
   // Gradients, optimizer and parameter gather of a stage of `local` parameters per GPU.
   void finish_stage(int r, const LocalParameters& local, int buckets, StageWork* w,
                     const PipelinePlan& plan) const {

@@ -28,8 +28,11 @@ IterationModel::IterationModel(const IterationInputs& in)
       sixteen_(ComputeModel::serving(*in.gpu, sixteen_bit_format(*in.gpu), *in.runtime,
                                      in.fit.compute_fraction(), in.fit.memory_fraction())),
       weight_bytes_(bytes_per_element(in.formats.weights)),
+      kv_reread_fraction_(in.fit.has_kv_reread_fraction() ? in.fit.kv_reread_fraction() : 1.0),
       layer_overhead_(Picoseconds::from_microseconds(in.fit.layer_overhead_us())),
-      iteration_overhead_(Picoseconds::from_microseconds(in.serving->iteration_overhead_us())) {
+      iteration_overhead_(Picoseconds::from_microseconds(in.serving->iteration_overhead_us())),
+      static_prefill_overhead_(
+          Picoseconds::from_microseconds(in.serving->static_prefill_overhead_us())) {
   for (int stage = 0; stage < in.pipeline_parallel; ++stage) {
     shapes_.push_back(inference_shape(*in.model, in.formats, in.tensor_parallel,
                                       in.pipeline_parallel, stage));
@@ -50,10 +53,11 @@ std::vector<Picoseconds> IterationModel::sample_collectives(const IterationInput
   } else {
     for (int g = 0; g < in.tensor_parallel; ++g) c.gpus.push_back(g);
   }
+  const Picoseconds overhead = Picoseconds::from_microseconds(in.serving->allreduce_overhead_us());
   std::vector<Picoseconds> samples;
   for (int64_t tokens = 1;; tokens *= 2) {
     c.bytes = static_cast<double>(tokens) * shapes_[0].allreduce_bytes_per_token;
-    samples.push_back(collective_time(*in.topology, c));
+    samples.push_back(collective_time(*in.topology, c) + (send ? Picoseconds() : overhead));
     if (tokens >= in.max_tokens) break;
   }
   return samples;
@@ -97,7 +101,11 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
   } else {
     matmuls = layer_matmuls(shape, m);
   }
-  const double heads_read = grouped_ ? shape.kv_heads : shape.query_heads;
+  // The grouped kernel reads each KV head once; the masked kernel once per query head, the reads
+  // after a KV head's first at the fitted re-read cost.
+  const double heads_read =
+      grouped_ ? shape.kv_heads
+               : shape.kv_heads + (shape.query_heads - shape.kv_heads) * kv_reread_fraction_;
   const double decode_bytes =
       work.decode_context * 2 * heads_read * shape.head_dim * shape.kv_element_bytes;
   Picoseconds layer = matmuls + compute_.memory_bound(static_cast<double>(m) *
@@ -107,7 +115,8 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
     layer += compute_.fused_attention(work.attention_pairs * shape.attention_flops_per_pair);
   }
   if (decode_bytes > 0) layer += compute_.memory_bound(decode_bytes);
-  Picoseconds total(layer.count() * shape.layers + 2 * allreduce(m).count() * shape.layers);
+  Picoseconds total(layer.count() * shape.layers +
+                    shape.allreduces_per_layer * allreduce(m).count() * shape.layers);
   if (shape.vocab_shard > 0 && work.logits > 0) {
     total += sixteen_.matmul(work.logits, shape.vocab_shard, shape.hidden);
   }
@@ -117,6 +126,7 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
 Picoseconds IterationModel::iteration(const IterationWork& work) const {
   CLUSTERSIM_CHECK(work.tokens > 0, "an empty iteration");
   Picoseconds total = iteration_overhead_;
+  if (work.static_prefill) total += static_prefill_overhead_;
   for (const InferenceShape& shape : shapes_) total += stage_time(shape, work);
   total += Picoseconds(send(work.tokens).count() * static_cast<int64_t>(shapes_.size() - 1));
   return total;

@@ -5,10 +5,14 @@
 // model, plus the runtime's host overhead:
 //
 //   stage = layers x (matmuls(m) + prefill attention + decode attention + elementwise(m)
-//                     + 2 all-reduce(m) + layer overhead) [+ output projection of the sequences]
+//                     + A all-reduce(m) + layer overhead) [+ output projection of the sequences]
 //   iteration = sum of stages + (stages - 1) sends(m) + iteration overhead
+//               [+ static prefill overhead, for a static batch's prefill]
 //
-// where m is the iteration's token count. Matmul times are memoized per m; collective times are
+// where m is the iteration's token count and A the all-reduces per layer (2, or 1 when attention
+// and MLP run in parallel); an all-reduce is its time on the links plus the runtime's
+// allreduce_overhead_us. Decode attention reads the KV cache: each KV head once under the runtime's
+// grouped-query kernel, else once per query head, the re-reads at the GPU's kv_reread_fraction. Matmul times are memoized per m; collective times are
 // simulated on the replica's topology (net/collective.h) at token counts 1, 2, 4, ... and
 // interpolated linearly between them (each algorithm's time is affine in the size).
 //
@@ -32,6 +36,7 @@ struct IterationWork {
   int64_t logits = 0;             // sequences producing a token (decoding + finishing a prompt)
   double attention_pairs = 0;     // query-key pairs of the prompt chunks (causal)
   double decode_context = 0;      // summed context lengths of the decoding sequences
+  bool static_prefill = false;    // a static batch's prefill (the runtime's context phase)
 };
 
 struct IterationInputs {
@@ -55,8 +60,8 @@ class IterationModel {
 
   Picoseconds iteration(const IterationWork& work) const;
   // One tensor-parallel all-reduce (stage-to-stage send) of `tokens` tokens' hidden states: the
-  // simulated time at a sampled power of two, interpolated linearly between them; 0 without
-  // tensor (pipeline) parallelism.
+  // simulated time at a sampled power of two (an all-reduce's with the runtime's overhead),
+  // interpolated linearly between them; 0 without tensor (pipeline) parallelism.
   Picoseconds allreduce(int64_t tokens) const { return interpolate(allreduce_, tokens); }
   Picoseconds send(int64_t tokens) const { return interpolate(send_, tokens); }
 
@@ -78,9 +83,11 @@ class IterationModel {
   ComputeModel compute_;   // at the activations' precision
   ComputeModel sixteen_;   // output projection (16-bit)
   double weight_bytes_ = 2;
+  double kv_reread_fraction_ = 1;  // cost of a KV head's re-read by the masked kernel
   bool grouped_ = false;
   Picoseconds layer_overhead_;
   Picoseconds iteration_overhead_;
+  Picoseconds static_prefill_overhead_;
   std::vector<Picoseconds> allreduce_;  // at 2^i tokens
   std::vector<Picoseconds> send_;       // stage to stage, at 2^i tokens
   mutable std::vector<std::vector<int64_t>> matmul_memo_;  // [stage][m] ps, -1 unknown

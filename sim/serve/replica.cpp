@@ -192,6 +192,7 @@ bool Replica::form_static() {
     running_.push_back(s);
   }
   work_.logits = static_cast<int64_t>(running_.size());
+  work_.static_prefill = true;
   static_steps_left_ = longest - 1;
   static_prefill_ = true;
   return true;

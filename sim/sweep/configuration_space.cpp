@@ -44,6 +44,9 @@ s::Parallelism base_parallelism(const s::Scenario& scenario) {
   if (!p.has_recompute() || p.recompute() == s::RECOMPUTE_UNSPECIFIED) {
     p.set_recompute(s::RECOMPUTE_NONE);
   }
+  if (!p.has_pool_placement() || p.pool_placement() == s::POOL_PLACEMENT_UNSPECIFIED) {
+    p.set_pool_placement(s::DATA_PARALLEL_POOLS);
+  }
   return p;
 }
 
@@ -59,9 +62,85 @@ int model_layers(const s::Model& model) {
   return model.has_transformer() ? model.transformer().num_layers() : 1;
 }
 
+// Tensor parallelism stays inside the NVLink domains of each pool.
+ConfigurationProblem tensor_span_problem(const PoolMix& pools, const s::Parallelism& p) {
+  for (const PoolShare& pool : pools) {
+    const int span =
+        nvlink_domain_span_gpus(pool.nodes, pool.gpus_per_node, pool.nvlink_domain_nodes);
+    if (span % p.tensor_parallel() != 0) {
+      return {"tensor parallelism spans NVLink domains of a pool (it stays inside one pool)",
+              "parallelism.tensor_parallel",
+              "TP " + std::to_string(p.tensor_parallel()) + " against NVLink domains of " +
+                  std::to_string(span) + " GPUs on " + pool.instance->name()};
+    }
+  }
+  return {};
+}
+
+// Why the stages of `c`'s pipeline cannot sit on its pools in order, each pool holding whole
+// stages of TP x CP x DP GPUs (parallel/pipeline_across_pools.h); empty if they can.
+ConfigurationProblem pipeline_across_pools_problem(const Configuration& c,
+                                                   const LoadedScenario& scenario) {
+  const s::Parallelism& p = c.parallelism;
+  const PoolMix& pools = *c.pools;
+  const std::string pool_field =
+      scenario.scenario().sweep().pool_size() > 0 ? "sweep.pool" : "cluster.pool";
+  for (const PoolShare& pool : pools) {
+    if (pool.gpus_per_node != pools.front().gpus_per_node ||
+        pool.nvlink_domain_nodes != pools.front().nvlink_domain_nodes) {
+      return {"pipeline across pools needs the same GPUs per node and NVLink domain in every pool",
+              pool_field,
+              pools.front().instance->name() + " has " +
+                  std::to_string(pools.front().gpus_per_node) + " GPUs per node, " +
+                  pool.instance->name() + " " + std::to_string(pool.gpus_per_node)};
+    }
+  }
+  const int stage_gpus = p.tensor_parallel() * p.context_parallel() * p.data_parallel();
+  for (const PoolShare& pool : pools) {
+    if (pool.gpus() % stage_gpus != 0) {
+      return {"a pool does not hold whole pipeline stages (TP x CP x DP GPUs each)",
+              "parallelism.pipeline_parallel",
+              "TP " + std::to_string(p.tensor_parallel()) + " x CP " +
+                  std::to_string(p.context_parallel()) + " x DP " +
+                  std::to_string(p.data_parallel()) + " = " + std::to_string(stage_gpus) +
+                  " against the " + std::to_string(pool.gpus()) + " GPUs of " +
+                  pool.instance->name() + " x " + std::to_string(pool.nodes)};
+    }
+  }
+  ConfigurationProblem span = tensor_span_problem(pools, p);
+  if (!span.empty()) return span;
+  if (p.virtual_stages() > 1) {
+    return {"interleaved schedules are not simulated in a mix yet", "parallelism.virtual_stages"};
+  }
+  if (p.zero_stage() == 3)
+    return {"ZeRO-3 is not simulated in a mix yet", "parallelism.zero_stage"};
+  if (expert_layout(p).expert_parallel > 1) {
+    return {"expert parallelism is not simulated with a pipeline across pools yet",
+            "parallelism.expert_parallel"};
+  }
+  const bool other_split = p.has_first_stage_layers() || p.has_last_stage_layers() ||
+                           p.embedding_in_pipeline_split() || p.loss_in_pipeline_split();
+  if (other_split && p.stage_layers_size() == 0) {
+    return {
+        "a pipeline across pools splits its layers by speed or by stage_layers, not by "
+        "first/last stage layers or the embedding/loss split",
+        p.has_first_stage_layers() || p.has_last_stage_layers()
+            ? "parallelism.first_stage_layers"
+            : "parallelism.embedding_in_pipeline_split"};
+  }
+  if (scenario.scenario().parallelism().rank_order() == s::TP_PP_DP) {
+    return {"a pipeline across pools places each stage's replicas together (TP_DP_PP)",
+            "parallelism.rank_order"};
+  }
+  return {};
+}
+
 // Why the layout of `c`, a mix, cannot run on its pools (pool_step.h); empty if it can.
 ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& scenario) {
   const s::Parallelism& p = c.parallelism;
+  if (p.pool_placement() == s::PIPELINE_ACROSS_POOLS) {
+    return pipeline_across_pools_problem(c, scenario);
+  }
   const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
   for (const PoolShare& pool : *c.pools) {
     if (pool.gpus() % model_parallel != 0) {
@@ -71,13 +150,9 @@ ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& s
                   std::to_string(pool.gpus()) + " GPUs of " + pool.instance->name() + " x " +
                   std::to_string(pool.nodes)};
     }
-    const int span =
-        nvlink_domain_span_gpus(pool.nodes, pool.gpus_per_node, pool.nvlink_domain_nodes);
-    if (span % p.tensor_parallel() != 0) {
-      return {"tensor parallelism spans NVLink domains of a pool (it stays inside one pool)",
-              "parallelism.tensor_parallel"};
-    }
   }
+  ConfigurationProblem span = tensor_span_problem(*c.pools, p);
+  if (!span.empty()) return span;
   const int64_t batch = scenario.scenario().job().global_batch_size();
   if (batch % p.micro_batch_size() != 0) {
     return {"micro-batch size does not divide the global batch", "parallelism.micro_batch_size"};
@@ -147,13 +222,18 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
             std::to_string(model_parallel) + " x " + std::to_string(p.data_parallel()) +
                 " against " + gpus};
   }
+  const bool across_pools = p.pool_placement() == s::PIPELINE_ACROSS_POOLS;
+  if (across_pools && !c.is_mix()) {
+    return {"pipeline across pools needs two or more pools", "parallelism.pool_placement",
+            cluster_label(c)};
+  }
   if (c.is_mix()) {
     ConfigurationProblem mix = mix_problem(c, scenario);
     if (!mix.empty()) return mix;
   }
   const int64_t per_step = int64_t{p.micro_batch_size()} * p.data_parallel();
   const int64_t batch = scenario.scenario().job().global_batch_size();
-  if (!c.is_mix() && batch % per_step != 0) {
+  if ((!c.is_mix() || across_pools) && batch % per_step != 0) {
     return {"micro-batch x data parallel does not divide the global batch",
             "parallelism.micro_batch_size",
             std::to_string(p.micro_batch_size()) + " x " + std::to_string(p.data_parallel()) +
@@ -167,6 +247,10 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
   if (scenario.model->has_transformer()) {
     const int layers = scenario.model->transformer().num_layers();
     std::string layout = pipeline_layout_problem(layers, p);
+    if (!layout.empty() && p.stage_layers_size() > 0) {
+      return {"stage_layers do not lay out the pipeline", "parallelism.stage_layers",
+              std::move(layout)};
+    }
     if (!layout.empty()) return {std::move(layout), "parallelism.pipeline_parallel"};
     // Megatron's interleaved schedule runs the micro-batches in groups of one per stage.
     const int64_t micro_batches = batch / per_step;
@@ -240,8 +324,11 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
           for (int mbs : axis_values<int>(sw.micro_batch_size(), base_.micro_batch_size())) {
             for (int schedule : axis_values<int>(sw.schedule(), base_.schedule())) {
               for (int vs : axis_values<int>(sw.virtual_stages(), base_.virtual_stages())) {
-                listed.push_back(
-                    {tp, pp, mbs, vs, static_cast<s::PipelineSchedule>(schedule), cp, false});
+                for (int placement :
+                     axis_values<int>(sw.pool_placement(), base_.pool_placement())) {
+                  listed.push_back({tp, pp, mbs, vs, static_cast<s::PipelineSchedule>(schedule), cp,
+                                    false, 0, static_cast<s::PoolPlacement>(placement)});
+                }
               }
             }
           }
@@ -403,7 +490,33 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(const S
       }
     }
   }
+  if (shape.mix) add_pipeline_across_pools(shape, mbs_values, &layouts);
   return layouts;
+}
+
+void ConfigurationSpace::add_pipeline_across_pools(const Shape& shape,
+                                                   const std::vector<int>& mbs_values,
+                                                   std::vector<Layout>* out) const {
+  const s::AutoParallelism& automatic = scenario_.scenario().sweep().auto_parallelism();
+  const int layers = model_layers(*scenario_.model);
+  const int max_pp = automatic.has_max_pipeline_parallel()
+                         ? std::min(layers, automatic.max_pipeline_parallel())
+                         : layers;
+  const int64_t batch = scenario_.scenario().job().global_batch_size();
+  const s::PipelineSchedule plain = base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B;
+  for (int tp : divisors(shape.span_gpus)) {
+    if (!tensor_parallel_problem(tp, scenario_.model).empty()) continue;
+    for (int cp : auto_context_parallel(tp, shape.divided_gpus)) {
+      for (int dp : divisors(shape.divided_gpus / (tp * cp))) {
+        const int pp = shape.total_gpus / (tp * cp * dp);
+        if (pp > max_pp) continue;
+        for (int mbs : mbs_values) {
+          if (batch % (int64_t{mbs} * dp) != 0) continue;
+          out->push_back({tp, pp, mbs, 1, plain, cp, false, 0, s::PIPELINE_ACROSS_POOLS});
+        }
+      }
+    }
+  }
 }
 
 std::vector<int> ConfigurationSpace::auto_expert_parallel(int tp, int stage_gpus) const {
@@ -455,6 +568,7 @@ Configuration ConfigurationSpace::at(int64_t index) const {
   p.set_virtual_stages(layout.virtual_stages);
   p.set_context_parallel(layout.context_parallel);
   if (layout.expert_parallel > 0) p.set_expert_parallel(layout.expert_parallel);
+  p.set_pool_placement(layout.pool_placement);
   if (layout.embedding_and_loss_in_split) {
     p.set_embedding_in_pipeline_split(true);
     p.set_loss_in_pipeline_split(true);

@@ -88,8 +88,9 @@ class ConfigurationSpace {
 
   // Candidates, valid or not. Deterministic: the same scenario always gives the same order
   // (instance, nodes, tensor, context, pipeline, micro-batch, expert parallel (auto layouts of a
-  // MoE model), schedule and virtual stages, ZeRO stage, recomputation, sequence parallelism,
-  // dataset storage, dataloader workers; the last fastest).
+  // MoE model), schedule and virtual stages, pool placement (auto layouts: a mix's pipelines
+  // across pools after all the others), ZeRO stage, recomputation, sequence parallelism, dataset
+  // storage, dataloader workers; the last fastest).
   int64_t size() const { return size_; }
   // Requires: 0 <= index < size().
   Configuration at(int64_t index) const;
@@ -103,6 +104,7 @@ class ConfigurationSpace {
     // split evenly); false: as the scenario says.
     bool embedding_and_loss_in_split = false;
     int expert_parallel = 0;  // auto layouts of a MoE model; 0: as the scenario says
+    schema::PoolPlacement pool_placement = schema::DATA_PARALLEL_POOLS;  // of a mix
   };
   struct Options {  // the option axes of one candidate
     int zero_stage;
@@ -139,6 +141,10 @@ class ConfigurationSpace {
   // parallel; {0} (as the scenario says) for a model without experts.
   std::vector<int> auto_expert_parallel(int tp, int stage_gpus) const;
   void add_pipeline_layouts(Layout layout, std::vector<Layout>* out) const;
+  // A mix's layouts with the pipeline's stages across its pools: TP x CP x DP dividing every
+  // pool's GPUs, the stages what the GPUs leave (pipeline_across_pools.h).
+  void add_pipeline_across_pools(const Shape& shape, const std::vector<int>& mbs_values,
+                                 std::vector<Layout>* out) const;
   // The job's GPUs on each node of `instance`.
   int gpus_per_node(const schema::InstanceType& instance) const;
   // Nodes of each NVLink domain the job uses: the cluster's nvlink_domain_nodes or the instance's.

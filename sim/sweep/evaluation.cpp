@@ -18,23 +18,28 @@ Evaluator::Evaluator(const Catalog& catalog, const LoadedScenario& scenario)
       scenario_(scenario),
       runtime_(*catalog.runtimes().find("default")->value) {}
 
-MemoryEstimate Evaluator::memory_on(const s::InstanceType& instance,
-                                    const s::Parallelism& parallelism) const {
+double Evaluator::capacity_bytes(const s::InstanceType& instance) const {
   // The provider's figure for the GPU memory when the catalog has one.
   const double capacity_gib = instance.has_gpu_memory_gib()
                                   ? instance.gpu_memory_gib()
                                   : catalog_.gpu_of(instance).memory_gib();
-  return estimate_memory(*scenario_.model, scenario_.scenario().job(), parallelism,
-                         capacity_gib * kBytesPerGibibyte, runtime_memory(runtime_, parallelism));
+  return capacity_gib * kBytesPerGibibyte;
 }
 
-std::vector<MemoryEstimate> Evaluator::pool_memory(const Configuration& c) const {
+MemoryEstimate Evaluator::memory_on(const s::InstanceType& instance,
+                                    const s::Parallelism& parallelism) const {
+  return estimate_memory(*scenario_.model, scenario_.scenario().job(), parallelism,
+                         capacity_bytes(instance), runtime_memory(runtime_, parallelism));
+}
+
+std::vector<MemoryEstimate> Evaluator::pool_memory(const Configuration& c) {
+  if (c.parallelism.pool_placement() == s::PIPELINE_ACROSS_POOLS) return stage_memory(c);
   std::vector<MemoryEstimate> memory;
   for (const PoolShare& pool : *c.pools) memory.push_back(memory_on(*pool.instance, c.parallelism));
   return memory;
 }
 
-MemoryEstimate Evaluator::memory(const Configuration& c) const {
+MemoryEstimate Evaluator::memory(const Configuration& c) {
   if (!c.is_mix()) return memory_on(*c.instance, c.parallelism);
   std::vector<MemoryEstimate> pools = pool_memory(c);
   return *std::min_element(pools.begin(), pools.end(), [](const auto& a, const auto& b) {
@@ -58,7 +63,100 @@ const Topology* Evaluator::topology(const s::InstanceType& instance, int nodes, 
   return topology.get();
 }
 
+std::vector<StagePool> Evaluator::stage_pools(const Configuration& c,
+                                              std::vector<ComputeModel>* computes,
+                                              std::string* error) {
+  const s::Parallelism& p = c.parallelism;
+  const int stage_gpus = p.tensor_parallel() * p.context_parallel() * p.data_parallel();
+  computes->clear();
+  computes->reserve(c.pools->size());
+  std::vector<StagePool> pools;
+  for (const PoolShare& pool : *c.pools) {
+    computes->emplace_back(catalog_.gpu_of(*pool.instance), scenario_.scenario().job().precision(),
+                           runtime_, KernelSetting::kTrainingStep);
+    const Topology* topology = this->topology(*pool.instance, pool.nodes, pool.gpus_per_node,
+                                              pool.nvlink_domain_nodes, error);
+    if (!topology) return {};
+    pools.push_back(
+        {topology, &computes->back(), pool.gpus() / stage_gpus, capacity_bytes(*pool.instance)});
+  }
+  return pools;
+}
+
+std::optional<s::Parallelism> Evaluator::stage_layout(const Configuration& c,
+                                                      const std::vector<StagePool>& pools) const {
+  return with_stage_layers(*scenario_.model, scenario_.scenario().job(), c.parallelism, pools,
+                           runtime_memory(runtime_, c.parallelism));
+}
+
+std::vector<MemoryEstimate> Evaluator::stage_memory(const Configuration& c) {
+  std::vector<ComputeModel> computes;
+  std::string error;
+  const std::vector<StagePool> pools = stage_pools(c, &computes, &error);
+  // Without a topology the layers are timed nowhere: the given or else the even split's memory.
+  std::optional<s::Parallelism> p;
+  if (!pools.empty() || c.parallelism.stage_layers_size() > 0) p = stage_layout(c, pools);
+  if (!p) {
+    p = c.parallelism;
+    p->clear_stage_layers();
+  }
+  std::vector<MemoryEstimate> memory;
+  const int stage_gpus = p->tensor_parallel() * p->context_parallel() * p->data_parallel();
+  int stage = 0;
+  for (const PoolShare& pool : *c.pools) {
+    for (int k = 0; k < pool.gpus() / stage_gpus; ++k, ++stage) {
+      memory.push_back(estimate_stage_memory(*scenario_.model, scenario_.scenario().job(), *p,
+                                             stage, capacity_bytes(*pool.instance),
+                                             runtime_memory(runtime_, *p)));
+    }
+  }
+  return memory;
+}
+
+// The stages on their pools' topologies, the pipeline on the pools joined into one cluster.
+Evaluation Evaluator::evaluate_across_pools(const Configuration& c, Timeline* timeline) {
+  const s::TrainingJob& job = scenario_.scenario().job();
+  Evaluation e;
+  e.memory = memory(c);
+  std::vector<ComputeModel> computes;
+  const std::vector<StagePool> pools = stage_pools(c, &computes, &e.error);
+  for (const ComputeModel& compute : computes) e.calibrated = e.calibrated && compute.calibrated();
+  if (computes.empty()) return e;
+  e.peak_flops = computes.front().peak_flops();
+  if (pools.empty() || !e.memory.fits()) return e;
+  const std::optional<s::Parallelism> p = stage_layout(c, pools);
+  if (!p) {  // memory() reports the even split, which then does not fit either
+    e.error = "no split of the layers fits the stages' GPU memories";
+    return e;
+  }
+  std::vector<PoolEndpoint> endpoints;
+  std::vector<ClusterSpec> specs;
+  for (const PoolShare& pool : *c.pools) {
+    endpoints.push_back({pool.instance, pool.nodes});
+    specs.push_back({pool.instance, pool.nodes, pool.gpus_per_node, pool.nvlink_domain_nodes,
+                     scenario_.fabric, std::nullopt});
+  }
+  const InterPoolLinks links = inter_pool_links(
+      endpoints, scenario_.scenario().cluster().inter_pool(), scenario_.fabric, catalog_);
+  if (!links.error.empty()) {
+    e.error = links.error;
+    return e;
+  }
+  TopologyOrError joined = build_joined_topology(specs, links.bytes_per_s, catalog_);
+  if (!joined.topology) {
+    e.error = joined.error;
+    return e;
+  }
+  e.stages =
+      simulate_pipeline_across_pools(*scenario_.model, job, *p, pools, *joined.topology, timeline);
+  e.step = e.stages->step;
+  return e;
+}
+
 Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
+  if (c.is_mix() && c.parallelism.pool_placement() == s::PIPELINE_ACROSS_POOLS) {
+    return evaluate_across_pools(c, timeline);
+  }
   if (c.is_mix()) return evaluate_mix(c);
   const s::TrainingJob& job = scenario_.scenario().job();
   Evaluation e;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/parallel/memory_model.h"
+#include "sim/parallel/pipeline_across_pools.h"
 #include "sim/parallel/pool_step.h"
 #include "sim/parallel/step_model.h"
 #include "sim/sweep/configuration_space.h"
@@ -22,6 +23,8 @@ struct Evaluation {
   bool calibrated = true;          // every compute efficiency was fitted for this GPU
   std::string error;               // non-empty when the cluster could not be built
   std::optional<PoolStepResult> pools;  // a mix's step: micro-batches, waits, limiting pool
+  // A pipeline across a mix's pools: its layers per stage, the limiting stage and pool, waits.
+  std::optional<PipelineAcrossPoolsResult> stages;
 };
 
 // Builds and caches one topology per (instance, nodes); not thread-safe.
@@ -31,21 +34,35 @@ class Evaluator {
   Evaluator(const Catalog& catalog, const LoadedScenario& scenario);
 
   // Per-GPU memory of `configuration` against the GPU memory its instance exposes; of a mix, the
-  // pool's with the least room left (the smaller GPU).
-  MemoryEstimate memory(const Configuration& configuration) const;
-  // Per-GPU memory of each pool of a mix against its GPU's. Requires: configuration.pools.
-  std::vector<MemoryEstimate> pool_memory(const Configuration& configuration) const;
+  // pool's with the least room left (the smaller GPU); of a pipeline across pools, the stage's
+  // with the least room on its pool's GPU.
+  MemoryEstimate memory(const Configuration& configuration);
+  // Per-GPU memory of each pool of a mix against its GPU's; of a pipeline across pools, of each
+  // stage on its pool's GPU (the layers split by speed: an even split's when they cannot fit).
+  // Requires: configuration.pools.
+  std::vector<MemoryEstimate> pool_memory(const Configuration& configuration);
 
   // Memory, then (when it fits) one simulated step. `timeline`, when given, receives the spans.
   Evaluation evaluate(const Configuration& configuration, Timeline* timeline = nullptr);
 
  private:
+  // The GPU memory `instance` exposes: the provider's figure when the catalog has one.
+  double capacity_bytes(const schema::InstanceType& instance) const;
   MemoryEstimate memory_on(const schema::InstanceType& instance,
                            const schema::Parallelism& parallelism) const;
   // The cached topology of `nodes` of `instance`; null (and `error` set) when it cannot be built.
   const Topology* topology(const schema::InstanceType& instance, int nodes, int gpus_per_node,
                            int nvlink_domain_nodes, std::string* error);
   Evaluation evaluate_mix(const Configuration& configuration);
+  // The pools of a pipeline across them, each with its topology; empty (and `error` set) when
+  // one cannot be built.
+  std::vector<StagePool> stage_pools(const Configuration& configuration,
+                                     std::vector<ComputeModel>* computes, std::string* error);
+  // The configuration's layers per stage: given, or split by speed; null when they cannot fit.
+  std::optional<schema::Parallelism> stage_layout(const Configuration& configuration,
+                                                  const std::vector<StagePool>& pools) const;
+  std::vector<MemoryEstimate> stage_memory(const Configuration& configuration);
+  Evaluation evaluate_across_pools(const Configuration& configuration, Timeline* timeline);
 
   const Catalog& catalog_;
   const LoadedScenario& scenario_;

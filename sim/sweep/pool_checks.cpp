@@ -42,7 +42,8 @@ bool fixed_layout(const s::Scenario& m) {
   return w.pool_size() == 0 && !w.has_auto_parallelism() && w.tensor_parallel_size() == 0 &&
          w.pipeline_parallel_size() == 0 && w.context_parallel_size() == 0 &&
          w.micro_batch_size_size() == 0 && w.zero_stage_size() == 0 && w.recompute_size() == 0 &&
-         w.sequence_parallel_size() == 0 && w.virtual_stages_size() == 0 && w.schedule_size() == 0;
+         w.sequence_parallel_size() == 0 && w.virtual_stages_size() == 0 &&
+         w.schedule_size() == 0 && w.pool_placement_size() == 0;
 }
 
 std::string layout_words(const s::Parallelism& p) {
@@ -52,14 +53,51 @@ std::string layout_words(const s::Parallelism& p) {
          std::to_string(p.zero_stage()) + ", recompute " + s::Recompute_Name(p.recompute());
 }
 
+// The stages of a fixed pipeline across pools that do not fit their pool's GPU: at
+// parallelism.stage_layers[stage] when the layers are given, else at pool_placement (no split by
+// speed fits the model in the stages' memories).
+void report_stage_memory(const FieldChecker& root, const Configuration& c,
+                         const std::vector<MemoryEstimate>& memory, const LoadedScenario& loaded) {
+  const bool listed = loaded.scenario().parallelism().stage_layers_size() > 0;
+  const int stage_gpus = c.parallelism.tensor_parallel() * c.parallelism.context_parallel() *
+                         c.parallelism.data_parallel();
+  size_t stage = 0;
+  for (const PoolShare& pool : *c.pools) {
+    for (int k = 0; k < pool.gpus() / stage_gpus; ++k, ++stage) {
+      const MemoryEstimate& m = memory[stage];
+      if (m.fits()) continue;
+      const std::string words =
+          "stage " + std::to_string(stage + 1) + "'s " + std::to_string(m.layers) +
+          " layers do not fit in the memory of \"" + pool.instance->name() + "\"'s " +
+          pool.instance->gpu() + ": they need " +
+          format_significant(m.total_bytes() / kBytesPerGibibyte, 3) + " GiB per GPU of the " +
+          format_significant(m.capacity_bytes / kBytesPerGibibyte, 3) + " GiB it has";
+      if (listed) {
+        root.child("parallelism").error("stage_layers", words, static_cast<int>(stage));
+      } else {
+        root.child("parallelism")
+            .error("pool_placement",
+                   "no split of the layers by speed fits the stages' GPU memories (an even "
+                   "split: " +
+                       words + ")");
+        return;
+      }
+    }
+  }
+}
+
 void check_pool_memory(const FieldChecker& root, const Catalog& catalog,
                        const LoadedScenario& loaded) {
   const ConfigurationSpace space(loaded);
   if (space.size() != 1) return;
   const Configuration c = space.at(0);
   if (!c.is_mix() || !configuration_problem(c, loaded).empty()) return;
-  const Evaluator evaluator(catalog, loaded);
+  Evaluator evaluator(catalog, loaded);
   const std::vector<MemoryEstimate> memory = evaluator.pool_memory(c);
+  if (c.parallelism.pool_placement() == s::PIPELINE_ACROSS_POOLS) {
+    report_stage_memory(root, c, memory, loaded);
+    return;
+  }
   for (size_t i = 0; i < memory.size(); ++i) {
     if (memory[i].fits()) continue;
     const s::InstanceType& instance = *(*c.pools)[i].instance;

@@ -88,7 +88,8 @@ const std::vector<ResultColumn>& result_columns() {
       figure("cost", "cost", 0),  // p50, in the report currency
       figure("cost_p95", "cost p95", 0),
       identity("limiting", "limiting", Kind::kText),
-      // A mix: the pool whose replicas finish last, how long the others wait for it per step.
+      // A mix: the pool whose replicas finish last, how long the others wait for it per step; of
+      // a pipeline across pools, the busiest stage's pool, that stage and the layers per stage.
       identity("limiting_pool", "limiting pool", Kind::kText),
       figure("pool_wait_s", "pool wait", 3),
       // With nodes already owned: the nodes the row adds to them (rented).
@@ -116,6 +117,15 @@ std::string describe_added(const PoolMix& pools) {
             pool.instance->name();
   }
   return text.empty() ? "none" : text;
+}
+
+// "aws.p4d.24xlarge stage 5 (layers 14+14+14+14+12+12)": a pipeline across pools' busiest stage
+// and its split.
+std::string describe_limiting_stage(const PipelineAcrossPoolsResult& stages, const PoolMix& pools) {
+  std::string layers;
+  for (int n : stages.stage_layers) layers += (layers.empty() ? "" : "+") + std::to_string(n);
+  return pools[stages.limiting_pool].instance->name() + " stage " +
+         std::to_string(stages.limiting_stage + 1) + " (layers " + layers + ")";
 }
 
 // Nodes of `instance` rented (not owned) by `c`.
@@ -175,6 +185,10 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
   if (e.pools) {
     base[result_column("limiting_pool")] = (*c.pools)[e.pools->limiting_pool].instance->name();
     base[result_column("pool_wait_s")] = e.pools->wait_s;
+  }
+  if (e.stages) {
+    base[result_column("limiting_pool")] = describe_limiting_stage(*e.stages, *c.pools);
+    base[result_column("pool_wait_s")] = e.stages->wait_s;
   }
   if (e.step) {
     const StepResult& r = *e.step;

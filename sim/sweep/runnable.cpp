@@ -23,7 +23,7 @@ std::string Runnability::reason() const {
 
 Runnability check_runnable(const Catalog& catalog, const LoadedScenario& scenario) {
   const ConfigurationSpace space(scenario);
-  const Evaluator evaluator(catalog, scenario);
+  Evaluator evaluator(catalog, scenario);
   Runnability r;
   r.candidates = space.size();
   for (int64_t i = 0; i < space.size(); ++i) {

@@ -5,6 +5,7 @@
 //   and down h columns of f / t (per routed expert for mixture-of-experts layers).
 // KV cache per token: 2 (K and V) x layers x k / t x d x kv bytes.
 // Attention per query-key pair: 2 x 2 d FLOPs (QK^T and PV) per query head.
+// All-reduces per layer: 2, or 1 with attention and MLP in parallel (their partial sums added).
 #include "sim/workload/inference_shape.h"
 
 #include <cmath>
@@ -84,6 +85,7 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
       kSixteenBit * (2 * 2.0 * h + 2 * 3.0 * h + (up + f) * shape.experts_per_token);
   shape.attention_flops_per_pair = 4.0 * d * shape.query_heads;
   shape.allreduce_bytes_per_token = kSixteenBit * h;
+  shape.allreduces_per_layer = t.parallel_attention_mlp() ? 1 : 2;
   return shape;
 }
 

@@ -52,6 +52,9 @@ struct InferenceShape {
   double memory_bytes_per_token = 0;
   double attention_flops_per_pair = 0; // one layer: QK^T and PV of one query-key pair, this rank
   double allreduce_bytes_per_token = 0; // one tensor-parallel all-reduce (16-bit hidden state)
+  // Tensor-parallel all-reduces per layer: 2 (after attention, after the MLP), or 1 when attention
+  // and MLP run in parallel on one input and their outputs are summed first.
+  int allreduces_per_layer = 2;
 };
 
 // Requires: a transformer that passed the catalog checks; tensor_parallel divides its heads, KV

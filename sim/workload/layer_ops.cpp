@@ -2,6 +2,8 @@
 // by columns, output projection and MLP-down by rows; context parallelism splits the tokens).
 #include "sim/workload/layer_ops.h"
 
+#include <cmath>
+
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
 
@@ -47,12 +49,19 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
   }
   const bool causal = t.kind() == schema::DECODER;
   const double s = static_cast<double>(x.s);
-  const double pairs = causal ? s * (s + 1) / 2 : s * s;  // per (sequence, head), all ranks
+  // Keys each query may attend to beyond its causal prefix: the window, when shorter.
+  const int64_t window = shape.sliding_window && t.sliding_window().window_tokens() < x.s
+                             ? t.sliding_window().window_tokens()
+                             : 0;
+  const double w = static_cast<double>(window);
+  double pairs = causal ? s * (s + 1) / 2 : s * s;  // per (sequence, head), all ranks
+  if (window > 0) pairs = w * (w + 1) / 2 + (s - w) * w;
   const double flops = 4.0 * pairs * x.d * x.b * x.a / x.tp / x.cp;
   const double element = 2;  // 16-bit Q, K, V and output
   const double kv_block = 2 * element * x.tokens * x.kv / x.tp * x.d;
   LayerOp core{K::kAttention, "attention", x.s / x.cp, x.s, x.d, x.b * x.a / x.tp, flops,
                0,            causal};
+  core.window = window;
   if (x.cp == 1) return ops->push_back(core);
   switch (shape.context_parallel_comm) {
     case schema::ALL_GATHER:
@@ -106,6 +115,19 @@ LayerKind layer_kind(const schema::Transformer& t, int layer) {
                                                               : LayerKind::kDense;
 }
 
+bool attends_in_window(const schema::Transformer& t, int layer) {
+  return t.has_sliding_window() && (layer + 1) % t.sliding_window().full_attention_every() != 0;
+}
+
+int windowed_layers_in(const schema::Transformer& t, int first, int count, LayerKind kind) {
+  if (!t.has_sliding_window()) return 0;
+  int windowed = 0;
+  for (int layer = first; layer < first + count; ++layer) {
+    windowed += attends_in_window(t, layer) && layer_kind(t, layer) == kind;
+  }
+  return windowed;
+}
+
 std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const LayerShape& shape,
                                        LayerKind kind) {
   const Dimensions x = dimensions(t, shape);
@@ -151,33 +173,56 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     const int64_t ep = shape.expert_parallel, etp = shape.expert_tensor_parallel;
     const int64_t local_tokens = tokens / (shape.sequence_parallel ? tp : 1);
     const int64_t local_experts = moe.num_experts() / ep;
-    const double routed = static_cast<double>(local_tokens) * topk;  // token copies sent
-    const double routed_bytes = 2.0 * routed * h;                    // 16-bit
-    // Received copies, gathered over ETP, spread evenly over the local experts (rounded up).
-    const int64_t rows = (local_tokens * topk * etp + local_experts - 1) / local_experts;
+    const double routed = static_cast<double>(local_tokens) * topk;  // token copies, balanced
+    const ExpertLoad& load = shape.expert_load;
+    const double sent_bytes = 2.0 * routed * h * load.sent;  // 16-bit
+    // The busiest rank's: the last to receive its tokens ends the all-to-all.
+    const double routed_bytes = 2.0 * routed * h * load.busiest_rank;
     // The router is a plain (not Transformer Engine) linear layer: 16-bit under FP8.
     ops.push_back({K::kMatmul, "router", local_tokens, moe.num_experts(), h, 1, 0, 0, false, true});
-    memory("permute", 2.0 * local_tokens * h + routed_bytes);
+    memory("permute", 2.0 * local_tokens * h + sent_bytes);
     if (ep > 1) ops.push_back({K::kExpertAllToAll, "dispatch", 0, 0, 0, 1, 0, routed_bytes});
     if (etp > 1) {
       ops.push_back({K::kExpertAllGather, "expert all-gather", 0, 0, 0, 1, 0, routed_bytes * etp});
     }
-    LayerOp up{K::kMatmul, "expert up", rows, (x.gated ? 2 : 1) * f / etp, h, local_experts};
-    up.expert = true;
-    ops.push_back(up);
-    ops.push_back({K::kMemory, "expert activation", 0, 0, 0, 1, 0,
-                   (x.gated ? 3.0 : 2.0) * 2 * rows * local_experts * f / etp});
-    ops.back().expert = true;
-    LayerOp down{K::kMatmul, "expert down", rows, h, f / etp, local_experts};
-    down.expert = true;
-    ops.push_back(down);
+    // The busiest rank's grouped GEMMs: each expert's received copies, gathered over ETP (rows,
+    // rounded up); the hot expert's apart when it runs more than the others.
+    const double mean_rows = routed * static_cast<double>(etp) / local_experts;
+    struct ExpertGroup {
+      const char* suffix;
+      int64_t rows, count;
+    };
+    std::vector<ExpertGroup> groups;
+    auto rows = [&](double load) { return static_cast<int64_t>(std::ceil(mean_rows * load)); };
+    if (load.hot_expert == load.other_experts) {
+      groups.push_back({"", rows(load.hot_expert), local_experts});
+    } else {
+      if (local_experts > 1) groups.push_back({"", rows(load.other_experts), local_experts - 1});
+      groups.push_back({" (hot expert)", rows(load.hot_expert), 1});
+    }
+    auto expert_op = [&](LayerOp op) {
+      op.expert = true;
+      ops.push_back(std::move(op));
+    };
+    for (const ExpertGroup& g : groups) {
+      expert_op({K::kMatmul, std::string("expert up") + g.suffix, g.rows,
+                 (x.gated ? 2 : 1) * f / etp, h, g.count});
+    }
+    double activation = 0;
+    for (const ExpertGroup& g : groups) {
+      activation += (x.gated ? 3.0 : 2.0) * 2 * g.rows * g.count * f / etp;
+    }
+    expert_op({K::kMemory, "expert activation", 0, 0, 0, 1, 0, activation});
+    for (const ExpertGroup& g : groups) {
+      expert_op({K::kMatmul, std::string("expert down") + g.suffix, g.rows, h, f / etp, g.count});
+    }
     if (etp > 1) {
       ops.push_back(
           {K::kExpertReduceScatter, "expert reduce-scatter", 0, 0, 0, 1, 0, routed_bytes * etp});
     }
     if (ep > 1) ops.push_back({K::kExpertAllToAll, "combine", 0, 0, 0, 1, 0, routed_bytes});
     // Unpermute: read the k expert outputs of the rank's tokens, write their weighted sum.
-    memory("unpermute", 2.0 * local_tokens * h + routed_bytes);
+    memory("unpermute", 2.0 * local_tokens * h + sent_bytes);
     if (moe.num_shared_experts() > 0) {
       dense_mlp(moe.num_shared_experts() * f, "shared expert up", "shared expert down");
     }

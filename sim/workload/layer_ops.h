@@ -9,6 +9,7 @@
 
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
+#include "sim/workload/expert_load.h"
 
 namespace clustersim {
 
@@ -39,6 +40,9 @@ struct LayerOp {
   bool causal = false;       // attention
   bool sixteen_bit = false;  // a matmul kept in 16 bits when the job's precision is narrower
   bool expert = false;       // a routed expert's kernel (the step's expert-compute share)
+  // Causal attention within a sliding window: each query attends to at most `window` keys (its
+  // own and the window - 1 before it); 0: to every earlier one.
+  int64_t window = 0;
 };
 
 struct LayerShape {
@@ -55,6 +59,10 @@ struct LayerShape {
   // Mixture-of-experts layers (sim/parallel/expert_parallel.h): EP and ETP.
   int expert_parallel = 1;
   int expert_tensor_parallel = 1;
+  // What the router sends and the busiest expert-parallel rank receives (expert_load.h).
+  ExpertLoad expert_load = {};
+  // The layer attends within the model's sliding window (attends_in_window) rather than densely.
+  bool sliding_window = false;
 };
 
 // What a layer's MLP is: dense (ffn_hidden_size), or routed experts (with any shared experts).
@@ -62,6 +70,13 @@ enum class LayerKind { kDense, kExperts };
 
 // The kind of layer `layer` (0-based) of `t`: experts after moe.first_dense_layers.
 LayerKind layer_kind(const schema::Transformer& t, int layer);
+
+// Whether layer `layer` (0-based) of `t` attends within its sliding window: all but every
+// full_attention_every-th layer of a model with one.
+bool attends_in_window(const schema::Transformer& t, int layer);
+
+// Of the `count` layers from layer `first`, those of `kind` that attend within the window.
+int windowed_layers_in(const schema::Transformer& t, int first, int count, LayerKind kind);
 
 // Forward kernels of one layer, in order. 16-bit activations. Tensor-parallel communication is
 // one all-reduce after the attention and one after the MLP (reduce-scatter, with an all-gather
@@ -71,7 +86,9 @@ LayerKind layer_kind(const schema::Transformer& t, int layer);
 // ring's steps), after an all-gather of keys and values (ALL_GATHER) or between two all-to-alls
 // (ALL_TO_ALL: the whole sequence for heads / context_parallel heads).
 // A decoder's fused attention is causal (half the query-key square plus its diagonal); unfused
-// attention computes the whole square and masks it.
+// attention computes the whole square and masks it. Within a sliding window of w < s tokens
+// (shape.sliding_window, fused attention without context parallelism) each query attends to at
+// most w keys: w (w + 1) / 2 + (s - w) w pairs.
 // An expert layer (Megatron-Core's MoELayer with the all-to-all token dispatcher) runs on the
 // rank's tokens (its sequence-parallel shard): the router GEMM, the permutation copying each
 // token once per routed expert, the dispatch all-to-all over the EP group (16-bit), an all-gather

@@ -4,11 +4,11 @@
 namespace clustersim {
 
 std::string unsimulated_feature(const schema::Transformer& t, Simulator simulator) {
-  if (t.has_sliding_window()) return "sliding-window attention is not simulated yet";
   if (simulator == Simulator::kTrainingStep) return "";
-  // The training step runs latent attention, multi-token prediction, dense first layers, shared
-  // experts and any expert width (workload/layer_ops.h); serving's per-token costs
-  // (inference_shape.h) do not yet.
+  if (t.has_sliding_window()) return "sliding-window attention is not simulated in serving yet";
+  // The training step runs sliding-window and latent attention, multi-token prediction, dense
+  // first layers, shared experts and any expert width (workload/layer_ops.h); serving's per-token
+  // costs (inference_shape.h) do not yet.
   if (t.has_latent_attention()) {
     return "multi-head latent attention is not simulated in serving yet";
   }

@@ -2,12 +2,15 @@
 //
 // Per token and layer, with h hidden, a heads, k KV heads, d head dim, f FFN size, s sequence:
 //   QKV projection   2 h (a d + 2 k d)        attention scores + values   2 x 2 s' a d
-//                                              (s' keys per query: s, or (s + 1) / 2 causal)
+//                                              (s' keys per query: s, or (s + 1) / 2 causal;
+//                                              a sliding window of w: (w (w + 1) / 2 + (s - w) w) /
+//                                              s)
 //   output proj      2 a d h                  MLP   2 h f x (3 gated | 2), x experts per token
 //   MoE router       2 h E    (MoE layers; the MLP at the expert width x routed + shared experts;
 //                             dense first layers as dense: the layer figure is the mean)
 #include "sim/workload/transformer_flops.h"
 
+#include "sim/workload/layer_ops.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
 
@@ -31,7 +34,15 @@ TransformerFlops transformer_flops(const schema::Transformer& t, int seq, Attent
   }
   TransformerFlops flops;
   const bool causal = count == AttentionCount::kCausal && t.kind() == schema::DECODER;
-  const double keys = causal ? (static_cast<double>(seq) + 1) / 2 : static_cast<double>(seq);
+  double keys = causal ? (static_cast<double>(seq) + 1) / 2 : static_cast<double>(seq);
+  if (causal && t.has_sliding_window() && t.sliding_window().window_tokens() < seq) {
+    // Windowed layers: w (w + 1) / 2 + (s - w) w pairs over s queries; the mean over the layers.
+    const double s = seq, w = t.sliding_window().window_tokens();
+    const double windowed = windowed_layers_in(t, 0, t.num_layers(), LayerKind::kDense) +
+                            windowed_layers_in(t, 0, t.num_layers(), LayerKind::kExperts);
+    const double band = (w * (w + 1) / 2 + (s - w) * w) / s;
+    keys = (keys * (t.num_layers() - windowed) + band * windowed) / t.num_layers();
+  }
   flops.attention_forward_per_token = 2 * 2 * keys * a * d;
   flops.layer_forward_per_token =
       2 * h * (a * d + 2 * k * d) + flops.attention_forward_per_token + 2 * a * d * h + mlp;

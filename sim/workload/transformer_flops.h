@@ -25,7 +25,8 @@ struct TransformerFlops {
 // How the attention scores and their weighted sum are counted.
 enum class AttentionCount {
   // A decoder's causal mask: each query attends to the keys up to its own, (s + 1) / 2 of them
-  // on average (the half of the s x s square plus its diagonal) - what a causal fused kernel
+  // on average (the half of the s x s square plus its diagonal; within a sliding window of w,
+  // at most w) - what a causal fused kernel
   // computes; an encoder's queries see all s.
   kCausal,
   // The whole s x s product (2 x 2 x s x heads x head_dim per token), as Narayanan et al. SC'21

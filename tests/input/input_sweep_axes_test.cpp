@@ -156,7 +156,8 @@ TEST_CASE(
     const Evaluation e = sweep.evaluator->evaluate(c);
     REQUIRE(e.step);
     const double stall = e.step->data_stall_s;
-    CHECK(stall <= previous_stall);
+    // Non-increasing, up to the engine's picosecond rounding once the loaders keep up.
+    CHECK(stall <= previous_stall + 1e-12);
     previous_stall = stall;
     const InputSetup setup = input_setup(testing::shipped_catalog(), *sweep.scenario, c,
                                          e.step->step_s - e.step->data_stall_s);

@@ -95,11 +95,13 @@ TEST_CASE("an unknown model suggests the closest model") {
         "s.textproto:2:1: model: unknown model \"llama-2-7b\" (did you mean \"llama2-7b\"?)\n");
 }
 
-TEST_CASE("a model whose shape the step does not simulate yet is refused at the model field") {
+TEST_CASE("the MoE models load for training, a sliding window without context parallelism") {
   CHECK(scenario_errors(scenario("deepseek-v3")) == "");
-  CHECK(scenario_errors(scenario("gpt-oss-120b")) ==
-        "s.textproto:2:1: model: \"gpt-oss-120b\": sliding-window attention is not simulated "
-        "yet\n");
+  CHECK(scenario_errors(scenario("gpt-oss-120b")) == "");
+  // Its sliding window is simulated without context parallelism only.
+  CHECK(scenario_errors(scenario("gpt-oss-120b") + "parallelism { context_parallel: 2 }\n") ==
+        "s.textproto:12:15: parallelism.context_parallel: context parallelism with sliding-window "
+        "attention is not simulated yet\n");
   CHECK(scenario_errors(scenario("qwen3-30b-a3b")) == "");
 }
 
@@ -116,6 +118,25 @@ TEST_CASE("an expert-parallel degree must divide the experts, an expert TP degre
                                  "parallelism { expert_parallel: 2 }")) ==
         "s.textproto:12:15: parallelism.expert_parallel: expert parallelism needs a model with "
         "experts (moe)\n");
+}
+
+TEST_CASE("an expert routing a router cannot have is an error at its field") {
+  CHECK(scenario_errors(scenario("mixtral-8x7b",
+                                 "token_budget: 1e9 sequence_length: 4096 expert_routing { "
+                                 "max_violation: 0.2 capacity_factor: 1.25 }")) == "");
+  CHECK(scenario_errors(scenario("mixtral-8x7b",
+                                 "token_budget: 1e9 sequence_length: 4096 expert_routing { "
+                                 "max_violation: 5 }")) ==
+        "s.textproto:7:60: job.expert_routing.max_violation: the busiest expert would take more "
+        "than every token (1 + max_violation at most num_experts / experts_per_token = 4)\n");
+  CHECK(scenario_errors(scenario("mixtral-8x7b",
+                                 "token_budget: 1e9 sequence_length: 4096 expert_routing { "
+                                 "pad_to_capacity: true }")) ==
+        "s.textproto:7:60: job.expert_routing.pad_to_capacity: needs capacity_factor\n");
+  CHECK(scenario_errors(scenario("llama2-7b",
+                                 "token_budget: 1e9 sequence_length: 4096 expert_routing { "
+                                 "max_violation: 0.2 }")) ==
+        "s.textproto:7:43: job.expert_routing: the model has no mixture-of-experts layers\n");
 }
 
 TEST_CASE("a tensor-parallel degree that does not divide the heads is rejected") {

@@ -1,6 +1,7 @@
 // Tests of mixture-of-experts layers inside the training step (sim/parallel/transformer_stages):
 // the dispatch and combine all-to-alls against their closed forms on one NVSwitch node and across
-// nodes whose NICs are shared, and the expert gradients' own data-parallel group.
+// nodes whose NICs are shared, the expert gradients' own data-parallel group, and an unbalanced
+// router's busiest rank setting the experts' times.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -16,7 +17,7 @@ namespace s = schema;
 
 // Mixtral 8x7B (32 MoE layers, top-2, h 4096), `micro_batches` of 4096 tokens per replica, BF16.
 TransformerPlan mixtral_plan(const std::string& instance, int nodes, const std::string& plan,
-                             int micro_batches = 1) {
+                             const std::string& job_extra = "", int micro_batches = 1) {
   const Catalog& catalog = testing::shipped_catalog();
   auto topology = testing::shipped_cluster(instance, nodes);
   auto p = testing::parse_message<s::Parallelism>(
@@ -26,7 +27,7 @@ TransformerPlan mixtral_plan(const std::string& instance, int nodes, const std::
   p.set_data_parallel(nodes * 8 / p.tensor_parallel());
   const auto job = testing::parse_message<s::TrainingJob>(
       "global_batch_size: " + std::to_string(p.data_parallel() * micro_batches) +
-      " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
+      " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1 " + job_extra);
   const ComputeModel compute(catalog.gpu_of(*catalog.instances().find(instance)->value), s::BF16,
                              *catalog.runtimes().find("default")->value,
                              KernelSetting::kTrainingStep);
@@ -76,11 +77,11 @@ TEST_CASE(
   // all-to-alls are shorter than the compute of every phase, so a combined step exposes only the
   // SMs they take, s = 0.1 of them: A / 2 + A / 2 + (4 - 1) x 0.1 A.
   const int m = 4;
-  const TransformerPlan plain = mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8", m);
+  const TransformerPlan plain = mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8", "", m);
   const TransformerPlan overlapped = mixtral_plan(
       "aws.p5.48xlarge", 1,
       "expert_parallel: 8 overlap_expert_communication: true expert_communication_sm_share: 0.1",
-      m);
+      "", m);
   const double a = plain.expert_comm_s[0] / m;
   CHECK(overlapped.expert_comm_s[0] == Approx(a * (1 + (m - 1) * 0.1)).epsilon(1e-5));
   CHECK(overlapped.compute_s[0] == plain.compute_s[0]);
@@ -100,6 +101,46 @@ TEST_CASE("expert gradients are reduced over the expert data-parallel group, not
   CHECK(ep1.expert_comm_s[0] == 0);
   // The routed experts' kernels are the same work on every GPU whatever EP (balanced routing).
   CHECK(ep4.expert_compute_s[0] == Approx(ep1.expert_compute_s[0]).epsilon(0.02));
+}
+
+TEST_CASE("a hot expert's extra tokens lengthen its rank's all-to-alls and experts by its share") {
+  // EP 8 on one p5.48xlarge: one expert per GPU; the hot one receives 1.5 times the mean.
+  const TransformerPlan hot = mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8",
+                                           "expert_routing { max_violation: 0.5 }");
+  const double bytes = 1.5 * 2.0 * 4096 * 2 * 4096, n = 8;
+  auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  const double latency = step_latency(0, 1, *topology).seconds();
+  CHECK(hot.expert_comm_s[0] / kAllToAllsPerStep ==
+        Approx(bytes * (n - 1) / n / (450e9 * 0.80) + latency).epsilon(1e-6));
+  // Its grouped GEMMs run 1.5 times the rows (at about the same rate).
+  const TransformerPlan balanced = mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8");
+  CHECK(hot.expert_compute_s[0] / balanced.expert_compute_s[0] == Approx(1.5).epsilon(0.03));
+  // A balanced router said out loud is the default, bit for bit.
+  const TransformerPlan stated = mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8",
+                                              "expert_routing { max_violation: 0 }");
+  CHECK(stated.expert_comm_s[0] == balanced.expert_comm_s[0]);
+  CHECK(stated.compute_s[0] == balanced.compute_s[0]);
+}
+
+TEST_CASE("the step never shortens as the router grows less balanced, until capacity caps it") {
+  double previous = 0;
+  for (const char* v : {"0", "0.1", "0.3", "0.6", "1"}) {
+    const TransformerPlan plan =
+        mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8",
+                     std::string("expert_routing { max_violation: ") + v + " }");
+    const double stage = plan.compute_s[0] + plan.expert_comm_s[0];
+    CHECK(stage > previous);
+    previous = stage;
+  }
+  // Capped at 1.25 the hot expert runs what a padded balanced router runs on every rank.
+  const TransformerPlan capped =
+      mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8",
+                   "expert_routing { max_violation: 1 capacity_factor: 1.25 }");
+  const TransformerPlan padded =
+      mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8",
+                   "expert_routing { capacity_factor: 1.25 pad_to_capacity: true }");
+  CHECK(capped.expert_comm_s[0] == padded.expert_comm_s[0]);
+  CHECK(capped.expert_compute_s[0] == padded.expert_compute_s[0]);
 }
 
 }  // namespace

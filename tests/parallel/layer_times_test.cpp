@@ -55,6 +55,32 @@ TEST_CASE("BF16 -> FP8 speed-up of a GEMM-only layer equals the ratio of the two
         Approx(gemm_rate(s::FP8) / gemm_rate(s::BF16)).epsilon(1e-9));
 }
 
+TEST_CASE("sliding-window attention takes its first window's causal kernel plus the band's") {
+  // gpt-oss-120b at 4096 tokens, window 128: the first 128 queries causally, the other 3968
+  // against 128 keys each, 64 heads of 64.
+  const auto& oss = testing::shipped_catalog().models().find("gpt-oss-120b")->value->transformer();
+  LayerShape shape{4096, 1, 1, false, true};
+  shape.sliding_window = true;
+  std::vector<LayerOp> core;
+  for (const LayerOp& op : layer_forward_ops(oss, shape, LayerKind::kExperts)) {
+    if (op.kind == LayerOp::Kind::kAttention) core.push_back(op);
+  }
+  REQUIRE(core.size() == 1);
+  const ComputeModel compute = in_step(s::BF16);
+  const LayerTimes t = time_layer(core, compute, {}, s::RECOMPUTE_NONE);
+  const AttentionKernel first{64, 128, 128, 64, true}, band{64, 3968, 128, 64, false};
+  CHECK(t.forward.compute == compute.attention_forward(first) + compute.attention_forward(band));
+  CHECK(t.backward.compute == compute.attention_backward(first) + compute.attention_backward(band));
+  // Far cheaper than attending to the whole causal prefix.
+  shape.sliding_window = false;
+  std::vector<LayerOp> dense;
+  for (const LayerOp& op : layer_forward_ops(oss, shape, LayerKind::kExperts)) {
+    if (op.kind == LayerOp::Kind::kAttention) dense.push_back(op);
+  }
+  CHECK(time_layer(dense, compute, {}, s::RECOMPUTE_NONE).forward.compute.seconds() >
+        4 * t.forward.compute.seconds());
+}
+
 TEST_CASE("an FP8 layer gains less than its GEMMs: casts, 16-bit attention and norms remain") {
   auto topology = testing::shipped_cluster("onprem.dgx-h100", 1);
   GroupCollectives tensor(*topology, topology->first_gpus(8));

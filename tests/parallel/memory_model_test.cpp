@@ -49,6 +49,24 @@ TEST_CASE("routed experts' states split over EP, their optimizer shards over the
   CHECK(e.optimizer_bytes == Approx(12 * (dense / 8 + routed / 4 / 2)));
 }
 
+TEST_CASE("the GPU of a hot expert stores its extra rows and receives them in the dispatch") {
+  // Mixtral 8x7B on 8 GPUs, EP 8: one expert per GPU. Each routed copy stores the gated expert
+  // MLP's gate and up outputs and their product (3 x 2 bytes per element of the 14336 width) and
+  // its 2-byte permuted input of 4096;
+  // 4096 tokens x 2 copies per layer, 32 layers in flight at once (one micro-batch, one stage).
+  // The hot expert's GPU holds 1.5 times the copies; its dispatch receive buffer too.
+  auto routed = [](const std::string& routing) {
+    s::TrainingJob j = job(8, 4096);
+    j.MergeFrom(testing::parse_message<s::TrainingJob>(routing));
+    return estimate_memory(shipped_model("mixtral-8x7b"), j, plan(1, 1, 8, 1, "expert_parallel: 8"),
+                           1e15, {})
+        .activations_bytes;
+  };
+  const double copies = 4096.0 * 2, per_copy = 6.0 * 14336 + 2.0 * 4096;
+  CHECK(routed("expert_routing { max_violation: 0.5 }") - routed("") ==
+        Approx(0.5 * copies * (32 * per_copy + 2.0 * 4096)));
+}
+
 TEST_CASE("mixed-precision Adam keeps 2 + 4 + 12 bytes per parameter") {
   const auto b = state_bytes_per_parameter(s::BF16, s::ADAM);
   CHECK(b.weights == 2);

@@ -77,8 +77,9 @@ TEST_CASE("a long prefill runs at the fitted tensor-core rate") {
   CHECK(t < expected_s * 1.01);  // overheads and the output projection
 }
 
-// The all-reduce of m tokens' hidden states is collective.h's simulated time at powers of two and
-// linear between them; a decode step pays two per layer on top of streaming its weight shard.
+// The all-reduce of m tokens' hidden states is collective.h's simulated time at powers of two plus
+// the runtime's allreduce_overhead_us, linear between them; a decode step pays two per layer on
+// top of streaming its weight shard.
 TEST_CASE("tensor-parallel iterations add two all-reduces per layer timed by the network") {
   IterationInputs in = single_gpu_inputs("llama2-70b", "H100-SXM5-80GB", {});
   in.tensor_parallel = 4;
@@ -88,9 +89,11 @@ TEST_CASE("tensor-parallel iterations add two all-reduces per layer timed by the
   const IterationModel tp4(in);
   Collective c;
   c.gpus = {0, 1, 2, 3};
+  const double overhead_s = in.serving->allreduce_overhead_us() * 1e-6;
+  REQUIRE(overhead_s > 0);
   const auto simulated = [&](int64_t tokens) {
     c.bytes = tokens * 8192.0 * 2;
-    return collective_time(*topology, c).seconds();
+    return collective_time(*topology, c).seconds() + overhead_s;
   };
   CHECK(tp4.allreduce(64).seconds() == Approx(simulated(64)).epsilon(1e-9));
   CHECK(tp4.allreduce(96).seconds() ==
@@ -101,6 +104,65 @@ TEST_CASE("tensor-parallel iterations add two all-reduces per layer timed by the
   const double t = tp4.iteration({1, 1, 0, 128}).seconds();
   CHECK(t > streamed_s + shape.layers * (2 * tp4.allreduce(1).seconds() +
                                          in.fit.layer_overhead_us() * 1e-6));
+}
+
+// With attention and MLP in parallel (GPT-J) their row-parallel outputs are summed before one
+// all-reduce: the same layer with sequential blocks takes L x allreduce(m) longer, nothing else.
+TEST_CASE("parallel attention and MLP take one all-reduce per layer") {
+  IterationInputs in = single_gpu_inputs("gpt-j-6b", "H100-SXM5-80GB", {});
+  REQUIRE(in.model->parallel_attention_mlp());
+  in.tensor_parallel = 2;
+  const auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1, 2);
+  in.topology = topology.get();
+  in.max_tokens = 1024;
+  const IterationModel parallel(in);
+  s::Transformer sequential_model = *in.model;
+  sequential_model.set_parallel_attention_mlp(false);
+  in.model = &sequential_model;
+  const IterationModel sequential(in);
+  CHECK(parallel.largest_stage().allreduces_per_layer == 1);
+  CHECK(sequential.largest_stage().allreduces_per_layer == 2);
+  for (const int64_t m : {1, 256}) {
+    const IterationWork work{m, m, m > 1 ? m * (m + 1) / 2.0 : 0.0, m > 1 ? 0.0 : 128.0};
+    const double difference =
+        sequential.iteration(work).seconds() - parallel.iteration(work).seconds();
+    CHECK(difference == Approx(28 * parallel.allreduce(m).seconds()).epsilon(1e-6));
+  }
+}
+
+// Mistral 7B (32 query heads over 8 KV heads of 128: 4 per KV head, not the grouped kernel's 8)
+// decodes with the masked kernel, which reads each KV head once per query head: the first read
+// from memory, the 3 others at kv_reread_fraction f of it. Between f = 1 and f = 0.25:
+//   L x C x 2 (K, V) x (a - k) x d x bytes x (1 - 0.25) / bandwidth.
+TEST_CASE("the masked kernel's re-reads of a shared KV head cost kv_reread_fraction of a read") {
+  IterationInputs in = single_gpu_inputs("mistral-7b", "L40S-PCIE-48GB", {});
+  in.fit.set_kv_reread_fraction(1);
+  const IterationModel every_read(in);
+  in.fit.set_kv_reread_fraction(0.25);
+  const IterationModel cached(in);
+  REQUIRE_FALSE(cached.grouped_attention());
+  const InferenceShape& shape = cached.largest_stage();
+  REQUIRE(shape.query_heads == 32);
+  REQUIRE(shape.kv_heads == 8);
+  const double context = 64 * 2048.0;  // 64 sequences of 2048 tokens
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  const double saved_s = 32 * context * 2 * 24 * 128 * 2 * 0.75 / bandwidth;
+  const IterationWork work{64, 64, 0, context};
+  CHECK(every_read.iteration(work).seconds() - cached.iteration(work).seconds() ==
+        Approx(saved_s).epsilon(1e-6));
+}
+
+// A static batch's prefill pays the runtime's static_prefill_overhead_us once, on top of the same
+// kernels as any prefill of those tokens.
+TEST_CASE("a static batch's prefill adds the runtime's context-phase overhead") {
+  const IterationInputs in = single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {});
+  REQUIRE(in.serving->static_prefill_overhead_us() > 0);
+  const IterationModel model(in);
+  IterationWork work{256, 2, 2 * 128.0 * 129 / 2, 0};
+  const double chunked_s = model.iteration(work).seconds();
+  work.static_prefill = true;
+  CHECK(model.iteration(work).seconds() - chunked_s ==
+        Approx(in.serving->static_prefill_overhead_us() * 1e-6).epsilon(1e-9));
 }
 
 TEST_CASE("FP4 weights take half a byte per parameter") {

@@ -35,7 +35,8 @@ double mean_ttft_s(const std::vector<Request>& requests, const ServingOutcome& o
 // queue, whose mean time in system is D + rho D / (2 (1 - rho)) (Pollaczek-Khinchine).
 TEST_CASE("a single-server static queue matches the M/D/1 mean wait") {
   const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
-  const double d = model.iteration({512, 1, 512.0 * 513 / 2, 0}).seconds();
+  // A static batch of one request of one output token: one prefill, the context phase's included.
+  const double d = model.iteration({512, 1, 512.0 * 513 / 2, 0, true}).seconds();
   ReplicaSettings settings;
   settings.batching = s::STATIC;
   settings.max_batch = 1;

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/testing/parse_message.h"
 #include "tests/testing/shipped_catalog.h"
 
 namespace clustersim {
@@ -96,6 +97,56 @@ TEST_CASE("shared experts run as a dense MLP and the first dense layers have no 
   CHECK(matmul_flops(layer_forward_ops(ds, shape, LayerKind::kDense), "mlp up") ==
         2.0 * 4096 * 2 * 18432 * 7168);
   CHECK(matmul_flops(layer_forward_ops(ds, shape, LayerKind::kDense), "router") == 0);
+}
+
+TEST_CASE("a hot expert's GEMMs run apart from its rank's other experts, rows rounded up") {
+  // Mixtral 8x7B (8 experts, top-2), EP 4: 2 experts per rank, 4096 tokens x 2 copies, 4096 rows
+  // each when balanced. max_violation 0.5: the hot expert 1.5 x 4096, the other 6.5 / 7 x 4096.
+  const auto& mixtral =
+      testing::shipped_catalog().models().find("mixtral-8x7b")->value->transformer();
+  LayerShape shape{4096, 1, 1, false, true};
+  shape.expert_parallel = 4;
+  shape.expert_load =
+      expert_load(mixtral, testing::parse_message<schema::ExpertRouting>("max_violation: 0.5"), 4);
+  const std::vector<LayerOp> ops = layer_forward_ops(mixtral, shape, LayerKind::kExperts);
+  CHECK(matmul_flops(ops, "expert up (hot expert)") == 2.0 * 6144 * 2 * 14336 * 4096);
+  CHECK(matmul_flops(ops, "expert up") == 2.0 * 3804 * 2 * 14336 * 4096);  // ceil(3803.4)
+  int dispatches = 0;
+  for (const LayerOp& op : ops) {
+    // The busiest rank receives 6144 + 3803.4 rows of 16-bit hidden states.
+    if (op.name != "dispatch") continue;
+    CHECK(op.bytes == Approx(2.0 * 4096 * (6144 + 4096 * 6.5 / 7)));
+    ++dispatches;
+  }
+  CHECK(dispatches == 1);
+}
+
+TEST_CASE("a layer within the sliding window attends to at most the window's keys per query") {
+  // gpt-oss-120b: window 128; layer 0 attends within it, layer 1 densely.
+  const auto& oss = testing::shipped_catalog().models().find("gpt-oss-120b")->value->transformer();
+  CHECK(attends_in_window(oss, 0));
+  CHECK_FALSE(attends_in_window(oss, 1));
+  CHECK(windowed_layers_in(oss, 0, 36, LayerKind::kExperts) == 18);
+  CHECK(windowed_layers_in(oss, 3, 4, LayerKind::kExperts) == 2);  // layers 4 and 6
+  LayerShape shape{4096, 1, 1, false, true};
+  shape.sliding_window = true;
+  auto attention = [&](const LayerShape& sh) {
+    for (const LayerOp& op : layer_forward_ops(oss, sh, LayerKind::kExperts)) {
+      if (op.kind == LayerOp::Kind::kAttention) return op;
+    }
+    FAIL("no attention op");
+    return LayerOp{};
+  };
+  const LayerOp windowed = attention(shape);
+  CHECK(windowed.window == 128);
+  CHECK(windowed.flops == 4.0 * (128.0 * 129 / 2 + (4096.0 - 128) * 128) * 64 * 64);
+  shape.sliding_window = false;
+  CHECK(attention(shape).window == 0);
+  CHECK(attention(shape).flops == 4.0 * 4096 * 4097 / 2 * 64 * 64);
+  // Sequences within the window attend causally.
+  LayerShape short_shape{128, 1, 1, false, true};
+  short_shape.sliding_window = true;
+  CHECK(attention(short_shape).window == 0);
 }
 
 TEST_CASE("latent attention's projections do 2 FLOPs per weight and token, norms aside") {

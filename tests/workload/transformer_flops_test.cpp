@@ -39,6 +39,17 @@ TEST_CASE("causal attention FLOPs are half the full count plus the diagonal") {
         transformer_flops(bert, 512, AttentionCount::kFullSquare).attention_forward_per_token);
 }
 
+TEST_CASE("a sliding window counts w (w + 1) / 2 + (s - w) w pairs in its layers") {
+  // gpt-oss-120b: 64 heads of 64, every other layer (18 of 36) within a window of 128 tokens.
+  const auto& oss = testing::shipped_catalog().models().find("gpt-oss-120b")->value->transformer();
+  const double s = 4096, w = 128, a = 64, d = 64;
+  const double band = (w * (w + 1) / 2 + (s - w) * w) / s, full = (s + 1) / 2;
+  CHECK(transformer_flops(oss, 4096).attention_forward_per_token ==
+        Approx(4 * a * d * (band + full) / 2));
+  // A sequence no longer than the window attends causally everywhere.
+  CHECK(transformer_flops(oss, 128).attention_forward_per_token == Approx(4 * a * d * 129 / 2.0));
+}
+
 TEST_CASE("a MoE layer counts only the routed experts, plus the router") {
   const auto& mixtral =
       testing::shipped_catalog().models().find("mixtral-8x7b")->value->transformer();

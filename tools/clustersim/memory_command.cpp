@@ -46,7 +46,7 @@ int memory_command(const std::vector<std::string>& args) {
                      {"capacity_gib", "capacity", 1},
                      {"fits", "fits"},
                      {"missing_gib", "missing GiB", 1}});
-  const Evaluator evaluator(*inputs->catalog, *loaded);
+  Evaluator evaluator(*inputs->catalog, *loaded);
   const bool aligned = inputs->format == OutputFormat::kTable;
   const size_t shown =
       aligned && limit != 0 ? std::min(limit, space.valid.size()) : space.valid.size();

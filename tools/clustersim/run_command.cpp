@@ -12,6 +12,8 @@
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/result_row.h"
 #include "sim/sweep/runnable.h"
+#include "sim/util/number_format.h"
+#include "sim/workload/expert_load.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 #include "tools/clustersim/progress.h"
@@ -53,6 +55,24 @@ bool write_trace(const std::string& path, const Configuration& configuration,
   }
   std::cerr << "--trace: " << error << "\n";
   return false;
+}
+
+// What a job's expert_routing does to every configuration: the tokens dropped, which do not
+// depend on the layout (the busiest rank's share does, and is in its times).
+void print_expert_routing(const LoadedScenario& loaded) {
+  const schema::TrainingJob& job = loaded.scenario().job();
+  if (!job.has_expert_routing()) return;
+  const schema::ExpertRouting& routing = job.expert_routing();
+  const ExpertLoad load = expert_load(loaded.model->transformer(), routing, 1);
+  std::cout << "expert routing: the busiest expert takes "
+            << format_significant(1 + routing.max_violation(), 3) << "x the mean";
+  if (routing.has_capacity_factor()) {
+    std::cout << ", capacity " << format_number(routing.capacity_factor()) << "x"
+              << (routing.pad_to_capacity() ? " (padded)" : "") << ": "
+              << format_significant(100 * load.dropped, 3)
+              << "% of routed token copies dropped (they skip their experts)";
+  }
+  std::cout << "\n";
 }
 
 }  // namespace
@@ -107,6 +127,7 @@ int run_command(const std::vector<std::string>& args) {
   if (inputs->format == OutputFormat::kTable && shown < space.valid.size()) {
     std::cout << "... " << space.valid.size() - shown << " more (--limit 0 simulates all)\n";
   }
+  if (inputs->format == OutputFormat::kTable) print_expert_routing(*loaded);
   if (!trace_path.empty()) {
     const auto traced = std::find_if(rows.begin(), rows.end(), [&](const ResultRow& r) {
       return row_number(r, step) == row_number(r, step);
@@ -119,8 +140,8 @@ int run_command(const std::vector<std::string>& args) {
     const auto index = static_cast<int64_t>(row_number(*traced, 0));
     const auto c = std::find_if(space.valid.begin(), space.valid.end(),
                                 [&](const Configuration& v) { return v.index == index; });
-    if (c->is_mix()) {
-      std::cerr << "--trace: nothing written: the step of a cluster of several pools is not "
+    if (c->is_mix() && c->parallelism.pool_placement() != schema::PIPELINE_ACROSS_POOLS) {
+      std::cerr << "--trace: nothing written: the step of data-parallel pools is not "
                    "traced yet ("
                 << describe(*c) << ")\n";
       return kExitInputError;

@@ -1,0 +1,60 @@
+// Tests of the split of layers over stages of different speeds (sim/parallel/stage_layer_split.h)
+// against the balanced closed form.
+#include "sim/parallel/stage_layer_split.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+namespace clustersim {
+namespace {
+
+// The largest stage time of a split.
+double slowest(const std::vector<int>& split, const std::vector<StageSpeed>& stages) {
+  double worst = 0;
+  for (size_t s = 0; s < split.size(); ++s) {
+    worst = std::max(worst, split[s] * stages[s].layer_s + stages[s].extra_s);
+  }
+  return worst;
+}
+
+// The balanced optimum: the least T (a multiple of 0.5 here) at which the stages together hold
+// the layers, sum_s min(max_layers, floor((T - extra_s) / layer_s)) >= layers.
+double balanced(int layers, const std::vector<StageSpeed>& stages) {
+  for (double t = 0.5;; t += 0.5) {
+    int held = 0;
+    for (const StageSpeed& s : stages) {
+      held += std::min(s.max_layers, static_cast<int>((t - s.extra_s) / s.layer_s));
+    }
+    if (held >= layers) return t;
+  }
+}
+
+TEST_CASE("layers split by speed reach the balanced closed form") {
+  // Two fast stages (1 s a layer) and a slow one (2 s): 8 layers, T = 4 (4 + 4 + 2 >= 8 at 4,
+  // 3 + 3 + 1 < 8 at 3).
+  const std::vector<StageSpeed> stages{{1, 0, 100}, {1, 0, 100}, {2, 0, 100}};
+  const std::vector<int> split = *split_layers_by_speed(8, stages);
+  CHECK(split == std::vector<int>{4, 3, 1});
+  CHECK(slowest(split, stages) == balanced(8, stages));
+  CHECK(balanced(8, stages) == 4);
+  // The output layer of the last stage (1.5 s) moves a layer off it: 2 + 1.5 <= 4.
+  const std::vector<StageSpeed> output{{1, 0, 100}, {1, 0, 100}, {1, 1.5, 100}};
+  const std::vector<int> with_output = *split_layers_by_speed(10, output);
+  CHECK(slowest(with_output, output) == balanced(10, output));
+  CHECK(with_output.back() < with_output.front());
+}
+
+TEST_CASE("a stage takes no more layers than its GPU's memory holds") {
+  // The first stage holds 2 layers at most: the others take the rest, T = 4 (2 + 4 + 2).
+  const std::vector<StageSpeed> stages{{1, 0, 2}, {1, 0, 100}, {2, 0, 100}};
+  const std::vector<int> split = *split_layers_by_speed(8, stages);
+  CHECK(split[0] == 2);
+  CHECK(split[0] + split[1] + split[2] == 8);
+  CHECK(slowest(split, stages) == balanced(8, stages));
+  // Too little room in all, or none for one layer: no split.
+  CHECK_FALSE(split_layers_by_speed(8, {{1, 0, 3}, {1, 0, 4}}).has_value());
+  CHECK_FALSE(split_layers_by_speed(8, {{1, 0, 0}, {1, 0, 100}}).has_value());
+}
+
+}  // namespace
+}  // namespace clustersim

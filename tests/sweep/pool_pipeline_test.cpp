@@ -1,0 +1,133 @@
+// Tests of pipelines across pools as scenarios (issue 17): the shipped scenario's answer, and
+// every bad input an error at its field (stage layer counts, sums and zeros, a stage too big for
+// its pool's GPU, tensor parallelism spanning pools, pools of different GPUs per node), and the
+// placements auto_parallelism and sweep.pool_placement try.
+#include <catch2/catch.hpp>
+#include <set>
+#include <tuple>
+
+#include "sim/sweep/configuration_space.h"
+#include "tests/testing/scenario_text.h"
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim {
+namespace {
+
+using testing::scenario_errors;
+
+// Llama-2-7B on one p5 node (H100) then one p4d node (A100), the layout on line 9.
+const char kTwoPools[] = R"(name: "t"
+model: "llama2-7b"
+job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM
+      token_budget: 1e9 }
+cluster {
+  pool { instance: "aws.p5.48xlarge" nodes: 1 }
+  pool { instance: "aws.p4d.24xlarge" nodes: 1 }
+}
+)";
+
+std::string errors_of(const std::string& parallelism) {
+  return scenario_errors(kTwoPools + parallelism);
+}
+
+TEST_CASE("stage layer counts of the wrong count, sum or a zero are errors at stage_layers") {
+  const std::string across =
+      "parallelism { tensor_parallel: 8 pipeline_parallel: 2 pool_placement: "
+      "PIPELINE_ACROSS_POOLS ";
+  CHECK(errors_of(across + "stage_layers: [10, 11, 11] }") ==
+        "s.textproto:9:93: parallelism.stage_layers: stage_layers do not lay out the pipeline: 3 "
+        "stage layer counts for 2 stages\n");
+  CHECK(errors_of(across + "stage_layers: [10, 11] }") ==
+        "s.textproto:9:93: parallelism.stage_layers: add up to 21 layers, the model has 32 "
+        "(num_layers)\n");
+  CHECK(errors_of(across + "stage_layers: [32, 0] }") ==
+        "s.textproto:9:93: parallelism.stage_layers[1]: must be at least 1, got 0\n");
+}
+
+TEST_CASE("a pipeline across pools takes no first/last stage layer counts instead of its own") {
+  CHECK(errors_of("parallelism { tensor_parallel: 8 pipeline_parallel: 2 pool_placement: "
+                  "PIPELINE_ACROSS_POOLS first_stage_layers: 20 }") ==
+        "s.textproto:9:93: parallelism.first_stage_layers: a pipeline across pools splits its "
+        "layers by speed or by stage_layers, not by first/last stage layers or the "
+        "embedding/loss split: the scenario's one configuration is aws.p5.48xlarge x 1 + "
+        "aws.p4d.24xlarge x 1, TP 8 PP 2 DP 1 mbs 1, RECOMPUTE_NONE\n");
+}
+
+TEST_CASE("a stage whose layers do not fit its pool's GPU memory is an error at its count") {
+  // TP 1 x DP 8 per stage: 30 layers of Llama-2-7B unsharded on each A100 are about 127 GiB.
+  const std::string across =
+      "parallelism { tensor_parallel: 1 pipeline_parallel: 2 pool_placement: "
+      "PIPELINE_ACROSS_POOLS ";
+  CHECK(errors_of(across + "stage_layers: [2, 30] }") ==
+        "s.textproto:9:93: parallelism.stage_layers[1]: stage 2's 30 layers do not fit in the "
+        "memory of \"aws.p4d.24xlarge\"'s A100-SXM4-40GB: they need 127 GiB per GPU of the 40 "
+        "GiB it has\n");
+  // Without counts no split by speed fits either: the error is the placement's.
+  const std::string unlisted = errors_of(across + "}");
+  CHECK(unlisted.rfind("s.textproto:9:55: parallelism.pool_placement: no split of the layers by "
+                       "speed fits the stages' GPU memories (an even split: stage 2's 16 layers",
+                       0) == 0);
+}
+
+TEST_CASE("tensor parallelism spanning pools stays an error with the pipeline across them") {
+  CHECK(errors_of("parallelism { tensor_parallel: 16 pipeline_parallel: 1 pool_placement: "
+                  "PIPELINE_ACROSS_POOLS }") ==
+        "s.textproto:9:15: parallelism.tensor_parallel: 16 would span pools: pool 1 "
+        "(\"aws.p5.48xlarge\") has NVLink domains of 8 GPUs, and a tensor-parallel group stays "
+        "inside one pool's NVLink domain\n");
+}
+
+TEST_CASE("pools of different GPUs per node cannot hold one pipeline") {
+  const std::string errors = scenario_errors(R"(name: "t"
+model: "llama2-7b"
+job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM
+      token_budget: 1e9 }
+cluster {
+  pool { instance: "aws.p5.48xlarge" nodes: 1 }
+  pool { instance: "aws.g5.12xlarge" nodes: 2 }
+}
+parallelism { tensor_parallel: 4 pipeline_parallel: 4 pool_placement: PIPELINE_ACROSS_POOLS })");
+  CHECK(errors.rfind("s.textproto:6:3: cluster.pool: pipeline across pools needs the same GPUs "
+                     "per node and NVLink domain in every pool: aws.p5.48xlarge has 8 GPUs per "
+                     "node, aws.g5.12xlarge 4",
+                     0) == 0);
+}
+
+TEST_CASE("auto_parallelism over pools also places the pipeline across them") {
+  // 8 H100 + 8 A100 GPUs: every stage of TP x DP = 8, 4 or 2 GPUs sits whole on a pool, so PP is
+  // 2, 4 or 8 (at most 4 here); one micro-batch size.
+  testing::TempDir dir;
+  const auto loaded = testing::load_valid_scenario(
+      dir, kTwoPools + std::string("sweep { auto_parallelism { micro_batch_size: [1] "
+                                   "max_pipeline_parallel: 4 } }"));
+  std::set<std::tuple<int, int, int>> across;  // TP, PP, DP
+  for (const Configuration& c : expand_configurations(*loaded).valid) {
+    const schema::Parallelism& p = c.parallelism;
+    if (p.pool_placement() != schema::PIPELINE_ACROSS_POOLS) continue;
+    CHECK(p.tensor_parallel() * p.data_parallel() * p.pipeline_parallel() == 16);
+    CHECK(8 % (p.tensor_parallel() * p.data_parallel()) == 0);
+    across.insert({p.tensor_parallel(), p.pipeline_parallel(), p.data_parallel()});
+  }
+  CHECK(across.count({8, 2, 1}) == 1);
+  CHECK(across.count({4, 4, 1}) == 1);
+  CHECK(across.count({2, 2, 4}) == 1);
+  CHECK(across.count({1, 8, 1}) == 0);  // more stages than max_pipeline_parallel
+}
+
+TEST_CASE("sweep.pool_placement tries both placements of one layout") {
+  testing::TempDir dir;
+  const auto loaded = testing::load_valid_scenario(
+      dir, kTwoPools + std::string("parallelism { tensor_parallel: 8 pipeline_parallel: 2 }\n"
+                                   "sweep { pool_placement: [DATA_PARALLEL_POOLS, "
+                                   "PIPELINE_ACROSS_POOLS] }"));
+  const ExpandedConfigurations space = expand_configurations(*loaded);
+  // TP 8 x PP 2 is 16 GPUs: the data-parallel mix needs it inside each pool's 8.
+  CHECK(space.total == 2);
+  REQUIRE(space.valid.size() == 1);
+  CHECK(space.valid[0].parallelism.pool_placement() == schema::PIPELINE_ACROSS_POOLS);
+  CHECK(space.pruned.count(
+            "tensor x context x pipeline parallel does not divide every pool's GPUs") == 1);
+}
+
+}  // namespace
+}  // namespace clustersim
