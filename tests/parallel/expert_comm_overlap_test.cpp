@@ -68,5 +68,23 @@ TEST_CASE("a stage with the overlap takes F + (m - 1)(F' + B') + B") {
   CHECK(simulate_pipeline(plan, *cluster).step == us(38000));
 }
 
+TEST_CASE("a combined step waits for both its passes' inputs") {
+  // 2 stages of 1F1B, 3 micro-batches, F = 1 ms and B = 2 ms alone or combined. Stage 0 runs
+  // F0 F1 | F2 B0 | B1 B2, stage 1 F0 | F1 B0 | F2 B1 | B2. Stage 0's combined F2 waits for B0's
+  // gradient (at 5 ms), so F2 B0 run 5-8, stage 1's F2 B1 6-9 and B2 9-11, stage 0's B1 9-11 and
+  // B2 11-13: 13 ms (12 if F2 ran as soon as its own input was there), plus the transfers' ~1 us.
+  auto cluster = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  PipelinePlan plan;
+  plan.stages = 2;
+  plan.micro_batches = 3;
+  plan.activation_bytes = 1;
+  plan.overlap_expert_communication = true;
+  StageWork w{us(1000), us(2000), Picoseconds(0)};
+  w.chunk_forward = w.combined_forward = {us(1000)};
+  w.chunk_backward = w.combined_backward = {us(2000)};
+  plan.work = {w, w};
+  CHECK(simulate_pipeline(plan, *cluster).step.seconds() == Approx(13e-3).epsilon(1e-3));
+}
+
 }  // namespace
 }  // namespace clustersim
