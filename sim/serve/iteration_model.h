@@ -11,9 +11,10 @@
 //
 // where m is the iteration's token count and A the all-reduces per layer (2, or 1 when attention
 // and MLP run in parallel); an all-reduce is its time on the links plus the runtime's
-// allreduce_overhead_us. Decode attention reads the KV cache: each KV head once under the runtime's
-// grouped-query kernel, else once per query head, the re-reads at the GPU's kv_reread_fraction. Matmul times are memoized per m; collective times are
-// simulated on the replica's topology (net/collective.h) at token counts 1, 2, 4, ... and
+// allreduce_overhead_us. Decode attention reads the KV cache: each KV head once under the
+// runtime's grouped-query kernel, else once per query head, the re-reads at the GPU's
+// kv_reread_fraction. Matmul times are memoized per m; collective times are simulated on the
+// replica's topology (net/collective.h) at token counts 1, 2, 4, ... and
 // interpolated linearly between them (each algorithm's time is affine in the size).
 //
 // Immutable after construction (its memo is a cache filled on use); not thread-safe.
@@ -32,11 +33,11 @@ namespace clustersim {
 
 // What one iteration processes.
 struct IterationWork {
-  int64_t tokens = 0;             // prompt tokens + decoding sequences
-  int64_t logits = 0;             // sequences producing a token (decoding + finishing a prompt)
-  double attention_pairs = 0;     // query-key pairs of the prompt chunks (causal)
-  double decode_context = 0;      // summed context lengths of the decoding sequences
-  bool static_prefill = false;    // a static batch's prefill (the runtime's context phase)
+  int64_t tokens = 0;           // prompt tokens + decoding sequences
+  int64_t logits = 0;           // sequences producing a token (decoding + finishing a prompt)
+  double attention_pairs = 0;   // query-key pairs of the prompt chunks (causal)
+  double decode_context = 0;    // summed context lengths of the decoding sequences
+  bool static_prefill = false;  // a static batch's prefill (the runtime's context phase)
 };
 
 struct IterationInputs {
@@ -45,9 +46,9 @@ struct IterationInputs {
   int tensor_parallel = 1;
   int pipeline_parallel = 1;
   const schema::Gpu* gpu = nullptr;
-  const schema::Runtime* runtime = nullptr;           // compute-model defaults
+  const schema::Runtime* runtime = nullptr;  // compute-model defaults
   const schema::ServingRuntime* serving = nullptr;
-  schema::ServingGpuFit fit;                          // this GPU's efficiencies
+  schema::ServingGpuFit fit;           // this GPU's efficiencies
   const Topology* topology = nullptr;  // holds the replica's GPUs 0 .. tp x pp - 1
   int64_t max_tokens = 8192;           // largest m to sample collectives for
 };
@@ -80,16 +81,16 @@ class IterationModel {
 
   std::vector<InferenceShape> shapes_;  // per stage
   int largest_ = 0;
-  ComputeModel compute_;   // at the activations' precision
-  ComputeModel sixteen_;   // output projection (16-bit)
+  ComputeModel compute_;  // at the activations' precision
+  ComputeModel sixteen_;  // output projection (16-bit)
   double weight_bytes_ = 2;
   double kv_reread_fraction_ = 1;  // cost of a KV head's re-read by the masked kernel
   bool grouped_ = false;
   Picoseconds layer_overhead_;
   Picoseconds iteration_overhead_;
   Picoseconds static_prefill_overhead_;
-  std::vector<Picoseconds> allreduce_;  // at 2^i tokens
-  std::vector<Picoseconds> send_;       // stage to stage, at 2^i tokens
+  std::vector<Picoseconds> allreduce_;                     // at 2^i tokens
+  std::vector<Picoseconds> send_;                          // stage to stage, at 2^i tokens
   mutable std::vector<std::vector<int64_t>> matmul_memo_;  // [stage][m] ps, -1 unknown
 };
 
