@@ -9,6 +9,7 @@
 #include "sim/net/inter_pool_topology.h"
 #include "sim/net/topology_builder.h"
 #include "tests/testing/cluster.h"
+#include "tests/testing/parse_message.h"
 #include "tests/testing/units.h"
 
 namespace clustersim {
@@ -71,27 +72,15 @@ struct AcrossTwoPools {
   std::vector<StagePool> pools;
 
   AcrossTwoPools() {
-    job.set_global_batch_size(32);
-    job.set_sequence_length(4096);
-    job.set_precision(s::BF16);
-    job.set_optimizer(s::ADAM);
-    job.set_steps(1);
-    p.set_tensor_parallel(8);
-    p.set_pipeline_parallel(2);
-    p.set_data_parallel(1);
-    p.set_micro_batch_size(1);
-    p.set_virtual_stages(1);
-    p.set_zero_stage(0);
-    p.set_context_parallel(1);
-    p.set_schedule(s::ONE_F_ONE_B);
-    p.set_recompute(s::RECOMPUTE_SELECTIVE);
-    p.set_rank_order(s::TP_DP_PP);
-    p.set_context_parallel_comm(s::P2P);
-    p.set_sequence_parallel(true);
-    p.set_distributed_optimizer(true);
-    p.set_overlap_gradient_reduce(true);
-    p.set_overlap_parameter_gather(true);
-    p.set_overlap_pipeline_communication(true);
+    job = testing::parse_message<s::TrainingJob>(
+        "global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
+    // Resolved as a sweep's configuration is.
+    p = testing::parse_message<s::Parallelism>(
+        "tensor_parallel: 8 pipeline_parallel: 2 data_parallel: 1 micro_batch_size: 1 "
+        "virtual_stages: 1 zero_stage: 0 context_parallel: 1 schedule: ONE_F_ONE_B "
+        "recompute: RECOMPUTE_SELECTIVE rank_order: TP_DP_PP context_parallel_comm: P2P "
+        "sequence_parallel: true distributed_optimizer: true overlap_gradient_reduce: true "
+        "overlap_parameter_gather: true overlap_pipeline_communication: true");
     const InterPoolLinks links =
         inter_pool_links({{p5_type, 1}, {p4d_type, 1}}, s::InterPoolNetwork(), nullptr, catalog);
     REQUIRE(links.error.empty());
