@@ -145,9 +145,12 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     const double bytes = kind == K::kTensorAllGather ? gathered_bytes : hidden_bytes;
     if (tp > 1) ops.push_back({kind, name, 0, 0, 0, 1, 0, bytes});
   };
+  // Attention and MLP side by side on one normed input (GPT-J, Falcon): the MLP reads the
+  // attention's gathered input, and one all-reduce sums both outputs.
+  const bool side_by_side = t.parallel_attention_mlp() && kind == LayerKind::kDense;
   // A tensor-parallel MLP of width f on all the block's tokens.
   auto dense_mlp = [&](int64_t f, const char* up, const char* down) {
-    if (shape.sequence_parallel) collective(K::kTensorAllGather, "MLP all-gather");
+    if (shape.sequence_parallel && !side_by_side) collective(K::kTensorAllGather, "MLP all-gather");
     ops.push_back({K::kMatmul, up, tokens, (x.gated ? 2 : 1) * f / tp, h});
     memory("activation", (x.gated ? 3.0 : 2.0) * 2 * tokens * f / tp);
     ops.push_back({K::kMatmul, down, tokens, h, f / tp});
@@ -162,9 +165,11 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     attention_core(t, shape, x, &ops);
     ops.push_back({K::kMatmul, "attention out", tokens, h, x.a * d / tp});
   }
-  collective(after_block, "attention all-reduce");
-  memory("residual add", 3 * boundary);
-  memory("norm2", 2 * boundary);
+  if (!side_by_side) {
+    collective(after_block, "attention all-reduce");
+    memory("residual add", 3 * boundary);
+    memory("norm2", 2 * boundary);
+  }
   if (kind == LayerKind::kDense) {
     dense_mlp(x.f, "mlp up", "mlp down");
   } else {
@@ -227,7 +232,8 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       dense_mlp(moe.num_shared_experts() * f, "shared expert up", "shared expert down");
     }
   }
-  memory("residual add", 3 * boundary);
+  // The residual, plus the attention's output when it ran beside the MLP.
+  memory("residual add", (side_by_side ? 4 : 3) * boundary);
   return ops;
 }
 

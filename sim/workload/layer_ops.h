@@ -80,7 +80,9 @@ int windowed_layers_in(const schema::Transformer& t, int first, int count, Layer
 
 // Forward kernels of one layer, in order. 16-bit activations. Tensor-parallel communication is
 // one all-reduce after the attention and one after the MLP (reduce-scatter, with an all-gather
-// before each block, under sequence parallelism). Each context-parallel rank holds
+// before each block, under sequence parallelism); a dense layer of a model with
+// parallel_attention_mlp runs both blocks on one normed input, with one all-gather before them
+// and one all-reduce (reduce-scatter) of their summed outputs. Each context-parallel rank holds
 // sequence / context_parallel tokens of every sequence; its attention covers its queries against
 // the whole sequence: one fused kernel op (ring attention: the step model splits it into the
 // ring's steps), after an all-gather of keys and values (ALL_GATHER) or between two all-to-alls

@@ -149,6 +149,29 @@ TEST_CASE("a layer within the sliding window attends to at most the window's key
   CHECK(attention(short_shape).window == 0);
 }
 
+TEST_CASE("attention beside the MLP takes one tensor-parallel collective of each kind per layer") {
+  // GPT-J (parallel_attention_mlp) at TP 4 with sequence parallelism: one all-gather before both
+  // blocks and one reduce-scatter of their summed outputs, against two of each for the same
+  // shape laid out one block after the other; the GEMMs are the same.
+  schema::Transformer gptj =
+      testing::shipped_catalog().models().find("gpt-j-6b")->value->transformer();
+  REQUIRE(gptj.parallel_attention_mlp());
+  const LayerShape shape{2048, 1, 4, true, true};
+  auto count = [&](const schema::Transformer& t, LayerOp::Kind kind) {
+    int n = 0;
+    for (const LayerOp& op : layer_forward_ops(t, shape, LayerKind::kDense)) n += op.kind == kind;
+    return n;
+  };
+  schema::Transformer sequential = gptj;
+  sequential.set_parallel_attention_mlp(false);
+  CHECK(count(gptj, LayerOp::Kind::kTensorAllGather) == 1);
+  CHECK(count(gptj, LayerOp::Kind::kTensorReduceScatter) == 1);
+  CHECK(count(sequential, LayerOp::Kind::kTensorAllGather) == 2);
+  CHECK(count(sequential, LayerOp::Kind::kTensorReduceScatter) == 2);
+  CHECK(matmul_flops(layer_forward_ops(gptj, shape, LayerKind::kDense)) ==
+        matmul_flops(layer_forward_ops(sequential, shape, LayerKind::kDense)));
+}
+
 TEST_CASE("latent attention's projections do 2 FLOPs per weight and token, norms aside") {
   // DeepSeek-V3: q 7168 -> 1536 -> 128 x 192, kv 7168 -> 512 + 64 -> 128 x (128 + 128), output
   // 128 x 128 -> 7168. Without tensor parallelism every weight but the two latent norms' is a
