@@ -95,7 +95,7 @@ ConfigurationProblem pipeline_across_pools_problem(const Configuration& c,
                   pool.instance->name() + " " + std::to_string(pool.gpus_per_node)};
     }
   }
-  const int stage_gpus = p.tensor_parallel() * p.context_parallel() * p.data_parallel();
+  const int stage_gpus = c.stage_gpus();
   for (const PoolShare& pool : pools) {
     if (pool.gpus() % stage_gpus != 0) {
       return {"a pool does not hold whole pipeline stages (TP x CP x DP GPUs each)",
@@ -185,6 +185,17 @@ std::string cluster_label(const Configuration& c) {
         (text.empty() ? "" : " + ") + pool.instance->name() + " x " + std::to_string(pool.nodes);
   }
   return text;
+}
+
+int Configuration::stage_gpus() const {
+  return parallelism.tensor_parallel() * parallelism.context_parallel() *
+         parallelism.data_parallel();
+}
+
+std::vector<const PoolShare*> Configuration::stage_pools() const {
+  std::vector<const PoolShare*> of;
+  for (const PoolShare& pool : *pools) of.insert(of.end(), pool.gpus() / stage_gpus(), &pool);
+  return of;
 }
 
 int Configuration::gpus() const {

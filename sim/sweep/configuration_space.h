@@ -50,6 +50,11 @@ struct Configuration {
   // Some of its nodes are the user's already (priced by pool_price in run_cost).
   bool has_owned_nodes() const;
   int gpus() const;
+  // GPUs of one pipeline stage: tensor x context x data parallel.
+  int stage_gpus() const;
+  // A pipeline across pools: the pool of each stage, in stage order (each pool holding whole
+  // stages of stage_gpus()). Requires: pools.
+  std::vector<const PoolShare*> stage_pools() const;
 };
 
 // The cluster in words: its instance's name, or a mix's pools ("aws.p5.48xlarge x 2 +

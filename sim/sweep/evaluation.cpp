@@ -39,12 +39,20 @@ std::vector<MemoryEstimate> Evaluator::pool_memory(const Configuration& c) {
   return memory;
 }
 
-MemoryEstimate Evaluator::memory(const Configuration& c) {
-  if (!c.is_mix()) return memory_on(*c.instance, c.parallelism);
-  std::vector<MemoryEstimate> pools = pool_memory(c);
-  return *std::min_element(pools.begin(), pools.end(), [](const auto& a, const auto& b) {
+namespace {
+
+// The estimate with the least room left. Requires: `memory` not empty.
+MemoryEstimate least_room(const std::vector<MemoryEstimate>& memory) {
+  return *std::min_element(memory.begin(), memory.end(), [](const auto& a, const auto& b) {
     return a.capacity_bytes - a.total_bytes() < b.capacity_bytes - b.total_bytes();
   });
+}
+
+}  // namespace
+
+MemoryEstimate Evaluator::memory(const Configuration& c) {
+  if (!c.is_mix()) return memory_on(*c.instance, c.parallelism);
+  return least_room(pool_memory(c));
 }
 
 const Topology* Evaluator::topology(const s::InstanceType& instance, int nodes, int gpus_per_node,
@@ -66,8 +74,6 @@ const Topology* Evaluator::topology(const s::InstanceType& instance, int nodes, 
 std::vector<StagePool> Evaluator::stage_pools(const Configuration& c,
                                               std::vector<ComputeModel>* computes,
                                               std::string* error) {
-  const s::Parallelism& p = c.parallelism;
-  const int stage_gpus = p.tensor_parallel() * p.context_parallel() * p.data_parallel();
   computes->clear();
   computes->reserve(c.pools->size());
   std::vector<StagePool> pools;
@@ -78,54 +84,54 @@ std::vector<StagePool> Evaluator::stage_pools(const Configuration& c,
                                               pool.nvlink_domain_nodes, error);
     if (!topology) return {};
     pools.push_back(
-        {topology, &computes->back(), pool.gpus() / stage_gpus, capacity_bytes(*pool.instance)});
+        {topology, &computes->back(), pool.gpus() / c.stage_gpus(), capacity_bytes(*pool.instance)});
   }
   return pools;
 }
 
 std::optional<s::Parallelism> Evaluator::stage_layout(const Configuration& c,
                                                       const std::vector<StagePool>& pools) const {
+  // Without a topology the layers are timed nowhere: only given ones resolve.
+  if (pools.empty() && c.parallelism.stage_layers_size() == 0) return std::nullopt;
   return with_stage_layers(*scenario_.model, scenario_.scenario().job(), c.parallelism, pools,
                            runtime_memory(runtime_, c.parallelism));
+}
+
+std::vector<MemoryEstimate> Evaluator::stage_memory(const Configuration& c,
+                                                    const std::optional<s::Parallelism>& layout) const {
+  // Unresolved: the even split's memory.
+  s::Parallelism p = layout ? *layout : c.parallelism;
+  if (!layout) p.clear_stage_layers();
+  std::vector<MemoryEstimate> memory;
+  const std::vector<const PoolShare*> pools = c.stage_pools();
+  for (size_t stage = 0; stage < pools.size(); ++stage) {
+    memory.push_back(estimate_stage_memory(*scenario_.model, scenario_.scenario().job(), p,
+                                           static_cast<int>(stage),
+                                           capacity_bytes(*pools[stage]->instance),
+                                           runtime_memory(runtime_, p)));
+  }
+  return memory;
 }
 
 std::vector<MemoryEstimate> Evaluator::stage_memory(const Configuration& c) {
   std::vector<ComputeModel> computes;
   std::string error;
-  const std::vector<StagePool> pools = stage_pools(c, &computes, &error);
-  // Without a topology the layers are timed nowhere: the given or else the even split's memory.
-  std::optional<s::Parallelism> p;
-  if (!pools.empty() || c.parallelism.stage_layers_size() > 0) p = stage_layout(c, pools);
-  if (!p) {
-    p = c.parallelism;
-    p->clear_stage_layers();
-  }
-  std::vector<MemoryEstimate> memory;
-  const int stage_gpus = p->tensor_parallel() * p->context_parallel() * p->data_parallel();
-  int stage = 0;
-  for (const PoolShare& pool : *c.pools) {
-    for (int k = 0; k < pool.gpus() / stage_gpus; ++k, ++stage) {
-      memory.push_back(estimate_stage_memory(*scenario_.model, scenario_.scenario().job(), *p,
-                                             stage, capacity_bytes(*pool.instance),
-                                             runtime_memory(runtime_, *p)));
-    }
-  }
-  return memory;
+  return stage_memory(c, stage_layout(c, stage_pools(c, &computes, &error)));
 }
 
 // The stages on their pools' topologies, the pipeline on the pools joined into one cluster.
 Evaluation Evaluator::evaluate_across_pools(const Configuration& c, Timeline* timeline) {
   const s::TrainingJob& job = scenario_.scenario().job();
   Evaluation e;
-  e.memory = memory(c);
   std::vector<ComputeModel> computes;
   const std::vector<StagePool> pools = stage_pools(c, &computes, &e.error);
+  const std::optional<s::Parallelism> p = stage_layout(c, pools);
+  e.memory = least_room(stage_memory(c, p));
   for (const ComputeModel& compute : computes) e.calibrated = e.calibrated && compute.calibrated();
   if (computes.empty()) return e;
   e.peak_flops = computes.front().peak_flops();
   if (pools.empty() || !e.memory.fits()) return e;
-  const std::optional<s::Parallelism> p = stage_layout(c, pools);
-  if (!p) {  // memory() reports the even split, which then does not fit either
+  if (!p) {  // the memory is the even split's, which then does not fit either
     e.error = "no split of the layers fits the stages' GPU memories";
     return e;
   }

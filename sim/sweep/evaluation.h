@@ -58,9 +58,13 @@ class Evaluator {
   // one cannot be built.
   std::vector<StagePool> stage_pools(const Configuration& configuration,
                                      std::vector<ComputeModel>* computes, std::string* error);
-  // The configuration's layers per stage: given, or split by speed; null when they cannot fit.
+  // The configuration's layers per stage: given, or split by speed on `pools`; null when they
+  // cannot fit, or are not given and there are no pools to time them on.
   std::optional<schema::Parallelism> stage_layout(const Configuration& configuration,
                                                   const std::vector<StagePool>& pools) const;
+  // Each stage's memory on its pool's GPU under `layout` (null: the even split).
+  std::vector<MemoryEstimate> stage_memory(const Configuration& configuration,
+                                           const std::optional<schema::Parallelism>& layout) const;
   std::vector<MemoryEstimate> stage_memory(const Configuration& configuration);
   Evaluation evaluate_across_pools(const Configuration& configuration, Timeline* timeline);
 

@@ -59,29 +59,26 @@ std::string layout_words(const s::Parallelism& p) {
 void report_stage_memory(const FieldChecker& root, const Configuration& c,
                          const std::vector<MemoryEstimate>& memory, const LoadedScenario& loaded) {
   const bool listed = loaded.scenario().parallelism().stage_layers_size() > 0;
-  const int stage_gpus = c.parallelism.tensor_parallel() * c.parallelism.context_parallel() *
-                         c.parallelism.data_parallel();
-  size_t stage = 0;
-  for (const PoolShare& pool : *c.pools) {
-    for (int k = 0; k < pool.gpus() / stage_gpus; ++k, ++stage) {
-      const MemoryEstimate& m = memory[stage];
-      if (m.fits()) continue;
-      const std::string words =
-          "stage " + std::to_string(stage + 1) + "'s " + std::to_string(m.layers) +
-          " layers do not fit in the memory of \"" + pool.instance->name() + "\"'s " +
-          pool.instance->gpu() + ": they need " +
-          format_significant(m.total_bytes() / kBytesPerGibibyte, 3) + " GiB per GPU of the " +
-          format_significant(m.capacity_bytes / kBytesPerGibibyte, 3) + " GiB it has";
-      if (listed) {
-        root.child("parallelism").error("stage_layers", words, static_cast<int>(stage));
-      } else {
-        root.child("parallelism")
-            .error("pool_placement",
-                   "no split of the layers by speed fits the stages' GPU memories (an even "
-                   "split: " +
-                       words + ")");
-        return;
-      }
+  const std::vector<const PoolShare*> pools = c.stage_pools();
+  for (size_t stage = 0; stage < pools.size(); ++stage) {
+    const MemoryEstimate& m = memory[stage];
+    if (m.fits()) continue;
+    const s::InstanceType& instance = *pools[stage]->instance;
+    const std::string words =
+        "stage " + std::to_string(stage + 1) + "'s " + std::to_string(m.layers) +
+        " layers do not fit in the memory of \"" + instance.name() + "\"'s " + instance.gpu() +
+        ": they need " + format_significant(m.total_bytes() / kBytesPerGibibyte, 3) +
+        " GiB per GPU of the " + format_significant(m.capacity_bytes / kBytesPerGibibyte, 3) +
+        " GiB it has";
+    if (listed) {
+      root.child("parallelism").error("stage_layers", words, static_cast<int>(stage));
+    } else {
+      root.child("parallelism")
+          .error("pool_placement",
+                 "no split of the layers by speed fits the stages' GPU memories (an even "
+                 "split: " +
+                     words + ")");
+      return;
     }
   }
 }
