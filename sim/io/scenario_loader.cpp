@@ -73,9 +73,10 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   check_budget_size(job);
   if (model == nullptr) return;
   if (m.has_expert_routing()) {
-    const RoutingProblem problem =
-        is_transformer(model) ? expert_routing_problem(model->transformer(), m.expert_routing())
-                              : RoutingProblem{"", "the model has no mixture-of-experts layers"};
+    // A model that is not a transformer has no experts either (the default transformer's).
+    const RoutingProblem problem = expert_routing_problem(
+        is_transformer(model) ? model->transformer() : s::Transformer::default_instance(),
+        m.expert_routing());
     if (!problem.reason.empty()) {
       if (problem.field.empty()) {
         job.error("expert_routing", problem.reason);

@@ -39,7 +39,7 @@ struct RoutingProblem {
 // Why `routing` cannot describe `t`'s router: a model without experts, max_violation below 0 or
 // making the hot expert take more tokens than a batch has (one copy per token: 1 + max_violation <=
 // num_experts / experts_per_token), a capacity factor not above 0, padding without a capacity
-// factor. Requires: `t` passed the catalog checks.
+// factor. Requires: `t` passed the catalog checks, or has no moe.
 RoutingProblem expert_routing_problem(const schema::Transformer& t,
                                       const schema::ExpertRouting& routing);
 

@@ -54,8 +54,7 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
                              ? t.sliding_window().window_tokens()
                              : 0;
   const double w = static_cast<double>(window);
-  double pairs = causal ? s * (s + 1) / 2 : s * s;  // per (sequence, head), all ranks
-  if (window > 0) pairs = w * (w + 1) / 2 + (s - w) * w;
+  const double pairs = causal ? causal_pairs(s, w) : s * s;  // per (sequence, head), all ranks
   const double flops = 4.0 * pairs * x.d * x.b * x.a / x.tp / x.cp;
   const double element = 2;  // 16-bit Q, K, V and output
   const double kv_block = 2 * element * x.tokens * x.kv / x.tp * x.d;
@@ -113,6 +112,11 @@ void latent_attention(const schema::Transformer& t, const LayerShape& shape, Dim
 LayerKind layer_kind(const schema::Transformer& t, int layer) {
   return t.has_moe() && layer >= t.moe().first_dense_layers() ? LayerKind::kExperts
                                                               : LayerKind::kDense;
+}
+
+double causal_pairs(double s, double window) {
+  if (window <= 0 || window >= s) return s * (s + 1) / 2;
+  return window * (window + 1) / 2 + (s - window) * window;
 }
 
 bool attends_in_window(const schema::Transformer& t, int layer) {
@@ -198,7 +202,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       int64_t rows, count;
     };
     std::vector<ExpertGroup> groups;
-    auto rows = [&](double load) { return static_cast<int64_t>(std::ceil(mean_rows * load)); };
+    auto rows = [&](double share) { return static_cast<int64_t>(std::ceil(mean_rows * share)); };
     if (load.hot_expert == load.other_experts) {
       groups.push_back({"", rows(load.hot_expert), local_experts});
     } else {

@@ -75,6 +75,11 @@ LayerKind layer_kind(const schema::Transformer& t, int layer);
 // full_attention_every-th layer of a model with one.
 bool attends_in_window(const schema::Transformer& t, int layer);
 
+// Query-key pairs of one causal sequence of `s` tokens whose queries attend to at most `window`
+// keys each (0, or a window no shorter than the sequence: to every earlier key and their own):
+// s (s + 1) / 2, or w (w + 1) / 2 + (s - w) w.
+double causal_pairs(double s, double window);
+
 // Of the `count` layers from layer `first`, those of `kind` that attend within the window.
 int windowed_layers_in(const schema::Transformer& t, int first, int count, LayerKind kind);
 

@@ -36,11 +36,11 @@ TransformerFlops transformer_flops(const schema::Transformer& t, int seq, Attent
   const bool causal = count == AttentionCount::kCausal && t.kind() == schema::DECODER;
   double keys = causal ? (static_cast<double>(seq) + 1) / 2 : static_cast<double>(seq);
   if (causal && t.has_sliding_window() && t.sliding_window().window_tokens() < seq) {
-    // Windowed layers: w (w + 1) / 2 + (s - w) w pairs over s queries; the mean over the layers.
-    const double s = seq, w = t.sliding_window().window_tokens();
+    // Windowed layers' pairs over their s queries; the mean over the layers.
+    const double s = seq;
     const double windowed = windowed_layers_in(t, 0, t.num_layers(), LayerKind::kDense) +
                             windowed_layers_in(t, 0, t.num_layers(), LayerKind::kExperts);
-    const double band = (w * (w + 1) / 2 + (s - w) * w) / s;
+    const double band = causal_pairs(s, t.sliding_window().window_tokens()) / s;
     keys = (keys * (t.num_layers() - windowed) + band * windowed) / t.num_layers();
   }
   flops.attention_forward_per_token = 2 * 2 * keys * a * d;
