@@ -34,22 +34,14 @@ constexpr int kExitInterrupted = 130;            // as a shell reports a SIGINT
 Interruption interruption;
 extern "C" void request_stop(int) { interruption.request(); }
 
-// Routes SIGINT/SIGTERM to `interruption` from before the journal is created until the command
-// returns: a signal that arrives once every row is evaluated lets the results file be finished
-// (milliseconds) instead of killing the process between the journal and the file.
-class StopOnSignals {
- public:
-  StopOnSignals() {
-    std::signal(SIGINT, request_stop);
-    std::signal(SIGTERM, request_stop);
-  }
-  ~StopOnSignals() {
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-  }
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-};
+// Routes SIGINT/SIGTERM to `interruption` from before the journal is created until the process
+// exits: a signal that arrives once every row is evaluated lets the results file be finished
+// (milliseconds), and one that arrives after it is written, while the process tears down, is
+// moot, instead of killing the process between the journal and the file or with the file done.
+void stop_on_signals() {
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+}
 
 enum class Ranking { kPareto, kTime, kCost };
 
@@ -298,7 +290,7 @@ int sweep_command(const std::vector<std::string>& args) {
   if (!check_scenario_runs(*inputs).runs) return kExitInputError;
 
   Rankings rankings(inputs->limit == 0 ? SIZE_MAX : inputs->limit);
-  const StopOnSignals stop_on_signals;
+  stop_on_signals();
   bool failed = false;
   std::unique_ptr<SweepJournal> journal = open_journal(a, &summary, &rankings, &failed);
   if (failed) return a.resume ? kExitInputError : kExitUsage;
