@@ -82,9 +82,14 @@ Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m
       shape.num_experts > 1 ? experts_touched(shape.num_experts, shape.experts_per_token, m) : 1;
   const auto per_expert = static_cast<int64_t>(
       std::ceil(static_cast<double>(m) * shape.experts_per_token / touched));
-  for (const LayerMatmul& mm : shape.matmuls) {
-    total += mm.expert ? compute_.matmul(per_expert, mm.n, mm.k, touched, weight_bytes_)
-                       : compute_.matmul(m, mm.n, mm.k, 1.0, weight_bytes_);
+  for (const LayerGroup& group : shape.groups) {
+    Picoseconds layer =
+        compute_.memory_bound(static_cast<double>(m) * group.memory_bytes_per_token);
+    for (const LayerMatmul& mm : group.matmuls) {
+      layer += mm.expert ? compute_.matmul(per_expert, mm.n, mm.k, touched, weight_bytes_)
+                         : compute_.matmul(m, mm.n, mm.k, 1.0, weight_bytes_);
+    }
+    total += Picoseconds(layer.count() * group.layers);
   }
   return total;
 }
@@ -101,22 +106,27 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
   } else {
     matmuls = layer_matmuls(shape, m);
   }
-  // The grouped kernel reads each KV head once; the masked kernel once per query head, the reads
-  // after a KV head's first at the fitted re-read cost.
+  // Decode attention reads the KV cache: the grouped kernel each KV head once, the masked kernel
+  // once per query head (the reads after a KV head's first at the fitted re-read cost), latent
+  // attention the latent once for all heads; its absorbed scoring can be compute bound instead.
   const double heads_read =
       grouped_ ? shape.kv_heads
                : shape.kv_heads + (shape.query_heads - shape.kv_heads) * kv_reread_fraction_;
   const double decode_bytes =
-      work.decode_context * 2 * heads_read * shape.head_dim * shape.kv_element_bytes;
-  Picoseconds layer = matmuls + compute_.memory_bound(static_cast<double>(m) *
-                                                      shape.memory_bytes_per_token) +
-                      layer_overhead_;
+      work.decode_context * shape.kv_element_bytes *
+      (shape.latent_kv_width > 0 ? shape.latent_kv_width : 2 * heads_read * shape.head_dim);
+  Picoseconds layer = layer_overhead_;
   if (work.attention_pairs > 0) {
     layer += compute_.fused_attention(work.attention_pairs * shape.attention_flops_per_pair);
   }
-  if (decode_bytes > 0) layer += compute_.memory_bound(decode_bytes);
-  Picoseconds total(layer.count() * shape.layers +
-                    shape.allreduces_per_layer * allreduce(m).count() * shape.layers);
+  if (decode_bytes > 0) {
+    layer += std::max(
+        compute_.memory_bound(decode_bytes),
+        compute_.fused_attention(work.decode_context * shape.decode_attention_flops_per_pair));
+  }
+  Picoseconds total =
+      matmuls + Picoseconds(layer.count() * shape.layers +
+                            shape.allreduces_per_layer * allreduce(m).count() * shape.layers);
   if (shape.vocab_shard > 0 && work.logits > 0) {
     total += sixteen_.matmul(work.logits, shape.vocab_shard, shape.hidden);
   }

@@ -4,8 +4,9 @@
 // efficiencies, its tensor-parallel all-reduces and the stage-to-stage sends timed by the network
 // model, plus the runtime's host overhead:
 //
-//   stage = layers x (matmuls(m) + prefill attention + decode attention + elementwise(m)
-//                     + A all-reduce(m) + layer overhead) [+ output projection of the sequences]
+//   stage = sum over the stage's layer kinds of layers x (matmuls(m) + elementwise(m))
+//           + layers x (prefill attention + decode attention + A all-reduce(m) + layer overhead)
+//           [+ output projection of the sequences]
 //   iteration = sum of stages + (stages - 1) sends(m) + iteration overhead
 //               [+ static prefill overhead, for a static batch's prefill]
 //
@@ -13,8 +14,9 @@
 // and MLP run in parallel); an all-reduce is its time on the links plus the runtime's
 // allreduce_overhead_us. Decode attention reads the KV cache: each KV head once under the
 // runtime's grouped-query kernel, else once per query head, the re-reads at the GPU's
-// kv_reread_fraction. Matmul times are memoized per m; collective times are simulated on the
-// replica's topology (net/collective.h) at token counts 1, 2, 4, ... and
+// kv_reread_fraction; a latent-attention model's latent once; it takes the longer of that read
+// and its FLOPs at the fused-attention rate. Matmul times are memoized per m; collective times
+// are simulated on the replica's topology (net/collective.h) at token counts 1, 2, 4, ... and
 // interpolated linearly between them (each algorithm's time is affine in the size).
 //
 // Immutable after construction (its memo is a cache filled on use); not thread-safe.

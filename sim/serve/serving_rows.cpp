@@ -131,11 +131,26 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
 }
 
 const std::vector<std::string>& serving_summary_columns() {
-  static const std::vector<std::string> keys = {
-      "index",       "instance",    "replicas",    "tensor_parallel",     "weights",
-      "batching",    "max_batch_size", "billing",  "status",              "ttft_p99_ms",
-      "tpot_p99_ms", "e2e_p99_ms",  "output_tokens_per_s", "gpu_utilization",
-      "kv_cache_utilization", "price_per_hour", "cost_per_million_tokens", "currency", "limiting"};
+  static const std::vector<std::string> keys = {"index",
+                                                "instance",
+                                                "replicas",
+                                                "tensor_parallel",
+                                                "pipeline_parallel",
+                                                "weights",
+                                                "batching",
+                                                "max_batch_size",
+                                                "billing",
+                                                "status",
+                                                "ttft_p99_ms",
+                                                "tpot_p99_ms",
+                                                "e2e_p99_ms",
+                                                "output_tokens_per_s",
+                                                "gpu_utilization",
+                                                "kv_cache_utilization",
+                                                "price_per_hour",
+                                                "cost_per_million_tokens",
+                                                "currency",
+                                                "limiting"};
   return keys;
 }
 

@@ -45,7 +45,7 @@ void check_degrees(const FieldChecker& owner, const char* field, const LoadedSer
     const double value = owner.number(field, index);
     if (value < 1) continue;  // reported by at_least
     const int degree = static_cast<int>(value);
-    std::string why = tensor ? tensor_parallel_problem(degree, l.model)
+    std::string why = tensor ? serving_tensor_parallel_problem(l.model->transformer(), degree)
                              : pipeline_parallel_problem(degree, l.model);
     for (const s::InstanceType* instance : l.instances) {
       if (why.empty() && tensor && degree > instance->gpu_count()) {

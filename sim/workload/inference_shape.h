@@ -1,16 +1,21 @@
 // What serving a transformer costs per token on one GPU, derived from the model's shape and the
 // numeric formats of its weights, activations and KV cache: the matrix multiplications of one
-// layer on one tensor-parallel rank (for m tokens each), the bytes of weights, KV cache and
-// activation workspace a GPU holds, attention's FLOPs per query-key pair and the KV bytes a
-// decode step reads per context token. What the serving iteration model times.
+// layer on one tensor-parallel rank (for m tokens each), per kind of layer (a mixture of experts'
+// dense first layers and its expert layers), the bytes of weights, KV cache and activation
+// workspace a GPU holds, attention's FLOPs per query-key pair (prefill and decode) and the KV
+// bytes a decode step reads per context token. What the serving iteration model times.
 //
 // Placement follows TensorRT-LLM's defaults: layers split evenly over pipeline stages, the
 // token embedding whole (not sharded) on the first stage's GPUs, the output projection split by
 // vocabulary over tensor-parallel ranks on the last stage; embedding, output projection and norms
-// stay 16-bit under quantization.
+// stay 16-bit under quantization; experts split by tensor parallelism like dense MLPs (every
+// rank holds a 1 / TP slice of every expert); KV heads replicated when tensor parallelism
+// exceeds them (each rank keeps one). Multi-token prediction layers are not loaded (no
+// speculative decoding).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/io/schema/common.pb.h"
@@ -32,35 +37,55 @@ struct LayerMatmul {
   bool expert = false;  // an expert's matrix: m = that expert's tokens
 };
 
+// The layers of one kind on a stage: how many, and one layer's matrices and elementwise traffic.
+struct LayerGroup {
+  int layers = 0;
+  std::vector<LayerMatmul> matmuls;  // of one layer, in order: attention, then the MLP
+  // One layer's elementwise kernels per token (norms, residual adds, the MLP activation).
+  double memory_bytes_per_token = 0;
+};
+
 struct InferenceShape {
-  int layers = 0;           // on this pipeline stage
+  int layers = 0;  // on this pipeline stage, all groups
   int tensor_parallel = 1;
-  std::vector<LayerMatmul> matmuls;  // of one layer, in order
+  // The dense layers (a mixture of experts' first ones), then the expert layers; no empty group.
+  std::vector<LayerGroup> groups;
   int num_experts = 1, experts_per_token = 1;
   int64_t hidden = 0;
   int64_t vocab_shard = 0;    // output projection columns on this rank (last stage; else 0)
-  int query_heads = 0, kv_heads = 0;  // on this rank
+  int query_heads = 0, kv_heads = 0;  // on this rank (kv_heads 0 under latent attention)
   int head_dim = 0;
+  // Multi-head latent attention: the compressed KV of one token and layer (kv_lora_rank plus the
+  // rotary key), which every query head of the rank reads once; 0 for multi-head / grouped-query
+  // attention.
+  int latent_kv_width = 0;
   double weight_bytes = 0;       // this GPU's share of the weights
   double kv_bytes_per_token = 0; // K and V of one token, every layer of this stage, this rank
   double kv_element_bytes = 2;   // of the KV cache's format
   // Activation workspace per token of an iteration (the live tensors of one layer: its input,
   // residual and norm outputs, and the MLP's up projection and activation, plus 8-bit copies of
-  // matmul inputs under 8-bit activations).
+  // matmul inputs under 8-bit activations), of the stage's largest layer kind.
   double activation_bytes_per_token = 0;
-  // One layer's elementwise kernels per token (norms, residual adds, the MLP activation).
-  double memory_bytes_per_token = 0;
-  double attention_flops_per_pair = 0; // one layer: QK^T and PV of one query-key pair, this rank
+  // One layer, this rank: attention's FLOPs per query-key pair of a prompt (QK^T and PV), and of
+  // a decoding token (the same, except under latent attention: its absorbed form scores the
+  // queries against the latent, kv_lora_rank + rope wide, and sums the latent, kv_lora_rank).
+  double attention_flops_per_pair = 0;
+  double decode_attention_flops_per_pair = 0;
   double allreduce_bytes_per_token = 0; // one tensor-parallel all-reduce (16-bit hidden state)
   // Tensor-parallel all-reduces per layer: 2 (after attention, after the MLP), or 1 when attention
   // and MLP run in parallel on one input and their outputs are summed first.
   int allreduces_per_layer = 2;
 };
 
-// Requires: a transformer that passed the catalog checks; tensor_parallel divides its heads, KV
-// heads, hidden and FFN sizes; 0 <= stage < pipeline_parallel <= num_layers.
+// Requires: a transformer that passed the catalog checks; serving_tensor_parallel_problem(t,
+// tensor_parallel) is empty; 0 <= stage < pipeline_parallel <= num_layers.
 InferenceShape inference_shape(const schema::Transformer& t, const TensorFormats& formats,
                                int tensor_parallel, int pipeline_parallel, int stage);
+
+// Why `tensor_parallel` ranks cannot split the model for serving ("" when they can): they must
+// divide the attention heads, the hidden, FFN and expert widths, and divide the KV heads or be
+// a multiple of them.
+std::string serving_tensor_parallel_problem(const schema::Transformer& t, int tensor_parallel);
 
 // Layers of `stage` when `layers` split over `stages` (the first stages take the remainder).
 int stage_layers(int layers, int stages, int stage);

@@ -24,17 +24,67 @@ TEST_CASE("decode at batch 1 is weight-bandwidth bound") {
   const InferenceShape& shape = model.largest_stage();
   const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
   double layer_weights = 0;
-  for (const LayerMatmul& m : shape.matmuls) layer_weights += 2.0 * m.n * m.k;
+  for (const LayerMatmul& m : shape.groups[0].matmuls) layer_weights += 2.0 * m.n * m.k;
   const double context = 128;
   const double kv_read = context * 2 * shape.kv_heads * shape.head_dim * 2;
   const double overhead_s = 6.6e-6;  // H100 matmul overhead_us (gpus.textproto)
   const double expected =
       in.serving->iteration_overhead_us() * 1e-6 +
-      shape.layers * ((layer_weights + kv_read + shape.memory_bytes_per_token) / bandwidth +
-                      4 * overhead_s + in.fit.layer_overhead_us() * 1e-6) +
+      shape.layers *
+          ((layer_weights + kv_read + shape.groups[0].memory_bytes_per_token) / bandwidth +
+           4 * overhead_s + in.fit.layer_overhead_us() * 1e-6) +
       2.0 * shape.vocab_shard * shape.hidden / bandwidth + overhead_s;
   const double t = model.iteration({1, 1, 0, context}).seconds();
   CHECK(t == Approx(expected).epsilon(0.002));
+}
+
+// One token picks 8 of DeepSeek-V3's 256 routed experts: a decode step at batch 1 streams, per
+// expert layer, the attention's matrices, the router, those 8 experts and the shared one, and per
+// dense layer its MLP (FP8 weights, context 0: no KV read):
+//   t = host + sum over groups of L_g (W_g / B + n_g o + elementwise_g / B) + L o_layer
+//       + W_head / B + o
+TEST_CASE("a mixture of experts' decode at batch 1 streams only the experts a token picks") {
+  const IterationInputs in =
+      single_gpu_inputs("deepseek-v3", "H100-SXM5-80GB", {s::FP8, s::FP8, s::FP8});
+  const IterationModel model(in);
+  const InferenceShape& shape = model.largest_stage();
+  REQUIRE(shape.groups.size() == 2);
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  const double overhead_s = 6.6e-6;  // H100 matmul overhead_us (gpus.textproto)
+  double expected = in.serving->iteration_overhead_us() * 1e-6 +
+                    shape.layers * in.fit.layer_overhead_us() * 1e-6 +
+                    2.0 * shape.vocab_shard * shape.hidden / bandwidth + overhead_s;
+  double all_experts_bytes = 0;
+  for (const LayerGroup& g : shape.groups) {
+    double bytes = g.memory_bytes_per_token;
+    for (const LayerMatmul& m : g.matmuls) {
+      bytes += (m.expert ? 8.0 : 1.0) * m.n * m.k;
+      all_experts_bytes += g.layers * (m.expert ? 256.0 : 1.0) * m.n * m.k;
+    }
+    expected += g.layers * (bytes / bandwidth + g.matmuls.size() * overhead_s);
+  }
+  const double t = model.iteration({1, 1, 0, 0}).seconds();
+  CHECK(t == Approx(expected).epsilon(0.002));
+  CHECK(t < 0.1 * all_experts_bytes / bandwidth);
+}
+
+// Latent attention's absorbed decode scores each query head against the 576-wide latent: at
+// long contexts its FLOPs, not its one read of the latent, set the time (DeepSeek-V3 on one H100:
+// 128 heads x 2 (576 + 512) FLOPs against 576 bytes a context token).
+TEST_CASE("latent attention's decode is the longer of its latent read and its FLOPs") {
+  const IterationInputs in =
+      single_gpu_inputs("deepseek-v3", "H100-SXM5-80GB", {s::FP8, s::FP8, s::FP8});
+  const IterationModel model(in);
+  const InferenceShape& shape = model.largest_stage();
+  const double context = 64 * 4096.0;
+  const double short_s = model.iteration({64, 64, 0, 0}).seconds();
+  const double long_s = model.iteration({64, 64, 0, context}).seconds();
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  const double read_s = context * 576 / bandwidth;
+  const double attention_rate = 989e12 * 0.332 * in.fit.compute_fraction();  // as above
+  const double flops_s = context * shape.decode_attention_flops_per_pair / attention_rate;
+  REQUIRE(flops_s > read_s);
+  CHECK(long_s - short_s == Approx(shape.layers * flops_s).epsilon(1e-4));
 }
 
 TEST_CASE("FP8 weights halve the bytes a decode step streams") {
@@ -44,7 +94,8 @@ TEST_CASE("FP8 weights halve the bytes a decode step streams") {
   const IterationModel eight(in);
   const InferenceShape& shape = eight.largest_stage();
   double layer_weights = 0;
-  for (const LayerMatmul& m : shape.matmuls) layer_weights += 1.0 * m.n * m.k;  // FP8 bytes
+  for (const LayerMatmul& m : shape.groups[0].matmuls)
+    layer_weights += 1.0 * m.n * m.k;  // FP8 bytes
   const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
   // At context 0 (no KV read) the difference is the layers' saved bytes, the 1-byte activations
   // moving a few KB less.
@@ -61,7 +112,7 @@ TEST_CASE("a long prefill runs at the fitted tensor-core rate") {
   const InferenceShape& shape = model.largest_stage();
   const int64_t tokens = 16384;  // 8 prompts of 2048
   double layer_parameters = 0;
-  for (const LayerMatmul& m : shape.matmuls) layer_parameters += 1.0 * m.n * m.k;
+  for (const LayerMatmul& m : shape.groups[0].matmuls) layer_parameters += 1.0 * m.n * m.k;
   // H100 BF16 matmul_efficiency 0.775 of 989 TFLOP/s, x the serving compute fraction.
   const double rate = 989e12 * 0.775 * in.fit.compute_fraction();
   const double pairs = 8 * 2048.0 * 2049 / 2;
@@ -71,7 +122,7 @@ TEST_CASE("a long prefill runs at the fitted tensor-core rate") {
   const double expected_s =
       shape.layers * (2 * layer_parameters * tokens / rate +
                       pairs * shape.attention_flops_per_pair / attention_rate +
-                      tokens * shape.memory_bytes_per_token / bandwidth);
+                      tokens * shape.groups[0].memory_bytes_per_token / bandwidth);
   const double t = model.iteration({tokens, 8, pairs, 0}).seconds();
   CHECK(t > expected_s);
   CHECK(t < expected_s * 1.01);  // overheads and the output projection

@@ -87,5 +87,36 @@ TEST_CASE("tensor parallelism must split the heads and stay in a node") {
                            "num_attention_heads (32)") != std::string::npos);
 }
 
+TEST_CASE("tensor parallelism beyond a model's KV heads must be a multiple of them") {
+  std::string text = kGood;
+  text.replace(text.find("llama2-7b"), 9, "qwen3-30b-a3b");
+  text.replace(text.find("aws.p5.48xlarge\" }"), 18, "aws.p5.48xlarge\" tensor_parallel: 8 }");
+  CHECK(load_serving_text(text)->loaded != nullptr);  // 4 KV heads, each on 2 ranks
+  text.replace(text.find("tensor_parallel: 8"), 18, "tensor_parallel: 6");
+  auto t = load_serving_text(text);
+  CHECK(t->messages() ==
+        "s.textproto:2:42: deployment.tensor_parallel: 6 does not divide the model's "
+        "num_attention_heads (32)\n");
+}
+
+TEST_CASE("a sliding-window model is refused where a serving scenario names it") {
+  std::string text = kGood;
+  text.replace(text.find("llama2-7b"), 9, "gpt-oss-120b");
+  auto t = load_serving_text(text);
+  CHECK(t->loaded == nullptr);
+  CHECK(t->messages() ==
+        "s.textproto:1:1: model: \"gpt-oss-120b\": sliding-window attention "
+        "is not simulated in serving yet\n");
+}
+
+TEST_CASE("a latent-attention mixture of experts serves") {
+  std::string text = kGood;
+  text.replace(text.find("llama2-7b"), 9, "deepseek-v3");
+  text.replace(text.find("aws.p5.48xlarge\" }"), 18, "aws.p5en.48xlarge\" tensor_parallel: 8 }");
+  auto t = load_serving_text(text);
+  INFO(t->messages());
+  CHECK(t->loaded != nullptr);
+}
+
 }  // namespace
 }  // namespace clustersim
