@@ -18,7 +18,6 @@
 #include "sim/sweep/pool_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/expert_load.h"
-#include "sim/workload/simulated_features.h"
 #include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
@@ -673,14 +672,6 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
 
   if (root.require("model")) {
     loaded->model = resolve_reference(root, "model", -1, m.model(), catalog.models(), "model");
-    const std::string why =
-        is_transformer(loaded->model)
-            ? unsimulated_feature(loaded->model->transformer(), Simulator::kTrainingStep)
-            : "";
-    if (!why.empty()) {
-      root.error("model", "\"" + m.model() + "\": " + why);
-      loaded->model = nullptr;
-    }
   }
   if (root.require("job")) check_job(root.child("job"), loaded->model);
   check_cluster(root, catalog, loaded.get());

@@ -112,21 +112,30 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
   const double heads_read =
       grouped_ ? shape.kv_heads
                : shape.kv_heads + (shape.query_heads - shape.kv_heads) * kv_reread_fraction_;
-  const double decode_bytes =
-      work.decode_context * shape.kv_element_bytes *
-      (shape.latent_kv_width > 0 ? shape.latent_kv_width : 2 * heads_read * shape.head_dim);
-  Picoseconds layer = layer_overhead_;
-  if (work.attention_pairs > 0) {
-    layer += compute_.fused_attention(work.attention_pairs * shape.attention_flops_per_pair);
-  }
-  if (decode_bytes > 0) {
-    layer += std::max(
-        compute_.memory_bound(decode_bytes),
-        compute_.fused_attention(work.decode_context * shape.decode_attention_flops_per_pair));
-  }
+  // One layer's attention over `pairs` prompt query-key pairs and `context` decoding keys.
+  const auto attention = [&](double pairs, double context) {
+    Picoseconds t;
+    if (pairs > 0) t += compute_.fused_attention(pairs * shape.attention_flops_per_pair);
+    if (context > 0) {
+      const double bytes = shape.latent_kv_width > 0
+                               ? context * shape.latent_kv_width * shape.kv_element_bytes
+                               : context * 2 * heads_read * shape.head_dim * shape.kv_element_bytes;
+      t += std::max(compute_.memory_bound(bytes),
+                    compute_.fused_attention(context * shape.decode_attention_flops_per_pair));
+    }
+    return t;
+  };
+  const int64_t windowed = shape.windowed_layers;
   Picoseconds total =
-      matmuls + Picoseconds(layer.count() * shape.layers +
-                            shape.allreduces_per_layer * allreduce(m).count() * shape.layers);
+      matmuls +
+      Picoseconds((layer_overhead_.count() + shape.allreduces_per_layer * allreduce(m).count()) *
+                  shape.layers) +
+      Picoseconds(attention(work.attention_pairs, work.decode_context).count() *
+                  (shape.layers - windowed));
+  if (windowed > 0) {
+    total += Picoseconds(
+        attention(work.window_attention_pairs, work.window_decode_context).count() * windowed);
+  }
   if (shape.vocab_shard > 0 && work.logits > 0) {
     total += sixteen_.matmul(work.logits, shape.vocab_shard, shape.hidden);
   }

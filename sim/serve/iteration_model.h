@@ -6,6 +6,7 @@
 //
 //   stage = sum over the stage's layer kinds of layers x (matmuls(m) + elementwise(m))
 //           + layers x (prefill attention + decode attention + A all-reduce(m) + layer overhead)
+//             (a sliding-window layer's attention over the pairs and context within its window)
 //           [+ output projection of the sequences]
 //   iteration = sum of stages + (stages - 1) sends(m) + iteration overhead
 //               [+ static prefill overhead, for a static batch's prefill]
@@ -40,6 +41,8 @@ struct IterationWork {
   double attention_pairs = 0;   // query-key pairs of the prompt chunks (causal)
   double decode_context = 0;    // summed context lengths of the decoding sequences
   bool static_prefill = false;  // a static batch's prefill (the runtime's context phase)
+  // Pairs and context in a sliding-window layer: each query's keys capped at the window.
+  double window_attention_pairs = 0, window_decode_context = 0;
 };
 
 struct IterationInputs {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/util/check.h"
+#include "sim/workload/layer_ops.h"
 
 namespace clustersim {
 namespace {
@@ -15,10 +16,19 @@ int64_t blocks_for(int64_t tokens, int block_tokens) {
   return (tokens + block_tokens - 1) / block_tokens;
 }
 
-// Query-key pairs of a causal prompt chunk of `chunk` tokens after `past` cached ones.
-double chunk_pairs(int64_t past, int64_t chunk) {
-  return static_cast<double>(chunk) * static_cast<double>(past) +
-         static_cast<double>(chunk) * static_cast<double>(chunk + 1) / 2;
+// A decoding sequence's token, attending to its `context` tokens (the last `window` of them in a
+// sliding-window layer).
+void add_decode(IterationWork* work, int64_t context, int window) {
+  work->decode_context += static_cast<double>(context);
+  work->window_decode_context +=
+      static_cast<double>(window > 0 ? std::min<int64_t>(context, window) : context);
+}
+
+// A causal prompt chunk of `chunk` tokens after `past` cached ones: its query-key pairs.
+void add_prompt_chunk(IterationWork* work, int64_t past, int64_t chunk, int window) {
+  const auto end = static_cast<double>(past + chunk), start = static_cast<double>(past);
+  work->attention_pairs += causal_pairs(end, 0) - causal_pairs(start, 0);
+  work->window_attention_pairs += causal_pairs(end, window) - causal_pairs(start, window);
 }
 
 }  // namespace
@@ -121,7 +131,7 @@ bool Replica::form_continuous() {
     s.in_batch = true;
     ++work_.tokens;
     ++work_.logits;
-    work_.decode_context += s.cached + 1;
+    add_decode(&work_, s.cached + 1, settings_.attention_window);
     --budget;
     ++i;
   }
@@ -132,7 +142,7 @@ bool Replica::form_continuous() {
     s.chunk = static_cast<int32_t>(chunk);
     budget -= chunk;
     work_.tokens += chunk;
-    work_.attention_pairs += chunk_pairs(s.cached, chunk);
+    add_prompt_chunk(&work_, s.cached, chunk, settings_.attention_window);
     if (s.prefilled + chunk == s.prompt) ++work_.logits;
   }
   while (admit_continuous(&budget)) {
@@ -153,7 +163,7 @@ bool Replica::admit_continuous(int64_t* budget) {
   w.admitted = next_admission_++;
   *budget -= chunk;
   work_.tokens += chunk;
-  work_.attention_pairs += chunk_pairs(0, chunk);
+  add_prompt_chunk(&work_, 0, chunk, settings_.attention_window);
   if (chunk == w.prompt) ++work_.logits;
   running_.push_back(w);
   waiting_.pop_front();
@@ -162,7 +172,7 @@ bool Replica::admit_continuous(int64_t* budget) {
 
 bool Replica::form_static() {
   if (!running_.empty()) {  // the batch decodes, finished sequences as padding
-    for (const Sequence& s : running_) work_.decode_context += s.cached + 1;
+    for (const Sequence& s : running_) add_decode(&work_, s.cached + 1, settings_.attention_window);
     work_.tokens = work_.logits = static_cast<int64_t>(running_.size());
     return true;
   }
@@ -187,7 +197,7 @@ bool Replica::form_static() {
     waiting_.pop_front();
     s.chunk = s.prompt;
     work_.tokens += s.prompt;
-    work_.attention_pairs += chunk_pairs(0, s.prompt);
+    add_prompt_chunk(&work_, 0, s.prompt, settings_.attention_window);
     longest = std::max(longest, r.output_tokens);
     running_.push_back(s);
   }

@@ -48,6 +48,7 @@ struct ReplicaSettings {
   double static_free_bytes = 0;         // static: memory for a batch's KV cache and activations
   double kv_bytes_per_token = 0;
   double activation_bytes_per_token = 0;
+  int attention_window = 0;             // the model's sliding window in tokens (0: none)
   Picoseconds batch_wait;               // static
 };
 

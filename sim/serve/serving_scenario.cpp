@@ -12,7 +12,6 @@
 #include "sim/io/field_checker.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/serve/serving_checks.h"
-#include "sim/workload/simulated_features.h"
 
 namespace clustersim {
 namespace {
@@ -230,13 +229,6 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
                            loaded->model->transformer().kind() == s::DECODER)) {
       root.error("model", "\"" + m.model() + "\" is not a decoder transformer: nothing to serve");
       loaded->model = nullptr;
-    } else if (loaded->model) {
-      const std::string why =
-          unsimulated_feature(loaded->model->transformer(), Simulator::kServing);
-      if (!why.empty()) {
-        root.error("model", "\"" + m.model() + "\": " + why);
-        loaded->model = nullptr;
-      }
     }
   }
   check_traffic_or_benchmarks(root, loaded.get());

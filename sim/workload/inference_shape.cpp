@@ -22,6 +22,7 @@
 #include <cmath>
 
 #include "sim/util/check.h"
+#include "sim/workload/layer_ops.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
 
@@ -134,6 +135,10 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
   shape.query_heads = static_cast<int>(a / tp);
   shape.kv_heads = static_cast<int>(kv_rank);
   shape.head_dim = static_cast<int>(d);
+  for (int layer = first_layer; layer < first_layer + shape.layers; ++layer) {
+    shape.windowed_layers += attends_in_window(t, layer);
+  }
+  shape.window_tokens = t.has_sliding_window() ? t.sliding_window().window_tokens() : 0;
   const bool moe = t.has_moe();
   shape.num_experts = moe ? t.moe().num_experts() : 1;
   shape.experts_per_token = moe ? t.moe().experts_per_token() : 1;

@@ -49,6 +49,38 @@ TEST_CASE("a single-server static queue matches the M/D/1 mean wait") {
   }
 }
 
+// A replica hands the iteration model each prompt chunk's pairs and each decoding sequence's
+// context twice, the second time capped at the attention window: one request of a 1000-token
+// prompt, prefilled in chunks of 512 after which it decodes one token at context 1001, takes as
+// long as the two iterations built by hand.
+TEST_CASE("a replica counts prompt pairs and decode context within the window") {
+  IterationInputs in =
+      single_gpu_inputs("gpt-oss-120b", "H100-SXM5-80GB", {s::FP8, s::FP8, s::FP8});
+  const IterationModel model(in);
+  const int w = model.largest_stage().window_tokens;
+  REQUIRE(w == 128);
+  const auto pairs = [&](double n, double window) {
+    return window > 0 && window < n ? window * (window + 1) / 2 + (n - window) * window
+                                    : n * (n + 1) / 2;
+  };
+  IterationWork first{512, 0, pairs(512, 0), 0};
+  first.window_attention_pairs = pairs(512, w);
+  IterationWork second{488, 1, pairs(1000, 0) - pairs(512, 0), 0};
+  second.window_attention_pairs = pairs(1000, w) - pairs(512, w);
+  IterationWork decode{1, 1, 0, 1001};
+  decode.window_decode_context = w;
+  const double expected_s =
+      (model.iteration(first) + model.iteration(second) + model.iteration(decode)).seconds();
+  ReplicaSettings settings;
+  settings.max_tokens = 512;
+  settings.chunked_prefill = true;
+  settings.kv_blocks = 1000;
+  settings.attention_window = w;
+  const std::vector<Request> requests = {{0.0, 1000, 2}};
+  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
+  CHECK(o.records[0].finish.seconds() == Approx(expected_s).epsilon(1e-9));
+}
+
 // Same requests, same GPU: in-flight batching fills the slots static batching leaves idle while a
 // batch waits for its longest output.
 TEST_CASE("continuous batching never gives lower throughput than static batching") {
