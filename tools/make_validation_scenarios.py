@@ -261,10 +261,14 @@ BRIDGE_RELEASES = {
     'NeMo 25.02': ('NVIDIA/NeMo scripts/llm/performance (NeMo 25.02)', 'DELAYED_SCALING',
                    'per-tensor delayed scaling (NeMo 2.0\'s default fp8 recipe, the performance '
                    'scripts\' --fp8_recipe ds)'),
-    'NeMo 25.04': ('NVIDIA/NeMo scripts/performance (NeMo 25.04)', 'DELAYED_SCALING',
-                   'per-tensor delayed scaling (the performance scripts\' default --fp8_recipe ds)'),
-    'NeMo 25.07': ('NVIDIA/NeMo scripts/performance (NeMo 25.07)', 'DELAYED_SCALING',
-                   'per-tensor delayed scaling (the performance scripts\' default --fp8_recipe ds)'),
+    # The 25.04 and 25.07 pages name their recipe ("per-tensor FP8, scaling factors computed in
+    # the current step"), which wins over the scripts' default --fp8_recipe ds.
+    'NeMo 25.04': ('NVIDIA/NeMo scripts/performance (NeMo 25.04)', 'CURRENT_SCALING',
+                   'per-tensor current scaling (the page: scaling factors computed in the current '
+                   'step; the scripts\' --fp8_recipe cs)'),
+    'NeMo 25.07': ('NVIDIA/NeMo scripts/performance (NeMo 25.07)', 'CURRENT_SCALING',
+                   'per-tensor current scaling (the page: scaling factors computed in the current '
+                   'step; the scripts\' --fp8_recipe cs)'),
     'Megatron-LM': ('NVIDIA/Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh',
                     'DELAYED_SCALING', 'per-tensor delayed scaling (--fp8-format hybrid with an '
                     'amax history, the script\'s settings)'),
