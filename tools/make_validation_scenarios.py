@@ -261,10 +261,14 @@ BRIDGE_RELEASES = {
     'NeMo 25.02': ('NVIDIA/NeMo scripts/llm/performance (NeMo 25.02)', 'DELAYED_SCALING',
                    'per-tensor delayed scaling (NeMo 2.0\'s default fp8 recipe, the performance '
                    'scripts\' --fp8_recipe ds)'),
-    'NeMo 25.04': ('NVIDIA/NeMo scripts/performance (NeMo 25.04)', 'DELAYED_SCALING',
-                   'per-tensor delayed scaling (the performance scripts\' default --fp8_recipe ds)'),
-    'NeMo 25.07': ('NVIDIA/NeMo scripts/performance (NeMo 25.07)', 'DELAYED_SCALING',
-                   'per-tensor delayed scaling (the performance scripts\' default --fp8_recipe ds)'),
+    # The 25.04 and 25.07 pages name their recipe ("per-tensor FP8, scaling factors computed in
+    # the current step"), which wins over the scripts' default --fp8_recipe ds.
+    'NeMo 25.04': ('NVIDIA/NeMo scripts/performance (NeMo 25.04)', 'CURRENT_SCALING',
+                   'per-tensor current scaling (the page: scaling factors computed in the current '
+                   'step; the scripts\' --fp8_recipe cs)'),
+    'NeMo 25.07': ('NVIDIA/NeMo scripts/performance (NeMo 25.07)', 'CURRENT_SCALING',
+                   'per-tensor current scaling (the page: scaling factors computed in the current '
+                   'step; the scripts\' --fp8_recipe cs)'),
     'Megatron-LM': ('NVIDIA/Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh',
                     'DELAYED_SCALING', 'per-tensor delayed scaling (--fp8-format hybrid with an '
                     'amax history, the script\'s settings)'),
@@ -339,15 +343,28 @@ BRIDGE_SYSTEMS = {
 # (Megatron-Bridge scripts/performance/configs/llama/llama3_workload_base_configs.py and
 # llama31_workload_base_configs.py, LLAMA3_70B_PRETRAIN_CONFIG_GB200_* / _GB300_*_V1/V2:
 # use_megatron_fsdp=True, cpu_offloading_num_layers=20/30/40), which the step model does not
-# simulate (those layouts do not fit in GPU memory without it). One row whose layout disagrees with
-# its release's recipe: 26.02.01 GB300 MXFP8 Llama 3 70B, micro-batch 2 without VP in the table,
-# PP 4 x VP 5 in v0.3.1's LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2.
+# simulate (those layouts do not fit in GPU memory without it). Rows whose layout disagrees with
+# their release's recipe for the same GPUs and batch (every dense row of the simulated models was
+# compared with its recipe; each of these prints the layout of another precision's recipe):
+#   26.02.01 GB300 MXFP8 Llama 3 70B: micro-batch 2 without VP in the table, PP 4 x VP 5 in
+#     v0.3.1's LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2;
+#   26.02.01 GB300 FP8 Llama 3.1 405B: TP 2 x PP 8 x CP 2 x VP 4 in the table (the MXFP8 recipe's
+#     layout), TP 4 x PP 8 x CP 1 x VP 4 in v0.3.1's LLAMA31_405B_PRETRAIN_CONFIG_GB300_FP8_CS_V2;
+#   NeMo 25.04 GB200 FP8 Llama 3.1 405B: TP 4 x PP 8 x CP 2 x VP 8 in the table (the BF16 row's
+#     layout), TP 4 with Megatron FSDP and no PP or CP in NVIDIA/NeMo v2.3.0's
+#     scripts/performance/recommended_model_configs/model_configs_gb200.csv (fp8 row);
+#   NeMo 25.04 and 25.07 GB200 FP8 Llama 3 8B: micro-batch 2 in the table (the BF16 row's), 4 in
+#     the fp8 rows of model_configs_gb200.csv at NeMo v2.3.0 and v2.4.0.
 # One MoE row the table contradicts: 26.02 DGX-H100 FP8 Qwen3-30B-A3B (PP 2 x VP 12, EP 8, MBS 1,
 # 5,113 tokens/s per GPU) against 26.02.01's 9,058 with the same layout, batch and recipe
 # (v0.3.0's QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 in both), 1.77x apart; 26.02.01's agrees
 # with 26.04's 8,901 on the EP 16 layout.
 NVL72_SYSTEMS = ('DGX-GB200', 'DGX-GB300')
-CONTRADICTED_BY_RECIPE = {('26.02.01', 'LLAMA3_70B', 'DGX-GB300', 'MXFP8')}
+CONTRADICTED_BY_RECIPE = {('26.02.01', 'LLAMA3_70B', 'DGX-GB300', 'MXFP8'),
+                          ('26.02.01', 'LLAMA3.1_405B', 'DGX-GB300', 'FP8'),
+                          ('NeMo 25.04', 'LLAMA3-405B', 'DGX-GB200', 'FP8'),
+                          ('NeMo 25.04', 'LLAMA3-8B', 'DGX-GB200', 'FP8'),
+                          ('NeMo 25.07', 'LLAMA3-8B', 'DGX-GB200', 'FP8')}
 CONTRADICTED_BY_TABLE = {('26.02', 'Qwen3_30B_a3B', 'DGX-H100', 'FP8')}
 
 
