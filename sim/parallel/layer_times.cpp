@@ -203,6 +203,7 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
                       const LayerGroups& groups, s::Recompute recompute, int overlap_ranks) {
   LayerTimes t;
   int all_to_alls = 0;  // before ops[i]
+  std::vector<std::pair<Picoseconds, Picoseconds>> backward_a2a;  // (backward of ops up to it, its)
   for (size_t i = 0; i < ops.size(); ++i) {
     const LayerOp& op = ops[i];
     if (is_tensor_collective(op.kind) && overlap_ranks > 1 && op.kind != K::kTensorAllReduce) {
@@ -210,6 +211,12 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
       continue;  // timed with its GEMM
     }
     const OpTimes o = time_op(ops, i, compute, groups, overlap_ranks);
+    if (op.kind == K::kExpertAllToAll) {
+      const bool dispatch = all_to_alls == 0;
+      t.forward_all_to_alls.push_back(
+          {t.forward.total(), o.forward.expert_comm, dispatch ? "dispatch" : "combine"});
+      backward_a2a.emplace_back(t.backward.total() + o.backward.total(), o.backward.expert_comm);
+    }
     t.forward += o.forward;
     t.backward += o.backward;
     add_phases(op, all_to_alls, o.forward, &t.forward_phases);
@@ -219,6 +226,12 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
         (recompute == s::RECOMPUTE_SELECTIVE && is_attention_core(op))) {
       t.recompute += o.forward;
     }
+  }
+  // The backward runs from the last op: an op ends (backward) where the ops before it begin.
+  for (size_t a = backward_a2a.size(); a-- > 0;) {
+    const auto [through, length] = backward_a2a[a];
+    t.backward_all_to_alls.push_back({t.backward.total() - through, length,
+                                      a == 0 ? "dispatch (backward)" : "combine (backward)"});
   }
   return t;
 }

@@ -21,6 +21,7 @@
 #include "sim/net/collective.h"
 #include "sim/net/topology.h"
 #include "sim/parallel/expert_comm_overlap.h"
+#include "sim/parallel/task_span.h"
 #include "sim/workload/layer_ops.h"
 
 namespace clustersim {
@@ -38,6 +39,9 @@ PassTimes operator*(int64_t times, const PassTimes& t);
 
 struct LayerTimes {
   PassTimes forward, backward, recompute;
+  // The expert all-to-alls of each pass from the pass's start, in the order they run (the
+  // backward runs the layer's ops in reverse: its combine's first).
+  std::vector<TaskSpan> forward_all_to_alls, backward_all_to_alls;
   // A layer with expert all-to-alls: each pass's compute outside and between them, and the
   // all-to-alls (expert_comm_overlap.h); zero otherwise.
   ExpertPassPhases forward_phases, backward_phases;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -204,6 +205,7 @@ class PipelineRun final : private EventHandler {
     const PipelineTask& task = s.tasks[s.next - 1];
     if (record_) {
       record(r, "compute", task_name(task, plan_.chunks), now() - task_duration(r, task));
+      record_all_to_alls(r, task);
     }
     if (s.next == s.tasks.size()) {
       timeline_.stages[r].last_backward_end = now();
@@ -563,6 +565,26 @@ class PipelineRun final : private EventHandler {
     record_->add("stage " + std::to_string(r), track, name, start, now());
   }
   Picoseconds now() const { return net_->simulation().now(); }
+
+  // Draws the expert all-to-alls of the task stage r has just ended on their own track, at their
+  // places in its pass (a combined step's pass is shorter: their starts squeezed with it, each
+  // cut at the task's end). Requires: recording.
+  void record_all_to_alls(int r, const PipelineTask& task) {
+    const StageWork& w = plan_.work[r];
+    const auto& spans = task.forward ? w.chunk_forward_all_to_alls : w.chunk_backward_all_to_alls;
+    if (spans.empty() || spans[task.chunk].empty()) return;
+    const Picoseconds duration = task_duration(r, task), start = now() - duration;
+    const Picoseconds alone =
+        task.forward ? plan_.chunk_forward(r, task.chunk) : plan_.chunk_backward(r, task.chunk);
+    const double squeeze =
+        static_cast<double>(duration.count()) / static_cast<double>(alone.count());
+    for (const TaskSpan& span : spans[task.chunk]) {
+      const Picoseconds from =
+          start + Picoseconds(std::llround(static_cast<double>(span.start.count()) * squeeze));
+      record_->add("stage " + std::to_string(r), "expert all-to-all", span.name, from,
+                   std::min(from + span.length, now()));
+    }
+  }
 
   static std::string task_name(const PipelineTask& t, int chunks) {
     std::string name =

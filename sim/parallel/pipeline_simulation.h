@@ -22,6 +22,7 @@
 #include "sim/net/network.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/pipeline_schedule.h"
+#include "sim/parallel/task_span.h"
 #include "sim/parallel/zero3_traffic.h"
 
 namespace clustersim {
@@ -46,6 +47,10 @@ struct StageWork {
   // With the expert all-to-all overlap: per model chunk, a forward / backward as half of a
   // combined step (expert_comm_overlap.h).
   std::vector<Picoseconds> combined_forward = {}, combined_backward = {};
+  // Per model chunk, for traces: a forward's / backward's expert all-to-alls from the task's
+  // start (empty without experts). A combined step draws them squeezed with its shorter pass.
+  std::vector<std::vector<TaskSpan>> chunk_forward_all_to_alls = {},
+                                     chunk_backward_all_to_alls = {};
 };
 
 struct PipelinePlan {

@@ -266,6 +266,7 @@ class StageBuilder {
           compute_.memory_bound(gradient_accumulation_bytes(job_.precision()) * chunk.total());
       w.chunk_forward.push_back(f.total());
       w.chunk_backward.push_back(b.total());
+      if (experts > 0) add_all_to_all_spans(first, n, output, &w);
       step += plan.micro_batches * f;
       step += plan.micro_batches * b;
       if (plan.overlap_expert_communication) {
@@ -299,19 +300,58 @@ class StageBuilder {
   }
 
  private:
+  // The kernels of 0-based layer `layer`: of its kind, within the window or not.
+  const LayerTimes& kernels_of(int layer) const {
+    const bool experts = layer_kind(t_, layer) == LayerKind::kExperts;
+    return attends_in_window(t_, layer)
+               ? (experts ? kernels_.experts_windowed : kernels_.dense_windowed)
+               : (experts ? kernels_.experts : kernels_.dense);
+  }
+
   // The forwards rerun before the backward of the chunk of `n` layers from `first`: its first
   // layers' (recomputed_layers), each of its own kind.
   PassTimes recompute_time(int first, int n) const {
     PassTimes rerun;
     const int recomputed = recomputed_layers(p_, n);
-    for (int layer = first; layer < first + recomputed; ++layer) {
-      const bool experts = layer_kind(t_, layer) == LayerKind::kExperts;
-      const LayerTimes& k = attends_in_window(t_, layer)
-                                ? (experts ? kernels_.experts_windowed : kernels_.dense_windowed)
-                                : (experts ? kernels_.experts : kernels_.dense);
-      rerun += k.recompute;
-    }
+    for (int layer = first; layer < first + recomputed; ++layer)
+      rerun += kernels_of(layer).recompute;
     return rerun;
+  }
+
+  // Where the chunk's expert all-to-alls run in its forward (layers in order, then the output
+  // layer) and backward (the output layer's, the recomputed forwards, then the layers in reverse),
+  // for traces.
+  void add_all_to_all_spans(int first, int n, bool output, StageWork* w) const {
+    std::vector<TaskSpan> forward, backward;
+    const auto add = [](const std::vector<TaskSpan>& spans, Picoseconds at,
+                        std::vector<TaskSpan>* out) {
+      for (const TaskSpan& s : spans) out->push_back({at + s.start, s.length, s.name});
+    };
+    Picoseconds at;
+    for (int layer = first; layer < first + n; ++layer) {
+      add(kernels_of(layer).forward_all_to_alls, at, &forward);
+      at += kernels_of(layer).forward.total();
+    }
+    at = Picoseconds();
+    if (output) {
+      at = kernels_.output.backward.total() +
+           Picoseconds(t_.multi_token_prediction_layers() * kernels_.mtp.backward.total().count());
+    }
+    const bool full = p_.recompute() == s::RECOMPUTE_FULL;
+    for (int layer = first; layer < first + recomputed_layers(p_, n); ++layer) {
+      if (full) add(kernels_of(layer).forward_all_to_alls, at, &backward);
+      at += kernels_of(layer).recompute.total();
+    }
+    for (int layer = first + n - 1; layer >= first; --layer) {
+      add(kernels_of(layer).backward_all_to_alls, at, &backward);
+      at += kernels_of(layer).backward.total();
+    }
+    const int v = layout_.chunks();
+    w->chunk_forward_all_to_alls.resize(v);
+    w->chunk_backward_all_to_alls.resize(v);
+    const int c = static_cast<int>(w->chunk_forward.size()) - 1;
+    w->chunk_forward_all_to_alls[c] = std::move(forward);
+    w->chunk_backward_all_to_alls[c] = std::move(backward);
   }
 
   // Gradients, optimizer and parameter gather of a stage of `local` parameters per GPU.
@@ -360,6 +400,8 @@ class StageBuilder {
     // a stage alike: the stage's work spread evenly over its chunks.
     w->chunk_forward.clear();
     w->chunk_backward.clear();
+    w->chunk_forward_all_to_alls.clear();
+    w->chunk_backward_all_to_alls.clear();
     const int layers = layout_.stage_layers(r) / v;
     w->zero3 = zero3_work(layers, local.total() / v, bytes.weights, bytes.weights);
     if (p_.recompute() == s::RECOMPUTE_FULL) {

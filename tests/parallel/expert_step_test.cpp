@@ -2,10 +2,12 @@
 // the dispatch and combine all-to-alls against their closed forms on one NVSwitch node and across
 // nodes whose NICs are shared, the expert gradients' own data-parallel group, and an unbalanced
 // router's busiest rank setting the experts' times.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 
 #include "sim/net/collective_algorithms.h"
+#include "sim/parallel/pipeline_simulation.h"
 #include "sim/parallel/transformer_stages.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/parse_message.h"
@@ -141,6 +143,41 @@ TEST_CASE("the step never shortens as the router grows less balanced, until capa
                    "expert_routing { capacity_factor: 1.25 pad_to_capacity: true }");
   CHECK(capped.expert_comm_s[0] == padded.expert_comm_s[0]);
   CHECK(capped.expert_compute_s[0] == padded.expert_compute_s[0]);
+}
+
+// A trace draws every dispatch and combine, forward and backward, on the stage's "expert
+// all-to-all" track inside the task it belongs to, as long in all as the step's EP comm column
+// (which counts the pair full recomputation reruns before each backward); with the all-to-all
+// overlap, inside the shorter combined steps too.
+TEST_CASE("a trace draws each expert all-to-all inside its task") {
+  const int m = 3;
+  for (const char* extra : {"recompute: RECOMPUTE_NONE", "recompute: RECOMPUTE_FULL",
+                            "overlap_expert_communication: true"}) {
+    const std::string layout = extra;
+    const bool full = layout.find("FULL") != std::string::npos;
+    const bool overlap = layout.find("overlap") != std::string::npos;
+    const TransformerPlan plan =
+        mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8 " + layout, "", m);
+    auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1);
+    Timeline timeline;
+    simulate_pipeline(plan.plan, *topology, &timeline);
+    std::vector<const TimelineSpan*> tasks, all_to_alls;
+    for (const TimelineSpan& span : timeline.spans()) {
+      if (span.track == "compute" && span.name != "optimizer") tasks.push_back(&span);
+      if (span.track == "expert all-to-all") all_to_alls.push_back(&span);
+    }
+    INFO(layout);
+    REQUIRE(all_to_alls.size() == static_cast<size_t>(m * 32 * (full ? 6 : 4)));
+    double drawn_s = 0;
+    for (const TimelineSpan* a : all_to_alls) {
+      const bool inside = std::any_of(tasks.begin(), tasks.end(), [&](const TimelineSpan* t) {
+        return t->start <= a->start && a->end <= t->end;
+      });
+      CHECK(inside);
+      drawn_s += (a->end - a->start).seconds();
+    }
+    if (!overlap) CHECK(drawn_s == Approx(plan.expert_comm_s[0]).epsilon(1e-6));
+  }
 }
 
 }  // namespace
