@@ -87,7 +87,8 @@ TEST_CASE("tensor parallelism must split the heads and stay in a node") {
                            "num_attention_heads (32)") != std::string::npos);
 }
 
-TEST_CASE("tensor parallelism beyond a model's KV heads must be a multiple of them") {
+TEST_CASE(
+    "tensor parallelism beyond a model's KV heads loads, one not splitting its heads is refused") {
   std::string text = kGood;
   text.replace(text.find("llama2-7b"), 9, "qwen3-30b-a3b");
   text.replace(text.find("aws.p5.48xlarge\" }"), 18, "aws.p5.48xlarge\" tensor_parallel: 8 }");

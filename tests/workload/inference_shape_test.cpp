@@ -72,6 +72,17 @@ TEST_CASE("tensor parallelism beyond the KV heads replicates them") {
   CHECK(serving_tensor_parallel_problem(model("llama3-70b"), 16).empty());
 }
 
+TEST_CASE("tensor parallelism must divide the KV heads or be a multiple of them") {
+  s::Transformer t = model("qwen3-30b-a3b");
+  t.set_num_attention_heads(48);
+  t.set_num_kv_heads(12);
+  t.set_hidden_size(4608);
+  CHECK(serving_tensor_parallel_problem(t, 8) ==
+        "8 neither divides the model's num_kv_heads (12) nor is a multiple of them (each rank "
+        "keeps whole KV heads)");
+  CHECK(serving_tensor_parallel_problem(t, 24).empty());
+}
+
 TEST_CASE("tensor parallelism must split the expert width for serving") {
   s::Transformer t = model("qwen3-30b-a3b");
   t.mutable_moe()->set_expert_ffn_hidden_size(772);
