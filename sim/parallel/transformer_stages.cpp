@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "sim/parallel/expert_comm_overlap.h"
+#include "sim/parallel/expert_layer_host.h"
 #include "sim/parallel/layer_times.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/optimizer_step.h"
@@ -120,8 +121,15 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   if (moe_layer_count(t) < t.num_layers()) {
     k.dense = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kDense);
   }
+  // Eager expert layers wait on the host (expert_layer_host.h); a full-iteration graph does not.
+  const ExpertLayerHost host =
+      p.cuda_graphed_expert_layers() || !t.has_moe()
+          ? ExpertLayerHost{}
+          : expert_layer_host(compute.gpu(), t.moe().num_experts() / experts.expert_parallel);
+  const bool full_recompute = p.recompute() == s::RECOMPUTE_FULL;
   if (moe_layer_count(t) > 0) {
     k.experts = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kExperts);
+    add_expert_layer_host(host, full_recompute, &k.experts);
     const Picoseconds exposed = combined_exposed_all_to_all(
         k.experts.forward_phases, k.experts.backward_phases, expert_communication_sm_share(p));
     k.combined_forward_comm = Picoseconds(exposed.count() / 2);
@@ -135,6 +143,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   }
   if (windowed_layers_in(t, 0, layers, LayerKind::kExperts) > 0) {
     k.experts_windowed = time_layer_kind(t, job, p, compute, groups, windowed, LayerKind::kExperts);
+    add_expert_layer_host(host, full_recompute, &k.experts_windowed);
   }
   k.output = time_layer(output_forward_ops(t, shape), compute, groups, s::RECOMPUTE_NONE);
   if (t.multi_token_prediction_layers() > 0) {
