@@ -293,6 +293,7 @@ BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: 
 #   expert layers eager (the host's work exposed) unless the recipe replays them from CUDA
 #   graphs (BRIDGE_MOE_GRAPHS there); Qwen3 235B's 94 layers split with
 #   the embedding and the loss counted as layers (96 on PP x VP chunks, as Llama 3.1 405B's);
+#   tensor-parallel overlap off where the recipe says so (BRIDGE_MOE_NO_TP_OVERLAP there);
 #   the dense rule above otherwise."""
 
 # Where a release's Qwen3 recipe enables Megatron-Core's EP all-to-all overlap
@@ -336,6 +337,13 @@ BRIDGE_MOE_OVERLAP = {
 BRIDGE_MOE_GRAPHS = {'25.09': {('DGX-GB200', 'FP8', 'qwen3-30b-a3b'),
                                ('DGX-B200', 'FP8', 'qwen3-30b-a3b')},
                      '26.06': _NVL72_MXFP8, '26.08': _NVL72_MXFP8}
+# Where a release's Qwen3 recipe turns Transformer Engine's tensor-parallel overlap off although
+# TP > 1 (the dense rule's --tp-comm-overlap does not hold), as (release, system, precision, model):
+#   26.02, 26.04, 26.06: v0.3.0 / v0.4.0 / v0.5.0 scripts/performance/configs/qwen/
+#     qwen3_llm_pretrain.py qwen3_235b_a22b_pretrain_config_h100: CommOverlapConfig(
+#     tp_comm_overlap=False) (its 30B and the 25.09 run_script.py set True).
+_H100_235B = {('DGX-H100', 'FP8', 'qwen3-235b-a22b')}
+BRIDGE_MOE_NO_TP_OVERLAP = {'26.02': _H100_235B, '26.04': _H100_235B, '26.06': _H100_235B}
 # The share of SMs the all-to-all kernels take: Megatron-Core's DeepEP default of 20 SMs
 # (transformer_config.py moe_deepep_num_sms) of the GPU's: 132 on H100 SXM (the simulator's
 # default), 148 on B200 and GB200, 160 on B300 and GB300 (NVIDIA's Blackwell and Blackwell Ultra
@@ -432,7 +440,7 @@ def bridge(rows, out):
         if vp > 1:
             lines += ['schedule: INTERLEAVED_ONE_F_ONE_B', f'virtual_stages: {vp}']
         lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']
-        if tp > 1:
+        if tp > 1 and (system, precision, model) not in BRIDGE_MOE_NO_TP_OVERLAP.get(release, ()):
             lines.append('overlap_tensor_communication: true')
         if moe:
             lines += [f'expert_parallel: {r["ep"]}', 'expert_tensor_parallel: 1']

@@ -97,6 +97,19 @@ TEST_CASE("a host-bound expert pass takes the issue time whatever the GPU's shar
   CHECK(stage < 32 * 2 * 1.0 + none.compute_s[0]);
 }
 
+TEST_CASE("a combined step saves no time on a host-bound expert layer") {
+  // With the all-to-all overlap a combined step hides all-to-alls from the GPU, but a pass the
+  // host issues in 1 s, far beyond the GPU's, still takes 1 s: combined = alone, per chunk.
+  const std::string overlap = std::string(kEp8) + " overlap_expert_communication: true";
+  const TransformerPlan bound = h100_plan(kMixtral, overlap, "expert_layer_issue_us: 1e6", 4);
+  const StageWork& w = bound.plan.work[0];
+  CHECK(w.combined_forward[0] == w.chunk_forward[0]);
+  CHECK(w.combined_backward[0] == w.chunk_backward[0]);
+  // Without the host the combined step is shorter by the all-to-alls it hides.
+  const TransformerPlan gpu_only = h100_plan(kMixtral, overlap, "", 4);
+  CHECK(gpu_only.plan.work[0].combined_forward[0] < gpu_only.plan.work[0].chunk_forward[0]);
+}
+
 TEST_CASE("dense layers never wait on the host") {
   const TransformerPlan eager = h100_plan(
       "llama3-8b", "", "expert_layer_sync_us_per_expert: 125 expert_layer_issue_us: 1e6", 2);
