@@ -293,8 +293,11 @@ BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: 
 #   column is empty), Megatron-Core's all-to-all token dispatcher with grouped GEMMs and
 #   balanced routing (the load-balancing loss; token-drop rows cap each expert at its balanced
 #   share), dispatch and combine overlapped with compute where the release's recipe sets
-#   moe_a2a_overlap (BRIDGE_MOE_OVERLAP in tools/make_validation_scenarios.py), else not; Qwen3 235B's 94 layers split with
+#   moe_a2a_overlap (BRIDGE_MOE_OVERLAP in tools/make_validation_scenarios.py), else not; the
+#   expert layers eager (the host's work exposed) unless the recipe replays them from CUDA
+#   graphs (BRIDGE_MOE_GRAPHS there); Qwen3 235B's 94 layers split with
 #   the embedding and the loss counted as layers (96 on PP x VP chunks, as Llama 3.1 405B's);
+#   tensor-parallel overlap off where the recipe says so (BRIDGE_MOE_NO_TP_OVERLAP there);
 #   the dense rule above otherwise."""
 
 # Where a release's Qwen3 recipe enables Megatron-Core's EP all-to-all overlap
@@ -319,6 +322,32 @@ BRIDGE_MOE_OVERLAP = {
     '26.06': {('DGX-H100', 'FP8', 'qwen3-235b-a22b')} | _NVL72_MXFP8,
     '26.08': _NVL72_MXFP8,
 }
+# Where a release's Qwen3 recipe replays the expert layers from CUDA graphs, as (release, system,
+# precision, model); every other MoE row runs its expert layers eagerly (the partial scopes of the
+# other recipes, cuda_graph_scope ["attn", "moe_router", "moe_preprocess"], stop before the
+# dispatch's device-to-host copy).
+#   25.09: v0.1.0rc4 scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml, perf_matrix
+#     gb200 num_gpus_8 and b200 num_gpus_8 (the table's layouts): cuda_graphs: true, which
+#     scripts/performance/utils/helpers.py set_cuda_graph_overrides turns into Megatron-Core's
+#     per-layer graphs (model.enable_cuda_graph), possible with the token-dropping rows' padded
+#     static shapes; h100 num_gpus_16 and, in qwen3_235b_a22b_llm_pretrain.yaml, h100 num_gpus_256
+#     and b200 num_gpus_64: cuda_graphs: false. (Its gb200 num_gpus_64 layout, PP 8 x EP 8, is not
+#     the table's TP 2 x EP 64: not assumed.)
+#   26.06, 26.06.01: v0.5.0 scripts/performance/configs/qwen/qwen3_workload_base_configs.py, the
+#     GB200 / GB300 FP8_MX configs of both models (QWEN3_235B_A22B_ ... _FP8_MX_V2,
+#     QWEN3_30B_A3B_ ... _FP8_MX_V1): cuda_graph_impl="full_iteration".
+#   26.08: v0.6.0 src/megatron/bridge/perf_recipes/qwen/common.py
+#     _enable_hybridep_full_iteration_mxfp8: cfg.model.cuda_graph_impl = "full_iteration".
+BRIDGE_MOE_GRAPHS = {'25.09': {('DGX-GB200', 'FP8', 'qwen3-30b-a3b'),
+                               ('DGX-B200', 'FP8', 'qwen3-30b-a3b')},
+                     '26.06': _NVL72_MXFP8, '26.08': _NVL72_MXFP8}
+# Where a release's Qwen3 recipe turns Transformer Engine's tensor-parallel overlap off although
+# TP > 1 (the dense rule's --tp-comm-overlap does not hold), as (release, system, precision, model):
+#   26.02, 26.04, 26.06: v0.3.0 / v0.4.0 / v0.5.0 scripts/performance/configs/qwen/
+#     qwen3_llm_pretrain.py qwen3_235b_a22b_pretrain_config_h100: CommOverlapConfig(
+#     tp_comm_overlap=False) (its 30B and the 25.09 run_script.py set True).
+_H100_235B = {('DGX-H100', 'FP8', 'qwen3-235b-a22b')}
+BRIDGE_MOE_NO_TP_OVERLAP = {'26.02': _H100_235B, '26.04': _H100_235B, '26.06': _H100_235B}
 # The share of SMs the all-to-all kernels take: Megatron-Core's DeepEP default of 20 SMs
 # (transformer_config.py moe_deepep_num_sms) of the GPU's: 132 on H100 SXM (the simulator's
 # default), 148 on B200 and GB200, 160 on B300 and GB300 (NVIDIA's Blackwell and Blackwell Ultra
@@ -428,7 +457,7 @@ def bridge(rows, out):
         if vp > 1:
             lines += ['schedule: INTERLEAVED_ONE_F_ONE_B', f'virtual_stages: {vp}']
         lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']
-        if tp > 1:
+        if tp > 1 and (system, precision, model) not in BRIDGE_MOE_NO_TP_OVERLAP.get(release, ()):
             lines.append('overlap_tensor_communication: true')
         if moe:
             lines += [f'expert_parallel: {r["ep"]}', 'expert_tensor_parallel: 1']
@@ -436,6 +465,8 @@ def bridge(rows, out):
                 lines.append('overlap_expert_communication: true')
                 if BRIDGE_SM_SHARE[system]:
                     lines.append(f'expert_communication_sm_share: {BRIDGE_SM_SHARE[system]}')
+            if (system, precision, model) in BRIDGE_MOE_GRAPHS.get(release, ()):
+                lines.append('cuda_graphed_expert_layers: true')
         if model in ('llama3-405b', 'qwen3-235b-a22b'):
             lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
         fp8_line = (f'\n  fp8_recipe: {fp8_recipe}\n  fp8_parameters: true'

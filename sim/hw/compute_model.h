@@ -90,6 +90,7 @@ class ComputeModel {
   bool calibrated() const { return calibrated_; }
   double peak_flops() const { return peak_flops_; }
   schema::Precision precision() const { return precision_; }
+  const schema::Gpu& gpu() const { return *gpu_; }
 
  private:
   struct Gemm {  // one precision's GEMM parameters
@@ -114,7 +115,7 @@ class ComputeModel {
   double sixteen_bit_peak_ = 0;    // FLOP/s
   double sustained_ = 1;           // applied to tensor-core rates
   double memory_bytes_per_s_ = 0;  // achieved
-  const schema::Gpu* gpu_ = nullptr;  // for its attention efficiencies
+  const schema::Gpu* gpu_ = nullptr;  // for its attention efficiencies, and to callers
   bool calibrated_ = true;
 };
 

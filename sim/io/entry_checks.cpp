@@ -195,6 +195,8 @@ void check_gpu(const FieldChecker& gpu) {
   gpu.in_range("memory_efficiency_fraction", 0.01, 1);
   gpu.in_range("flash_attention_fraction", 0.01, 1);
   gpu.in_range("sustained_compute_fraction", 0.01, 1);
+  gpu.non_negative("expert_layer_sync_us_per_expert");
+  gpu.non_negative("expert_layer_issue_us");
   check_efficiency_source(gpu);
   check_source(gpu);
 }

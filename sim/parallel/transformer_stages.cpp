@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "sim/parallel/expert_comm_overlap.h"
+#include "sim/parallel/expert_layer_host.h"
 #include "sim/parallel/layer_times.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/optimizer_step.h"
@@ -25,10 +26,21 @@ struct Kernels {
   LayerTimes dense, experts, output;
   LayerTimes dense_windowed, experts_windowed;
   LayerTimes mtp;  // one multi-token-prediction module, on the output chunk
-  // With the expert all-to-all overlap: an expert layer's exposed all-to-alls in a combined
-  // step, the forward's half and the backward's (expert_comm_overlap.h).
-  Picoseconds combined_forward_comm, combined_backward_comm;
+  // With the expert all-to-all overlap: how much shorter an expert layer's forward and backward
+  // are in a combined step, the all-to-alls it hides (expert_comm_overlap.h) less what the host's
+  // issue floor takes back of them (expert_layer_host.h).
+  Picoseconds combined_forward_saved, combined_backward_saved;
 };
+
+// How much shorter an expert layer's pass `pass` (before the host's wait) is in a combined step
+// that exposes `combined_comm` of its all-to-alls: with the host, G + wait(G) - (G' + wait(G')),
+// G' = G less the all-to-alls hidden.
+Picoseconds combined_saving(const PassTimes& pass, Picoseconds combined_comm,
+                            const ExpertLayerHost& host) {
+  const Picoseconds alone = pass.total();
+  const Picoseconds combined = alone - (pass.expert_comm - combined_comm);
+  return alone + host_exposed(alone, host) - (combined + host_exposed(combined, host));
+}
 
 bool narrow_gemms(s::Precision precision) { return precision == s::FP8 || precision == s::FP4; }
 
@@ -120,12 +132,20 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   if (moe_layer_count(t) < t.num_layers()) {
     k.dense = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kDense);
   }
+  // Eager expert layers wait on the host (expert_layer_host.h); a full-iteration graph does not.
+  const ExpertLayerHost host =
+      p.cuda_graphed_expert_layers() || !t.has_moe()
+          ? ExpertLayerHost{}
+          : expert_layer_host(compute.gpu(), t.moe().num_experts() / experts.expert_parallel);
+  const bool full_recompute = p.recompute() == s::RECOMPUTE_FULL;
   if (moe_layer_count(t) > 0) {
     k.experts = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kExperts);
     const Picoseconds exposed = combined_exposed_all_to_all(
         k.experts.forward_phases, k.experts.backward_phases, expert_communication_sm_share(p));
-    k.combined_forward_comm = Picoseconds(exposed.count() / 2);
-    k.combined_backward_comm = exposed - k.combined_forward_comm;
+    const Picoseconds forward_comm(exposed.count() / 2);
+    k.combined_forward_saved = combined_saving(k.experts.forward, forward_comm, host);
+    k.combined_backward_saved = combined_saving(k.experts.backward, exposed - forward_comm, host);
+    add_expert_layer_host(host, full_recompute, &k.experts);
   }
   LayerShape windowed = shape;
   windowed.sliding_window = true;
@@ -135,6 +155,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   }
   if (windowed_layers_in(t, 0, layers, LayerKind::kExperts) > 0) {
     k.experts_windowed = time_layer_kind(t, job, p, compute, groups, windowed, LayerKind::kExperts);
+    add_expert_layer_host(host, full_recompute, &k.experts_windowed);
   }
   k.output = time_layer(output_forward_ops(t, shape), compute, groups, s::RECOMPUTE_NONE);
   if (t.multi_token_prediction_layers() > 0) {
@@ -271,12 +292,8 @@ class StageBuilder {
       step += plan.micro_batches * b;
       if (plan.overlap_expert_communication) {
         // What a combined step hides of each pass's all-to-alls.
-        const int64_t hidden_f =
-            experts *
-            (kernels_.experts.forward.expert_comm - kernels_.combined_forward_comm).count();
-        const int64_t hidden_b =
-            experts *
-            (kernels_.experts.backward.expert_comm - kernels_.combined_backward_comm).count();
+        const int64_t hidden_f = experts * kernels_.combined_forward_saved.count();
+        const int64_t hidden_b = experts * kernels_.combined_backward_saved.count();
         w.combined_forward.push_back(f.total() - Picoseconds(hidden_f));
         w.combined_backward.push_back(b.total() - Picoseconds(hidden_b));
         step.expert_comm = step.expert_comm - Picoseconds(combined.forwards[c] * hidden_f +

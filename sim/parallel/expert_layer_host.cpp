@@ -1,0 +1,31 @@
+// The host's exposed time in an eager expert layer's passes.
+#include "sim/parallel/expert_layer_host.h"
+
+#include <algorithm>
+
+namespace clustersim {
+
+ExpertLayerHost expert_layer_host(const schema::Gpu& gpu, int64_t local_experts) {
+  return {Picoseconds::from_microseconds(gpu.expert_layer_sync_us_per_expert() *
+                                         static_cast<double>(local_experts)),
+          Picoseconds::from_microseconds(gpu.expert_layer_issue_us())};
+}
+
+Picoseconds host_exposed(Picoseconds gpu_time, const ExpertLayerHost& host) {
+  return std::max(host.sync, host.issue - gpu_time);
+}
+
+void add_expert_layer_host(const ExpertLayerHost& host, bool full_recompute, LayerTimes* layer) {
+  // The wait comes at the dispatcher's synchronisation, before the pass's all-to-alls.
+  const auto wait = [&host](PassTimes* pass, std::vector<TaskSpan>* all_to_alls) {
+    const Picoseconds exposed = host_exposed(pass->total(), host);
+    pass->compute += exposed;
+    if (all_to_alls == nullptr) return;
+    for (TaskSpan& span : *all_to_alls) span.start += exposed;
+  };
+  wait(&layer->forward, &layer->forward_all_to_alls);
+  wait(&layer->backward, &layer->backward_all_to_alls);
+  if (full_recompute) wait(&layer->recompute, nullptr);
+}
+
+}  // namespace clustersim

@@ -1,0 +1,39 @@
+// The host's share of an expert layer's pass when Megatron-Core runs it eagerly (no full-iteration
+// CUDA graph). The token dispatcher copies the tokens per expert from the device to the host
+// before its all-to-all (the split sizes and the grouped GEMMs' rows are host arguments), so
+// every pass synchronises: the GPU drains its queue and then waits while the host issues the
+// kernels after the copy. A pass the GPU runs in G therefore takes
+//   G + max(sync, issue - G):
+// at least the exposed `sync` on top of the GPU's work (the host launching each local expert's
+// quantization and GEMMs, too short to hide its launches, after the copy), and never less than the
+// host's `issue` time for the whole pass (small micro-batches are host-bound). Dense layers have no
+// such copy: their host runs ahead of the GPU and its launches hide behind the kernels. Expert
+// layers replayed from CUDA graphs (full-iteration graphs, or per-layer ones under a token-dropping
+// router's static shapes: no copy, no launches) remove both terms.
+#pragma once
+
+#include "sim/io/schema/gpu.pb.h"
+#include "sim/parallel/layer_times.h"
+#include "sim/util/units.h"
+
+namespace clustersim {
+
+// Per pass (forward or backward) of one expert layer.
+struct ExpertLayerHost {
+  Picoseconds sync;   // exposed after the synchronisation
+  Picoseconds issue;  // the host's time for the whole pass
+};
+// From the GPU's fields (absent: 0): sync = `expert_layer_sync_us_per_expert` x `local_experts`
+// (the routed experts one GPU holds), issue = `expert_layer_issue_us`.
+ExpertLayerHost expert_layer_host(const schema::Gpu& gpu, int64_t local_experts);
+
+// The time the host adds to a pass the GPU runs in `gpu_time`: max(sync, issue - gpu_time).
+Picoseconds host_exposed(Picoseconds gpu_time, const ExpertLayerHost& host);
+
+// `layer` (an expert layer's times) with the host's exposed time added to the compute of its
+// forward, its backward and, when `full_recompute`, its recomputed forward (which synchronises
+// again); the all-to-all phases are left alone (the host's wait hides no communication), the
+// all-to-alls' places in the passes move after the wait.
+void add_expert_layer_host(const ExpertLayerHost& host, bool full_recompute, LayerTimes* layer);
+
+}  // namespace clustersim
