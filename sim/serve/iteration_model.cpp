@@ -29,6 +29,7 @@ IterationModel::IterationModel(const IterationInputs& in)
                                      in.fit.compute_fraction(), in.fit.memory_fraction())),
       weight_bytes_(bytes_per_element(in.formats.weights)),
       kv_reread_fraction_(in.fit.has_kv_reread_fraction() ? in.fit.kv_reread_fraction() : 1.0),
+      identical_tokens_(in.identical_tokens),
       layer_overhead_(Picoseconds::from_microseconds(in.fit.layer_overhead_us())),
       iteration_overhead_(Picoseconds::from_microseconds(in.serving->iteration_overhead_us())),
       static_prefill_overhead_(
@@ -78,8 +79,11 @@ Picoseconds IterationModel::interpolate(const std::vector<Picoseconds>& samples,
 
 Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m) const {
   Picoseconds total;
-  const double touched =
-      shape.num_experts > 1 ? experts_touched(shape.num_experts, shape.experts_per_token, m) : 1;
+  double touched = 1;
+  if (shape.num_experts > 1) {
+    touched = identical_tokens_ ? shape.experts_per_token
+                                : experts_touched(shape.num_experts, shape.experts_per_token, m);
+  }
   const auto per_expert = static_cast<int64_t>(
       std::ceil(static_cast<double>(m) * shape.experts_per_token / touched));
   for (const LayerGroup& group : shape.groups) {

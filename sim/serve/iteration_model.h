@@ -16,9 +16,12 @@
 // allreduce_overhead_us. Decode attention reads the KV cache: each KV head once under the
 // runtime's grouped-query kernel, else once per query head, the re-reads at the GPU's
 // kv_reread_fraction; a latent-attention model's latent once; it takes the longer of that read
-// and its FLOPs at the fused-attention rate. Matmul times are memoized per m; collective times
-// are simulated on the replica's topology (net/collective.h) at token counts 1, 2, 4, ... and
-// interpolated linearly between them (each algorithm's time is affine in the size).
+// and its FLOPs at the fused-attention rate. A mixture-of-experts layer runs its tokens' experts as
+// grouped GEMMs: the experts the iteration's m tokens touch (uniform routing: E (1 - (1 - k/E)^m);
+// identical tokens: the same k) each stream their weights once over m k / touched rows. Matmul
+// times are memoized per m; collective times are simulated on the replica's topology
+// (net/collective.h) at token counts 1, 2, 4, ... and interpolated linearly between them (each
+// algorithm's time is affine in the size).
 //
 // Immutable after construction (its memo is a cache filled on use); not thread-safe.
 #pragma once
@@ -56,6 +59,10 @@ struct IterationInputs {
   schema::ServingGpuFit fit;           // this GPU's efficiencies
   const Topology* topology = nullptr;  // holds the replica's GPUs 0 .. tp x pp - 1
   int64_t max_tokens = 8192;           // largest m to sample collectives for
+  // Every token of every iteration carries the same hidden state, so all route to the same k
+  // experts: a benchmark of identical requests whose prompts repeat one token id
+  // (TensorRT-LLM's gptSessionBenchmark); false: tokens route uniformly at random.
+  bool identical_tokens = false;
 };
 
 class IterationModel {
@@ -91,6 +98,7 @@ class IterationModel {
   double weight_bytes_ = 2;
   double kv_reread_fraction_ = 1;  // cost of a KV head's re-read by the masked kernel
   bool grouped_ = false;
+  bool identical_tokens_ = false;
   Picoseconds layer_overhead_;
   Picoseconds iteration_overhead_;
   Picoseconds static_prefill_overhead_;

@@ -75,7 +75,7 @@ const Topology* ServingEvaluator::topology(const ServingConfiguration& c, std::s
 
 ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
                                                   int64_t largest_iteration,
-                                                  int64_t workspace_tokens) {
+                                                  int64_t workspace_tokens, bool identical_tokens) {
   Replica r;
   ServingEvaluation& e = r.evaluation;
   const s::Gpu& gpu = catalog_.gpu_of(*c.instance);
@@ -90,6 +90,7 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   in.serving = &serving_;
   in.fit = gpu_fit(serving_, gpu, &e.calibrated);
   in.max_tokens = std::max<int64_t>(1, largest_iteration);
+  in.identical_tokens = identical_tokens;
   if (c.replica_gpus() > 1) {
     in.topology = topology(c, &e.error);
     if (in.topology == nullptr) return r;
@@ -135,7 +136,7 @@ ServingEvaluation ServingEvaluator::evaluate(const ServingConfiguration& c, doub
   const int64_t tokens = is_static ? static_cast<int64_t>(c.scheduler.max_batch_size()) *
                                          longest_request_
                                    : c.scheduler.max_tokens_per_iteration();
-  Replica r = build(c, tokens, is_static ? 0 : tokens);
+  Replica r = build(c, tokens, is_static ? 0 : tokens, /*identical_tokens=*/false);
   ServingEvaluation e = r.evaluation;
   if (!e.error.empty()) return e;
   const double per_request = longest_request_ * e.memory.kv_bytes_per_token;
@@ -163,7 +164,8 @@ BenchmarkResult ServingEvaluator::benchmark(const ServingConfiguration& c,
                                             const s::BatchBenchmark& run) {
   CLUSTERSIM_CHECK(c.scheduler.batching() == s::STATIC, "a benchmark without static batching");
   const int64_t batch = run.batch_size();
-  Replica r = build(c, batch * run.input_tokens(), 0);
+  // gptSessionBenchmark's requests are identical, every prompt one repeated token id.
+  Replica r = build(c, batch * run.input_tokens(), 0, /*identical_tokens=*/true);
   CLUSTERSIM_CHECK(r.evaluation.error.empty(), "a benchmark replica that cannot be built");
   BenchmarkResult result;
   result.capacity_bytes = r.evaluation.memory.capacity_bytes;

@@ -59,9 +59,10 @@ class ServingEvaluator {
     double runtime_bytes = 0;      // the runtime's own memory per GPU
   };
   // `largest_iteration`: the most tokens one iteration processes; `workspace_tokens`: those the
-  // activation workspace is reserved for ahead (0 for static batches, which count theirs).
-  Replica build(const ServingConfiguration& c, int64_t largest_iteration,
-                int64_t workspace_tokens);
+  // activation workspace is reserved for ahead (0 for static batches, which count theirs);
+  // `identical_tokens`: a benchmark's identical requests (IterationInputs::identical_tokens).
+  Replica build(const ServingConfiguration& c, int64_t largest_iteration, int64_t workspace_tokens,
+                bool identical_tokens);
   const Topology* topology(const ServingConfiguration& c, std::string* error);
   const std::vector<Request>& requests(double rate_scale);
 

@@ -249,6 +249,29 @@ TEST_CASE("a static batch's prefill adds the runtime's context-phase overhead") 
         Approx(in.serving->static_prefill_overhead_us() * 1e-6).epsilon(1e-9));
 }
 
+// Mixtral 8x7B (top-2 of 8 experts) decoding a batch of 64: uniform routing touches
+// E (1 - (1 - k/E)^64) = 7.9999 experts per layer, identical tokens (a benchmark's identical
+// requests) the same 2; every expert touched streams its weights once, so the steps differ by
+//   L x (touched - 2) x (2 f h + f h) x 2 bytes / bandwidth,
+// the expert GEMMs being memory bound at 64 / touched x 2 rows. One token touches 2 either way.
+TEST_CASE("identical tokens route to the same k experts") {
+  IterationInputs in = single_gpu_inputs("mixtral-8x7b", "H100-SXM5-80GB", {});
+  const IterationModel uniform(in);
+  in.identical_tokens = true;
+  const IterationModel identical(in);
+  const InferenceShape& shape = identical.largest_stage();
+  REQUIRE(shape.num_experts == 8);
+  REQUIRE(shape.experts_per_token == 2);
+  const double touched = experts_touched(8, 2, 64);
+  const double expert_bytes = 3.0 * 14336 * 4096 * 2;
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  const IterationWork batch{64, 64, 0, 64 * 128.0};
+  CHECK(uniform.iteration(batch).seconds() - identical.iteration(batch).seconds() ==
+        Approx(32 * (touched - 2) * expert_bytes / bandwidth).epsilon(0.02));
+  const IterationWork one{1, 1, 0, 128};
+  CHECK(uniform.iteration(one).count() == identical.iteration(one).count());
+}
+
 TEST_CASE("FP4 weights take half a byte per parameter") {
   const s::Transformer& t =
       testing::shipped_catalog().models().find("llama2-7b")->value->transformer();
