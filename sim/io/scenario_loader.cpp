@@ -270,6 +270,10 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.has_expert_communication_sm_share() && !m.overlap_expert_communication()) {
     p.error("expert_communication_sm_share", "applies with overlap_expert_communication only");
   }
+  if (m.has_expert_dispatcher() && model != nullptr &&
+      !(model->has_transformer() && model->transformer().has_moe())) {
+    p.error("expert_dispatcher", "applies to mixture-of-experts models only");
+  }
   if (m.distributed_optimizer() && m.zero_stage() > 0) {
     p.error("distributed_optimizer", "and zero_stage both shard optimizer states: choose one");
   }

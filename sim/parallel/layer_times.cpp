@@ -126,7 +126,11 @@ OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& c
     case K::kExpertAllToAll:
       CLUSTERSIM_CHECK(groups.expert != nullptr, "an expert all-to-all without a group");
       t.forward.expert_comm = t.backward.expert_comm =
-          groups.expert->time(CollectiveOp::kAllToAll, op.bytes);
+          groups.expert_rail == nullptr
+              ? groups.expert->time(CollectiveOp::kAllToAll, op.bytes)
+              : std::max(groups.expert_rail->time(CollectiveOp::kAllToAll,
+                                                  op.bytes * groups.expert_rail_share),
+                         groups.expert_domain->time(CollectiveOp::kAllToAll, op.bytes));
       return t;
     case K::kExpertAllGather:
     case K::kExpertReduceScatter: {

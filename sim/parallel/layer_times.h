@@ -76,6 +76,13 @@ struct LayerGroups {
   schema::ContextParallelComm context_comm = schema::P2P;
   GroupCollectives* expert = nullptr;         // null when expert parallel is 1
   GroupCollectives* expert_tensor = nullptr;  // null when expert tensor parallel is 1
+  // A dispatcher deduplicating per NVLink domain over an expert-parallel group that spans
+  // domains (expert_dispatch.h): its rail (the group's GPUs at one place in each domain) and its
+  // GPUs in one domain, each beside the stage's others, and the rail's bytes per all-to-all
+  // byte; null otherwise (`expert` times the all-to-alls).
+  GroupCollectives* expert_rail = nullptr;
+  GroupCollectives* expert_domain = nullptr;
+  double expert_rail_share = 0;
 };
 
 // `overlap_ranks` > 1: under sequence parallelism, the all-gathers and reduce-scatters run in

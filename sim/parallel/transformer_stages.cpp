@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "sim/parallel/expert_comm_overlap.h"
+#include "sim/parallel/expert_dispatch.h"
 #include "sim/parallel/expert_layer_host.h"
 #include "sim/parallel/layer_times.h"
 #include "sim/parallel/memory_model.h"
@@ -48,7 +49,8 @@ bool narrow_gemms(s::Precision precision) { return precision == s::FP8 || precis
 // every group is alike.
 class Groups {
  public:
-  Groups(const Topology& topology, const s::Parallelism& p, const PipelinePlan& plan) {
+  Groups(const Topology& topology, const s::Parallelism& p, const PipelinePlan& plan,
+         const s::Transformer& model) {
     const int tp = p.tensor_parallel(), cp = p.context_parallel();
     if (tp > 1) tensor_ = std::make_unique<GroupCollectives>(topology, topology.first_gpus(tp));
     if (cp > 1) {
@@ -75,21 +77,67 @@ class Groups {
           }
         }
       }
+      std::vector<std::vector<int>> all = beside;
+      all.insert(all.begin(), gpus(expert_parallel_group(experts, 0)));
       expert_ = std::make_unique<GroupCollectives>(
           topology, gpus(expert_parallel_group(experts, 0)), std::move(beside));
+      if (p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED) deduplicate(topology, all, model);
     }
     if (experts.expert_tensor_parallel > 1) {
       std::vector<int> first(experts.expert_tensor_parallel);
       for (int e = 0; e < experts.expert_tensor_parallel; ++e) first[e] = e;
       expert_tensor_ = std::make_unique<GroupCollectives>(topology, gpus(first));
     }
-    groups_ = {tensor_.get(), context_.get(), p.context_parallel_comm(), expert_.get(),
-               expert_tensor_.get()};
+    groups_ = {tensor_.get(),        context_.get(),     p.context_parallel_comm(), expert_.get(),
+               expert_tensor_.get(), expert_rail_.get(), expert_domain_.get(),      rail_share_};
   }
   const LayerGroups& groups() const { return groups_; }
 
  private:
+  // The deduplicating dispatcher's groups (expert_dispatch.h) when the expert-parallel groups
+  // `all` (the first timed) span NVLink domains, each with the same number of GPUs in every one
+  // of its domains; else none: the plain all-to-all is what it does.
+  void deduplicate(const Topology& topology, const std::vector<std::vector<int>>& all,
+                   const s::Transformer& t) {
+    std::vector<std::vector<int>> rails, domains;  // of every group, the first group's first
+    for (const std::vector<int>& group : all) {
+      std::vector<std::vector<int>> by_domain;  // the group's GPUs per domain, in group order
+      std::vector<int> domain_of_part;
+      for (int gpu : group) {
+        const int d = topology.domain_of(gpu);
+        size_t part = 0;
+        while (part < domain_of_part.size() && domain_of_part[part] != d) ++part;
+        if (part == domain_of_part.size()) {
+          domain_of_part.push_back(d);
+          by_domain.emplace_back();
+        }
+        by_domain[part].push_back(gpu);
+      }
+      const size_t per_domain = by_domain[0].size();
+      for (const std::vector<int>& part : by_domain) {
+        if (part.size() != per_domain) return;
+      }
+      if (by_domain.size() == 1 || t.moe().num_experts() % by_domain.size() != 0) return;
+      for (size_t place = 0; place < per_domain; ++place) {
+        rails.emplace_back();
+        for (const std::vector<int>& part : by_domain) rails.back().push_back(part[place]);
+      }
+      domains.insert(domains.end(), by_domain.begin(), by_domain.end());
+      rail_share_ = deduplicated_rail_share(t.moe().num_experts(), t.moe().experts_per_token(),
+                                            static_cast<int>(by_domain.size()));
+    }
+    const auto timed = [&topology](std::vector<std::vector<int>> groups) {
+      std::vector<int> first = std::move(groups.front());
+      groups.erase(groups.begin());
+      return std::make_unique<GroupCollectives>(topology, std::move(first), std::move(groups));
+    };
+    expert_rail_ = timed(std::move(rails));
+    expert_domain_ = timed(std::move(domains));
+  }
+
   std::unique_ptr<GroupCollectives> tensor_, context_, expert_, expert_tensor_;
+  std::unique_ptr<GroupCollectives> expert_rail_, expert_domain_;
+  double rail_share_ = 0;
   LayerGroups groups_;
 };
 
@@ -445,7 +493,7 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
   const PipelineLayout layout = pipeline_layout(t.num_layers(), p);
   TransformerPlan out;
   out.plan = base_plan(job, p, layout.chunks(), t);
-  const Groups groups(topology, p, out.plan);
+  const Groups groups(topology, p, out.plan, t);
   const Kernels kernels = time_kernels(t, job, p, compute, groups.groups());
   const StageBuilder builder(model, job, p, compute, kernels, layout);
   for (int r = 0; r < p.pipeline_parallel(); ++r) builder.add_stage(r, &out);

@@ -69,6 +69,16 @@ TEST_CASE("nvlink_domain_nodes needs an instance whose NVLink domain spans that 
             .empty());
 }
 
+TEST_CASE("a token dispatcher for a model without experts is an error at its field") {
+  const std::string layout =
+      "parallelism { tensor_parallel: 8 pipeline_parallel: 1 data_parallel: 2 micro_batch_size: 1 "
+      "expert_dispatcher: EXPERT_NODE_DEDUPLICATED }\n";
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2", layout)) ==
+        "s.textproto:12:92: parallelism.expert_dispatcher: applies to mixture-of-experts models "
+        "only\n");
+}
+
 TEST_CASE("a typo in an instance name names file, line, field and the closest instance") {
   CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                                  "instance: \"aws.p5.48xlrge\" nodes: 1")) ==

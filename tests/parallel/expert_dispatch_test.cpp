@@ -1,0 +1,73 @@
+// Tests of sim/parallel/expert_dispatch: the rail traffic of a dispatcher deduplicating per NVLink
+// domain, and that dispatcher in the step against the plain all-to-all.
+#include "sim/parallel/expert_dispatch.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/parallel/layer_times.h"
+#include "sim/parallel/transformer_stages.h"
+#include "tests/testing/cluster.h"
+#include "tests/testing/parse_message.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+// Mixtral's top-2 of 8 experts over 2 domains: a token misses the other domain with probability
+// C(4, 2) / C(8, 2) = 6 / 28, so it sends 2 (1 - 6/28) / 2 = 22/28 of its two copies' bytes on the
+// rail. One expert per token sends exactly the plain all-to-all's: D (1/D) / 1 = 1.
+TEST_CASE("a deduplicating dispatcher sends a token once per remote domain it picks") {
+  CHECK(deduplicated_rail_share(8, 2, 2) == Approx(22.0 / 28));
+  CHECK(deduplicated_rail_share(256, 1, 8) == Approx(1.0));
+  // DeepSeek-V3, top-8 of 256 over 8 nodes: 1 - q = 1 - prod (224 - i) / (256 - i).
+  double q = 1;
+  for (int i = 0; i < 8; ++i) q *= (224.0 - i) / (256 - i);
+  CHECK(deduplicated_rail_share(256, 8, 8) == Approx(8 * (1 - q) / 8));
+  CHECK(deduplicated_rail_share(256, 8, 8) < 1);
+}
+
+// Mixtral, 4096 tokens a micro-batch on one GPU, BF16, with EP over `nodes` p5.48xlarge.
+TransformerPlan plan(int nodes, s::ExpertDispatcher dispatcher) {
+  const Catalog& catalog = testing::shipped_catalog();
+  auto topology = testing::shipped_cluster("aws.p5.48xlarge", nodes);
+  auto p = testing::parse_message<s::Parallelism>(
+      "tensor_parallel: 1 pipeline_parallel: 1 context_parallel: 1 micro_batch_size: 1 "
+      "virtual_stages: 1 zero_stage: 0 schedule: ONE_F_ONE_B recompute: RECOMPUTE_NONE");
+  p.set_data_parallel(8 * nodes);
+  p.set_expert_parallel(8 * nodes);
+  p.set_expert_dispatcher(dispatcher);
+  const auto job = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: " + std::to_string(8 * nodes) +
+      " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
+  const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value),
+                             s::BF16, *catalog.runtimes().find("default")->value,
+                             KernelSetting::kTrainingStep);
+  return transformer_plan(*catalog.models().find("mixtral-8x7b")->value, job, p, *topology,
+                          compute);
+}
+
+// Inside one node the two dispatchers are one all-to-all. Across two, each GPU's 2 x 4096 token
+// copies (16-bit, h 4096: S bytes) cross as 22/28 S on the rails {g, g + 8}, all eight at once,
+// beside the all-to-all of S inside each node: the longer of the two, shorter than the plain
+// all-to-all's.
+TEST_CASE("the deduplicating dispatcher's all-to-all is the longer of its rail and its domain") {
+  CHECK(plan(1, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0] ==
+        plan(1, s::EXPERT_ALL_TO_ALL).expert_comm_s[0]);
+  auto topology = testing::shipped_cluster("aws.p5.48xlarge", 2);
+  const double bytes = 2.0 * 4096 * 2 * 4096;
+  std::vector<std::vector<int>> other_rails, other_nodes = {{8, 9, 10, 11, 12, 13, 14, 15}};
+  for (int g = 1; g < 8; ++g) other_rails.push_back({g, g + 8});
+  GroupCollectives rail(*topology, {0, 8}, other_rails);
+  GroupCollectives node(*topology, {0, 1, 2, 3, 4, 5, 6, 7}, other_nodes);
+  const double expected_s = std::max(rail.time(CollectiveOp::kAllToAll, bytes * 22 / 28),
+                                     node.time(CollectiveOp::kAllToAll, bytes))
+                                .seconds();
+  constexpr int kAllToAllsPerStep = 32 * 4;  // dispatch and combine, forward and backward
+  const double deduplicated = plan(2, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0];
+  CHECK(deduplicated / kAllToAllsPerStep == Approx(expected_s).epsilon(1e-9));
+  CHECK(deduplicated < plan(2, s::EXPERT_ALL_TO_ALL).expert_comm_s[0]);
+}
+
+}  // namespace
+}  // namespace clustersim
