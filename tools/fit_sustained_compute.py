@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Fits a GPU's sustained compute fraction on published training runs.
 
-Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--precision FP8] [--cli PATH]
+Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--precision FP8|MXFP8] [--cli PATH]
 
 The fraction scales the GPU's isolated tensor-core rates (fitted on single-kernel benchmarks)
 inside a training step (topologies/gpus.textproto): the GPU's sustained_compute_fraction, or with
 --precision the sustained_fraction of that precision's matmul_efficiency (runs whose GEMMs are in
-that precision). This finds the value that minimises the mean absolute error of `clustersim
+that precision; MXFP8: the FP8 matmul_efficiency's mxfp8_sustained_fraction, FP8 runs under the
+MXFP8 recipe). This finds the value that minimises the mean absolute error of `clustersim
 validate` over the given scenarios (the step-time error where a scenario's publication gives a
 step time or tokens/s, else the TFLOP/s error): the shipped catalog with only that field of GPU
 replaced, golden-section search over [0.3, 1] to 0.0005, then the value rounded to 0.001. Prints
@@ -34,14 +35,22 @@ def gpu_entry(name):
     sys.exit(f'no gpu named "{name}" in topologies/gpus.textproto')
 
 
+def with_field(line, field, value):
+    """`line`, a one-line `matmul_efficiency { ... }`, with `field` set to `value`."""
+    fields = re.findall(r'(\w+): (\S+)', line[line.index('{') + 1:line.rindex('}')])
+    fields = [(k, v) for k, v in fields if k != field] + [(field, f'{value:.6f}')]
+    return '  matmul_efficiency { ' + ' '.join(f'{k}: {v}' for k, v in fields) + ' }'
+
+
 def with_fraction(entry, fraction, precision):
     if precision:
-        pattern = r'^(  matmul_efficiency \{ precision: ' + precision + r' [^}\n]*?)' \
-                  r'(?: sustained_fraction: [0-9.]+)? \}'
+        gemms = 'FP8' if precision == 'MXFP8' else precision
+        field = 'mxfp8_sustained_fraction' if precision == 'MXFP8' else 'sustained_fraction'
+        pattern = r'^  matmul_efficiency \{ precision: ' + gemms + r' [^}\n]*\}$'
         if not re.search(pattern, entry, flags=re.M):
-            sys.exit(f'no matmul_efficiency of precision {precision} in the GPU entry')
-        return re.sub(pattern, lambda m: f'{m.group(1)} sustained_fraction: {fraction:.6f} }}',
-                      entry, flags=re.M)
+            sys.exit(f'no matmul_efficiency of precision {gemms} in the GPU entry')
+        return re.sub(pattern, lambda m: with_field(m.group(0), field, fraction), entry,
+                      flags=re.M)
     line = f'  sustained_compute_fraction: {fraction:.6f}\n'
     if 'sustained_compute_fraction:' in entry:
         return re.sub(r'^  sustained_compute_fraction: .*\n', line, entry, flags=re.M)
@@ -74,7 +83,9 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('gpu')
     parser.add_argument('scenarios', nargs='+')
-    parser.add_argument('--precision', help='fit this precision\'s sustained_fraction')
+    parser.add_argument('--precision',
+                        help='fit this precision\'s sustained_fraction (MXFP8: the FP8 one\'s '
+                             'mxfp8_sustained_fraction)')
     parser.add_argument('--cli', default=os.path.join(ROOT, 'build', 'release', 'clustersim'))
     args = parser.parse_args()
     entry = gpu_entry(args.gpu)
@@ -99,7 +110,9 @@ def main():
         final = errors(args.cli, entry, args.scenarios, best, directory, args.precision)
     for scenario, error in sorted(final.items()):
         print(f'{scenario:58s} {error:+6.1f}%')
-    field = f'{args.precision} sustained_fraction' if args.precision else 'sustained_compute_fraction'
+    field = ('FP8 mxfp8_sustained_fraction' if args.precision == 'MXFP8' else
+             f'{args.precision} sustained_fraction' if args.precision else
+             'sustained_compute_fraction')
     print(f'{args.gpu}: {field} {best:.3f}: mean absolute error '
           f'{mean_absolute(final):.2f}% over {len(final)} rows, worst '
           f'{max(abs(e) for e in final.values()):.1f}%')

@@ -239,8 +239,9 @@ BRIDGE_RULES = """# Unknowns, one rule for every dense row of the release (the p
 #   cp_comm_type "p2p") and Megatron-Core's default rank order tp-cp-ep-dp-pp (TP_DP_PP);
 #   FSDP = 1 is Megatron FSDP sharding optimizer states, gradients and
 #   weights (use_megatron_fsdp, data_parallel_sharding_strategy "optim_grads_params": ZeRO-3);
-#   FP8 as {fp8}, with FP8 weights all-gathered in FP8 (fp8_param_gather = True in
-#   mixed_precision.py's bf16_with_fp8_* recipes).
+#   FP8 as {fp8}, with FP8 weights (fp8_param_gather = True in mixed_precision.py's
+#   bf16_with_fp8_* and bf16_with_mxfp8_mixed recipes): all-gathered in FP8, MXFP8 ones in BF16
+#   through the gradient buffer (reuse_grad_buf_for_mxfp8_param_ag).
 #   Scored on step time: global batch x sequence / (tokens/s per GPU x GPUs)."""
 
 # Per release: the Megatron-Bridge (or NeMo / Megatron-LM) recipe cited and its FP8 recipe.

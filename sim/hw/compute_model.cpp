@@ -73,7 +73,7 @@ ComputeModel::Gemm ComputeModel::gemm_for(const s::Gpu& gpu, s::Precision precis
 }
 
 ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::Runtime& runtime,
-                           KernelSetting setting)
+                           KernelSetting setting, s::Fp8Recipe fp8_recipe)
     : precision_(precision), gpu_(&gpu) {
   const s::Precision sixteen = sixteen_bit_format(gpu);
   gemm_ = gemm_for(gpu, precision, runtime);
@@ -99,7 +99,12 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
   sustained_ = fitted ? gpu.sustained_compute_fraction()
                       : runtime.default_sustained_compute_fraction();
   for (const s::MatmulEfficiency& e : gpu.matmul_efficiency()) {
-    if (e.precision() == precision && e.has_sustained_fraction()) {
+    if (e.precision() != precision) continue;
+    const bool mxfp8 = precision == s::FP8 && fp8_recipe == s::MXFP8;
+    if (mxfp8 && e.has_mxfp8_sustained_fraction()) {
+      sustained_ = e.mxfp8_sustained_fraction();
+      fitted = true;
+    } else if (e.has_sustained_fraction()) {
       sustained_ = e.sustained_fraction();
       fitted = true;
     }

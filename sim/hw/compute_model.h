@@ -8,7 +8,8 @@
 //   memory-bound kernels:      bytes / (HBM x memory eff)
 // `sustained` is 1 for kernels benchmarked alone and, inside a training step, the sustained
 // compute fraction fitted on published training runs of the job's precision (that precision's
-// matmul_efficiency.sustained_fraction, else the GPU's sustained_compute_fraction).
+// matmul_efficiency.sustained_fraction, MXFP8 steps its mxfp8_sustained_fraction, else the GPU's
+// sustained_compute_fraction).
 // A model for FP8 (or FP4) also times 16-bit GEMMs: the layers Transformer Engine leaves in BF16
 // (the output layer) run at the 16-bit rate, inside the same step.
 // Immutable; cheap to copy; safe to share between threads.
@@ -18,6 +19,7 @@
 #include <string>
 
 #include "sim/io/schema/gpu.pb.h"
+#include "sim/io/schema/job.pb.h"
 #include "sim/io/schema/runtime.pb.h"
 #include "sim/util/units.h"
 
@@ -53,11 +55,13 @@ struct AttentionKernel {
 
 class ComputeModel {
  public:
-  // `runtime` supplies the efficiencies `gpu` has no fitted value for.
+  // `runtime` supplies the efficiencies `gpu` has no fitted value for; in a training step at FP8,
+  // `fp8_recipe` MXFP8 takes the FP8 mxfp8_sustained_fraction where one is fitted.
   // Requires: `gpu` has a peak for `precision` (the scenario checks guarantee it); `gpu` outlives
   // the model (its attention efficiencies are read from it).
   ComputeModel(const schema::Gpu& gpu, schema::Precision precision, const schema::Runtime& runtime,
-               KernelSetting setting);
+               KernelSetting setting,
+               schema::Fp8Recipe fp8_recipe = schema::FP8_RECIPE_UNSPECIFIED);
 
   // Kernels of a serving iteration: the isolated rates with the tensor-core rates (matmul and
   // fused attention) x `compute_fraction` and memory traffic at HBM x `memory_fraction` (the
@@ -91,6 +95,8 @@ class ComputeModel {
   double peak_flops() const { return peak_flops_; }
   schema::Precision precision() const { return precision_; }
   const schema::Gpu& gpu() const { return *gpu_; }
+  // Whether its FP8 GEMMs take either operand transposed (gpu.proto fp8_gemm_any_layout).
+  bool fp8_gemm_any_layout() const { return gpu_->fp8_gemm_any_layout(); }
 
  private:
   struct Gemm {  // one precision's GEMM parameters
@@ -115,7 +121,8 @@ class ComputeModel {
   double sixteen_bit_peak_ = 0;    // FLOP/s
   double sustained_ = 1;           // applied to tensor-core rates
   double memory_bytes_per_s_ = 0;  // achieved
-  const schema::Gpu* gpu_ = nullptr;  // for its attention efficiencies, and to callers
+  const schema::Gpu* gpu_ = nullptr;  // for its attention efficiencies and FP8 GEMM layouts, and
+                                      // to callers
   bool calibrated_ = true;
 };
 

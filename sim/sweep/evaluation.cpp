@@ -79,7 +79,8 @@ std::vector<StagePool> Evaluator::stage_pools(const Configuration& c,
   std::vector<StagePool> pools;
   for (const PoolShare& pool : *c.pools) {
     computes->emplace_back(catalog_.gpu_of(*pool.instance), scenario_.scenario().job().precision(),
-                           runtime_, KernelSetting::kTrainingStep);
+                           runtime_, KernelSetting::kTrainingStep,
+                           scenario_.scenario().job().fp8_recipe());
     const Topology* topology = this->topology(*pool.instance, pool.nodes, pool.gpus_per_node,
                                               pool.nvlink_domain_nodes, error);
     if (!topology) return {};
@@ -168,7 +169,7 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
   Evaluation e;
   e.memory = memory(c);
   const ComputeModel compute(catalog_.gpu_of(*c.instance), job.precision(), runtime_,
-                             KernelSetting::kTrainingStep);
+                             KernelSetting::kTrainingStep, job.fp8_recipe());
   e.calibrated = compute.calibrated();
   e.peak_flops = compute.peak_flops();
   if (!e.memory.fits()) return e;
@@ -193,7 +194,7 @@ Evaluation Evaluator::evaluate_mix(const Configuration& c) {
   computes.reserve(c.pools->size());
   for (const PoolShare& pool : *c.pools) {
     computes.emplace_back(catalog_.gpu_of(*pool.instance), job.precision(), runtime_,
-                          KernelSetting::kTrainingStep);
+                          KernelSetting::kTrainingStep, job.fp8_recipe());
     e.calibrated = e.calibrated && computes.back().calibrated();
   }
   e.peak_flops = computes.front().peak_flops();

@@ -5,16 +5,28 @@ namespace clustersim {
 
 namespace s = schema;
 
-double fp8_cast_bytes_per_element(s::Fp8Recipe recipe) {
-  constexpr double kCast = 2 + 1 + 1;  // read 16 bits, write two 1-byte layouts
-  constexpr double kAmax = 2;          // current scaling's pass over the 16-bit tensor
-  return recipe == s::CURRENT_SCALING ? kCast + kAmax : kCast;
+namespace {
+
+bool block_scaled(s::Fp8Recipe recipe) { return recipe == s::BLOCKWISE || recipe == s::MXFP8; }
+
+}  // namespace
+
+int fp8_copies(s::Fp8Recipe recipe, bool any_layout) {
+  return block_scaled(recipe) || !any_layout ? 2 : 1;
 }
 
-Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe,
+double fp8_cast_bytes_per_element(s::Fp8Recipe recipe, bool any_layout) {
+  constexpr double kRead = 2;          // the 16-bit tensor
+  constexpr double kAmax = 2;          // current scaling's pass over it
+  constexpr double kScale = 1.0 / 32;  // a block recipe's scale bytes per element and copy
+  const double copy = 1 + (block_scaled(recipe) ? kScale : 0);
+  return kRead + (recipe == s::CURRENT_SCALING ? kAmax : 0) + fp8_copies(recipe, any_layout) * copy;
+}
+
+Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe, bool any_layout,
                             int tensor_parallel) {
   using Kind = LayerOp::Kind;
-  const double per_element = fp8_cast_bytes_per_element(recipe);
+  const double per_element = fp8_cast_bytes_per_element(recipe, any_layout);
   Fp8CastBytes bytes;
   for (size_t i = 0; i < ops.size(); ++i) {
     const LayerOp& op = ops[i];
@@ -31,9 +43,17 @@ Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe
   return bytes;
 }
 
-double fp8_weight_cast_bytes(double parameters, s::Fp8Recipe recipe, bool fp8_parameters) {
-  if (fp8_parameters) return (1 + 1) * parameters;
-  return fp8_cast_bytes_per_element(recipe) * parameters;
+bool fp8_weights_gathered_in_fp8(s::Fp8Recipe recipe, bool fp8_parameters) {
+  return fp8_parameters && recipe != s::MXFP8;
+}
+
+double fp8_weight_cast_bytes(double parameters, s::Fp8Recipe recipe, bool any_layout,
+                             bool fp8_parameters) {
+  if (!fp8_weights_gathered_in_fp8(recipe, fp8_parameters)) {
+    return fp8_cast_bytes_per_element(recipe, any_layout) * parameters;
+  }
+  // The second copy from the first: read 1 byte, write 1.
+  return fp8_copies(recipe, any_layout) == 2 ? (1 + 1) * parameters : 0;
 }
 
 }  // namespace clustersim

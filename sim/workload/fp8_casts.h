@@ -1,12 +1,28 @@
 // The memory-bound quantization kernels Transformer Engine adds around FP8 GEMMs, per recipe
-// (job.proto Fp8Recipe). Each linear layer's GEMM input is cast to FP8 in the forward and its
-// output gradient in the backward, each in the two layouts Hopper's FP8 GEMMs need (row-wise for
-// one GEMM, transposed for the weight gradient; MXFP8 and blockwise: two differently scaled
-// copies), so a cast reads the 16-bit tensor and writes two 1-byte copies (4 bytes per element);
-// per-tensor current scaling first reads it once more for its amax (6 bytes). Delayed scaling
-// uses the amax of earlier steps and needs no extra pass. Weights are cast the same way once per
-// step (Transformer Engine caches them over the micro-batches); FP8 weights
-// (job.fp8_parameters) only need their transposed copy: read 1, write 1 byte.
+// (job.proto Fp8Recipe) and GPU. Each linear layer's GEMM input is cast to FP8 in the forward and
+// its output gradient in the backward. A cast reads the 16-bit tensor and writes its FP8 copies:
+//   per-tensor scaling (delayed, current): one copy where the GPU's FP8 GEMMs take any layout
+//     (gpu.proto fp8_gemm_any_layout: the data-centre Blackwells), else two, the second
+//     transposed for the weight-gradient GEMM (Hopper runs only TN FP8 GEMMs);
+//   block scaling (blockwise, MXFP8): always two, scaled along rows and along columns (a block's
+//     scale runs along the GEMM's reduction dimension, which differs between the GEMMs a tensor
+//     feeds), each with one scale byte per 32 elements (MXFP8's E8M0 per 1 x 32 block;
+//     blockwise's fp32 per 1 x 128).
+// Per-tensor current scaling first reads the tensor once more for its amax. Delayed scaling
+// uses the amax of earlier steps and needs no extra pass. (NVIDIA/TransformerEngine
+// transformer_engine/pytorch/csrc/quantizer.cpp: a Float8 tensor's transpose only where
+// !is_non_tn_fp8_gemm_supported; MXFP8Quantizer: row-wise and column-wise data and scales.)
+//
+// Weights are cast once per step (Transformer Engine caches them over the micro-batches). FP8
+// weights (job.fp8_parameters, Megatron-Core's fp8_param_gather) are quantized on the optimizer's
+// shard and all-gathered in FP8; per step they then need only their transpose where the GPU
+// lacks any-layout FP8 GEMMs (read 1, write 1 byte; blockwise: its column-wise copy). MXFP8
+// weights cannot live in Megatron-Core's parameter buffer: they are all-gathered in 16 bits
+// through the gradient buffer and re-quantized whole after the gather (Megatron-Bridge
+// mixed_precision.py bf16_with_mxfp8_mixed: fp8_param_gather with
+// reuse_grad_buf_for_mxfp8_param_ag; NVIDIA/Megatron-LM megatron/core/distributed/
+// param_and_grad_buffer.py: the bucket's param_data a bf16 view of its grad_data, and
+// _post_param_sync copying the gathered weights into their MXFP8 storage).
 #pragma once
 
 #include <vector>
@@ -16,8 +32,13 @@
 
 namespace clustersim {
 
-// Bytes moved per element of a cast under `recipe`.
-double fp8_cast_bytes_per_element(schema::Fp8Recipe recipe);
+// FP8 copies a cast under `recipe` writes: 1 or 2 (above); `any_layout` is the GPU's
+// fp8_gemm_any_layout.
+int fp8_copies(schema::Fp8Recipe recipe, bool any_layout);
+
+// Bytes moved per element of a cast under `recipe`: the 16-bit read, the current-scaling amax
+// read, and per copy 1 byte plus the block recipes' 1/32 scale byte.
+double fp8_cast_bytes_per_element(schema::Fp8Recipe recipe, bool any_layout);
 
 struct Fp8CastBytes {
   double forward = 0;   // per micro-batch: the GEMM inputs
@@ -29,9 +50,15 @@ struct Fp8CastBytes {
 // over `tensor_parallel` ranks) Transformer Engine casts a gathered input on the rank's shard
 // before gathering it in FP8, and likewise a reduce-scattered output's gradient.
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, schema::Fp8Recipe recipe,
-                            int tensor_parallel);
+                            bool any_layout, int tensor_parallel);
 
-// Bytes of casting `parameters` FP8-GEMM weights once per step.
-double fp8_weight_cast_bytes(double parameters, schema::Fp8Recipe recipe, bool fp8_parameters);
+// Whether FP8 weights are all-gathered in FP8 (1 byte per parameter): with `fp8_parameters`,
+// every recipe but MXFP8 (gathered in 16 bits, above).
+bool fp8_weights_gathered_in_fp8(schema::Fp8Recipe recipe, bool fp8_parameters);
+
+// Bytes of casting `parameters` FP8-GEMM weights once per step: 16-bit weights (and MXFP8's
+// 16-bit gather) a whole cast each, FP8 weights their transpose where the GPU needs one.
+double fp8_weight_cast_bytes(double parameters, schema::Fp8Recipe recipe, bool any_layout,
+                             bool fp8_parameters);
 
 }  // namespace clustersim

@@ -113,6 +113,30 @@ TEST_CASE("in a training step only tensor-core work runs at the sustained fracti
   CHECK(in_step.calibrated());
 }
 
+TEST_CASE("MXFP8 steps run the FP8 GEMMs at their own sustained fraction") {
+  const Catalog& c = testing::shipped_catalog();
+  const s::Gpu& gb300 = *c.gpus().find("GB300-268GB")->value;
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  double per_tensor = 0, mxfp8 = 0;
+  for (const s::MatmulEfficiency& e : gb300.matmul_efficiency()) {
+    if (e.precision() != s::FP8) continue;
+    per_tensor = e.sustained_fraction();
+    mxfp8 = e.mxfp8_sustained_fraction();
+  }
+  REQUIRE(mxfp8 > 0);
+  const ComputeModel tensorwise(gb300, s::FP8, runtime, KernelSetting::kTrainingStep,
+                                s::CURRENT_SCALING);
+  const ComputeModel block(gb300, s::FP8, runtime, KernelSetting::kTrainingStep, s::MXFP8);
+  const ComputeModel alone(gb300, s::FP8, runtime, KernelSetting::kIsolated, s::MXFP8);
+  const Picoseconds overhead = Picoseconds::from_microseconds(6.4);
+  // A compute-bound GEMM stretches by the ratio of the two fractions; alone, the recipe is moot.
+  CHECK((block.matmul(8192, 8192, 8192) - overhead).seconds() ==
+        Approx((tensorwise.matmul(8192, 8192, 8192) - overhead).seconds() * per_tensor / mxfp8)
+            .epsilon(1e-9));
+  CHECK(alone.matmul(8192, 8192, 8192) == model("GB300-268GB", s::FP8).matmul(8192, 8192, 8192));
+  CHECK(block.calibrated() == tensorwise.calibrated());
+}
+
 TEST_CASE("fused attention runs at the fitted cuDNN rates of the FlashAttention-3 paper") {
   // kernels.csv, cuDNN on H100 SXM5, 16-bit, head dim 128, batch x sequence = 16k tokens, 16
   // heads (hidden 2048), TFLOP/s as FlashAttention counts them (causal: half the square).

@@ -1,0 +1,71 @@
+// Tests of Transformer Engine's FP8 cast bytes per recipe and GPU: the bytes per element of each
+// cast, a GEMM's casts under sequence parallelism, and the per-step weight casts with FP8 and
+// MXFP8 weights.
+#include "sim/workload/fp8_casts.h"
+
+#include <catch2/catch.hpp>
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+constexpr bool kHopper = false;    // TN-only FP8 GEMMs
+constexpr bool kBlackwell = true;  // FP8 GEMMs in any layout
+
+TEST_CASE("a cast reads 16 bits, current scaling once more, and writes its FP8 copies") {
+  // Per-tensor on Hopper: read 2, write 1 + 1 (the transpose); current scaling + 2 (amax).
+  CHECK(fp8_cast_bytes_per_element(s::DELAYED_SCALING, kHopper) == 4);
+  CHECK(fp8_cast_bytes_per_element(s::CURRENT_SCALING, kHopper) == 6);
+  // Per-tensor on Blackwell: one copy serves every GEMM.
+  CHECK(fp8_copies(s::CURRENT_SCALING, kBlackwell) == 1);
+  CHECK(fp8_cast_bytes_per_element(s::DELAYED_SCALING, kBlackwell) == 3);
+  CHECK(fp8_cast_bytes_per_element(s::CURRENT_SCALING, kBlackwell) == 5);
+  // Block scaling: row-wise and column-wise copies on any GPU, each with a scale byte per 32.
+  for (bool any_layout : {kHopper, kBlackwell}) {
+    CHECK(fp8_copies(s::MXFP8, any_layout) == 2);
+    CHECK(fp8_cast_bytes_per_element(s::MXFP8, any_layout) == Approx(2 + 2 * (1 + 1.0 / 32)));
+    CHECK(fp8_cast_bytes_per_element(s::BLOCKWISE, any_layout) == Approx(2 + 2 * (1 + 1.0 / 32)));
+  }
+}
+
+TEST_CASE("a GEMM casts its input in the forward and its output gradient in the backward") {
+  // (m x k) . (k x n) after a sequence-parallel all-gather over 4 ranks and before a
+  // reduce-scatter: the input cast on the rank's m / 4 rows, the gradient likewise.
+  const int64_t m = 8192, k = 4096, n = 1024;
+  std::vector<LayerOp> ops;
+  ops.push_back({LayerOp::Kind::kTensorAllGather, "gather"});
+  LayerOp gemm{LayerOp::Kind::kMatmul, "gemm"};
+  gemm.m = m, gemm.k = k, gemm.n = n;
+  ops.push_back(gemm);
+  ops.push_back({LayerOp::Kind::kTensorReduceScatter, "scatter"});
+  const Fp8CastBytes bytes = fp8_cast_bytes(ops, s::MXFP8, kBlackwell, 4);
+  const double per_element = fp8_cast_bytes_per_element(s::MXFP8, kBlackwell);
+  CHECK(bytes.forward == Approx(per_element * m / 4 * k));
+  CHECK(bytes.backward == Approx(per_element * m / 4 * n));
+  // A GEMM kept in 16 bits casts nothing.
+  ops[1].sixteen_bit = true;
+  CHECK(fp8_cast_bytes(ops, s::MXFP8, kBlackwell, 4).forward == 0);
+}
+
+TEST_CASE(
+    "FP8 weights gather in FP8 and transpose where the GPU needs it, MXFP8 weights in 16 bits") {
+  const double p = 1e9;
+  // 16-bit weights: a whole cast per step.
+  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kHopper, false) == 6 * p);
+  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kBlackwell, false) == 5 * p);
+  // Per-tensor FP8 weights: gathered in FP8; Hopper transposes them (read 1, write 1), Blackwell
+  // uses them as gathered.
+  CHECK(fp8_weights_gathered_in_fp8(s::CURRENT_SCALING, true));
+  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kHopper, true) == 2 * p);
+  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kBlackwell, true) == 0);
+  // MXFP8 weights: gathered in 16 bits and re-quantized whole into both copies with their
+  // scales: read 2, write 2 (1 + 1/32).
+  CHECK_FALSE(fp8_weights_gathered_in_fp8(s::MXFP8, true));
+  CHECK(fp8_weight_cast_bytes(p, s::MXFP8, kBlackwell, true) ==
+        Approx((2 + 2 * (1 + 1.0 / 32)) * p));
+  CHECK_FALSE(fp8_weights_gathered_in_fp8(s::DELAYED_SCALING, false));
+}
+
+}  // namespace
+}  // namespace clustersim
