@@ -386,8 +386,9 @@ CONTRADICTED_BY_RECIPE = {('26.02.01', 'LLAMA3_70B', 'DGX-GB300', 'MXFP8'),
                           ('NeMo 25.07', 'LLAMA3-8B', 'DGX-GB200', 'FP8')}
 CONTRADICTED_BY_TABLE = {('26.02', 'Qwen3_30B_a3B', 'DGX-H100', 'FP8')}
 # Rows the page itself disowns: its footnote on 26.06.01's gpt-oss MXFP8 rows ("Performance
-# regression in GPT-OSS 120B pre-training is a known issue", NVIDIA/cudnn-frontend issue 256, "resolved
-# with the next container release"); 26.06's and 26.08's rows of the same layouts run 1.6x faster.
+# regression in GPT-OSS 120B pre-training is a known issue", NVIDIA/cudnn-frontend issue 256,
+# "resolved with the next container release"); 26.06's and 26.08's rows of the same layouts run
+# 1.6x faster.
 CONTRADICTED_BY_TABLE |= {('26.06.01', 'GPT OSS 120B', s, 'MXFP8') for s in NVL72_SYSTEMS}
 # 26.04.01 DGX-B200 MXFP8 DeepSeek-V3: PP 8 x VP 2, EP 32 in the table, PP 16, EP 8 in v0.4.1's
 # DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 (= _B200_V2); the table's is v0.5.0's recipe, whose
@@ -417,9 +418,10 @@ DEEPSEEK_V3_RULES = """# DeepSeek-V3 rows, one more rule for all of them (the re
 #   up projections recomputed (recompute_latent_up_projection) where the recipe's
 #   recompute_modules has mla_up_proj (DEEPSEEK_V3_UP_PROJECTION_RECOMPUTE in
 #   tools/make_validation_scenarios.py), its other modules not (mlp, the 3 dense layers' MLPs of
-#   v0.1.0rc4's H100 and v0.4.0's GB200 recipes: not simulated); the expert all-to-all overlap (overlap_moe_expert_parallel_comm) where the recipe sets
-#   it: 25.09's H100 (A2A_1F1B), the GB200 and GB300 MXFP8 recipes of v0.5.0
-#   (moe_a2a_overlap=True) and v0.6.0 (_enable_deepseek_full_iteration_mxfp8); 25.09's H100
+#   v0.1.0rc4's H100 and v0.4.0's GB200 recipes: not simulated); the expert all-to-all overlap
+#   (overlap_moe_expert_parallel_comm) where the recipe sets it: 25.09's H100 (A2A_1F1B), the
+#   GB200 and GB300 MXFP8 recipes of v0.5.0 (moe_a2a_overlap=True) and v0.6.0
+#   (_enable_deepseek_full_iteration_mxfp8); 25.09's H100
 #   reduces gradients after the backward (overlap_grad_reduce = False). Not simulated, left as
 #   they are: CUDA graphs (the step has no launch overhead to remove), the fused grouped MLP
 #   (cutedsl_fused_grouped_mlp) and FP8 attention (fp8_dot_product_attention) of the v0.5.0 and
