@@ -281,18 +281,26 @@ BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B
                  'GPT3-175B': 'gpt3-175b', 'Nemotron-15B': 'nemotron4-15b',
                  'Nemotron-340B': 'nemotron4-340b'}
 
-# Mixture-of-experts rows whose shapes the step simulates (DeepSeek-V3 and Kimi-K2 need multi-head
-# latent attention, GPT-OSS sliding-window attention: not yet). "(tokendrop)" rows drop tokens
-# beyond a capacity factor of 1: every expert then runs exactly its balanced share, as simulated.
+# Mixture-of-experts rows whose shapes the step simulates (DeepSeek-V3's latent attention,
+# multi-token prediction, dense first layers and shared expert; gpt-oss's sliding windows and
+# attention sinks). "(tokendrop)" rows drop tokens beyond a capacity factor of 1: every expert then
+# runs exactly its balanced share, as simulated; the others are dropless with forced balancing
+# (the pages' note: "we force-balance the token distribution among experts and all benchmarks are
+# token-dropless"; the recipes' moe_router_force_load_balancing = True). Kimi-K2 is not listed:
+# its recipes train with Muon (scripts/performance argument_parser.py --optimizer_type, default
+# "muon", v0.3.1 to v0.5.0: Megatron-Core's layer-wise distributed Muon with Newton-Schulz
+# iterations in the optimizer step), which the step does not simulate.
 BRIDGE_MOE_MODELS = {'Qwen3_30B_a3B': 'qwen3-30b-a3b', 'Qwen3_30B_a3B (tokendrop)': 'qwen3-30b-a3b',
                      'Qwen3_235B_a22B': 'qwen3-235b-a22b',
                      'Qwen3_235B_a22B (tokendrop)': 'qwen3-235b-a22b',
-                     'Mixtral-8x7B': 'mixtral-8x7b'}
+                     'Mixtral-8x7B': 'mixtral-8x7b',
+                     'DeepSeekV3': 'deepseek-v3', 'DeepSeekV3 (tokendrop)': 'deepseek-v3',
+                     'DeepSeekV3 (dropless)': 'deepseek-v3', 'GPT OSS 120B': 'gpt-oss-120b'}
 
 BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: EP as the table gives it, expert tensor
 #   parallel 1 (the Qwen3 and Mixtral recipes' expert_tensor_parallel_size; the table's ETP
-#   column is empty), Megatron-Core's all-to-all token dispatcher with grouped GEMMs and
-#   balanced routing (the load-balancing loss; token-drop rows cap each expert at its balanced
+#   column is empty), Megatron-Core's all-to-all token dispatcher with grouped GEMMs, or its flex
+#   one where the recipe says so (bridge_flex_dispatcher there), and balanced routing (the load-balancing loss; token-drop rows cap each expert at its balanced
 #   share), dispatch and combine overlapped with compute where the release's recipe sets
 #   moe_a2a_overlap (BRIDGE_MOE_OVERLAP in tools/make_validation_scenarios.py), else not; the
 #   expert layers eager (the host's work exposed) unless the recipe replays them from CUDA
@@ -355,6 +363,23 @@ BRIDGE_MOE_NO_TP_OVERLAP = {'26.02': _H100_235B, '26.04': _H100_235B, '26.06': _
 # architecture pages).
 BRIDGE_SM_SHARE = {'DGX-H100': None, 'DGX-B200': '0.1351', 'DGX-GB200': '0.1351',
                    'DGX-GB300': '0.125'}
+# The expert all-to-all overlap of the DeepSeek-V3 and gpt-oss recipes (DEEPSEEK_V3_RULES and
+# GPT_OSS_RULES below say where each is set).
+_NVL72_MXFP8_MLA_SWA = {(s, 'MXFP8', m) for s in ('DGX-GB200', 'DGX-GB300')
+                        for m in ('deepseek-v3', 'gpt-oss-120b')}
+for _release, _rows in {'25.09': {('DGX-H100', 'FP8', 'deepseek-v3')},
+                        '26.04': {('DGX-GB200', 'BF16', 'gpt-oss-120b')},
+                        '26.06': {('DGX-GB200', 'BF16', 'gpt-oss-120b')} | _NVL72_MXFP8_MLA_SWA,
+                        '26.08': _NVL72_MXFP8_MLA_SWA}.items():
+    BRIDGE_MOE_OVERLAP[_release] = BRIDGE_MOE_OVERLAP.get(_release, set()) | _rows
+# Their NVL72 MXFP8 recipes replay the expert layers from full-iteration CUDA graphs as the Qwen3
+# ones do: v0.5.0 scripts/performance/configs/deepseek/deepseek_workload_base_configs.py
+# DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V1 / _GB300_FP8_MX_V1 (their V2, the scripts' default
+# config_variant, inherit it) and gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_
+# GB200_FP8_MX_V2 / _GB300_FP8_MX_V2: cuda_graph_impl="full_iteration"; v0.6.0
+# src/megatron/bridge/perf_recipes/deepseek/common.py _enable_deepseek_full_iteration_mxfp8.
+for _release in ('26.06', '26.08'):
+    BRIDGE_MOE_GRAPHS[_release] = BRIDGE_MOE_GRAPHS[_release] | _NVL72_MXFP8_MLA_SWA
 
 # Systems the catalog has: instance, GPUs per node (a GB200/GB300 NVL72 node is a compute tray of
 # 4 GPUs) and the cluster's extra fields. The NVL72 rows run in NVLink domains of 16 trays (64
@@ -366,6 +391,8 @@ BRIDGE_SYSTEMS = {
     'DGX-GB200': ('onprem.gb200-nvl72', 4, ' nvlink_domain_nodes: 16'),
     'DGX-GB300': ('onprem.gb300-nvl72', 4, ' nvlink_domain_nodes: 16'),
 }
+# Not DGX B300 (5 DeepSeek-V3, 5 gpt-oss and 7 Qwen3 rows): no dense row of it is in the table, so
+# nothing calibrates its sustained compute (the catalog's B300 takes the runtime's default).
 
 
 # Rows left out, each with the recipe that says why. Megatron FSDP on the NVL72 systems: every
@@ -396,6 +423,119 @@ CONTRADICTED_BY_RECIPE = {('26.02.01', 'LLAMA3_70B', 'DGX-GB300', 'MXFP8'),
                           ('NeMo 25.04', 'LLAMA3-8B', 'DGX-GB200', 'FP8'),
                           ('NeMo 25.07', 'LLAMA3-8B', 'DGX-GB200', 'FP8')}
 CONTRADICTED_BY_TABLE = {('26.02', 'Qwen3_30B_a3B', 'DGX-H100', 'FP8')}
+# Rows the page itself disowns: its footnote on 26.06.01's gpt-oss MXFP8 rows ("Performance
+# regression in GPT-OSS 120B pre-training is a known issue", NVIDIA/cudnn-frontend issue 256,
+# "resolved with the next container release"); 26.06's and 26.08's rows of the same layouts run
+# 1.6x faster.
+CONTRADICTED_BY_TABLE |= {('26.06.01', 'GPT OSS 120B', s, 'MXFP8') for s in NVL72_SYSTEMS}
+# 26.04.01 DGX-B200 MXFP8 DeepSeek-V3: PP 8 x VP 2, EP 32 in the table, PP 16, EP 8 in v0.4.1's
+# DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 (= _B200_V2); the table's is v0.5.0's recipe, whose
+# EP 32 over 4 nodes runs DeepEP with the all-to-all overlap (moe_flex_dispatcher_backend
+# "deepep", moe_a2a_overlap=True).
+CONTRADICTED_BY_RECIPE |= {('26.04.01', 'DeepSeekV3', 'DGX-B200', 'MXFP8')}
+
+# DeepSeek-V3's layers per model chunk (per stage without interleaving), as Megatron-Bridge lays
+# them out by the number of virtual stages: set_deepseek_v3_pipeline_model_parallel_layout
+# (src/megatron/bridge/recipes/deepseek/deepseek_v3.py, v0.1.0rc4 to v0.6.0: the embedding beside
+# the first chunk's layers, the multi-token-prediction module and the loss on the last chunk in the
+# place of 3 layers), and the H100 recipes' "Et|(tt|)*30mL" on 32 (v0.1.0rc4 run_script.py; v0.3.0
+# DEEPSEEK_V3_PRETRAIN_CONFIG_H100_V1), whose last chunk holds only the MTP module and the loss.
+# The step puts the MTP module and the loss on the last chunk and the embedding on the first.
+DEEPSEEK_V3_CHUNK_LAYERS = {4: [16, 16, 16, 13], 8: [8] * 7 + [5], 16: [4] * 15 + [1],
+                            32: [1] + [2] * 30 + [0]}
+
+DEEPSEEK_V3_RULES = """# DeepSeek-V3 rows, one more rule for all of them (the release's recipe: v0.1.0rc4
+#   scripts/performance/run_script.py for 25.09; scripts/performance/configs/deepseek/
+#   deepseek_workload_base_configs.py and deepseek_llm_pretrain.py at v0.3.0, v0.4.0 and v0.5.0;
+#   src/megatron/bridge/perf_recipes/deepseek/ at v0.6.0): one multi-token-prediction module (the
+#   recipe's mtp_num_layers = 1) trained with the loss on the last model chunk; the layers per
+#   model chunk of the recipe's pipeline_model_parallel_layout (stage_layers below:
+#   DEEPSEEK_V3_CHUNK_LAYERS in tools/make_validation_scenarios.py); expert tensor parallel 1
+#   (expert_tensor_parallel_size=1); the flex dispatcher (HybridEP from v0.3.0, DeepEP on 25.09's
+#   H100: expert_dispatcher EXPERT_NODE_DEDUPLICATED, bridge_flex_dispatcher); the latent attention's
+#   up projections recomputed (recompute_latent_up_projection) where the recipe's
+#   recompute_modules has mla_up_proj (DEEPSEEK_V3_UP_PROJECTION_RECOMPUTE in
+#   tools/make_validation_scenarios.py), its other modules not (mlp, the 3 dense layers' MLPs of
+#   v0.1.0rc4's H100 and v0.4.0's GB200 recipes: not simulated); the expert all-to-all overlap
+#   (overlap_moe_expert_parallel_comm) where the recipe sets it: 25.09's H100 (A2A_1F1B), the
+#   GB200 and GB300 MXFP8 recipes of v0.5.0 (moe_a2a_overlap=True) and v0.6.0
+#   (_enable_deepseek_full_iteration_mxfp8); 25.09's H100
+#   reduces gradients after the backward (overlap_grad_reduce = False). Not simulated, left as
+#   they are: CUDA graphs (the step has no launch overhead to remove), the fused grouped MLP
+#   (cutedsl_fused_grouped_mlp) and FP8 attention (fp8_dot_product_attention) of the v0.5.0 and
+#   v0.6.0 NVL72 MXFP8 recipes, the expert capacity their full-iteration graphs pad to
+#   (moe_expert_rank_capacity_factor 1.5), the shared expert's overlap with the dispatch and
+#   delayed weight gradients (delay_wgrad_compute)."""
+
+GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the release's recipe:
+#   scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py and
+#   gpt_oss_llm_pretrain.py at v0.3.0, v0.4.0 and v0.5.0; src/megatron/bridge/perf_recipes/gpt_oss/
+#   at v0.6.0): no context parallelism (every row and recipe has CP 1; the step refuses it with
+#   sliding windows); expert tensor parallel 1; the 36 layers split evenly (the recipe:
+#   account_for_embedding/loss_in_pipeline_split = False, no layout); the MXFP8 recipes' flex
+#   dispatcher with HybridEP (EXPERT_NODE_DEDUPLICATED; some BF16 recipes use it too, not
+#   assumed: their EP groups stay inside a domain but B200 26.02's); the recipes' selective
+#   recomputation (recompute_modules layernorm, moe_act) not simulated: none; the expert
+#   all-to-all overlap where the recipe sets it: the GB200 BF16 recipe from v0.4.0
+#   (GPT_OSS_120B_PRETRAIN_CONFIG_GB200_BF16_V2 moe_a2a_overlap=True, v0.6.0
+#   overlap_moe_expert_parallel_comm = True) and the GB200 and GB300 MXFP8 ones of v0.5.0 and
+#   v0.6.0; not simulated: CUDA graphs, the MXFP8 recipes' fused grouped MLP, FP8 attention and
+#   padded expert capacity, as for DeepSeek-V3 above."""
+
+BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES}
+
+# Where the DeepSeek-V3 recipe of a release and system recomputes mla_up_proj (recompute_modules):
+# v0.1.0rc4 run_script.py (H100 ["mla_up_proj", "mlp"], B200 and token-drop GB200
+# ["mla_up_proj"]); v0.3.0 DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_V1, _GB200_V1, _B200_V1
+# (["mla_up_proj"]); v0.4.0 the same but _GB200_V1 (["mlp"]); v0.5.0 _GB200_FP8_MX_V1
+# (["mla_up_proj"]; _GB300_FP8_MX_V1 []); v0.6.0 deepseek_v3_pretrain_256gpu_gb200_fp8mx_config
+# (["mla_up_proj"]; gb300 []).
+DEEPSEEK_V3_UP_PROJECTION_RECOMPUTE = {'25.09': ('DGX-H100', 'DGX-B200', 'DGX-GB200'),
+                                       '26.02': ('DGX-B200', 'DGX-GB200', 'DGX-GB300'),
+                                       '26.04': ('DGX-B200', 'DGX-GB300'),
+                                       '26.06': ('DGX-GB200',), '26.08': ('DGX-GB200',)}
+
+
+def bridge_variant(r):
+    """What tells a row from another of the same release, model, system and GPUs in its name:
+    token dropping, or the global batch of a recipe named for it (v0.5.0's
+    DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_GBS15360 beside the V2 recipe's 4096)."""
+    variant = ' tokendrop' if 'tokendrop' in r['model'] else ''
+    return variant + (' gbs15360' if r['global_batch'] == '15360' else '')
+
+
+# Where a release's recipe runs Megatron-Core's flex token dispatcher (DeepEP or HybridEP: a token
+# crosses once to each remote NVLink domain holding its experts, expert_dispatcher
+# EXPERT_NODE_DEDUPLICATED; it differs from the all-to-all only where an EP group spans domains):
+#   Qwen3-30B-A3B, 26.02 on: v0.3.0-v0.5.0 scripts/performance/configs/qwen/qwen3_llm_pretrain.py
+#     qwen3_30b_a3b_pretrain_config_* (moe_token_dispatcher_type = "flex"; the H100 workload
+#     configs' moe_flex_dispatcher_backend "deepep" at v0.3.0, "hybridep" at v0.4.0 and v0.5.0);
+#   Qwen3-235B-A22B on GB200 / GB300, 26.02 on: the same file's _gb200 / _gb300 configs ("flex";
+#     _h100 and _b200 "alltoall");
+#   DeepSeek-V3: 25.09's H100 (v0.1.0rc4 run_script.py enable_deepep for h100; its token-dropping
+#     B200 / GB200 rows disable DeepEP), and every 26.x row (DEEPSEEK_V3_RULES: HybridEP);
+#   gpt-oss-120b MXFP8 (GPT_OSS_RULES: flex with HybridEP).
+def bridge_flex_dispatcher(release, system, precision, model):
+    """Whether the row's recipe runs the flex (per-domain deduplicating) dispatcher."""
+    later = release[:2] == '26'
+    return ((model == 'qwen3-30b-a3b' and later) or
+            (model == 'qwen3-235b-a22b' and later and system in NVL72_SYSTEMS) or
+            (model == 'deepseek-v3' and (later or (release == '25.09' and system == 'DGX-H100'))) or
+            (model == 'gpt-oss-120b' and precision == 'MXFP8'))
+
+
+def bridge_model_lines(r, release, system, model):
+    """The parallelism lines of DEEPSEEK_V3_RULES and GPT_OSS_RULES beyond the MoE rule's."""
+    if model != 'deepseek-v3':
+        return []
+    vp = int(r['vp']) if r['vp'].isdigit() else 1
+    layers = ', '.join(str(n) for n in DEEPSEEK_V3_CHUNK_LAYERS[int(r['pp']) * vp])
+    lines = [f'stage_layers: [{layers}]']
+    if system in DEEPSEEK_V3_UP_PROJECTION_RECOMPUTE.get(release, ()):
+        lines.append('recompute_latent_up_projection: true')
+    if release == '25.09' and system == 'DGX-H100':
+        lines.append('overlap_gradient_reduce: false')
+    return lines
 
 
 def bridge_left_out(r, system, precision):
@@ -468,6 +608,9 @@ def bridge(rows, out):
                     lines.append(f'expert_communication_sm_share: {BRIDGE_SM_SHARE[system]}')
             if (system, precision, model) in BRIDGE_MOE_GRAPHS.get(release, ()):
                 lines.append('cuda_graphed_expert_layers: true')
+            if bridge_flex_dispatcher(release, system, precision, model):
+                lines.append('expert_dispatcher: EXPERT_NODE_DEDUPLICATED')
+        lines += bridge_model_lines(r, release, system, model)
         if model in ('llama3-405b', 'qwen3-235b-a22b'):
             lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
         fp8_line = (f'\n  fp8_recipe: {fp8_recipe}\n  fp8_parameters: true'
@@ -475,7 +618,7 @@ def bridge(rows, out):
         job_precision = 'BF16' if precision == 'BF16' else 'FP8'
         causal = not r['release'].startswith(('NeMo 25.0', 'Megatron-LM'))
         label = release if release.startswith(('Megatron-LM', 'NeMo')) else r['release']
-        variant = ' tokendrop' if 'tokendrop' in r['model'] else ''
+        variant = bridge_variant(r)
         tag = re.sub(r'[^a-z0-9.]+', '-',
                      f'{label} {r["table"]} {model}{variant} {gpus}'.lower())
         # MoE scenarios apart (bridge-moe-*): the dense groups' guards glob bridge-<system>-*.
@@ -485,7 +628,7 @@ def bridge(rows, out):
         group = f'{system} {precision}{" MoE" if moe else ""} (Megatron-Bridge, NeMo)'
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {system} GPUs, {r['precision']}.
 # Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
-{BRIDGE_RULES.format(recipe=recipe, fp8=fp8_text)}{chr(10) + BRIDGE_MOE_RULES if moe else ''}
+{BRIDGE_RULES.format(recipe=recipe, fp8=fp8_text)}{chr(10) + BRIDGE_MOE_RULES if moe else ''}{chr(10) + BRIDGE_MODEL_RULES[model] if model in BRIDGE_MODEL_RULES else ''}
 name: "{name}"
 model: "{model}"
 job {{

@@ -200,8 +200,9 @@ void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
                       [&](int pp) { return pipeline_parallel_problem(pp, model); });
 }
 
-// Layers listed per stage: each at least 1, adding up to the model's `layers`, alone (their count
-// against the pipeline's stages is a configuration's: sweep/configuration_space.h).
+// Layers listed per stage: each at least 1 (at least 0 when listed per model chunk: one count per
+// stage x virtual stage of an interleaved schedule), adding up to the model's `layers`, alone
+// (their count against the pipeline's stages is a configuration's: sweep/configuration_space.h).
 void check_stage_layers(const FieldChecker& p, int layers) {
   const auto& m = static_cast<const s::Parallelism&>(p.message());
   if (m.stage_layers_size() == 0) return;
@@ -211,10 +212,16 @@ void check_stage_layers(const FieldChecker& p, int layers) {
             "cannot be combined with first/last_stage_layers or "
             "embedding/loss_in_pipeline_split");
   }
+  const bool per_chunk = m.schedule() == s::INTERLEAVED_ONE_F_ONE_B && m.virtual_stages() > 1 &&
+                         m.stage_layers_size() == m.pipeline_parallel() * m.virtual_stages();
+  const int least = per_chunk ? 0 : 1;
   int sum = 0;
   for (int i = 0; i < m.stage_layers_size(); ++i) {
-    if (m.stage_layers(i) < 1) {
-      p.error("stage_layers", "must be at least 1, got " + std::to_string(m.stage_layers(i)), i);
+    if (m.stage_layers(i) < least) {
+      p.error("stage_layers",
+              "must be at least " + std::to_string(least) + ", got " +
+                  std::to_string(m.stage_layers(i)),
+              i);
     }
     sum += m.stage_layers(i);
   }
@@ -273,6 +280,16 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.has_expert_dispatcher() && model != nullptr &&
       !(model->has_transformer() && model->transformer().has_moe())) {
     p.error("expert_dispatcher", "applies to mixture-of-experts models only");
+  }
+  if (m.recompute_latent_up_projection()) {
+    if (is_transformer(model) && !model->transformer().has_latent_attention()) {
+      p.error("recompute_latent_up_projection",
+              "needs a model with latent_attention; \"" + model->name() + "\" has none");
+    }
+    if (m.recompute() == s::RECOMPUTE_FULL) {
+      p.error("recompute_latent_up_projection",
+              "cannot be combined with recompute RECOMPUTE_FULL (which reruns whole layers)");
+    }
   }
   if (m.distributed_optimizer() && m.zero_stage() > 0) {
     p.error("distributed_optimizer", "and zero_stage both shard optimizer states: choose one");

@@ -14,7 +14,8 @@
 //   FP8 GEMMs   the QKV and MLP inputs Th each (boundary), the projection input Tad and the
 //               MLP-down input Tf (1 byte instead of 2)
 //   latent      (multi-head latent attention) Q, K 2Ta(nope+rope) each, V and the projection
-//               input Tav, the query and key/value latents T(q_lora + kv_lora) on every rank
+//               input Tav, the query and key/value latents T(q_lora + kv_lora) on every rank;
+//               Q, K and V not when the up projections rerun (mla_up_proj recomputation)
 //   experts     (a MoE layer) the MLP terms at the expert width once per routed copy (k per
 //               token), the permuted 16-bit (FP8: 1-byte) expert inputs k Th x ETP, shared
 //               experts' MLP terms at their width
@@ -53,8 +54,8 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
     const schema::MultiHeadLatentAttention& m = t.latent_attention();
     const double qk = m.qk_nope_head_dim() + m.qk_rope_head_dim(), v = m.v_head_dim();
     const double latents = (m.has_q_lora_rank() ? m.q_lora_rank() : 0) + m.kv_lora_rank();
-    split = 2 * tokens * 2 * a * qk + 2 * tokens * a * v + gemm_input * tokens * a * v +
-            gemm_input * tokens * latents * tp;
+    const double qkv = spec.recompute_latent_up ? 0 : 2 * tokens * 2 * a * qk + 2 * tokens * a * v;
+    split = qkv + gemm_input * tokens * a * v + gemm_input * tokens * latents * tp;
   }
   // MLP rows per token: the routed copies this rank receives (the busiest rank's).
   const double copies = experts ? t.moe().experts_per_token() * spec.expert_rows : 1;

@@ -25,6 +25,9 @@ struct LayerActivationSpec {
   int expert_tensor_parallel = 1;
   // Routed copies the GPU receives over a balanced router's (ExpertLoad::busiest_rank).
   double expert_rows = 1;
+  // Latent attention's Q, K and V rerun from the latents, not stored
+  // (parallelism.recompute_latent_up_projection).
+  bool recompute_latent_up = false;
 };
 
 // Bytes one layer stores for one micro-batch on one GPU (16-bit activations, 1-byte dropout

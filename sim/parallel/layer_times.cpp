@@ -44,6 +44,11 @@ bool is_attention_core(const LayerOp& op) {
          op.name == "attention dropout" || op.name == "values";
 }
 
+// The up projections of multi-head latent attention (layer_ops.cpp's latent_attention).
+bool is_latent_up_projection(const LayerOp& op) {
+  return op.kind == K::kMatmul && (op.name == "q up" || op.name == "kv up");
+}
+
 // Forward and backward times of the matmul `ops[i]` and, when `overlap_ranks` > 1, of the
 // tensor-parallel collective beside it (tensor_comm_overlap.h): an all-gather in front of it runs
 // in a ring exchange with its forward and its data-gradient reduce-scatter beside its weight
@@ -204,7 +209,8 @@ Picoseconds GroupCollectives::time(CollectiveOp op, double bytes) {
 }
 
 LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compute,
-                      const LayerGroups& groups, s::Recompute recompute, int overlap_ranks) {
+                      const LayerGroups& groups, s::Recompute recompute, int overlap_ranks,
+                      bool recompute_latent_up) {
   LayerTimes t;
   int all_to_alls = 0;  // before ops[i]
   std::vector<std::pair<Picoseconds, Picoseconds>> backward_a2a;  // (backward of ops up to it, its)
@@ -227,7 +233,8 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
     add_phases(op, all_to_alls, o.backward, &t.backward_phases);
     all_to_alls += op.kind == K::kExpertAllToAll ? 1 : 0;
     if (recompute == s::RECOMPUTE_FULL ||
-        (recompute == s::RECOMPUTE_SELECTIVE && is_attention_core(op))) {
+        (recompute == s::RECOMPUTE_SELECTIVE && is_attention_core(op)) ||
+        (recompute_latent_up && is_latent_up_projection(op))) {
       t.recompute += o.forward;
     }
   }

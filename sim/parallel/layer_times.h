@@ -88,8 +88,10 @@ struct LayerGroups {
 // `overlap_ranks` > 1: under sequence parallelism, the all-gathers and reduce-scatters run in
 // chunks beside the GEMMs they feed or drain (tensor_comm_overlap.h).
 // Requires: `groups` has a group for every kind of collective in `ops`.
+// `recompute_latent_up`: the latent attention's up projections ("q up", "kv up") rerun too
+// (parallelism.recompute_latent_up_projection).
 LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compute,
-                      const LayerGroups& groups, schema::Recompute recompute,
-                      int overlap_ranks = 0);
+                      const LayerGroups& groups, schema::Recompute recompute, int overlap_ranks = 0,
+                      bool recompute_latent_up = false);
 
 }  // namespace clustersim

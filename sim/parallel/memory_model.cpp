@@ -103,6 +103,7 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   spec.tensor_parallel = p.tensor_parallel();
   spec.sequence_parallel = p.sequence_parallel();
   spec.recompute = p.recompute();
+  spec.recompute_latent_up = p.recompute_latent_up_projection();
   spec.flash_attention = !job.has_flash_attention() || job.flash_attention();
   spec.context_parallel = p.context_parallel();
   spec.narrow_gemm_inputs = job.precision() == s::FP8 || job.precision() == s::FP4;

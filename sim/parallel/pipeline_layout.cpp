@@ -1,5 +1,5 @@
 // Layer counts per pipeline stage and model chunk (Megatron-Core's TransformerConfig rules, and
-// explicit counts per stage).
+// explicit counts per stage or per model chunk).
 #include "sim/parallel/pipeline_layout.h"
 
 #include <numeric>
@@ -45,16 +45,28 @@ std::vector<int> uneven_stage_layers(int layers, const s::Parallelism& p, std::s
   return stage;
 }
 
-// Why explicit stage layer counts cannot lay out `layers` layers on p's stages and chunks.
+// Whether p lists its layers per model chunk (pipeline_parallel x virtual_stages counts, in
+// virtual-stage order) rather than per stage.
+bool listed_per_chunk(const s::Parallelism& p) {
+  const int v = chunks_of(p);
+  return v > 1 && p.stage_layers_size() == p.pipeline_parallel() * v;
+}
+
+// Why explicit stage (or model chunk) layer counts cannot lay out `layers` layers on p's stages
+// and chunks.
 std::string listed_stage_layers_problem(int layers, const s::Parallelism& p) {
   const int pp = p.pipeline_parallel(), v = chunks_of(p);
-  if (p.stage_layers_size() != pp) {
-    return count(p.stage_layers_size(), "stage layer counts") + " for " + count(pp, "stages");
+  const bool per_chunk = listed_per_chunk(p);
+  if (p.stage_layers_size() != pp && !per_chunk) {
+    return count(p.stage_layers_size(), "stage layer counts") + " for " + count(pp, "stages") +
+           (v > 1 ? " (or " + count(pp * v, "model chunks") + ")" : "");
   }
+  std::vector<int> stage(pp, 0);
+  for (int i = 0; i < p.stage_layers_size(); ++i) stage[i % pp] += p.stage_layers(i);
   int sum = 0;
-  for (int n : p.stage_layers()) {
+  for (int n : stage) {
     if (n < 1) return "every stage needs at least 1 layer";
-    if (n % v != 0)
+    if (!per_chunk && n % v != 0)
       return count(n, "layers") + " of a stage do not split into " + count(v, "model chunks");
     sum += n;
   }
@@ -117,6 +129,10 @@ PipelineLayout pipeline_layout(int layers, const s::Parallelism& p) {
   const int pp = p.pipeline_parallel(), v = chunks_of(p);
   PipelineLayout layout;
   layout.layers.assign(pp, std::vector<int>(v, 0));
+  if (listed_per_chunk(p)) {
+    for (int i = 0; i < pp * v; ++i) layout.layers[i % pp][i / pp] = p.stage_layers(i);
+    return layout;
+  }
   if (p.stage_layers_size() > 0) {
     for (int r = 0; r < pp; ++r) layout.layers[r].assign(v, p.stage_layers(r) / v);
     return layout;

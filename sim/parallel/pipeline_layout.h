@@ -1,7 +1,8 @@
 // Which transformer layers each pipeline stage and model chunk holds, as Megatron-Core splits
 // them: evenly over stages x chunks; or with given first- and last-stage layer counts and the
 // rest even over the other stages (--decoder-first/last-pipeline-num-layers); or as listed per
-// stage (parallelism.stage_layers: Megatron-Core's --pipeline-model-parallel-layout); or counting
+// stage or per model chunk (parallelism.stage_layers: Megatron-Core's
+// --pipeline-model-parallel-layout, whose chunks may hold no transformer layer); or counting
 // the embedding and the loss as one layer each of the first and the last model chunk
 // (--account-for-embedding/loss-in-pipeline-split). Chunk c of stage r is virtual stage
 // c x stages + r: the embedding sits in stage 0's chunk 0, the output layer in the last stage's

@@ -149,7 +149,8 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
   const int overlap_ranks =
       p.overlap_tensor_communication() && p.sequence_parallel() && tp > 1 ? tp : 0;
   const std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
-  LayerTimes layer = time_layer(ops, compute, groups, p.recompute(), overlap_ranks);
+  LayerTimes layer = time_layer(ops, compute, groups, p.recompute(), overlap_ranks,
+                                p.recompute_latent_up_projection());
   if (job.precision() == s::FP8) {
     const Fp8CastBytes casts =
         fp8_cast_bytes(ops, job.fp8_recipe(), compute.fp8_gemm_any_layout(), tp);
@@ -222,7 +223,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
 
 // Layers of a chunk of `layers` whose forward reruns before the backward.
 int recomputed_layers(const s::Parallelism& p, int layers) {
-  if (p.recompute() == s::RECOMPUTE_SELECTIVE) return layers;
+  if (p.recompute() == s::RECOMPUTE_SELECTIVE || p.recompute_latent_up_projection()) return layers;
   if (p.recompute() != s::RECOMPUTE_FULL) return 0;
   return p.has_recompute_num_layers() ? std::min(p.recompute_num_layers(), layers) : layers;
 }

@@ -329,6 +329,23 @@ TEST_CASE("uneven pipeline layouts must fit the model's layers") {
                              "RECOMPUTE_FULL only"));
 }
 
+TEST_CASE("recomputing latent up projections needs latent attention and no full recomputation") {
+  CHECK(h100_errors("parallelism { recompute_latent_up_projection: true }\n") ==
+        "s.textproto:12:15: parallelism.recompute_latent_up_projection: needs a model with "
+        "latent_attention; \"llama2-7b\" has none\n");
+}
+
+TEST_CASE("layers listed per model chunk may leave a chunk empty, per stage not") {
+  // Llama 2 7B's 32 layers on 2 stages x 2 chunks: the last chunk (virtual stage 3) holds none.
+  const std::string chunks =
+      "parallelism { pipeline_parallel: 2 schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 2 ";
+  CHECK(h100_errors(chunks + "stage_layers: [8, 8, 16, 0] }\n") == "");
+  CHECK(h100_errors(chunks + "stage_layers: [8, -1, 16, 9] }\n") ==
+        "s.textproto:12:88: parallelism.stage_layers[1]: must be at least 0, got -1\n");
+  CHECK(h100_errors("parallelism { pipeline_parallel: 2 stage_layers: [32, 0] }\n") ==
+        "s.textproto:12:36: parallelism.stage_layers[1]: must be at least 1, got 0\n");
+}
+
 TEST_CASE("a published figure must be finite and positive, with its group and convention") {
   const std::string published =
       "published { group: \"g\" tflops_per_gpu: inf flops_convention: MODEL_FLOPS "

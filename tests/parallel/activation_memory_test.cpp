@@ -54,6 +54,22 @@ TEST_CASE("without dropout the masks and dropout outputs are not stored") {
   CHECK(bytes(t, 1, false, schema::RECOMPUTE_NONE) == Approx(s * h * 32 + 2 * a * s * s));
 }
 
+TEST_CASE("latent attention's up-projection recomputation frees Q, K and V, keeps the latents") {
+  // DeepSeek-V3's attention (a = 128, nope + rope = 192, v = 128) on s = 2048 tokens, TP 2:
+  // Q and K 2 x 2 s a 192 and V 2 s a 128 bytes, split over the TP ranks, are no longer stored.
+  auto mla = gpt_layer();
+  mla.set_num_attention_heads(128);
+  *mla.mutable_latent_attention() = testing::parse_message<schema::MultiHeadLatentAttention>(
+      "q_lora_rank: 1536 kv_lora_rank: 512 qk_nope_head_dim: 128 qk_rope_head_dim: 64 "
+      "v_head_dim: 128");
+  LayerActivationSpec spec{2048, 1, 2, true, schema::RECOMPUTE_NONE, true};
+  const double kept = layer_activation_bytes(mla, spec);
+  spec.recompute_latent_up = true;
+  const double s = 2048, a = 128;
+  CHECK(kept - layer_activation_bytes(mla, spec) ==
+        Approx((2 * 2 * s * a * 192 + 2 * s * a * 128) / 2));
+}
+
 TEST_CASE("grouped-query attention stores smaller K and V, a gated MLP stores three f tensors") {
   auto mha = gpt_layer();
   auto gqa = mha;

@@ -81,6 +81,29 @@ TEST_CASE("sliding-window attention takes its first window's causal kernel plus 
         4 * t.forward.compute.seconds());
 }
 
+TEST_CASE("recomputing latent attention's up projections reruns their two GEMMs' forwards only") {
+  // DeepSeek-V3 at 4096 tokens, TP 1: "q up" 4096 x 128*192 x 1536 and "kv up" 4096 x
+  // 128*(128+128) x 512 rerun before the backward (Megatron-Core's mla_up_proj); nothing else.
+  const auto& ds = testing::shipped_catalog().models().find("deepseek-v3")->value->transformer();
+  const std::vector<LayerOp> ops =
+      layer_forward_ops(ds, {4096, 1, 1, false, true}, LayerKind::kExperts);
+  const ComputeModel compute = in_step(s::BF16);
+  const LayerTimes kept = time_layer(ops, compute, {}, s::RECOMPUTE_NONE);
+  const LayerTimes rerun = time_layer(ops, compute, {}, s::RECOMPUTE_NONE, 0, true);
+  CHECK(kept.recompute.total().count() == 0);
+  Picoseconds up{0};
+  int found = 0;
+  for (const LayerOp& op : ops) {
+    if (op.name != "q up" && op.name != "kv up") continue;
+    up += time_layer({op}, compute, {}, s::RECOMPUTE_NONE).forward.total();
+    ++found;
+  }
+  REQUIRE(found == 2);
+  CHECK(rerun.recompute.total() == up);
+  CHECK(rerun.forward.total() == kept.forward.total());
+  CHECK(rerun.backward.total() == kept.backward.total());
+}
+
 TEST_CASE("an FP8 layer gains less than its GEMMs: casts, 16-bit attention and norms remain") {
   auto topology = testing::shipped_cluster("onprem.dgx-h100", 1);
   GroupCollectives tensor(*topology, topology->first_gpus(8));

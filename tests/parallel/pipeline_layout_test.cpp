@@ -1,5 +1,6 @@
-// Tests of Megatron-Core's pipeline layouts: even, first/last-stage layer counts, and the
-// embedding and loss counted as layers; and why a layout cannot be built.
+// Tests of Megatron-Core's pipeline layouts: even, first/last-stage layer counts, the embedding and
+// loss counted as layers, and layers listed per stage or per model chunk; and why a layout cannot
+// be built.
 #include "sim/parallel/pipeline_layout.h"
 
 #include <catch2/catch.hpp>
@@ -58,6 +59,33 @@ TEST_CASE("first- and last-stage layer counts leave the rest even over the other
 TEST_CASE("plain 1F1B splits layers unevenly, the first stages taking one more") {
   const PipelineLayout layout = pipeline_layout(30, plan("pipeline_parallel: 4"));
   CHECK(layout.layers == std::vector<std::vector<int>>{{8}, {8}, {7}, {7}});
+}
+
+TEST_CASE("DeepSeek-V3 listed per model chunk: 61 layers on 4 stages x 4 chunks, 1 in the last") {
+  // Megatron-Bridge's "Et*4|(t*4|)*14tmL": virtual stage i = chunk i / 4 of stage i % 4, so the
+  // last stage's chunks hold 4 + 4 + 4 + 1 = 13 layers, which no per-stage count divides into 4.
+  std::string listed = "pipeline_parallel: 4 schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 4";
+  for (int i = 0; i < 16; ++i) listed += i < 15 ? " stage_layers: 4" : " stage_layers: 1";
+  const s::Parallelism p = plan(listed);
+  REQUIRE(pipeline_layout_problem(61, p).empty());
+  const PipelineLayout layout = pipeline_layout(61, p);
+  CHECK(layout.layers[3] == std::vector<int>{4, 4, 4, 1});
+  CHECK(layout.layers[0] == std::vector<int>{4, 4, 4, 4});
+  CHECK(layout.stage_layers(3) == 13);
+  CHECK(layout.first_layer(3, 3) == 60);  // the last chunk holds the model's last layer
+  // A chunk may hold no layer (the H100 recipe's last "mL"), a stage may not.
+  std::string empty_stage =
+      "pipeline_parallel: 2 schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 2";
+  for (int n : {30, 0, 31, 0}) empty_stage += " stage_layers: " + std::to_string(n);
+  CHECK(pipeline_layout_problem(61, plan(empty_stage)) == "every stage needs at least 1 layer");
+  std::string wrong_sum =
+      "pipeline_parallel: 2 schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 2";
+  for (int n : {30, 1, 29, 0}) wrong_sum += " stage_layers: " + std::to_string(n);
+  CHECK(pipeline_layout_problem(61, plan(wrong_sum)) ==
+        "the stages' 60 layers differ from the model's 61");
+  CHECK(pipeline_layout_problem(61, plan("pipeline_parallel: 2 schedule: INTERLEAVED_ONE_F_ONE_B "
+                                         "virtual_stages: 2 stage_layers: [30, 1, 30]")) ==
+        "3 stage layer counts for 2 stages (or 4 model chunks)");
 }
 
 }  // namespace
