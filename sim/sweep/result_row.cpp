@@ -39,6 +39,11 @@ ResultColumn figure_column(std::string key, std::string header, int decimals) {
           decimals,       Drift::kRelative,  kFigureTolerance};
 }
 
+std::string recompute_label(const s::Parallelism& p) {
+  return s::Recompute_Name(p.recompute()) +
+         (p.recompute_latent_up_projection() ? "+MLA_UP_PROJECTION" : "");
+}
+
 const std::vector<ResultColumn>& result_columns() {
   static const std::vector<ResultColumn> columns = {
       identity("index", "#", Kind::kInteger),
@@ -171,7 +176,7 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                     number(p.zero_stage()),
                     p.distributed_optimizer(),
                     p.sequence_parallel(),
-                    s::Recompute_Name(p.recompute()),
+                    recompute_label(p),
                     c.dataset_storage ? Table::Cell(c.dataset_storage->tier()) : Table::Cell(),
                     c.dataset_storage ? number(c.dataset_storage->capacity_gib()) : Table::Cell(),
                     c.dataset_storage ? number(c.dataloader_workers_per_gpu) : Table::Cell(),

@@ -34,6 +34,10 @@ ResultColumn identity_column(std::string key, std::string header, ResultColumn::
 // A real figure shown with `decimals`, compared by regress within a relative 1e-4.
 ResultColumn figure_column(std::string key, std::string header, int decimals);
 
+// The "recompute" column's text: the parallelism's recompute, with "+MLA_UP_PROJECTION" when the
+// latent attention's up projections are recomputed as well.
+std::string recompute_label(const schema::Parallelism& p);
+
 // Every column, in output order. Column 0 is the configuration index.
 const std::vector<ResultColumn>& result_columns();
 // Index of the column named `key` in `columns` (result_columns() by default); -1 when none.

@@ -63,7 +63,7 @@ std::vector<Cell> configuration_cells(const Configuration& c, s::BillingMode bil
   const s::Parallelism& p = c.parallelism;
   std::vector<Cell> cells = layout_cells(c);
   cells.insert(cells.end(), {static_cast<double>(p.distributed_optimizer() ? 1 : p.zero_stage()),
-                             s::Recompute_Name(p.recompute()), s::BillingMode_Name(billing)});
+                             recompute_label(p), s::BillingMode_Name(billing)});
   return cells;
 }
 

@@ -5,6 +5,7 @@
 
 #include "sim/io/scenario_loader.h"
 #include "sim/sweep/evaluation.h"
+#include "sim/sweep/result_row.h"
 #include "sim/util/units.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
@@ -57,9 +58,8 @@ int memory_command(const std::vector<std::string>& args) {
     std::vector<Table::Cell> cells = layout_cells(c);
     cells.insert(cells.end(),
                  {static_cast<double>(p.zero_stage()), p.distributed_optimizer(),
-                  s::Recompute_Name(p.recompute()), static_cast<double>(e.stage),
-                  gib(e.weights_bytes), gib(e.gradients_bytes), gib(e.optimizer_bytes),
-                  gib(e.weight_cache_bytes),
+                  recompute_label(p), static_cast<double>(e.stage), gib(e.weights_bytes),
+                  gib(e.gradients_bytes), gib(e.optimizer_bytes), gib(e.weight_cache_bytes),
                   gib(e.activations_bytes), gib(e.logits_bytes), gib(e.runtime_bytes),
                   gib(e.total_bytes()), gib(e.capacity_bytes), e.fits(), gib(e.missing_bytes())});
     table.add_row(std::move(cells));

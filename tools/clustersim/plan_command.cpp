@@ -7,6 +7,7 @@
 #include "sim/cost/training_budget.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/sweep/configuration_space.h"
+#include "sim/sweep/result_row.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/parameter_count.h"
 #include "sim/workload/transformer_dimensions.h"
@@ -102,8 +103,8 @@ Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
                static_cast<double>(p.pipeline_parallel()), static_cast<double>(p.data_parallel()),
                static_cast<double>(p.micro_batch_size()), static_cast<double>(p.virtual_stages()),
                static_cast<double>(p.zero_stage()), p.distributed_optimizer(),
-               p.sequence_parallel(), s::Recompute_Name(p.recompute()),
-               s::PipelineSchedule_Name(p.schedule()), price ? Cell(price->per_hour) : Cell(),
+               p.sequence_parallel(), recompute_label(p), s::PipelineSchedule_Name(p.schedule()),
+               price ? Cell(price->per_hour) : Cell(),
                price ? Cell(s::Currency_Name(price->currency)) : Cell()});
   }
   return t;
