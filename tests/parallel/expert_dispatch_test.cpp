@@ -27,7 +27,8 @@ TEST_CASE("a deduplicating dispatcher sends a token once per remote domain it pi
   CHECK(deduplicated_rail_share(256, 8, 8) < 1);
 }
 
-// Mixtral, 4096 tokens a micro-batch on one GPU, BF16, with EP over `nodes` p5.48xlarge.
+// Qwen3-30B-A3B (128 experts, top-8, h 2048), 4096 tokens a micro-batch on one GPU, BF16, with EP
+// over `nodes` p5.48xlarge.
 TransformerPlan plan(int nodes, s::ExpertDispatcher dispatcher) {
   const Catalog& catalog = testing::shipped_catalog();
   auto topology = testing::shipped_cluster("aws.p5.48xlarge", nodes);
@@ -43,27 +44,29 @@ TransformerPlan plan(int nodes, s::ExpertDispatcher dispatcher) {
   const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value),
                              s::BF16, *catalog.runtimes().find("default")->value,
                              KernelSetting::kTrainingStep);
-  return transformer_plan(*catalog.models().find("mixtral-8x7b")->value, job, p, *topology,
+  return transformer_plan(*catalog.models().find("qwen3-30b-a3b")->value, job, p, *topology,
                           compute);
 }
 
-// Inside one node the two dispatchers are one all-to-all. Across two, each GPU's 2 x 4096 token
-// copies (16-bit, h 4096: S bytes) cross as 22/28 S on the rails {g, g + 8}, all eight at once,
-// beside the all-to-all of S inside each node: the longer of the two, shorter than the plain
-// all-to-all's.
+// Inside one node the two dispatchers are one all-to-all. Across two, each GPU's 8 x 4096 token
+// copies (16-bit, h 2048: S bytes) cross as 2 (1 - q) / 8 S, q = C(64, 8) / C(128, 8), on the
+// rails {g, g + 8}, all eight at once, beside the all-to-all of S inside each node: the longer of
+// the two, shorter than the plain all-to-all's.
 TEST_CASE("the deduplicating dispatcher's all-to-all is the longer of its rail and its domain") {
   CHECK(plan(1, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0] ==
         plan(1, s::EXPERT_ALL_TO_ALL).expert_comm_s[0]);
   auto topology = testing::shipped_cluster("aws.p5.48xlarge", 2);
-  const double bytes = 2.0 * 4096 * 2 * 4096;
+  const double bytes = 2.0 * 4096 * 8 * 2048;
+  double q = 1;
+  for (int i = 0; i < 8; ++i) q *= (64.0 - i) / (128 - i);
   std::vector<std::vector<int>> other_rails, other_nodes = {{8, 9, 10, 11, 12, 13, 14, 15}};
   for (int g = 1; g < 8; ++g) other_rails.push_back({g, g + 8});
   GroupCollectives rail(*topology, {0, 8}, other_rails);
   GroupCollectives node(*topology, {0, 1, 2, 3, 4, 5, 6, 7}, other_nodes);
-  const double expected_s = std::max(rail.time(CollectiveOp::kAllToAll, bytes * 22 / 28),
+  const double expected_s = std::max(rail.time(CollectiveOp::kAllToAll, bytes * 2 * (1 - q) / 8),
                                      node.time(CollectiveOp::kAllToAll, bytes))
                                 .seconds();
-  constexpr int kAllToAllsPerStep = 32 * 4;  // dispatch and combine, forward and backward
+  constexpr int kAllToAllsPerStep = 48 * 4;  // dispatch and combine, forward and backward
   const double deduplicated = plan(2, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0];
   CHECK(deduplicated / kAllToAllsPerStep == Approx(expected_s).epsilon(1e-9));
   CHECK(deduplicated < plan(2, s::EXPERT_ALL_TO_ALL).expert_comm_s[0]);
