@@ -309,10 +309,10 @@ void check_link_class(const FieldChecker& link) {
   link.in_range("in_switch_reduction_efficiency_fraction", 0.01, 1);
   link.positive("in_switch_reduction_operand_gb_per_s");
   const bool nvlink = m.name().rfind("nvlink", 0) == 0;
-  link.in_range("tree_bandwidth_fraction", 0.01, 1);
   const bool scale_up = nvlink || m.name() == "hccs" || m.name() == "pcie";
-  if (link.has("tree_bandwidth_fraction") && scale_up) {
-    link.error("tree_bandwidth_fraction", "applies to the network classes only");
+  for (const char* field : {"tree_bandwidth_fraction", "all_to_all_bandwidth_fraction"}) {
+    link.in_range(field, 0.01, 1);
+    if (link.has(field) && scale_up) link.error(field, "applies to the network classes only");
   }
   for (const char* field :
        {"in_switch_reduction_efficiency_fraction", "in_switch_reduction_operand_gb_per_s"}) {

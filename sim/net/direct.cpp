@@ -1,5 +1,7 @@
 // Point-to-point collectives: send/recv is one transfer; all-to-all sends S/n from every GPU to
-// every other at once, each pair its own transfer sharing the links max-min fairly.
+// every other at once, each pair its own transfer sharing the links max-min fairly. A transfer
+// between NVLink domains moves its bytes / the network's all_to_all_bandwidth_fraction, so that it
+// reaches that share of the ring's bandwidth on its links (as nvls.cpp scales its bytes).
 #include "sim/net/collective_algorithms.h"
 
 namespace clustersim {
@@ -13,10 +15,12 @@ void start_direct(Network* network, const Collective& c, std::function<void()> d
   }
   const auto n = static_cast<int>(c.gpus.size());
   auto all = after_all(n * (n - 1), std::move(done));
+  const double across_domains = 1 / t.all_to_all_bandwidth_fraction();
   for (int from : c.gpus) {
     for (int to : c.gpus) {
       if (from == to) continue;
-      network->start_transfer(from, to, c.bytes / n, step_latency(from, to, t), all);
+      const double share = t.route_kind(from, to) == LinkKind::kNetwork ? across_domains : 1;
+      network->start_transfer(from, to, c.bytes / n * share, step_latency(from, to, t), all);
     }
   }
 }

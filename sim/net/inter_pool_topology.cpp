@@ -80,6 +80,9 @@ std::unique_ptr<Topology> inter_pool_topology(const InterPoolLinks& links) {
   if (links.link_class->has_tree_bandwidth_fraction()) {
     t->set_tree_bandwidth_fraction(links.link_class->tree_bandwidth_fraction());
   }
+  if (links.link_class->has_all_to_all_bandwidth_fraction()) {
+    t->set_all_to_all_bandwidth_fraction(links.link_class->all_to_all_bandwidth_fraction());
+  }
   return t;
 }
 

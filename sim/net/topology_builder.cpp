@@ -238,7 +238,8 @@ bool nvls_capable(const Inputs& in) {
          in.classes.nvlink->has_in_switch_reduction_efficiency_fraction();
 }
 
-// Step latencies, the tree's bandwidth share and NVLink SHARP from the link classes.
+// Step latencies, the tree's and the all-to-all's bandwidth shares and NVLink SHARP from the link
+// classes.
 void set_link_class_constants(Topology* t, const Inputs& in) {
   for (Protocol p : {Protocol::kLowLatency, Protocol::kSimple}) {
     t->set_step_latencies(
@@ -247,6 +248,9 @@ void set_link_class_constants(Topology* t, const Inputs& in) {
   }
   if (in.classes.network && in.classes.network->has_tree_bandwidth_fraction()) {
     t->set_tree_bandwidth_fraction(in.classes.network->tree_bandwidth_fraction());
+  }
+  if (in.classes.network && in.classes.network->has_all_to_all_bandwidth_fraction()) {
+    t->set_all_to_all_bandwidth_fraction(in.classes.network->all_to_all_bandwidth_fraction());
   }
   const s::LinkClass* nvlink = in.classes.nvlink;
   if (nvls_capable(in)) {

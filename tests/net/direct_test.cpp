@@ -1,5 +1,6 @@
 // Tests of the direct all-to-all (sim/net/direct.cpp), the traffic of expert parallelism's token
-// dispatch and combine: closed forms on one NVSwitch node, and NICs shared across nodes.
+// dispatch and combine: closed forms on one NVSwitch node, NICs shared across nodes, and the
+// network's all-to-all bandwidth share between NVLink domains.
 #include <catch2/catch.hpp>
 
 #include "sim/net/collective.h"
@@ -62,6 +63,24 @@ TEST_CASE("expert-parallel all-to-alls across nodes slow k-fold when k GPUs shar
   }
   // The single flow runs at the NIC's rate: 100 Gbit/s x the EFA efficiency (0.955).
   CHECK(alone == Approx(s / 2 / (100e9 / 8 * 0.955)).epsilon(1e-6));
+}
+
+TEST_CASE("an all-to-all reaches the network's all-to-all share of its links between nodes only") {
+  // DGX H100: one 400 Gbit/s InfiniBand NIC per GPU, x 0.95 for rings, of which an all-to-all's
+  // transfers between nodes reach the class's all_to_all_bandwidth_fraction (0.74,
+  // links.textproto). GPU 0 of two nodes: one flow each way through NIC 0 (the same rail).
+  auto t = shipped_cluster("onprem.dgx-h100", 2, 0, "ib-rail-optimized");
+  REQUIRE(t->all_to_all_bandwidth_fraction() == 0.74);
+  const double s = 256e6;
+  const double across = concurrent_seconds(*t, {{0, 8}}, s)[0] - step_latency(0, 8, *t).seconds();
+  CHECK(across == Approx(s / 2 / (400e9 / 8 * 0.95 * 0.74)).epsilon(1e-6));
+  // Inside a node the NVLink's ring efficiency still holds (450 GB/s x 0.80).
+  const double inside = concurrent_seconds(*t, {{0, 1}}, s)[0] - step_latency(0, 1, *t).seconds();
+  CHECK(inside == Approx(s / 2 / kNvlink).epsilon(1e-6));
+  // Without the field (the share 1) the flow across runs at the ring's rate.
+  t->set_all_to_all_bandwidth_fraction(1);
+  CHECK(concurrent_seconds(*t, {{0, 8}}, s)[0] - step_latency(0, 8, *t).seconds() ==
+        Approx(s / 2 / (400e9 / 8 * 0.95)).epsilon(1e-6));
 }
 
 }  // namespace
