@@ -14,7 +14,8 @@
 //     transformed), each of 0.5 byte per element plus one E4M3 scale byte per 16 elements. The
 //     transform is fused into the cast (TE's nvte_quantize_with_hadamard_transform: one read of
 //     the tensor writes both copies; the 16 x 16 transform runs on the tensor cores and moves no
-//     bytes of its own).
+//     bytes of its own). Transformer Engine before 2.15 (NVIDIA/TransformerEngine#2555) ran the
+//     column-wise copy as a kernel of its own, one more 2-byte read per element: not modelled.
 // Per-tensor current scaling and NVFP4 (its per-tensor FP32 scale) first read the tensor once
 // more for its amax (NVFP4: nvte_hadamard_transform_amax, the amaxes before and after the
 // transform in one pass). Delayed scaling uses the amax of earlier steps and needs no extra pass.
