@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Fits a GPU's sustained compute fraction on published training runs.
 
-Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--precision FP8|MXFP8] [--cli PATH]
+Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--precision FP8|MXFP8|FP4] [--cli PATH]
 
 The fraction scales the GPU's isolated tensor-core rates (fitted on single-kernel benchmarks)
 inside a training step (topologies/gpus.textproto): the GPU's sustained_compute_fraction, or with
 --precision the sustained_fraction of that precision's matmul_efficiency (runs whose GEMMs are in
 that precision; MXFP8: the FP8 matmul_efficiency's mxfp8_sustained_fraction, FP8 runs under the
-MXFP8 recipe). This finds the value that minimises the mean absolute error of `clustersim
+MXFP8 recipe; FP4: the FP4 one's, runs under the NVFP4 recipe). This finds the value that minimises the mean absolute error of `clustersim
 validate` over the given scenarios (the step-time error where a scenario's publication gives a
 step time or tokens/s, else the TFLOP/s error): the shipped catalog with only that field of GPU
 replaced, golden-section search over [0.3, 1] to 0.0005, then the value rounded to 0.001. Prints

@@ -7,8 +7,8 @@ One scenario per row of megatron_sc21.csv (Tables 1 and 2) and of megatron_readm
 Megatron-Core H100 table and the January-2021 scaling tables), and per fully specified dense row
 and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bridge-moe-*) of
 megatron_bridge_nemo.csv on a system the catalog has (but those the step model cannot run as
-published: NVFP4, the unnamed alternative granularity, LoRA, and the rows named at
-CONTRADICTED_BY_RECIPE and NVL72_SYSTEMS below), each with its published figure. Unknowns
+published: NVFP4 outside the dense models, the unnamed alternative granularity, LoRA, and the rows
+named at CONTRADICTED_BY_RECIPE and NVL72_SYSTEMS below), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
 comments written into each file). Run it again after the reference data changes.
 """
@@ -275,6 +275,27 @@ BRIDGE_RELEASES = {
                     'amax history, the script\'s settings)'),
 }
 
+# NVFP4 dense rows, one more rule per release (the release's recipe: get_precision_config("nvfp4")
+# in scripts/performance/utils/precision.py returns mixed_precision.py's bf16_with_nvfp4_mixed).
+NVFP4_RULES = """# NVFP4 rows, one more rule for all of them ({recipe}): every GEMM of every transformer layer
+#   in NVFP4 (bf16_with_nvfp4_mixed: fp4 = "e2m1", fp4_recipe = "nvfp4", Transformer Engine's
+#   NVFP4BlockScaling with its defaults: random Hadamard transform on the weight-gradient inputs,
+#   stochastic rounding of the gradients, 16 x 16 weight blocks; first_last_layers_bf16 left False:
+#   no layer kept in BF16 but the output layer, as in every precision);
+#   {weights};
+#   no tensor-parallel communication overlap (the Llama pretrain configs:
+#   tp_comm_overlap = False if precision == "nvfp4").{extra}"""
+NVFP4_WEIGHTS = {
+    '26.02': ('v0.3.0', False, 'BF16 weights, all-gathered in BF16 and cast to NVFP4 once per step\n'
+              '#   (fp8_param_gather = False, no FP4 parameter gather)'),
+    '26.04': ('v0.4.0', False, 'BF16 weights, all-gathered in BF16 and cast to NVFP4 once per step\n'
+              '#   (fp8_param_gather = False, no FP4 parameter gather)'),
+    '26.06': ('v0.5.0', True, 'NVFP4 weights, all-gathered in NVFP4 (fp4_param_gather = True)'),
+}
+# v0.5.0's llama31_405b_pretrain_config_gb200: disable_param_gather_overlap(cfg) for nvfp4 V2
+# (the 256-GPU config of the table's row; Megatron-Bridge issue 3714, peak memory).
+NVFP4_NO_GATHER_OVERLAP = {('26.06', 'DGX-GB200', 'llama3-405b')}
+
 BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B': 'llama3-70b',
                  'LLAMA3-70B': 'llama3-70b', 'LLAMA3.1_405B': 'llama3-405b',
                  'LLAMA3-405B': 'llama3-405b', 'LLAMA3.1-405B': 'llama3-405b',
@@ -411,7 +432,11 @@ BRIDGE_SYSTEMS = {
 #     layout), TP 4 with Megatron FSDP and no PP or CP in NVIDIA/NeMo v2.3.0's
 #     scripts/performance/recommended_model_configs/model_configs_gb200.csv (fp8 row);
 #   NeMo 25.04 and 25.07 GB200 FP8 Llama 3 8B: micro-batch 2 in the table (the BF16 row's), 4 in
-#     the fp8 rows of model_configs_gb200.csv at NeMo v2.3.0 and v2.4.0.
+#     the fp8 rows of model_configs_gb200.csv at NeMo v2.3.0 and v2.4.0;
+#   26.02.01 GB300 NVFP4 Llama 3 70B: micro-batch 2 without PP or VP in the table (the BF16
+#     recipe's micro-batch), PP 4 x VP 5 in v0.3.1's LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V2;
+#   26.02.01 GB200 NVFP4 Llama 3.1 405B: VP 4 in the table, VP 8 in v0.3.1's
+#     LLAMA31_405B_PRETRAIN_CONFIG_GB200_NVFP4_V2 (and in every other release's).
 # One MoE row the table contradicts: 26.02 DGX-H100 FP8 Qwen3-30B-A3B (PP 2 x VP 12, EP 8, MBS 1,
 # 5,113 tokens/s per GPU) against 26.02.01's 9,058 with the same layout, batch and recipe
 # (v0.3.0's QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 in both), 1.77x apart; 26.02.01's agrees
@@ -421,7 +446,9 @@ CONTRADICTED_BY_RECIPE = {('26.02.01', 'LLAMA3_70B', 'DGX-GB300', 'MXFP8'),
                           ('26.02.01', 'LLAMA3.1_405B', 'DGX-GB300', 'FP8'),
                           ('NeMo 25.04', 'LLAMA3-405B', 'DGX-GB200', 'FP8'),
                           ('NeMo 25.04', 'LLAMA3-8B', 'DGX-GB200', 'FP8'),
-                          ('NeMo 25.07', 'LLAMA3-8B', 'DGX-GB200', 'FP8')}
+                          ('NeMo 25.07', 'LLAMA3-8B', 'DGX-GB200', 'FP8'),
+                          ('26.02.01', 'LLAMA3_70B', 'DGX-GB300', 'NVFP4'),
+                          ('26.02.01', 'LLAMA3.1_405B', 'DGX-GB200', 'NVFP4')}
 CONTRADICTED_BY_TABLE = {('26.02', 'Qwen3_30B_a3B', 'DGX-H100', 'FP8')}
 # Rows the page itself disowns: its footnote on 26.06.01's gpt-oss MXFP8 rows ("Performance
 # regression in GPT-OSS 120B pre-training is a known issue", NVIDIA/cudnn-frontend issue 256,
@@ -556,9 +583,10 @@ def bridge_release(r):
 
 
 def bridge_precision(text):
-    """The table's precision: BF16, FP8 or MXFP8; None for what is not simulated: NVFP4 (its
-    recipe keeps layers in BF16 that the page does not list) and the parenthesised alternative
-    quantization granularity (not named on the page)."""
+    """The table's precision: BF16, FP8, MXFP8 or NVFP4; None for what is not simulated: the
+    parenthesised alternative quantization granularity (not named on the page)."""
+    if text.startswith('NVFP4'):
+        return 'NVFP4'
     if text.startswith('BF16'):
         return 'BF16'
     if text.startswith('MXFP8'):
@@ -576,6 +604,7 @@ def bridge(rows, out):
         dense = r['ep'] in ('', 'n/a', '1', '-')
         moe = r['model'] in BRIDGE_MOE_MODELS
         if (r['fully_specified'] != 'yes' or not (dense or moe) or release is None
+                or (precision == 'NVFP4' and (moe or release not in NVFP4_WEIGHTS))
                 or precision is None or system not in BRIDGE_SYSTEMS
                 or r['model'] not in BRIDGE_MODELS and not moe
                 or r['table'] not in ('pretrain', 'finetune_sft')
@@ -598,8 +627,11 @@ def bridge(rows, out):
         if vp > 1:
             lines += ['schedule: INTERLEAVED_ONE_F_ONE_B', f'virtual_stages: {vp}']
         lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']
-        if tp > 1 and (system, precision, model) not in BRIDGE_MOE_NO_TP_OVERLAP.get(release, ()):
+        if (tp > 1 and precision != 'NVFP4'
+                and (system, precision, model) not in BRIDGE_MOE_NO_TP_OVERLAP.get(release, ())):
             lines.append('overlap_tensor_communication: true')
+        if precision == 'NVFP4' and (release, system, model) in NVFP4_NO_GATHER_OVERLAP:
+            lines.append('overlap_parameter_gather: false')
         if moe:
             lines += [f'expert_parallel: {r["ep"]}', 'expert_tensor_parallel: 1']
             if (system, precision, model) in BRIDGE_MOE_OVERLAP.get(release, ()):
@@ -615,7 +647,18 @@ def bridge(rows, out):
             lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
         fp8_line = (f'\n  fp8_recipe: {fp8_recipe}\n  fp8_parameters: true'
                     if precision in ('FP8', 'MXFP8') else '')
-        job_precision = 'BF16' if precision == 'BF16' else 'FP8'
+        job_precision = {'BF16': 'BF16', 'NVFP4': 'FP4'}.get(precision, 'FP8')
+        extra_rules = ''
+        if precision == 'NVFP4':
+            nvfp4_recipe, fp4_parameters, weights = NVFP4_WEIGHTS[release]
+            fp8_line = '\n  fp8_recipe: NVFP4'
+            fp8_line += '\n  fp8_parameters: true' if fp4_parameters else ''
+            extra = ('\n#   The parameter gather not overlapped (v0.5.0 '
+                     'llama31_405b_pretrain_config_gb200:\n#   disable_param_gather_overlap for '
+                     'nvfp4 V2, a peak-memory workaround).'
+                     if (release, system, model) in NVFP4_NO_GATHER_OVERLAP else '')
+            extra_rules = '\n' + NVFP4_RULES.format(recipe=nvfp4_recipe, weights=weights,
+                                                    extra=extra)
         causal = not r['release'].startswith(('NeMo 25.0', 'Megatron-LM'))
         label = release if release.startswith(('Megatron-LM', 'NeMo')) else r['release']
         variant = bridge_variant(r)
@@ -628,7 +671,7 @@ def bridge(rows, out):
         group = f'{system} {precision}{" MoE" if moe else ""} (Megatron-Bridge, NeMo)'
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {system} GPUs, {r['precision']}.
 # Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
-{BRIDGE_RULES.format(recipe=recipe, fp8=fp8_text)}{chr(10) + BRIDGE_MOE_RULES if moe else ''}{chr(10) + BRIDGE_MODEL_RULES[model] if model in BRIDGE_MODEL_RULES else ''}
+{BRIDGE_RULES.format(recipe=recipe, fp8=fp8_text)}{extra_rules}{chr(10) + BRIDGE_MOE_RULES if moe else ''}{chr(10) + BRIDGE_MODEL_RULES[model] if model in BRIDGE_MODEL_RULES else ''}
 name: "{name}"
 model: "{model}"
 job {{

@@ -66,8 +66,14 @@ void check_job(const FieldChecker& job, const s::Model* model) {
     job.error("epochs", "needs dataset.num_samples");
   }
   if (m.has_dataset()) job.child("dataset").at_least("num_samples", 1);
+  const bool narrow = m.precision() == s::FP8 || m.precision() == s::FP4;
   for (const char* field : {"fp8_recipe", "fp8_parameters"}) {
-    if (job.has(field) && m.precision() != s::FP8) job.error(field, "applies to precision FP8");
+    if (job.has(field) && !narrow) job.error(field, "applies to precision FP8 or FP4");
+  }
+  // NVFP4 is the FP4 recipe and FP4 takes no other (its FP8 scales are the block scales).
+  if (m.has_fp8_recipe() && narrow && (m.fp8_recipe() == s::NVFP4) != (m.precision() == s::FP4)) {
+    job.error("fp8_recipe", m.precision() == s::FP4 ? "precision FP4 takes only NVFP4"
+                                                    : "NVFP4 needs precision FP4");
   }
   check_budget_size(job);
   if (model == nullptr) return;

@@ -42,7 +42,7 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   if (spec.recompute == schema::RECOMPUTE_FULL) return 2 * tokens * h / boundary_shard;
 
   const double mask = dropout ? 1 : 0;
-  const double gemm_input = spec.narrow_gemm_inputs ? 1 : 2;  // bytes per element
+  const double gemm_input = spec.gemm_input_bytes;                 // bytes per element
   double boundary = gemm_input * tokens * h + mask * tokens * h    // attention input, output mask
                     + gemm_input * tokens * h + mask * tokens * h  // MLP input, output mask
                     + 2 * 2 * tokens * h;                          // norm inputs

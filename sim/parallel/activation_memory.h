@@ -15,9 +15,10 @@ struct LayerActivationSpec {
   schema::Recompute recompute = schema::RECOMPUTE_NONE;
   bool flash_attention = false;  // fused attention: no s x s tensors are stored
   int context_parallel = 1;      // each rank stores its 1/context_parallel of the tokens
-  // FP8 GEMMs (Transformer Engine) keep their inputs for the weight gradient in 1 byte: the QKV,
-  // output-projection, MLP-up and MLP-down inputs.
-  bool narrow_gemm_inputs = false;
+  // Bytes per element of the GEMM inputs kept for the weight gradient (the QKV,
+  // output-projection, MLP-up and MLP-down inputs): 2, narrower under FP8 and FP4 (Transformer
+  // Engine keeps its narrow copy; fp8_casts.h gemm_input_bytes).
+  double gemm_input_bytes = 2;
   // A mixture-of-experts layer (else a dense one: ffn_hidden_size): its routed experts store,
   // per token copy, the expert MLP's tensors at expert_ffn_hidden_size and the permuted input
   // (gathered over expert_tensor_parallel), and shared experts their dense MLP's.

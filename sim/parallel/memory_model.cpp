@@ -16,6 +16,7 @@
 #include "sim/util/units.h"
 #include "sim/workload/cnn_ops.h"
 #include "sim/workload/expert_load.h"
+#include "sim/workload/fp8_casts.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/parameter_count.h"
 
@@ -61,13 +62,16 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
   const double shards = static_cast<double>(p.data_parallel()) * p.context_parallel();
   const double expert_shards = expert_layout(p).expert_data_parallel();
-  const bool fp8 = job.precision() == s::FP8;
-  // FP8 weights replace the 16-bit ones of the GEMMs; else TE keeps an FP8 copy and its
-  // transpose of each (1 + 1 bytes), refreshed once per step.
-  const bool fp8_weights = fp8 && job.fp8_parameters();
+  const bool narrow = job.precision() == s::FP8 || job.precision() == s::FP4;
+  // FP8 (FP4) weights replace the 16-bit ones of the GEMMs; else TE keeps a narrow copy and its
+  // transpose of each (2 x narrow_weight_bytes: FP8 1 + 1 bytes), refreshed once per step. The
+  // fp32 master copies stay in the optimizer states either way.
+  const bool narrow_weights = narrow && job.fp8_parameters();
+  const double copy = narrow_weight_bytes(gemm_recipe(job));
+  const double saved = narrow_weights ? bytes.weights - copy : 0;  // per linear parameter
   const double dense_linear = local.layers - local.expert;
-  const double weights = local.dense * bytes.weights - (fp8_weights ? dense_linear : 0);
-  const double expert_weights = local.expert * bytes.weights - (fp8_weights ? local.expert : 0);
+  const double weights = local.dense * bytes.weights - saved * dense_linear;
+  const double expert_weights = local.expert * bytes.weights - saved * local.expert;
   // Divided per share only where a share exists, so a dense model's figures stay one division.
   auto sharded = [&](double dense, double expert, bool shard) {
     const double d = dense / (shard ? shards : 1);
@@ -78,7 +82,7 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
                                local.expert * gradient_buffer_bytes(p), zero >= 2);
   e->optimizer_bytes =
       sharded(local.dense * bytes.optimizer, local.expert * bytes.optimizer, zero >= 1);
-  if (fp8) e->weight_cache_bytes = local.layers * (fp8_weights ? 1 : 2);
+  if (narrow) e->weight_cache_bytes = local.layers * copy * (narrow_weights ? 1 : 2);
 }
 
 // MoE layers of a stage, over its chunks.
@@ -106,7 +110,7 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   spec.recompute_latent_up = p.recompute_latent_up_projection();
   spec.flash_attention = !job.has_flash_attention() || job.flash_attention();
   spec.context_parallel = p.context_parallel();
-  spec.narrow_gemm_inputs = job.precision() == s::FP8 || job.precision() == s::FP4;
+  spec.gemm_input_bytes = gemm_input_bytes(job);
   spec.expert_tensor_parallel = expert_layout(p).expert_tensor_parallel;
   const ExpertLoad load =
       t.has_moe() ? expert_load(t, job.expert_routing(), expert_layout(p).expert_parallel)

@@ -151,9 +151,9 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
   const std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
   LayerTimes layer = time_layer(ops, compute, groups, p.recompute(), overlap_ranks,
                                 p.recompute_latent_up_projection());
-  if (job.precision() == s::FP8) {
+  if (narrow_gemms(job.precision())) {
     const Fp8CastBytes casts =
-        fp8_cast_bytes(ops, job.fp8_recipe(), compute.fp8_gemm_any_layout(), tp);
+        fp8_cast_bytes(ops, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp);
     layer.forward.compute += compute.memory_bound(casts.forward);
     layer.backward.compute += compute.memory_bound(casts.backward);
     if (p.recompute() == s::RECOMPUTE_FULL) {
@@ -174,7 +174,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
       !job.has_flash_attention() || job.flash_attention(),
       p.context_parallel(),
       p.context_parallel_comm(),
-      narrow_gemms(job.precision()),
+      gemm_input_bytes(job),
       experts.expert_parallel,
       experts.expert_tensor_parallel,
       t.has_moe() ? expert_load(t, job.expert_routing(), experts.expert_parallel) : ExpertLoad{}};
@@ -426,11 +426,13 @@ class StageBuilder {
                     const PipelinePlan& plan) const {
     const double ranks = static_cast<double>(p_.data_parallel()) * p_.context_parallel();
     const double linear = local.layers;
-    const bool fp8 = job_.precision() == s::FP8;
-    const bool fp8_gather =
-        fp8 && fp8_weights_gathered_in_fp8(job_.fp8_recipe(), job_.fp8_parameters());
+    const bool narrow = narrow_gemms(job_.precision());
+    const s::Fp8Recipe recipe = gemm_recipe(job_);
+    const bool narrow_gather = narrow && fp8_weights_gathered_in_fp8(recipe, job_.fp8_parameters());
     const StateBytesPerParameter bytes =
         state_bytes_per_parameter(job_.precision(), job_.optimizer());
+    // Bytes per linear parameter a narrow gather saves on the 16-bit one.
+    const double saved = narrow_gather ? bytes.weights - narrow_weight_bytes(recipe) : 0;
     const double reduce = gradient_reduce_bytes(job_.precision(), p_);
     w->gradient_bytes = reduce * local.dense;
     w->expert_gradient_bytes = reduce * local.expert;
@@ -442,21 +444,19 @@ class StageBuilder {
         compute_.memory_bound(plan.shard_gradients ? per_parameter * local.dense / ranks +
                                                          per_parameter * local.expert / expert_ranks
                                                    : per_parameter * local.total());
-    // Transformer Engine casts the GEMM weights to FP8 once per step. MXFP8 re-quantizes them
+    // Transformer Engine casts the GEMM weights to FP8 (FP4) once per step. MXFP8 re-quantizes them
     // after their 16-bit gather, on the compute stream before the next forward: counted here,
     // before the gather, it ends the step at the same time (the gather starts when the
     // optimizer ends and the stage's end waits for both).
-    if (fp8) {
+    if (narrow) {
       w->optimizer += compute_.memory_bound(fp8_weight_cast_bytes(
-          linear, job_.fp8_recipe(), compute_.fp8_gemm_any_layout(), job_.fp8_parameters()));
+          linear, recipe, compute_.fp8_gemm_any_layout(), job_.fp8_parameters()));
     }
     // ZeRO-3 gathers the weights before every pass instead of after the step.
     const bool zero3 = p_.zero_stage() >= 3;
     if (plan.shard_gradients && !zero3) {
-      w->parameter_gather_bytes =
-          bytes.weights * local.dense - (fp8_gather ? linear - local.expert : 0);
-      w->expert_parameter_gather_bytes =
-          bytes.weights * local.expert - (fp8_gather ? local.expert : 0);
+      w->parameter_gather_bytes = bytes.weights * local.dense - saved * (linear - local.expert);
+      w->expert_parameter_gather_bytes = bytes.weights * local.expert - saved * local.expert;
     }
     const int v = layout_.chunks();
     Picoseconds forward(0), backward(0);

@@ -1,4 +1,4 @@
-// Bytes of Transformer Engine's FP8 casts from the GEMM shapes of a layer.
+// Bytes of Transformer Engine's FP8 and FP4 casts from the GEMM shapes of a layer.
 #include "sim/workload/fp8_casts.h"
 
 namespace clustersim {
@@ -7,20 +7,35 @@ namespace s = schema;
 
 namespace {
 
-bool block_scaled(s::Fp8Recipe recipe) { return recipe == s::BLOCKWISE || recipe == s::MXFP8; }
+bool block_scaled(s::Fp8Recipe recipe) {
+  return recipe == s::BLOCKWISE || recipe == s::MXFP8 || recipe == s::NVFP4;
+}
 
 }  // namespace
+
+s::Fp8Recipe gemm_recipe(const s::TrainingJob& job) {
+  return job.precision() == s::FP4 ? s::NVFP4 : job.fp8_recipe();
+}
+
+double narrow_copy_bytes(s::Fp8Recipe recipe) {
+  if (recipe == s::NVFP4) return 0.5 + 1.0 / 16;  // E2M1 pairs, an E4M3 scale per 16
+  return 1 + (block_scaled(recipe) ? 1.0 / 32 : 0);
+}
+
+double gemm_input_bytes(const s::TrainingJob& job) {
+  if (job.precision() == s::FP4) return narrow_copy_bytes(s::NVFP4);
+  return job.precision() == s::FP8 ? 1 : 2;
+}
 
 int fp8_copies(s::Fp8Recipe recipe, bool any_layout) {
   return block_scaled(recipe) || !any_layout ? 2 : 1;
 }
 
 double fp8_cast_bytes_per_element(s::Fp8Recipe recipe, bool any_layout) {
-  constexpr double kRead = 2;          // the 16-bit tensor
-  constexpr double kAmax = 2;          // current scaling's pass over it
-  constexpr double kScale = 1.0 / 32;  // a block recipe's scale bytes per element and copy
-  const double copy = 1 + (block_scaled(recipe) ? kScale : 0);
-  return kRead + (recipe == s::CURRENT_SCALING ? kAmax : 0) + fp8_copies(recipe, any_layout) * copy;
+  constexpr double kRead = 2;  // the 16-bit tensor
+  constexpr double kAmax = 2;  // the amax pass over it
+  const bool amax = recipe == s::CURRENT_SCALING || recipe == s::NVFP4;
+  return kRead + (amax ? kAmax : 0) + fp8_copies(recipe, any_layout) * narrow_copy_bytes(recipe);
 }
 
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe, bool any_layout,
@@ -43,6 +58,10 @@ Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe
   return bytes;
 }
 
+double narrow_weight_bytes(s::Fp8Recipe recipe) {
+  return recipe == s::NVFP4 ? narrow_copy_bytes(recipe) : 1;
+}
+
 bool fp8_weights_gathered_in_fp8(s::Fp8Recipe recipe, bool fp8_parameters) {
   return fp8_parameters && recipe != s::MXFP8;
 }
@@ -52,8 +71,9 @@ double fp8_weight_cast_bytes(double parameters, s::Fp8Recipe recipe, bool any_la
   if (!fp8_weights_gathered_in_fp8(recipe, fp8_parameters)) {
     return fp8_cast_bytes_per_element(recipe, any_layout) * parameters;
   }
-  // The second copy from the first: read 1 byte, write 1.
-  return fp8_copies(recipe, any_layout) == 2 ? (1 + 1) * parameters : 0;
+  // The second copy from the first: read one, write one.
+  const double copy = narrow_weight_bytes(recipe);
+  return fp8_copies(recipe, any_layout) == 2 ? 2 * copy * parameters : 0;
 }
 
 }  // namespace clustersim

@@ -1,6 +1,7 @@
-// The memory-bound quantization kernels Transformer Engine adds around FP8 GEMMs, per recipe
-// (job.proto Fp8Recipe) and GPU. Each linear layer's GEMM input is cast to FP8 in the forward and
-// its output gradient in the backward. A cast reads the 16-bit tensor and writes its FP8 copies:
+// The memory-bound quantization kernels Transformer Engine adds around FP8 and FP4 GEMMs, per
+// recipe (job.proto Fp8Recipe) and GPU. Each linear layer's GEMM input is cast to the narrow
+// format in the forward and its output gradient in the backward. A cast reads the 16-bit tensor
+// and writes its narrow copies:
 //   per-tensor scaling (delayed, current): one copy where the GPU's FP8 GEMMs take any layout
 //     (gpu.proto fp8_gemm_any_layout: the data-centre Blackwells), else two, the second
 //     transposed for the weight-gradient GEMM (Hopper runs only TN FP8 GEMMs);
@@ -8,10 +9,19 @@
 //     scale runs along the GEMM's reduction dimension, which differs between the GEMMs a tensor
 //     feeds), each with one scale byte per 32 elements (MXFP8's E8M0 per 1 x 32 block;
 //     blockwise's fp32 per 1 x 128).
-// Per-tensor current scaling first reads the tensor once more for its amax. Delayed scaling
-// uses the amax of earlier steps and needs no extra pass. (NVIDIA/TransformerEngine
-// transformer_engine/pytorch/csrc/quantizer.cpp: a Float8 tensor's transpose only where
-// !is_non_tn_fp8_gemm_supported; MXFP8Quantizer: row-wise and column-wise data and scales.)
+//   NVFP4 (precision FP4): always two, the row-wise one of the 16-bit tensor and the column-wise
+//     one of its random Hadamard transform (the weight-gradient GEMM's input; weights are not
+//     transformed), each of 0.5 byte per element plus one E4M3 scale byte per 16 elements. The
+//     transform is fused into the cast (TE's nvte_quantize_with_hadamard_transform: one read of
+//     the tensor writes both copies; the 16 x 16 transform runs on the tensor cores and moves no
+//     bytes of its own). Transformer Engine before 2.15 (NVIDIA/TransformerEngine#2555) ran the
+//     column-wise copy as a kernel of its own, one more 2-byte read per element: not modelled.
+// Per-tensor current scaling and NVFP4 (its per-tensor FP32 scale) first read the tensor once
+// more for its amax (NVFP4: nvte_hadamard_transform_amax, the amaxes before and after the
+// transform in one pass). Delayed scaling uses the amax of earlier steps and needs no extra pass.
+// (NVIDIA/TransformerEngine transformer_engine/pytorch/csrc/quantizer.cpp: a Float8 tensor's
+// transpose only where !is_non_tn_fp8_gemm_supported; MXFP8Quantizer: row-wise and column-wise data
+// and scales.)
 //
 // Weights are cast once per step (Transformer Engine caches them over the micro-batches). FP8
 // weights (job.fp8_parameters, Megatron-Core's fp8_param_gather) are quantized on the optimizer's
@@ -22,7 +32,10 @@
 // mixed_precision.py bf16_with_mxfp8_mixed: fp8_param_gather with
 // reuse_grad_buf_for_mxfp8_param_ag; NVIDIA/Megatron-LM megatron/core/distributed/
 // param_and_grad_buffer.py: the bucket's param_data a bf16 view of its grad_data, and
-// _post_param_sync copying the gathered weights into their MXFP8 storage).
+// _post_param_sync copying the gathered weights into their MXFP8 storage). NVFP4 weights
+// (fp4_param_gather) are all-gathered in FP4; their 16 x 16 blocks share a scale along both
+// dimensions, so the column-wise copy is the row-wise one transposed (read and write one copy).
+// A 16-bit weight is cast into both copies with its amax pass, as an activation.
 #pragma once
 
 #include <vector>
@@ -32,12 +45,23 @@
 
 namespace clustersim {
 
-// FP8 copies a cast under `recipe` writes: 1 or 2 (above); `any_layout` is the GPU's
+// The recipe of `job`'s narrow GEMMs: NVFP4 under precision FP4, else job.fp8_recipe.
+schema::Fp8Recipe gemm_recipe(const schema::TrainingJob& job);
+
+// Bytes per element of one narrow copy with its scales: NVFP4 0.5 + 1/16, MXFP8 and blockwise
+// 1 + 1/32, per-tensor FP8 1.
+double narrow_copy_bytes(schema::Fp8Recipe recipe);
+
+// Bytes per element of a GEMM input of `job` as all-gathered and kept for the backward: 2 in 16
+// bits, 1 under FP8, narrow_copy_bytes under FP4 (NVFP4).
+double gemm_input_bytes(const schema::TrainingJob& job);
+
+// Narrow copies a cast under `recipe` writes: 1 or 2 (above); `any_layout` is the GPU's
 // fp8_gemm_any_layout.
 int fp8_copies(schema::Fp8Recipe recipe, bool any_layout);
 
-// Bytes moved per element of a cast under `recipe`: the 16-bit read, the current-scaling amax
-// read, and per copy 1 byte plus the block recipes' 1/32 scale byte.
+// Bytes moved per element of a cast under `recipe`: the 16-bit read, the amax read (current
+// scaling, NVFP4), and each copy's narrow_copy_bytes.
 double fp8_cast_bytes_per_element(schema::Fp8Recipe recipe, bool any_layout);
 
 struct Fp8CastBytes {
@@ -52,12 +76,16 @@ struct Fp8CastBytes {
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, schema::Fp8Recipe recipe,
                             bool any_layout, int tensor_parallel);
 
-// Whether FP8 weights are all-gathered in FP8 (1 byte per parameter): with `fp8_parameters`,
-// every recipe but MXFP8 (gathered in 16 bits, above).
+// Bytes per parameter of a narrow weight copy as gathered, kept and transposed: NVFP4's
+// narrow_copy_bytes, 1 for the FP8 recipes (their scales left out).
+double narrow_weight_bytes(schema::Fp8Recipe recipe);
+
+// Whether narrow weights are all-gathered narrow (narrow_weight_bytes per parameter): with
+// `fp8_parameters`, every recipe but MXFP8 (gathered in 16 bits, above).
 bool fp8_weights_gathered_in_fp8(schema::Fp8Recipe recipe, bool fp8_parameters);
 
-// Bytes of casting `parameters` FP8-GEMM weights once per step: 16-bit weights (and MXFP8's
-// 16-bit gather) a whole cast each, FP8 weights their transpose where the GPU needs one.
+// Bytes of casting `parameters` narrow-GEMM weights once per step: 16-bit weights (and MXFP8's
+// 16-bit gather) a whole cast each, narrow weights their transpose where the GPU needs one.
 double fp8_weight_cast_bytes(double parameters, schema::Fp8Recipe recipe, bool any_layout,
                              bool fp8_parameters);
 

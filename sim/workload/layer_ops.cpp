@@ -138,8 +138,8 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
   const int64_t tokens = x.tokens, h = x.h, tp = x.tp, d = x.d;
   const double boundary = 2.0 * tokens * h / (shape.sequence_parallel ? tp : 1);  // bytes
   const double hidden_bytes = 2.0 * tokens * h;
-  // All-gathers move the GEMM's input: 1-byte elements when its inputs are FP8.
-  const double gathered_bytes = (shape.narrow_gemm_inputs ? 1.0 : 2.0) * tokens * h;
+  // All-gathers move the GEMM's input, in its narrow format under FP8 and FP4.
+  const double gathered_bytes = shape.gemm_input_bytes * tokens * h;
   const K after_block = shape.sequence_parallel ? K::kTensorReduceScatter : K::kTensorAllReduce;
   std::vector<LayerOp> ops;
   auto memory = [&](const char* name, double bytes) {

@@ -53,9 +53,10 @@ struct LayerShape {
   bool flash_attention = true;
   int context_parallel = 1;
   schema::ContextParallelComm context_parallel_comm = schema::P2P;
-  // The linear layers' GEMMs take 1-byte inputs (FP8, Transformer Engine): the all-gathers in
-  // front of them move 1-byte elements.
-  bool narrow_gemm_inputs = false;
+  // Bytes per element of the linear layers' GEMM inputs: 2 in 16 bits, narrower under FP8 and FP4
+  // (Transformer Engine; fp8_casts.h gemm_input_bytes): the all-gathers in front of them move
+  // elements of that size.
+  double gemm_input_bytes = 2;
   // Mixture-of-experts layers (sim/parallel/expert_parallel.h): EP and ETP.
   int expert_parallel = 1;
   int expert_tensor_parallel = 1;

@@ -305,7 +305,7 @@ TEST_CASE("context parallelism must split the sequence and, all-to-all, the head
 
 TEST_CASE("MXFP8 needs Blackwell's block-scaled tensor cores, FP8 settings need FP8") {
   CHECK(h100_errors("", " fp8_recipe: MXFP8") ==
-        "s.textproto:7:43: job.fp8_recipe: applies to precision FP8\n");
+        "s.textproto:7:43: job.fp8_recipe: applies to precision FP8 or FP4\n");
   const std::string fp8 =
       "name: \"t\"\nmodel: \"llama2-7b\"\njob {\n  global_batch_size: 64\n  precision: FP8\n"
       "  fp8_recipe: MXFP8\n  optimizer: ADAM\n  token_budget: 1e9 sequence_length: 4096\n}\n"
@@ -314,6 +314,25 @@ TEST_CASE("MXFP8 needs Blackwell's block-scaled tensor cores, FP8 settings need 
         "s.textproto:6:3: job.fp8_recipe: MXFP8 needs block-scaled FP8 tensor cores (Blackwell "
         "or later); GPU \"H100-SXM5-80GB\" (Hopper) of \"aws.p5.48xlarge\" has none (use "
         "CURRENT_SCALING, DELAYED_SCALING or BLOCKWISE)\n");
+}
+
+TEST_CASE("NVFP4 is FP4's recipe and needs Blackwell's FP4 tensor cores") {
+  const auto job = [](const std::string& lines, const std::string& instance) {
+    return "name: \"t\"\nmodel: \"llama2-7b\"\njob {\n  global_batch_size: 64\n" + lines +
+           "\n  optimizer: ADAM\n  token_budget: 1e9 sequence_length: 4096\n}\n"
+           "cluster {\n  instance: \"" +
+           instance + "\" nodes: 1\n}\n";
+  };
+  // Hopper has no FP4 tensor cores: the precision is refused where it is set.
+  CHECK(scenario_errors(job("  precision: FP4", "aws.p5.48xlarge")) ==
+        "s.textproto:10:3: cluster.instance: GPU \"H100-SXM5-80GB\" of \"aws.p5.48xlarge\" has no "
+        "FP4 support (job.precision)\n");
+  CHECK(scenario_errors(job("  precision: FP8\n  fp8_recipe: NVFP4", "aws.p6-b200.48xlarge")) ==
+        "s.textproto:6:3: job.fp8_recipe: NVFP4 needs precision FP4\n");
+  CHECK(scenario_errors(job("  precision: FP4\n  fp8_recipe: MXFP8", "aws.p6-b200.48xlarge")) ==
+        "s.textproto:6:3: job.fp8_recipe: precision FP4 takes only NVFP4\n");
+  CHECK(scenario_errors(job("  precision: FP4\n  fp8_recipe: NVFP4\n  fp8_parameters: true",
+                            "aws.p6-b200.48xlarge")) == "");
 }
 
 TEST_CASE("uneven pipeline layouts must fit the model's layers") {

@@ -33,7 +33,7 @@ double gemm_rate(s::Precision precision) {
 
 std::vector<LayerOp> llama70b_ops(bool narrow, int cp = 1) {
   const auto& t = testing::shipped_catalog().models().find("llama3-70b")->value->transformer();
-  LayerShape shape{8192, 1, 8, true, true, cp, s::P2P, narrow};
+  LayerShape shape{8192, 1, 8, true, true, cp, s::P2P, narrow ? 1.0 : 2.0};
   return layer_forward_ops(t, shape, LayerKind::kDense);
 }
 
@@ -53,6 +53,38 @@ TEST_CASE("BF16 -> FP8 speed-up of a GEMM-only layer equals the ratio of the two
   };
   CHECK(seconds(s::BF16) / seconds(s::FP8) ==
         Approx(gemm_rate(s::FP8) / gemm_rate(s::BF16)).epsilon(1e-9));
+}
+
+TEST_CASE("MXFP8 -> NVFP4 speed-up of a GEMM-only layer equals the ratio of the two GEMM rates") {
+  // The same four GEMMs on a GB200: FP8 under MXFP8 at peak 5000 x max x the MXFP8 sustained
+  // fraction, FP4 at peak 10000 x max x the FP4 sustained fraction; compute-bound in both
+  // (the 4-bit operands halve the bytes again), each GEMM paying one launch overhead per pass.
+  const Catalog& c = testing::shipped_catalog();
+  const s::Gpu& gpu = *c.gpus().find("GB200-186GB")->value;
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  double fp8_rate = 0, fp4_rate = 0, overhead_us = 0;
+  for (const s::MatmulEfficiency& e : gpu.matmul_efficiency()) {
+    if (e.precision() == s::FP8) {
+      fp8_rate = gpu.peak_tflops().fp8() * e.max_fraction() * e.mxfp8_sustained_fraction();
+    }
+    if (e.precision() == s::FP4) {
+      fp4_rate = gpu.peak_tflops().fp4() * e.max_fraction() * e.sustained_fraction();
+      overhead_us = e.overhead_us();
+    }
+  }
+  REQUIRE(fp8_rate > 0);
+  REQUIRE(fp4_rate > 0);
+  std::vector<LayerOp> gemms;
+  for (const LayerOp& op : llama70b_ops(false)) {
+    if (op.kind == LayerOp::Kind::kMatmul) gemms.push_back(op);
+  }
+  const auto seconds = [&](const ComputeModel& compute) {
+    const LayerTimes t = time_layer(gemms, compute, {}, s::RECOMPUTE_NONE);
+    return (t.forward.compute + t.backward.compute).seconds() - 3 * 4 * overhead_us * 1e-6;
+  };
+  const ComputeModel mxfp8(gpu, s::FP8, runtime, KernelSetting::kTrainingStep, s::MXFP8);
+  const ComputeModel nvfp4(gpu, s::FP4, runtime, KernelSetting::kTrainingStep, s::NVFP4);
+  CHECK(seconds(mxfp8) / seconds(nvfp4) == Approx(fp4_rate / fp8_rate).epsilon(1e-7));
 }
 
 TEST_CASE("sliding-window attention takes its first window's causal kernel plus the band's") {

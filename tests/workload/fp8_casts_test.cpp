@@ -1,6 +1,6 @@
-// Tests of Transformer Engine's FP8 cast bytes per recipe and GPU: the bytes per element of each
-// cast, a GEMM's casts under sequence parallelism, and the per-step weight casts with FP8 and
-// MXFP8 weights.
+// Tests of Transformer Engine's FP8 and FP4 cast bytes per recipe and GPU: the bytes per element
+// of each cast, a GEMM's casts under sequence parallelism, and the per-step weight casts with
+// FP8, MXFP8 and NVFP4 weights.
 #include "sim/workload/fp8_casts.h"
 
 #include <catch2/catch.hpp>
@@ -27,6 +27,29 @@ TEST_CASE("a cast reads 16 bits, current scaling once more, and writes its FP8 c
     CHECK(fp8_cast_bytes_per_element(s::MXFP8, any_layout) == Approx(2 + 2 * (1 + 1.0 / 32)));
     CHECK(fp8_cast_bytes_per_element(s::BLOCKWISE, any_layout) == Approx(2 + 2 * (1 + 1.0 / 32)));
   }
+}
+
+TEST_CASE("an NVFP4 cast reads 16 bits twice and writes two 4-bit copies with E4M3 scales") {
+  // The amax pass (before and after the Hadamard transform) and the fused cast each read 2 bytes;
+  // row-wise and transformed column-wise copies of 0.5 byte plus 1/16 scale byte each.
+  for (bool any_layout : {kHopper, kBlackwell}) {
+    CHECK(fp8_copies(s::NVFP4, any_layout) == 2);
+    CHECK(fp8_cast_bytes_per_element(s::NVFP4, any_layout) == Approx(2 + 2 + 2 * (0.5 + 1.0 / 16)));
+  }
+  CHECK(narrow_copy_bytes(s::NVFP4) == 0.5625);
+  CHECK(narrow_copy_bytes(s::MXFP8) == Approx(1 + 1.0 / 32));
+  CHECK(narrow_copy_bytes(s::CURRENT_SCALING) == 1);
+  // The job's GEMM recipe and input bytes: FP4 is NVFP4 whatever fp8_recipe says.
+  s::TrainingJob job;
+  job.set_precision(s::FP4);
+  CHECK(gemm_recipe(job) == s::NVFP4);
+  CHECK(gemm_input_bytes(job) == 0.5625);
+  job.set_precision(s::FP8);
+  job.set_fp8_recipe(s::MXFP8);
+  CHECK(gemm_recipe(job) == s::MXFP8);
+  CHECK(gemm_input_bytes(job) == 1);
+  job.set_precision(s::BF16);
+  CHECK(gemm_input_bytes(job) == 2);
 }
 
 TEST_CASE("a GEMM casts its input in the forward and its output gradient in the backward") {
@@ -65,6 +88,19 @@ TEST_CASE(
   CHECK(fp8_weight_cast_bytes(p, s::MXFP8, kBlackwell, true) ==
         Approx((2 + 2 * (1 + 1.0 / 32)) * p));
   CHECK_FALSE(fp8_weights_gathered_in_fp8(s::DELAYED_SCALING, false));
+}
+
+TEST_CASE("NVFP4 weights gather in FP4 and transpose their 16 x 16 blocks, BF16 ones are cast") {
+  const double p = 1e9;
+  const double copy = 0.5 + 1.0 / 16;
+  // 16-bit weights: a whole cast per step, amax pass included.
+  CHECK_FALSE(fp8_weights_gathered_in_fp8(s::NVFP4, false));
+  CHECK(fp8_weight_cast_bytes(p, s::NVFP4, kBlackwell, false) == Approx((2 + 2 + 2 * copy) * p));
+  // FP4 weights (fp4_param_gather): the column-wise copy from the row-wise one.
+  CHECK(fp8_weights_gathered_in_fp8(s::NVFP4, true));
+  CHECK(narrow_weight_bytes(s::NVFP4) == copy);
+  CHECK(narrow_weight_bytes(s::CURRENT_SCALING) == 1);
+  CHECK(fp8_weight_cast_bytes(p, s::NVFP4, kBlackwell, true) == Approx(2 * copy * p));
 }
 
 }  // namespace
