@@ -204,8 +204,9 @@ class PipelineRun final : private EventHandler {
     Stage& s = stages_[r];
     const PipelineTask& task = s.tasks[s.next - 1];
     if (record_) {
-      record(r, "compute", task_name(task, plan_.chunks), now() - task_duration(r, task));
-      record_all_to_alls(r, task);
+      const Picoseconds start = now() - task_duration(r, task);
+      record(r, "compute", task_name(task, plan_.chunks), start);
+      record_all_to_alls(r, task, start);
     }
     if (s.next == s.tasks.size()) {
       timeline_.stages[r].last_backward_end = now();
@@ -560,20 +561,21 @@ class PipelineRun final : private EventHandler {
     timeline_.tasks_skipped += jump.tasks * plan_.stages;
   }
 
-  // Records [start, now) on `track` of stage r. Requires: recording.
-  void record(int r, const char* track, const std::string& name, Picoseconds start) {
-    record_->add("stage " + std::to_string(r), track, name, start, now());
+  // Records [start, end) (end: now) on `track` of stage r. Requires: recording.
+  void record(int r, const char* track, const std::string& name, Picoseconds start,
+              std::optional<Picoseconds> end = std::nullopt) {
+    record_->add("stage " + std::to_string(r), track, name, start, end.value_or(now()));
   }
   Picoseconds now() const { return net_->simulation().now(); }
 
-  // Draws the expert all-to-alls of the task stage r has just ended on their own track, at their
-  // places in its pass (a combined step's pass is shorter: their starts squeezed with it, each
-  // cut at the task's end). Requires: recording.
-  void record_all_to_alls(int r, const PipelineTask& task) {
+  // Draws the expert all-to-alls of the task stage r has just ended, begun at `start`, on their
+  // own track, at their places in its pass (a combined step's pass is shorter: their starts
+  // squeezed with it, each cut at the task's end). Requires: recording.
+  void record_all_to_alls(int r, const PipelineTask& task, Picoseconds start) {
     const StageWork& w = plan_.work[r];
     const auto& spans = task.forward ? w.chunk_forward_all_to_alls : w.chunk_backward_all_to_alls;
     if (spans.empty() || spans[task.chunk].empty()) return;
-    const Picoseconds duration = task_duration(r, task), start = now() - duration;
+    const Picoseconds duration = now() - start;
     const Picoseconds alone =
         task.forward ? plan_.chunk_forward(r, task.chunk) : plan_.chunk_backward(r, task.chunk);
     const double squeeze =
@@ -581,8 +583,7 @@ class PipelineRun final : private EventHandler {
     for (const TaskSpan& span : spans[task.chunk]) {
       const Picoseconds from =
           start + Picoseconds(std::llround(static_cast<double>(span.start.count()) * squeeze));
-      record_->add("stage " + std::to_string(r), "expert all-to-all", span.name, from,
-                   std::min(from + span.length, now()));
+      record(r, "expert all-to-all", span.name, from, std::min(from + span.length, now()));
     }
   }
 

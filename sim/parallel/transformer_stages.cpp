@@ -68,20 +68,15 @@ class Groups {
     if (experts.expert_parallel > 1) {
       // All the stage's expert-parallel groups dispatch at once (ranks etp + ETP x EP x edp
       // lead them).
-      std::vector<std::vector<int>> beside;
+      std::vector<std::vector<int>> all;  // the first timed, beside the others
       const int etp = experts.expert_tensor_parallel, ep = experts.expert_parallel;
       for (int edp = 0; edp < experts.expert_data_parallel(); ++edp) {
         for (int e = 0; e < etp; ++e) {
-          if (edp > 0 || e > 0) {
-            beside.push_back(gpus(expert_parallel_group(experts, e + etp * ep * edp)));
-          }
+          all.push_back(gpus(expert_parallel_group(experts, e + etp * ep * edp)));
         }
       }
-      std::vector<std::vector<int>> all = beside;
-      all.insert(all.begin(), gpus(expert_parallel_group(experts, 0)));
-      expert_ = std::make_unique<GroupCollectives>(
-          topology, gpus(expert_parallel_group(experts, 0)), std::move(beside));
       if (p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED) deduplicate(topology, all, model);
+      expert_ = first_beside_others(topology, std::move(all));
     }
     if (experts.expert_tensor_parallel > 1) {
       std::vector<int> first(experts.expert_tensor_parallel);
@@ -126,13 +121,16 @@ class Groups {
       rail_share_ = deduplicated_rail_share(t.moe().num_experts(), t.moe().experts_per_token(),
                                             static_cast<int>(by_domain.size()));
     }
-    const auto timed = [&topology](std::vector<std::vector<int>> groups) {
-      std::vector<int> first = std::move(groups.front());
-      groups.erase(groups.begin());
-      return std::make_unique<GroupCollectives>(topology, std::move(first), std::move(groups));
-    };
-    expert_rail_ = timed(std::move(rails));
-    expert_domain_ = timed(std::move(domains));
+    expert_rail_ = first_beside_others(topology, std::move(rails));
+    expert_domain_ = first_beside_others(topology, std::move(domains));
+  }
+
+  // The collectives of `groups`' first, timed while the others run the same beside it.
+  static std::unique_ptr<GroupCollectives> first_beside_others(
+      const Topology& topology, std::vector<std::vector<int>> groups) {
+    std::vector<int> first = std::move(groups.front());
+    groups.erase(groups.begin());
+    return std::make_unique<GroupCollectives>(topology, std::move(first), std::move(groups));
   }
 
   std::unique_ptr<GroupCollectives> tensor_, context_, expert_, expert_tensor_;
@@ -294,19 +292,10 @@ class StageBuilder {
       const int experts = moe_layers_in(t_, first, n);
       stage_experts += experts;
       const bool output = last_stage && c == v - 1;
-      const int dense_windowed = windowed_layers_in(t_, first, n, LayerKind::kDense);
-      const int experts_windowed = windowed_layers_in(t_, first, n, LayerKind::kExperts);
-      PassTimes f = (n - experts - dense_windowed) * kernels_.dense.forward;
-      PassTimes b = (n - experts - dense_windowed) * kernels_.dense.backward;
-      if (experts > 0) {
-        f += (experts - experts_windowed) * kernels_.experts.forward;
-        b += (experts - experts_windowed) * kernels_.experts.backward;
-      }
-      if (dense_windowed + experts_windowed > 0) {
-        f += dense_windowed * kernels_.dense_windowed.forward;
-        f += experts_windowed * kernels_.experts_windowed.forward;
-        b += dense_windowed * kernels_.dense_windowed.backward;
-        b += experts_windowed * kernels_.experts_windowed.backward;
+      PassTimes f, b;
+      for (int layer = first; layer < first + n; ++layer) {
+        f += kernels_of(layer).forward;
+        b += kernels_of(layer).backward;
       }
       b += recompute_time(first, n);
       out->recomputed_layers += p_.recompute() == s::RECOMPUTE_FULL ? recomputed_layers(p_, n) : 0;
@@ -337,7 +326,7 @@ class StageBuilder {
           compute_.memory_bound(gradient_accumulation_bytes(job_.precision()) * chunk.total());
       w.chunk_forward.push_back(f.total());
       w.chunk_backward.push_back(b.total());
-      if (experts > 0) add_all_to_all_spans(first, n, output, &w);
+      if (experts > 0) add_all_to_all_spans(c, first, n, output, &w);
       step += plan.micro_batches * f;
       step += plan.micro_batches * b;
       if (plan.overlap_expert_communication) {
@@ -385,10 +374,10 @@ class StageBuilder {
     return rerun;
   }
 
-  // Where the chunk's expert all-to-alls run in its forward (layers in order, then the output
-  // layer) and backward (the output layer's, the recomputed forwards, then the layers in reverse),
-  // for traces.
-  void add_all_to_all_spans(int first, int n, bool output, StageWork* w) const {
+  // Where the expert all-to-alls of model chunk `c` (`n` layers from `first`) run in its forward
+  // (layers in order, then the output layer) and backward (the output layer's, the recomputed
+  // forwards, then the layers in reverse), for traces.
+  void add_all_to_all_spans(int c, int first, int n, bool output, StageWork* w) const {
     std::vector<TaskSpan> forward, backward;
     const auto add = [](const std::vector<TaskSpan>& spans, Picoseconds at,
                         std::vector<TaskSpan>* out) {
@@ -416,7 +405,6 @@ class StageBuilder {
     const int v = layout_.chunks();
     w->chunk_forward_all_to_alls.resize(v);
     w->chunk_backward_all_to_alls.resize(v);
-    const int c = static_cast<int>(w->chunk_forward.size()) - 1;
     w->chunk_forward_all_to_alls[c] = std::move(forward);
     w->chunk_backward_all_to_alls[c] = std::move(backward);
   }

@@ -135,9 +135,8 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
   shape.query_heads = static_cast<int>(a / tp);
   shape.kv_heads = static_cast<int>(kv_rank);
   shape.head_dim = static_cast<int>(d);
-  for (int layer = first_layer; layer < first_layer + shape.layers; ++layer) {
-    shape.windowed_layers += attends_in_window(t, layer);
-  }
+  shape.windowed_layers = windowed_layers_in(t, first_layer, shape.layers, LayerKind::kDense) +
+                          windowed_layers_in(t, first_layer, shape.layers, LayerKind::kExperts);
   shape.window_tokens = t.has_sliding_window() ? t.sliding_window().window_tokens() : 0;
   const bool moe = t.has_moe();
   shape.num_experts = moe ? t.moe().num_experts() : 1;
