@@ -304,10 +304,10 @@ BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B
 
 # Mixture-of-experts rows whose shapes the step simulates (DeepSeek-V3's latent attention,
 # multi-token prediction, dense first layers and shared expert; gpt-oss's sliding windows and
-# attention sinks). "(tokendrop)" rows drop tokens beyond a capacity factor of 1: every expert then
-# runs exactly its balanced share, as simulated; the others are dropless with forced balancing
-# (the pages' note: "we force-balance the token distribution among experts and all benchmarks are
-# token-dropless"; the recipes' moe_router_force_load_balancing = True). Kimi-K2 is not listed:
+# attention sinks). Token-dropping rows (bridge_token_drop below) cap every expert at a capacity
+# factor of 1 and pad it to that capacity (job.expert_routing); the others are dropless with forced
+# balancing (the pages' note: "we force-balance the token distribution among experts and all
+# benchmarks are token-dropless"; the recipes' moe_router_force_load_balancing = True). Kimi-K2 is not listed:
 # its recipes train with Muon (scripts/performance argument_parser.py --optimizer_type, default
 # "muon", v0.3.1 to v0.5.0: Megatron-Core's layer-wise distributed Muon with Newton-Schulz
 # iterations in the optimizer step), which the step does not simulate.
@@ -321,9 +321,10 @@ BRIDGE_MOE_MODELS = {'Qwen3_30B_a3B': 'qwen3-30b-a3b', 'Qwen3_30B_a3B (tokendrop
 BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: EP as the table gives it, expert tensor
 #   parallel 1 (the Qwen3 and Mixtral recipes' expert_tensor_parallel_size; the table's ETP
 #   column is empty), Megatron-Core's all-to-all token dispatcher with grouped GEMMs, or its flex
-#   one where the recipe says so (bridge_flex_dispatcher there), and balanced routing (the load-balancing loss; token-drop rows cap each expert at its balanced
-#   share), dispatch and combine overlapped with compute where the release's recipe sets
-#   moe_a2a_overlap (BRIDGE_MOE_OVERLAP in tools/make_validation_scenarios.py), else not; the
+#   one where the recipe says so (bridge_flex_dispatcher there), and balanced routing (the
+#   load-balancing loss; token-dropping recipes cap and pad each expert at capacity factor 1,
+#   expert_routing, bridge_token_drop there), dispatch and combine overlapped with compute where
+#   the release's recipe sets moe_a2a_overlap (BRIDGE_MOE_OVERLAP in tools/make_validation_scenarios.py), else not; the
 #   expert layers eager (the host's work exposed) unless the recipe replays them from CUDA
 #   graphs (BRIDGE_MOE_GRAPHS there); Qwen3 235B's 94 layers split with
 #   the embedding and the loss counted as layers (96 on PP x VP chunks, as Llama 3.1 405B's);
@@ -332,7 +333,10 @@ BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: 
 
 # Where a release's Qwen3 recipe enables Megatron-Core's EP all-to-all overlap
 # (overlap_moe_expert_parallel_comm), as (release, system, precision, model); every other MoE row
-# runs without it (25.09 and the NeMo Mixtral rows: their recipes were not read, so none assumed).
+# runs without it (25.09's Qwen3 recipes: v0.1.0rc4 run_script.py passes only
+# CommOverlapConfig(tp_comm_overlap=True); the NeMo Mixtral recipes: NVIDIA/NeMo v2.2.0 / v2.3.0
+# nemo/collections/llm/recipes/mixtral_8x7b.py pretrain_performance_optimizations, whose
+# MegatronCommOverlapCallback overlaps tensor- and data-parallel communication only).
 #   26.02, 26.02.01: v0.3.0 scripts/performance/configs/qwen/qwen3_workload_base_configs.py,
 #     QWEN3_30B_A3B_ and QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_FP8_CS_V1: moe_a2a_overlap=True; the
 #     Blackwell ones leave it False.
@@ -362,14 +366,22 @@ BRIDGE_MOE_OVERLAP = {
 #     per-layer graphs (model.enable_cuda_graph), possible with the token-dropping rows' padded
 #     static shapes; h100 num_gpus_16 and, in qwen3_235b_a22b_llm_pretrain.yaml, h100 num_gpus_256
 #     and b200 num_gpus_64: cuda_graphs: false. (Its gb200 num_gpus_64 layout, PP 8 x EP 8, is not
-#     the table's TP 2 x EP 64: not assumed.)
+#     the table's TP 2 x EP 64: that row is left out, CONTRADICTED_BY_RECIPE below.)
 #   26.06, 26.06.01: v0.5.0 scripts/performance/configs/qwen/qwen3_workload_base_configs.py, the
 #     GB200 / GB300 FP8_MX configs of both models (QWEN3_235B_A22B_ ... _FP8_MX_V2,
 #     QWEN3_30B_A3B_ ... _FP8_MX_V1): cuda_graph_impl="full_iteration".
 #   26.08: v0.6.0 src/megatron/bridge/perf_recipes/qwen/common.py
 #     _enable_hybridep_full_iteration_mxfp8: cfg.model.cuda_graph_impl = "full_iteration".
+#   NeMo 25.02 (DGX-B200) and 25.04 (DGX-GB200) Mixtral 8x7B, token-dropping (bridge_token_drop):
+#     NVIDIA/NeMo v2.2.0 scripts/llm/performance/pretrain_mixtral_8x7b.py (enable_cuda_graph =
+#     gpu in ["b200"]) and v2.3.0 scripts/performance/recommended_model_configs/
+#     model_configs_gb200.csv (pre_train mixtral 8x7b fp8: cuda_graphs 1, which utils.py
+#     set_primary_perf_configs turns into model.config.enable_cuda_graph): Megatron-Core's
+#     per-layer graphs, as 25.09's.
 BRIDGE_MOE_GRAPHS = {'25.09': {('DGX-GB200', 'FP8', 'qwen3-30b-a3b'),
                                ('DGX-B200', 'FP8', 'qwen3-30b-a3b')},
+                     'NeMo 25.02': {('DGX-B200', 'FP8', 'mixtral-8x7b')},
+                     'NeMo 25.04': {('DGX-GB200', 'FP8', 'mixtral-8x7b')},
                      '26.06': _NVL72_MXFP8, '26.08': _NVL72_MXFP8}
 # Where a release's Qwen3 recipe turns Transformer Engine's tensor-parallel overlap off although
 # TP > 1 (the dense rule's --tp-comm-overlap does not hold), as (release, system, precision, model):
@@ -460,6 +472,14 @@ CONTRADICTED_BY_TABLE |= {('26.06.01', 'GPT OSS 120B', s, 'MXFP8') for s in NVL7
 # EP 32 over 4 nodes runs DeepEP with the all-to-all overlap (moe_flex_dispatcher_backend
 # "deepep", moe_a2a_overlap=True).
 CONTRADICTED_BY_RECIPE |= {('26.04.01', 'DeepSeekV3', 'DGX-B200', 'MXFP8')}
+# Two 25.09 token-dropping Qwen3 rows against v0.1.0rc4's perf_matrix for the same GPUs, batch and
+# micro-batch (scripts/performance/configs/qwen3/):
+#   DGX-GB200 Qwen3-235B-A22B on 64 GPUs: TP 2 x EP 64 without PP in the table, TP 1 x PP 8 x EP 8
+#     in qwen3_235b_a22b_llm_pretrain.yaml gb200 num_gpus_64 (with cuda_graphs: true);
+#   DGX-H100 Qwen3-30B-A3B on 16 GPUs: VP 24 in the table, VP 12 in qwen3_30b_a3b_llm_pretrain.yaml
+#     h100 num_gpus_16 (fp8_cs micro-batch 2, as the table's).
+CONTRADICTED_BY_RECIPE |= {('25.09', 'Qwen3_235B_a22B (tokendrop)', 'DGX-GB200', 'FP8'),
+                           ('25.09', 'Qwen3_30B_a3B (tokendrop)', 'DGX-H100', 'FP8')}
 
 # DeepSeek-V3's layers per model chunk (per stage without interleaving), as Megatron-Bridge lays
 # them out by the number of virtual stages: set_deepseek_v3_pipeline_model_parallel_layout
@@ -521,6 +541,24 @@ DEEPSEEK_V3_UP_PROJECTION_RECOMPUTE = {'25.09': ('DGX-H100', 'DGX-B200', 'DGX-GB
                                        '26.02': ('DGX-B200', 'DGX-GB200', 'DGX-GB300'),
                                        '26.04': ('DGX-B200', 'DGX-GB300'),
                                        '26.06': ('DGX-GB200',), '26.08': ('DGX-GB200',)}
+
+
+# Where a release's recipe drops tokens: Megatron-Core's moe_expert_capacity_factor 1.0 with
+# moe_pad_expert_input_to_capacity (every expert runs, and every all-to-all moves, its whole
+# capacity: with capacity factor 1 the balanced share), as job.expert_routing writes them:
+#   25.09 "(tokendrop)" rows: v0.1.0rc4 scripts/performance/run_script.py apply_moe_token_drop on
+#     both Qwen3 recipes and on DeepSeek-V3 for b200 / gb200 (use_tokendrop, DeepEP off), whose
+#     src/megatron/bridge/training/utils/moe_token_drop.py defaults are capacity factor 1.0, padded;
+#   NeMo 25.02 / 25.04 Mixtral 8x7B: NVIDIA/NeMo v2.2.0 / v2.3.0 mixtral_8x7b.py
+#     pretrain_performance_optimizations (the performance scripts' pretrain_recipe(performance_mode=
+#     True)) adds MegatronTokenDropCallback, nemo/lightning/pytorch/callbacks/moe_token_drop.py:
+#     moe_expert_capacity_factor 1.0, moe_pad_expert_input_to_capacity True.
+TOKEN_DROP_ROUTING = 'expert_routing { capacity_factor: 1 pad_to_capacity: true }'
+
+
+def bridge_token_drop(r, model):
+    """Whether the row's recipe drops tokens (above)."""
+    return 'tokendrop' in r['model'] or (model == 'mixtral-8x7b' and r['release'].startswith('NeMo'))
 
 
 def bridge_variant(r):
@@ -648,6 +686,8 @@ def bridge(rows, out):
         fp8_line = (f'\n  fp8_recipe: {fp8_recipe}\n  fp8_parameters: true'
                     if precision in ('FP8', 'MXFP8') else '')
         job_precision = {'BF16': 'BF16', 'NVFP4': 'FP4'}.get(precision, 'FP8')
+        routing_line = (f'\n  {TOKEN_DROP_ROUTING}'
+                        if moe and bridge_token_drop(r, model) else '')
         extra_rules = ''
         if precision == 'NVFP4':
             nvfp4_recipe, fp4_parameters, weights = NVFP4_WEIGHTS[release]
@@ -679,7 +719,7 @@ job {{
   sequence_length: {r['seq_len']}
   precision: {job_precision}{fp8_line}
   optimizer: ADAM
-  steps: 1
+  steps: 1{routing_line}
 }}
 cluster {{ instance: "{instance}" nodes: {gpus // per_node} fabric: "ib-rail-optimized"{cluster_extra} }}
 parallelism {{
