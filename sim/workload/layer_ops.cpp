@@ -156,7 +156,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
   auto dense_mlp = [&](int64_t f, const char* up, const char* down) {
     if (shape.sequence_parallel && !side_by_side) collective(K::kTensorAllGather, "MLP all-gather");
     ops.push_back({K::kMatmul, up, tokens, (x.gated ? 2 : 1) * f / tp, h});
-    memory("activation", (x.gated ? 3.0 : 2.0) * 2 * tokens * f / tp);
+    memory("activation", activation_bytes_per_element(t) * tokens * f / tp);
     ops.push_back({K::kMatmul, down, tokens, h, f / tp});
     collective(after_block, "MLP all-reduce");
   };
@@ -219,7 +219,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     }
     double activation = 0;
     for (const ExpertGroup& g : groups) {
-      activation += (x.gated ? 3.0 : 2.0) * 2 * g.rows * g.count * f / etp;
+      activation += activation_bytes_per_element(t) * g.rows * g.count * f / etp;
     }
     expert_op({K::kMemory, "expert activation", 0, 0, 0, 1, 0, activation});
     for (const ExpertGroup& g : groups) {

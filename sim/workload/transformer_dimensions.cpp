@@ -15,4 +15,11 @@ bool gated_mlp(const schema::Transformer& t) {
   return t.mlp_activation() == schema::SWIGLU || t.mlp_activation() == schema::GEGLU;
 }
 
+double activation_bytes_per_element(const schema::Transformer& t) {
+  constexpr double kSixteenBit = 2;
+  if (gated_mlp(t)) return 3 * kSixteenBit;
+  const double kernels = t.mlp_activation() == schema::SQUARED_RELU ? 2 : 1;
+  return kernels * 2 * kSixteenBit;
+}
+
 }  // namespace clustersim

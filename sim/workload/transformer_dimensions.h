@@ -1,6 +1,6 @@
 // The dimensions of a transformer that its schema leaves optional, with their defaults: key/value
 // heads (multi-head attention when unset), head width (hidden / heads when unset), and whether the
-// MLP is gated (SwiGLU, GeGLU: three matrices instead of two).
+// MLP is gated (SwiGLU, GeGLU: three matrices instead of two), and the traffic of its activation.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +19,11 @@ int64_t head_dim(const schema::Transformer& t);
 
 // True for SwiGLU and GeGLU MLPs (gate and up projections, then down).
 bool gated_mlp(const schema::Transformer& t);
+
+// Bytes a training step's MLP activation kernels move per element of the MLP width, 16-bit
+// tensors: one fused kernel reading the up projection's output (gate and up when gated) and
+// writing the width, 4 (6 gated); squared ReLU runs as two kernels (relu, then the square), each
+// reading and writing the width: 8.
+double activation_bytes_per_element(const schema::Transformer& t);
 
 }  // namespace clustersim

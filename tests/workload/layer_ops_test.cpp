@@ -172,6 +172,28 @@ TEST_CASE("attention beside the MLP takes one tensor-parallel collective of each
         matmul_flops(layer_forward_ops(sequential, shape, LayerKind::kDense)));
 }
 
+TEST_CASE("squared ReLU moves its MLP width twice: relu, then the square, each read and written") {
+  // Nemotron-4 15B at micro-batch 2, sequence 4096, TP 2: 8192 tokens x 24576 / 2 per rank.
+  schema::Transformer nemotron =
+      testing::shipped_catalog().models().find("nemotron4-15b")->value->transformer();
+  REQUIRE(nemotron.mlp_activation() == schema::SQUARED_RELU);
+  const LayerShape shape{4096, 2, 2, false, true};
+  const double width = 8192.0 * 24576 / 2;  // elements per rank
+  const std::vector<LayerOp> ops = layer_forward_ops(nemotron, shape, LayerKind::kDense);
+  CHECK(bytes_of(ops, "activation") == Approx(2 * (2 + 2) * width));
+  // One fused kernel for plain ReLU (read the up projection, write the width) and for a gated
+  // MLP (read gate and up, write the width); the GEMMs do not change with the activation.
+  schema::Transformer relu = nemotron;
+  relu.set_mlp_activation(schema::RELU);
+  const std::vector<LayerOp> relu_ops = layer_forward_ops(relu, shape, LayerKind::kDense);
+  CHECK(bytes_of(relu_ops, "activation") == Approx((2 + 2) * width));
+  CHECK(matmul_flops(relu_ops) == matmul_flops(ops));
+  schema::Transformer swiglu = nemotron;
+  swiglu.set_mlp_activation(schema::SWIGLU);
+  CHECK(bytes_of(layer_forward_ops(swiglu, shape, LayerKind::kDense), "activation") ==
+        Approx((2 + 2 + 2) * width));
+}
+
 TEST_CASE("latent attention's projections do 2 FLOPs per weight and token, norms aside") {
   // DeepSeek-V3: q 7168 -> 1536 -> 128 x 192, kv 7168 -> 512 + 64 -> 128 x (128 + 128), output
   // 128 x 128 -> 7168. Without tensor parallelism every weight but the two latent norms' is a
