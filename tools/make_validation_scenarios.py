@@ -526,8 +526,11 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 #   all-to-all overlap where the recipe sets it: the GB200 BF16 recipe from v0.4.0
 #   (GPT_OSS_120B_PRETRAIN_CONFIG_GB200_BF16_V2 moe_a2a_overlap=True, v0.6.0
 #   overlap_moe_expert_parallel_comm = True) and the GB200 and GB300 MXFP8 ones of v0.5.0 and
-#   v0.6.0; not simulated: CUDA graphs, the MXFP8 recipes' fused grouped MLP, FP8 attention and
-#   padded expert capacity, as for DeepSeek-V3 above."""
+#   v0.6.0; the MXFP8 recipes' fused grouped MLP (fused_expert_mlp: v0.5.0
+#   GPT_OSS_120B_PRETRAIN_CONFIG_GB200_FP8_MX_V2 / _GB300_FP8_MX_V2 cutedsl_fused_grouped_mlp=True,
+#   v0.6.0 perf_recipes/gpt_oss/gb200, gb300 NVTE_CUTEDSL_FUSED_GROUPED_MLP=1), the BF16 recipes'
+#   experts eager (Megatron-Core's clamp and router-weighted bias kernels); not simulated: CUDA
+#   graphs, FP8 attention and padded expert capacity, as for DeepSeek-V3 above."""
 
 BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES}
 
@@ -589,8 +592,16 @@ def bridge_flex_dispatcher(release, system, precision, model):
             (model == 'gpt-oss-120b' and precision == 'MXFP8'))
 
 
-def bridge_model_lines(r, release, system, model):
+# Where a gpt-oss recipe runs Transformer Engine's fused grouped MLP (GPT_OSS_RULES): the MXFP8
+# ones of 26.06 and 26.08 (v0.5.0 and v0.6.0).
+GPT_OSS_FUSED_GROUPED_MLP = {'26.06': NVL72_SYSTEMS, '26.08': NVL72_SYSTEMS}
+
+
+def bridge_model_lines(r, release, system, model, precision):
     """The parallelism lines of DEEPSEEK_V3_RULES and GPT_OSS_RULES beyond the MoE rule's."""
+    if model == 'gpt-oss-120b':
+        fused = precision == 'MXFP8' and system in GPT_OSS_FUSED_GROUPED_MLP.get(release, ())
+        return ['fused_expert_mlp: true'] if fused else []
     if model != 'deepseek-v3':
         return []
     vp = int(r['vp']) if r['vp'].isdigit() else 1
@@ -680,7 +691,7 @@ def bridge(rows, out):
                 lines.append('cuda_graphed_expert_layers: true')
             if bridge_flex_dispatcher(release, system, precision, model):
                 lines.append('expert_dispatcher: EXPERT_NODE_DEDUPLICATED')
-        lines += bridge_model_lines(r, release, system, model)
+        lines += bridge_model_lines(r, release, system, model, precision)
         if model in ('llama3-405b', 'qwen3-235b-a22b'):
             lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
         fp8_line = (f'\n  fp8_recipe: {fp8_recipe}\n  fp8_parameters: true'

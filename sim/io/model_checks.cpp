@@ -77,6 +77,10 @@ void check_transformer(const FieldChecker& t) {
   if (t.has("moe")) check_moe(t.child("moe"), m);
   if (t.has("latent_attention")) check_latent_attention(t);
   t.non_negative("multi_token_prediction_layers");
+  if (t.positive("activation_clamp") && t.has("activation_clamp") && m.has_mlp_activation() &&
+      m.mlp_activation() != s::SWIGLU && m.mlp_activation() != s::GEGLU) {
+    t.error("activation_clamp", "applies to gated activations (SWIGLU, GEGLU) only");
+  }
   if (t.has("sliding_window")) {
     const FieldChecker window = t.child("sliding_window");
     window.require("window_tokens") && window.at_least("window_tokens", 1);

@@ -283,9 +283,11 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.has_expert_communication_sm_share() && !m.overlap_expert_communication()) {
     p.error("expert_communication_sm_share", "applies with overlap_expert_communication only");
   }
-  if (m.has_expert_dispatcher() && model != nullptr &&
-      !(model->has_transformer() && model->transformer().has_moe())) {
-    p.error("expert_dispatcher", "applies to mixture-of-experts models only");
+  for (const char* field : {"expert_dispatcher", "fused_expert_mlp"}) {
+    if (p.has(field) && model != nullptr &&
+        !(model->has_transformer() && model->transformer().has_moe())) {
+      p.error(field, "applies to mixture-of-experts models only");
+    }
   }
   if (m.recompute_latent_up_projection()) {
     if (is_transformer(model) && !model->transformer().has_latent_attention()) {

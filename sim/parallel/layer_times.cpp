@@ -117,7 +117,7 @@ OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& c
     }
     case K::kMemory:
       t.forward.compute = compute.memory_bound(op.bytes);
-      t.backward.compute = compute.memory_bound(2 * op.bytes);
+      t.backward.compute = compute.memory_bound(op.backward_bytes.value_or(2 * op.bytes));
       if (op.expert) {
         t.forward.expert_compute = t.forward.compute;
         t.backward.expert_compute = t.backward.compute;

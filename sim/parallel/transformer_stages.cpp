@@ -164,7 +164,7 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
 Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s::Parallelism& p,
                      const ComputeModel& compute, const LayerGroups& groups) {
   const ExpertLayout experts = expert_layout(p);
-  const LayerShape shape{
+  LayerShape shape{
       job.sequence_length(),
       p.micro_batch_size(),
       p.tensor_parallel(),
@@ -176,6 +176,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
       experts.expert_parallel,
       experts.expert_tensor_parallel,
       t.has_moe() ? expert_load(t, job.expert_routing(), experts.expert_parallel) : ExpertLoad{}};
+  shape.fused_expert_mlp = p.fused_expert_mlp();
   Kernels k;
   if (moe_layer_count(t) < t.num_layers()) {
     k.dense = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kDense);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "sim/workload/eager_expert_kernels.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
 
@@ -217,13 +218,28 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       expert_op({K::kMatmul, std::string("expert up") + g.suffix, g.rows,
                  (x.gated ? 2 : 1) * f / etp, h, g.count});
     }
-    double activation = 0;
-    for (const ExpertGroup& g : groups) {
-      activation += activation_bytes_per_element(t) * g.rows * g.count * f / etp;
+    double rank_rows = 0;  // the busiest rank's routed rows
+    for (const ExpertGroup& g : groups) rank_rows += static_cast<double>(g.rows) * g.count;
+    // Eager kernels around the grouped GEMMs (eager_expert_kernels.h): the fused grouped MLP
+    // runs the activation, its clamp and the weighted bias in the GEMMs' epilogues instead.
+    auto eager = [&](const char* name, const EagerExpertBytes& per_row) {
+      LayerOp op{K::kMemory, name, 0, 0, 0, 1, 0, per_row.forward * rank_rows};
+      op.backward_bytes = per_row.backward * rank_rows;
+      expert_op(std::move(op));
+    };
+    if (!shape.fused_expert_mlp) {
+      if (t.has_activation_clamp()) eager("expert clamp", clamped_glu_bytes(f / etp));
+      double activation = 0;
+      for (const ExpertGroup& g : groups) {
+        activation += activation_bytes_per_element(t) * g.rows * g.count * f / etp;
+      }
+      expert_op({K::kMemory, "expert activation", 0, 0, 0, 1, 0, activation});
     }
-    expert_op({K::kMemory, "expert activation", 0, 0, 0, 1, 0, activation});
     for (const ExpertGroup& g : groups) {
       expert_op({K::kMatmul, std::string("expert down") + g.suffix, g.rows, h, f / etp, g.count});
+    }
+    if (!shape.fused_expert_mlp && t.linear_bias()) {
+      eager("expert bias", weighted_bias_bytes(h));
     }
     if (etp > 1) {
       ops.push_back(

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct LayerOp {
   // Causal attention within a sliding window: each query attends to at most `window` keys (its
   // own and the window - 1 before it); 0: to every earlier one.
   int64_t window = 0;
+  // Memory-bound: the backward's traffic where it is not twice the forward's (the eager expert
+  // kernels, eager_expert_kernels.h, whose gradients are counted kernel by kernel).
+  std::optional<double> backward_bytes = std::nullopt;
 };
 
 struct LayerShape {
@@ -64,6 +68,9 @@ struct LayerShape {
   ExpertLoad expert_load = {};
   // The layer attends within the model's sliding window (attends_in_window) rather than densely.
   bool sliding_window = false;
+  // The routed experts run Transformer Engine's fused grouped MLP (parallelism.fused_expert_mlp):
+  // no elementwise kernels of their own between the grouped GEMMs.
+  bool fused_expert_mlp = false;
 };
 
 // What a layer's MLP is: dense (ffn_hidden_size), or routed experts (with any shared experts).

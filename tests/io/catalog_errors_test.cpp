@@ -251,6 +251,17 @@ TEST_CASE("a sliding window needs its width and a period of at least 2") {
         "c.textproto:7:5: model[0].transformer.sliding_window.full_attention_every: is required\n");
 }
 
+TEST_CASE("an activation clamp must be positive and needs a gated activation") {
+  CHECK(catalog_errors(transformer_model("m", "activation_clamp: 7.0")) == "");
+  CHECK(catalog_errors(transformer_model("m", "activation_clamp: 0")) ==
+        "c.textproto:7:5: model[0].transformer.activation_clamp: must be > 0, got 0\n");
+  std::string gelu = transformer_model("m", "activation_clamp: 7.0");
+  gelu.replace(gelu.find("SWIGLU"), 6, "GELU");
+  CHECK(catalog_errors(gelu) ==
+        "c.textproto:7:5: model[0].transformer.activation_clamp: applies to gated activations "
+        "(SWIGLU, GEGLU) only\n");
+}
+
 TEST_CASE("a published active count the shape does not give is rejected") {
   // Llama-2-7B is dense: its active count is its total, 6,738,415,616 (6,607,343,616 without
   // the 32000 x 4096 embedding table).

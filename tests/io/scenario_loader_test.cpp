@@ -354,6 +354,12 @@ TEST_CASE("recomputing latent up projections needs latent attention and no full 
         "latent_attention; \"llama2-7b\" has none\n");
 }
 
+TEST_CASE("a fused expert MLP needs a mixture-of-experts model") {
+  CHECK(h100_errors("parallelism { fused_expert_mlp: true }\n") ==
+        "s.textproto:12:15: parallelism.fused_expert_mlp: applies to mixture-of-experts models "
+        "only\n");
+}
+
 TEST_CASE("layers listed per model chunk may leave a chunk empty, per stage not") {
   // Llama 2 7B's 32 layers on 2 stages x 2 chunks: the last chunk (virtual stage 3) holds none.
   const std::string chunks =

@@ -170,5 +170,18 @@ TEST_CASE("context parallel 2 halves a rank's GEMMs and its share of the causal 
   CHECK(whole.forward.context_comm == Picoseconds(0));
 }
 
+TEST_CASE("a memory-bound kernel's backward moves its own bytes where it counts them") {
+  // Twice the forward's traffic by default; the eager expert kernels count their gradients.
+  const ComputeModel compute = in_step(s::BF16);
+  LayerOp eager{LayerOp::Kind::kMemory, "eager", 0, 0, 0, 1, 0, 1e9};
+  LayerTimes t = time_layer({eager}, compute, {}, s::RECOMPUTE_NONE);
+  CHECK(t.forward.compute == compute.memory_bound(1e9));
+  CHECK(t.backward.compute == compute.memory_bound(2e9));
+  eager.backward_bytes = 1.25e9;
+  t = time_layer({eager}, compute, {}, s::RECOMPUTE_NONE);
+  CHECK(t.backward.compute == compute.memory_bound(1.25e9));
+  CHECK(t.forward.compute == compute.memory_bound(1e9));
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -1,0 +1,31 @@
+// Memory traffic of the routed experts' eager elementwise kernels (the closed forms are in the
+// header, with the Megatron-Core code they count).
+#include "sim/workload/eager_expert_kernels.h"
+
+namespace clustersim {
+
+namespace {
+
+constexpr double kElement = 2;  // bytes of a 16-bit activation
+
+}  // namespace
+
+EagerExpertBytes clamped_glu_bytes(int64_t width) {
+  const double w = static_cast<double>(width);
+  // Two clamps of one half each (read, write) and the concatenation of both halves (read, write).
+  const double forward = (2 * (w + w) + (2 * w + 2 * w)) * kElement;
+  // Two clamp gradients (read gradient and input, write) and the halves joined (read, write).
+  const double backward = (2 * 3 * w + (2 * w + 2 * w)) * kElement;
+  return {forward, backward};
+}
+
+EagerExpertBytes weighted_bias_bytes(int64_t hidden) {
+  const double h = static_cast<double>(hidden);
+  // b x p written; t and the product read, the sum written; the concatenation read and written.
+  const double forward = (h + 3 * h + 2 * h) * kElement;
+  // The split's gradient joined (read, write); two products written and reread for their sums.
+  const double backward = (2 * h + 2 * (h + h + h)) * kElement;
+  return {forward, backward};
+}
+
+}  // namespace clustersim
