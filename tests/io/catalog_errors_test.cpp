@@ -81,6 +81,34 @@ TEST_CASE("an NVLink domain must be whole nodes of NVSwitch-joined GPUs") {
                                                     "\n  nvlink_domain_gpus: 64")) == "");
 }
 
+TEST_CASE("CPU sockets split PCIe-joined GPUs evenly and need their link's rate") {
+  std::string pcie = test_instance_fields();
+  pcie.replace(pcie.find("NVSWITCH"), 8, "PCIE_ONLY");
+  const auto errors = [](const std::string& fields, const std::string& sockets) {
+    return catalog_errors(gpu_entry() +
+                          instance_entry(fields + "\n  cpu_sockets { " + sockets + " }"));
+  };
+  CHECK(errors(pcie, "count: 2 link_gb_per_s: 64") == "");
+  CHECK(errors(pcie, "count: 1") == "");
+  CHECK(errors(pcie, "count: 3 link_gb_per_s: 64") ==
+        "c.textproto:21:17: instance[0].cpu_sockets.count: 3 sockets do not split 8 GPUs "
+        "(gpu_count) evenly\n");
+  CHECK(errors(pcie, "count: 2") ==
+        "c.textproto:21:3: instance[0].cpu_sockets.link_gb_per_s: is required\n");
+  CHECK(errors(pcie, "count: 2 link_gb_per_s: -1") ==
+        "c.textproto:21:26: instance[0].cpu_sockets.link_gb_per_s: must be > 0, got -1\n");
+  CHECK(errors(pcie, "count: 0") ==
+        "c.textproto:21:17: instance[0].cpu_sockets.count: must be >= 1, got 0\n");
+  CHECK(errors(test_instance_fields(), "count: 2 link_gb_per_s: 64") ==
+        "c.textproto:21:3: instance[0].cpu_sockets: needs gpu_interconnect PCIE_ONLY or "
+        "NVLINK_BRIDGE_PAIRS, not NVSWITCH\n");
+  CHECK(catalog_errors("link_class { name: \"socket\" efficiency_fraction: 0.4 step_latency_us: 1 "
+                       "simple_step_latency_us: 2 " +
+                       testing::kSource + " }") ==
+        "c.textproto:1:73: link_class[0].simple_step_latency_us: does not apply to the socket "
+        "class\n");
+}
+
 // Issue 17: the fields of Ascend NPUs (HCCS links) and of priors standing in for fits.
 TEST_CASE("efficiency priors must say so and must describe efficiencies the GPU gives") {
   const std::string priors = "  efficiency_source { citation: \"prior\" confidence: UNVERIFIED }";
