@@ -4,7 +4,8 @@
 Usage: tools/fit_serving.py [--clustersim build/release/clustersim] [--memory | --shared] [GPU ...]
 
 For each GPU (default: every GPU fitted in topologies/serving.textproto), searches its
-compute_fraction, memory_fraction, layer_overhead_us and kv_reread_fraction (which only the
+compute_fraction, memory_fraction, layer_overhead_us, fp8_matmul_fraction where it has one, and
+kv_reread_fraction (which only the
 runs of Mistral 7B, the grouped-query model without the grouped kernel, depend on) for the least
 mean of the three mean
 absolute errors `clustersim validate scenarios/validation/serving/*.textproto` reports for it
@@ -44,7 +45,8 @@ def link_class_pattern(name):
                       r'  step_latency_us: ([\d.]+)\n(?:.*\n)*?\}\n' % name)
 FIT = re.compile(r'gpu \{ gpu: "([^"]+)" compute_fraction: ([\d.]+) memory_fraction: ([\d.]+) '
                  r'layer_overhead_us: ([\d.]+)(?: memory_overhead_gib: ([\d.]+) '
-                 r'tensor_parallel_memory_gib: ([\d.]+))?(?: kv_reread_fraction: ([\d.]+))? \}')
+                 r'tensor_parallel_memory_gib: ([\d.]+))?(?: kv_reread_fraction: ([\d.]+))?'
+                 r'(?: fp8_matmul_fraction: ([\d.]+))? \}')
 LINE = re.compile(r'^TensorRT-LLM 0\.9\.0 \(([^)]+)\): mean absolute error throughput ([\d.]+)%.*'
                   r'TTFT ([\d.]+)%.*TPOT ([\d.]+)%', re.M)
 
@@ -56,6 +58,8 @@ def fit_line(gpu, values):
         line += ' memory_overhead_gib: %.2f tensor_parallel_memory_gib: %.2f' % tuple(values[3:5])
     if values[5] != 1:
         line += ' kv_reread_fraction: %.3f' % values[5]
+    if values[6] is not None:
+        line += ' fp8_matmul_fraction: %.3f' % values[6]
     return line + ' }'
 
 
@@ -147,7 +151,9 @@ def descend(fits, key, free, capped, objective):
 
 def fit(clustersim, fits, gpu):
     files = scenarios_of(gpu, instances_of(gpu))
-    return descend(fits, gpu, (0, 1, 2, 5), (0, 1, 5), lambda f: error(clustersim, f, gpu, files))
+    fp8 = (6,) if fits[gpu][6] is not None else ()
+    return descend(fits, gpu, (0, 1, 2, 5) + fp8, (0, 1, 5) + fp8,
+                   lambda f: error(clustersim, f, gpu, files))
 
 
 def fit_shared(clustersim, fits):
@@ -186,7 +192,8 @@ def main():
     parser.add_argument('gpus', nargs='*')
     args = parser.parse_args()
     fits = {m.group(1): [float(m.group(i)) if m.group(i) else None for i in range(2, 7)] +
-            [float(m.group(7) or 1)] for m in FIT.finditer(open(RUNTIME).read())}
+            [float(m.group(7) or 1), float(m.group(8)) if m.group(8) else None]
+            for m in FIT.finditer(open(RUNTIME).read())}
     fits[SHARED] = shared_constants()
     if args.shared:
         fits = fit_shared(args.clustersim, fits)
