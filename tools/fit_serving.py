@@ -4,7 +4,8 @@
 Usage: tools/fit_serving.py [--clustersim build/release/clustersim] [--memory | --shared] [GPU ...]
 
 For each GPU (default: every GPU fitted in topologies/serving.textproto), searches its
-compute_fraction, memory_fraction, layer_overhead_us and kv_reread_fraction (which only the
+compute_fraction, memory_fraction, layer_overhead_us, fp8_matmul_fraction where it has one, and
+kv_reread_fraction (which only the
 runs of Mistral 7B, the grouped-query model without the grouped kernel, depend on) for the least
 mean of the three mean
 absolute errors `clustersim validate scenarios/validation/serving/*.textproto` reports for it
@@ -17,9 +18,10 @@ minus the predicted one without them, against 1 and TP - 1, over its rows. Print
 
 With --shared, fits instead the constants every GPU shares, on the rows they act on (every
 scenario with tensor parallelism, all GPUs together: the mean of the three errors of the
-"all GPUs" line): the runtime's allreduce_overhead_us and the pcie link class's
-efficiency_fraction and step_latency_us (topologies/links.textproto; only the PCIe GPUs' runs
-cross PCIe links, so these two are fitted on those). Prints the fitted values.
+"all GPUs" line): the runtime's allreduce_overhead_us and the efficiency_fraction and
+step_latency_us of the pcie and socket link classes (topologies/links.textproto; only the PCIe
+GPUs' runs cross PCIe links, and only their TP-8 runs the sockets, so these are fitted on those).
+Prints the fitted values.
 """
 import argparse
 import glob
@@ -32,13 +34,19 @@ import tempfile
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 RUNTIME = os.path.join(ROOT, 'topologies', 'serving.textproto')
 LINKS = os.path.join(ROOT, 'topologies', 'links.textproto')
-SHARED = '(shared)'  # key of [allreduce_overhead_us, pcie efficiency_fraction, step_latency_us]
+# Key of [allreduce_overhead_us, then efficiency_fraction and step_latency_us of each of CLASSES].
+SHARED = '(shared)'
+CLASSES = ('pcie', 'socket')
 OVERHEAD = re.compile(r'allreduce_overhead_us: ([\d.]+)')
-PCIE = re.compile(r'link_class \{\n  name: "pcie"\n  efficiency_fraction: ([\d.]+)\n'
-                  r'  step_latency_us: ([\d.]+)\n(?:.*\n)*?\}\n')
+
+
+def link_class_pattern(name):
+    return re.compile(r'link_class \{\n  name: "%s"\n  efficiency_fraction: ([\d.]+)\n'
+                      r'  step_latency_us: ([\d.]+)\n(?:.*\n)*?\}\n' % name)
 FIT = re.compile(r'gpu \{ gpu: "([^"]+)" compute_fraction: ([\d.]+) memory_fraction: ([\d.]+) '
                  r'layer_overhead_us: ([\d.]+)(?: memory_overhead_gib: ([\d.]+) '
-                 r'tensor_parallel_memory_gib: ([\d.]+))?(?: kv_reread_fraction: ([\d.]+))? \}')
+                 r'tensor_parallel_memory_gib: ([\d.]+))?(?: kv_reread_fraction: ([\d.]+))?'
+                 r'(?: fp8_matmul_fraction: ([\d.]+))? \}')
 LINE = re.compile(r'^TensorRT-LLM 0\.9\.0 \(([^)]+)\): mean absolute error throughput ([\d.]+)%.*'
                   r'TTFT ([\d.]+)%.*TPOT ([\d.]+)%', re.M)
 
@@ -50,6 +58,8 @@ def fit_line(gpu, values):
         line += ' memory_overhead_gib: %.2f tensor_parallel_memory_gib: %.2f' % tuple(values[3:5])
     if values[5] != 1:
         line += ' kv_reread_fraction: %.3f' % values[5]
+    if values[6] is not None:
+        line += ' fp8_matmul_fraction: %.3f' % values[6]
     return line + ' }'
 
 
@@ -58,18 +68,23 @@ def runtime_text(fits):
     return OVERHEAD.sub('allreduce_overhead_us: %.2f' % fits[SHARED][0], text, count=1)
 
 
-def pcie_text(fits):
-    """The shipped pcie link class with the trial efficiency and step latency."""
-    block = PCIE.search(open(LINKS).read()).group(0)
-    block = re.sub(r'efficiency_fraction: [\d.]+', 'efficiency_fraction: %.3f' % fits[SHARED][1],
-                   block, count=1)
-    return re.sub(r'step_latency_us: [\d.]+', 'step_latency_us: %.2f' % fits[SHARED][2], block,
-                  count=1)
+def links_text(fits):
+    """The shipped link classes of CLASSES with the trial efficiencies and step latencies."""
+    text = ''
+    for i, name in enumerate(CLASSES):
+        block = link_class_pattern(name).search(open(LINKS).read()).group(0)
+        block = re.sub(r'efficiency_fraction: [\d.]+',
+                       'efficiency_fraction: %.3f' % fits[SHARED][1 + 2 * i], block, count=1)
+        text += re.sub(r'step_latency_us: [\d.]+',
+                       'step_latency_us: %.2f' % fits[SHARED][2 + 2 * i], block, count=1)
+    return text
 
 
 def shared_constants():
-    m, p = OVERHEAD.search(open(RUNTIME).read()), PCIE.search(open(LINKS).read())
-    return [float(m.group(1)), float(p.group(1)), float(p.group(2))]
+    values = [float(OVERHEAD.search(open(RUNTIME).read()).group(1))]
+    for name in CLASSES:
+        values += [float(x) for x in link_class_pattern(name).search(open(LINKS).read()).groups()]
+    return values
 
 
 def scenarios_of(gpu, instances):
@@ -89,7 +104,7 @@ def validate(clustersim, fits, files, csv=False):
         with open(os.path.join(catalog, 'serving.textproto'), 'w') as f:
             f.write(runtime_text(fits))
         with open(os.path.join(catalog, 'links.textproto'), 'w') as f:
-            f.write(pcie_text(fits))
+            f.write(links_text(fits))
         extra = ['--format', 'csv'] if csv else []
         return subprocess.run([clustersim, 'validate', '--root', ROOT, '--catalog', catalog] +
                               extra + files, capture_output=True, text=True).stdout
@@ -136,12 +151,14 @@ def descend(fits, key, free, capped, objective):
 
 def fit(clustersim, fits, gpu):
     files = scenarios_of(gpu, instances_of(gpu))
-    return descend(fits, gpu, (0, 1, 2, 5), (0, 1, 5), lambda f: error(clustersim, f, gpu, files))
+    fp8 = (6,) if fits[gpu][6] is not None else ()
+    return descend(fits, gpu, (0, 1, 2, 5) + fp8, (0, 1, 5) + fp8,
+                   lambda f: error(clustersim, f, gpu, files))
 
 
 def fit_shared(clustersim, fits):
     files = [path for path in scenarios_of(None, None) if not path.endswith('-tp1.textproto')]
-    return descend(fits, SHARED, (0, 1, 2), (1,),
+    return descend(fits, SHARED, tuple(range(1 + 2 * len(CLASSES))), (1, 3),
                    lambda f: error(clustersim, f, 'all GPUs', files))
 
 
@@ -175,12 +192,15 @@ def main():
     parser.add_argument('gpus', nargs='*')
     args = parser.parse_args()
     fits = {m.group(1): [float(m.group(i)) if m.group(i) else None for i in range(2, 7)] +
-            [float(m.group(7) or 1)] for m in FIT.finditer(open(RUNTIME).read())}
+            [float(m.group(7) or 1), float(m.group(8)) if m.group(8) else None]
+            for m in FIT.finditer(open(RUNTIME).read())}
     fits[SHARED] = shared_constants()
     if args.shared:
         fits = fit_shared(args.clustersim, fits)
-        print('allreduce_overhead_us: %.2f\npcie efficiency_fraction: %.3f step_latency_us: %.2f'
-              % tuple(fits[SHARED]))
+        print('allreduce_overhead_us: %.2f' % fits[SHARED][0])
+        for i, name in enumerate(CLASSES):
+            print('%s efficiency_fraction: %.3f step_latency_us: %.2f'
+                  % ((name,) + tuple(fits[SHARED][1 + 2 * i:3 + 2 * i])))
         return
     for gpu in args.gpus or [g for g in fits if g != SHARED]:
         fits = (fit_memory if args.memory else fit)(args.clustersim, fits, gpu)

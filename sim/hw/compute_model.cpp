@@ -118,12 +118,13 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
 
 ComputeModel ComputeModel::serving(const s::Gpu& gpu, s::Precision precision,
                                    const s::Runtime& runtime, double compute_fraction,
-                                   double memory_fraction) {
+                                   double memory_fraction, double fp8_matmul_fraction) {
   CLUSTERSIM_CHECK(compute_fraction > 0 && compute_fraction <= 1 && memory_fraction > 0 &&
-                       memory_fraction <= 1,
+                       memory_fraction <= 1 && fp8_matmul_fraction <= 1,
                    "serving fractions outside (0, 1]");
   ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
   model.gemm_.fraction *= compute_fraction;
+  if (precision == s::FP8 && fp8_matmul_fraction > 0) model.gemm_.fraction = fp8_matmul_fraction;
   model.sixteen_bit_.fraction *= compute_fraction;
   model.attention_flops_ *= compute_fraction;
   model.memory_bytes_per_s_ = gpu.memory_bandwidth_gb_per_s() * kBytesPerGigabyte * memory_fraction;

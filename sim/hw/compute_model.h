@@ -65,11 +65,12 @@ class ComputeModel {
 
   // Kernels of a serving iteration: the isolated rates with the tensor-core rates (matmul and
   // fused attention) x `compute_fraction` and memory traffic at HBM x `memory_fraction` (the
-  // serving runtime's fit for this GPU) instead of the STREAM fraction.
-  // Requires: both fractions in (0, 1]; as the constructor.
+  // serving runtime's fit for this GPU) instead of the STREAM fraction; FP8 matmuls at
+  // `fp8_matmul_fraction` of the FP8 peak instead when it is > 0.
+  // Requires: both fractions in (0, 1], fp8_matmul_fraction <= 1; as the constructor.
   static ComputeModel serving(const schema::Gpu& gpu, schema::Precision precision,
                               const schema::Runtime& runtime, double compute_fraction,
-                              double memory_fraction);
+                              double memory_fraction, double fp8_matmul_fraction = 0);
 
   // `batch` independent matrix multiplications of (m x k) by (k x n) in one kernel (torch.bmm:
   // one launch overhead), inputs of the model's precision (16-bit when `sixteen_bit`) and a

@@ -201,6 +201,28 @@ void check_gpu(const FieldChecker& gpu) {
   check_source(gpu);
 }
 
+// CPU sockets split PCIe-joined GPUs evenly; between sockets they need the socket link's rate.
+void check_cpu_sockets(const FieldChecker& instance) {
+  const auto& m = static_cast<const s::InstanceType&>(instance.message());
+  if (!m.has_cpu_sockets()) return;
+  const FieldChecker sockets = instance.child("cpu_sockets");
+  if (!sockets.require("count") || !sockets.at_least("count", 1)) return;
+  const int count = m.cpu_sockets().count();
+  if (count > 1) {
+    sockets.require_positive("link_gb_per_s");
+  } else {
+    sockets.positive("link_gb_per_s");
+  }
+  if (m.has_gpu_interconnect() && m.gpu_interconnect() != s::PCIE_ONLY &&
+      m.gpu_interconnect() != s::NVLINK_BRIDGE_PAIRS) {
+    instance.error("cpu_sockets", "needs gpu_interconnect PCIE_ONLY or NVLINK_BRIDGE_PAIRS, not " +
+                                      s::GpuInterconnect_Name(m.gpu_interconnect()));
+  } else if (m.gpu_count() > 0 && m.gpu_count() % count != 0) {
+    sockets.error("count", std::to_string(count) + " sockets do not split " +
+                               std::to_string(m.gpu_count()) + " GPUs (gpu_count) evenly");
+  }
+}
+
 void check_instance(const FieldChecker& instance) {
   const auto& m = static_cast<const s::InstanceType&>(instance.message());
   instance.require("name");
@@ -229,6 +251,7 @@ void check_instance(const FieldChecker& instance) {
     }
   }
   check_nvlink_domain(instance);
+  check_cpu_sockets(instance);
   instance.require("vcpus") && instance.at_least("vcpus", 1);
   instance.require_positive("host_memory_gib");
   if (instance.has("cpu")) instance.child("cpu").positive("clock_ghz");
@@ -297,8 +320,8 @@ void check_fabric(const FieldChecker& fabric) {
 
 void check_link_class(const FieldChecker& link) {
   static const std::vector<std::string> kNames = {
-      "nvlink", "nvlink2", "nvlink3", "nvlink4",    "nvlink5",      "pcie",
-      "efa",    "roce",    "erdma",   "infiniband", "tcp_ethernet", "hccs"};
+      "nvlink", "nvlink2", "nvlink3",    "nvlink4",      "nvlink5", "pcie",  "efa",
+      "roce",   "erdma",   "infiniband", "tcp_ethernet", "hccs",    "socket"};
   const auto& m = static_cast<const s::LinkClass&>(link.message());
   if (link.require("name") && std::find(kNames.begin(), kNames.end(), m.name()) == kNames.end()) {
     link.error("name", "unknown link class \"" + m.name() + "\"" + did_you_mean(m.name(), kNames));
@@ -309,7 +332,11 @@ void check_link_class(const FieldChecker& link) {
   link.in_range("in_switch_reduction_efficiency_fraction", 0.01, 1);
   link.positive("in_switch_reduction_operand_gb_per_s");
   const bool nvlink = m.name().rfind("nvlink", 0) == 0;
-  const bool scale_up = nvlink || m.name() == "hccs" || m.name() == "pcie";
+  const bool scale_up = nvlink || m.name() == "hccs" || m.name() == "pcie" || m.name() == "socket";
+  // The socket class's step latency is its links' own, the same under every protocol.
+  if (link.has("simple_step_latency_us") && m.name() == "socket") {
+    link.error("simple_step_latency_us", "does not apply to the socket class");
+  }
   for (const char* field : {"tree_bandwidth_fraction", "all_to_all_bandwidth_fraction"}) {
     link.in_range(field, 0.01, 1);
     if (link.has(field) && scale_up) link.error(field, "applies to the network classes only");
@@ -345,6 +372,7 @@ void check_serving_fit(const FieldChecker& fit) {
   fit.non_negative("memory_overhead_gib");
   fit.non_negative("tensor_parallel_memory_gib");
   fit.in_range("kv_reread_fraction", 0, 1);
+  fit.in_range("fp8_matmul_fraction", 0.01, 1);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ struct LinkClasses {
   const s::LinkClass* nvlink = nullptr;  // the scale-up class: NVLink, or HCCS on Ascend nodes
   const s::LinkClass* pcie = nullptr;
   const s::LinkClass* network = nullptr;
+  const s::LinkClass* socket = nullptr;  // between CPU sockets, on multi-socket PCIe hosts
 };
 
 const s::LinkClass* find_link_class(const Catalog& catalog, const std::string& name,
@@ -59,6 +60,7 @@ struct Inputs {
   LinkClasses classes;
   double nic_bytes_per_s = 0;  // per NIC vertex
   int nics = 0;                // NIC vertices per node
+  int sockets = 1;             // CPU sockets whose PCIe roots the GPUs and NICs split among
   double oversubscription = 1;
 };
 
@@ -94,6 +96,10 @@ std::string check_inputs(const ClusterSpec& spec, const Catalog& catalog, Inputs
                           (intra == s::NVLINK_BRIDGE_PAIRS && in->gpus_per_node > 2);
   if (needs_pcie) {
     in->classes.pcie = find_link_class(catalog, "pcie", &error);
+    if (spec.instance->cpu_sockets().count() > 1) {
+      in->sockets = spec.instance->cpu_sockets().count();
+      in->classes.socket = find_link_class(catalog, "socket", &error);
+    }
     if (!in->gpu->has_pcie()) {
       return "GPU \"" + in->gpu->name() + "\" has no pcie link in the catalog, needed for " +
              (spec.nodes > 1 ? "its NICs" : "GPU-to-GPU traffic");
@@ -153,13 +159,27 @@ std::vector<int32_t> build_node(Topology* t, const Inputs& in, int node, bool mu
   const double pcie_efficiency = switch_per_nic ? in.classes.network->efficiency_fraction()
                                                 : in.classes.pcie->efficiency_fraction();
   const double pcie = in.gpu->pcie().per_direction_gb_per_s() * kBytesPerGigabyte * pcie_efficiency;
-  const int groups = switch_per_nic && multi_node ? in.nics : 1;
+  // PCIe switches: one per NIC group on NVSwitch nodes, else one root per CPU socket, GPU i of the
+  // instance's on socket i x sockets / gpu_count, each pair of sockets joined by their link.
+  const int groups = switch_per_nic ? (multi_node ? in.nics : 1) : in.sockets;
+  const int group_span = switch_per_nic ? g : in.instance->gpu_count();
   std::vector<int32_t> pcie_switches;
   for (int k = 0; k < groups; ++k) {
     pcie_switches.push_back(t->add_vertex({VertexKind::kPcieSwitch, node, k}));
   }
+  if (in.classes.socket) {
+    const double rate = in.instance->cpu_sockets().link_gb_per_s() * kBytesPerGigabyte *
+                        in.classes.socket->efficiency_fraction();
+    const Picoseconds latency = us(in.classes.socket->step_latency_us());
+    for (int a = 0; a < groups; ++a) {
+      for (int b = a + 1; b < groups; ++b) {
+        t->add_link(pcie_switches[a], pcie_switches[b], rate, latency, latency, LinkKind::kPcie);
+      }
+    }
+  }
   for (int i = 0; i < g; ++i) {
-    t->add_link(first_gpu + i, pcie_switches[i * groups / g], pcie, {}, {}, LinkKind::kPcie);
+    t->add_link(first_gpu + i, pcie_switches[i * groups / group_span], pcie, {}, {},
+                LinkKind::kPcie);
   }
   std::vector<int32_t> nics;
   for (int k = 0; k < (multi_node ? in.nics : 0); ++k) {

@@ -36,7 +36,10 @@ struct TopologyOrError {
 // NVLink capacities use the link class of the GPU's NVLink generation ("nvlink5") when the
 // catalog has one, else "nvlink". NVSwitch nodes have one PCIe
 // switch per NIC group (GPU-to-NIC affinity: GPU i uses group i*K/g of K = min(NICs, GPUs));
-// other nodes have one host bridge for all GPUs and NICs.
+// other nodes have one host bridge for all GPUs and NICs, or with instance.cpu_sockets one per
+// socket (GPUs and NICs split evenly in order), every two sockets joined by a link of the
+// socket's link_gb_per_s at the "socket" link class's efficiency, its step_latency_us the link's
+// latency each way.
 // Between nodes: SINGLE_SWITCH, CLOS (leaves of nodes_per_leaf nodes, uplinks = downlinks /
 // oversubscription to an aggregated spine) or RAIL_OPTIMIZED (NIC k of each node on rail leaf k).
 TopologyOrError build_topology(const ClusterSpec& spec, const Catalog& catalog);

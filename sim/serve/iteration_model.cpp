@@ -24,7 +24,8 @@ bool grouped_kernel_applies(const s::ServingRuntime& runtime, const InferenceSha
 
 IterationModel::IterationModel(const IterationInputs& in)
     : compute_(ComputeModel::serving(*in.gpu, in.formats.activations, *in.runtime,
-                                     in.fit.compute_fraction(), in.fit.memory_fraction())),
+                                     in.fit.compute_fraction(), in.fit.memory_fraction(),
+                                     in.fit.fp8_matmul_fraction())),
       sixteen_(ComputeModel::serving(*in.gpu, sixteen_bit_format(*in.gpu), *in.runtime,
                                      in.fit.compute_fraction(), in.fit.memory_fraction())),
       weight_bytes_(bytes_per_element(in.formats.weights)),

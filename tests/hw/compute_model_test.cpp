@@ -209,5 +209,28 @@ TEST_CASE("priors in place of fits are used as given but leave the results uncal
   CHECK(model("A100-SXM4-80GB", s::FP16, KernelSetting::kTrainingStep).calibrated());
 }
 
+// A serving fit's fp8_matmul_fraction replaces the FP8 matmuls' isolated fraction x
+// compute_fraction: an 8192^3 FP8 GEMM (compute bound) at f of the dense FP8 peak takes
+// 2 x 8192^3 / (peak f) besides its launch overhead; the 16-bit matmuls and a 16-bit model keep
+// compute_fraction.
+TEST_CASE("a serving fit's FP8 matmul fraction sets the FP8 matmuls' rate and nothing else") {
+  const Catalog& c = testing::shipped_catalog();
+  const s::Gpu& h100 = *c.gpus().find("H100-SXM5-80GB")->value;
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  const ComputeModel fitted = ComputeModel::serving(h100, s::FP8, runtime, 0.9, 0.9);
+  const ComputeModel half = ComputeModel::serving(h100, s::FP8, runtime, 0.9, 0.9, 0.5);
+  const ComputeModel quarter = ComputeModel::serving(h100, s::FP8, runtime, 0.9, 0.9, 0.25);
+  const int64_t n = 8192;
+  const double flops = 2.0 * n * n * n, peak = h100.peak_tflops().fp8() * 1e12;
+  const double at_half = half.matmul(n, n, n).seconds(),
+               at_quarter = quarter.matmul(n, n, n).seconds();
+  CHECK(at_quarter - at_half == Approx(flops / (peak * 0.25) - flops / (peak * 0.5)).epsilon(0.01));
+  CHECK(at_half != Approx(fitted.matmul(n, n, n).seconds()).epsilon(0.01));
+  CHECK(half.matmul(n, n, n, 1, true) == fitted.matmul(n, n, n, 1, true));
+  const ComputeModel sixteen = ComputeModel::serving(h100, s::FP16, runtime, 0.9, 0.9);
+  CHECK(ComputeModel::serving(h100, s::FP16, runtime, 0.9, 0.9, 0.5).matmul(n, n, n) ==
+        sixteen.matmul(n, n, n));
+}
+
 }  // namespace
 }  // namespace clustersim

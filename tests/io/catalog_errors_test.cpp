@@ -81,6 +81,34 @@ TEST_CASE("an NVLink domain must be whole nodes of NVSwitch-joined GPUs") {
                                                     "\n  nvlink_domain_gpus: 64")) == "");
 }
 
+TEST_CASE("CPU sockets split PCIe-joined GPUs evenly and need their link's rate") {
+  std::string pcie = test_instance_fields();
+  pcie.replace(pcie.find("NVSWITCH"), 8, "PCIE_ONLY");
+  const auto errors = [](const std::string& fields, const std::string& sockets) {
+    return catalog_errors(gpu_entry() +
+                          instance_entry(fields + "\n  cpu_sockets { " + sockets + " }"));
+  };
+  CHECK(errors(pcie, "count: 2 link_gb_per_s: 64") == "");
+  CHECK(errors(pcie, "count: 1") == "");
+  CHECK(errors(pcie, "count: 3 link_gb_per_s: 64") ==
+        "c.textproto:21:17: instance[0].cpu_sockets.count: 3 sockets do not split 8 GPUs "
+        "(gpu_count) evenly\n");
+  CHECK(errors(pcie, "count: 2") ==
+        "c.textproto:21:3: instance[0].cpu_sockets.link_gb_per_s: is required\n");
+  CHECK(errors(pcie, "count: 2 link_gb_per_s: -1") ==
+        "c.textproto:21:26: instance[0].cpu_sockets.link_gb_per_s: must be > 0, got -1\n");
+  CHECK(errors(pcie, "count: 0") ==
+        "c.textproto:21:17: instance[0].cpu_sockets.count: must be >= 1, got 0\n");
+  CHECK(errors(test_instance_fields(), "count: 2 link_gb_per_s: 64") ==
+        "c.textproto:21:3: instance[0].cpu_sockets: needs gpu_interconnect PCIE_ONLY or "
+        "NVLINK_BRIDGE_PAIRS, not NVSWITCH\n");
+  CHECK(catalog_errors("link_class { name: \"socket\" efficiency_fraction: 0.4 step_latency_us: 1 "
+                       "simple_step_latency_us: 2 " +
+                       testing::kSource + " }") ==
+        "c.textproto:1:73: link_class[0].simple_step_latency_us: does not apply to the socket "
+        "class\n");
+}
+
 // Issue 17: the fields of Ascend NPUs (HCCS links) and of priors standing in for fits.
 TEST_CASE("efficiency priors must say so and must describe efficiencies the GPU gives") {
   const std::string priors = "  efficiency_source { citation: \"prior\" confidence: UNVERIFIED }";
@@ -117,18 +145,20 @@ TEST_CASE("HCCS links are checked, exclude NVLink and are needed by an HCCS inst
         "classes only\n");
 }
 
-TEST_CASE("a serving runtime's overheads and KV re-read fraction are range-checked") {
+TEST_CASE("a serving runtime's overheads, KV re-read and FP8 matmul fractions are range-checked") {
   const std::string runtime =
       "serving_runtime {\n  name: \"rt\"\n  iteration_overhead_us: 1\n"
       "  memory_overhead_gib: 1\n  tensor_parallel_memory_gib: 1\n  allreduce_overhead_us: -2\n"
       "  static_prefill_overhead_us: -3\n"
       "  gpu { gpu: \"TestGPU-80GB\" compute_fraction: 0.9 memory_fraction: 0.9\n"
-      "        layer_overhead_us: 40 kv_reread_fraction: 1.5 }\n}\n";
+      "        layer_overhead_us: 40 kv_reread_fraction: 1.5 fp8_matmul_fraction: 1.2 }\n}\n";
   CHECK(catalog_errors(gpu_entry() + runtime) ==
         "c.textproto:16:3: serving_runtime[0].allreduce_overhead_us: must be >= 0, got -2\n"
         "c.textproto:17:3: serving_runtime[0].static_prefill_overhead_us: must be >= 0, got -3\n"
         "c.textproto:19:31: serving_runtime[0].gpu[0].kv_reread_fraction: must be in [0, 1], "
         "got 1.5\n"
+        "c.textproto:19:55: serving_runtime[0].gpu[0].fp8_matmul_fraction: must be in [0.01, 1], "
+        "got 1.2\n"
         "c.textproto:11:1: warning: serving_runtime[0].source: has no source: say where its "
         "numbers come from\n");
 }

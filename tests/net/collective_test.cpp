@@ -201,6 +201,33 @@ TEST_CASE("more bandwidth (less oversubscription) is never slower") {
   }
 }
 
+TEST_CASE("a ring across two CPU sockets runs at the socket link's rate, one socket's does not") {
+  // onprem.h100-nvl-8: NVLink pairs, PCIe 5 roots (63 GB/s a direction) on two sockets joined by
+  // 64 GB/s at the socket class's efficiency, below the PCIe links' rate at the pcie class's.
+  const Catalog& catalog = testing::shipped_catalog();
+  const schema::InstanceType& nvl = *catalog.instances().find("onprem.h100-nvl-8")->value;
+  schema::InstanceType one_socket = nvl;
+  one_socket.clear_cpu_sockets();
+  ClusterSpec spec;
+  spec.instance = &one_socket;
+  auto joined = build_topology(spec, catalog).topology;
+  REQUIRE(joined != nullptr);
+  auto split = shipped_cluster("onprem.h100-nvl-8", 1);
+  const double socket = 64e9 * catalog.link_classes().find("socket")->value->efficiency_fraction();
+  const double pcie = catalog.gpu_of(nvl).pcie().per_direction_gb_per_s() * 1e9 *
+                      catalog.link_classes().find("pcie")->value->efficiency_fraction();
+  REQUIRE(socket < pcie);
+  const double s = 4 * kGiB, factor = bus_bandwidth_factor(CollectiveOp::kAllReduce, 8);
+  const auto ring = [&](const Topology& t, std::vector<int> gpus) {
+    return seconds(t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, s, std::move(gpus));
+  };
+  // The ring 0..7 crosses the sockets at 3 -> 4 and 7 -> 0, one flow each way.
+  CHECK(s * factor / ring(*split, all_gpus(*split)) == Approx(socket).epsilon(0.01));
+  CHECK(s * factor / ring(*joined, all_gpus(*joined)) == Approx(pcie).epsilon(0.01));
+  // GPUs 0-3 sit on socket 0: the socket link carries nothing.
+  CHECK(ring(*split, {0, 1, 2, 3}) == ring(*joined, {0, 1, 2, 3}));
+}
+
 TEST_CASE("fewer hops are never slower") {
   // The same 4 nodes on one switch, and spread over leaves of one node each (3 more hops).
   const Catalog& catalog = testing::shipped_catalog();

@@ -87,6 +87,12 @@ TEST_CASE("routes are cheapest paths on every kind of node and fabric") {
     check_routes(*shipped_cluster("aws.g5.48xlarge", 3, 4, "clos-2to1"));
   }
   SECTION("V100 NVLink nodes") { check_routes(*shipped_cluster("aws.p3dn.24xlarge", 2)); }
+  SECTION("two-socket PCIe nodes, NVLink pairs") {
+    check_routes(*shipped_cluster("onprem.h100-nvl-8", 1));
+  }
+  SECTION("two-socket PCIe nodes, 4 NICs, 2:1 Clos") {
+    check_routes(*shipped_cluster("aws.g6e.48xlarge", 3, 0, "clos-2to1"));
+  }
   SECTION("NVLink domains of 3 trays, the last one partial, rail-optimized") {
     check_routes(*shipped_cluster("onprem.gb200-nvl72", 5, 0, "ib-rail-optimized", 3));
   }
@@ -172,6 +178,28 @@ TEST_CASE("equal-cost routes spread over the choices, deterministically") {
     }
   }
   CHECK(distinct_first_hops.size() > 8);  // not every pair leaves through its own PCIe switch
+}
+
+TEST_CASE("GPUs of two CPU sockets talk through both roots and the socket link, others not") {
+  // onprem.l40-8: 8 L40 on PCIe, cpu_sockets { count: 2 link_gb_per_s: 64 }.
+  const Catalog& catalog = testing::shipped_catalog();
+  const schema::LinkClass& socket = *catalog.link_classes().find("socket")->value;
+  auto t = shipped_cluster("onprem.l40-8", 1);
+  std::map<VertexKind, int> count;
+  for (auto v : boost::make_iterator_range(boost::vertices(t->graph())))
+    ++count[t->graph()[v].kind];
+  CHECK(count[VertexKind::kPcieSwitch] == 2);
+  CHECK(t->links().size() == 2 * (8 + 1));
+  for (auto [from, to] : {std::pair{0, 3}, std::pair{4, 7}}) CHECK(t->route(from, to).size() == 2);
+  for (auto [from, to] : {std::pair{3, 4}, std::pair{7, 0}}) {
+    const auto& route = t->route(from, to);
+    REQUIRE(route.size() == 3);
+    const LinkInfo& middle = t->links()[route[1]];
+    CHECK(middle.capacity_bytes_per_s == Approx(64e9 * socket.efficiency_fraction()));
+    CHECK(middle.latency == Picoseconds::from_microseconds(socket.step_latency_us()));
+    CHECK(t->route_latency(from, to) == middle.latency);
+  }
+  CHECK(t->route_latency(0, 3) == Picoseconds());
 }
 
 TEST_CASE("a route's hardware latency is the sum of its hops") {
