@@ -517,10 +517,10 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 # rows run Megatron FSDP on the NVL72 systems (_apply_nemotron_3_ultra_fsdp_hsdp).
 BRIDGE_HYBRID_MODELS = {'Nemotron_3_Nano': 'nemotron3-nano-30b-a3b'}
 
-NEMOTRON_3_NANO_RULES = """# Nemotron 3 Nano, one rule for all its releases (26.02.01 to 26.08): v0.3.1 to v0.5.0
-#   scripts/performance/configs/nemotronh/nemotron_3_nano_workload_base_configs.py
-#   (BASE_NEMOTRON_3_NANO_CONFIG; v0.3.1 names the file nemotron_3_nano_workload_base_configs.py)
-#   and v0.6.0 src/megatron/bridge/perf_recipes/nemotronh/*/nemotronh.py: TP 1, EP 8, ETP 1, no
+NEMOTRON_3_NANO_RULES = """# Nemotron 3 Nano, one rule for all its releases (26.02.01 to 26.08): BASE_NEMOTRON_3_NANO_CONFIG
+#   of scripts/performance/configs/nemotronh/nemotron_3_nano_workload_base_configs.py (v0.3.1)
+#   and nemotron_3_workload_base_configs.py (v0.4.0, v0.5.0), and v0.6.0
+#   src/megatron/bridge/perf_recipes/nemotronh/*/nemotronh.py: TP 1, EP 8, ETP 1, no
 #   sequence parallelism, the flex dispatcher with HybridEP (moe_flex_dispatcher_backend
 #   "hybridep"), forced load balancing; CUDA graphs of the scopes attn, mamba, moe_router and
 #   moe_preprocess (the expert layers' dispatch and experts run eagerly, as the MoE rule says),
