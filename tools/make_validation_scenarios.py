@@ -5,7 +5,8 @@ Usage: tools/make_validation_scenarios.py REFERENCE_DATA_VALIDATION_DIR
 
 One scenario per row of megatron_sc21.csv (Tables 1 and 2) and of megatron_readme.csv (the
 Megatron-Core H100 table and the January-2021 scaling tables), and per fully specified dense row
-and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bridge-moe-*) of
+and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bridge-moe-*; the
+hybrid Mamba-Transformer ones, BRIDGE_HYBRID_MODELS: bridge-hybrid-*) of
 megatron_bridge_nemo.csv on a system the catalog has (but those the step model cannot run as
 published: NVFP4 outside the dense models, the unnamed alternative granularity, LoRA, and the rows
 named at CONTRADICTED_BY_RECIPE and NVL72_SYSTEMS below), each with its published figure. Unknowns
@@ -532,7 +533,27 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 #   experts eager (Megatron-Core's clamp and router-weighted bias kernels); not simulated: CUDA
 #   graphs, FP8 attention and padded expert capacity, as for DeepSeek-V3 above."""
 
-BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES}
+# Hybrid Mamba-Transformer MoE rows (bridge-hybrid-*, groups of their own): Nemotron 3 Nano. Not
+# Nemotron 3 Super, Ultra or 3.5 Lightning: their recipes train multi-token-prediction layers
+# (Super: mtp_num_layers = 2 of the "*E" pattern, v0.4.0 to v0.6.0 recipes/nemotronh/
+# nemotron_3_super.py), which the step does not simulate for a hybrid pattern yet, and Ultra's
+# rows run Megatron FSDP on the NVL72 systems (_apply_nemotron_3_ultra_fsdp_hsdp).
+BRIDGE_HYBRID_MODELS = {'Nemotron_3_Nano': 'nemotron3-nano-30b-a3b'}
+
+NEMOTRON_3_NANO_RULES = """# Nemotron 3 Nano, one rule for all its releases (26.02.01 to 26.08): BASE_NEMOTRON_3_NANO_CONFIG
+#   of scripts/performance/configs/nemotronh/nemotron_3_nano_workload_base_configs.py (v0.3.1)
+#   and nemotron_3_workload_base_configs.py (v0.4.0, v0.5.0), and v0.6.0
+#   src/megatron/bridge/perf_recipes/nemotronh/*/nemotronh.py: TP 1, EP 8, ETP 1, no
+#   sequence parallelism, the flex dispatcher with HybridEP (moe_flex_dispatcher_backend
+#   "hybridep"), forced load balancing; CUDA graphs of the scopes attn, mamba, moe_router and
+#   moe_preprocess (the expert layers' dispatch and experts run eagerly, as the MoE rule says),
+#   no all-to-all overlap; no recomputation (_apply_nemotron_3_nano_perf_defaults:
+#   recompute_granularity None) but on DGX-H100 FP8, whose recipe recomputes
+#   recompute_modules ["moe", "layernorm", "core_attn", "moe_act"] (selective: the attention
+#   core here; the MoE layers' and norms' reruns are not simulated)."""
+
+BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES,
+                      'nemotron3-nano-30b-a3b': NEMOTRON_3_NANO_RULES}
 
 # Where the DeepSeek-V3 recipe of a release and system recomputes mla_up_proj (recompute_modules):
 # v0.1.0rc4 run_script.py (H100 ["mla_up_proj", "mlp"], B200 and token-drop GB200
@@ -589,7 +610,8 @@ def bridge_flex_dispatcher(release, system, precision, model):
     return ((model == 'qwen3-30b-a3b' and later) or
             (model == 'qwen3-235b-a22b' and later and system in NVL72_SYSTEMS) or
             (model == 'deepseek-v3' and (later or (release == '25.09' and system == 'DGX-H100'))) or
-            (model == 'gpt-oss-120b' and precision == 'MXFP8'))
+            (model == 'gpt-oss-120b' and precision == 'MXFP8') or
+            model in BRIDGE_HYBRID_MODELS.values())
 
 
 # Where a gpt-oss recipe runs Transformer Engine's fused grouped MLP (GPT_OSS_RULES): the MXFP8
@@ -598,10 +620,13 @@ GPT_OSS_FUSED_GROUPED_MLP = {'26.06': NVL72_SYSTEMS, '26.08': NVL72_SYSTEMS}
 
 
 def bridge_model_lines(r, release, system, model, precision):
-    """The parallelism lines of DEEPSEEK_V3_RULES and GPT_OSS_RULES beyond the MoE rule's."""
+    """The parallelism lines of DEEPSEEK_V3_RULES, GPT_OSS_RULES and NEMOTRON_3_NANO_RULES beyond the
+    MoE rule's."""
     if model == 'gpt-oss-120b':
         fused = precision == 'MXFP8' and system in GPT_OSS_FUSED_GROUPED_MLP.get(release, ())
         return ['fused_expert_mlp: true'] if fused else []
+    if model == 'nemotron3-nano-30b-a3b' and system == 'DGX-H100':
+        return ['recompute: RECOMPUTE_SELECTIVE']
     if model != 'deepseek-v3':
         return []
     vp = int(r['vp']) if r['vp'].isdigit() else 1
@@ -651,7 +676,8 @@ def bridge(rows, out):
         system = 'DGX-H100' if release == 'Megatron-LM' else r['system']
         precision = bridge_precision(r['precision'])
         dense = r['ep'] in ('', 'n/a', '1', '-')
-        moe = r['model'] in BRIDGE_MOE_MODELS
+        hybrid = r['model'] in BRIDGE_HYBRID_MODELS
+        moe = r['model'] in BRIDGE_MOE_MODELS or hybrid
         if (r['fully_specified'] != 'yes' or not (dense or moe) or release is None
                 or (precision == 'NVFP4' and (moe or release not in NVFP4_WEIGHTS))
                 or precision is None or system not in BRIDGE_SYSTEMS
@@ -664,7 +690,8 @@ def bridge(rows, out):
             fp8_recipe = 'MXFP8'
             fp8_text = ('MXFP8 (the table says so; get_precision_config("fp8_mx"), '
                         'MXFP8BlockScaling)')
-        model = BRIDGE_MOE_MODELS[r['model']] if moe else BRIDGE_MODELS[r['model']]
+        model = (BRIDGE_HYBRID_MODELS[r['model']] if hybrid else
+                 BRIDGE_MOE_MODELS[r['model']] if moe else BRIDGE_MODELS[r['model']])
         instance, per_node, cluster_extra = BRIDGE_SYSTEMS[system]
         gpus, tp, pp, cp = int(r['num_gpus']), int(r['tp']), int(r['pp']), int(r['cp'])
         vp = int(r['vp']) if r['vp'].isdigit() else 1
@@ -716,10 +743,12 @@ def bridge(rows, out):
         tag = re.sub(r'[^a-z0-9.]+', '-',
                      f'{label} {r["table"]} {model}{variant} {gpus}'.lower())
         # MoE scenarios apart (bridge-moe-*): the dense groups' guards glob bridge-<system>-*.
-        name = f'bridge-{"moe-" if moe else ""}{system.lower()}-{precision.lower()}-{tag}'
+        kind = 'hybrid-' if hybrid else 'moe-' if moe else ''
+        name = f'bridge-{kind}{system.lower()}-{precision.lower()}-{tag}'
         step = (int(r['global_batch']) * int(r['seq_len']) /
                 (float(r['tokens_per_s_per_gpu']) * gpus))
-        group = f'{system} {precision}{" MoE" if moe else ""} (Megatron-Bridge, NeMo)'
+        family = ' hybrid' if hybrid else ' MoE' if moe else ''
+        group = f'{system} {precision}{family} (Megatron-Bridge, NeMo)'
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {system} GPUs, {r['precision']}.
 # Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
 {BRIDGE_RULES.format(recipe=recipe, fp8=fp8_text)}{extra_rules}{chr(10) + BRIDGE_MOE_RULES if moe else ''}{chr(10) + BRIDGE_MODEL_RULES[model] if model in BRIDGE_MODEL_RULES else ''}

@@ -1,5 +1,6 @@
 // Checks of model entries: transformer shapes and CNN layer lists (shapes must flow end to end).
 #include <cmath>
+#include <string_view>
 
 #include "sim/io/entry_checks.h"
 #include "sim/io/schema/model.pb.h"
@@ -50,6 +51,51 @@ void check_latent_attention(const FieldChecker& t) {
   }
 }
 
+void check_mamba(const FieldChecker& mamba) {
+  for (const char* f : {"num_heads", "head_dim", "state_dim", "num_groups"}) {
+    mamba.require(f) && mamba.at_least(f, 1);
+  }
+  mamba.at_least("conv_kernel", 1);
+  mamba.at_least("chunk_size", 1);
+  check_divides(mamba, "num_groups", "num_heads");
+}
+
+// A hybrid pattern: num_layers letters of M * - E, each with the block it names described.
+void check_hybrid_pattern(const FieldChecker& t) {
+  const auto& m = static_cast<const s::Transformer&>(t.message());
+  const std::string& pattern = m.hybrid_layer_pattern();
+  if (static_cast<int>(pattern.size()) != m.num_layers()) {
+    t.error("hybrid_layer_pattern", "has " + std::to_string(pattern.size()) +
+                                        " letters, one a layer: num_layers is " +
+                                        std::to_string(m.num_layers()));
+  }
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (std::string_view("M*-E").find(pattern[i]) == std::string_view::npos) {
+      t.error("hybrid_layer_pattern", "letter " + std::to_string(i + 1) + " is '" +
+                                          std::string(1, pattern[i]) +
+                                          "': one of 'M' (Mamba), '*' (attention), '-' (MLP), "
+                                          "'E' (experts)");
+      return;
+    }
+  }
+  if (pattern.find('M') != std::string::npos && !m.has_mamba()) {
+    t.error("hybrid_layer_pattern", "has 'M' layers: needs mamba");
+  }
+  if (pattern.find('E') != std::string::npos && !m.has_moe()) {
+    t.error("hybrid_layer_pattern", "has 'E' layers: needs moe");
+  }
+  if (m.has_moe() && pattern.find('E') == std::string::npos) {
+    t.error("moe", "applies to a hybrid pattern's 'E' layers, and it has none");
+  }
+  if (m.has_moe() && m.moe().has_first_dense_layers()) {
+    t.child("moe").error("first_dense_layers", "does not apply with hybrid_layer_pattern");
+  }
+  for (const char* f :
+       {"multi_token_prediction_layers", "sliding_window", "parallel_attention_mlp"}) {
+    if (t.has(f)) t.error(f, "is not simulated with hybrid_layer_pattern yet");
+  }
+}
+
 void check_transformer(const FieldChecker& t) {
   const auto& m = static_cast<const s::Transformer&>(t.message());
   t.require_enum("kind");
@@ -75,6 +121,14 @@ void check_transformer(const FieldChecker& t) {
     t.error("pretraining_heads", "applies to ENCODER models only");
   }
   if (t.has("moe")) check_moe(t.child("moe"), m);
+  if (t.has("mamba")) {
+    check_mamba(t.child("mamba"));
+    if (!t.has("hybrid_layer_pattern")) t.error("mamba", "applies with hybrid_layer_pattern");
+  }
+  if (t.has("hybrid_layer_pattern")) check_hybrid_pattern(t);
+  if (t.has("moe_latent_size") && t.at_least("moe_latent_size", 1) && !t.has("moe")) {
+    t.error("moe_latent_size", "applies with moe");
+  }
   if (t.has("latent_attention")) check_latent_attention(t);
   t.non_negative("multi_token_prediction_layers");
   if (t.positive("activation_clamp") && t.has("activation_clamp") && m.has_mlp_activation() &&

@@ -120,6 +120,16 @@ std::string tensor_parallel_problem(int tp, const schema::Model* model) {
     return std::to_string(tp) + " does not divide the model's num_kv_heads (" + std::to_string(kv) +
            ")";
   }
+  // Megatron-Core's MambaMixer splits its heads and its B/C groups by tensor-parallel rank.
+  if (t.has_mamba()) {
+    for (auto [size, field] : {std::pair{t.mamba().num_heads(), "mamba.num_heads"},
+                               std::pair{t.mamba().num_groups(), "mamba.num_groups"}}) {
+      if (size % tp != 0) {
+        return std::to_string(tp) + " does not divide the model's " + field + " (" +
+               std::to_string(size) + ")";
+      }
+    }
+  }
   // Megatron splits the hidden state (sequence parallelism, row-parallel outputs) and the FFN by
   // tensor-parallel rank.
   for (auto [size, field] : {std::pair{t.hidden_size(), "hidden_size"},
@@ -152,6 +162,9 @@ std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
   const s::Transformer& t = model->transformer();
   if (t.has_sliding_window()) {
     return "context parallelism with sliding-window attention is not simulated yet";
+  }
+  if (t.has_hybrid_layer_pattern()) {
+    return "context parallelism of a hybrid model's layers is not simulated yet";
   }
   const int seq = job.sequence_length();
   const s::ContextParallelComm comm = p.context_parallel_comm();

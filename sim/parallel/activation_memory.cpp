@@ -19,6 +19,12 @@
 //   experts     (a MoE layer) the MLP terms at the expert width once per routed copy (k per
 //               token), the permuted 16-bit (FP8: 1-byte) expert inputs k Th x ETP, shared
 //               experts' MLP terms at their width
+//   hybrid      (a hybrid pattern's layer) one norm input and one block's: the attention's, the
+//               MLP's or the experts' terms above (LatentMoE: permuted inputs of the latent
+//               width, and the latent up projection's input T l), or a Mamba-2 mixer's: the
+//               in_proj input Th (boundary), its z x B C dt output 2T(d_inner + conv + heads),
+//               the conv1d output 2T conv, the scan output 2T d_inner and the out_proj input
+//               T d_inner (the scan saves no states: its backward recomputes them)
 // For GPT (a = k, d = h/a, f = 4h, dropout): boundary 10Th, split 24Th, s x s 5as^2b.
 #include "sim/parallel/activation_memory.h"
 
@@ -33,7 +39,8 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   const double a = t.num_attention_heads();
   const double k = kv_heads(t);
   const double d = head_dim(t);
-  const bool experts = spec.experts && t.has_moe();
+  const bool experts =
+      spec.hybrid ? spec.block == HybridBlock::kExperts : spec.experts && t.has_moe();
   const double f = experts ? expert_ffn_hidden_size(t) : t.ffn_hidden_size();
   const bool dropout = t.dropout();
   const bool gated = gated_mlp(t);
@@ -46,6 +53,12 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   double boundary = gemm_input * tokens * h + mask * tokens * h    // attention input, output mask
                     + gemm_input * tokens * h + mask * tokens * h  // MLP input, output mask
                     + 2 * 2 * tokens * h;                          // norm inputs
+  if (spec.hybrid && spec.block == HybridBlock::kMamba) {
+    const double inner = mamba_inner(t), conv = mamba_conv_channels(t);
+    const double mixer =
+        2 * (inner + conv + t.mamba().num_heads()) + 2 * conv + 2 * inner + gemm_input * inner;
+    return (gemm_input + 2) * tokens * h / boundary_shard + mixer * tokens / tp;
+  }
   double split = 2 * tokens * (a + k) * d + 2 * tokens * k * d +
                  gemm_input * tokens * a * d;  // Q K, V, proj in
   if (t.has_latent_attention()) {
@@ -57,6 +70,8 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
     const double qkv = spec.recompute_latent_up ? 0 : 2 * tokens * 2 * a * qk + 2 * tokens * a * v;
     split = qkv + gemm_input * tokens * a * v + gemm_input * tokens * latents * tp;
   }
+  if (spec.flash_attention) split += 4 * tokens * a;  // log-sum-exp per head
+  const double attention_split = split;
   // MLP rows per token: the routed copies this rank receives (the busiest rank's).
   const double copies = experts ? t.moe().experts_per_token() * spec.expert_rows : 1;
   // GELU: activation input, output (the MLP-down input); gated: gate and up outputs, product (the
@@ -64,14 +79,21 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   const double mlp_per_row = (gated ? 2 : 1) * 2 + gemm_input;
   split += mlp_per_row * tokens * f * copies;
   if (experts) {
-    split += gemm_input * tokens * copies * spec.expert_tensor_parallel * h;  // permuted inputs
+    const double width = expert_input_width(t);
+    split += gemm_input * tokens * copies * spec.expert_tensor_parallel * width;  // permuted inputs
+    if (t.has_moe_latent_size()) split += gemm_input * tokens * width * tp;       // latent up input
     split += mlp_per_row * tokens * f * t.moe().num_shared_experts();
   }
   double quadratic = 0;  // s x s tensors
-  if (spec.flash_attention) {
-    split += 4 * tokens * a;
-  } else if (spec.recompute != schema::RECOMPUTE_SELECTIVE) {
+  if (!spec.flash_attention && spec.recompute != schema::RECOMPUTE_SELECTIVE) {
     quadratic = (dropout ? 5 : 2) * a * s * s * b;
+  }
+  if (spec.hybrid) {
+    // One block: its input, output mask and norm input; the other block's split terms dropped.
+    boundary /= 2;
+    const bool attention = spec.block == HybridBlock::kAttention;
+    split = attention ? attention_split : split - attention_split;
+    if (!attention) quadratic = 0;
   }
   return boundary / boundary_shard + (split + quadratic) / tp;
 }

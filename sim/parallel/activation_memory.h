@@ -4,6 +4,7 @@
 
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
+#include "sim/workload/mamba_layer.h"
 
 namespace clustersim {
 
@@ -29,6 +30,9 @@ struct LayerActivationSpec {
   // Latent attention's Q, K and V rerun from the latents, not stored
   // (parallelism.recompute_latent_up_projection).
   bool recompute_latent_up = false;
+  // A hybrid model's layer (its one block; `experts` then says nothing): else attention and MLP.
+  bool hybrid = false;
+  HybridBlock block = HybridBlock::kAttention;
 };
 
 // Bytes one layer stores for one micro-batch on one GPU (16-bit activations, 1-byte dropout

@@ -119,6 +119,19 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   // A MoE model's stage: its layers' mean (chunks alike); a dense model's: its layer.
   const int experts = stage_moe_layers(t, layout, stage);
   auto mean_layer = [&] {
+    if (t.has_hybrid_layer_pattern()) {
+      // Each of the stage's layers of its own block; their mean.
+      spec.hybrid = true;
+      double sum = 0;
+      for (int c = 0; c < v; ++c) {
+        const int first = layout.first_layer(stage, c);
+        for (int layer = first; layer < first + layout.layers[stage][c]; ++layer) {
+          spec.block = hybrid_block(t, layer);
+          sum += layer_activation_bytes(t, spec);
+        }
+      }
+      return sum / e->layers;
+    }
     spec.experts = false;
     const double dense = layer_activation_bytes(t, spec);
     if (experts == 0) return dense;
@@ -190,16 +203,19 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
       other += static_cast<double>(t.vocab_size()) * t.hidden_size();
     }
   }
-  int experts = stage_moe_layers(t, layout, stage), dense = e.layers - experts;
+  LayerParameters layers;
+  for (int c = 0; c < layout.chunks(); ++c) {
+    layers += layer_parameters(t, layout.first_layer(stage, c), layout.layers[stage][c]);
+  }
   const int mtp = stage == pp - 1 ? t.multi_token_prediction_layers() : 0;
   if (mtp > 0) {
     // Multi-token-prediction modules on the last stage: layers of the last layer's kind.
     const bool moe = moe_layers_in(t, t.num_layers() - 1, 1) > 0;
-    (moe ? experts : dense) += mtp;
+    for (int m = 0; m < mtp; ++m) layers += layer_parameters(t, t.num_layers() - 1, 1);
     other += static_cast<double>(params.multi_token_prediction) -
              static_cast<double>(moe ? params.per_layer : params.dense_per_layer) * mtp;
   }
-  add_model_states(job, p, local_parameters(t, p, dense, experts, other), &e);
+  add_model_states(job, p, local_parameters(p, layers, other), &e);
   add_activations(model, job, p, layout, &e);
   // fp32 logits of the micro-batch whose loss is being computed, split over the vocabulary.
   if (stage == pp - 1) {

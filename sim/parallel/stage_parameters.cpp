@@ -3,16 +3,13 @@
 #include "sim/parallel/stage_parameters.h"
 
 #include "sim/parallel/expert_parallel.h"
-#include "sim/workload/parameter_count.h"
 
 namespace clustersim {
 
-LocalParameters local_parameters(const schema::Transformer& t, const schema::Parallelism& p,
-                                 int dense_layers, int expert_layers, double other_dense) {
-  const TransformerParameters params = transformer_parameters(t);
-  const double routed = static_cast<double>(params.routed_experts_per_layer) * expert_layers;
-  const double layers = static_cast<double>(params.dense_per_layer) * dense_layers +
-                        (static_cast<double>(params.per_layer) * expert_layers - routed);
+LocalParameters local_parameters(const schema::Parallelism& p, const LayerParameters& in,
+                                 double other_dense) {
+  const double routed = in.routed;
+  const double layers = in.all - routed;
   const ExpertLayout experts = expert_layout(p);
   const double tp = p.tensor_parallel();
   LocalParameters local;

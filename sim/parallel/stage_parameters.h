@@ -6,6 +6,7 @@
 
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
+#include "sim/workload/parameter_count.h"
 
 namespace clustersim {
 
@@ -16,10 +17,10 @@ struct LocalParameters {
   double total() const { return dense + expert; }
 };
 
-// `dense_layers` layers with a dense MLP and `expert_layers` MoE layers of `t`, plus
-// `other_dense` parameters outside the layers (embedding, head: counted whole, split over TP).
-// Requires: a transformer that passed the catalog checks; `p` with its degrees set and valid.
-LocalParameters local_parameters(const schema::Transformer& t, const schema::Parallelism& p,
-                                 int dense_layers, int expert_layers, double other_dense);
+// Layers of `layers` parameters (layer_parameters: routed experts apart), plus `other_dense`
+// parameters outside the layers (embedding, head: counted whole, split over TP).
+// Requires: `p` with its degrees set and valid.
+LocalParameters local_parameters(const schema::Parallelism& p, const LayerParameters& layers,
+                                 double other_dense);
 
 }  // namespace clustersim

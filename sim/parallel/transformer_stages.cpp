@@ -1,6 +1,7 @@
 // Stage work of a transformer from its layers' kernel times, chunk by chunk.
 #include "sim/parallel/transformer_stages.h"
 
+#include <array>
 #include <cmath>
 #include <memory>
 
@@ -24,7 +25,8 @@ namespace s = schema;
 // A layer's times per kind (FP8 casts included; a kind the model lacks left zero), each also
 // attending within the sliding window, and the output layer's.
 struct Kernels {
-  LayerTimes dense, experts, output;
+  std::array<LayerTimes, kLayerKinds> layers;  // by LayerKind
+  LayerTimes output;
   LayerTimes dense_windowed, experts_windowed;
   LayerTimes mtp;  // one multi-token-prediction module, on the output chunk
   // With the expert all-to-all overlap: how much shorter an expert layer's forward and backward
@@ -178,23 +180,28 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
       t.has_moe() ? expert_load(t, job.expert_routing(), experts.expert_parallel) : ExpertLoad{}};
   shape.fused_expert_mlp = p.fused_expert_mlp();
   Kernels k;
-  if (moe_layer_count(t) < t.num_layers()) {
-    k.dense = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kDense);
-  }
   // Eager expert layers wait on the host (expert_layer_host.h); a full-iteration graph does not.
   const ExpertLayerHost host =
       p.cuda_graphed_expert_layers() || !t.has_moe()
           ? ExpertLayerHost{}
           : expert_layer_host(compute.gpu(), t.moe().num_experts() / experts.expert_parallel);
   const bool full_recompute = p.recompute() == s::RECOMPUTE_FULL;
-  if (moe_layer_count(t) > 0) {
-    k.experts = time_layer_kind(t, job, p, compute, groups, shape, LayerKind::kExperts);
+  std::array<bool, kLayerKinds> present{};
+  for (int layer = 0; layer < t.num_layers(); ++layer) {
+    present[static_cast<int>(layer_kind(t, layer))] = true;
+  }
+  for (int i = 0; i < kLayerKinds; ++i) {
+    if (!present[i]) continue;
+    const auto kind = static_cast<LayerKind>(i);
+    LayerTimes& layer = k.layers[i];
+    layer = time_layer_kind(t, job, p, compute, groups, shape, kind);
+    if (!routes_to_experts(kind)) continue;
     const Picoseconds exposed = combined_exposed_all_to_all(
-        k.experts.forward_phases, k.experts.backward_phases, expert_communication_sm_share(p));
+        layer.forward_phases, layer.backward_phases, expert_communication_sm_share(p));
     const Picoseconds forward_comm(exposed.count() / 2);
-    k.combined_forward_saved = combined_saving(k.experts.forward, forward_comm, host);
-    k.combined_backward_saved = combined_saving(k.experts.backward, exposed - forward_comm, host);
-    add_expert_layer_host(host, full_recompute, &k.experts);
+    k.combined_forward_saved = combined_saving(layer.forward, forward_comm, host);
+    k.combined_backward_saved = combined_saving(layer.backward, exposed - forward_comm, host);
+    add_expert_layer_host(host, full_recompute, &layer);
   }
   LayerShape windowed = shape;
   windowed.sliding_window = true;
@@ -210,8 +217,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   if (t.multi_token_prediction_layers() > 0) {
     // A module: its own kernels, a layer of the last layer's kind and an output layer.
     k.mtp = time_layer(multi_token_prediction_ops(t, shape), compute, groups, s::RECOMPUTE_NONE);
-    const LayerTimes& layer =
-        layer_kind(t, t.num_layers() - 1) == LayerKind::kExperts ? k.experts : k.dense;
+    const LayerTimes& layer = k.layers[static_cast<int>(layer_kind(t, t.num_layers() - 1))];
     k.mtp.forward += layer.forward;
     k.mtp.forward += k.output.forward;
     k.mtp.backward += layer.backward;
@@ -285,13 +291,13 @@ class StageBuilder {
     StageWork w;
     PassTimes step;  // over the step
     LocalParameters local;
-    int buckets = 0, stage_experts = 0;
+    int buckets = 0;
+    LayerParameters stage_layers;
     const CombinedTasks combined = combined_tasks(plan, r);
     for (int c = 0; c < v; ++c) {
       const int n = layout_.layers[r][c];
       const int first = layout_.first_layer(r, c);
       const int experts = moe_layers_in(t_, first, n);
-      stage_experts += experts;
       const bool output = last_stage && c == v - 1;
       PassTimes f, b;
       for (int layer = first; layer < first + n; ++layer) {
@@ -319,8 +325,10 @@ class StageBuilder {
         other +=
             static_cast<double>(params_.multi_token_prediction) - static_cast<double>(layer) * mtp;
       }
-      const LocalParameters chunk =
-          local_parameters(t_, p_, n - experts + (mtp - mtp_experts), experts + mtp_experts, other);
+      LayerParameters chunk_layers = layer_parameters(t_, first, n);
+      stage_layers += chunk_layers;
+      for (int m = 0; m < mtp; ++m) chunk_layers += layer_parameters(t_, t_.num_layers() - 1, 1);
+      const LocalParameters chunk = local_parameters(p_, chunk_layers, other);
       local.dense += chunk.dense;
       local.expert += chunk.expert;
       b.compute +=
@@ -345,8 +353,7 @@ class StageBuilder {
           std::ceil(chunk.total() / megatron_bucket_parameters(static_cast<int>(ranks))));
       buckets += std::max(1, std::min(filled, n));
     }
-    local.layers =
-        local_parameters(t_, p_, layout_.stage_layers(r) - stage_experts, stage_experts, 0).layers;
+    local.layers = local_parameters(p_, stage_layers, 0).layers;
     out->compute_s.push_back(step.compute.seconds());
     out->tensor_comm_s.push_back(step.tensor_comm.seconds());
     out->context_comm_s.push_back(step.context_comm.seconds());
@@ -359,10 +366,9 @@ class StageBuilder {
  private:
   // The kernels of 0-based layer `layer`: of its kind, within the window or not.
   const LayerTimes& kernels_of(int layer) const {
-    const bool experts = layer_kind(t_, layer) == LayerKind::kExperts;
-    return attends_in_window(t_, layer)
-               ? (experts ? kernels_.experts_windowed : kernels_.dense_windowed)
-               : (experts ? kernels_.experts : kernels_.dense);
+    const LayerKind kind = layer_kind(t_, layer);
+    if (!attends_in_window(t_, layer)) return kernels_.layers[static_cast<int>(kind)];
+    return kind == LayerKind::kExperts ? kernels_.experts_windowed : kernels_.dense_windowed;
   }
 
   // The forwards rerun before the backward of the chunk of `n` layers from `first`: its first
@@ -466,7 +472,8 @@ class StageBuilder {
     const int layers = layout_.stage_layers(r) / v;
     w->zero3 = zero3_work(layers, local.total() / v, bytes.weights, bytes.weights);
     if (p_.recompute() == s::RECOMPUTE_FULL) {
-      w->zero3.recompute = Picoseconds(layers * kernels_.dense.recompute.total().count());
+      w->zero3.recompute = Picoseconds(
+          layers * kernels_.layers[static_cast<int>(LayerKind::kDense)].recompute.total().count());
     }
     if (p_.zero3_synchronous_fetch()) make_fetch_synchronous(&w->zero3);
   }

@@ -229,6 +229,11 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
                            loaded->model->transformer().kind() == s::DECODER)) {
       root.error("model", "\"" + m.model() + "\" is not a decoder transformer: nothing to serve");
       loaded->model = nullptr;
+    } else if (loaded->model && loaded->model->transformer().has_hybrid_layer_pattern()) {
+      root.error("model", "\"" + m.model() +
+                              "\" is a hybrid (Mamba) model: serving it is not "
+                              "simulated yet");
+      loaded->model = nullptr;
     }
   }
   check_traffic_or_benchmarks(root, loaded.get());

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/workload/eager_expert_kernels.h"
+#include "sim/workload/mamba_layer.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
 
@@ -108,9 +109,39 @@ void latent_attention(const schema::Transformer& t, const LayerShape& shape, Dim
   ops->push_back({K::kMatmul, "attention out", tokens, h, a * v / tp});
 }
 
+// A Mamba-2 mixer on the rank's heads, between its all-gather and its all-reduce.
+void mamba_mixer(const schema::Transformer& t, const Dimensions& x, std::vector<LayerOp>* ops) {
+  const int64_t tokens = x.tokens, tp = x.tp;
+  const int64_t inner = mamba_inner(t) / tp, conv = mamba_conv_channels(t) / tp;
+  const int64_t heads = t.mamba().num_heads() / tp;
+  ops->push_back({K::kMatmul, "mamba in_proj", tokens, inner + conv + heads, x.h});
+  // Causal depthwise conv1d and SiLU over x, B and C: read and write them (16-bit).
+  ops->push_back({K::kMemory, "mamba conv1d", 0, 0, 0, 1, 0, 4.0 * tokens * conv});
+  for (LayerOp& op : ssd_scan_ops(t, x.b, x.s, heads)) ops->push_back(std::move(op));
+  // Gated RMSNorm: read y and z, write the out_proj input.
+  ops->push_back({K::kMemory, "mamba gated norm", 0, 0, 0, 1, 0, 6.0 * tokens * inner});
+  ops->push_back({K::kMatmul, "mamba out_proj", tokens, x.h, inner});
+}
+
 }  // namespace
 
+bool routes_to_experts(LayerKind kind) {
+  return kind == LayerKind::kExperts || kind == LayerKind::kHybridExperts;
+}
+
 LayerKind layer_kind(const schema::Transformer& t, int layer) {
+  if (t.has_hybrid_layer_pattern()) {
+    switch (hybrid_block(t, layer)) {
+      case HybridBlock::kMamba:
+        return LayerKind::kMamba;
+      case HybridBlock::kAttention:
+        return LayerKind::kAttention;
+      case HybridBlock::kMlp:
+        return LayerKind::kMlp;
+      case HybridBlock::kExperts:
+        return LayerKind::kHybridExperts;
+    }
+  }
   return t.has_moe() && layer >= t.moe().first_dense_layers() ? LayerKind::kExperts
                                                               : LayerKind::kDense;
 }
@@ -161,21 +192,36 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     ops.push_back({K::kMatmul, down, tokens, h, f / tp});
     collective(after_block, "MLP all-reduce");
   };
-  memory("norm1", 2 * boundary);
-  if (shape.sequence_parallel) collective(K::kTensorAllGather, "attention all-gather");
-  if (t.has_latent_attention()) {
-    latent_attention(t, shape, x, &ops);
-  } else {
-    ops.push_back({K::kMatmul, "qkv", tokens, (x.a + 2 * x.kv) * d / tp, h});
-    attention_core(t, shape, x, &ops);
-    ops.push_back({K::kMatmul, "attention out", tokens, h, x.a * d / tp});
-  }
-  if (!side_by_side) {
-    collective(after_block, "attention all-reduce");
+  if (kind == LayerKind::kMamba) {
+    memory("norm", 2 * boundary);
+    if (shape.sequence_parallel) collective(K::kTensorAllGather, "mamba all-gather");
+    mamba_mixer(t, x, &ops);
+    collective(after_block, "mamba all-reduce");
     memory("residual add", 3 * boundary);
-    memory("norm2", 2 * boundary);
+    return ops;
   }
-  if (kind == LayerKind::kDense) {
+  const bool attention =
+      kind == LayerKind::kDense || kind == LayerKind::kExperts || kind == LayerKind::kAttention;
+  if (attention) {
+    memory("norm1", 2 * boundary);
+    if (shape.sequence_parallel) collective(K::kTensorAllGather, "attention all-gather");
+    if (t.has_latent_attention()) {
+      latent_attention(t, shape, x, &ops);
+    } else {
+      ops.push_back({K::kMatmul, "qkv", tokens, (x.a + 2 * x.kv) * d / tp, h});
+      attention_core(t, shape, x, &ops);
+      ops.push_back({K::kMatmul, "attention out", tokens, h, x.a * d / tp});
+    }
+    if (!side_by_side) {
+      collective(after_block, "attention all-reduce");
+      memory("residual add", 3 * boundary);
+      if (kind == LayerKind::kAttention) return ops;
+      memory("norm2", 2 * boundary);
+    }
+  } else {
+    memory("norm", 2 * boundary);  // a hybrid MLP or experts layer's
+  }
+  if (kind == LayerKind::kDense || kind == LayerKind::kMlp) {
     dense_mlp(x.f, "mlp up", "mlp down");
   } else {
     const schema::MixtureOfExperts& moe = t.moe();
@@ -185,12 +231,14 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     const int64_t local_experts = moe.num_experts() / ep;
     const double routed = static_cast<double>(local_tokens) * topk;  // token copies, balanced
     const ExpertLoad& load = shape.expert_load;
-    const double sent_bytes = 2.0 * routed * h * load.sent;  // 16-bit
+    const int64_t width = expert_input_width(t);  // what is dispatched and what experts read
+    const double sent_bytes = 2.0 * routed * width * load.sent;  // 16-bit
     // The busiest rank's: the last to receive its tokens ends the all-to-all.
-    const double routed_bytes = 2.0 * routed * h * load.busiest_rank;
+    const double routed_bytes = 2.0 * routed * width * load.busiest_rank;
     // The router is a plain (not Transformer Engine) linear layer: 16-bit under FP8.
     ops.push_back({K::kMatmul, "router", local_tokens, moe.num_experts(), h, 1, 0, 0, false, true});
-    memory("permute", 2.0 * local_tokens * h + sent_bytes);
+    if (t.has_moe_latent_size()) ops.push_back({K::kMatmul, "latent down", local_tokens, width, h});
+    memory("permute", 2.0 * local_tokens * width + sent_bytes);
     if (ep > 1) ops.push_back({K::kExpertAllToAll, "dispatch", 0, 0, 0, 1, 0, routed_bytes});
     if (etp > 1) {
       ops.push_back({K::kExpertAllGather, "expert all-gather", 0, 0, 0, 1, 0, routed_bytes * etp});
@@ -216,7 +264,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     };
     for (const ExpertGroup& g : groups) {
       expert_op({K::kMatmul, std::string("expert up") + g.suffix, g.rows,
-                 (x.gated ? 2 : 1) * f / etp, h, g.count});
+                 (x.gated ? 2 : 1) * f / etp, width, g.count});
     }
     double rank_rows = 0;  // the busiest rank's routed rows
     for (const ExpertGroup& g : groups) rank_rows += static_cast<double>(g.rows) * g.count;
@@ -236,7 +284,8 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       expert_op({K::kMemory, "expert activation", 0, 0, 0, 1, 0, activation});
     }
     for (const ExpertGroup& g : groups) {
-      expert_op({K::kMatmul, std::string("expert down") + g.suffix, g.rows, h, f / etp, g.count});
+      expert_op(
+          {K::kMatmul, std::string("expert down") + g.suffix, g.rows, width, f / etp, g.count});
     }
     if (!shape.fused_expert_mlp && t.linear_bias()) {
       eager("expert bias", weighted_bias_bytes(h));
@@ -247,7 +296,8 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     }
     if (ep > 1) ops.push_back({K::kExpertAllToAll, "combine", 0, 0, 0, 1, 0, routed_bytes});
     // Unpermute: read the k expert outputs of the rank's tokens, write their weighted sum.
-    memory("unpermute", 2.0 * local_tokens * h + sent_bytes);
+    memory("unpermute", 2.0 * local_tokens * width + sent_bytes);
+    if (t.has_moe_latent_size()) ops.push_back({K::kMatmul, "latent up", local_tokens, h, width});
     if (moe.num_shared_experts() > 0) {
       dense_mlp(moe.num_shared_experts() * f, "shared expert up", "shared expert down");
     }

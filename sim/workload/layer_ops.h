@@ -73,10 +73,16 @@ struct LayerShape {
   bool fused_expert_mlp = false;
 };
 
-// What a layer's MLP is: dense (ffn_hidden_size), or routed experts (with any shared experts).
-enum class LayerKind { kDense, kExperts };
+// What a layer is: attention then a dense MLP (ffn_hidden_size) or routed experts (with any shared
+// experts); or a hybrid pattern's one block: a Mamba-2 mixer, attention, a dense MLP or experts.
+enum class LayerKind { kDense, kExperts, kMamba, kAttention, kMlp, kHybridExperts };
+inline constexpr int kLayerKinds = 6;
 
-// The kind of layer `layer` (0-based) of `t`: experts after moe.first_dense_layers.
+// Whether a layer of `kind` routes tokens to experts.
+bool routes_to_experts(LayerKind kind);
+
+// The kind of layer `layer` (0-based) of `t`: experts after moe.first_dense_layers; a hybrid
+// pattern's letter.
 LayerKind layer_kind(const schema::Transformer& t, int layer);
 
 // Whether layer `layer` (0-based) of `t` attends within its sliding window: all but every
@@ -117,6 +123,15 @@ int windowed_layers_in(const schema::Transformer& t, int first, int count, Layer
 // parallelism comes with sequence parallelism).
 std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const LayerShape& shape,
                                        LayerKind kind);
+
+// A hybrid layer's one block (LayerKind kMamba to kHybridExperts) is its norm, under sequence
+// parallelism an all-gather, the block's kernels as above, the all-reduce (reduce-scatter) and the
+// residual add. A Mamba-2 mixer (Megatron-Core's MambaMixer; heads and B/C groups split over
+// tensor parallelism): the column-parallel in_proj GEMM (z, x, B, C, dt of the rank's heads), the
+// causal conv1d with SiLU over x, B and C (memory-bound), the SSD chunked scan (mamba_layer.h:
+// ssd_scan_ops), the gated RMSNorm and the row-parallel out_proj GEMM. LatentMoE experts: a
+// h -> latent GEMM before the router's dispatch and latent -> h after the combine, the dispatched
+// tokens and the experts at the latent width.
 
 // Forward kernels of a multi-token-prediction module besides its transformer layer (of the last
 // layer's kind) and its output layer: the norms of the hidden state and of the next token's

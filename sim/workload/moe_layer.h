@@ -14,14 +14,13 @@ namespace clustersim {
 int64_t expert_ffn_hidden_size(const schema::Transformer& t);
 
 // Layers whose MLP is a mixture of experts (0 for a dense model): the layers after
-// moe.first_dense_layers.
+// moe.first_dense_layers, or a hybrid pattern's 'E' layers.
 int moe_layer_count(const schema::Transformer& t);
 
 // Of the `count` layers from 0-based layer `first`, those with experts.
 int moe_layers_in(const schema::Transformer& t, int first, int count);
 
-// Experts of expert_ffn_hidden_size one token runs in a MoE layer: experts_per_token routed plus
-// num_shared_experts shared ones.
-int64_t experts_run_per_token(const schema::Transformer& t);
+// The width the routed experts read and write: moe_latent_size (LatentMoE), else hidden_size.
+int64_t expert_input_width(const schema::Transformer& t);
 
 }  // namespace clustersim

@@ -7,10 +7,13 @@
 //   MLP        2*h*f, gated 3*h*f                              [+ f (x2 gated) + h biases]
 //   MoE        (experts + shared) * MLP of the expert width + h*experts router [+ experts bias]
 //   norms      2 per layer: 2h each for LayerNorm, h for RMSNorm
+//   hybrid     one norm and one block per pattern letter: Mamba-2 mixer (mamba_layer.h),
+//              attention, MLP or MoE (LatentMoE: + 2 h latent, experts at the latent width)
 // Checks: Llama-2-7B gives 6,738,415,616 and BERT-large 335,141,888 (+ heads), as published.
 #include "sim/workload/parameter_count.h"
 
 #include "sim/workload/cnn_shape.h"
+#include "sim/workload/mamba_layer.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
 
@@ -21,8 +24,8 @@ int64_t norm_parameters(const schema::Transformer& t) {
   return t.normalization() == schema::RMSNORM ? t.hidden_size() : 2 * int64_t{t.hidden_size()};
 }
 
-int64_t mlp_parameters(const schema::Transformer& t, int64_t f) {
-  const int64_t h = t.hidden_size();
+// An MLP of width f reading and writing vectors of h.
+int64_t mlp_parameters(const schema::Transformer& t, int64_t f, int64_t h) {
   const int64_t matrices = gated_mlp(t) ? 3 : 2;
   const int64_t bias = t.linear_bias() ? (matrices - 1) * f + h : 0;
   return matrices * h * f + bias;
@@ -59,12 +62,14 @@ struct MoeParameters {
 
 MoeParameters moe_parameters(const schema::Transformer& t) {
   const schema::MixtureOfExperts& moe = t.moe();
-  const int64_t expert = mlp_parameters(t, expert_ffn_hidden_size(t));
-  const int64_t router =
-      int64_t{t.hidden_size()} * moe.num_experts() + (moe.router_bias() ? moe.num_experts() : 0);
-  const int64_t shared = moe.num_shared_experts() * expert;
-  return {moe.num_experts() * expert + shared + router, experts_run_per_token(t) * expert + router,
-          moe.num_experts() * expert};
+  const int64_t h = t.hidden_size(), f = expert_ffn_hidden_size(t);
+  const int64_t expert = mlp_parameters(t, f, expert_input_width(t));
+  const int64_t router = h * moe.num_experts() + (moe.router_bias() ? moe.num_experts() : 0);
+  const int64_t shared = moe.num_shared_experts() * mlp_parameters(t, f, h);
+  const int64_t latent = t.has_moe_latent_size() ? 2 * h * t.moe_latent_size() : 0;
+  const int64_t routed = moe.num_experts() * expert;
+  return {routed + shared + router + latent,
+          moe.experts_per_token() * expert + shared + router + latent, routed};
 }
 
 int64_t cnn_parameters(const schema::Cnn& cnn) {
@@ -90,7 +95,7 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
   if (t.kind() == schema::ENCODER) p.embedding += norm_parameters(t);  // BERT embedding LayerNorm
 
   const int64_t attention = attention_parameters(t) + 2 * norm_parameters(t);
-  const int64_t dense_layer = attention + mlp_parameters(t, t.ffn_hidden_size());
+  const int64_t dense_layer = attention + mlp_parameters(t, t.ffn_hidden_size(), h);
   const int moe_layers = moe_layer_count(t);
   p.per_layer = dense_layer;
   p.active_per_layer = dense_layer;
@@ -105,6 +110,17 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
   p.layers = dense_layers * dense_layer + moe_layers * (moe_layers > 0 ? p.per_layer : 0);
   p.active_layers =
       dense_layers * dense_layer + moe_layers * (moe_layers > 0 ? p.active_per_layer : 0);
+  if (t.has_hybrid_layer_pattern()) {
+    // One norm and one block a layer; per_layer stays an 'E' layer's.
+    const int64_t norm = norm_parameters(t);
+    const int64_t moe = t.has_moe() ? moe_parameters(t).total : 0;
+    const int64_t moe_active = t.has_moe() ? moe_parameters(t).active : 0;
+    p.per_layer = norm + moe;
+    p.active_per_layer = norm + moe_active;
+    p.dense_per_layer = norm + mlp_parameters(t, t.ffn_hidden_size(), h);
+    p.layers = static_cast<int64_t>(layer_parameters(t, 0, t.num_layers()).all);
+    p.active_layers = p.layers + moe_layers * (moe_active - moe);
+  }
   // Multi-token prediction: a layer of the last kind, hidden and embedding norms, the 2h x h
   // projection and its own final norm.
   const int64_t mtp = p.per_layer + 3 * norm_parameters(t) + 2 * h * h;
@@ -117,6 +133,38 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
     p.head += (h * h + h) + (h * h + h + norm_parameters(t)) + v + (2 * h + 2);
   }
   return p;
+}
+
+LayerParameters layer_parameters(const schema::Transformer& t, int first, int count) {
+  LayerParameters out;
+  if (!t.has_hybrid_layer_pattern()) {
+    const TransformerParameters p = transformer_parameters(t);
+    const int moe = moe_layers_in(t, first, count);
+    out.all = static_cast<double>(p.dense_per_layer) * (count - moe) +
+              static_cast<double>(p.per_layer) * moe;
+    out.routed = static_cast<double>(p.routed_experts_per_layer) * moe;
+    return out;
+  }
+  const int64_t norm = norm_parameters(t);
+  for (int layer = first; layer < first + count; ++layer) {
+    switch (hybrid_block(t, layer)) {
+      case HybridBlock::kMamba:
+        out.all += static_cast<double>(norm + mamba_mixer_parameters(t));
+        break;
+      case HybridBlock::kAttention:
+        out.all += static_cast<double>(norm + attention_parameters(t));
+        break;
+      case HybridBlock::kMlp:
+        out.all +=
+            static_cast<double>(norm + mlp_parameters(t, t.ffn_hidden_size(), t.hidden_size()));
+        break;
+      case HybridBlock::kExperts:
+        out.all += static_cast<double>(norm + moe_parameters(t).total);
+        out.routed += static_cast<double>(moe_parameters(t).routed);
+        break;
+    }
+  }
+  return out;
 }
 
 int64_t parameter_count(const schema::Model& model) {

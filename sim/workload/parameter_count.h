@@ -29,6 +29,21 @@ struct TransformerParameters {
 // Requires: a transformer model that passed the catalog checks.
 TransformerParameters transformer_parameters(const schema::Transformer& t);
 
+// The parameters of some layers: all of them, and of those the routed experts'.
+struct LayerParameters {
+  double all = 0;
+  double routed = 0;
+  LayerParameters& operator+=(const LayerParameters& o) {
+    all += o.all;
+    routed += o.routed;
+    return *this;
+  }
+};
+
+// Of the `count` layers from 0-based `first`, each of its kind (a hybrid pattern's block, else
+// dense or MoE).
+LayerParameters layer_parameters(const schema::Transformer& t, int first, int count);
+
 // Total trainable parameters of a model that passed the catalog checks (transformer or CNN).
 int64_t parameter_count(const schema::Model& model);
 

@@ -8,9 +8,14 @@
 //   output proj      2 a d h                  MLP   2 h f x (3 gated | 2), x experts per token
 //   MoE router       2 h E    (MoE layers; the MLP at the expert width x routed + shared experts;
 //                             dense first layers as dense: the layer figure is the mean)
+//   hybrid layers    one block each, the layer figure their mean: attention (projections and
+//                    scores), MLP, MoE (LatentMoE: routed experts at the latent width l, + 2 x 2 h
+//                    l projections), Mamba-2: 2 h (d_inner + conv + heads) in_proj, 2 d_inner h
+//                    out_proj and the SSD scan's 2 Q N G + heads (2 Q P + 4 N P) (mamba_layer.h)
 #include "sim/workload/transformer_flops.h"
 
 #include "sim/workload/layer_ops.h"
+#include "sim/workload/mamba_layer.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
 
@@ -23,12 +28,15 @@ TransformerFlops transformer_flops(const schema::Transformer& t, int seq, Attent
   const double f = t.ffn_hidden_size();
   const bool gated = gated_mlp(t);
   double mlp = 2 * h * f * (gated ? 3 : 2);
+  double moe = 0;
   if (t.has_moe()) {
     // MoE layers: the routed and shared experts of their width and the router; dense first
     // layers: the dense MLP. The mean over the layers.
-    const double expert = 2 * h * static_cast<double>(expert_ffn_hidden_size(t)) * (gated ? 3 : 2);
-    const double moe =
-        expert * static_cast<double>(experts_run_per_token(t)) + 2 * h * t.moe().num_experts();
+    const double matrices = gated ? 3 : 2, fe = static_cast<double>(expert_ffn_hidden_size(t));
+    const double routed = 2 * static_cast<double>(expert_input_width(t)) * fe * matrices;
+    moe = routed * t.moe().experts_per_token() +
+          2 * h * fe * matrices * t.moe().num_shared_experts() + 2 * h * t.moe().num_experts();
+    if (t.has_moe_latent_size()) moe += 2 * 2 * h * t.moe_latent_size();
     const double layers = t.num_layers(), moe_layers = moe_layer_count(t);
     mlp = moe_layers == layers ? moe : (mlp * (layers - moe_layers) + moe * moe_layers) / layers;
   }
@@ -58,6 +66,26 @@ TransformerFlops transformer_flops(const schema::Transformer& t, int seq, Attent
         2 * (q + h * (kv_lora + rope) + kv_lora * a * (nope + v) + a * v * h);
     flops.attention_forward_per_token = 2 * keys * a * (nope + rope + v);
     flops.layer_forward_per_token = projections + flops.attention_forward_per_token + mlp;
+  }
+  if (t.has_hybrid_layer_pattern()) {
+    const double layers = t.num_layers();
+    const double attention_layers = hybrid_blocks_in(t, 0, t.num_layers(), HybridBlock::kAttention);
+    double sum = attention_layers *
+                 (2 * h * (a * d + 2 * k * d) + flops.attention_forward_per_token + 2 * a * d * h);
+    sum += hybrid_blocks_in(t, 0, t.num_layers(), HybridBlock::kMlp) * 2 * h * f * (gated ? 3 : 2);
+    sum += hybrid_blocks_in(t, 0, t.num_layers(), HybridBlock::kExperts) * moe;
+    const int mamba_layers = hybrid_blocks_in(t, 0, t.num_layers(), HybridBlock::kMamba);
+    if (mamba_layers > 0) {
+      const double inner = mamba_inner(t), heads = t.mamba().num_heads();
+      double scan = 0;  // per token: the scan's matmuls over one sequence
+      for (const LayerOp& op : ssd_scan_ops(t, 1, seq, t.mamba().num_heads())) {
+        scan += 2.0 * op.m * op.n * op.k * op.count;
+      }
+      sum += mamba_layers *
+             (2 * h * (inner + mamba_conv_channels(t) + heads) + 2 * inner * h + scan / seq);
+    }
+    flops.attention_forward_per_token *= attention_layers / layers;
+    flops.layer_forward_per_token = sum / layers;
   }
   flops.logits_forward_per_token = 2 * h * t.vocab_size();
   flops.num_layers = t.num_layers();

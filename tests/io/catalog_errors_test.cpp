@@ -246,6 +246,31 @@ TEST_CASE("a shape that does not give the published parameter count is rejected"
                                          "published_significant_digits: 2")) == "");
 }
 
+TEST_CASE("a hybrid pattern must have a known letter per layer and the blocks it names") {
+  const std::string mamba = " mamba { num_heads: 64 head_dim: 64 state_dim: 128 num_groups: 8 }";
+  const std::string letters = std::string(16, 'M') + std::string(15, '*');
+  CHECK(
+      catalog_errors(transformer_model("m", "hybrid_layer_pattern: \"" + letters + "\"" + mamba)) ==
+      "c.textproto:7:5: model[0].transformer.hybrid_layer_pattern: has 31 letters, one a "
+      "layer: num_layers is 32\n");
+  CHECK(catalog_errors(
+            transformer_model("m", "hybrid_layer_pattern: \"" + letters + "X\"" + mamba)) ==
+        "c.textproto:7:5: model[0].transformer.hybrid_layer_pattern: letter 32 is 'X': one of 'M' "
+        "(Mamba), '*' (attention), '-' (MLP), 'E' (experts)\n");
+  CHECK(catalog_errors(transformer_model("m", "hybrid_layer_pattern: \"" + letters + "E\"")) ==
+        "c.textproto:7:5: model[0].transformer.hybrid_layer_pattern: has 'M' layers: needs mamba\n"
+        "c.textproto:7:5: model[0].transformer.hybrid_layer_pattern: has 'E' layers: needs moe\n");
+  CHECK(catalog_errors(transformer_model("m", "hybrid_layer_pattern: \"" + letters +
+                                                  "-\" mamba { num_heads: 64 head_dim: 64 "
+                                                  "state_dim: 128 num_groups: 6 }")) ==
+        "c.textproto:7:112: model[0].transformer.mamba.num_groups: must divide num_heads (64), "
+        "got 6\n");
+  CHECK(catalog_errors(transformer_model("m", mamba)) ==
+        "c.textproto:7:6: model[0].transformer.mamba: applies with hybrid_layer_pattern\n");
+  CHECK(catalog_errors(
+            transformer_model("m", "hybrid_layer_pattern: \"" + letters + "-\"" + mamba)) == "");
+}
+
 TEST_CASE("a mixture of experts routing more experts per token than it has is rejected") {
   CHECK(catalog_errors(transformer_model("m", "moe { num_experts: 8 experts_per_token: 9 }")) ==
         "c.textproto:7:26: model[0].transformer.moe.experts_per_token: must not exceed "

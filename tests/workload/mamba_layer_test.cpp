@@ -1,0 +1,115 @@
+// Tests of hybrid Mamba-Transformer models: the shipped Nemotron 3 parameter counts, a Mamba-2
+// layer's kernels (FLOPs against the closed form, the tensor-parallel split) and the checks of
+// hybrid patterns.
+#include "sim/workload/mamba_layer.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/io/scenario_loader.h"
+#include "sim/workload/parameter_count.h"
+#include "tests/testing/parse_message.h"
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim {
+namespace {
+
+using testing::shipped_model;
+
+double all_matmul_flops(const std::vector<LayerOp>& ops) {
+  double flops = 0;
+  for (const LayerOp& op : ops) {
+    if (op.kind == LayerOp::Kind::kMatmul) flops += 2.0 * op.m * op.n * op.k * op.count;
+  }
+  return flops;
+}
+
+const LayerOp& mamba_op(const std::vector<LayerOp>& ops, const std::string& name) {
+  for (const LayerOp& op : ops) {
+    if (op.name == name) return op;
+  }
+  FAIL("no op " << name);
+  return ops.front();
+}
+
+TEST_CASE("Nemotron 3 Nano and Super count their published parameters, layer by layer") {
+  // Nano: Mamba 2688 + 2688 x 10304 + 6144 x 5 + 3 x 64 + 4096 + 4096 x 2688 = 39,782,592 (23
+  // layers); attention 2688 + 2688 x 36 x 128 + 4096 x 2688 = 23,395,968 (6); MoE 2688 + 2688 x
+  // 128 + 128 x 2 x 2688 x 1856 + 2 x 2688 x 3712 = 1,297,436,160 of which 6 routed experts use
+  // 59,867,136 (23; the router's expert bias is a buffer, not a parameter); embedding and output
+  // 2 x 131072 x 2688, final norm 2688.
+  const schema::Model& nano = shipped_model("nemotron3-nano-30b-a3b");
+  CHECK(parameter_count(nano) == 31577937344);
+  CHECK(active_parameter_count(nano, false) == 3227751872);
+  // Super: LatentMoE experts of 1024 x 2688 x 2 each, the 2 x 4096 x 1024 latent projections.
+  const schema::Model& super = shipped_model("nemotron3-super-120b-a12b");
+  CHECK(parameter_count(super) == 120668687360);
+  CHECK(active_parameter_count(super, false) == 12233346048);
+  // The layers' parameters split into the routed experts and the rest.
+  const LayerParameters layers = layer_parameters(nano.transformer(), 0, 52);
+  CHECK(layers.routed == 23.0 * 128 * 2 * 2688 * 1856);
+  CHECK(layers.all + 2.0 * 131072 * 2688 + 2688 == 31577937344.0);
+}
+
+TEST_CASE("a Mamba-2 layer's FLOPs are its projections plus the SSD scan's closed form") {
+  const schema::Transformer& t = shipped_model("nemotron3-nano-30b-a3b").transformer();
+  REQUIRE(layer_kind(t, 0) == LayerKind::kMamba);
+  const LayerShape shape{8192, 2, 1, false, true};
+  const std::vector<LayerOp> ops = layer_forward_ops(t, shape, LayerKind::kMamba);
+  const double tokens = 8192.0 * 2, h = 2688, inner = 4096, conv = 4096 + 2 * 8 * 128, heads = 64;
+  // SSD, Q = 128, N = 128, P = 64, G = 8: tokens (2 Q N G + heads (2 Q P + 4 N P)).
+  const double scan = tokens * (2 * 128 * 128 * 8 + heads * (2 * 128 * 64 + 4 * 128 * 64));
+  CHECK(all_matmul_flops(ops) ==
+        tokens * 2 * h * (inner + conv + heads) + tokens * 2 * inner * h + scan);
+  CHECK(all_matmul_flops(ssd_scan_ops(t, 2, 8192, 64)) == scan);
+  // The scan's chunk states: 64 chunks a sequence, written and read back in fp32.
+  CHECK(mamba_op(ops, "ssd state passing").bytes ==
+        tokens * (2.0 * (2 * 64 * 64 + 2 * 8 * 128) + 4 * 64) + 8.0 * 64 * 128 * 64 * 128);
+  // One block: a norm, the mixer, the residual; no communication without tensor parallelism.
+  for (const LayerOp& op : ops) {
+    CHECK((op.kind == LayerOp::Kind::kMatmul || op.kind == LayerOp::Kind::kMemory));
+  }
+}
+
+TEST_CASE("tensor parallelism splits a Mamba layer's heads and groups and reduces its output") {
+  const schema::Transformer& t = shipped_model("nemotron3-nano-30b-a3b").transformer();
+  const LayerShape one{8192, 1, 1, false, true};
+  const LayerShape two{8192, 1, 2, true, true};
+  const std::vector<LayerOp> whole = layer_forward_ops(t, one, LayerKind::kMamba);
+  const std::vector<LayerOp> half = layer_forward_ops(t, two, LayerKind::kMamba);
+  CHECK(all_matmul_flops(half) == all_matmul_flops(whole) / 2);
+  CHECK(mamba_op(half, "mamba in_proj").n == (4096 + 6144 + 64) / 2);
+  CHECK(mamba_op(half, "mamba out_proj").k == 2048);
+  CHECK(mamba_op(half, "ssd C B").count == 64 * 4);  // chunks x the rank's 4 groups
+  // Sequence parallelism: gather the hidden states before, reduce-scatter the output after.
+  CHECK(mamba_op(half, "mamba all-gather").kind == LayerOp::Kind::kTensorAllGather);
+  CHECK(mamba_op(half, "mamba all-reduce").kind == LayerOp::Kind::kTensorReduceScatter);
+  CHECK(mamba_op(half, "mamba all-reduce").bytes == 2.0 * 8192 * 2688);
+  // Heads (and groups) that tensor parallelism cannot split are refused.
+  schema::Model odd = shipped_model("nemotron3-nano-30b-a3b");
+  odd.mutable_transformer()->set_num_kv_heads(8);
+  odd.mutable_transformer()->mutable_mamba()->set_num_heads(60);
+  odd.mutable_transformer()->mutable_mamba()->set_num_groups(4);
+  CHECK(tensor_parallel_problem(2, &odd).empty());
+  CHECK(tensor_parallel_problem(8, &odd) == "8 does not divide the model's mamba.num_heads (60)");
+  odd.mutable_transformer()->mutable_mamba()->set_num_heads(64);
+  CHECK(tensor_parallel_problem(8, &odd) == "8 does not divide the model's mamba.num_groups (4)");
+}
+
+TEST_CASE("a hybrid model's layers are each of their pattern letter's kind") {
+  const schema::Transformer& t = shipped_model("nemotron3-super-120b-a12b").transformer();
+  CHECK(hybrid_blocks_in(t, 0, 88, HybridBlock::kMamba) == 40);
+  CHECK(hybrid_blocks_in(t, 0, 88, HybridBlock::kExperts) == 40);
+  CHECK(hybrid_blocks_in(t, 0, 88, HybridBlock::kAttention) == 8);
+  CHECK(layer_kind(t, 7) == LayerKind::kAttention);
+  CHECK(layer_kind(t, 1) == LayerKind::kHybridExperts);
+  CHECK(routes_to_experts(LayerKind::kHybridExperts));
+  // LatentMoE: the experts read and write the latent, and the dispatch moves it.
+  const LayerShape shape{8192, 1, 1, false, true, 1, schema::P2P, 2, 64};
+  const std::vector<LayerOp> ops = layer_forward_ops(t, shape, LayerKind::kHybridExperts);
+  CHECK(mamba_op(ops, "latent down").n == 1024);
+  CHECK(mamba_op(ops, "expert up").k == 1024);
+  CHECK(mamba_op(ops, "dispatch").bytes == 2.0 * 8192 * 22 * 1024);
+}
+
+}  // namespace
+}  // namespace clustersim
