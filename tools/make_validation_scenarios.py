@@ -739,7 +739,7 @@ LONG_CONTEXT_RULES = (
     'sequence, TP/PP/CP and TFLOP/s per GPU; the rest is the release\'s recipe, {recipe}): '
     'micro-batch 1 ({micro}); data parallel = GPUs / (TP x PP x CP){dp_note}; sequence '
     'parallelism wherever TP > 1 (NeMo\'s long-context recipes, llama3_8b_16k/64k/128k.py: '
-    'sequence_parallelism=True); no tensor-parallel communication overlap ({tp_overlap}); '
+    'sequence_parallelism=True{sp_note}); no tensor-parallel communication overlap ({tp_overlap}); '
     'context parallelism as Megatron-Core\'s peer-to-peer ring (cp_comm_type unset, its default '
     '"p2p", load-balanced causal chunks) and its rank order tp-cp-dp-pp (TP_DP_PP); no activation '
     'recomputation ({recompute}); the distributed optimizer with overlapped gradient '
@@ -757,6 +757,7 @@ LONG_CONTEXT_TABLES = {
         recipe='NVIDIA/NeMo-Framework-Launcher 24.03.01 launcher_scripts/conf/training/llama/'
                'llama2_7b.yaml and examples/training/llama/h100/llama2_7b_fp8.sh',
         micro='llama2_7b.yaml: micro_batch_size: 1', dp_note='', printed_dp=False,
+        sp_note='; llama2_7b.yaml defaults to sequence_parallel: false, set for its TP runs here',
         tp_overlap='llama2_7b.yaml: ub_tp_comm_overlap: False',
         recompute='llama2_7b.yaml: activations_checkpoint_granularity: null',
         optimizer='distributed_fused_adam with overlap_grad_sync and overlap_param_sync, '
@@ -771,6 +772,7 @@ LONG_CONTEXT_TABLES = {
         recipe='NVIDIA/NeMo v2.3.0rc2 scripts/performance/llm/pretrain_llama3_8b.py with '
                'nemo/collections/llm/recipes/llama3_8b.py (performance mode)',
         micro='llama3_8b_16k/64k/128k.py: MockDataModule micro_batch_size=1',
+        sp_note='',
         dp_note=('; not on this table, whose GPU column is 4 x TP x PP x CP x DP in every row, so '
                  'that DP = GPUs / (TP x PP x CP) would exceed the global batch at 512K and 1M: '
                  'the DP printed, on TP x PP x CP x DP GPUs'),
