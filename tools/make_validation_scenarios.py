@@ -9,7 +9,8 @@ and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bri
 hybrid Mamba-Transformer ones, BRIDGE_HYBRID_MODELS: bridge-hybrid-*) of
 megatron_bridge_nemo.csv on a system the catalog has (but those the step model cannot run as
 published: NVFP4 outside the dense models, the unnamed alternative granularity, LoRA, and the rows
-named at CONTRADICTED_BY_RECIPE and NVL72_SYSTEMS below), each with its published figure. Unknowns
+named at CONTRADICTED_BY_RECIPE and NVL72_SYSTEMS below), and per context-parallel row of NeMo's
+long-sequence page (nemo-longctx-*, LONG_CONTEXT_TABLES), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
 comments written into each file). Run it again after the reference data changes.
 """
@@ -17,6 +18,7 @@ import csv
 import os
 import re
 import sys
+import textwrap
 
 SC21_MODELS = {'1.7': 'gpt-1.7b', '3.6': 'gpt-3.6b', '7.5': 'gpt-7.5b', '18.4': 'gpt-18b',
                '39.1': 'gpt-39b', '76.1': 'gpt-76b', '145.6': 'gpt-145b', '310.1': 'gpt-310b',
@@ -772,6 +774,111 @@ parallelism {{
         write_scenario(out, name, text)
 
 
+LONG_CONTEXT_RULES = (
+    'Unknowns, one rule for every row of the table (the long-sequence page gives GPUs, batch, '
+    'sequence, TP/PP/CP and TFLOP/s per GPU; the rest is the release\'s recipe, {recipe}): '
+    'micro-batch 1 ({micro}); data parallel = GPUs / (TP x PP x CP){dp_note}; sequence '
+    'parallelism wherever TP > 1 (NeMo\'s long-context recipes, llama3_8b_16k/64k/128k.py: '
+    'sequence_parallelism=True{sp_note}); no tensor-parallel communication overlap ({tp_overlap}); '
+    'context parallelism as Megatron-Core\'s peer-to-peer ring (cp_comm_type unset, its default '
+    '"p2p", load-balanced causal chunks) and its rank order tp-cp-dp-pp (TP_DP_PP); no activation '
+    'recomputation ({recompute}); the distributed optimizer with overlapped gradient '
+    'reduce-scatter and parameter all-gather, gradients reduced in BF16 ({optimizer}); FP8 as '
+    'per-tensor delayed scaling (fp8 hybrid, amax history 1024, max: {fp8}){fp8_params}; '
+    'attention in BF16 (FP8 covers the GEMMs only in this release). TFLOP/s as {flops}: the '
+    'attention\'s whole s x s scores (12 s h per token and layer, forward and backward), not the '
+    'causal half.')
+
+# Per table of the long-sequence page (megatron_bridge_nemo.csv pretrain_long_context_with_cp):
+# its system, model, and the recipe text that LONG_CONTEXT_RULES cites.
+LONG_CONTEXT_TABLES = {
+    'NeMo 24.03.01': dict(
+        system='DGX-H100', model='llama2-7b-1m', fp8_parameters=False,
+        recipe='NVIDIA/NeMo-Framework-Launcher 24.03.01 launcher_scripts/conf/training/llama/'
+               'llama2_7b.yaml and examples/training/llama/h100/llama2_7b_fp8.sh',
+        micro='llama2_7b.yaml: micro_batch_size: 1', dp_note='', printed_dp=False,
+        sp_note='; llama2_7b.yaml defaults to sequence_parallel: false, set for its TP runs here',
+        tp_overlap='llama2_7b.yaml: ub_tp_comm_overlap: False',
+        recompute='llama2_7b.yaml: activations_checkpoint_granularity: null',
+        optimizer='distributed_fused_adam with overlap_grad_sync and overlap_param_sync, '
+                  ' llama2_7b_fp8.sh: grad_sync_dtype=bf16',
+        fp8='llama2_7b.yaml fp8_amax_history_len 1024, fp8_amax_compute_algo max, '
+            'llama2_7b_fp8.sh fp8=True fp8_hybrid=True',
+        fp8_params='; BF16 weights (no fp8_params in the launcher)',
+        flops='the launcher\'s auto_configurator/autoconfig/scripts/compare_throughput.py '
+              'calculate_tflops counts them for llama, (24 B s h^2 + 4 B s^2 h) x 3 L + 6 B s h V'),
+    'NeMo 25.04.rc2': dict(
+        system='DGX-B200', model='llama3-8b-1m', fp8_parameters=True,
+        recipe='NVIDIA/NeMo v2.3.0rc2 scripts/performance/llm/pretrain_llama3_8b.py with '
+               'nemo/collections/llm/recipes/llama3_8b.py (performance mode)',
+        micro='llama3_8b_16k/64k/128k.py: MockDataModule micro_batch_size=1',
+        sp_note='',
+        dp_note=('; not on this table, whose GPU column is 4 x TP x PP x CP x DP in every row, so '
+                 'that DP = GPUs / (TP x PP x CP) would exceed the global batch at 512K and 1M: '
+                 'the DP printed, on TP x PP x CP x DP GPUs'),
+        printed_dp=True,
+        tp_overlap='llama3_8b.py pretrain_performance_optimizations: '
+                   'MegatronCommOverlapCallback(tp_comm_overlap=False)',
+        recompute='no recompute settings in the recipe',
+        optimizer='llama3_8b.py trainer: DistributedDataParallelConfig overlap_grad_reduce '
+                  'and overlap_param_gather True; grad_reduce_in_fp32 = False',
+        fp8='pretrain_llama3_8b.py: bf16_with_fp8_mixed(), this release\'s scripts have no '
+            'other FP8 recipe',
+        fp8_params='; FP8 weights (bf16_with_fp8_mixed: fp8_params = True)',
+        flops='nemo/utils/flops_formulas.py llama3() of this release counts them (the '
+              'FLOPsMeasurementCallback\'s formula), 12 s / h in its bracket'),
+}
+
+
+def printed_dp(r):
+    """The DP column of a long-sequence row, kept in its notes ('DP printed=N')."""
+    return int(re.search(r'DP printed=(\d+)', r['notes']).group(1))
+
+
+def long_context(rows, out):
+    """The context-parallel rows of NeMo's long-sequence page, one rule per table above."""
+    for r in rows:
+        if r['table'] != 'pretrain_long_context_with_cp':
+            continue
+        release = r['release'].split(' (')[0]
+        t = LONG_CONTEXT_TABLES[release]
+        tp, pp, cp = int(r['tp']), int(r['pp']), int(r['cp'])
+        gpus = tp * pp * cp * printed_dp(r) if t['printed_dp'] else int(r['num_gpus'])
+        instance, per_node, _ = BRIDGE_SYSTEMS[t['system']]
+        cluster = (f'nodes: {gpus // per_node}' if gpus >= per_node
+                   else f'nodes: 1 gpus_per_node: {gpus}')
+        lines = [f'tensor_parallel: {tp}', f'pipeline_parallel: {pp}', f'context_parallel: {cp}',
+                 'micro_batch_size: 1', f'sequence_parallel: {"true" if tp > 1 else "false"}',
+                 'context_parallel_comm: P2P', 'rank_order: TP_DP_PP',
+                 'distributed_optimizer: true', 'gradient_reduce_in_fp32: false']
+        fp8_line = '\n  fp8_parameters: true' if t['fp8_parameters'] else ''
+        name = (f'nemo-longctx-{t["system"].lower()}-fp8-{release.split()[1]}-{t["model"]}-'
+                f'{r["seq_len"]}')
+        group = f'NeMo long-context CP ({t["system"]} FP8)'
+        rules = '\n#   '.join(textwrap.wrap(LONG_CONTEXT_RULES.format(
+            **{k: v for k, v in t.items() if k not in ('system', 'model', 'fp8_parameters', 'printed_dp')}),
+            width=96, break_on_hyphens=False, break_long_words=False))
+        text = f"""# {r['release']}: {r['model']} on {gpus} {t['system']} GPUs, FP8, sequence {r['seq_len']}.
+# Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
+# {rules}
+name: "{name}"
+model: "{t['model']}"
+job {{
+  global_batch_size: {r['global_batch']}
+  sequence_length: {r['seq_len']}
+  precision: FP8
+  fp8_recipe: DELAYED_SCALING{fp8_line}
+  optimizer: ADAM
+  steps: 1
+}}
+cluster {{ instance: "{instance}" {cluster} fabric: "ib-rail-optimized" }}
+parallelism {{
+  {chr(10).join('  ' + x for x in lines).strip()}
+}}
+""" + published(group, r['model_tflops_per_gpu'], 'MODEL_FLOPS', r['source'].replace('"', "'"))
+        write_scenario(out, name, text)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -782,7 +889,9 @@ def main():
     readme_rows = list(csv.DictReader(open(os.path.join(data, 'megatron_readme.csv'))))
     mcore(readme_rows, out)
     readme_2021(readme_rows, out)
-    bridge(list(csv.DictReader(open(os.path.join(data, 'megatron_bridge_nemo.csv')))), out)
+    bridge_rows = list(csv.DictReader(open(os.path.join(data, 'megatron_bridge_nemo.csv'))))
+    bridge(bridge_rows, out)
+    long_context(bridge_rows, out)
 
 
 if __name__ == '__main__':
