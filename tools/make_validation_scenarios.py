@@ -5,9 +5,10 @@ Usage: tools/make_validation_scenarios.py REFERENCE_DATA_VALIDATION_DIR
 
 One scenario per row of megatron_sc21.csv (Tables 1 and 2) and of megatron_readme.csv (the
 Megatron-Core H100 table and the January-2021 scaling tables), and per fully specified dense row
-and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bridge-moe-*) of
+and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bridge-moe-*), and LoRA
+row of a release whose recipe was read (BRIDGE_LORA; bridge-lora-*), of
 megatron_bridge_nemo.csv on a system the catalog has (but those the step model cannot run as
-published: NVFP4 outside the dense models, the unnamed alternative granularity, LoRA, and the rows
+published: NVFP4 outside the dense models, the unnamed alternative granularity, and the rows
 named at CONTRADICTED_BY_RECIPE and NVL72_SYSTEMS below), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
 comments written into each file). Run it again after the reference data changes.
@@ -509,6 +510,24 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 #   v0.6.0; not simulated: CUDA graphs, the MXFP8 recipes' fused grouped MLP, FP8 attention and
 #   padded expert capacity, as for DeepSeek-V3 above."""
 
+# LoRA fine-tuning rows (table finetune_lora), one more rule per release, from its recipe:
+# (recipe, rank, target modules).
+BRIDGE_LORA = {'26.06': ('v0.5.0', 16, ['LINEAR_QKV'])}
+BRIDGE_LORA_RULES = """# LoRA rows, one more rule for all of them ({recipe}): the base model frozen, rank-{rank} adapters
+#   on {targets} only (scripts/performance/configs/llama/llama3_llm_finetune.py
+#   llama3_70b_lora_config_*: cfg.peft.target_modules = ["linear_qkv"]; the rank from
+#   src/megatron/bridge/recipes/llama/llama3.py llama3_70b_peft_config: peft_cfg.dim = 16, alpha
+#   32, a scale that costs nothing; the LoRA default dropout 0.0); the layouts of
+#   scripts/performance/configs/llama/llama3_workload_base_configs.py LLAMA3_70B_LORA_CONFIG_*
+#   as the table gives them (H100 FP8_CS: TP 2 x PP 4 x VP 20); the distributed optimizer with
+#   BF16 gradient reduction (set_llama3_common_peft_configs); sequence parallelism where TP > 1
+#   (WorkloadBaseConfig.sequence_parallel) with tensor-parallel overlap (tp_comm_overlap where
+#   TP > 1). Not simulated, left as they are: the recipe's packed SQuAD sequences (_peft_common:
+#   packed_sequence = True, pad_to_max_length: each 4096-token row holds several documents, and
+#   the fused attention attends within each; the step attends over the whole row, as the SFT
+#   rows do) and the CUDA graphs of the MLP (cuda_graph_scope "mlp": the step has no launch
+#   overhead to remove)."""
+
 BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES}
 
 # Where the DeepSeek-V3 recipe of a release and system recomputes mla_up_proj (recompute_modules):
@@ -607,7 +626,8 @@ def bridge(rows, out):
                 or (precision == 'NVFP4' and (moe or release not in NVFP4_WEIGHTS))
                 or precision is None or system not in BRIDGE_SYSTEMS
                 or r['model'] not in BRIDGE_MODELS and not moe
-                or r['table'] not in ('pretrain', 'finetune_sft')
+                or r['table'] not in ('pretrain', 'finetune_sft', 'finetune_lora')
+                or (r['table'] == 'finetune_lora' and release not in BRIDGE_LORA)
                 or bridge_left_out(r, system, precision)):
             continue
         recipe, fp8_recipe, fp8_text = BRIDGE_RELEASES[release]
@@ -649,6 +669,14 @@ def bridge(rows, out):
                     if precision in ('FP8', 'MXFP8') else '')
         job_precision = {'BF16': 'BF16', 'NVFP4': 'FP4'}.get(precision, 'FP8')
         extra_rules = ''
+        lora = r['table'] == 'finetune_lora'
+        lora_line = ''
+        if lora:
+            lora_recipe, rank, targets = BRIDGE_LORA[release]
+            lora_line = (f'\n  lora {{ rank: {rank} ' +
+                         ' '.join(f'target_modules: {x}' for x in targets) + ' }')
+            extra_rules = '\n' + BRIDGE_LORA_RULES.format(recipe=lora_recipe, rank=rank,
+                                                           targets=', '.join(targets))
         if precision == 'NVFP4':
             nvfp4_recipe, fp4_parameters, weights = NVFP4_WEIGHTS[release]
             fp8_line = '\n  fp8_recipe: NVFP4'
@@ -664,11 +692,14 @@ def bridge(rows, out):
         variant = bridge_variant(r)
         tag = re.sub(r'[^a-z0-9.]+', '-',
                      f'{label} {r["table"]} {model}{variant} {gpus}'.lower())
-        # MoE scenarios apart (bridge-moe-*): the dense groups' guards glob bridge-<system>-*.
-        name = f'bridge-{"moe-" if moe else ""}{system.lower()}-{precision.lower()}-{tag}'
+        # MoE and LoRA scenarios apart (bridge-moe-*, bridge-lora-*): the dense groups' guards glob
+        # bridge-<system>-*.
+        kind = 'moe-' if moe else 'lora-' if lora else ''
+        name = f'bridge-{kind}{system.lower()}-{precision.lower()}-{tag}'
         step = (int(r['global_batch']) * int(r['seq_len']) /
                 (float(r['tokens_per_s_per_gpu']) * gpus))
-        group = f'{system} {precision}{" MoE" if moe else ""} (Megatron-Bridge, NeMo)'
+        group = (f'{system} {precision} LoRA (Megatron-Bridge)' if lora else
+                 f'{system} {precision}{" MoE" if moe else ""} (Megatron-Bridge, NeMo)')
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {system} GPUs, {r['precision']}.
 # Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
 {BRIDGE_RULES.format(recipe=recipe, fp8=fp8_text)}{extra_rules}{chr(10) + BRIDGE_MOE_RULES if moe else ''}{chr(10) + BRIDGE_MODEL_RULES[model] if model in BRIDGE_MODEL_RULES else ''}
@@ -679,7 +710,7 @@ job {{
   sequence_length: {r['seq_len']}
   precision: {job_precision}{fp8_line}
   optimizer: ADAM
-  steps: 1
+  steps: 1{lora_line}
 }}
 cluster {{ instance: "{instance}" nodes: {gpus // per_node} fabric: "ib-rail-optimized"{cluster_extra} }}
 parallelism {{

@@ -51,6 +51,31 @@ void check_budget_size(const FieldChecker& job) {
   }
 }
 
+// LoRA: a rank, each target named once, and a dense transformer without latent attention or
+// multi-token prediction (lora.h adapts the dense layer's four linear layers only).
+void check_lora(const FieldChecker& job, const s::Model& model) {
+  const FieldChecker lora = job.child("lora");
+  lora.require("rank") && lora.at_least("rank", 1);
+  const auto& targets = static_cast<const s::TrainingJob&>(job.message()).lora().target_modules();
+  for (int i = 0; i < targets.size(); ++i) {
+    if (targets[i] == s::LORA_TARGET_UNSPECIFIED) {
+      lora.error("target_modules",
+                 "must name a linear layer: LINEAR_QKV, LINEAR_PROJ, "
+                 "LINEAR_FC1 or LINEAR_FC2",
+                 i);
+    } else if (std::find(targets.begin(), targets.begin() + i, targets[i]) != targets.begin() + i) {
+      lora.error("target_modules", "names " + s::LoraTarget_Name(targets[i]) + " twice", i);
+    }
+  }
+  if (!model.has_transformer() || model.transformer().has_moe() ||
+      model.transformer().has_latent_attention() ||
+      model.transformer().multi_token_prediction_layers() > 0) {
+    job.error("lora",
+              "applies to dense transformers only (no experts, latent attention or "
+              "multi-token prediction)");
+  }
+}
+
 void check_job(const FieldChecker& job, const s::Model* model) {
   const auto& m = static_cast<const s::TrainingJob&>(job.message());
   job.require("global_batch_size") && job.at_least("global_batch_size", 1);
@@ -90,6 +115,7 @@ void check_job(const FieldChecker& job, const s::Model* model) {
       }
     }
   }
+  if (m.has_lora()) check_lora(job, *model);
   if (is_transformer(model)) {
     if (job.require("sequence_length") && job.at_least("sequence_length", 1) &&
         m.sequence_length() > model->transformer().max_sequence_length()) {

@@ -43,6 +43,9 @@ struct LayerOp {
   // Causal attention within a sliding window: each query attends to at most `window` keys (its
   // own and the window - 1 before it); 0: to every earlier one.
   int64_t window = 0;
+  // A matmul whose weight is frozen (LoRA's base, lora.h): its backward computes no weight
+  // gradient.
+  bool frozen = false;
 };
 
 struct LayerShape {

@@ -401,5 +401,37 @@ TEST_CASE("a scenario path that is a directory or names no file says so") {
   CHECK(missing.to_string() == dir.path() + "/none.textproto: no such file\n");
 }
 
+TEST_CASE("LoRA needs a rank of at least 1 and known, distinct target modules") {
+  const auto job = [](const std::string& lora) {
+    return scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096 " + lora);
+  };
+  CHECK(scenario_errors(job("lora { rank: 8 target_modules: LINEAR_QKV }")) == "");
+  CHECK(scenario_errors(job("lora { rank: 0 }")) ==
+        "s.textproto:7:50: job.lora.rank: must be >= 1, got 0\n");
+  CHECK(scenario_errors(job("lora { target_modules: LINEAR_FC1 }")) ==
+        "s.textproto:7:43: job.lora.rank: is required\n");
+  CHECK(scenario_errors(job("lora { rank: 8 target_modules: LINEAR_FC3 }")) ==
+        "s.textproto:7:74: Unknown enumeration value of \"LINEAR_FC3\" for field "
+        "\"target_modules\". (did you mean \"LINEAR_FC1\"?)\n");
+  CHECK(scenario_errors(job("lora { rank: 8 target_modules: [LINEAR_FC1, LINEAR_FC1] }")) ==
+        "s.textproto:7:58: job.lora.target_modules[1]: names LINEAR_FC1 twice\n");
+  CHECK(scenario_errors(scenario("mixtral-8x7b",
+                                 "token_budget: 1e9 sequence_length: 4096 "
+                                 "lora { rank: 8 }")) ==
+        "s.textproto:7:43: job.lora: applies to dense transformers only (no experts, latent "
+        "attention or multi-token prediction)\n");
+}
+
+TEST_CASE("LoRA with ZeRO-3 is an error at parallelism.zero_stage") {
+  CHECK(scenario_errors(
+            scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096 lora { rank: 8 }",
+                     "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                     "parallelism { tensor_parallel: 1 pipeline_parallel: 1 data_parallel: 16 "
+                     "micro_batch_size: 1 zero_stage: 3 }\n")) ==
+        "s.textproto:12:93: parallelism.zero_stage: ZeRO-3 under LoRA is not simulated yet: the "
+        "scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 mbs 1, "
+        "RECOMPUTE_NONE\n");
+}
+
 }  // namespace
 }  // namespace clustersim
