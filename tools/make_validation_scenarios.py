@@ -308,16 +308,15 @@ BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B
 # attention sinks). "(tokendrop)" rows drop tokens beyond a capacity factor of 1: every expert then
 # runs exactly its balanced share, as simulated; the others are dropless with forced balancing
 # (the pages' note: "we force-balance the token distribution among experts and all benchmarks are
-# token-dropless"; the recipes' moe_router_force_load_balancing = True). Kimi-K2 is not listed:
-# its recipes train with Muon (scripts/performance argument_parser.py --optimizer_type, default
-# "muon", v0.3.1 to v0.5.0: Megatron-Core's layer-wise distributed Muon with Newton-Schulz
-# iterations in the optimizer step), which the step does not simulate.
+# token-dropless"; the recipes' moe_router_force_load_balancing = True). Kimi-K2's recipes train
+# with Muon (KIMI_K2_RULES).
 BRIDGE_MOE_MODELS = {'Qwen3_30B_a3B': 'qwen3-30b-a3b', 'Qwen3_30B_a3B (tokendrop)': 'qwen3-30b-a3b',
                      'Qwen3_235B_a22B': 'qwen3-235b-a22b',
                      'Qwen3_235B_a22B (tokendrop)': 'qwen3-235b-a22b',
                      'Mixtral-8x7B': 'mixtral-8x7b',
                      'DeepSeekV3': 'deepseek-v3', 'DeepSeekV3 (tokendrop)': 'deepseek-v3',
-                     'DeepSeekV3 (dropless)': 'deepseek-v3', 'GPT OSS 120B': 'gpt-oss-120b'}
+                     'DeepSeekV3 (dropless)': 'deepseek-v3', 'GPT OSS 120B': 'gpt-oss-120b',
+                     'Kimi_K2': 'kimi-k2'}
 
 BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: EP as the table gives it, expert tensor
 #   parallel 1 (the Qwen3 and Mixtral recipes' expert_tensor_parallel_size; the table's ETP
@@ -528,7 +527,25 @@ BRIDGE_LORA_RULES = """# LoRA rows, one more rule for all of them ({recipe}): th
 #   rows do) and the CUDA graphs of the MLP (cuda_graph_scope "mlp": the step has no launch
 #   overhead to remove)."""
 
-BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES}
+KIMI_K2_RULES = """# Kimi-K2 rows, one more rule for all of them (the release's recipe: v0.3.1 for 26.02.01, v0.4.0,
+#   v0.5.0: scripts/performance/configs/kimi/kimi_llm_pretrain.py and kimi_workload_base_configs.py
+#   KIMI_K2_PRETRAIN_CONFIG_GB300, src/megatron/bridge/recipes/kimi/kimi_k2.py): Megatron-Core's
+#   layer-wise distributed Muon (argument_parser.py --optimizer_type default "muon";
+#   distributed_muon_with_cosine_annealing: 5 Newton-Schulz steps, blockwise over TP, Adam for the
+#   rest), with it neither the distributed optimizer nor the parameter gather's overlap
+#   (use_distributed_optimizer = False, overlap_param_gather = False: gradients all-reduced,
+#   updated weights all-gathered after the step) nor FP8 weights (set_kimi_k2_common_configs:
+#   fp8_param_gather = False for Muon with MXFP8), gradients reduced in BF16 (grad_reduce_in_fp32
+#   = False there); the pipeline layout of _get_kimi_k2_pipeline_layout for PP 4 x VP 4 (the
+#   embedding beside the first chunk's 4 layers, 15 chunks of 4, the last of 1 with the loss);
+#   expert tensor parallel 1; the flex dispatcher with HybridEP (moe_flex_dispatcher_backend
+#   "hybridep": EXPERT_NODE_DEDUPLICATED); no expert all-to-all overlap (moe_a2a_overlap=False);
+#   the expert layers eager (cuda_graph_scope []); the latent attention's up projections
+#   recomputed (recompute_modules ["mla_up_proj"]). Not simulated: the shared expert's overlap
+#   with the dispatch (moe_shared_expert_overlap) and the fused router (moe_router_fusion)."""
+
+BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES,
+                      'kimi-k2': KIMI_K2_RULES}
 
 # Where the DeepSeek-V3 recipe of a release and system recomputes mla_up_proj (recompute_modules):
 # v0.1.0rc4 run_script.py (H100 ["mla_up_proj", "mlp"], B200 and token-drop GB200
@@ -567,11 +584,15 @@ def bridge_flex_dispatcher(release, system, precision, model):
     return ((model == 'qwen3-30b-a3b' and later) or
             (model == 'qwen3-235b-a22b' and later and system in NVL72_SYSTEMS) or
             (model == 'deepseek-v3' and (later or (release == '25.09' and system == 'DGX-H100'))) or
-            (model == 'gpt-oss-120b' and precision == 'MXFP8'))
+            (model == 'gpt-oss-120b' and precision == 'MXFP8') or model == 'kimi-k2')
 
 
 def bridge_model_lines(r, release, system, model):
-    """The parallelism lines of DEEPSEEK_V3_RULES and GPT_OSS_RULES beyond the MoE rule's."""
+    """The parallelism lines of DEEPSEEK_V3_RULES, GPT_OSS_RULES and KIMI_K2_RULES beyond the MoE
+    rule's."""
+    if model == 'kimi-k2':
+        return ['stage_layers: [' + ', '.join(['4'] * 15 + ['1']) + ']',
+                'recompute_latent_up_projection: true', 'overlap_parameter_gather: false']
     if model != 'deepseek-v3':
         return []
     vp = int(r['vp']) if r['vp'].isdigit() else 1
@@ -646,7 +667,9 @@ def bridge(rows, out):
                  'gradient_reduce_in_fp32: false', 'rank_order: TP_DP_PP']
         if vp > 1:
             lines += ['schedule: INTERLEAVED_ONE_F_ONE_B', f'virtual_stages: {vp}']
-        lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']
+        muon = model == 'kimi-k2'
+        if not muon:
+            lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']
         if (tp > 1 and precision != 'NVFP4'
                 and (system, precision, model) not in BRIDGE_MOE_NO_TP_OVERLAP.get(release, ())):
             lines.append('overlap_tensor_communication: true')
@@ -665,7 +688,7 @@ def bridge(rows, out):
         lines += bridge_model_lines(r, release, system, model)
         if model in ('llama3-405b', 'qwen3-235b-a22b'):
             lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
-        fp8_line = (f'\n  fp8_recipe: {fp8_recipe}\n  fp8_parameters: true'
+        fp8_line = (f'\n  fp8_recipe: {fp8_recipe}' + ('' if muon else '\n  fp8_parameters: true')
                     if precision in ('FP8', 'MXFP8') else '')
         job_precision = {'BF16': 'BF16', 'NVFP4': 'FP4'}.get(precision, 'FP8')
         extra_rules = ''
@@ -709,7 +732,7 @@ job {{
   global_batch_size: {r['global_batch']}
   sequence_length: {r['seq_len']}
   precision: {job_precision}{fp8_line}
-  optimizer: ADAM
+  optimizer: {"MUON" if muon else "ADAM"}
   steps: 1{lora_line}
 }}
 cluster {{ instance: "{instance}" nodes: {gpus // per_node} fabric: "ib-rail-optimized"{cluster_extra} }}

@@ -100,6 +100,11 @@ void check_job(const FieldChecker& job, const s::Model* model) {
     job.error("fp8_recipe", m.precision() == s::FP4 ? "precision FP4 takes only NVFP4"
                                                     : "NVFP4 needs precision FP4");
   }
+  // Megatron-Bridge's Kimi-K2 recipes turn FP8 weights off under Muon: they need the distributed
+  // optimizer's buffers (v0.5.0 scripts/performance/configs/kimi/kimi_llm_pretrain.py).
+  if (m.optimizer() == s::MUON && m.fp8_parameters()) {
+    job.error("fp8_parameters", "needs the distributed optimizer, which Muon does not run");
+  }
   check_budget_size(job);
   if (model == nullptr) return;
   if (m.has_expert_routing()) {

@@ -28,7 +28,9 @@ StateBytesPerParameter state_bytes_per_parameter(s::Precision precision, s::Opti
   const bool full_precision = precision == s::FP32 || precision == s::TF32;
   const double weights = full_precision ? 4 : 2;
   const double master = full_precision ? 0 : 4;  // fp32 copy of 16/8-bit weights
-  const double moments = optimizer == s::ADAM ? 8 : optimizer == s::SGD_MOMENTUM ? 4 : 0;
+  const double moments = optimizer == s::ADAM                                   ? 8
+                         : optimizer == s::SGD_MOMENTUM || optimizer == s::MUON ? 4
+                                                                                : 0;
   return {weights, 4, master + moments};
 }
 
@@ -63,6 +65,8 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
                       MemoryEstimate* e) {
   const StateBytesPerParameter bytes = state_bytes_per_parameter(job.precision(), job.optimizer());
   const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
+  // Muon's layer-wise optimizer shards its states by whole weights (muon_step.h).
+  const bool shard_states = zero >= 1 || job.optimizer() == s::MUON;
   const double shards = static_cast<double>(p.data_parallel()) * p.context_parallel();
   const double expert_shards = expert_layout(p).expert_data_parallel();
   const bool narrow = job.precision() == s::FP8 || job.precision() == s::FP4;
@@ -85,7 +89,7 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   e->gradients_bytes = sharded(trained.dense * gradient_buffer_bytes(p),
                                trained.expert * gradient_buffer_bytes(p), zero >= 2);
   e->optimizer_bytes =
-      sharded(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, zero >= 1);
+      sharded(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, shard_states);
   if (narrow) e->weight_cache_bytes = local.layers * copy * (narrow_weights ? 1 : 2);
 }
 

@@ -9,6 +9,7 @@
 #include "sim/parallel/expert_layer_host.h"
 #include "sim/parallel/layer_times.h"
 #include "sim/parallel/memory_model.h"
+#include "sim/parallel/muon_step.h"
 #include "sim/parallel/optimizer_step.h"
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/parallel/stage_parameters.h"
@@ -28,6 +29,8 @@ struct Kernels {
   LayerTimes dense, experts, output;
   LayerTimes dense_windowed, experts_windowed;
   LayerTimes mtp;  // one multi-token-prediction module, on the output chunk
+  // Muon: one layer's Newton-Schulz work per kind (muon_step.h), before the split over ranks.
+  NewtonSchulzTime muon_dense, muon_experts;
   // With the expert all-to-all overlap: how much shorter an expert layer's forward and backward
   // are in a combined step, the all-to-alls it hides (expert_comm_overlap.h) less what the host's
   // issue floor takes back of them (expert_layer_host.h).
@@ -210,6 +213,17 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   std::vector<LayerOp> output = output_forward_ops(t, shape);
   if (job.has_lora()) output = with_lora(job.lora(), std::move(output));  // frozen: no adapter
   k.output = time_layer(output, compute, groups, s::RECOMPUTE_NONE);
+  if (job.optimizer() == s::MUON) {
+    const int tp = p.tensor_parallel();
+    if (moe_layer_count(t) < layers) {
+      k.muon_dense =
+          newton_schulz_time(layer_forward_ops(t, shape, LayerKind::kDense), t, tp, compute);
+    }
+    if (moe_layer_count(t) > 0) {
+      k.muon_experts =
+          newton_schulz_time(layer_forward_ops(t, shape, LayerKind::kExperts), t, tp, compute);
+    }
+  }
   if (t.multi_token_prediction_layers() > 0) {
     // A module: its own kernels, a layer of the last layer's kind and an output layer.
     k.mtp = time_layer(multi_token_prediction_ops(t, shape), compute, groups, s::RECOMPUTE_NONE);
@@ -289,6 +303,7 @@ class StageBuilder {
     PassTimes step;  // over the step
     LocalParameters local;
     int buckets = 0, stage_experts = 0;
+    NewtonSchulzTime muon;
     const CombinedTasks combined = combined_tasks(plan, r);
     for (int c = 0; c < v; ++c) {
       const int n = layout_.layers[r][c];
@@ -300,6 +315,11 @@ class StageBuilder {
       for (int layer = first; layer < first + n; ++layer) {
         f += kernels_of(layer).forward;
         b += kernels_of(layer).backward;
+        const NewtonSchulzTime& orthogonalize = layer_kind(t_, layer) == LayerKind::kExperts
+                                                    ? kernels_.muon_experts
+                                                    : kernels_.muon_dense;
+        muon.dense += orthogonalize.dense;
+        muon.expert += orthogonalize.expert;
       }
       b += recompute_time(first, n);
       out->recomputed_layers += p_.recompute() == s::RECOMPUTE_FULL ? recomputed_layers(p_, n) : 0;
@@ -356,7 +376,7 @@ class StageBuilder {
     out->expert_comm_s.push_back(step.expert_comm.seconds());
     out->expert_compute_s.push_back(step.expert_compute.seconds());
     finish_stage(r, local, trainable_parameters(t_, job_, p_, local, layout_.stage_layers(r)),
-                 buckets, &w, plan);
+                 buckets, muon, &w, plan);
     plan.work.push_back(std::move(w));
   }
 
@@ -415,9 +435,10 @@ class StageBuilder {
   }
 
   // Gradients, optimizer and parameter gather of a stage of `local` parameters per GPU, of which
-  // it trains `trained`.
+  // it trains `trained`, and under Muon the Newton-Schulz work of its layers `muon`.
   void finish_stage(int r, const LocalParameters& local, const LocalParameters& trained,
-                    int buckets, StageWork* w, const PipelinePlan& plan) const {
+                    int buckets, const NewtonSchulzTime& muon, StageWork* w,
+                    const PipelinePlan& plan) const {
     const double ranks = static_cast<double>(p_.data_parallel()) * p_.context_parallel();
     const double linear = local.layers;
     const bool narrow = narrow_gemms(job_.precision());
@@ -431,10 +452,12 @@ class StageBuilder {
     w->gradient_bytes = reduce * trained.dense;
     w->expert_gradient_bytes = reduce * trained.expert;
     w->gradient_buckets = buckets;
-    // A sharded optimizer steps the dense shard of DP x CP and the experts' of the expert DP.
+    // A sharded optimizer steps the dense shard of DP x CP and the experts' of the expert DP;
+    // Muon's layer-wise one too, after its share of the Newton-Schulz iterations.
     const double per_parameter = optimizer_bytes_per_parameter(job_.optimizer(), job_.precision());
     const double expert_ranks = plan.experts.expert_data_parallel();
-    w->optimizer = compute_.memory_bound(plan.shard_gradients
+    const bool muon_step = job_.optimizer() == s::MUON;
+    w->optimizer = compute_.memory_bound(plan.shard_gradients || muon_step
                                              ? per_parameter * trained.dense / ranks +
                                                    per_parameter * trained.expert / expert_ranks
                                              : per_parameter * trained.total());
@@ -446,9 +469,13 @@ class StageBuilder {
       w->optimizer += compute_.memory_bound(fp8_weight_cast_bytes(
           linear, recipe, compute_.fp8_gemm_any_layout(), job_.fp8_parameters(), job_.has_lora()));
     }
+    if (muon_step) {
+      w->optimizer += Picoseconds(static_cast<int64_t>(muon.dense.count() / ranks)) +
+                      Picoseconds(static_cast<int64_t>(muon.expert.count() / expert_ranks));
+    }
     // ZeRO-3 gathers the weights before every pass instead of after the step.
     const bool zero3 = p_.zero_stage() >= 3;
-    if (plan.shard_gradients && !zero3) {
+    if ((plan.shard_gradients || muon_step) && !zero3) {
       w->parameter_gather_bytes =
           bytes.weights * trained.dense - saved * (trained.layers - trained.expert);
       w->expert_parameter_gather_bytes = bytes.weights * trained.expert - saved * trained.expert;

@@ -433,5 +433,32 @@ TEST_CASE("LoRA with ZeRO-3 is an error at parallelism.zero_stage") {
         "RECOMPUTE_NONE\n");
 }
 
+TEST_CASE("Muon without the distributed optimizer, ZeRO or FP8 weights") {
+  const auto muon = [](const std::string& precision, const std::string& layout) {
+    const bool fp8 = precision != "precision: BF16";
+    std::string text = scenario(
+        "llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+        fp8 ? "instance: \"aws.p5.48xlarge\" nodes: 2" : "instance: \"aws.p4d.24xlarge\" nodes: 2",
+        "parallelism { tensor_parallel: 1 pipeline_parallel: 1 "
+        "data_parallel: 16 micro_batch_size: 1 " +
+            layout + " }\n");
+    text.replace(text.find("optimizer: ADAM"), 15, "optimizer: MUON");
+    text.replace(text.find("precision: BF16"), 15, precision);
+    return scenario_errors(text);
+  };
+  CHECK(muon("precision: BF16", "") == "");
+  CHECK(muon("precision: BF16", "zero_stage: 3") ==
+        "s.textproto:12:93: parallelism.zero_stage: Muon's layer-wise optimizer runs without ZeRO: "
+        "the scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 mbs 1, "
+        "RECOMPUTE_NONE\n");
+  CHECK(muon("precision: BF16", "distributed_optimizer: true") ==
+        "s.textproto:12:93: parallelism.distributed_optimizer: Muon's layer-wise optimizer runs "
+        "without the distributed optimizer: the scenario's one configuration is aws.p4d.24xlarge "
+        "x 2, TP 1 PP 1 DP 16 mbs 1, RECOMPUTE_NONE\n");
+  CHECK(muon("precision: FP8 fp8_parameters: true", "") ==
+        "s.textproto:5:18: job.fp8_parameters: needs the distributed optimizer, which Muon does "
+        "not run\n");
+}
+
 }  // namespace
 }  // namespace clustersim
