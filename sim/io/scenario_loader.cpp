@@ -74,6 +74,10 @@ void check_lora(const FieldChecker& job, const s::Model& model) {
               "applies to dense transformers only (no experts, latent attention or "
               "multi-token prediction)");
   }
+  // Muon would orthogonalize the frozen base's weights too (muon_step.h counts every weight).
+  if (static_cast<const s::TrainingJob&>(job.message()).optimizer() == s::MUON) {
+    job.error("lora", "is not simulated with optimizer MUON");
+  }
 }
 
 void check_job(const FieldChecker& job, const s::Model* model) {

@@ -455,6 +455,8 @@ TEST_CASE("Muon without the distributed optimizer, ZeRO or FP8 weights") {
         "s.textproto:12:93: parallelism.distributed_optimizer: Muon's layer-wise optimizer runs "
         "without the distributed optimizer: the scenario's one configuration is aws.p4d.24xlarge "
         "x 2, TP 1 PP 1 DP 16 mbs 1, RECOMPUTE_NONE\n");
+  CHECK(muon("precision: BF16 lora { rank: 8 }", "") ==
+        "s.textproto:5:19: job.lora: is not simulated with optimizer MUON\n");
   CHECK(muon("precision: FP8 fp8_parameters: true", "") ==
         "s.textproto:5:18: job.fp8_parameters: needs the distributed optimizer, which Muon does "
         "not run\n");
