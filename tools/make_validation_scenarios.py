@@ -6,11 +6,12 @@ Usage: tools/make_validation_scenarios.py REFERENCE_DATA_VALIDATION_DIR
 One scenario per row of megatron_sc21.csv (Tables 1 and 2) and of megatron_readme.csv (the
 Megatron-Core H100 table and the January-2021 scaling tables), and per fully specified dense row
 and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bridge-moe-*; the
-hybrid Mamba-Transformer ones, BRIDGE_HYBRID_MODELS: bridge-hybrid-*) of
-megatron_bridge_nemo.csv on a system the catalog has (but those the step model cannot run as
-published: NVFP4 outside the dense models, the unnamed alternative granularity, LoRA, and the rows
-named at CONTRADICTED_BY_RECIPE and NVL72_SYSTEMS below), and per context-parallel row of NeMo's
-long-sequence page (nemo-longctx-*, LONG_CONTEXT_TABLES), each with its published figure. Unknowns
+hybrid Mamba-Transformer ones, BRIDGE_HYBRID_MODELS: bridge-hybrid-*), and LoRA row of a release
+whose recipe was read (BRIDGE_LORA; bridge-lora-*), of megatron_bridge_nemo.csv on a system the
+catalog has (but those the step model cannot run as published: NVFP4 outside the dense models,
+the unnamed alternative granularity, and the rows named at CONTRADICTED_BY_RECIPE and
+NVL72_SYSTEMS below), and per context-parallel row of NeMo's long-sequence page (nemo-longctx-*,
+LONG_CONTEXT_TABLES), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
 comments written into each file). Run it again after the reference data changes.
 """
@@ -310,16 +311,15 @@ BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B
 # attention sinks). Token-dropping rows (bridge_token_drop below) cap every expert at a capacity
 # factor of 1 and pad it to that capacity (job.expert_routing); the others are dropless with forced
 # balancing (the pages' note: "we force-balance the token distribution among experts and all
-# benchmarks are token-dropless"; the recipes' moe_router_force_load_balancing = True). Kimi-K2 is not listed:
-# its recipes train with Muon (scripts/performance argument_parser.py --optimizer_type, default
-# "muon", v0.3.1 to v0.5.0: Megatron-Core's layer-wise distributed Muon with Newton-Schulz
-# iterations in the optimizer step), which the step does not simulate.
+# benchmarks are token-dropless"; the recipes' moe_router_force_load_balancing = True). Kimi-K2's recipes train
+# with Muon (KIMI_K2_RULES).
 BRIDGE_MOE_MODELS = {'Qwen3_30B_a3B': 'qwen3-30b-a3b', 'Qwen3_30B_a3B (tokendrop)': 'qwen3-30b-a3b',
                      'Qwen3_235B_a22B': 'qwen3-235b-a22b',
                      'Qwen3_235B_a22B (tokendrop)': 'qwen3-235b-a22b',
                      'Mixtral-8x7B': 'mixtral-8x7b',
                      'DeepSeekV3': 'deepseek-v3', 'DeepSeekV3 (tokendrop)': 'deepseek-v3',
-                     'DeepSeekV3 (dropless)': 'deepseek-v3', 'GPT OSS 120B': 'gpt-oss-120b'}
+                     'DeepSeekV3 (dropless)': 'deepseek-v3', 'GPT OSS 120B': 'gpt-oss-120b',
+                     'Kimi_K2': 'kimi-k2'}
 
 BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: EP as the table gives it, expert tensor
 #   parallel 1 (the Qwen3 and Mixtral recipes' expert_tensor_parallel_size; the table's ETP
@@ -554,8 +554,43 @@ NEMOTRON_3_NANO_RULES = """# Nemotron 3 Nano, one rule for all its releases (26.
 #   recompute_modules ["moe", "layernorm", "core_attn", "moe_act"] (selective: the attention
 #   core here; the MoE layers' and norms' reruns are not simulated)."""
 
+# LoRA fine-tuning rows (table finetune_lora), one more rule per release, from its recipe:
+# (recipe, rank, target modules).
+BRIDGE_LORA = {'26.06': ('v0.5.0', 16, ['LINEAR_QKV'])}
+BRIDGE_LORA_RULES = """# LoRA rows, one more rule for all of them ({recipe}): the base model frozen, rank-{rank} adapters
+#   on {targets} only (scripts/performance/configs/llama/llama3_llm_finetune.py
+#   llama3_70b_lora_config_*: cfg.peft.target_modules = ["linear_qkv"]; the rank from
+#   src/megatron/bridge/recipes/llama/llama3.py llama3_70b_peft_config: peft_cfg.dim = 16, alpha
+#   32, a scale that costs nothing; the LoRA default dropout 0.0); the layouts of
+#   scripts/performance/configs/llama/llama3_workload_base_configs.py LLAMA3_70B_LORA_CONFIG_*
+#   as the table gives them (H100 FP8_CS: TP 2 x PP 4 x VP 20); the distributed optimizer with
+#   BF16 gradient reduction (set_llama3_common_peft_configs); sequence parallelism where TP > 1
+#   (WorkloadBaseConfig.sequence_parallel) with tensor-parallel overlap (tp_comm_overlap where
+#   TP > 1). Not simulated, left as they are: the recipe's packed SQuAD sequences (_peft_common:
+#   packed_sequence = True, pad_to_max_length: each 4096-token row holds several documents, and
+#   the fused attention attends within each; the step attends over the whole row, as the SFT
+#   rows do) and the CUDA graphs of the MLP (cuda_graph_scope "mlp": the step has no launch
+#   overhead to remove)."""
+
+KIMI_K2_RULES = """# Kimi-K2 rows, one more rule for all of them (the release's recipe: v0.3.1 for 26.02.01, v0.4.0,
+#   v0.5.0: scripts/performance/configs/kimi/kimi_llm_pretrain.py and kimi_workload_base_configs.py
+#   KIMI_K2_PRETRAIN_CONFIG_GB300, src/megatron/bridge/recipes/kimi/kimi_k2.py): Megatron-Core's
+#   layer-wise distributed Muon (argument_parser.py --optimizer_type default "muon";
+#   distributed_muon_with_cosine_annealing: 5 Newton-Schulz steps, blockwise over TP, Adam for the
+#   rest), with it neither the distributed optimizer nor the parameter gather's overlap
+#   (use_distributed_optimizer = False, overlap_param_gather = False: gradients all-reduced,
+#   updated weights all-gathered after the step) nor FP8 weights (set_kimi_k2_common_configs:
+#   fp8_param_gather = False for Muon with MXFP8), gradients reduced in BF16 (grad_reduce_in_fp32
+#   = False there); the pipeline layout of _get_kimi_k2_pipeline_layout for PP 4 x VP 4 (the
+#   embedding beside the first chunk's 4 layers, 15 chunks of 4, the last of 1 with the loss);
+#   expert tensor parallel 1; the flex dispatcher with HybridEP (moe_flex_dispatcher_backend
+#   "hybridep": EXPERT_NODE_DEDUPLICATED); no expert all-to-all overlap (moe_a2a_overlap=False);
+#   the expert layers eager (cuda_graph_scope []); the latent attention's up projections
+#   recomputed (recompute_modules ["mla_up_proj"]). Not simulated: the shared expert's overlap
+#   with the dispatch (moe_shared_expert_overlap) and the fused router (moe_router_fusion)."""
+
 BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES,
-                      'nemotron3-nano-30b-a3b': NEMOTRON_3_NANO_RULES}
+                      'kimi-k2': KIMI_K2_RULES, 'nemotron3-nano-30b-a3b': NEMOTRON_3_NANO_RULES}
 
 # Where the DeepSeek-V3 recipe of a release and system recomputes mla_up_proj (recompute_modules):
 # v0.1.0rc4 run_script.py (H100 ["mla_up_proj", "mlp"], B200 and token-drop GB200
@@ -612,7 +647,7 @@ def bridge_flex_dispatcher(release, system, precision, model):
     return ((model == 'qwen3-30b-a3b' and later) or
             (model == 'qwen3-235b-a22b' and later and system in NVL72_SYSTEMS) or
             (model == 'deepseek-v3' and (later or (release == '25.09' and system == 'DGX-H100'))) or
-            (model == 'gpt-oss-120b' and precision == 'MXFP8') or
+            (model == 'gpt-oss-120b' and precision == 'MXFP8') or model == 'kimi-k2' or
             model in BRIDGE_HYBRID_MODELS.values())
 
 
@@ -622,8 +657,11 @@ GPT_OSS_FUSED_GROUPED_MLP = {'26.06': NVL72_SYSTEMS, '26.08': NVL72_SYSTEMS}
 
 
 def bridge_model_lines(r, release, system, model, precision):
-    """The parallelism lines of DEEPSEEK_V3_RULES, GPT_OSS_RULES and NEMOTRON_3_NANO_RULES beyond the
-    MoE rule's."""
+    """The parallelism lines of DEEPSEEK_V3_RULES, GPT_OSS_RULES, KIMI_K2_RULES and
+    NEMOTRON_3_NANO_RULES beyond the MoE rule's."""
+    if model == 'kimi-k2':
+        return ['stage_layers: [' + ', '.join(['4'] * 15 + ['1']) + ']',
+                'recompute_latent_up_projection: true', 'overlap_parameter_gather: false']
     if model == 'gpt-oss-120b':
         fused = precision == 'MXFP8' and system in GPT_OSS_FUSED_GROUPED_MLP.get(release, ())
         return ['fused_expert_mlp: true'] if fused else []
@@ -684,7 +722,8 @@ def bridge(rows, out):
                 or (precision == 'NVFP4' and (moe or release not in NVFP4_WEIGHTS))
                 or precision is None or system not in BRIDGE_SYSTEMS
                 or r['model'] not in BRIDGE_MODELS and not moe
-                or r['table'] not in ('pretrain', 'finetune_sft')
+                or r['table'] not in ('pretrain', 'finetune_sft', 'finetune_lora')
+                or (r['table'] == 'finetune_lora' and release not in BRIDGE_LORA)
                 or bridge_left_out(r, system, precision)):
             continue
         recipe, fp8_recipe, fp8_text = BRIDGE_RELEASES[release]
@@ -704,7 +743,9 @@ def bridge(rows, out):
                  'gradient_reduce_in_fp32: false', 'rank_order: TP_DP_PP']
         if vp > 1:
             lines += ['schedule: INTERLEAVED_ONE_F_ONE_B', f'virtual_stages: {vp}']
-        lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']
+        muon = model == 'kimi-k2'
+        if not muon:
+            lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']
         if (tp > 1 and precision != 'NVFP4'
                 and (system, precision, model) not in BRIDGE_MOE_NO_TP_OVERLAP.get(release, ())):
             lines.append('overlap_tensor_communication: true')
@@ -723,12 +764,20 @@ def bridge(rows, out):
         lines += bridge_model_lines(r, release, system, model, precision)
         if model in ('llama3-405b', 'qwen3-235b-a22b'):
             lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
-        fp8_line = (f'\n  fp8_recipe: {fp8_recipe}\n  fp8_parameters: true'
+        fp8_line = (f'\n  fp8_recipe: {fp8_recipe}' + ('' if muon else '\n  fp8_parameters: true')
                     if precision in ('FP8', 'MXFP8') else '')
         job_precision = {'BF16': 'BF16', 'NVFP4': 'FP4'}.get(precision, 'FP8')
         routing_line = (f'\n  {TOKEN_DROP_ROUTING}'
                         if moe and bridge_token_drop(r, model) else '')
         extra_rules = ''
+        lora = r['table'] == 'finetune_lora'
+        lora_line = ''
+        if lora:
+            lora_recipe, rank, targets = BRIDGE_LORA[release]
+            lora_line = (f'\n  lora {{ rank: {rank} ' +
+                         ' '.join(f'target_modules: {x}' for x in targets) + ' }')
+            extra_rules = '\n' + BRIDGE_LORA_RULES.format(recipe=lora_recipe, rank=rank,
+                                                           targets=', '.join(targets))
         if precision == 'NVFP4':
             nvfp4_recipe, fp4_parameters, weights = NVFP4_WEIGHTS[release]
             fp8_line = '\n  fp8_recipe: NVFP4'
@@ -744,13 +793,15 @@ def bridge(rows, out):
         variant = bridge_variant(r)
         tag = re.sub(r'[^a-z0-9.]+', '-',
                      f'{label} {r["table"]} {model}{variant} {gpus}'.lower())
-        # MoE scenarios apart (bridge-moe-*): the dense groups' guards glob bridge-<system>-*.
-        kind = 'hybrid-' if hybrid else 'moe-' if moe else ''
+        # MoE, hybrid and LoRA scenarios apart (bridge-moe-*, bridge-hybrid-*, bridge-lora-*): the
+        # dense groups' guards glob bridge-<system>-*.
+        kind = 'hybrid-' if hybrid else 'moe-' if moe else 'lora-' if lora else ''
         name = f'bridge-{kind}{system.lower()}-{precision.lower()}-{tag}'
         step = (int(r['global_batch']) * int(r['seq_len']) /
                 (float(r['tokens_per_s_per_gpu']) * gpus))
         family = ' hybrid' if hybrid else ' MoE' if moe else ''
-        group = f'{system} {precision}{family} (Megatron-Bridge, NeMo)'
+        group = (f'{system} {precision} LoRA (Megatron-Bridge)' if lora else
+                 f'{system} {precision}{family} (Megatron-Bridge, NeMo)')
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {system} GPUs, {r['precision']}.
 # Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
 {BRIDGE_RULES.format(recipe=recipe, fp8=fp8_text)}{extra_rules}{chr(10) + BRIDGE_MOE_RULES if moe else ''}{chr(10) + BRIDGE_MODEL_RULES[model] if model in BRIDGE_MODEL_RULES else ''}
@@ -760,8 +811,8 @@ job {{
   global_batch_size: {r['global_batch']}
   sequence_length: {r['seq_len']}
   precision: {job_precision}{fp8_line}
-  optimizer: ADAM
-  steps: 1{routing_line}
+  optimizer: {"MUON" if muon else "ADAM"}
+  steps: 1{routing_line}{lora_line}
 }}
 cluster {{ instance: "{instance}" nodes: {gpus // per_node} fabric: "ib-rail-optimized"{cluster_extra} }}
 parallelism {{

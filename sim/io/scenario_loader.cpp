@@ -51,6 +51,36 @@ void check_budget_size(const FieldChecker& job) {
   }
 }
 
+// LoRA: a rank, each target named once, and a dense transformer without latent attention or
+// multi-token prediction (lora.h adapts the dense layer's four linear layers only).
+void check_lora(const FieldChecker& job, const s::Model& model) {
+  const FieldChecker lora = job.child("lora");
+  lora.require("rank") && lora.at_least("rank", 1);
+  const auto& targets = static_cast<const s::TrainingJob&>(job.message()).lora().target_modules();
+  for (int i = 0; i < targets.size(); ++i) {
+    if (targets[i] == s::LORA_TARGET_UNSPECIFIED) {
+      lora.error("target_modules",
+                 "must name a linear layer: LINEAR_QKV, LINEAR_PROJ, "
+                 "LINEAR_FC1 or LINEAR_FC2",
+                 i);
+    } else if (std::find(targets.begin(), targets.begin() + i, targets[i]) != targets.begin() + i) {
+      lora.error("target_modules", "names " + s::LoraTarget_Name(targets[i]) + " twice", i);
+    }
+  }
+  if (!model.has_transformer() || model.transformer().has_moe() ||
+      model.transformer().has_latent_attention() ||
+      model.transformer().has_hybrid_layer_pattern() ||
+      model.transformer().multi_token_prediction_layers() > 0) {
+    job.error("lora",
+              "applies to dense transformers only (no experts, latent attention, hybrid layer "
+              "pattern or multi-token prediction)");
+  }
+  // Muon would orthogonalize the frozen base's weights too (muon_step.h counts every weight).
+  if (static_cast<const s::TrainingJob&>(job.message()).optimizer() == s::MUON) {
+    job.error("lora", "is not simulated with optimizer MUON");
+  }
+}
+
 void check_job(const FieldChecker& job, const s::Model* model) {
   const auto& m = static_cast<const s::TrainingJob&>(job.message());
   job.require("global_batch_size") && job.at_least("global_batch_size", 1);
@@ -75,6 +105,11 @@ void check_job(const FieldChecker& job, const s::Model* model) {
     job.error("fp8_recipe", m.precision() == s::FP4 ? "precision FP4 takes only NVFP4"
                                                     : "NVFP4 needs precision FP4");
   }
+  // Megatron-Bridge's Kimi-K2 recipes turn FP8 weights off under Muon: they need the distributed
+  // optimizer's buffers (v0.5.0 scripts/performance/configs/kimi/kimi_llm_pretrain.py).
+  if (m.optimizer() == s::MUON && m.fp8_parameters()) {
+    job.error("fp8_parameters", "needs the distributed optimizer, which Muon does not run");
+  }
   check_budget_size(job);
   if (model == nullptr) return;
   if (m.has_expert_routing()) {
@@ -89,6 +124,12 @@ void check_job(const FieldChecker& job, const s::Model* model) {
         job.child("expert_routing").error(problem.field, problem.reason);
       }
     }
+  }
+  if (m.has_lora()) check_lora(job, *model);
+  // muon_step.h orthogonalizes the weights of attention and MLP layers, not a Mamba mixer's.
+  if (m.optimizer() == s::MUON && is_transformer(model) &&
+      model->transformer().has_hybrid_layer_pattern()) {
+    job.error("optimizer", "MUON is not simulated for a model with a hybrid_layer_pattern yet");
   }
   if (is_transformer(model)) {
     if (job.require("sequence_length") && job.at_least("sequence_length", 1) &&

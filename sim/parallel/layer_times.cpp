@@ -64,7 +64,8 @@ MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const Compute
   const LayerOp& op = ops[i];
   const bool b16 = op.sixteen_bit;
   const Picoseconds data_gradient = compute.matmul(op.m, op.k, op.n, op.count, b16);
-  const Picoseconds weight_gradient = compute.matmul(op.k, op.n, op.m, op.count, b16);
+  const Picoseconds weight_gradient =
+      op.frozen ? Picoseconds(0) : compute.matmul(op.k, op.n, op.m, op.count, b16);
   MatmulTimes t{
       compute.matmul(op.m, op.n, op.k, op.count, b16), {}, data_gradient + weight_gradient, {}};
   if (overlap_ranks < 2) return t;

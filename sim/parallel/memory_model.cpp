@@ -28,7 +28,9 @@ StateBytesPerParameter state_bytes_per_parameter(s::Precision precision, s::Opti
   const bool full_precision = precision == s::FP32 || precision == s::TF32;
   const double weights = full_precision ? 4 : 2;
   const double master = full_precision ? 0 : 4;  // fp32 copy of 16/8-bit weights
-  const double moments = optimizer == s::ADAM ? 8 : optimizer == s::SGD_MOMENTUM ? 4 : 0;
+  const double moments = optimizer == s::ADAM                                   ? 8
+                         : optimizer == s::SGD_MOMENTUM || optimizer == s::MUON ? 4
+                                                                                : 0;
   return {weights, 4, master + moments};
 }
 
@@ -54,12 +56,17 @@ double gradient_reduce_bytes(s::Precision precision, const s::Parallelism& p) {
 
 namespace {
 
-// Model states of a stage's `local` parameters on one GPU: the dense ones sharded over data x
-// context parallelism, the routed experts' over their expert data-parallel group.
+// Model states of a stage's `local` parameters on one GPU, of which it trains `trained`: the dense
+// ones sharded over data x context parallelism, the routed experts' over their expert
+// data-parallel group. Only trained parameters have gradients and optimizer states; LoRA's
+// adapters (lora.h) add their 16-bit weights to the frozen base's.
 void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
-                      const LocalParameters& local, MemoryEstimate* e) {
+                      const LocalParameters& local, const LocalParameters& trained,
+                      MemoryEstimate* e) {
   const StateBytesPerParameter bytes = state_bytes_per_parameter(job.precision(), job.optimizer());
   const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
+  // Muon's layer-wise optimizer shards its states by whole weights (muon_step.h).
+  const bool shard_states = zero >= 1 || job.optimizer() == s::MUON;
   const double shards = static_cast<double>(p.data_parallel()) * p.context_parallel();
   const double expert_shards = expert_layout(p).expert_data_parallel();
   const bool narrow = job.precision() == s::FP8 || job.precision() == s::FP4;
@@ -77,11 +84,12 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
     const double d = dense / (shard ? shards : 1);
     return local.expert > 0 ? d + expert / (shard ? expert_shards : 1) : d;
   };
-  e->weights_bytes = sharded(weights, expert_weights, zero >= 3);
-  e->gradients_bytes = sharded(local.dense * gradient_buffer_bytes(p),
-                               local.expert * gradient_buffer_bytes(p), zero >= 2);
+  const double adapters = job.has_lora() ? trained.dense * bytes.weights : 0;
+  e->weights_bytes = sharded(weights + adapters, expert_weights, zero >= 3);
+  e->gradients_bytes = sharded(trained.dense * gradient_buffer_bytes(p),
+                               trained.expert * gradient_buffer_bytes(p), zero >= 2);
   e->optimizer_bytes =
-      sharded(local.dense * bytes.optimizer, local.expert * bytes.optimizer, zero >= 1);
+      sharded(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, shard_states);
   if (narrow) e->weight_cache_bytes = local.layers * copy * (narrow_weights ? 1 : 2);
 }
 
@@ -215,7 +223,8 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
     other += static_cast<double>(params.multi_token_prediction) -
              static_cast<double>(moe ? params.per_layer : params.dense_per_layer) * mtp;
   }
-  add_model_states(job, p, local_parameters(p, layers, other), &e);
+  const LocalParameters local = local_parameters(p, layers, other);
+  add_model_states(job, p, local, trainable_parameters(t, job, p, local, e.layers), &e);
   add_activations(model, job, p, layout, &e);
   // fp32 logits of the micro-batch whose loss is being computed, split over the vocabulary.
   if (stage == pp - 1) {

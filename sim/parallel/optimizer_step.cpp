@@ -8,7 +8,9 @@ namespace clustersim {
 namespace s = schema;
 
 double optimizer_bytes_per_parameter(s::Optimizer optimizer, s::Precision precision) {
-  const double update = optimizer == s::ADAM ? 28 : optimizer == s::SGD_MOMENTUM ? 20 : 12;
+  const double update = optimizer == s::ADAM                                   ? 28
+                        : optimizer == s::SGD_MOMENTUM || optimizer == s::MUON ? 20
+                                                                               : 12;
   const bool master_copy = precision != s::FP32 && precision != s::TF32;
   return update + 12 + (precision == s::FP16 ? 6 + 8 : 0) + (master_copy ? 6 : 0);
 }

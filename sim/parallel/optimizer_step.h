@@ -14,7 +14,9 @@ namespace clustersim {
 //              (read 4, write 4); BF16 accumulates and reduces in fp32 without loss scaling;
 //   gradient norm (read 4) and clipping (read 4, write 4);
 //   the update on fp32 state: Adam reads gradient, weight and two moments and writes weight and
-//              moments (28), SGD with momentum 20, plain SGD 12;
+//              moments (28), SGD with momentum 20, plain SGD 12; Muon's momentum update and
+//              its scaled orthogonalized step as SGD with momentum's (its Newton-Schulz GEMMs
+//              apart, muon_step.h);
 //   16/8-bit precisions: fp32 master weights copied to the model's weights (read 4, write 2).
 double optimizer_bytes_per_parameter(schema::Optimizer optimizer, schema::Precision precision);
 

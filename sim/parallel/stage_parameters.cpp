@@ -3,6 +3,7 @@
 #include "sim/parallel/stage_parameters.h"
 
 #include "sim/parallel/expert_parallel.h"
+#include "sim/workload/lora.h"
 
 namespace clustersim {
 
@@ -17,6 +18,15 @@ LocalParameters local_parameters(const schema::Parallelism& p, const LayerParame
   local.expert = routed / (experts.expert_tensor_parallel * experts.expert_parallel);
   local.layers = layers / tp + local.expert;
   return local;
+}
+
+LocalParameters trainable_parameters(const schema::Transformer& t, const schema::TrainingJob& job,
+                                     const schema::Parallelism& p, const LocalParameters& local,
+                                     int layers) {
+  if (!job.has_lora()) return local;
+  LocalParameters adapters;
+  adapters.dense = lora_parameters_per_layer(t, job.lora()) * layers / p.tensor_parallel();
+  return adapters;
 }
 
 }  // namespace clustersim

@@ -4,6 +4,7 @@
 // expert parallelism and replicated over the expert data-parallel group (expert_parallel.h).
 #pragma once
 
+#include "sim/io/schema/job.pb.h"
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
 #include "sim/workload/parameter_count.h"
@@ -22,5 +23,13 @@ struct LocalParameters {
 // Requires: `p` with its degrees set and valid.
 LocalParameters local_parameters(const schema::Parallelism& p, const LayerParameters& layers,
                                  double other_dense);
+
+// Of `local`, the parameters of `layers` layers of `t` that `job` trains: all of them, or under
+// LoRA only the adapters (lora.h), split over tensor parallelism with their base weights and
+// replicated over data x context parallelism (dense, 16-bit: none of them FP8 GEMM weights).
+// Requires: as local_parameters; `job` passed the scenario checks.
+LocalParameters trainable_parameters(const schema::Transformer& t, const schema::TrainingJob& job,
+                                     const schema::Parallelism& p, const LocalParameters& local,
+                                     int layers);
 
 }  // namespace clustersim

@@ -11,6 +11,7 @@
 #include "sim/parallel/pipeline_simulation.h"
 #include "sim/parallel/transformer_stages.h"
 #include "sim/workload/cnn_ops.h"
+#include "sim/workload/lora.h"
 #include "sim/workload/parameter_count.h"
 #include "sim/workload/transformer_flops.h"
 
@@ -125,7 +126,8 @@ void set_transformer_rates(const s::Model& model, const s::TrainingJob& job,
   r->tokens_per_s = tokens / r->step_s;
   r->samples_per_s = job.global_batch_size() / r->step_s;
   const s::Transformer& t = model.transformer();
-  const TransformerFlops flops = transformer_flops(t, job.sequence_length());
+  TransformerFlops flops = transformer_flops(t, job.sequence_length());
+  if (job.has_lora()) add_lora_flops(t, job.lora(), &flops);
   double hardware_per_token =
       flops.model_per_token() + flops.layer_forward_per_token * recomputed_layers;
   if (p.recompute() == s::RECOMPUTE_SELECTIVE) {

@@ -10,10 +10,12 @@
 #include "sim/parallel/expert_layer_host.h"
 #include "sim/parallel/layer_times.h"
 #include "sim/parallel/memory_model.h"
+#include "sim/parallel/muon_step.h"
 #include "sim/parallel/optimizer_step.h"
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/parallel/stage_parameters.h"
 #include "sim/workload/fp8_casts.h"
+#include "sim/workload/lora.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/parameter_count.h"
 
@@ -29,6 +31,8 @@ struct Kernels {
   LayerTimes output;
   LayerTimes dense_windowed, experts_windowed;
   LayerTimes mtp;  // one multi-token-prediction module, on the output chunk
+  // Muon: one layer's Newton-Schulz work per kind (muon_step.h), before the split over ranks.
+  NewtonSchulzTime muon_dense, muon_experts;
   // With the expert all-to-all overlap: how much shorter an expert layer's forward and backward
   // are in a combined step, the all-to-alls it hides (expert_comm_overlap.h) less what the host's
   // issue floor takes back of them (expert_layer_host.h).
@@ -148,7 +152,8 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
   const int tp = p.tensor_parallel();
   const int overlap_ranks =
       p.overlap_tensor_communication() && p.sequence_parallel() && tp > 1 ? tp : 0;
-  const std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
+  std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
+  if (job.has_lora()) ops = with_lora(job.lora(), std::move(ops));
   LayerTimes layer = time_layer(ops, compute, groups, p.recompute(), overlap_ranks,
                                 p.recompute_latent_up_projection());
   if (narrow_gemms(job.precision())) {
@@ -213,7 +218,20 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
     k.experts_windowed = time_layer_kind(t, job, p, compute, groups, windowed, LayerKind::kExperts);
     add_expert_layer_host(host, full_recompute, &k.experts_windowed);
   }
-  k.output = time_layer(output_forward_ops(t, shape), compute, groups, s::RECOMPUTE_NONE);
+  std::vector<LayerOp> output = output_forward_ops(t, shape);
+  if (job.has_lora()) output = with_lora(job.lora(), std::move(output));  // frozen: no adapter
+  k.output = time_layer(output, compute, groups, s::RECOMPUTE_NONE);
+  if (job.optimizer() == s::MUON) {
+    const int tp = p.tensor_parallel();
+    if (moe_layer_count(t) < layers) {
+      k.muon_dense =
+          newton_schulz_time(layer_forward_ops(t, shape, LayerKind::kDense), t, tp, compute);
+    }
+    if (moe_layer_count(t) > 0) {
+      k.muon_experts =
+          newton_schulz_time(layer_forward_ops(t, shape, LayerKind::kExperts), t, tp, compute);
+    }
+  }
   if (t.multi_token_prediction_layers() > 0) {
     // A module: its own kernels, a layer of the last layer's kind and an output layer.
     k.mtp = time_layer(multi_token_prediction_ops(t, shape), compute, groups, s::RECOMPUTE_NONE);
@@ -293,6 +311,7 @@ class StageBuilder {
     LocalParameters local;
     int buckets = 0;
     LayerParameters stage_layers;
+    NewtonSchulzTime muon;
     const CombinedTasks combined = combined_tasks(plan, r);
     for (int c = 0; c < v; ++c) {
       const int n = layout_.layers[r][c];
@@ -303,6 +322,10 @@ class StageBuilder {
       for (int layer = first; layer < first + n; ++layer) {
         f += kernels_of(layer).forward;
         b += kernels_of(layer).backward;
+        const NewtonSchulzTime& orthogonalize =
+            routes_to_experts(layer_kind(t_, layer)) ? kernels_.muon_experts : kernels_.muon_dense;
+        muon.dense += orthogonalize.dense;
+        muon.expert += orthogonalize.expert;
       }
       b += recompute_time(first, n);
       out->recomputed_layers += p_.recompute() == s::RECOMPUTE_FULL ? recomputed_layers(p_, n) : 0;
@@ -331,8 +354,8 @@ class StageBuilder {
       const LocalParameters chunk = local_parameters(p_, chunk_layers, other);
       local.dense += chunk.dense;
       local.expert += chunk.expert;
-      b.compute +=
-          compute_.memory_bound(gradient_accumulation_bytes(job_.precision()) * chunk.total());
+      const double trained = trainable_parameters(t_, job_, p_, chunk, n).total();
+      b.compute += compute_.memory_bound(gradient_accumulation_bytes(job_.precision()) * trained);
       w.chunk_forward.push_back(f.total());
       w.chunk_backward.push_back(b.total());
       if (experts > 0) add_all_to_all_spans(c, first, n, output, &w);
@@ -350,7 +373,7 @@ class StageBuilder {
       // Megatron-Core's buckets, at most one per layer: finer ones move the overlap by less than
       // a layer's backward and would only cost events.
       const int filled = static_cast<int>(
-          std::ceil(chunk.total() / megatron_bucket_parameters(static_cast<int>(ranks))));
+          std::ceil(trained / megatron_bucket_parameters(static_cast<int>(ranks))));
       buckets += std::max(1, std::min(filled, n));
     }
     local.layers = local_parameters(p_, stage_layers, 0).layers;
@@ -359,7 +382,8 @@ class StageBuilder {
     out->context_comm_s.push_back(step.context_comm.seconds());
     out->expert_comm_s.push_back(step.expert_comm.seconds());
     out->expert_compute_s.push_back(step.expert_compute.seconds());
-    finish_stage(r, local, buckets, &w, plan);
+    finish_stage(r, local, trainable_parameters(t_, job_, p_, local, layout_.stage_layers(r)),
+                 buckets, muon, &w, plan);
     plan.work.push_back(std::move(w));
   }
 
@@ -416,8 +440,10 @@ class StageBuilder {
     w->chunk_backward_all_to_alls[c] = std::move(backward);
   }
 
-  // Gradients, optimizer and parameter gather of a stage of `local` parameters per GPU.
-  void finish_stage(int r, const LocalParameters& local, int buckets, StageWork* w,
+  // Gradients, optimizer and parameter gather of a stage of `local` parameters per GPU, of which
+  // it trains `trained`, and under Muon the Newton-Schulz work of its layers `muon`.
+  void finish_stage(int r, const LocalParameters& local, const LocalParameters& trained,
+                    int buckets, const NewtonSchulzTime& muon, StageWork* w,
                     const PipelinePlan& plan) const {
     const double ranks = static_cast<double>(p_.data_parallel()) * p_.context_parallel();
     const double linear = local.layers;
@@ -429,29 +455,36 @@ class StageBuilder {
     // Bytes per linear parameter a narrow gather saves on the 16-bit one.
     const double saved = narrow_gather ? bytes.weights - narrow_weight_bytes(recipe) : 0;
     const double reduce = gradient_reduce_bytes(job_.precision(), p_);
-    w->gradient_bytes = reduce * local.dense;
-    w->expert_gradient_bytes = reduce * local.expert;
+    w->gradient_bytes = reduce * trained.dense;
+    w->expert_gradient_bytes = reduce * trained.expert;
     w->gradient_buckets = buckets;
-    // A sharded optimizer steps the dense shard of DP x CP and the experts' of the expert DP.
+    // A sharded optimizer steps the dense shard of DP x CP and the experts' of the expert DP;
+    // Muon's layer-wise one too, after its share of the Newton-Schulz iterations.
     const double per_parameter = optimizer_bytes_per_parameter(job_.optimizer(), job_.precision());
     const double expert_ranks = plan.experts.expert_data_parallel();
-    w->optimizer =
-        compute_.memory_bound(plan.shard_gradients ? per_parameter * local.dense / ranks +
-                                                         per_parameter * local.expert / expert_ranks
-                                                   : per_parameter * local.total());
+    const bool muon_step = job_.optimizer() == s::MUON;
+    w->optimizer = compute_.memory_bound(plan.shard_gradients || muon_step
+                                             ? per_parameter * trained.dense / ranks +
+                                                   per_parameter * trained.expert / expert_ranks
+                                             : per_parameter * trained.total());
     // Transformer Engine casts the GEMM weights to FP8 (FP4) once per step. MXFP8 re-quantizes them
     // after their 16-bit gather, on the compute stream before the next forward: counted here,
     // before the gather, it ends the step at the same time (the gather starts when the
     // optimizer ends and the stage's end waits for both).
     if (narrow) {
       w->optimizer += compute_.memory_bound(fp8_weight_cast_bytes(
-          linear, recipe, compute_.fp8_gemm_any_layout(), job_.fp8_parameters()));
+          linear, recipe, compute_.fp8_gemm_any_layout(), job_.fp8_parameters(), job_.has_lora()));
+    }
+    if (muon_step) {
+      w->optimizer += Picoseconds(static_cast<int64_t>(muon.dense.count() / ranks)) +
+                      Picoseconds(static_cast<int64_t>(muon.expert.count() / expert_ranks));
     }
     // ZeRO-3 gathers the weights before every pass instead of after the step.
     const bool zero3 = p_.zero_stage() >= 3;
-    if (plan.shard_gradients && !zero3) {
-      w->parameter_gather_bytes = bytes.weights * local.dense - saved * (linear - local.expert);
-      w->expert_parameter_gather_bytes = bytes.weights * local.expert - saved * local.expert;
+    if ((plan.shard_gradients || muon_step) && !zero3) {
+      w->parameter_gather_bytes =
+          bytes.weights * trained.dense - saved * (trained.layers - trained.expert);
+      w->expert_parameter_gather_bytes = bytes.weights * trained.expert - saved * trained.expert;
     }
     const int v = layout_.chunks();
     Picoseconds forward(0), backward(0);

@@ -31,17 +31,27 @@ int fp8_copies(s::Fp8Recipe recipe, bool any_layout) {
   return block_scaled(recipe) || !any_layout ? 2 : 1;
 }
 
-double fp8_cast_bytes_per_element(s::Fp8Recipe recipe, bool any_layout) {
+namespace {
+
+// Bytes per element of a cast writing `copies` narrow copies.
+double cast_bytes_per_element(s::Fp8Recipe recipe, int copies) {
   constexpr double kRead = 2;  // the 16-bit tensor
   constexpr double kAmax = 2;  // the amax pass over it
   const bool amax = recipe == s::CURRENT_SCALING || recipe == s::NVFP4;
-  return kRead + (amax ? kAmax : 0) + fp8_copies(recipe, any_layout) * narrow_copy_bytes(recipe);
+  return kRead + (amax ? kAmax : 0) + copies * narrow_copy_bytes(recipe);
+}
+
+}  // namespace
+
+double fp8_cast_bytes_per_element(s::Fp8Recipe recipe, bool any_layout) {
+  return cast_bytes_per_element(recipe, fp8_copies(recipe, any_layout));
 }
 
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe, bool any_layout,
                             int tensor_parallel) {
   using Kind = LayerOp::Kind;
   const double per_element = fp8_cast_bytes_per_element(recipe, any_layout);
+  const double frozen_per_element = cast_bytes_per_element(recipe, 1);
   Fp8CastBytes bytes;
   for (size_t i = 0; i < ops.size(); ++i) {
     const LayerOp& op = ops[i];
@@ -52,8 +62,9 @@ Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe
     const bool gathered = i > 0 && ops[i - 1].kind == Kind::kTensorAllGather;
     const bool scattered = i + 1 < ops.size() && ops[i + 1].kind == Kind::kTensorReduceScatter;
     const double rows = static_cast<double>(op.m);
-    bytes.forward += per_element * count * rows / (gathered ? tensor_parallel : 1) * op.k;
-    bytes.backward += per_element * count * rows / (scattered ? tensor_parallel : 1) * op.n;
+    const double element = op.frozen ? frozen_per_element : per_element;
+    bytes.forward += element * count * rows / (gathered ? tensor_parallel : 1) * op.k;
+    bytes.backward += element * count * rows / (scattered ? tensor_parallel : 1) * op.n;
   }
   return bytes;
 }
@@ -67,7 +78,8 @@ bool fp8_weights_gathered_in_fp8(s::Fp8Recipe recipe, bool fp8_parameters) {
 }
 
 double fp8_weight_cast_bytes(double parameters, s::Fp8Recipe recipe, bool any_layout,
-                             bool fp8_parameters) {
+                             bool fp8_parameters, bool frozen) {
+  if (frozen && fp8_parameters && recipe == s::MXFP8) return 0;
   if (!fp8_weights_gathered_in_fp8(recipe, fp8_parameters)) {
     return fp8_cast_bytes_per_element(recipe, any_layout) * parameters;
   }

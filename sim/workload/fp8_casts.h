@@ -36,6 +36,12 @@
 // (fp4_param_gather) are all-gathered in FP4; their 16 x 16 blocks share a scale along both
 // dimensions, so the column-wise copy is the row-wise one transposed (read and write one copy).
 // A 16-bit weight is cast into both copies with its amax pass, as an activation.
+// A frozen weight (LoRA's base, lora.h) has no weight-gradient GEMM, so Transformer Engine casts
+// its GEMMs' inputs and output gradients into the one copy the forward and data-gradient GEMMs
+// read (transformer_engine/pytorch/module/linear.py: the input's column-wise usage only where the
+// backward needs the input for the weight gradient, the output gradient's likewise); frozen FP8
+// weights are never gathered, so MXFP8 ones keep both copies from their one quantization when the
+// model is built (fp8_model_init) and need no cast per step.
 #pragma once
 
 #include <vector>
@@ -70,9 +76,10 @@ struct Fp8CastBytes {
 };
 
 // The casts of the FP8 GEMMs among `ops` (one layer's forward kernels on one rank: matmuls not
-// kept in 16 bits). Under sequence parallelism (all-gathers and reduce-scatters among `ops`,
-// over `tensor_parallel` ranks) Transformer Engine casts a gathered input on the rank's shard
-// before gathering it in FP8, and likewise a reduce-scattered output's gradient.
+// kept in 16 bits; a frozen one's, one copy each). Under sequence parallelism (all-gathers and
+// reduce-scatters among `ops`, over `tensor_parallel` ranks) Transformer Engine casts a gathered
+// input on the rank's shard before gathering it in FP8, and likewise a reduce-scattered output's
+// gradient.
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, schema::Fp8Recipe recipe,
                             bool any_layout, int tensor_parallel);
 
@@ -85,8 +92,9 @@ double narrow_weight_bytes(schema::Fp8Recipe recipe);
 bool fp8_weights_gathered_in_fp8(schema::Fp8Recipe recipe, bool fp8_parameters);
 
 // Bytes of casting `parameters` narrow-GEMM weights once per step: 16-bit weights (and MXFP8's
-// 16-bit gather) a whole cast each, narrow weights their transpose where the GPU needs one.
+// 16-bit gather) a whole cast each, narrow weights their transpose where the GPU needs one;
+// `frozen` ones (above) no MXFP8 re-quantization.
 double fp8_weight_cast_bytes(double parameters, schema::Fp8Recipe recipe, bool any_layout,
-                             bool fp8_parameters);
+                             bool fp8_parameters, bool frozen);
 
 }  // namespace clustersim

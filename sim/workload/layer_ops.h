@@ -47,6 +47,9 @@ struct LayerOp {
   // Memory-bound: the backward's traffic where it is not twice the forward's (the eager expert
   // kernels, eager_expert_kernels.h, whose gradients are counted kernel by kernel).
   std::optional<double> backward_bytes = std::nullopt;
+  // A matmul whose weight is frozen (LoRA's base, lora.h): its backward computes no weight
+  // gradient.
+  bool frozen = false;
 };
 
 struct LayerShape {

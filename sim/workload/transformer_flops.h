@@ -11,14 +11,25 @@ struct TransformerFlops {
   double attention_forward_per_token = 0;  // the part of layer_forward_per_token that grows with s
   double logits_forward_per_token = 0;     // the output projection onto the vocabulary
   int num_layers = 0;
+  // LoRA (lora.h): the base weights frozen, and per layer the adapters' forward.
+  bool frozen_base = false;
+  double adapter_forward_per_token = 0;
 
-  // Forward + backward (backward = 2x forward) per token: model FLOPs, the MFU numerator.
+  // Forward + backward (backward = 2x forward) per token: model FLOPs, the MFU numerator. A
+  // frozen base's weight GEMMs run forward and data gradient only (2x forward), its attention
+  // (no weights) and the adapters the whole backward (Megatron-Bridge v0.5.0
+  // src/megatron/bridge/training/utils/flop_utils.py counts LoRA runs so: the weight terms x 2/3,
+  // the attention whole; it leaves the adapters out).
   double model_per_token() const {
-    return 3 * (num_layers * layer_forward_per_token + logits_forward_per_token);
+    const double weights = num_layers * (layer_forward_per_token - attention_forward_per_token) +
+                           logits_forward_per_token;
+    const double trained = num_layers * (attention_forward_per_token + adapter_forward_per_token);
+    return frozen_base ? 2 * weights + 3 * trained
+                       : 3 * (num_layers * layer_forward_per_token + logits_forward_per_token);
   }
   // With full activation recomputation every layer's forward runs twice: hardware FLOPs (HFU).
   double with_full_recompute_per_token() const {
-    return model_per_token() + num_layers * layer_forward_per_token;
+    return model_per_token() + num_layers * (layer_forward_per_token + adapter_forward_per_token);
   }
 };
 

@@ -407,5 +407,78 @@ TEST_CASE("a scenario path that is a directory or names no file says so") {
   CHECK(missing.to_string() == dir.path() + "/none.textproto: no such file\n");
 }
 
+TEST_CASE("LoRA needs a rank of at least 1 and known, distinct target modules") {
+  const auto job = [](const std::string& lora) {
+    return scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096 " + lora);
+  };
+  CHECK(scenario_errors(job("lora { rank: 8 target_modules: LINEAR_QKV }")) == "");
+  CHECK(scenario_errors(job("lora { rank: 0 }")) ==
+        "s.textproto:7:50: job.lora.rank: must be >= 1, got 0\n");
+  CHECK(scenario_errors(job("lora { target_modules: LINEAR_FC1 }")) ==
+        "s.textproto:7:43: job.lora.rank: is required\n");
+  CHECK(scenario_errors(job("lora { rank: 8 target_modules: LINEAR_FC3 }")) ==
+        "s.textproto:7:74: Unknown enumeration value of \"LINEAR_FC3\" for field "
+        "\"target_modules\". (did you mean \"LINEAR_FC1\"?)\n");
+  CHECK(scenario_errors(job("lora { rank: 8 target_modules: [LINEAR_FC1, LINEAR_FC1] }")) ==
+        "s.textproto:7:58: job.lora.target_modules[1]: names LINEAR_FC1 twice\n");
+  CHECK(scenario_errors(scenario("mixtral-8x7b",
+                                 "token_budget: 1e9 sequence_length: 4096 "
+                                 "lora { rank: 8 }")) ==
+        "s.textproto:7:43: job.lora: applies to dense transformers only (no experts, latent "
+        "attention, hybrid layer pattern or multi-token prediction)\n");
+}
+
+TEST_CASE("LoRA and Muon on a hybrid Mamba model are errors at the job") {
+  CHECK(scenario_errors(scenario("nemotron3-nano-30b-a3b",
+                                 "token_budget: 1e9 sequence_length: 4096 lora { rank: 8 }")) ==
+        "s.textproto:7:43: job.lora: applies to dense transformers only (no experts, latent "
+        "attention, hybrid layer pattern or multi-token prediction)\n");
+  std::string muon = scenario("nemotron3-nano-30b-a3b", "token_budget: 1e9 sequence_length: 4096");
+  muon.replace(muon.find("optimizer: ADAM"), 15, "optimizer: MUON");
+  CHECK(scenario_errors(muon) ==
+        "s.textproto:6:3: job.optimizer: MUON is not simulated for a model with a "
+        "hybrid_layer_pattern yet\n");
+}
+
+TEST_CASE("LoRA with ZeRO-3 is an error at parallelism.zero_stage") {
+  CHECK(scenario_errors(
+            scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096 lora { rank: 8 }",
+                     "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                     "parallelism { tensor_parallel: 1 pipeline_parallel: 1 data_parallel: 16 "
+                     "micro_batch_size: 1 zero_stage: 3 }\n")) ==
+        "s.textproto:12:93: parallelism.zero_stage: ZeRO-3 under LoRA is not simulated yet: the "
+        "scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 mbs 1, "
+        "RECOMPUTE_NONE\n");
+}
+
+TEST_CASE("Muon without the distributed optimizer, ZeRO or FP8 weights") {
+  const auto muon = [](const std::string& precision, const std::string& layout) {
+    const bool fp8 = precision != "precision: BF16";
+    std::string text = scenario(
+        "llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+        fp8 ? "instance: \"aws.p5.48xlarge\" nodes: 2" : "instance: \"aws.p4d.24xlarge\" nodes: 2",
+        "parallelism { tensor_parallel: 1 pipeline_parallel: 1 "
+        "data_parallel: 16 micro_batch_size: 1 " +
+            layout + " }\n");
+    text.replace(text.find("optimizer: ADAM"), 15, "optimizer: MUON");
+    text.replace(text.find("precision: BF16"), 15, precision);
+    return scenario_errors(text);
+  };
+  CHECK(muon("precision: BF16", "") == "");
+  CHECK(muon("precision: BF16", "zero_stage: 3") ==
+        "s.textproto:12:93: parallelism.zero_stage: Muon's layer-wise optimizer runs without ZeRO: "
+        "the scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 mbs 1, "
+        "RECOMPUTE_NONE\n");
+  CHECK(muon("precision: BF16", "distributed_optimizer: true") ==
+        "s.textproto:12:93: parallelism.distributed_optimizer: Muon's layer-wise optimizer runs "
+        "without the distributed optimizer: the scenario's one configuration is aws.p4d.24xlarge "
+        "x 2, TP 1 PP 1 DP 16 mbs 1, RECOMPUTE_NONE\n");
+  CHECK(muon("precision: BF16 lora { rank: 8 }", "") ==
+        "s.textproto:5:19: job.lora: is not simulated with optimizer MUON\n");
+  CHECK(muon("precision: FP8 fp8_parameters: true", "") ==
+        "s.textproto:5:18: job.fp8_parameters: needs the distributed optimizer, which Muon does "
+        "not run\n");
+}
+
 }  // namespace
 }  // namespace clustersim

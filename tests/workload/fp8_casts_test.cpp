@@ -75,17 +75,17 @@ TEST_CASE(
     "FP8 weights gather in FP8 and transpose where the GPU needs it, MXFP8 weights in 16 bits") {
   const double p = 1e9;
   // 16-bit weights: a whole cast per step.
-  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kHopper, false) == 6 * p);
-  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kBlackwell, false) == 5 * p);
+  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kHopper, false, false) == 6 * p);
+  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kBlackwell, false, false) == 5 * p);
   // Per-tensor FP8 weights: gathered in FP8; Hopper transposes them (read 1, write 1), Blackwell
   // uses them as gathered.
   CHECK(fp8_weights_gathered_in_fp8(s::CURRENT_SCALING, true));
-  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kHopper, true) == 2 * p);
-  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kBlackwell, true) == 0);
+  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kHopper, true, false) == 2 * p);
+  CHECK(fp8_weight_cast_bytes(p, s::CURRENT_SCALING, kBlackwell, true, false) == 0);
   // MXFP8 weights: gathered in 16 bits and re-quantized whole into both copies with their
   // scales: read 2, write 2 (1 + 1/32).
   CHECK_FALSE(fp8_weights_gathered_in_fp8(s::MXFP8, true));
-  CHECK(fp8_weight_cast_bytes(p, s::MXFP8, kBlackwell, true) ==
+  CHECK(fp8_weight_cast_bytes(p, s::MXFP8, kBlackwell, true, false) ==
         Approx((2 + 2 * (1 + 1.0 / 32)) * p));
   CHECK_FALSE(fp8_weights_gathered_in_fp8(s::DELAYED_SCALING, false));
 }
@@ -95,12 +95,13 @@ TEST_CASE("NVFP4 weights gather in FP4 and transpose their 16 x 16 blocks, BF16 
   const double copy = 0.5 + 1.0 / 16;
   // 16-bit weights: a whole cast per step, amax pass included.
   CHECK_FALSE(fp8_weights_gathered_in_fp8(s::NVFP4, false));
-  CHECK(fp8_weight_cast_bytes(p, s::NVFP4, kBlackwell, false) == Approx((2 + 2 + 2 * copy) * p));
+  CHECK(fp8_weight_cast_bytes(p, s::NVFP4, kBlackwell, false, false) ==
+        Approx((2 + 2 + 2 * copy) * p));
   // FP4 weights (fp4_param_gather): the column-wise copy from the row-wise one.
   CHECK(fp8_weights_gathered_in_fp8(s::NVFP4, true));
   CHECK(narrow_weight_bytes(s::NVFP4) == copy);
   CHECK(narrow_weight_bytes(s::CURRENT_SCALING) == 1);
-  CHECK(fp8_weight_cast_bytes(p, s::NVFP4, kBlackwell, true) == Approx(2 * copy * p));
+  CHECK(fp8_weight_cast_bytes(p, s::NVFP4, kBlackwell, true, false) == Approx(2 * copy * p));
 }
 
 }  // namespace

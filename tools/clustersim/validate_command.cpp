@@ -19,6 +19,7 @@
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/runnable.h"
 #include "sim/util/number_format.h"
+#include "sim/workload/lora.h"
 #include "sim/workload/transformer_flops.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
@@ -30,17 +31,19 @@ namespace s = schema;
 using Cell = Table::Cell;
 
 // The predicted TFLOP/s per GPU in the publication's convention: model FLOPs with a decoder's
-// attention counted whole or causal, or with the recomputed forward (SC'21's Eq. 3).
+// attention counted whole or causal, or with the recomputed forward (SC'21's Eq. 3); a LoRA
+// job's with its frozen base (transformer_flops.h).
 // Requires: a simulated step (e.step) of a transformer.
 double predicted_tflops(const Evaluation& e, const Configuration& c,
                         const LoadedScenario& loaded) {
   const s::Scenario& sc = loaded.scenario();
   const s::Published::FlopsConvention convention = sc.published().flops_convention();
-  const TransformerFlops flops =
-      transformer_flops(loaded.model->transformer(), sc.job().sequence_length(),
-                        convention == s::Published::MODEL_FLOPS_CAUSAL
-                            ? AttentionCount::kCausal
-                            : AttentionCount::kFullSquare);
+  const s::Transformer& t = loaded.model->transformer();
+  TransformerFlops flops = transformer_flops(t, sc.job().sequence_length(),
+                                             convention == s::Published::MODEL_FLOPS_CAUSAL
+                                                 ? AttentionCount::kCausal
+                                                 : AttentionCount::kFullSquare);
+  if (sc.job().has_lora()) add_lora_flops(t, sc.job().lora(), &flops);
   const double per_token = convention == s::Published::WITH_FULL_RECOMPUTE
                                ? flops.with_full_recompute_per_token()
                                : flops.model_per_token();

@@ -1,0 +1,86 @@
+// LoRA's frozen base and adapters: kernels, parameters and FLOPs.
+#include "sim/workload/lora.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/workload/transformer_dimensions.h"
+
+namespace clustersim {
+
+namespace {
+
+namespace s = schema;
+using K = LayerOp::Kind;
+
+// The base matmuls of a dense layer (layer_ops.cpp) that LoRA can adapt, and whether each splits
+// its output columns over tensor parallelism (QKV, FC1) rather than its input rows.
+struct Adaptable {
+  const char* name;
+  s::LoraTarget target;
+  bool column_parallel;
+};
+constexpr Adaptable kAdaptable[] = {{"qkv", s::LINEAR_QKV, true},
+                                    {"attention out", s::LINEAR_PROJ, false},
+                                    {"mlp up", s::LINEAR_FC1, true},
+                                    {"mlp down", s::LINEAR_FC2, false}};
+
+}  // namespace
+
+bool lora_targets(const s::Lora& lora, s::LoraTarget target) {
+  const auto& targets = lora.target_modules();
+  return targets.empty() || std::find(targets.begin(), targets.end(), target) != targets.end();
+}
+
+std::vector<LayerOp> with_lora(const s::Lora& lora, std::vector<LayerOp> ops) {
+  const int64_t r = lora.rank();
+  std::vector<LayerOp> out;
+  out.reserve(ops.size() + 12);
+  for (LayerOp& op : ops) {
+    if (op.kind != K::kMatmul) {
+      out.push_back(std::move(op));
+      continue;
+    }
+    op.frozen = true;
+    const Adaptable* base = nullptr;
+    for (const Adaptable& a : kAdaptable) {
+      if (op.name == a.name && lora_targets(lora, a.target)) base = &a;
+    }
+    if (base == nullptr) {
+      out.push_back(std::move(op));
+      continue;
+    }
+    const std::string name = op.name + " adapter";
+    std::vector<LayerOp> adapter = {
+        {K::kMatmul, name + " A", op.m, r, op.k, op.count, 0, 0, false, true},
+        {K::kMatmul, name + " B", op.m, op.n, r, op.count, 0, 0, false, true},
+        // Read the base's and the adapter's 16-bit outputs, write their sum.
+        {K::kMemory, name + " add", 0, 0, 0, 1, 0, 3.0 * 2 * op.m * op.n * op.count}};
+    if (base->column_parallel) out.push_back(std::move(op));
+    out.insert(out.end(), adapter.begin(), adapter.end());
+    if (!base->column_parallel) out.push_back(std::move(op));
+  }
+  return out;
+}
+
+double lora_parameters_per_layer(const s::Transformer& t, const s::Lora& lora) {
+  const double h = t.hidden_size(), a = t.num_attention_heads();
+  const double kv = kv_heads(t), d = head_dim(t), f = t.ffn_hidden_size();
+  const double up = gated_mlp(t) ? 2 * f : f;
+  const double sizes[][2] = {{h, (a + 2 * kv) * d}, {a * d, h}, {h, up}, {f, h}};  // k, n
+  double parameters = 0;
+  for (size_t i = 0; i < std::size(kAdaptable); ++i) {
+    if (lora_targets(lora, kAdaptable[i].target)) {
+      parameters += static_cast<double>(lora.rank()) * (sizes[i][0] + sizes[i][1]);
+    }
+  }
+  return parameters;
+}
+
+void add_lora_flops(const s::Transformer& t, const s::Lora& lora, TransformerFlops* flops) {
+  flops->frozen_base = true;
+  // Every adapter parameter is one multiply-add per token.
+  flops->adapter_forward_per_token = 2 * lora_parameters_per_layer(t, lora);
+}
+
+}  // namespace clustersim
