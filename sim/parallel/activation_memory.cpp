@@ -13,6 +13,8 @@
 //   norms       the two norms' inputs 2Th each (boundary)
 //   FP8 GEMMs   the QKV and MLP inputs Th each (boundary), the projection input Tad and the
 //               MLP-down input Tf (1 byte instead of 2)
+//   LoRA        a frozen linear layer's input not kept (no weight gradient), a targeted one's in
+//               16 bits for its adapter (saved_gemm_inputs)
 //   latent      (multi-head latent attention) Q, K 2Ta(nope+rope) each, V and the projection
 //               input Tav, the query and key/value latents T(q_lora + kv_lora) on every rank;
 //               Q, K and V not when the up projections rerun (mla_up_proj recomputation)
@@ -28,10 +30,23 @@
 // For GPT (a = k, d = h/a, f = 4h, dropout): boundary 10Th, split 24Th, s x s 5as^2b.
 #include "sim/parallel/activation_memory.h"
 
+#include "sim/workload/fp8_casts.h"
+#include "sim/workload/lora.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
+
+SavedGemmInputs saved_gemm_inputs(const schema::TrainingJob& job) {
+  const double bytes = gemm_input_bytes(job);
+  SavedGemmInputs in{bytes, bytes, bytes, bytes};
+  if (!job.has_lora()) return in;
+  const auto kept = [&](schema::LoraTarget target) {
+    return lora_targets(job.lora(), target) ? 2.0 : 0.0;
+  };
+  return {kept(schema::LINEAR_QKV), kept(schema::LINEAR_PROJ), kept(schema::LINEAR_FC1),
+          kept(schema::LINEAR_FC2)};
+}
 
 double layer_activation_bytes(const schema::Transformer& t, const LayerActivationSpec& spec) {
   const double s = spec.sequence_length, b = spec.micro_batch_size, tp = spec.tensor_parallel;
@@ -49,18 +64,18 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   if (spec.recompute == schema::RECOMPUTE_FULL) return 2 * tokens * h / boundary_shard;
 
   const double mask = dropout ? 1 : 0;
-  const double gemm_input = spec.gemm_input_bytes;                 // bytes per element
-  double boundary = gemm_input * tokens * h + mask * tokens * h    // attention input, output mask
-                    + gemm_input * tokens * h + mask * tokens * h  // MLP input, output mask
-                    + 2 * 2 * tokens * h;                          // norm inputs
+  const SavedGemmInputs& in = spec.gemm_inputs;                   // bytes per element
+  double boundary = in.qkv * tokens * h + mask * tokens * h       // attention input, output mask
+                    + in.mlp_up * tokens * h + mask * tokens * h  // MLP input, output mask
+                    + 2 * 2 * tokens * h;                         // norm inputs
   if (spec.hybrid && spec.block == HybridBlock::kMamba) {
     const double inner = mamba_inner(t), conv = mamba_conv_channels(t);
     const double mixer =
-        2 * (inner + conv + t.mamba().num_heads()) + 2 * conv + 2 * inner + gemm_input * inner;
-    return (gemm_input + 2) * tokens * h / boundary_shard + mixer * tokens / tp;
+        2 * (inner + conv + t.mamba().num_heads()) + 2 * conv + 2 * inner + in.projection * inner;
+    return (in.qkv + 2) * tokens * h / boundary_shard + mixer * tokens / tp;
   }
   double split = 2 * tokens * (a + k) * d + 2 * tokens * k * d +
-                 gemm_input * tokens * a * d;  // Q K, V, proj in
+                 in.projection * tokens * a * d;  // Q K, V, proj in
   if (t.has_latent_attention()) {
     // Q and K of nope + rope, V and the projection input of v_head_dim per head; the latents
     // (the up projections' inputs), replicated on every tensor-parallel rank.
@@ -68,7 +83,7 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
     const double qk = m.qk_nope_head_dim() + m.qk_rope_head_dim(), v = m.v_head_dim();
     const double latents = (m.has_q_lora_rank() ? m.q_lora_rank() : 0) + m.kv_lora_rank();
     const double qkv = spec.recompute_latent_up ? 0 : 2 * tokens * 2 * a * qk + 2 * tokens * a * v;
-    split = qkv + gemm_input * tokens * a * v + gemm_input * tokens * latents * tp;
+    split = qkv + in.projection * tokens * a * v + in.qkv * tokens * latents * tp;
   }
   if (spec.flash_attention) split += 4 * tokens * a;  // log-sum-exp per head
   const double attention_split = split;
@@ -76,12 +91,12 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   const double copies = experts ? t.moe().experts_per_token() * spec.expert_rows : 1;
   // GELU: activation input, output (the MLP-down input); gated: gate and up outputs, product (the
   // MLP-down input).
-  const double mlp_per_row = (gated ? 2 : 1) * 2 + gemm_input;
+  const double mlp_per_row = (gated ? 2 : 1) * 2 + in.mlp_down;
   split += mlp_per_row * tokens * f * copies;
   if (experts) {
     const double width = expert_input_width(t);
-    split += gemm_input * tokens * copies * spec.expert_tensor_parallel * width;  // permuted inputs
-    if (t.has_moe_latent_size()) split += gemm_input * tokens * width * tp;       // latent up input
+    split += in.mlp_up * tokens * copies * spec.expert_tensor_parallel * width;  // permuted inputs
+    if (t.has_moe_latent_size()) split += in.mlp_up * tokens * width * tp;       // latent up input
     split += mlp_per_row * tokens * f * t.moe().num_shared_experts();
   }
   double quadratic = 0;  // s x s tensors

@@ -2,11 +2,30 @@
 // GPU, under tensor parallelism, sequence parallelism and activation recomputation.
 #pragma once
 
+#include "sim/io/schema/job.pb.h"
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
 #include "sim/workload/mamba_layer.h"
 
 namespace clustersim {
+
+// Bytes per element of each linear layer's input kept for its weight gradient: 2, narrower under
+// FP8 and FP4 (Transformer Engine keeps its narrow copy; fp8_casts.h gemm_input_bytes), none for a
+// frozen weight. A Mamba-2 mixer's in_proj input counts as qkv, its out_proj input as projection;
+// a latent attention's latents as qkv; routed experts' inputs as mlp_up and mlp_down.
+struct SavedGemmInputs {
+  double qkv = 2;         // the attention's QKV projection input
+  double projection = 2;  // the attention's output-projection input
+  double mlp_up = 2;      // the MLP's up (and gate) projection input
+  double mlp_down = 2;    // the MLP's down projection input
+};
+
+// What `job` keeps: every input at gemm_input_bytes(job); under LoRA (lora.h) none for a frozen
+// base weight (Transformer Engine's linear modules save their input only for a weight that
+// requires a gradient: transformer_engine/pytorch/module/linear.py, `if weight.requires_grad`
+// around saved_inputmat), and a targeted layer's input in 16 bits for its adapter's first GEMM
+// (Megatron-Bridge's adapters are Megatron-Core linear layers, not FP8 ones).
+SavedGemmInputs saved_gemm_inputs(const schema::TrainingJob& job);
 
 struct LayerActivationSpec {
   int sequence_length = 0;
@@ -16,10 +35,8 @@ struct LayerActivationSpec {
   schema::Recompute recompute = schema::RECOMPUTE_NONE;
   bool flash_attention = false;  // fused attention: no s x s tensors are stored
   int context_parallel = 1;      // each rank stores its 1/context_parallel of the tokens
-  // Bytes per element of the GEMM inputs kept for the weight gradient (the QKV,
-  // output-projection, MLP-up and MLP-down inputs): 2, narrower under FP8 and FP4 (Transformer
-  // Engine keeps its narrow copy; fp8_casts.h gemm_input_bytes).
-  double gemm_input_bytes = 2;
+  // Bytes per element of the GEMM inputs kept for the weight gradient (saved_gemm_inputs).
+  SavedGemmInputs gemm_inputs = {};
   // A mixture-of-experts layer (else a dense one: ffn_hidden_size): its routed experts store,
   // per token copy, the expert MLP's tensors at expert_ffn_hidden_size and the permuted input
   // (gathered over expert_tensor_parallel), and shared experts their dense MLP's.

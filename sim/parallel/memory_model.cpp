@@ -118,7 +118,7 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   spec.recompute_latent_up = p.recompute_latent_up_projection();
   spec.flash_attention = !job.has_flash_attention() || job.flash_attention();
   spec.context_parallel = p.context_parallel();
-  spec.gemm_input_bytes = gemm_input_bytes(job);
+  spec.gemm_inputs = saved_gemm_inputs(job);
   spec.expert_tensor_parallel = expert_layout(p).expert_tensor_parallel;
   const ExpertLoad load =
       t.has_moe() ? expert_load(t, job.expert_routing(), expert_layout(p).expert_parallel)

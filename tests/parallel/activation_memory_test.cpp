@@ -88,5 +88,28 @@ TEST_CASE("grouped-query attention stores smaller K and V, a gated MLP stores th
         Approx(2 * s * 49152.0));
 }
 
+TEST_CASE("LoRA keeps no input of a frozen linear layer and a targeted one's in 16 bits") {
+  schema::TrainingJob job;
+  job.set_precision(schema::FP8);
+  job.set_fp8_recipe(schema::MXFP8);
+  const SavedGemmInputs fp8 = saved_gemm_inputs(job);
+  CHECK((fp8.qkv == 1 && fp8.projection == 1 && fp8.mlp_up == 1 && fp8.mlp_down == 1));
+  job.mutable_lora()->set_rank(16);
+  job.mutable_lora()->add_target_modules(schema::LINEAR_QKV);
+  job.mutable_lora()->add_target_modules(schema::LINEAR_FC2);
+  const SavedGemmInputs lora = saved_gemm_inputs(job);
+  CHECK((lora.qkv == 2 && lora.projection == 0 && lora.mlp_up == 0 && lora.mlp_down == 2));
+  // On GPT-3's layer at TP 8 with SP, in 16 bits: adapting QKV only drops the MLP input (a
+  // boundary tensor, 2Th / 8), the output-projection input 2Tad / 8 and the MLP-down input
+  // 2Tf / 8, and nothing else.
+  const auto t = gpt_layer();
+  LayerActivationSpec spec{2048, 1, 8, true, schema::RECOMPUTE_NONE, true};
+  const double full = layer_activation_bytes(t, spec);
+  spec.gemm_inputs = {2, 0, 0, 0};
+  const double tokens = 2048, h = 12288, f = 4 * h;
+  CHECK(full - layer_activation_bytes(t, spec) ==
+        Approx((2 * tokens * h + 2 * tokens * h + 2 * tokens * f) / 8));
+}
+
 }  // namespace
 }  // namespace clustersim
