@@ -123,8 +123,9 @@ ComputeModel ComputeModel::serving(const s::Gpu& gpu, s::Precision precision,
                        memory_fraction <= 1 && fp8_matmul_fraction <= 1,
                    "serving fractions outside (0, 1]");
   ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
-  model.gemm_.fraction *= compute_fraction;
-  if (precision == s::FP8 && fp8_matmul_fraction > 0) model.gemm_.fraction = fp8_matmul_fraction;
+  const bool own_fp8_rate = precision == s::FP8 && fp8_matmul_fraction > 0;
+  model.gemm_.fraction =
+      own_fp8_rate ? fp8_matmul_fraction : model.gemm_.fraction * compute_fraction;
   model.sixteen_bit_.fraction *= compute_fraction;
   model.attention_flops_ *= compute_fraction;
   model.memory_bytes_per_s_ = gpu.memory_bandwidth_gb_per_s() * kBytesPerGigabyte * memory_fraction;

@@ -215,13 +215,10 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
   for (int c = 0; c < layout.chunks(); ++c) {
     layers += layer_parameters(t, layout.first_layer(stage, c), layout.layers[stage][c]);
   }
-  const int mtp = stage == pp - 1 ? t.multi_token_prediction_layers() : 0;
-  if (mtp > 0) {
-    // Multi-token-prediction modules on the last stage: layers of the last layer's kind.
-    const bool moe = moe_layers_in(t, t.num_layers() - 1, 1) > 0;
-    for (int m = 0; m < mtp; ++m) layers += layer_parameters(t, t.num_layers() - 1, 1);
-    other += static_cast<double>(params.multi_token_prediction) -
-             static_cast<double>(moe ? params.per_layer : params.dense_per_layer) * mtp;
+  if (stage == pp - 1 && t.multi_token_prediction_layers() > 0) {
+    const MultiTokenPredictionParameters mtp = multi_token_prediction_parameters(t, params);
+    layers += mtp.layers;
+    other += mtp.other;
   }
   const LocalParameters local = local_parameters(p, layers, other);
   add_model_states(job, p, local, trainable_parameters(t, job, p, local, e.layers), &e);

@@ -341,16 +341,14 @@ class StageBuilder {
       double other = 0;
       if (r == 0 && c == 0) other += static_cast<double>(params_.embedding);
       if (output) other += static_cast<double>(params_.head);
-      // Multi-token prediction: its layers count as expert layers, the rest as dense.
-      const int mtp_experts = moe_layers_in(t_, t_.num_layers() - 1, 1) * mtp;
-      if (mtp > 0) {
-        const int64_t layer = mtp_experts > 0 ? params_.per_layer : params_.dense_per_layer;
-        other +=
-            static_cast<double>(params_.multi_token_prediction) - static_cast<double>(layer) * mtp;
-      }
       LayerParameters chunk_layers = layer_parameters(t_, first, n);
       stage_layers += chunk_layers;
-      for (int m = 0; m < mtp; ++m) chunk_layers += layer_parameters(t_, t_.num_layers() - 1, 1);
+      if (mtp > 0) {
+        const MultiTokenPredictionParameters modules =
+            multi_token_prediction_parameters(t_, params_);
+        chunk_layers += modules.layers;
+        other += modules.other;
+      }
       const LocalParameters chunk = local_parameters(p_, chunk_layers, other);
       local.dense += chunk.dense;
       local.expert += chunk.expert;

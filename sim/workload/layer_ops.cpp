@@ -277,11 +277,8 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     };
     if (!shape.fused_expert_mlp) {
       if (t.has_activation_clamp()) eager("expert clamp", clamped_glu_bytes(f / etp));
-      double activation = 0;
-      for (const ExpertGroup& g : groups) {
-        activation += activation_bytes_per_element(t) * g.rows * g.count * f / etp;
-      }
-      expert_op({K::kMemory, "expert activation", 0, 0, 0, 1, 0, activation});
+      expert_op({K::kMemory, "expert activation", 0, 0, 0, 1, 0,
+                 activation_bytes_per_element(t) * rank_rows * f / etp});
     }
     for (const ExpertGroup& g : groups) {
       expert_op(

@@ -121,12 +121,6 @@ int windowed_layers_in(const schema::Transformer& t, int first, int count, Layer
 // balanced routing, each EP rank getting tokens x top-k / EP worth of expert work), a
 // reduce-scatter over ETP, the combine all-to-all, the unpermute summing the k copies; shared
 // experts run beside as a dense tensor-parallel MLP of num_shared x expert_ffn_hidden_size.
-// Requires: a transformer that passed the catalog checks and a shape that passed the
-// configuration checks (the degrees divide what they split; an expert layer's tensor
-// parallelism comes with sequence parallelism).
-std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const LayerShape& shape,
-                                       LayerKind kind);
-
 // A hybrid layer's one block (LayerKind kMamba to kHybridExperts) is its norm, under sequence
 // parallelism an all-gather, the block's kernels as above, the all-reduce (reduce-scatter) and the
 // residual add. A Mamba-2 mixer (Megatron-Core's MambaMixer; heads and B/C groups split over
@@ -135,6 +129,11 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
 // ssd_scan_ops), the gated RMSNorm and the row-parallel out_proj GEMM. LatentMoE experts: a
 // h -> latent GEMM before the router's dispatch and latent -> h after the combine, the dispatched
 // tokens and the experts at the latent width.
+// Requires: a transformer that passed the catalog checks and a shape that passed the
+// configuration checks (the degrees divide what they split; an expert layer's tensor
+// parallelism comes with sequence parallelism).
+std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const LayerShape& shape,
+                                       LayerKind kind);
 
 // Forward kernels of a multi-token-prediction module besides its transformer layer (of the last
 // layer's kind) and its output layer: the norms of the hidden state and of the next token's

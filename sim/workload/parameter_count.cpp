@@ -167,6 +167,16 @@ LayerParameters layer_parameters(const schema::Transformer& t, int first, int co
   return out;
 }
 
+MultiTokenPredictionParameters multi_token_prediction_parameters(
+    const schema::Transformer& t, const TransformerParameters& params) {
+  const int modules = t.multi_token_prediction_layers();
+  const LayerParameters layer = layer_parameters(t, t.num_layers() - 1, 1);
+  MultiTokenPredictionParameters out;
+  for (int m = 0; m < modules; ++m) out.layers += layer;
+  out.other = static_cast<double>(params.multi_token_prediction) - layer.all * modules;
+  return out;
+}
+
 int64_t parameter_count(const schema::Model& model) {
   if (model.has_transformer()) return transformer_parameters(model.transformer()).total();
   return cnn_parameters(model.cnn());

@@ -44,6 +44,17 @@ struct LayerParameters {
 // dense or MoE).
 LayerParameters layer_parameters(const schema::Transformer& t, int first, int count);
 
+// The multi-token-prediction modules of `t` (on the last pipeline stage): their transformer
+// layers, each of the last layer's kind, and the rest of them (norms, projection), dense.
+struct MultiTokenPredictionParameters {
+  LayerParameters layers;
+  double other = 0;
+};
+
+// Requires: `t` with multi_token_prediction_layers > 0; `params` its transformer_parameters.
+MultiTokenPredictionParameters multi_token_prediction_parameters(
+    const schema::Transformer& t, const TransformerParameters& params);
+
 // Total trainable parameters of a model that passed the catalog checks (transformer or CNN).
 int64_t parameter_count(const schema::Model& model);
 
