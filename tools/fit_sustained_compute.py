@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """Fits a GPU's sustained compute fraction on published training runs.
 
-Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--precision FP8|MXFP8|FP4] [--cli PATH]
+Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--precision FP8|MXFP8|FP4 |
+                                      --attention-like REFERENCE_GPU] [--cli PATH]
 
 The fraction scales the GPU's isolated tensor-core rates (fitted on single-kernel benchmarks)
 inside a training step (topologies/gpus.textproto): the GPU's sustained_compute_fraction, or with
 --precision the sustained_fraction of that precision's matmul_efficiency (runs whose GEMMs are in
 that precision; MXFP8: the FP8 matmul_efficiency's mxfp8_sustained_fraction, FP8 runs under the
-MXFP8 recipe; FP4: the FP4 one's, runs under the NVFP4 recipe). This finds the value that minimises the mean absolute error of `clustersim
+MXFP8 recipe; FP4: the FP4 one's, runs under the NVFP4 recipe).
+
+With --attention-like it fits the GPU's fused-attention rates instead, for a GPU without attention
+kernels benchmarked by shape: its attention_efficiency lines become REFERENCE_GPU's (fitted on
+kernel benchmarks by tools/fit_attention_kernels.py: the rate's growth with the keys per pass,
+mask and head dimension) with every max_fraction times one scale (capped at 1), the value fitted
+(over [0.3, 3]); give it rows whose step the attention kernels dominate. This finds the value that minimises the mean absolute error of `clustersim
 validate` over the given scenarios (the step-time error where a scenario's publication gives a
 step time or tokens/s, else the TFLOP/s error): the shipped catalog with only that field of GPU
 replaced, golden-section search over [0.3, 1] to 0.0005, then the value rounded to 0.001. Prints
@@ -42,7 +49,21 @@ def with_field(line, field, value):
     return '  matmul_efficiency { ' + ' '.join(f'{k}: {v}' for k, v in fields) + ' }'
 
 
-def with_fraction(entry, fraction, precision):
+def attention_lines(reference, scale):
+    """REFERENCE's attention_efficiency lines (an entry's text) with max_fraction x `scale`."""
+    lines = re.findall(r'^  attention_efficiency \{[^}\n]*\}', reference, flags=re.M)
+    if not lines:
+        sys.exit('the reference GPU has no attention_efficiency lines')
+    def scaled(m):
+        return f'max_fraction: {min(1.0, float(m.group(1)) * scale):.4f}'
+    return ''.join(re.sub(r'max_fraction: (\S+)', scaled, line) + '\n' for line in lines)
+
+
+def with_fraction(entry, fraction, precision, reference):
+    if reference:
+        entry = re.sub(r'^  (attention_efficiency|flash_attention_fraction)\b.*\n', '', entry,
+                       flags=re.M)
+        return entry[:-2] + attention_lines(reference, fraction) + '}\n'
     if precision:
         gemms = 'FP8' if precision == 'MXFP8' else precision
         field = 'mxfp8_sustained_fraction' if precision == 'MXFP8' else 'sustained_fraction'
@@ -57,10 +78,10 @@ def with_fraction(entry, fraction, precision):
     return entry[:-2] + line + '}\n'
 
 
-def errors(cli, entry, scenarios, fraction, directory, precision):
+def errors(cli, entry, scenarios, fraction, directory, precision, reference):
     """Each scenario's error in % at `fraction`."""
     with open(os.path.join(directory, 'gpu.textproto'), 'w') as f:
-        f.write(with_fraction(entry, fraction, precision))
+        f.write(with_fraction(entry, fraction, precision, reference))
     out = subprocess.run([cli, 'validate', '--root', ROOT, '--catalog', directory, '--format',
                           'csv'] + scenarios, capture_output=True, text=True)
     if out.returncode != 0:
@@ -86,14 +107,19 @@ def main():
     parser.add_argument('--precision',
                         help='fit this precision\'s sustained_fraction (MXFP8: the FP8 one\'s '
                              'mxfp8_sustained_fraction)')
+    parser.add_argument('--attention-like', metavar='REFERENCE_GPU',
+                        help='fit a scale of this GPU\'s attention_efficiency max fractions')
     parser.add_argument('--cli', default=os.path.join(ROOT, 'build', 'release', 'clustersim'))
     args = parser.parse_args()
+    if args.attention_like and args.precision:
+        sys.exit('--attention-like fits the attention rates alone: give it without --precision')
     entry = gpu_entry(args.gpu)
+    reference = gpu_entry(args.attention_like) if args.attention_like else None
     with tempfile.TemporaryDirectory() as directory:
         def cost(x):
             return mean_absolute(errors(args.cli, entry, args.scenarios, x, directory,
-                                        args.precision))
-        low, high = 0.3, 1.0
+                                        args.precision, reference))
+        low, high = (0.3, 3.0) if reference else (0.3, 1.0)
         ratio = (math.sqrt(5) - 1) / 2
         a, b = high - ratio * (high - low), low + ratio * (high - low)
         fa, fb = cost(a), cost(b)
@@ -107,10 +133,14 @@ def main():
                 b = low + ratio * (high - low)
                 fb = cost(b)
         best = round((low + high) / 2, 3)
-        final = errors(args.cli, entry, args.scenarios, best, directory, args.precision)
+        final = errors(args.cli, entry, args.scenarios, best, directory, args.precision,
+                       reference)
     for scenario, error in sorted(final.items()):
         print(f'{scenario:58s} {error:+6.1f}%')
-    field = ('FP8 mxfp8_sustained_fraction' if args.precision == 'MXFP8' else
+    if reference:
+        print(attention_lines(reference, best), end='')
+    field = (f'{args.attention_like} attention max fractions x' if reference else
+             'FP8 mxfp8_sustained_fraction' if args.precision == 'MXFP8' else
              f'{args.precision} sustained_fraction' if args.precision else
              'sustained_compute_fraction')
     print(f'{args.gpu}: {field} {best:.3f}: mean absolute error '
