@@ -431,12 +431,16 @@ BRIDGE_SYSTEMS = {
 # nothing calibrates its sustained compute (the catalog's B300 takes the runtime's default).
 
 
-# Rows left out, each with the recipe that says why. Megatron FSDP on the NVL72 systems: every
-# release's recipe offloads the activations of 20 to 40 layers to the Grace CPU's memory
-# (Megatron-Bridge scripts/performance/configs/llama/llama3_workload_base_configs.py and
-# llama31_workload_base_configs.py, LLAMA3_70B_PRETRAIN_CONFIG_GB200_* / _GB300_*_V1/V2:
-# use_megatron_fsdp=True, cpu_offloading_num_layers=20/30/40), which the step model does not
-# simulate (those layouts do not fit in GPU memory without it). Rows whose layout disagrees with
+# Rows left out, each with the recipe that says why. Megatron FSDP on the NVL72 systems: the
+# Megatron-Bridge recipes offload the activations of 20 to 95 layers to the Grace CPU's memory
+# (v0.1.0rc4 scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml and
+# llama31/llama31_405b_llm_pretrain.yaml gb200 fp8_cs: cpu_offloading_num_layers 40 and 95;
+# v0.3.0 to v0.4.1 scripts/performance/configs/llama/llama3_workload_base_configs.py
+# LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V2 / _GB300_FP8_CS_V2: use_megatron_fsdp=True,
+# cpu_offloading_num_layers=40 / 20), and so does NeMo 25.07's Llama 3.1 405B one (NVIDIA/NeMo
+# v2.4.0 scripts/performance/recommended_model_configs/model_configs_gb200.csv, pre_train llama31
+# 405b fp8: activation_offload_layers 95), which the step model does not simulate (those layouts
+# do not fit in GPU memory without it); but FSDP_WITHOUT_OFFLOAD below. Rows whose layout disagrees with
 # their release's recipe for the same GPUs and batch (every dense row of the simulated models was
 # compared with its recipe; each of these prints the layout of another precision's recipe):
 #   26.02.01 GB300 MXFP8 Llama 3 70B: micro-batch 2 without VP in the table, PP 4 x VP 5 in
@@ -457,6 +461,12 @@ BRIDGE_SYSTEMS = {
 # (v0.3.0's QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 in both), 1.77x apart; 26.02.01's agrees
 # with 26.04's 8,901 on the EP 16 layout.
 NVL72_SYSTEMS = ('DGX-GB200', 'DGX-GB300')
+# The Megatron FSDP rows on the NVL72 systems whose recipe keeps every activation on the GPU:
+# NeMo 25.04 and 25.07 GB200 FP8 Llama 3 70B (NVIDIA/NeMo v2.3.0 and v2.4.0 scripts/performance/
+# recommended_model_configs/model_configs_gb200.csv, pre_train llama3 70b fp8: mbs 1,
+# use_mcore_fsdp 1, recompute_layers 0, activation_offload_layers 0, as the table's layout).
+FSDP_WITHOUT_OFFLOAD = {('NeMo 25.04', 'LLAMA3-70B', 'DGX-GB200', 'FP8'),
+                        ('NeMo 25.07', 'LLAMA3-70B', 'DGX-GB200', 'FP8')}
 CONTRADICTED_BY_RECIPE = {('26.02.01', 'LLAMA3_70B', 'DGX-GB300', 'MXFP8'),
                           ('26.02.01', 'LLAMA3.1_405B', 'DGX-GB300', 'FP8'),
                           ('NeMo 25.04', 'LLAMA3-405B', 'DGX-GB200', 'FP8'),
@@ -682,8 +692,47 @@ def bridge_model_lines(r, release, system, model, precision):
 def bridge_left_out(r, system, precision):
     """Whether the row is one of those above."""
     fsdp = r['fsdp'] not in ('', '0')
-    return ((fsdp and system in NVL72_SYSTEMS) or
-            (r['release'], r['model'], system, precision) in CONTRADICTED_BY_RECIPE | CONTRADICTED_BY_TABLE)
+    key = (r['release'], r['model'], system, precision)
+    return ((fsdp and system in NVL72_SYSTEMS and key not in FSDP_WITHOUT_OFFLOAD) or
+            key in CONTRADICTED_BY_RECIPE | CONTRADICTED_BY_TABLE)
+
+
+# The parenthesised "other quantization granularity" of a release's dense rows, where its page and
+# recipe name it, as {release: systems}: 25.09's DGX-B200 and DGX-GB200 rows are MXFP8. The page's
+# footnote gives 32-element blocks on those systems (docs/performance-summary-archive.md, 25.09 and
+# 25.11 sections), the 25.11 table prints the same B200 / GB200 Llama layouts as "FP8-CS (FP8-MX)",
+# and v0.1.0rc4's perf_matrix fp8_mx entries (scripts/performance/configs/llama3/
+# llama3_8b_llm_pretrain.yaml, llama3_70b_llm_pretrain.yaml, llama31/llama31_405b_llm_pretrain.yaml,
+# b200 and gb200) print the parenthesised layouts: 8B TP 1 x MBS 2, 70B TP 2 x PP 4 x VP 5 x MBS 1,
+# 405B TP 4 x PP 8 x CP 2 x VP 8 x MBS 1. The table prints one MBS for both figures (the main
+# one's); the parenthesised GA gives the other's: GBS / (DP x GA), 1 for the 70B row as its recipe
+# says. Not NeMo 25.07's parenthesised rows: the stored page leaves out its footnote, and no
+# precision's GB200 recipe of NVIDIA/NeMo v2.4.0 (model_configs_gb200.csv) runs the 70B one's
+# TP 2 x PP 4 x CP 2 x VP 5. The MoE rows' parenthesised figures are not read against their recipes
+# here and stay out.
+BRIDGE_ALTERNATIVE_MXFP8 = {'25.09': ('DGX-B200', 'DGX-GB200')}
+ALTERNATIVE_RULES = """# The table's parenthesised figure, MXFP8 (BRIDGE_ALTERNATIVE_MXFP8 in
+#   tools/make_validation_scenarios.py: the page's "32x32" granularity, the 25.11 table's FP8-MX at
+#   the same layouts, and {recipe}'s perf_matrix fp8_mx layout); its micro-batch from the
+#   parenthesised GA (GBS / (DP x GA)); the 8B recipe's CUDA graphs (cuda_graphs: true) not
+#   simulated."""
+
+
+FSDP_RULES = """# Megatron FSDP (FSDP > 0), one more rule for all its rows: FP8 weight transposes not kept between
+#   uses (keep_fp8_transpose_cache = False: Megatron-Bridge v0.1.0rc4 scripts/performance/utils/
+#   helpers.py set_megatron_fsdp_overrides, whose perf_matrix key
+#   keep_fp8_transpose_cache_when_using_custom_fsdp no script reads; NVIDIA/NeMo v2.3.0
+#   scripts/performance/utils.py and v2.4.0 helpers.py set_mcore_fsdp_configs)."""
+
+
+def bridge_micro_batch(r, alternative):
+    """The row's micro-batch: the table's, or for a parenthesised figure GBS / (DP x GA)."""
+    if not alternative:
+        return int(r['micro_batch'])
+    dp = int(r['num_gpus']) // (int(r['tp']) * int(r['pp']) * int(r['cp']))
+    micro_batch, rest = divmod(int(r['global_batch']), dp * int(r['ga']))
+    assert rest == 0, f'GA {r["ga"]} does not divide the batch of {r["model"]}'
+    return micro_batch
 
 
 def bridge_release(r):
@@ -718,6 +767,10 @@ def bridge(rows, out):
         dense = r['ep'] in ('', 'n/a', '1', '-')
         hybrid = r['model'] in BRIDGE_HYBRID_MODELS
         moe = r['model'] in BRIDGE_MOE_MODELS or hybrid
+        alternative = (precision is None and r['variant'] == 'parenthesized' and not moe
+                       and system in BRIDGE_ALTERNATIVE_MXFP8.get(release, ()))
+        if alternative:
+            precision = 'MXFP8'
         if (r['fully_specified'] != 'yes' or not (dense or moe) or release is None
                 or (precision == 'NVFP4' and (moe or release not in NVFP4_WEIGHTS))
                 or precision is None or system not in BRIDGE_SYSTEMS
@@ -729,8 +782,9 @@ def bridge(rows, out):
         recipe, fp8_recipe, fp8_text = BRIDGE_RELEASES[release]
         if precision == 'MXFP8':
             fp8_recipe = 'MXFP8'
-            fp8_text = ('MXFP8 (the table says so; get_precision_config("fp8_mx"), '
-                        'MXFP8BlockScaling)')
+            fp8_text = ('MXFP8 (the ' + ('parenthesised figure, below' if alternative else
+                                          'table says so') +
+                        '; get_precision_config("fp8_mx"), MXFP8BlockScaling)')
         model = (BRIDGE_HYBRID_MODELS[r['model']] if hybrid else
                  BRIDGE_MOE_MODELS[r['model']] if moe else BRIDGE_MODELS[r['model']])
         instance, per_node, cluster_extra = BRIDGE_SYSTEMS[system]
@@ -739,7 +793,7 @@ def bridge(rows, out):
         fsdp = r['fsdp'] not in ('', '0')
         sp = 'true' if tp > 1 else 'false'
         lines = [f'tensor_parallel: {tp}', f'pipeline_parallel: {pp}', f'context_parallel: {cp}',
-                 f'micro_batch_size: {r["micro_batch"]}', f'sequence_parallel: {sp}',
+                 f'micro_batch_size: {bridge_micro_batch(r, alternative)}', f'sequence_parallel: {sp}',
                  'gradient_reduce_in_fp32: false', 'rank_order: TP_DP_PP']
         if vp > 1:
             lines += ['schedule: INTERLEAVED_ONE_F_ONE_B', f'virtual_stages: {vp}']
@@ -778,6 +832,10 @@ def bridge(rows, out):
                          ' '.join(f'target_modules: {x}' for x in targets) + ' }')
             extra_rules = '\n' + BRIDGE_LORA_RULES.format(recipe=lora_recipe, rank=rank,
                                                            targets=', '.join(targets))
+        if alternative:
+            extra_rules = '\n' + ALTERNATIVE_RULES.format(recipe=recipe.split()[0])
+        if fsdp:
+            extra_rules += '\n' + FSDP_RULES
         if precision == 'NVFP4':
             nvfp4_recipe, fp4_parameters, weights = NVFP4_WEIGHTS[release]
             fp8_line = '\n  fp8_recipe: NVFP4'

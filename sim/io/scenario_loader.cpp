@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "sim/cost/cost_checks.h"
 #include "sim/input/input_checks.h"
@@ -356,8 +357,13 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.distributed_optimizer() && m.zero_stage() > 0) {
     p.error("distributed_optimizer", "and zero_stage both shard optimizer states: choose one");
   }
-  if (m.zero3_synchronous_fetch() && m.has_zero_stage() && m.zero_stage() != 3) {
-    p.error("zero3_synchronous_fetch", "applies to zero_stage 3 only");
+  const std::pair<const char*, bool> zero3_only[] = {
+      {"zero3_synchronous_fetch", m.zero3_synchronous_fetch()},
+      {"keep_fp8_transpose_cache", m.keep_fp8_transpose_cache()}};
+  for (const auto& [field, set] : zero3_only) {
+    if (set && m.has_zero_stage() && m.zero_stage() != 3) {
+      p.error(field, "applies to zero_stage 3 only");
+    }
   }
   if (m.has_virtual_stages() && m.virtual_stages() > 1 &&
       m.schedule() != s::INTERLEAVED_ONE_F_ONE_B) {

@@ -90,7 +90,10 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
                                trained.expert * gradient_buffer_bytes(p), zero >= 2);
   e->optimizer_bytes =
       sharded(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, shard_states);
-  if (narrow) e->weight_cache_bytes = local.layers * copy * (narrow_weights ? 1 : 2);
+  // Under ZeRO-3 the copies are kept only if asked (keep_fp8_transpose_cache); else they live as
+  // long as the layer's gathered weights, which are not counted either.
+  const bool cached = zero < 3 || p.keep_fp8_transpose_cache();
+  if (narrow && cached) e->weight_cache_bytes = local.layers * copy * (narrow_weights ? 1 : 2);
 }
 
 // MoE layers of a stage, over its chunks.

@@ -209,6 +209,12 @@ TEST_CASE("a synchronous ZeRO-3 fetch without ZeRO-3 is rejected") {
         "s.textproto:12:29: parallelism.zero3_synchronous_fetch: applies to zero_stage 3 only\n");
 }
 
+TEST_CASE("a kept FP8 transpose cache without ZeRO-3 is rejected") {
+  CHECK(scenario_errors(scenario() +
+                        "parallelism { zero_stage: 1 keep_fp8_transpose_cache: true }\n") ==
+        "s.textproto:12:29: parallelism.keep_fp8_transpose_cache: applies to zero_stage 3 only\n");
+}
+
 TEST_CASE("a missing cluster and model are both reported") {
   CHECK(
       scenario_errors("job { global_batch_size: 8 precision: BF16 optimizer: ADAM steps: 1 }\n") ==

@@ -135,6 +135,23 @@ TEST_CASE("FP8: Transformer Engine's weight copies, 1-byte FP8 weights and GEMM 
   CHECK(cached.activations_bytes < bf16.activations_bytes);
 }
 
+TEST_CASE("ZeRO-3 keeps FP8 weight copies only with keep_fp8_transpose_cache") {
+  // Megatron FSDP: the 1-byte weights shard over DP 8 as the 16-bit ones do; the transposes of the
+  // gathered weights live as long as those (not counted) unless the cache is kept, then whole.
+  const auto& llama = shipped_model("llama3-8b");
+  const auto fp8 = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: 64 sequence_length: 8192 precision: FP8 fp8_parameters: true "
+      "optimizer: ADAM steps: 1");
+  const auto sharded = estimate_memory(llama, fp8, plan(1, 1, 8, 1, "zero_stage: 3"), 1e15, {});
+  const auto kept = estimate_memory(
+      llama, fp8, plan(1, 1, 8, 1, "zero_stage: 3 keep_fp8_transpose_cache: true"), 1e15, {});
+  const double linear = static_cast<double>(transformer_parameters(llama.transformer()).layers);
+  CHECK(sharded.weight_cache_bytes == 0);
+  CHECK(kept.weight_cache_bytes == Approx(linear));
+  CHECK(kept.weights_bytes == sharded.weights_bytes);
+  CHECK(kept.model_state_bytes() - sharded.model_state_bytes() == Approx(linear));
+}
+
 TEST_CASE("recomputing N layers of each chunk keeps only those layers' inputs") {
   const auto& gpt = shipped_model("gpt-18b");  // 40 layers, 10 per stage
   const auto none = estimate_stage_memory(gpt, job(512, 2048), plan(8, 4, 1, 1), 0, 1e15, {});
