@@ -163,8 +163,9 @@ void check_transformer(const FieldChecker& t) {
   if (t.has("latent_attention")) check_latent_attention(t);
   t.non_negative("multi_token_prediction_layers");
   if (t.has("multi_token_prediction_pattern") && !t.has("hybrid_layer_pattern")) {
-    t.error("multi_token_prediction_pattern",
-            "applies with hybrid_layer_pattern (a non-hybrid module is one layer of the last kind)");
+    t.error(
+        "multi_token_prediction_pattern",
+        "applies with hybrid_layer_pattern (a non-hybrid module is one layer of the last kind)");
   }
   for (const char* f : {"multi_token_prediction_shared", "multi_token_prediction_sixteen_bit"}) {
     if (t.has(f) && m.multi_token_prediction_layers() <= 0) {

@@ -186,8 +186,7 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
       spec.experts = moe_layers_in(t, t.num_layers() - 1, 1) > 0;
       module = layer_activation_bytes(t, spec);
     }
-    e->activations_bytes +=
-        module * t.multi_token_prediction_layers() * e->in_flight_micro_batches;
+    e->activations_bytes += module * t.multi_token_prediction_layers() * e->in_flight_micro_batches;
   }
   if (experts > 0) {
     // The all-to-all's send and receive buffers of the layer being dispatched (16-bit copies

@@ -271,8 +271,8 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
     }
   }
   if (t.multi_token_prediction_layers() > 0) {
-    k.mtp = time_multi_token_prediction(t, job, p, compute, groups, shape, host, k.layers,
-                                        k.output);
+    k.mtp =
+        time_multi_token_prediction(t, job, p, compute, groups, shape, host, k.layers, k.output);
   }
   return k;
 }

@@ -83,8 +83,7 @@ LayerParameters hybrid_layer_parameters(const schema::Transformer& t, HybridBloc
     case HybridBlock::kAttention:
       return {norm + static_cast<double>(attention_parameters(t)), 0};
     case HybridBlock::kMlp:
-      return {norm + static_cast<double>(
-                         mlp_parameters(t, t.ffn_hidden_size(), t.hidden_size())),
+      return {norm + static_cast<double>(mlp_parameters(t, t.ffn_hidden_size(), t.hidden_size())),
               0};
     case HybridBlock::kExperts:
       break;
@@ -154,10 +153,9 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
   // Multi-token prediction: a layer of the last kind (a hybrid model: its module pattern's
   // layers), hidden and embedding norms, the 2h x h projection and its own final norm; shared
   // modules once.
-  const int64_t module_layers =
-      t.has_hybrid_layer_pattern()
-          ? static_cast<int64_t>(hybrid_module_layer_parameters(t).all)
-          : p.per_layer;
+  const int64_t module_layers = t.has_hybrid_layer_pattern()
+                                    ? static_cast<int64_t>(hybrid_module_layer_parameters(t).all)
+                                    : p.per_layer;
   const int64_t mtp = module_layers + 3 * norm_parameters(t) + 2 * h * h;
   p.multi_token_prediction = multi_token_prediction_weight_copies(t) * mtp;
 

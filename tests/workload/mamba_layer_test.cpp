@@ -111,7 +111,8 @@ TEST_CASE("a hybrid model's layers are each of their pattern letter's kind") {
   CHECK(mamba_op(ops, "dispatch").bytes == 2.0 * 8192 * 22 * 1024);
 }
 
-TEST_CASE("Nemotron 3 Super's one shared multi-token-prediction module counts apart from the total") {
+TEST_CASE(
+    "Nemotron 3 Super's one shared multi-token-prediction module counts apart from the total") {
   // mtp_hybrid_override_pattern "*E" once (mtp_use_repeated_layer): attention 4096 + 2 x 4096 x
   // 32 x 128 + 2 x 4096 x 2 x 128 = 35,655,680; LatentMoE 4096 + 512 x 2 x 1024 x 2688 + 2 x 2 x
   // 4096 x 2688 + 4096 x 512 + 2 x 4096 x 1024 = 2,873,102,336; hidden, embedding and final norms
@@ -132,7 +133,8 @@ TEST_CASE("Nemotron 3 Super's one shared multi-token-prediction module counts ap
         2 * p.multi_token_prediction);
 }
 
-TEST_CASE("a hybrid multi-token-prediction pass costs its pattern's layers, projection and logits") {
+TEST_CASE(
+    "a hybrid multi-token-prediction pass costs its pattern's layers, projection and logits") {
   // Super at TP 1 and EP 1, 8192 tokens, one pass, forward GEMM FLOPs per token: projection 2 x
   // 2h x h; attention QKV and output 2 h (a + 2k) d + 2 a d h; router 2 h E; latent down and up
   // 2 x 2 h l; 22 routed experts 22 x 2 x 2 l f (squared ReLU: up and down); shared expert 2 x 2 h
