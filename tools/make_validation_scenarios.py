@@ -9,9 +9,9 @@ and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bri
 hybrid Mamba-Transformer ones, BRIDGE_HYBRID_MODELS: bridge-hybrid-*), and LoRA row of a release
 whose recipe was read (BRIDGE_LORA; bridge-lora-*), of megatron_bridge_nemo.csv on a system the
 catalog has (but those the step model cannot run as published: NVFP4 outside the dense models,
-the unnamed alternative granularity, and the rows named at CONTRADICTED_BY_RECIPE and
-NVL72_SYSTEMS below), and per context-parallel row of NeMo's long-sequence page (nemo-longctx-*,
-LONG_CONTEXT_TABLES), each with its published figure. Unknowns
+the unnamed alternative granularity, and the rows named at CONTRADICTED_BY_RECIPE,
+UNSIMULATED_MEMORY_SAVING and NVL72_SYSTEMS below), and per context-parallel row of NeMo's
+long-sequence page (nemo-longctx-*, LONG_CONTEXT_TABLES), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
 comments written into each file). Run it again after the reference data changes.
 """
@@ -391,8 +391,12 @@ BRIDGE_MOE_GRAPHS = {'25.09': {('DGX-GB200', 'FP8', 'qwen3-30b-a3b'),
 #   26.02, 26.04, 26.06: v0.3.0 / v0.4.0 / v0.5.0 scripts/performance/configs/qwen/
 #     qwen3_llm_pretrain.py qwen3_235b_a22b_pretrain_config_h100: CommOverlapConfig(
 #     tp_comm_overlap=False) (its 30B and the 25.09 run_script.py set True).
+#   26.04 to 26.08: Nemotron 3 Super's GB200 recipe (NEMOTRON_3_SUPER_RULES: TP 2, no
+#     comm_overlap).
 _H100_235B = {('DGX-H100', 'FP8', 'qwen3-235b-a22b')}
-BRIDGE_MOE_NO_TP_OVERLAP = {'26.02': _H100_235B, '26.04': _H100_235B, '26.06': _H100_235B}
+_GB200_SUPER = {('DGX-GB200', 'MXFP8', 'nemotron3-super-120b-a12b')}
+BRIDGE_MOE_NO_TP_OVERLAP = {'26.02': _H100_235B, '26.04': _H100_235B | _GB200_SUPER,
+                            '26.06': _H100_235B | _GB200_SUPER, '26.08': _GB200_SUPER}
 # The share of SMs the all-to-all kernels take: Megatron-Core's DeepEP default of 20 SMs
 # (transformer_config.py moe_deepep_num_sms) of the GPU's: 132 on H100 SXM (the simulator's
 # default), 148 on B200 and GB200, 160 on B300 and GB300 (NVIDIA's Blackwell and Blackwell Ultra
@@ -480,6 +484,13 @@ CONTRADICTED_BY_TABLE = {('26.02', 'Qwen3_30B_a3B', 'DGX-H100', 'FP8')}
 # "resolved with the next container release"); 26.06's and 26.08's rows of the same layouts run
 # 1.6x faster.
 CONTRADICTED_BY_TABLE |= {('26.06.01', 'GPT OSS 120B', s, 'MXFP8') for s in NVL72_SYSTEMS}
+# Rows that fit in GPU memory only through what the step does not simulate: Nemotron 3 Super on
+# DGX B200 (26.04, 26.04.01; v0.4.0 nemotron_3_workload_base_configs.py
+# NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_FP8_MX_V1: TP 1, EP 64, recompute_modules ["moe_act",
+# "layernorm"]): without those modules' recomputation, which the step does not simulate, its
+# last stage is 0.4 GiB short of the B200's memory with the two multi-token-prediction passes.
+UNSIMULATED_MEMORY_SAVING = {(release, 'Nemotron_3_Super', 'DGX-B200', 'MXFP8')
+                             for release in ('26.04', '26.04.01')}
 # 26.04.01 DGX-B200 MXFP8 DeepSeek-V3: PP 8 x VP 2, EP 32 in the table, PP 16, EP 8 in v0.4.1's
 # DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 (= _B200_V2); the table's is v0.5.0's recipe, whose
 # EP 32 over 4 nodes runs DeepEP with the all-to-all overlap (moe_flex_dispatcher_backend
@@ -545,12 +556,12 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 #   experts eager (Megatron-Core's clamp and router-weighted bias kernels); not simulated: CUDA
 #   graphs, FP8 attention and padded expert capacity, as for DeepSeek-V3 above."""
 
-# Hybrid Mamba-Transformer MoE rows (bridge-hybrid-*, groups of their own): Nemotron 3 Nano. Not
-# Nemotron 3 Super, Ultra or 3.5 Lightning: their recipes train multi-token-prediction layers
-# (Super: mtp_num_layers = 2 of the "*E" pattern, v0.4.0 to v0.6.0 recipes/nemotronh/
-# nemotron_3_super.py), which the step does not simulate for a hybrid pattern yet, and Ultra's
-# rows run Megatron FSDP on the NVL72 systems (_apply_nemotron_3_ultra_fsdp_hsdp).
-BRIDGE_HYBRID_MODELS = {'Nemotron_3_Nano': 'nemotron3-nano-30b-a3b'}
+# Hybrid Mamba-Transformer MoE rows (bridge-hybrid-*, groups of their own): Nemotron 3 Nano and
+# Super (the model file gives Super's multi-token-prediction layers as its recipes train them). Not
+# Nemotron 3 Ultra or 3.5 Lightning: Ultra's rows run Megatron FSDP on the NVL72 systems
+# (_apply_nemotron_3_ultra_fsdp_hsdp), 3.5 Lightning is not in the models.
+BRIDGE_HYBRID_MODELS = {'Nemotron_3_Nano': 'nemotron3-nano-30b-a3b',
+                        'Nemotron_3_Super': 'nemotron3-super-120b-a12b'}
 
 NEMOTRON_3_NANO_RULES = """# Nemotron 3 Nano, one rule for all its releases (26.02.01 to 26.08): BASE_NEMOTRON_3_NANO_CONFIG
 #   of scripts/performance/configs/nemotronh/nemotron_3_nano_workload_base_configs.py (v0.3.1)
@@ -563,6 +574,21 @@ NEMOTRON_3_NANO_RULES = """# Nemotron 3 Nano, one rule for all its releases (26.
 #   recompute_granularity None) but on DGX-H100 FP8, whose recipe recomputes
 #   recompute_modules ["moe", "layernorm", "core_attn", "moe_act"] (selective: the attention
 #   core here; the MoE layers' and norms' reruns are not simulated)."""
+
+NEMOTRON_3_SUPER_RULES = """# Nemotron 3 Super, one rule for all its releases (26.04 to 26.08): BASE_NEMOTRON_3_SUPER_CONFIG
+#   of scripts/performance/configs/nemotronh/nemotron_3_workload_base_configs.py (v0.4.0, v0.5.0;
+#   _GB200: TP 2; _B200: no CUDA graphs, recompute_modules ["moe_act", "layernorm"]) and v0.6.0
+#   src/megatron/bridge/perf_recipes/nemotronh/gb200, gb300/nemotronh.py: EP 64, ETP 1, sequence
+#   parallelism where TP 2, the flex dispatcher with HybridEP (moe_flex_dispatcher_backend
+#   "hybridep"), forced load balancing; no tensor-parallel overlap (the recipe's _pretrain_common:
+#   comm_overlap=None; none of the perf configs sets one); CUDA graphs of the scopes attn, mamba,
+#   moe_router and moe_preprocess (the expert layers eager), no all-to-all overlap; the model's
+#   multi-token prediction as src/megatron/bridge/recipes/nemotronh/nemotron_3_super.py trains it
+#   (models/nemotron3.textproto: mtp_num_layers = 2 passes of one shared "*E" layer,
+#   mtp_use_repeated_layer = True, in BF16, keep_mtp_spec_in_bf16 = True). Not simulated, left
+#   as they are: moe_router_padding_for_quantization (each expert's rows padded to the MXFP8
+#   block). The DGX-B200 rows are left out (UNSIMULATED_MEMORY_SAVING in
+#   tools/make_validation_scenarios.py)."""
 
 # LoRA fine-tuning rows (table finetune_lora), one more rule per release, from its recipe:
 # (recipe, rank, target modules).
@@ -600,7 +626,8 @@ KIMI_K2_RULES = """# Kimi-K2 rows, one more rule for all of them (the release's 
 #   with the dispatch (moe_shared_expert_overlap) and the fused router (moe_router_fusion)."""
 
 BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES,
-                      'kimi-k2': KIMI_K2_RULES, 'nemotron3-nano-30b-a3b': NEMOTRON_3_NANO_RULES}
+                      'kimi-k2': KIMI_K2_RULES, 'nemotron3-nano-30b-a3b': NEMOTRON_3_NANO_RULES,
+                      'nemotron3-super-120b-a12b': NEMOTRON_3_SUPER_RULES}
 
 # Where the DeepSeek-V3 recipe of a release and system recomputes mla_up_proj (recompute_modules):
 # v0.1.0rc4 run_script.py (H100 ["mla_up_proj", "mlp"], B200 and token-drop GB200
@@ -694,7 +721,7 @@ def bridge_left_out(r, system, precision):
     fsdp = r['fsdp'] not in ('', '0')
     key = (r['release'], r['model'], system, precision)
     return ((fsdp and system in NVL72_SYSTEMS and key not in FSDP_WITHOUT_OFFLOAD) or
-            key in CONTRADICTED_BY_RECIPE | CONTRADICTED_BY_TABLE)
+            key in CONTRADICTED_BY_RECIPE | CONTRADICTED_BY_TABLE | UNSIMULATED_MEMORY_SAVING)
 
 
 # The parenthesised "other quantization granularity" of a release's dense rows, where its page and

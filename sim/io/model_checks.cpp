@@ -1,6 +1,8 @@
 // Checks of model entries: transformer shapes and CNN layer lists (shapes must flow end to end).
 #include <cmath>
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "sim/io/entry_checks.h"
 #include "sim/io/schema/model.pb.h"
@@ -60,7 +62,38 @@ void check_mamba(const FieldChecker& mamba) {
   check_divides(mamba, "num_groups", "num_heads");
 }
 
-// A hybrid pattern: num_layers letters of M * - E, each with the block it names described.
+// The letters of pattern `field`: each one of M * - E. False at the first that is not.
+bool check_pattern_letters(const FieldChecker& t, const char* field, const std::string& pattern) {
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (std::string_view("M*-E").find(pattern[i]) == std::string_view::npos) {
+      t.error(field, "letter " + std::to_string(i + 1) + " is '" + std::string(1, pattern[i]) +
+                         "': one of 'M' (Mamba), '*' (attention), '-' (MLP), 'E' (experts)");
+      return false;
+    }
+  }
+  return true;
+}
+
+// A hybrid model's multi-token-prediction layers: a non-empty pattern of its blocks, given when
+// and only when it has such layers.
+void check_multi_token_prediction_pattern(const FieldChecker& t) {
+  const auto& m = static_cast<const s::Transformer&>(t.message());
+  const bool modules = m.multi_token_prediction_layers() > 0;
+  if (modules && !m.has_multi_token_prediction_pattern()) {
+    t.error("multi_token_prediction_layers",
+            "needs multi_token_prediction_pattern with hybrid_layer_pattern (the blocks of each "
+            "module, e.g. \"*E\")");
+  }
+  if (!m.has_multi_token_prediction_pattern()) return;
+  if (!modules) {
+    t.error("multi_token_prediction_pattern", "applies with multi_token_prediction_layers > 0");
+  } else if (m.multi_token_prediction_pattern().empty()) {
+    t.error("multi_token_prediction_pattern", "is empty: one letter a block of each module");
+  }
+}
+
+// A hybrid pattern: num_layers letters of M * - E, each with the block it names described (those
+// of the multi-token-prediction pattern too).
 void check_hybrid_pattern(const FieldChecker& t) {
   const auto& m = static_cast<const s::Transformer&>(t.message());
   const std::string& pattern = m.hybrid_layer_pattern();
@@ -69,20 +102,19 @@ void check_hybrid_pattern(const FieldChecker& t) {
                                         " letters, one a layer: num_layers is " +
                                         std::to_string(m.num_layers()));
   }
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (std::string_view("M*-E").find(pattern[i]) == std::string_view::npos) {
-      t.error("hybrid_layer_pattern", "letter " + std::to_string(i + 1) + " is '" +
-                                          std::string(1, pattern[i]) +
-                                          "': one of 'M' (Mamba), '*' (attention), '-' (MLP), "
-                                          "'E' (experts)");
-      return;
+  if (!check_pattern_letters(t, "hybrid_layer_pattern", pattern)) return;
+  check_multi_token_prediction_pattern(t);
+  const std::string& mtp = m.multi_token_prediction_pattern();
+  if (!check_pattern_letters(t, "multi_token_prediction_pattern", mtp)) return;
+  const std::pair<const char*, const std::string*> patterns[] = {
+      {"hybrid_layer_pattern", &pattern}, {"multi_token_prediction_pattern", &mtp}};
+  for (const auto& [field, letters] : patterns) {
+    if (letters->find('M') != std::string::npos && !m.has_mamba()) {
+      t.error(field, "has 'M' layers: needs mamba");
     }
-  }
-  if (pattern.find('M') != std::string::npos && !m.has_mamba()) {
-    t.error("hybrid_layer_pattern", "has 'M' layers: needs mamba");
-  }
-  if (pattern.find('E') != std::string::npos && !m.has_moe()) {
-    t.error("hybrid_layer_pattern", "has 'E' layers: needs moe");
+    if (letters->find('E') != std::string::npos && !m.has_moe()) {
+      t.error(field, "has 'E' layers: needs moe");
+    }
   }
   if (m.has_moe() && pattern.find('E') == std::string::npos) {
     t.error("moe", "applies to a hybrid pattern's 'E' layers, and it has none");
@@ -90,8 +122,7 @@ void check_hybrid_pattern(const FieldChecker& t) {
   if (m.has_moe() && m.moe().has_first_dense_layers()) {
     t.child("moe").error("first_dense_layers", "does not apply with hybrid_layer_pattern");
   }
-  for (const char* f :
-       {"multi_token_prediction_layers", "sliding_window", "parallel_attention_mlp"}) {
+  for (const char* f : {"sliding_window", "parallel_attention_mlp"}) {
     if (t.has(f)) t.error(f, "is not simulated with hybrid_layer_pattern yet");
   }
 }
@@ -131,6 +162,16 @@ void check_transformer(const FieldChecker& t) {
   }
   if (t.has("latent_attention")) check_latent_attention(t);
   t.non_negative("multi_token_prediction_layers");
+  if (t.has("multi_token_prediction_pattern") && !t.has("hybrid_layer_pattern")) {
+    t.error(
+        "multi_token_prediction_pattern",
+        "applies with hybrid_layer_pattern (a non-hybrid module is one layer of the last kind)");
+  }
+  for (const char* f : {"multi_token_prediction_shared", "multi_token_prediction_sixteen_bit"}) {
+    if (t.has(f) && m.multi_token_prediction_layers() <= 0) {
+      t.error(f, "applies with multi_token_prediction_layers > 0");
+    }
+  }
   if (t.positive("activation_clamp") && t.has("activation_clamp") && m.has_mlp_activation() &&
       m.mlp_activation() != s::SWIGLU && m.mlp_activation() != s::GEGLU) {
     t.error("activation_clamp", "applies to gated activations (SWIGLU, GEGLU) only");

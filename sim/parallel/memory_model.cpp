@@ -17,6 +17,7 @@
 #include "sim/workload/cnn_ops.h"
 #include "sim/workload/expert_load.h"
 #include "sim/workload/fp8_casts.h"
+#include "sim/workload/mamba_layer.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/parameter_count.h"
 
@@ -173,11 +174,22 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   e->in_flight_micro_batches = static_cast<int>((chunks_in_flight + v - 1) / v);
   e->activations_bytes = chunk_bytes * static_cast<double>(chunks_in_flight);
   if (stage == pp - 1 && t.multi_token_prediction_layers() > 0) {
-    // The multi-token-prediction layers' activations, as a last-chunk layer's.
+    // The multi-token-prediction passes' activations: a last-chunk layer's each, a hybrid
+    // model's its module pattern's layers (shared modules store every pass's); their GEMM inputs
+    // in 16 bits where the modules run so.
     spec.recompute = p.recompute();
-    spec.experts = moe_layers_in(t, t.num_layers() - 1, 1) > 0;
-    e->activations_bytes += layer_activation_bytes(t, spec) * t.multi_token_prediction_layers() *
-                            e->in_flight_micro_batches;
+    if (t.multi_token_prediction_sixteen_bit()) spec.gemm_inputs = SavedGemmInputs{};
+    double module = 0;
+    if (t.has_hybrid_layer_pattern()) {
+      for (HybridBlock block : multi_token_prediction_blocks(t)) {
+        spec.block = block;
+        module += layer_activation_bytes(t, spec);
+      }
+    } else {
+      spec.experts = moe_layers_in(t, t.num_layers() - 1, 1) > 0;
+      module = layer_activation_bytes(t, spec);
+    }
+    e->activations_bytes += module * t.multi_token_prediction_layers() * e->in_flight_micro_batches;
   }
   if (experts > 0) {
     // The all-to-all's send and receive buffers of the layer being dispatched (16-bit copies

@@ -145,15 +145,18 @@ class Groups {
   LayerGroups groups_;
 };
 
+// A layer of `kind`, its GEMMs in 16 bits when `sixteen_bit` (then no FP8 casts).
 LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
                            const s::Parallelism& p, const ComputeModel& compute,
-                           const LayerGroups& groups, const LayerShape& shape, LayerKind kind) {
+                           const LayerGroups& groups, const LayerShape& shape, LayerKind kind,
+                           bool sixteen_bit = false) {
   // Chunked overlap needs sequence parallelism's all-gathers and reduce-scatters.
   const int tp = p.tensor_parallel();
   const int overlap_ranks =
       p.overlap_tensor_communication() && p.sequence_parallel() && tp > 1 ? tp : 0;
   std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
   if (job.has_lora()) ops = with_lora(job.lora(), std::move(ops));
+  if (sixteen_bit) ops = with_sixteen_bit_gemms(std::move(ops));
   LayerTimes layer = time_layer(ops, compute, groups, p.recompute(), overlap_ranks,
                                 p.recompute_latent_up_projection());
   if (narrow_gemms(job.precision())) {
@@ -166,6 +169,36 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
     }
   }
   return layer;
+}
+
+// One pass of a multi-token-prediction module: its own kernels, its layers (those of `layers` by
+// kind, or timed again in 16 bits: multi_token_prediction_sixteen_bit under FP8 or FP4, whose
+// all-gathers then move 16-bit elements too) and the output layer `output`.
+LayerTimes time_multi_token_prediction(const s::Transformer& t, const s::TrainingJob& job,
+                                       const s::Parallelism& p, const ComputeModel& compute,
+                                       const LayerGroups& groups, LayerShape shape,
+                                       const ExpertLayerHost& host,
+                                       const std::array<LayerTimes, kLayerKinds>& layers,
+                                       const LayerTimes& output) {
+  const bool sixteen_bit = t.multi_token_prediction_sixteen_bit() && narrow_gemms(job.precision());
+  if (sixteen_bit) shape.gemm_input_bytes = 2;
+  std::vector<LayerOp> ops = multi_token_prediction_ops(t, shape);
+  if (sixteen_bit) ops = with_sixteen_bit_gemms(std::move(ops));
+  LayerTimes pass = time_layer(ops, compute, groups, s::RECOMPUTE_NONE);
+  for (LayerKind kind : multi_token_prediction_layer_kinds(t)) {
+    LayerTimes layer = layers[static_cast<int>(kind)];
+    if (sixteen_bit) {
+      layer = time_layer_kind(t, job, p, compute, groups, shape, kind, true);
+      if (routes_to_experts(kind)) {
+        add_expert_layer_host(host, p.recompute() == s::RECOMPUTE_FULL, &layer);
+      }
+    }
+    pass.forward += layer.forward;
+    pass.backward += layer.backward;
+  }
+  pass.forward += output.forward;
+  pass.backward += output.backward;
+  return pass;
 }
 
 Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s::Parallelism& p,
@@ -191,9 +224,14 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
           ? ExpertLayerHost{}
           : expert_layer_host(compute.gpu(), t.moe().num_experts() / experts.expert_parallel);
   const bool full_recompute = p.recompute() == s::RECOMPUTE_FULL;
-  std::array<bool, kLayerKinds> present{};
+  std::array<bool, kLayerKinds> present{};  // in the layers or the multi-token-prediction ones
   for (int layer = 0; layer < t.num_layers(); ++layer) {
     present[static_cast<int>(layer_kind(t, layer))] = true;
+  }
+  if (t.multi_token_prediction_layers() > 0) {
+    for (LayerKind kind : multi_token_prediction_layer_kinds(t)) {
+      present[static_cast<int>(kind)] = true;
+    }
   }
   for (int i = 0; i < kLayerKinds; ++i) {
     if (!present[i]) continue;
@@ -233,13 +271,8 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
     }
   }
   if (t.multi_token_prediction_layers() > 0) {
-    // A module: its own kernels, a layer of the last layer's kind and an output layer.
-    k.mtp = time_layer(multi_token_prediction_ops(t, shape), compute, groups, s::RECOMPUTE_NONE);
-    const LayerTimes& layer = k.layers[static_cast<int>(layer_kind(t, t.num_layers() - 1))];
-    k.mtp.forward += layer.forward;
-    k.mtp.forward += k.output.forward;
-    k.mtp.backward += layer.backward;
-    k.mtp.backward += k.output.backward;
+    k.mtp =
+        time_multi_token_prediction(t, job, p, compute, groups, shape, host, k.layers, k.output);
   }
   return k;
 }

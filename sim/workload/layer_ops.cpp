@@ -123,6 +123,21 @@ void mamba_mixer(const schema::Transformer& t, const Dimensions& x, std::vector<
   ops->push_back({K::kMatmul, "mamba out_proj", tokens, x.h, inner});
 }
 
+// The layer kind of a hybrid pattern's block.
+LayerKind hybrid_layer_kind(HybridBlock block) {
+  switch (block) {
+    case HybridBlock::kMamba:
+      return LayerKind::kMamba;
+    case HybridBlock::kAttention:
+      return LayerKind::kAttention;
+    case HybridBlock::kMlp:
+      return LayerKind::kMlp;
+    case HybridBlock::kExperts:
+      break;
+  }
+  return LayerKind::kHybridExperts;
+}
+
 }  // namespace
 
 bool routes_to_experts(LayerKind kind) {
@@ -130,20 +145,18 @@ bool routes_to_experts(LayerKind kind) {
 }
 
 LayerKind layer_kind(const schema::Transformer& t, int layer) {
-  if (t.has_hybrid_layer_pattern()) {
-    switch (hybrid_block(t, layer)) {
-      case HybridBlock::kMamba:
-        return LayerKind::kMamba;
-      case HybridBlock::kAttention:
-        return LayerKind::kAttention;
-      case HybridBlock::kMlp:
-        return LayerKind::kMlp;
-      case HybridBlock::kExperts:
-        return LayerKind::kHybridExperts;
-    }
-  }
+  if (t.has_hybrid_layer_pattern()) return hybrid_layer_kind(hybrid_block(t, layer));
   return t.has_moe() && layer >= t.moe().first_dense_layers() ? LayerKind::kExperts
                                                               : LayerKind::kDense;
+}
+
+std::vector<LayerKind> multi_token_prediction_layer_kinds(const schema::Transformer& t) {
+  if (!t.has_hybrid_layer_pattern()) return {layer_kind(t, t.num_layers() - 1)};
+  std::vector<LayerKind> kinds;
+  for (HybridBlock block : multi_token_prediction_blocks(t)) {
+    kinds.push_back(hybrid_layer_kind(block));
+  }
+  return kinds;
 }
 
 double causal_pairs(double s, double window) {
@@ -311,6 +324,11 @@ std::vector<LayerOp> multi_token_prediction_ops(const schema::Transformer& t,
   const int64_t h = t.hidden_size();
   return {{K::kMemory, "mtp norms", 0, 0, 0, 1, 0, 2 * 4.0 * tokens * h},
           {K::kMatmul, "mtp projection", tokens, h / shape.tensor_parallel, 2 * h}};
+}
+
+std::vector<LayerOp> with_sixteen_bit_gemms(std::vector<LayerOp> ops) {
+  for (LayerOp& op : ops) op.sixteen_bit = op.sixteen_bit || op.kind == K::kMatmul;
+  return ops;
 }
 
 std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape) {

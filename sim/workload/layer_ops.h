@@ -88,6 +88,10 @@ bool routes_to_experts(LayerKind kind);
 // pattern's letter.
 LayerKind layer_kind(const schema::Transformer& t, int layer);
 
+// The layers of one multi-token-prediction module of `t`, in order: a hybrid model's
+// multi_token_prediction_pattern blocks; else one layer of the last layer's kind.
+std::vector<LayerKind> multi_token_prediction_layer_kinds(const schema::Transformer& t);
+
 // Whether layer `layer` (0-based) of `t` attends within its sliding window: all but every
 // full_attention_every-th layer of a model with one.
 bool attends_in_window(const schema::Transformer& t, int layer);
@@ -140,6 +144,9 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
 // embedding and their 2h -> h projection (split by columns over tensor parallelism).
 std::vector<LayerOp> multi_token_prediction_ops(const schema::Transformer& t,
                                                 const LayerShape& shape);
+
+// `ops` with every matmul kept in 16 bits (LayerOp::sixteen_bit) whatever the job's precision.
+std::vector<LayerOp> with_sixteen_bit_gemms(std::vector<LayerOp> ops);
 
 // Forward kernels of the output layer on the last stage: logits and the cross-entropy (16-bit
 // GEMM: Megatron's output layer is not a Transformer Engine module).

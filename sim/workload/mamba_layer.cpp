@@ -3,8 +3,8 @@
 
 namespace clustersim {
 
-HybridBlock hybrid_block(const schema::Transformer& t, int layer) {
-  switch (t.hybrid_layer_pattern()[layer]) {
+HybridBlock hybrid_block_of(char letter) {
+  switch (letter) {
     case 'M':
       return HybridBlock::kMamba;
     case '*':
@@ -14,6 +14,16 @@ HybridBlock hybrid_block(const schema::Transformer& t, int layer) {
     default:  // 'E': the catalog checks admit no other letter
       return HybridBlock::kExperts;
   }
+}
+
+HybridBlock hybrid_block(const schema::Transformer& t, int layer) {
+  return hybrid_block_of(t.hybrid_layer_pattern()[layer]);
+}
+
+std::vector<HybridBlock> multi_token_prediction_blocks(const schema::Transformer& t) {
+  std::vector<HybridBlock> blocks;
+  for (char letter : t.multi_token_prediction_pattern()) blocks.push_back(hybrid_block_of(letter));
+  return blocks;
 }
 
 int hybrid_blocks_in(const schema::Transformer& t, int first, int count, HybridBlock block) {

@@ -16,8 +16,15 @@ namespace clustersim {
 // What one layer of a hybrid pattern is.
 enum class HybridBlock { kMamba, kAttention, kMlp, kExperts };
 
+// The block a pattern letter names (one of M * - E).
+HybridBlock hybrid_block_of(char letter);
+
 // Block of 0-based layer `layer` of a model with hybrid_layer_pattern.
 HybridBlock hybrid_block(const schema::Transformer& t, int layer);
+
+// The blocks of one multi-token-prediction module of a model with hybrid_layer_pattern
+// (multi_token_prediction_pattern's letters, in order; none without the pattern).
+std::vector<HybridBlock> multi_token_prediction_blocks(const schema::Transformer& t);
 
 // Of the `count` layers from `first`, those of `block`.
 int hybrid_blocks_in(const schema::Transformer& t, int first, int count, HybridBlock block);

@@ -12,6 +12,8 @@
 // Checks: Llama-2-7B gives 6,738,415,616 and BERT-large 335,141,888 (+ heads), as published.
 #include "sim/workload/parameter_count.h"
 
+#include <algorithm>
+
 #include "sim/workload/cnn_shape.h"
 #include "sim/workload/mamba_layer.h"
 #include "sim/workload/moe_layer.h"
@@ -72,6 +74,33 @@ MoeParameters moe_parameters(const schema::Transformer& t) {
           moe.experts_per_token() * expert + shared + router + latent, routed};
 }
 
+// One layer of a hybrid pattern: its pre-norm and its block.
+LayerParameters hybrid_layer_parameters(const schema::Transformer& t, HybridBlock block) {
+  const auto norm = static_cast<double>(norm_parameters(t));
+  switch (block) {
+    case HybridBlock::kMamba:
+      return {norm + static_cast<double>(mamba_mixer_parameters(t)), 0};
+    case HybridBlock::kAttention:
+      return {norm + static_cast<double>(attention_parameters(t)), 0};
+    case HybridBlock::kMlp:
+      return {norm + static_cast<double>(mlp_parameters(t, t.ffn_hidden_size(), t.hidden_size())),
+              0};
+    case HybridBlock::kExperts:
+      break;
+  }
+  const MoeParameters moe = moe_parameters(t);
+  return {norm + static_cast<double>(moe.total), static_cast<double>(moe.routed)};
+}
+
+// The transformer layers of one multi-token-prediction module of a hybrid model.
+LayerParameters hybrid_module_layer_parameters(const schema::Transformer& t) {
+  LayerParameters out;
+  for (HybridBlock block : multi_token_prediction_blocks(t)) {
+    out += hybrid_layer_parameters(t, block);
+  }
+  return out;
+}
+
 int64_t cnn_parameters(const schema::Cnn& cnn) {
   CnnShape shape{cnn.input_channels(), cnn.input_height(), cnn.input_width()};
   int64_t total = 0;
@@ -121,10 +150,14 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
     p.layers = static_cast<int64_t>(layer_parameters(t, 0, t.num_layers()).all);
     p.active_layers = p.layers + moe_layers * (moe_active - moe);
   }
-  // Multi-token prediction: a layer of the last kind, hidden and embedding norms, the 2h x h
-  // projection and its own final norm.
-  const int64_t mtp = p.per_layer + 3 * norm_parameters(t) + 2 * h * h;
-  p.multi_token_prediction = t.multi_token_prediction_layers() * mtp;
+  // Multi-token prediction: a layer of the last kind (a hybrid model: its module pattern's
+  // layers), hidden and embedding norms, the 2h x h projection and its own final norm; shared
+  // modules once.
+  const int64_t module_layers = t.has_hybrid_layer_pattern()
+                                    ? static_cast<int64_t>(hybrid_module_layer_parameters(t).all)
+                                    : p.per_layer;
+  const int64_t mtp = module_layers + 3 * norm_parameters(t) + 2 * h * h;
+  p.multi_token_prediction = multi_token_prediction_weight_copies(t) * mtp;
 
   if (t.kind() == schema::DECODER) p.head += norm_parameters(t);  // final norm (pre-norm models)
   if (!t.tied_embeddings()) p.head += v * h;
@@ -145,35 +178,26 @@ LayerParameters layer_parameters(const schema::Transformer& t, int first, int co
     out.routed = static_cast<double>(p.routed_experts_per_layer) * moe;
     return out;
   }
-  const int64_t norm = norm_parameters(t);
   for (int layer = first; layer < first + count; ++layer) {
-    switch (hybrid_block(t, layer)) {
-      case HybridBlock::kMamba:
-        out.all += static_cast<double>(norm + mamba_mixer_parameters(t));
-        break;
-      case HybridBlock::kAttention:
-        out.all += static_cast<double>(norm + attention_parameters(t));
-        break;
-      case HybridBlock::kMlp:
-        out.all +=
-            static_cast<double>(norm + mlp_parameters(t, t.ffn_hidden_size(), t.hidden_size()));
-        break;
-      case HybridBlock::kExperts:
-        out.all += static_cast<double>(norm + moe_parameters(t).total);
-        out.routed += static_cast<double>(moe_parameters(t).routed);
-        break;
-    }
+    out += hybrid_layer_parameters(t, hybrid_block(t, layer));
   }
   return out;
 }
 
+int multi_token_prediction_weight_copies(const schema::Transformer& t) {
+  return t.multi_token_prediction_shared() ? std::min(1, t.multi_token_prediction_layers())
+                                           : t.multi_token_prediction_layers();
+}
+
 MultiTokenPredictionParameters multi_token_prediction_parameters(
     const schema::Transformer& t, const TransformerParameters& params) {
-  const int modules = t.multi_token_prediction_layers();
-  const LayerParameters layer = layer_parameters(t, t.num_layers() - 1, 1);
+  const int copies = multi_token_prediction_weight_copies(t);
+  const LayerParameters layers = t.has_hybrid_layer_pattern()
+                                     ? hybrid_module_layer_parameters(t)
+                                     : layer_parameters(t, t.num_layers() - 1, 1);
   MultiTokenPredictionParameters out;
-  for (int m = 0; m < modules; ++m) out.layers += layer;
-  out.other = static_cast<double>(params.multi_token_prediction) - layer.all * modules;
+  for (int m = 0; m < copies; ++m) out.layers += layers;
+  out.other = static_cast<double>(params.multi_token_prediction) - layers.all * copies;
   return out;
 }
 

@@ -16,7 +16,8 @@ struct TransformerParameters {
   int64_t routed_experts_per_layer = 0;  // the routed experts of one MoE layer (in per_layer)
   int64_t layers = 0;     // all layers: per_layer * num_layers, less what first dense layers lack
   int64_t head = 0;       // final norm, untied output projection, encoder pooler/MLM/NSP heads
-  // Multi-token-prediction modules, trained beside the model but not part of total().
+  // Multi-token-prediction weights (every copy, multi_token_prediction_weight_copies), trained
+  // beside the model but not part of total().
   int64_t multi_token_prediction = 0;
   int64_t total() const { return embedding + layers + head; }
   // Parameters one token touches in one layer (MoE: only the routed and shared experts), for FLOP
@@ -44,8 +45,13 @@ struct LayerParameters {
 // dense or MoE).
 LayerParameters layer_parameters(const schema::Transformer& t, int first, int count);
 
-// The multi-token-prediction modules of `t` (on the last pipeline stage): their transformer
-// layers, each of the last layer's kind, and the rest of them (norms, projection), dense.
+// The sets of multi-token-prediction weights `t` trains: one a module, one in all for shared
+// modules (multi_token_prediction_shared); 0 without modules.
+int multi_token_prediction_weight_copies(const schema::Transformer& t);
+
+// The multi-token-prediction weights of `t` (on the last pipeline stage), each copy's: their
+// transformer layers (one of the last layer's kind; a hybrid model's, its module pattern's
+// layers), and the rest of them (norms, projection), dense.
 struct MultiTokenPredictionParameters {
   LayerParameters layers;
   double other = 0;

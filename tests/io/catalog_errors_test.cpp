@@ -271,6 +271,41 @@ TEST_CASE("a hybrid pattern must have a known letter per layer and the blocks it
             transformer_model("m", "hybrid_layer_pattern: \"" + letters + "-\"" + mamba)) == "");
 }
 
+TEST_CASE("a hybrid model's multi-token prediction needs a pattern of known, described blocks") {
+  const std::string mamba = " mamba { num_heads: 64 head_dim: 64 state_dim: 128 num_groups: 8 }";
+  const std::string hybrid =
+      " hybrid_layer_pattern: \"" + std::string(16, 'M') + std::string(16, '*') + "\"" + mamba;
+  CHECK(catalog_errors(transformer_model("m", "multi_token_prediction_layers: 2" + hybrid)) ==
+        "c.textproto:7:5: model[0].transformer.multi_token_prediction_layers: needs "
+        "multi_token_prediction_pattern with hybrid_layer_pattern (the blocks of each module, "
+        "e.g. \"*E\")\n");
+  CHECK(catalog_errors(transformer_model(
+            "m",
+            "multi_token_prediction_pattern: \"*X\" multi_token_prediction_layers: 2" + hybrid)) ==
+        "c.textproto:7:5: model[0].transformer.multi_token_prediction_pattern: letter 2 is 'X': "
+        "one of 'M' (Mamba), '*' (attention), '-' (MLP), 'E' (experts)\n");
+  CHECK(catalog_errors(transformer_model(
+            "m",
+            "multi_token_prediction_pattern: \"*E\" multi_token_prediction_layers: 2" + hybrid)) ==
+        "c.textproto:7:5: model[0].transformer.multi_token_prediction_pattern: has 'E' layers: "
+        "needs moe\n");
+  CHECK(catalog_errors(transformer_model("m", "multi_token_prediction_pattern: \"*\"" + hybrid)) ==
+        "c.textproto:7:5: model[0].transformer.multi_token_prediction_pattern: applies with "
+        "multi_token_prediction_layers > 0\n");
+  CHECK(catalog_errors(transformer_model(
+            "m", "multi_token_prediction_pattern: \"*\" multi_token_prediction_layers: 1")) ==
+        "c.textproto:7:5: model[0].transformer.multi_token_prediction_pattern: applies with "
+        "hybrid_layer_pattern (a non-hybrid module is one layer of the last kind)\n");
+  CHECK(catalog_errors(transformer_model("m", "multi_token_prediction_shared: true")) ==
+        "c.textproto:7:5: model[0].transformer.multi_token_prediction_shared: applies with "
+        "multi_token_prediction_layers > 0\n");
+  CHECK(catalog_errors(transformer_model(
+            "m",
+            "multi_token_prediction_pattern: \"*-M\" multi_token_prediction_layers: 2 "
+            "multi_token_prediction_shared: true multi_token_prediction_sixteen_bit: true" +
+                hybrid)) == "");
+}
+
 TEST_CASE("a mixture of experts routing more experts per token than it has is rejected") {
   CHECK(catalog_errors(transformer_model("m", "moe { num_experts: 8 experts_per_token: 9 }")) ==
         "c.textproto:7:26: model[0].transformer.moe.experts_per_token: must not exceed "

@@ -111,5 +111,52 @@ TEST_CASE("a hybrid model's layers are each of their pattern letter's kind") {
   CHECK(mamba_op(ops, "dispatch").bytes == 2.0 * 8192 * 22 * 1024);
 }
 
+TEST_CASE(
+    "Nemotron 3 Super's one shared multi-token-prediction module counts apart from the total") {
+  // mtp_hybrid_override_pattern "*E" once (mtp_use_repeated_layer): attention 4096 + 2 x 4096 x
+  // 32 x 128 + 2 x 4096 x 2 x 128 = 35,655,680; LatentMoE 4096 + 512 x 2 x 1024 x 2688 + 2 x 2 x
+  // 4096 x 2688 + 4096 x 512 + 2 x 4096 x 1024 = 2,873,102,336; hidden, embedding and final norms
+  // 3 x 4096 and the 2h x h projection 2 x 4096^2.
+  schema::Model super = shipped_model("nemotron3-super-120b-a12b");
+  const schema::Transformer& t = super.transformer();
+  const TransformerParameters p = transformer_parameters(t);
+  CHECK(p.multi_token_prediction == 35655680 + 2873102336 + 3 * 4096 + 2 * 4096 * 4096);
+  CHECK(p.total() == 120668687360);  // the published 120B stays without them
+  const MultiTokenPredictionParameters mtp = multi_token_prediction_parameters(t, p);
+  CHECK(mtp.layers.all == 35655680.0 + 2873102336.0);
+  CHECK(mtp.layers.routed == 512.0 * 2 * 1024 * 2688);
+  CHECK(mtp.other == 3.0 * 4096 + 2.0 * 4096 * 4096);
+  // Unshared, each of the 2 passes has its own module: twice the weights.
+  super.mutable_transformer()->set_multi_token_prediction_shared(false);
+  CHECK(multi_token_prediction_weight_copies(super.transformer()) == 2);
+  CHECK(transformer_parameters(super.transformer()).multi_token_prediction ==
+        2 * p.multi_token_prediction);
+}
+
+TEST_CASE(
+    "a hybrid multi-token-prediction pass costs its pattern's layers, projection and logits") {
+  // Super at TP 1 and EP 1, 8192 tokens, one pass, forward GEMM FLOPs per token: projection 2 x
+  // 2h x h; attention QKV and output 2 h (a + 2k) d + 2 a d h; router 2 h E; latent down and up
+  // 2 x 2 h l; 22 routed experts 22 x 2 x 2 l f (squared ReLU: up and down); shared expert 2 x 2 h
+  // x 5376; logits 2 h v. 512 experts receive 8192 x 22 / 512 = 352 rows each.
+  const schema::Transformer& t = shipped_model("nemotron3-super-120b-a12b").transformer();
+  const LayerShape shape{8192, 1, 1, false, true, 1, schema::P2P, 2, 1};
+  const std::vector<LayerKind> kinds = multi_token_prediction_layer_kinds(t);
+  REQUIRE(kinds == std::vector<LayerKind>{LayerKind::kAttention, LayerKind::kHybridExperts});
+  double flops = all_matmul_flops(multi_token_prediction_ops(t, shape));
+  for (LayerKind kind : kinds) flops += all_matmul_flops(layer_forward_ops(t, shape, kind));
+  flops += all_matmul_flops(output_forward_ops(t, shape));
+  const double h = 4096, a = 32, k = 2, d = 128, e = 512, l = 1024, f = 2688, v = 131072;
+  const double per_token = 2 * 2 * h * h + 2 * h * (a + 2 * k) * d + 2 * a * d * h + 2 * h * e +
+                           2 * 2 * h * l + 22 * 2 * 2 * l * f + 2 * 2 * h * 5376 + 2 * h * v;
+  CHECK(flops == Approx(8192 * per_token).epsilon(1e-12));
+  // keep_mtp_spec_in_bf16: every GEMM of the pass in 16 bits, nothing else changed.
+  const std::vector<LayerOp> ops =
+      with_sixteen_bit_gemms(layer_forward_ops(t, shape, LayerKind::kHybridExperts));
+  for (const LayerOp& op : ops) CHECK(op.sixteen_bit == (op.kind == LayerOp::Kind::kMatmul));
+  CHECK(all_matmul_flops(ops) ==
+        all_matmul_flops(layer_forward_ops(t, shape, LayerKind::kHybridExperts)));
+}
+
 }  // namespace
 }  // namespace clustersim
