@@ -157,6 +157,31 @@ TEST_CASE("fused attention runs at the fitted cuDNN rates of the FlashAttention-
   CHECK(tflops(1024, true, true) < tflops(8192, true, true));
 }
 
+TEST_CASE("Blackwell fused attention: the H100's kernel curves scaled by the B200 fit") {
+  // gpus.textproto: no Blackwell attention kernel is benchmarked, so every Blackwell GPU takes the
+  // H100's curves with max_fraction x 1.448 (fitted on the B200 long-sequence rows). Alone, the
+  // rate at a sequence is that scale x the H100's fraction of its own peak x the Blackwell peak,
+  // and grows with the keys as the H100's does.
+  const auto h100 = model("H100-SXM5-80GB", s::BF16);
+  const double scale = 1.448;
+  for (const char* name : {"B200-SXM-180GB", "GB200-186GB", "B300-SXM-268GB", "GB300-268GB"}) {
+    const auto blackwell = model(name, s::BF16);
+    for (int64_t seq : {1024, 8192, 131072}) {
+      for (bool causal : {false, true}) {
+        const AttentionKernel k{8, seq, seq, 128, causal};
+        const double h100_share = k.forward_flops() / h100.attention_forward(k).seconds() /
+                                  h100.peak_flops();
+        const double share = k.forward_flops() / blackwell.attention_forward(k).seconds() /
+                             blackwell.peak_flops();
+        CHECK(share == Approx(scale * h100_share).epsilon(1e-3));
+        CHECK(blackwell.attention_backward(k).seconds() * blackwell.peak_flops() ==
+              Approx(h100.attention_backward(k).seconds() * h100.peak_flops() / scale)
+                  .epsilon(1e-3));
+      }
+    }
+  }
+}
+
 TEST_CASE("a causal kernel does half the pairs plus the diagonal") {
   const AttentionKernel causal{1, 4096, 4096, 128, true};
   CHECK(causal.pairs() == 4096.0 * 4097 / 2);
