@@ -39,10 +39,9 @@ double peak_tflops(const s::PeakTflops& p, s::Precision precision) {
 
 namespace {
 
-// Share of a dimension's 128-wide tiles that hold real rows or columns.
-double tile_use(int64_t size) {
-  constexpr int64_t kTile = 128;
-  return static_cast<double>(size) / static_cast<double>((size + kTile - 1) / kTile * kTile);
+// Share of a dimension's `tile`-wide tiles that hold real rows or columns.
+double tile_use(int64_t size, int64_t tile) {
+  return static_cast<double>(size) / static_cast<double>((size + tile - 1) / tile * tile);
 }
 
 // FlashAttention's backward does 2.5x the forward's FLOPs (five matmuls against two): the
@@ -135,22 +134,23 @@ ComputeModel ComputeModel::serving(const s::Gpu& gpu, s::Precision precision,
 Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, int64_t batch,
                                  bool sixteen_bit) const {
   const Gemm& g = sixteen_bit ? sixteen_bit_ : gemm_;
-  return gemm_time(g, m, n, k, static_cast<double>(batch), g.input_bytes);
+  return gemm_time(g, m, n, k, static_cast<double>(batch), g.input_bytes, kTile);
 }
 
 Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, double batch,
-                                 double b_bytes_per_element) const {
-  return gemm_time(gemm_, m, n, k, batch, b_bytes_per_element);
+                                 double b_bytes_per_element, int64_t row_tile) const {
+  return gemm_time(gemm_, m, n, k, batch, b_bytes_per_element, row_tile);
 }
 
 Picoseconds ComputeModel::gemm_time(const Gemm& g, int64_t m, int64_t n, int64_t k, double batch,
-                                    double b_bytes_per_element) const {
+                                    double b_bytes_per_element, int64_t row_tile) const {
   const double flops =
       batch * 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const double bytes = batch * (g.input_bytes * static_cast<double>(m) * k +
                                 b_bytes_per_element * static_cast<double>(k) * n +
                                 2.0 * static_cast<double>(m) * n);
-  const double compute_s = flops / (g.peak_flops * g.fraction * tile_use(m) * tile_use(n));
+  const double compute_s =
+      flops / (g.peak_flops * g.fraction * tile_use(m, row_tile) * tile_use(n, kTile));
   const double memory_s = bytes / memory_bytes_per_s_;
   return Picoseconds::from_seconds(std::max(compute_s, memory_s)) + g.overhead;
 }

@@ -78,10 +78,12 @@ class ComputeModel {
   Picoseconds matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 1,
                      bool sixteen_bit = false) const;
   // The same in the model's precision with the (k x n) operand stored in `b_bytes_per_element`
-  // (weight-only quantized weights, dequantized in the kernel) and `batch` fractional (an average
-  // of routed experts).
-  Picoseconds matmul(int64_t m, int64_t n, int64_t k, double batch,
-                     double b_bytes_per_element) const;
+  // (weight-only quantized weights, dequantized in the kernel), `batch` fractional (an average
+  // of routed experts) and the m rows in tiles of `row_tile` (a kernel with smaller tiles).
+  Picoseconds matmul(int64_t m, int64_t n, int64_t k, double batch, double b_bytes_per_element,
+                     int64_t row_tile = kTile) const;
+  // The rows and columns of a GEMM's output tile (the compute time counts whole tiles).
+  static constexpr int64_t kTile = 128;
   // A fused (flash) attention kernel doing `flops` at the flat fused-attention rate.
   Picoseconds fused_attention(double flops) const;
   // The forward and the backward of a fused attention kernel, at the fitted rate of its pass and
@@ -109,7 +111,7 @@ class ComputeModel {
   Gemm gemm_for(const schema::Gpu& gpu, schema::Precision precision,
                 const schema::Runtime& runtime);
   Picoseconds gemm_time(const Gemm& g, int64_t m, int64_t n, int64_t k, double batch,
-                        double b_bytes_per_element) const;
+                        double b_bytes_per_element, int64_t row_tile) const;
   // The fitted rate in FLOP/s of `pass` for `kernel`; 0 when none is fitted for its mask.
   double fitted_attention_rate(schema::AttentionEfficiency::Pass pass,
                                const AttentionKernel& kernel) const;

@@ -194,6 +194,7 @@ void check_gpu(const FieldChecker& gpu) {
   }
   gpu.in_range("memory_efficiency_fraction", 0.01, 1);
   gpu.in_range("flash_attention_fraction", 0.01, 1);
+  gpu.in_range("sync_mma_fraction", 0.01, 1);
   gpu.in_range("sustained_compute_fraction", 0.01, 1);
   gpu.non_negative("expert_layer_sync_us_per_expert");
   gpu.non_negative("expert_layer_issue_us");
@@ -387,6 +388,7 @@ void check_serving_runtime(const FieldChecker& runtime) {
       runtime.non_negative("tensor_parallel_memory_gib");
   runtime.at_least("grouped_attention_head_dim", 1);
   runtime.at_least("grouped_attention_query_heads_per_kv", 1);
+  runtime.at_least("expert_matmul_row_tile", 1);
   std::set<std::string> gpus;
   for (int i = 0; i < runtime.size("gpu"); ++i) {
     const FieldChecker fit = runtime.child("gpu", i);

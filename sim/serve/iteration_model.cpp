@@ -20,6 +20,13 @@ bool grouped_kernel_applies(const s::ServingRuntime& runtime, const InferenceSha
          shape.query_heads == shape.kv_heads * runtime.grouped_attention_query_heads_per_kv();
 }
 
+// The share of the GPU's tensor-core rate the runtime's expert GEMMs get: its sync_mma_fraction
+// where they issue mma.sync, else 1.
+double expert_rate_share(const IterationInputs& in) {
+  const bool sync = in.serving->expert_matmuls_sync_mma() && in.gpu->has_sync_mma_fraction();
+  return sync ? in.gpu->sync_mma_fraction() : 1.0;
+}
+
 }  // namespace
 
 IterationModel::IterationModel(const IterationInputs& in)
@@ -28,8 +35,15 @@ IterationModel::IterationModel(const IterationInputs& in)
                                      in.fit.fp8_matmul_fraction())),
       sixteen_(ComputeModel::serving(*in.gpu, sixteen_bit_format(*in.gpu), *in.runtime,
                                      in.fit.compute_fraction(), in.fit.memory_fraction())),
+      experts_(ComputeModel::serving(*in.gpu, in.formats.activations, *in.runtime,
+                                     in.fit.compute_fraction() * expert_rate_share(in),
+                                     in.fit.memory_fraction(),
+                                     in.fit.fp8_matmul_fraction() * expert_rate_share(in))),
       weight_bytes_(bytes_per_element(in.formats.weights)),
       kv_reread_fraction_(in.fit.has_kv_reread_fraction() ? in.fit.kv_reread_fraction() : 1.0),
+      expert_row_tile_(in.serving->has_expert_matmul_row_tile()
+                           ? in.serving->expert_matmul_row_tile()
+                           : ComputeModel::kTile),
       identical_tokens_(in.identical_tokens),
       layer_overhead_(Picoseconds::from_microseconds(in.fit.layer_overhead_us())),
       iteration_overhead_(Picoseconds::from_microseconds(in.serving->iteration_overhead_us())),
@@ -91,7 +105,8 @@ Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m
     Picoseconds layer =
         compute_.memory_bound(static_cast<double>(m) * group.memory_bytes_per_token);
     for (const LayerMatmul& mm : group.matmuls) {
-      layer += mm.expert ? compute_.matmul(per_expert, mm.n, mm.k, touched, weight_bytes_)
+      layer += mm.expert ? experts_.matmul(per_expert, mm.n, mm.k, touched, weight_bytes_,
+                                           expert_row_tile_)
                          : compute_.matmul(m, mm.n, mm.k, 1.0, weight_bytes_);
     }
     total += Picoseconds(layer.count() * group.layers);

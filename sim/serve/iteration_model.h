@@ -18,7 +18,9 @@
 // kv_reread_fraction; a latent-attention model's latent once; it takes the longer of that read
 // and its FLOPs at the fused-attention rate. A mixture-of-experts layer runs its tokens' experts as
 // grouped GEMMs: the experts the iteration's m tokens touch (uniform routing: E (1 - (1 - k/E)^m);
-// identical tokens: the same k) each stream their weights once over m k / touched rows. Matmul
+// identical tokens: the same k) each stream their weights once over m k / touched rows, in the
+// runtime's kernels for them: rows in tiles of its expert_matmul_row_tile, and where they issue
+// mma.sync (expert_matmuls_sync_mma) at the GPU's sync_mma_fraction of its tensor-core rate. Matmul
 // times are memoized per m; collective times are simulated on the replica's topology
 // (net/collective.h) at token counts 1, 2, 4, ... and interpolated linearly between them (each
 // algorithm's time is affine in the size).
@@ -95,8 +97,10 @@ class IterationModel {
   int largest_ = 0;
   ComputeModel compute_;  // at the activations' precision
   ComputeModel sixteen_;  // output projection (16-bit)
+  ComputeModel experts_;  // routed experts' grouped GEMMs (the runtime's kernels for them)
   double weight_bytes_ = 2;
   double kv_reread_fraction_ = 1;  // cost of a KV head's re-read by the masked kernel
+  int64_t expert_row_tile_ = ComputeModel::kTile;  // the expert GEMMs' smallest tile of rows
   bool grouped_ = false;
   bool identical_tokens_ = false;
   Picoseconds layer_overhead_;

@@ -170,9 +170,18 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
     experts.memory_bytes_per_token = elementwise_bytes(
         t, width, tp, static_cast<double>(m.experts_per_token() + m.num_shared_experts()),
         attention_norms);
-    // The workspace of one routed expert's share and the shared experts, as a dense MLP's.
+    // The shared experts' workspace as a dense MLP's; the routed experts' grouped GEMMs work on
+    // k copies of each token, each with its input permuted by expert, its up projection's and
+    // activation's outputs and its down projection's output before the weighted sum
+    // (TensorRT-LLM's MoE plugin: CutlassMoeFCRunner::getWorkspaceBufferSizes' permuted data, GLU
+    // and FC1 buffers and the plugin's FC2 result, k rows a token each).
+    const double k = m.experts_per_token();
+    const double up = (gated_mlp(t) ? 2.0 : 1.0) * static_cast<double>(width / tp);
+    const double f = static_cast<double>(width / tp);
+    const double routed =
+        kSixteenBit * k * (2.0 * h + up + f) + (act < kSixteenBit ? act * k * (h + f) : 0);
     shape.activation_bytes_per_token = std::max(
-        shape.activation_bytes_per_token, activation_bytes(width, 1.0 + m.num_shared_experts()));
+        shape.activation_bytes_per_token, activation_bytes(width, m.num_shared_experts()) + routed);
     shape.groups.push_back(std::move(experts));
   }
   const bool first = stage == 0, last = stage == pipeline_parallel - 1;

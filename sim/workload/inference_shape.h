@@ -66,7 +66,9 @@ struct InferenceShape {
   double kv_element_bytes = 2;   // of the KV cache's format
   // Activation workspace per token of an iteration (the live tensors of one layer: its input,
   // residual and norm outputs, and the MLP's up projection and activation, plus 8-bit copies of
-  // matmul inputs under 8-bit activations), of the stage's largest layer kind.
+  // matmul inputs under 8-bit activations; a mixture-of-experts layer's routed experts keep k
+  // copies of each token: permuted input, up projection, activation and down projection output),
+  // of the stage's largest layer kind.
   double activation_bytes_per_token = 0;
   // One layer, this rank: attention's FLOPs per query-key pair of a prompt (QK^T and PV), and of
   // a decoding token (the same, except under latent attention: its absorbed form scores the

@@ -163,6 +163,16 @@ TEST_CASE("a serving runtime's overheads, KV re-read and FP8 matmul fractions ar
         "numbers come from\n");
 }
 
+TEST_CASE("a GPU's sync_mma_fraction and a runtime's expert row tile are range-checked") {
+  const std::string runtime =
+      "serving_runtime {\n  name: \"rt\"\n  iteration_overhead_us: 1\n"
+      "  memory_overhead_gib: 1\n  tensor_parallel_memory_gib: 1\n  expert_matmul_row_tile: 0\n"
+      "  source { citation: \"c\" }\n}\n";
+  CHECK(catalog_errors(gpu_entry("  sync_mma_fraction: 1.5") + runtime) ==
+        "c.textproto:9:3: gpu[0].sync_mma_fraction: must be in [0.01, 1], got 1.5\n"
+        "c.textproto:16:3: serving_runtime[0].expert_matmul_row_tile: must be >= 1, got 0\n");
+}
+
 TEST_CASE("an unknown GPU reference suggests the closest name") {
   CHECK(catalog_errors(gpu_entry() +
                        instance_entry(test_instance_fields("onprem.x", "TestGPU-80G"))) ==

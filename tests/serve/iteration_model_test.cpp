@@ -272,6 +272,52 @@ TEST_CASE("identical tokens route to the same k experts") {
   CHECK(uniform.iteration(one).count() == identical.iteration(one).count());
 }
 
+// TensorRT-LLM 0.9.0's expert GEMMs issue mma.sync (expert_matmuls_sync_mma), which reaches 2/3
+// of a Hopper GPU's tensor-core peak (sync_mma_fraction 0.667): a compute-bound prefill of Mixtral
+// (16384 identical tokens, each of the 2 experts' GEMMs over all of them, rows and columns whole
+// tiles) takes, per layer, the expert FLOPs F = 2 x 2 m (2 f h + h f) longer by
+// F / (r x 0.667) - F / r, r the FP16 rate (989 TFLOP/s x 0.775 x compute_fraction). On the A100,
+// whose native instruction mma.sync is, the flag changes nothing.
+TEST_CASE("expert GEMMs issuing mma.sync run at the GPU's sync_mma_fraction of its rate") {
+  const IterationWork prefill{16384, 8, 8 * 2048.0 * 2049 / 2, 0, true};
+  for (const char* gpu : {"H100-SXM5-80GB", "A100-SXM4-80GB"}) {
+    IterationInputs in = single_gpu_inputs("mixtral-8x7b", gpu, {});
+    in.identical_tokens = true;
+    REQUIRE(in.serving->expert_matmuls_sync_mma());
+    const double sync_s = IterationModel(in).iteration(prefill).seconds();
+    s::ServingRuntime native = *in.serving;
+    native.set_expert_matmuls_sync_mma(false);
+    in.serving = &native;
+    const double native_s = IterationModel(in).iteration(prefill).seconds();
+    if (std::string(gpu) == "A100-SXM4-80GB") {
+      CHECK(sync_s == native_s);
+      continue;
+    }
+    REQUIRE(in.gpu->sync_mma_fraction() == 0.667);
+    const double flops = 32 * 2 * 2 * 16384.0 * (2.0 * 14336 * 4096 + 4096.0 * 14336);
+    const double rate = 989e12 * 0.775 * in.fit.compute_fraction();
+    CHECK(sync_s - native_s == Approx(flops / (rate * 0.667) - flops / rate).epsilon(1e-4));
+  }
+}
+
+// Its expert GEMMs' tiles have 32 rows at the fewest (expert_matmul_row_tile): 200 identical
+// tokens' rows fill 224 of them, not 256. Compute-bound on the A100 (FP16 at 312 TFLOP/s x 0.765
+// x compute_fraction), each layer's expert FLOPs F take F / rate x (256 - 224) / 200 less.
+TEST_CASE("expert GEMMs fill tiles of the runtime's expert row tile") {
+  IterationInputs in = single_gpu_inputs("mixtral-8x7b", "A100-SXM4-80GB", {});
+  in.identical_tokens = true;
+  REQUIRE(in.serving->expert_matmul_row_tile() == 32);
+  const IterationWork prefill{200, 1, 200 * 201 / 2.0, 0, true};
+  const double narrow_s = IterationModel(in).iteration(prefill).seconds();
+  s::ServingRuntime wide = *in.serving;
+  wide.clear_expert_matmul_row_tile();
+  in.serving = &wide;
+  const double wide_s = IterationModel(in).iteration(prefill).seconds();
+  const double flops = 32 * 2 * 2 * 200.0 * (2.0 * 14336 * 4096 + 4096.0 * 14336);
+  const double rate = 312e12 * 0.765 * in.fit.compute_fraction();
+  CHECK(wide_s - narrow_s == Approx(flops / rate * 32 / 200).epsilon(1e-4));
+}
+
 TEST_CASE("FP4 weights take half a byte per parameter") {
   const s::Transformer& t =
       testing::shipped_catalog().models().find("llama2-7b")->value->transformer();

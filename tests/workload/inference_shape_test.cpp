@@ -44,6 +44,19 @@ TEST_CASE("a mixture of experts' dense first layers are their own layer group") 
   CHECK(second.groups[0].matmuls.back().n == t.hidden_size());  // the shared expert's down
 }
 
+// A mixture-of-experts layer's grouped GEMMs keep k copies of each token: Mixtral 8x7B (h 4096,
+// expert width 14336, top 2) at TP 2 and 16 bits holds per token the layer's 4 h (input, residual,
+// norm and attention outputs) and, for each of its 2 routed copies, the permuted input h, the
+// gated up projection 2 x 7168, the activation 7168 and the down projection's output h:
+//   2 bytes x (4 x 4096 + 2 x (2 x 4096 + 3 x 7168)) = 151,552 bytes;
+// Llama-2 7B's dense MLP (width 11008, one GPU) 2 x (4 x 4096 + 3 x 11008) = 98,816.
+TEST_CASE("a mixture of experts' activations hold k copies of each token") {
+  CHECK(inference_shape(model("mixtral-8x7b"), kSixteenBit, 2, 1, 0).activation_bytes_per_token ==
+        151552);
+  CHECK(inference_shape(model("llama2-7b"), kSixteenBit, 1, 1, 0).activation_bytes_per_token ==
+        98816);
+}
+
 // Latent attention caches kv_lora_rank + rope = 576 elements per token and layer on every
 // tensor-parallel rank (all heads share it); its absorbed decode scores 576 and sums 512 per
 // query head and pair, its prompt attention 2 (128 + 64) + 2 x 128.
