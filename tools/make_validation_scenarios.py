@@ -448,10 +448,12 @@ BRIDGE_ACTIVATION_OFFLOAD = {
     'NeMo 25.07': {('LLAMA3.1-405B', 'DGX-GB200'): 95},
 }
 OFFLOAD_RULES = """# Activation offload (BRIDGE_ACTIVATION_OFFLOAD in tools/make_validation_scenarios.py: the
-#   release's recipe, {recipe}, sets {flag} {layers} for this model and system): Transformer Engine's CPU offload
-#   copies the tensors the first {layers} layers save for their backward to the Grace CPU's memory
-#   and back over NVLink-C2C (the catalog's host_link); activations only (Megatron-Core's
-#   cpu_offloading_activations), weights stay (Megatron FSDP gathers them per layer)."""
+#   release's recipe, {recipe},
+#   sets {flag} {layers} for this model and system):
+#   Transformer Engine's CPU offload copies the tensors the first {layers} layers save for their
+#   backward to the Grace CPU's memory and back over NVLink-C2C (the catalog's host_link);
+#   activations only (Transformer Engine 2.x get_cpu_offload_context: offload_weights "does not
+#   have any effect")."""
 
 
 def bridge_offload_layers(r, system):
