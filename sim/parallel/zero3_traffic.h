@@ -4,6 +4,8 @@
 // of one micro-batch) therefore runs layer by layer, each layer waiting for its gather; gathers
 // run in order on one stream, prefetched a few layers ahead of the compute; reduce-scatters run
 // in order on another stream. Gradient accumulation repeats all of it for every micro-batch.
+// With activation offload (activation_offload.h) a forward layer's end and a backward layer's
+// start also wait on the copies to and from host memory.
 #pragma once
 
 #include <functional>
