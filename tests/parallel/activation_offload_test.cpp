@@ -7,7 +7,10 @@
 
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/pipeline_schedule.h"
+#include "sim/parallel/step_model.h"
+#include "sim/parallel/transformer_stages.h"
 #include "sim/parallel/zero3_traffic.h"
+#include "tests/testing/cluster.h"
 #include "tests/testing/parse_message.h"
 #include "tests/testing/shipped_catalog.h"
 #include "tests/testing/units.h"
@@ -114,6 +117,48 @@ TEST_CASE("offloading frees all but one offloaded layer's activations from GPU m
         Approx(39 * kept.layer_activations_bytes));
   CHECK(offloaded.offloaded_activations_bytes == Approx(40 * kept.layer_activations_bytes));
   CHECK(kept.offloaded_activations_bytes == 0);
+}
+
+TEST_CASE("the step hides offload copies on NVLink-C2C and shows them over PCIe") {
+  // Llama 3 70B at 8K, FP8, micro-batch 2 under ZeRO-3 on 2 GB200 trays (DP 8), 40 of 80 layers
+  // offloaded as the 25.09 recipe: a layer's copy (3.6 GB at 225 GB/s, 16 ms) hides under a
+  // window of 2 forward layers (16 ms each) but the first, of 1; over the tray's PCIe 5 link
+  // alone (63 GB/s, 58 ms) every window's copy shows.
+  const Catalog& catalog = testing::shipped_catalog();
+  auto topology = testing::shipped_cluster("onprem.gb200-nvl72", 2);
+  s::Parallelism p = testing::parse_message<s::Parallelism>(
+      "tensor_parallel: 1 pipeline_parallel: 1 context_parallel: 1 data_parallel: 8 "
+      "micro_batch_size: 2 virtual_stages: 1 zero_stage: 3 schedule: ONE_F_ONE_B "
+      "recompute: RECOMPUTE_NONE gradient_reduce_in_fp32: false");
+  const s::TrainingJob job = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: 16 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 "
+      "fp8_parameters: true fp8_recipe: CURRENT_SCALING");
+  const s::Model& model = testing::shipped_model("llama3-70b");
+  const s::Gpu& gb200 = catalog.gpu_of(testing::shipped_instance("onprem.gb200-nvl72"));
+  s::Gpu pcie_only = gb200;
+  pcie_only.clear_host_link();
+  const s::Runtime& runtime = *catalog.runtimes().find("default")->value;
+  auto step = [&](const s::Gpu& gpu) {
+    const ComputeModel compute(gpu, s::FP8, runtime, KernelSetting::kTrainingStep,
+                               job.fp8_recipe());
+    return simulate_step(model, job, p, *topology, compute).step_s;
+  };
+  const double kept = step(gb200);
+  p.set_activation_offload_layers(40);
+  const ComputeModel compute(gb200, s::FP8, runtime, KernelSetting::kTrainingStep,
+                             job.fp8_recipe());
+  const ActivationOffload offload =
+      transformer_plan(model, job, p, *topology, compute).plan.work[0].zero3.offload;
+  CHECK(offload.layers == 40);
+  CHECK(offload.link_bytes_per_s == Approx(225e9));
+  CHECK(offload.layer_bytes ==
+        estimate_stage_memory(model, job, p, 0, 0, {}).layer_activations_bytes);
+  const double c2c = step(gb200);
+  const double pcie = step(pcie_only);
+  // One micro-batch per replica: C2C shows only the first window's excess, PCIe far more.
+  CHECK(c2c - kept >= 0);
+  CHECK(c2c - kept < 0.002);
+  CHECK(pcie - kept > 0.5);
 }
 
 }  // namespace
