@@ -435,16 +435,38 @@ BRIDGE_SYSTEMS = {
 # nothing calibrates its sustained compute (the catalog's B300 takes the runtime's default).
 
 
-# Rows left out, each with the recipe that says why. Megatron FSDP on the NVL72 systems: the
-# Megatron-Bridge recipes offload the activations of 20 to 95 layers to the Grace CPU's memory
-# (v0.1.0rc4 scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml and
-# llama31/llama31_405b_llm_pretrain.yaml gb200 fp8_cs: cpu_offloading_num_layers 40 and 95;
-# v0.3.0 to v0.4.1 scripts/performance/configs/llama/llama3_workload_base_configs.py
-# LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V2 / _GB300_FP8_CS_V2: use_megatron_fsdp=True,
-# cpu_offloading_num_layers=40 / 20), and so does NeMo 25.07's Llama 3.1 405B one (NVIDIA/NeMo
-# v2.4.0 scripts/performance/recommended_model_configs/model_configs_gb200.csv, pre_train llama31
-# 405b fp8: activation_offload_layers 95), which the step model does not simulate (those layouts
-# do not fit in GPU memory without it); but FSDP_WITHOUT_OFFLOAD below. Rows whose layout disagrees with
+# Megatron FSDP on the NVL72 systems, one rule per release: the recipes offload the activations of
+# 20 to 95 layers to the Grace CPU's memory (parallelism.activation_offload_layers), as
+# {release: {(model, system): layers}}:
+#   25.09: v0.1.0rc4 scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml and
+#     llama31/llama31_405b_llm_pretrain.yaml, gb200 fp8_cs: cpu_offloading_num_layers 40 and 95;
+#   26.02 and 26.04 (and their .01 releases): v0.3.0 to v0.4.1 scripts/performance/configs/llama/
+#     llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V2 /
+#     _GB300_FP8_CS_V2: use_megatron_fsdp=True, cpu_offloading_num_layers=40 / 20;
+#   NeMo 25.07: NVIDIA/NeMo v2.4.0 scripts/performance/recommended_model_configs/
+#     model_configs_gb200.csv, pre_train llama31 405b fp8: activation_offload_layers 95.
+BRIDGE_ACTIVATION_OFFLOAD = {
+    '25.09': {('LLAMA3_70B', 'DGX-GB200'): 40, ('LLAMA3.1_405B', 'DGX-GB200'): 95},
+    '26.02': {('LLAMA3_70B', 'DGX-GB200'): 40, ('LLAMA3_70B', 'DGX-GB300'): 20},
+    '26.04': {('LLAMA3_70B', 'DGX-GB200'): 40, ('LLAMA3_70B', 'DGX-GB300'): 20},
+    'NeMo 25.07': {('LLAMA3.1-405B', 'DGX-GB200'): 95},
+}
+OFFLOAD_RULES = """# Activation offload (BRIDGE_ACTIVATION_OFFLOAD in tools/make_validation_scenarios.py: the
+#   release's recipe, {recipe},
+#   sets {flag} {layers} for this model and system):
+#   Transformer Engine's CPU offload copies the tensors the first {layers} layers save for their
+#   backward to the Grace CPU's memory and back over NVLink-C2C (the catalog's host_link);
+#   activations only (Transformer Engine 2.x get_cpu_offload_context: offload_weights "does not
+#   have any effect")."""
+
+
+def bridge_offload_layers(r, system):
+    """The layers whose activations the row's release's recipe offloads (None: no offload)."""
+    return BRIDGE_ACTIVATION_OFFLOAD.get(bridge_release(r), {}).get((r['model'], system))
+
+
+# Rows left out, each with the recipe that says why. Megatron FSDP rows on the NVL72 systems with
+# neither an offload rule above nor FSDP_WITHOUT_OFFLOAD below. Rows whose layout disagrees with
 # their release's recipe for the same GPUs and batch (every dense row of the simulated models was
 # compared with its recipe; each of these prints the layout of another precision's recipe):
 #   26.02.01 GB300 MXFP8 Llama 3 70B: micro-batch 2 without VP in the table, PP 4 x VP 5 in
@@ -720,7 +742,8 @@ def bridge_left_out(r, system, precision):
     """Whether the row is one of those above."""
     fsdp = r['fsdp'] not in ('', '0')
     key = (r['release'], r['model'], system, precision)
-    return ((fsdp and system in NVL72_SYSTEMS and key not in FSDP_WITHOUT_OFFLOAD) or
+    return ((fsdp and system in NVL72_SYSTEMS and key not in FSDP_WITHOUT_OFFLOAD
+             and bridge_offload_layers(r, system) is None) or
             key in CONTRADICTED_BY_RECIPE | CONTRADICTED_BY_TABLE | UNSIMULATED_MEMORY_SAVING)
 
 
@@ -843,6 +866,9 @@ def bridge(rows, out):
             if bridge_flex_dispatcher(release, system, precision, model):
                 lines.append('expert_dispatcher: EXPERT_NODE_DEDUPLICATED')
         lines += bridge_model_lines(r, release, system, model, precision)
+        offload = bridge_offload_layers(r, system) if fsdp else None
+        if offload:
+            lines.append(f'activation_offload_layers: {offload}')
         if model in ('llama3-405b', 'qwen3-235b-a22b'):
             lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
         fp8_line = (f'\n  fp8_recipe: {fp8_recipe}' + ('' if muon else '\n  fp8_parameters: true')
@@ -863,6 +889,10 @@ def bridge(rows, out):
             extra_rules = '\n' + ALTERNATIVE_RULES.format(recipe=recipe.split()[0])
         if fsdp:
             extra_rules += '\n' + FSDP_RULES
+        if offload:
+            flag = ('activation_offload_layers' if release.startswith('NeMo')
+                    else 'cpu_offloading_num_layers')
+            extra_rules += '\n' + OFFLOAD_RULES.format(recipe=recipe, flag=flag, layers=offload)
         if precision == 'NVFP4':
             nvfp4_recipe, fp4_parameters, weights = NVFP4_WEIGHTS[release]
             fp8_line = '\n  fp8_recipe: NVFP4'

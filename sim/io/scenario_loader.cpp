@@ -14,6 +14,7 @@
 #include "sim/io/axis_ranges.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
+#include "sim/parallel/activation_offload.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/sweep/fixed_layout_check.h"
 #include "sim/sweep/pool_checks.h"
@@ -296,6 +297,7 @@ void check_stage_layers(const FieldChecker& p, int layers) {
 void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
   const auto& m = static_cast<const s::Parallelism&>(p.message());
   p.at_least("recompute_num_layers", 1);
+  p.at_least("activation_offload_layers", 0);
   p.at_least("first_stage_layers", 0);
   p.at_least("last_stage_layers", 0);
   if (m.has_recompute_num_layers() && m.has_recompute() && m.recompute() != s::RECOMPUTE_FULL) {
@@ -627,6 +629,19 @@ void check_pools(const FieldChecker& root, const Catalog& catalog, LoadedScenari
   root.error("model", "\"" + m.model() + "\": a cluster of pools trains transformers only");
 }
 
+// Activation offload copies over the GPU's link to host memory, which the catalog must give.
+void check_host_link(const FieldChecker& root, const s::InstanceType& instance,
+                     const Catalog& catalog) {
+  const s::Parallelism& p = static_cast<const s::Scenario&>(root.message()).parallelism();
+  if (p.activation_offload_layers() <= 0) return;
+  const s::Gpu& gpu = catalog.gpu_of(instance);
+  if (host_link_bytes_per_s(gpu) > 0) return;
+  root.child("parallelism")
+      .error("activation_offload_layers",
+             "needs a link to host memory: \"" + gpu.name() + "\" of \"" + instance.name() +
+                 "\" has neither host_link nor pcie in the catalog");
+}
+
 void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedScenario* loaded) {
   const s::Scenario& m = loaded->scenario();
   const bool swept = m.has_sweep() && m.sweep().instance_size() > 0;
@@ -656,6 +671,7 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
       check_fp8_recipe(root, *instance, catalog, m.job());
     }
     check_nvlink_domain_nodes(root, m.cluster(), *instance);
+    check_host_link(root, *instance, catalog);
   }
 }
 

@@ -106,13 +106,10 @@ int stage_moe_layers(const s::Transformer& t, const PipelineLayout& layout, int 
   return experts;
 }
 
-// Activations of the micro-batches in flight on the stage (memory_model.h's schedule rules).
-void add_activations(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
-                     const PipelineLayout& layout, MemoryEstimate* e) {
-  const s::Transformer& t = model.transformer();
-  const int pp = p.pipeline_parallel(), v = layout.chunks(), stage = e->stage;
-  const long micro_batches = job.global_batch_size() /
-                             (static_cast<long>(p.micro_batch_size()) * p.data_parallel());
+// What a layer saves for its backward under `job` and `p`, for layer_activation_bytes; `load` the
+// routed experts' load per rank (a MoE model; else empty).
+LayerActivationSpec activation_spec(const s::Transformer& t, const s::TrainingJob& job,
+                                    const s::Parallelism& p, ExpertLoad* load) {
   LayerActivationSpec spec;
   spec.sequence_length = job.sequence_length();
   spec.micro_batch_size = p.micro_batch_size();
@@ -124,34 +121,51 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   spec.context_parallel = p.context_parallel();
   spec.gemm_inputs = saved_gemm_inputs(job);
   spec.expert_tensor_parallel = expert_layout(p).expert_tensor_parallel;
-  const ExpertLoad load =
-      t.has_moe() ? expert_load(t, job.expert_routing(), expert_layout(p).expert_parallel)
-                  : ExpertLoad{};
-  spec.expert_rows = load.busiest_rank;
-  // A MoE model's stage: its layers' mean (chunks alike); a dense model's: its layer.
-  const int experts = stage_moe_layers(t, layout, stage);
-  auto mean_layer = [&] {
-    if (t.has_hybrid_layer_pattern()) {
-      // Each of the stage's layers of its own block; their mean.
-      spec.hybrid = true;
-      double sum = 0;
-      for (int c = 0; c < v; ++c) {
-        const int first = layout.first_layer(stage, c);
-        for (int layer = first; layer < first + layout.layers[stage][c]; ++layer) {
-          spec.block = hybrid_block(t, layer);
-          sum += layer_activation_bytes(t, spec);
-        }
+  *load = t.has_moe() ? expert_load(t, job.expert_routing(), expert_layout(p).expert_parallel)
+                      : ExpertLoad{};
+  spec.expert_rows = load->busiest_rank;
+  return spec;
+}
+
+// The mean bytes a layer of `stage` (`layers` of them, `experts` MoE) saves per micro-batch: a MoE
+// model's stage its layers' mean (chunks alike), a dense model's its layer. Leaves `spec` at the
+// last layer kind evaluated.
+double mean_layer_bytes(const s::Transformer& t, const PipelineLayout& layout, int stage,
+                        int layers, int experts, LayerActivationSpec* spec) {
+  if (t.has_hybrid_layer_pattern()) {
+    // Each of the stage's layers of its own block; their mean.
+    spec->hybrid = true;
+    double sum = 0;
+    for (int c = 0; c < layout.chunks(); ++c) {
+      const int first = layout.first_layer(stage, c);
+      for (int layer = first; layer < first + layout.layers[stage][c]; ++layer) {
+        spec->block = hybrid_block(t, layer);
+        sum += layer_activation_bytes(t, *spec);
       }
-      return sum / e->layers;
     }
-    spec.experts = false;
-    const double dense = layer_activation_bytes(t, spec);
-    if (experts == 0) return dense;
-    spec.experts = true;
-    const double moe = layer_activation_bytes(t, spec);
-    return (dense * (e->layers - experts) + moe * experts) / e->layers;
-  };
+    return sum / layers;
+  }
+  spec->experts = false;
+  const double dense = layer_activation_bytes(t, *spec);
+  if (experts == 0) return dense;
+  spec->experts = true;
+  const double moe = layer_activation_bytes(t, *spec);
+  return (dense * (layers - experts) + moe * experts) / layers;
+}
+
+// Activations of the micro-batches in flight on the stage (memory_model.h's schedule rules).
+void add_activations(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
+                     const PipelineLayout& layout, MemoryEstimate* e) {
+  const s::Transformer& t = model.transformer();
+  const int pp = p.pipeline_parallel(), v = layout.chunks(), stage = e->stage;
+  const long micro_batches = job.global_batch_size() /
+                             (static_cast<long>(p.micro_batch_size()) * p.data_parallel());
+  ExpertLoad load;
+  LayerActivationSpec spec = activation_spec(t, job, p, &load);
+  const int experts = stage_moe_layers(t, layout, stage);
+  auto mean_layer = [&] { return mean_layer_bytes(t, layout, stage, e->layers, experts, &spec); };
   const double per_layer = mean_layer();
+  e->layer_activations_bytes = per_layer;
   // Fully recomputed layers keep their input only; with recompute_num_layers, the others of each
   // chunk keep everything.
   double chunk_bytes = per_layer * e->layers / v;
@@ -161,6 +175,14 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
     const double chunk_layers = static_cast<double>(e->layers) / v;
     const double recomputed = std::min<double>(p.recompute_num_layers(), chunk_layers);
     chunk_bytes = per_layer * recomputed + kept * (chunk_layers - recomputed);
+  }
+  // Offloaded layers' tensors leave the GPU between their forward and backward, all but one
+  // layer's: at the turn from forward to backward the last offloaded layer waits for its copy out
+  // beside every kept layer, and the first copied back arrives during the last layer's backward
+  // (activation_offload.h's windows).
+  if (p.activation_offload_layers() > 0) {
+    e->offloaded_activations_bytes = per_layer * p.activation_offload_layers();
+    chunk_bytes -= per_layer * (p.activation_offload_layers() - 1);
   }
   long chunks_in_flight = 0;
   if (p.schedule() == s::GPIPE) {

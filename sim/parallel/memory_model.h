@@ -4,7 +4,8 @@
 // experts' split over expert x expert tensor parallel and sharded over their expert data-parallel
 // group), the FP8 weight copies Transformer Engine caches, activations of the micro-batches in
 // flight under the pipeline schedule (1 / context_parallel of each sequence; fully recomputed
-// layers keep their input only; a MoE layer's all-to-all send and receive buffers), the output
+// layers keep their input only; offloaded layers' tensors in host memory but one layer's; a MoE
+// layer's all-to-all send and receive buffers), the output
 // layer's logits, and the runtime's own memory. Evaluated for every pipeline stage; the fullest
 // stage is reported.
 #pragma once
@@ -38,6 +39,9 @@ struct MemoryEstimate {
   double optimizer_bytes = 0;
   double weight_cache_bytes = 0;  // FP8 copies of 16-bit weights (and transposes) kept by TE
   double activations_bytes = 0;  // transformer layers
+  double layer_activations_bytes = 0;  // one of them (their mean), one micro-batch
+  // In host memory (parallelism.activation_offload_layers), not in the total.
+  double offloaded_activations_bytes = 0;
   double logits_bytes = 0;       // output layer (last stage only)
   double runtime_bytes = 0;      // fixed runtime memory + fragmentation
   double capacity_bytes = 0;

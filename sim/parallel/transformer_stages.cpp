@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 
+#include "sim/parallel/activation_offload.h"
 #include "sim/parallel/expert_comm_overlap.h"
 #include "sim/parallel/expert_dispatch.h"
 #include "sim/parallel/expert_layer_host.h"
@@ -326,7 +327,8 @@ class StageBuilder {
  public:
   StageBuilder(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
                const ComputeModel& compute, const Kernels& kernels, const PipelineLayout& layout)
-      : t_(model.transformer()),
+      : model_(model),
+        t_(model.transformer()),
         job_(job),
         p_(p),
         compute_(compute),
@@ -540,8 +542,15 @@ class StageBuilder {
           layers * kernels_.layers[static_cast<int>(LayerKind::kDense)].recompute.total().count());
     }
     if (p_.zero3_synchronous_fetch()) make_fetch_synchronous(&w->zero3);
+    if (p_.activation_offload_layers() > 0) {
+      w->zero3.offload = {p_.activation_offload_layers(),
+                          estimate_stage_memory(model_, job_, p_, r, 0, RuntimeMemory{})
+                              .layer_activations_bytes,
+                          host_link_bytes_per_s(compute_.gpu())};
+    }
   }
 
+  const s::Model& model_;
   const s::Transformer& t_;
   const s::TrainingJob& job_;
   const s::Parallelism& p_;

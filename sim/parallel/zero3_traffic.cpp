@@ -51,17 +51,21 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
     task_begin_.push_back(segments_.size());
     for (int u = 0; u < units; ++u) {
       if (task.forward) {
-        segments_.push_back({share(forward, units, u), true, false});
+        segments_.push_back({share(forward, units, u), true, false, false, true, u});
       } else if (work.recompute > Picoseconds(0)) {
         segments_.push_back({share(work.recompute, units, u), true, false});
         segments_.push_back(
             {share(backward - work.recompute, units, u), work.regather_for_backward, true});
       } else {
-        segments_.push_back({share(backward, units, u), true, true});
+        segments_.push_back({share(backward, units, u), true, true, false, false, units - 1 - u});
       }
     }
   }
   task_begin_.push_back(segments_.size());
+  if (work.offload.layers > 0) {
+    CLUSTERSIM_CHECK(work.recompute == Picoseconds(0), "activation offload without recomputation");
+    offload_ = std::make_unique<OffloadStreams>(work.offload, units, simulation);
+  }
 }
 
 void Zero3Stage::run_task(size_t index, std::function<void()> done) {
@@ -108,13 +112,22 @@ void Zero3Stage::gather_done(size_t segment) {
   if (waiting_ && segment == current_) {
     waiting_ = false;
     waited_ += sim_->now() - wait_start_;
-    start_segment();
+    start_compute();
   } else {
     issue_gathers_up_to(current_);
   }
 }
 
 void Zero3Stage::start_segment() {
+  issue_gathers_up_to(current_);
+  const Segment& s = segments_[current_];
+  if (offload_ && !s.forward && s.layer >= 0) {
+    return offload_->before_backward(s.layer, [this] { start_compute(); });
+  }
+  start_compute();
+}
+
+void Zero3Stage::start_compute() {
   // A segment without its own gather (marked gathered once the issue point passes it) computes
   // with the weights of the gather before it.
   issue_gathers_up_to(current_);
@@ -127,7 +140,13 @@ void Zero3Stage::start_segment() {
 }
 
 void Zero3Stage::segment_done() {
-  if (segments_[current_].reduce) queue_reduction();
+  const Segment& s = segments_[current_];
+  if (s.reduce) queue_reduction();
+  if (offload_ && s.forward) return offload_->after_forward(s.layer, [this] { next_segment(); });
+  next_segment();
+}
+
+void Zero3Stage::next_segment() {
   ++current_;
   if (current_ < task_end_) return start_segment();
   if (work_.prefetch_units > 0) issue_gathers_up_to(current_);  // prefetch into the next task

@@ -4,13 +4,17 @@
 // of one micro-batch) therefore runs layer by layer, each layer waiting for its gather; gathers
 // run in order on one stream, prefetched a few layers ahead of the compute; reduce-scatters run
 // in order on another stream. Gradient accumulation repeats all of it for every micro-batch.
+// With activation offload (activation_offload.h) a forward layer's end and a backward layer's
+// start also wait on the copies to and from host memory.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "sim/engine/simulation.h"
 #include "sim/net/collective.h"
+#include "sim/parallel/activation_offload.h"
 #include "sim/parallel/pipeline_schedule.h"
 
 namespace clustersim {
@@ -47,6 +51,9 @@ struct Zero3Work {
   int prefetch_units = 1;  // gathers issued ahead of the layer computing (0: none)
   // A gather takes at least its bytes at this rate (0: only the network bounds it).
   double fetch_bytes_per_s = 0;
+  // Activations of the first layers copied to host memory and back (activation_offload.h); not
+  // with recomputation.
+  ActivationOffload offload;
 };
 
 // The traffic of a chunk of `layers` layers holding `chunk_parameters` weights per tensor-parallel
@@ -83,20 +90,27 @@ class Zero3Stage {
   double reduced_bytes() const { return reduced_bytes_; }
   // Time the compute stream spent waiting for gathers inside tasks.
   Picoseconds waited() const { return waited_; }
+  // The activation offload's copy streams; null without offload.
+  const OffloadStreams* offload() const { return offload_.get(); }
 
  private:
-  // One stretch of compute, optionally after a gather and before a reduce-scatter.
+  // One stretch of compute, optionally after a gather and before a reduce-scatter; `layer` the
+  // chunk layer a forward or (not recomputing) backward segment computes, for the offload.
   struct Segment {
     Picoseconds duration;
     bool gather = false;
     bool reduce = false;
     bool gathered = false;
+    bool forward = false;
+    int layer = -1;
   };
 
   void issue_gathers_up_to(size_t segment);
   void gather_done(size_t segment);
   void start_segment();
+  void start_compute();
   void segment_done();
+  void next_segment();
   void queue_reduction();
   void next_reduction();
 
@@ -113,6 +127,7 @@ class Zero3Stage {
   int reductions_queued_ = 0, reductions_in_flight_ = 0;
   std::function<void()> task_done_, drained_;
   double gathered_bytes_ = 0, reduced_bytes_ = 0;
+  std::unique_ptr<OffloadStreams> offload_;
 };
 
 }  // namespace clustersim

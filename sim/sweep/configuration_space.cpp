@@ -205,6 +205,45 @@ int Configuration::gpus() const {
   return total;
 }
 
+namespace {
+
+// Activation offload (activation_offload.h) as Megatron-Core allows it (TransformerConfig's checks:
+// fewer offloaded layers than the model has, no pipeline parallelism, no recomputation), and as
+// it is simulated: under ZeRO-3, whose tasks run layer by layer.
+ConfigurationProblem activation_offload_problem(const Configuration& c,
+                                                const LoadedScenario& scenario) {
+  const s::Parallelism& p = c.parallelism;
+  const int offloaded = p.activation_offload_layers();
+  if (offloaded <= 0) return {};
+  const char* field = "parallelism.activation_offload_layers";
+  if (!scenario.model->has_transformer()) {
+    return {"activation offload applies to transformers only", field};
+  }
+  if (p.pipeline_parallel() > 1) {
+    return {"activation offload needs one pipeline stage (Megatron-Core has no offload with "
+            "pipeline parallelism)",
+            field, "pipeline_parallel " + std::to_string(p.pipeline_parallel())};
+  }
+  if (p.recompute() == s::RECOMPUTE_SELECTIVE || p.recompute() == s::RECOMPUTE_FULL) {
+    return {"activation offload cannot be combined with recomputation (Megatron-Core)", field};
+  }
+  if (p.zero_stage() != 3 || p.data_parallel() < 2) {
+    return {"activation offload is simulated under zero_stage 3 over 2 or more data-parallel "
+            "ranks only",
+            field, "zero_stage " + std::to_string(p.zero_stage()) + ", data_parallel " +
+                       std::to_string(p.data_parallel())};
+  }
+  const int layers = scenario.model->transformer().num_layers();
+  if (offloaded >= layers) {
+    return {"activation offload needs fewer layers than the stage has (Megatron-Core)", field,
+            std::to_string(offloaded) + " offloaded, the stage has " + std::to_string(layers) +
+                " layers: at most " + std::to_string(layers - 1)};
+  }
+  return {};
+}
+
+}  // namespace
+
 ConfigurationProblem configuration_problem(const Configuration& c, const LoadedScenario& scenario) {
   const s::Parallelism& p = c.parallelism;
   const s::Sweep& sweep = scenario.scenario().sweep();
@@ -313,6 +352,8 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
       return {"ZeRO-3 of expert layers is not simulated yet", "parallelism.zero_stage"};
     }
   }
+  ConfigurationProblem offload = activation_offload_problem(c, scenario);
+  if (!offload.empty()) return offload;
   std::string overlap = expert_overlap_problem(p);
   if (!overlap.empty()) return {std::move(overlap), "parallelism.overlap_expert_communication"};
   std::string context = context_parallel_problem(p.context_parallel(), p.tensor_parallel(), p,

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/testing/catalog_snippets.h"
 #include "tests/testing/scenario_text.h"
 #include "tests/testing/shipped_catalog.h"
 
@@ -213,6 +214,51 @@ TEST_CASE("a kept FP8 transpose cache without ZeRO-3 is rejected") {
   CHECK(scenario_errors(scenario() +
                         "parallelism { zero_stage: 1 keep_fp8_transpose_cache: true }\n") ==
         "s.textproto:12:29: parallelism.keep_fp8_transpose_cache: applies to zero_stage 3 only\n");
+}
+
+TEST_CASE("activation offload is refused where Megatron-Core or the step model cannot run it") {
+  auto errors = [](const std::string& parallelism) {
+    return scenario_errors(scenario() + "parallelism { " + parallelism + " }\n");
+  };
+  CHECK(errors("zero_stage: 3 activation_offload_layers: 32") ==
+        "s.textproto:12:29: parallelism.activation_offload_layers: activation offload needs fewer "
+        "layers than the stage has (Megatron-Core): 32 offloaded, the stage has 32 layers: at "
+        "most 31\n");
+  CHECK(errors("pipeline_parallel: 2 zero_stage: 3 activation_offload_layers: 4") ==
+        "s.textproto:12:50: parallelism.activation_offload_layers: activation offload needs one "
+        "pipeline stage (Megatron-Core has no offload with pipeline parallelism): "
+        "pipeline_parallel 2\n");
+  CHECK(errors("zero_stage: 1 activation_offload_layers: 4") ==
+        "s.textproto:12:29: parallelism.activation_offload_layers: activation offload is "
+        "simulated under zero_stage 3 over 2 or more data-parallel ranks only: zero_stage 1, "
+        "data_parallel 16\n");
+  CHECK_THAT(errors("zero_stage: 3 recompute: RECOMPUTE_FULL activation_offload_layers: 4"),
+             Catch::StartsWith("s.textproto:12:55: parallelism.activation_offload_layers: "
+                               "activation offload cannot be combined with recomputation"));
+  CHECK(errors("activation_offload_layers: -1") ==
+        "s.textproto:12:15: parallelism.activation_offload_layers: must be >= 0, got -1\n");
+  CHECK(errors("zero_stage: 3 activation_offload_layers: 4").empty());
+}
+
+TEST_CASE("activation offload on a GPU without a link to host memory is an error") {
+  // TestGPU-80GB has neither host_link nor pcie.
+  TempDir user, dir;
+  user.write("c.textproto",
+             testing::gpu_entry() + testing::instance_entry(testing::test_instance_fields()));
+  Diagnostics catalog_diagnostics;
+  auto catalog = Catalog::load(
+      {source_path("models"), source_path("topologies"), user.path()}, &catalog_diagnostics);
+  REQUIRE(catalog != nullptr);
+  Diagnostics diagnostics;
+  load_scenario(dir.write("s.textproto",
+                          scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                   "instance: \"onprem.test8\" nodes: 2",
+                                   "parallelism { zero_stage: 3 activation_offload_layers: 4 }\n")),
+                *catalog, &diagnostics);
+  CHECK_THAT(dir.relative(diagnostics.to_string()),
+             Catch::Contains("s.textproto:12:29: parallelism.activation_offload_layers: needs a "
+                             "link to host memory: \"TestGPU-80GB\" of \"onprem.test8\" has "
+                             "neither host_link nor pcie in the catalog\n"));
 }
 
 TEST_CASE("a missing cluster and model are both reported") {
