@@ -68,6 +68,7 @@ MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const Compute
       op.frozen ? Picoseconds(0) : compute.matmul(op.k, op.n, op.m, op.count, b16);
   MatmulTimes t{
       compute.matmul(op.m, op.n, op.k, op.count, b16), {}, data_gradient + weight_gradient, {}};
+  if (op.backward_runs) t.backward = Picoseconds(*op.backward_runs * t.forward.count());
   if (overlap_ranks < 2) return t;
   const int64_t rows = op.m / overlap_ranks;
   if (i > 0 && ops[i - 1].kind == K::kTensorAllGather) {

@@ -7,8 +7,9 @@
 // TFLOP/s, one 4096 x 4096 x 7168 GEMM at 1304), so no constant of their own.
 //
 // Backward of a matmul (m x k).(k x n) is its data gradient (m x n).(n x k) and weight gradient
-// (k x m).(m x n), the latter absent for a frozen weight (LoRA's base); of fused attention, its
-// backward kernel; of a memory-bound kernel, twice its bytes; its collectives mirror the forward's.
+// (k x m).(m x n), the latter absent for a frozen weight (LoRA's base), or its forward
+// LayerOp::backward_runs times; of fused attention, its backward kernel; of a memory-bound kernel,
+// twice its bytes or its backward_bytes; its collectives mirror the forward's.
 // Recomputation reruns the whole layer forward (full) or the attention core (selective) before the
 // backward.
 #pragma once

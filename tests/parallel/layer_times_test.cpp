@@ -55,6 +55,19 @@ TEST_CASE("BF16 -> FP8 speed-up of a GEMM-only layer equals the ratio of the two
         Approx(gemm_rate(s::FP8) / gemm_rate(s::BF16)).epsilon(1e-9));
 }
 
+TEST_CASE("a matmul with backward runs takes its forward that many times backward") {
+  // The SSD scan's batched matmuls (mamba_layer.h) rerun their forward shape in the backward
+  // instead of a data and a weight gradient.
+  LayerOp op{LayerOp::Kind::kMatmul, "ssd C B", 128, 128, 128, 1024};
+  op.sixteen_bit = true;
+  const LayerTimes plain = time_layer({op}, in_step(s::FP8), {}, s::RECOMPUTE_NONE);
+  CHECK(plain.backward.compute == Picoseconds(2 * plain.forward.compute.count()));
+  op.backward_runs = 3;
+  const LayerTimes runs = time_layer({op}, in_step(s::FP8), {}, s::RECOMPUTE_NONE);
+  CHECK(runs.forward.compute == plain.forward.compute);
+  CHECK(runs.backward.compute == Picoseconds(3 * plain.forward.compute.count()));
+}
+
 TEST_CASE("MXFP8 -> NVFP4 speed-up of a GEMM-only layer equals the ratio of the two GEMM rates") {
   // The same four GEMMs on a GB200: FP8 under MXFP8 at peak 5000 x max x the MXFP8 sustained
   // fraction, FP4 at peak 10000 x max x the FP4 sustained fraction; compute-bound in both
