@@ -102,6 +102,14 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
     split += in.mlp_up * tokens * copies * spec.expert_tensor_parallel * width;  // permuted inputs
     if (t.has_moe_latent_size()) split += in.mlp_up * tokens * width * tp;       // latent up input
     split += mlp_per_row * tokens * f * t.moe().num_shared_experts();
+    // Recomputed (recompute_modules): the whole expert layer keeps its input alone (the
+    // boundary's MLP input); the routed experts' activation frees its output, the down
+    // projection's input.
+    if (spec.recompute_experts) {
+      split = attention_split;
+    } else if (spec.recompute_expert_activation) {
+      split -= in.mlp_down * tokens * f * copies;
+    }
   }
   double quadratic = 0;  // s x s tensors
   if (!spec.flash_attention && spec.recompute != schema::RECOMPUTE_SELECTIVE) {

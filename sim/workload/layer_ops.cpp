@@ -255,6 +255,9 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
   if (kind == LayerKind::kDense || kind == LayerKind::kMlp) {
     dense_mlp(x.f, "mlp up", "mlp down");
   } else {
+    using R = LayerOp::Recomputable;
+    ops.back().recomputable = R::kExpertNorm;
+    const size_t first_expert_op = ops.size();
     const schema::MixtureOfExperts& moe = t.moe();
     const int64_t topk = moe.experts_per_token(), f = expert_ffn_hidden_size(t);
     const int64_t ep = shape.expert_parallel, etp = shape.expert_tensor_parallel;
@@ -310,6 +313,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       if (t.has_activation_clamp()) eager("expert clamp", clamped_glu_bytes(f / etp));
       expert_op({K::kMemory, "expert activation", 0, 0, 0, 1, 0,
                  activation_bytes_per_element(t) * rank_rows * f / etp});
+      ops.back().recomputable = R::kExpertActivation;
     }
     for (const ExpertGroup& g : groups) {
       expert_op(
@@ -328,6 +332,9 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     if (t.has_moe_latent_size()) ops.push_back({K::kMatmul, "latent up", local_tokens, h, width});
     if (moe.num_shared_experts() > 0) {
       dense_mlp(moe.num_shared_experts() * f, "shared expert up", "shared expert down");
+    }
+    for (size_t i = first_expert_op; i < ops.size(); ++i) {
+      if (ops[i].recomputable == R::kNo) ops[i].recomputable = R::kExpertLayer;
     }
   }
   // The residual, plus the attention's output when it ran beside the MLP.

@@ -50,6 +50,11 @@ struct LayerOp {
   // A matmul whose weight is frozen (LoRA's base, lora.h): its backward computes no weight
   // gradient.
   bool frozen = false;
+  // What Megatron-Core's recompute_modules may rerun of it (parallelism.recompute_modules): the
+  // norm in front of an expert layer, the expert layer's kernels or (among those) its routed
+  // experts' activation.
+  enum class Recomputable { kNo, kExpertNorm, kExpertLayer, kExpertActivation };
+  Recomputable recomputable = Recomputable::kNo;
   // A matmul whose backward runs its forward's shape this many times instead of a data and a
   // weight gradient (the SSD scan's kernels, mamba_layer.h: recomputation and gradients alike).
   std::optional<int> backward_runs = std::nullopt;

@@ -131,6 +131,23 @@ TEST_CASE("a Mamba layer stores what its conv1d-scan function, norm and out_proj
         tokens * (4 * 2688 + 2 * (4096 + 6144 + 64) + 4 * 4096 + 2 * 4096));
 }
 
+TEST_CASE("recomputed expert modules free what their rerun makes again") {
+  // Nano's expert layer at TP 1, 8192 tokens, MXFP8 (1-byte GEMM inputs), balanced: 6 routed copies
+  // a token of 1856-wide squared-ReLU experts. "moe_act" frees the down projections' inputs,
+  // 1 x 6 x 1856 bytes a token; "moe" keeps the layer's input alone: every expert term goes.
+  const schema::Transformer& t = shipped_model("nemotron3-nano-30b-a3b").transformer();
+  LayerActivationSpec spec{8192, 1, 1, false, schema::RECOMPUTE_NONE, true};
+  spec.gemm_inputs = {1, 1, 1, 1};
+  spec.hybrid = true;
+  spec.block = HybridBlock::kExperts;
+  const double kept = layer_activation_bytes(t, spec);
+  spec.recompute_expert_activation = true;
+  CHECK(kept - layer_activation_bytes(t, spec) == 8192.0 * 6 * 1856);
+  spec.recompute_experts = true;
+  // The norm input and the MLP input (the layer's boundary, 2 + 1 bytes of h a token) alone.
+  CHECK(layer_activation_bytes(t, spec) == 8192.0 * (2 + 1) * 2688);
+}
+
 TEST_CASE("tensor parallelism splits a Mamba layer's heads and groups and reduces its output") {
   const schema::Transformer& t = shipped_model("nemotron3-nano-30b-a3b").transformer();
   const LayerShape one{8192, 1, 1, false, true};
