@@ -506,13 +506,9 @@ CONTRADICTED_BY_TABLE = {('26.02', 'Qwen3_30B_a3B', 'DGX-H100', 'FP8')}
 # "resolved with the next container release"); 26.06's and 26.08's rows of the same layouts run
 # 1.6x faster.
 CONTRADICTED_BY_TABLE |= {('26.06.01', 'GPT OSS 120B', s, 'MXFP8') for s in NVL72_SYSTEMS}
-# Rows that fit in GPU memory only through what the step does not simulate: Nemotron 3 Super on
-# DGX B200 (26.04, 26.04.01; v0.4.0 nemotron_3_workload_base_configs.py
-# NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_FP8_MX_V1: TP 1, EP 64, recompute_modules ["moe_act",
-# "layernorm"]): without those modules' recomputation, which the step does not simulate, its
-# last stage is 0.4 GiB short of the B200's memory with the two multi-token-prediction passes.
-UNSIMULATED_MEMORY_SAVING = {(release, 'Nemotron_3_Super', 'DGX-B200', 'MXFP8')
-                             for release in ('26.04', '26.04.01')}
+# Rows that fit in GPU memory only through what the step does not simulate: none (Nemotron 3
+# Super's DGX-B200 rows fit with their recipe's recompute_modules, NEMOTRON_3_RECOMPUTE_MODULES).
+UNSIMULATED_MEMORY_SAVING = set()
 # 26.04.01 DGX-B200 MXFP8 DeepSeek-V3: PP 8 x VP 2, EP 32 in the table, PP 16, EP 8 in v0.4.1's
 # DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 (= _B200_V2); the table's is v0.5.0's recipe, whose
 # EP 32 over 4 nodes runs DeepEP with the all-to-all overlap (moe_flex_dispatcher_backend
@@ -594,8 +590,8 @@ NEMOTRON_3_NANO_RULES = """# Nemotron 3 Nano, one rule for all its releases (26.
 #   moe_preprocess (the expert layers' dispatch and experts run eagerly, as the MoE rule says),
 #   no all-to-all overlap; no recomputation (_apply_nemotron_3_nano_perf_defaults:
 #   recompute_granularity None) but on DGX-H100 FP8, whose recipe recomputes
-#   recompute_modules ["moe", "layernorm", "core_attn", "moe_act"] (selective: the attention
-#   core here; the MoE layers' and norms' reruns are not simulated)."""
+#   recompute_modules ["moe", "layernorm", "core_attn", "moe_act"] (RECOMPUTE_SELECTIVE for the
+#   attention core, recompute_modules for the rest: NEMOTRON_3_RECOMPUTE_MODULES)."""
 
 NEMOTRON_3_SUPER_RULES = """# Nemotron 3 Super, one rule for all its releases (26.04 to 26.08): BASE_NEMOTRON_3_SUPER_CONFIG
 #   of scripts/performance/configs/nemotronh/nemotron_3_workload_base_configs.py (v0.4.0, v0.5.0;
@@ -609,8 +605,20 @@ NEMOTRON_3_SUPER_RULES = """# Nemotron 3 Super, one rule for all its releases (2
 #   (models/nemotron3.textproto: mtp_num_layers = 2 passes of one shared "*E" layer,
 #   mtp_use_repeated_layer = True, in BF16, keep_mtp_spec_in_bf16 = True). Not simulated, left
 #   as they are: moe_router_padding_for_quantization (each expert's rows padded to the MXFP8
-#   block). The DGX-B200 rows are left out (UNSIMULATED_MEMORY_SAVING in
-#   tools/make_validation_scenarios.py)."""
+#   block). The DGX-B200 rows (26.04, 26.04.01: _B200, TP 1, EP 64) recompute their recipe's
+#   recompute_modules ["moe_act", "layernorm"] (NEMOTRON_3_RECOMPUTE_MODULES)."""
+
+# The recompute_modules of the Nemotron 3 recipes that set them, as parallelism lines by (model,
+# system): v0.3.1 scripts/performance/configs/nemotronh/nemotron_3_nano_workload_base_configs.py
+# and v0.4.0 / v0.5.0 nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_H100_
+# FP8_CS_V1 ["moe", "layernorm", "core_attn", "moe_act"] and BASE_NEMOTRON_3_SUPER_CONFIG_B200
+# ["moe_act", "layernorm"] (recompute_granularity selective).
+NEMOTRON_3_RECOMPUTE_MODULES = {
+    ('nemotron3-nano-30b-a3b', 'DGX-H100'): [
+        'recompute: RECOMPUTE_SELECTIVE',
+        'recompute_modules: [RECOMPUTE_MOE, RECOMPUTE_LAYERNORM, RECOMPUTE_MOE_ACT]'],
+    ('nemotron3-super-120b-a12b', 'DGX-B200'): [
+        'recompute_modules: [RECOMPUTE_MOE_ACT, RECOMPUTE_LAYERNORM]']}
 
 # LoRA fine-tuning rows (table finetune_lora), one more rule per release, from its recipe:
 # (recipe, rank, target modules).
@@ -716,16 +724,16 @@ GPT_OSS_FUSED_GROUPED_MLP = {'26.06': NVL72_SYSTEMS, '26.08': NVL72_SYSTEMS}
 
 
 def bridge_model_lines(r, release, system, model, precision):
-    """The parallelism lines of DEEPSEEK_V3_RULES, GPT_OSS_RULES, KIMI_K2_RULES and
-    NEMOTRON_3_NANO_RULES beyond the MoE rule's."""
+    """The parallelism lines of DEEPSEEK_V3_RULES, GPT_OSS_RULES, KIMI_K2_RULES and the
+    Nemotron 3 rules beyond the MoE rule's."""
     if model == 'kimi-k2':
         return ['stage_layers: [' + ', '.join(['4'] * 15 + ['1']) + ']',
                 'recompute_latent_up_projection: true', 'overlap_parameter_gather: false']
     if model == 'gpt-oss-120b':
         fused = precision == 'MXFP8' and system in GPT_OSS_FUSED_GROUPED_MLP.get(release, ())
         return ['fused_expert_mlp: true'] if fused else []
-    if model == 'nemotron3-nano-30b-a3b' and system == 'DGX-H100':
-        return ['recompute: RECOMPUTE_SELECTIVE']
+    if (model, system) in NEMOTRON_3_RECOMPUTE_MODULES:
+        return NEMOTRON_3_RECOMPUTE_MODULES[(model, system)]
     if model != 'deepseek-v3':
         return []
     vp = int(r['vp']) if r['vp'].isdigit() else 1

@@ -356,6 +356,18 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
               "cannot be combined with recompute RECOMPUTE_FULL (which reruns whole layers)");
     }
   }
+  if (m.recompute_modules_size() > 0 && m.recompute() == s::RECOMPUTE_FULL) {
+    p.error("recompute_modules",
+            "cannot be combined with recompute RECOMPUTE_FULL (which reruns whole layers)");
+  }
+  for (int module : m.recompute_modules()) {
+    const bool experts = module == s::RECOMPUTE_MOE || module == s::RECOMPUTE_MOE_ACT;
+    if (experts && is_transformer(model) && !model->transformer().has_moe()) {
+      p.error("recompute_modules", std::string(s::RecomputeModule_Name(module)) +
+                                       " needs a mixture-of-experts model; \"" + model->name() +
+                                       "\" has no moe");
+    }
+  }
   if (m.distributed_optimizer() && m.zero_stage() > 0) {
     p.error("distributed_optimizer", "and zero_stage both shard optimizer states: choose one");
   }

@@ -25,8 +25,9 @@
 //               MLP's or the experts' terms above (LatentMoE: permuted inputs of the latent
 //               width, and the latent up projection's input T l), or a Mamba-2 mixer's: the
 //               in_proj input Th (boundary), its z x B C dt output 2T(d_inner + conv + heads),
-//               the conv1d output 2T conv, the scan output 2T d_inner and the out_proj input
-//               T d_inner (the scan saves no states: its backward recomputes them)
+//               the ungated scan output 2T d_inner, the norm input 2T d_inner and the out_proj
+//               input T d_inner (the scan saves no states and no conv1d output: its backward
+//               recomputes them)
 // For GPT (a = k, d = h/a, f = 4h, dropout): boundary 10Th, split 24Th, s x s 5as^2b.
 #include "sim/parallel/activation_memory.h"
 
@@ -70,8 +71,11 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
                     + 2 * 2 * tokens * h;                         // norm inputs
   if (spec.hybrid && spec.block == HybridBlock::kMamba) {
     const double inner = mamba_inner(t), conv = mamba_conv_channels(t);
+    // The combined conv1d-scan function keeps its input (z x B C dt) and the ungated scan output
+    // and reruns the conv (mamba_ssm ssd_combined.py MambaSplitConv1dScanCombinedFn); the norm
+    // keeps its input; out_proj its own.
     const double mixer =
-        2 * (inner + conv + t.mamba().num_heads()) + 2 * conv + 2 * inner + in.projection * inner;
+        2 * (inner + conv + t.mamba().num_heads()) + 2 * inner + 2 * inner + in.projection * inner;
     return (in.qkv + 2) * tokens * h / boundary_shard + mixer * tokens / tp;
   }
   double split = 2 * tokens * (a + k) * d + 2 * tokens * k * d +
@@ -98,6 +102,14 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
     split += in.mlp_up * tokens * copies * spec.expert_tensor_parallel * width;  // permuted inputs
     if (t.has_moe_latent_size()) split += in.mlp_up * tokens * width * tp;       // latent up input
     split += mlp_per_row * tokens * f * t.moe().num_shared_experts();
+    // Recomputed (recompute_modules): the whole expert layer keeps its input alone (the
+    // boundary's MLP input); the routed experts' activation frees its output, the down
+    // projection's input.
+    if (spec.recompute_experts) {
+      split = attention_split;
+    } else if (spec.recompute_expert_activation) {
+      split -= in.mlp_down * tokens * f * copies;
+    }
   }
   double quadratic = 0;  // s x s tensors
   if (!spec.flash_attention && spec.recompute != schema::RECOMPUTE_SELECTIVE) {

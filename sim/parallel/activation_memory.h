@@ -47,6 +47,11 @@ struct LayerActivationSpec {
   // Latent attention's Q, K and V rerun from the latents, not stored
   // (parallelism.recompute_latent_up_projection).
   bool recompute_latent_up = false;
+  // Selective recomputation of an expert layer (recompute_modules RECOMPUTE_MOE: it keeps its
+  // input alone) or of its routed experts' activation (RECOMPUTE_MOE_ACT: the down projection's
+  // input not kept).
+  bool recompute_experts = false;
+  bool recompute_expert_activation = false;
   // A hybrid model's layer (its one block; `experts` then says nothing): else attention and MLP.
   bool hybrid = false;
   HybridBlock block = HybridBlock::kAttention;

@@ -15,7 +15,7 @@ Picoseconds host_exposed(Picoseconds gpu_time, const ExpertLayerHost& host) {
   return std::max(host.sync, host.issue - gpu_time);
 }
 
-void add_expert_layer_host(const ExpertLayerHost& host, bool full_recompute, LayerTimes* layer) {
+void add_expert_layer_host(const ExpertLayerHost& host, bool forward_rerun, LayerTimes* layer) {
   // The wait comes at the dispatcher's synchronisation, before the pass's all-to-alls.
   const auto wait = [&host](PassTimes* pass, std::vector<TaskSpan>* all_to_alls) {
     const Picoseconds exposed = host_exposed(pass->total(), host);
@@ -25,7 +25,7 @@ void add_expert_layer_host(const ExpertLayerHost& host, bool full_recompute, Lay
   };
   wait(&layer->forward, &layer->forward_all_to_alls);
   wait(&layer->backward, &layer->backward_all_to_alls);
-  if (full_recompute) wait(&layer->recompute, nullptr);
+  if (forward_rerun) wait(&layer->recompute, nullptr);
 }
 
 }  // namespace clustersim

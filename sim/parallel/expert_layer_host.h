@@ -31,9 +31,10 @@ ExpertLayerHost expert_layer_host(const schema::Gpu& gpu, int64_t local_experts)
 Picoseconds host_exposed(Picoseconds gpu_time, const ExpertLayerHost& host);
 
 // `layer` (an expert layer's times) with the host's exposed time added to the compute of its
-// forward, its backward and, when `full_recompute`, its recomputed forward (which synchronises
-// again); the all-to-all phases are left alone (the host's wait hides no communication), the
-// all-to-alls' places in the passes move after the wait.
-void add_expert_layer_host(const ExpertLayerHost& host, bool full_recompute, LayerTimes* layer);
+// forward, its backward and, when `forward_rerun` (full recomputation or recompute_modules'
+// RECOMPUTE_MOE), its recomputed forward (which synchronises again); the all-to-all phases are left
+// alone (the host's wait hides no communication), the all-to-alls' places in the passes move after
+// the wait.
+void add_expert_layer_host(const ExpertLayerHost& host, bool forward_rerun, LayerTimes* layer);
 
 }  // namespace clustersim

@@ -49,6 +49,17 @@ bool is_latent_up_projection(const LayerOp& op) {
   return op.kind == K::kMatmul && (op.name == "q up" || op.name == "kv up");
 }
 
+// Whether selective recomputation reruns `op`'s forward.
+bool reruns(const LayerOp& op, s::Recompute recompute, const RecomputedParts& parts) {
+  using R = LayerOp::Recomputable;
+  const R r = op.recomputable;
+  return (recompute == s::RECOMPUTE_SELECTIVE && is_attention_core(op)) ||
+         (parts.latent_up && is_latent_up_projection(op)) ||
+         (parts.expert_layer && (r == R::kExpertLayer || r == R::kExpertActivation)) ||
+         (parts.expert_activation && r == R::kExpertActivation) ||
+         (parts.expert_norm && r == R::kExpertNorm);
+}
+
 // Forward and backward times of the matmul `ops[i]` and, when `overlap_ranks` > 1, of the
 // tensor-parallel collective beside it (tensor_comm_overlap.h): an all-gather in front of it runs
 // in a ring exchange with its forward and its data-gradient reduce-scatter beside its weight
@@ -68,6 +79,7 @@ MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const Compute
       op.frozen ? Picoseconds(0) : compute.matmul(op.k, op.n, op.m, op.count, b16);
   MatmulTimes t{
       compute.matmul(op.m, op.n, op.k, op.count, b16), {}, data_gradient + weight_gradient, {}};
+  if (op.backward_runs) t.backward = Picoseconds(*op.backward_runs * t.forward.count());
   if (overlap_ranks < 2) return t;
   const int64_t rows = op.m / overlap_ranks;
   if (i > 0 && ops[i - 1].kind == K::kTensorAllGather) {
@@ -209,9 +221,20 @@ Picoseconds GroupCollectives::time(CollectiveOp op, double bytes) {
   return it->second;
 }
 
+RecomputedParts recomputed_parts(const s::Parallelism& p) {
+  RecomputedParts parts;
+  parts.latent_up = p.recompute_latent_up_projection();
+  for (int module : p.recompute_modules()) {
+    parts.expert_layer |= module == s::RECOMPUTE_MOE;
+    parts.expert_activation |= module == s::RECOMPUTE_MOE_ACT;
+    parts.expert_norm |= module == s::RECOMPUTE_LAYERNORM;
+  }
+  return parts;
+}
+
 LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compute,
                       const LayerGroups& groups, s::Recompute recompute, int overlap_ranks,
-                      bool recompute_latent_up) {
+                      const RecomputedParts& parts) {
   LayerTimes t;
   int all_to_alls = 0;  // before ops[i]
   std::vector<std::pair<Picoseconds, Picoseconds>> backward_a2a;  // (backward of ops up to it, its)
@@ -233,11 +256,7 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
     add_phases(op, all_to_alls, o.forward, &t.forward_phases);
     add_phases(op, all_to_alls, o.backward, &t.backward_phases);
     all_to_alls += op.kind == K::kExpertAllToAll ? 1 : 0;
-    if (recompute == s::RECOMPUTE_FULL ||
-        (recompute == s::RECOMPUTE_SELECTIVE && is_attention_core(op)) ||
-        (recompute_latent_up && is_latent_up_projection(op))) {
-      t.recompute += o.forward;
-    }
+    if (recompute == s::RECOMPUTE_FULL || reruns(op, recompute, parts)) t.recompute += o.forward;
   }
   // The backward runs from the last op: an op ends (backward) where the ops before it begin.
   for (size_t a = backward_a2a.size(); a-- > 0;) {

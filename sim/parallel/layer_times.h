@@ -7,10 +7,11 @@
 // TFLOP/s, one 4096 x 4096 x 7168 GEMM at 1304), so no constant of their own.
 //
 // Backward of a matmul (m x k).(k x n) is its data gradient (m x n).(n x k) and weight gradient
-// (k x m).(m x n), the latter absent for a frozen weight (LoRA's base); of fused attention, its
-// backward kernel; of a memory-bound kernel, twice its bytes; its collectives mirror the forward's.
-// Recomputation reruns the whole layer forward (full) or the attention core (selective) before the
-// backward.
+// (k x m).(m x n), the latter absent for a frozen weight (LoRA's base), or its forward
+// LayerOp::backward_runs times; of fused attention, its backward kernel; of a memory-bound kernel,
+// twice its bytes or its backward_bytes; its collectives mirror the forward's.
+// Recomputation reruns the whole layer forward (full) or the attention core (selective) and the
+// parts recompute_modules name before the backward.
 #pragma once
 
 #include <map>
@@ -86,13 +87,21 @@ struct LayerGroups {
   double expert_rail_share = 0;
 };
 
+// What selective recomputation reruns besides the attention core of RECOMPUTE_SELECTIVE: the
+// latent attention's up projections ("q up", "kv up"; parallelism.recompute_latent_up_projection)
+// and the modules of parallelism.recompute_modules (LayerOp::recomputable): an expert layer's
+// kernels, its routed experts' activation, the norm in front of it.
+struct RecomputedParts {
+  bool latent_up = false;
+  bool expert_layer = false, expert_activation = false, expert_norm = false;
+};
+RecomputedParts recomputed_parts(const schema::Parallelism& p);
+
 // `overlap_ranks` > 1: under sequence parallelism, the all-gathers and reduce-scatters run in
 // chunks beside the GEMMs they feed or drain (tensor_comm_overlap.h).
 // Requires: `groups` has a group for every kind of collective in `ops`.
-// `recompute_latent_up`: the latent attention's up projections ("q up", "kv up") rerun too
-// (parallelism.recompute_latent_up_projection).
 LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compute,
                       const LayerGroups& groups, schema::Recompute recompute, int overlap_ranks = 0,
-                      bool recompute_latent_up = false);
+                      const RecomputedParts& parts = {});
 
 }  // namespace clustersim

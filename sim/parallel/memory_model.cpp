@@ -117,6 +117,10 @@ LayerActivationSpec activation_spec(const s::Transformer& t, const s::TrainingJo
   spec.sequence_parallel = p.sequence_parallel();
   spec.recompute = p.recompute();
   spec.recompute_latent_up = p.recompute_latent_up_projection();
+  for (int module : p.recompute_modules()) {
+    spec.recompute_experts |= module == s::RECOMPUTE_MOE;
+    spec.recompute_expert_activation |= module == s::RECOMPUTE_MOE_ACT;
+  }
   spec.flash_attention = !job.has_flash_attention() || job.flash_attention();
   spec.context_parallel = p.context_parallel();
   spec.gemm_inputs = saved_gemm_inputs(job);

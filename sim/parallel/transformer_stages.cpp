@@ -158,8 +158,8 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
   std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
   if (job.has_lora()) ops = with_lora(job.lora(), std::move(ops));
   if (sixteen_bit) ops = with_sixteen_bit_gemms(std::move(ops));
-  LayerTimes layer = time_layer(ops, compute, groups, p.recompute(), overlap_ranks,
-                                p.recompute_latent_up_projection());
+  LayerTimes layer =
+      time_layer(ops, compute, groups, p.recompute(), overlap_ranks, recomputed_parts(p));
   if (narrow_gemms(job.precision())) {
     const Fp8CastBytes casts =
         fp8_cast_bytes(ops, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp);
@@ -167,9 +167,26 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
     layer.backward.compute += compute.memory_bound(casts.backward);
     if (p.recompute() == s::RECOMPUTE_FULL) {
       layer.recompute.compute += compute.memory_bound(casts.forward);
+    } else if (recomputed_parts(p).expert_layer) {
+      // A rerun expert layer casts its GEMMs' inputs again.
+      std::vector<LayerOp> rerun;
+      for (const LayerOp& op : ops) {
+        if (op.recomputable == LayerOp::Recomputable::kExpertLayer ||
+            op.recomputable == LayerOp::Recomputable::kExpertActivation) {
+          rerun.push_back(op);
+        }
+      }
+      layer.recompute.compute += compute.memory_bound(
+          fp8_cast_bytes(rerun, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp).forward);
     }
   }
   return layer;
+}
+
+// Whether an expert layer's forward reruns before its backward, all-to-alls included: full
+// recomputation or recompute_modules' RECOMPUTE_MOE.
+bool expert_layers_rerun(const s::Parallelism& p) {
+  return p.recompute() == s::RECOMPUTE_FULL || recomputed_parts(p).expert_layer;
 }
 
 // One pass of a multi-token-prediction module: its own kernels, its layers (those of `layers` by
@@ -191,7 +208,7 @@ LayerTimes time_multi_token_prediction(const s::Transformer& t, const s::Trainin
     if (sixteen_bit) {
       layer = time_layer_kind(t, job, p, compute, groups, shape, kind, true);
       if (routes_to_experts(kind)) {
-        add_expert_layer_host(host, p.recompute() == s::RECOMPUTE_FULL, &layer);
+        add_expert_layer_host(host, expert_layers_rerun(p), &layer);
       }
     }
     pass.forward += layer.forward;
@@ -224,7 +241,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
       p.cuda_graphed_expert_layers() || !t.has_moe()
           ? ExpertLayerHost{}
           : expert_layer_host(compute.gpu(), t.moe().num_experts() / experts.expert_parallel);
-  const bool full_recompute = p.recompute() == s::RECOMPUTE_FULL;
+  const bool experts_rerun = expert_layers_rerun(p);
   std::array<bool, kLayerKinds> present{};  // in the layers or the multi-token-prediction ones
   for (int layer = 0; layer < t.num_layers(); ++layer) {
     present[static_cast<int>(layer_kind(t, layer))] = true;
@@ -245,7 +262,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
     const Picoseconds forward_comm(exposed.count() / 2);
     k.combined_forward_saved = combined_saving(layer.forward, forward_comm, host);
     k.combined_backward_saved = combined_saving(layer.backward, exposed - forward_comm, host);
-    add_expert_layer_host(host, full_recompute, &layer);
+    add_expert_layer_host(host, experts_rerun, &layer);
   }
   LayerShape windowed = shape;
   windowed.sliding_window = true;
@@ -255,7 +272,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   }
   if (windowed_layers_in(t, 0, layers, LayerKind::kExperts) > 0) {
     k.experts_windowed = time_layer_kind(t, job, p, compute, groups, windowed, LayerKind::kExperts);
-    add_expert_layer_host(host, full_recompute, &k.experts_windowed);
+    add_expert_layer_host(host, experts_rerun, &k.experts_windowed);
   }
   std::vector<LayerOp> output = output_forward_ops(t, shape);
   if (job.has_lora()) output = with_lora(job.lora(), std::move(output));  // frozen: no adapter
@@ -280,7 +297,10 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
 
 // Layers of a chunk of `layers` whose forward reruns before the backward.
 int recomputed_layers(const s::Parallelism& p, int layers) {
-  if (p.recompute() == s::RECOMPUTE_SELECTIVE || p.recompute_latent_up_projection()) return layers;
+  if (p.recompute() == s::RECOMPUTE_SELECTIVE || p.recompute_latent_up_projection() ||
+      p.recompute_modules_size() > 0) {
+    return layers;
+  }
   if (p.recompute() != s::RECOMPUTE_FULL) return 0;
   return p.has_recompute_num_layers() ? std::min(p.recompute_num_layers(), layers) : layers;
 }
@@ -457,9 +477,9 @@ class StageBuilder {
       at = kernels_.output.backward.total() +
            Picoseconds(t_.multi_token_prediction_layers() * kernels_.mtp.backward.total().count());
     }
-    const bool full = p_.recompute() == s::RECOMPUTE_FULL;
+    const bool rerun = expert_layers_rerun(p_);
     for (int layer = first; layer < first + recomputed_layers(p_, n); ++layer) {
-      if (full) add(kernels_of(layer).forward_all_to_alls, at, &backward);
+      if (rerun) add(kernels_of(layer).forward_all_to_alls, at, &backward);
       at += kernels_of(layer).recompute.total();
     }
     for (int layer = first + n - 1; layer >= first; --layer) {

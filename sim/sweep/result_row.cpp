@@ -40,8 +40,12 @@ ResultColumn figure_column(std::string key, std::string header, int decimals) {
 }
 
 std::string recompute_label(const s::Parallelism& p) {
-  return s::Recompute_Name(p.recompute()) +
-         (p.recompute_latent_up_projection() ? "+MLA_UP_PROJECTION" : "");
+  std::string label = s::Recompute_Name(p.recompute()) +
+                      (p.recompute_latent_up_projection() ? "+MLA_UP_PROJECTION" : "");
+  for (int module : p.recompute_modules()) {
+    label += "+" + s::RecomputeModule_Name(module).substr(std::string("RECOMPUTE_").size());
+  }
+  return label;
 }
 
 const std::vector<ResultColumn>& result_columns() {

@@ -109,17 +109,35 @@ void latent_attention(const schema::Transformer& t, const LayerShape& shape, Dim
   ops->push_back({K::kMatmul, "attention out", tokens, h, a * v / tp});
 }
 
-// A Mamba-2 mixer on the rank's heads, between its all-gather and its all-reduce.
+// A Mamba-2 mixer on the rank's heads, between its all-gather and its all-reduce, as
+// Megatron-Core's MambaMixer._ssm_training runs it (NVIDIA/Megatron-LM
+// megatron/core/ssm/mamba_mixer.py: mamba_ssm's mamba_split_conv1d_scan_combined with z and
+// without the norm or out_proj, then the RMSNorm).
 void mamba_mixer(const schema::Transformer& t, const Dimensions& x, std::vector<LayerOp>* ops) {
   const int64_t tokens = x.tokens, tp = x.tp;
   const int64_t inner = mamba_inner(t) / tp, conv = mamba_conv_channels(t) / tp;
   const int64_t heads = t.mamba().num_heads() / tp;
-  ops->push_back({K::kMatmul, "mamba in_proj", tokens, inner + conv + heads, x.h});
-  // Causal depthwise conv1d and SiLU over x, B and C: read and write them (16-bit).
-  ops->push_back({K::kMemory, "mamba conv1d", 0, 0, 0, 1, 0, 4.0 * tokens * conv});
+  const int64_t projected = inner + conv + heads;  // z, x B C, dt
+  auto memory = [&](const char* name, double forward, double backward) {
+    LayerOp op{K::kMemory, name, 0, 0, 0, 1, 0, forward};
+    op.backward_bytes = backward;
+    ops->push_back(std::move(op));
+  };
+  ops->push_back({K::kMatmul, "mamba in_proj", tokens, projected, x.h});
+  // The projection from (sequence, batch) to (batch, sequence) order: a copy when the micro-batch
+  // has more than one sequence, and its gradient copied back for in_proj's backward.
+  const double reorder = x.b > 1 ? 4.0 * tokens * projected : 0;
+  if (reorder > 0) memory("mamba layout copy", reorder, reorder);
+  // Causal depthwise conv1d and SiLU over x, B and C (causal_conv1d_fwd: read and write them,
+  // 16-bit); the backward reruns it (the combined function keeps no conv output), then
+  // causal_conv1d_bwd reads x B C and their gradient and writes the input's.
+  memory("mamba conv1d", 4.0 * tokens * conv, 4.0 * tokens * conv + 6.0 * tokens * conv);
   for (LayerOp& op : ssd_scan_ops(t, x.b, x.s, heads)) ops->push_back(std::move(op));
-  // Gated RMSNorm: read y and z, write the out_proj input.
-  ops->push_back({K::kMemory, "mamba gated norm", 0, 0, 0, 1, 0, 6.0 * tokens * inner});
+  // The output back to (sequence, batch) order (a copy when the micro-batch has several
+  // sequences; its gradient is read through strides), then the RMSNorm over the gated output
+  // (read, write; backward: read it and the gradient, write the input's).
+  if (x.b > 1) memory("mamba output layout copy", 4.0 * tokens * inner, 0);
+  memory("mamba norm", 4.0 * tokens * inner, 6.0 * tokens * inner);
   ops->push_back({K::kMatmul, "mamba out_proj", tokens, x.h, inner});
 }
 
@@ -237,6 +255,9 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
   if (kind == LayerKind::kDense || kind == LayerKind::kMlp) {
     dense_mlp(x.f, "mlp up", "mlp down");
   } else {
+    using R = LayerOp::Recomputable;
+    ops.back().recomputable = R::kExpertNorm;
+    const size_t first_expert_op = ops.size();
     const schema::MixtureOfExperts& moe = t.moe();
     const int64_t topk = moe.experts_per_token(), f = expert_ffn_hidden_size(t);
     const int64_t ep = shape.expert_parallel, etp = shape.expert_tensor_parallel;
@@ -292,6 +313,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       if (t.has_activation_clamp()) eager("expert clamp", clamped_glu_bytes(f / etp));
       expert_op({K::kMemory, "expert activation", 0, 0, 0, 1, 0,
                  activation_bytes_per_element(t) * rank_rows * f / etp});
+      ops.back().recomputable = R::kExpertActivation;
     }
     for (const ExpertGroup& g : groups) {
       expert_op(
@@ -310,6 +332,9 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     if (t.has_moe_latent_size()) ops.push_back({K::kMatmul, "latent up", local_tokens, h, width});
     if (moe.num_shared_experts() > 0) {
       dense_mlp(moe.num_shared_experts() * f, "shared expert up", "shared expert down");
+    }
+    for (size_t i = first_expert_op; i < ops.size(); ++i) {
+      if (ops[i].recomputable == R::kNo) ops[i].recomputable = R::kExpertLayer;
     }
   }
   // The residual, plus the attention's output when it ran beside the MLP.

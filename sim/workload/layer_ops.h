@@ -50,6 +50,14 @@ struct LayerOp {
   // A matmul whose weight is frozen (LoRA's base, lora.h): its backward computes no weight
   // gradient.
   bool frozen = false;
+  // What Megatron-Core's recompute_modules may rerun of it (parallelism.recompute_modules): the
+  // norm in front of an expert layer, the expert layer's kernels or (among those) its routed
+  // experts' activation.
+  enum class Recomputable { kNo, kExpertNorm, kExpertLayer, kExpertActivation };
+  Recomputable recomputable = Recomputable::kNo;
+  // A matmul whose backward runs its forward's shape this many times instead of a data and a
+  // weight gradient (the SSD scan's kernels, mamba_layer.h: recomputation and gradients alike).
+  std::optional<int> backward_runs = std::nullopt;
 };
 
 struct LayerShape {
@@ -128,9 +136,11 @@ int windowed_layers_in(const schema::Transformer& t, int first, int count, Layer
 // A hybrid layer's one block (LayerKind kMamba to kHybridExperts) is its norm, under sequence
 // parallelism an all-gather, the block's kernels as above, the all-reduce (reduce-scatter) and the
 // residual add. A Mamba-2 mixer (Megatron-Core's MambaMixer; heads and B/C groups split over
-// tensor parallelism): the column-parallel in_proj GEMM (z, x, B, C, dt of the rank's heads), the
-// causal conv1d with SiLU over x, B and C (memory-bound), the SSD chunked scan (mamba_layer.h:
-// ssd_scan_ops), the gated RMSNorm and the row-parallel out_proj GEMM. LatentMoE experts: a
+// tensor parallelism): the column-parallel in_proj GEMM (z, x, B, C, dt of the rank's heads), its
+// output reordered to batch-major (a copy when the micro-batch has several sequences, and its
+// gradient's), the causal conv1d with SiLU over x, B and C (memory-bound, rerun in the backward),
+// the SSD chunked scan kernel by kernel, gated by z (mamba_layer.h: ssd_scan_ops), the output
+// reordered back, its RMSNorm and the row-parallel out_proj GEMM. LatentMoE experts: a
 // h -> latent GEMM before the router's dispatch and latent -> h after the combine, the dispatched
 // tokens and the experts at the latent width.
 // Requires: a transformer that passed the catalog checks and a shape that passed the

@@ -63,18 +63,60 @@ std::vector<LayerOp> ssd_scan_ops(const schema::Transformer& t, int64_t batch, i
   const int64_t groups = int64_t{m.num_groups()} * heads / m.num_heads();
   const int64_t chunks = batch * ((sequence + q - 1) / q);
   const double tokens = static_cast<double>(batch * sequence);
-  const double io = 2.0 * (2 * heads * p + 2 * groups * n) + 4.0 * heads;  // x, y, B, C; fp32 dt
-  const double states = 2 * 4.0 * static_cast<double>(heads * n * p * chunks);
-  auto matmul = [](const char* name, int64_t rows, int64_t cols, int64_t inner, int64_t count) {
+  // Elements per pass: x (and z, y, their gradients), B (and C), dt (and its cumsum), the chunk
+  // states and the chunks' C B^T.
+  const double x = tokens * static_cast<double>(heads * p);
+  const double bc = tokens * static_cast<double>(groups * n);
+  const double dt = tokens * static_cast<double>(heads);
+  const double states = static_cast<double>(chunks * heads * n * p);
+  const double cb = static_cast<double>(chunks * groups * q * q);
+  auto matmul = [](const char* name, int64_t rows, int64_t cols, int64_t inner, int64_t count,
+                   int backward_runs) {
     LayerOp op{K::kMatmul, name, rows, cols, inner, count};
     op.sixteen_bit = true;
+    op.backward_runs = backward_runs;
     return op;
   };
-  return {matmul("ssd C B", q, q, n, chunks * groups),
-          matmul("ssd masked X", q, p, q, chunks * heads),
-          matmul("ssd chunk states", n, p, q, chunks * heads),
-          matmul("ssd state output", q, p, n, chunks * heads),
-          {K::kMemory, "ssd state passing", 0, 0, 0, 1, 0, tokens * io + states}};
+  auto memory = [](const char* name, double forward, double backward) {
+    LayerOp op{K::kMemory, name, 0, 0, 0, 1, 0, forward};
+    op.backward_bytes = backward;
+    return op;
+  };
+  // chunk_cumsum: reads dt, writes dt after softplus and its cumsum (fp32); backward: rerun, then
+  // chunk_cumsum_bwd reads ddA, ddt and dt, writes ddt.
+  const double cumsum = 2 * dt + 8 * dt;
+  // chunk_state: x, B, dt and cumsum in, fp32 states out; chunk_state_bwd_db: x, 16-bit dstates,
+  // B, dt and cumsum in, fp32 dB and ddA out, dB summed over its one split (read, written).
+  const double chunk_state = 2 * x + 2 * bc + 8 * dt + 4 * states;
+  const double state_bwd_db = 2 * x + 2 * states + 2 * bc + 8 * dt + 4 * bc + 8 * bc + 4 * dt;
+  // state_passing: fp32 states in, 16-bit out (fp32 out when rerun in the backward);
+  // state_passing_bwd: fp32 states and dstates in, 16-bit dstates and states out.
+  const double passing = 4 * states + 2 * states;
+  const double passing_bwd = 8 * states + 2 * states + 2 * states;
+  // bmm_chunk: B and C in, fp32 C B^T out; bmm_chunk_bwd (twice): B or C, dCB, fp32 residual in,
+  // dB or dC out.
+  const double bmm = 4 * bc + 4 * cb;
+  const double bmm_bwd = 2 * (2 * bc + 4 * cb + 4 * bc + 2 * bc);
+  // chunk_scan: C B^T, x, z, C, 16-bit states, dt and cumsum in; y and the ungated y out.
+  const double scan = 4 * cb + 2 * x + 2 * x + 2 * bc + 2 * states + 8 * dt + 4 * x;
+  // bwd_dz: x, z, y and dy in, dz and the ungated dy out; bwd_dstates: C and dy in, fp32
+  // dstates out; bwd_dx: x, C B^T, dy, B, 16-bit dstates, dt and cumsum in, dx and fp32 ddt out;
+  // bwd_dC: 16-bit states, dy, C and cumsum in, fp32 dC out, summed; bwd_dcb: x, dy, dt and
+  // cumsum in, fp32 dCB out, summed; bwd_ddAcs_stable: x, dy, C B^T, dt and cumsum in, ddA out.
+  const double scan_bwd = 12 * x + (2 * bc + 2 * x + 4 * dt + 4 * states) +
+                          (2 * x + 4 * cb + 2 * x + 2 * bc + 2 * states + 8 * dt + 2 * x + 4 * dt) +
+                          (2 * states + 2 * x + 2 * bc + 4 * dt + 4 * bc + 8 * bc) +
+                          (2 * x + 2 * x + 8 * dt + 4 * cb + 8 * cb) +
+                          (2 * x + 2 * x + 4 * cb + 8 * dt + 4 * dt);
+  return {memory("ssd chunk cumsum", cumsum, cumsum + 12 * dt),
+          matmul("ssd chunk states", n, p, q, chunks * heads, 3),
+          memory("ssd chunk state", chunk_state, chunk_state + state_bwd_db),
+          memory("ssd state passing", passing, 8 * states + passing_bwd),
+          matmul("ssd C B", q, q, n, chunks * groups, 3),
+          memory("ssd bmm chunk", bmm, bmm + bmm_bwd),
+          matmul("ssd state output", q, p, n, chunks * heads, 2),
+          matmul("ssd masked X", q, p, q, chunks * heads, 3),
+          memory("ssd chunk scan", scan, scan_bwd)};
 }
 
 }  // namespace clustersim

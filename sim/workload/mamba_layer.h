@@ -40,14 +40,24 @@ int64_t mamba_chunk_size(const schema::Transformer& t);   // chunk_size, else 12
 int64_t mamba_mixer_parameters(const schema::Transformer& t);
 
 // The SSD scan of `batch` sequences of `sequence` tokens on `heads` of the mixer's heads and their
-// share of the groups (Dao and Gu, section 6, the chunked algorithm; chunks of Q tokens, state N,
-// head dim P), as the batched 16-bit matmuls the kernels run and their memory traffic: per chunk
-// and group the Q x Q x N product C B^T; per chunk and head the masked Q x Q x P product with X,
-// the chunk's state B^T X (N x P x Q) and the state's output C h (Q x N x P); the passing of the
-// N x P states from chunk to chunk is elementwise, with the kernels' reads of x (heads P), B and C
-// (2 G' N) and dt (fp32) and write of y (heads P), and the chunks' fp32 states written and read
-// back (2 x 4 heads N P a chunk). FLOPs: tokens (2 Q N G' + heads (2 Q P + 4 N P)), G' = the
-// groups of those heads.
+// share of the groups G' (Dao and Gu, section 6, the chunked algorithm; chunks of Q tokens, state
+// N, head dim P), kernel by kernel as mamba_ssm's Triton kernels run it in training
+// (state-spaces/mamba v2.3 mamba_ssm/ops/triton/ssd_combined.py, _mamba_chunk_scan_combined_fwd
+// and _bwd, z given: Megatron-Core's MambaMixer._ssm_training). Matmuls (16-bit, at the GEMM
+// model's rates): the chunk states B^T X (N x P x Q per chunk and head), C B^T (Q x Q x N per chunk
+// and group), the states' output C h (Q x P x N) and the masked product with X (Q x P x Q); their
+// backward reruns each shape (LayerOp::backward_runs): 3 for the chunk states (recomputed, dB, dx's
+// B dstates), 3 for C B^T (recomputed, dB and dC of dCB), 2 for the states' output (dstates, dC)
+// and 3 for the masked product (dx, dCB, ddA). Memory-bound, each kernel's reads and writes (16-bit
+// x, z, B, C, y; fp32 dt, dA cumsum, chunk states and C B^T): chunk_cumsum, chunk_state,
+// state_passing (fp32 states in, 16-bit out), bmm_chunk and chunk_scan (gating by z, writing y
+// and the ungated output); backward: cumsum, bmm, chunk_state and state_passing recomputed (fp32
+// states), then chunk_scan_bwd_dz, _dstates (fp32), state_passing_bwd (fp32 in, 16-bit out),
+// chunk_scan_chunk_state_bwd_dx, chunk_state_bwd_db, chunk_scan_bwd_dC and _dcb (fp32 partial
+// sums, one split per group: batch x chunks x heads at least the SMs x heads per group), two
+// bmm_chunk_bwd, chunk_scan_bwd_ddAcs_stable and chunk_cumsum_bwd. The C B^T of a group is read
+// once for its heads (the heads are the launch grid's outermost axis, the group's copy stays in
+// L2). FLOPs: tokens (2 Q N G' + heads (2 Q P + 4 N P)).
 std::vector<LayerOp> ssd_scan_ops(const schema::Transformer& t, int64_t batch, int64_t sequence,
                                   int64_t heads);
 

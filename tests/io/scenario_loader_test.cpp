@@ -406,6 +406,17 @@ TEST_CASE("recomputing latent up projections needs latent attention and no full 
         "latent_attention; \"llama2-7b\" has none\n");
 }
 
+TEST_CASE("recomputed expert modules need experts, and no recomputation of whole layers") {
+  CHECK(h100_errors("parallelism { recompute_modules: [RECOMPUTE_LAYERNORM, RECOMPUTE_MOE] }\n") ==
+        "s.textproto:12:15: parallelism.recompute_modules: RECOMPUTE_MOE needs a "
+        "mixture-of-experts model; \"llama2-7b\" has no moe\n");
+  CHECK(h100_errors("parallelism { recompute_modules: [RECOMPUTE_LAYERNORM] }\n") == "");
+  CHECK_THAT(h100_errors("parallelism { recompute: RECOMPUTE_FULL "
+                         "recompute_modules: [RECOMPUTE_LAYERNORM] }\n"),
+             Catch::Contains("parallelism.recompute_modules: cannot be combined with recompute "
+                             "RECOMPUTE_FULL"));
+}
+
 TEST_CASE("a fused expert MLP needs a mixture-of-experts model") {
   CHECK(h100_errors("parallelism { fused_expert_mlp: true }\n") ==
         "s.textproto:12:15: parallelism.fused_expert_mlp: applies to mixture-of-experts models "

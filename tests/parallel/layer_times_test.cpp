@@ -55,6 +55,19 @@ TEST_CASE("BF16 -> FP8 speed-up of a GEMM-only layer equals the ratio of the two
         Approx(gemm_rate(s::FP8) / gemm_rate(s::BF16)).epsilon(1e-9));
 }
 
+TEST_CASE("a matmul with backward runs takes its forward that many times backward") {
+  // The SSD scan's batched matmuls (mamba_layer.h) rerun their forward shape in the backward
+  // instead of a data and a weight gradient.
+  LayerOp op{LayerOp::Kind::kMatmul, "ssd C B", 128, 128, 128, 1024};
+  op.sixteen_bit = true;
+  const LayerTimes plain = time_layer({op}, in_step(s::FP8), {}, s::RECOMPUTE_NONE);
+  CHECK(plain.backward.compute == Picoseconds(2 * plain.forward.compute.count()));
+  op.backward_runs = 3;
+  const LayerTimes runs = time_layer({op}, in_step(s::FP8), {}, s::RECOMPUTE_NONE);
+  CHECK(runs.forward.compute == plain.forward.compute);
+  CHECK(runs.backward.compute == Picoseconds(3 * plain.forward.compute.count()));
+}
+
 TEST_CASE("MXFP8 -> NVFP4 speed-up of a GEMM-only layer equals the ratio of the two GEMM rates") {
   // The same four GEMMs on a GB200: FP8 under MXFP8 at peak 5000 x max x the MXFP8 sustained
   // fraction, FP4 at peak 10000 x max x the FP4 sustained fraction; compute-bound in both
@@ -113,6 +126,49 @@ TEST_CASE("sliding-window attention takes its first window's causal kernel plus 
         4 * t.forward.compute.seconds());
 }
 
+TEST_CASE("each recomputed expert module adds exactly its kernels' forward") {
+  // Nemotron 3 Nano's expert layer at 8192 tokens, TP 1 (the H100 recipe's recompute_modules):
+  // "moe" reruns the layer from the router to the shared expert, all-to-alls included (EP 1 here:
+  // none); "moe_act" the routed experts' activation; "layernorm" the norm in front of the router.
+  const schema::Transformer& t =
+      testing::shipped_catalog().models().find("nemotron3-nano-30b-a3b")->value->transformer();
+  const std::vector<LayerOp> ops =
+      layer_forward_ops(t, {8192, 1, 1, false, true}, LayerKind::kHybridExperts);
+  const ComputeModel compute = in_step(s::FP8);
+  const auto forward_of = [&](const auto& pick) {
+    Picoseconds sum{0};
+    for (const LayerOp& op : ops) {
+      if (pick(op)) sum += time_layer({op}, compute, {}, s::RECOMPUTE_NONE).forward.total();
+    }
+    return sum;
+  };
+  using R = LayerOp::Recomputable;
+  const auto rerun = [&](RecomputedParts parts) {
+    return time_layer(ops, compute, {}, s::RECOMPUTE_NONE, 0, parts).recompute.total();
+  };
+  const Picoseconds norm = forward_of([](const LayerOp& op) { return op.name == "norm"; });
+  const Picoseconds activation =
+      forward_of([](const LayerOp& op) { return op.name == "expert activation"; });
+  const Picoseconds layer = forward_of([](const LayerOp& op) {
+    return op.name != "norm" && op.name != "residual add";
+  });
+  CHECK(norm.count() > 0);
+  CHECK(activation.count() > 0);
+  CHECK(rerun({false, true}) == layer);
+  CHECK(rerun({false, false, true}) == activation);
+  CHECK(rerun({false, false, false, true}) == norm);
+  CHECK(rerun({false, true, true, true}) == layer + norm);
+  // The recipe's modules as the parallelism names them.
+  s::Parallelism p;
+  p.add_recompute_modules(s::RECOMPUTE_MOE_ACT);
+  p.add_recompute_modules(s::RECOMPUTE_LAYERNORM);
+  const RecomputedParts parts = recomputed_parts(p);
+  CHECK((!parts.latent_up && !parts.expert_layer && parts.expert_activation && parts.expert_norm));
+  for (const LayerOp& op : ops) {
+    if (op.name == "router" || op.name == "expert up") CHECK(op.recomputable == R::kExpertLayer);
+  }
+}
+
 TEST_CASE("recomputing latent attention's up projections reruns their two GEMMs' forwards only") {
   // DeepSeek-V3 at 4096 tokens, TP 1: "q up" 4096 x 128*192 x 1536 and "kv up" 4096 x
   // 128*(128+128) x 512 rerun before the backward (Megatron-Core's mla_up_proj); nothing else.
@@ -121,7 +177,7 @@ TEST_CASE("recomputing latent attention's up projections reruns their two GEMMs'
       layer_forward_ops(ds, {4096, 1, 1, false, true}, LayerKind::kExperts);
   const ComputeModel compute = in_step(s::BF16);
   const LayerTimes kept = time_layer(ops, compute, {}, s::RECOMPUTE_NONE);
-  const LayerTimes rerun = time_layer(ops, compute, {}, s::RECOMPUTE_NONE, 0, true);
+  const LayerTimes rerun = time_layer(ops, compute, {}, s::RECOMPUTE_NONE, 0, {true});
   CHECK(kept.recompute.total().count() == 0);
   Picoseconds up{0};
   int found = 0;

@@ -1,11 +1,12 @@
 // Tests of hybrid Mamba-Transformer models: the shipped Nemotron 3 parameter counts, a Mamba-2
-// layer's kernels (FLOPs against the closed form, the tensor-parallel split) and the checks of
-// hybrid patterns.
+// layer's kernels (FLOPs against the closed form, the SSD scan's bytes and backward kernel by
+// kernel, the tensor-parallel split), its stored activations and the checks of hybrid patterns.
 #include "sim/workload/mamba_layer.h"
 
 #include <catch2/catch.hpp>
 
 #include "sim/io/scenario_loader.h"
+#include "sim/parallel/activation_memory.h"
 #include "sim/workload/parameter_count.h"
 #include "tests/testing/parse_message.h"
 #include "tests/testing/shipped_catalog.h"
@@ -61,13 +62,90 @@ TEST_CASE("a Mamba-2 layer's FLOPs are its projections plus the SSD scan's close
   CHECK(all_matmul_flops(ops) ==
         tokens * 2 * h * (inner + conv + heads) + tokens * 2 * inner * h + scan);
   CHECK(all_matmul_flops(ssd_scan_ops(t, 2, 8192, 64)) == scan);
-  // The scan's chunk states: 64 chunks a sequence, written and read back in fp32.
-  CHECK(mamba_op(ops, "ssd state passing").bytes ==
-        tokens * (2.0 * (2 * 64 * 64 + 2 * 8 * 128) + 4 * 64) + 8.0 * 64 * 128 * 64 * 128);
+  // The scan's chunk states: 64 chunks a sequence, read in fp32 and written in 16 bits; the
+  // backward reruns the passing in fp32 and its gradient reads both fp32, writes both 16-bit.
+  const double states = 2 * 64 * 64.0 * 128 * 64;
+  CHECK(mamba_op(ops, "ssd state passing").bytes == 6 * states);
+  CHECK(*mamba_op(ops, "ssd state passing").backward_bytes == 20 * states);
   // One block: a norm, the mixer, the residual; no communication without tensor parallelism.
   for (const LayerOp& op : ops) {
     CHECK((op.kind == LayerOp::Kind::kMatmul || op.kind == LayerOp::Kind::kMemory));
   }
+}
+
+TEST_CASE("the SSD scan's kernels move their tensors' bytes and rerun their matmuls backward") {
+  // Nano's rank at TP 1: 2 sequences of 8192 tokens, 64 heads of P = 64, 8 groups of N = 128,
+  // chunks of Q = 128. Elements: x (heads P a token), B (G N), dt (heads), chunk states (chunks
+  // heads N P), C B^T (chunks G Q Q). Bytes kernel by kernel (16-bit x z B C y, fp32 dt, cumsum,
+  // states and C B^T): forward cumsum 10 dt, chunk_state 2x + 2B + 8dt + 4S, state_passing 6S,
+  // bmm 4B + 4CB, chunk_scan 8x + 2B + 2S + 8dt + 4CB; backward the first four rerun, then the
+  // cumsum's 12 dt, db 2x + 2S + 14B + 12dt, passing 12S, two bmm 16B + 8CB, dz 12x, dstates 2B +
+  // 2x + 4dt + 4S, dx 6x + 4CB + 2B + 2S + 12dt, dC 2S + 2x + 14B + 4dt, dcb 4x + 8dt + 12CB,
+  // ddA 4x + 4CB + 12dt.
+  const schema::Transformer& t = shipped_model("nemotron3-nano-30b-a3b").transformer();
+  const std::vector<LayerOp> ops = ssd_scan_ops(t, 2, 8192, 64);
+  const double tokens = 2 * 8192.0, x = tokens * 64 * 64, b = tokens * 8 * 128, dt = tokens * 64;
+  const double states = 128 * 64 * 128 * 64.0, cb = 128 * 8 * 128 * 128.0;
+  double forward = 0, backward = 0, backward_flops = 0;
+  for (const LayerOp& op : ops) {
+    if (op.kind == LayerOp::Kind::kMemory) {
+      forward += op.bytes;
+      backward += *op.backward_bytes;
+    } else {
+      CHECK(op.sixteen_bit);
+      backward_flops += 2.0 * op.m * op.n * op.k * op.count * *op.backward_runs;
+    }
+  }
+  CHECK(forward == 10 * x + 8 * b + 26 * dt + 12 * states + 8 * cb);
+  CHECK(backward == 34 * x + 54 * b + 82 * dt + 34 * states + 32 * cb);
+  // Backward FLOPs: the chunk states and C B^T 3 times, the states' output twice, the masked
+  // product 3 times: tokens (6 Q N G + heads (6 Q P + 10 N P)).
+  CHECK(backward_flops == tokens * (6 * 128 * 128 * 8 + 64 * (6 * 128 * 64 + 10 * 128 * 64)));
+  // The mixer around the scan: a micro-batch of 2 sequences copies in_proj's output (z x B C dt)
+  // to batch-major order and back for its gradient, and the scan's output forward only; the
+  // conv1d is rerun in the backward; a single sequence copies nothing.
+  const std::vector<LayerOp> two =
+      layer_forward_ops(t, LayerShape{8192, 2, 1, false, true}, LayerKind::kMamba);
+  const double projected = 4096 + 6144 + 64;
+  CHECK(mamba_op(two, "mamba layout copy").bytes == 4 * tokens * projected);
+  CHECK(*mamba_op(two, "mamba layout copy").backward_bytes == 4 * tokens * projected);
+  CHECK(mamba_op(two, "mamba output layout copy").bytes == 4 * tokens * 4096);
+  CHECK(*mamba_op(two, "mamba output layout copy").backward_bytes == 0);
+  CHECK(*mamba_op(two, "mamba conv1d").backward_bytes == 10 * tokens * 6144);
+  for (const LayerOp& op :
+       layer_forward_ops(t, LayerShape{8192, 1, 1, false, true}, LayerKind::kMamba)) {
+    CHECK(op.name.find("layout copy") == std::string::npos);
+  }
+}
+
+TEST_CASE("a Mamba layer stores what its conv1d-scan function, norm and out_proj keep") {
+  // Nano at TP 1, 8192 tokens in 16 bits: the norm and in_proj inputs (2 + 2) T h, the z x B C dt
+  // projection 2T (4096 + 6144 + 64), the ungated scan output and the norm input 2 x 2T 4096,
+  // out_proj's input 2T 4096; no conv1d output (rerun) and no chunk states.
+  const schema::Transformer& t = shipped_model("nemotron3-nano-30b-a3b").transformer();
+  LayerActivationSpec spec{8192, 1, 1, false, schema::RECOMPUTE_NONE, true};
+  spec.hybrid = true;
+  spec.block = HybridBlock::kMamba;
+  const double tokens = 8192;
+  CHECK(layer_activation_bytes(t, spec) ==
+        tokens * (4 * 2688 + 2 * (4096 + 6144 + 64) + 4 * 4096 + 2 * 4096));
+}
+
+TEST_CASE("recomputed expert modules free what their rerun makes again") {
+  // Nano's expert layer at TP 1, 8192 tokens, MXFP8 (1-byte GEMM inputs), balanced: 6 routed copies
+  // a token of 1856-wide squared-ReLU experts. "moe_act" frees the down projections' inputs,
+  // 1 x 6 x 1856 bytes a token; "moe" keeps the layer's input alone: every expert term goes.
+  const schema::Transformer& t = shipped_model("nemotron3-nano-30b-a3b").transformer();
+  LayerActivationSpec spec{8192, 1, 1, false, schema::RECOMPUTE_NONE, true};
+  spec.gemm_inputs = {1, 1, 1, 1};
+  spec.hybrid = true;
+  spec.block = HybridBlock::kExperts;
+  const double kept = layer_activation_bytes(t, spec);
+  spec.recompute_expert_activation = true;
+  CHECK(kept - layer_activation_bytes(t, spec) == 8192.0 * 6 * 1856);
+  spec.recompute_experts = true;
+  // The norm input and the MLP input (the layer's boundary, 2 + 1 bytes of h a token) alone.
+  CHECK(layer_activation_bytes(t, spec) == 8192.0 * (2 + 1) * 2688);
 }
 
 TEST_CASE("tensor parallelism splits a Mamba layer's heads and groups and reduces its output") {
