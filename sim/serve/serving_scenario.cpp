@@ -12,6 +12,8 @@
 #include "sim/io/field_checker.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/serve/serving_checks.h"
+#include "sim/util/number_format.h"
+#include "sim/util/units.h"
 
 namespace clustersim {
 namespace {
@@ -29,6 +31,18 @@ int longest_prompt(const LoadedServingScenario& loaded) {
     longest = std::max(longest, max_length(m.traffic().input_tokens()));
   }
   for (const s::BatchBenchmark& b : m.benchmark()) longest = std::max(longest, b.input_tokens());
+  return longest;
+}
+
+// The most tokens one request holds (prompt and output), 0 when the traffic is malformed.
+int longest_request(const LoadedServingScenario& loaded) {
+  const s::ServingScenario& m = loaded.scenario();
+  int longest = 0;
+  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens + r.output_tokens);
+  if (m.has_traffic() && !m.traffic().has_trace_file()) {
+    longest = std::max(longest, max_length(m.traffic().input_tokens()) +
+                                    max_length(m.traffic().output_tokens()));
+  }
   return longest;
 }
 
@@ -131,6 +145,85 @@ void check_deployment(const FieldChecker& root, const Catalog& catalog,
                       catalog.serving_runtimes(), "serving runtime");
   }
   check_quantizations(root, catalog, *loaded);
+}
+
+// A decode replica must hold its weights and one longest request's KV cache on every candidate.
+void check_decode_memory(const FieldChecker& decode, const Catalog& catalog,
+                         const LoadedServingScenario& l) {
+  const auto& pool = static_cast<const s::ServingPool&>(decode.message());
+  const int tp = pool.has_tensor_parallel() ? pool.tensor_parallel() : 1;
+  const int pp = pool.has_pipeline_parallel() ? pool.pipeline_parallel() : 1;
+  const s::Transformer& t = l.model->transformer();
+  const int tokens = longest_request(l);
+  if (tp < 1 || pp < 1 || tokens == 0 || !serving_tensor_parallel_problem(t, tp).empty() ||
+      !pipeline_parallel_problem(pp, l.model).empty()) {
+    return;  // reported by the degree checks
+  }
+  const s::Quantization& q = l.scenario().deployment().quantization();
+  for (const s::InstanceType* instance : l.instances) {
+    const s::Gpu& gpu = catalog.gpu_of(*instance);
+    if (tp > instance->gpu_count() || !quantization_problem(q, gpu).empty()) continue;
+    const TensorFormats formats = resolve_formats(q, gpu);
+    const double capacity = gpu_capacity_bytes(*instance, gpu);
+    for (int stage = 0; stage < pp; ++stage) {
+      const InferenceShape shape = inference_shape(t, formats, tp, pp, stage);
+      const double kv = tokens * shape.kv_bytes_per_token;
+      if (shape.weight_bytes + kv <= capacity) continue;
+      decode.error_here("a decode replica of TP " + std::to_string(tp) + " PP " +
+                        std::to_string(pp) + " on \"" + instance->name() +
+                        "\" cannot hold one request's KV cache: " +
+                        format_fixed(shape.weight_bytes / kBytesPerGibibyte, 1) +
+                        " GiB of weights + " + format_fixed(kv / kBytesPerGibibyte, 1) +
+                        " GiB for " + std::to_string(tokens) + " tokens > " +
+                        format_fixed(capacity / kBytesPerGibibyte, 1) + " GiB per GPU");
+      break;
+    }
+  }
+}
+
+// Disaggregation: two pools of at least one replica each, degrees that split the model, a decode
+// pool that holds one request, continuous batching only; pool-size axes only with it.
+void check_disaggregation(const FieldChecker& root, const Catalog& catalog,
+                          const LoadedServingScenario& l) {
+  const s::ServingScenario& m = l.scenario();
+  const FieldChecker sweep = root.child("sweep");
+  if (!m.deployment().has_disaggregation()) {
+    for (const char* f : {"prefill_replicas", "decode_replicas"}) {
+      if (sweep.size(f) > 0) {
+        sweep.error(f, "sizes the pools of a disaggregated deployment: set "
+                       "deployment.disaggregation");
+      }
+    }
+    return;
+  }
+  sweep.at_least("prefill_replicas", 1);
+  sweep.at_least("decode_replicas", 1);
+  const FieldChecker deployment = root.child("deployment");
+  const FieldChecker disaggregation = deployment.child("disaggregation");
+  for (const char* name : {"prefill", "decode"}) {
+    if (!disaggregation.require(name)) continue;
+    const FieldChecker pool = disaggregation.child(name);
+    for (const char* f : {"tensor_parallel", "pipeline_parallel", "replicas"}) {
+      pool.at_least(f, 1);
+    }
+    if (l.model == nullptr) continue;
+    check_degrees(pool, "tensor_parallel", l, true);
+    check_degrees(pool, "pipeline_parallel", l, false);
+    if (std::string(name) == "decode") check_decode_memory(pool, catalog, l);
+  }
+  if (m.has_autoscaling()) {
+    root.child("autoscaling").error_here("scales colocated replicas: not simulated with "
+                                         "deployment.disaggregation");
+  }
+  const char* why = "a disaggregated deployment hands each request from its prefill replica to a "
+                    "decode replica at its first token: it needs CONTINUOUS batching (a static "
+                    "batch keeps its requests on one replica from prompt to last token)";
+  if (m.deployment().scheduler().batching() == s::STATIC) {
+    deployment.child("scheduler").error("batching", why);
+  }
+  for (int i = 0; i < m.sweep().batching_size(); ++i) {
+    if (m.sweep().batching(i) == s::STATIC) sweep.error("batching", why, i);
+  }
 }
 
 void check_sweep_and_scheduler(const FieldChecker& root, const LoadedServingScenario& loaded) {
@@ -239,6 +332,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   check_traffic_or_benchmarks(root, loaded.get());
   check_deployment(root, catalog, loaded.get());
   check_sweep_and_scheduler(root, *loaded);
+  if (m.has_deployment()) check_disaggregation(root, catalog, *loaded);
   if (m.has_slo()) check_slo(root.child("slo"));
   if (m.has_prices()) check_price_file(root.child("prices"), catalog);
   for (int i = 0; i < m.billing_size(); ++i) {
