@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/net/inter_pool_topology.h"
 #include "sim/net/topology_builder.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/util/check.h"
@@ -31,6 +32,15 @@ std::string gib_short(double bytes) {
   return std::to_string(static_cast<int64_t>(std::ceil(bytes / kBytesPerGibibyte)));
 }
 
+// A pool's placement counted in nodes of `per_node` GPUs, from node `first`: each replica
+// holds the nodes its GPUs are on.
+PoolPlacement in_nodes(const PoolPlacement& gpus, int per_node, int first) {
+  PoolPlacement nodes;
+  nodes.gpus = (gpus.gpus + per_node - 1) / per_node;
+  for (int g : gpus.first_gpu) nodes.first_gpu.push_back(first + g / per_node);
+  return nodes;
+}
+
 }  // namespace
 
 ServingEvaluator::ServingEvaluator(const Catalog& catalog, const LoadedServingScenario& scenario)
@@ -51,6 +61,7 @@ ServingEvaluator::ServingEvaluator(const Catalog& catalog, const LoadedServingSc
 
 const Topology* ServingEvaluator::topology(const ServingConfiguration& c, std::string* error) {
   const int per_node = c.instance->gpu_count();
+  if (c.split_nodes()) return between_pools(c, error);
   if (c.prefill) {
     const DeploymentPlacement placement = deployment_placement(c);
     const int end = placement.decode.first_gpu.back() + placement.decode.gpus;
@@ -58,6 +69,25 @@ const Topology* ServingEvaluator::topology(const ServingConfiguration& c, std::s
   }
   const int nodes = (c.replica_gpus() + per_node - 1) / per_node;
   return topology(c.instance, nodes, std::min(c.replica_gpus(), per_node), error);
+}
+
+const Topology* ServingEvaluator::between_pools(const ServingConfiguration& c,
+                                                std::string* error) {
+  const DeploymentPlacement placement = deployment_placement(c);
+  const int prefill_nodes = placement.prefill_nodes;
+  const int decode_nodes = placement.nodes - prefill_nodes;
+  auto& slot = between_[{c.prefill->instance, prefill_nodes, c.instance, decode_nodes}];
+  if (!slot) {
+    std::vector<PoolEndpoint> pools(prefill_nodes, PoolEndpoint{c.prefill->instance, 1});
+    pools.insert(pools.end(), decode_nodes, PoolEndpoint{c.instance, 1});
+    const InterPoolLinks links = inter_pool_links(pools, s::InterPoolNetwork(), nullptr, catalog_);
+    if (!links.error.empty()) {
+      *error = links.error;
+      return nullptr;
+    }
+    slot = inter_pool_topology(links);
+  }
+  return slot.get();
 }
 
 const Topology* ServingEvaluator::topology(const s::InstanceType* instance, int nodes, int gpus,
@@ -173,7 +203,11 @@ ServingEvaluation ServingEvaluator::evaluate_disaggregated(const ServingConfigur
   if (!prefill_short.empty()) e.out_of_memory = "prefill pool: " + prefill_short;
   if (!decode_short.empty()) e.out_of_memory = "decode pool: " + decode_short;
   if (!e.out_of_memory.empty()) return e;
-  const DeploymentPlacement placement = deployment_placement(c);
+  DeploymentPlacement placement = deployment_placement(c);
+  if (c.split_nodes()) {  // the nodes between pools: node i is endpoint i, the prefill pool's first
+    placement.prefill = in_nodes(placement.prefill, c.prefill->instance->gpu_count(), 0);
+    placement.decode = in_nodes(placement.decode, c.instance->gpu_count(), placement.prefill_nodes);
+  }
   const std::vector<Request>& traffic = requests(rate_scale);
   const double kv_bytes_per_token =
       inference_shape(scenario_.model->transformer(), e.formats, 1, 1, 0).kv_bytes_per_token;

@@ -74,6 +74,9 @@ class ServingEvaluator {
   const Topology* topology(const ServingConfiguration& c, std::string* error);
   const Topology* topology(const schema::InstanceType* instance, int nodes, int gpus,
                            std::string* error);
+  // Pools on two instance types: the network between their nodes (inter_pool_topology.h, one
+  // endpoint per node, the prefill pool's first, each reaching the others through its NICs).
+  const Topology* between_pools(const ServingConfiguration& c, std::string* error);
   const std::vector<Request>& requests(double rate_scale);
 
   const Catalog& catalog_;
@@ -82,6 +85,9 @@ class ServingEvaluator {
   const schema::ServingRuntime& serving_;
   std::map<std::tuple<const schema::InstanceType*, int, int>, std::unique_ptr<Topology>>
       topologies_;
+  std::map<std::tuple<const schema::InstanceType*, int, const schema::InstanceType*, int>,
+           std::unique_ptr<Topology>>
+      between_;
   std::map<double, std::vector<Request>> traffic_;
   int longest_request_ = 0;  // input + output tokens
   int longest_prompt_ = 0;

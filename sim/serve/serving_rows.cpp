@@ -25,6 +25,7 @@ const std::vector<ResultColumn>& serving_columns() {
       identity_column("tensor_parallel", "TP", Kind::kInteger),
       identity_column("pipeline_parallel", "PP", Kind::kInteger),
       identity_column("replicas", "replicas", Kind::kInteger),
+      identity_column("prefill_instance", "P instance", Kind::kText),
       identity_column("prefill_replicas", "P replicas", Kind::kInteger),
       identity_column("prefill_tensor_parallel", "P TP", Kind::kInteger),
       identity_column("prefill_pipeline_parallel", "P PP", Kind::kInteger),
@@ -89,6 +90,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   set("replicas", number(c.replicas));
   const PoolShape none{0, 0, 0};  // colocated: no prefill pool
   const PoolShape& prefill = c.prefill ? *c.prefill : none;
+  if (c.prefill) set("prefill_instance", c.prefill->instance->name());
   set("prefill_replicas", number(prefill.replicas));
   set("prefill_tensor_parallel", number(prefill.tensor_parallel));
   set("prefill_pipeline_parallel", number(prefill.pipeline_parallel));
@@ -185,9 +187,9 @@ std::string describe_deployment(const ResultRow& r) {
   const auto t = [&](const char* key) { return row_text(r, serving_column(key)); };
   const bool disaggregated = row_number(r, serving_column("prefill_replicas")) > 0;
   const std::string pools =
-      disaggregated ? n("prefill_replicas") + " prefill (TP " + n("prefill_tensor_parallel") +
-                          " PP " + n("prefill_pipeline_parallel") + ") + " + n("replicas") +
-                          " decode replicas, TP "
+      disaggregated ? n("prefill_replicas") + " prefill (" + t("prefill_instance") + ", TP " +
+                          n("prefill_tensor_parallel") + " PP " + n("prefill_pipeline_parallel") +
+                          ") + " + n("replicas") + " decode replicas, TP "
                     : n("replicas") + " replicas, TP ";
   return t("instance") + " x " + pools + n("tensor_parallel") + " PP " +
          n("pipeline_parallel") + ", " + t("weights") + ", " + t("batching") + " batch " +

@@ -49,7 +49,7 @@ int longest_request(const LoadedServingScenario& loaded) {
 // Each listed degree must split the model; tensor parallelism must stay inside every candidate's
 // node.
 void check_degrees(const FieldChecker& owner, const char* field, const LoadedServingScenario& l,
-                   bool tensor) {
+                   bool tensor, const std::vector<const s::InstanceType*>& instances) {
   const google::protobuf::FieldDescriptor* d =
       owner.message().GetDescriptor()->FindFieldByName(field);
   const int count = d->is_repeated() ? owner.size(field) : (owner.has(field) ? 1 : 0);
@@ -60,7 +60,7 @@ void check_degrees(const FieldChecker& owner, const char* field, const LoadedSer
     const int degree = static_cast<int>(value);
     std::string why = tensor ? serving_tensor_parallel_problem(l.model->transformer(), degree)
                              : pipeline_parallel_problem(degree, l.model);
-    for (const s::InstanceType* instance : l.instances) {
+    for (const s::InstanceType* instance : instances) {
       if (why.empty() && tensor && degree > instance->gpu_count()) {
         why = std::to_string(degree) + " is more than the " +
               std::to_string(instance->gpu_count()) + " GPUs of a \"" + instance->name() +
@@ -130,12 +130,12 @@ void check_deployment(const FieldChecker& root, const Catalog& catalog,
   }
   resolve_instances(root, catalog, loaded);
   if (loaded->model != nullptr && loaded->model->has_transformer()) {
-    check_degrees(deployment, "tensor_parallel", *loaded, true);
-    check_degrees(deployment, "pipeline_parallel", *loaded, false);
+    check_degrees(deployment, "tensor_parallel", *loaded, true, loaded->instances);
+    check_degrees(deployment, "pipeline_parallel", *loaded, false, loaded->instances);
     const FieldChecker sweep = root.child("sweep");
     if (m.has_sweep()) {
-      check_degrees(sweep, "tensor_parallel", *loaded, true);
-      check_degrees(sweep, "pipeline_parallel", *loaded, false);
+      check_degrees(sweep, "tensor_parallel", *loaded, true, loaded->instances);
+      check_degrees(sweep, "pipeline_parallel", *loaded, false, loaded->instances);
     }
   }
   if (m.deployment().has_runtime() || catalog.serving_runtimes().find(kDefaultRuntime) == nullptr) {
@@ -149,7 +149,8 @@ void check_deployment(const FieldChecker& root, const Catalog& catalog,
 
 // A decode replica must hold its weights and one longest request's KV cache on every candidate.
 void check_decode_memory(const FieldChecker& decode, const Catalog& catalog,
-                         const LoadedServingScenario& l) {
+                         const LoadedServingScenario& l,
+                         const std::vector<const s::InstanceType*>& instances) {
   const auto& pool = static_cast<const s::ServingPool&>(decode.message());
   const int tp = pool.has_tensor_parallel() ? pool.tensor_parallel() : 1;
   const int pp = pool.has_pipeline_parallel() ? pool.pipeline_parallel() : 1;
@@ -160,7 +161,7 @@ void check_decode_memory(const FieldChecker& decode, const Catalog& catalog,
     return;  // reported by the degree checks
   }
   const s::Quantization& q = l.scenario().deployment().quantization();
-  for (const s::InstanceType* instance : l.instances) {
+  for (const s::InstanceType* instance : instances) {
     const s::Gpu& gpu = catalog.gpu_of(*instance);
     if (tp > instance->gpu_count() || !quantization_problem(q, gpu).empty()) continue;
     const TensorFormats formats = resolve_formats(q, gpu);
@@ -181,11 +182,31 @@ void check_decode_memory(const FieldChecker& decode, const Catalog& catalog,
   }
 }
 
+// A pool's own instance type, resolved, with GPUs and the deployment's quantization; else null.
+const s::InstanceType* pool_instance(const FieldChecker& pool, const Catalog& catalog,
+                                     const s::Quantization& quantization) {
+  const auto& m = static_cast<const s::ServingPool&>(pool.message());
+  if (!m.has_instance()) return nullptr;
+  const s::InstanceType* instance =
+      resolve_reference(pool, "instance", -1, m.instance(), catalog.instances(), "instance type");
+  if (instance == nullptr) return nullptr;
+  if (!has_gpu(*instance)) {
+    pool.error("instance", "\"" + m.instance() + "\" has no GPU (gpu_count is 0): it cannot serve");
+    return nullptr;
+  }
+  const std::string why = quantization_problem(quantization, catalog.gpu_of(*instance));
+  if (!why.empty()) {
+    pool.error("instance", why);
+    return nullptr;
+  }
+  return instance;
+}
+
 // Disaggregation: two pools of at least one replica each, degrees that split the model, a decode
 // pool that holds one request, continuous batching only; pool-size axes only with it.
 void check_disaggregation(const FieldChecker& root, const Catalog& catalog,
-                          const LoadedServingScenario& l) {
-  const s::ServingScenario& m = l.scenario();
+                          LoadedServingScenario* l) {
+  const s::ServingScenario& m = l->scenario();
   const FieldChecker sweep = root.child("sweep");
   if (!m.deployment().has_disaggregation()) {
     for (const char* f : {"prefill_replicas", "decode_replicas"}) {
@@ -206,10 +227,15 @@ void check_disaggregation(const FieldChecker& root, const Catalog& catalog,
     for (const char* f : {"tensor_parallel", "pipeline_parallel", "replicas"}) {
       pool.at_least(f, 1);
     }
-    if (l.model == nullptr) continue;
-    check_degrees(pool, "tensor_parallel", l, true);
-    check_degrees(pool, "pipeline_parallel", l, false);
-    if (std::string(name) == "decode") check_decode_memory(pool, catalog, l);
+    const bool decode = std::string(name) == "decode";
+    const s::InstanceType* own = pool_instance(pool, catalog, m.deployment().quantization());
+    (decode ? l->decode_instance : l->prefill_instance) = own;
+    const std::vector<const s::InstanceType*> instances =
+        own ? std::vector<const s::InstanceType*>{own} : l->instances;
+    if (l->model == nullptr) continue;
+    check_degrees(pool, "tensor_parallel", *l, true, instances);
+    check_degrees(pool, "pipeline_parallel", *l, false, instances);
+    if (decode) check_decode_memory(pool, catalog, *l, instances);
   }
   if (m.has_autoscaling()) {
     root.child("autoscaling").error_here("scales colocated replicas: not simulated with "
@@ -332,7 +358,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   check_traffic_or_benchmarks(root, loaded.get());
   check_deployment(root, catalog, loaded.get());
   check_sweep_and_scheduler(root, *loaded);
-  if (m.has_deployment()) check_disaggregation(root, catalog, *loaded);
+  if (m.has_deployment()) check_disaggregation(root, catalog, loaded.get());
   if (m.has_slo()) check_slo(root.child("slo"));
   if (m.has_prices()) check_price_file(root.child("prices"), catalog);
   for (int i = 0; i < m.billing_size(); ++i) {

@@ -22,6 +22,9 @@ struct LoadedServingScenario {
   // The candidate instance types: sweep.instance if given, else deployment.instance.
   std::vector<const schema::InstanceType*> instances;
   std::vector<Request> trace;  // the trace file's requests, when the traffic names one
+  // Disaggregated: a pool's own instance type (disaggregation.prefill/decode.instance), or null.
+  const schema::InstanceType* prefill_instance = nullptr;
+  const schema::InstanceType* decode_instance = nullptr;
 
   const schema::ServingScenario& scenario() const { return file->message; }
 };

@@ -37,10 +37,10 @@ PoolPlacement place(const PoolShape& shape, int per_node, int* next) {
   return p;
 }
 
-PoolShape pool_shape(const s::ServingPool& pool) {
+PoolShape pool_shape(const s::ServingPool& pool, const s::InstanceType* instance) {
   return {pool.has_tensor_parallel() ? pool.tensor_parallel() : 1,
           pool.has_pipeline_parallel() ? pool.pipeline_parallel() : 1,
-          pool.has_replicas() ? pool.replicas() : 1};
+          pool.has_replicas() ? pool.replicas() : 1, instance};
 }
 
 }  // namespace
@@ -49,9 +49,16 @@ DeploymentPlacement deployment_placement(const ServingConfiguration& c) {
   const int per_node = c.instance->gpu_count();
   DeploymentPlacement placement;
   int next = 0;
-  if (c.prefill) placement.prefill = place(*c.prefill, per_node, &next);
+  if (c.split_nodes()) {
+    const int prefill_per_node = c.prefill->instance->gpu_count();
+    placement.prefill = place(*c.prefill, prefill_per_node, &next);
+    placement.prefill_nodes = (next + prefill_per_node - 1) / prefill_per_node;
+    next = 0;
+  } else if (c.prefill) {
+    placement.prefill = place(*c.prefill, per_node, &next);
+  }
   placement.decode = place({c.tensor_parallel, c.pipeline_parallel, c.replicas}, per_node, &next);
-  placement.nodes = (next + per_node - 1) / per_node;
+  placement.nodes = placement.prefill_nodes + (next + per_node - 1) / per_node;
   return placement;
 }
 
@@ -61,6 +68,7 @@ ServingConfiguration ServingConfiguration::pool(bool prefill_pool) const {
   ServingConfiguration c = *this;
   c.prefill.reset();
   if (prefill_pool) {
+    c.instance = prefill->instance;
     c.tensor_parallel = prefill->tensor_parallel;
     c.pipeline_parallel = prefill->pipeline_parallel;
     c.replicas = prefill->replicas;
@@ -84,8 +92,8 @@ ServingSpace::ServingSpace(const LoadedServingScenario& scenario) : scenario_(sc
     }
   }
   if (d.has_disaggregation()) {
-    const PoolShape prefill = pool_shape(d.disaggregation().prefill());
-    const PoolShape decode = pool_shape(d.disaggregation().decode());
+    const PoolShape prefill = pool_shape(d.disaggregation().prefill(), scenario.prefill_instance);
+    const PoolShape decode = pool_shape(d.disaggregation().decode(), scenario.decode_instance);
     for (int p : axis_values(sweep.prefill_replicas(), prefill.replicas)) {
       for (int r : axis_values(sweep.decode_replicas(), decode.replicas)) {
         Shape shape{decode, prefill};
@@ -127,6 +135,10 @@ ServingConfiguration ServingSpace::at(int64_t index) const {
   c.replicas = shape.replicas.replicas;
   c.prefill = shape.prefill;
   c.instance = scenario_.instances[take(scenario_.instances.size())];
+  if (c.prefill) {  // a pool's own instance replaces the swept one
+    if (c.prefill->instance == nullptr) c.prefill->instance = c.instance;
+    if (shape.replicas.instance != nullptr) c.instance = shape.replicas.instance;
+  }
   c.scheduler = resolved_scheduler(scenario_.scenario().deployment().scheduler());
   c.scheduler.set_batching(batching);
   c.scheduler.set_max_batch_size(max_batch);

@@ -19,6 +19,7 @@ struct PoolShape {
   int tensor_parallel = 1;
   int pipeline_parallel = 1;
   int replicas = 1;
+  const schema::InstanceType* instance = nullptr;  // its own; null: the configuration's
   int replica_gpus() const { return tensor_parallel * pipeline_parallel; }
 };
 
@@ -30,9 +31,11 @@ struct ServingConfiguration {
   int replicas = 1;
   schema::Quantization quantization;  // as written (defaults applied by resolve_formats)
   schema::Scheduler scheduler;        // every field set
-  // Disaggregated: the prefill pool; tensor_parallel, pipeline_parallel and replicas above are
-  // then the decode pool's.
+  // Disaggregated: the prefill pool (its instance always set); instance, tensor_parallel,
+  // pipeline_parallel and replicas above are then the decode pool's.
   std::optional<PoolShape> prefill;
+  // Disaggregated over two instance types: each pool on nodes of its own.
+  bool split_nodes() const { return prefill && prefill->instance != instance; }
   int replica_gpus() const { return tensor_parallel * pipeline_parallel; }
   int gpus() const {
     return replica_gpus() * replicas + (prefill ? prefill->replica_gpus() * prefill->replicas : 0);
@@ -44,10 +47,12 @@ struct ServingConfiguration {
 };
 
 // Where a deployment's replicas sit, the prefill pool's first, packed in GPU order: a replica of
-// a node or more starts on a node boundary, a smaller one never straddles two nodes.
+// a node or more starts on a node boundary, a smaller one never straddles two nodes. Pools on two
+// instance types (split_nodes()) are each placed from GPU 0 of nodes of their own.
 struct DeploymentPlacement {
   PoolPlacement prefill, decode;  // colocated: every replica in `decode`
-  int nodes = 0;
+  int prefill_nodes = 0;          // split_nodes(): the prefill pool's; else 0
+  int nodes = 0;                  // all
 };
 DeploymentPlacement deployment_placement(const ServingConfiguration& c);
 

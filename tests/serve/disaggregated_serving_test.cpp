@@ -5,7 +5,10 @@
 #include <catch2/catch.hpp>
 #include <limits>
 
+#include "sim/net/inter_pool_topology.h"
+#include "sim/serve/serving_cost.h"
 #include "sim/serve/serving_simulation.h"
+#include "sim/serve/serving_space.h"
 #include "tests/serve/serve_fixture.h"
 #include "tests/testing/cluster.h"
 
@@ -73,6 +76,33 @@ TEST_CASE("one disaggregated request: TTFT is its prefill, E2E adds the transfer
   }
   // Between nodes the NICs are slower than NVLink.
   CHECK(lone_transfer_s(*topology, 0, 8, 1e9) > 2 * lone_transfer_s(*topology, 0, 1, 1e9));
+}
+
+// Pools on two instance types (prefill on 8 x H100, decode on 8 x A100) meet on the inter-pool
+// network, pool i as GPU i: one request's KV cache takes the route's latency plus its bytes at the
+// least of the two pools' NIC capacities, and its E2E is prefill + that + its decodes.
+TEST_CASE("a KV cache between pools of two instance types crosses their NICs") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  const double kv = model.largest_stage().kv_bytes_per_token;
+  const Catalog& catalog = testing::shipped_catalog();
+  const InterPoolLinks links =
+      inter_pool_links({{catalog.instances().find("aws.p5.48xlarge")->value, 1},
+                        {catalog.instances().find("aws.p4de.24xlarge")->value, 1}},
+                       s::InterPoolNetwork(), nullptr, catalog);
+  REQUIRE(links.error.empty());
+  const auto topology = inter_pool_topology(links);
+  const std::vector<Request> requests = {{0.0, 1000, 2}};
+  const ServingOutcome o = simulate_disaggregated(
+      requests, {&model, continuous(kv), {{0}, 1}}, {&model, continuous(kv), {{1}, 1}}, kv,
+      topology.get());
+  const double transfer_s = lone_transfer_s(*topology, 0, 1, 1000 * kv);
+  // The A100 node's 4 x 100 Gb/s bound the route: at most 50 GB/s.
+  CHECK(transfer_s > 1000 * kv / 50e9);
+  CHECK(o.records[0].kv_transfer.seconds() == Approx(transfer_s).epsilon(1e-6));
+  CHECK(o.records[0].finish.seconds() ==
+        Approx(model.iteration(prefill_work(1000)).seconds() + transfer_s +
+               model.iteration(decode_work(1001)).seconds())
+            .epsilon(1e-9));
 }
 
 // A TP-2 prefill replica on GPUs 0-1 sends to a TP-4 decode replica on GPUs 8-11 over
@@ -151,6 +181,48 @@ TEST_CASE("a disaggregated serving scenario loads") {
   auto t = load_serving_text(kDisaggregated);
   INFO(t->messages());
   CHECK(t->loaded != nullptr);
+}
+
+// Replicas are placed in GPU order, the prefill pool first: two TP-4 prefill replicas fill one
+// 8-GPU node and three TP-8 decode replicas take a node each (4 nodes, billed at one price); a
+// prefill pool on its own instance type takes nodes of its own, each billed at its price.
+TEST_CASE("a disaggregated deployment's nodes and price cover both pools") {
+  std::string text = kDisaggregated;
+  text.replace(text.find("prefill { tensor_parallel: 8 replicas: 1 }"), 42,
+               "prefill { tensor_parallel: 4 replicas: 2 }");
+  auto t = load_serving_text(text);
+  REQUIRE(t->loaded != nullptr);
+  Diagnostics diagnostics;
+  const Catalog& catalog = testing::shipped_catalog();
+  auto prices = load_serving_prices(*t->loaded, catalog, nullptr, &diagnostics);
+  REQUIRE(prices != nullptr);
+  const auto per_hour = [&](const char* name) {
+    return prices->book.price(*catalog.instances().find(name)->value, s::ON_DEMAND)->per_hour;
+  };
+  ServingConfiguration c = ServingSpace(*t->loaded).at(0);
+  REQUIRE(c.prefill.has_value());
+  const DeploymentPlacement placement = deployment_placement(c);
+  CHECK(placement.prefill.first_gpu == std::vector<int>{0, 4});
+  CHECK(placement.decode.first_gpu == std::vector<int>{8, 16, 24});
+  CHECK(c.nodes() == 4);
+  CHECK(*deployment_per_hour(*prices, c, s::ON_DEMAND) ==
+        Approx(4 * per_hour("aws.p5.48xlarge")));
+  c.instance = catalog.instances().find("aws.p4de.24xlarge")->value;  // the decode pool's
+  CHECK(c.split_nodes());
+  CHECK(deployment_placement(c).decode.first_gpu == std::vector<int>{0, 8, 16});
+  CHECK(c.nodes() == 4);
+  CHECK(*deployment_per_hour(*prices, c, s::ON_DEMAND) ==
+        Approx(per_hour("aws.p5.48xlarge") + 3 * per_hour("aws.p4de.24xlarge")));
+}
+
+TEST_CASE("a pool's instance without the deployment's format is an error at it") {
+  std::string text = kDisaggregated;
+  text.replace(text.find("decode { tensor_parallel: 8"), 27,
+               "decode { instance: \"aws.p4de.24xlarge\" tensor_parallel: 8");
+  auto t = load_serving_text(text);
+  CHECK(t->loaded == nullptr);
+  CHECK(t->messages() == "s.textproto:7:14: deployment.disaggregation.decode.instance: GPU "
+                         "\"A100-SXM4-80GB\" has no FP8 support\n");
 }
 
 TEST_CASE("a pool of zero replicas is an error at its field") {
