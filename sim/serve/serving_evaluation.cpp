@@ -47,17 +47,9 @@ ServingEvaluator::ServingEvaluator(const Catalog& catalog, const LoadedServingSc
     : catalog_(catalog),
       scenario_(scenario),
       runtime_(*catalog.runtimes().find("default")->value),
-      serving_(*serving_runtime(scenario.scenario(), catalog)) {
-  const s::ServingScenario& m = scenario.scenario();
-  for (const Request& r : scenario.trace) {
-    longest_request_ = std::max(longest_request_, r.input_tokens + r.output_tokens);
-    longest_prompt_ = std::max(longest_prompt_, r.input_tokens);
-  }
-  if (m.has_traffic() && !m.traffic().has_trace_file()) {
-    longest_prompt_ = max_length(m.traffic().input_tokens());
-    longest_request_ = longest_prompt_ + max_length(m.traffic().output_tokens());
-  }
-}
+      serving_(*serving_runtime(scenario.scenario(), catalog)),
+      longest_request_(longest_request_tokens(scenario)),
+      longest_prompt_(longest_prompt_tokens(scenario)) {}
 
 const Topology* ServingEvaluator::topology(const ServingConfiguration& c, std::string* error) {
   const int per_node = c.instance->gpu_count();

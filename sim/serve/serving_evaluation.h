@@ -89,8 +89,8 @@ class ServingEvaluator {
            std::unique_ptr<Topology>>
       between_;
   std::map<double, std::vector<Request>> traffic_;
-  int longest_request_ = 0;  // input + output tokens
-  int longest_prompt_ = 0;
+  const int longest_request_;  // input + output tokens
+  const int longest_prompt_;
 };
 
 }  // namespace clustersim

@@ -22,30 +22,6 @@ namespace s = schema;
 
 constexpr char kDefaultRuntime[] = "tensorrt-llm";
 
-// The longest prompt the scenario sends (0 when unknown: the traffic is malformed).
-int longest_prompt(const LoadedServingScenario& loaded) {
-  const s::ServingScenario& m = loaded.scenario();
-  int longest = 0;
-  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens);
-  if (m.has_traffic() && !m.traffic().has_trace_file()) {
-    longest = std::max(longest, max_length(m.traffic().input_tokens()));
-  }
-  for (const s::BatchBenchmark& b : m.benchmark()) longest = std::max(longest, b.input_tokens());
-  return longest;
-}
-
-// The most tokens one request holds (prompt and output), 0 when the traffic is malformed.
-int longest_request(const LoadedServingScenario& loaded) {
-  const s::ServingScenario& m = loaded.scenario();
-  int longest = 0;
-  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens + r.output_tokens);
-  if (m.has_traffic() && !m.traffic().has_trace_file()) {
-    longest = std::max(longest, max_length(m.traffic().input_tokens()) +
-                                    max_length(m.traffic().output_tokens()));
-  }
-  return longest;
-}
-
 // Each listed degree must split the model; tensor parallelism must stay inside every candidate's
 // node.
 void check_degrees(const FieldChecker& owner, const char* field, const LoadedServingScenario& l,
@@ -155,7 +131,7 @@ void check_decode_memory(const FieldChecker& decode, const Catalog& catalog,
   const int tp = pool.has_tensor_parallel() ? pool.tensor_parallel() : 1;
   const int pp = pool.has_pipeline_parallel() ? pool.pipeline_parallel() : 1;
   const s::Transformer& t = l.model->transformer();
-  const int tokens = longest_request(l);
+  const int tokens = longest_request_tokens(l);
   if (tp < 1 || pp < 1 || tokens == 0 || !serving_tensor_parallel_problem(t, tp).empty() ||
       !pipeline_parallel_problem(pp, l.model).empty()) {
     return;  // reported by the degree checks
@@ -254,7 +230,7 @@ void check_disaggregation(const FieldChecker& root, const Catalog& catalog,
 
 void check_sweep_and_scheduler(const FieldChecker& root, const LoadedServingScenario& loaded) {
   const s::ServingScenario& m = loaded.scenario();
-  const int prompt = longest_prompt(loaded);
+  const int prompt = longest_prompt_tokens(loaded);
   if (m.deployment().has_scheduler()) {
     check_scheduler(root.child("deployment").child("scheduler"), prompt);
   }
@@ -315,6 +291,28 @@ void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario
 }
 
 }  // namespace
+
+int longest_prompt_tokens(const LoadedServingScenario& loaded) {
+  const s::ServingScenario& m = loaded.scenario();
+  int longest = 0;
+  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens);
+  if (m.has_traffic() && !m.traffic().has_trace_file()) {
+    longest = std::max(longest, max_length(m.traffic().input_tokens()));
+  }
+  for (const s::BatchBenchmark& b : m.benchmark()) longest = std::max(longest, b.input_tokens());
+  return longest;
+}
+
+int longest_request_tokens(const LoadedServingScenario& loaded) {
+  const s::ServingScenario& m = loaded.scenario();
+  int longest = 0;
+  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens + r.output_tokens);
+  if (m.has_traffic() && !m.traffic().has_trace_file()) {
+    longest = std::max(longest, max_length(m.traffic().input_tokens()) +
+                                    max_length(m.traffic().output_tokens()));
+  }
+  return longest;
+}
 
 const s::ServingRuntime* serving_runtime(const s::ServingScenario& scenario,
                                          const Catalog& catalog) {

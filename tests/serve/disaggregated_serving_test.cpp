@@ -183,6 +183,39 @@ TEST_CASE("a disaggregated serving scenario loads") {
   CHECK(t->loaded != nullptr);
 }
 
+// The shapes are the colocated ones (sweep.replicas given), then prefill x decode replicas, the
+// decode axis fastest: 3 + 2 x 3 deployments.
+TEST_CASE("the pool-size axes sweep every split beside the colocated replicas") {
+  auto t = load_serving_text(kDisaggregated + "sweep { replicas: [2, 3, 4] prefill_replicas: "
+                                              "[1, 2] decode_replicas: [1, 2, 3] }\n");
+  REQUIRE(t->loaded != nullptr);
+  const ServingSpace space(*t->loaded);
+  REQUIRE(space.size() == 9);
+  const ServingConfiguration colocated = space.at(2);
+  CHECK_FALSE(colocated.prefill.has_value());
+  CHECK(colocated.replicas == 4);
+  const ServingConfiguration split = space.at(5);  // the third split: 1 prefill, 3 decode
+  REQUIRE(split.prefill.has_value());
+  CHECK(split.prefill->replicas == 1);
+  CHECK(split.replicas == 3);
+  CHECK(split.tensor_parallel == 8);
+  CHECK(split.gpus() == 32);
+  // Without sweep.replicas, only the splits.
+  CHECK(ServingSpace(*load_serving_text(kDisaggregated + "sweep { decode_replicas: [1, 2] }\n")
+                          ->loaded)
+            .size() == 2);
+}
+
+TEST_CASE("autoscaling a disaggregated deployment is an error at autoscaling") {
+  std::string rates = "1";
+  for (int hour = 1; hour < 24; ++hour) rates += ", 1";
+  auto t = load_serving_text(kDisaggregated + "autoscaling { hourly_rate_per_s: [" + rates +
+                             "] }\n");
+  CHECK(t->loaded == nullptr);
+  CHECK(t->messages().find("autoscaling: scales colocated replicas: not simulated with "
+                           "deployment.disaggregation") != std::string::npos);
+}
+
 // Replicas are placed in GPU order, the prefill pool first: two TP-4 prefill replicas fill one
 // 8-GPU node and three TP-8 decode replicas take a node each (4 nodes, billed at one price); a
 // prefill pool on its own instance type takes nodes of its own, each billed at its price.
