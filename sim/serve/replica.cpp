@@ -54,12 +54,26 @@ void Replica::arrive(int32_t index) {
   if (!iterating_) sim_->request_settle(this);
 }
 
+void Replica::accept_prefilled(int32_t index) {
+  Sequence s = admit(index);
+  s.prefilled = s.cached = s.prompt;
+  s.generated = 1;
+  waiting_.push_back(s);
+  if (!iterating_) sim_->request_settle(this);
+}
+
+void Replica::release(int64_t blocks) {
+  free_blocks_ += blocks;
+  if (!iterating_) sim_->request_settle(this);
+}
+
 void Replica::try_start() {
   if (iterating_) return;
   work_ = IterationWork{};
   const bool formed =
       settings_.batching == schema::STATIC ? form_static() : form_continuous();
   if (!formed) return;
+  if (work_.attention_pairs > 0) ++prompt_iterations_;
   iterating_ = true;
   iteration_start_ = sim_->now();
   sim_->schedule_after(model_->iteration(work_), this, kIterationEnd);
@@ -153,6 +167,7 @@ bool Replica::form_continuous() {
 bool Replica::admit_continuous(int64_t* budget) {
   if (waiting_.empty() || static_cast<int>(running_.size()) >= settings_.max_batch) return false;
   Sequence& w = waiting_.front();
+  if (w.decoding()) return admit_prefilled(budget);
   // A prompt longer than the budget runs alone (a preempted sequence's prompt grows).
   const bool alone = running_.empty() && work_.tokens == 0;
   const int64_t chunk = settings_.chunked_prefill ? std::min<int64_t>(w.prompt, *budget)
@@ -165,6 +180,20 @@ bool Replica::admit_continuous(int64_t* budget) {
   work_.tokens += chunk;
   add_prompt_chunk(&work_, 0, chunk, settings_.attention_window);
   if (chunk == w.prompt) ++work_.logits;
+  running_.push_back(w);
+  waiting_.pop_front();
+  return true;
+}
+
+bool Replica::admit_prefilled(int64_t* budget) {
+  Sequence& w = waiting_.front();
+  if (*budget < 1 || !reserve(&w, w.cached + 1)) return false;
+  w.admitted = next_admission_++;
+  w.in_batch = true;
+  --*budget;
+  ++work_.tokens;
+  ++work_.logits;
+  add_decode(&work_, w.cached + 1, settings_.attention_window);
   running_.push_back(w);
   waiting_.pop_front();
   return true;
@@ -239,7 +268,12 @@ void Replica::finish_iteration() {
         record.first_token = sim_->now();
         record.started = true;
       }
-      if (s.generated == r.output_tokens) complete(&s);
+      if (s.generated == r.output_tokens) {
+        complete(&s);
+      } else if (s.generated == 1 && settings_.hand_off) {
+        settings_.hand_off(s.request, s.blocks);
+        continue;  // the decode pool has it now
+      }
     }
     if (is_static || s.generated < r.output_tokens) running_[kept++] = s;
   }

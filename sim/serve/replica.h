@@ -14,12 +14,18 @@
 // their prompts in one iteration, then decodes the whole batch until its longest output is done;
 // finished sequences stay in the batch as padding.
 //
+// Disaggregated serving (disaggregated_simulation.h): a prefill replica hands each request off
+// when its prompt is done and its first token produced, keeping its blocks until the KV cache has
+// been sent (release()); a decode replica receives requests already prefilled (accept_prefilled()),
+// which join its batch once it has the blocks for their KV cache.
+//
 // Borrows the simulation, iteration model, requests and records, which must outlive it. Not
 // thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <vector>
 
 #include "sim/engine/simulation.h"
@@ -33,6 +39,7 @@ namespace clustersim {
 struct RequestRecord {
   Picoseconds first_token;  // its first output token
   Picoseconds finish;       // its last output token
+  Picoseconds kv_transfer;  // disaggregated: its KV cache's trip from prefill to decode
   int32_t preemptions = 0;
   bool started = false;  // first_token is set
   bool done = false;     // finish is set
@@ -50,6 +57,10 @@ struct ReplicaSettings {
   double activation_bytes_per_token = 0;
   int attention_window = 0;             // the model's sliding window in tokens (0: none)
   Picoseconds batch_wait;               // static
+  // Continuous, prefill pool: called with the request and the KV blocks it holds when its
+  // prompt is done and its first token produced (unless that was its only token); the replica
+  // forgets it, its blocks stay taken until release().
+  std::function<void(int32_t request, int64_t blocks)> hand_off;
 };
 
 class Replica final : public EventHandler, public Settler {
@@ -62,12 +73,18 @@ class Replica final : public EventHandler, public Settler {
   // Request `index` arrives now. An idle replica starts its next iteration once every event of
   // this instant has run (so requests arriving together are batched together). Cost: O(1).
   void arrive(int32_t index);
+  // Request `index`, prefilled elsewhere with its first token produced, arrives with its KV cache
+  // (continuous batching). It waits for the blocks of its prompt and next token, then decodes.
+  void accept_prefilled(int32_t index);
+  // Frees `blocks` handed off earlier (their KV cache has been sent).
+  void release(int64_t blocks);
 
   int64_t outstanding() const { return static_cast<int64_t>(waiting_.size() + running_.size()); }
   Picoseconds busy() const { return busy_; }           // time spent iterating
   double kv_block_seconds() const { return kv_block_s_; }  // blocks held x time, integrated
   int64_t iterations() const { return iterations_; }
   int64_t preemptions() const { return preemptions_; }
+  int64_t prompt_iterations() const { return prompt_iterations_; }  // with prompt tokens
 
  private:
   struct Sequence {
@@ -90,6 +107,8 @@ class Replica final : public EventHandler, public Settler {
   bool form_continuous();
   bool form_static();
   bool admit_continuous(int64_t* budget);
+  // Admits the waiting head, prefilled elsewhere, to decode in this iteration.
+  bool admit_prefilled(int64_t* budget);
   // Grows `s`'s blocks to hold `tokens`; false when the pool is short.
   bool reserve(Sequence* s, int64_t tokens);
   // Frees the latest admitted running sequence other than those already in work; false if none.
@@ -118,6 +137,7 @@ class Replica final : public EventHandler, public Settler {
   double kv_block_s_ = 0;
   int64_t iterations_ = 0;
   int64_t preemptions_ = 0;
+  int64_t prompt_iterations_ = 0;
 };
 
 }  // namespace clustersim

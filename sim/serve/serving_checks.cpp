@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/hw/compute_model.h"
+#include "sim/util/units.h"
 
 namespace clustersim {
 
@@ -206,6 +207,11 @@ void check_benchmark(const FieldChecker& benchmark, int max_context) {
       p.positive(f);
     }
   }
+}
+
+double gpu_capacity_bytes(const schema::InstanceType& instance, const schema::Gpu& gpu) {
+  return (instance.has_gpu_memory_gib() ? instance.gpu_memory_gib() : gpu.memory_gib()) *
+         kBytesPerGibibyte;
 }
 
 }  // namespace clustersim

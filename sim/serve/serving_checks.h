@@ -6,6 +6,7 @@
 
 #include "sim/io/field_checker.h"
 #include "sim/io/schema/gpu.pb.h"
+#include "sim/io/schema/instance.pb.h"
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/serving.pb.h"
 #include "sim/workload/inference_shape.h"
@@ -39,6 +40,9 @@ void check_slo(const FieldChecker& slo);
 // Benchmark runs: positive sizes and published figures; a context beyond the model's is a
 // warning (published runs went beyond it).
 void check_benchmark(const FieldChecker& benchmark, int max_context);
+
+// Memory of one of `instance`'s GPUs (its gpu_memory_gib where given, else the GPU's).
+double gpu_capacity_bytes(const schema::InstanceType& instance, const schema::Gpu& gpu);
 
 // The formats a Quantization message stands for once its defaults are applied, on `gpu`
 // (absent weights: the GPU's 16-bit format, BF16 where it has one).

@@ -44,13 +44,29 @@ std::unique_ptr<ServingPrices> load_serving_prices(const LoadedServingScenario& 
   return prices;
 }
 
-std::optional<double> deployment_per_hour(const ServingPrices& prices,
-                                          const ServingConfiguration& c, s::BillingMode billing) {
-  const std::optional<UsedPrice> price = prices.book.price(*c.instance, billing);
+namespace {
+
+// One node of `instance` per hour in the report currency, or nullopt without a price.
+std::optional<double> node_per_hour(const ServingPrices& prices, const s::InstanceType& instance,
+                                    s::BillingMode billing) {
+  const std::optional<UsedPrice> price = prices.book.price(instance, billing);
   if (!price) return std::nullopt;
   const std::optional<double> rate = prices.book.exchange_rate(price->currency, prices.currency);
   if (!rate) return std::nullopt;
-  return price->per_hour * *rate * c.nodes();
+  return price->per_hour * *rate;
+}
+
+}  // namespace
+
+std::optional<double> deployment_per_hour(const ServingPrices& prices,
+                                          const ServingConfiguration& c, s::BillingMode billing) {
+  const std::optional<double> node = node_per_hour(prices, *c.instance, billing);
+  if (!node) return std::nullopt;
+  if (!c.split_nodes()) return *node * c.nodes();
+  const std::optional<double> prefill_node = node_per_hour(prices, *c.prefill->instance, billing);
+  if (!prefill_node) return std::nullopt;
+  const DeploymentPlacement placement = deployment_placement(c);
+  return *prefill_node * placement.prefill_nodes + *node * (placement.nodes - placement.prefill_nodes);
 }
 
 }  // namespace clustersim

@@ -28,7 +28,8 @@ std::unique_ptr<ServingPrices> load_serving_prices(const LoadedServingScenario& 
                                                    const TextFile<schema::PriceFile>* price_file,
                                                    Diagnostics* diagnostics);
 
-// The deployment's nodes per hour under `billing`, in the report currency; nullopt without a price.
+// The deployment's nodes per hour under `billing`, in the report currency (each pool's nodes at
+// its instance's price when the pools are on two types); nullopt without a price.
 std::optional<double> deployment_per_hour(const ServingPrices& prices,
                                           const ServingConfiguration& c,
                                           schema::BillingMode billing);

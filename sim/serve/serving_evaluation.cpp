@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/net/inter_pool_topology.h"
 #include "sim/net/topology_builder.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/util/check.h"
@@ -27,13 +28,17 @@ s::ServingGpuFit gpu_fit(const s::ServingRuntime& runtime, const s::Gpu& gpu, bo
   return runtime.default_fit(0);
 }
 
-double capacity_bytes(const s::InstanceType& instance, const s::Gpu& gpu) {
-  return (instance.has_gpu_memory_gib() ? instance.gpu_memory_gib() : gpu.memory_gib()) *
-         kBytesPerGibibyte;
-}
-
 std::string gib_short(double bytes) {
   return std::to_string(static_cast<int64_t>(std::ceil(bytes / kBytesPerGibibyte)));
+}
+
+// A pool's placement counted in nodes of `per_node` GPUs, from node `first`: each replica
+// holds the nodes its GPUs are on.
+PoolPlacement in_nodes(const PoolPlacement& gpus, int per_node, int first) {
+  PoolPlacement nodes;
+  nodes.gpus = (gpus.gpus + per_node - 1) / per_node;
+  for (int g : gpus.first_gpu) nodes.first_gpu.push_back(first + g / per_node);
+  return nodes;
 }
 
 }  // namespace
@@ -42,25 +47,47 @@ ServingEvaluator::ServingEvaluator(const Catalog& catalog, const LoadedServingSc
     : catalog_(catalog),
       scenario_(scenario),
       runtime_(*catalog.runtimes().find("default")->value),
-      serving_(*serving_runtime(scenario.scenario(), catalog)) {
-  const s::ServingScenario& m = scenario.scenario();
-  for (const Request& r : scenario.trace) {
-    longest_request_ = std::max(longest_request_, r.input_tokens + r.output_tokens);
-  }
-  if (m.has_traffic() && !m.traffic().has_trace_file()) {
-    longest_request_ = max_length(m.traffic().input_tokens()) +
-                       max_length(m.traffic().output_tokens());
-  }
-}
+      serving_(*serving_runtime(scenario.scenario(), catalog)),
+      longest_request_(longest_request_tokens(scenario)),
+      longest_prompt_(longest_prompt_tokens(scenario)) {}
 
 const Topology* ServingEvaluator::topology(const ServingConfiguration& c, std::string* error) {
   const int per_node = c.instance->gpu_count();
+  if (c.split_nodes()) return between_pools(c, error);
+  if (c.prefill) {
+    const DeploymentPlacement placement = deployment_placement(c);
+    const int end = placement.decode.first_gpu.back() + placement.decode.gpus;
+    return topology(c.instance, placement.nodes, std::min(end, per_node), error);
+  }
   const int nodes = (c.replica_gpus() + per_node - 1) / per_node;
-  const int gpus = std::min(c.replica_gpus(), per_node);
-  auto& slot = topologies_[{c.instance, nodes, gpus}];
+  return topology(c.instance, nodes, std::min(c.replica_gpus(), per_node), error);
+}
+
+const Topology* ServingEvaluator::between_pools(const ServingConfiguration& c,
+                                                std::string* error) {
+  const DeploymentPlacement placement = deployment_placement(c);
+  const int prefill_nodes = placement.prefill_nodes;
+  const int decode_nodes = placement.nodes - prefill_nodes;
+  auto& slot = between_[{c.prefill->instance, prefill_nodes, c.instance, decode_nodes}];
+  if (!slot) {
+    std::vector<PoolEndpoint> pools(prefill_nodes, PoolEndpoint{c.prefill->instance, 1});
+    pools.insert(pools.end(), decode_nodes, PoolEndpoint{c.instance, 1});
+    const InterPoolLinks links = inter_pool_links(pools, s::InterPoolNetwork(), nullptr, catalog_);
+    if (!links.error.empty()) {
+      *error = links.error;
+      return nullptr;
+    }
+    slot = inter_pool_topology(links);
+  }
+  return slot.get();
+}
+
+const Topology* ServingEvaluator::topology(const s::InstanceType* instance, int nodes, int gpus,
+                                           std::string* error) {
+  auto& slot = topologies_[{instance, nodes, gpus}];
   if (!slot) {
     ClusterSpec spec;
-    spec.instance = c.instance;
+    spec.instance = instance;
     spec.nodes = nodes;
     spec.gpus_per_node = gpus;
     TopologyOrError built = build_topology(spec, catalog_);
@@ -98,7 +125,7 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   r.model = std::make_unique<IterationModel>(in);
   r.runtime_bytes = runtime_bytes(serving_, in.fit, c.tensor_parallel);
   e.memory = serving_memory(r.model->largest_stage(), r.runtime_bytes,
-                            capacity_bytes(*c.instance, gpu), workspace_tokens);
+                            gpu_capacity_bytes(*c.instance, gpu), workspace_tokens);
   const s::Scheduler& sc = c.scheduler;
   ReplicaSettings& set = r.settings;
   set.batching = sc.batching();
@@ -131,7 +158,63 @@ const std::vector<Request>& ServingEvaluator::requests(double rate_scale) {
   return slot;
 }
 
+std::string ServingEvaluator::memory_problem(const ServingConfiguration& c, const Replica& r,
+                                            int longest) const {
+  const ServingEvaluation& e = r.evaluation;
+  if (e.memory.free_bytes() < 0) {
+    return "GPU memory (OOM by " + gib_short(-e.memory.free_bytes()) + " GiB)";
+  }
+  if (c.scheduler.batching() == s::STATIC) {
+    return r.settings.static_free_bytes < longest * e.memory.kv_bytes_per_token
+               ? "KV cache (one longest request does not fit)"
+               : "";
+  }
+  if (e.kv_blocks * c.scheduler.kv_block_tokens() < longest) {
+    return "KV cache (" + std::to_string(e.kv_blocks * c.scheduler.kv_block_tokens()) +
+           " tokens, the longest request needs " + std::to_string(longest) + ")";
+  }
+  return "";
+}
+
+ServingEvaluation ServingEvaluator::evaluate_disaggregated(const ServingConfiguration& c,
+                                                           double rate_scale) {
+  // Both pools reserve the token budget's workspace: a decode replica recomputes a preempted
+  // request's prompt in it.
+  const int64_t budget = c.scheduler.max_tokens_per_iteration();
+  Replica prefill = build(c.pool(true), budget, budget, /*identical_tokens=*/false);
+  Replica decode = build(c.pool(false), budget, budget, /*identical_tokens=*/false);
+  ServingEvaluation e = decode.evaluation;
+  e.prefill_memory = prefill.evaluation.memory;
+  e.prefill_kv_blocks = prefill.evaluation.kv_blocks;
+  e.calibrated = e.calibrated && prefill.evaluation.calibrated;
+  if (e.error.empty()) e.error = prefill.evaluation.error;
+  const Topology* links = e.error.empty() ? topology(c, &e.error) : nullptr;
+  if (!e.error.empty()) return e;
+  const std::string prefill_short = memory_problem(c, prefill, longest_prompt_);
+  const std::string decode_short = memory_problem(c, decode, longest_request_);
+  if (!prefill_short.empty()) e.out_of_memory = "prefill pool: " + prefill_short;
+  if (!decode_short.empty()) e.out_of_memory = "decode pool: " + decode_short;
+  if (!e.out_of_memory.empty()) return e;
+  DeploymentPlacement placement = deployment_placement(c);
+  if (c.split_nodes()) {  // the nodes between pools: node i is endpoint i, the prefill pool's first
+    placement.prefill = in_nodes(placement.prefill, c.prefill->instance->gpu_count(), 0);
+    placement.decode = in_nodes(placement.decode, c.instance->gpu_count(), placement.prefill_nodes);
+  }
+  const std::vector<Request>& traffic = requests(rate_scale);
+  const double kv_bytes_per_token =
+      inference_shape(scenario_.model->transformer(), e.formats, 1, 1, 0).kv_bytes_per_token;
+  const ServingOutcome outcome = simulate_disaggregated(
+      traffic, {prefill.model.get(), prefill.settings, placement.prefill},
+      {decode.model.get(), decode.settings, placement.decode}, kv_bytes_per_token, links);
+  e.metrics = measure_serving(traffic, outcome, scenario_.scenario().traffic().warmup_s());
+  if (scenario_.scenario().has_slo()) {
+    e.slo_violation = slo_violation(scenario_.scenario().slo(), *e.metrics);
+  }
+  return e;
+}
+
 ServingEvaluation ServingEvaluator::evaluate(const ServingConfiguration& c, double rate_scale) {
+  if (c.prefill) return evaluate_disaggregated(c, rate_scale);
   const bool is_static = c.scheduler.batching() == s::STATIC;
   const int64_t tokens = is_static ? static_cast<int64_t>(c.scheduler.max_batch_size()) *
                                          longest_request_
@@ -139,16 +222,7 @@ ServingEvaluation ServingEvaluator::evaluate(const ServingConfiguration& c, doub
   Replica r = build(c, tokens, is_static ? 0 : tokens, /*identical_tokens=*/false);
   ServingEvaluation e = r.evaluation;
   if (!e.error.empty()) return e;
-  const double per_request = longest_request_ * e.memory.kv_bytes_per_token;
-  if (e.memory.free_bytes() < 0) {
-    e.out_of_memory = "GPU memory (OOM by " + gib_short(-e.memory.free_bytes()) + " GiB)";
-  } else if (!is_static && e.kv_blocks * c.scheduler.kv_block_tokens() < longest_request_) {
-    e.out_of_memory = "KV cache (" + std::to_string(e.kv_blocks * c.scheduler.kv_block_tokens()) +
-                      " tokens, the longest request needs " + std::to_string(longest_request_) +
-                      ")";
-  } else if (is_static && r.settings.static_free_bytes < per_request) {
-    e.out_of_memory = "KV cache (one longest request does not fit)";
-  }
+  e.out_of_memory = memory_problem(c, r, longest_request_);
   if (!e.out_of_memory.empty()) return e;
   const std::vector<Request>& traffic = requests(rate_scale);
   const ServingOutcome outcome = simulate_serving(traffic, *r.model, r.settings, c.replicas);

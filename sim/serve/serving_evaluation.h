@@ -21,8 +21,11 @@ namespace clustersim {
 
 struct ServingEvaluation {
   TensorFormats formats;
-  ServingMemory memory;
-  int64_t kv_blocks = 0;        // continuous batching's pool per replica
+  ServingMemory memory;         // disaggregated: a decode replica's
+  int64_t kv_blocks = 0;        // continuous batching's pool per (decode) replica
+  // Disaggregated: a prefill replica's memory and KV-cache blocks.
+  std::optional<ServingMemory> prefill_memory;
+  int64_t prefill_kv_blocks = 0;
   std::string out_of_memory;    // why the replica does not fit; "" when it does
   std::optional<ServingMetrics> metrics;  // absent when it does not fit
   std::string slo_violation;    // the first objective missed; "" when all hold (or none is set)
@@ -44,6 +47,7 @@ class ServingEvaluator {
   ServingEvaluator(const Catalog& catalog, const LoadedServingScenario& scenario);
 
   // The scenario's traffic with every rate x `rate_scale` (a trace: its times / rate_scale).
+  // Disaggregated (c.prefill): each pool's memory, then the traffic through both.
   ServingEvaluation evaluate(const ServingConfiguration& c, double rate_scale = 1);
   // A static-batch benchmark run on one replica of `c`. Requires: `c` uses STATIC batching.
   BenchmarkResult benchmark(const ServingConfiguration& c, const schema::BatchBenchmark& run);
@@ -63,7 +67,16 @@ class ServingEvaluator {
   // `identical_tokens`: a benchmark's identical requests (IterationInputs::identical_tokens).
   Replica build(const ServingConfiguration& c, int64_t largest_iteration, int64_t workspace_tokens,
                 bool identical_tokens);
+  ServingEvaluation evaluate_disaggregated(const ServingConfiguration& c, double rate_scale);
+  // Why replica `r` of `c` cannot hold one request of `longest` tokens, or "".
+  std::string memory_problem(const ServingConfiguration& c, const Replica& r, int longest) const;
+  // The replica's GPUs (a disaggregated deployment's: every node it places replicas on).
   const Topology* topology(const ServingConfiguration& c, std::string* error);
+  const Topology* topology(const schema::InstanceType* instance, int nodes, int gpus,
+                           std::string* error);
+  // Pools on two instance types: the network between their nodes (inter_pool_topology.h, one
+  // endpoint per node, the prefill pool's first, each reaching the others through its NICs).
+  const Topology* between_pools(const ServingConfiguration& c, std::string* error);
   const std::vector<Request>& requests(double rate_scale);
 
   const Catalog& catalog_;
@@ -72,8 +85,12 @@ class ServingEvaluator {
   const schema::ServingRuntime& serving_;
   std::map<std::tuple<const schema::InstanceType*, int, int>, std::unique_ptr<Topology>>
       topologies_;
+  std::map<std::tuple<const schema::InstanceType*, int, const schema::InstanceType*, int>,
+           std::unique_ptr<Topology>>
+      between_;
   std::map<double, std::vector<Request>> traffic_;
-  int longest_request_ = 0;  // input + output tokens
+  const int longest_request_;  // input + output tokens
+  const int longest_prompt_;
 };
 
 }  // namespace clustersim

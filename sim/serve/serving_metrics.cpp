@@ -28,7 +28,8 @@ Percentiles percentiles(std::vector<double>* values) {
 ServingMetrics measure_serving(const std::vector<Request>& requests, const ServingOutcome& outcome,
                                double warmup_s) {
   ServingMetrics m;
-  std::vector<double> ttft, tpot, e2e;
+  std::vector<double> ttft, tpot, e2e, transfer;
+  const bool disaggregated = outcome.kv_bytes_sent > 0;
   double first_arrival = -1, last_finish = 0, tokens = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
     const Request& r = requests[i];
@@ -40,6 +41,7 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
     ttft.push_back((first_s - r.arrival_s) * 1e3);
     e2e.push_back((finish_s - r.arrival_s) * 1e3);
     if (r.output_tokens > 1) tpot.push_back((finish_s - first_s) * 1e3 / (r.output_tokens - 1));
+    if (disaggregated && r.output_tokens > 1) transfer.push_back(record.kv_transfer.seconds() * 1e3);
     last_finish = std::max(last_finish, finish_s);
     tokens += r.output_tokens;
     ++m.measured;
@@ -48,6 +50,7 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
   m.ttft_ms = percentiles(&ttft);
   m.e2e_ms = percentiles(&e2e);
   if (!tpot.empty()) m.tpot_ms = percentiles(&tpot);
+  if (!transfer.empty()) m.kv_transfer_ms = percentiles(&transfer);
   const double span = last_finish - first_arrival;
   if (span > 0) {
     m.output_tokens_per_s = tokens / span;

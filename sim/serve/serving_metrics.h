@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct ServingMetrics {
   double gpu_utilization = 0;      // share of time the replicas iterate
   double kv_cache_utilization = 0; // time-average share of the KV cache in use
   int64_t preemptions = 0;
+  // Disaggregated: the KV caches' trips from prefill to decode replica (requests of more than
+  // one output token), which delay the second token, not the first.
+  std::optional<Percentiles> kv_transfer_ms;
 };
 
 // Requires: every request done; at least one arrives at or after `warmup_s`.

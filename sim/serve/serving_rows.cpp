@@ -25,6 +25,10 @@ const std::vector<ResultColumn>& serving_columns() {
       identity_column("tensor_parallel", "TP", Kind::kInteger),
       identity_column("pipeline_parallel", "PP", Kind::kInteger),
       identity_column("replicas", "replicas", Kind::kInteger),
+      identity_column("prefill_instance", "P instance", Kind::kText),
+      identity_column("prefill_replicas", "P replicas", Kind::kInteger),
+      identity_column("prefill_tensor_parallel", "P TP", Kind::kInteger),
+      identity_column("prefill_pipeline_parallel", "P PP", Kind::kInteger),
       identity_column("weights", "weights", Kind::kText),
       identity_column("activations", "act", Kind::kText),
       identity_column("kv_cache", "KV", Kind::kText),
@@ -36,6 +40,8 @@ const std::vector<ResultColumn>& serving_columns() {
       figure_column("memory_gib", "mem GiB", 1),
       figure_column("capacity_gib", "cap GiB", 1),
       figure_column("kv_cache_tokens", "KV tokens", 0),
+      figure_column("prefill_memory_gib", "P mem GiB", 1),
+      figure_column("prefill_kv_cache_tokens", "P KV tokens", 0),
       figure_column("ttft_p50_ms", "TTFT p50", 1),
       figure_column("ttft_p90_ms", "TTFT p90", 1),
       figure_column("ttft_p99_ms", "TTFT p99", 1),
@@ -45,6 +51,8 @@ const std::vector<ResultColumn>& serving_columns() {
       figure_column("e2e_p50_ms", "E2E p50", 0),
       figure_column("e2e_p90_ms", "E2E p90", 0),
       figure_column("e2e_p99_ms", "E2E p99", 0),
+      figure_column("kv_transfer_p50_ms", "KV xfer p50", 2),
+      figure_column("kv_transfer_p99_ms", "KV xfer p99", 2),
       figure_column("output_tokens_per_s", "tokens/s", 0),
       figure_column("requests_per_s", "req/s", 2),
       {"gpu_utilization", "GPU busy", Kind::kReal, 3, Drift::kAbsolute, 1e-4},
@@ -80,6 +88,17 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   set("tensor_parallel", number(c.tensor_parallel));
   set("pipeline_parallel", number(c.pipeline_parallel));
   set("replicas", number(c.replicas));
+  const PoolShape none{0, 0, 0};  // colocated: no prefill pool
+  const PoolShape& prefill = c.prefill ? *c.prefill : none;
+  if (c.prefill) set("prefill_instance", c.prefill->instance->name());
+  set("prefill_replicas", number(prefill.replicas));
+  set("prefill_tensor_parallel", number(prefill.tensor_parallel));
+  set("prefill_pipeline_parallel", number(prefill.pipeline_parallel));
+  if (e.prefill_memory) {
+    set("prefill_memory_gib", e.prefill_memory->used_bytes() / kBytesPerGibibyte);
+    set("prefill_kv_cache_tokens",
+        number(static_cast<double>(e.prefill_kv_blocks * sc.kv_block_tokens())));
+  }
   set("weights", s::Precision_Name(e.formats.weights));
   set("activations", s::Precision_Name(e.formats.activations));
   set("kv_cache", s::Precision_Name(e.formats.kv_cache));
@@ -103,6 +122,10 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
       set((std::string(name) + "_p50_ms").c_str(), p->p50);
       set((std::string(name) + "_p90_ms").c_str(), p->p90);
       set((std::string(name) + "_p99_ms").c_str(), p->p99);
+    }
+    if (m.kv_transfer_ms) {
+      set("kv_transfer_p50_ms", m.kv_transfer_ms->p50);
+      set("kv_transfer_p99_ms", m.kv_transfer_ms->p99);
     }
     set("output_tokens_per_s", m.output_tokens_per_s);
     set("requests_per_s", m.requests_per_s);
@@ -135,6 +158,7 @@ const std::vector<std::string>& serving_summary_columns() {
                                                 "instance",
                                                 "replicas",
                                                 "tensor_parallel",
+                                                "prefill_replicas",
                                                 "pipeline_parallel",
                                                 "weights",
                                                 "batching",
@@ -161,7 +185,13 @@ Table serving_table(const std::vector<std::string>& keys, const std::vector<Resu
 std::string describe_deployment(const ResultRow& r) {
   const auto n = [&](const char* key) { return format_number(row_number(r, serving_column(key))); };
   const auto t = [&](const char* key) { return row_text(r, serving_column(key)); };
-  return t("instance") + " x " + n("replicas") + " replicas, TP " + n("tensor_parallel") + " PP " +
+  const bool disaggregated = row_number(r, serving_column("prefill_replicas")) > 0;
+  const std::string pools =
+      disaggregated ? n("prefill_replicas") + " prefill (" + t("prefill_instance") + ", TP " +
+                          n("prefill_tensor_parallel") + " PP " + n("prefill_pipeline_parallel") +
+                          ") + " + n("replicas") + " decode replicas, TP "
+                    : n("replicas") + " replicas, TP ";
+  return t("instance") + " x " + pools + n("tensor_parallel") + " PP " +
          n("pipeline_parallel") + ", " + t("weights") + ", " + t("batching") + " batch " +
          n("max_batch_size") + ", " + t("billing");
 }

@@ -12,6 +12,8 @@
 #include "sim/io/field_checker.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/serve/serving_checks.h"
+#include "sim/util/number_format.h"
+#include "sim/util/units.h"
 
 namespace clustersim {
 namespace {
@@ -20,22 +22,10 @@ namespace s = schema;
 
 constexpr char kDefaultRuntime[] = "tensorrt-llm";
 
-// The longest prompt the scenario sends (0 when unknown: the traffic is malformed).
-int longest_prompt(const LoadedServingScenario& loaded) {
-  const s::ServingScenario& m = loaded.scenario();
-  int longest = 0;
-  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens);
-  if (m.has_traffic() && !m.traffic().has_trace_file()) {
-    longest = std::max(longest, max_length(m.traffic().input_tokens()));
-  }
-  for (const s::BatchBenchmark& b : m.benchmark()) longest = std::max(longest, b.input_tokens());
-  return longest;
-}
-
 // Each listed degree must split the model; tensor parallelism must stay inside every candidate's
 // node.
 void check_degrees(const FieldChecker& owner, const char* field, const LoadedServingScenario& l,
-                   bool tensor) {
+                   bool tensor, const std::vector<const s::InstanceType*>& instances) {
   const google::protobuf::FieldDescriptor* d =
       owner.message().GetDescriptor()->FindFieldByName(field);
   const int count = d->is_repeated() ? owner.size(field) : (owner.has(field) ? 1 : 0);
@@ -46,7 +36,7 @@ void check_degrees(const FieldChecker& owner, const char* field, const LoadedSer
     const int degree = static_cast<int>(value);
     std::string why = tensor ? serving_tensor_parallel_problem(l.model->transformer(), degree)
                              : pipeline_parallel_problem(degree, l.model);
-    for (const s::InstanceType* instance : l.instances) {
+    for (const s::InstanceType* instance : instances) {
       if (why.empty() && tensor && degree > instance->gpu_count()) {
         why = std::to_string(degree) + " is more than the " +
               std::to_string(instance->gpu_count()) + " GPUs of a \"" + instance->name() +
@@ -116,12 +106,12 @@ void check_deployment(const FieldChecker& root, const Catalog& catalog,
   }
   resolve_instances(root, catalog, loaded);
   if (loaded->model != nullptr && loaded->model->has_transformer()) {
-    check_degrees(deployment, "tensor_parallel", *loaded, true);
-    check_degrees(deployment, "pipeline_parallel", *loaded, false);
+    check_degrees(deployment, "tensor_parallel", *loaded, true, loaded->instances);
+    check_degrees(deployment, "pipeline_parallel", *loaded, false, loaded->instances);
     const FieldChecker sweep = root.child("sweep");
     if (m.has_sweep()) {
-      check_degrees(sweep, "tensor_parallel", *loaded, true);
-      check_degrees(sweep, "pipeline_parallel", *loaded, false);
+      check_degrees(sweep, "tensor_parallel", *loaded, true, loaded->instances);
+      check_degrees(sweep, "pipeline_parallel", *loaded, false, loaded->instances);
     }
   }
   if (m.deployment().has_runtime() || catalog.serving_runtimes().find(kDefaultRuntime) == nullptr) {
@@ -133,9 +123,114 @@ void check_deployment(const FieldChecker& root, const Catalog& catalog,
   check_quantizations(root, catalog, *loaded);
 }
 
+// A decode replica must hold its weights and one longest request's KV cache on every candidate.
+void check_decode_memory(const FieldChecker& decode, const Catalog& catalog,
+                         const LoadedServingScenario& l,
+                         const std::vector<const s::InstanceType*>& instances) {
+  const auto& pool = static_cast<const s::ServingPool&>(decode.message());
+  const int tp = pool.has_tensor_parallel() ? pool.tensor_parallel() : 1;
+  const int pp = pool.has_pipeline_parallel() ? pool.pipeline_parallel() : 1;
+  const s::Transformer& t = l.model->transformer();
+  const int tokens = longest_request_tokens(l);
+  if (tp < 1 || pp < 1 || tokens == 0 || !serving_tensor_parallel_problem(t, tp).empty() ||
+      !pipeline_parallel_problem(pp, l.model).empty()) {
+    return;  // reported by the degree checks
+  }
+  const s::Quantization& q = l.scenario().deployment().quantization();
+  for (const s::InstanceType* instance : instances) {
+    const s::Gpu& gpu = catalog.gpu_of(*instance);
+    if (tp > instance->gpu_count() || !quantization_problem(q, gpu).empty()) continue;
+    const TensorFormats formats = resolve_formats(q, gpu);
+    const double capacity = gpu_capacity_bytes(*instance, gpu);
+    for (int stage = 0; stage < pp; ++stage) {
+      const InferenceShape shape = inference_shape(t, formats, tp, pp, stage);
+      const double kv = tokens * shape.kv_bytes_per_token;
+      if (shape.weight_bytes + kv <= capacity) continue;
+      decode.error_here("a decode replica of TP " + std::to_string(tp) + " PP " +
+                        std::to_string(pp) + " on \"" + instance->name() +
+                        "\" cannot hold one request's KV cache: " +
+                        format_fixed(shape.weight_bytes / kBytesPerGibibyte, 1) +
+                        " GiB of weights + " + format_fixed(kv / kBytesPerGibibyte, 1) +
+                        " GiB for " + std::to_string(tokens) + " tokens > " +
+                        format_fixed(capacity / kBytesPerGibibyte, 1) + " GiB per GPU");
+      break;
+    }
+  }
+}
+
+// A pool's own instance type, resolved, with GPUs and the deployment's quantization; else null.
+const s::InstanceType* pool_instance(const FieldChecker& pool, const Catalog& catalog,
+                                     const s::Quantization& quantization) {
+  const auto& m = static_cast<const s::ServingPool&>(pool.message());
+  if (!m.has_instance()) return nullptr;
+  const s::InstanceType* instance =
+      resolve_reference(pool, "instance", -1, m.instance(), catalog.instances(), "instance type");
+  if (instance == nullptr) return nullptr;
+  if (!has_gpu(*instance)) {
+    pool.error("instance", "\"" + m.instance() + "\" has no GPU (gpu_count is 0): it cannot serve");
+    return nullptr;
+  }
+  const std::string why = quantization_problem(quantization, catalog.gpu_of(*instance));
+  if (!why.empty()) {
+    pool.error("instance", why);
+    return nullptr;
+  }
+  return instance;
+}
+
+// Disaggregation: two pools of at least one replica each, degrees that split the model, a decode
+// pool that holds one request, continuous batching only; pool-size axes only with it.
+void check_disaggregation(const FieldChecker& root, const Catalog& catalog,
+                          LoadedServingScenario* l) {
+  const s::ServingScenario& m = l->scenario();
+  const FieldChecker sweep = root.child("sweep");
+  if (!m.deployment().has_disaggregation()) {
+    for (const char* f : {"prefill_replicas", "decode_replicas"}) {
+      if (sweep.size(f) > 0) {
+        sweep.error(f, "sizes the pools of a disaggregated deployment: set "
+                       "deployment.disaggregation");
+      }
+    }
+    return;
+  }
+  sweep.at_least("prefill_replicas", 1);
+  sweep.at_least("decode_replicas", 1);
+  const FieldChecker deployment = root.child("deployment");
+  const FieldChecker disaggregation = deployment.child("disaggregation");
+  for (const char* name : {"prefill", "decode"}) {
+    if (!disaggregation.require(name)) continue;
+    const FieldChecker pool = disaggregation.child(name);
+    for (const char* f : {"tensor_parallel", "pipeline_parallel", "replicas"}) {
+      pool.at_least(f, 1);
+    }
+    const bool decode = std::string(name) == "decode";
+    const s::InstanceType* own = pool_instance(pool, catalog, m.deployment().quantization());
+    (decode ? l->decode_instance : l->prefill_instance) = own;
+    const std::vector<const s::InstanceType*> instances =
+        own ? std::vector<const s::InstanceType*>{own} : l->instances;
+    if (l->model == nullptr) continue;
+    check_degrees(pool, "tensor_parallel", *l, true, instances);
+    check_degrees(pool, "pipeline_parallel", *l, false, instances);
+    if (decode) check_decode_memory(pool, catalog, *l, instances);
+  }
+  if (m.has_autoscaling()) {
+    root.child("autoscaling").error_here("scales colocated replicas: not simulated with "
+                                         "deployment.disaggregation");
+  }
+  const char* why = "a disaggregated deployment hands each request from its prefill replica to a "
+                    "decode replica at its first token: it needs CONTINUOUS batching (a static "
+                    "batch keeps its requests on one replica from prompt to last token)";
+  if (m.deployment().scheduler().batching() == s::STATIC) {
+    deployment.child("scheduler").error("batching", why);
+  }
+  for (int i = 0; i < m.sweep().batching_size(); ++i) {
+    if (m.sweep().batching(i) == s::STATIC) sweep.error("batching", why, i);
+  }
+}
+
 void check_sweep_and_scheduler(const FieldChecker& root, const LoadedServingScenario& loaded) {
   const s::ServingScenario& m = loaded.scenario();
-  const int prompt = longest_prompt(loaded);
+  const int prompt = longest_prompt_tokens(loaded);
   if (m.deployment().has_scheduler()) {
     check_scheduler(root.child("deployment").child("scheduler"), prompt);
   }
@@ -197,6 +292,28 @@ void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario
 
 }  // namespace
 
+int longest_prompt_tokens(const LoadedServingScenario& loaded) {
+  const s::ServingScenario& m = loaded.scenario();
+  int longest = 0;
+  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens);
+  if (m.has_traffic() && !m.traffic().has_trace_file()) {
+    longest = std::max(longest, max_length(m.traffic().input_tokens()));
+  }
+  for (const s::BatchBenchmark& b : m.benchmark()) longest = std::max(longest, b.input_tokens());
+  return longest;
+}
+
+int longest_request_tokens(const LoadedServingScenario& loaded) {
+  const s::ServingScenario& m = loaded.scenario();
+  int longest = 0;
+  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens + r.output_tokens);
+  if (m.has_traffic() && !m.traffic().has_trace_file()) {
+    longest = std::max(longest, max_length(m.traffic().input_tokens()) +
+                                    max_length(m.traffic().output_tokens()));
+  }
+  return longest;
+}
+
 const s::ServingRuntime* serving_runtime(const s::ServingScenario& scenario,
                                          const Catalog& catalog) {
   const std::string name =
@@ -239,6 +356,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   check_traffic_or_benchmarks(root, loaded.get());
   check_deployment(root, catalog, loaded.get());
   check_sweep_and_scheduler(root, *loaded);
+  if (m.has_deployment()) check_disaggregation(root, catalog, loaded.get());
   if (m.has_slo()) check_slo(root.child("slo"));
   if (m.has_prices()) check_price_file(root.child("prices"), catalog);
   for (int i = 0; i < m.billing_size(); ++i) {

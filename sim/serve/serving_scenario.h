@@ -22,6 +22,9 @@ struct LoadedServingScenario {
   // The candidate instance types: sweep.instance if given, else deployment.instance.
   std::vector<const schema::InstanceType*> instances;
   std::vector<Request> trace;  // the trace file's requests, when the traffic names one
+  // Disaggregated: a pool's own instance type (disaggregation.prefill/decode.instance), or null.
+  const schema::InstanceType* prefill_instance = nullptr;
+  const schema::InstanceType* decode_instance = nullptr;
 
   const schema::ServingScenario& scenario() const { return file->message; }
 };
@@ -31,6 +34,11 @@ struct LoadedServingScenario {
 std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& path,
                                                              const Catalog& catalog,
                                                              Diagnostics* diagnostics);
+
+// The most tokens one request of the scenario's traffic (or trace) holds, prompt and output, and
+// its longest prompt (benchmark runs' included); 0 when the traffic is malformed.
+int longest_request_tokens(const LoadedServingScenario& loaded);
+int longest_prompt_tokens(const LoadedServingScenario& loaded);
 
 // Whether the scenario file at `path` is a serving scenario (it has a top-level `deployment`,
 // `traffic` or `benchmark`) rather than a training one. False when it cannot be read.

@@ -22,24 +22,87 @@ s::Scheduler resolved_scheduler(const s::Scheduler& given) {
   return r;
 }
 
+// Places `shape`'s replicas from GPU `*next` on nodes of `per_node` GPUs.
+PoolPlacement place(const PoolShape& shape, int per_node, int* next) {
+  PoolPlacement p;
+  p.gpus = shape.replica_gpus();
+  for (int r = 0; r < shape.replicas; ++r) {
+    const int offset = *next % per_node;
+    if (offset != 0 && (p.gpus >= per_node || offset + p.gpus > per_node)) {
+      *next += per_node - offset;
+    }
+    p.first_gpu.push_back(*next);
+    *next += p.gpus;
+  }
+  return p;
+}
+
+PoolShape pool_shape(const s::ServingPool& pool, const s::InstanceType* instance) {
+  return {pool.has_tensor_parallel() ? pool.tensor_parallel() : 1,
+          pool.has_pipeline_parallel() ? pool.pipeline_parallel() : 1,
+          pool.has_replicas() ? pool.replicas() : 1, instance};
+}
+
 }  // namespace
 
-int ServingConfiguration::nodes() const {
-  const int per_node = instance->gpu_count();
-  const int g = replica_gpus();
-  if (g > per_node) return replicas * ((g + per_node - 1) / per_node);
-  const int replicas_per_node = per_node / g;
-  return (replicas + replicas_per_node - 1) / replicas_per_node;
+DeploymentPlacement deployment_placement(const ServingConfiguration& c) {
+  const int per_node = c.instance->gpu_count();
+  DeploymentPlacement placement;
+  int next = 0;
+  if (c.split_nodes()) {
+    const int prefill_per_node = c.prefill->instance->gpu_count();
+    placement.prefill = place(*c.prefill, prefill_per_node, &next);
+    placement.prefill_nodes = (next + prefill_per_node - 1) / prefill_per_node;
+    next = 0;
+  } else if (c.prefill) {
+    placement.prefill = place(*c.prefill, per_node, &next);
+  }
+  placement.decode = place({c.tensor_parallel, c.pipeline_parallel, c.replicas}, per_node, &next);
+  placement.nodes = placement.prefill_nodes + (next + per_node - 1) / per_node;
+  return placement;
+}
+
+int ServingConfiguration::nodes() const { return deployment_placement(*this).nodes; }
+
+ServingConfiguration ServingConfiguration::pool(bool prefill_pool) const {
+  ServingConfiguration c = *this;
+  c.prefill.reset();
+  if (prefill_pool) {
+    c.instance = prefill->instance;
+    c.tensor_parallel = prefill->tensor_parallel;
+    c.pipeline_parallel = prefill->pipeline_parallel;
+    c.replicas = prefill->replicas;
+  }
+  return c;
 }
 
 ServingSpace::ServingSpace(const LoadedServingScenario& scenario) : scenario_(scenario) {
   const s::ServingScenario& m = scenario.scenario();
   const s::Deployment& d = m.deployment();
   const s::ServingSweep& sweep = m.sweep();
-  tensor_ = axis_values(sweep.tensor_parallel(), d.has_tensor_parallel() ? d.tensor_parallel() : 1);
-  pipeline_ =
-      axis_values(sweep.pipeline_parallel(), d.has_pipeline_parallel() ? d.pipeline_parallel() : 1);
-  replicas_ = axis_values(sweep.replicas(), d.has_replicas() ? d.replicas() : 1);
+  if (!d.has_disaggregation() || sweep.replicas_size() > 0) {
+    for (int tp : axis_values(sweep.tensor_parallel(),
+                              d.has_tensor_parallel() ? d.tensor_parallel() : 1)) {
+      for (int pp : axis_values(sweep.pipeline_parallel(),
+                                d.has_pipeline_parallel() ? d.pipeline_parallel() : 1)) {
+        for (int r : axis_values(sweep.replicas(), d.has_replicas() ? d.replicas() : 1)) {
+          shapes_.push_back({{tp, pp, r}, std::nullopt});
+        }
+      }
+    }
+  }
+  if (d.has_disaggregation()) {
+    const PoolShape prefill = pool_shape(d.disaggregation().prefill(), scenario.prefill_instance);
+    const PoolShape decode = pool_shape(d.disaggregation().decode(), scenario.decode_instance);
+    for (int p : axis_values(sweep.prefill_replicas(), prefill.replicas)) {
+      for (int r : axis_values(sweep.decode_replicas(), decode.replicas)) {
+        Shape shape{decode, prefill};
+        shape.replicas.replicas = r;
+        shape.prefill->replicas = p;
+        shapes_.push_back(shape);
+      }
+    }
+  }
   quantizations_ = axis_values(sweep.quantization(), d.quantization());
   const s::Scheduler base = resolved_scheduler(d.scheduler());
   batching_.clear();
@@ -47,9 +110,9 @@ ServingSpace::ServingSpace(const LoadedServingScenario& scenario) : scenario_(sc
   if (batching_.empty()) batching_.push_back(base.batching());
   max_batch_ = axis_values(sweep.max_batch_size(), base.max_batch_size());
   max_tokens_ = axis_values(sweep.max_tokens_per_iteration(), base.max_tokens_per_iteration());
-  size_ = static_cast<int64_t>(scenario.instances.size() * tensor_.size() * pipeline_.size() *
-                               replicas_.size() * quantizations_.size() * batching_.size() *
-                               max_batch_.size() * max_tokens_.size());
+  size_ = static_cast<int64_t>(scenario.instances.size() * shapes_.size() *
+                               quantizations_.size() * batching_.size() * max_batch_.size() *
+                               max_tokens_.size());
 }
 
 ServingConfiguration ServingSpace::at(int64_t index) const {
@@ -66,10 +129,16 @@ ServingConfiguration ServingSpace::at(int64_t index) const {
   const int max_batch = max_batch_[take(max_batch_.size())];
   const s::Batching batching = batching_[take(batching_.size())];
   c.quantization = quantizations_[take(quantizations_.size())];
-  c.replicas = replicas_[take(replicas_.size())];
-  c.pipeline_parallel = pipeline_[take(pipeline_.size())];
-  c.tensor_parallel = tensor_[take(tensor_.size())];
+  const Shape& shape = shapes_[take(shapes_.size())];
+  c.tensor_parallel = shape.replicas.tensor_parallel;
+  c.pipeline_parallel = shape.replicas.pipeline_parallel;
+  c.replicas = shape.replicas.replicas;
+  c.prefill = shape.prefill;
   c.instance = scenario_.instances[take(scenario_.instances.size())];
+  if (c.prefill) {  // a pool's own instance replaces the swept one
+    if (c.prefill->instance == nullptr) c.prefill->instance = c.instance;
+    if (shape.replicas.instance != nullptr) c.instance = shape.replicas.instance;
+  }
   c.scheduler = resolved_scheduler(scenario_.scenario().deployment().scheduler());
   c.scheduler.set_batching(batching);
   c.scheduler.set_max_batch_size(max_batch);
@@ -78,6 +147,13 @@ ServingConfiguration ServingSpace::at(int64_t index) const {
 }
 
 std::string serving_problem(const ServingConfiguration& c, const Catalog& catalog) {
+  if (c.prefill) {
+    for (const bool prefill_pool : {true, false}) {
+      const std::string why = serving_problem(c.pool(prefill_pool), catalog);
+      if (!why.empty()) return (prefill_pool ? "prefill pool: " : "decode pool: ") + why;
+    }
+    return "";
+  }
   const int per_node = c.instance->gpu_count();
   if (c.replica_gpus() > per_node && c.replica_gpus() % per_node != 0) {
     return "a replica of " + std::to_string(c.replica_gpus()) + " GPUs does not fill whole " +

@@ -1,15 +1,27 @@
-// The deployments a serving scenario asks about, indexed without being stored: instance x
-// tensor parallel x pipeline parallel x replicas x quantization x batching x max batch x token
-// budget (the last fastest), each axis the sweep's list or the deployment's one value.
+// The deployments a serving scenario asks about, indexed without being stored: instance x shape x
+// quantization x batching x max batch x token budget (the last fastest), each axis the sweep's
+// list or the deployment's one value. The shapes are the colocated ones (tensor parallel x
+// pipeline parallel x replicas) then the disaggregated ones (prefill replicas x decode replicas).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/serve/kv_transfer.h"
 #include "sim/serve/serving_scenario.h"
 
 namespace clustersim {
+
+// A pool of identical replicas.
+struct PoolShape {
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int replicas = 1;
+  const schema::InstanceType* instance = nullptr;  // its own; null: the configuration's
+  int replica_gpus() const { return tensor_parallel * pipeline_parallel; }
+};
 
 struct ServingConfiguration {
   int64_t index = 0;
@@ -19,12 +31,30 @@ struct ServingConfiguration {
   int replicas = 1;
   schema::Quantization quantization;  // as written (defaults applied by resolve_formats)
   schema::Scheduler scheduler;        // every field set
+  // Disaggregated: the prefill pool (its instance always set); instance, tensor_parallel,
+  // pipeline_parallel and replicas above are then the decode pool's.
+  std::optional<PoolShape> prefill;
+  // Disaggregated over two instance types: each pool on nodes of its own.
+  bool split_nodes() const { return prefill && prefill->instance != instance; }
   int replica_gpus() const { return tensor_parallel * pipeline_parallel; }
-  int gpus() const { return replica_gpus() * replicas; }
-  // Whole nodes billed: replicas smaller than a node share nodes (packed), larger ones take
-  // whole nodes each.
+  int gpus() const {
+    return replica_gpus() * replicas + (prefill ? prefill->replica_gpus() * prefill->replicas : 0);
+  }
+  // Whole nodes billed, replicas placed as deployment_placement() does.
   int nodes() const;
+  // One pool as a colocated configuration of its own (the decode pool's when not `prefill_pool`).
+  ServingConfiguration pool(bool prefill_pool) const;
 };
+
+// Where a deployment's replicas sit, the prefill pool's first, packed in GPU order: a replica of
+// a node or more starts on a node boundary, a smaller one never straddles two nodes. Pools on two
+// instance types (split_nodes()) are each placed from GPU 0 of nodes of their own.
+struct DeploymentPlacement {
+  PoolPlacement prefill, decode;  // colocated: every replica in `decode`
+  int prefill_nodes = 0;          // split_nodes(): the prefill pool's; else 0
+  int nodes = 0;                  // all
+};
+DeploymentPlacement deployment_placement(const ServingConfiguration& c);
 
 class ServingSpace {
  public:
@@ -36,7 +66,12 @@ class ServingSpace {
 
  private:
   const LoadedServingScenario& scenario_;
-  std::vector<int> tensor_, pipeline_, replicas_, max_batch_, max_tokens_;
+  struct Shape {
+    PoolShape replicas;  // colocated, or the decode pool
+    std::optional<PoolShape> prefill;
+  };
+  std::vector<Shape> shapes_;
+  std::vector<int> max_batch_, max_tokens_;
   std::vector<schema::Quantization> quantizations_;
   std::vector<schema::Batching> batching_;
   int64_t size_ = 0;

@@ -190,8 +190,8 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     for (const ResultRow& row : rows) front.offer(row);
     std::cout << "\nPareto front of cost per million output tokens against p99 TTFT:\n";
     serving_table(
-        {"index", "instance", "replicas", "tensor_parallel", "pipeline_parallel", "weights",
-         "billing", "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens", "currency"},
+        {"index", "instance", "replicas", "tensor_parallel", "pipeline_parallel",
+         "prefill_replicas", "weights", "billing", "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens", "currency"},
         front.rows())
         .print(std::cout, OutputFormat::kTable);
   }
