@@ -119,9 +119,9 @@ void Zero3Stage::gather_done(size_t segment) {
 }
 
 void Zero3Stage::start_segment() {
-  issue_gathers_up_to(current_);
   const Segment& s = segments_[current_];
   if (offload_ && !s.forward && s.layer >= 0) {
+    issue_gathers_up_to(current_);  // the gathers go on while the copy back is awaited
     return offload_->before_backward(s.layer, [this] { start_compute(); });
   }
   start_compute();
