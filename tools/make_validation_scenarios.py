@@ -287,6 +287,7 @@ NVFP4_RULES = """# NVFP4 rows, one more rule for all of them ({recipe}): every G
 #   stochastic rounding of the gradients, 16 x 16 weight blocks; first_last_layers_bf16 left False:
 #   no layer kept in BF16 but the output layer, as in every precision);
 #   {weights};
+#   {casts};
 #   no tensor-parallel communication overlap (the Llama pretrain configs:
 #   tp_comm_overlap = False if precision == "nvfp4").{extra}"""
 NVFP4_WEIGHTS = {
@@ -295,6 +296,21 @@ NVFP4_WEIGHTS = {
     '26.04': ('v0.4.0', False, 'BF16 weights, all-gathered in BF16 and cast to NVFP4 once per step\n'
               '#   (fp8_param_gather = False, no FP4 parameter gather)'),
     '26.06': ('v0.5.0', True, 'NVFP4 weights, all-gathered in NVFP4 (fp4_param_gather = True)'),
+}
+# The Transformer Engine each release pins (Megatron-Bridge uv.lock at the release's tag: v0.3.0 and
+# v0.3.1 TransformerEngine@5671fd36, 2.12; v0.4.0 and v0.4.1 @71bbefbf, 2.14; v0.5.0 @4220403e,
+# 2.16) and whether it casts an NVFP4 input's two copies in two kernels: the fused row-cast /
+# column-RHT-transpose-cast kernel (NVIDIA/TransformerEngine#2555) is in 2.14's pin, not 2.12's.
+NVFP4_TRANSFORMER_ENGINE = {'26.02': ('2.12 (v0.3.0, v0.3.1 uv.lock)', True),
+                            '26.04': ('2.14 (v0.4.0, v0.4.1 uv.lock)', False),
+                            '26.06': ('2.16 (v0.5.0 uv.lock)', False)}
+NVFP4_CAST_RULES = {
+    True: """Transformer Engine {te}: an input's row-wise NVFP4 cast
+#   and its Hadamard-transformed column-wise one run as two kernels, each reading the tensor
+#   (before NVIDIA/TransformerEngine#2555's fused cast)""",
+    False: """Transformer Engine {te}: an input's row-wise and
+#   Hadamard-transformed column-wise NVFP4 copies from one read (NVIDIA/TransformerEngine#2555's
+#   fused cast)""",
 }
 # v0.5.0's llama31_405b_pretrain_config_gb200: disable_param_gather_overlap(cfg) for nvfp4 V2
 # (the 256-GPU config of the table's row; Megatron-Bridge issue 3714, peak memory).
@@ -905,12 +921,15 @@ def bridge(rows, out):
             nvfp4_recipe, fp4_parameters, weights = NVFP4_WEIGHTS[release]
             fp8_line = '\n  fp8_recipe: NVFP4'
             fp8_line += '\n  fp8_parameters: true' if fp4_parameters else ''
+            te, unfused_cast = NVFP4_TRANSFORMER_ENGINE[release]
+            fp8_line += '\n  fp4_unfused_hadamard_cast: true' if unfused_cast else ''
             extra = ('\n#   The parameter gather not overlapped (v0.5.0 '
                      'llama31_405b_pretrain_config_gb200:\n#   disable_param_gather_overlap for '
                      'nvfp4 V2, a peak-memory workaround).'
                      if (release, system, model) in NVFP4_NO_GATHER_OVERLAP else '')
-            extra_rules = '\n' + NVFP4_RULES.format(recipe=nvfp4_recipe, weights=weights,
-                                                    extra=extra)
+            extra_rules = '\n' + NVFP4_RULES.format(
+                recipe=nvfp4_recipe, weights=weights,
+                casts=NVFP4_CAST_RULES[unfused_cast].format(te=te), extra=extra)
         causal = not r['release'].startswith(('NeMo 25.0', 'Megatron-LM'))
         label = release if release.startswith(('Megatron-LM', 'NeMo')) else r['release']
         variant = bridge_variant(r)

@@ -107,6 +107,9 @@ void check_job(const FieldChecker& job, const s::Model* model) {
     job.error("fp8_recipe", m.precision() == s::FP4 ? "precision FP4 takes only NVFP4"
                                                     : "NVFP4 needs precision FP4");
   }
+  if (job.has("fp4_unfused_hadamard_cast") && m.precision() != s::FP4) {
+    job.error("fp4_unfused_hadamard_cast", "applies to precision FP4 only");
+  }
   // Megatron-Bridge's Kimi-K2 recipes turn FP8 weights off under Muon: they need the distributed
   // optimizer's buffers (v0.5.0 scripts/performance/configs/kimi/kimi_llm_pretrain.py).
   if (m.optimizer() == s::MUON && m.fp8_parameters()) {

@@ -162,7 +162,8 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
       time_layer(ops, compute, groups, p.recompute(), overlap_ranks, recomputed_parts(p));
   if (narrow_gemms(job.precision())) {
     const Fp8CastBytes casts =
-        fp8_cast_bytes(ops, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp);
+        fp8_cast_bytes(ops, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,
+                       job.fp4_unfused_hadamard_cast());
     layer.forward.compute += compute.memory_bound(casts.forward);
     layer.backward.compute += compute.memory_bound(casts.backward);
     if (p.recompute() == s::RECOMPUTE_FULL) {
@@ -177,7 +178,9 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
         }
       }
       layer.recompute.compute += compute.memory_bound(
-          fp8_cast_bytes(rerun, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp).forward);
+          fp8_cast_bytes(rerun, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,
+                         job.fp4_unfused_hadamard_cast())
+              .forward);
     }
   }
   return layer;

@@ -33,25 +33,27 @@ int fp8_copies(s::Fp8Recipe recipe, bool any_layout) {
 
 namespace {
 
-// Bytes per element of a cast writing `copies` narrow copies.
-double cast_bytes_per_element(s::Fp8Recipe recipe, int copies) {
+// Bytes per element of a cast writing `copies` narrow copies; NVFP4's second (its Hadamard
+// transform's) read the tensor again under `unfused_hadamard`.
+double cast_bytes_per_element(s::Fp8Recipe recipe, int copies, bool unfused_hadamard) {
   constexpr double kRead = 2;  // the 16-bit tensor
   constexpr double kAmax = 2;  // the amax pass over it
   const bool amax = recipe == s::CURRENT_SCALING || recipe == s::NVFP4;
-  return kRead + (amax ? kAmax : 0) + copies * narrow_copy_bytes(recipe);
+  const bool second_read = unfused_hadamard && recipe == s::NVFP4 && copies == 2;
+  return kRead * (second_read ? 2 : 1) + (amax ? kAmax : 0) + copies * narrow_copy_bytes(recipe);
 }
 
 }  // namespace
 
-double fp8_cast_bytes_per_element(s::Fp8Recipe recipe, bool any_layout) {
-  return cast_bytes_per_element(recipe, fp8_copies(recipe, any_layout));
+double fp8_cast_bytes_per_element(s::Fp8Recipe recipe, bool any_layout, bool unfused_hadamard) {
+  return cast_bytes_per_element(recipe, fp8_copies(recipe, any_layout), unfused_hadamard);
 }
 
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe, bool any_layout,
-                            int tensor_parallel) {
+                            int tensor_parallel, bool unfused_hadamard) {
   using Kind = LayerOp::Kind;
-  const double per_element = fp8_cast_bytes_per_element(recipe, any_layout);
-  const double frozen_per_element = cast_bytes_per_element(recipe, 1);
+  const double per_element = fp8_cast_bytes_per_element(recipe, any_layout, unfused_hadamard);
+  const double frozen_per_element = cast_bytes_per_element(recipe, 1, unfused_hadamard);
   Fp8CastBytes bytes;
   for (size_t i = 0; i < ops.size(); ++i) {
     const LayerOp& op = ops[i];

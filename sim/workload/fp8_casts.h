@@ -14,8 +14,12 @@
 //     transformed), each of 0.5 byte per element plus one E4M3 scale byte per 16 elements. The
 //     transform is fused into the cast (TE's nvte_quantize_with_hadamard_transform: one read of
 //     the tensor writes both copies; the 16 x 16 transform runs on the tensor cores and moves no
-//     bytes of its own). Transformer Engine before 2.15 (NVIDIA/TransformerEngine#2555) ran the
-//     column-wise copy as a kernel of its own, one more 2-byte read per element: not modelled.
+//     bytes of its own). Transformer Engine before 2.14 (NVIDIA/TransformerEngine#2555) ran the
+//     row-wise cast (nvte_quantize_v2) and the column-wise one
+//     (nvte_hadamard_transform_cast_fusion_columnwise) as two kernels, each reading the tensor:
+//     one more 2-byte read per element (job.fp4_unfused_hadamard_cast; 2.12's quantizer.cpp
+//     NVFP4Quantizer::quantize_impl). A copy without the transform (a frozen GEMM's one copy,
+//     a weight's) is one kernel in both.
 // Per-tensor current scaling and NVFP4 (its per-tensor FP32 scale) first read the tensor once
 // more for its amax (NVFP4: nvte_hadamard_transform_amax, the amaxes before and after the
 // transform in one pass). Delayed scaling uses the amax of earlier steps and needs no extra pass.
@@ -67,8 +71,10 @@ double gemm_input_bytes(const schema::TrainingJob& job);
 int fp8_copies(schema::Fp8Recipe recipe, bool any_layout);
 
 // Bytes moved per element of a cast under `recipe`: the 16-bit read, the amax read (current
-// scaling, NVFP4), and each copy's narrow_copy_bytes.
-double fp8_cast_bytes_per_element(schema::Fp8Recipe recipe, bool any_layout);
+// scaling, NVFP4), each copy's narrow_copy_bytes and, for NVFP4's two copies under
+// `unfused_hadamard` (job.fp4_unfused_hadamard_cast), the second read.
+double fp8_cast_bytes_per_element(schema::Fp8Recipe recipe, bool any_layout,
+                                  bool unfused_hadamard = false);
 
 struct Fp8CastBytes {
   double forward = 0;   // per micro-batch: the GEMM inputs
@@ -80,8 +86,9 @@ struct Fp8CastBytes {
 // reduce-scatters among `ops`, over `tensor_parallel` ranks) Transformer Engine casts a gathered
 // input on the rank's shard before gathering it in FP8, and likewise a reduce-scattered output's
 // gradient.
+// `unfused_hadamard` as for fp8_cast_bytes_per_element.
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, schema::Fp8Recipe recipe,
-                            bool any_layout, int tensor_parallel);
+                            bool any_layout, int tensor_parallel, bool unfused_hadamard = false);
 
 // Bytes per parameter of a narrow weight copy as gathered, kept and transposed: NVFP4's
 // narrow_copy_bytes, 1 for the FP8 recipes (their scales left out).

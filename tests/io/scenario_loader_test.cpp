@@ -385,6 +385,12 @@ TEST_CASE("NVFP4 is FP4's recipe and needs Blackwell's FP4 tensor cores") {
         "s.textproto:6:3: job.fp8_recipe: precision FP4 takes only NVFP4\n");
   CHECK(scenario_errors(job("  precision: FP4\n  fp8_recipe: NVFP4\n  fp8_parameters: true",
                             "aws.p6-b200.48xlarge")) == "");
+  // The unfused NVFP4 cast of Transformer Engine before 2.14 is FP4's alone.
+  CHECK(scenario_errors(job("  precision: FP4\n  fp4_unfused_hadamard_cast: true",
+                            "aws.p6-b200.48xlarge")) == "");
+  CHECK(scenario_errors(job("  precision: FP8\n  fp4_unfused_hadamard_cast: true",
+                            "aws.p6-b200.48xlarge")) ==
+        "s.textproto:6:3: job.fp4_unfused_hadamard_cast: applies to precision FP4 only\n");
 }
 
 TEST_CASE("uneven pipeline layouts must fit the model's layers") {

@@ -1,6 +1,6 @@
 // Tests of Transformer Engine's FP8 and FP4 cast bytes per recipe and GPU: the bytes per element
-// of each cast, a GEMM's casts under sequence parallelism, and the per-step weight casts with
-// FP8, MXFP8 and NVFP4 weights.
+// of each cast (NVFP4's before and with the fused Hadamard cast), a GEMM's casts under sequence
+// parallelism, and the per-step weight casts with FP8, MXFP8 and NVFP4 weights.
 #include "sim/workload/fp8_casts.h"
 
 #include <catch2/catch.hpp>
@@ -50,6 +50,31 @@ TEST_CASE("an NVFP4 cast reads 16 bits twice and writes two 4-bit copies with E4
   CHECK(gemm_input_bytes(job) == 1);
   job.set_precision(s::BF16);
   CHECK(gemm_input_bytes(job) == 2);
+}
+
+TEST_CASE("before the fused NVFP4 cast, the transformed column-wise copy reads the tensor again") {
+  // Transformer Engine 2.12: amax 2, row-wise cast 2 + 0.5625, column-wise (Hadamard) cast 2 +
+  // 0.5625 = 7.125 bytes per element against the fused kernel's 5.125.
+  CHECK(fp8_cast_bytes_per_element(s::NVFP4, kBlackwell, true) == Approx(7.125));
+  CHECK(fp8_cast_bytes_per_element(s::NVFP4, kBlackwell, false) == Approx(5.125));
+  // No other recipe has a Hadamard copy: the flag moves nothing there.
+  CHECK(fp8_cast_bytes_per_element(s::MXFP8, kBlackwell, true) ==
+        fp8_cast_bytes_per_element(s::MXFP8, kBlackwell));
+  CHECK(fp8_cast_bytes_per_element(s::CURRENT_SCALING, kHopper, true) == 6);
+  // A GEMM of m x k . k x n on one rank: its input (m x k) and output gradient (m x n) each cast
+  // once; a frozen weight's GEMM writes only the row-wise copy, one kernel, one read (2 + 2 +
+  // 0.5625 with or without the fused kernel).
+  const int64_t m = 4096, k = 8192, n = 1024;
+  LayerOp gemm{LayerOp::Kind::kMatmul, "gemm"};
+  gemm.m = m, gemm.k = k, gemm.n = n;
+  const Fp8CastBytes unfused = fp8_cast_bytes({gemm}, s::NVFP4, kBlackwell, 1, true);
+  const Fp8CastBytes fused = fp8_cast_bytes({gemm}, s::NVFP4, kBlackwell, 1, false);
+  CHECK(unfused.forward - fused.forward == Approx(2.0 * m * k));
+  CHECK(unfused.backward - fused.backward == Approx(2.0 * m * n));
+  gemm.frozen = true;
+  const Fp8CastBytes frozen = fp8_cast_bytes({gemm}, s::NVFP4, kBlackwell, 1, true);
+  CHECK(frozen.forward == Approx(4.5625 * m * k));
+  CHECK(frozen.forward == fp8_cast_bytes({gemm}, s::NVFP4, kBlackwell, 1, false).forward);
 }
 
 TEST_CASE("a GEMM casts its input in the forward and its output gradient in the backward") {
