@@ -578,9 +578,15 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 #   at v0.6.0): no context parallelism (every row and recipe has CP 1; the step refuses it with
 #   sliding windows); expert tensor parallel 1; the 36 layers split evenly (the recipe:
 #   account_for_embedding/loss_in_pipeline_split = False, no layout); the MXFP8 recipes' flex
-#   dispatcher with HybridEP (EXPERT_NODE_DEDUPLICATED; some BF16 recipes use it too, not
-#   assumed: their EP groups stay inside a domain but B200 26.02's); the recipes' selective
-#   recomputation (recompute_modules layernorm, moe_act) not simulated: none; the expert
+#   dispatcher with HybridEP (EXPERT_NODE_DEDUPLICATED), and the BF16 recipes' where they set it
+#   (gpt_oss_bf16_hybridep: B200 at EP 8 and GB200 from 26.04; their EP groups stay inside an
+#   NVLink domain, so it moves the same bytes as the all-to-all, but it takes the router's
+#   probabilities in fp32, and the eager weighted bias computes in fp32); the recipes' selective
+#   recomputation where they set it: the DGX-H100, DGX-B200 and GB200 BF16 workload configs of
+#   v0.3.0-v0.4.2 (GPT_OSS_120B_PRETRAIN_CONFIG_{H100,B200,GB200}_BF16_V1, inherited by _V2:
+#   recompute_modules ["layernorm", "moe_act"], the pre-MLP norm and the experts' clamped
+#   activation rerun: GPT_OSS_RECOMPUTE_MODULES), none in the GB300 ones (CUDA graphs instead)
+#   and the MXFP8 ones (v0.5.0 _GB200_FP8_MX_V2 recompute_modules=[]); the expert
 #   all-to-all overlap where the recipe sets it: the GB200 BF16 recipe from v0.4.0
 #   (GPT_OSS_120B_PRETRAIN_CONFIG_GB200_BF16_V2 moe_a2a_overlap=True, v0.6.0
 #   overlap_moe_expert_parallel_comm = True) and the GB200 and GB300 MXFP8 ones of v0.5.0 and
@@ -723,20 +729,36 @@ def bridge_variant(r):
 #     _h100 and _b200 "alltoall");
 #   DeepSeek-V3: 25.09's H100 (v0.1.0rc4 run_script.py enable_deepep for h100; its token-dropping
 #     B200 / GB200 rows disable DeepEP), and every 26.x row (DEEPSEEK_V3_RULES: HybridEP);
-#   gpt-oss-120b MXFP8 (GPT_OSS_RULES: flex with HybridEP).
-def bridge_flex_dispatcher(release, system, precision, model):
+#   gpt-oss-120b MXFP8 (GPT_OSS_RULES: flex with HybridEP) and the BF16 rows whose recipes set
+#     HybridEP (gpt_oss_bf16_hybridep).
+def bridge_flex_dispatcher(release, system, precision, model, ep):
     """Whether the row's recipe runs the flex (per-domain deduplicating) dispatcher."""
     later = release[:2] == '26'
     return ((model == 'qwen3-30b-a3b' and later) or
             (model == 'qwen3-235b-a22b' and later and system in NVL72_SYSTEMS) or
             (model == 'deepseek-v3' and (later or (release == '25.09' and system == 'DGX-H100'))) or
-            (model == 'gpt-oss-120b' and precision == 'MXFP8') or model == 'kimi-k2' or
+            (model == 'gpt-oss-120b' and (precision == 'MXFP8' or
+                                          gpt_oss_bf16_hybridep(release, system, ep))) or
+            model == 'kimi-k2' or
             model in BRIDGE_HYBRID_MODELS.values())
 
 
 # Where a gpt-oss recipe runs Transformer Engine's fused grouped MLP (GPT_OSS_RULES): the MXFP8
 # ones of 26.06 and 26.08 (v0.5.0 and v0.6.0).
 GPT_OSS_FUSED_GROUPED_MLP = {'26.06': NVL72_SYSTEMS, '26.08': NVL72_SYSTEMS}
+
+# The gpt-oss BF16 rows whose recipes set HybridEP (GPT_OSS_RULES): v0.4.0-v0.4.2
+# GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2 (with its EP 8, which the table gives from 26.02.01 on;
+# v0.3.x's is EP 64 without it) and _GB200_BF16_V2 (26.04 on, with the all-to-all overlap; the
+# release key 26.04 stands for 26.04.01 too, as everywhere in this file).
+def gpt_oss_bf16_hybridep(release, system, ep):
+    """Whether a gpt-oss BF16 row's recipe sets HybridEP: the B200 ones at EP 8 (26.02.01 on; the
+    26.02 row's EP 64 is v0.3.0's, without it), the GB200 ones of 26.04 and 26.04.01."""
+    return (system == 'DGX-B200' and ep == '8') or (system == 'DGX-GB200' and release == '26.04')
+
+# Where a gpt-oss recipe recomputes the pre-MLP norm and the experts' activation (GPT_OSS_RULES):
+# the BF16 ones of these systems (every BF16 row is of 26.02-26.04.01, v0.3.0-v0.4.2).
+GPT_OSS_RECOMPUTE_MODULES = {'DGX-H100', 'DGX-B200', 'DGX-GB200'}
 
 
 def bridge_model_lines(r, release, system, model, precision):
@@ -747,7 +769,11 @@ def bridge_model_lines(r, release, system, model, precision):
                 'recompute_latent_up_projection: true', 'overlap_parameter_gather: false']
     if model == 'gpt-oss-120b':
         fused = precision == 'MXFP8' and system in GPT_OSS_FUSED_GROUPED_MLP.get(release, ())
-        return ['fused_expert_mlp: true'] if fused else []
+        if fused:
+            return ['fused_expert_mlp: true']
+        if precision == 'BF16' and system in GPT_OSS_RECOMPUTE_MODULES:
+            return ['recompute_modules: [RECOMPUTE_LAYERNORM, RECOMPUTE_MOE_ACT]']
+        return []
     if (model, system) in NEMOTRON_3_RECOMPUTE_MODULES:
         return NEMOTRON_3_RECOMPUTE_MODULES[(model, system)]
     if model != 'deepseek-v3':
@@ -887,7 +913,7 @@ def bridge(rows, out):
                     lines.append(f'expert_communication_sm_share: {BRIDGE_SM_SHARE[system]}')
             if (system, precision, model) in BRIDGE_MOE_GRAPHS.get(release, ()):
                 lines.append('cuda_graphed_expert_layers: true')
-            if bridge_flex_dispatcher(release, system, precision, model):
+            if bridge_flex_dispatcher(release, system, precision, model, r['ep']):
                 lines.append('expert_dispatcher: EXPERT_NODE_DEDUPLICATED')
         lines += bridge_model_lines(r, release, system, model, precision)
         offload = bridge_offload_layers(r, system) if fsdp else None

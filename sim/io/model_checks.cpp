@@ -176,6 +176,11 @@ void check_transformer(const FieldChecker& t) {
       m.mlp_activation() != s::SWIGLU && m.mlp_activation() != s::GEGLU) {
     t.error("activation_clamp", "applies to gated activations (SWIGLU, GEGLU) only");
   }
+  if (t.has("yarn_rotary_factor") && m.yarn_rotary_factor() <= 1) {
+    t.error("yarn_rotary_factor", "must be > 1 (a factor of 1 is no YaRN scaling)");
+  } else if (t.has("yarn_rotary_factor") && m.position_embedding() != s::ROTARY) {
+    t.error("yarn_rotary_factor", "applies with position_embedding ROTARY only");
+  }
   if (t.has("sliding_window")) {
     const FieldChecker window = t.child("sliding_window");
     window.require("window_tokens") && window.at_least("window_tokens", 1);

@@ -19,8 +19,18 @@ EagerExpertBytes clamped_glu_bytes(int64_t width) {
   return {forward, backward};
 }
 
-EagerExpertBytes weighted_bias_bytes(int64_t hidden) {
+EagerExpertBytes weighted_bias_bytes(int64_t hidden, bool fp32_probabilities) {
   const double h = static_cast<double>(hidden);
+  if (fp32_probabilities) {
+    constexpr double kFp32 = 4;
+    // b x p; t read with the product and the sum written; the cat; the cast to 16 bits.
+    const double forward =
+        h * kFp32 + (h * kElement + 2 * h * kFp32) + 2 * h * kFp32 + h * (kFp32 + kElement);
+    // The cast's and the sum's gradients; the split's joined; two products with the gradient.
+    const double backward =
+        2 * h * (kElement + kFp32) + 2 * h * kElement + 2 * (3 * h * kFp32);
+    return {forward, backward};
+  }
   // b x p written; t and the product read, the sum written; the concatenation read and written.
   const double forward = (h + 3 * h + 2 * h) * kElement;
   // The split's gradient joined (read, write); two products written and reread for their sums.

@@ -27,8 +27,14 @@ EagerExpertBytes clamped_glu_bytes(int64_t width);
 // write): 12 x hidden bytes. Backward: torch.split's gradient concatenates the experts' row
 // gradients (read and write), and the product's gradients to the bias (grad x p, then summed over
 // the rows) and to the router probability (grad x b, then summed over `hidden`) each write and
-// reread a product: 16 x hidden bytes. The router's probabilities are taken in the activations'
-// 16-bit type (Megatron-Core's moe_router_dtype absent, as in the gpt-oss recipes).
-EagerExpertBytes weighted_bias_bytes(int64_t hidden);
+// reread a product: 16 x hidden bytes. The router's probabilities in the activations' 16-bit type
+// (Megatron-Core's moe_router_dtype absent, as in the gpt-oss recipes, and the all-to-all
+// dispatcher). With `fp32_probabilities` (the flex dispatcher's, DeepEP and HybridEP take them in
+// fp32) PyTorch promotes the product and the sum to fp32: b x p written (4 h), t and the product
+// read and the sum written (10 h), the cat of fp32 rows (8 h) and the cast back to 16 bits (6 h):
+// 28 x hidden bytes; backward, the cast's gradient to fp32 (6 h), the sum's gradient to t cast
+// back (6 h), the split's gradient joined (4 h) and the two fp32 products written and reread with
+// the gradient (24 h): 40 x hidden bytes.
+EagerExpertBytes weighted_bias_bytes(int64_t hidden, bool fp32_probabilities);
 
 }  // namespace clustersim

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/workload/eager_expert_kernels.h"
+#include "sim/workload/eager_rotary.h"
 #include "sim/workload/mamba_layer.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
@@ -240,6 +241,14 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       latent_attention(t, shape, x, &ops);
     } else {
       ops.push_back({K::kMatmul, "qkv", tokens, (x.a + 2 * x.kv) * d / tp, h});
+      if (t.has_yarn_rotary_factor()) {
+        // YaRN's concentration keeps the rotation out of the fused RoPE (eager_rotary.h).
+        const EagerExpertBytes rope =
+            unfused_rotary_bytes(static_cast<double>(tokens) * (x.a + x.kv) / tp * d);
+        LayerOp op{K::kMemory, "rotary (eager)", 0, 0, 0, 1, 0, rope.forward};
+        op.backward_bytes = rope.backward;
+        ops.push_back(std::move(op));
+      }
       attention_core(t, shape, x, &ops);
       ops.push_back({K::kMatmul, "attention out", tokens, h, x.a * d / tp});
     }
@@ -310,7 +319,12 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       expert_op(std::move(op));
     };
     if (!shape.fused_expert_mlp) {
-      if (t.has_activation_clamp()) eager("expert clamp", clamped_glu_bytes(f / etp));
+      // Megatron-Core's moe_act recomputation reruns both (TEGroupedMLP's bias_act_func clamps
+      // inside weighted_bias_quick_geglu_impl).
+      if (t.has_activation_clamp()) {
+        eager("expert clamp", clamped_glu_bytes(f / etp));
+        ops.back().recomputable = R::kExpertActivation;
+      }
       expert_op({K::kMemory, "expert activation", 0, 0, 0, 1, 0,
                  activation_bytes_per_element(t) * rank_rows * f / etp});
       ops.back().recomputable = R::kExpertActivation;
@@ -320,7 +334,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
           {K::kMatmul, std::string("expert down") + g.suffix, g.rows, width, f / etp, g.count});
     }
     if (!shape.fused_expert_mlp && t.linear_bias()) {
-      eager("expert bias", weighted_bias_bytes(h));
+      eager("expert bias", weighted_bias_bytes(h, shape.fp32_router_probabilities));
     }
     if (etp > 1) {
       ops.push_back(

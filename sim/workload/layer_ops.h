@@ -82,6 +82,10 @@ struct LayerShape {
   // The routed experts run Transformer Engine's fused grouped MLP (parallelism.fused_expert_mlp):
   // no elementwise kernels of their own between the grouped GEMMs.
   bool fused_expert_mlp = false;
+  // The router's probabilities reach the experts in fp32: Megatron-Core's flex dispatcher (DeepEP,
+  // HybridEP; parallelism.expert_dispatcher EXPERT_NODE_DEDUPLICATED) casts them so
+  // (token_dispatcher.py), and the eager weighted bias then computes in fp32.
+  bool fp32_router_probabilities = false;
 };
 
 // What a layer is: attention then a dense MLP (ffn_hidden_size) or routed experts (with any shared

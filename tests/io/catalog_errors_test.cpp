@@ -362,6 +362,18 @@ TEST_CASE("an activation clamp must be positive and needs a gated activation") {
         "(SWIGLU, GEGLU) only\n");
 }
 
+TEST_CASE("a YaRN factor must exceed 1 and needs a rotary embedding") {
+  CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: 32")) == "");
+  CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: 1")) ==
+        "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: must be > 1 (a factor of 1 is "
+        "no YaRN scaling)\n");
+  std::string learned = transformer_model("m", "yarn_rotary_factor: 32");
+  learned.replace(learned.find("ROTARY"), 6, "LEARNED");
+  CHECK(catalog_errors(learned) ==
+        "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: applies with "
+        "position_embedding ROTARY only\n");
+}
+
 TEST_CASE("a published active count the shape does not give is rejected") {
   // Llama-2-7B is dense: its active count is its total, 6,738,415,616 (6,607,343,616 without
   // the 32000 x 4096 embedding table).
