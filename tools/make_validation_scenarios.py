@@ -340,9 +340,10 @@ BRIDGE_MOE_MODELS = {'Qwen3_30B_a3B': 'qwen3-30b-a3b', 'Qwen3_30B_a3B (tokendrop
 BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: EP as the table gives it, expert tensor
 #   parallel 1 (the Qwen3 and Mixtral recipes' expert_tensor_parallel_size; the table's ETP
 #   column is empty), Megatron-Core's all-to-all token dispatcher with grouped GEMMs, or its flex
-#   one where the recipe says so (bridge_flex_dispatcher there), and balanced routing (the
-#   load-balancing loss; token-dropping recipes cap and pad each expert at capacity factor 1,
-#   expert_routing, bridge_token_drop there), dispatch and combine overlapped with compute where
+#   one where the recipe says so (bridge_flex_dispatcher there; HybridEP's kernels on the 32 SMs
+#   the performance scripts give them, expert_combine_sms, bridge_hybridep there), and balanced
+#   routing (the load-balancing loss; token-dropping recipes cap and pad each expert at capacity
+#   factor 1, expert_routing, bridge_token_drop there), dispatch and combine overlapped with compute where
 #   the release's recipe sets moe_a2a_overlap (BRIDGE_MOE_OVERLAP in tools/make_validation_scenarios.py), else not; the
 #   expert layers eager (the host's work exposed) unless the recipe replays them from CUDA
 #   graphs (BRIDGE_MOE_GRAPHS there); Qwen3 235B's 94 layers split with
@@ -743,6 +744,22 @@ def bridge_flex_dispatcher(release, system, precision, model, ep):
             model in BRIDGE_HYBRID_MODELS.values())
 
 
+# Where the flex dispatcher runs HybridEP, whose kernels the performance scripts put on 32 SMs
+# (v0.3.0-v0.5.0 scripts/performance/utils/overrides.py _set_common_perf_overrides and v0.6.0
+# src/megatron/bridge/perf_recipes/_common.py: moe_hybridep_num_sms = 32 when
+# moe_flex_dispatcher_backend is "hybridep"): every flex row of the 26.x releases (the Qwen3,
+# DeepSeek-V3, gpt-oss, Kimi-K2 and Nemotron 3 configs name "hybridep") but v0.3.0's H100
+# Qwen3-30B-A3B (QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1: "deepep") and 25.09's DeepEP.
+HYBRIDEP_COMBINE_SMS = 32
+
+
+def bridge_hybridep(release, system, precision, model):
+    """Whether the row's flex dispatcher is HybridEP (above)."""
+    deepep = release in ('26.02', '26.02.01') and system == 'DGX-H100' and model == 'qwen3-30b-a3b'
+    return (release[:2] == '26' and not deepep and
+            bridge_flex_dispatcher(release, system, precision, model))
+
+
 # Where a gpt-oss recipe runs Transformer Engine's fused grouped MLP (GPT_OSS_RULES): the MXFP8
 # ones of 26.06 and 26.08 (v0.5.0 and v0.6.0).
 GPT_OSS_FUSED_GROUPED_MLP = {'26.06': NVL72_SYSTEMS, '26.08': NVL72_SYSTEMS}
@@ -915,6 +932,8 @@ def bridge(rows, out):
                 lines.append('cuda_graphed_expert_layers: true')
             if bridge_flex_dispatcher(release, system, precision, model, r['ep']):
                 lines.append('expert_dispatcher: EXPERT_NODE_DEDUPLICATED')
+            if bridge_hybridep(release, system, precision, model):
+                lines.append(f'expert_combine_sms: {HYBRIDEP_COMBINE_SMS}')
         lines += bridge_model_lines(r, release, system, model, precision)
         offload = bridge_offload_layers(r, system) if fsdp else None
         if offload:

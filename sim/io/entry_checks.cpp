@@ -198,6 +198,7 @@ void check_gpu(const FieldChecker& gpu) {
   gpu.in_range("sustained_compute_fraction", 0.01, 1);
   gpu.non_negative("expert_layer_sync_us_per_expert");
   gpu.non_negative("expert_layer_issue_us");
+  gpu.non_negative("expert_combine_us_per_source");
   check_efficiency_source(gpu);
   check_source(gpu);
 }

@@ -343,6 +343,14 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.has_expert_communication_sm_share() && !m.overlap_expert_communication()) {
     p.error("expert_communication_sm_share", "applies with overlap_expert_communication only");
   }
+  p.at_least("expert_combine_sms", 1);
+  if (m.has_expert_combine_sms() && m.expert_dispatcher() != s::EXPERT_NODE_DEDUPLICATED) {
+    p.error("expert_combine_sms",
+            "applies with expert_dispatcher EXPERT_NODE_DEDUPLICATED only (HybridEP's kernels)");
+  }
+  if (m.has_expert_combine_sms() && m.expert_tensor_parallel() > 1) {
+    p.error("expert_combine_sms", "needs expert_tensor_parallel 1");
+  }
   for (const char* field : {"expert_dispatcher", "fused_expert_mlp"}) {
     if (p.has(field) && model != nullptr &&
         !(model->has_transformer() && model->transformer().has_moe())) {

@@ -1,4 +1,5 @@
-// The rail traffic of a dispatcher that deduplicates per NVLink domain.
+// The rail traffic of a dispatcher that deduplicates per NVLink domain, and HybridEP's combine
+// floor inside one.
 #include "sim/parallel/expert_dispatch.h"
 
 #include "sim/util/check.h"
@@ -14,6 +15,18 @@ double deduplicated_rail_share(int experts, int experts_per_token, int domains) 
   double miss = 1;
   for (int i = 0; i < experts_per_token; ++i) miss *= outside > i ? (outside - i) / (e - i) : 0;
   return domains * (1 - miss) / experts_per_token;
+}
+
+double ranks_per_token(int experts, int experts_per_token, int ranks) {
+  return deduplicated_rail_share(experts, experts_per_token, ranks) * experts_per_token;
+}
+
+Picoseconds combine_reduction_floor(int64_t tokens, double copies_per_token, double us_per_copy,
+                                    int sms) {
+  CLUSTERSIM_CHECK(tokens >= 0 && copies_per_token >= 0 && us_per_copy >= 0 && sms >= 1,
+                   "a combine the reduction floor cannot time");
+  return Picoseconds::from_microseconds(static_cast<double>(tokens) * copies_per_token *
+                                        us_per_copy / sms);
 }
 
 }  // namespace clustersim

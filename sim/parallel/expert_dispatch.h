@@ -6,7 +6,19 @@
 // copies. The layer then takes the longer of the rail all-to-all (among the group's GPUs at one
 // place in each domain: a token's copy for each domain it reaches) and the all-to-all inside each
 // domain (every copy delivered over NVLink), which DeepEP pipelines one beside the other.
+//
+// Inside one NVLink domain HybridEP (DeepEP's hybrid-ep kernels at the commit the Megatron-Bridge
+// recipes pin, deepseek-ai/DeepEP@34152ae csrc/hybrid_ep/backend/hybrid_ep_backend.cuh) writes a
+// token once to each rank holding any of its experts, and its combine kernel's reduction warp
+// group reads each output token's copies back one after another, each behind its own barrier: the
+// kernel is latency-bound, not bandwidth-bound (the kernel's authors' measurement,
+// harryzhou2000/DeepEP@1c3989c docs/Hybrid-EP_Implementation.md section 10). A combine then takes
+// at least tokens x copies per token x the time per copy / SMs.
 #pragma once
+
+#include <cstdint>
+
+#include "sim/util/units.h"
 
 namespace clustersim {
 
@@ -14,5 +26,16 @@ namespace clustersim {
 // share to every place of the rail, D (1 - q) / k. Requires: 1 <= k <= experts, domains divides
 // experts.
 double deduplicated_rail_share(int experts, int experts_per_token, int domains);
+
+// The ranks a token's k distinct experts reach among `ranks` holding experts / ranks each:
+// ranks (1 - C(E - E/ranks, k) / C(E, k)). Requires: as deduplicated_rail_share, ranks dividing
+// the experts.
+double ranks_per_token(int experts, int experts_per_token, int ranks);
+
+// The combine kernel's floor: `tokens` output tokens of `copies_per_token` copies each, read at
+// `us_per_copy` per copy on each of `sms` SMs. Requires: tokens >= 0, copies_per_token >= 0,
+// us_per_copy >= 0, sms >= 1.
+Picoseconds combine_reduction_floor(int64_t tokens, double copies_per_token, double us_per_copy,
+                                    int sms);
 
 }  // namespace clustersim

@@ -244,9 +244,12 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
       CLUSTERSIM_CHECK(beside_gemm(ops, i), "an overlapped collective without its GEMM");
       continue;  // timed with its GEMM
     }
-    const OpTimes o = time_op(ops, i, compute, groups, overlap_ranks);
+    OpTimes o = time_op(ops, i, compute, groups, overlap_ranks);
     if (op.kind == K::kExpertAllToAll) {
       const bool dispatch = all_to_alls == 0;
+      // The combine kernel runs the forward's combine and the backward of the dispatch.
+      Picoseconds& combine = dispatch ? o.backward.expert_comm : o.forward.expert_comm;
+      combine = std::max(combine, groups.expert_combine_floor);
       t.forward_all_to_alls.push_back(
           {t.forward.total(), o.forward.expert_comm, dispatch ? "dispatch" : "combine"});
       backward_a2a.emplace_back(t.backward.total() + o.backward.total(), o.backward.expert_comm);

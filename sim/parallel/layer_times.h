@@ -85,6 +85,9 @@ struct LayerGroups {
   GroupCollectives* expert_rail = nullptr;
   GroupCollectives* expert_domain = nullptr;
   double expert_rail_share = 0;
+  // HybridEP's combine inside one NVLink domain (expert_dispatch.h): the least a combine kernel
+  // takes, the forward's combine and the backward of the dispatch; 0: none.
+  Picoseconds expert_combine_floor{};
 };
 
 // What selective recomputation reruns besides the attention core of RECOMPUTE_SELECTIVE: the

@@ -83,6 +83,10 @@ class Groups {
         }
       }
       if (p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED) deduplicate(topology, all, model);
+      expert_in_one_domain_ = true;
+      for (int gpu : all.front()) {
+        expert_in_one_domain_ &= topology.domain_of(gpu) == topology.domain_of(all.front()[0]);
+      }
       expert_ = first_beside_others(topology, std::move(all));
     }
     if (experts.expert_tensor_parallel > 1) {
@@ -94,6 +98,8 @@ class Groups {
                expert_tensor_.get(), expert_rail_.get(), expert_domain_.get(),      rail_share_};
   }
   const LayerGroups& groups() const { return groups_; }
+  // Whether the expert-parallel groups (more than one rank) lie each inside one NVLink domain.
+  bool expert_in_one_domain() const { return expert_in_one_domain_; }
 
  private:
   // The deduplicating dispatcher's groups (expert_dispatch.h) when the expert-parallel groups
@@ -144,7 +150,23 @@ class Groups {
   std::unique_ptr<GroupCollectives> expert_rail_, expert_domain_;
   double rail_share_ = 0;
   LayerGroups groups_;
+  bool expert_in_one_domain_ = false;
 };
+
+// HybridEP's combine floor (expert_dispatch.h) per micro-batch: a rank's tokens (its sequence-
+// parallel shard of the micro-batch) reduced from the ranks holding each one's experts, when the
+// scenario gives the kernels' SMs and the expert-parallel group is inside one NVLink domain; else 0.
+Picoseconds expert_combine_floor(const s::Transformer& t, const s::TrainingJob& job,
+                                 const s::Parallelism& p, const ComputeModel& compute,
+                                 bool in_one_domain) {
+  if (!p.has_expert_combine_sms() || !in_one_domain || !t.has_moe()) return {};
+  const int shards = p.context_parallel() * (p.sequence_parallel() ? p.tensor_parallel() : 1);
+  const int64_t tokens = int64_t{p.micro_batch_size()} * job.sequence_length() / shards;
+  const double copies = ranks_per_token(t.moe().num_experts(), t.moe().experts_per_token(),
+                                        expert_layout(p).expert_parallel);
+  return combine_reduction_floor(tokens, copies, compute.gpu().expert_combine_us_per_source(),
+                                 p.expert_combine_sms());
+}
 
 // A layer of `kind`, its GEMMs in 16 bits when `sixteen_bit` (then no FP8 casts).
 LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
@@ -594,7 +616,10 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
   TransformerPlan out;
   out.plan = base_plan(job, p, layout.chunks(), t);
   const Groups groups(topology, p, out.plan, t);
-  const Kernels kernels = time_kernels(t, job, p, compute, groups.groups());
+  LayerGroups layer_groups = groups.groups();
+  layer_groups.expert_combine_floor =
+      expert_combine_floor(t, job, p, compute, groups.expert_in_one_domain());
+  const Kernels kernels = time_kernels(t, job, p, compute, layer_groups);
   const StageBuilder builder(model, job, p, compute, kernels, layout);
   for (int r = 0; r < p.pipeline_parallel(); ++r) builder.add_stage(r, &out);
   return out;

@@ -131,6 +131,23 @@ TEST_CASE("an expert-parallel degree must divide the experts, an expert TP degre
         "experts (moe)\n");
 }
 
+TEST_CASE("HybridEP's combine SMs need its dispatcher, one expert tensor rank and one SM") {
+  const auto errors = [](const std::string& parallelism) {
+    return scenario_errors(scenario("mixtral-8x7b", "token_budget: 1e9 sequence_length: 4096",
+                                    "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                    "parallelism { expert_parallel: 2 " + parallelism + " }"));
+  };
+  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 32") == "");
+  CHECK(errors("expert_combine_sms: 32") ==
+        "s.textproto:12:34: parallelism.expert_combine_sms: applies with expert_dispatcher "
+        "EXPERT_NODE_DEDUPLICATED only (HybridEP's kernels)\n");
+  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_tensor_parallel: 2 "
+               "expert_combine_sms: 32") ==
+        "s.textproto:12:104: parallelism.expert_combine_sms: needs expert_tensor_parallel 1\n");
+  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 0") ==
+        "s.textproto:12:78: parallelism.expert_combine_sms: must be >= 1, got 0\n");
+}
+
 TEST_CASE("an expert routing a router cannot have is an error at its field") {
   CHECK(scenario_errors(scenario("mixtral-8x7b",
                                  "token_budget: 1e9 sequence_length: 4096 expert_routing { "

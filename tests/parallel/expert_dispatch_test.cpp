@@ -1,5 +1,5 @@
 // Tests of sim/parallel/expert_dispatch: the rail traffic of a dispatcher deduplicating per NVLink
-// domain, and that dispatcher in the step against the plain all-to-all.
+// domain, and that dispatcher in the step against the plain all-to-all; HybridEP's combine floor.
 #include "sim/parallel/expert_dispatch.h"
 
 #include <catch2/catch.hpp>
@@ -70,6 +70,68 @@ TEST_CASE("the deduplicating dispatcher's all-to-all is the longer of its rail a
   const double deduplicated = plan(2, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0];
   CHECK(deduplicated / kAllToAllsPerStep == Approx(expected_s).epsilon(1e-9));
   CHECK(deduplicated < plan(2, s::EXPERT_ALL_TO_ALL).expert_comm_s[0]);
+}
+
+// A token's k distinct experts reach R (1 - C(E - E/R, k) / C(E, k)) of R ranks: one expert one
+// rank, all of a rank's experts that rank alone, every expert every rank.
+TEST_CASE("a token reaches the ranks holding its experts once each") {
+  double q = 1;
+  for (int i = 0; i < 8; ++i) q *= (112.0 - i) / (128 - i);
+  CHECK(ranks_per_token(128, 8, 8) == Approx(8 * (1 - q)));
+  CHECK(ranks_per_token(128, 1, 8) == Approx(1.0));
+  CHECK(ranks_per_token(8, 8, 8) == Approx(8.0));
+  CHECK(ranks_per_token(8, 8, 1) == Approx(1.0));
+}
+
+// tokens x copies x time per copy / SMs: the B300 measurement the shipped constant comes from,
+// 8192 tokens of 7.956 copies on 24 SMs at 0.357 us a copy, is its 969.1 us to 0.05%.
+TEST_CASE("HybridEP's combine floor is its serial reads spread over its SMs") {
+  CHECK(combine_reduction_floor(8192, 7.955776, 0.357, 24).microseconds() ==
+        Approx(969.1).epsilon(5e-4));
+  CHECK(combine_reduction_floor(4096, 2, 1, 32).microseconds() == Approx(256.0));
+  CHECK(combine_reduction_floor(0, 2, 1, 32) == Picoseconds(0));
+}
+
+// Qwen3-30B-A3B (128 experts, top-8, h 2048) at 4096 tokens a micro-batch, BF16, EP over the 8
+// B200 of each of `nodes` DGX B200, the flex dispatcher, HybridEP's kernels on `sms` SMs (0: none).
+double hybridep_comm_s(int nodes, int sms) {
+  const Catalog& catalog = testing::shipped_catalog();
+  auto topology = testing::shipped_cluster("onprem.dgx-b200", nodes);
+  auto p = testing::parse_message<s::Parallelism>(
+      "tensor_parallel: 1 pipeline_parallel: 1 context_parallel: 1 micro_batch_size: 1 "
+      "virtual_stages: 1 zero_stage: 0 schedule: ONE_F_ONE_B recompute: RECOMPUTE_NONE "
+      "expert_dispatcher: EXPERT_NODE_DEDUPLICATED");
+  p.set_data_parallel(8 * nodes);
+  p.set_expert_parallel(8 * nodes);
+  if (sms > 0) p.set_expert_combine_sms(sms);
+  const auto job = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: " + std::to_string(8 * nodes) +
+      " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
+  const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("onprem.dgx-b200")->value),
+                             s::BF16, *catalog.runtimes().find("default")->value,
+                             KernelSetting::kTrainingStep);
+  return transformer_plan(*catalog.models().find("qwen3-30b-a3b")->value, job, p, *topology,
+                          compute)
+      .expert_comm_s[0];
+}
+
+// In one node the combine kernel (the forward's combine and the dispatch's backward, 2 of a
+// layer's 4 all-to-alls) takes 4096 x 8 (1 - q) x c / 32, c the B200's expert_combine_us_per_source,
+// where the network would take its bytes faster: the step's 48 layers add 2 x (floor - all-to-all)
+// each. Across two nodes (EP 16 spans two NVLink domains) nothing changes.
+TEST_CASE("HybridEP's combine inside a domain takes its reduction floor, across domains not") {
+  const double alone_s = hybridep_comm_s(1, 0);
+  const double all_to_all_s = alone_s / (48 * 4);
+  const double c_us = testing::shipped_catalog()
+                          .gpu_of(*testing::shipped_catalog().instances().find("onprem.dgx-b200")
+                                       ->value)
+                          .expert_combine_us_per_source();
+  REQUIRE(c_us > 0);
+  const double floor_s = 4096 * ranks_per_token(128, 8, 8) * c_us / 32 * 1e-6;
+  REQUIRE(floor_s > all_to_all_s);
+  CHECK(hybridep_comm_s(1, 32) == Approx(alone_s + 48 * 2 * (floor_s - all_to_all_s)));
+  CHECK(hybridep_comm_s(1, 1024) == Approx(alone_s));  // a floor under the network's time
+  CHECK(hybridep_comm_s(2, 32) == Approx(hybridep_comm_s(2, 0)));
 }
 
 }  // namespace
