@@ -129,7 +129,8 @@ TEST_CASE("sliding-window attention takes its first window's causal kernel plus 
 TEST_CASE("chunked attention runs one causal kernel over the sequence padded to whole chunks") {
   // Llama 4 Scout at 20000 tokens, chunks of 8192: 3 chunks (the last padded, as NeMo's chunkify
   // does) of 8192 causal queries for each of 40 heads of 128.
-  const auto& scout = testing::shipped_catalog().models().find("llama4-scout")->value->transformer();
+  const auto& scout =
+      testing::shipped_catalog().models().find("llama4-scout")->value->transformer();
   auto core = [&](int sequence, bool windowed) {
     LayerShape shape{sequence, 1, 1, false, true};
     shape.sliding_window = windowed;

@@ -152,8 +152,7 @@ TEST_CASE("a layer within the sliding window attends to at most the window's key
 TEST_CASE("chunked attention counts each chunk's causal pairs") {
   // c (c + 1) / 2 per whole chunk, r (r + 1) / 2 for the r tokens left.
   CHECK(chunked_causal_pairs(4 * 8192.0, 8192) == 4 * causal_pairs(8192, 0));
-  CHECK(chunked_causal_pairs(3 * 8192.0 + 100, 8192) ==
-        3 * 8192.0 * 8193 / 2 + 100.0 * 101 / 2);
+  CHECK(chunked_causal_pairs(3 * 8192.0 + 100, 8192) == 3 * 8192.0 * 8193 / 2 + 100.0 * 101 / 2);
   // A chunk no shorter than the sequence is plain causal attention.
   CHECK(chunked_causal_pairs(8192, 8192) == causal_pairs(8192, 0));
   CHECK(chunked_causal_pairs(4096, 8192) == causal_pairs(4096, 0));
@@ -161,7 +160,8 @@ TEST_CASE("chunked attention counts each chunk's causal pairs") {
 }
 
 TEST_CASE("a Llama 4 chunked layer attends within its chunk, every fourth layer globally") {
-  const auto& scout = testing::shipped_catalog().models().find("llama4-scout")->value->transformer();
+  const auto& scout =
+      testing::shipped_catalog().models().find("llama4-scout")->value->transformer();
   CHECK(attends_in_window(scout, 0));
   CHECK_FALSE(attends_in_window(scout, 3));
   CHECK(windowed_layers_in(scout, 0, 48, LayerKind::kExperts) == 36);
