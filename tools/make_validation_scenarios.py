@@ -324,7 +324,7 @@ BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B
 
 # Mixture-of-experts rows whose shapes the step simulates (DeepSeek-V3's latent attention,
 # multi-token prediction, dense first layers and shared expert; gpt-oss's sliding windows and
-# attention sinks). Token-dropping rows (bridge_token_drop below) cap every expert at a capacity
+# attention sinks; Llama 4 Scout's chunked attention and shared expert). Token-dropping rows (bridge_token_drop below) cap every expert at a capacity
 # factor of 1 and pad it to that capacity (job.expert_routing); the others are dropless with forced
 # balancing (the pages' note: "we force-balance the token distribution among experts and all
 # benchmarks are token-dropless"; the recipes' moe_router_force_load_balancing = True). Kimi-K2's recipes train
@@ -335,7 +335,7 @@ BRIDGE_MOE_MODELS = {'Qwen3_30B_a3B': 'qwen3-30b-a3b', 'Qwen3_30B_a3B (tokendrop
                      'Mixtral-8x7B': 'mixtral-8x7b',
                      'DeepSeekV3': 'deepseek-v3', 'DeepSeekV3 (tokendrop)': 'deepseek-v3',
                      'DeepSeekV3 (dropless)': 'deepseek-v3', 'GPT OSS 120B': 'gpt-oss-120b',
-                     'Kimi_K2': 'kimi-k2'}
+                     'Kimi_K2': 'kimi-k2', 'LLAMA4-Scout-LLM': 'llama4-scout'}
 
 BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: EP as the table gives it, expert tensor
 #   parallel 1 (the Qwen3 and Mixtral recipes' expert_tensor_parallel_size; the table's ETP
@@ -398,10 +398,15 @@ BRIDGE_MOE_OVERLAP = {
 #     model_configs_gb200.csv (pre_train mixtral 8x7b fp8: cuda_graphs 1, which utils.py
 #     set_primary_perf_configs turns into model.config.enable_cuda_graph): Megatron-Core's
 #     per-layer graphs, as 25.09's.
+#   NeMo 25.07 (DGX-GB200) Llama 4 Scout, token-dropping (bridge_token_drop): NVIDIA/NeMo v2.4.0
+#     scripts/performance/recommended_model_configs/model_configs_gb200.csv (pre_train llama4 e16
+#     fp8: cuda_graphs 1, helpers.py set_cuda_graph_configs: model.config.enable_cuda_graph), as
+#     Mixtral's.
 BRIDGE_MOE_GRAPHS = {'25.09': {('DGX-GB200', 'FP8', 'qwen3-30b-a3b'),
                                ('DGX-B200', 'FP8', 'qwen3-30b-a3b')},
                      'NeMo 25.02': {('DGX-B200', 'FP8', 'mixtral-8x7b')},
                      'NeMo 25.04': {('DGX-GB200', 'FP8', 'mixtral-8x7b')},
+                     'NeMo 25.07': {('DGX-GB200', 'FP8', 'llama4-scout')},
                      '26.06': _NVL72_MXFP8, '26.08': _NVL72_MXFP8}
 # Where a release's Qwen3 recipe turns Transformer Engine's tensor-parallel overlap off although
 # TP > 1 (the dense rule's --tp-comm-overlap does not hold), as (release, system, precision, model):
@@ -597,12 +602,13 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 #   experts eager (Megatron-Core's clamp and router-weighted bias kernels); not simulated: CUDA
 #   graphs, FP8 attention and padded expert capacity, as for DeepSeek-V3 above."""
 
-# Hybrid Mamba-Transformer MoE rows (bridge-hybrid-*, groups of their own): Nemotron 3 Nano and
-# Super (the model file gives Super's multi-token-prediction layers as its recipes train them). Not
-# Nemotron 3 Ultra or 3.5 Lightning: Ultra's rows run Megatron FSDP on the NVL72 systems
-# (_apply_nemotron_3_ultra_fsdp_hsdp), 3.5 Lightning is not in the models.
+# Hybrid Mamba-Transformer MoE rows (bridge-hybrid-*, groups of their own): Nemotron 3 Nano,
+# Super and 3.5 Lightning (the model file gives Super's and Lightning's multi-token-prediction
+# layers as their recipes train them). Not Nemotron 3 Ultra: its rows run Megatron FSDP on the
+# NVL72 systems (_apply_nemotron_3_ultra_fsdp_hsdp).
 BRIDGE_HYBRID_MODELS = {'Nemotron_3_Nano': 'nemotron3-nano-30b-a3b',
-                        'Nemotron_3_Super': 'nemotron3-super-120b-a12b'}
+                        'Nemotron_3_Super': 'nemotron3-super-120b-a12b',
+                        'Nemotron_3_5_Lightning': 'nemotron3.5-lightning-30b-a3b'}
 
 NEMOTRON_3_NANO_RULES = """# Nemotron 3 Nano, one rule for all its releases (26.02.01 to 26.08): BASE_NEMOTRON_3_NANO_CONFIG
 #   of scripts/performance/configs/nemotronh/nemotron_3_nano_workload_base_configs.py (v0.3.1)
@@ -615,6 +621,14 @@ NEMOTRON_3_NANO_RULES = """# Nemotron 3 Nano, one rule for all its releases (26.
 #   recompute_granularity None) but on DGX-H100 FP8, whose recipe recomputes
 #   recompute_modules ["moe", "layernorm", "core_attn", "moe_act"] (RECOMPUTE_SELECTIVE for the
 #   attention core, recompute_modules for the rest: NEMOTRON_3_RECOMPUTE_MODULES)."""
+
+NEMOTRON_3_5_LIGHTNING_RULES = """# Nemotron 3.5 Lightning (26.08): v0.6.0 src/megatron/bridge/perf_recipes/nemotronh/gb200/
+#   nemotronh.py nemotron_3_5_lightning_pretrain_8gpu_gb200_fp8mx_config is Nano's GB200 MXFP8
+#   recipe (nemotron_3_nano_pretrain_8gpu_gb200_fp8mx_config, the Nano rule above: TP 1, EP 8,
+#   ETP 1, no sequence parallelism, HybridEP, forced load balancing, CUDA graphs of attn, mamba,
+#   moe_router and moe_preprocess, no all-to-all overlap, no recomputation) plus multi-token
+#   prediction (mtp_num_layers = 2, mtp_hybrid_override_pattern "*E", mtp_use_repeated_layer =
+#   True, keep_mtp_spec_in_bf16 = True: models/nemotron3.textproto)."""
 
 NEMOTRON_3_SUPER_RULES = """# Nemotron 3 Super, one rule for all its releases (26.04 to 26.08): BASE_NEMOTRON_3_SUPER_CONFIG
 #   of scripts/performance/configs/nemotronh/nemotron_3_workload_base_configs.py (v0.4.0, v0.5.0;
@@ -678,9 +692,23 @@ KIMI_K2_RULES = """# Kimi-K2 rows, one more rule for all of them (the release's 
 #   recomputed (recompute_modules ["mla_up_proj"]). Not simulated: the shared expert's overlap
 #   with the dispatch (moe_shared_expert_overlap) and the fused router (moe_router_fusion)."""
 
+LLAMA4_SCOUT_RULES = """# Llama 4 Scout, NeMo 25.07 (NVIDIA/NeMo v2.4.0 scripts/performance/llm/pretrain_llama4_e16.py
+#   with nemo/collections/llm/recipes/llama4_e16.py in performance mode, and
+#   recommended_model_configs/model_configs_gb200.csv pre_train llama4 e16 fp8: TP 1, PP 1, CP 1,
+#   EP 16, ETP 1, VP 1, MBS 1, GBS 1024, cuda_graphs 1, no FSDP, recomputation or offload): the
+#   model of nemo/collections/llm/gpt/model/llama.py Llama4Experts16Config (models/llama4.textproto:
+#   chunked attention of 8192 tokens, every fourth layer global, which at this sequence of 8192 is
+#   plain causal attention), the all-to-all dispatcher (moe_token_dispatcher_type "alltoall"),
+#   token-dropping at capacity factor 1 and per-layer CUDA graphs as the MoE rule says; gradients
+#   reduced in BF16 (plugins.grad_reduce_in_fp32 = False). Not simulated: moe_shared_expert_overlap
+#   (the shared expert beside the dispatch), which would make the step faster. The parenthesised
+#   row is left out as NeMo 25.07's dense ones are (the stored page leaves out its footnote)."""
+
 BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES,
+                      'llama4-scout': LLAMA4_SCOUT_RULES,
                       'kimi-k2': KIMI_K2_RULES, 'nemotron3-nano-30b-a3b': NEMOTRON_3_NANO_RULES,
-                      'nemotron3-super-120b-a12b': NEMOTRON_3_SUPER_RULES}
+                      'nemotron3-super-120b-a12b': NEMOTRON_3_SUPER_RULES,
+                      'nemotron3.5-lightning-30b-a3b': NEMOTRON_3_5_LIGHTNING_RULES}
 
 # Where the DeepSeek-V3 recipe of a release and system recomputes mla_up_proj (recompute_modules):
 # v0.1.0rc4 run_script.py (H100 ["mla_up_proj", "mlp"], B200 and token-drop GB200
@@ -703,13 +731,17 @@ DEEPSEEK_V3_UP_PROJECTION_RECOMPUTE = {'25.09': ('DGX-H100', 'DGX-B200', 'DGX-GB
 #   NeMo 25.02 / 25.04 Mixtral 8x7B: NVIDIA/NeMo v2.2.0 / v2.3.0 mixtral_8x7b.py
 #     pretrain_performance_optimizations (the performance scripts' pretrain_recipe(performance_mode=
 #     True)) adds MegatronTokenDropCallback, nemo/lightning/pytorch/callbacks/moe_token_drop.py:
-#     moe_expert_capacity_factor 1.0, moe_pad_expert_input_to_capacity True.
+#     moe_expert_capacity_factor 1.0, moe_pad_expert_input_to_capacity True;
+#   NeMo 25.07 Llama 4 Scout: NVIDIA/NeMo v2.4.0 nemo/collections/llm/recipes/llama4_e16.py
+#     pretrain_performance_optimizations adds the same callback (same defaults), and
+#     scripts/performance/llm/pretrain_llama4_e16.py runs pretrain_recipe(performance_mode=True).
 TOKEN_DROP_ROUTING = 'expert_routing { capacity_factor: 1 pad_to_capacity: true }'
 
 
 def bridge_token_drop(r, model):
     """Whether the row's recipe drops tokens (above)."""
-    return 'tokendrop' in r['model'] or (model == 'mixtral-8x7b' and r['release'].startswith('NeMo'))
+    return 'tokendrop' in r['model'] or (model in ('mixtral-8x7b', 'llama4-scout')
+                                         and r['release'].startswith('NeMo'))
 
 
 def bridge_variant(r):

@@ -40,6 +40,11 @@ void check_moe(const FieldChecker& moe, const s::Transformer& t) {
     moe.error("first_dense_layers", "must be less than num_layers (" +
                                         std::to_string(t.num_layers()) + "): no layer has experts");
   }
+  if (moe.at_least("layer_interval", 1) && m.layer_interval() > t.num_layers() &&
+      t.num_layers() > 0) {
+    moe.error("layer_interval", "must not exceed num_layers (" + std::to_string(t.num_layers()) +
+                                    "): no layer has experts");
+  }
 }
 
 void check_latent_attention(const FieldChecker& t) {
@@ -119,8 +124,10 @@ void check_hybrid_pattern(const FieldChecker& t) {
   if (m.has_moe() && pattern.find('E') == std::string::npos) {
     t.error("moe", "applies to a hybrid pattern's 'E' layers, and it has none");
   }
-  if (m.has_moe() && m.moe().has_first_dense_layers()) {
-    t.child("moe").error("first_dense_layers", "does not apply with hybrid_layer_pattern");
+  for (const char* f : {"first_dense_layers", "layer_interval"}) {
+    if (m.has_moe() && t.child("moe").has(f)) {
+      t.child("moe").error(f, "does not apply with hybrid_layer_pattern");
+    }
   }
   for (const char* f : {"sliding_window", "parallel_attention_mlp"}) {
     if (t.has(f)) t.error(f, "is not simulated with hybrid_layer_pattern yet");
@@ -185,6 +192,12 @@ void check_transformer(const FieldChecker& t) {
     const FieldChecker window = t.child("sliding_window");
     window.require("window_tokens") && window.at_least("window_tokens", 1);
     window.require("full_attention_every") && window.at_least("full_attention_every", 2);
+    if (m.sliding_window().chunked() &&
+        m.sliding_window().window_tokens() > m.max_sequence_length() &&
+        m.max_sequence_length() > 0) {
+      window.error("window_tokens", "a chunk must not exceed max_sequence_length (" +
+                                        std::to_string(m.max_sequence_length()) + ")");
+    }
   }
 }
 

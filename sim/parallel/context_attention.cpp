@@ -78,6 +78,16 @@ AttentionTimes gathered_times(const LayerOp& op, const ComputeModel& compute, in
 AttentionTimes attention_times(const LayerOp& op, const ComputeModel& compute,
                                GroupCollectives* context, s::ContextParallelComm comm) {
   const int cp = context ? static_cast<int>(context->gpus().size()) : 1;
+  if (op.window > 0 && op.chunked) {
+    // Chunks folded into the batch, the sequence padded to whole chunks (NVIDIA/NeMo v2.4.0
+    // nemo/collections/llm/gpt/model/llama4_utils.py chunkify): one causal kernel over
+    // ceil(m / window) chunks of window tokens per (sequence, head).
+    CLUSTERSIM_CHECK(cp == 1, "chunked attention under context parallelism");
+    const int64_t chunks = (op.m + op.window - 1) / op.window;
+    const KernelPair t = time_kernel(
+        compute, {op.count * chunks, op.window, op.window, static_cast<int>(op.k), true});
+    return {t.forward, t.backward, {}, {}};
+  }
   if (op.window > 0) {
     // A sliding window: the first window's causal square, then every later query against its
     // window's keys (the band's exact pairs; context parallelism is refused with it).

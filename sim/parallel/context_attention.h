@@ -7,6 +7,9 @@
 //   P2P: ring attention simulated on the network (ring_attention.h), step kernels as its header
 //     says; the exchange not hidden behind them is the exposed part.
 // An encoder's (non-causal) ring splits the sequence into CP plain chunks.
+// Without CP, a sliding window (op.window): its first window's causal square and the band after;
+// a chunked one: one causal kernel over the sequence padded to whole chunks, the chunks in the
+// batch (NeMo's Llama 4 layers).
 #pragma once
 
 #include "sim/hw/compute_model.h"

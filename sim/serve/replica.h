@@ -56,6 +56,7 @@ struct ReplicaSettings {
   double kv_bytes_per_token = 0;
   double activation_bytes_per_token = 0;
   int attention_window = 0;             // the model's sliding window in tokens (0: none)
+  bool attention_window_chunked = false;  // the window is a block (chunked attention), not a band
   Picoseconds batch_wait;               // static
   // Continuous, prefill pool: called with the request and the KV blocks it holds when its
   // prompt is done and its first token produced (unless that was its only token); the replica

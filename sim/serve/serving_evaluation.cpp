@@ -136,6 +136,7 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   set.kv_bytes_per_token = e.memory.kv_bytes_per_token;
   set.activation_bytes_per_token = r.model->largest_stage().activation_bytes_per_token;
   set.attention_window = r.model->largest_stage().window_tokens;
+  set.attention_window_chunked = r.model->largest_stage().window_chunked;
   set.batch_wait = Picoseconds::from_seconds(sc.batch_wait_ms() * 1e-3);
   if (set.batching == s::STATIC) {
     set.static_free_bytes = e.memory.capacity_bytes - e.memory.weight_bytes -

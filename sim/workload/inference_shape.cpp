@@ -138,6 +138,7 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
   shape.windowed_layers = windowed_layers_in(t, first_layer, shape.layers, LayerKind::kDense) +
                           windowed_layers_in(t, first_layer, shape.layers, LayerKind::kExperts);
   shape.window_tokens = t.has_sliding_window() ? t.sliding_window().window_tokens() : 0;
+  shape.window_chunked = t.has_sliding_window() && t.sliding_window().chunked();
   const bool moe = t.has_moe();
   shape.num_experts = moe ? t.moe().num_experts() : 1;
   shape.experts_per_token = moe ? t.moe().experts_per_token() : 1;

@@ -59,8 +59,10 @@ struct InferenceShape {
   // rotary key), which every query head of the rank reads once; 0 for multi-head / grouped-query
   // attention.
   int latent_kv_width = 0;
-  // Sliding-window attention: the stage's layers that attend within the last window_tokens.
+  // Sliding-window attention: the stage's layers that attend within the last window_tokens
+  // (window_chunked: within their chunk of window_tokens).
   int windowed_layers = 0, window_tokens = 0;
+  bool window_chunked = false;
   double weight_bytes = 0;       // this GPU's share of the weights
   double kv_bytes_per_token = 0; // K and V of one token, every layer of this stage, this rank
   double kv_element_bytes = 2;   // of the KV cache's format

@@ -52,18 +52,19 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
   }
   const bool causal = t.kind() == schema::DECODER;
   const double s = static_cast<double>(x.s);
-  // Keys each query may attend to beyond its causal prefix: the window, when shorter.
+  // The window (a band, or chunks) limiting each query's keys, when shorter than the sequence.
   const int64_t window = shape.sliding_window && t.sliding_window().window_tokens() < x.s
                              ? t.sliding_window().window_tokens()
                              : 0;
-  const double w = static_cast<double>(window);
-  const double pairs = causal ? causal_pairs(s, w) : s * s;  // per (sequence, head), all ranks
+  // Per (sequence, head), all ranks.
+  const double pairs = !causal ? s * s : window > 0 ? window_pairs(t, s) : causal_pairs(s, 0);
   const double flops = 4.0 * pairs * x.d * x.b * x.a / x.tp / x.cp;
   const double element = 2;  // 16-bit Q, K, V and output
   const double kv_block = 2 * element * x.tokens * x.kv / x.tp * x.d;
   LayerOp core{K::kAttention, "attention", x.s / x.cp, x.s, x.d, x.b * x.a / x.tp, flops,
                0,            causal};
   core.window = window;
+  core.chunked = window > 0 && t.sliding_window().chunked();
   if (x.cp == 1) return ops->push_back(core);
   switch (shape.context_parallel_comm) {
     case schema::ALL_GATHER:
@@ -165,8 +166,7 @@ bool routes_to_experts(LayerKind kind) {
 
 LayerKind layer_kind(const schema::Transformer& t, int layer) {
   if (t.has_hybrid_layer_pattern()) return hybrid_layer_kind(hybrid_block(t, layer));
-  return t.has_moe() && layer >= t.moe().first_dense_layers() ? LayerKind::kExperts
-                                                              : LayerKind::kDense;
+  return has_experts(t, layer) ? LayerKind::kExperts : LayerKind::kDense;
 }
 
 std::vector<LayerKind> multi_token_prediction_layer_kinds(const schema::Transformer& t) {
@@ -181,6 +181,17 @@ std::vector<LayerKind> multi_token_prediction_layer_kinds(const schema::Transfor
 double causal_pairs(double s, double window) {
   if (window <= 0 || window >= s) return s * (s + 1) / 2;
   return window * (window + 1) / 2 + (s - window) * window;
+}
+
+double chunked_causal_pairs(double s, double chunk) {
+  if (chunk <= 0 || chunk >= s) return causal_pairs(s, 0);
+  const double whole = std::floor(s / chunk), left = s - whole * chunk;
+  return whole * causal_pairs(chunk, 0) + causal_pairs(left, 0);
+}
+
+double window_pairs(const schema::Transformer& t, double s) {
+  const double w = t.sliding_window().window_tokens();
+  return t.sliding_window().chunked() ? chunked_causal_pairs(s, w) : causal_pairs(s, w);
 }
 
 bool attends_in_window(const schema::Transformer& t, int layer) {

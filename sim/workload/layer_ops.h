@@ -42,8 +42,10 @@ struct LayerOp {
   bool sixteen_bit = false;  // a matmul kept in 16 bits when the job's precision is narrower
   bool expert = false;       // a routed expert's kernel (the step's expert-compute share)
   // Causal attention within a sliding window: each query attends to at most `window` keys (its
-  // own and the window - 1 before it); 0: to every earlier one.
+  // own and the window - 1 before it); 0: to every earlier one. `chunked`: within its chunk of
+  // `window` tokens instead (a block-diagonal causal mask).
   int64_t window = 0;
+  bool chunked = false;
   // Memory-bound: the backward's traffic where it is not twice the forward's (the eager expert
   // kernels, eager_expert_kernels.h, whose gradients are counted kernel by kernel).
   std::optional<double> backward_bytes = std::nullopt;
@@ -113,6 +115,17 @@ bool attends_in_window(const schema::Transformer& t, int layer);
 // s (s + 1) / 2, or w (w + 1) / 2 + (s - w) w.
 double causal_pairs(double s, double window);
 
+// Query-key pairs of one sequence of `s` tokens cut into chunks of `chunk` tokens, each query
+// attending causally within its chunk: n c (c + 1) / 2 + r (r + 1) / 2 with n = floor(s / c)
+// whole chunks and r = s - n c tokens left (a chunk of 0, or one no shorter than the sequence:
+// s (s + 1) / 2, plain causal).
+double chunked_causal_pairs(double s, double chunk);
+
+// Query-key pairs of one causal sequence of `s` tokens in a layer of `t` that attends within its
+// window: chunked_causal_pairs with a chunked window, else causal_pairs.
+// Requires: t has a sliding_window.
+double window_pairs(const schema::Transformer& t, double s);
+
 // Of the `count` layers from layer `first`, those of `kind` that attend within the window.
 int windowed_layers_in(const schema::Transformer& t, int first, int count, LayerKind kind);
 
@@ -128,7 +141,8 @@ int windowed_layers_in(const schema::Transformer& t, int first, int count, Layer
 // A decoder's fused attention is causal (half the query-key square plus its diagonal); unfused
 // attention computes the whole square and masks it. Within a sliding window of w < s tokens
 // (shape.sliding_window, fused attention without context parallelism) each query attends to at
-// most w keys: w (w + 1) / 2 + (s - w) w pairs.
+// most w keys: w (w + 1) / 2 + (s - w) w pairs; within a chunked one, to the earlier keys of its
+// chunk of w tokens (chunked_causal_pairs).
 // An expert layer (Megatron-Core's MoELayer with the all-to-all token dispatcher) runs on the
 // rank's tokens (its sequence-parallel shard): the router GEMM, the permutation copying each
 // token once per routed expert, the dispatch all-to-all over the EP group (16-bit), an all-gather

@@ -14,8 +14,12 @@ namespace clustersim {
 int64_t expert_ffn_hidden_size(const schema::Transformer& t);
 
 // Layers whose MLP is a mixture of experts (0 for a dense model): the layers after
-// moe.first_dense_layers, or a hybrid pattern's 'E' layers.
+// moe.first_dense_layers (every moe.layer_interval-th of them), or a hybrid pattern's 'E' layers.
 int moe_layer_count(const schema::Transformer& t);
+
+// Whether 0-based layer `layer` of a non-hybrid transformer has experts: at least
+// moe.first_dense_layers and (layer + 1) a multiple of moe.layer_interval (absent: 1).
+bool has_experts(const schema::Transformer& t, int layer);
 
 // Of the `count` layers from 0-based layer `first`, those with experts.
 int moe_layers_in(const schema::Transformer& t, int first, int count);

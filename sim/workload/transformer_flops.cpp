@@ -4,7 +4,7 @@
 //   QKV projection   2 h (a d + 2 k d)        attention scores + values   2 x 2 s' a d
 //                                              (s' keys per query: s, or (s + 1) / 2 causal;
 //                                              a sliding window of w: (w (w + 1) / 2 + (s - w) w) /
-//                                              s)
+//                                              s; chunks of w: chunked_causal_pairs / s)
 //   output proj      2 a d h                  MLP   2 h f x (3 gated | 2), x experts per token
 //   MoE router       2 h E    (MoE layers; the MLP at the expert width x routed + shared experts;
 //                             dense first layers as dense: the layer figure is the mean)
@@ -48,7 +48,7 @@ TransformerFlops transformer_flops(const schema::Transformer& t, int seq, Attent
     const double s = seq;
     const double windowed = windowed_layers_in(t, 0, t.num_layers(), LayerKind::kDense) +
                             windowed_layers_in(t, 0, t.num_layers(), LayerKind::kExperts);
-    const double band = causal_pairs(s, t.sliding_window().window_tokens()) / s;
+    const double band = window_pairs(t, s) / s;
     keys = (keys * (t.num_layers() - windowed) + band * windowed) / t.num_layers();
   }
   flops.attention_forward_per_token = 2 * 2 * keys * a * d;

@@ -281,6 +281,16 @@ TEST_CASE("a hybrid pattern must have a known letter per layer and the blocks it
             transformer_model("m", "hybrid_layer_pattern: \"" + letters + "-\"" + mamba)) == "");
 }
 
+TEST_CASE("a hybrid pattern places its experts itself: no layer interval") {
+  const std::string mamba = " mamba { num_heads: 64 head_dim: 64 state_dim: 128 num_groups: 8 }";
+  const std::string letters = std::string(16, 'M') + std::string(15, '*') + "E";
+  CHECK(catalog_errors(transformer_model(
+            "m", "hybrid_layer_pattern: \"" + letters + "\"" + mamba +
+                     " moe { num_experts: 8 experts_per_token: 1 layer_interval: 2 }")) ==
+        "c.textproto:7:170: model[0].transformer.moe.layer_interval: does not apply with "
+        "hybrid_layer_pattern\n");
+}
+
 TEST_CASE("a hybrid model's multi-token prediction needs a pattern of known, described blocks") {
   const std::string mamba = " mamba { num_heads: 64 head_dim: 64 state_dim: 128 num_groups: 8 }";
   const std::string hybrid =
@@ -349,6 +359,29 @@ TEST_CASE("a sliding window needs its width and a period of at least 2") {
   CHECK(catalog_errors(transformer_model("m", "sliding_window { window_tokens: 0 }")) ==
         "c.textproto:7:22: model[0].transformer.sliding_window.window_tokens: must be >= 1, got 0\n"
         "c.textproto:7:5: model[0].transformer.sliding_window.full_attention_every: is required\n");
+}
+
+TEST_CASE("a chunked window must fit in the model's longest sequence") {
+  // Llama 4's chunks of 8192 in a model of 4096 positions at most.
+  CHECK(catalog_errors(transformer_model(
+            "m", "sliding_window { window_tokens: 4096 full_attention_every: 4 chunked: true }")) ==
+        "");
+  CHECK(catalog_errors(transformer_model(
+            "m", "sliding_window { window_tokens: 8192 full_attention_every: 4 chunked: true }")) ==
+        "c.textproto:7:22: model[0].transformer.sliding_window.window_tokens: a chunk must not "
+        "exceed max_sequence_length (4096)\n");
+}
+
+TEST_CASE("experts every n-th layer need an interval of 1 to num_layers") {
+  CHECK(catalog_errors(transformer_model(
+            "m", "moe { num_experts: 8 experts_per_token: 1 layer_interval: 32 }")) == "");
+  CHECK(catalog_errors(transformer_model(
+            "m", "moe { num_experts: 8 experts_per_token: 1 layer_interval: 33 }")) ==
+        "c.textproto:7:47: model[0].transformer.moe.layer_interval: must not exceed num_layers "
+        "(32): no layer has experts\n");
+  CHECK(catalog_errors(transformer_model(
+            "m", "moe { num_experts: 8 experts_per_token: 1 layer_interval: 0 }")) ==
+        "c.textproto:7:47: model[0].transformer.moe.layer_interval: must be >= 1, got 0\n");
 }
 
 TEST_CASE("an activation clamp must be positive and needs a gated activation") {

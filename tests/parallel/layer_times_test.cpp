@@ -126,6 +126,31 @@ TEST_CASE("sliding-window attention takes its first window's causal kernel plus 
         4 * t.forward.compute.seconds());
 }
 
+TEST_CASE("chunked attention runs one causal kernel over the sequence padded to whole chunks") {
+  // Llama 4 Scout at 20000 tokens, chunks of 8192: 3 chunks (the last padded, as NeMo's chunkify
+  // does) of 8192 causal queries for each of 40 heads of 128.
+  const auto& scout =
+      testing::shipped_catalog().models().find("llama4-scout")->value->transformer();
+  auto core = [&](int sequence, bool windowed) {
+    LayerShape shape{sequence, 1, 1, false, true};
+    shape.sliding_window = windowed;
+    std::vector<LayerOp> ops;
+    for (const LayerOp& op : layer_forward_ops(scout, shape, LayerKind::kExperts)) {
+      if (op.kind == LayerOp::Kind::kAttention) ops.push_back(op);
+    }
+    REQUIRE(ops.size() == 1);
+    return ops;
+  };
+  const ComputeModel compute = in_step(s::BF16);
+  const LayerTimes t = time_layer(core(20000, true), compute, {}, s::RECOMPUTE_NONE);
+  const AttentionKernel chunks{3 * 40, 8192, 8192, 128, true};
+  CHECK(t.forward.compute == compute.attention_forward(chunks));
+  CHECK(t.backward.compute == compute.attention_backward(chunks));
+  // A chunk no shorter than the sequence: the plain causal kernel.
+  CHECK(time_layer(core(8192, true), compute, {}, s::RECOMPUTE_NONE).forward.compute ==
+        time_layer(core(8192, false), compute, {}, s::RECOMPUTE_NONE).forward.compute);
+}
+
 TEST_CASE("each recomputed expert module adds exactly its kernels' forward") {
   // Nemotron 3 Nano's expert layer at 8192 tokens, TP 1 (the H100 recipe's recompute_modules):
   // "moe" reruns the layer from the router to the shared expert, all-to-alls included (EP 1 here:

@@ -2,6 +2,7 @@
 #include "sim/serve/serving_simulation.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "sim/serve/serving_metrics.h"
 #include "tests/serve/serve_fixture.h"
@@ -76,6 +77,37 @@ TEST_CASE("a replica counts prompt pairs and decode context within the window") 
   settings.chunked_prefill = true;
   settings.kv_blocks = 1000;
   settings.attention_window = w;
+  const std::vector<Request> requests = {{0.0, 1000, 2}};
+  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
+  CHECK(o.records[0].finish.seconds() == Approx(expected_s).epsilon(1e-9));
+}
+
+// The same request with a chunked window of 128 (Llama 4's kind): the prompt's pairs within each
+// chunk, n c (c + 1) / 2 + r (r + 1) / 2, and the decoded token at context 1001 attends to the
+// 1000 mod 128 + 1 = 105 tokens of its own chunk.
+TEST_CASE("a replica counts prompt pairs and decode context within a chunked window") {
+  IterationInputs in =
+      single_gpu_inputs("gpt-oss-120b", "H100-SXM5-80GB", {s::FP8, s::FP8, s::FP8});
+  const IterationModel model(in);
+  const double c = 128;
+  const auto chunked = [&](double n) {
+    const double whole = std::floor(n / c), left = n - whole * c;
+    return whole * c * (c + 1) / 2 + left * (left + 1) / 2;
+  };
+  IterationWork first{512, 0, 512.0 * 513 / 2, 0};
+  first.window_attention_pairs = 4 * c * (c + 1) / 2;
+  IterationWork second{488, 1, 1000.0 * 1001 / 2 - 512.0 * 513 / 2, 0};
+  second.window_attention_pairs = chunked(1000) - chunked(512);
+  IterationWork decode{1, 1, 0, 1001};
+  decode.window_decode_context = 105;
+  const double expected_s =
+      (model.iteration(first) + model.iteration(second) + model.iteration(decode)).seconds();
+  ReplicaSettings settings;
+  settings.max_tokens = 512;
+  settings.chunked_prefill = true;
+  settings.kv_blocks = 1000;
+  settings.attention_window = 128;
+  settings.attention_window_chunked = true;
   const std::vector<Request> requests = {{0.0, 1000, 2}};
   const ServingOutcome o = simulate_serving(requests, model, settings, 1);
   CHECK(o.records[0].finish.seconds() == Approx(expected_s).epsilon(1e-9));

@@ -149,6 +149,42 @@ TEST_CASE("a layer within the sliding window attends to at most the window's key
   CHECK(attention(short_shape).window == 0);
 }
 
+TEST_CASE("chunked attention counts each chunk's causal pairs") {
+  // c (c + 1) / 2 per whole chunk, r (r + 1) / 2 for the r tokens left.
+  CHECK(chunked_causal_pairs(4 * 8192.0, 8192) == 4 * causal_pairs(8192, 0));
+  CHECK(chunked_causal_pairs(3 * 8192.0 + 100, 8192) == 3 * 8192.0 * 8193 / 2 + 100.0 * 101 / 2);
+  // A chunk no shorter than the sequence is plain causal attention.
+  CHECK(chunked_causal_pairs(8192, 8192) == causal_pairs(8192, 0));
+  CHECK(chunked_causal_pairs(4096, 8192) == causal_pairs(4096, 0));
+  CHECK(chunked_causal_pairs(4096, 0) == causal_pairs(4096, 0));
+}
+
+TEST_CASE("a Llama 4 chunked layer attends within its chunk, every fourth layer globally") {
+  const auto& scout =
+      testing::shipped_catalog().models().find("llama4-scout")->value->transformer();
+  CHECK(attends_in_window(scout, 0));
+  CHECK_FALSE(attends_in_window(scout, 3));
+  CHECK(windowed_layers_in(scout, 0, 48, LayerKind::kExperts) == 36);
+  auto attention = [&](int sequence, bool windowed) {
+    LayerShape shape{sequence, 1, 1, false, true};
+    shape.sliding_window = windowed;
+    for (const LayerOp& op : layer_forward_ops(scout, shape, LayerKind::kExperts)) {
+      if (op.kind == LayerOp::Kind::kAttention) return op;
+    }
+    FAIL("no attention op");
+    return LayerOp{};
+  };
+  // 32768 tokens: four causal chunks of 8192, 40 heads of 128.
+  const LayerOp chunked = attention(32768, true);
+  CHECK(chunked.window == 8192);
+  CHECK(chunked.chunked);
+  CHECK(chunked.flops == 4.0 * 4 * (8192.0 * 8193 / 2) * 128 * 40);
+  CHECK(attention(32768, false).flops == 4.0 * 32768 * 32769 / 2 * 128 * 40);
+  // At 8192 tokens (the NeMo 25.07 rows) the chunk is the sequence: plain causal.
+  CHECK(attention(8192, true).window == 0);
+  CHECK(attention(8192, true).flops == attention(8192, false).flops);
+}
+
 TEST_CASE("attention beside the MLP takes one tensor-parallel collective of each kind per layer") {
   // GPT-J (parallel_attention_mlp) at TP 4 with sequence parallelism: one all-gather before both
   // blocks and one reduce-scatter of their summed outputs, against two of each for the same

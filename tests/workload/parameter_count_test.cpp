@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "sim/workload/layer_ops.h"
+#include "sim/workload/moe_layer.h"
 #include "tests/testing/parse_message.h"
 #include "tests/testing/shipped_catalog.h"
 
@@ -186,6 +188,29 @@ TEST_CASE("shipped MoE models reproduce their published total and active paramet
     // Two-digit figures (37B, 22B, 39B, 32B) are met to their rounding, within 1.1%.
     CHECK(std::abs(active / p.active - 1) < 0.011);
   }
+}
+
+TEST_CASE("Llama 4's text models reproduce the cards' figures") {
+  // Per layer: attention h (a d + 2 k d) + a d h = 62,914,560, two norms 2 h; an expert
+  // 3 h f = 125,829,120 (f = 8192), a dense MLP 3 h 16384, the router h E; embedding and output
+  // 2 V h = 2,068,971,520 and the final norm.
+  const auto& models = testing::shipped_catalog().models();
+  const double attention = 62914560.0 + 2 * 5120, expert = 125829120.0, ends = 2068971520.0 + 5120;
+  // Scout: 48 layers of 16 routed experts, one shared, router 5120 x 16.
+  const schema::Model& scout = *models.find("llama4-scout")->value;
+  CHECK(parameter_count(scout) == 48 * (attention + 17 * expert + 5120 * 16) + ends);
+  CHECK(parameter_count(scout) == 107769861120);  // the card's 109B adds the vision encoder
+  CHECK(std::abs(active_parameter_count(scout, true) / 17e9 - 1) < 0.011);  // 17.17B
+  // Maverick: experts (128 routed, one shared) in the odd layers, a dense MLP of 16384 between.
+  const schema::Model& maverick = *models.find("llama4-maverick")->value;
+  CHECK(moe_layer_count(maverick.transformer()) == 24);
+  CHECK(layer_kind(maverick.transformer(), 0) == LayerKind::kDense);
+  CHECK(layer_kind(maverick.transformer(), 1) == LayerKind::kExperts);
+  CHECK(moe_layers_in(maverick.transformer(), 2, 3) == 1);  // layer 3
+  CHECK(parameter_count(maverick) ==
+        48 * attention + 24 * (129 * expert + 5120 * 128) + 24 * 3 * 5120 * 16384.0 + ends);
+  CHECK(std::abs(parameter_count(maverick) / 400e9 - 1) < 0.005);              // 400.71B
+  CHECK(std::abs(active_parameter_count(maverick, true) / 17e9 - 1) < 0.011);  // 17.18B
 }
 
 TEST_CASE("DeepSeek-V3's multi-token-prediction module is 11.6B (685B - 671B with copies)") {

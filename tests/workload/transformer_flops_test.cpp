@@ -50,6 +50,20 @@ TEST_CASE("a sliding window counts w (w + 1) / 2 + (s - w) w pairs in its layers
   CHECK(transformer_flops(oss, 128).attention_forward_per_token == Approx(4 * a * d * 129 / 2.0));
 }
 
+TEST_CASE("chunked layers count the sum of their chunks' causal pairs") {
+  // Llama 4 Scout: 40 heads of 128; 36 of 48 layers within chunks of 8192, 12 global. At 32768
+  // tokens each chunked query sees (4 x 8192 x 8193 / 2) / 32768 keys on average.
+  const auto& scout =
+      testing::shipped_catalog().models().find("llama4-scout")->value->transformer();
+  const double s = 32768, c = 8192, a = 40, d = 128;
+  const double chunked = 4 * c * (c + 1) / 2 / s, full = (s + 1) / 2;
+  CHECK(transformer_flops(scout, 32768).attention_forward_per_token ==
+        Approx(4 * a * d * (36 * chunked + 12 * full) / 48));
+  // At 8192 tokens the chunk is the sequence: every layer plain causal.
+  CHECK(transformer_flops(scout, 8192).attention_forward_per_token ==
+        Approx(4 * a * d * 8193 / 2.0));
+}
+
 TEST_CASE("a MoE layer counts only the routed experts, plus the router") {
   const auto& mixtral =
       testing::shipped_catalog().models().find("mixtral-8x7b")->value->transformer();
