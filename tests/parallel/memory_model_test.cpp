@@ -152,6 +152,28 @@ TEST_CASE("ZeRO-3 keeps FP8 weight copies only with keep_fp8_transpose_cache") {
   CHECK(kept.model_state_bytes() - sharded.model_state_bytes() == Approx(linear));
 }
 
+TEST_CASE("FSDP2 holds two layers' unsharded 16-bit weights beside the shards") {
+  // Llama 3 8B over DP 8: the shards as ZeRO-3's, plus 2 x 2 bytes x one layer's weights (the
+  // layer computing and the one prefetched); under LoRA the adapters' 16-bit weights shard and
+  // gather with them, and only they keep gradients and optimizer states.
+  const auto& llama = shipped_model("llama3-8b");
+  const auto zero3 = estimate_memory(llama, job(64, 4096), plan(1, 1, 8, 1, "zero_stage: 3"),
+                                     1e15, {});
+  const auto fsdp2 = estimate_memory(
+      llama, job(64, 4096), plan(1, 1, 8, 1, "zero_stage: 3 fsdp2: true"), 1e15, {});
+  const s::Transformer& t = llama.transformer();
+  const double layer = static_cast<double>(transformer_parameters(t).layers) / t.num_layers();
+  CHECK(fsdp2.weights_bytes - zero3.weights_bytes == Approx(2 * 2 * layer));
+  CHECK(fsdp2.gradients_bytes == zero3.gradients_bytes);
+  CHECK(fsdp2.optimizer_bytes == zero3.optimizer_bytes);
+  // One GPU: nothing sharded, nothing gathered.
+  const auto alone = estimate_memory(llama, job(8, 4096), plan(1, 1, 1, 1, "zero_stage: 3"),
+                                     1e15, {});
+  CHECK(estimate_memory(llama, job(8, 4096), plan(1, 1, 1, 1, "zero_stage: 3 fsdp2: true"), 1e15,
+                        {})
+            .weights_bytes == alone.weights_bytes);
+}
+
 TEST_CASE("recomputing N layers of each chunk keeps only those layers' inputs") {
   const auto& gpt = shipped_model("gpt-18b");  // 40 layers, 10 per stage
   const auto none = estimate_stage_memory(gpt, job(512, 2048), plan(8, 4, 1, 1), 0, 1e15, {});
