@@ -514,8 +514,9 @@ TEST_CASE("LoRA under ZeRO-3 (FSDP2) loads") {
 TEST_CASE("FSDP2 without ZeRO-3 or beside the synchronous fetch is rejected") {
   CHECK(scenario_errors(scenario() + "parallelism { zero_stage: 1 fsdp2: true }\n") ==
         "s.textproto:12:29: parallelism.fsdp2: applies to zero_stage 3 only\n");
-  CHECK(scenario_errors(scenario() +
-                        "parallelism { zero_stage: 3 fsdp2: true zero3_synchronous_fetch: true }\n") ==
+  CHECK(scenario_errors(
+            scenario() +
+            "parallelism { zero_stage: 3 fsdp2: true zero3_synchronous_fetch: true }\n") ==
         "s.textproto:12:29: parallelism.fsdp2: and zero3_synchronous_fetch are two ZeRO-3 "
         "runtimes: choose one\n");
 }
