@@ -10,7 +10,8 @@ hybrid Mamba-Transformer ones, BRIDGE_HYBRID_MODELS: bridge-hybrid-*), and LoRA 
 whose recipe was read (BRIDGE_LORA; bridge-lora-*), of megatron_bridge_nemo.csv on a system the
 catalog has (but those the step model cannot run as published: NVFP4 outside the dense models,
 the unnamed alternative granularity, and the rows named at CONTRADICTED_BY_RECIPE,
-UNSIMULATED_MEMORY_SAVING and NVL72_SYSTEMS below), and per context-parallel row of NeMo's
+UNSIMULATED_MEMORY_SAVING and NVL72_SYSTEMS below), and per dense NeMo AutoModel row of the same
+file (PyTorch FSDP2, AUTOMODEL_ROWS; automodel-*), and per context-parallel row of NeMo's
 long-sequence page (nemo-longctx-*, LONG_CONTEXT_TABLES), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
 comments written into each file). Run it again after the reference data changes.
@@ -1044,6 +1045,106 @@ parallelism {{
         write_scenario(out, name, text)
 
 
+AUTOMODEL_RULES = """# NeMo AutoModel rows (PyTorch-native training, not Megatron-Core), one rule for all of them: the
+#   benchmark recipe the page links for the row (NVIDIA-NeMo/Automodel @ 36044ad3
+#   docs/performance-summary.mdx, examples/llm_benchmark/{yaml}), whose distributed block sets
+#   strategy fsdp2: every transformer layer one fully_shard module over the FSDP (data x context)
+#   ranks (zero_stage 3 with fsdp2: one all-gather of the layer's BF16 weights before its forward,
+#   the next one prefetched, one before its backward, one reduce-scatter of its gradients after),
+#   gradients reduced in fp32 (nemo_automodel/components/distributed/config.py: the default
+#   MixedPrecisionPolicy param_dtype bfloat16, reduce_dtype float32), reduce-scattered every
+#   micro-batch (defer_fsdp_grad_sync False, the recipes' setting or default); activation
+#   checkpointing of whole layers where the recipe sets activation_checkpointing (RECOMPUTE_FULL;
+#   the 1-GPU LoRA recipes leave it at its default, False); sequence parallelism and asynchronous
+#   tensor parallelism (overlap_tensor_communication) where the recipe sets sequence_parallel and
+#   enable_async_tensor_parallel; context parallelism as PyTorch's ring attention with
+#   cp_rotate_method "allgather" (components/distributed/context_parallel/sharder.py: keys and
+#   values all-gathered, ALL_GATHER), tensor ranks innermost, then context, then data (the device
+#   mesh's order, TP_DP_PP); Adam (torch.optim.Adam / AdamW, Transformer Engine's FusedAdam).
+#   LoRA rows: peft target_modules '*_proj' (every attention and MLP projection: QKV, output,
+#   FC1, FC2), dim 16 (alpha 32, a scale that costs nothing), the base frozen. Not simulated,
+#   left as they are: torch.compile and the triton LoRA kernels (use_triton), the fp32 RMSNorm of
+#   the pretrain recipe (rms_norm torch_fp32) and the recipe's backward prefetch depth of 2
+#   (fsdp2_backward_prefetch_depth; one layer is prefetched either way here)."""
+
+# The AutoModel rows' models and recipes (examples/llm_benchmark/ at the commit above), by the
+# table's (table, model, GPUs): (model, recipe YAML, activation checkpointing, sequence parallel,
+# async TP). Llama3 8B is Llama-3.1-8B, the LoRA Llama3 70B Llama-3.3-70B-Instruct and the
+# pretrain one Llama-3.1-70B (the Llama 3 shapes); Qwen2.5 32B is Qwen2.5-32B-Instruct.
+AUTOMODEL_ROWS = {
+    ('pretrain', 'Llama3 70B', 64): (
+        'llama3-70b', 'llama3_3/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml', True, False,
+        False),
+    ('finetune_lora', 'Llama3 8B', 1): (
+        'llama3-8b', 'llama3_1/llama3_1_8b_peft_benchmark.yaml', False, False, False),
+    ('finetune_lora', 'Qwen2.5 7B', 1): (
+        'qwen2.5-7b', 'qwen/qwen2_5_7b_peft_benchmark.yaml', False, False, False),
+    ('finetune_lora', 'Llama3 70B', 8): (
+        'llama3-70b', 'llama3_3/custom_llama3_3_70b_instruct_peft_benchmark.yaml', True, True, True),
+    ('finetune_lora', 'Qwen2.5 32B', 8): (
+        'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark.yaml', True, False, False),
+    ('finetune_lora', 'Llama3 70B 2-node', 16): (
+        'llama3-70b', 'llama3_3/custom_llama3_3_70b_instruct_peft_benchmark_2nodes.yaml', True,
+        True, True),
+    ('finetune_lora', 'Qwen2.5 32B 2-node', 16): (
+        'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark_2nodes.yaml', True, False, False),
+}
+# Not the AutoModel mixture-of-experts rows (GPT-OSS 20B and 120B, Qwen3 MoE 30B, DeepSeek V3,
+# Kimi K2, Nemotron V3 Nano, Super and Ultra): FSDP2 of expert layers (experts sharded over the
+# expert data-parallel ranks, gathered per layer beside the dense weights) is not simulated;
+# Nemotron V3 Ultra is also not in the models (its shape is not published in the sources read).
+AUTOMODEL_LORA = 'lora { rank: 16 target_modules: [LINEAR_QKV, LINEAR_PROJ, LINEAR_FC1, LINEAR_FC2] }'
+
+
+def automodel(rows, out):
+    """The AutoModel (PyTorch FSDP2) rows of AUTOMODEL_ROWS, one rule for all (AUTOMODEL_RULES)."""
+    for r in rows:
+        if not r['release'].startswith('AutoModel'):
+            continue
+        key = (r['table'], r['model'], int(r['num_gpus']))
+        if key not in AUTOMODEL_ROWS:
+            continue
+        model, yaml, checkpointing, sp, async_tp = AUTOMODEL_ROWS[key]
+        gpus, tp, cp = int(r['num_gpus']), int(r['tp']), int(r['cp'])
+        lines = [f'tensor_parallel: {tp}', f'context_parallel: {cp}',
+                 f'micro_batch_size: {r["micro_batch"]}', f'sequence_parallel: {str(sp).lower()}',
+                 'zero_stage: 3', 'fsdp2: true', 'gradient_reduce_in_fp32: true',
+                 'rank_order: TP_DP_PP']
+        if cp > 1:
+            lines.append('context_parallel_comm: ALL_GATHER')
+        if checkpointing:
+            lines.append('recompute: RECOMPUTE_FULL')
+        if async_tp:
+            lines.append('overlap_tensor_communication: true')
+        instance, per_node, _ = BRIDGE_SYSTEMS[r['system']]
+        cluster = (f'nodes: {gpus // per_node}' if gpus >= per_node
+                   else f'nodes: 1 gpus_per_node: {gpus}')
+        lora = r['table'] == 'finetune_lora'
+        lora_line = f'\n  {AUTOMODEL_LORA}' if lora else ''
+        tag = re.sub(r'[^a-z0-9.]+', '-', f'{r["table"]} {model} {gpus}'.lower())
+        name = f'automodel-{r["system"].lower()}-bf16-{tag}'
+        text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {r['system']} GPUs, BF16, PyTorch FSDP2.
+# Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
+{AUTOMODEL_RULES.format(yaml=yaml)}
+name: "{name}"
+model: "{model}"
+job {{
+  global_batch_size: {r['global_batch']}
+  sequence_length: {r['seq_len']}
+  precision: BF16
+  optimizer: ADAM
+  steps: 1{lora_line}
+}}
+cluster {{ instance: "{instance}" {cluster} fabric: "ib-rail-optimized" }}
+parallelism {{
+  {chr(10).join('  ' + x for x in lines).strip()}
+}}
+""" + published(f'{r["system"]} BF16 AutoModel (FSDP2)', r['model_tflops_per_gpu'],
+                  'MODEL_FLOPS_CAUSAL', r['source'].replace('"', "'"), r['step_time_s'],
+                  r['tokens_per_s_per_gpu'])
+        write_scenario(out, name, text)
+
+
 LONG_CONTEXT_RULES = (
     'Unknowns, one rule for every row of the table (the long-sequence page gives GPUs, batch, '
     'sequence, TP/PP/CP and TFLOP/s per GPU; the rest is the release\'s recipe, {recipe}): '
@@ -1161,6 +1262,7 @@ def main():
     readme_2021(readme_rows, out)
     bridge_rows = list(csv.DictReader(open(os.path.join(data, 'megatron_bridge_nemo.csv'))))
     bridge(bridge_rows, out)
+    automodel(bridge_rows, out)
     long_context(bridge_rows, out)
 
 

@@ -53,7 +53,7 @@ void check_latent_attention(const FieldChecker& t) {
     mla.require(f) && mla.at_least(f, 1);
   }
   mla.at_least("q_lora_rank", 1);
-  for (const char* f : {"num_kv_heads", "head_dim", "qk_norm"}) {
+  for (const char* f : {"num_kv_heads", "head_dim", "qk_norm", "qkv_bias"}) {
     if (t.has(f)) t.error(f, "does not apply with latent_attention (its own head dimensions)");
   }
 }
@@ -154,6 +154,9 @@ void check_transformer(const FieldChecker& t) {
     t.error("num_kv_heads", "must divide num_attention_heads (" +
                                 std::to_string(m.num_attention_heads()) + "), got " +
                                 std::to_string(m.num_kv_heads()));
+  }
+  if (m.qkv_bias() && m.linear_bias()) {
+    t.error("qkv_bias", "is part of linear_bias (every projection's bias): set one");
   }
   if (m.pretraining_heads() && m.kind() != s::ENCODER) {
     t.error("pretraining_heads", "applies to ENCODER models only");

@@ -384,11 +384,15 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   }
   const std::pair<const char*, bool> zero3_only[] = {
       {"zero3_synchronous_fetch", m.zero3_synchronous_fetch()},
-      {"keep_fp8_transpose_cache", m.keep_fp8_transpose_cache()}};
+      {"keep_fp8_transpose_cache", m.keep_fp8_transpose_cache()},
+      {"fsdp2", m.fsdp2()}};
   for (const auto& [field, set] : zero3_only) {
     if (set && m.has_zero_stage() && m.zero_stage() != 3) {
       p.error(field, "applies to zero_stage 3 only");
     }
+  }
+  if (m.fsdp2() && m.zero3_synchronous_fetch()) {
+    p.error("fsdp2", "and zero3_synchronous_fetch are two ZeRO-3 runtimes: choose one");
   }
   if (m.has_virtual_stages() && m.virtual_stages() > 1 &&
       m.schedule() != s::INTERLEAVED_ONE_F_ONE_B) {

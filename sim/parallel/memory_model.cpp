@@ -60,9 +60,11 @@ namespace {
 // Model states of a stage's `local` parameters on one GPU, of which it trains `trained`: the dense
 // ones sharded over data x context parallelism, the routed experts' over their expert
 // data-parallel group. Only trained parameters have gradients and optimizer states; LoRA's
-// adapters (lora.h) add their 16-bit weights to the frozen base's.
+// adapters (lora.h) add their 16-bit weights to the frozen base's. FSDP2 (parallelism.fsdp2)
+// holds the unsharded weights of two of the `layers` layers besides: the one computing and the one
+// prefetched.
 void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
-                      const LocalParameters& local, const LocalParameters& trained,
+                      const LocalParameters& local, const LocalParameters& trained, int layers,
                       MemoryEstimate* e) {
   const StateBytesPerParameter bytes = state_bytes_per_parameter(job.precision(), job.optimizer());
   const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
@@ -87,6 +89,9 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   };
   const double adapters = job.has_lora() ? trained.dense * bytes.weights : 0;
   e->weights_bytes = sharded(weights + adapters, expert_weights, zero >= 3);
+  if (zero >= 3 && p.fsdp2() && shards > 1 && layers > 0) {
+    e->weights_bytes += 2.0 * (local.layers * bytes.weights + adapters) / layers;
+  }
   e->gradients_bytes = sharded(trained.dense * gradient_buffer_bytes(p),
                                trained.expert * gradient_buffer_bytes(p), zero >= 2);
   e->optimizer_bytes =
@@ -262,7 +267,7 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
     other += mtp.other;
   }
   const LocalParameters local = local_parameters(p, layers, other);
-  add_model_states(job, p, local, trainable_parameters(t, job, p, local, e.layers), &e);
+  add_model_states(job, p, local, trainable_parameters(t, job, p, local, e.layers), e.layers, &e);
   add_activations(model, job, p, layout, &e);
   // fp32 logits of the micro-batch whose loss is being computed, split over the vocabulary.
   if (stage == pp - 1) {

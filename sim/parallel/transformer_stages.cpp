@@ -574,15 +574,20 @@ class StageBuilder {
     w->forward = Picoseconds(forward.count() / v);
     w->backward = Picoseconds(backward.count() / v);
     if (!zero3) return;
-    // Weights are gathered and gradients reduce-scattered in the weights' own type (DeepSpeed's
-    // communication_data_type and FSDP's reduce_dtype default to it). ZeRO-3 runs every chunk of
-    // a stage alike: the stage's work spread evenly over its chunks.
+    // Weights are gathered in their own type and gradients reduce-scattered in it too (DeepSpeed's
+    // communication_data_type and FSDP's reduce_dtype default to it) unless
+    // gradient_reduce_in_fp32 says which. LoRA gathers the frozen base with the adapters and
+    // reduces the adapters' gradients only. ZeRO-3 runs every chunk of a stage alike: the stage's
+    // work spread evenly over its chunks.
     w->chunk_forward.clear();
     w->chunk_backward.clear();
     w->chunk_forward_all_to_alls.clear();
     w->chunk_backward_all_to_alls.clear();
     const int layers = layout_.stage_layers(r) / v;
-    w->zero3 = zero3_work(layers, local.total() / v, bytes.weights, bytes.weights);
+    const double gathered = local.total() + (job_.has_lora() ? trained.total() : 0);
+    const double zero3_reduce = p_.has_gradient_reduce_in_fp32() ? reduce : bytes.weights;
+    w->zero3 = zero3_work(layers, gathered / v, bytes.weights, trained.total() / v, zero3_reduce);
+    if (p_.fsdp2()) make_fsdp2(&w->zero3);
     if (p_.recompute() == s::RECOMPUTE_FULL) {
       w->zero3.recompute = Picoseconds(
           layers * kernels_.layers[static_cast<int>(LayerKind::kDense)].recompute.total().count());

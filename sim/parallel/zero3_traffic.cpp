@@ -18,14 +18,17 @@ Picoseconds share(Picoseconds total, int parts, int i) {
 }  // namespace
 
 Zero3Work zero3_work(int layers, double chunk_parameters, double weight_bytes,
-                     double gradient_bytes) {
+                     double chunk_trained_parameters, double gradient_bytes) {
+  CLUSTERSIM_CHECK(chunk_trained_parameters <= chunk_parameters,
+                   "ZeRO-3 trains no more parameters than it gathers");
   Zero3Work w;
   w.units = std::max(1, layers);
   const double unit = chunk_parameters / w.units;
+  const double trained = chunk_trained_parameters / w.units;
   w.unit_gather_bytes = weight_bytes * unit;
-  w.unit_gradient_bytes = gradient_bytes * unit;
+  w.unit_gradient_bytes = gradient_bytes * trained;
   w.unit_reduce_buckets =
-      std::max(1, static_cast<int>(std::ceil(unit / kZero3ReduceBucketElements)));
+      std::max(1, static_cast<int>(std::ceil(trained / kZero3ReduceBucketElements)));
   // Between a sub-module's recomputed forward and its backward run the rest of its layer's
   // forward and backward: when the layer alone exceeds the reuse distance, DeepSpeed has released
   // the weights and gathers them a third time.
@@ -38,6 +41,12 @@ Zero3Work zero3_work(int layers, double chunk_parameters, double weight_bytes,
 void make_fetch_synchronous(Zero3Work* work) {
   work->prefetch_units = 0;
   work->fetch_bytes_per_s = kDeepSpeed2021FetchBytesPerSecond;
+}
+
+void make_fsdp2(Zero3Work* work) {
+  work->prefetch_units = 1;
+  work->unit_reduce_buckets = 1;
+  work->regather_for_backward = false;
 }
 
 Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& tasks,

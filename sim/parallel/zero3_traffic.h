@@ -57,13 +57,22 @@ struct Zero3Work {
 };
 
 // The traffic of a chunk of `layers` layers holding `chunk_parameters` weights per tensor-parallel
-// rank (embedding and head spread over its layers), `weight_bytes` per weight gathered and
-// `gradient_bytes` per gradient reduced. Without recomputation (set `recompute` after).
+// rank (embedding and head spread over its layers), `weight_bytes` per weight gathered, of which
+// `chunk_trained_parameters` have gradients (all of them but under LoRA, whose frozen base is
+// gathered and not reduced), `gradient_bytes` per gradient reduced. DeepSpeed's buckets, prefetch
+// and reuse distance; without recomputation (set `recompute` after).
+// Requires: chunk_trained_parameters <= chunk_parameters.
 Zero3Work zero3_work(int layers, double chunk_parameters, double weight_bytes,
-                     double gradient_bytes);
+                     double chunk_trained_parameters, double gradient_bytes);
 
 // DeepSpeed before mid-2021 (zero3_synchronous_fetch): no prefetch, gathers at its fetch rate.
 void make_fetch_synchronous(Zero3Work* work);
+
+// PyTorch FSDP2 (parallelism.fsdp2), each layer one fully_shard module: one gather prefetched
+// ahead (torch's implicit backward prefetch and AutoModel's set_modules_to_forward_prefetch of the
+// next layer), one reduce-scatter per layer, and a recomputed forward served by the backward's one
+// gather (the checkpointed layer recomputes inside its FSDP module's backward, weights unsharded).
+void make_fsdp2(Zero3Work* work);
 
 // Collective over the stage's data-parallel group (every tensor-parallel rank): runs `done` when
 // complete.

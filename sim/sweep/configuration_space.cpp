@@ -325,10 +325,6 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
                 std::to_string(p.context_parallel()) + " x DP " +
                 std::to_string(p.data_parallel()) + ")"};
   }
-  // LoRA's frozen base would be gathered but not reduce-scattered layer by layer.
-  if (scenario.scenario().job().has_lora() && p.zero_stage() >= 3) {
-    return {"ZeRO-3 under LoRA is not simulated yet", "parallelism.zero_stage"};
-  }
   // Muon's layer-wise optimizer shards the states itself, beside plain Megatron DDP
   // (LayerWiseDistributedOptimizer: "keep all megatron distributed-optimizer related options
   // OFF").

@@ -52,7 +52,8 @@ int64_t attention_parameters(const schema::Transformer& t) {
   if (t.has_latent_attention()) return latent_attention_parameters(t) + sinks;
   const int64_t k = kv_heads(t);
   const int64_t d = head_dim(t);
-  const int64_t bias = t.linear_bias() ? a * d + 2 * k * d + h : 0;
+  const int64_t qkv_bias = a * d + 2 * k * d;
+  const int64_t bias = t.linear_bias() ? qkv_bias + h : t.qkv_bias() ? qkv_bias : 0;
   const int64_t qk_norm = t.qk_norm() ? 2 * d : 0;
   return 2 * h * a * d + 2 * h * k * d + bias + qk_norm + sinks;
 }

@@ -355,6 +355,12 @@ TEST_CASE("latent attention needs its ranks and excludes GQA head fields") {
         "(its own head dimensions)\n");
 }
 
+TEST_CASE("QKV biases are part of linear_bias: one of the two") {
+  CHECK(catalog_errors(transformer_model("m", "linear_bias: true qkv_bias: true")) ==
+        "c.textproto:7:23: model[0].transformer.qkv_bias: is part of linear_bias (every "
+        "projection's bias): set one\n");
+}
+
 TEST_CASE("a sliding window needs its width and a period of at least 2") {
   CHECK(catalog_errors(transformer_model("m", "sliding_window { window_tokens: 0 }")) ==
         "c.textproto:7:22: model[0].transformer.sliding_window.window_tokens: must be >= 1, got 0\n"

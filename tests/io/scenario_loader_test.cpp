@@ -526,15 +526,22 @@ TEST_CASE("LoRA and Muon on a hybrid Mamba model are errors at the job") {
         "hybrid_layer_pattern yet\n");
 }
 
-TEST_CASE("LoRA with ZeRO-3 is an error at parallelism.zero_stage") {
+TEST_CASE("LoRA under ZeRO-3 (FSDP2) loads") {
   CHECK(scenario_errors(
             scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096 lora { rank: 8 }",
                      "instance: \"aws.p4d.24xlarge\" nodes: 2",
                      "parallelism { tensor_parallel: 1 pipeline_parallel: 1 data_parallel: 16 "
-                     "micro_batch_size: 1 zero_stage: 3 }\n")) ==
-        "s.textproto:12:93: parallelism.zero_stage: ZeRO-3 under LoRA is not simulated yet: the "
-        "scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 mbs 1, "
-        "RECOMPUTE_NONE\n");
+                     "micro_batch_size: 1 zero_stage: 3 fsdp2: true }\n")) == "");
+}
+
+TEST_CASE("FSDP2 without ZeRO-3 or beside the synchronous fetch is rejected") {
+  CHECK(scenario_errors(scenario() + "parallelism { zero_stage: 1 fsdp2: true }\n") ==
+        "s.textproto:12:29: parallelism.fsdp2: applies to zero_stage 3 only\n");
+  CHECK(scenario_errors(
+            scenario() +
+            "parallelism { zero_stage: 3 fsdp2: true zero3_synchronous_fetch: true }\n") ==
+        "s.textproto:12:29: parallelism.fsdp2: and zero3_synchronous_fetch are two ZeRO-3 "
+        "runtimes: choose one\n");
 }
 
 TEST_CASE("Muon without the distributed optimizer, ZeRO or FP8 weights") {

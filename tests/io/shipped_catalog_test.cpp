@@ -68,9 +68,11 @@ TEST_CASE("the shipped catalog loads without errors or warnings and has every re
     CHECK((it != all.end() && it->first.rfind(family, 0) == 0));
   }
   for (const char* model :
-       {"gpt-1.7b", "gpt-1t", "gpt3-175b", "llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b",
-        "llama3-70b", "llama3-405b", "bert-large", "resnet50", "mixtral-8x7b", "mixtral-8x22b",
-        "deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b", "kimi-k2"}) {
+       {"gpt-1.7b",        "gpt-1t",       "gpt3-175b",     "llama2-7b",   "llama2-13b",
+        "llama2-70b",      "llama3-8b",    "llama3-70b",    "llama3-405b", "bert-large",
+        "resnet50",        "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3", "qwen3-30b-a3b",
+        "qwen3-235b-a22b", "gpt-oss-120b", "kimi-k2",       "qwen2.5-7b",  "qwen2.5-32b",
+        "gpt-oss-20b"}) {
     INFO(model);
     CHECK(c.models().find(model) != nullptr);
   }

@@ -6,6 +6,7 @@
 
 #include "sim/parallel/activation_memory.h"
 #include "sim/util/units.h"
+#include "sim/workload/lora.h"
 #include "sim/workload/parameter_count.h"
 #include "tests/testing/parse_message.h"
 #include "tests/testing/shipped_catalog.h"
@@ -150,6 +151,37 @@ TEST_CASE("ZeRO-3 keeps FP8 weight copies only with keep_fp8_transpose_cache") {
   CHECK(kept.weight_cache_bytes == Approx(linear));
   CHECK(kept.weights_bytes == sharded.weights_bytes);
   CHECK(kept.model_state_bytes() - sharded.model_state_bytes() == Approx(linear));
+}
+
+TEST_CASE("FSDP2 holds two layers' unsharded 16-bit weights beside the shards") {
+  // Llama 3 8B over DP 8: the shards as ZeRO-3's, plus 2 x 2 bytes x one layer's weights (the
+  // layer computing and the one prefetched).
+  const auto& llama = shipped_model("llama3-8b");
+  const auto zero3 =
+      estimate_memory(llama, job(64, 4096), plan(1, 1, 8, 1, "zero_stage: 3"), 1e15, {});
+  const auto fsdp2 = estimate_memory(llama, job(64, 4096),
+                                     plan(1, 1, 8, 1, "zero_stage: 3 fsdp2: true"), 1e15, {});
+  const s::Transformer& t = llama.transformer();
+  const double layer = static_cast<double>(transformer_parameters(t).layers) / t.num_layers();
+  CHECK(fsdp2.weights_bytes - zero3.weights_bytes == Approx(2 * 2 * layer));
+  CHECK(fsdp2.gradients_bytes == zero3.gradients_bytes);
+  CHECK(fsdp2.optimizer_bytes == zero3.optimizer_bytes);
+  // LoRA at rank 16 on every projection: Adam's 12 bytes of the adapters over DP 8; their 2-byte
+  // weights sharded and, in the two unsharded layers, whole.
+  s::TrainingJob lora = job(64, 4096);
+  lora.MergeFrom(testing::parse_message<s::TrainingJob>("lora { rank: 16 }"));
+  const auto adapted =
+      estimate_memory(llama, lora, plan(1, 1, 8, 1, "zero_stage: 3 fsdp2: true"), 1e15, {});
+  const double adapters = lora_parameters_per_layer(t, lora.lora()) * t.num_layers();
+  CHECK(adapted.optimizer_bytes == Approx(12 * adapters / 8));
+  CHECK(adapted.weights_bytes - fsdp2.weights_bytes ==
+        Approx(2 * adapters / 8 + 2 * 2 * adapters / t.num_layers()));
+  // One GPU: nothing sharded, nothing gathered.
+  const auto alone =
+      estimate_memory(llama, job(8, 4096), plan(1, 1, 1, 1, "zero_stage: 3"), 1e15, {});
+  CHECK(
+      estimate_memory(llama, job(8, 4096), plan(1, 1, 1, 1, "zero_stage: 3 fsdp2: true"), 1e15, {})
+          .weights_bytes == alone.weights_bytes);
 }
 
 TEST_CASE("recomputing N layers of each chunk keeps only those layers' inputs") {

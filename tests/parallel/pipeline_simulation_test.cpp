@@ -117,7 +117,7 @@ TEST_CASE("simulating one tensor-parallel rank for all gives every rank's step a
       w.gradient_bytes = 4e8;
       w.gradient_buckets = 6;
       w.parameter_gather_bytes = c.zero3 ? 0 : 2e8;
-      if (c.zero3) w.zero3 = zero3_work(4, 1e8, 2, 2);
+      if (c.zero3) w.zero3 = zero3_work(4, 1e8, 2, 1e8, 2);
     }
     const PipelineTimeline one = simulate_pipeline(plan, *t);
     const PipelineTimeline every =

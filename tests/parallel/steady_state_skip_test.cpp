@@ -102,7 +102,7 @@ PipelinePlan plan_of(const Case& c) {
     w.gradient_bytes = 3e8;
     w.gradient_buckets = 4;
     w.parameter_gather_bytes = c.zero3 ? 0 : 1.5e8;
-    if (c.zero3) w.zero3 = zero3_work(2, 5e7, 2, 2);
+    if (c.zero3) w.zero3 = zero3_work(2, 5e7, 2, 5e7, 2);
     plan.work.push_back(w);
   }
   return plan;

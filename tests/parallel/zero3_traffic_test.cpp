@@ -60,7 +60,7 @@ Zero3Work work_of(int units) {
 
 TEST_CASE("ZeRO-3 gathers 2 bytes x parameters per pass, every micro-batch, and reduces once") {
   // 10 layers of 1.2e9 parameters (fp16 weights, fp32 gradients), 3 micro-batches.
-  const Zero3Work no_recompute = zero3_work(10, 12e9, 2, 4);
+  const Zero3Work no_recompute = zero3_work(10, 12e9, 2, 12e9, 4);
   CHECK(no_recompute.units == 10);
   CHECK(no_recompute.regather_for_backward);     // 1.2e9 per layer: beyond the reuse distance
   CHECK(no_recompute.unit_reduce_buckets == 3);  // reduce_bucket_size 5e8
@@ -78,14 +78,47 @@ TEST_CASE("ZeRO-3 gathers 2 bytes x parameters per pass, every micro-batch, and 
   r = run_stage(recompute, 3, ms(10), ms(30), ms(1), ms(1));
   CHECK(r.gathered_bytes == Approx(3 * 2 * 12e9 * 3));
   // ... and not when they stay gathered from the recomputed forward to the backward.
-  const Zero3Work small = zero3_work(10, 1e9, 2, 4);
+  const Zero3Work small = zero3_work(10, 1e9, 2, 1e9, 4);
   CHECK_FALSE(small.regather_for_backward);
   CHECK(small.prefetch_units == 1);
-  CHECK(zero3_work(10, 1e8, 2, 4).prefetch_units == 5);  // 1e7 per layer: 5e7 ahead
+  CHECK(zero3_work(10, 1e8, 2, 1e8, 4).prefetch_units == 5);  // 1e7 per layer: 5e7 ahead
   Zero3Work small_recompute = small;
   small_recompute.recompute = ms(10);
   r = run_stage(small_recompute, 3, ms(10), ms(30), ms(1), ms(1));
   CHECK(r.gathered_bytes == Approx(2 * 2 * 1e9 * 3));
+}
+
+TEST_CASE("FSDP2: one gather per pass, the recomputed forward served by the backward's gather") {
+  // 10 layers of 1.2e9 parameters, BF16 weights, fp32 reduce (reduce_dtype float32), full
+  // recomputation, 3 micro-batches. Per step: gathers 2 passes x 2 bytes x 12e9 x 3 micro-batches
+  // (the sharded weights' bytes x DP per pass, whole buffers), reduce-scatters 4 bytes x 12e9 x 3,
+  // one collective per layer and pass; DeepSpeed would gather 3 times (reuse distance) in 3
+  // buckets.
+  Zero3Work w = zero3_work(10, 12e9, 2, 12e9, 4);
+  make_fsdp2(&w);
+  CHECK(w.prefetch_units == 1);
+  CHECK(w.unit_reduce_buckets == 1);
+  CHECK_FALSE(w.regather_for_backward);
+  w.recompute = ms(10);
+  const Zero3Run r = run_stage(w, 3, ms(10), ms(30), ms(1), ms(1));
+  CHECK(r.gathered_bytes == Approx(2 * 2 * 12e9 * 3));
+  CHECK(r.gathers == 2 * 10 * 3);
+  CHECK(r.reduced_bytes == Approx(4 * 12e9 * 3));
+  CHECK(r.reductions == 10 * 3);
+}
+
+TEST_CASE("LoRA under ZeRO-3: the frozen base gathered, only the adapters' gradients reduced") {
+  // 4 layers gathering 1e9 base + 1e7 adapter parameters (BF16), training the 1e7 adapters
+  // (fp32 reduce), 2 micro-batches without recomputation: gathers 2 x 2 x 1.01e9 x 2, reduces
+  // 4 x 1e7 x 2.
+  Zero3Work w = zero3_work(4, 1.01e9, 2, 1e7, 4);
+  make_fsdp2(&w);
+  CHECK(w.unit_gather_bytes == Approx(2 * 1.01e9 / 4));
+  CHECK(w.unit_gradient_bytes == Approx(4 * 1e7 / 4));
+  const Zero3Run r = run_stage(w, 2, ms(4), ms(8), ms(0.1), ms(0.1));
+  CHECK(r.gathered_bytes == Approx(2 * 2 * 1.01e9 * 2));
+  CHECK(r.reduced_bytes == Approx(4 * 1e7 * 2));
+  CHECK(r.reductions == 4 * 2);
 }
 
 TEST_CASE("communication-bound ZeRO-3: the gathers run back to back, compute waits for each") {

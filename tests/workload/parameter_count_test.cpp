@@ -149,6 +149,17 @@ TEST_CASE("QK norms, attention sinks and a router bias add head_dim, heads and e
   CHECK(parameter_count(extra) - parameter_count(base) == 2 * (2 * 4 + 4 + 4));
 }
 
+TEST_CASE("QKV biases add (heads + 2 kv heads) x head_dim a layer: Qwen2.5's published counts") {
+  // Qwen2.5 7B: 28 layers x (28 + 2 x 4) x 128 = 129,024 biases; the shipped files' totals equal
+  // the Hugging Face safetensors counts (models/qwen2_5.textproto).
+  const schema::Model& qwen = testing::shipped_model("qwen2.5-7b");
+  schema::Model plain = qwen;
+  plain.mutable_transformer()->set_qkv_bias(false);
+  CHECK(parameter_count(qwen) - parameter_count(plain) == 28 * (28 + 2 * 4) * 128);
+  CHECK(parameter_count(qwen) == 7615616512);
+  CHECK(parameter_count(testing::shipped_model("qwen2.5-32b")) == 32763876352);
+}
+
 TEST_CASE("multi-token prediction modules are counted apart from the model") {
   schema::Model mtp = model_from(kSmallMoe);
   mtp.mutable_transformer()->set_multi_token_prediction_layers(1);
