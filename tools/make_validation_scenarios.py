@@ -786,11 +786,11 @@ def bridge_flex_dispatcher(release, system, precision, model, ep):
 HYBRIDEP_COMBINE_SMS = 32
 
 
-def bridge_hybridep(release, system, precision, model):
+def bridge_hybridep(release, system, precision, model, ep):
     """Whether the row's flex dispatcher is HybridEP (above)."""
     deepep = release in ('26.02', '26.02.01') and system == 'DGX-H100' and model == 'qwen3-30b-a3b'
     return (release[:2] == '26' and not deepep and
-            bridge_flex_dispatcher(release, system, precision, model))
+            bridge_flex_dispatcher(release, system, precision, model, ep))
 
 
 # Where a gpt-oss recipe runs Transformer Engine's fused grouped MLP (GPT_OSS_RULES): the MXFP8
@@ -965,7 +965,7 @@ def bridge(rows, out):
                 lines.append('cuda_graphed_expert_layers: true')
             if bridge_flex_dispatcher(release, system, precision, model, r['ep']):
                 lines.append('expert_dispatcher: EXPERT_NODE_DEDUPLICATED')
-            if bridge_hybridep(release, system, precision, model):
+            if bridge_hybridep(release, system, precision, model, r['ep']):
                 lines.append(f'expert_combine_sms: {HYBRIDEP_COMBINE_SMS}')
         lines += bridge_model_lines(r, release, system, model, precision)
         offload = bridge_offload_layers(r, system) if fsdp else None
