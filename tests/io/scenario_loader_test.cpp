@@ -224,13 +224,15 @@ TEST_CASE("conflicting optimizer sharding and stray virtual stages are rejected"
 TEST_CASE("a synchronous ZeRO-3 fetch without ZeRO-3 is rejected") {
   CHECK(scenario_errors(scenario() +
                         "parallelism { zero_stage: 2 zero3_synchronous_fetch: true }\n") ==
-        "s.textproto:12:29: parallelism.zero3_synchronous_fetch: applies to zero_stage 3 only\n");
+        "s.textproto:12:29: parallelism.zero3_synchronous_fetch: a ZeRO-3 runtime's option needs "
+        "zero_stage 3: zero_stage 2\n");
 }
 
 TEST_CASE("a kept FP8 transpose cache without ZeRO-3 is rejected") {
   CHECK(scenario_errors(scenario() +
                         "parallelism { zero_stage: 1 keep_fp8_transpose_cache: true }\n") ==
-        "s.textproto:12:29: parallelism.keep_fp8_transpose_cache: applies to zero_stage 3 only\n");
+        "s.textproto:12:29: parallelism.keep_fp8_transpose_cache: a ZeRO-3 runtime's option needs "
+        "zero_stage 3: zero_stage 1\n");
 }
 
 TEST_CASE("activation offload is refused where Megatron-Core or the step model cannot run it") {
@@ -536,12 +538,17 @@ TEST_CASE("LoRA under ZeRO-3 (FSDP2) loads") {
 
 TEST_CASE("FSDP2 without ZeRO-3 or beside the synchronous fetch is rejected") {
   CHECK(scenario_errors(scenario() + "parallelism { zero_stage: 1 fsdp2: true }\n") ==
-        "s.textproto:12:29: parallelism.fsdp2: applies to zero_stage 3 only\n");
+        "s.textproto:12:29: parallelism.fsdp2: a ZeRO-3 runtime's option needs "
+        "zero_stage 3: zero_stage 1\n");
   CHECK(scenario_errors(
             scenario() +
             "parallelism { zero_stage: 3 fsdp2: true zero3_synchronous_fetch: true }\n") ==
         "s.textproto:12:29: parallelism.fsdp2: and zero3_synchronous_fetch are two ZeRO-3 "
         "runtimes: choose one\n");
+  // zero_stage absent (0): the configuration, not the loader, says so.
+  CHECK(scenario_errors(scenario() + "parallelism { fsdp2: true }\n") ==
+        "s.textproto:12:15: parallelism.fsdp2: a ZeRO-3 runtime's option needs zero_stage 3: "
+        "zero_stage 0\n");
 }
 
 TEST_CASE("Muon without the distributed optimizer, ZeRO or FP8 weights") {
