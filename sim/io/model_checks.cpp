@@ -48,9 +48,9 @@ void check_moe(const FieldChecker& moe, const s::Transformer& t) {
              m.first_dense_layers() < t.num_layers() &&
              t.num_layers() / m.layer_interval() * m.layer_interval() <= m.first_dense_layers()) {
     // The last layer with experts, 0-based, is the last multiple of the interval minus 1.
-    moe.error("layer_interval",
-              "leaves no layer with experts after the " + std::to_string(m.first_dense_layers()) +
-                  " first_dense_layers of " + std::to_string(t.num_layers()));
+    moe.error("layer_interval", "leaves no layer with experts after the " +
+                                    std::to_string(m.first_dense_layers()) +
+                                    " first_dense_layers of " + std::to_string(t.num_layers()));
   }
 }
 

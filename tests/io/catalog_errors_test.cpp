@@ -398,12 +398,14 @@ TEST_CASE("experts every n-th layer need an interval of 1 to num_layers") {
         "c.textproto:7:47: model[0].transformer.moe.layer_interval: must be >= 1, got 0\n");
   // With dense first layers: layer 31 (32 a multiple of 4) has experts after 31 dense ones, none
   // after 31 with an interval of 3 (the last multiple, 30, is layer 29).
-  CHECK(catalog_errors(transformer_model(
-            "m", "moe { num_experts: 8 experts_per_token: 1 first_dense_layers: 31 "
-                 "layer_interval: 4 }")) == "");
-  CHECK(catalog_errors(transformer_model(
-            "m", "moe { num_experts: 8 experts_per_token: 1 first_dense_layers: 30 "
-                 "layer_interval: 3 }")) ==
+  CHECK(catalog_errors(
+            transformer_model("m",
+                              "moe { num_experts: 8 experts_per_token: 1 first_dense_layers: 31 "
+                              "layer_interval: 4 }")) == "");
+  CHECK(catalog_errors(
+            transformer_model("m",
+                              "moe { num_experts: 8 experts_per_token: 1 first_dense_layers: 30 "
+                              "layer_interval: 3 }")) ==
         "c.textproto:7:70: model[0].transformer.moe.layer_interval: leaves no layer with experts "
         "after the 30 first_dense_layers of 32\n");
 }
@@ -430,9 +432,10 @@ TEST_CASE("a YaRN factor must exceed 1 and needs a rotary embedding of query and
         "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: applies with "
         "position_embedding ROTARY only\n");
   // Only the query and key heads of multi-head / grouped-query attention take the eager rotation.
-  CHECK(catalog_errors(transformer_model(
-            "m", "yarn_rotary_factor: 40\n    latent_attention { kv_lora_rank: 512 "
-                 "qk_nope_head_dim: 128 qk_rope_head_dim: 64 v_head_dim: 128 }")) ==
+  CHECK(catalog_errors(
+            transformer_model("m",
+                              "yarn_rotary_factor: 40\n    latent_attention { kv_lora_rank: 512 "
+                              "qk_nope_head_dim: 128 qk_rope_head_dim: 64 v_head_dim: 128 }")) ==
         "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: is not simulated with "
         "latent_attention\n");
 }
