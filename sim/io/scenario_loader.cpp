@@ -348,9 +348,8 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
     p.error("expert_combine_sms",
             "applies with expert_dispatcher EXPERT_NODE_DEDUPLICATED only (HybridEP's kernels)");
   }
-  if (m.has_expert_combine_sms() && m.expert_tensor_parallel() > 1) {
-    p.error("expert_combine_sms", "needs expert_tensor_parallel 1");
-  }
+  // Its expert_tensor_parallel 1 (absent: the tensor parallel degree, a sweep axis): each
+  // configuration's problem (configuration_space.cpp).
   for (const char* field : {"expert_dispatcher", "fused_expert_mlp"}) {
     if (p.has(field) && model != nullptr &&
         !(model->has_transformer() && model->transformer().has_moe())) {

@@ -326,6 +326,12 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
                 std::to_string(p.context_parallel()) + " x DP " +
                 std::to_string(p.data_parallel()) + ")"};
   }
+  if (p.has_expert_combine_sms() && experts.expert_tensor_parallel > 1) {
+    return {"HybridEP's combine floor needs expert_tensor_parallel 1",
+            "parallelism.expert_combine_sms",
+            "ETP " + std::to_string(experts.expert_tensor_parallel) +
+                (p.has_expert_tensor_parallel() ? "" : " (absent: the tensor parallel degree)")};
+  }
   // Muon's layer-wise optimizer shards the states itself, beside plain Megatron DDP
   // (LayerWiseDistributedOptimizer: "keep all megatron distributed-optimizer related options
   // OFF").

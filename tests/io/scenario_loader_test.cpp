@@ -143,7 +143,15 @@ TEST_CASE("HybridEP's combine SMs need its dispatcher, one expert tensor rank an
         "EXPERT_NODE_DEDUPLICATED only (HybridEP's kernels)\n");
   CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_tensor_parallel: 2 "
                "expert_combine_sms: 32") ==
-        "s.textproto:12:104: parallelism.expert_combine_sms: needs expert_tensor_parallel 1\n");
+        "s.textproto:12:104: parallelism.expert_combine_sms: HybridEP's combine floor needs "
+        "expert_tensor_parallel 1: ETP 2\n");
+  // Absent, expert tensor parallelism is the tensor parallel degree.
+  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED tensor_parallel: 2 "
+               "sequence_parallel: true expert_combine_sms: 32") ==
+        "s.textproto:12:121: parallelism.expert_combine_sms: HybridEP's combine floor needs "
+        "expert_tensor_parallel 1: ETP 2 (absent: the tensor parallel degree)\n");
+  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED tensor_parallel: 2 "
+               "sequence_parallel: true expert_tensor_parallel: 1 expert_combine_sms: 32") == "");
   CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 0") ==
         "s.textproto:12:78: parallelism.expert_combine_sms: must be >= 1, got 0\n");
 }
