@@ -325,11 +325,12 @@ BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B
 
 # Mixture-of-experts rows whose shapes the step simulates (DeepSeek-V3's latent attention,
 # multi-token prediction, dense first layers and shared expert; gpt-oss's sliding windows and
-# attention sinks; Llama 4 Scout's chunked attention and shared expert). Token-dropping rows (bridge_token_drop below) cap every expert at a capacity
-# factor of 1 and pad it to that capacity (job.expert_routing); the others are dropless with forced
-# balancing (the pages' note: "we force-balance the token distribution among experts and all
-# benchmarks are token-dropless"; the recipes' moe_router_force_load_balancing = True). Kimi-K2's recipes train
-# with Muon (KIMI_K2_RULES).
+# attention sinks; Llama 4 Scout's chunked attention and shared expert). Token-dropping rows
+# (bridge_token_drop below) cap every expert at a capacity factor of 1 and pad it to that capacity
+# (job.expert_routing); the others are dropless with forced balancing (the pages' note: "we
+# force-balance the token distribution among experts and all benchmarks are token-dropless"; the
+# recipes' moe_router_force_load_balancing = True). Kimi-K2's recipes train with Muon
+# (KIMI_K2_RULES).
 BRIDGE_MOE_MODELS = {'Qwen3_30B_a3B': 'qwen3-30b-a3b', 'Qwen3_30B_a3B (tokendrop)': 'qwen3-30b-a3b',
                      'Qwen3_235B_a22B': 'qwen3-235b-a22b',
                      'Qwen3_235B_a22B (tokendrop)': 'qwen3-235b-a22b',
@@ -788,7 +789,7 @@ HYBRIDEP_COMBINE_SMS = 32
 
 def bridge_hybridep(release, system, precision, model, ep):
     """Whether the row's flex dispatcher is HybridEP (above)."""
-    deepep = release in ('26.02', '26.02.01') and system == 'DGX-H100' and model == 'qwen3-30b-a3b'
+    deepep = release == '26.02' and system == 'DGX-H100' and model == 'qwen3-30b-a3b'
     return (release[:2] == '26' and not deepep and
             bridge_flex_dispatcher(release, system, precision, model, ep))
 

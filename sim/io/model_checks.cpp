@@ -44,6 +44,13 @@ void check_moe(const FieldChecker& moe, const s::Transformer& t) {
       t.num_layers() > 0) {
     moe.error("layer_interval", "must not exceed num_layers (" + std::to_string(t.num_layers()) +
                                     "): no layer has experts");
+  } else if (m.layer_interval() >= 1 && m.first_dense_layers() > 0 &&
+             m.first_dense_layers() < t.num_layers() &&
+             t.num_layers() / m.layer_interval() * m.layer_interval() <= m.first_dense_layers()) {
+    // The last layer with experts, 0-based, is the last multiple of the interval minus 1.
+    moe.error("layer_interval", "leaves no layer with experts after the " +
+                                    std::to_string(m.first_dense_layers()) +
+                                    " first_dense_layers of " + std::to_string(t.num_layers()));
   }
 }
 
@@ -190,8 +197,14 @@ void check_transformer(const FieldChecker& t) {
     t.error("yarn_rotary_factor", "must be > 1 (a factor of 1 is no YaRN scaling)");
   } else if (t.has("yarn_rotary_factor") && m.position_embedding() != s::ROTARY) {
     t.error("yarn_rotary_factor", "applies with position_embedding ROTARY only");
+  } else if (t.has("yarn_rotary_factor") && m.has_latent_attention()) {
+    // Its eager rotation is costed on the query and key heads of multi-head / grouped-query
+    // attention only (layer_ops.cpp), not on latent attention's decoupled rotary part.
+    t.error("yarn_rotary_factor", "is not simulated with latent_attention");
   }
   if (t.has("sliding_window")) {
+    // The window's kernels and pairs are those of a causal mask (layer_ops.h).
+    if (m.kind() == s::ENCODER) t.error("sliding_window", "applies to DECODER models only");
     const FieldChecker window = t.child("sliding_window");
     window.require("window_tokens") && window.at_least("window_tokens", 1);
     window.require("full_attention_every") && window.at_least("full_attention_every", 2);

@@ -348,9 +348,8 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
     p.error("expert_combine_sms",
             "applies with expert_dispatcher EXPERT_NODE_DEDUPLICATED only (HybridEP's kernels)");
   }
-  if (m.has_expert_combine_sms() && m.expert_tensor_parallel() > 1) {
-    p.error("expert_combine_sms", "needs expert_tensor_parallel 1");
-  }
+  // Its expert_tensor_parallel 1 (absent: the tensor parallel degree, a sweep axis): each
+  // configuration's problem (configuration_space.cpp).
   for (const char* field : {"expert_dispatcher", "fused_expert_mlp"}) {
     if (p.has(field) && model != nullptr &&
         !(model->has_transformer() && model->transformer().has_moe())) {
@@ -382,15 +381,8 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.distributed_optimizer() && m.zero_stage() > 0) {
     p.error("distributed_optimizer", "and zero_stage both shard optimizer states: choose one");
   }
-  const std::pair<const char*, bool> zero3_only[] = {
-      {"zero3_synchronous_fetch", m.zero3_synchronous_fetch()},
-      {"keep_fp8_transpose_cache", m.keep_fp8_transpose_cache()},
-      {"fsdp2", m.fsdp2()}};
-  for (const auto& [field, set] : zero3_only) {
-    if (set && m.has_zero_stage() && m.zero_stage() != 3) {
-      p.error(field, "applies to zero_stage 3 only");
-    }
-  }
+  // zero3_synchronous_fetch, keep_fp8_transpose_cache and fsdp2 outside zero_stage 3: each
+  // configuration's problem (configuration_space.cpp), zero_stage being a sweep axis.
   if (m.fsdp2() && m.zero3_synchronous_fetch()) {
     p.error("fsdp2", "and zero3_synchronous_fetch are two ZeRO-3 runtimes: choose one");
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <utility>
 
 #include "sim/net/topology_builder.h"
 #include "sim/parallel/expert_comm_overlap.h"
@@ -325,6 +326,12 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
                 std::to_string(p.context_parallel()) + " x DP " +
                 std::to_string(p.data_parallel()) + ")"};
   }
+  if (p.has_expert_combine_sms() && experts.expert_tensor_parallel > 1) {
+    return {"HybridEP's combine floor needs expert_tensor_parallel 1",
+            "parallelism.expert_combine_sms",
+            "ETP " + std::to_string(experts.expert_tensor_parallel) +
+                (p.has_expert_tensor_parallel() ? "" : " (absent: the tensor parallel degree)")};
+  }
   // Muon's layer-wise optimizer shards the states itself, beside plain Megatron DDP
   // (LayerWiseDistributedOptimizer: "keep all megatron distributed-optimizer related options
   // OFF").
@@ -346,6 +353,17 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
     }
     if (p.zero_stage() >= 3) {
       return {"ZeRO-3 of expert layers is not simulated yet", "parallelism.zero_stage"};
+    }
+  }
+  // A ZeRO-3 runtime's options, which would be silently ignored under another zero_stage.
+  const std::pair<const char*, bool> zero3_only[] = {
+      {"zero3_synchronous_fetch", p.zero3_synchronous_fetch()},
+      {"keep_fp8_transpose_cache", p.keep_fp8_transpose_cache()},
+      {"fsdp2", p.fsdp2()}};
+  for (const auto& [field, set] : zero3_only) {
+    if (set && p.zero_stage() != 3) {
+      return {"a ZeRO-3 runtime's option needs zero_stage 3", std::string("parallelism.") + field,
+              "zero_stage " + std::to_string(p.zero_stage())};
     }
   }
   ConfigurationProblem offload = activation_offload_problem(c, scenario);

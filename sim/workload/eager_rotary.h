@@ -3,8 +3,6 @@
 // memory traffic per rotated element of the queries and keys, forward and backward.
 #pragma once
 
-#include <cstdint>
-
 #include "sim/workload/eager_expert_kernels.h"
 
 namespace clustersim {

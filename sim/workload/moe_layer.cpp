@@ -21,8 +21,9 @@ int moe_layers_in(const schema::Transformer& t, int first, int count) {
 }
 
 bool has_experts(const schema::Transformer& t, int layer) {
+  if (!t.has_moe()) return false;
   const int interval = t.moe().has_layer_interval() ? t.moe().layer_interval() : 1;
-  return t.has_moe() && layer >= t.moe().first_dense_layers() && (layer + 1) % interval == 0;
+  return layer >= t.moe().first_dense_layers() && (layer + 1) % interval == 0;
 }
 
 int64_t expert_input_width(const schema::Transformer& t) {

@@ -378,6 +378,14 @@ TEST_CASE("a chunked window must fit in the model's longest sequence") {
         "exceed max_sequence_length (4096)\n");
 }
 
+TEST_CASE("a sliding window is causal: decoders only") {
+  std::string encoder =
+      transformer_model("m", "sliding_window { window_tokens: 128 full_attention_every: 2 }");
+  encoder.replace(encoder.find("DECODER"), 7, "ENCODER");
+  CHECK(catalog_errors(encoder) ==
+        "c.textproto:7:5: model[0].transformer.sliding_window: applies to DECODER models only\n");
+}
+
 TEST_CASE("experts every n-th layer need an interval of 1 to num_layers") {
   CHECK(catalog_errors(transformer_model(
             "m", "moe { num_experts: 8 experts_per_token: 1 layer_interval: 32 }")) == "");
@@ -388,6 +396,18 @@ TEST_CASE("experts every n-th layer need an interval of 1 to num_layers") {
   CHECK(catalog_errors(transformer_model(
             "m", "moe { num_experts: 8 experts_per_token: 1 layer_interval: 0 }")) ==
         "c.textproto:7:47: model[0].transformer.moe.layer_interval: must be >= 1, got 0\n");
+  // With dense first layers: layer 31 (32 a multiple of 4) has experts after 31 dense ones, none
+  // after 31 with an interval of 3 (the last multiple, 30, is layer 29).
+  CHECK(catalog_errors(
+            transformer_model("m",
+                              "moe { num_experts: 8 experts_per_token: 1 first_dense_layers: 31 "
+                              "layer_interval: 4 }")) == "");
+  CHECK(catalog_errors(
+            transformer_model("m",
+                              "moe { num_experts: 8 experts_per_token: 1 first_dense_layers: 30 "
+                              "layer_interval: 3 }")) ==
+        "c.textproto:7:70: model[0].transformer.moe.layer_interval: leaves no layer with experts "
+        "after the 30 first_dense_layers of 32\n");
 }
 
 TEST_CASE("an activation clamp must be positive and needs a gated activation") {
@@ -401,7 +421,7 @@ TEST_CASE("an activation clamp must be positive and needs a gated activation") {
         "(SWIGLU, GEGLU) only\n");
 }
 
-TEST_CASE("a YaRN factor must exceed 1 and needs a rotary embedding") {
+TEST_CASE("a YaRN factor must exceed 1 and needs a rotary embedding of query and key heads") {
   CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: 32")) == "");
   CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: 1")) ==
         "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: must be > 1 (a factor of 1 is "
@@ -411,6 +431,13 @@ TEST_CASE("a YaRN factor must exceed 1 and needs a rotary embedding") {
   CHECK(catalog_errors(learned) ==
         "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: applies with "
         "position_embedding ROTARY only\n");
+  // Only the query and key heads of multi-head / grouped-query attention take the eager rotation.
+  CHECK(catalog_errors(
+            transformer_model("m",
+                              "yarn_rotary_factor: 40\n    latent_attention { kv_lora_rank: 512 "
+                              "qk_nope_head_dim: 128 qk_rope_head_dim: 64 v_head_dim: 128 }")) ==
+        "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: is not simulated with "
+        "latent_attention\n");
 }
 
 TEST_CASE("a published active count the shape does not give is rejected") {

@@ -143,7 +143,15 @@ TEST_CASE("HybridEP's combine SMs need its dispatcher, one expert tensor rank an
         "EXPERT_NODE_DEDUPLICATED only (HybridEP's kernels)\n");
   CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_tensor_parallel: 2 "
                "expert_combine_sms: 32") ==
-        "s.textproto:12:104: parallelism.expert_combine_sms: needs expert_tensor_parallel 1\n");
+        "s.textproto:12:104: parallelism.expert_combine_sms: HybridEP's combine floor needs "
+        "expert_tensor_parallel 1: ETP 2\n");
+  // Absent, expert tensor parallelism is the tensor parallel degree.
+  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED tensor_parallel: 2 "
+               "sequence_parallel: true expert_combine_sms: 32") ==
+        "s.textproto:12:121: parallelism.expert_combine_sms: HybridEP's combine floor needs "
+        "expert_tensor_parallel 1: ETP 2 (absent: the tensor parallel degree)\n");
+  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED tensor_parallel: 2 "
+               "sequence_parallel: true expert_tensor_parallel: 1 expert_combine_sms: 32") == "");
   CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 0") ==
         "s.textproto:12:78: parallelism.expert_combine_sms: must be >= 1, got 0\n");
 }
@@ -224,13 +232,15 @@ TEST_CASE("conflicting optimizer sharding and stray virtual stages are rejected"
 TEST_CASE("a synchronous ZeRO-3 fetch without ZeRO-3 is rejected") {
   CHECK(scenario_errors(scenario() +
                         "parallelism { zero_stage: 2 zero3_synchronous_fetch: true }\n") ==
-        "s.textproto:12:29: parallelism.zero3_synchronous_fetch: applies to zero_stage 3 only\n");
+        "s.textproto:12:29: parallelism.zero3_synchronous_fetch: a ZeRO-3 runtime's option needs "
+        "zero_stage 3: zero_stage 2\n");
 }
 
 TEST_CASE("a kept FP8 transpose cache without ZeRO-3 is rejected") {
   CHECK(scenario_errors(scenario() +
                         "parallelism { zero_stage: 1 keep_fp8_transpose_cache: true }\n") ==
-        "s.textproto:12:29: parallelism.keep_fp8_transpose_cache: applies to zero_stage 3 only\n");
+        "s.textproto:12:29: parallelism.keep_fp8_transpose_cache: a ZeRO-3 runtime's option needs "
+        "zero_stage 3: zero_stage 1\n");
 }
 
 TEST_CASE("activation offload is refused where Megatron-Core or the step model cannot run it") {
@@ -536,12 +546,17 @@ TEST_CASE("LoRA under ZeRO-3 (FSDP2) loads") {
 
 TEST_CASE("FSDP2 without ZeRO-3 or beside the synchronous fetch is rejected") {
   CHECK(scenario_errors(scenario() + "parallelism { zero_stage: 1 fsdp2: true }\n") ==
-        "s.textproto:12:29: parallelism.fsdp2: applies to zero_stage 3 only\n");
+        "s.textproto:12:29: parallelism.fsdp2: a ZeRO-3 runtime's option needs "
+        "zero_stage 3: zero_stage 1\n");
   CHECK(scenario_errors(
             scenario() +
             "parallelism { zero_stage: 3 fsdp2: true zero3_synchronous_fetch: true }\n") ==
         "s.textproto:12:29: parallelism.fsdp2: and zero3_synchronous_fetch are two ZeRO-3 "
         "runtimes: choose one\n");
+  // zero_stage absent (0): the configuration, not the loader, says so.
+  CHECK(scenario_errors(scenario() + "parallelism { fsdp2: true }\n") ==
+        "s.textproto:12:15: parallelism.fsdp2: a ZeRO-3 runtime's option needs zero_stage 3: "
+        "zero_stage 0\n");
 }
 
 TEST_CASE("Muon without the distributed optimizer, ZeRO or FP8 weights") {
