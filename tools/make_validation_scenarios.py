@@ -348,8 +348,11 @@ BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: 
 #   factor 1, expert_routing, bridge_token_drop there), dispatch and combine overlapped with compute where
 #   the release's recipe sets moe_a2a_overlap (BRIDGE_MOE_OVERLAP in tools/make_validation_scenarios.py), else not; the
 #   expert layers eager (the host's work exposed) unless the recipe replays them from CUDA
-#   graphs (BRIDGE_MOE_GRAPHS there); Qwen3 235B's 94 layers split with
-#   the embedding and the loss counted as layers (96 on PP x VP chunks, as Llama 3.1 405B's);
+#   graphs (BRIDGE_MOE_GRAPHS there); the routed experts' activation (and gpt-oss's clamp and
+#   weighted bias) in Transformer Engine's fused grouped MLP, not kernels of their own, where the
+#   recipe sets cutedsl_fused_grouped_mlp (fused_expert_mlp: BRIDGE_FUSED_GROUPED_MLP there);
+#   Qwen3 235B's 94 layers split with the embedding and the loss counted as layers (96 on
+#   PP x VP chunks, as Llama 3.1 405B's);
 #   tensor-parallel overlap off where the recipe says so (BRIDGE_MOE_NO_TP_OVERLAP there);
 #   the dense rule above otherwise."""
 
@@ -444,6 +447,29 @@ for _release, _rows in {'25.09': {('DGX-H100', 'FP8', 'deepseek-v3')},
 # src/megatron/bridge/perf_recipes/deepseek/common.py _enable_deepseek_full_iteration_mxfp8.
 for _release in ('26.06', '26.08'):
     BRIDGE_MOE_GRAPHS[_release] = BRIDGE_MOE_GRAPHS[_release] | _NVL72_MXFP8_MLA_SWA
+# Where a release's recipe runs Transformer Engine's fused grouped MLP (cutedsl_fused_grouped_mlp:
+# Megatron-Core's use_transformer_engine_op_fuser with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1), as
+# (release, system, precision, model); one table for every model. Every other MoE and hybrid row
+# runs its experts' elementwise kernels eagerly:
+#   26.02, 26.04 (v0.3.x, v0.4.x): no recipe sets it (v0.4.x scripts/performance/utils/
+#     overrides.py even turns use_transformer_engine_op_fuser off).
+#   26.06, 26.06.01: v0.5.0 scripts/performance/configs/ (perf_plugins.py sets the environment
+#     variable, utils/overrides.py the op fuser), the GB200 / GB300 MXFP8 configs the rows run:
+#     qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_GB200_FP8_MX_V2 /
+#     _GB300_FP8_MX_V2 (the rows' VP 3 / VP 12) and QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_FP8_MX_V1 /
+#     _GB300_FP8_MX_V1 (its only version); deepseek/deepseek_workload_base_configs.py
+#     DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V1 / _GB300_FP8_MX_V1 (inherited by _V2 and
+#     _GB300_FP8_MX_GBS15360); gpt_oss/gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_
+#     CONFIG_GB200_FP8_MX_V2 / _GB300_FP8_MX_V2. Not the Kimi-K2 or Nemotron 3 configs, nor the
+#     H100 FP8 ones.
+#   26.08: v0.6.0 src/megatron/bridge/perf_recipes/{qwen,deepseek,gpt_oss}/{gb200,gb300}/
+#     *_fp8mx_config env_vars NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 (qwen3_moe.py
+#     qwen3_30b_a3b_pretrain_8gpu_*_fp8mx_config, qwen3_235b_a22b_pretrain_256gpu_*_fp8mx_config;
+#     deepseek_v3.py deepseek_v3_pretrain_256gpu_*_fp8mx_config; gpt_oss.py); in nemotronh/
+#     gb200, gb300/nemotronh.py only Nemotron 3 Ultra's recipes (left out), not Nano's, Super's
+#     or 3.5 Lightning's.
+BRIDGE_FUSED_GROUPED_MLP = {'26.06': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA,
+                            '26.08': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA}
 
 # Systems the catalog has: instance, GPUs per node (a GB200/GB300 NVL72 node is a compute tray of
 # 4 GPUs) and the cluster's extra fields. The NVL72 rows run in NVLink domains of 16 trays (64
@@ -574,11 +600,11 @@ DEEPSEEK_V3_RULES = """# DeepSeek-V3 rows, one more rule for all of them (the re
 #   GB200 and GB300 MXFP8 recipes of v0.5.0 (moe_a2a_overlap=True) and v0.6.0
 #   (_enable_deepseek_full_iteration_mxfp8); 25.09's H100
 #   reduces gradients after the backward (overlap_grad_reduce = False). Not simulated, left as
-#   they are: CUDA graphs (the step has no launch overhead to remove), the fused grouped MLP
-#   (cutedsl_fused_grouped_mlp) and FP8 attention (fp8_dot_product_attention) of the v0.5.0 and
-#   v0.6.0 NVL72 MXFP8 recipes, the expert capacity their full-iteration graphs pad to
-#   (moe_expert_rank_capacity_factor 1.5), the shared expert's overlap with the dispatch and
-#   delayed weight gradients (delay_wgrad_compute)."""
+#   they are: CUDA graphs (the step has no launch overhead to remove) and FP8 attention
+#   (fp8_dot_product_attention) of the v0.5.0 and v0.6.0 NVL72 MXFP8 recipes (their fused grouped
+#   MLP, cutedsl_fused_grouped_mlp, is simulated: the MoE rule above), the expert capacity
+#   their full-iteration graphs pad to (moe_expert_rank_capacity_factor 1.5), the shared
+#   expert's overlap with the dispatch and delayed weight gradients (delay_wgrad_compute)."""
 
 GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the release's recipe:
 #   scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py and
@@ -598,7 +624,7 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 #   all-to-all overlap where the recipe sets it: the GB200 BF16 recipe from v0.4.0
 #   (GPT_OSS_120B_PRETRAIN_CONFIG_GB200_BF16_V2 moe_a2a_overlap=True, v0.6.0
 #   overlap_moe_expert_parallel_comm = True) and the GB200 and GB300 MXFP8 ones of v0.5.0 and
-#   v0.6.0; the MXFP8 recipes' fused grouped MLP (fused_expert_mlp: v0.5.0
+#   v0.6.0; the MXFP8 recipes' fused grouped MLP (the MoE rule above: v0.5.0
 #   GPT_OSS_120B_PRETRAIN_CONFIG_GB200_FP8_MX_V2 / _GB300_FP8_MX_V2 cutedsl_fused_grouped_mlp=True,
 #   v0.6.0 perf_recipes/gpt_oss/gb200, gb300 NVTE_CUTEDSL_FUSED_GROUPED_MLP=1), the BF16 recipes'
 #   experts eager (Megatron-Core's clamp and router-weighted bias kernels); not simulated: CUDA
@@ -794,10 +820,6 @@ def bridge_hybridep(release, system, precision, model, ep):
             bridge_flex_dispatcher(release, system, precision, model, ep))
 
 
-# Where a gpt-oss recipe runs Transformer Engine's fused grouped MLP (GPT_OSS_RULES): the MXFP8
-# ones of 26.06 and 26.08 (v0.5.0 and v0.6.0).
-GPT_OSS_FUSED_GROUPED_MLP = {'26.06': NVL72_SYSTEMS, '26.08': NVL72_SYSTEMS}
-
 # The gpt-oss BF16 rows whose recipes set HybridEP (GPT_OSS_RULES): v0.4.0-v0.4.2
 # GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2 (with its EP 8, which the table gives from 26.02.01 on;
 # v0.3.x's is EP 64 without it) and _GB200_BF16_V2 (26.04 on, with the all-to-all overlap; the
@@ -819,9 +841,6 @@ def bridge_model_lines(r, release, system, model, precision):
         return ['stage_layers: [' + ', '.join(['4'] * 15 + ['1']) + ']',
                 'recompute_latent_up_projection: true', 'overlap_parameter_gather: false']
     if model == 'gpt-oss-120b':
-        fused = precision == 'MXFP8' and system in GPT_OSS_FUSED_GROUPED_MLP.get(release, ())
-        if fused:
-            return ['fused_expert_mlp: true']
         if precision == 'BF16' and system in GPT_OSS_RECOMPUTE_MODULES:
             return ['recompute_modules: [RECOMPUTE_LAYERNORM, RECOMPUTE_MOE_ACT]']
         return []
@@ -964,6 +983,8 @@ def bridge(rows, out):
                     lines.append(f'expert_communication_sm_share: {BRIDGE_SM_SHARE[system]}')
             if (system, precision, model) in BRIDGE_MOE_GRAPHS.get(release, ()):
                 lines.append('cuda_graphed_expert_layers: true')
+            if (system, precision, model) in BRIDGE_FUSED_GROUPED_MLP.get(release, ()):
+                lines.append('fused_expert_mlp: true')
             if bridge_flex_dispatcher(release, system, precision, model, r['ep']):
                 lines.append('expert_dispatcher: EXPERT_NODE_DEDUPLICATED')
             if bridge_hybridep(release, system, precision, model, r['ep']):
