@@ -17,22 +17,25 @@ int64_t blocks_for(int64_t tokens, int block_tokens) {
 }
 
 // A decoding sequence's token, attending to its `context` tokens (in a sliding-window layer the
-// last `window` of them; in a chunked one those of its own chunk of `window` tokens).
-void add_decode(IterationWork* work, int64_t context, int window, bool chunked) {
+// last attention_window of them; in a chunked one those of its own chunk).
+void add_decode(IterationWork* work, int64_t context, const ReplicaSettings& settings) {
+  const int window = settings.attention_window;
   work->decode_context += static_cast<double>(context);
-  const int64_t windowed = window <= 0 ? context
-                           : chunked   ? (context - 1) % window + 1
-                                       : std::min<int64_t>(context, window);
+  const int64_t windowed = window <= 0                         ? context
+                           : settings.attention_window_chunked ? (context - 1) % window + 1
+                                                               : std::min<int64_t>(context, window);
   work->window_decode_context += static_cast<double>(windowed);
 }
 
 // A causal prompt chunk of `chunk` tokens after `past` cached ones: its query-key pairs.
-void add_prompt_chunk(IterationWork* work, int64_t past, int64_t chunk, int window, bool chunked) {
+void add_prompt_chunk(IterationWork* work, int64_t past, int64_t chunk,
+                      const ReplicaSettings& settings) {
   const auto end = static_cast<double>(past + chunk), start = static_cast<double>(past);
+  const double window = settings.attention_window;
+  const bool chunked = settings.attention_window_chunked;
   work->attention_pairs += causal_pairs(end, 0) - causal_pairs(start, 0);
   work->window_attention_pairs +=
-      chunked ? chunked_causal_pairs(end, window) - chunked_causal_pairs(start, window)
-              : causal_pairs(end, window) - causal_pairs(start, window);
+      windowed_causal_pairs(end, window, chunked) - windowed_causal_pairs(start, window, chunked);
 }
 
 }  // namespace
@@ -149,8 +152,7 @@ bool Replica::form_continuous() {
     s.in_batch = true;
     ++work_.tokens;
     ++work_.logits;
-    add_decode(&work_, s.cached + 1, settings_.attention_window,
-               settings_.attention_window_chunked);
+    add_decode(&work_, s.cached + 1, settings_);
     --budget;
     ++i;
   }
@@ -161,8 +163,7 @@ bool Replica::form_continuous() {
     s.chunk = static_cast<int32_t>(chunk);
     budget -= chunk;
     work_.tokens += chunk;
-    add_prompt_chunk(&work_, s.cached, chunk, settings_.attention_window,
-                     settings_.attention_window_chunked);
+    add_prompt_chunk(&work_, s.cached, chunk, settings_);
     if (s.prefilled + chunk == s.prompt) ++work_.logits;
   }
   while (admit_continuous(&budget)) {
@@ -184,8 +185,7 @@ bool Replica::admit_continuous(int64_t* budget) {
   w.admitted = next_admission_++;
   *budget -= chunk;
   work_.tokens += chunk;
-  add_prompt_chunk(&work_, 0, chunk, settings_.attention_window,
-                   settings_.attention_window_chunked);
+  add_prompt_chunk(&work_, 0, chunk, settings_);
   if (chunk == w.prompt) ++work_.logits;
   running_.push_back(w);
   waiting_.pop_front();
@@ -200,7 +200,7 @@ bool Replica::admit_prefilled(int64_t* budget) {
   --*budget;
   ++work_.tokens;
   ++work_.logits;
-  add_decode(&work_, w.cached + 1, settings_.attention_window, settings_.attention_window_chunked);
+  add_decode(&work_, w.cached + 1, settings_);
   running_.push_back(w);
   waiting_.pop_front();
   return true;
@@ -208,9 +208,7 @@ bool Replica::admit_prefilled(int64_t* budget) {
 
 bool Replica::form_static() {
   if (!running_.empty()) {  // the batch decodes, finished sequences as padding
-    for (const Sequence& s : running_)
-      add_decode(&work_, s.cached + 1, settings_.attention_window,
-                 settings_.attention_window_chunked);
+    for (const Sequence& s : running_) add_decode(&work_, s.cached + 1, settings_);
     work_.tokens = work_.logits = static_cast<int64_t>(running_.size());
     return true;
   }
@@ -235,8 +233,7 @@ bool Replica::form_static() {
     waiting_.pop_front();
     s.chunk = s.prompt;
     work_.tokens += s.prompt;
-    add_prompt_chunk(&work_, 0, s.prompt, settings_.attention_window,
-                     settings_.attention_window_chunked);
+    add_prompt_chunk(&work_, 0, s.prompt, settings_);
     longest = std::max(longest, r.output_tokens);
     running_.push_back(s);
   }

@@ -189,9 +189,13 @@ double chunked_causal_pairs(double s, double chunk) {
   return whole * causal_pairs(chunk, 0) + causal_pairs(left, 0);
 }
 
+double windowed_causal_pairs(double s, double window, bool chunked) {
+  return chunked ? chunked_causal_pairs(s, window) : causal_pairs(s, window);
+}
+
 double window_pairs(const schema::Transformer& t, double s) {
-  const double w = t.sliding_window().window_tokens();
-  return t.sliding_window().chunked() ? chunked_causal_pairs(s, w) : causal_pairs(s, w);
+  return windowed_causal_pairs(s, t.sliding_window().window_tokens(),
+                               t.sliding_window().chunked());
 }
 
 bool attends_in_window(const schema::Transformer& t, int layer) {

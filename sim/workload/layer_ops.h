@@ -121,8 +121,12 @@ double causal_pairs(double s, double window);
 // s (s + 1) / 2, plain causal).
 double chunked_causal_pairs(double s, double chunk);
 
-// Query-key pairs of one causal sequence of `s` tokens in a layer of `t` that attends within its
-// window: chunked_causal_pairs with a chunked window, else causal_pairs.
+// Query-key pairs of one causal sequence of `s` tokens whose queries attend within `window`
+// tokens: within their chunk when `chunked` (chunked_causal_pairs), else within the band before
+// them (causal_pairs); a window of 0: every earlier key.
+double windowed_causal_pairs(double s, double window, bool chunked);
+
+// windowed_causal_pairs for a layer of `t` that attends within its sliding_window.
 // Requires: t has a sliding_window.
 double window_pairs(const schema::Transformer& t, double s);
 

@@ -50,6 +50,19 @@ TEST_CASE("a single-server static queue matches the M/D/1 mean wait") {
   }
 }
 
+// The finish of one request of a 1000-token prompt and 2 output tokens, prefilled in chunks of
+// 512 on one replica whose layers attend within `window` tokens (`chunked`: within chunks).
+double one_request_finish_s(const IterationModel& model, int window, bool chunked) {
+  ReplicaSettings settings;
+  settings.max_tokens = 512;
+  settings.chunked_prefill = true;
+  settings.kv_blocks = 1000;
+  settings.attention_window = window;
+  settings.attention_window_chunked = chunked;
+  const std::vector<Request> requests = {{0.0, 1000, 2}};
+  return simulate_serving(requests, model, settings, 1).records[0].finish.seconds();
+}
+
 // A replica hands the iteration model each prompt chunk's pairs and each decoding sequence's
 // context twice, the second time capped at the attention window: one request of a 1000-token
 // prompt, prefilled in chunks of 512 after which it decodes one token at context 1001, takes as
@@ -72,14 +85,7 @@ TEST_CASE("a replica counts prompt pairs and decode context within the window") 
   decode.window_decode_context = w;
   const double expected_s =
       (model.iteration(first) + model.iteration(second) + model.iteration(decode)).seconds();
-  ReplicaSettings settings;
-  settings.max_tokens = 512;
-  settings.chunked_prefill = true;
-  settings.kv_blocks = 1000;
-  settings.attention_window = w;
-  const std::vector<Request> requests = {{0.0, 1000, 2}};
-  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
-  CHECK(o.records[0].finish.seconds() == Approx(expected_s).epsilon(1e-9));
+  CHECK(one_request_finish_s(model, w, false) == Approx(expected_s).epsilon(1e-9));
 }
 
 // The same request with a chunked window of 128 (Llama 4's kind): the prompt's pairs within each
@@ -102,15 +108,7 @@ TEST_CASE("a replica counts prompt pairs and decode context within a chunked win
   decode.window_decode_context = 105;
   const double expected_s =
       (model.iteration(first) + model.iteration(second) + model.iteration(decode)).seconds();
-  ReplicaSettings settings;
-  settings.max_tokens = 512;
-  settings.chunked_prefill = true;
-  settings.kv_blocks = 1000;
-  settings.attention_window = 128;
-  settings.attention_window_chunked = true;
-  const std::vector<Request> requests = {{0.0, 1000, 2}};
-  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
-  CHECK(o.records[0].finish.seconds() == Approx(expected_s).epsilon(1e-9));
+  CHECK(one_request_finish_s(model, 128, true) == Approx(expected_s).epsilon(1e-9));
 }
 
 // Same requests, same GPU: in-flight batching fills the slots static batching leaves idle while a
