@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "sim/hw/sustained_fraction.h"
 #include "sim/io/catalog.h"
 #include "sim/util/check.h"
 #include "sim/workload/element_size.h"
@@ -60,14 +61,12 @@ ComputeModel::Gemm ComputeModel::gemm_for(const s::Gpu& gpu, s::Precision precis
   Gemm g{peak_tflops(gpu.peak_tflops(), precision) * 1e12, runtime.default_matmul_max_fraction(),
          Picoseconds::from_microseconds(runtime.default_matmul_overhead_us()),
          bytes_per_element(precision)};
-  bool fitted = false;
-  for (const s::MatmulEfficiency& e : gpu.matmul_efficiency()) {
-    if (e.precision() != precision) continue;
-    g.fraction = e.max_fraction();
-    g.overhead = Picoseconds::from_microseconds(e.overhead_us());
-    fitted = true;
+  const s::MatmulEfficiency* e = matmul_efficiency(gpu, precision);
+  if (e != nullptr) {
+    g.fraction = e->max_fraction();
+    g.overhead = Picoseconds::from_microseconds(e->overhead_us());
   }
-  calibrated_ = calibrated_ && fitted;
+  calibrated_ = calibrated_ && e != nullptr;
   return g;
 }
 
@@ -94,25 +93,13 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
                 (gpu.has_flash_attention_fraction() || gpu.attention_efficiency_size() > 0) &&
                 !efficiencies_are_priors(gpu);
   if (setting != KernelSetting::kTrainingStep) return;
-  bool fitted = gpu.has_sustained_compute_fraction();
-  sustained_ = fitted ? gpu.sustained_compute_fraction()
-                      : runtime.default_sustained_compute_fraction();
-  for (const s::MatmulEfficiency& e : gpu.matmul_efficiency()) {
-    if (e.precision() != precision) continue;
-    const bool mxfp8 = precision == s::FP8 && fp8_recipe == s::MXFP8;
-    if (mxfp8 && e.has_mxfp8_sustained_fraction()) {
-      sustained_ = e.mxfp8_sustained_fraction();
-      fitted = true;
-    } else if (e.has_sustained_fraction()) {
-      sustained_ = e.sustained_fraction();
-      fitted = true;
-    }
-  }
+  sustained_ = step_sustained_fraction(gpu, precision, fp8_recipe)
+                   .value_or(runtime.default_sustained_compute_fraction());
   gemm_.fraction *= sustained_;
   if (narrow) sixteen_bit_.fraction *= sustained_;
   else sixteen_bit_ = gemm_;
   attention_flops_ *= sustained_;
-  calibrated_ = calibrated_ && fitted;
+  calibrated_ = calibrated_ && step_sustained_fraction_fitted(gpu, precision, fp8_recipe);
 }
 
 ComputeModel ComputeModel::serving(const s::Gpu& gpu, s::Precision precision,

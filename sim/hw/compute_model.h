@@ -7,9 +7,8 @@
 //                              (gpu.proto AttentionEfficiency; else the flat flash fraction)
 //   memory-bound kernels:      bytes / (HBM x memory eff)
 // `sustained` is 1 for kernels benchmarked alone and, inside a training step, the sustained
-// compute fraction fitted on published training runs of the job's precision (that precision's
-// matmul_efficiency.sustained_fraction, MXFP8 steps its mxfp8_sustained_fraction, else the GPU's
-// sustained_compute_fraction).
+// compute fraction of the job's precision (sim/hw/sustained_fraction.h: fitted on published
+// training runs, or carried over from a GPU where it is; else the runtime's default).
 // A model for FP8 (or FP4) also times 16-bit GEMMs: the layers Transformer Engine leaves in BF16
 // (the output layer) run at the 16-bit rate, inside the same step.
 // Immutable; cheap to copy; safe to share between threads.

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
+#include "sim/hw/sustained_fraction.h"
 #include "sim/input/dataloading_cost.h"
 #include "sim/io/entry_checks.h"
 #include "sim/io/field_checker.h"
@@ -82,10 +84,14 @@ std::unique_ptr<Catalog> Catalog::load(const std::vector<std::string>& directori
     }
   }
   catalog->check_references(diagnostics);
+  catalog->fingerprint_ = catalog->hash_files();
+  catalog->derive_sustained_fractions(diagnostics);
   return catalog;
 }
 
-std::string Catalog::fingerprint() const {
+std::string Catalog::fingerprint() const { return fingerprint_; }
+
+std::string Catalog::hash_files() const {
   std::string text;
   for (size_t i = 0; i < files_.size(); ++i) {
     std::string bytes;
@@ -177,6 +183,72 @@ void Catalog::check_references(Diagnostics* diagnostics) const {
         if (gpus_.find(alias) != nullptr) {
           root.child("gpu", i).error("aliases", "\"" + alias + "\" is the name of a GPU", a);
         }
+      }
+    }
+  }
+}
+
+bool Catalog::check_transfer(const FieldChecker& transfer, const s::Gpu& gpu,
+                             s::Precision precision) const {
+  const auto& m = static_cast<const s::SustainedTransfer&>(transfer.message());
+  const CatalogEntry<s::Gpu>* reference = gpus_.find(m.reference_gpu());
+  if (reference == nullptr) {
+    transfer.error("reference_gpu", "unknown GPU \"" + m.reference_gpu() + "\"" +
+                                        did_you_mean(m.reference_gpu(), gpus_.names()));
+    return false;
+  }
+  bool derivable = true;
+  if (!step_sustained_fraction_fitted(gpu, m.from_precision())) {
+    transfer.error("from_precision", "GPU \"" + gpu.name() +
+                                         "\" has no fitted sustained fraction of " +
+                                         s::Precision_Name(m.from_precision()) + " steps");
+    derivable = false;
+  }
+  // A reference without the fits (a user's replacement entry) leaves the steps to the default.
+  for (const s::Precision p : {precision, m.from_precision()}) {
+    if (!step_sustained_fraction_fitted(*reference->value, p)) {
+      transfer.warning("reference_gpu",
+                       "GPU \"" + m.reference_gpu() + "\" has no fitted sustained fraction of " +
+                           s::Precision_Name(p) + " steps: " + s::Precision_Name(precision) +
+                           " steps take the runtime's default");
+      derivable = false;
+    }
+  }
+  return derivable;
+}
+
+void Catalog::derive_sustained_fractions(Diagnostics* diagnostics) {
+  for (const auto& file : files_) {
+    const FieldChecker root = FieldChecker::root(*file, diagnostics);
+    for (int i = 0; i < file->message.gpu_size(); ++i) {
+      s::Gpu* gpu = file->message.mutable_gpu(i);
+      for (int j = 0; j < gpu->matmul_efficiency_size(); ++j) {
+        s::MatmulEfficiency* e = gpu->mutable_matmul_efficiency(j);
+        if (!e->has_sustained_transfer() || e->has_sustained_fraction()) continue;
+        if (!check_transfer(
+                root.child("gpu", i).child("matmul_efficiency", j).child("sustained_transfer"),
+                *gpu, e->precision())) {
+          continue;
+        }
+        e->set_sustained_fraction(transferred_sustained_fraction(
+            *gpu, e->sustained_transfer().from_precision(),
+            *gpus_.find(e->sustained_transfer().reference_gpu())->value, e->precision()));
+      }
+    }
+  }
+  std::vector<const s::Gpu*> gpus;
+  for (const auto& [name, entry] : gpus_.all()) gpus.push_back(entry.value);
+  const std::optional<double> fraction = default_sustained_compute_fraction(gpus);
+  for (const auto& file : files_) {
+    const FieldChecker root = FieldChecker::root(*file, diagnostics);
+    for (int i = 0; i < file->message.runtime_size(); ++i) {
+      if (fraction) {
+        file->message.mutable_runtime(i)->set_default_sustained_compute_fraction(*fraction);
+      } else {
+        root.child("runtime", i)
+            .error_here(
+                "no GPU of the catalog has a fitted sustained_compute_fraction to take "
+                "default_sustained_compute_fraction from");
       }
     }
   }

@@ -78,8 +78,9 @@ class Catalog {
     return dataloading_costs_;
   }
 
-  // One line per loaded file: its name (under its directory's name) and a hash of its content,
-  // so results can say which catalog produced them and a regression which file changed.
+  // One line per loaded file: its name (under its directory's name) and a hash of its content
+  // as read (without the values derived at load), so results can say which catalog produced them
+  // and a regression which file changed.
   std::string fingerprint() const;
 
   // The GPU of a loaded instance type. Requires: the catalog loaded without errors and
@@ -87,6 +88,7 @@ class Catalog {
   const schema::Gpu& gpu_of(const schema::InstanceType& instance) const;
 
  private:
+  std::string hash_files() const;  // fingerprint()'s text, of the messages as they are now
   void add_file(std::unique_ptr<TextFile<schema::CatalogFile>> file, int directory,
                 Diagnostics* diagnostics);
   // Checks each entry of `values` (the repeated `field` of a file) and indexes it by name.
@@ -96,9 +98,19 @@ class Catalog {
                    void (*check)(const FieldChecker&), int directory, NamedEntries<T>* entries,
                    Diagnostics* diagnostics);
   void check_references(Diagnostics* diagnostics) const;
+  // Writes the sustained fractions the catalog computes from its fitted GPUs
+  // (sim/hw/sustained_fraction.h) into the loaded entries: each GPU's transferred ones
+  // (MatmulEfficiency.sustained_transfer), then every runtime's default_sustained_compute_fraction.
+  void derive_sustained_fractions(Diagnostics* diagnostics);
+  // Whether a transfer's fraction can be derived: its reference GPU known (else an error) with
+  // both precisions fitted (else a warning: the steps take the runtime's default), this GPU's
+  // `from_precision` fitted (else an error).
+  bool check_transfer(const FieldChecker& transfer, const schema::Gpu& gpu,
+                      schema::Precision precision) const;
 
   std::vector<std::unique_ptr<TextFile<schema::CatalogFile>>> files_;
   std::vector<std::string> file_names_;           // of files_, e.g. "topologies/gpus.textproto"
+  std::string fingerprint_;                       // of the files as read (before derivation)
   std::map<std::string, int> directory_of_name_;  // "kind/name" -> directory index
   NamedEntries<schema::Gpu> gpus_;
   NamedEntries<schema::InstanceType> instances_;

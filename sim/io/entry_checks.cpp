@@ -118,6 +118,23 @@ void check_efficiency_source(const FieldChecker& gpu) {
   }
 }
 
+// A precision's sustained fraction carried over from another GPU replaces the fitted ones; the
+// catalog computes it once every GPU is loaded (Catalog::derive_sustained_fractions).
+void check_sustained_transfer(const FieldChecker& efficiency) {
+  for (const char* f : {"sustained_fraction", "mxfp8_sustained_fraction"}) {
+    if (efficiency.has(f)) {
+      efficiency.error(f, "is computed from sustained_transfer: give one or the other");
+    }
+  }
+  const FieldChecker transfer = efficiency.child("sustained_transfer");
+  transfer.require("reference_gpu");
+  if (transfer.require_enum("from_precision") &&
+      static_cast<const s::SustainedTransfer&>(transfer.message()).from_precision() ==
+          static_cast<const s::MatmulEfficiency&>(efficiency.message()).precision()) {
+    transfer.error("from_precision", "is this entry's own precision");
+  }
+}
+
 }  // namespace
 
 void check_price(const FieldChecker& price) {
@@ -183,6 +200,7 @@ void check_gpu(const FieldChecker& gpu) {
     e.require("max_fraction") && e.in_range("max_fraction", 0.01, 1);
     e.require("overhead_us") && e.non_negative("overhead_us");
     e.in_range("sustained_fraction", 0.01, 1);
+    if (e.has("sustained_transfer")) check_sustained_transfer(e);
   }
   for (int i = 0; i < gpu.size("attention_efficiency"); ++i) {
     const FieldChecker e = gpu.child("attention_efficiency", i);
@@ -357,8 +375,13 @@ void check_runtime(const FieldChecker& runtime) {
   runtime.require("allocator_overhead_fraction") &&
       runtime.in_range("allocator_overhead_fraction", 0, 1);
   for (const char* f : {"default_matmul_max_fraction", "default_memory_efficiency_fraction",
-                        "default_flash_attention_fraction", "default_sustained_compute_fraction"}) {
+                        "default_flash_attention_fraction"}) {
     runtime.require(f) && runtime.in_range(f, 0.01, 1);
+  }
+  if (runtime.has("default_sustained_compute_fraction")) {
+    runtime.error("default_sustained_compute_fraction",
+                  "is computed at load from the GPUs' fitted sustained_compute_fraction: remove "
+                  "it (set a GPU's own sustained_compute_fraction instead)");
   }
   runtime.require("default_matmul_overhead_us") &&
       runtime.non_negative("default_matmul_overhead_us");

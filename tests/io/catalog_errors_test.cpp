@@ -39,6 +39,56 @@ TEST_CASE("a sustained compute fraction above 1 is an error at its field") {
         "c.textproto:9:3: gpu[0].sustained_compute_fraction: must be in [0.01, 1], got 1.3\n");
 }
 
+// A training runtime entry (line 1 of its text: "runtime {"; `extra` on line 11).
+std::string runtime_entry(const std::string& extra = "") {
+  return "runtime {\n  name: \"default\"\n  cuda_context_gib: 0.4\n  communicator_gib: 0.6\n"
+         "  allocator_overhead_fraction: 0.05\n  default_matmul_max_fraction: 0.7\n"
+         "  default_matmul_overhead_us: 8\n  default_memory_efficiency_fraction: 0.8\n"
+         "  default_flash_attention_fraction: 0.4\n  " +
+         testing::kSource + "\n" + extra + "\n}\n";
+}
+
+TEST_CASE("the runtime's default sustained fraction is computed, never written") {
+  // The GPU entry takes lines 1-10, the runtime starts on line 11.
+  CHECK(catalog_errors(gpu_entry("  sustained_compute_fraction: 0.8") +
+                       runtime_entry("  default_sustained_compute_fraction: 0.8")) ==
+        "c.textproto:21:3: runtime[0].default_sustained_compute_fraction: is computed at load "
+        "from the GPUs' fitted sustained_compute_fraction: remove it (set a GPU's own "
+        "sustained_compute_fraction instead)\n");
+  CHECK(catalog_errors(gpu_entry() + runtime_entry()) ==
+        "c.textproto:11:1: runtime[0]: no GPU of the catalog has a fitted "
+        "sustained_compute_fraction to take default_sustained_compute_fraction from\n");
+}
+
+TEST_CASE("a transferred sustained fraction needs its reference's fits and no fitted value") {
+  const auto transfer = [](const std::string& fields, const std::string& reference) {
+    return gpu_entry("  matmul_efficiency { precision: BF16 max_fraction: 0.8 overhead_us: 6 " +
+                     fields + "\n    sustained_transfer { from_precision: FP8 reference_gpu: \"" +
+                     reference + "\" } }");
+  };
+  CHECK(catalog_errors(transfer("", "TestGPU-80G")) ==
+        "c.textproto:10:46: gpu[0].matmul_efficiency[0].sustained_transfer.reference_gpu: unknown "
+        "GPU \"TestGPU-80G\" (did you mean \"TestGPU-80GB\"?)\n");
+  // Its own FP8 fraction missing is an error; the reference's, a warning (a user's replacement
+  // of the reference GPU leaves the steps to the runtime's default).
+  CHECK(catalog_errors(transfer("", "TestGPU-80GB")) ==
+        "c.textproto:10:26: gpu[0].matmul_efficiency[0].sustained_transfer.from_precision: GPU "
+        "\"TestGPU-80GB\" has no fitted sustained fraction of FP8 steps\n"
+        "c.textproto:10:46: warning: gpu[0].matmul_efficiency[0].sustained_transfer.reference_gpu: "
+        "GPU \"TestGPU-80GB\" has no fitted sustained fraction of BF16 steps: BF16 steps take the "
+        "runtime's default\n"
+        "c.textproto:10:46: warning: gpu[0].matmul_efficiency[0].sustained_transfer.reference_gpu: "
+        "GPU \"TestGPU-80GB\" has no fitted sustained fraction of FP8 steps: BF16 steps take the "
+        "runtime's default\n");
+  std::string own = transfer("sustained_fraction: 0.5", "TestGPU-80GB");
+  own.replace(own.find("from_precision: FP8"), 19, "from_precision: BF16");
+  CHECK(catalog_errors(own) ==
+        "c.textproto:9:72: gpu[0].matmul_efficiency[0].sustained_fraction: is computed from "
+        "sustained_transfer: give one or the other\n"
+        "c.textproto:10:26: gpu[0].matmul_efficiency[0].sustained_transfer.from_precision: is "
+        "this entry's own precision\n");
+}
+
 // gpu_count 0 is a CPU-only instance type: naming a GPU or an interconnect for it is an error.
 TEST_CASE("zero GPUs with a GPU named is an error at the GPU fields") {
   CHECK(catalog_errors(gpu_entry() +

@@ -55,6 +55,37 @@ TEST_CASE("BF16 -> FP8 speed-up of a GEMM-only layer equals the ratio of the two
         Approx(gemm_rate(s::FP8) / gemm_rate(s::BF16)).epsilon(1e-9));
 }
 
+TEST_CASE("a Blackwell BF16 GEMM-only layer runs at the sustained fraction carried from FP8") {
+  // The same four GEMMs on a B200 in BF16: 2 m n k FLOPs each forward, twice that backward, at
+  // 2250 TFLOP/s x 0.828 x s, s = the B200's FP8 fraction x the H100's BF16 / FP8 ones
+  // (gpus.textproto sustained_transfer: 0.533 x 0.655 / 0.840 = 0.416), plus 3 x 4 launches of
+  // 6.4 us.
+  const Catalog& c = testing::shipped_catalog();
+  const s::Gpu& b200 = *c.gpus().find("B200-SXM-180GB")->value;
+  const s::Gpu& h100 = *c.gpus().find("H100-SXM5-80GB")->value;
+  double b200_fp8 = 0, h100_fp8 = 0;
+  for (const s::MatmulEfficiency& e : b200.matmul_efficiency()) {
+    if (e.precision() == s::FP8) b200_fp8 = e.sustained_fraction();
+  }
+  for (const s::MatmulEfficiency& e : h100.matmul_efficiency()) {
+    if (e.precision() == s::FP8) h100_fp8 = e.sustained_fraction();
+  }
+  const double sustained = b200_fp8 * h100.sustained_compute_fraction() / h100_fp8;
+  REQUIRE(sustained == Approx(0.416).epsilon(0.002));
+  double flops = 0;
+  std::vector<LayerOp> gemms;
+  for (const LayerOp& op : llama70b_ops(false)) {
+    if (op.kind != LayerOp::Kind::kMatmul) continue;
+    gemms.push_back(op);
+    flops += 3 * 2.0 * static_cast<double>(op.m * op.n * op.k * op.count);
+  }
+  const ComputeModel bf16(b200, s::BF16, *c.runtimes().find("default")->value,
+                          KernelSetting::kTrainingStep);
+  const LayerTimes t = time_layer(gemms, bf16, {}, s::RECOMPUTE_NONE);
+  CHECK((t.forward.compute + t.backward.compute).seconds() ==
+        Approx(flops / (2250e12 * 0.828 * sustained) + 3 * 4 * 6.4e-6).epsilon(1e-9));
+}
+
 TEST_CASE("a matmul with backward runs takes its forward that many times backward") {
   // The SSD scan's batched matmuls (mamba_layer.h) rerun their forward shape in the backward
   // instead of a data and a weight gradient.
