@@ -357,9 +357,13 @@ void check_link_class(const FieldChecker& link) {
   if (link.has("simple_step_latency_us") && m.name() == "socket") {
     link.error("simple_step_latency_us", "does not apply to the socket class");
   }
-  for (const char* field : {"tree_bandwidth_fraction", "all_to_all_bandwidth_fraction"}) {
-    link.in_range(field, 0.01, 1);
-    if (link.has(field) && scale_up) link.error(field, "applies to the network classes only");
+  link.in_range("tree_bandwidth_fraction", 0.01, 1);
+  if (link.has("tree_bandwidth_fraction") && scale_up) {
+    link.error("tree_bandwidth_fraction", "applies to the network classes only");
+  }
+  link.in_range("all_to_all_bandwidth_fraction", 0.01, 1);
+  if (link.has("all_to_all_bandwidth_fraction") && scale_up && !nvlink) {
+    link.error("all_to_all_bandwidth_fraction", "applies to the network and nvlink classes only");
   }
   for (const char* field :
        {"in_switch_reduction_efficiency_fraction", "in_switch_reduction_operand_gb_per_s"}) {

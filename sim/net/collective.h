@@ -32,6 +32,10 @@ struct Collective {
   std::vector<int> gpus;  // global GPU indices; broadcast's root and send/recv's sender first
   double bytes = 0;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  // An all-to-all by the flex dispatcher's own kernels (HybridEP, DeepEP), which copy between the
+  // GPUs of an NVLink domain at the ring's rate; false: NCCL's grouped send/recv, whose transfers
+  // inside a domain reach the NVLink class's all_to_all_bandwidth_fraction of it (direct.cpp).
+  bool dispatcher_kernels = false;
 };
 
 // Names as users type them: "all_reduce", ..., "send_recv"; "auto", "ring", "tree",

@@ -94,6 +94,10 @@ class Topology {
   void set_all_to_all_bandwidth_fraction(double fraction) {
     all_to_all_bandwidth_fraction_ = fraction;
   }
+  // Share of the NVLink ring's bandwidth NCCL's all-to-all achieves inside a domain (1: all).
+  void set_domain_all_to_all_bandwidth_fraction(double fraction) {
+    domain_all_to_all_bandwidth_fraction_ = fraction;
+  }
   // NVLink SHARP (in-switch reduction): per-GPU capacity of its NVLink for it, and the rate of
   // the cost each extra GPU adds (an all-reduce of S bytes over n GPUs adds (n - 1) S / this).
   void set_nvls_capable(double nvls_capacity_bytes_per_s, double operand_bytes_per_s) {
@@ -130,6 +134,9 @@ class Topology {
   double nvls_operand_bytes_per_s() const { return nvls_operand_bytes_per_s_; }
   double tree_bandwidth_fraction() const { return tree_bandwidth_fraction_; }
   double all_to_all_bandwidth_fraction() const { return all_to_all_bandwidth_fraction_; }
+  double domain_all_to_all_bandwidth_fraction() const {
+    return domain_all_to_all_bandwidth_fraction_;
+  }
 
   // Links from GPU `from` to GPU `to` along a cheapest path; empty when from == to.
   // Requires: valid GPU indices. Cost: O(NICs per node squared) the first time per pair.
@@ -177,6 +184,7 @@ class Topology {
   double nvls_operand_bytes_per_s_ = 0;
   double tree_bandwidth_fraction_ = 1;
   double all_to_all_bandwidth_fraction_ = 1;
+  double domain_all_to_all_bandwidth_fraction_ = 1;
   std::vector<std::vector<int32_t>> vertices_of_domain_;
   std::vector<int32_t> local_index_;  // vertex -> position in its domain's list, -1 for fabric
   std::vector<std::vector<int32_t>> nics_of_node_;

@@ -258,8 +258,8 @@ bool nvls_capable(const Inputs& in) {
          in.classes.nvlink->has_in_switch_reduction_efficiency_fraction();
 }
 
-// Step latencies, the tree's and the all-to-all's bandwidth shares and NVLink SHARP from the link
-// classes.
+// Step latencies, the tree's and the all-to-alls' bandwidth shares (across and inside NVLink
+// domains) and NVLink SHARP from the link classes.
 void set_link_class_constants(Topology* t, const Inputs& in) {
   for (Protocol p : {Protocol::kLowLatency, Protocol::kSimple}) {
     t->set_step_latencies(
@@ -273,6 +273,9 @@ void set_link_class_constants(Topology* t, const Inputs& in) {
     t->set_all_to_all_bandwidth_fraction(in.classes.network->all_to_all_bandwidth_fraction());
   }
   const s::LinkClass* nvlink = in.classes.nvlink;
+  if (nvlink && nvlink->has_all_to_all_bandwidth_fraction()) {
+    t->set_domain_all_to_all_bandwidth_fraction(nvlink->all_to_all_bandwidth_fraction());
+  }
   if (nvls_capable(in)) {
     t->set_nvls_capable(in.gpu->nvlink().per_direction_gb_per_s() * kBytesPerGigabyte *
                             nvlink->in_switch_reduction_efficiency_fraction(),

@@ -204,14 +204,15 @@ Picoseconds GroupCollectives::time(CollectiveOp op, double bytes) {
   auto [it, inserted] = cache_.try_emplace({static_cast<int>(op), bytes});
   if (!inserted) return it->second;
   if (beside_.empty()) {
-    it->second = collective_time(topology_, {op, gpus_, bytes, CollectiveAlgorithm::kAuto});
+    it->second = collective_time(
+        topology_, {op, gpus_, bytes, CollectiveAlgorithm::kAuto, dispatcher_kernels_});
     return it->second;
   }
   Simulation simulation;
   Network network(&simulation, &topology_);
   Picoseconds last(0);
   auto start = [&](const std::vector<int>& gpus) {
-    start_collective(&network, {op, gpus, bytes, CollectiveAlgorithm::kAuto},
+    start_collective(&network, {op, gpus, bytes, CollectiveAlgorithm::kAuto, dispatcher_kernels_},
                      [&] { last = std::max(last, simulation.now()); });
   };
   start(gpus_);

@@ -56,10 +56,14 @@ struct LayerTimes {
 class GroupCollectives {
  public:
   // Requires: `gpus` and each group of `beside` distinct GPUs of `topology`, which outlives this;
-  // the groups disjoint.
+  // the groups disjoint. `dispatcher_kernels`: its all-to-alls are the flex dispatcher's
+  // (Collective::dispatcher_kernels).
   GroupCollectives(const Topology& topology, std::vector<int> gpus,
-                   std::vector<std::vector<int>> beside = {})
-      : topology_(topology), gpus_(std::move(gpus)), beside_(std::move(beside)) {}
+                   std::vector<std::vector<int>> beside = {}, bool dispatcher_kernels = false)
+      : topology_(topology),
+        gpus_(std::move(gpus)),
+        beside_(std::move(beside)),
+        dispatcher_kernels_(dispatcher_kernels) {}
   Picoseconds time(CollectiveOp op, double bytes);
   const std::vector<int>& gpus() const { return gpus_; }
   const Topology& topology() const { return topology_; }
@@ -68,6 +72,7 @@ class GroupCollectives {
   const Topology& topology_;
   std::vector<int> gpus_;
   std::vector<std::vector<int>> beside_;
+  bool dispatcher_kernels_;
   std::map<std::pair<int, double>, Picoseconds> cache_;
 };
 

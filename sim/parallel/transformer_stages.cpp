@@ -82,12 +82,13 @@ class Groups {
           all.push_back(gpus(expert_parallel_group(experts, e + etp * ep * edp)));
         }
       }
-      if (p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED) deduplicate(topology, all, model);
+      const bool flex = p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED;
+      if (flex) deduplicate(topology, all, model);
       expert_in_one_domain_ = true;
       for (int gpu : all.front()) {
         expert_in_one_domain_ &= topology.domain_of(gpu) == topology.domain_of(all.front()[0]);
       }
-      expert_ = first_beside_others(topology, std::move(all));
+      expert_ = first_beside_others(topology, std::move(all), flex);
     }
     if (experts.expert_tensor_parallel > 1) {
       std::vector<int> first(experts.expert_tensor_parallel);
@@ -134,16 +135,17 @@ class Groups {
       rail_share_ = deduplicated_rail_share(t.moe().num_experts(), t.moe().experts_per_token(),
                                             static_cast<int>(by_domain.size()));
     }
-    expert_rail_ = first_beside_others(topology, std::move(rails));
-    expert_domain_ = first_beside_others(topology, std::move(domains));
+    expert_rail_ = first_beside_others(topology, std::move(rails), true);
+    expert_domain_ = first_beside_others(topology, std::move(domains), true);
   }
 
-  // The collectives of `groups`' first, timed while the others run the same beside it.
+  // The collectives of `groups`' first, timed while the others run the same beside it; their
+  // all-to-alls the flex dispatcher's kernels when `flex`, else NCCL's.
   static std::unique_ptr<GroupCollectives> first_beside_others(
-      const Topology& topology, std::vector<std::vector<int>> groups) {
+      const Topology& topology, std::vector<std::vector<int>> groups, bool flex) {
     std::vector<int> first = std::move(groups.front());
     groups.erase(groups.begin());
-    return std::make_unique<GroupCollectives>(topology, std::move(first), std::move(groups));
+    return std::make_unique<GroupCollectives>(topology, std::move(first), std::move(groups), flex);
   }
 
   std::unique_ptr<GroupCollectives> tensor_, context_, expert_, expert_tensor_;

@@ -186,13 +186,18 @@ TEST_CASE("HCCS links are checked, exclude NVLink and are needed by an HCCS inst
                        testing::kSource + " }") ==
         "c.textproto:1:71: link_class[0].tree_bandwidth_fraction: applies to the network classes "
         "only\n");
+  // NCCL's all-to-all share: on the network classes between NVLink domains, on the NVLink ones
+  // inside them; in range.
   CHECK(catalog_errors("link_class { name: \"nvlink\" efficiency_fraction: 0.8 step_latency_us: 1 "
                        "all_to_all_bandwidth_fraction: 0 " +
                        testing::kSource + " }") ==
         "c.textproto:1:73: link_class[0].all_to_all_bandwidth_fraction: must be in [0.01, 1], got "
-        "0\n"
-        "c.textproto:1:73: link_class[0].all_to_all_bandwidth_fraction: applies to the network "
-        "classes only\n");
+        "0\n");
+  CHECK(catalog_errors("link_class { name: \"pcie\" efficiency_fraction: 0.8 step_latency_us: 1 "
+                       "all_to_all_bandwidth_fraction: 0.5 " +
+                       testing::kSource + " }") ==
+        "c.textproto:1:71: link_class[0].all_to_all_bandwidth_fraction: applies to the network "
+        "and nvlink classes only\n");
 }
 
 TEST_CASE("a serving runtime's overheads, KV re-read and FP8 matmul fractions are range-checked") {

@@ -1,6 +1,6 @@
 // Tests of the direct all-to-all (sim/net/direct.cpp), the traffic of expert parallelism's token
-// dispatch and combine: closed forms on one NVSwitch node, NICs shared across nodes, and the
-// network's all-to-all bandwidth share between NVLink domains.
+// dispatch and combine: closed forms on one NVSwitch node, NICs shared across nodes, the
+// network's all-to-all bandwidth share between NVLink domains and NVLink 5's inside one.
 #include <catch2/catch.hpp>
 
 #include "sim/net/collective.h"
@@ -81,6 +81,32 @@ TEST_CASE("an all-to-all reaches the network's all-to-all share of its links bet
   t->set_all_to_all_bandwidth_fraction(1);
   CHECK(concurrent_seconds(*t, {{0, 8}}, s)[0] - step_latency(0, 8, *t).seconds() ==
         Approx(s / 2 / (400e9 / 8 * 0.95)).epsilon(1e-6));
+}
+
+TEST_CASE("NCCL's all-to-all inside an NVLink 5 domain reaches its class's share, HybridEP's not") {
+  // DGX B200: NVLink 5 at 900 GB/s per direction x 0.758 for rings, of which NCCL's all-to-all
+  // reaches the nvlink5 class's all_to_all_bandwidth_fraction (0.35, links.textproto); the flex
+  // dispatcher's kernels (Collective::dispatcher_kernels) the ring's rate. GPUs 0 and 1: one flow
+  // each way.
+  auto t = shipped_cluster("onprem.dgx-b200", 1);
+  REQUIRE(t->domain_all_to_all_bandwidth_fraction() == 0.35);
+  REQUIRE(t->all_to_all_bandwidth_fraction() == 1);  // the network's, unused here
+  const double s = 256e6, latency = step_latency(0, 1, *t).seconds();
+  auto seconds = [&](bool dispatcher_kernels) {
+    Simulation sim;
+    Network net(&sim, t.get());
+    double done = 0;
+    start_collective(&net,
+                     {CollectiveOp::kAllToAll, {0, 1}, s, CollectiveAlgorithm::kDirect,
+                      dispatcher_kernels},
+                     [&] { done = sim.now().seconds(); });
+    sim.run();
+    return done - latency;
+  };
+  CHECK(seconds(false) == Approx(s / 2 / (900e9 * 0.758 * 0.35)).epsilon(1e-6));
+  CHECK(seconds(true) == Approx(s / 2 / (900e9 * 0.758)).epsilon(1e-6));
+  // Without the field (NVLink 4's class) the share is 1.
+  CHECK(shipped_cluster("aws.p5.48xlarge", 1)->domain_all_to_all_bandwidth_fraction() == 1);
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 // Tests of sim/parallel/expert_dispatch: the rail traffic of a dispatcher deduplicating per NVLink
-// domain, and that dispatcher in the step against the plain all-to-all; HybridEP's combine floor.
+// domain, and that dispatcher in the step against the plain all-to-all; HybridEP's combine floor;
+// NCCL's all-to-all and the flex dispatcher's kernels inside a domain.
 #include "sim/parallel/expert_dispatch.h"
 
 #include <catch2/catch.hpp>
 
+#include "sim/net/collective_algorithms.h"
 #include "sim/parallel/layer_times.h"
 #include "sim/parallel/transformer_stages.h"
 #include "tests/testing/cluster.h"
@@ -93,14 +95,16 @@ TEST_CASE("HybridEP's combine floor is its serial reads spread over its SMs") {
 }
 
 // Qwen3-30B-A3B (128 experts, top-8, h 2048) at 4096 tokens a micro-batch, BF16, EP over the 8
-// B200 of each of `nodes` DGX B200, the flex dispatcher, HybridEP's kernels on `sms` SMs (0: none).
-double hybridep_comm_s(int nodes, int sms) {
+// B200 of each of `nodes` DGX B200, the flex dispatcher, HybridEP's kernels on `sms` SMs (0: none),
+// or `dispatcher`.
+double hybridep_comm_s(int nodes, int sms,
+                       s::ExpertDispatcher dispatcher = s::EXPERT_NODE_DEDUPLICATED) {
   const Catalog& catalog = testing::shipped_catalog();
   auto topology = testing::shipped_cluster("onprem.dgx-b200", nodes);
   auto p = testing::parse_message<s::Parallelism>(
       "tensor_parallel: 1 pipeline_parallel: 1 context_parallel: 1 micro_batch_size: 1 "
-      "virtual_stages: 1 zero_stage: 0 schedule: ONE_F_ONE_B recompute: RECOMPUTE_NONE "
-      "expert_dispatcher: EXPERT_NODE_DEDUPLICATED");
+      "virtual_stages: 1 zero_stage: 0 schedule: ONE_F_ONE_B recompute: RECOMPUTE_NONE");
+  p.set_expert_dispatcher(dispatcher);
   p.set_data_parallel(8 * nodes);
   p.set_expert_parallel(8 * nodes);
   if (sms > 0) p.set_expert_combine_sms(sms);
@@ -132,6 +136,23 @@ TEST_CASE("HybridEP's combine inside a domain takes its reduction floor, across 
   CHECK(hybridep_comm_s(1, 32) == Approx(alone_s + 48 * 2 * (floor_s - all_to_all_s)));
   CHECK(hybridep_comm_s(1, 1024) == Approx(alone_s));  // a floor under the network's time
   CHECK(hybridep_comm_s(2, 32) == Approx(hybridep_comm_s(2, 0)));
+}
+
+// On one DGX B200 the step's 48 x 4 all-to-alls of S = 4096 x 8 16-bit copies of h 2048 each take
+// a group's all-to-all time: NCCL's (the plain dispatcher) at NVLink 5's all-to-all share, the flex
+// dispatcher's kernels (no combine floor) at the ring's rate.
+TEST_CASE("the plain dispatcher's all-to-alls are NCCL's, the flex dispatcher's its own kernels") {
+  auto topology = testing::shipped_cluster("onprem.dgx-b200", 1);
+  const std::vector<int> node = {0, 1, 2, 3, 4, 5, 6, 7};
+  GroupCollectives nccl(*topology, node);
+  GroupCollectives flex(*topology, node, {}, true);
+  const double bytes = 2.0 * 4096 * 8 * 2048;
+  const double nccl_s = nccl.time(CollectiveOp::kAllToAll, bytes).seconds();
+  const double flex_s = flex.time(CollectiveOp::kAllToAll, bytes).seconds();
+  const double latency = step_latency(0, 1, *topology).seconds();
+  CHECK(nccl_s - latency == Approx((flex_s - latency) / 0.35).epsilon(1e-6));
+  CHECK(hybridep_comm_s(1, 0, s::EXPERT_ALL_TO_ALL) == Approx(48 * 4 * nccl_s).epsilon(1e-9));
+  CHECK(hybridep_comm_s(1, 0) == Approx(48 * 4 * flex_s).epsilon(1e-9));
 }
 
 }  // namespace
