@@ -130,7 +130,9 @@ double nccl_ring_bus_gb_per_s(const std::vector<int>& ring, const Topology& t) {
                     ? std::numeric_limits<double>::infinity()
                     : std::max(gpu_total, link.nccl_gb_per_s);
   }
-  return nccl_ring_bus_gb_per_s(nccl_ring_loads(ring, t), t.nccl_compute_capability(), gpu_total);
+  const std::vector<NcclLinkLoad> loads = nccl_ring_loads(ring, t);
+  if (loads.empty()) return 0;
+  return nccl_ring_bus_gb_per_s(loads, t.nccl_compute_capability(), gpu_total);
 }
 
 double nccl_ring_time_us(CollectiveOp op, int ranks, double bus_gb_per_s, int compute_capability,

@@ -63,7 +63,8 @@ std::vector<NcclLinkLoad> nccl_ring_loads(const std::vector<int>& ring, const To
 bool nccl_tunes_ring(const std::vector<int>& ring, const Topology& t);
 
 // nccl_ring_bus_gb_per_s of `ring` on `t`: its loads (nccl_ring_loads) against a GPU's own
-// bandwidth (its PCIe rating; unbounded with NVLink, which NCCL rates far above PCIe).
+// bandwidth (its PCIe rating; unbounded with NVLink, which NCCL rates far above PCIe); 0 when no
+// link of the ring is rated (a GPU whose PCIe generation the catalog lacks).
 // Requires: nccl_tunes_ring(ring, t).
 double nccl_ring_bus_gb_per_s(const std::vector<int>& ring, const Topology& t);
 

@@ -76,6 +76,26 @@ TEST_CASE("NCCL's ring search on the shipped PCIe servers") {
   CHECK(nccl_tunes_ring({0, 1, 2, 3}, *nvl));
 }
 
+TEST_CASE("a PCIe ring NCCL rates no link of gets no bandwidth estimate (the engine chooses)") {
+  // Two GPUs under one root whose links carry no NCCL rating (a GPU without its PCIe generation).
+  Topology t(1, 2);
+  t.add_vertex({VertexKind::kGpu, 0, 0});
+  t.add_vertex({VertexKind::kGpu, 0, 1});
+  const int32_t root = t.add_vertex({VertexKind::kPcieSwitch, 0, 0});
+  for (int gpu : {0, 1}) t.add_link(gpu, root, 20e9, {}, {}, LinkKind::kPcie);
+  t.set_nccl_host(89, true);
+  REQUIRE(nccl_tunes_ring({0, 1}, t));
+  CHECK(nccl_ring_bus_gb_per_s({0, 1}, t) == 0);
+  // Rated at PCIe 4 x16 (24 GB/s) through an Intel root: 20 x 6/5 = 24 fits one channel of 20.
+  Topology rated(1, 2);
+  rated.add_vertex({VertexKind::kGpu, 0, 0});
+  rated.add_vertex({VertexKind::kGpu, 0, 1});
+  const int32_t rated_root = rated.add_vertex({VertexKind::kPcieSwitch, 0, 0});
+  for (int gpu : {0, 1}) rated.add_link(gpu, rated_root, 20e9, {}, {}, LinkKind::kPcie, 24);
+  rated.set_nccl_host(89, true);
+  CHECK(nccl_ring_bus_gb_per_s({0, 1}, rated) == Approx(20));
+}
+
 TEST_CASE("NCCL switches an 8-GPU all-reduce on the L40 server where its formulas cross") {
   // LL and Simple meet where their latencies' gap, 1.8 + 2(n-1) x 4.7 us = 67.6 us at n = 8, equals
   // the bytes' extra time on LL: S x 2(n-1)/n / (1000 bus) x (4 - 1), so S = 67.6 x 1000 x bus x
