@@ -18,9 +18,10 @@ minus the predicted one without them, against 1 and TP - 1, over its rows. Print
 
 With --shared, fits instead the constants every GPU shares, on the rows they act on (every
 scenario with tensor parallelism, all GPUs together: the mean of the three errors of the
-"all GPUs" line): the runtime's allreduce_overhead_us and the efficiency_fraction and
-step_latency_us of the pcie and socket link classes (topologies/links.textproto; only the PCIe
-GPUs' runs cross PCIe links, and only their TP-8 runs the sockets, so these are fitted on those).
+"all GPUs" line): the runtime's allreduce_overhead_us, the efficiency_fraction of the pcie link
+class and the efficiency_fraction and step_latency_us of the socket class
+(topologies/links.textproto; only the PCIe GPUs' runs cross PCIe links, and only their TP-8 runs
+the sockets, so these are fitted on those). The pcie class's step latencies are NCCL's.
 Prints the fitted values.
 """
 import argparse
@@ -158,7 +159,8 @@ def fit(clustersim, fits, gpu):
 
 def fit_shared(clustersim, fits):
     files = [path for path in scenarios_of(None, None) if not path.endswith('-tp1.textproto')]
-    return descend(fits, SHARED, tuple(range(1 + 2 * len(CLASSES))), (1, 3),
+    # The pcie class's step latencies are NCCL's (its tuner's PCI hop latencies), not fitted.
+    return descend(fits, SHARED, (0, 1, 3, 4), (1, 3),
                    lambda f: error(clustersim, f, 'all GPUs', files))
 
 

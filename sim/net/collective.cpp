@@ -243,17 +243,39 @@ ProtocolLatencies pipelined_latencies(const std::vector<std::pair<int, int>>& ed
   return {Picoseconds(sum.low.count() * steps / n), Picoseconds(sum.simple.count() * steps / n)};
 }
 
+namespace {
+
+// LL moves 8 bytes of data with 8 bytes of flags (NCCL's tuner halves its bandwidth).
+constexpr double kLowLatencyWireFactor = 2;
+
+// Starts the transfer Network::stage_coupled has just staged, on `protocol`.
+void start_staged_on(Network* network, double bytes_per_edge, ProtocolLatencies latencies,
+                     Protocol protocol, std::function<void()> done, double bandwidth_fraction) {
+  const bool low = protocol == Protocol::kLowLatency;
+  network->start_staged((low ? kLowLatencyWireFactor : 1) * bytes_per_edge / bandwidth_fraction,
+                        low ? latencies.low : latencies.simple, std::move(done));
+}
+
+}  // namespace
+
+void start_on_protocol(Network* network, const std::vector<std::pair<int, int>>& edges,
+                       double bytes_per_edge, ProtocolLatencies latencies, Protocol protocol,
+                       std::function<void()> done, double bandwidth_fraction) {
+  network->stage_coupled(edges, bytes_per_edge);
+  start_staged_on(network, bytes_per_edge, latencies, protocol, std::move(done),
+                  bandwidth_fraction);
+}
+
 void start_with_protocol(Network* network, const std::vector<std::pair<int, int>>& edges,
                          double bytes_per_edge, ProtocolLatencies latencies,
                          std::function<void()> done, double bandwidth_fraction) {
-  // LL moves 8 bytes of data with 8 bytes of flags (NCCL's tuner halves its bandwidth).
-  constexpr double kLowLatencyWireFactor = 2;
   const double rate = network->stage_coupled(edges, bytes_per_edge) * bandwidth_fraction;
   const double low = latencies.low.seconds() + kLowLatencyWireFactor * bytes_per_edge / rate;
   const double simple = latencies.simple.seconds() + bytes_per_edge / rate;
   const bool use_low = latencies.low < latencies.simple && low < simple;
-  network->start_staged((use_low ? kLowLatencyWireFactor : 1) * bytes_per_edge / bandwidth_fraction,
-                        use_low ? latencies.low : latencies.simple, std::move(done));
+  start_staged_on(network, bytes_per_edge, latencies,
+                  use_low ? Protocol::kLowLatency : Protocol::kSimple, std::move(done),
+                  bandwidth_fraction);
 }
 
 }  // namespace clustersim

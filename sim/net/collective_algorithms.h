@@ -49,11 +49,17 @@ ProtocolLatencies slowest_step_latencies(const std::vector<std::pair<int, int>>&
 ProtocolLatencies pipelined_latencies(const std::vector<std::pair<int, int>>& edges, int64_t steps,
                                       const Topology& t);
 
-// Starts a coupled transfer of `bytes_per_edge` over `edges` (Network::start_coupled) with the
-// protocol NCCL's tuner would pick: the shorter of latency + wire bytes / idle rate, the
-// low-latency protocol carrying twice the bytes on the wire (ties to Simple). The links carry
-// the wire bytes over `bandwidth_fraction` (an algorithm that reaches less than its links
-// allow).
+// Starts a coupled transfer of `bytes_per_edge` over `edges` (Network::start_coupled) on
+// `protocol`: the low-latency protocol carries twice the bytes on the wire (8 bytes of flags with
+// every 8 of data) at the low latency, Simple the bytes at the Simple latency. The links carry the
+// wire bytes over `bandwidth_fraction` (an algorithm that reaches less than its links allow).
+void start_on_protocol(Network* network, const std::vector<std::pair<int, int>>& edges,
+                       double bytes_per_edge, ProtocolLatencies latencies, Protocol protocol,
+                       std::function<void()> done, double bandwidth_fraction = 1);
+
+// start_on_protocol with the protocol that finishes first on the idle links: the shorter of
+// latency + wire bytes / idle rate (ties to Simple), the model's own choice where NCCL's tuner is
+// not modelled (NVLink-only rings and trees, rings across nodes: nccl_tuner.h says why).
 void start_with_protocol(Network* network, const std::vector<std::pair<int, int>>& edges,
                          double bytes_per_edge, ProtocolLatencies latencies,
                          std::function<void()> done, double bandwidth_fraction = 1);

@@ -7,13 +7,16 @@
 // the tests check). The data crosses the ring's hops one after the other, so the steps' latency
 // is the hops' (pipelined_latency): across nodes, most steps run at NVLink latency and only those
 // over the network at its own, as NCCL's tuner counts them. Each channel runs NCCL's protocol for
-// its size (start_with_protocol): low latency for small buffers, Simple for large ones. Across
-// NVLink domains (nodes, or the trays of an NVL72 rack: NCCL's nodes) the data is split over one
-// ring per GPU of a domain (NCCL's channels); channel c enters every domain at its c-th GPU, so
-// each channel crosses the network through a different NIC.
+// its size: low latency for small buffers, Simple for large ones; inside one node over PCIe the
+// one NCCL's tuner picks (nccl_tuner.h), elsewhere by the engine's own rates
+// (start_with_protocol). Across NVLink domains (nodes, or the trays of an NVL72 rack: NCCL's
+// nodes) the data is split over one ring per GPU of a domain (NCCL's channels); channel c enters
+// every domain at its c-th GPU, so each channel crosses the network through a different NIC.
 #include <algorithm>
+#include <optional>
 
 #include "sim/net/collective_algorithms.h"
+#include "sim/net/nccl_tuner.h"
 
 namespace clustersim {
 namespace {
@@ -53,6 +56,15 @@ void start_ring(Network* network, const Collective& c, std::function<void()> don
   } else if (c.op != CollectiveOp::kBroadcast) {
     per_edge = (n - 1) / n * c.bytes;
   }
+  // Inside one node over PCIe, the protocol NCCL's tuner picks (nccl_tuner.h) for the whole ring.
+  std::optional<Protocol> tuned;
+  if (domains.size() == 1 && nccl_tunes_ring(domains[0], t)) {
+    const double bus = nccl_ring_bus_gb_per_s(domains[0], t);
+    if (bus > 0) {
+      tuned = nccl_ring_protocol(c.op, static_cast<int>(n), bus, t.nccl_compute_capability(),
+                                 c.bytes);
+    }
+  }
   auto channel_done = after_all(channels, std::move(done));
   std::vector<int> order;  // of the channel being started, reused by the next
   std::vector<std::pair<int, int>> edges;
@@ -63,8 +75,12 @@ void start_ring(Network* network, const Collective& c, std::function<void()> don
     edges.clear();
     for (size_t i = 0; i + 1 < order.size(); ++i) edges.emplace_back(order[i], order[i + 1]);
     if (!chain) edges.emplace_back(order.back(), order.front());
-    start_with_protocol(network, edges, per_edge / channels, pipelined_latencies(edges, steps, t),
-                        channel_done);
+    const ProtocolLatencies latencies = pipelined_latencies(edges, steps, t);
+    if (tuned) {
+      start_on_protocol(network, edges, per_edge / channels, latencies, *tuned, channel_done);
+    } else {
+      start_with_protocol(network, edges, per_edge / channels, latencies, channel_done);
+    }
   }
 }
 

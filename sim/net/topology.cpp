@@ -63,13 +63,14 @@ int32_t Topology::add_vertex(VertexInfo info) {
 }
 
 int32_t Topology::add_link(int32_t a, int32_t b, double capacity_bytes_per_s,
-                           Picoseconds a_to_b_latency, Picoseconds b_to_a_latency, LinkKind kind) {
+                           Picoseconds a_to_b_latency, Picoseconds b_to_a_latency, LinkKind kind,
+                           double nccl_gb_per_s) {
   CLUSTERSIM_CHECK(capacity_bytes_per_s > 0, "a link needs a positive capacity");
   const auto first = static_cast<int32_t>(links_.size());
   for (auto [from, to, latency] :
        {std::tuple{a, b, a_to_b_latency}, std::tuple{b, a, b_to_a_latency}}) {
     const auto id = static_cast<int32_t>(links_.size());
-    links_.push_back({from, to, capacity_bytes_per_s, latency, kind});
+    links_.push_back({from, to, capacity_bytes_per_s, latency, kind, nccl_gb_per_s});
     link_capacities_.push_back(capacity_bytes_per_s);
     boost::add_edge(from, to, id, graph_);
   }

@@ -52,6 +52,7 @@ struct LinkInfo {
   double capacity_bytes_per_s;  // line rate x efficiency
   Picoseconds latency;          // hardware latency of this hop
   LinkKind kind;
+  double nccl_gb_per_s = 0;  // NCCL's rating of the link (nccl_tuner.h); 0: not rated
 };
 
 // NCCL's protocols as the model tells them apart: low latency (LL: every 8 bytes of data travel
@@ -78,15 +79,22 @@ class Topology {
 
   // Building (topology_builder.cpp). add_link adds both directions.
   int32_t add_vertex(VertexInfo info);
-  // Adds both directions; returns the id of a -> b (b -> a is that id + 1).
+  // Adds both directions; returns the id of a -> b (b -> a is that id + 1). `nccl_gb_per_s`:
+  // NCCL's rating of each direction, where NCCL's tuner rates it (PCIe hosts; 0: not rated).
   int32_t add_link(int32_t a, int32_t b, double capacity_bytes_per_s, Picoseconds a_to_b_latency,
-                   Picoseconds b_to_a_latency, LinkKind kind);
+                   Picoseconds b_to_a_latency, LinkKind kind, double nccl_gb_per_s = 0);
   // Declares the fabric: `nic_to_leaf` is the link id from a NIC to its leaf switch (made by
   // add_link, so the way back is id + 1), likewise `leaf_to_spine` for a leaf.
   void set_nic_uplink(int32_t nic, int32_t nic_to_leaf);
   void set_leaf_uplink(int32_t leaf, int32_t leaf_to_spine);
   void set_step_latencies(Protocol protocol, StepLatencies latencies) {
     step_latencies_[static_cast<size_t>(protocol)] = latencies;
+  }
+  // What NCCL's tuner reads of the host (nccl_tuner.h): the GPUs' compute capability (major x 10
+  // + minor) and whether the PCIe roots are Intel CPUs.
+  void set_nccl_host(int compute_capability, bool intel_roots) {
+    nccl_compute_capability_ = compute_capability;
+    nccl_intel_roots_ = intel_roots;
   }
   // Share of the ring's bandwidth a double binary tree achieves across the network (1: all).
   void set_tree_bandwidth_fraction(double fraction) { tree_bandwidth_fraction_ = fraction; }
@@ -133,6 +141,8 @@ class Topology {
   double nvls_capacity() const { return nvls_capacity_; }
   double nvls_operand_bytes_per_s() const { return nvls_operand_bytes_per_s_; }
   double tree_bandwidth_fraction() const { return tree_bandwidth_fraction_; }
+  int nccl_compute_capability() const { return nccl_compute_capability_; }
+  bool nccl_intel_roots() const { return nccl_intel_roots_; }
   double all_to_all_bandwidth_fraction() const { return all_to_all_bandwidth_fraction_; }
   double domain_all_to_all_bandwidth_fraction() const {
     return domain_all_to_all_bandwidth_fraction_;
@@ -183,6 +193,8 @@ class Topology {
   double nvls_capacity_ = 0;
   double nvls_operand_bytes_per_s_ = 0;
   double tree_bandwidth_fraction_ = 1;
+  int nccl_compute_capability_ = 0;
+  bool nccl_intel_roots_ = false;
   double all_to_all_bandwidth_fraction_ = 1;
   double domain_all_to_all_bandwidth_fraction_ = 1;
   std::vector<std::vector<int32_t>> vertices_of_domain_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "sim/net/nccl_tuner.h"
 #include "sim/util/lower_case.h"
 #include "sim/util/number_format.h"
 
@@ -167,19 +168,25 @@ std::vector<int32_t> build_node(Topology* t, const Inputs& in, int node, bool mu
   for (int k = 0; k < groups; ++k) {
     pcie_switches.push_back(t->add_vertex({VertexKind::kPcieSwitch, node, k}));
   }
+  // NCCL's ratings of the GPU-to-GPU PCIe links (its tuner's input, nccl_tuner.h); on NVLink nodes
+  // PCIe carries no GPU-to-GPU ring.
+  const double nccl_pcie =
+      switch_per_nic ? 0 : nccl_pcie_gb_per_s(in.gpu->pcie().generation(), in.gpu->pcie().lanes());
   if (in.classes.socket) {
     const double rate = in.instance->cpu_sockets().link_gb_per_s() * kBytesPerGigabyte *
                         in.classes.socket->efficiency_fraction();
     const Picoseconds latency = us(in.classes.socket->step_latency_us());
+    const double nccl_socket = nccl_socket_gb_per_s(in.instance->cpu().model());
     for (int a = 0; a < groups; ++a) {
       for (int b = a + 1; b < groups; ++b) {
-        t->add_link(pcie_switches[a], pcie_switches[b], rate, latency, latency, LinkKind::kPcie);
+        t->add_link(pcie_switches[a], pcie_switches[b], rate, latency, latency, LinkKind::kPcie,
+                    nccl_socket);
       }
     }
   }
   for (int i = 0; i < g; ++i) {
     t->add_link(first_gpu + i, pcie_switches[i * groups / group_span], pcie, {}, {},
-                LinkKind::kPcie);
+                LinkKind::kPcie, nccl_pcie);
   }
   std::vector<int32_t> nics;
   for (int k = 0; k < (multi_node ? in.nics : 0); ++k) {
@@ -313,6 +320,8 @@ TopologyOrError build_topology(const ClusterSpec& spec, const Catalog& catalog) 
   if (spec.nodes > 1) build_fabric(t.get(), in, spec.fabric, nics_of_node);
 
   set_link_class_constants(t.get(), in);
+  t->set_nccl_host(nccl_compute_capability(in.gpu->architecture()),
+                   nccl_intel_cpu(in.instance->cpu().model()));
   return {std::move(t), ""};
 }
 
