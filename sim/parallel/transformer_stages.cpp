@@ -19,6 +19,7 @@
 #include "sim/workload/lora.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/parameter_count.h"
+#include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
 namespace {
@@ -592,7 +593,15 @@ class StageBuilder {
       w->zero3.recompute = Picoseconds(
           layers * kernels_.layers[static_cast<int>(LayerKind::kDense)].recompute.total().count());
     }
-    if (p_.zero3_synchronous_fetch()) make_fetch_synchronous(&w->zero3);
+    if (p_.zero3_synchronous_fetch()) {
+      // DeepSpeed fetches each linear layer's weights as one module (the norms' and biases' few
+      // parameters stay gathered: stage3_param_persistence_threshold).
+      std::vector<double> shares;
+      double total = 0;
+      for (const auto& [k, n] : linear_weight_shapes(t_)) total += k * n;
+      for (const auto& [k, n] : linear_weight_shapes(t_)) shares.push_back(k * n / total);
+      make_fetch_synchronous(&w->zero3, std::move(shares));
+    }
     if (p_.activation_offload_layers() > 0) {
       w->zero3.offload = {p_.activation_offload_layers(),
                           estimate_stage_memory(model_, job_, p_, r, 0, RuntimeMemory{})

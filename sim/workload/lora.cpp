@@ -64,10 +64,7 @@ std::vector<LayerOp> with_lora(const s::Lora& lora, std::vector<LayerOp> ops) {
 }
 
 double lora_parameters_per_layer(const s::Transformer& t, const s::Lora& lora) {
-  const double h = t.hidden_size(), a = t.num_attention_heads();
-  const double kv = kv_heads(t), d = head_dim(t), f = t.ffn_hidden_size();
-  const double up = gated_mlp(t) ? 2 * f : f;
-  const double sizes[][2] = {{h, (a + 2 * kv) * d}, {a * d, h}, {h, up}, {f, h}};  // k, n
+  const auto sizes = linear_weight_shapes(t);  // k, n
   double parameters = 0;
   for (size_t i = 0; i < std::size(kAdaptable); ++i) {
     if (lora_targets(lora, kAdaptable[i].target)) {
