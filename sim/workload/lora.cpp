@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/workload/parameter_count.h"
 #include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
@@ -72,6 +73,12 @@ double lora_parameters_per_layer(const s::Transformer& t, const s::Lora& lora) {
     }
   }
   return parameters;
+}
+
+double peft_flops_scale(const s::Transformer& t, const s::Lora& lora) {
+  const double adapters = lora_parameters_per_layer(t, lora) * t.num_layers();
+  const double frozen = static_cast<double>(transformer_parameters(t).total());
+  return (2 + adapters / frozen) / 3;
 }
 
 void add_lora_flops(const s::Transformer& t, const s::Lora& lora, TransformerFlops* flops) {
