@@ -173,7 +173,7 @@ void Zero3Stage::issue_gathers_up_to(size_t segment) {
   gathered_bytes_ += bytes;
   // The fetch path's own rate, when it is slower than the network.
   const Picoseconds earliest = fetch_floor(bytes);
-  collective_(CollectiveOp::kAllGather, bytes, [this, target, earliest] {
+  collective_(CollectiveOp::kAllGather, DataParallelGroup::kShard, bytes, [this, target, earliest] {
     if (sim_->now() >= earliest) return gather_done(target);
     sim_->call_at(earliest, [this, target] { gather_done(target); });
   });
@@ -259,19 +259,30 @@ void Zero3Stage::next_reduction() {
   ++reductions_in_flight_;
   reduced_bytes_ += bytes;
   const Picoseconds earliest = fetch_floor(bytes);
-  collective_(CollectiveOp::kReduceScatter, bytes, [this, earliest] {
-    auto done = [this] {
-      --reductions_in_flight_;
-      next_reduction();
-      if (work_.synchronize) {
-        issue_gathers_up_to(current_);
-        if (waiting_) start_compute();
-      }
-      if (!reductions_pending() && drained_) drained_();
-    };
-    if (sim_->now() >= earliest) return done();
-    sim_->call_at(earliest, done);
-  });
+  collective_(CollectiveOp::kReduceScatter, DataParallelGroup::kShard, bytes,
+              [this, bytes, earliest] {
+                if (sim_->now() >= earliest) return reduce_scattered(bytes);
+                sim_->call_at(earliest, [this, bytes] { reduce_scattered(bytes); });
+              });
+}
+
+// Under hybrid sharding each rank's shard is then all-reduced across the groups holding it.
+void Zero3Stage::reduce_scattered(double bytes) {
+  if (work_.replicas <= 1) return reduction_done();
+  const double shard = bytes / work_.shard_ranks;
+  replicated_bytes_ += shard;
+  collective_(CollectiveOp::kAllReduce, DataParallelGroup::kReplicas, shard,
+              [this] { reduction_done(); });
+}
+
+void Zero3Stage::reduction_done() {
+  --reductions_in_flight_;
+  next_reduction();
+  if (work_.synchronize) {
+    issue_gathers_up_to(current_);
+    if (waiting_) start_compute();
+  }
+  if (!reductions_pending() && drained_) drained_();
 }
 
 }  // namespace clustersim

@@ -74,6 +74,11 @@ struct Zero3Work {
   // reuse distance.
   bool synchronize = false;
   double max_live_parameters = 0;
+  // Hybrid sharding (parallelism.data_parallel_shard): groups holding replicas of the shards, and
+  // the ranks of one group, whose reduce-scatter leaves each a 1 / shard_ranks shard to all-reduce
+  // across the groups. 1 replica: plain ZeRO-3.
+  int replicas = 1;
+  int shard_ranks = 1;
   // Activations of the first layers copied to host memory and back (activation_offload.h); not
   // with recomputation.
   ActivationOffload offload;
@@ -99,10 +104,14 @@ void make_fetch_synchronous(Zero3Work* work, std::vector<double> module_shares);
 // gather (the checkpointed layer recomputes inside its FSDP module's backward, weights unsharded).
 void make_fsdp2(Zero3Work* work);
 
-// Collective over the stage's data-parallel group (every tensor-parallel rank): runs `done` when
-// complete.
-using DataParallelCollective =
-    std::function<void(CollectiveOp op, double bytes, std::function<void()> done)>;
+// The data-parallel ranks a collective spans: all of them, one hybrid-sharding group, or the ranks
+// holding the same shard in every group.
+enum class DataParallelGroup { kAll, kShard, kReplicas };
+
+// Collective over the stage's data-parallel `group`s (every tensor-parallel rank, every such group
+// at once): runs `done` when complete.
+using DataParallelCollective = std::function<void(CollectiveOp op, DataParallelGroup group,
+                                                  double bytes, std::function<void()> done)>;
 
 class Zero3Stage {
  public:
@@ -124,6 +133,8 @@ class Zero3Stage {
   // Totals over the step, for tests: bytes all-gathered and reduce-scattered (whole buffers).
   double gathered_bytes() const { return gathered_bytes_; }
   double reduced_bytes() const { return reduced_bytes_; }
+  // Bytes all-reduced across hybrid-sharding groups (each rank's shard).
+  double replicated_bytes() const { return replicated_bytes_; }
   // Time the compute stream spent waiting for gathers inside tasks.
   Picoseconds waited() const { return waited_; }
   // The activation offload's copy streams; null without offload.
@@ -154,6 +165,8 @@ class Zero3Stage {
   void queue_reduction(double bytes);
   void release_deferred();
   void next_reduction();
+  void reduce_scattered(double bytes);
+  void reduction_done();
   // Whether the running collective (synchronize: gathers and reduce-scatters take turns) leaves
   // the process group free.
   bool group_free() const;
@@ -174,7 +187,7 @@ class Zero3Stage {
   int reductions_in_flight_ = 0;
   double deferred_bytes_ = 0;  // synchronize: the last module's gradients, held in the bucket
   std::function<void()> task_done_, drained_;
-  double gathered_bytes_ = 0, reduced_bytes_ = 0;
+  double gathered_bytes_ = 0, reduced_bytes_ = 0, replicated_bytes_ = 0;
   std::unique_ptr<OffloadStreams> offload_;
 };
 
