@@ -201,9 +201,9 @@ void Zero3Stage::start_compute() {
   // with the weights of the gather before it. Synchronizing, it also waits for every collective
   // issued before it.
   issue_gathers_up_to(current_);
-  const bool ready = segments_[current_].gathered &&
-                     (!work_.synchronize || (reductions_in_flight_ == 0 &&
-                                             reductions_queued_.empty()));
+  const bool ready =
+      segments_[current_].gathered &&
+      (!work_.synchronize || (reductions_in_flight_ == 0 && reductions_queued_.empty()));
   if (!ready) {
     if (!waiting_) wait_start_ = sim_->now();
     waiting_ = true;

@@ -152,7 +152,7 @@ Zero3Work synchronous_work(int units, double unit_gather_bytes, double unit_grad
 
 double fetch_ms(double bytes) { return bytes / kDeepSpeed2021FetchBytesPerSecond * 1e3; }
 
-TEST_CASE("DeepSpeed 2021, communication-bound: the step is every collective's bytes at the fetch rate") {
+TEST_CASE("DeepSpeed 2021, communication-bound: every collective's bytes at the fetch rate") {
   // 4 layers, 2 micro-batches: 16 gathers of 1 GB and 8 reduce-scatters of 2 GB, each at least
   // its bytes / 24.3 GB/s (the fake network takes 5 ms), taking turns on one process group that
   // is never idle: the last reduce-scatter ends after all of them. The last layer's backward
@@ -167,7 +167,7 @@ TEST_CASE("DeepSpeed 2021, communication-bound: the step is every collective's b
   CHECK(r.task_end_ms == Approx(r.drained_ms - 2 * fetch_ms(2e9) + 2));
 }
 
-TEST_CASE("DeepSpeed 2021, compute-bound: the first gather and the reduce-scatters a sync waits for") {
+TEST_CASE("DeepSpeed 2021, compute-bound: the first gather and the reduce-scatters synced on") {
   // Gathers of 10 MB (0.41 ms) and reduce-scatters of 20 MB (0.82 ms) hide under 10 ms forward
   // and 20 ms backward layers, except the first gather, the first backward's last
   // reduce-scatter (the next forward's fetch synchronizes on it) and the second's (the step's

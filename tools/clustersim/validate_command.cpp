@@ -46,8 +46,10 @@ double predicted_tflops(const Evaluation& e, const Configuration& c,
       convention == s::Published::MODEL_FLOPS_CAUSAL || peft_scaled ? AttentionCount::kCausal
                                                                     : AttentionCount::kFullSquare);
   double scale = 1;
-  if (sc.job().has_lora() && peft_scaled) scale = peft_flops_scale(t, sc.job().lora());
-  else if (sc.job().has_lora()) add_lora_flops(t, sc.job().lora(), &flops);
+  if (sc.job().has_lora() && peft_scaled)
+    scale = peft_flops_scale(t, sc.job().lora());
+  else if (sc.job().has_lora())
+    add_lora_flops(t, sc.job().lora(), &flops);
   const double per_token = scale * (convention == s::Published::WITH_FULL_RECOMPUTE
                                         ? flops.with_full_recompute_per_token()
                                         : flops.model_per_token());
