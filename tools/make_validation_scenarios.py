@@ -58,13 +58,14 @@ README_2021_RULES = """# Unknowns, one rule for every row of the January-2021 ta
 
 SC21_ZERO3_RULES = """# ZeRO-3 rows, one rule for all (Sec. 5.2: DeepSpeed's ZeRO-3 integrated into Megatron-LM, no
 #   tensor or pipeline parallelism): every GPU runs one micro-batch per step (batch = GPUs x
-#   micro-batch in every row, so no gradient accumulation); DeepSpeed's ZeRO-3 defaults (prefetch
-#   bucket 5e7 parameters, reuse distance 1e9, reduce bucket 5e8; the run's config is not
-#   published): each layer's weights are all-gathered before its forward, its recomputed forward
-#   and (being larger than the reuse distance) again before its backward, and its gradients are
-#   reduce-scattered in fp16 during the backward; collectives as NCCL's ring over all GPUs.
-#   DeepSpeed of early 2021 (the paper appeared in April 2021; ZeRO-3 was released in March, and
-#   its gathers were made asynchronous only in June, PR #1188): zero3_synchronous_fetch."""
+#   micro-batch in every row, so no gradient accumulation); DeepSpeed of early 2021 (the paper
+#   appeared in April 2021; ZeRO-3 was released in March, v0.3.13 to v0.3.16 until PR #1188 in
+#   June) with its ZeRO-3 defaults (the run's config is not published): zero3_synchronous_fetch.
+#   Each linear layer's weights are one module, all-gathered before its forward and its recomputed
+#   forward and, past the reuse distance of 1e9 parameters, again before its backward; the next
+#   module is prefetched while one computes unless the one computing holds 1e9 parameters or more
+#   (stage3_max_live_parameters); every fetch synchronizes the device; gathers and fp16
+#   reduce-scatters take turns on one process group at DeepSpeed's measured fetch rate."""
 
 
 SC21_TABLE2_MODELS = {'174.6': 'gpt-175b', '529.6': 'gpt-530b'}
@@ -1087,7 +1088,9 @@ AUTOMODEL_RULES = """# NeMo AutoModel rows (PyTorch-native training, not Megatro
 #   FC1, FC2), dim 16 (alpha 32, a scale that costs nothing), the base frozen. Not simulated,
 #   left as they are: torch.compile and the triton LoRA kernels (use_triton), the fp32 RMSNorm of
 #   the pretrain recipe (rms_norm torch_fp32) and the recipe's backward prefetch depth of 2
-#   (fsdp2_backward_prefetch_depth; one layer is prefetched either way here)."""
+#   (fsdp2_backward_prefetch_depth; one layer is prefetched either way here). TFLOP/s as the
+#   benchmark counts them (recipes/llm/benchmark.py): causal model FLOPs of full training, under
+#   LoRA times (2 + adapter / frozen parameters) / 3 (MODEL_FLOPS_CAUSAL_PEFT_SCALED)."""
 
 # The AutoModel rows' models and recipes (examples/llm_benchmark/ at the commit above), by the
 # table's (table, model, GPUs): (model, recipe YAML, activation checkpointing, sequence parallel,
@@ -1162,8 +1165,8 @@ parallelism {{
   {chr(10).join('  ' + x for x in lines).strip()}
 }}
 """ + published(f'{r["system"]} BF16 AutoModel (FSDP2)', r['model_tflops_per_gpu'],
-                  'MODEL_FLOPS_CAUSAL', r['source'].replace('"', "'"), r['step_time_s'],
-                  r['tokens_per_s_per_gpu'])
+                  'MODEL_FLOPS_CAUSAL_PEFT_SCALED', r['source'].replace('"', "'"),
+                  r['step_time_s'], r['tokens_per_s_per_gpu'])
         write_scenario(out, name, text)
 
 

@@ -383,6 +383,10 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   }
   // zero3_synchronous_fetch, keep_fp8_transpose_cache and fsdp2 outside zero_stage 3: each
   // configuration's problem (configuration_space.cpp), zero_stage being a sweep axis.
+  if (m.has_data_parallel_shard() && m.data_parallel_shard() < 1) {
+    p.error("data_parallel_shard",
+            "must be at least 1, got " + std::to_string(m.data_parallel_shard()));
+  }
   if (m.fsdp2() && m.zero3_synchronous_fetch()) {
     p.error("fsdp2", "and zero3_synchronous_fetch are two ZeRO-3 runtimes: choose one");
   }

@@ -189,8 +189,9 @@ class PipelineRun final : private EventHandler {
     if (w.zero3.units <= 0 || plan_.data_parallel < 2) return;
     zero3_[r] = std::make_unique<Zero3Stage>(
         w.zero3, stages_[r].tasks, w.forward, w.backward, &net_->simulation(),
-        [this, r](CollectiveOp op, double bytes, std::function<void()> done) {
-          data_parallel_collective(r, op, bytes, std::move(done));
+        [this, r](CollectiveOp op, DataParallelGroup group, double bytes,
+                  std::function<void()> done) {
+          data_parallel_collective(r, op, bytes, std::move(done), group);
         });
     zero3_[r]->on_reductions_drained([this, r] { maybe_step_optimizer(r); });
   }
@@ -393,27 +394,57 @@ class PipelineRun final : private EventHandler {
     }
   }
 
-  // One collective per tensor-parallel rank of stage r (simulated), over the data-parallel
-  // replicas' context-parallel ranks.
-  void data_parallel_collective(int r, CollectiveOp op, double bytes, std::function<void()> done) {
+  // One collective per tensor-parallel rank of stage r (simulated) and data-parallel `group`
+  // (hybrid sharding's groups, or its ranks holding one shard, all at once), over the replicas'
+  // context-parallel ranks.
+  void data_parallel_collective(int r, CollectiveOp op, double bytes, std::function<void()> done,
+                                DataParallelGroup group = DataParallelGroup::kAll) {
     const Picoseconds start = now();
-    auto all = after_all(ranks_, [this, r, op, start, done = std::move(done)] {
-      if (record_) record(r, "data parallel", collective_op_name(op), start);
-      done();
-    });
-    for (int rank = 0; rank < ranks_; ++rank) {
-      std::vector<int> group;
-      for (int d = 0; d < plan_.data_parallel; ++d) {
+    const int shard = group == DataParallelGroup::kAll || plan_.data_parallel_shard <= 0
+                          ? plan_.data_parallel
+                          : plan_.data_parallel_shard;
+    const int replicas = plan_.data_parallel / shard;
+    // Each collective's replicas d: a group's consecutive ones, or one shard's in every group.
+    std::vector<std::vector<int>> replica_sets;
+    if (group == DataParallelGroup::kReplicas) {
+      for (int j = 0; j < shard; ++j) {
         for (int c = 0; c < plan_.context_parallel; ++c) {
-          group.push_back(plan_.gpu(d, r, c * plan_.tensor_parallel + rank));
+          replica_sets.emplace_back();
+          for (int g = 0; g < replicas; ++g) replica_sets.back().push_back(g * shard + j);
         }
       }
-      Collective c{op, group, bytes, CollectiveAlgorithm::kAuto};
-      // Every data-parallel group has the same shape on the cluster: choose once per size.
-      auto [it, inserted] = algorithms_.try_emplace({static_cast<int>(op), bytes});
-      if (inserted) it->second = choose_algorithm(c, net_->topology());
-      c.algorithm = it->second;
-      start_collective(net_, c, all);
+    } else {
+      for (int g = 0; g < replicas; ++g) {
+        replica_sets.emplace_back();
+        for (int j = 0; j < shard; ++j) replica_sets.back().push_back(g * shard + j);
+      }
+    }
+    auto all = after_all(ranks_ * static_cast<int>(replica_sets.size()),
+                         [this, r, op, start, done = std::move(done)] {
+                           if (record_) record(r, "data parallel", collective_op_name(op), start);
+                           done();
+                         });
+    for (int rank = 0; rank < ranks_; ++rank) {
+      for (size_t set = 0; set < replica_sets.size(); ++set) {
+        std::vector<int> members;
+        for (int d : replica_sets[set]) {
+          if (group == DataParallelGroup::kReplicas) {
+            const int c = static_cast<int>(set) % plan_.context_parallel;
+            members.push_back(plan_.gpu(d, r, c * plan_.tensor_parallel + rank));
+            continue;
+          }
+          for (int c = 0; c < plan_.context_parallel; ++c) {
+            members.push_back(plan_.gpu(d, r, c * plan_.tensor_parallel + rank));
+          }
+        }
+        Collective c{op, members, bytes, CollectiveAlgorithm::kAuto};
+        // Every group of a kind has the same shape on the cluster: choose once per size.
+        auto [it, inserted] =
+            algorithms_.try_emplace({static_cast<int>(op) * 3 + static_cast<int>(group), bytes});
+        if (inserted) it->second = choose_algorithm(c, net_->topology());
+        c.algorithm = it->second;
+        start_collective(net_, c, all);
+      }
     }
   }
 

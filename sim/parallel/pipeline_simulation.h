@@ -61,6 +61,9 @@ struct PipelinePlan {
   int tensor_parallel = 1;
   int context_parallel = 1;  // ranks splitting each sequence, beside the tensor-parallel ones
   int data_parallel = 1;
+  // Hybrid sharding (parallelism.data_parallel_shard): consecutive data-parallel ranks per ZeRO-3
+  // group; 0: all of them.
+  int data_parallel_shard = 0;
   double activation_bytes = 0;  // crossing between stages per micro-batch (all TP x CP ranks)
   bool overlap_gradient_reduce = true;
   // Stage-to-stage transfers run beside the next task (true) or block the sender's stream until

@@ -19,6 +19,7 @@
 #include "sim/workload/lora.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/parameter_count.h"
+#include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
 namespace {
@@ -343,6 +344,9 @@ PipelinePlan base_plan(const s::TrainingJob& job, const s::Parallelism& p, int c
   plan.tensor_parallel = p.tensor_parallel();
   plan.context_parallel = p.context_parallel();
   plan.data_parallel = p.data_parallel();
+  if (p.data_parallel_shard() > 0 && p.zero_stage() >= 3) {
+    plan.data_parallel_shard = p.data_parallel_shard();
+  }
   plan.activation_bytes = 2.0 * job.sequence_length() * p.micro_batch_size() * t.hidden_size();
   plan.overlap_gradient_reduce = !p.has_overlap_gradient_reduce() || p.overlap_gradient_reduce();
   plan.overlap_parameter_gather = !p.has_overlap_parameter_gather() || p.overlap_parameter_gather();
@@ -594,7 +598,19 @@ class StageBuilder {
       w->zero3.recompute = Picoseconds(
           layers * kernels_.layers[static_cast<int>(LayerKind::kDense)].recompute.total().count());
     }
-    if (p_.zero3_synchronous_fetch()) make_fetch_synchronous(&w->zero3);
+    if (p_.data_parallel_shard() > 0) {
+      w->zero3.replicas = p_.data_parallel() / p_.data_parallel_shard();
+      w->zero3.shard_ranks = p_.data_parallel_shard() * p_.context_parallel();
+    }
+    if (p_.zero3_synchronous_fetch()) {
+      // DeepSpeed fetches each linear layer's weights as one module (the norms' and biases' few
+      // parameters stay gathered: stage3_param_persistence_threshold).
+      std::vector<double> shares;
+      double total = 0;
+      for (const auto& [k, n] : linear_weight_shapes(t_)) total += k * n;
+      for (const auto& [k, n] : linear_weight_shapes(t_)) shares.push_back(k * n / total);
+      make_fetch_synchronous(&w->zero3, std::move(shares));
+    }
     if (p_.activation_offload_layers() > 0) {
       w->zero3.offload = {p_.activation_offload_layers(),
                           estimate_stage_memory(model_, job_, p_, r, 0, RuntimeMemory{})

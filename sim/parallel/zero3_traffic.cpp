@@ -25,6 +25,7 @@ Zero3Work zero3_work(int layers, double chunk_parameters, double weight_bytes,
   w.units = std::max(1, layers);
   const double unit = chunk_parameters / w.units;
   const double trained = chunk_trained_parameters / w.units;
+  w.unit_parameters = unit;
   w.unit_gather_bytes = weight_bytes * unit;
   w.unit_gradient_bytes = gradient_bytes * trained;
   w.unit_reduce_buckets =
@@ -38,9 +39,17 @@ Zero3Work zero3_work(int layers, double chunk_parameters, double weight_bytes,
   return w;
 }
 
-void make_fetch_synchronous(Zero3Work* work) {
-  work->prefetch_units = 0;
+void make_fetch_synchronous(Zero3Work* work, std::vector<double> module_shares) {
+  double total = 0;
+  for (double share : module_shares) total += share;
+  CLUSTERSIM_CHECK(!module_shares.empty() && std::abs(total - 1) < 1e-9,
+                   "a layer's module shares add up to 1");
+  work->synchronize = true;
+  work->prefetch_units = 1;
+  work->unit_reduce_buckets = 1;
   work->fetch_bytes_per_s = kDeepSpeed2021FetchBytesPerSecond;
+  work->max_live_parameters = kZero3MaxLiveParameters;
+  work->module_shares = std::move(module_shares);
 }
 
 void make_fsdp2(Zero3Work* work) {
@@ -56,23 +65,69 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
   CLUSTERSIM_CHECK(work.units > 0 && work.prefetch_units >= 0 && work.unit_reduce_buckets > 0,
                    "ZeRO-3 work needs layers, a prefetch window and reduce buckets");
   const int units = work.units;
+  const std::vector<double> shares =
+      work.module_shares.empty() ? std::vector<double>{1.0} : work.module_shares;
+  const int modules = static_cast<int>(shares.size());
+  // Whether each module's backward regathers it after its recomputed forward: the whole layer's
+  // flag, or per module the parameters used in between (the later modules, recomputed and then
+  // differentiated) against the reuse distance.
+  std::vector<bool> regather(modules, work.regather_for_backward);
+  if (!work.module_shares.empty()) {
+    double after = 0;
+    for (int m = modules - 1; m >= 0; --m) {
+      regather[m] = 2 * after * work.unit_parameters >= kZero3MaxReuseDistanceParameters;
+      after += shares[m];
+    }
+  }
+  // Module m's part of a layer's `total` (cumulative shares, so the parts add up to it exactly).
+  std::vector<double> cumulative{0};
+  for (double share : shares) cumulative.push_back(cumulative.back() + share);
+  auto part = [&](Picoseconds total, int m) {
+    const auto at = [&](int i) {
+      return i == modules ? total.count()
+                          : static_cast<int64_t>(std::llround(total.count() * cumulative[i]));
+    };
+    return Picoseconds(at(m + 1) - at(m));
+  };
+  auto segment = [&](Picoseconds duration, bool gather, bool reduce, bool forward, int layer,
+                     int m) {
+    Segment s{duration, gather, reduce, false, forward, layer};
+    s.gather_bytes = shares[m] * work.unit_gather_bytes;
+    s.reduce_bytes = shares[m] * work.unit_gradient_bytes;
+    s.prefetch = work.max_live_parameters <= 0 ||
+                 shares[m] * work.unit_parameters < work.max_live_parameters;
+    return s;
+  };
   for (const PipelineTask& task : tasks) {
     task_begin_.push_back(segments_.size());
     for (int u = 0; u < units; ++u) {
+      const Picoseconds layer_forward = share(forward, units, u);
+      const Picoseconds layer_backward = share(backward, units, u);
       if (task.forward) {
-        segments_.push_back({share(forward, units, u), true, false, false, true, u});
+        for (int m = 0; m < modules; ++m) {
+          segments_.push_back(segment(part(layer_forward, m), true, false, true, u, m));
+        }
       } else if (work.recompute > Picoseconds(0)) {
-        segments_.push_back({share(work.recompute, units, u), true, false});
-        segments_.push_back(
-            {share(backward - work.recompute, units, u), work.regather_for_backward, true});
+        const Picoseconds layer_recompute = share(work.recompute, units, u);
+        for (int m = 0; m < modules; ++m) {
+          segments_.push_back(segment(part(layer_recompute, m), true, false, false, -1, m));
+        }
+        for (int m = modules - 1; m >= 0; --m) {
+          segments_.push_back(
+              segment(part(layer_backward - layer_recompute, m), regather[m], true, false, -1, m));
+        }
       } else {
-        segments_.push_back({share(backward, units, u), true, true, false, false, units - 1 - u});
+        for (int m = modules - 1; m >= 0; --m) {
+          segments_.push_back(
+              segment(part(layer_backward, m), true, true, false, units - 1 - u, m));
+        }
       }
     }
   }
   task_begin_.push_back(segments_.size());
   if (work.offload.layers > 0) {
     CLUSTERSIM_CHECK(work.recompute == Picoseconds(0), "activation offload without recomputation");
+    CLUSTERSIM_CHECK(modules == 1, "activation offload with one module per layer");
     offload_ = std::make_unique<OffloadStreams>(work.offload, units, simulation);
   }
 }
@@ -85,15 +140,27 @@ void Zero3Stage::run_task(size_t index, std::function<void()> done) {
   start_segment();
 }
 
+bool Zero3Stage::group_free() const {
+  return !work_.synchronize || (!gather_in_flight_ && reductions_in_flight_ == 0);
+}
+
+Picoseconds Zero3Stage::fetch_floor(double bytes) const {
+  return work_.fetch_bytes_per_s > 0
+             ? sim_->now() + Picoseconds::from_seconds(bytes / work_.fetch_bytes_per_s)
+             : sim_->now();
+}
+
 // Issues, in order and one at a time, the gathers of segments up to `prefetch_units` gathers
-// past the one `segment` needs.
+// past the one `segment` needs (none past it while `segment` may not prefetch).
 void Zero3Stage::issue_gathers_up_to(size_t segment) {
-  if (gather_in_flight_) return;
+  if (gather_in_flight_ || !group_free()) return;
+  const int window =
+      segment < segments_.size() && !segments_[segment].prefetch ? 0 : work_.prefetch_units;
   // Gathers already needed by `segment` or within the prefetch window after it.
   int ahead = 0;
   size_t limit = segment;
   while (limit < segments_.size()) {
-    if (segments_[limit].gather && limit > segment && ++ahead > work_.prefetch_units) break;
+    if (segments_[limit].gather && limit > segment && ++ahead > window) break;
     ++limit;
   }
   while (gather_issued_ < limit && !segments_[gather_issued_].gather) {
@@ -102,14 +169,11 @@ void Zero3Stage::issue_gathers_up_to(size_t segment) {
   if (gather_issued_ >= limit) return;
   const size_t target = gather_issued_++;
   gather_in_flight_ = true;
-  gathered_bytes_ += work_.unit_gather_bytes;
+  const double bytes = segments_[target].gather_bytes;
+  gathered_bytes_ += bytes;
   // The fetch path's own rate, when it is slower than the network.
-  const Picoseconds earliest =
-      work_.fetch_bytes_per_s > 0
-          ? sim_->now() +
-                Picoseconds::from_seconds(work_.unit_gather_bytes / work_.fetch_bytes_per_s)
-          : sim_->now();
-  collective_(CollectiveOp::kAllGather, work_.unit_gather_bytes, [this, target, earliest] {
+  const Picoseconds earliest = fetch_floor(bytes);
+  collective_(CollectiveOp::kAllGather, DataParallelGroup::kShard, bytes, [this, target, earliest] {
     if (sim_->now() >= earliest) return gather_done(target);
     sim_->call_at(earliest, [this, target] { gather_done(target); });
   });
@@ -118,13 +182,9 @@ void Zero3Stage::issue_gathers_up_to(size_t segment) {
 void Zero3Stage::gather_done(size_t segment) {
   gather_in_flight_ = false;
   segments_[segment].gathered = true;
-  if (waiting_ && segment == current_) {
-    waiting_ = false;
-    waited_ += sim_->now() - wait_start_;
-    start_compute();
-  } else {
-    issue_gathers_up_to(current_);
-  }
+  next_reduction();
+  if (waiting_) return start_compute();
+  issue_gathers_up_to(current_);
 }
 
 void Zero3Stage::start_segment() {
@@ -138,19 +198,29 @@ void Zero3Stage::start_segment() {
 
 void Zero3Stage::start_compute() {
   // A segment without its own gather (marked gathered once the issue point passes it) computes
-  // with the weights of the gather before it.
+  // with the weights of the gather before it. Synchronizing, it also waits for every collective
+  // issued before it.
   issue_gathers_up_to(current_);
-  if (!segments_[current_].gathered) {
+  const bool ready =
+      segments_[current_].gathered &&
+      (!work_.synchronize || (reductions_in_flight_ == 0 && reductions_queued_.empty()));
+  if (!ready) {
+    if (!waiting_) wait_start_ = sim_->now();
     waiting_ = true;
-    wait_start_ = sim_->now();
     return;
   }
+  if (waiting_) {
+    waiting_ = false;
+    waited_ += sim_->now() - wait_start_;
+  }
+  issue_gathers_up_to(current_);  // the prefetch, issued after the synchronization
+  release_deferred();
   sim_->call_after(segments_[current_].duration, [this] { segment_done(); });
 }
 
 void Zero3Stage::segment_done() {
   const Segment& s = segments_[current_];
-  if (s.reduce) queue_reduction();
+  if (s.reduce) queue_reduction(s.reduce_bytes);
   if (offload_ && s.forward) return offload_->after_forward(s.layer, [this] { next_segment(); });
   next_segment();
 }
@@ -158,27 +228,61 @@ void Zero3Stage::segment_done() {
 void Zero3Stage::next_segment() {
   ++current_;
   if (current_ < task_end_) return start_segment();
+  release_deferred();  // the end of the backward reduces what its bucket still holds
   if (work_.prefetch_units > 0) issue_gathers_up_to(current_);  // prefetch into the next task
   std::function<void()> done = std::move(task_done_);
   done();
 }
 
-void Zero3Stage::queue_reduction() {
-  reductions_queued_ += work_.unit_reduce_buckets;
+void Zero3Stage::queue_reduction(double bytes) {
+  if (work_.synchronize) {
+    deferred_bytes_ += bytes;
+    return;
+  }
+  for (int b = 0; b < work_.unit_reduce_buckets; ++b) {
+    reductions_queued_.push_back(bytes / work_.unit_reduce_buckets);
+  }
+  next_reduction();
+}
+
+void Zero3Stage::release_deferred() {
+  if (deferred_bytes_ <= 0) return;
+  reductions_queued_.push_back(deferred_bytes_);
+  deferred_bytes_ = 0;
   next_reduction();
 }
 
 void Zero3Stage::next_reduction() {
-  if (reductions_in_flight_ > 0 || reductions_queued_ == 0) return;
-  --reductions_queued_;
+  if (reductions_in_flight_ > 0 || reductions_queued_.empty() || !group_free()) return;
+  const double bytes = reductions_queued_.front();
+  reductions_queued_.pop_front();
   ++reductions_in_flight_;
-  const double bytes = work_.unit_gradient_bytes / work_.unit_reduce_buckets;
   reduced_bytes_ += bytes;
-  collective_(CollectiveOp::kReduceScatter, bytes, [this] {
-    --reductions_in_flight_;
-    next_reduction();
-    if (!reductions_pending() && drained_) drained_();
-  });
+  const Picoseconds earliest = fetch_floor(bytes);
+  collective_(CollectiveOp::kReduceScatter, DataParallelGroup::kShard, bytes,
+              [this, bytes, earliest] {
+                if (sim_->now() >= earliest) return reduce_scattered(bytes);
+                sim_->call_at(earliest, [this, bytes] { reduce_scattered(bytes); });
+              });
+}
+
+// Under hybrid sharding each rank's shard is then all-reduced across the groups holding it.
+void Zero3Stage::reduce_scattered(double bytes) {
+  if (work_.replicas <= 1) return reduction_done();
+  const double shard = bytes / work_.shard_ranks;
+  replicated_bytes_ += shard;
+  collective_(CollectiveOp::kAllReduce, DataParallelGroup::kReplicas, shard,
+              [this] { reduction_done(); });
+}
+
+void Zero3Stage::reduction_done() {
+  --reductions_in_flight_;
+  next_reduction();
+  if (work_.synchronize) {
+    issue_gathers_up_to(current_);
+    if (waiting_) start_compute();
+  }
+  if (!reductions_pending() && drained_) drained_();
 }
 
 }  // namespace clustersim

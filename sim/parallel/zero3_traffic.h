@@ -8,6 +8,7 @@
 // start also wait on the copies to and from host memory.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -27,14 +28,20 @@ inline constexpr double kZero3PrefetchBucketParameters = 5e7;
 inline constexpr double kZero3MaxReuseDistanceParameters = 1e9;
 inline constexpr double kZero3ReduceBucketElements = 5e8;
 
-// DeepSpeed before mid-2021 fetched ZeRO-3 weights synchronously: "the async version is not async
-// at all, because each all_gather calls torch.cuda.synchronize()", and it copied the gathered
-// partitions explicitly (DeepSpeed PR #1188, 2021-06-25, which fixed both). Its fetch rate, per
-// GPU, in gathered weight bytes per second: a 5.1B-parameter BERT (64 layers, hidden 2560) on one
-// 8 x A100 NVLink node (p4d.24xlarge) took ~480 ms per forward under ZeRO-3 (v0.3.16) against
-// ~60 ms under ZeRO-2 (DeepSpeed issue #1174, 2021-06-19): 5.11e9 gathered weights x 2 bytes in
-// 420 ms = 24.3 GB/s (NCCL's ring would move them in ~45 ms). Not calibration data: a user's
-// measurement, so unverified.
+// DeepSpeed's stage3_max_live_parameters default (constants.py, 2021): its coordinator prefetches
+// only while the gathered parameters it holds stay below this many.
+inline constexpr double kZero3MaxLiveParameters = 1e9;
+
+// DeepSpeed before mid-2021 (v0.3.13 to v0.3.16, deepspeed/runtime/zero/stage3.py and
+// partition_parameters.py) ran every all-gather and reduce-scatter through torch.distributed's
+// list API on the one data-parallel process group, with explicit copies of the gathered
+// partitions, and synchronized the device (torch.cuda.synchronize) before each gather and after
+// each module's fetch (PR #1188, 2021-06-25, removed both). Its rate, per GPU, in bytes moved per
+// second: a 5.1B-parameter BERT (64 layers, hidden 2560) on one 8 x A100 NVLink node
+// (p4d.24xlarge) took ~480 ms per forward under ZeRO-3 (v0.3.16) against ~60 ms under ZeRO-2
+// (DeepSpeed issue #1174, 2021-06-19): 5.11e9 gathered weights x 2 bytes in 420 ms = 24.3 GB/s
+// (NCCL's ring would move them in ~45 ms). Not calibration data: a user's measurement, so
+// unverified.
 inline constexpr double kDeepSpeed2021FetchBytesPerSecond = 2 * 5.11e9 / 0.420;
 
 // The ZeRO-3 traffic of one stage's chunk, per tensor-parallel rank. units == 0: not ZeRO-3.
@@ -48,9 +55,30 @@ struct Zero3Work {
   // needs a third gather (the weights were released: the layer exceeds the reuse distance).
   Picoseconds recompute;
   bool regather_for_backward = true;
-  int prefetch_units = 1;  // gathers issued ahead of the layer computing (0: none)
-  // A gather takes at least its bytes at this rate (0: only the network bounds it).
+  int prefetch_units = 1;  // gathers issued ahead of the module computing (0: none)
+  // A gather or reduce-scatter takes at least its bytes at this rate (0: only the network bounds
+  // it).
   double fetch_bytes_per_s = 0;
+  // The modules a layer's weights are fetched as, one collective each: their shares of the
+  // layer's weights in forward order, adding up to 1 (compute split alike). Empty: the layer is
+  // one module.
+  std::vector<double> module_shares;
+  double unit_parameters = 0;  // one layer's gathered parameters, for the two limits below
+  // DeepSpeed's 2021 coordinator (make_fetch_synchronous): each module's fetch synchronizes the
+  // device, so a module computes only once its gather and every collective issued before it are
+  // done; gathers and reduce-scatters take turns on one process group; a module's gradients are
+  // reduce-scattered while the next module computes (a reduce bucket holds the last gradient until
+  // the next one arrives); the next module is prefetched only while the module computing holds
+  // fewer than `max_live_parameters`; with recomputation, a module's backward regathers it when
+  // the modules between its recomputed forward and its backward (those after it, twice) reach the
+  // reuse distance.
+  bool synchronize = false;
+  double max_live_parameters = 0;
+  // Hybrid sharding (parallelism.data_parallel_shard): groups holding replicas of the shards, and
+  // the ranks of one group, whose reduce-scatter leaves each a 1 / shard_ranks shard to all-reduce
+  // across the groups. 1 replica: plain ZeRO-3.
+  int replicas = 1;
+  int shard_ranks = 1;
   // Activations of the first layers copied to host memory and back (activation_offload.h); not
   // with recomputation.
   ActivationOffload offload;
@@ -65,8 +93,10 @@ struct Zero3Work {
 Zero3Work zero3_work(int layers, double chunk_parameters, double weight_bytes,
                      double chunk_trained_parameters, double gradient_bytes);
 
-// DeepSpeed before mid-2021 (zero3_synchronous_fetch): no prefetch, gathers at its fetch rate.
-void make_fetch_synchronous(Zero3Work* work);
+// DeepSpeed before mid-2021 (zero3_synchronous_fetch) on layers whose weights are the modules of
+// `module_shares` (Zero3Work's): its synchronizing coordinator, collectives at its fetch rate.
+// Requires: shares that add up to 1.
+void make_fetch_synchronous(Zero3Work* work, std::vector<double> module_shares);
 
 // PyTorch FSDP2 (parallelism.fsdp2), each layer one fully_shard module: one gather prefetched
 // ahead (torch's implicit backward prefetch and AutoModel's set_modules_to_forward_prefetch of the
@@ -74,10 +104,14 @@ void make_fetch_synchronous(Zero3Work* work);
 // gather (the checkpointed layer recomputes inside its FSDP module's backward, weights unsharded).
 void make_fsdp2(Zero3Work* work);
 
-// Collective over the stage's data-parallel group (every tensor-parallel rank): runs `done` when
-// complete.
-using DataParallelCollective =
-    std::function<void(CollectiveOp op, double bytes, std::function<void()> done)>;
+// The data-parallel ranks a collective spans: all of them, one hybrid-sharding group, or the ranks
+// holding the same shard in every group.
+enum class DataParallelGroup { kAll, kShard, kReplicas };
+
+// Collective over the stage's data-parallel `group`s (every tensor-parallel rank, every such group
+// at once): runs `done` when complete.
+using DataParallelCollective = std::function<void(CollectiveOp op, DataParallelGroup group,
+                                                  double bytes, std::function<void()> done)>;
 
 class Zero3Stage {
  public:
@@ -90,21 +124,27 @@ class Zero3Stage {
   void run_task(size_t index, std::function<void()> done);
 
   // Whether gradients of a finished backward are still being reduce-scattered.
-  bool reductions_pending() const { return reductions_in_flight_ + reductions_queued_ > 0; }
+  bool reductions_pending() const {
+    return reductions_in_flight_ > 0 || !reductions_queued_.empty() || deferred_bytes_ > 0;
+  }
   // `drained` runs whenever the last pending reduce-scatter completes.
   void on_reductions_drained(std::function<void()> drained) { drained_ = std::move(drained); }
 
   // Totals over the step, for tests: bytes all-gathered and reduce-scattered (whole buffers).
   double gathered_bytes() const { return gathered_bytes_; }
   double reduced_bytes() const { return reduced_bytes_; }
+  // Bytes all-reduced across hybrid-sharding groups (each rank's shard).
+  double replicated_bytes() const { return replicated_bytes_; }
   // Time the compute stream spent waiting for gathers inside tasks.
   Picoseconds waited() const { return waited_; }
   // The activation offload's copy streams; null without offload.
   const OffloadStreams* offload() const { return offload_.get(); }
 
  private:
-  // One stretch of compute, optionally after a gather and before a reduce-scatter; `layer` the
-  // chunk layer a forward or (not recomputing) backward segment computes, for the offload.
+  // One module's stretch of compute, optionally after a gather of `gather_bytes` and before a
+  // reduce-scatter of `reduce_bytes`; `layer` the chunk layer a forward or (not recomputing)
+  // backward segment computes, for the offload; `prefetch` whether the next gather may be issued
+  // while it computes.
   struct Segment {
     Picoseconds duration;
     bool gather = false;
@@ -112,6 +152,8 @@ class Zero3Stage {
     bool gathered = false;
     bool forward = false;
     int layer = -1;
+    double gather_bytes = 0, reduce_bytes = 0;
+    bool prefetch = true;
   };
 
   void issue_gathers_up_to(size_t segment);
@@ -120,8 +162,16 @@ class Zero3Stage {
   void start_compute();
   void segment_done();
   void next_segment();
-  void queue_reduction();
+  void queue_reduction(double bytes);
+  void release_deferred();
   void next_reduction();
+  void reduce_scattered(double bytes);
+  void reduction_done();
+  // Whether the running collective (synchronize: gathers and reduce-scatters take turns) leaves
+  // the process group free.
+  bool group_free() const;
+  // The earliest a collective of `bytes` may complete at the fetch rate.
+  Picoseconds fetch_floor(double bytes) const;
 
   const Zero3Work work_;
   Simulation* sim_;
@@ -133,9 +183,11 @@ class Zero3Stage {
   Picoseconds wait_start_, waited_;    // of the current wait, and in all
   size_t gather_issued_ = 0;           // segments before this have their gather issued
   bool gather_in_flight_ = false;
-  int reductions_queued_ = 0, reductions_in_flight_ = 0;
+  std::deque<double> reductions_queued_;  // bytes of each reduce-scatter waiting its turn
+  int reductions_in_flight_ = 0;
+  double deferred_bytes_ = 0;  // synchronize: the last module's gradients, held in the bucket
   std::function<void()> task_done_, drained_;
-  double gathered_bytes_ = 0, reduced_bytes_ = 0;
+  double gathered_bytes_ = 0, reduced_bytes_ = 0, replicated_bytes_ = 0;
   std::unique_ptr<OffloadStreams> offload_;
 };
 

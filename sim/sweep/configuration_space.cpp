@@ -359,12 +359,19 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
   const std::pair<const char*, bool> zero3_only[] = {
       {"zero3_synchronous_fetch", p.zero3_synchronous_fetch()},
       {"keep_fp8_transpose_cache", p.keep_fp8_transpose_cache()},
-      {"fsdp2", p.fsdp2()}};
+      {"fsdp2", p.fsdp2()},
+      {"data_parallel_shard", p.has_data_parallel_shard()}};
   for (const auto& [field, set] : zero3_only) {
     if (set && p.zero_stage() != 3) {
       return {"a ZeRO-3 runtime's option needs zero_stage 3", std::string("parallelism.") + field,
               "zero_stage " + std::to_string(p.zero_stage())};
     }
+  }
+  if (p.data_parallel_shard() > 0 && p.data_parallel() % p.data_parallel_shard() != 0) {
+    return {"hybrid sharding's groups must divide the data-parallel ranks",
+            "parallelism.data_parallel_shard",
+            "data_parallel_shard " + std::to_string(p.data_parallel_shard()) + " against DP " +
+                std::to_string(p.data_parallel())};
   }
   ConfigurationProblem offload = activation_offload_problem(c, scenario);
   if (!offload.empty()) return offload;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/workload/parameter_count.h"
 #include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
@@ -64,10 +65,7 @@ std::vector<LayerOp> with_lora(const s::Lora& lora, std::vector<LayerOp> ops) {
 }
 
 double lora_parameters_per_layer(const s::Transformer& t, const s::Lora& lora) {
-  const double h = t.hidden_size(), a = t.num_attention_heads();
-  const double kv = kv_heads(t), d = head_dim(t), f = t.ffn_hidden_size();
-  const double up = gated_mlp(t) ? 2 * f : f;
-  const double sizes[][2] = {{h, (a + 2 * kv) * d}, {a * d, h}, {h, up}, {f, h}};  // k, n
+  const auto sizes = linear_weight_shapes(t);  // k, n
   double parameters = 0;
   for (size_t i = 0; i < std::size(kAdaptable); ++i) {
     if (lora_targets(lora, kAdaptable[i].target)) {
@@ -75,6 +73,12 @@ double lora_parameters_per_layer(const s::Transformer& t, const s::Lora& lora) {
     }
   }
   return parameters;
+}
+
+double peft_flops_scale(const s::Transformer& t, const s::Lora& lora) {
+  const double adapters = lora_parameters_per_layer(t, lora) * t.num_layers();
+  const double frozen = static_cast<double>(transformer_parameters(t).total());
+  return (2 + adapters / frozen) / 3;
 }
 
 void add_lora_flops(const s::Transformer& t, const s::Lora& lora, TransformerFlops* flops) {

@@ -40,6 +40,13 @@ std::vector<LayerOp> with_lora(const schema::Lora& lora, std::vector<LayerOp> op
 // Requires: a dense transformer that passed the catalog checks; a rank >= 1.
 double lora_parameters_per_layer(const schema::Transformer& t, const schema::Lora& lora);
 
+// NeMo AutoModel's PEFT FLOP scale (nemo_automodel/recipes/llm/benchmark.py @ b3c51c32): its
+// benchmark counts a LoRA step as the full-training model FLOPs times (2 + A / F) / 3, A the
+// adapters' parameters and F the frozen base's (forward and data gradient of every weight, weight
+// gradients of the adapters only), attention and logits included in the scaling.
+// Requires: a dense transformer that passed the catalog checks; a rank >= 1.
+double peft_flops_scale(const schema::Transformer& t, const schema::Lora& lora);
+
 // `flops` of `t` with its base frozen and the adapters of `lora` trained (TransformerFlops's
 // frozen_base and adapter_forward_per_token).
 void add_lora_flops(const schema::Transformer& t, const schema::Lora& lora,

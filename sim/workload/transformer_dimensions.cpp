@@ -22,4 +22,11 @@ double activation_bytes_per_element(const schema::Transformer& t) {
   return kernels * 2 * kSixteenBit;
 }
 
+std::array<std::array<double, 2>, 4> linear_weight_shapes(const schema::Transformer& t) {
+  const double h = t.hidden_size(), a = t.num_attention_heads();
+  const double kv = kv_heads(t), d = head_dim(t), f = t.ffn_hidden_size();
+  const double up = gated_mlp(t) ? 2 * f : f;
+  return {{{h, (a + 2 * kv) * d}, {a * d, h}, {h, up}, {f, h}}};
+}
+
 }  // namespace clustersim

@@ -3,6 +3,7 @@
 // MLP is gated (SwiGLU, GeGLU: three matrices instead of two), and the traffic of its activation.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "sim/io/schema/model.pb.h"
@@ -25,5 +26,9 @@ bool gated_mlp(const schema::Transformer& t);
 // writing the width, 4 (6 gated); squared ReLU runs as two kernels (relu, then the square), each
 // reading and writing the width: 8.
 double activation_bytes_per_element(const schema::Transformer& t);
+
+// The four weight matrices of a dense layer, in forward order, each as {rows k, columns n} of its
+// k x n weight: QKV h x (a + 2 kv) d, attention output a d x h, FC1 h x f (2 f gated), FC2 f x h.
+std::array<std::array<double, 2>, 4> linear_weight_shapes(const schema::Transformer& t);
 
 }  // namespace clustersim

@@ -559,6 +559,26 @@ TEST_CASE("FSDP2 without ZeRO-3 or beside the synchronous fetch is rejected") {
         "zero_stage 0\n");
 }
 
+TEST_CASE("hybrid sharding: groups of at least 1 rank that divide the data-parallel ranks") {
+  const auto hsdp = [](const std::string& zero, int shard) {
+    return scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                    "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                    "parallelism { tensor_parallel: 1 pipeline_parallel: 1 "
+                                    "data_parallel: 16 micro_batch_size: 1 " +
+                                        zero + " data_parallel_shard: " + std::to_string(shard) +
+                                        " }\n"));
+  };
+  CHECK(hsdp("zero_stage: 3 fsdp2: true", 8) == "");
+  CHECK(hsdp("zero_stage: 3 fsdp2: true", 6) ==
+        "s.textproto:12:119: parallelism.data_parallel_shard: hybrid sharding's groups must "
+        "divide the data-parallel ranks: data_parallel_shard 6 against DP 16\n");
+  CHECK(hsdp("zero_stage: 3", 0) ==
+        "s.textproto:12:107: parallelism.data_parallel_shard: must be at least 1, got 0\n");
+  CHECK(hsdp("zero_stage: 1", 8) ==
+        "s.textproto:12:107: parallelism.data_parallel_shard: a ZeRO-3 runtime's option needs "
+        "zero_stage 3: zero_stage 1\n");
+}
+
 TEST_CASE("Muon without the distributed optimizer, ZeRO or FP8 weights") {
   const auto muon = [](const std::string& precision, const std::string& layout) {
     const bool fp8 = precision != "precision: BF16";

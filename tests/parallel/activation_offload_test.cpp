@@ -63,7 +63,7 @@ OffloadRun run_offloaded(Picoseconds copy) {
   work.offload = {2, 1e9, 1e9 / copy.seconds()};
   const auto tasks = stage_schedule(s::ONE_F_ONE_B, 1, 1, 1, 0);
   Zero3Stage stage(work, tasks, ms(40), ms(80), &sim,
-                   [&](CollectiveOp, double, std::function<void()> done) {
+                   [&](CollectiveOp, DataParallelGroup, double, std::function<void()> done) {
                      sim.call_after(Picoseconds(0), std::move(done));
                    });
   OffloadRun run;

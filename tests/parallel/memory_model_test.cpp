@@ -184,6 +184,22 @@ TEST_CASE("FSDP2 holds two layers' unsharded 16-bit weights beside the shards") 
           .weights_bytes == alone.weights_bytes);
 }
 
+TEST_CASE("hybrid sharding holds its group's shard: twice ZeRO-3's states with half the group") {
+  // Llama 3 8B over DP 8 sharded in groups of 4 (2 replicas): weights, gradients and optimizer
+  // states per GPU twice those over all 8; FSDP2's two unsharded layers unchanged.
+  const auto& llama = shipped_model("llama3-8b");
+  const auto full = estimate_memory(llama, job(64, 4096),
+                                    plan(1, 1, 8, 1, "zero_stage: 3 fsdp2: true"), 1e15, {});
+  const auto hybrid = estimate_memory(
+      llama, job(64, 4096), plan(1, 1, 8, 1, "zero_stage: 3 fsdp2: true data_parallel_shard: 4"),
+      1e15, {});
+  const s::Transformer& t = llama.transformer();
+  const double layer = static_cast<double>(transformer_parameters(t).layers) / t.num_layers();
+  CHECK(hybrid.weights_bytes - 2 * 2 * layer == Approx(2 * (full.weights_bytes - 2 * 2 * layer)));
+  CHECK(hybrid.gradients_bytes == Approx(2 * full.gradients_bytes));
+  CHECK(hybrid.optimizer_bytes == Approx(2 * full.optimizer_bytes));
+}
+
 TEST_CASE("recomputing N layers of each chunk keeps only those layers' inputs") {
   const auto& gpt = shipped_model("gpt-18b");  // 40 layers, 10 per stage
   const auto none = estimate_stage_memory(gpt, job(512, 2048), plan(8, 4, 1, 1), 0, 1e15, {});

@@ -144,14 +144,15 @@ TEST_CASE("ZeRO-3 gathers weights before every pass: slower than ZeRO-1 across n
   const StepResult zero1 = step("llama2-7b", 2, "zero_stage: 1");
   const StepResult zero3 = step("llama2-7b", 2, "zero_stage: 3");
   CHECK(zero3.step_s > zero1.step_s);
-  // DeepSpeed's 2021 fetch adds every gather at 24.3 GB/s to the compute: 2 passes x 4
-  // micro-batches (64 samples on 16 GPUs) x 13.5 GB of BF16 Llama-2-7B weights.
+  // DeepSpeed's 2021 coordinator moves every gather and reduce-scatter through one process group
+  // at 24.3 GB/s: 4 micro-batches (64 samples on 16 GPUs) x (2 gathers + 1 reduce-scatter) x
+  // 13.5 GB of BF16 Llama-2-7B weights bound the step from below.
   const StepResult synchronous =
       step("llama2-7b", 2, "zero_stage: 3 zero3_synchronous_fetch: true");
-  CHECK(synchronous.step_s - zero3.compute_s >
-        2 * 4 * 2 * 6738415616.0 / kDeepSpeed2021FetchBytesPerSecond);
-  // The compute waiting for those gathers counts as data-parallel communication.
-  CHECK(synchronous.data_comm_s > 2 * 4 * 2 * 6738415616.0 / kDeepSpeed2021FetchBytesPerSecond);
+  const double fetches_s = 4 * 3 * 2 * 6738415616.0 / kDeepSpeed2021FetchBytesPerSecond;
+  CHECK(synchronous.step_s >= fetches_s);
+  // The compute waiting for those collectives counts as data-parallel communication.
+  CHECK(synchronous.data_comm_s >= fetches_s - synchronous.compute_s);
   CHECK(synchronous.limiting == "data-parallel communication");
   CHECK(synchronous.compute_s + synchronous.tensor_comm_s + synchronous.bubble_s +
             synchronous.data_comm_s + synchronous.optimizer_s ==

@@ -3,6 +3,8 @@
 #include "sim/parallel/zero3_traffic.h"
 
 #include <catch2/catch.hpp>
+#include <tuple>
+#include <vector>
 
 #include "sim/parallel/pipeline_simulation.h"
 #include "tests/testing/cluster.h"
@@ -29,7 +31,7 @@ Zero3Run run_stage(const Zero3Work& work, int micro_batches, Picoseconds forward
   Zero3Run run;
   const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, micro_batches, 0);
   Zero3Stage stage(work, tasks, forward, backward, &sim,
-                   [&](CollectiveOp op, double, std::function<void()> done) {
+                   [&](CollectiveOp op, DataParallelGroup, double, std::function<void()> done) {
                      const bool is_gather = op == CollectiveOp::kAllGather;
                      ++(is_gather ? run.gathers : run.reductions);
                      sim.call_after(is_gather ? gather : reduce, std::move(done));
@@ -138,30 +140,145 @@ TEST_CASE("compute-bound ZeRO-3: only the first gather and the last reduce-scatt
   CHECK(r.drained_ms == Approx(0.5 + 2 * (4 + 8) + 0.25));
 }
 
-TEST_CASE("synchronous ZeRO-3 fetch (DeepSpeed before mid-2021): every gather, then its compute") {
-  // No prefetch: 16 gathers of 1 GB, each at least 1 GB / 24.3 GB/s (the fake network takes
-  // 5 ms), each followed by its layer's compute; then the last reduce-scatter.
-  Zero3Work w = work_of(4);
-  make_fetch_synchronous(&w);
-  CHECK(w.prefetch_units == 0);
-  const double fetch_ms = 1e9 / kDeepSpeed2021FetchBytesPerSecond * 1e3;
-  CHECK(fetch_ms == Approx(41.1).epsilon(0.01));
+// DeepSpeed's 2021 coordinator on layers of one module each.
+Zero3Work synchronous_work(int units, double unit_gather_bytes, double unit_gradient_bytes) {
+  Zero3Work w = work_of(units);
+  w.unit_gather_bytes = unit_gather_bytes;
+  w.unit_gradient_bytes = unit_gradient_bytes;
+  w.unit_parameters = unit_gather_bytes / 2;
+  make_fetch_synchronous(&w, {1.0});
+  return w;
+}
+
+double fetch_ms(double bytes) { return bytes / kDeepSpeed2021FetchBytesPerSecond * 1e3; }
+
+TEST_CASE("DeepSpeed 2021, communication-bound: every collective's bytes at the fetch rate") {
+  // 4 layers, 2 micro-batches: 16 gathers of 1 GB and 8 reduce-scatters of 2 GB, each at least
+  // its bytes / 24.3 GB/s (the fake network takes 5 ms), taking turns on one process group that
+  // is never idle: the last reduce-scatter ends after all of them. The last layer's backward
+  // (2 ms) runs beside the reduce-scatter of the layer before it; its own follows.
+  const Zero3Work w = synchronous_work(4, 1e9, 2e9);
+  CHECK(w.prefetch_units == 1);
+  CHECK(fetch_ms(1e9) == Approx(41.1).epsilon(0.01));
   const Zero3Run r = run_stage(w, 2, ms(4), ms(8), ms(5), ms(3));
-  CHECK(r.task_end_ms == Approx(16 * fetch_ms + 2 * (4 + 8)));
-  CHECK(r.waited_ms == Approx(16 * fetch_ms));
-  CHECK(r.drained_ms == Approx(r.task_end_ms + 3));
+  CHECK(r.gathers == 16);
+  CHECK(r.reductions == 8);
+  CHECK(r.drained_ms == Approx(fetch_ms(16 * 1e9 + 8 * 2e9)));
+  CHECK(r.task_end_ms == Approx(r.drained_ms - 2 * fetch_ms(2e9) + 2));
+}
+
+TEST_CASE("DeepSpeed 2021, compute-bound: the first gather and the reduce-scatters synced on") {
+  // Gathers of 10 MB (0.41 ms) and reduce-scatters of 20 MB (0.82 ms) hide under 10 ms forward
+  // and 20 ms backward layers, except the first gather, the first backward's last
+  // reduce-scatter (the next forward's fetch synchronizes on it) and the second's (the step's
+  // end).
+  const Zero3Work w = synchronous_work(4, 1e7, 2e7);
+  const Zero3Run r = run_stage(w, 2, ms(40), ms(80), ms(5e-3), ms(5e-3));
+  CHECK(r.task_end_ms == Approx(fetch_ms(1e7) + 2 * (40 + 80) + fetch_ms(2e7)));
+  CHECK(r.drained_ms == Approx(r.task_end_ms + fetch_ms(2e7)));
+  CHECK(r.waited_ms == Approx(fetch_ms(1e7) + fetch_ms(2e7)));
+}
+
+TEST_CASE("DeepSpeed 2021: a module at the live-parameter limit is not prefetched past") {
+  // Layers of two modules of 1e9 parameters each (DeepSpeed's stage3_max_live_parameters):
+  // nothing is prefetched, so every 1 GB gather (41 ms) is waited for and the compute follows it.
+  // Forward only (no gradients), 2 micro-batches of 4 layers: 16 gathers, 2 x 4 ms of compute
+  // each pass... and the backward's 16 gathers likewise.
+  Zero3Work w = work_of(4);
+  w.unit_gather_bytes = 2e9;
+  w.unit_gradient_bytes = 0;
+  w.unit_parameters = 2e9;
+  make_fetch_synchronous(&w, {0.5, 0.5});
+  const Zero3Run r = run_stage(w, 2, ms(4), ms(8), ms(5), ms(3));
+  CHECK(r.gathers == 2 * 2 * 4 * 2);
+  CHECK(r.reductions == 0);
+  CHECK(r.task_end_ms == Approx(32 * fetch_ms(1e9) + 2 * (4 + 8)));
+  // Just under the limit the next module's gather runs beside the compute: only the first waits.
+  w.unit_parameters = 1.99e9;
+  const Zero3Run prefetched = run_stage(w, 2, ms(4), ms(8), ms(5), ms(3));
+  CHECK(prefetched.task_end_ms == Approx(32 * fetch_ms(1e9) + 0.5 * 2));
+}
+
+TEST_CASE("DeepSpeed 2021: each module regathers for its backward past the reuse distance") {
+  // Modules of 1/4 and 3/4 of a 1.2e9-parameter layer, full recomputation: between the first
+  // module's recomputed forward and its backward run the second's twice (1.8e9 parameters, past
+  // 1e9): it is gathered a third time; the second is used right away again and stays gathered.
+  Zero3Work w = work_of(2);
+  w.unit_gather_bytes = 2.4e9;
+  w.unit_gradient_bytes = 2.4e9;
+  w.unit_parameters = 1.2e9;
+  make_fetch_synchronous(&w, {0.25, 0.75});
+  w.recompute = ms(2);
+  const Zero3Run r = run_stage(w, 1, ms(2), ms(6), ms(1), ms(1));
+  CHECK(r.gathered_bytes == Approx(2 * (2.4e9 + 2.4e9 + 0.25 * 2.4e9)));
+  CHECK(r.gathers == 2 * (2 + 2 + 1));
+  CHECK(r.reduced_bytes == Approx(2 * 2.4e9));
+  CHECK(r.reductions == 2 * 2);
+}
+
+TEST_CASE("ZeRO-3: a faster network never makes the step slower") {
+  // Prefetching (FSDP2-like) and synchronizing (DeepSpeed 2021, 0.4 ms fetch floor) stages over
+  // network times from far below to far above their compute.
+  for (bool synchronize : {false, true}) {
+    Zero3Work w = synchronize ? synchronous_work(4, 1e7, 2e7) : work_of(4);
+    double previous = 0;
+    for (double network : {50.0, 10.0, 3.0, 1.0, 0.3, 0.01}) {
+      const Zero3Run r = run_stage(w, 2, ms(4), ms(8), ms(network), ms(network));
+      if (previous > 0) CHECK(r.drained_ms <= previous + 1e-9);
+      previous = r.drained_ms;
+    }
+  }
+}
+
+TEST_CASE("hybrid sharding: each reduce-scatter's shard all-reduced across the replicas") {
+  // 4 layers gathered and reduced within groups of 8 ranks, 2 groups: every 2 GB reduce-scatter
+  // leaves each rank 2 GB / 8, all-reduced across the 2 groups; gathers stay within a group.
+  Zero3Work w = work_of(4);
+  w.replicas = 2;
+  w.shard_ranks = 8;
+  Simulation sim;
+  std::vector<std::tuple<CollectiveOp, DataParallelGroup, double>> calls;
+  const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 1, 0);
+  Zero3Stage stage(
+      w, tasks, ms(4), ms(8), &sim,
+      [&](CollectiveOp op, DataParallelGroup group, double bytes, std::function<void()> done) {
+        calls.emplace_back(op, group, bytes);
+        sim.call_after(ms(1), std::move(done));
+      });
+  stage.run_task(0, [&] { stage.run_task(1, [] {}); });
+  sim.run();
+  CHECK(stage.replicated_bytes() == Approx(4 * 2e9 / 8));
+  int gathers = 0, reduce_scatters = 0, all_reduces = 0;
+  for (const auto& [op, group, bytes] : calls) {
+    if (op == CollectiveOp::kAllReduce) {
+      ++all_reduces;
+      CHECK(group == DataParallelGroup::kReplicas);
+      CHECK(bytes == Approx(2e9 / 8));
+    } else {
+      ++(op == CollectiveOp::kAllGather ? gathers : reduce_scatters);
+      CHECK(group == DataParallelGroup::kShard);
+    }
+  }
+  CHECK(gathers == 8);
+  CHECK(reduce_scatters == 4);
+  CHECK(all_reduces == 4);
+  CHECK_FALSE(stage.reductions_pending());
 }
 
 // A single stage over 16 GPUs (2 DGX A100 nodes) whose layers are gathered over the network.
-double zero3_step_ms(double unit_gather_bytes) {
+// `shard` ranks per hybrid-sharding group (16: plain ZeRO-3).
+double zero3_step_ms(double unit_gather_bytes, int shard = 16) {
   auto t = testing::shipped_cluster("onprem.dgx-a100-80gb", 2);
   PipelinePlan plan;
   plan.data_parallel = 16;
+  plan.data_parallel_shard = shard;
   plan.micro_batches = 2;
   StageWork w{ms(1), ms(2), Picoseconds(0)};
   w.zero3 = work_of(8);
   w.zero3.unit_gather_bytes = unit_gather_bytes;
   w.zero3.unit_gradient_bytes = unit_gather_bytes;
+  w.zero3.replicas = 16 / shard;
+  w.zero3.shard_ranks = shard;
   plan.work = {w};
   return simulate_pipeline(plan, *t).step.seconds() * 1e3;
 }
@@ -177,6 +294,18 @@ TEST_CASE("ZeRO-3 on the network: twice the bytes per bandwidth, about twice the
   const Picoseconds one_gather =
       collective_time(*t, {CollectiveOp::kAllGather, testing::all_gpus(*t), 4e9});
   CHECK(base >= 32 * one_gather.seconds() * 1e3);
+}
+
+TEST_CASE("hybrid sharding inside each node: gathers on NVLink, only shards cross the network") {
+  // 2 DGX A100 nodes, groups of 8 (one node): the 4 GB gathers and reduce-scatters stay on
+  // NVLink and only 4 GB / 8 per rank is all-reduced between the nodes, so the
+  // communication-bound step is faster than sharding over all 16 (each node then moves half of
+  // every buffer over its NICs); one group of 16 is plain ZeRO-3, to the picosecond.
+  const double full = zero3_step_ms(4e9);
+  const double hybrid = zero3_step_ms(4e9, 8);
+  CHECK(hybrid < 0.95 * full);
+  CHECK(hybrid > 0.5 * full);
+  CHECK(zero3_step_ms(4e9, 16) == full);
 }
 
 }  // namespace

@@ -75,6 +75,22 @@ TEST_CASE("LoRA's trainable parameters are r (k + n) per adapted weight") {
         4.0 * ((8192 + 8192) + (28672 + 8192)));
 }
 
+TEST_CASE(
+    "AutoModel's PEFT TFLOP/s: full-training causal FLOPs times (2 + adapters / frozen) / 3") {
+  // Llama 3 8B (8,030,261,248 parameters), rank 16 on QKV 4096 x 6144, proj 4096 x 4096, FC1
+  // 4096 x 2 x 14336 and FC2 14336 x 4096 in each of its 32 layers.
+  const s::Transformer& t = testing::shipped_model("llama3-8b").transformer();
+  const double adapters =
+      32 * 16.0 * ((4096 + 6144) + (4096 + 4096) + (4096 + 28672) + (14336 + 4096));
+  const double scale = peft_flops_scale(t, lora("rank: 16"));
+  CHECK(scale == Approx((2 + adapters / 8030261248.0) / 3));
+  // The published 1-GPU row (AutoModel docs/performance-summary.mdx @ 36044ad3): 32 x 4096 tokens
+  // in 10.51 s at 402 TFLOP/s.
+  const double flops =
+      transformer_flops(t, 4096, AttentionCount::kCausal).model_per_token() * scale * 32 * 4096;
+  CHECK(flops / 10.51 / 1e12 == Approx(402).epsilon(0.005));
+}
+
 TEST_CASE("a frozen GEMM's backward is its data gradient alone: 2 m n k FLOPs, not 4") {
   const Catalog& c = testing::shipped_catalog();
   const ComputeModel compute(*c.gpus().find("H100-SXM5-80GB")->value, s::BF16,

@@ -32,21 +32,27 @@ using Cell = Table::Cell;
 
 // The predicted TFLOP/s per GPU in the publication's convention: model FLOPs with a decoder's
 // attention counted whole or causal, or with the recomputed forward (SC'21's Eq. 3); a LoRA
-// job's with its frozen base (transformer_flops.h).
+// job's with its frozen base (transformer_flops.h), or as full training scaled (AutoModel's
+// peft_flops_scale).
 // Requires: a simulated step (e.step) of a transformer.
 double predicted_tflops(const Evaluation& e, const Configuration& c,
                         const LoadedScenario& loaded) {
   const s::Scenario& sc = loaded.scenario();
   const s::Published::FlopsConvention convention = sc.published().flops_convention();
   const s::Transformer& t = loaded.model->transformer();
-  TransformerFlops flops = transformer_flops(t, sc.job().sequence_length(),
-                                             convention == s::Published::MODEL_FLOPS_CAUSAL
-                                                 ? AttentionCount::kCausal
-                                                 : AttentionCount::kFullSquare);
-  if (sc.job().has_lora()) add_lora_flops(t, sc.job().lora(), &flops);
-  const double per_token = convention == s::Published::WITH_FULL_RECOMPUTE
-                               ? flops.with_full_recompute_per_token()
-                               : flops.model_per_token();
+  const bool peft_scaled = convention == s::Published::MODEL_FLOPS_CAUSAL_PEFT_SCALED;
+  TransformerFlops flops = transformer_flops(
+      t, sc.job().sequence_length(),
+      convention == s::Published::MODEL_FLOPS_CAUSAL || peft_scaled ? AttentionCount::kCausal
+                                                                    : AttentionCount::kFullSquare);
+  double scale = 1;
+  if (sc.job().has_lora() && peft_scaled)
+    scale = peft_flops_scale(t, sc.job().lora());
+  else if (sc.job().has_lora())
+    add_lora_flops(t, sc.job().lora(), &flops);
+  const double per_token = scale * (convention == s::Published::WITH_FULL_RECOMPUTE
+                                        ? flops.with_full_recompute_per_token()
+                                        : flops.model_per_token());
   return per_token * e.step->tokens_per_s / c.gpus() / 1e12;
 }
 
