@@ -472,6 +472,19 @@ for _release in ('26.06', '26.08'):
 BRIDGE_FUSED_GROUPED_MLP = {'26.06': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA,
                             '26.08': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA}
 
+# Rows whose recipe runs Transformer Engine's FP8 dot-product attention
+# (mixed_precision.fp8_dot_product_attention; job.fp8_attention, whose backward of a sliding-window
+# layer covers the whole causal square): the gpt-oss-120b MXFP8 ones, v0.5.0
+# gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_GB200_FP8_MX_V2 / _GB300_FP8_MX_V2
+# fp8_dot_product_attention=True (26.06), v0.6.0 perf_recipes/gpt_oss/common.py
+# _apply_gpt_oss_120b_full_iter_fp8mx_configs (26.08). Transformer Engine (v0.6.0 pins
+# NVIDIA/TransformerEngine@4329ff84, dot_product_attention/utils.py get_attention_backend) runs a
+# learnable-sink window in FP8 only with cuDNN's fused attention on sm100 from cuDNN 9.21. Not
+# written for DeepSeek-V3's GB300 full-iteration recipe that also sets it (v0.6.0
+# perf_recipes/deepseek/common.py): it has no sliding window, so the field would change nothing.
+BRIDGE_FP8_ATTENTION = {'26.06': {(s, 'MXFP8', 'gpt-oss-120b') for s in ('DGX-GB200', 'DGX-GB300')},
+                        '26.08': {(s, 'MXFP8', 'gpt-oss-120b') for s in ('DGX-GB200', 'DGX-GB300')}}
+
 # Systems the catalog has: instance, GPUs per node (a GB200/GB300 NVL72 node is a compute tray of
 # 4 GPUs) and the cluster's extra fields. The NVL72 rows run in NVLink domains of 16 trays (64
 # GPUs): the largest power of two of GPUs a 72-GPU rack holds, so that the 64- to 256-GPU jobs of
@@ -628,8 +641,11 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 #   v0.6.0; the MXFP8 recipes' fused grouped MLP (the MoE rule above: v0.5.0
 #   GPT_OSS_120B_PRETRAIN_CONFIG_GB200_FP8_MX_V2 / _GB300_FP8_MX_V2 cutedsl_fused_grouped_mlp=True,
 #   v0.6.0 perf_recipes/gpt_oss/gb200, gb300 NVTE_CUTEDSL_FUSED_GROUPED_MLP=1), the BF16 recipes'
-#   experts eager (Megatron-Core's clamp and router-weighted bias kernels); not simulated: CUDA
-#   graphs, FP8 attention and padded expert capacity, as for DeepSeek-V3 above."""
+#   experts eager (Megatron-Core's clamp and router-weighted bias kernels); the MXFP8 recipes'
+#   FP8 dot-product attention (fp8_dot_product_attention=True, BRIDGE_FP8_ATTENTION: cuDNN's
+#   FP8 backward of a windowed layer covers the whole causal square); not simulated: CUDA
+#   graphs, padded expert capacity (the grouped GEMMs' dynamic scheduler skips the padding) and
+#   the paged stash's copies, as for DeepSeek-V3 above."""
 
 # Hybrid Mamba-Transformer MoE rows (bridge-hybrid-*, groups of their own): Nemotron 3 Nano,
 # Super and 3.5 Lightning (the model file gives Super's and Lightning's multi-token-prediction
@@ -998,6 +1014,8 @@ def bridge(rows, out):
             lines += ['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
         fp8_line = (f'\n  fp8_recipe: {fp8_recipe}' + ('' if muon else '\n  fp8_parameters: true')
                     if precision in ('FP8', 'MXFP8') else '')
+        if (system, precision, model) in BRIDGE_FP8_ATTENTION.get(release, ()):
+            fp8_line += '\n  fp8_attention: true'
         job_precision = {'BF16': 'BF16', 'NVFP4': 'FP4'}.get(precision, 'FP8')
         routing_line = (f'\n  {TOKEN_DROP_ROUTING}'
                         if moe and bridge_token_drop(r, model) else '')

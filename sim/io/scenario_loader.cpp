@@ -110,6 +110,9 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   if (job.has("fp4_unfused_hadamard_cast") && m.precision() != s::FP4) {
     job.error("fp4_unfused_hadamard_cast", "applies to precision FP4 only");
   }
+  if (job.has("fp8_attention") && m.precision() != s::FP8) {
+    job.error("fp8_attention", "applies to precision FP8 only");
+  }
   // Megatron-Bridge's Kimi-K2 recipes turn FP8 weights off under Muon: they need the distributed
   // optimizer's buffers (v0.5.0 scripts/performance/configs/kimi/kimi_llm_pretrain.py).
   if (m.optimizer() == s::MUON && m.fp8_parameters()) {

@@ -95,7 +95,12 @@ AttentionTimes attention_times(const LayerOp& op, const ComputeModel& compute,
     const int d = static_cast<int>(op.k);
     const KernelPair first = time_kernel(compute, {op.count, op.window, op.window, d, true});
     const KernelPair band = time_kernel(compute, {op.count, op.m - op.window, op.window, d, false});
-    return {first.forward + band.forward, first.backward + band.backward, {}, {}};
+    // cuDNN's FP8 backward skips no tile outside the window (LayerOp::backward_unwindowed).
+    const Picoseconds backward =
+        op.backward_unwindowed
+            ? compute.attention_backward({op.count, op.m, op.n, d, true})
+            : first.backward + band.backward;
+    return {first.forward + band.forward, backward, {}, {}};
   }
   if (cp == 1 || comm == s::ALL_TO_ALL) {
     const KernelPair k =

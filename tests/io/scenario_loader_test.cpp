@@ -418,6 +418,11 @@ TEST_CASE("NVFP4 is FP4's recipe and needs Blackwell's FP4 tensor cores") {
   CHECK(scenario_errors(job("  precision: FP8\n  fp4_unfused_hadamard_cast: true",
                             "aws.p6-b200.48xlarge")) ==
         "s.textproto:6:3: job.fp4_unfused_hadamard_cast: applies to precision FP4 only\n");
+  // FP8 attention takes FP8 GEMMs' precision: not BF16 nor FP4.
+  CHECK(scenario_errors(job("  precision: FP8\n  fp8_attention: true", "aws.p6-b200.48xlarge")) ==
+        "");
+  CHECK(scenario_errors(job("  precision: BF16\n  fp8_attention: true", "aws.p6-b200.48xlarge")) ==
+        "s.textproto:6:3: job.fp8_attention: applies to precision FP8 only\n");
 }
 
 TEST_CASE("uneven pipeline layouts must fit the model's layers") {

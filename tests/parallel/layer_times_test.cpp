@@ -157,6 +157,38 @@ TEST_CASE("sliding-window attention takes its first window's causal kernel plus 
         4 * t.forward.compute.seconds());
 }
 
+TEST_CASE("FP8 attention's backward of a sliding window covers the whole causal square") {
+  // cuDNN's FP8 backward (job.fp8_attention) skips no tile outside gpt-oss's 128-token window:
+  // its backward is the causal kernel over all 4096 keys, its forward still the band's.
+  const auto& oss = testing::shipped_catalog().models().find("gpt-oss-120b")->value->transformer();
+  auto core = [&](bool windowed, bool fp8_attention) {
+    LayerShape shape{4096, 1, 1, false, true};
+    shape.sliding_window = windowed;
+    shape.fp8_attention = fp8_attention;
+    std::vector<LayerOp> ops;
+    for (const LayerOp& op : layer_forward_ops(oss, shape, LayerKind::kExperts)) {
+      if (op.kind == LayerOp::Kind::kAttention) ops.push_back(op);
+    }
+    REQUIRE(ops.size() == 1);
+    return ops;
+  };
+  CHECK(core(true, true)[0].backward_unwindowed);
+  CHECK_FALSE(core(true, false)[0].backward_unwindowed);
+  CHECK_FALSE(core(false, true)[0].backward_unwindowed);
+  const ComputeModel compute = in_step(s::FP8);
+  const LayerTimes t = time_layer(core(true, true), compute, {}, s::RECOMPUTE_NONE);
+  const AttentionKernel first{64, 128, 128, 64, true}, band{64, 3968, 128, 64, false},
+      square{64, 4096, 4096, 64, true};
+  CHECK(t.forward.compute == compute.attention_forward(first) + compute.attention_forward(band));
+  CHECK(t.backward.compute == compute.attention_backward(square));
+  // The dense layers' attention is unchanged: it covered the square already.
+  CHECK(time_layer(core(false, true), compute, {}, s::RECOMPUTE_NONE).backward.compute ==
+        t.backward.compute);
+  // The causal square's 8.4M pairs against the band's 0.5M: the backward several times longer.
+  const LayerTimes sixteen_bit = time_layer(core(true, false), compute, {}, s::RECOMPUTE_NONE);
+  CHECK(t.backward.compute.seconds() > 4 * sixteen_bit.backward.compute.seconds());
+}
+
 TEST_CASE("chunked attention runs one causal kernel over the sequence padded to whole chunks") {
   // Llama 4 Scout at 20000 tokens, chunks of 8192: 3 chunks (the last padded, as NeMo's chunkify
   // does) of 8192 causal queries for each of 40 heads of 128.
