@@ -16,8 +16,8 @@
 #include "sim/io/field_checker.h"
 #include "sim/parallel/activation_offload.h"
 #include "sim/parallel/expert_parallel.h"
-#include "sim/sweep/fixed_layout_check.h"
 #include "sim/sweep/axis_values.h"
+#include "sim/sweep/fixed_layout_check.h"
 #include "sim/sweep/pool_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/expert_load.h"
@@ -422,8 +422,10 @@ void check_hybrid_sharding_stage(const FieldChecker& sweep, const s::Scenario& s
   if (std::find(stages.begin(), stages.end(), 3) != stages.end()) return;
   std::string listed;
   for (int stage : stages) listed += (listed.empty() ? "" : ", ") + std::to_string(stage);
-  const std::string why = "hybrid sharding needs zero_stage 3 among the sweep's ZeRO stages "
-                          "(parallelism.zero_stage or sweep.zero_stage), which are " + listed;
+  const std::string why =
+      "hybrid sharding needs zero_stage 3 among the sweep's ZeRO stages "
+      "(parallelism.zero_stage or sweep.zero_stage), which are " +
+      listed;
   if (w.data_parallel_shard_size() > 0) sweep.error("data_parallel_shard", why);
   if (w.auto_parallelism().hybrid_sharding()) {
     sweep.child("auto_parallelism").error("hybrid_sharding", why);
@@ -811,8 +813,8 @@ void check_shard_axis(const FieldChecker& root, const LoadedScenario& loaded) {
   const FieldChecker sweep = root.child("sweep");
   for (int i = 0; i < w.data_parallel_shard_size(); ++i) {
     const int shard = w.data_parallel_shard(i);
-    if (shard < 1 || std::any_of(degrees.begin(), degrees.end(),
-                                 [&](int64_t d) { return d % shard == 0; })) {
+    if (shard < 1 ||
+        std::any_of(degrees.begin(), degrees.end(), [&](int64_t d) { return d % shard == 0; })) {
       continue;
     }
     sweep.error("data_parallel_shard",

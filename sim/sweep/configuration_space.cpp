@@ -693,8 +693,8 @@ Configuration ConfigurationSpace::at(int64_t index) const {
     p.set_loss_in_pipeline_split(true);
   }
   p.set_zero_stage(options.zero_stage);
-  const int shard = layout.data_parallel_shard > 0 ? layout.data_parallel_shard
-                                                   : options.data_parallel_shard;
+  const int shard =
+      layout.data_parallel_shard > 0 ? layout.data_parallel_shard : options.data_parallel_shard;
   if (shard > 0) p.set_data_parallel_shard(shard);
   p.set_recompute(options.recompute);
   p.set_sequence_parallel(options.sequence_parallel);

@@ -266,8 +266,8 @@ TEST_CASE("hybrid sharding: each reduce-scatter's shard all-reduced across the r
   CHECK_FALSE(stage.reductions_pending());
 }
 
-// A single stage over 8 x `nodes` GPUs (DGX A100 nodes by default) whose layers are gathered over the
-// network. `shard` ranks per hybrid-sharding group (all of them: plain ZeRO-3).
+// A single stage over 8 x `nodes` GPUs (DGX A100 nodes by default) whose layers are gathered over
+// the network. `shard` ranks per hybrid-sharding group (all of them: plain ZeRO-3).
 double zero3_step_ms(double unit_gather_bytes, int shard = 16,
                      const std::string& instance = "onprem.dgx-a100-80gb", int nodes = 2) {
   auto t = testing::shipped_cluster(instance, nodes);

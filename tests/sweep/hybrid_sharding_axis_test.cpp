@@ -51,8 +51,14 @@ TEST_CASE("auto_parallelism's hybrid sharding: groups filling whole nodes, besid
   }
   // TP 1 PP 1 (DP 32): groups of 1 and 2 nodes (8 and 16 ranks); TP 8 (DP 4): 1 and 2 ranks. Under
   // TP_PP_DP a replica of PP 2 spans 2 x TP GPUs: TP 1 PP 2 (DP 16) fills a node with 4 ranks.
-  for (const auto& layout : std::vector<std::tuple<int, int, int>>{
-           {1, 1, 0}, {1, 1, 8}, {1, 1, 16}, {8, 1, 0}, {8, 1, 1}, {8, 1, 2}, {1, 2, 4}, {1, 2, 8}}) {
+  for (const auto& layout : std::vector<std::tuple<int, int, int>>{{1, 1, 0},
+                                                                   {1, 1, 8},
+                                                                   {1, 1, 16},
+                                                                   {8, 1, 0},
+                                                                   {8, 1, 1},
+                                                                   {8, 1, 2},
+                                                                   {1, 2, 4},
+                                                                   {1, 2, 8}}) {
     INFO(std::get<0>(layout) << " " << std::get<1>(layout) << " " << std::get<2>(layout));
     CHECK(layouts.count(layout) == 1);
   }
@@ -80,8 +86,8 @@ TEST_CASE("bad hybrid-sharding axes are errors at their field") {
         "data-parallel degrees (16, 32)\n"
         "s.textproto:5:33: sweep.data_parallel_shard[2]: 12 divides none of the sweep's "
         "data-parallel degrees (16, 32)\n");
-  CHECK(testing::scenario_errors(llama(
-            zero3 + "sweep { auto_parallelism { } data_parallel_shard: [48] }")) ==
+  CHECK(testing::scenario_errors(
+            llama(zero3 + "sweep { auto_parallelism { } data_parallel_shard: [48] }")) ==
         "s.textproto:5:30: sweep.data_parallel_shard[0]: 48 divides none of the sweep's GPU "
         "counts (32), so no data-parallel degree\n");
   CHECK(testing::scenario_errors(llama("sweep { zero_stage: [1, 2] data_parallel_shard: [8] }")) ==
@@ -104,7 +110,8 @@ std::vector<ResultRow> step_rows(const testing::TempDir& dir, const std::string&
   const ExpandedConfigurations space = expand_configurations(*loaded);
   Evaluator evaluator(testing::shipped_catalog(), *loaded);
   std::vector<ResultRow> rows;
-  for (const Configuration& c : space.valid) rows.push_back(make_step_row(c, evaluator.evaluate(c)));
+  for (const Configuration& c : space.valid)
+    rows.push_back(make_step_row(c, evaluator.evaluate(c)));
   return rows;
 }
 
