@@ -438,6 +438,7 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
         mixed.span_gpus = std::gcd(mixed.span_gpus, one.span_gpus);
         mixed.divided_gpus = std::gcd(mixed.divided_gpus, one.divided_gpus);
         mixed.total_gpus += one.total_gpus;
+        mixed.node_gpus = std::gcd(mixed.node_gpus, one.node_gpus);
         nodes += pool.nodes;
       }
       const s::InstanceType* first = mix.front().instance;

@@ -134,7 +134,7 @@ class ConfigurationSpace {
   struct Shape {
     int span_gpus, divided_gpus, total_gpus;
     bool mix;
-    int node_gpus = 0;  // the job's GPUs on each node (one instance type)
+    int node_gpus = 0;  // the job's GPUs on each node (pools: their greatest common divisor)
   };
   // Every valid layout of a cluster of this shape (auto_parallelism).
   std::vector<Layout> auto_layouts(const Shape& shape) const;

@@ -73,6 +73,13 @@ TEST_CASE("auto_parallelism's hybrid sharding: groups filling whole nodes, besid
   size_t without_shard = 0;
   for (const auto& layout : layouts) without_shard += std::get<2>(layout) == 0;
   CHECK(plain.valid.size() == without_shard);
+  // The same nodes as the one pool of sweep.pool: the same layouts.
+  const auto pool = expand_configurations(*testing::load_valid_scenario(dir, R"(model: "llama2-7b"
+job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
+parallelism { zero_stage: 3 fsdp2: true }
+sweep { pool { instance: "aws.p4de.24xlarge" nodes: [4] }
+        auto_parallelism { micro_batch_size: [1] max_pipeline_parallel: 2 hybrid_sharding: true } })"));
+  CHECK(pool.valid.size() == space.valid.size());
 }
 
 TEST_CASE("bad hybrid-sharding axes are errors at their field") {
