@@ -16,6 +16,7 @@
 #include "sim/io/field_checker.h"
 #include "sim/parallel/activation_offload.h"
 #include "sim/parallel/expert_parallel.h"
+#include "sim/sweep/axis_values.h"
 #include "sim/sweep/fixed_layout_check.h"
 #include "sim/sweep/pool_checks.h"
 #include "sim/util/number_format.h"
@@ -258,7 +259,7 @@ void check_degree_values(const FieldChecker& owner, const char* field, Problem p
 // The degrees shared by Parallelism (one value each) and Sweep (a list each).
 void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
   for (const char* f : {"tensor_parallel", "pipeline_parallel", "context_parallel",
-                        "micro_batch_size", "virtual_stages"}) {
+                        "micro_batch_size", "virtual_stages", "data_parallel_shard"}) {
     p.at_least(f, 1);
   }
   p.in_range("zero_stage", 0, 3);
@@ -386,10 +387,6 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   }
   // zero3_synchronous_fetch, keep_fp8_transpose_cache and fsdp2 outside zero_stage 3: each
   // configuration's problem (configuration_space.cpp), zero_stage being a sweep axis.
-  if (m.has_data_parallel_shard() && m.data_parallel_shard() < 1) {
-    p.error("data_parallel_shard",
-            "must be at least 1, got " + std::to_string(m.data_parallel_shard()));
-  }
   if (m.fsdp2() && m.zero3_synchronous_fetch()) {
     p.error("fsdp2", "and zero3_synchronous_fetch are two ZeRO-3 runtimes: choose one");
   }
@@ -413,6 +410,29 @@ void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenar
   automatic.at_least("max_pipeline_parallel", 1);
   automatic.at_least("max_virtual_stages", 1);
   automatic.at_least("max_context_parallel", 1);
+  if (scenario.sweep().auto_parallelism().hybrid_sharding() && sweep.has("data_parallel_shard")) {
+    sweep.error("data_parallel_shard",
+                "cannot be listed beside auto_parallelism.hybrid_sharding (which chooses it)");
+  }
+}
+
+// Hybrid sharding swept (its axis or auto_parallelism.hybrid_sharding) needs ZeRO-3 among the
+// sweep's stages.
+void check_hybrid_sharding_stage(const FieldChecker& sweep, const s::Scenario& scenario) {
+  const s::Sweep& w = scenario.sweep();
+  const std::vector<int> stages =
+      axis_values<int>(w.zero_stage(), scenario.parallelism().zero_stage());
+  if (std::find(stages.begin(), stages.end(), 3) != stages.end()) return;
+  std::string listed;
+  for (int stage : stages) listed += (listed.empty() ? "" : ", ") + std::to_string(stage);
+  const std::string why =
+      "hybrid sharding needs zero_stage 3 among the sweep's ZeRO stages "
+      "(parallelism.zero_stage or sweep.zero_stage), which are " +
+      listed;
+  if (w.data_parallel_shard_size() > 0) sweep.error("data_parallel_shard", why);
+  if (w.auto_parallelism().hybrid_sharding()) {
+    sweep.child("auto_parallelism").error("hybrid_sharding", why);
+  }
 }
 
 // Caps on the nodes to be had of an instance type ("at most 2 p5 on spot").
@@ -474,6 +494,10 @@ void check_sweep(const FieldChecker& sweep, const s::Scenario& scenario, const s
   check_parallelism_fields(sweep, model);
   sweep.at_least("nodes", 1);
   if (scenario.sweep().has_auto_parallelism()) check_auto_parallelism(sweep, scenario);
+  if (scenario.sweep().data_parallel_shard_size() > 0 ||
+      scenario.sweep().auto_parallelism().hybrid_sharding()) {
+    check_hybrid_sharding_stage(sweep, scenario);
+  }
   if (scenario.sweep().has_constraints()) check_constraints(sweep.child("constraints"));
 }
 
@@ -757,6 +781,54 @@ void check_cluster_size(const FieldChecker& root, const LoadedScenario& loaded) 
   }
 }
 
+// Each sweep.data_parallel_shard value must divide the data-parallel degree of some candidate: the
+// scenario's data_parallel, or the GPUs of an instance x nodes over a listed TP x CP x PP (any of
+// their divisors under auto_parallelism). A mix is left to each configuration (no ZeRO-3 there).
+void check_shard_axis(const FieldChecker& root, const LoadedScenario& loaded) {
+  const s::Scenario& m = loaded.scenario();
+  const s::Sweep& w = m.sweep();
+  if (w.data_parallel_shard_size() == 0 || !loaded.pool_instances.empty()) return;
+  const s::Parallelism& p = m.parallelism();
+  std::set<int64_t> degrees;  // data-parallel degrees, or under auto_parallelism the GPU counts
+  for (const s::InstanceType* instance : loaded.instances) {
+    const int64_t per_node =
+        m.cluster().has_gpus_per_node() ? m.cluster().gpus_per_node() : instance->gpu_count();
+    for (int nodes : axis_values<int>(w.nodes(), m.cluster().nodes())) {
+      const int64_t gpus = nodes * per_node;
+      if (p.has_data_parallel() || w.has_auto_parallelism()) {
+        if (gpus > 0) degrees.insert(p.has_data_parallel() ? p.data_parallel() : gpus);
+        continue;
+      }
+      for (int tp : axis_values<int>(w.tensor_parallel(), std::max(p.tensor_parallel(), 1))) {
+        for (int cp : axis_values<int>(w.context_parallel(), std::max(p.context_parallel(), 1))) {
+          for (int pp :
+               axis_values<int>(w.pipeline_parallel(), std::max(p.pipeline_parallel(), 1))) {
+            const int64_t model_parallel = int64_t{tp} * cp * pp;
+            if (gpus > 0 && gpus % model_parallel == 0) degrees.insert(gpus / model_parallel);
+          }
+        }
+      }
+    }
+  }
+  if (degrees.empty()) return;  // no layout divides the GPUs: each configuration says why
+  std::string listed;
+  for (int64_t d : degrees) listed += (listed.empty() ? "" : ", ") + std::to_string(d);
+  const FieldChecker sweep = root.child("sweep");
+  for (int i = 0; i < w.data_parallel_shard_size(); ++i) {
+    const int shard = w.data_parallel_shard(i);
+    if (shard < 1 ||
+        std::any_of(degrees.begin(), degrees.end(), [&](int64_t d) { return d % shard == 0; })) {
+      continue;
+    }
+    sweep.error("data_parallel_shard",
+                std::to_string(shard) + " divides none of the sweep's " +
+                    (w.has_auto_parallelism() && !p.has_data_parallel()
+                         ? "GPU counts (" + listed + "), so no data-parallel degree"
+                         : "data-parallel degrees (" + listed + ")"),
+                i);
+  }
+}
+
 void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScenario* loaded) {
   const s::Scenario& m = loaded->scenario();
   if (m.cluster().pool_size() > 0 || m.sweep().pool_size() > 0) {
@@ -816,6 +888,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
     check_context_parallel(root, *loaded);
   }
   check_cluster_size(root, *loaded);
+  if (m.has_sweep()) check_shard_axis(root, *loaded);
   if (m.has_published()) check_published(root.child("published"));
   check_input(root, catalog, *loaded);
   if (m.has_cost()) check_cost(root.child("cost"), catalog, *loaded);

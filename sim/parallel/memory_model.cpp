@@ -46,6 +46,11 @@ RuntimeMemory runtime_memory(const s::Runtime& runtime, const s::Parallelism& p)
       runtime.allocator_overhead_fraction()};
 }
 
+int data_parallel_shard_ranks(const s::Parallelism& p) {
+  const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
+  return p.data_parallel_shard() > 0 && zero >= 3 ? p.data_parallel_shard() : p.data_parallel();
+}
+
 double gradient_buffer_bytes(const s::Parallelism& p) {
   return p.has_gradient_reduce_in_fp32() && !p.gradient_reduce_in_fp32() ? 2 : 4;
 }
@@ -71,10 +76,7 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   // Muon's layer-wise optimizer shards its states by whole weights (muon_step.h).
   const bool shard_states = zero >= 1 || job.optimizer() == s::MUON;
   // Hybrid sharding (data_parallel_shard) shards within each group only.
-  const double shards =
-      static_cast<double>(p.data_parallel_shard() > 0 && zero >= 3 ? p.data_parallel_shard()
-                                                                   : p.data_parallel()) *
-      p.context_parallel();
+  const double shards = static_cast<double>(data_parallel_shard_ranks(p)) * p.context_parallel();
   const double expert_shards = expert_layout(p).expert_data_parallel();
   const bool narrow = job.precision() == s::FP8 || job.precision() == s::FP4;
   // FP8 (FP4) weights replace the 16-bit ones of the GEMMs; else TE keeps a narrow copy and its

@@ -68,6 +68,9 @@ StateBytesPerParameter state_bytes_per_parameter(schema::Precision precision,
 // reduction moves: fp32 (4) unless parallelism.gradient_reduce_in_fp32 is false (16 bits);
 // absent, FP16 reduces 16-bit gradients (Megatron-LM) into an fp32 buffer.
 double gradient_buffer_bytes(const schema::Parallelism& parallelism);
+// The data-parallel ranks one shard group of the model states spans: data_parallel_shard under
+// ZeRO-3 (hybrid sharding), else all of them.
+int data_parallel_shard_ranks(const schema::Parallelism& parallelism);
 double gradient_reduce_bytes(schema::Precision precision, const schema::Parallelism& parallelism);
 
 // The estimate for the fullest stage. `parallelism` must have every degree set (as sweep

@@ -394,11 +394,14 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
   const std::vector<int> workers = axis_values<int>(
       sw.dataloader_workers_per_gpu(), loads ? sc.job().dataloader().workers_per_gpu() : 0);
   for (int zero : axis_values<int>(sw.zero_stage(), base_.zero_stage())) {
-    for (int recompute : axis_values<int>(sw.recompute(), base_.recompute())) {
-      for (bool sp : axis_values<bool>(sw.sequence_parallel(), base_.sequence_parallel())) {
-        for (const s::StorageVolume* volume : volumes) {
-          for (int w : workers) {
-            options_.push_back({zero, static_cast<s::Recompute>(recompute), sp, volume, w});
+    for (int shard : axis_values<int>(sw.data_parallel_shard(), base_.data_parallel_shard())) {
+      for (int recompute : axis_values<int>(sw.recompute(), base_.recompute())) {
+        for (bool sp : axis_values<bool>(sw.sequence_parallel(), base_.sequence_parallel())) {
+          for (const s::StorageVolume* volume : volumes) {
+            for (int w : workers) {
+              options_.push_back(
+                  {zero, shard, static_cast<s::Recompute>(recompute), sp, volume, w});
+            }
           }
         }
       }
@@ -435,6 +438,7 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
         mixed.span_gpus = std::gcd(mixed.span_gpus, one.span_gpus);
         mixed.divided_gpus = std::gcd(mixed.divided_gpus, one.divided_gpus);
         mixed.total_gpus += one.total_gpus;
+        mixed.node_gpus = std::gcd(mixed.node_gpus, one.node_gpus);
         nodes += pool.nodes;
       }
       const s::InstanceType* first = mix.front().instance;
@@ -467,7 +471,7 @@ ConfigurationSpace::Shape ConfigurationSpace::shape(const s::InstanceType& insta
   const int gpus = nodes * gpus_per_node(instance);
   return {
       nvlink_domain_span_gpus(nodes, gpus_per_node(instance), nvlink_domain_nodes_used(instance)),
-      gpus, gpus, false};
+      gpus, gpus, false, gpus_per_node(instance)};
 }
 
 // Pools of the scenario's order; sweep.pool's node counts combined with the last pool's fastest.
@@ -580,7 +584,34 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(const S
     }
   }
   if (shape.mix) add_pipeline_across_pools(shape, mbs_values, &layouts);
-  return layouts;
+  return with_hybrid_sharding(shape, std::move(layouts));
+}
+
+std::vector<ConfigurationSpace::Layout> ConfigurationSpace::with_hybrid_sharding(
+    const Shape& shape, std::vector<Layout> layouts) const {
+  const bool zero3 = std::any_of(options_.begin(), options_.end(),
+                                 [](const Options& o) { return o.zero_stage == 3; });
+  if (shape.mix || !zero3 || !scenario_.scenario().sweep().auto_parallelism().hybrid_sharding()) {
+    return layouts;  // ZeRO-3 is not simulated in a mix
+  }
+  std::vector<Layout> out;
+  for (const Layout& layout : layouts) {
+    out.push_back(layout);
+    const int model_parallel =
+        layout.tensor_parallel * layout.context_parallel * layout.pipeline_parallel;
+    const int dp = shape.total_gpus / model_parallel;
+    // A group's d consecutive replicas span d x TP x CP GPUs of each stage, whole replicas of
+    // all the stages (d x TP x CP x PP GPUs) under TP_PP_DP.
+    const int spread = base_.rank_order() == s::TP_DP_PP ? 1 : layout.pipeline_parallel;
+    for (int d : divisors(dp)) {
+      const int64_t group_gpus =
+          int64_t{d} * layout.tensor_parallel * layout.context_parallel * spread;
+      if (d == dp || group_gpus % shape.node_gpus != 0) continue;
+      out.push_back(layout);
+      out.back().data_parallel_shard = d;
+    }
+  }
+  return out;
 }
 
 void ConfigurationSpace::add_pipeline_across_pools(const Shape& shape,
@@ -663,6 +694,9 @@ Configuration ConfigurationSpace::at(int64_t index) const {
     p.set_loss_in_pipeline_split(true);
   }
   p.set_zero_stage(options.zero_stage);
+  const int shard =
+      layout.data_parallel_shard > 0 ? layout.data_parallel_shard : options.data_parallel_shard;
+  if (shard > 0) p.set_data_parallel_shard(shard);
   p.set_recompute(options.recompute);
   p.set_sequence_parallel(options.sequence_parallel);
   if (!base_.has_data_parallel()) {

@@ -94,8 +94,9 @@ class ConfigurationSpace {
   // Candidates, valid or not. Deterministic: the same scenario always gives the same order
   // (instance, nodes, tensor, context, pipeline, micro-batch, expert parallel (auto layouts of a
   // MoE model), schedule and virtual stages, pool placement (auto layouts: a mix's pipelines
-  // across pools after all the others), ZeRO stage, recomputation, sequence parallelism, dataset
-  // storage, dataloader workers; the last fastest).
+  // across pools after all the others; auto hybrid-sharding groups), ZeRO stage, hybrid sharding's
+  // group (sweep.data_parallel_shard), recomputation, sequence parallelism, dataset storage,
+  // dataloader workers; the last fastest).
   int64_t size() const { return size_; }
   // Requires: 0 <= index < size().
   Configuration at(int64_t index) const;
@@ -110,9 +111,11 @@ class ConfigurationSpace {
     bool embedding_and_loss_in_split = false;
     int expert_parallel = 0;  // auto layouts of a MoE model; 0: as the scenario says
     schema::PoolPlacement pool_placement = schema::DATA_PARALLEL_POOLS;  // of a mix
+    int data_parallel_shard = 0;  // auto hybrid_sharding's group; 0: as the options say
   };
   struct Options {  // the option axes of one candidate
     int zero_stage;
+    int data_parallel_shard;  // 0: the scenario's (absent: all data-parallel ranks)
     schema::Recompute recompute;
     bool sequence_parallel;
     const schema::StorageVolume* dataset_storage;
@@ -131,6 +134,7 @@ class ConfigurationSpace {
   struct Shape {
     int span_gpus, divided_gpus, total_gpus;
     bool mix;
+    int node_gpus = 0;  // the job's GPUs on each node (pools: their greatest common divisor)
   };
   // Every valid layout of a cluster of this shape (auto_parallelism).
   std::vector<Layout> auto_layouts(const Shape& shape) const;
@@ -146,6 +150,9 @@ class ConfigurationSpace {
   // parallel; {0} (as the scenario says) for a model without experts.
   std::vector<int> auto_expert_parallel(int tp, int stage_gpus) const;
   void add_pipeline_layouts(Layout layout, std::vector<Layout>* out) const;
+  // Each layout followed by its hybrid-sharding variants (auto_parallelism.hybrid_sharding): the
+  // groups of data-parallel ranks, fewer than all, that divide them and fill whole nodes.
+  std::vector<Layout> with_hybrid_sharding(const Shape& shape, std::vector<Layout> layouts) const;
   // A mix's layouts with the pipeline's stages across its pools: TP x CP x DP dividing every
   // pool's GPUs, the stages what the GPUs leave (pipeline_across_pools.h).
   void add_pipeline_across_pools(const Shape& shape, const std::vector<int>& mbs_values,

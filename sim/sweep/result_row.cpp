@@ -8,6 +8,7 @@
 #include "sim/cost/run_cost.h"
 #include "sim/cost/training_budget.h"
 #include "sim/parallel/expert_parallel.h"
+#include "sim/parallel/memory_model.h"
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -59,6 +60,8 @@ const std::vector<ResultColumn>& result_columns() {
       identity("context_parallel", "CP", Kind::kInteger),
       identity("pipeline_parallel", "PP", Kind::kInteger),
       identity("data_parallel", "DP", Kind::kInteger),
+      // The data-parallel ranks of one sharding group: fewer than DP under hybrid sharding.
+      identity("data_parallel_shard", "shard", Kind::kInteger),
       identity("expert_parallel", "EP", Kind::kInteger),  // 1 for a dense model
       identity("micro_batch_size", "mbs", Kind::kInteger),
       identity("virtual_stages", "v", Kind::kInteger),
@@ -173,6 +176,7 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                     number(p.context_parallel()),
                     number(p.pipeline_parallel()),
                     number(p.data_parallel()),
+                    number(data_parallel_shard_ranks(p)),
                     number(expert_layout(p).expert_parallel),
                     number(p.micro_batch_size()),
                     number(p.virtual_stages()),
@@ -329,11 +333,15 @@ std::string describe_configuration(const ResultRow& r) {
                              : "";
   const std::string ep =
       row_number(r, result_column("expert_parallel")) > 1 ? " EP " + n("expert_parallel") : "";
+  const std::string shard = row_number(r, result_column("data_parallel_shard")) <
+                                    row_number(r, result_column("data_parallel"))
+                                ? " shard " + n("data_parallel_shard")
+                                : "";
   const std::string cluster = row_number(r, result_column("pools")) > 1
                                   ? row_text(r, result_column("instance"))
                                   : row_text(r, result_column("instance")) + " x " + n("nodes");
   return cluster + ", TP " + n("tensor_parallel") + cp + " PP " + n("pipeline_parallel") + " DP " +
-         n("data_parallel") + ep + " mbs " + n("micro_batch_size") + input + ", " +
+         n("data_parallel") + shard + ep + " mbs " + n("micro_batch_size") + input + ", " +
          row_text(r, result_column("billing"));
 }
 
@@ -358,6 +366,13 @@ std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows) {
       return !row_text(r, result_column(key)).empty();
     });
   };
+  const bool hybrid = std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) {
+    return row_number(r, result_column("data_parallel_shard")) <
+           row_number(r, result_column("data_parallel"));
+  });
+  if (hybrid) {
+    keys.insert(std::find(keys.begin(), keys.end(), "data_parallel") + 1, "data_parallel_shard");
+  }
   if (any_text("limiting_pool")) keys.insert(keys.end(), {"limiting_pool", "pool_wait_s"});
   if (any_text("nodes_added")) {
     keys.insert(std::find(keys.begin(), keys.end(), "billing"), "nodes_added");

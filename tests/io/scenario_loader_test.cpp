@@ -578,7 +578,7 @@ TEST_CASE("hybrid sharding: groups of at least 1 rank that divide the data-paral
         "s.textproto:12:119: parallelism.data_parallel_shard: hybrid sharding's groups must "
         "divide the data-parallel ranks: data_parallel_shard 6 against DP 16\n");
   CHECK(hsdp("zero_stage: 3", 0) ==
-        "s.textproto:12:107: parallelism.data_parallel_shard: must be at least 1, got 0\n");
+        "s.textproto:12:107: parallelism.data_parallel_shard: must be >= 1, got 0\n");
   CHECK(hsdp("zero_stage: 1", 8) ==
         "s.textproto:12:107: parallelism.data_parallel_shard: a ZeRO-3 runtime's option needs "
         "zero_stage 3: zero_stage 1\n");

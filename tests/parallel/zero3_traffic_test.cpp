@@ -3,6 +3,7 @@
 #include "sim/parallel/zero3_traffic.h"
 
 #include <catch2/catch.hpp>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -265,19 +266,20 @@ TEST_CASE("hybrid sharding: each reduce-scatter's shard all-reduced across the r
   CHECK_FALSE(stage.reductions_pending());
 }
 
-// A single stage over 16 GPUs (2 DGX A100 nodes) whose layers are gathered over the network.
-// `shard` ranks per hybrid-sharding group (16: plain ZeRO-3).
-double zero3_step_ms(double unit_gather_bytes, int shard = 16) {
-  auto t = testing::shipped_cluster("onprem.dgx-a100-80gb", 2);
+// A single stage over 8 x `nodes` GPUs (DGX A100 nodes by default) whose layers are gathered over
+// the network. `shard` ranks per hybrid-sharding group (all of them: plain ZeRO-3).
+double zero3_step_ms(double unit_gather_bytes, int shard = 16,
+                     const std::string& instance = "onprem.dgx-a100-80gb", int nodes = 2) {
+  auto t = testing::shipped_cluster(instance, nodes);
   PipelinePlan plan;
-  plan.data_parallel = 16;
+  plan.data_parallel = 8 * nodes;
   plan.data_parallel_shard = shard;
   plan.micro_batches = 2;
   StageWork w{ms(1), ms(2), Picoseconds(0)};
   w.zero3 = work_of(8);
   w.zero3.unit_gather_bytes = unit_gather_bytes;
   w.zero3.unit_gradient_bytes = unit_gather_bytes;
-  w.zero3.replicas = 16 / shard;
+  w.zero3.replicas = plan.data_parallel / shard;
   w.zero3.shard_ranks = shard;
   plan.work = {w};
   return simulate_pipeline(plan, *t).step.seconds() * 1e3;
@@ -306,6 +308,22 @@ TEST_CASE("hybrid sharding inside each node: gathers on NVLink, only shards cros
   CHECK(hybrid < 0.95 * full);
   CHECK(hybrid > 0.5 * full);
   CHECK(zero3_step_ms(4e9, 16) == full);
+}
+
+TEST_CASE("hybrid sharding: more bandwidth for the shard groups never makes the step slower") {
+  // 4 nodes of 8 A100 80GB, groups of 1, 2 and 4 nodes (8, 16, 32 ranks), on the same GPUs and
+  // work with 64 Gbit/s Ethernet, 400 Gbit/s EFA and 1600 Gbit/s InfiniBand between the nodes.
+  for (int shard : {8, 16, 32}) {
+    INFO("shard " << shard);
+    double previous = 0;
+    for (const char* instance :
+         {"aliyun.ecs.ebmgn7e.32xlarge", "aws.p4de.24xlarge", "onprem.dgx-a100-80gb"}) {
+      INFO(instance);
+      const double step = zero3_step_ms(1e9, shard, instance, 4);
+      if (previous > 0) CHECK(step <= previous);
+      previous = step;
+    }
+  }
 }
 
 }  // namespace
