@@ -32,7 +32,8 @@ def series(path, kernel, fp8):
     """{(pass, causal, head_dim): [(seq, tflops)]} of H100 rows of `kernel`, 16-bit or FP8."""
     out = {}
     for r in csv.DictReader(open(os.path.join(path, 'kernels.csv'))):
-        if r['kernel'] != kernel or 'H100' not in r['gpu'] or r['precision'].startswith('FP8') != fp8:
+        if (r['kernel'] != kernel or 'H100' not in r['gpu'] or
+                r['precision'].startswith('FP8') != fp8):
             continue
         shape = re.search(r'seqlen=(\d+)(k?); headdim=(\d+)', r['shape_seq_headdim'])
         if not shape or r['direction'] not in ('forward', 'backward'):
