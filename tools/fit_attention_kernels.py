@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fits a GPU's fused-attention rates (gpu.proto AttentionEfficiency) on kernel benchmarks.
 
-Usage: tools/fit_attention_kernels.py REFERENCE_DATA_VALIDATION_DIR [--kernel cuDNN] [--peak 989]
+Usage: tools/fit_attention_kernels.py REFERENCE_DATA_VALIDATION_DIR [--kernel cuDNN] [--fp8]
+       [--peak TFLOPS]
 
 Reads kernels.csv's FlashAttention-3 paper figures (arXiv:2407.08608, H100 SXM5, 16-bit, sequence
 512 to 16k, FLOPs as FlashAttention counts them: causal halves the forward's, backward 2.5x it)
@@ -14,6 +15,11 @@ forward charts come in two variants, the lower one at short sequences (B) being 
 single backward series is the paper's backward figure, without mask. The causal backward is not
 measured: it is fitted on the non-causal backward scaled by the forward's causal/non-causal ratio
 at each length. Prints the catalog lines and each point's error.
+
+--fp8 fits the FP8 figure's series instead (FP8 inputs, forward only, rates against the FP8 peak,
+1979 unless --peak; catalog lines with precision: FP8). Only its head-dimension-256 forward comes
+in two variants; the one series at 64 and at 128 names no mask and is the only FP8 curve at its
+head dimension, so it is taken for both masks there.
 """
 import argparse
 import csv
@@ -22,22 +28,26 @@ import re
 import sys
 
 
-def series(path, kernel):
-    """{(pass, causal, head_dim): [(seq, tflops)]} of 16-bit H100 rows of `kernel`."""
+def series(path, kernel, fp8):
+    """{(pass, causal, head_dim): [(seq, tflops)]} of H100 rows of `kernel`, 16-bit or FP8."""
     out = {}
     for r in csv.DictReader(open(os.path.join(path, 'kernels.csv'))):
-        if r['kernel'] != kernel or 'H100' not in r['gpu'] or r['precision'].startswith('FP8'):
+        if (r['kernel'] != kernel or 'H100' not in r['gpu'] or
+                r['precision'].startswith('FP8') != fp8):
             continue
         shape = re.search(r'seqlen=(\d+)(k?); headdim=(\d+)', r['shape_seq_headdim'])
         if not shape or r['direction'] not in ('forward', 'backward'):
             continue
         seq = int(shape.group(1)) * (1024 if shape.group(2) else 1)
         head_dim = int(shape.group(3))
+        masks = ('(variant B' in r['causal'],)
         if r['direction'] == 'forward' and 'variant' not in r['causal']:
-            continue  # a forward series without its pair: the mask cannot be told
-        causal = '(variant B' in r['causal']
-        key = (r['direction'].upper(), causal, head_dim)
-        out.setdefault(key, []).append((seq, float(r['tflops'])))
+            if not fp8:
+                continue  # a forward series without its pair: the mask cannot be told
+            masks = (False, True)  # the only FP8 curve at its head dimension
+        for causal in masks:
+            key = (r['direction'].upper(), causal, head_dim)
+            out.setdefault(key, []).append((seq, float(r['tflops'])))
     return out
 
 
@@ -72,25 +82,28 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('data')
     parser.add_argument('--kernel', default='cuDNN')
-    parser.add_argument('--peak', type=float, default=989.0)
+    parser.add_argument('--fp8', action='store_true')
+    parser.add_argument('--peak', type=float)
     args = parser.parse_args()
-    data = series(args.data, args.kernel)
-    fits = {key: fit(points, args.peak) for key, points in data.items()}
+    peak = args.peak or (1979.0 if args.fp8 else 989.0)  # H100 SXM5 dense (gpus.textproto)
+    data = series(args.data, args.kernel, args.fp8)
+    fits = {key: fit(points, peak) for key, points in data.items()}
     for (p, causal, d), points in sorted(data.items()):
         if p != 'BACKWARD' or causal or ('FORWARD', True, d) not in fits:
             continue
-        ratio = [rate(args.peak, fits[('FORWARD', True, d)], s) /
-                 rate(args.peak, fits[('FORWARD', False, d)], s) for s, _ in points]
+        ratio = [rate(peak, fits[('FORWARD', True, d)], s) /
+                 rate(peak, fits[('FORWARD', False, d)], s) for s, _ in points]
         derived = [(s, m * r) for (s, m), r in zip(points, ratio)]
-        fits[('BACKWARD', True, d)] = fit(derived, args.peak)
+        fits[('BACKWARD', True, d)] = fit(derived, peak)
         data[('BACKWARD', True, d)] = derived
     for key in sorted(fits):
         p, causal, d = key
         f, half = fits[key]
-        errs = ', '.join(f'{s}: {100 * (rate(args.peak, fits[key], s) / m - 1):+.1f}%'
+        errs = ', '.join(f'{s}: {100 * (rate(peak, fits[key], s) / m - 1):+.1f}%'
                          for s, m in data[key])
+        precision = ' precision: FP8' if args.fp8 else ''
         print(f'  attention_efficiency {{ pass: {p} causal: {str(causal).lower()} head_dim: {d} '
-              f'max_fraction: {f} half_rate_keys: {half} }}  # {errs}')
+              f'max_fraction: {f} half_rate_keys: {half}{precision} }}  # {errs}')
 
 
 if __name__ == '__main__':

@@ -473,17 +473,32 @@ BRIDGE_FUSED_GROUPED_MLP = {'26.06': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA,
                             '26.08': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA}
 
 # Rows whose recipe runs Transformer Engine's FP8 dot-product attention
-# (mixed_precision.fp8_dot_product_attention; job.fp8_attention, whose backward of a sliding-window
-# layer covers the whole causal square): the gpt-oss-120b MXFP8 ones, v0.5.0
-# gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_GB200_FP8_MX_V2 / _GB300_FP8_MX_V2
-# fp8_dot_product_attention=True (26.06), v0.6.0 perf_recipes/gpt_oss/common.py
-# _apply_gpt_oss_120b_full_iter_fp8mx_configs (26.08). Transformer Engine (v0.6.0 pins
-# NVIDIA/TransformerEngine@4329ff84, dot_product_attention/utils.py get_attention_backend) runs a
-# learnable-sink window in FP8 only with cuDNN's fused attention on sm100 from cuDNN 9.21. Not
-# written for DeepSeek-V3's GB300 full-iteration recipe that also sets it (v0.6.0
-# perf_recipes/deepseek/common.py): it has no sliding window, so the field would change nothing.
-BRIDGE_FP8_ATTENTION = {'26.06': {(s, 'MXFP8', 'gpt-oss-120b') for s in ('DGX-GB200', 'DGX-GB300')},
-                        '26.08': {(s, 'MXFP8', 'gpt-oss-120b') for s in ('DGX-GB200', 'DGX-GB300')}}
+# (mixed_precision.fp8_dot_product_attention; job.fp8_attention: its forward at the GPU's FP8
+# attention rates, its backward of a sliding-window layer over the whole causal square). Every
+# release's performance recipes searched for fp8_dot_product_attention / fp8_multi_head_attention /
+# fp8_dpa: Megatron-Bridge v0.1.0rc0-v0.4.2 set neither (nor do NVIDIA/NeMo v2.0.0-v2.5.0rc0's
+# performance scripts and recipes, but for mlperf_lora_llama2_70b.py, no row of the tables); from
+# 26.06 the GB200 / GB300 MXFP8 recipes of
+#   26.06 (and 26.06.01): v0.5.0 scripts/performance/configs/ (utils/overrides.py copies the
+#     workload config's fp8_dot_product_attention into mixed_precision):
+#     gpt_oss/gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_GB200_FP8_MX_V2 /
+#     _GB300_FP8_MX_V2; qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_
+#     GB200_FP8_MX_V2 / _GB300_FP8_MX_V2 and QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_FP8_MX_V1 /
+#     _GB300_FP8_MX_V1; deepseek/deepseek_workload_base_configs.py
+#     DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_V1 (inherited by _V2 and _GB300_FP8_MX_GBS15360),
+#     not the GB200 one;
+#   26.08: v0.6.0 src/megatron/bridge/perf_recipes/gpt_oss/common.py
+#     _apply_gpt_oss_120b_full_iteration_fp8mx_configs; qwen/common.py
+#     _enable_hybridep_full_iteration_mxfp8 (qwen/{gb200,gb300}/qwen3_moe.py *_fp8mx_config);
+#     deepseek/gb300/deepseek_v3.py deepseek_v3_pretrain_256gpu_gb300_fp8mx_config
+#     (_enable_deepseek_full_iteration_mxfp8(fp8_dot_product_attention=True)), not the GB200 one.
+# Transformer Engine (v0.6.0 pins NVIDIA/TransformerEngine@4329ff84, dot_product_attention/
+# utils.py get_attention_backend) runs a learnable-sink window in FP8 only with cuDNN's fused
+# attention on sm100 from cuDNN 9.21.
+_FP8_ATTENTION = ({(s, 'MXFP8', m) for s in ('DGX-GB200', 'DGX-GB300')
+                   for m in ('gpt-oss-120b', 'qwen3-30b-a3b', 'qwen3-235b-a22b')} |
+                  {('DGX-GB300', 'MXFP8', 'deepseek-v3')})
+BRIDGE_FP8_ATTENTION = {'26.06': _FP8_ATTENTION, '26.08': _FP8_ATTENTION}
 
 # Systems the catalog has: instance, GPUs per node (a GB200/GB300 NVL72 node is a compute tray of
 # 4 GPUs) and the cluster's extra fields. The NVL72 rows run in NVLink domains of 16 trays (64

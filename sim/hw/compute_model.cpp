@@ -81,6 +81,7 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
   const bool narrow = bytes_per_element(precision) < 2;
   sixteen_bit_ = narrow ? gemm_for(gpu, sixteen, runtime) : gemm_;
   sixteen_bit_peak_ = peak_tflops(gpu.peak_tflops(), sixteen) * 1e12;
+  fp8_peak_ = peak_tflops(gpu.peak_tflops(), s::FP8) * 1e12;
   const double memory_fraction = gpu.has_memory_efficiency_fraction()
                                      ? gpu.memory_efficiency_fraction()
                                      : runtime.default_memory_efficiency_fraction();
@@ -148,18 +149,25 @@ Picoseconds ComputeModel::fused_attention(double flops) const {
 
 double ComputeModel::fitted_attention_rate(s::AttentionEfficiency::Pass pass,
                                            const AttentionKernel& kernel) const {
-  const s::AttentionEfficiency* best = nullptr;
-  for (const s::AttentionEfficiency& e : gpu_->attention_efficiency()) {
-    if (e.pass() != pass || e.causal() != kernel.causal) continue;
-    // The nearest head dimension; of two as near, the smaller.
-    const auto distance = [&](const s::AttentionEfficiency& x) {
-      return std::abs(x.head_dim() - kernel.head_dim) * 2 + (x.head_dim() > kernel.head_dim);
-    };
-    if (best == nullptr || distance(e) < distance(*best)) best = &e;
-  }
+  // The entry of the nearest head dimension among those of `precision` (FP8, or unspecified
+  // for 16 bits); of two as near, the smaller.
+  const auto nearest = [&](s::Precision precision) {
+    const s::AttentionEfficiency* best = nullptr;
+    for (const s::AttentionEfficiency& e : gpu_->attention_efficiency()) {
+      if (e.pass() != pass || e.causal() != kernel.causal || e.precision() != precision) continue;
+      const auto distance = [&](const s::AttentionEfficiency& x) {
+        return std::abs(x.head_dim() - kernel.head_dim) * 2 + (x.head_dim() > kernel.head_dim);
+      };
+      if (best == nullptr || distance(e) < distance(*best)) best = &e;
+    }
+    return best;
+  };
+  const s::AttentionEfficiency* fp8 =
+      kernel.fp8 && fp8_peak_ > 0 ? nearest(s::FP8) : nullptr;
+  const s::AttentionEfficiency* best = fp8 ? fp8 : nearest(s::PRECISION_UNSPECIFIED);
   if (best == nullptr) return 0;
   const auto keys = static_cast<double>(kernel.keys);
-  return sixteen_bit_peak_ * best->max_fraction() * sustained_ * keys /
+  return (fp8 ? fp8_peak_ : sixteen_bit_peak_) * best->max_fraction() * sustained_ * keys /
          (keys + best->half_rate_keys());
 }
 

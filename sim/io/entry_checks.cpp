@@ -209,6 +209,12 @@ void check_gpu(const FieldChecker& gpu) {
     e.require("head_dim") && e.at_least("head_dim", 1);
     e.require("max_fraction") && e.in_range("max_fraction", 0.01, 1);
     e.require("half_rate_keys") && e.non_negative("half_rate_keys");
+    if (e.has("precision") &&
+        static_cast<const s::AttentionEfficiency&>(e.message()).precision() != s::FP8) {
+      e.error("precision", "must be FP8 (absent: the 16-bit kernel)");
+    } else if (e.has("precision") && as_gpu(gpu).peak_tflops().fp8() <= 0) {
+      e.error("precision", "FP8 on a GPU without an FP8 peak");
+    }
   }
   gpu.in_range("memory_efficiency_fraction", 0.01, 1);
   gpu.in_range("flash_attention_fraction", 0.01, 1);

@@ -15,8 +15,15 @@ struct KernelPair {
   Picoseconds forward, backward;
 };
 
-KernelPair time_kernel(const ComputeModel& compute, const AttentionKernel& k) {
-  return {compute.attention_forward(k), compute.attention_backward(k)};
+// `k` with the inputs of `op` (FP8 or 16-bit).
+AttentionKernel of(const LayerOp& op, AttentionKernel k) {
+  k.fp8 = op.fp8;
+  return k;
+}
+
+KernelPair time_kernel(const ComputeModel& compute, const LayerOp& op, const AttentionKernel& k) {
+  const AttentionKernel kernel = of(op, k);
+  return {compute.attention_forward(kernel), compute.attention_backward(kernel)};
 }
 
 // Rank r's step kernels of a ring over `cp` ranks (ring_attention.h): c-token chunks.
@@ -42,7 +49,7 @@ AttentionTimes ring_times(const LayerOp& op, const ComputeModel& compute,
     forward.steps.emplace_back();
     backward.steps.emplace_back();
     for (const AttentionKernel& k : ring_steps(op, cp, r)) {
-      const KernelPair t = time_kernel(compute, k);
+      const KernelPair t = time_kernel(compute, op, k);
       forward.steps.back().push_back(t.forward);
       backward.steps.back().push_back(t.backward);
     }
@@ -61,11 +68,11 @@ AttentionTimes gathered_times(const LayerOp& op, const ComputeModel& compute, in
     KernelPair rank;
     if (op.causal) {
       const int64_t c = op.n / (2 * cp);
-      const KernelPair early = time_kernel(compute, {op.count, c, (r + 1) * c, d, true});
-      const KernelPair late = time_kernel(compute, {op.count, c, (2 * cp - r) * c, d, true});
+      const KernelPair early = time_kernel(compute, op, {op.count, c, (r + 1) * c, d, true});
+      const KernelPair late = time_kernel(compute, op, {op.count, c, (2 * cp - r) * c, d, true});
       rank = {early.forward + late.forward, early.backward + late.backward};
     } else {
-      rank = time_kernel(compute, {op.count, op.m, op.n, d, false});
+      rank = time_kernel(compute, op, {op.count, op.m, op.n, d, false});
     }
     t.forward = std::max(t.forward, rank.forward);
     t.backward = std::max(t.backward, rank.backward);
@@ -85,7 +92,7 @@ AttentionTimes attention_times(const LayerOp& op, const ComputeModel& compute,
     CLUSTERSIM_CHECK(cp == 1, "chunked attention under context parallelism");
     const int64_t chunks = (op.m + op.window - 1) / op.window;
     const KernelPair t = time_kernel(
-        compute, {op.count * chunks, op.window, op.window, static_cast<int>(op.k), true});
+        compute, op, {op.count * chunks, op.window, op.window, static_cast<int>(op.k), true});
     return {t.forward, t.backward, {}, {}};
   }
   if (op.window > 0) {
@@ -93,18 +100,19 @@ AttentionTimes attention_times(const LayerOp& op, const ComputeModel& compute,
     // window's keys (the band's exact pairs; context parallelism is refused with it).
     CLUSTERSIM_CHECK(cp == 1, "sliding-window attention under context parallelism");
     const int d = static_cast<int>(op.k);
-    const KernelPair first = time_kernel(compute, {op.count, op.window, op.window, d, true});
-    const KernelPair band = time_kernel(compute, {op.count, op.m - op.window, op.window, d, false});
+    const KernelPair first = time_kernel(compute, op, {op.count, op.window, op.window, d, true});
+    const KernelPair band =
+        time_kernel(compute, op, {op.count, op.m - op.window, op.window, d, false});
     // cuDNN's FP8 backward skips no tile outside the window (LayerOp::backward_unwindowed).
     const Picoseconds backward =
         op.backward_unwindowed
-            ? compute.attention_backward({op.count, op.m, op.n, d, true})
+            ? compute.attention_backward(of(op, {op.count, op.m, op.n, d, true}))
             : first.backward + band.backward;
     return {first.forward + band.forward, backward, {}, {}};
   }
   if (cp == 1 || comm == s::ALL_TO_ALL) {
     const KernelPair k =
-        time_kernel(compute, {op.count, op.m, op.n, static_cast<int>(op.k), op.causal});
+        time_kernel(compute, op, {op.count, op.m, op.n, static_cast<int>(op.k), op.causal});
     return {k.forward, k.backward, {}, {}};
   }
   if (comm == s::ALL_GATHER) return gathered_times(op, compute, cp);

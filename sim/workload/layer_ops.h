@@ -49,6 +49,9 @@ struct LayerOp {
   // A sliding window (not chunked) whose backward computes the whole causal square: cuDNN's FP8
   // attention (LayerShape::fp8_attention).
   bool backward_unwindowed = false;
+  // Attention with FP8 inputs (LayerShape::fp8_attention): its kernels at the FP8 rates
+  // (AttentionKernel::fp8).
+  bool fp8 = false;
   // Memory-bound: the backward's traffic where it is not twice the forward's (the eager expert
   // kernels, eager_expert_kernels.h, whose gradients are counted kernel by kernel).
   std::optional<double> backward_bytes = std::nullopt;
@@ -87,8 +90,8 @@ struct LayerShape {
   // The routed experts run Transformer Engine's fused grouped MLP (parallelism.fused_expert_mlp):
   // no elementwise kernels of their own between the grouped GEMMs.
   bool fused_expert_mlp = false;
-  // Attention in FP8 (job.fp8_attention): a sliding window's backward over the whole causal
-  // square.
+  // Attention in FP8 (job.fp8_attention): its kernels at the FP8 rates, a sliding window's
+  // backward over the whole causal square.
   bool fp8_attention = false;
   // The router's probabilities reach the experts in fp32: Megatron-Core's flex dispatcher (DeepEP,
   // HybridEP; parallelism.expert_dispatcher EXPERT_NODE_DEDUPLICATED) casts them so

@@ -194,6 +194,54 @@ TEST_CASE("Blackwell fused attention: the H100's kernel curves scaled by the B20
   }
 }
 
+TEST_CASE("FP8 attention runs at the fitted cuDNN FP8 rates of the FlashAttention-3 paper") {
+  // gpus.textproto: the H100's FP8 forward at head dimension 128 (either mask), max_fraction 0.502
+  // of the 1979 TFLOP/s FP8 peak and half_rate_keys 317 (tools/fit_attention_kernels.py --fp8).
+  const auto h100 = model("H100-SXM5-80GB", s::FP8);
+  // (The picosecond clock rounds the time: 1e-8 of this one.)
+  AttentionKernel k{8, 4096, 4096, 128, false, true};
+  CHECK(h100.attention_forward(k).seconds() ==
+        Approx(k.forward_flops() / (1979e12 * 0.502 * 4096 / (4096 + 317))).epsilon(1e-6));
+  // kernels.csv, cuDNN FP8 forward on H100 SXM5, TFLOP/s as FlashAttention counts them.
+  const auto tflops = [&](int64_t seq, int head_dim, bool causal) {
+    const AttentionKernel f{16 * 16384 / seq, seq, seq, head_dim, causal, true};
+    const double counted = 4.0 * seq * seq * head_dim * f.batch_heads / (causal ? 2 : 1);
+    return counted / h100.attention_forward(f).seconds() / 1e12;
+  };
+  CHECK(tflops(16384, 128, false) == Approx(1005).epsilon(0.05));
+  CHECK(tflops(16384, 64, false) == Approx(438).epsilon(0.05));
+  CHECK(tflops(8192, 256, true) == Approx(1056).epsilon(0.05));   // variant B: causal
+  CHECK(tflops(2048, 256, false) == Approx(1001).epsilon(0.05));  // variant A: no mask
+  // No FP8 backward is benchmarked: it runs at the 16-bit entries.
+  AttentionKernel sixteen_bit = k;
+  sixteen_bit.fp8 = false;
+  CHECK(h100.attention_backward(k) == h100.attention_backward(sixteen_bit));
+  // A 16-bit kernel never takes an FP8 entry.
+  const auto bf16 = model("H100-SXM5-80GB", s::BF16);
+  CHECK(h100.attention_forward(sixteen_bit) == bf16.attention_forward(sixteen_bit));
+}
+
+TEST_CASE("FP8 attention is never slower than 16-bit where both are benchmarked") {
+  // kernels.csv: cuDNN's FP8 forward runs 1.2-2.3x its 16-bit one at head dimension 128 over
+  // sequences 512-16k, and at 256 from 2k on (at 512 and 1k, the causal FP8 kernel, 304 and 449
+  // TFLOP/s, runs no faster than the 16-bit, 308 and 391). On the H100 and, scaled alike, on
+  // Blackwell.
+  for (const char* gpu : {"H100-SXM5-80GB", "GB200-186GB"}) {
+    const auto fp8 = model(gpu, s::FP8, KernelSetting::kTrainingStep);
+    for (int head_dim : {128, 256}) {
+      for (int64_t seq : {512, 1024, 2048, 4096, 8192, 16384}) {
+        if (head_dim == 256 && seq < 2048) continue;
+        for (bool causal : {false, true}) {
+          const AttentionKernel eight{8, seq, seq, head_dim, causal, true};
+          const AttentionKernel sixteen{8, seq, seq, head_dim, causal, false};
+          CHECK(fp8.attention_forward(eight) < fp8.attention_forward(sixteen));
+          CHECK(fp8.attention_backward(eight) == fp8.attention_backward(sixteen));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("a causal kernel does half the pairs plus the diagonal") {
   const AttentionKernel causal{1, 4096, 4096, 128, true};
   CHECK(causal.pairs() == 4096.0 * 4097 / 2);

@@ -39,6 +39,19 @@ TEST_CASE("a sustained compute fraction above 1 is an error at its field") {
         "c.textproto:9:3: gpu[0].sustained_compute_fraction: must be in [0.01, 1], got 1.3\n");
 }
 
+TEST_CASE("an attention efficiency's precision is FP8 on a GPU with an FP8 peak") {
+  const auto entry = [](const std::string& precision) {
+    return gpu_entry("  attention_efficiency { pass: FORWARD causal: true head_dim: 128 "
+                     "max_fraction: 0.5 half_rate_keys: 100 precision: " + precision + " }");
+  };
+  CHECK(catalog_errors(entry("BF16")) ==
+        "c.textproto:9:105: gpu[0].attention_efficiency[0].precision: must be FP8 (absent: the "
+        "16-bit kernel)\n");
+  CHECK(catalog_errors(entry("FP8")) ==
+        "c.textproto:9:105: gpu[0].attention_efficiency[0].precision: FP8 on a GPU without an FP8 "
+        "peak\n");
+}
+
 // A training runtime entry (line 1 of its text: "runtime {"; `extra` on line 11).
 std::string runtime_entry(const std::string& extra = "") {
   return "runtime {\n  name: \"default\"\n  cuda_context_gib: 0.4\n  communicator_gib: 0.6\n"

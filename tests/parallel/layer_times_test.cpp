@@ -177,8 +177,9 @@ TEST_CASE("FP8 attention's backward of a sliding window covers the whole causal 
   CHECK_FALSE(core(false, true)[0].backward_unwindowed);
   const ComputeModel compute = in_step(s::FP8);
   const LayerTimes t = time_layer(core(true, true), compute, {}, s::RECOMPUTE_NONE);
-  const AttentionKernel first{64, 128, 128, 64, true}, band{64, 3968, 128, 64, false},
-      square{64, 4096, 4096, 64, true};
+  // Every kernel with FP8 inputs (the FP8 forward rates; the backward at the 16-bit ones).
+  const AttentionKernel first{64, 128, 128, 64, true, true}, band{64, 3968, 128, 64, false, true},
+      square{64, 4096, 4096, 64, true, true};
   CHECK(t.forward.compute == compute.attention_forward(first) + compute.attention_forward(band));
   CHECK(t.backward.compute == compute.attention_backward(square));
   // The dense layers' attention is unchanged: it covered the square already.
