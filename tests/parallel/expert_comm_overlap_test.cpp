@@ -32,6 +32,18 @@ TEST_CASE("a combined layer exposes what the all-to-alls outlast the compute by"
   CHECK(combined_exposed_all_to_all(f, b, 0.0) == us(0 + 75 + 0));
 }
 
+TEST_CASE("the SMs an all-to-all takes slow only the compute that runs beside it") {
+  // All-to-alls 100 us, pre-dispatch 90, experts 45 per pass. Beside 100 us of all-to-all the
+  // compute loses s of its speed for those 100 us, so 90 us of it ends at max(100, 90 + 100 s):
+  // phases 1 and 3 expose max(100, 90 + 100 s) - 90: 10 us up to s = 0.1, 100 s beyond (20 at
+  // s = 0.2, about HybridEP's 32 of a GB200's 148 SMs; 50 at s = 0.5). Phase 2's 200 us of
+  // dispatches outlast the 90 us of experts at any s below 0.55: 110.
+  const ExpertPassPhases pass{us(90), us(45), us(100), us(100)};
+  CHECK(combined_exposed_all_to_all(pass, pass, 0.1) == us(10 + 110 + 10));
+  CHECK(combined_exposed_all_to_all(pass, pass, 0.2) == us(20 + 110 + 20));
+  CHECK(combined_exposed_all_to_all(pass, pass, 0.5) == us(50 + 110 + 50));
+}
+
 TEST_CASE("combined 1F1B without a pipeline runs the first forward and the last backward alone") {
   // combined_1f1b_schedule_for_no_pipelining, 4 micro-batches: F1 | B1 F2 | B2 F3 | B3 F4 | B4.
   const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 4, 0, true);
