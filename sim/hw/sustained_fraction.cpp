@@ -1,9 +1,10 @@
-// Which sustained fraction a training step takes, and the fractions derived from fitted ones.
+// Which sustained fraction a training step takes, and the values derived from fitted ones.
 #include "sim/hw/sustained_fraction.h"
 
-#include <map>
+#include <set>
 #include <string>
 
+#include "sim/hw/compute_model.h"
 #include "sim/io/catalog.h"
 #include "sim/util/check.h"
 
@@ -46,20 +47,57 @@ double transferred_sustained_fraction(const s::Gpu& gpu, s::Precision from, cons
   return *own * *reference_to / *reference_from;
 }
 
-std::optional<double> default_sustained_compute_fraction(const std::vector<const s::Gpu*>& gpus) {
-  std::map<std::string, std::pair<double, int>> by_architecture;  // sum, count
+const std::vector<RuntimeDefault>& runtime_defaults() {
+  static const std::vector<RuntimeDefault> defaults = {
+      {"default_matmul_max_fraction", "matmul_efficiency.max_fraction",
+       [](const s::Gpu& gpu) -> std::optional<double> {
+         const s::MatmulEfficiency* e = matmul_efficiency(gpu, sixteen_bit_format(gpu));
+         if (e == nullptr || !e->has_max_fraction()) return std::nullopt;
+         return e->max_fraction();
+       }},
+      {"default_matmul_overhead_us", "matmul_efficiency.overhead_us",
+       [](const s::Gpu& gpu) -> std::optional<double> {
+         const s::MatmulEfficiency* e = matmul_efficiency(gpu, sixteen_bit_format(gpu));
+         if (e == nullptr || !e->has_overhead_us()) return std::nullopt;
+         return e->overhead_us();
+       }},
+      {"default_memory_efficiency_fraction", "memory_efficiency_fraction",
+       [](const s::Gpu& gpu) -> std::optional<double> {
+         if (!gpu.has_memory_efficiency_fraction()) return std::nullopt;
+         return gpu.memory_efficiency_fraction();
+       }},
+      {"default_flash_attention_fraction", "flash_attention_fraction",
+       [](const s::Gpu& gpu) -> std::optional<double> {
+         if (!gpu.has_flash_attention_fraction()) return std::nullopt;
+         return gpu.flash_attention_fraction();
+       }},
+      {"default_sustained_compute_fraction", "sustained_compute_fraction",
+       [](const s::Gpu& gpu) -> std::optional<double> {
+         if (!gpu.has_sustained_compute_fraction()) return std::nullopt;
+         return gpu.sustained_compute_fraction();
+       }},
+  };
+  return defaults;
+}
+
+bool efficiencies_fitted(const s::Gpu& gpu) {
+  if (efficiencies_are_priors(gpu)) return false;
+  for (const RuntimeDefault& d : runtime_defaults()) {
+    if (!d.value(gpu)) return false;
+  }
+  return true;
+}
+
+std::optional<double> runtime_default(const std::vector<const s::Gpu*>& gpus,
+                                      const RuntimeDefault& d) {
+  std::set<std::pair<std::string, double>> fits;  // architecture, value
   for (const s::Gpu* gpu : gpus) {
-    if (!gpu->has_sustained_compute_fraction() || efficiencies_are_priors(*gpu)) continue;
-    auto& [sum, count] = by_architecture[gpu->architecture()];
-    sum += gpu->sustained_compute_fraction();
-    ++count;
+    if (efficiencies_fitted(*gpu)) fits.emplace(gpu->architecture(), *d.value(*gpu));
   }
-  if (by_architecture.empty()) return std::nullopt;
+  if (fits.empty()) return std::nullopt;
   double total = 0;
-  for (const auto& [architecture, sum_count] : by_architecture) {
-    total += sum_count.first / sum_count.second;
-  }
-  return total / static_cast<double>(by_architecture.size());
+  for (const auto& [architecture, value] : fits) total += value;
+  return total / static_cast<double>(fits.size());
 }
 
 }  // namespace clustersim

@@ -1,7 +1,8 @@
 // The sustained compute fraction (gpu.proto) of a training step: which of a GPU's fractions a
 // step of a precision takes, and the two values the catalog derives from the fitted ones at load
 // instead of reading them: a precision's fraction carried over from a reference GPU
-// (MatmulEfficiency.sustained_transfer) and the runtime's default for GPUs without any.
+// (MatmulEfficiency.sustained_transfer), and the runtime's defaults for GPUs without fits (this
+// fraction's and the isolated efficiencies', one rule).
 #pragma once
 
 #include <optional>
@@ -34,11 +35,27 @@ bool step_sustained_fraction_fitted(const schema::Gpu& gpu, schema::Precision pr
 double transferred_sustained_fraction(const schema::Gpu& gpu, schema::Precision from,
                                       const schema::Gpu& reference, schema::Precision precision);
 
-// The runtime's default sustained compute fraction (Runtime.default_sustained_compute_fraction):
-// of the `gpus` whose sustained_compute_fraction is fitted (given, efficiencies not priors), the
-// mean per architecture, then the mean over architectures (each chip generation counts once,
-// however many catalog entries share its fit). Absent when no GPU has one.
-std::optional<double> default_sustained_compute_fraction(
-    const std::vector<const schema::Gpu*>& gpus);
+// One of the runtime's efficiencies for GPUs without their own (Runtime.default_*), which the
+// catalog computes at load instead of reading it: `field` of the Runtime, taken from `gpu_field`
+// of the GPUs with fitted efficiencies.
+struct RuntimeDefault {
+  const char* field;      // e.g. "default_matmul_max_fraction"
+  const char* gpu_field;  // e.g. "matmul_efficiency.max_fraction" (of the 16-bit format)
+  std::optional<double> (*value)(const schema::Gpu& gpu);  // the GPU's own; absent if none
+};
+
+// The five: the 16-bit matmul's max_fraction and overhead_us, memory_efficiency_fraction,
+// flash_attention_fraction, sustained_compute_fraction.
+const std::vector<RuntimeDefault>& runtime_defaults();
+
+// Whether a GPU's efficiencies are fitted: not priors, and it gives every runtime_defaults() value.
+bool efficiencies_fitted(const schema::Gpu& gpu);
+
+// The runtime's default of `d`: the mean of its value over the `gpus` whose efficiencies are
+// fitted, each fit counted once (entries of one architecture with the same value share a fit:
+// the A100 SXM4 40GB and 80GB entries all theirs, the H200 the H100's sustained fraction).
+// Absent when no GPU's efficiencies are fitted.
+std::optional<double> runtime_default(const std::vector<const schema::Gpu*>& gpus,
+                                      const RuntimeDefault& d);
 
 }  // namespace clustersim

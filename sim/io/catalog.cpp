@@ -85,7 +85,7 @@ std::unique_ptr<Catalog> Catalog::load(const std::vector<std::string>& directori
   }
   catalog->check_references(diagnostics);
   catalog->fingerprint_ = catalog->hash_files();
-  catalog->derive_sustained_fractions(diagnostics);
+  catalog->derive_fitted_values(diagnostics);
   return catalog;
 }
 
@@ -217,7 +217,7 @@ bool Catalog::check_transfer(const FieldChecker& transfer, const s::Gpu& gpu,
   return derivable;
 }
 
-void Catalog::derive_sustained_fractions(Diagnostics* diagnostics) {
+void Catalog::derive_fitted_values(Diagnostics* diagnostics) {
   for (const auto& file : files_) {
     const FieldChecker root = FieldChecker::root(*file, diagnostics);
     for (int i = 0; i < file->message.gpu_size(); ++i) {
@@ -238,17 +238,25 @@ void Catalog::derive_sustained_fractions(Diagnostics* diagnostics) {
   }
   std::vector<const s::Gpu*> gpus;
   for (const auto& [name, entry] : gpus_.all()) gpus.push_back(entry.value);
-  const std::optional<double> fraction = default_sustained_compute_fraction(gpus);
+  std::vector<std::pair<const google::protobuf::FieldDescriptor*, double>> defaults;
+  for (const RuntimeDefault& d : runtime_defaults()) {
+    const std::optional<double> value = runtime_default(gpus, d);
+    if (!value) break;  // none fitted: the same for every value
+    defaults.emplace_back(s::Runtime::descriptor()->FindFieldByName(d.field), *value);
+  }
   for (const auto& file : files_) {
     const FieldChecker root = FieldChecker::root(*file, diagnostics);
     for (int i = 0; i < file->message.runtime_size(); ++i) {
-      if (fraction) {
-        file->message.mutable_runtime(i)->set_default_sustained_compute_fraction(*fraction);
-      } else {
+      s::Runtime* runtime = file->message.mutable_runtime(i);
+      for (const auto& [field, value] : defaults) {
+        runtime->GetReflection()->SetDouble(runtime, field, value);
+      }
+      if (defaults.empty()) {
         root.child("runtime", i)
             .error_here(
-                "no GPU of the catalog has a fitted sustained_compute_fraction to take "
-                "default_sustained_compute_fraction from");
+                "no GPU of the catalog has fitted efficiencies (not priors, with a 16-bit "
+                "matmul_efficiency, memory_efficiency_fraction, flash_attention_fraction and "
+                "sustained_compute_fraction) to take the runtime's defaults from");
       }
     }
   }

@@ -98,10 +98,10 @@ class Catalog {
                    void (*check)(const FieldChecker&), int directory, NamedEntries<T>* entries,
                    Diagnostics* diagnostics);
   void check_references(Diagnostics* diagnostics) const;
-  // Writes the sustained fractions the catalog computes from its fitted GPUs
-  // (sim/hw/sustained_fraction.h) into the loaded entries: each GPU's transferred ones
-  // (MatmulEfficiency.sustained_transfer), then every runtime's default_sustained_compute_fraction.
-  void derive_sustained_fractions(Diagnostics* diagnostics);
+  // Writes the values the catalog computes from its fitted GPUs (sim/hw/sustained_fraction.h) into
+  // the loaded entries: each GPU's transferred sustained fractions
+  // (MatmulEfficiency.sustained_transfer), then every runtime's defaults (runtime_defaults()).
+  void derive_fitted_values(Diagnostics* diagnostics);
   // Whether a transfer's fraction can be derived: its reference GPU known (else an error) with
   // both precisions fitted (else a warning: the steps take the runtime's default), this GPU's
   // `from_precision` fitted (else an error).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "sim/hw/sustained_fraction.h"
 #include "sim/io/schema/catalog.pb.h"
 #include "sim/util/closest_name.h"
 #include "sim/util/number_format.h"
@@ -119,7 +120,7 @@ void check_efficiency_source(const FieldChecker& gpu) {
 }
 
 // A precision's sustained fraction carried over from another GPU replaces the fitted ones; the
-// catalog computes it once every GPU is loaded (Catalog::derive_sustained_fractions).
+// catalog computes it once every GPU is loaded (Catalog::derive_fitted_values).
 void check_sustained_transfer(const FieldChecker& efficiency) {
   for (const char* f : {"sustained_fraction", "mxfp8_sustained_fraction"}) {
     if (efficiency.has(f)) {
@@ -384,17 +385,13 @@ void check_runtime(const FieldChecker& runtime) {
   runtime.require("communicator_gib") && runtime.non_negative("communicator_gib");
   runtime.require("allocator_overhead_fraction") &&
       runtime.in_range("allocator_overhead_fraction", 0, 1);
-  for (const char* f : {"default_matmul_max_fraction", "default_memory_efficiency_fraction",
-                        "default_flash_attention_fraction"}) {
-    runtime.require(f) && runtime.in_range(f, 0.01, 1);
+  for (const RuntimeDefault& d : runtime_defaults()) {
+    if (runtime.has(d.field)) {
+      runtime.error(d.field, std::string("is computed at load from the fitted GPUs' ") +
+                                 d.gpu_field + ": remove it (set a GPU's own " + d.gpu_field +
+                                 " instead)");
+    }
   }
-  if (runtime.has("default_sustained_compute_fraction")) {
-    runtime.error("default_sustained_compute_fraction",
-                  "is computed at load from the GPUs' fitted sustained_compute_fraction: remove "
-                  "it (set a GPU's own sustained_compute_fraction instead)");
-  }
-  runtime.require("default_matmul_overhead_us") &&
-      runtime.non_negative("default_matmul_overhead_us");
   check_source(runtime);
 }
 

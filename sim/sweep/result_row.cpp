@@ -345,11 +345,18 @@ std::string describe_configuration(const ResultRow& r) {
          row_text(r, result_column("billing"));
 }
 
-const std::vector<std::string>& layout_columns() {
-  static const std::vector<std::string> keys = {
+std::vector<std::string> layout_columns(const std::vector<ResultRow>& rows) {
+  std::vector<std::string> keys = {
       "instance",          "nodes",         "tensor_parallel", "context_parallel",
       "pipeline_parallel", "data_parallel", "expert_parallel", "micro_batch_size",
       "virtual_stages",    "recompute"};
+  const bool hybrid = std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) {
+    return row_number(r, result_column("data_parallel_shard")) <
+           row_number(r, result_column("data_parallel"));
+  });
+  if (hybrid) {
+    keys.insert(std::find(keys.begin(), keys.end(), "data_parallel") + 1, "data_parallel_shard");
+  }
   return keys;
 }
 
@@ -358,7 +365,8 @@ std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows) {
   const bool input = std::any_of(rows.begin(), rows.end(),
                                  [&](const ResultRow& r) { return !row_text(r, storage).empty(); });
   std::vector<std::string> keys = {"index"};
-  keys.insert(keys.end(), layout_columns().begin(), layout_columns().end());
+  const std::vector<std::string> layout = layout_columns(rows);
+  keys.insert(keys.end(), layout.begin(), layout.end());
   keys.insert(keys.end(), {"billing", "step_s", "mfu", "memory_gib", "time_to_train_h", "cost",
                            "currency", "limiting"});
   const auto any_text = [&](const char* key) {
@@ -366,13 +374,6 @@ std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows) {
       return !row_text(r, result_column(key)).empty();
     });
   };
-  const bool hybrid = std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) {
-    return row_number(r, result_column("data_parallel_shard")) <
-           row_number(r, result_column("data_parallel"));
-  });
-  if (hybrid) {
-    keys.insert(std::find(keys.begin(), keys.end(), "data_parallel") + 1, "data_parallel_shard");
-  }
   if (any_text("limiting_pool")) keys.insert(keys.end(), {"limiting_pool", "pool_wait_s"});
   if (any_text("nodes_added")) {
     keys.insert(std::find(keys.begin(), keys.end(), "billing"), "nodes_added");

@@ -91,8 +91,10 @@ std::string describe_configuration(const ResultRow& row);
 // with the input pipeline's (storage, workers, data stall) when a row of `rows` has a dataloader.
 std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows);
 
-// The keys of the columns that name a configuration's instance, cluster and parallel layout, in
-// the order every table prints them.
-const std::vector<std::string>& layout_columns();
+// The keys of the columns that name the instance, cluster and parallel layout of `rows`'
+// configurations, in the order every table prints them; the hybrid-sharding group
+// (data_parallel_shard) after data_parallel only when a row shards within groups smaller than its
+// data-parallel ranks.
+std::vector<std::string> layout_columns(const std::vector<ResultRow>& rows);
 
 }  // namespace clustersim

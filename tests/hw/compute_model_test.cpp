@@ -272,16 +272,20 @@ TEST_CASE("GPUs without fitted efficiencies use the runtime defaults and say so"
   CHECK(model("H100-SXM5-80GB", s::BF16).calibrated());
   const auto l4 = model("L4-PCIE-24GB", s::BF16);
   CHECK_FALSE(l4.calibrated());
-  // 121 TFLOP/s x 0.744 default at a large size, plus the 7.9 us default overhead.
-  const double expected = 2.0 * 16384 * 16384 * 16384 / (121e12 * 0.744) + 7.9e-6;
+  // 121 TFLOP/s x the default max fraction at a large size, plus the default overhead (computed
+  // at load from the fitted GPUs: 0.7437 and 7.9 us today).
+  const Catalog& c = testing::shipped_catalog();
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  const double fraction = runtime.default_matmul_max_fraction(),
+               overhead = runtime.default_matmul_overhead_us() * 1e-6;
+  CHECK(fraction == Approx(0.7437).margin(1e-4));
+  const double expected = 2.0 * 16384 * 16384 * 16384 / (121e12 * fraction) + overhead;
   CHECK(l4.matmul(16384, 16384, 16384).seconds() == Approx(expected));
   // In a training step, the runtime's default sustained fraction as well.
-  const Catalog& c = testing::shipped_catalog();
-  const double sustained =
-      c.runtimes().find("default")->value->default_sustained_compute_fraction();
+  const double sustained = runtime.default_sustained_compute_fraction();
   const auto l4_in_step = model("L4-PCIE-24GB", s::BF16, KernelSetting::kTrainingStep);
   CHECK(l4_in_step.matmul(16384, 16384, 16384).seconds() ==
-        Approx(2.0 * 16384 * 16384 * 16384 / (121e12 * 0.744 * sustained) + 7.9e-6));
+        Approx(2.0 * 16384 * 16384 * 16384 / (121e12 * fraction * sustained) + overhead));
 }
 
 // Issue 17: the Ascend 910B's efficiencies are priors (the A100-SXM4's fits, efficiency_source

@@ -49,19 +49,38 @@ TEST_CASE("a transferred fraction is own(from) x reference(to) / reference(from)
   CHECK_FALSE(step_sustained_fraction_fitted(own, s::BF16));
 }
 
-TEST_CASE("the default is the mean over architectures of the fitted GPUs' fractions") {
-  // Ampere (0.9 + 0.8) / 2 = 0.85, Hopper 0.6: (0.85 + 0.6) / 2 = 0.725. A prior (efficiency
-  // source UNVERIFIED) and a GPU without a GPU-wide fraction do not count.
-  const s::Gpu a = gpu("architecture: \"Ampere\" sustained_compute_fraction: 0.9");
-  const s::Gpu b = gpu("architecture: \"Ampere\" sustained_compute_fraction: 0.8");
-  const s::Gpu h = gpu("architecture: \"Hopper\" sustained_compute_fraction: 0.6");
-  const s::Gpu prior =
-      gpu("architecture: \"Da Vinci\" sustained_compute_fraction: 0.99 "
-          "efficiency_source { citation: \"x\" confidence: UNVERIFIED }");
-  const s::Gpu none = gpu(
-      "architecture: \"Blackwell\" matmul_efficiency { precision: FP8 sustained_fraction: 0.5 }");
-  CHECK(*default_sustained_compute_fraction({&a, &b, &h, &prior, &none}) == Approx(0.725));
-  CHECK_FALSE(default_sustained_compute_fraction({&prior, &none}).has_value());
+TEST_CASE("a runtime default is the mean over the fitted GPUs, each fit counted once") {
+  // Sustained: Ampere 0.9 (twice: one fit) and 0.8, Hopper 0.6: (0.9 + 0.8 + 0.6) / 3 = 0.7667.
+  // Memory efficiency: Ampere 0.85 (three entries), Hopper 0.85: one fit each, 0.85. A prior
+  // (efficiency source UNVERIFIED) and a GPU lacking one of the fits do not count.
+  const std::string fits =
+      "peak_tflops { bf16: 312 } matmul_efficiency { precision: BF16 max_fraction: 0.7 "
+      "overhead_us: 8 } memory_efficiency_fraction: 0.85 flash_attention_fraction: 0.4 ";
+  const s::Gpu a = gpu("architecture: \"Ampere\" sustained_compute_fraction: 0.9 " + fits);
+  const s::Gpu a2 = gpu("architecture: \"Ampere\" sustained_compute_fraction: 0.9 " + fits);
+  const s::Gpu b = gpu("architecture: \"Ampere\" sustained_compute_fraction: 0.8 " + fits);
+  const s::Gpu h = gpu("architecture: \"Hopper\" sustained_compute_fraction: 0.6 " + fits);
+  const s::Gpu prior = gpu("architecture: \"Da Vinci\" sustained_compute_fraction: 0.99 " + fits +
+                           "efficiency_source { citation: \"x\" confidence: UNVERIFIED }");
+  const s::Gpu partial =
+      gpu("architecture: \"Blackwell\" sustained_compute_fraction: 0.5 "
+          "matmul_efficiency { precision: BF16 max_fraction: 0.8 overhead_us: 6 }");
+  CHECK(efficiencies_fitted(a));
+  CHECK_FALSE(efficiencies_fitted(prior));
+  CHECK_FALSE(efficiencies_fitted(partial));
+  const auto of = [](const std::string& field) {
+    for (const RuntimeDefault& d : runtime_defaults()) {
+      if (std::string(d.field) == field) return d;
+    }
+    FAIL("no runtime default " << field);
+    return runtime_defaults().front();
+  };
+  const std::vector<const s::Gpu*> gpus = {&a, &a2, &b, &h, &prior, &partial};
+  CHECK(*runtime_default(gpus, of("default_sustained_compute_fraction")) ==
+        Approx((0.9 + 0.8 + 0.6) / 3));
+  CHECK(*runtime_default(gpus, of("default_memory_efficiency_fraction")) == Approx(0.85));
+  CHECK(*runtime_default(gpus, of("default_matmul_overhead_us")) == Approx(8));
+  CHECK_FALSE(runtime_default({&prior, &partial}, of("default_matmul_max_fraction")).has_value());
 }
 
 TEST_CASE("the catalog writes the transferred fractions and the default at load") {
@@ -72,7 +91,9 @@ TEST_CASE("the catalog writes the transferred fractions and the default at load"
       testing::gpu_entry(
           "  architecture: \"Hopper\" sustained_compute_fraction: 0.6\n"
           "  matmul_efficiency { precision: FP8 max_fraction: 0.7 overhead_us: 6 "
-          "sustained_fraction: 0.8 }") +
+          "sustained_fraction: 0.8 }\n"
+          "  matmul_efficiency { precision: BF16 max_fraction: 0.75 overhead_us: 6 }\n"
+          "  memory_efficiency_fraction: 0.85 flash_attention_fraction: 0.4") +
       testing::gpu_entry(
           "  matmul_efficiency { precision: FP8 max_fraction: 0.7 overhead_us: 6 "
           "sustained_fraction: 0.5 }\n"
@@ -84,16 +105,19 @@ TEST_CASE("the catalog writes the transferred fractions and the default at load"
   dir.write("gpus.textproto", own);
   dir.write("runtime.textproto",
             "runtime { name: \"default\" cuda_context_gib: 0.4 communicator_gib: 0.6 "
-            "allocator_overhead_fraction: 0.05 default_matmul_max_fraction: 0.7 "
-            "default_matmul_overhead_us: 8 default_memory_efficiency_fraction: 0.8 "
-            "default_flash_attention_fraction: 0.4 " +
+            "allocator_overhead_fraction: 0.05 " +
                 testing::kSource + " }\n");
   Diagnostics diagnostics;
   const auto catalog = Catalog::load({dir.path()}, &diagnostics);
   REQUIRE(diagnostics.to_string() == "");
   CHECK(*step_sustained_fraction(*catalog->gpus().find("Own-80GB")->value, s::BF16) ==
         Approx(0.375).epsilon(1e-12));
-  CHECK(catalog->runtimes().find("default")->value->default_sustained_compute_fraction() == 0.6);
+  const s::Runtime& runtime = *catalog->runtimes().find("default")->value;
+  CHECK(runtime.default_sustained_compute_fraction() == 0.6);
+  CHECK(runtime.default_matmul_max_fraction() == 0.75);
+  CHECK(runtime.default_matmul_overhead_us() == 6);
+  CHECK(runtime.default_memory_efficiency_fraction() == 0.85);
+  CHECK(runtime.default_flash_attention_fraction() == 0.4);
   // Another reference fit moves the default, not the runtime file's line of the fingerprint.
   own.replace(own.find("sustained_compute_fraction: 0.6"), 31, "sustained_compute_fraction: 0.7");
   dir.write("gpus.textproto", own);
@@ -106,17 +130,38 @@ TEST_CASE("the catalog writes the transferred fractions and the default at load"
   CHECK(refit->fingerprint() != catalog->fingerprint());
 }
 
-TEST_CASE("the shipped runtime's default equals its rule over the shipped catalog") {
+TEST_CASE("the shipped runtime's defaults equal their rule over the shipped catalog") {
   const Catalog& c = testing::shipped_catalog();
   std::vector<const s::Gpu*> gpus;
   for (const auto& [name, entry] : c.gpus().all()) gpus.push_back(entry.value);
-  const double fraction = c.runtimes().find("default")->value->default_sustained_compute_fraction();
-  CHECK(fraction == *default_sustained_compute_fraction(gpus));
-  // Today's fitted architectures: Ampere (the A100s' 0.909) and Hopper (the H100's and H200's
-  // 0.655); a fit of another architecture changes this line on purpose.
-  CHECK(fraction == Approx((shipped("A100-SXM4-80GB").sustained_compute_fraction() +
-                            shipped("H100-SXM5-80GB").sustained_compute_fraction()) /
-                           2));
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  for (const RuntimeDefault& d : runtime_defaults()) {
+    const google::protobuf::FieldDescriptor* field =
+        s::Runtime::descriptor()->FindFieldByName(d.field);
+    REQUIRE(field != nullptr);
+    CHECK(runtime.GetReflection()->GetDouble(runtime, field) == *runtime_default(gpus, d));
+  }
+  // Today's fitted GPUs: the A100 SXM4s (one fit), the H100 SXM5 and the H200 (the H200 takes the
+  // H100's sustained fraction: one fit); a fit of another GPU changes these lines on purpose. The
+  // first four are the values runtime.textproto used to write (0.744, 7.9, 0.867, 0.413).
+  const s::Gpu &a100 = shipped("A100-SXM4-80GB"), &h100 = shipped("H100-SXM5-80GB"),
+               &h200 = shipped("H200-SXM-141GB");
+  const auto mean = [&](auto value) { return (value(a100) + value(h100) + value(h200)) / 3; };
+  CHECK(runtime.default_matmul_max_fraction() == Approx(mean([](const s::Gpu& g) {
+          return matmul_efficiency(g, s::BF16)->max_fraction();
+        })));
+  CHECK(runtime.default_matmul_max_fraction() == Approx(0.744).margin(0.0005));
+  CHECK(runtime.default_matmul_overhead_us() ==
+        Approx(mean([](const s::Gpu& g) { return matmul_efficiency(g, s::BF16)->overhead_us(); })));
+  CHECK(runtime.default_matmul_overhead_us() == Approx(7.9).margin(0.05));
+  CHECK(runtime.default_memory_efficiency_fraction() ==
+        Approx(mean([](const s::Gpu& g) { return g.memory_efficiency_fraction(); })));
+  CHECK(runtime.default_memory_efficiency_fraction() == Approx(0.867).margin(0.0005));
+  CHECK(runtime.default_flash_attention_fraction() ==
+        Approx(mean([](const s::Gpu& g) { return g.flash_attention_fraction(); })));
+  CHECK(runtime.default_flash_attention_fraction() == Approx(0.413).margin(0.0005));
+  CHECK(runtime.default_sustained_compute_fraction() ==
+        Approx((a100.sustained_compute_fraction() + h100.sustained_compute_fraction()) / 2));
 }
 
 TEST_CASE("a Blackwell BF16 step takes its FP8 fraction x the H100's BF16 / FP8, uncalibrated") {

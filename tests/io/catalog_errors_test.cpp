@@ -52,25 +52,47 @@ TEST_CASE("an attention efficiency's precision is FP8 on a GPU with an FP8 peak"
         "peak\n");
 }
 
-// A training runtime entry (line 1 of its text: "runtime {"; `extra` on line 11).
+// A training runtime entry (line 1 of its text: "runtime {"; `extra` on line 7).
 std::string runtime_entry(const std::string& extra = "") {
   return "runtime {\n  name: \"default\"\n  cuda_context_gib: 0.4\n  communicator_gib: 0.6\n"
-         "  allocator_overhead_fraction: 0.05\n  default_matmul_max_fraction: 0.7\n"
-         "  default_matmul_overhead_us: 8\n  default_memory_efficiency_fraction: 0.8\n"
-         "  default_flash_attention_fraction: 0.4\n  " +
+         "  allocator_overhead_fraction: 0.05\n  " +
          testing::kSource + "\n" + extra + "\n}\n";
 }
 
-TEST_CASE("the runtime's default sustained fraction is computed, never written") {
-  // The GPU entry takes lines 1-10, the runtime starts on line 11.
-  CHECK(catalog_errors(gpu_entry("  sustained_compute_fraction: 0.8") +
-                       runtime_entry("  default_sustained_compute_fraction: 0.8")) ==
-        "c.textproto:21:3: runtime[0].default_sustained_compute_fraction: is computed at load "
-        "from the GPUs' fitted sustained_compute_fraction: remove it (set a GPU's own "
+TEST_CASE("the runtime's defaults are computed, never written") {
+  // The GPU entry takes lines 1-13, the runtime starts on line 14 (`extra` on line 20).
+  const std::string fitted = gpu_entry(
+      "  matmul_efficiency { precision: BF16 max_fraction: 0.7 overhead_us: 8 }\n"
+      "  memory_efficiency_fraction: 0.8\n  flash_attention_fraction: 0.4\n"
+      "  sustained_compute_fraction: 0.8");
+  CHECK(catalog_errors(fitted + runtime_entry("  default_sustained_compute_fraction: 0.8")) ==
+        "c.textproto:20:3: runtime[0].default_sustained_compute_fraction: is computed at load "
+        "from the fitted GPUs' sustained_compute_fraction: remove it (set a GPU's own "
         "sustained_compute_fraction instead)\n");
-  CHECK(catalog_errors(gpu_entry() + runtime_entry()) ==
-        "c.textproto:11:1: runtime[0]: no GPU of the catalog has a fitted "
-        "sustained_compute_fraction to take default_sustained_compute_fraction from\n");
+  CHECK(catalog_errors(fitted + runtime_entry("  default_matmul_max_fraction: 0.744\n"
+                                              "  default_flash_attention_fraction: 0.413")) ==
+        "c.textproto:20:3: runtime[0].default_matmul_max_fraction: is computed at load from the "
+        "fitted GPUs' matmul_efficiency.max_fraction: remove it (set a GPU's own "
+        "matmul_efficiency.max_fraction instead)\n"
+        "c.textproto:21:3: runtime[0].default_flash_attention_fraction: is computed at load from "
+        "the fitted GPUs' flash_attention_fraction: remove it (set a GPU's own "
+        "flash_attention_fraction instead)\n");
+  CHECK(catalog_errors(fitted + runtime_entry("  default_matmul_overhead_us: 7.9\n"
+                                              "  default_memory_efficiency_fraction: 0.867")) ==
+        "c.textproto:20:3: runtime[0].default_matmul_overhead_us: is computed at load from the "
+        "fitted GPUs' matmul_efficiency.overhead_us: remove it (set a GPU's own "
+        "matmul_efficiency.overhead_us instead)\n"
+        "c.textproto:21:3: runtime[0].default_memory_efficiency_fraction: is computed at load "
+        "from the fitted GPUs' memory_efficiency_fraction: remove it (set a GPU's own "
+        "memory_efficiency_fraction instead)\n");
+  // A GPU lacking one of the fits (here flash_attention_fraction) does not count.
+  CHECK(catalog_errors(gpu_entry("  matmul_efficiency { precision: BF16 max_fraction: 0.7 "
+                                 "overhead_us: 8 }\n  memory_efficiency_fraction: 0.8\n"
+                                 "  sustained_compute_fraction: 0.8") +
+                       runtime_entry()) ==
+        "c.textproto:13:1: runtime[0]: no GPU of the catalog has fitted efficiencies (not priors, "
+        "with a 16-bit matmul_efficiency, memory_efficiency_fraction, flash_attention_fraction "
+        "and sustained_compute_fraction) to take the runtime's defaults from\n");
 }
 
 TEST_CASE("a transferred sustained fraction needs its reference's fits and no fitted value") {

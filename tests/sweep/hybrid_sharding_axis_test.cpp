@@ -1,6 +1,7 @@
 // Tests of hybrid sharding (HSDP) as a sweep axis: listed groups, auto_parallelism's whole-node
 // groups, the located errors of the axis, its result column, and a swept row equal to the same
 // layout run alone.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <set>
 #include <tuple>
@@ -141,6 +142,22 @@ TEST_CASE("a swept HSDP row is the same layout run alone, bit for bit, memory pe
   CHECK(number(swept[1], "data_parallel") == 32);
   // Model states sharded over 8 ranks instead of 32: more memory per GPU.
   CHECK(number(swept[0], "memory_gib") > number(swept[1], "memory_gib"));
+}
+
+TEST_CASE("the layout columns show the shard group only when a row hybrid-shards") {
+  const testing::TempDir dir;
+  const std::string zero3 = "parallelism { zero_stage: 3 fsdp2: true ";
+  const auto swept = step_rows(dir, llama(zero3 + "}\nsweep { data_parallel_shard: [8, 32] }"));
+  const std::vector<std::string> hybrid = layout_columns(swept);
+  const auto dp = std::find(hybrid.begin(), hybrid.end(), "data_parallel");
+  REQUIRE(dp + 1 < hybrid.end());
+  CHECK(*(dp + 1) == "data_parallel_shard");
+  // Shard groups of all the data-parallel ranks (32 of DP 32), or none given: no column, so
+  // `run`'s and the summary's tables of such layouts are unchanged.
+  const std::vector<std::string> plain = layout_columns({swept[1]});
+  CHECK(std::find(plain.begin(), plain.end(), "data_parallel_shard") == plain.end());
+  CHECK(plain == layout_columns(step_rows(dir, llama(zero3 + "}"))));
+  CHECK(plain.size() + 1 == hybrid.size());
 }
 
 TEST_CASE("a model that fits only with a larger shard group is out of memory with smaller ones") {

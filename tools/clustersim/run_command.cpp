@@ -21,17 +21,14 @@
 namespace clustersim::cli {
 namespace {
 
-// The columns `run` prints (result_row.h defines them for every output).
-const std::vector<std::string>& run_columns() {
-  static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k = layout_columns();
-    k.insert(k.end(), {"step_s", "tokens_per_s", "samples_per_s", "mfu", "hfu", "compute_s",
-                       "tensor_comm_s", "context_comm_s", "expert_comm_s", "expert_compute_s",
-                       "bubble_s", "data_comm_s", "optimizer_s", "data_stall_s", "memory_gib",
-                       "capacity_gib", "limiting", "calibrated"});
-    return k;
-  }();
-  return keys;
+// The columns `run` prints for `rows` (result_row.h defines them for every output).
+std::vector<std::string> run_columns(const std::vector<ResultRow>& rows) {
+  std::vector<std::string> k = layout_columns(rows);
+  k.insert(k.end(),
+           {"step_s", "tokens_per_s", "samples_per_s", "mfu", "hfu", "compute_s", "tensor_comm_s",
+            "context_comm_s", "expert_comm_s", "expert_compute_s", "bubble_s", "data_comm_s",
+            "optimizer_s", "data_stall_s", "memory_gib", "capacity_gib", "limiting", "calibrated"});
+  return k;
 }
 
 // Writes the trace of `configuration` (simulated again, with its timeline) to `path`, atomically,
@@ -123,7 +120,7 @@ int run_command(const std::vector<std::string>& args) {
                      [&](const ResultRow& a, const ResultRow& b) { return key(a) < key(b); });
     if (rows.size() > fastest) rows.resize(fastest);
   }
-  result_table(run_columns(), rows).print(std::cout, inputs->format);
+  result_table(run_columns(rows), rows).print(std::cout, inputs->format);
   if (inputs->format == OutputFormat::kTable && shown < space.valid.size()) {
     std::cout << "... " << space.valid.size() - shown << " more (--limit 0 simulates all)\n";
   }
