@@ -242,6 +242,14 @@ std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
 
 namespace {
 
+// "1, 2, 4": integers as a message lists them.
+template <class Integers>
+std::string comma_list(const Integers& values) {
+  std::string text;
+  for (const auto value : values) text += (text.empty() ? "" : ", ") + std::to_string(value);
+  return text;
+}
+
 // Checks a parallelism degree given either in `parallelism.field` or as sweep axis values.
 template <class Problem>
 void check_degree_values(const FieldChecker& owner, const char* field, Problem problem) {
@@ -423,12 +431,10 @@ void check_hybrid_sharding_stage(const FieldChecker& sweep, const s::Scenario& s
   const std::vector<int> stages =
       axis_values<int>(w.zero_stage(), scenario.parallelism().zero_stage());
   if (std::find(stages.begin(), stages.end(), 3) != stages.end()) return;
-  std::string listed;
-  for (int stage : stages) listed += (listed.empty() ? "" : ", ") + std::to_string(stage);
   const std::string why =
       "hybrid sharding needs zero_stage 3 among the sweep's ZeRO stages "
       "(parallelism.zero_stage or sweep.zero_stage), which are " +
-      listed;
+      comma_list(stages);
   if (w.data_parallel_shard_size() > 0) sweep.error("data_parallel_shard", why);
   if (w.auto_parallelism().hybrid_sharding()) {
     sweep.child("auto_parallelism").error("hybrid_sharding", why);
@@ -763,8 +769,7 @@ void check_cluster_size(const FieldChecker& root, const LoadedScenario& loaded) 
   const FieldChecker owner = swept ? root.child("sweep") : root.child("cluster");
   const int count = swept ? m.sweep().nodes_size() : 1;
   for (const s::InstanceType* instance : loaded.instances) {
-    const int64_t per_node =
-        m.cluster().has_gpus_per_node() ? m.cluster().gpus_per_node() : instance->gpu_count();
+    const int64_t per_node = loaded.gpus_per_node(*instance);
     for (int i = 0; i < count; ++i) {
       const int64_t nodes = swept ? m.sweep().nodes(i) : m.cluster().nodes();
       if (nodes * per_node <= kMaxConfigurationGpus) continue;
@@ -791,8 +796,7 @@ void check_shard_axis(const FieldChecker& root, const LoadedScenario& loaded) {
   const s::Parallelism& p = m.parallelism();
   std::set<int64_t> degrees;  // data-parallel degrees, or under auto_parallelism the GPU counts
   for (const s::InstanceType* instance : loaded.instances) {
-    const int64_t per_node =
-        m.cluster().has_gpus_per_node() ? m.cluster().gpus_per_node() : instance->gpu_count();
+    const int64_t per_node = loaded.gpus_per_node(*instance);
     for (int nodes : axis_values<int>(w.nodes(), m.cluster().nodes())) {
       const int64_t gpus = nodes * per_node;
       if (p.has_data_parallel() || w.has_auto_parallelism()) {
@@ -811,8 +815,7 @@ void check_shard_axis(const FieldChecker& root, const LoadedScenario& loaded) {
     }
   }
   if (degrees.empty()) return;  // no layout divides the GPUs: each configuration says why
-  std::string listed;
-  for (int64_t d : degrees) listed += (listed.empty() ? "" : ", ") + std::to_string(d);
+  const std::string listed = comma_list(degrees);
   const FieldChecker sweep = root.child("sweep");
   for (int i = 0; i < w.data_parallel_shard_size(); ++i) {
     const int shard = w.data_parallel_shard(i);

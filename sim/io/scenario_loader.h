@@ -24,6 +24,11 @@ struct LoadedScenario {
   const schema::Fabric* fabric = nullptr;  // null: a single non-blocking switch
 
   const schema::Scenario& scenario() const { return file->message; }
+  // The job's GPUs on each node of `instance`: cluster.gpus_per_node if given, else all of them.
+  int gpus_per_node(const schema::InstanceType& instance) const {
+    const schema::Cluster& cluster = scenario().cluster();
+    return cluster.has_gpus_per_node() ? cluster.gpus_per_node() : instance.gpu_count();
+  }
 };
 
 // The most GPUs a configuration may have: the work of simulating a step grows a little faster

@@ -468,10 +468,10 @@ void ConfigurationSpace::add_group(const s::InstanceType* instance, int nodes, c
 
 ConfigurationSpace::Shape ConfigurationSpace::shape(const s::InstanceType& instance,
                                                     int nodes) const {
-  const int gpus = nodes * gpus_per_node(instance);
-  return {
-      nvlink_domain_span_gpus(nodes, gpus_per_node(instance), nvlink_domain_nodes_used(instance)),
-      gpus, gpus, false, gpus_per_node(instance)};
+  const int per_node = scenario_.gpus_per_node(instance);
+  const int gpus = nodes * per_node;
+  return {nvlink_domain_span_gpus(nodes, per_node, nvlink_domain_nodes_used(instance)), gpus, gpus,
+          false, per_node};
 }
 
 // Pools of the scenario's order; sweep.pool's node counts combined with the last pool's fastest.
@@ -658,11 +658,6 @@ int ConfigurationSpace::nvlink_domain_nodes_used(const s::InstanceType& instance
                                            : nvlink_domain_nodes(instance);
 }
 
-int ConfigurationSpace::gpus_per_node(const s::InstanceType& instance) const {
-  const s::Cluster& cluster = scenario_.scenario().cluster();
-  return cluster.has_gpus_per_node() ? cluster.gpus_per_node() : instance.gpu_count();
-}
-
 Configuration ConfigurationSpace::at(int64_t index) const {
   CLUSTERSIM_CHECK(index >= 0 && index < size_, "configuration index out of range");
   const auto group =
@@ -677,7 +672,7 @@ Configuration ConfigurationSpace::at(int64_t index) const {
                   base_,
                   options.dataset_storage,
                   options.dataloader_workers_per_gpu,
-                  gpus_per_node(*group->instance),
+                  scenario_.gpus_per_node(*group->instance),
                   nvlink_domain_nodes_used(*group->instance),
                   group->pools};
   s::Parallelism& p = c.parallelism;

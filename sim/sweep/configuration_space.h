@@ -157,8 +157,6 @@ class ConfigurationSpace {
   // pool's GPUs, the stages what the GPUs leave (pipeline_across_pools.h).
   void add_pipeline_across_pools(const Shape& shape, const std::vector<int>& mbs_values,
                                  std::vector<Layout>* out) const;
-  // The job's GPUs on each node of `instance`.
-  int gpus_per_node(const schema::InstanceType& instance) const;
   // Nodes of each NVLink domain the job uses: the cluster's nvlink_domain_nodes or the instance's.
   int nvlink_domain_nodes_used(const schema::InstanceType& instance) const;
 
