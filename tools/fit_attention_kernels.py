@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Fits a GPU's fused-attention rates (gpu.proto AttentionEfficiency) on kernel benchmarks.
 
-Usage: tools/fit_attention_kernels.py REFERENCE_DATA_VALIDATION_DIR [--kernel cuDNN] [--fp8]
+Usage: tools/fit_attention_kernels.py REFERENCE_DATA_VALIDATION_DIR
+       [--kernel cuDNN|FlashAttention-2] [--fp8]
        [--peak TFLOPS]
 
 Reads kernels.csv's FlashAttention-3 paper figures (arXiv:2407.08608, H100 SXM5, 16-bit, sequence
 512 to 16k, FLOPs as FlashAttention counts them: causal halves the forward's, backward 2.5x it)
-and fits, per pass, mask and head dimension of `--kernel`,
+and fits, per pass, mask and head dimension of `--kernel` (cuDNN: the GPU's default fused
+kernels; FlashAttention-2: catalog lines with library FLASH_ATTENTION_2),
     rate(s) = peak x max_fraction x s / (s + half_rate_keys)
 minimising the squared relative error (for each half_rate_keys the best max_fraction is closed
 form; half_rate_keys by golden-section search). The transcription does not name the mask: the
@@ -26,6 +28,9 @@ import csv
 import os
 import re
 import sys
+
+# The catalog's AttentionEfficiency library of each benchmarked kernel (None: the default).
+LIBRARIES = {'cuDNN': None, 'FlashAttention-2': 'FLASH_ATTENTION_2'}
 
 
 def series(path, kernel, fp8):
@@ -81,10 +86,12 @@ def rate(peak, fit_, s):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('data')
-    parser.add_argument('--kernel', default='cuDNN')
+    parser.add_argument('--kernel', default='cuDNN', choices=sorted(LIBRARIES))
     parser.add_argument('--fp8', action='store_true')
     parser.add_argument('--peak', type=float)
     args = parser.parse_args()
+    if args.fp8 and LIBRARIES[args.kernel]:
+        sys.exit(f'{args.kernel} has no FP8 kernel')
     peak = args.peak or (1979.0 if args.fp8 else 989.0)  # H100 SXM5 dense (gpus.textproto)
     data = series(args.data, args.kernel, args.fp8)
     fits = {key: fit(points, peak) for key, points in data.items()}
@@ -102,8 +109,9 @@ def main():
         errs = ', '.join(f'{s}: {100 * (rate(peak, fits[key], s) / m - 1):+.1f}%'
                          for s, m in data[key])
         precision = ' precision: FP8' if args.fp8 else ''
+        library = f' library: {LIBRARIES[args.kernel]}' if LIBRARIES[args.kernel] else ''
         print(f'  attention_efficiency {{ pass: {p} causal: {str(causal).lower()} head_dim: {d} '
-              f'max_fraction: {f} half_rate_keys: {half}{precision} }}  # {errs}')
+              f'max_fraction: {f} half_rate_keys: {half}{precision}{library} }}  # {errs}')
 
 
 if __name__ == '__main__':

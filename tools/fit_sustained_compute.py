@@ -50,8 +50,10 @@ def with_field(line, field, value):
 
 
 def attention_lines(reference, scale):
-    """REFERENCE's attention_efficiency lines (an entry's text) with max_fraction x `scale`."""
-    lines = re.findall(r'^  attention_efficiency \{[^}\n]*\}', reference, flags=re.M)
+    """REFERENCE's attention_efficiency lines of its default kernels (an entry's text; not those
+    of another library, such as FlashAttention-2) with max_fraction x `scale`."""
+    lines = [line for line in re.findall(r'^  attention_efficiency \{[^}\n]*\}', reference,
+                                         flags=re.M) if 'library:' not in line]
     if not lines:
         sys.exit('the reference GPU has no attention_efficiency lines')
     def scaled(m):

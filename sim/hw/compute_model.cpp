@@ -154,7 +154,10 @@ double ComputeModel::fitted_attention_rate(s::AttentionEfficiency::Pass pass,
   const auto nearest = [&](s::Precision precision) {
     const s::AttentionEfficiency* best = nullptr;
     for (const s::AttentionEfficiency& e : gpu_->attention_efficiency()) {
-      if (e.pass() != pass || e.causal() != kernel.causal || e.precision() != precision) continue;
+      if (e.pass() != pass || e.causal() != kernel.causal || e.precision() != precision ||
+          e.library() != kernel.library) {
+        continue;
+      }
       const auto distance = [&](const s::AttentionEfficiency& x) {
         return std::abs(x.head_dim() - kernel.head_dim) * 2 + (x.head_dim() > kernel.head_dim);
       };

@@ -4,7 +4,8 @@
 //                                  bytes / (HBM x memory eff)) + overhead;
 //                              tile use = m / (ceil(m/128) 128) x likewise for n
 //   fused attention:           FLOPs / (16-bit peak x rate(pass, mask, head dim, keys) x sustained)
-//                              (gpu.proto AttentionEfficiency; else the flat flash fraction);
+//                              (gpu.proto AttentionEfficiency of the job's kernel library;
+//                              else the flat flash fraction);
 //                              FP8 inputs: the FP8 peak x the FP8 entries' rate where fitted
 //   memory-bound kernels:      bytes / (HBM x memory eff)
 // `sustained` is 1 for kernels benchmarked alone and, inside a training step, the sustained
@@ -46,6 +47,8 @@ struct AttentionKernel {
   bool causal = false;
   // FP8 inputs (job.fp8_attention): the GPU's FP8 entries of its pass and mask, else the 16-bit.
   bool fp8 = false;
+  // The kernels' library (job.attention_library): the GPU's entries of that library only.
+  schema::AttentionLibrary library = schema::ATTENTION_LIBRARY_UNSPECIFIED;
 
   // Query-key pairs attended per (batch, head): queries x keys, or for a causal mask
   // queries (keys - queries + 1) + queries (queries - 1) / 2 (half the square plus its diagonal
@@ -114,8 +117,9 @@ class ComputeModel {
                 const schema::Runtime& runtime);
   Picoseconds gemm_time(const Gemm& g, int64_t m, int64_t n, int64_t k, double batch,
                         double b_bytes_per_element, int64_t row_tile) const;
-  // The fitted rate in FLOP/s of `pass` for `kernel` (an FP8 kernel: of the FP8 entries where
-  // its pass and mask have one, else of the 16-bit); 0 when none is fitted for its mask.
+  // The fitted rate in FLOP/s of `pass` for `kernel` among the entries of its library (an FP8
+  // kernel: of the FP8 entries where its pass and mask have one, else of the 16-bit); 0 when none
+  // is fitted for its library and mask.
   double fitted_attention_rate(schema::AttentionEfficiency::Pass pass,
                                const AttentionKernel& kernel) const;
 

@@ -213,6 +213,10 @@ void check_gpu(const FieldChecker& gpu) {
     if (e.has("precision") &&
         static_cast<const s::AttentionEfficiency&>(e.message()).precision() != s::FP8) {
       e.error("precision", "must be FP8 (absent: the 16-bit kernel)");
+    } else if (e.has("precision") &&
+               static_cast<const s::AttentionEfficiency&>(e.message()).library() ==
+                   s::FLASH_ATTENTION_2) {
+      e.error("precision", "FlashAttention-2 has no FP8 kernel");
     } else if (e.has("precision") && as_gpu(gpu).peak_tflops().fp8() <= 0) {
       e.error("precision", "FP8 on a GPU without an FP8 peak");
     }

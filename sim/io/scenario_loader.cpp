@@ -114,6 +114,13 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   if (job.has("fp8_attention") && m.precision() != s::FP8) {
     job.error("fp8_attention", "applies to precision FP8 only");
   }
+  if (m.attention_library() == s::FLASH_ATTENTION_2) {
+    if (m.fp8_attention()) {
+      job.error("attention_library", "FlashAttention-2 has no FP8 kernel (job.fp8_attention)");
+    } else if (m.has_flash_attention() && !m.flash_attention()) {
+      job.error("attention_library", "needs fused attention (job.flash_attention)");
+    }
+  }
   // Megatron-Bridge's Kimi-K2 recipes turn FP8 weights off under Muon: they need the distributed
   // optimizer's buffers (v0.5.0 scripts/performance/configs/kimi/kimi_llm_pretrain.py).
   if (m.optimizer() == s::MUON && m.fp8_parameters()) {

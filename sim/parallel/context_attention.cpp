@@ -15,9 +15,10 @@ struct KernelPair {
   Picoseconds forward, backward;
 };
 
-// `k` with the inputs of `op` (FP8 or 16-bit).
+// `k` with the inputs (FP8 or 16-bit) and kernel library of `op`.
 AttentionKernel of(const LayerOp& op, AttentionKernel k) {
   k.fp8 = op.fp8;
+  k.library = op.library;
   return k;
 }
 

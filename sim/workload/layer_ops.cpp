@@ -67,6 +67,7 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
   core.chunked = window > 0 && t.sliding_window().chunked();
   core.backward_unwindowed = window > 0 && !core.chunked && shape.fp8_attention;
   core.fp8 = shape.fp8_attention;
+  core.library = shape.attention_library;
   if (x.cp == 1) return ops->push_back(core);
   switch (shape.context_parallel_comm) {
     case schema::ALL_GATHER:

@@ -52,6 +52,8 @@ struct LayerOp {
   // Attention with FP8 inputs (LayerShape::fp8_attention): its kernels at the FP8 rates
   // (AttentionKernel::fp8).
   bool fp8 = false;
+  // Attention: the kernels' library (LayerShape::attention_library, AttentionKernel::library).
+  schema::AttentionLibrary library = schema::ATTENTION_LIBRARY_UNSPECIFIED;
   // Memory-bound: the backward's traffic where it is not twice the forward's (the eager expert
   // kernels, eager_expert_kernels.h, whose gradients are counted kernel by kernel).
   std::optional<double> backward_bytes = std::nullopt;
@@ -93,6 +95,8 @@ struct LayerShape {
   // Attention in FP8 (job.fp8_attention): its kernels at the FP8 rates, a sliding window's
   // backward over the whole causal square.
   bool fp8_attention = false;
+  // Attention's kernel library (job.attention_library): the GPU's rates of that library.
+  schema::AttentionLibrary attention_library = schema::ATTENTION_LIBRARY_UNSPECIFIED;
   // The router's probabilities reach the experts in fp32: Megatron-Core's flex dispatcher (DeepEP,
   // HybridEP; parallelism.expert_dispatcher EXPERT_NODE_DEDUPLICATED) casts them so
   // (token_dispatcher.py), and the eager weighted bias then computes in fp32.

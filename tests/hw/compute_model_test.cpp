@@ -169,6 +169,47 @@ TEST_CASE("fused attention runs at the fitted cuDNN rates of the FlashAttention-
   CHECK(tflops(1024, true, true) < tflops(8192, true, true));
 }
 
+TEST_CASE("FlashAttention-2 runs at its own fitted rates, about 0.6 of cuDNN's") {
+  // gpus.textproto: the H100's FLASH_ATTENTION_2 entries (tools/fit_attention_kernels.py --kernel
+  // FlashAttention-2), e.g. the non-causal backward at head dimension 128: max_fraction 0.333 of
+  // the 989 TFLOP/s peak, half_rate_keys 274, backward FLOPs 2.5x the forward's.
+  const auto h100 = model("H100-SXM5-80GB", s::BF16);
+  AttentionKernel fa2{8, 8192, 8192, 128, false};
+  fa2.library = s::FLASH_ATTENTION_2;
+  CHECK(h100.attention_backward(fa2).seconds() ==
+        Approx(2.5 * fa2.forward_flops() / (989e12 * 0.333 * 8192 / (8192 + 274))).epsilon(1e-6));
+  // kernels.csv, FlashAttention-2 on H100 SXM5, 16-bit, head dim 128, 16k tokens in a batch.
+  const auto tflops = [&](int64_t seq, bool causal, bool forward) {
+    AttentionKernel k{16 * 16384 / seq, seq, seq, 128, causal};
+    k.library = s::FLASH_ATTENTION_2;
+    const double counted = 4.0 * seq * seq * 128 * k.batch_heads / (causal ? 2 : 1);
+    const Picoseconds t = forward ? h100.attention_forward(k) : h100.attention_backward(k);
+    return (forward ? 1 : 2.5) * counted / t.seconds() / 1e12;
+  };
+  CHECK(tflops(16384, false, true) == Approx(370).epsilon(0.05));  // forward, no mask
+  CHECK(tflops(4096, true, true) == Approx(319).epsilon(0.05));    // forward, causal
+  CHECK(tflops(16384, false, false) == Approx(322).epsilon(0.05));  // backward, no mask
+  // Against cuDNN's kernels (the default library) at long keys: 0.6 of their rate.
+  for (bool causal : {false, true}) {
+    AttentionKernel cudnn{1, 131072, 131072, 128, causal};
+    AttentionKernel flash = cudnn;
+    flash.library = s::FLASH_ATTENTION_2;
+    const double forward =
+        h100.attention_forward(cudnn).seconds() / h100.attention_forward(flash).seconds();
+    const double backward = h100.attention_backward(cudnn).seconds() /
+                            h100.attention_backward(flash).seconds();
+    CHECK(forward == Approx(0.61).margin(0.03));
+    CHECK(backward == Approx(0.61).margin(0.03));
+  }
+  // A GPU without FlashAttention-2 entries (the H200: none fitted) runs it at its flat
+  // flash_attention_fraction (Azure's FlashAttention-2 measurement, 0.333 of the peak).
+  const auto h200 = model("H200-SXM-141GB", s::BF16);
+  AttentionKernel flat{8, 8192, 8192, 128, false};
+  flat.library = s::FLASH_ATTENTION_2;
+  CHECK(h200.attention_forward(flat).seconds() ==
+        Approx(flat.forward_flops() / (989e12 * 0.333)).epsilon(1e-6));
+}
+
 TEST_CASE("Blackwell fused attention: the H100's kernel curves scaled by the B200 fit") {
   // gpus.textproto: no Blackwell attention kernel is benchmarked, so every Blackwell GPU takes the
   // H100's curves with max_fraction x 1.448 (fitted on the B200 long-sequence rows). Alone, the

@@ -50,6 +50,10 @@ TEST_CASE("an attention efficiency's precision is FP8 on a GPU with an FP8 peak"
   CHECK(catalog_errors(entry("FP8")) ==
         "c.textproto:9:105: gpu[0].attention_efficiency[0].precision: FP8 on a GPU without an FP8 "
         "peak\n");
+  // FlashAttention-2's entries are 16-bit: it has no FP8 kernel.
+  CHECK(catalog_errors(entry("FP8 library: FLASH_ATTENTION_2")) ==
+        "c.textproto:9:105: gpu[0].attention_efficiency[0].precision: FlashAttention-2 has no FP8 "
+        "kernel\n");
 }
 
 // A training runtime entry (line 1 of its text: "runtime {"; `extra` on line 7).

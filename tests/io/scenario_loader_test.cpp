@@ -423,6 +423,18 @@ TEST_CASE("NVFP4 is FP4's recipe and needs Blackwell's FP4 tensor cores") {
         "");
   CHECK(scenario_errors(job("  precision: BF16\n  fp8_attention: true", "aws.p6-b200.48xlarge")) ==
         "s.textproto:6:3: job.fp8_attention: applies to precision FP8 only\n");
+  // FlashAttention-2 is a 16-bit fused kernel: not with FP8 attention, nor unfused attention.
+  CHECK(scenario_errors(job("  precision: FP8\n  attention_library: FLASH_ATTENTION_2",
+                            "aws.p6-b200.48xlarge")) == "");
+  CHECK(scenario_errors(job("  precision: FP8\n  fp8_attention: true\n"
+                            "  attention_library: FLASH_ATTENTION_2",
+                            "aws.p6-b200.48xlarge")) ==
+        "s.textproto:7:3: job.attention_library: FlashAttention-2 has no FP8 kernel "
+        "(job.fp8_attention)\n");
+  CHECK(scenario_errors(job("  precision: BF16\n  flash_attention: false\n"
+                            "  attention_library: FLASH_ATTENTION_2",
+                            "aws.p6-b200.48xlarge")) ==
+        "s.textproto:7:3: job.attention_library: needs fused attention (job.flash_attention)\n");
 }
 
 TEST_CASE("uneven pipeline layouts must fit the model's layers") {

@@ -315,6 +315,40 @@ TEST_CASE("context parallel 2 halves a rank's GEMMs and its share of the causal 
   CHECK(whole.forward.context_comm == Picoseconds(0));
 }
 
+TEST_CASE("a FlashAttention-2 job's attention runs that library's kernels, in the ring too") {
+  // Llama 3 70B at 8192 tokens, 8 heads per rank of 128: job.attention_library reaches the
+  // attention op and every kernel of the context-parallel ring.
+  const auto& t = testing::shipped_catalog().models().find("llama3-70b")->value->transformer();
+  auto attention = [&](int cp, s::AttentionLibrary library) {
+    LayerShape shape{8192, 1, 8, true, true, cp, s::P2P};
+    shape.attention_library = library;
+    std::vector<LayerOp> ops;
+    for (const LayerOp& op : layer_forward_ops(t, shape, LayerKind::kDense)) {
+      if (op.kind == LayerOp::Kind::kAttention) ops.push_back(op);
+    }
+    REQUIRE(ops.size() == 1);
+    CHECK(ops[0].library == library);
+    return ops;
+  };
+  const ComputeModel compute = in_step(s::BF16);
+  AttentionKernel whole{8, 8192, 8192, 128, true};
+  whole.library = s::FLASH_ATTENTION_2;
+  const LayerTimes alone =
+      time_layer(attention(1, s::FLASH_ATTENTION_2), compute, {}, s::RECOMPUTE_NONE);
+  CHECK(alone.forward.compute == compute.attention_forward(whole));
+  CHECK(alone.backward.compute == compute.attention_backward(whole));
+  // Under CP 2 every ring step runs at FlashAttention-2's rates: about 1 / 0.6 of cuDNN's time.
+  auto topology = testing::shipped_cluster("onprem.dgx-h100", 2);
+  GroupCollectives context(*topology, {0, 8});
+  const auto ring = [&](s::AttentionLibrary library) {
+    const LayerTimes r =
+        time_layer(attention(2, library), compute, {nullptr, &context, s::P2P}, s::RECOMPUTE_NONE);
+    return (r.forward.compute + r.backward.compute).seconds();
+  };
+  CHECK(ring(s::FLASH_ATTENTION_2) / ring(s::ATTENTION_LIBRARY_UNSPECIFIED) ==
+        Approx(1 / 0.61).epsilon(0.05));
+}
+
 TEST_CASE("a memory-bound kernel's backward moves its own bytes where it counts them") {
   // Twice the forward's traffic by default; the eager expert kernels count their gradients.
   const ComputeModel compute = in_step(s::BF16);
