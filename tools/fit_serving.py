@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fits the serving runtime's per-GPU efficiencies on the serving calibration scenarios.
 
-Usage: tools/fit_serving.py [--clustersim build/release/clustersim] [--memory | --shared] [GPU ...]
+Usage: tools/fit_serving.py [--clustersim build/release/clustersim] [--memory | --shared |
+       --experts] [GPU ...]
 
 For each GPU (default: every GPU fitted in topologies/serving.textproto), searches its
 compute_fraction, memory_fraction, layer_overhead_us, fp8_matmul_fraction where it has one, and
@@ -23,6 +24,12 @@ class and the efficiency_fraction and step_latency_us of the socket class
 (topologies/links.textproto; only the PCIe GPUs' runs cross PCIe links, and only their TP-8 runs
 the sockets, so these are fitted on those). The pcie class's step latencies are NCCL's.
 Prints the fitted values.
+
+With --experts, fits instead each GPU's expert_matmul_fraction (the runtime's mixture-of-experts
+grouped GEMMs' rate against its dense matmuls', at most 1) and expert_layer_overhead_us (its
+routing kernels' time per expert layer; descent from 10 us where unset) on its Mixtral runs, the
+only mixture-of-experts rows: the least mean of the three errors of its "TensorRT-LLM 0.9.0
+Mixtral (fake weights)" line, by the same descent. Its dense constants stay as they are.
 """
 import argparse
 import glob
@@ -47,9 +54,12 @@ def link_class_pattern(name):
 FIT = re.compile(r'gpu \{ gpu: "([^"]+)" compute_fraction: ([\d.]+) memory_fraction: ([\d.]+) '
                  r'layer_overhead_us: ([\d.]+)(?: memory_overhead_gib: ([\d.]+) '
                  r'tensor_parallel_memory_gib: ([\d.]+))?(?: kv_reread_fraction: ([\d.]+))?'
-                 r'(?: fp8_matmul_fraction: ([\d.]+))? \}')
+                 r'(?: fp8_matmul_fraction: ([\d.]+))?(?: expert_matmul_fraction: ([\d.]+))?'
+                 r'(?: expert_layer_overhead_us: ([\d.]+))? \}')
 LINE = re.compile(r'^TensorRT-LLM 0\.9\.0 \(([^)]+)\): mean absolute error throughput ([\d.]+)%.*'
                   r'TTFT ([\d.]+)%.*TPOT ([\d.]+)%', re.M)
+MIXTRAL_LINE = re.compile(r'^TensorRT-LLM 0\.9\.0 Mixtral \(fake weights\) \(([^)]+)\): mean absolute '
+                          r'error throughput ([\d.]+)%.*TTFT ([\d.]+)%.*TPOT ([\d.]+)%', re.M)
 
 
 def fit_line(gpu, values):
@@ -61,6 +71,10 @@ def fit_line(gpu, values):
         line += ' kv_reread_fraction: %.3f' % values[5]
     if values[6] is not None:
         line += ' fp8_matmul_fraction: %.3f' % values[6]
+    if values[7] is not None:
+        line += ' expert_matmul_fraction: %.3f' % values[7]
+    if values[8] is not None:
+        line += ' expert_layer_overhead_us: %.1f' % values[8]
     return line + ' }'
 
 
@@ -88,12 +102,12 @@ def shared_constants():
     return values
 
 
-def scenarios_of(gpu, instances):
-    """The non-Mixtral scenarios on `instances` (None: all)."""
+def scenarios_of(gpu, instances, mixtral=False):
+    """The non-Mixtral scenarios on `instances` (None: all); `mixtral`: the Mixtral ones."""
     files = []
     for path in sorted(glob.glob(os.path.join(ROOT, 'scenarios/validation/serving/*.textproto'))):
         text = open(path).read()
-        if 'mixtral' in path:
+        if ('mixtral' in path) != mixtral:
             continue
         if instances is None or any('instance: "%s"' % i in text for i in instances):
             files.append(path)
@@ -111,9 +125,9 @@ def validate(clustersim, fits, files, csv=False):
                               extra + files, capture_output=True, text=True).stdout
 
 
-def error(clustersim, fits, gpu, files):
+def error(clustersim, fits, gpu, files, line=LINE):
     out = validate(clustersim, fits, files)
-    for m in LINE.finditer(out):
+    for m in line.finditer(out):
         if m.group(1) == gpu:
             return sum(float(x) for x in m.groups()[1:]) / 3
     sys.exit('no result for %s:\n%s' % (gpu, out))
@@ -157,6 +171,15 @@ def fit(clustersim, fits, gpu):
                    lambda f: error(clustersim, f, gpu, files))
 
 
+def fit_experts(clustersim, fits, gpu):
+    files = scenarios_of(gpu, instances_of(gpu), mixtral=True)
+    start = list(fits[gpu])
+    start[7] = start[7] or 1.0
+    start[8] = start[8] or 10.0
+    return descend(dict(fits, **{gpu: start}), gpu, (7, 8), (7,),
+                   lambda f: error(clustersim, f, gpu, files, MIXTRAL_LINE))
+
+
 def fit_shared(clustersim, fits):
     files = [path for path in scenarios_of(None, None) if not path.endswith('-tp1.textproto')]
     # The pcie class's step latencies are NCCL's (its tuner's PCI hop latencies), not fitted.
@@ -191,10 +214,14 @@ def main():
     parser.add_argument('--clustersim', default=os.path.join(ROOT, 'build/release/clustersim'))
     parser.add_argument('--memory', action='store_true', help='fit the runtime memory instead')
     parser.add_argument('--shared', action='store_true', help='fit the shared constants instead')
+    parser.add_argument('--experts', action='store_true',
+                        help='fit the expert GEMMs\' fraction on the Mixtral runs instead')
     parser.add_argument('gpus', nargs='*')
     args = parser.parse_args()
     fits = {m.group(1): [float(m.group(i)) if m.group(i) else None for i in range(2, 7)] +
-            [float(m.group(7) or 1), float(m.group(8)) if m.group(8) else None]
+            [float(m.group(7) or 1), float(m.group(8)) if m.group(8) else None,
+             float(m.group(9)) if m.group(9) else None,
+             float(m.group(10)) if m.group(10) else None]
             for m in FIT.finditer(open(RUNTIME).read())}
     fits[SHARED] = shared_constants()
     if args.shared:
@@ -205,7 +232,8 @@ def main():
                   % ((name,) + tuple(fits[SHARED][1 + 2 * i:3 + 2 * i])))
         return
     for gpu in args.gpus or [g for g in fits if g != SHARED]:
-        fits = (fit_memory if args.memory else fit)(args.clustersim, fits, gpu)
+        fitter = fit_memory if args.memory else fit_experts if args.experts else fit
+        fits = fitter(args.clustersim, fits, gpu)
         print('  ' + fit_line(gpu, fits[gpu]), flush=True)
 
 

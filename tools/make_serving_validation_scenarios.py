@@ -40,9 +40,9 @@ RULES = """# Unknowns, one rule for every run of the campaign (the source gives 
 #   activations and KV cache (the methodology's quant_algo FP8, kv_cache_quant_algo FP8), "Mixed"
 #   the engine's 16-bit dtype (float16; bfloat16 for Falcon-180B); static batching of the batch's
 #   equal requests, all prefilled in one iteration, the KV cache contiguous for the whole batch
-#   (paged_kv_cache disable); every prompt one token id repeated (gptSessionBenchmark's pad id), so
-#   a mixture-of-experts layer sends every token to the same experts; TensorRT-LLM's serving
-#   runtime entry (topologies/serving.textproto)."""
+#   (paged_kv_cache disable); the engines' fake weights (use_fake_weight) route an expert layer's
+#   tokens whatever the prompts (sim/serve/iteration_model.h); TensorRT-LLM's serving runtime
+#   entry (topologies/serving.textproto)."""
 
 
 def number(text):

@@ -21,10 +21,11 @@ bool grouped_kernel_applies(const s::ServingRuntime& runtime, const InferenceSha
 }
 
 // The share of the GPU's tensor-core rate the runtime's expert GEMMs get: its sync_mma_fraction
-// where they issue mma.sync, else 1.
+// where they issue mma.sync, times the fit's expert_matmul_fraction (absent: 1).
 double expert_rate_share(const IterationInputs& in) {
   const bool sync = in.serving->expert_matmuls_sync_mma() && in.gpu->has_sync_mma_fraction();
-  return sync ? in.gpu->sync_mma_fraction() : 1.0;
+  const double fitted = in.fit.has_expert_matmul_fraction() ? in.fit.expert_matmul_fraction() : 1.0;
+  return (sync ? in.gpu->sync_mma_fraction() : 1.0) * fitted;
 }
 
 }  // namespace
@@ -44,8 +45,9 @@ IterationModel::IterationModel(const IterationInputs& in)
       expert_row_tile_(in.serving->has_expert_matmul_row_tile()
                            ? in.serving->expert_matmul_row_tile()
                            : ComputeModel::kTile),
-      identical_tokens_(in.identical_tokens),
+      fake_weights_(in.fake_weights),
       layer_overhead_(Picoseconds::from_microseconds(in.fit.layer_overhead_us())),
+      expert_layer_overhead_(Picoseconds::from_microseconds(in.fit.expert_layer_overhead_us())),
       iteration_overhead_(Picoseconds::from_microseconds(in.serving->iteration_overhead_us())),
       static_prefill_overhead_(
           Picoseconds::from_microseconds(in.serving->static_prefill_overhead_us())) {
@@ -93,23 +95,38 @@ Picoseconds IterationModel::interpolate(const std::vector<Picoseconds>& samples,
 }
 
 Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m) const {
-  Picoseconds total;
-  double touched = 1;
-  if (shape.num_experts > 1) {
-    touched = identical_tokens_ ? shape.experts_per_token
-                                : experts_touched(shape.num_experts, shape.experts_per_token, m);
-  }
-  const auto per_expert = static_cast<int64_t>(
-      std::ceil(static_cast<double>(m) * shape.experts_per_token / touched));
-  for (const LayerGroup& group : shape.groups) {
-    Picoseconds layer =
-        compute_.memory_bound(static_cast<double>(m) * group.memory_bytes_per_token);
+  // One expert layer of `group` whose m tokens' k copies go to `touched` experts, each streaming
+  // its weights once over its share of the rows, with the routing kernels' overhead (touched 0: a
+  // dense layer).
+  const auto layer = [&](const LayerGroup& group, double touched) {
+    const auto per_expert = static_cast<int64_t>(
+        std::ceil(static_cast<double>(m) * shape.experts_per_token / std::max(touched, 1.0)));
+    Picoseconds t = compute_.memory_bound(static_cast<double>(m) * group.memory_bytes_per_token);
+    if (touched > 0) t += expert_layer_overhead_;
     for (const LayerMatmul& mm : group.matmuls) {
-      layer += mm.expert ? experts_.matmul(per_expert, mm.n, mm.k, touched, weight_bytes_,
-                                           expert_row_tile_)
-                         : compute_.matmul(m, mm.n, mm.k, 1.0, weight_bytes_);
+      t += mm.expert ? experts_.matmul(per_expert, mm.n, mm.k, touched, weight_bytes_,
+                                       expert_row_tile_)
+                     : compute_.matmul(m, mm.n, mm.k, 1.0, weight_bytes_);
     }
-    total += Picoseconds(layer.count() * group.layers);
+    return t;
+  };
+  Picoseconds total;
+  for (const LayerGroup& group : shape.groups) {
+    const bool experts = shape.num_experts > 1 &&
+                         std::any_of(group.matmuls.begin(), group.matmuls.end(),
+                                     [](const LayerMatmul& mm) { return mm.expert; });
+    if (!experts) {
+      total += Picoseconds(layer(group, 0).count() * group.layers);
+    } else if (!fake_weights_) {
+      const double touched = experts_touched(shape.num_experts, shape.experts_per_token, m);
+      total += Picoseconds(layer(group, touched).count() * group.layers);
+    } else {
+      // The model's first expert layer: every token to the same k experts; the later ones: every
+      // slot to expert 0.
+      const int first = shape.first_expert_layer ? 1 : 0;
+      total += Picoseconds(layer(group, shape.experts_per_token).count() * first +
+                           layer(group, 1).count() * (group.layers - first));
+    }
   }
   return total;
 }

@@ -4,7 +4,8 @@
 // efficiencies, its tensor-parallel all-reduces and the stage-to-stage sends timed by the network
 // model, plus the runtime's host overhead:
 //
-//   stage = sum over the stage's layer kinds of layers x (matmuls(m) + elementwise(m))
+//   stage = sum over the stage's layer kinds of layers x (matmuls(m) + elementwise(m)
+//                                                         [+ expert layer overhead])
 //           + layers x (prefill attention + decode attention + A all-reduce(m) + layer overhead)
 //             (a sliding-window layer's attention over the pairs and context within its window)
 //           [+ output projection of the sequences]
@@ -18,8 +19,10 @@
 // kv_reread_fraction; a latent-attention model's latent once; it takes the longer of that read
 // and its FLOPs at the fused-attention rate. A mixture-of-experts layer runs its tokens' experts as
 // grouped GEMMs: the experts the iteration's m tokens touch (uniform routing: E (1 - (1 - k/E)^m);
-// identical tokens: the same k) each stream their weights once over m k / touched rows, in the
-// runtime's kernels for them: rows in tiles of its expert_matmul_row_tile, and where they issue
+// an engine of fake weights: the same k in the model's first expert layer, one in every later one,
+// IterationInputs::fake_weights) each stream their weights once over m k / touched rows, in the
+// runtime's kernels for them: rows in tiles of its expert_matmul_row_tile, at the GPU's
+// expert_matmul_fraction of the compute rate (ServingGpuFit; absent: 1), and where they issue
 // mma.sync (expert_matmuls_sync_mma) at the GPU's sync_mma_fraction of its tensor-core rate. Matmul
 // times are memoized per m; collective times are simulated on the replica's topology
 // (net/collective.h) at token counts 1, 2, 4, ... and interpolated linearly between them (each
@@ -61,10 +64,16 @@ struct IterationInputs {
   schema::ServingGpuFit fit;           // this GPU's efficiencies
   const Topology* topology = nullptr;  // holds the replica's GPUs 0 .. tp x pp - 1
   int64_t max_tokens = 8192;           // largest m to sample collectives for
-  // Every token of every iteration carries the same hidden state, so all route to the same k
-  // experts: a benchmark of identical requests whose prompts repeat one token id
-  // (TensorRT-LLM's gptSessionBenchmark); false: tokens route uniformly at random.
-  bool identical_tokens = false;
+  // The engine's weights are TensorRT-LLM's fake ones (a benchmark engine built without a
+  // checkpoint: every parameter drawn as (randn x 2 - 1) x range, so with mean -range, range
+  // sqrt(6 / (rows + columns)) for a matrix, 0.1 for a norm's vector or the experts' 3-D
+  // tensors). The weights' common mean makes every hidden state nearly the same vector, so the
+  // model's first expert layer sends every token to the same k experts; its experts' outputs
+  // overflow 16 bits (a down projection's sums reach about 1e6), the next norm turns them into
+  // NaN, and from then on the router's logits are NaN: its top-k kernel, comparing with >, keeps
+  // its first candidate, expert 0, for every one of a token's k slots. false: tokens route
+  // uniformly at random.
+  bool fake_weights = false;
 };
 
 class IterationModel {
@@ -102,8 +111,9 @@ class IterationModel {
   double kv_reread_fraction_ = 1;  // cost of a KV head's re-read by the masked kernel
   int64_t expert_row_tile_ = ComputeModel::kTile;  // the expert GEMMs' smallest tile of rows
   bool grouped_ = false;
-  bool identical_tokens_ = false;
+  bool fake_weights_ = false;
   Picoseconds layer_overhead_;
+  Picoseconds expert_layer_overhead_;  // the fit's, per expert layer
   Picoseconds iteration_overhead_;
   Picoseconds static_prefill_overhead_;
   std::vector<Picoseconds> allreduce_;                     // at 2^i tokens

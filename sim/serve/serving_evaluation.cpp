@@ -102,7 +102,7 @@ const Topology* ServingEvaluator::topology(const s::InstanceType* instance, int 
 
 ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
                                                   int64_t largest_iteration,
-                                                  int64_t workspace_tokens, bool identical_tokens) {
+                                                  int64_t workspace_tokens, bool fake_weights) {
   Replica r;
   ServingEvaluation& e = r.evaluation;
   const s::Gpu& gpu = catalog_.gpu_of(*c.instance);
@@ -117,7 +117,7 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   in.serving = &serving_;
   in.fit = gpu_fit(serving_, gpu, &e.calibrated);
   in.max_tokens = std::max<int64_t>(1, largest_iteration);
-  in.identical_tokens = identical_tokens;
+  in.fake_weights = fake_weights;
   if (c.replica_gpus() > 1) {
     in.topology = topology(c, &e.error);
     if (in.topology == nullptr) return r;
@@ -182,8 +182,8 @@ ServingEvaluation ServingEvaluator::evaluate_disaggregated(const ServingConfigur
   // Both pools reserve the token budget's workspace: a decode replica recomputes a preempted
   // request's prompt in it.
   const int64_t budget = c.scheduler.max_tokens_per_iteration();
-  Replica prefill = build(c.pool(true), budget, budget, /*identical_tokens=*/false);
-  Replica decode = build(c.pool(false), budget, budget, /*identical_tokens=*/false);
+  Replica prefill = build(c.pool(true), budget, budget, /*fake_weights=*/false);
+  Replica decode = build(c.pool(false), budget, budget, /*fake_weights=*/false);
   ServingEvaluation e = decode.evaluation;
   e.prefill_memory = prefill.evaluation.memory;
   e.prefill_kv_blocks = prefill.evaluation.kv_blocks;
@@ -220,7 +220,7 @@ ServingEvaluation ServingEvaluator::evaluate(const ServingConfiguration& c, doub
   const int64_t tokens = is_static ? static_cast<int64_t>(c.scheduler.max_batch_size()) *
                                          longest_request_
                                    : c.scheduler.max_tokens_per_iteration();
-  Replica r = build(c, tokens, is_static ? 0 : tokens, /*identical_tokens=*/false);
+  Replica r = build(c, tokens, is_static ? 0 : tokens, /*fake_weights=*/false);
   ServingEvaluation e = r.evaluation;
   if (!e.error.empty()) return e;
   e.out_of_memory = memory_problem(c, r, longest_request_);
@@ -239,8 +239,8 @@ BenchmarkResult ServingEvaluator::benchmark(const ServingConfiguration& c,
                                             const s::BatchBenchmark& run) {
   CLUSTERSIM_CHECK(c.scheduler.batching() == s::STATIC, "a benchmark without static batching");
   const int64_t batch = run.batch_size();
-  // gptSessionBenchmark's requests are identical, every prompt one repeated token id.
-  Replica r = build(c, batch * run.input_tokens(), 0, /*identical_tokens=*/true);
+  // gptSessionBenchmark runs engines built with fake weights (BatchBenchmark).
+  Replica r = build(c, batch * run.input_tokens(), 0, /*fake_weights=*/true);
   CLUSTERSIM_CHECK(r.evaluation.error.empty(), "a benchmark replica that cannot be built");
   BenchmarkResult result;
   result.capacity_bytes = r.evaluation.memory.capacity_bytes;

@@ -64,9 +64,9 @@ class ServingEvaluator {
   };
   // `largest_iteration`: the most tokens one iteration processes; `workspace_tokens`: those the
   // activation workspace is reserved for ahead (0 for static batches, which count theirs);
-  // `identical_tokens`: a benchmark's identical requests (IterationInputs::identical_tokens).
+  // `fake_weights`: a benchmark engine's (IterationInputs::fake_weights).
   Replica build(const ServingConfiguration& c, int64_t largest_iteration, int64_t workspace_tokens,
-                bool identical_tokens);
+                bool fake_weights);
   ServingEvaluation evaluate_disaggregated(const ServingConfiguration& c, double rate_scale);
   // Why replica `r` of `c` cannot hold one request of `longest` tokens, or "".
   std::string memory_problem(const ServingConfiguration& c, const Replica& r, int longest) const;

@@ -146,6 +146,7 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
   double attention_norms = 0;
   const std::vector<LayerMatmul> attention = attention_matmuls(t, tp, kv_rank, &attention_norms);
   const int expert_layers = moe_layers_in(t, first_layer, shape.layers);
+  shape.first_expert_layer = expert_layers > 0 && moe_layers_in(t, 0, first_layer) == 0;
   const double act = bytes_per_element(formats.activations);
   const auto activation_bytes = [&](int64_t width, double mlps) {
     const double up = (gated_mlp(t) ? 2.0 : 1.0) * static_cast<double>(width / tp);

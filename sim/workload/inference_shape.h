@@ -51,6 +51,7 @@ struct InferenceShape {
   // The dense layers (a mixture of experts' first ones), then the expert layers; no empty group.
   std::vector<LayerGroup> groups;
   int num_experts = 1, experts_per_token = 1;
+  bool first_expert_layer = false;  // the stage holds the model's first expert layer
   int64_t hidden = 0;
   int64_t vocab_shard = 0;    // output projection columns on this rank (last stage; else 0)
   int query_heads = 0, kv_heads = 0;  // on this rank (kv_heads 0 under latent attention)

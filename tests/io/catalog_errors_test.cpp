@@ -239,13 +239,14 @@ TEST_CASE("HCCS links are checked, exclude NVLink and are needed by an HCCS inst
         "and nvlink classes only\n");
 }
 
-TEST_CASE("a serving runtime's overheads, KV re-read and FP8 matmul fractions are range-checked") {
+TEST_CASE("a serving runtime's overheads, KV re-read and matmul fractions are range-checked") {
   const std::string runtime =
       "serving_runtime {\n  name: \"rt\"\n  iteration_overhead_us: 1\n"
       "  memory_overhead_gib: 1\n  tensor_parallel_memory_gib: 1\n  allreduce_overhead_us: -2\n"
       "  static_prefill_overhead_us: -3\n"
       "  gpu { gpu: \"TestGPU-80GB\" compute_fraction: 0.9 memory_fraction: 0.9\n"
-      "        layer_overhead_us: 40 kv_reread_fraction: 1.5 fp8_matmul_fraction: 1.2 }\n}\n";
+      "        layer_overhead_us: 40 kv_reread_fraction: 1.5 fp8_matmul_fraction: 1.2\n"
+      "        expert_matmul_fraction: 0 }\n}\n";
   CHECK(catalog_errors(gpu_entry() + runtime) ==
         "c.textproto:16:3: serving_runtime[0].allreduce_overhead_us: must be >= 0, got -2\n"
         "c.textproto:17:3: serving_runtime[0].static_prefill_overhead_us: must be >= 0, got -3\n"
@@ -253,6 +254,8 @@ TEST_CASE("a serving runtime's overheads, KV re-read and FP8 matmul fractions ar
         "got 1.5\n"
         "c.textproto:19:55: serving_runtime[0].gpu[0].fp8_matmul_fraction: must be in [0.01, 1], "
         "got 1.2\n"
+        "c.textproto:20:9: serving_runtime[0].gpu[0].expert_matmul_fraction: must be in [0.01, 1], "
+        "got 0\n"
         "c.textproto:11:1: warning: serving_runtime[0].source: has no source: say where its "
         "numbers come from\n");
 }

@@ -40,9 +40,10 @@ TEST_CASE("decode at batch 1 is weight-bandwidth bound") {
 
 // One token picks 8 of DeepSeek-V3's 256 routed experts: a decode step at batch 1 streams, per
 // expert layer, the attention's matrices, the router, those 8 experts and the shared one, and per
-// dense layer its MLP (FP8 weights, context 0: no KV read):
+// dense layer its MLP (FP8 weights, context 0: no KV read), each expert layer with the fit's
+// expert_layer_overhead_us o_expert besides:
 //   t = host + sum over groups of L_g (W_g / B + n_g o + elementwise_g / B) + L o_layer
-//       + W_head / B + o
+//       + L_expert o_expert + W_head / B + o
 TEST_CASE("a mixture of experts' decode at batch 1 streams only the experts a token picks") {
   const IterationInputs in =
       single_gpu_inputs("deepseek-v3", "H100-SXM5-80GB", {s::FP8, s::FP8, s::FP8});
@@ -53,6 +54,7 @@ TEST_CASE("a mixture of experts' decode at batch 1 streams only the experts a to
   const double overhead_s = 6.6e-6;  // H100 matmul overhead_us (gpus.textproto)
   double expected = in.serving->iteration_overhead_us() * 1e-6 +
                     shape.layers * in.fit.layer_overhead_us() * 1e-6 +
+                    shape.groups[1].layers * in.fit.expert_layer_overhead_us() * 1e-6 +
                     2.0 * shape.vocab_shard * shape.hidden / bandwidth + overhead_s;
   double all_experts_bytes = 0;
   for (const LayerGroup& g : shape.groups) {
@@ -249,40 +251,44 @@ TEST_CASE("a static batch's prefill adds the runtime's context-phase overhead") 
         Approx(in.serving->static_prefill_overhead_us() * 1e-6).epsilon(1e-9));
 }
 
-// Mixtral 8x7B (top-2 of 8 experts) decoding a batch of 64: uniform routing touches
-// E (1 - (1 - k/E)^64) = 7.9999 experts per layer, identical tokens (a benchmark's identical
-// requests) the same 2; every expert touched streams its weights once, so the steps differ by
-//   L x (touched - 2) x (2 f h + f h) x 2 bytes / bandwidth,
-// the expert GEMMs being memory bound at 64 / touched x 2 rows. One token touches 2 either way.
-TEST_CASE("identical tokens route to the same k experts") {
+// Mixtral 8x7B (top-2 of 8 experts, 32 expert layers) decoding a batch of 16: uniform routing
+// touches E (1 - (1 - k/E)^16) = 7.92 experts per layer; an engine of fake weights the same 2 in
+// its first layer and expert 0 alone in the 31 others. Every expert touched streams its weights
+// once, so the steps differ by
+//   (32 x touched - 2 - 31) x (2 f h + f h) x 2 bytes / bandwidth,
+// the expert GEMMs being memory bound at 32 / touched rows. At one token uniform routing touches
+// 2 experts a layer, so the difference is that of the 31 later layers, 31 x (2 - 1) experts.
+TEST_CASE("fake weights route every token to the same k experts, then to expert 0 alone") {
   IterationInputs in = single_gpu_inputs("mixtral-8x7b", "H100-SXM5-80GB", {});
   const IterationModel uniform(in);
-  in.identical_tokens = true;
-  const IterationModel identical(in);
-  const InferenceShape& shape = identical.largest_stage();
+  in.fake_weights = true;
+  const IterationModel fake(in);
+  const InferenceShape& shape = fake.largest_stage();
   REQUIRE(shape.num_experts == 8);
   REQUIRE(shape.experts_per_token == 2);
-  const double touched = experts_touched(8, 2, 64);
+  REQUIRE(shape.first_expert_layer);
+  const double touched = experts_touched(8, 2, 16);
   const double expert_bytes = 3.0 * 14336 * 4096 * 2;
   const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
-  const IterationWork batch{64, 64, 0, 64 * 128.0};
-  CHECK(uniform.iteration(batch).seconds() - identical.iteration(batch).seconds() ==
-        Approx(32 * (touched - 2) * expert_bytes / bandwidth).epsilon(0.02));
+  const IterationWork batch{16, 16, 0, 16 * 128.0};
+  CHECK(uniform.iteration(batch).seconds() - fake.iteration(batch).seconds() ==
+        Approx((32 * touched - 2 - 31) * expert_bytes / bandwidth).epsilon(0.02));
   const IterationWork one{1, 1, 0, 128};
-  CHECK(uniform.iteration(one).count() == identical.iteration(one).count());
+  CHECK(uniform.iteration(one).seconds() - fake.iteration(one).seconds() ==
+        Approx(31 * expert_bytes / bandwidth).epsilon(0.02));
 }
 
 // TensorRT-LLM 0.9.0's expert GEMMs issue mma.sync (expert_matmuls_sync_mma), which reaches 2/3
 // of a Hopper GPU's tensor-core peak (sync_mma_fraction 0.667): a compute-bound prefill of Mixtral
-// (16384 identical tokens, each of the 2 experts' GEMMs over all of them, rows and columns whole
-// tiles) takes, per layer, the expert FLOPs F = 2 x 2 m (2 f h + h f) longer by
-// F / (r x 0.667) - F / r, r the FP16 rate (989 TFLOP/s x 0.775 x compute_fraction). On the A100,
+// (16384 tokens, 2 x 16384 rows over the experts of each layer, rows and columns whole tiles)
+// takes, per layer, the expert FLOPs F = 2 x 2 m (2 f h + h f) longer by F / (r x 0.667) - F / r,
+// r the FP16 rate (989 TFLOP/s x 0.775 x compute_fraction x expert_matmul_fraction). On the A100,
 // whose native instruction mma.sync is, the flag changes nothing.
 TEST_CASE("expert GEMMs issuing mma.sync run at the GPU's sync_mma_fraction of its rate") {
   const IterationWork prefill{16384, 8, 8 * 2048.0 * 2049 / 2, 0, true};
   for (const char* gpu : {"H100-SXM5-80GB", "A100-SXM4-80GB"}) {
     IterationInputs in = single_gpu_inputs("mixtral-8x7b", gpu, {});
-    in.identical_tokens = true;
+    in.fake_weights = true;
     REQUIRE(in.serving->expert_matmuls_sync_mma());
     const double sync_s = IterationModel(in).iteration(prefill).seconds();
     s::ServingRuntime native = *in.serving;
@@ -295,17 +301,67 @@ TEST_CASE("expert GEMMs issuing mma.sync run at the GPU's sync_mma_fraction of i
     }
     REQUIRE(in.gpu->sync_mma_fraction() == 0.667);
     const double flops = 32 * 2 * 2 * 16384.0 * (2.0 * 14336 * 4096 + 4096.0 * 14336);
-    const double rate = 989e12 * 0.775 * in.fit.compute_fraction();
+    const double rate =
+        989e12 * 0.775 * in.fit.compute_fraction() * in.fit.expert_matmul_fraction();
     CHECK(sync_s - native_s == Approx(flops / (rate * 0.667) - flops / rate).epsilon(1e-4));
   }
 }
 
-// Its expert GEMMs' tiles have 32 rows at the fewest (expert_matmul_row_tile): 200 identical
-// tokens' rows fill 224 of them, not 256. Compute-bound on the A100 (FP16 at 312 TFLOP/s x 0.765
-// x compute_fraction), each layer's expert FLOPs F take F / rate x (256 - 224) / 200 less.
+// The fit's expert_matmul_fraction scales the expert GEMMs' compute rate alone: the same
+// compute-bound A100 prefill (FP16 at 312 TFLOP/s x 0.765 x compute_fraction) at a fraction of
+// 0.5 takes the expert FLOPs F once more, F / rate; the dense matmuls and a memory-bound decode
+// step's expert weights do not move.
+TEST_CASE("the expert GEMMs run at the fit's expert_matmul_fraction of the compute rate") {
+  IterationInputs in = single_gpu_inputs("mixtral-8x7b", "A100-SXM4-80GB", {});
+  in.fake_weights = true;
+  in.fit.set_expert_matmul_fraction(1.0);
+  const IterationModel whole(in);
+  in.fit.set_expert_matmul_fraction(0.5);
+  const IterationModel half(in);
+  const IterationWork prefill{16384, 8, 8 * 2048.0 * 2049 / 2, 0, true};
+  const double flops = 32 * 2 * 2 * 16384.0 * (2.0 * 14336 * 4096 + 4096.0 * 14336);
+  const double rate = 312e12 * 0.765 * in.fit.compute_fraction();
+  CHECK(half.iteration(prefill).seconds() - whole.iteration(prefill).seconds() ==
+        Approx(flops / rate).epsilon(1e-4));
+  const IterationWork decode{1, 1, 0, 128};
+  CHECK(half.iteration(decode).count() == whole.iteration(decode).count());
+}
+
+// The fit's expert_layer_overhead_us is paid once per expert layer and iteration, whatever the
+// tokens and however they route: Mixtral's 32 expert layers at 20 us against none add 640 us to a
+// decode step and to a prefill alike; a dense model's steps do not move.
+TEST_CASE("each expert layer pays the fit's expert_layer_overhead_us") {
+  for (const bool fake : {false, true}) {
+    IterationInputs in = single_gpu_inputs("mixtral-8x7b", "H100-SXM5-80GB", {});
+    in.fake_weights = fake;
+    in.fit.set_expert_layer_overhead_us(0);
+    const IterationModel none(in);
+    in.fit.set_expert_layer_overhead_us(20);
+    const IterationModel some(in);
+    for (const IterationWork& work :
+         {IterationWork{1, 1, 0, 128}, IterationWork{4096, 2, 2 * 2048.0 * 2049 / 2, 0, true}}) {
+      CHECK(some.iteration(work).count() - none.iteration(work).count() ==
+            Picoseconds::from_microseconds(32 * 20.0).count());
+    }
+  }
+  IterationInputs dense = single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {});
+  dense.fit.set_expert_layer_overhead_us(0);
+  const IterationModel without(dense);
+  dense.fit.set_expert_layer_overhead_us(20);
+  CHECK(IterationModel(dense).iteration({1, 1, 0, 128}).count() ==
+        without.iteration({1, 1, 0, 128}).count());
+}
+
+// Its expert GEMMs' tiles have 32 rows at the fewest (expert_matmul_row_tile). 200 tokens of a
+// fake-weight engine put 200 rows on each of 2 experts in the first layer (224 rows of 32-row
+// tiles, 256 of 128-row ones) and 400 on expert 0 in the 31 others (416 against 512). Compute-
+// bound on the A100 (FP16 at 312 TFLOP/s x 0.765 x compute_fraction x expert_matmul_fraction),
+// with F the expert FLOPs of one layer the narrow tiles take
+//   F / rate x ((256 - 224) / 200 + 31 x (512 - 416) / 400)
+// less.
 TEST_CASE("expert GEMMs fill tiles of the runtime's expert row tile") {
   IterationInputs in = single_gpu_inputs("mixtral-8x7b", "A100-SXM4-80GB", {});
-  in.identical_tokens = true;
+  in.fake_weights = true;
   REQUIRE(in.serving->expert_matmul_row_tile() == 32);
   const IterationWork prefill{200, 1, 200 * 201 / 2.0, 0, true};
   const double narrow_s = IterationModel(in).iteration(prefill).seconds();
@@ -313,9 +369,10 @@ TEST_CASE("expert GEMMs fill tiles of the runtime's expert row tile") {
   wide.clear_expert_matmul_row_tile();
   in.serving = &wide;
   const double wide_s = IterationModel(in).iteration(prefill).seconds();
-  const double flops = 32 * 2 * 2 * 200.0 * (2.0 * 14336 * 4096 + 4096.0 * 14336);
-  const double rate = 312e12 * 0.765 * in.fit.compute_fraction();
-  CHECK(wide_s - narrow_s == Approx(flops / rate * 32 / 200).epsilon(1e-4));
+  const double flops = 2 * 2 * 200.0 * (2.0 * 14336 * 4096 + 4096.0 * 14336);
+  const double rate = 312e12 * 0.765 * in.fit.compute_fraction() * in.fit.expert_matmul_fraction();
+  CHECK(wide_s - narrow_s ==
+        Approx(flops / rate * (32.0 / 200 + 31 * 96.0 / 400)).epsilon(1e-4));
 }
 
 TEST_CASE("FP4 weights take half a byte per parameter") {

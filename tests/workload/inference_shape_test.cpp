@@ -31,17 +31,20 @@ TEST_CASE("serving holds every parameter of the main model once on one GPU") {
 }
 
 // DeepSeek-V3's 3 dense layers come first: a two-stage pipeline (31 + 30 layers) has them on the
-// first stage only.
+// first stage only, and with them the model's first expert layer (its fourth).
 TEST_CASE("a mixture of experts' dense first layers are their own layer group") {
   const s::Transformer& t = model("deepseek-v3");
   const InferenceShape first = inference_shape(t, kSixteenBit, 8, 2, 0);
   REQUIRE(first.groups.size() == 2);
   CHECK(first.groups[0].layers == 3);
   CHECK(first.groups[1].layers == 28);
+  CHECK(first.first_expert_layer);
   const InferenceShape second = inference_shape(t, kSixteenBit, 8, 2, 1);
   REQUIRE(second.groups.size() == 1);
   CHECK(second.groups[0].layers == 30);
   CHECK(second.groups[0].matmuls.back().n == t.hidden_size());  // the shared expert's down
+  CHECK_FALSE(second.first_expert_layer);
+  CHECK_FALSE(inference_shape(model("llama3-8b"), kSixteenBit, 1, 1, 0).first_expert_layer);
 }
 
 // A mixture-of-experts layer's grouped GEMMs keep k copies of each token: Mixtral 8x7B (h 4096,
