@@ -1134,16 +1134,22 @@ AUTOMODEL_RULES = """# NeMo AutoModel rows (PyTorch-native training, not Megatro
 #   gradients reduced in fp32 (nemo_automodel/components/distributed/config.py: the default
 #   MixedPrecisionPolicy param_dtype bfloat16, reduce_dtype float32), reduce-scattered every
 #   micro-batch (defer_fsdp_grad_sync False, the recipes' setting or default); activation
-#   checkpointing of whole layers where the recipe sets activation_checkpointing (RECOMPUTE_FULL;
-#   the 1-GPU LoRA recipes leave it at its default, False); sequence parallelism and asynchronous
-#   tensor parallelism (overlap_tensor_communication) where the recipe sets sequence_parallel and
-#   enable_async_tensor_parallel; context parallelism as PyTorch's ring attention with
-#   cp_rotate_method "allgather" (components/distributed/context_parallel/sharder.py: keys and
-#   values all-gathered, ALL_GATHER), tensor ranks innermost, then context, then data (the device
+#   checkpointing where the recipe sets activation_checkpointing (RECOMPUTE_FULL; the 1-GPU LoRA
+#   recipes leave it at its default, False), every such recipe also setting enable_compile
+#   (components/distributed/parallelizer.py @ 2013a4dd: NO_REENTRANT checkpoint wrappers on each
+#   layer's self_attn and mlp, then torch.compile of each decoder layer, whose joint forward and
+#   backward graph recomputes only what the backward reads: compiled_recompute); sequence
+#   parallelism and asynchronous tensor parallelism (overlap_tensor_communication) where the
+#   recipe sets sequence_parallel and enable_async_tensor_parallel; context parallelism as
+#   PyTorch's ring attention with cp_rotate_method "allgather"
+#   (components/distributed/context_parallel/sharder.py: keys and values all-gathered,
+#   ALL_GATHER), tensor ranks innermost, then context, then data (the device
 #   mesh's order, TP_DP_PP); Adam (torch.optim.Adam / AdamW, Transformer Engine's FusedAdam).
 #   LoRA rows: peft target_modules '*_proj' (every attention and MLP projection: QKV, output,
-#   FC1, FC2), dim 16 (alpha 32, a scale that costs nothing), the base frozen. Not simulated,
-#   left as they are: torch.compile and the triton LoRA kernels (use_triton), the fp32 RMSNorm of
+#   FC1, FC2), dim 16 (alpha 32, a scale that costs nothing), the base frozen, the recipe's peft
+#   dropout on each adapter's output where it sets one (dropout_position "post"). Not simulated,
+#   left as they are: torch.compile's kernel fusion, the triton LoRA kernels (use_triton), the
+#   activation memory of the compiled layers (the blocks' saved inputs), the fp32 RMSNorm of
 #   the pretrain recipe (rms_norm torch_fp32) and the recipe's backward prefetch depth of 2
 #   (fsdp2_backward_prefetch_depth; one layer is prefetched either way here). TFLOP/s as the
 #   benchmark counts them (recipes/llm/benchmark.py): causal model FLOPs of full training, under
@@ -1151,31 +1157,35 @@ AUTOMODEL_RULES = """# NeMo AutoModel rows (PyTorch-native training, not Megatro
 
 # The AutoModel rows' models and recipes (examples/llm_benchmark/ at the commit above), by the
 # table's (table, model, GPUs): (model, recipe YAML, activation checkpointing, sequence parallel,
-# async TP). Llama3 8B is Llama-3.1-8B, the LoRA Llama3 70B Llama-3.3-70B-Instruct and the
+# async TP, the peft block's dropout: 0.1 in the Llama 3.1 8B recipe, 0.0 in the Qwen2.5 7B one
+# and PeftConfig's default 0.0 in the others, which set none). Llama3 8B is Llama-3.1-8B, the LoRA Llama3 70B Llama-3.3-70B-Instruct and the
 # pretrain one Llama-3.1-70B (the Llama 3 shapes); Qwen2.5 32B is Qwen2.5-32B-Instruct.
 AUTOMODEL_ROWS = {
     ('pretrain', 'Llama3 70B', 64): (
         'llama3-70b', 'llama3_3/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml', True, False,
-        False),
+        False, 0),
     ('finetune_lora', 'Llama3 8B', 1): (
-        'llama3-8b', 'llama3_1/llama3_1_8b_peft_benchmark.yaml', False, False, False),
+        'llama3-8b', 'llama3_1/llama3_1_8b_peft_benchmark.yaml', False, False, False, 0.1),
     ('finetune_lora', 'Qwen2.5 7B', 1): (
-        'qwen2.5-7b', 'qwen/qwen2_5_7b_peft_benchmark.yaml', False, False, False),
+        'qwen2.5-7b', 'qwen/qwen2_5_7b_peft_benchmark.yaml', False, False, False, 0),
     ('finetune_lora', 'Llama3 70B', 8): (
-        'llama3-70b', 'llama3_3/custom_llama3_3_70b_instruct_peft_benchmark.yaml', True, True, True),
+        'llama3-70b', 'llama3_3/custom_llama3_3_70b_instruct_peft_benchmark.yaml', True, True, True,
+        0),
     ('finetune_lora', 'Qwen2.5 32B', 8): (
-        'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark.yaml', True, False, False),
+        'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark.yaml', True, False, False, 0),
     ('finetune_lora', 'Llama3 70B 2-node', 16): (
         'llama3-70b', 'llama3_3/custom_llama3_3_70b_instruct_peft_benchmark_2nodes.yaml', True,
-        True, True),
+        True, True, 0),
     ('finetune_lora', 'Qwen2.5 32B 2-node', 16): (
-        'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark_2nodes.yaml', True, False, False),
+        'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark_2nodes.yaml', True, False, False,
+        0),
 }
 # Not the AutoModel mixture-of-experts rows (GPT-OSS 20B and 120B, Qwen3 MoE 30B, DeepSeek V3,
 # Kimi K2, Nemotron V3 Nano, Super and Ultra): FSDP2 of expert layers (experts sharded over the
 # expert data-parallel ranks, gathered per layer beside the dense weights) is not simulated;
 # Nemotron V3 Ultra is also not in the models (its shape is not published in the sources read).
-AUTOMODEL_LORA = 'lora { rank: 16 target_modules: [LINEAR_QKV, LINEAR_PROJ, LINEAR_FC1, LINEAR_FC2] }'
+AUTOMODEL_LORA = ('lora {{ rank: 16 target_modules: [LINEAR_QKV, LINEAR_PROJ, LINEAR_FC1, LINEAR_FC2]'
+                  '{dropout} }}')
 
 
 def automodel(rows, out):
@@ -1186,7 +1196,7 @@ def automodel(rows, out):
         key = (r['table'], r['model'], int(r['num_gpus']))
         if key not in AUTOMODEL_ROWS:
             continue
-        model, yaml, checkpointing, sp, async_tp = AUTOMODEL_ROWS[key]
+        model, yaml, checkpointing, sp, async_tp, dropout = AUTOMODEL_ROWS[key]
         gpus, tp, cp = int(r['num_gpus']), int(r['tp']), int(r['cp'])
         lines = [f'tensor_parallel: {tp}', f'context_parallel: {cp}',
                  f'micro_batch_size: {r["micro_batch"]}', f'sequence_parallel: {str(sp).lower()}',
@@ -1195,14 +1205,15 @@ def automodel(rows, out):
         if cp > 1:
             lines.append('context_parallel_comm: ALL_GATHER')
         if checkpointing:
-            lines.append('recompute: RECOMPUTE_FULL')
+            lines += ['recompute: RECOMPUTE_FULL', 'compiled_recompute: true']
         if async_tp:
             lines.append('overlap_tensor_communication: true')
         instance, per_node, _ = BRIDGE_SYSTEMS[r['system']]
         cluster = (f'nodes: {gpus // per_node}' if gpus >= per_node
                    else f'nodes: 1 gpus_per_node: {gpus}')
         lora = r['table'] == 'finetune_lora'
-        lora_line = f'\n  {AUTOMODEL_LORA}' if lora else ''
+        lora_line = ('\n  ' + AUTOMODEL_LORA.format(dropout=f' dropout: {dropout}' if dropout else '')
+                     if lora else '')
         tag = re.sub(r'[^a-z0-9.]+', '-', f'{r["table"]} {model} {gpus}'.lower())
         name = f'automodel-{r["system"].lower()}-bf16-{tag}'
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {r['system']} GPUs, BF16, PyTorch FSDP2.

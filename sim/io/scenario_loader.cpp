@@ -59,6 +59,7 @@ void check_budget_size(const FieldChecker& job) {
 void check_lora(const FieldChecker& job, const s::Model& model) {
   const FieldChecker lora = job.child("lora");
   lora.require("rank") && lora.at_least("rank", 1);
+  lora.in_range("dropout", 0, 1);
   const auto& targets = static_cast<const s::TrainingJob&>(job.message()).lora().target_modules();
   for (int i = 0; i < targets.size(); ++i) {
     if (targets[i] == s::LORA_TARGET_UNSPECIFIED) {
@@ -384,6 +385,15 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
       p.error("recompute_latent_up_projection",
               "cannot be combined with recompute RECOMPUTE_FULL (which reruns whole layers)");
     }
+  }
+  if (m.compiled_recompute() && is_transformer(model) &&
+      (model->transformer().has_moe() || model->transformer().has_latent_attention() ||
+       model->transformer().has_hybrid_layer_pattern() ||
+       model->transformer().multi_token_prediction_layers() > 0)) {
+    p.error("compiled_recompute",
+            "is simulated for dense transformers only (no experts, latent attention, hybrid "
+            "layer pattern or multi-token prediction); \"" +
+                model->name() + "\" is not one");
   }
   if (m.recompute_modules_size() > 0 && m.recompute() == s::RECOMPUTE_FULL) {
     p.error("recompute_modules",

@@ -3,6 +3,7 @@
 #include "sim/parallel/layer_times.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "sim/engine/simulation.h"
 #include "sim/net/network.h"
@@ -222,8 +223,23 @@ Picoseconds GroupCollectives::time(CollectiveOp op, double bytes) {
   return it->second;
 }
 
+bool backward_reads(const LayerOp& op) {
+  if (op.kind == K::kTensorAllReduce || op.kind == K::kTensorReduceScatter) return false;
+  if (op.name == "norm1" || op.name == "norm2" || op.name == "norm" || op.name == "residual add") {
+    return false;
+  }
+  const auto starts = [&](std::string_view prefix) { return op.name.rfind(prefix, 0) == 0; };
+  const auto ends = [&](std::string_view suffix) {
+    return op.name.size() >= suffix.size() &&
+           op.name.compare(op.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  // An output projection's adapter keeps x . A for its B's weight gradient.
+  return !(starts("attention out") || starts("mlp down")) || ends(" adapter A");
+}
+
 RecomputedParts recomputed_parts(const s::Parallelism& p) {
   RecomputedParts parts;
+  parts.backward_reads_only = p.compiled_recompute();
   parts.latent_up = p.recompute_latent_up_projection();
   for (int module : p.recompute_modules()) {
     parts.expert_layer |= module == s::RECOMPUTE_MOE;
@@ -260,7 +276,9 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
     add_phases(op, all_to_alls, o.forward, &t.forward_phases);
     add_phases(op, all_to_alls, o.backward, &t.backward_phases);
     all_to_alls += op.kind == K::kExpertAllToAll ? 1 : 0;
-    if (recompute == s::RECOMPUTE_FULL || reruns(op, recompute, parts)) t.recompute += o.forward;
+    const bool full =
+        recompute == s::RECOMPUTE_FULL && (!parts.backward_reads_only || backward_reads(op));
+    if (full || reruns(op, recompute, parts)) t.recompute += o.forward;
   }
   // The backward runs from the last op: an op ends (backward) where the ops before it begin.
   for (size_t a = backward_a2a.size(); a-- > 0;) {

@@ -99,11 +99,20 @@ struct LayerGroups {
 // latent attention's up projections ("q up", "kv up"; parallelism.recompute_latent_up_projection)
 // and the modules of parallelism.recompute_modules (LayerOp::recomputable): an expert layer's
 // kernels, its routed experts' activation, the norm in front of it.
+// `backward_reads_only`: under RECOMPUTE_FULL, only the ops backward_reads (a compiled layer's
+// recomputation, parallelism.compiled_recompute) rerun, not the whole layer.
 struct RecomputedParts {
   bool latent_up = false;
   bool expert_layer = false, expert_activation = false, expert_norm = false;
+  bool backward_reads_only = false;
 };
 RecomputedParts recomputed_parts(const schema::Parallelism& p);
+
+// Whether the backward of a dense layer reads what `op` (of layer_ops.h, with_lora's adapters)
+// makes: false for the norms, the residual adds, the tensor-parallel reductions after the blocks,
+// the output projections ("attention out", "mlp down") and their adapters' ops but the first GEMM
+// (" adapter A"); true for the others.
+bool backward_reads(const LayerOp& op);
 
 // `overlap_ranks` > 1: under sequence parallelism, the all-gathers and reduce-scatters run in
 // chunks beside the GEMMs they feed or drain (tensor_comm_overlap.h).

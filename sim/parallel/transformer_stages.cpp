@@ -191,14 +191,17 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
                        job.fp4_unfused_hadamard_cast());
     layer.forward.compute += compute.memory_bound(casts.forward);
     layer.backward.compute += compute.memory_bound(casts.backward);
-    if (p.recompute() == s::RECOMPUTE_FULL) {
+    const bool full = p.recompute() == s::RECOMPUTE_FULL;
+    if (full && !p.compiled_recompute()) {
       layer.recompute.compute += compute.memory_bound(casts.forward);
-    } else if (recomputed_parts(p).expert_layer) {
-      // A rerun expert layer casts its GEMMs' inputs again.
+    } else if (full || recomputed_parts(p).expert_layer) {
+      // A rerun expert layer, or what a compiled layer's backward reads, casts its GEMMs' inputs
+      // again.
       std::vector<LayerOp> rerun;
       for (const LayerOp& op : ops) {
-        if (op.recomputable == LayerOp::Recomputable::kExpertLayer ||
-            op.recomputable == LayerOp::Recomputable::kExpertActivation) {
+        if (full ? backward_reads(op)
+                 : op.recomputable == LayerOp::Recomputable::kExpertLayer ||
+                       op.recomputable == LayerOp::Recomputable::kExpertActivation) {
           rerun.push_back(op);
         }
       }

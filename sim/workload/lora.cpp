@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "sim/workload/parameter_count.h"
 #include "sim/workload/transformer_dimensions.h"
@@ -54,9 +55,21 @@ std::vector<LayerOp> with_lora(const s::Lora& lora, std::vector<LayerOp> ops) {
     const std::string name = op.name + " adapter";
     std::vector<LayerOp> adapter = {
         {K::kMatmul, name + " A", op.m, r, op.k, op.count, 0, 0, false, true},
-        {K::kMatmul, name + " B", op.m, op.n, r, op.count, 0, 0, false, true},
-        // Read the base's and the adapter's 16-bit outputs, write their sum.
-        {K::kMemory, name + " add", 0, 0, 0, 1, 0, 3.0 * 2 * op.m * op.n * op.count}};
+        {K::kMatmul, name + " B", op.m, op.n, r, op.count, 0, 0, false, true}};
+    if (lora.dropout() > 0) {
+      // PyTorch's dropout kernel: read the 16-bit output, write it and a 1-byte mask; its
+      // backward reads the gradient and the mask and writes the gradient.
+      LayerOp dropout{K::kMemory, name + " dropout", 0, 0, 0, 1, 0, 5.0 * op.m * op.n * op.count};
+      dropout.backward_bytes = dropout.bytes;
+      adapter.push_back(std::move(dropout));
+    }
+    // Forward: read the base's and the adapter's 16-bit outputs, write their sum. Backward: the
+    // sum's gradient is both addends' as it is (no kernel); the base's and the adapter's input
+    // gradients, two gradients of the one input they share, are summed instead (read both, write
+    // one, m x k).
+    LayerOp add{K::kMemory, name + " add", 0, 0, 0, 1, 0, 3.0 * 2 * op.m * op.n * op.count};
+    add.backward_bytes = 3.0 * 2 * op.m * op.k * op.count;
+    adapter.push_back(std::move(add));
     if (base->column_parallel) out.push_back(std::move(op));
     out.insert(out.end(), adapter.begin(), adapter.end());
     if (!base->column_parallel) out.push_back(std::move(op));

@@ -9,10 +9,14 @@
 // k x n on the rank runs x . A (k x r) then . B (r x n), in 16 bits (Megatron-Bridge v0.5.0
 // src/megatron/bridge/peft/lora_layers.py and utils.py ParallelLinearAdapter: Megatron-Core
 // linear layers, not Transformer Engine's FP8 ones), forward and backward (both GEMMs trainable),
-// and its output is added into the base layer's (read both, write the sum). Each adapter is split
-// over tensor parallelism with its base weight (A on the base's input rows, B on its output
-// columns); the all-gather or all-reduce of the r-wide activation between them (r x tokens,
-// 16-bit) is left out, as are the adapters' dropout (Bridge's default 0) and alpha (a scale).
+// and its output is added into the base layer's (read both, write the sum; in the backward the
+// sum's gradient reaches both as it is, and the two gradients of their shared input are summed:
+// autograd's accumulation). Each adapter is split over tensor parallelism with its base weight (A
+// on the base's input rows, B on its output columns); the all-gather or all-reduce of the r-wide
+// activation between them (r x tokens, 16-bit) is left out, as is alpha (a scale). With a
+// dropout probability (Lora.dropout; Bridge's default 0), a dropout kernel on the adapter's
+// output before the add (AutoModel's LinearLoRA, dropout_position "post"); its 1-byte mask is
+// not counted in the activation memory.
 #pragma once
 
 #include <vector>

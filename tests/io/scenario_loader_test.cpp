@@ -520,7 +520,17 @@ TEST_CASE("a scenario path that is a directory or names no file says so") {
   CHECK(missing.to_string() == dir.path() + "/none.textproto: no such file\n");
 }
 
-TEST_CASE("LoRA needs a rank of at least 1 and known, distinct target modules") {
+TEST_CASE("compiled_recompute is simulated for dense transformers only") {
+  const std::string compiled =
+      "parallelism { recompute: RECOMPUTE_FULL compiled_recompute: true }\n";
+  CHECK(scenario_errors(scenario() + compiled) == "");
+  CHECK(scenario_errors(scenario("mixtral-8x7b") + compiled) ==
+        "s.textproto:12:41: parallelism.compiled_recompute: is simulated for dense transformers "
+        "only (no experts, latent attention, hybrid layer pattern or multi-token prediction); "
+        "\"mixtral-8x7b\" is not one\n");
+}
+
+TEST_CASE("LoRA: a rank of at least 1, known and distinct target modules, dropout in [0, 1]") {
   const auto job = [](const std::string& lora) {
     return scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096 " + lora);
   };
@@ -534,6 +544,9 @@ TEST_CASE("LoRA needs a rank of at least 1 and known, distinct target modules") 
         "\"target_modules\". (did you mean \"LINEAR_FC1\"?)\n");
   CHECK(scenario_errors(job("lora { rank: 8 target_modules: [LINEAR_FC1, LINEAR_FC1] }")) ==
         "s.textproto:7:58: job.lora.target_modules[1]: names LINEAR_FC1 twice\n");
+  CHECK(scenario_errors(job("lora { rank: 8 dropout: 0.1 }")) == "");
+  CHECK(scenario_errors(job("lora { rank: 8 dropout: 1.5 }")) ==
+        "s.textproto:7:58: job.lora.dropout: must be in [0, 1], got 1.5\n");
   CHECK(scenario_errors(scenario("mixtral-8x7b",
                                  "token_budget: 1e9 sequence_length: 4096 "
                                  "lora { rank: 8 }")) ==

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "sim/workload/lora.h"
 #include "tests/testing/cluster.h"
 
 namespace clustersim {
@@ -279,6 +280,48 @@ TEST_CASE("recomputing latent attention's up projections reruns their two GEMMs'
   CHECK(rerun.recompute.total() == up);
   CHECK(rerun.forward.total() == kept.forward.total());
   CHECK(rerun.backward.total() == kept.backward.total());
+}
+
+TEST_CASE("a compiled layer's recomputation reruns only what its backward reads") {
+  // Llama 3 70B at 8192 tokens, TP 1, LoRA on all four projections with dropout: the whole
+  // forward reruns under plain full recomputation; under compiled_recompute all but the norms,
+  // the residual adds, the output projections and their adapters' B GEMM, dropout and add.
+  const auto& t = testing::shipped_catalog().models().find("llama3-70b")->value->transformer();
+  s::Lora lora;
+  lora.set_rank(16);
+  lora.set_dropout(0.1);
+  const std::vector<LayerOp> ops =
+      with_lora(lora, layer_forward_ops(t, {8192, 1, 1, false, true}, LayerKind::kDense));
+  const ComputeModel compute = in_step(s::BF16);
+  s::Parallelism p;
+  p.set_compiled_recompute(true);
+  const RecomputedParts compiled = recomputed_parts(p);
+  REQUIRE(compiled.backward_reads_only);
+  const LayerTimes whole = time_layer(ops, compute, {}, s::RECOMPUTE_FULL);
+  const LayerTimes rerun = time_layer(ops, compute, {}, s::RECOMPUTE_FULL, 0, compiled);
+  Picoseconds read{0};
+  std::vector<std::string> skipped;
+  for (const LayerOp& op : ops) {
+    if (backward_reads(op)) {
+      read += time_layer({op}, compute, {}, s::RECOMPUTE_NONE).forward.total();
+    } else {
+      skipped.push_back(op.name);
+    }
+  }
+  CHECK(skipped == std::vector<std::string>{
+                       "norm1", "attention out adapter B", "attention out adapter dropout",
+                       "attention out adapter add", "attention out", "residual add", "norm2",
+                       "mlp down adapter B", "mlp down adapter dropout", "mlp down adapter add",
+                       "mlp down", "residual add"});
+  CHECK(whole.recompute.total() == whole.forward.total());
+  CHECK(rerun.recompute.total() == read);
+  CHECK(rerun.recompute.total() < whole.recompute.total());
+  CHECK(rerun.forward.total() == whole.forward.total());
+  CHECK(rerun.backward.total() == whole.backward.total());
+  // The tensor-parallel reductions after the blocks are not read either; an all-gather is.
+  CHECK_FALSE(backward_reads({LayerOp::Kind::kTensorAllReduce, "attention all-reduce"}));
+  CHECK_FALSE(backward_reads({LayerOp::Kind::kTensorReduceScatter, "MLP all-reduce"}));
+  CHECK(backward_reads({LayerOp::Kind::kTensorAllGather, "attention all-gather"}));
 }
 
 TEST_CASE("an FP8 layer gains less than its GEMMs: casts, 16-bit attention and norms remain") {

@@ -51,7 +51,10 @@ TEST_CASE("LoRA adapts the targeted GEMMs with x . A . B in 16 bits and freezes 
   const LayerOp& b = named(ops, "qkv adapter B");
   CHECK((a.m == 4096 && a.n == 16 && a.k == 8192 && a.sixteen_bit));
   CHECK((b.m == 4096 && b.n == 10240 && b.k == 16 && b.sixteen_bit));
+  // Forward: read the base's and the adapter's outputs, write their sum (4096 x 10240). Backward:
+  // no kernel for the sum's gradient; the two gradients of the shared input (4096 x 8192) summed.
   CHECK(named(ops, "qkv adapter add").bytes == 3.0 * 2 * 4096 * 10240);
+  CHECK(named(ops, "qkv adapter add").backward_bytes == 3.0 * 2 * 4096 * 8192);
   // After QKV (column-parallel), before the output projection and FC2 (row-parallel).
   const std::vector<LayerOp> all = with_lora(lora("rank: 8"), layer());
   std::vector<std::string> order;
@@ -62,6 +65,28 @@ TEST_CASE("LoRA adapts the targeted GEMMs with x . A . B in 16 bits and freezes 
                      "qkv", "qkv adapter A", "qkv adapter B", "attention out adapter A",
                      "attention out adapter B", "attention out", "mlp up", "mlp up adapter A",
                      "mlp up adapter B", "mlp down adapter A", "mlp down adapter B", "mlp down"});
+}
+
+TEST_CASE("LoRA's dropout is one kernel on each adapter's output, before the add") {
+  const std::vector<LayerOp> plain =
+      with_lora(lora("rank: 16 target_modules: LINEAR_FC2"), layer());
+  for (const LayerOp& op : plain) CHECK(op.name.find("dropout") == std::string::npos);
+  const std::vector<LayerOp> ops =
+      with_lora(lora("rank: 16 target_modules: LINEAR_FC2 dropout: 0.1"), layer());
+  CHECK(ops.size() == plain.size() + 1);
+  // FC2's output is 4096 x 8192: read 2 bytes, write 2 and a 1-byte mask per element; the
+  // backward reads the gradient and the mask and writes the gradient.
+  const LayerOp& dropout = named(ops, "mlp down adapter dropout");
+  CHECK(dropout.kind == K::kMemory);
+  CHECK(dropout.bytes == 5.0 * 4096 * 8192);
+  CHECK(dropout.backward_bytes == 5.0 * 4096 * 8192);
+  std::vector<std::string> order;
+  for (const LayerOp& op : ops) {
+    if (op.name.rfind("mlp down", 0) == 0) order.push_back(op.name);
+  }
+  CHECK(order == std::vector<std::string>{"mlp down adapter A", "mlp down adapter B",
+                                          "mlp down adapter dropout", "mlp down adapter add",
+                                          "mlp down"});
 }
 
 TEST_CASE("LoRA's trainable parameters are r (k + n) per adapted weight") {
