@@ -2,6 +2,7 @@
 // by columns, output projection and MLP-down by rows; context parallelism splits the tokens).
 #include "sim/workload/layer_ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/workload/eager_expert_kernels.h"
@@ -67,6 +68,9 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
   core.chunked = window > 0 && t.sliding_window().chunked();
   core.backward_unwindowed = window > 0 && !core.chunked && shape.fp8_attention;
   core.fp8 = shape.fp8_attention;
+  // Key/value heads are replicated where tensor parallelism exceeds them (one a rank).
+  core.key_value_elements =
+      2.0 * x.tokens * std::max(1.0, static_cast<double>(x.kv) / x.tp) * x.d;
   if (x.cp == 1) return ops->push_back(core);
   switch (shape.context_parallel_comm) {
     case schema::ALL_GATHER:

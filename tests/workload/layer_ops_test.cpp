@@ -38,6 +38,24 @@ TEST_CASE("unfused attention: softmax and a separate dropout kernel over the s x
         0);
 }
 
+TEST_CASE("attention's key and value elements: its rank's heads, one where TP exceeds them") {
+  // Qwen3-30B-A3B: 4 key/value heads of 128; 2 sequences of 4096 tokens.
+  const auto& qwen =
+      testing::shipped_catalog().models().find("qwen3-30b-a3b")->value->transformer();
+  REQUIRE(qwen.num_kv_heads() == 4);
+  auto attention_of = [&](int tp) {
+    const LayerShape shape{4096, 2, tp, tp > 1};
+    for (const LayerOp& op : layer_forward_ops(qwen, shape, LayerKind::kExperts)) {
+      if (op.kind == LayerOp::Kind::kAttention) return op;
+    }
+    FAIL("no attention op");
+    return LayerOp{};
+  };
+  CHECK(attention_of(1).key_value_elements == 2.0 * 2 * 4096 * 4 * 128);
+  CHECK(attention_of(2).key_value_elements == 2.0 * 2 * 4096 * 2 * 128);
+  CHECK(attention_of(8).key_value_elements == 2.0 * 2 * 4096 * 1 * 128);  // replicated
+}
+
 // FLOPs of the layer's matmuls named `name` (all when empty).
 double matmul_flops(const std::vector<LayerOp>& ops, const std::string& name = "") {
   double flops = 0;
