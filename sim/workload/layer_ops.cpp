@@ -262,6 +262,16 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       latent_attention(t, shape, x, &ops);
     } else {
       ops.push_back({K::kMatmul, "qkv", tokens, (x.a + 2 * x.kv) * d / tp, h});
+      if (t.qk_norm()) {
+        // Megatron-Core's q_layernorm and k_layernorm (TENorm, RMSNorm per head) on the rank's
+        // query and key heads: read and write them, 16-bit; backward read the input and the
+        // gradient, write the input's.
+        const double elements =
+            static_cast<double>(tokens) * (x.a / tp + std::max<int64_t>(1, x.kv / tp)) * d;
+        LayerOp op{K::kMemory, "qk norm", 0, 0, 0, 1, 0, 4.0 * elements};
+        op.backward_bytes = 6.0 * elements;
+        ops.push_back(std::move(op));
+      }
       if (t.has_yarn_rotary_factor()) {
         // YaRN's concentration keeps the rotation out of the fused RoPE (eager_rotary.h).
         const EagerExpertBytes rope =
