@@ -57,6 +57,13 @@ Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe
   Fp8CastBytes bytes;
   for (size_t i = 0; i < ops.size(); ++i) {
     const LayerOp& op = ops[i];
+    if (op.kind == Kind::kAttention && op.fp8) {
+      // The queries (and the output's gradient, of their shape) and the keys and values.
+      const double queries = static_cast<double>(op.count) * op.m * op.k;
+      bytes.forward += per_element * (queries + op.key_value_elements);
+      bytes.backward += per_element * queries;
+      continue;
+    }
     if (op.kind != Kind::kMatmul || op.sixteen_bit) continue;
     const auto count = static_cast<double>(op.count);
     // Under sequence parallelism a gathered input is cast on the rank's shard before the

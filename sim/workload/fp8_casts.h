@@ -82,7 +82,13 @@ struct Fp8CastBytes {
 };
 
 // The casts of the FP8 GEMMs among `ops` (one layer's forward kernels on one rank: matmuls not
-// kept in 16 bits; a frozen one's, one copy each). Under sequence parallelism (all-gathers and
+// kept in 16 bits; a frozen one's, one copy each) and of an FP8 attention's inputs (LayerOp::fp8):
+// Transformer Engine's fused attention casts the 16-bit Q, K and V before its forward and the
+// output's gradient before its backward, each into the copies a GEMM input gets (MXFP8: row- and
+// column-wise; NVIDIA/TransformerEngine 4220403e, the commit Megatron-Bridge v0.5.0 pins,
+// pytorch/attention/dot_product_attention/backends.py FusedAttnFunc: combine_and_quantize of
+// q, k, v with the default usages, the dO quantizer in the backward; under MXFP8 the output and
+// dQ, dK, dV stay 16-bit). A per-tensor recipe's FP8 output and gradients are not counted. Under sequence parallelism (all-gathers and
 // reduce-scatters among `ops`, over `tensor_parallel` ranks) Transformer Engine casts a gathered
 // input on the rank's shard before gathering it in FP8, and likewise a reduce-scattered output's
 // gradient.

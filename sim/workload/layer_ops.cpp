@@ -2,6 +2,7 @@
 // by columns, output projection and MLP-down by rows; context parallelism splits the tokens).
 #include "sim/workload/layer_ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/workload/eager_expert_kernels.h"
@@ -68,6 +69,9 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
   core.backward_unwindowed = window > 0 && !core.chunked && shape.fp8_attention;
   core.fp8 = shape.fp8_attention;
   core.library = shape.attention_library;
+  // Key/value heads are replicated where tensor parallelism exceeds them (one a rank).
+  core.key_value_elements =
+      2.0 * x.tokens * std::max(1.0, static_cast<double>(x.kv) / x.tp) * x.d;
   if (x.cp == 1) return ops->push_back(core);
   switch (shape.context_parallel_comm) {
     case schema::ALL_GATHER:
@@ -259,6 +263,16 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       latent_attention(t, shape, x, &ops);
     } else {
       ops.push_back({K::kMatmul, "qkv", tokens, (x.a + 2 * x.kv) * d / tp, h});
+      if (t.qk_norm()) {
+        // Megatron-Core's q_layernorm and k_layernorm (TENorm, RMSNorm per head) on the rank's
+        // query and key heads: read and write them, 16-bit; backward read the input and the
+        // gradient, write the input's.
+        const double elements =
+            static_cast<double>(tokens) * (x.a / tp + std::max<int64_t>(1, x.kv / tp)) * d;
+        LayerOp op{K::kMemory, "qk norm", 0, 0, 0, 1, 0, 4.0 * elements};
+        op.backward_bytes = 6.0 * elements;
+        ops.push_back(std::move(op));
+      }
       if (t.has_yarn_rotary_factor()) {
         // YaRN's concentration keeps the rotation out of the fused RoPE (eager_rotary.h).
         const EagerExpertBytes rope =

@@ -50,10 +50,13 @@ struct LayerOp {
   // attention (LayerShape::fp8_attention).
   bool backward_unwindowed = false;
   // Attention with FP8 inputs (LayerShape::fp8_attention): its kernels at the FP8 rates
-  // (AttentionKernel::fp8).
+  // (AttentionKernel::fp8), its 16-bit inputs cast to FP8 (fp8_casts.h).
   bool fp8 = false;
   // Attention: the kernels' library (LayerShape::attention_library, AttentionKernel::library).
   schema::AttentionLibrary library = schema::ATTENTION_LIBRARY_UNSPECIFIED;
+  // Attention: this rank's key and value elements of the micro-batch (the queries' are
+  // count x m x k), what an FP8 attention casts besides the queries.
+  double key_value_elements = 0;
   // Memory-bound: the backward's traffic where it is not twice the forward's (the eager expert
   // kernels, eager_expert_kernels.h, whose gradients are counted kernel by kernel).
   std::optional<double> backward_bytes = std::nullopt;

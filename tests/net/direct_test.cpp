@@ -1,6 +1,6 @@
 // Tests of the direct all-to-all (sim/net/direct.cpp), the traffic of expert parallelism's token
 // dispatch and combine: closed forms on one NVSwitch node, NICs shared across nodes, the
-// network's all-to-all bandwidth share between NVLink domains and NVLink 5's inside one.
+// network's all-to-all bandwidth share between NVLink domains and the NVLink class's inside one.
 #include <catch2/catch.hpp>
 
 #include "sim/net/collective.h"
@@ -15,13 +15,16 @@ using testing::shipped_cluster;
 
 using testing::kGiB;
 
-// p5.48xlarge: 8 H100 on NVSwitch, NVLink 450 GB/s per direction x 0.80 (links.textproto).
+// p5.48xlarge: 8 H100 on NVSwitch, NVLink 450 GB/s per direction x 0.80 for rings, of which NCCL's
+// all-to-all reaches the nvlink class's all_to_all_bandwidth_fraction, 0.35 (links.textproto).
 constexpr double kNvlink = 450e9 * 0.80;
+constexpr double kNvlinkAllToAll = kNvlink * 0.35;
 
 TEST_CASE("an all-to-all within an NVSwitch node takes S(n-1)/n over the link plus a step") {
   // Each GPU sends S/n to each of the n-1 others over its own NVLink port, all at once:
-  //   t = S (n-1)/n / B + step latency.
+  //   t = S (n-1)/n / B + step latency, B the link's all-to-all rate.
   auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  REQUIRE(t->domain_all_to_all_bandwidth_fraction() == 0.35);
   const double s = 1 * kGiB;
   for (int n : {2, 4, 8}) {
     INFO(n << " GPUs");
@@ -29,7 +32,7 @@ TEST_CASE("an all-to-all within an NVSwitch node takes S(n-1)/n over the link pl
     for (int g = 0; g < n; ++g) gpus.push_back(g);
     const double latency = step_latency(0, 1, *t).seconds();
     CHECK(collective_time(*t, {CollectiveOp::kAllToAll, gpus, s, CollectiveAlgorithm::kDirect})
-              .seconds() == Approx(s * (n - 1) / n / kNvlink + latency).epsilon(1e-6));
+              .seconds() == Approx(s * (n - 1) / n / kNvlinkAllToAll + latency).epsilon(1e-6));
   }
 }
 
@@ -74,9 +77,9 @@ TEST_CASE("an all-to-all reaches the network's all-to-all share of its links bet
   const double s = 256e6;
   const double across = concurrent_seconds(*t, {{0, 8}}, s)[0] - step_latency(0, 8, *t).seconds();
   CHECK(across == Approx(s / 2 / (400e9 / 8 * 0.95 * 0.74)).epsilon(1e-6));
-  // Inside a node the NVLink's ring efficiency still holds (450 GB/s x 0.80).
+  // Inside a node the NVLink class's share holds, not the network's (450 GB/s x 0.80 x 0.35).
   const double inside = concurrent_seconds(*t, {{0, 1}}, s)[0] - step_latency(0, 1, *t).seconds();
-  CHECK(inside == Approx(s / 2 / kNvlink).epsilon(1e-6));
+  CHECK(inside == Approx(s / 2 / kNvlinkAllToAll).epsilon(1e-6));
   // Without the field (the share 1) the flow across runs at the ring's rate.
   t->set_all_to_all_bandwidth_fraction(1);
   CHECK(concurrent_seconds(*t, {{0, 8}}, s)[0] - step_latency(0, 8, *t).seconds() ==
@@ -105,8 +108,13 @@ TEST_CASE("NCCL's all-to-all inside an NVLink 5 domain reaches its class's share
   };
   CHECK(seconds(false) == Approx(s / 2 / (900e9 * 0.758 * 0.35)).epsilon(1e-6));
   CHECK(seconds(true) == Approx(s / 2 / (900e9 * 0.758)).epsilon(1e-6));
-  // Without the field (NVLink 4's class) the share is 1.
-  CHECK(shipped_cluster("aws.p5.48xlarge", 1)->domain_all_to_all_bandwidth_fraction() == 1);
+  // NVLink 4's class takes nvlink5's share (the same NCCL channels per NVLink); set to 1 (a
+  // class without the field) its all-to-all runs at the ring's rate.
+  auto h100 = shipped_cluster("aws.p5.48xlarge", 1);
+  CHECK(h100->domain_all_to_all_bandwidth_fraction() == 0.35);
+  h100->set_domain_all_to_all_bandwidth_fraction(1);
+  CHECK(concurrent_seconds(*h100, {{0, 1}}, s)[0] - step_latency(0, 1, *h100).seconds() ==
+        Approx(s / 2 / kNvlink).epsilon(1e-6));
 }
 
 }  // namespace

@@ -50,25 +50,27 @@ TransformerPlan plan(int nodes, s::ExpertDispatcher dispatcher) {
                           compute);
 }
 
-// Inside one node the two dispatchers are one all-to-all. Across two, each GPU's 8 x 4096 token
-// copies (16-bit, h 2048: S bytes) cross as 2 (1 - q) / 8 S, q = C(64, 8) / C(128, 8), on the
-// rails {g, g + 8}, all eight at once, beside the all-to-all of S inside each node: the longer of
-// the two, shorter than the plain all-to-all's.
+// Inside one node the deduplicating dispatcher's kernels run one all-to-all at the ring's rate.
+// Across two, each GPU's 8 x 4096 token copies (16-bit, h 2048: S bytes) cross as 2 (1 - q) / 8 S,
+// q = C(64, 8) / C(128, 8), on the rails {g, g + 8}, all eight at once, beside the all-to-all of S
+// inside each node: the longer of the two, shorter than the plain all-to-all's.
 TEST_CASE("the deduplicating dispatcher's all-to-all is the longer of its rail and its domain") {
-  CHECK(plan(1, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0] ==
-        plan(1, s::EXPERT_ALL_TO_ALL).expert_comm_s[0]);
-  auto topology = testing::shipped_cluster("aws.p5.48xlarge", 2);
+  constexpr int kAllToAllsPerStep = 48 * 4;  // dispatch and combine, forward and backward
   const double bytes = 2.0 * 4096 * 8 * 2048;
+  auto one_node = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  GroupCollectives kernels(*one_node, {0, 1, 2, 3, 4, 5, 6, 7}, {}, true);
+  CHECK(plan(1, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0] / kAllToAllsPerStep ==
+        Approx(kernels.time(CollectiveOp::kAllToAll, bytes).seconds()).epsilon(1e-9));
+  auto topology = testing::shipped_cluster("aws.p5.48xlarge", 2);
   double q = 1;
   for (int i = 0; i < 8; ++i) q *= (64.0 - i) / (128 - i);
   std::vector<std::vector<int>> other_rails, other_nodes = {{8, 9, 10, 11, 12, 13, 14, 15}};
   for (int g = 1; g < 8; ++g) other_rails.push_back({g, g + 8});
-  GroupCollectives rail(*topology, {0, 8}, other_rails);
-  GroupCollectives node(*topology, {0, 1, 2, 3, 4, 5, 6, 7}, other_nodes);
+  GroupCollectives rail(*topology, {0, 8}, other_rails, true);
+  GroupCollectives node(*topology, {0, 1, 2, 3, 4, 5, 6, 7}, other_nodes, true);
   const double expected_s = std::max(rail.time(CollectiveOp::kAllToAll, bytes * 2 * (1 - q) / 8),
                                      node.time(CollectiveOp::kAllToAll, bytes))
                                 .seconds();
-  constexpr int kAllToAllsPerStep = 48 * 4;  // dispatch and combine, forward and backward
   const double deduplicated = plan(2, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0];
   CHECK(deduplicated / kAllToAllsPerStep == Approx(expected_s).epsilon(1e-9));
   CHECK(deduplicated < plan(2, s::EXPERT_ALL_TO_ALL).expert_comm_s[0]);

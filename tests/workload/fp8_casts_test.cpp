@@ -1,6 +1,7 @@
 // Tests of Transformer Engine's FP8 and FP4 cast bytes per recipe and GPU: the bytes per element
 // of each cast (NVFP4's before and with the fused Hadamard cast), a GEMM's casts under sequence
-// parallelism, and the per-step weight casts with FP8, MXFP8 and NVFP4 weights.
+// parallelism, an FP8 attention's input casts, and the per-step weight casts with FP8, MXFP8 and
+// NVFP4 weights.
 #include "sim/workload/fp8_casts.h"
 
 #include <catch2/catch.hpp>
@@ -94,6 +95,19 @@ TEST_CASE("a GEMM casts its input in the forward and its output gradient in the 
   // A GEMM kept in 16 bits casts nothing.
   ops[1].sixteen_bit = true;
   CHECK(fp8_cast_bytes(ops, s::MXFP8, kBlackwell, 4).forward == 0);
+}
+
+TEST_CASE("an FP8 attention casts Q, K and V in the forward and the output's gradient backward") {
+  // 2 sequences x 32 query heads of 128 over 4096 queries; K and V of 4 heads (GQA).
+  LayerOp attention{LayerOp::Kind::kAttention, "attention", 4096, 4096, 128, 2 * 32};
+  attention.key_value_elements = 2.0 * 2 * 4096 * 4 * 128;
+  const double queries = 2.0 * 32 * 4096 * 128;
+  const double per_element = fp8_cast_bytes_per_element(s::MXFP8, kBlackwell);
+  CHECK(fp8_cast_bytes({attention}, s::MXFP8, kBlackwell, 1).forward == 0);  // 16-bit inputs
+  attention.fp8 = true;
+  const Fp8CastBytes bytes = fp8_cast_bytes({attention}, s::MXFP8, kBlackwell, 1);
+  CHECK(bytes.forward == Approx(per_element * (queries + attention.key_value_elements)));
+  CHECK(bytes.backward == Approx(per_element * queries));
 }
 
 TEST_CASE(

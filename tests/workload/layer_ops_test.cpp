@@ -38,6 +38,45 @@ TEST_CASE("unfused attention: softmax and a separate dropout kernel over the s x
         0);
 }
 
+TEST_CASE("attention's key and value elements: its rank's heads, one where TP exceeds them") {
+  // Qwen3-30B-A3B: 4 key/value heads of 128; 2 sequences of 4096 tokens.
+  const auto& qwen =
+      testing::shipped_catalog().models().find("qwen3-30b-a3b")->value->transformer();
+  REQUIRE(qwen.num_kv_heads() == 4);
+  auto attention_of = [&](int tp) {
+    const LayerShape shape{4096, 2, tp, tp > 1};
+    for (const LayerOp& op : layer_forward_ops(qwen, shape, LayerKind::kExperts)) {
+      if (op.kind == LayerOp::Kind::kAttention) return op;
+    }
+    FAIL("no attention op");
+    return LayerOp{};
+  };
+  CHECK(attention_of(1).key_value_elements == 2.0 * 2 * 4096 * 4 * 128);
+  CHECK(attention_of(2).key_value_elements == 2.0 * 2 * 4096 * 2 * 128);
+  CHECK(attention_of(8).key_value_elements == 2.0 * 2 * 4096 * 1 * 128);  // replicated
+}
+
+TEST_CASE("QK-norm reads and writes the rank's query and key heads, backward reads two, writes one") {
+  // Qwen3-30B-A3B at TP 2: 16 query heads and 2 key heads of 128 a rank, 4096 tokens.
+  const auto& qwen =
+      testing::shipped_catalog().models().find("qwen3-30b-a3b")->value->transformer();
+  REQUIRE(qwen.qk_norm());
+  const LayerShape shape{4096, 1, 2, true};
+  const double elements = 4096.0 * (16 + 2) * 128;
+  int norms = 0;
+  for (const LayerOp& op : layer_forward_ops(qwen, shape, LayerKind::kExperts)) {
+    if (op.name != "qk norm") continue;
+    ++norms;
+    CHECK(op.bytes == Approx(4 * elements));
+    REQUIRE(op.backward_bytes.has_value());
+    CHECK(*op.backward_bytes == Approx(6 * elements));
+  }
+  CHECK(norms == 1);
+  auto without = qwen;
+  without.set_qk_norm(false);
+  CHECK(bytes_of(layer_forward_ops(without, shape, LayerKind::kExperts), "qk norm") == 0);
+}
+
 // FLOPs of the layer's matmuls named `name` (all when empty).
 double matmul_flops(const std::vector<LayerOp>& ops, const std::string& name = "") {
   double flops = 0;
