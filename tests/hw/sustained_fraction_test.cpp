@@ -164,6 +164,22 @@ TEST_CASE("the shipped runtime's defaults equal their rule over the shipped cata
         Approx((a100.sustained_compute_fraction() + h100.sustained_compute_fraction()) / 2));
 }
 
+TEST_CASE("the V100 SXM2's fitted fraction scales the default isolated rates, outside the defaults") {
+  // Fitted on the README's DGX-2 rows (gpus.textproto): 1.000 for both SXM2 entries. Without an
+  // isolated fit of its own the V100 is not a fitted GPU: it stays out of the runtime's defaults
+  // (their test above), its steps are uncalibrated, and the PCIe cards take the default.
+  const Catalog& c = testing::shipped_catalog();
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  for (const char* name : {"V100-SXM2-32GB", "V100-SXM2-16GB"}) {
+    const s::Gpu& v100 = shipped(name);
+    CHECK(*step_sustained_fraction(v100, s::FP16) == 1.0);
+    CHECK(step_sustained_fraction_fitted(v100, s::FP16));
+    CHECK_FALSE(efficiencies_fitted(v100));
+    CHECK_FALSE(ComputeModel(v100, s::FP16, runtime, KernelSetting::kTrainingStep).calibrated());
+  }
+  CHECK_FALSE(step_sustained_fraction(shipped("V100-PCIE-32GB"), s::FP16).has_value());
+}
+
 TEST_CASE("a Blackwell BF16 step takes its FP8 fraction x the H100's BF16 / FP8, uncalibrated") {
   // B200: 0.533 x 0.655 / 0.840 = 0.416 (its GEMM-only layer: tests/parallel/layer_times_test.cpp).
   const s::Gpu& b200 = shipped("B200-SXM-180GB");
