@@ -97,9 +97,11 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
   sustained_ = step_sustained_fraction(gpu, precision, fp8_recipe)
                    .value_or(runtime.default_sustained_compute_fraction());
   gemm_.fraction *= sustained_;
-  if (narrow) sixteen_bit_.fraction *= sustained_;
+  sixteen_bit_sustained_ =
+      sixteen_bit_sustained_fraction(gpu, precision, fp8_recipe).value_or(sustained_);
+  if (narrow) sixteen_bit_.fraction *= sixteen_bit_sustained_;
   else sixteen_bit_ = gemm_;
-  attention_flops_ *= sustained_;
+  attention_flops_ *= sixteen_bit_sustained_;
   calibrated_ = calibrated_ && step_sustained_fraction_fitted(gpu, precision, fp8_recipe);
 }
 
@@ -170,7 +172,8 @@ double ComputeModel::fitted_attention_rate(s::AttentionEfficiency::Pass pass,
   const s::AttentionEfficiency* best = fp8 ? fp8 : nearest(s::PRECISION_UNSPECIFIED);
   if (best == nullptr) return 0;
   const auto keys = static_cast<double>(kernel.keys);
-  return (fp8 ? fp8_peak_ : sixteen_bit_peak_) * best->max_fraction() * sustained_ * keys /
+  return (fp8 ? fp8_peak_ * best->max_fraction() * sustained_
+              : sixteen_bit_peak_ * best->max_fraction() * sixteen_bit_sustained_) * keys /
          (keys + best->half_rate_keys());
 }
 

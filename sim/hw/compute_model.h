@@ -12,7 +12,8 @@
 // compute fraction of the job's precision (sim/hw/sustained_fraction.h: fitted on published
 // training runs, or carried over from a GPU where it is; else the runtime's default).
 // A model for FP8 (or FP4) also times 16-bit GEMMs: the layers Transformer Engine leaves in BF16
-// (the output layer) run at the 16-bit rate, inside the same step.
+// (the output layer) run at the 16-bit rate, inside the same step; in an FP4 step they and the
+// fused attention take the FP8 steps' sustained fraction (sim/hw/sustained_fraction.h).
 // Immutable; cheap to copy; safe to share between threads.
 #pragma once
 
@@ -131,6 +132,7 @@ class ComputeModel {
   double sixteen_bit_peak_ = 0;    // FLOP/s
   double fp8_peak_ = 0;            // FLOP/s; 0 without FP8 tensor cores
   double sustained_ = 1;           // applied to tensor-core rates
+  double sixteen_bit_sustained_ = 1;  // applied to 16-bit GEMM and attention rates
   double memory_bytes_per_s_ = 0;  // achieved
   const schema::Gpu* gpu_ = nullptr;  // for its attention efficiencies and FP8 GEMM layouts, and
                                       // to callers

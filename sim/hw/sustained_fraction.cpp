@@ -31,6 +31,15 @@ std::optional<double> step_sustained_fraction(const s::Gpu& gpu, s::Precision pr
   return std::nullopt;
 }
 
+std::optional<double> sixteen_bit_sustained_fraction(const s::Gpu& gpu, s::Precision precision,
+                                                     s::Fp8Recipe fp8_recipe) {
+  if (precision == s::FP4) {
+    const s::MatmulEfficiency* fp8 = matmul_efficiency(gpu, s::FP8);
+    if (fp8 != nullptr && fp8->has_sustained_fraction()) return fp8->sustained_fraction();
+  }
+  return step_sustained_fraction(gpu, precision, fp8_recipe);
+}
+
 bool step_sustained_fraction_fitted(const s::Gpu& gpu, s::Precision precision,
                                     s::Fp8Recipe fp8_recipe) {
   const s::MatmulEfficiency* e = matmul_efficiency(gpu, precision);

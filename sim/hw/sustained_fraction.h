@@ -24,6 +24,14 @@ std::optional<double> step_sustained_fraction(
     const schema::Gpu& gpu, schema::Precision precision,
     schema::Fp8Recipe fp8_recipe = schema::FP8_RECIPE_UNSPECIFIED);
 
+// The sustained fraction of that step's 16-bit tensor-core kernels (fused attention, the output
+// layer's GEMMs): the step's own, but in an FP4 step the GPU's per-tensor FP8 step fraction where
+// one is given. The FP4 fraction is fitted on NVFP4 steps for their FP4 GEMMs; their 16-bit
+// kernels are the ones the GPU's FP8 steps run, at the rate fitted there.
+std::optional<double> sixteen_bit_sustained_fraction(
+    const schema::Gpu& gpu, schema::Precision precision,
+    schema::Fp8Recipe fp8_recipe = schema::FP8_RECIPE_UNSPECIFIED);
+
 // Whether that fraction is given and fitted on the GPU's own training runs: not carried over from
 // another GPU (its matmul_efficiency of `precision` has no sustained_transfer).
 bool step_sustained_fraction_fitted(const schema::Gpu& gpu, schema::Precision precision,

@@ -309,6 +309,30 @@ TEST_CASE("an FP8 model runs its 16-bit GEMMs at the 16-bit rate, in the same st
   CHECK(fp8.matmul(8192, 8192, 8192) < fp8.matmul(8192, 8192, 8192, 1, true));
 }
 
+TEST_CASE("an FP4 step runs its 16-bit GEMMs and attention as an FP8 step, its FP4 GEMMs apart") {
+  const s::Gpu& gpu = *testing::shipped_catalog().gpus().find("GB300-268GB")->value;
+  double fp8_sustained = 0, fp4_sustained = 0;
+  for (const auto& e : gpu.matmul_efficiency()) {
+    if (e.precision() == s::FP8) fp8_sustained = e.sustained_fraction();
+    if (e.precision() == s::FP4) fp4_sustained = e.sustained_fraction();
+  }
+  REQUIRE(fp8_sustained > 0);
+  REQUIRE(fp4_sustained > 0);
+  REQUIRE(fp8_sustained != fp4_sustained);
+  const auto fp4 = model("GB300-268GB", s::FP4, KernelSetting::kTrainingStep);
+  const auto fp8 = model("GB300-268GB", s::FP8, KernelSetting::kTrainingStep);
+  const auto alone = model("GB300-268GB", s::FP4);
+  CHECK(fp4.matmul(8192, 8192, 8192, 1, true) == fp8.matmul(8192, 8192, 8192, 1, true));
+  const AttentionKernel kernel{32, 8192, 8192, 128, true};
+  CHECK(fp4.attention_forward(kernel) == fp8.attention_forward(kernel));
+  CHECK(fp4.attention_backward(kernel) == fp8.attention_backward(kernel));
+  // The FP4 GEMM's compute part stretches by 1 / the FP4 fraction (to the picosecond clock).
+  const Picoseconds overhead = Picoseconds::from_microseconds(6.4);
+  CHECK((fp4.matmul(8192, 8192, 8192) - overhead).seconds() ==
+        Approx((alone.matmul(8192, 8192, 8192) - overhead).seconds() / fp4_sustained)
+            .epsilon(1e-8));
+}
+
 TEST_CASE("GPUs without fitted efficiencies use the runtime defaults and say so") {
   CHECK(model("H100-SXM5-80GB", s::BF16).calibrated());
   const auto l4 = model("L4-PCIE-24GB", s::BF16);

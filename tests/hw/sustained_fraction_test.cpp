@@ -35,6 +35,19 @@ TEST_CASE("a step takes its precision's fraction, MXFP8's apart, else the GPU's"
   CHECK_FALSE(step_sustained_fraction(gpu("name: \"bare\""), s::BF16).has_value());
 }
 
+TEST_CASE("an FP4 step's 16-bit kernels take the per-tensor FP8 fraction, others the step's") {
+  const s::Gpu g = gpu(
+      "sustained_compute_fraction: 0.7 "
+      "matmul_efficiency { precision: FP8 sustained_fraction: 0.6 mxfp8_sustained_fraction: 0.5 }"
+      "matmul_efficiency { precision: FP4 sustained_fraction: 0.4 }");
+  CHECK(*sixteen_bit_sustained_fraction(g, s::FP4) == 0.6);
+  CHECK(*sixteen_bit_sustained_fraction(g, s::FP8, s::MXFP8) == 0.5);
+  CHECK(*sixteen_bit_sustained_fraction(g, s::BF16) == 0.7);
+  // Without a per-tensor FP8 fraction, the FP4 step's own.
+  const s::Gpu no_fp8 = gpu("matmul_efficiency { precision: FP4 sustained_fraction: 0.4 }");
+  CHECK(*sixteen_bit_sustained_fraction(no_fp8, s::FP4) == 0.4);
+}
+
 TEST_CASE("a transferred fraction is own(from) x reference(to) / reference(from), not fitted") {
   // 0.5 x 0.6 / 0.8 = 0.375.
   const s::Gpu reference =
