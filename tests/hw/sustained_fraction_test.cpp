@@ -23,11 +23,13 @@ const s::Gpu& shipped(const std::string& name) {
   return *testing::shipped_catalog().gpus().find(name)->value;
 }
 
+// A GPU's BF16 fraction 0.7 and its FP8 ones, per-tensor 0.6 and MXFP8 0.5.
+const std::string kBf16AndFp8Fractions =
+    "sustained_compute_fraction: 0.7 "
+    "matmul_efficiency { precision: FP8 sustained_fraction: 0.6 mxfp8_sustained_fraction: 0.5 }";
+
 TEST_CASE("a step takes its precision's fraction, MXFP8's apart, else the GPU's") {
-  const s::Gpu g = gpu(
-      "sustained_compute_fraction: 0.7 "
-      "matmul_efficiency { precision: FP8 sustained_fraction: 0.6 mxfp8_sustained_fraction: 0.5 }"
-      "matmul_efficiency { precision: FP4 }");
+  const s::Gpu g = gpu(kBf16AndFp8Fractions + "matmul_efficiency { precision: FP4 }");
   CHECK(*step_sustained_fraction(g, s::BF16) == 0.7);
   CHECK(*step_sustained_fraction(g, s::FP8) == 0.6);
   CHECK(*step_sustained_fraction(g, s::FP8, s::MXFP8) == 0.5);
@@ -36,10 +38,8 @@ TEST_CASE("a step takes its precision's fraction, MXFP8's apart, else the GPU's"
 }
 
 TEST_CASE("an FP4 step's 16-bit kernels take the per-tensor FP8 fraction, others the step's") {
-  const s::Gpu g = gpu(
-      "sustained_compute_fraction: 0.7 "
-      "matmul_efficiency { precision: FP8 sustained_fraction: 0.6 mxfp8_sustained_fraction: 0.5 }"
-      "matmul_efficiency { precision: FP4 sustained_fraction: 0.4 }");
+  const s::Gpu g =
+      gpu(kBf16AndFp8Fractions + "matmul_efficiency { precision: FP4 sustained_fraction: 0.4 }");
   CHECK(*sixteen_bit_sustained_fraction(g, s::FP4) == 0.6);
   CHECK(*sixteen_bit_sustained_fraction(g, s::FP8, s::MXFP8) == 0.5);
   CHECK(*sixteen_bit_sustained_fraction(g, s::BF16) == 0.7);
