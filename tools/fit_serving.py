@@ -30,6 +30,9 @@ grouped GEMMs' rate against its dense matmuls', at most 1) and expert_layer_over
 routing kernels' time per expert layer; descent from 10 us where unset) on its Mixtral runs, the
 only mixture-of-experts rows: the least mean of the three errors of its "TensorRT-LLM 0.9.0
 Mixtral (fake weights)" line, by the same descent. Its dense constants stay as they are.
+
+Only the `gpu { ... }` fits are written: the default fits of the GPUs without one are the means of
+these per form factor, which the catalog computes at load (sim/serve/serving_default_fit.h).
 """
 import argparse
 import glob

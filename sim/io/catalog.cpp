@@ -13,6 +13,7 @@
 #include "sim/input/dataloading_cost.h"
 #include "sim/io/entry_checks.h"
 #include "sim/io/field_checker.h"
+#include "sim/serve/serving_default_fit.h"
 #include "sim/util/closest_name.h"
 
 namespace clustersim {
@@ -86,6 +87,7 @@ std::unique_ptr<Catalog> Catalog::load(const std::vector<std::string>& directori
   catalog->check_references(diagnostics);
   catalog->fingerprint_ = catalog->hash_files();
   catalog->derive_fitted_values(diagnostics);
+  catalog->derive_serving_defaults(diagnostics);
   return catalog;
 }
 
@@ -258,6 +260,28 @@ void Catalog::derive_fitted_values(Diagnostics* diagnostics) {
                 "matmul_efficiency, memory_efficiency_fraction, flash_attention_fraction and "
                 "sustained_compute_fraction) to take the runtime's defaults from");
       }
+    }
+  }
+}
+
+void Catalog::derive_serving_defaults(Diagnostics* diagnostics) {
+  for (const auto& file : files_) {
+    const FieldChecker root = FieldChecker::root(*file, diagnostics);
+    for (int i = 0; i < file->message.serving_runtime_size(); ++i) {
+      s::ServingRuntime* runtime = file->message.mutable_serving_runtime(i);
+      std::vector<FittedServingGpu> fitted;
+      for (const s::ServingGpuFit& fit : runtime->gpu()) {
+        const CatalogEntry<s::Gpu>* gpu = gpus_.find(fit.gpu());
+        if (gpu != nullptr) fitted.push_back({&fit, gpu->value->form_factor()});
+      }
+      std::vector<s::ServingGpuFit> defaults = serving_default_fits(fitted);
+      if (defaults.empty()) {
+        root.child("serving_runtime", i)
+            .error_here("has no fitted GPU (gpu { ... }) to take the defaults of the GPUs "
+                        "without a fit from");
+      }
+      runtime->clear_default_fit();
+      for (s::ServingGpuFit& d : defaults) *runtime->add_default_fit() = std::move(d);
     }
   }
 }

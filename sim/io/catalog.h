@@ -102,6 +102,9 @@ class Catalog {
   // the loaded entries: each GPU's transferred sustained fractions
   // (MatmulEfficiency.sustained_transfer), then every runtime's defaults (runtime_defaults()).
   void derive_fitted_values(Diagnostics* diagnostics);
+  // Writes every serving runtime's default fits, the means of its fitted GPUs' by form factor
+  // (sim/serve/serving_default_fit.h); an error for a runtime without a fitted GPU.
+  void derive_serving_defaults(Diagnostics* diagnostics);
   // Whether a transfer's fraction can be derived: its reference GPU known (else an error) with
   // both precisions fitted (else a warning: the steps take the runtime's default), this GPU's
   // `from_precision` fitted (else an error).

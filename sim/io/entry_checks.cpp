@@ -433,18 +433,14 @@ void check_serving_runtime(const FieldChecker& runtime) {
     if (fit.require("gpu") && !gpus.insert(m.gpu()).second) {
       fit.error("gpu", "\"" + m.gpu() + "\" is fitted twice");
     }
-    if (fit.has("form_factor")) fit.error("form_factor", "belongs in default_fit");
+    if (fit.has("form_factor")) fit.error("form_factor", "is taken from the GPU: remove it");
     check_serving_fit(fit);
   }
-  std::set<int> form_factors;
   for (int i = 0; i < runtime.size("default_fit"); ++i) {
-    const FieldChecker fit = runtime.child("default_fit", i);
-    const auto& m = static_cast<const s::ServingGpuFit&>(fit.message());
-    if (fit.require_enum("form_factor") && !form_factors.insert(m.form_factor()).second) {
-      fit.error("form_factor", "has a second default");
-    }
-    if (fit.has("gpu")) fit.error("gpu", "belongs in gpu (a default stands for a form factor)");
-    check_serving_fit(fit);
+    runtime.error("default_fit",
+                  "is computed at load, per form factor, from the fitted GPUs' fits (gpu): "
+                  "remove it (fit a GPU in gpu instead)",
+                  i);
   }
   check_source(runtime);
 }

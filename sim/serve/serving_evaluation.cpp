@@ -15,7 +15,8 @@ namespace {
 
 namespace s = schema;
 
-// The runtime's fit for `gpu`, else its default for the GPU's form factor (`*calibrated` false).
+// The runtime's fit for `gpu`, else its default for the GPU's form factor (`*calibrated` false;
+// the catalog computes one for every form factor, sim/serve/serving_default_fit.h).
 s::ServingGpuFit gpu_fit(const s::ServingRuntime& runtime, const s::Gpu& gpu, bool* calibrated) {
   for (const s::ServingGpuFit& fit : runtime.gpu()) {
     if (fit.gpu() == gpu.name()) return fit;
@@ -24,8 +25,8 @@ s::ServingGpuFit gpu_fit(const s::ServingRuntime& runtime, const s::Gpu& gpu, bo
   for (const s::ServingGpuFit& fit : runtime.default_fit()) {
     if (fit.form_factor() == gpu.form_factor()) return fit;
   }
-  CLUSTERSIM_CHECK(runtime.default_fit_size() > 0, "a serving runtime without defaults");
-  return runtime.default_fit(0);
+  CLUSTERSIM_CHECK(false, "a serving runtime without the default of a form factor");
+  return {};
 }
 
 std::string gib_short(double bytes) {

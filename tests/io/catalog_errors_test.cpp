@@ -267,7 +267,35 @@ TEST_CASE("a GPU's sync_mma_fraction and a runtime's expert row tile are range-c
       "  source { citation: \"c\" }\n}\n";
   CHECK(catalog_errors(gpu_entry("  sync_mma_fraction: 1.5") + runtime) ==
         "c.textproto:9:3: gpu[0].sync_mma_fraction: must be in [0.01, 1], got 1.5\n"
-        "c.textproto:16:3: serving_runtime[0].expert_matmul_row_tile: must be >= 1, got 0\n");
+        "c.textproto:16:3: serving_runtime[0].expert_matmul_row_tile: must be >= 1, got 0\n"
+        "c.textproto:11:1: serving_runtime[0]: has no fitted GPU (gpu { ... }) to take the "
+        "defaults of the GPUs without a fit from\n");
+}
+
+TEST_CASE("a serving runtime's default fits are computed, never written") {
+  // The GPU entry takes lines 1-10, the runtime starts on line 11 (`extra` from line 17).
+  const auto runtime = [](const std::string& extra) {
+    return gpu_entry() +
+           "serving_runtime {\n  name: \"rt\"\n  iteration_overhead_us: 1\n"
+           "  memory_overhead_gib: 1\n  tensor_parallel_memory_gib: 1\n"
+           "  source { citation: \"c\" }\n" +
+           extra + "\n}\n";
+  };
+  const std::string fitted =
+      "  gpu { gpu: \"TestGPU-80GB\" compute_fraction: 0.9 memory_fraction: 0.9 "
+      "layer_overhead_us: 40 }\n";
+  CHECK(catalog_errors(runtime(fitted)) == "");
+  CHECK(catalog_errors(runtime(fitted +
+                               "  default_fit { form_factor: SXM compute_fraction: 0.934 "
+                               "memory_fraction: 0.882 layer_overhead_us: 47 }")) ==
+        "c.textproto:18:3: serving_runtime[0].default_fit[0]: is computed at load, per form "
+        "factor, from the fitted GPUs' fits (gpu): remove it (fit a GPU in gpu instead)\n");
+  // A GPU's fit takes the GPU's form factor.
+  CHECK(catalog_errors(runtime(
+            "  gpu { gpu: \"TestGPU-80GB\" form_factor: PCIE compute_fraction: 0.9 "
+            "memory_fraction: 0.9 layer_overhead_us: 40 }")) ==
+        "c.textproto:17:29: serving_runtime[0].gpu[0].form_factor: is taken from the GPU: remove "
+        "it\n");
 }
 
 TEST_CASE("an unknown GPU reference suggests the closest name") {
