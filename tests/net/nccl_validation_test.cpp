@@ -1,8 +1,9 @@
 // The network model against measured NCCL bus bandwidths (reference data validation/nccl.csv and
-// nccl_2025.csv). The fitted numbers (links.textproto): NVLink ring efficiency on 8x A100 and 8x
-// H200 at 16 GiB, NVLS efficiency on 8x H200 at 16 GiB, NVLink's Simple step latency on 8x H100
-// at 8 MiB, NVLink 5 ring and NVLS on 8x B200 at 8 GiB and NVLS on the GB200 NVL72, EFA efficiency
-// on 4 x 8 B200 at 16 GiB and the EFA step latency at 1-16 MiB. Every other row here is a check.
+// nccl_2025.csv). The fitted numbers (links.textproto): NVLink 3 ring efficiency on the two 8x A100
+// sweeps at their largest sizes, NVLink ring efficiency on 8x A100 and 8x H200 at 16 GiB, NVLS
+// efficiency on 8x H200 at 16 GiB, NVLink's Simple step latency on 8x H100 at 8 MiB, NVLink 5 ring
+// and NVLS on 8x B200 at 8 GiB and NVLS on the GB200 NVL72, EFA efficiency on 4 x 8 B200 at 16 GiB
+// and the EFA step latency at 1-16 MiB. Every other row here is a check.
 // Tolerance: 10% (the bar); the comment gives today's error.
 #include <catch2/catch.hpp>
 
@@ -30,11 +31,56 @@ void check_within_10_percent(double predicted, double measured) {
   CHECK(predicted == Approx(measured).epsilon(0.10));
 }
 
-TEST_CASE("8x A100 80GB all-reduce at 16 GiB: 234.89 GB/s busbw (ml-engineering nccl-tests)") {
-  // Model: 240.0 GB/s (+2.2%), ring (A100 has no NVLS).
-  auto t = shipped_cluster("aws.p4de.24xlarge", 1);
-  check_within_10_percent(
-      busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kAuto, 16 * kGiB), 234.89);
+TEST_CASE("8x A100 all-reduce by size: the nvlink3 class against both nccl-tests sweeps") {
+  // nccl.csv: ml-engineering's sweep (out-of-place, 512 MiB-16 GiB) and Azure's ND A100 v4 sweep
+  // (in-place, NCCL 2.18.5, 512 MiB-8 GiB). Fitted: the efficiency, on the two largest sizes' mean
+  // (233.2 GB/s). Model: 230.1, 231.6, 232.3, 232.7, 232.9, 233.0 at 512 MiB-16 GiB: within 4% of
+  // every row from 512 MiB (ml-engineering -0.8% to +3.3%, Azure +0.6% to +3.8%).
+  auto t = shipped_cluster("onprem.dgx-a100-80gb", 1);
+  const double mib = 1048576;
+  const double sizes[] = {512 * mib, 1 * kGiB, 2 * kGiB, 4 * kGiB, 8 * kGiB, 16 * kGiB};
+  const double ml_engineering[] = {222.72, 229.04, 231.41, 233.88, 234.61, 234.89};
+  const double azure[] = {221.58, 228.10, 230.22, 230.48, 231.58};
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    INFO(sizes[i] << " bytes");
+    const double predicted =
+        busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kAuto, sizes[i]);
+    CHECK(predicted == Approx(ml_engineering[i]).epsilon(0.04));
+    if (i < std::size(azure)) CHECK(predicted == Approx(azure[i]).epsilon(0.04));
+  }
+}
+
+TEST_CASE("8x A100 at 16-256 MiB: the model is fast against both sweeps, as documented") {
+  // Not fitted: NCCL's channels and protocol by size are not modelled, and the step latencies
+  // that would fit these rows contradict the A100 training rows (links.textproto, nvlink3). Pinned
+  // so that a change of the gap is seen: model / measured busbw at 16, 32, 64, 128 and 256 MiB
+  // is 1.55, 1.39, 1.23, 1.25, 1.17 (ml-engineering) and 1.51, 1.45, 1.27, 1.27, 1.06 (Azure);
+  // the model's 128 MiB all-reduce takes 1061 us against 1328 and 1348 us measured.
+  auto t = shipped_cluster("onprem.dgx-a100-80gb", 1);
+  const double mib = 1048576;
+  const double sizes[] = {16 * mib, 32 * mib, 64 * mib, 128 * mib, 256 * mib};
+  const double ml_engineering[] = {106.16, 138.49, 171.54, 176.92, 194.07};
+  const double azure[] = {109.22, 132.77, 166.63, 174.18, 213.87};
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    INFO(sizes[i] << " bytes");
+    const double predicted =
+        busbw_gb_per_s(*t, CollectiveOp::kAllReduce, CollectiveAlgorithm::kAuto, sizes[i]);
+    for (double measured : {ml_engineering[i], azure[i]}) {
+      CHECK(predicted > measured);
+      CHECK(predicted < 1.6 * measured);
+    }
+  }
+}
+
+TEST_CASE("A100 and A800 take the nvlink3 class, V100 and H100 the nvlink class") {
+  // 16 GiB ring all-reduce busbw = line rate x efficiency (the step latencies are 0.02% of it):
+  // A100 300 x 0.777 = 233.1, H100 450 x 0.80 = 360.
+  auto a100 = shipped_cluster("onprem.dgx-a100-40gb", 1);
+  CHECK(busbw_gb_per_s(*a100, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 16 * kGiB) ==
+        Approx(233.1).epsilon(0.002));
+  auto h100 = shipped_cluster("onprem.dgx-h100", 1);
+  CHECK(busbw_gb_per_s(*h100, CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 16 * kGiB) ==
+        Approx(360.0).epsilon(0.002));
 }
 
 TEST_CASE("8x H200 at 16 GiB: ring 367.2, NVLS 480.0, all-gather 361.4, reduce-scatter 362.9") {
