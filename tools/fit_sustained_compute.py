@@ -2,7 +2,7 @@
 """Fits a GPU's sustained compute fraction on published training runs.
 
 Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--precision FP8|MXFP8|FP4 |
-                                      --attention-like REFERENCE_GPU] [--cli PATH]
+                                      --attention-like REFERENCE_GPU] [--cli PATH] [--root DIR]
 
 The fraction scales the GPU's isolated tensor-core rates (fitted on single-kernel benchmarks)
 inside a training step (topologies/gpus.textproto): the GPU's sustained_compute_fraction, or with
@@ -19,6 +19,7 @@ validate` over the given scenarios (the step-time error where a scenario's publi
 step time or tokens/s, else the TFLOP/s error): the shipped catalog with only that field of GPU
 replaced, golden-section search over [0.3, 1] to 0.0005, then the value rounded to 0.001. Prints
 the value and each row's error. Deterministic: the same catalog and scenarios give the same value.
+--root: the tree whose models/ and topologies/ are the shipped catalog (default: this repository).
 """
 import argparse
 import csv
@@ -33,9 +34,9 @@ import tempfile
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 
 
-def gpu_entry(name):
-    """The text of the `gpu { ... }` entry named `name` in the shipped GPU catalog."""
-    text = open(os.path.join(ROOT, 'topologies', 'gpus.textproto')).read()
+def gpu_entry(name, root=ROOT):
+    """The text of the `gpu { ... }` entry named `name` in the shipped GPU catalog under `root`."""
+    text = open(os.path.join(root, 'topologies', 'gpus.textproto')).read()
     for match in re.finditer(r'^gpu \{\n.*?^\}\n', text, flags=re.S | re.M):
         if re.search(r'^  name: "' + re.escape(name) + '"$', match.group(0), flags=re.M):
             return match.group(0)
@@ -80,11 +81,11 @@ def with_fraction(entry, fraction, precision, reference):
     return entry[:-2] + line + '}\n'
 
 
-def errors(cli, entry, scenarios, fraction, directory, precision, reference):
+def errors(cli, root, entry, scenarios, fraction, directory, precision, reference):
     """Each scenario's error in % at `fraction`."""
     with open(os.path.join(directory, 'gpu.textproto'), 'w') as f:
         f.write(with_fraction(entry, fraction, precision, reference))
-    out = subprocess.run([cli, 'validate', '--root', ROOT, '--catalog', directory, '--format',
+    out = subprocess.run([cli, 'validate', '--root', root, '--catalog', directory, '--format',
                           'csv'] + scenarios, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(out.stderr)
@@ -112,14 +113,16 @@ def main():
     parser.add_argument('--attention-like', metavar='REFERENCE_GPU',
                         help='fit a scale of this GPU\'s attention_efficiency max fractions')
     parser.add_argument('--cli', default=os.path.join(ROOT, 'build', 'release', 'clustersim'))
+    parser.add_argument('--root', default=ROOT,
+                        help='the tree whose models/ and topologies/ are the shipped catalog')
     args = parser.parse_args()
     if args.attention_like and args.precision:
         sys.exit('--attention-like fits the attention rates alone: give it without --precision')
-    entry = gpu_entry(args.gpu)
-    reference = gpu_entry(args.attention_like) if args.attention_like else None
+    entry = gpu_entry(args.gpu, args.root)
+    reference = gpu_entry(args.attention_like, args.root) if args.attention_like else None
     with tempfile.TemporaryDirectory() as directory:
         def cost(x):
-            return mean_absolute(errors(args.cli, entry, args.scenarios, x, directory,
+            return mean_absolute(errors(args.cli, args.root, entry, args.scenarios, x, directory,
                                         args.precision, reference))
         low, high = (0.3, 3.0) if reference else (0.3, 1.0)
         ratio = (math.sqrt(5) - 1) / 2
@@ -135,7 +138,7 @@ def main():
                 b = low + ratio * (high - low)
                 fb = cost(b)
         best = round((low + high) / 2, 3)
-        final = errors(args.cli, entry, args.scenarios, best, directory, args.precision,
+        final = errors(args.cli, args.root, entry, args.scenarios, best, directory, args.precision,
                        reference)
     for scenario, error in sorted(final.items()):
         print(f'{scenario:58s} {error:+6.1f}%')

@@ -354,13 +354,18 @@ TEST_CASE("GPUs without fitted efficiencies use the runtime defaults and say so"
 }
 
 // Issue 17: the Ascend 910B's efficiencies are priors (the A100-SXM4's fits, efficiency_source
-// UNVERIFIED): they are used as given, and the results still say they are not calibrated.
+// UNVERIFIED): they are used as given, and the results still say they are not calibrated. Its
+// sustained fraction is the A100 80GB's fit, written with it (tools/refit_sustained_fractions).
 TEST_CASE("priors in place of fits are used as given but leave the results uncalibrated") {
   const auto npu = model("Ascend-910B-64GB", s::FP16, KernelSetting::kTrainingStep);
   CHECK_FALSE(npu.calibrated());
-  // 280 TFLOP/s (FP16) x 0.765 x 0.909 sustained at a large size, plus the 10.9 us overhead.
+  const double a100 = sustained_fraction("A100-SXM4-80GB");
+  for (const char* npu_name : {"Ascend-910-32GB", "Ascend-910B-64GB", "Ascend-910C-128GB"})
+    CHECK(sustained_fraction(npu_name) == a100);
+  // 280 TFLOP/s (FP16) x 0.765 x the A100's sustained fraction at a large size, plus the 10.9 us
+  // overhead.
   CHECK(npu.matmul(16384, 16384, 16384).seconds() ==
-        Approx(2.0 * 16384 * 16384 * 16384 / (280e12 * 0.765 * 0.909) + 10.9e-6));
+        Approx(2.0 * 16384 * 16384 * 16384 / (280e12 * 0.765 * a100) + 10.9e-6));
   CHECK(model("A100-SXM4-80GB", s::FP16, KernelSetting::kTrainingStep).calibrated());
 }
 
