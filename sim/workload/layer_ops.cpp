@@ -20,6 +20,8 @@ using K = LayerOp::Kind;
 struct Dimensions {  // of one layer on one rank
   int64_t s, b, tp, cp, tokens, h, a, kv, d, f;
   bool gated;
+  // The rank's key/value heads: kv / tp, one where tensor parallelism exceeds them (replicated).
+  int64_t rank_kv() const { return std::max<int64_t>(1, kv / tp); }
 };
 
 Dimensions dimensions(const schema::Transformer& t, const LayerShape& shape) {
@@ -69,9 +71,7 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
   core.backward_unwindowed = window > 0 && !core.chunked && shape.fp8_attention;
   core.fp8 = shape.fp8_attention;
   core.library = shape.attention_library;
-  // Key/value heads are replicated where tensor parallelism exceeds them (one a rank).
-  core.key_value_elements =
-      2.0 * x.tokens * std::max(1.0, static_cast<double>(x.kv) / x.tp) * x.d;
+  core.key_value_elements = 2.0 * x.tokens * x.rank_kv() * x.d;
   if (x.cp == 1) return ops->push_back(core);
   switch (shape.context_parallel_comm) {
     case schema::ALL_GATHER:
@@ -268,7 +268,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
         // query and key heads: read and write them, 16-bit; backward read the input and the
         // gradient, write the input's.
         const double elements =
-            static_cast<double>(tokens) * (x.a / tp + std::max<int64_t>(1, x.kv / tp)) * d;
+            static_cast<double>(tokens) * (x.a / tp + x.rank_kv()) * d;
         LayerOp op{K::kMemory, "qk norm", 0, 0, 0, 1, 0, 4.0 * elements};
         op.backward_bytes = 6.0 * elements;
         ops.push_back(std::move(op));
