@@ -984,6 +984,30 @@ def bridge_precision(text):
     return None
 
 
+# The FLOPs formula of a row's TFLOP/s. Megatron-Bridge v0.3.x-v0.4.x (the 26.02-26.04.01 releases;
+# src/megatron/bridge/training/utils/flop_utils.py num_floating_point_operations) counts every
+# layer's attention over s/2 keys whatever its window, a gated MLP as three matrices only when its
+# activation_func is F.silu and no router; v0.5.0 on (26.06) counts the window's band and three
+# matrices for any gated MLP. The two differ beyond the router's 2 h E (under 0.3%) only for a
+# sliding window or a gate other than SiLU: gpt-oss (window 128 on half its layers; quick_gelu,
+# glu_gate_sigmoid_scale 1.702), whose 26.02-26.04.01 rows print 27.2 GFLOP a token (219 TFLOP/s
+# at 8,047 tokens/s on DGX-B200 26.02) against the 32.6 of its 26.06 and 26.08 rows (943 at 28,947
+# on GB200 26.06). Those rows take MODEL_FLOPS_CAUSAL_BRIDGE_V03; the other rows of those releases
+# keep MODEL_FLOPS_CAUSAL (the scenario loader refuses the formula for hybrid models, whose
+# v0.3.x formula is another).
+BRIDGE_V03_RELEASES = ('26.02', '26.04')
+BRIDGE_V03_FLOPS_MODELS = {'gpt-oss-120b'}
+
+
+def bridge_flops_convention(release, model, causal):
+    """The row's published.flops_convention (above)."""
+    if not causal:
+        return 'MODEL_FLOPS'
+    if release.startswith(BRIDGE_V03_RELEASES) and model in BRIDGE_V03_FLOPS_MODELS:
+        return 'MODEL_FLOPS_CAUSAL_BRIDGE_V03'
+    return 'MODEL_FLOPS_CAUSAL'
+
+
 def bridge(rows, out):
     for r in rows:
         release = bridge_release(r)
@@ -1119,8 +1143,8 @@ parallelism {{
   {chr(10).join('  ' + x for x in lines).strip()}
 }}
 """ + published(group, r['model_tflops_per_gpu'],
-                  'MODEL_FLOPS_CAUSAL' if causal else 'MODEL_FLOPS', r['source'].replace('"', "'"),
-                  tokens=r['tokens_per_s_per_gpu'])
+                  bridge_flops_convention(r['release'], model, causal),
+                  r['source'].replace('"', "'"), tokens=r['tokens_per_s_per_gpu'])
         text += f'# published step time (derived): {step:.3f} s\n'
         write_scenario(out, name, text)
 

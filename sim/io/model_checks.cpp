@@ -193,6 +193,10 @@ void check_transformer(const FieldChecker& t) {
       m.mlp_activation() != s::SWIGLU && m.mlp_activation() != s::GEGLU) {
     t.error("activation_clamp", "applies to gated activations (SWIGLU, GEGLU) only");
   }
+  if (t.positive("glu_gate_sigmoid_scale") && t.has("glu_gate_sigmoid_scale") &&
+      m.mlp_activation() != s::SWIGLU) {
+    t.error("glu_gate_sigmoid_scale", "applies to SWIGLU only");
+  }
   if (t.has("yarn_rotary_factor") && m.yarn_rotary_factor() <= 1) {
     t.error("yarn_rotary_factor", "must be > 1 (a factor of 1 is no YaRN scaling)");
   } else if (t.has("yarn_rotary_factor") && m.position_embedding() != s::ROTARY) {

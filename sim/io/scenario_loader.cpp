@@ -749,13 +749,19 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
 }
 
 // A published measurement to compare with (validate scores TFLOP/s per GPU): a group to score it
-// in, finite positive figures, and the FLOPs convention of the TFLOP/s.
-void check_published(const FieldChecker& published) {
+// in, finite positive figures, and the FLOPs convention of the TFLOP/s (Megatron-Bridge v0.3.x's
+// formula not for a hybrid model: its formula there is not the one reproduced).
+void check_published(const FieldChecker& published, const s::Published& figures,
+                     const s::Model* model) {
   published.require("group");
   published.positive("step_time_s");
   published.positive("tokens_per_s_per_gpu");
   published.require_positive("tflops_per_gpu");
-  published.require_enum("flops_convention");
+  if (published.require_enum("flops_convention") && model != nullptr &&
+      model->transformer().has_hybrid_layer_pattern() &&
+      figures.flops_convention() == s::Published::MODEL_FLOPS_CAUSAL_BRIDGE_V03) {
+    published.error("flops_convention", "MODEL_FLOPS_CAUSAL_BRIDGE_V03 is not for hybrid models");
+  }
 }
 
 // Every mix must have at most kMaxConfigurationGpus GPUs: the largest pools together.
@@ -909,7 +915,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   }
   check_cluster_size(root, *loaded);
   if (m.has_sweep()) check_shard_axis(root, *loaded);
-  if (m.has_published()) check_published(root.child("published"));
+  if (m.has_published()) check_published(root.child("published"), m.published(), loaded->model);
   check_input(root, catalog, *loaded);
   if (m.has_cost()) check_cost(root.child("cost"), catalog, *loaded);
   // The layout against the pools and the cluster once everything it needs is known to be sound.

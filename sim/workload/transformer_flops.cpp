@@ -6,6 +6,8 @@
 //                                              a sliding window of w: (w (w + 1) / 2 + (s - w) w) /
 //                                              s; chunks of w: chunked_causal_pairs / s)
 //   output proj      2 a d h                  MLP   2 h f x (3 gated | 2), x experts per token
+//   (FlopsFormula::kBridgeV03: s/2 keys whatever the window, a non-SiLU gate's MLP as 2 matrices,
+//   no router)
 //   MoE router       2 h E    (MoE layers; the MLP at the expert width x routed + shared experts;
 //                             dense first layers as dense: the layer figure is the mean)
 //   hybrid layers    one block each, the layer figure their mean: attention (projections and
@@ -21,12 +23,15 @@
 
 namespace clustersim {
 
-TransformerFlops transformer_flops(const schema::Transformer& t, int seq, AttentionCount count) {
+TransformerFlops transformer_flops(const schema::Transformer& t, int seq, AttentionCount count,
+                                   FlopsFormula formula) {
+  const bool bridge_v03 = formula == FlopsFormula::kBridgeV03;
   const double h = t.hidden_size(), a = t.num_attention_heads();
   const double k = kv_heads(t);
   const double d = head_dim(t);
   const double f = t.ffn_hidden_size();
-  const bool gated = gated_mlp(t);
+  const bool silu_gate = t.mlp_activation() == schema::SWIGLU && !t.has_glu_gate_sigmoid_scale();
+  const bool gated = bridge_v03 ? silu_gate : gated_mlp(t);
   double mlp = 2 * h * f * (gated ? 3 : 2);
   double moe = 0;
   if (t.has_moe()) {
@@ -35,7 +40,8 @@ TransformerFlops transformer_flops(const schema::Transformer& t, int seq, Attent
     const double matrices = gated ? 3 : 2, fe = static_cast<double>(expert_ffn_hidden_size(t));
     const double routed = 2 * static_cast<double>(expert_input_width(t)) * fe * matrices;
     moe = routed * t.moe().experts_per_token() +
-          2 * h * fe * matrices * t.moe().num_shared_experts() + 2 * h * t.moe().num_experts();
+          2 * h * fe * matrices * t.moe().num_shared_experts() +
+          (bridge_v03 ? 0 : 2 * h * t.moe().num_experts());
     if (t.has_moe_latent_size()) moe += 2 * 2 * h * t.moe_latent_size();
     const double layers = t.num_layers(), moe_layers = moe_layer_count(t);
     mlp = moe_layers == layers ? moe : (mlp * (layers - moe_layers) + moe * moe_layers) / layers;
@@ -43,7 +49,8 @@ TransformerFlops transformer_flops(const schema::Transformer& t, int seq, Attent
   TransformerFlops flops;
   const bool causal = count == AttentionCount::kCausal && t.kind() == schema::DECODER;
   double keys = causal ? (static_cast<double>(seq) + 1) / 2 : static_cast<double>(seq);
-  if (causal && t.has_sliding_window() && t.sliding_window().window_tokens() < seq) {
+  if (bridge_v03) keys = static_cast<double>(seq) / 2;
+  if (causal && !bridge_v03 && t.has_sliding_window() && t.sliding_window().window_tokens() < seq) {
     // Windowed layers' pairs over their s queries; the mean over the layers.
     const double s = seq;
     const double windowed = windowed_layers_in(t, 0, t.num_layers(), LayerKind::kDense) +

@@ -46,9 +46,22 @@ enum class AttentionCount {
   kFullSquare,
 };
 
+// Whose formula counts: the shapes as they run, or a publication's formula that leaves parts out.
+enum class FlopsFormula {
+  kExact,
+  // Megatron-Bridge v0.3.x-v0.4.x (src/megatron/bridge/training/utils/flop_utils.py
+  // num_floating_point_operations, whose figures the 26.02-26.04.01 performance tables print):
+  // every layer's attention over s/2 keys, a sliding window not counted; a gated MLP as three
+  // matrices only when its gate is SiLU (its gated_linear_multiplier: activation_func F.silu; a
+  // glu_gate_sigmoid_scale or GEGLU counts two); no router. With kCausal only.
+  kBridgeV03,
+};
+
 // Per-token FLOPs at sequence length `seq`.
-// Requires: a transformer that passed the catalog checks; seq >= 1.
+// Requires: a transformer that passed the catalog checks; seq >= 1; kBridgeV03 with kCausal and
+// without a hybrid_layer_pattern.
 TransformerFlops transformer_flops(const schema::Transformer& t, int seq,
-                                   AttentionCount count = AttentionCount::kCausal);
+                                   AttentionCount count = AttentionCount::kCausal,
+                                   FlopsFormula formula = FlopsFormula::kExact);
 
 }  // namespace clustersim

@@ -546,6 +546,16 @@ TEST_CASE("an activation clamp must be positive and needs a gated activation") {
         "(SWIGLU, GEGLU) only\n");
 }
 
+TEST_CASE("a GLU gate's sigmoid scale must be positive and needs SWIGLU") {
+  CHECK(catalog_errors(transformer_model("m", "glu_gate_sigmoid_scale: 1.702")) == "");
+  CHECK(catalog_errors(transformer_model("m", "glu_gate_sigmoid_scale: -1")) ==
+        "c.textproto:7:5: model[0].transformer.glu_gate_sigmoid_scale: must be > 0, got -1\n");
+  std::string geglu = transformer_model("m", "glu_gate_sigmoid_scale: 1.702");
+  geglu.replace(geglu.find("SWIGLU"), 6, "GEGLU");
+  CHECK(catalog_errors(geglu) ==
+        "c.textproto:7:5: model[0].transformer.glu_gate_sigmoid_scale: applies to SWIGLU only\n");
+}
+
 TEST_CASE("a YaRN factor must exceed 1 and needs a rotary embedding of query and key heads") {
   CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: 32")) == "");
   CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: 1")) ==

@@ -76,5 +76,29 @@ TEST_CASE("a MoE layer counts only the routed experts, plus the router") {
         Approx(2 * h * f * 3 + 2 * h * 8));  // one more expert of 3 matrices, router to 8
 }
 
+TEST_CASE("Megatron-Bridge v0.3's formula gives the 27.2 GFLOP a token of gpt-oss's 26.02 rows") {
+  // flop_utils.py: 12 l h (f k) for the experts (two matrices: the gate is not SiLU), 12 l h^2
+  // (1 + g/a + s/2h) (a d / h) for attention over s/2 keys in every layer, 6 h V for the logits;
+  // no router. 14.33 + 9.36 + 3.47 GFLOP; the tables print 219 TFLOP/s at 8,047 tokens/s.
+  const auto& oss = testing::shipped_catalog().models().find("gpt-oss-120b")->value->transformer();
+  const double l = 36, h = 2880, f = 2880, k = 4, s = 4096, a = 64, g = 8, d = 64, v = 201088;
+  const double published =
+      12 * l * h * f * k + 12 * l * h * h * (1 + g / a + s / h / 2) * (a * d / h) + 6 * h * v;
+  const TransformerFlops bridge =
+      transformer_flops(oss, 4096, AttentionCount::kCausal, FlopsFormula::kBridgeV03);
+  CHECK(bridge.model_per_token() == Approx(published));
+  CHECK(bridge.model_per_token() == Approx(27.16e9).epsilon(0.001));
+  // The exact count: three expert matrices, the windows' band, the router: 32.7 GFLOP.
+  CHECK(transformer_flops(oss, 4096).model_per_token() == Approx(32.70e9).epsilon(0.002));
+  // A SiLU-gated model loses only its router under the formula.
+  const auto& qwen =
+      testing::shipped_catalog().models().find("qwen3-30b-a3b")->value->transformer();
+  const double router = 3 * 48 * 2 * 2048.0 * 128, diagonal = 3 * 48 * 2 * 32 * 128.0;
+  CHECK(transformer_flops(qwen, 4096).model_per_token() -
+            transformer_flops(qwen, 4096, AttentionCount::kCausal, FlopsFormula::kBridgeV03)
+                .model_per_token() ==
+        Approx(router + diagonal));
+}
+
 }  // namespace
 }  // namespace clustersim
