@@ -64,7 +64,10 @@ int64_t mamba_mixer_parameters(const schema::Transformer& t) {
 // and Super, DGX-H100 FP8 and DGX-B200, GB200 and GB300 MXFP8, Megatron-Bridge 26.02.01 to 26.08):
 // the mean absolute step-time error over all of them is least at 34-35 (4.5%; 10.5% with the
 // kernels HBM-bound). At 35 the kernels move 1.9 TB/s on an H100 (67 FP32 TFLOP/s; 3.0 TB/s
-// HBM-bound) and 2.3 TB/s on a B200, GB200 or GB300 (80; 6.9 TB/s HBM-bound).
+// HBM-bound) and 2.3 TB/s on a B200, GB200 or GB300 (80; 6.9 TB/s HBM-bound). The FP32 peak
+// stands for the SMs' count x clock where an SM has 128 FP32 lanes (Hopper, Blackwell: the GPUs
+// fitted); an Ampere or older SM has 64, so there the scan is timed up to 2x slower than its SMs'
+// count x clock alone would give (no Mamba row of those GPUs to check it on).
 constexpr double kSsdScanFp32FlopsPerByte = 35;
 
 std::vector<LayerOp> ssd_scan_ops(const schema::Transformer& t, int64_t batch, int64_t sequence,
