@@ -86,6 +86,7 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
                                      ? gpu.memory_efficiency_fraction()
                                      : runtime.default_memory_efficiency_fraction();
   memory_bytes_per_s_ = gpu.memory_bandwidth_gb_per_s() * kBytesPerGigabyte * memory_fraction;
+  fp32_flops_ = gpu.peak_tflops().fp32() * 1e12;
   attention_flops_ =
       sixteen_bit_peak_ * (gpu.has_flash_attention_fraction()
                                ? gpu.flash_attention_fraction()
@@ -189,8 +190,11 @@ Picoseconds ComputeModel::attention_backward(const AttentionKernel& kernel) cons
   return Picoseconds::from_seconds(kBackwardFlopsRatio * kernel.forward_flops() / rate);
 }
 
-Picoseconds ComputeModel::memory_bound(double bytes) const {
-  return Picoseconds::from_seconds(bytes / memory_bytes_per_s_);
+Picoseconds ComputeModel::memory_bound(double bytes, double fp32_flops_per_byte) const {
+  const double memory_s = bytes / memory_bytes_per_s_;
+  if (fp32_flops_per_byte <= 0) return Picoseconds::from_seconds(memory_s);
+  CLUSTERSIM_CHECK(fp32_flops_ > 0, "a kernel bound by FP32 work on a GPU without an FP32 peak");
+  return Picoseconds::from_seconds(std::max(memory_s, bytes * fp32_flops_per_byte / fp32_flops_));
 }
 
 }  // namespace clustersim

@@ -7,7 +7,8 @@
 //                              (gpu.proto AttentionEfficiency of the job's kernel library;
 //                              else the flat flash fraction);
 //                              FP8 inputs: the FP8 peak x the FP8 entries' rate where fitted
-//   memory-bound kernels:      bytes / (HBM x memory eff)
+//   memory-bound kernels:      max(bytes / (HBM x memory eff), bytes x w / FP32 peak), w the
+//                              kernel's non-tensor work per byte (0 for most: HBM-bound)
 // `sustained` is 1 for kernels benchmarked alone and, inside a training step, the sustained
 // compute fraction of the job's precision (sim/hw/sustained_fraction.h: fitted on published
 // training runs, or carried over from a GPU where it is; else the runtime's default).
@@ -96,8 +97,11 @@ class ComputeModel {
   // mask (the flat rate, backward at twice the forward's FLOPs, where none is fitted).
   Picoseconds attention_forward(const AttentionKernel& kernel) const;
   Picoseconds attention_backward(const AttentionKernel& kernel) const;
-  // A kernel limited by memory traffic: elementwise ops, norms, softmax, optimizer steps.
-  Picoseconds memory_bound(double bytes) const;
+  // A kernel limited by memory traffic: elementwise ops, norms, softmax, optimizer steps; or, when
+  // it issues `fp32_flops_per_byte` > 0 of non-tensor work per byte moved, by the SMs' FP32 rate
+  // where that is the slower (the peak, not scaled by the sustained fraction, which is the tensor
+  // cores'). Requires: the GPU has an FP32 peak when fp32_flops_per_byte > 0.
+  Picoseconds memory_bound(double bytes, double fp32_flops_per_byte = 0) const;
 
   // Whether every efficiency used was fitted for this GPU (false: runtime defaults were used).
   bool calibrated() const { return calibrated_; }
@@ -134,6 +138,7 @@ class ComputeModel {
   double sustained_ = 1;           // applied to tensor-core rates
   double sixteen_bit_sustained_ = 1;  // applied to 16-bit GEMM and attention rates
   double memory_bytes_per_s_ = 0;  // achieved
+  double fp32_flops_ = 0;          // non-tensor FP32 peak, FLOP/s; 0 where the catalog has none
   const schema::Gpu* gpu_ = nullptr;  // for its attention efficiencies and FP8 GEMM layouts, and
                                       // to callers
   bool calibrated_ = true;

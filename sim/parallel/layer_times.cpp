@@ -130,8 +130,9 @@ OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& c
       return t;
     }
     case K::kMemory:
-      t.forward.compute = compute.memory_bound(op.bytes);
-      t.backward.compute = compute.memory_bound(op.backward_bytes.value_or(2 * op.bytes));
+      t.forward.compute = compute.memory_bound(op.bytes, op.fp32_flops_per_byte);
+      t.backward.compute =
+          compute.memory_bound(op.backward_bytes.value_or(2 * op.bytes), op.fp32_flops_per_byte);
       if (op.expert) {
         t.forward.expert_compute = t.forward.compute;
         t.backward.expert_compute = t.backward.compute;

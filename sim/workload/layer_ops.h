@@ -60,6 +60,10 @@ struct LayerOp {
   // Memory-bound: the backward's traffic where it is not twice the forward's (the eager expert
   // kernels, eager_expert_kernels.h, whose gradients are counted kernel by kernel).
   std::optional<double> backward_bytes = std::nullopt;
+  // Memory-bound: the non-tensor (CUDA-core) work its kernels issue per byte they move, in FP32
+  // FLOP-equivalents; its traffic moves at the slower of the HBM rate and the GPU's FP32 peak /
+  // this (ComputeModel::memory_bound). 0: bound by HBM alone.
+  double fp32_flops_per_byte = 0;
   // A matmul whose weight is frozen (LoRA's base, lora.h): its backward computes no weight
   // gradient.
   bool frozen = false;

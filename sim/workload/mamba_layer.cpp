@@ -55,6 +55,21 @@ int64_t mamba_mixer_parameters(const schema::Transformer& t) {
   return in_proj + conv * (mamba_conv_kernel(t) + 1) + 3 * heads + inner + inner * h;
 }
 
+// The SSD scan's Triton kernels are bound by their SMs, not by HBM: each builds its chunks' decay
+// factors exp(cumsum_i - cumsum_j), masks, scales and converts them on the CUDA cores between small
+// tl.dot tiles, a few warps a block, so their bytes move at a rate that follows the SMs' count and
+// clock (the FP32 peak), not the memory's. An effective figure (SM time a byte, their latency and
+// occupancy limits with their arithmetic), one value for every GPU, fitted on the calibration
+// file validation/megatron_bridge_nemo.csv's Nemotron 3 rows (the 29 bridge-hybrid scenarios: Nano
+// and Super, DGX-H100 FP8 and DGX-B200, GB200 and GB300 MXFP8, Megatron-Bridge 26.02.01 to 26.08):
+// the mean absolute step-time error over all of them is least at 34-35 (4.5%; 10.5% with the
+// kernels HBM-bound). At 35 the kernels move 1.9 TB/s on an H100 (67 FP32 TFLOP/s; 3.0 TB/s
+// HBM-bound) and 2.3 TB/s on a B200, GB200 or GB300 (80; 6.9 TB/s HBM-bound). The FP32 peak
+// stands for the SMs' count x clock where an SM has 128 FP32 lanes (Hopper, Blackwell: the GPUs
+// fitted); an Ampere or older SM has 64, so there the scan is timed up to 2x slower than its SMs'
+// count x clock alone would give (no Mamba row of those GPUs to check it on).
+constexpr double kSsdScanFp32FlopsPerByte = 35;
+
 std::vector<LayerOp> ssd_scan_ops(const schema::Transformer& t, int64_t batch, int64_t sequence,
                                   int64_t heads) {
   using K = LayerOp::Kind;
@@ -80,6 +95,7 @@ std::vector<LayerOp> ssd_scan_ops(const schema::Transformer& t, int64_t batch, i
   auto memory = [](const char* name, double forward, double backward) {
     LayerOp op{K::kMemory, name, 0, 0, 0, 1, 0, forward};
     op.backward_bytes = backward;
+    op.fp32_flops_per_byte = kSsdScanFp32FlopsPerByte;
     return op;
   };
   // chunk_cumsum: reads dt, writes dt after softplus and its cumsum (fp32); backward: rerun, then

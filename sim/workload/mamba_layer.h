@@ -57,7 +57,9 @@ int64_t mamba_mixer_parameters(const schema::Transformer& t);
 // sums, one split per group: batch x chunks x heads at least the SMs x heads per group), two
 // bmm_chunk_bwd, chunk_scan_bwd_ddAcs_stable and chunk_cumsum_bwd. The C B^T of a group is read
 // once for its heads (the heads are the launch grid's outermost axis, the group's copy stays in
-// L2). FLOPs: tokens (2 Q N G' + heads (2 Q P + 4 N P)).
+// L2). FLOPs: tokens (2 Q N G' + heads (2 Q P + 4 N P)). The memory-bound kernels are bound by
+// their SMs where those are slower than HBM: 35 FP32 FLOP-equivalents of CUDA-core work a byte
+// (LayerOp::fp32_flops_per_byte; fitted, mamba_layer.cpp says on what).
 std::vector<LayerOp> ssd_scan_ops(const schema::Transformer& t, int64_t batch, int64_t sequence,
                                   int64_t heads);
 

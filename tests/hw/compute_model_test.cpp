@@ -107,6 +107,21 @@ TEST_CASE("memory-bound kernels run at the fitted share of HBM bandwidth") {
   CHECK(h100.memory_bound(2.97e9).seconds() == Approx(2.97e9 / (3350e9 * 0.887)));
 }
 
+TEST_CASE("a kernel issuing CUDA-core work per byte runs at the slower of HBM and the FP32 peak") {
+  // 35 FP32 FLOP-equivalents a byte: an H100 (67 TFLOP/s) moves 1.91 TB/s, under its 2.97 TB/s of
+  // HBM; a B200 (80 TFLOP/s) 2.29 TB/s where its HBM gives 8 TB/s x the runtime's default share.
+  const auto h100 = model("H100-SXM5-80GB", s::FP8, KernelSetting::kTrainingStep);
+  const auto b200 = model("B200-SXM-180GB", s::FP8, KernelSetting::kTrainingStep);
+  CHECK(h100.memory_bound(1e9, 35).seconds() == Approx(1e9 * 35 / 67e12));
+  CHECK(b200.memory_bound(1e9, 35).seconds() == Approx(1e9 * 35 / 80e12));
+  // The same bytes HBM-bound on both: the B200 2.4x faster than the H100 there, 1.19x here.
+  CHECK(h100.memory_bound(1e9).seconds() / b200.memory_bound(1e9).seconds() > 2.3);
+  CHECK(h100.memory_bound(1e9, 35).seconds() / b200.memory_bound(1e9, 35).seconds() ==
+        Approx(80.0 / 67));
+  // Little work a byte leaves the kernel HBM-bound.
+  CHECK(b200.memory_bound(1e9, 1) == b200.memory_bound(1e9));
+}
+
 TEST_CASE("in a training step only tensor-core work runs at the sustained fraction") {
   const double sustained = sustained_fraction("H100-SXM5-80GB");
   REQUIRE(sustained > 0);

@@ -1,10 +1,12 @@
 // Tests of hybrid Mamba-Transformer models: the shipped Nemotron 3 parameter counts, a Mamba-2
 // layer's kernels (FLOPs against the closed form, the SSD scan's bytes and backward kernel by
-// kernel, the tensor-parallel split), its stored activations and the checks of hybrid patterns.
+// kernel, their SM-bound rate, the tensor-parallel split), its stored activations and the checks
+// of hybrid patterns.
 #include "sim/workload/mamba_layer.h"
 
 #include <catch2/catch.hpp>
 
+#include "sim/hw/compute_model.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/parallel/activation_memory.h"
 #include "sim/workload/parameter_count.h"
@@ -115,6 +117,30 @@ TEST_CASE("the SSD scan's kernels move their tensors' bytes and rerun their matm
   for (const LayerOp& op :
        layer_forward_ops(t, LayerShape{8192, 1, 1, false, true}, LayerKind::kMamba)) {
     CHECK(op.name.find("layout copy") == std::string::npos);
+  }
+}
+
+TEST_CASE("the SSD scan's kernels move their bytes at the SMs' FP32 rate where HBM is faster") {
+  // Nano at TP 1, 2 sequences of 8192 tokens. The scan's memory-bound kernels issue 35 FP32
+  // FLOP-equivalents a byte; the conv1d, layout copies and norm stay HBM-bound.
+  const schema::Transformer& t = shipped_model("nemotron3-nano-30b-a3b").transformer();
+  const std::vector<LayerOp> ops =
+      layer_forward_ops(t, LayerShape{8192, 2, 1, false, true}, LayerKind::kMamba);
+  for (const LayerOp& op : ops) {
+    if (op.kind != LayerOp::Kind::kMemory) continue;
+    CHECK(op.fp32_flops_per_byte == (op.name.rfind("ssd ", 0) == 0 ? 35 : 0));
+  }
+  // chunk_scan's forward on a B200 (80 FP32 TFLOP/s) and an H100 (67): bytes x 35 / the peak,
+  // slower than their HBM (8 TB/s and 3.35 TB/s at their memory shares) moves them.
+  const Catalog& c = testing::shipped_catalog();
+  const schema::Runtime& runtime = *c.runtimes().find("default")->value;
+  const LayerOp& scan = mamba_op(ops, "ssd chunk scan");
+  for (const auto& [gpu, fp32] : {std::pair{"B200-SXM-180GB", 80e12}, {"H100-SXM5-80GB", 67e12}}) {
+    const ComputeModel m(*c.gpus().find(gpu)->value, schema::FP8, runtime,
+                         KernelSetting::kTrainingStep);
+    CHECK(m.memory_bound(scan.bytes, scan.fp32_flops_per_byte).seconds() ==
+          Approx(scan.bytes * 35 / fp32));
+    CHECK(m.memory_bound(scan.bytes, scan.fp32_flops_per_byte) > m.memory_bound(scan.bytes));
   }
 }
 
