@@ -29,7 +29,7 @@ TEST_CASE("an eager expert pass waits max(sync, issue - G) on the host") {
   CHECK(host_exposed(host_us(1000), ExpertLayerHost{}) == host_us(0));
 }
 
-TEST_CASE("static split sizes (a router padded to capacity) copy nothing: no sync, the issue kept") {
+TEST_CASE("static split sizes (a router padded to capacity) copy nothing: no sync, issue kept") {
   s::Gpu gpu;
   gpu.set_expert_layer_sync_us_per_expert(50);
   gpu.set_expert_layer_issue_us(4400);
