@@ -5,10 +5,13 @@
 
 namespace clustersim {
 
-ExpertLayerHost expert_layer_host(const schema::Gpu& gpu, int64_t local_experts) {
+ExpertLayerHost expert_layer_host(const schema::Gpu& gpu, int64_t local_experts,
+                                  bool static_splits) {
+  const Picoseconds issue = Picoseconds::from_microseconds(gpu.expert_layer_issue_us());
+  if (static_splits) return {Picoseconds(), issue};  // nothing to copy: no sync
   return {Picoseconds::from_microseconds(gpu.expert_layer_sync_us_per_expert() *
                                          static_cast<double>(local_experts)),
-          Picoseconds::from_microseconds(gpu.expert_layer_issue_us())};
+          issue};
 }
 
 Picoseconds host_exposed(Picoseconds gpu_time, const ExpertLayerHost& host) {

@@ -9,7 +9,13 @@
 // host's `issue` time for the whole pass (small micro-batches are host-bound). Dense layers have no
 // such copy: their host runs ahead of the GPU and its launches hide behind the kernels. Expert
 // layers replayed from CUDA graphs (full-iteration graphs, or per-layer ones under a token-dropping
-// router's static shapes: no copy, no launches) remove both terms.
+// router's static shapes: no copy, no launches) remove both terms. A router that pads every expert
+// to its capacity (job.expert_routing pad_to_capacity) has static split sizes too: Megatron-Core's
+// all-to-all dispatcher then builds them on the host and copies nothing (core_v0.14.0
+// token_dispatcher.py, MoEAlltoAllTokenDispatcher: preprocess returns torch.full counts under
+// drop_and_pad, and _maybe_dtoh_and_synchronize neither copies nor synchronises), so an eager
+// padded layer has no sync: its host runs ahead as a dense layer's does, and only the issue floor
+// is left, max(G, issue).
 #pragma once
 
 #include "sim/io/schema/gpu.pb.h"
@@ -24,8 +30,10 @@ struct ExpertLayerHost {
   Picoseconds issue;  // the host's time for the whole pass
 };
 // From the GPU's fields (absent: 0): sync = `expert_layer_sync_us_per_expert` x `local_experts`
-// (the routed experts one GPU holds), issue = `expert_layer_issue_us`.
-ExpertLayerHost expert_layer_host(const schema::Gpu& gpu, int64_t local_experts);
+// (the routed experts one GPU holds), none where the dispatcher's split sizes are `static_splits`
+// (padded to capacity); issue = `expert_layer_issue_us`.
+ExpertLayerHost expert_layer_host(const schema::Gpu& gpu, int64_t local_experts,
+                                  bool static_splits);
 
 // The time the host adds to a pass the GPU runs in `gpu_time`: max(sync, issue - gpu_time).
 Picoseconds host_exposed(Picoseconds gpu_time, const ExpertLayerHost& host);

@@ -75,11 +75,14 @@ MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const Compute
                         GroupCollectives* tp, int overlap_ranks) {
   const LayerOp& op = ops[i];
   const bool b16 = op.sixteen_bit;
-  const Picoseconds data_gradient = compute.matmul(op.m, op.k, op.n, op.count, b16);
-  const Picoseconds weight_gradient =
-      op.frozen ? Picoseconds(0) : compute.matmul(op.k, op.n, op.m, op.count, b16);
-  MatmulTimes t{
-      compute.matmul(op.m, op.n, op.k, op.count, b16), {}, data_gradient + weight_gradient, {}};
+  // `count` kernels of one matrix each, or one kernel of `count` (LayerOp::kernel_per_matrix).
+  const auto matmul = [&](int64_t m, int64_t n, int64_t k) {
+    if (!op.kernel_per_matrix) return compute.matmul(m, n, k, op.count, b16);
+    return Picoseconds(op.count * compute.matmul(m, n, k, 1, b16).count());
+  };
+  const Picoseconds data_gradient = matmul(op.m, op.k, op.n);
+  const Picoseconds weight_gradient = op.frozen ? Picoseconds(0) : matmul(op.k, op.n, op.m);
+  MatmulTimes t{matmul(op.m, op.n, op.k), {}, data_gradient + weight_gradient, {}};
   if (op.backward_runs) t.backward = Picoseconds(*op.backward_runs * t.forward.count());
   if (overlap_ranks < 2) return t;
   const int64_t rows = op.m / overlap_ranks;

@@ -335,6 +335,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     }
     auto expert_op = [&](LayerOp op) {
       op.expert = true;
+      op.kernel_per_matrix = op.kind == K::kMatmul && !shape.fused_expert_mlp;
       ops.push_back(std::move(op));
     };
     for (const ExpertGroup& g : groups) {

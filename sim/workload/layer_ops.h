@@ -67,6 +67,13 @@ struct LayerOp {
   // A matmul whose weight is frozen (LoRA's base, lora.h): its backward computes no weight
   // gradient.
   bool frozen = false;
+  // A matmul of `count` matrices run as `count` kernels, each with its own overhead, where `count`
+  // is otherwise one batched kernel: Transformer Engine's GroupedLinear (the routed experts'
+  // grouped GEMMs without the fused grouped MLP) issues one cuBLAS GEMM per local expert
+  // (te_general_grouped_gemm -> multi_stream_cublas_gemm, in 2.7, 2.12 and 2.14 alike; the CUTLASS
+  // grouped GEMM only under NVTE_USE_CUTLASS_GROUPED_GEMM). The overlap of its compute streams is
+  // not modelled: the kernels run one after another.
+  bool kernel_per_matrix = false;
   // What Megatron-Core's recompute_modules may rerun of it (parallelism.recompute_modules): the
   // norm in front of an expert layer, the expert layer's kernels or (among those) its routed
   // experts' activation.

@@ -1,6 +1,7 @@
 // Tests of the host's exposed time in eager expert layers (sim/parallel/expert_layer_host): the
 // closed form max(sync, issue - G) per pass, and its place in the step: every expert layer's pass
-// of every micro-batch pays it, full-iteration CUDA graphs remove it, dense layers never pay it.
+// of every micro-batch pays it, full-iteration CUDA graphs remove it, a router padded to capacity
+// removes the sync (static split sizes), dense layers never pay it.
 #include "sim/parallel/expert_layer_host.h"
 
 #include <catch2/catch.hpp>
@@ -28,6 +29,21 @@ TEST_CASE("an eager expert pass waits max(sync, issue - G) on the host") {
   CHECK(host_exposed(host_us(1000), ExpertLayerHost{}) == host_us(0));
 }
 
+TEST_CASE("static split sizes (a router padded to capacity) copy nothing: no sync, issue kept") {
+  s::Gpu gpu;
+  gpu.set_expert_layer_sync_us_per_expert(50);
+  gpu.set_expert_layer_issue_us(4400);
+  const ExpertLayerHost dynamic = expert_layer_host(gpu, 16, false);
+  CHECK(dynamic.sync == host_us(800));
+  CHECK(dynamic.issue == host_us(4400));
+  const ExpertLayerHost padded = expert_layer_host(gpu, 16, true);
+  CHECK(padded.sync == host_us(0));
+  CHECK(padded.issue == host_us(4400));
+  // A padded pass takes max(G, issue): the GPU's time beyond the issue floor, the floor below it.
+  CHECK(host_exposed(host_us(5000), padded) == host_us(0));
+  CHECK(host_exposed(host_us(1000), padded) == host_us(3400));
+}
+
 TEST_CASE("the host's time joins each pass's compute and leaves the all-to-all phases alone") {
   LayerTimes layer;
   layer.forward = {host_us(600), {}, {}, host_us(400), {}};
@@ -49,7 +65,8 @@ TEST_CASE("the host's time joins each pass's compute and leaves the all-to-all p
 // `model` on one p5.48xlarge (H100), DP 8, `micro_batches` of 4096 tokens per replica, BF16, with
 // `gpu_extra` merged into the catalog's H100 (its own host fields cleared).
 TransformerPlan h100_plan(const std::string& model, const std::string& plan_extra,
-                          const std::string& gpu_extra, int micro_batches) {
+                          const std::string& gpu_extra, int micro_batches,
+                          const std::string& job_extra = "") {
   const Catalog& catalog = testing::shipped_catalog();
   auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1);
   auto p = testing::parse_message<s::Parallelism>(
@@ -59,7 +76,7 @@ TransformerPlan h100_plan(const std::string& model, const std::string& plan_extr
       plan_extra);
   const auto job = testing::parse_message<s::TrainingJob>(
       "global_batch_size: " + std::to_string(8 * micro_batches) +
-      " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
+      " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1 " + job_extra);
   s::Gpu gpu = catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value);
   gpu.clear_expert_layer_sync_us_per_expert();
   gpu.clear_expert_layer_issue_us();
@@ -86,6 +103,25 @@ TEST_CASE("without graphs every expert layer's two passes of every micro-batch e
       h100_plan(kMixtral, std::string(kEp8) + " cuda_graphed_expert_layers: true",
                 "expert_layer_sync_us_per_expert: 125", m);
   CHECK(graphed.compute_s[0] == none.compute_s[0]);
+}
+
+TEST_CASE("a padded router's eager layers expose no sync, a capped unpadded one's do") {
+  // Capacity factor 1 with a balanced router drops nothing: the same GEMMs and bytes either way.
+  // Padded, the dispatcher's split sizes are static (no device-to-host copy): the step equals the
+  // one without host fields. Capped but not padded, the output size is dynamic and synchronised:
+  // 4 micro-batches x 32 layers x 2 passes x 125 us, as a dropless router's.
+  const int m = 4;
+  const std::string padded = "expert_routing { capacity_factor: 1 pad_to_capacity: true }";
+  const std::string capped = "expert_routing { capacity_factor: 1 }";
+  const std::string sync = "expert_layer_sync_us_per_expert: 125";
+  CHECK(h100_plan(kMixtral, kEp8, sync, m, padded).compute_s[0] ==
+        h100_plan(kMixtral, kEp8, "", m, padded).compute_s[0]);
+  CHECK(h100_plan(kMixtral, kEp8, sync, m, capped).compute_s[0] -
+            h100_plan(kMixtral, kEp8, "", m, capped).compute_s[0] ==
+        Approx(m * 32 * 2 * 125e-6).epsilon(1e-9));
+  // The issue floor stays: 1 s a pass, each layer's two passes at least 2 s of stage time.
+  const TransformerPlan bound = h100_plan(kMixtral, kEp8, "expert_layer_issue_us: 1e6", 1, padded);
+  CHECK(bound.compute_s[0] + bound.tensor_comm_s[0] + bound.expert_comm_s[0] >= 32 * 2 * 1.0);
 }
 
 TEST_CASE("a host-bound expert pass takes the issue time whatever the GPU's share") {

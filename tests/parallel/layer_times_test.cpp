@@ -1,6 +1,6 @@
 // Tests of a layer's times in a training step: FP8 GEMMs against BF16 (the closed form of a
-// GEMM-only layer, and the casts a real layer adds), and context parallelism splitting a rank's
-// work.
+// GEMM-only layer, and the casts a real layer adds), a grouped GEMM run a kernel per matrix, and
+// context parallelism splitting a rank's work.
 #include "sim/parallel/layer_times.h"
 
 #include <catch2/catch.hpp>
@@ -85,6 +85,20 @@ TEST_CASE("a Blackwell BF16 GEMM-only layer runs at the sustained fraction carri
   const LayerTimes t = time_layer(gemms, bf16, {}, s::RECOMPUTE_NONE);
   CHECK((t.forward.compute + t.backward.compute).seconds() ==
         Approx(flops / (2250e12 * 0.828 * sustained) + 3 * 4 * 6.4e-6).epsilon(1e-9));
+}
+
+TEST_CASE("a grouped GEMM run as a kernel per matrix pays each kernel's overhead") {
+  // 16 experts' GEMMs of 2048 x 1536 x 2048 on the H100 in FP8 (overhead 6.6 us): one batched
+  // kernel pays it once a pass's GEMM, 16 kernels 16 times; the FLOPs are the same. Forward one
+  // GEMM (15 more overheads), backward two (30 more).
+  LayerOp op{LayerOp::Kind::kMatmul, "expert up", 2048, 1536, 2048, 16};
+  const LayerTimes batched = time_layer({op}, in_step(s::FP8), {}, s::RECOMPUTE_NONE);
+  op.kernel_per_matrix = true;
+  const LayerTimes looped = time_layer({op}, in_step(s::FP8), {}, s::RECOMPUTE_NONE);
+  CHECK((looped.forward.compute - batched.forward.compute).seconds() ==
+        Approx(15 * 6.6e-6).margin(1e-11));
+  CHECK((looped.backward.compute - batched.backward.compute).seconds() ==
+        Approx(30 * 6.6e-6).margin(1e-11));
 }
 
 TEST_CASE("a matmul with backward runs takes its forward that many times backward") {

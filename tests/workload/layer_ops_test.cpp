@@ -124,6 +124,25 @@ TEST_CASE("perfectly balanced routing costs a dense layer of the active width pl
   CHECK(bytes_of(dense_ops, "permute") == 0);
 }
 
+TEST_CASE("the routed experts' GEMMs run a kernel per expert unless the grouped MLP is fused") {
+  // Mixtral 8x7B at EP 4: 2 local experts. Transformer Engine's GroupedLinear issues one GEMM per
+  // expert; the fused grouped MLP is one kernel. No other matmul (router, attention) is split.
+  const auto& mixtral =
+      testing::shipped_catalog().models().find("mixtral-8x7b")->value->transformer();
+  LayerShape shape{4096, 1, 1, false, true};
+  shape.expert_parallel = 4;
+  const auto split = [&](bool fused) {
+    shape.fused_expert_mlp = fused;
+    std::vector<std::string> names;
+    for (const LayerOp& op : layer_forward_ops(mixtral, shape, LayerKind::kExperts)) {
+      if (op.kernel_per_matrix) names.push_back(op.name);
+    }
+    return names;
+  };
+  CHECK(split(false) == std::vector<std::string>{"expert up", "expert down"});
+  CHECK(split(true).empty());
+}
+
 TEST_CASE("shared experts run as a dense MLP and the first dense layers have no router") {
   // DeepSeek-V3's shape: 1 shared expert of 2048 beside 8 routed ones; 3 dense first layers.
   const auto& ds = testing::shipped_catalog().models().find("deepseek-v3")->value->transformer();
