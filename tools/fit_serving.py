@@ -5,10 +5,10 @@ Usage: tools/fit_serving.py [--clustersim build/release/clustersim] [--memory | 
        --experts] [GPU ...]
 
 For each GPU (default: every GPU fitted in topologies/serving.textproto), searches its
-compute_fraction, memory_fraction, layer_overhead_us, fp8_matmul_fraction where it has one, and
-kv_reread_fraction (which only the
-runs of Mistral 7B, the grouped-query model without the grouped kernel, depend on) for the least
-mean of the three mean
+compute_fraction, memory_fraction, layer_overhead_us, fp8_matmul_fraction and
+fp8_kv_reread_fraction where it has them, and kv_reread_fraction (which only the runs of the
+grouped-query models without the grouped kernel, Mistral 7B and Falcon 180B, depend on; an FP8
+cache's runs on fp8_kv_reread_fraction where the GPU has one) for the least mean of the three mean
 absolute errors `clustersim validate scenarios/validation/serving/*.textproto` reports for it
 (throughput, TTFT, time per output token; the table "TensorRT-LLM 0.9.0", so not the Mixtral
 rows), by coordinate descent in relative steps of 10%, 3% and 1%, each trial a catalog directory
@@ -29,7 +29,10 @@ With --experts, fits instead each GPU's expert_matmul_fraction (the runtime's mi
 grouped GEMMs' rate against its dense matmuls', at most 1) and expert_layer_overhead_us (its
 routing kernels' time per expert layer; descent from 10 us where unset) on its Mixtral runs, the
 only mixture-of-experts rows: the least mean of the three errors of its "TensorRT-LLM 0.9.0
-Mixtral (fake weights)" line, by the same descent. Its dense constants stay as they are.
+Mixtral (fake weights)" line, by the same descent; where the GPU's dense runs all keep an FP8 KV
+cache (it has an fp8_kv_reread_fraction and no FP16 or BF16 scenario), also its kv_reread_fraction,
+which of its runs only the Mixtral ones (a 16-bit cache) depend on. Its other constants stay as
+they are.
 
 Only the `gpu { ... }` fits are written: the default fits of the GPUs without one are the means of
 these per form factor, which the catalog computes at load (sim/serve/serving_default_fit.h).
@@ -57,7 +60,8 @@ def link_class_pattern(name):
 FIT = re.compile(r'gpu \{ gpu: "([^"]+)" compute_fraction: ([\d.]+) memory_fraction: ([\d.]+) '
                  r'layer_overhead_us: ([\d.]+)(?: memory_overhead_gib: ([\d.]+) '
                  r'tensor_parallel_memory_gib: ([\d.]+))?(?: kv_reread_fraction: ([\d.]+))?'
-                 r'(?: fp8_matmul_fraction: ([\d.]+))?(?: expert_matmul_fraction: ([\d.]+))?'
+                 r'(?: fp8_kv_reread_fraction: ([\d.]+))?(?: fp8_matmul_fraction: ([\d.]+))?'
+                 r'(?: expert_matmul_fraction: ([\d.]+))?'
                  r'(?: expert_layer_overhead_us: ([\d.]+))? \}')
 LINE = re.compile(r'^TensorRT-LLM 0\.9\.0 \(([^)]+)\): mean absolute error throughput ([\d.]+)%.*'
                   r'TTFT ([\d.]+)%.*TPOT ([\d.]+)%', re.M)
@@ -72,6 +76,8 @@ def fit_line(gpu, values):
         line += ' memory_overhead_gib: %.2f tensor_parallel_memory_gib: %.2f' % tuple(values[3:5])
     if values[5] != 1:
         line += ' kv_reread_fraction: %.3f' % values[5]
+    if values[9] is not None:
+        line += ' fp8_kv_reread_fraction: %.3f' % values[9]
     if values[6] is not None:
         line += ' fp8_matmul_fraction: %.3f' % values[6]
     if values[7] is not None:
@@ -169,9 +175,14 @@ def descend(fits, key, free, capped, objective):
 
 def fit(clustersim, fits, gpu):
     files = scenarios_of(gpu, instances_of(gpu))
-    fp8 = (6,) if fits[gpu][6] is not None else ()
+    fp8 = tuple(i for i in (6, 9) if fits[gpu][i] is not None)
     return descend(fits, gpu, (0, 1, 2, 5) + fp8, (0, 1, 5) + fp8,
                    lambda f: error(clustersim, f, gpu, files))
+
+
+def sixteen_bit_cache(path):
+    """Whether a scenario's runs keep a 16-bit KV cache (the sweep's FP16 and BF16 runs)."""
+    return re.search(r'-(fp16|bf16)-tp\d+\.textproto$', path) is not None
 
 
 def fit_experts(clustersim, fits, gpu):
@@ -179,7 +190,11 @@ def fit_experts(clustersim, fits, gpu):
     start = list(fits[gpu])
     start[7] = start[7] or 1.0
     start[8] = start[8] or 10.0
-    return descend(dict(fits, **{gpu: start}), gpu, (7, 8), (7,),
+    # The Mixtral runs' cache is 16-bit: where the GPU's dense runs are all FP8-cache ones (its
+    # fp8_kv_reread_fraction fitted on them), the Mixtral runs fit its kv_reread_fraction too.
+    dense = scenarios_of(gpu, instances_of(gpu))
+    cache = (5,) if start[9] is not None and not any(map(sixteen_bit_cache, dense)) else ()
+    return descend(dict(fits, **{gpu: start}), gpu, (7, 8) + cache, (7,) + cache,
                    lambda f: error(clustersim, f, gpu, files, MIXTRAL_LINE))
 
 
@@ -222,9 +237,8 @@ def main():
     parser.add_argument('gpus', nargs='*')
     args = parser.parse_args()
     fits = {m.group(1): [float(m.group(i)) if m.group(i) else None for i in range(2, 7)] +
-            [float(m.group(7) or 1), float(m.group(8)) if m.group(8) else None,
-             float(m.group(9)) if m.group(9) else None,
-             float(m.group(10)) if m.group(10) else None]
+            [float(m.group(7) or 1)] +
+            [float(m.group(i)) if m.group(i) else None for i in (9, 10, 11, 8)]
             for m in FIT.finditer(open(RUNTIME).read())}
     fits[SHARED] = shared_constants()
     if args.shared:

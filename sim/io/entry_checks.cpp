@@ -408,6 +408,7 @@ void check_serving_fit(const FieldChecker& fit) {
   fit.non_negative("memory_overhead_gib");
   fit.non_negative("tensor_parallel_memory_gib");
   fit.in_range("kv_reread_fraction", 0, 1);
+  fit.in_range("fp8_kv_reread_fraction", 0, 1);
   fit.in_range("fp8_matmul_fraction", 0.01, 1);
   fit.in_range("expert_matmul_fraction", 0.01, 1);
   fit.non_negative("expert_layer_overhead_us");

@@ -28,6 +28,14 @@ double expert_rate_share(const IterationInputs& in) {
   return (sync ? in.gpu->sync_mma_fraction() : 1.0) * fitted;
 }
 
+// The fit's cost of a KV head's re-read by the masked kernel for a cache of `kv_cache` elements:
+// an FP8 cache's own fraction where the fit has one, else kv_reread_fraction (absent: 1, every
+// re-read from memory).
+double kv_reread_fraction(const s::ServingGpuFit& fit, s::Precision kv_cache) {
+  if (kv_cache == s::FP8 && fit.has_fp8_kv_reread_fraction()) return fit.fp8_kv_reread_fraction();
+  return fit.has_kv_reread_fraction() ? fit.kv_reread_fraction() : 1.0;
+}
+
 }  // namespace
 
 IterationModel::IterationModel(const IterationInputs& in)
@@ -41,7 +49,7 @@ IterationModel::IterationModel(const IterationInputs& in)
                                      in.fit.memory_fraction(),
                                      in.fit.fp8_matmul_fraction() * expert_rate_share(in))),
       weight_bytes_(bytes_per_element(in.formats.weights)),
-      kv_reread_fraction_(in.fit.has_kv_reread_fraction() ? in.fit.kv_reread_fraction() : 1.0),
+      kv_reread_fraction_(kv_reread_fraction(in.fit, in.formats.kv_cache)),
       expert_row_tile_(in.serving->has_expert_matmul_row_tile()
                            ? in.serving->expert_matmul_row_tile()
                            : ComputeModel::kTile),

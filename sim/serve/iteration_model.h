@@ -16,7 +16,7 @@
 // and MLP run in parallel); an all-reduce is its time on the links plus the runtime's
 // allreduce_overhead_us. Decode attention reads the KV cache: each KV head once under the
 // runtime's grouped-query kernel, else once per query head, the re-reads at the GPU's
-// kv_reread_fraction; a latent-attention model's latent once; it takes the longer of that read
+// kv_reread_fraction (an FP8 cache's at its fp8_kv_reread_fraction where the fit has one); a latent-attention model's latent once; it takes the longer of that read
 // and its FLOPs at the fused-attention rate. A mixture-of-experts layer runs its tokens' experts as
 // grouped GEMMs: the experts the iteration's m tokens touch (uniform routing: E (1 - (1 - k/E)^m);
 // an engine of fake weights: the same k in the model's first expert layer, one in every later one,

@@ -18,8 +18,9 @@ struct FittedServingGpu {
 
 // The default fit of `form_factor`: each number of ServingGpuFit (compute_fraction,
 // memory_fraction, layer_overhead_us, memory_overhead_gib, tensor_parallel_memory_gib,
-// kv_reread_fraction, fp8_matmul_fraction, expert_matmul_fraction, expert_layer_overhead_us) the
-// mean over the fits averaged that give it, absent where none does (its absent meaning applies).
+// kv_reread_fraction, fp8_kv_reread_fraction, fp8_matmul_fraction, expert_matmul_fraction,
+// expert_layer_overhead_us) the mean over the fits averaged that give it, absent where none does
+// (its absent meaning applies).
 // The fits averaged: those of the GPUs of `form_factor`; where there are none, for an add-in card
 // (PCIE, CONSUMER) those of the other add-in form factor, else all of `fitted`.
 // Requires: `fitted` is not empty.

@@ -246,12 +246,14 @@ TEST_CASE("a serving runtime's overheads, KV re-read and matmul fractions are ra
       "  static_prefill_overhead_us: -3\n"
       "  gpu { gpu: \"TestGPU-80GB\" compute_fraction: 0.9 memory_fraction: 0.9\n"
       "        layer_overhead_us: 40 kv_reread_fraction: 1.5 fp8_matmul_fraction: 1.2\n"
-      "        expert_matmul_fraction: 0 }\n}\n";
+      "        expert_matmul_fraction: 0 fp8_kv_reread_fraction: 2 }\n}\n";
   CHECK(catalog_errors(gpu_entry() + runtime) ==
         "c.textproto:16:3: serving_runtime[0].allreduce_overhead_us: must be >= 0, got -2\n"
         "c.textproto:17:3: serving_runtime[0].static_prefill_overhead_us: must be >= 0, got -3\n"
         "c.textproto:19:31: serving_runtime[0].gpu[0].kv_reread_fraction: must be in [0, 1], "
         "got 1.5\n"
+        "c.textproto:20:35: serving_runtime[0].gpu[0].fp8_kv_reread_fraction: must be in [0, 1], "
+        "got 2\n"
         "c.textproto:19:55: serving_runtime[0].gpu[0].fp8_matmul_fraction: must be in [0.01, 1], "
         "got 1.2\n"
         "c.textproto:20:9: serving_runtime[0].gpu[0].expert_matmul_fraction: must be in [0.01, 1], "

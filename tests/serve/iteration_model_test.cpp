@@ -107,7 +107,9 @@ TEST_CASE("sliding-window layers stop attention at the window") {
   const double heads_read =
       windowed.grouped_attention()
           ? shape.kv_heads
-          : shape.kv_heads + (shape.query_heads - shape.kv_heads) * in.fit.kv_reread_fraction();
+          : shape.kv_heads + (shape.query_heads - shape.kv_heads) *
+                                 (in.fit.has_fp8_kv_reread_fraction() ? in.fit.fp8_kv_reread_fraction()
+                                                                      : in.fit.kv_reread_fraction());
   IterationWork decode{64, 64, 0, 64 * 4096.0};
   decode.window_decode_context = 64 * 128.0;
   const double saved_s = 18 * 64 * (4096.0 - 128) * 2 * heads_read * 64 * 1 / bandwidth;
@@ -236,6 +238,35 @@ TEST_CASE("the masked kernel's re-reads of a shared KV head cost kv_reread_fract
   const IterationWork work{64, 64, 0, context};
   CHECK(every_read.iteration(work).seconds() - cached.iteration(work).seconds() ==
         Approx(saved_s).epsilon(1e-6));
+}
+
+// An FP8 cache's re-reads cost the fit's fp8_kv_reread_fraction, a 16-bit cache's its
+// kv_reread_fraction: with f8 = 1 and f = 0.25 the FP8-cache model is the one whose every re-read
+// costs a read (kv_reread_fraction 1), the FP16-cache model the one at 0.25, the FP8 fraction
+// ignored; without fp8_kv_reread_fraction an FP8 cache takes kv_reread_fraction.
+TEST_CASE("an FP8 KV cache's re-reads cost fp8_kv_reread_fraction, a 16-bit one's kv_reread_fraction") {
+  const TensorFormats fp8_cache{s::FP8, s::FP8, s::FP8}, fp16_cache{s::FP8, s::FP8, s::FP16};
+  IterationInputs in = single_gpu_inputs("mistral-7b", "H100-SXM5-80GB", fp8_cache);
+  in.fit.set_kv_reread_fraction(1);
+  in.fit.clear_fp8_kv_reread_fraction();
+  const IterationModel fp8_every_read(in);
+  in.fit.set_kv_reread_fraction(0.25);
+  const IterationModel fp8_shared(in);
+  in.fit.set_fp8_kv_reread_fraction(1);
+  const IterationModel fp8_own(in);
+  in.formats = fp16_cache;
+  const IterationModel fp16_own(in);
+  in.fit.clear_fp8_kv_reread_fraction();
+  const IterationModel fp16_shared(in);
+  REQUIRE_FALSE(fp8_own.grouped_attention());
+  const IterationWork work{64, 64, 0, 64 * 2048.0};
+  CHECK(fp8_own.iteration(work) == fp8_every_read.iteration(work));
+  CHECK(fp8_shared.iteration(work) < fp8_own.iteration(work));
+  CHECK(fp16_own.iteration(work) == fp16_shared.iteration(work));
+  // The FP8 cache's re-reads at 1 against 0.25: L x C x 2 x (a - k) x d x 1 byte x 0.75 / bandwidth.
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  CHECK(fp8_own.iteration(work).seconds() - fp8_shared.iteration(work).seconds() ==
+        Approx(32 * 64 * 2048.0 * 2 * 24 * 128 * 1 * 0.75 / bandwidth).epsilon(1e-6));
 }
 
 // A static batch's prefill pays the runtime's static_prefill_overhead_us once, on top of the same

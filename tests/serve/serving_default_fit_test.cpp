@@ -83,7 +83,8 @@ TEST_CASE("the shipped serving defaults are the means of the shipped fits by for
   for (const s::FormFactor form_factor : {s::SXM, s::PCIE}) {
     std::set<std::string> names;
     double compute = 0, memory = 0, layer = 0, kv = 0, expert = 0, expert_layer = 0, base = 0,
-           per_rank = 0;
+           per_rank = 0, fp8_kv = 0;
+    int fp8_kv_fits = 0;  // the FP8 cache's fraction: the mean over the fits that give it
     for (const s::ServingGpuFit& f : runtime.gpu()) {
       if (catalog.gpus().find(f.gpu())->value->form_factor() != form_factor) continue;
       names.insert(f.gpu());
@@ -91,6 +92,10 @@ TEST_CASE("the shipped serving defaults are the means of the shipped fits by for
       memory += f.memory_fraction();
       layer += f.layer_overhead_us();
       kv += f.kv_reread_fraction();
+      if (f.has_fp8_kv_reread_fraction()) {
+        fp8_kv += f.fp8_kv_reread_fraction();
+        ++fp8_kv_fits;
+      }
       expert += f.expert_matmul_fraction();
       expert_layer += f.expert_layer_overhead_us();
       base += f.memory_overhead_gib();
@@ -103,6 +108,8 @@ TEST_CASE("the shipped serving defaults are the means of the shipped fits by for
     CHECK(d.memory_fraction() == Approx(memory / n));
     CHECK(d.layer_overhead_us() == Approx(layer / n));
     CHECK(d.kv_reread_fraction() == Approx(kv / n));
+    REQUIRE(fp8_kv_fits > 0);
+    CHECK(d.fp8_kv_reread_fraction() == Approx(fp8_kv / fp8_kv_fits));
     CHECK(d.expert_matmul_fraction() == Approx(expert / n));
     CHECK(d.expert_layer_overhead_us() == Approx(expert_layer / n));
     CHECK(d.memory_overhead_gib() == Approx(base / n));
@@ -113,7 +120,11 @@ TEST_CASE("the shipped serving defaults are the means of the shipped fits by for
   const s::ServingGpuFit &sxm = shipped_default(s::SXM), &pcie = shipped_default(s::PCIE);
   CHECK(sxm.compute_fraction() == Approx((0.834 + 1.000 + 1.000 + 0.836) / 4));
   CHECK(pcie.memory_fraction() == Approx((0.853 + 0.780 + 0.772) / 3));
-  CHECK(pcie.expert_layer_overhead_us() == Approx((3.9 + 69.3 + 32.3) / 3));
+  CHECK(pcie.expert_layer_overhead_us() == Approx((2.8 + 69.3 + 32.3) / 3));
+  // The FP8 cache's re-read fraction: SXM's of the H100 SXM, H200 and GH200 (the A100's runs keep
+  // 16-bit caches), the 16-bit one's of all four.
+  CHECK(sxm.fp8_kv_reread_fraction() == Approx((0.714 + 0.873 + 0.810) / 3));
+  CHECK(sxm.kv_reread_fraction() == Approx((0.450 + 0.500 + 0.478 + 0.495) / 4));
   // The FP8 matmul fraction only the H100 SXM fits: SXM's default, none for the PCIe cards.
   CHECK(sxm.fp8_matmul_fraction() == Approx(0.657));
   CHECK_FALSE(pcie.has_fp8_matmul_fraction());
