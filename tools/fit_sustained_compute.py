@@ -2,7 +2,8 @@
 """Fits a GPU's sustained compute fraction on published training runs.
 
 Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--precision FP8|MXFP8|FP4 |
-                                      --attention-like REFERENCE_GPU] [--cli PATH] [--root DIR]
+                                      --attention-like REFERENCE_GPU |
+                                      --attention-sustained LIBRARY] [--cli PATH] [--root DIR]
 
 The fraction scales the GPU's isolated tensor-core rates (fitted on single-kernel benchmarks)
 inside a training step (topologies/gpus.textproto): the GPU's sustained_compute_fraction, or with
@@ -14,10 +15,17 @@ With --attention-like it fits the GPU's fused-attention rates instead, for a GPU
 kernels benchmarked by shape: its attention_efficiency lines become REFERENCE_GPU's (fitted on
 kernel benchmarks by tools/fit_attention_kernels.py: the rate's growth with the keys per pass,
 mask and head dimension) with every max_fraction times one scale (capped at 1), the value fitted
-(over [0.3, 3]); give it rows whose step the attention kernels dominate. This finds the value that minimises the mean absolute error of `clustersim
-validate` over the given scenarios (the step-time error where a scenario's publication gives a
-step time or tokens/s, else the TFLOP/s error): the shipped catalog with only that field of GPU
-replaced, golden-section search over [0.3, 1] to 0.0005, then the value rounded to 0.001. Prints
+(over [0.3, 3]); give it rows whose step the attention kernels dominate.
+
+With --attention-sustained it fits the sustained_fraction of the GPU's attention_efficiency lines
+of that kernel library (e.g. FLASH_ATTENTION_2): the fraction of their benchmarked rates those
+kernels sustain in a training step, in place of the step's; give it runs of that library whose
+step its attention dominates.
+
+This finds the value that minimises the mean absolute error of `clustersim validate` over the
+given scenarios (the step-time error where a scenario's publication gives a step time or
+tokens/s, else the TFLOP/s error): the shipped catalog with only that field of GPU replaced,
+golden-section search over [0.3, 1] to 0.0005, then the value rounded to 0.001. Prints
 the value and each row's error. Deterministic: the same catalog and scenarios give the same value.
 --root: the tree whose models/ and topologies/ are the shipped catalog (default: this repository).
 """
@@ -62,7 +70,21 @@ def attention_lines(reference, scale):
     return ''.join(re.sub(r'max_fraction: (\S+)', scaled, line) + '\n' for line in lines)
 
 
-def with_fraction(entry, fraction, precision, reference):
+def with_library_sustained(entry, library, fraction, digits=6):
+    """`entry` with sustained_fraction `fraction` (to `digits` decimals) on its
+    attention_efficiency lines of `library`, in place."""
+    pattern = r'^  attention_efficiency \{[^}\n]*library: ' + re.escape(library) + r'\b[^}\n]*\}$'
+    if not re.search(pattern, entry, flags=re.M):
+        sys.exit(f'no attention_efficiency line of library {library} in the GPU entry')
+    def line(m):
+        fields = re.sub(r' sustained_fraction: \S+', '', m.group(0)[:-2])
+        return f'{fields} sustained_fraction: {fraction:.{digits}f} }}'
+    return re.sub(pattern, line, entry, flags=re.M)
+
+
+def with_fraction(entry, fraction, precision, reference, library=None):
+    if library:
+        return with_library_sustained(entry, library, fraction)
     if reference:
         entry = re.sub(r'^  (attention_efficiency|flash_attention_fraction)\b.*\n', '', entry,
                        flags=re.M)
@@ -81,10 +103,10 @@ def with_fraction(entry, fraction, precision, reference):
     return entry[:-2] + line + '}\n'
 
 
-def errors(cli, root, entry, scenarios, fraction, directory, precision, reference):
+def errors(cli, root, entry, scenarios, fraction, directory, precision, reference, library=None):
     """Each scenario's error in % at `fraction`."""
     with open(os.path.join(directory, 'gpu.textproto'), 'w') as f:
-        f.write(with_fraction(entry, fraction, precision, reference))
+        f.write(with_fraction(entry, fraction, precision, reference, library))
     out = subprocess.run([cli, 'validate', '--root', root, '--catalog', directory, '--format',
                           'csv'] + scenarios, capture_output=True, text=True)
     if out.returncode != 0:
@@ -112,18 +134,22 @@ def main():
                              'mxfp8_sustained_fraction)')
     parser.add_argument('--attention-like', metavar='REFERENCE_GPU',
                         help='fit a scale of this GPU\'s attention_efficiency max fractions')
+    parser.add_argument('--attention-sustained', metavar='LIBRARY',
+                        help='fit the sustained_fraction of this library\'s attention_efficiency '
+                             'lines')
     parser.add_argument('--cli', default=os.path.join(ROOT, 'build', 'release', 'clustersim'))
     parser.add_argument('--root', default=ROOT,
                         help='the tree whose models/ and topologies/ are the shipped catalog')
     args = parser.parse_args()
-    if args.attention_like and args.precision:
-        sys.exit('--attention-like fits the attention rates alone: give it without --precision')
+    if sum(map(bool, (args.attention_like, args.precision, args.attention_sustained))) > 1:
+        sys.exit('give one of --precision, --attention-like and --attention-sustained')
+    library = args.attention_sustained
     entry = gpu_entry(args.gpu, args.root)
     reference = gpu_entry(args.attention_like, args.root) if args.attention_like else None
     with tempfile.TemporaryDirectory() as directory:
         def cost(x):
             return mean_absolute(errors(args.cli, args.root, entry, args.scenarios, x, directory,
-                                        args.precision, reference))
+                                        args.precision, reference, library))
         low, high = (0.3, 3.0) if reference else (0.3, 1.0)
         ratio = (math.sqrt(5) - 1) / 2
         a, b = high - ratio * (high - low), low + ratio * (high - low)
@@ -139,12 +165,13 @@ def main():
                 fb = cost(b)
         best = round((low + high) / 2, 3)
         final = errors(args.cli, args.root, entry, args.scenarios, best, directory, args.precision,
-                       reference)
+                       reference, library)
     for scenario, error in sorted(final.items()):
         print(f'{scenario:58s} {error:+6.1f}%')
     if reference:
         print(attention_lines(reference, best), end='')
-    field = (f'{args.attention_like} attention max fractions x' if reference else
+    field = (f'{library} attention sustained_fraction' if library else
+             f'{args.attention_like} attention max fractions x' if reference else
              'FP8 mxfp8_sustained_fraction' if args.precision == 'MXFP8' else
              f'{args.precision} sustained_fraction' if args.precision else
              'sustained_compute_fraction')

@@ -95,6 +95,7 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
                 (gpu.has_flash_attention_fraction() || gpu.attention_efficiency_size() > 0) &&
                 !efficiencies_are_priors(gpu);
   if (setting != KernelSetting::kTrainingStep) return;
+  training_step_ = true;
   sustained_ = step_sustained_fraction(gpu, precision, fp8_recipe)
                    .value_or(runtime.default_sustained_compute_fraction());
   gemm_.fraction *= sustained_;
@@ -173,8 +174,10 @@ double ComputeModel::fitted_attention_rate(s::AttentionEfficiency::Pass pass,
   const s::AttentionEfficiency* best = fp8 ? fp8 : nearest(s::PRECISION_UNSPECIFIED);
   if (best == nullptr) return 0;
   const auto keys = static_cast<double>(kernel.keys);
-  return (fp8 ? fp8_peak_ * best->max_fraction() * sustained_
-              : sixteen_bit_peak_ * best->max_fraction() * sixteen_bit_sustained_) * keys /
+  const double sustained = training_step_ && best->has_sustained_fraction()
+                               ? best->sustained_fraction()
+                               : fp8 ? sustained_ : sixteen_bit_sustained_;
+  return (fp8 ? fp8_peak_ : sixteen_bit_peak_) * best->max_fraction() * sustained * keys /
          (keys + best->half_rate_keys());
 }
 

@@ -11,7 +11,8 @@
 //                              kernel's non-tensor work per byte (0 for most: HBM-bound)
 // `sustained` is 1 for kernels benchmarked alone and, inside a training step, the sustained
 // compute fraction of the job's precision (sim/hw/sustained_fraction.h: fitted on published
-// training runs, or carried over from a GPU where it is; else the runtime's default).
+// training runs, or carried over from a GPU where it is; else the runtime's default); a fused
+// attention entry with its own sustained_fraction takes that one in a training step instead.
 // A model for FP8 (or FP4) also times 16-bit GEMMs: the layers Transformer Engine leaves in BF16
 // (the output layer) run at the 16-bit rate, inside the same step; in an FP4 step they and the
 // fused attention take the FP8 steps' sustained fraction (sim/hw/sustained_fraction.h).
@@ -137,6 +138,7 @@ class ComputeModel {
   double fp8_peak_ = 0;            // FLOP/s; 0 without FP8 tensor cores
   double sustained_ = 1;           // applied to tensor-core rates
   double sixteen_bit_sustained_ = 1;  // applied to 16-bit GEMM and attention rates
+  bool training_step_ = false;        // kernels inside a training step (KernelSetting)
   double memory_bytes_per_s_ = 0;  // achieved
   double fp32_flops_ = 0;          // non-tensor FP32 peak, FLOP/s; 0 where the catalog has none
   const schema::Gpu* gpu_ = nullptr;  // for its attention efficiencies and FP8 GEMM layouts, and

@@ -210,6 +210,7 @@ void check_gpu(const FieldChecker& gpu) {
     e.require("head_dim") && e.at_least("head_dim", 1);
     e.require("max_fraction") && e.in_range("max_fraction", 0.01, 1);
     e.require("half_rate_keys") && e.non_negative("half_rate_keys");
+    e.in_range("sustained_fraction", 0.01, 1);
     if (e.has("precision") &&
         static_cast<const s::AttentionEfficiency&>(e.message()).precision() != s::FP8) {
       e.error("precision", "must be FP8 (absent: the 16-bit kernel)");

@@ -56,6 +56,14 @@ TEST_CASE("an attention efficiency's precision is FP8 on a GPU with an FP8 peak"
         "kernel\n");
 }
 
+TEST_CASE("an attention efficiency's own sustained fraction is in [0.01, 1]") {
+  CHECK(catalog_errors(gpu_entry("  attention_efficiency { pass: FORWARD causal: true head_dim: "
+                                 "128 max_fraction: 0.5 half_rate_keys: 100 library: "
+                                 "FLASH_ATTENTION_2 sustained_fraction: 1.2 }")) ==
+        "c.textproto:9:132: gpu[0].attention_efficiency[0].sustained_fraction: must be in [0.01, "
+        "1], got 1.2\n");
+}
+
 // A training runtime entry (line 1 of its text: "runtime {"; `extra` on line 7).
 std::string runtime_entry(const std::string& extra = "") {
   return "runtime {\n  name: \"default\"\n  cuda_context_gib: 0.4\n  communicator_gib: 0.6\n"

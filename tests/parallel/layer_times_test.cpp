@@ -394,7 +394,8 @@ TEST_CASE("a FlashAttention-2 job's attention runs that library's kernels, in th
       time_layer(attention(1, s::FLASH_ATTENTION_2), compute, {}, s::RECOMPUTE_NONE);
   CHECK(alone.forward.compute == compute.attention_forward(whole));
   CHECK(alone.backward.compute == compute.attention_backward(whole));
-  // Under CP 2 every ring step runs at FlashAttention-2's rates: about 1 / 0.6 of cuDNN's time.
+  // Under CP 2 every ring step runs at FlashAttention-2's rates: about 1 / 0.6 of cuDNN's time
+  // alone, in the step x the BF16 steps' 0.657 (cuDNN's) / FlashAttention-2's own 0.943.
   auto topology = testing::shipped_cluster("onprem.dgx-h100", 2);
   GroupCollectives context(*topology, {0, 8});
   const auto ring = [&](s::AttentionLibrary library) {
@@ -403,7 +404,7 @@ TEST_CASE("a FlashAttention-2 job's attention runs that library's kernels, in th
     return (r.forward.compute + r.backward.compute).seconds();
   };
   CHECK(ring(s::FLASH_ATTENTION_2) / ring(s::ATTENTION_LIBRARY_UNSPECIFIED) ==
-        Approx(1 / 0.61).epsilon(0.05));
+        Approx(1 / 0.61 * 0.657 / 0.943).epsilon(0.05));
 }
 
 TEST_CASE("a memory-bound kernel's backward moves its own bytes where it counts them") {
