@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <tuple>
 
 #include "sim/hw/sustained_fraction.h"
 #include "sim/input/dataloading_cost.h"
@@ -219,11 +220,49 @@ bool Catalog::check_transfer(const FieldChecker& transfer, const s::Gpu& gpu,
   return derivable;
 }
 
+const s::Gpu* Catalog::attention_source(const FieldChecker& field, const s::Gpu& gpu) const {
+  const std::string& name = gpu.attention_efficiency_from();
+  const CatalogEntry<s::Gpu>* entry = gpus_.find(name);
+  if (entry == nullptr) {
+    field.error("attention_efficiency_from",
+                "unknown GPU \"" + name + "\"" + did_you_mean(name, gpus_.names()));
+    return nullptr;
+  }
+  if (gpu.attention_efficiency_size() > 0) {
+    field.error("attention_efficiency_from",
+                "this GPU has attention_efficiency entries: give one or the other");
+    return nullptr;
+  }
+  const s::Gpu& from = *entry->value;
+  const auto peaks = [](const s::Gpu& g) {
+    return std::tuple(g.peak_tflops().bf16(), g.peak_tflops().fp16(), g.peak_tflops().fp8());
+  };
+  // A reference unlike this GPU (a user's replacement entry) leaves it at its flat fraction.
+  std::string why;
+  if (from.attention_efficiency_size() == 0 || from.has_attention_efficiency_from()) {
+    why = "it has no fitted attention_efficiency entries of its own";
+  } else if (from.architecture().empty() || from.architecture() != gpu.architecture()) {
+    why = "its architecture is \"" + from.architecture() + "\", not \"" + gpu.architecture() +
+          "\"";
+  } else if (peaks(from) != peaks(gpu)) {
+    why = "its BF16, FP16 and FP8 peaks differ from this GPU's";
+  }
+  if (why.empty()) return &from;
+  field.warning("attention_efficiency_from",
+                "cannot take GPU \"" + name + "\"'s: " + why +
+                    "; fused attention runs at this GPU's flash_attention_fraction");
+  return nullptr;
+}
+
 void Catalog::derive_fitted_values(Diagnostics* diagnostics) {
   for (const auto& file : files_) {
     const FieldChecker root = FieldChecker::root(*file, diagnostics);
     for (int i = 0; i < file->message.gpu_size(); ++i) {
       s::Gpu* gpu = file->message.mutable_gpu(i);
+      if (gpu->has_attention_efficiency_from()) {
+        const s::Gpu* from = attention_source(root.child("gpu", i), *gpu);
+        if (from != nullptr) *gpu->mutable_attention_efficiency() = from->attention_efficiency();
+      }
       for (int j = 0; j < gpu->matmul_efficiency_size(); ++j) {
         s::MatmulEfficiency* e = gpu->mutable_matmul_efficiency(j);
         if (!e->has_sustained_transfer() || e->has_sustained_fraction()) continue;

@@ -99,7 +99,8 @@ class Catalog {
                    Diagnostics* diagnostics);
   void check_references(Diagnostics* diagnostics) const;
   // Writes the values the catalog computes from its fitted GPUs (sim/hw/sustained_fraction.h) into
-  // the loaded entries: each GPU's transferred sustained fractions
+  // the loaded entries: each GPU's attention entries taken from another GPU
+  // (Gpu.attention_efficiency_from), its transferred sustained fractions
   // (MatmulEfficiency.sustained_transfer), then every runtime's defaults (runtime_defaults()).
   void derive_fitted_values(Diagnostics* diagnostics);
   // Writes every serving runtime's default fits, the means of its fitted GPUs' by form factor
@@ -110,6 +111,11 @@ class Catalog {
   // `from_precision` fitted (else an error).
   bool check_transfer(const FieldChecker& transfer, const schema::Gpu& gpu,
                       schema::Precision precision) const;
+  // The GPU whose attention entries `gpu` takes (Gpu.attention_efficiency_from), or null: with an
+  // error under `field` for an unknown GPU or `gpu` with entries of its own, a warning for a GPU
+  // without fitted entries of its own, of another architecture or other tensor peaks (a user's
+  // replacement entry: `gpu` keeps its flat fraction).
+  const schema::Gpu* attention_source(const FieldChecker& field, const schema::Gpu& gpu) const;
 
   std::vector<std::unique_ptr<TextFile<schema::CatalogFile>>> files_;
   std::vector<std::string> file_names_;           // of files_, e.g. "topologies/gpus.textproto"

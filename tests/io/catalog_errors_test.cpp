@@ -136,6 +136,44 @@ TEST_CASE("a transferred sustained fraction needs its reference's fits and no fi
         "this entry's own precision\n");
 }
 
+TEST_CASE("a GPU takes attention entries only from a fitted GPU of its architecture and peaks") {
+  // A reference unlike it is a warning (a user's replacement of the reference GPU): the GPU keeps
+  // its flat fraction.
+  // The reference: TestGPU-80GB (lines 1-11) with one fitted entry; the taker from line 12, its
+  // attention_efficiency_from on line 21.
+  const std::string reference = gpu_entry(
+      "  architecture: \"Ampere\"\n  attention_efficiency { pass: FORWARD causal: false "
+      "head_dim: 128 max_fraction: 0.6 half_rate_keys: 100 }");
+  const auto taker = [](const std::string& from, const std::string& peaks,
+                        const std::string& extra = "") {
+    std::string text = gpu_entry("  architecture: \"Ampere\"\n  attention_efficiency_from: \"" +
+                                 from + "\"" + extra);
+    text.replace(text.find("TestGPU-80GB"), 12, "TestGPU-96GB");
+    text.replace(text.find("bf16: 312 fp16: 312"), 19, peaks);
+    return text;
+  };
+  CHECK(catalog_errors(reference + taker("TestGPU-80GB", "bf16: 312 fp16: 312")) == "");
+  CHECK(catalog_errors(reference + taker("TestGPU-8GB", "bf16: 312 fp16: 312")) ==
+        "c.textproto:21:3: gpu[1].attention_efficiency_from: unknown GPU \"TestGPU-8GB\" (did "
+        "you mean \"TestGPU-80GB\"?)\n");
+  CHECK(catalog_errors(reference + taker("TestGPU-80GB", "bf16: 400 fp16: 400")) ==
+        "c.textproto:21:3: warning: gpu[1].attention_efficiency_from: cannot take GPU "
+        "\"TestGPU-80GB\"'s: its BF16, FP16 and FP8 peaks differ from this GPU's; fused attention "
+        "runs at this GPU's flash_attention_fraction\n");
+  std::string hopper = reference;
+  hopper.replace(hopper.find("Ampere"), 6, "Hopper");
+  CHECK(catalog_errors(hopper + taker("TestGPU-80GB", "bf16: 312 fp16: 312")) ==
+        "c.textproto:21:3: warning: gpu[1].attention_efficiency_from: cannot take GPU "
+        "\"TestGPU-80GB\"'s: its architecture is \"Hopper\", not \"Ampere\"; fused attention runs "
+        "at this GPU's flash_attention_fraction\n");
+  CHECK(catalog_errors(reference +
+                       taker("TestGPU-80GB", "bf16: 312 fp16: 312",
+                             "\n  attention_efficiency { pass: FORWARD causal: true head_dim: 128 "
+                             "max_fraction: 0.5 half_rate_keys: 100 }")) ==
+        "c.textproto:21:3: gpu[1].attention_efficiency_from: this GPU has attention_efficiency "
+        "entries: give one or the other\n");
+}
+
 // gpu_count 0 is a CPU-only instance type: naming a GPU or an interconnect for it is an error.
 TEST_CASE("zero GPUs with a GPU named is an error at the GPU fields") {
   CHECK(catalog_errors(gpu_entry() +
