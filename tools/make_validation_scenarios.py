@@ -993,16 +993,32 @@ def bridge_precision(text):
 # glu_gate_sigmoid_scale 1.702), whose 26.02-26.04.01 rows print 27.2 GFLOP a token (219 TFLOP/s
 # at 8,047 tokens/s on DGX-B200 26.02) against the 32.6 of its 26.06 and 26.08 rows (943 at 28,947
 # on GB200 26.06). Those rows take MODEL_FLOPS_CAUSAL_BRIDGE_V03; the other rows of those releases
-# keep MODEL_FLOPS_CAUSAL (the scenario loader refuses the formula for hybrid models, whose
-# v0.3.x formula is another).
+# keep MODEL_FLOPS_CAUSAL.
+# Hybrid Mamba-Transformer rows (BRIDGE_HYBRID_MODELS) take MODEL_FLOPS_CAUSAL_BRIDGE_HYBRID, the
+# formula of flop_utils.py's is_hybrid_model branch (hybrid_flops): the same in v0.4.0 to v0.6.0
+# (26.04 to 26.08) for these models (v0.5.0 adds Gated DeltaNet layers, v0.6.0 sliding windows
+# and packed sequences' lengths, none in these rows), and in v0.3.x (26.02.x) but for multi-token
+# prediction, which v0.3.x leaves out and v0.4.0 on counts (the MTP pattern's layers x mtp depths,
+# logits x (1 + depths)).
+# It counts a Mamba layer's inner width as 2 h (Nano's mixers are 64 x 64 = 4,096 wide, 2 h =
+# 5,376) and Super's two MTP passes: 22.28 GFLOP a token for Nano (849 TFLOP/s at 38,102
+# tokens/s on GB300 26.04), 84.73 for Super (783 at 9,243), 28.15 for Lightning (807 at 28,672 on
+# GB200 26.08); every hybrid row's TFLOP/s over its tokens/s is within 1.3% of these (the rows'
+# own scatter: 22.09 to 22.56 for Nano, 84.31 to 85.23 for Super). No 26.02.x row trains
+# multi-token prediction (BRIDGE_HYBRID_MTP_MODELS).
 BRIDGE_V03_RELEASES = ('26.02', '26.04')
 BRIDGE_V03_FLOPS_MODELS = {'gpt-oss-120b'}
+BRIDGE_HYBRID_MTP_MODELS = {'nemotron3-super-120b-a12b', 'nemotron3.5-lightning-30b-a3b'}
 
 
-def bridge_flops_convention(release, model, causal):
+def bridge_flops_convention(release, model, causal, hybrid):
     """The row's published.flops_convention (above)."""
     if not causal:
         return 'MODEL_FLOPS'
+    if hybrid:
+        if release.startswith('26.02') and model in BRIDGE_HYBRID_MTP_MODELS:
+            raise ValueError(f'{release} {model}: v0.3.x counts no multi-token prediction')
+        return 'MODEL_FLOPS_CAUSAL_BRIDGE_HYBRID'
     if release.startswith(BRIDGE_V03_RELEASES) and model in BRIDGE_V03_FLOPS_MODELS:
         return 'MODEL_FLOPS_CAUSAL_BRIDGE_V03'
     return 'MODEL_FLOPS_CAUSAL'
@@ -1143,7 +1159,7 @@ parallelism {{
   {chr(10).join('  ' + x for x in lines).strip()}
 }}
 """ + published(group, r['model_tflops_per_gpu'],
-                  bridge_flops_convention(r['release'], model, causal),
+                  bridge_flops_convention(r['release'], model, causal, hybrid),
                   r['source'].replace('"', "'"), tokens=r['tokens_per_s_per_gpu'])
         text += f'# published step time (derived): {step:.3f} s\n'
         write_scenario(out, name, text)

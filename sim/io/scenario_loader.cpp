@@ -750,17 +750,27 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
 
 // A published measurement to compare with (validate scores TFLOP/s per GPU): a group to score it
 // in, finite positive figures, and the FLOPs convention of the TFLOP/s (Megatron-Bridge v0.3.x's
-// formula not for a hybrid model: its formula there is not the one reproduced).
+// transformer formula not for a hybrid model, its hybrid formula only for one without a sliding
+// window: the releases disagree on a window).
 void check_published(const FieldChecker& published, const s::Published& figures,
                      const s::Model* model) {
   published.require("group");
   published.positive("step_time_s");
   published.positive("tokens_per_s_per_gpu");
   published.require_positive("tflops_per_gpu");
-  if (published.require_enum("flops_convention") && model != nullptr &&
-      model->transformer().has_hybrid_layer_pattern() &&
+  if (!published.require_enum("flops_convention") || model == nullptr) return;
+  const s::Transformer& t = model->transformer();
+  if (t.has_hybrid_layer_pattern() &&
       figures.flops_convention() == s::Published::MODEL_FLOPS_CAUSAL_BRIDGE_V03) {
-    published.error("flops_convention", "MODEL_FLOPS_CAUSAL_BRIDGE_V03 is not for hybrid models");
+    published.error("flops_convention",
+                    "MODEL_FLOPS_CAUSAL_BRIDGE_V03 is not for hybrid models "
+                    "(MODEL_FLOPS_CAUSAL_BRIDGE_HYBRID is)");
+  }
+  if (figures.flops_convention() == s::Published::MODEL_FLOPS_CAUSAL_BRIDGE_HYBRID &&
+      (!t.has_hybrid_layer_pattern() || t.has_sliding_window())) {
+    published.error("flops_convention",
+                    "MODEL_FLOPS_CAUSAL_BRIDGE_HYBRID is only for a hybrid model "
+                    "(hybrid_layer_pattern) without a sliding window");
   }
 }
 

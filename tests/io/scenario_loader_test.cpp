@@ -499,7 +499,8 @@ TEST_CASE("a published figure must be finite and positive, with its group and co
         "s.textproto:12:1: published.flops_convention: is required\n");
 }
 
-TEST_CASE("Megatron-Bridge v0.3's FLOPs formula is refused for a hybrid model") {
+TEST_CASE("Megatron-Bridge v0.3's FLOPs formula is refused for a hybrid model, its hybrid one for "
+          "any other") {
   const std::string published =
       "published { group: \"g\" tflops_per_gpu: 100 flops_convention: "
       "MODEL_FLOPS_CAUSAL_BRIDGE_V03 }\n";
@@ -509,7 +510,17 @@ TEST_CASE("Megatron-Bridge v0.3's FLOPs formula is refused for a hybrid model") 
                                  "token_budget: 1e9 sequence_length: 4096",
                                  "instance: \"aws.p5.48xlarge\" nodes: 2", published)) ==
         "s.textproto:12:44: published.flops_convention: MODEL_FLOPS_CAUSAL_BRIDGE_V03 is not for "
-        "hybrid models\n");
+        "hybrid models (MODEL_FLOPS_CAUSAL_BRIDGE_HYBRID is)\n");
+  const std::string hybrid =
+      "published { group: \"g\" tflops_per_gpu: 100 flops_convention: "
+      "MODEL_FLOPS_CAUSAL_BRIDGE_HYBRID }\n";
+  CHECK(scenario_errors(scenario("nemotron3-nano-30b-a3b",
+                                 "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p5.48xlarge\" nodes: 2", hybrid)) == "");
+  CHECK(scenario_errors(scenario("gpt-oss-120b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p5.48xlarge\" nodes: 2", hybrid)) ==
+        "s.textproto:12:44: published.flops_convention: MODEL_FLOPS_CAUSAL_BRIDGE_HYBRID is only "
+        "for a hybrid model (hybrid_layer_pattern) without a sliding window\n");
 }
 
 TEST_CASE("clusters over 2^17 GPUs and budgets over 2^53 steps are refused with what works") {

@@ -19,6 +19,7 @@
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/runnable.h"
 #include "sim/util/number_format.h"
+#include "sim/workload/bridge_hybrid_flops.h"
 #include "sim/workload/lora.h"
 #include "sim/workload/transformer_flops.h"
 #include "tools/clustersim/command_line.h"
@@ -31,8 +32,8 @@ namespace s = schema;
 using Cell = Table::Cell;
 
 // The predicted TFLOP/s per GPU in the publication's convention: model FLOPs with a decoder's
-// attention counted whole or causal (or by Megatron-Bridge v0.3.x-v0.4.x's formula), or with the
-// recomputed forward (SC'21's Eq. 3); a LoRA
+// attention counted whole or causal (or by Megatron-Bridge v0.3.x-v0.4.x's formula, or its hybrid
+// models' formula, bridge_hybrid_flops.h), or with the recomputed forward (SC'21's Eq. 3); a LoRA
 // job's with its frozen base (transformer_flops.h), or as full training scaled (AutoModel's
 // peft_flops_scale).
 // Requires: a simulated step (e.step) of a transformer.
@@ -43,12 +44,16 @@ double predicted_tflops(const Evaluation& e, const Configuration& c,
   const s::Transformer& t = loaded.model->transformer();
   const bool peft_scaled = convention == s::Published::MODEL_FLOPS_CAUSAL_PEFT_SCALED;
   const bool bridge_v03 = convention == s::Published::MODEL_FLOPS_CAUSAL_BRIDGE_V03;
-  TransformerFlops flops = transformer_flops(
-      t, sc.job().sequence_length(),
-      convention == s::Published::MODEL_FLOPS_CAUSAL || peft_scaled || bridge_v03
-          ? AttentionCount::kCausal
-          : AttentionCount::kFullSquare,
-      bridge_v03 ? FlopsFormula::kBridgeV03 : FlopsFormula::kExact);
+  const bool bridge_hybrid = convention == s::Published::MODEL_FLOPS_CAUSAL_BRIDGE_HYBRID;
+  TransformerFlops flops =
+      bridge_hybrid
+          ? bridge_hybrid_flops(t, sc.job().sequence_length(), c.parallelism.tensor_parallel())
+          : transformer_flops(
+                t, sc.job().sequence_length(),
+                convention == s::Published::MODEL_FLOPS_CAUSAL || peft_scaled || bridge_v03
+                    ? AttentionCount::kCausal
+                    : AttentionCount::kFullSquare,
+                bridge_v03 ? FlopsFormula::kBridgeV03 : FlopsFormula::kExact);
   double scale = 1;
   if (sc.job().has_lora() && peft_scaled)
     scale = peft_flops_scale(t, sc.job().lora());
