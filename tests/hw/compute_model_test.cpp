@@ -225,24 +225,27 @@ TEST_CASE("FlashAttention-2 runs at its own fitted rates, about 0.6 of cuDNN's")
         Approx(flat.forward_flops() / (312e12 * 0.575)).epsilon(1e-6));
 }
 
-TEST_CASE("the H200 runs fused attention at the H100's fitted curves: the same SM and peaks") {
-  // gpus.textproto: the H200 takes the H100 SXM's attention entries (attention_efficiency_from),
-  // e.g. cuDNN's causal forward at head dimension 128: 0.567 of 989 TFLOP/s, half rate at 387
-  // keys, 535 TFLOP/s at 8192 keys (an H200 measured 607, results/h200_kernels.md), where its
+TEST_CASE("the H200, GH200 and H800 run fused attention at the H100's fitted curves: the same SM") {
+  // gpus.textproto: each takes the H100 SXM's attention entries (attention_efficiency_from), e.g.
+  // cuDNN's causal forward at head dimension 128: 0.567 of 989 TFLOP/s, half rate at 387 keys,
+  // 535 TFLOP/s at 8192 keys (an H200 measured 607, results/h200_kernels.md), where the H200's
   // flat flash_attention_fraction would give 0.333 x 989 = 329.
   const auto h100 = model("H100-SXM5-80GB", s::BF16);
-  const auto h200 = model("H200-SXM-141GB", s::BF16);
-  AttentionKernel causal{16, 8192, 8192, 128, true};
-  CHECK(causal.forward_flops() / h200.attention_forward(causal).seconds() ==
-        Approx(989e12 * 0.567 * 8192 / (8192 + 387)).epsilon(1e-6));
-  for (const s::AttentionLibrary library :
-       {s::ATTENTION_LIBRARY_UNSPECIFIED, s::FLASH_ATTENTION_2}) {
-    for (const int head_dim : {64, 128}) {
-      for (const bool masked : {false, true}) {
-        AttentionKernel k{16, 4096, 4096, head_dim, masked};
-        k.library = library;
-        CHECK(h200.attention_forward(k) == h100.attention_forward(k));
-        CHECK(h200.attention_backward(k) == h100.attention_backward(k));
+  for (const char* name : {"H200-SXM-141GB", "GH200-96GB", "H800-SXM5-80GB"}) {
+    INFO(name);
+    const auto gpu = model(name, s::BF16);
+    AttentionKernel causal{16, 8192, 8192, 128, true};
+    CHECK(causal.forward_flops() / gpu.attention_forward(causal).seconds() ==
+          Approx(989e12 * 0.567 * 8192 / (8192 + 387)).epsilon(1e-6));
+    for (const s::AttentionLibrary library :
+         {s::ATTENTION_LIBRARY_UNSPECIFIED, s::FLASH_ATTENTION_2}) {
+      for (const int head_dim : {64, 128}) {
+        for (const bool masked : {false, true}) {
+          AttentionKernel k{16, 4096, 4096, head_dim, masked};
+          k.library = library;
+          CHECK(gpu.attention_forward(k) == h100.attention_forward(k));
+          CHECK(gpu.attention_backward(k) == h100.attention_backward(k));
+        }
       }
     }
   }
