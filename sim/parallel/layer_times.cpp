@@ -27,6 +27,13 @@ CollectiveOp tensor_op(K kind) {
                                            : CollectiveOp::kAllReduce;
 }
 
+// The collective a tensor-parallel collective's backward runs.
+K mirrored(K kind) {
+  return kind == K::kTensorAllGather       ? K::kTensorReduceScatter
+         : kind == K::kTensorReduceScatter ? K::kTensorAllGather
+                                           : kind;
+}
+
 // Chunks of a pipelined GEMM + reduce-scatter: Transformer Engine's default num_splits for the
 // "pipeline" method (transformer_engine/pytorch/module/base.py initialize_ub).
 constexpr int kPipelinedChunks = 4;
@@ -173,8 +180,11 @@ OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& c
     default:
       CLUSTERSIM_CHECK(groups.tensor != nullptr,
                        "tensor-parallel collectives without a group to time them");
-      t.forward.tensor_comm = t.backward.tensor_comm =
-          groups.tensor->time(tensor_op(op.kind), op.bytes);
+      // The backward mirrors the forward: an all-gather's gradient is reduce-scattered, a
+      // reduce-scatter's all-gathered (LayerOp::backward_bytes).
+      t.forward.tensor_comm = groups.tensor->time(tensor_op(op.kind), op.bytes);
+      t.backward.tensor_comm =
+          groups.tensor->time(tensor_op(mirrored(op.kind)), op.backward_bytes.value_or(op.bytes));
       return t;
   }
 }

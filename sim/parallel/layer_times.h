@@ -9,7 +9,8 @@
 // Backward of a matmul (m x k).(k x n) is its data gradient (m x n).(n x k) and weight gradient
 // (k x m).(m x n), the latter absent for a frozen weight (LoRA's base), or its forward
 // LayerOp::backward_runs times; of fused attention, its backward kernel; of a memory-bound kernel,
-// twice its bytes or its backward_bytes; its collectives mirror the forward's.
+// twice its bytes or its backward_bytes; its collectives mirror the forward's (an all-gather's a
+// reduce-scatter and back, of the op's backward_bytes where it has them).
 // Recomputation reruns the whole layer forward (full) or the attention core (selective) and the
 // parts recompute_modules name before the backward.
 #pragma once

@@ -230,7 +230,7 @@ LayerTimes time_multi_token_prediction(const s::Transformer& t, const s::Trainin
                                        const std::array<LayerTimes, kLayerKinds>& layers,
                                        const LayerTimes& output) {
   const bool sixteen_bit = t.multi_token_prediction_sixteen_bit() && narrow_gemms(job.precision());
-  if (sixteen_bit) shape.gemm_input_bytes = 2;
+  if (sixteen_bit) shape.gemm_input_bytes = shape.gathered_gradient_bytes = 2;
   std::vector<LayerOp> ops = multi_token_prediction_ops(t, shape);
   if (sixteen_bit) ops = with_sixteen_bit_gemms(std::move(ops));
   LayerTimes pass = time_layer(ops, compute, groups, s::RECOMPUTE_NONE);
@@ -265,6 +265,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
       experts.expert_parallel,
       experts.expert_tensor_parallel,
       t.has_moe() ? expert_load(t, job.expert_routing(), experts.expert_parallel) : ExpertLoad{}};
+  shape.gathered_gradient_bytes = gathered_gradient_bytes(job);
   shape.fused_expert_mlp = p.fused_expert_mlp();
   shape.fp8_attention = job.fp8_attention();
   shape.attention_library = job.attention_library();

@@ -27,6 +27,12 @@ double gemm_input_bytes(const s::TrainingJob& job) {
   return job.precision() == s::FP8 ? 1 : 2;
 }
 
+double gathered_gradient_bytes(const s::TrainingJob& job) {
+  if (job.precision() != s::FP8 && job.precision() != s::FP4) return 2;
+  const s::Fp8Recipe recipe = gemm_recipe(job);
+  return block_scaled(recipe) ? 2 * narrow_copy_bytes(recipe) : 1;
+}
+
 int fp8_copies(s::Fp8Recipe recipe, bool any_layout) {
   return block_scaled(recipe) || !any_layout ? 2 : 1;
 }

@@ -66,6 +66,12 @@ double narrow_copy_bytes(schema::Fp8Recipe recipe);
 // bits, 1 under FP8, narrow_copy_bytes under FP4 (NVFP4).
 double gemm_input_bytes(const schema::TrainingJob& job);
 
+// Bytes per element of an output gradient all-gathered under sequence parallelism (the backward of
+// a reduce-scatter), as Transformer Engine's gather_along_first_dim moves it: both narrow copies of
+// a block-scaled recipe with their scales (MXFP8 2 x (1 + 1/32), NVFP4 2 x (0.5 + 1/16)), the
+// row-wise one of per-tensor FP8 (1; the transpose is made after the gather), 2 in 16 bits.
+double gathered_gradient_bytes(const schema::TrainingJob& job);
+
 // Narrow copies a cast under `recipe` writes: 1 or 2 (above); `any_layout` is the GPU's
 // fp8_gemm_any_layout.
 int fp8_copies(schema::Fp8Recipe recipe, bool any_layout);

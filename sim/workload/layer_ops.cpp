@@ -231,9 +231,18 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
   auto memory = [&](const char* name, double bytes) {
     ops.push_back({K::kMemory, name, 0, 0, 0, 1, 0, bytes});
   };
+  // Backward, an all-gather reduce-scatters the data gradient in 16 bits whatever format the
+  // forward gathered, and a reduce-scatter all-gathers the output gradient in its narrow copies
+  // (Transformer Engine's linear layers under sequence parallelism without userbuffers: dgrad's
+  // reduce_scatter_along_first_dim, grad_output_preprocess's gather_along_first_dim).
   auto collective = [&](K kind, const char* name) {
-    const double bytes = kind == K::kTensorAllGather ? gathered_bytes : hidden_bytes;
-    if (tp > 1) ops.push_back({kind, name, 0, 0, 0, 1, 0, bytes});
+    if (tp <= 1) return;
+    const bool gather = kind == K::kTensorAllGather;
+    LayerOp op{kind, name, 0, 0, 0, 1, 0, gather ? gathered_bytes : hidden_bytes};
+    if (gather) op.backward_bytes = hidden_bytes;
+    const double gradient_bytes = shape.gathered_gradient_bytes * tokens * h;
+    if (kind == K::kTensorReduceScatter) op.backward_bytes = gradient_bytes;
+    ops.push_back(std::move(op));
   };
   // Attention and MLP side by side on one normed input (GPT-J, Falcon): the MLP reads the
   // attention's gathered input, and one all-reduce sums both outputs.

@@ -58,7 +58,9 @@ struct LayerOp {
   // count x m x k), what an FP8 attention casts besides the queries.
   double key_value_elements = 0;
   // Memory-bound: the backward's traffic where it is not twice the forward's (the eager expert
-  // kernels, eager_expert_kernels.h, whose gradients are counted kernel by kernel).
+  // kernels, eager_expert_kernels.h, whose gradients are counted kernel by kernel). A
+  // tensor-parallel all-gather or reduce-scatter: its backward's buffer, the 16-bit data gradient
+  // reduce-scattered, or the output gradient all-gathered in its narrow copies.
   std::optional<double> backward_bytes = std::nullopt;
   // Memory-bound: the non-tensor (CUDA-core) work its kernels issue per byte they move, in FP32
   // FLOP-equivalents; its traffic moves at the slower of the HBM rate and the GPU's FP32 peak /
@@ -115,6 +117,9 @@ struct LayerShape {
   // HybridEP; parallelism.expert_dispatcher EXPERT_NODE_DEDUPLICATED) casts them so
   // (token_dispatcher.py), and the eager weighted bias then computes in fp32.
   bool fp32_router_probabilities = false;
+  // Bytes per element of an output gradient all-gathered in the backward of a reduce-scatter
+  // (fp8_casts.h gathered_gradient_bytes): 2 in 16 bits.
+  double gathered_gradient_bytes = 2;
 };
 
 // What a layer is: attention then a dense MLP (ffn_hidden_size) or routed experts (with any shared

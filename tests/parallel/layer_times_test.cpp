@@ -354,6 +354,32 @@ TEST_CASE("an FP8 layer gains less than its GEMMs: casts, 16-bit attention and n
   CHECK(fp8.forward.tensor_comm < bf16.forward.tensor_comm);
 }
 
+TEST_CASE(
+    "an FP8 all-gather's backward reduce-scatters the 16-bit gradient, a reduce-scatter's "
+    "backward all-gathers the FP8 one") {
+  // Llama 3 70B at TP 8 under sequence parallelism without overlap, per-tensor FP8: the forward
+  // gathers each block's input in FP8 (1 byte an element) and reduce-scatters its output in 16
+  // bits (2); the backward reduce-scatters the data gradient in 16 bits and all-gathers the
+  // output gradient's row-wise FP8 copy (1): each collective's bytes swap between the passes.
+  auto topology = testing::shipped_cluster("onprem.dgx-h100", 1);
+  GroupCollectives tensor(*topology, topology->first_gpus(8));
+  const auto& t70 = testing::shipped_catalog().models().find("llama3-70b")->value->transformer();
+  LayerShape shape{8192, 1, 8, true, true, 1, s::P2P, 1.0};
+  shape.gathered_gradient_bytes = 1.0;
+  const LayerTimes t = time_layer(layer_forward_ops(t70, shape, LayerKind::kDense), in_step(s::FP8),
+                                  {&tensor, nullptr, s::P2P}, s::RECOMPUTE_NONE);
+  const double hidden = 2.0 * 8192 * 8192;
+  const Picoseconds gather = tensor.time(CollectiveOp::kAllGather, hidden / 2);
+  const Picoseconds scatter = tensor.time(CollectiveOp::kReduceScatter, hidden);
+  REQUIRE(gather < scatter);
+  CHECK(t.forward.tensor_comm == Picoseconds(2 * (gather + scatter).count()));
+  CHECK(t.backward.tensor_comm == t.forward.tensor_comm);
+  // In 16 bits every collective moves 2 bytes an element both ways.
+  const LayerTimes bf16 = time_layer(llama70b_ops(false), in_step(s::BF16),
+                                     {&tensor, nullptr, s::P2P}, s::RECOMPUTE_NONE);
+  CHECK(bf16.backward.tensor_comm == Picoseconds(4 * scatter.count()));
+}
+
 TEST_CASE("context parallel 2 halves a rank's GEMMs and its share of the causal attention") {
   auto topology = testing::shipped_cluster("onprem.dgx-h100", 2);
   GroupCollectives tensor(*topology, topology->first_gpus(8));

@@ -53,6 +53,21 @@ TEST_CASE("an NVFP4 cast reads 16 bits twice and writes two 4-bit copies with E4
   CHECK(gemm_input_bytes(job) == 2);
 }
 
+TEST_CASE("an output gradient is all-gathered in both block-scaled copies, per-tensor FP8's one") {
+  // Transformer Engine's gather_along_first_dim: MXFP8 and NVFP4 gather their row-wise and
+  // column-wise copies with scales, per-tensor FP8 the row-wise one (its transpose made after).
+  s::TrainingJob job;
+  job.set_precision(s::FP8);
+  job.set_fp8_recipe(s::MXFP8);
+  CHECK(gathered_gradient_bytes(job) == Approx(2 * (1 + 1.0 / 32)));
+  job.set_fp8_recipe(s::CURRENT_SCALING);
+  CHECK(gathered_gradient_bytes(job) == 1);
+  job.set_precision(s::FP4);
+  CHECK(gathered_gradient_bytes(job) == Approx(2 * 0.5625));
+  job.set_precision(s::BF16);
+  CHECK(gathered_gradient_bytes(job) == 2);
+}
+
 TEST_CASE("before the fused NVFP4 cast, the transformed column-wise copy reads the tensor again") {
   // Transformer Engine 2.12: amax 2, row-wise cast 2 + 0.5625, column-wise (Hadamard) cast 2 +
   // 0.5625 = 7.125 bytes per element against the fused kernel's 5.125.

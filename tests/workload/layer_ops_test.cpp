@@ -266,6 +266,37 @@ TEST_CASE("attention beside the MLP takes one tensor-parallel collective of each
         matmul_flops(layer_forward_ops(sequential, shape, LayerKind::kDense)));
 }
 
+TEST_CASE("a hybrid model's MXFP8 collectives move 16-bit data gradients, narrow output ones") {
+  // Nemotron 3 Super at TP 2 under sequence parallelism, 8192 tokens, MXFP8: every all-gather
+  // (Mamba in_proj, attention, shared expert) moves 1 byte an element of 8192 x 4096 forward and
+  // reduce-scatters the data gradient, 2 bytes an element, backward; every reduce-scatter moves 2
+  // forward and all-gathers the output gradient's two MXFP8 copies, 2 x (1 + 1/32), backward.
+  const schema::Transformer& super =
+      testing::shipped_catalog().models().find("nemotron3-super-120b-a12b")->value->transformer();
+  LayerShape shape{8192, 1, 2, true, true, 1, schema::P2P, 1.0};
+  shape.gathered_gradient_bytes = 2 * (1 + 1.0 / 32);
+  shape.expert_parallel = 64;
+  const double elements = 8192.0 * 4096;
+  for (LayerKind kind : {LayerKind::kMamba, LayerKind::kAttention, LayerKind::kHybridExperts}) {
+    int gathers = 0, scatters = 0;
+    for (const LayerOp& op : layer_forward_ops(super, shape, kind)) {
+      if (op.kind == LayerOp::Kind::kTensorReduceScatter) {
+        ++scatters;
+        CHECK(op.bytes == 2 * elements);
+        REQUIRE(op.backward_bytes);
+        CHECK(*op.backward_bytes == Approx(2.0625 * elements));
+      }
+      if (op.kind != LayerOp::Kind::kTensorAllGather) continue;
+      ++gathers;
+      CHECK(op.bytes == elements);
+      REQUIRE(op.backward_bytes);
+      CHECK(*op.backward_bytes == 2 * elements);
+    }
+    CHECK(gathers == 1);
+    CHECK(scatters == 1);
+  }
+}
+
 TEST_CASE("squared ReLU moves its MLP width twice: relu, then the square, each read and written") {
   // Nemotron-4 15B at micro-batch 2, sequence 4096, TP 2: 8192 tokens x 24576 / 2 per rank.
   schema::Transformer nemotron =
