@@ -281,23 +281,6 @@ BRIDGE_RELEASES = {
                     'amax history, the script\'s settings)'),
 }
 
-# The loss's kernels, per release: where the release's performance scripts set
-# cross_entropy_fusion_impl = "te" (Transformer Engine's Triton cross-entropy), the script that does.
-# NeMo 25.02's (NVIDIA/NeMo v2.2.0 scripts/llm/performance) and the Megatron-LM example's
-# (--cross-entropy-loss-fusion alone) leave Megatron-Core's fp32 fused one, the step's default.
-BRIDGE_TE_CROSS_ENTROPY = {
-    '25.09': 'v0.1.0rc4 scripts/performance/configs/*/*_llm_pretrain.yaml, model section',
-    '26.02': 'v0.3.0 scripts/performance/utils/overrides.py',
-    '26.04': 'v0.4.0 scripts/performance/utils/overrides.py',
-    '26.06': 'v0.5.0 scripts/performance/utils/overrides.py',
-    '26.08': 'v0.6.0 scripts/performance/utils/overrides.py',
-    'NeMo 25.04': 'NVIDIA/NeMo v2.3.0 scripts/performance/utils.py set_primary_perf_configs',
-    'NeMo 25.07': 'NVIDIA/NeMo v2.4.0 scripts/performance/helpers.py set_perf_optimization_configs',
-}
-CROSS_ENTROPY_RULES = """# The loss, one more rule for the release: Transformer Engine's Triton cross-entropy
-#   (cross_entropy_fusion_impl = "te", {source}): the 16-bit logits read twice and the gradient
-#   written over them, not Megatron-Core's fp32 softmax."""
-
 # NVFP4 dense rows, one more rule per release (the release's recipe: get_precision_config("nvfp4")
 # in scripts/performance/utils/precision.py returns mixed_precision.py's bf16_with_nvfp4_mixed).
 NVFP4_RULES = """# NVFP4 rows, one more rule for all of them ({recipe}): every GEMM of every transformer layer
@@ -1145,10 +1128,6 @@ def bridge(rows, out):
             extra_rules = '\n' + NVFP4_RULES.format(
                 recipe=nvfp4_recipe, weights=weights,
                 casts=NVFP4_CAST_RULES[unfused_cast].format(te=te), extra=extra)
-        if release in BRIDGE_TE_CROSS_ENTROPY:
-            fp8_line += '\n  cross_entropy_kernel: TRANSFORMER_ENGINE_TRITON'
-            extra_rules += '\n' + CROSS_ENTROPY_RULES.format(
-                source=BRIDGE_TE_CROSS_ENTROPY[release])
         causal = not r['release'].startswith(('NeMo 25.0', 'Megatron-LM'))
         label = release if release.startswith(('Megatron-LM', 'NeMo')) else r['release']
         variant = bridge_variant(r)

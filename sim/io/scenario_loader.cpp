@@ -158,9 +158,6 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   } else {
     if (m.has_sequence_length()) job.error("sequence_length", "applies to transformers only");
     if (m.has_token_budget()) job.error("token_budget", "applies to transformers; use epochs");
-    if (m.has_cross_entropy_kernel()) {
-      job.error("cross_entropy_kernel", "applies to transformers only (the output layer's loss)");
-    }
   }
 }
 

@@ -269,7 +269,6 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   shape.fused_expert_mlp = p.fused_expert_mlp();
   shape.fp8_attention = job.fp8_attention();
   shape.attention_library = job.attention_library();
-  shape.cross_entropy_kernel = job.cross_entropy_kernel();
   shape.fp32_router_probabilities = p.expert_dispatcher() == schema::EXPERT_NODE_DEDUPLICATED;
   Kernels k;
   // Eager expert layers wait on the host (expert_layer_host.h); a full-iteration graph does not.

@@ -416,20 +416,10 @@ std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const Laye
   const int64_t tokens =
       static_cast<int64_t>(shape.sequence_length) * shape.micro_batch_size / shape.context_parallel;
   const int64_t vocab_shard = t.vocab_size() / shape.tensor_parallel;
-  const double logits = static_cast<double>(tokens) * vocab_shard;
-  std::vector<LayerOp> ops = {
-      {K::kMemory, "final norm", 0, 0, 0, 1, 0, 4.0 * tokens * t.hidden_size()},
-      {K::kMatmul, "logits", tokens, vocab_shard, t.hidden_size(), 1, 0, 0, false, true},
-      // Megatron-Core's fp32 softmax: read the logits, write and read fp32 probabilities; the
-      // backward twice that.
-      {K::kMemory, "cross-entropy", 0, 0, 0, 1, 0, (2.0 + 4 + 4) * logits}};
-  if (shape.cross_entropy_kernel == schema::TRANSFORMER_ENGINE_TRITON) {
-    // Two reads of the 16-bit logits and the gradient written over them; the backward scales it
-    // in place.
-    ops.back().bytes = (2.0 + 2 + 2) * logits;
-    ops.back().backward_bytes = (2.0 + 2) * logits;
-  }
-  return ops;
+  return {{K::kMemory, "final norm", 0, 0, 0, 1, 0, 4.0 * tokens * t.hidden_size()},
+          {K::kMatmul, "logits", tokens, vocab_shard, t.hidden_size(), 1, 0, 0, false, true},
+          // fp32 softmax cross-entropy: read the logits, write and read fp32 probabilities.
+          {K::kMemory, "cross-entropy", 0, 0, 0, 1, 0, (2.0 + 4 + 4) * tokens * vocab_shard}};
 }
 
 }  // namespace clustersim

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "sim/io/schema/job.pb.h"
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
 #include "sim/workload/expert_load.h"
@@ -121,8 +120,6 @@ struct LayerShape {
   // Bytes per element of an output gradient all-gathered in the backward of a reduce-scatter
   // (fp8_casts.h gathered_gradient_bytes): 2 in 16 bits.
   double gathered_gradient_bytes = 2;
-  // The loss's kernels behind the output layer (job.cross_entropy_kernel).
-  schema::CrossEntropyKernel cross_entropy_kernel = schema::CROSS_ENTROPY_KERNEL_UNSPECIFIED;
 };
 
 // What a layer is: attention then a dense MLP (ffn_hidden_size) or routed experts (with any shared
@@ -216,8 +213,7 @@ std::vector<LayerOp> multi_token_prediction_ops(const schema::Transformer& t,
 std::vector<LayerOp> with_sixteen_bit_gemms(std::vector<LayerOp> ops);
 
 // Forward kernels of the output layer on the last stage: logits and the cross-entropy (16-bit
-// GEMM: Megatron's output layer is not a Transformer Engine module), the cross-entropy's traffic
-// per logit as shape.cross_entropy_kernel's kernels move it (job.proto CrossEntropyKernel).
+// GEMM: Megatron's output layer is not a Transformer Engine module).
 std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape);
 
 }  // namespace clustersim

@@ -221,13 +221,6 @@ TEST_CASE("transformer-only settings are rejected for a CNN") {
         "transformers only\n");
 }
 
-TEST_CASE("a cross-entropy kernel is rejected for a model without an output layer's loss") {
-  CHECK(scenario_errors(scenario("resnet50",
-                                 "steps: 10 cross_entropy_kernel: TRANSFORMER_ENGINE_TRITON")) ==
-        "s.textproto:7:13: job.cross_entropy_kernel: applies to transformers only (the output "
-        "layer's loss)\n");
-}
-
 TEST_CASE("conflicting optimizer sharding and stray virtual stages are rejected") {
   CHECK(scenario_errors(scenario() + "parallelism { distributed_optimizer: true zero_stage: 1 "
                                      "virtual_stages: 2 }\n") ==

@@ -38,28 +38,6 @@ TEST_CASE("unfused attention: softmax and a separate dropout kernel over the s x
         0);
 }
 
-TEST_CASE("the loss moves 30 bytes a logit in Megatron's fp32 kernels, 10 in Transformer Engine's") {
-  // Llama 3 8B: 2 sequences of 8192 tokens over a vocabulary of 128256, TP 1.
-  const auto& llama = testing::shipped_catalog().models().find("llama3-8b")->value->transformer();
-  REQUIRE(llama.vocab_size() == 128256);
-  LayerShape shape{8192, 2, 1, false};
-  const double logits = 2.0 * 8192 * 128256;
-  auto loss_of = [&] {
-    for (const LayerOp& op : output_forward_ops(llama, shape)) {
-      if (op.name == "cross-entropy") return op;
-    }
-    FAIL("no cross-entropy op");
-    return LayerOp{};
-  };
-  // Megatron-Core's: the forward's 10 bytes, the backward twice them (no backward_bytes).
-  CHECK(loss_of().bytes == Approx(10 * logits));
-  CHECK_FALSE(loss_of().backward_bytes.has_value());
-  shape.cross_entropy_kernel = schema::TRANSFORMER_ENGINE_TRITON;
-  CHECK(loss_of().bytes == Approx(6 * logits));
-  REQUIRE(loss_of().backward_bytes.has_value());
-  CHECK(*loss_of().backward_bytes == Approx(4 * logits));
-}
-
 TEST_CASE("attention's key and value elements: its rank's heads, one where TP exceeds them") {
   // Qwen3-30B-A3B: 4 key/value heads of 128; 2 sequences of 4096 tokens.
   const auto& qwen =
