@@ -502,15 +502,39 @@ _FP8_ATTENTION = ({(s, 'MXFP8', m) for s in ('DGX-GB200', 'DGX-GB300')
                   {('DGX-GB300', 'MXFP8', 'deepseek-v3')})
 BRIDGE_FP8_ATTENTION = {'26.06': _FP8_ATTENTION, '26.08': _FP8_ATTENTION}
 
+# The trays of one NVLink domain a GB200/GB300 job of `nodes` trays gets: sbatch --segment as
+# the performance scripts set it for 4 GPUs per node (Megatron-Bridge v0.1.0rc4 and v0.3.0-v0.6.0
+# scripts/performance/utils/executors.py; NVIDIA/NeMo's scripts/performance/executors.py for
+# the NeMo 25.04/25.07 rows, the same rule beyond 18 trays): the largest divisor of `nodes` up to
+# 18 (a rack's trays) beyond one rack, the whole job within one. The tables' 32- and 64-tray jobs
+# get 16, jobs of up to 16 trays one segment, which a 16-tray domain holds whole
+# (check_nvl72_segment).
+NVL72_DOMAIN_TRAYS = 16
+
+
+def nvl72_segment_trays(nodes):
+    """The scripts' sbatch --segment for a job of `nodes` 4-GPU trays."""
+    if nodes <= 18:
+        return nodes
+    return next(c for c in range(18, 0, -1) if nodes % c == 0)
+
+
+def check_nvl72_segment(nodes, name):
+    """Raises unless a domain of NVL72_DOMAIN_TRAYS is the job's segment, or holds it whole."""
+    segment = nvl72_segment_trays(nodes)
+    if segment != NVL72_DOMAIN_TRAYS and not (nodes == segment <= NVL72_DOMAIN_TRAYS):
+        raise ValueError(f'{name}: {nodes} trays run in segments of {segment}, not the '
+                         f'{NVL72_DOMAIN_TRAYS}-tray NVLink domains the scenarios build')
+
+
 # Systems the catalog has: instance, GPUs per node (a GB200/GB300 NVL72 node is a compute tray of
 # 4 GPUs) and the cluster's extra fields. The NVL72 rows run in NVLink domains of 16 trays (64
-# GPUs): the largest power of two of GPUs a 72-GPU rack holds, so that the 64- to 256-GPU jobs of
-# the tables fill whole domains (the tables do not say how many trays of a rack a job used).
+# GPUs), the Slurm segment the performance scripts ask for (NVL72_DOMAIN_TRAYS above).
 BRIDGE_SYSTEMS = {
     'DGX-H100': ('onprem.dgx-h100', 8, ''),
     'DGX-B200': ('onprem.dgx-b200', 8, ''),
-    'DGX-GB200': ('onprem.gb200-nvl72', 4, ' nvlink_domain_nodes: 16'),
-    'DGX-GB300': ('onprem.gb300-nvl72', 4, ' nvlink_domain_nodes: 16'),
+    'DGX-GB200': ('onprem.gb200-nvl72', 4, f' nvlink_domain_nodes: {NVL72_DOMAIN_TRAYS}'),
+    'DGX-GB300': ('onprem.gb300-nvl72', 4, f' nvlink_domain_nodes: {NVL72_DOMAIN_TRAYS}'),
 }
 # Not DGX B300 (5 DeepSeek-V3, 5 gpt-oss and 7 Qwen3 rows): no dense row of it is in the table, so
 # nothing calibrates its sustained compute (the catalog's B300 takes the runtime's default).
@@ -1054,6 +1078,8 @@ def bridge(rows, out):
                  BRIDGE_MOE_MODELS[r['model']] if moe else BRIDGE_MODELS[r['model']])
         instance, per_node, cluster_extra = BRIDGE_SYSTEMS[system]
         gpus, tp, pp, cp = int(r['num_gpus']), int(r['tp']), int(r['pp']), int(r['cp'])
+        if system in NVL72_SYSTEMS:
+            check_nvl72_segment(gpus // per_node, f"{r['release']} {r['model']} on {gpus} {system}")
         vp = int(r['vp']) if r['vp'].isdigit() else 1
         fsdp = r['fsdp'] not in ('', '0')
         sp = 'true' if tp > 1 else 'false'
