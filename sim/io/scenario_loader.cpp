@@ -115,6 +115,9 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   if (job.has("fp8_attention") && m.precision() != s::FP8) {
     job.error("fp8_attention", "applies to precision FP8 only");
   }
+  if (job.has("fp8_output_layer") && (m.precision() != s::FP8 || m.fp8_recipe() != s::MXFP8)) {
+    job.error("fp8_output_layer", "applies to precision FP8 with fp8_recipe MXFP8 only");
+  }
   if (m.attention_library() == s::FLASH_ATTENTION_2) {
     if (m.fp8_attention()) {
       job.error("attention_library", "FlashAttention-2 has no FP8 kernel (job.fp8_attention)");

@@ -310,9 +310,16 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
     k.experts_windowed = time_layer_kind(t, job, p, compute, groups, windowed, LayerKind::kExperts);
     add_expert_layer_host(host, experts_rerun, &k.experts_windowed);
   }
-  std::vector<LayerOp> output = output_forward_ops(t, shape);
+  std::vector<LayerOp> output = output_forward_ops(t, shape, job.fp8_output_layer());
   if (job.has_lora()) output = with_lora(job.lora(), std::move(output));  // frozen: no adapter
   k.output = time_layer(output, compute, groups, s::RECOMPUTE_NONE);
+  if (job.fp8_output_layer()) {
+    // The MXFP8 logit GEMMs cast their input and the logits' gradient as a layer's GEMMs do.
+    const Fp8CastBytes casts = fp8_cast_bytes(output, gemm_recipe(job),
+                                              compute.fp8_gemm_any_layout(), p.tensor_parallel());
+    k.output.forward.compute += compute.memory_bound(casts.forward);
+    k.output.backward.compute += compute.memory_bound(casts.backward);
+  }
   if (job.optimizer() == s::MUON) {
     const int tp = p.tensor_parallel();
     if (moe_layer_count(t) < layers) {

@@ -412,12 +412,14 @@ std::vector<LayerOp> with_sixteen_bit_gemms(std::vector<LayerOp> ops) {
   return ops;
 }
 
-std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape) {
+std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape,
+                                        bool narrow_logits) {
   const int64_t tokens =
       static_cast<int64_t>(shape.sequence_length) * shape.micro_batch_size / shape.context_parallel;
   const int64_t vocab_shard = t.vocab_size() / shape.tensor_parallel;
   return {{K::kMemory, "final norm", 0, 0, 0, 1, 0, 4.0 * tokens * t.hidden_size()},
-          {K::kMatmul, "logits", tokens, vocab_shard, t.hidden_size(), 1, 0, 0, false, true},
+          {K::kMatmul, "logits", tokens, vocab_shard, t.hidden_size(), 1, 0, 0, false,
+           !narrow_logits},
           // fp32 softmax cross-entropy: read the logits, write and read fp32 probabilities.
           {K::kMemory, "cross-entropy", 0, 0, 0, 1, 0, (2.0 + 4 + 4) * tokens * vocab_shard}};
 }

@@ -213,7 +213,9 @@ std::vector<LayerOp> multi_token_prediction_ops(const schema::Transformer& t,
 std::vector<LayerOp> with_sixteen_bit_gemms(std::vector<LayerOp> ops);
 
 // Forward kernels of the output layer on the last stage: logits and the cross-entropy (16-bit
-// GEMM: Megatron's output layer is not a Transformer Engine module).
-std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape);
+// GEMM: Megatron's output layer is not a Transformer Engine module, unless `narrow_logits`:
+// job.fp8_output_layer, Transformer Engine's LM-head linear at the job's narrow precision).
+std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape,
+                                        bool narrow_logits = false);
 
 }  // namespace clustersim

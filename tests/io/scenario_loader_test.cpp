@@ -423,6 +423,18 @@ TEST_CASE("NVFP4 is FP4's recipe and needs Blackwell's FP4 tensor cores") {
         "");
   CHECK(scenario_errors(job("  precision: BF16\n  fp8_attention: true", "aws.p6-b200.48xlarge")) ==
         "s.textproto:6:3: job.fp8_attention: applies to precision FP8 only\n");
+  // An MXFP8 output layer (Megatron-Core's fp8_output_proj) is MXFP8's alone.
+  CHECK(scenario_errors(job("  precision: FP8\n  fp8_recipe: MXFP8\n  fp8_output_layer: true",
+                            "aws.p6-b200.48xlarge")) == "");
+  CHECK(scenario_errors(job("  precision: FP8\n  fp8_recipe: CURRENT_SCALING\n"
+                            "  fp8_output_layer: true",
+                            "aws.p6-b200.48xlarge")) ==
+        "s.textproto:7:3: job.fp8_output_layer: applies to precision FP8 with fp8_recipe MXFP8 "
+        "only\n");
+  CHECK(scenario_errors(job("  precision: BF16\n  fp8_output_layer: true",
+                            "aws.p6-b200.48xlarge")) ==
+        "s.textproto:6:3: job.fp8_output_layer: applies to precision FP8 with fp8_recipe MXFP8 "
+        "only\n");
   // FlashAttention-2 is a 16-bit fused kernel: not with FP8 attention, nor unfused attention.
   CHECK(scenario_errors(job("  precision: FP8\n  attention_library: FLASH_ATTENTION_2",
                             "aws.p6-b200.48xlarge")) == "");

@@ -56,6 +56,26 @@ TEST_CASE("attention's key and value elements: its rank's heads, one where TP ex
   CHECK(attention_of(8).key_value_elements == 2.0 * 2 * 4096 * 1 * 128);  // replicated
 }
 
+TEST_CASE("an MXFP8 output layer runs its logit GEMM at the narrow precision, same shape") {
+  // gpt-oss-120b: hidden 2880, 201,088 tokens of vocabulary; 4 sequences of 4096 tokens.
+  const auto& oss = testing::shipped_catalog().models().find("gpt-oss-120b")->value->transformer();
+  const LayerShape shape{4096, 4, 1, false};
+  auto logits_of = [&](bool narrow) {
+    for (const LayerOp& op : output_forward_ops(oss, shape, narrow)) {
+      if (op.name == "logits") return op;
+    }
+    FAIL("no logits op");
+    return LayerOp{};
+  };
+  CHECK(logits_of(false).sixteen_bit);
+  CHECK_FALSE(logits_of(true).sixteen_bit);
+  for (const bool narrow : {false, true}) {
+    CHECK(logits_of(narrow).m == 16384);
+    CHECK(logits_of(narrow).n == 201088);
+    CHECK(logits_of(narrow).k == 2880);
+  }
+}
+
 TEST_CASE("QK-norm reads and writes the rank's query and key heads, backward reads two, writes one") {
   // Qwen3-30B-A3B at TP 2: 16 query heads and 2 key heads of 128 a rank, 4096 tokens.
   const auto& qwen =

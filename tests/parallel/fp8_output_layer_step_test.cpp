@@ -1,0 +1,58 @@
+// Tests of the MXFP8 output layer in the training step (job.fp8_output_layer, Megatron-Core's
+// fp8_output_proj): the last stage's logit GEMMs at the FP8 rate with their input and gradient
+// casts, against the closed form (sim/hw/compute_model.h, sim/workload/fp8_casts.h).
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "sim/parallel/transformer_stages.h"
+#include "sim/workload/fp8_casts.h"
+#include "tests/testing/cluster.h"
+#include "tests/testing/parse_message.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+// Llama 3 8B on one DGX B200, DP 8, MXFP8, one sequence of 4096 tokens a micro-batch.
+StageWork llama8b_mxfp8_stage(bool fp8_output_layer) {
+  const Catalog& catalog = testing::shipped_catalog();
+  auto topology = testing::shipped_cluster("onprem.dgx-b200", 1);
+  const auto p = testing::parse_message<s::Parallelism>(
+      "tensor_parallel: 1 pipeline_parallel: 1 context_parallel: 1 data_parallel: 8 "
+      "micro_batch_size: 1 virtual_stages: 1 zero_stage: 0 schedule: ONE_F_ONE_B "
+      "recompute: RECOMPUTE_NONE distributed_optimizer: true");
+  const auto job = testing::parse_message<s::TrainingJob>(
+      std::string("global_batch_size: 8 sequence_length: 4096 precision: FP8 optimizer: ADAM "
+                  "steps: 1 fp8_parameters: true fp8_recipe: MXFP8 fp8_output_layer: ") +
+      (fp8_output_layer ? "true" : "false"));
+  const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("onprem.dgx-b200")->value),
+                             s::FP8, *catalog.runtimes().find("default")->value,
+                             KernelSetting::kTrainingStep, job.fp8_recipe());
+  return transformer_plan(*catalog.models().find("llama3-8b")->value, job, p, *topology, compute)
+      .plan.work[0];
+}
+
+TEST_CASE("an MXFP8 output layer runs its logits at the FP8 rate and casts their operands") {
+  const Catalog& catalog = testing::shipped_catalog();
+  const ComputeModel b200(catalog.gpu_of(*catalog.instances().find("onprem.dgx-b200")->value),
+                          s::FP8, *catalog.runtimes().find("default")->value,
+                          KernelSetting::kTrainingStep, s::MXFP8);
+  // Llama 3 8B's logits: 4096 tokens x 128,256 vocabulary x hidden 4096.
+  const int64_t tokens = 4096, vocab = 128256, hidden = 4096;
+  const double cast = fp8_cast_bytes_per_element(s::MXFP8, b200.fp8_gemm_any_layout(), false);
+  const StageWork sixteen = llama8b_mxfp8_stage(false);
+  const StageWork narrow = llama8b_mxfp8_stage(true);
+  // Forward: one GEMM, its input (tokens x hidden) cast.
+  const double forward_saved = (b200.matmul(tokens, vocab, hidden, 1, true) -
+                                b200.matmul(tokens, vocab, hidden)).seconds() -
+                               b200.memory_bound(cast * tokens * hidden).seconds();
+  CHECK((sixteen.forward - narrow.forward).seconds() == Approx(forward_saved).epsilon(1e-6));
+  CHECK(forward_saved > 0);
+  // The whole step's backward is faster too (the data and weight gradients at the FP8 rate),
+  // less the logits' gradient (tokens x vocabulary) cast.
+  CHECK(narrow.backward < sixteen.backward);
+}
+
+}  // namespace
+}  // namespace clustersim
