@@ -183,14 +183,14 @@ TEST_CASE("the shipped runtime's defaults equal their rule over the shipped cata
 }
 
 TEST_CASE("the V100 SXM2's fitted fraction scales the default isolated rates, outside the defaults") {
-  // Fitted on the README's DGX-2 rows (gpus.textproto): 0.950 for both SXM2 entries. Without an
+  // Fitted on the README's DGX-2 rows (gpus.textproto): 1.000 for both SXM2 entries. Without an
   // isolated fit of its own the V100 is not a fitted GPU: it stays out of the runtime's defaults
   // (their test above), its steps are uncalibrated, and the PCIe cards take the default.
   const Catalog& c = testing::shipped_catalog();
   const s::Runtime& runtime = *c.runtimes().find("default")->value;
   for (const char* name : {"V100-SXM2-32GB", "V100-SXM2-16GB"}) {
     const s::Gpu& v100 = shipped(name);
-    CHECK(*step_sustained_fraction(v100, s::FP16) == 0.95);
+    CHECK(*step_sustained_fraction(v100, s::FP16) == 1.0);
     CHECK(step_sustained_fraction_fitted(v100, s::FP16));
     CHECK_FALSE(efficiencies_fitted(v100));
     CHECK_FALSE(ComputeModel(v100, s::FP16, runtime, KernelSetting::kTrainingStep).calibrated());
