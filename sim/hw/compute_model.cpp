@@ -58,13 +58,16 @@ double AttentionKernel::pairs() const {
 
 ComputeModel::Gemm ComputeModel::gemm_for(const s::Gpu& gpu, s::Precision precision,
                                           const s::Runtime& runtime) {
+  // The runtime's defaults are the means of GEMM fits that all write their output after the main
+  // loop (topologies/runtime.textproto), so a GEMM timed at them does too.
   Gemm g{peak_tflops(gpu.peak_tflops(), precision) * 1e12, runtime.default_matmul_max_fraction(),
          Picoseconds::from_microseconds(runtime.default_matmul_overhead_us()),
-         bytes_per_element(precision)};
+         bytes_per_element(precision), /*serial_output_write=*/true};
   const s::MatmulEfficiency* e = matmul_efficiency(gpu, precision);
   if (e != nullptr) {
     g.fraction = e->max_fraction();
     g.overhead = Picoseconds::from_microseconds(e->overhead_us());
+    g.serial_output_write = e->serial_output_write();
   }
   calibrated_ = calibrated_ && e != nullptr;
   return g;
@@ -138,11 +141,14 @@ Picoseconds ComputeModel::gemm_time(const Gemm& g, int64_t m, int64_t n, int64_t
                                     double b_bytes_per_element, int64_t row_tile) const {
   const double flops =
       batch * 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const double output_bytes = batch * 2.0 * static_cast<double>(m) * n;
   const double bytes = batch * (g.input_bytes * static_cast<double>(m) * k +
-                                b_bytes_per_element * static_cast<double>(k) * n +
-                                2.0 * static_cast<double>(m) * n);
+                                b_bytes_per_element * static_cast<double>(k) * n) +
+                       output_bytes;
+  const double output_write_s = g.serial_output_write ? output_bytes / memory_bytes_per_s_ : 0;
   const double compute_s =
-      flops / (g.peak_flops * g.fraction * tile_use(m, row_tile) * tile_use(n, kTile));
+      flops / (g.peak_flops * g.fraction * tile_use(m, row_tile) * tile_use(n, kTile)) +
+      output_write_s;
   const double memory_s = bytes / memory_bytes_per_s_;
   return Picoseconds::from_seconds(std::max(compute_s, memory_s)) + g.overhead;
 }

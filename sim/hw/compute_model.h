@@ -1,8 +1,14 @@
 // Time of one GPU kernel from its FLOPs and bytes against the GPU's peaks and fitted efficiencies
 // (catalog data, fitted on measured GEMMs, memory bandwidth and fused attention):
-//   matmul (m x k) . (k x n):  max(FLOPs / (peak x max x tile use x sustained),
+//   matmul (m x k) . (k x n):  max(FLOPs / (peak x max x tile use x sustained) + write,
 //                                  bytes / (HBM x memory eff)) + overhead;
-//                              tile use = m / (ceil(m/128) 128) x likewise for n
+//                              tile use = m / (ceil(m/128) 128) x likewise for n;
+//                              write = 2 m n / (HBM x memory eff) where the GPU's kernels write
+//                              each output tile after its main loop (serial_output_write:
+//                              Ampere, Hopper), else 0. It is the fixed cost per output tile
+//                              that the inner dimension amortises: efficiency K / (K + K0),
+//                              K0 = the FLOP rate / the byte rate (A100 16-bit about 150,
+//                              H100 FP8 about 480, H200 FP8 about 340, BF16 half the FP8's)
 //   fused attention:           FLOPs / (16-bit peak x rate(pass, mask, head dim, keys) x sustained)
 //                              (gpu.proto AttentionEfficiency of the job's kernel library;
 //                              else the flat flash fraction);
@@ -118,6 +124,7 @@ class ComputeModel {
     double fraction = 0;    // of peak, with the sustained fraction in a training step
     Picoseconds overhead;
     double input_bytes = 2;  // per element
+    bool serial_output_write = false;  // MatmulEfficiency.serial_output_write
   };
   Gemm gemm_for(const schema::Gpu& gpu, schema::Precision precision,
                 const schema::Runtime& runtime);

@@ -102,8 +102,10 @@ TEST_CASE("expert gradients are reduced over the expert data-parallel group, not
   CHECK(ep1.plan.work[0].expert_gradient_bytes == 4 * routed);
   CHECK(ep1.plan.work[0].gradient_bytes == ep4.plan.work[0].gradient_bytes);
   CHECK(ep1.expert_comm_s[0] == 0);
-  // The routed experts' kernels are the same work on every GPU whatever EP (balanced routing).
-  CHECK(ep4.expert_compute_s[0] == Approx(ep1.expert_compute_s[0]).epsilon(0.02));
+  // The routed experts' kernels are the same FLOPs on every GPU whatever EP (balanced routing);
+  // EP 1 streams four times the expert weights and writes its outputs in 8 GEMMs of a quarter of
+  // the rows, which sets it within 5% of EP 4.
+  CHECK(ep4.expert_compute_s[0] == Approx(ep1.expert_compute_s[0]).epsilon(0.05));
 }
 
 TEST_CASE("a hot expert's extra tokens lengthen its rank's all-to-alls and experts by its share") {

@@ -41,25 +41,28 @@ std::vector<LayerOp> llama70b_ops(bool narrow, int cp = 1) {
 TEST_CASE("BF16 -> FP8 speed-up of a GEMM-only layer equals the ratio of the two GEMM rates") {
   // Llama 3 70B's four GEMMs at 8192 tokens on 8-way tensor parallelism: every dimension a
   // multiple of 128 (no tile waste) and compute-bound in both precisions. Forward and both
-  // backward GEMMs each pay the launch overhead once (6.6 us in both fits).
+  // backward GEMMs each pay the launch overhead once (5.4 us in both fits). Hopper writes each
+  // GEMM's 16-bit output after its main loop, the same bytes in both precisions: that pulls the
+  // speed-up below the rates' ratio, by under 5% at these shapes.
   std::vector<LayerOp> gemms;
   for (const LayerOp& op : llama70b_ops(false)) {
     if (op.kind == LayerOp::Kind::kMatmul) gemms.push_back(op);
   }
   REQUIRE(gemms.size() == 4);
-  const double overheads = 3 * 4 * 6.6e-6;
+  const double overheads = 3 * 4 * 5.4e-6;
   const auto seconds = [&](s::Precision p) {
     const LayerTimes t = time_layer(gemms, in_step(p), {}, s::RECOMPUTE_NONE);
     return (t.forward.compute + t.backward.compute).seconds() - overheads;
   };
-  CHECK(seconds(s::BF16) / seconds(s::FP8) ==
-        Approx(gemm_rate(s::FP8) / gemm_rate(s::BF16)).epsilon(1e-9));
+  const double speed_up = seconds(s::BF16) / seconds(s::FP8);
+  CHECK(speed_up < gemm_rate(s::FP8) / gemm_rate(s::BF16));
+  CHECK(speed_up > 0.95 * gemm_rate(s::FP8) / gemm_rate(s::BF16));
 }
 
 TEST_CASE("a Blackwell BF16 GEMM-only layer runs at the sustained fraction carried from FP8") {
   // The same four GEMMs on a B200 in BF16: 2 m n k FLOPs each forward, twice that backward, at
   // 2250 TFLOP/s x 0.828 x s, s = the B200's FP8 fraction x the H100's BF16 / FP8 ones
-  // (gpus.textproto sustained_transfer: 0.533 x 0.657 / 0.837 = 0.418), plus 3 x 4 launches of
+  // (gpus.textproto sustained_transfer: 0.533 x 0.643 / 0.838 = 0.409), plus 3 x 4 launches of
   // 6.4 us.
   const Catalog& c = testing::shipped_catalog();
   const s::Gpu& b200 = *c.gpus().find("B200-SXM-180GB")->value;
@@ -72,7 +75,7 @@ TEST_CASE("a Blackwell BF16 GEMM-only layer runs at the sustained fraction carri
     if (e.precision() == s::FP8) h100_fp8 = e.sustained_fraction();
   }
   const double sustained = b200_fp8 * h100.sustained_compute_fraction() / h100_fp8;
-  REQUIRE(sustained == Approx(0.418).epsilon(0.002));
+  REQUIRE(sustained == Approx(0.409).epsilon(0.002));
   double flops = 0;
   std::vector<LayerOp> gemms;
   for (const LayerOp& op : llama70b_ops(false)) {
@@ -88,7 +91,7 @@ TEST_CASE("a Blackwell BF16 GEMM-only layer runs at the sustained fraction carri
 }
 
 TEST_CASE("a grouped GEMM run as a kernel per matrix pays each kernel's overhead") {
-  // 16 experts' GEMMs of 2048 x 1536 x 2048 on the H100 in FP8 (overhead 6.6 us): one batched
+  // 16 experts' GEMMs of 2048 x 1536 x 2048 on the H100 in FP8 (overhead 5.4 us): one batched
   // kernel pays it once a pass's GEMM, 16 kernels 16 times; the FLOPs are the same. Forward one
   // GEMM (15 more overheads), backward two (30 more).
   LayerOp op{LayerOp::Kind::kMatmul, "expert up", 2048, 1536, 2048, 16};
@@ -96,9 +99,9 @@ TEST_CASE("a grouped GEMM run as a kernel per matrix pays each kernel's overhead
   op.kernel_per_matrix = true;
   const LayerTimes looped = time_layer({op}, in_step(s::FP8), {}, s::RECOMPUTE_NONE);
   CHECK((looped.forward.compute - batched.forward.compute).seconds() ==
-        Approx(15 * 6.6e-6).margin(1e-11));
+        Approx(15 * 5.4e-6).margin(1e-11));
   CHECK((looped.backward.compute - batched.backward.compute).seconds() ==
-        Approx(30 * 6.6e-6).margin(1e-11));
+        Approx(30 * 5.4e-6).margin(1e-11));
 }
 
 TEST_CASE("a matmul with backward runs takes its forward that many times backward") {
@@ -421,7 +424,7 @@ TEST_CASE("a FlashAttention-2 job's attention runs that library's kernels, in th
   CHECK(alone.forward.compute == compute.attention_forward(whole));
   CHECK(alone.backward.compute == compute.attention_backward(whole));
   // Under CP 2 every ring step runs at FlashAttention-2's rates: about 1 / 0.6 of cuDNN's time
-  // alone, in the step x the BF16 steps' 0.657 (cuDNN's) / FlashAttention-2's own 0.943.
+  // alone, in the step x the BF16 steps' 0.643 (cuDNN's) / FlashAttention-2's own 0.945.
   auto topology = testing::shipped_cluster("onprem.dgx-h100", 2);
   GroupCollectives context(*topology, {0, 8});
   const auto ring = [&](s::AttentionLibrary library) {
@@ -430,7 +433,7 @@ TEST_CASE("a FlashAttention-2 job's attention runs that library's kernels, in th
     return (r.forward.compute + r.backward.compute).seconds();
   };
   CHECK(ring(s::FLASH_ATTENTION_2) / ring(s::ATTENTION_LIBRARY_UNSPECIFIED) ==
-        Approx(1 / 0.61 * 0.657 / 0.943).epsilon(0.05));
+        Approx(1 / 0.61 * 0.643 / 0.945).epsilon(0.05));
 }
 
 TEST_CASE("a memory-bound kernel's backward moves its own bytes where it counts them") {

@@ -118,15 +118,15 @@ TEST_CASE("the shipped serving defaults are the means of the shipped fits by for
   // Today's fits (a refit changes these lines on purpose): SXM the H100 SXM, H200, A100 SXM4 80GB
   // and GH200; PCIE the L40S, L40 and H100 NVL (the hand-written defaults had 0.934 and 0.853).
   const s::ServingGpuFit &sxm = shipped_default(s::SXM), &pcie = shipped_default(s::PCIE);
-  CHECK(sxm.compute_fraction() == Approx((0.834 + 1.000 + 1.000 + 0.836) / 4));
+  CHECK(sxm.compute_fraction() == Approx((0.834 + 0.955 + 1.000 + 0.836) / 4));
   CHECK(pcie.memory_fraction() == Approx((0.853 + 0.780 + 0.772) / 3));
-  CHECK(pcie.expert_layer_overhead_us() == Approx((2.8 + 69.3 + 32.3) / 3));
+  CHECK(pcie.expert_layer_overhead_us() == Approx((2.7 + 69.3 + 35.5) / 3));
   // The FP8 cache's re-read fraction: SXM's of the H100 SXM, H200 and GH200 (the A100's runs keep
   // 16-bit caches), the 16-bit one's of all four.
   CHECK(sxm.fp8_kv_reread_fraction() == Approx((0.714 + 0.873 + 0.810) / 3));
-  CHECK(sxm.kv_reread_fraction() == Approx((0.450 + 0.500 + 0.478 + 0.495) / 4));
+  CHECK(sxm.kv_reread_fraction() == Approx((0.405 + 0.500 + 0.478 + 0.495) / 4));
   // The FP8 matmul fraction only the H100 SXM fits: SXM's default, none for the PCIe cards.
-  CHECK(sxm.fp8_matmul_fraction() == Approx(0.657));
+  CHECK(sxm.fp8_matmul_fraction() == Approx(0.701));
   CHECK_FALSE(pcie.has_fp8_matmul_fraction());
   // No consumer GPU is fitted: the consumer default is the PCIe cards'.
   s::ServingGpuFit consumer = shipped_default(s::CONSUMER);
