@@ -99,6 +99,7 @@ class PipelineRun final : private EventHandler {
     std::vector<PipelineTask> tasks;
     size_t next = 0;
     bool busy = false;
+    Picoseconds started;  // of the running task (collectives beside it may stretch it)
     std::vector<char> arrived;                 // inputs received and not yet used, by input_index()
     int waiting = 0;                           // how many
     std::vector<char> last_backward_of_chunk;  // by task: its chunk's gradients are then final
@@ -193,6 +194,7 @@ class PipelineRun final : private EventHandler {
       --s.waiting;
     }
     s.busy = true;
+    s.started = now();
     const Picoseconds duration = task_duration(r, task);
     timeline_.stages[r].busy += duration;
     if (s.last_backward_of_chunk[s.next]) start_gradient_reduction(r, duration);
@@ -229,7 +231,7 @@ class PipelineRun final : private EventHandler {
     Stage& s = stages_[r];
     const PipelineTask& task = s.tasks[s.next - 1];
     if (record_) {
-      const Picoseconds start = now() - task_duration(r, task);
+      const Picoseconds start = s.started;
       record(r, "compute", task_name(task, plan_.chunks), start);
       record_all_to_alls(r, task, start);
     }
