@@ -11,6 +11,7 @@
 
 #include "sim/net/collective.h"
 #include "sim/net/collective_algorithms.h"
+#include "sim/parallel/collective_sm_contention.h"
 #include "sim/parallel/steady_state_skip.h"
 #include "sim/util/check.h"
 
@@ -58,6 +59,7 @@ class PipelineRun final : private EventHandler {
       s.arrived.assign(input_index(true, plan.chunks - 1, micro_batch_ids_), 0);
     send_latency_.assign(static_cast<size_t>(p) * 2 * senders_, Picoseconds(-1));
     zero3_.resize(p);
+    contention_.resize(p);
     for (int r = 0; r < p; ++r) start_zero3(r);
     const bool zero3 =
         std::any_of(zero3_.begin(), zero3_.end(), [](auto& z) { return z != nullptr; });
@@ -97,6 +99,7 @@ class PipelineRun final : private EventHandler {
     std::vector<PipelineTask> tasks;
     size_t next = 0;
     bool busy = false;
+    Picoseconds started;  // of the running task (collectives beside it may stretch it)
     std::vector<char> arrived;                 // inputs received and not yet used, by input_index()
     int waiting = 0;                           // how many
     std::vector<char> last_backward_of_chunk;  // by task: its chunk's gradients are then final
@@ -123,11 +126,32 @@ class PipelineRun final : private EventHandler {
   void schedule(Picoseconds delay, EventKind kind, size_t index) {
     net_->simulation().schedule_after(delay, this, (index << kKindBits) | kind);
   }
+  void schedule_at(Picoseconds when, EventKind kind, size_t index) {
+    net_->simulation().schedule_at(when, this, (index << kKindBits) | kind);
+  }
+
+  // An overlapped collective of stage r holds its CTAs from now until `done` runs; the stage's
+  // compute beside it slows (collective_sm_contention.h). A ZeRO-3 stage's compute moves itself.
+  std::function<void()> holding_sms(int r, std::function<void()> done) {
+    contention_changed(r, kNcclCollectiveCtas);
+    return [this, r, done = std::move(done)] {
+      contention_changed(r, -kNcclCollectiveCtas);
+      done();
+    };
+  }
+  void contention_changed(int r, int ctas) {
+    const std::optional<Picoseconds> end = contention_[r].add_ctas(now(), ctas);
+    if (!end) return;
+    if (zero3_[r]) return zero3_[r]->compute_moved(*end);
+    schedule_at(*end, kTaskEnd, r);
+  }
 
   void on_event(uint64_t tag) override {
     const size_t index = tag >> kKindBits;
     switch (static_cast<EventKind>(tag & ((1u << kKindBits) - 1))) {
       case kTaskEnd:
+        if (!contention_[index].ends_at(now())) return;  // moved by a collective's start or end
+        contention_[index].finish();
         return task_done(static_cast<int>(index));
       case kBucketReady:
         return bucket_ready(static_cast<int>(index));
@@ -170,6 +194,7 @@ class PipelineRun final : private EventHandler {
       --s.waiting;
     }
     s.busy = true;
+    s.started = now();
     const Picoseconds duration = task_duration(r, task);
     timeline_.stages[r].busy += duration;
     if (s.last_backward_of_chunk[s.next]) start_gradient_reduction(r, duration);
@@ -179,7 +204,7 @@ class PipelineRun final : private EventHandler {
       net_->simulation().pause();
     }
     if (zero3_[r]) return zero3_[r]->run_task(s.next - 1, [this, r] { task_done(r); });
-    schedule(duration, kTaskEnd, r);
+    schedule_at(contention_[r].start(now(), duration), kTaskEnd, r);
   }
 
   // ZeRO-3 stages run their tasks layer by layer, gathering weights and reduce-scattering
@@ -192,7 +217,8 @@ class PipelineRun final : private EventHandler {
         [this, r](CollectiveOp op, DataParallelGroup group, double bytes,
                   std::function<void()> done) {
           data_parallel_collective(r, op, bytes, std::move(done), group);
-        });
+        },
+        &contention_[r]);
     zero3_[r]->on_reductions_drained([this, r] { maybe_step_optimizer(r); });
   }
 
@@ -205,7 +231,7 @@ class PipelineRun final : private EventHandler {
     Stage& s = stages_[r];
     const PipelineTask& task = s.tasks[s.next - 1];
     if (record_) {
-      const Picoseconds start = now() - task_duration(r, task);
+      const Picoseconds start = s.started;
       record(r, "compute", task_name(task, plan_.chunks), start);
       record_all_to_alls(r, task, start);
     }
@@ -380,7 +406,7 @@ class PipelineRun final : private EventHandler {
   void expert_data_parallel_collective(int r, CollectiveOp op, double bytes,
                                        std::function<void()> done) {
     const Picoseconds start = now();
-    auto all = after_all(ranks_, [this, r, op, start, done = std::move(done)] {
+    auto all = after_all(ranks_, [this, r, op, start, done = holding_sms(r, std::move(done))] {
       if (record_) record(r, "expert data parallel", collective_op_name(op), start);
       done();
     });
@@ -420,7 +446,7 @@ class PipelineRun final : private EventHandler {
       }
     }
     auto all = after_all(ranks_ * static_cast<int>(replica_sets.size()),
-                         [this, r, op, start, done = std::move(done)] {
+                         [this, r, op, start, done = holding_sms(r, std::move(done))] {
                            if (record_) record(r, "data parallel", collective_op_name(op), start);
                            done();
                          });
@@ -472,12 +498,14 @@ class PipelineRun final : private EventHandler {
                         w.expert_parameter_gather_bytes, [this, r, optimizer_end] {
                           Picoseconds end = now();
                           // Each chunk's gather runs under the first forwards of the
-                          // chunks before it (param_sync_func in the interleaved schedule).
+                          // chunks before it (param_sync_func in the interleaved schedule),
+                          // which it slows (collective_sm_contention.h).
                           if (plan_.overlap_parameter_gather) {
                             Picoseconds first_forwards(0);
                             for (int c = 0; c < plan_.chunks; ++c)
                               first_forwards += plan_.chunk_forward(r, c);
-                            end = std::max(optimizer_end, end - first_forwards);
+                            end = optimizer_end +
+                                  exposed_beside_compute(end - optimizer_end, first_forwards);
                           }
                           timeline_.stages[r].end = end;
                         });
@@ -511,6 +539,9 @@ class PipelineRun final : private EventHandler {
       f->add(static_cast<int64_t>(s.next) - static_cast<int64_t>(stages_[0].next));
       f->add(s.busy);
       f->add(s.waiting);
+      // A compute slowed at the cut ends at a time its stage's record does not show.
+      f->add(contention_[r].ctas());
+      if (contention_[r].ctas() > 0) f->add(now().count());
       for_each_waiting_input(r, add_input);
       const Reduction& p = reductions_[r];
       for (int v : {p.buckets, p.ready, p.launched, p.done}) f->add(v);
@@ -580,6 +611,7 @@ class PipelineRun final : private EventHandler {
       for (size_t input : waiting) s.arrived[shifted(input)] = 1;
       s.next += jump.tasks;
       timeline_.stages[r].busy += jump.busy[r];
+      contention_[r].translate(jump.time);
     }
     for (Send& send : sends_) {
       if (send.ranks_left == 0) continue;
@@ -647,6 +679,7 @@ class PipelineRun final : private EventHandler {
   std::vector<Picoseconds> send_latency_;  // by (stage, forward?, rank); negative: not looked up
   std::map<std::pair<int, double>, CollectiveAlgorithm> algorithms_;
   std::vector<std::unique_ptr<Zero3Stage>> zero3_;  // per stage; null when not ZeRO-3
+  std::vector<CollectiveSmContention> contention_;  // per stage
   std::optional<SteadyStateSkip> skip_;             // when skipping the steady state
   size_t first_backward_ = 0;                       // stage 0's first backward task
   bool cut_due_ = false;                            // paused for a cut

@@ -60,8 +60,8 @@ void make_fsdp2(Zero3Work* work) {
 
 Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& tasks,
                        Picoseconds forward, Picoseconds backward, Simulation* simulation,
-                       DataParallelCollective collective)
-    : work_(work), sim_(simulation), collective_(std::move(collective)) {
+                       DataParallelCollective collective, CollectiveSmContention* contention)
+    : work_(work), sim_(simulation), collective_(std::move(collective)), contention_(contention) {
   CLUSTERSIM_CHECK(work.units > 0 && work.prefetch_units >= 0 && work.unit_reduce_buckets > 0,
                    "ZeRO-3 work needs layers, a prefetch window and reduce buckets");
   const int units = work.units;
@@ -215,7 +215,16 @@ void Zero3Stage::start_compute() {
   }
   issue_gathers_up_to(current_);  // the prefetch, issued after the synchronization
   release_deferred();
-  sim_->call_after(segments_[current_].duration, [this] { segment_done(); });
+  if (!contention_) return sim_->call_after(segments_[current_].duration, [this] { segment_done(); });
+  compute_moved(contention_->start(sim_->now(), segments_[current_].duration));
+}
+
+void Zero3Stage::compute_moved(Picoseconds end) {
+  sim_->call_at(end, [this] {
+    if (!contention_->ends_at(sim_->now())) return;  // moved again since
+    contention_->finish();
+    segment_done();
+  });
 }
 
 void Zero3Stage::segment_done() {

@@ -16,6 +16,7 @@
 #include "sim/engine/simulation.h"
 #include "sim/net/collective.h"
 #include "sim/parallel/activation_offload.h"
+#include "sim/parallel/collective_sm_contention.h"
 #include "sim/parallel/pipeline_schedule.h"
 
 namespace clustersim {
@@ -115,9 +116,15 @@ using DataParallelCollective = std::function<void(CollectiveOp op, DataParallelG
 
 class Zero3Stage {
  public:
-  // `tasks` is the stage's schedule; `forward`/`backward` the durations of one task.
+  // `tasks` is the stage's schedule; `forward`/`backward` the durations of one task. With
+  // `contention`, compute slows beside the collectives it counts (the caller tells it of each and
+  // passes a moved end to compute_moved); without, compute keeps its durations.
   Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& tasks, Picoseconds forward,
-             Picoseconds backward, Simulation* simulation, DataParallelCollective collective);
+             Picoseconds backward, Simulation* simulation, DataParallelCollective collective,
+             CollectiveSmContention* contention = nullptr);
+
+  // The compute running now ends at `end` instead (a collective began or ended beside it).
+  void compute_moved(Picoseconds end);
 
   // Runs task `index` of the schedule layer by layer from now; `done` when its compute ends.
   // Requires: tasks run in schedule order, one at a time.
@@ -176,6 +183,7 @@ class Zero3Stage {
   const Zero3Work work_;
   Simulation* sim_;
   DataParallelCollective collective_;
+  CollectiveSmContention* contention_;  // null: compute at its own speed
   std::vector<Segment> segments_;      // every task's, in schedule order
   std::vector<size_t> task_begin_;     // first segment of each task, and the end
   size_t current_ = 0, task_end_ = 0;  // running segment, end of the running task

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "sim/parallel/collective_sm_contention.h"
 #include "sim/parallel/zero3_traffic.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/parse_message.h"
@@ -151,8 +152,10 @@ TEST_CASE("ZeRO-3 gathers weights before every pass: slower than ZeRO-1 across n
       step("llama2-7b", 2, "zero_stage: 3 zero3_synchronous_fetch: true");
   const double fetches_s = 4 * 3 * 2 * 6738415616.0 / kDeepSpeed2021FetchBytesPerSecond;
   CHECK(synchronous.step_s >= fetches_s);
-  // The compute waiting for those collectives counts as data-parallel communication.
-  CHECK(synchronous.data_comm_s >= fetches_s - synchronous.compute_s);
+  // The compute waiting for those collectives counts as data-parallel communication; what is not
+  // waited runs beside a reduce-scatter, at most 132 / 100 of its time (collective_sm_contention.h).
+  CHECK(synchronous.data_comm_s >=
+        fetches_s - synchronous.compute_s * kGpuSms / (kGpuSms - kNcclCollectiveCtas));
   CHECK(synchronous.limiting == "data-parallel communication");
   CHECK(synchronous.compute_s + synchronous.tensor_comm_s + synchronous.bubble_s +
             synchronous.data_comm_s + synchronous.optimizer_s ==

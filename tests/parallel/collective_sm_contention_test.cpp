@@ -1,0 +1,52 @@
+// Compute beside overlapped collectives: the closed form T S / (S - c) of a compute wholly beside
+// a collective, no slowdown without one, a collective that ends partway, and a gather hidden
+// under the forwards it slows.
+#include "sim/parallel/collective_sm_contention.h"
+
+#include <catch2/catch.hpp>
+
+namespace clustersim {
+namespace {
+
+Picoseconds at_us(int64_t n) { return Picoseconds::from_microseconds(static_cast<double>(n)); }
+
+TEST_CASE("compute wholly beside a collective takes T S / (S - c)") {
+  CollectiveSmContention stream;
+  CHECK(!stream.add_ctas(at_us(0), kNcclCollectiveCtas));  // no compute yet
+  // 1000 us on 100 of the 132 SMs: 1320 us.
+  CHECK(stream.start(at_us(0), at_us(1000)) == at_us(1000 * kGpuSms / (kGpuSms - kNcclCollectiveCtas)));
+  CHECK(stream.ends_at(at_us(1320)));
+}
+
+TEST_CASE("compute without a collective beside it keeps its duration") {
+  CollectiveSmContention stream;
+  CHECK(stream.start(at_us(5), at_us(1000)) == at_us(1005));
+  stream.finish();
+  // A collective that ran and ended before the compute leaves it alone too.
+  CHECK(!stream.add_ctas(at_us(1010), kNcclCollectiveCtas));
+  CHECK(!stream.add_ctas(at_us(1100), -kNcclCollectiveCtas));
+  CHECK(stream.start(at_us(1200), at_us(300)) == at_us(1500));
+}
+
+TEST_CASE("a collective beside part of a compute delays it by its share of that part") {
+  CollectiveSmContention stream;
+  CHECK(stream.start(at_us(0), at_us(1000)) == at_us(1000));
+  // From 100 us the 900 us left would take 900 x 132 / 100 = 1188 us beside the collective; it
+  // ends after 132 us, which did 100 us of the work: the end moves by 32 us.
+  CHECK(stream.add_ctas(at_us(100), kNcclCollectiveCtas) == at_us(1288));
+  CHECK(stream.add_ctas(at_us(232), -kNcclCollectiveCtas) == at_us(1032));
+  CHECK(stream.ends_at(at_us(1032)));
+  CHECK(!stream.ends_at(at_us(1000)));  // the first end is stale
+}
+
+TEST_CASE("a gather beside forwards adds its slowdown, or what outlasts them") {
+  // 660 us of gather beside 1000 us of forwards: 660 x 32 / 132 = 160 us more.
+  CHECK(exposed_beside_compute(at_us(660), at_us(1000)) == at_us(160));
+  // 1320 us of gather outlasts the slowed forwards (1000 x 132 / 100 = 1320): 320 us exposed.
+  CHECK(exposed_beside_compute(at_us(1320), at_us(1000)) == at_us(320));
+  CHECK(exposed_beside_compute(at_us(2000), at_us(1000)) == at_us(1000));
+  CHECK(exposed_beside_compute(Picoseconds(), at_us(1000)) == Picoseconds());
+}
+
+}  // namespace
+}  // namespace clustersim
