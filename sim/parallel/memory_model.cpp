@@ -258,8 +258,10 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
   if (stage == 0) other += static_cast<double>(params.embedding);
   if (stage == pp - 1) {
     other += static_cast<double>(params.head);
-    // A tied output projection needs its own copy of the embedding on the last stage.
-    if (t.tied_embeddings() && pp > 1) {
+    // A tied output projection needs its own copy of the embedding on the last stage, and so do
+    // multi-token-prediction modules, which embed the shifted tokens there (Megatron-Core's
+    // gpt_model.py builds the embedding where pre_process or mtp_process).
+    if ((t.tied_embeddings() || t.multi_token_prediction_layers() > 0) && pp > 1) {
       other += static_cast<double>(t.vocab_size()) * t.hidden_size();
     }
   }
@@ -275,9 +277,13 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
   const LocalParameters local = local_parameters(p, layers, other);
   add_model_states(job, p, local, trainable_parameters(t, job, p, local, e.layers), e.layers, &e);
   add_activations(model, job, p, layout, &e);
-  // fp32 logits of the micro-batch whose loss is being computed, split over the vocabulary.
+  // The logits of the micro-batch whose loss is being computed, split over the vocabulary: the
+  // output layer's 16-bit logits and the fp32 copy Megatron-Core's (unfused) vocabulary-parallel
+  // cross entropy makes of them, both alive while the loss runs (language_module.py
+  // compute_language_model_loss passes the 16-bit logits to tensor_parallel/cross_entropy.py,
+  // whose forward takes vocab_parallel_logits.float()), 2 + 4 bytes an element.
   if (stage == pp - 1) {
-    e.logits_bytes = 4.0 * job.sequence_length() / p.context_parallel() * p.micro_batch_size() *
+    e.logits_bytes = 6.0 * job.sequence_length() / p.context_parallel() * p.micro_batch_size() *
                      t.vocab_size() / tp;
   }
   const double tensors = e.model_state_bytes() + e.activations_bytes + e.logits_bytes;

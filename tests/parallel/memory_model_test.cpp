@@ -116,6 +116,27 @@ TEST_CASE("context parallel 2 halves each rank's activations and logits") {
   CHECK(two.logits_bytes == Approx(one.logits_bytes / 2));
 }
 
+TEST_CASE("the loss holds the 16-bit logits and their fp32 copy, 6 bytes an element") {
+  const auto& llama = shipped_model("llama3-8b");
+  const auto e = estimate_memory(llama, job(64, 8192), plan(2, 1, 4, 1), 1e15, {});
+  CHECK(e.logits_bytes == Approx(6.0 * 8192 * llama.transformer().vocab_size() / 2));
+}
+
+TEST_CASE("multi-token prediction keeps a copy of the embedding on the last stage") {
+  // Megatron-Core builds the embedding where pre_process or mtp_process: with PP 2 the last stage
+  // holds the modules' weights and vocabulary x hidden more, in 16 bits.
+  s::Model mtp = shipped_model("llama3-8b");
+  mtp.mutable_transformer()->set_multi_token_prediction_layers(1);
+  const auto last = [&](const s::Model& m) {
+    return estimate_stage_memory(m, job(64, 8192), plan(1, 2, 4, 1), 1, 1e15, {});
+  };
+  const s::Transformer& t = mtp.transformer();
+  const double added = static_cast<double>(transformer_parameters(t).multi_token_prediction) +
+                       static_cast<double>(t.vocab_size()) * t.hidden_size();
+  CHECK(last(mtp).weights_bytes - last(shipped_model("llama3-8b")).weights_bytes ==
+        Approx(2 * added));
+}
+
 TEST_CASE("FP8: Transformer Engine's weight copies, 1-byte FP8 weights and GEMM inputs") {
   const auto& llama = shipped_model("llama3-8b");
   const auto fp8_job = [](const std::string& extra) {
