@@ -88,6 +88,7 @@ std::unique_ptr<Catalog> Catalog::load(const std::vector<std::string>& directori
   catalog->check_references(diagnostics);
   catalog->fingerprint_ = catalog->hash_files();
   catalog->derive_fitted_values(diagnostics);
+  catalog->resolve_serving_extensions(diagnostics);
   catalog->derive_serving_defaults(diagnostics);
   return catalog;
 }
@@ -299,6 +300,34 @@ void Catalog::derive_fitted_values(Diagnostics* diagnostics) {
                 "matmul_efficiency, memory_efficiency_fraction, flash_attention_fraction and "
                 "sustained_compute_fraction) to take the runtime's defaults from");
       }
+    }
+  }
+}
+
+void Catalog::resolve_serving_extensions(Diagnostics* diagnostics) {
+  for (const auto& file : files_) {
+    const FieldChecker root = FieldChecker::root(*file, diagnostics);
+    for (int i = 0; i < file->message.serving_runtime_size(); ++i) {
+      s::ServingRuntime* runtime = file->message.mutable_serving_runtime(i);
+      if (!runtime->has_extends()) continue;
+      const FieldChecker entry = root.child("serving_runtime", i);
+      const CatalogEntry<s::ServingRuntime>* base = serving_runtimes_.find(runtime->extends());
+      if (base == nullptr) {
+        entry.error("extends", "unknown serving runtime \"" + runtime->extends() + "\"" +
+                                   did_you_mean(runtime->extends(), serving_runtimes_.names()));
+        continue;
+      }
+      if (base->value->has_extends()) {
+        entry.error("extends", "\"" + runtime->extends() + "\" extends another runtime itself");
+        continue;
+      }
+      s::ServingRuntime resolved = *base->value;
+      resolved.clear_source();
+      if (runtime->has_grouped_attention_max_query_heads_per_kv()) {
+        resolved.clear_grouped_attention_query_heads_per_kv();
+      }
+      resolved.MergeFrom(*runtime);
+      *runtime = std::move(resolved);
     }
   }
 }

@@ -103,6 +103,9 @@ class Catalog {
   // (Gpu.attention_efficiency_from), its transferred sustained fractions
   // (MatmulEfficiency.sustained_transfer), then every runtime's defaults (runtime_defaults()).
   void derive_fitted_values(Diagnostics* diagnostics);
+  // Writes into every serving runtime that extends another (ServingRuntime.extends) its base's
+  // fields under its own; an error for an unknown base or one that extends another itself.
+  void resolve_serving_extensions(Diagnostics* diagnostics);
   // Writes every serving runtime's default fits, the means of its fitted GPUs' by form factor
   // (sim/serve/serving_default_fit.h); an error for a runtime without a fitted GPU.
   void derive_serving_defaults(Diagnostics* diagnostics);

@@ -16,8 +16,15 @@ constexpr int64_t kMemoTokens = 16384;  // matmul times memoized for m up to thi
 
 bool grouped_kernel_applies(const s::ServingRuntime& runtime, const InferenceShape& shape) {
   if (!runtime.has_grouped_attention_head_dim()) return false;
-  return shape.head_dim == runtime.grouped_attention_head_dim() && shape.kv_heads > 0 &&
-         shape.query_heads == shape.kv_heads * runtime.grouped_attention_query_heads_per_kv();
+  if (shape.head_dim != runtime.grouped_attention_head_dim() || shape.kv_heads <= 0 ||
+      shape.query_heads % shape.kv_heads != 0) {
+    return false;
+  }
+  const int64_t group = shape.query_heads / shape.kv_heads;
+  if (runtime.has_grouped_attention_max_query_heads_per_kv()) {
+    return group <= runtime.grouped_attention_max_query_heads_per_kv();
+  }
+  return group == runtime.grouped_attention_query_heads_per_kv();
 }
 
 // The share of the GPU's tensor-core rate the runtime's expert GEMMs get: its sync_mma_fraction

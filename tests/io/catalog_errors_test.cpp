@@ -320,6 +320,29 @@ TEST_CASE("a GPU's sync_mma_fraction and a runtime's expert row tile are range-c
         "defaults of the GPUs without a fit from\n");
 }
 
+TEST_CASE("a serving runtime that extends another names a known base and fits no GPU itself") {
+  const std::string base =
+      "serving_runtime {\n  name: \"rt\"\n  iteration_overhead_us: 1\n"
+      "  memory_overhead_gib: 1\n  tensor_parallel_memory_gib: 1\n"
+      "  gpu { gpu: \"TestGPU-80GB\" compute_fraction: 0.9 memory_fraction: 0.9 "
+      "layer_overhead_us: 40 }\n"
+      "  source { citation: \"c\" }\n}\n";
+  CHECK(catalog_errors(gpu_entry() + base +
+                       "serving_runtime { name: \"later\" extends: \"rt\" "
+                       "grouped_attention_max_query_heads_per_kv: 32 source { citation: \"c\" } }\n")
+            .empty());
+  CHECK(catalog_errors(gpu_entry() + base +
+                       "serving_runtime { name: \"later\" extends: \"tr\" "
+                       "grouped_attention_max_query_heads_per_kv: 0 source { citation: \"c\" }\n"
+                       "  gpu { gpu: \"TestGPU-80GB\" compute_fraction: 0.9 } }\n") ==
+        "c.textproto:19:47: serving_runtime[1].grouped_attention_max_query_heads_per_kv: must be "
+        ">= 1, got 0\n"
+        "c.textproto:20:3: serving_runtime[1].gpu: is taken from the runtime it extends: fit the "
+        "base instead\n"
+        "c.textproto:19:33: serving_runtime[1].extends: unknown serving runtime \"tr\" (did you "
+        "mean \"rt\"?)\n");
+}
+
 TEST_CASE("a serving runtime's default fits are computed, never written") {
   // The GPU entry takes lines 1-10, the runtime starts on line 11 (`extra` from line 17).
   const auto runtime = [](const std::string& extra) {

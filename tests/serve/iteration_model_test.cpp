@@ -272,6 +272,39 @@ TEST_CASE("an FP8 KV cache's re-reads cost fp8_kv_reread_fraction, a 16-bit one'
         Approx(32 * 64 * 2048.0 * 2 * 24 * 128 * 1 * 0.75 / bandwidth).epsilon(1e-6));
 }
 
+// TensorRT-LLM 1.0's decode attention (the shipped "tensorrt-llm-1.0", extending "tensorrt-llm")
+// is the grouped kernel for every group of at most 32 query heads per KV head: Llama 3 8B (4 per
+// KV head) reads each KV head once there, once per query head under 0.9.0's kernel of exactly 8;
+// the later release keeps the base's fits, so a decode of it is faster by exactly the re-reads.
+TEST_CASE("a runtime with a grouped kernel for groups up to N reads a KV head once for each") {
+  const TensorFormats fp8{s::FP8, s::FP8, s::FP8};
+  IterationInputs in = single_gpu_inputs("llama3-8b", "H100-SXM5-80GB", fp8);
+  const IterationModel release_0_9(in);
+  const s::ServingRuntime& later =
+      *testing::shipped_catalog().serving_runtimes().find("tensorrt-llm-1.0")->value;
+  REQUIRE(later.grouped_attention_max_query_heads_per_kv() == 32);
+  REQUIRE_FALSE(later.has_grouped_attention_query_heads_per_kv());
+  REQUIRE(later.gpu_size() == in.serving->gpu_size());  // the base's fits, taken whole
+  CHECK(later.iteration_overhead_us() == in.serving->iteration_overhead_us());
+  in.serving = &later;
+  const IterationModel release_1_0(in);
+  REQUIRE_FALSE(release_0_9.grouped_attention());
+  REQUIRE(release_1_0.grouped_attention());
+  // The 3 re-reads of each KV head at the FP8 cache's fraction f8:
+  //   L x C x 2 (K, V) x (a - k) x d x 1 byte x f8 / bandwidth.
+  const double context = 512 * 1024.0;
+  const IterationWork work{512, 512, 0, context};
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  CHECK(release_0_9.iteration(work).seconds() - release_1_0.iteration(work).seconds() ==
+        Approx(32 * context * 2 * 24 * 128 * 1 * in.fit.fp8_kv_reread_fraction() / bandwidth)
+            .epsilon(1e-6));
+  // Llama 3.1 405B at one GPU: 128 query heads over 8, 16 per KV head, grouped under 1.0 only.
+  IterationInputs big = single_gpu_inputs("llama3-405b", "H200-SXM-141GB", fp8);
+  REQUIRE_FALSE(IterationModel(big).grouped_attention());
+  big.serving = &later;
+  CHECK(IterationModel(big).grouped_attention());
+}
+
 // A static batch's prefill pays the runtime's static_prefill_overhead_us once, on top of the same
 // kernels as any prefill of those tokens.
 TEST_CASE("a static batch's prefill adds the runtime's context-phase overhead") {
