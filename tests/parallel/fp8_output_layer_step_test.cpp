@@ -6,32 +6,12 @@
 
 #include "sim/parallel/transformer_stages.h"
 #include "sim/workload/fp8_casts.h"
-#include "tests/testing/cluster.h"
-#include "tests/testing/parse_message.h"
+#include "tests/testing/llama8b_b200_fp8_stage.h"
 
 namespace clustersim {
 namespace {
 
 namespace s = schema;
-
-// Llama 3 8B on one DGX B200, DP 8, MXFP8, one sequence of 4096 tokens a micro-batch.
-StageWork llama8b_mxfp8_stage(bool fp8_output_layer) {
-  const Catalog& catalog = testing::shipped_catalog();
-  auto topology = testing::shipped_cluster("onprem.dgx-b200", 1);
-  const auto p = testing::parse_message<s::Parallelism>(
-      "tensor_parallel: 1 pipeline_parallel: 1 context_parallel: 1 data_parallel: 8 "
-      "micro_batch_size: 1 virtual_stages: 1 zero_stage: 0 schedule: ONE_F_ONE_B "
-      "recompute: RECOMPUTE_NONE distributed_optimizer: true");
-  const auto job = testing::parse_message<s::TrainingJob>(
-      std::string("global_batch_size: 8 sequence_length: 4096 precision: FP8 optimizer: ADAM "
-                  "steps: 1 fp8_parameters: true fp8_recipe: MXFP8 fp8_output_layer: ") +
-      (fp8_output_layer ? "true" : "false"));
-  const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("onprem.dgx-b200")->value),
-                             s::FP8, *catalog.runtimes().find("default")->value,
-                             KernelSetting::kTrainingStep, job.fp8_recipe());
-  return transformer_plan(*catalog.models().find("llama3-8b")->value, job, p, *topology, compute)
-      .plan.work[0];
-}
 
 TEST_CASE("an MXFP8 output layer runs its logits at the FP8 rate and casts their operands") {
   const Catalog& catalog = testing::shipped_catalog();
@@ -41,8 +21,10 @@ TEST_CASE("an MXFP8 output layer runs its logits at the FP8 rate and casts their
   // Llama 3 8B's logits: 4096 tokens x 128,256 vocabulary x hidden 4096.
   const int64_t tokens = 4096, vocab = 128256, hidden = 4096;
   const double cast = fp8_cast_bytes_per_element(s::MXFP8, b200.fp8_gemm_any_layout(), false);
-  const StageWork sixteen = llama8b_mxfp8_stage(false);
-  const StageWork narrow = llama8b_mxfp8_stage(true);
+  const StageWork sixteen =
+      testing::llama8b_b200_fp8_stage("fp8_recipe: MXFP8 fp8_output_layer: false");
+  const StageWork narrow =
+      testing::llama8b_b200_fp8_stage("fp8_recipe: MXFP8 fp8_output_layer: true");
   // Forward: one GEMM, its input (tokens x hidden) cast.
   const double forward_saved = (b200.matmul(tokens, vocab, hidden, 1, true) -
                                 b200.matmul(tokens, vocab, hidden)).seconds() -
