@@ -215,7 +215,6 @@ void Zero3Stage::start_compute() {
   }
   issue_gathers_up_to(current_);  // the prefetch, issued after the synchronization
   release_deferred();
-  if (!contention_) return sim_->call_after(segments_[current_].duration, [this] { segment_done(); });
   compute_moved(contention_->start(sim_->now(), segments_[current_].duration));
 }
 

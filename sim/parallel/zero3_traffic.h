@@ -116,12 +116,12 @@ using DataParallelCollective = std::function<void(CollectiveOp op, DataParallelG
 
 class Zero3Stage {
  public:
-  // `tasks` is the stage's schedule; `forward`/`backward` the durations of one task. With
-  // `contention`, compute slows beside the collectives it counts (the caller tells it of each and
-  // passes a moved end to compute_moved); without, compute keeps its durations.
+  // `tasks` is the stage's schedule; `forward`/`backward` the durations of one task. Compute
+  // slows beside the collectives `contention` counts (the caller tells it of each and passes a
+  // moved end to compute_moved). Requires: `contention` outlives the stage.
   Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& tasks, Picoseconds forward,
              Picoseconds backward, Simulation* simulation, DataParallelCollective collective,
-             CollectiveSmContention* contention = nullptr);
+             CollectiveSmContention* contention);
 
   // The compute running now ends at `end` instead (a collective began or ended beside it).
   void compute_moved(Picoseconds end);
@@ -183,7 +183,7 @@ class Zero3Stage {
   const Zero3Work work_;
   Simulation* sim_;
   DataParallelCollective collective_;
-  CollectiveSmContention* contention_;  // null: compute at its own speed
+  CollectiveSmContention* contention_;  // the stage's compute stream
   std::vector<Segment> segments_;      // every task's, in schedule order
   std::vector<size_t> task_begin_;     // first segment of each task, and the end
   size_t current_ = 0, task_end_ = 0;  // running segment, end of the running task

@@ -62,10 +62,13 @@ OffloadRun run_offloaded(Picoseconds copy) {
   work.unit_gradient_bytes = 1;
   work.offload = {2, 1e9, 1e9 / copy.seconds()};
   const auto tasks = stage_schedule(s::ONE_F_ONE_B, 1, 1, 1, 0);
-  Zero3Stage stage(work, tasks, ms(40), ms(80), &sim,
-                   [&](CollectiveOp, DataParallelGroup, double, std::function<void()> done) {
-                     sim.call_after(Picoseconds(0), std::move(done));
-                   });
+  CollectiveSmContention compute;  // no collective counted on it: compute at its own speed
+  Zero3Stage stage(
+      work, tasks, ms(40), ms(80), &sim,
+      [&](CollectiveOp, DataParallelGroup, double, std::function<void()> done) {
+        sim.call_after(Picoseconds(0), std::move(done));
+      },
+      &compute);
   OffloadRun run;
   stage.run_task(0, [&] {
     stage.run_task(1, [&] { run.end_ms = sim.now().seconds() * 1e3; });

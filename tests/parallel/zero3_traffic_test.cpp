@@ -31,12 +31,15 @@ Zero3Run run_stage(const Zero3Work& work, int micro_batches, Picoseconds forward
   Simulation sim;
   Zero3Run run;
   const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, micro_batches, 0);
-  Zero3Stage stage(work, tasks, forward, backward, &sim,
-                   [&](CollectiveOp op, DataParallelGroup, double, std::function<void()> done) {
-                     const bool is_gather = op == CollectiveOp::kAllGather;
-                     ++(is_gather ? run.gathers : run.reductions);
-                     sim.call_after(is_gather ? gather : reduce, std::move(done));
-                   });
+  CollectiveSmContention compute;  // no collective counted on it: compute at its own speed
+  Zero3Stage stage(
+      work, tasks, forward, backward, &sim,
+      [&](CollectiveOp op, DataParallelGroup, double, std::function<void()> done) {
+        const bool is_gather = op == CollectiveOp::kAllGather;
+        ++(is_gather ? run.gathers : run.reductions);
+        sim.call_after(is_gather ? gather : reduce, std::move(done));
+      },
+      &compute);
   stage.on_reductions_drained([&] { run.drained_ms = sim.now().seconds() * 1e3; });
   std::function<void(size_t)> next = [&](size_t i) {
     if (i == tasks.size()) {
@@ -240,12 +243,14 @@ TEST_CASE("hybrid sharding: each reduce-scatter's shard all-reduced across the r
   Simulation sim;
   std::vector<std::tuple<CollectiveOp, DataParallelGroup, double>> calls;
   const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 1, 0);
+  CollectiveSmContention compute;
   Zero3Stage stage(
       w, tasks, ms(4), ms(8), &sim,
       [&](CollectiveOp op, DataParallelGroup group, double bytes, std::function<void()> done) {
         calls.emplace_back(op, group, bytes);
         sim.call_after(ms(1), std::move(done));
-      });
+      },
+      &compute);
   stage.run_task(0, [&] { stage.run_task(1, [] {}); });
   sim.run();
   CHECK(stage.replicated_bytes() == Approx(4 * 2e9 / 8));
