@@ -323,9 +323,6 @@ void Catalog::resolve_serving_extensions(Diagnostics* diagnostics) {
       }
       s::ServingRuntime resolved = *base->value;
       resolved.clear_source();
-      if (runtime->has_grouped_attention_max_query_heads_per_kv()) {
-        resolved.clear_grouped_attention_query_heads_per_kv();
-      }
       resolved.MergeFrom(*runtime);
       *runtime = std::move(resolved);
     }

@@ -343,6 +343,15 @@ TEST_CASE("a serving runtime that extends another names a known base and fits no
         "mean \"rt\"?)\n");
 }
 
+TEST_CASE("a serving runtime's grouped kernel takes one group size or a limit, not both") {
+  CHECK(catalog_errors(gpu_entry() +
+                       "serving_runtime { name: \"rt\" grouped_attention_query_heads_per_kv: 8\n"
+                       "  grouped_attention_max_query_heads_per_kv: 32 }\n") ==
+        "c.textproto:12:43: Field \"grouped_attention_max_query_heads_per_kv\" is specified along "
+        "with field \"grouped_attention_query_heads_per_kv\", another member of oneof "
+        "\"grouped_attention_groups\".\n");
+}
+
 TEST_CASE("a serving runtime's default fits are computed, never written") {
   // The GPU entry takes lines 1-10, the runtime starts on line 11 (`extra` from line 17).
   const auto runtime = [](const std::string& extra) {
