@@ -240,8 +240,9 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     const bool gather = kind == K::kTensorAllGather;
     LayerOp op{kind, name, 0, 0, 0, 1, 0, gather ? gathered_bytes : hidden_bytes};
     if (gather) op.backward_bytes = hidden_bytes;
-    const double gradient_bytes = shape.gathered_gradient_bytes * tokens * h;
-    if (kind == K::kTensorReduceScatter) op.backward_bytes = gradient_bytes;
+    if (kind == K::kTensorReduceScatter) {
+      op.backward_bytes = shape.gathered_gradient_bytes * tokens * h;
+    }
     ops.push_back(std::move(op));
   };
   // Attention and MLP side by side on one normed input (GPT-J, Falcon): the MLP reads the
