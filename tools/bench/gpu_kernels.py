@@ -17,11 +17,15 @@ Conventions, so the rows compare with the published kernel tables the compute mo
   2*G*M*N*K FLOPs.
 - Decode attention: one query token a sequence over L cached tokens, grouped-query heads; the
   rate is the KV cache's bytes over the time (TB/s).
+- GEMMs beside resident CTAs: C CTAs of 512 threads (mask: spinning, or copying 256 MiB through
+  HBM) hold C SMs while a batch of GEMMs runs, each against the GEMMs alone next to it (mask
+  "none"), alternating which runs first; medians of 6 such pairs; pass column = C and the median
+  SM clock read halfway through the batches.
 - Before each part a probe times 8192^3 in BF16 once more: the GPU's clock and power over the run.
 
 Usage: python3 tools/bench/gpu_kernels.py OUT_DIR [PART...]
-  PART: gemm attention bandwidth expert_gemm expert_gemm_graphed decode_attention token_permute
-  (default: all)
+  PART: gemm attention bandwidth expert_gemm expert_gemm_graphed sm_contention decode_attention
+  token_permute (default: all)
 """
 import csv
 import os
@@ -294,6 +298,96 @@ def token_permute_rows(dev):
     return rows
 
 
+# C CTAs of 512 threads that hold their SMs for `cycles` clocks, as NCCL's collective kernels hold
+# theirs for a collective's length: spinning only, or streaming a buffer through HBM meanwhile.
+OCCUPY_SOURCE = r"""
+extern "C" __global__ void occupy(const float4* src, float4* dst, long long n, long long cycles,
+                                  int copy) {
+  const long long start = clock64();
+  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  while (clock64() - start < cycles) {
+    if (copy) {
+      for (long long j = first; j < n; j += stride) dst[j] = src[j];
+    }
+  }
+}
+"""
+
+
+def sm_contention_rows(dev):
+    """GEMMs while C CTAs (one SM each) are resident beside them: the share of SMs an overlapped
+    collective takes from the compute (sim/parallel/collective_sm_contention.h predicts a time of
+    S / (S - C) of the GEMM's alone). Rate = the GEMMs' TFLOP/s; mask = what the CTAs do;
+    pass = C. The CTAs start first and outlast the GEMMs (checked: a row is dropped otherwise)."""
+    import cupy
+    import pynvml
+    pynvml.nvmlInit()
+    nvml = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+    occupy = cupy.RawKernel(OCCUPY_SOURCE, "occupy")
+    n = 256 * 2**20 // 16  # float4 elements of a 256 MiB buffer
+    src = torch.randn(n * 4, device=dev, dtype=torch.float32)
+    dst = torch.empty_like(src)
+    side = torch.cuda.Stream()
+    main = torch.cuda.current_stream()
+    rows = []
+    for m, nn, k in ((8192, 8192, 8192), (8192, 28672, 8192), (8192, 4096, 4096)):
+        a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+        b = torch.randn(k, nn, device=dev, dtype=torch.bfloat16)
+        reps = max(1, int(4e13 // (2 * m * nn * k)))  # about 50 ms of GEMMs
+        gemms = lambda: [torch.matmul(a, b) for _ in range(reps)]
+        for _ in range(3):
+            gemms()
+        torch.cuda.synchronize()
+
+        def batch(ctas, mode):
+            """(ms per GEMM, SM clock in MHz read halfway) of one batch with `ctas` CTAs
+            resident (0: alone); None if they left before the GEMMs ended."""
+            torch.cuda.synchronize()
+            held, freed, start, end = (torch.cuda.Event(enable_timing=True) for _ in range(4))
+            if ctas:
+                with torch.cuda.stream(side):
+                    held.record(side)
+                    with cupy.cuda.ExternalStream(side.cuda_stream):
+                        occupy((ctas,), (512,),
+                               (cupy.asarray(src), cupy.asarray(dst), cupy.int64(n),
+                                cupy.int64(int(2.0e9 * 0.15)), cupy.int32(mode == "copy")))
+                    freed.record(side)
+                time.sleep(0.002)  # let the CTAs become resident first
+            start.record(main)
+            gemms()
+            end.record(main)
+            time.sleep(0.025)
+            mhz = pynvml.nvmlDeviceGetClockInfo(nvml, pynvml.NVML_CLOCK_SM)
+            torch.cuda.synchronize()
+            if ctas and held.elapsed_time(freed) < held.elapsed_time(end):
+                return None
+            return start.elapsed_time(end) / reps, mhz
+
+        # Each configuration against the GEMMs alone next to it, in alternating order (clocks
+        # follow power, which the SMs taken lower): medians of 6 pairs.
+        for mode in ("spin", "copy"):
+            for ctas in (8, 16, 32, 64):
+                pairs = []
+                for i in range(6):
+                    alone, beside = ((batch(0, mode), batch(ctas, mode)) if i % 2 == 0 else
+                                     reversed((batch(ctas, mode), batch(0, mode))))
+                    if beside is not None:
+                        pairs.append((alone, beside))
+                if not pairs:
+                    print(f"# sm_contention {mode} {ctas}: CTAs left before the GEMMs ended",
+                          file=sys.stderr)
+                    continue
+                for label, results in (("none", [p[0] for p in pairs]),
+                                       (mode, [p[1] for p in pairs])):
+                    ms = sorted(r[0] for r in results)[len(results) // 2]
+                    mhz = sorted(r[1] for r in results)[len(results) // 2]
+                    rows.append(("gemm beside resident CTAs", "BF16", f"{m}x{nn}x{k}", label,
+                                 f"{ctas} @{mhz}MHz", ms, 2.0 * m * nn * k / ms / 1e9))
+        del a, b
+    return rows
+
+
 def probe_row(dev, part):
     a = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
     b = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
@@ -304,7 +398,7 @@ def probe_row(dev, part):
 
 PARTS = {"gemm": gemm_rows, "attention": attention_rows, "bandwidth": bandwidth_rows,
          "expert_gemm": expert_gemm_rows, "expert_gemm_graphed": expert_gemm_graphed_rows,
-         "decode_attention": decode_attention_rows,
+         "sm_contention": sm_contention_rows, "decode_attention": decode_attention_rows,
          "token_permute": token_permute_rows}
 
 
