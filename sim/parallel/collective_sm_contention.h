@@ -19,12 +19,14 @@ namespace clustersim {
 // (NVIDIA/nccl src/graph/search.cc ncclTopoCompute, src/include/device.h), as on NVLink-switched
 // H100 and B200 nodes with a NIC per GPU ("32 coll channels" in NCCL's INIT log); large
 // gradient buckets run on all of them (src/enqueue.cc shrinks channels only for small sizes).
-// The same on every GPU: the count follows the node's links, not the GPU's SMs. Not modelled:
-// NVLS (NVLink SHARP) collectives run on comm->nvlsChannels instead (src/transport/nvls.cc
-// ncclNvlsTuning: 16 on compute capability 9.x, 24 on 10.x inside one NVLink domain, 24-32
-// across domains by NIC rate; enqueue.cc), tree shares the ring's channels; NCCL 2.25 raised
-// MAXCHANNELS to 64 (the search's limit to 32), and PCIe-only nodes, whose channels carry less
-// than 25 GB/s, are not duplicated.
+// The same on every GPU: the count follows the node's links, not the GPU's SMs; tree shares the
+// ring's channels. Not modelled: NVLS (NVLink SHARP) collectives run on comm->nvlsChannels
+// instead (src/transport/nvls.cc ncclNvlsTuning: 16 on compute capability 9.x, 24 on 10.x
+// inside one NVLink domain, 24-32 across domains by NIC rate; enqueue.cc), which matters only
+// for a data-parallel all-reduce inside one domain (the one NVLS collective sim/net runs; the
+// distributed optimizer's reduce-scatters and gathers run as rings); NCCL 2.25 raised
+// MAXCHANNELS to 64 (the search's limit to 32); and PCIe-only nodes, whose channels carry less
+// than 25 GB/s, are not duplicated (fewer CTAs there).
 inline constexpr int kNcclCollectiveCtas = 32;
 
 // What a collective of `communication` started with `compute` beside it, on a GPU of `sms` SMs

@@ -28,9 +28,11 @@ Picoseconds combined_exposed_all_to_all(const ExpertPassPhases& f, const ExpertP
 }
 
 double expert_communication_sm_share(const schema::Parallelism& p, const schema::Gpu& gpu) {
-  if (p.has_expert_communication_sm_share()) return p.expert_communication_sm_share();
   const int sms = gpu.streaming_multiprocessors();
-  return sms == 0 ? 0.0 : static_cast<double>(kDefaultDispatcherSms) / sms;
+  if (sms == 0) return 0.0;
+  const int taken =
+      p.has_expert_communication_sms() ? p.expert_communication_sms() : kDefaultDispatcherSms;
+  return static_cast<double>(taken) / sms;
 }
 
 std::string expert_overlap_problem(const schema::Parallelism& p) {

@@ -35,9 +35,9 @@ struct ExpertPassPhases {
 Picoseconds combined_exposed_all_to_all(const ExpertPassPhases& f, const ExpertPassPhases& b,
                                         double sm_share);
 
-// The share of SMs the all-to-alls take: the scenario's, else Megatron-Core's 20 SMs of the
-// GPU's (Gpu.streaming_multiprocessors: 20 / 132 on an H100 SXM, 20 / 148 on a B200); none on
-// an accelerator without CUDA SMs.
+// The share of the GPU's SMs (Gpu.streaming_multiprocessors) the all-to-alls take: the scenario's
+// expert_communication_sms, else Megatron-Core's DeepEP default of 20 (20 / 132 on an H100 SXM,
+// 20 / 148 on a B200); none on an accelerator without CUDA SMs.
 double expert_communication_sm_share(const schema::Parallelism& p, const schema::Gpu& gpu);
 
 // "" when Megatron-Core allows the overlap in this layout (transformer_config.py: expert parallel

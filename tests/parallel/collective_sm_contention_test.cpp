@@ -1,10 +1,12 @@
 // Compute beside overlapped collectives: the closed form T S / (S - c) of a compute wholly beside
 // a collective on GPUs of different SM counts, no slowdown without one or on an accelerator
 // without CUDA SMs, a collective that ends partway, and a gather hidden under the forwards it
-// slows.
+// slows; a stage's work carries its GPU's SMs from the catalog.
 #include "sim/parallel/collective_sm_contention.h"
 
 #include <catch2/catch.hpp>
+
+#include "tests/testing/llama8b_b200_fp8_stage.h"
 
 namespace clustersim {
 namespace {
@@ -63,6 +65,10 @@ TEST_CASE("a gather beside forwards adds its slowdown, or what outlasts them") {
   CHECK(exposed_beside_compute(at_us(1320), at_us(1000), kH100Sms) == at_us(320));
   CHECK(exposed_beside_compute(at_us(2000), at_us(1000), kH100Sms) == at_us(1000));
   CHECK(exposed_beside_compute(Picoseconds(), at_us(1000), kH100Sms) == Picoseconds());
+}
+
+TEST_CASE("a stage's work carries the SMs of its GPU in the catalog") {
+  CHECK(testing::llama8b_b200_fp8_stage("").gpu_sms == kB200Sms);
 }
 
 }  // namespace
