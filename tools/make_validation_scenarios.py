@@ -427,13 +427,10 @@ _H100_235B = {('DGX-H100', 'FP8', 'qwen3-235b-a22b')}
 _GB200_SUPER = {('DGX-GB200', 'MXFP8', 'nemotron3-super-120b-a12b')}
 BRIDGE_MOE_NO_TP_OVERLAP = {'26.02': _H100_235B, '26.04': _H100_235B | _GB200_SUPER,
                             '26.06': _H100_235B | _GB200_SUPER, '26.08': _GB200_SUPER}
-# The SMs of each system's GPU, of which the dispatcher's kernels take a share while they run: 132
-# on H100 SXM, 148 on B200 and GB200, 160 on B300 and GB300 (NVIDIA's H100 whitepaper and its
-# Blackwell and Blackwell Ultra architecture pages).
-GPU_SMS = {'DGX-H100': 132, 'DGX-B200': 148, 'DGX-GB200': 148, 'DGX-GB300': 160}
 # DeepEP's kernels run on Megatron-Core's default of 20 SMs (transformer_config.py
 # moe_deepep_num_sms, which fused_a2a.py hands to deep_ep Buffer.set_num_sms; no recipe the rows
-# run sets it), the simulator's default share on an H100 (20 / 132).
+# run sets it), the simulator's default expert_communication_sms, taken of the catalog GPU's
+# streaming_multiprocessors.
 DEEPEP_SMS = 20
 # The expert all-to-all overlap of the DeepSeek-V3 and gpt-oss recipes (DEEPSEEK_V3_RULES and
 # GPT_OSS_RULES below say where each is set).
@@ -876,8 +873,8 @@ def bridge_flex_dispatcher(release, container, system, precision, model, ep):
 # _HybridEPManager: num_sms_dispatch_api and num_sms_combine_api = moe_hybridep_num_sms), and
 # HybridEP launches each of the two kernels on that many blocks, one an SM (deepseek-ai/DeepEP
 # branch hybrid-ep csrc/hybrid_ep/config.cuh: num_of_blocks_dispatch_api / _combine_api), so
-# each takes all 32 while it runs: expert_combine_sms, and of the GPU's SMs (GPU_SMS) the share
-# the overlapped compute loses while either runs (bridge_sm_share).
+# each takes all 32 while it runs: expert_combine_sms, and the SMs the overlapped compute loses
+# while either runs (bridge_dispatcher_sms).
 HYBRIDEP_SMS = 32
 
 
@@ -888,20 +885,18 @@ def bridge_hybridep(release, container, system, precision, model, ep):
             bridge_flex_dispatcher(release, container, system, precision, model, ep))
 
 
-# The share of the GPU's SMs an overlapped row's dispatch and combine kernels take while they run
-# (expert_communication_sm_share): HybridEP's 32 (HYBRIDEP_SMS) where the flex dispatcher runs it,
-# else DeepEP's 20 (DEEPEP_SMS: 25.09's H100 DeepSeek-V3, v0.3.0's H100 Qwen3-30B-A3B). The H100
-# Qwen3-235B-A22B rows run the all-to-all dispatcher, NCCL's kernels, whose blocks are its
+# The SMs an overlapped row's dispatch and combine kernels take while they run
+# (expert_communication_sms, of the GPU's): HybridEP's 32 (HYBRIDEP_SMS) where the flex
+# dispatcher runs it, else DeepEP's 20 (DEEPEP_SMS: 25.09's H100 DeepSeek-V3, v0.3.0's H100
+# Qwen3-30B-A3B). The H100 Qwen3-235B-A22B rows run the all-to-all dispatcher, NCCL's kernels, whose blocks are its
 # point-to-point channels (NVIDIA/nccl src/graph/paths.cc: p2pnChannels, the power of two at or
 # above the communicator's channels, at most 32), a count NCCL's topology search sets at run time
 # and no recipe pins: they keep DeepEP's 20 SMs, unverified. None: the simulator's default.
-def bridge_sm_share(release, container, system, precision, model, ep):
-    """The row's expert_communication_sm_share as text, or None for the default 20 / 132."""
+def bridge_dispatcher_sms(release, container, system, precision, model, ep):
+    """The row's expert_communication_sms, or None for the simulator's default (DeepEP's 20)."""
     sms = (HYBRIDEP_SMS if bridge_hybridep(release, container, system, precision, model, ep)
            else DEEPEP_SMS)
-    if sms == DEEPEP_SMS and system == 'DGX-H100':
-        return None
-    return f'{sms / GPU_SMS[system]:.4g}'
+    return None if sms == DEEPEP_SMS else sms
 
 
 # The gpt-oss BF16 rows whose recipes set HybridEP (GPT_OSS_RULES), by the row's own release (the
@@ -1114,9 +1109,10 @@ def bridge(rows, out):
             lines += [f'expert_parallel: {r["ep"]}', 'expert_tensor_parallel: 1']
             if (system, precision, model) in BRIDGE_MOE_OVERLAP.get(release, ()):
                 lines.append('overlap_expert_communication: true')
-                share = bridge_sm_share(release, r['release'], system, precision, model, r['ep'])
-                if share:
-                    lines.append(f'expert_communication_sm_share: {share}')
+                sms = bridge_dispatcher_sms(release, r['release'], system, precision, model,
+                                            r['ep'])
+                if sms:
+                    lines.append(f'expert_communication_sms: {sms}')
             if (system, precision, model) in BRIDGE_MOE_GRAPHS.get(release, ()):
                 lines.append('cuda_graphed_expert_layers: true')
             if (system, precision, model) in BRIDGE_FUSED_GROUPED_MLP.get(release, ()):

@@ -168,6 +168,8 @@ void check_gpu(const FieldChecker& gpu) {
   gpu.require_positive("memory_gib");
   gpu.require_positive("memory_bandwidth_gb_per_s");
   gpu.positive("tdp_w");
+  if (as_gpu(gpu).vendor() == "NVIDIA") gpu.require("streaming_multiprocessors");
+  gpu.positive("streaming_multiprocessors");
   if (gpu.require("peak_tflops")) {
     const FieldChecker peak = gpu.child("peak_tflops");
     for (const char* f : {"fp32", "tf32", "fp16", "bf16", "fp8", "int8_tops", "fp4"})

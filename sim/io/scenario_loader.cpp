@@ -362,9 +362,9 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
                       [&](int ep) { return expert_parallel_problem(ep, model); });
   check_degree_values(p, "expert_tensor_parallel",
                       [&](int etp) { return expert_tensor_parallel_problem(etp, model); });
-  p.in_range("expert_communication_sm_share", 0, 0.9);
-  if (m.has_expert_communication_sm_share() && !m.overlap_expert_communication()) {
-    p.error("expert_communication_sm_share", "applies with overlap_expert_communication only");
+  p.at_least("expert_communication_sms", 1);
+  if (m.has_expert_communication_sms() && !m.overlap_expert_communication()) {
+    p.error("expert_communication_sms", "applies with overlap_expert_communication only");
   }
   p.at_least("expert_combine_sms", 1);
   if (m.has_expert_combine_sms() && m.expert_dispatcher() != s::EXPERT_NODE_DEDUPLICATED) {

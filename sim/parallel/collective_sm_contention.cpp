@@ -8,17 +8,22 @@
 
 namespace clustersim {
 
-Picoseconds exposed_beside_compute(Picoseconds communication, Picoseconds compute) {
+Picoseconds exposed_beside_compute(Picoseconds communication, Picoseconds compute, int sms) {
+  if (sms == 0) return std::max(communication - compute, Picoseconds());
   const double c = static_cast<double>(communication.count());
-  if (c * (kGpuSms - kNcclCollectiveCtas) >= static_cast<double>(compute.count()) * kGpuSms) {
+  if (c * (sms - kNcclCollectiveCtas) >= static_cast<double>(compute.count()) * sms) {
     return communication - compute;
   }
-  return Picoseconds(static_cast<int64_t>(std::llround(c * kNcclCollectiveCtas / kGpuSms)));
+  return Picoseconds(static_cast<int64_t>(std::llround(c * kNcclCollectiveCtas / sms)));
+}
+
+CollectiveSmContention::CollectiveSmContention(int sms) : sms_(sms) {
+  CLUSTERSIM_CHECK(sms >= 0, "a GPU's SMs are not negative");
 }
 
 Picoseconds CollectiveSmContention::end_from(Picoseconds now) const {
-  return now +
-         Picoseconds(static_cast<int64_t>(std::ceil(remaining_ * kGpuSms / (kGpuSms - ctas_))));
+  const double alone = sms_ == 0 ? remaining_ : remaining_ * sms_ / (sms_ - ctas_);
+  return now + Picoseconds(static_cast<int64_t>(std::ceil(alone)));
 }
 
 Picoseconds CollectiveSmContention::start(Picoseconds now, Picoseconds work) {
@@ -31,12 +36,14 @@ Picoseconds CollectiveSmContention::start(Picoseconds now, Picoseconds work) {
 }
 
 std::optional<Picoseconds> CollectiveSmContention::add_ctas(Picoseconds now, int ctas) {
-  const int free_before = kGpuSms - ctas_;
+  const int ctas_before = ctas_;
   ctas_ += ctas;
-  CLUSTERSIM_CHECK(ctas_ >= 0 && ctas_ < kGpuSms, "collective CTAs between 0 and the SMs");
+  CLUSTERSIM_CHECK(ctas_ >= 0 && (sms_ == 0 || ctas_ < sms_),
+                   "collective CTAs between 0 and the SMs");
   if (!running_) return std::nullopt;
-  remaining_ = std::max(
-      0.0, remaining_ - static_cast<double>((now - mark_).count()) * free_before / kGpuSms);
+  const double elapsed = static_cast<double>((now - mark_).count());
+  remaining_ =
+      std::max(0.0, remaining_ - (sms_ == 0 ? elapsed : elapsed * (sms_ - ctas_before) / sms_));
   mark_ = now;
   end_ = end_from(now);
   return end_;

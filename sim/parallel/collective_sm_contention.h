@@ -14,30 +14,41 @@
 namespace clustersim {
 
 // NCCL's CTAs per collective on the data-parallel and sharding communicators: one per channel,
-// and the ring's channels are the 16 its topology search finds (search.cc searches at most
+// and the ring's channels are the 16 its topology search finds (init.cc lets it find at most
 // MAXCHANNELS / 2) duplicated to MAXCHANNELS = 32 once a channel carries 25 GB/s or more
 // (NVIDIA/nccl src/graph/search.cc ncclTopoCompute, src/include/device.h), as on NVLink-switched
 // H100 and B200 nodes with a NIC per GPU ("32 coll channels" in NCCL's INIT log); large
 // gradient buckets run on all of them (src/enqueue.cc shrinks channels only for small sizes).
+// The same on every GPU: the count follows the node's links, not the GPU's SMs; tree shares the
+// ring's channels. Not modelled: NVLS (NVLink SHARP) collectives run on comm->nvlsChannels
+// instead (src/transport/nvls.cc ncclNvlsTuning: 16 on compute capability 9.x, 24 on 10.x
+// inside one NVLink domain, 24-32 across domains by NIC rate; enqueue.cc), which matters only
+// for a data-parallel all-reduce inside one domain (the one NVLS collective sim/net runs; the
+// distributed optimizer's reduce-scatters and gathers run as rings); NCCL 2.25 raised
+// MAXCHANNELS to 64 (the search's limit to 32); and PCIe-only nodes, whose channels carry less
+// than 25 GB/s, are not duplicated (fewer CTAs there).
 inline constexpr int kNcclCollectiveCtas = 32;
 
-// The SMs of an H100 SXM (NVIDIA H100 Tensor Core GPU Architecture whitepaper), the GPU the
-// share is taken of, as for the expert all-to-alls (expert_comm_overlap.h).
-inline constexpr int kGpuSms = 132;
-
-// What a collective of `communication` started with `compute` beside it adds to the compute's
-// time, the compute slowed while both run: communication - compute when the collective outlasts
-// the slowed compute, else communication x CTAs / SMs.
-Picoseconds exposed_beside_compute(Picoseconds communication, Picoseconds compute);
+// What a collective of `communication` started with `compute` beside it, on a GPU of `sms` SMs
+// (Gpu.streaming_multiprocessors), adds to the compute's time, the compute slowed while both
+// run: communication - compute when the collective outlasts the slowed compute, else
+// communication x CTAs / SMs. `sms` 0 (an accelerator without CUDA SMs): nothing slowed, what
+// outlasts the compute.
+Picoseconds exposed_beside_compute(Picoseconds communication, Picoseconds compute, int sms);
 
 // One stage's compute stream and the collective CTAs beside it.
 class CollectiveSmContention {
  public:
+  // A stream on a GPU of `sms` SMs; 0: collectives beside it take none (no CUDA SMs).
+  // Requires: sms >= 0.
+  explicit CollectiveSmContention(int sms = 0);
+
   // Starts compute of `work` (its time alone) at `now`; returns when it ends while the CTAs
   // beside it stay as they are. Requires: no compute running.
   Picoseconds start(Picoseconds now, Picoseconds work);
   // A collective of `ctas` CTAs begins (ctas > 0) or ends (ctas < 0) at `now`; returns the
-  // running compute's new end, or nothing when no compute runs.
+  // running compute's new end, or nothing when no compute runs. Requires: fewer CTAs held than
+  // the GPU's SMs.
   std::optional<Picoseconds> add_ctas(Picoseconds now, int ctas);
   // Whether the running compute ends at `now` (an end computed before a change is stale).
   bool ends_at(Picoseconds now) const { return running_ && end_ == now; }
@@ -48,7 +59,7 @@ class CollectiveSmContention {
 
  private:
   Picoseconds end_from(Picoseconds now) const;
-
+  int sms_;
   int ctas_ = 0;
   bool running_ = false;
   double remaining_ = 0;  // picoseconds of work alone left at mark_

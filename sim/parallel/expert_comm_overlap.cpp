@@ -15,9 +15,8 @@ Picoseconds exposed(Picoseconds communication, Picoseconds compute, double sm_sh
   return std::max(communication, slowed) - compute;
 }
 
-// Megatron-Core's DeepEP default of 20 SMs (transformer_config.py moe_deepep_num_sms) of the 132
-// of an H100 SXM (NVIDIA H100 Tensor Core GPU Architecture whitepaper).
-constexpr double kDefaultSmShare = 20.0 / 132.0;
+// Megatron-Core's DeepEP default (transformer_config.py moe_deepep_num_sms): 20 SMs.
+constexpr int kDefaultDispatcherSms = 20;
 
 }  // namespace
 
@@ -28,9 +27,12 @@ Picoseconds combined_exposed_all_to_all(const ExpertPassPhases& f, const ExpertP
          exposed(f.combine, b.pre_dispatch, sm_share);
 }
 
-double expert_communication_sm_share(const schema::Parallelism& p) {
-  return p.has_expert_communication_sm_share() ? p.expert_communication_sm_share()
-                                               : kDefaultSmShare;
+double expert_communication_sm_share(const schema::Parallelism& p, const schema::Gpu& gpu) {
+  const int sms = gpu.streaming_multiprocessors();
+  if (sms == 0) return 0.0;
+  const int taken =
+      p.has_expert_communication_sms() ? p.expert_communication_sms() : kDefaultDispatcherSms;
+  return static_cast<double>(taken) / sms;
 }
 
 std::string expert_overlap_problem(const schema::Parallelism& p) {

@@ -14,6 +14,7 @@
 
 #include <string>
 
+#include "sim/io/schema/gpu.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
 #include "sim/util/units.h"
 
@@ -34,8 +35,10 @@ struct ExpertPassPhases {
 Picoseconds combined_exposed_all_to_all(const ExpertPassPhases& f, const ExpertPassPhases& b,
                                         double sm_share);
 
-// The share of SMs the all-to-alls take: the scenario's, else 20 of an H100's 132.
-double expert_communication_sm_share(const schema::Parallelism& p);
+// The share of the GPU's SMs (Gpu.streaming_multiprocessors) the all-to-alls take: the scenario's
+// expert_communication_sms, else Megatron-Core's DeepEP default of 20 (20 / 132 on an H100 SXM,
+// 20 / 148 on a B200); none on an accelerator without CUDA SMs.
+double expert_communication_sm_share(const schema::Parallelism& p, const schema::Gpu& gpu);
 
 // "" when Megatron-Core allows the overlap in this layout (transformer_config.py: expert parallel
 // > 1, no full recomputation, the interleaved schedule when pipeline parallel > 1), else why not.

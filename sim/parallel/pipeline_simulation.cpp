@@ -59,7 +59,7 @@ class PipelineRun final : private EventHandler {
       s.arrived.assign(input_index(true, plan.chunks - 1, micro_batch_ids_), 0);
     send_latency_.assign(static_cast<size_t>(p) * 2 * senders_, Picoseconds(-1));
     zero3_.resize(p);
-    contention_.resize(p);
+    for (const StageWork& w : plan.work) contention_.emplace_back(w.gpu_sms);
     for (int r = 0; r < p; ++r) start_zero3(r);
     const bool zero3 =
         std::any_of(zero3_.begin(), zero3_.end(), [](auto& z) { return z != nullptr; });
@@ -505,7 +505,8 @@ class PipelineRun final : private EventHandler {
                             for (int c = 0; c < plan_.chunks; ++c)
                               first_forwards += plan_.chunk_forward(r, c);
                             end = optimizer_end +
-                                  exposed_beside_compute(end - optimizer_end, first_forwards);
+                                  exposed_beside_compute(end - optimizer_end, first_forwards,
+                                                         plan_.work[r].gpu_sms);
                           }
                           timeline_.stages[r].end = end;
                         });

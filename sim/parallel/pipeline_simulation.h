@@ -51,6 +51,9 @@ struct StageWork {
   // start (empty without experts). A combined step draws them squeezed with its shorter pass.
   std::vector<std::vector<TaskSpan>> chunk_forward_all_to_alls = {},
                                      chunk_backward_all_to_alls = {};
+  // The SMs of the stage's GPU (Gpu.streaming_multiprocessors), of which overlapped
+  // data-parallel collectives take theirs (collective_sm_contention.h); 0: none taken.
+  int gpu_sms = 0;
 };
 
 struct PipelinePlan {

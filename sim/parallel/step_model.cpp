@@ -79,6 +79,7 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
   w.gradient_buckets = std::max(1, static_cast<int>(std::ceil(w.gradient_bytes / kDdpBucketBytes)));
   w.optimizer = compute.memory_bound(
       optimizer_bytes_per_parameter(job.optimizer(), job.precision()) * params);
+  w.gpu_sms = compute.gpu().streaming_multiprocessors();
   plan.work.push_back(w);
   const double compute_s =
       (times.forward.compute + times.backward.compute).seconds() * plan.micro_batches;

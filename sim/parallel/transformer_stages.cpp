@@ -293,8 +293,9 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
     LayerTimes& layer = k.layers[i];
     layer = time_layer_kind(t, job, p, compute, groups, shape, kind);
     if (!routes_to_experts(kind)) continue;
-    const Picoseconds exposed = combined_exposed_all_to_all(
-        layer.forward_phases, layer.backward_phases, expert_communication_sm_share(p));
+    const Picoseconds exposed =
+        combined_exposed_all_to_all(layer.forward_phases, layer.backward_phases,
+                                    expert_communication_sm_share(p, compute.gpu()));
     const Picoseconds forward_comm(exposed.count() / 2);
     k.combined_forward_saved = combined_saving(layer.forward, forward_comm, host);
     k.combined_backward_saved = combined_saving(layer.backward, exposed - forward_comm, host);
@@ -483,6 +484,7 @@ class StageBuilder {
     out->expert_compute_s.push_back(step.expert_compute.seconds());
     finish_stage(r, local, trainable_parameters(t_, job_, p_, local, layout_.stage_layers(r)),
                  buckets, muon, &w, plan);
+    w.gpu_sms = compute_.gpu().streaming_multiprocessors();
     plan.work.push_back(std::move(w));
   }
 

@@ -399,6 +399,15 @@ TEST_CASE("a missing required field is reported at its message") {
         "c.textproto:1:1: gpu[0].memory_bandwidth_gb_per_s: is required\n");
 }
 
+TEST_CASE("an NVIDIA GPU needs a positive SM count, another vendor's may leave it out") {
+  CHECK(catalog_errors(gpu_entry("  vendor: \"NVIDIA\"")) ==
+        "c.textproto:1:1: gpu[0].streaming_multiprocessors: is required\n");
+  CHECK(catalog_errors(gpu_entry("  vendor: \"NVIDIA\" streaming_multiprocessors: 0")) ==
+        "c.textproto:9:20: gpu[0].streaming_multiprocessors: must be > 0, got 0\n");
+  CHECK(catalog_errors(gpu_entry("  vendor: \"NVIDIA\" streaming_multiprocessors: 132")) == "");
+  CHECK(catalog_errors(gpu_entry("  vendor: \"Huawei\"")) == "");
+}
+
 TEST_CASE("an UNSPECIFIED enum value counts as missing") {
   std::string text = gpu_entry();
   text.replace(text.find("form_factor: SXM"), 16, "form_factor: FORM_FACTOR_UNSPECIFIED");

@@ -1,25 +1,34 @@
 // Compute beside overlapped collectives: the closed form T S / (S - c) of a compute wholly beside
-// a collective, no slowdown without one, a collective that ends partway, and a gather hidden
-// under the forwards it slows.
+// a collective on GPUs of different SM counts, no slowdown without one or on an accelerator
+// without CUDA SMs, a collective that ends partway, and a gather hidden under the forwards it
+// slows; a stage's work carries its GPU's SMs from the catalog.
 #include "sim/parallel/collective_sm_contention.h"
 
 #include <catch2/catch.hpp>
+
+#include "tests/testing/llama8b_b200_fp8_stage.h"
 
 namespace clustersim {
 namespace {
 
 Picoseconds at_us(int64_t n) { return Picoseconds::from_microseconds(static_cast<double>(n)); }
 
+constexpr int kH100Sms = 132, kB200Sms = 148;  // topologies/gpus.textproto
+
 TEST_CASE("compute wholly beside a collective takes T S / (S - c)") {
-  CollectiveSmContention stream;
-  CHECK(!stream.add_ctas(at_us(0), kNcclCollectiveCtas));  // no compute yet
+  CollectiveSmContention h100(kH100Sms);
+  CHECK(!h100.add_ctas(at_us(0), kNcclCollectiveCtas));  // no compute yet
   // 1000 us on 100 of the 132 SMs: 1320 us.
-  CHECK(stream.start(at_us(0), at_us(1000)) == at_us(1000 * kGpuSms / (kGpuSms - kNcclCollectiveCtas)));
-  CHECK(stream.ends_at(at_us(1320)));
+  CHECK(h100.start(at_us(0), at_us(1000)) == at_us(1320));
+  CHECK(h100.ends_at(at_us(1320)));
+  // On 116 of a B200's 148 SMs: 1000 x 148 / 116 = 1275.862... us, rounded up to the picosecond.
+  CollectiveSmContention b200(kB200Sms);
+  b200.add_ctas(at_us(0), kNcclCollectiveCtas);
+  CHECK(b200.start(at_us(0), at_us(1000)) == Picoseconds(1275862069));
 }
 
 TEST_CASE("compute without a collective beside it keeps its duration") {
-  CollectiveSmContention stream;
+  CollectiveSmContention stream(kH100Sms);
   CHECK(stream.start(at_us(5), at_us(1000)) == at_us(1005));
   stream.finish();
   // A collective that ran and ended before the compute leaves it alone too.
@@ -28,8 +37,16 @@ TEST_CASE("compute without a collective beside it keeps its duration") {
   CHECK(stream.start(at_us(1200), at_us(300)) == at_us(1500));
 }
 
+TEST_CASE("an accelerator without CUDA SMs is not slowed by its collectives") {
+  CollectiveSmContention npu(0);
+  npu.add_ctas(at_us(0), kNcclCollectiveCtas);
+  CHECK(npu.start(at_us(0), at_us(1000)) == at_us(1000));
+  CHECK(exposed_beside_compute(at_us(660), at_us(1000), 0) == Picoseconds());
+  CHECK(exposed_beside_compute(at_us(1320), at_us(1000), 0) == at_us(320));
+}
+
 TEST_CASE("a collective beside part of a compute delays it by its share of that part") {
-  CollectiveSmContention stream;
+  CollectiveSmContention stream(kH100Sms);
   CHECK(stream.start(at_us(0), at_us(1000)) == at_us(1000));
   // From 100 us the 900 us left would take 900 x 132 / 100 = 1188 us beside the collective; it
   // ends after 132 us, which did 100 us of the work: the end moves by 32 us.
@@ -41,11 +58,17 @@ TEST_CASE("a collective beside part of a compute delays it by its share of that 
 
 TEST_CASE("a gather beside forwards adds its slowdown, or what outlasts them") {
   // 660 us of gather beside 1000 us of forwards: 660 x 32 / 132 = 160 us more.
-  CHECK(exposed_beside_compute(at_us(660), at_us(1000)) == at_us(160));
+  CHECK(exposed_beside_compute(at_us(660), at_us(1000), kH100Sms) == at_us(160));
+  // On a B200 the same gather takes 32 of 148 SMs: 660 x 32 / 148 = 142.703 us more.
+  CHECK(exposed_beside_compute(at_us(660), at_us(1000), kB200Sms) == Picoseconds(142702703));
   // 1320 us of gather outlasts the slowed forwards (1000 x 132 / 100 = 1320): 320 us exposed.
-  CHECK(exposed_beside_compute(at_us(1320), at_us(1000)) == at_us(320));
-  CHECK(exposed_beside_compute(at_us(2000), at_us(1000)) == at_us(1000));
-  CHECK(exposed_beside_compute(Picoseconds(), at_us(1000)) == Picoseconds());
+  CHECK(exposed_beside_compute(at_us(1320), at_us(1000), kH100Sms) == at_us(320));
+  CHECK(exposed_beside_compute(at_us(2000), at_us(1000), kH100Sms) == at_us(1000));
+  CHECK(exposed_beside_compute(Picoseconds(), at_us(1000), kH100Sms) == Picoseconds());
+}
+
+TEST_CASE("a stage's work carries the SMs of its GPU in the catalog") {
+  CHECK(testing::llama8b_b200_fp8_stage("").gpu_sms == kB200Sms);
 }
 
 }  // namespace

@@ -44,6 +44,19 @@ TEST_CASE("the SMs an all-to-all takes slow only the compute that runs beside it
   CHECK(combined_exposed_all_to_all(pass, pass, 0.5) == us(50 + 110 + 50));
 }
 
+TEST_CASE("the all-to-alls take Megatron-Core's 20 SMs of the GPU's, or the scenario's count") {
+  schema::Gpu h100, b200, npu;
+  h100.set_streaming_multiprocessors(132);
+  b200.set_streaming_multiprocessors(148);
+  schema::Parallelism p;
+  CHECK(expert_communication_sm_share(p, h100) == Approx(20.0 / 132));
+  CHECK(expert_communication_sm_share(p, b200) == Approx(20.0 / 148));
+  CHECK(expert_communication_sm_share(p, npu) == 0);  // no CUDA SMs
+  p.set_expert_communication_sms(32);  // HybridEP's, as Megatron-Bridge's recipes set it
+  CHECK(expert_communication_sm_share(p, b200) == Approx(32.0 / 148));
+  CHECK(expert_communication_sm_share(p, h100) == Approx(32.0 / 132));
+}
+
 TEST_CASE("combined 1F1B without a pipeline runs the first forward and the last backward alone") {
   // combined_1f1b_schedule_for_no_pipelining, 4 micro-batches: F1 | B1 F2 | B2 F3 | B3 F4 | B4.
   const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 4, 0, true);

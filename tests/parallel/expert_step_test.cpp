@@ -78,15 +78,15 @@ TEST_CASE(
     "whole") {
   // EP 8 on one p5.48xlarge, 4 micro-batches: A = one micro-batch's all-to-alls alone. NVLink's
   // all-to-alls are shorter than the compute of every phase, so a combined step exposes only the
-  // SMs they take, s = 0.1 of them: A / 2 + A / 2 + (4 - 1) x 0.1 A.
+  // SMs they take, s = 33 of the H100's 132 = 0.25 of them: A / 2 + A / 2 + (4 - 1) x 0.25 A.
   const int m = 4;
   const TransformerPlan plain = mixtral_plan("aws.p5.48xlarge", 1, "expert_parallel: 8", "", m);
   const TransformerPlan overlapped = mixtral_plan(
       "aws.p5.48xlarge", 1,
-      "expert_parallel: 8 overlap_expert_communication: true expert_communication_sm_share: 0.1",
+      "expert_parallel: 8 overlap_expert_communication: true expert_communication_sms: 33",
       "", m);
   const double a = plain.expert_comm_s[0] / m;
-  CHECK(overlapped.expert_comm_s[0] == Approx(a * (1 + (m - 1) * 0.1)).epsilon(1e-5));
+  CHECK(overlapped.expert_comm_s[0] == Approx(a * (1 + (m - 1) * 0.25)).epsilon(1e-5));
   CHECK(overlapped.compute_s[0] == plain.compute_s[0]);
 }
 

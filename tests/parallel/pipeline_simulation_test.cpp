@@ -19,6 +19,10 @@ using testing::shipped_cluster;
 
 using testing::ms;
 
+// The SMs of the p5's H100 SXM (topologies/gpus.textproto), the GPU of the shipped cluster these
+// plans run on.
+constexpr int kP5GpuSms = 132;
+
 PipelinePlan uniform_plan(schema::PipelineSchedule schedule, int stages, int chunks,
                           int micro_batches, Picoseconds forward, Picoseconds backward) {
   PipelinePlan plan;
@@ -27,7 +31,9 @@ PipelinePlan uniform_plan(schema::PipelineSchedule schedule, int stages, int chu
   plan.chunks = chunks;
   plan.micro_batches = micro_batches;
   plan.activation_bytes = 1;  // transfers cost only their ~1 us latency
-  plan.work.assign(stages, StageWork{forward, backward, Picoseconds(0)});
+  StageWork work{forward, backward, Picoseconds(0)};
+  work.gpu_sms = kP5GpuSms;
+  plan.work.assign(stages, work);
   return plan;
 }
 
@@ -84,7 +90,7 @@ TEST_CASE(
   };
   // Long backward (20 ms): only the last of 20 buckets (0.05 ms of reduction) is exposed; the 19
   // beside the backward slow it by 32 of 132 SMs of their time (collective_sm_contention.h).
-  const double share = static_cast<double>(kNcclCollectiveCtas) / kGpuSms;
+  const double share = static_cast<double>(kNcclCollectiveCtas) / kP5GpuSms;
   const double hidden = step_ms(plan(20, true), *t) - 21;
   CHECK(hidden == Approx(reduce_ms * (19.0 / 20 * share + 1.0 / 20)).epsilon(0.05));
   // Short backward (0.1 ms): nearly the whole reduction is exposed.
@@ -150,7 +156,7 @@ TEST_CASE("with interleaving, a chunk's gradients are reduced under the later ch
   // The buckets beside the backwards also slow them by 32 of 132 SMs of their time.
   const double exposed = step_ms(plan, *t) - 2 * (1 + 0.6);
   CHECK(exposed > 0);
-  CHECK(exposed < (0.2 + static_cast<double>(kNcclCollectiveCtas) / kGpuSms) * reduce_ms);
+  CHECK(exposed < (0.2 + static_cast<double>(kNcclCollectiveCtas) / kP5GpuSms) * reduce_ms);
 }
 
 TEST_CASE("interleaved schedules list every chunk's forward and backward once") {

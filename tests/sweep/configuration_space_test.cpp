@@ -136,8 +136,8 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
         "s.textproto:4:15: parallelism.expert_tensor_parallel: expert tensor x expert parallel "
         "does not divide the GPUs of a pipeline stage: ETP 16 x EP 1 against the 8 GPUs of a "
         "stage (TP 1 x CP 1 x DP 8)\n");
-  CHECK(testing::scenario_errors(mixtral + "parallelism { expert_communication_sm_share: 0.2 }") ==
-        "s.textproto:4:15: parallelism.expert_communication_sm_share: applies with "
+  CHECK(testing::scenario_errors(mixtral + "parallelism { expert_communication_sms: 20 }") ==
+        "s.textproto:4:15: parallelism.expert_communication_sms: applies with "
         "overlap_expert_communication only\n");
   CHECK(testing::scenario_errors(mixtral + "parallelism { pipeline_parallel: 3 }") ==
         "s.textproto:4:15: parallelism.pipeline_parallel: tensor x context x pipeline parallel "
