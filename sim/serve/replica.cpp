@@ -250,6 +250,7 @@ void Replica::complete(Sequence* s) {
   record.done = true;
   free_blocks_ += s->blocks;
   s->blocks = 0;
+  if (settings_.on_finish) settings_.on_finish(s->request);
 }
 
 void Replica::finish_iteration() {
