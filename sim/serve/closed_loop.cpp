@@ -1,6 +1,8 @@
 // The closed-loop client's users on the engine.
 #include "sim/serve/closed_loop.h"
 
+#include <limits>
+
 namespace clustersim {
 
 ClosedLoopClient::ClosedLoopClient(const schema::Traffic& traffic, int concurrency)
@@ -8,8 +10,8 @@ ClosedLoopClient::ClosedLoopClient(const schema::Traffic& traffic, int concurren
       users_(concurrency),
       think_(Picoseconds::from_seconds(traffic.closed_loop().think_time_s())),
       limit_(traffic.closed_loop().requests()),
-      horizon_(limit_ > 0 ? Picoseconds::max()
-                          : Picoseconds::from_seconds(traffic_duration_s(traffic))),
+      horizon_s_(limit_ > 0 ? std::numeric_limits<double>::infinity()
+                            : traffic_duration_s(traffic)),
       rng_(traffic.has_seed() ? traffic.seed() : 1) {}
 
 void ClosedLoopClient::start(Simulation* sim, std::function<void(int32_t request)> arrive) {
@@ -24,7 +26,8 @@ void ClosedLoopClient::finished(int32_t request) {
 
 void ClosedLoopClient::on_event(uint64_t user) {
   const Picoseconds now = sim_->now();
-  if (now >= horizon_ || (limit_ > 0 && static_cast<int64_t>(requests_.size()) >= limit_)) return;
+  const bool all_sent = limit_ > 0 && static_cast<int64_t>(requests_.size()) >= limit_;
+  if (all_sent || now.seconds() >= horizon_s_) return;
   Request r;
   r.arrival_s = now.seconds();
   r.input_tokens = draw_length(traffic_.input_tokens(), &rng_);

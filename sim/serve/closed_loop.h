@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -16,6 +17,11 @@
 #include "sim/serve/serving_simulation.h"
 
 namespace clustersim {
+
+// The most users a closed loop may have (traffic.closed_loop.concurrency, sweep.concurrency): each
+// user is an event in flight, and a million concurrent requests is beyond any one deployment.
+inline constexpr int kMaxClosedLoopUsers = 1 << 20;
+inline constexpr double kMaxThinkTime_s = 86400;  // a day between a user's requests
 
 class ClosedLoopClient final : public RequestSource, public EventHandler {
  public:
@@ -34,7 +40,7 @@ class ClosedLoopClient final : public RequestSource, public EventHandler {
   const int users_;
   const Picoseconds think_;
   const int64_t limit_;         // requests in all; 0: until the horizon
-  const Picoseconds horizon_;   // no request is sent at or after it (without a limit)
+  const double horizon_s_;      // no request is sent at or after it (infinite with a limit)
   std::mt19937_64 rng_;
   std::vector<Request> requests_;
   std::vector<int32_t> user_of_;  // per request

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/hw/compute_model.h"
+#include "sim/serve/closed_loop.h"
 #include "sim/serve/traffic.h"
 #include "sim/util/units.h"
 
@@ -87,8 +88,8 @@ void check_traffic(const FieldChecker& traffic, int max_context) {
       break;
     case s::Traffic::kClosedLoop: {
       const FieldChecker c = traffic.child("closed_loop");
-      c.at_least("concurrency", 1);
-      c.non_negative("think_time_s");
+      c.in_range("concurrency", 1, kMaxClosedLoopUsers);
+      c.in_range("think_time_s", 0, kMaxThinkTime_s);
       c.at_least("requests", 1);
       if (m.closed_loop().has_requests()) {
         for (const char* f : {"duration_s", "warmup_s"}) {

@@ -11,6 +11,7 @@
 #include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/serve/closed_loop.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -267,7 +268,7 @@ void check_concurrency(const FieldChecker& root) {
     }
     return;
   }
-  sweep.at_least("concurrency", 1);
+  sweep.in_range("concurrency", 1, kMaxClosedLoopUsers);
   if (m.sweep().concurrency_size() == 0) {
     root.child("traffic").child("closed_loop").require("concurrency");
   }

@@ -217,16 +217,19 @@ TEST_CASE("bad closed-loop settings are errors at their field") {
     return t->messages();
   };
   CHECK(messages("concurrency: 4", "concurrency: 0") ==
-        "s.textproto:4:17: traffic.closed_loop.concurrency: must be >= 1, got 0\n");
+        "s.textproto:4:17: traffic.closed_loop.concurrency: must be in [1, 1048576], got 0\n");
   CHECK(messages("concurrency: 4", "think_time_s: 1") ==
         "s.textproto:4:3: traffic.closed_loop.concurrency: is required\n");
   CHECK(messages("concurrency: 4", "concurrency: 4 think_time_s: -1") ==
-        "s.textproto:4:32: traffic.closed_loop.think_time_s: must be >= 0, got -1\n");
+        "s.textproto:4:32: traffic.closed_loop.think_time_s: must be in [0, 86400], got -1\n");
   CHECK(messages("concurrency: 4", "concurrency: 4 requests: 100") ==
         "s.textproto:5:3: traffic.duration_s: closed_loop.requests ends the run: give a duration "
         "or a request count, and warm up only with a duration\n");
+  CHECK(messages("concurrency: 4", "concurrency: 2000000") ==
+        "s.textproto:4:17: traffic.closed_loop.concurrency: must be in [1, 1048576], got "
+        "2000000\n");
   CHECK(messages("concurrency: 4", "concurrency: 4", "sweep { concurrency: [2, 0] }\n") ==
-        "s.textproto:9:9: sweep.concurrency[1]: must be >= 1, got 0\n");
+        "s.textproto:9:9: sweep.concurrency[1]: must be in [1, 1048576], got 0\n");
   CHECK(messages("closed_loop { concurrency: 4 }", "rate_per_s: 2",
                  "sweep { concurrency: [2] }\n") ==
         "s.textproto:9:9: sweep.concurrency: sets the users of a closed-loop client: give "
