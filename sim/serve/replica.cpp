@@ -248,9 +248,9 @@ void Replica::complete(Sequence* s) {
   RequestRecord& record = (*records_)[s->request];
   record.finish = sim_->now();
   record.done = true;
+  if (settings_.on_finish) settings_.on_finish(s->request);
   free_blocks_ += s->blocks;
   s->blocks = 0;
-  if (settings_.on_finish) settings_.on_finish(s->request);
 }
 
 void Replica::finish_iteration() {
