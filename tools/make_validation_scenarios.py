@@ -314,9 +314,11 @@ NVFP4_CAST_RULES = {
 #   Hadamard-transformed column-wise NVFP4 copies from one read (NVIDIA/TransformerEngine#2555's
 #   fused cast)""",
 }
-# v0.5.0's llama31_405b_pretrain_config_gb200: disable_param_gather_overlap(cfg) for nvfp4 V2
-# (the 256-GPU config of the table's row; Megatron-Bridge issue 3714, peak memory).
-NVFP4_NO_GATHER_OVERLAP = {('26.06', 'DGX-GB200', 'llama3-405b')}
+# llama31_405b_pretrain_config_gb200: disable_param_gather_overlap(cfg) for nvfp4 V2 (the 256-GPU
+# config of the table's row; Megatron-Bridge issue 3714, peak memory), by the row's own release:
+# from v0.4.2 (26.04.01; docs/versions1.json pairs the two), not v0.4.0 (26.04), and v0.5.0 (26.06).
+NVFP4_NO_GATHER_OVERLAP = {('26.04.01', 'DGX-GB200', 'llama3-405b'),
+                           ('26.06', 'DGX-GB200', 'llama3-405b')}
 
 BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B': 'llama3-70b',
                  'LLAMA3-70B': 'llama3-70b', 'LLAMA3.1_405B': 'llama3-405b',
@@ -663,12 +665,13 @@ DEEPSEEK_V3_RULES = """# DeepSeek-V3 rows, one more rule for all of them (the re
 
 GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the release's recipe:
 #   scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py and
-#   gpt_oss_llm_pretrain.py at v0.3.0, v0.4.0 and v0.5.0; src/megatron/bridge/perf_recipes/gpt_oss/
-#   at v0.6.0): no context parallelism (every row and recipe has CP 1; the step refuses it with
+#   gpt_oss_llm_pretrain.py at v0.3.0, v0.4.0, v0.4.2 and v0.5.0; src/megatron/bridge/perf_recipes/
+#   gpt_oss/ at v0.6.0): no context parallelism (every row and recipe has CP 1; the step refuses it with
 #   sliding windows); expert tensor parallel 1; the 36 layers split evenly (the recipe:
 #   account_for_embedding/loss_in_pipeline_split = False, no layout); the MXFP8 recipes' flex
 #   dispatcher with HybridEP (EXPERT_NODE_DEDUPLICATED), and the BF16 recipes' where they set it
-#   (gpt_oss_bf16_hybridep: B200 at EP 8 and GB200 from 26.04; their EP groups stay inside an
+#   (gpt_oss_bf16_hybridep: B200 at EP 8 and GB200 in 26.04, not 26.04.01, whose v0.4.2
+#   recipes run Megatron-Core's alltoall again; their EP groups stay inside an
 #   NVLink domain, so it moves the same bytes as the all-to-all, but it takes the router's
 #   probabilities in fp32, and the eager weighted bias computes in fp32); the recipes' selective
 #   recomputation where they set it: the DGX-H100, DGX-B200 and GB200 BF16 workload configs of
@@ -850,14 +853,15 @@ def bridge_variant(r):
 #     B200 / GB200 rows disable DeepEP), and every 26.x row (DEEPSEEK_V3_RULES: HybridEP);
 #   gpt-oss-120b MXFP8 (GPT_OSS_RULES: flex with HybridEP) and the BF16 rows whose recipes set
 #     HybridEP (gpt_oss_bf16_hybridep).
-def bridge_flex_dispatcher(release, system, precision, model, ep):
-    """Whether the row's recipe runs the flex (per-domain deduplicating) dispatcher."""
+def bridge_flex_dispatcher(release, container, system, precision, model, ep):
+    """Whether the row's recipe runs the flex (per-domain deduplicating) dispatcher; `container`
+    is the row's own release (26.04.01 where `release` is its key, 26.04)."""
     later = release[:2] == '26'
     return ((model == 'qwen3-30b-a3b' and later) or
             (model == 'qwen3-235b-a22b' and later and system in NVL72_SYSTEMS) or
             (model == 'deepseek-v3' and (later or (release == '25.09' and system == 'DGX-H100'))) or
             (model == 'gpt-oss-120b' and (precision == 'MXFP8' or
-                                          gpt_oss_bf16_hybridep(release, system, ep))) or
+                                          gpt_oss_bf16_hybridep(container, system, ep))) or
             model == 'kimi-k2' or
             model in BRIDGE_HYBRID_MODELS.values())
 
@@ -877,11 +881,11 @@ def bridge_flex_dispatcher(release, system, precision, model, ep):
 HYBRIDEP_SMS = 32
 
 
-def bridge_hybridep(release, system, precision, model, ep):
+def bridge_hybridep(release, container, system, precision, model, ep):
     """Whether the row's flex dispatcher is HybridEP (above)."""
     deepep = release == '26.02' and system == 'DGX-H100' and model == 'qwen3-30b-a3b'
     return (release[:2] == '26' and not deepep and
-            bridge_flex_dispatcher(release, system, precision, model, ep))
+            bridge_flex_dispatcher(release, container, system, precision, model, ep))
 
 
 # The share of the GPU's SMs an overlapped row's dispatch and combine kernels take while they run
@@ -891,22 +895,32 @@ def bridge_hybridep(release, system, precision, model, ep):
 # point-to-point channels (NVIDIA/nccl src/graph/paths.cc: p2pnChannels, the power of two at or
 # above the communicator's channels, at most 32), a count NCCL's topology search sets at run time
 # and no recipe pins: they keep DeepEP's 20 SMs, unverified. None: the simulator's default.
-def bridge_sm_share(release, system, precision, model, ep):
+def bridge_sm_share(release, container, system, precision, model, ep):
     """The row's expert_communication_sm_share as text, or None for the default 20 / 132."""
-    sms = HYBRIDEP_SMS if bridge_hybridep(release, system, precision, model, ep) else DEEPEP_SMS
+    sms = (HYBRIDEP_SMS if bridge_hybridep(release, container, system, precision, model, ep)
+           else DEEPEP_SMS)
     if sms == DEEPEP_SMS and system == 'DGX-H100':
         return None
     return f'{sms / GPU_SMS[system]:.4g}'
 
 
-# The gpt-oss BF16 rows whose recipes set HybridEP (GPT_OSS_RULES): v0.4.0-v0.4.2
-# GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2 (with its EP 8, which the table gives from 26.02.01 on;
-# v0.3.x's is EP 64 without it) and _GB200_BF16_V2 (26.04 on, with the all-to-all overlap; the
-# release key 26.04 stands for 26.04.01 too, as everywhere in this file).
-def gpt_oss_bf16_hybridep(release, system, ep):
-    """Whether a gpt-oss BF16 row's recipe sets HybridEP: the B200 ones at EP 8 (26.02.01 on; the
-    26.02 row's EP 64 is v0.3.0's, without it), the GB200 ones of 26.04 and 26.04.01."""
-    return (system == 'DGX-B200' and ep == '8') or (system == 'DGX-GB200' and release == '26.04')
+# The gpt-oss BF16 rows whose recipes set HybridEP (GPT_OSS_RULES), by the row's own release (the
+# container: docs/versions1.json pairs 26.02.01 with Megatron-Bridge v0.3.1 and 26.04.01 with
+# v0.4.2, the software-versions page 26.04 with v0.4.0): v0.4.0's
+# GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2 (EP 8, moe_flex_dispatcher_backend "hybridep"; its
+# 26.02.01 row at EP 8 takes it too: the main branch's config from 7260d6214, 2026-03-23, where
+# v0.3.1's _V2 is v0.3.0's EP 64 without HybridEP) and _GB200_BF16_V2 (with the all-to-all overlap).
+# Not 26.04.01: v0.4.2 sets both back to Megatron-Core's alltoall dispatcher, keeping the B200's
+# EP 8 and the GB200's overlap (NVIDIA-NeMo/Megatron-Bridge#3561, cherry-picked as ee3d3068b, and
+# #3614 as 78934c150: "switch GPT-OSS GB200 / B200 V2 dispatcher default to alltoall").
+GPT_OSS_BF16_HYBRIDEP = {'26.02.01': {'DGX-B200'}, '26.04': {'DGX-B200', 'DGX-GB200'}}
+
+
+def gpt_oss_bf16_hybridep(container, system, ep):
+    """Whether a gpt-oss BF16 row's recipe sets HybridEP: the B200 ones at EP 8 of 26.02.01 and
+    26.04 (the 26.02 row's EP 64 is v0.3.0's, without it), the GB200 one of 26.04."""
+    return (system in GPT_OSS_BF16_HYBRIDEP.get(container, ()) and
+            (system != 'DGX-B200' or ep == '8'))
 
 # Where a gpt-oss recipe recomputes the pre-MLP norm and the experts' activation (GPT_OSS_RULES):
 # the BF16 ones of these systems (every BF16 row is of 26.02-26.04.01, v0.3.0-v0.4.2).
@@ -1094,22 +1108,22 @@ def bridge(rows, out):
         if (tp > 1 and precision != 'NVFP4'
                 and (system, precision, model) not in BRIDGE_MOE_NO_TP_OVERLAP.get(release, ())):
             lines.append('overlap_tensor_communication: true')
-        if precision == 'NVFP4' and (release, system, model) in NVFP4_NO_GATHER_OVERLAP:
+        if precision == 'NVFP4' and (r['release'], system, model) in NVFP4_NO_GATHER_OVERLAP:
             lines.append('overlap_parameter_gather: false')
         if moe:
             lines += [f'expert_parallel: {r["ep"]}', 'expert_tensor_parallel: 1']
             if (system, precision, model) in BRIDGE_MOE_OVERLAP.get(release, ()):
                 lines.append('overlap_expert_communication: true')
-                share = bridge_sm_share(release, system, precision, model, r['ep'])
+                share = bridge_sm_share(release, r['release'], system, precision, model, r['ep'])
                 if share:
                     lines.append(f'expert_communication_sm_share: {share}')
             if (system, precision, model) in BRIDGE_MOE_GRAPHS.get(release, ()):
                 lines.append('cuda_graphed_expert_layers: true')
             if (system, precision, model) in BRIDGE_FUSED_GROUPED_MLP.get(release, ()):
                 lines.append('fused_expert_mlp: true')
-            if bridge_flex_dispatcher(release, system, precision, model, r['ep']):
+            if bridge_flex_dispatcher(release, r['release'], system, precision, model, r['ep']):
                 lines.append('expert_dispatcher: EXPERT_NODE_DEDUPLICATED')
-            if bridge_hybridep(release, system, precision, model, r['ep']):
+            if bridge_hybridep(release, r['release'], system, precision, model, r['ep']):
                 lines.append(f'expert_combine_sms: {HYBRIDEP_SMS}')
         lines += bridge_model_lines(r, release, system, model, precision)
         offload = bridge_offload_layers(r, system) if fsdp else None
@@ -1147,10 +1161,10 @@ def bridge(rows, out):
             fp8_line += '\n  fp8_parameters: true' if fp4_parameters else ''
             te, unfused_cast = NVFP4_TRANSFORMER_ENGINE[release]
             fp8_line += '\n  fp4_unfused_hadamard_cast: true' if unfused_cast else ''
-            extra = ('\n#   The parameter gather not overlapped (v0.5.0 '
+            extra = ('\n#   The parameter gather not overlapped (v0.4.2 and v0.5.0 '
                      'llama31_405b_pretrain_config_gb200:\n#   disable_param_gather_overlap for '
                      'nvfp4 V2, a peak-memory workaround).'
-                     if (release, system, model) in NVFP4_NO_GATHER_OVERLAP else '')
+                     if (r['release'], system, model) in NVFP4_NO_GATHER_OVERLAP else '')
             extra_rules = '\n' + NVFP4_RULES.format(
                 recipe=nvfp4_recipe, weights=weights,
                 casts=NVFP4_CAST_RULES[unfused_cast].format(te=te), extra=extra)

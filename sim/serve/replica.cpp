@@ -112,16 +112,35 @@ void Replica::on_event(uint64_t tag) {
   try_start();
 }
 
+bool Replica::promise_whole(Sequence* w) {
+  const Request& r = (*requests_)[w->request];
+  // TensorRT-LLM reserves the prompt plus the request's max new tokens
+  // (KVCacheManager::getRemainingBlocksToCompletion); a request here states its output length,
+  // which trtllm-bench passes as max_tokens. A prefill replica that hands the request off holds
+  // its prompt only.
+  const int64_t tokens = settings_.hand_off ? r.input_tokens : r.input_tokens + r.output_tokens;
+  const int64_t whole = blocks_for(tokens, settings_.block_tokens) - w->blocks;
+  if (whole > free_blocks_ - promised_blocks_) return false;
+  w->promised = whole;
+  promised_blocks_ += whole;
+  return true;
+}
+
 bool Replica::reserve(Sequence* s, int64_t tokens) {
   const int64_t needed = blocks_for(tokens, settings_.block_tokens) - s->blocks;
   if (needed <= 0) return true;
-  if (needed > free_blocks_) return false;
+  if (needed > free_blocks_ - promised_blocks_ + s->promised) return false;
+  const int64_t own = std::min(needed, s->promised);
+  s->promised -= own;
+  promised_blocks_ -= own;
   free_blocks_ -= needed;
   s->blocks += needed;
   return true;
 }
 
 bool Replica::preempt_latest() {
+  CLUSTERSIM_CHECK(settings_.capacity_policy == schema::MAX_UTILIZATION,
+                   "a preemption under GUARANTEED_NO_EVICT");
   if (running_.empty()) return false;
   Sequence s = running_.back();
   running_.pop_back();
@@ -168,6 +187,8 @@ bool Replica::form_continuous() {
   }
   while (admit_continuous(&budget)) {
   }
+  peak_committed_ =
+      std::max(peak_committed_, settings_.kv_blocks - free_blocks_ + promised_blocks_);
   return work_.tokens > 0;
 }
 
@@ -180,6 +201,7 @@ bool Replica::admit_continuous(int64_t* budget) {
   const int64_t chunk = settings_.chunked_prefill ? std::min<int64_t>(w.prompt, *budget)
                                                   : w.prompt;
   if (chunk <= 0 || (chunk > *budget && !alone)) return false;
+  if (no_evict() && !promise_whole(&w)) return false;
   if (!reserve(&w, chunk)) return false;
   w.chunk = static_cast<int32_t>(chunk);
   w.admitted = next_admission_++;
@@ -194,7 +216,9 @@ bool Replica::admit_continuous(int64_t* budget) {
 
 bool Replica::admit_prefilled(int64_t* budget) {
   Sequence& w = waiting_.front();
-  if (*budget < 1 || !reserve(&w, w.cached + 1)) return false;
+  if (*budget < 1 || (no_evict() && !promise_whole(&w)) || !reserve(&w, w.cached + 1)) {
+    return false;
+  }
   w.admitted = next_admission_++;
   w.in_batch = true;
   --*budget;
@@ -250,7 +274,8 @@ void Replica::complete(Sequence* s) {
   record.done = true;
   if (settings_.on_finish) settings_.on_finish(s->request);
   free_blocks_ += s->blocks;
-  s->blocks = 0;
+  promised_blocks_ -= s->promised;
+  s->blocks = s->promised = 0;
 }
 
 void Replica::finish_iteration() {
@@ -279,6 +304,7 @@ void Replica::finish_iteration() {
       if (s.generated == r.output_tokens) {
         complete(&s);
       } else if (s.generated == 1 && settings_.hand_off) {
+        promised_blocks_ -= s.promised;  // none left: it holds its prompt
         settings_.hand_off(s.request, s.blocks);
         continue;  // the decode pool has it now
       }

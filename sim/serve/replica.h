@@ -6,9 +6,13 @@
 // one token of each running sequence and fills the rest of the token budget with prompt tokens
 // of running then waiting requests (FIFO), whole prompts or, with chunked prefill, chunks; at
 // most max_batch sequences run. The KV cache is paged: a sequence holds ceil(tokens / block)
-// blocks; when a decoding sequence needs a block and none is free, the most recently admitted
-// sequence is preempted (its blocks freed, it waits at the head of the queue and later recomputes
-// its prompt and the tokens it had generated).
+// blocks. Admission against it follows the capacity policy (runtime.proto CapacityPolicy):
+// MAX_UTILIZATION admits a request when its prompt's blocks are free; when a decoding sequence
+// needs a block and none is free, the most recently admitted sequence is preempted (its blocks
+// freed, it waits at the head of the queue and later recomputes its prompt and the tokens it had
+// generated). GUARANTEED_NO_EVICT admits the waiting head only when the blocks of its whole
+// sequence can be promised to it beside the running sequences' promises (free blocks - promised
+// ones); a sequence then grows into its promise and never waits for a block, none is preempted.
 // Static batching (TensorRT-LLM's gptSession): when idle, the replica takes up to max_batch
 // waiting requests that fit its memory (optionally waiting batch_wait for more), prefills all
 // their prompts in one iteration, then decodes the whole batch until its longest output is done;
@@ -47,6 +51,7 @@ struct RequestRecord {
 
 struct ReplicaSettings {
   schema::Batching batching = schema::CONTINUOUS;
+  schema::CapacityPolicy capacity_policy = schema::MAX_UTILIZATION;  // continuous
   int max_batch = 256;
   int64_t max_tokens = 8192;  // per iteration (continuous)
   bool chunked_prefill = false;
@@ -88,6 +93,12 @@ class Replica final : public EventHandler, public Settler {
   int64_t iterations() const { return iterations_; }
   int64_t preemptions() const { return preemptions_; }
   int64_t prompt_iterations() const { return prompt_iterations_; }  // with prompt tokens
+  // Continuous: the largest share of the KV cache held or promised at once (static: 0).
+  double peak_committed_fraction() const {
+    return settings_.kv_blocks > 0 ? static_cast<double>(peak_committed_) /
+                                         static_cast<double>(settings_.kv_blocks)
+                                   : 0;
+  }
 
  private:
   struct Sequence {
@@ -98,11 +109,13 @@ class Replica final : public EventHandler, public Settler {
     int32_t generated = 0;  // output tokens so far
     int32_t chunk = 0;      // prompt tokens in the current iteration
     int64_t blocks = 0;     // continuous: KV blocks held
+    int64_t promised = 0;   // GUARANTEED_NO_EVICT: blocks promised to it, not yet held
     uint64_t admitted = 0;  // admission order
     bool in_batch = false;  // decodes in the current iteration
     bool decoding() const { return prefilled == prompt; }
   };
 
+  bool no_evict() const { return settings_.capacity_policy == schema::GUARANTEED_NO_EVICT; }
   void on_event(uint64_t tag) override;
   void settle() override { try_start(); }
   void try_start();
@@ -112,7 +125,10 @@ class Replica final : public EventHandler, public Settler {
   bool admit_continuous(int64_t* budget);
   // Admits the waiting head, prefilled elsewhere, to decode in this iteration.
   bool admit_prefilled(int64_t* budget);
-  // Grows `s`'s blocks to hold `tokens`; false when the pool is short.
+  // GUARANTEED_NO_EVICT: promises `w` the blocks of every token it will hold here; false when
+  // the free blocks not promised to others are short.
+  bool promise_whole(Sequence* w);
+  // Grows `s`'s blocks to hold `tokens`, from its promise first; false when the pool is short.
   bool reserve(Sequence* s, int64_t tokens);
   // Frees the latest admitted running sequence other than those already in work; false if none.
   bool preempt_latest();
@@ -129,6 +145,8 @@ class Replica final : public EventHandler, public Settler {
   std::deque<Sequence> waiting_;  // not running; preempted ones first
   std::vector<Sequence> running_;
   int64_t free_blocks_ = 0;
+  int64_t promised_blocks_ = 0;  // of free_blocks_, promised to running sequences
+  int64_t peak_committed_ = 0;   // the most blocks held or promised at once
   uint64_t next_admission_ = 0;
   bool iterating_ = false;
   bool wake_pending_ = false;  // static: a batch_wait wake-up is queued

@@ -138,6 +138,11 @@ void check_scheduler(const FieldChecker& scheduler, int longest_prompt) {
   if (is_static && m.chunked_prefill()) {
     scheduler.error("chunked_prefill", "applies to CONTINUOUS batching");
   }
+  if (m.has_capacity_policy()) {
+    if (scheduler.require_enum("capacity_policy") && is_static) {
+      scheduler.error("capacity_policy", "applies to CONTINUOUS batching");
+    }
+  }
   if (!is_static && m.has_batch_wait_ms()) {
     scheduler.error("batch_wait_ms", "applies to STATIC batching");
   }

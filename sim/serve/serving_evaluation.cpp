@@ -132,6 +132,9 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   const s::Scheduler& sc = c.scheduler;
   ReplicaSettings& set = r.settings;
   set.batching = sc.batching();
+  set.capacity_policy = sc.has_capacity_policy()       ? sc.capacity_policy()
+                        : serving_.has_capacity_policy() ? serving_.capacity_policy()
+                                                         : s::MAX_UTILIZATION;
   set.max_batch = sc.max_batch_size();
   set.max_tokens = sc.max_tokens_per_iteration();
   set.chunked_prefill = sc.chunked_prefill();

@@ -1,6 +1,7 @@
 // The load balancer and the arrivals on the engine; the hand-off between pools.
 #include "sim/serve/serving_simulation.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "sim/util/check.h"
@@ -28,6 +29,7 @@ void add_pool(const Pool& pool, int replica_gpus, int total_gpus, ServingOutcome
   for (const auto& r : pool) {
     outcome->iterations += r->iterations();
     outcome->preemptions += r->preemptions();
+    outcome->peak_kv_committed = std::max(outcome->peak_kv_committed, r->peak_committed_fraction());
     if (span > 0) {
       outcome->busy_fraction += r->busy().seconds() / span * replica_gpus / total_gpus;
       outcome->kv_fraction += r->kv_block_seconds() / span * replica_gpus / total_gpus;

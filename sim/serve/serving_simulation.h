@@ -23,6 +23,8 @@ struct ServingOutcome {
   Picoseconds end;                     // when the last event ran
   double busy_fraction = 0;            // mean over GPUs of iterating time / end
   double kv_fraction = 0;              // mean over GPUs of the KV cache in use
+  double peak_kv_committed = 0;        // continuous: the most of one replica's KV cache held or
+                                       // promised at once (Replica::peak_committed_fraction)
   int64_t iterations = 0;
   int64_t preemptions = 0;
   // Disaggregated: KV-cache bytes over every GPU, and decode iterations that ran prompt tokens

@@ -30,7 +30,7 @@ struct ServingConfiguration {
   int pipeline_parallel = 1;
   int replicas = 1;
   schema::Quantization quantization;  // as written (defaults applied by resolve_formats)
-  schema::Scheduler scheduler;        // every field set
+  schema::Scheduler scheduler;        // every field set but capacity_policy (absent: the runtime's)
   // Disaggregated: the prefill pool (its instance always set); instance, tensor_parallel,
   // pipeline_parallel and replicas above are then the decode pool's.
   std::optional<PoolShape> prefill;

@@ -343,6 +343,14 @@ TEST_CASE("a serving runtime that extends another names a known base and fits no
         "mean \"rt\"?)\n");
 }
 
+TEST_CASE("a serving runtime's capacity policy, when given, is a policy") {
+  CHECK(catalog_errors(gpu_entry() +
+                       "serving_runtime { name: \"rt\" extends: \"base\"\n"
+                       "  capacity_policy: CAPACITY_POLICY_UNSPECIFIED source { citation: \"c\" } }\n")
+            .find("c.textproto:12:3: serving_runtime[0].capacity_policy: must be set to a value "
+                  "other than CAPACITY_POLICY_UNSPECIFIED\n") != std::string::npos);
+}
+
 TEST_CASE("a serving runtime's grouped kernel takes one group size or a limit, not both") {
   CHECK(catalog_errors(gpu_entry() +
                        "serving_runtime { name: \"rt\" grouped_attention_query_heads_per_kv: 8\n"

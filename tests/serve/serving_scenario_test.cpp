@@ -79,6 +79,22 @@ TEST_CASE("a prompt above the token budget without chunked prefill is an error")
                            "tokens exceeds the 256-token budget") != std::string::npos);
 }
 
+TEST_CASE("a capacity policy is a continuous-batching setting with a value") {
+  std::string text = kGood;
+  text.replace(text.find("aws.p5.48xlarge\" }"), 18,
+               "aws.p5.48xlarge\"\n  scheduler { batching: STATIC capacity_policy: "
+               "GUARANTEED_NO_EVICT } }");
+  CHECK(load_serving_text(text)->messages() ==
+        "s.textproto:3:32: deployment.scheduler.capacity_policy: applies to CONTINUOUS batching\n");
+  text.replace(text.find("batching: STATIC capacity_policy: GUARANTEED_NO_EVICT"), 53,
+               "capacity_policy: CAPACITY_POLICY_UNSPECIFIED");
+  CHECK(load_serving_text(text)->messages() ==
+        "s.textproto:3:15: deployment.scheduler.capacity_policy: must be set to a value other "
+        "than CAPACITY_POLICY_UNSPECIFIED\n");
+  text.replace(text.find("CAPACITY_POLICY_UNSPECIFIED"), 27, "MAX_UTILIZATION");
+  CHECK(load_serving_text(text)->loaded != nullptr);
+}
+
 TEST_CASE("tensor parallelism must split the heads and stay in a node") {
   std::string text = kGood;
   text.replace(text.find("aws.p5.48xlarge\" }"), 18, "aws.g6.xlarge\" tensor_parallel: 3 }");

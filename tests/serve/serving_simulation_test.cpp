@@ -1,6 +1,7 @@
 // Tests of sim/serve/replica and serving_simulation: queueing closed forms, batching, paging.
 #include "sim/serve/serving_simulation.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -123,16 +124,22 @@ TEST_CASE("continuous batching never gives lower throughput than static batching
   t.mutable_output_tokens()->mutable_uniform()->set_min(16);
   t.mutable_output_tokens()->mutable_uniform()->set_max(512);
   const std::vector<Request> requests = generate_requests(t, 1);
-  ReplicaSettings continuous;
-  continuous.max_batch = 64;
-  continuous.kv_blocks = 100000;
-  ReplicaSettings fixed = continuous;
+  ReplicaSettings fixed;
+  fixed.max_batch = 64;
   fixed.batching = s::STATIC;
   fixed.static_free_bytes = 1e12;
-  const ServingMetrics c = measure_serving(requests, simulate_serving(requests, model, continuous, 1), 0);
   const ServingMetrics f = measure_serving(requests, simulate_serving(requests, model, fixed, 1), 0);
-  CHECK(c.output_tokens_per_s >= f.output_tokens_per_s);
-  CHECK(c.ttft_ms.p99 < f.ttft_ms.p99);
+  for (const s::CapacityPolicy policy : {s::MAX_UTILIZATION, s::GUARANTEED_NO_EVICT}) {
+    ReplicaSettings continuous;
+    continuous.max_batch = 64;
+    continuous.kv_blocks = 100000;
+    continuous.capacity_policy = policy;
+    const ServingMetrics c =
+        measure_serving(requests, simulate_serving(requests, model, continuous, 1), 0);
+    INFO(s::CapacityPolicy_Name(policy));
+    CHECK(c.output_tokens_per_s >= f.output_tokens_per_s);
+    CHECK(c.ttft_ms.p99 < f.ttft_ms.p99);
+  }
 }
 
 TEST_CASE("a full paged KV cache preempts the latest sequence and every request still finishes") {
@@ -148,6 +155,96 @@ TEST_CASE("a full paged KV cache preempts the latest sequence and every request 
   const ServingMetrics m = measure_serving(requests, o, 0);
   CHECK(m.kv_cache_utilization > 0.5);
   CHECK(m.kv_cache_utilization <= 1.0);
+}
+
+// The load above, where MAX_UTILIZATION preempts: GUARANTEED_NO_EVICT admits a request only with
+// the blocks of its whole sequence promised, so none is ever preempted.
+TEST_CASE("GUARANTEED_NO_EVICT never preempts where MAX_UTILIZATION does") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  const std::vector<Request> requests = poisson(50, 20, 256, 256);
+  ReplicaSettings settings;
+  settings.max_batch = 64;
+  settings.block_tokens = 16;
+  settings.kv_blocks = 3 * 512 / 16;
+  REQUIRE(simulate_serving(requests, model, settings, 1).preemptions > 0);
+  settings.capacity_policy = s::GUARANTEED_NO_EVICT;
+  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
+  CHECK(o.preemptions == 0);
+  for (const RequestRecord& r : o.records) {
+    CHECK(r.done);
+    CHECK(r.preemptions == 0);
+  }
+}
+
+// Lengths drawn from wide ranges into a small cache, arriving faster than it serves: the blocks
+// held plus those promised never exceed the cache, and the load fills it.
+TEST_CASE("GUARANTEED_NO_EVICT never commits more KV blocks than the cache holds") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  s::Traffic t;
+  t.set_rate_per_s(40);
+  t.set_duration_s(20);
+  t.mutable_input_tokens()->mutable_uniform()->set_min(16);
+  t.mutable_input_tokens()->mutable_uniform()->set_max(1500);
+  t.mutable_output_tokens()->mutable_uniform()->set_min(1);
+  t.mutable_output_tokens()->mutable_uniform()->set_max(700);
+  const std::vector<Request> requests = generate_requests(t, 1);
+  for (const bool chunked : {false, true}) {
+    ReplicaSettings settings;
+    settings.capacity_policy = s::GUARANTEED_NO_EVICT;
+    settings.block_tokens = 16;
+    settings.kv_blocks = 400;  // 6,400 tokens: three to thirty requests
+    settings.chunked_prefill = chunked;
+    settings.max_tokens = chunked ? 512 : 2048;
+    const ServingOutcome o = simulate_serving(requests, model, settings, 2);
+    INFO("chunked prefill " << chunked);
+    CHECK(o.peak_kv_committed <= 1.0);
+    CHECK(o.peak_kv_committed > 0.9);
+    CHECK(o.kv_fraction < o.peak_kv_committed);
+    CHECK(o.preemptions == 0);
+    for (const RequestRecord& r : o.records) CHECK(r.done);
+  }
+}
+
+// Ten requests of 200 + 100 tokens at once, blocks of 16, a cache of 60 blocks. GUARANTEED_NO_EVICT
+// promises each ceil(300 / 16) = 19 blocks: floor(60 / 19) = 3 run at once, in waves of 3, 3, 3, 1
+// (each wave admitted when the one before finishes). MAX_UTILIZATION admits on the prompt's
+// ceil(200 / 16) = 13 blocks: floor(60 / 13) = 4 in its first iteration.
+TEST_CASE("GUARANTEED_NO_EVICT admits as many whole sequences as the cache holds") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  const std::vector<Request> requests(10, Request{0.0, 200, 100});
+  ReplicaSettings settings;
+  settings.block_tokens = 16;
+  settings.kv_blocks = 60;
+  const auto first_wave = [&](const ServingOutcome& o) {
+    return std::count_if(o.records.begin(), o.records.end(), [&](const RequestRecord& r) {
+      return r.first_token == o.records[0].first_token;
+    });
+  };
+  CHECK(first_wave(simulate_serving(requests, model, settings, 1)) == 4);
+  settings.capacity_policy = s::GUARANTEED_NO_EVICT;
+  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
+  CHECK(first_wave(o) == 3);
+  for (size_t i = 3; i < requests.size(); ++i) {
+    INFO("request " << i);
+    CHECK(o.records[i].first_token > o.records[i - 3].finish);
+    CHECK(o.records[i].first_token == o.records[i - i % 3].first_token);
+  }
+  CHECK(o.peak_kv_committed == Approx(57.0 / 60));
+}
+
+// The queue's head blocks the requests behind it: a request of 600 tokens (38 blocks of 16) waits
+// behind one of 200 (13 blocks) in a cache of 40, and a second one of 200, which would fit beside
+// the first, waits for it (TensorRT-LLM's scheduler stops at the first request that does not fit).
+TEST_CASE("GUARANTEED_NO_EVICT serves its queue in order") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  const std::vector<Request> requests = {{0.0, 100, 100}, {0.0, 400, 200}, {0.0, 100, 100}};
+  ReplicaSettings settings;
+  settings.capacity_policy = s::GUARANTEED_NO_EVICT;
+  settings.block_tokens = 16;
+  settings.kv_blocks = 40;
+  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
+  CHECK(o.records[1].first_token > o.records[0].finish);
+  CHECK(o.records[2].first_token > o.records[1].finish);
 }
 
 TEST_CASE("the load balancer spreads requests and the run is deterministic") {

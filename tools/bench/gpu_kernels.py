@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Measures on one NVIDIA GPU what clustersim's compute model predicts: dense GEMM TFLOP/s by shape
 (BF16, and FP8 e4m3 where the GPU has it), fused-attention TFLOP/s by sequence, head dimension,
-mask and pass for PyTorch's cuDNN and FlashAttention-2 backends, and HBM bandwidth (copy, read,
-an elementwise SwiGLU). Needs PyTorch with CUDA; prints CSV rows and writes them to OUT_DIR.
+mask and pass for PyTorch's cuDNN and FlashAttention-2 backends, HBM bandwidth (copy, read,
+an elementwise SwiGLU), mixture-of-experts expert GEMMs (batched, grouped, one per expert),
+decode attention over a KV cache and the token permutations around the experts. Needs PyTorch
+with CUDA; prints CSV rows and writes them to OUT_DIR/gpu_kernels.csv.
 
 Conventions, so the rows compare with the published kernel tables the compute model is fitted on:
 - GEMM: 2*M*N*K FLOPs; A is M x K, B is K x N; mean of the timed runs after warm-ups.
@@ -10,8 +12,20 @@ Conventions, so the rows compare with the published kernel tables the compute mo
   (heads = 2048 / head_dim), forward FLOPs 4*b*h*s*s*d, halved under the causal mask, backward
   2.5x the forward; the backward time is (forward+backward) - forward.
 - Bandwidth: bytes read plus bytes written over the time.
+- Expert GEMMs: G experts of m tokens each (balanced routing), shape GxMxNxK, mask column = the
+  model, pass column = the GEMM (fc1: m x 2f x h, fc2: m x h x f, fc1 wgrad: h x 2f x m);
+  2*G*M*N*K FLOPs.
+- Decode attention: one query token a sequence over L cached tokens, grouped-query heads; the
+  rate is the KV cache's bytes over the time (TB/s).
+- GEMMs beside resident CTAs: C CTAs of 512 threads (mask: spinning, or copying 256 MiB through
+  HBM) hold C SMs while a batch of GEMMs runs, each against the GEMMs alone next to it (mask
+  "none"), alternating which runs first; medians of 6 such pairs; pass column = C and the median
+  SM clock read halfway through the batches.
+- Before each part a probe times 8192^3 in BF16 once more: the GPU's clock and power over the run.
 
-Usage: python3 tools/bench/gpu_kernels.py OUT_DIR
+Usage: python3 tools/bench/gpu_kernels.py OUT_DIR [PART...]
+  PART: gemm attention bandwidth expert_gemm expert_gemm_graphed sm_contention decode_attention
+  token_permute (default: all)
 """
 import csv
 import os
@@ -136,8 +150,264 @@ def bandwidth_rows(dev):
     return rows
 
 
+# (model, hidden size h, expert FFN width f) of the shipped mixture-of-experts models.
+MOE_SHAPES = (("deepseek-v3", 7168, 2048), ("qwen3-235b-a22b", 4096, 1536),
+              ("qwen3-30b-a3b", 2048, 768), ("gpt-oss-120b", 2880, 2880),
+              ("mixtral-8x7b", 4096, 14336))
+
+
+def column_major(x):
+    """The same matrices stored column-major (the layout FP8 GEMMs want for their B operand)."""
+    return x.transpose(-2, -1).contiguous().transpose(-2, -1)
+
+
+def expert_gemm_rows(dev):
+    """Each expert GEMM three ways: one batched GEMM (torch.bmm: how the compute model times them),
+    one grouped GEMM (torch._grouped_mm; FP8 torch._scaled_grouped_mm, row-wise scales) and one
+    GEMM per expert (a loop of torch.matmul, as Transformer Engine's GroupedLinear issues them)."""
+    rows = []
+    g = 8
+    for model, h, f in MOE_SHAPES:
+        for m in (256, 1024, 4096):
+            for gemm, (mm, n, k) in (("fc1", (m, 2 * f, h)), ("fc2", (m, h, f)),
+                                     ("fc1 wgrad", (h, 2 * f, m))):
+                a = torch.randn(g, mm, k, device=dev, dtype=torch.bfloat16)
+                b = torch.randn(g, k, n, device=dev, dtype=torch.bfloat16)
+                flops = 2.0 * g * mm * n * k
+                shape = f"{g}x{mm}x{n}x{k}"
+                runs = [("expert gemm bmm", "BF16", lambda: torch.bmm(a, b)),
+                        ("expert gemm loop", "BF16",
+                         lambda: [torch.matmul(a[i], b[i]) for i in range(g)])]
+                if gemm != "fc1 wgrad":  # grouped over M; a wgrad groups over K
+                    a2 = a.reshape(g * mm, k)
+                    offs = torch.arange(1, g + 1, device=dev, dtype=torch.int32) * mm
+                    runs.append(("expert gemm grouped", "BF16",
+                                 lambda: torch._grouped_mm(a2, b, offs=offs)))
+                    a8 = a2.to(torch.float8_e4m3fn)
+                    b8 = column_major(b.to(torch.float8_e4m3fn))
+                    sa = torch.ones(g * mm, device=dev, dtype=torch.float32)
+                    sb = torch.ones(g, n, device=dev, dtype=torch.float32)
+                    runs.append(("expert gemm grouped", "FP8 e4m3",
+                                 lambda: torch._scaled_grouped_mm(a8, b8, sa, sb, offs=offs,
+                                                                  out_dtype=torch.bfloat16)))
+                for kernel, precision, fn in runs:
+                    try:
+                        ms = time_ms(fn)
+                    except Exception as e:  # a kernel this build or GPU lacks
+                        print(f"# {kernel} {precision} {model} {gemm}: {e}", file=sys.stderr)
+                        continue
+                    rows.append((kernel, precision, shape, model, gemm, ms, flops / ms / 1e9))
+                del a, b
+    return rows
+
+
+def graphed(fn):
+    """fn captured in a CUDA graph (warmed up on a side stream first): its replay launches every
+    kernel with no host work between them, as a graphed training step does."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def expert_gemm_graphed_rows(dev):
+    """One GEMM per expert as a CUDA graph replays them: the GPU's own cost of issuing the experts
+    one kernel each (BF16 torch.matmul; FP8 torch._scaled_mm with per-tensor scales, cuBLASLt)."""
+    rows = []
+    g = 8
+    one = torch.tensor(1.0, device=dev)
+    for model, h, f in MOE_SHAPES:
+        for m in (256, 1024, 4096):
+            for gemm, (mm, n, k) in (("fc1", (m, 2 * f, h)), ("fc2", (m, h, f)),
+                                     ("fc1 wgrad", (h, 2 * f, m))):
+                a = torch.randn(g, mm, k, device=dev, dtype=torch.bfloat16)
+                b = torch.randn(g, k, n, device=dev, dtype=torch.bfloat16)
+                a8 = a.to(torch.float8_e4m3fn)
+                b8 = column_major(b.to(torch.float8_e4m3fn))
+                runs = (("BF16", lambda: [torch.matmul(a[i], b[i]) for i in range(g)]),
+                        ("FP8 e4m3", lambda: [torch._scaled_mm(a8[i], b8[i], scale_a=one,
+                                                               scale_b=one,
+                                                               out_dtype=torch.bfloat16)
+                                              for i in range(g)]))
+                for precision, fn in runs:
+                    try:
+                        ms = time_ms(graphed(fn))
+                    except Exception as e:
+                        print(f"# graphed {precision} {model} {gemm}: {e}", file=sys.stderr)
+                        continue
+                    rows.append(("expert gemm loop (CUDA graph)", precision, f"{g}x{mm}x{n}x{k}",
+                                 model, gemm, ms, 2.0 * g * mm * n * k / ms / 1e9))
+                del a, b, a8, b8
+    return rows
+
+
+def decode_attention_rows(dev):
+    """One decode step's attention: 32 query heads over 8 KV heads of dimension 128 (Llama 3 8B),
+    b sequences of L cached tokens; PyTorch's default backend for the shape."""
+    rows = []
+    for b in (1, 16, 64, 256):
+        for kv in (1024, 4096, 16384):
+            if b * kv > 1 << 20:
+                continue
+            try:
+                q = torch.randn(b, 32, 1, 128, device=dev, dtype=torch.bfloat16)
+                k = torch.randn(b, 8, kv, 128, device=dev, dtype=torch.bfloat16)
+                v = torch.randn_like(k)
+                ms = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True))
+            except Exception as e:
+                print(f"# decode b{b} kv{kv}: {e}", file=sys.stderr)
+                continue
+            kv_bytes = 2 * k.numel() * 2
+            rows.append(("decode attention (SDPA)", "BF16", f"b{b}_kv{kv}_q32_kvh8_hd128", "",
+                         "fwd", ms, kv_bytes / ms / 1e9))
+            del q, k, v
+    return rows
+
+
+def token_permute_rows(dev):
+    """The memory-bound kernels around the experts, T tokens of width h routed to top-k experts:
+    the dispatch permutation (a row gather), the combine (weighted rows added back by index) and
+    an RMSNorm; rates are bytes read plus written over the time (TB/s)."""
+    rows = []
+    t, topk = 16384, 8
+    for h in (2048, 7168):
+        x = torch.randn(t, h, device=dev, dtype=torch.bfloat16)
+        gen = torch.Generator(device=dev).manual_seed(0)
+        index = torch.randint(0, t, (t * topk,), device=dev, generator=gen)
+        routed = torch.randn(t * topk, h, device=dev, dtype=torch.bfloat16)
+        probs = torch.rand(t * topk, 1, device=dev, dtype=torch.bfloat16)
+        out = torch.zeros(t, h, device=dev, dtype=torch.bfloat16)
+        weight = torch.ones(h, device=dev, dtype=torch.bfloat16)
+        shape = f"{t}x{h}_top{topk}"
+        routed_bytes = t * topk * h * 2
+        ms = time_ms(lambda: x.index_select(0, index))
+        rows.append(("token permute (gather)", "BF16", shape, "", "", ms, 2 * routed_bytes / ms / 1e9))
+        ms = time_ms(lambda: out.index_add_(0, index, routed * probs))
+        # routed*probs reads and writes the routed rows; index_add reads them and updates out
+        rows.append(("token unpermute (weighted index_add)", "BF16", shape, "", "", ms,
+                     (3 * routed_bytes + 2 * t * h * 2) / ms / 1e9))
+        ms = time_ms(lambda: F.rms_norm(x, (h,), weight))
+        rows.append(("rmsnorm", "BF16", shape, "", "", ms, 2 * t * h * 2 / ms / 1e9))
+        del x, routed, out
+    return rows
+
+
+# C CTAs of 512 threads that hold their SMs for `cycles` clocks, as NCCL's collective kernels hold
+# theirs for a collective's length: spinning only, or streaming a buffer through HBM meanwhile.
+OCCUPY_SOURCE = r"""
+extern "C" __global__ void occupy(const float4* src, float4* dst, long long n, long long cycles,
+                                  int copy) {
+  const long long start = clock64();
+  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  while (clock64() - start < cycles) {
+    if (copy) {
+      for (long long j = first; j < n; j += stride) dst[j] = src[j];
+    }
+  }
+}
+"""
+
+
+def sm_contention_rows(dev):
+    """GEMMs while C CTAs (one SM each) are resident beside them: the share of SMs an overlapped
+    collective takes from the compute (sim/parallel/collective_sm_contention.h predicts a time of
+    S / (S - C) of the GEMM's alone). Rate = the GEMMs' TFLOP/s; mask = what the CTAs do;
+    pass = C. The CTAs start first and outlast the GEMMs (checked: a row is dropped otherwise)."""
+    import cupy
+    import pynvml
+    pynvml.nvmlInit()
+    nvml = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+    occupy = cupy.RawKernel(OCCUPY_SOURCE, "occupy")
+    n = 256 * 2**20 // 16  # float4 elements of a 256 MiB buffer
+    src = torch.randn(n * 4, device=dev, dtype=torch.float32)
+    dst = torch.empty_like(src)
+    side = torch.cuda.Stream()
+    main = torch.cuda.current_stream()
+    rows = []
+    for m, nn, k in ((8192, 8192, 8192), (8192, 28672, 8192), (8192, 4096, 4096)):
+        a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+        b = torch.randn(k, nn, device=dev, dtype=torch.bfloat16)
+        reps = max(1, int(4e13 // (2 * m * nn * k)))  # about 50 ms of GEMMs
+        gemms = lambda: [torch.matmul(a, b) for _ in range(reps)]
+        for _ in range(3):
+            gemms()
+        torch.cuda.synchronize()
+
+        def batch(ctas, mode):
+            """(ms per GEMM, SM clock in MHz read halfway) of one batch with `ctas` CTAs
+            resident (0: alone); None if they left before the GEMMs ended."""
+            torch.cuda.synchronize()
+            held, freed, start, end = (torch.cuda.Event(enable_timing=True) for _ in range(4))
+            if ctas:
+                with torch.cuda.stream(side):
+                    held.record(side)
+                    with cupy.cuda.ExternalStream(side.cuda_stream):
+                        occupy((ctas,), (512,),
+                               (cupy.asarray(src), cupy.asarray(dst), cupy.int64(n),
+                                cupy.int64(int(2.0e9 * 0.15)), cupy.int32(mode == "copy")))
+                    freed.record(side)
+                time.sleep(0.002)  # let the CTAs become resident first
+            start.record(main)
+            gemms()
+            end.record(main)
+            time.sleep(0.025)
+            mhz = pynvml.nvmlDeviceGetClockInfo(nvml, pynvml.NVML_CLOCK_SM)
+            torch.cuda.synchronize()
+            if ctas and held.elapsed_time(freed) < held.elapsed_time(end):
+                return None
+            return start.elapsed_time(end) / reps, mhz
+
+        # Each configuration against the GEMMs alone next to it, in alternating order (clocks
+        # follow power, which the SMs taken lower): medians of 6 pairs.
+        for mode in ("spin", "copy"):
+            for ctas in (8, 16, 32, 64):
+                pairs = []
+                for i in range(6):
+                    alone, beside = ((batch(0, mode), batch(ctas, mode)) if i % 2 == 0 else
+                                     reversed((batch(ctas, mode), batch(0, mode))))
+                    if beside is not None:
+                        pairs.append((alone, beside))
+                if not pairs:
+                    print(f"# sm_contention {mode} {ctas}: CTAs left before the GEMMs ended",
+                          file=sys.stderr)
+                    continue
+                for label, results in (("none", [p[0] for p in pairs]),
+                                       (mode, [p[1] for p in pairs])):
+                    ms = sorted(r[0] for r in results)[len(results) // 2]
+                    mhz = sorted(r[1] for r in results)[len(results) // 2]
+                    rows.append(("gemm beside resident CTAs", "BF16", f"{m}x{nn}x{k}", label,
+                                 f"{ctas} @{mhz}MHz", ms, 2.0 * m * nn * k / ms / 1e9))
+        del a, b
+    return rows
+
+
+def probe_row(dev, part):
+    a = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+    ms = time_ms(lambda: torch.matmul(a, b))
+    return ("gemm probe", "BF16", "8192x8192x8192", "", f"before {part}", ms,
+            2.0 * 8192**3 / ms / 1e9)
+
+
+PARTS = {"gemm": gemm_rows, "attention": attention_rows, "bandwidth": bandwidth_rows,
+         "expert_gemm": expert_gemm_rows, "expert_gemm_graphed": expert_gemm_graphed_rows,
+         "sm_contention": sm_contention_rows, "decode_attention": decode_attention_rows,
+         "token_permute": token_permute_rows}
+
+
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else "."
+    names = sys.argv[2:] or list(PARTS)
+    unknown = [n for n in names if n not in PARTS]
+    if unknown:
+        sys.exit(f"unknown part(s) {unknown}; parts: {' '.join(PARTS)}")
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     header = (f"# {props.name}, {props.multi_processor_count} SMs, "
@@ -145,19 +415,24 @@ def main():
               f"CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}")
     print(header, flush=True)
     rows = []
-    for part in (gemm_rows, attention_rows, bandwidth_rows):
-        t = time.time()
-        rows += part(dev)
-        print(f"# {part.__name__}: {time.time() - t:.1f} s", flush=True)
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "gpu_kernels.csv"), "w", newline="") as f:
+    for name in names:
+        t = time.time()
+        part_rows = [probe_row(dev, name)] + PARTS[name](dev)
+        for r in part_rows:
+            print(",".join(str(x) for x in r[:5]), f"{r[5]:.4f}", f"{r[6]:.3f}", sep=",")
+        rows += part_rows
+        write_csv(os.path.join(out_dir, "gpu_kernels.csv"), header, rows)  # kept if stopped
+        print(f"# {name}: {time.time() - t:.1f} s", flush=True)
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as f:
         f.write(header + "\n")
         w = csv.writer(f)
         w.writerow(["kernel", "precision", "shape", "mask", "pass", "ms", "tflops_or_TBps"])
         for r in rows:
             w.writerow(list(r[:5]) + [f"{r[5]:.4f}", f"{r[6]:.3f}"])
-    for r in rows:
-        print(",".join(str(x) for x in r[:5]), f"{r[5]:.4f}", f"{r[6]:.3f}", sep=",")
 
 
 if __name__ == "__main__":

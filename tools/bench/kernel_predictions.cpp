@@ -12,6 +12,7 @@
 
 #include "sim/hw/compute_model.h"
 #include "sim/io/catalog.h"
+#include "sim/parallel/collective_sm_contention.h"
 
 namespace {
 
@@ -41,12 +42,30 @@ struct Row {
 // The predicted rate of `row` in the measured column's unit; 0 for a row the model has no kernel
 // for.
 double predicted(const Row& row, const s::Gpu& gpu, const s::Runtime& runtime) {
-  if (row.kernel == "gemm") {
-    const ComputeModel model(gpu, row.precision == "BF16" ? s::BF16 : s::FP8, runtime,
-                             KernelSetting::kIsolated);
+  const s::Precision precision = row.precision == "BF16" ? s::BF16 : s::FP8;
+  if (row.kernel == "gemm" || row.kernel == "gemm probe") {
+    const ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
     long long m = 0, n = 0, k = 0;
     std::sscanf(row.shape.c_str(), "%lldx%lldx%lld", &m, &n, &k);
     return 2.0 * m * n * k / model.matmul(m, n, k).seconds() / 1e12;
+  }
+  if (row.kernel == "gemm beside resident CTAs") {
+    const ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
+    long long m = 0, n = 0, k = 0;
+    std::sscanf(row.shape.c_str(), "%lldx%lldx%lld", &m, &n, &k);
+    CollectiveSmContention contention;
+    if (row.mask != "none") contention.add_ctas(Picoseconds(0), std::stoi(row.pass));
+    return 2.0 * m * n * k / contention.start(Picoseconds(0), model.matmul(m, n, k)).seconds() /
+           1e12;
+  }
+  if (row.kernel.rfind("expert gemm", 0) == 0) {
+    const ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
+    long long g = 0, m = 0, n = 0, k = 0;
+    std::sscanf(row.shape.c_str(), "%lldx%lldx%lldx%lld", &g, &m, &n, &k);
+    const double seconds = row.kernel.rfind("expert gemm loop", 0) == 0
+                               ? g * model.matmul(m, n, k).seconds()
+                               : model.matmul(m, n, k, g).seconds();
+    return 2.0 * g * m * n * k / seconds / 1e12;
   }
   const ComputeModel model(gpu, s::BF16, runtime, KernelSetting::kIsolated);
   if (row.kernel.rfind("attention ", 0) == 0) {
@@ -100,7 +119,11 @@ int main(int argc, char** argv) {
     std::printf("| %s | %s | %s | %s | %s | %.4g | %.4g | %.2f |\n", row.kernel.c_str(),
                 row.precision.c_str(), row.shape.c_str(), row.mask.c_str(), row.pass.c_str(),
                 row.measured, rate, ratio);
-    auto& mean = means[row.kernel + " " + row.precision + " " + row.pass];
+    // A class per pass, the GEMMs beside resident CTAs per what the CTAs do and their count
+    // (their pass column also carries the clock read during the batches).
+    const std::string pass = row.pass.substr(0, row.pass.find(" @"));
+    const std::string kind = row.kernel == "gemm beside resident CTAs" ? " " + row.mask : "";
+    auto& mean = means[row.kernel + " " + row.precision + kind + " " + pass];
     mean.first += ratio;
     mean.second += 1;
   }
