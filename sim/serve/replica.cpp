@@ -272,6 +272,7 @@ void Replica::complete(Sequence* s) {
   RequestRecord& record = (*records_)[s->request];
   record.finish = sim_->now();
   record.done = true;
+  if (settings_.on_finish) settings_.on_finish(s->request);
   free_blocks_ += s->blocks;
   promised_blocks_ -= s->promised;
   s->blocks = s->promised = 0;

@@ -67,6 +67,8 @@ struct ReplicaSettings {
   // prompt is done and its first token produced (unless that was its only token); the replica
   // forgets it, its blocks stay taken until release().
   std::function<void(int32_t request, int64_t blocks)> hand_off;
+  // Called with a request when its last token is produced (its record written); absent: none.
+  std::function<void(int32_t request)> on_finish;
 };
 
 class Replica final : public EventHandler, public Settler {

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "sim/hw/compute_model.h"
+#include "sim/serve/closed_loop.h"
+#include "sim/serve/traffic.h"
 #include "sim/util/units.h"
 
 namespace clustersim {
@@ -84,8 +86,23 @@ void check_traffic(const FieldChecker& traffic, int max_context) {
     }
     case s::Traffic::kTraceFile:
       break;
+    case s::Traffic::kClosedLoop: {
+      const FieldChecker c = traffic.child("closed_loop");
+      c.in_range("concurrency", 1, kMaxClosedLoopUsers);
+      c.in_range("think_time_s", 0, kMaxThinkTime_s);
+      c.at_least("requests", 1);
+      if (m.closed_loop().has_requests()) {
+        for (const char* f : {"duration_s", "warmup_s"}) {
+          if (traffic.has(f)) {
+            traffic.error(f, "closed_loop.requests ends the run: give a duration or a request "
+                             "count, and warm up only with a duration");
+          }
+        }
+      }
+      break;
+    }
     default:
-      traffic.error_here("needs arrivals: rate_per_s, bursts or trace_file");
+      traffic.error_here("needs arrivals: rate_per_s, bursts, trace_file or closed_loop");
   }
   traffic.positive("duration_s");
   traffic.non_negative("warmup_s");
@@ -105,7 +122,7 @@ void check_traffic(const FieldChecker& traffic, int max_context) {
                                       "max_sequence_length (" +
                                       std::to_string(max_context) + ")");
   }
-  if (m.has_warmup_s() && m.warmup_s() >= (m.has_duration_s() ? m.duration_s() : 600)) {
+  if (m.has_warmup_s() && m.warmup_s() >= traffic_duration_s(m)) {
     traffic.error("warmup_s", "leaves no traffic to measure (it is not below duration_s)");
   }
 }

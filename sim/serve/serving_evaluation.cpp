@@ -6,8 +6,10 @@
 
 #include "sim/net/inter_pool_topology.h"
 #include "sim/net/topology_builder.h"
+#include "sim/serve/closed_loop.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/util/check.h"
+#include "sim/util/number_format.h"
 #include "sim/util/units.h"
 
 namespace clustersim {
@@ -205,17 +207,41 @@ ServingEvaluation ServingEvaluator::evaluate_disaggregated(const ServingConfigur
     placement.prefill = in_nodes(placement.prefill, c.prefill->instance->gpu_count(), 0);
     placement.decode = in_nodes(placement.decode, c.instance->gpu_count(), placement.prefill_nodes);
   }
-  const std::vector<Request>& traffic = requests(rate_scale);
   const double kv_bytes_per_token =
       inference_shape(scenario_.model->transformer(), e.formats, 1, 1, 0).kv_bytes_per_token;
-  const ServingOutcome outcome = simulate_disaggregated(
-      traffic, {prefill.model.get(), prefill.settings, placement.prefill},
-      {decode.model.get(), decode.settings, placement.decode}, kv_bytes_per_token, links);
-  e.metrics = measure_serving(traffic, outcome, scenario_.scenario().traffic().warmup_s());
-  if (scenario_.scenario().has_slo()) {
-    e.slo_violation = slo_violation(scenario_.scenario().slo(), *e.metrics);
-  }
+  serve(c, rate_scale, [&](RequestSource* source) {
+    return simulate_disaggregated(source, {prefill.model.get(), prefill.settings, placement.prefill},
+                                  {decode.model.get(), decode.settings, placement.decode},
+                                  kv_bytes_per_token, links);
+  }, &e);
   return e;
+}
+
+void ServingEvaluator::serve(const ServingConfiguration& c, double rate_scale,
+                             const std::function<ServingOutcome(RequestSource*)>& simulate,
+                             ServingEvaluation* e) {
+  const s::Traffic& t = scenario_.scenario().traffic();
+  std::optional<ClosedLoopClient> client;
+  std::optional<OpenLoopArrivals> arrivals;
+  RequestSource* source = nullptr;
+  if (t.has_closed_loop()) {
+    source = &client.emplace(t, c.concurrency);
+  } else {
+    source = &arrivals.emplace(&requests(rate_scale));
+  }
+  const ServingOutcome outcome = simulate(source);
+  const std::vector<Request>& served = source->requests();
+  if (std::none_of(served.begin(), served.end(),
+                   [&](const Request& r) { return r.arrival_s >= t.warmup_s(); })) {
+    e->error = "no request of deployment " + std::to_string(c.index) +
+               " arrives after traffic.warmup_s (" + format_number(t.warmup_s()) +
+               " s): lengthen traffic.duration_s or shorten the warm-up";
+    return;
+  }
+  e->metrics = measure_serving(served, outcome, t.warmup_s());
+  if (scenario_.scenario().has_slo()) {
+    e->slo_violation = slo_violation(scenario_.scenario().slo(), *e->metrics);
+  }
 }
 
 ServingEvaluation ServingEvaluator::evaluate(const ServingConfiguration& c, double rate_scale) {
@@ -229,13 +255,9 @@ ServingEvaluation ServingEvaluator::evaluate(const ServingConfiguration& c, doub
   if (!e.error.empty()) return e;
   e.out_of_memory = memory_problem(c, r, longest_request_);
   if (!e.out_of_memory.empty()) return e;
-  const std::vector<Request>& traffic = requests(rate_scale);
-  const ServingOutcome outcome = simulate_serving(traffic, *r.model, r.settings, c.replicas);
-  const s::Traffic& t = scenario_.scenario().traffic();
-  e.metrics = measure_serving(traffic, outcome, t.warmup_s());
-  if (scenario_.scenario().has_slo()) {
-    e.slo_violation = slo_violation(scenario_.scenario().slo(), *e.metrics);
-  }
+  serve(c, rate_scale, [&](RequestSource* source) {
+    return simulate_serving(source, *r.model, r.settings, c.replicas);
+  }, &e);
   return e;
 }
 
@@ -268,6 +290,8 @@ BenchmarkResult ServingEvaluator::benchmark(const ServingConfiguration& c,
 }
 
 double ServingEvaluator::max_rate_scale(const ServingConfiguration& c) {
+  CLUSTERSIM_CHECK(!scenario_.scenario().traffic().has_closed_loop(),
+                   "a rate search on closed-loop traffic");
   const auto meets = [&](double scale) {
     const ServingEvaluation e = evaluate(c, scale);
     return e.metrics && e.slo_violation.empty();

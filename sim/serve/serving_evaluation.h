@@ -3,6 +3,7 @@
 // utilization) against the scenario's latency objectives; or a static-batch benchmark run.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,7 +31,8 @@ struct ServingEvaluation {
   std::optional<ServingMetrics> metrics;  // absent when it does not fit
   std::string slo_violation;    // the first objective missed; "" when all hold (or none is set)
   bool calibrated = true;       // the serving runtime has a fit for this GPU
-  std::string error;            // the replica's cluster could not be built
+  // The replica's cluster could not be built, or no request arrived after the warm-up.
+  std::string error;
 };
 
 struct BenchmarkResult {
@@ -46,13 +48,15 @@ class ServingEvaluator {
   // Requires: a scenario that loaded without errors; both outlive the evaluator.
   ServingEvaluator(const Catalog& catalog, const LoadedServingScenario& scenario);
 
-  // The scenario's traffic with every rate x `rate_scale` (a trace: its times / rate_scale).
-  // Disaggregated (c.prefill): each pool's memory, then the traffic through both.
+  // The scenario's traffic with every rate x `rate_scale` (a trace: its times / rate_scale; a
+  // closed loop: c.concurrency users, whatever the scale). Disaggregated (c.prefill): each
+  // pool's memory, then the traffic through both.
   ServingEvaluation evaluate(const ServingConfiguration& c, double rate_scale = 1);
   // A static-batch benchmark run on one replica of `c`. Requires: `c` uses STATIC batching.
   BenchmarkResult benchmark(const ServingConfiguration& c, const schema::BatchBenchmark& run);
   // The largest multiple of the traffic's rates that `c` serves within the scenario's objectives
-  // (bisection to 2%), 0 when not even a twentieth of it. Requires: the scenario has an slo.
+  // (bisection to 2%), 0 when not even a twentieth of it. Requires: the scenario has an slo and
+  // open-loop traffic.
   double max_rate_scale(const ServingConfiguration& c);
 
  private:
@@ -68,6 +72,9 @@ class ServingEvaluator {
   Replica build(const ServingConfiguration& c, int64_t largest_iteration, int64_t workspace_tokens,
                 bool fake_weights);
   ServingEvaluation evaluate_disaggregated(const ServingConfiguration& c, double rate_scale);
+  // `e`'s metrics and objectives after `simulate` served the scenario's traffic for `c`.
+  void serve(const ServingConfiguration& c, double rate_scale,
+             const std::function<ServingOutcome(RequestSource*)>& simulate, ServingEvaluation* e);
   // Why replica `r` of `c` cannot hold one request of `longest` tokens, or "".
   std::string memory_problem(const ServingConfiguration& c, const Replica& r, int longest) const;
   // The replica's GPUs (a disaggregated deployment's: every node it places replicas on).

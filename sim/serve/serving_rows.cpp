@@ -35,6 +35,7 @@ const std::vector<ResultColumn>& serving_columns() {
       identity_column("batching", "batching", Kind::kText),
       identity_column("max_batch_size", "max batch", Kind::kInteger),
       identity_column("max_tokens_per_iteration", "tokens/iter", Kind::kInteger),
+      identity_column("concurrency", "users", Kind::kInteger),
       identity_column("billing", "billing", Kind::kText),
       identity_column("status", "status", Kind::kText),
       figure_column("memory_gib", "mem GiB", 1),
@@ -105,6 +106,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   set("batching", s::Batching_Name(sc.batching()));
   set("max_batch_size", number(sc.max_batch_size()));
   set("max_tokens_per_iteration", number(sc.max_tokens_per_iteration()));
+  set("concurrency", number(c.concurrency));  // 0: open-loop traffic
   set("memory_gib", e.memory.used_bytes() / kBytesPerGibibyte);
   set("capacity_gib", e.memory.capacity_bytes / kBytesPerGibibyte);
   if (e.kv_blocks > 0) set("kv_cache_tokens", number(static_cast<double>(e.kv_blocks * sc.kv_block_tokens())));
@@ -153,7 +155,30 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   return rows;
 }
 
-const std::vector<std::string>& serving_summary_columns() {
+const std::vector<std::string>& serving_summary_columns(bool closed_loop) {
+  // Latency against concurrency, as serving benchmarks tabulate it.
+  static const std::vector<std::string> by_concurrency = {"index",
+                                                          "instance",
+                                                          "replicas",
+                                                          "prefill_replicas",
+                                                          "tensor_parallel",
+                                                          "weights",
+                                                          "max_batch_size",
+                                                          "concurrency",
+                                                          "billing",
+                                                          "status",
+                                                          "ttft_p50_ms",
+                                                          "ttft_p99_ms",
+                                                          "tpot_p50_ms",
+                                                          "tpot_p99_ms",
+                                                          "e2e_p50_ms",
+                                                          "e2e_p99_ms",
+                                                          "output_tokens_per_s",
+                                                          "requests_per_s",
+                                                          "gpu_utilization",
+                                                          "cost_per_million_tokens",
+                                                          "currency",
+                                                          "limiting"};
   static const std::vector<std::string> keys = {"index",
                                                 "instance",
                                                 "replicas",
@@ -175,7 +200,7 @@ const std::vector<std::string>& serving_summary_columns() {
                                                 "cost_per_million_tokens",
                                                 "currency",
                                                 "limiting"};
-  return keys;
+  return closed_loop ? by_concurrency : keys;
 }
 
 Table serving_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows) {
@@ -191,9 +216,11 @@ std::string describe_deployment(const ResultRow& r) {
                           n("prefill_tensor_parallel") + " PP " + n("prefill_pipeline_parallel") +
                           ") + " + n("replicas") + " decode replicas, TP "
                     : n("replicas") + " replicas, TP ";
+  const bool closed_loop = row_number(r, serving_column("concurrency")) > 0;
   return t("instance") + " x " + pools + n("tensor_parallel") + " PP " +
          n("pipeline_parallel") + ", " + t("weights") + ", " + t("batching") + " batch " +
-         n("max_batch_size") + ", " + t("billing");
+         n("max_batch_size") + ", " + t("billing") +
+         (closed_loop ? ", " + n("concurrency") + " concurrent users" : "");
 }
 
 }  // namespace clustersim

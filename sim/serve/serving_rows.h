@@ -26,8 +26,9 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
                                          const ServingPrices& prices,
                                          std::optional<double> max_rate_per_s);
 
-// The columns the terminal shows by default.
-const std::vector<std::string>& serving_summary_columns();
+// The columns the terminal shows by default; with closed-loop traffic, latency percentiles and
+// throughput per concurrency level.
+const std::vector<std::string>& serving_summary_columns(bool closed_loop);
 
 // A table with the given serving columns (by key) holding those cells of `rows`.
 Table serving_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows);

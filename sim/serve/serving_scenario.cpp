@@ -11,6 +11,7 @@
 #include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/serve/closed_loop.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -255,6 +256,29 @@ void check_sweep_and_scheduler(const FieldChecker& root, const LoadedServingScen
   }
 }
 
+// A closed-loop client's users: its concurrency or the sweep's levels; concurrency levels and
+// rate-based autoscaling each need the other kind of traffic than they are given.
+void check_concurrency(const FieldChecker& root) {
+  const s::ServingScenario& m = static_cast<const s::ServingScenario&>(root.message());
+  const FieldChecker sweep = root.child("sweep");
+  if (!m.traffic().has_closed_loop()) {
+    if (m.sweep().concurrency_size() > 0) {
+      sweep.error("concurrency", "sets the users of a closed-loop client: give "
+                                 "traffic.closed_loop");
+    }
+    return;
+  }
+  sweep.in_range("concurrency", 1, kMaxClosedLoopUsers);
+  if (m.sweep().concurrency_size() == 0) {
+    root.child("traffic").child("closed_loop").require("concurrency");
+  }
+  if (m.has_autoscaling()) {
+    root.child("autoscaling").error_here("scales replicas to hourly request rates: it needs "
+                                         "open-loop traffic (rate_per_s, bursts or trace_file), "
+                                         "not closed_loop");
+  }
+}
+
 void check_autoscaling(const FieldChecker& autoscaling) {
   if (autoscaling.size("hourly_rate_per_s") != 24) {
     autoscaling.error("hourly_rate_per_s", "needs 24 values (one per hour), got " +
@@ -356,6 +380,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   check_traffic_or_benchmarks(root, loaded.get());
   check_deployment(root, catalog, loaded.get());
   check_sweep_and_scheduler(root, *loaded);
+  if (m.has_traffic()) check_concurrency(root);
   if (m.has_deployment()) check_disaggregation(root, catalog, loaded.get());
   if (m.has_slo()) check_slo(root.child("slo"));
   if (m.has_prices()) check_price_file(root.child("prices"), catalog);

@@ -9,8 +9,6 @@
 namespace clustersim {
 namespace {
 
-// Schedules one arrival at a time (the queue stays small however many requests there are) and
-// hands each to the least loaded replica.
 using Pool = std::vector<std::unique_ptr<Replica>>;
 
 // Index of the replica with the least outstanding work plus `incoming` (lowest among equals).
@@ -39,45 +37,59 @@ void add_pool(const Pool& pool, int replica_gpus, int total_gpus, ServingOutcome
   }
 }
 
-class Arrivals final : public EventHandler {
- public:
-  Arrivals(Simulation* sim, const std::vector<Request>* requests,
-           Pool* replicas)
-      : sim_(sim), requests_(requests), replicas_(replicas) {}
+// Starts `source`, handing each arrival to the least loaded replica of `pool` (its record made
+// first when the source makes requests as it goes).
+void start_arrivals(RequestSource* source, Simulation* sim, Pool* pool,
+                    std::vector<RequestRecord>* records) {
+  records->resize(source->requests().size());
+  source->start(sim, [pool, records](int32_t request) {
+    if (static_cast<size_t>(request) >= records->size()) records->resize(request + 1);
+    (*pool)[least_loaded(*pool, {})]->arrive(request);
+  });
+}
 
-  void start() { schedule_next(); }
-
- private:
-  void schedule_next() {
-    if (next_ >= requests_->size()) return;
-    sim_->schedule_at(Picoseconds::from_seconds((*requests_)[next_].arrival_s), this, next_);
-    ++next_;
-  }
-  void on_event(uint64_t tag) override {
-    Replica* target = (*replicas_)[least_loaded(*replicas_, {})].get();
-    schedule_next();  // before the replica reacts, so equal-time arrivals keep their order
-    target->arrive(static_cast<int32_t>(tag));
-  }
-
-  Simulation* sim_;
-  const std::vector<Request>* requests_;
-  Pool* replicas_;
-  size_t next_ = 0;
-};
+// `settings` telling `source` when each request finishes.
+ReplicaSettings reporting_to(RequestSource* source, ReplicaSettings settings) {
+  settings.on_finish = [source](int32_t request) { source->finished(request); };
+  return settings;
+}
 
 }  // namespace
 
+void OpenLoopArrivals::start(Simulation* sim, std::function<void(int32_t request)> arrive) {
+  sim_ = sim;
+  arrive_ = std::move(arrive);
+  schedule_next();
+}
+
+void OpenLoopArrivals::schedule_next() {
+  if (next_ >= requests_->size()) return;
+  sim_->schedule_at(Picoseconds::from_seconds((*requests_)[next_].arrival_s), this, next_);
+  ++next_;
+}
+
+void OpenLoopArrivals::on_event(uint64_t tag) {
+  schedule_next();  // before the replica reacts, so equal-time arrivals keep their order
+  arrive_(static_cast<int32_t>(tag));
+}
+
 ServingOutcome simulate_serving(const std::vector<Request>& requests, const IterationModel& model,
                                 const ReplicaSettings& settings, int replicas) {
+  OpenLoopArrivals source(&requests);
+  return simulate_serving(&source, model, settings, replicas);
+}
+
+ServingOutcome simulate_serving(RequestSource* source, const IterationModel& model,
+                                const ReplicaSettings& settings, int replicas) {
   ServingOutcome outcome;
-  outcome.records.resize(requests.size());
   Simulation sim;
   Pool pool;
+  const ReplicaSettings reporting = reporting_to(source, settings);
   for (int r = 0; r < replicas; ++r) {
-    pool.push_back(std::make_unique<Replica>(&sim, &model, settings, &requests, &outcome.records));
+    pool.push_back(std::make_unique<Replica>(&sim, &model, reporting, &source->requests(),
+                                             &outcome.records));
   }
-  Arrivals arrivals(&sim, &requests, &pool);
-  arrivals.start();
+  start_arrivals(source, &sim, &pool, &outcome.records);
   sim.run();
   outcome.end = sim.now();
   add_pool(pool, 1, replicas, &outcome);
@@ -88,21 +100,29 @@ ServingOutcome simulate_disaggregated(const std::vector<Request>& requests,
                                       const ServingPoolSpec& prefill,
                                       const ServingPoolSpec& decode, double kv_bytes_per_token,
                                       const Topology* topology) {
+  OpenLoopArrivals source(&requests);
+  return simulate_disaggregated(&source, prefill, decode, kv_bytes_per_token, topology);
+}
+
+ServingOutcome simulate_disaggregated(RequestSource* source, const ServingPoolSpec& prefill,
+                                      const ServingPoolSpec& decode, double kv_bytes_per_token,
+                                      const Topology* topology) {
   CLUSTERSIM_CHECK(prefill.settings.batching == schema::CONTINUOUS &&
                        decode.settings.batching == schema::CONTINUOUS,
                    "disaggregated serving with static batching");
   ServingOutcome outcome;
-  outcome.records.resize(requests.size());
+  const std::vector<Request>& requests = source->requests();
   Simulation sim;
   KvTransfers links(&sim, topology, prefill.placement, decode.placement);
   Pool prefills, decodes;
   std::vector<int64_t> incoming(decode.placement.replicas(), 0);  // KV caches on their way
   for (int d = 0; d < decode.placement.replicas(); ++d) {
-    decodes.push_back(std::make_unique<Replica>(&sim, decode.model, decode.settings, &requests,
+    decodes.push_back(std::make_unique<Replica>(&sim, decode.model,
+                                                reporting_to(source, decode.settings), &requests,
                                                 &outcome.records));
   }
   for (int p = 0; p < prefill.placement.replicas(); ++p) {
-    ReplicaSettings settings = prefill.settings;
+    ReplicaSettings settings = reporting_to(source, prefill.settings);
     settings.hand_off = [&, p](int32_t request, int64_t blocks) {
       const size_t d = least_loaded(decodes, incoming);
       ++incoming[d];
@@ -118,8 +138,7 @@ ServingOutcome simulate_disaggregated(const std::vector<Request>& requests,
     prefills.push_back(
         std::make_unique<Replica>(&sim, prefill.model, settings, &requests, &outcome.records));
   }
-  Arrivals arrivals(&sim, &requests, &prefills);
-  arrivals.start();
+  start_arrivals(source, &sim, &prefills, &outcome.records);
   sim.run();
   outcome.end = sim.now();
   const int gpus = prefill.placement.gpus * prefill.placement.replicas() +

@@ -3,10 +3,12 @@
 // lowest index among equals), and every replica runs its scheduler (replica.h). Disaggregated: a
 // prefill pool so balanced prefills each request, which then goes (its KV cache over
 // kv_transfer.h's links) to the decode replica with the fewest requests waiting, running or on
-// their way. Deterministic.
+// their way. The requests come from a source: a list fixed in advance (open loop) or a client
+// whose users send as their earlier requests finish (closed_loop.h). Deterministic.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "sim/serve/iteration_model.h"
@@ -31,6 +33,37 @@ struct ServingOutcome {
   int64_t decode_prompt_iterations = 0;
 };
 
+// Where the requests come from, and when. Request ids are indices into requests().
+class RequestSource {
+ public:
+  virtual ~RequestSource() = default;
+  // The requests made so far, in the order made; the vector's address never changes.
+  virtual const std::vector<Request>& requests() const = 0;
+  // Puts the arrivals on `sim`: each request is handed to `arrive` at its arrival time.
+  virtual void start(Simulation* sim, std::function<void(int32_t request)> arrive) = 0;
+  // Request `request` produced its last token now.
+  virtual void finished(int32_t request) = 0;
+};
+
+// Open loop: a list of requests in arrival order, one arrival scheduled at a time (the queue stays
+// small however many requests there are). Borrows the list.
+class OpenLoopArrivals final : public RequestSource, public EventHandler {
+ public:
+  explicit OpenLoopArrivals(const std::vector<Request>* requests) : requests_(requests) {}
+  const std::vector<Request>& requests() const override { return *requests_; }
+  void start(Simulation* sim, std::function<void(int32_t request)> arrive) override;
+  void finished(int32_t) override {}
+
+ private:
+  void schedule_next();
+  void on_event(uint64_t tag) override;
+
+  const std::vector<Request>* requests_;
+  Simulation* sim_ = nullptr;
+  std::function<void(int32_t)> arrive_;
+  size_t next_ = 0;
+};
+
 // A pool of a disaggregated deployment. Borrowed; the model outlives the simulation.
 struct ServingPoolSpec {
   const IterationModel* model = nullptr;
@@ -38,14 +71,22 @@ struct ServingPoolSpec {
   PoolPlacement placement;
 };
 
-// Requires: requests in arrival order; replicas >= 1; settings that let the longest request fit
-// (else it would wait forever: the caller checks the memory first).
+// The records are indexed as the source's requests. Requires: a source not started; replicas >=
+// 1; settings that let the longest request fit (else it would wait forever: the caller checks
+// the memory first).
+ServingOutcome simulate_serving(RequestSource* source, const IterationModel& model,
+                                const ReplicaSettings& settings, int replicas);
+// Open loop: `requests` in arrival order.
 ServingOutcome simulate_serving(const std::vector<Request>& requests, const IterationModel& model,
                                 const ReplicaSettings& settings, int replicas);
 
-// Requires: requests in arrival order; both pools with replicas and continuous batching;
+// Requires: a source not started; both pools with replicas and continuous batching;
 // `kv_bytes_per_token` of the whole model; the pools' placements on `topology` (null: a free,
 // infinitely fast link); every request's KV cache fits a decode replica.
+ServingOutcome simulate_disaggregated(RequestSource* source, const ServingPoolSpec& prefill,
+                                      const ServingPoolSpec& decode, double kv_bytes_per_token,
+                                      const Topology* topology);
+// Open loop: `requests` in arrival order.
 ServingOutcome simulate_disaggregated(const std::vector<Request>& requests,
                                       const ServingPoolSpec& prefill,
                                       const ServingPoolSpec& decode, double kv_bytes_per_token,

@@ -29,7 +29,8 @@ void evaluate_slot(const Catalog& catalog, const LoadedServingScenario& scenario
   }
   slot->simulated = e.metrics.has_value();
   std::optional<double> rate;
-  if (max_rate && e.metrics && scenario.scenario().has_slo()) {
+  if (max_rate && e.metrics && scenario.scenario().has_slo() &&
+      !scenario.scenario().traffic().has_closed_loop()) {
     rate = evaluator->max_rate_scale(c) *
            mean_rate_per_s(scenario.scenario().traffic(), scenario.trace);
   }

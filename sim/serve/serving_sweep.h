@@ -19,7 +19,8 @@ namespace clustersim {
 struct ServingSweepOptions {
   int threads = 0;        // 0: every core
   int64_t chunk = 64;     // deployments between two hand-overs
-  bool max_rate = false;  // also search each deployment's highest rate within the SLO
+  // Also search each deployment's highest rate within the SLO (open-loop traffic).
+  bool max_rate = false;
 };
 
 // Counted as a training sweep's (sweep_runner.h): configurations are the deployments evaluated,

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <random>
 #include <sstream>
 
 #include "sim/io/text_file.h"
@@ -15,22 +14,6 @@ namespace {
 namespace s = schema;
 
 constexpr double kDefaultDuration_s = 600;
-
-int32_t draw_length(const s::LengthDistribution& d, std::mt19937_64* rng) {
-  switch (d.kind_case()) {
-    case s::LengthDistribution::kUniform:
-      return std::uniform_int_distribution<int32_t>(d.uniform().min(), d.uniform().max())(*rng);
-    case s::LengthDistribution::kLognormal: {
-      const s::LogNormalLength& l = d.lognormal();
-      std::lognormal_distribution<double> draw(std::log(l.median()), l.sigma());
-      const double low = l.has_min() ? l.min() : 1;
-      return static_cast<int32_t>(std::clamp(std::round(draw(*rng)), low,
-                                             static_cast<double>(l.max())));
-    }
-    default:
-      return d.fixed();
-  }
-}
 
 // Arrival times before `horizon_s` of a Poisson process whose rate is `base` outside bursts and
 // `burst` inside them. Bursts last `burst_s`; the gaps between them are exponential with mean
@@ -63,9 +46,29 @@ std::vector<double> arrival_times(double base, double burst, double every_s, dou
 
 }  // namespace
 
+double traffic_duration_s(const s::Traffic& traffic) {
+  return traffic.has_duration_s() ? traffic.duration_s() : kDefaultDuration_s;
+}
+
+int32_t draw_length(const s::LengthDistribution& d, std::mt19937_64* rng) {
+  switch (d.kind_case()) {
+    case s::LengthDistribution::kUniform:
+      return std::uniform_int_distribution<int32_t>(d.uniform().min(), d.uniform().max())(*rng);
+    case s::LengthDistribution::kLognormal: {
+      const s::LogNormalLength& l = d.lognormal();
+      std::lognormal_distribution<double> draw(std::log(l.median()), l.sigma());
+      const double low = l.has_min() ? l.min() : 1;
+      return static_cast<int32_t>(std::clamp(std::round(draw(*rng)), low,
+                                             static_cast<double>(l.max())));
+    }
+    default:
+      return d.fixed();
+  }
+}
+
 std::vector<Request> generate_requests(const s::Traffic& traffic, double rate_scale) {
   std::mt19937_64 rng(traffic.has_seed() ? traffic.seed() : 1);
-  const double horizon = traffic.has_duration_s() ? traffic.duration_s() : kDefaultDuration_s;
+  const double horizon = traffic_duration_s(traffic);
   std::vector<double> times;
   if (traffic.has_bursts()) {
     const s::Bursts& b = traffic.bursts();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@ struct Request {
   int32_t input_tokens = 0;
   int32_t output_tokens = 0;  // >= 1: the first token ends the prompt's iteration
 };
+
+// How long `traffic` sends requests (rate, bursts, closed loop without a request count): its
+// duration_s, 600 s when absent.
+double traffic_duration_s(const schema::Traffic& traffic);
+
+// One length drawn from `lengths`. Requires: a checked distribution.
+int32_t draw_length(const schema::LengthDistribution& lengths, std::mt19937_64* rng);
 
 // Requests of `traffic` (rate or bursts; a trace is read by read_trace) over its duration, with
 // every rate multiplied by `rate_scale`, in arrival order. Requires: checked settings

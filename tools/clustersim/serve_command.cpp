@@ -1,7 +1,8 @@
 // `clustersim serve SCENARIO`: sizes an inference deployment. Every deployment of the scenario
-// (instance x TP x PP x replicas x quantization x scheduler caps) serves the traffic on the
-// engine; the table lists latency percentiles, throughput, utilization and cost per million
-// output tokens per billing mode; the answer is the cheapest deployment that meets the latency
+// (instance x TP x PP x replicas x quantization x scheduler caps, x concurrency levels of a
+// closed-loop client) serves the traffic on the engine; the table lists latency percentiles,
+// throughput, utilization and cost per million output tokens per billing mode (closed loop: per
+// concurrency level, latency against concurrency as serving benchmarks publish it); the answer is the cheapest deployment that meets the latency
 // objectives and, when none does, which objective binds. An autoscaling block prices a daily
 // traffic curve on the cheapest deployment's replica.
 #include <algorithm>
@@ -169,9 +170,10 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
            const ServingPrices& prices) {
   std::vector<ResultRow> shown = rows;
   if (o.limit > 0 && shown.size() > o.limit) shown.resize(o.limit);
-  serving_table(serving_summary_columns(), shown).print(std::cout, format);
-  if (format != OutputFormat::kTable) return kExitOk;
   const s::ServingScenario& m = loaded.scenario();
+  serving_table(serving_summary_columns(m.traffic().has_closed_loop()), shown)
+      .print(std::cout, format);
+  if (format != OutputFormat::kTable) return kExitOk;
   const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
   if (m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
   if (cheapest) {
@@ -189,11 +191,12 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
                       status_column());
     for (const ResultRow& row : rows) front.offer(row);
     std::cout << "\nPareto front of cost per million output tokens against p99 TTFT:\n";
-    serving_table(
-        {"index", "instance", "replicas", "tensor_parallel", "pipeline_parallel",
-         "prefill_replicas", "weights", "billing", "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens", "currency"},
-        front.rows())
-        .print(std::cout, OutputFormat::kTable);
+    std::vector<std::string> keys = {"index", "instance", "replicas", "tensor_parallel",
+                                     "pipeline_parallel", "prefill_replicas", "weights", "billing",
+                                     "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens",
+                                     "currency"};
+    if (m.traffic().has_closed_loop()) keys.insert(keys.begin() + 7, "concurrency");
+    serving_table(keys, front.rows()).print(std::cout, OutputFormat::kTable);
   }
   if (m.has_autoscaling() && cheapest) {
     print_autoscaling(std::cout, catalog, loaded, prices, *cheapest);
@@ -238,6 +241,11 @@ int serve_command(const std::vector<std::string>& args) {
   if (!prices) return kExitInputError;
   if (!loaded->scenario().has_traffic()) {
     std::cerr << o.scenario << ": has benchmark runs, no traffic: use clustersim validate\n";
+    return kExitUsage;
+  }
+  if (o.max_rate && loaded->scenario().traffic().has_closed_loop()) {
+    std::cerr << o.scenario << ": --max-rate scales open-loop request rates: a closed loop's "
+                 "load is its concurrency (sweep.concurrency lists levels)\n";
     return kExitUsage;
   }
   std::vector<ResultRow> rows;
