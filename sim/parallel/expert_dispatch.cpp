@@ -1,5 +1,5 @@
-// The rail traffic of a dispatcher that deduplicates per NVLink domain, and HybridEP's combine
-// floor inside one.
+// The rail traffic of a dispatcher that deduplicates per NVLink domain, HybridEP's routing-map
+// all-gather, and its combine floor inside one NVLink domain.
 #include "sim/parallel/expert_dispatch.h"
 
 #include "sim/util/check.h"
@@ -19,6 +19,11 @@ double deduplicated_rail_share(int experts, int experts_per_token, int domains) 
 
 double ranks_per_token(int experts, int experts_per_token, int ranks) {
   return deduplicated_rail_share(experts, experts_per_token, ranks) * experts_per_token;
+}
+
+double routing_map_gather_bytes(int64_t tokens, int experts, int ranks) {
+  CLUSTERSIM_CHECK(tokens >= 0 && experts >= 1 && ranks >= 1, "a routing map no rank can gather");
+  return static_cast<double>(tokens) * experts * ranks;
 }
 
 Picoseconds combine_reduction_floor(int64_t tokens, double copies_per_token, double us_per_copy,

@@ -14,6 +14,13 @@
 // kernel is latency-bound, not bandwidth-bound (the kernel's authors' measurement,
 // harryzhou2000/DeepEP@1c3989c docs/Hybrid-EP_Implementation.md section 10). A combine then takes
 // at least tokens x copies per token x the time per copy / SMs.
+//
+// Before each forward dispatch HybridEP gathers every rank's boolean routing map, one byte per
+// token and expert, on all ranks of the expert-parallel group (deepseek-ai/DeepEP@34152ae
+// csrc/hybrid_ep/executor/executor.cu Executor::allgather_routing_map: its own all-gather kernel
+// inside one NVLink domain, NCCL's all_gather_into_tensor across domains), and builds the
+// dispatch's layout from the gathered map; the backward's dispatch and combine reuse that layout
+// (Megatron-Core's HybridEPDispatch and HybridEPCombine pass the forward's handle back).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +38,10 @@ double deduplicated_rail_share(int experts, int experts_per_token, int domains);
 // ranks (1 - C(E - E/ranks, k) / C(E, k)). Requires: as deduplicated_rail_share, ranks dividing
 // the experts.
 double ranks_per_token(int experts, int experts_per_token, int ranks);
+
+// The bytes of HybridEP's routing-map all-gather (nccl-tests' size: the gathered buffer), each of
+// `ranks` ranks' `tokens` x `experts` map. Requires: tokens >= 0, experts >= 1, ranks >= 1.
+double routing_map_gather_bytes(int64_t tokens, int experts, int ranks);
 
 // The combine kernel's floor: `tokens` output tokens of `copies_per_token` copies each, read at
 // `us_per_copy` per copy on each of `sms` SMs. Requires: tokens >= 0, copies_per_token >= 0,

@@ -281,6 +281,10 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
       // The combine kernel runs the forward's combine and the backward of the dispatch.
       Picoseconds& combine = dispatch ? o.backward.expert_comm : o.forward.expert_comm;
       combine = std::max(combine, groups.expert_combine_floor);
+      if (dispatch && groups.expert_routing_map_bytes > 0) {
+        o.forward.expert_comm +=
+            groups.expert->time(CollectiveOp::kAllGather, groups.expert_routing_map_bytes);
+      }
       t.forward_all_to_alls.push_back(
           {t.forward.total(), o.forward.expert_comm, dispatch ? "dispatch" : "combine"});
       backward_a2a.emplace_back(t.backward.total() + o.backward.total(), o.backward.expert_comm);

@@ -94,6 +94,9 @@ struct LayerGroups {
   // HybridEP's combine inside one NVLink domain (expert_dispatch.h): the least a combine kernel
   // takes, the forward's combine and the backward of the dispatch; 0: none.
   Picoseconds expert_combine_floor{};
+  // HybridEP's routing-map all-gather on `expert` before each forward dispatch
+  // (routing_map_gather_bytes, expert_dispatch.h); 0: none.
+  double expert_routing_map_bytes = 0;
 };
 
 // What selective recomputation reruns besides the attention core of RECOMPUTE_SELECTIVE: the

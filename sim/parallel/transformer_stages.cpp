@@ -156,19 +156,33 @@ class Groups {
   bool expert_in_one_domain_ = false;
 };
 
-// HybridEP's combine floor (expert_dispatch.h) per micro-batch: a rank's tokens (its sequence-
-// parallel shard of the micro-batch) reduced from the ranks holding each one's experts, when the
-// scenario gives the kernels' SMs and the expert-parallel group is inside one NVLink domain; else 0.
+// The tokens a rank dispatches per micro-batch: its sequence-parallel shard of the micro-batch.
+int64_t dispatched_tokens(const s::TrainingJob& job, const s::Parallelism& p) {
+  const int shards = p.context_parallel() * (p.sequence_parallel() ? p.tensor_parallel() : 1);
+  return int64_t{p.micro_batch_size()} * job.sequence_length() / shards;
+}
+
+// HybridEP's combine floor (expert_dispatch.h) per micro-batch: a rank's tokens reduced from the
+// ranks holding each one's experts, when the scenario gives the kernels' SMs and the
+// expert-parallel group is inside one NVLink domain; else 0.
 Picoseconds expert_combine_floor(const s::Transformer& t, const s::TrainingJob& job,
                                  const s::Parallelism& p, const ComputeModel& compute,
                                  bool in_one_domain) {
   if (!p.has_expert_combine_sms() || !in_one_domain || !t.has_moe()) return {};
-  const int shards = p.context_parallel() * (p.sequence_parallel() ? p.tensor_parallel() : 1);
-  const int64_t tokens = int64_t{p.micro_batch_size()} * job.sequence_length() / shards;
   const double copies = ranks_per_token(t.moe().num_experts(), t.moe().experts_per_token(),
                                         expert_layout(p).expert_parallel);
-  return combine_reduction_floor(tokens, copies, compute.gpu().expert_combine_us_per_source(),
+  return combine_reduction_floor(dispatched_tokens(job, p), copies,
+                                 compute.gpu().expert_combine_us_per_source(),
                                  p.expert_combine_sms());
+}
+
+// HybridEP's routing-map all-gather (expert_dispatch.h) per micro-batch, when the scenario runs
+// HybridEP's kernels (expert_combine_sms) over an expert-parallel group; else 0 bytes.
+double expert_routing_map_bytes(const s::Transformer& t, const s::TrainingJob& job,
+                                const s::Parallelism& p) {
+  const int ranks = expert_layout(p).expert_parallel;
+  if (!p.has_expert_combine_sms() || !t.has_moe() || ranks < 2) return 0;
+  return routing_map_gather_bytes(dispatched_tokens(job, p), t.moe().num_experts(), ranks);
 }
 
 // A layer of `kind`, its GEMMs in 16 bits when `sixteen_bit` (then no FP8 casts).
@@ -658,6 +672,7 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
   LayerGroups layer_groups = groups.groups();
   layer_groups.expert_combine_floor =
       expert_combine_floor(t, job, p, compute, groups.expert_in_one_domain());
+  layer_groups.expert_routing_map_bytes = expert_routing_map_bytes(t, job, p);
   const Kernels kernels = time_kernels(t, job, p, compute, layer_groups);
   const StageBuilder builder(model, job, p, compute, kernels, layout);
   for (int r = 0; r < p.pipeline_parallel(); ++r) builder.add_stage(r, &out);

@@ -1,6 +1,6 @@
 // Tests of sim/parallel/expert_dispatch: the rail traffic of a dispatcher deduplicating per NVLink
-// domain, and that dispatcher in the step against the plain all-to-all; HybridEP's combine floor;
-// NCCL's all-to-all and the flex dispatcher's kernels inside a domain.
+// domain, and that dispatcher in the step against the plain all-to-all; HybridEP's combine floor
+// and routing-map all-gather; NCCL's all-to-all and the flex dispatcher's kernels inside a domain.
 #include "sim/parallel/expert_dispatch.h"
 
 #include <catch2/catch.hpp>
@@ -121,10 +121,22 @@ double hybridep_comm_s(int nodes, int sms,
       .expert_comm_s[0];
 }
 
+// The step's HybridEP routing-map all-gathers on the expert-parallel group of 8 x `nodes` DGX
+// B200 GPUs: one per layer (the forward's dispatch), 4096 tokens x 128 experts a rank.
+double routing_map_gathers_s(int nodes) {
+  auto topology = testing::shipped_cluster("onprem.dgx-b200", nodes);
+  std::vector<int> group(8 * nodes);
+  for (int g = 0; g < 8 * nodes; ++g) group[g] = g;
+  GroupCollectives expert(*topology, group, {}, true);
+  const double bytes = routing_map_gather_bytes(4096, 128, 8 * nodes);
+  return 48 * expert.time(CollectiveOp::kAllGather, bytes).seconds();
+}
+
 // In one node the combine kernel (the forward's combine and the dispatch's backward, 2 of a
 // layer's 4 all-to-alls) takes 4096 x 8 (1 - q) x c / 32, c the B200's expert_combine_us_per_source,
 // where the network would take its bytes faster: the step's 48 layers add 2 x (floor - all-to-all)
-// each. Across two nodes (EP 16 spans two NVLink domains) nothing changes.
+// each, besides the routing maps' all-gathers. Across two nodes (EP 16 spans two NVLink domains)
+// only the all-gathers are added.
 TEST_CASE("HybridEP's combine inside a domain takes its reduction floor, across domains not") {
   const double alone_s = hybridep_comm_s(1, 0);
   const double all_to_all_s = alone_s / (48 * 4);
@@ -135,9 +147,26 @@ TEST_CASE("HybridEP's combine inside a domain takes its reduction floor, across 
   REQUIRE(c_us > 0);
   const double floor_s = 4096 * ranks_per_token(128, 8, 8) * c_us / 32 * 1e-6;
   REQUIRE(floor_s > all_to_all_s);
-  CHECK(hybridep_comm_s(1, 32) == Approx(alone_s + 48 * 2 * (floor_s - all_to_all_s)));
-  CHECK(hybridep_comm_s(1, 1024) == Approx(alone_s));  // a floor under the network's time
-  CHECK(hybridep_comm_s(2, 32) == Approx(hybridep_comm_s(2, 0)));
+  const double gathers_s = routing_map_gathers_s(1);
+  CHECK(hybridep_comm_s(1, 32) ==
+        Approx(alone_s + 48 * 2 * (floor_s - all_to_all_s) + gathers_s));
+  // A floor under the network's time.
+  CHECK(hybridep_comm_s(1, 1024) == Approx(alone_s + gathers_s));
+  CHECK(hybridep_comm_s(2, 32) == Approx(hybridep_comm_s(2, 0) + routing_map_gathers_s(2)));
+}
+
+// Every rank gathers each rank's tokens x experts one-byte map: the gathered buffer is
+// tokens x experts x ranks (gpt-oss-120b on a DGX B200: 16,384 tokens of 128 experts over EP 8,
+// 16 MiB). In the step the all-gather precedes the forward's dispatch alone: HybridEP's kernels
+// (expert_combine_sms, on more SMs than any floor needs) add one per layer, 48 x its time on the
+// node's 8 GPUs, about 10 us each (7/8 of 4 MiB at NVLink 5's ring rate, plus the latencies).
+TEST_CASE("HybridEP gathers the routing maps once per layer, before the forward's dispatch") {
+  CHECK(routing_map_gather_bytes(16384, 128, 8) == 16.0 * 1024 * 1024);
+  CHECK(routing_map_gather_bytes(0, 128, 8) == 0);
+  const double gathers_s = routing_map_gathers_s(1);
+  CHECK(gathers_s / 48 > 7.0 / 8 * 4 * 1024 * 1024 / (900e9 * 0.758));
+  CHECK(gathers_s / 48 < 20e-6);
+  CHECK(hybridep_comm_s(1, 1024) - hybridep_comm_s(1, 0) == Approx(gathers_s).epsilon(1e-6));
 }
 
 // On one DGX B200 the step's 48 x 4 all-to-alls of S = 4096 x 8 16-bit copies of h 2048 each take
