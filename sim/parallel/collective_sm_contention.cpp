@@ -10,6 +10,7 @@ namespace clustersim {
 
 Picoseconds exposed_beside_compute(Picoseconds communication, Picoseconds compute, int sms) {
   if (sms == 0) return std::max(communication - compute, Picoseconds());
+  if (sms <= kNcclCollectiveCtas) return communication;
   const double c = static_cast<double>(communication.count());
   if (c * (sms - kNcclCollectiveCtas) >= static_cast<double>(compute.count()) * sms) {
     return communication - compute;
@@ -21,32 +22,38 @@ CollectiveSmContention::CollectiveSmContention(int sms) : sms_(sms) {
   CLUSTERSIM_CHECK(sms >= 0, "a GPU's SMs are not negative");
 }
 
-Picoseconds CollectiveSmContention::end_from(Picoseconds now) const {
-  const double alone = sms_ == 0 ? remaining_ : remaining_ * sms_ / (sms_ - ctas_);
+std::optional<Picoseconds> CollectiveSmContention::end_from(Picoseconds now) const {
+  const int held = held_sms();
+  if (sms_ != 0 && held == sms_) return std::nullopt;
+  const double alone = held == 0 ? remaining_ : remaining_ * sms_ / (sms_ - held);
   return now + Picoseconds(static_cast<int64_t>(std::ceil(alone)));
 }
 
-Picoseconds CollectiveSmContention::start(Picoseconds now, Picoseconds work) {
+std::optional<Picoseconds> CollectiveSmContention::start(Picoseconds now, Picoseconds work) {
   CLUSTERSIM_CHECK(!running_, "one compute at a time on a stage's stream");
   running_ = true;
   remaining_ = static_cast<double>(work.count());
   mark_ = now;
-  end_ = end_from(now);
-  return end_;
+  return moved_end(now);
 }
 
 std::optional<Picoseconds> CollectiveSmContention::add_ctas(Picoseconds now, int ctas) {
-  const int ctas_before = ctas_;
+  const int held_before = held_sms();
   ctas_ += ctas;
-  CLUSTERSIM_CHECK(ctas_ >= 0 && (sms_ == 0 || ctas_ < sms_),
-                   "collective CTAs between 0 and the SMs");
+  CLUSTERSIM_CHECK(ctas_ >= 0, "collective CTAs not negative");
   if (!running_) return std::nullopt;
   const double elapsed = static_cast<double>((now - mark_).count());
-  remaining_ =
-      std::max(0.0, remaining_ - (sms_ == 0 ? elapsed : elapsed * (sms_ - ctas_before) / sms_));
+  remaining_ = std::max(
+      0.0, remaining_ - (held_before == 0 ? elapsed : elapsed * (sms_ - held_before) / sms_));
   mark_ = now;
-  end_ = end_from(now);
-  return end_;
+  return moved_end(now);
+}
+
+std::optional<Picoseconds> CollectiveSmContention::moved_end(Picoseconds now) {
+  const std::optional<Picoseconds> end = end_from(now);
+  waiting_ = !end;
+  if (end) end_ = *end;
+  return end;
 }
 
 void CollectiveSmContention::translate(Picoseconds delta) {

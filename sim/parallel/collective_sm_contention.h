@@ -7,6 +7,7 @@
 // Scope: SMs only; the HBM bandwidth the collective's copies take is not charged.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 
 #include "sim/util/units.h"
@@ -32,11 +33,15 @@ inline constexpr int kNcclCollectiveCtas = 32;
 // What a collective of `communication` started with `compute` beside it, on a GPU of `sms` SMs
 // (Gpu.streaming_multiprocessors), adds to the compute's time, the compute slowed while both
 // run: communication - compute when the collective outlasts the slowed compute, else
-// communication x CTAs / SMs. `sms` 0 (an accelerator without CUDA SMs): nothing slowed, what
-// outlasts the compute.
+// communication x CTAs / SMs; on a GPU of no more SMs than the CTAs, the compute waits for the
+// whole collective. `sms` 0 (an accelerator without CUDA SMs): nothing slowed, what outlasts
+// the compute.
 Picoseconds exposed_beside_compute(Picoseconds communication, Picoseconds compute, int sms);
 
-// One stage's compute stream and the collective CTAs beside it.
+// One stage's compute stream and the collective CTAs beside it. The block scheduler spreads the
+// CTAs one to an SM before doubling any up, so they hold min(CTAs, SMs) SMs; with every SM held
+// (collectives overlapping on a GPU of few SMs: two of 32 CTAs on an L4's 58) the compute makes
+// no progress until a collective ends.
 class CollectiveSmContention {
  public:
   // A stream on a GPU of `sms` SMs; 0: collectives beside it take none (no CUDA SMs).
@@ -44,24 +49,30 @@ class CollectiveSmContention {
   explicit CollectiveSmContention(int sms = 0);
 
   // Starts compute of `work` (its time alone) at `now`; returns when it ends while the CTAs
-  // beside it stay as they are. Requires: no compute running.
-  Picoseconds start(Picoseconds now, Picoseconds work);
+  // beside it stay as they are, or nothing while they hold every SM (add_ctas gives the end once
+  // one is freed). Requires: no compute running.
+  std::optional<Picoseconds> start(Picoseconds now, Picoseconds work);
   // A collective of `ctas` CTAs begins (ctas > 0) or ends (ctas < 0) at `now`; returns the
-  // running compute's new end, or nothing when no compute runs. Requires: fewer CTAs held than
-  // the GPU's SMs.
+  // running compute's new end, or nothing when no compute runs or every SM is held. Requires:
+  // the CTAs held stay >= 0.
   std::optional<Picoseconds> add_ctas(Picoseconds now, int ctas);
   // Whether the running compute ends at `now` (an end computed before a change is stale).
-  bool ends_at(Picoseconds now) const { return running_ && end_ == now; }
+  bool ends_at(Picoseconds now) const { return running_ && !waiting_ && end_ == now; }
   void finish() { running_ = false; }
   // Moves the clock of the running compute by `delta` (a steady-state jump).
   void translate(Picoseconds delta);
   int ctas() const { return ctas_; }
 
  private:
-  Picoseconds end_from(Picoseconds now) const;
+  // The SMs the CTAs hold, and the compute's end from `now` at that share (nothing: it waits).
+  int held_sms() const { return sms_ == 0 ? 0 : std::min(ctas_, sms_); }
+  std::optional<Picoseconds> end_from(Picoseconds now) const;
+  // Records end_from(now) as the compute's end (or that it waits) and returns it.
+  std::optional<Picoseconds> moved_end(Picoseconds now);
   int sms_;
   int ctas_ = 0;
   bool running_ = false;
+  bool waiting_ = false;  // every SM held: no end until a collective ends
   double remaining_ = 0;  // picoseconds of work alone left at mark_
   Picoseconds mark_, end_;
 };

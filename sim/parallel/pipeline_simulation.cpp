@@ -204,7 +204,8 @@ class PipelineRun final : private EventHandler {
       net_->simulation().pause();
     }
     if (zero3_[r]) return zero3_[r]->run_task(s.next - 1, [this, r] { task_done(r); });
-    schedule_at(contention_[r].start(now(), duration), kTaskEnd, r);
+    // No end while the collectives beside it hold every SM: the one that ends first gives it.
+    if (const auto end = contention_[r].start(now(), duration)) schedule_at(*end, kTaskEnd, r);
   }
 
   // ZeRO-3 stages run their tasks layer by layer, gathering weights and reduce-scattering

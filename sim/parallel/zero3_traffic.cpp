@@ -215,7 +215,8 @@ void Zero3Stage::start_compute() {
   }
   issue_gathers_up_to(current_);  // the prefetch, issued after the synchronization
   release_deferred();
-  compute_moved(contention_->start(sim_->now(), segments_[current_].duration));
+  const auto end = contention_->start(sim_->now(), segments_[current_].duration);
+  if (end) compute_moved(*end);  // else every SM is held: the collective that ends gives it
 }
 
 void Zero3Stage::compute_moved(Picoseconds end) {

@@ -1,7 +1,8 @@
 // Compute beside overlapped collectives: the closed form T S / (S - c) of a compute wholly beside
 // a collective on GPUs of different SM counts, no slowdown without one or on an accelerator
-// without CUDA SMs, a collective that ends partway, and a gather hidden under the forwards it
-// slows; a stage's work carries its GPU's SMs from the catalog.
+// without CUDA SMs, a collective that ends partway, collectives holding every SM of a small GPU
+// (the compute waits), and a gather hidden under the forwards it slows; a stage's work carries
+// its GPU's SMs from the catalog.
 #include "sim/parallel/collective_sm_contention.h"
 
 #include <catch2/catch.hpp>
@@ -54,6 +55,29 @@ TEST_CASE("a collective beside part of a compute delays it by its share of that 
   CHECK(stream.add_ctas(at_us(232), -kNcclCollectiveCtas) == at_us(1032));
   CHECK(stream.ends_at(at_us(1032)));
   CHECK(!stream.ends_at(at_us(1000)));  // the first end is stale
+}
+
+TEST_CASE("collectives holding every SM stop the compute until one ends") {
+  constexpr int kL4Sms = 58;  // topologies/gpus.textproto
+  CollectiveSmContention stream(kL4Sms);
+  CHECK(stream.start(at_us(0), at_us(1000)) == at_us(1000));
+  // One collective: 26 of 58 SMs left; 900 us of work left at 100 us takes 900 x 58 / 26.
+  CHECK(stream.add_ctas(at_us(100), kNcclCollectiveCtas) == Picoseconds(2107692308));
+  // A second: 64 CTAs, every SM held, no end; the first end is stale.
+  CHECK(!stream.add_ctas(at_us(360), kNcclCollectiveCtas));
+  CHECK(!stream.ends_at(Picoseconds(2107692308)));
+  // 260 us at 26/58 did 116.55 us of work; nothing more until one collective ends at 500 us,
+  // then 783.45 us left on 26 SMs: 500 + 783.45 x 58 / 26 = 2247.692... us.
+  CHECK(stream.add_ctas(at_us(500), -kNcclCollectiveCtas) == Picoseconds(2247692308));
+  CHECK(stream.ends_at(Picoseconds(2247692308)));
+  // Started while every SM is held, a compute has no end until one is freed.
+  stream.finish();
+  CHECK(!stream.add_ctas(at_us(2250), kNcclCollectiveCtas));
+  CHECK(!stream.start(at_us(2300), at_us(100)));
+  // 100 us of work on 26 of 58 SMs from 2400 us: 223.076924 us (rounded up).
+  CHECK(stream.add_ctas(at_us(2400), -kNcclCollectiveCtas) == Picoseconds(2623076924));
+  // A gather beside forwards on a GPU of no more SMs than its CTAs: the forwards wait it out.
+  CHECK(exposed_beside_compute(at_us(660), at_us(1000), 32) == at_us(660));
 }
 
 TEST_CASE("a gather beside forwards adds its slowdown, or what outlasts them") {

@@ -53,10 +53,10 @@ double predicted(const Row& row, const s::Gpu& gpu, const s::Runtime& runtime) {
     const ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
     long long m = 0, n = 0, k = 0;
     std::sscanf(row.shape.c_str(), "%lldx%lldx%lld", &m, &n, &k);
-    CollectiveSmContention contention;
+    CollectiveSmContention contention(gpu.streaming_multiprocessors());
     if (row.mask != "none") contention.add_ctas(Picoseconds(0), std::stoi(row.pass));
-    return 2.0 * m * n * k / contention.start(Picoseconds(0), model.matmul(m, n, k)).seconds() /
-           1e12;
+    const std::optional<Picoseconds> end = contention.start(Picoseconds(0), model.matmul(m, n, k));
+    return end ? 2.0 * m * n * k / end->seconds() / 1e12 : 0;  // 0: every SM held
   }
   if (row.kernel.rfind("expert gemm", 0) == 0) {
     const ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
