@@ -161,43 +161,58 @@ def column_major(x):
     return x.transpose(-2, -1).contiguous().transpose(-2, -1)
 
 
-def expert_gemm_rows(dev):
-    """Each expert GEMM three ways: one batched GEMM (torch.bmm: how the compute model times them),
-    one grouped GEMM (torch._grouped_mm; FP8 torch._scaled_grouped_mm, row-wise scales) and one
-    GEMM per expert (a loop of torch.matmul, as Transformer Engine's GroupedLinear issues them)."""
-    rows = []
+def expert_gemm_operands(dev):
+    """(model, GEMM, A, B) of every expert GEMM measured: 8 local experts of 256, 1,024 and 4,096
+    tokens each, A of G x M x K and B of G x K x N in BF16 (fc1: m x 2f x h, fc2: m x h x f, fc1's
+    weight gradient: h x 2f x m)."""
     g = 8
     for model, h, f in MOE_SHAPES:
         for m in (256, 1024, 4096):
             for gemm, (mm, n, k) in (("fc1", (m, 2 * f, h)), ("fc2", (m, h, f)),
                                      ("fc1 wgrad", (h, 2 * f, m))):
-                a = torch.randn(g, mm, k, device=dev, dtype=torch.bfloat16)
-                b = torch.randn(g, k, n, device=dev, dtype=torch.bfloat16)
-                flops = 2.0 * g * mm * n * k
-                shape = f"{g}x{mm}x{n}x{k}"
-                runs = [("expert gemm bmm", "BF16", lambda: torch.bmm(a, b)),
-                        ("expert gemm loop", "BF16",
-                         lambda: [torch.matmul(a[i], b[i]) for i in range(g)])]
-                if gemm != "fc1 wgrad":  # grouped over M; a wgrad groups over K
-                    a2 = a.reshape(g * mm, k)
-                    offs = torch.arange(1, g + 1, device=dev, dtype=torch.int32) * mm
-                    runs.append(("expert gemm grouped", "BF16",
-                                 lambda: torch._grouped_mm(a2, b, offs=offs)))
-                    a8 = a2.to(torch.float8_e4m3fn)
-                    b8 = column_major(b.to(torch.float8_e4m3fn))
-                    sa = torch.ones(g * mm, device=dev, dtype=torch.float32)
-                    sb = torch.ones(g, n, device=dev, dtype=torch.float32)
-                    runs.append(("expert gemm grouped", "FP8 e4m3",
-                                 lambda: torch._scaled_grouped_mm(a8, b8, sa, sb, offs=offs,
-                                                                  out_dtype=torch.bfloat16)))
-                for kernel, precision, fn in runs:
-                    try:
-                        ms = time_ms(fn)
-                    except Exception as e:  # a kernel this build or GPU lacks
-                        print(f"# {kernel} {precision} {model} {gemm}: {e}", file=sys.stderr)
-                        continue
-                    rows.append((kernel, precision, shape, model, gemm, ms, flops / ms / 1e9))
-                del a, b
+                yield (model, gemm, torch.randn(g, mm, k, device=dev, dtype=torch.bfloat16),
+                       torch.randn(g, k, n, device=dev, dtype=torch.bfloat16))
+
+
+def expert_gemm_row(kernel, precision, model, gemm, a, b, fn, graph=False):
+    """The row of one way of running the expert GEMM a x b (fn, captured in a CUDA graph first
+    when `graph`), or None where it failed."""
+    (g, mm, k), n = a.shape, b.shape[2]
+    try:
+        ms = time_ms(graphed(fn) if graph else fn)
+    except Exception as e:  # a kernel this build or GPU lacks
+        print(f"# {kernel} {precision} {model} {gemm}: {e}", file=sys.stderr)
+        return None
+    return (kernel, precision, f"{g}x{mm}x{n}x{k}", model, gemm, ms,
+            2.0 * g * mm * n * k / ms / 1e9)
+
+
+def expert_gemm_rows(dev):
+    """Each expert GEMM three ways: one batched GEMM (torch.bmm: how the compute model times them),
+    one grouped GEMM (torch._grouped_mm; FP8 torch._scaled_grouped_mm, row-wise scales) and one
+    GEMM per expert (a loop of torch.matmul, as Transformer Engine's GroupedLinear issues them)."""
+    rows = []
+    for model, gemm, a, b in expert_gemm_operands(dev):
+        (g, mm, k), n = a.shape, b.shape[2]
+        runs = [("expert gemm bmm", "BF16", lambda: torch.bmm(a, b)),
+                ("expert gemm loop", "BF16",
+                 lambda: [torch.matmul(a[i], b[i]) for i in range(g)])]
+        if gemm != "fc1 wgrad":  # grouped over M; a wgrad groups over K
+            a2 = a.reshape(g * mm, k)
+            offs = torch.arange(1, g + 1, device=dev, dtype=torch.int32) * mm
+            runs.append(("expert gemm grouped", "BF16",
+                         lambda: torch._grouped_mm(a2, b, offs=offs)))
+            a8 = a2.to(torch.float8_e4m3fn)
+            b8 = column_major(b.to(torch.float8_e4m3fn))
+            sa = torch.ones(g * mm, device=dev, dtype=torch.float32)
+            sb = torch.ones(g, n, device=dev, dtype=torch.float32)
+            runs.append(("expert gemm grouped", "FP8 e4m3",
+                         lambda: torch._scaled_grouped_mm(a8, b8, sa, sb, offs=offs,
+                                                          out_dtype=torch.bfloat16)))
+        for kernel, precision, fn in runs:
+            row = expert_gemm_row(kernel, precision, model, gemm, a, b, fn)
+            if row:
+                rows.append(row)
     return rows
 
 
@@ -220,30 +235,20 @@ def expert_gemm_graphed_rows(dev):
     """One GEMM per expert as a CUDA graph replays them: the GPU's own cost of issuing the experts
     one kernel each (BF16 torch.matmul; FP8 torch._scaled_mm with per-tensor scales, cuBLASLt)."""
     rows = []
-    g = 8
     one = torch.tensor(1.0, device=dev)
-    for model, h, f in MOE_SHAPES:
-        for m in (256, 1024, 4096):
-            for gemm, (mm, n, k) in (("fc1", (m, 2 * f, h)), ("fc2", (m, h, f)),
-                                     ("fc1 wgrad", (h, 2 * f, m))):
-                a = torch.randn(g, mm, k, device=dev, dtype=torch.bfloat16)
-                b = torch.randn(g, k, n, device=dev, dtype=torch.bfloat16)
-                a8 = a.to(torch.float8_e4m3fn)
-                b8 = column_major(b.to(torch.float8_e4m3fn))
-                runs = (("BF16", lambda: [torch.matmul(a[i], b[i]) for i in range(g)]),
-                        ("FP8 e4m3", lambda: [torch._scaled_mm(a8[i], b8[i], scale_a=one,
-                                                               scale_b=one,
-                                                               out_dtype=torch.bfloat16)
-                                              for i in range(g)]))
-                for precision, fn in runs:
-                    try:
-                        ms = time_ms(graphed(fn))
-                    except Exception as e:
-                        print(f"# graphed {precision} {model} {gemm}: {e}", file=sys.stderr)
-                        continue
-                    rows.append(("expert gemm loop (CUDA graph)", precision, f"{g}x{mm}x{n}x{k}",
-                                 model, gemm, ms, 2.0 * g * mm * n * k / ms / 1e9))
-                del a, b, a8, b8
+    for model, gemm, a, b in expert_gemm_operands(dev):
+        g = a.shape[0]
+        a8 = a.to(torch.float8_e4m3fn)
+        b8 = column_major(b.to(torch.float8_e4m3fn))
+        runs = (("BF16", lambda: [torch.matmul(a[i], b[i]) for i in range(g)]),
+                ("FP8 e4m3", lambda: [torch._scaled_mm(a8[i], b8[i], scale_a=one, scale_b=one,
+                                                       out_dtype=torch.bfloat16)
+                                      for i in range(g)]))
+        for precision, fn in runs:
+            row = expert_gemm_row("expert gemm loop (CUDA graph)", precision, model, gemm, a, b,
+                                  fn, graph=True)
+            if row:
+                rows.append(row)
     return rows
 
 
