@@ -14,16 +14,17 @@
 // quantization and GEMMs, too short to hide its launches, after the copy), and never less than the
 // host's `issue` time for the whole pass (small micro-batches are host-bound). A backward has no
 // sync, only the issue floor: G + max(0, issue - G). A recomputed forward (full recomputation, or
-// recompute_modules' "moe", whose checkpoint reruns MoELayer.forward from the router on: moe_layer.py)
-// synchronises again. Dense layers have no such copy: their host runs ahead of the GPU and its
-// launches hide behind the kernels. Expert layers replayed from CUDA graphs (full-iteration
-// graphs, or per-layer ones under a token-dropping router's static shapes: no copy, no launches)
-// remove both terms. A router that pads every expert to its capacity (job.expert_routing
-// pad_to_capacity) has static split sizes too: Megatron-Core's all-to-all dispatcher then builds
-// them on the host and copies nothing (core_v0.14.0 token_dispatcher.py,
+// recompute_modules' "moe", whose checkpoint reruns MoELayer.forward from the router on:
+// moe_layer.py) synchronises again. Dense layers have no such copy: their host runs ahead of the
+// GPU and its launches hide behind the kernels. Expert layers replayed from CUDA graphs
+// (full-iteration graphs, or per-layer ones under a token-dropping router's static shapes: no
+// copy, no launches) remove both terms. A router that pads every expert to its capacity
+// (job.expert_routing pad_to_capacity) has static split sizes too: Megatron-Core's all-to-all
+// dispatcher then builds them on the host and copies nothing (core_v0.14.0 token_dispatcher.py,
 // MoEAlltoAllTokenDispatcher: preprocess returns torch.full counts under drop_and_pad, and
 // _maybe_dtoh_and_synchronize neither copies nor synchronises), so an eager padded layer has no
-// sync: its host runs ahead as a dense layer's does, and only the issue floor is left, max(G, issue).
+// sync: its host runs ahead as a dense layer's does, and only the issue floor is left,
+// max(G, issue).
 #pragma once
 
 #include "sim/io/schema/gpu.pb.h"
