@@ -14,21 +14,29 @@ ExpertLayerHost expert_layer_host(const schema::Gpu& gpu, int64_t local_experts,
           issue};
 }
 
-Picoseconds host_exposed(Picoseconds gpu_time, const ExpertLayerHost& host) {
+Picoseconds forward_host_exposed(Picoseconds gpu_time, const ExpertLayerHost& host) {
   return std::max(host.sync, host.issue - gpu_time);
 }
 
+Picoseconds backward_host_exposed(Picoseconds gpu_time, const ExpertLayerHost& host) {
+  return std::max(Picoseconds(), host.issue - gpu_time);
+}
+
 void add_expert_layer_host(const ExpertLayerHost& host, bool forward_rerun, LayerTimes* layer) {
-  // The wait comes at the dispatcher's synchronisation, before the pass's all-to-alls.
-  const auto wait = [&host](PassTimes* pass, std::vector<TaskSpan>* all_to_alls) {
-    const Picoseconds exposed = host_exposed(pass->total(), host);
+  // The wait comes before the pass's all-to-alls (a forward's at the dispatcher's
+  // synchronisation).
+  const auto wait = [](Picoseconds exposed, PassTimes* pass, std::vector<TaskSpan>* all_to_alls) {
     pass->compute += exposed;
     if (all_to_alls == nullptr) return;
     for (TaskSpan& span : *all_to_alls) span.start += exposed;
   };
-  wait(&layer->forward, &layer->forward_all_to_alls);
-  wait(&layer->backward, &layer->backward_all_to_alls);
-  if (forward_rerun) wait(&layer->recompute, nullptr);
+  wait(forward_host_exposed(layer->forward.total(), host), &layer->forward,
+       &layer->forward_all_to_alls);
+  wait(backward_host_exposed(layer->backward.total(), host), &layer->backward,
+       &layer->backward_all_to_alls);
+  if (forward_rerun) {
+    wait(forward_host_exposed(layer->recompute.total(), host), &layer->recompute, nullptr);
+  }
 }
 
 }  // namespace clustersim

@@ -41,11 +41,12 @@ struct Kernels {
   Picoseconds combined_forward_saved, combined_backward_saved;
 };
 
-// How much shorter an expert layer's pass `pass` (before the host's wait) is in a combined step
-// that exposes `combined_comm` of its all-to-alls: with the host, G + wait(G) - (G' + wait(G')),
-// G' = G less the all-to-alls hidden.
+// How much shorter an expert layer's pass `pass` (before the host's wait, `host_exposed`: the
+// forward's or the backward's) is in a combined step that exposes `combined_comm` of its
+// all-to-alls: with the host, G + wait(G) - (G' + wait(G')), G' = G less the all-to-alls hidden.
 Picoseconds combined_saving(const PassTimes& pass, Picoseconds combined_comm,
-                            const ExpertLayerHost& host) {
+                            const ExpertLayerHost& host,
+                            Picoseconds (*host_exposed)(Picoseconds, const ExpertLayerHost&)) {
   const Picoseconds alone = pass.total();
   const Picoseconds combined = alone - (pass.expert_comm - combined_comm);
   return alone + host_exposed(alone, host) - (combined + host_exposed(combined, host));
@@ -311,8 +312,10 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
         combined_exposed_all_to_all(layer.forward_phases, layer.backward_phases,
                                     expert_communication_sm_share(p, compute.gpu()));
     const Picoseconds forward_comm(exposed.count() / 2);
-    k.combined_forward_saved = combined_saving(layer.forward, forward_comm, host);
-    k.combined_backward_saved = combined_saving(layer.backward, exposed - forward_comm, host);
+    k.combined_forward_saved =
+        combined_saving(layer.forward, forward_comm, host, forward_host_exposed);
+    k.combined_backward_saved =
+        combined_saving(layer.backward, exposed - forward_comm, host, backward_host_exposed);
     add_expert_layer_host(host, experts_rerun, &layer);
   }
   LayerShape windowed = shape;

@@ -1,7 +1,8 @@
 // Tests of the host's exposed time in eager expert layers (sim/parallel/expert_layer_host): the
-// closed form max(sync, issue - G) per pass, and its place in the step: every expert layer's pass
-// of every micro-batch pays it, full-iteration CUDA graphs remove it, a router padded to capacity
-// removes the sync (static split sizes), dense layers never pay it.
+// closed forms max(sync, issue - G) for a forward and max(0, issue - G) for a backward, and their
+// place in the step: every expert layer's forward (and recomputed forward) of every micro-batch
+// pays the sync, its backward only the issue floor, full-iteration CUDA graphs remove both, a
+// router padded to capacity removes the sync (static split sizes), dense layers never pay either.
 #include "sim/parallel/expert_layer_host.h"
 
 #include <catch2/catch.hpp>
@@ -18,15 +19,22 @@ namespace s = schema;
 
 Picoseconds host_us(double x) { return Picoseconds::from_microseconds(x); }
 
-TEST_CASE("an eager expert pass waits max(sync, issue - G) on the host") {
+TEST_CASE("an eager expert forward waits max(sync, issue - G) on the host") {
   const ExpertLayerHost host{host_us(800), host_us(4000)};
   // The GPU's pass shorter than the host's issue time less the sync: host-bound at `issue`.
-  CHECK(host_exposed(host_us(1000), host) == host_us(3000));
+  CHECK(forward_host_exposed(host_us(1000), host) == host_us(3000));
   // A longer pass: only the sync is exposed.
-  CHECK(host_exposed(host_us(5000), host) == host_us(800));
+  CHECK(forward_host_exposed(host_us(5000), host) == host_us(800));
   // At G = issue - sync both terms agree: the pass takes `issue` either way.
-  CHECK(host_exposed(host_us(3200), host) == host_us(800));
-  CHECK(host_exposed(host_us(1000), ExpertLayerHost{}) == host_us(0));
+  CHECK(forward_host_exposed(host_us(3200), host) == host_us(800));
+  CHECK(forward_host_exposed(host_us(1000), ExpertLayerHost{}) == host_us(0));
+}
+
+TEST_CASE("an eager expert backward reuses the forward's split sizes: the issue floor only") {
+  const ExpertLayerHost host{host_us(800), host_us(4000)};
+  CHECK(backward_host_exposed(host_us(1000), host) == host_us(3000));  // host-bound as a forward
+  CHECK(backward_host_exposed(host_us(3200), host) == host_us(800));
+  CHECK(backward_host_exposed(host_us(5000), host) == host_us(0));  // no sync to expose
 }
 
 TEST_CASE("static split sizes (a router padded to capacity) copy nothing: no sync, issue kept") {
@@ -40,8 +48,8 @@ TEST_CASE("static split sizes (a router padded to capacity) copy nothing: no syn
   CHECK(padded.sync == host_us(0));
   CHECK(padded.issue == host_us(4400));
   // A padded pass takes max(G, issue): the GPU's time beyond the issue floor, the floor below it.
-  CHECK(host_exposed(host_us(5000), padded) == host_us(0));
-  CHECK(host_exposed(host_us(1000), padded) == host_us(3400));
+  CHECK(forward_host_exposed(host_us(5000), padded) == host_us(0));
+  CHECK(forward_host_exposed(host_us(1000), padded) == host_us(3400));
 }
 
 TEST_CASE("the host's time joins each pass's compute and leaves the all-to-all phases alone") {
@@ -54,7 +62,7 @@ TEST_CASE("the host's time joins each pass's compute and leaves the all-to-all p
   LayerTimes eager = layer;
   add_expert_layer_host(host, false, &eager);
   CHECK(eager.forward.compute == host_us(600 + 500));    // issue 1500 - G 1000
-  CHECK(eager.backward.compute == host_us(2000 + 100));  // G 2400 > issue: the sync
+  CHECK(eager.backward.compute == host_us(2000));  // G 2400 > issue, and no sync in a backward
   CHECK(eager.forward.expert_comm == host_us(400));
   CHECK(eager.forward_phases.pre_dispatch == host_us(300));
   CHECK(eager.recompute.compute == host_us(600));  // not recomputed in full: no second sync
@@ -90,15 +98,20 @@ TransformerPlan h100_plan(const std::string& model, const std::string& plan_extr
 constexpr const char* kMixtral = "mixtral-8x7b";
 constexpr const char* kEp8 = "expert_parallel: 8";
 
-TEST_CASE("without graphs every expert layer's two passes of every micro-batch expose the sync") {
-  // 125 us per expert, Mixtral's 8 on EP 8: 1 per GPU, sync 125 us beyond any issue floor:
-  // 4 micro-batches x 32 layers x 2 passes x 125 us.
+TEST_CASE("without graphs every expert layer's forward of every micro-batch exposes the sync") {
+  // 125 us per expert, Mixtral's 8 on EP 8: 1 per GPU, sync 125 us beyond any issue floor, in
+  // the forward only: 4 micro-batches x 32 layers x 125 us.
   const int m = 4;
+  const std::string sync = "expert_layer_sync_us_per_expert: 125";
   const TransformerPlan none = h100_plan(kMixtral, kEp8, "", m);
-  const TransformerPlan eager =
-      h100_plan(kMixtral, kEp8, "expert_layer_sync_us_per_expert: 125", m);
-  CHECK(eager.compute_s[0] - none.compute_s[0] == Approx(m * 32 * 2 * 125e-6).epsilon(1e-9));
+  const TransformerPlan eager = h100_plan(kMixtral, kEp8, sync, m);
+  CHECK(eager.compute_s[0] - none.compute_s[0] == Approx(m * 32 * 125e-6).epsilon(1e-9));
   CHECK(eager.expert_comm_s[0] == none.expert_comm_s[0]);
+  // Recomputing the expert layers reruns the dispatcher's forward: a second sync per layer.
+  const std::string rerun = std::string(kEp8) + " recompute_modules: RECOMPUTE_MOE";
+  CHECK(h100_plan(kMixtral, rerun, sync, m).compute_s[0] -
+            h100_plan(kMixtral, rerun, "", m).compute_s[0] ==
+        Approx(m * 32 * 2 * 125e-6).epsilon(1e-9));
   const TransformerPlan graphed =
       h100_plan(kMixtral, std::string(kEp8) + " cuda_graphed_expert_layers: true",
                 "expert_layer_sync_us_per_expert: 125", m);
@@ -109,7 +122,7 @@ TEST_CASE("a padded router's eager layers expose no sync, a capped unpadded one'
   // Capacity factor 1 with a balanced router drops nothing: the same GEMMs and bytes either way.
   // Padded, the dispatcher's split sizes are static (no device-to-host copy): the step equals the
   // one without host fields. Capped but not padded, the output size is dynamic and synchronised:
-  // 4 micro-batches x 32 layers x 2 passes x 125 us, as a dropless router's.
+  // 4 micro-batches x 32 layers x 125 us (the forwards), as a dropless router's.
   const int m = 4;
   const std::string padded = "expert_routing { capacity_factor: 1 pad_to_capacity: true }";
   const std::string capped = "expert_routing { capacity_factor: 1 }";
@@ -118,7 +131,7 @@ TEST_CASE("a padded router's eager layers expose no sync, a capped unpadded one'
         h100_plan(kMixtral, kEp8, "", m, padded).compute_s[0]);
   CHECK(h100_plan(kMixtral, kEp8, sync, m, capped).compute_s[0] -
             h100_plan(kMixtral, kEp8, "", m, capped).compute_s[0] ==
-        Approx(m * 32 * 2 * 125e-6).epsilon(1e-9));
+        Approx(m * 32 * 125e-6).epsilon(1e-9));
   // The issue floor stays: 1 s a pass, each layer's two passes at least 2 s of stage time.
   const TransformerPlan bound = h100_plan(kMixtral, kEp8, "expert_layer_issue_us: 1e6", 1, padded);
   CHECK(bound.compute_s[0] + bound.tensor_comm_s[0] + bound.expert_comm_s[0] >= 32 * 2 * 1.0);
