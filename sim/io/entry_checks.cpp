@@ -417,31 +417,12 @@ void check_serving_fit(const FieldChecker& fit) {
   fit.non_negative("expert_layer_overhead_us");
 }
 
-// Captured batch sizes ascending from 1, then powers of two from one above them.
-void check_decode_graphs(const FieldChecker& graphs) {
-  const auto& m = static_cast<const s::DecodeGraphs&>(graphs.message());
-  int32_t last = 0;
-  for (int i = 0; i < m.batch_sizes_size(); ++i) {
-    if (m.batch_sizes(i) <= last) {
-      graphs.error("batch_sizes", "must be positive and ascending", i);
-      return;
-    }
-    last = m.batch_sizes(i);
-  }
-  if (!m.has_doubling_from()) return;
-  const int32_t p = m.doubling_from();
-  if (p <= last || (p & (p - 1)) != 0) {
-    graphs.error("doubling_from", "must be a power of two above the last of batch_sizes");
-  }
-}
-
 }  // namespace
 
 void check_serving_runtime(const FieldChecker& runtime) {
   runtime.require("name");
   runtime.at_least("grouped_attention_max_query_heads_per_kv", 1);
   if (runtime.has("capacity_policy")) runtime.require_enum("capacity_policy");
-  if (runtime.has("decode_graphs")) check_decode_graphs(runtime.child("decode_graphs"));
   if (runtime.has("extends")) {  // its base's constants and fits (Catalog::resolve_extensions)
     if (runtime.size("gpu") > 0) {
       runtime.error("gpu", "is taken from the runtime it extends: fit the base instead");

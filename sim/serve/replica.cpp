@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "sim/serve/decode_graphs.h"
 #include "sim/util/check.h"
 #include "sim/workload/layer_ops.h"
 
@@ -188,19 +187,9 @@ bool Replica::form_continuous() {
   }
   while (admit_continuous(&budget)) {
   }
-  if (work_.attention_pairs == 0 && work_.tokens > 0) pad_to_decode_graph();
   peak_committed_ =
       std::max(peak_committed_, settings_.kv_blocks - free_blocks_ + promised_blocks_);
   return work_.tokens > 0;
-}
-
-void Replica::pad_to_decode_graph() {
-  const auto batch = static_cast<int32_t>(work_.tokens);
-  const int64_t padding = padded_decode_batch(settings_.decode_graph_batches, batch) - batch;
-  work_.tokens += padding;
-  work_.logits += padding;
-  work_.decode_context += static_cast<double>(padding);  // a dummy request's one cached token
-  work_.window_decode_context += static_cast<double>(padding);
 }
 
 bool Replica::admit_continuous(int64_t* budget) {

@@ -13,9 +13,6 @@
 // generated). GUARANTEED_NO_EVICT admits the waiting head only when the blocks of its whole
 // sequence can be promised to it beside the running sequences' promises (free blocks - promised
 // ones); a sequence then grows into its promise and never waits for a block, none is preempted.
-// An iteration of decoding sequences alone runs at the smallest of the runtime's captured CUDA
-// graph batch sizes that holds it (decode_graph_batches): the padding rows cost matmuls,
-// all-reduces and logits, and attend to one token each.
 // Static batching (TensorRT-LLM's gptSession): when idle, the replica takes up to max_batch
 // waiting requests that fit its memory (optionally waiting batch_wait for more), prefills all
 // their prompts in one iteration, then decodes the whole batch until its longest output is done;
@@ -63,9 +60,6 @@ struct ReplicaSettings {
   double static_free_bytes = 0;         // static: memory for a batch's KV cache and activations
   double kv_bytes_per_token = 0;
   double activation_bytes_per_token = 0;
-  // Continuous: the batch sizes of the runtime's decode CUDA graphs (decode_graphs.h), to which an
-  // iteration of decoding sequences alone is padded; empty: none.
-  std::vector<int32_t> decode_graph_batches;
   int attention_window = 0;             // the model's sliding window in tokens (0: none)
   bool attention_window_chunked = false;  // the window is a block (chunked attention), not a band
   Picoseconds batch_wait;               // static
@@ -129,8 +123,6 @@ class Replica final : public EventHandler, public Settler {
   bool form_continuous();
   bool form_static();
   bool admit_continuous(int64_t* budget);
-  // Pads an iteration of decoding sequences alone to the smallest captured graph batch holding it.
-  void pad_to_decode_graph();
   // Admits the waiting head, prefilled elsewhere, to decode in this iteration.
   bool admit_prefilled(int64_t* budget);
   // GUARANTEED_NO_EVICT: promises `w` the blocks of every token it will hold here; false when

@@ -7,7 +7,6 @@
 #include "sim/net/inter_pool_topology.h"
 #include "sim/net/topology_builder.h"
 #include "sim/serve/closed_loop.h"
-#include "sim/serve/decode_graphs.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
@@ -139,10 +138,6 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   set.max_batch = sc.max_batch_size();
   set.max_tokens = sc.max_tokens_per_iteration();
   set.chunked_prefill = sc.chunked_prefill();
-  if (serving_.has_decode_graphs() && set.batching == s::CONTINUOUS) {
-    set.decode_graph_batches =
-        captured_decode_batches(serving_.decode_graphs(), set.max_batch, set.max_tokens);
-  }
   set.block_tokens = sc.kv_block_tokens();
   set.kv_bytes_per_token = e.memory.kv_bytes_per_token;
   set.activation_bytes_per_token = r.model->largest_stage().activation_bytes_per_token;

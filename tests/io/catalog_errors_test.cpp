@@ -320,26 +320,6 @@ TEST_CASE("a GPU's sync_mma_fraction and a runtime's expert row tile are range-c
         "defaults of the GPUs without a fit from\n");
 }
 
-TEST_CASE("a runtime's decode graphs ascend and double from a power of two above them") {
-  const std::string base =
-      "serving_runtime {\n  name: \"rt\"\n  iteration_overhead_us: 1\n"
-      "  memory_overhead_gib: 1\n  tensor_parallel_memory_gib: 1\n"
-      "  gpu { gpu: \"TestGPU-80GB\" compute_fraction: 0.9 memory_fraction: 0.9 "
-      "layer_overhead_us: 40 }\n"
-      "  source { citation: \"c\" }\n}\n";
-  const auto later = [&](const std::string& graphs) {
-    return catalog_errors(gpu_entry() + base + "serving_runtime { name: \"later\" extends: \"rt\" " +
-                          graphs + " source { citation: \"c\" } }\n");
-  };
-  CHECK(later("decode_graphs { batch_sizes: [1, 2, 4, 8] doubling_from: 16 }").empty());
-  CHECK(later("decode_graphs { batch_sizes: [1, 4, 2] }") ==
-        "c.textproto:19:63: serving_runtime[1].decode_graphs.batch_sizes[2]: must be positive and "
-        "ascending\n");
-  CHECK(later("decode_graphs { batch_sizes: [1, 2, 4] doubling_from: 12 }") ==
-        "c.textproto:19:86: serving_runtime[1].decode_graphs.doubling_from: must be a power of two "
-        "above the last of batch_sizes\n");
-}
-
 TEST_CASE("a serving runtime that extends another names a known base and fits no GPU itself") {
   const std::string base =
       "serving_runtime {\n  name: \"rt\"\n  iteration_overhead_us: 1\n"

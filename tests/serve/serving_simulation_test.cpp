@@ -112,31 +112,6 @@ TEST_CASE("a replica counts prompt pairs and decode context within a chunked win
   CHECK(one_request_finish_s(model, 128, true) == Approx(expected_s).epsilon(1e-9));
 }
 
-// Three requests of 100 + 3 tokens prefilled together, then decoded twice as a batch of 3, which
-// the runtime's graphs of 1, 2 and 4 sequences pad to 4: the padding row costs its matmuls and
-// logits and attends to one token.
-TEST_CASE("a decode iteration runs padded to the smallest captured graph batch") {
-  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
-  const std::vector<Request> requests(3, Request{0.0, 100, 3});
-  ReplicaSettings settings;
-  settings.kv_blocks = 1000;
-  settings.decode_graph_batches = {1, 2, 4};
-  IterationWork prefill{300, 3, 3 * 100.0 * 101 / 2, 0};
-  prefill.window_attention_pairs = prefill.attention_pairs;
-  const auto decode = [](double context) {
-    IterationWork w{4, 4, 0, 3 * context + 1};
-    w.window_decode_context = w.decode_context;
-    return w;
-  };
-  const double expected_s =
-      (model.iteration(prefill) + model.iteration(decode(101)) + model.iteration(decode(102)))
-          .seconds();
-  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
-  CHECK(o.records[2].finish.seconds() == Approx(expected_s).epsilon(1e-9));
-  settings.decode_graph_batches.clear();  // unpadded: a batch of 3 is cheaper
-  CHECK(simulate_serving(requests, model, settings, 1).records[2].finish.seconds() < expected_s);
-}
-
 // Same requests, same GPU: in-flight batching fills the slots static batching leaves idle while a
 // batch waits for its longest output.
 TEST_CASE("continuous batching never gives lower throughput than static batching") {
