@@ -281,6 +281,29 @@ BRIDGE_RELEASES = {
                     'amax history, the script\'s settings)'),
 }
 
+# The releases whose performance recipes compute the loss with Transformer Engine's Triton cross
+# entropy (job.transformer_engine_cross_entropy: Megatron-Core's cross_entropy_fusion_impl "te"):
+# NVIDIA/NeMo v2.3.0 (NeMo 25.04) scripts/performance/utils.py and v2.4.0 (25.07) helpers.py set
+# it for every model ("enable cross entropy fusion with TE kernel"); Megatron-Bridge v0.1.0rc4
+# (25.09) in every scripts/performance/configs YAML, v0.2.0 helpers.py and v0.3.0-v0.6.0
+# utils/overrides.py for every recipe. Not NeMo 25.02 (v2.2.0: GPTConfig's
+# cross_entropy_loss_fusion with Megatron-Core's native kernels) nor the Megatron-LM script
+# (--cross-entropy-loss-fusion, its default impl "native"); not the LoRA rows, whose PEFT configs
+# turn the fusion off (v0.5.0 recipes/llama/llama3.py: "PEFT disables cross_entropy_loss_fusion").
+TE_CROSS_ENTROPY_RELEASES = {'NeMo 25.04', 'NeMo 25.07', '25.09', '26.02', '26.04', '26.06',
+                             '26.08'}
+
+
+def te_cross_entropy(release, table):
+    """Whether a row of `release` (its BRIDGE_RELEASES key) and `table` computes its loss with
+    Transformer Engine's cross entropy."""
+    return release in TE_CROSS_ENTROPY_RELEASES and table != 'finetune_lora'
+
+
+TE_CROSS_ENTROPY_RULE = """# The loss as Transformer Engine's cross entropy (cross_entropy_fusion_impl "te"; the
+#   release's performance scripts set it for every model: TE_CROSS_ENTROPY_RELEASES in
+#   tools/make_validation_scenarios.py)."""
+
 # NVFP4 dense rows, one more rule per release (the release's recipe: get_precision_config("nvfp4")
 # in scripts/performance/utils/precision.py returns mixed_precision.py's bf16_with_nvfp4_mixed).
 NVFP4_RULES = """# NVFP4 rows, one more rule for all of them ({recipe}): every GEMM of every transformer layer
@@ -1164,6 +1187,9 @@ def bridge(rows, out):
             extra_rules = '\n' + NVFP4_RULES.format(
                 recipe=nvfp4_recipe, weights=weights,
                 casts=NVFP4_CAST_RULES[unfused_cast].format(te=te), extra=extra)
+        te_loss = te_cross_entropy(release, r['table'])
+        if te_loss:
+            extra_rules += '\n' + TE_CROSS_ENTROPY_RULE
         causal = not r['release'].startswith(('NeMo 25.0', 'Megatron-LM'))
         label = release if release.startswith(('Megatron-LM', 'NeMo')) else r['release']
         variant = bridge_variant(r)
@@ -1188,7 +1214,7 @@ job {{
   sequence_length: {r['seq_len']}
   precision: {job_precision}{fp8_line}
   optimizer: {"MUON" if muon else "ADAM"}
-  steps: 1{routing_line}{lora_line}
+  steps: 1{routing_line}{lora_line}{chr(10) + '  transformer_engine_cross_entropy: true' if te_loss else ''}
 }}
 cluster {{ instance: "{instance}" nodes: {gpus // per_node} fabric: "ib-rail-optimized"{cluster_extra} }}
 parallelism {{

@@ -281,10 +281,13 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
   // output layer's 16-bit logits and the fp32 copy Megatron-Core's (unfused) vocabulary-parallel
   // cross entropy makes of them, both alive while the loss runs (language_module.py
   // compute_language_model_loss passes the 16-bit logits to tensor_parallel/cross_entropy.py,
-  // whose forward takes vocab_parallel_logits.float()), 2 + 4 bytes an element.
+  // whose forward takes vocab_parallel_logits.float()), 2 + 4 bytes an element; Transformer
+  // Engine's cross entropy (job.transformer_engine_cross_entropy) writes its gradient into the
+  // 16-bit logits and keeps no copy, 2.
   if (stage == pp - 1) {
-    e.logits_bytes = 6.0 * job.sequence_length() / p.context_parallel() * p.micro_batch_size() *
-                     t.vocab_size() / tp;
+    const double bytes_per_logit = job.transformer_engine_cross_entropy() ? 2.0 : 6.0;
+    e.logits_bytes = bytes_per_logit * job.sequence_length() / p.context_parallel() *
+                     p.micro_batch_size() * t.vocab_size() / tp;
   }
   const double tensors = e.model_state_bytes() + e.activations_bytes + e.logits_bytes;
   e.runtime_bytes = runtime.fixed_bytes + runtime.fragmentation_fraction * tensors;

@@ -214,8 +214,11 @@ std::vector<LayerOp> with_sixteen_bit_gemms(std::vector<LayerOp> ops);
 
 // Forward kernels of the output layer on the last stage: logits and the cross-entropy (16-bit
 // GEMM: Megatron's output layer is not a Transformer Engine module, unless `narrow_logits`:
-// job.fp8_output_layer, Transformer Engine's LM-head linear at the job's narrow precision).
+// job.fp8_output_layer, Transformer Engine's LM-head linear at the job's narrow precision). The
+// cross-entropy moves 10 bytes a logit forward and 20 backward as Megatron-Core computes it, 6 and
+// 4 as Transformer Engine's Triton kernels do (`te_cross_entropy`:
+// job.transformer_engine_cross_entropy, whose comment derives both).
 std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape,
-                                        bool narrow_logits = false);
+                                        bool narrow_logits = false, bool te_cross_entropy = false);
 
 }  // namespace clustersim

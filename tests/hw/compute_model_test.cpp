@@ -330,7 +330,7 @@ TEST_CASE("the H200, GH200 and H800 run fused attention at the H100's fitted cur
 
 TEST_CASE("in a training step FlashAttention-2 sustains its own fraction, not the GEMMs'") {
   // gpus.textproto: the H100's FLASH_ATTENTION_2 entries carry sustained_fraction 0.946 (fitted on
-  // the NeMo 24.03.01 long-sequence rows), the FP8 steps' GEMMs and cuDNN's attention 0.840.
+  // the NeMo 24.03.01 long-sequence rows), the FP8 steps' GEMMs and cuDNN's attention 0.835.
   const auto step = model("H100-SXM5-80GB", s::FP8, KernelSetting::kTrainingStep);
   const auto alone = model("H100-SXM5-80GB", s::FP8);
   AttentionKernel fa2{4, 16384, 16384, 128, false};
@@ -346,7 +346,7 @@ TEST_CASE("in a training step FlashAttention-2 sustains its own fraction, not th
   // cuDNN's kernels (no fraction of their own) keep the step's.
   const AttentionKernel cudnn{4, 16384, 16384, 128, true};
   CHECK(alone.attention_backward(cudnn).seconds() / step.attention_backward(cudnn).seconds() ==
-        Approx(0.840).epsilon(1e-9));
+        Approx(0.835).epsilon(1e-9));
 }
 
 TEST_CASE("Blackwell fused attention: the H100's kernel curves scaled by the B200 fit") {

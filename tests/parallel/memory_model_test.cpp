@@ -122,6 +122,14 @@ TEST_CASE("the loss holds the 16-bit logits and their fp32 copy, 6 bytes an elem
   CHECK(e.logits_bytes == Approx(6.0 * 8192 * llama.transformer().vocab_size() / 2));
 }
 
+TEST_CASE("Transformer Engine's cross entropy keeps only the 16-bit logits, 2 bytes an element") {
+  const auto& llama = shipped_model("llama3-8b");
+  s::TrainingJob te = job(64, 8192);
+  te.set_transformer_engine_cross_entropy(true);
+  const auto e = estimate_memory(llama, te, plan(2, 1, 4, 1), 1e15, {});
+  CHECK(e.logits_bytes == Approx(2.0 * 8192 * llama.transformer().vocab_size() / 2));
+}
+
 TEST_CASE("multi-token prediction keeps a copy of the embedding on the last stage") {
   // Megatron-Core builds the embedding where pre_process or mtp_process: with PP 2 the last stage
   // holds the modules' weights and vocabulary x hidden more, in 16 bits.

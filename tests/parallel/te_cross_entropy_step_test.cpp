@@ -1,0 +1,33 @@
+// Tests of Transformer Engine's cross entropy in the training step
+// (job.transformer_engine_cross_entropy): the loss's traffic per logit, 6 bytes forward and 4
+// backward against Megatron-Core's 10 and 20, on the closed form (sim/hw/compute_model.h).
+#include <catch2/catch.hpp>
+
+#include "sim/parallel/transformer_stages.h"
+#include "tests/testing/llama8b_b200_fp8_stage.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+TEST_CASE("Transformer Engine's cross entropy moves 6 + 4 bytes a logit, Megatron-Core's 10 + 20") {
+  const Catalog& catalog = testing::shipped_catalog();
+  const ComputeModel b200(catalog.gpu_of(*catalog.instances().find("onprem.dgx-b200")->value),
+                          s::FP8, *catalog.runtimes().find("default")->value,
+                          KernelSetting::kTrainingStep, s::DELAYED_SCALING);
+  // Llama 3 8B's logits on one GPU: 4096 tokens x 128,256 vocabulary.
+  const double logits = 4096.0 * 128256;
+  const StageWork megatron = testing::llama8b_b200_fp8_stage("");
+  const StageWork te = testing::llama8b_b200_fp8_stage("transformer_engine_cross_entropy: true");
+  const double forward_saved =
+      (b200.memory_bound(10 * logits) - b200.memory_bound(6 * logits)).seconds();
+  const double backward_saved =
+      (b200.memory_bound(20 * logits) - b200.memory_bound(4 * logits)).seconds();
+  CHECK((megatron.forward - te.forward).seconds() == Approx(forward_saved).epsilon(1e-6));
+  CHECK((megatron.backward - te.backward).seconds() == Approx(backward_saved).epsilon(1e-6));
+  CHECK(forward_saved > 0);
+}
+
+}  // namespace
+}  // namespace clustersim
