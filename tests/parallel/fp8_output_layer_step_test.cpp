@@ -14,10 +14,7 @@ namespace {
 namespace s = schema;
 
 TEST_CASE("an MXFP8 output layer runs its logits at the FP8 rate and casts their operands") {
-  const Catalog& catalog = testing::shipped_catalog();
-  const ComputeModel b200(catalog.gpu_of(*catalog.instances().find("onprem.dgx-b200")->value),
-                          s::FP8, *catalog.runtimes().find("default")->value,
-                          KernelSetting::kTrainingStep, s::MXFP8);
+  const ComputeModel b200 = testing::dgx_b200_fp8_compute(s::MXFP8);
   // Llama 3 8B's logits: 4096 tokens x 128,256 vocabulary x hidden 4096.
   const int64_t tokens = 4096, vocab = 128256, hidden = 4096;
   const double cast = fp8_cast_bytes_per_element(s::MXFP8, b200.fp8_gemm_any_layout(), false);

@@ -23,10 +23,7 @@ TEST_CASE("MXFP8 weights are all-gathered in BF16 and re-quantized, per-tensor o
   CHECK(mxfp8.parameter_gather_bytes - per_tensor.parameter_gather_bytes == Approx(linear));
   // Per step: the B200's FP8 GEMMs take any layout, so per-tensor weights need no transpose;
   // MXFP8 re-quantizes every gathered GEMM weight into two copies with their scales.
-  const Catalog& catalog = testing::shipped_catalog();
-  const ComputeModel b200(catalog.gpu_of(*catalog.instances().find("onprem.dgx-b200")->value),
-                          s::FP8, *catalog.runtimes().find("default")->value,
-                          KernelSetting::kTrainingStep);
+  const ComputeModel b200 = testing::dgx_b200_fp8_compute(s::FP8_RECIPE_UNSPECIFIED);
   CHECK((mxfp8.optimizer - per_tensor.optimizer).seconds() ==
         Approx(b200.memory_bound((2 + 2 * (1 + 1.0 / 32)) * linear).seconds()).epsilon(1e-6));
 }

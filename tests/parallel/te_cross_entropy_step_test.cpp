@@ -12,10 +12,7 @@ namespace {
 namespace s = schema;
 
 TEST_CASE("Transformer Engine's cross entropy moves 6 + 4 bytes a logit, Megatron-Core's 10 + 20") {
-  const Catalog& catalog = testing::shipped_catalog();
-  const ComputeModel b200(catalog.gpu_of(*catalog.instances().find("onprem.dgx-b200")->value),
-                          s::FP8, *catalog.runtimes().find("default")->value,
-                          KernelSetting::kTrainingStep, s::DELAYED_SCALING);
+  const ComputeModel b200 = testing::dgx_b200_fp8_compute(s::DELAYED_SCALING);
   // Llama 3 8B's logits on one GPU: 4096 tokens x 128,256 vocabulary.
   const double logits = 4096.0 * 128256;
   const StageWork megatron = testing::llama8b_b200_fp8_stage("");

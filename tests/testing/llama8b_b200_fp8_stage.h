@@ -1,7 +1,7 @@
 // The first stage's work of one FP8 training step of Llama 3 8B on one DGX B200 (DP 8 with the
 // distributed optimizer, FP8 weights, one sequence of 4096 tokens a micro-batch), for tests of
 // what Transformer Engine's recipes change in a step: `job_fields` is appended to the job's text
-// (e.g. "fp8_recipe: MXFP8 fp8_output_layer: true").
+// (e.g. "fp8_recipe: MXFP8 fp8_output_layer: true"); and the compute model of that step's GPU.
 #pragma once
 
 #include <string>
@@ -11,6 +11,14 @@
 #include "tests/testing/parse_message.h"
 
 namespace clustersim::testing {
+
+// A DGX B200 GPU's kernels inside an FP8 training step of `recipe`, from the shipped catalog.
+inline ComputeModel dgx_b200_fp8_compute(schema::Fp8Recipe recipe) {
+  const Catalog& catalog = shipped_catalog();
+  return ComputeModel(catalog.gpu_of(*catalog.instances().find("onprem.dgx-b200")->value),
+                      schema::FP8, *catalog.runtimes().find("default")->value,
+                      KernelSetting::kTrainingStep, recipe);
+}
 
 inline StageWork llama8b_b200_fp8_stage(const std::string& job_fields) {
   const Catalog& catalog = shipped_catalog();
@@ -23,9 +31,7 @@ inline StageWork llama8b_b200_fp8_stage(const std::string& job_fields) {
       "global_batch_size: 8 sequence_length: 4096 precision: FP8 optimizer: ADAM steps: 1 "
       "fp8_parameters: true " +
       job_fields);
-  const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("onprem.dgx-b200")->value),
-                             schema::FP8, *catalog.runtimes().find("default")->value,
-                             KernelSetting::kTrainingStep, job.fp8_recipe());
+  const ComputeModel compute = dgx_b200_fp8_compute(job.fp8_recipe());
   return transformer_plan(*catalog.models().find("llama3-8b")->value, job, p, *topology, compute)
       .plan.work[0];
 }
