@@ -63,7 +63,9 @@ int64_t mamba_mixer_parameters(const schema::Transformer& t) {
 // file validation/megatron_bridge_nemo.csv's Nemotron 3 rows (the 29 bridge-hybrid scenarios: Nano
 // and Super, DGX-H100 FP8 and DGX-B200, GB200 and GB300 MXFP8, Megatron-Bridge 26.02.01 to 26.08):
 // the mean absolute step-time error over all of them is least at 34-35 (4.5%; 10.5% with the
-// kernels HBM-bound). At 35 the kernels move 1.9 TB/s on an H100 (67 FP32 TFLOP/s; 3.0 TB/s
+// kernels HBM-bound; re-checked 2026-12-04 after the loss became Transformer Engine's cross
+// entropy and the expert-layer sync refit: still least at 35, 4.35%, against 4.35 at 34, 4.37 at
+// 36, 4.60 at 30 and 4.84 at 40). At 35 the kernels move 1.9 TB/s on an H100 (67 FP32 TFLOP/s; 3.0 TB/s
 // HBM-bound) and 2.3 TB/s on a B200, GB200 or GB300 (80; 6.9 TB/s HBM-bound). The FP32 peak
 // stands for the SMs' count x clock where an SM has 128 FP32 lanes (Hopper, Blackwell: the GPUs
 // fitted); an Ampere or older SM has 64, so there the scan is timed up to 2x slower than its SMs'
