@@ -3,7 +3,8 @@
 
 Usage: tools/fit_sustained_compute.py GPU SCENARIO... [--precision FP8|MXFP8|FP4 |
                                       --attention-like REFERENCE_GPU |
-                                      --attention-sustained LIBRARY] [--cli PATH] [--root DIR]
+                                      --attention-sustained LIBRARY | --expert-layer-sync]
+                                      [--cli PATH] [--root DIR]
 
 The fraction scales the GPU's isolated tensor-core rates (fitted on single-kernel benchmarks)
 inside a training step (topologies/gpus.textproto): the GPU's sustained_compute_fraction, or with
@@ -16,6 +17,12 @@ kernels benchmarked by shape: its attention_efficiency lines become REFERENCE_GP
 kernel benchmarks by tools/fit_attention_kernels.py: the rate's growth with the keys per pass,
 mask and head dimension) with every max_fraction times one scale (capped at 1), the value fitted
 (over [0.3, 3]); give it rows whose step the attention kernels dominate.
+
+With --expert-layer-sync it fits the GPU's expert_layer_sync_us_per_expert instead (the host's
+wait per local expert in each forward of an eager expert layer, sim/parallel/expert_layer_host.h):
+the value in [0, 1000] us, to 0.1 us by bisection, that puts the scenarios' mean signed step-time
+error at zero (a host cost the kernels do not set; give it eager mixture-of-experts rows that the
+sync, not the issue floor, limits).
 
 With --attention-sustained it fits the sustained_fraction of the GPU's attention_efficiency lines
 of that kernel library (e.g. FLASH_ATTENTION_2): the fraction of their benchmarked rates those
@@ -40,6 +47,7 @@ import sys
 import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+SYNC = 'expert_layer_sync_us_per_expert'  # the field --expert-layer-sync fits, in place of a library
 
 
 def gpu_entry(name, root=ROOT):
@@ -82,7 +90,17 @@ def with_library_sustained(entry, library, fraction, digits=6):
     return re.sub(pattern, line, entry, flags=re.M)
 
 
+def with_expert_layer_sync(entry, us):
+    """`entry` with expert_layer_sync_us_per_expert `us` (to 0.1 us), in place."""
+    pattern = r'^  expert_layer_sync_us_per_expert: \S+$'
+    if not re.search(pattern, entry, flags=re.M):
+        sys.exit('no expert_layer_sync_us_per_expert in the GPU entry')
+    return re.sub(pattern, f'  expert_layer_sync_us_per_expert: {us:.1f}', entry, flags=re.M)
+
+
 def with_fraction(entry, fraction, precision, reference, library=None):
+    if library == SYNC:
+        return with_expert_layer_sync(entry, fraction)
     if library:
         return with_library_sustained(entry, library, fraction)
     if reference:
@@ -137,12 +155,18 @@ def main():
     parser.add_argument('--attention-sustained', metavar='LIBRARY',
                         help='fit the sustained_fraction of this library\'s attention_efficiency '
                              'lines')
+    parser.add_argument('--expert-layer-sync', action='store_true',
+                        help='fit expert_layer_sync_us_per_expert: zero mean signed step error')
     parser.add_argument('--cli', default=os.path.join(ROOT, 'build', 'release', 'clustersim'))
     parser.add_argument('--root', default=ROOT,
                         help='the tree whose models/ and topologies/ are the shipped catalog')
     args = parser.parse_args()
-    if sum(map(bool, (args.attention_like, args.precision, args.attention_sustained))) > 1:
-        sys.exit('give one of --precision, --attention-like and --attention-sustained')
+    if sum(map(bool, (args.attention_like, args.precision, args.attention_sustained,
+                      args.expert_layer_sync))) > 1:
+        sys.exit('give one of --precision, --attention-like, --attention-sustained and '
+                 '--expert-layer-sync')
+    if args.expert_layer_sync:
+        return fit_expert_layer_sync(args)
     library = args.attention_sustained
     entry = gpu_entry(args.gpu, args.root)
     reference = gpu_entry(args.attention_like, args.root) if args.attention_like else None
@@ -178,6 +202,34 @@ def main():
     print(f'{args.gpu}: {field} {best:.3f}: mean absolute error '
           f'{mean_absolute(final):.2f}% over {len(final)} rows, worst '
           f'{max(abs(e) for e in final.values()):.1f}%')
+
+
+def fit_expert_layer_sync(args):
+    """Bisects expert_layer_sync_us_per_expert to the zero of the mean signed step error (a
+    longer sync never makes a step faster) and prints it as the other fits print theirs."""
+    entry = gpu_entry(args.gpu, args.root)
+    with tempfile.TemporaryDirectory() as directory:
+        def mean_signed(us):
+            errs = errors(args.cli, args.root, entry, args.scenarios, us, directory, None, None,
+                          SYNC)
+            return sum(errs.values()) / len(errs)
+        low, high = 0.0, 1000.0
+        if mean_signed(low) > 0 or mean_signed(high) < 0:
+            sys.exit('the mean step error does not change sign over [0, 1000] us')
+        while high - low > 0.05:
+            middle = (low + high) / 2
+            if mean_signed(middle) < 0:
+                low = middle
+            else:
+                high = middle
+        best = round((low + high) / 2, 1)
+        final = errors(args.cli, args.root, entry, args.scenarios, best, directory, None, None,
+                       SYNC)
+    for scenario, error in sorted(final.items()):
+        print(f'{scenario:58s} {error:+6.1f}%')
+    print(f'{args.gpu}: {SYNC} {best:.1f}: mean absolute error {mean_absolute(final):.2f}% over '
+          f'{len(final)} rows, worst {max(abs(e) for e in final.values()):.1f}% (mean signed '
+          f'{sum(final.values()) / len(final):+.2f}%)')
 
 
 if __name__ == '__main__':
