@@ -47,7 +47,6 @@ import sys
 import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
-SYNC = 'expert_layer_sync_us_per_expert'  # the field --expert-layer-sync fits, in place of a library
 
 
 def gpu_entry(name, root=ROOT):
@@ -99,8 +98,6 @@ def with_expert_layer_sync(entry, us):
 
 
 def with_fraction(entry, fraction, precision, reference, library=None):
-    if library == SYNC:
-        return with_expert_layer_sync(entry, fraction)
     if library:
         return with_library_sustained(entry, library, fraction)
     if reference:
@@ -121,10 +118,11 @@ def with_fraction(entry, fraction, precision, reference, library=None):
     return entry[:-2] + line + '}\n'
 
 
-def errors(cli, root, entry, scenarios, fraction, directory, precision, reference, library=None):
-    """Each scenario's error in % at `fraction`."""
+def errors(cli, root, entry, scenarios, directory):
+    """Each scenario's error in % with the GPU's catalog entry replaced by `entry` (a fitted field
+    rewritten), in `directory`."""
     with open(os.path.join(directory, 'gpu.textproto'), 'w') as f:
-        f.write(with_fraction(entry, fraction, precision, reference, library))
+        f.write(entry)
     out = subprocess.run([cli, 'validate', '--root', root, '--catalog', directory, '--format',
                           'csv'] + scenarios, capture_output=True, text=True)
     if out.returncode != 0:
@@ -134,7 +132,7 @@ def errors(cli, root, entry, scenarios, fraction, directory, precision, referenc
         return r['step_error_pct'] or r['tflops_error_pct']
     missing = [r['scenario'] for r in rows if not error(r)]
     if missing or len(rows) != len(scenarios):
-        sys.exit(f'not every scenario was simulated at {fraction}: {missing}')
+        sys.exit(f'not every scenario was simulated: {missing}')
     return {r['scenario']: float(error(r)) for r in rows}
 
 
@@ -172,8 +170,9 @@ def main():
     reference = gpu_entry(args.attention_like, args.root) if args.attention_like else None
     with tempfile.TemporaryDirectory() as directory:
         def cost(x):
-            return mean_absolute(errors(args.cli, args.root, entry, args.scenarios, x, directory,
-                                        args.precision, reference, library))
+            return mean_absolute(errors(args.cli, args.root,
+                                        with_fraction(entry, x, args.precision, reference, library),
+                                        args.scenarios, directory))
         low, high = (0.3, 3.0) if reference else (0.3, 1.0)
         ratio = (math.sqrt(5) - 1) / 2
         a, b = high - ratio * (high - low), low + ratio * (high - low)
@@ -188,8 +187,9 @@ def main():
                 b = low + ratio * (high - low)
                 fb = cost(b)
         best = round((low + high) / 2, 3)
-        final = errors(args.cli, args.root, entry, args.scenarios, best, directory, args.precision,
-                       reference, library)
+        final = errors(args.cli, args.root,
+                       with_fraction(entry, best, args.precision, reference, library),
+                       args.scenarios, directory)
     for scenario, error in sorted(final.items()):
         print(f'{scenario:58s} {error:+6.1f}%')
     if reference:
@@ -210,8 +210,8 @@ def fit_expert_layer_sync(args):
     entry = gpu_entry(args.gpu, args.root)
     with tempfile.TemporaryDirectory() as directory:
         def mean_signed(us):
-            errs = errors(args.cli, args.root, entry, args.scenarios, us, directory, None, None,
-                          SYNC)
+            errs = errors(args.cli, args.root, with_expert_layer_sync(entry, us), args.scenarios,
+                          directory)
             return sum(errs.values()) / len(errs)
         low, high = 0.0, 1000.0
         if mean_signed(low) > 0 or mean_signed(high) < 0:
@@ -223,11 +223,11 @@ def fit_expert_layer_sync(args):
             else:
                 high = middle
         best = round((low + high) / 2, 1)
-        final = errors(args.cli, args.root, entry, args.scenarios, best, directory, None, None,
-                       SYNC)
+        final = errors(args.cli, args.root, with_expert_layer_sync(entry, best), args.scenarios,
+                       directory)
     for scenario, error in sorted(final.items()):
         print(f'{scenario:58s} {error:+6.1f}%')
-    print(f'{args.gpu}: {SYNC} {best:.1f}: mean absolute error {mean_absolute(final):.2f}% over '
+    print(f'{args.gpu}: expert_layer_sync_us_per_expert {best:.1f}: mean absolute error {mean_absolute(final):.2f}% over '
           f'{len(final)} rows, worst {max(abs(e) for e in final.values()):.1f}% (mean signed '
           f'{sum(final.values()) / len(final):+.2f}%)')
 

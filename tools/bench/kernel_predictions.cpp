@@ -42,24 +42,21 @@ struct Row {
 // The predicted rate of `row` in the measured column's unit; 0 for a row the model has no kernel
 // for.
 double predicted(const Row& row, const s::Gpu& gpu, const s::Runtime& runtime) {
-  const s::Precision precision = row.precision == "BF16" ? s::BF16 : s::FP8;
-  if (row.kernel == "gemm" || row.kernel == "gemm probe") {
-    const ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
-    long long m = 0, n = 0, k = 0;
-    std::sscanf(row.shape.c_str(), "%lldx%lldx%lld", &m, &n, &k);
-    return 2.0 * m * n * k / model.matmul(m, n, k).seconds() / 1e12;
-  }
-  if (row.kernel == "gemm beside resident CTAs") {
-    const ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
+  // Every row but the FP8 GEMMs' is BF16 (attention, HBM, permutations included).
+  const ComputeModel model(gpu, row.precision == "BF16" ? s::BF16 : s::FP8, runtime,
+                           KernelSetting::kIsolated);
+  if (row.kernel == "gemm" || row.kernel == "gemm probe" ||
+      row.kernel == "gemm beside resident CTAs") {
     long long m = 0, n = 0, k = 0;
     std::sscanf(row.shape.c_str(), "%lldx%lldx%lld", &m, &n, &k);
     CollectiveSmContention contention(gpu.streaming_multiprocessors());
-    if (row.mask != "none") contention.add_ctas(Picoseconds(0), std::stoi(row.pass));
+    if (row.mask == "spin" || row.mask == "copy") {
+      contention.add_ctas(Picoseconds(0), std::stoi(row.pass));
+    }
     const std::optional<Picoseconds> end = contention.start(Picoseconds(0), model.matmul(m, n, k));
     return end ? 2.0 * m * n * k / end->seconds() / 1e12 : 0;  // 0: every SM held
   }
   if (row.kernel.rfind("expert gemm", 0) == 0) {
-    const ComputeModel model(gpu, precision, runtime, KernelSetting::kIsolated);
     long long g = 0, m = 0, n = 0, k = 0;
     std::sscanf(row.shape.c_str(), "%lldx%lldx%lldx%lld", &g, &m, &n, &k);
     const double seconds = row.kernel.rfind("expert gemm loop", 0) == 0
@@ -67,7 +64,6 @@ double predicted(const Row& row, const s::Gpu& gpu, const s::Runtime& runtime) {
                                : model.matmul(m, n, k, g).seconds();
     return 2.0 * g * m * n * k / seconds / 1e12;
   }
-  const ComputeModel model(gpu, s::BF16, runtime, KernelSetting::kIsolated);
   if (row.kernel.rfind("attention ", 0) == 0) {
     int seq = 0, head_dim = 0;
     std::sscanf(row.shape.c_str(), "seq%d_hd%d", &seq, &head_dim);
