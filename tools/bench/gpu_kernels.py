@@ -3,7 +3,8 @@
 (BF16, and FP8 e4m3 where the GPU has it), fused-attention TFLOP/s by sequence, head dimension,
 mask and pass for PyTorch's cuDNN and FlashAttention-2 backends, HBM bandwidth (copy, read,
 an elementwise SwiGLU), mixture-of-experts expert GEMMs (batched, grouped, one per expert),
-decode attention over a KV cache and the token permutations around the experts. Needs PyTorch
+decode attention over a KV cache, the token permutations around the experts, tensor-parallel
+overlap's GEMM chunks on one and three streams, and context parallelism's attention steps. Needs PyTorch
 with CUDA; prints CSV rows and writes them to OUT_DIR/gpu_kernels.csv.
 
 Conventions, so the rows compare with the published kernel tables the compute model is fitted on:
@@ -21,11 +22,16 @@ Conventions, so the rows compare with the published kernel tables the compute mo
   HBM) hold C SMs while a batch of GEMMs runs, each against the GEMMs alone next to it (mask
   "none"), alternating which runs first; medians of 6 such pairs; pass column = C and the median
   SM clock read halfway through the batches.
+- TP-overlap chunks: the whole GEMM MxNxK, and its M rows cut into TP chunks run one after
+  another on one stream or round-robin on three; 2*M*N*K FLOPs over the time of all of them;
+  the three timed in turn five times, the median of each.
+- Context-parallel attention steps: q queries over k keys of one sequence, H heads of 128; FLOPs
+  4*q*k*H*d (causal: q(q+1)/2 pairs); backward 2.5x the forward.
 - Before each part a probe times 8192^3 in BF16 once more: the GPU's clock and power over the run.
 
 Usage: python3 tools/bench/gpu_kernels.py OUT_DIR [PART...]
   PART: gemm attention bandwidth expert_gemm expert_gemm_graphed sm_contention decode_attention
-  token_permute (default: all)
+  token_permute tp_chunks cp_attention (default: all)
 """
 import csv
 import os
@@ -393,6 +399,109 @@ def sm_contention_rows(dev):
     return rows
 
 
+# The layers the TP-overlap rows cut up: (label, tensor parallel, tokens a GPU per micro-batch
+# (sequence / context parallel x micro-batch), hidden, QKV width, FFN width). Llama 3.1 405B at
+# TP 8 x CP 2 and Llama 3 70B at TP 4, sequence 8192, micro-batch 1: the Megatron-Bridge H100
+# FP8 layouts (scenarios/validation/bridge-dgx-h100-fp8-*-llama3-405b-1024 and -70b-64).
+TP_LAYERS = (("llama3.1-405b tp8 cp2", 8, 4096, 16384, 18432, 53248),
+             ("llama3-70b tp4", 4, 8192, 8192, 10240, 28672))
+
+
+def tp_chunk_rows(dev):
+    """The GEMMs that Transformer Engine's userbuffers overlap with tensor-parallel collectives,
+    cut as it cuts them: an all-gather's (or reduce-scatter's) GEMM split into TP chunks of
+    1/TP of the rows each, one chunk's GEMM per ring step. Three timings of the same FLOPs: the
+    GEMM whole, its chunks one after another on one stream, and its chunks issued round-robin
+    on three streams (TE's CommOverlapP2PBase runs chunk i on compute stream i % 3,
+    NVTE_COMM_OVERLAP_MAX_STREAMS 3). No communication runs: this isolates what cutting costs.
+    Shape = the whole GEMM MxNxK; mask = the layer; pass = "whole" or "chunksC streamsS"."""
+    streams = [torch.cuda.Stream() for _ in range(3)]
+    rows = []
+    one = torch.tensor(1.0, device=dev)
+    for label, tp, m, h, qkv, ffn in TP_LAYERS:
+        # forward: QKV and FC1 after an all-gather, proj and FC2 before a reduce-scatter;
+        # backward data gradients: QKV's and FC1's before a reduce-scatter, proj's and FC2's
+        # after an all-gather
+        shapes = [(m, qkv // tp, h), (m, 2 * ffn // tp, h), (m, h, h // tp), (m, h, ffn // tp),
+                  (m, h, qkv // tp), (m, h, 2 * ffn // tp), (m, h // tp, h), (m, ffn // tp, h)]
+        for mm, n, k in shapes:
+            for precision in ("BF16", "FP8 e4m3"):
+                a = torch.randn(mm, k, device=dev, dtype=torch.bfloat16)
+                b = torch.randn(k, n, device=dev, dtype=torch.bfloat16)
+                if precision == "BF16":
+                    gemm = torch.matmul
+                else:
+                    a = a.to(torch.float8_e4m3fn)
+                    b = b.t().contiguous().to(torch.float8_e4m3fn).t()
+                    gemm = lambda x, y: torch._scaled_mm(x, y, scale_a=one, scale_b=one,
+                                                         out_dtype=torch.bfloat16)
+                chunks = list(a.chunk(tp, dim=0))
+
+                def on_streams(count):
+                    current = torch.cuda.current_stream()
+                    used = streams[:count]
+                    for s in used:
+                        s.wait_stream(current)
+                    for i, c in enumerate(chunks):
+                        with torch.cuda.stream(used[i % count]):
+                            gemm(c, b)
+                    for s in used:
+                        current.wait_stream(s)
+
+                flops = 2.0 * mm * n * k
+                variants = (("whole", lambda: gemm(a, b)),
+                            (f"chunks{tp} streams1", lambda: [gemm(c, b) for c in chunks]),
+                            (f"chunks{tp} streams3", lambda: on_streams(3)))
+                # The three in turn, five rounds, the median of each: clocks drift between them.
+                times = [[time_ms(fn) for _, fn in variants] for _ in range(5)]
+                for i, (pass_, _) in enumerate(variants):
+                    ms = sorted(t[i] for t in times)[2]
+                    rows.append(("gemm tp chunks", precision, f"{mm}x{n}x{k}", label, pass_, ms,
+                                 flops / ms / 1e9))
+                del a, b, chunks
+    return rows
+
+
+def cp_attention_rows(dev):
+    """The attention steps of Megatron-Core's load-balanced causal context parallelism at CP 2
+    (each GPU holds chunks c and 3 - c of four): its own two chunks under the causal mask, and the
+    peer's step, full, at half the queries or half the keys; and CP 1's whole causal sequence.
+    cuDNN through PyTorch SDPA, heads a GPU as the TP layouts of TP_LAYERS leave them, head
+    dimension 128, keys and values expanded to the query heads. Shape = qQ_kK_hH; FLOPs 4 q k h d
+    (causal: the pairs of AttentionKernel, half the square plus the diagonal); backward 2.5x."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    rows = []
+    d = 128
+    steps = ((4096, 4096, 16, True), (4096, 2048, 16, False), (2048, 4096, 16, False),
+             (8192, 8192, 16, True))
+    for q_len, k_len, heads, causal in steps:
+        q = torch.randn(1, heads, q_len, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        k, v = (torch.randn(1, heads, k_len, d, device=dev, dtype=torch.bfloat16,
+                            requires_grad=True) for _ in range(2))
+        g = torch.randn(1, heads, q_len, d, device=dev, dtype=torch.bfloat16)
+        pairs = q_len * (q_len + 1) / 2 if causal else q_len * k_len
+        flops_f = 4.0 * heads * pairs * d
+        try:
+            with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+                def both():
+                    F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(g)
+                ms_f = time_ms(fwd)
+                ms_fb = time_ms(both)
+        except Exception as e:
+            print(f"# cp attention q{q_len} k{k_len}: {e}", file=sys.stderr)
+            continue
+        shape = f"q{q_len}_k{k_len}_h{heads}"
+        mask = "causal" if causal else "full"
+        rows.append(("attention steps cuDNN", "BF16", shape, mask, "fwd", ms_f,
+                     flops_f / ms_f / 1e9))
+        rows.append(("attention steps cuDNN", "BF16", shape, mask, "bwd", ms_fb - ms_f,
+                     2.5 * flops_f / (ms_fb - ms_f) / 1e9))
+        del q, k, v, g
+    return rows
+
+
 def probe_row(dev, part):
     a = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
     b = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
@@ -404,7 +513,8 @@ def probe_row(dev, part):
 PARTS = {"gemm": gemm_rows, "attention": attention_rows, "bandwidth": bandwidth_rows,
          "expert_gemm": expert_gemm_rows, "expert_gemm_graphed": expert_gemm_graphed_rows,
          "sm_contention": sm_contention_rows, "decode_attention": decode_attention_rows,
-         "token_permute": token_permute_rows}
+         "token_permute": token_permute_rows, "tp_chunks": tp_chunk_rows,
+         "cp_attention": cp_attention_rows}
 
 
 def main():

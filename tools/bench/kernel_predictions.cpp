@@ -56,6 +56,24 @@ double predicted(const Row& row, const s::Gpu& gpu, const s::Runtime& runtime) {
     const std::optional<Picoseconds> end = contention.start(Picoseconds(0), model.matmul(m, n, k));
     return end ? 2.0 * m * n * k / end->seconds() / 1e12 : 0;  // 0: every SM held
   }
+  if (row.kernel == "gemm tp chunks") {
+    // The step times each chunk as a GEMM of its own, one after another on one stream
+    // (sim/parallel/tensor_comm_overlap.h), whatever streams the row ran them on.
+    long long m = 0, n = 0, k = 0;
+    int chunks = 1;
+    std::sscanf(row.shape.c_str(), "%lldx%lldx%lld", &m, &n, &k);
+    std::sscanf(row.pass.c_str(), "chunks%d", &chunks);
+    const double seconds = chunks * model.matmul(m / chunks, n, k).seconds();
+    return 2.0 * m * n * k / seconds / 1e12;
+  }
+  if (row.kernel == "attention steps cuDNN") {
+    long long queries = 0, keys = 0, heads = 0;
+    std::sscanf(row.shape.c_str(), "q%lld_k%lld_h%lld", &queries, &keys, &heads);
+    const AttentionKernel kernel{heads, queries, keys, 128, row.mask == "causal"};
+    const double forward_flops = 4.0 * heads * kernel.pairs() * 128;
+    return row.pass == "fwd" ? forward_flops / model.attention_forward(kernel).seconds() / 1e12
+                             : 2.5 * forward_flops / model.attention_backward(kernel).seconds() / 1e12;
+  }
   if (row.kernel.rfind("expert gemm", 0) == 0) {
     long long g = 0, m = 0, n = 0, k = 0;
     std::sscanf(row.shape.c_str(), "%lldx%lldx%lldx%lld", &g, &m, &n, &k);
