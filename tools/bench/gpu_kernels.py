@@ -31,7 +31,7 @@ Conventions, so the rows compare with the published kernel tables the compute mo
 
 Usage: python3 tools/bench/gpu_kernels.py OUT_DIR [PART...]
   PART: gemm attention bandwidth expert_gemm expert_gemm_graphed sm_contention decode_attention
-  token_permute tp_chunks cp_attention (default: all)
+  token_permute tp_chunks cp_attention attention_heads (default: all)
 """
 import csv
 import os
@@ -462,14 +462,26 @@ def tp_chunk_rows(dev):
     return rows
 
 
+def graphed_attention_ms(q, k, v, g, causal):
+    """Milliseconds of cuDNN's fused attention forward, and of forward plus backward, each
+    replayed from a CUDA graph: a call of a few tens of microseconds is otherwise timed at the
+    host's dispatch rate, not the GPU's."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+        def both():
+            F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(g)
+        return time_ms(graphed(fwd)), time_ms(graphed(both))
+
+
 def cp_attention_rows(dev):
     """The attention steps of Megatron-Core's load-balanced causal context parallelism at CP 2
     (each GPU holds chunks c and 3 - c of four): its own two chunks under the causal mask, and the
     peer's step, full, at half the queries or half the keys; and CP 1's whole causal sequence.
-    cuDNN through PyTorch SDPA, heads a GPU as the TP layouts of TP_LAYERS leave them, head
+    cuDNN through PyTorch SDPA replayed from CUDA graphs, heads a GPU as TP_LAYERS leave them, head
     dimension 128, keys and values expanded to the query heads. Shape = qQ_kK_hH; FLOPs 4 q k h d
     (causal: the pairs of AttentionKernel, half the square plus the diagonal); backward 2.5x."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
     rows = []
     d = 128
     steps = ((4096, 4096, 16, True), (4096, 2048, 16, False), (2048, 4096, 16, False),
@@ -482,13 +494,7 @@ def cp_attention_rows(dev):
         pairs = q_len * (q_len + 1) / 2 if causal else q_len * k_len
         flops_f = 4.0 * heads * pairs * d
         try:
-            with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-                fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-                def both():
-                    F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(g)
-                ms_f = time_ms(fwd)
-                ms_fb = time_ms(both)
+            ms_f, ms_fb = graphed_attention_ms(q, k, v, g, causal)
         except Exception as e:
             print(f"# cp attention q{q_len} k{k_len}: {e}", file=sys.stderr)
             continue
@@ -499,6 +505,37 @@ def cp_attention_rows(dev):
         rows.append(("attention steps cuDNN", "BF16", shape, mask, "bwd", ms_fb - ms_f,
                      2.5 * flops_f / (ms_fb - ms_f) / 1e9))
         del q, k, v, g
+    return rows
+
+
+def attention_heads_rows(dev):
+    """Fused attention of one sequence by its number of heads: cuDNN through PyTorch SDPA
+    replayed from CUDA graphs (as cp_attention), head dimension 128, 4-128 heads, 2k-16k tokens,
+    both masks. The FlashAttention benchmark the catalog's curves are fitted on holds 16k tokens
+    a batch at 16 heads of 128 (64 batch-heads at 4k tokens); a tensor- or context-parallel GPU
+    sees one sequence and few heads. Shape = qQ_kK_hH as cp_attention's rows (queries = keys)."""
+    rows = []
+    d = 128
+    for s in (2048, 4096, 8192, 16384):
+        for heads in (4, 8, 16, 32, 64, 128):
+            for causal in (True, False):
+                q, k, v = (torch.randn(1, heads, s, d, device=dev, dtype=torch.bfloat16,
+                                       requires_grad=True) for _ in range(3))
+                g = torch.randn(1, heads, s, d, device=dev, dtype=torch.bfloat16)
+                pairs = s * (s + 1) / 2 if causal else s * s
+                flops_f = 4.0 * heads * pairs * d
+                try:
+                    ms_f, ms_fb = graphed_attention_ms(q, k, v, g, causal)
+                except Exception as e:
+                    print(f"# attention heads s{s} h{heads}: {e}", file=sys.stderr)
+                    continue
+                shape = f"q{s}_k{s}_h{heads}"
+                mask = "causal" if causal else "full"
+                rows.append(("attention steps cuDNN", "BF16", shape, mask, "fwd", ms_f,
+                             flops_f / ms_f / 1e9))
+                rows.append(("attention steps cuDNN", "BF16", shape, mask, "bwd", ms_fb - ms_f,
+                             2.5 * flops_f / (ms_fb - ms_f) / 1e9))
+                del q, k, v, g
     return rows
 
 
@@ -514,7 +551,7 @@ PARTS = {"gemm": gemm_rows, "attention": attention_rows, "bandwidth": bandwidth_
          "expert_gemm": expert_gemm_rows, "expert_gemm_graphed": expert_gemm_graphed_rows,
          "sm_contention": sm_contention_rows, "decode_attention": decode_attention_rows,
          "token_permute": token_permute_rows, "tp_chunks": tp_chunk_rows,
-         "cp_attention": cp_attention_rows}
+         "cp_attention": cp_attention_rows, "attention_heads": attention_heads_rows}
 
 
 def main():
