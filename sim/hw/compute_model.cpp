@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "sim/hw/attention_schedule.h"
 #include "sim/hw/sustained_fraction.h"
 #include "sim/io/catalog.h"
 #include "sim/util/check.h"
@@ -184,7 +185,8 @@ double ComputeModel::fitted_attention_rate(s::AttentionEfficiency::Pass pass,
                                ? best->sustained_fraction()
                                : fp8 ? sustained_ : sixteen_bit_sustained_;
   return (fp8 ? fp8_peak_ : sixteen_bit_peak_) * best->max_fraction() * sustained * keys /
-         (keys + best->half_rate_keys());
+         (keys + best->half_rate_keys()) *
+         attention_schedule_scale(kernel, gpu_->streaming_multiprocessors());
 }
 
 Picoseconds ComputeModel::attention_forward(const AttentionKernel& kernel) const {

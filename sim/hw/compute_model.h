@@ -9,9 +9,11 @@
 //                              that the inner dimension amortises: efficiency K / (K + K0),
 //                              K0 = the FLOP rate / the byte rate (A100 16-bit about 150,
 //                              H100 FP8 about 480, H200 FP8 about 340, BF16 half the FP8's)
-//   fused attention:           FLOPs / (16-bit peak x rate(pass, mask, head dim, keys) x sustained)
-//                              (gpu.proto AttentionEfficiency of the job's kernel library;
-//                              else the flat flash fraction);
+//   fused attention:           FLOPs / (16-bit peak x rate(pass, mask, head dim, keys) x sustained
+//                              x schedule) (gpu.proto AttentionEfficiency of the job's kernel
+//                              library; schedule: its thread blocks on the SMs against the
+//                              fitted benchmark's, sim/hw/attention_schedule.h; else the flat
+//                              flash fraction);
 //                              FP8 inputs: the FP8 peak x the FP8 entries' rate where fitted
 //   memory-bound kernels:      max(bytes / (HBM x memory eff), bytes x w / FP32 peak), w the
 //                              kernel's non-tensor work per byte (0 for most: HBM-bound)

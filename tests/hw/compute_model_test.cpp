@@ -2,6 +2,8 @@
 // roofline behaviour.
 #include "sim/hw/compute_model.h"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "tests/testing/shipped_catalog.h"
@@ -311,7 +313,7 @@ TEST_CASE("the H200, GH200 and H800 run fused attention at the H100's fitted cur
   for (const char* name : {"H200-SXM-141GB", "GH200-96GB", "H800-SXM5-80GB"}) {
     INFO(name);
     const auto gpu = model(name, s::BF16);
-    AttentionKernel causal{16, 8192, 8192, 128, true};
+    AttentionKernel causal{32, 8192, 8192, 128, true};  // the benchmark's shape at 8192 tokens
     CHECK(causal.forward_flops() / gpu.attention_forward(causal).seconds() ==
           Approx(989e12 * 0.567 * 8192 / (8192 + 387)).epsilon(1e-6));
     for (const s::AttentionLibrary library :
@@ -329,38 +331,40 @@ TEST_CASE("the H200, GH200 and H800 run fused attention at the H100's fitted cur
 }
 
 TEST_CASE("in a training step FlashAttention-2 sustains its own fraction, not the GEMMs'") {
-  // gpus.textproto: the H100's FLASH_ATTENTION_2 entries carry sustained_fraction 0.946 (fitted on
-  // the NeMo 24.03.01 long-sequence rows), the FP8 steps' GEMMs and cuDNN's attention 0.835.
+  // gpus.textproto: the H100's FLASH_ATTENTION_2 entries carry sustained_fraction 0.945 (fitted on
+  // the NeMo 24.03.01 long-sequence rows), the FP8 steps' GEMMs and cuDNN's attention 0.844. (4
+  // heads of 16,384 tokens without a mask fill the SMs as the benchmark's 16 do: no schedule term.)
   const auto step = model("H100-SXM5-80GB", s::FP8, KernelSetting::kTrainingStep);
   const auto alone = model("H100-SXM5-80GB", s::FP8);
   AttentionKernel fa2{4, 16384, 16384, 128, false};
   fa2.library = s::FLASH_ATTENTION_2;
   CHECK(step.attention_forward(fa2).seconds() ==
-        Approx(fa2.forward_flops() / (989e12 * 0.381 * 0.946 * 16384 / (16384 + 104)))
+        Approx(fa2.forward_flops() / (989e12 * 0.381 * 0.945 * 16384 / (16384 + 104)))
             .epsilon(1e-6));
   CHECK(alone.attention_forward(fa2).seconds() / step.attention_forward(fa2).seconds() ==
-        Approx(0.946).epsilon(1e-9));
+        Approx(0.945).epsilon(1e-9));
   fa2.causal = true;
   CHECK(alone.attention_backward(fa2).seconds() / step.attention_backward(fa2).seconds() ==
-        Approx(0.946).epsilon(1e-9));
+        Approx(0.945).epsilon(1e-9));
   // cuDNN's kernels (no fraction of their own) keep the step's.
   const AttentionKernel cudnn{4, 16384, 16384, 128, true};
   CHECK(alone.attention_backward(cudnn).seconds() / step.attention_backward(cudnn).seconds() ==
-        Approx(0.835).epsilon(1e-9));
+        Approx(0.844).epsilon(1e-9));
 }
 
 TEST_CASE("Blackwell fused attention: the H100's kernel curves scaled by the B200 fit") {
   // gpus.textproto: no Blackwell attention kernel is benchmarked, so every Blackwell GPU takes the
-  // H100's curves with max_fraction x 1.382 (fitted on the B200 long-sequence rows). Alone, the
+  // H100's curves with max_fraction x 1.350 (fitted on the B200 long-sequence rows). Alone, the
   // rate at a sequence is that scale x the H100's fraction of its own peak x the Blackwell peak,
-  // and grows with the keys as the H100's does.
+  // and grows with the keys as the H100's does. At the benchmark's batch-heads, where the blocks'
+  // schedule on the SMs (148 or 160 against 132) takes nothing from either.
   const auto h100 = model("H100-SXM5-80GB", s::BF16);
-  const double scale = 1.382;
+  const double scale = 1.350;
   for (const char* name : {"B200-SXM-180GB", "GB200-186GB", "B300-SXM-268GB", "GB300-268GB"}) {
     const auto blackwell = model(name, s::BF16);
     for (int64_t seq : {1024, 8192, 131072}) {
       for (bool causal : {false, true}) {
-        const AttentionKernel k{8, seq, seq, 128, causal};
+        const AttentionKernel k{std::max<int64_t>(1, 16 * 16384 / seq), seq, seq, 128, causal};
         const double h100_share = k.forward_flops() / h100.attention_forward(k).seconds() /
                                   h100.peak_flops();
         const double share = k.forward_flops() / blackwell.attention_forward(k).seconds() /
@@ -384,7 +388,7 @@ TEST_CASE("FP8 attention runs at the fitted cuDNN FP8 rates of the FlashAttentio
         Approx(k.forward_flops() / (1979e12 * 0.502 * 4096 / (4096 + 317))).epsilon(1e-6));
   // kernels.csv, cuDNN FP8 forward on H100 SXM5, TFLOP/s as FlashAttention counts them.
   const auto tflops = [&](int64_t seq, int head_dim, bool causal) {
-    const AttentionKernel f{16 * 16384 / seq, seq, seq, head_dim, causal, true};
+    const AttentionKernel f{16384 / seq * (2048 / head_dim), seq, seq, head_dim, causal, true};
     const double counted = 4.0 * seq * seq * head_dim * f.batch_heads / (causal ? 2 : 1);
     return counted / h100.attention_forward(f).seconds() / 1e12;
   };
