@@ -103,6 +103,11 @@ TEST_CASE("N users obey Little's law: N = throughput x (latency + think time)") 
       // Exact but for the start and the drain after the last send (one latency of 300 s): within
       // 0.2% here.
       CHECK(s.metrics.requests_per_s * (mean_e2e_s(s) + think) == Approx(users).epsilon(0.005));
+      // The reported means are the requests' own: E2E = TTFT + (output - 1) x TPOT, request by
+      // request (fixed lengths), so for the means too.
+      CHECK(s.metrics.e2e_ms.mean == Approx(mean_e2e_s(s) * 1e3).epsilon(1e-9));
+      CHECK(s.metrics.e2e_ms.mean ==
+            Approx(s.metrics.ttft_ms.mean + (kOutput - 1) * s.metrics.tpot_ms.mean).epsilon(1e-9));
     }
   }
 }
