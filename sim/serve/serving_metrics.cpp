@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
@@ -22,7 +23,10 @@ double nearest_rank(std::vector<double>* values, double q) {
 
 Percentiles percentiles(std::vector<double>* values) {
   CLUSTERSIM_CHECK(!values->empty(), "percentiles of nothing");
-  return {nearest_rank(values, 0.5), nearest_rank(values, 0.9), nearest_rank(values, 0.99)};
+  // Summed in the given order, before nearest_rank reorders: the same values, the same mean.
+  const double mean =
+      std::accumulate(values->begin(), values->end(), 0.0) / static_cast<double>(values->size());
+  return {nearest_rank(values, 0.5), nearest_rank(values, 0.9), nearest_rank(values, 0.99), mean};
 }
 
 ServingMetrics measure_serving(const std::vector<Request>& requests, const ServingOutcome& outcome,

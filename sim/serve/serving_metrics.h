@@ -13,11 +13,14 @@
 
 namespace clustersim {
 
+// A latency's distribution as benchmarks report it: nearest-rank percentiles and the mean (the
+// "average" of genai-perf and trtllm-bench, the "mean" of vLLM's benchmark_serving).
 struct Percentiles {
   double p50 = 0, p90 = 0, p99 = 0;
+  double mean = 0;
 };
 
-// Nearest-rank percentiles of `values` (reordered). Requires: not empty.
+// Nearest-rank percentiles of `values` (reordered) and their mean. Requires: not empty.
 Percentiles percentiles(std::vector<double>* values);
 
 struct ServingMetrics {

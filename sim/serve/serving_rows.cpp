@@ -43,12 +43,15 @@ const std::vector<ResultColumn>& serving_columns() {
       figure_column("kv_cache_tokens", "KV tokens", 0),
       figure_column("prefill_memory_gib", "P mem GiB", 1),
       figure_column("prefill_kv_cache_tokens", "P KV tokens", 0),
+      figure_column("ttft_mean_ms", "TTFT mean", 1),
       figure_column("ttft_p50_ms", "TTFT p50", 1),
       figure_column("ttft_p90_ms", "TTFT p90", 1),
       figure_column("ttft_p99_ms", "TTFT p99", 1),
+      figure_column("tpot_mean_ms", "TPOT mean", 2),
       figure_column("tpot_p50_ms", "TPOT p50", 2),
       figure_column("tpot_p90_ms", "TPOT p90", 2),
       figure_column("tpot_p99_ms", "TPOT p99", 2),
+      figure_column("e2e_mean_ms", "E2E mean", 0),
       figure_column("e2e_p50_ms", "E2E p50", 0),
       figure_column("e2e_p90_ms", "E2E p90", 0),
       figure_column("e2e_p99_ms", "E2E p99", 0),
@@ -121,6 +124,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
     const std::pair<const char*, const Percentiles*> series[] = {
         {"ttft", &m.ttft_ms}, {"tpot", &m.tpot_ms}, {"e2e", &m.e2e_ms}};
     for (const auto& [name, p] : series) {
+      set((std::string(name) + "_mean_ms").c_str(), p->mean);
       set((std::string(name) + "_p50_ms").c_str(), p->p50);
       set((std::string(name) + "_p90_ms").c_str(), p->p90);
       set((std::string(name) + "_p99_ms").c_str(), p->p99);
@@ -156,7 +160,8 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
 }
 
 const std::vector<std::string>& serving_summary_columns(bool closed_loop) {
-  // Latency against concurrency, as serving benchmarks tabulate it.
+  // Latency against concurrency, as serving benchmarks tabulate it (their tables give means:
+  // genai-perf's and trtllm-bench's averages, vLLM's mean and median).
   static const std::vector<std::string> by_concurrency = {"index",
                                                           "instance",
                                                           "replicas",
@@ -167,8 +172,10 @@ const std::vector<std::string>& serving_summary_columns(bool closed_loop) {
                                                           "concurrency",
                                                           "billing",
                                                           "status",
+                                                          "ttft_mean_ms",
                                                           "ttft_p50_ms",
                                                           "ttft_p99_ms",
+                                                          "tpot_mean_ms",
                                                           "tpot_p50_ms",
                                                           "tpot_p99_ms",
                                                           "e2e_p50_ms",

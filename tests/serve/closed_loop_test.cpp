@@ -103,6 +103,11 @@ TEST_CASE("N users obey Little's law: N = throughput x (latency + think time)") 
       // Exact but for the start and the drain after the last send (one latency of 300 s): within
       // 0.2% here.
       CHECK(s.metrics.requests_per_s * (mean_e2e_s(s) + think) == Approx(users).epsilon(0.005));
+      // The reported means are the requests' own: E2E = TTFT + (output - 1) x TPOT, request by
+      // request (fixed lengths), so for the means too.
+      CHECK(s.metrics.e2e_ms.mean == Approx(mean_e2e_s(s) * 1e3).epsilon(1e-9));
+      CHECK(s.metrics.e2e_ms.mean ==
+            Approx(s.metrics.ttft_ms.mean + (kOutput - 1) * s.metrics.tpot_ms.mean).epsilon(1e-9));
     }
   }
 }
@@ -121,6 +126,30 @@ TEST_CASE("throughput grows with users up to the batch cap, then queueing adds t
   // Twice the users on a full batch: the same batches, each request waiting for a slot.
   CHECK(beyond.metrics.output_tokens_per_s == Approx(at_cap.metrics.output_tokens_per_s).epsilon(0.03));
   CHECK(beyond.metrics.ttft_ms.p50 > 2 * at_cap.metrics.ttft_ms.p50);
+}
+
+TEST_CASE("a saturated closed loop delivers the open loop's maximum-load throughput") {
+  // Four times as many users as batch slots keep every slot busy, as a queue of requests all
+  // arriving at once does (trtllm-bench's maximum load): the same deployment, the same batches,
+  // so the same tokens per second but for the ends (the closed loop's drain after its last send,
+  // the open loop's last batch), under 1% of these runs.
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  const Served closed = serve(model, closed_loop(0, 300), 128, continuous(32));
+  const std::vector<Request> at_once(closed.requests.size(), Request{0, kInput, kOutput});
+  const ServingOutcome open = simulate_serving(at_once, model, continuous(32), 1);
+  const ServingMetrics max_load = measure_serving(at_once, open, 0);
+  INFO(closed.requests.size() << " requests");
+  CHECK(closed.metrics.output_tokens_per_s ==
+        Approx(max_load.output_tokens_per_s).epsilon(0.01));
+  // Past saturation the extra users only wait: Little's law over the whole loop (128 users =
+  // requests/s x mean E2E), and over the queue, which holds the 96 users beyond the 32 slots, so a
+  // request waits 96 / (requests/s) before its slot; its TTFT adds the iterations up to its first
+  // token (here 5% more).
+  const double in_loop = closed.metrics.requests_per_s * closed.metrics.e2e_ms.mean / 1e3;
+  CHECK(in_loop == Approx(128).epsilon(0.01));
+  const double queue_wait_ms = 96 / closed.metrics.requests_per_s * 1e3;
+  CHECK(closed.metrics.ttft_ms.mean > queue_wait_ms);
+  CHECK(closed.metrics.ttft_ms.mean < 1.1 * queue_wait_ms);
 }
 
 TEST_CASE("the users are shared by the replicas behind the load balancer") {
