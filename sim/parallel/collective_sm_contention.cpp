@@ -34,6 +34,8 @@ std::optional<Picoseconds> CollectiveSmContention::start(Picoseconds now, Picose
   running_ = true;
   remaining_ = static_cast<double>(work.count());
   mark_ = now;
+  started_ = now;
+  work_ = work;
   return moved_end(now);
 }
 
@@ -56,9 +58,15 @@ std::optional<Picoseconds> CollectiveSmContention::moved_end(Picoseconds now) {
   return end;
 }
 
+void CollectiveSmContention::finish() {
+  running_ = false;
+  stretch_ += end_ - started_ - work_;
+}
+
 void CollectiveSmContention::translate(Picoseconds delta) {
   mark_ += delta;
   end_ += delta;
+  started_ += delta;
 }
 
 }  // namespace clustersim

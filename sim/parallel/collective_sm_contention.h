@@ -58,10 +58,16 @@ class CollectiveSmContention {
   std::optional<Picoseconds> add_ctas(Picoseconds now, int ctas);
   // Whether the running compute ends at `now` (an end computed before a change is stale).
   bool ends_at(Picoseconds now) const { return running_ && !waiting_ && end_ == now; }
-  void finish() { running_ = false; }
+  // The running compute has ended (at its end); its time beyond its work alone is added to
+  // stretch().
+  void finish();
   // Moves the clock of the running compute by `delta` (a steady-state jump).
   void translate(Picoseconds delta);
   int ctas() const { return ctas_; }
+  // What the collectives beside the finished computes added to their time, in all; a steady-state
+  // jump adds its periods' share with add_stretch.
+  Picoseconds stretch() const { return stretch_; }
+  void add_stretch(Picoseconds stretch) { stretch_ += stretch; }
 
  private:
   // The SMs the CTAs hold, and the compute's end from `now` at that share (nothing: it waits).
@@ -75,6 +81,8 @@ class CollectiveSmContention {
   bool waiting_ = false;  // every SM held: no end until a collective ends
   double remaining_ = 0;  // picoseconds of work alone left at mark_
   Picoseconds mark_, end_;
+  Picoseconds started_, work_;  // of the running compute
+  Picoseconds stretch_;
 };
 
 }  // namespace clustersim

@@ -85,6 +85,7 @@ class PipelineRun final : private EventHandler {
     }
     for (int r = 0; r < plan_.stages; ++r) {
       if (zero3_[r]) timeline_.stages[r].parameter_wait = zero3_[r]->waited();
+      timeline_.stages[r].collective_stretch = contention_[r].stretch();
     }
     for (const StageTimeline& s : timeline_.stages)
       timeline_.step = std::max(timeline_.step, s.end);
@@ -517,13 +518,14 @@ class PipelineRun final : private EventHandler {
   void take_cut() {
     const Stage& first = stages_[0];
     PipelineCut cut{
-        StateFingerprint(now()), now(), first.tasks[first.next - 1].micro_batch, {}, {}};
+        StateFingerprint(now()), now(), first.tasks[first.next - 1].micro_batch, {}, {}, {}};
     describe(&cut.state, cut.micro_batch);
     net_->fingerprint(&cut.state);
     net_->simulation().fingerprint(&cut.state);
     for (int r = 0; r < plan_.stages; ++r) {
       cut.next_task.push_back(stages_[r].next);
       cut.busy.push_back(timeline_.stages[r].busy);
+      cut.stretch.push_back(contention_[r].stretch());
     }
     if (const std::optional<SteadyStateJump> jump = skip_->record(std::move(cut))) skip(*jump);
   }
@@ -614,6 +616,7 @@ class PipelineRun final : private EventHandler {
       s.next += jump.tasks;
       timeline_.stages[r].busy += jump.busy[r];
       contention_[r].translate(jump.time);
+      contention_[r].add_stretch(jump.stretch[r]);
     }
     for (Send& send : sends_) {
       if (send.ranks_left == 0) continue;

@@ -112,6 +112,8 @@ struct PipelinePlan {
 
 struct StageTimeline {
   Picoseconds busy;  // compute stream time
+  // What the overlapped collectives' SMs added to the compute (collective_sm_contention.h).
+  Picoseconds collective_stretch;
   Picoseconds last_backward_end;
   Picoseconds gradients_reduced;  // data-parallel reduction done
   Picoseconds parameter_wait;     // ZeRO-3: compute stream idle until weight gathers arrive

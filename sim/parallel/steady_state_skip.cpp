@@ -38,9 +38,11 @@ std::optional<SteadyStateJump> SteadyStateSkip::record(PipelineCut cut) {
                        Picoseconds(periods * (cut.time - from.time).count()),
                        static_cast<int>(periods * micro_batches),
                        periods * tasks,
+                       {},
                        {}};
   for (size_t r = 0; r < schedules_.size(); ++r) {
     jump.busy.push_back(Picoseconds(periods * (cut.busy[r] - from.busy[r]).count()));
+    jump.stretch.push_back(Picoseconds(periods * (cut.stretch[r] - from.stretch[r]).count()));
   }
   return jump;
 }

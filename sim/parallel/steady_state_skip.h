@@ -36,6 +36,7 @@ struct PipelineCut {
   int micro_batch;
   std::vector<size_t> next_task;  // per stage
   std::vector<Picoseconds> busy;  // per stage: compute time so far
+  std::vector<Picoseconds> stretch;  // per stage: what collectives' SMs added to it so far
 };
 
 // What a run skips: `periods` periods of the steady state in all.
@@ -45,6 +46,7 @@ struct SteadyStateJump {
   int micro_batches;
   size_t tasks;                   // on every stage
   std::vector<Picoseconds> busy;  // compute time per stage
+  std::vector<Picoseconds> stretch;  // per stage: what collectives' SMs added to it
 };
 
 class SteadyStateSkip {

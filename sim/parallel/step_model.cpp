@@ -103,7 +103,7 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
   }
   const StageTimeline& c = stages.stages[r.critical_stage];
   const int critical = r.critical_stage;
-  r.compute_s = shares.compute_s[critical];
+  r.compute_s = shares.compute_s[critical] + c.collective_stretch.seconds();
   r.tensor_comm_s = shares.tensor_comm_s[critical];
   r.context_comm_s = shares.context_comm_s[critical];
   r.expert_comm_s = shares.expert_comm_s[critical];

@@ -26,7 +26,9 @@ struct StepResult {
   // Where the time of the stage that finishes last goes (seconds, summing to step_s, but
   // expert_compute_s, a part of compute_s):
   int critical_stage = 0;
-  double compute_s = 0;      // kernels on its compute stream
+  // kernels on its compute stream, with what the SMs of the overlapped data-parallel and ZeRO-3
+  // collectives beside them added (collective_sm_contention.h)
+  double compute_s = 0;
   double tensor_comm_s = 0;  // tensor-parallel collectives (on the critical path)
   double context_comm_s = 0;  // context-parallel K/V exchange not hidden behind attention
   double expert_comm_s = 0;   // expert-parallel dispatch and combine all-to-alls
