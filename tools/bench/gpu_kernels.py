@@ -31,7 +31,8 @@ Conventions, so the rows compare with the published kernel tables the compute mo
 
 Usage: python3 tools/bench/gpu_kernels.py OUT_DIR [PART...]
   PART: gemm attention bandwidth expert_gemm expert_gemm_graphed sm_contention decode_attention
-  token_permute tp_chunks cp_attention attention_heads (default: all)
+  token_permute tp_chunks cp_attention attention_heads attention_heads_fa2 attention_heads_hd64
+  (default: all)
 """
 import csv
 import os
@@ -462,12 +463,14 @@ def tp_chunk_rows(dev):
     return rows
 
 
-def graphed_attention_ms(q, k, v, g, causal):
-    """Milliseconds of cuDNN's fused attention forward, and of forward plus backward, each
-    replayed from a CUDA graph: a call of a few tens of microseconds is otherwise timed at the
-    host's dispatch rate, not the GPU's."""
+def graphed_attention_ms(q, k, v, g, causal, library="cuDNN"):
+    """Milliseconds of fused attention's forward (cuDNN's, or FlashAttention-2's), and of forward
+    plus backward, each replayed from a CUDA graph: a call of a few tens of microseconds is
+    otherwise timed at the host's dispatch rate, not the GPU's."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+    backend = {"cuDNN": SDPBackend.CUDNN_ATTENTION,
+               "FlashAttention-2": SDPBackend.FLASH_ATTENTION}[library]
+    with sdpa_kernel([backend]):
         fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
         def both():
@@ -508,14 +511,14 @@ def cp_attention_rows(dev):
     return rows
 
 
-def attention_heads_rows(dev):
-    """Fused attention of one sequence by its number of heads: cuDNN through PyTorch SDPA
-    replayed from CUDA graphs (as cp_attention), head dimension 128, 4-128 heads, 2k-16k tokens,
-    both masks. The FlashAttention benchmark the catalog's curves are fitted on holds 16k tokens
-    a batch at 16 heads of 128 (64 batch-heads at 4k tokens); a tensor- or context-parallel GPU
-    sees one sequence and few heads. Shape = qQ_kK_hH as cp_attention's rows (queries = keys)."""
+def attention_heads_rows(dev, library="cuDNN", d=128):
+    """Fused attention of one sequence by its number of heads: cuDNN (or FlashAttention-2)
+    through PyTorch SDPA replayed from CUDA graphs (as cp_attention), head dimension `d`, 4-128
+    heads, 2k-16k tokens, both masks. The FlashAttention benchmark the catalog's curves are
+    fitted on holds 16k tokens a batch at width 2048 (64 batch-heads of 128 at 4k tokens); a
+    tensor- or context-parallel GPU sees one sequence and few heads. Shape = qQ_kK_hH as
+    cp_attention's rows (queries = keys), with _hdD where D is not 128."""
     rows = []
-    d = 128
     for s in (2048, 4096, 8192, 16384):
         for heads in (4, 8, 16, 32, 64, 128):
             for causal in (True, False):
@@ -525,15 +528,15 @@ def attention_heads_rows(dev):
                 pairs = s * (s + 1) / 2 if causal else s * s
                 flops_f = 4.0 * heads * pairs * d
                 try:
-                    ms_f, ms_fb = graphed_attention_ms(q, k, v, g, causal)
+                    ms_f, ms_fb = graphed_attention_ms(q, k, v, g, causal, library)
                 except Exception as e:
-                    print(f"# attention heads s{s} h{heads}: {e}", file=sys.stderr)
+                    print(f"# attention heads {library} s{s} h{heads}: {e}", file=sys.stderr)
                     continue
-                shape = f"q{s}_k{s}_h{heads}"
+                shape = f"q{s}_k{s}_h{heads}" + ("" if d == 128 else f"_hd{d}")
                 mask = "causal" if causal else "full"
-                rows.append(("attention steps cuDNN", "BF16", shape, mask, "fwd", ms_f,
-                             flops_f / ms_f / 1e9))
-                rows.append(("attention steps cuDNN", "BF16", shape, mask, "bwd", ms_fb - ms_f,
+                kernel = f"attention steps {library}"
+                rows.append((kernel, "BF16", shape, mask, "fwd", ms_f, flops_f / ms_f / 1e9))
+                rows.append((kernel, "BF16", shape, mask, "bwd", ms_fb - ms_f,
                              2.5 * flops_f / (ms_fb - ms_f) / 1e9))
                 del q, k, v, g
     return rows
@@ -551,7 +554,9 @@ PARTS = {"gemm": gemm_rows, "attention": attention_rows, "bandwidth": bandwidth_
          "expert_gemm": expert_gemm_rows, "expert_gemm_graphed": expert_gemm_graphed_rows,
          "sm_contention": sm_contention_rows, "decode_attention": decode_attention_rows,
          "token_permute": token_permute_rows, "tp_chunks": tp_chunk_rows,
-         "cp_attention": cp_attention_rows, "attention_heads": attention_heads_rows}
+         "cp_attention": cp_attention_rows, "attention_heads": attention_heads_rows,
+         "attention_heads_fa2": lambda dev: attention_heads_rows(dev, "FlashAttention-2"),
+         "attention_heads_hd64": lambda dev: attention_heads_rows(dev, d=64)}
 
 
 def main():

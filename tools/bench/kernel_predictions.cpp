@@ -66,11 +66,13 @@ double predicted(const Row& row, const s::Gpu& gpu, const s::Runtime& runtime) {
     const double seconds = chunks * model.matmul(m / chunks, n, k).seconds();
     return 2.0 * m * n * k / seconds / 1e12;
   }
-  if (row.kernel == "attention steps cuDNN") {
+  if (row.kernel.rfind("attention steps ", 0) == 0) {
     long long queries = 0, keys = 0, heads = 0;
-    std::sscanf(row.shape.c_str(), "q%lld_k%lld_h%lld", &queries, &keys, &heads);
-    const AttentionKernel kernel{heads, queries, keys, 128, row.mask == "causal"};
-    const double forward_flops = 4.0 * heads * kernel.pairs() * 128;
+    int head_dim = 128;
+    std::sscanf(row.shape.c_str(), "q%lld_k%lld_h%lld_hd%d", &queries, &keys, &heads, &head_dim);
+    AttentionKernel kernel{heads, queries, keys, head_dim, row.mask == "causal"};
+    if (row.kernel == "attention steps FlashAttention-2") kernel.library = s::FLASH_ATTENTION_2;
+    const double forward_flops = 4.0 * heads * kernel.pairs() * head_dim;
     return row.pass == "fwd" ? forward_flops / model.attention_forward(kernel).seconds() / 1e12
                              : 2.5 * forward_flops / model.attention_backward(kernel).seconds() / 1e12;
   }
