@@ -37,7 +37,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
 
 // The most tokens one request of the scenario's traffic (or trace) holds, prompt and output, and
 // its longest prompt (benchmark runs' included); 0 when the traffic is malformed.
-int longest_request_tokens(const LoadedServingScenario& loaded);
+int64_t longest_request_tokens(const LoadedServingScenario& loaded);
 int longest_prompt_tokens(const LoadedServingScenario& loaded);
 
 // Whether the scenario file at `path` is a serving scenario (it has a top-level `deployment`,
