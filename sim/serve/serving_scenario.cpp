@@ -268,6 +268,33 @@ void check_deployment_size(const FieldChecker& root) {
   }
 }
 
+// The deployments the sweep's axes make (ServingSpace's product), in floating point: the axes of
+// a file can multiply past 2^63.
+double deployment_count(const s::ServingScenario& m) {
+  const s::ServingSweep& w = m.sweep();
+  const auto n = [](int size) { return std::max(1.0, static_cast<double>(size)); };
+  const bool disaggregated = m.deployment().has_disaggregation();
+  const double shapes =
+      (!disaggregated || w.replicas_size() > 0
+           ? n(w.tensor_parallel_size()) * n(w.pipeline_parallel_size()) * n(w.replicas_size())
+           : 0) +
+      (disaggregated ? n(w.prefill_replicas_size()) * n(w.decode_replicas_size()) : 0);
+  return n(w.instance_size()) * shapes * n(w.quantization_size()) * n(w.batching_size()) *
+         n(w.max_batch_size_size()) * n(w.max_tokens_per_iteration_size()) *
+         (m.traffic().has_closed_loop() ? n(w.concurrency_size()) : 1);
+}
+
+// A serve run holds every deployment's rows for its ranking (about 4 KB each): at most
+// kMaxServingDeployments.
+void check_sweep_size(const FieldChecker& root) {
+  const double count = deployment_count(static_cast<const s::ServingScenario&>(root.message()));
+  if (count <= kMaxServingDeployments) return;
+  root.child("sweep").error_here("makes " + format_significant(count, 3) +
+                                 " deployments (the product of its axes), more than the " +
+                                 std::to_string(kMaxServingDeployments) +
+                                 " (2^20) a serve run may hold: shorten its axes");
+}
+
 void check_sweep_and_scheduler(const FieldChecker& root, const LoadedServingScenario& loaded) {
   const s::ServingScenario& m = loaded.scenario();
   const int prompt = longest_prompt_tokens(loaded);
@@ -427,6 +454,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   if (m.has_traffic()) check_concurrency(root);
   if (m.has_deployment()) check_disaggregation(root, catalog, loaded.get());
   if (m.has_deployment()) check_deployment_size(root);
+  if (m.has_sweep()) check_sweep_size(root);
   if (m.has_slo()) check_slo(root.child("slo"));
   if (m.has_prices()) check_price_file(root.child("prices"), catalog);
   for (int i = 0; i < m.billing_size(); ++i) {
