@@ -227,6 +227,10 @@ int serve_command(const std::vector<std::string>& args) {
   }
   auto format = output_format(o.common);
   if (!format) return kExitUsage;
+  if (const std::string why = threads_problem(o.threads); !why.empty()) {
+    std::cerr << "clustersim serve: " << why << "\n";
+    return kExitUsage;
+  }
   auto catalog = load_catalog(o.common);
   if (!catalog) return kExitInputError;
   Diagnostics diagnostics;
