@@ -56,6 +56,8 @@ void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog,
 
 void check_price_file(const FieldChecker& prices, const Catalog& catalog) {
   const auto& m = static_cast<const s::PriceFile&>(prices.message());
+  // CURRENCY_UNSPECIFIED left every configuration without a price, silently.
+  if (prices.has("report_currency")) prices.require_enum("report_currency");
   std::set<std::pair<std::string, int>> seen;
   for (int i = 0; i < m.price_size(); ++i) {
     const FieldChecker entry = prices.child("price", i);
