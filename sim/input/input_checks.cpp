@@ -111,7 +111,8 @@ void check_dataloader(const FieldChecker& dataloader, bool swept) {
   }
   dataloader.at_least("cpu_limit_vcpus", 1);
   if (!swept) {
-    const bool prefetch_larger = m.has_prefetch_factor() && m.prefetch_factor() > m.workers_per_gpu();
+    const bool prefetch_larger =
+        m.has_prefetch_factor() && m.prefetch_factor() > m.workers_per_gpu();
     check_batches_ahead(dataloader, prefetch_larger ? "prefetch_factor" : "workers_per_gpu", -1,
                         m.workers_per_gpu(), prefetch_factor(m));
   }
@@ -200,7 +201,8 @@ void check_input(const FieldChecker& root, const Catalog& catalog, const LoadedS
     sweep.at_least("dataloader_workers_per_gpu", 1);
     for (int i = 0; i < m.sweep().dataloader_workers_per_gpu_size(); ++i) {
       check_batches_ahead(sweep, "dataloader_workers_per_gpu", i,
-                          m.sweep().dataloader_workers_per_gpu(i), prefetch_factor(m.job().dataloader()));
+                          m.sweep().dataloader_workers_per_gpu(i),
+                          prefetch_factor(m.job().dataloader()));
     }
   }
   const FieldChecker job = root.child("job");
