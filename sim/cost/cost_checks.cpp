@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "sim/cost/run_simulation.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/entry_checks.h"
 #include "sim/io/schema/cost.pb.h"
@@ -55,6 +56,8 @@ void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog,
 
 void check_price_file(const FieldChecker& prices, const Catalog& catalog) {
   const auto& m = static_cast<const s::PriceFile&>(prices.message());
+  // CURRENCY_UNSPECIFIED left every configuration without a price, silently.
+  if (prices.has("report_currency")) prices.require_enum("report_currency");
   std::set<std::pair<std::string, int>> seen;
   for (int i = 0; i < m.price_size(); ++i) {
     const FieldChecker entry = prices.child("price", i);
@@ -110,8 +113,8 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedSc
   }
   if (m.has_restart()) {
     const FieldChecker restart = cost.child("restart");
-    restart.non_negative("acquisition_s");
-    restart.non_negative("container_start_s");
+    restart.in_range("acquisition_s", 0, kMaxRestartSeconds);
+    restart.in_range("container_start_s", 0, kMaxRestartSeconds);
   }
   if (preempted) {
     if (cost.require("restart")) {
@@ -126,7 +129,7 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedSc
     }
   }
   if (m.has_checkpoint()) check_checkpoint(cost.child("checkpoint"), catalog, scenario, preempted);
-  cost.at_least("trials", 1);
+  cost.in_range("trials", 1, kMaxTrials);
 }
 
 }  // namespace clustersim

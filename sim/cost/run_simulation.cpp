@@ -53,8 +53,12 @@ class Run {
     return -std::log1p(-u) / rate_per_s_;
   }
 
+  // A preemption drawn past half the clock's span (a rate near zero) is never reached: the run
+  // has finished or been given up (kGiveUpAfterWorkTimes) long before.
   void schedule_preemption() {
-    sim_.call_after(ticks(next_preemption_in_s()), [this] { preempted(); });
+    const double in_s = next_preemption_in_s();
+    if (in_s > 0.5 * seconds(Picoseconds::max() - sim_.now())) return;
+    sim_.call_after(ticks(in_s), [this] { preempted(); });
   }
 
   void start_segment() {

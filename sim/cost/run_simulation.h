@@ -34,6 +34,11 @@ inline constexpr double kMaxRunWorkSeconds = 9.2e18 / 1e6 / 100;  // about 2,900
 // The most events (segments, checkpoints, preemptions, restarts) one run may expect: bounds the
 // work of a configuration's cost (trials x this, times the interval search).
 inline constexpr double kMaxRunEvents = 1e7;
+// The most trials of a spot configuration (cost.trials, --trials): 250 times the default 400.
+inline constexpr int kMaxTrials = 100000;
+// The longest restart after a preemption (restart.acquisition_s, restart.container_start_s): a
+// month; a restart must fit the run's clock beside the training.
+inline constexpr double kMaxRestartSeconds = 30 * 86400.0;
 
 // Why `spec` cannot be simulated within those bounds (its work beyond kMaxRunWorkSeconds, or more
 // than kMaxRunEvents expected events); "" when it can.

@@ -77,6 +77,24 @@ std::vector<DatasetVolume> check_volumes(const FieldChecker& root, const FieldCh
   return volumes;
 }
 
+// The most batches a GPU's loader keeps ahead (workers_per_gpu x prefetch_factor): each is
+// simulated through warm-up and measurement, 3 x 1000 taking 12 s (2e9 workers exhausted memory,
+// a prefetch factor of 2e9 hung), and PyTorch's defaults keep a few dozen.
+constexpr int64_t kMaxBatchesAhead = 1024;
+
+// Workers per GPU (the job's, or a sweep's element `index`) times the prefetch factor within
+// kMaxBatchesAhead.
+void check_batches_ahead(const FieldChecker& owner, const char* field, int index, int workers,
+                         int prefetch) {
+  const int64_t ahead = int64_t{workers} * prefetch;
+  if (workers < 1 || prefetch < 1 || ahead <= kMaxBatchesAhead) return;
+  owner.error(field,
+              std::to_string(workers) + " workers x prefetch_factor " + std::to_string(prefetch) +
+                  " keep " + std::to_string(ahead) + " batches ahead per GPU, more than the " +
+                  std::to_string(kMaxBatchesAhead) + " the input pipeline simulates",
+              index);
+}
+
 // `swept`: the sweep lists the workers (dataloader_workers_per_gpu), which replace the job's.
 void check_dataloader(const FieldChecker& dataloader, bool swept) {
   const auto& m = static_cast<const s::DataLoader&>(dataloader.message());
@@ -92,6 +110,12 @@ void check_dataloader(const FieldChecker& dataloader, bool swept) {
                                             " (batches each worker loads ahead)");
   }
   dataloader.at_least("cpu_limit_vcpus", 1);
+  if (!swept) {
+    const bool prefetch_larger =
+        m.has_prefetch_factor() && m.prefetch_factor() > m.workers_per_gpu();
+    check_batches_ahead(dataloader, prefetch_larger ? "prefetch_factor" : "workers_per_gpu", -1,
+                        m.workers_per_gpu(), prefetch_factor(m));
+  }
 }
 
 // What each candidate instance needs: a dataloading cost for its CPU, enough vCPUs, host RAM.
@@ -172,7 +196,15 @@ void check_input(const FieldChecker& root, const Catalog& catalog, const LoadedS
     }
     return;
   }
-  if (swept_workers) root.child("sweep").at_least("dataloader_workers_per_gpu", 1);
+  if (swept_workers) {
+    const FieldChecker sweep = root.child("sweep");
+    sweep.at_least("dataloader_workers_per_gpu", 1);
+    for (int i = 0; i < m.sweep().dataloader_workers_per_gpu_size(); ++i) {
+      check_batches_ahead(sweep, "dataloader_workers_per_gpu", i,
+                          m.sweep().dataloader_workers_per_gpu(i),
+                          prefetch_factor(m.job().dataloader()));
+    }
+  }
   const FieldChecker job = root.child("job");
   if (!job.require("dataset")) return;
   const FieldChecker dataset = job.child("dataset");

@@ -49,6 +49,10 @@ double total_gpu_memory_gib(const Catalog& catalog, const s::InstanceType& insta
                                      : catalog.gpu_of(instance).memory_gib());
 }
 
+int prefetch_factor(const s::DataLoader& loader) {
+  return loader.has_prefetch_factor() ? loader.prefetch_factor() : 2;
+}
+
 InputSetup input_setup(const Catalog& catalog, const LoadedScenario& scenario,
                        const Configuration& c, double gpu_step_s) {
   const s::TrainingJob& job = scenario.scenario().job();
@@ -68,7 +72,7 @@ InputSetup input_setup(const Catalog& catalog, const LoadedScenario& scenario,
   spec.loaders = std::max(1, c.gpus_per_node / (p.tensor_parallel() * p.pipeline_parallel()));
   spec.batch_samples = job.global_batch_size() / p.data_parallel();
   spec.workers_per_loader = c.dataloader_workers_per_gpu;
-  spec.prefetch_factor = loader.has_prefetch_factor() ? loader.prefetch_factor() : 2;
+  spec.prefetch_factor = prefetch_factor(loader);
   // Each training (main) process keeps one vCPU busy launching kernels and pinning batches.
   spec.worker_vcpus = std::max(1, setup.node_vcpus - spec.loaders);
   const SampleCpuCost cpu = sample_cpu_cost(cost, instance, dataset, setup.tensor_bytes_per_sample);

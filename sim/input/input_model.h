@@ -26,6 +26,9 @@ inline constexpr double kHostToGpuMemoryRule = 1.5;
 // Memory of all GPUs of `instance` in GiB (the provider's figure when the catalog has one).
 double total_gpu_memory_gib(const Catalog& catalog, const schema::InstanceType& instance);
 
+// Batches each worker loads ahead: the loader's prefetch_factor, PyTorch's 2 when absent.
+int prefetch_factor(const schema::DataLoader& loader);
+
 // What the node's pipeline is built from, kept for the advice of `clustersim input`.
 struct InputSetup {
   InputPipelineSpec spec;       // reading from storage

@@ -166,14 +166,14 @@ void check_gpu(const FieldChecker& gpu) {
   gpu.require("name");
   gpu.require_enum("form_factor");
   gpu.require_positive("memory_gib");
-  gpu.require_positive("memory_bandwidth_gb_per_s");
+  gpu.require_rate("memory_bandwidth_gb_per_s");
   gpu.positive("tdp_w");
   if (as_gpu(gpu).vendor() == "NVIDIA") gpu.require("streaming_multiprocessors");
   gpu.positive("streaming_multiprocessors");
   if (gpu.require("peak_tflops")) {
     const FieldChecker peak = gpu.child("peak_tflops");
     for (const char* f : {"fp32", "tf32", "fp16", "bf16", "fp8", "int8_tops", "fp4"})
-      peak.positive(f);
+      peak.rate(f);
     if (!peak.has("fp16") && !peak.has("bf16")) {
       peak.error_here("needs fp16 or bf16: training is modeled in mixed precision");
     }
@@ -182,19 +182,19 @@ void check_gpu(const FieldChecker& gpu) {
     const FieldChecker link = gpu.child("nvlink");
     link.require("generation") && link.in_range("generation", 1, 5);
     link.require_positive("links");
-    link.require_positive("per_direction_gb_per_s");
+    link.require_rate("per_direction_gb_per_s");
   }
   if (gpu.has("hccs")) {
     if (gpu.has("nvlink")) gpu.error("hccs", "a GPU has nvlink or hccs, not both");
     const FieldChecker link = gpu.child("hccs");
     link.require("links") && link.at_least("links", 1);
-    link.require_positive("per_direction_gb_per_s");
+    link.require_rate("per_direction_gb_per_s");
   }
   if (gpu.has("pcie")) {
     const FieldChecker pcie = gpu.child("pcie");
     pcie.require("generation") && pcie.in_range("generation", 1, 6);
     pcie.positive("lanes");
-    pcie.require_positive("per_direction_gb_per_s");
+    pcie.require_rate("per_direction_gb_per_s");
   }
   check_measured_matmul(gpu);
   for (int i = 0; i < gpu.size("matmul_efficiency"); ++i) {
@@ -243,9 +243,9 @@ void check_cpu_sockets(const FieldChecker& instance) {
   if (!sockets.require("count") || !sockets.at_least("count", 1)) return;
   const int count = m.cpu_sockets().count();
   if (count > 1) {
-    sockets.require_positive("link_gb_per_s");
+    sockets.require_rate("link_gb_per_s");
   } else {
-    sockets.positive("link_gb_per_s");
+    sockets.rate("link_gb_per_s");
   }
   if (m.has_gpu_interconnect() && m.gpu_interconnect() != s::PCIE_ONLY &&
       m.gpu_interconnect() != s::NVLINK_BRIDGE_PAIRS) {
@@ -292,8 +292,8 @@ void check_instance(const FieldChecker& instance) {
   if (instance.require("network")) {
     const FieldChecker net = instance.child("network");
     net.require_enum("kind");
-    net.positive("total_gbit_per_s");
-    net.positive("tcp_gbit_per_s");
+    net.rate("total_gbit_per_s");
+    net.rate("tcp_gbit_per_s");
     net.at_least("nic_count", 1);
   }
   if (instance.has("local_disks")) {
@@ -302,7 +302,7 @@ void check_instance(const FieldChecker& instance) {
     disks.require_positive("each_gb");
   }
   if (instance.has("block_storage_caps")) {
-    instance.child("block_storage_caps").positive("bandwidth_mb_per_s");
+    instance.child("block_storage_caps").rate("bandwidth_mb_per_s");
     instance.child("block_storage_caps").positive("iops");
   }
   std::set<std::pair<int, std::string>> on_demand_seen;
@@ -332,7 +332,7 @@ void check_storage(const FieldChecker& storage) {
   }
   check_limit(storage, "throughput_mb_per_s");
   check_limit(storage, "iops");
-  storage.positive("provisioned_max_throughput_mb_per_s");
+  storage.rate("provisioned_max_throughput_mb_per_s");
   storage.positive("provisioned_max_iops");
   storage.positive("latency_ms");
   check_source(storage);
@@ -347,8 +347,8 @@ void check_fabric(const FieldChecker& fabric) {
   }
   fabric.at_least("nodes_per_leaf", 1);
   fabric.at_least("oversubscription_ratio", 1);
-  fabric.non_negative("switch_hop_latency_us");
-  fabric.non_negative("nic_latency_us");
+  fabric.latency_us("switch_hop_latency_us");
+  fabric.latency_us("nic_latency_us");
   check_source(fabric);
 }
 
@@ -361,10 +361,10 @@ void check_link_class(const FieldChecker& link) {
     link.error("name", "unknown link class \"" + m.name() + "\"" + did_you_mean(m.name(), kNames));
   }
   link.require("efficiency_fraction") && link.in_range("efficiency_fraction", 0.01, 1);
-  link.require("step_latency_us") && link.non_negative("step_latency_us");
-  link.non_negative("simple_step_latency_us");
+  link.require("step_latency_us") && link.latency_us("step_latency_us");
+  link.latency_us("simple_step_latency_us");
   link.in_range("in_switch_reduction_efficiency_fraction", 0.01, 1);
-  link.positive("in_switch_reduction_operand_gb_per_s");
+  link.rate("in_switch_reduction_operand_gb_per_s");
   const bool nvlink = m.name().rfind("nvlink", 0) == 0;
   const bool scale_up = nvlink || m.name() == "hccs" || m.name() == "pcie" || m.name() == "socket";
   // The socket class's step latency is its links' own, the same under every protocol.

@@ -54,6 +54,15 @@ class FieldChecker {
   bool at_least(std::string_view field, double minimum) const;
   bool in_range(std::string_view field, double low, double high) const;
   bool require_positive(std::string_view field) const { return require(field) && positive(field); }
+  // A rate of hardware (a bandwidth in GB/s, Gbit/s or MB/s, a peak in TFLOP/s): > 0 and at least
+  // kMinRate of its unit. Slower than any link or chip built (a 1 Gbit/s NIC, a T4's 65
+  // TFLOP/s), a rate near zero made one step outlast the 107 days the picosecond clock spans.
+  bool rate(std::string_view field) const { return positive(field) && at_least(field, kMinRate); }
+  bool require_rate(std::string_view field) const { return require(field) && rate(field); }
+  // A latency in microseconds: >= 0 and at most kMaxLatency_us (a second), for the same reason.
+  bool latency_us(std::string_view field) const { return in_range(field, 0, kMaxLatency_us); }
+  static constexpr double kMinRate = 1e-3;
+  static constexpr double kMaxLatency_us = 1e6;
   // An enum field that must be present and not its *_UNSPECIFIED zero value.
   bool require_enum(std::string_view field) const;
 

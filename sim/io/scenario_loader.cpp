@@ -646,12 +646,12 @@ void check_inter_pool(const FieldChecker& cluster, const s::Cluster& m) {
   const FieldChecker network = cluster.child("inter_pool");
   const bool stated = m.inter_pool().kind() == s::InterPoolNetwork::STATED;
   if (stated) {
-    network.require_positive("bandwidth_gbit_per_s");
+    network.require_rate("bandwidth_gbit_per_s");
   } else if (network.has("bandwidth_gbit_per_s")) {
     network.error("bandwidth_gbit_per_s", "applies to kind STATED");
   }
   if (!stated && network.has("latency_us")) network.error("latency_us", "applies to kind STATED");
-  network.non_negative("latency_us");
+  network.latency_us("latency_us");
 }
 
 // A pool's instance, node counts and owned nodes (cluster.pool[i] or sweep.pool[i]).

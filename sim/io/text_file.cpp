@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "sim/util/closest_name.h"
 
@@ -158,13 +157,21 @@ bool read_whole_file(const std::string& path, std::string* contents, Diagnostics
                                                                 std::strerror(why));
     return false;
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  contents->clear();
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    if (contents->size() + in.gcount() > kMaxInputFileBytes) {
+      diagnostics->add_error({path, 0, 0}, "",
+                             "is larger than the " + std::to_string(kMaxInputFileBytes >> 20) +
+                                 " MiB an input file may have");
+      return false;
+    }
+    contents->append(chunk, in.gcount());
+  }
   if (in.bad()) {
     diagnostics->add_error({path, 0, 0}, "", "cannot read file");
     return false;
   }
-  *contents = buffer.str();
   return true;
 }
 

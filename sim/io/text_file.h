@@ -5,6 +5,7 @@
 #include <google/protobuf/message.h>
 #include <google/protobuf/text_format.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -34,7 +35,12 @@ template <class Message>
 std::unique_ptr<TextFile<Message>> read_text_file(const std::string& path,
                                                   Diagnostics* diagnostics);
 
-// Reads a whole file. Returns false (with a diagnostic naming the file) when it cannot.
+// The largest input file: protobuf's text parser reads at most 2^31 bytes; the longest trace
+// (kMaxRequests lines) at up to 32 bytes a line.
+inline constexpr size_t kMaxInputFileBytes = size_t{1} << 29;
+
+// Reads a whole file. Returns false (with a diagnostic naming the file) when it cannot, or when
+// it holds more than kMaxInputFileBytes (a device such as /dev/zero never ends).
 bool read_whole_file(const std::string& path, std::string* contents, Diagnostics* diagnostics);
 
 template <class Message>

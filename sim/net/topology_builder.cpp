@@ -2,6 +2,7 @@
 #include "sim/net/topology_builder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "sim/net/nccl_tuner.h"
@@ -121,8 +122,8 @@ std::string check_inputs(const ClusterSpec& spec, const Catalog& catalog, Inputs
     in->oversubscription = spec.fabric->oversubscription_ratio();
   }
   if (spec.oversubscription_override) in->oversubscription = *spec.oversubscription_override;
-  if (!(in->oversubscription >= 1)) {
-    return "oversubscription must be >= 1, got " + format_number(in->oversubscription);
+  if (!(in->oversubscription >= 1 && std::isfinite(in->oversubscription))) {
+    return "oversubscription must be finite and >= 1, got " + format_number(in->oversubscription);
   }
   return error;
 }

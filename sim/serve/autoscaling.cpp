@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/io/scenario_loader.h"
 #include "sim/serve/traffic.h"
+#include "sim/util/number_format.h"
 
 namespace clustersim {
 namespace {
@@ -53,9 +55,20 @@ std::optional<AutoscalingPlan> plan_autoscaling(const Catalog& catalog,
     *why = "one replica meets the objectives at no rate";
     return std::nullopt;
   }
+  // At most kMaxConfigurationGpus GPUs in any hour, as for any deployment.
+  const int64_t gpus_per_replica = unit.replica_gpus();
   std::vector<int> replicas;
-  for (double rate : a.hourly_rate_per_s()) {
-    replicas.push_back(static_cast<int>(std::ceil(rate / plan.replica_rate_per_s - 1e-9)));
+  for (int h = 0; h < a.hourly_rate_per_s_size(); ++h) {
+    const double rate = a.hourly_rate_per_s(h);
+    const double needed = std::ceil(rate / plan.replica_rate_per_s - 1e-9);
+    if (needed * gpus_per_replica > kMaxConfigurationGpus) {
+      *why = "hour " + std::to_string(h) + "'s " + format_number(rate) + " req/s need " +
+             format_significant(needed, 3) + " replicas of " +
+             std::to_string(gpus_per_replica) + " GPUs, more than the " +
+             std::to_string(kMaxConfigurationGpus) + " GPUs a deployment may have";
+      return std::nullopt;
+    }
+    replicas.push_back(static_cast<int>(needed));
   }
   const int peak = *std::max_element(replicas.begin(), replicas.end());
   const auto day_cost = [&](int baseline) {

@@ -1,7 +1,7 @@
 // The closed-loop client's users on the engine.
 #include "sim/serve/closed_loop.h"
 
-#include <limits>
+#include "sim/serve/traffic.h"
 
 namespace clustersim {
 
@@ -10,8 +10,7 @@ ClosedLoopClient::ClosedLoopClient(const schema::Traffic& traffic, int concurren
       users_(concurrency),
       think_(Picoseconds::from_seconds(traffic.closed_loop().think_time_s())),
       limit_(traffic.closed_loop().requests()),
-      horizon_s_(limit_ > 0 ? std::numeric_limits<double>::infinity()
-                            : traffic_duration_s(traffic)),
+      horizon_s_(limit_ > 0 ? kMaxTraffic_s : traffic_duration_s(traffic)),
       rng_(traffic.has_seed() ? traffic.seed() : 1) {}
 
 void ClosedLoopClient::start(Simulation* sim, std::function<void(int32_t request)> arrive) {
@@ -27,7 +26,14 @@ void ClosedLoopClient::finished(int32_t request) {
 void ClosedLoopClient::on_event(uint64_t user) {
   const Picoseconds now = sim_->now();
   const bool all_sent = limit_ > 0 && static_cast<int64_t>(requests_.size()) >= limit_;
-  if (all_sent || now.seconds() >= horizon_s_) return;
+  if (all_sent || now.seconds() >= horizon_s_) {
+    cut_short_ = cut_short_ || (limit_ > 0 && !all_sent);
+    return;
+  }
+  if (static_cast<int64_t>(requests_.size()) == kMaxRequests) {
+    cut_short_ = true;
+    return;
+  }
   Request r;
   r.arrival_s = now.seconds();
   r.input_tokens = draw_length(traffic_.input_tokens(), &rng_);

@@ -32,6 +32,9 @@ class ClosedLoopClient final : public RequestSource, public EventHandler {
   const std::vector<Request>& requests() const override { return requests_; }
   void start(Simulation* sim, std::function<void(int32_t request)> arrive) override;
   void finished(int32_t request) override;
+  // Whether a user had a request to send when the client reached kMaxRequests requests or
+  // kMaxTraffic_s of simulated time: the run was cut short.
+  bool cut_short() const { return cut_short_; }
 
  private:
   void on_event(uint64_t user) override;  // the user sends its next request now
@@ -40,12 +43,13 @@ class ClosedLoopClient final : public RequestSource, public EventHandler {
   const int users_;
   const Picoseconds think_;
   const int64_t limit_;         // requests in all; 0: until the horizon
-  const double horizon_s_;      // no request is sent at or after it (infinite with a limit)
+  const double horizon_s_;      // no request is sent at or after it (kMaxTraffic_s with a limit)
   std::mt19937_64 rng_;
   std::vector<Request> requests_;
   std::vector<int32_t> user_of_;  // per request
   Simulation* sim_ = nullptr;
   std::function<void(int32_t)> arrive_;
+  bool cut_short_ = false;
 };
 
 }  // namespace clustersim

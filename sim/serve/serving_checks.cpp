@@ -2,10 +2,12 @@
 #include "sim/serve/serving_checks.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/hw/compute_model.h"
 #include "sim/serve/closed_loop.h"
 #include "sim/serve/traffic.h"
+#include "sim/util/number_format.h"
 #include "sim/util/units.h"
 
 namespace clustersim {
@@ -55,6 +57,32 @@ void check_lengths(const FieldChecker& owner, const char* field) {
   }
 }
 
+// Open-loop arrivals are drawn before the simulation: on average at most kMaxRequests requests,
+// and at most as many bursts (each burst is two changes of rate to step through).
+void check_request_count(const FieldChecker& traffic) {
+  const auto& m = static_cast<const s::Traffic&>(traffic.message());
+  // Rates that are not finite are reported by their own checks.
+  if (!(m.has_rate_per_s() || m.has_bursts()) || !std::isfinite(mean_rate_per_s(m, {}))) return;
+  const double duration = traffic_duration_s(m);
+  const double requests = expected_requests(m);
+  const char* field = m.has_bursts() ? "bursts" : "rate_per_s";
+  const std::string limit =
+      " s, more than the " + format_number(kMaxRequests) + " (2^24) a simulation may hold: ";
+  if (requests > kMaxRequests) {
+    traffic.error(field, format_significant(requests, 3) + " requests on average over " +
+                             format_number(duration) + limit + "lower the rate or shorten "
+                             "duration_s");
+  }
+  if (m.has_bursts()) {
+    const double bursts = duration / (m.bursts().burst_every_s() + m.bursts().burst_duration_s());
+    if (bursts > kMaxRequests) {
+      traffic.error(field, format_significant(bursts, 3) + " bursts on average over " +
+                               format_number(duration) + limit + "lengthen burst_every_s or "
+                               "shorten duration_s");
+    }
+  }
+}
+
 }  // namespace
 
 int max_length(const s::LengthDistribution& lengths) {
@@ -90,7 +118,7 @@ void check_traffic(const FieldChecker& traffic, int max_context) {
       const FieldChecker c = traffic.child("closed_loop");
       c.in_range("concurrency", 1, kMaxClosedLoopUsers);
       c.in_range("think_time_s", 0, kMaxThinkTime_s);
-      c.at_least("requests", 1);
+      c.in_range("requests", 1, kMaxRequests);
       if (m.closed_loop().has_requests()) {
         for (const char* f : {"duration_s", "warmup_s"}) {
           if (traffic.has(f)) {
@@ -104,7 +132,9 @@ void check_traffic(const FieldChecker& traffic, int max_context) {
     default:
       traffic.error_here("needs arrivals: rate_per_s, bursts, trace_file or closed_loop");
   }
-  traffic.positive("duration_s");
+  if (traffic.positive("duration_s") && traffic.in_range("duration_s", 0, kMaxTraffic_s)) {
+    check_request_count(traffic);
+  }
   traffic.non_negative("warmup_s");
   if (m.has_trace_file()) {
     for (const char* f : {"input_tokens", "output_tokens", "duration_s"}) {
@@ -114,7 +144,7 @@ void check_traffic(const FieldChecker& traffic, int max_context) {
   }
   check_lengths(traffic, "input_tokens");
   check_lengths(traffic, "output_tokens");
-  const int context = max_length(m.input_tokens()) + max_length(m.output_tokens());
+  const int64_t context = int64_t{max_length(m.input_tokens())} + max_length(m.output_tokens());
   if (max_length(m.input_tokens()) > 0 && max_length(m.output_tokens()) > 0 &&
       context > max_context) {
     traffic.error("input_tokens", "a request of up to " + std::to_string(context) +
@@ -133,7 +163,7 @@ void check_scheduler(const FieldChecker& scheduler, int longest_prompt) {
   scheduler.at_least("max_tokens_per_iteration", 1);
   scheduler.at_least("kv_block_tokens", 1);
   scheduler.in_range("kv_cache_memory_fraction", 0.01, 1);
-  scheduler.non_negative("batch_wait_ms");
+  scheduler.in_range("batch_wait_ms", 0, kMaxTraffic_s * 1e3);
   const bool is_static = m.batching() == s::STATIC;
   if (is_static && m.chunked_prefill()) {
     scheduler.error("chunked_prefill", "applies to CONTINUOUS batching");
@@ -217,9 +247,9 @@ void check_benchmark(const FieldChecker& benchmark, int max_context) {
   }
   // A published run beyond the model's context is timed as it ran (rotary positions extrapolate;
   // the answers' quality is not modelled); traffic beyond it is an error (check_traffic).
-  if (sizes && m.input_tokens() + m.output_tokens() > max_context) {
-    benchmark.warning("output_tokens", "a context of " +
-                                           std::to_string(m.input_tokens() + m.output_tokens()) +
+  const int64_t context = int64_t{m.input_tokens()} + m.output_tokens();
+  if (sizes && context > max_context) {
+    benchmark.warning("output_tokens", "a context of " + std::to_string(context) +
                                            " tokens exceeds the model's max_sequence_length (" +
                                            std::to_string(max_context) + "): timed as published");
   }

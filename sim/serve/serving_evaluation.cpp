@@ -166,7 +166,7 @@ const std::vector<Request>& ServingEvaluator::requests(double rate_scale) {
 }
 
 std::string ServingEvaluator::memory_problem(const ServingConfiguration& c, const Replica& r,
-                                            int longest) const {
+                                            int64_t longest) const {
   const ServingEvaluation& e = r.evaluation;
   if (e.memory.free_bytes() < 0) {
     return "GPU memory (OOM by " + gib_short(-e.memory.free_bytes()) + " GiB)";
@@ -231,6 +231,17 @@ void ServingEvaluator::serve(const ServingConfiguration& c, double rate_scale,
   }
   const ServingOutcome outcome = simulate(source);
   const std::vector<Request>& served = source->requests();
+  if (client && client->cut_short()) {
+    e->error = "the closed loop of deployment " + std::to_string(c.index) +
+               (static_cast<int64_t>(served.size()) == kMaxRequests
+                    ? " would send more than " + format_number(kMaxRequests) +
+                          " (2^24) requests, the most a simulation may hold: shorten "
+                          "traffic.duration_s or give closed_loop.requests"
+                    : " would send requests after " + format_number(kMaxTraffic_s) +
+                          " s (2 days), the longest a simulation may span: lower "
+                          "closed_loop.requests or think_time_s");
+    return;
+  }
   if (std::none_of(served.begin(), served.end(),
                    [&](const Request& r) { return r.arrival_s >= t.warmup_s(); })) {
     e->error = "no request of deployment " + std::to_string(c.index) +
@@ -296,11 +307,16 @@ double ServingEvaluator::max_rate_scale(const ServingConfiguration& c) {
     const ServingEvaluation e = evaluate(c, scale);
     return e.metrics && e.slo_violation.empty();
   };
+  // Up to 64 times the rate, and no more requests than a simulation may hold (a trace keeps its
+  // count).
+  const s::Traffic& t = scenario_.scenario().traffic();
+  const double ceiling =
+      t.has_trace_file() ? 64 : std::min(64.0, kMaxRequests / expected_requests(t));
   double low = 0, high = 1;
   if (meets(1)) {
     low = 1;
-    for (high = 2; high <= 64 && meets(high); high *= 2) low = high;
-    if (high > 64) return low;
+    for (high = 2; high <= ceiling && meets(high); high *= 2) low = high;
+    if (high > ceiling) return low;
   } else {
     for (high = 1; high > 0.05 && !meets(high / 2); high /= 2) {
     }

@@ -55,8 +55,9 @@ class ServingEvaluator {
   // A static-batch benchmark run on one replica of `c`. Requires: `c` uses STATIC batching.
   BenchmarkResult benchmark(const ServingConfiguration& c, const schema::BatchBenchmark& run);
   // The largest multiple of the traffic's rates that `c` serves within the scenario's objectives
-  // (bisection to 2%), 0 when not even a twentieth of it. Requires: the scenario has an slo and
-  // open-loop traffic.
+  // (bisection to 2%), 0 when not even a twentieth of it; at most 64, and at most the multiple
+  // that keeps generated traffic within kMaxRequests on average. Requires: the scenario has an
+  // slo and open-loop traffic.
   double max_rate_scale(const ServingConfiguration& c);
 
  private:
@@ -76,7 +77,8 @@ class ServingEvaluator {
   void serve(const ServingConfiguration& c, double rate_scale,
              const std::function<ServingOutcome(RequestSource*)>& simulate, ServingEvaluation* e);
   // Why replica `r` of `c` cannot hold one request of `longest` tokens, or "".
-  std::string memory_problem(const ServingConfiguration& c, const Replica& r, int longest) const;
+  std::string memory_problem(const ServingConfiguration& c, const Replica& r,
+                             int64_t longest) const;
   // The replica's GPUs (a disaggregated deployment's: every node it places replicas on).
   const Topology* topology(const ServingConfiguration& c, std::string* error);
   const Topology* topology(const schema::InstanceType* instance, int nodes, int gpus,
@@ -96,7 +98,7 @@ class ServingEvaluator {
            std::unique_ptr<Topology>>
       between_;
   std::map<double, std::vector<Request>> traffic_;
-  const int longest_request_;  // input + output tokens
+  const int64_t longest_request_;  // input + output tokens
   const int longest_prompt_;
 };
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <limits>
 #include <regex>
 
@@ -132,7 +132,7 @@ void check_decode_memory(const FieldChecker& decode, const Catalog& catalog,
   const int tp = pool.has_tensor_parallel() ? pool.tensor_parallel() : 1;
   const int pp = pool.has_pipeline_parallel() ? pool.pipeline_parallel() : 1;
   const s::Transformer& t = l.model->transformer();
-  const int tokens = longest_request_tokens(l);
+  const int64_t tokens = longest_request_tokens(l);
   if (tp < 1 || pp < 1 || tokens == 0 || !serving_tensor_parallel_problem(t, tp).empty() ||
       !pipeline_parallel_problem(pp, l.model).empty()) {
     return;  // reported by the degree checks
@@ -229,6 +229,72 @@ void check_disaggregation(const FieldChecker& root, const Catalog& catalog,
   }
 }
 
+// The largest value a deployment field takes: its sweep axis' largest when the axis is given, else
+// the field's own (absent: 1).
+int64_t largest(const google::protobuf::RepeatedField<int32_t>& axis, bool has, int32_t value) {
+  const int32_t v = axis.empty() ? (has ? value : 1) : *std::max_element(axis.begin(), axis.end());
+  return std::max(v, 1);  // below 1: reported by at_least
+}
+
+// Every deployment must have at most kMaxConfigurationGpus GPUs: its largest replicas x TP x PP
+// (both pools' when disaggregated).
+void check_deployment_size(const FieldChecker& root) {
+  const auto& m = static_cast<const s::ServingScenario&>(root.message());
+  const s::Deployment& d = m.deployment();
+  const s::ServingSweep& w = m.sweep();
+  const std::string limit =
+      ", more than the " + std::to_string(kMaxConfigurationGpus) + " a configuration may have";
+  const int64_t gpus =
+      largest(w.replicas(), d.has_replicas(), d.replicas()) *
+      largest(w.tensor_parallel(), d.has_tensor_parallel(), d.tensor_parallel()) *
+      largest(w.pipeline_parallel(), d.has_pipeline_parallel(), d.pipeline_parallel());
+  if (gpus > kMaxConfigurationGpus) {
+    (w.replicas_size() > 0 ? root.child("sweep") : root.child("deployment"))
+        .error("replicas", "the largest deployment has " + std::to_string(gpus) +
+                               " GPUs (replicas x tensor_parallel x pipeline_parallel)" + limit);
+  }
+  if (!d.has_disaggregation()) return;
+  const auto pool_gpus = [](const s::ServingPool& p,
+                            const google::protobuf::RepeatedField<int32_t>& axis) {
+    return largest(axis, p.has_replicas(), p.replicas()) *
+           largest({}, p.has_tensor_parallel(), p.tensor_parallel()) *
+           largest({}, p.has_pipeline_parallel(), p.pipeline_parallel());
+  };
+  const int64_t pools = pool_gpus(d.disaggregation().prefill(), w.prefill_replicas()) +
+                        pool_gpus(d.disaggregation().decode(), w.decode_replicas());
+  if (pools > kMaxConfigurationGpus) {
+    root.child("deployment").error("disaggregation", "the largest prefill and decode pools have " +
+                                                         std::to_string(pools) + " GPUs" + limit);
+  }
+}
+
+// The deployments the sweep's axes make (ServingSpace's product), in floating point: the axes of
+// a file can multiply past 2^63.
+double deployment_count(const s::ServingScenario& m) {
+  const s::ServingSweep& w = m.sweep();
+  const auto n = [](int size) { return std::max(1.0, static_cast<double>(size)); };
+  const bool disaggregated = m.deployment().has_disaggregation();
+  const double shapes =
+      (!disaggregated || w.replicas_size() > 0
+           ? n(w.tensor_parallel_size()) * n(w.pipeline_parallel_size()) * n(w.replicas_size())
+           : 0) +
+      (disaggregated ? n(w.prefill_replicas_size()) * n(w.decode_replicas_size()) : 0);
+  return n(w.instance_size()) * shapes * n(w.quantization_size()) * n(w.batching_size()) *
+         n(w.max_batch_size_size()) * n(w.max_tokens_per_iteration_size()) *
+         (m.traffic().has_closed_loop() ? n(w.concurrency_size()) : 1);
+}
+
+// A serve run holds every deployment's rows for its ranking (about 4 KB each): at most
+// kMaxServingDeployments.
+void check_sweep_size(const FieldChecker& root) {
+  const double count = deployment_count(static_cast<const s::ServingScenario&>(root.message()));
+  if (count <= kMaxServingDeployments) return;
+  root.child("sweep").error_here("makes " + format_significant(count, 3) +
+                                 " deployments (the product of its axes), more than the " +
+                                 std::to_string(kMaxServingDeployments) +
+                                 " (2^20) a serve run may hold: shorten its axes");
+}
+
 void check_sweep_and_scheduler(const FieldChecker& root, const LoadedServingScenario& loaded) {
   const s::ServingScenario& m = loaded.scenario();
   const int prompt = longest_prompt_tokens(loaded);
@@ -280,12 +346,12 @@ void check_concurrency(const FieldChecker& root) {
 }
 
 void check_autoscaling(const FieldChecker& autoscaling) {
+  autoscaling.in_range("baseline_replicas", 0, kMaxConfigurationGpus);
   if (autoscaling.size("hourly_rate_per_s") != 24) {
     autoscaling.error("hourly_rate_per_s", "needs 24 values (one per hour), got " +
                                                std::to_string(autoscaling.size("hourly_rate_per_s")));
   }
   autoscaling.non_negative("hourly_rate_per_s");
-  autoscaling.at_least("baseline_replicas", 0);
   const auto& m = static_cast<const s::Autoscaling&>(autoscaling.message());
   if (m.baseline_billing() == s::SPOT) {
     autoscaling.error("baseline_billing", "a baseline must not be preemptible: not SPOT");
@@ -327,12 +393,14 @@ int longest_prompt_tokens(const LoadedServingScenario& loaded) {
   return longest;
 }
 
-int longest_request_tokens(const LoadedServingScenario& loaded) {
+int64_t longest_request_tokens(const LoadedServingScenario& loaded) {
   const s::ServingScenario& m = loaded.scenario();
-  int longest = 0;
-  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens + r.output_tokens);
+  int64_t longest = 0;
+  for (const Request& r : loaded.trace) {
+    longest = std::max(longest, int64_t{r.input_tokens} + r.output_tokens);
+  }
   if (m.has_traffic() && !m.traffic().has_trace_file()) {
-    longest = std::max(longest, max_length(m.traffic().input_tokens()) +
+    longest = std::max(longest, int64_t{max_length(m.traffic().input_tokens())} +
                                     max_length(m.traffic().output_tokens()));
   }
   return longest;
@@ -347,7 +415,10 @@ const s::ServingRuntime* serving_runtime(const s::ServingScenario& scenario,
 }
 
 bool is_serving_scenario_file(const std::string& path) {
-  std::ifstream in(path);
+  std::string text;
+  Diagnostics ignored;  // reported when the file is loaded
+  if (!read_whole_file(path, &text, &ignored)) return false;
+  std::istringstream in(text);
   static const std::regex top_level(R"(^(deployment|traffic|benchmark)\s*[{:])");
   for (std::string line; std::getline(in, line);) {
     if (std::regex_search(line, top_level)) return true;
@@ -382,6 +453,8 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   check_sweep_and_scheduler(root, *loaded);
   if (m.has_traffic()) check_concurrency(root);
   if (m.has_deployment()) check_disaggregation(root, catalog, loaded.get());
+  if (m.has_deployment()) check_deployment_size(root);
+  if (m.has_sweep()) check_sweep_size(root);
   if (m.has_slo()) check_slo(root.child("slo"));
   if (m.has_prices()) check_price_file(root.child("prices"), catalog);
   for (int i = 0; i < m.billing_size(); ++i) {

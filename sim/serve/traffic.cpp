@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/io/text_file.h"
+#include "sim/util/number_format.h"
 
 namespace clustersim {
 namespace {
@@ -123,6 +124,10 @@ std::string parse_trace_line(const std::string& line, double previous_s, int max
   if (!parse_field(fields[0], &r->arrival_s) || !std::isfinite(r->arrival_s) || r->arrival_s < 0) {
     return "arrival_s \"" + std::string(fields[0]) + "\" is not a time >= 0 in seconds";
   }
+  if (r->arrival_s > kMaxTraffic_s) {
+    return "arrival_s " + std::string(fields[0]) + " is later than the " +
+           format_number(kMaxTraffic_s) + " s (2 days) a trace may span";
+  }
   if (r->arrival_s < previous_s) return "arrival_s goes back in time (the lines must be in order)";
   const char* names[] = {"input_tokens", "output_tokens"};
   int32_t* values[] = {&r->input_tokens, &r->output_tokens};
@@ -132,8 +137,9 @@ std::string parse_trace_line(const std::string& line, double previous_s, int max
              "\" is not a whole number >= 1";
     }
   }
-  if (r->input_tokens + r->output_tokens > max_context) {
-    return "a context of " + std::to_string(r->input_tokens + r->output_tokens) +
+  const int64_t context = int64_t{r->input_tokens} + r->output_tokens;
+  if (context > max_context) {
+    return "a context of " + std::to_string(context) +
            " tokens exceeds the model's max_sequence_length (" + std::to_string(max_context) + ")";
   }
   return "";
@@ -159,6 +165,12 @@ bool read_trace(const std::string& path, int max_context, std::vector<Request>* 
       diagnostics->add_error({path, number, 1}, "", problem);
       continue;
     }
+    if (static_cast<int64_t>(requests->size()) == kMaxRequests) {
+      diagnostics->add_error({path, number, 1}, "",
+                             "the trace holds more than the " + format_number(kMaxRequests) +
+                                 " (2^24) requests a simulation may hold");
+      break;
+    }
     previous = r.arrival_s;
     requests->push_back(r);
   }
@@ -181,6 +193,10 @@ double mean_rate_per_s(const s::Traffic& traffic, const std::vector<Request>& tr
     return b.base_rate_per_s() * (1 - share) + b.burst_rate_per_s() * share;
   }
   return traffic.rate_per_s();
+}
+
+double expected_requests(const s::Traffic& traffic) {
+  return mean_rate_per_s(traffic, {}) * traffic_duration_s(traffic);
 }
 
 }  // namespace clustersim

@@ -14,6 +14,16 @@
 
 namespace clustersim {
 
+// The most requests one simulation may hold: a request takes about 100 bytes and 3 us to simulate
+// (a million: 3 s and 97 MB on a 2-core machine), so 2^24 take about a minute and 1.6 GB. Open-loop
+// traffic is checked against it when loaded (its expected count), a trace as it is read, a closed
+// loop as it runs.
+inline constexpr int64_t kMaxRequests = int64_t{1} << 24;
+// The longest traffic: duration_s and a trace's last arrival. The picosecond clock spans 107 days;
+// the rate search (--max-rate) slows traffic down to a 32nd of its rate (64 days of arrivals), the
+// rest is left for the requests still queued to finish.
+inline constexpr double kMaxTraffic_s = 2 * 86400.0;
+
 struct Request {
   double arrival_s = 0;
   int32_t input_tokens = 0;
@@ -45,5 +55,9 @@ bool read_trace(const std::string& path, int max_context, std::vector<Request>* 
 // The mean request rate of `traffic` (requests/s): its rate, the time-average of its bursts, or a
 // trace's count over its span.
 double mean_rate_per_s(const schema::Traffic& traffic, const std::vector<Request>& trace);
+
+// The requests open-loop `traffic` (rate or bursts) sends over its duration, on average; NaN when
+// a rate is not a number (reported by check_traffic).
+double expected_requests(const schema::Traffic& traffic);
 
 }  // namespace clustersim

@@ -223,8 +223,8 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
     }
     base[result_column("limiting")] = r.limiting;
   } else {
-    const auto missing =
-        static_cast<int>(std::lround(e.memory.missing_bytes() / kBytesPerGibibyte));
+    // 64 bits: a user's model can be short by more than 2^31 GiB.
+    const long long missing = std::llround(e.memory.missing_bytes() / kBytesPerGibibyte);
     base[result_column("status")] = kStatusOutOfMemory;
     base[result_column("limiting")] = "GPU memory (OOM by " + std::to_string(missing) + " GiB)";
   }

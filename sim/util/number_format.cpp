@@ -31,9 +31,11 @@ std::string format_limit(double value, int digits) {
 }
 
 std::string format_fixed(double value, int decimals) {
-  char buffer[64];
+  // The largest double has 309 digits before the point.
+  char buffer[512];
   auto result =
       std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
+  if (result.ec != std::errc()) return format_number(value);  // more decimals than the buffer
   return std::string(buffer, result.ptr);
 }
 

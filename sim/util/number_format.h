@@ -16,7 +16,8 @@ std::string format_significant(double value, int digits);
 // format_limit(5380658239111168, 3) == "5.38e+15", format_limit(2999, 2) == "2.9e+03".
 std::string format_limit(double value, int digits);
 
-// Fixed number of decimals: format_fixed(3.14159, 2) == "3.14".
+// Fixed number of decimals: format_fixed(3.14159, 2) == "3.14"; every digit of the largest
+// doubles (1e300: 301 digits).
 std::string format_fixed(double value, int decimals);
 
 }  // namespace clustersim

@@ -1,9 +1,11 @@
 // libFuzzer target over everything a user writes: one input is one file, its first byte choosing
-// the kind ('S' a scenario, 'C' a catalog file, 'P' a price file; any other byte by its value
-// mod 3), the rest its text. Each is loaded as the tool loads it; when it loads, the work after
-// loading runs too, bounded: the configuration space is expanded, the first valid configuration
-// of at most kMaxFuzzGpus GPUs is evaluated (memory, one simulated step) and priced (at most
-// kMaxFuzzTrials spot trials). Any crash, sanitizer report, CLUSTERSIM_CHECK failure or hang is a
+// the kind ('S' a scenario, training or serving as the tool tells them apart, 'C' a catalog file,
+// 'P' a price file; any other byte by its value mod 3), the rest its text. Each is loaded as the
+// tool loads it; when it loads, the work after loading runs too, bounded: the configuration space
+// is expanded, the first valid configuration of at most kMaxFuzzGpus GPUs is evaluated (memory,
+// one simulated step) and priced (at most kMaxFuzzTrials spot trials); a serving scenario's first
+// valid deployment of at most kMaxFuzzGpus GPUs is simulated when its traffic holds at most
+// kMaxFuzzRequests requests. Any crash, sanitizer report, CLUSTERSIM_CHECK failure or hang is a
 // bug: bad input must end in diagnostics, never anywhere else.
 //
 // Run by tests/fuzz/run_fuzzer.sh (CI: a fixed number of inputs from a fixed seed, corpus made
@@ -21,6 +23,9 @@
 #include "sim/io/catalog.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/text_file.h"
+#include "sim/serve/serving_evaluation.h"
+#include "sim/serve/serving_scenario.h"
+#include "sim/serve/serving_space.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/result_row.h"
@@ -33,6 +38,7 @@ namespace fs = std::filesystem;
 constexpr int kMaxFuzzGpus = 16;  // larger clusters are valid input but slow to simulate
 constexpr int64_t kMaxFuzzCandidates = 256;  // candidates looked at for one to evaluate
 constexpr int kMaxFuzzTrials = 4;
+constexpr double kMaxFuzzRequests = 2000;
 
 // A directory of this process for the input written as a file (the loaders read paths), with
 // base/ holding the shipped runtime and link classes that every evaluation needs.
@@ -83,9 +89,36 @@ void evaluate_some(const Catalog& catalog, const LoadedScenario& scenario,
   }
 }
 
+// The loaded serving scenario's bounded work: its first small valid deployment, simulated when the
+// traffic is small.
+void serve_some(const LoadedServingScenario& scenario) {
+  const schema::ServingScenario& m = scenario.scenario();
+  if (!m.has_traffic()) return;
+  const schema::Traffic& t = m.traffic();
+  const double requests = t.has_closed_loop()  ? (t.closed_loop().requests() > 0
+                                                      ? t.closed_loop().requests()
+                                                      : kMaxFuzzRequests + 1)
+                          : t.has_trace_file() ? static_cast<double>(scenario.trace.size())
+                                               : expected_requests(t);
+  if (requests > kMaxFuzzRequests) return;
+  const ServingSpace space(scenario);
+  ServingEvaluator evaluator(shipped_catalog(), scenario);
+  for (int64_t i = 0; i < std::min(space.size(), kMaxFuzzCandidates); ++i) {
+    const ServingConfiguration c = space.at(i);
+    if (c.gpus() > kMaxFuzzGpus || !serving_problem(c, shipped_catalog()).empty()) continue;
+    evaluator.evaluate(c);
+    return;
+  }
+}
+
 void fuzz_scenario(const std::string& text) {
   Diagnostics diagnostics;
   const std::string path = write_input(work_directory() / "s.textproto", text);
+  if (is_serving_scenario_file(path)) {
+    const auto serving = load_serving_scenario(path, shipped_catalog(), &diagnostics);
+    if (serving) serve_some(*serving);
+    return;
+  }
   const auto scenario = load_scenario(path, shipped_catalog(), &diagnostics);
   if (scenario) evaluate_some(shipped_catalog(), *scenario, nullptr);
 }

@@ -24,7 +24,7 @@ add() {  # KIND FILE...
   { printf '%s' "$kind"; cat "$@"; } >"$corpus/seed-$n"
 }
 for f in scenarios/*.textproto scenarios/*/*.textproto tests/data/*.textproto \
-         tests/fuzz/priced.textproto; do
+         tests/data/serve/*.textproto tests/fuzz/priced.textproto; do
   add S "$f"
 done
 for f in models/*.textproto topologies/*.textproto; do add C "$f"; done

@@ -3,6 +3,7 @@
 #include "sim/net/collective.h"
 
 #include <catch2/catch.hpp>
+#include <limits>
 #include <numeric>
 
 #include "sim/net/collective_algorithms.h"
@@ -296,13 +297,16 @@ TEST_CASE("a group's GPUs by node keep the given order, nodes in order of first 
             .empty());
 }
 
-TEST_CASE("an oversubscription below 1 or zero nodes do not build") {
+TEST_CASE("an oversubscription below 1 or infinite or zero nodes do not build") {
   const Catalog& catalog = testing::shipped_catalog();
   ClusterSpec spec;
   spec.instance = catalog.instances().find("aws.p5.48xlarge")->value;
   spec.nodes = 2;
   spec.oversubscription_override = 0.5;
-  CHECK(build_topology(spec, catalog).error == "oversubscription must be >= 1, got 0.5");
+  CHECK(build_topology(spec, catalog).error == "oversubscription must be finite and >= 1, got 0.5");
+  // An infinite ratio left the spine links no capacity (an internal error on crossing them).
+  spec.oversubscription_override = std::numeric_limits<double>::infinity();
+  CHECK(build_topology(spec, catalog).error == "oversubscription must be finite and >= 1, got inf");
   spec.nodes = 0;
   CHECK(build_topology(spec, catalog).error == "nodes must be >= 1, got 0");
   spec.nodes = 1;

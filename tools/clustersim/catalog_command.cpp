@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sim/cost/price_book.h"
+#include "sim/util/closest_name.h"
 #include "sim/util/lower_case.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/parameter_count.h"
@@ -30,6 +31,17 @@ bool gpu_matches(const s::Gpu& gpu, const std::string& filter) {
   if (lower_case(gpu.name()).find(wanted) != std::string::npos) return true;
   return std::any_of(gpu.aliases().begin(), gpu.aliases().end(),
                      [&](const std::string& alias) { return lower_case(alias) == wanted; });
+}
+
+// The providers --provider takes, lower case: "aws", "aliyun", ...
+std::vector<std::string> provider_names() {
+  std::vector<std::string> names;
+  const google::protobuf::EnumDescriptor* d = s::Provider_descriptor();
+  for (int i = 0; i < d->value_count(); ++i) {
+    if (d->value(i)->number() == s::PROVIDER_UNSPECIFIED) continue;
+    names.push_back(lower_case(d->value(i)->name()));
+  }
+  return names;
 }
 
 bool provider_matches(s::Provider provider, const std::string& filter) {
@@ -288,6 +300,14 @@ int catalog_command(const std::vector<std::string>& args) {
       (!filters.provider.empty() && !provider_filter_applies)) {
     std::cerr << "clustersim catalog: --gpu applies to gpus and instances, --provider to "
                  "instances, prices and storage\n";
+    return kExitUsage;
+  }
+  const std::vector<std::string> providers = provider_names();
+  if (!filters.provider.empty() && std::find(providers.begin(), providers.end(),
+                                             lower_case(filters.provider)) == providers.end()) {
+    // Else a typo listed nothing, as if the provider had no entry.
+    std::cerr << "clustersim catalog: --provider: unknown provider \"" << filters.provider << "\""
+              << did_you_mean(lower_case(filters.provider), providers) << "\n";
     return kExitUsage;
   }
   Table table;

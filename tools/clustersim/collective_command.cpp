@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "sim/io/scenario_loader.h"
 #include "sim/net/collective.h"
 #include "sim/net/topology_builder.h"
 #include "sim/util/closest_name.h"
@@ -17,7 +18,14 @@
 namespace clustersim::cli {
 namespace {
 
-// "8", "64K", "8M", "1G" (binary multiples, as nccl-tests reads -b and -e); nullopt if malformed.
+// The largest size: a terabyte crosses even a 1 Gbit/s NIC in hours, far inside the simulated
+// clock's 107 days.
+constexpr double kMaxSizeBytes = 1024.0 * 1024 * 1024 * 1024;
+// The most sizes one run prints (nccl-tests' 8 B to 8 GiB by 2 are 31).
+constexpr int kMaxSizes = 1000;
+
+// "8", "64K", "8M", "1G" (binary multiples, as nccl-tests reads -b and -e); nullopt if malformed
+// or larger than kMaxSizeBytes.
 std::optional<double> parse_size(const std::string& text) {
   if (text.empty()) return std::nullopt;
   double scale = 1;
@@ -36,10 +44,13 @@ std::optional<double> parse_size(const std::string& text) {
       break;
   }
   if (scale != 1) digits.pop_back();
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
+      digits.size() > 15) {  // more digits than any size up to kMaxSizeBytes has
     return std::nullopt;
   }
-  return std::stod(digits) * scale;
+  const double size = std::stod(digits) * scale;
+  if (size > kMaxSizeBytes) return std::nullopt;
+  return size;
 }
 
 struct Options {
@@ -130,11 +141,14 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
     problem = "--algo: unknown algorithm \"" + o.algorithm +
               "\": use auto, ring, tree, hierarchical, nvls or direct";
   else if (!min_size || !max_size)
-    problem = "--min/--max: sizes are whole numbers with an optional K, M or G";
+    problem = "--min/--max: sizes are whole numbers with an optional K, M or G, at most 1024G";
   else if (*min_size > *max_size)
     problem = "--min must not exceed --max";
   else if (!(o.factor > 1))
     problem = "--factor must be > 1";
+  else if (*min_size > 0 && std::log(*max_size / *min_size) / std::log(o.factor) >= kMaxSizes)
+    problem = "--factor " + format_number(o.factor) + " makes more than " +
+              std::to_string(kMaxSizes) + " sizes from --min to --max";
   if (!problem.empty()) {
     std::cerr << "clustersim collective: " << problem << "\n";
     return kExitUsage;
@@ -156,6 +170,14 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
       return kExitUsage;
     }
     spec.fabric = entry->value;
+  }
+  const int64_t gpus =
+      int64_t{o.nodes} * (o.gpus_per_node > 0 ? o.gpus_per_node : spec.instance->gpu_count());
+  if (gpus > kMaxConfigurationGpus) {
+    std::cerr << "clustersim collective: --nodes: " << o.nodes << " nodes are " << gpus
+              << " GPUs, more than the " << kMaxConfigurationGpus
+              << " a configuration may have\n";
+    return kExitUsage;
   }
   spec.nodes = o.nodes;
   spec.gpus_per_node = o.gpus_per_node;

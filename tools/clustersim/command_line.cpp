@@ -31,6 +31,12 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
   return true;
 }
 
+std::string threads_problem(int threads) {
+  if (threads >= 0 && threads <= kMaxThreads) return "";
+  return "-j must be 0 (every core) to " + std::to_string(kMaxThreads) + ", got " +
+         std::to_string(threads);
+}
+
 void print_diagnostics(const Diagnostics& diagnostics) {
   for (const Diagnostic& d : diagnostics.all()) std::cerr << d.to_string() << "\n";
   if (diagnostics.has_errors()) {

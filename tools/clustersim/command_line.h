@@ -26,6 +26,12 @@ inline constexpr int kExitInputError = 1;  // a user file is wrong (diagnostics 
 inline constexpr int kExitUsage = 2;       // the command line is wrong
 inline constexpr int kExitDrift = 3;       // regress: results drifted from the baseline
 
+// The most worker threads (-j) a command takes: more than the cores of any machine it runs on;
+// oneTBB's arena of 100,000 slots crashed `serve` when it was destroyed.
+inline constexpr int kMaxThreads = 1024;
+// "" when `threads` (-j) is 0 (every core) to kMaxThreads, else what is wrong with it.
+std::string threads_problem(int threads);
+
 struct CommonOptions {
   std::string root;                   // project root holding models/ and topologies/
   std::vector<std::string> catalogs;  // extra catalog directories, searched after the root's

@@ -8,6 +8,7 @@
 
 #include "sim/cost/cost_model.h"
 #include "sim/cost/run_cost.h"
+#include "sim/cost/run_simulation.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/result_row.h"
 #include "sim/util/number_format.h"
@@ -99,7 +100,7 @@ Row unranked_row(const Configuration& c, s::BillingMode billing, size_t columns,
 }
 
 Row oom_row(const Configuration& c, const Evaluation& e, s::BillingMode billing, size_t columns) {
-  const auto missing = static_cast<int>(e.memory.missing_bytes() / kBytesPerGibibyte + 0.5);
+  const auto missing = static_cast<int64_t>(e.memory.missing_bytes() / kBytesPerGibibyte + 0.5);
   return unranked_row(c, billing, columns, "no (OOM by " + std::to_string(missing) + " GiB)", "");
 }
 
@@ -173,8 +174,9 @@ int cost_command(const std::vector<std::string>& args) {
   auto inputs =
       load_scenario_command(args, "cost", "configurations to cost (0: all)", &exit_code, &own);
   if (!inputs) return exit_code;
-  if (trials < 0) {
-    std::cerr << "--trials must be >= 0 (0: the scenario's), got " << trials << "\n";
+  if (trials < 0 || trials > kMaxTrials) {
+    std::cerr << "--trials must be in [0, " << kMaxTrials << "] (0: the scenario's), got "
+              << trials << "\n";
     return kExitUsage;
   }
   std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);

@@ -83,6 +83,10 @@ int regress_command(const std::vector<std::string>& args) {
   if (!inputs) return exit_code;
   std::map<std::string, double> tolerances;
   if (!parse_tolerances(tolerance_items, &tolerances)) return kExitUsage;
+  if (const std::string why = threads_problem(threads); !why.empty()) {
+    std::cerr << "clustersim regress: " << why << "\n";
+    return kExitUsage;
+  }
   ResultsFile baseline;
   std::string error;
   if (!read_results(baseline_path, &baseline, &error)) {

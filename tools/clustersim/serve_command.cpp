@@ -15,6 +15,7 @@
 #include "sim/serve/autoscaling.h"
 #include "sim/serve/serving_sweep.h"
 #include "sim/sweep/ranking.h"
+#include "sim/sweep/results_export.h"
 #include "sim/sweep/results_file.h"
 #include "sim/util/number_format.h"
 #include "tools/clustersim/command_line.h"
@@ -227,6 +228,14 @@ int serve_command(const std::vector<std::string>& args) {
   }
   auto format = output_format(o.common);
   if (!format) return kExitUsage;
+  if (const std::string why = threads_problem(o.threads); !why.empty()) {
+    std::cerr << "clustersim serve: " << why << "\n";
+    return kExitUsage;
+  }
+  if (!o.out.empty() && !results_format(o.out)) {  // else a .txt got CSV
+    std::cerr << "clustersim serve: --out must end in .h5, .csv or .json: " << o.out << "\n";
+    return kExitUsage;
+  }
   auto catalog = load_catalog(o.common);
   if (!catalog) return kExitInputError;
   Diagnostics diagnostics;

@@ -187,7 +187,7 @@ bool check_arguments(const SweepArguments& a, SweepOptions* options) {
   if (!parse_shard(a.shard, options)) {
     return fail("--shard must be K/N with 1 <= K <= N, not \"" + a.shard + "\"");
   }
-  if (a.threads < 0) return fail("--jobs must be 0 (every core) or more");
+  if (const std::string why = threads_problem(a.threads); !why.empty()) return fail(why);
   if (a.chunk < 0) return fail("--chunk must be 0 (adaptive) or more");
   if (a.resume && a.out.empty()) return fail("--resume needs --out FILE (the interrupted sweep's)");
   if (a.out.empty()) return true;
