@@ -25,6 +25,19 @@ std::vector<Request> poisson(double rate, double duration_s, int input, int outp
   return generate_requests(t, 1);
 }
 
+// Poisson arrivals of lengths drawn uniformly from [min, max] (the traffic's default seed).
+std::vector<Request> poisson_uniform(double rate, double duration_s, int input_min,
+                                     int input_max, int output_min, int output_max) {
+  s::Traffic t;
+  t.set_rate_per_s(rate);
+  t.set_duration_s(duration_s);
+  t.mutable_input_tokens()->mutable_uniform()->set_min(input_min);
+  t.mutable_input_tokens()->mutable_uniform()->set_max(input_max);
+  t.mutable_output_tokens()->mutable_uniform()->set_min(output_min);
+  t.mutable_output_tokens()->mutable_uniform()->set_max(output_max);
+  return generate_requests(t, 1);
+}
+
 double mean_ttft_s(const std::vector<Request>& requests, const ServingOutcome& o) {
   double sum = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -116,14 +129,7 @@ TEST_CASE("a replica counts prompt pairs and decode context within a chunked win
 // batch waits for its longest output.
 TEST_CASE("continuous batching never gives lower throughput than static batching") {
   const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
-  s::Traffic t;
-  t.set_rate_per_s(40);
-  t.set_duration_s(60);
-  t.mutable_input_tokens()->mutable_uniform()->set_min(64);
-  t.mutable_input_tokens()->mutable_uniform()->set_max(1024);
-  t.mutable_output_tokens()->mutable_uniform()->set_min(16);
-  t.mutable_output_tokens()->mutable_uniform()->set_max(512);
-  const std::vector<Request> requests = generate_requests(t, 1);
+  const std::vector<Request> requests = poisson_uniform(40, 60, 64, 1024, 16, 512);
   ReplicaSettings fixed;
   fixed.max_batch = 64;
   fixed.batching = s::STATIC;
@@ -180,14 +186,7 @@ TEST_CASE("GUARANTEED_NO_EVICT never preempts where MAX_UTILIZATION does") {
 // held plus those promised never exceed the cache, and the load fills it.
 TEST_CASE("GUARANTEED_NO_EVICT never commits more KV blocks than the cache holds") {
   const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
-  s::Traffic t;
-  t.set_rate_per_s(40);
-  t.set_duration_s(20);
-  t.mutable_input_tokens()->mutable_uniform()->set_min(16);
-  t.mutable_input_tokens()->mutable_uniform()->set_max(1500);
-  t.mutable_output_tokens()->mutable_uniform()->set_min(1);
-  t.mutable_output_tokens()->mutable_uniform()->set_max(700);
-  const std::vector<Request> requests = generate_requests(t, 1);
+  const std::vector<Request> requests = poisson_uniform(40, 20, 16, 1500, 1, 700);
   for (const bool chunked : {false, true}) {
     ReplicaSettings settings;
     settings.capacity_policy = s::GUARANTEED_NO_EVICT;
