@@ -463,83 +463,61 @@ def tp_chunk_rows(dev):
     return rows
 
 
-def graphed_attention_ms(q, k, v, g, causal, library="cuDNN"):
-    """Milliseconds of fused attention's forward (cuDNN's, or FlashAttention-2's), and of forward
-    plus backward, each replayed from a CUDA graph: a call of a few tens of microseconds is
-    otherwise timed at the host's dispatch rate, not the GPU's."""
+def attention_step_rows(dev, q_len, k_len, heads, causal, library="cuDNN", d=128):
+    """The forward and backward rows of one fused attention call (cuDNN's, or FlashAttention-2's,
+    through PyTorch SDPA) of `heads` heads of one sequence, `q_len` queries over `k_len` keys,
+    each pass replayed from a CUDA graph: a call of a few tens of microseconds is otherwise timed
+    at the host's dispatch rate, not the GPU's. Shape = qQ_kK_hH, with _hdD where D is not 128;
+    FLOPs 4 x pairs x heads x d (causal: bottom-right aligned, AttentionKernel::pairs);
+    backward 2.5x. No rows (and a note on stderr) where the backend refuses the call."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     backend = {"cuDNN": SDPBackend.CUDNN_ATTENTION,
                "FlashAttention-2": SDPBackend.FLASH_ATTENTION}[library]
-    with sdpa_kernel([backend]):
-        fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    q = torch.randn(1, heads, q_len, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    k, v = (torch.randn(1, heads, k_len, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+            for _ in range(2))
+    g = torch.randn(1, heads, q_len, d, device=dev, dtype=torch.bfloat16)
+    pairs = (q_len * (k_len - q_len + 1) + q_len * (q_len - 1) / 2) if causal else q_len * k_len
+    flops_f = 4.0 * heads * pairs * d
+    try:
+        with sdpa_kernel([backend]):
+            fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-        def both():
-            F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(g)
-        return time_ms(graphed(fwd)), time_ms(graphed(both))
+            def both():
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(g)
+            ms_f, ms_fb = time_ms(graphed(fwd)), time_ms(graphed(both))
+    except Exception as e:
+        print(f"# attention {library} q{q_len} k{k_len} h{heads} d{d}: {e}", file=sys.stderr)
+        return []
+    shape = f"q{q_len}_k{k_len}_h{heads}" + ("" if d == 128 else f"_hd{d}")
+    mask = "causal" if causal else "full"
+    kernel = f"attention steps {library}"
+    return [(kernel, "BF16", shape, mask, "fwd", ms_f, flops_f / ms_f / 1e9),
+            (kernel, "BF16", shape, mask, "bwd", ms_fb - ms_f,
+             2.5 * flops_f / (ms_fb - ms_f) / 1e9)]
 
 
 def cp_attention_rows(dev):
     """The attention steps of Megatron-Core's load-balanced causal context parallelism at CP 2
     (each GPU holds chunks c and 3 - c of four): its own two chunks under the causal mask, and the
     peer's step, full, at half the queries or half the keys; and CP 1's whole causal sequence.
-    cuDNN through PyTorch SDPA replayed from CUDA graphs, heads a GPU as TP_LAYERS leave them, head
-    dimension 128, keys and values expanded to the query heads. Shape = qQ_kK_hH; FLOPs 4 q k h d
-    (causal: the pairs of AttentionKernel, half the square plus the diagonal); backward 2.5x."""
-    rows = []
-    d = 128
+    cuDNN, heads a GPU as TP_LAYERS leave them, head dimension 128, keys and values expanded to
+    the query heads (attention_step_rows)."""
     steps = ((4096, 4096, 16, True), (4096, 2048, 16, False), (2048, 4096, 16, False),
              (8192, 8192, 16, True))
-    for q_len, k_len, heads, causal in steps:
-        q = torch.randn(1, heads, q_len, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
-        k, v = (torch.randn(1, heads, k_len, d, device=dev, dtype=torch.bfloat16,
-                            requires_grad=True) for _ in range(2))
-        g = torch.randn(1, heads, q_len, d, device=dev, dtype=torch.bfloat16)
-        pairs = q_len * (q_len + 1) / 2 if causal else q_len * k_len
-        flops_f = 4.0 * heads * pairs * d
-        try:
-            ms_f, ms_fb = graphed_attention_ms(q, k, v, g, causal)
-        except Exception as e:
-            print(f"# cp attention q{q_len} k{k_len}: {e}", file=sys.stderr)
-            continue
-        shape = f"q{q_len}_k{k_len}_h{heads}"
-        mask = "causal" if causal else "full"
-        rows.append(("attention steps cuDNN", "BF16", shape, mask, "fwd", ms_f,
-                     flops_f / ms_f / 1e9))
-        rows.append(("attention steps cuDNN", "BF16", shape, mask, "bwd", ms_fb - ms_f,
-                     2.5 * flops_f / (ms_fb - ms_f) / 1e9))
-        del q, k, v, g
-    return rows
+    return [row for q_len, k_len, heads, causal in steps
+            for row in attention_step_rows(dev, q_len, k_len, heads, causal)]
 
 
 def attention_heads_rows(dev, library="cuDNN", d=128):
-    """Fused attention of one sequence by its number of heads: cuDNN (or FlashAttention-2)
-    through PyTorch SDPA replayed from CUDA graphs (as cp_attention), head dimension `d`, 4-128
-    heads, 2k-16k tokens, both masks. The FlashAttention benchmark the catalog's curves are
-    fitted on holds 16k tokens a batch at width 2048 (64 batch-heads of 128 at 4k tokens); a
-    tensor- or context-parallel GPU sees one sequence and few heads. Shape = qQ_kK_hH as
-    cp_attention's rows (queries = keys), with _hdD where D is not 128."""
-    rows = []
-    for s in (2048, 4096, 8192, 16384):
-        for heads in (4, 8, 16, 32, 64, 128):
-            for causal in (True, False):
-                q, k, v = (torch.randn(1, heads, s, d, device=dev, dtype=torch.bfloat16,
-                                       requires_grad=True) for _ in range(3))
-                g = torch.randn(1, heads, s, d, device=dev, dtype=torch.bfloat16)
-                pairs = s * (s + 1) / 2 if causal else s * s
-                flops_f = 4.0 * heads * pairs * d
-                try:
-                    ms_f, ms_fb = graphed_attention_ms(q, k, v, g, causal, library)
-                except Exception as e:
-                    print(f"# attention heads {library} s{s} h{heads}: {e}", file=sys.stderr)
-                    continue
-                shape = f"q{s}_k{s}_h{heads}" + ("" if d == 128 else f"_hd{d}")
-                mask = "causal" if causal else "full"
-                kernel = f"attention steps {library}"
-                rows.append((kernel, "BF16", shape, mask, "fwd", ms_f, flops_f / ms_f / 1e9))
-                rows.append((kernel, "BF16", shape, mask, "bwd", ms_fb - ms_f,
-                             2.5 * flops_f / (ms_fb - ms_f) / 1e9))
-                del q, k, v, g
-    return rows
+    """Fused attention of one sequence by its number of heads (attention_step_rows): cuDNN (or
+    FlashAttention-2), head dimension `d`, 4-128 heads, 2k-16k tokens, both masks. The
+    FlashAttention benchmark the catalog's curves are fitted on holds 16k tokens a batch at width
+    2048 (64 batch-heads of 128 at 4k tokens); a tensor- or context-parallel GPU sees one
+    sequence and few heads."""
+    return [row for s in (2048, 4096, 8192, 16384) for heads in (4, 8, 16, 32, 64, 128)
+            for causal in (True, False)
+            for row in attention_step_rows(dev, s, s, heads, causal, library, d)]
 
 
 def probe_row(dev, part):
