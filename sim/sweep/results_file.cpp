@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "sim/io/output_file.h"
+#include "sim/sweep/results_seal.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
@@ -357,6 +358,7 @@ std::unique_ptr<ResultsWriter> ResultsWriter::create(const std::string& path, st
   handles->temporary = temporary_path(path);
   const Id creation(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
   H5Pset_obj_track_times(creation, false);
+  H5Pset_userblock(creation, kResultsSealBytes);
   handles->file = H5Fcreate(handles->temporary.c_str(), H5F_ACC_TRUNC, creation, H5P_DEFAULT);
   if (handles->file < 0) {
     *error = "cannot create " + handles->temporary + " (is its directory writable?)";
@@ -423,13 +425,14 @@ bool ResultsWriter::commit(const SweepSummary& summary, std::string* error) {
     *error = "cannot write " + handles_->temporary + " (disk full?)";
     return false;
   }
-  if (!publish_output(path_, error)) return false;
+  if (!seal_results_file(handles_->temporary, error) || !publish_output(path_, error)) return false;
   handles_->committed = true;
   return true;
 }
 
 bool read_results(const std::string& path, ResultsFile* out, std::string* error,
                   const std::vector<ResultColumn>& columns) {
+  if (!check_results_seal(path, error)) return false;
   silence_hdf5();
   const RowFormat f(columns);
   const Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);

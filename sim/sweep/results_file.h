@@ -3,6 +3,8 @@
 // sizing's, sim/serve/serving_rows.h) and the sweep's summary as typed attributes
 // of the root group (sweep_summary.h). Written under a temporary name and renamed into place
 // only when complete (output_file.h), so a crash never leaves a half file under the final name.
+// Its first 512 bytes (the HDF5 user block) are a seal (results_seal.h): a file whose bytes no
+// longer match it is refused before libhdf5 reads it.
 //
 // The encoding is the one numpy and pandas read as they are: integers int64, reals float64 (NaN
 // when empty), yes/no as HDF5's FALSE/TRUE enum (numpy bool), text as variable-length UTF-8;
@@ -57,7 +59,8 @@ struct ResultsFile {
   std::vector<ResultRow> rows;  // in the file's order
 };
 
-// Reads a results file. Fails (with `*error` naming the file) when it is not one, when its
+// Reads a results file. Fails (with `*error` naming the file) when it is not one, when its bytes
+// do not match its seal (damaged, truncated, edited by another program), when its
 // columns or attributes differ from this version's (an older tool wrote it), or when its row
 // count disagrees with its `rows` attribute. `columns`: those the file must have.
 bool read_results(const std::string& path, ResultsFile* file, std::string* error,
