@@ -117,8 +117,7 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
     e->weights_bytes += 2.0 * (gathered_layers * bytes.weights + adapters) / layers;
   }
   const double gradient = job.sixteen_bit_states() ? bytes.gradients : gradient_buffer_bytes(p);
-  e->gradients_bytes =
-      sharded(trained.dense * gradient, trained.expert * gradient, zero >= 2);
+  e->gradients_bytes = sharded(trained.dense * gradient, trained.expert * gradient, zero >= 2);
   // Deferred synchronization accumulates every gradient unsharded, in the reduce type, beside the
   // shards.
   if (fsdp2 && p.fsdp2_defer_gradient_sync()) {

@@ -143,7 +143,8 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
         }
       }
     }
-    // Reduced after the chunk's last backward: every layer's gradients at once, on its last segment.
+    // Reduced after the chunk's last backward: every layer's gradients at once, on its last
+    // segment.
     if (!task.forward && synchronizes && work.reduce_after_backward) {
       Segment& last = segments_.back();
       last.reduce = true;

@@ -264,7 +264,8 @@ ConfigurationProblem fsdp2_expert_problem(const s::Parallelism& p) {
   if (p.tensor_parallel() > 1) {
     return {"FSDP2 of expert layers with tensor parallel > 1 is not simulated (AutoModel's MoE "
             "tensor parallelism replicates attention and the router)",
-            "parallelism.tensor_parallel", "tensor_parallel " + std::to_string(p.tensor_parallel())};
+            "parallelism.tensor_parallel",
+            "tensor_parallel " + std::to_string(p.tensor_parallel())};
   }
   if (p.data_parallel_shard() > 0) {
     return {"hybrid sharding of expert layers is not simulated", "parallelism.data_parallel_shard"};

@@ -35,9 +35,9 @@ TransformerPlan fsdp2_plan(int nodes, const std::string& plan) {
   const auto job = testing::parse_message<s::TrainingJob>(
       "global_batch_size: " + std::to_string(p.data_parallel()) +
       " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
-  const ComputeModel compute(
-      catalog.gpu_of(*catalog.instances().find("aws.p4d.24xlarge")->value), s::BF16,
-      *catalog.runtimes().find("default")->value, KernelSetting::kTrainingStep);
+  const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("aws.p4d.24xlarge")->value),
+                             s::BF16, *catalog.runtimes().find("default")->value,
+                             KernelSetting::kTrainingStep);
   return transformer_plan(*catalog.models().find("mixtral-8x7b")->value, job, p, *topology,
                           compute);
 }
@@ -105,8 +105,8 @@ TEST_CASE("the step's expert gathers and reduce-scatters run on the expert data-
   CHECK(spans(ep4, "all_gather") == 2 * 32);
   CHECK(spans(ep4, "reduce_scatter") == 32);
   CHECK(spans(fsdp2_plan(1, "expert_parallel: 8"), "all_gather") == 0);
-  CHECK(spans(fsdp2_plan(2, "expert_parallel: 4 fsdp2_keep_forward_gather: true"),
-              "all_gather") == 32);
+  CHECK(spans(fsdp2_plan(2, "expert_parallel: 4 fsdp2_keep_forward_gather: true"), "all_gather") ==
+        32);
 }
 
 }  // namespace
