@@ -42,8 +42,10 @@ def validate(cli, pattern):
 
 
 def goal(group, rows):
-    """The goal an issue sets for a Megatron-Bridge/NeMo group of at least 4 rows, else ''."""
-    if '(Megatron-Bridge, NeMo)' not in group or rows < 4:
+    """The goal an issue sets for a Megatron-Bridge/NeMo group, or a NeMo AutoModel MoE group
+    (issue 15's MoE goal), of at least 4 rows, else ''."""
+    ours = '(Megatron-Bridge, NeMo)' in group or 'AutoModel MoE' in group
+    if not ours or rows < 4:
         return ''
     return '8% / 15%' if ('MoE' in group or 'hybrid' in group) else '5% / 12%'
 

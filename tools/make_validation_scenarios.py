@@ -10,8 +10,8 @@ hybrid Mamba-Transformer ones, BRIDGE_HYBRID_MODELS: bridge-hybrid-*), and LoRA 
 whose recipe was read (BRIDGE_LORA; bridge-lora-*), of megatron_bridge_nemo.csv on a system the
 catalog has (but those the step model cannot run as published: NVFP4 outside the dense models,
 the unnamed alternative granularity, and the rows named at CONTRADICTED_BY_RECIPE,
-UNSIMULATED_MEMORY_SAVING and NVL72_SYSTEMS below), and per dense NeMo AutoModel row of the same
-file (PyTorch FSDP2, AUTOMODEL_ROWS; automodel-*), and per context-parallel row of NeMo's
+UNSIMULATED_MEMORY_SAVING and NVL72_SYSTEMS below), and per NeMo AutoModel row of the same
+file (PyTorch FSDP2, AUTOMODEL_ROWS and the mixture-of-experts AUTOMODEL_MOE_ROWS; automodel-*), and per context-parallel row of NeMo's
 long-sequence page (nemo-longctx-*, LONG_CONTEXT_TABLES), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
 comments written into each file). Run it again after the reference data changes.
@@ -1282,23 +1282,107 @@ AUTOMODEL_ROWS = {
         'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark_2nodes.yaml', True, False, False,
         0),
 }
-# Not the AutoModel mixture-of-experts rows (GPT-OSS 20B and 120B, Qwen3 MoE 30B, DeepSeek V3,
-# Kimi K2, Nemotron V3 Nano, Super and Ultra): FSDP2 of expert layers (experts sharded over the
-# expert data-parallel ranks, gathered per layer beside the dense weights) is not simulated;
-# Nemotron V3 Ultra is also not in the models (its shape is not published in the sources read).
+AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them (the recipe YAML the page links, read at
+#   the commit above): expert parallelism engages AutoModel's MoE parallelizer
+#   (_transformers/infrastructure.py: parallelize_model whenever ep_size > 1;
+#   components/moe/parallelizer.py apply_fsdp): the routed experts of each layer one fully_shard
+#   module over the expert data-parallel ranks (the moe mesh's ep_shard axis, dp x cp / EP; none
+#   where that is 1: each GPU then holds its experts whole, left out of FSDP), the rest of the
+#   block one over the data x context ranks (zero_stage 3 with fsdp2: the experts' gathers and
+#   reduce-scatters over their group beside the rest's); EP as the table gives it, or where the
+#   table has none the recipe's ep_size (the page's kernel column says DeepEP for these rows, which
+#   dispatches over an expert-parallel group); the expert-parallel ranks innermost (the moe mesh
+#   (ep_shard, ep) unflattened from the non-pipeline ranks); the dispatcher, "deepep" or
+#   "hybridep", deduplicating tokens per node (EXPERT_NODE_DEDUPLICATED), the experts' grouped
+#   GEMMs ("gmm" or "torch_mm"), balanced routing (fake_balanced_gate); BF16 parameters stepped
+#   by torch.optim.Adam, its moments in BF16 too, no fp32 master copy (sixteen_bit_states: the
+#   recipes build the model with from_config, whose torch_dtype "auto" is bfloat16
+#   (_transformers/auto_model.py), and torch.optim keeps its states in the parameter's dtype;
+#   MoEConfig's experts in bfloat16 too); the forward's gather kept
+#   for the backward (fsdp2_keep_forward_gather) unless the recipe sets moe.reshard_after_forward
+#   true (MoEParallelizerConfig's default false); nothing resharded nor reduced between
+#   micro-batches (fsdp2_defer_gradient_sync) where the backend sets enable_fsdp_optimizations
+#   (moe/fsdp_mixin.py prepare_for_grad_accumulation) or the pipeline is parallel (its patched
+#   backward_maybe_with_nosync: every stage's gradients reduce-scattered after its last backward);
+#   activation checkpointing where the recipe sets it, each block checkpointed whole, not compiled
+#   (apply_ac: ptd_checkpoint_wrapper per block; RECOMPUTE_FULL); the pipeline as the table gives
+#   it, interleaved 1F1B (pp_schedule interleaved1f1b) over PP x VP virtual stages split as
+#   generate_hf_model_split does (components/distributed/pipelining/functional.py: num_layers //
+#   stages each, one more on the first num_layers % stages; stage_layers). Not simulated, left as
+#   they are: HybridEP's SM budget (dispatcher_num_sms), the attention backends (TE, flex)."""
+
+# The AutoModel mixture-of-experts rows, by the table's (table, model, GPUs): (model, recipe YAML
+# under examples/llm_benchmark/ @ 36044ad3, activation checkpointing, moe.reshard_after_forward,
+# backend.enable_fsdp_optimizations, the recipe's ep_size). Nemotron V3 Ultra 550B is left out:
+# its shape is not in models/ (not published in the sources read).
+AUTOMODEL_MOE_ROWS = {
+    ('pretrain', 'DeepSeek V3 671B', 256): (
+        'deepseek-v3', 'deepseek/deepseek_v3_te_deepep.yaml', True, False, True, 64),
+    # The 1024-GPU recipe of the commit above (deepseek_v3_te_deepep_1024.yaml: layers_per_stage
+    # 4, 16 virtual stages, VP 4, no activation checkpointing) is not the run of the table's row
+    # (VP 8): the 256-GPU recipe's pipeline is (layers_per_stage 2: 32 virtual stages on PP 4).
+    ('pretrain', 'DeepSeek V3 671B', 1024): (
+        'deepseek-v3', 'deepseek/deepseek_v3_te_deepep.yaml', True, False, True, 64),
+    ('pretrain', 'Kimi K2', 256): (
+        'kimi-k2', 'kimi/kimi_k2_te_deepep.yaml', True, False, False, 32),
+    ('pretrain', 'Qwen3 MoE 30B', 8): (
+        'qwen3-30b-a3b', 'qwen/qwen3_moe_30b_te_deepep.yaml', True, False, True, 8),
+    ('pretrain', 'GPT-OSS 20B', 8): (
+        'gpt-oss-20b', 'gpt_oss/gptoss_20b_te_deepep.yaml', False, False, False, 8),
+    ('pretrain', 'GPT-OSS 120B', 64): (
+        'gpt-oss-120b', 'gpt_oss/gptoss_120b_te_deepep.yaml', False, False, True, 64),
+    ('pretrain', 'Nemotron V3 Nano 30B (26.02)', 8): (
+        'nemotron3-nano-30b-a3b', 'nemotron/nemotron_nano_v3_te_deepep.yaml', True, False, True,
+        8),
+    ('pretrain', 'Nemotron V3 Super 120B (26.02)', 64): (
+        'nemotron3-super-120b-a12b', 'nemotron/nemotron_super_v3_te_deepep.yaml', True, True,
+        False, 64),
+}
+# The layers of each model, for the pipeline split (models/*.textproto num_layers).
+AUTOMODEL_MOE_LAYERS = {'deepseek-v3': 61, 'kimi-k2': 61}
+
+
+def hf_model_split(layers, stages):
+    """generate_hf_model_split's layers per virtual stage: the remainder on the first ones."""
+    return [layers // stages + (1 if s < layers % stages else 0) for s in range(stages)]
+
+
+def automodel_moe_lines(r, moe):
+    """The parallelism lines of an AutoModel mixture-of-experts row (AUTOMODEL_MOE_RULES)."""
+    model, _, _, reshard, deferred, recipe_ep = moe
+    ep = int(r['ep']) if r['ep'] not in ('', '-') else recipe_ep
+    lines = [f'expert_parallel: {ep}', 'expert_tensor_parallel: 1',
+             'expert_dispatcher: EXPERT_NODE_DEDUPLICATED']
+    if not reshard:
+        lines.append('fsdp2_keep_forward_gather: true')
+    pp = int(r['pp'])
+    if deferred or pp > 1:
+        lines.append('fsdp2_defer_gradient_sync: true')
+    if pp > 1:
+        vp = int(r['vp'])
+        split = hf_model_split(AUTOMODEL_MOE_LAYERS[model], pp * vp)
+        lines = [f'pipeline_parallel: {pp}', 'schedule: INTERLEAVED_ONE_F_ONE_B',
+                 f'virtual_stages: {vp}',
+                 f'stage_layers: [{", ".join(map(str, split))}]'] + lines
+    return lines
+
+
 AUTOMODEL_LORA = ('lora {{ rank: 16 target_modules: [LINEAR_QKV, LINEAR_PROJ, LINEAR_FC1, LINEAR_FC2]'
                   '{dropout} }}')
 
 
 def automodel(rows, out):
-    """The AutoModel (PyTorch FSDP2) rows of AUTOMODEL_ROWS, one rule for all (AUTOMODEL_RULES)."""
+    """The AutoModel (PyTorch FSDP2) rows of AUTOMODEL_ROWS and AUTOMODEL_MOE_ROWS, one rule for all
+    (AUTOMODEL_RULES, and AUTOMODEL_MOE_RULES for the mixture-of-experts ones)."""
     for r in rows:
         if not r['release'].startswith('AutoModel'):
             continue
         key = (r['table'], r['model'], int(r['num_gpus']))
-        if key not in AUTOMODEL_ROWS:
+        moe = AUTOMODEL_MOE_ROWS.get(key)
+        if key not in AUTOMODEL_ROWS and not moe:
             continue
-        model, yaml, checkpointing, sp, async_tp, dropout = AUTOMODEL_ROWS[key]
+        model, yaml, checkpointing, sp, async_tp, dropout = (
+            moe[:3] + (False, False, 0) if moe else AUTOMODEL_ROWS[key])
         gpus, tp, cp = int(r['num_gpus']), int(r['tp']), int(r['cp'])
         lines = [f'tensor_parallel: {tp}', f'context_parallel: {cp}',
                  f'micro_batch_size: {r["micro_batch"]}', f'sequence_parallel: {str(sp).lower()}',
@@ -1307,20 +1391,23 @@ def automodel(rows, out):
         if cp > 1:
             lines.append('context_parallel_comm: ALL_GATHER')
         if checkpointing:
-            lines += ['recompute: RECOMPUTE_FULL', 'compiled_recompute: true']
+            lines += ['recompute: RECOMPUTE_FULL'] + ([] if moe else ['compiled_recompute: true'])
         if async_tp:
             lines.append('overlap_tensor_communication: true')
+        if moe:
+            lines += automodel_moe_lines(r, moe)
         instance, per_node, _ = BRIDGE_SYSTEMS[r['system']]
         cluster = (f'nodes: {gpus // per_node}' if gpus >= per_node
                    else f'nodes: 1 gpus_per_node: {gpus}')
         lora = r['table'] == 'finetune_lora'
         lora_line = ('\n  ' + AUTOMODEL_LORA.format(dropout=f' dropout: {dropout}' if dropout else '')
                      if lora else '')
+        states_line = '\n  sixteen_bit_states: true' if moe else ''
         tag = re.sub(r'[^a-z0-9.]+', '-', f'{r["table"]} {model} {gpus}'.lower())
         name = f'automodel-{r["system"].lower()}-bf16-{tag}'
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {r['system']} GPUs, BF16, PyTorch FSDP2.
 # Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
-{AUTOMODEL_RULES.format(yaml=yaml)}
+{AUTOMODEL_RULES.format(yaml=yaml)}{chr(10) + AUTOMODEL_MOE_RULES if moe else ''}
 name: "{name}"
 model: "{model}"
 job {{
@@ -1328,13 +1415,14 @@ job {{
   sequence_length: {r['seq_len']}
   precision: BF16
   optimizer: ADAM
-  steps: 1{lora_line}
+  steps: 1{states_line}{lora_line}
 }}
 cluster {{ instance: "{instance}" {cluster} fabric: "ib-rail-optimized" }}
 parallelism {{
   {chr(10).join('  ' + x for x in lines).strip()}
 }}
-""" + published(f'{r["system"]} BF16 AutoModel (FSDP2)', r['model_tflops_per_gpu'],
+""" + published(f'{r["system"]} BF16 AutoModel{" MoE" if moe else ""} (FSDP2)',
+                  r['model_tflops_per_gpu'],
                   'MODEL_FLOPS_CAUSAL_PEFT_SCALED', r['source'].replace('"', "'"),
                   r['step_time_s'], r['tokens_per_s_per_gpu'])
         write_scenario(out, name, text)

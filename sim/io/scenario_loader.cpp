@@ -109,6 +109,9 @@ void check_job(const FieldChecker& job, const s::Model* model) {
     job.error("fp8_recipe", m.precision() == s::FP4 ? "precision FP4 takes only NVFP4"
                                                     : "NVFP4 needs precision FP4");
   }
+  if (m.sixteen_bit_states() && m.precision() != s::BF16 && m.precision() != s::FP16) {
+    job.error("sixteen_bit_states", "needs precision BF16 or FP16");
+  }
   if (job.has("fp4_unfused_hadamard_cast") && m.precision() != s::FP4) {
     job.error("fp4_unfused_hadamard_cast", "applies to precision FP4 only");
   }
@@ -417,6 +420,14 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   // configuration's problem (configuration_space.cpp), zero_stage being a sweep axis.
   if (m.fsdp2() && m.zero3_synchronous_fetch()) {
     p.error("fsdp2", "and zero3_synchronous_fetch are two ZeRO-3 runtimes: choose one");
+  }
+  if (m.fsdp2_keep_forward_gather() && !m.fsdp2()) {
+    p.error("fsdp2_keep_forward_gather", "is an FSDP2 option: needs fsdp2");
+  }
+  // Resharding after each forward while nothing is resharded after the backwards would gather a
+  // layer a varying number of times: not simulated.
+  if (m.fsdp2_defer_gradient_sync() && !m.fsdp2_keep_forward_gather()) {
+    p.error("fsdp2_defer_gradient_sync", "needs fsdp2_keep_forward_gather (and fsdp2)");
   }
   if (m.has_virtual_stages() && m.virtual_stages() > 1 &&
       m.schedule() != s::INTERLEAVED_ONE_F_ONE_B) {

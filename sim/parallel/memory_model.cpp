@@ -62,16 +62,27 @@ double gradient_reduce_bytes(s::Precision precision, const s::Parallelism& p) {
 
 namespace {
 
+// Per parameter as `job` keeps its states: under sixteen_bit_states the 16-bit weights, gradients
+// and optimizer moments (full precision's moments, which have no master copy, at 16 bits).
+StateBytesPerParameter job_state_bytes(const s::TrainingJob& job) {
+  const StateBytesPerParameter mixed = state_bytes_per_parameter(job.precision(), job.optimizer());
+  if (!job.sixteen_bit_states()) return mixed;
+  const double moments = state_bytes_per_parameter(s::FP32, job.optimizer()).optimizer;
+  return {mixed.weights, mixed.weights, moments * mixed.weights / 4};
+}
+
 // Model states of a stage's `local` parameters on one GPU, of which it trains `trained`: the dense
 // ones sharded over data x context parallelism, the routed experts' over their expert
 // data-parallel group. Only trained parameters have gradients and optimizer states; LoRA's
 // adapters (lora.h) add their 16-bit weights to the frozen base's. FSDP2 (parallelism.fsdp2)
 // holds the unsharded weights of two of the `layers` layers besides: the one computing and the one
-// prefetched.
+// prefetched; all of them when the forward's gather is kept for the backward, and with deferred
+// synchronization every gradient unsharded too (routed experts only where they are sharded:
+// expert data parallel > 1).
 void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
                       const LocalParameters& local, const LocalParameters& trained, int layers,
                       MemoryEstimate* e) {
-  const StateBytesPerParameter bytes = state_bytes_per_parameter(job.precision(), job.optimizer());
+  const StateBytesPerParameter bytes = job_state_bytes(job);
   const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
   // Muon's layer-wise optimizer shards its states by whole weights (muon_step.h).
   const bool shard_states = zero >= 1 || job.optimizer() == s::MUON;
@@ -95,11 +106,24 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   };
   const double adapters = job.has_lora() ? trained.dense * bytes.weights : 0;
   e->weights_bytes = sharded(weights + adapters, expert_weights, zero >= 3);
-  if (zero >= 3 && p.fsdp2() && shards > 1 && layers > 0) {
-    e->weights_bytes += 2.0 * (local.layers * bytes.weights + adapters) / layers;
+  // The routed experts are gathered only where they are sharded (expert data parallel > 1).
+  const double gathered_experts = expert_shards > 1 ? local.expert : 0;
+  const bool fsdp2 = zero >= 3 && p.fsdp2() && shards > 1 && layers > 0;
+  if (fsdp2 && p.fsdp2_keep_forward_gather()) {
+    // At the end of a forward every module is still gathered, embedding and head included.
+    e->weights_bytes += weights + adapters + (expert_shards > 1 ? expert_weights : 0);
+  } else if (fsdp2) {
+    const double gathered_layers = local.layers - local.expert + gathered_experts;
+    e->weights_bytes += 2.0 * (gathered_layers * bytes.weights + adapters) / layers;
   }
-  e->gradients_bytes = sharded(trained.dense * gradient_buffer_bytes(p),
-                               trained.expert * gradient_buffer_bytes(p), zero >= 2);
+  const double gradient = job.sixteen_bit_states() ? bytes.gradients : gradient_buffer_bytes(p);
+  e->gradients_bytes = sharded(trained.dense * gradient, trained.expert * gradient, zero >= 2);
+  // Deferred synchronization accumulates every gradient unsharded, in the reduce type, beside the
+  // shards.
+  if (fsdp2 && p.fsdp2_defer_gradient_sync()) {
+    const double unsharded = trained.dense + (expert_shards > 1 ? trained.expert : 0);
+    e->gradients_bytes += unsharded * gradient_reduce_bytes(job.precision(), p);
+  }
   e->optimizer_bytes =
       sharded(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, shard_states);
   // Under ZeRO-3 the copies are kept only if asked (keep_fp8_transpose_cache); else they live as
@@ -305,7 +329,7 @@ MemoryEstimate estimate_cnn_memory(const s::Model& model, const s::TrainingJob& 
   e.capacity_bytes = capacity_bytes;
   e.in_flight_micro_batches = 1;
   const double params = static_cast<double>(parameter_count(model));
-  const StateBytesPerParameter bytes = state_bytes_per_parameter(job.precision(), job.optimizer());
+  const StateBytesPerParameter bytes = job_state_bytes(job);
   const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
   const int dp = p.data_parallel();
   e.weights_bytes = params * bytes.weights / (zero >= 3 ? dp : 1);

@@ -218,6 +218,9 @@ class PipelineRun final : private EventHandler {
         w.zero3, stages_[r].tasks, w.forward, w.backward, &net_->simulation(),
         [this, r](CollectiveOp op, DataParallelGroup group, double bytes,
                   std::function<void()> done) {
+          if (group == DataParallelGroup::kExperts) {
+            return expert_data_parallel_collective(r, op, bytes, std::move(done));
+          }
           data_parallel_collective(r, op, bytes, std::move(done), group);
         },
         &contention_[r]);

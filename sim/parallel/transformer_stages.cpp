@@ -626,11 +626,26 @@ class StageBuilder {
     const int layers = layout_.stage_layers(r) / v;
     const double gathered = local.total() + (job_.has_lora() ? trained.total() : 0);
     const double zero3_reduce = p_.has_gradient_reduce_in_fp32() ? reduce : bytes.weights;
-    w->zero3 = zero3_work(layers, gathered / v, bytes.weights, trained.total() / v, zero3_reduce);
+    // FSDP2 of expert layers (configuration_space.cpp allows no other): the routed experts apart,
+    // over their expert data-parallel group, and not at all where each GPU holds its experts
+    // whole (AutoModel's MoE parallelizer leaves them out of every FSDP module then).
+    w->zero3 = zero3_work(layers, (gathered - local.expert) / v, bytes.weights,
+                          (trained.total() - trained.expert) / v, zero3_reduce);
+    if (local.expert > 0 && plan.experts.expert_data_parallel() > 1) {
+      const double units = static_cast<double>(w->zero3.units) * v;
+      w->zero3.unit_expert_gather_bytes = bytes.weights * local.expert / units;
+      w->zero3.unit_expert_gradient_bytes = zero3_reduce * trained.expert / units;
+    }
     if (p_.fsdp2()) make_fsdp2(&w->zero3);
+    w->zero3.keep_forward_gather = p_.fsdp2_keep_forward_gather();
+    w->zero3.defer_gradient_sync = p_.fsdp2_defer_gradient_sync();
+    w->zero3.reduce_after_backward = w->zero3.defer_gradient_sync && plan.stages > 1;
     if (p_.recompute() == s::RECOMPUTE_FULL) {
-      w->zero3.recompute = Picoseconds(
-          layers * kernels_.layers[static_cast<int>(LayerKind::kDense)].recompute.total().count());
+      Picoseconds rerun(0);
+      for (int c = 0; c < v; ++c) {
+        rerun += recompute_time(layout_.first_layer(r, c), layout_.layers[r][c]).total();
+      }
+      w->zero3.recompute = Picoseconds(rerun.count() / v);
     }
     if (p_.data_parallel_shard() > 0) {
       w->zero3.replicas = p_.data_parallel() / p_.data_parallel_shard();

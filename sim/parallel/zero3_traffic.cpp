@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <utility>
 
 #include "sim/util/check.h"
@@ -89,17 +90,36 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
     };
     return Picoseconds(at(m + 1) - at(m));
   };
+  // Which passes gather and reduce: every one, or under deferred synchronization each chunk's
+  // first forward and last backward of the step (`gathers`, `reduces` for the task computing).
+  int chunks = 0;
+  for (const PipelineTask& task : tasks) chunks = std::max(chunks, task.chunk + 1);
+  std::vector<size_t> first_forward(chunks, tasks.size()), last_backward(chunks, 0);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const int c = tasks[i].chunk;
+    if (tasks[i].forward) first_forward[c] = std::min(first_forward[c], i);
+    if (!tasks[i].forward) last_backward[c] = i;
+  }
+  bool gathers = true, reduces = true;
   auto segment = [&](Picoseconds duration, bool gather, bool reduce, bool forward, int layer,
                      int m) {
-    Segment s{duration, gather, reduce, false, forward, layer};
+    Segment s{duration, gather && gathers, reduce && reduces, false, forward, layer};
     s.gather_bytes = shares[m] * work.unit_gather_bytes;
     s.reduce_bytes = shares[m] * work.unit_gradient_bytes;
+    s.expert_gather_bytes = shares[m] * work.unit_expert_gather_bytes;
+    s.expert_reduce_bytes = shares[m] * work.unit_expert_gradient_bytes;
     s.prefetch = work.max_live_parameters <= 0 ||
                  shares[m] * work.unit_parameters < work.max_live_parameters;
     return s;
   };
-  for (const PipelineTask& task : tasks) {
+  const bool backward_gathers = !work.keep_forward_gather;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const PipelineTask& task = tasks[i];
     task_begin_.push_back(segments_.size());
+    const bool synchronizes = !work.defer_gradient_sync ||
+                              i == (task.forward ? first_forward : last_backward)[task.chunk];
+    gathers = task.forward ? synchronizes : backward_gathers;
+    reduces = synchronizes && !work.reduce_after_backward;
     for (int u = 0; u < units; ++u) {
       const Picoseconds layer_forward = share(forward, units, u);
       const Picoseconds layer_backward = share(backward, units, u);
@@ -122,6 +142,14 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
               segment(part(layer_backward, m), true, true, false, units - 1 - u, m));
         }
       }
+    }
+    // Reduced after the chunk's last backward: every layer's gradients at once, on its last
+    // segment.
+    if (!task.forward && synchronizes && work.reduce_after_backward) {
+      Segment& last = segments_.back();
+      last.reduce = true;
+      last.reduce_bytes = units * work.unit_gradient_bytes;
+      last.expert_reduce_bytes = units * work.unit_expert_gradient_bytes;
     }
   }
   task_begin_.push_back(segments_.size());
@@ -170,13 +198,26 @@ void Zero3Stage::issue_gathers_up_to(size_t segment) {
   const size_t target = gather_issued_++;
   gather_in_flight_ = true;
   const double bytes = segments_[target].gather_bytes;
-  gathered_bytes_ += bytes;
+  const double expert_bytes = segments_[target].expert_gather_bytes;
+  gathered_bytes_ += bytes + expert_bytes;
+  expert_gathered_bytes_ += expert_bytes;
   // The fetch path's own rate, when it is slower than the network.
   const Picoseconds earliest = fetch_floor(bytes);
-  collective_(CollectiveOp::kAllGather, DataParallelGroup::kShard, bytes, [this, target, earliest] {
+  dense_and_experts(CollectiveOp::kAllGather, bytes, expert_bytes, [this, target, earliest] {
     if (sim_->now() >= earliest) return gather_done(target);
     sim_->call_at(earliest, [this, target] { gather_done(target); });
   });
+}
+
+void Zero3Stage::dense_and_experts(CollectiveOp op, double dense, double expert,
+                                   std::function<void()> done) {
+  if (expert <= 0) return collective_(op, DataParallelGroup::kShard, dense, std::move(done));
+  auto left = std::make_shared<int>(2);
+  auto both = [left, done = std::move(done)] {
+    if (--*left == 0) done();
+  };
+  collective_(op, DataParallelGroup::kShard, dense, both);
+  collective_(op, DataParallelGroup::kExperts, expert, both);
 }
 
 void Zero3Stage::gather_done(size_t segment) {
@@ -229,7 +270,7 @@ void Zero3Stage::compute_moved(Picoseconds end) {
 
 void Zero3Stage::segment_done() {
   const Segment& s = segments_[current_];
-  if (s.reduce) queue_reduction(s.reduce_bytes);
+  if (s.reduce) queue_reduction({s.reduce_bytes, s.expert_reduce_bytes});
   if (offload_ && s.forward) return offload_->after_forward(s.layer, [this] { next_segment(); });
   next_segment();
 }
@@ -243,36 +284,39 @@ void Zero3Stage::next_segment() {
   done();
 }
 
-void Zero3Stage::queue_reduction(double bytes) {
+void Zero3Stage::queue_reduction(const Reduction& bytes) {
   if (work_.synchronize) {
-    deferred_bytes_ += bytes;
+    deferred_bytes_ += bytes.bytes;
     return;
   }
-  for (int b = 0; b < work_.unit_reduce_buckets; ++b) {
-    reductions_queued_.push_back(bytes / work_.unit_reduce_buckets);
+  const int buckets = work_.unit_reduce_buckets;
+  for (int b = 0; b < buckets; ++b) {
+    reductions_queued_.push_back({bytes.bytes / buckets, bytes.expert_bytes / buckets});
   }
   next_reduction();
 }
 
 void Zero3Stage::release_deferred() {
   if (deferred_bytes_ <= 0) return;
-  reductions_queued_.push_back(deferred_bytes_);
+  reductions_queued_.push_back({deferred_bytes_, 0});
   deferred_bytes_ = 0;
   next_reduction();
 }
 
 void Zero3Stage::next_reduction() {
   if (reductions_in_flight_ > 0 || reductions_queued_.empty() || !group_free()) return;
-  const double bytes = reductions_queued_.front();
+  const Reduction next = reductions_queued_.front();
   reductions_queued_.pop_front();
   ++reductions_in_flight_;
-  reduced_bytes_ += bytes;
+  reduced_bytes_ += next.bytes + next.expert_bytes;
+  expert_reduced_bytes_ += next.expert_bytes;
+  const double bytes = next.bytes;
   const Picoseconds earliest = fetch_floor(bytes);
-  collective_(CollectiveOp::kReduceScatter, DataParallelGroup::kShard, bytes,
-              [this, bytes, earliest] {
-                if (sim_->now() >= earliest) return reduce_scattered(bytes);
-                sim_->call_at(earliest, [this, bytes] { reduce_scattered(bytes); });
-              });
+  dense_and_experts(CollectiveOp::kReduceScatter, bytes, next.expert_bytes,
+                    [this, bytes, earliest] {
+                      if (sim_->now() >= earliest) return reduce_scattered(bytes);
+                      sim_->call_at(earliest, [this, bytes] { reduce_scattered(bytes); });
+                    });
 }
 
 // Under hybrid sharding each rank's shard is then all-reduced across the groups holding it.

@@ -5,7 +5,8 @@
 // run in order on one stream, prefetched a few layers ahead of the compute; reduce-scatters run
 // in order on another stream. Gradient accumulation repeats all of it for every micro-batch.
 // With activation offload (activation_offload.h) a forward layer's end and a backward layer's
-// start also wait on the copies to and from host memory.
+// start also wait on the copies to and from host memory. Under FSDP2 with expert parallelism a
+// layer's routed experts have collectives of their own over the expert data-parallel group.
 #pragma once
 
 #include <deque>
@@ -80,6 +81,20 @@ struct Zero3Work {
   // across the groups. 1 replica: plain ZeRO-3.
   int replicas = 1;
   int shard_ranks = 1;
+  // FSDP2 of expert layers: a layer's routed experts' weights (whole buffer) gathered, and their
+  // gradients reduce-scattered, over the expert data-parallel group in a collective of their own
+  // beside the rest of the layer's over the data-parallel ranks (a module is ready when both
+  // are). 0: the experts are not sharded (expert data parallel 1: each GPU holds its experts
+  // whole), or none.
+  double unit_expert_gather_bytes = 0;
+  double unit_expert_gradient_bytes = 0;
+  // FSDP2's options (parallelism.fsdp2_keep_forward_gather, fsdp2_defer_gradient_sync): the
+  // forward's gather serves the backward (and its recomputed forward); each layer gathered once a
+  // step, at the chunk's first forward, and its gradients reduce-scattered in the chunk's last
+  // backward only, or with `reduce_after_backward` all of the chunk's at once after it.
+  bool keep_forward_gather = false;
+  bool defer_gradient_sync = false;
+  bool reduce_after_backward = false;
   // Activations of the first layers copied to host memory and back (activation_offload.h); not
   // with recomputation.
   ActivationOffload offload;
@@ -105,9 +120,10 @@ void make_fetch_synchronous(Zero3Work* work, std::vector<double> module_shares);
 // gather (the checkpointed layer recomputes inside its FSDP module's backward, weights unsharded).
 void make_fsdp2(Zero3Work* work);
 
-// The data-parallel ranks a collective spans: all of them, one hybrid-sharding group, or the ranks
-// holding the same shard in every group.
-enum class DataParallelGroup { kAll, kShard, kReplicas };
+// The data-parallel ranks a collective spans: all of them, one hybrid-sharding group, the ranks
+// holding the same shard in every group, or the expert data-parallel group (the replicas of the
+// same experts).
+enum class DataParallelGroup { kAll, kShard, kReplicas, kExperts };
 
 // Collective over the stage's data-parallel `group`s (every tensor-parallel rank, every such group
 // at once): runs `done` when complete.
@@ -140,6 +156,9 @@ class Zero3Stage {
   // Totals over the step, for tests: bytes all-gathered and reduce-scattered (whole buffers).
   double gathered_bytes() const { return gathered_bytes_; }
   double reduced_bytes() const { return reduced_bytes_; }
+  // Of them, the routed experts' over the expert data-parallel group.
+  double expert_gathered_bytes() const { return expert_gathered_bytes_; }
+  double expert_reduced_bytes() const { return expert_reduced_bytes_; }
   // Bytes all-reduced across hybrid-sharding groups (each rank's shard).
   double replicated_bytes() const { return replicated_bytes_; }
   // Time the compute stream spent waiting for gathers inside tasks.
@@ -160,7 +179,12 @@ class Zero3Stage {
     bool forward = false;
     int layer = -1;
     double gather_bytes = 0, reduce_bytes = 0;
+    double expert_gather_bytes = 0, expert_reduce_bytes = 0;
     bool prefetch = true;
+  };
+  // One reduce-scatter's bytes: the dense share's and the routed experts'.
+  struct Reduction {
+    double bytes = 0, expert_bytes = 0;
   };
 
   void issue_gathers_up_to(size_t segment);
@@ -169,7 +193,10 @@ class Zero3Stage {
   void start_compute();
   void segment_done();
   void next_segment();
-  void queue_reduction(double bytes);
+  // The collective `op` of `dense` bytes over the shard's ranks and, when `expert` > 0, beside it
+  // of `expert` bytes over the expert data-parallel group; `done` when both are.
+  void dense_and_experts(CollectiveOp op, double dense, double expert, std::function<void()> done);
+  void queue_reduction(const Reduction& bytes);
   void release_deferred();
   void next_reduction();
   void reduce_scattered(double bytes);
@@ -191,11 +218,12 @@ class Zero3Stage {
   Picoseconds wait_start_, waited_;    // of the current wait, and in all
   size_t gather_issued_ = 0;           // segments before this have their gather issued
   bool gather_in_flight_ = false;
-  std::deque<double> reductions_queued_;  // bytes of each reduce-scatter waiting its turn
+  std::deque<Reduction> reductions_queued_;  // each reduce-scatter waiting its turn
   int reductions_in_flight_ = 0;
   double deferred_bytes_ = 0;  // synchronize: the last module's gradients, held in the bucket
   std::function<void()> task_done_, drained_;
   double gathered_bytes_ = 0, reduced_bytes_ = 0, replicated_bytes_ = 0;
+  double expert_gathered_bytes_ = 0, expert_reduced_bytes_ = 0;
   std::unique_ptr<OffloadStreams> offload_;
 };
 

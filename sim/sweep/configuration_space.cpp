@@ -243,6 +243,45 @@ ConfigurationProblem activation_offload_problem(const Configuration& c,
   return {};
 }
 
+// ZeRO-3 of a mixture-of-experts model (zero_stage 3), as simulated: PyTorch FSDP2 as NeMo
+// AutoModel's MoE parallelizer runs it (components/moe/parallelizer.py @ 36044ad3: the routed
+// experts one fully_shard module over the expert data-parallel ranks, the rest of each block one
+// over the data x context ranks), with the combinations that parallelizer refuses refused here.
+ConfigurationProblem fsdp2_expert_problem(const s::Parallelism& p) {
+  if (!p.fsdp2()) {
+    return {"ZeRO-3 of expert layers is simulated as FSDP2 only (DeepSpeed's is not)",
+            "parallelism.fsdp2"};
+  }
+  // parallelize_model: "enable_async_tensor_parallel=True is not supported by the custom MoE TP
+  // path".
+  if (p.overlap_tensor_communication()) {
+    return {"FSDP2 of expert layers runs no asynchronous tensor parallelism (AutoModel's MoE "
+            "parallelizer refuses it)",
+            "parallelism.overlap_tensor_communication"};
+  }
+  // Its tensor parallelism keeps attention and the router replicated, without sequence
+  // parallelism (_resolve_moe_tp_plan); the step's MoE layers shard them as Megatron-Core does.
+  if (p.tensor_parallel() > 1) {
+    return {"FSDP2 of expert layers with tensor parallel > 1 is not simulated (AutoModel's MoE "
+            "tensor parallelism replicates attention and the router)",
+            "parallelism.tensor_parallel",
+            "tensor_parallel " + std::to_string(p.tensor_parallel())};
+  }
+  if (p.data_parallel_shard() > 0) {
+    return {"hybrid sharding of expert layers is not simulated", "parallelism.data_parallel_shard"};
+  }
+  if (p.activation_offload_layers() > 0) {
+    return {"activation offload of expert layers is not simulated",
+            "parallelism.activation_offload_layers"};
+  }
+  // The combined steps' two passes are not run layer by layer (zero3_traffic.h).
+  if (p.overlap_expert_communication()) {
+    return {"the expert all-to-all overlap is not simulated under ZeRO-3",
+            "parallelism.overlap_expert_communication"};
+  }
+  return {};
+}
+
 }  // namespace
 
 ConfigurationProblem configuration_problem(const Configuration& c, const LoadedScenario& scenario) {
@@ -352,7 +391,7 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
               "parallelism.sequence_parallel"};
     }
     if (p.zero_stage() >= 3) {
-      return {"ZeRO-3 of expert layers is not simulated yet", "parallelism.zero_stage"};
+      if (ConfigurationProblem fsdp2 = fsdp2_expert_problem(p); !fsdp2.empty()) return fsdp2;
     }
   }
   // A ZeRO-3 runtime's options, which would be silently ignored under another zero_stage.

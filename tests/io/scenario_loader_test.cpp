@@ -625,6 +625,18 @@ TEST_CASE("FSDP2 without ZeRO-3 or beside the synchronous fetch is rejected") {
         "zero_stage 0\n");
 }
 
+TEST_CASE("FSDP2's options need fsdp2, deferred sync the forward's gather kept") {
+  CHECK(scenario_errors(scenario() +
+                        "parallelism { zero_stage: 3 fsdp2_keep_forward_gather: true }\n") ==
+        "s.textproto:12:29: parallelism.fsdp2_keep_forward_gather: is an FSDP2 option: needs "
+        "fsdp2\n");
+  CHECK(scenario_errors(scenario() +
+                        "parallelism { zero_stage: 3 fsdp2: true fsdp2_defer_gradient_sync: true "
+                        "}\n") ==
+        "s.textproto:12:41: parallelism.fsdp2_defer_gradient_sync: needs "
+        "fsdp2_keep_forward_gather (and fsdp2)\n");
+}
+
 TEST_CASE("hybrid sharding: groups of at least 1 rank that divide the data-parallel ranks") {
   const auto hsdp = [](const std::string& zero, int shard) {
     return scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",

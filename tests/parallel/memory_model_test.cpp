@@ -213,6 +213,45 @@ TEST_CASE("FSDP2 holds two layers' unsharded 16-bit weights beside the shards") 
           .weights_bytes == alone.weights_bytes);
 }
 
+TEST_CASE("FSDP2 of expert layers: the experts' states sharded over the expert DP group") {
+  // Mixtral 8x7B on 8 GPUs, EP 4 (2 of the 8 experts of every layer per GPU), FSDP2: the dense
+  // weights, gradients and Adam states over DP 8, the experts' over their expert data-parallel
+  // group of EDP = 8 / 4 = 2 (2, 4 and 12 bytes a parameter), plus two layers' unsharded 16-bit
+  // weights, their experts included; at EP 8 (EDP 1) each GPU holds its one expert a layer whole
+  // and never gathers it.
+  const s::Model& mixtral = shipped_model("mixtral-8x7b");
+  const TransformerParameters params = transformer_parameters(mixtral.transformer());
+  const int layers = mixtral.transformer().num_layers();
+  const double routed = static_cast<double>(layers) * params.routed_experts_per_layer;
+  const double dense = static_cast<double>(params.total()) - routed;
+  const double in_layers = static_cast<double>(params.layers) - routed;  // dense share of layers
+  const MemoryEstimate ep4 = estimate_memory(
+      mixtral, job(64, 4096), plan(1, 1, 8, 1, "expert_parallel: 4 zero_stage: 3 fsdp2: true"),
+      1e15, {});
+  CHECK(ep4.weights_bytes ==
+        Approx(2 * (dense / 8 + routed / 4 / 2) + 2 * 2 * (in_layers + routed / 4) / layers));
+  CHECK(ep4.gradients_bytes == Approx(4 * (dense / 8 + routed / 4 / 2)));
+  CHECK(ep4.optimizer_bytes == Approx(12 * (dense / 8 + routed / 4 / 2)));
+  const MemoryEstimate ep8 = estimate_memory(
+      mixtral, job(64, 4096), plan(1, 1, 8, 1, "expert_parallel: 8 zero_stage: 3 fsdp2: true"),
+      1e15, {});
+  CHECK(ep8.weights_bytes ==
+        Approx(2 * (dense / 8 + routed / 8) + 2 * 2 * in_layers / layers));
+  CHECK(ep8.optimizer_bytes == Approx(12 * (dense / 8 + routed / 8)));
+  // The forward's gather kept for the backward: every module's 16-bit weights whole at once
+  // (embedding and head too); deferred synchronization adds every gradient unsharded in fp32.
+  const MemoryEstimate kept = estimate_memory(
+      mixtral, job(64, 4096),
+      plan(1, 1, 8, 1,
+           "expert_parallel: 4 zero_stage: 3 fsdp2: true fsdp2_keep_forward_gather: true "
+           "fsdp2_defer_gradient_sync: true gradient_reduce_in_fp32: true"),
+      1e15, {});
+  CHECK(kept.weights_bytes == Approx(2 * (dense / 8 + routed / 4 / 2) + 2 * (dense + routed / 4)));
+  CHECK(kept.gradients_bytes ==
+        Approx(4 * (dense / 8 + routed / 4 / 2) + 4 * (dense + routed / 4)));
+  CHECK(kept.optimizer_bytes == ep4.optimizer_bytes);
+}
+
 TEST_CASE("hybrid sharding holds its group's shard: twice ZeRO-3's states with half the group") {
   // Llama 3 8B over DP 8 sharded in groups of 4 (2 replicas): weights, gradients and optimizer
   // states per GPU twice those over all 8; FSDP2's two unsharded layers unchanged.

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/parallel/pipeline_simulation.h"
@@ -111,6 +112,95 @@ TEST_CASE("FSDP2: one gather per pass, the recomputed forward served by the back
   CHECK(r.gathers == 2 * 10 * 3);
   CHECK(r.reduced_bytes == Approx(4 * 12e9 * 3));
   CHECK(r.reductions == 10 * 3);
+}
+
+// Every collective a stage issues, in order: (op, group, bytes); each takes 1 ms.
+using Calls = std::vector<std::tuple<CollectiveOp, DataParallelGroup, double>>;
+
+Calls stage_calls(const Zero3Work& work, const std::vector<PipelineTask>& tasks) {
+  Simulation sim;
+  Calls calls;
+  CollectiveSmContention compute;
+  Zero3Stage stage(
+      work, tasks, ms(4), ms(8), &sim,
+      [&](CollectiveOp op, DataParallelGroup group, double bytes, std::function<void()> done) {
+        calls.emplace_back(op, group, bytes);
+        sim.call_after(ms(1), std::move(done));
+      },
+      &compute);
+  std::function<void(size_t)> next = [&](size_t i) {
+    if (i < tasks.size()) stage.run_task(i, [&, i] { next(i + 1); });
+  };
+  next(0);
+  sim.run();
+  CHECK_FALSE(stage.reductions_pending());
+  return calls;
+}
+
+// How many collectives of `op` over `group` `calls` holds, and their bytes.
+std::pair<int, double> count(const Calls& calls, CollectiveOp op, DataParallelGroup group) {
+  std::pair<int, double> n{0, 0.0};
+  for (const auto& [o, g, bytes] : calls) {
+    if (o == op && g == group) ++n.first, n.second += bytes;
+  }
+  return n;
+}
+
+TEST_CASE("FSDP2 of expert layers: the experts over their own group, beside the dense share") {
+  // 4 layers, each 1 GB of dense weights (2 GB of gradients) and 3 GB of routed experts (6 GB),
+  // 3 micro-batches of 1F1B: every pass gathers both shares, the dense over the shard's ranks
+  // and the experts over the expert data-parallel group, and every backward reduce-scatters both.
+  Zero3Work w = work_of(4);
+  make_fsdp2(&w);
+  w.unit_expert_gather_bytes = 3e9;
+  w.unit_expert_gradient_bytes = 6e9;
+  const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 3, 0);
+  const Calls plain = stage_calls(w, tasks);
+  using Op = CollectiveOp;
+  using G = DataParallelGroup;
+  CHECK(count(plain, Op::kAllGather, G::kShard) == std::pair{2 * 4 * 3, 1e9 * 2 * 4 * 3});
+  CHECK(count(plain, Op::kAllGather, G::kExperts) == std::pair{2 * 4 * 3, 3e9 * 2 * 4 * 3});
+  CHECK(count(plain, Op::kReduceScatter, G::kShard) == std::pair{4 * 3, 2e9 * 4 * 3});
+  CHECK(count(plain, Op::kReduceScatter, G::kExperts) == std::pair{4 * 3, 6e9 * 4 * 3});
+  // The forward's gather kept for the backward: the forwards' gathers only.
+  w.keep_forward_gather = true;
+  const Calls kept = stage_calls(w, tasks);
+  CHECK(count(kept, Op::kAllGather, G::kExperts) == std::pair{4 * 3, 3e9 * 4 * 3});
+  CHECK(count(kept, Op::kReduceScatter, G::kExperts).first == 4 * 3);
+  // Deferred synchronization: each layer gathered once, its gradients reduced once (the last
+  // backward), whatever the micro-batches.
+  w.defer_gradient_sync = true;
+  const Calls deferred = stage_calls(w, tasks);
+  CHECK(count(deferred, Op::kAllGather, G::kShard) == std::pair{4, 4e9});
+  CHECK(count(deferred, Op::kAllGather, G::kExperts) == std::pair{4, 12e9});
+  CHECK(count(deferred, Op::kReduceScatter, G::kShard) == std::pair{4, 8e9});
+  CHECK(count(deferred, Op::kReduceScatter, G::kExperts) == std::pair{4, 24e9});
+  // After the last backward (pipeline parallelism): all 4 layers' gradients in one collective.
+  w.reduce_after_backward = true;
+  const Calls after = stage_calls(w, tasks);
+  CHECK(count(after, Op::kReduceScatter, G::kShard) == std::pair{1, 8e9});
+  CHECK(count(after, Op::kReduceScatter, G::kExperts) == std::pair{1, 24e9});
+  CHECK(std::get<0>(after.back()) == Op::kReduceScatter);
+  // Without sharded experts (expert data parallel 1) nothing goes to their group.
+  Zero3Work dense = work_of(4);
+  make_fsdp2(&dense);
+  const Calls none = stage_calls(dense, tasks);
+  CHECK(count(none, Op::kAllGather, G::kExperts).first == 0);
+  CHECK(count(none, Op::kReduceScatter, G::kExperts).first == 0);
+}
+
+TEST_CASE("deferred FSDP2 sync with interleaving: once per model chunk, not per micro-batch") {
+  // 2 stages x 2 chunks, 4 micro-batches: stage 0 runs 8 forwards and 8 backwards of 2 chunks; 3
+  // layers a chunk gather once at each chunk's first forward (6) and reduce once at its last
+  // backward (6).
+  Zero3Work w = work_of(3);
+  make_fsdp2(&w);
+  w.keep_forward_gather = true;
+  w.defer_gradient_sync = true;
+  const auto tasks = stage_schedule(schema::INTERLEAVED_ONE_F_ONE_B, 2, 2, 4, 0);
+  const Calls calls = stage_calls(w, tasks);
+  CHECK(count(calls, CollectiveOp::kAllGather, DataParallelGroup::kShard).first == 6);
+  CHECK(count(calls, CollectiveOp::kReduceScatter, DataParallelGroup::kShard).first == 6);
 }
 
 TEST_CASE("LoRA under ZeRO-3: the frozen base gathered, only the adapters' gradients reduced") {

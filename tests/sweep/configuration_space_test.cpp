@@ -150,6 +150,44 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 1 })") ==
         "divide the global batch: 1 x 8 does not divide 12\n");
 }
 
+TEST_CASE("FSDP2 of expert layers: the combinations AutoModel refuses are errors at their field") {
+  const std::string mixtral = R"(model: "mixtral-8x7b"
+job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
+cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
+)";
+  const std::string one =
+      ": the scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 mbs 1, "
+      "RECOMPUTE_NONE\n";
+  const auto errors = [&](const std::string& parallelism) {
+    return testing::scenario_errors(mixtral + "parallelism { zero_stage: 3 " + parallelism + " }");
+  };
+  CHECK(errors("fsdp2: true expert_parallel: 4") == "");
+  // EP 16 on a stage of 16 GPUs, but 8 experts: parallelize_model's assertion
+  // (n_routed_experts divisible by the expert-parallel degree).
+  CHECK(errors("fsdp2: true expert_parallel: 16") ==
+        "s.textproto:4:41: parallelism.expert_parallel: 16 does not divide the model's "
+        "num_experts (8)\n");
+  CHECK(errors("expert_parallel: 4") ==
+        "s.textproto:4:1: parallelism.fsdp2: ZeRO-3 of expert layers is simulated as FSDP2 "
+        "only (DeepSpeed's is not)" + one);
+  CHECK(errors("fsdp2: true expert_parallel: 4 tensor_parallel: 2 sequence_parallel: true "
+               "overlap_tensor_communication: true") ==
+        "s.textproto:4:103: parallelism.overlap_tensor_communication: FSDP2 of expert layers "
+        "runs no asynchronous tensor parallelism (AutoModel's MoE parallelizer refuses it): the "
+        "scenario's one configuration is aws.p4d.24xlarge x 2, TP 2 PP 1 DP 8 mbs 1, "
+        "RECOMPUTE_NONE\n");
+  CHECK(errors("fsdp2: true expert_parallel: 4 tensor_parallel: 2 sequence_parallel: true") ==
+        "s.textproto:4:60: parallelism.tensor_parallel: FSDP2 of expert layers with tensor "
+        "parallel > 1 is not simulated (AutoModel's MoE tensor parallelism replicates attention "
+        "and the router): tensor_parallel 2\n");
+  CHECK(errors("fsdp2: true expert_parallel: 4 data_parallel_shard: 8") ==
+        "s.textproto:4:60: parallelism.data_parallel_shard: hybrid sharding of expert layers is "
+        "not simulated" + one);
+  CHECK(errors("fsdp2: true expert_parallel: 4 overlap_expert_communication: true") ==
+        "s.textproto:4:60: parallelism.overlap_expert_communication: the expert all-to-all "
+        "overlap is not simulated under ZeRO-3" + one);
+}
+
 TEST_CASE("auto_parallelism enumerates expert parallel over the experts' divisors that fit") {
   // Mixtral 8x7B (8 experts) on 2 nodes of 8 GPUs: at TP 1 and PP 1 a stage of 16 GPUs takes
   // EP 1, 2, 4 and 8 (16 does not divide the experts).
