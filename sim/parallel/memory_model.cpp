@@ -51,7 +51,8 @@ int data_parallel_shard_ranks(const s::Parallelism& p) {
   return p.data_parallel_shard() > 0 && zero >= 3 ? p.data_parallel_shard() : p.data_parallel();
 }
 
-double gradient_buffer_bytes(const s::Parallelism& p) {
+double gradient_buffer_bytes(const s::Parallelism& p, s::Precision precision) {
+  if (p.deepspeed_pipeline_engine() && precision == s::BF16) return 4 + 2;
   return p.has_gradient_reduce_in_fp32() && !p.gradient_reduce_in_fp32() ? 2 : 4;
 }
 
@@ -98,8 +99,8 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   if (zero >= 3 && p.fsdp2() && shards > 1 && layers > 0) {
     e->weights_bytes += 2.0 * (local.layers * bytes.weights + adapters) / layers;
   }
-  e->gradients_bytes = sharded(trained.dense * gradient_buffer_bytes(p),
-                               trained.expert * gradient_buffer_bytes(p), zero >= 2);
+  const double gradient = gradient_buffer_bytes(p, job.precision());
+  e->gradients_bytes = sharded(trained.dense * gradient, trained.expert * gradient, zero >= 2);
   e->optimizer_bytes =
       sharded(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, shard_states);
   // Under ZeRO-3 the copies are kept only if asked (keep_fp8_transpose_cache); else they live as

@@ -386,6 +386,9 @@ PipelinePlan base_plan(const s::TrainingJob& job, const s::Parallelism& p, int c
   plan.overlap_pipeline_communication =
       !p.has_overlap_pipeline_communication() || p.overlap_pipeline_communication();
   plan.shard_gradients = p.distributed_optimizer() || p.zero_stage() >= 1;
+  plan.deepspeed_exchange = p.deepspeed_pipeline_engine();
+  // DeepSpeed's BF16 optimizer all-reduces its fp32 gradients whole, then steps its own shard.
+  plan.all_reduce_gradients = p.deepspeed_pipeline_engine() && job.precision() == s::BF16;
   plan.rank_order = p.rank_order();
   plan.experts = expert_layout(p);
   plan.overlap_expert_communication = p.overlap_expert_communication();
@@ -473,7 +476,9 @@ class StageBuilder {
       local.dense += chunk.dense;
       local.expert += chunk.expert;
       const double trained = trainable_parameters(t_, job_, p_, chunk, n).total();
-      b.compute += compute_.memory_bound(gradient_accumulation_bytes(job_.precision()) * trained);
+      const double accumulated =
+          gradient_accumulation_bytes(job_.precision(), p_.deepspeed_pipeline_engine());
+      b.compute += compute_.memory_bound(accumulated * trained);
       w.chunk_forward.push_back(f.total());
       w.chunk_backward.push_back(b.total());
       if (experts > 0) add_all_to_all_spans(c, first, n, output, &w);
