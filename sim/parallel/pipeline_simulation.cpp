@@ -77,8 +77,11 @@ class PipelineRun final : private EventHandler {
 
   PipelineTimeline run() {
     for (int r = 0; r < plan_.stages; ++r) {
-      if (!plan_.deepspeed_exchange) try_start(r);
-      else begin_exchange(r, std::nullopt);
+      if (plan_.deepspeed_exchange) {
+        begin_exchange(r, std::nullopt);
+      } else {
+        try_start(r);
+      }
     }
     Simulation& sim = net_->simulation();
     sim.run();

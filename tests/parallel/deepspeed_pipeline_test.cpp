@@ -129,8 +129,8 @@ TEST_CASE("DeepSpeed's pipeline engine refuses what its code refuses") {
   p.set_gradient_reduce_in_fp32(false);
   CHECK(deepspeed_pipeline_problem(p, s::BF16) ==
         "DeepSpeed's BF16 optimizer all-reduces fp32 gradients");
-  for (const char* overlap : {"overlap_gradient_reduce", "overlap_parameter_gather",
-                              "overlap_pipeline_communication"}) {
+  for (const char* overlap :
+       {"overlap_gradient_reduce", "overlap_parameter_gather", "overlap_pipeline_communication"}) {
     INFO(overlap);
     CHECK(deepspeed_pipeline_problem(engine(overlap), s::BF16) ==
           "DeepSpeed's pipeline engine overlaps neither its gradient reduction, its parameter "

@@ -102,8 +102,7 @@ TEST_CASE(
 
 // DeepSpeed's pipeline engine (deepspeed_pipeline.h): every send waits for its receiver.
 PipelinePlan deepspeed_plan(int stages, int micro_batches, double activation_bytes) {
-  PipelinePlan plan =
-      uniform_plan(schema::ONE_F_ONE_B, stages, 1, micro_batches, ms(1), ms(2));
+  PipelinePlan plan = uniform_plan(schema::ONE_F_ONE_B, stages, 1, micro_batches, ms(1), ms(2));
   plan.activation_bytes = activation_bytes;
   plan.deepspeed_exchange = true;
   plan.overlap_gradient_reduce = false;
