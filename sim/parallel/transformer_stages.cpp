@@ -39,6 +39,9 @@ struct Kernels {
   // are in a combined step, the all-to-alls it hides (expert_comm_overlap.h) less what the host's
   // issue floor takes back of them (expert_layer_host.h).
   Picoseconds combined_forward_saved, combined_backward_saved;
+  // DeepSpeed's pipeline engine under tensor parallelism: one all-gather of a micro-batch's
+  // stage-boundary tensor from the ranks' 1/TP shares (engine.py PartitionedTensor.full()).
+  Picoseconds pipe_gather;
 };
 
 // How much shorter an expert layer's pass `pass` (before the host's wait, `host_exposed`: the
@@ -354,6 +357,11 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
     k.mtp =
         time_multi_token_prediction(t, job, p, compute, groups, shape, host, k.layers, k.output);
   }
+  if (p.deepspeed_pipeline_engine() && groups.tensor) {
+    const double boundary_bytes = 2.0 * job.sequence_length() * p.micro_batch_size() *
+                                  t.hidden_size() / p.context_parallel();
+    k.pipe_gather = groups.tensor->time(CollectiveOp::kAllGather, boundary_bytes);
+  }
   return k;
 }
 
@@ -453,6 +461,10 @@ class StageBuilder {
       b += recompute_time(first, n);
       out->recomputed_layers += p_.recompute() == s::RECOMPUTE_FULL ? recomputed_layers(p_, n) : 0;
       const int mtp = output ? t_.multi_token_prediction_layers() : 0;
+      // DeepSpeed gathers its partitioned stage-boundary tensors (engine.py): the received input
+      // before a forward; the freed output and the received gradient before a backward.
+      if (r > 0 || c > 0) f.tensor_comm += kernels_.pipe_gather;
+      if (!output) b.tensor_comm += kernels_.pipe_gather + kernels_.pipe_gather;
       if (output) {
         f += kernels_.output.forward;
         b += kernels_.output.backward;

@@ -1,13 +1,18 @@
 // DeepSpeed's pipeline engine: its send/receive order checked against TrainSchedule's own step
 // arithmetic (deepspeed/runtime/pipe/schedule.py, re-derived here), the configurations it refuses,
-// and its gradient accumulation bytes.
+// its gradient accumulation and buffer bytes, and its gathers of partitioned stage-boundary
+// tensors in the step.
 #include "sim/parallel/deepspeed_pipeline.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "sim/net/collective.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/optimizer_step.h"
+#include "sim/parallel/transformer_stages.h"
+#include "tests/testing/cluster.h"
+#include "tests/testing/parse_message.h"
 
 namespace clustersim {
 namespace {
@@ -148,6 +153,42 @@ TEST_CASE("DeepSpeed accumulates gradients in a pass of its own: fp32 under BF16
   // The BF16 optimizer holds fp32 gradients beside the bf16 ones of the last backward.
   CHECK(gradient_buffer_bytes(engine(), s::BF16) == 6);
   CHECK(gradient_buffer_bytes(engine(), s::FP16) == 4);
+}
+
+// Llama 2 7B (h 4096) over TP 2 x PP 4 on one p5 node, 6 micro-batches of 4096 tokens, BF16.
+TransformerPlan llama_plan(bool deepspeed) {
+  const Catalog& catalog = testing::shipped_catalog();
+  auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  auto p = testing::parse_message<s::Parallelism>(
+      "tensor_parallel: 2 pipeline_parallel: 4 data_parallel: 1 context_parallel: 1 "
+      "micro_batch_size: 1 virtual_stages: 1 zero_stage: 0 schedule: ONE_F_ONE_B "
+      "recompute: RECOMPUTE_NONE distributed_optimizer: true overlap_gradient_reduce: false "
+      "overlap_parameter_gather: false overlap_pipeline_communication: false");
+  p.set_deepspeed_pipeline_engine(deepspeed);
+  const auto job = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: 6 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
+  const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value),
+                             s::BF16, *catalog.runtimes().find("default")->value,
+                             KernelSetting::kTrainingStep);
+  return transformer_plan(*catalog.models().find("llama2-7b")->value, job, p, *topology, compute);
+}
+
+TEST_CASE("DeepSpeed gathers its partitioned stage-boundary tensors over tensor parallelism") {
+  // Per micro-batch: the received input before a forward (not on the first stage), the freed
+  // output and the received gradient before a backward (not on the last): 2, 3, 3, 1 gathers of
+  // the 2 x 4096 x 4096-byte tensor over the tensor-parallel pair.
+  auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  const double gather =
+      collective_time(*topology, {CollectiveOp::kAllGather, {0, 1}, 2.0 * 4096 * 4096,
+                                  CollectiveAlgorithm::kAuto})
+          .seconds();
+  const TransformerPlan megatron = llama_plan(false), deepspeed = llama_plan(true);
+  const int gathers[] = {2, 3, 3, 1};
+  for (int r = 0; r < 4; ++r) {
+    INFO("stage " << r);
+    CHECK(deepspeed.tensor_comm_s[r] - megatron.tensor_comm_s[r] ==
+          Approx(6 * gathers[r] * gather).epsilon(1e-6));
+  }
 }
 
 }  // namespace
