@@ -51,7 +51,8 @@ int data_parallel_shard_ranks(const s::Parallelism& p) {
   return p.data_parallel_shard() > 0 && zero >= 3 ? p.data_parallel_shard() : p.data_parallel();
 }
 
-double gradient_buffer_bytes(const s::Parallelism& p) {
+double gradient_buffer_bytes(const s::Parallelism& p, s::Precision precision) {
+  if (p.deepspeed_pipeline_engine() && precision == s::BF16) return 4 + 2;
   return p.has_gradient_reduce_in_fp32() && !p.gradient_reduce_in_fp32() ? 2 : 4;
 }
 
@@ -116,7 +117,8 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
     const double gathered_layers = local.layers - local.expert + gathered_experts;
     e->weights_bytes += 2.0 * (gathered_layers * bytes.weights + adapters) / layers;
   }
-  const double gradient = job.sixteen_bit_states() ? bytes.gradients : gradient_buffer_bytes(p);
+  const double gradient =
+      job.sixteen_bit_states() ? bytes.gradients : gradient_buffer_bytes(p, job.precision());
   e->gradients_bytes = sharded(trained.dense * gradient, trained.expert * gradient, zero >= 2);
   // Deferred synchronization accumulates every gradient unsharded, in the reduce type, beside the
   // shards.

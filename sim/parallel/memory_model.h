@@ -64,10 +64,12 @@ struct StateBytesPerParameter {
 StateBytesPerParameter state_bytes_per_parameter(schema::Precision precision,
                                                  schema::Optimizer optimizer);
 
-// Bytes per parameter of the main-gradient buffer and of each element the data-parallel
-// reduction moves: fp32 (4) unless parallelism.gradient_reduce_in_fp32 is false (16 bits);
-// absent, FP16 reduces 16-bit gradients (Megatron-LM) into an fp32 buffer.
-double gradient_buffer_bytes(const schema::Parallelism& parallelism);
+// Bytes per parameter of the gradient buffers a GPU holds: the main-gradient buffer in fp32 (4)
+// unless parallelism.gradient_reduce_in_fp32 is false (16 bits); absent, FP16 reduces 16-bit
+// gradients (Megatron-LM) into an fp32 buffer. Under DeepSpeed's pipeline engine in BF16 its BF16
+// optimizer's fp32 gradients and the bf16 ones autograd leaves in param.grad until the next
+// backward clears them (bf16_optimizer.py: update_hp_grads(clear_lp_grads=False)): 4 + 2.
+double gradient_buffer_bytes(const schema::Parallelism& parallelism, schema::Precision precision);
 // The data-parallel ranks one shard group of the model states spans: data_parallel_shard under
 // ZeRO-3 (hybrid sharding), else all of them.
 int data_parallel_shard_ranks(const schema::Parallelism& parallelism);

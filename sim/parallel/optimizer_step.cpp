@@ -15,7 +15,10 @@ double optimizer_bytes_per_parameter(s::Optimizer optimizer, s::Precision precis
   return update + 12 + (precision == s::FP16 ? 6 + 8 : 0) + (master_copy ? 6 : 0);
 }
 
-double gradient_accumulation_bytes(s::Precision precision) { return precision == s::FP16 ? 6 : 0; }
+double gradient_accumulation_bytes(s::Precision precision, bool deepspeed) {
+  if (!deepspeed) return precision == s::FP16 ? 6 : 0;
+  return precision == s::BF16 ? 10 : precision == s::FP16 ? 6 : 12;
+}
 
 double megatron_bucket_parameters(int data_parallel_ranks) {
   return std::max(40e6, 1e6 * data_parallel_ranks);

@@ -24,8 +24,12 @@ double optimizer_bytes_per_parameter(schema::Optimizer optimizer, schema::Precis
 // buffer moves, in its own kernel after the backward. FP16 (Megatron-LM 2021, local DDP): the
 // backward hook runs main_grad.add_(grad) on 16-bit buffers: read 2 + 2, write 2. Otherwise
 // (Megatron-Core, gradient_accumulation_fusion on by default): the weight-gradient GEMM adds into
-// the buffer in its epilogue, under its compute: no pass of its own.
-double gradient_accumulation_bytes(schema::Precision precision);
+// the buffer in its epilogue, under its compute: no pass of its own. Under DeepSpeed's pipeline
+// engine (`deepspeed`): BF16's optimizer adds each backward's bf16 gradients into fp32 ones
+// (bf16_optimizer.py update_hp_grads, hp_grad.add_(lp.grad.to(fp32))): read 2 + 4, write 4; FP16
+// and FP32 gradients accumulate in place in param.grad (PyTorch's AccumulateGrad): read 2 + 2,
+// write 2, and 4 + 4, write 4.
+double gradient_accumulation_bytes(schema::Precision precision, bool deepspeed);
 
 // Parameters per gradient bucket of Megatron-Core's DDP: max(40M, 1M x the data x context-
 // parallel ranks) ("make buckets larger to ensure that chunks used in NCCL ring-reduce

@@ -12,6 +12,7 @@
 #include "sim/net/collective.h"
 #include "sim/net/collective_algorithms.h"
 #include "sim/parallel/collective_sm_contention.h"
+#include "sim/parallel/deepspeed_pipeline.h"
 #include "sim/parallel/steady_state_skip.h"
 #include "sim/util/check.h"
 
@@ -63,7 +64,7 @@ class PipelineRun final : private EventHandler {
     for (int r = 0; r < p; ++r) start_zero3(r);
     const bool zero3 =
         std::any_of(zero3_.begin(), zero3_.end(), [](auto& z) { return z != nullptr; });
-    if (skip_steady_state && !timeline && !zero3) {
+    if (skip_steady_state && !timeline && !zero3 && !plan.deepspeed_exchange) {
       std::vector<StageSchedule> schedules;
       for (const Stage& s : stages_) schedules.push_back({s.tasks, s.last_backward_of_chunk});
       skip_.emplace(std::move(schedules));
@@ -75,7 +76,13 @@ class PipelineRun final : private EventHandler {
   }
 
   PipelineTimeline run() {
-    for (int r = 0; r < plan_.stages; ++r) try_start(r);
+    for (int r = 0; r < plan_.stages; ++r) {
+      if (plan_.deepspeed_exchange) {
+        begin_exchange(r, std::nullopt);
+      } else {
+        try_start(r);
+      }
+    }
     Simulation& sim = net_->simulation();
     sim.run();
     while (cut_due_) {
@@ -104,6 +111,12 @@ class PipelineRun final : private EventHandler {
     std::vector<char> arrived;                 // inputs received and not yet used, by input_index()
     int waiting = 0;                           // how many
     std::vector<char> last_backward_of_chunk;  // by task: its chunk's gradients are then final
+    // DeepSpeed's blocking calls between two tasks (deepspeed_exchange), the first calls_done of
+    // them done; the stage is busy until all are.
+    std::vector<PipelineExchange> calls;
+    size_t calls_done = 0;
+    std::optional<size_t> receiving;  // the input its posted receive waits for
+    std::vector<std::pair<int, PipelineTask>> posted_sends;  // (stage, task) waiting to send here
   };
   // A task's output on its way to the stage that needs it, one transfer per simulated tensor- and
   // context-parallel rank (sender `rank` of send `id` is send rank id * senders_ + rank).
@@ -240,14 +253,60 @@ class PipelineRun final : private EventHandler {
       record(r, "compute", task_name(task, plan_.chunks), start);
       record_all_to_alls(r, task, start);
     }
-    if (s.next == s.tasks.size()) {
-      timeline_.stages[r].last_backward_end = now();
-      backward_done(r);
-    }
+    const bool last = s.next == s.tasks.size();
+    if (last) timeline_.stages[r].last_backward_end = now();
+    if (plan_.deepspeed_exchange) return begin_exchange(r, PipelineTask(task));
+    if (last) backward_done(r);
     // Blocking point-to-point: the stage's stream waits for its send to complete.
     if (send_onward(r, task) && !plan_.overlap_pipeline_communication) return;
     s.busy = false;
     try_start(r);
+  }
+
+  // DeepSpeed's engine: stage r, its task `done` over (none: before its first), makes its blocking
+  // calls before the next task; each starts when the partner's matching call is posted.
+  void begin_exchange(int r, const std::optional<PipelineTask>& done) {
+    Stage& s = stages_[r];
+    s.busy = true;
+    std::optional<PipelineTask> next;
+    if (s.next < s.tasks.size()) next = s.tasks[s.next];
+    s.calls = deepspeed_exchange(done, next, r, plan_.stages);
+    s.calls_done = 0;
+    post_call(r);
+  }
+
+  // Posts stage r's next call, starting the transfer when its partner has posted the match; once
+  // none is left, the stage runs its next task (or, after its last, reduces its gradients).
+  void post_call(int r) {
+    Stage& s = stages_[r];
+    if (s.calls_done == s.calls.size()) {
+      if (s.next == s.tasks.size()) return backward_done(r);
+      s.busy = false;
+      return try_start(r);
+    }
+    const PipelineExchange& call = s.calls[s.calls_done];
+    int to = r, chunk = call.task.chunk;
+    if (call.send) neighbour(r, call.task, &to, &chunk);
+    const size_t input = input_index(call.task.forward, chunk, call.task.micro_batch);
+    if (call.send) {
+      Stage& peer = stages_[to];
+      if (peer.receiving != input) return peer.posted_sends.push_back({r, call.task});
+      peer.receiving.reset();
+      send_onward(r, call.task);
+      return;
+    }
+    auto posted = std::find_if(s.posted_sends.begin(), s.posted_sends.end(), [&](const auto& p) {
+      int at = 0, c = 0;
+      neighbour(p.first, p.second, &at, &c);
+      return input_index(p.second.forward, c, p.second.micro_batch) == input;
+    });
+    if (posted == s.posted_sends.end()) {
+      s.receiving = input;
+      return;
+    }
+    const auto [from, task] = *posted;
+    s.posted_sends.erase(posted);
+    send_onward(from, task);
   }
 
   // The next stage (forward) or previous stage (backward) of a task, in the virtual pipeline of
@@ -324,6 +383,12 @@ class PipelineRun final : private EventHandler {
     if (record_) record_send(done);
     stages_[done.to].arrived[done.input] = 1;
     ++stages_[done.to].waiting;
+    if (plan_.deepspeed_exchange) {
+      ++stages_[done.from].calls_done;
+      ++stages_[done.to].calls_done;
+      post_call(done.from);
+      return post_call(done.to);
+    }
     try_start(done.to);
     if (!plan_.overlap_pipeline_communication) {
       stages_[done.from].busy = false;
@@ -380,8 +445,9 @@ class PipelineRun final : private EventHandler {
     pending.in_flight = true;
     ++pending.launched;
     const StageWork& w = plan_.work[r];
-    const CollectiveOp op =
-        plan_.shard_gradients ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+    const CollectiveOp op = plan_.shard_gradients && !plan_.all_reduce_gradients
+                                ? CollectiveOp::kReduceScatter
+                                : CollectiveOp::kAllReduce;
     replica_collectives(r, op, w.gradient_bytes / pending.buckets,
                         w.expert_gradient_bytes / pending.buckets, [this, r] {
                           Reduction& p = reductions_[r];

@@ -78,6 +78,13 @@ struct PipelinePlan {
   // Reduce-scatter instead of all-reduce (ZeRO / distributed optimizer); gradients are reduced
   // over data parallel x context parallel either way.
   bool shard_gradients = false;
+  // All-reduce the gradients though the optimizer is sharded (DeepSpeed's BF16 optimizer).
+  bool all_reduce_gradients = false;
+  // Stage-to-stage sends and receives as DeepSpeed's pipeline engine makes them
+  // (deepspeed_pipeline.h deepspeed_exchange): each a blocking call that starts once its partner
+  // has reached the matching one, both stages' streams held until the tensor has crossed.
+  // Needs the 1F1B schedule with one chunk; overlap_pipeline_communication is then ignored.
+  bool deepspeed_exchange = false;
   std::vector<StageWork> work;   // per stage
   schema::RankOrder rank_order = schema::TP_PP_DP;
   // Expert layout of a stage (stage-local ranks tp + TP (cp + CP dp)): whose groups reduce the

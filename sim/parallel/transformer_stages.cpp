@@ -39,6 +39,9 @@ struct Kernels {
   // are in a combined step, the all-to-alls it hides (expert_comm_overlap.h) less what the host's
   // issue floor takes back of them (expert_layer_host.h).
   Picoseconds combined_forward_saved, combined_backward_saved;
+  // DeepSpeed's pipeline engine under tensor parallelism: one all-gather of a micro-batch's
+  // stage-boundary tensor from the ranks' 1/TP shares (engine.py PartitionedTensor.full()).
+  Picoseconds pipe_gather;
 };
 
 // How much shorter an expert layer's pass `pass` (before the host's wait, `host_exposed`: the
@@ -354,6 +357,11 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
     k.mtp =
         time_multi_token_prediction(t, job, p, compute, groups, shape, host, k.layers, k.output);
   }
+  if (p.deepspeed_pipeline_engine() && groups.tensor) {
+    const double boundary_bytes = 2.0 * job.sequence_length() * p.micro_batch_size() *
+                                  t.hidden_size() / p.context_parallel();
+    k.pipe_gather = groups.tensor->time(CollectiveOp::kAllGather, boundary_bytes);
+  }
   return k;
 }
 
@@ -386,6 +394,9 @@ PipelinePlan base_plan(const s::TrainingJob& job, const s::Parallelism& p, int c
   plan.overlap_pipeline_communication =
       !p.has_overlap_pipeline_communication() || p.overlap_pipeline_communication();
   plan.shard_gradients = p.distributed_optimizer() || p.zero_stage() >= 1;
+  plan.deepspeed_exchange = p.deepspeed_pipeline_engine();
+  // DeepSpeed's BF16 optimizer all-reduces its fp32 gradients whole, then steps its own shard.
+  plan.all_reduce_gradients = p.deepspeed_pipeline_engine() && job.precision() == s::BF16;
   plan.rank_order = p.rank_order();
   plan.experts = expert_layout(p);
   plan.overlap_expert_communication = p.overlap_expert_communication();
@@ -450,6 +461,10 @@ class StageBuilder {
       b += recompute_time(first, n);
       out->recomputed_layers += p_.recompute() == s::RECOMPUTE_FULL ? recomputed_layers(p_, n) : 0;
       const int mtp = output ? t_.multi_token_prediction_layers() : 0;
+      // DeepSpeed gathers its partitioned stage-boundary tensors (engine.py): the received input
+      // before a forward; the freed output and the received gradient before a backward.
+      if (r > 0 || c > 0) f.tensor_comm += kernels_.pipe_gather;
+      if (!output) b.tensor_comm += kernels_.pipe_gather + kernels_.pipe_gather;
       if (output) {
         f += kernels_.output.forward;
         b += kernels_.output.backward;
@@ -473,7 +488,9 @@ class StageBuilder {
       local.dense += chunk.dense;
       local.expert += chunk.expert;
       const double trained = trainable_parameters(t_, job_, p_, chunk, n).total();
-      b.compute += compute_.memory_bound(gradient_accumulation_bytes(job_.precision()) * trained);
+      const double accumulated =
+          gradient_accumulation_bytes(job_.precision(), p_.deepspeed_pipeline_engine());
+      b.compute += compute_.memory_bound(accumulated * trained);
       w.chunk_forward.push_back(f.total());
       w.chunk_backward.push_back(b.total());
       if (experts > 0) add_all_to_all_spans(c, first, n, output, &w);

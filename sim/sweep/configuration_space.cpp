@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sim/net/topology_builder.h"
+#include "sim/parallel/deepspeed_pipeline.h"
 #include "sim/parallel/expert_comm_overlap.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/pipeline_layout.h"
@@ -39,9 +40,11 @@ s::Parallelism base_parallelism(const s::Scenario& scenario) {
   if (!p.has_zero_stage()) p.set_zero_stage(0);
   if (!p.has_sequence_parallel()) p.set_sequence_parallel(false);
   if (!p.has_distributed_optimizer()) p.set_distributed_optimizer(false);
-  if (!p.has_overlap_gradient_reduce()) p.set_overlap_gradient_reduce(true);
-  if (!p.has_overlap_parameter_gather()) p.set_overlap_parameter_gather(true);
-  if (!p.has_overlap_pipeline_communication()) p.set_overlap_pipeline_communication(true);
+  // DeepSpeed's pipeline engine overlaps none of them (deepspeed_pipeline.h).
+  const bool overlap = !p.deepspeed_pipeline_engine();
+  if (!p.has_overlap_gradient_reduce()) p.set_overlap_gradient_reduce(overlap);
+  if (!p.has_overlap_parameter_gather()) p.set_overlap_parameter_gather(overlap);
+  if (!p.has_overlap_pipeline_communication()) p.set_overlap_pipeline_communication(overlap);
   if (!p.has_recompute() || p.recompute() == s::RECOMPUTE_UNSPECIFIED) {
     p.set_recompute(s::RECOMPUTE_NONE);
   }
@@ -414,6 +417,10 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
   }
   ConfigurationProblem offload = activation_offload_problem(c, scenario);
   if (!offload.empty()) return offload;
+  std::string deepspeed = deepspeed_pipeline_problem(p, scenario.scenario().job().precision());
+  if (!deepspeed.empty()) {
+    return {std::move(deepspeed), "parallelism.deepspeed_pipeline_engine"};
+  }
   std::string overlap = expert_overlap_problem(p);
   if (!overlap.empty()) return {std::move(overlap), "parallelism.overlap_expert_communication"};
   std::string context = context_parallel_problem(p.context_parallel(), p.tensor_parallel(), p,

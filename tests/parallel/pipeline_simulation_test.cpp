@@ -100,6 +100,57 @@ TEST_CASE(
   CHECK(step_ms(plan(20, false), *t) - 21 == Approx(reduce_ms).epsilon(0.02));
 }
 
+// DeepSpeed's pipeline engine (deepspeed_pipeline.h): every send waits for its receiver.
+PipelinePlan deepspeed_plan(int stages, int micro_batches, double activation_bytes) {
+  PipelinePlan plan = uniform_plan(schema::ONE_F_ONE_B, stages, 1, micro_batches, ms(1), ms(2));
+  plan.activation_bytes = activation_bytes;
+  plan.deepspeed_exchange = true;
+  plan.overlap_gradient_reduce = false;
+  return plan;
+}
+
+TEST_CASE("DeepSpeed's engine: (m + p - 1)(F + B), plus every transfer on two stages") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  const double f = 1, b = 2;
+  // Transfers of a byte (~1 us latency): the 1F1B step.
+  for (auto [p, m] : {std::pair{4, 8}, std::pair{8, 16}, std::pair{3, 2}}) {
+    INFO("p " << p << " m " << m);
+    CHECK(step_ms(deepspeed_plan(p, m, 1), *t) == Approx((m + p - 1) * (f + b)).epsilon(0.01));
+  }
+  // Two stages, transfers of c: after the first forward's activation (c) the stages meet m - 1
+  // times to pass an activation and then a gradient (2c each, both stages held), F + B apart,
+  // and the last gradient crosses alone (c): (m + 1)(F + B) + 2 m c. One micro-batch gives c.
+  const double bytes = 360e6;
+  const double c = (step_ms(deepspeed_plan(2, 1, bytes), *t) - 2 * (f + b)) / 2;
+  CHECK(c > 0.5);  // 360 MB over NVLink
+  for (int m : {2, 4, 8}) {
+    INFO("m " << m);
+    CHECK(step_ms(deepspeed_plan(2, m, bytes), *t) ==
+          Approx((m + 1) * (f + b) + 2 * m * c).epsilon(0.001));
+  }
+  // A sender that does not wait for its receiver (Megatron-LM 2021's blocking send) pays one
+  // transfer per exchange fewer.
+  PipelinePlan megatron = deepspeed_plan(2, 8, bytes);
+  megatron.deepspeed_exchange = false;
+  megatron.overlap_pipeline_communication = false;
+  CHECK(step_ms(megatron, *t) < step_ms(deepspeed_plan(2, 8, bytes), *t) - 6 * c);
+}
+
+TEST_CASE("DeepSpeed's engine: the gradient all-reduce after the flush adds its whole time") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  const double bytes = 360e6;
+  const double alone = step_ms(deepspeed_plan(2, 4, 1), *t);
+  PipelinePlan plan = deepspeed_plan(2, 4, 1);
+  plan.data_parallel = 2;
+  for (StageWork& w : plan.work) w.gradient_bytes = bytes;
+  // Stage 0's reduction starts after its last backward, the end of the pipeline; stage 1's ends
+  // before it on links of its own.
+  CHECK(step_ms(plan, *t) - alone == Approx(pair_all_reduce_ms(*t, bytes)).epsilon(0.02));
+  // The BF16 optimizer's all-reduce of sharded gradients: the same collective.
+  plan.shard_gradients = plan.all_reduce_gradients = true;
+  CHECK(step_ms(plan, *t) - alone == Approx(pair_all_reduce_ms(*t, bytes)).epsilon(0.02));
+}
+
 TEST_CASE("simulating one tensor-parallel rank for all gives every rank's step and stage times") {
   struct Case {
     const char* instance;

@@ -216,6 +216,21 @@ sweep { tensor_parallel: [1, 2] sequence_parallel: [true] })"));
   CHECK(space.pruned["sequence parallelism needs tensor parallel > 1"] == 1);
 }
 
+TEST_CASE("DeepSpeed's pipeline engine without a pipeline is pruned, its overlaps off") {
+  TempDir dir;
+  auto space =
+      expand_configurations(*load_with_job(dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
+parallelism { distributed_optimizer: true deepspeed_pipeline_engine: true }
+sweep { pipeline_parallel: [1, 2] })"));
+  REQUIRE(space.valid.size() == 1);
+  const schema::Parallelism& p = space.valid[0].parallelism;
+  CHECK(p.pipeline_parallel() == 2);
+  CHECK_FALSE(p.overlap_gradient_reduce());
+  CHECK_FALSE(p.overlap_parameter_gather());
+  CHECK_FALSE(p.overlap_pipeline_communication());
+  CHECK(space.pruned["DeepSpeed's pipeline engine needs pipeline parallel > 1"] == 1);
+}
+
 // (nodes, tp, pp, mbs, virtual stages) of every valid configuration of `space`.
 std::set<std::tuple<int, int, int, int, int>> layouts(const ExpandedConfigurations& space) {
   std::set<std::tuple<int, int, int, int, int>> result;
