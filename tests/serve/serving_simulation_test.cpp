@@ -125,6 +125,27 @@ TEST_CASE("a replica counts prompt pairs and decode context within a chunked win
   CHECK(one_request_finish_s(model, 128, true) == Approx(expected_s).epsilon(1e-9));
 }
 
+// In-flight batching without chunking puts a prompt that arrives while another sequence decodes
+// into that sequence's next iteration, whole (TensorRT-LLM's micro-batch scheduler: generation
+// and context requests in one forward while their tokens fit max_num_tokens): A (1000 tokens in,
+// 3 out) prefills alone; B (500 in, 1 out), arriving meanwhile, prefills in the iteration of A's
+// second token, which also produces B's only one; A's third token decodes alone. So B finishes
+// at T(1000 prompt) + T(500 prompt + 1 decode at context 1001), A at that + T(1 decode at 1002).
+TEST_CASE("a prompt arriving during decodes joins their next iteration") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  ReplicaSettings settings;
+  settings.kv_blocks = 1000;
+  const std::vector<Request> requests = {{0.0, 1000, 3}, {0.001, 500, 1}};
+  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
+  const double prefill_s = model.iteration({1000, 1, 1000.0 * 1001 / 2, 0}).seconds();
+  REQUIRE(prefill_s > 0.001);  // B arrives during A's prefill
+  const double mixed_s = model.iteration({501, 2, 500.0 * 501 / 2, 1001}).seconds();
+  const double decode_s = model.iteration({1, 1, 0, 1002}).seconds();
+  CHECK(o.records[1].first_token.seconds() == Approx(prefill_s + mixed_s).epsilon(1e-9));
+  CHECK(o.records[1].finish.seconds() == Approx(prefill_s + mixed_s).epsilon(1e-9));
+  CHECK(o.records[0].finish.seconds() == Approx(prefill_s + mixed_s + decode_s).epsilon(1e-9));
+}
+
 // Same requests, same GPU: in-flight batching fills the slots static batching leaves idle while a
 // batch waits for its longest output.
 TEST_CASE("continuous batching never gives lower throughput than static batching") {
