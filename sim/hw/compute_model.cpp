@@ -123,6 +123,7 @@ ComputeModel ComputeModel::serving(const s::Gpu& gpu, s::Precision precision,
       own_fp8_rate ? fp8_matmul_fraction : model.gemm_.fraction * compute_fraction;
   model.sixteen_bit_.fraction *= compute_fraction;
   model.attention_flops_ *= compute_fraction;
+  model.serving_attention_fraction_ = compute_fraction;
   model.memory_bytes_per_s_ = gpu.memory_bandwidth_gb_per_s() * kBytesPerGigabyte * memory_fraction;
   return model;
 }
@@ -158,27 +159,29 @@ Picoseconds ComputeModel::fused_attention(double flops) const {
   return Picoseconds::from_seconds(flops / attention_flops_);
 }
 
+const s::AttentionEfficiency* ComputeModel::fitted_attention_entry(
+    s::AttentionEfficiency::Pass pass, const AttentionKernel& kernel,
+    s::Precision precision) const {
+  const s::AttentionEfficiency* best = nullptr;
+  for (const s::AttentionEfficiency& e : gpu_->attention_efficiency()) {
+    if (e.pass() != pass || e.causal() != kernel.causal || e.precision() != precision ||
+        e.library() != kernel.library) {
+      continue;
+    }
+    const auto distance = [&](const s::AttentionEfficiency& x) {
+      return std::abs(x.head_dim() - kernel.head_dim) * 2 + (x.head_dim() > kernel.head_dim);
+    };
+    if (best == nullptr || distance(e) < distance(*best)) best = &e;
+  }
+  return best;
+}
+
 double ComputeModel::fitted_attention_rate(s::AttentionEfficiency::Pass pass,
                                            const AttentionKernel& kernel) const {
-  // The entry of the nearest head dimension among those of `precision` (FP8, or unspecified
-  // for 16 bits); of two as near, the smaller.
-  const auto nearest = [&](s::Precision precision) {
-    const s::AttentionEfficiency* best = nullptr;
-    for (const s::AttentionEfficiency& e : gpu_->attention_efficiency()) {
-      if (e.pass() != pass || e.causal() != kernel.causal || e.precision() != precision ||
-          e.library() != kernel.library) {
-        continue;
-      }
-      const auto distance = [&](const s::AttentionEfficiency& x) {
-        return std::abs(x.head_dim() - kernel.head_dim) * 2 + (x.head_dim() > kernel.head_dim);
-      };
-      if (best == nullptr || distance(e) < distance(*best)) best = &e;
-    }
-    return best;
-  };
   const s::AttentionEfficiency* fp8 =
-      kernel.fp8 && fp8_peak_ > 0 ? nearest(s::FP8) : nullptr;
-  const s::AttentionEfficiency* best = fp8 ? fp8 : nearest(s::PRECISION_UNSPECIFIED);
+      kernel.fp8 && fp8_peak_ > 0 ? fitted_attention_entry(pass, kernel, s::FP8) : nullptr;
+  const s::AttentionEfficiency* best =
+      fp8 ? fp8 : fitted_attention_entry(pass, kernel, s::PRECISION_UNSPECIFIED);
   if (best == nullptr) return 0;
   const auto keys = static_cast<double>(kernel.keys);
   const double sustained = training_step_ && best->has_sustained_fraction()
@@ -193,6 +196,18 @@ Picoseconds ComputeModel::attention_forward(const AttentionKernel& kernel) const
   const double rate = fitted_attention_rate(s::AttentionEfficiency::FORWARD, kernel);
   if (rate <= 0) return fused_attention(kernel.forward_flops());
   return Picoseconds::from_seconds(kernel.forward_flops() / rate);
+}
+
+Picoseconds ComputeModel::prompt_attention(double flops, double flops_per_key, int head_dim) const {
+  AttentionKernel kernel;
+  kernel.causal = true;
+  kernel.head_dim = head_dim;
+  const s::AttentionEfficiency* e =
+      fitted_attention_entry(s::AttentionEfficiency::FORWARD, kernel, s::PRECISION_UNSPECIFIED);
+  if (e == nullptr) return fused_attention(flops);
+  const double rate =
+      sixteen_bit_peak_ * e->max_fraction() * sixteen_bit_sustained_ * serving_attention_fraction_;
+  return Picoseconds::from_seconds((flops + e->half_rate_keys() * flops_per_key) / rate);
 }
 
 Picoseconds ComputeModel::attention_backward(const AttentionKernel& kernel) const {

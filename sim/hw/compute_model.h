@@ -106,6 +106,15 @@ class ComputeModel {
   // mask (the flat rate, backward at twice the forward's FLOPs, where none is fitted).
   Picoseconds attention_forward(const AttentionKernel& kernel) const;
   Picoseconds attention_backward(const AttentionKernel& kernel) const;
+  // The causal 16-bit forward of an iteration's prompt chunks in one launch (a serving runtime's
+  // context kernel over every prompt of its batch): `flops` their forward FLOPs, `flops_per_key`
+  // the sum over chunks of a chunk's FLOPs over its keys S (the keys its last query sees). Each
+  // chunk runs at the fitted causal forward rate for `head_dim` at its S,
+  // peak x max_fraction x S / (S + half_rate_keys), so together
+  //   (flops + half_rate_keys x flops_per_key) / (peak x max_fraction)
+  // (x the serving compute fraction; the occupancy the fitted benchmark's: the launch holds the
+  // iteration's prompts together). Without a fitted entry: fused_attention(flops).
+  Picoseconds prompt_attention(double flops, double flops_per_key, int head_dim) const;
   // A kernel limited by memory traffic: elementwise ops, norms, softmax, optimizer steps; or, when
   // it issues `fp32_flops_per_byte` > 0 of non-tensor work per byte moved, by the SMs' FP32 rate
   // where that is the slower (the peak, not scaled by the sustained fraction, which is the tensor
@@ -137,12 +146,19 @@ class ComputeModel {
   // is fitted for its library and mask.
   double fitted_attention_rate(schema::AttentionEfficiency::Pass pass,
                                const AttentionKernel& kernel) const;
+  // The entry of `pass` for `kernel`'s library and mask with the nearest head dimension (of two
+  // as near, the smaller) among those of `precision` (FP8, or unspecified for 16 bits); null when
+  // none.
+  const schema::AttentionEfficiency* fitted_attention_entry(schema::AttentionEfficiency::Pass pass,
+                                                            const AttentionKernel& kernel,
+                                                            schema::Precision precision) const;
 
   schema::Precision precision_;
   double peak_flops_ = 0;  // of the precision, FLOP/s
   Gemm gemm_;              // the job's precision
   Gemm sixteen_bit_;       // BF16 (FP16 where the GPU lacks BF16)
   double attention_flops_ = 0;     // achieved flat fused-attention FLOP/s
+  double serving_attention_fraction_ = 1;  // serving's compute_fraction on the fitted rates
   double sixteen_bit_peak_ = 0;    // FLOP/s
   double fp8_peak_ = 0;            // FLOP/s; 0 without FP8 tensor cores
   double sustained_ = 1;           // applied to tensor-core rates

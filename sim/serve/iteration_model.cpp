@@ -6,6 +6,7 @@
 
 #include "sim/net/collective.h"
 #include "sim/util/check.h"
+#include "sim/workload/layer_ops.h"
 
 namespace clustersim {
 namespace {
@@ -44,6 +45,19 @@ double kv_reread_fraction(const s::ServingGpuFit& fit, s::Precision kv_cache) {
 }
 
 }  // namespace
+
+void add_prompt_chunk(IterationWork* work, int64_t past, int64_t chunk, int window,
+                      bool chunked_window) {
+  const auto end = static_cast<double>(past + chunk), start = static_cast<double>(past);
+  const double pairs = causal_pairs(end, 0) - causal_pairs(start, 0);
+  const double windowed = windowed_causal_pairs(end, window, chunked_window) -
+                          windowed_causal_pairs(start, window, chunked_window);
+  work->attention_pairs += pairs;
+  work->attention_pairs_per_key += pairs / end;
+  work->window_attention_pairs += windowed;
+  work->window_attention_pairs_per_key +=
+      windowed / (window > 0 ? std::min<double>(end, window) : end);
+}
 
 IterationModel::IterationModel(const IterationInputs& in)
     : compute_(ComputeModel::serving(*in.gpu, in.formats.activations, *in.runtime,
@@ -164,10 +178,14 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
   const double heads_read =
       grouped_ ? shape.kv_heads
                : shape.kv_heads + (shape.query_heads - shape.kv_heads) * kv_reread_fraction_;
-  // One layer's attention over `pairs` prompt query-key pairs and `context` decoding keys.
-  const auto attention = [&](double pairs, double context) {
+  // One layer's attention over `pairs` prompt query-key pairs (`per_key`: their sum over chunks
+  // of a chunk's pairs over its keys) and `context` decoding keys.
+  const auto attention = [&](double pairs, double per_key, double context) {
     Picoseconds t;
-    if (pairs > 0) t += compute_.fused_attention(pairs * shape.attention_flops_per_pair);
+    if (pairs > 0) {
+      t += compute_.prompt_attention(pairs * shape.attention_flops_per_pair,
+                                     per_key * shape.attention_flops_per_pair, shape.head_dim);
+    }
     if (context > 0) {
       const double bytes = shape.latent_kv_width > 0
                                ? context * shape.latent_kv_width * shape.kv_element_bytes
@@ -182,11 +200,14 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
       matmuls +
       Picoseconds((layer_overhead_.count() + shape.allreduces_per_layer * allreduce(m).count()) *
                   shape.layers) +
-      Picoseconds(attention(work.attention_pairs, work.decode_context).count() *
+      Picoseconds(attention(work.attention_pairs, work.attention_pairs_per_key, work.decode_context)
+                      .count() *
                   (shape.layers - windowed));
   if (windowed > 0) {
-    total += Picoseconds(
-        attention(work.window_attention_pairs, work.window_decode_context).count() * windowed);
+    total += Picoseconds(attention(work.window_attention_pairs, work.window_attention_pairs_per_key,
+                                   work.window_decode_context)
+                             .count() *
+                         windowed);
   }
   if (shape.vocab_shard > 0 && work.logits > 0) {
     total += sixteen_.matmul(work.logits, shape.vocab_shard, shape.hidden);
@@ -196,6 +217,10 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
 
 Picoseconds IterationModel::iteration(const IterationWork& work) const {
   CLUSTERSIM_CHECK(work.tokens > 0, "an empty iteration");
+  CLUSTERSIM_CHECK(
+      (work.attention_pairs > 0) == (work.attention_pairs_per_key > 0) &&
+          (work.window_attention_pairs > 0) == (work.window_attention_pairs_per_key > 0),
+      "prompt pairs without their keys");
   Picoseconds total = iteration_overhead_;
   if (work.static_prefill) total += static_prefill_overhead_;
   for (const InferenceShape& shape : shapes_) total += stage_time(shape, work);

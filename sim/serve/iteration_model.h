@@ -14,12 +14,19 @@
 //
 // where m is the iteration's token count and A the all-reduces per layer (2, or 1 when attention
 // and MLP run in parallel); an all-reduce is its time on the links plus the runtime's
-// allreduce_overhead_us. Decode attention reads the KV cache: each KV head once under the
+// allreduce_overhead_us. Prefill attention is one causal fused kernel over the iteration's prompt
+// chunks (the runtime's context kernel; in TensorRT-LLM one launch for every context request,
+// then the generation kernel for the decoding ones: cpp/tensorrt_llm/thop/attentionOp.cpp),
+// each chunk at the GPU's fitted fused-attention rate for its keys where the GPU has one (on
+// Hopper, TensorRT-LLM's fmha_v2 TMA warp-specialized kernels, of the fitted cuDNN kernel's
+// class), else at its flat flash_attention_fraction (ComputeModel::prompt_attention), x the
+// fit's compute_fraction. Decode attention reads the KV cache: each KV head once under the
 // runtime's grouped-query kernel, else once per query head, the re-reads at the GPU's
-// kv_reread_fraction (an FP8 cache's at its fp8_kv_reread_fraction where the fit has one); a latent-attention model's latent once; it takes the longer of that read
-// and its FLOPs at the fused-attention rate. A mixture-of-experts layer runs its tokens' experts as
-// grouped GEMMs: the experts the iteration's m tokens touch (uniform routing: E (1 - (1 - k/E)^m);
-// an engine of fake weights: the same k in the model's first expert layer, one in every later one,
+// kv_reread_fraction (an FP8 cache's at its fp8_kv_reread_fraction where the fit has one); a
+// latent-attention model's latent once; it takes the longer of that read and its FLOPs at the
+// fused-attention rate. A mixture-of-experts layer runs its tokens' experts as grouped GEMMs: the
+// experts the iteration's m tokens touch (uniform routing: E (1 - (1 - k/E)^m); an engine of fake
+// weights: the same k in the model's first expert layer, one in every later one,
 // IterationInputs::fake_weights) each stream their weights once over m k / touched rows, in the
 // runtime's kernels for them: rows in tiles of its expert_matmul_row_tile, at the GPU's
 // expert_matmul_fraction of the compute rate (ServingGpuFit; absent: 1), and where they issue
@@ -51,7 +58,17 @@ struct IterationWork {
   bool static_prefill = false;  // a static batch's prefill (the runtime's context phase)
   // Pairs and context in a sliding-window layer: each query's keys capped at the window.
   double window_attention_pairs = 0, window_decode_context = 0;
+  // Sum over the prompt chunks of each chunk's pairs over its keys (its end position; in a
+  // sliding-window layer, capped at the window): the fused kernel's rate grows with the keys
+  // (ComputeModel::prompt_attention).
+  double attention_pairs_per_key = 0, window_attention_pairs_per_key = 0;
 };
+
+// Adds a causal prompt chunk of `chunk` tokens after `past` cached ones to `work`: its query-key
+// pairs and their sum over its keys (its end position), and the same where each query's keys are
+// the last `window` (`chunked_window`: those of its own chunk of `window`; window 0: all).
+void add_prompt_chunk(IterationWork* work, int64_t past, int64_t chunk, int window = 0,
+                      bool chunked_window = false);
 
 struct IterationInputs {
   const schema::Transformer* model = nullptr;

@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "sim/util/check.h"
-#include "sim/workload/layer_ops.h"
 
 namespace clustersim {
 namespace {
@@ -25,17 +24,6 @@ void add_decode(IterationWork* work, int64_t context, const ReplicaSettings& set
                            : settings.attention_window_chunked ? (context - 1) % window + 1
                                                                : std::min<int64_t>(context, window);
   work->window_decode_context += static_cast<double>(windowed);
-}
-
-// A causal prompt chunk of `chunk` tokens after `past` cached ones: its query-key pairs.
-void add_prompt_chunk(IterationWork* work, int64_t past, int64_t chunk,
-                      const ReplicaSettings& settings) {
-  const auto end = static_cast<double>(past + chunk), start = static_cast<double>(past);
-  const double window = settings.attention_window;
-  const bool chunked = settings.attention_window_chunked;
-  work->attention_pairs += causal_pairs(end, 0) - causal_pairs(start, 0);
-  work->window_attention_pairs +=
-      windowed_causal_pairs(end, window, chunked) - windowed_causal_pairs(start, window, chunked);
 }
 
 }  // namespace
@@ -182,7 +170,8 @@ bool Replica::form_continuous() {
     s.chunk = static_cast<int32_t>(chunk);
     budget -= chunk;
     work_.tokens += chunk;
-    add_prompt_chunk(&work_, s.cached, chunk, settings_);
+    add_prompt_chunk(&work_, s.cached, chunk, settings_.attention_window,
+                     settings_.attention_window_chunked);
     if (s.prefilled + chunk == s.prompt) ++work_.logits;
   }
   while (admit_continuous(&budget)) {
@@ -207,7 +196,8 @@ bool Replica::admit_continuous(int64_t* budget) {
   w.admitted = next_admission_++;
   *budget -= chunk;
   work_.tokens += chunk;
-  add_prompt_chunk(&work_, 0, chunk, settings_);
+  add_prompt_chunk(&work_, 0, chunk, settings_.attention_window,
+                   settings_.attention_window_chunked);
   if (chunk == w.prompt) ++work_.logits;
   running_.push_back(w);
   waiting_.pop_front();
@@ -257,7 +247,8 @@ bool Replica::form_static() {
     waiting_.pop_front();
     s.chunk = s.prompt;
     work_.tokens += s.prompt;
-    add_prompt_chunk(&work_, 0, s.prompt, settings_);
+    add_prompt_chunk(&work_, 0, s.prompt, settings_.attention_window,
+                     settings_.attention_window_chunked);
     longest = std::max(longest, r.output_tokens);
     running_.push_back(s);
   }

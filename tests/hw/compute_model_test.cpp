@@ -540,5 +540,41 @@ TEST_CASE("a serving fit's FP8 matmul fraction sets the FP8 matmuls' rate and no
         sixteen.matmul(n, n, n));
 }
 
+// A serving iteration's prompt chunks run in one causal context kernel, each chunk at the fitted
+// 16-bit causal forward rate for its keys S, 0.567 x S / (S + 387) of the H100's 989 TFLOP/s (the
+// H200's taken from it), x the serving compute fraction: chunks add, a 5,000-token prompt runs at
+// 1.59x the flat flash_attention_fraction (0.332) and a 128-token one at 0.42x. A GPU without a
+// fitted curve (the A100) keeps its flat rate whatever the keys.
+TEST_CASE("serving prompts attend at the fitted causal forward rate for their keys") {
+  const Catalog& c = testing::shipped_catalog();
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  const auto serving = [&](const char* gpu) {
+    return ComputeModel::serving(*c.gpus().find(gpu)->value, s::FP16, runtime, 0.9, 0.9);
+  };
+  const ComputeModel h100 = serving("H100-SXM5-80GB");
+  const auto flops = [](double keys) { return 4.0 * keys * (keys + 1) / 2 * 128 * 32; };
+  const auto curve_s = [&](double keys) {
+    return flops(keys) / (989e12 * 0.567 * keys / (keys + 387) * 0.9);
+  };
+  const auto prompt_s = [&](const ComputeModel& m, double keys) {
+    return m.prompt_attention(flops(keys), flops(keys) / keys, 128).seconds();
+  };
+  CHECK(prompt_s(h100, 5000) == Approx(curve_s(5000)).epsilon(1e-9));
+  CHECK(prompt_s(h100, 128) == Approx(curve_s(128)).epsilon(1e-6));
+  const double together_s =
+      h100.prompt_attention(flops(5000) + flops(128), flops(5000) / 5000 + flops(128) / 128, 128)
+          .seconds();
+  CHECK(together_s == Approx(curve_s(5000) + curve_s(128)).epsilon(1e-9));
+  const double flat_rate = 989e12 * 0.332 * 0.9;
+  CHECK(flops(5000) / flat_rate / prompt_s(h100, 5000) == Approx(1.585).epsilon(0.001));
+  CHECK(flops(128) / flat_rate / prompt_s(h100, 128) == Approx(0.4245).epsilon(0.001));
+  CHECK(prompt_s(serving("H200-SXM-141GB"), 5000) == Approx(curve_s(5000)).epsilon(1e-9));
+  const ComputeModel a100 = serving("A100-SXM4-80GB");
+  const double a100_flat =
+      312e12 * c.gpus().find("A100-SXM4-80GB")->value->flash_attention_fraction() * 0.9;
+  CHECK(prompt_s(a100, 5000) == Approx(flops(5000) / a100_flat).epsilon(1e-6));
+  CHECK(prompt_s(a100, 128) == Approx(flops(128) / a100_flat).epsilon(1e-6));
+}
+
 }  // namespace
 }  // namespace clustersim

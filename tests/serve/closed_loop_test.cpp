@@ -9,7 +9,6 @@
 
 #include "sim/serve/serving_evaluation.h"
 #include "sim/serve/serving_metrics.h"
-#include "sim/workload/layer_ops.h"
 #include "tests/serve/serve_fixture.h"
 
 namespace clustersim {
@@ -84,7 +83,7 @@ TEST_CASE("one user without think time: one request in flight, its TTFT the lone
   IterationWork prefill;
   prefill.tokens = kInput;
   prefill.logits = 1;
-  prefill.attention_pairs = prefill.window_attention_pairs = causal_pairs(kInput, 0);
+  add_prompt_chunk(&prefill, 0, kInput);
   const double prefill_ms = model.iteration(prefill).seconds() * 1e3;
   CHECK(s.metrics.ttft_ms.p50 == Approx(prefill_ms).epsilon(1e-9));
   CHECK(s.metrics.ttft_ms.p99 == Approx(prefill_ms).epsilon(1e-9));

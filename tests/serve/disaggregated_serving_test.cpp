@@ -21,8 +21,8 @@ using testing::single_gpu_inputs;
 
 // One prompt of `input` tokens prefilled in one iteration (causal pairs n (n + 1) / 2).
 IterationWork prefill_work(int64_t input) {
-  IterationWork w{input, 1, input * (input + 1) / 2.0, 0};
-  w.window_attention_pairs = w.attention_pairs;
+  IterationWork w{input, 1, 0, 0};
+  add_prompt_chunk(&w, 0, input);
   return w;
 }
 

@@ -1,7 +1,9 @@
 // Tests of sim/serve/iteration_model: closed forms of decode and prefill iterations.
 #include "sim/serve/iteration_model.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "sim/net/collective.h"
 #include "sim/workload/inference_shape.h"
@@ -91,7 +93,9 @@ TEST_CASE("latent attention's decode is the longer of its latent read and its FL
 
 // gpt-oss-120b attends within its last 128 tokens in 18 of its 36 layers: against the same model
 // without the window, a decode step of 64 sequences of context 4096 reads, in each of those
-// layers, 64 x (4096 - 128) tokens fewer; a prompt of 1024 scores pairs(1024) - pairs within 128.
+// layers, 64 x (4096 - 128) tokens fewer; a prompt of 1024 scores pairs(1024) at 1024 keys there
+// against the pairs within 128 at 128 keys, each at the H100's fitted causal forward rate for its
+// keys S, 0.567 x S / (S + 387) of the 16-bit peak x the serving compute fraction.
 TEST_CASE("sliding-window layers stop attention at the window") {
   IterationInputs in =
       single_gpu_inputs("gpt-oss-120b", "H100-SXM5-80GB", {s::FP8, s::FP8, s::FP8});
@@ -115,13 +119,17 @@ TEST_CASE("sliding-window layers stop attention at the window") {
   const double saved_s = 18 * 64 * (4096.0 - 128) * 2 * heads_read * 64 * 1 / bandwidth;
   CHECK(full.iteration(decode).seconds() - windowed.iteration(decode).seconds() ==
         Approx(saved_s).epsilon(1e-4));
-  IterationWork prompt{1024, 1, 1024 * 1025 / 2.0, 0};
-  prompt.window_attention_pairs = 128 * 129 / 2.0 + (1024 - 128) * 128.0;
-  const double attention_rate = 989e12 * 0.332 * in.fit.compute_fraction();  // as above
+  IterationWork prompt{1024, 1, 0, 0};
+  add_prompt_chunk(&prompt, 0, 1024, 128);
+  const double full_pairs = 1024 * 1025 / 2.0,
+               window_pairs = 128 * 129 / 2.0 + (1024 - 128) * 128.0;
+  REQUIRE(prompt.window_attention_pairs == window_pairs);
+  const double peak_rate = 989e12 * 0.567 * in.fit.compute_fraction();
+  const auto prompt_s = [&](double pairs, double keys) {
+    return pairs * (1 + 387 / keys) * shape.attention_flops_per_pair / peak_rate;
+  };
   CHECK(full.iteration(prompt).seconds() - windowed.iteration(prompt).seconds() ==
-        Approx(18 * (prompt.attention_pairs - prompt.window_attention_pairs) *
-               shape.attention_flops_per_pair / attention_rate)
-            .epsilon(1e-4));
+        Approx(18 * (prompt_s(full_pairs, 1024) - prompt_s(window_pairs, 128))).epsilon(1e-4));
 }
 
 TEST_CASE("FP8 weights halve the bytes a decode step streams") {
@@ -141,8 +149,8 @@ TEST_CASE("FP8 weights halve the bytes a decode step streams") {
 }
 
 // A long prefill is compute bound: 2 x parameters FLOPs per token at the serving matmul rate, and
-// the causal attention's 4 d heads FLOPs per query-key pair at the fused-attention rate, and the
-// elementwise kernels' traffic at the serving memory rate.
+// the causal attention's 4 d heads FLOPs per query-key pair at the fitted fused-attention rate for
+// its 2048 keys, and the elementwise kernels' traffic at the serving memory rate.
 TEST_CASE("a long prefill runs at the fitted tensor-core rate") {
   const IterationInputs in = single_gpu_inputs("llama2-13b", "H100-SXM5-80GB", {});
   const IterationModel model(in);
@@ -156,16 +164,85 @@ TEST_CASE("a long prefill runs at the fitted tensor-core rate") {
   // H100 BF16 matmul_efficiency 0.815 of 989 TFLOP/s, x the serving compute fraction.
   const double rate = 989e12 * 0.815 * in.fit.compute_fraction();
   const double pairs = 8 * 2048.0 * 2049 / 2;
-  // H100 flash_attention_fraction 0.332 of the 16-bit peak, x the serving compute fraction.
-  const double attention_rate = 989e12 * 0.332 * in.fit.compute_fraction();
+  // The H100's causal forward curve at 2048 keys: 0.567 x 2048 / (2048 + 387) of the 16-bit peak,
+  // x the serving compute fraction.
+  const double attention_rate = 989e12 * 0.567 * 2048 / (2048 + 387) * in.fit.compute_fraction();
   const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
   const double expected_s =
       shape.layers * (2 * layer_parameters * tokens / rate + 2 * layer_outputs * tokens / bandwidth +
                       pairs * shape.attention_flops_per_pair / attention_rate +
                       tokens * shape.groups[0].memory_bytes_per_token / bandwidth);
-  const double t = model.iteration({tokens, 8, pairs, 0}).seconds();
+  IterationWork work{tokens, 8, 0, 0};
+  for (int prompt = 0; prompt < 8; ++prompt) add_prompt_chunk(&work, 0, 2048);
+  REQUIRE(work.attention_pairs == pairs);
+  const double t = model.iteration(work).seconds();
   CHECK(t > expected_s);
   CHECK(t < expected_s * 1.01);  // overheads and the output projection
+}
+
+// A mixed iteration of in-flight batching (TensorRT-LLM's micro-batch scheduler packs generation
+// and context requests into one forward, cpp/tensorrt_llm/batch_manager/microBatchScheduler.cpp)
+// runs every linear layer once over all its tokens (one GEMM of P + D rows), then attention as
+// two kernels: the context FMHA over the P prompt tokens' causal pairs and the generation kernel
+// reading the D decoding sequences' KV cache. So, with T(m, pairs, context) the iteration time:
+//   T(P + D, pairs, C) = T(P + D, 0, 0) + L pairs f_pair / R_prompt(P)
+//                        + L max(C 2 k d b / B, C f_decode / R_fused)
+// (R_prompt(S) the fitted causal forward rate at S keys, R_fused the flat fused-attention rate, B
+// the serving bandwidth, k KV heads of d, b bytes each), and
+// the GEMMs are those of P + D rows, tiles of 128 rows filled to (P + D) / (128 ceil((P + D) /
+// 128)): within 0.5% of that closed form, and 5% below charging the decode rows' GEMMs apart
+// (their weights streamed a second time).
+TEST_CASE("a mixed iteration costs the GEMMs of all its tokens plus both attentions") {
+  const IterationInputs in = single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {});
+  const IterationModel model(in);
+  const InferenceShape& shape = model.largest_stage();
+  const int64_t prompt = 2048, decodes = 48;
+  const double pairs = prompt * (prompt + 1.0) / 2, context = decodes * 3000.0;
+  const int64_t logits = decodes + 1;
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  // H100 flash_attention_fraction 0.332 of the 16-bit peak (its causal forward curve 0.567 x S /
+  // (S + 387) for the prompt), x the serving compute fraction.
+  const double fused_rate = 989e12 * 0.332 * in.fit.compute_fraction();
+  const double prompt_rate = 989e12 * 0.567 * prompt / (prompt + 387) * in.fit.compute_fraction();
+  const double prefill_attention_s =
+      shape.layers * pairs * shape.attention_flops_per_pair / prompt_rate;
+  const double decode_attention_s =
+      shape.layers * std::max(context * 2 * shape.kv_heads * shape.head_dim * 2 / bandwidth,
+                              context * shape.decode_attention_flops_per_pair / fused_rate);
+  const double linear_s = model.iteration({prompt + decodes, logits, 0, 0}).seconds();
+  IterationWork mixed{prompt + decodes, logits, 0, context};
+  add_prompt_chunk(&mixed, 0, prompt);
+  REQUIRE(mixed.attention_pairs == pairs);
+  const double mixed_s = model.iteration(mixed).seconds();
+  CHECK(mixed_s == Approx(linear_s + prefill_attention_s + decode_attention_s).epsilon(1e-6));
+  // Decode attention is its own kernel: its cost does not depend on the prompt beside it.
+  const double decode_alone_s = model.iteration({decodes, decodes, 0, context}).seconds() -
+                                model.iteration({decodes, decodes, 0, 0}).seconds();
+  CHECK(decode_alone_s == Approx(decode_attention_s).epsilon(1e-6));
+
+  // The GEMMs of m = P + D rows at the H100's BF16 rate (matmul_efficiency 0.815 of 989 TFLOP/s,
+  // x the serving compute fraction), each with its serial 16-bit output write and 5.4 us overhead.
+  const auto tile_use = [](double size) { return size / (std::ceil(size / 128) * 128); };
+  const double rate = 989e12 * 0.815 * in.fit.compute_fraction();
+  const auto gemms_s = [&](double m) {
+    double s = 0;
+    for (const LayerMatmul& mm : shape.groups[0].matmuls) {
+      const double compute =
+          2 * m * mm.n * mm.k / (rate * tile_use(m) * tile_use(mm.n)) + 2 * m * mm.n / bandwidth;
+      const double memory = (2 * m * mm.k + 2.0 * mm.k * mm.n + 2 * m * mm.n) / bandwidth;
+      s += std::max(compute, memory) + 5.4e-6;
+    }
+    return shape.layers * s;
+  };
+  const double m = prompt + decodes;
+  const double rest_s = shape.layers * (m * shape.groups[0].memory_bytes_per_token / bandwidth +
+                                        in.fit.layer_overhead_us() * 1e-6);
+  const double together_s = gemms_s(m) + rest_s;
+  CHECK(tile_use(m) == Approx(2096.0 / 2176));
+  CHECK(linear_s > together_s);
+  CHECK(linear_s < together_s * 1.005);  // the output projection of 49 rows, host overhead
+  const double apart_s = gemms_s(prompt) + gemms_s(decodes) + rest_s;
+  CHECK(linear_s < apart_s * 0.96);
 }
 
 // The all-reduce of m tokens' hidden states is collective.h's simulated time at powers of two plus
@@ -214,7 +291,8 @@ TEST_CASE("parallel attention and MLP take one all-reduce per layer") {
   CHECK(parallel.largest_stage().allreduces_per_layer == 1);
   CHECK(sequential.largest_stage().allreduces_per_layer == 2);
   for (const int64_t m : {1, 256}) {
-    const IterationWork work{m, m, m > 1 ? m * (m + 1) / 2.0 : 0.0, m > 1 ? 0.0 : 128.0};
+    IterationWork work{m, m, 0, m > 1 ? 0.0 : 128.0};
+    if (m > 1) add_prompt_chunk(&work, 0, m);
     const double difference =
         sequential.iteration(work).seconds() - parallel.iteration(work).seconds();
     CHECK(difference == Approx(28 * parallel.allreduce(m).seconds()).epsilon(1e-6));
@@ -311,7 +389,9 @@ TEST_CASE("a static batch's prefill adds the runtime's context-phase overhead") 
   const IterationInputs in = single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {});
   REQUIRE(in.serving->static_prefill_overhead_us() > 0);
   const IterationModel model(in);
-  IterationWork work{256, 2, 2 * 128.0 * 129 / 2, 0};
+  IterationWork work{256, 2, 0, 0};
+  add_prompt_chunk(&work, 0, 128);
+  add_prompt_chunk(&work, 0, 128);
   const double chunked_s = model.iteration(work).seconds();
   work.static_prefill = true;
   CHECK(model.iteration(work).seconds() - chunked_s ==
@@ -352,7 +432,7 @@ TEST_CASE("fake weights route every token to the same k experts, then to expert 
 // r the FP16 rate (989 TFLOP/s x 0.815 x compute_fraction x expert_matmul_fraction). On the A100,
 // whose native instruction mma.sync is, the flag changes nothing.
 TEST_CASE("expert GEMMs issuing mma.sync run at the GPU's sync_mma_fraction of its rate") {
-  const IterationWork prefill{16384, 8, 8 * 2048.0 * 2049 / 2, 0, true};
+  const IterationWork prefill = testing::prompts(8, 2048, true);
   for (const char* gpu : {"H100-SXM5-80GB", "A100-SXM4-80GB"}) {
     IterationInputs in = single_gpu_inputs("mixtral-8x7b", gpu, {});
     in.fake_weights = true;
@@ -385,7 +465,7 @@ TEST_CASE("the expert GEMMs run at the fit's expert_matmul_fraction of the compu
   const IterationModel whole(in);
   in.fit.set_expert_matmul_fraction(0.5);
   const IterationModel half(in);
-  const IterationWork prefill{16384, 8, 8 * 2048.0 * 2049 / 2, 0, true};
+  const IterationWork prefill = testing::prompts(8, 2048, true);
   const double flops = 32 * 2 * 2 * 16384.0 * (2.0 * 14336 * 4096 + 4096.0 * 14336);
   const double rate = 312e12 * 0.808 * in.fit.compute_fraction();
   CHECK(half.iteration(prefill).seconds() - whole.iteration(prefill).seconds() ==
@@ -406,7 +486,7 @@ TEST_CASE("each expert layer pays the fit's expert_layer_overhead_us") {
     in.fit.set_expert_layer_overhead_us(20);
     const IterationModel some(in);
     for (const IterationWork& work :
-         {IterationWork{1, 1, 0, 128}, IterationWork{4096, 2, 2 * 2048.0 * 2049 / 2, 0, true}}) {
+         {IterationWork{1, 1, 0, 128}, testing::prompts(2, 2048, true)}) {
       CHECK(some.iteration(work).count() - none.iteration(work).count() ==
             Picoseconds::from_microseconds(32 * 20.0).count());
     }
@@ -430,7 +510,7 @@ TEST_CASE("expert GEMMs fill tiles of the runtime's expert row tile") {
   IterationInputs in = single_gpu_inputs("mixtral-8x7b", "A100-SXM4-80GB", {});
   in.fake_weights = true;
   REQUIRE(in.serving->expert_matmul_row_tile() == 32);
-  const IterationWork prefill{200, 1, 200 * 201 / 2.0, 0, true};
+  const IterationWork prefill = testing::prompts(1, 200, true);
   const double narrow_s = IterationModel(in).iteration(prefill).seconds();
   s::ServingRuntime wide = *in.serving;
   wide.clear_expert_matmul_row_tile();

@@ -30,6 +30,14 @@ inline IterationInputs single_gpu_inputs(const std::string& model, const std::st
   return in;
 }
 
+// An iteration prefilling `count` whole prompts of `length` tokens (a static batch's context phase
+// when `static_prefill`).
+inline IterationWork prompts(int64_t count, int64_t length, bool static_prefill = false) {
+  IterationWork w{count * length, count, 0, 0, static_prefill};
+  for (int64_t i = 0; i < count; ++i) add_prompt_chunk(&w, 0, length);
+  return w;
+}
+
 // A serving scenario written to a temporary directory and loaded against the shipped catalog.
 struct ScenarioUnderTest {
   TempDir dir;

@@ -51,7 +51,7 @@ double mean_ttft_s(const std::vector<Request>& requests, const ServingOutcome& o
 TEST_CASE("a single-server static queue matches the M/D/1 mean wait") {
   const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
   // A static batch of one request of one output token: one prefill, the context phase's included.
-  const double d = model.iteration({512, 1, 512.0 * 513 / 2, 0, true}).seconds();
+  const double d = model.iteration(testing::prompts(1, 512, true)).seconds();
   ReplicaSettings settings;
   settings.batching = s::STATIC;
   settings.max_batch = 1;
@@ -77,10 +77,10 @@ double one_request_finish_s(const IterationModel& model, int window, bool chunke
   return simulate_serving(requests, model, settings, 1).records[0].finish.seconds();
 }
 
-// A replica hands the iteration model each prompt chunk's pairs and each decoding sequence's
-// context twice, the second time capped at the attention window: one request of a 1000-token
-// prompt, prefilled in chunks of 512 after which it decodes one token at context 1001, takes as
-// long as the two iterations built by hand.
+// A replica hands the iteration model each prompt chunk's pairs (and those over the chunk's keys,
+// its end position) and each decoding sequence's context twice, the second time capped at the
+// attention window: one request of a 1000-token prompt, prefilled in chunks of 512 after which it
+// decodes one token at context 1001, takes as long as the iterations built by hand.
 TEST_CASE("a replica counts prompt pairs and decode context within the window") {
   IterationInputs in =
       single_gpu_inputs("gpt-oss-120b", "H100-SXM5-80GB", {s::FP8, s::FP8, s::FP8});
@@ -93,8 +93,12 @@ TEST_CASE("a replica counts prompt pairs and decode context within the window") 
   };
   IterationWork first{512, 0, pairs(512, 0), 0};
   first.window_attention_pairs = pairs(512, w);
+  first.attention_pairs_per_key = first.attention_pairs / 512;
+  first.window_attention_pairs_per_key = first.window_attention_pairs / w;
   IterationWork second{488, 1, pairs(1000, 0) - pairs(512, 0), 0};
   second.window_attention_pairs = pairs(1000, w) - pairs(512, w);
+  second.attention_pairs_per_key = second.attention_pairs / 1000;
+  second.window_attention_pairs_per_key = second.window_attention_pairs / w;
   IterationWork decode{1, 1, 0, 1001};
   decode.window_decode_context = w;
   const double expected_s =
@@ -116,13 +120,42 @@ TEST_CASE("a replica counts prompt pairs and decode context within a chunked win
   };
   IterationWork first{512, 0, 512.0 * 513 / 2, 0};
   first.window_attention_pairs = 4 * c * (c + 1) / 2;
+  first.attention_pairs_per_key = first.attention_pairs / 512;
+  first.window_attention_pairs_per_key = first.window_attention_pairs / c;
   IterationWork second{488, 1, 1000.0 * 1001 / 2 - 512.0 * 513 / 2, 0};
   second.window_attention_pairs = chunked(1000) - chunked(512);
+  second.attention_pairs_per_key = second.attention_pairs / 1000;
+  second.window_attention_pairs_per_key = second.window_attention_pairs / c;
   IterationWork decode{1, 1, 0, 1001};
   decode.window_decode_context = 105;
   const double expected_s =
       (model.iteration(first) + model.iteration(second) + model.iteration(decode)).seconds();
   CHECK(one_request_finish_s(model, 128, true) == Approx(expected_s).epsilon(1e-9));
+}
+
+// In-flight batching without chunking puts a prompt that arrives while another sequence decodes
+// into that sequence's next iteration, whole (TensorRT-LLM's micro-batch scheduler: generation
+// and context requests in one forward while their tokens fit max_num_tokens): A (1000 tokens in,
+// 3 out) prefills alone; B (500 in, 1 out), arriving meanwhile, prefills in the iteration of A's
+// second token, which also produces B's only one; A's third token decodes alone. So B finishes
+// at T(1000 prompt) + T(500 prompt + 1 decode at context 1001), A at that + T(1 decode at 1002).
+TEST_CASE("a prompt arriving during decodes joins their next iteration") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  ReplicaSettings settings;
+  settings.kv_blocks = 1000;
+  const std::vector<Request> requests = {{0.0, 1000, 3}, {0.001, 500, 1}};
+  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
+  const double prefill_s = model.iteration(testing::prompts(1, 1000)).seconds();
+  REQUIRE(prefill_s > 0.001);  // B arrives during A's prefill
+  IterationWork mixed = testing::prompts(1, 500);
+  ++mixed.tokens;
+  ++mixed.logits;
+  mixed.decode_context = mixed.window_decode_context = 1001;
+  const double mixed_s = model.iteration(mixed).seconds();
+  const double decode_s = model.iteration({1, 1, 0, 1002}).seconds();
+  CHECK(o.records[1].first_token.seconds() == Approx(prefill_s + mixed_s).epsilon(1e-9));
+  CHECK(o.records[1].finish.seconds() == Approx(prefill_s + mixed_s).epsilon(1e-9));
+  CHECK(o.records[0].finish.seconds() == Approx(prefill_s + mixed_s + decode_s).epsilon(1e-9));
 }
 
 // Same requests, same GPU: in-flight batching fills the slots static batching leaves idle while a
