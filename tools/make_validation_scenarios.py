@@ -1294,13 +1294,20 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 #   dispatches over an expert-parallel group); the expert-parallel ranks innermost (the moe mesh
 #   (ep_shard, ep) unflattened from the non-pipeline ranks); the dispatcher, "deepep" or
 #   "hybridep", deduplicating tokens per node (EXPERT_NODE_DEDUPLICATED), the experts' grouped
-#   GEMMs ("gmm" or "torch_mm"), balanced routing (fake_balanced_gate); BF16 parameters stepped
+#   GEMMs ("gmm" or "torch_mm"), the fake balanced gate (fake_balanced_gate, noise 0:
+#   components/moe/layers.py FakeBalancedGate gives token t of a rank's batch experts t k .. t k +
+#   k - 1 modulo E, every expert the mean load, a token's experts on one or a few neighbouring
+#   ranks, which the dispatcher sends it to once each: expert_routing consecutive_experts); BF16
+#   parameters stepped
 #   by torch.optim.Adam, its moments in BF16 too, no fp32 master copy (sixteen_bit_states: the
 #   recipes build the model with from_config, whose torch_dtype "auto" is bfloat16
 #   (_transformers/auto_model.py), and torch.optim keeps its states in the parameter's dtype;
 #   MoEConfig's experts in bfloat16 too); the forward's gather kept
 #   for the backward (fsdp2_keep_forward_gather) unless the recipe sets moe.reshard_after_forward
-#   true (MoEParallelizerConfig's default false); nothing resharded nor reduced between
+#   true (MoEParallelizerConfig's default false; gpt-oss-120b's run, whose recipe is the one
+#   committed with the table's layout, examples/benchmark/configs/gptoss_120b_te_deepep.yaml @
+#   bdb4dbc7, not 36044ad3's with LBS 1, sets it true and no FSDP optimizations); nothing
+#   resharded nor reduced between
 #   micro-batches (fsdp2_defer_gradient_sync) where the backend sets enable_fsdp_optimizations
 #   (moe/fsdp_mixin.py prepare_for_grad_accumulation) or the pipeline is parallel (its patched
 #   backward_maybe_with_nosync: every stage's gradients reduce-scattered after its last backward);
@@ -1313,7 +1320,9 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 
 # The AutoModel mixture-of-experts rows, by the table's (table, model, GPUs): (model, recipe YAML
 # under examples/llm_benchmark/ @ 36044ad3, activation checkpointing, moe.reshard_after_forward,
-# backend.enable_fsdp_optimizations, the recipe's ep_size). Nemotron V3 Ultra 550B is left out:
+# backend.enable_fsdp_optimizations, the recipe's ep_size; gpt-oss-120b's the run's recipe, the
+# one of 2025-10-08 with the table's GBS 512, LBS 2, EP 64: AUTOMODEL_MOE_RULES). Nemotron V3
+# Ultra 550B is left out:
 # its shape is not in models/ (not published in the sources read).
 AUTOMODEL_MOE_ROWS = {
     ('pretrain', 'DeepSeek V3 671B', 256): (
@@ -1330,7 +1339,7 @@ AUTOMODEL_MOE_ROWS = {
     ('pretrain', 'GPT-OSS 20B', 8): (
         'gpt-oss-20b', 'gpt_oss/gptoss_20b_te_deepep.yaml', False, False, False, 8),
     ('pretrain', 'GPT-OSS 120B', 64): (
-        'gpt-oss-120b', 'gpt_oss/gptoss_120b_te_deepep.yaml', False, False, True, 64),
+        'gpt-oss-120b', 'gpt_oss/gptoss_120b_te_deepep.yaml', False, True, False, 64),
     ('pretrain', 'Nemotron V3 Nano 30B (26.02)', 8): (
         'nemotron3-nano-30b-a3b', 'nemotron/nemotron_nano_v3_te_deepep.yaml', True, False, True,
         8),
@@ -1402,7 +1411,8 @@ def automodel(rows, out):
         lora = r['table'] == 'finetune_lora'
         lora_line = ('\n  ' + AUTOMODEL_LORA.format(dropout=f' dropout: {dropout}' if dropout else '')
                      if lora else '')
-        states_line = '\n  sixteen_bit_states: true' if moe else ''
+        states_line = ('\n  sixteen_bit_states: true\n  expert_routing { consecutive_experts: true }'
+                       if moe else '')
         tag = re.sub(r'[^a-z0-9.]+', '-', f'{r["table"]} {model} {gpus}'.lower())
         name = f'automodel-{r["system"].lower()}-bf16-{tag}'
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {r['system']} GPUs, BF16, PyTorch FSDP2.

@@ -21,6 +21,10 @@
 // inside one NVLink domain, NCCL's all_gather_into_tensor across domains), and builds the
 // dispatch's layout from the gathered map; the backward's dispatch and combine reuse that layout
 // (Megatron-Core's HybridEPDispatch and HybridEPCombine pass the forward's handle back).
+//
+// AutoModel's fake balanced gate routes not at random but to consecutive experts
+// (consecutive_groups_per_token): a token then reaches one or a few neighbouring ranks, mostly in
+// one domain, and the dispatcher moves that many copies of it.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +42,15 @@ double deduplicated_rail_share(int experts, int experts_per_token, int domains);
 // ranks (1 - C(E - E/ranks, k) / C(E, k)). Requires: as deduplicated_rail_share, ranks dividing
 // the experts.
 double ranks_per_token(int experts, int experts_per_token, int ranks);
+
+// The groups of experts / groups consecutive experts each (expert-parallel ranks, or the NVLink
+// domains of a group) that a token's k experts reach under AutoModel's fake balanced gate
+// (job.expert_routing.consecutive_experts: token t takes experts t k .. t k + k - 1 modulo E),
+// averaged over the E / gcd(E, k) tokens after which the pattern repeats. A deduplicating
+// dispatcher (DeepEP: one copy per rank holding any of a token's experts, one per node over the
+// rails) moves that many copies of a token, not its k. Requires: as deduplicated_rail_share,
+// groups dividing the experts.
+double consecutive_groups_per_token(int experts, int experts_per_token, int groups);
 
 // The bytes of HybridEP's routing-map all-gather (nccl-tests' size: the gathered buffer), each of
 // `ranks` ranks' `tokens` x `experts` map. Requires: tokens >= 0, experts >= 1, ranks >= 1.

@@ -57,12 +57,20 @@ Picoseconds combined_saving(const PassTimes& pass, Picoseconds combined_comm,
 
 bool narrow_gemms(s::Precision precision) { return precision == s::FP8 || precision == s::FP4; }
 
+// Whether the dispatcher deduplicates the consecutive experts of AutoModel's fake balanced gate
+// (job.expert_routing.consecutive_experts under EXPERT_NODE_DEDUPLICATED): it sends a token once
+// to each rank, and across domains once to each domain, those experts reach (expert_dispatch.h).
+bool deduplicates_consecutive(const s::TrainingJob& job, const s::Parallelism& p) {
+  return job.expert_routing().consecutive_experts() &&
+         p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED;
+}
+
 // The groups of the first tensor-, context-, expert- and expert tensor-parallel ranks of stage 0:
 // every group is alike.
 class Groups {
  public:
   Groups(const Topology& topology, const s::Parallelism& p, const PipelinePlan& plan,
-         const s::Transformer& model) {
+         const s::Transformer& model, bool consecutive_experts) {
     const int tp = p.tensor_parallel(), cp = p.context_parallel();
     if (tp > 1) tensor_ = std::make_unique<GroupCollectives>(topology, topology.first_gpus(tp));
     if (cp > 1) {
@@ -88,7 +96,7 @@ class Groups {
         }
       }
       const bool flex = p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED;
-      if (flex) deduplicate(topology, all, model);
+      if (flex) deduplicate(topology, all, model, consecutive_experts);
       expert_in_one_domain_ = true;
       for (int gpu : all.front()) {
         expert_in_one_domain_ &= topology.domain_of(gpu) == topology.domain_of(all.front()[0]);
@@ -110,9 +118,10 @@ class Groups {
  private:
   // The deduplicating dispatcher's groups (expert_dispatch.h) when the expert-parallel groups
   // `all` (the first timed) span NVLink domains, each with the same number of GPUs in every one
-  // of its domains; else none: the plain all-to-all is what it does.
+  // of its domains; else none: the plain all-to-all is what it does. With `consecutive_experts`
+  // the layer's all-to-all already moves a copy per rank reached, the rail one per domain reached.
   void deduplicate(const Topology& topology, const std::vector<std::vector<int>>& all,
-                   const s::Transformer& t) {
+                   const s::Transformer& t, bool consecutive_experts) {
     std::vector<std::vector<int>> rails, domains;  // of every group, the first group's first
     for (const std::vector<int>& group : all) {
       std::vector<std::vector<int>> by_domain;  // the group's GPUs per domain, in group order
@@ -137,8 +146,12 @@ class Groups {
         for (const std::vector<int>& part : by_domain) rails.back().push_back(part[place]);
       }
       domains.insert(domains.end(), by_domain.begin(), by_domain.end());
-      rail_share_ = deduplicated_rail_share(t.moe().num_experts(), t.moe().experts_per_token(),
-                                            static_cast<int>(by_domain.size()));
+      const int e = t.moe().num_experts(), k = t.moe().experts_per_token();
+      const int d = static_cast<int>(by_domain.size());
+      rail_share_ = consecutive_experts
+                        ? consecutive_groups_per_token(e, k, d) /
+                              consecutive_groups_per_token(e, k, static_cast<int>(group.size()))
+                        : deduplicated_rail_share(e, k, d);
     }
     expert_rail_ = first_beside_others(topology, std::move(rails), true);
     expert_domain_ = first_beside_others(topology, std::move(domains), true);
@@ -173,8 +186,11 @@ Picoseconds expert_combine_floor(const s::Transformer& t, const s::TrainingJob& 
                                  const s::Parallelism& p, const ComputeModel& compute,
                                  bool in_one_domain) {
   if (!p.has_expert_combine_sms() || !in_one_domain || !t.has_moe()) return {};
-  const double copies = ranks_per_token(t.moe().num_experts(), t.moe().experts_per_token(),
-                                        expert_layout(p).expert_parallel);
+  const int e = t.moe().num_experts(), k = t.moe().experts_per_token();
+  const int ranks = expert_layout(p).expert_parallel;
+  const double copies = deduplicates_consecutive(job, p)
+                            ? consecutive_groups_per_token(e, k, ranks)
+                            : ranks_per_token(e, k, ranks);
   return combine_reduction_floor(dispatched_tokens(job, p), copies,
                                  compute.gpu().expert_combine_us_per_source(),
                                  p.expert_combine_sms());
@@ -288,6 +304,11 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   shape.fp8_attention = job.fp8_attention();
   shape.attention_library = job.attention_library();
   shape.fp32_router_probabilities = p.expert_dispatcher() == schema::EXPERT_NODE_DEDUPLICATED;
+  if (t.has_moe() && deduplicates_consecutive(job, p)) {
+    const int k = t.moe().experts_per_token();
+    shape.expert_load.dispatched =
+        consecutive_groups_per_token(t.moe().num_experts(), k, experts.expert_parallel) / k;
+  }
   Kernels k;
   // Eager expert layers wait on the host (expert_layer_host.h); a full-iteration graph does not.
   const ExpertLayerHost host =
@@ -704,7 +725,7 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
   const PipelineLayout layout = pipeline_layout(t.num_layers(), p);
   TransformerPlan out;
   out.plan = base_plan(job, p, layout.chunks(), t);
-  const Groups groups(topology, p, out.plan, t);
+  const Groups groups(topology, p, out.plan, t, deduplicates_consecutive(job, p));
   LayerGroups layer_groups = groups.groups();
   layer_groups.expert_combine_floor =
       expert_combine_floor(t, job, p, compute, groups.expert_in_one_domain());

@@ -53,6 +53,11 @@ RoutingProblem expert_routing_problem(const schema::Transformer& t,
   if (routing.pad_to_capacity() && !routing.has_capacity_factor()) {
     return {"pad_to_capacity", "needs capacity_factor"};
   }
+  if (routing.consecutive_experts() &&
+      (routing.has_max_violation() || routing.has_capacity_factor())) {
+    return {"consecutive_experts",
+            "is a perfectly balanced gate: not with max_violation or capacity_factor"};
+  }
   return {};
 }
 

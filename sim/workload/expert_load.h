@@ -23,6 +23,10 @@ struct ExpertLoad {
   // or the capacity factor when padded.
   double sent = 1;
   double dropped = 0;  // share of all routed token copies that skip their expert
+  // Token copies the expert all-to-alls move, over the k a token is routed to: below 1 where a
+  // deduplicating dispatcher sends a token once to each rank its consecutive experts reach
+  // (job.expert_routing.consecutive_experts; transformer_stages.cpp sets it).
+  double dispatched = 1;
 };
 
 // Requires: `t` has moe, `expert_parallel` divides its num_experts, and `routing` passed
@@ -39,7 +43,8 @@ struct RoutingProblem {
 // Why `routing` cannot describe `t`'s router: a model without experts, max_violation below 0 or
 // making the hot expert take more tokens than a batch has (one copy per token: 1 + max_violation <=
 // num_experts / experts_per_token), a capacity factor not above 0, padding without a capacity
-// factor. Requires: `t` passed the catalog checks, or has no moe.
+// factor, consecutive experts with either of those. Requires: `t` passed the catalog checks, or has
+// no moe.
 RoutingProblem expert_routing_problem(const schema::Transformer& t,
                                       const schema::ExpertRouting& routing);
 

@@ -320,11 +320,13 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     const double sent_bytes = 2.0 * routed * width * load.sent;  // 16-bit
     // The busiest rank's: the last to receive its tokens ends the all-to-all.
     const double routed_bytes = 2.0 * routed * width * load.busiest_rank;
+    // What the all-to-alls move of it: fewer copies where the dispatcher deduplicates.
+    const double moved_bytes = routed_bytes * load.dispatched;
     // The router is a plain (not Transformer Engine) linear layer: 16-bit under FP8.
     ops.push_back({K::kMatmul, "router", local_tokens, moe.num_experts(), h, 1, 0, 0, false, true});
     if (t.has_moe_latent_size()) ops.push_back({K::kMatmul, "latent down", local_tokens, width, h});
     memory("permute", 2.0 * local_tokens * width + sent_bytes);
-    if (ep > 1) ops.push_back({K::kExpertAllToAll, "dispatch", 0, 0, 0, 1, 0, routed_bytes});
+    if (ep > 1) ops.push_back({K::kExpertAllToAll, "dispatch", 0, 0, 0, 1, 0, moved_bytes});
     if (etp > 1) {
       ops.push_back({K::kExpertAllGather, "expert all-gather", 0, 0, 0, 1, 0, routed_bytes * etp});
     }
@@ -383,7 +385,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       ops.push_back(
           {K::kExpertReduceScatter, "expert reduce-scatter", 0, 0, 0, 1, 0, routed_bytes * etp});
     }
-    if (ep > 1) ops.push_back({K::kExpertAllToAll, "combine", 0, 0, 0, 1, 0, routed_bytes});
+    if (ep > 1) ops.push_back({K::kExpertAllToAll, "combine", 0, 0, 0, 1, 0, moved_bytes});
     // Unpermute: read the k expert outputs of the rank's tokens, write their weighted sum.
     memory("unpermute", 2.0 * local_tokens * width + sent_bytes);
     if (t.has_moe_latent_size()) ops.push_back({K::kMatmul, "latent up", local_tokens, h, width});

@@ -31,7 +31,7 @@ TEST_CASE("a deduplicating dispatcher sends a token once per remote domain it pi
 
 // Qwen3-30B-A3B (128 experts, top-8, h 2048), 4096 tokens a micro-batch on one GPU, BF16, with EP
 // over `nodes` p5.48xlarge.
-TransformerPlan plan(int nodes, s::ExpertDispatcher dispatcher) {
+TransformerPlan plan(int nodes, s::ExpertDispatcher dispatcher, bool consecutive = false) {
   const Catalog& catalog = testing::shipped_catalog();
   auto topology = testing::shipped_cluster("aws.p5.48xlarge", nodes);
   auto p = testing::parse_message<s::Parallelism>(
@@ -42,7 +42,8 @@ TransformerPlan plan(int nodes, s::ExpertDispatcher dispatcher) {
   p.set_expert_dispatcher(dispatcher);
   const auto job = testing::parse_message<s::TrainingJob>(
       "global_batch_size: " + std::to_string(8 * nodes) +
-      " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
+      " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1 expert_routing { "
+      "consecutive_experts: " + (consecutive ? "true" : "false") + " }");
   const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value),
                              s::BF16, *catalog.runtimes().find("default")->value,
                              KernelSetting::kTrainingStep);
@@ -74,6 +75,48 @@ TEST_CASE("the deduplicating dispatcher's all-to-all is the longer of its rail a
   const double deduplicated = plan(2, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0];
   CHECK(deduplicated / kAllToAllsPerStep == Approx(expected_s).epsilon(1e-9));
   CHECK(deduplicated < plan(2, s::EXPERT_ALL_TO_ALL).expert_comm_s[0]);
+}
+
+// AutoModel's fake balanced gate, token t on experts t k .. t k + k - 1 mod E, groups of E / G:
+// 12 experts top-2 over 4 groups of 3 starts at 0, 2, 4, 6, 8, 10 and reaches 1, 2, 1, 1, 2, 1
+// groups (4/3, Kimi-K2's 384 top-8 over 32 ranks alike); aligned runs one group; k = E all; one
+// expert a rank k ranks. The AutoModel rows: Qwen3-30B-A3B's top-8 of 128 one of 8 ranks,
+// DeepSeek-V3's top-8 of 256 two of 64 ranks in one of 8 nodes.
+TEST_CASE("the fake balanced gate's consecutive experts reach one or a few neighbouring ranks") {
+  CHECK(consecutive_groups_per_token(12, 2, 4) == Approx(4.0 / 3));
+  CHECK(consecutive_groups_per_token(384, 8, 32) == Approx(4.0 / 3));
+  CHECK(consecutive_groups_per_token(12, 3, 4) == Approx(1.0));
+  CHECK(consecutive_groups_per_token(8, 3, 4) == Approx(2.0));
+  CHECK(consecutive_groups_per_token(8, 8, 4) == Approx(4.0));
+  CHECK(consecutive_groups_per_token(8, 2, 8) == Approx(2.0));
+  CHECK(consecutive_groups_per_token(128, 8, 8) == Approx(1.0));
+  CHECK(consecutive_groups_per_token(256, 8, 64) == Approx(2.0));
+  CHECK(consecutive_groups_per_token(256, 8, 8) == Approx(1.0));
+}
+
+// Qwen3-30B-A3B's consecutive experts lie on one rank of 8 or of 16: the deduplicating dispatcher
+// moves one of a token's 8 copies, inside one node at the kernels' all-to-all rate, across two
+// nodes one copy a token on the rails (one node reached of the one rank reached) beside the same
+// inside each node. The plain all-to-all still moves all 8.
+TEST_CASE("a deduplicating dispatcher sends a token once to the rank of its consecutive experts") {
+  constexpr int kAllToAllsPerStep = 48 * 4;
+  const double bytes = 2.0 * 4096 * 8 * 2048;
+  auto one_node = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  GroupCollectives kernels(*one_node, {0, 1, 2, 3, 4, 5, 6, 7}, {}, true);
+  CHECK(plan(1, s::EXPERT_NODE_DEDUPLICATED, true).expert_comm_s[0] / kAllToAllsPerStep ==
+        Approx(kernels.time(CollectiveOp::kAllToAll, bytes / 8).seconds()).epsilon(1e-9));
+  CHECK(plan(1, s::EXPERT_ALL_TO_ALL, true).expert_comm_s[0] ==
+        Approx(plan(1, s::EXPERT_ALL_TO_ALL).expert_comm_s[0]).epsilon(1e-12));
+  auto topology = testing::shipped_cluster("aws.p5.48xlarge", 2);
+  std::vector<std::vector<int>> other_rails, other_nodes = {{8, 9, 10, 11, 12, 13, 14, 15}};
+  for (int g = 1; g < 8; ++g) other_rails.push_back({g, g + 8});
+  GroupCollectives rail(*topology, {0, 8}, other_rails, true);
+  GroupCollectives node(*topology, {0, 1, 2, 3, 4, 5, 6, 7}, other_nodes, true);
+  const double expected_s = std::max(rail.time(CollectiveOp::kAllToAll, bytes / 8),
+                                     node.time(CollectiveOp::kAllToAll, bytes / 8))
+                                .seconds();
+  CHECK(plan(2, s::EXPERT_NODE_DEDUPLICATED, true).expert_comm_s[0] / kAllToAllsPerStep ==
+        Approx(expected_s).epsilon(1e-9));
 }
 
 // A token's k distinct experts reach R (1 - C(E - E/R, k) / C(E, k)) of R ranks: one expert one

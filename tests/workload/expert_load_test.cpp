@@ -77,6 +77,13 @@ TEST_CASE("routing settings a router cannot have are refused with the field") {
         "at most num_experts / experts_per_token = 4)");
   CHECK(problem("capacity_factor: 0") == "capacity_factor: must be above 0");
   CHECK(problem("pad_to_capacity: true") == "pad_to_capacity: needs capacity_factor");
+  CHECK(problem("consecutive_experts: true") == ": ");
+  CHECK(problem("consecutive_experts: true max_violation: 0.1") ==
+        "consecutive_experts: is a perfectly balanced gate: not with max_violation or "
+        "capacity_factor");
+  CHECK(problem("consecutive_experts: true capacity_factor: 1.5") ==
+        "consecutive_experts: is a perfectly balanced gate: not with max_violation or "
+        "capacity_factor");
 }
 
 }  // namespace
