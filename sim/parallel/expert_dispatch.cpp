@@ -1,6 +1,6 @@
-// The rail traffic of a dispatcher that deduplicates per NVLink domain, HybridEP's routing-map
-// all-gather, its combine floor inside one NVLink domain, and the ranks and domains a fake
-// balanced gate's consecutive experts reach.
+// The ranks and domains a deduplicating dispatcher sends a token to, under random routing or a
+// fake balanced gate's consecutive experts; HybridEP's routing-map all-gather and its combine
+// floor inside one NVLink domain.
 #include "sim/parallel/expert_dispatch.h"
 
 #include <algorithm>
@@ -10,19 +10,15 @@
 
 namespace clustersim {
 
-double deduplicated_rail_share(int experts, int experts_per_token, int domains) {
-  CLUSTERSIM_CHECK(experts_per_token >= 1 && experts_per_token <= experts && domains >= 1 &&
-                       experts % domains == 0,
+double random_groups_per_token(int experts, int experts_per_token, int groups) {
+  CLUSTERSIM_CHECK(experts_per_token >= 1 && experts_per_token <= experts && groups >= 1 &&
+                       experts % groups == 0,
                    "a routing the deduplicating dispatcher cannot split");
-  // q = C(E - E/D, k) / C(E, k) = prod over i < k of (E - E/D - i) / (E - i).
-  const double e = experts, outside = experts - experts / domains;
+  // q = C(E - E/G, k) / C(E, k) = prod over i < k of (E - E/G - i) / (E - i).
+  const double e = experts, outside = experts - experts / groups;
   double miss = 1;
   for (int i = 0; i < experts_per_token; ++i) miss *= outside > i ? (outside - i) / (e - i) : 0;
-  return domains * (1 - miss) / experts_per_token;
-}
-
-double ranks_per_token(int experts, int experts_per_token, int ranks) {
-  return deduplicated_rail_share(experts, experts_per_token, ranks) * experts_per_token;
+  return groups * (1 - miss);
 }
 
 double consecutive_groups_per_token(int experts, int experts_per_token, int groups) {

@@ -57,12 +57,15 @@ Picoseconds combined_saving(const PassTimes& pass, Picoseconds combined_comm,
 
 bool narrow_gemms(s::Precision precision) { return precision == s::FP8 || precision == s::FP4; }
 
-// Whether the dispatcher deduplicates the consecutive experts of AutoModel's fake balanced gate
-// (job.expert_routing.consecutive_experts under EXPERT_NODE_DEDUPLICATED): it sends a token once
-// to each rank, and across domains once to each domain, those experts reach (expert_dispatch.h).
-bool deduplicates_consecutive(const s::TrainingJob& job, const s::Parallelism& p) {
-  return job.expert_routing().consecutive_experts() &&
-         p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED;
+// The copies of a token a deduplicating dispatcher (EXPERT_NODE_DEDUPLICATED) sends among
+// `groups` even groups of `t`'s experts (ranks, or NVLink domains): one to each group its experts
+// reach (expert_dispatch.h), consecutive experts under AutoModel's fake balanced gate
+// (`consecutive_experts`: job.expert_routing.consecutive_experts), else picked at random (a
+// router's imbalance, job.expert_routing.max_violation, left out: it is the mean token's).
+double deduplicated_copies(const s::Transformer& t, bool consecutive_experts, int groups) {
+  const int e = t.moe().num_experts(), k = t.moe().experts_per_token();
+  return consecutive_experts ? consecutive_groups_per_token(e, k, groups)
+                             : random_groups_per_token(e, k, groups);
 }
 
 // The groups of the first tensor-, context-, expert- and expert tensor-parallel ranks of stage 0:
@@ -118,8 +121,9 @@ class Groups {
  private:
   // The deduplicating dispatcher's groups (expert_dispatch.h) when the expert-parallel groups
   // `all` (the first timed) span NVLink domains, each with the same number of GPUs in every one
-  // of its domains; else none: the plain all-to-all is what it does. With `consecutive_experts`
-  // the layer's all-to-all already moves a copy per rank reached, the rail one per domain reached.
+  // of its domains; else none: the plain all-to-all is what it does. The layer's all-to-all moves
+  // a copy a token per rank reached, the rail one per domain reached (`consecutive_experts`: as
+  // deduplicated_copies).
   void deduplicate(const Topology& topology, const std::vector<std::vector<int>>& all,
                    const s::Transformer& t, bool consecutive_experts) {
     std::vector<std::vector<int>> rails, domains;  // of every group, the first group's first
@@ -146,12 +150,9 @@ class Groups {
         for (const std::vector<int>& part : by_domain) rails.back().push_back(part[place]);
       }
       domains.insert(domains.end(), by_domain.begin(), by_domain.end());
-      const int e = t.moe().num_experts(), k = t.moe().experts_per_token();
-      const int d = static_cast<int>(by_domain.size());
-      rail_share_ = consecutive_experts
-                        ? consecutive_groups_per_token(e, k, d) /
-                              consecutive_groups_per_token(e, k, static_cast<int>(group.size()))
-                        : deduplicated_rail_share(e, k, d);
+      rail_share_ =
+          deduplicated_copies(t, consecutive_experts, static_cast<int>(by_domain.size())) /
+          deduplicated_copies(t, consecutive_experts, static_cast<int>(group.size()));
     }
     expert_rail_ = first_beside_others(topology, std::move(rails), true);
     expert_domain_ = first_beside_others(topology, std::move(domains), true);
@@ -186,11 +187,8 @@ Picoseconds expert_combine_floor(const s::Transformer& t, const s::TrainingJob& 
                                  const s::Parallelism& p, const ComputeModel& compute,
                                  bool in_one_domain) {
   if (!p.has_expert_combine_sms() || !in_one_domain || !t.has_moe()) return {};
-  const int e = t.moe().num_experts(), k = t.moe().experts_per_token();
-  const int ranks = expert_layout(p).expert_parallel;
-  const double copies = deduplicates_consecutive(job, p)
-                            ? consecutive_groups_per_token(e, k, ranks)
-                            : ranks_per_token(e, k, ranks);
+  const double copies = deduplicated_copies(t, job.expert_routing().consecutive_experts(),
+                                            expert_layout(p).expert_parallel);
   return combine_reduction_floor(dispatched_tokens(job, p), copies,
                                  compute.gpu().expert_combine_us_per_source(),
                                  p.expert_combine_sms());
@@ -304,10 +302,11 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   shape.fp8_attention = job.fp8_attention();
   shape.attention_library = job.attention_library();
   shape.fp32_router_probabilities = p.expert_dispatcher() == schema::EXPERT_NODE_DEDUPLICATED;
-  if (t.has_moe() && deduplicates_consecutive(job, p)) {
-    const int k = t.moe().experts_per_token();
+  if (t.has_moe() && p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED) {
     shape.expert_load.dispatched =
-        consecutive_groups_per_token(t.moe().num_experts(), k, experts.expert_parallel) / k;
+        deduplicated_copies(t, job.expert_routing().consecutive_experts(),
+                            experts.expert_parallel) /
+        t.moe().experts_per_token();
   }
   Kernels k;
   // Eager expert layers wait on the host (expert_layer_host.h); a full-iteration graph does not.
@@ -725,7 +724,7 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
   const PipelineLayout layout = pipeline_layout(t.num_layers(), p);
   TransformerPlan out;
   out.plan = base_plan(job, p, layout.chunks(), t);
-  const Groups groups(topology, p, out.plan, t, deduplicates_consecutive(job, p));
+  const Groups groups(topology, p, out.plan, t, job.expert_routing().consecutive_experts());
   LayerGroups layer_groups = groups.groups();
   layer_groups.expert_combine_floor =
       expert_combine_floor(t, job, p, compute, groups.expert_in_one_domain());

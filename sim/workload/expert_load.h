@@ -24,8 +24,8 @@ struct ExpertLoad {
   double sent = 1;
   double dropped = 0;  // share of all routed token copies that skip their expert
   // Token copies the expert all-to-alls move, over the k a token is routed to: below 1 where a
-  // deduplicating dispatcher sends a token once to each rank its consecutive experts reach
-  // (job.expert_routing.consecutive_experts; transformer_stages.cpp sets it).
+  // deduplicating dispatcher sends a token once to each rank its experts reach
+  // (parallelism.expert_dispatcher EXPERT_NODE_DEDUPLICATED; transformer_stages.cpp sets it).
   double dispatched = 1;
 };
 

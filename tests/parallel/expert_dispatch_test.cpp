@@ -1,9 +1,11 @@
-// Tests of sim/parallel/expert_dispatch: the rail traffic of a dispatcher deduplicating per NVLink
-// domain, and that dispatcher in the step against the plain all-to-all; HybridEP's combine floor
+// Tests of sim/parallel/expert_dispatch: the ranks and domains a deduplicating dispatcher sends a
+// token to, and that dispatcher in the step against the plain all-to-all; HybridEP's combine floor
 // and routing-map all-gather; NCCL's all-to-all and the flex dispatcher's kernels inside a domain.
 #include "sim/parallel/expert_dispatch.h"
 
+#include <bit>
 #include <catch2/catch.hpp>
+#include <cstdint>
 
 #include "sim/net/collective_algorithms.h"
 #include "sim/parallel/layer_times.h"
@@ -17,16 +19,39 @@ namespace {
 namespace s = schema;
 
 // Mixtral's top-2 of 8 experts over 2 domains: a token misses the other domain with probability
-// C(4, 2) / C(8, 2) = 6 / 28, so it sends 2 (1 - 6/28) / 2 = 22/28 of its two copies' bytes on the
-// rail. One expert per token sends exactly the plain all-to-all's: D (1/D) / 1 = 1.
-TEST_CASE("a deduplicating dispatcher sends a token once per remote domain it picks") {
-  CHECK(deduplicated_rail_share(8, 2, 2) == Approx(22.0 / 28));
-  CHECK(deduplicated_rail_share(256, 1, 8) == Approx(1.0));
-  // DeepSeek-V3, top-8 of 256 over 8 nodes: 1 - q = 1 - prod (224 - i) / (256 - i).
+// C(4, 2) / C(8, 2) = 6 / 28, so it reaches 2 (1 - 6/28) = 44/28 of them. DeepSeek-V3's top-8 of
+// 256 over 8 nodes: 8 (1 - prod (224 - i) / (256 - i)), under its 8 copies.
+TEST_CASE("a deduplicating dispatcher sends a token once per group it picks") {
+  CHECK(random_groups_per_token(8, 2, 2) == Approx(44.0 / 28));
+  CHECK(random_groups_per_token(256, 1, 8) == Approx(1.0));
   double q = 1;
   for (int i = 0; i < 8; ++i) q *= (224.0 - i) / (256 - i);
-  CHECK(deduplicated_rail_share(256, 8, 8) == Approx(8 * (1 - q) / 8));
-  CHECK(deduplicated_rail_share(256, 8, 8) < 1);
+  CHECK(random_groups_per_token(256, 8, 8) == Approx(8 * (1 - q)));
+  CHECK(random_groups_per_token(256, 8, 8) < 8);
+}
+
+// The closed form against every k-subset of E experts, each equally likely: the mean number of
+// groups of E / G consecutive experts the subset touches, for every small E, k and G dividing E.
+TEST_CASE("the closed form of the groups a token reaches is the mean over every top-k choice") {
+  for (int experts = 1; experts <= 12; ++experts) {
+    for (int groups = 1; groups <= experts; ++groups) {
+      if (experts % groups != 0) continue;
+      for (int k = 1; k <= experts; ++k) {
+        int64_t subsets = 0, reached = 0;
+        for (uint32_t mask = 0; mask < (1u << experts); ++mask) {
+          if (std::popcount(mask) != k) continue;
+          ++subsets;
+          for (int g = 0; g < groups; ++g) {
+            const int per = experts / groups;
+            reached += (mask >> (g * per) & ((1u << per) - 1)) != 0 ? 1 : 0;
+          }
+        }
+        INFO("E " << experts << " k " << k << " G " << groups);
+        CHECK(random_groups_per_token(experts, k, groups) ==
+              Approx(static_cast<double>(reached) / subsets).epsilon(1e-12));
+      }
+    }
+  }
 }
 
 // Qwen3-30B-A3B (128 experts, top-8, h 2048), 4096 tokens a micro-batch on one GPU, BF16, with EP
@@ -51,26 +76,33 @@ TransformerPlan plan(int nodes, s::ExpertDispatcher dispatcher, bool consecutive
                           compute);
 }
 
-// Inside one node the deduplicating dispatcher's kernels run one all-to-all at the ring's rate.
-// Across two, each GPU's 8 x 4096 token copies (16-bit, h 2048: S bytes) cross as 2 (1 - q) / 8 S,
-// q = C(64, 8) / C(128, 8), on the rails {g, g + 8}, all eight at once, beside the all-to-all of S
-// inside each node: the longer of the two, shorter than the plain all-to-all's.
+// Inside one node the deduplicating dispatcher's kernels run one all-to-all at the ring's rate, of
+// a copy a token per rank reached: 8 (1 - C(112, 8) / C(128, 8)) = 5.34 of its 8 copies (16-bit,
+// h 2048: S bytes for all 8 of 4096 tokens). Across two nodes a token reaches 16 (1 - C(120, 8) /
+// C(128, 8)) ranks and 2 (1 - C(64, 8) / C(128, 8)) nodes: the node copies on the rails {g, g + 8},
+// all eight at once, beside the rank copies inside each node: the longer of the two, shorter than
+// the plain all-to-all's.
 TEST_CASE("the deduplicating dispatcher's all-to-all is the longer of its rail and its domain") {
   constexpr int kAllToAllsPerStep = 48 * 4;  // dispatch and combine, forward and backward
   const double bytes = 2.0 * 4096 * 8 * 2048;
+  // 1 - C(E - E/G, 8) / C(E, 8): a token reaches a given one of G groups of 128 experts.
+  auto reach = [](int groups) {
+    double q = 1;
+    for (int i = 0; i < 8; ++i) q *= (128.0 - 128 / groups - i) / (128 - i);
+    return 1 - q;
+  };
   auto one_node = testing::shipped_cluster("aws.p5.48xlarge", 1);
   GroupCollectives kernels(*one_node, {0, 1, 2, 3, 4, 5, 6, 7}, {}, true);
+  CHECK(8 * reach(8) == Approx(5.3394).epsilon(1e-4));
   CHECK(plan(1, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0] / kAllToAllsPerStep ==
-        Approx(kernels.time(CollectiveOp::kAllToAll, bytes).seconds()).epsilon(1e-9));
+        Approx(kernels.time(CollectiveOp::kAllToAll, bytes * reach(8)).seconds()).epsilon(1e-9));
   auto topology = testing::shipped_cluster("aws.p5.48xlarge", 2);
-  double q = 1;
-  for (int i = 0; i < 8; ++i) q *= (64.0 - i) / (128 - i);
   std::vector<std::vector<int>> other_rails, other_nodes = {{8, 9, 10, 11, 12, 13, 14, 15}};
   for (int g = 1; g < 8; ++g) other_rails.push_back({g, g + 8});
   GroupCollectives rail(*topology, {0, 8}, other_rails, true);
   GroupCollectives node(*topology, {0, 1, 2, 3, 4, 5, 6, 7}, other_nodes, true);
-  const double expected_s = std::max(rail.time(CollectiveOp::kAllToAll, bytes * 2 * (1 - q) / 8),
-                                     node.time(CollectiveOp::kAllToAll, bytes))
+  const double expected_s = std::max(rail.time(CollectiveOp::kAllToAll, bytes * 2 * reach(2) / 8),
+                                     node.time(CollectiveOp::kAllToAll, bytes * 16 * reach(16) / 8))
                                 .seconds();
   const double deduplicated = plan(2, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0];
   CHECK(deduplicated / kAllToAllsPerStep == Approx(expected_s).epsilon(1e-9));
@@ -124,10 +156,10 @@ TEST_CASE("a deduplicating dispatcher sends a token once to the rank of its cons
 TEST_CASE("a token reaches the ranks holding its experts once each") {
   double q = 1;
   for (int i = 0; i < 8; ++i) q *= (112.0 - i) / (128 - i);
-  CHECK(ranks_per_token(128, 8, 8) == Approx(8 * (1 - q)));
-  CHECK(ranks_per_token(128, 1, 8) == Approx(1.0));
-  CHECK(ranks_per_token(8, 8, 8) == Approx(8.0));
-  CHECK(ranks_per_token(8, 8, 1) == Approx(1.0));
+  CHECK(random_groups_per_token(128, 8, 8) == Approx(8 * (1 - q)));
+  CHECK(random_groups_per_token(128, 1, 8) == Approx(1.0));
+  CHECK(random_groups_per_token(8, 8, 8) == Approx(8.0));
+  CHECK(random_groups_per_token(8, 8, 1) == Approx(1.0));
 }
 
 // tokens x copies x time per copy / SMs: the B300 measurement the shipped constant comes from,
@@ -188,7 +220,7 @@ TEST_CASE("HybridEP's combine inside a domain takes its reduction floor, across 
                                        ->value)
                           .expert_combine_us_per_source();
   REQUIRE(c_us > 0);
-  const double floor_s = 4096 * ranks_per_token(128, 8, 8) * c_us / 32 * 1e-6;
+  const double floor_s = 4096 * random_groups_per_token(128, 8, 8) * c_us / 32 * 1e-6;
   REQUIRE(floor_s > all_to_all_s);
   const double gathers_s = routing_map_gathers_s(1);
   CHECK(hybridep_comm_s(1, 32) ==
@@ -214,7 +246,8 @@ TEST_CASE("HybridEP gathers the routing maps once per layer, before the forward'
 
 // On one DGX B200 the step's 48 x 4 all-to-alls of S = 4096 x 8 16-bit copies of h 2048 each take
 // a group's all-to-all time: NCCL's (the plain dispatcher) at NVLink 5's all-to-all share, the flex
-// dispatcher's kernels (no combine floor) at the ring's rate.
+// dispatcher's kernels (no combine floor) at the ring's rate, of a copy a rank reached: S x
+// 8 (1 - C(112, 8) / C(128, 8)) / 8.
 TEST_CASE("the plain dispatcher's all-to-alls are NCCL's, the flex dispatcher's its own kernels") {
   auto topology = testing::shipped_cluster("onprem.dgx-b200", 1);
   const std::vector<int> node = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -226,7 +259,10 @@ TEST_CASE("the plain dispatcher's all-to-alls are NCCL's, the flex dispatcher's 
   const double latency = step_latency(0, 1, *topology).seconds();
   CHECK(nccl_s - latency == Approx((flex_s - latency) / 0.35).epsilon(1e-6));
   CHECK(hybridep_comm_s(1, 0, s::EXPERT_ALL_TO_ALL) == Approx(48 * 4 * nccl_s).epsilon(1e-9));
-  CHECK(hybridep_comm_s(1, 0) == Approx(48 * 4 * flex_s).epsilon(1e-9));
+  const double reached = random_groups_per_token(128, 8, 8) / 8;
+  CHECK(
+      hybridep_comm_s(1, 0) ==
+      Approx(48 * 4 * flex.time(CollectiveOp::kAllToAll, bytes * reached).seconds()).epsilon(1e-9));
 }
 
 }  // namespace
