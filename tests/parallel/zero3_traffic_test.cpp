@@ -114,10 +114,12 @@ TEST_CASE("FSDP2: one gather per pass, the recomputed forward served by the back
   CHECK(r.reductions == 10 * 3);
 }
 
-// Every collective a stage issues, in order: (op, group, bytes); each takes 1 ms.
+// Every collective a stage issues, in order: (op, group, bytes); each takes 1 ms. `replicated`
+// (when given) receives the stage's bytes all-reduced across hybrid sharding's replicas.
 using Calls = std::vector<std::tuple<CollectiveOp, DataParallelGroup, double>>;
 
-Calls stage_calls(const Zero3Work& work, const std::vector<PipelineTask>& tasks) {
+Calls stage_calls(const Zero3Work& work, const std::vector<PipelineTask>& tasks,
+                  double* replicated = nullptr) {
   Simulation sim;
   Calls calls;
   CollectiveSmContention compute;
@@ -134,6 +136,7 @@ Calls stage_calls(const Zero3Work& work, const std::vector<PipelineTask>& tasks)
   next(0);
   sim.run();
   CHECK_FALSE(stage.reductions_pending());
+  if (replicated) *replicated = stage.replicated_bytes();
   return calls;
 }
 
@@ -330,20 +333,10 @@ TEST_CASE("hybrid sharding: each reduce-scatter's shard all-reduced across the r
   Zero3Work w = work_of(4);
   w.replicas = 2;
   w.shard_ranks = 8;
-  Simulation sim;
-  std::vector<std::tuple<CollectiveOp, DataParallelGroup, double>> calls;
+  double replicated = 0;
   const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 1, 0);
-  CollectiveSmContention compute;
-  Zero3Stage stage(
-      w, tasks, ms(4), ms(8), &sim,
-      [&](CollectiveOp op, DataParallelGroup group, double bytes, std::function<void()> done) {
-        calls.emplace_back(op, group, bytes);
-        sim.call_after(ms(1), std::move(done));
-      },
-      &compute);
-  stage.run_task(0, [&] { stage.run_task(1, [] {}); });
-  sim.run();
-  CHECK(stage.replicated_bytes() == Approx(4 * 2e9 / 8));
+  const Calls calls = stage_calls(w, tasks, &replicated);
+  CHECK(replicated == Approx(4 * 2e9 / 8));
   int gathers = 0, reduce_scatters = 0, all_reduces = 0;
   for (const auto& [op, group, bytes] : calls) {
     if (op == CollectiveOp::kAllReduce) {
@@ -358,7 +351,6 @@ TEST_CASE("hybrid sharding: each reduce-scatter's shard all-reduced across the r
   CHECK(gathers == 8);
   CHECK(reduce_scatters == 4);
   CHECK(all_reduces == 4);
-  CHECK_FALSE(stage.reductions_pending());
 }
 
 // A single stage over 8 x `nodes` GPUs (DGX A100 nodes by default) whose layers are gathered over
