@@ -286,7 +286,8 @@ void Zero3Stage::next_segment() {
 
 void Zero3Stage::queue_reduction(const Reduction& bytes) {
   if (work_.synchronize) {
-    deferred_bytes_ += bytes.bytes;
+    deferred_.bytes += bytes.bytes;
+    deferred_.expert_bytes += bytes.expert_bytes;
     return;
   }
   const int buckets = work_.unit_reduce_buckets;
@@ -297,9 +298,9 @@ void Zero3Stage::queue_reduction(const Reduction& bytes) {
 }
 
 void Zero3Stage::release_deferred() {
-  if (deferred_bytes_ <= 0) return;
-  reductions_queued_.push_back({deferred_bytes_, 0});
-  deferred_bytes_ = 0;
+  if (deferred_.bytes <= 0 && deferred_.expert_bytes <= 0) return;
+  reductions_queued_.push_back(deferred_);
+  deferred_ = {};
   next_reduction();
 }
 

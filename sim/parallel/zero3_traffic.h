@@ -148,7 +148,8 @@ class Zero3Stage {
 
   // Whether gradients of a finished backward are still being reduce-scattered.
   bool reductions_pending() const {
-    return reductions_in_flight_ > 0 || !reductions_queued_.empty() || deferred_bytes_ > 0;
+    return reductions_in_flight_ > 0 || !reductions_queued_.empty() || deferred_.bytes > 0 ||
+           deferred_.expert_bytes > 0;
   }
   // `drained` runs whenever the last pending reduce-scatter completes.
   void on_reductions_drained(std::function<void()> drained) { drained_ = std::move(drained); }
@@ -220,7 +221,7 @@ class Zero3Stage {
   bool gather_in_flight_ = false;
   std::deque<Reduction> reductions_queued_;  // each reduce-scatter waiting its turn
   int reductions_in_flight_ = 0;
-  double deferred_bytes_ = 0;  // synchronize: the last module's gradients, held in the bucket
+  Reduction deferred_;  // synchronize: the last module's gradients, held in the bucket
   std::function<void()> task_done_, drained_;
   double gathered_bytes_ = 0, reduced_bytes_ = 0, replicated_bytes_ = 0;
   double expert_gathered_bytes_ = 0, expert_reduced_bytes_ = 0;

@@ -247,6 +247,18 @@ Zero3Work synchronous_work(int units, double unit_gather_bytes, double unit_grad
   return w;
 }
 
+TEST_CASE("DeepSpeed 2021's held-back reduce-scatter carries a routed experts' share too") {
+  // 4 layers, 2 micro-batches: each layer's gradients wait in the bucket until the next gather or
+  // the step's end, the experts' share (6 GB a layer) with the dense one (2 GB) to their groups.
+  Zero3Work w = synchronous_work(4, 1e9, 2e9);
+  w.unit_expert_gradient_bytes = 6e9;
+  const Calls calls = stage_calls(w, stage_schedule(schema::ONE_F_ONE_B, 1, 1, 2, 0));
+  CHECK(count(calls, CollectiveOp::kReduceScatter, DataParallelGroup::kShard) ==
+        std::pair{8, 2e9 * 8});
+  CHECK(count(calls, CollectiveOp::kReduceScatter, DataParallelGroup::kExperts) ==
+        std::pair{8, 6e9 * 8});
+}
+
 double fetch_ms(double bytes) { return bytes / kDeepSpeed2021FetchBytesPerSecond * 1e3; }
 
 TEST_CASE("DeepSpeed 2021, communication-bound: every collective's bytes at the fetch rate") {
