@@ -9,11 +9,19 @@
 #include "sim/util/check.h"
 
 namespace clustersim {
+namespace {
 
-double random_groups_per_token(int experts, int experts_per_token, int groups) {
+// Both counts' requirement: k of E experts, spread evenly over the groups.
+void check_even_groups(int experts, int experts_per_token, int groups) {
   CLUSTERSIM_CHECK(experts_per_token >= 1 && experts_per_token <= experts && groups >= 1 &&
                        experts % groups == 0,
                    "a routing the deduplicating dispatcher cannot split");
+}
+
+}  // namespace
+
+double random_groups_per_token(int experts, int experts_per_token, int groups) {
+  check_even_groups(experts, experts_per_token, groups);
   // q = C(E - E/G, k) / C(E, k) = prod over i < k of (E - E/G - i) / (E - i).
   const double e = experts, outside = experts - experts / groups;
   double miss = 1;
@@ -22,9 +30,7 @@ double random_groups_per_token(int experts, int experts_per_token, int groups) {
 }
 
 double consecutive_groups_per_token(int experts, int experts_per_token, int groups) {
-  CLUSTERSIM_CHECK(experts_per_token >= 1 && experts_per_token <= experts && groups >= 1 &&
-                       experts % groups == 0,
-                   "a routing the deduplicating dispatcher cannot split");
+  check_even_groups(experts, experts_per_token, groups);
   const int per_group = experts / groups, period = experts / std::gcd(experts, experts_per_token);
   int64_t reached = 0;
   for (int token = 0; token < period; ++token) {
