@@ -1315,7 +1315,11 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 #   (apply_ac: ptd_checkpoint_wrapper per block; RECOMPUTE_FULL); the pipeline as the table gives
 #   it, interleaved 1F1B (pp_schedule interleaved1f1b) over PP x VP virtual stages split as
 #   generate_hf_model_split does (components/distributed/pipelining/functional.py: num_layers //
-#   stages each, one more on the first num_layers % stages; stage_layers). Not simulated, left as
+#   stages each, one more on the first num_layers % stages; stage_layers); no multi-token-prediction
+#   module trained (job multi_token_prediction_layers 0: AutoModel's DeepSeek-V3,
+#   components/models/deepseek_v3/model.py, has none, at the page's date and at the commit above;
+#   its Nemotron V3 model gained one with NVIDIA-NeMo/Automodel#2161 of 2026-05-13, after the
+#   26.02 rows, and builds the HF config's shape otherwise). Not simulated, left as
 #   they are: HybridEP's SM budget (dispatcher_num_sms), the attention backends (TE, flex)."""
 
 # The AutoModel mixture-of-experts rows, by the table's (table, model, GPUs): (model, recipe YAML
@@ -1412,7 +1416,7 @@ def automodel(rows, out):
         lora_line = ('\n  ' + AUTOMODEL_LORA.format(dropout=f' dropout: {dropout}' if dropout else '')
                      if lora else '')
         states_line = ('\n  sixteen_bit_states: true\n  expert_routing { consecutive_experts: true }'
-                       if moe else '')
+                       '\n  multi_token_prediction_layers: 0' if moe else '')
         tag = re.sub(r'[^a-z0-9.]+', '-', f'{r["table"]} {model} {gpus}'.lower())
         name = f'automodel-{r["system"].lower()}-bf16-{tag}'
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {r['system']} GPUs, BF16, PyTorch FSDP2.

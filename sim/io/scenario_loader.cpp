@@ -155,6 +155,14 @@ void check_job(const FieldChecker& job, const s::Model* model) {
     job.error("optimizer", "MUON is not simulated for a model with a hybrid_layer_pattern yet");
   }
   if (is_transformer(model)) {
+    const int model_modules = model->transformer().multi_token_prediction_layers();
+    if (job.has("multi_token_prediction_layers") &&
+        job.at_least("multi_token_prediction_layers", 0) &&
+        m.multi_token_prediction_layers() > model_modules) {
+      job.error("multi_token_prediction_layers",
+                "exceeds the model's " + std::to_string(model_modules) +
+                    ": a job trains the model's multi-token-prediction modules, fewer or none");
+    }
     if (job.require("sequence_length") && job.at_least("sequence_length", 1) &&
         m.sequence_length() > model->transformer().max_sequence_length()) {
       job.error("sequence_length", "exceeds the model's max_sequence_length (" +
@@ -164,7 +172,26 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   } else {
     if (m.has_sequence_length()) job.error("sequence_length", "applies to transformers only");
     if (m.has_token_budget()) job.error("token_budget", "applies to transformers; use epochs");
+    if (m.has_multi_token_prediction_layers()) {
+      job.error("multi_token_prediction_layers", "applies to transformers only");
+    }
   }
+}
+
+// The model as the job trains it (LoadedScenario::model): a copy of the catalog's when the job
+// sets its own multi_token_prediction_layers, which check_job has found sound.
+void apply_job_to_model(LoadedScenario* loaded) {
+  const s::TrainingJob& job = loaded->scenario().job();
+  if (!job.has_multi_token_prediction_layers() || !is_transformer(loaded->model)) return;
+  loaded->trained_model = std::make_unique<s::Model>(*loaded->model);
+  s::Transformer* t = loaded->trained_model->mutable_transformer();
+  t->set_multi_token_prediction_layers(job.multi_token_prediction_layers());
+  if (job.multi_token_prediction_layers() == 0) {
+    t->clear_multi_token_prediction_pattern();
+    t->clear_multi_token_prediction_shared();
+    t->clear_multi_token_prediction_sixteen_bit();
+  }
+  loaded->model = loaded->trained_model.get();
 }
 
 }  // namespace
@@ -927,6 +954,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
     loaded->model = resolve_reference(root, "model", -1, m.model(), catalog.models(), "model");
   }
   if (root.require("job")) check_job(root.child("job"), loaded->model);
+  if (diagnostics->error_count() == errors_before) apply_job_to_model(loaded.get());
   check_cluster(root, catalog, loaded.get());
   if (m.has_parallelism()) check_parallelism(root.child("parallelism"), loaded->model);
   if (m.has_sweep()) {

@@ -11,11 +11,15 @@
 
 namespace clustersim {
 
-// A checked scenario with its references resolved. Pointers point into the catalog, which must
-// outlive this object. Immutable; safe to share between threads.
+// A checked scenario with its references resolved. Pointers point into the catalog (or into
+// trained_model), which must outlive this object. Immutable; safe to share between threads.
 struct LoadedScenario {
   std::unique_ptr<TextFile<schema::Scenario>> file;
+  // The model as the job trains it: the catalog's, or trained_model where the job changes it.
   const schema::Model* model = nullptr;
+  // The catalog's model with the job's multi_token_prediction_layers; null when the job keeps the
+  // model's.
+  std::unique_ptr<schema::Model> trained_model;
   // The candidate instance types: sweep.instance if given, else cluster.instance; with pools,
   // the pools' instances (pool_instances).
   std::vector<const schema::InstanceType*> instances;

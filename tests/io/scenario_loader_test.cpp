@@ -208,6 +208,35 @@ TEST_CASE("a job without a budget, or longer than the model's context, is reject
         "s.textproto:7:3: job.sequence_length: exceeds the model's max_sequence_length (4096)\n");
 }
 
+TEST_CASE("a job trains its model's multi-token-prediction modules, fewer or none") {
+  TempDir dir;
+  Diagnostics diagnostics;
+  const std::string job = "token_budget: 1e9 sequence_length: 4096 multi_token_prediction_layers: ";
+  auto loaded =
+      load_scenario(dir.write("s.textproto", scenario("nemotron3-super-120b-a12b", job + "0")),
+                    testing::shipped_catalog(), &diagnostics);
+  REQUIRE(loaded != nullptr);
+  const schema::Transformer& trained = loaded->model->transformer();
+  CHECK(trained.multi_token_prediction_layers() == 0);
+  CHECK_FALSE(trained.has_multi_token_prediction_pattern());
+  CHECK_FALSE(trained.multi_token_prediction_shared());
+  // The catalog's model keeps its modules; everything else of the trained copy is the catalog's.
+  const auto* entry = testing::shipped_catalog().models().find("nemotron3-super-120b-a12b");
+  REQUIRE(entry != nullptr);
+  const schema::Transformer& catalog_model = entry->value->transformer();
+  CHECK(catalog_model.multi_token_prediction_layers() == 2);
+  CHECK(trained.hybrid_layer_pattern() == catalog_model.hybrid_layer_pattern());
+  CHECK(trained.moe().num_experts() == catalog_model.moe().num_experts());
+
+  CHECK(scenario_errors(scenario("deepseek-v3", job + "2")) ==
+        "s.textproto:7:43: job.multi_token_prediction_layers: exceeds the model's 1: a job trains "
+        "the model's multi-token-prediction modules, fewer or none\n");
+  CHECK(scenario_errors(scenario("deepseek-v3", job + "-1")) ==
+        "s.textproto:7:43: job.multi_token_prediction_layers: must be >= 0, got -1\n");
+  CHECK(scenario_errors(scenario("resnet50", "steps: 10 multi_token_prediction_layers: 0")) ==
+        "s.textproto:7:13: job.multi_token_prediction_layers: applies to transformers only\n");
+}
+
 TEST_CASE("an epoch budget needs the dataset size") {
   CHECK(scenario_errors(scenario("resnet50", "epochs: 90")) ==
         "s.textproto:7:3: job.epochs: needs dataset.num_samples\n");
