@@ -376,7 +376,9 @@ BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: 
 #   expert layers eager (the host's work exposed) unless the recipe replays them from CUDA
 #   graphs (BRIDGE_MOE_GRAPHS there); the routed experts' activation (and gpt-oss's clamp and
 #   weighted bias) in Transformer Engine's fused grouped MLP, not kernels of their own, where the
-#   recipe sets cutedsl_fused_grouped_mlp (fused_expert_mlp: BRIDGE_FUSED_GROUPED_MLP there);
+#   recipe sets cutedsl_fused_grouped_mlp (fused_expert_mlp: BRIDGE_FUSED_GROUPED_MLP there),
+#   with its saved tensors copied through Megatron-Core's paged stash where the recipe sets
+#   moe_paged_stash (expert_paged_stash: BRIDGE_PAGED_STASH there);
 #   Qwen3 235B's 94 layers split with the embedding and the loss counted as layers (96 on
 #   PP x VP chunks, as Llama 3.1 405B's);
 #   tensor-parallel overlap off where the recipe says so (BRIDGE_MOE_NO_TP_OVERLAP there);
@@ -495,6 +497,18 @@ for _release in ('26.06', '26.08'):
 #     or 3.5 Lightning's.
 BRIDGE_FUSED_GROUPED_MLP = {'26.06': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA,
                             '26.08': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA}
+# Where a release's recipe runs Megatron-Core's paged stash of the fused grouped MLP's saved tensors
+# (moe_paged_stash; expert_paged_stash, sim/workload/eager_expert_kernels.h), as (release, system,
+# precision, model): the recipes that run full-iteration CUDA graphs with the fused grouped MLP,
+# every row of BRIDGE_FUSED_GROUPED_MLP:
+#   26.06, 26.06.01: v0.5.0 scripts/performance/configs/{qwen/qwen3,deepseek/deepseek,
+#     gpt_oss/gpt_oss}_llm_pretrain.py set_full_iter_cg_configs (moe_paged_stash = True,
+#     moe_expert_rank_capacity_factor 1.5), applied where the config runs full-iteration graphs
+#     (is_full_iteration_cuda_graph: the GB200 / GB300 MXFP8 configs above).
+#   26.08: v0.6.0 src/megatron/bridge/perf_recipes/qwen/common.py
+#     _enable_hybridep_full_iteration_mxfp8, deepseek/common.py (and gb300/deepseek_v3.py),
+#     gpt_oss/common.py: moe_paged_stash = True.
+BRIDGE_PAGED_STASH = BRIDGE_FUSED_GROUPED_MLP
 
 # Rows whose recipe runs Transformer Engine's FP8 dot-product attention
 # (mixed_precision.fp8_dot_product_attention; job.fp8_attention: its forward at the GPU's FP8
@@ -679,8 +693,9 @@ DEEPSEEK_V3_RULES = """# DeepSeek-V3 rows, one more rule for all of them (the re
 #   reduces gradients after the backward (overlap_grad_reduce = False). Not simulated, left as
 #   they are: CUDA graphs (the step has no launch overhead to remove) and FP8 attention
 #   (fp8_dot_product_attention) of the v0.5.0 and v0.6.0 NVL72 MXFP8 recipes (their fused grouped
-#   MLP, cutedsl_fused_grouped_mlp, is simulated: the MoE rule above), the expert capacity
-#   their full-iteration graphs pad to (moe_expert_rank_capacity_factor 1.5), the shared
+#   MLP, cutedsl_fused_grouped_mlp, and its paged stash are simulated: the MoE rule above), the
+#   expert capacity their full-iteration graphs pad to (moe_expert_rank_capacity_factor 1.5), the
+#   shared
 #   expert's overlap with the dispatch and delayed weight gradients (delay_wgrad_compute)."""
 
 GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the release's recipe:
@@ -704,12 +719,14 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 #   overlap_moe_expert_parallel_comm = True) and the GB200 and GB300 MXFP8 ones of v0.5.0 and
 #   v0.6.0; the MXFP8 recipes' fused grouped MLP (the MoE rule above: v0.5.0
 #   GPT_OSS_120B_PRETRAIN_CONFIG_GB200_FP8_MX_V2 / _GB300_FP8_MX_V2 cutedsl_fused_grouped_mlp=True,
-#   v0.6.0 perf_recipes/gpt_oss/gb200, gb300 NVTE_CUTEDSL_FUSED_GROUPED_MLP=1), the BF16 recipes'
+#   v0.6.0 perf_recipes/gpt_oss/gb200, gb300 NVTE_CUTEDSL_FUSED_GROUPED_MLP=1) with its paged
+#   stash (v0.5.0 gpt_oss_llm_pretrain.py set_full_iter_cg_configs, v0.6.0 gpt_oss/common.py
+#   moe_paged_stash = True), the BF16 recipes'
 #   experts eager (Megatron-Core's clamp and router-weighted bias kernels); the MXFP8 recipes'
 #   FP8 dot-product attention (fp8_dot_product_attention=True, BRIDGE_FP8_ATTENTION: cuDNN's
 #   FP8 backward of a windowed layer covers the whole causal square); not simulated: CUDA
-#   graphs, padded expert capacity (the grouped GEMMs' dynamic scheduler skips the padding) and
-#   the paged stash's copies, as for DeepSeek-V3 above."""
+#   graphs and padded expert capacity (the grouped GEMMs' dynamic scheduler skips the padding),
+#   as for DeepSeek-V3 above."""
 
 # Hybrid Mamba-Transformer MoE rows (bridge-hybrid-*, groups of their own): Nemotron 3 Nano,
 # Super and 3.5 Lightning (the model file gives Super's and Lightning's multi-token-prediction
@@ -1140,6 +1157,8 @@ def bridge(rows, out):
                 lines.append('cuda_graphed_expert_layers: true')
             if (system, precision, model) in BRIDGE_FUSED_GROUPED_MLP.get(release, ()):
                 lines.append('fused_expert_mlp: true')
+            if (system, precision, model) in BRIDGE_PAGED_STASH.get(release, ()):
+                lines.append('expert_paged_stash: true')
             if bridge_flex_dispatcher(release, r['release'], system, precision, model, r['ep']):
                 lines.append('expert_dispatcher: EXPERT_NODE_DEDUPLICATED')
             if bridge_hybridep(release, r['release'], system, precision, model, r['ep']):

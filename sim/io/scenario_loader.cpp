@@ -403,6 +403,9 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   }
   // Its expert_tensor_parallel 1 (absent: the tensor parallel degree, a sweep axis): each
   // configuration's problem (configuration_space.cpp).
+  if (m.expert_paged_stash() && !m.fused_expert_mlp()) {
+    p.error("expert_paged_stash", "applies with fused_expert_mlp only");
+  }
   for (const char* field : {"expert_dispatcher", "fused_expert_mlp"}) {
     if (p.has(field) && model != nullptr &&
         !(model->has_transformer() && model->transformer().has_moe())) {

@@ -299,6 +299,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
       t.has_moe() ? expert_load(t, job.expert_routing(), experts.expert_parallel) : ExpertLoad{}};
   shape.gathered_gradient_bytes = gathered_gradient_bytes(job);
   shape.fused_expert_mlp = p.fused_expert_mlp();
+  shape.expert_paged_stash = p.expert_paged_stash();
   shape.fp8_attention = job.fp8_attention();
   shape.attention_library = job.attention_library();
   shape.fp32_router_probabilities = p.expert_dispatcher() == schema::EXPERT_NODE_DEDUPLICATED;

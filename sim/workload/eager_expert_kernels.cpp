@@ -1,5 +1,5 @@
-// Memory traffic of the routed experts' eager elementwise kernels (the closed forms are in the
-// header, with the Megatron-Core code they count).
+// Memory traffic of the memory-bound kernels around the routed experts' grouped GEMMs (the closed
+// forms are in the header, with the Megatron-Core and Transformer Engine code they count).
 #include "sim/workload/eager_expert_kernels.h"
 
 namespace clustersim {
@@ -36,6 +36,20 @@ EagerExpertBytes weighted_bias_bytes(int64_t hidden, bool fp32_probabilities) {
   // The split's gradient joined (read, write); two products written and reread for their sums.
   const double backward = (2 * h + 2 * (h + h + h)) * kElement;
   return {forward, backward};
+}
+
+EagerExpertBytes fused_bias_gradient_bytes(int64_t hidden) {
+  constexpr double kFp32 = 4;
+  // The output gradient and the probability read; the probability's gradient read and written.
+  return {0, static_cast<double>(hidden) * kElement + 3 * kFp32};
+}
+
+EagerExpertBytes paged_stash_bytes(int64_t input_width, int64_t up_width, int64_t down_width,
+                                   double narrow_bytes, double probability_bytes) {
+  const double saved = static_cast<double>(input_width + down_width) * narrow_bytes +
+                       static_cast<double>(up_width) * kElement + probability_bytes;
+  // Copied into the stash (read, write), and back (read, write).
+  return {2 * saved, 2 * saved};
 }
 
 }  // namespace clustersim

@@ -1,8 +1,10 @@
-// The elementwise kernels Megatron-Core's grouped expert MLP (TEGroupedMLP) runs eagerly in
-// PyTorch around its grouped GEMMs when Transformer Engine's fused grouped MLP does not take them
-// (parallelism.fused_expert_mlp): the clamp of a clamped GLU's input and the router-weighted bias
-// of a down projection with biases. Their memory traffic per routed row (one token copy on an
-// expert), forward and backward, in 16-bit elements of 2 bytes.
+// The memory-bound kernels of their own around the routed experts' grouped GEMMs. Megatron-Core's
+// grouped expert MLP (TEGroupedMLP) runs eagerly in PyTorch, where Transformer Engine's fused
+// grouped MLP (parallelism.fused_expert_mlp) does not take them into its GEMMs' epilogues, the
+// clamp of a clamped GLU's input and the router-weighted bias of a down projection with biases;
+// beside the fused one run the gradient of that weighted bias and Megatron-Core's paged stash of
+// the tensors its backward reads. Their memory traffic per routed row (one token copy on an
+// expert), forward and backward, in 16-bit elements of 2 bytes unless said otherwise.
 #pragma once
 
 #include <cstdint>
@@ -36,5 +38,28 @@ EagerExpertBytes clamped_glu_bytes(int64_t width);
 // back (6 h), the split's gradient joined (4 h) and the two fp32 products written and reread with
 // the gradient (24 h): 40 x hidden bytes.
 EagerExpertBytes weighted_bias_bytes(int64_t hidden, bool fp32_probabilities);
+
+// The fused grouped MLP's weighted bias (NVIDIA/TransformerEngine 4220403e, the commit
+// Megatron-Bridge v0.5.0 pins: pytorch/ops/fused/forward_grouped_mlp.py adds b x p in the down
+// GEMM's epilogue) leaves its gradients to one Triton kernel (backward_grouped_mlp.py
+// compute_grouped_dbias_dscales, triton/grouped_dbias_dscales.py; 4329ff84, v0.6.0's pin, keeps it
+// in fused/grouped_mlp.py): it reads the row's 16-bit output gradient of `hidden` and its fp32
+// probability, and adds the probability's gradient into an fp32 sum (read and write): no forward
+// traffic, 2 x hidden + 12 bytes backward. The per-expert bias sums it writes are left out.
+EagerExpertBytes fused_bias_gradient_bytes(int64_t hidden);
+
+// Megatron-Core's paged stash (moe_paged_stash, which the recipes with full-iteration CUDA graphs
+// set: Megatron-Bridge v0.5.0 scripts/performance/configs/*/ set_full_iter_cg_configs, v0.6.0
+// perf_recipes/*/common.py; NVIDIA/Megatron-LM d0b3b775, v0.5.0's Megatron-LM,
+// megatron/core/transformer/moe/experts.py _fused_forward and moe/paged_stash.py): the fused
+// grouped MLP's saved tensors (those Transformer Engine marks, mark_grouped_tensor) are copied,
+// their actual rows only, into the pages of a stash buffer after the layer's forward
+// (_paged_stash_copy_kernel: read and write) and back before its backward (_paged_stash_pop_kernel:
+// read and write). Per row: the up projection's input kept column-wise (`input_width` narrow
+// elements of `narrow_bytes`), the activation's 16-bit input (`up_width`, both halves of a GLU),
+// the down projection's input kept column-wise (`down_width` narrow elements) and the router
+// probability (`probability_bytes`); forward and backward each 2 x their sum.
+EagerExpertBytes paged_stash_bytes(int64_t input_width, int64_t up_width, int64_t down_width,
+                                   double narrow_bytes, double probability_bytes);
 
 }  // namespace clustersim

@@ -378,8 +378,17 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       expert_op(
           {K::kMatmul, std::string("expert down") + g.suffix, g.rows, width, f / etp, g.count});
     }
-    if (!shape.fused_expert_mlp && t.linear_bias()) {
-      eager("expert bias", weighted_bias_bytes(h, shape.fp32_router_probabilities));
+    if (t.linear_bias()) {
+      if (!shape.fused_expert_mlp) {
+        eager("expert bias", weighted_bias_bytes(h, shape.fp32_router_probabilities));
+      } else {
+        eager("expert bias gradient", fused_bias_gradient_bytes(h));
+      }
+    }
+    if (shape.expert_paged_stash) {
+      eager("expert paged stash",
+            paged_stash_bytes(width, (x.gated ? 2 : 1) * f / etp, f / etp, shape.gemm_input_bytes,
+                              shape.fp32_router_probabilities ? 4 : 2));
     }
     if (etp > 1) {
       ops.push_back(

@@ -108,6 +108,9 @@ struct LayerShape {
   // The routed experts run Transformer Engine's fused grouped MLP (parallelism.fused_expert_mlp):
   // no elementwise kernels of their own between the grouped GEMMs.
   bool fused_expert_mlp = false;
+  // With the fused grouped MLP: its saved tensors go through Megatron-Core's paged stash
+  // (parallelism.expert_paged_stash; eager_expert_kernels.h paged_stash_bytes).
+  bool expert_paged_stash = false;
   // Attention in FP8 (job.fp8_attention): its kernels at the FP8 rates, a sliding window's
   // backward over the whole causal square.
   bool fp8_attention = false;

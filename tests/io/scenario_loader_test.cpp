@@ -514,6 +514,11 @@ TEST_CASE("a fused expert MLP needs a mixture-of-experts model") {
         "only\n");
 }
 
+TEST_CASE("a paged expert stash needs the fused expert MLP") {
+  CHECK(h100_errors("parallelism { expert_paged_stash: true }\n") ==
+        "s.textproto:12:15: parallelism.expert_paged_stash: applies with fused_expert_mlp only\n");
+}
+
 TEST_CASE("layers listed per model chunk may leave a chunk empty, per stage not") {
   // Llama 2 7B's 32 layers on 2 stages x 2 chunks: the last chunk (virtual stage 3) holds none.
   const std::string chunks =

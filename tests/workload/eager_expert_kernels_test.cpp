@@ -1,5 +1,6 @@
-// Tests of the routed experts' eager elementwise kernels: their closed forms per routed row and
-// where the layer's kernel list holds them (gpt-oss-120b: a clamped GLU and biases).
+// Tests of the memory-bound kernels around the routed experts' grouped GEMMs: their closed forms
+// per routed row and where the layer's kernel list holds them (gpt-oss-120b: a clamped GLU and
+// biases), eager or beside the fused grouped MLP.
 #include "sim/workload/eager_expert_kernels.h"
 
 #include <catch2/catch.hpp>
@@ -33,6 +34,58 @@ TEST_CASE("with fp32 router probabilities the weighted bias moves 28h bytes a ro
   const EagerExpertBytes bias = weighted_bias_bytes(1000, true);
   CHECK(bias.forward == 28000);
   CHECK(bias.backward == 40000);
+}
+
+TEST_CASE("beside the fused MLP the bias gradient reads 2h + 12 bytes a row, the stash 2 copies") {
+  // The Triton dbias / dscales kernel: the 16-bit output gradient read (2 h), the fp32
+  // probability read and its gradient read and written (12); nothing in the forward.
+  const EagerExpertBytes gradient = fused_bias_gradient_bytes(1000);
+  CHECK(gradient.forward == 0);
+  CHECK(gradient.backward == 2012);
+  // The paged stash of Qwen3-30B-A3B's saved tensors under MXFP8 (1 byte a narrow element): the
+  // up projection's input (2048) and the down projection's (768) column-wise, the GLU's 16-bit
+  // input (2 x 768) and an fp32 probability: 2048 + 768 + 3072 + 4 = 5892 bytes, copied into
+  // the stash (read, write) and back (read, write).
+  const EagerExpertBytes stash = paged_stash_bytes(2048, 2 * 768, 768, 1, 4);
+  CHECK(stash.forward == 2 * 5892.0);
+  CHECK(stash.backward == 2 * 5892.0);
+}
+
+TEST_CASE("the fused MLP's bias gradient and paged stash are kernels of the expert layer") {
+  // gpt-oss-120b, 4096 tokens, EP 8, fused grouped MLP under MXFP8 (1-byte GEMM inputs), the
+  // flex dispatcher's fp32 probabilities: 4096 x 4 routed rows on the rank.
+  const auto& oss = testing::shipped_catalog().models().find("gpt-oss-120b")->value->transformer();
+  LayerShape shape{4096, 1, 1, false, true};
+  shape.expert_parallel = 8;
+  shape.fused_expert_mlp = true;
+  shape.gemm_input_bytes = 1;
+  shape.fp32_router_probabilities = true;
+  const double rows = 4096.0 * 4;
+  std::vector<LayerOp> ops = layer_forward_ops(oss, shape, LayerKind::kExperts);
+  const LayerOp* gradient = testing::find_op(ops, "expert bias gradient");
+  REQUIRE(gradient != nullptr);
+  CHECK(gradient->expert);
+  CHECK(gradient->bytes == 0);
+  CHECK(*gradient->backward_bytes == Approx(rows * (2 * 2880 + 12)));
+  CHECK(testing::find_op(ops, "expert paged stash") == nullptr);
+  shape.expert_paged_stash = true;
+  ops = layer_forward_ops(oss, shape, LayerKind::kExperts);
+  const LayerOp* stash = testing::find_op(ops, "expert paged stash");
+  REQUIRE(stash != nullptr);
+  CHECK(stash->expert);
+  // The up projection's input 2880 and the down projection's 2880 in 1 byte, the GLU's input
+  // 2 x 2880 in 2 bytes, the fp32 probability 4.
+  const double saved = 2880 + 2880 + 2 * 2 * 2880 + 4;
+  CHECK(stash->bytes == Approx(rows * 2 * saved));
+  CHECK(*stash->backward_bytes == Approx(rows * 2 * saved));
+  // After the down projection, before the combine leaves the rank.
+  CHECK(stash > testing::find_op(ops, "expert down"));
+  CHECK(stash < testing::find_op(ops, "combine"));
+  // The eager path has no bias gradient kernel of its own (the eager bias's backward counts it).
+  shape.fused_expert_mlp = false;
+  shape.expert_paged_stash = false;
+  ops = layer_forward_ops(oss, shape, LayerKind::kExperts);
+  CHECK(testing::find_op(ops, "expert bias gradient") == nullptr);
 }
 
 TEST_CASE("gpt-oss experts run the eager clamp and bias unless the grouped MLP is fused") {
