@@ -1,5 +1,6 @@
 // Kernel and collective times of a layer, the tensor-parallel overlap of Transformer Engine's
-// userbuffers, and the attention core under context parallelism (context_attention.h).
+// userbuffers (and the asynchronous backward collectives without them), and the attention core
+// under context parallelism (context_attention.h).
 #include "sim/parallel/layer_times.h"
 
 #include <algorithm>
@@ -76,6 +77,7 @@ bool reruns(const LayerOp& op, s::Recompute recompute, const RecomputedParts& pa
 // qkv/fc1 and proj/fc2, transformer_engine/pytorch/module/base.py initialize_ub).
 struct MatmulTimes {
   Picoseconds forward, forward_comm, backward, backward_comm;
+  Picoseconds data_gradient, weight_gradient;  // the backward's two GEMMs alone
 };
 
 MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& compute,
@@ -89,7 +91,8 @@ MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const Compute
   };
   const Picoseconds data_gradient = matmul(op.m, op.k, op.n);
   const Picoseconds weight_gradient = op.frozen ? Picoseconds(0) : matmul(op.k, op.n, op.m);
-  MatmulTimes t{matmul(op.m, op.n, op.k), {}, data_gradient + weight_gradient, {}};
+  MatmulTimes t{matmul(op.m, op.n, op.k), {}, data_gradient + weight_gradient, {},
+                data_gradient, weight_gradient};
   if (op.backward_runs) t.backward = Picoseconds(*op.backward_runs * t.forward.count());
   if (overlap_ranks < 2) return t;
   const int64_t rows = op.m / overlap_ranks;
@@ -185,6 +188,22 @@ OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& c
       t.forward.tensor_comm = groups.tensor->time(tensor_op(op.kind), op.bytes);
       t.backward.tensor_comm =
           groups.tensor->time(tensor_op(mirrored(op.kind)), op.backward_bytes.value_or(op.bytes));
+      if (op.kind == K::kTensorAllGather && overlap_ranks < 2 && i + 1 < ops.size() &&
+          ops[i + 1].kind == K::kMatmul) {
+        // Without userbuffers the backward of the GEMM this all-gather feeds launches its
+        // collectives asynchronously: the data gradient's reduce-scatter beside the weight
+        // gradient and, when the weight has one, the re-gather of the input it needs beside the
+        // data gradient (Transformer Engine's LayerNormLinear and Linear backward,
+        // gather_along_first_dim and reduce_scatter_along_first_dim with async_op=True, v2.14
+        // module/layernorm_linear.py; Megatron-Core's
+        // LinearWithGradAccumulationAndAsyncCommunication the same).
+        const MatmulTimes m = time_matmul(ops, i + 1, compute, groups.tensor, 0);
+        t.backward.tensor_comm = bulk_overlap_exposed(t.backward.tensor_comm, m.weight_gradient);
+        if (!ops[i + 1].frozen) {
+          t.backward.tensor_comm += bulk_overlap_exposed(
+              groups.tensor->time(CollectiveOp::kAllGather, op.bytes), m.data_gradient);
+        }
+      }
       return t;
   }
 }
