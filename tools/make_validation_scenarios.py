@@ -1334,7 +1334,15 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 #   (apply_ac: ptd_checkpoint_wrapper per block; RECOMPUTE_FULL); the pipeline as the table gives
 #   it, interleaved 1F1B (pp_schedule interleaved1f1b) over PP x VP virtual stages split as
 #   generate_hf_model_split does (components/distributed/pipelining/functional.py: num_layers //
-#   stages each, one more on the first num_layers % stages; stage_layers); no multi-token-prediction
+#   stages each, one more on the first num_layers % stages; stage_layers), run as the table's GA
+#   pipeline schedules a step (pipeline_runs: the benchmark recipe, recipes/llm/benchmark.py at
+#   the page's commit 89e3a9fd, calls the schedule's step() once per local batch of LBS / MBS
+#   micro-batches, GBS / (LBS x DP) times a step, each filling and draining the pipeline, and
+#   torch.distributed.pipelining's PipelineStage reduce-scatters and reshards every model chunk's
+#   FSDP modules after its last backward of each call, the compute stream waiting for them:
+#   stage.py backward_maybe_with_nosync, whose _root_post_backward_final_callback waits on the
+#   reductions; AutoModel's own patch of it, moe/fsdp_mixin.py, came with #574 on 2025-10-08 and
+#   does the same); no multi-token-prediction
 #   module trained (job multi_token_prediction_layers 0: AutoModel's DeepSeek-V3,
 #   components/models/deepseek_v3/model.py, has none, at the page's date and at the commit above;
 #   its Nemotron V3 model gained one with NVIDIA-NeMo/Automodel#2161 of 2026-05-13, after the
@@ -1393,9 +1401,10 @@ def automodel_moe_lines(r, moe):
     if pp > 1:
         vp = int(r['vp'])
         split = hf_model_split(AUTOMODEL_MOE_LAYERS[model], pp * vp)
+        runs = [f'pipeline_runs: {r["ga"]}'] if int(r['ga']) > 1 else []
         lines = [f'pipeline_parallel: {pp}', 'schedule: INTERLEAVED_ONE_F_ONE_B',
                  f'virtual_stages: {vp}',
-                 f'stage_layers: [{", ".join(map(str, split))}]'] + lines
+                 f'stage_layers: [{", ".join(map(str, split))}]'] + runs + lines
     return lines
 
 

@@ -459,6 +459,12 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.fsdp2_defer_gradient_sync() && !m.fsdp2_keep_forward_gather()) {
     p.error("fsdp2_defer_gradient_sync", "needs fsdp2_keep_forward_gather (and fsdp2)");
   }
+  // Dividing the micro-batches and pipeline_parallel > 1: each configuration's problem
+  // (configuration_space.cpp), both being sweep axes.
+  p.at_least("pipeline_runs", 1);
+  if (m.pipeline_runs() > 1 && m.deepspeed_pipeline_engine()) {
+    p.error("pipeline_runs", "is torch.distributed.pipelining's: not with deepspeed_pipeline_engine");
+  }
   if (m.has_virtual_stages() && m.virtual_stages() > 1 &&
       m.schedule() != s::INTERLEAVED_ONE_F_ONE_B) {
     p.error("virtual_stages", "needs schedule INTERLEAVED_ONE_F_ONE_B");

@@ -199,8 +199,10 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
                      const PipelineLayout& layout, MemoryEstimate* e) {
   const s::Transformer& t = model.transformer();
   const int pp = p.pipeline_parallel(), v = layout.chunks(), stage = e->stage;
+  // Of one pipeline run (parallelism.pipeline_runs): each fills and drains the pipeline.
   const long micro_batches = job.global_batch_size() /
-                             (static_cast<long>(p.micro_batch_size()) * p.data_parallel());
+                             (static_cast<long>(p.micro_batch_size()) * p.data_parallel()) /
+                             std::max(1, p.pipeline_runs());
   ExpertLoad load;
   LayerActivationSpec spec = activation_spec(t, job, p, &load);
   const int experts = stage_moe_layers(t, layout, stage);

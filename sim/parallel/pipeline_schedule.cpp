@@ -3,10 +3,28 @@
 
 #include <algorithm>
 
+#include "sim/util/check.h"
+
 namespace clustersim {
 
 std::vector<PipelineTask> stage_schedule(schema::PipelineSchedule schedule, int stages, int chunks,
-                                         int micro_batches, int stage, bool expert_overlap) {
+                                         int micro_batches, int stage, bool expert_overlap,
+                                         int runs) {
+  if (runs > 1) {
+    CLUSTERSIM_CHECK(micro_batches % runs == 0, "pipeline runs divide the micro-batches");
+    const int each = micro_batches / runs;
+    const std::vector<PipelineTask> one =
+        stage_schedule(schedule, stages, chunks, each, stage, expert_overlap);
+    std::vector<PipelineTask> tasks;
+    for (int k = 0; k < runs; ++k) {
+      for (PipelineTask t : one) {
+        t.micro_batch += k * each;
+        t.run = k;
+        tasks.push_back(t);
+      }
+    }
+    return tasks;
+  }
   const int total = micro_batches * chunks;
   auto nth = [&](int k, bool forward) {
     const int group = k / stages;

@@ -14,6 +14,7 @@ struct PipelineTask {
   int micro_batch;
   // Run as one step with the task beside it in the steady state (expert_comm_overlap.h).
   bool combined = false;
+  int run = 0;  // which of the step's pipeline runs (parallelism.pipeline_runs) it belongs to
 };
 
 // Tasks of stage `stage` of `stages`, with `chunks` model chunks per stage and `micro_batches`
@@ -26,9 +27,13 @@ struct PipelineTask {
 // With `expert_overlap` (Megatron-Core's combined 1F1B, pipeline_parallel/combined_1f1b.py and
 // schedules.py get_pp_rank_microbatches): one more warm-up forward, and every forward and backward
 // of the alternating steady state is `combined`; without a pipeline one forward runs alone first.
-// Requires: for interleaving, micro_batches divisible by stages; for `expert_overlap` with
-// stages > 1, the interleaved schedule.
+// With `runs` > 1 the micro-batches run as that many such schedules one after another, of
+// micro_batches / runs each (run k's micro-batches numbered after run k - 1's), each filled and
+// drained (parallelism.pipeline_runs).
+// Requires: runs dividing micro_batches; for interleaving, micro_batches / runs divisible by
+// stages; for `expert_overlap` with stages > 1, the interleaved schedule.
 std::vector<PipelineTask> stage_schedule(schema::PipelineSchedule schedule, int stages, int chunks,
-                                         int micro_batches, int stage, bool expert_overlap = false);
+                                         int micro_batches, int stage, bool expert_overlap = false,
+                                         int runs = 1);
 
 }  // namespace clustersim

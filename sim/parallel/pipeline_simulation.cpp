@@ -44,7 +44,7 @@ class PipelineRun final : private EventHandler {
     for (int r = 0; r < p; ++r) {
       Stage& s = stages_[r];
       s.tasks = stage_schedule(plan.schedule, p, plan.chunks, plan.micro_batches, r,
-                               plan.overlap_expert_communication);
+                               plan.overlap_expert_communication, plan.runs);
       s.last_backward_of_chunk.assign(s.tasks.size(), 0);
       std::vector<char> seen(plan.chunks, 0);
       for (size_t i = s.tasks.size(); i-- > 0;) {
@@ -64,7 +64,8 @@ class PipelineRun final : private EventHandler {
     for (int r = 0; r < p; ++r) start_zero3(r);
     const bool zero3 =
         std::any_of(zero3_.begin(), zero3_.end(), [](auto& z) { return z != nullptr; });
-    if (skip_steady_state && !timeline && !zero3 && !plan.deepspeed_exchange) {
+    // The steady-state shortcut knows one fill and drain a step.
+    if (skip_steady_state && !timeline && !zero3 && !plan.deepspeed_exchange && plan.runs == 1) {
       std::vector<StageSchedule> schedules;
       for (const Stage& s : stages_) schedules.push_back({s.tasks, s.last_backward_of_chunk});
       skip_.emplace(std::move(schedules));

@@ -61,6 +61,10 @@ struct PipelinePlan {
   int stages = 1;
   int chunks = 1;
   int micro_batches = 1;
+  // Pipeline schedules run one after another per step, micro_batches / runs each
+  // (parallelism.pipeline_runs, stage_schedule); the data-parallel reduction and the optimizer
+  // follow the last.
+  int runs = 1;
   int tensor_parallel = 1;
   int context_parallel = 1;  // ranks splitting each sequence, beside the tensor-parallel ones
   int data_parallel = 1;

@@ -403,6 +403,7 @@ PipelinePlan base_plan(const s::TrainingJob& job, const s::Parallelism& p, int c
   plan.stages = p.pipeline_parallel();
   plan.chunks = chunks;
   plan.micro_batches = job.global_batch_size() / (p.micro_batch_size() * p.data_parallel());
+  plan.runs = std::max(1, p.pipeline_runs());
   plan.tensor_parallel = p.tensor_parallel();
   plan.context_parallel = p.context_parallel();
   plan.data_parallel = p.data_parallel();
@@ -433,7 +434,8 @@ CombinedTasks combined_tasks(const PipelinePlan& plan, int r) {
   CombinedTasks n{std::vector<int64_t>(plan.chunks, 0), std::vector<int64_t>(plan.chunks, 0)};
   if (!plan.overlap_expert_communication) return n;
   for (const PipelineTask& t :
-       stage_schedule(plan.schedule, plan.stages, plan.chunks, plan.micro_batches, r, true)) {
+       stage_schedule(plan.schedule, plan.stages, plan.chunks, plan.micro_batches, r, true,
+                      plan.runs)) {
     if (t.combined) ++(t.forward ? n.forwards : n.backwards)[t.chunk];
   }
   return n;

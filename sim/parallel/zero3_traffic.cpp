@@ -91,12 +91,17 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
     return Picoseconds(at(m + 1) - at(m));
   };
   // Which passes gather and reduce: every one, or under deferred synchronization each chunk's
-  // first forward and last backward of the step (`gathers`, `reduces` for the task computing).
-  int chunks = 0;
-  for (const PipelineTask& task : tasks) chunks = std::max(chunks, task.chunk + 1);
-  std::vector<size_t> first_forward(chunks, tasks.size()), last_backward(chunks, 0);
+  // first forward and last backward of each pipeline run (`gathers`, `reduces` for the task
+  // computing), by run x chunks + chunk.
+  int chunks = 0, runs = 0;
+  for (const PipelineTask& task : tasks) {
+    chunks = std::max(chunks, task.chunk + 1);
+    runs = std::max(runs, task.run + 1);
+  }
+  std::vector<size_t> first_forward(static_cast<size_t>(runs) * chunks, tasks.size()),
+      last_backward(static_cast<size_t>(runs) * chunks, 0);
   for (size_t i = 0; i < tasks.size(); ++i) {
-    const int c = tasks[i].chunk;
+    const size_t c = static_cast<size_t>(tasks[i].run) * chunks + tasks[i].chunk;
     if (tasks[i].forward) first_forward[c] = std::min(first_forward[c], i);
     if (!tasks[i].forward) last_backward[c] = i;
   }
@@ -116,8 +121,9 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
   for (size_t i = 0; i < tasks.size(); ++i) {
     const PipelineTask& task = tasks[i];
     task_begin_.push_back(segments_.size());
+    const size_t run_chunk = static_cast<size_t>(task.run) * chunks + task.chunk;
     const bool synchronizes = !work.defer_gradient_sync ||
-                              i == (task.forward ? first_forward : last_backward)[task.chunk];
+                              i == (task.forward ? first_forward : last_backward)[run_chunk];
     gathers = task.forward ? synchronizes : backward_gathers;
     reduces = synchronizes && !work.reduce_after_backward;
     for (int u = 0; u < units; ++u) {
@@ -144,12 +150,13 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
       }
     }
     // Reduced after the chunk's last backward: every layer's gradients at once, on its last
-    // segment.
+    // segment, and the task ends only once they are (the stream waits on them).
     if (!task.forward && synchronizes && work.reduce_after_backward) {
       Segment& last = segments_.back();
       last.reduce = true;
       last.reduce_bytes = units * work.unit_gradient_bytes;
       last.expert_reduce_bytes = units * work.unit_expert_gradient_bytes;
+      last.wait_reduced = true;
     }
   }
   task_begin_.push_back(segments_.size());
@@ -280,6 +287,10 @@ void Zero3Stage::next_segment() {
   if (current_ < task_end_) return start_segment();
   release_deferred();  // the end of the backward reduces what its bucket still holds
   if (work_.prefetch_units > 0) issue_gathers_up_to(current_);  // prefetch into the next task
+  if (segments_[current_ - 1].wait_reduced && reductions_pending()) {
+    waiting_reduced_ = true;  // reduction_done ends the task
+    return;
+  }
   std::function<void()> done = std::move(task_done_);
   done();
 }
@@ -336,7 +347,13 @@ void Zero3Stage::reduction_done() {
     issue_gathers_up_to(current_);
     if (waiting_) start_compute();
   }
-  if (!reductions_pending() && drained_) drained_();
+  if (reductions_pending()) return;
+  if (waiting_reduced_) {
+    waiting_reduced_ = false;
+    std::function<void()> done = std::move(task_done_);
+    done();
+  }
+  if (drained_) drained_();
 }
 
 }  // namespace clustersim

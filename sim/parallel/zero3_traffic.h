@@ -90,8 +90,12 @@ struct Zero3Work {
   double unit_expert_gradient_bytes = 0;
   // FSDP2's options (parallelism.fsdp2_keep_forward_gather, fsdp2_defer_gradient_sync): the
   // forward's gather serves the backward (and its recomputed forward); each layer gathered once a
-  // step, at the chunk's first forward, and its gradients reduce-scattered in the chunk's last
-  // backward only, or with `reduce_after_backward` all of the chunk's at once after it.
+  // pipeline run (PipelineTask::run; once a step without runs), at the chunk's first forward of
+  // the run, and its gradients reduce-scattered in the chunk's last backward of the run only, or
+  // with `reduce_after_backward` all of the chunk's at once after it, the compute stream waiting
+  // for them before it goes on (torch.distributed.pipelining's stage.py
+  // backward_maybe_with_nosync: FSDP's post_backward, then _root_post_backward_final_callback,
+  // whose finalize_backward makes the current stream wait on the reduce-scatter's event).
   bool keep_forward_gather = false;
   bool defer_gradient_sync = false;
   bool reduce_after_backward = false;
@@ -182,6 +186,7 @@ class Zero3Stage {
     double gather_bytes = 0, reduce_bytes = 0;
     double expert_gather_bytes = 0, expert_reduce_bytes = 0;
     bool prefetch = true;
+    bool wait_reduced = false;  // its task ends once every reduce-scatter issued is done
   };
   // One reduce-scatter's bytes: the dense share's and the routed experts'.
   struct Reduction {
@@ -216,6 +221,7 @@ class Zero3Stage {
   std::vector<size_t> task_begin_;     // first segment of each task, and the end
   size_t current_ = 0, task_end_ = 0;  // running segment, end of the running task
   bool waiting_ = false;               // current_ waits for its gather
+  bool waiting_reduced_ = false;       // the task computed, waits on its reduce-scatters
   Picoseconds wait_start_, waited_;    // of the current wait, and in all
   size_t gather_issued_ = 0;           // segments before this have their gather issued
   bool gather_in_flight_ = false;

@@ -170,6 +170,9 @@ ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& s
   }
   if (p.zero_stage() == 3)
     return {"ZeRO-3 is not simulated in a mix yet", "parallelism.zero_stage"};
+  if (p.pipeline_runs() > 1) {
+    return {"pipeline runs are not simulated in a mix yet", "parallelism.pipeline_runs"};
+  }
   return {};
 }
 
@@ -351,6 +354,23 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
       return {"interleaving needs micro-batches divisible by pipeline stages",
               "parallelism.pipeline_parallel",
               std::to_string(micro_batches) + " micro-batches per replica"};
+    }
+  }
+  const int runs = std::max(1, p.pipeline_runs());
+  if (runs > 1) {
+    const int64_t micro_batches = batch / per_step;
+    if (p.pipeline_parallel() < 2) {
+      return {"pipeline runs need pipeline parallel > 1", "parallelism.pipeline_runs"};
+    }
+    if (micro_batches % runs != 0 ||
+        (interleaved && (micro_batches / runs) % p.pipeline_parallel() != 0)) {
+      return {"pipeline runs do not divide the micro-batches into runs of whole schedules",
+              "parallelism.pipeline_runs",
+              std::to_string(runs) + " runs of " + std::to_string(micro_batches) +
+                  " micro-batches per replica" +
+                  (interleaved ? ", each a multiple of the " +
+                                     std::to_string(p.pipeline_parallel()) + " stages"
+                               : std::string())};
     }
   }
   if (p.sequence_parallel() && p.tensor_parallel() == 1) {

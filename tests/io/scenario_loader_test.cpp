@@ -671,6 +671,16 @@ TEST_CASE("FSDP2's options need fsdp2, deferred sync the forward's gather kept")
         "fsdp2_keep_forward_gather (and fsdp2)\n");
 }
 
+TEST_CASE("pipeline runs: at least 1, and not under DeepSpeed's pipeline engine") {
+  CHECK(scenario_errors(scenario() + "parallelism { pipeline_runs: 0 }\n") ==
+        "s.textproto:12:15: parallelism.pipeline_runs: must be >= 1, got 0\n");
+  CHECK(scenario_errors(scenario() +
+                        "parallelism { pipeline_parallel: 2 deepspeed_pipeline_engine: true "
+                        "pipeline_runs: 2 }\n") ==
+        "s.textproto:12:68: parallelism.pipeline_runs: is torch.distributed.pipelining's: not "
+        "with deepspeed_pipeline_engine\n");
+}
+
 TEST_CASE("hybrid sharding: groups of at least 1 rank that divide the data-parallel ranks") {
   const auto hsdp = [](const std::string& zero, int shard) {
     return scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",

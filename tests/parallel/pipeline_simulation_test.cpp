@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "sim/net/collective.h"
 #include "sim/parallel/collective_sm_contention.h"
@@ -217,6 +218,35 @@ TEST_CASE("interleaved schedules list every chunk's forward and backward once") 
     std::set<std::tuple<bool, int, int>> seen;
     for (const auto& t : tasks) seen.insert({t.forward, t.chunk, t.micro_batch});
     CHECK(seen.size() == tasks.size());
+  }
+}
+
+TEST_CASE("pipeline runs: the step's micro-batches as back-to-back schedules, numbered on") {
+  // 2 runs of 4 micro-batches on stage 1 of 4 with 2 chunks: run 1 is run 0's schedule with its
+  // micro-batches 4 later, every task marked with its run.
+  const auto one = stage_schedule(schema::INTERLEAVED_ONE_F_ONE_B, 4, 2, 4, 1);
+  const auto two = stage_schedule(schema::INTERLEAVED_ONE_F_ONE_B, 4, 2, 8, 1, false, 2);
+  REQUIRE(two.size() == 2 * one.size());
+  for (size_t i = 0; i < two.size(); ++i) {
+    const PipelineTask& a = one[i % one.size()];
+    const int run = static_cast<int>(i / one.size());
+    CHECK(two[i].run == run);
+    CHECK(std::tuple{two[i].forward, two[i].chunk, two[i].micro_batch} ==
+          std::tuple{a.forward, a.chunk, a.micro_batch + 4 * run});
+  }
+}
+
+TEST_CASE("R pipeline runs of m / R micro-batches take R (m / R + p - 1)(F + B)") {
+  // Each run fills and drains the pipeline: 1F1B on 4 stages, 16 micro-batches as 1, 2 or 4
+  // runs take 19, 2 x 11 and 4 x 7 (F + B).
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  const double f = 1, b = 2;
+  const int p = 4, m = 16;
+  for (int runs : {1, 2, 4}) {
+    INFO("runs " << runs);
+    PipelinePlan plan = uniform_plan(schema::ONE_F_ONE_B, p, 1, m, ms(f), ms(b));
+    plan.runs = runs;
+    CHECK(step_ms(plan, *t) == Approx(runs * (m / runs + p - 1) * (f + b)).epsilon(0.01));
   }
 }
 

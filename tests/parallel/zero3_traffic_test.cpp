@@ -206,6 +206,58 @@ TEST_CASE("deferred FSDP2 sync with interleaving: once per model chunk, not per 
   CHECK(count(calls, CollectiveOp::kReduceScatter, DataParallelGroup::kShard).first == 6);
 }
 
+TEST_CASE("deferred FSDP2 sync over pipeline runs: gathered and reduced once per run") {
+  // The deferred case above as 2 runs of 4 micro-batches (8 in all): each run gathers every
+  // chunk's 3 layers at its first forward and reduces them after its last backward, all of a
+  // chunk's at once: twice the single run's 6 gathers, 2 x 2 reduce-scatters of 3 layers each.
+  Zero3Work w = work_of(3);
+  make_fsdp2(&w);
+  w.keep_forward_gather = true;
+  w.defer_gradient_sync = true;
+  w.reduce_after_backward = true;
+  const auto tasks = stage_schedule(schema::INTERLEAVED_ONE_F_ONE_B, 2, 2, 8, 0, false, 2);
+  const Calls calls = stage_calls(w, tasks);
+  CHECK(count(calls, CollectiveOp::kAllGather, DataParallelGroup::kShard) ==
+        std::pair{12, 12 * 1e9});
+  CHECK(count(calls, CollectiveOp::kReduceScatter, DataParallelGroup::kShard) ==
+        std::pair{4, 4 * 3 * 2e9});
+}
+
+TEST_CASE("FSDP2's reduce-scatter after a chunk's last backward holds the stream until done") {
+  // One stage, 1 chunk of 4 layers, 2 runs of 1 micro-batch (forward 4 ms, backward 8 ms),
+  // gathers 0.5 ms, the chunk's reduce-scatter 3 ms: run 0's first gather, forward, backward,
+  // then its reduce-scatter before run 1's forward (whose gathers, issued at the backward's end,
+  // are hidden under it), run 1's forward, backward and reduce-scatter.
+  Zero3Work w = work_of(4);
+  make_fsdp2(&w);
+  w.keep_forward_gather = true;
+  w.defer_gradient_sync = true;
+  w.reduce_after_backward = true;
+  Simulation sim;
+  const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 2, 0, false, 2);
+  CollectiveSmContention compute;
+  Zero3Stage stage(
+      w, tasks, ms(4), ms(8), &sim,
+      [&](CollectiveOp op, DataParallelGroup, double, std::function<void()> done) {
+        sim.call_after(op == CollectiveOp::kAllGather ? ms(0.5) : ms(3), std::move(done));
+      },
+      &compute);
+  std::vector<double> ends;
+  std::function<void(size_t)> next = [&](size_t i) {
+    if (i == tasks.size()) return;
+    stage.run_task(i, [&, i] {
+      ends.push_back(sim.now().seconds() * 1e3);
+      next(i + 1);
+    });
+  };
+  next(0);
+  sim.run();
+  REQUIRE(ends.size() == 4);
+  CHECK(ends[1] == Approx(0.5 + 4 + 8 + 3));
+  CHECK(ends[2] == Approx(0.5 + 4 + 8 + 3 + 4));
+  CHECK(ends[3] == Approx(0.5 + 2 * (4 + 8 + 3)));
+}
+
 TEST_CASE("LoRA under ZeRO-3: the frozen base gathered, only the adapters' gradients reduced") {
   // 4 layers gathering 1e9 base + 1e7 adapter parameters (BF16), training the 1e7 adapters
   // (fp32 reduce), 2 micro-batches without recomputation: gathers 2 x 2 x 1.01e9 x 2, reduces

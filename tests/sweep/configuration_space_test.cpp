@@ -81,6 +81,32 @@ sweep { virtual_stages: [1, 2, 3] })"));
   CHECK(space.pruned.size() == 2);
 }
 
+TEST_CASE("pipeline runs must split the micro-batches into whole schedules on a pipeline") {
+  // Batch 32 on 8 GPUs: PP 4 leaves DP 2, so 16 micro-batches a replica at micro-batch 1 and 8 at
+  // 2, interleaved in groups of the 4 stages. 4 runs: of 4 (valid) or of 2 (not a multiple of
+  // 4); 3 runs divide neither. PP 1 has no pipeline to run, PP 2 (DP 4, 8 micro-batches) does.
+  const auto space = [](const std::string& parallelism, const std::string& sweep) {
+    TempDir dir;
+    return expand_configurations(*load_with_job(
+        dir, "cluster { instance: \"aws.p4d.24xlarge\" nodes: 1 }\nparallelism { " +
+                 parallelism + " }\nsweep { " + sweep + " }"));
+  };
+  const std::string interleaved =
+      "schedule: INTERLEAVED_ONE_F_ONE_B pipeline_parallel: 4 virtual_stages: 2 ";
+  const std::string split =
+      "pipeline runs do not divide the micro-batches into runs of whole schedules";
+  const auto four = space(interleaved + "pipeline_runs: 4", "micro_batch_size: [1, 2]");
+  REQUIRE(four.valid.size() == 1);
+  CHECK(four.valid[0].parallelism.micro_batch_size() == 1);
+  CHECK(four.pruned.at(split) == 1);
+  CHECK(space(interleaved + "pipeline_runs: 3", "micro_batch_size: [1, 2]").pruned.at(split) ==
+        2);
+  const auto stages = space("pipeline_runs: 2", "pipeline_parallel: [1, 2]");
+  REQUIRE(stages.valid.size() == 1);
+  CHECK(stages.valid[0].parallelism.pipeline_parallel() == 2);
+  CHECK(stages.pruned.at("pipeline runs need pipeline parallel > 1") == 1);
+}
+
 TEST_CASE("expert degrees that do not fit a stage's GPUs are pruned, fitting ones simulated") {
   // Mixtral 8x7B on one 8-GPU node, TP 2 x DP 4: a stage has 8 GPUs; two micro-batch sizes make
   // a sweep of two candidates.
