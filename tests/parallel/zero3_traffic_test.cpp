@@ -65,6 +65,17 @@ Zero3Work work_of(int units) {
   return w;
 }
 
+// FSDP2 with the forward's gather kept and the gradient sync deferred, its reduce-scatter after
+// each run's last backward of a chunk when `per_run`.
+Zero3Work deferred_fsdp2(int units, bool per_run) {
+  Zero3Work w = work_of(units);
+  make_fsdp2(&w);
+  w.keep_forward_gather = true;
+  w.defer_gradient_sync = true;
+  w.reduce_after_backward = per_run;
+  return w;
+}
+
 TEST_CASE("ZeRO-3 gathers 2 bytes x parameters per pass, every micro-batch, and reduces once") {
   // 10 layers of 1.2e9 parameters (fp16 weights, fp32 gradients), 3 micro-batches.
   const Zero3Work no_recompute = zero3_work(10, 12e9, 2, 12e9, 4);
@@ -196,10 +207,7 @@ TEST_CASE("deferred FSDP2 sync with interleaving: once per model chunk, not per 
   // 2 stages x 2 chunks, 4 micro-batches: stage 0 runs 8 forwards and 8 backwards of 2 chunks; 3
   // layers a chunk gather once at each chunk's first forward (6) and reduce once at its last
   // backward (6).
-  Zero3Work w = work_of(3);
-  make_fsdp2(&w);
-  w.keep_forward_gather = true;
-  w.defer_gradient_sync = true;
+  const Zero3Work w = deferred_fsdp2(3, false);
   const auto tasks = stage_schedule(schema::INTERLEAVED_ONE_F_ONE_B, 2, 2, 4, 0);
   const Calls calls = stage_calls(w, tasks);
   CHECK(count(calls, CollectiveOp::kAllGather, DataParallelGroup::kShard).first == 6);
@@ -210,11 +218,7 @@ TEST_CASE("deferred FSDP2 sync over pipeline runs: gathered and reduced once per
   // The deferred case above as 2 runs of 4 micro-batches (8 in all): each run gathers every
   // chunk's 3 layers at its first forward and reduces them after its last backward, all of a
   // chunk's at once: twice the single run's 6 gathers, 2 x 2 reduce-scatters of 3 layers each.
-  Zero3Work w = work_of(3);
-  make_fsdp2(&w);
-  w.keep_forward_gather = true;
-  w.defer_gradient_sync = true;
-  w.reduce_after_backward = true;
+  const Zero3Work w = deferred_fsdp2(3, true);
   const auto tasks = stage_schedule(schema::INTERLEAVED_ONE_F_ONE_B, 2, 2, 8, 0, false, 2);
   const Calls calls = stage_calls(w, tasks);
   CHECK(count(calls, CollectiveOp::kAllGather, DataParallelGroup::kShard) ==
@@ -228,11 +232,7 @@ TEST_CASE("FSDP2's reduce-scatter after a chunk's last backward holds the stream
   // gathers 0.5 ms, the chunk's reduce-scatter 3 ms: run 0's first gather, forward, backward,
   // then its reduce-scatter before run 1's forward (whose gathers, issued at the backward's end,
   // are hidden under it), run 1's forward, backward and reduce-scatter.
-  Zero3Work w = work_of(4);
-  make_fsdp2(&w);
-  w.keep_forward_gather = true;
-  w.defer_gradient_sync = true;
-  w.reduce_after_backward = true;
+  const Zero3Work w = deferred_fsdp2(4, true);
   Simulation sim;
   const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 2, 0, false, 2);
   CollectiveSmContention compute;
