@@ -330,10 +330,11 @@ void check_stage_layers(const FieldChecker& p, int layers) {
             "cannot be combined with first/last_stage_layers or "
             "embedding/loss_in_pipeline_split");
   }
-  const bool per_chunk = m.schedule() == s::INTERLEAVED_ONE_F_ONE_B && m.virtual_stages() > 1 &&
-                         m.stage_layers_size() == m.pipeline_parallel() * m.virtual_stages();
+  const bool per_chunk =
+      m.schedule() == s::INTERLEAVED_ONE_F_ONE_B && m.virtual_stages() > 1 &&
+      m.stage_layers_size() == int64_t{m.pipeline_parallel()} * m.virtual_stages();
   const int least = per_chunk ? 0 : 1;
-  int sum = 0;
+  int64_t sum = 0;  // counts up to 2^31 - 1 each: an int sum wraps, and could wrap to num_layers
   for (int i = 0; i < m.stage_layers_size(); ++i) {
     if (m.stage_layers(i) < least) {
       p.error("stage_layers",
@@ -942,6 +943,29 @@ void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScena
   }
 }
 
+// The expert kernels' SMs (expert_communication_sms, expert_combine_sms) are taken from the GPU's
+// own, leaving the rest to the computation beside them: fewer than every candidate GPU has.
+void check_expert_sms(const FieldChecker& root, const Catalog& catalog,
+                      const LoadedScenario& loaded) {
+  const s::InstanceType* fewest = nullptr;
+  int sms = 0;
+  for (const s::InstanceType* instance : loaded.instances) {
+    const int count = catalog.gpu_of(*instance).streaming_multiprocessors();
+    if (count > 0 && (fewest == nullptr || count < sms)) {
+      fewest = instance;
+      sms = count;
+    }
+  }
+  if (fewest == nullptr) return;
+  const FieldChecker parallelism = root.child("parallelism");
+  for (const char* field : {"expert_communication_sms", "expert_combine_sms"}) {
+    if (!parallelism.has(field) || parallelism.number(field) < sms) continue;
+    parallelism.error(field, std::to_string(static_cast<int64_t>(parallelism.number(field))) +
+                                 " is not fewer than the " + std::to_string(sms) + " SMs of \"" +
+                                 fewest->gpu() + "\" of \"" + fewest->name() + "\"");
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Catalog& catalog,
@@ -959,7 +983,10 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (root.require("job")) check_job(root.child("job"), loaded->model);
   if (diagnostics->error_count() == errors_before) apply_job_to_model(loaded.get());
   check_cluster(root, catalog, loaded.get());
-  if (m.has_parallelism()) check_parallelism(root.child("parallelism"), loaded->model);
+  if (m.has_parallelism()) {
+    check_parallelism(root.child("parallelism"), loaded->model);
+    check_expert_sms(root, catalog, *loaded);
+  }
   if (m.has_sweep()) {
     expand_axis_ranges(root.child("sweep"), loaded->file->message.mutable_sweep());
     check_sweep(root.child("sweep"), m, loaded->model, catalog);
