@@ -243,6 +243,15 @@ std::string pipeline_parallel_problem(int pp, const schema::Model* model) {
                             std::to_string(layers) + ")";
 }
 
+// Model chunks of an interleaved schedule: a stage's layers split into at most its layers.
+std::string virtual_stages_problem(int vs, const schema::Model* model) {
+  if (!is_transformer(model)) return "";
+  const int layers = model->transformer().num_layers();
+  return vs <= layers ? ""
+                      : std::to_string(vs) + " exceeds the model's num_layers (" +
+                            std::to_string(layers) + ")";
+}
+
 std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
                                      const s::Model* model, const s::TrainingJob& job) {
   if (cp == 1) return "";
@@ -316,6 +325,8 @@ void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
                       [&](int tp) { return tensor_parallel_problem(tp, model); });
   check_degree_values(p, "pipeline_parallel",
                       [&](int pp) { return pipeline_parallel_problem(pp, model); });
+  check_degree_values(p, "virtual_stages",
+                      [&](int vs) { return virtual_stages_problem(vs, model); });
 }
 
 // Layers listed per stage: each at least 1 (at least 0 when listed per model chunk: one count per

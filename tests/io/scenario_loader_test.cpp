@@ -552,6 +552,17 @@ TEST_CASE("layers listed per model chunk may leave a chunk empty, per stage not"
         "32 (num_layers)\n");
 }
 
+TEST_CASE("model chunks of an interleaved schedule at most the model's layers") {
+  const std::string interleaved = "parallelism { pipeline_parallel: 2 "
+                                  "schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: ";
+  CHECK(h100_errors(interleaved + "16 }\n") == "");
+  // 2 x (2^31 - 1) chunks wrapped to -2, which divides 32 layers: validate filled 8 GiB of layer
+  // counts and did not return.
+  CHECK(h100_errors(interleaved + "2147483647 }\n") ==
+        "s.textproto:12:70: parallelism.virtual_stages: 2147483647 exceeds the model's num_layers "
+        "(32)\n");
+}
+
 TEST_CASE("a published figure must be finite and positive, with its group and convention") {
   const std::string published =
       "published { group: \"g\" tflops_per_gpu: inf flops_convention: MODEL_FLOPS "
