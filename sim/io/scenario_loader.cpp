@@ -270,7 +270,7 @@ std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
   const s::ContextParallelComm comm = p.context_parallel_comm();
   const bool all_to_all = comm == s::ALL_TO_ALL;
   // The load-balanced causal split cuts each sequence into 2 CP chunks.
-  const int chunks = t.kind() == s::DECODER && !all_to_all ? 2 * cp : cp;
+  const int64_t chunks = t.kind() == s::DECODER && !all_to_all ? 2 * int64_t{cp} : cp;
   if (seq % chunks != 0) {
     return std::to_string(cp) + " needs the sequence length (" + std::to_string(seq) +
            ") divisible by " + std::to_string(chunks) +

@@ -415,6 +415,10 @@ TEST_CASE("context parallelism must split the sequence and, all-to-all, the head
   CHECK(h100_errors("parallelism { context_parallel: 3 }\n") ==
         "s.textproto:12:15: parallelism.context_parallel: 3 needs the sequence length (4096) "
         "divisible by 6 (2 chunks per rank for the causal load balance)\n");
+  // 2 x (2^31 - 1) chunks overflowed an int (UndefinedBehaviorSanitizer; -2 divides 4096).
+  CHECK(h100_errors("parallelism { context_parallel: 2147483647 }\n") ==
+        "s.textproto:12:15: parallelism.context_parallel: 2147483647 needs the sequence length "
+        "(4096) divisible by 4294967294 (2 chunks per rank for the causal load balance)\n");
   CHECK_THAT(h100_errors("parallelism { tensor_parallel: 8 context_parallel: 8 "
                          "context_parallel_comm: ALL_TO_ALL }\n"),
              Catch::Contains("parallelism.context_parallel: ALL_TO_ALL needs the attention and KV "
