@@ -89,13 +89,16 @@ SERVING_FIELDS = [
         "{ max_batch_size: 0 }", "{ max_batch_size: 2147483647 }", "{ kv_block_tokens: 0 }",
         "{ kv_block_tokens: 2147483647 }", "{ kv_cache_memory_fraction: 1e-300 }",
         "{ batching: STATIC batch_wait_ms: 1e308 }",
-        "{ chunked_prefill: true max_tokens_per_iteration: 1 }"]),
+        "{ chunked_prefill: true max_tokens_per_iteration: 1 }", "{ batching: CONTINUOUS }"]),
     ("traffic", "rate_per_s", ["0", "-1", "1e308", "inf", "nan", "1e-300"]),
     ("traffic", "duration_s", ["0", "-1", "1e308", "1e-9", "nan"]),
     ("traffic", "warmup_s", ["0", "-1", "1e308"]),
     ("traffic", "closed_loop", [
         "{ concurrency: 0 }", "{ concurrency: 2147483647 }", "{ concurrency: 1 requests: 1 }"]),
     ("slo", "p99_ttft_ms", ["0", "-1", "1e-300", "1e308", "nan"]),
+    ("sweep", "replicas", ["[1, 2]", "[0]", "[2147483647]"]),
+    ("sweep", "pipeline_parallel", ["[1, 2]", "[0]"]),
+    ("sweep", "max_batch_size", ["[1, 2147483647]"]),
 ]
 BUGS = ("crash", "hang", "naninf", "unlocated")
 LOCATED = re.compile(r"\.textproto:\d+(:\d+)?:")
