@@ -243,6 +243,15 @@ std::string pipeline_parallel_problem(int pp, const schema::Model* model) {
                             std::to_string(layers) + ")";
 }
 
+// Model chunks of an interleaved schedule: a stage's layers split into at most its layers.
+std::string virtual_stages_problem(int vs, const schema::Model* model) {
+  if (!is_transformer(model)) return "";
+  const int layers = model->transformer().num_layers();
+  return vs <= layers ? ""
+                      : std::to_string(vs) + " exceeds the model's num_layers (" +
+                            std::to_string(layers) + ")";
+}
+
 std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
                                      const s::Model* model, const s::TrainingJob& job) {
   if (cp == 1) return "";
@@ -261,7 +270,7 @@ std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
   const s::ContextParallelComm comm = p.context_parallel_comm();
   const bool all_to_all = comm == s::ALL_TO_ALL;
   // The load-balanced causal split cuts each sequence into 2 CP chunks.
-  const int chunks = t.kind() == s::DECODER && !all_to_all ? 2 * cp : cp;
+  const int64_t chunks = t.kind() == s::DECODER && !all_to_all ? 2 * int64_t{cp} : cp;
   if (seq % chunks != 0) {
     return std::to_string(cp) + " needs the sequence length (" + std::to_string(seq) +
            ") divisible by " + std::to_string(chunks) +
@@ -316,6 +325,8 @@ void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
                       [&](int tp) { return tensor_parallel_problem(tp, model); });
   check_degree_values(p, "pipeline_parallel",
                       [&](int pp) { return pipeline_parallel_problem(pp, model); });
+  check_degree_values(p, "virtual_stages",
+                      [&](int vs) { return virtual_stages_problem(vs, model); });
 }
 
 // Layers listed per stage: each at least 1 (at least 0 when listed per model chunk: one count per
@@ -330,10 +341,11 @@ void check_stage_layers(const FieldChecker& p, int layers) {
             "cannot be combined with first/last_stage_layers or "
             "embedding/loss_in_pipeline_split");
   }
-  const bool per_chunk = m.schedule() == s::INTERLEAVED_ONE_F_ONE_B && m.virtual_stages() > 1 &&
-                         m.stage_layers_size() == m.pipeline_parallel() * m.virtual_stages();
+  const bool per_chunk =
+      m.schedule() == s::INTERLEAVED_ONE_F_ONE_B && m.virtual_stages() > 1 &&
+      m.stage_layers_size() == int64_t{m.pipeline_parallel()} * m.virtual_stages();
   const int least = per_chunk ? 0 : 1;
-  int sum = 0;
+  int64_t sum = 0;  // counts up to 2^31 - 1 each: an int sum wraps, and could wrap to num_layers
   for (int i = 0; i < m.stage_layers_size(); ++i) {
     if (m.stage_layers(i) < least) {
       p.error("stage_layers",
@@ -948,6 +960,29 @@ void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScena
   }
 }
 
+// The expert kernels' SMs (expert_communication_sms, expert_combine_sms) are taken from the GPU's
+// own, leaving the rest to the computation beside them: fewer than every candidate GPU has.
+void check_expert_sms(const FieldChecker& root, const Catalog& catalog,
+                      const LoadedScenario& loaded) {
+  const s::InstanceType* fewest = nullptr;
+  int sms = 0;
+  for (const s::InstanceType* instance : loaded.instances) {
+    const int count = catalog.gpu_of(*instance).streaming_multiprocessors();
+    if (count > 0 && (fewest == nullptr || count < sms)) {
+      fewest = instance;
+      sms = count;
+    }
+  }
+  if (fewest == nullptr) return;
+  const FieldChecker parallelism = root.child("parallelism");
+  for (const char* field : {"expert_communication_sms", "expert_combine_sms"}) {
+    if (!parallelism.has(field) || parallelism.number(field) < sms) continue;
+    parallelism.error(field, std::to_string(static_cast<int64_t>(parallelism.number(field))) +
+                                 " is not fewer than the " + std::to_string(sms) + " SMs of \"" +
+                                 fewest->gpu() + "\" of \"" + fewest->name() + "\"");
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Catalog& catalog,
@@ -965,7 +1000,10 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (root.require("job")) check_job(root.child("job"), loaded->model);
   if (diagnostics->error_count() == errors_before) apply_job_to_model(loaded.get());
   check_cluster(root, catalog, loaded.get());
-  if (m.has_parallelism()) check_parallelism(root.child("parallelism"), loaded->model);
+  if (m.has_parallelism()) {
+    check_parallelism(root.child("parallelism"), loaded->model);
+    check_expert_sms(root, catalog, *loaded);
+  }
   if (m.has_sweep()) {
     expand_axis_ranges(root.child("sweep"), loaded->file->message.mutable_sweep());
     check_sweep(root.child("sweep"), m, loaded->model, catalog);

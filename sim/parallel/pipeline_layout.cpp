@@ -2,6 +2,7 @@
 // explicit counts per stage or per model chunk).
 #include "sim/parallel/pipeline_layout.h"
 
+#include <cstdint>
 #include <numeric>
 
 #include "sim/util/check.h"
@@ -15,7 +16,7 @@ int chunks_of(const s::Parallelism& p) {
   return p.schedule() == s::INTERLEAVED_ONE_F_ONE_B ? p.virtual_stages() : 1;
 }
 
-std::string count(int n, const char* what) { return std::to_string(n) + " " + what; }
+std::string count(int64_t n, const char* what) { return std::to_string(n) + " " + what; }
 
 // Layers per stage when the first and/or last stage's are given; empty with *why set when the
 // rest does not split evenly.
@@ -49,7 +50,7 @@ std::vector<int> uneven_stage_layers(int layers, const s::Parallelism& p, std::s
 // virtual-stage order) rather than per stage.
 bool listed_per_chunk(const s::Parallelism& p) {
   const int v = chunks_of(p);
-  return v > 1 && p.stage_layers_size() == p.pipeline_parallel() * v;
+  return v > 1 && p.stage_layers_size() == int64_t{p.pipeline_parallel()} * v;
 }
 
 // Why explicit stage (or model chunk) layer counts cannot lay out `layers` layers on p's stages
@@ -59,7 +60,7 @@ std::string listed_stage_layers_problem(int layers, const s::Parallelism& p) {
   const bool per_chunk = listed_per_chunk(p);
   if (p.stage_layers_size() != pp && !per_chunk) {
     return count(p.stage_layers_size(), "stage layer counts") + " for " + count(pp, "stages") +
-           (v > 1 ? " (or " + count(pp * v, "model chunks") + ")" : "");
+           (v > 1 ? " (or " + count(int64_t{pp} * v, "model chunks") + ")" : "");
   }
   std::vector<int> stage(pp, 0);
   for (int i = 0; i < p.stage_layers_size(); ++i) stage[i % pp] += p.stage_layers(i);
@@ -116,11 +117,12 @@ std::string pipeline_layout_problem(int layers, const s::Parallelism& p) {
     return why;
   }
   const int slots = layers + p.embedding_in_pipeline_split() + p.loss_in_pipeline_split();
-  if ((accounted || v > 1) && slots % (pp * v) != 0) {
+  const int64_t chunks = int64_t{pp} * v;  // each up to 2^31 - 1: a 32-bit product wraps
+  if ((accounted || v > 1) && slots % chunks != 0) {
     return count(slots, accounted ? "layers (with embedding/loss)" : "layers") +
-           " do not split evenly over " + count(pp * v, "model chunks");
+           " do not split evenly over " + count(chunks, "model chunks");
   }
-  if (pp * v > slots) return "more pipeline chunks than layers";
+  if (chunks > slots) return "more pipeline chunks than layers";
   return "";
 }
 

@@ -358,6 +358,20 @@ void check_autoscaling(const FieldChecker& autoscaling) {
   }
 }
 
+// Benchmark runs are static batches (gptSessionBenchmark) on the one deployment given: no sweep of
+// deployments, and static batching.
+void check_benchmark_deployment(const FieldChecker& root, const s::ServingScenario& m) {
+  if (m.has_sweep()) root.error("sweep", "benchmark runs time the one deployment given: no sweep");
+  if (m.deployment().scheduler().batching() == s::STATIC) return;
+  const std::string why = "benchmark runs are static batches: needs batching STATIC";
+  const FieldChecker deployment = root.child("deployment");
+  if (m.deployment().has_scheduler()) {
+    deployment.child("scheduler").error("batching", why);
+  } else {
+    deployment.error("scheduler", why);
+  }
+}
+
 void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario* loaded) {
   const s::ServingScenario& m = loaded->scenario();
   const int context =
@@ -370,6 +384,7 @@ void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario
                                       "(to compare with published figures)");
   }
   for (int i = 0; i < m.benchmark_size(); ++i) check_benchmark(root.child("benchmark", i), context);
+  if (m.benchmark_size() > 0) check_benchmark_deployment(root, m);
   if (!m.has_traffic()) return;
   const FieldChecker traffic = root.child("traffic");
   check_traffic(traffic, context);

@@ -131,6 +131,22 @@ TEST_CASE("an expert-parallel degree must divide the experts, an expert TP degre
         "experts (moe)\n");
 }
 
+TEST_CASE("the expert kernels take fewer SMs than the GPU has") {
+  const auto errors = [](const std::string& parallelism) {
+    return scenario_errors(scenario("mixtral-8x7b", "token_budget: 1e9 sequence_length: 4096",
+                                    "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                    "parallelism { expert_parallel: 2 " + parallelism + " }"));
+  };
+  CHECK(errors("overlap_expert_communication: true expert_communication_sms: 107") == "");
+  // 2^31 - 1 SMs of 108 made the overlap's slowed time overflow: an event scheduled in the past.
+  CHECK(errors("overlap_expert_communication: true expert_communication_sms: 2147483647") ==
+        "s.textproto:12:69: parallelism.expert_communication_sms: 2147483647 is not fewer than "
+        "the 108 SMs of \"A100-SXM4-40GB\" of \"aws.p4d.24xlarge\"\n");
+  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 108") ==
+        "s.textproto:12:78: parallelism.expert_combine_sms: 108 is not fewer than the 108 SMs of "
+        "\"A100-SXM4-40GB\" of \"aws.p4d.24xlarge\"\n");
+}
+
 TEST_CASE("HybridEP's combine SMs need its dispatcher, one expert tensor rank and one SM") {
   const auto errors = [](const std::string& parallelism) {
     return scenario_errors(scenario("mixtral-8x7b", "token_budget: 1e9 sequence_length: 4096",
@@ -399,6 +415,10 @@ TEST_CASE("context parallelism must split the sequence and, all-to-all, the head
   CHECK(h100_errors("parallelism { context_parallel: 3 }\n") ==
         "s.textproto:12:15: parallelism.context_parallel: 3 needs the sequence length (4096) "
         "divisible by 6 (2 chunks per rank for the causal load balance)\n");
+  // 2 x (2^31 - 1) chunks overflowed an int (UndefinedBehaviorSanitizer; -2 divides 4096).
+  CHECK(h100_errors("parallelism { context_parallel: 2147483647 }\n") ==
+        "s.textproto:12:15: parallelism.context_parallel: 2147483647 needs the sequence length "
+        "(4096) divisible by 4294967294 (2 chunks per rank for the causal load balance)\n");
   CHECK_THAT(h100_errors("parallelism { tensor_parallel: 8 context_parallel: 8 "
                          "context_parallel_comm: ALL_TO_ALL }\n"),
              Catch::Contains("parallelism.context_parallel: ALL_TO_ALL needs the attention and KV "
@@ -528,6 +548,23 @@ TEST_CASE("layers listed per model chunk may leave a chunk empty, per stage not"
         "s.textproto:12:88: parallelism.stage_layers[1]: must be at least 0, got -1\n");
   CHECK(h100_errors("parallelism { pipeline_parallel: 2 stage_layers: [32, 0] }\n") ==
         "s.textproto:12:36: parallelism.stage_layers[1]: must be at least 1, got 0\n");
+  // 2 (2^31 - 1) + 34 wraps a 32-bit sum to the model's 32 layers: it loaded, and ran out of memory
+  // by 2 billion GiB.
+  CHECK(h100_errors("parallelism { pipeline_parallel: 3 "
+                    "stage_layers: [2147483647, 2147483647, 34] }\n") ==
+        "s.textproto:12:36: parallelism.stage_layers: add up to 4294967328 layers, the model has "
+        "32 (num_layers)\n");
+}
+
+TEST_CASE("model chunks of an interleaved schedule at most the model's layers") {
+  const std::string interleaved = "parallelism { pipeline_parallel: 2 "
+                                  "schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: ";
+  CHECK(h100_errors(interleaved + "16 }\n") == "");
+  // 2 x (2^31 - 1) chunks wrapped to -2, which divides 32 layers: validate filled 8 GiB of layer
+  // counts and did not return.
+  CHECK(h100_errors(interleaved + "2147483647 }\n") ==
+        "s.textproto:12:70: parallelism.virtual_stages: 2147483647 exceeds the model's num_layers "
+        "(32)\n");
 }
 
 TEST_CASE("a published figure must be finite and positive, with its group and convention") {

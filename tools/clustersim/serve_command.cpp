@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 
+#include "sim/io/field_checker.h"
 #include "sim/serve/autoscaling.h"
 #include "sim/serve/serving_sweep.h"
 #include "sim/sweep/ranking.h"
@@ -270,7 +271,11 @@ int serve_command(const std::vector<std::string>& args) {
       },
       &error);
   if (!error.empty()) {
-    std::cerr << "clustersim serve: " << error << "\n";
+    // What stops a deployment's simulation is the traffic it drew (a closed loop past its
+    // bounds, no request after the warm-up: serving_evaluation.cpp), located at its block.
+    Diagnostics at_traffic;
+    FieldChecker::root(*loaded->file, &at_traffic).error("traffic", error);
+    print_diagnostics(at_traffic);
     return kExitInputError;
   }
   std::cerr << counts.candidates << " deployments, " << counts.configurations << " valid, "
