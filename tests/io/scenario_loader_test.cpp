@@ -131,44 +131,42 @@ TEST_CASE("an expert-parallel degree must divide the experts, an expert TP degre
         "experts (moe)\n");
 }
 
+// The errors of Mixtral 8x7B at expert parallel 2 on two p4d nodes with `parallelism` beside it.
+std::string ep2_errors(const std::string& parallelism) {
+  return scenario_errors(scenario("mixtral-8x7b", "token_budget: 1e9 sequence_length: 4096",
+                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                  "parallelism { expert_parallel: 2 " + parallelism + " }"));
+}
+
 TEST_CASE("the expert kernels take fewer SMs than the GPU has") {
-  const auto errors = [](const std::string& parallelism) {
-    return scenario_errors(scenario("mixtral-8x7b", "token_budget: 1e9 sequence_length: 4096",
-                                    "instance: \"aws.p4d.24xlarge\" nodes: 2",
-                                    "parallelism { expert_parallel: 2 " + parallelism + " }"));
-  };
-  CHECK(errors("overlap_expert_communication: true expert_communication_sms: 107") == "");
+  CHECK(ep2_errors("overlap_expert_communication: true expert_communication_sms: 107") == "");
   // 2^31 - 1 SMs of 108 made the overlap's slowed time overflow: an event scheduled in the past.
-  CHECK(errors("overlap_expert_communication: true expert_communication_sms: 2147483647") ==
+  CHECK(ep2_errors("overlap_expert_communication: true expert_communication_sms: 2147483647") ==
         "s.textproto:12:69: parallelism.expert_communication_sms: 2147483647 is not fewer than "
         "the 108 SMs of \"A100-SXM4-40GB\" of \"aws.p4d.24xlarge\"\n");
-  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 108") ==
+  CHECK(ep2_errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 108") ==
         "s.textproto:12:78: parallelism.expert_combine_sms: 108 is not fewer than the 108 SMs of "
         "\"A100-SXM4-40GB\" of \"aws.p4d.24xlarge\"\n");
 }
 
 TEST_CASE("HybridEP's combine SMs need its dispatcher, one expert tensor rank and one SM") {
-  const auto errors = [](const std::string& parallelism) {
-    return scenario_errors(scenario("mixtral-8x7b", "token_budget: 1e9 sequence_length: 4096",
-                                    "instance: \"aws.p4d.24xlarge\" nodes: 2",
-                                    "parallelism { expert_parallel: 2 " + parallelism + " }"));
-  };
-  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 32") == "");
-  CHECK(errors("expert_combine_sms: 32") ==
+  CHECK(ep2_errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 32") == "");
+  CHECK(ep2_errors("expert_combine_sms: 32") ==
         "s.textproto:12:34: parallelism.expert_combine_sms: applies with expert_dispatcher "
         "EXPERT_NODE_DEDUPLICATED only (HybridEP's kernels)\n");
-  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_tensor_parallel: 2 "
-               "expert_combine_sms: 32") ==
+  CHECK(ep2_errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_tensor_parallel: 2 "
+                   "expert_combine_sms: 32") ==
         "s.textproto:12:104: parallelism.expert_combine_sms: HybridEP's combine floor needs "
         "expert_tensor_parallel 1: ETP 2\n");
   // Absent, expert tensor parallelism is the tensor parallel degree.
-  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED tensor_parallel: 2 "
-               "sequence_parallel: true expert_combine_sms: 32") ==
+  CHECK(ep2_errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED tensor_parallel: 2 "
+                   "sequence_parallel: true expert_combine_sms: 32") ==
         "s.textproto:12:121: parallelism.expert_combine_sms: HybridEP's combine floor needs "
         "expert_tensor_parallel 1: ETP 2 (absent: the tensor parallel degree)\n");
-  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED tensor_parallel: 2 "
-               "sequence_parallel: true expert_tensor_parallel: 1 expert_combine_sms: 32") == "");
-  CHECK(errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 0") ==
+  CHECK(ep2_errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED tensor_parallel: 2 "
+                   "sequence_parallel: true expert_tensor_parallel: 1 expert_combine_sms: 32") ==
+        "");
+  CHECK(ep2_errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 0") ==
         "s.textproto:12:78: parallelism.expert_combine_sms: must be >= 1, got 0\n");
 }
 
