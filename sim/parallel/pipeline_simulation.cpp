@@ -258,8 +258,19 @@ class PipelineRun final : private EventHandler {
     if (last) timeline_.stages[r].last_backward_end = now();
     if (plan_.deepspeed_exchange) return begin_exchange(r, PipelineTask(task));
     if (last) backward_done(r);
-    // Blocking point-to-point: the stage's stream waits for its send to complete.
-    if (send_onward(r, task) && !plan_.overlap_pipeline_communication) return;
+    // A combined step sends its forward's output with its backward's, once the step is over:
+    // Megatron-Core's host issues post_forward (the send) after the layer loop of both passes
+    // (NVIDIA/Megatron-LM core_v0.16.0 3bec9aa, models/common/model_chunk_schedule_plan.py
+    // TransformerModelChunkSchedulePlan.run), and without the point-to-point overlap sends both
+    // together after the step (pipeline_parallel/schedules.py,
+    // send_forward_backward_recv_forward_backward). Approximation: a GPU-bound step could start
+    // the send after its last layer's combine forward, up to that layer's pre-dispatch backward
+    // (one layer of the chunk's) before the end.
+    bool sent = false;
+    if (task.combined && !task.forward) sent = send_onward(r, s.tasks[s.next - 2]);
+    if (!(task.combined && task.forward)) sent = send_onward(r, task) || sent;
+    // Blocking point-to-point: the stage's stream waits for its sends to complete.
+    if (sent && !plan_.overlap_pipeline_communication) return;
     s.busy = false;
     try_start(r);
   }
@@ -391,7 +402,12 @@ class PipelineRun final : private EventHandler {
       return post_call(done.to);
     }
     try_start(done.to);
-    if (!plan_.overlap_pipeline_communication) {
+    // A blocked stage waits for every send of its last task (a combined step makes two).
+    const auto from_stage = [&](const Send& other) {
+      return other.ranks_left > 0 && other.from == done.from;
+    };
+    if (!plan_.overlap_pipeline_communication &&
+        std::none_of(sends_.begin(), sends_.end(), from_stage)) {
       stages_[done.from].busy = false;
       try_start(done.from);
     }

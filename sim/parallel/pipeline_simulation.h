@@ -45,7 +45,8 @@ struct StageWork {
   // replace forward / backward; empty: every chunk takes forward / backward.
   std::vector<Picoseconds> chunk_forward = {}, chunk_backward = {};
   // With the expert all-to-all overlap: per model chunk, a forward / backward as half of a
-  // combined step (expert_comm_overlap.h).
+  // combined step (expert_comm_overlap.h), which starts once both have their inputs and sends both
+  // outputs when it ends.
   std::vector<Picoseconds> combined_forward = {}, combined_backward = {};
   // Per model chunk, for traces: a forward's / backward's expert all-to-alls from the task's
   // start (empty without experts). A combined step draws them squeezed with its shorter pass.
