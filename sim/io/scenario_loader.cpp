@@ -154,6 +154,11 @@ void check_job(const FieldChecker& job, const s::Model* model) {
       model->transformer().has_hybrid_layer_pattern()) {
     job.error("optimizer", "MUON is not simulated for a model with a hybrid_layer_pattern yet");
   }
+  if (job.has("mamba_fused_norm_projection") &&
+      !(is_transformer(model) && model->transformer().has_mamba())) {
+    job.error("mamba_fused_norm_projection",
+              "applies to a model with Mamba layers; \"" + model->name() + "\" has none");
+  }
   if (is_transformer(model)) {
     const int model_modules = model->transformer().multi_token_prediction_layers();
     if (job.has("multi_token_prediction_layers") &&

@@ -116,6 +116,10 @@ struct LayerShape {
   bool fp8_attention = false;
   // Attention's kernel library (job.attention_library): the GPU's rates of that library.
   schema::AttentionLibrary attention_library = schema::ATTENTION_LIBRARY_UNSPECIFIED;
+  // Mamba-2 mixers as NeMo AutoModel's NemotronV3Mamba2Mixer runs them
+  // (job.mamba_fused_norm_projection): batch-major, the scan ungated, the norm gating inside
+  // mamba_ssm's combined function.
+  bool mamba_fused_norm_projection = false;
   // The router's probabilities reach the experts in fp32: Megatron-Core's flex dispatcher (DeepEP,
   // HybridEP; parallelism.expert_dispatcher EXPERT_NODE_DEDUPLICATED) casts them so
   // (token_dispatcher.py), and the eager weighted bias then computes in fp32.
@@ -197,7 +201,10 @@ int windowed_layers_in(const schema::Transformer& t, int first, int count, Layer
 // output reordered to batch-major (a copy when the micro-batch has several sequences, and its
 // gradient's), the causal conv1d with SiLU over x, B and C (memory-bound, rerun in the backward),
 // the SSD chunked scan kernel by kernel, gated by z (mamba_layer.h: ssd_scan_ops), the output
-// reordered back, its RMSNorm and the row-parallel out_proj GEMM. LatentMoE experts: a
+// reordered back, its RMSNorm and the row-parallel out_proj GEMM; with
+// shape.mamba_fused_norm_projection (NeMo AutoModel) no reorder copies (batch-major activations),
+// the scan ungated and the norm gated by z (reading it; its backward writing dz and the normed
+// output again for out_proj's weight gradient). LatentMoE experts: a
 // h -> latent GEMM before the router's dispatch and latent -> h after the combine, the dispatched
 // tokens and the experts at the latent width.
 // Requires: a transformer that passed the catalog checks and a shape that passed the

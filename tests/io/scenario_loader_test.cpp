@@ -251,6 +251,17 @@ TEST_CASE("a job trains its model's multi-token-prediction modules, fewer or non
         "s.textproto:7:13: job.multi_token_prediction_layers: applies to transformers only\n");
 }
 
+TEST_CASE("AutoModel's fused Mamba mixer applies to a model with Mamba layers") {
+  const std::string job = "token_budget: 1e9 sequence_length: 4096 mamba_fused_norm_projection: ";
+  CHECK(scenario_errors(scenario("nemotron3-nano-30b-a3b", job + "true")) == "");
+  CHECK(scenario_errors(scenario("llama2-7b", job + "true")) ==
+        "s.textproto:7:43: job.mamba_fused_norm_projection: applies to a model with Mamba layers; "
+        "\"llama2-7b\" has none\n");
+  CHECK(scenario_errors(scenario("resnet50", "steps: 10 mamba_fused_norm_projection: false")) ==
+        "s.textproto:7:13: job.mamba_fused_norm_projection: applies to a model with Mamba layers; "
+        "\"resnet50\" has none\n");
+}
+
 TEST_CASE("an epoch budget needs the dataset size") {
   CHECK(scenario_errors(scenario("resnet50", "epochs: 90")) ==
         "s.textproto:7:3: job.epochs: needs dataset.num_samples\n");
