@@ -1350,7 +1350,10 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 #   AutoModel's NemotronV3Mamba2Mixer runs them (job mamba_fused_norm_projection:
 #   components/models/nemotron_v3/layers.py at bb0c0bfb0 and c0e4fe1bc, the commits of the Nano
 #   and Super rows: batch-major activations, mamba_ssm's mamba_split_conv1d_scan_combined given
-#   the gated RMSNorm and out_proj, the scan without z). Not simulated, left as
+#   the gated RMSNorm and out_proj, the scan without z); the shared experts, where the model has
+#   them, on a CUDA stream of their own beside the routed experts' dispatch, GEMMs and combine
+#   (parallelism shared_experts_side_stream: components/moe/layers.py MoE.forward,
+#   _shared_experts_stream, at every commit of these rows). Not simulated, left as
 #   they are: HybridEP's SM budget (dispatcher_num_sms), the attention backends (TE, flex)."""
 
 # The AutoModel mixture-of-experts rows, by the table's (table, model, GPUs): (model, recipe YAML
@@ -1386,6 +1389,9 @@ AUTOMODEL_MOE_ROWS = {
 AUTOMODEL_MOE_LAYERS = {'deepseek-v3': 61, 'kimi-k2': 61}
 # The models with Mamba-2 layers (hybrid_layer_pattern 'M'): AutoModel's NemotronV3 mixer.
 AUTOMODEL_MAMBA_MODELS = {'nemotron3-nano-30b-a3b', 'nemotron3-super-120b-a12b'}
+# The models with shared experts (models/*.textproto num_shared_experts): AutoModel's side stream.
+AUTOMODEL_SHARED_EXPERT_MODELS = {'deepseek-v3', 'kimi-k2', 'nemotron3-nano-30b-a3b',
+                                  'nemotron3-super-120b-a12b'}
 
 
 def hf_model_split(layers, stages):
@@ -1399,6 +1405,8 @@ def automodel_moe_lines(r, moe):
     ep = int(r['ep']) if r['ep'] not in ('', '-') else recipe_ep
     lines = [f'expert_parallel: {ep}', 'expert_tensor_parallel: 1',
              'expert_dispatcher: EXPERT_NODE_DEDUPLICATED']
+    if model in AUTOMODEL_SHARED_EXPERT_MODELS:
+        lines.append('shared_experts_side_stream: true')
     if not reshard:
         lines.append('fsdp2_keep_forward_gather: true')
     pp = int(r['pp'])

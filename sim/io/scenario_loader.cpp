@@ -420,6 +420,14 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   }
   // Its expert_tensor_parallel 1 (absent: the tensor parallel degree, a sweep axis): each
   // configuration's problem (configuration_space.cpp).
+  if (m.has_shared_experts_side_stream() && model != nullptr &&
+      !(is_transformer(model) && model->transformer().moe().num_shared_experts() > 0)) {
+    p.error("shared_experts_side_stream",
+            "applies to a model with shared experts; \"" + model->name() + "\" has none");
+  } else if (m.shared_experts_side_stream() && m.overlap_expert_communication()) {
+    p.error("shared_experts_side_stream",
+            "cannot be combined with overlap_expert_communication (not simulated)");
+  }
   if (m.expert_paged_stash() && !m.fused_expert_mlp()) {
     p.error("expert_paged_stash", "applies with fused_expert_mlp only");
   }

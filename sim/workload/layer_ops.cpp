@@ -412,7 +412,11 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     memory("unpermute", 2.0 * local_tokens * width + sent_bytes);
     if (t.has_moe_latent_size()) ops.push_back({K::kMatmul, "latent up", local_tokens, h, width});
     if (moe.num_shared_experts() > 0) {
+      const size_t first_shared = ops.size();
       dense_mlp(moe.num_shared_experts() * f, "shared expert up", "shared expert down");
+      for (size_t i = first_shared; i < ops.size(); ++i) {
+        ops[i].shared_expert = ops[i].kind == K::kMatmul || ops[i].kind == K::kMemory;
+      }
     }
     for (size_t i = first_expert_op; i < ops.size(); ++i) {
       if (ops[i].recomputable == R::kNo) ops[i].recomputable = R::kExpertLayer;

@@ -41,6 +41,7 @@ struct LayerOp {
   bool causal = false;       // attention
   bool sixteen_bit = false;  // a matmul kept in 16 bits when the job's precision is narrower
   bool expert = false;       // a routed expert's kernel (the step's expert-compute share)
+  bool shared_expert = false;  // a shared expert's kernel (parallelism.shared_experts_side_stream)
   // Causal attention within a sliding window: each query attends to at most `window` keys (its
   // own and the window - 1 before it); 0: to every earlier one. `chunked`: within its chunk of
   // `window` tokens instead (a block-diagonal causal mask).

@@ -543,6 +543,26 @@ TEST_CASE("a fused expert MLP needs a mixture-of-experts model") {
         "only\n");
 }
 
+TEST_CASE("side-stream shared experts need a model with shared experts, no combined overlap") {
+  CHECK(h100_errors("parallelism { shared_experts_side_stream: true }\n") ==
+        "s.textproto:12:15: parallelism.shared_experts_side_stream: applies to a model with shared "
+        "experts; \"llama2-7b\" has none\n");
+  const std::string job = "token_budget: 1e9 sequence_length: 4096";
+  const std::string p5 = "instance: \"aws.p5.48xlarge\" nodes: 1";
+  CHECK(scenario_errors(scenario("qwen3-30b-a3b", job, p5,
+                                 "parallelism { shared_experts_side_stream: true }\n")) ==
+        "s.textproto:12:15: parallelism.shared_experts_side_stream: applies to a model with shared "
+        "experts; \"qwen3-30b-a3b\" has none\n");
+  CHECK(scenario_errors(scenario("llama4-scout", job, p5,
+                                 "parallelism { expert_parallel: 8 "
+                                 "shared_experts_side_stream: true }\n")) == "");
+  CHECK(scenario_errors(scenario("llama4-scout", job, p5,
+                                 "parallelism { expert_parallel: 8 shared_experts_side_stream: true "
+                                 "overlap_expert_communication: true }\n")) ==
+        "s.textproto:12:34: parallelism.shared_experts_side_stream: cannot be combined with "
+        "overlap_expert_communication (not simulated)\n");
+}
+
 TEST_CASE("a paged expert stash needs the fused expert MLP") {
   CHECK(h100_errors("parallelism { expert_paged_stash: true }\n") ==
         "s.textproto:12:15: parallelism.expert_paged_stash: applies with fused_expert_mlp only\n");
