@@ -1346,7 +1346,14 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 #   module trained (job multi_token_prediction_layers 0: AutoModel's DeepSeek-V3,
 #   components/models/deepseek_v3/model.py, has none, at the page's date and at the commit above;
 #   its Nemotron V3 model gained one with NVIDIA-NeMo/Automodel#2161 of 2026-05-13, after the
-#   26.02 rows, and builds the HF config's shape otherwise). Not simulated, left as
+#   26.02 rows, and builds the HF config's shape otherwise); the hybrid models' Mamba-2 mixers as
+#   AutoModel's NemotronV3Mamba2Mixer runs them (job mamba_fused_norm_projection:
+#   components/models/nemotron_v3/layers.py at bb0c0bfb0 and c0e4fe1bc, the commits of the Nano
+#   and Super rows: batch-major activations, mamba_ssm's mamba_split_conv1d_scan_combined given
+#   the gated RMSNorm and out_proj, the scan without z); the shared experts, where the model has
+#   them, on a CUDA stream of their own beside the routed experts' dispatch, GEMMs and combine
+#   (parallelism shared_experts_side_stream: components/moe/layers.py MoE.forward,
+#   _shared_experts_stream, at every commit of these rows). Not simulated, left as
 #   they are: HybridEP's SM budget (dispatcher_num_sms), the attention backends (TE, flex)."""
 
 # The AutoModel mixture-of-experts rows, by the table's (table, model, GPUs): (model, recipe YAML
@@ -1380,6 +1387,11 @@ AUTOMODEL_MOE_ROWS = {
 }
 # The layers of each model, for the pipeline split (models/*.textproto num_layers).
 AUTOMODEL_MOE_LAYERS = {'deepseek-v3': 61, 'kimi-k2': 61}
+# The models with Mamba-2 layers (hybrid_layer_pattern 'M'): AutoModel's NemotronV3 mixer.
+AUTOMODEL_MAMBA_MODELS = {'nemotron3-nano-30b-a3b', 'nemotron3-super-120b-a12b'}
+# The models with shared experts (models/*.textproto num_shared_experts): AutoModel's side stream.
+AUTOMODEL_SHARED_EXPERT_MODELS = {'deepseek-v3', 'kimi-k2', 'nemotron3-nano-30b-a3b',
+                                  'nemotron3-super-120b-a12b'}
 
 
 def hf_model_split(layers, stages):
@@ -1393,6 +1405,8 @@ def automodel_moe_lines(r, moe):
     ep = int(r['ep']) if r['ep'] not in ('', '-') else recipe_ep
     lines = [f'expert_parallel: {ep}', 'expert_tensor_parallel: 1',
              'expert_dispatcher: EXPERT_NODE_DEDUPLICATED']
+    if model in AUTOMODEL_SHARED_EXPERT_MODELS:
+        lines.append('shared_experts_side_stream: true')
     if not reshard:
         lines.append('fsdp2_keep_forward_gather: true')
     pp = int(r['pp'])
@@ -1445,6 +1459,8 @@ def automodel(rows, out):
                      if lora else '')
         states_line = ('\n  sixteen_bit_states: true\n  expert_routing { consecutive_experts: true }'
                        '\n  multi_token_prediction_layers: 0' if moe else '')
+        if model in AUTOMODEL_MAMBA_MODELS:
+            states_line += '\n  mamba_fused_norm_projection: true'
         tag = re.sub(r'[^a-z0-9.]+', '-', f'{r["table"]} {model} {gpus}'.lower())
         name = f'automodel-{r["system"].lower()}-bf16-{tag}'
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {r['system']} GPUs, BF16, PyTorch FSDP2.

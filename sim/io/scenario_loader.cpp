@@ -154,6 +154,11 @@ void check_job(const FieldChecker& job, const s::Model* model) {
       model->transformer().has_hybrid_layer_pattern()) {
     job.error("optimizer", "MUON is not simulated for a model with a hybrid_layer_pattern yet");
   }
+  if (job.has("mamba_fused_norm_projection") &&
+      !(is_transformer(model) && model->transformer().has_mamba())) {
+    job.error("mamba_fused_norm_projection",
+              "applies to a model with Mamba layers; \"" + model->name() + "\" has none");
+  }
   if (is_transformer(model)) {
     const int model_modules = model->transformer().multi_token_prediction_layers();
     if (job.has("multi_token_prediction_layers") &&
@@ -415,6 +420,14 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   }
   // Its expert_tensor_parallel 1 (absent: the tensor parallel degree, a sweep axis): each
   // configuration's problem (configuration_space.cpp).
+  if (m.has_shared_experts_side_stream() && model != nullptr &&
+      !(is_transformer(model) && model->transformer().moe().num_shared_experts() > 0)) {
+    p.error("shared_experts_side_stream",
+            "applies to a model with shared experts; \"" + model->name() + "\" has none");
+  } else if (m.shared_experts_side_stream() && m.overlap_expert_communication()) {
+    p.error("shared_experts_side_stream",
+            "cannot be combined with overlap_expert_communication (not simulated)");
+  }
   if (m.expert_paged_stash() && !m.fused_expert_mlp()) {
     p.error("expert_paged_stash", "applies with fused_expert_mlp only");
   }

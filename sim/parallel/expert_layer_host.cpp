@@ -25,17 +25,20 @@ Picoseconds backward_host_exposed(Picoseconds gpu_time, const ExpertLayerHost& h
 void add_expert_layer_host(const ExpertLayerHost& host, bool forward_rerun, LayerTimes* layer) {
   // The wait comes before the pass's all-to-alls (a forward's at the dispatcher's
   // synchronisation).
-  const auto wait = [](Picoseconds exposed, PassTimes* pass, std::vector<TaskSpan>* all_to_alls) {
+  const auto wait = [](Picoseconds exposed, PassTimes* pass, PassShares* shares,
+                       std::vector<TaskSpan>* all_to_alls) {
     pass->compute += exposed;
+    shares->host_wait += exposed;
     if (all_to_alls == nullptr) return;
     for (TaskSpan& span : *all_to_alls) span.start += exposed;
   };
   wait(forward_host_exposed(layer->forward.total(), host), &layer->forward,
-       &layer->forward_all_to_alls);
+       &layer->forward_shares, &layer->forward_all_to_alls);
   wait(backward_host_exposed(layer->backward.total(), host), &layer->backward,
-       &layer->backward_all_to_alls);
+       &layer->backward_shares, &layer->backward_all_to_alls);
   if (forward_rerun) {
-    wait(forward_host_exposed(layer->recompute.total(), host), &layer->recompute, nullptr);
+    wait(forward_host_exposed(layer->recompute.total(), host), &layer->recompute,
+         &layer->recompute_shares, nullptr);
   }
 }
 

@@ -53,7 +53,7 @@ Picoseconds backward_host_exposed(Picoseconds gpu_time, const ExpertLayerHost& h
 // forward, its backward and, when `forward_rerun` (full recomputation or recompute_modules'
 // RECOMPUTE_MOE), its recomputed forward (which synchronises again); the all-to-all phases are left
 // alone (the host's wait hides no communication), the all-to-alls' places in the passes move after
-// the wait.
+// the wait; each pass's PassShares::host_wait holds it.
 void add_expert_layer_host(const ExpertLayerHost& host, bool forward_rerun, LayerTimes* layer);
 
 }  // namespace clustersim

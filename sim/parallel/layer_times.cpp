@@ -310,12 +310,19 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
     }
     t.forward += o.forward;
     t.backward += o.backward;
+    if (op.shared_expert) {
+      t.forward_shares.shared_experts += o.forward.compute;
+      t.backward_shares.shared_experts += o.backward.compute;
+    }
     add_phases(op, all_to_alls, o.forward, &t.forward_phases);
     add_phases(op, all_to_alls, o.backward, &t.backward_phases);
     all_to_alls += op.kind == K::kExpertAllToAll ? 1 : 0;
     const bool full =
         recompute == s::RECOMPUTE_FULL && (!parts.backward_reads_only || backward_reads(op));
-    if (full || reruns(op, recompute, parts)) t.recompute += o.forward;
+    if (full || reruns(op, recompute, parts)) {
+      t.recompute += o.forward;
+      if (op.shared_expert) t.recompute_shares.shared_experts += o.forward.compute;
+    }
   }
   // The backward runs from the last op: an op ends (backward) where the ops before it begin.
   for (size_t a = backward_a2a.size(); a-- > 0;) {

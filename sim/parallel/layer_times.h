@@ -40,6 +40,12 @@ struct PassTimes {
 };
 PassTimes operator*(int64_t times, const PassTimes& t);
 
+// Parts of one pass's compute that another stream's kernels may share the GPU with.
+struct PassShares {
+  Picoseconds shared_experts;  // the shared experts' kernels
+  Picoseconds host_wait;       // the GPU idle while the host catches up
+};
+
 struct LayerTimes {
   PassTimes forward, backward, recompute;
   // The expert all-to-alls of each pass from the pass's start, in the order they run (the
@@ -48,6 +54,9 @@ struct LayerTimes {
   // A layer with expert all-to-alls: each pass's compute outside and between them, and the
   // all-to-alls (expert_comm_overlap.h); zero otherwise.
   ExpertPassPhases forward_phases, backward_phases;
+  // Of each pass's compute: its shared experts' kernels (LayerOp::shared_expert) and the host's
+  // exposed wait (expert_layer_host.h add_expert_layer_host); zero where it has none.
+  PassShares forward_shares, backward_shares, recompute_shares;
 };
 
 // Times collectives over one group of GPUs, each alone on an idle network or, with `beside`,

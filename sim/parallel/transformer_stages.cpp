@@ -14,6 +14,7 @@
 #include "sim/parallel/muon_step.h"
 #include "sim/parallel/optimizer_step.h"
 #include "sim/parallel/pipeline_layout.h"
+#include "sim/parallel/shared_expert_stream.h"
 #include "sim/parallel/stage_parameters.h"
 #include "sim/workload/fp8_casts.h"
 #include "sim/workload/lora.h"
@@ -252,6 +253,17 @@ bool expert_layers_rerun(const s::Parallelism& p) {
   return p.recompute() == s::RECOMPUTE_FULL || recomputed_parts(p).expert_layer;
 }
 
+// The host's wait in an expert layer's passes (expert_layer_host.h) and, with
+// shared_experts_side_stream, what its shared experts hide beside the routed path
+// (shared_expert_stream.h).
+void add_expert_layer_waits(const ExpertLayerHost& host, const s::Parallelism& p,
+                            const s::Gpu& gpu, LayerTimes* layer) {
+  add_expert_layer_host(host, expert_layers_rerun(p), layer);
+  if (p.shared_experts_side_stream()) {
+    overlap_shared_experts(expert_communication_sm_share(p, gpu), layer);
+  }
+}
+
 // One pass of a multi-token-prediction module: its own kernels, its layers (those of `layers` by
 // kind, or timed again in 16 bits: multi_token_prediction_sixteen_bit under FP8 or FP4, whose
 // all-gathers then move 16-bit elements too) and the output layer `output`.
@@ -271,7 +283,7 @@ LayerTimes time_multi_token_prediction(const s::Transformer& t, const s::Trainin
     if (sixteen_bit) {
       layer = time_layer_kind(t, job, p, compute, groups, shape, kind, true);
       if (routes_to_experts(kind)) {
-        add_expert_layer_host(host, expert_layers_rerun(p), &layer);
+        add_expert_layer_waits(host, p, compute.gpu(), &layer);
       }
     }
     pass.forward += layer.forward;
@@ -302,6 +314,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   shape.expert_paged_stash = p.expert_paged_stash();
   shape.fp8_attention = job.fp8_attention();
   shape.attention_library = job.attention_library();
+  shape.mamba_fused_norm_projection = job.mamba_fused_norm_projection();
   shape.fp32_router_probabilities = p.expert_dispatcher() == schema::EXPERT_NODE_DEDUPLICATED;
   if (t.has_moe() && p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED) {
     shape.expert_load.dispatched =
@@ -316,7 +329,6 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
           ? ExpertLayerHost{}
           : expert_layer_host(compute.gpu(), t.moe().num_experts() / experts.expert_parallel,
                               job.expert_routing().pad_to_capacity());
-  const bool experts_rerun = expert_layers_rerun(p);
   std::array<bool, kLayerKinds> present{};  // in the layers or the multi-token-prediction ones
   for (int layer = 0; layer < t.num_layers(); ++layer) {
     present[static_cast<int>(layer_kind(t, layer))] = true;
@@ -340,7 +352,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
         combined_saving(layer.forward, forward_comm, host, forward_host_exposed);
     k.combined_backward_saved =
         combined_saving(layer.backward, exposed - forward_comm, host, backward_host_exposed);
-    add_expert_layer_host(host, experts_rerun, &layer);
+    add_expert_layer_waits(host, p, compute.gpu(), &layer);
   }
   LayerShape windowed = shape;
   windowed.sliding_window = true;
@@ -350,7 +362,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   }
   if (windowed_layers_in(t, 0, layers, LayerKind::kExperts) > 0) {
     k.experts_windowed = time_layer_kind(t, job, p, compute, groups, windowed, LayerKind::kExperts);
-    add_expert_layer_host(host, experts_rerun, &k.experts_windowed);
+    add_expert_layer_waits(host, p, compute.gpu(), &k.experts_windowed);
   }
   std::vector<LayerOp> output = output_forward_ops(t, shape, job.fp8_output_layer(),
                                                    job.transformer_engine_cross_entropy());

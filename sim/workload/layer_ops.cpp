@@ -121,8 +121,10 @@ void latent_attention(const schema::Transformer& t, const LayerShape& shape, Dim
 // A Mamba-2 mixer on the rank's heads, between its all-gather and its all-reduce, as
 // Megatron-Core's MambaMixer._ssm_training runs it (NVIDIA/Megatron-LM
 // megatron/core/ssm/mamba_mixer.py: mamba_ssm's mamba_split_conv1d_scan_combined with z and
-// without the norm or out_proj, then the RMSNorm).
-void mamba_mixer(const schema::Transformer& t, const Dimensions& x, std::vector<LayerOp>* ops) {
+// without the norm or out_proj, then the RMSNorm), or with `fused_norm_projection` as NeMo
+// AutoModel's NemotronV3Mamba2Mixer does (LayerShape::mamba_fused_norm_projection).
+void mamba_mixer(const schema::Transformer& t, const Dimensions& x, bool fused_norm_projection,
+                 std::vector<LayerOp>* ops) {
   const int64_t tokens = x.tokens, tp = x.tp;
   const int64_t inner = mamba_inner(t) / tp, conv = mamba_conv_channels(t) / tp;
   const int64_t heads = t.mamba().num_heads() / tp;
@@ -134,19 +136,30 @@ void mamba_mixer(const schema::Transformer& t, const Dimensions& x, std::vector<
   };
   ops->push_back({K::kMatmul, "mamba in_proj", tokens, projected, x.h});
   // The projection from (sequence, batch) to (batch, sequence) order: a copy when the micro-batch
-  // has more than one sequence, and its gradient copied back for in_proj's backward.
-  const double reorder = x.b > 1 ? 4.0 * tokens * projected : 0;
-  if (reorder > 0) memory("mamba layout copy", reorder, reorder);
+  // has more than one sequence, and its gradient copied back for in_proj's backward. Batch-major
+  // activations (fused_norm_projection) need none.
+  const bool reordered = x.b > 1 && !fused_norm_projection;
+  if (reordered) memory("mamba layout copy", 4.0 * tokens * projected, 4.0 * tokens * projected);
   // Causal depthwise conv1d and SiLU over x, B and C (causal_conv1d_fwd: read and write them,
   // 16-bit); the backward reruns it (the combined function keeps no conv output), then
   // causal_conv1d_bwd reads x B C and their gradient and writes the input's.
   memory("mamba conv1d", 4.0 * tokens * conv, 4.0 * tokens * conv + 6.0 * tokens * conv);
-  for (LayerOp& op : ssd_scan_ops(t, x.b, x.s, heads)) ops->push_back(std::move(op));
+  for (LayerOp& op : ssd_scan_ops(t, x.b, x.s, heads, !fused_norm_projection)) {
+    ops->push_back(std::move(op));
+  }
   // The output back to (sequence, batch) order (a copy when the micro-batch has several
   // sequences; its gradient is read through strides), then the RMSNorm over the gated output
-  // (read, write; backward: read it and the gradient, write the input's).
-  if (x.b > 1) memory("mamba output layout copy", 4.0 * tokens * inner, 0);
-  memory("mamba norm", 4.0 * tokens * inner, 6.0 * tokens * inner);
+  // (read, write; backward: read it and the gradient, write the input's). Fused, the norm gates
+  // the ungated scan output by z inside the combined function (layernorm_gated.py
+  // _layer_norm_fwd with z: read both, write the output); its backward (_layer_norm_bwd,
+  // recompute_output) reads them and the gradient and writes both gradients and the normed
+  // output again, out_proj's weight gradient's input.
+  if (reordered) memory("mamba output layout copy", 4.0 * tokens * inner, 0);
+  if (fused_norm_projection) {
+    memory("mamba gated norm", 6.0 * tokens * inner, 12.0 * tokens * inner);
+  } else {
+    memory("mamba norm", 4.0 * tokens * inner, 6.0 * tokens * inner);
+  }
   ops->push_back({K::kMatmul, "mamba out_proj", tokens, x.h, inner});
 }
 
@@ -259,7 +272,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
   if (kind == LayerKind::kMamba) {
     memory("norm", 2 * boundary);
     if (shape.sequence_parallel) collective(K::kTensorAllGather, "mamba all-gather");
-    mamba_mixer(t, x, &ops);
+    mamba_mixer(t, x, shape.mamba_fused_norm_projection, &ops);
     collective(after_block, "mamba all-reduce");
     memory("residual add", 3 * boundary);
     return ops;
@@ -399,7 +412,11 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     memory("unpermute", 2.0 * local_tokens * width + sent_bytes);
     if (t.has_moe_latent_size()) ops.push_back({K::kMatmul, "latent up", local_tokens, h, width});
     if (moe.num_shared_experts() > 0) {
+      const size_t first_shared = ops.size();
       dense_mlp(moe.num_shared_experts() * f, "shared expert up", "shared expert down");
+      for (size_t i = first_shared; i < ops.size(); ++i) {
+        ops[i].shared_expert = ops[i].kind == K::kMatmul || ops[i].kind == K::kMemory;
+      }
     }
     for (size_t i = first_expert_op; i < ops.size(); ++i) {
       if (ops[i].recomputable == R::kNo) ops[i].recomputable = R::kExpertLayer;

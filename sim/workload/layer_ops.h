@@ -41,6 +41,7 @@ struct LayerOp {
   bool causal = false;       // attention
   bool sixteen_bit = false;  // a matmul kept in 16 bits when the job's precision is narrower
   bool expert = false;       // a routed expert's kernel (the step's expert-compute share)
+  bool shared_expert = false;  // a shared expert's kernel (parallelism.shared_experts_side_stream)
   // Causal attention within a sliding window: each query attends to at most `window` keys (its
   // own and the window - 1 before it); 0: to every earlier one. `chunked`: within its chunk of
   // `window` tokens instead (a block-diagonal causal mask).
@@ -116,6 +117,10 @@ struct LayerShape {
   bool fp8_attention = false;
   // Attention's kernel library (job.attention_library): the GPU's rates of that library.
   schema::AttentionLibrary attention_library = schema::ATTENTION_LIBRARY_UNSPECIFIED;
+  // Mamba-2 mixers as NeMo AutoModel's NemotronV3Mamba2Mixer runs them
+  // (job.mamba_fused_norm_projection): batch-major, the scan ungated, the norm gating inside
+  // mamba_ssm's combined function.
+  bool mamba_fused_norm_projection = false;
   // The router's probabilities reach the experts in fp32: Megatron-Core's flex dispatcher (DeepEP,
   // HybridEP; parallelism.expert_dispatcher EXPERT_NODE_DEDUPLICATED) casts them so
   // (token_dispatcher.py), and the eager weighted bias then computes in fp32.
@@ -197,7 +202,10 @@ int windowed_layers_in(const schema::Transformer& t, int first, int count, Layer
 // output reordered to batch-major (a copy when the micro-batch has several sequences, and its
 // gradient's), the causal conv1d with SiLU over x, B and C (memory-bound, rerun in the backward),
 // the SSD chunked scan kernel by kernel, gated by z (mamba_layer.h: ssd_scan_ops), the output
-// reordered back, its RMSNorm and the row-parallel out_proj GEMM. LatentMoE experts: a
+// reordered back, its RMSNorm and the row-parallel out_proj GEMM; with
+// shape.mamba_fused_norm_projection (NeMo AutoModel) no reorder copies (batch-major activations),
+// the scan ungated and the norm gated by z (reading it; its backward writing dz and the normed
+// output again for out_proj's weight gradient). LatentMoE experts: a
 // h -> latent GEMM before the router's dispatch and latent -> h after the combine, the dispatched
 // tokens and the experts at the latent width.
 // Requires: a transformer that passed the catalog checks and a shape that passed the

@@ -73,7 +73,7 @@ int64_t mamba_mixer_parameters(const schema::Transformer& t) {
 constexpr double kSsdScanFp32FlopsPerByte = 35;
 
 std::vector<LayerOp> ssd_scan_ops(const schema::Transformer& t, int64_t batch, int64_t sequence,
-                                  int64_t heads) {
+                                  int64_t heads, bool gated) {
   using K = LayerOp::Kind;
   const schema::Mamba2& m = t.mamba();
   const int64_t q = mamba_chunk_size(t), n = m.state_dim(), p = m.head_dim();
@@ -115,13 +115,15 @@ std::vector<LayerOp> ssd_scan_ops(const schema::Transformer& t, int64_t batch, i
   // dB or dC out.
   const double bmm = 4 * bc + 4 * cb;
   const double bmm_bwd = 2 * (2 * bc + 4 * cb + 4 * bc + 2 * bc);
-  // chunk_scan: C B^T, x, z, C, 16-bit states, dt and cumsum in; y and the ungated y out.
-  const double scan = 4 * cb + 2 * x + 2 * x + 2 * bc + 2 * states + 8 * dt + 4 * x;
-  // bwd_dz: x, z, y and dy in, dz and the ungated dy out; bwd_dstates: C and dy in, fp32
+  // chunk_scan: C B^T, x, z, C, 16-bit states, dt and cumsum in; y and the ungated y out (without
+  // z: the ungated y alone).
+  const double z = gated ? x : 0;
+  const double scan = 4 * cb + 2 * x + 2 * z + 2 * bc + 2 * states + 8 * dt + 2 * x + 2 * z;
+  // bwd_dz (with z): x, z, y and dy in, dz and the ungated dy out; bwd_dstates: C and dy in, fp32
   // dstates out; bwd_dx: x, C B^T, dy, B, 16-bit dstates, dt and cumsum in, dx and fp32 ddt out;
   // bwd_dC: 16-bit states, dy, C and cumsum in, fp32 dC out, summed; bwd_dcb: x, dy, dt and
   // cumsum in, fp32 dCB out, summed; bwd_ddAcs_stable: x, dy, C B^T, dt and cumsum in, ddA out.
-  const double scan_bwd = 12 * x + (2 * bc + 2 * x + 4 * dt + 4 * states) +
+  const double scan_bwd = 12 * z + (2 * bc + 2 * x + 4 * dt + 4 * states) +
                           (2 * x + 4 * cb + 2 * x + 2 * bc + 2 * states + 8 * dt + 2 * x + 4 * dt) +
                           (2 * states + 2 * x + 2 * bc + 4 * dt + 4 * bc + 8 * bc) +
                           (2 * x + 2 * x + 8 * dt + 4 * cb + 8 * cb) +

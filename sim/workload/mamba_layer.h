@@ -43,7 +43,12 @@ int64_t mamba_mixer_parameters(const schema::Transformer& t);
 // share of the groups G' (Dao and Gu, section 6, the chunked algorithm; chunks of Q tokens, state
 // N, head dim P), kernel by kernel as mamba_ssm's Triton kernels run it in training
 // (state-spaces/mamba v2.3 mamba_ssm/ops/triton/ssd_combined.py, _mamba_chunk_scan_combined_fwd
-// and _bwd, z given: Megatron-Core's MambaMixer._ssm_training). Matmuls (16-bit, at the GEMM
+// and _bwd). `gated`: z given to the scan (Megatron-Core's MambaMixer._ssm_training), chunk_scan
+// reading z and writing the gated output beside the ungated one, the backward's chunk_scan_bwd_dz
+// reading x, z, the output and its gradient and writing dz and the ungated gradient; else z is
+// None (mamba_split_conv1d_scan_combined given the gated norm's weight: the norm gates, see
+// layer_ops.h), chunk_scan reads no z and writes the ungated output only, no bwd_dz kernel runs.
+// Matmuls (16-bit, at the GEMM
 // model's rates): the chunk states B^T X (N x P x Q per chunk and head), C B^T (Q x Q x N per chunk
 // and group), the states' output C h (Q x P x N) and the masked product with X (Q x P x Q); their
 // backward reruns each shape (LayerOp::backward_runs): 3 for the chunk states (recomputed, dB, dx's
@@ -61,6 +66,6 @@ int64_t mamba_mixer_parameters(const schema::Transformer& t);
 // their SMs where those are slower than HBM: 35 FP32 FLOP-equivalents of CUDA-core work a byte
 // (LayerOp::fp32_flops_per_byte; fitted, mamba_layer.cpp says on what).
 std::vector<LayerOp> ssd_scan_ops(const schema::Transformer& t, int64_t batch, int64_t sequence,
-                                  int64_t heads);
+                                  int64_t heads, bool gated);
 
 }  // namespace clustersim

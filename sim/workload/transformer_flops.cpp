@@ -85,7 +85,7 @@ TransformerFlops transformer_flops(const schema::Transformer& t, int seq, Attent
     if (mamba_layers > 0) {
       const double inner = mamba_inner(t), heads = t.mamba().num_heads();
       double scan = 0;  // per token: the scan's matmuls over one sequence
-      for (const LayerOp& op : ssd_scan_ops(t, 1, seq, t.mamba().num_heads())) {
+      for (const LayerOp& op : ssd_scan_ops(t, 1, seq, t.mamba().num_heads(), true)) {
         scan += 2.0 * op.m * op.n * op.k * op.count;
       }
       sum += mamba_layers *

@@ -251,6 +251,17 @@ TEST_CASE("a job trains its model's multi-token-prediction modules, fewer or non
         "s.textproto:7:13: job.multi_token_prediction_layers: applies to transformers only\n");
 }
 
+TEST_CASE("AutoModel's fused Mamba mixer applies to a model with Mamba layers") {
+  const std::string job = "token_budget: 1e9 sequence_length: 4096 mamba_fused_norm_projection: ";
+  CHECK(scenario_errors(scenario("nemotron3-nano-30b-a3b", job + "true")) == "");
+  CHECK(scenario_errors(scenario("llama2-7b", job + "true")) ==
+        "s.textproto:7:43: job.mamba_fused_norm_projection: applies to a model with Mamba layers; "
+        "\"llama2-7b\" has none\n");
+  CHECK(scenario_errors(scenario("resnet50", "steps: 10 mamba_fused_norm_projection: false")) ==
+        "s.textproto:7:13: job.mamba_fused_norm_projection: applies to a model with Mamba layers; "
+        "\"resnet50\" has none\n");
+}
+
 TEST_CASE("an epoch budget needs the dataset size") {
   CHECK(scenario_errors(scenario("resnet50", "epochs: 90")) ==
         "s.textproto:7:3: job.epochs: needs dataset.num_samples\n");
@@ -530,6 +541,26 @@ TEST_CASE("a fused expert MLP needs a mixture-of-experts model") {
   CHECK(h100_errors("parallelism { fused_expert_mlp: true }\n") ==
         "s.textproto:12:15: parallelism.fused_expert_mlp: applies to mixture-of-experts models "
         "only\n");
+}
+
+TEST_CASE("side-stream shared experts need a model with shared experts, no combined overlap") {
+  CHECK(h100_errors("parallelism { shared_experts_side_stream: true }\n") ==
+        "s.textproto:12:15: parallelism.shared_experts_side_stream: applies to a model with shared "
+        "experts; \"llama2-7b\" has none\n");
+  const std::string job = "token_budget: 1e9 sequence_length: 4096";
+  const std::string p5 = "instance: \"aws.p5.48xlarge\" nodes: 1";
+  CHECK(scenario_errors(scenario("qwen3-30b-a3b", job, p5,
+                                 "parallelism { shared_experts_side_stream: true }\n")) ==
+        "s.textproto:12:15: parallelism.shared_experts_side_stream: applies to a model with shared "
+        "experts; \"qwen3-30b-a3b\" has none\n");
+  CHECK(scenario_errors(scenario("llama4-scout", job, p5,
+                                 "parallelism { expert_parallel: 8 "
+                                 "shared_experts_side_stream: true }\n")) == "");
+  CHECK(scenario_errors(scenario("llama4-scout", job, p5,
+                                 "parallelism { expert_parallel: 8 shared_experts_side_stream: true "
+                                 "overlap_expert_communication: true }\n")) ==
+        "s.textproto:12:34: parallelism.shared_experts_side_stream: cannot be combined with "
+        "overlap_expert_communication (not simulated)\n");
 }
 
 TEST_CASE("a paged expert stash needs the fused expert MLP") {

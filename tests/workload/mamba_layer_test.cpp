@@ -4,6 +4,7 @@
 // of hybrid patterns.
 #include "sim/workload/mamba_layer.h"
 
+#include <array>
 #include <catch2/catch.hpp>
 
 #include "sim/hw/compute_model.h"
@@ -63,7 +64,7 @@ TEST_CASE("a Mamba-2 layer's FLOPs are its projections plus the SSD scan's close
   const double scan = tokens * (2 * 128 * 128 * 8 + heads * (2 * 128 * 64 + 4 * 128 * 64));
   CHECK(all_matmul_flops(ops) ==
         tokens * 2 * h * (inner + conv + heads) + tokens * 2 * inner * h + scan);
-  CHECK(all_matmul_flops(ssd_scan_ops(t, 2, 8192, 64)) == scan);
+  CHECK(all_matmul_flops(ssd_scan_ops(t, 2, 8192, 64, true)) == scan);
   // The scan's chunk states: 64 chunks a sequence, read in fp32 and written in 16 bits; the
   // backward reruns the passing in fp32 and its gradient reads both fp32, writes both 16-bit.
   const double states = 2 * 64 * 64.0 * 128 * 64;
@@ -85,7 +86,7 @@ TEST_CASE("the SSD scan's kernels move their tensors' bytes and rerun their matm
   // 2x + 4dt + 4S, dx 6x + 4CB + 2B + 2S + 12dt, dC 2S + 2x + 14B + 4dt, dcb 4x + 8dt + 12CB,
   // ddA 4x + 4CB + 12dt.
   const schema::Transformer& t = shipped_model("nemotron3-nano-30b-a3b").transformer();
-  const std::vector<LayerOp> ops = ssd_scan_ops(t, 2, 8192, 64);
+  const std::vector<LayerOp> ops = ssd_scan_ops(t, 2, 8192, 64, true);
   const double tokens = 2 * 8192.0, x = tokens * 64 * 64, b = tokens * 8 * 128, dt = tokens * 64;
   const double states = 128 * 64 * 128 * 64.0, cb = 128 * 8 * 128 * 128.0;
   double forward = 0, backward = 0, backward_flops = 0;
@@ -142,6 +143,54 @@ TEST_CASE("the SSD scan's kernels move their bytes at the SMs' FP32 rate where H
           Approx(scan.bytes * 35 / fp32));
     CHECK(m.memory_bound(scan.bytes, scan.fp32_flops_per_byte) > m.memory_bound(scan.bytes));
   }
+}
+
+TEST_CASE("AutoModel's Mamba mixer: batch-major, the scan ungated, the norm gating by z") {
+  // Without z the scan's chunk_scan reads no z and writes the ungated output alone (4x bytes
+  // fewer forward) and no chunk_scan_bwd_dz runs (12x fewer backward); its matmuls are the same.
+  const schema::Transformer& t = shipped_model("nemotron3-nano-30b-a3b").transformer();
+  const double tokens = 2 * 8192.0, x = tokens * 64 * 64, inner = 4096;
+  const auto bytes = [](const std::vector<LayerOp>& ops) {
+    double forward = 0, backward = 0, flops = 0;
+    for (const LayerOp& op : ops) {
+      if (op.kind == LayerOp::Kind::kMemory) {
+        forward += op.bytes;
+        backward += op.backward_bytes.value_or(2 * op.bytes);
+      } else if (op.kind == LayerOp::Kind::kMatmul) {
+        flops += 2.0 * op.m * op.n * op.k * op.count;
+      }
+    }
+    return std::array<double, 3>{forward, backward, flops};
+  };
+  const auto gated = bytes(ssd_scan_ops(t, 2, 8192, 64, true));
+  const auto ungated = bytes(ssd_scan_ops(t, 2, 8192, 64, false));
+  CHECK(gated[0] - ungated[0] == 4 * x);
+  CHECK(gated[1] - ungated[1] == 12 * x);
+  CHECK(gated[2] == ungated[2]);
+  // The whole mixer of 2 sequences: no layout copies (batch-major), the gated norm reading x and
+  // z and writing its output forward (6 T inner), its backward reading them and the gradient,
+  // writing dx, dz and the normed output again for out_proj's weight gradient (12 T inner).
+  LayerShape shape{8192, 2, 1, false, true};
+  shape.mamba_fused_norm_projection = true;
+  const std::vector<LayerOp> fused = layer_forward_ops(t, shape, LayerKind::kMamba);
+  for (const LayerOp& op : fused) {
+    CHECK(op.name.find("layout copy") == std::string::npos);
+    CHECK(op.name != "mamba norm");
+  }
+  CHECK(mamba_op(fused, "mamba gated norm").bytes == 6 * tokens * inner);
+  CHECK(*mamba_op(fused, "mamba gated norm").backward_bytes == 12 * tokens * inner);
+  // Against Megatron-Core's mixer: the same GEMMs; forward the two layout copies (4 T (10304 +
+  // 4096)), 4x of the scan and the plain norm's 4 T inner fewer, the gated norm's 6 T inner more.
+  const auto megatron = bytes(layer_forward_ops(t, LayerShape{8192, 2, 1, false, true},
+                                                LayerKind::kMamba));
+  const auto automodel = bytes(fused);
+  CHECK(megatron[2] == automodel[2]);
+  CHECK(megatron[0] - automodel[0] ==
+        Approx(4 * tokens * (10304 + 4096) + 4 * x + 4 * tokens * inner - 6 * tokens * inner));
+  // Backward: the input copy's gradient (4 T 10304), bwd_dz's 12x and the plain norm's 6 T inner
+  // fewer, the gated norm's 12 T inner more.
+  CHECK(megatron[1] - automodel[1] ==
+        Approx(4 * tokens * 10304 + 12 * x + 6 * tokens * inner - 12 * tokens * inner));
 }
 
 TEST_CASE("a Mamba layer stores what its conv1d-scan function, norm and out_proj keep") {
