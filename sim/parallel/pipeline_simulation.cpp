@@ -424,8 +424,11 @@ class PipelineRun final : private EventHandler {
   // the other chunks' remaining backwards. Each bucket is reduced after the previous one (NCCL
   // runs a group's collectives in order). A bucket is full when the backward's work has passed
   // its share, at the pace the collectives' SMs leave the backward (collective_sm_contention.h),
-  // the last one at the backward's end: a backward slowed by the reductions beside it fills its
-  // buckets later, and the last bucket's reduction follows its end.
+  // the last one at the backward's end (Megatron-Core launches a bucket's collective from its last
+  // gradient's hook, register_grad_ready in megatron/core/distributed/
+  // distributed_data_parallel.py, NVIDIA/Megatron-LM 0011998; its last bucket holds the first
+  // layers'): a backward slowed by the reductions beside it fills its buckets later, and the last
+  // bucket's reduction follows its end.
   void start_gradient_reduction(int r, Picoseconds work) {
     const StageWork& w = plan_.work[r];
     Reduction& pending = reductions_[r];
