@@ -29,6 +29,19 @@ std::optional<Picoseconds> CollectiveSmContention::end_from(Picoseconds now) con
   return now + Picoseconds(static_cast<int64_t>(std::ceil(alone)));
 }
 
+std::optional<Picoseconds> CollectiveSmContention::reaches(Picoseconds now,
+                                                           Picoseconds work) const {
+  CLUSTERSIM_CHECK(running_, "a compute running to reach its work");
+  const int held = held_sms();
+  if (sms_ != 0 && held == sms_) return std::nullopt;
+  const double share = held == 0 ? 1.0 : static_cast<double>(sms_ - held) / sms_;
+  const double done = static_cast<double>(work_.count()) - remaining_ +
+                      static_cast<double>((now - mark_).count()) * share;
+  const double left = static_cast<double>(work.count()) - done;
+  if (left <= 0) return now;
+  return now + Picoseconds(static_cast<int64_t>(std::ceil(left / share)));
+}
+
 std::optional<Picoseconds> CollectiveSmContention::start(Picoseconds now, Picoseconds work) {
   CLUSTERSIM_CHECK(!running_, "one compute at a time on a stage's stream");
   running_ = true;

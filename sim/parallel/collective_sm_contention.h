@@ -58,6 +58,10 @@ class CollectiveSmContention {
   std::optional<Picoseconds> add_ctas(Picoseconds now, int ctas);
   // Whether the running compute ends at `now` (an end computed before a change is stale).
   bool ends_at(Picoseconds now) const { return running_ && !waiting_ && end_ == now; }
+  // When the running compute will have done `work` (its time alone, counted from its start) at
+  // the share of SMs the CTAs leave it now: `now` if it has; nothing while every SM is held.
+  // Requires: a compute running.
+  std::optional<Picoseconds> reaches(Picoseconds now, Picoseconds work) const;
   // The running compute has ended (at its end); its time beyond its work alone is added to
   // stretch().
   void finish();

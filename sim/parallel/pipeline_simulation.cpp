@@ -131,6 +131,11 @@ class PipelineRun final : private EventHandler {
   struct Reduction {
     int buckets = 0, ready = 0, launched = 0, done = 0;
     bool in_flight = false, backward_done = false, optimizer_started = false;
+    // The chunk's last backward while it runs: its buckets filled so far, of chunk_buckets, over
+    // its work alone; the next one due at bucket_at when armed.
+    bool filling = false, armed = false;
+    int filled = 0, chunk_buckets = 0;
+    Picoseconds backward_work, bucket_at;
   };
 
   // Where the input (forward?, chunk, micro-batch) of a stage is flagged in Stage::arrived.
@@ -156,6 +161,7 @@ class PipelineRun final : private EventHandler {
   }
   void contention_changed(int r, int ctas) {
     const std::optional<Picoseconds> end = contention_[r].add_ctas(now(), ctas);
+    arm_bucket(r);
     if (!end) return;
     if (zero3_[r]) return zero3_[r]->compute_moved(*end);
     schedule_at(*end, kTaskEnd, r);
@@ -169,7 +175,7 @@ class PipelineRun final : private EventHandler {
         contention_[index].finish();
         return task_done(static_cast<int>(index));
       case kBucketReady:
-        return bucket_ready(static_cast<int>(index));
+        return bucket_filled(static_cast<int>(index));
       case kOptimizerEnd:
         return optimizer_done(static_cast<int>(index));
       case kSelfArrival:
@@ -212,7 +218,7 @@ class PipelineRun final : private EventHandler {
     s.started = now();
     const Picoseconds duration = task_duration(r, task);
     timeline_.stages[r].busy += duration;
-    if (s.last_backward_of_chunk[s.next]) start_gradient_reduction(r, duration);
+    const bool last_backward = s.last_backward_of_chunk[s.next];
     ++s.next;
     if (r == 0 && task.forward && s.next > first_backward_ && skip_ && skip_->looking()) {
       cut_due_ = true;
@@ -221,6 +227,7 @@ class PipelineRun final : private EventHandler {
     if (zero3_[r]) return zero3_[r]->run_task(s.next - 1, [this, r] { task_done(r); });
     // No end while the collectives beside it hold every SM: the one that ends first gives it.
     if (const auto end = contention_[r].start(now(), duration)) schedule_at(*end, kTaskEnd, r);
+    if (last_backward) start_gradient_reduction(r, duration);
   }
 
   // ZeRO-3 stages run their tasks layer by layer, gathering weights and reduce-scattering
@@ -256,6 +263,7 @@ class PipelineRun final : private EventHandler {
     }
     const bool last = s.next == s.tasks.size();
     if (last) timeline_.stages[r].last_backward_end = now();
+    if (s.last_backward_of_chunk[s.next - 1]) finish_filling(r);
     if (plan_.deepspeed_exchange) return begin_exchange(r, PipelineTask(task));
     if (last) backward_done(r);
     // A combined step sends its forward's output with its backward's, once the step is over:
@@ -426,23 +434,66 @@ class PipelineRun final : private EventHandler {
   }
 
   // Buckets of gradients: when overlapped, a model chunk's share of them becomes ready across
-  // that chunk's last backward (which starts now and lasts `duration`): Megatron-Core reduces each
+  // that chunk's last backward (which starts now, `work` long alone): Megatron-Core reduces each
   // chunk's gradients after its last micro-batch (grad_sync_func in the interleaved schedule,
   // megatron/core/pipeline_parallel/schedules.py), so with interleaving the reductions run under
   // the other chunks' remaining backwards. Each bucket is reduced after the previous one (NCCL
-  // runs a group's collectives in order).
-  void start_gradient_reduction(int r, Picoseconds duration) {
+  // runs a group's collectives in order). A bucket is full when the backward's work has passed
+  // its share, at the pace the collectives' SMs leave the backward (collective_sm_contention.h),
+  // the last one at the backward's end (Megatron-Core launches a bucket's collective from its last
+  // gradient's hook, register_grad_ready in megatron/core/distributed/
+  // distributed_data_parallel.py, NVIDIA/Megatron-LM 0011998; its last bucket holds the first
+  // layers'): a backward slowed by the reductions beside it fills its buckets later, and the last
+  // bucket's reduction follows its end.
+  void start_gradient_reduction(int r, Picoseconds work) {
     const StageWork& w = plan_.work[r];
     Reduction& pending = reductions_[r];
     pending.buckets = plan_.data_parallel > 1 && !zero3_[r]
                           ? (plan_.overlap_gradient_reduce ? w.gradient_buckets : 1)
                           : 0;
     if (pending.buckets == 0 || !plan_.overlap_gradient_reduce) return;
-    const int chunk_buckets = std::max(1, pending.buckets / plan_.chunks);
-    pending.buckets = chunk_buckets * plan_.chunks;
-    for (int b = 0; b < chunk_buckets; ++b) {
-      schedule(Picoseconds(duration.count() * (b + 1) / chunk_buckets), kBucketReady, r);
+    pending.chunk_buckets = std::max(1, pending.buckets / plan_.chunks);
+    pending.buckets = pending.chunk_buckets * plan_.chunks;
+    pending.filling = true;
+    pending.filled = 0;
+    pending.backward_work = work;
+    arm_bucket(r);
+  }
+
+  // Schedules the filling backward's next bucket but its last (which its end fills) at the time
+  // its work reaches it at the present pace; none while every SM is held (the next change of the
+  // collectives arms it again).
+  void arm_bucket(int r) {
+    Reduction& p = reductions_[r];
+    if (!p.filling || p.filled + 1 >= p.chunk_buckets) {
+      p.armed = false;
+      return;
     }
+    const Picoseconds share(p.backward_work.count() * (p.filled + 1) / p.chunk_buckets);
+    const std::optional<Picoseconds> at = contention_[r].reaches(now(), share);
+    if (p.armed && at == p.bucket_at) return;
+    p.armed = at.has_value();
+    if (!at) return;
+    p.bucket_at = *at;
+    schedule_at(*at, kBucketReady, r);
+  }
+
+  void bucket_filled(int r) {
+    Reduction& p = reductions_[r];
+    if (!p.armed || p.bucket_at != now()) return;  // moved by a collective's start or end
+    p.armed = false;
+    ++p.filled;
+    bucket_ready(r);
+    arm_bucket(r);
+  }
+
+  // The chunk's last backward has ended: its buckets not yet filled are.
+  void finish_filling(int r) {
+    Reduction& p = reductions_[r];
+    if (!p.filling) return;
+    p.filling = false;
+    p.armed = false;
+    for (; p.filled < p.chunk_buckets; ++p.filled) bucket_ready(r);
   }
 
   void backward_done(int r) {
@@ -634,8 +685,10 @@ class PipelineRun final : private EventHandler {
       if (contention_[r].ctas() > 0) f->add(now().count());
       for_each_waiting_input(r, add_input);
       const Reduction& p = reductions_[r];
-      for (int v : {p.buckets, p.ready, p.launched, p.done}) f->add(v);
-      for (bool v : {p.in_flight, p.backward_done, p.optimizer_started}) f->add(v);
+      for (int v : {p.buckets, p.ready, p.launched, p.done, p.filled}) f->add(v);
+      for (bool v : {p.in_flight, p.backward_done, p.optimizer_started, p.filling, p.armed})
+        f->add(v);
+      if (p.armed) f->add_time(p.bucket_at);
     }
     std::vector<size_t> in_flight;
     for (size_t id = 0; id < sends_.size(); ++id) {
@@ -703,6 +756,7 @@ class PipelineRun final : private EventHandler {
       timeline_.stages[r].busy += jump.busy[r];
       contention_[r].translate(jump.time);
       contention_[r].add_stretch(jump.stretch[r]);
+      if (reductions_[r].armed) reductions_[r].bucket_at += jump.time;
     }
     for (Send& send : sends_) {
       if (send.ranks_left == 0) continue;

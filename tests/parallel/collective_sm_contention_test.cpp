@@ -1,8 +1,8 @@
 // Compute beside overlapped collectives: the closed form T S / (S - c) of a compute wholly beside
 // a collective on GPUs of different SM counts, no slowdown without one or on an accelerator
 // without CUDA SMs, a collective that ends partway, collectives holding every SM of a small GPU
-// (the compute waits), and a gather hidden under the forwards it slows; a stage's work carries
-// its GPU's SMs from the catalog.
+// (the compute waits), when a compute reaches a share of its work beside them, and a gather
+// hidden under the forwards it slows; a stage's work carries its GPU's SMs from the catalog.
 #include "sim/parallel/collective_sm_contention.h"
 
 #include <catch2/catch.hpp>
@@ -55,6 +55,25 @@ TEST_CASE("a collective beside part of a compute delays it by its share of that 
   CHECK(stream.add_ctas(at_us(232), -kNcclCollectiveCtas) == at_us(1032));
   CHECK(stream.ends_at(at_us(1032)));
   CHECK(!stream.ends_at(at_us(1000)));  // the first end is stale
+}
+
+TEST_CASE("a compute reaches a share of its work at the pace the collectives leave it") {
+  CollectiveSmContention stream(kH100Sms);
+  stream.start(at_us(0), at_us(1000));
+  // Alone: 400 us of work done at 400 us.
+  CHECK(stream.reaches(at_us(0), at_us(400)) == at_us(400));
+  // A collective from 100 us: 300 us more of work take 300 x 132 / 100 = 396 us.
+  stream.add_ctas(at_us(100), kNcclCollectiveCtas);
+  CHECK(stream.reaches(at_us(100), at_us(400)) == at_us(496));
+  // At 232 us (100 + 132 x 100 / 100 us of work beside it): 200 us done, 200 more take 264 us.
+  CHECK(stream.reaches(at_us(232), at_us(400)) == at_us(496));
+  // Work already done is reached now.
+  CHECK(stream.reaches(at_us(232), at_us(150)) == at_us(232));
+  // With every SM held nothing is reached until a collective ends.
+  CollectiveSmContention l4(58);
+  l4.start(at_us(0), at_us(1000));
+  l4.add_ctas(at_us(0), 2 * kNcclCollectiveCtas);
+  CHECK(!l4.reaches(at_us(10), at_us(500)));
 }
 
 TEST_CASE("collectives holding every SM stop the compute until one ends") {

@@ -89,16 +89,36 @@ TEST_CASE(
     p.work[0].gradient_buckets = 20;
     return p;
   };
-  // Long backward (20 ms): only the last of 20 buckets (0.05 ms of reduction) is exposed; the 19
-  // beside the backward slow it by 32 of 132 SMs of their time (collective_sm_contention.h).
+  // Long backward (20 ms): only the last of 20 buckets (about 0.05 ms of reduction each) is
+  // exposed, after the backward's end; the 19 beside the backward slow it by 32 of 132 SMs of
+  // their time (collective_sm_contention.h).
   const double share = static_cast<double>(kNcclCollectiveCtas) / kP5GpuSms;
+  const double bucket_ms = pair_all_reduce_ms(*t, bytes / 20);
   const double hidden = step_ms(plan(20, true), *t) - 21;
-  CHECK(hidden == Approx(reduce_ms * (19.0 / 20 * share + 1.0 / 20)).epsilon(0.05));
+  CHECK(hidden == Approx(bucket_ms * (19 * share + 1)).epsilon(0.01));
   // Short backward (0.1 ms): nearly the whole reduction is exposed.
   const double exposed = step_ms(plan(0.1, true), *t) - 1.1;
   CHECK(exposed > 0.9 * reduce_ms);
   // Without overlap, the whole reduction follows the backward.
   CHECK(step_ms(plan(20, false), *t) - 21 == Approx(reduce_ms).epsilon(0.02));
+}
+
+TEST_CASE("a backward slowed by the reductions beside it fills its buckets later") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  // Two buckets over a 10 ms backward of two replicas: the first is full after 5 ms of the
+  // backward's work, and its reduction (R) slows the backward by 32 of 132 SMs while it runs, so
+  // the backward ends at 1 + 10 + R x 32 / 132 ms; the second bucket is full only then, and its
+  // reduction follows: step 11 + R (1 + 32 / 132) ms. (Filled at the backward's unslowed pace,
+  // the second would start before the backward's end and hide all but R x 100 / 132 of itself.)
+  const double bytes = 2e9;
+  const double bucket_ms = pair_all_reduce_ms(*t, bytes / 2);
+  REQUIRE(bucket_ms < 5);  // the first reduction ends inside the backward
+  PipelinePlan p = uniform_plan(schema::ONE_F_ONE_B, 1, 1, 1, ms(1), ms(10));
+  p.data_parallel = 2;
+  p.work[0].gradient_bytes = bytes;
+  p.work[0].gradient_buckets = 2;
+  const double share = static_cast<double>(kNcclCollectiveCtas) / kP5GpuSms;
+  CHECK(step_ms(p, *t) == Approx(11 + bucket_ms * (1 + share)).epsilon(1e-6));
 }
 
 // DeepSpeed's pipeline engine (deepspeed_pipeline.h): every send waits for its receiver.
