@@ -9,8 +9,7 @@
 #include <string>
 
 #include "sim/parallel/transformer_stages.h"
-#include "tests/testing/cluster.h"
-#include "tests/testing/parse_message.h"
+#include "tests/testing/h100_expert_plan.h"
 
 namespace clustersim {
 namespace {
@@ -61,8 +60,8 @@ TEST_CASE("the host's time joins each pass's compute and leaves the all-to-all p
   const ExpertLayerHost host{host_us(100), host_us(1500)};
   LayerTimes eager = layer;
   add_expert_layer_host(host, false, &eager);
-  CHECK(eager.forward.compute == host_us(600 + 500));    // issue 1500 - G 1000
-  CHECK(eager.backward.compute == host_us(2000));  // G 2400 > issue, and no sync in a backward
+  CHECK(eager.forward.compute == host_us(600 + 500));  // issue 1500 - G 1000
+  CHECK(eager.backward.compute == host_us(2000));      // G 2400 > issue, and no sync in a backward
   CHECK(eager.forward.expert_comm == host_us(400));
   CHECK(eager.forward_phases.pre_dispatch == host_us(300));
   CHECK(eager.recompute.compute == host_us(600));  // not recomputed in full: no second sync
@@ -70,29 +69,7 @@ TEST_CASE("the host's time joins each pass's compute and leaves the all-to-all p
   CHECK(layer.recompute.compute == host_us(600 + 500));
 }
 
-// `model` on one p5.48xlarge (H100), DP 8, `micro_batches` of 4096 tokens per replica, BF16, with
-// `gpu_extra` merged into the catalog's H100 (its own host fields cleared).
-TransformerPlan h100_plan(const std::string& model, const std::string& plan_extra,
-                          const std::string& gpu_extra, int micro_batches,
-                          const std::string& job_extra = "") {
-  const Catalog& catalog = testing::shipped_catalog();
-  auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1);
-  auto p = testing::parse_message<s::Parallelism>(
-      "tensor_parallel: 1 pipeline_parallel: 1 context_parallel: 1 micro_batch_size: 1 "
-      "virtual_stages: 1 zero_stage: 0 schedule: ONE_F_ONE_B recompute: RECOMPUTE_NONE "
-      "data_parallel: 8 " +
-      plan_extra);
-  const auto job = testing::parse_message<s::TrainingJob>(
-      "global_batch_size: " + std::to_string(8 * micro_batches) +
-      " sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1 " + job_extra);
-  s::Gpu gpu = catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value);
-  gpu.clear_expert_layer_sync_us_per_expert();
-  gpu.clear_expert_layer_issue_us();
-  gpu.MergeFrom(testing::parse_message<s::Gpu>(gpu_extra));
-  const ComputeModel compute(gpu, s::BF16, *catalog.runtimes().find("default")->value,
-                             KernelSetting::kTrainingStep);
-  return transformer_plan(*catalog.models().find(model)->value, job, p, *topology, compute);
-}
+using testing::h100_expert_plan;
 
 // Mixtral 8x7B: 32 MoE layers of 8 experts, one per GPU under EP 8.
 constexpr const char* kMixtral = "mixtral-8x7b";
@@ -103,18 +80,18 @@ TEST_CASE("without graphs every expert layer's forward of every micro-batch expo
   // the forward only: 4 micro-batches x 32 layers x 125 us.
   const int m = 4;
   const std::string sync = "expert_layer_sync_us_per_expert: 125";
-  const TransformerPlan none = h100_plan(kMixtral, kEp8, "", m);
-  const TransformerPlan eager = h100_plan(kMixtral, kEp8, sync, m);
+  const TransformerPlan none = h100_expert_plan(kMixtral, kEp8, "", m);
+  const TransformerPlan eager = h100_expert_plan(kMixtral, kEp8, sync, m);
   CHECK(eager.compute_s[0] - none.compute_s[0] == Approx(m * 32 * 125e-6).epsilon(1e-9));
   CHECK(eager.expert_comm_s[0] == none.expert_comm_s[0]);
   // Recomputing the expert layers reruns the dispatcher's forward: a second sync per layer.
   const std::string rerun = std::string(kEp8) + " recompute_modules: RECOMPUTE_MOE";
-  CHECK(h100_plan(kMixtral, rerun, sync, m).compute_s[0] -
-            h100_plan(kMixtral, rerun, "", m).compute_s[0] ==
+  CHECK(h100_expert_plan(kMixtral, rerun, sync, m).compute_s[0] -
+            h100_expert_plan(kMixtral, rerun, "", m).compute_s[0] ==
         Approx(m * 32 * 2 * 125e-6).epsilon(1e-9));
   const TransformerPlan graphed =
-      h100_plan(kMixtral, std::string(kEp8) + " cuda_graphed_expert_layers: true",
-                "expert_layer_sync_us_per_expert: 125", m);
+      h100_expert_plan(kMixtral, std::string(kEp8) + " cuda_graphed_expert_layers: true",
+                       "expert_layer_sync_us_per_expert: 125", m);
   CHECK(graphed.compute_s[0] == none.compute_s[0]);
 }
 
@@ -127,21 +104,22 @@ TEST_CASE("a padded router's eager layers expose no sync, a capped unpadded one'
   const std::string padded = "expert_routing { capacity_factor: 1 pad_to_capacity: true }";
   const std::string capped = "expert_routing { capacity_factor: 1 }";
   const std::string sync = "expert_layer_sync_us_per_expert: 125";
-  CHECK(h100_plan(kMixtral, kEp8, sync, m, padded).compute_s[0] ==
-        h100_plan(kMixtral, kEp8, "", m, padded).compute_s[0]);
-  CHECK(h100_plan(kMixtral, kEp8, sync, m, capped).compute_s[0] -
-            h100_plan(kMixtral, kEp8, "", m, capped).compute_s[0] ==
+  CHECK(h100_expert_plan(kMixtral, kEp8, sync, m, padded).compute_s[0] ==
+        h100_expert_plan(kMixtral, kEp8, "", m, padded).compute_s[0]);
+  CHECK(h100_expert_plan(kMixtral, kEp8, sync, m, capped).compute_s[0] -
+            h100_expert_plan(kMixtral, kEp8, "", m, capped).compute_s[0] ==
         Approx(m * 32 * 125e-6).epsilon(1e-9));
   // The issue floor stays: 1 s a pass, each layer's two passes at least 2 s of stage time.
-  const TransformerPlan bound = h100_plan(kMixtral, kEp8, "expert_layer_issue_us: 1e6", 1, padded);
+  const TransformerPlan bound =
+      h100_expert_plan(kMixtral, kEp8, "expert_layer_issue_us: 1e6", 1, padded);
   CHECK(bound.compute_s[0] + bound.tensor_comm_s[0] + bound.expert_comm_s[0] >= 32 * 2 * 1.0);
 }
 
 TEST_CASE("a host-bound expert pass takes the issue time whatever the GPU's share") {
   // Issue 1 s per pass dwarfs the GPU's: each layer's two passes take 2 s of stage time.
-  const TransformerPlan bound = h100_plan(kMixtral, kEp8, "expert_layer_issue_us: 1e6", 1);
+  const TransformerPlan bound = h100_expert_plan(kMixtral, kEp8, "expert_layer_issue_us: 1e6", 1);
   const double stage = bound.compute_s[0] + bound.tensor_comm_s[0] + bound.expert_comm_s[0];
-  const TransformerPlan none = h100_plan(kMixtral, kEp8, "", 1);
+  const TransformerPlan none = h100_expert_plan(kMixtral, kEp8, "", 1);
   CHECK(stage >= 32 * 2 * 1.0);
   CHECK(stage < 32 * 2 * 1.0 + none.compute_s[0]);
 }
@@ -150,19 +128,20 @@ TEST_CASE("a combined step saves no time on a host-bound expert layer") {
   // With the all-to-all overlap a combined step hides all-to-alls from the GPU, but a pass the
   // host issues in 1 s, far beyond the GPU's, still takes 1 s: combined = alone, per chunk.
   const std::string overlap = std::string(kEp8) + " overlap_expert_communication: true";
-  const TransformerPlan bound = h100_plan(kMixtral, overlap, "expert_layer_issue_us: 1e6", 4);
+  const TransformerPlan bound =
+      h100_expert_plan(kMixtral, overlap, "expert_layer_issue_us: 1e6", 4);
   const StageWork& w = bound.plan.work[0];
   CHECK(w.combined_forward[0] == w.chunk_forward[0]);
   CHECK(w.combined_backward[0] == w.chunk_backward[0]);
   // Without the host the combined step is shorter by the all-to-alls it hides.
-  const TransformerPlan gpu_only = h100_plan(kMixtral, overlap, "", 4);
+  const TransformerPlan gpu_only = h100_expert_plan(kMixtral, overlap, "", 4);
   CHECK(gpu_only.plan.work[0].combined_forward[0] < gpu_only.plan.work[0].chunk_forward[0]);
 }
 
 TEST_CASE("dense layers never wait on the host") {
-  const TransformerPlan eager = h100_plan(
+  const TransformerPlan eager = h100_expert_plan(
       "llama3-8b", "", "expert_layer_sync_us_per_expert: 125 expert_layer_issue_us: 1e6", 2);
-  const TransformerPlan none = h100_plan("llama3-8b", "", "", 2);
+  const TransformerPlan none = h100_expert_plan("llama3-8b", "", "", 2);
   CHECK(eager.compute_s[0] == none.compute_s[0]);
 }
 

@@ -8,8 +8,7 @@
 #include <string>
 
 #include "sim/parallel/transformer_stages.h"
-#include "tests/testing/cluster.h"
-#include "tests/testing/parse_message.h"
+#include "tests/testing/h100_expert_plan.h"
 
 namespace clustersim {
 namespace {
@@ -28,7 +27,8 @@ TEST_CASE("shared experts fill the host's wait, then the SMs the all-to-alls lea
   layer.backward_shares = {shared_us(600), shared_us(0)};
   // No wait; beside the all-to-alls at most (1 - 1/4) 400 = 300 of the 600.
   layer.recompute = layer.forward;
-  layer.recompute_shares = {shared_us(600), shared_us(100)};  // 100 in the wait, then 300 of the other 500
+  layer.recompute_shares = {shared_us(600),
+                            shared_us(100)};  // 100 in the wait, then 300 of the other 500
   overlap_shared_experts(0.25, &layer);
   CHECK(layer.forward.compute == shared_us(700));
   CHECK(layer.backward.compute == shared_us(1700));
@@ -44,31 +44,17 @@ TEST_CASE("shared experts fill the host's wait, then the SMs the all-to-alls lea
 // EP 1 (no all-to-alls), 2 micro-batches of 4096 tokens per replica, BF16, the GPU's expert-layer
 // host sync 1000 us per expert (16 ms a forward, longer than the shared expert's).
 TransformerPlan scout(const std::string& plan_extra) {
-  const Catalog& catalog = testing::shipped_catalog();
-  auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1);
-  auto p = testing::parse_message<s::Parallelism>(
-      "tensor_parallel: 1 pipeline_parallel: 1 context_parallel: 1 micro_batch_size: 1 "
-      "virtual_stages: 1 zero_stage: 0 schedule: ONE_F_ONE_B recompute: RECOMPUTE_NONE "
-      "data_parallel: 8 " +
-      plan_extra);
-  const auto job = testing::parse_message<s::TrainingJob>(
-      "global_batch_size: 16 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
-  s::Gpu gpu = catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value);
-  gpu.set_expert_layer_sync_us_per_expert(1000);
-  gpu.clear_expert_layer_issue_us();
-  const ComputeModel compute(gpu, s::BF16, *catalog.runtimes().find("default")->value,
-                             KernelSetting::kTrainingStep);
-  return transformer_plan(*catalog.models().find("llama4-scout")->value, job, p, *topology,
-                          compute);
+  return testing::h100_expert_plan("llama4-scout", plan_extra,
+                                   "expert_layer_sync_us_per_expert: 1000", 2);
 }
 
 TEST_CASE("in the step each expert layer's forward hides its shared expert in the host's wait") {
   const s::Transformer& t =
       testing::shipped_catalog().models().find("llama4-scout")->value->transformer();
   const Catalog& catalog = testing::shipped_catalog();
-  const ComputeModel compute(
-      catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value), s::BF16,
-      *catalog.runtimes().find("default")->value, KernelSetting::kTrainingStep);
+  const ComputeModel compute(catalog.gpu_of(*catalog.instances().find("aws.p5.48xlarge")->value),
+                             s::BF16, *catalog.runtimes().find("default")->value,
+                             KernelSetting::kTrainingStep);
   // The shared expert's forward kernels alone: its up GEMM, activation and down GEMM.
   std::vector<LayerOp> shared;
   for (const LayerOp& op :
@@ -80,7 +66,8 @@ TEST_CASE("in the step each expert layer's forward hides its shared expert in th
   CHECK(shared.back().name == "shared expert down");
   const Picoseconds forward =
       time_layer(shared, compute, LayerGroups{}, s::RECOMPUTE_NONE).forward.compute;
-  const double saved = scout("").compute_s[0] - scout("shared_experts_side_stream: true").compute_s[0];
+  const double saved =
+      scout("").compute_s[0] - scout("shared_experts_side_stream: true").compute_s[0];
   CHECK(saved == Approx(2 * 48 * forward.seconds()).epsilon(1e-9));
 }
 
