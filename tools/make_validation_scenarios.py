@@ -41,11 +41,11 @@ MCORE_RULES = """# Unknowns, one rule for every row of the table (the README giv
 #   --overlap-param-gather); tensor-parallel communication overlapped with the GEMMs wherever
 #   tensor parallel > 1 (--tp-comm-overlap); the loss as Megatron-Core's unfused cross entropy
 #   (--cross-entropy-loss-fusion is off unless set; job.unfused_cross_entropy). The layout the
-#   README leaves out is the one the runs
-#   were tuned to: the sweep below lists every micro-batch size dividing a replica's batch and,
-#   wherever pipeline parallel > 1, plain 1F1B and interleaved 1F1B with every number of model
-#   chunks that divides a stage's layers (the schedules Megatron-Core offers), and
-#   `clustersim validate` compares the fastest that fits in GPU memory."""
+#   README leaves out is the one the runs were tuned to: the sweep below lists every micro-batch
+#   size dividing a replica's batch and, wherever pipeline parallel > 1, plain 1F1B and
+#   interleaved 1F1B with every number of model chunks that divides a stage's layers (the
+#   schedules Megatron-Core offers), and `clustersim validate` compares the fastest that fits in
+#   GPU memory."""
 
 
 README_2021_RULES = """# Unknowns, one rule for every row of the January-2021 tables (images/tables.tex gives shape,
