@@ -31,18 +31,21 @@ SC21_RULES = """# Unknowns, one rule for every row of Tables 1 and 2 (the paper 
 #   evenly (else plain 1F1B); full activation recomputation (the paper's FLOPs count it); fp16;
 #   unfused attention (2021, before FlashAttention); gradients reduced after the pipeline flush;
 #   blocking stage-to-stage sends; no sequence parallelism and no distributed optimizer (both
-#   came later)."""
+#   came later); the unfused cross entropy (job.unfused_cross_entropy: Megatron-LM had no fused
+#   one before 2024)."""
 
 MCORE_RULES = """# Unknowns, one rule for every row of the table (the README gives none of them):
 #   BF16; fused attention; no recomputation (every row fits without); sequence parallelism
 #   wherever tensor parallel > 1; the distributed optimizer, its gradient reduce-scatter and
 #   parameter all-gather overlapped with compute (the README's --overlap-grad-reduce and
 #   --overlap-param-gather); tensor-parallel communication overlapped with the GEMMs wherever
-#   tensor parallel > 1 (--tp-comm-overlap). The layout the README leaves out is the one the runs
-#   were tuned to: the sweep below lists every micro-batch size dividing a replica's batch and,
-#   wherever pipeline parallel > 1, plain 1F1B and interleaved 1F1B with every number of model
-#   chunks that divides a stage's layers (the schedules Megatron-Core offers), and
-#   `clustersim validate` compares the fastest that fits in GPU memory."""
+#   tensor parallel > 1 (--tp-comm-overlap); the loss as Megatron-Core's unfused cross entropy
+#   (--cross-entropy-loss-fusion is off unless set; job.unfused_cross_entropy). The layout the
+#   README leaves out is the one the runs were tuned to: the sweep below lists every micro-batch
+#   size dividing a replica's batch and, wherever pipeline parallel > 1, plain 1F1B and
+#   interleaved 1F1B with every number of model chunks that divides a stage's layers (the
+#   schedules Megatron-Core offers), and `clustersim validate` compares the fastest that fits in
+#   GPU memory."""
 
 
 README_2021_RULES = """# Unknowns, one rule for every row of the January-2021 tables (images/tables.tex gives shape,
@@ -55,7 +58,8 @@ README_2021_RULES = """# Unknowns, one rule for every row of the January-2021 ta
 #   parallel; fabric as SC'21's Selene). The A100s are the 40 GB part: the tables were measured by
 #   September 2020, before the A100 80GB was announced (November 2020). The micro-batch is a
 #   replica's whole batch: that release has no gradient accumulation (its --batch-size is the
-#   batch per model instance, the global batch that times the data-parallel size)."""
+#   batch per model instance, the global batch that times the data-parallel size). The unfused
+#   cross entropy (job.unfused_cross_entropy: that release had no fused one)."""
 
 
 SC21_ZERO3_RULES = """# ZeRO-3 rows, one rule for all (Sec. 5.2: DeepSpeed's ZeRO-3 integrated into Megatron-LM, no
@@ -121,6 +125,7 @@ job {{
   optimizer: ADAM
   steps: 1
   flash_attention: false
+  unfused_cross_entropy: true
 }}
 cluster {{ instance: "onprem.dgx-a100-80gb" nodes: {gpus // 8} fabric: "ib-rail-optimized" }}
 parallelism {{
@@ -167,6 +172,7 @@ job {{
   precision: BF16
   optimizer: ADAM
   steps: 1
+  unfused_cross_entropy: true
 }}
 cluster {{ instance: "onprem.dgx-h100" nodes: {gpus // 8} fabric: "ib-rail-optimized" }}
 parallelism {{
@@ -215,6 +221,7 @@ job {{
   optimizer: ADAM
   steps: 1
   flash_attention: false
+  unfused_cross_entropy: true
 }}
 cluster {{ {cluster} }}
 parallelism {{

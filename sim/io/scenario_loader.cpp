@@ -118,6 +118,9 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   if (job.has("fp8_attention") && m.precision() != s::FP8) {
     job.error("fp8_attention", "applies to precision FP8 only");
   }
+  if (m.unfused_cross_entropy() && m.transformer_engine_cross_entropy()) {
+    job.error("unfused_cross_entropy", "excludes transformer_engine_cross_entropy (one loss kernel)");
+  }
   if (job.has("fp8_output_layer") && (m.precision() != s::FP8 || m.fp8_recipe() != s::MXFP8)) {
     job.error("fp8_output_layer", "applies to precision FP8 with fp8_recipe MXFP8 only");
   }

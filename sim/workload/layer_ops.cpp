@@ -442,16 +442,19 @@ std::vector<LayerOp> with_sixteen_bit_gemms(std::vector<LayerOp> ops) {
 }
 
 std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape,
-                                        bool narrow_logits, bool te_cross_entropy) {
+                                        bool narrow_logits, CrossEntropyKernel loss) {
   const int64_t tokens =
       static_cast<int64_t>(shape.sequence_length) * shape.micro_batch_size / shape.context_parallel;
   const int64_t vocab_shard = t.vocab_size() / shape.tensor_parallel;
   const double logits = static_cast<double>(tokens) * vocab_shard;
   // fp32 softmax cross-entropy: read the logits, write and read fp32 probabilities (backward
-  // twice that). Transformer Engine's: read the logits twice, write the gradient in their place;
-  // backward: read and write it once more.
+  // twice that). Unfused: a kernel a step (job.unfused_cross_entropy). Transformer Engine's: read
+  // the logits twice, write the gradient in their place; backward: read and write it once more.
   LayerOp cross_entropy{K::kMemory, "cross-entropy", 0, 0, 0, 1, 0, (2.0 + 4 + 4) * logits};
-  if (te_cross_entropy) {
+  if (loss == CrossEntropyKernel::kUnfused) {
+    cross_entropy.bytes = (6.0 + 4 + 8 + 8 + 4 + 8) * logits;
+    cross_entropy.backward_bytes = (8.0 + 6) * logits;
+  } else if (loss == CrossEntropyKernel::kTransformerEngine) {
     cross_entropy.bytes = (2.0 + 2 + 2) * logits;
     cross_entropy.backward_bytes = (2.0 + 2) * logits;
   }

@@ -223,13 +223,16 @@ std::vector<LayerOp> multi_token_prediction_ops(const schema::Transformer& t,
 // `ops` with every matmul kept in 16 bits (LayerOp::sixteen_bit) whatever the job's precision.
 std::vector<LayerOp> with_sixteen_bit_gemms(std::vector<LayerOp> ops);
 
+// How the loss is computed (job.proto derives each one's bytes a logit, forward + backward):
+// Megatron-Core's fused cross entropy (10 + 20), its unfused one (job.unfused_cross_entropy,
+// 38 + 14) or Transformer Engine's Triton kernels (job.transformer_engine_cross_entropy, 6 + 4).
+enum class CrossEntropyKernel { kFused, kUnfused, kTransformerEngine };
+
 // Forward kernels of the output layer on the last stage: logits and the cross-entropy (16-bit
 // GEMM: Megatron's output layer is not a Transformer Engine module, unless `narrow_logits`:
-// job.fp8_output_layer, Transformer Engine's LM-head linear at the job's narrow precision). The
-// cross-entropy moves 10 bytes a logit forward and 20 backward as Megatron-Core computes it, 6 and
-// 4 as Transformer Engine's Triton kernels do (`te_cross_entropy`:
-// job.transformer_engine_cross_entropy, whose comment derives both).
+// job.fp8_output_layer, Transformer Engine's LM-head linear at the job's narrow precision).
 std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape,
-                                        bool narrow_logits = false, bool te_cross_entropy = false);
+                                        bool narrow_logits = false,
+                                        CrossEntropyKernel loss = CrossEntropyKernel::kFused);
 
 }  // namespace clustersim

@@ -481,6 +481,14 @@ TEST_CASE("NVFP4 is FP4's recipe and needs Blackwell's FP4 tensor cores") {
         "");
   CHECK(scenario_errors(job("  precision: BF16\n  fp8_attention: true", "aws.p6-b200.48xlarge")) ==
         "s.textproto:6:3: job.fp8_attention: applies to precision FP8 only\n");
+  // One loss kernel: Megatron's unfused cross entropy or Transformer Engine's, not both.
+  CHECK(scenario_errors(job("  precision: BF16\n  unfused_cross_entropy: true",
+                            "aws.p6-b200.48xlarge")) == "");
+  CHECK(scenario_errors(job("  precision: BF16\n  transformer_engine_cross_entropy: true\n"
+                            "  unfused_cross_entropy: true",
+                            "aws.p6-b200.48xlarge")) ==
+        "s.textproto:7:3: job.unfused_cross_entropy: excludes transformer_engine_cross_entropy "
+        "(one loss kernel)\n");
   // An MXFP8 output layer (Megatron-Core's fp8_output_proj) is MXFP8's alone.
   CHECK(scenario_errors(job("  precision: FP8\n  fp8_recipe: MXFP8\n  fp8_output_layer: true",
                             "aws.p6-b200.48xlarge")) == "");

@@ -104,8 +104,9 @@ TEST_CASE("expert gradients are reduced over the expert data-parallel group, not
   CHECK(ep1.expert_comm_s[0] == 0);
   // The routed experts' kernels are the same FLOPs on every GPU whatever EP (balanced routing);
   // EP 1 streams four times the expert weights and writes its outputs in 8 GEMMs of a quarter of
-  // the rows, which sets it within 5% of EP 4.
-  CHECK(ep4.expert_compute_s[0] == Approx(ep1.expert_compute_s[0]).epsilon(0.05));
+  // the rows, which sets it within 6% of EP 4 (5.0% at the H100's BF16 sustained fraction 0.677:
+  // the faster the GEMMs, the more the weight stream counts).
+  CHECK(ep4.expert_compute_s[0] == Approx(ep1.expert_compute_s[0]).epsilon(0.06));
 }
 
 TEST_CASE("a hot expert's extra tokens lengthen its rank's all-to-alls and experts by its share") {

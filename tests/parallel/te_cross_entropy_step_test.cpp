@@ -1,6 +1,7 @@
-// Tests of Transformer Engine's cross entropy in the training step
-// (job.transformer_engine_cross_entropy): the loss's traffic per logit, 6 bytes forward and 4
-// backward against Megatron-Core's 10 and 20, on the closed form (sim/hw/compute_model.h).
+// Tests of the cross entropy's kernels in the training step: the loss's traffic per logit,
+// Transformer Engine's (job.transformer_engine_cross_entropy) 6 bytes forward and 4 backward and
+// Megatron's unfused one (job.unfused_cross_entropy) 38 and 14, against Megatron-Core's fused 10
+// and 20, on the closed form (sim/hw/compute_model.h).
 #include <catch2/catch.hpp>
 
 #include "sim/parallel/transformer_stages.h"
@@ -24,6 +25,20 @@ TEST_CASE("Transformer Engine's cross entropy moves 6 + 4 bytes a logit, Megatro
   CHECK((megatron.forward - te.forward).seconds() == Approx(forward_saved).epsilon(1e-6));
   CHECK((megatron.backward - te.backward).seconds() == Approx(backward_saved).epsilon(1e-6));
   CHECK(forward_saved > 0);
+}
+
+TEST_CASE("Megatron's unfused cross entropy moves 38 + 14 bytes a logit, the fused 10 + 20") {
+  const ComputeModel b200 = testing::dgx_b200_fp8_compute(s::DELAYED_SCALING);
+  const double logits = 4096.0 * 128256;
+  const StageWork fused = testing::llama8b_b200_fp8_stage("");
+  const StageWork unfused = testing::llama8b_b200_fp8_stage("unfused_cross_entropy: true");
+  // Forward: cast 6, max 4, subtract 8, exp 8, sum 4, divide 8; backward: scale 8, cast 6.
+  CHECK((unfused.forward - fused.forward).seconds() ==
+        Approx((b200.memory_bound(38 * logits) - b200.memory_bound(10 * logits)).seconds())
+            .epsilon(1e-6));
+  CHECK((unfused.backward - fused.backward).seconds() ==
+        Approx((b200.memory_bound(14 * logits) - b200.memory_bound(20 * logits)).seconds())
+            .epsilon(1e-6));
 }
 
 }  // namespace
