@@ -178,10 +178,12 @@ void check_job(const FieldChecker& job, const s::Model* model) {
                                        ")");
     }
   } else {
-    if (m.has_sequence_length()) job.error("sequence_length", "applies to transformers only");
     if (m.has_token_budget()) job.error("token_budget", "applies to transformers; use epochs");
-    if (m.has_multi_token_prediction_layers()) {
-      job.error("multi_token_prediction_layers", "applies to transformers only");
+    // What a transformer's attention, output layer and loss run: nothing of a CNN's step.
+    for (const char* field : {"sequence_length", "multi_token_prediction_layers", "flash_attention",
+                              "attention_library", "fp8_output_layer",
+                              "transformer_engine_cross_entropy", "unfused_cross_entropy"}) {
+      if (job.has(field)) job.error(field, "applies to transformers only");
     }
   }
 }

@@ -273,6 +273,15 @@ TEST_CASE("transformer-only settings are rejected for a CNN") {
         "s.textproto:7:13: job.sequence_length: applies to transformers only\n"
         "s.textproto:12:15: parallelism.tensor_parallel: tensor parallelism applies to "
         "transformers only\n");
+  // The attention kernel's and the loss kernel's settings too, each at its field.
+  CHECK(scenario_errors(scenario("resnet50",
+                                 "steps: 10 flash_attention: true unfused_cross_entropy: true "
+                                 "attention_library: FLASH_ATTENTION_2")) ==
+        "s.textproto:7:13: job.flash_attention: applies to transformers only\n"
+        "s.textproto:7:63: job.attention_library: applies to transformers only\n"
+        "s.textproto:7:35: job.unfused_cross_entropy: applies to transformers only\n");
+  CHECK(scenario_errors(scenario("resnet50", "steps: 10 transformer_engine_cross_entropy: true")) ==
+        "s.textproto:7:13: job.transformer_engine_cross_entropy: applies to transformers only\n");
 }
 
 TEST_CASE("conflicting optimizer sharding and stray virtual stages are rejected") {
