@@ -387,6 +387,14 @@ void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
             "cannot be combined with embedding_in_pipeline_split or loss_in_pipeline_split "
             "(Megatron-Core allows one or the other)");
   }
+  if (model != nullptr && !is_transformer(model)) {
+    // Settings of a transformer's tensor-parallel GEMMs, context-parallel attention and pipeline
+    // split: a CNN trains data parallel only.
+    for (const char* field : {"overlap_tensor_communication", "context_parallel_comm",
+                              "embedding_in_pipeline_split", "loss_in_pipeline_split"}) {
+      if (p.has(field)) p.error(field, "applies to transformers only");
+    }
+  }
   if (!is_transformer(model)) return;
   const int layers = model->transformer().num_layers();
   for (const char* field : {"first_stage_layers", "last_stage_layers"}) {

@@ -282,6 +282,12 @@ TEST_CASE("transformer-only settings are rejected for a CNN") {
         "s.textproto:7:35: job.unfused_cross_entropy: applies to transformers only\n");
   CHECK(scenario_errors(scenario("resnet50", "steps: 10 transformer_engine_cross_entropy: true")) ==
         "s.textproto:7:13: job.transformer_engine_cross_entropy: applies to transformers only\n");
+  CHECK(scenario_errors(scenario("resnet50", "steps: 10") +
+                        "parallelism { overlap_tensor_communication: true "
+                        "embedding_in_pipeline_split: true }\n") ==
+        "s.textproto:12:15: parallelism.overlap_tensor_communication: applies to transformers "
+        "only\n"
+        "s.textproto:12:50: parallelism.embedding_in_pipeline_split: applies to transformers only\n");
 }
 
 TEST_CASE("conflicting optimizer sharding and stray virtual stages are rejected") {
