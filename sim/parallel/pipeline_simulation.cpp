@@ -274,6 +274,8 @@ class PipelineRun final : private EventHandler {
     // send_forward_backward_recv_forward_backward). Approximation: a GPU-bound step could start
     // the send after its last layer's combine forward, up to that layer's pre-dispatch backward
     // (one layer of the chunk's) before the end.
+    // The steady state alternates forward and backward (stage_schedule), so a combined backward's
+    // forward half is the task listed just before it.
     bool sent = false;
     if (task.combined && !task.forward) sent = send_onward(r, s.tasks[s.next - 2]);
     if (!(task.combined && task.forward)) sent = send_onward(r, task) || sent;
