@@ -388,10 +388,13 @@ void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
             "(Megatron-Core allows one or the other)");
   }
   if (model != nullptr && !is_transformer(model)) {
-    // Settings of a transformer's tensor-parallel GEMMs, context-parallel attention and pipeline
-    // split: a CNN trains data parallel only.
-    for (const char* field : {"overlap_tensor_communication", "context_parallel_comm",
-                              "embedding_in_pipeline_split", "loss_in_pipeline_split"}) {
+    // Settings of a transformer's tensor-parallel GEMMs, context-parallel attention, pipeline
+    // split and layer recomputation: a CNN trains data parallel only, keeping every activation
+    // (its recompute value is each configuration's problem, recompute being a sweep axis).
+    for (const char* field :
+         {"overlap_tensor_communication", "context_parallel_comm", "embedding_in_pipeline_split",
+          "loss_in_pipeline_split", "recompute_num_layers", "recompute_modules",
+          "recompute_latent_up_projection", "compiled_recompute", "activation_offload_layers"}) {
       if (p.has(field)) p.error(field, "applies to transformers only");
     }
   }

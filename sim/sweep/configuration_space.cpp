@@ -223,9 +223,6 @@ ConfigurationProblem activation_offload_problem(const Configuration& c,
   const int offloaded = p.activation_offload_layers();
   if (offloaded <= 0) return {};
   const char* field = "parallelism.activation_offload_layers";
-  if (!scenario.model->has_transformer()) {
-    return {"activation offload applies to transformers only", field};
-  }
   if (p.pipeline_parallel() > 1) {
     return {"activation offload needs one pipeline stage (Megatron-Core has no offload with "
             "pipeline parallelism)",
@@ -355,6 +352,10 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
               "parallelism.pipeline_parallel",
               std::to_string(micro_batches) + " micro-batches per replica"};
     }
+  } else if (p.recompute() == s::RECOMPUTE_SELECTIVE || p.recompute() == s::RECOMPUTE_FULL) {
+    // A CNN's step keeps every activation (step_model.cpp simulate_cnn_step).
+    return {"recomputation is simulated for transformers only", "parallelism.recompute",
+            s::Recompute_Name(p.recompute())};
   }
   const int runs = std::max(1, p.pipeline_runs());
   if (runs > 1) {

@@ -288,6 +288,13 @@ TEST_CASE("transformer-only settings are rejected for a CNN") {
         "s.textproto:12:15: parallelism.overlap_tensor_communication: applies to transformers "
         "only\n"
         "s.textproto:12:50: parallelism.embedding_in_pipeline_split: applies to transformers only\n");
+  CHECK(scenario_errors(scenario("resnet50", "steps: 10") +
+                        "parallelism { recompute_modules: [RECOMPUTE_LAYERNORM] "
+                        "compiled_recompute: true activation_offload_layers: 1 }\n") ==
+        "s.textproto:12:15: parallelism.recompute_modules: applies to transformers only\n"
+        "s.textproto:12:56: parallelism.compiled_recompute: applies to transformers only\n"
+        "s.textproto:12:81: parallelism.activation_offload_layers: applies to transformers "
+        "only\n");
 }
 
 TEST_CASE("conflicting optimizer sharding and stray virtual stages are rejected") {

@@ -176,6 +176,23 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 1 })") ==
         "divide the global batch: 1 x 8 does not divide 12\n");
 }
 
+TEST_CASE("a CNN's recomputation is pruned from a sweep and an error in a fixed layout") {
+  // A CNN's step keeps every activation; recomputation would be a silent no-op.
+  const std::string resnet = R"(model: "resnet50"
+job { global_batch_size: 256 precision: BF16 optimizer: ADAM steps: 10 }
+cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
+)";
+  TempDir dir;
+  const auto swept = expand_configurations(*testing::load_valid_scenario(
+      dir, resnet + "sweep { recompute: [RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL] }"));
+  REQUIRE(swept.valid.size() == 1);
+  CHECK(swept.valid[0].parallelism.recompute() == schema::RECOMPUTE_NONE);
+  CHECK(swept.pruned.at("recomputation is simulated for transformers only") == 2);
+  CHECK(testing::scenario_errors(resnet + "parallelism { recompute: RECOMPUTE_FULL }") ==
+        "s.textproto:4:15: parallelism.recompute: recomputation is simulated for transformers "
+        "only: RECOMPUTE_FULL\n");
+}
+
 TEST_CASE("FSDP2 of expert layers: the combinations AutoModel refuses are errors at their field") {
   const std::string mixtral = R"(model: "mixtral-8x7b"
 job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
