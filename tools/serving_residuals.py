@@ -4,6 +4,7 @@
 Usage:
   build/release/clustersim validate scenarios/validation/serving/*.textproto --format csv > runs.csv
   tools/serving_residuals.py runs.csv [--metric ttft|tpot|throughput|memory] [PREFIX ...]
+  tools/serving_residuals.py runs.csv --inversions [PREFIX ...]
 
 For every scenario whose name starts with one of the PREFIXes (all when none is given), prints
 its signed and absolute mean error of the metric in percent (predicted against published, as
@@ -11,6 +12,13 @@ its signed and absolute mean error of the metric in percent (predicted against p
 (ms for ttft and tpot, tokens/s for throughput, GB for memory): median, least and most over the
 batch's published runs. The rows without a published value (grid points the source lacks) are
 left out.
+
+--inversions (TPOT): per scenario and batch size, the pairs of published runs where the run with
+the longer mean decode context (input + output / 2 tokens) has the shorter TPOT. A model whose TPOT
+does not fall as the context grows misses such a pair, published a < b, by at least (b - a) / b
+in absolute error summed over the two runs (best when both are predicted a). Pairs are taken
+greedily, largest bound first, each run in at most one, so the bounds add: printed per pair, then
+as the least mean absolute TPOT error over the scenario's published runs that any such model has.
 """
 import argparse
 import collections
@@ -31,16 +39,51 @@ def residuals(rows, column, prefixes):
             continue
         published, predicted = row['published_' + column], row['predicted_' + column]
         if published and predicted:
-            out[name].append((int(row['batch_size']), float(published), float(predicted)))
+            out[name].append((int(row['batch_size']), float(published), float(predicted),
+                              int(row['input_tokens']), int(row['output_tokens'])))
     return out
+
+
+def inversions(runs):
+    """[(bound, batch, shorter-context run, longer-context run)] of disjoint inverted pairs,
+    a run being (published tpot, input, output)."""
+    by_batch = collections.defaultdict(list)
+    for batch, published, _, inputs, outputs in runs:
+        by_batch[batch].append((published, inputs, outputs))
+    candidates = []
+    for batch, group in by_batch.items():
+        for short in group:
+            for long in group:
+                if (long[1] + long[2] / 2 > short[1] + short[2] / 2 and long[0] < short[0]):
+                    candidates.append(((short[0] - long[0]) / short[0], batch, short, long))
+    chosen, used = [], set()
+    for bound, batch, short, long in sorted(candidates, reverse=True):
+        if (batch, short) not in used and (batch, long) not in used:
+            chosen.append((bound, batch, short, long))
+            used.update({(batch, short), (batch, long)})
+    return sorted(chosen, key=lambda c: (c[1], c[2][1:], c[3][1:]))
+
+
+def print_inversions(name, runs):
+    pairs = inversions(runs)
+    floor = sum(bound for bound, _, _, _ in pairs) / len(runs) * 100
+    print('%s (%d published): %d inverted pairs, mean absolute TPOT error at least %.1f%%' % (
+        name, len(runs), len(pairs), floor))
+    for bound, batch, short, long in pairs:
+        print('  batch %5d: %d/%d %.2f ms > %d/%d %.2f ms (at least %.1f%% over the two)' % (
+            batch, short[1], short[2], short[0], long[1], long[2], long[0], bound * 100))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('csv', help='output of clustersim validate --format csv')
     parser.add_argument('--metric', choices=sorted(COLUMNS), default='tpot')
+    parser.add_argument('--inversions', action='store_true',
+                        help='TPOT pairs whose longer context is faster, and the error they force')
     parser.add_argument('prefix', nargs='*', help='scenario name prefixes (default: all)')
     args = parser.parse_intermixed_args()
+    if args.inversions and args.metric != 'tpot':
+        parser.error('--inversions reads TPOT; it does not take --metric %s' % args.metric)
     with open(args.csv, newline='') as f:
         rows = list(csv.DictReader(f))
     if not rows or 'scenario' not in rows[0] or 'published_' + COLUMNS[args.metric] not in rows[0]:
@@ -50,11 +93,14 @@ def main():
         sys.exit('%s: no published %s for scenarios starting with %s' % (
             args.csv, args.metric, ', '.join(args.prefix)))
     for name, runs in sorted(found.items()):
-        errors = [(predicted / published - 1) * 100 for _, published, predicted in runs]
+        if args.inversions:
+            print_inversions(name, runs)
+            continue
+        errors = [(predicted / published - 1) * 100 for _, published, predicted, _, _ in runs]
         print('%s (%d published): signed %+.1f%%, absolute %.1f%%' % (
             name, len(runs), statistics.mean(errors), statistics.mean(abs(e) for e in errors)))
         by_batch = collections.defaultdict(list)
-        for batch, published, predicted in runs:
+        for batch, published, predicted, _, _ in runs:
             by_batch[batch].append(published - predicted)
         for batch, gaps in sorted(by_batch.items()):
             print('  batch %5d: published - predicted %+.2f (%+.2f to %+.2f over %d)' % (
