@@ -1349,7 +1349,14 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 #   FSDP modules after its last backward of each call, the compute stream waiting for them:
 #   stage.py backward_maybe_with_nosync, whose _root_post_backward_final_callback waits on the
 #   reductions; AutoModel's own patch of it, moe/fsdp_mixin.py, came with #574 on 2025-10-08 and
-#   does the same); no multi-token-prediction
+#   does the same), each rank's compute stream waiting, after every action of the schedule, for
+#   the batch of that time step's sends and receives (overlap_pipeline_communication false:
+#   torch.distributed.pipelining schedules.py of torch 2.8, the version pinned at 89e3a9fd,
+#   ScheduleInterleaved1F1B is a PipelineScheduleMulti, whose _step_microbatches puts the
+#   action's get_fwd_send_ops / get_bwd_send_ops with the receives its neighbours' actions of the
+#   same time step imply into one batch_isend_irecv and waits on it, _wait_batch_p2p, before the
+#   next action; the waits on those receives, the neighbours' actions of that time step, are not
+#   simulated); no multi-token-prediction
 #   module trained (job multi_token_prediction_layers 0: AutoModel's DeepSeek-V3,
 #   components/models/deepseek_v3/model.py, has none, at the page's date and at the commit above;
 #   its Nemotron V3 model gained one with NVIDIA-NeMo/Automodel#2161 of 2026-05-13, after the
@@ -1425,7 +1432,8 @@ def automodel_moe_lines(r, moe):
         runs = [f'pipeline_runs: {r["ga"]}'] if int(r['ga']) > 1 else []
         lines = [f'pipeline_parallel: {pp}', 'schedule: INTERLEAVED_ONE_F_ONE_B',
                  f'virtual_stages: {vp}',
-                 f'stage_layers: [{", ".join(map(str, split))}]'] + runs + lines
+                 f'stage_layers: [{", ".join(map(str, split))}]'] + runs + [
+                     'overlap_pipeline_communication: false'] + lines
     return lines
 
 
