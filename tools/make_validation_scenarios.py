@@ -1320,7 +1320,10 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 #   dispatches over an expert-parallel group); the expert-parallel ranks innermost (the moe mesh
 #   (ep_shard, ep) unflattened from the non-pipeline ranks); the dispatcher, "deepep" or
 #   "hybridep", deduplicating tokens per node (EXPERT_NODE_DEDUPLICATED), the experts' grouped
-#   GEMMs ("gmm" or "torch_mm"), the fake balanced gate (fake_balanced_gate, noise 0:
+#   GEMMs ("gmm" or "torch_mm"), each one launch for all the GPU's experts after the dispatcher's
+#   one host synchronisation (single_launch_grouped_experts: GroupedExpertsDeepEP,
+#   components/moe/experts.py @ bb0c0bfb0: ops.gmm with the tokens per expert a host tensor, no
+#   Python per local expert), the fake balanced gate (fake_balanced_gate, noise 0:
 #   components/moe/layers.py FakeBalancedGate gives token t of a rank's batch experts t k .. t k +
 #   k - 1 modulo E, every expert the mean load, a token's experts on one or a few neighbouring
 #   ranks, which the dispatcher sends it to once each: expert_routing consecutive_experts); BF16
@@ -1418,7 +1421,7 @@ def automodel_moe_lines(r, moe):
     model, _, _, reshard, deferred, recipe_ep = moe
     ep = int(r['ep']) if r['ep'] not in ('', '-') else recipe_ep
     lines = [f'expert_parallel: {ep}', 'expert_tensor_parallel: 1',
-             'expert_dispatcher: EXPERT_NODE_DEDUPLICATED']
+             'expert_dispatcher: EXPERT_NODE_DEDUPLICATED', 'single_launch_grouped_experts: true']
     if model in AUTOMODEL_SHARED_EXPERT_MODELS:
         lines.append('shared_experts_side_stream: true')
     if not reshard:

@@ -447,7 +447,8 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.expert_paged_stash() && !m.fused_expert_mlp()) {
     p.error("expert_paged_stash", "applies with fused_expert_mlp only");
   }
-  for (const char* field : {"expert_dispatcher", "fused_expert_mlp"}) {
+  for (const char* field :
+       {"expert_dispatcher", "fused_expert_mlp", "single_launch_grouped_experts"}) {
     if (p.has(field) && model != nullptr &&
         !(model->has_transformer() && model->transformer().has_moe())) {
       p.error(field, "applies to mixture-of-experts models only");

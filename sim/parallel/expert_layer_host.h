@@ -39,8 +39,9 @@ struct ExpertLayerHost {
   Picoseconds issue;  // the host's time for the whole pass, forward or backward
 };
 // From the GPU's fields (absent: 0): sync = `expert_layer_sync_us_per_expert` x `local_experts`
-// (the routed experts one GPU holds), none where the dispatcher's split sizes are `static_splits`
-// (padded to capacity); issue = `expert_layer_issue_us`.
+// (the routed experts one GPU holds; 1 where each grouped GEMM is one launch for all of them,
+// parallelism.single_launch_grouped_experts), none where the dispatcher's split sizes are
+// `static_splits` (padded to capacity); issue = `expert_layer_issue_us`.
 ExpertLayerHost expert_layer_host(const schema::Gpu& gpu, int64_t local_experts,
                                   bool static_splits);
 

@@ -327,7 +327,10 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   const ExpertLayerHost host =
       p.cuda_graphed_expert_layers() || !t.has_moe()
           ? ExpertLayerHost{}
-          : expert_layer_host(compute.gpu(), t.moe().num_experts() / experts.expert_parallel,
+          : expert_layer_host(compute.gpu(),
+                              p.single_launch_grouped_experts()
+                                  ? 1
+                                  : t.moe().num_experts() / experts.expert_parallel,
                               job.expert_routing().pad_to_capacity());
   std::array<bool, kLayerKinds> present{};  // in the layers or the multi-token-prediction ones
   for (int layer = 0; layer < t.num_layers(); ++layer) {

@@ -567,10 +567,13 @@ TEST_CASE("recomputed expert modules need experts, and no recomputation of whole
                              "RECOMPUTE_FULL"));
 }
 
-TEST_CASE("a fused expert MLP needs a mixture-of-experts model") {
+TEST_CASE("a fused expert MLP or single-launch grouped experts need a mixture-of-experts model") {
   CHECK(h100_errors("parallelism { fused_expert_mlp: true }\n") ==
         "s.textproto:12:15: parallelism.fused_expert_mlp: applies to mixture-of-experts models "
         "only\n");
+  CHECK(h100_errors("parallelism { single_launch_grouped_experts: true }\n") ==
+        "s.textproto:12:15: parallelism.single_launch_grouped_experts: applies to "
+        "mixture-of-experts models only\n");
 }
 
 TEST_CASE("side-stream shared experts need a model with shared experts, no combined overlap") {

@@ -95,6 +95,22 @@ TEST_CASE("without graphs every expert layer's forward of every micro-batch expo
   CHECK(graphed.compute_s[0] == none.compute_s[0]);
 }
 
+TEST_CASE("single-launch grouped GEMMs expose one expert's sync whatever the local experts") {
+  // Mixtral's 8 experts on EP 2: 4 a GPU. Megatron-Core's eager layer launches each expert's
+  // GEMMs after the copy (4 x 125 us a forward); AutoModel's gmm launches both grouped GEMMs once
+  // (125 us): 4 micro-batches x 32 layers x 125 us.
+  const int m = 4;
+  const std::string sync = "expert_layer_sync_us_per_expert: 125";
+  const std::string ep2 = "expert_parallel: 2";
+  const std::string single = ep2 + " single_launch_grouped_experts: true";
+  CHECK(h100_expert_plan(kMixtral, ep2, sync, m).compute_s[0] -
+            h100_expert_plan(kMixtral, ep2, "", m).compute_s[0] ==
+        Approx(m * 32 * 4 * 125e-6).epsilon(1e-9));
+  CHECK(h100_expert_plan(kMixtral, single, sync, m).compute_s[0] -
+            h100_expert_plan(kMixtral, single, "", m).compute_s[0] ==
+        Approx(m * 32 * 125e-6).epsilon(1e-9));
+}
+
 TEST_CASE("a padded router's eager layers expose no sync, a capped unpadded one's do") {
   // Capacity factor 1 with a balanced router drops nothing: the same GEMMs and bytes either way.
   // Padded, the dispatcher's split sizes are static (no device-to-host copy): the step equals the
