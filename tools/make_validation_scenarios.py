@@ -1272,7 +1272,12 @@ AUTOMODEL_RULES = """# NeMo AutoModel rows (PyTorch-native training, not Megatro
 #   PyTorch's ring attention with cp_rotate_method "allgather"
 #   (components/distributed/context_parallel/sharder.py: keys and values all-gathered,
 #   ALL_GATHER), tensor ranks innermost, then context, then data (the device
-#   mesh's order, TP_DP_PP); Adam (torch.optim.Adam / AdamW, Transformer Engine's FusedAdam).
+#   mesh's order, TP_DP_PP); Adam (torch.optim.Adam / AdamW, Transformer Engine's FusedAdam);
+#   the loss as the recipe's loss_fn, MaskedCrossEntropy (components/loss/masked_ce.py at
+#   89e3a9fd, bb0c0bfb0 and 36044ad3: F.cross_entropy, PyTorch's log_softmax and nll_loss), on an
+#   fp32 copy of the logits (fp32_upcast, True by default: the dense recipes set nothing) or on
+#   the 16-bit logits where the recipe sets fp32_upcast false (every mixture-of-experts recipe):
+#   job torch_cross_entropy FP32_UPCAST or SIXTEEN_BIT_LOGITS.
 #   LoRA rows: peft target_modules '*_proj' (every attention and MLP projection: QKV, output,
 #   FC1, FC2), dim 16 (alpha 32, a scale that costs nothing), the base frozen, the recipe's peft
 #   dropout on each adapter's output where it sets one (dropout_position "post"). Not simulated,
@@ -1479,6 +1484,7 @@ def automodel(rows, out):
                        '\n  multi_token_prediction_layers: 0' if moe else '')
         if model in AUTOMODEL_MAMBA_MODELS:
             states_line += '\n  mamba_fused_norm_projection: true'
+        loss = 'SIXTEEN_BIT_LOGITS' if moe else 'FP32_UPCAST'
         tag = re.sub(r'[^a-z0-9.]+', '-', f'{r["table"]} {model} {gpus}'.lower())
         name = f'automodel-{r["system"].lower()}-bf16-{tag}'
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {r['system']} GPUs, BF16, PyTorch FSDP2.
@@ -1492,6 +1498,7 @@ job {{
   precision: BF16
   optimizer: ADAM
   steps: 1{states_line}{lora_line}
+  torch_cross_entropy: {loss}
 }}
 cluster {{ instance: "{instance}" {cluster} fabric: "ib-rail-optimized" }}
 parallelism {{

@@ -121,6 +121,11 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   if (m.unfused_cross_entropy() && m.transformer_engine_cross_entropy()) {
     job.error("unfused_cross_entropy", "excludes transformer_engine_cross_entropy (one loss kernel)");
   }
+  if (job.has("torch_cross_entropy") && job.require_enum("torch_cross_entropy") &&
+      (m.transformer_engine_cross_entropy() || m.unfused_cross_entropy())) {
+    job.error("torch_cross_entropy",
+              "excludes transformer_engine_cross_entropy and unfused_cross_entropy (one loss kernel)");
+  }
   if (job.has("fp8_output_layer") && (m.precision() != s::FP8 || m.fp8_recipe() != s::MXFP8)) {
     job.error("fp8_output_layer", "applies to precision FP8 with fp8_recipe MXFP8 only");
   }
@@ -182,7 +187,8 @@ void check_job(const FieldChecker& job, const s::Model* model) {
     // What a transformer's attention, output layer and loss run: nothing of a CNN's step.
     for (const char* field : {"sequence_length", "multi_token_prediction_layers", "flash_attention",
                               "attention_library", "fp8_output_layer",
-                              "transformer_engine_cross_entropy", "unfused_cross_entropy"}) {
+                              "transformer_engine_cross_entropy", "unfused_cross_entropy",
+                              "torch_cross_entropy"}) {
       if (job.has(field)) job.error(field, "applies to transformers only");
     }
   }

@@ -17,6 +17,7 @@
 #include "sim/workload/cnn_ops.h"
 #include "sim/workload/expert_load.h"
 #include "sim/workload/fp8_casts.h"
+#include "sim/workload/layer_ops.h"
 #include "sim/workload/mamba_layer.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/parameter_count.h"
@@ -305,15 +306,15 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
   const LocalParameters local = local_parameters(p, layers, other);
   add_model_states(job, p, local, trainable_parameters(t, job, p, local, e.layers), e.layers, &e);
   add_activations(model, job, p, layout, &e);
-  // The logits of the micro-batch whose loss is being computed, split over the vocabulary: the
-  // output layer's 16-bit logits and the fp32 copy Megatron-Core's (unfused) vocabulary-parallel
-  // cross entropy makes of them, both alive while the loss runs (language_module.py
+  // The logits of the micro-batch whose loss is being computed, split over the vocabulary, and
+  // what the loss kernel keeps of them while it runs (cross_entropy_bytes): Megatron-Core's
+  // vocabulary-parallel cross entropy an fp32 copy (language_module.py
   // compute_language_model_loss passes the 16-bit logits to tensor_parallel/cross_entropy.py,
   // whose forward takes vocab_parallel_logits.float()), 2 + 4 bytes an element; Transformer
-  // Engine's cross entropy (job.transformer_engine_cross_entropy) writes its gradient into the
-  // 16-bit logits and keeps no copy, 2.
+  // Engine's none (it writes its gradient into the 16-bit logits), 2; PyTorch's the output
+  // log_softmax saves for its backward, 2 + 2, or on an fp32 copy, 2 + 4 + 4.
   if (stage == pp - 1) {
-    const double bytes_per_logit = job.transformer_engine_cross_entropy() ? 2.0 : 6.0;
+    const double bytes_per_logit = cross_entropy_bytes(cross_entropy_kernel(job)).kept;
     e.logits_bytes = bytes_per_logit * job.sequence_length() / p.context_parallel() *
                      p.micro_batch_size() * t.vocab_size() / tp;
   }

@@ -367,11 +367,8 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
     k.experts_windowed = time_layer_kind(t, job, p, compute, groups, windowed, LayerKind::kExperts);
     add_expert_layer_waits(host, p, compute.gpu(), &k.experts_windowed);
   }
-  const CrossEntropyKernel loss = job.transformer_engine_cross_entropy()
-                                     ? CrossEntropyKernel::kTransformerEngine
-                                 : job.unfused_cross_entropy() ? CrossEntropyKernel::kUnfused
-                                                               : CrossEntropyKernel::kFused;
-  std::vector<LayerOp> output = output_forward_ops(t, shape, job.fp8_output_layer(), loss);
+  std::vector<LayerOp> output =
+      output_forward_ops(t, shape, job.fp8_output_layer(), cross_entropy_kernel(job));
   if (job.has_lora()) output = with_lora(job.lora(), std::move(output));  // frozen: no adapter
   k.output = time_layer(output, compute, groups, s::RECOMPUTE_NONE);
   if (job.fp8_output_layer()) {

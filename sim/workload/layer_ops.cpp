@@ -441,23 +441,50 @@ std::vector<LayerOp> with_sixteen_bit_gemms(std::vector<LayerOp> ops) {
   return ops;
 }
 
+CrossEntropyKernel cross_entropy_kernel(const schema::TrainingJob& job) {
+  if (job.transformer_engine_cross_entropy()) return CrossEntropyKernel::kTransformerEngine;
+  if (job.unfused_cross_entropy()) return CrossEntropyKernel::kUnfused;
+  switch (job.torch_cross_entropy()) {
+    case schema::SIXTEEN_BIT_LOGITS:
+      return CrossEntropyKernel::kTorchSixteenBit;
+    case schema::FP32_UPCAST:
+      return CrossEntropyKernel::kTorchFp32Upcast;
+    default:
+      return CrossEntropyKernel::kFused;
+  }
+}
+
+CrossEntropyBytes cross_entropy_bytes(CrossEntropyKernel loss) {
+  switch (loss) {
+    case CrossEntropyKernel::kFused:
+      // Read the 16-bit logits, write and read fp32 probabilities (backward twice that); the
+      // logits and their fp32 copy alive.
+      return {2.0 + 4 + 4, 2 * (2.0 + 4 + 4), 2.0 + 4};
+    case CrossEntropyKernel::kUnfused:
+      // A kernel a step: cast, max, subtract, exp, sum, divide; backward: scale, cast back.
+      return {6.0 + 4 + 8 + 8 + 4 + 8, 8.0 + 6, 2.0 + 4};
+    case CrossEntropyKernel::kTransformerEngine:
+      // Read the logits twice, write the gradient in their place; backward: scale it in place.
+      return {2.0 + 2 + 2, 2.0 + 2, 2.0};
+    case CrossEntropyKernel::kTorchSixteenBit:
+      // log_softmax (read, write); nll_loss_backward's dense gradient, log_softmax_backward.
+      return {2.0 + 2, 2.0 + (2 + 2 + 2), 2.0 + 2};
+    case CrossEntropyKernel::kTorchFp32Upcast:
+      // The cast, log_softmax in fp32; the fp32 gradient, log_softmax_backward, the cast back.
+      return {(2.0 + 4) + (4 + 4), 4.0 + (4 + 4 + 4) + (4 + 2), 2.0 + 4 + 4};
+  }
+  return {};
+}
+
 std::vector<LayerOp> output_forward_ops(const schema::Transformer& t, const LayerShape& shape,
                                         bool narrow_logits, CrossEntropyKernel loss) {
   const int64_t tokens =
       static_cast<int64_t>(shape.sequence_length) * shape.micro_batch_size / shape.context_parallel;
   const int64_t vocab_shard = t.vocab_size() / shape.tensor_parallel;
   const double logits = static_cast<double>(tokens) * vocab_shard;
-  // fp32 softmax cross-entropy: read the logits, write and read fp32 probabilities (backward
-  // twice that). Unfused: a kernel a step (job.unfused_cross_entropy). Transformer Engine's: read
-  // the logits twice, write the gradient in their place; backward: read and write it once more.
-  LayerOp cross_entropy{K::kMemory, "cross-entropy", 0, 0, 0, 1, 0, (2.0 + 4 + 4) * logits};
-  if (loss == CrossEntropyKernel::kUnfused) {
-    cross_entropy.bytes = (6.0 + 4 + 8 + 8 + 4 + 8) * logits;
-    cross_entropy.backward_bytes = (8.0 + 6) * logits;
-  } else if (loss == CrossEntropyKernel::kTransformerEngine) {
-    cross_entropy.bytes = (2.0 + 2 + 2) * logits;
-    cross_entropy.backward_bytes = (2.0 + 2) * logits;
-  }
+  const CrossEntropyBytes bytes = cross_entropy_bytes(loss);
+  LayerOp cross_entropy{K::kMemory, "cross-entropy", 0, 0, 0, 1, 0, bytes.forward * logits};
+  cross_entropy.backward_bytes = bytes.backward * logits;
   return {{K::kMemory, "final norm", 0, 0, 0, 1, 0, 4.0 * tokens * t.hidden_size()},
           {K::kMatmul, "logits", tokens, vocab_shard, t.hidden_size(), 1, 0, 0, false,
            !narrow_logits},

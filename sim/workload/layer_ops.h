@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/io/schema/job.pb.h"
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
 #include "sim/workload/expert_load.h"
@@ -223,10 +224,29 @@ std::vector<LayerOp> multi_token_prediction_ops(const schema::Transformer& t,
 // `ops` with every matmul kept in 16 bits (LayerOp::sixteen_bit) whatever the job's precision.
 std::vector<LayerOp> with_sixteen_bit_gemms(std::vector<LayerOp> ops);
 
-// How the loss is computed (job.proto derives each one's bytes a logit, forward + backward):
-// Megatron-Core's fused cross entropy (10 + 20), its unfused one (job.unfused_cross_entropy,
-// 38 + 14) or Transformer Engine's Triton kernels (job.transformer_engine_cross_entropy, 6 + 4).
-enum class CrossEntropyKernel { kFused, kUnfused, kTransformerEngine };
+// How the loss is computed (job.proto derives each one's bytes a logit): Megatron-Core's fused
+// cross entropy, its unfused one (job.unfused_cross_entropy), Transformer Engine's Triton kernels
+// (job.transformer_engine_cross_entropy) or PyTorch's F.cross_entropy on the 16-bit logits or an
+// fp32 copy of them (job.torch_cross_entropy).
+enum class CrossEntropyKernel {
+  kFused,
+  kUnfused,
+  kTransformerEngine,
+  kTorchSixteenBit,
+  kTorchFp32Upcast
+};
+
+// The job's loss kernel (the scenario loader lets it name one at most).
+CrossEntropyKernel cross_entropy_kernel(const schema::TrainingJob& job);
+
+// What a loss kernel moves and holds, in bytes an element of the rank's logits: read and written
+// forward and backward, and alive while the loss runs (the 16-bit logits included).
+struct CrossEntropyBytes {
+  double forward = 0;
+  double backward = 0;
+  double kept = 0;
+};
+CrossEntropyBytes cross_entropy_bytes(CrossEntropyKernel loss);
 
 // Forward kernels of the output layer on the last stage: logits and the cross-entropy (16-bit
 // GEMM: Megatron's output layer is not a Transformer Engine module, unless `narrow_logits`:

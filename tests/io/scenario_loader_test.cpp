@@ -282,6 +282,8 @@ TEST_CASE("transformer-only settings are rejected for a CNN") {
         "s.textproto:7:35: job.unfused_cross_entropy: applies to transformers only\n");
   CHECK(scenario_errors(scenario("resnet50", "steps: 10 transformer_engine_cross_entropy: true")) ==
         "s.textproto:7:13: job.transformer_engine_cross_entropy: applies to transformers only\n");
+  CHECK(scenario_errors(scenario("resnet50", "steps: 10 torch_cross_entropy: FP32_UPCAST")) ==
+        "s.textproto:7:13: job.torch_cross_entropy: applies to transformers only\n");
   CHECK(scenario_errors(scenario("resnet50", "steps: 10") +
                         "parallelism { overlap_tensor_communication: true "
                         "embedding_in_pipeline_split: true }\n") ==
@@ -511,6 +513,24 @@ TEST_CASE("NVFP4 is FP4's recipe and needs Blackwell's FP4 tensor cores") {
                             "aws.p6-b200.48xlarge")) ==
         "s.textproto:7:3: job.unfused_cross_entropy: excludes transformer_engine_cross_entropy "
         "(one loss kernel)\n");
+  // PyTorch's cross entropy, one of its two, excludes both Megatron-Core's choices.
+  CHECK(scenario_errors(job("  precision: BF16\n  torch_cross_entropy: SIXTEEN_BIT_LOGITS",
+                            "aws.p6-b200.48xlarge")) == "");
+  CHECK(scenario_errors(job("  precision: BF16\n  torch_cross_entropy: FP32_UPCAST\n"
+                            "  unfused_cross_entropy: true",
+                            "aws.p6-b200.48xlarge")) ==
+        "s.textproto:6:3: job.torch_cross_entropy: excludes transformer_engine_cross_entropy and "
+        "unfused_cross_entropy (one loss kernel)\n");
+  CHECK(scenario_errors(job("  precision: BF16\n  transformer_engine_cross_entropy: true\n"
+                            "  torch_cross_entropy: SIXTEEN_BIT_LOGITS",
+                            "aws.p6-b200.48xlarge")) ==
+        "s.textproto:7:3: job.torch_cross_entropy: excludes transformer_engine_cross_entropy and "
+        "unfused_cross_entropy (one loss kernel)\n");
+  CHECK(scenario_errors(
+            job("  precision: BF16\n  torch_cross_entropy: TORCH_CROSS_ENTROPY_UNSPECIFIED",
+                "aws.p6-b200.48xlarge")) ==
+        "s.textproto:6:3: job.torch_cross_entropy: must be set to a value other than "
+        "TORCH_CROSS_ENTROPY_UNSPECIFIED\n");
   // An MXFP8 output layer (Megatron-Core's fp8_output_proj) is MXFP8's alone.
   CHECK(scenario_errors(job("  precision: FP8\n  fp8_recipe: MXFP8\n  fp8_output_layer: true",
                             "aws.p6-b200.48xlarge")) == "");

@@ -130,6 +130,18 @@ TEST_CASE("Transformer Engine's cross entropy keeps only the 16-bit logits, 2 by
   CHECK(e.logits_bytes == Approx(2.0 * 8192 * llama.transformer().vocab_size() / 2));
 }
 
+TEST_CASE("PyTorch's cross entropy keeps log_softmax's output, 4 bytes an element, 10 upcast") {
+  const auto& llama = shipped_model("llama3-8b");
+  const auto logits_bytes = [&](s::TorchCrossEntropy loss) {
+    s::TrainingJob torch = job(64, 8192);
+    torch.set_torch_cross_entropy(loss);
+    return estimate_memory(llama, torch, plan(2, 1, 4, 1), 1e15, {}).logits_bytes;
+  };
+  const double logits = 8192.0 * llama.transformer().vocab_size() / 2;
+  CHECK(logits_bytes(s::SIXTEEN_BIT_LOGITS) == Approx(4.0 * logits));
+  CHECK(logits_bytes(s::FP32_UPCAST) == Approx(10.0 * logits));
+}
+
 TEST_CASE("multi-token prediction keeps a copy of the embedding on the last stage") {
   // Megatron-Core builds the embedding where pre_process or mtp_process: with PP 2 the last stage
   // holds the modules' weights and vocabulary x hidden more, in 16 bits.

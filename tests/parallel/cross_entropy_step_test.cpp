@@ -1,7 +1,8 @@
 // Tests of the cross entropy's kernels in the training step: the loss's traffic per logit,
-// Transformer Engine's (job.transformer_engine_cross_entropy) 6 bytes forward and 4 backward and
-// Megatron's unfused one (job.unfused_cross_entropy) 38 and 14, against Megatron-Core's fused 10
-// and 20, on the closed form (sim/hw/compute_model.h).
+// Transformer Engine's (job.transformer_engine_cross_entropy) 6 bytes forward and 4 backward,
+// Megatron's unfused one (job.unfused_cross_entropy) 38 and 14 and PyTorch's F.cross_entropy
+// (job.torch_cross_entropy) 4 and 8 on the 16-bit logits, 14 and 22 on an fp32 copy, against
+// Megatron-Core's fused 10 and 20, on the closed form (sim/hw/compute_model.h).
 #include <catch2/catch.hpp>
 
 #include "sim/parallel/transformer_stages.h"
@@ -38,6 +39,28 @@ TEST_CASE("Megatron's unfused cross entropy moves 38 + 14 bytes a logit, the fus
             .epsilon(1e-6));
   CHECK((unfused.backward - fused.backward).seconds() ==
         Approx((b200.memory_bound(14 * logits) - b200.memory_bound(20 * logits)).seconds())
+            .epsilon(1e-6));
+}
+
+TEST_CASE("PyTorch's cross entropy moves 4 + 8 bytes a logit in 16 bits, 14 + 22 upcast") {
+  const ComputeModel b200 = testing::dgx_b200_fp8_compute(s::DELAYED_SCALING);
+  const double logits = 4096.0 * 128256;
+  const StageWork fused = testing::llama8b_b200_fp8_stage("");
+  // log_softmax 2 + 2; backward: nll_loss_backward's gradient 2, log_softmax_backward 2 + 2 + 2.
+  const StageWork bf16 = testing::llama8b_b200_fp8_stage("torch_cross_entropy: SIXTEEN_BIT_LOGITS");
+  CHECK((fused.forward - bf16.forward).seconds() ==
+        Approx((b200.memory_bound(10 * logits) - b200.memory_bound(4 * logits)).seconds())
+            .epsilon(1e-6));
+  CHECK((fused.backward - bf16.backward).seconds() ==
+        Approx((b200.memory_bound(20 * logits) - b200.memory_bound(8 * logits)).seconds())
+            .epsilon(1e-6));
+  // The cast 2 + 4 and log_softmax 4 + 4; backward: 4, 4 + 4 + 4 and the cast back 4 + 2.
+  const StageWork fp32 = testing::llama8b_b200_fp8_stage("torch_cross_entropy: FP32_UPCAST");
+  CHECK((fp32.forward - fused.forward).seconds() ==
+        Approx((b200.memory_bound(14 * logits) - b200.memory_bound(10 * logits)).seconds())
+            .epsilon(1e-6));
+  CHECK((fp32.backward - fused.backward).seconds() ==
+        Approx((b200.memory_bound(22 * logits) - b200.memory_bound(20 * logits)).seconds())
             .epsilon(1e-6));
 }
 
