@@ -38,32 +38,36 @@ ROWS = [
 ]
 
 # Table model -> (catalog model, launcher YAML under launcher_scripts/conf/training/ at tag 24.07).
-MODELS = {'GPT3-175B': ('gpt3-175b', 'gpt3/175b_fp8.yaml'),
+MODELS = {'GPT3-5B': ('gpt3-5b', 'gpt3/5b.yaml'), 'GPT3-20B': ('gpt3-20b', 'gpt3/20b.yaml'),
+          'GPT3-175B': ('gpt3-175b', 'gpt3/175b_fp8.yaml'),
           'LLAMA2-7B': ('llama2-7b', 'llama/llama2_7b.yaml'),
           'LLAMA2-13B': ('llama2-13b', 'llama/llama2_13b.yaml'),
           'LLAMA2-70B': ('llama2-70b', 'llama/llama2_70b.yaml'),
+          'Nemotron-8B': ('nemotron-8b', 'nemotron/nemotron_8b.yaml'),
+          'Nemotron-22B': ('nemotron-22b', 'nemotron/nemotron_22b.yaml'),
           'Nemotron-340B': ('nemotron4-340b', 'nemotron/nemotron_340b.yaml'),
           'LLAMA3-8B': ('llama3-8b', 'llama/llama3_8b.yaml'),
           'LLAMA3-70B': ('llama3-70b', 'llama/llama3_70b.yaml')}
 
 # Rows left out, with why:
-#   GPT3-5B, GPT3-20B, Nemotron-8B, Nemotron-22B: no catalog entry for these shapes (models/ has
-#     GPT-3 175B and Nemotron-4 15B / 340B only).
 #   Nemotron-340B: its YAML keeps Apex's Adam states and master weights in BF16 (optim.dtype: bf16),
 #     which the step cannot express under FP8 (job.sixteen_bit_states takes BF16 or FP16
 #     precision only); with fp32 states the layout is 9.2 GiB over 80 GB even with the YAML's
 #     selective recomputation.
-#   LLAMA3-8B: under the rule's fp32 gradient buffer (llama3_8b.yaml leaves grad_sync_dtype unset)
-#     TP 1, CP 2 on one DGX-H100 is 11.7 GiB over 80 GB in the memory model (BF16 gradients would
-#     fit; the recipe does not say BF16, so the row is not bent to fit).
-LEFT_OUT = {'GPT3-5B', 'GPT3-20B', 'Nemotron-8B', 'Nemotron-22B', 'Nemotron-340B', 'LLAMA3-8B'}
+#   LLAMA3-8B, GPT3-20B: under the rule's fp32 gradient buffer (llama3_8b.yaml and gpt3/20b.yaml
+#     leave grad_sync_dtype unset; NeMo's megatron_base_model.py setup_optimization passes none, so
+#     Apex's DistributedFusedAdam keeps its contiguous gradient buffer in its fp32 dtype) TP 1 CP 2
+#     on one DGX-H100 and TP 2 MBS 2 on 64 are 11.7 and 19.5 GiB over 80 GB in the memory model.
+#     BF16 gradients would fit; the recipe does not say BF16, so the rows are not bent to fit.
+LEFT_OUT = {'Nemotron-340B', 'LLAMA3-8B', 'GPT3-20B'}
 
 # Per-model facts of the 24.07 launcher YAMLs the rule uses:
 #   grad_sync_dtype bf16 in optim (gpt3/175b_fp8.yaml, nemotron/nemotron_340b.yaml); the others
 #     leave it unset: Apex DistributedFusedAdam reduces in its dtype, fp32.
 BF16_GRAD_SYNC = {'gpt3-175b', 'nemotron4-340b'}
-#   cross_entropy_loss_fusion: true (llama/llama3_8b.yaml, llama3_70b.yaml); unset elsewhere.
-FUSED_CROSS_ENTROPY = {'llama3-8b', 'llama3-70b'}
+#   cross_entropy_loss_fusion: true (llama/llama3_8b.yaml, llama3_70b.yaml, nemotron/nemotron_8b.yaml,
+#     nemotron_22b.yaml); unset elsewhere.
+FUSED_CROSS_ENTROPY = {'llama3-8b', 'llama3-70b', 'nemotron-8b', 'nemotron-22b'}
 #   activations_checkpoint_granularity: selective (nemotron/nemotron_340b.yaml); null elsewhere.
 SELECTIVE_RECOMPUTE = {'nemotron4-340b'}
 
