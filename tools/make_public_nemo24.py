@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Writes scenarios/public_runs/nemo-24.07-*.textproto: the DGX-H100 FP8 pre-training rows of NeMo
+24.07's performance summary, a public check outside the calibration (nothing is fitted on it).
+
+Usage: python3 tools/make_public_nemo24.py [OUT_DIR]   (default scenarios/public_runs)
+
+Source: NVIDIA/NeMo docs/source/performance/performance_summary.md at commit
+8e3d65dcfe47 ("24.07 perf numbers", 2024-09-09; the table the user guide's 24.09 page
+docs.nvidia.com/nemo-framework/user-guide/24.09/performance/performance_summary.html shows),
+'Pretraining', Container NeMo24.07, System DGX-H100, FP8. The rows are written as the NeMo 25.02
+rows of tools/make_validation_scenarios.py are (the dense rule of its bridge()), with what
+NeMo 24.07's own recipe, the NeMo-Framework-Launcher training YAMLs at tag 24.07, says where the
+two differ (RULES below). Rows the step cannot run as published are left out (LEFT_OUT).
+"""
+import os
+import sys
+import textwrap
+
+SOURCE = ('github.com/NVIDIA/NeMo docs/source/performance/performance_summary.md @ '
+          '8e3d65dcfe47 (24.07 perf numbers); table Pretraining, Container NeMo24.07, '
+          'System DGX-H100, FP8')
+GROUP = 'Public check: NeMo 24.07 (H100, FP8)'
+
+# The table: model, GPUs, GBS, MBS, sequence, TP, PP, CP, VP, tokens/s/GPU, model TFLOP/s/GPU.
+ROWS = [
+    ('GPT3-5B', 64, 2048, 4, 2048, 1, 1, 1, 1, 23406, 765),
+    ('GPT3-20B', 64, 256, 2, 2048, 2, 1, 1, 1, 5851, 750),
+    ('GPT3-175B', 128, 256, 1, 2048, 4, 8, 1, 6, 716, 771),
+    ('GPT3-175B', 512, 2048, 2, 2048, 4, 8, 1, 6, 825, 888),
+    ('LLAMA2-7B', 8, 128, 1, 4096, 1, 1, 1, 1, 16934, 780),
+    ('LLAMA2-13B', 16, 128, 1, 4096, 1, 4, 1, 10, 8715, 760),
+    ('LLAMA2-70B', 64, 128, 1, 4096, 4, 4, 1, 20, 1728, 768),
+    ('Nemotron-8B', 64, 256, 4, 4096, 2, 1, 1, 1, 12507, 643),
+    ('Nemotron-22B', 64, 256, 2, 4096, 2, 4, 1, 10, 4312, 562),
+    ('Nemotron-340B', 128, 32, 1, 4096, 8, 8, 1, 12, 326, 686),
+    ('LLAMA3-8B', 8, 128, 1, 8192, 1, 1, 2, 1, 12273, 711),
+    ('LLAMA3-70B', 64, 128, 1, 8192, 4, 4, 2, 5, 1524, 734),
+]
+
+# Table model -> (catalog model, launcher YAML under launcher_scripts/conf/training/ at tag 24.07).
+MODELS = {'GPT3-5B': ('gpt3-5b', 'gpt3/5b.yaml'), 'GPT3-20B': ('gpt3-20b', 'gpt3/20b.yaml'),
+          'GPT3-175B': ('gpt3-175b', 'gpt3/175b_fp8.yaml'),
+          'LLAMA2-7B': ('llama2-7b', 'llama/llama2_7b.yaml'),
+          'LLAMA2-13B': ('llama2-13b', 'llama/llama2_13b.yaml'),
+          'LLAMA2-70B': ('llama2-70b', 'llama/llama2_70b.yaml'),
+          'Nemotron-8B': ('nemotron-8b', 'nemotron/nemotron_8b.yaml'),
+          'Nemotron-22B': ('nemotron-22b', 'nemotron/nemotron_22b.yaml'),
+          'Nemotron-340B': ('nemotron4-340b', 'nemotron/nemotron_340b.yaml'),
+          'LLAMA3-8B': ('llama3-8b', 'llama/llama3_8b.yaml'),
+          'LLAMA3-70B': ('llama3-70b', 'llama/llama3_70b.yaml')}
+
+# Rows left out, with why:
+#   Nemotron-340B: its YAML keeps Apex's Adam states and master weights in BF16 (optim.dtype: bf16),
+#     which the step cannot express under FP8 (job.sixteen_bit_states takes BF16 or FP16
+#     precision only); with fp32 states the layout is 9.2 GiB over 80 GB even with the YAML's
+#     selective recomputation.
+#   LLAMA3-8B, GPT3-20B: under the rule's fp32 gradient buffer (llama3_8b.yaml and gpt3/20b.yaml
+#     leave grad_sync_dtype unset; NeMo's megatron_base_model.py setup_optimization passes none, so
+#     Apex's DistributedFusedAdam keeps its contiguous gradient buffer in its fp32 dtype) TP 1 CP 2
+#     on one DGX-H100 and TP 2 MBS 2 on 64 are 11.7 and 19.5 GiB over 80 GB in the memory model.
+#     BF16 gradients would fit; the recipe does not say BF16, so the rows are not bent to fit.
+LEFT_OUT = {'Nemotron-340B', 'LLAMA3-8B', 'GPT3-20B'}
+
+# Per-model facts of the 24.07 launcher YAMLs the rule uses:
+#   grad_sync_dtype bf16 in optim (gpt3/175b_fp8.yaml, nemotron/nemotron_340b.yaml); the others
+#     leave it unset: Apex DistributedFusedAdam reduces in its dtype, fp32.
+BF16_GRAD_SYNC = {'gpt3-175b', 'nemotron4-340b'}
+#   cross_entropy_loss_fusion: true (llama/llama3_8b.yaml, llama3_70b.yaml, nemotron/nemotron_8b.yaml,
+#     nemotron_22b.yaml); unset elsewhere.
+FUSED_CROSS_ENTROPY = {'llama3-8b', 'llama3-70b', 'nemotron-8b', 'nemotron-22b'}
+#   activations_checkpoint_granularity: selective (nemotron/nemotron_340b.yaml); null elsewhere.
+SELECTIVE_RECOMPUTE = {'nemotron4-340b'}
+
+RULES = ("Unknowns, one rule for every row (the table gives GPUs, batch, sequence, TP/PP/CP/VP "
+         "and tokens/s; the rest is NeMo 24.07's recipe, NVIDIA/NeMo-Framework-Launcher tag 24.07 "
+         "launcher_scripts/conf/training/{yaml}, where it differs from the NeMo 25.02 rule of "
+         "tools/make_validation_scenarios.py, whose other parts hold): sequence parallelism and "
+         "Transformer Engine's tensor-parallel overlap wherever TP > 1 (the YAMLs ship a "
+         "userbuffers config for every H100 TP > 1 layout, as 25.02's); the distributed optimizer "
+         "(Apex distributed_fused_adam) with overlapped gradient reduce-scatter and parameter "
+         "all-gather (overlap_grad_sync, overlap_param_sync); gradients reduced in {grad} "
+         "({grad_why}); {recompute}; FP8 as per-tensor delayed scaling (fp8_hybrid, amax history "
+         "1024: the YAMLs' fp8 knobs) with 16-bit weights cast once per step (no YAML of the tag "
+         "sets fp8_params); {ce}; context parallelism peer to peer and Megatron-Core's rank order "
+         "tp-cp-dp-pp (TP_DP_PP). Scored on step time: global batch x sequence / (tokens/s per "
+         "GPU x GPUs).")
+
+
+def scenario(row):
+    name, gpus, gbs, mbs, seq, tp, pp, cp, vp, tokens, tflops = row
+    model, yaml = MODELS[name]
+    bf16_grad = model in BF16_GRAD_SYNC
+    rules = RULES.format(
+        yaml=yaml, grad='BF16' if bf16_grad else 'fp32',
+        grad_why=('optim.grad_sync_dtype: bf16' if bf16_grad else
+                  'optim.grad_sync_dtype unset: Apex DistributedFusedAdam reduces in its fp32 dtype'),
+        recompute=('selective activation recomputation (activations_checkpoint_granularity: '
+                   'selective)' if model in SELECTIVE_RECOMPUTE else
+                   'no activation recomputation (activations_checkpoint_granularity null)'),
+        ce=('the loss as the fused cross entropy (cross_entropy_loss_fusion: true)'
+            if model in FUSED_CROSS_ENTROPY else
+            'the loss as the unfused cross entropy (cross_entropy_loss_fusion unset: '
+            'Megatron-Core\'s default False; job.unfused_cross_entropy)'))
+    step = gbs * seq / (tokens * gpus)
+    lines = [f'# NeMo 24.07 pretrain: {name} on {gpus} DGX-H100 GPUs, FP8 (NeMo 1.0, launcher).',
+             '# Generated by tools/make_public_nemo24.py from NeMo 24.07\'s performance summary.',
+             '\n'.join(textwrap.wrap(rules, 100, initial_indent='# ',
+                                      subsequent_indent='#   ')),
+             f'name: "nemo-24.07-h100-fp8-{model}-{gpus}"',
+             f'model: "{model}"',
+             'job {',
+             f'  global_batch_size: {gbs}',
+             f'  sequence_length: {seq}',
+             '  precision: FP8',
+             '  fp8_recipe: DELAYED_SCALING',
+             '  fp8_parameters: false',
+             '  optimizer: ADAM',
+             '  steps: 1']
+    if model not in FUSED_CROSS_ENTROPY:
+        lines.append('  unfused_cross_entropy: true')
+    lines += ['}',
+              f'cluster {{ instance: "onprem.dgx-h100" nodes: {gpus // 8} '
+              'fabric: "ib-rail-optimized" }',
+              'parallelism {',
+              f'  tensor_parallel: {tp}',
+              f'  pipeline_parallel: {pp}',
+              f'  context_parallel: {cp}',
+              f'  micro_batch_size: {mbs}',
+              f'  sequence_parallel: {"true" if tp > 1 else "false"}',
+              f'  gradient_reduce_in_fp32: {"false" if bf16_grad else "true"}',
+              '  rank_order: TP_DP_PP']
+    if model in SELECTIVE_RECOMPUTE:
+        lines.append('  recompute: RECOMPUTE_SELECTIVE')
+    if vp > 1:
+        lines += ['  schedule: INTERLEAVED_ONE_F_ONE_B', f'  virtual_stages: {vp}']
+    lines.append('  distributed_optimizer: true')
+    if tp > 1:
+        lines.append('  overlap_tensor_communication: true')
+    lines += ['}',
+              'published {',
+              f'  group: "{GROUP}"',
+              f'  tokens_per_s_per_gpu: {tokens}',
+              f'  tflops_per_gpu: {tflops}',
+              '  flops_convention: MODEL_FLOPS',
+              f'  source: "{SOURCE}"',
+              '}',
+              f'# published step time (derived): {step:.3f} s']
+    return f'nemo-24.07-h100-fp8-{model}-{gpus}', '\n'.join(lines) + '\n'
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), '..', 'scenarios', 'public_runs')
+    for row in ROWS:
+        if row[0] in LEFT_OUT:
+            continue
+        name, text = scenario(row)
+        with open(os.path.join(out, name + '.textproto'), 'w') as f:
+            f.write(text)
+
+
+if __name__ == '__main__':
+    main()
