@@ -109,8 +109,9 @@ void check_job(const FieldChecker& job, const s::Model* model) {
     job.error("fp8_recipe", m.precision() == s::FP4 ? "precision FP4 takes only NVFP4"
                                                     : "NVFP4 needs precision FP4");
   }
-  if (m.sixteen_bit_states() && m.precision() != s::BF16 && m.precision() != s::FP16) {
-    job.error("sixteen_bit_states", "needs precision BF16 or FP16");
+  if (m.sixteen_bit_states() && m.precision() != s::BF16 && m.precision() != s::FP16 &&
+      m.precision() != s::FP8) {
+    job.error("sixteen_bit_states", "needs precision BF16, FP16 or FP8");
   }
   if (job.has("fp4_unfused_hadamard_cast") && m.precision() != s::FP4) {
     job.error("fp4_unfused_hadamard_cast", "applies to precision FP4 only");

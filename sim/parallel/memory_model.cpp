@@ -65,12 +65,14 @@ double gradient_reduce_bytes(s::Precision precision, const s::Parallelism& p) {
 namespace {
 
 // Per parameter as `job` keeps its states: under sixteen_bit_states the 16-bit weights, gradients
-// and optimizer moments (full precision's moments, which have no master copy, at 16 bits).
+// and optimizer moments (full precision's moments, which have no master copy, at 16 bits), and
+// where the weights themselves are FP8 (fp8_parameters) the optimizer's 16-bit copy of them.
 StateBytesPerParameter job_state_bytes(const s::TrainingJob& job) {
   const StateBytesPerParameter mixed = state_bytes_per_parameter(job.precision(), job.optimizer());
   if (!job.sixteen_bit_states()) return mixed;
   const double moments = state_bytes_per_parameter(s::FP32, job.optimizer()).optimizer;
-  return {mixed.weights, mixed.weights, moments * mixed.weights / 4};
+  const double master = job.precision() == s::FP8 && job.fp8_parameters() ? mixed.weights : 0;
+  return {mixed.weights, mixed.weights, moments * mixed.weights / 4 + master};
 }
 
 // Model states of a stage's `local` parameters on one GPU, of which it trains `trained`: the dense

@@ -500,6 +500,12 @@ TEST_CASE("NVFP4 is FP4's recipe and needs Blackwell's FP4 tensor cores") {
   CHECK(scenario_errors(job("  precision: FP8\n  fp4_unfused_hadamard_cast: true",
                             "aws.p6-b200.48xlarge")) ==
         "s.textproto:6:3: job.fp4_unfused_hadamard_cast: applies to precision FP4 only\n");
+  // 16-bit optimizer states beside 16-bit or FP8 GEMMs, not FP4 ones.
+  CHECK(scenario_errors(job("  precision: FP8\n  sixteen_bit_states: true",
+                            "aws.p6-b200.48xlarge")) == "");
+  CHECK(scenario_errors(job("  precision: FP4\n  sixteen_bit_states: true",
+                            "aws.p6-b200.48xlarge")) ==
+        "s.textproto:6:3: job.sixteen_bit_states: needs precision BF16, FP16 or FP8\n");
   // FP8 attention takes FP8 GEMMs' precision: not BF16 nor FP4.
   CHECK(scenario_errors(job("  precision: FP8\n  fp8_attention: true", "aws.p6-b200.48xlarge")) ==
         "");

@@ -177,6 +177,25 @@ TEST_CASE("FP8: Transformer Engine's weight copies, 1-byte FP8 weights and GEMM 
   CHECK(cached.activations_bytes < bf16.activations_bytes);
 }
 
+TEST_CASE("16-bit states under FP8: BF16 moments, and a BF16 master shard beside FP8 weights") {
+  // Apex's distributed_fused_adam with optim.dtype bf16 under the distributed optimizer, DP 8:
+  // moments 2 + 2 bytes over the shards; with FP8 weights its copy of the shard, 2 more.
+  const auto& llama = shipped_model("llama3-8b");
+  const double params = static_cast<double>(transformer_parameters(llama.transformer()).total());
+  const auto fp8_job = [](const std::string& extra) {
+    return testing::parse_message<s::TrainingJob>(
+        "global_batch_size: 64 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 "
+        "sixteen_bit_states: true " +
+        extra);
+  };
+  const auto p = plan(1, 1, 8, 1, "distributed_optimizer: true");
+  const auto bf16_weights = estimate_memory(llama, fp8_job(""), p, 1e15, {});
+  CHECK(bf16_weights.optimizer_bytes == Approx(params * 4 / 8));
+  CHECK(bf16_weights.gradients_bytes == Approx(params * 2));
+  const auto fp8_weights = estimate_memory(llama, fp8_job("fp8_parameters: true"), p, 1e15, {});
+  CHECK(fp8_weights.optimizer_bytes == Approx(params * 6 / 8));
+}
+
 TEST_CASE("ZeRO-3 keeps FP8 weight copies only with keep_fp8_transpose_cache") {
   // Megatron FSDP: the 1-byte weights shard over DP 8 as the 16-bit ones do; the transposes of the
   // gathered weights live as long as those (not counted) unless the cache is kept, then whole.
