@@ -50,16 +50,12 @@ MODELS = {'GPT3-5B': ('gpt3-5b', 'gpt3/5b.yaml'), 'GPT3-20B': ('gpt3-20b', 'gpt3
           'LLAMA3-70B': ('llama3-70b', 'llama/llama3_70b.yaml')}
 
 # Rows left out, with why:
-#   Nemotron-340B: its YAML keeps Apex's Adam states and master weights in BF16 (optim.dtype: bf16),
-#     which the step cannot express under FP8 (job.sixteen_bit_states takes BF16 or FP16
-#     precision only); with fp32 states the layout is 9.2 GiB over 80 GB even with the YAML's
-#     selective recomputation.
 #   LLAMA3-8B, GPT3-20B: under the rule's fp32 gradient buffer (llama3_8b.yaml and gpt3/20b.yaml
 #     leave grad_sync_dtype unset; NeMo's megatron_base_model.py setup_optimization passes none, so
 #     Apex's DistributedFusedAdam keeps its contiguous gradient buffer in its fp32 dtype) TP 1 CP 2
 #     on one DGX-H100 and TP 2 MBS 2 on 64 are 11.7 and 19.5 GiB over 80 GB in the memory model.
 #     BF16 gradients would fit; the recipe does not say BF16, so the rows are not bent to fit.
-LEFT_OUT = {'Nemotron-340B', 'LLAMA3-8B', 'GPT3-20B'}
+LEFT_OUT = {'LLAMA3-8B', 'GPT3-20B'}
 
 # Per-model facts of the 24.07 launcher YAMLs the rule uses:
 #   grad_sync_dtype bf16 in optim (gpt3/175b_fp8.yaml, nemotron/nemotron_340b.yaml); the others
@@ -70,6 +66,10 @@ BF16_GRAD_SYNC = {'gpt3-175b', 'nemotron4-340b'}
 FUSED_CROSS_ENTROPY = {'llama3-8b', 'llama3-70b', 'nemotron-8b', 'nemotron-22b'}
 #   activations_checkpoint_granularity: selective (nemotron/nemotron_340b.yaml); null elsewhere.
 SELECTIVE_RECOMPUTE = {'nemotron4-340b'}
+#   optim.dtype: bf16 (nemotron/nemotron_340b.yaml): Apex's Adam states and parameter shard in BF16
+#     (job.sixteen_bit_states; with fp32 states the layout would be 9.2 GiB over 80 GB); fp32
+#     elsewhere.
+BF16_STATES = {'nemotron4-340b'}
 
 RULES = ("Unknowns, one rule for every row (the table gives GPUs, batch, sequence, TP/PP/CP/VP "
          "and tokens/s; the rest is NeMo 24.07's recipe, NVIDIA/NeMo-Framework-Launcher tag 24.07 "
@@ -78,8 +78,8 @@ RULES = ("Unknowns, one rule for every row (the table gives GPUs, batch, sequenc
          "Transformer Engine's tensor-parallel overlap wherever TP > 1 (the YAMLs ship a "
          "userbuffers config for every H100 TP > 1 layout, as 25.02's); the distributed optimizer "
          "(Apex distributed_fused_adam) with overlapped gradient reduce-scatter and parameter "
-         "all-gather (overlap_grad_sync, overlap_param_sync); gradients reduced in {grad} "
-         "({grad_why}); {recompute}; FP8 as per-tensor delayed scaling (fp8_hybrid, amax history "
+         "all-gather (overlap_grad_sync, overlap_param_sync){states}; gradients reduced in "
+         "{grad} ({grad_why}); {recompute}; FP8 as per-tensor delayed scaling (fp8_hybrid, amax history "
          "1024: the YAMLs' fp8 knobs) with 16-bit weights cast once per step (no YAML of the tag "
          "sets fp8_params); {ce}; context parallelism peer to peer and Megatron-Core's rank order "
          "tp-cp-dp-pp (TP_DP_PP). Scored on step time: global batch x sequence / (tokens/s per "
@@ -92,6 +92,8 @@ def scenario(row):
     bf16_grad = model in BF16_GRAD_SYNC
     rules = RULES.format(
         yaml=yaml, grad='BF16' if bf16_grad else 'fp32',
+        states=(', its Adam states in BF16 (optim.dtype: bf16: job.sixteen_bit_states)'
+                if model in BF16_STATES else ''),
         grad_why=('optim.grad_sync_dtype: bf16' if bf16_grad else
                   'optim.grad_sync_dtype unset: Apex DistributedFusedAdam reduces in its fp32 dtype'),
         recompute=('selective activation recomputation (activations_checkpoint_granularity: '
@@ -116,6 +118,8 @@ def scenario(row):
              '  fp8_parameters: false',
              '  optimizer: ADAM',
              '  steps: 1']
+    if model in BF16_STATES:
+        lines.append('  sixteen_bit_states: true')
     if model not in FUSED_CROSS_ENTROPY:
         lines.append('  unfused_cross_entropy: true')
     lines += ['}',
