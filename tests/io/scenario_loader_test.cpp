@@ -437,6 +437,20 @@ TEST_CASE("ranges expand into their integer axes, a bad range is an error at the
 }
 
 // Diagnostics of a Llama 2 7B scenario at sequence 4096 on one 8-H100 node, plus `rest`.
+// A Llama 2 7B scenario on one node of `instance` whose job holds `lines` (its precision among
+// them) before the optimizer: the job's fields from line 5 on.
+std::string job_scenario(const std::string& lines, const std::string& instance) {
+  return "name: \"t\"\nmodel: \"llama2-7b\"\njob {\n  global_batch_size: 64\n" + lines +
+         "\n  optimizer: ADAM\n  token_budget: 1e9 sequence_length: 4096\n}\n"
+         "cluster {\n  instance: \"" +
+         instance + "\" nodes: 1\n}\n";
+}
+
+// The errors of job_scenario on one DGX B200 (FP8 and FP4 tensor cores).
+std::string b200_job_errors(const std::string& lines) {
+  return scenario_errors(job_scenario(lines, "aws.p6-b200.48xlarge"));
+}
+
 std::string h100_errors(const std::string& rest, const std::string& job_extra = "") {
   return scenario_errors(scenario("llama2-7b",
                                   "token_budget: 1e9 sequence_length: 4096" + job_extra,
@@ -478,89 +492,77 @@ TEST_CASE("MXFP8 needs Blackwell's block-scaled tensor cores, FP8 settings need 
 }
 
 TEST_CASE("NVFP4 is FP4's recipe and needs Blackwell's FP4 tensor cores") {
-  const auto job = [](const std::string& lines, const std::string& instance) {
-    return "name: \"t\"\nmodel: \"llama2-7b\"\njob {\n  global_batch_size: 64\n" + lines +
-           "\n  optimizer: ADAM\n  token_budget: 1e9 sequence_length: 4096\n}\n"
-           "cluster {\n  instance: \"" +
-           instance + "\" nodes: 1\n}\n";
-  };
   // Hopper has no FP4 tensor cores: the precision is refused where it is set.
-  CHECK(scenario_errors(job("  precision: FP4", "aws.p5.48xlarge")) ==
+  CHECK(scenario_errors(job_scenario("  precision: FP4", "aws.p5.48xlarge")) ==
         "s.textproto:10:3: cluster.instance: GPU \"H100-SXM5-80GB\" of \"aws.p5.48xlarge\" has no "
         "FP4 support (job.precision)\n");
-  CHECK(scenario_errors(job("  precision: FP8\n  fp8_recipe: NVFP4", "aws.p6-b200.48xlarge")) ==
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_recipe: NVFP4") ==
         "s.textproto:6:3: job.fp8_recipe: NVFP4 needs precision FP4\n");
-  CHECK(scenario_errors(job("  precision: FP4\n  fp8_recipe: MXFP8", "aws.p6-b200.48xlarge")) ==
+  CHECK(b200_job_errors("  precision: FP4\n  fp8_recipe: MXFP8") ==
         "s.textproto:6:3: job.fp8_recipe: precision FP4 takes only NVFP4\n");
-  CHECK(scenario_errors(job("  precision: FP4\n  fp8_recipe: NVFP4\n  fp8_parameters: true",
-                            "aws.p6-b200.48xlarge")) == "");
+  CHECK(b200_job_errors("  precision: FP4\n  fp8_recipe: NVFP4\n  fp8_parameters: true") == "");
   // The unfused NVFP4 cast of Transformer Engine before 2.14 is FP4's alone.
-  CHECK(scenario_errors(job("  precision: FP4\n  fp4_unfused_hadamard_cast: true",
-                            "aws.p6-b200.48xlarge")) == "");
-  CHECK(scenario_errors(job("  precision: FP8\n  fp4_unfused_hadamard_cast: true",
-                            "aws.p6-b200.48xlarge")) ==
+  CHECK(b200_job_errors("  precision: FP4\n  fp4_unfused_hadamard_cast: true") == "");
+  CHECK(b200_job_errors("  precision: FP8\n  fp4_unfused_hadamard_cast: true") ==
         "s.textproto:6:3: job.fp4_unfused_hadamard_cast: applies to precision FP4 only\n");
-  // 16-bit optimizer states beside 16-bit or FP8 GEMMs, not FP4 ones.
-  CHECK(scenario_errors(job("  precision: FP8\n  sixteen_bit_states: true",
-                            "aws.p6-b200.48xlarge")) == "");
-  CHECK(scenario_errors(job("  precision: FP4\n  sixteen_bit_states: true",
-                            "aws.p6-b200.48xlarge")) ==
+}
+
+TEST_CASE("16-bit optimizer states go beside 16-bit or FP8 GEMMs, not FP4 ones") {
+  CHECK(b200_job_errors("  precision: FP8\n  sixteen_bit_states: true") == "");
+  CHECK(b200_job_errors("  precision: FP4\n  sixteen_bit_states: true") ==
         "s.textproto:6:3: job.sixteen_bit_states: needs precision BF16, FP16 or FP8\n");
-  // FP8 attention takes FP8 GEMMs' precision: not BF16 nor FP4.
-  CHECK(scenario_errors(job("  precision: FP8\n  fp8_attention: true", "aws.p6-b200.48xlarge")) ==
-        "");
-  CHECK(scenario_errors(job("  precision: BF16\n  fp8_attention: true", "aws.p6-b200.48xlarge")) ==
+}
+
+TEST_CASE("FP8 attention takes FP8 GEMMs' precision: not BF16 nor FP4") {
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_attention: true") == "");
+  CHECK(b200_job_errors("  precision: BF16\n  fp8_attention: true") ==
         "s.textproto:6:3: job.fp8_attention: applies to precision FP8 only\n");
-  // One loss kernel: Megatron's unfused cross entropy or Transformer Engine's, not both.
-  CHECK(scenario_errors(job("  precision: BF16\n  unfused_cross_entropy: true",
-                            "aws.p6-b200.48xlarge")) == "");
-  CHECK(scenario_errors(job("  precision: BF16\n  transformer_engine_cross_entropy: true\n"
-                            "  unfused_cross_entropy: true",
-                            "aws.p6-b200.48xlarge")) ==
+}
+
+TEST_CASE("one loss kernel: Megatron-Core's fused or unfused, Transformer Engine's or PyTorch's") {
+  // Megatron's unfused cross entropy or Transformer Engine's, not both.
+  CHECK(b200_job_errors("  precision: BF16\n  unfused_cross_entropy: true") == "");
+  CHECK(b200_job_errors("  precision: BF16\n  transformer_engine_cross_entropy: true\n"
+                        "  unfused_cross_entropy: true") ==
         "s.textproto:7:3: job.unfused_cross_entropy: excludes transformer_engine_cross_entropy "
         "(one loss kernel)\n");
   // PyTorch's cross entropy, one of its two, excludes both Megatron-Core's choices.
-  CHECK(scenario_errors(job("  precision: BF16\n  torch_cross_entropy: SIXTEEN_BIT_LOGITS",
-                            "aws.p6-b200.48xlarge")) == "");
-  CHECK(scenario_errors(job("  precision: BF16\n  torch_cross_entropy: FP32_UPCAST\n"
-                            "  unfused_cross_entropy: true",
-                            "aws.p6-b200.48xlarge")) ==
-        "s.textproto:6:3: job.torch_cross_entropy: excludes transformer_engine_cross_entropy and "
-        "unfused_cross_entropy (one loss kernel)\n");
-  CHECK(scenario_errors(job("  precision: BF16\n  transformer_engine_cross_entropy: true\n"
-                            "  torch_cross_entropy: SIXTEEN_BIT_LOGITS",
-                            "aws.p6-b200.48xlarge")) ==
+  CHECK(b200_job_errors("  precision: BF16\n  torch_cross_entropy: SIXTEEN_BIT_LOGITS") == "");
+  CHECK(
+      b200_job_errors(
+          "  precision: BF16\n  torch_cross_entropy: FP32_UPCAST\n  unfused_cross_entropy: true") ==
+      "s.textproto:6:3: job.torch_cross_entropy: excludes transformer_engine_cross_entropy and "
+      "unfused_cross_entropy (one loss kernel)\n");
+  CHECK(b200_job_errors("  precision: BF16\n  transformer_engine_cross_entropy: true\n"
+                        "  torch_cross_entropy: SIXTEEN_BIT_LOGITS") ==
         "s.textproto:7:3: job.torch_cross_entropy: excludes transformer_engine_cross_entropy and "
         "unfused_cross_entropy (one loss kernel)\n");
-  CHECK(scenario_errors(
-            job("  precision: BF16\n  torch_cross_entropy: TORCH_CROSS_ENTROPY_UNSPECIFIED",
-                "aws.p6-b200.48xlarge")) ==
+  CHECK(b200_job_errors(
+            "  precision: BF16\n  torch_cross_entropy: TORCH_CROSS_ENTROPY_UNSPECIFIED") ==
         "s.textproto:6:3: job.torch_cross_entropy: must be set to a value other than "
         "TORCH_CROSS_ENTROPY_UNSPECIFIED\n");
+}
+
+TEST_CASE("an MXFP8 output layer and FlashAttention-2 need their precisions") {
   // An MXFP8 output layer (Megatron-Core's fp8_output_proj) is MXFP8's alone.
-  CHECK(scenario_errors(job("  precision: FP8\n  fp8_recipe: MXFP8\n  fp8_output_layer: true",
-                            "aws.p6-b200.48xlarge")) == "");
-  CHECK(scenario_errors(job("  precision: FP8\n  fp8_recipe: CURRENT_SCALING\n"
-                            "  fp8_output_layer: true",
-                            "aws.p6-b200.48xlarge")) ==
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_recipe: MXFP8\n  fp8_output_layer: true") == "");
+  CHECK(b200_job_errors(
+            "  precision: FP8\n  fp8_recipe: CURRENT_SCALING\n  fp8_output_layer: true") ==
         "s.textproto:7:3: job.fp8_output_layer: applies to precision FP8 with fp8_recipe MXFP8 "
         "only\n");
-  CHECK(scenario_errors(job("  precision: BF16\n  fp8_output_layer: true",
-                            "aws.p6-b200.48xlarge")) ==
+  CHECK(b200_job_errors("  precision: BF16\n  fp8_output_layer: true") ==
         "s.textproto:6:3: job.fp8_output_layer: applies to precision FP8 with fp8_recipe MXFP8 "
         "only\n");
   // FlashAttention-2 is a 16-bit fused kernel: not with FP8 attention, nor unfused attention.
-  CHECK(scenario_errors(job("  precision: FP8\n  attention_library: FLASH_ATTENTION_2",
-                            "aws.p6-b200.48xlarge")) == "");
-  CHECK(scenario_errors(job("  precision: FP8\n  fp8_attention: true\n"
-                            "  attention_library: FLASH_ATTENTION_2",
-                            "aws.p6-b200.48xlarge")) ==
+  CHECK(b200_job_errors("  precision: FP8\n  attention_library: FLASH_ATTENTION_2") == "");
+  CHECK(b200_job_errors(
+            "  precision: FP8\n  fp8_attention: true\n  attention_library: FLASH_ATTENTION_2") ==
         "s.textproto:7:3: job.attention_library: FlashAttention-2 has no FP8 kernel "
         "(job.fp8_attention)\n");
-  CHECK(scenario_errors(job("  precision: BF16\n  flash_attention: false\n"
-                            "  attention_library: FLASH_ATTENTION_2",
-                            "aws.p6-b200.48xlarge")) ==
-        "s.textproto:7:3: job.attention_library: needs fused attention (job.flash_attention)\n");
+  CHECK(
+      b200_job_errors(
+          "  precision: BF16\n  flash_attention: false\n  attention_library: FLASH_ATTENTION_2") ==
+      "s.textproto:7:3: job.attention_library: needs fused attention (job.flash_attention)\n");
 }
 
 TEST_CASE("uneven pipeline layouts must fit the model's layers") {
