@@ -1,94 +1,144 @@
 #!/usr/bin/env python3
-"""Writes scenarios/public_runs/mlperf-v3.1-gpt3-175b-*.textproto: NVIDIA's MLPerf Training v3.1
-GPT-3 175B submissions on Eos (DGX H100, 512 to 10,752 GPUs) and Azure's ND H100 v5 one (10,752
-GPUs), a public check outside the calibration (nothing is fitted on them).
+"""Writes scenarios/public_runs/mlperf-*-gpt3-175b-*.textproto: NVIDIA's MLPerf Training GPT-3 175B
+submissions on Eos (DGX H100), v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of
+the same recipe) and v4.0 (512 to 11,616 GPUs), a public check outside the calibration (nothing is
+fitted on them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
 
-Source: mlcommons/training_results_v3.1 at d06288b. The recipe: NVIDIA/benchmarks/gpt3/
-implementations/pytorch/ (config_DGXH100_<nodes>x8x<minibs>x4x8_mbs1.sh, config_common.sh,
+Sources: mlcommons/training_results_v3.1 at d06288b and mlcommons/training_results_v4.0 at
+6fe9543. Each release's recipe is its NVIDIA/benchmarks/gpt3/implementations/<dir>/ (RELEASES
+below: the config_DGXH100_<nodes>x8x<minibs>x<tp>x<pp>_mbs<mbs>*.sh files, config_common.sh,
 config_fp8.sh, run_and_time.sh, conf/custom.yaml, conf/optim/distributed_fused_adam.yaml,
-Dockerfile); Azure's copy under Azure+NVIDIA/ is the same recipe. The step time: MLPerf publishes
-time to train; each result_N.txt's MLLOG lines carry the blocks of training between evaluations
-(block_start / block_stop, metadata epoch_count = the block's tokens) and NeMo's own per-step timer
-(tracked_stats train_step_timing). STEP_S below is, in result_0.txt, the summed time of blocks 2 to
-the last over their steps (epoch_count / 2048 / global_batch_size each; the first block, with the
-steps that warm up after the checkpoint load, left out): training samples over elapsed time,
-evaluations excluded. CROSS_S is the same of result_1.txt; TIMER_S the median of result_0.txt's
-train_step_timing, which leaves out the host's time between steps (the next batch's fetch, the
-MLPerf callbacks: 1.3-2.5% of the step at 4,096 GPUs and more).
+Dockerfile); Azure's copy under Azure+NVIDIA/ is v3.1's recipe.
+
+The step time: MLPerf publishes time to train. Each result_N.txt's MLLOG lines carry the blocks of
+training between evaluations (block_start / block_stop, metadata epoch_count = the block's tokens).
+STEP_S below is, in result_0.txt, the summed time of blocks 2 to the last over their steps
+(epoch_count / 2048 / global_batch_size each; the first block, whose steps warm up after the
+checkpoint load, left out): training samples over elapsed time, evaluations excluded. CROSS_S is
+the same of result_1.txt. TIMER_S (v3.1 only; v4.0 logs no per-step metric, LOG_METRICS=OFF) is
+the median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
+leaves out the host's time between steps (the next batch's fetch, the MLPerf callbacks).
 """
 import os
 import sys
 import textwrap
 
-REPO = 'mlcommons/training_results_v3.1 @ d06288b'
-RECIPE = 'NVIDIA/benchmarks/gpt3/implementations/pytorch'
-
-# results directory, nodes, global batch size (MLLOG global_batch_size), the config's MINIBS
-# (sequences a data-parallel replica), STEP_S, CROSS_S, TIMER_S, group.
-H100 = 'Public check: MLPerf Training v3.1 GPT-3 175B (DGX H100, FP8)'
-AZURE = 'Public check: MLPerf Training v3.1 GPT-3 175B (Azure ND H100 v5, FP8)'
-ROWS = [
-    ('NVIDIA/results/eos_n64_ngc23.09_nemo', 64, 2048, 128, 11.066, 11.088, 11.045, H100),
-    ('NVIDIA/results/eos_n96_ngc23.09_nemo', 96, 3072, 128, 11.108, 11.105, 11.072, H100),
-    ('NVIDIA/results/eos-dfw_n512_ngc23.09_nemo', 512, 2048, 16, 1.6295, 1.6293, 1.6084, H100),
-    ('NVIDIA/results/eos-dfw_n768_ngc23.09_nemo', 768, 3072, 16, 1.6377, 1.6398, 1.6159, H100),
-    ('NVIDIA/results/eos-dfw_n1024_ngc23.09_nemo', 1024, 4096, 16, 1.6441, 1.6425, 1.6193, H100),
-    ('NVIDIA/results/eos-dfw_n1280_ngc23.09_nemo', 1280, 2560, 8, 0.9500, 0.9487, 0.9256, H100),
-    ('NVIDIA/results/eos-dfw_n1344_ngc23.09_nemo', 1344, 2688, 8, 0.9553, 0.9544, 0.9296, H100),
-    ('Azure+NVIDIA/results/ND_H100_v5_n1344_pytorch', 1344, 2688, 8, 0.9811, 0.9804, 0.9451,
-     AZURE),
-]
-TP, PP, VP, MBS = 4, 8, 12, 1
 # Model FLOPs a sequence, forward and backward, attention over the whole s x s product (Megatron's
 # count, Narayanan et al. SC'21 Eq. 3 without the recomputed forward): 72 s l h^2 (1 + s / 6h +
-# V / 12 l h) with l 96, h 12288, s 2048, V 50257: 2.2044e15.
+# V / 12 l h) with l 96, h 12288, s 2048, V 50257: 2.2044e15. Only to print TFLOP/s beside the
+# step time; the rows are scored on step time.
 L, H, S, V = 96, 12288, 2048, 50257
 SEQUENCE_FLOPS = 72 * S * L * H**2 * (1 + S / (6 * H) + V / (12 * L * H))
 
-HEADER = (
-    "What ran, read in the recipe ({recipe}, not a rule of ours): NeMo at bd0b818a (r1.20 base) "
-    "in the pytorch:23.09 container, Transformer Engine 09ba8427, flash-attn 2.0.8 (Dockerfile); "
-    "TP 4, PP 8, MBS 1, {minibs} sequences a replica ({config}); virtual pipeline 12 "
-    "(custom.yaml's INTERLEAVED_PIPELINE default: one layer a model chunk); sequence parallelism "
-    "(SEQ_PARALLEL default True) and userbuffers TP overlap (TP_COMM_OVERLAP=True); Apex "
-    "distributed_fused_adam (USE_DIST_OPTIMIZER=True) with overlap_grad_sync and "
+COMMON = (
+    "Apex distributed_fused_adam (USE_DIST_OPTIMIZER=True) with overlap_grad_sync and "
     "overlap_param_sync, grad_sync_dtype bf16 (gradients reduced in BF16), fp32 master weights "
-    "and moments; no activation recomputation (ACT_CKPT_GRANULARITY null); hidden and attention "
-    "dropout 0 (model gpt3-175b-mlperf); FP8 as Transformer Engine's delayed scaling "
-    "(config_fp8.sh: FP8_HYBRID, amax history 1024, max) with 16-bit weights cast each step (no "
-    "fp8 parameters in this release); attention as flash-attn's FlashAttention-2 (TE 09ba8427's "
-    "DotProductAttention prefers flash-attn whenever NVTE_FLASH_ATTN is unset, and "
-    "config_common.sh leaves it unset); the loss as Megatron's unfused vocabulary-parallel cross "
-    "entropy (NeMo 1.20's own GPT model; no fusion in that release); Megatron's rank order "
-    "tp-dp-pp (TP_DP_PP). Not expressible, left at the simulator's one model: the atomic FP8 "
-    "GEMM + reduce-scatter variant of the TP overlap (NVTE_UB_ATOMIC_GEMM_RS=1, "
-    "NVTE_RS_STRIDED_ATOMIC=1), the asynchronous amax reduction (NVTE_ASYNC_AMAX_REDUCTION=1), the "
-    "per-collective CTA limits (MEGATRON_CORE_*_MAX_CTAS) and the 100 MB gradient buckets "
-    "(bucket_cap_mb). Scored on step time: {how} TFLOP/s derived from it (not published) as 72 s l h^2 (1 + s/6h + V/12lh) FLOPs a sequence.")
+    "and moments; sequence parallelism (SEQ_PARALLEL default True) and userbuffers TP overlap "
+    "(TP_COMM_OVERLAP=True); no activation recomputation (ACT_CKPT_GRANULARITY null); hidden and "
+    "attention dropout 0 (model gpt3-175b-mlperf); FP8 as Transformer Engine's delayed scaling "
+    "(config_fp8.sh: FP8_HYBRID, amax history 1024, max); the loss as Megatron's unfused "
+    "vocabulary-parallel cross entropy (no loss fusion set); Megatron's rank order tp-dp-pp "
+    "(TP_DP_PP).")
+
+RELEASES = {
+    'v3.1': dict(
+        repo='mlcommons/training_results_v3.1 @ d06288b',
+        recipe='NVIDIA/benchmarks/gpt3/implementations/pytorch',
+        group='Public check: MLPerf Training v3.1 GPT-3 175B (DGX H100, FP8)',
+        fp8_parameters=False, flash_attention_2=True,
+        what=("NeMo at bd0b818a (r1.20 base, NeMo's own GPT model) in the pytorch:23.09 "
+              "container, Transformer Engine 09ba8427, flash-attn 2.0.8 (Dockerfile); no config "
+              "sets INTERLEAVED_PIPELINE, so custom.yaml's default virtual pipeline 12 holds (one "
+              "layer a model chunk); "
+              "16-bit weights cast to FP8 each step (no fp8 parameters in this release); attention "
+              "as flash-attn's FlashAttention-2 (TE 09ba8427's DotProductAttention takes flash-attn "
+              "whenever NVTE_FLASH_ATTN is unset, as config_common.sh leaves it); "),
+        missing=("Not expressible, left at the simulator's one model: the atomic FP8 GEMM + "
+                 "reduce-scatter variant of the TP overlap (NVTE_UB_ATOMIC_GEMM_RS=1, "
+                 "NVTE_RS_STRIDED_ATOMIC=1), the asynchronous amax reduction "
+                 "(NVTE_ASYNC_AMAX_REDUCTION=1), the per-collective CTA limits "
+                 "(MEGATRON_CORE_*_MAX_CTAS) and the 100 MB gradient buckets (bucket_cap_mb).")),
+    'v4.0': dict(
+        repo='mlcommons/training_results_v4.0 @ 6fe9543',
+        recipe='NVIDIA/benchmarks/gpt3/implementations/nemo',
+        group='Public check: MLPerf Training v4.0 GPT-3 175B (DGX H100, FP8)',
+        fp8_parameters=True, flash_attention_2=False,
+        what=("NeMo v2.0.0.rc0.beta with Megatron-Core core_v0.7.0.beta's GPT model (custom.yaml "
+              "mcore_gpt True) in the pytorch:24.04 container, Transformer Engine v1.6rc1 "
+              "(Dockerfile); FP8 weights (config_common.sh FP8_PARAMS=True: fp8_parameters); "
+              "attention as cuDNN's fused attention (TE v1.6rc1's DotProductAttention prefers "
+              "FusedAttention over flash-attn on sm90); 200 MB gradient buckets "
+              "(BUCKET_CAP_MB=200); "),
+        missing=("Not expressible, left at the simulator's one model: per-layer CUDA graphs "
+                 "where the config sets LAYER_CUDA_GRAPH=1 (the simulator charges a dense layer "
+                 "no host launch time, so graphs change nothing in it); custom.yaml's "
+                 "defer_embedding_wgrad_compute (true where PP > 1, MBS 1 and MINIBS <= 256: the "
+                 "output layer's weight-gradient GEMMs deferred into the pipeline flush); the FP8 "
+                 "and atomic variants of the TP overlap's reduce-scatter (NVTE_UB_FP8_RS, "
+                 "NVTE_UB_ATOMIC_GEMM_RS, NVTE_RS_STRIDED_ATOMIC); the asynchronous amax reduction "
+                 "(NVTE_ASYNC_AMAX_REDUCTION=1) and the NCCL CTA limits "
+                 "(conf/nccl/custom_communicator_cta.yaml).")),
+}
+
+AZURE = 'Public check: MLPerf Training v3.1 GPT-3 175B (Azure ND H100 v5, FP8)'
+
+# release, results directory, nodes, global batch size (MLLOG global_batch_size), MINIBS
+# (sequences a data-parallel replica), TP, PP, virtual pipeline, MBS, config file, STEP_S, CROSS_S,
+# TIMER_S.
+ROWS = [
+    ('v3.1', 'NVIDIA/results/eos_n64_ngc23.09_nemo', 64, 2048, 128, 4, 8, 12, 1,
+     # The repository's 64-node file is config_DGXH100_64x8x192x4x8_mbs1.sh (global batch 3072);
+     # the run logged global_batch_size 2048 and gradient_accumulation_steps 128: MINIBS 128 at
+     # TP 4, PP 8, MBS 1, the 96-node config's per-replica batch.
+     "the run's MLLOG global_batch_size 2048 and gradient_accumulation_steps 128 at the "
+     "recipe's TP 4, PP 8, MBS 1; the repository's 64-node file, "
+     "config_DGXH100_64x8x192x4x8_mbs1.sh, says MINIBS 192",
+     11.066, 11.088, 11.045),
+    ('v3.1', 'NVIDIA/results/eos_n96_ngc23.09_nemo', 96, 3072, 128, 4, 8, 12, 1,
+     'config_DGXH100_96x8x128x4x8_mbs1.sh', 11.108, 11.105, 11.072),
+    ('v3.1', 'NVIDIA/results/eos-dfw_n512_ngc23.09_nemo', 512, 2048, 16, 4, 8, 12, 1,
+     'config_DGXH100_512x8x16x4x8_mbs1.sh', 1.6295, 1.6293, 1.6084),
+    ('v3.1', 'NVIDIA/results/eos-dfw_n768_ngc23.09_nemo', 768, 3072, 16, 4, 8, 12, 1,
+     'config_DGXH100_768x8x16x4x8_mbs1.sh', 1.6377, 1.6398, 1.6159),
+    ('v3.1', 'NVIDIA/results/eos-dfw_n1024_ngc23.09_nemo', 1024, 4096, 16, 4, 8, 12, 1,
+     'config_DGXH100_1024x8x16x4x8_mbs1.sh', 1.6441, 1.6425, 1.6193),
+    ('v3.1', 'NVIDIA/results/eos-dfw_n1280_ngc23.09_nemo', 1280, 2560, 8, 4, 8, 12, 1,
+     'config_DGXH100_1280x8x8x4x8_mbs1.sh', 0.9500, 0.9487, 0.9256),
+    ('v3.1', 'NVIDIA/results/eos-dfw_n1344_ngc23.09_nemo', 1344, 2688, 8, 4, 8, 12, 1,
+     'config_DGXH100_1344x8x8x4x8_mbs1.sh', 0.9553, 0.9544, 0.9296),
+    ('v3.1', 'Azure+NVIDIA/results/ND_H100_v5_n1344_pytorch', 1344, 2688, 8, 4, 8, 12, 1,
+     'config_DGXH100_1344x8x8x4x8_mbs1.sh', 0.9811, 0.9804, 0.9451),
+    ('v4.0', 'NVIDIA/results/eos_n64_ngc24.04_nemo', 64, 2304, 144, 4, 8, 4, 2,
+     # config_DGXH100_64x8x128x4x8_mbs2.sh defaults MINIBS to 128 (its VBOOST_VALUE=1 only then);
+     # the run logged global_batch_size 2304 and gradient_accumulation_steps 72: MINIBS 144.
+     "config_DGXH100_64x8x128x4x8_mbs2.sh with MINIBS 144, as the run's MLLOG "
+     "global_batch_size 2304 and gradient_accumulation_steps 72 say (its vboost only at "
+     "MINIBS 128); INTERLEAVED_PIPELINE=4",
+     10.902, 10.983, None),
+    ('v4.0', 'NVIDIA/results/eos-dfw_n1344_ngc24.04_nemo', 1344, 2688, 6, 4, 6, 8, 1,
+     'config_DGXH100_1344x8x6x4x6_mbs1_cg.sh: INTERLEAVED_PIPELINE=8, LAYER_CUDA_GRAPH=1',
+     0.9207, 0.9204, None),
+    ('v4.0', 'NVIDIA/results/eos-dfw_n1452_ngc24.04_nemo', 1452, 2904, 6, 4, 6, 8, 1,
+     'config_DGXH100_1452x8x6x4x6_mbs1_cg.sh: INTERLEAVED_PIPELINE=8, LAYER_CUDA_GRAPH=1',
+     0.9222, 0.9214, None),
+]
+
+
+def wrap(text):
+    return '\n'.join(textwrap.wrap(text, 98, initial_indent='# ', subsequent_indent='# ',
+                                   break_on_hyphens=False))
 
 
 def scenario(row):
-    results, nodes, gbs, minibs, step, cross, timer, group = row
+    release, results, nodes, gbs, minibs, tp, pp, vp, mbs, config, step, cross, timer = row
+    r = RELEASES[release]
     gpus = nodes * 8
-    dp = gpus // (TP * PP)
-    assert dp * minibs == gbs, results
-    azure = group == AZURE
-    config = f'config_DGXH100_{nodes}x8x{minibs}x4x8_mbs1.sh'
-    if nodes == 64:
-        # The repository's 64-node file is config_DGXH100_64x8x192x4x8_mbs1.sh (global batch
-        # 3072); the run logged global_batch_size 2048 and gradient_accumulation_steps 128, which
-        # is MINIBS 128 at TP 4, PP 8, MBS 1 (the 96-node config's per-replica batch).
-        config += (' (the run\'s MLLOG global_batch_size 2048 and gradient_accumulation_steps '
-                   '128; the repository\'s 64-node file says MINIBS 192)')
-    how = (f'in {results}/gpt3/result_0.txt, the training samples of blocks 2-last over their summed '
-           f'elapsed time (block_start to block_stop, evaluations excluded): {step} s a step; '
-           f'result_1.txt gives {cross} s, NeMo\'s own per-step timer (train_step_timing '
-           f'median) {timer} s.')
-    text = HEADER.format(recipe=('Azure+NVIDIA/benchmarks/gpt3/implementations/pytorch, '
-                                 'the same files as NVIDIA\'s' if azure else RECIPE),
-                         minibs=minibs, config=config, how=how)
+    assert gpus // (tp * pp) * minibs == gbs, results
+    azure = results.startswith('Azure')
+    recipe = ('Azure+NVIDIA/benchmarks/gpt3/implementations/pytorch, the same files as '
+              'NVIDIA\'s' if azure else r['recipe'])
     system = (
         f'{nodes} Azure ND H100 v5 VMs (8 H100 SXM 80 GB on NVLink 4, 8 x 400 Gb/s Quantum-2 '
         'InfiniBand: Azure+NVIDIA/systems/ND_H100_v5_n1344_pytorch.json). The catalog has no Azure '
@@ -97,13 +147,21 @@ def scenario(row):
         if azure else
         f'{nodes} DGX H100 of Eos (8 x 400 Gb/s NDR: NVIDIA/systems/{results.split("/")[-1]}.json), '
         'a rail-optimized SuperPOD fabric.')
-    name = (f'mlperf-v3.1-gpt3-175b-{"azure-" if azure else ""}h100-{gpus}')
-    wrap = lambda s: '\n'.join(textwrap.wrap(s, 98, initial_indent='# ', subsequent_indent='# ',
-                                            break_on_hyphens=False))
-    lines = [wrap(f'MLPerf Training v3.1, GPT-3 175B on {gpus} H100 GPUs, FP8 ({REPO}, '
+    what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {r["what"]}TP {tp}, '
+            f'PP {pp}, virtual pipeline {vp}, MBS {mbs}, {minibs} sequences a replica '
+            f'({config}); {COMMON} {r["missing"]}')
+    how = (f'Scored on step time: in {results}/gpt3/result_0.txt, the training samples of blocks '
+           f'2-last over their summed elapsed time (block_start to block_stop, evaluations '
+           f'excluded): {step} s a step; result_1.txt gives {cross} s'
+           + (f', NeMo\'s own per-step timer (train_step_timing median) {timer} s.' if timer
+              else '.')
+           + ' TFLOP/s derived from it (not published) as 72 s l h^2 (1 + s/6h + V/12lh) FLOPs '
+           'a sequence.')
+    name = f'mlperf-{release}-gpt3-175b-{"azure-" if azure else ""}h100-{gpus}'
+    lines = [wrap(f'MLPerf Training {release}, GPT-3 175B on {gpus} H100 GPUs, FP8 ({r["repo"]}, '
                   f'{results}/gpt3). Generated by tools/make_public_mlperf.py; a public check '
                   'outside the calibration (nothing is fitted on it).'),
-             wrap(system), wrap(text),
+             wrap(system), wrap(what), wrap(how),
              f'name: "{name}"',
              'model: "gpt3-175b-mlperf"',
              'job {',
@@ -111,34 +169,34 @@ def scenario(row):
              '  sequence_length: 2048',
              '  precision: FP8',
              '  fp8_recipe: DELAYED_SCALING',
-             '  fp8_parameters: false',
+             f'  fp8_parameters: {"true" if r["fp8_parameters"] else "false"}',
              '  optimizer: ADAM',
-             '  steps: 1',
-             '  flash_attention: true',
-             '  attention_library: FLASH_ATTENTION_2',
-             '  unfused_cross_entropy: true',
-             '}',
-             f'cluster {{ instance: "onprem.dgx-h100" nodes: {nodes} fabric: "ib-rail-optimized" }}',
-             'parallelism {',
-             f'  tensor_parallel: {TP}',
-             f'  pipeline_parallel: {PP}',
-             f'  micro_batch_size: {MBS}',
-             '  schedule: INTERLEAVED_ONE_F_ONE_B',
-             f'  virtual_stages: {VP}',
-             '  sequence_parallel: true',
-             '  overlap_tensor_communication: true',
-             '  distributed_optimizer: true',
-             '  gradient_reduce_in_fp32: false',
-             '  rank_order: TP_DP_PP',
-             '}',
-             'published {',
-             f'  group: "{group}"',
-             f'  step_time_s: {step}',
-             f'  tflops_per_gpu: {gbs * SEQUENCE_FLOPS / step / gpus / 1e12:.1f}',
-             '  flops_convention: MODEL_FLOPS',
-             f'  source: "{REPO} {results}/gpt3/result_0.txt (MLLOG block_start/block_stop, blocks '
-             f'2-last)"',
-             '}']
+             '  steps: 1']
+    if r['flash_attention_2']:
+        lines += ['  flash_attention: true', '  attention_library: FLASH_ATTENTION_2']
+    lines += ['  unfused_cross_entropy: true',
+              '}',
+              f'cluster {{ instance: "onprem.dgx-h100" nodes: {nodes} fabric: "ib-rail-optimized" }}',
+              'parallelism {',
+              f'  tensor_parallel: {tp}',
+              f'  pipeline_parallel: {pp}',
+              f'  micro_batch_size: {mbs}',
+              '  schedule: INTERLEAVED_ONE_F_ONE_B',
+              f'  virtual_stages: {vp}',
+              '  sequence_parallel: true',
+              '  overlap_tensor_communication: true',
+              '  distributed_optimizer: true',
+              '  gradient_reduce_in_fp32: false',
+              '  rank_order: TP_DP_PP',
+              '}',
+              'published {',
+              f'  group: "{AZURE if azure else r["group"]}"',
+              f'  step_time_s: {step}',
+              f'  tflops_per_gpu: {gbs * SEQUENCE_FLOPS / step / gpus / 1e12:.1f}',
+              '  flops_convention: MODEL_FLOPS',
+              f'  source: "{r["repo"]} {results}/gpt3/result_0.txt (MLLOG block_start/block_stop, '
+              f'blocks 2-last)"',
+              '}']
     return name, '\n'.join(lines) + '\n'
 
 
