@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Writes scenarios/public_runs/mlperf-*-gpt3-175b-*.textproto: NVIDIA's MLPerf Training GPT-3 175B
-submissions on Eos (DGX H100), v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of
-the same recipe) and v4.0 (512 to 11,616 GPUs), a public check outside the calibration (nothing is
-fitted on them).
+submissions on Eos (DGX H100): v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of
+the same recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); a public check outside
+the calibration (nothing is fitted on them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
 
-Sources: mlcommons/training_results_v3.1 at d06288b and mlcommons/training_results_v4.0 at
-6fe9543. Each release's recipe is its NVIDIA/benchmarks/gpt3/implementations/<dir>/ (RELEASES
+Sources: mlcommons/training_results_v3.1 at d06288b, mlcommons/training_results_v4.0 at 6fe9543
+and mlcommons/training_results_v4.1 as mirrored in swsok/training_results_v4.1 at b9b0547 (its
+eos-dfw_n1452 result repeats v4.0's, so is not written again; its b200_n8_preview row is left out:
+its config sources config_common_blackwell.sh, which the repository does not hold). Each release's
+recipe is its NVIDIA/benchmarks/gpt3/implementations/<dir>/ (RELEASES
 below: the config_DGXH100_<nodes>x8x<minibs>x<tp>x<pp>_mbs<mbs>*.sh files, config_common.sh,
 config_fp8.sh, run_and_time.sh, conf/custom.yaml, conf/optim/distributed_fused_adam.yaml,
 Dockerfile); Azure's copy under Azure+NVIDIA/ is v3.1's recipe.
@@ -17,7 +20,7 @@ training between evaluations (block_start / block_stop, metadata epoch_count = t
 STEP_S below is, in result_0.txt, the summed time of blocks 2 to the last over their steps
 (epoch_count / 2048 / global_batch_size each; the first block, whose steps warm up after the
 checkpoint load, left out): training samples over elapsed time, evaluations excluded. CROSS_S is
-the same of result_1.txt. TIMER_S (v3.1 only; v4.0 logs no per-step metric, LOG_METRICS=OFF) is
+the same of result_1.txt. TIMER_S (v3.1 only; v4.0 and v4.1 log no per-step metric) is
 the median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
 leaves out the host's time between steps (the next batch's fetch, the MLPerf callbacks).
 """
@@ -38,8 +41,7 @@ COMMON = (
     "and moments; sequence parallelism (SEQ_PARALLEL default True) and userbuffers TP overlap "
     "(TP_COMM_OVERLAP=True); no activation recomputation (ACT_CKPT_GRANULARITY null); hidden and "
     "attention dropout 0 (model gpt3-175b-mlperf); FP8 as Transformer Engine's delayed scaling "
-    "(config_fp8.sh: FP8_HYBRID, amax history 1024, max); the loss as Megatron's unfused "
-    "vocabulary-parallel cross entropy (no loss fusion set); Megatron's rank order tp-dp-pp "
+    "(config_fp8.sh: FP8_HYBRID, amax history 1024, max); Megatron's rank order tp-dp-pp "
     "(TP_DP_PP).")
 
 RELEASES = {
@@ -47,14 +49,15 @@ RELEASES = {
         repo='mlcommons/training_results_v3.1 @ d06288b',
         recipe='NVIDIA/benchmarks/gpt3/implementations/pytorch',
         group='Public check: MLPerf Training v3.1 GPT-3 175B (DGX H100, FP8)',
-        fp8_parameters=False, flash_attention_2=True,
+        fp8_parameters=False, flash_attention_2=True, fused_loss=False,
         what=("NeMo at bd0b818a (r1.20 base, NeMo's own GPT model) in the pytorch:23.09 "
               "container, Transformer Engine 09ba8427, flash-attn 2.0.8 (Dockerfile); no config "
               "sets INTERLEAVED_PIPELINE, so custom.yaml's default virtual pipeline 12 holds (one "
               "layer a model chunk); "
               "16-bit weights cast to FP8 each step (no fp8 parameters in this release); attention "
               "as flash-attn's FlashAttention-2 (TE 09ba8427's DotProductAttention takes flash-attn "
-              "whenever NVTE_FLASH_ATTN is unset, as config_common.sh leaves it); "),
+              "whenever NVTE_FLASH_ATTN is unset, as config_common.sh leaves it); the loss as "
+              "Megatron's unfused vocabulary-parallel cross entropy (no fusion in NeMo 1.20); "),
         missing=("Not expressible, left at the simulator's one model: the atomic FP8 GEMM + "
                  "reduce-scatter variant of the TP overlap (NVTE_UB_ATOMIC_GEMM_RS=1, "
                  "NVTE_RS_STRIDED_ATOMIC=1), the asynchronous amax reduction "
@@ -64,13 +67,14 @@ RELEASES = {
         repo='mlcommons/training_results_v4.0 @ 6fe9543',
         recipe='NVIDIA/benchmarks/gpt3/implementations/nemo',
         group='Public check: MLPerf Training v4.0 GPT-3 175B (DGX H100, FP8)',
-        fp8_parameters=True, flash_attention_2=False,
+        fp8_parameters=True, flash_attention_2=False, fused_loss=False,
         what=("NeMo v2.0.0.rc0.beta with Megatron-Core core_v0.7.0.beta's GPT model (custom.yaml "
               "mcore_gpt True) in the pytorch:24.04 container, Transformer Engine v1.6rc1 "
               "(Dockerfile); FP8 weights (config_common.sh FP8_PARAMS=True: fp8_parameters); "
               "attention as cuDNN's fused attention (TE v1.6rc1's DotProductAttention prefers "
               "FusedAttention over flash-attn on sm90); 200 MB gradient buckets "
-              "(BUCKET_CAP_MB=200); "),
+              "(BUCKET_CAP_MB=200); the loss as Megatron's unfused vocabulary-parallel cross entropy "
+              "(custom.yaml sets no cross_entropy_loss_fusion: Megatron-Core's default False); "),
         missing=("Not expressible, left at the simulator's one model: per-layer CUDA graphs "
                  "where the config sets LAYER_CUDA_GRAPH=1 (the simulator charges a dense layer "
                  "no host launch time, so graphs change nothing in it); custom.yaml's "
@@ -79,6 +83,25 @@ RELEASES = {
                  "and atomic variants of the TP overlap's reduce-scatter (NVTE_UB_FP8_RS, "
                  "NVTE_UB_ATOMIC_GEMM_RS, NVTE_RS_STRIDED_ATOMIC); the asynchronous amax reduction "
                  "(NVTE_ASYNC_AMAX_REDUCTION=1) and the NCCL CTA limits "
+                 "(conf/nccl/custom_communicator_cta.yaml).")),
+    'v4.1': dict(
+        repo='mlcommons/training_results_v4.1 (mirror swsok/training_results_v4.1 @ b9b0547)',
+        recipe='NVIDIA/benchmarks/gpt3/implementations/eos_n{nodes}_ngc24.09_nemo',
+        group='Public check: MLPerf Training v4.1 GPT-3 175B (DGX H100, FP8)',
+        fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        what=("NeMo and Megatron-Core 24.09-alpha.rc0 (Megatron-Core's GPT model, custom.yaml "
+              "mcore_gpt True) in the pytorch:24.09 container and its Transformer Engine "
+              "(Dockerfile); FP8 weights (config_common.sh FP8_PARAMS=True: fp8_parameters); "
+              "attention as cuDNN's fused attention (Transformer Engine 1.x prefers FusedAttention "
+              "over flash-attn on sm90, read at v1.6rc1 and v1.11); the loss as Megatron-Core's "
+              "fused cross entropy (custom.yaml's CROSS_ENTROPY_LOSS_FUSION default True); "),
+        missing=("Not expressible, left at the simulator's one model: "
+                 "defer_embedding_wgrad_compute (the config's DEFER_EMBEDDING_WGRAD_COMPUTE=True, "
+                 "WGRAD_DEFERRAL_LIMIT=65: the output layer's weight-gradient GEMMs deferred into "
+                 "the pipeline flush); vboost (VBOOST_VALUE=1 at MINIBS 128 or 256: nvidia-smi "
+                 "boost-slider, the power budget shifted toward the SM clocks); the gradient "
+                 "buckets' size (BUCKET_CAP_MB); the atomic variant of the TP overlap's "
+                 "reduce-scatter (NVTE_UB_ATOMIC_GEMM_RS=1) and the NCCL CTA limits "
                  "(conf/nccl/custom_communicator_cta.yaml).")),
 }
 
@@ -123,6 +146,12 @@ ROWS = [
     ('v4.0', 'NVIDIA/results/eos-dfw_n1452_ngc24.04_nemo', 1452, 2904, 6, 4, 6, 8, 1,
      'config_DGXH100_1452x8x6x4x6_mbs1_cg.sh: INTERLEAVED_PIPELINE=8, LAYER_CUDA_GRAPH=1',
      0.9222, 0.9214, None),
+    ('v4.1', 'NVIDIA/results/eos_n32_ngc24.09_nemo', 32, 2048, 256, 4, 8, 6, 2,
+     'config_DGXH100_32x8x256x4x8_mbs2.sh: INTERLEAVED_PIPELINE=6, BUCKET_CAP_MB=125',
+     18.407, 18.408, None),
+    ('v4.1', 'NVIDIA/results/eos_n64_ngc24.09_nemo', 64, 2048, 128, 4, 8, 6, 2,
+     'config_DGXH100_64x8x128x4x8_mbs2.sh: INTERLEAVED_PIPELINE=6',
+     9.536, 9.701, None),
 ]
 
 
@@ -138,7 +167,7 @@ def scenario(row):
     assert gpus // (tp * pp) * minibs == gbs, results
     azure = results.startswith('Azure')
     recipe = ('Azure+NVIDIA/benchmarks/gpt3/implementations/pytorch, the same files as '
-              'NVIDIA\'s' if azure else r['recipe'])
+              'NVIDIA\'s' if azure else r['recipe'].format(nodes=nodes))
     system = (
         f'{nodes} Azure ND H100 v5 VMs (8 H100 SXM 80 GB on NVLink 4, 8 x 400 Gb/s Quantum-2 '
         'InfiniBand: Azure+NVIDIA/systems/ND_H100_v5_n1344_pytorch.json). The catalog has no Azure '
@@ -174,8 +203,9 @@ def scenario(row):
              '  steps: 1']
     if r['flash_attention_2']:
         lines += ['  flash_attention: true', '  attention_library: FLASH_ATTENTION_2']
-    lines += ['  unfused_cross_entropy: true',
-              '}',
+    if not r['fused_loss']:
+        lines.append('  unfused_cross_entropy: true')
+    lines += ['}',
               f'cluster {{ instance: "onprem.dgx-h100" nodes: {nodes} fabric: "ib-rail-optimized" }}',
               'parallelism {',
               f'  tensor_parallel: {tp}',
