@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Writes scenarios/public_runs/mlperf-*-gpt3-175b-*.textproto: NVIDIA's MLPerf Training GPT-3 175B
-submissions on Eos (DGX H100): v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of
+submissions on DGX H100: v3.0 (512 and 768 GPUs, and CoreWeave's 768 to 3,584 HGX H100 runs of
+the same recipe), v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of
 the same recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); a public check outside
 the calibration (nothing is fitted on them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
 
-Sources: mlcommons/training_results_v3.1 at d06288b, mlcommons/training_results_v4.0 at 6fe9543
+Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_v3.1 at d06288b, mlcommons/training_results_v4.0 at 6fe9543
 and mlcommons/training_results_v4.1 as mirrored in swsok/training_results_v4.1 at b9b0547 (its
 eos-dfw_n1452 result repeats v4.0's, so is not written again; its b200_n8_preview row is left out:
 its config sources config_common_blackwell.sh, which the repository does not hold). Each release's
@@ -16,11 +17,12 @@ config_fp8.sh, run_and_time.sh, conf/custom.yaml, conf/optim/distributed_fused_a
 Dockerfile); Azure's copy under Azure+NVIDIA/ is v3.1's recipe.
 
 The step time: MLPerf publishes time to train. Each result_N.txt's MLLOG lines carry the blocks of
-training between evaluations (block_start / block_stop, metadata epoch_count = the block's tokens).
+training between evaluations (block_start / block_stop, metadata epoch_count = the block's tokens;
+v3.0's logs mark them by eval_stop and the next eval_start, whose epoch_num gives the tokens).
 STEP_S below is, in result_0.txt, the summed time of blocks 2 to the last over their steps
-(epoch_count / 2048 / global_batch_size each; the first block, whose steps warm up after the
+(tokens / 2048 / global_batch_size each; the first block, whose steps warm up after the
 checkpoint load, left out): training samples over elapsed time, evaluations excluded. CROSS_S is
-the same of result_1.txt. TIMER_S (v3.1 only; v4.0 and v4.1 log no per-step metric) is
+the same of result_1.txt. TIMER_S (v3.0 and v3.1; v4.0 and v4.1 log no per-step metric) is
 the median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
 leaves out the host's time between steps (the next batch's fetch, the MLPerf callbacks).
 """
@@ -45,6 +47,26 @@ COMMON = (
     "(TP_DP_PP).")
 
 RELEASES = {
+    'v3.0': dict(
+        repo='mlcommons/training_results_v3.0 @ 63e326c',
+        recipe='NVIDIA/benchmarks/gpt3/implementations/pytorch',
+        group='Public check: MLPerf Training v3.0 GPT-3 175B (DGX H100, FP8)',
+        fp8_parameters=False, flash_attention_2=True, fused_loss=False,
+        what=("NeMo v1.17.0_pt_23.04 (NeMo's own GPT model) in the pytorch:23.04 container, "
+              "Transformer Engine release_v0.8 (Dockerfile); config_common.sh: "
+              "INTERLEAVED_PIPELINE=12 (one layer a model chunk), ACT_CKPT_GRANULARITY null; "
+              "config_tp_h100.sh: TP_COMM_OVERLAP=True; conf/megatron_gpt_config.yaml: hidden, "
+              "attention and FFN dropout 0, distributed_fused_adam with 100 MB buckets; 16-bit "
+              "weights cast to FP8 each step (no fp8 parameters in this release); the loss as "
+              "Megatron's unfused vocabulary-parallel cross entropy (no fusion in NeMo 1.17); "
+              "attention as flash-attn 1.x (TE release_v0.8's DotProductAttention calls "
+              "flash_attn_unpadded_func, flash-attn >= 1.0.2, for a causal mask on sm80+ unless "
+              "NVTE_FLASH_ATTN=0). The catalog has no FlashAttention-1 rates: the rows run "
+              "FlashAttention-2's (attention_library FLASH_ATTENTION_2), the nearest expressible "
+              "and faster than what ran, an unknown that biases the prediction fast; "),
+        missing=("Not expressible, left at the simulator's one model: FlashAttention-1's kernels "
+                 "(above) and the userbuffers configuration of that TE release "
+                 "(h100tp4pp8mbs1_tp_comm_overlap_cfg.yaml).")),
     'v3.1': dict(
         repo='mlcommons/training_results_v3.1 @ d06288b',
         recipe='NVIDIA/benchmarks/gpt3/implementations/pytorch',
@@ -106,11 +128,22 @@ RELEASES = {
 }
 
 AZURE = 'Public check: MLPerf Training v3.1 GPT-3 175B (Azure ND H100 v5, FP8)'
+COREWEAVE = 'Public check: MLPerf Training v3.0 GPT-3 175B (CoreWeave HGX H100, FP8)'
 
 # release, results directory, nodes, global batch size (MLLOG global_batch_size), MINIBS
 # (sequences a data-parallel replica), TP, PP, virtual pipeline, MBS, config file, STEP_S, CROSS_S,
 # TIMER_S.
 ROWS = [
+    ('v3.0', 'NVIDIA/results/dgxh100_n64_nemo', 64, 2048, 128, 4, 8, 12, 1,
+     'config_DGXH100_64x8x128x4x8_mbs1.sh', 12.122, 12.108, 12.083),
+    ('v3.0', 'NVIDIA/results/dgxh100_n96_nemo', 96, 3072, 128, 4, 8, 12, 1,
+     'config_DGXH100_96x8x128x4x8_mbs1.sh', 12.157, 12.160, 12.128),
+    ('v3.0', 'NVIDIA_CoreWeave/results/coreweave_hgxh100_n96_ngc23.04_pytorch', 96, 3072, 128, 4,
+     8, 12, 1, 'config_DGXH100_96x8x128x4x8_mbs1.sh', 12.374, 12.322, 12.322),
+    ('v3.0', 'NVIDIA_CoreWeave/results/coreweave_hgxh100_n192_ngc23.04_pytorch', 192, 3072, 64,
+     4, 8, 12, 1, 'config_DGXH100_192x8x64x4x8_mbs1.sh', 6.380, 6.410, 6.326),
+    ('v3.0', 'NVIDIA_CoreWeave/results/coreweave_hgxh100_n448_ngc23.04_pytorch', 448, 2688, 24,
+     4, 8, 12, 1, 'config_DGXH100_448x8x24x4x8_mbs1.sh', 2.634, 2.647, 2.594),
     ('v3.1', 'NVIDIA/results/eos_n64_ngc23.09_nemo', 64, 2048, 128, 4, 8, 12, 1,
      # The repository's 64-node file is config_DGXH100_64x8x192x4x8_mbs1.sh (global batch 3072);
      # the run logged global_batch_size 2048 and gradient_accumulation_steps 128: MINIBS 128 at
@@ -165,28 +198,38 @@ def scenario(row):
     r = RELEASES[release]
     gpus = nodes * 8
     assert gpus // (tp * pp) * minibs == gbs, results
-    azure = results.startswith('Azure')
-    recipe = ('Azure+NVIDIA/benchmarks/gpt3/implementations/pytorch, the same files as '
-              'NVIDIA\'s' if azure else r['recipe'].format(nodes=nodes))
-    system = (
-        f'{nodes} Azure ND H100 v5 VMs (8 H100 SXM 80 GB on NVLink 4, 8 x 400 Gb/s Quantum-2 '
-        'InfiniBand: Azure+NVIDIA/systems/ND_H100_v5_n1344_pytorch.json). The catalog has no Azure '
-        'instance; onprem.dgx-h100 stands in (the same GPUs, NVSwitch and NICs) on the '
-        'rail-optimized fabric, an unknown of this row.'
-        if azure else
-        f'{nodes} DGX H100 of Eos (8 x 400 Gb/s NDR: NVIDIA/systems/{results.split("/")[-1]}.json), '
-        'a rail-optimized SuperPOD fabric.')
+    submitter, _, system_name = results.split('/')
+    partner = submitter != 'NVIDIA'
+    recipe = (f'{submitter}/benchmarks/gpt3/implementations/pytorch, the same files as '
+              'NVIDIA\'s' if partner else r['recipe'].format(nodes=nodes))
+    if submitter == 'Azure+NVIDIA':
+        system = (f'{nodes} Azure ND H100 v5 VMs (8 H100 SXM 80 GB on NVLink 4, 8 x 400 Gb/s '
+                  f'Quantum-2 InfiniBand: {submitter}/systems/{system_name}.json).')
+    elif partner:
+        system = (f'{nodes} CoreWeave HGX H100 nodes (8 H100 SXM5 80 GB on NVLink 4 and '
+                  'NVSwitch, 8 x 400 Gb/s ConnectX-7 NDR InfiniBand: '
+                  f'{submitter}/systems/{system_name}.json).')
+    else:
+        system = (f'{nodes} DGX H100 (8 x 400 Gb/s NDR: {submitter}/systems/{system_name}.json), '
+                  'a rail-optimized SuperPOD fabric.')
+    if partner:
+        system += (' The catalog has no instance of this provider; onprem.dgx-h100 stands in (the '
+                   'same GPUs, NVSwitch and NICs) on the rail-optimized fabric, an unknown of '
+                   'this row.')
     what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {r["what"]}TP {tp}, '
             f'PP {pp}, virtual pipeline {vp}, MBS {mbs}, {minibs} sequences a replica '
             f'({config}); {COMMON} {r["missing"]}')
+    marks = ('eval_stop to the next eval_start, the first from block_start' if release == 'v3.0'
+             else 'block_start to block_stop')
     how = (f'Scored on step time: in {results}/gpt3/result_0.txt, the training samples of blocks '
-           f'2-last over their summed elapsed time (block_start to block_stop, evaluations '
-           f'excluded): {step} s a step; result_1.txt gives {cross} s'
+           f'2-last over their summed elapsed time ({marks}, evaluations excluded): {step} s a step; result_1.txt gives {cross} s'
            + (f', NeMo\'s own per-step timer (train_step_timing median) {timer} s.' if timer
               else '.')
            + ' TFLOP/s derived from it (not published) as 72 s l h^2 (1 + s/6h + V/12lh) FLOPs '
            'a sequence.')
-    name = f'mlperf-{release}-gpt3-175b-{"azure-" if azure else ""}h100-{gpus}'
+    provider = {'Azure+NVIDIA': 'azure-', 'NVIDIA_CoreWeave': 'coreweave-'}.get(submitter, '')
+    group = {'Azure+NVIDIA': AZURE, 'NVIDIA_CoreWeave': COREWEAVE}.get(submitter, r['group'])
+    name = f'mlperf-{release}-gpt3-175b-{provider}h100-{gpus}'
     lines = [wrap(f'MLPerf Training {release}, GPT-3 175B on {gpus} H100 GPUs, FP8 ({r["repo"]}, '
                   f'{results}/gpt3). Generated by tools/make_public_mlperf.py; a public check '
                   'outside the calibration (nothing is fitted on it).'),
@@ -220,11 +263,11 @@ def scenario(row):
               '  rank_order: TP_DP_PP',
               '}',
               'published {',
-              f'  group: "{AZURE if azure else r["group"]}"',
+              f'  group: "{group}"',
               f'  step_time_s: {step}',
               f'  tflops_per_gpu: {gbs * SEQUENCE_FLOPS / step / gpus / 1e12:.1f}',
               '  flops_convention: MODEL_FLOPS',
-              f'  source: "{r["repo"]} {results}/gpt3/result_0.txt (MLLOG block_start/block_stop, '
+              f'  source: "{r["repo"]} {results}/gpt3/result_0.txt (MLLOG {marks}, '
               f'blocks 2-last)"',
               '}']
     return name, '\n'.join(lines) + '\n'
