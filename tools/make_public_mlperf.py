@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
 """Writes scenarios/public_runs/mlperf-*-gpt3-175b-*.textproto: NVIDIA's MLPerf Training GPT-3 175B
 submissions on DGX H100: v3.0 (512 and 768 GPUs, and CoreWeave's 768 to 3,584 HGX H100 runs of
-the same recipe), v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of
-the same recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); a public check outside
-the calibration (nothing is fitted on them).
+the same recipe), v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of the same
+recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); a public check outside the
+calibration (nothing is fitted on them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
 
-Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_v3.1 at d06288b, mlcommons/training_results_v4.0 at 6fe9543
-and mlcommons/training_results_v4.1 as mirrored in swsok/training_results_v4.1 at b9b0547 (its
-eos-dfw_n1452 result repeats v4.0's, so is not written again; its b200_n8_preview row is left out:
-its config sources config_common_blackwell.sh, which the repository does not hold). Each release's
-recipe is its NVIDIA/benchmarks/gpt3/implementations/<dir>/ (RELEASES
-below: the config_DGXH100_<nodes>x8x<minibs>x<tp>x<pp>_mbs<mbs>*.sh files, config_common.sh,
-config_fp8.sh, run_and_time.sh, conf/custom.yaml, conf/optim/distributed_fused_adam.yaml,
-Dockerfile); Azure's copy under Azure+NVIDIA/ is v3.1's recipe.
+Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_v3.1 at d06288b,
+mlcommons/training_results_v4.0 at 6fe9543 and mlcommons/training_results_v4.1 as mirrored in
+swsok/training_results_v4.1 at b9b0547 (its eos-dfw_n1452 result repeats v4.0's, so is not
+written again; its b200_n8_preview row is left out: its config sources config_common_blackwell.sh,
+which the repository does not hold). Each release's recipe is its
+NVIDIA/benchmarks/gpt3/implementations/<dir>/ (RELEASES below: the
+config_DGXH100_<nodes>x8x<minibs>x<tp>x<pp>_mbs<mbs>*.sh files, config_common.sh, config_fp8.sh,
+run_and_time.sh, conf/custom.yaml, conf/optim/distributed_fused_adam.yaml, Dockerfile); the
+partners' copies (Azure+NVIDIA/, NVIDIA_CoreWeave/) are NVIDIA's recipe of the same release.
 
 The step time: MLPerf publishes time to train. Each result_N.txt's MLLOG lines carry the blocks of
 training between evaluations (block_start / block_stop, metadata epoch_count = the block's tokens;
@@ -77,7 +78,8 @@ RELEASES = {
               "sets INTERLEAVED_PIPELINE, so custom.yaml's default virtual pipeline 12 holds (one "
               "layer a model chunk); "
               "16-bit weights cast to FP8 each step (no fp8 parameters in this release); attention "
-              "as flash-attn's FlashAttention-2 (TE 09ba8427's DotProductAttention takes flash-attn "
+              "as flash-attn's FlashAttention-2 (TE 09ba8427's DotProductAttention takes "
+              "flash-attn "
               "whenever NVTE_FLASH_ATTN is unset, as config_common.sh leaves it); the loss as "
               "Megatron's unfused vocabulary-parallel cross entropy (no fusion in NeMo 1.20); "),
         missing=("Not expressible, left at the simulator's one model: the atomic FP8 GEMM + "
@@ -95,7 +97,8 @@ RELEASES = {
               "(Dockerfile); FP8 weights (config_common.sh FP8_PARAMS=True: fp8_parameters); "
               "attention as cuDNN's fused attention (TE v1.6rc1's DotProductAttention prefers "
               "FusedAttention over flash-attn on sm90); 200 MB gradient buckets "
-              "(BUCKET_CAP_MB=200); the loss as Megatron's unfused vocabulary-parallel cross entropy "
+              "(BUCKET_CAP_MB=200); the loss as Megatron's unfused vocabulary-parallel cross "
+              "entropy "
               "(custom.yaml sets no cross_entropy_loss_fusion: Megatron-Core's default False); "),
         missing=("Not expressible, left at the simulator's one model: per-layer CUDA graphs "
                  "where the config sets LAYER_CUDA_GRAPH=1 (the simulator charges a dense layer "
@@ -120,8 +123,8 @@ RELEASES = {
         missing=("Not expressible, left at the simulator's one model: "
                  "defer_embedding_wgrad_compute (the config's DEFER_EMBEDDING_WGRAD_COMPUTE=True, "
                  "WGRAD_DEFERRAL_LIMIT=65: the output layer's weight-gradient GEMMs deferred into "
-                 "the pipeline flush); vboost (VBOOST_VALUE=1 at MINIBS 128 or 256: nvidia-smi "
-                 "boost-slider, the power budget shifted toward the SM clocks); the gradient "
+                 "the pipeline flush); vboost where the config sets VBOOST_VALUE=1 (at MINIBS 128: "
+                 "nvidia-smi boost-slider, the power budget shifted toward the SM clocks); the gradient "
                  "buckets' size (BUCKET_CAP_MB); the atomic variant of the TP overlap's "
                  "reduce-scatter (NVTE_UB_ATOMIC_GEMM_RS=1) and the NCCL CTA limits "
                  "(conf/nccl/custom_communicator_cta.yaml).")),
@@ -222,7 +225,8 @@ def scenario(row):
     marks = ('eval_stop to the next eval_start, the first from block_start' if release == 'v3.0'
              else 'block_start to block_stop')
     how = (f'Scored on step time: in {results}/gpt3/result_0.txt, the training samples of blocks '
-           f'2-last over their summed elapsed time ({marks}, evaluations excluded): {step} s a step; result_1.txt gives {cross} s'
+           f'2-last over their summed elapsed time ({marks}, evaluations excluded): {step} s a '
+           f'step; result_1.txt gives {cross} s'
            + (f', NeMo\'s own per-step timer (train_step_timing median) {timer} s.' if timer
               else '.')
            + ' TFLOP/s derived from it (not published) as 72 s l h^2 (1 + s/6h + V/12lh) FLOPs '
@@ -249,7 +253,8 @@ def scenario(row):
     if not r['fused_loss']:
         lines.append('  unfused_cross_entropy: true')
     lines += ['}',
-              f'cluster {{ instance: "onprem.dgx-h100" nodes: {nodes} fabric: "ib-rail-optimized" }}',
+              f'cluster {{ instance: "onprem.dgx-h100" nodes: {nodes} '
+              'fabric: "ib-rail-optimized" }',
               'parallelism {',
               f'  tensor_parallel: {tp}',
               f'  pipeline_parallel: {pp}',
@@ -267,8 +272,9 @@ def scenario(row):
               f'  step_time_s: {step}',
               f'  tflops_per_gpu: {gbs * SEQUENCE_FLOPS / step / gpus / 1e12:.1f}',
               '  flops_convention: MODEL_FLOPS',
-              f'  source: "{r["repo"]} {results}/gpt3/result_0.txt (MLLOG {marks}, '
-              f'blocks 2-last)"',
+              f'  source: "{r["repo"]} "',
+              f'    "{results}/gpt3/result_0.txt"',
+              f'    " (MLLOG {marks}, blocks 2-last)"',
               '}']
     return name, '\n'.join(lines) + '\n'
 
