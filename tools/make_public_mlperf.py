@@ -1,29 +1,32 @@
 #!/usr/bin/env python3
-"""Writes scenarios/public_runs/mlperf-*-gpt3-175b-*.textproto: NVIDIA's MLPerf Training GPT-3 175B
-submissions on DGX H100: v3.0 (512 and 768 GPUs, and CoreWeave's 768 to 3,584 HGX H100 runs of
+"""Writes scenarios/public_runs/mlperf-*.textproto: NVIDIA's MLPerf Training GPT-3 175B submissions
+on DGX H100: v3.0 (512 and 768 GPUs, and CoreWeave's 768 to 3,584 HGX H100 runs of
 the same recipe), v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of the same
-recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); a public check outside the
-calibration (nothing is fitted on them).
+recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); and v5.0's Llama 3.1 405B
+submissions on DGX H100 (512 to 8,192 GPUs). A public check outside the calibration (nothing is
+fitted on them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
 
 Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_v3.1 at d06288b,
-mlcommons/training_results_v4.0 at 6fe9543 and mlcommons/training_results_v4.1 as mirrored in
-swsok/training_results_v4.1 at b9b0547 (its eos-dfw_n1452 result repeats v4.0's, so is not
-written again; its b200_n8_preview row is left out: its config sources config_common_blackwell.sh,
-which the repository does not hold). Each release's recipe is its
-NVIDIA/benchmarks/gpt3/implementations/<dir>/ (RELEASES below: the
-config_DGXH100_<nodes>x8x<minibs>x<tp>x<pp>_mbs<mbs>*.sh files, config_common.sh, config_fp8.sh,
-run_and_time.sh, conf/custom.yaml, conf/optim/distributed_fused_adam.yaml, Dockerfile); the
-partners' copies (Azure+NVIDIA/, NVIDIA_CoreWeave/) are NVIDIA's recipe of the same release.
+mlcommons/training_results_v4.0 at 6fe9543, mlcommons/training_results_v4.1 as mirrored in
+swsok/training_results_v4.1 at b9b0547 and mlcommons/training_results_v5.0 as mirrored in
+prishajain1/training_results_v5.0 at ab57af8 (v4.1's eos-dfw_n1452 result repeats v4.0's, so is
+not written again; its b200_n8_preview row is left out: its config sources
+config_common_blackwell.sh, which the repository does not hold). Each release's recipe is its
+NVIDIA/benchmarks/<benchmark>/implementations/<dir>/ (RELEASES below: the config_DGXH100_*.sh
+files, config_common.sh, config_fp8.sh, run_and_time.sh, conf/custom.yaml, the optimizer YAML or
+v5.0's pretrain.py, Dockerfile); the partners' copies (Azure+NVIDIA/, NVIDIA_CoreWeave/) are
+NVIDIA's recipe of the same release.
 
 The step time: MLPerf publishes time to train. Each result_N.txt's MLLOG lines carry the blocks of
 training between evaluations (block_start / block_stop, metadata epoch_count = the block's tokens;
-v3.0's logs mark them by eval_stop and the next eval_start, whose epoch_num gives the tokens).
+v3.0's logs mark them by eval_stop and the next eval_start, whose epoch_num gives the tokens;
+v5.0's blocks are trainer.val_check_interval = ceil(46080 / global batch) steps each).
 STEP_S below is, in result_0.txt, the summed time of blocks 2 to the last over their steps
-(tokens / 2048 / global_batch_size each; the first block, whose steps warm up after the
+(tokens / sequence / global_batch_size each; the first block, whose steps warm up after the
 checkpoint load, left out): training samples over elapsed time, evaluations excluded. CROSS_S is
-the same of result_1.txt. TIMER_S (v3.0 and v3.1; v4.0 and v4.1 log no per-step metric) is
+the same of result_1.txt. TIMER_S (v3.0 and v3.1; none given for the others) is
 the median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
 leaves out the host's time between steps (the next batch's fetch, the MLPerf callbacks).
 """
@@ -31,12 +34,26 @@ import os
 import sys
 import textwrap
 
-# Model FLOPs a sequence, forward and backward, attention over the whole s x s product (Megatron's
-# count, Narayanan et al. SC'21 Eq. 3 without the recomputed forward): 72 s l h^2 (1 + s / 6h +
-# V / 12 l h) with l 96, h 12288, s 2048, V 50257: 2.2044e15. Only to print TFLOP/s beside the
-# step time; the rows are scored on step time.
-L, H, S, V = 96, 12288, 2048, 50257
-SEQUENCE_FLOPS = 72 * S * L * H**2 * (1 + S / (6 * H) + V / (12 * L * H))
+# Model FLOPs a sequence, forward and backward, attention over the whole s x s product (the
+# simulator's MODEL_FLOPS). Only to print TFLOP/s beside the step time; the rows are scored on step
+# time. GPT-3 175B: Megatron's count, Narayanan et al. SC'21 Eq. 3 without the recomputed forward,
+# 72 s l h^2 (1 + s / 6h + V / 12 l h) with l 96, h 12288, s 2048, V 50257: 2.2044e15.
+GPT3_FLOPS = 72 * 2048 * 96 * 12288**2 * (1 + 2048 / (6 * 12288) + 50257 / (12 * 96 * 12288))
+# Llama 3.1 405B (MLPerf's): 3 x (forward) with, a token, 2 h (h + 2 k d) for Q, K, V, 2 h^2 for
+# the output projection, 6 h f for the SwiGLU MLP and 4 s h for the attention's two products, over
+# 126 layers, and 2 h V for the output layer (h 16384, k 8, d 128, f 53248, s 8192, V 32768):
+# 2.1431e16.
+_H, _S = 16384, 8192
+LLAMA_FLOPS = 3 * _S * (126 * (2 * _H * (_H + 2 * 8 * 128) + 2 * _H**2 + 6 * _H * 53248
+                                 + 4 * _S * _H) + 2 * _H * 32768)
+
+BENCHMARKS = {
+    'gpt3': dict(model='gpt3-175b-mlperf', title='GPT-3 175B', sequence=2048, flops=GPT3_FLOPS,
+                 flops_text='72 s l h^2 (1 + s/6h + V/12lh)'),
+    'llama31_405b': dict(model='llama3.1-405b-mlperf', title='Llama 3.1 405B', sequence=8192,
+                         flops=LLAMA_FLOPS,
+                         flops_text='3 s (l (2h (h + 2kd) + 2h^2 + 6hf + 4sh) + 2hV)'),
+}
 
 COMMON = (
     "Apex distributed_fused_adam (USE_DIST_OPTIMIZER=True) with overlap_grad_sync and "
@@ -124,9 +141,38 @@ RELEASES = {
                  "defer_embedding_wgrad_compute (the config's DEFER_EMBEDDING_WGRAD_COMPUTE=True, "
                  "WGRAD_DEFERRAL_LIMIT=65: the output layer's weight-gradient GEMMs deferred into "
                  "the pipeline flush); vboost where the config sets VBOOST_VALUE=1 (at MINIBS 128: "
-                 "nvidia-smi boost-slider, the power budget shifted toward the SM clocks); the gradient "
+                 "nvidia-smi boost-slider, the power budget shifted toward the SM clocks); the "
+                 "gradient "
                  "buckets' size (BUCKET_CAP_MB); the atomic variant of the TP overlap's "
                  "reduce-scatter (NVTE_UB_ATOMIC_GEMM_RS=1) and the NCCL CTA limits "
+                 "(conf/nccl/custom_communicator_cta.yaml).")),
+    'v5.0': dict(
+        repo='mlcommons/training_results_v5.0 (mirror prishajain1/training_results_v5.0 @ ab57af8)',
+        recipe='NVIDIA/benchmarks/llama31_405b/implementations/eos-dfw_n{nodes}_ngc25.01_nemo',
+        group='Public check: MLPerf Training v5.0 Llama 3.1 405B (DGX H100, FP8)',
+        benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
+        fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        what=("NeMo v2.2.0 and Megatron-Core core_r0.11.0 in the pytorch:25.01 container and its "
+              "Transformer Engine (Dockerfile); pretrain.py: NeMo's Llama31Config405B (126 layers, "
+              "sequence 8192, Mixtral 8x22B's tokenizer: model llama3.1-405b-mlperf), "
+              "Megatron-Core's distributed optimizer with overlapped gradient reduce-scatter and "
+              "parameter all-gather, grad_reduce_in_fp32=False (gradients reduced in BF16), fp32 "
+              "main weights and moments, FP8 weights (FP8_PARAMS=True: fp8_param_gather); FP8 as "
+              "Transformer Engine's delayed scaling, E4M3 (FP8_HYBRID unset: pretrain.py's fp8 "
+              "'e4m3'), amax history 1; sequence parallelism and userbuffers TP overlap "
+              "(TP_COMM_OVERLAP=True); context parallelism 2 as Megatron-Core's peer-to-peer ring "
+              "(cp_comm_type unset); no activation recomputation (ACT_CKPT_GRANULARITY null); "
+              "cuDNN's fused attention (Transformer Engine's choice on sm90); the loss as "
+              "Megatron-Core's fused cross entropy (CROSS_ENTROPY_LOSS_FUSION default True); the "
+              "embedding and the loss counted as a layer each in the pipeline split "
+              "(ASYM_PP_EMBED, ASYM_PP_LOSS: 128 layers over 64 model chunks); Megatron-Core's "
+              "rank order tp-cp-dp-pp (TP_DP_PP); "),
+        missing=("Not expressible, left at the simulator's one model: "
+                 "defer_embedding_wgrad_compute (DEFER_EMBEDDING_WGRAD_COMPUTE=True, "
+                 "WGRAD_DEFERRAL_LIMIT=50), the parameter all-gather overlapped with the optimizer "
+                 "step (OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP) and aligned across chunks "
+                 "(ALIGN_PARAM_GATHER), the DDP bucket size (BUCKET_SIZE 200), E4M3 against "
+                 "hybrid FP8 (one FP8 rate in the simulator) and the NCCL CTA limits "
                  "(conf/nccl/custom_communicator_cta.yaml).")),
 }
 
@@ -188,6 +234,16 @@ ROWS = [
     ('v4.1', 'NVIDIA/results/eos_n64_ngc24.09_nemo', 64, 2048, 128, 4, 8, 6, 2,
      'config_DGXH100_64x8x128x4x8_mbs2.sh: INTERLEAVED_PIPELINE=6',
      9.536, 9.701, None),
+    ('v5.0', 'NVIDIA/results/eos-dfw_n64_ngc25.01_nemo', 64, 1152, 288, 8, 8, 8, 1,
+     'config_DGXH100_64x8x288xtp8pp8cp2.sh', 55.207, 55.247, None),
+    ('v5.0', 'NVIDIA/results/eos-dfw_n256_ngc25.01_nemo', 256, 1152, 72, 8, 8, 8, 1,
+     'config_DGXH100_256x8x72xtp8pp8cp2.sh', 14.319, 14.334, None),
+    ('v5.0', 'NVIDIA/results/eos-dfw_n304_ngc25.01_nemo', 304, 1216, 64, 8, 8, 8, 1,
+     'config_DGXH100_304x8x64xtp8pp8cp2.sh', 12.799, 13.023, None),
+    ('v5.0', 'NVIDIA/results/eos-dfw_n320_ngc25.01_nemo', 320, 1120, 56, 8, 8, 8, 1,
+     'config_DGXH100_320x8x56xtp8pp8cp2.sh', 11.492, 11.227, None),
+    ('v5.0', 'NVIDIA/results/eos-dfw_n1024_ngc25.01_nemo', 1024, 1536, 24, 8, 8, 8, 1,
+     'config_DGXH100_1024x8x24xtp8pp8cp2.sh', 5.2505, 5.2476, None),
 ]
 
 
@@ -199,8 +255,10 @@ def wrap(text):
 def scenario(row):
     release, results, nodes, gbs, minibs, tp, pp, vp, mbs, config, step, cross, timer = row
     r = RELEASES[release]
+    b = BENCHMARKS[r.get('benchmark', 'gpt3')]
+    cp = r.get('context_parallel', 1)
     gpus = nodes * 8
-    assert gpus // (tp * pp) * minibs == gbs, results
+    assert gpus // (tp * pp * cp) * minibs == gbs, results
     submitter, _, system_name = results.split('/')
     partner = submitter != 'NVIDIA'
     recipe = (f'{submitter}/benchmarks/gpt3/implementations/pytorch, the same files as '
@@ -219,30 +277,34 @@ def scenario(row):
         system += (' The catalog has no instance of this provider; onprem.dgx-h100 stands in (the '
                    'same GPUs, NVSwitch and NICs) on the rail-optimized fabric, an unknown of '
                    'this row.')
+    common = COMMON if b is BENCHMARKS['gpt3'] else ''
     what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {r["what"]}TP {tp}, '
-            f'PP {pp}, virtual pipeline {vp}, MBS {mbs}, {minibs} sequences a replica '
-            f'({config}); {COMMON} {r["missing"]}')
-    marks = ('eval_stop to the next eval_start, the first from block_start' if release == 'v3.0'
-             else 'block_start to block_stop')
-    how = (f'Scored on step time: in {results}/gpt3/result_0.txt, the training samples of blocks '
+            f'PP {pp}, {f"CP {cp}, " if cp > 1 else ""}virtual pipeline {vp}, MBS {mbs}, {minibs} '
+            f'sequences a replica ({config}); {common}{" " if common else ""}{r["missing"]}')
+    marks = {'v3.0': 'eval_stop to the next eval_start, the first from block_start',
+             'v5.0': 'block_start to block_stop, 46080 / global batch steps a block'}.get(
+                 release, 'block_start to block_stop')
+    how = (f'Scored on step time: in {results}/{r.get("benchmark", "gpt3")}/result_0.txt, the '
+           f'training samples of blocks '
            f'2-last over their summed elapsed time ({marks}, evaluations excluded): {step} s a '
            f'step; result_1.txt gives {cross} s'
            + (f', NeMo\'s own per-step timer (train_step_timing median) {timer} s.' if timer
               else '.')
-           + ' TFLOP/s derived from it (not published) as 72 s l h^2 (1 + s/6h + V/12lh) FLOPs '
-           'a sequence.')
+           + f' TFLOP/s derived from it (not published) as {b["flops_text"]} FLOPs a sequence.')
     provider = {'Azure+NVIDIA': 'azure-', 'NVIDIA_CoreWeave': 'coreweave-'}.get(submitter, '')
     group = {'Azure+NVIDIA': AZURE, 'NVIDIA_CoreWeave': COREWEAVE}.get(submitter, r['group'])
-    name = f'mlperf-{release}-gpt3-175b-{provider}h100-{gpus}'
-    lines = [wrap(f'MLPerf Training {release}, GPT-3 175B on {gpus} H100 GPUs, FP8 ({r["repo"]}, '
-                  f'{results}/gpt3). Generated by tools/make_public_mlperf.py; a public check '
-                  'outside the calibration (nothing is fitted on it).'),
+    bench = r.get('benchmark', 'gpt3')
+    name = (f'mlperf-{release}-{"gpt3-175b" if bench == "gpt3" else "llama3.1-405b"}-'
+            f'{provider}h100-{gpus}')
+    lines = [wrap(f'MLPerf Training {release}, {b["title"]} on {gpus} H100 GPUs, FP8 '
+                  f'({r["repo"]}, {results}/{bench}). Generated by tools/make_public_mlperf.py; a '
+                  'public check outside the calibration (nothing is fitted on it).'),
              wrap(system), wrap(what), wrap(how),
              f'name: "{name}"',
-             'model: "gpt3-175b-mlperf"',
+             f'model: "{b["model"]}"',
              'job {',
              f'  global_batch_size: {gbs}',
-             '  sequence_length: 2048',
+             f'  sequence_length: {b["sequence"]}',
              '  precision: FP8',
              '  fp8_recipe: DELAYED_SCALING',
              f'  fp8_parameters: {"true" if r["fp8_parameters"] else "false"}',
@@ -257,23 +319,27 @@ def scenario(row):
               'fabric: "ib-rail-optimized" }',
               'parallelism {',
               f'  tensor_parallel: {tp}',
-              f'  pipeline_parallel: {pp}',
-              f'  micro_batch_size: {mbs}',
+              f'  pipeline_parallel: {pp}']
+    if cp > 1:
+        lines.append(f'  context_parallel: {cp}')
+    lines += [f'  micro_batch_size: {mbs}',
               '  schedule: INTERLEAVED_ONE_F_ONE_B',
               f'  virtual_stages: {vp}',
               '  sequence_parallel: true',
               '  overlap_tensor_communication: true',
               '  distributed_optimizer: true',
               '  gradient_reduce_in_fp32: false',
-              '  rank_order: TP_DP_PP',
-              '}',
+              '  rank_order: TP_DP_PP']
+    if r.get('pipeline_split'):
+        lines += ['  embedding_in_pipeline_split: true', '  loss_in_pipeline_split: true']
+    lines += ['}',
               'published {',
               f'  group: "{group}"',
               f'  step_time_s: {step}',
-              f'  tflops_per_gpu: {gbs * SEQUENCE_FLOPS / step / gpus / 1e12:.1f}',
+              f'  tflops_per_gpu: {gbs * b["flops"] / step / gpus / 1e12:.1f}',
               '  flops_convention: MODEL_FLOPS',
               f'  source: "{r["repo"]} "',
-              f'    "{results}/gpt3/result_0.txt"',
+              f'    "{results}/{bench}/result_0.txt"',
               f'    " (MLLOG {marks}, blocks 2-last)"',
               '}']
     return name, '\n'.join(lines) + '\n'
