@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""Writes scenarios/public_runs/mlperf-*.textproto: NVIDIA's MLPerf Training GPT-3 175B submissions
+on DGX H100: v3.0 (512 and 768 GPUs, and CoreWeave's 768 to 3,584 HGX H100 runs of
+the same recipe), v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of the same
+recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); and v5.0's Llama 3.1 405B
+submissions on DGX H100 (512 to 8,192 GPUs). A public check outside the calibration (nothing is
+fitted on them).
+
+Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
+
+Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_v3.1 at d06288b,
+mlcommons/training_results_v4.0 at 6fe9543, mlcommons/training_results_v4.1 as mirrored in
+swsok/training_results_v4.1 at b9b0547 and mlcommons/training_results_v5.0 as mirrored in
+prishajain1/training_results_v5.0 at ab57af8 (v4.1's eos-dfw_n1452 result repeats v4.0's, so is
+not written again; its b200_n8_preview row is left out: its config sources
+config_common_blackwell.sh, which the repository does not hold). Each release's recipe is its
+NVIDIA/benchmarks/<benchmark>/implementations/<dir>/ (RELEASES below: the config_DGXH100_*.sh
+files, config_common.sh, config_fp8.sh, run_and_time.sh, conf/custom.yaml, the optimizer YAML or
+v5.0's pretrain.py, Dockerfile); the partners' copies (Azure+NVIDIA/, NVIDIA_CoreWeave/) are
+NVIDIA's recipe of the same release.
+
+The step time: MLPerf publishes time to train. Each result_N.txt's MLLOG lines carry the blocks of
+training between evaluations (block_start / block_stop, metadata epoch_count = the block's tokens;
+v3.0's logs mark them by eval_stop and the next eval_start, whose epoch_num gives the tokens;
+v5.0's blocks are trainer.val_check_interval = ceil(46080 / global batch) steps each).
+STEP_S below is, in result_0.txt, the summed time of blocks 2 to the last over their steps
+(tokens / sequence / global_batch_size each; the first block, whose steps warm up after the
+checkpoint load, left out): training samples over elapsed time, evaluations excluded. CROSS_S is
+the same of result_1.txt. TIMER_S (v3.0 and v3.1; none given for the others) is
+the median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
+leaves out the host's time between steps (the next batch's fetch, the MLPerf callbacks).
+"""
+import os
+import sys
+import textwrap
+
+# Model FLOPs a sequence, forward and backward, attention over the whole s x s product (the
+# simulator's MODEL_FLOPS). Only to print TFLOP/s beside the step time; the rows are scored on step
+# time. GPT-3 175B: Megatron's count, Narayanan et al. SC'21 Eq. 3 without the recomputed forward,
+# 72 s l h^2 (1 + s / 6h + V / 12 l h) with l 96, h 12288, s 2048, V 50257: 2.2044e15.
+GPT3_FLOPS = 72 * 2048 * 96 * 12288**2 * (1 + 2048 / (6 * 12288) + 50257 / (12 * 96 * 12288))
+# Llama 3.1 405B (MLPerf's): 3 x (forward) with, a token, 2 h (h + 2 k d) for Q, K, V, 2 h^2 for
+# the output projection, 6 h f for the SwiGLU MLP and 4 s h for the attention's two products, over
+# 126 layers, and 2 h V for the output layer (h 16384, k 8, d 128, f 53248, s 8192, V 32768):
+# 2.1431e16.
+_H, _S = 16384, 8192
+LLAMA_FLOPS = 3 * _S * (126 * (2 * _H * (_H + 2 * 8 * 128) + 2 * _H**2 + 6 * _H * 53248
+                                 + 4 * _S * _H) + 2 * _H * 32768)
+
+BENCHMARKS = {
+    'gpt3': dict(model='gpt3-175b-mlperf', title='GPT-3 175B', sequence=2048, flops=GPT3_FLOPS,
+                 flops_text='72 s l h^2 (1 + s/6h + V/12lh)'),
+    'llama31_405b': dict(model='llama3.1-405b-mlperf', title='Llama 3.1 405B', sequence=8192,
+                         flops=LLAMA_FLOPS,
+                         flops_text='3 s (l (2h (h + 2kd) + 2h^2 + 6hf + 4sh) + 2hV)'),
+}
+
+COMMON = (
+    "Apex distributed_fused_adam (USE_DIST_OPTIMIZER=True) with overlap_grad_sync and "
+    "overlap_param_sync, grad_sync_dtype bf16 (gradients reduced in BF16), fp32 master weights "
+    "and moments; sequence parallelism (SEQ_PARALLEL default True) and userbuffers TP overlap "
+    "(TP_COMM_OVERLAP=True); no activation recomputation (ACT_CKPT_GRANULARITY null); hidden and "
+    "attention dropout 0 (model gpt3-175b-mlperf); FP8 as Transformer Engine's delayed scaling "
+    "(config_fp8.sh: FP8_HYBRID, amax history 1024, max); Megatron's rank order tp-dp-pp "
+    "(TP_DP_PP).")
+
+RELEASES = {
+    'v3.0': dict(
+        repo='mlcommons/training_results_v3.0 @ 63e326c',
+        recipe='NVIDIA/benchmarks/gpt3/implementations/pytorch',
+        group='Public check: MLPerf Training v3.0 GPT-3 175B (DGX H100, FP8)',
+        fp8_parameters=False, flash_attention_2=True, fused_loss=False,
+        what=("NeMo v1.17.0_pt_23.04 (NeMo's own GPT model) in the pytorch:23.04 container, "
+              "Transformer Engine release_v0.8 (Dockerfile); config_common.sh: "
+              "INTERLEAVED_PIPELINE=12 (one layer a model chunk), ACT_CKPT_GRANULARITY null; "
+              "config_tp_h100.sh: TP_COMM_OVERLAP=True; conf/megatron_gpt_config.yaml: hidden, "
+              "attention and FFN dropout 0, distributed_fused_adam with 100 MB buckets; 16-bit "
+              "weights cast to FP8 each step (no fp8 parameters in this release); the loss as "
+              "Megatron's unfused vocabulary-parallel cross entropy (no fusion in NeMo 1.17); "
+              "attention as flash-attn 1.x (TE release_v0.8's DotProductAttention calls "
+              "flash_attn_unpadded_func, flash-attn >= 1.0.2, for a causal mask on sm80+ unless "
+              "NVTE_FLASH_ATTN=0). The catalog has no FlashAttention-1 rates: the rows run "
+              "FlashAttention-2's (attention_library FLASH_ATTENTION_2), the nearest expressible "
+              "and faster than what ran, an unknown that biases the prediction fast; "),
+        missing=("Not expressible, left at the simulator's one model: FlashAttention-1's kernels "
+                 "(above) and the userbuffers configuration of that TE release "
+                 "(h100tp4pp8mbs1_tp_comm_overlap_cfg.yaml).")),
+    'v3.1': dict(
+        repo='mlcommons/training_results_v3.1 @ d06288b',
+        recipe='NVIDIA/benchmarks/gpt3/implementations/pytorch',
+        group='Public check: MLPerf Training v3.1 GPT-3 175B (DGX H100, FP8)',
+        fp8_parameters=False, flash_attention_2=True, fused_loss=False,
+        what=("NeMo at bd0b818a (r1.20 base, NeMo's own GPT model) in the pytorch:23.09 "
+              "container, Transformer Engine 09ba8427, flash-attn 2.0.8 (Dockerfile); no config "
+              "sets INTERLEAVED_PIPELINE, so custom.yaml's default virtual pipeline 12 holds (one "
+              "layer a model chunk); "
+              "16-bit weights cast to FP8 each step (no fp8 parameters in this release); attention "
+              "as flash-attn's FlashAttention-2 (TE 09ba8427's DotProductAttention takes "
+              "flash-attn "
+              "whenever NVTE_FLASH_ATTN is unset, as config_common.sh leaves it); the loss as "
+              "Megatron's unfused vocabulary-parallel cross entropy (no fusion in NeMo 1.20); "),
+        missing=("Not expressible, left at the simulator's one model: the atomic FP8 GEMM + "
+                 "reduce-scatter variant of the TP overlap (NVTE_UB_ATOMIC_GEMM_RS=1, "
+                 "NVTE_RS_STRIDED_ATOMIC=1), the asynchronous amax reduction "
+                 "(NVTE_ASYNC_AMAX_REDUCTION=1), the per-collective CTA limits "
+                 "(MEGATRON_CORE_*_MAX_CTAS) and the 100 MB gradient buckets (bucket_cap_mb).")),
+    'v4.0': dict(
+        repo='mlcommons/training_results_v4.0 @ 6fe9543',
+        recipe='NVIDIA/benchmarks/gpt3/implementations/nemo',
+        group='Public check: MLPerf Training v4.0 GPT-3 175B (DGX H100, FP8)',
+        fp8_parameters=True, flash_attention_2=False, fused_loss=False,
+        what=("NeMo v2.0.0.rc0.beta with Megatron-Core core_v0.7.0.beta's GPT model (custom.yaml "
+              "mcore_gpt True) in the pytorch:24.04 container, Transformer Engine v1.6rc1 "
+              "(Dockerfile); FP8 weights (config_common.sh FP8_PARAMS=True: fp8_parameters); "
+              "attention as cuDNN's fused attention (TE v1.6rc1's DotProductAttention prefers "
+              "FusedAttention over flash-attn on sm90); 200 MB gradient buckets "
+              "(BUCKET_CAP_MB=200); the loss as Megatron's unfused vocabulary-parallel cross "
+              "entropy "
+              "(custom.yaml sets no cross_entropy_loss_fusion: Megatron-Core's default False); "),
+        missing=("Not expressible, left at the simulator's one model: per-layer CUDA graphs "
+                 "where the config sets LAYER_CUDA_GRAPH=1 (the simulator charges a dense layer "
+                 "no host launch time, so graphs change nothing in it); custom.yaml's "
+                 "defer_embedding_wgrad_compute (true where PP > 1, MBS 1 and MINIBS <= 256: the "
+                 "output layer's weight-gradient GEMMs deferred into the pipeline flush); the FP8 "
+                 "and atomic variants of the TP overlap's reduce-scatter (NVTE_UB_FP8_RS, "
+                 "NVTE_UB_ATOMIC_GEMM_RS, NVTE_RS_STRIDED_ATOMIC); the asynchronous amax reduction "
+                 "(NVTE_ASYNC_AMAX_REDUCTION=1) and the NCCL CTA limits "
+                 "(conf/nccl/custom_communicator_cta.yaml).")),
+    'v4.1': dict(
+        repo='mlcommons/training_results_v4.1 (mirror swsok/training_results_v4.1 @ b9b0547)',
+        recipe='NVIDIA/benchmarks/gpt3/implementations/eos_n{nodes}_ngc24.09_nemo',
+        group='Public check: MLPerf Training v4.1 GPT-3 175B (DGX H100, FP8)',
+        fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        what=("NeMo and Megatron-Core 24.09-alpha.rc0 (Megatron-Core's GPT model, custom.yaml "
+              "mcore_gpt True) in the pytorch:24.09 container and its Transformer Engine "
+              "(Dockerfile); FP8 weights (config_common.sh FP8_PARAMS=True: fp8_parameters); "
+              "attention as cuDNN's fused attention (Transformer Engine 1.x prefers FusedAttention "
+              "over flash-attn on sm90, read at v1.6rc1 and v1.11); the loss as Megatron-Core's "
+              "fused cross entropy (custom.yaml's CROSS_ENTROPY_LOSS_FUSION default True); "),
+        missing=("Not expressible, left at the simulator's one model: "
+                 "defer_embedding_wgrad_compute (the config's DEFER_EMBEDDING_WGRAD_COMPUTE=True, "
+                 "WGRAD_DEFERRAL_LIMIT=65: the output layer's weight-gradient GEMMs deferred into "
+                 "the pipeline flush); vboost where the config sets VBOOST_VALUE=1 (at MINIBS 128: "
+                 "nvidia-smi boost-slider, the power budget shifted toward the SM clocks); the "
+                 "gradient "
+                 "buckets' size (BUCKET_CAP_MB); the atomic variant of the TP overlap's "
+                 "reduce-scatter (NVTE_UB_ATOMIC_GEMM_RS=1) and the NCCL CTA limits "
+                 "(conf/nccl/custom_communicator_cta.yaml).")),
+    'v5.0': dict(
+        repo='mlcommons/training_results_v5.0 (mirror prishajain1/training_results_v5.0 @ ab57af8)',
+        recipe='NVIDIA/benchmarks/llama31_405b/implementations/eos-dfw_n{nodes}_ngc25.01_nemo',
+        group='Public check: MLPerf Training v5.0 Llama 3.1 405B (DGX H100, FP8)',
+        benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
+        fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        what=("NeMo v2.2.0 and Megatron-Core core_r0.11.0 in the pytorch:25.01 container and its "
+              "Transformer Engine (Dockerfile); pretrain.py: NeMo's Llama31Config405B (126 layers, "
+              "sequence 8192, Mixtral 8x22B's tokenizer: model llama3.1-405b-mlperf), "
+              "Megatron-Core's distributed optimizer with overlapped gradient reduce-scatter and "
+              "parameter all-gather, grad_reduce_in_fp32=False (gradients reduced in BF16), fp32 "
+              "main weights and moments, FP8 weights (FP8_PARAMS=True: fp8_param_gather); FP8 as "
+              "Transformer Engine's delayed scaling, E4M3 (FP8_HYBRID unset: pretrain.py's fp8 "
+              "'e4m3'), amax history 1; sequence parallelism and userbuffers TP overlap "
+              "(TP_COMM_OVERLAP=True); context parallelism 2 as Megatron-Core's peer-to-peer ring "
+              "(cp_comm_type unset); no activation recomputation (ACT_CKPT_GRANULARITY null); "
+              "cuDNN's fused attention (Transformer Engine's choice on sm90); the loss as "
+              "Megatron-Core's fused cross entropy (CROSS_ENTROPY_LOSS_FUSION default True); the "
+              "embedding and the loss counted as a layer each in the pipeline split "
+              "(ASYM_PP_EMBED, ASYM_PP_LOSS: 128 layers over 64 model chunks); Megatron-Core's "
+              "rank order tp-cp-dp-pp (TP_DP_PP); "),
+        missing=("Not expressible, left at the simulator's one model: "
+                 "defer_embedding_wgrad_compute (DEFER_EMBEDDING_WGRAD_COMPUTE=True, "
+                 "WGRAD_DEFERRAL_LIMIT=50), the parameter all-gather overlapped with the optimizer "
+                 "step (OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP) and aligned across chunks "
+                 "(ALIGN_PARAM_GATHER), the DDP bucket size (BUCKET_SIZE 200), E4M3 against "
+                 "hybrid FP8 (one FP8 rate in the simulator) and the NCCL CTA limits "
+                 "(conf/nccl/custom_communicator_cta.yaml).")),
+}
+
+AZURE = 'Public check: MLPerf Training v3.1 GPT-3 175B (Azure ND H100 v5, FP8)'
+COREWEAVE = 'Public check: MLPerf Training v3.0 GPT-3 175B (CoreWeave HGX H100, FP8)'
+
+# release, results directory, nodes, global batch size (MLLOG global_batch_size), MINIBS
+# (sequences a data-parallel replica), TP, PP, virtual pipeline, MBS, config file, STEP_S, CROSS_S,
+# TIMER_S.
+ROWS = [
+    ('v3.0', 'NVIDIA/results/dgxh100_n64_nemo', 64, 2048, 128, 4, 8, 12, 1,
+     'config_DGXH100_64x8x128x4x8_mbs1.sh', 12.122, 12.108, 12.083),
+    ('v3.0', 'NVIDIA/results/dgxh100_n96_nemo', 96, 3072, 128, 4, 8, 12, 1,
+     'config_DGXH100_96x8x128x4x8_mbs1.sh', 12.157, 12.160, 12.128),
+    ('v3.0', 'NVIDIA_CoreWeave/results/coreweave_hgxh100_n96_ngc23.04_pytorch', 96, 3072, 128, 4,
+     8, 12, 1, 'config_DGXH100_96x8x128x4x8_mbs1.sh', 12.374, 12.322, 12.322),
+    ('v3.0', 'NVIDIA_CoreWeave/results/coreweave_hgxh100_n192_ngc23.04_pytorch', 192, 3072, 64,
+     4, 8, 12, 1, 'config_DGXH100_192x8x64x4x8_mbs1.sh', 6.380, 6.410, 6.326),
+    ('v3.0', 'NVIDIA_CoreWeave/results/coreweave_hgxh100_n448_ngc23.04_pytorch', 448, 2688, 24,
+     4, 8, 12, 1, 'config_DGXH100_448x8x24x4x8_mbs1.sh', 2.634, 2.647, 2.594),
+    ('v3.1', 'NVIDIA/results/eos_n64_ngc23.09_nemo', 64, 2048, 128, 4, 8, 12, 1,
+     # The repository's 64-node file is config_DGXH100_64x8x192x4x8_mbs1.sh (global batch 3072);
+     # the run logged global_batch_size 2048 and gradient_accumulation_steps 128: MINIBS 128 at
+     # TP 4, PP 8, MBS 1, the 96-node config's per-replica batch.
+     "the run's MLLOG global_batch_size 2048 and gradient_accumulation_steps 128 at the "
+     "recipe's TP 4, PP 8, MBS 1; the repository's 64-node file, "
+     "config_DGXH100_64x8x192x4x8_mbs1.sh, says MINIBS 192",
+     11.066, 11.088, 11.045),
+    ('v3.1', 'NVIDIA/results/eos_n96_ngc23.09_nemo', 96, 3072, 128, 4, 8, 12, 1,
+     'config_DGXH100_96x8x128x4x8_mbs1.sh', 11.108, 11.105, 11.072),
+    ('v3.1', 'NVIDIA/results/eos-dfw_n512_ngc23.09_nemo', 512, 2048, 16, 4, 8, 12, 1,
+     'config_DGXH100_512x8x16x4x8_mbs1.sh', 1.6295, 1.6293, 1.6084),
+    ('v3.1', 'NVIDIA/results/eos-dfw_n768_ngc23.09_nemo', 768, 3072, 16, 4, 8, 12, 1,
+     'config_DGXH100_768x8x16x4x8_mbs1.sh', 1.6377, 1.6398, 1.6159),
+    ('v3.1', 'NVIDIA/results/eos-dfw_n1024_ngc23.09_nemo', 1024, 4096, 16, 4, 8, 12, 1,
+     'config_DGXH100_1024x8x16x4x8_mbs1.sh', 1.6441, 1.6425, 1.6193),
+    ('v3.1', 'NVIDIA/results/eos-dfw_n1280_ngc23.09_nemo', 1280, 2560, 8, 4, 8, 12, 1,
+     'config_DGXH100_1280x8x8x4x8_mbs1.sh', 0.9500, 0.9487, 0.9256),
+    ('v3.1', 'NVIDIA/results/eos-dfw_n1344_ngc23.09_nemo', 1344, 2688, 8, 4, 8, 12, 1,
+     'config_DGXH100_1344x8x8x4x8_mbs1.sh', 0.9553, 0.9544, 0.9296),
+    ('v3.1', 'Azure+NVIDIA/results/ND_H100_v5_n1344_pytorch', 1344, 2688, 8, 4, 8, 12, 1,
+     'config_DGXH100_1344x8x8x4x8_mbs1.sh', 0.9811, 0.9804, 0.9451),
+    ('v4.0', 'NVIDIA/results/eos_n64_ngc24.04_nemo', 64, 2304, 144, 4, 8, 4, 2,
+     # config_DGXH100_64x8x128x4x8_mbs2.sh defaults MINIBS to 128 (its VBOOST_VALUE=1 only then);
+     # the run logged global_batch_size 2304 and gradient_accumulation_steps 72: MINIBS 144.
+     "config_DGXH100_64x8x128x4x8_mbs2.sh with MINIBS 144, as the run's MLLOG "
+     "global_batch_size 2304 and gradient_accumulation_steps 72 say (its vboost only at "
+     "MINIBS 128); INTERLEAVED_PIPELINE=4",
+     10.902, 10.983, None),
+    ('v4.0', 'NVIDIA/results/eos-dfw_n1344_ngc24.04_nemo', 1344, 2688, 6, 4, 6, 8, 1,
+     'config_DGXH100_1344x8x6x4x6_mbs1_cg.sh: INTERLEAVED_PIPELINE=8, LAYER_CUDA_GRAPH=1',
+     0.9207, 0.9204, None),
+    ('v4.0', 'NVIDIA/results/eos-dfw_n1452_ngc24.04_nemo', 1452, 2904, 6, 4, 6, 8, 1,
+     'config_DGXH100_1452x8x6x4x6_mbs1_cg.sh: INTERLEAVED_PIPELINE=8, LAYER_CUDA_GRAPH=1',
+     0.9222, 0.9214, None),
+    ('v4.1', 'NVIDIA/results/eos_n32_ngc24.09_nemo', 32, 2048, 256, 4, 8, 6, 2,
+     'config_DGXH100_32x8x256x4x8_mbs2.sh: INTERLEAVED_PIPELINE=6, BUCKET_CAP_MB=125',
+     18.407, 18.408, None),
+    ('v4.1', 'NVIDIA/results/eos_n64_ngc24.09_nemo', 64, 2048, 128, 4, 8, 6, 2,
+     'config_DGXH100_64x8x128x4x8_mbs2.sh: INTERLEAVED_PIPELINE=6',
+     9.536, 9.701, None),
+    ('v5.0', 'NVIDIA/results/eos-dfw_n64_ngc25.01_nemo', 64, 1152, 288, 8, 8, 8, 1,
+     'config_DGXH100_64x8x288xtp8pp8cp2.sh', 55.207, 55.247, None),
+    ('v5.0', 'NVIDIA/results/eos-dfw_n256_ngc25.01_nemo', 256, 1152, 72, 8, 8, 8, 1,
+     'config_DGXH100_256x8x72xtp8pp8cp2.sh', 14.319, 14.334, None),
+    ('v5.0', 'NVIDIA/results/eos-dfw_n304_ngc25.01_nemo', 304, 1216, 64, 8, 8, 8, 1,
+     'config_DGXH100_304x8x64xtp8pp8cp2.sh', 12.799, 13.023, None),
+    ('v5.0', 'NVIDIA/results/eos-dfw_n320_ngc25.01_nemo', 320, 1120, 56, 8, 8, 8, 1,
+     'config_DGXH100_320x8x56xtp8pp8cp2.sh', 11.492, 11.227, None),
+    ('v5.0', 'NVIDIA/results/eos-dfw_n1024_ngc25.01_nemo', 1024, 1536, 24, 8, 8, 8, 1,
+     'config_DGXH100_1024x8x24xtp8pp8cp2.sh', 5.2505, 5.2476, None),
+]
+
+
+def wrap(text):
+    return '\n'.join(textwrap.wrap(text, 98, initial_indent='# ', subsequent_indent='# ',
+                                   break_on_hyphens=False))
+
+
+def scenario(row):
+    release, results, nodes, gbs, minibs, tp, pp, vp, mbs, config, step, cross, timer = row
+    r = RELEASES[release]
+    b = BENCHMARKS[r.get('benchmark', 'gpt3')]
+    cp = r.get('context_parallel', 1)
+    gpus = nodes * 8
+    assert gpus // (tp * pp * cp) * minibs == gbs, results
+    submitter, _, system_name = results.split('/')
+    partner = submitter != 'NVIDIA'
+    recipe = (f'{submitter}/benchmarks/gpt3/implementations/pytorch, the same files as '
+              'NVIDIA\'s' if partner else r['recipe'].format(nodes=nodes))
+    if submitter == 'Azure+NVIDIA':
+        system = (f'{nodes} Azure ND H100 v5 VMs (8 H100 SXM 80 GB on NVLink 4, 8 x 400 Gb/s '
+                  f'Quantum-2 InfiniBand: {submitter}/systems/{system_name}.json).')
+    elif partner:
+        system = (f'{nodes} CoreWeave HGX H100 nodes (8 H100 SXM5 80 GB on NVLink 4 and '
+                  'NVSwitch, 8 x 400 Gb/s ConnectX-7 NDR InfiniBand: '
+                  f'{submitter}/systems/{system_name}.json).')
+    else:
+        system = (f'{nodes} DGX H100 (8 x 400 Gb/s NDR: {submitter}/systems/{system_name}.json), '
+                  'a rail-optimized SuperPOD fabric.')
+    if partner:
+        system += (' The catalog has no instance of this provider; onprem.dgx-h100 stands in (the '
+                   'same GPUs, NVSwitch and NICs) on the rail-optimized fabric, an unknown of '
+                   'this row.')
+    common = COMMON if b is BENCHMARKS['gpt3'] else ''
+    what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {r["what"]}TP {tp}, '
+            f'PP {pp}, {f"CP {cp}, " if cp > 1 else ""}virtual pipeline {vp}, MBS {mbs}, {minibs} '
+            f'sequences a replica ({config}); {common}{" " if common else ""}{r["missing"]}')
+    marks = {'v3.0': 'eval_stop to the next eval_start, the first from block_start',
+             'v5.0': 'block_start to block_stop, 46080 / global batch steps a block'}.get(
+                 release, 'block_start to block_stop')
+    how = (f'Scored on step time: in {results}/{r.get("benchmark", "gpt3")}/result_0.txt, the '
+           f'training samples of blocks '
+           f'2-last over their summed elapsed time ({marks}, evaluations excluded): {step} s a '
+           f'step; result_1.txt gives {cross} s'
+           + (f', NeMo\'s own per-step timer (train_step_timing median) {timer} s.' if timer
+              else '.')
+           + f' TFLOP/s derived from it (not published) as {b["flops_text"]} FLOPs a sequence.')
+    provider = {'Azure+NVIDIA': 'azure-', 'NVIDIA_CoreWeave': 'coreweave-'}.get(submitter, '')
+    group = {'Azure+NVIDIA': AZURE, 'NVIDIA_CoreWeave': COREWEAVE}.get(submitter, r['group'])
+    bench = r.get('benchmark', 'gpt3')
+    name = (f'mlperf-{release}-{"gpt3-175b" if bench == "gpt3" else "llama3.1-405b"}-'
+            f'{provider}h100-{gpus}')
+    lines = [wrap(f'MLPerf Training {release}, {b["title"]} on {gpus} H100 GPUs, FP8 '
+                  f'({r["repo"]}, {results}/{bench}). Generated by tools/make_public_mlperf.py; a '
+                  'public check outside the calibration (nothing is fitted on it).'),
+             wrap(system), wrap(what), wrap(how),
+             f'name: "{name}"',
+             f'model: "{b["model"]}"',
+             'job {',
+             f'  global_batch_size: {gbs}',
+             f'  sequence_length: {b["sequence"]}',
+             '  precision: FP8',
+             '  fp8_recipe: DELAYED_SCALING',
+             f'  fp8_parameters: {"true" if r["fp8_parameters"] else "false"}',
+             '  optimizer: ADAM',
+             '  steps: 1']
+    if r['flash_attention_2']:
+        lines += ['  flash_attention: true', '  attention_library: FLASH_ATTENTION_2']
+    if not r['fused_loss']:
+        lines.append('  unfused_cross_entropy: true')
+    lines += ['}',
+              f'cluster {{ instance: "onprem.dgx-h100" nodes: {nodes} '
+              'fabric: "ib-rail-optimized" }',
+              'parallelism {',
+              f'  tensor_parallel: {tp}',
+              f'  pipeline_parallel: {pp}']
+    if cp > 1:
+        lines.append(f'  context_parallel: {cp}')
+    lines += [f'  micro_batch_size: {mbs}',
+              '  schedule: INTERLEAVED_ONE_F_ONE_B',
+              f'  virtual_stages: {vp}',
+              '  sequence_parallel: true',
+              '  overlap_tensor_communication: true',
+              '  distributed_optimizer: true',
+              '  gradient_reduce_in_fp32: false',
+              '  rank_order: TP_DP_PP']
+    if r.get('pipeline_split'):
+        lines += ['  embedding_in_pipeline_split: true', '  loss_in_pipeline_split: true']
+    lines += ['}',
+              'published {',
+              f'  group: "{group}"',
+              f'  step_time_s: {step}',
+              f'  tflops_per_gpu: {gbs * b["flops"] / step / gpus / 1e12:.1f}',
+              '  flops_convention: MODEL_FLOPS',
+              f'  source: "{r["repo"]} "',
+              f'    "{results}/{bench}/result_0.txt"',
+              f'    " (MLLOG {marks}, blocks 2-last)"',
+              '}']
+    return name, '\n'.join(lines) + '\n'
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), '..', 'scenarios', 'public_runs')
+    for row in ROWS:
+        name, text = scenario(row)
+        with open(os.path.join(out, name + '.textproto'), 'w') as f:
+            f.write(text)
+
+
+if __name__ == '__main__':
+    main()
