@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes scenarios/public_runs/{llama3.1,grok1}-*-dgxc*.textproto: the Llama 3.1 8B, 70B and 405B
-and the Grok-1 314B tables of NVIDIA's DGX Cloud benchmarking recipes (H100, BF16 and FP8) and the
-Llama 3.1 405B table of their first GB200 release, a public check outside the calibration (nothing
-is fitted on it).
+and the Grok-1 314B tables of NVIDIA's DGX Cloud benchmarking recipes (H100, BF16 and FP8), and the
+Llama 3.1 405B and Grok-1 tables of their first NeMo 2.0 releases (GB200, and Grok-1's revised H100
+row), a public check outside the calibration (nothing is fitted on it).
 
 Usage: python3 tools/make_public_dgxc.py [OUT_DIR]   (default scenarios/public_runs)
 
@@ -12,7 +12,8 @@ grok1/README_314b.md), the command lines (llama3.1/configure.sh, grok1/configure
 NeMo 1.0 configs run by megatron_gpt_pretraining.py (llama3.1/llama3.1_{8b,70b,405b}.yaml,
 grok1/grok1_314b.yaml). The GB200 table: the same repository at 68eaf7e117bf (release 25.05,
 nemo:25.04.01), llama3.1/README.md and launch.sh, which run NeMo 2.0's performance script at the
-commit its setup.sh pins. Each row is written as the recipe runs it; the notes below say what was
+commit its setup.sh pins; the NeMo 2.0 Grok-1 tables: dfc80397b9e1 (release 25.05.01,
+nemo:25.04.00), grok1/README.md, launch.sh and setup.sh likewise. Each row is written as the recipe runs it; the notes below say what was
 read where.
 """
 import os
@@ -155,6 +156,34 @@ GB200_405B = [(128, (9.347, 6.131, 47.4, 36.1)), (256, (9.484, 6.183, 46.7, 35.8
               (512, (9.508, 6.244, 46.6, 35.5))]
 
 
+GROK2_COMMIT = 'dfc80397b9e1'
+GROK2_NEMO = '6f2c6fdaffcc'  # grok1/setup.sh @ GROK2_COMMIT: NEMO_COMMIT
+GROK2_RECIPE = (
+    "What ran, read in the recipe (not a rule of ours): grok1/launch.sh (NVIDIA/dgxc-benchmarking "
+    "@ " + GROK2_COMMIT + ", nemo:25.04.00) runs NVIDIA/NeMo @ " + GROK2_NEMO + " "
+    "scripts/performance/llm/pretrain_grok1_314b.py with its {system} defaults: {layout}, global "
+    "batch 2 a GPU, micro-batch 1 (no recommended_model_configs row exists for Grok-1, so nothing "
+    "else comes from a CSV). The script's pretrain_recipe(performance_mode=True): the model "
+    "(models/grok1_dgxc.textproto grok1-314b-nemo2), Megatron-Core's distributed optimizer with "
+    "overlapped gradient reduce-scatter and parameter all-gather, gradients reduced in BF16 "
+    "(grad_reduce_in_fp32 = False), sequence parallelism and the userbuffers TP overlap "
+    "(tp_comm_overlap, userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192 for every system), "
+    "MegatronTokenDropCallback (capacity factor 1.0, every expert padded to it), MixtralConfig's "
+    "all-to-all dispatcher and aux-loss router, moe_grouped_gemm unset (Megatron-Core's default "
+    "False: one GEMM per local expert), no recomputation; utils.py set_primary_perf_configs: "
+    "Transformer Engine's cross entropy (cross_entropy_fusion_impl 'te'){graphs}; cuDNN's fused "
+    "attention (Transformer Engine's default); Megatron-Core's default rank order (TP_DP_PP). "
+    "{fp8}")
+GROK2_FP8 = ("FP8 as the script sets it for --compute_dtype fp8: bf16_with_fp8_mixed, per-tensor "
+             "delayed scaling (amax history 1024) with FP8 weights (fp8_param_gather = True). ")
+# grok1/README.md @ GROK2_COMMIT: (system, GPUs, TP, PP, CP, EP, ETP, VP or 0, CUDA graphs) and
+# (BF16 s, FP8 s, BF16 MFU %, FP8 MFU %). launch.sh's defaults equal the README's layout table.
+GROK2 = [('GB200', 128, (4, 1, 1, 8, 4, 0, True), (7.325, 5.298, 47.59, 32.90)),
+         ('GB200', 256, (4, 1, 1, 8, 4, 0, True), (7.39, 5.224, 47.17, 33.36)),
+         ('GB200', 512, (4, 1, 1, 8, 4, 0, True), (7.324, 5.193, 47.6, 33.6)),
+         ('H100', 512, (4, 8, 2, 8, 1, 8, False), (15.933, 13.433, 54.2, 32.2))]
+
+
 def wrap(text):
     return '\n'.join(textwrap.wrap(text, 100, initial_indent='# ', subsequent_indent='# '))
 
@@ -266,10 +295,33 @@ def gb200_rows():
             yield dict(row, fp8=is_fp8, step=step, mfu=mfu, notes=notes)
 
 
+def grok_nemo2_rows():
+    for system, gpus, (tp, pp, cp, ep, etp, vp, graphs), (bf16, fp8, mfu_bf16, mfu_fp8) in GROK2:
+        layout = (f"TP {tp}, PP {pp}, CP {cp}, EP {ep}, expert TP {etp}"
+                  f"{f', VP {vp}' if vp else ''}, CUDA graphs {'on' if graphs else 'off'}")
+        job_extra = ['transformer_engine_cross_entropy: true',
+                     'expert_routing { capacity_factor: 1.0 pad_to_capacity: true }']
+        par_extra = [f'expert_tensor_parallel: {etp}']
+        if graphs:
+            par_extra.append('cuda_graphed_expert_layers: true')
+        row = dict(title='Grok-1 314B', readme='grok1/README.md', table='Grok1 314b',
+                   group='Grok-1 314B, NeMo 2.0', name=f'grok1-314b-{system.lower()}-{gpus}-dgxc-nemo2',
+                   gpus=gpus, model='grok1-314b-nemo2', gbs=2 * gpus, seq=8192, tp=tp, pp=pp, cp=cp,
+                   vp=vp, ep=ep, system=system, commit=GROK2_COMMIT, fp8_note='',
+                   job_extra=job_extra, par_extra=par_extra)
+        notes_for = lambda f: [GROK2_RECIPE.format(
+            system=system, layout=layout, fp8=GROK2_FP8 if f else '',
+            graphs=("; per-layer CUDA graphs (--cuda_graphs true: enable_cuda_graph, static "
+                    "shapes under the padded router: cuda_graphed_expert_layers)" if graphs else
+                    "; no CUDA graphs"))]
+        for is_fp8, step, mfu in ((False, bf16, mfu_bf16), (True, fp8, mfu_fp8)):
+            yield dict(row, fp8=is_fp8, step=step, mfu=mfu, notes=notes_for(is_fp8))
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), '..', 'scenarios', 'public_runs')
-    for rows in (llama_rows(), grok_rows(), gb200_rows()):
+    for rows in (llama_rows(), grok_rows(), gb200_rows(), grok_nemo2_rows()):
         for row in rows:
             name, text = write(row)
             with open(os.path.join(out, name + '.textproto'), 'w') as f:
