@@ -12,7 +12,9 @@ grok1/README_314b.md), the command lines (llama3.1/configure.sh, grok1/configure
 NeMo 1.0 configs run by megatron_gpt_pretraining.py (llama3.1/llama3.1_{8b,70b,405b}.yaml,
 grok1/grok1_314b.yaml). The GB200 table: the same repository at 68eaf7e117bf (release 25.05,
 nemo:25.04.01), llama3.1/README.md and launch.sh, which run NeMo 2.0's performance script at the
-commit its setup.sh pins; the NeMo 2.0 Grok-1 tables: dfc80397b9e1 (release 25.05.01,
+commit its setup.sh pins; the NeMo 2.0 H100 Llama 3.1 tables: 741c886025a7 (release 25.04,
+nemo:25.02.01), llama3.1/README.md, pretrain_llama31.py, llama31_utils.py and setup.sh; the NeMo
+2.0 Grok-1 tables: dfc80397b9e1 (release 25.05.01,
 nemo:25.04.00), grok1/README.md, launch.sh and setup.sh likewise. Each row is written as the recipe runs it; the notes below say what was
 read where.
 """
@@ -156,6 +158,66 @@ GB200_405B = [(128, (9.347, 6.131, 47.4, 36.1)), (256, (9.484, 6.183, 46.7, 35.8
               (512, (9.508, 6.244, 46.6, 35.5))]
 
 
+LLAMA2_COMMIT = '741c886025a7'
+LLAMA2_NEMO = 'd2b21556f245'  # llama3.1/setup.sh @ LLAMA2_COMMIT: NEMO_COMMIT (+ gsw_nemo.patch)
+LLAMA2_RECIPE = (
+    "What ran, read in the recipe (not a rule of ours): llama3.1/launch.sh (NVIDIA/dgxc-benchmarking "
+    "@ " + LLAMA2_COMMIT + ", nemo:25.02.01) runs the recipe's own "
+    "scripts/performance/llm/pretrain_llama31.py in NVIDIA/NeMo @ " + LLAMA2_NEMO + " (its "
+    "gsw_nemo.patch adds command-line options only), layouts from llama31_utils.py "
+    "llama31_auto_configs: {layout}. NeMo's {recipe}.py pretrain_recipe(performance_mode=True): "
+    "the distributed optimizer (fp32 states) with overlapped gradient reduce-scatter and parameter "
+    "all-gather, gradients reduced in BF16 (grad_reduce_in_fp32 = False), {overlap}no "
+    "recomputation, no CUDA graphs (--cuda_graphs unset); GPTConfig's fused cross entropy "
+    "(cross_entropy_loss_fusion True; this NeMo's set_primary_perf_configs does not choose "
+    "Transformer Engine's); cuDNN's fused attention; context parallelism peer to peer; "
+    "Megatron-Core's default rank order (TP_DP_PP). Model: {model}. {fp8}")
+LLAMA2_OVERLAP = {
+    '8b': "no TP (tp_comm_overlap=False in llama3_8b's performance mode), ",
+    '70b': "sequence parallelism and the userbuffers TP overlap (userbuffers_{{bf16,fp8}}_h100_h8192_"
+           "tp4_mbs1_seqlen8192), defer_embedding_wgrad_compute (not simulated), ",
+    '405b': "sequence parallelism and the userbuffers TP overlap (userbuffers_{{bf16,fp8}}_h100_"
+            "h16384_tp8_cp2_mbs1_seqlen8192), defer_embedding_wgrad_compute (not simulated), the "
+            "embedding and the loss counted as pipeline layers (llama31_405b.py: "
+            "account_for_embedding/loss_in_pipeline_split True), ",
+}
+LLAMA2_FP8 = ("FP8 as pretrain_llama31.py sets it for --compute_dtype fp8: bf16_with_fp8_mixed, "
+              "per-tensor delayed scaling (amax history 1024) with FP8 weights (fp8_params True). ")
+# llama3.1/README.md @ LLAMA2_COMMIT, per size and precision: [(GPUs, step s, MFU %)], and
+# llama31_auto_configs' layouts: (TP, PP, CP, VP or 0, global batch a GPU).
+LLAMA2_TABLES = {
+    ('8b', False): [(8, 12.27, 62.47), (16, 12.3, 62.31), (32, 12.32, 62.21), (64, 12.33, 62.16),
+                    (128, 12.33, 62.16)],
+    ('8b', True): [(8, 9.33, 41.07), (16, 9.36, 40.94), (32, 9.43, 40.64), (64, 9.48, 40.42),
+                   (128, 9.54, 40.17)],
+    ('70b', False): [(64, 14.66, 54.32), (128, 14.67, 54.29), (256, 14.68, 54.25),
+                     (512, 14.67, 54.29), (1024, 14.65, 54.36), (2048, 14.66, 54.32)],
+    ('70b', True): [(64, 9.86, 40.38), (128, 9.95, 40.02), (256, 10.0, 39.82), (512, 10.07, 39.54),
+                    (1024, 10.08, 39.50), (2048, 10.15, 39.23)],
+    ('405b', False): [(32, 5.4, 55.23), (64, 10.1, 52.52), (128, 19.62, 55.31),
+                      (512, 19.78, 55.47), (1024, 19.84, 55.31), (2048, 19.87, 55.22)],
+    ('405b', True): [(32, 3.53, 42.24), (64, 6.32, 41.97), (128, 12.18, 44.55),
+                     (512, 12.37, 44.35), (1024, 12.42, 44.17), (2048, 12.56, 43.68)],
+}
+
+
+def llama2_layout(size, fp8, gpus):
+    """llama31_auto_configs @ LLAMA2_COMMIT: (model, TP, PP, CP, VP or 0, global batch, note)."""
+    if size == '8b':
+        return 'llama3-8b', 1, 1, 2, 0, 16 * gpus, 'TP 1, PP 1, CP 2, 16 sequences a GPU'
+    if size == '70b':
+        if fp8:
+            return 'llama3-70b', 4, 8, 1, 5, 2 * gpus, 'FP8: TP 4, PP 8, CP 1, VP 5, 2 a GPU'
+        return 'llama3-70b', 4, 4, 2, 5, 2 * gpus, 'TP 4, PP 4, CP 2, VP 5, 2 sequences a GPU'
+    proxies = {128: (62, 4, 8, 128), 64: (30, 4, 8, 64), 32: (8, 1, 0, 64)}
+    if gpus in proxies:
+        layers, pp, vp, gbs = proxies[gpus]
+        return (f'llama3-405b-{layers}l', 8, pp, 2, vp, gbs,
+                f'the proxy on {gpus} GPUs: num_layers {layers}, TP 8, PP {pp}, CP 2'
+                f'{f", VP {vp}" if vp else ""}, global batch {gbs}')
+    return 'llama3-405b', 8, 8, 2, 8, gpus // 2, 'TP 8, PP 8, CP 2, VP 8, global batch GPUs/2'
+
+
 GROK2_COMMIT = 'dfc80397b9e1'
 GROK2_NEMO = '6f2c6fdaffcc'  # grok1/setup.sh @ GROK2_COMMIT: NEMO_COMMIT
 GROK2_RECIPE = (
@@ -295,6 +357,24 @@ def gb200_rows():
             yield dict(row, fp8=is_fp8, step=step, mfu=mfu, notes=notes)
 
 
+def llama_nemo2_rows():
+    for (size, fp8), table in LLAMA2_TABLES.items():
+        recipe = {'8b': 'llama3_8b', '70b': 'llama3_70b', '405b': 'llama31_405b'}[size]
+        for gpus, step, mfu in table:
+            model, tp, pp, cp, vp, gbs, layout = llama2_layout(size, fp8, gpus)
+            par_extra = (['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true']
+                         if size == '405b' else [])
+            notes = [LLAMA2_RECIPE.format(
+                layout=layout, recipe=recipe, overlap=LLAMA2_OVERLAP[size].replace('{{', '{')
+                .replace('}}', '}'), model=model + (" (Meta's shape, the Llama 3 tokenizer)"),
+                fp8=LLAMA2_FP8 if fp8 else '')]
+            yield dict(title=f'Llama 3.1 {size.upper()}', readme='llama3.1/README.md',
+                       table=f'Llama 3.1 {size}', group=f'Llama 3.1 {size.upper()}, NeMo 2.0',
+                       name=f'llama3.1-{size}-h100-{gpus}-dgxc-nemo2', gpus=gpus, model=model,
+                       gbs=gbs, seq=8192, tp=tp, pp=pp, cp=cp, vp=vp, ep=0, commit=LLAMA2_COMMIT,
+                       fp8_note='', par_extra=par_extra, fp8=fp8, step=step, mfu=mfu, notes=notes)
+
+
 def grok_nemo2_rows():
     for system, gpus, (tp, pp, cp, ep, etp, vp, graphs), (bf16, fp8, mfu_bf16, mfu_fp8) in GROK2:
         layout = (f"TP {tp}, PP {pp}, CP {cp}, EP {ep}, expert TP {etp}"
@@ -321,7 +401,7 @@ def grok_nemo2_rows():
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), '..', 'scenarios', 'public_runs')
-    for rows in (llama_rows(), grok_rows(), gb200_rows(), grok_nemo2_rows()):
+    for rows in (llama_rows(), grok_rows(), gb200_rows(), llama_nemo2_rows(), grok_nemo2_rows()):
         for row in rows:
             name, text = write(row)
             with open(os.path.join(out, name + '.textproto'), 'w') as f:
