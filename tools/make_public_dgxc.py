@@ -10,9 +10,9 @@ Source: NVIDIA/dgxc-benchmarking at 0b71cfda5163 (release 25.02.01, container ne
 commit as the Nemotron-4 15B check): the READMEs' tables (llama3.1/README_{8b,70b,405b}.md,
 grok1/README_314b.md), the command lines (llama3.1/configure.sh, grok1/configure.sh) and the models'
 NeMo 1.0 configs run by megatron_gpt_pretraining.py (llama3.1/llama3.1_{8b,70b,405b}.yaml,
-grok1/grok1_314b.yaml). The GB200 table: the same repository at 68eaf7e117bf (release 25.05,
-nemo:25.04.01), llama3.1/README.md and launch.sh, which run NeMo 2.0's performance script at the
-commit its setup.sh pins; the NeMo 2.0 H100 Llama 3.1 tables: 741c886025a7 (release 25.04,
+grok1/grok1_314b.yaml). The NeMo 2.0 405B tables: the same repository at 68eaf7e117bf (release 25.05, GB200)
+and 60d6fd33ba95 (25.05.01, its H100 row), nemo:25.04.01, llama3.1/README.md and launch.sh, which
+run NeMo 2.0's performance script at the commit setup.sh pins; the NeMo 2.0 H100 Llama 3.1 tables: 741c886025a7 (release 25.04,
 nemo:25.02.01), llama3.1/README.md, pretrain_llama31.py, llama31_utils.py and setup.sh; the NeMo
 2.0 Grok-1 tables: dfc80397b9e1 (release 25.05.01,
 nemo:25.04.00), grok1/README.md, launch.sh and setup.sh likewise. Each row is written as the recipe runs it; the notes below say what was
@@ -133,30 +133,38 @@ GROK = [
 ]
 
 
-GB200_COMMIT = '68eaf7e117bf'
-NEMO_COMMIT = '7a8f1cc7bc40'  # llama3.1/setup.sh @ GB200_COMMIT: NEMO_COMMIT ("r2.3.0 llmb-nemo")
-GB200_RECIPE = (
+# The NeMo 2.0 Llama 3.1 405B rows of releases 25.05 (GB200, 68eaf7e117bf, NeMo @ 7a8f1cc7bc40:
+# "r2.3.0 llmb-nemo") and 25.05.01 (the H100 row, 60d6fd33ba95, NeMo @ 6f2c6fdaffcc), each the
+# NEMO_COMMIT its llama3.1/setup.sh pins; launch.sh's defaults for the system.
+NEMO2_405B_RECIPE = (
     "What ran, read in the recipe (not a rule of ours): llama3.1/launch.sh (NVIDIA/dgxc-benchmarking "
-    "@ " + GB200_COMMIT + ", nemo:25.04.01) runs NVIDIA/NeMo @ " + NEMO_COMMIT + " "
-    "scripts/performance/llm/pretrain_llama31_405b.py with -tp 4 -pp 8 -cp 2 -vp 8 -mb 1 -gb "
-    "GPUs/2 -fsdp 0 -ep 1; the rest of its row of recommended_model_configs/model_configs_gb200.csv "
+    "@ {commit}, nemo:25.04.01) runs NVIDIA/NeMo @ {nemo} "
+    "scripts/performance/llm/pretrain_llama31_405b.py with -tp {tp} -pp 8 -cp 2 -vp 8 -mb 1 -gb "
+    "GPUs/2 -fsdp 0 -ep 1; the rest of its row of recommended_model_configs/model_configs_{csv}.csv "
     "(no CUDA graphs, no recomputation, no activation offload) and llama31_405b.py's "
     "pretrain_recipe(performance_mode=True): Meta's shape (the Llama 3.1 tokenizer), the "
     "distributed optimizer with overlapped gradient reduce-scatter and parameter all-gather, "
     "gradients reduced in BF16 (pretrain_performance_optimizations: grad_reduce_in_fp32 = False), "
-    "sequence parallelism and the userbuffers TP overlap "
-    "(userbuffers_{{bf16,fp8}}_b200_h16384_tp4_cp2_mbs1_seqlen8192), "
+    "sequence parallelism and the userbuffers TP overlap ({ub}), "
     "defer_embedding_wgrad_compute (not simulated), the embedding and the loss counted as pipeline "
     "layers (account_for_embedding/loss_in_pipeline_split: 126 + 2 layers on 64 chunks), "
     "Transformer Engine's cross entropy (utils.py set_primary_perf_configs: "
     "cross_entropy_fusion_impl 'te'), context parallelism peer to peer, Megatron-Core's default "
     "rank order (TP_DP_PP). {fp8}")
-GB200_FP8 = ("FP8 as the script's default --fp8_recipe ds runs it: bf16_with_fp8_mixed, per-tensor "
-             "delayed scaling (amax history 1024) with FP8 weights (fp8_param_gather = True). ")
-# llama3.1/README.md @ GB200_COMMIT: GPUs -> (BF16 s, FP8 s, BF16 MFU %, FP8 MFU %).
-GB200_405B = [(128, (9.347, 6.131, 47.4, 36.1)), (256, (9.484, 6.183, 46.7, 35.8)),
-              (512, (9.508, 6.244, 46.6, 35.5))]
-
+NEMO2_405B_FP8 = ("FP8 as the script's default --fp8_recipe ds runs it: bf16_with_fp8_mixed, "
+                  "per-tensor delayed scaling (amax history 1024) with FP8 weights "
+                  "(fp8_param_gather = True). ")
+# llama3.1/README.md at each commit: (system, commit, NeMo commit, TP, GPUs, (BF16 s, FP8 s,
+# BF16 MFU %, FP8 MFU %)).
+NEMO2_405B = [
+    ('GB200', '68eaf7e117bf', '7a8f1cc7bc40', 4, 128, (9.347, 6.131, 47.4, 36.1)),
+    ('GB200', '68eaf7e117bf', '7a8f1cc7bc40', 4, 256, (9.484, 6.183, 46.7, 35.8)),
+    ('GB200', '68eaf7e117bf', '7a8f1cc7bc40', 4, 512, (9.508, 6.244, 46.6, 35.5)),
+    ('H100', '60d6fd33ba95', '6f2c6fdaffcc', 8, 512, (19.810, 13.020, 55.34, 42.12)),
+]
+UB_405B = {'GB200': 'userbuffers_{bf16,fp8}_b200_h16384_tp4_cp2_mbs1_seqlen8192',
+           'H100': 'userbuffers_{bf16,fp8}_h100_h16384_tp8_cp2_mbs1_seqlen8192, four of its '
+                   'exchanges with aggregate False'}
 
 LLAMA2_COMMIT = '741c886025a7'
 LLAMA2_NEMO = 'd2b21556f245'  # llama3.1/setup.sh @ LLAMA2_COMMIT: NEMO_COMMIT (+ gsw_nemo.patch)
@@ -344,16 +352,20 @@ def grok_rows():
             yield dict(row, fp8=is_fp8, step=step, mfu=mfu)
 
 
-def gb200_rows():
-    for gpus, (bf16, fp8, mfu_bf16, mfu_fp8) in GB200_405B:
+def nemo2_405b_rows():
+    for system, commit, nemo, tp, gpus, (bf16, fp8, mfu_bf16, mfu_fp8) in NEMO2_405B:
         row = dict(title='Llama 3.1 405B', readme='llama3.1/README.md', table='Llama3.1 405b',
-                   group='Llama 3.1 405B', name=f'llama3.1-405b-gb200-{gpus}-dgxc', gpus=gpus,
-                   model='llama3-405b', gbs=gpus // 2, seq=8192, tp=4, pp=8, cp=2, vp=8, ep=0,
-                   system='GB200', commit=GB200_COMMIT, fp8_note='',
+                   group='Llama 3.1 405B, NeMo 2.0' if system == 'H100' else 'Llama 3.1 405B',
+                   name=(f'llama3.1-405b-{system.lower()}-{gpus}-dgxc'
+                         f'{"-nemo2-25.05" if system == "H100" else ""}'),
+                   gpus=gpus, model='llama3-405b', gbs=gpus // 2, seq=8192, tp=tp, pp=8, cp=2,
+                   vp=8, ep=0, system=system, commit=commit, fp8_note='',
                    job_extra=['transformer_engine_cross_entropy: true'],
                    par_extra=['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true'])
         for is_fp8, step, mfu in ((False, bf16, mfu_bf16), (True, fp8, mfu_fp8)):
-            notes = [GB200_RECIPE.format(fp8=GB200_FP8 if is_fp8 else '')]
+            notes = [NEMO2_405B_RECIPE.format(commit=commit, nemo=nemo, tp=tp,
+                                              csv=system.lower(), ub=UB_405B[system],
+                                              fp8=NEMO2_405B_FP8 if is_fp8 else '')]
             yield dict(row, fp8=is_fp8, step=step, mfu=mfu, notes=notes)
 
 
@@ -401,7 +413,8 @@ def grok_nemo2_rows():
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), '..', 'scenarios', 'public_runs')
-    for rows in (llama_rows(), grok_rows(), gb200_rows(), llama_nemo2_rows(), grok_nemo2_rows()):
+    for rows in (llama_rows(), grok_rows(), nemo2_405b_rows(), llama_nemo2_rows(),
+                 grok_nemo2_rows()):
         for row in rows:
             name, text = write(row)
             with open(os.path.join(out, name + '.textproto'), 'w') as f:
