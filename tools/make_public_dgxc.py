@@ -1,22 +1,22 @@
 #!/usr/bin/env python3
-"""Writes scenarios/public_runs/{llama3.1,grok1}-*-dgxc*.textproto: the Llama 3.1 8B, 70B and 405B
-and the Grok-1 314B tables of NVIDIA's DGX Cloud benchmarking recipes (H100, BF16 and FP8), and the
-Llama 3.1 405B and Grok-1 tables of their first NeMo 2.0 releases (GB200, and Grok-1's revised H100
-row), a public check outside the calibration (nothing is fitted on it).
+"""Writes scenarios/public_runs/{llama3.1,grok1}-*-dgxc*.textproto: the published tables of NVIDIA's
+DGX Cloud benchmarking recipes for Llama 3.1 8B / 70B / 405B and Grok-1 314B (BF16 and FP8), a
+public check outside the calibration (nothing is fitted on it).
 
 Usage: python3 tools/make_public_dgxc.py [OUT_DIR]   (default scenarios/public_runs)
 
-Source: NVIDIA/dgxc-benchmarking at 0b71cfda5163 (release 25.02.01, container nemo:24.12; the same
-commit as the Nemotron-4 15B check): the READMEs' tables (llama3.1/README_{8b,70b,405b}.md,
-grok1/README_314b.md), the command lines (llama3.1/configure.sh, grok1/configure.sh) and the models'
-NeMo 1.0 configs run by megatron_gpt_pretraining.py (llama3.1/llama3.1_{8b,70b,405b}.yaml,
-grok1/grok1_314b.yaml). The NeMo 2.0 405B tables: the same repository at 68eaf7e117bf (release 25.05, GB200)
-and 60d6fd33ba95 (25.05.01, its H100 row), nemo:25.04.01, llama3.1/README.md and launch.sh, which
-run NeMo 2.0's performance script at the commit setup.sh pins; the NeMo 2.0 H100 Llama 3.1 tables: 741c886025a7 (release 25.04,
-nemo:25.02.01), llama3.1/README.md, pretrain_llama31.py, llama31_utils.py and setup.sh; the NeMo
-2.0 Grok-1 tables: dfc80397b9e1 (release 25.05.01,
-nemo:25.04.00), grok1/README.md, launch.sh and setup.sh likewise. Each row is written as the recipe runs it; the notes below say what was
-read where.
+Sources, all NVIDIA/dgxc-benchmarking (each README's table, the launch scripts, the configs they
+run; for NeMo 2.0 also the NVIDIA/NeMo commit the recipe's setup.sh pins):
+  - 0b71cfda5163 (release 25.02.01, nemo:24.12, NeMo 1.0's megatron_gpt_pretraining.py; the commit
+    of the Nemotron-4 15B check): llama3.1/README_{8b,70b,405b}.md, configure.sh and
+    llama3.1_{8b,70b,405b}.yaml; grok1/README_314b.md, configure.sh and grok1_314b.yaml (H100);
+  - 741c886025a7 (25.04, nemo:25.02.01): llama3.1/README.md, pretrain_llama31.py, llama31_utils.py
+    and setup.sh (H100, NeMo 2.0);
+  - 68eaf7e117bf (25.05, nemo:25.04.01) and 60d6fd33ba95 (25.05.01): llama3.1/README.md, launch.sh
+    and setup.sh (the GB200 405B table, the H100 405B row);
+  - dfc80397b9e1 (25.05.01, nemo:25.04.00): grok1/README.md, launch.sh and setup.sh (GB200 and the
+    revised H100 row).
+Each row is written as the recipe runs it; the notes below say what was read where.
 """
 import os
 import sys
