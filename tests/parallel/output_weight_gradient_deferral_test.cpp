@@ -73,11 +73,11 @@ TEST_CASE("deferred output weight gradients leave the last stage's backwards for
   CHECK(deferral_step_ms(limited, *t) == deferral_step_ms(limited, *t, {true, false}));
 }
 
-TEST_CASE("deferral never lengthens the step and moves no compute off the last stage") {
+TEST_CASE("deferral moves no compute off the last stage, and lengthens a step it does not pace") {
   auto t = testing::shipped_cluster("aws.p5.48xlarge", 1);
-  // Interleaved, 2 chunks: only the last chunk (the output layer's) defers. Whether the flush
-  // hides all of it or not, the step is no longer than in place and the last stage computes as
-  // long in all.
+  // Interleaved, 2 chunks, the last stage pacing: only the last chunk (the output layer's)
+  // defers. Whether the flush hides all of it or not, the step is no longer than in place, and
+  // each stage computes as long in all.
   for (double w : {0.2, 0.5, 3.0}) {
     INFO("w " << w);
     const PipelinePlan in_place = last_stage_plan(4, 8, 0.5, 1, w, 0, 2);
@@ -88,6 +88,16 @@ TEST_CASE("deferral never lengthens the step and moves no compute off the last s
     CHECK(d.stages.back().busy == a.stages.back().busy);
     CHECK(d.stages.front().busy == a.stages.front().busy);
   }
+  // Two stages, the first pacing (backward 3 ms against the last stage's 1 + w, w = 1): the
+  // shorter backwards gain nothing, and the 8 ms of deferred GEMMs outlast the 3 ms the first
+  // stage's last backward leaves the last one idle. Megatron-Core runs them so all the same.
+  PipelinePlan in_place = last_stage_plan(2, 8, 1, 3, 1, 0);
+  in_place.work.back().chunk_backward.back() = ms(2);
+  PipelinePlan deferred = in_place;
+  deferred.work.back().deferred_output_micro_batches = 8;
+  const double longer = deferral_step_ms(deferred, *t) - deferral_step_ms(in_place, *t);
+  CHECK(longer > 0);
+  CHECK(longer <= 8 * 1.0 - 3 + 0.05);
 }
 
 // Llama 3 8B on one DGX B200 in 2 stages (DP 4, one 4096-token sequence a micro-batch, 4
@@ -161,6 +171,7 @@ TEST_CASE("the last stage holds every deferred micro-batch's logits gradient and
     CHECK(e.deferred_output_bytes == Approx(32 * each));
   }
 }
+
 
 }  // namespace
 }  // namespace clustersim
