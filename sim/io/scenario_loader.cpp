@@ -518,7 +518,8 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   // configuration's problem (configuration_space.cpp).
   p.at_least("output_weight_gradient_deferral_limit", 0);
   if (m.has_output_weight_gradient_deferral_limit() && !m.defer_output_weight_gradient()) {
-    p.error("output_weight_gradient_deferral_limit", "applies with defer_output_weight_gradient only");
+    p.error("output_weight_gradient_deferral_limit",
+            "applies with defer_output_weight_gradient only");
   }
   if (m.defer_output_weight_gradient() && m.deepspeed_pipeline_engine()) {
     p.error("defer_output_weight_gradient",

@@ -376,7 +376,9 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   if (job.has_lora()) output = with_lora(job.lora(), std::move(output));  // frozen: no adapter
   k.output = time_layer(output, compute, groups, s::RECOMPUTE_NONE);
   for (const LayerOp& op : output) {
-    if (op.kind == LayerOp::Kind::kMatmul) k.output_weight_gradient = weight_gradient_time(op, compute);
+    if (op.kind == LayerOp::Kind::kMatmul) {
+      k.output_weight_gradient = weight_gradient_time(op, compute);
+    }
   }
   if (job.fp8_output_layer()) {
     // The MXFP8 logit GEMMs cast their input and the logits' gradient as a layer's GEMMs do.

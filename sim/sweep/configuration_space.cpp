@@ -295,7 +295,9 @@ ConfigurationProblem fsdp2_expert_problem(const s::Parallelism& p) {
 ConfigurationProblem output_weight_gradient_deferral_problem(const s::Parallelism& p,
                                                              const LoadedScenario& scenario) {
   const char* field = "parallelism.defer_output_weight_gradient";
-  if (p.pipeline_parallel() < 2) return {"deferring output weight gradients needs pipeline parallel > 1", field};
+  if (p.pipeline_parallel() < 2) {
+    return {"deferring output weight gradients needs pipeline parallel > 1", field};
+  }
   if (!scenario.model->has_transformer()) {
     return {"deferring output weight gradients applies to transformers only", field};
   }

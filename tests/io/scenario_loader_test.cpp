@@ -810,9 +810,9 @@ TEST_CASE("pipeline runs: at least 1, and not under DeepSpeed's pipeline engine"
 
 TEST_CASE("deferred output weight gradients: Megatron-Core's pipeline, a trained output layer") {
   const auto errors = [](const std::string& fields, const std::string& job_extra = "") {
-    return scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096" + job_extra,
-                                    "instance: \"aws.p4d.24xlarge\" nodes: 2",
-                                    "parallelism { " + fields + " }\n"));
+    return scenario_errors(
+        scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096" + job_extra,
+                 "instance: \"aws.p4d.24xlarge\" nodes: 2", "parallelism { " + fields + " }\n"));
   };
   CHECK(errors("output_weight_gradient_deferral_limit: 4") ==
         "s.textproto:12:15: parallelism.output_weight_gradient_deferral_limit: applies with "

@@ -45,7 +45,7 @@ PipelinePlan last_stage_plan(int stages, int micro_batches, double f, double b, 
 }
 
 double deferral_step_ms(const PipelinePlan& plan, const Topology& topology,
-               PipelineShortcuts shortcuts = {}) {
+                        PipelineShortcuts shortcuts = {}) {
   return simulate_pipeline(plan, topology, nullptr, shortcuts).step.seconds() * 1e3;
 }
 
@@ -69,7 +69,8 @@ TEST_CASE("deferred output weight gradients leave the last stage's backwards for
   // The limit: the first 2 of 8 deferred shorten the step by their 2 w, the later 6 compute in
   // place; the shortcut over the steady state is off for such a step and changes nothing.
   const PipelinePlan limited = last_stage_plan(p, m, f, b, 0.5, 2);
-  CHECK(deferral_step_ms(limited, *t) == Approx((p - 1) * (f + b) + m * (f + b + 0.5) - 2 * 0.5).margin(0.05));
+  CHECK(deferral_step_ms(limited, *t) ==
+        Approx((p - 1) * (f + b) + m * (f + b + 0.5) - 2 * 0.5).margin(0.05));
   CHECK(deferral_step_ms(limited, *t) == deferral_step_ms(limited, *t, {true, false}));
 }
 
