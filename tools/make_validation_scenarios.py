@@ -288,6 +288,45 @@ BRIDGE_RELEASES = {
                     'amax history, the script\'s settings)'),
 }
 
+# Megatron-Core's defer_embedding_wgrad_compute with its wgrad_deferral_limit
+# (parallelism.defer_output_weight_gradient, output_weight_gradient_deferral_limit), per release,
+# table and model, where the row's recipe sets it; none elsewhere. Megatron-Bridge v0.1.0rc4
+# (25.09, 6725f704): the pretrain_config of recipes/llama/llama3_70b.py (limit 22) and
+# llama31_405b.py (50), which scripts/performance/run_script.py builds the rows from;
+# utils/helpers.py set_megatron_fsdp_overrides switches it off under Megatron FSDP. From v0.2.0 on
+# (26.02 v0.3.0 21b02e0c, 26.04 v0.4.0 0fbfe7d3, 26.06 v0.5.0 fcbb6031, 26.08 v0.6.0 51885cf1) the
+# pretraining recipes no longer set it; the Llama 3 70B SFT configs do (v0.3.0-v0.5.0
+# scripts/performance/configs/llama/llama3_llm_finetune.py llama3_70b_sft_config_gb300 / _gb200 /
+# _h100, v0.6.0 perf_recipes/llama/*/llama3.py llama3_70b_sft_32gpu_*: limit 22). NVIDIA/NeMo
+# v2.2.0-v2.4.0 (NeMo 25.02-25.07; 7192a2c9, 2b03b748, 2381f42f): the performance scripts build
+# each row from pretrain_recipe(performance_mode=True), whose pretrain_performance_optimizations
+# give MegatronCommOverlapCallback defer_embedding_wgrad_compute for llama3_70b.py (22),
+# llama31_405b.py (50), nemotron4_340b.py (22) and gpt3_175b.py (50); the v2.3.0 and v2.4.0
+# scripts switch it off under Megatron FSDP. Not llama3_8b, nemotron4_15b, the mixture-of-experts
+# recipes or Megatron-LM's training arguments (which have no flag for it).
+_NEMO2_DEFERRAL = {('pretrain', 'llama3-70b'): 22, ('pretrain', 'llama3-405b'): 50,
+                   ('pretrain', 'nemotron4-340b'): 22, ('pretrain', 'gpt3-175b'): 50}
+_SFT_70B_DEFERRAL = {('finetune_sft', 'llama3-70b'): 22}
+BRIDGE_OUTPUT_WGRAD_DEFERRAL = {
+    '25.09': {('pretrain', 'llama3-70b'): 22, ('pretrain', 'llama3-405b'): 50},
+    '26.02': _SFT_70B_DEFERRAL, '26.04': _SFT_70B_DEFERRAL, '26.06': _SFT_70B_DEFERRAL,
+    '26.08': _SFT_70B_DEFERRAL,
+    'NeMo 25.02': _NEMO2_DEFERRAL, 'NeMo 25.04': _NEMO2_DEFERRAL, 'NeMo 25.07': _NEMO2_DEFERRAL,
+}
+OUTPUT_WGRAD_DEFERRAL_RULE = """# The output layer's weight-gradient GEMMs of the step's first {limit} micro-batches deferred
+#   into the pipeline's flush on the last stage ({recipe}: comm_overlap
+#   defer_embedding_wgrad_compute with wgrad_deferral_limit {limit}; BRIDGE_OUTPUT_WGRAD_DEFERRAL in
+#   tools/make_validation_scenarios.py)."""
+
+
+def bridge_output_wgrad_deferral(release, table, model, pp, fsdp):
+    """The row's wgrad_deferral_limit where its recipe defers the output layer's weight
+    gradients (pipeline parallel only; Megatron FSDP switches it off), else None."""
+    if pp < 2 or fsdp:
+        return None
+    return BRIDGE_OUTPUT_WGRAD_DEFERRAL.get(release, {}).get((table, model))
+
+
 # The releases whose performance recipes compute the loss with Transformer Engine's Triton cross
 # entropy (job.transformer_engine_cross_entropy: Megatron-Core's cross_entropy_fusion_impl "te"):
 # NVIDIA/NeMo v2.3.0 (NeMo 25.04) scripts/performance/utils.py and v2.4.0 (25.07) helpers.py set
@@ -1171,6 +1210,10 @@ def bridge(rows, out):
             if bridge_hybridep(release, r['release'], system, precision, model, r['ep']):
                 lines.append(f'expert_combine_sms: {HYBRIDEP_SMS}')
         lines += bridge_model_lines(r, release, system, model, precision)
+        deferral = bridge_output_wgrad_deferral(release, r['table'], model, pp, fsdp)
+        if deferral:
+            lines += ['defer_output_weight_gradient: true',
+                      f'output_weight_gradient_deferral_limit: {deferral}']
         offload = bridge_offload_layers(r, system) if fsdp else None
         if offload:
             lines.append(f'activation_offload_layers: {offload}')
@@ -1216,6 +1259,8 @@ def bridge(rows, out):
         te_loss = te_cross_entropy(release, r['table'])
         if te_loss:
             extra_rules += '\n' + TE_CROSS_ENTROPY_RULE
+        if deferral:
+            extra_rules += '\n' + OUTPUT_WGRAD_DEFERRAL_RULE.format(limit=deferral, recipe=recipe)
         causal = not r['release'].startswith(('NeMo 25.0', 'Megatron-LM'))
         label = release if release.startswith(('Megatron-LM', 'NeMo')) else r['release']
         variant = bridge_variant(r)

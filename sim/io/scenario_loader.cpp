@@ -514,6 +514,21 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.pipeline_runs() > 1 && m.deepspeed_pipeline_engine()) {
     p.error("pipeline_runs", "is torch.distributed.pipelining's: not with deepspeed_pipeline_engine");
   }
+  // Pipeline parallel > 1, zero_stage, LoRA and the output layer's precision: each
+  // configuration's problem (configuration_space.cpp).
+  p.at_least("output_weight_gradient_deferral_limit", 0);
+  if (m.has_output_weight_gradient_deferral_limit() && !m.defer_output_weight_gradient()) {
+    p.error("output_weight_gradient_deferral_limit",
+            "applies with defer_output_weight_gradient only");
+  }
+  if (m.defer_output_weight_gradient() && m.deepspeed_pipeline_engine()) {
+    p.error("defer_output_weight_gradient",
+            "is Megatron-Core's: not with deepspeed_pipeline_engine");
+  }
+  if (m.defer_output_weight_gradient() && m.pipeline_runs() > 1) {
+    p.error("defer_output_weight_gradient",
+            "is Megatron-Core's, one pipeline schedule a step: not with pipeline_runs");
+  }
   if (m.has_virtual_stages() && m.virtual_stages() > 1 &&
       m.schedule() != s::INTERLEAVED_ONE_F_ONE_B) {
     p.error("virtual_stages", "needs schedule INTERLEAVED_ONE_F_ONE_B");

@@ -80,18 +80,21 @@ struct MatmulTimes {
   Picoseconds data_gradient, weight_gradient;  // the backward's two GEMMs alone
 };
 
+// An m x n x k GEMM of matmul `op`: `count` kernels of one matrix each, or one kernel of `count`
+// (LayerOp::kernel_per_matrix).
+Picoseconds op_matmul(const LayerOp& op, const ComputeModel& compute, int64_t m, int64_t n,
+                      int64_t k) {
+  if (!op.kernel_per_matrix) return compute.matmul(m, n, k, op.count, op.sixteen_bit);
+  return Picoseconds(op.count * compute.matmul(m, n, k, 1, op.sixteen_bit).count());
+}
+
 MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& compute,
                         GroupCollectives* tp, int overlap_ranks) {
   const LayerOp& op = ops[i];
   const bool b16 = op.sixteen_bit;
-  // `count` kernels of one matrix each, or one kernel of `count` (LayerOp::kernel_per_matrix).
-  const auto matmul = [&](int64_t m, int64_t n, int64_t k) {
-    if (!op.kernel_per_matrix) return compute.matmul(m, n, k, op.count, b16);
-    return Picoseconds(op.count * compute.matmul(m, n, k, 1, b16).count());
-  };
-  const Picoseconds data_gradient = matmul(op.m, op.k, op.n);
-  const Picoseconds weight_gradient = op.frozen ? Picoseconds(0) : matmul(op.k, op.n, op.m);
-  MatmulTimes t{matmul(op.m, op.n, op.k), {}, data_gradient + weight_gradient, {},
+  const Picoseconds data_gradient = op_matmul(op, compute, op.m, op.k, op.n);
+  const Picoseconds weight_gradient = weight_gradient_time(op, compute);
+  MatmulTimes t{op_matmul(op, compute, op.m, op.n, op.k), {}, data_gradient + weight_gradient, {},
                 data_gradient, weight_gradient};
   if (op.backward_runs) t.backward = Picoseconds(*op.backward_runs * t.forward.count());
   if (overlap_ranks < 2) return t;
@@ -254,6 +257,10 @@ Picoseconds GroupCollectives::time(CollectiveOp op, double bytes) {
   simulation.run();
   it->second = last;
   return it->second;
+}
+
+Picoseconds weight_gradient_time(const LayerOp& op, const ComputeModel& compute) {
+  return op.frozen ? Picoseconds(0) : op_matmul(op, compute, op.k, op.n, op.m);
 }
 
 bool backward_reads(const LayerOp& op) {

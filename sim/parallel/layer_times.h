@@ -127,6 +127,9 @@ RecomputedParts recomputed_parts(const schema::Parallelism& p);
 // (" adapter A"); true for the others.
 bool backward_reads(const LayerOp& op);
 
+// The weight-gradient GEMM of matmul `op` alone, (k x m).(m x n); 0 for a frozen weight.
+Picoseconds weight_gradient_time(const LayerOp& op, const ComputeModel& compute);
+
 // `overlap_ranks` > 1: under sequence parallelism, the all-gathers and reduce-scatters run in
 // chunks beside the GEMMs they feed or drain (tensor_comm_overlap.h).
 // Requires: `groups` has a group for every kind of collective in `ops`.

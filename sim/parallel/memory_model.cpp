@@ -11,6 +11,7 @@
 
 #include "sim/parallel/activation_memory.h"
 #include "sim/parallel/expert_parallel.h"
+#include "sim/parallel/output_weight_gradient_deferral.h"
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/parallel/stage_parameters.h"
 #include "sim/util/units.h"
@@ -319,8 +320,17 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
     const double bytes_per_logit = cross_entropy_bytes(cross_entropy_kernel(job)).kept;
     e.logits_bytes = bytes_per_logit * job.sequence_length() / p.context_parallel() *
                      p.micro_batch_size() * t.vocab_size() / tp;
+    // Every deferred micro-batch's tensors at once: the buffers fill in the first micro-batches'
+    // backwards and empty only in the flush. Exact beside the peak's activations in flight when
+    // fewer than the micro-batches are deferred (the buffers are full in the steady state); an
+    // upper bound when all are (full only as the last backwards leave fewer in flight).
+    const int micro_batches =
+        static_cast<int>(job.global_batch_size() / (p.micro_batch_size() * p.data_parallel()));
+    e.deferred_output_bytes =
+        deferred_output_micro_batches(p, micro_batches) * deferred_output_bytes(t, job, p);
   }
-  const double tensors = e.model_state_bytes() + e.activations_bytes + e.logits_bytes;
+  const double tensors =
+      e.model_state_bytes() + e.activations_bytes + e.logits_bytes + e.deferred_output_bytes;
   e.runtime_bytes = runtime.fixed_bytes + runtime.fragmentation_fraction * tensors;
   return e;
 }

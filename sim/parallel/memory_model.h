@@ -5,9 +5,9 @@
 // group), the FP8 weight copies Transformer Engine caches, activations of the micro-batches in
 // flight under the pipeline schedule (1 / context_parallel of each sequence; fully recomputed
 // layers keep their input only; offloaded layers' tensors in host memory but one layer's; a MoE
-// layer's all-to-all send and receive buffers), the output
-// layer's logits, and the runtime's own memory. Evaluated for every pipeline stage; the fullest
-// stage is reported.
+// layer's all-to-all send and receive buffers), the output layer's logits and its deferred weight
+// gradients' kept tensors, and the runtime's own memory. Evaluated for every pipeline stage; the
+// fullest stage is reported.
 #pragma once
 
 #include "sim/io/schema/gpu.pb.h"
@@ -43,6 +43,9 @@ struct MemoryEstimate {
   // In host memory (parallelism.activation_offload_layers), not in the total.
   double offloaded_activations_bytes = 0;
   double logits_bytes = 0;       // output layer (last stage only)
+  // The last stage's deferred output-layer weight gradients' inputs, kept until the flush
+  // (parallelism.defer_output_weight_gradient; output_weight_gradient_deferral.h).
+  double deferred_output_bytes = 0;
   double runtime_bytes = 0;      // fixed runtime memory + fragmentation
   double capacity_bytes = 0;
 
@@ -50,7 +53,8 @@ struct MemoryEstimate {
     return weights_bytes + gradients_bytes + optimizer_bytes + weight_cache_bytes;
   }
   double total_bytes() const {
-    return model_state_bytes() + activations_bytes + logits_bytes + runtime_bytes;
+    return model_state_bytes() + activations_bytes + logits_bytes + deferred_output_bytes +
+           runtime_bytes;
   }
   bool fits() const { return total_bytes() <= capacity_bytes; }
   double missing_bytes() const { return fits() ? 0 : total_bytes() - capacity_bytes; }

@@ -64,8 +64,14 @@ class PipelineRun final : private EventHandler {
     for (int r = 0; r < p; ++r) start_zero3(r);
     const bool zero3 =
         std::any_of(zero3_.begin(), zero3_.end(), [](auto& z) { return z != nullptr; });
-    // The steady-state shortcut knows one fill and drain a step.
-    if (skip_steady_state && !timeline && !zero3 && !plan.deepspeed_exchange && plan.runs == 1) {
+    // The steady-state shortcut knows one fill and drain a step, and tasks whose length depends
+    // on their chunk alone: not some micro-batches' deferred weight gradients.
+    const bool partly_deferred = std::any_of(plan.work.begin(), plan.work.end(), [&](auto& w) {
+      return w.deferred_output_micro_batches > 0 &&
+             w.deferred_output_micro_batches < plan.micro_batches;
+    });
+    if (skip_steady_state && !timeline && !zero3 && !plan.deepspeed_exchange && plan.runs == 1 &&
+        !partly_deferred) {
       std::vector<StageSchedule> schedules;
       for (const Stage& s : stages_) schedules.push_back({s.tasks, s.last_backward_of_chunk});
       skip_.emplace(std::move(schedules));
@@ -108,6 +114,7 @@ class PipelineRun final : private EventHandler {
     std::vector<PipelineTask> tasks;
     size_t next = 0;
     bool busy = false;
+    bool draining = false;  // running its deferred weight gradients after its last task
     Picoseconds started;  // of the running task (collectives beside it may stretch it)
     std::vector<char> arrived;                 // inputs received and not yet used, by input_index()
     int waiting = 0;                           // how many
@@ -252,9 +259,15 @@ class PipelineRun final : private EventHandler {
     return plan_.task_duration(r, t);
   }
 
-  // The task stage r started last has ended.
+  // The task stage r started last has ended (or its deferred weight gradients have).
   void task_done(int r) {
     Stage& s = stages_[r];
+    if (s.draining) {
+      if (record_) record(r, "compute", "deferred output weight gradients", s.started);
+      s.draining = false;
+      timeline_.stages[r].last_backward_end = now();
+      return backward_done(r);
+    }
     const PipelineTask& task = s.tasks[s.next - 1];
     if (record_) {
       const Picoseconds start = s.started;
@@ -265,7 +278,7 @@ class PipelineRun final : private EventHandler {
     if (last) timeline_.stages[r].last_backward_end = now();
     if (s.last_backward_of_chunk[s.next - 1]) finish_filling(r);
     if (plan_.deepspeed_exchange) return begin_exchange(r, PipelineTask(task));
-    if (last) backward_done(r);
+    if (last) finish_backwards(r);
     // A combined step sends its forward's output with its backward's, once the step is over:
     // Megatron-Core's host issues post_forward (the send) after the layer loop of both passes
     // (NVIDIA/Megatron-LM core_v0.16.0 3bec9aa, models/common/model_chunk_schedule_plan.py
@@ -496,6 +509,20 @@ class PipelineRun final : private EventHandler {
     p.filling = false;
     p.armed = false;
     for (; p.filled < p.chunk_buckets; ++p.filled) bucket_ready(r);
+  }
+
+  // Stage r's last task has ended: its gradients are final, or once the weight-gradient GEMMs it
+  // deferred have run after it on the compute stream (Megatron-Core runs them after the
+  // schedule's last send, before finalize_model_grads waits for the reductions; the buckets were
+  // launched from the backwards' hooks as they are without them).
+  void finish_backwards(int r) {
+    const Picoseconds drain = plan_.deferred_drain(r);
+    if (drain <= Picoseconds(0)) return backward_done(r);
+    Stage& s = stages_[r];
+    s.draining = true;
+    s.started = now();
+    timeline_.stages[r].busy += drain;
+    if (const auto end = contention_[r].start(now(), drain)) schedule_at(*end, kTaskEnd, r);
   }
 
   void backward_done(int r) {

@@ -55,6 +55,12 @@ struct StageWork {
   // The SMs of the stage's GPU (Gpu.streaming_multiprocessors), of which overlapped
   // data-parallel collectives take theirs (collective_sm_contention.h); 0: none taken.
   int gpu_sms = 0;
+  // The last stage's deferred output-layer weight gradients (output_weight_gradient_deferral.h):
+  // the backwards of the last chunk's first `deferred_output_micro_batches` micro-batches run
+  // without their `output_weight_gradient` (one micro-batch's GEMM), and the stage runs them all
+  // after its last backward, before its gradients are final.
+  int deferred_output_micro_batches = 0;
+  Picoseconds output_weight_gradient = {};
 };
 
 struct PipelinePlan {
@@ -115,10 +121,18 @@ struct PipelinePlan {
   }
   Picoseconds task_duration(int stage, const PipelineTask& t) const {
     const StageWork& w = work[stage];
+    const bool deferred = !t.forward && t.chunk == chunks - 1 &&
+                          t.micro_batch < w.deferred_output_micro_batches;
+    const Picoseconds less = deferred ? w.output_weight_gradient : Picoseconds(0);
     if (t.combined && !w.combined_forward.empty()) {
-      return t.forward ? w.combined_forward[t.chunk] : w.combined_backward[t.chunk];
+      return t.forward ? w.combined_forward[t.chunk] : w.combined_backward[t.chunk] - less;
     }
-    return t.forward ? chunk_forward(stage, t.chunk) : chunk_backward(stage, t.chunk);
+    return t.forward ? chunk_forward(stage, t.chunk) : chunk_backward(stage, t.chunk) - less;
+  }
+  // The deferred weight-gradient GEMMs stage `stage` runs after its last backward.
+  Picoseconds deferred_drain(int stage) const {
+    const StageWork& w = work[stage];
+    return Picoseconds(w.deferred_output_micro_batches * w.output_weight_gradient.count());
   }
 };
 
@@ -126,7 +140,7 @@ struct StageTimeline {
   Picoseconds busy;  // compute stream time
   // What the overlapped collectives' SMs added to the compute (collective_sm_contention.h).
   Picoseconds collective_stretch;
-  Picoseconds last_backward_end;
+  Picoseconds last_backward_end;  // with the deferred weight gradients after it, if any
   Picoseconds gradients_reduced;  // data-parallel reduction done
   Picoseconds parameter_wait;     // ZeRO-3: compute stream idle until weight gathers arrive
   Picoseconds optimizer_end;      // optimizer step done

@@ -13,6 +13,7 @@
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/muon_step.h"
 #include "sim/parallel/optimizer_step.h"
+#include "sim/parallel/output_weight_gradient_deferral.h"
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/parallel/shared_expert_stream.h"
 #include "sim/parallel/stage_parameters.h"
@@ -32,6 +33,9 @@ namespace s = schema;
 struct Kernels {
   std::array<LayerTimes, kLayerKinds> layers;  // by LayerKind
   LayerTimes output;
+  // Of the output layer's backward: its logits GEMM's weight gradient alone (what
+  // defer_output_weight_gradient moves into the flush).
+  Picoseconds output_weight_gradient;
   LayerTimes dense_windowed, experts_windowed;
   LayerTimes mtp;  // one multi-token-prediction module, on the output chunk
   // Muon: one layer's Newton-Schulz work per kind (muon_step.h), before the split over ranks.
@@ -371,6 +375,11 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
       output_forward_ops(t, shape, job.fp8_output_layer(), cross_entropy_kernel(job));
   if (job.has_lora()) output = with_lora(job.lora(), std::move(output));  // frozen: no adapter
   k.output = time_layer(output, compute, groups, s::RECOMPUTE_NONE);
+  for (const LayerOp& op : output) {
+    if (op.kind == LayerOp::Kind::kMatmul) {
+      k.output_weight_gradient = weight_gradient_time(op, compute);
+    }
+  }
   if (job.fp8_output_layer()) {
     // The MXFP8 logit GEMMs cast their input and the logits' gradient as a layer's GEMMs do.
     const Fp8CastBytes casts = fp8_cast_bytes(output, gemm_recipe(job),
@@ -558,6 +567,10 @@ class StageBuilder {
     finish_stage(r, local, trainable_parameters(t_, job_, p_, local, layout_.stage_layers(r)),
                  buckets, muon, &w, plan);
     w.gpu_sms = compute_.gpu().streaming_multiprocessors();
+    if (last_stage) {
+      w.deferred_output_micro_batches = deferred_output_micro_batches(p_, plan.micro_batches);
+      w.output_weight_gradient = kernels_.output_weight_gradient;
+    }
     plan.work.push_back(std::move(w));
   }
 

@@ -285,6 +285,38 @@ ConfigurationProblem fsdp2_expert_problem(const s::Parallelism& p) {
   return {};
 }
 
+// Megatron-Core's defer_embedding_wgrad_compute where the step can run it: its own checks
+// (model_parallel_config.py: "Cannot defer embedding wgrad compute when pipeline model parallel is
+// not used"; gradient accumulation fusion, which Megatron FSDP and a frozen output layer do not
+// give it), Transformer Engine's MXFP8 output layer refusing the buffers
+// (extensions/transformer_engine.py; NVIDIA/Megatron-LM d98e8a64), and Megatron-Bridge switching
+// it off under Megatron FSDP (scripts/performance/utils/overrides.py
+// _set_megatron_fsdp_overrides).
+ConfigurationProblem output_weight_gradient_deferral_problem(const s::Parallelism& p,
+                                                             const LoadedScenario& scenario) {
+  const char* field = "parallelism.defer_output_weight_gradient";
+  if (p.pipeline_parallel() < 2) {
+    return {"deferring output weight gradients needs pipeline parallel > 1", field};
+  }
+  if (!scenario.model->has_transformer()) {
+    return {"deferring output weight gradients applies to transformers only", field};
+  }
+  if (p.zero_stage() >= 3) {
+    return {"deferring output weight gradients is not run under ZeRO-3 or Megatron FSDP", field,
+            "zero_stage " + std::to_string(p.zero_stage())};
+  }
+  const s::TrainingJob& job = scenario.scenario().job();
+  if (job.has_lora()) {
+    return {"deferring output weight gradients needs a trained output layer (LoRA freezes it)",
+            field};
+  }
+  if (job.fp8_output_layer()) {
+    return {"Transformer Engine's narrow output layer cannot defer its weight gradients", field,
+            "job.fp8_output_layer"};
+  }
+  return {};
+}
+
 }  // namespace
 
 ConfigurationProblem configuration_problem(const Configuration& c, const LoadedScenario& scenario) {
@@ -373,6 +405,10 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
                                      std::to_string(p.pipeline_parallel()) + " stages"
                                : std::string())};
     }
+  }
+  if (p.defer_output_weight_gradient()) {
+    ConfigurationProblem deferral = output_weight_gradient_deferral_problem(p, scenario);
+    if (!deferral.empty()) return deferral;
   }
   if (p.sequence_parallel() && p.tensor_parallel() == 1) {
     return {"sequence parallelism needs tensor parallel > 1", "parallelism.sequence_parallel"};

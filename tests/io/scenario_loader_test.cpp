@@ -808,6 +808,40 @@ TEST_CASE("pipeline runs: at least 1, and not under DeepSpeed's pipeline engine"
         "with deepspeed_pipeline_engine\n");
 }
 
+TEST_CASE("deferred output weight gradients: Megatron-Core's pipeline, a trained output layer") {
+  const auto errors = [](const std::string& fields, const std::string& job_extra = "") {
+    return scenario_errors(
+        scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096" + job_extra,
+                 "instance: \"aws.p4d.24xlarge\" nodes: 2", "parallelism { " + fields + " }\n"));
+  };
+  CHECK(errors("output_weight_gradient_deferral_limit: 4") ==
+        "s.textproto:12:15: parallelism.output_weight_gradient_deferral_limit: applies with "
+        "defer_output_weight_gradient only\n");
+  CHECK(errors("pipeline_parallel: 2 defer_output_weight_gradient: true "
+               "output_weight_gradient_deferral_limit: -1") ==
+        "s.textproto:12:71: parallelism.output_weight_gradient_deferral_limit: must be >= 0, got "
+        "-1\n");
+  CHECK(errors("pipeline_parallel: 2 deepspeed_pipeline_engine: true "
+               "defer_output_weight_gradient: true") ==
+        "s.textproto:12:68: parallelism.defer_output_weight_gradient: is Megatron-Core's: not "
+        "with deepspeed_pipeline_engine\n");
+  CHECK(errors("pipeline_parallel: 2 pipeline_runs: 2 defer_output_weight_gradient: true") ==
+        "s.textproto:12:53: parallelism.defer_output_weight_gradient: is Megatron-Core's, one "
+        "pipeline schedule a step: not with pipeline_runs\n");
+  // The configuration's problems, at the field.
+  CHECK_THAT(errors("defer_output_weight_gradient: true"),
+             Catch::StartsWith("s.textproto:12:15: parallelism.defer_output_weight_gradient: "
+                               "deferring output weight gradients needs pipeline parallel > 1"));
+  CHECK(errors("pipeline_parallel: 2 zero_stage: 3 defer_output_weight_gradient: true") ==
+        "s.textproto:12:50: parallelism.defer_output_weight_gradient: deferring output weight "
+        "gradients is not run under ZeRO-3 or Megatron FSDP: zero_stage 3\n");
+  CHECK_THAT(errors("pipeline_parallel: 2 defer_output_weight_gradient: true",
+                    " lora { rank: 16 target_modules: LINEAR_QKV }"),
+             Catch::StartsWith("s.textproto:12:36: parallelism.defer_output_weight_gradient: "
+                               "deferring output weight gradients needs a trained output layer "
+                               "(LoRA freezes it)"));
+}
+
 TEST_CASE("hybrid sharding: groups of at least 1 rank that divide the data-parallel ranks") {
   const auto hsdp = [](const std::string& zero, int shard) {
     return scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",

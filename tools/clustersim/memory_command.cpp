@@ -55,12 +55,14 @@ int memory_command(const std::vector<std::string>& args) {
     const Configuration& c = space.valid[i];
     const s::Parallelism& p = c.parallelism;
     const MemoryEstimate e = evaluator.memory(c);
+    // "logits": the output layer's, with its deferred weight gradients' kept tensors.
+    const double output_layer = e.logits_bytes + e.deferred_output_bytes;
     std::vector<Table::Cell> cells = layout_cells(c);
     cells.insert(cells.end(),
                  {static_cast<double>(p.zero_stage()), p.distributed_optimizer(),
                   recompute_label(p), static_cast<double>(e.stage), gib(e.weights_bytes),
                   gib(e.gradients_bytes), gib(e.optimizer_bytes), gib(e.weight_cache_bytes),
-                  gib(e.activations_bytes), gib(e.logits_bytes), gib(e.runtime_bytes),
+                  gib(e.activations_bytes), gib(output_layer), gib(e.runtime_bytes),
                   gib(e.total_bytes()), gib(e.capacity_bytes), e.fits(), gib(e.missing_bytes())});
     table.add_row(std::move(cells));
   }
