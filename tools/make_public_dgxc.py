@@ -31,6 +31,20 @@ PEAK = {'H100': {False: 989, True: 1979}, 'GB200': {False: 2450, True: 4900}}
 # calibration's GB200 rows (tools/make_validation_scenarios.py nvl72_segment_trays).
 CLUSTER = {'H100': ('onprem.dgx-h100', 8, ''),
            'GB200': ('onprem.gb200-nvl72', 4, ' nvlink_domain_nodes: 16')}
+# Megatron-Core's defer_embedding_wgrad_compute with its wgrad_deferral_limit
+# (parallelism.defer_output_weight_gradient, output_weight_gradient_deferral_limit) per Llama size,
+# written where PP > 1 (Megatron-Core refuses it without pipeline parallelism):
+#   NeMo 1.0 (@ COMMIT): llama3.1/llama3.1_70b.yaml lines 118-119 (true, 22) and llama3.1_405b.yaml
+#     lines 124-125 (true, 50); configure.sh sets it false on the 405B's 32-GPU proxy (PP 1);
+#     llama3.1_8b.yaml false; grok1/grok1_314b.yaml sets neither (NeMo 1.0's default, off).
+#   NeMo 2.0 (NVIDIA/NeMo @ LLAMA2_NEMO for release 25.04, 7a8f1cc7bc40 and 6f2c6fdaffcc for the
+#     25.05 405B rows): nemo/collections/llm/recipes/llama3_70b.py and llama31_405b.py
+#     pretrain_performance_optimizations give MegatronCommOverlapCallback
+#     defer_embedding_wgrad_compute=True, wgrad_deferral_limit=22 and 50, which neither the
+#     recipe's pretrain_llama31.py nor scripts/performance/llm/pretrain_llama31_405b.py (-fsdp 0)
+#     changes; llama3_8b.py and scripts/performance/llm/pretrain_grok1_314b.py's
+#     pretrain_performance_optimizations set none (the callback's default, off).
+OUTPUT_WGRAD_DEFERRAL = {'70b': 22, '405b': 50}
 
 FP8_NOTE = ("FP8 as configure.sh's model.fp8=True and model.fp8_hybrid=True run it in NeMo 1.0: "
             "Transformer Engine's delayed scaling (amax history 1024, 'max': the YAML's fp8 knobs) "
@@ -54,12 +68,15 @@ LLAMA_TP = {
           "false in the YAML)",
     '70b': "sequence parallelism and Transformer Engine's userbuffers TP overlap (sequence_parallel, "
            "ub_tp_comm_overlap: true); overlap_p2p_comm: true; defer_embedding_wgrad_compute: true "
-           "(the output layer's weight gradient deferred into the pipeline flush, not simulated)",
+           "with wgrad_deferral_limit: 22 (the output layer's weight-gradient GEMMs of the step's "
+           "first 22 micro-batches run in the pipeline flush: parallelism."
+           "defer_output_weight_gradient)",
     '405b': "sequence parallelism and Transformer Engine's userbuffers TP overlap (sequence_parallel, "
             "ub_tp_comm_overlap: true; with FP8 configure.sh also sets the proj and fc2 forward "
             "userbuffers to FP8, fp8_buf, not simulated: the TP exchange is counted in BF16); "
-            "overlap_p2p_comm: true; defer_embedding_wgrad_compute: true (not simulated; false on "
-            "32 GPUs)",
+            "overlap_p2p_comm: true; defer_embedding_wgrad_compute: true with "
+            "wgrad_deferral_limit: 50 (parallelism.defer_output_weight_gradient; configure.sh sets "
+            "it false on 32 GPUs, PP 1)",
 }
 LLAMA_MODEL = {
     '8b': "Model: llama3-8b (the YAML's shape is Meta's: 32 layers, hidden 4096, 8 KV groups; the "
@@ -146,8 +163,9 @@ NEMO2_405B_RECIPE = (
     "distributed optimizer with overlapped gradient reduce-scatter and parameter all-gather, "
     "gradients reduced in BF16 (pretrain_performance_optimizations: grad_reduce_in_fp32 = False), "
     "sequence parallelism and the userbuffers TP overlap ({ub}), "
-    "defer_embedding_wgrad_compute (not simulated), the embedding and the loss counted as pipeline "
-    "layers (account_for_embedding/loss_in_pipeline_split: 126 + 2 layers on 64 chunks), "
+    "defer_embedding_wgrad_compute with wgrad_deferral_limit 50 (parallelism."
+    "defer_output_weight_gradient), the embedding and the loss counted as pipeline layers "
+    "(account_for_embedding/loss_in_pipeline_split: 126 + 2 layers on 64 chunks), "
     "Transformer Engine's cross entropy (utils.py set_primary_perf_configs: "
     "cross_entropy_fusion_impl 'te'), context parallelism peer to peer, Megatron-Core's default "
     "rank order (TP_DP_PP). {fp8}")
@@ -183,11 +201,13 @@ LLAMA2_RECIPE = (
 LLAMA2_OVERLAP = {
     '8b': "no TP (tp_comm_overlap=False in llama3_8b's performance mode), ",
     '70b': "sequence parallelism and the userbuffers TP overlap (userbuffers_{{bf16,fp8}}_h100_h8192_"
-           "tp4_mbs1_seqlen8192), defer_embedding_wgrad_compute (not simulated), ",
+           "tp4_mbs1_seqlen8192), defer_embedding_wgrad_compute with wgrad_deferral_limit 22 "
+           "(parallelism.defer_output_weight_gradient), ",
     '405b': "sequence parallelism and the userbuffers TP overlap (userbuffers_{{bf16,fp8}}_h100_"
-            "h16384_tp8_cp2_mbs1_seqlen8192), defer_embedding_wgrad_compute (not simulated), the "
-            "embedding and the loss counted as pipeline layers (llama31_405b.py: "
-            "account_for_embedding/loss_in_pipeline_split True), ",
+            "h16384_tp8_cp2_mbs1_seqlen8192), defer_embedding_wgrad_compute with "
+            "wgrad_deferral_limit 50 (parallelism.defer_output_weight_gradient; not at PP 1, where "
+            "Megatron-Core refuses it), the embedding and the loss counted as pipeline layers "
+            "(llama31_405b.py: account_for_embedding/loss_in_pipeline_split True), ",
 }
 LLAMA2_FP8 = ("FP8 as pretrain_llama31.py sets it for --compute_dtype fp8: bf16_with_fp8_mixed, "
               "per-tensor delayed scaling (amax history 1024) with FP8 weights (fp8_params True). ")
@@ -260,7 +280,8 @@ def wrap(text):
 
 def write(row):
     """The scenario of one row: a dict of name, title, readme, table, gpus, step, fp8, mfu, model,
-    gbs, seq, tp, pp, cp, vp, ep (0: dense), notes."""
+    gbs, seq, tp, pp, cp, vp, ep (0: dense), notes, and deferral (the recipe's
+    wgrad_deferral_limit, or none)."""
     fp8, tp, pp, cp = row['fp8'], row['tp'], row['pp'], row['cp']
     system, commit = row.get('system', 'H100'), row.get('commit', COMMIT)
     instance, gpus_per_node, domain = CLUSTER[system]
@@ -303,6 +324,9 @@ def write(row):
     if row['vp']:
         lines += ['  schedule: INTERLEAVED_ONE_F_ONE_B', f'  virtual_stages: {row["vp"]}']
     lines += ['  distributed_optimizer: true'] + [f'  {p}' for p in row.get('par_extra', [])]
+    if row.get('deferral') and pp > 1:
+        lines += ['  defer_output_weight_gradient: true',
+                  f'  output_weight_gradient_deferral_limit: {row["deferral"]}']
     lines += ['}',
               'published {',
               f'  group: "Public check: NeMo DGXC benchmarking, {row["group"]} ({system}, {prec})"',
@@ -323,7 +347,7 @@ def llama_rows():
                        table=f'Llama 3.1 {size}', group=f'Llama 3.1 {size.upper()}',
                        name=f'llama3.1-{size}-h100-{gpus}-dgxc', gpus=gpus, model=s['model'],
                        gbs=s['gbs'](gpus), seq=8192, tp=s['tp'], pp=s['pp'], cp=s['cp'],
-                       vp=s['vp'], ep=0)
+                       vp=s['vp'], ep=0, deferral=OUTPUT_WGRAD_DEFERRAL.get(size))
             notes = [LLAMA_RECIPE.format(size=size, tp_overlap=LLAMA_TP[size]), LLAMA_MODEL[size]]
             if size == '405b' and gpus in LLAMA_405B_PROXIES:
                 layers, pp, vp, gbs, model = LLAMA_405B_PROXIES[gpus]
@@ -360,6 +384,7 @@ def nemo2_405b_rows():
                          f'{"-nemo2-25.05" if system == "H100" else ""}'),
                    gpus=gpus, model='llama3-405b', gbs=gpus // 2, seq=8192, tp=tp, pp=8, cp=2,
                    vp=8, ep=0, system=system, commit=commit, fp8_note='',
+                   deferral=OUTPUT_WGRAD_DEFERRAL['405b'],
                    job_extra=['transformer_engine_cross_entropy: true'],
                    par_extra=['embedding_in_pipeline_split: true', 'loss_in_pipeline_split: true'])
         for is_fp8, step, mfu in ((False, bf16, mfu_bf16), (True, fp8, mfu_fp8)):
@@ -384,7 +409,8 @@ def llama_nemo2_rows():
                        table=f'Llama 3.1 {size}', group=f'Llama 3.1 {size.upper()}, NeMo 2.0',
                        name=f'llama3.1-{size}-h100-{gpus}-dgxc-nemo2', gpus=gpus, model=model,
                        gbs=gbs, seq=8192, tp=tp, pp=pp, cp=cp, vp=vp, ep=0, commit=LLAMA2_COMMIT,
-                       fp8_note='', par_extra=par_extra, fp8=fp8, step=step, mfu=mfu, notes=notes)
+                       fp8_note='', par_extra=par_extra, fp8=fp8, step=step, mfu=mfu, notes=notes,
+                       deferral=OUTPUT_WGRAD_DEFERRAL.get(size))
 
 
 def grok_nemo2_rows():

@@ -119,9 +119,7 @@ RELEASES = {
               "(custom.yaml sets no cross_entropy_loss_fusion: Megatron-Core's default False); "),
         missing=("Not expressible, left at the simulator's one model: per-layer CUDA graphs "
                  "where the config sets LAYER_CUDA_GRAPH=1 (the simulator charges a dense layer "
-                 "no host launch time, so graphs change nothing in it); custom.yaml's "
-                 "defer_embedding_wgrad_compute (true where PP > 1, MBS 1 and MINIBS <= 256: the "
-                 "output layer's weight-gradient GEMMs deferred into the pipeline flush); the FP8 "
+                 "no host launch time, so graphs change nothing in it); the FP8 "
                  "and atomic variants of the TP overlap's reduce-scatter (NVTE_UB_FP8_RS, "
                  "NVTE_UB_ATOMIC_GEMM_RS, NVTE_RS_STRIDED_ATOMIC); the asynchronous amax reduction "
                  "(NVTE_ASYNC_AMAX_REDUCTION=1) and the NCCL CTA limits "
@@ -137,13 +135,11 @@ RELEASES = {
               "attention as cuDNN's fused attention (Transformer Engine 1.x prefers FusedAttention "
               "over flash-attn on sm90, read at v1.6rc1 and v1.11); the loss as Megatron-Core's "
               "fused cross entropy (custom.yaml's CROSS_ENTROPY_LOSS_FUSION default True); "),
-        missing=("Not expressible, left at the simulator's one model: "
-                 "defer_embedding_wgrad_compute (the config's DEFER_EMBEDDING_WGRAD_COMPUTE=True, "
-                 "WGRAD_DEFERRAL_LIMIT=65: the output layer's weight-gradient GEMMs deferred into "
-                 "the pipeline flush); vboost where the config sets VBOOST_VALUE=1 (at MINIBS 128: "
-                 "nvidia-smi boost-slider, the power budget shifted toward the SM clocks); the "
-                 "gradient "
-                 "buckets' size (BUCKET_CAP_MB); the atomic variant of the TP overlap's "
+        missing=("Not expressible, left at the simulator's one model: vboost where the config "
+                 "sets VBOOST_VALUE=1 (at MINIBS 128: nvidia-smi boost-slider, the power budget "
+                 "shifted toward the SM clocks); the gradient buckets' size (BUCKET_CAP_MB); the "
+                 "atomic "
+                 "variant of the TP overlap's "
                  "reduce-scatter (NVTE_UB_ATOMIC_GEMM_RS=1) and the NCCL CTA limits "
                  "(conf/nccl/custom_communicator_cta.yaml).")),
     'v5.0': dict(
@@ -167,13 +163,40 @@ RELEASES = {
               "embedding and the loss counted as a layer each in the pipeline split "
               "(ASYM_PP_EMBED, ASYM_PP_LOSS: 128 layers over 64 model chunks); Megatron-Core's "
               "rank order tp-cp-dp-pp (TP_DP_PP); "),
-        missing=("Not expressible, left at the simulator's one model: "
-                 "defer_embedding_wgrad_compute (DEFER_EMBEDDING_WGRAD_COMPUTE=True, "
-                 "WGRAD_DEFERRAL_LIMIT=50), the parameter all-gather overlapped with the optimizer "
-                 "step (OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP) and aligned across chunks "
-                 "(ALIGN_PARAM_GATHER), the DDP bucket size (BUCKET_SIZE 200), E4M3 against "
+        missing=("Not expressible, left at the simulator's one model: the parameter all-gather "
+                 "overlapped with the optimizer step (OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP) and "
+                 "aligned across chunks (ALIGN_PARAM_GATHER), the DDP bucket size (BUCKET_SIZE "
+                 "200), "
+                 "E4M3 against "
                  "hybrid FP8 (one FP8 rate in the simulator) and the NCCL CTA limits "
                  "(conf/nccl/custom_communicator_cta.yaml).")),
+}
+
+# Megatron-Core's defer_embedding_wgrad_compute and wgrad_deferral_limit per release
+# (parallelism.defer_output_weight_gradient, output_weight_gradient_deferral_limit): a function of
+# (PP, MINIBS, MBS) giving the limit (0: every micro-batch) or None where the recipe does not defer.
+#   v3.0, v3.1: conf/custom.yaml (mlcommons/training_results_v3.1 f33f9444) sets neither, NeMo's
+#     own GPT model of those releases has no such path: off.
+#   v4.0: conf/custom.yaml (training_results_v4.0 as mirrored in henrique/training_results_v4.0
+#     @ 1316e93c; the configs @ mlcommons 62f111b7): defer_embedding_wgrad_compute true when PP > 1,
+#     MINIBS <= 256 and MICRO_BATCH_SIZE 1, no wgrad_deferral_limit (Megatron-Core's
+#     ModelParallelConfig default 0: every micro-batch deferred).
+#   v4.1: eos_n{32,64}_ngc24.09_nemo/config_DGXH100_*_mbs2.sh (swsok/training_results_v4.1
+#     @ 8821c703) export DEFER_EMBEDDING_WGRAD_COMPUTE=True, WGRAD_DEFERRAL_LIMIT=65, which
+#     conf/custom.yaml passes through (defer_embedding_wgrad_compute, wgrad_deferral_limit).
+#   v5.0: config_common.sh (prishajain1/training_results_v5.0 @ 0fdc28f0, the eos-dfw_n*
+#     directories) exports DEFER_EMBEDDING_WGRAD_COMPUTE=True, WGRAD_DEFERRAL_LIMIT=50, which
+#     pretrain.py get_overlap_callback passes to MegatronCommOverlapCallback.
+DEFERRAL = {
+    'v4.0': lambda pp, minibs, mbs: 0 if pp > 1 and minibs <= 256 and mbs == 1 else None,
+    'v4.1': lambda pp, minibs, mbs: 65,
+    'v5.0': lambda pp, minibs, mbs: 50,
+}
+DEFERRAL_TEXT = {
+    'v4.0': "custom.yaml's defer_embedding_wgrad_compute (true at PP > 1, MBS 1, MINIBS <= 256) "
+            "without a wgrad_deferral_limit",
+    'v4.1': "the config's DEFER_EMBEDDING_WGRAD_COMPUTE=True, WGRAD_DEFERRAL_LIMIT=65",
+    'v5.0': "config_common.sh's DEFER_EMBEDDING_WGRAD_COMPUTE=True, WGRAD_DEFERRAL_LIMIT=50",
 }
 
 AZURE = 'Public check: MLPerf Training v3.1 GPT-3 175B (Azure ND H100 v5, FP8)'
@@ -278,9 +301,22 @@ def scenario(row):
                    'same GPUs, NVSwitch and NICs) on the rail-optimized fabric, an unknown of '
                    'this row.')
     common = COMMON if b is BENCHMARKS['gpt3'] else ''
+    deferral = DEFERRAL.get(release, lambda *_: None)(pp, minibs, mbs)
+    deferred = ''
+    if deferral is not None:
+        micro_batches = minibs // mbs
+        count = (f'the first {deferral} of its {micro_batches}' if 0 < deferral < micro_batches
+                 else f'all {micro_batches}')
+        deferred = (f"The output layer's weight-gradient GEMMs of {count} micro-batches a step "
+                    f"deferred into the pipeline flush ({DEFERRAL_TEXT[release]}: "
+                    'parallelism.defer_output_weight_gradient). ')
+    elif release in DEFERRAL:
+        deferred = (f"The output layer's weight gradients computed in place "
+                    f'({DEFERRAL_TEXT[release]}: false at MBS {mbs}). ')
     what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {r["what"]}TP {tp}, '
             f'PP {pp}, {f"CP {cp}, " if cp > 1 else ""}virtual pipeline {vp}, MBS {mbs}, {minibs} '
-            f'sequences a replica ({config}); {common}{" " if common else ""}{r["missing"]}')
+            f'sequences a replica ({config}); {common}{" " if common else ""}{deferred}'
+            f'{r["missing"]}')
     marks = {'v3.0': 'eval_stop to the next eval_start, the first from block_start',
              'v5.0': 'block_start to block_stop, 46080 / global batch steps a block'}.get(
                  release, 'block_start to block_stop')
@@ -332,6 +368,10 @@ def scenario(row):
               '  rank_order: TP_DP_PP']
     if r.get('pipeline_split'):
         lines += ['  embedding_in_pipeline_split: true', '  loss_in_pipeline_split: true']
+    if deferral is not None:
+        lines.append('  defer_output_weight_gradient: true')
+        if deferral:
+            lines.append(f'  output_weight_gradient_deferral_limit: {deferral}')
     lines += ['}',
               'published {',
               f'  group: "{group}"',
