@@ -305,7 +305,7 @@ BRIDGE_RELEASES = {
 # scripts switch it off under Megatron FSDP. Not llama3_8b, nemotron4_15b, the mixture-of-experts
 # recipes or Megatron-LM's training arguments (which have no flag for it).
 _NEMO2_DEFERRAL = {('pretrain', 'llama3-70b'): 22, ('pretrain', 'llama3-405b'): 50,
-                   ('pretrain', 'nemotron4-340b'): 22, ('pretrain', 'gpt3-175b'): 50}
+                   ('pretrain', 'nemotron4-340b'): 22, ('pretrain', 'gpt3-175b-nemo2'): 50}
 _SFT_70B_DEFERRAL = {('finetune_sft', 'llama3-70b'): 22}
 BRIDGE_OUTPUT_WGRAD_DEFERRAL = {
     '25.09': {('pretrain', 'llama3-70b'): 22, ('pretrain', 'llama3-405b'): 50},
@@ -389,10 +389,11 @@ NVFP4_CAST_RULES = {
 NVFP4_NO_GATHER_OVERLAP = {('26.04.01', 'DGX-GB200', 'llama3-405b'),
                            ('26.06', 'DGX-GB200', 'llama3-405b')}
 
+# GPT3-175B: NeMo 2.x's GPTConfig175B, trained without dropout (models/gpt3.textproto).
 BRIDGE_MODELS = {'LLAMA3_8B': 'llama3-8b', 'LLAMA3-8B': 'llama3-8b', 'LLAMA3_70B': 'llama3-70b',
                  'LLAMA3-70B': 'llama3-70b', 'LLAMA3.1_405B': 'llama3-405b',
                  'LLAMA3-405B': 'llama3-405b', 'LLAMA3.1-405B': 'llama3-405b',
-                 'GPT3-175B': 'gpt3-175b', 'Nemotron-15B': 'nemotron4-15b',
+                 'GPT3-175B': 'gpt3-175b-nemo2', 'Nemotron-15B': 'nemotron4-15b',
                  'Nemotron-340B': 'nemotron4-340b'}
 
 # Mixture-of-experts rows whose shapes the step simulates (DeepSeek-V3's latent attention,

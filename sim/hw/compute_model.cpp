@@ -192,10 +192,23 @@ double ComputeModel::fitted_attention_rate(s::AttentionEfficiency::Pass pass,
          attention_schedule_scale(kernel, gpu_->streaming_multiprocessors());
 }
 
+double ComputeModel::dropout_fraction(s::AttentionEfficiency::Pass pass,
+                                      const AttentionKernel& kernel) const {
+  // Measured on the GPU's default kernels only: another library's are charged nothing.
+  if (!kernel.dropout || kernel.library != s::ATTENTION_LIBRARY_UNSPECIFIED ||
+      !gpu_->has_attention_dropout()) {
+    return 1;
+  }
+  const s::AttentionDropout& d = gpu_->attention_dropout();
+  return pass == s::AttentionEfficiency::FORWARD ? d.forward_fraction() : d.backward_fraction();
+}
+
 Picoseconds ComputeModel::attention_forward(const AttentionKernel& kernel) const {
+  const double flops =
+      kernel.forward_flops() / dropout_fraction(s::AttentionEfficiency::FORWARD, kernel);
   const double rate = fitted_attention_rate(s::AttentionEfficiency::FORWARD, kernel);
-  if (rate <= 0) return fused_attention(kernel.forward_flops());
-  return Picoseconds::from_seconds(kernel.forward_flops() / rate);
+  if (rate <= 0) return fused_attention(flops);
+  return Picoseconds::from_seconds(flops / rate);
 }
 
 Picoseconds ComputeModel::prompt_attention(double flops, double flops_per_key, int head_dim) const {
@@ -211,9 +224,11 @@ Picoseconds ComputeModel::prompt_attention(double flops, double flops_per_key, i
 }
 
 Picoseconds ComputeModel::attention_backward(const AttentionKernel& kernel) const {
+  const double flops =
+      kernel.forward_flops() / dropout_fraction(s::AttentionEfficiency::BACKWARD, kernel);
   const double rate = fitted_attention_rate(s::AttentionEfficiency::BACKWARD, kernel);
-  if (rate <= 0) return fused_attention(2 * kernel.forward_flops());
-  return Picoseconds::from_seconds(kBackwardFlopsRatio * kernel.forward_flops() / rate);
+  if (rate <= 0) return fused_attention(2 * flops);
+  return Picoseconds::from_seconds(kBackwardFlopsRatio * flops / rate);
 }
 
 Picoseconds ComputeModel::memory_bound(double bytes, double fp32_flops_per_byte) const {

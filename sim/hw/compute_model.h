@@ -13,7 +13,8 @@
 //                              x schedule) (gpu.proto AttentionEfficiency of the job's kernel
 //                              library; schedule: its thread blocks on the SMs against the
 //                              fitted benchmark's, sim/hw/attention_schedule.h; else the flat
-//                              flash fraction);
+//                              flash fraction); with dropout in the kernel, x the GPU's
+//                              AttentionDropout fraction of the pass where it has one;
 //                              FP8 inputs: the FP8 peak x the FP8 entries' rate where fitted
 //   memory-bound kernels:      max(bytes / (HBM x memory eff), bytes x w / FP32 peak), w the
 //                              kernel's non-tensor work per byte (0 for most: HBM-bound)
@@ -60,6 +61,9 @@ struct AttentionKernel {
   bool fp8 = false;
   // The kernels' library (job.attention_library): the GPU's entries of that library only.
   schema::AttentionLibrary library = schema::ATTENTION_LIBRARY_UNSPECIFIED;
+  // Attention-probability dropout inside the kernels (a training step of a model with dropout):
+  // each pass at the GPU's attention_dropout fraction of its rate, where it has one.
+  bool dropout = false;
 
   // Query-key pairs attended per (batch, head): queries x keys, or for a causal mask
   // queries (keys - queries + 1) + queries (queries - 1) / 2 (half the square plus its diagonal
@@ -103,7 +107,8 @@ class ComputeModel {
   // A fused (flash) attention kernel doing `flops` at the flat fused-attention rate.
   Picoseconds fused_attention(double flops) const;
   // The forward and the backward of a fused attention kernel, at the fitted rate of its pass and
-  // mask (the flat rate, backward at twice the forward's FLOPs, where none is fitted).
+  // mask (the flat rate, backward at twice the forward's FLOPs, where none is fitted), x the
+  // GPU's dropout fraction of the pass for a kernel with dropout.
   Picoseconds attention_forward(const AttentionKernel& kernel) const;
   Picoseconds attention_backward(const AttentionKernel& kernel) const;
   // The causal 16-bit forward of an iteration's prompt chunks in one launch (a serving runtime's
@@ -146,6 +151,10 @@ class ComputeModel {
   // is fitted for its library and mask.
   double fitted_attention_rate(schema::AttentionEfficiency::Pass pass,
                                const AttentionKernel& kernel) const;
+  // The share of its rate without dropout at which `kernel`'s `pass` runs: the GPU's
+  // AttentionDropout fraction for a kernel of its default library with dropout, else 1.
+  double dropout_fraction(schema::AttentionEfficiency::Pass pass,
+                          const AttentionKernel& kernel) const;
   // The entry of `pass` for `kernel`'s library and mask with the nearest head dimension (of two
   // as near, the smaller) among those of `precision` (FP8, or unspecified for 16 bits); null when
   // none.

@@ -262,7 +262,12 @@ void Catalog::derive_fitted_values(Diagnostics* diagnostics) {
       s::Gpu* gpu = file->message.mutable_gpu(i);
       if (gpu->has_attention_efficiency_from()) {
         const s::Gpu* from = attention_source(root.child("gpu", i), *gpu);
-        if (from != nullptr) *gpu->mutable_attention_efficiency() = from->attention_efficiency();
+        if (from != nullptr) {
+          *gpu->mutable_attention_efficiency() = from->attention_efficiency();
+          if (from->has_attention_dropout() && !gpu->has_attention_dropout()) {
+            *gpu->mutable_attention_dropout() = from->attention_dropout();
+          }
+        }
       }
       for (int j = 0; j < gpu->matmul_efficiency_size(); ++j) {
         s::MatmulEfficiency* e = gpu->mutable_matmul_efficiency(j);

@@ -99,9 +99,10 @@ class Catalog {
                    Diagnostics* diagnostics);
   void check_references(Diagnostics* diagnostics) const;
   // Writes the values the catalog computes from its fitted GPUs (sim/hw/sustained_fraction.h) into
-  // the loaded entries: each GPU's attention entries taken from another GPU
-  // (Gpu.attention_efficiency_from), its transferred sustained fractions
-  // (MatmulEfficiency.sustained_transfer), then every runtime's defaults (runtime_defaults()).
+  // the loaded entries: each GPU's attention entries (and attention_dropout, where it has none of
+  // its own) taken from another GPU (Gpu.attention_efficiency_from), its transferred sustained
+  // fractions (MatmulEfficiency.sustained_transfer), then every runtime's defaults
+  // (runtime_defaults()).
   void derive_fitted_values(Diagnostics* diagnostics);
   // Writes into every serving runtime that extends another (ServingRuntime.extends) its base's
   // fields under its own; an error for an unknown base or one that extends another itself.

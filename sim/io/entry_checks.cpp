@@ -224,6 +224,11 @@ void check_gpu(const FieldChecker& gpu) {
       e.error("precision", "FP8 on a GPU without an FP8 peak");
     }
   }
+  if (gpu.has("attention_dropout")) {
+    const FieldChecker dropout = gpu.child("attention_dropout");
+    dropout.require("forward_fraction") && dropout.in_range("forward_fraction", 0.01, 1);
+    dropout.require("backward_fraction") && dropout.in_range("backward_fraction", 0.01, 1);
+  }
   gpu.in_range("memory_efficiency_fraction", 0.01, 1);
   gpu.in_range("flash_attention_fraction", 0.01, 1);
   gpu.in_range("sync_mma_fraction", 0.01, 1);

@@ -15,10 +15,11 @@ struct KernelPair {
   Picoseconds forward, backward;
 };
 
-// `k` with the inputs (FP8 or 16-bit) and kernel library of `op`.
+// `k` with the inputs (FP8 or 16-bit), kernel library and dropout of `op`.
 AttentionKernel of(const LayerOp& op, AttentionKernel k) {
   k.fp8 = op.fp8;
   k.library = op.library;
+  k.dropout = op.dropout;
   return k;
 }
 

@@ -71,6 +71,7 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
   core.backward_unwindowed = window > 0 && !core.chunked && shape.fp8_attention;
   core.fp8 = shape.fp8_attention;
   core.library = shape.attention_library;
+  core.dropout = t.dropout();
   core.key_value_elements = 2.0 * x.tokens * x.rank_kv() * x.d;
   if (x.cp == 1) return ops->push_back(core);
   switch (shape.context_parallel_comm) {
@@ -309,6 +310,10 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     }
     if (!side_by_side) {
       collective(after_block, "attention all-reduce");
+      // With hidden dropout, Megatron-Core's fused bias-dropout-add also writes a 1-byte mask
+      // (half the boundary's bytes) that its backward reads with the gradient; the backward,
+      // charged at twice the forward, already exceeds that kernel's traffic (2.5 x boundary), so
+      // the mask adds nothing here.
       memory("residual add", 3 * boundary);
       if (kind == LayerKind::kAttention) return ops;
       memory("norm2", 2 * boundary);

@@ -56,6 +56,9 @@ struct LayerOp {
   bool fp8 = false;
   // Attention: the kernels' library (LayerShape::attention_library, AttentionKernel::library).
   schema::AttentionLibrary library = schema::ATTENTION_LIBRARY_UNSPECIFIED;
+  // Fused attention with the attention-probability dropout inside its kernels (a model with
+  // `dropout`; AttentionKernel::dropout).
+  bool dropout = false;
   // Attention: this rank's key and value elements of the micro-batch (the queries' are
   // count x m x k), what an FP8 attention casts besides the queries.
   double key_value_elements = 0;

@@ -330,6 +330,42 @@ TEST_CASE("the H200, GH200 and H800 run fused attention at the H100's fitted cur
   }
 }
 
+TEST_CASE("dropout inside cuDNN's fused attention slows each pass by its measured fraction") {
+  // gpus.textproto: the H100's attention_dropout, 0.967 for both passes (TransformerEngine issue
+  // #3312: 0.594 ms -> 0.614 ms forward and backward at p = 0.1 on an H200); the H200, GH200 and
+  // H800 take it with the H100's attention entries.
+  for (const char* name : {"H100-SXM5-80GB", "H200-SXM-141GB", "H800-SXM5-80GB"}) {
+    INFO(name);
+    for (const KernelSetting setting : {KernelSetting::kIsolated, KernelSetting::kTrainingStep}) {
+      const auto gpu = model(name, s::BF16, setting);
+      for (const bool causal : {false, true}) {
+        AttentionKernel plain{16, 4096, 4096, 128, causal};
+        AttentionKernel dropped = plain;
+        dropped.dropout = true;
+        CHECK(gpu.attention_forward(dropped).seconds() ==
+              Approx(gpu.attention_forward(plain).seconds() / 0.967).epsilon(1e-7));
+        CHECK(gpu.attention_backward(dropped).seconds() ==
+              Approx(gpu.attention_backward(plain).seconds() / 0.967).epsilon(1e-7));
+      }
+    }
+  }
+  // FlashAttention-2's kernels with dropout are not measured: charged nothing.
+  const auto h100 = model("H100-SXM5-80GB", s::BF16);
+  AttentionKernel fa2{16, 4096, 4096, 128, true};
+  fa2.library = s::FLASH_ATTENTION_2;
+  AttentionKernel fa2_dropped = fa2;
+  fa2_dropped.dropout = true;
+  CHECK(h100.attention_forward(fa2_dropped) == h100.attention_forward(fa2));
+  CHECK(h100.attention_backward(fa2_dropped) == h100.attention_backward(fa2));
+  // A GPU without a measurement (the A100) runs the kernel as without dropout.
+  const auto a100 = model("A100-SXM4-80GB", s::BF16);
+  AttentionKernel plain{16, 4096, 4096, 128, true};
+  AttentionKernel dropped = plain;
+  dropped.dropout = true;
+  CHECK(a100.attention_forward(dropped) == a100.attention_forward(plain));
+  CHECK(a100.attention_backward(dropped) == a100.attention_backward(plain));
+}
+
 TEST_CASE("in a training step FlashAttention-2 sustains its own fraction, not the GEMMs'") {
   // gpus.textproto: the H100's FLASH_ATTENTION_2 entries carry sustained_fraction 0.936 (fitted on
   // the NeMo 24.03.01 long-sequence rows), the FP8 steps' GEMMs and cuDNN's attention 0.837. (4

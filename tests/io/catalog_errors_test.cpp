@@ -64,6 +64,19 @@ TEST_CASE("an attention efficiency's own sustained fraction is in [0.01, 1]") {
         "1], got 1.2\n");
 }
 
+TEST_CASE("a GPU's attention dropout gives both passes' fractions, each in [0.01, 1]") {
+  CHECK(catalog_errors(gpu_entry("  attention_dropout { forward_fraction: 1.2 }")) ==
+        "c.textproto:9:23: gpu[0].attention_dropout.forward_fraction: must be in [0.01, 1], got "
+        "1.2\n"
+        "c.textproto:9:3: gpu[0].attention_dropout.backward_fraction: is required\n");
+  CHECK(catalog_errors(gpu_entry(
+            "  attention_dropout { forward_fraction: 0.9 backward_fraction: 0 }")) ==
+        "c.textproto:9:45: gpu[0].attention_dropout.backward_fraction: must be in [0.01, 1], got "
+        "0\n");
+  CHECK(catalog_errors(gpu_entry(
+            "  attention_dropout { forward_fraction: 0.9 backward_fraction: 0.8 }")) == "");
+}
+
 // A training runtime entry (line 1 of its text: "runtime {"; `extra` on line 7).
 std::string runtime_entry(const std::string& extra = "") {
   return "runtime {\n  name: \"default\"\n  cuda_context_gib: 0.4\n  communicator_gib: 0.6\n"

@@ -1,5 +1,5 @@
 // Tests of the kernel list of a transformer layer: what the unfused (2021 Megatron-LM) attention
-// core reads and writes.
+// core reads and writes, and the fused core's dropout.
 #include "sim/workload/layer_ops.h"
 
 #include <catch2/catch.hpp>
@@ -36,6 +36,31 @@ TEST_CASE("unfused attention: softmax and a separate dropout kernel over the s x
   no_dropout.set_dropout(false);
   CHECK(bytes_of(layer_forward_ops(no_dropout, shape, LayerKind::kDense), "attention dropout") ==
         0);
+}
+
+TEST_CASE("fused attention keeps dropout in its kernel: no kernel of its own, the core marked") {
+  // Megatron-Core r0.8.0's 1.7B (hidden 2048, 16 heads, dropout 0.1); 2 sequences of 4096 tokens.
+  const auto& gpt =
+      testing::shipped_catalog().models().find("mcore-gpt-1.7b")->value->transformer();
+  REQUIRE(gpt.dropout());
+  const LayerShape shape{4096, 2, 2, true};
+  auto core_dropout = [&](const schema::Transformer& t) {
+    const std::vector<LayerOp> ops = layer_forward_ops(t, shape, LayerKind::kDense);
+    CHECK(bytes_of(ops, "attention dropout") == 0);
+    int cores = 0;
+    bool dropout = false;
+    for (const LayerOp& op : ops) {
+      if (op.kind != LayerOp::Kind::kAttention) continue;
+      ++cores;
+      dropout = op.dropout;
+    }
+    CHECK(cores == 1);
+    return dropout;
+  };
+  CHECK(core_dropout(gpt));
+  auto no_dropout = gpt;
+  no_dropout.set_dropout(false);
+  CHECK_FALSE(core_dropout(no_dropout));
 }
 
 TEST_CASE("attention's key and value elements: its rank's heads, one where TP exceeds them") {
