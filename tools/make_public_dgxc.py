@@ -18,9 +18,9 @@ run; for NeMo 2.0 also the NVIDIA/NeMo commit the recipe's setup.sh pins):
     revised H100 row).
 Each row is written as the recipe runs it; the notes below say what was read where.
 """
-import os
-import sys
 import textwrap
+
+from public_runs import write_scenarios
 
 COMMIT = '0b71cfda5163'
 # The READMEs' MFU denominators, TFLOP/s (BF16, FP8).
@@ -437,14 +437,9 @@ def grok_nemo2_rows():
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), '..', 'scenarios', 'public_runs')
-    for rows in (llama_rows(), grok_rows(), nemo2_405b_rows(), llama_nemo2_rows(),
-                 grok_nemo2_rows()):
-        for row in rows:
-            name, text = write(row)
-            with open(os.path.join(out, name + '.textproto'), 'w') as f:
-                f.write(text)
+    write_scenarios(write(row) for rows in (llama_rows(), grok_rows(), nemo2_405b_rows(),
+                                            llama_nemo2_rows(), grok_nemo2_rows())
+                    for row in rows)
 
 
 if __name__ == '__main__':

@@ -30,9 +30,9 @@ the same of result_1.txt. TIMER_S (v3.0 and v3.1; none given for the others) is
 the median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
 leaves out the host's time between steps (the next batch's fetch, the MLPerf callbacks).
 """
-import os
-import sys
 import textwrap
+
+from public_runs import write_scenarios
 
 # Model FLOPs a sequence, forward and backward, attention over the whole s x s product (the
 # simulator's MODEL_FLOPS). Only to print TFLOP/s beside the step time; the rows are scored on step
@@ -386,12 +386,7 @@ def scenario(row):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), '..', 'scenarios', 'public_runs')
-    for row in ROWS:
-        name, text = scenario(row)
-        with open(os.path.join(out, name + '.textproto'), 'w') as f:
-            f.write(text)
+    write_scenarios(scenario(row) for row in ROWS)
 
 
 if __name__ == '__main__':

@@ -12,9 +12,9 @@ rows of tools/make_validation_scenarios.py are (the dense rule of its bridge()),
 NeMo 24.07's own recipe, the NeMo-Framework-Launcher training YAMLs at tag 24.07, says where the
 two differ (RULES below). Rows the step cannot run as published are left out (LEFT_OUT).
 """
-import os
-import sys
 import textwrap
+
+from public_runs import write_scenarios
 
 SOURCE = ('github.com/NVIDIA/NeMo docs/source/performance/performance_summary.md @ '
           '8e3d65dcfe47 (24.07 perf numbers); table Pretraining, Container NeMo24.07, '
@@ -153,14 +153,7 @@ def scenario(row):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), '..', 'scenarios', 'public_runs')
-    for row in ROWS:
-        if row[0] in LEFT_OUT:
-            continue
-        name, text = scenario(row)
-        with open(os.path.join(out, name + '.textproto'), 'w') as f:
-            f.write(text)
+    write_scenarios(scenario(row) for row in ROWS if row[0] not in LEFT_OUT)
 
 
 if __name__ == '__main__':
