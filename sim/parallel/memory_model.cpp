@@ -198,15 +198,18 @@ double mean_layer_bytes(const s::Transformer& t, const PipelineLayout& layout, i
   return (dense * (layers - experts) + moe * experts) / layers;
 }
 
+// A replica's micro-batches a step (all its pipeline runs together).
+long micro_batches_per_replica(const s::TrainingJob& job, const s::Parallelism& p) {
+  return job.global_batch_size() / (static_cast<long>(p.micro_batch_size()) * p.data_parallel());
+}
+
 // Activations of the micro-batches in flight on the stage (memory_model.h's schedule rules).
 void add_activations(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
                      const PipelineLayout& layout, MemoryEstimate* e) {
   const s::Transformer& t = model.transformer();
   const int pp = p.pipeline_parallel(), v = layout.chunks(), stage = e->stage;
   // Of one pipeline run (parallelism.pipeline_runs): each fills and drains the pipeline.
-  const long micro_batches = job.global_batch_size() /
-                             (static_cast<long>(p.micro_batch_size()) * p.data_parallel()) /
-                             std::max(1, p.pipeline_runs());
+  const long micro_batches = micro_batches_per_replica(job, p) / std::max(1, p.pipeline_runs());
   ExpertLoad load;
   LayerActivationSpec spec = activation_spec(t, job, p, &load);
   const int experts = stage_moe_layers(t, layout, stage);
@@ -324,8 +327,7 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
     // backwards and empty only in the flush. Exact beside the peak's activations in flight when
     // fewer than the micro-batches are deferred (the buffers are full in the steady state); an
     // upper bound when all are (full only as the last backwards leave fewer in flight).
-    const int micro_batches =
-        static_cast<int>(job.global_batch_size() / (p.micro_batch_size() * p.data_parallel()));
+    const int micro_batches = static_cast<int>(micro_batches_per_replica(job, p));
     e.deferred_output_bytes =
         deferred_output_micro_batches(p, micro_batches) * deferred_output_bytes(t, job, p);
   }
