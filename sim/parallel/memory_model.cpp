@@ -13,6 +13,7 @@
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/output_weight_gradient_deferral.h"
 #include "sim/parallel/pipeline_layout.h"
+#include "sim/parallel/pipeline_schedule.h"
 #include "sim/parallel/stage_parameters.h"
 #include "sim/util/units.h"
 #include "sim/workload/cnn_ops.h"
@@ -196,11 +197,6 @@ double mean_layer_bytes(const s::Transformer& t, const PipelineLayout& layout, i
   spec->experts = true;
   const double moe = layer_activation_bytes(t, *spec);
   return (dense * (layers - experts) + moe * experts) / layers;
-}
-
-// A replica's micro-batches a step (all its pipeline runs together).
-long micro_batches_per_replica(const s::TrainingJob& job, const s::Parallelism& p) {
-  return job.global_batch_size() / (static_cast<long>(p.micro_batch_size()) * p.data_parallel());
 }
 
 // Activations of the micro-batches in flight on the stage (memory_model.h's schedule rules).

@@ -7,6 +7,10 @@
 
 namespace clustersim {
 
+long micro_batches_per_replica(const schema::TrainingJob& job, const schema::Parallelism& p) {
+  return job.global_batch_size() / (static_cast<long>(p.micro_batch_size()) * p.data_parallel());
+}
+
 std::vector<PipelineTask> stage_schedule(schema::PipelineSchedule schedule, int stages, int chunks,
                                          int micro_batches, int stage, bool expert_overlap,
                                          int runs) {

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "sim/io/schema/job.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
 
 namespace clustersim {
@@ -16,6 +17,10 @@ struct PipelineTask {
   bool combined = false;
   int run = 0;  // which of the step's pipeline runs (parallelism.pipeline_runs) it belongs to
 };
+
+// A data-parallel replica's micro-batches a step, all its pipeline runs together: the global batch
+// over micro-batch x DP (the configuration's checks make it divide).
+long micro_batches_per_replica(const schema::TrainingJob& job, const schema::Parallelism& p);
 
 // Tasks of stage `stage` of `stages`, with `chunks` model chunks per stage and `micro_batches`
 // micro-batches per step, in execution order.

@@ -8,6 +8,7 @@
 
 #include "sim/parallel/layer_times.h"
 #include "sim/parallel/optimizer_step.h"
+#include "sim/parallel/pipeline_schedule.h"
 #include "sim/parallel/pipeline_simulation.h"
 #include "sim/parallel/transformer_stages.h"
 #include "sim/workload/cnn_ops.h"
@@ -69,7 +70,7 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
   }
   const double params = static_cast<double>(parameter_count(model));
   PipelinePlan plan;
-  plan.micro_batches = job.global_batch_size() / (p.micro_batch_size() * p.data_parallel());
+  plan.micro_batches = static_cast<int>(micro_batches_per_replica(job, p));
   plan.data_parallel = p.data_parallel();
   plan.overlap_gradient_reduce = !p.has_overlap_gradient_reduce() || p.overlap_gradient_reduce();
   StageWork w;

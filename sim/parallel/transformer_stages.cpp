@@ -15,6 +15,7 @@
 #include "sim/parallel/optimizer_step.h"
 #include "sim/parallel/output_weight_gradient_deferral.h"
 #include "sim/parallel/pipeline_layout.h"
+#include "sim/parallel/pipeline_schedule.h"
 #include "sim/parallel/shared_expert_stream.h"
 #include "sim/parallel/stage_parameters.h"
 #include "sim/workload/fp8_casts.h"
@@ -426,7 +427,7 @@ PipelinePlan base_plan(const s::TrainingJob& job, const s::Parallelism& p, int c
   plan.schedule = p.schedule();
   plan.stages = p.pipeline_parallel();
   plan.chunks = chunks;
-  plan.micro_batches = job.global_batch_size() / (p.micro_batch_size() * p.data_parallel());
+  plan.micro_batches = static_cast<int>(micro_batches_per_replica(job, p));
   plan.runs = std::max(1, p.pipeline_runs());
   plan.tensor_parallel = p.tensor_parallel();
   plan.context_parallel = p.context_parallel();
