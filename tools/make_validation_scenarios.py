@@ -1392,7 +1392,17 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 #   (moe/fsdp_mixin.py prepare_for_grad_accumulation) or the pipeline is parallel (its patched
 #   backward_maybe_with_nosync: every stage's gradients reduce-scattered after its last backward);
 #   activation checkpointing where the recipe sets it, each block checkpointed whole, not compiled
-#   (apply_ac: ptd_checkpoint_wrapper per block; RECOMPUTE_FULL); the pipeline as the table gives
+#   (apply_ac: ptd_checkpoint_wrapper per block; RECOMPUTE_FULL); a row whose figure the page
+#   published before its recipe changed runs the recipe and code of the commit that published it:
+#   gpt-oss-20b's 10.04 s is on the page since its first version (docs/performance-summary.md of
+#   89e3a9fd, #562, 2025-10-06; the row unchanged to 36044ad3, where Qwen3's was re-measured at
+#   8d9bfb90e), whose examples/benchmark/configs/gptoss_20b_te_deepep.yaml (79d0ccfdb, the table's
+#   GBS 256, LBS 2, EP 8) sets parallelizer.activation_checkpointing true (false only from
+#   8df18da35, #613, 2025-11-10, which left the figure as it was), and whose
+#   moe/parallelizer.py apply_fsdp reshards after every forward without a pipeline
+#   (reshard_after_forward=not pp_enabled) and reduces every micro-batch (recipes/llm/train_ft.py
+#   get_sync_ctx sets set_requires_gradient_sync on an FSDP module only, and model_parts[0], the
+#   outer GptOssForCausalLM, is none); the pipeline as the table gives
 #   it, interleaved 1F1B (pp_schedule interleaved1f1b) over PP x VP virtual stages split as
 #   generate_hf_model_split does (components/distributed/pipelining/functional.py: num_layers //
 #   stages each, one more on the first num_layers % stages; stage_layers), run as the table's GA
@@ -1427,7 +1437,8 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 # The AutoModel mixture-of-experts rows, by the table's (table, model, GPUs): (model, recipe YAML
 # under examples/llm_benchmark/ @ 36044ad3, activation checkpointing, moe.reshard_after_forward,
 # backend.enable_fsdp_optimizations, the recipe's ep_size; gpt-oss-120b's the run's recipe, the
-# one of 2025-10-08 with the table's GBS 512, LBS 2, EP 64: AUTOMODEL_MOE_RULES). Nemotron V3
+# one of 2025-10-08 with the table's GBS 512, LBS 2, EP 64, and gpt-oss-20b's the one of the
+# commit that published it, 89e3a9fd: AUTOMODEL_MOE_RULES). Nemotron V3
 # Ultra 550B is left out:
 # its shape is not in models/ (not published in the sources read).
 AUTOMODEL_MOE_ROWS = {
@@ -1442,8 +1453,10 @@ AUTOMODEL_MOE_ROWS = {
         'kimi-k2', 'kimi/kimi_k2_te_deepep.yaml', True, False, False, 32),
     ('pretrain', 'Qwen3 MoE 30B', 8): (
         'qwen3-30b-a3b', 'qwen/qwen3_moe_30b_te_deepep.yaml', True, False, True, 8),
+    # The recipe of the commit that published the row (AUTOMODEL_MOE_RULES): checkpointing, the
+    # forward's gather resharded, every micro-batch reduced.
     ('pretrain', 'GPT-OSS 20B', 8): (
-        'gpt-oss-20b', 'gpt_oss/gptoss_20b_te_deepep.yaml', False, False, False, 8),
+        'gpt-oss-20b', 'gpt_oss/gptoss_20b_te_deepep.yaml', True, True, False, 8),
     ('pretrain', 'GPT-OSS 120B', 64): (
         'gpt-oss-120b', 'gpt_oss/gptoss_120b_te_deepep.yaml', False, True, False, 64),
     ('pretrain', 'Nemotron V3 Nano 30B (26.02)', 8): (
