@@ -36,14 +36,14 @@ def field(text, name, default):
 
 
 def layout(directory, name, gpus):
-    """The row's layout as one string, read from its scenario file."""
+    """(tensor-parallel size, the row's layout as one string), read from its scenario file."""
     path = os.path.join(directory, name + '.textproto')
     try:
         text = re.sub(r'#.*', '', open(path).read())
     except OSError:
         sys.exit('%s: no scenario file for the row %s (--scenarios)' % (path, name))
-    parts = ['TP%s PP%s CP%s EP%s' % tuple(field(text, f + '_parallel', '1')
-                                           for f in ('tensor', 'pipeline', 'context', 'expert'))]
+    sizes = [field(text, f + '_parallel', '1') for f in ('tensor', 'pipeline', 'context', 'expert')]
+    parts = ['TP%s PP%s CP%s EP%s' % tuple(sizes)]
     virtual = field(text, 'virtual_stages', '1')
     parts += ['v' + virtual] if virtual != '1' else []
     parts += ['mb' + field(text, 'micro_batch_size', '1')]
@@ -52,7 +52,7 @@ def layout(directory, name, gpus):
     parts += ['off' + offload] if offload != '0' else []
     parts += ['u'] if field(text, 'overlap_tensor_communication', 'false') == 'true' else []
     parts += ['rc'] if re.search(r'^\s*recompute_modules:', text, flags=re.M) else []
-    return ' '.join(parts) + ' /' + gpus
+    return int(sizes[0]), ' '.join(parts) + ' /' + gpus
 
 
 def read_rows(path):
@@ -105,10 +105,9 @@ def main():
             if system != args.system or theirs is None:
                 continue
             published, predicted = mine[2] / theirs[2], mine[3] / theirs[3]
-            mine_layout = layout(args.scenarios, mine[0], mine[1])
-            their_layout = layout(args.scenarios, theirs[0], theirs[1])
-            tp = (int(mine_layout[2:].split()[0]), int(their_layout[2:].split()[0]))
-            by_tp.setdefault(tp, []).append(predicted / published)
+            tp, mine_layout = layout(args.scenarios, mine[0], mine[1])
+            their_tp, their_layout = layout(args.scenarios, theirs[0], theirs[1])
+            by_tp.setdefault((tp, their_tp), []).append(predicted / published)
             print('  %s\n    %-34s %+6.1f | %-34s %+6.1f | %.3f %.3f %.3f' % (
                 key.replace('*', args.system + '|' + other), mine_layout, mine[4], their_layout,
                 theirs[4], published, predicted, predicted / published))
