@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Pairs the training calibration's Megatron-Bridge / NeMo rows across systems: one model, release,
+precision and task published on two systems, with the published and predicted ratios between them.
+
+Usage:
+  build/release/clustersim validate scenarios/validation/*.textproto --format csv > runs.csv
+  tools/system_pairs.py runs.csv SYSTEM OTHER... [--scenarios DIR]
+
+A row's system is the segment after "dgx-" of its scenario name (bridge-[hybrid-|moe-|lora-]dgx-
+SYSTEM-PRECISION-[nemo-]RELEASE-TASK-MODEL-GPUS, as tools/make_validation_scenarios.py names
+them: b200, gb200, gb300, h100). Each row of SYSTEM is paired with the row of each OTHER system
+whose name is the same but for the system and the GPU count. Per pair: both layouts, read from
+DIR/NAME.textproto (default scenarios/validation): TP x PP x CP x EP, "vV" virtual stages, "mbM"
+micro-batch, "z3" Megatron FSDP, "offN" activation-offloaded layers, "u" Transformer Engine's TP
+overlap, "rc" recomputed modules, and the GPU count; the ratio SYSTEM / OTHER of the published
+TFLOP/s per GPU, of the predicted, predicted over published, and each row's step-time error (%)
+as `clustersim validate` scores it. Then per OTHER system the pairs grouped by their two tensor-
+parallel sizes: how many, and the least, geometric mean and most of predicted over published (1:
+the model orders the two systems as the tables do).
+"""
+import argparse
+import csv
+import math
+import os
+import re
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+NAME = re.compile(r'^(bridge-(?:[a-z]+-)?dgx-)([a-z0-9]+)(-.*)-(\d+)$')
+COLUMNS = ('scenario', 'published_tflops_per_gpu', 'predicted_tflops_per_gpu', 'step_error_pct')
+
+
+def field(text, name, default):
+    match = re.search(r'^\s*' + name + r':\s*(\S+)', text, flags=re.M)
+    return match.group(1) if match else default
+
+
+def layout(directory, name, gpus):
+    """(tensor-parallel size, the row's layout as one string), read from its scenario file."""
+    path = os.path.join(directory, name + '.textproto')
+    try:
+        text = re.sub(r'#.*', '', open(path).read())
+    except OSError:
+        sys.exit('%s: no scenario file for the row %s (--scenarios)' % (path, name))
+    sizes = [field(text, f + '_parallel', '1') for f in ('tensor', 'pipeline', 'context', 'expert')]
+    parts = ['TP%s PP%s CP%s EP%s' % tuple(sizes)]
+    virtual = field(text, 'virtual_stages', '1')
+    parts += ['v' + virtual] if virtual != '1' else []
+    parts += ['mb' + field(text, 'micro_batch_size', '1')]
+    parts += ['z3'] if field(text, 'zero_stage', '0') == '3' else []
+    offload = field(text, 'activation_offload_layers', '0')
+    parts += ['off' + offload] if offload != '0' else []
+    parts += ['u'] if field(text, 'overlap_tensor_communication', 'false') == 'true' else []
+    parts += ['rc'] if re.search(r'^\s*recompute_modules:', text, flags=re.M) else []
+    return int(sizes[0]), ' '.join(parts) + ' /' + gpus
+
+
+def read_rows(path):
+    """{(pair key, system): (name, GPUs, published, predicted TFLOP/s, step error %)}."""
+    try:
+        with open(path, newline='') as f:
+            rows = list(csv.DictReader(f))
+    except OSError as error:
+        sys.exit('%s: cannot read it (%s)' % (path, error.strerror))
+    if not rows or any(c not in rows[0] for c in COLUMNS):
+        sys.exit('%s: not the output of clustersim validate --format csv (training rows)' % path)
+    out = {}
+    for row in rows:
+        match = NAME.match(row['scenario'])
+        if not match or not row['published_tflops_per_gpu'] or not row['step_error_pct']:
+            continue
+        prefix, system, rest, gpus = match.groups()
+        out[(prefix + '*' + rest, system)] = (
+            row['scenario'], gpus, float(row['published_tflops_per_gpu']),
+            float(row['predicted_tflops_per_gpu']), float(row['step_error_pct']))
+    return out
+
+
+def summary(label, ratios):
+    mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    return '  %s: %d pair%s, predicted / published %.3f .. %.3f, geometric mean %.3f' % (
+        label, len(ratios), '' if len(ratios) == 1 else 's', min(ratios), max(ratios), mean)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('csv', help='output of clustersim validate --format csv')
+    parser.add_argument('system', help='the system whose rows are paired, e.g. gb200')
+    parser.add_argument('others', nargs='+', help='the systems to pair them with, e.g. b200 gb300')
+    parser.add_argument('--scenarios', default=os.path.join(ROOT, 'scenarios', 'validation'),
+                        help='directory of the rows\' scenario files')
+    args = parser.parse_args()
+    rows = read_rows(args.csv)
+    systems = {system for _, system in rows}
+    for system in [args.system] + args.others:
+        if system not in systems:
+            sys.exit('%s: no row of system "%s" (the rows have: %s)' % (
+                args.csv, system, ', '.join(sorted(systems))))
+    for other in args.others:
+        by_tp = {}
+        print('%s against %s (published ratio, predicted ratio, predicted / published; '
+              'step errors %%):' % (args.system, other))
+        for (key, system), mine in sorted(rows.items()):
+            theirs = rows.get((key, other))
+            if system != args.system or theirs is None:
+                continue
+            published, predicted = mine[2] / theirs[2], mine[3] / theirs[3]
+            tp, mine_layout = layout(args.scenarios, mine[0], mine[1])
+            their_tp, their_layout = layout(args.scenarios, theirs[0], theirs[1])
+            by_tp.setdefault((tp, their_tp), []).append(predicted / published)
+            print('  %s\n    %-34s %+6.1f | %-34s %+6.1f | %.3f %.3f %.3f' % (
+                key.replace('*', args.system + '|' + other), mine_layout, mine[4], their_layout,
+                theirs[4], published, predicted, predicted / published))
+        for (tp, their_tp), ratios in sorted(by_tp.items()):
+            print(summary('TP %d against TP %d' % (tp, their_tp), ratios))
+
+
+if __name__ == '__main__':
+    main()
