@@ -501,8 +501,9 @@ BRIDGE_MOE_NO_TP_OVERLAP = {'26.02': _H100_235B, '26.04': _H100_235B | _GB200_SU
                             '26.06': _H100_235B | _GB200_SUPER, '26.08': _GB200_SUPER}
 # DeepEP's kernels run on Megatron-Core's default of 20 SMs (transformer_config.py
 # moe_deepep_num_sms, which fused_a2a.py hands to deep_ep Buffer.set_num_sms; no recipe the rows
-# run sets it), the simulator's default expert_communication_sms, taken of the catalog GPU's
-# streaming_multiprocessors.
+# run sets it), the simulator's default expert_communication_sms for the flex dispatcher (NCCL's
+# 32 CTAs for Megatron-Core's alltoall one, sim/parallel/expert_comm_overlap.h), taken of the
+# catalog GPU's streaming_multiprocessors.
 DEEPEP_SMS = 20
 # The expert all-to-all overlap of the DeepSeek-V3 and gpt-oss recipes (DEEPSEEK_V3_RULES and
 # GPT_OSS_RULES below say where each is set).
@@ -978,12 +979,13 @@ def bridge_hybridep(release, container, system, precision, model, ep):
 # The SMs an overlapped row's dispatch and combine kernels take while they run
 # (expert_communication_sms, of the GPU's): HybridEP's 32 (HYBRIDEP_SMS) where the flex
 # dispatcher runs it, else DeepEP's 20 (DEEPEP_SMS: 25.09's H100 DeepSeek-V3, v0.3.0's H100
-# Qwen3-30B-A3B). The H100 Qwen3-235B-A22B rows run the all-to-all dispatcher, NCCL's kernels, whose blocks are its
-# point-to-point channels (NVIDIA/nccl src/graph/paths.cc: p2pnChannels, the power of two at or
-# above the communicator's channels, at most 32), a count NCCL's topology search sets at run time
-# and no recipe pins: they keep DeepEP's 20 SMs, unverified. None: the simulator's default.
+# Qwen3-30B-A3B). The all-to-all dispatcher's rows (H100 Qwen3-235B-A22B, GB200 BF16 gpt-oss
+# 26.04.01) run NCCL's kernels, whose blocks are its point-to-point channels (NVIDIA/nccl
+# src/graph/paths.cc: p2pnChannels, the communicator's channels, 32 on these nodes): the
+# simulator's default for that dispatcher. None: the simulator's default (the dispatcher's).
 def bridge_dispatcher_sms(release, container, system, precision, model, ep):
-    """The row's expert_communication_sms, or None for the simulator's default (DeepEP's 20)."""
+    """The row's expert_communication_sms, or None for the simulator's default (DeepEP's 20 for
+    the flex dispatcher, NCCL's 32 CTAs for the all-to-all one)."""
     sms = (HYBRIDEP_SMS if bridge_hybridep(release, container, system, precision, model, ep)
            else DEEPEP_SMS)
     return None if sms == DEEPEP_SMS else sms

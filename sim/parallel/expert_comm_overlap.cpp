@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "sim/parallel/collective_sm_contention.h"
 #include "sim/parallel/expert_parallel.h"
 
 namespace clustersim {
@@ -30,8 +31,10 @@ Picoseconds combined_exposed_all_to_all(const ExpertPassPhases& f, const ExpertP
 double expert_communication_sm_share(const schema::Parallelism& p, const schema::Gpu& gpu) {
   const int sms = gpu.streaming_multiprocessors();
   if (sms == 0) return 0.0;
-  const int taken =
-      p.has_expert_communication_sms() ? p.expert_communication_sms() : kDefaultDispatcherSms;
+  const int taken = p.has_expert_communication_sms() ? p.expert_communication_sms()
+                    : p.expert_dispatcher() == schema::EXPERT_NODE_DEDUPLICATED
+                        ? kDefaultDispatcherSms
+                        : kNcclCollectiveCtas;
   return static_cast<double>(taken) / sms;
 }
 

@@ -36,8 +36,14 @@ Picoseconds combined_exposed_all_to_all(const ExpertPassPhases& f, const ExpertP
                                         double sm_share);
 
 // The share of the GPU's SMs (Gpu.streaming_multiprocessors) the all-to-alls take: the scenario's
-// expert_communication_sms, else Megatron-Core's DeepEP default of 20 (20 / 132 on an H100 SXM,
-// 20 / 148 on a B200); none on an accelerator without CUDA SMs.
+// expert_communication_sms; else, for Megatron-Core's alltoall dispatcher (EXPERT_ALL_TO_ALL:
+// torch.distributed.all_to_all_single, NCCL's grouped sends and receives), NCCL's CTAs, one per
+// p2p channel: an all-to-all stripes its peers over all p2pnChannels of them, which are the
+// collectives' channels (NVIDIA/nccl@5067397 src/graph/paths.cc ncclTopoComputeP2pChannels:
+// min(nChannels, MAX_P2P_NCHANNELS = MAXCHANNELS), rounded to a power of two; src/enqueue.cc
+// shrinks the channels per peer, not their total, as peers are added), kNcclCollectiveCtas;
+// else (the flex dispatcher without a count) Megatron-Core's DeepEP default of 20 (20 / 132 on
+// an H100 SXM, 20 / 148 on a B200). None on an accelerator without CUDA SMs.
 double expert_communication_sm_share(const schema::Parallelism& p, const schema::Gpu& gpu);
 
 // "" when Megatron-Core allows the overlap in this layout (transformer_config.py: expert parallel

@@ -45,11 +45,17 @@ TEST_CASE("the SMs an all-to-all takes slow only the compute that runs beside it
   CHECK(combined_exposed_all_to_all(pass, pass, 0.5) == us(50 + 110 + 50));
 }
 
-TEST_CASE("the all-to-alls take Megatron-Core's 20 SMs of the GPU's, or the scenario's count") {
+TEST_CASE("the all-to-alls take NCCL's 32 CTAs, DeepEP's 20 SMs, or the scenario's count") {
   schema::Gpu h100, b200, npu;
   h100.set_streaming_multiprocessors(132);
   b200.set_streaming_multiprocessors(148);
   schema::Parallelism p;
+  // Megatron-Core's alltoall dispatcher: NCCL's all-to-all on its 32 p2p channels, a CTA each.
+  CHECK(expert_communication_sm_share(p, h100) == Approx(32.0 / 132));
+  p.set_expert_dispatcher(schema::EXPERT_ALL_TO_ALL);
+  CHECK(expert_communication_sm_share(p, b200) == Approx(32.0 / 148));
+  // The flex dispatcher without a count: Megatron-Core's DeepEP default.
+  p.set_expert_dispatcher(schema::EXPERT_NODE_DEDUPLICATED);
   CHECK(expert_communication_sm_share(p, h100) == Approx(20.0 / 132));
   CHECK(expert_communication_sm_share(p, b200) == Approx(20.0 / 148));
   CHECK(expert_communication_sm_share(p, npu) == 0);  // no CUDA SMs
