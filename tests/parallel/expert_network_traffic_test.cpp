@@ -168,5 +168,24 @@ TEST_CASE("skipping the steady state leaves a step with all-to-alls on the netwo
   CHECK(full.stages[0].expert_network_wait > Picoseconds(0));
 }
 
+TEST_CASE("tensor-parallel rank 0's all-to-alls stand for every rank's on a replicated network") {
+  // TP 2 = ETP 2 on two p5.48xlarge of two GPUs each: the replicas' tensor-parallel pairs sit on
+  // different nodes, and each rank's expert group {rank, rank + 2} crosses them. Simulating rank
+  // 0's traffic for both gives what simulating both gives; with ETP 1 (groups {0, 1, 2, 3} that
+  // rank 0's cannot stand for) the step is simulated rank by rank, as without the shortcut.
+  auto t = shipped_cluster("aws.p5.48xlarge", 2, 2);
+  for (int etp : {2, 1}) {
+    INFO("ETP " << etp);
+    PipelinePlan plan = all_to_all_plan(2, 1, 5e8, 2e8);
+    plan.tensor_parallel = 2;
+    plan.experts = {etp, 4 / etp, 4};
+    const PipelineTimeline one = simulate_pipeline(plan, *t);
+    const PipelineTimeline every = simulate_pipeline(plan, *t, nullptr, {false, true});
+    CHECK(one.stages[0].expert_network_wait > Picoseconds(0));
+    CHECK(one.step == every.step);
+    CHECK(one.stages[0].expert_network_wait == every.stages[0].expert_network_wait);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim
