@@ -115,7 +115,7 @@ class PipelineRun final : private EventHandler {
     kBucketReady,
     kOptimizerEnd,
     kSelfArrival,
-    kAllToAllWaited
+    kAllToAllEnd
   };
   static constexpr int kKindBits = 3;
 
@@ -141,10 +141,8 @@ class PipelineRun final : private EventHandler {
     const std::vector<TaskSpan>* spans = nullptr;
     size_t segment = 0;
     Picoseconds offset, length, deferred;
-    // The all-to-all running: since when, the waits left (its time alone, its traffic), the
-    // transfer of its traffic (-1: arrived).
+    // The all-to-all running: since when, and the transfer of its traffic (-1: arrived).
     Picoseconds all_to_all_start;
-    int all_to_all_waits = 0;
     int64_t all_to_all_transfer = -1;
   };
   // A stage's expert all-to-all traffic across NVLink domains (expert_network_traffic.h), prepared
@@ -216,8 +214,8 @@ class PipelineRun final : private EventHandler {
         return optimizer_done(static_cast<int>(index));
       case kSelfArrival:
         return rank_arrived(index);
-      case kAllToAllWaited:
-        return all_to_all_waited(static_cast<int>(index));
+      case kAllToAllEnd:
+        return all_to_all_ended(static_cast<int>(index));
     }
   }
 
@@ -330,8 +328,6 @@ class PipelineRun final : private EventHandler {
     ++s.segment;
     s.offset = span.start - s.deferred;
     s.all_to_all_start = now();
-    s.all_to_all_waits = 2;
-    schedule(span.length, kAllToAllWaited, r);
     const AllToAllRoutes& routes = a2a_[r];
     s.all_to_all_transfer = net_->start_prepared(
         routes.prepared, span.bytes * routes.traffic.edge_bytes_per_byte, routes.traffic.latency,
@@ -339,18 +335,18 @@ class PipelineRun final : private EventHandler {
     return true;
   }
 
+  // Its traffic has arrived: the all-to-all ends after its time alone, and after the part of it
+  // beyond its traffic's time alone.
   void all_to_all_arrived(int r) {
     Stage& s = stages_[r];
     s.all_to_all_transfer = -1;
     const TaskSpan& span = (*s.spans)[s.segment / 2];
-    const Picoseconds tail = span.length - traffic_alone(r, span.bytes);
-    if (tail > Picoseconds(0)) return schedule(tail, kAllToAllWaited, r);
-    all_to_all_waited(r);
+    const Picoseconds rest = std::max(Picoseconds(0), span.length - traffic_alone(r, span.bytes));
+    schedule_at(std::max(s.all_to_all_start + span.length, now() + rest), kAllToAllEnd, r);
   }
 
-  void all_to_all_waited(int r) {
+  void all_to_all_ended(int r) {
     Stage& s = stages_[r];
-    if (--s.all_to_all_waits > 0) return;
     const TaskSpan& span = (*s.spans)[s.segment / 2];
     if (record_) record(r, "expert all-to-all", span.name, s.all_to_all_start);
     timeline_.stages[r].expert_network_wait += now() - s.all_to_all_start - span.length;
@@ -865,7 +861,6 @@ class PipelineRun final : private EventHandler {
       f->add(static_cast<int64_t>(s.segment));
       if (s.segment % 2 == 1) {
         f->add_time(s.all_to_all_start);
-        f->add(s.all_to_all_waits);
         f->add(s.all_to_all_transfer >= 0);
         if (s.all_to_all_transfer >= 0) net_->describe_transfer(s.all_to_all_transfer, f);
       }
