@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <map>
 
 #include "sim/util/check.h"
 
@@ -69,6 +70,28 @@ void Network::start_staged(double wire_bytes_per_edge, Picoseconds latency,
   links_.start(wire_bytes_per_edge, uses_, latency, std::move(done));
 }
 
+int32_t Network::prepare_coupled(const std::vector<std::pair<int, int>>& edges) {
+  CLUSTERSIM_CHECK(!edges.empty(), "a coupled transfer without an edge");
+  uses_.clear();
+  std::map<int, int> from, to;
+  for (auto [a, b] : edges) {
+    append_route(a, b);
+    ++from[a];
+    ++to[b];
+  }
+  merge_uses(&uses_);
+  prepared_.push_back({uses_, {from.begin(), from.end()}, {to.begin(), to.end()}});
+  return static_cast<int32_t>(prepared_.size() - 1);
+}
+
+int64_t Network::start_prepared(int32_t prepared, double bytes_per_edge, Picoseconds latency,
+                                std::function<void()> done) {
+  const Prepared& p = prepared_.at(prepared);
+  for (auto [gpu, n] : p.edges_from) count_bytes(gpu, n * bytes_per_edge, 0);
+  for (auto [gpu, n] : p.edges_to) count_bytes(gpu, 0, n * bytes_per_edge);
+  return links_.start(bytes_per_edge, p.uses, latency, std::move(done));
+}
+
 int64_t Network::start_transfer(int from, int to, double bytes, Picoseconds latency,
                                 std::function<void()> done) {
   uses_.clear();
@@ -77,11 +100,15 @@ int64_t Network::start_transfer(int from, int to, double bytes, Picoseconds late
 }
 
 void Network::add_route(int from, int to, double bytes) {
-  CLUSTERSIM_CHECK(from != to, "a transfer from a GPU to itself");
+  append_route(from, to);
   for (int r = 0; r < replicas_; ++r) {
     sent_[from + r] += bytes;
     received_[to + r] += bytes;
   }
+}
+
+void Network::append_route(int from, int to) {
+  CLUSTERSIM_CHECK(from != to, "a transfer from a GPU to itself");
   if (replicas_ == 1) {
     for (int32_t link : topology_->route(from, to)) uses_.push_back({link, 1});
     return;

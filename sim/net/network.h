@@ -41,6 +41,14 @@ class Network {
   // included). Requires: edges not empty; start_staged next, before any other call.
   double stage_coupled(const std::vector<std::pair<int, int>>& edges, double bytes_per_edge);
   void start_staged(double wire_bytes_per_edge, Picoseconds latency, std::function<void()> done);
+  // A coupled transfer over `edges` (as start_coupled makes it) prepared once, for a caller that
+  // starts it again and again: returns a handle for start_prepared, which then costs what the
+  // routes' distinct links cost, not the edges. Requires: edges not empty, from != to on each.
+  int32_t prepare_coupled(const std::vector<std::pair<int, int>>& edges);
+  // Starts prepared transfer `prepared` with `bytes_per_edge`; returns its id (as
+  // start_transfer's).
+  int64_t start_prepared(int32_t prepared, double bytes_per_edge, Picoseconds latency,
+                         std::function<void()> done);
   // One transfer from GPU `from` to GPU `to`; returns its id (SharedBandwidth's: reused once it
   // has ended).
   int64_t start_transfer(int from, int to, double bytes, Picoseconds latency,
@@ -73,6 +81,8 @@ class Network {
  private:
   // Appends the uses of route(from, to) (for all replicas) to uses_ and books its bytes.
   void add_route(int from, int to, double bytes);
+  // Appends the uses of route(from, to) (for all replicas) to uses_.
+  void append_route(int from, int to);
   // Starts one transfer over the uses collected in uses_; returns its id.
   int64_t start_on_routes(double bytes, Picoseconds latency, std::function<void()> done);
   // Replicated: the uses of route(from, to) for all replicas, on their orbits' representatives
@@ -89,7 +99,13 @@ class Network {
   SharedBandwidth links_;
   std::vector<double> sent_;
   std::vector<double> received_;
+  // A prepared coupled transfer: its merged uses, and the edges leaving and reaching each GPU.
+  struct Prepared {
+    std::vector<MaxMinFair::Use> uses;
+    std::vector<std::pair<int, int>> edges_from, edges_to;  // (GPU, edges), GPUs ascending
+  };
   std::vector<MaxMinFair::Use> uses_;  // scratch of the transfer being started
+  std::vector<Prepared> prepared_;
   std::unordered_map<uint64_t, std::vector<MaxMinFair::Use>> replicated_routes_;  // by (from, to)
 };
 

@@ -293,8 +293,8 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
                       const LayerGroups& groups, s::Recompute recompute, int overlap_ranks,
                       const RecomputedParts& parts) {
   LayerTimes t;
-  int all_to_alls = 0;  // before ops[i]
-  std::vector<std::pair<Picoseconds, Picoseconds>> backward_a2a;  // (backward of ops up to it, its)
+  int all_to_alls = 0;                 // before ops[i]
+  std::vector<TaskSpan> backward_a2a;  // {backward of the ops up to it, its length, -, bytes}
   for (size_t i = 0; i < ops.size(); ++i) {
     const LayerOp& op = ops[i];
     if (is_tensor_collective(op.kind) && overlap_ranks > 1 && op.kind != K::kTensorAllReduce) {
@@ -312,8 +312,9 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
             groups.expert->time(CollectiveOp::kAllGather, groups.expert_routing_map_bytes);
       }
       t.forward_all_to_alls.push_back(
-          {t.forward.total(), o.forward.expert_comm, dispatch ? "dispatch" : "combine"});
-      backward_a2a.emplace_back(t.backward.total() + o.backward.total(), o.backward.expert_comm);
+          {t.forward.total(), o.forward.expert_comm, dispatch ? "dispatch" : "combine", op.bytes});
+      backward_a2a.push_back(
+          {t.backward.total() + o.backward.total(), o.backward.expert_comm, "", op.bytes});
     }
     t.forward += o.forward;
     t.backward += o.backward;
@@ -333,9 +334,10 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
   }
   // The backward runs from the last op: an op ends (backward) where the ops before it begin.
   for (size_t a = backward_a2a.size(); a-- > 0;) {
-    const auto [through, length] = backward_a2a[a];
-    t.backward_all_to_alls.push_back({t.backward.total() - through, length,
-                                      a == 0 ? "dispatch (backward)" : "combine (backward)"});
+    const TaskSpan& through = backward_a2a[a];
+    t.backward_all_to_alls.push_back({t.backward.total() - through.start, through.length,
+                                      a == 0 ? "dispatch (backward)" : "combine (backward)",
+                                      through.bytes});
   }
   return t;
 }

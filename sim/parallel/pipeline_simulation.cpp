@@ -13,6 +13,7 @@
 #include "sim/net/collective_algorithms.h"
 #include "sim/parallel/collective_sm_contention.h"
 #include "sim/parallel/deepspeed_pipeline.h"
+#include "sim/parallel/expert_network_traffic.h"
 #include "sim/parallel/steady_state_skip.h"
 #include "sim/util/check.h"
 
@@ -62,6 +63,8 @@ class PipelineRun final : private EventHandler {
     zero3_.resize(p);
     for (const StageWork& w : plan.work) contention_.emplace_back(w.gpu_sms);
     for (int r = 0; r < p; ++r) start_zero3(r);
+    a2a_.resize(p);
+    for (int r = 0; r < p; ++r) prepare_all_to_alls(r);
     const bool zero3 =
         std::any_of(zero3_.begin(), zero3_.end(), [](auto& z) { return z != nullptr; });
     // The steady-state shortcut knows one fill and drain a step, and tasks whose length depends
@@ -107,8 +110,14 @@ class PipelineRun final : private EventHandler {
   }
 
  private:
-  enum EventKind : uint64_t { kTaskEnd, kBucketReady, kOptimizerEnd, kSelfArrival };
-  static constexpr int kKindBits = 2;
+  enum EventKind : uint64_t {
+    kTaskEnd,
+    kBucketReady,
+    kOptimizerEnd,
+    kSelfArrival,
+    kAllToAllEnd
+  };
+  static constexpr int kKindBits = 3;
 
   struct Stage {
     std::vector<PipelineTask> tasks;
@@ -125,6 +134,23 @@ class PipelineRun final : private EventHandler {
     size_t calls_done = 0;
     std::optional<size_t> receiving;  // the input its posted receive waits for
     std::vector<std::pair<int, PipelineTask>> posted_sends;  // (stage, task) waiting to send here
+    // The running task's expert all-to-alls on the network (null: none, it runs whole) and the
+    // segment of it running: 2 i the compute before all-to-all i (the last one: after the last
+    // all-to-all), 2 i + 1 all-to-all i; the task's time alone before that segment, in all, and
+    // what its start lost to deferred weight gradients (the spans count from the full task's).
+    const std::vector<TaskSpan>* spans = nullptr;
+    size_t segment = 0;
+    Picoseconds offset, length, deferred;
+    // The all-to-all running: since when, and the transfer of its traffic (-1: arrived).
+    Picoseconds all_to_all_start;
+    int64_t all_to_all_transfer = -1;
+  };
+  // A stage's expert all-to-all traffic across NVLink domains (expert_network_traffic.h), prepared
+  // on the network; none (prepared -1) when its groups stay inside their domains.
+  struct AllToAllRoutes {
+    ExpertNetworkTraffic traffic;
+    int32_t prepared = -1;
+    std::map<double, Picoseconds> alone;  // by per-GPU bytes: the traffic alone on an idle network
   };
   // A task's output on its way to the stage that needs it, one transfer per simulated tensor- and
   // context-parallel rank (sender `rank` of send `id` is send rank id * senders_ + rank).
@@ -180,6 +206,7 @@ class PipelineRun final : private EventHandler {
       case kTaskEnd:
         if (!contention_[index].ends_at(now())) return;  // moved by a collective's start or end
         contention_[index].finish();
+        if (start_all_to_all(static_cast<int>(index))) return;
         return task_done(static_cast<int>(index));
       case kBucketReady:
         return bucket_filled(static_cast<int>(index));
@@ -187,6 +214,8 @@ class PipelineRun final : private EventHandler {
         return optimizer_done(static_cast<int>(index));
       case kSelfArrival:
         return rank_arrived(index);
+      case kAllToAllEnd:
+        return all_to_all_ended(static_cast<int>(index));
     }
   }
 
@@ -232,9 +261,111 @@ class PipelineRun final : private EventHandler {
       net_->simulation().pause();
     }
     if (zero3_[r]) return zero3_[r]->run_task(s.next - 1, [this, r] { task_done(r); });
-    // No end while the collectives beside it hold every SM: the one that ends first gives it.
-    if (const auto end = contention_[r].start(now(), duration)) schedule_at(*end, kTaskEnd, r);
+    s.spans = network_all_to_alls(r, task);
+    s.segment = 0;
+    s.offset = Picoseconds(0);
+    s.length = duration;
+    s.deferred =
+        (task.forward ? plan_.chunk_forward(r, task.chunk) : plan_.chunk_backward(r, task.chunk)) -
+        duration;
+    start_compute(r);
     if (last_backward) start_gradient_reduction(r, duration);
+  }
+
+  // The expert all-to-alls of `task` on stage r that run on the network; null when none do: the
+  // stage's groups stay inside their NVLink domains, or the task has none, or runs them beside
+  // the other pass of a combined step (whose closed form times them alone).
+  const std::vector<TaskSpan>* network_all_to_alls(int r, const PipelineTask& task) const {
+    if (a2a_[r].prepared < 0 || task.combined) return nullptr;
+    const StageWork& w = plan_.work[r];
+    const auto& spans = task.forward ? w.chunk_forward_all_to_alls : w.chunk_backward_all_to_alls;
+    if (spans.size() <= static_cast<size_t>(task.chunk) || spans[task.chunk].empty()) {
+      return nullptr;
+    }
+    return &spans[task.chunk];
+  }
+
+  // Stage r's all-to-all traffic across NVLink domains, prepared on the network when it has any.
+  void prepare_all_to_alls(int r) {
+    if (zero3_[r]) return;  // no expert layers under ZeRO-3 but FSDP2's, which runs its own
+    const int tcp = plan_.tensor_parallel * plan_.context_parallel;
+    std::vector<int> gpus;
+    for (int local = 0; local < plan_.experts.stage_gpus; ++local) {
+      gpus.push_back(plan_.gpu(local / tcp, r, local % tcp));
+    }
+    AllToAllRoutes& routes = a2a_[r];
+    routes.traffic = expert_network_traffic(net_->topology(), plan_.experts, gpus,
+                                            plan_.expert_rail_share, plan_.tensor_parallel, ranks_);
+    if (!routes.traffic.edges.empty()) {
+      routes.prepared = net_->prepare_coupled(routes.traffic.edges);
+    }
+  }
+
+  // Runs the running task's compute from the end of the last all-to-all (or its start) to the next
+  // one (or its end). No end while the collectives beside it hold every SM: the one that ends
+  // first gives it.
+  void start_compute(int r) {
+    const Picoseconds work = compute_end(r) - stages_[r].offset;
+    if (const auto end = contention_[r].start(now(), work)) schedule_at(*end, kTaskEnd, r);
+    arm_bucket(r);
+  }
+
+  // Where the running compute segment of stage r ends in its task's time alone.
+  Picoseconds compute_end(int r) const {
+    const Stage& s = stages_[r];
+    const size_t next = s.segment / 2;
+    if (s.spans == nullptr || next >= s.spans->size()) return s.length;
+    return (*s.spans)[next].start - s.deferred;
+  }
+
+  // Stage r's compute segment has ended: starts the all-to-all after it, if any (false: the task
+  // is over). It takes its time alone (layer_times.h) and, when its traffic across domains takes
+  // longer on the network than alone (traffic beside it), that much more.
+  bool start_all_to_all(int r) {
+    Stage& s = stages_[r];
+    if (s.draining || s.spans == nullptr || s.segment / 2 >= s.spans->size()) return false;
+    const TaskSpan& span = (*s.spans)[s.segment / 2];
+    ++s.segment;
+    s.offset = span.start - s.deferred;
+    s.all_to_all_start = now();
+    const AllToAllRoutes& routes = a2a_[r];
+    s.all_to_all_transfer = net_->start_prepared(
+        routes.prepared, span.bytes * routes.traffic.edge_bytes_per_byte, routes.traffic.latency,
+        [this, r] { all_to_all_arrived(r); });
+    return true;
+  }
+
+  // Its traffic has arrived: the all-to-all ends after its time alone, and after the part of it
+  // beyond its traffic's time alone.
+  void all_to_all_arrived(int r) {
+    Stage& s = stages_[r];
+    s.all_to_all_transfer = -1;
+    const TaskSpan& span = (*s.spans)[s.segment / 2];
+    const Picoseconds rest = std::max(Picoseconds(0), span.length - traffic_alone(r, span.bytes));
+    schedule_at(std::max(s.all_to_all_start + span.length, now() + rest), kAllToAllEnd, r);
+  }
+
+  void all_to_all_ended(int r) {
+    Stage& s = stages_[r];
+    const TaskSpan& span = (*s.spans)[s.segment / 2];
+    if (record_) record(r, "expert all-to-all", span.name, s.all_to_all_start);
+    timeline_.stages[r].expert_network_wait += now() - s.all_to_all_start - span.length;
+    ++s.segment;
+    s.offset += span.length;
+    start_compute(r);
+  }
+
+  // Stage r's all-to-all traffic of `bytes` per GPU alone on an idle copy of the network.
+  Picoseconds traffic_alone(int r, double bytes) {
+    AllToAllRoutes& routes = a2a_[r];
+    auto [it, inserted] = routes.alone.try_emplace(bytes);
+    if (!inserted) return it->second;
+    Simulation sim;
+    Network idle(&sim, &net_->topology(), net_->replicas());
+    idle.start_coupled(routes.traffic.edges, bytes * routes.traffic.edge_bytes_per_byte,
+                       routes.traffic.latency, [&] { it->second = sim.now(); });
+    sim.run();
+    return it->second;
   }
 
   // ZeRO-3 stages run their tasks layer by layer, gathering weights and reduce-scattering
@@ -272,7 +403,7 @@ class PipelineRun final : private EventHandler {
     if (record_) {
       const Picoseconds start = s.started;
       record(r, "compute", task_name(task, plan_.chunks), start);
-      record_all_to_alls(r, task, start);
+      if (s.spans == nullptr) record_all_to_alls(r, task, start);
     }
     const bool last = s.next == s.tasks.size();
     if (last) timeline_.stages[r].last_backward_end = now();
@@ -485,7 +616,15 @@ class PipelineRun final : private EventHandler {
       return;
     }
     const Picoseconds share(p.backward_work.count() * (p.filled + 1) / p.chunk_buckets);
-    const std::optional<Picoseconds> at = contention_[r].reaches(now(), share);
+    // A backward whose all-to-alls run on the network fills a bucket in the compute segment that
+    // reaches it, or (in an all-to-all) as the next one starts.
+    const Stage& s = stages_[r];
+    if (s.segment % 2 == 1 || share > compute_end(r)) {
+      p.armed = false;
+      return;
+    }
+    const std::optional<Picoseconds> at =
+        contention_[r].reaches(now(), std::max(Picoseconds(0), share - s.offset));
     if (p.armed && at == p.bucket_at) return;
     p.armed = at.has_value();
     if (!at) return;
@@ -684,7 +823,7 @@ class PipelineRun final : private EventHandler {
   void take_cut() {
     const Stage& first = stages_[0];
     PipelineCut cut{
-        StateFingerprint(now()), now(), first.tasks[first.next - 1].micro_batch, {}, {}, {}};
+        StateFingerprint(now()), now(), first.tasks[first.next - 1].micro_batch, {}, {}, {}, {}};
     describe(&cut.state, cut.micro_batch);
     net_->fingerprint(&cut.state);
     net_->simulation().fingerprint(&cut.state);
@@ -692,6 +831,7 @@ class PipelineRun final : private EventHandler {
       cut.next_task.push_back(stages_[r].next);
       cut.busy.push_back(timeline_.stages[r].busy);
       cut.stretch.push_back(contention_[r].stretch());
+      cut.expert_wait.push_back(timeline_.stages[r].expert_network_wait);
     }
     if (const std::optional<SteadyStateJump> jump = skip_->record(std::move(cut))) skip(*jump);
   }
@@ -718,6 +858,12 @@ class PipelineRun final : private EventHandler {
       for (bool v : {p.in_flight, p.backward_done, p.optimizer_started, p.filling, p.armed})
         f->add(v);
       if (p.armed) f->add_time(p.bucket_at);
+      f->add(static_cast<int64_t>(s.segment));
+      if (s.segment % 2 == 1) {
+        f->add_time(s.all_to_all_start);
+        f->add(s.all_to_all_transfer >= 0);
+        if (s.all_to_all_transfer >= 0) net_->describe_transfer(s.all_to_all_transfer, f);
+      }
     }
     std::vector<size_t> in_flight;
     for (size_t id = 0; id < sends_.size(); ++id) {
@@ -785,6 +931,8 @@ class PipelineRun final : private EventHandler {
       timeline_.stages[r].busy += jump.busy[r];
       contention_[r].translate(jump.time);
       contention_[r].add_stretch(jump.stretch[r]);
+      timeline_.stages[r].expert_network_wait += jump.expert_wait[r];
+      s.all_to_all_start += jump.time;
       if (reductions_[r].armed) reductions_[r].bucket_at += jump.time;
     }
     for (Send& send : sends_) {
@@ -854,6 +1002,7 @@ class PipelineRun final : private EventHandler {
   std::map<std::pair<int, double>, CollectiveAlgorithm> algorithms_;
   std::vector<std::unique_ptr<Zero3Stage>> zero3_;  // per stage; null when not ZeRO-3
   std::vector<CollectiveSmContention> contention_;  // per stage
+  std::vector<AllToAllRoutes> a2a_;                 // per stage
   std::optional<SteadyStateSkip> skip_;             // when skipping the steady state
   size_t first_backward_ = 0;                       // stage 0's first backward task
   bool cut_due_ = false;                            // paused for a cut
@@ -865,8 +1014,11 @@ class PipelineRun final : private EventHandler {
 PipelineTimeline simulate_pipeline(const PipelinePlan& plan, const Topology& topology,
                                    Timeline* timeline, PipelineShortcuts shortcuts) {
   const int t = plan.tensor_parallel;
+  // Rank 0's expert-parallel groups stand for the others' when theirs are its images.
+  const bool experts_replicate = plan.experts.expert_parallel < 2 ||
+                                 plan.experts.expert_tensor_parallel % t == 0;
   if (shortcuts.one_rank_for_all && t > 1 && std::has_single_bit(static_cast<unsigned>(t)) &&
-      t <= topology.rank_symmetry().max_ranks()) {
+      t <= topology.rank_symmetry().max_ranks() && experts_replicate) {
     Simulation sim;
     Network network(&sim, &topology, t);
     Timeline recorded;

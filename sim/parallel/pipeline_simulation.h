@@ -5,6 +5,12 @@
 // after it) and steps its optimizer. Under ZeRO-3 a stage runs each task layer by layer through
 // Zero3Stage (zero3_traffic.h), which gathers weights and reduce-scatters gradients instead.
 //
+// A task's expert all-to-alls whose groups span NVLink domains (expert_network_traffic.h) run on
+// the network too, the task's compute stopped at each: an all-to-all takes its time alone
+// (layer_times.h) and what the traffic beside it (gradient buckets, parameter gathers, stage-to-
+// stage sends, other stages' all-to-alls) adds to its pairs across domains, which share NICs and
+// fabric max-min fairly with it. A combined step's (expert_comm_overlap.h) keep their closed form.
+//
 // Symmetry: all data-parallel replicas run the same schedule at the same times, so replica 0's
 // stages are simulated and the data-parallel collectives run over every replica's GPUs on the
 // network; all tensor- and context-parallel ranks of a stage do the same work, so a stage has one
@@ -48,8 +54,9 @@ struct StageWork {
   // combined step (expert_comm_overlap.h), which starts once both have their inputs and sends both
   // outputs when it ends.
   std::vector<Picoseconds> combined_forward = {}, combined_backward = {};
-  // Per model chunk, for traces: a forward's / backward's expert all-to-alls from the task's
-  // start (empty without experts). A combined step draws them squeezed with its shorter pass.
+  // Per model chunk: a forward's / backward's expert all-to-alls from the task's start (empty
+  // without experts), for traces (a combined step draws them squeezed with its shorter pass) and
+  // to run those that leave the NVLink domain on the network.
   std::vector<std::vector<TaskSpan>> chunk_forward_all_to_alls = {},
                                      chunk_backward_all_to_alls = {};
   // The SMs of the stage's GPU (Gpu.streaming_multiprocessors), of which overlapped
@@ -103,6 +110,9 @@ struct PipelinePlan {
   ExpertLayout experts = {};
   // Megatron-Core's combined 1F1B with the expert all-to-alls overlapped (stage_schedule).
   bool overlap_expert_communication = false;
+  // The deduplicating dispatcher's rail bytes per all-to-all byte where its groups span NVLink
+  // domains, 0 for a plain all-to-all (expert_network_traffic.h).
+  double expert_rail_share = 0;
 
   // GPUs are placed tensor-parallel innermost, then context-parallel, then as rank_order says:
   // `rank` = context-parallel rank x tensor_parallel + tensor-parallel rank.
@@ -143,6 +153,8 @@ struct StageTimeline {
   Picoseconds last_backward_end;  // with the deferred weight gradients after it, if any
   Picoseconds gradients_reduced;  // data-parallel reduction done
   Picoseconds parameter_wait;     // ZeRO-3: compute stream idle until weight gathers arrive
+  // What the traffic beside the expert all-to-alls across NVLink domains added to them.
+  Picoseconds expert_network_wait;
   Picoseconds optimizer_end;      // optimizer step done
   Picoseconds end;                // optimizer and parameter gather done
 };

@@ -37,6 +37,8 @@ struct PipelineCut {
   std::vector<size_t> next_task;  // per stage
   std::vector<Picoseconds> busy;  // per stage: compute time so far
   std::vector<Picoseconds> stretch;  // per stage: what collectives' SMs added to it so far
+  // Per stage: what the traffic beside its expert all-to-alls added to them so far.
+  std::vector<Picoseconds> expert_wait;
 };
 
 // What a run skips: `periods` periods of the steady state in all.
@@ -47,6 +49,7 @@ struct SteadyStateJump {
   size_t tasks;                   // on every stage
   std::vector<Picoseconds> busy;  // compute time per stage
   std::vector<Picoseconds> stretch;  // per stage: what collectives' SMs added to it
+  std::vector<Picoseconds> expert_wait;  // per stage: what traffic added to its all-to-alls
 };
 
 class SteadyStateSkip {

@@ -107,7 +107,7 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
   r.compute_s = shares.compute_s[critical] + c.collective_stretch.seconds();
   r.tensor_comm_s = shares.tensor_comm_s[critical];
   r.context_comm_s = shares.context_comm_s[critical];
-  r.expert_comm_s = shares.expert_comm_s[critical];
+  r.expert_comm_s = shares.expert_comm_s[critical] + c.expert_network_wait.seconds();
   r.expert_compute_s = shares.expert_compute_s[critical];
   // Clamped: rounding of the per-layer ZeRO-3 segments leaves a few femtoseconds either way.
   r.bubble_s = std::max(0.0, c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s -

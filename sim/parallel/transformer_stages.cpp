@@ -9,6 +9,7 @@
 #include "sim/parallel/expert_comm_overlap.h"
 #include "sim/parallel/expert_dispatch.h"
 #include "sim/parallel/expert_layer_host.h"
+#include "sim/parallel/expert_network_traffic.h"
 #include "sim/parallel/layer_times.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/muon_step.h"
@@ -134,18 +135,7 @@ class Groups {
                    const s::Transformer& t, bool consecutive_experts) {
     std::vector<std::vector<int>> rails, domains;  // of every group, the first group's first
     for (const std::vector<int>& group : all) {
-      std::vector<std::vector<int>> by_domain;  // the group's GPUs per domain, in group order
-      std::vector<int> domain_of_part;
-      for (int gpu : group) {
-        const int d = topology.domain_of(gpu);
-        size_t part = 0;
-        while (part < domain_of_part.size() && domain_of_part[part] != d) ++part;
-        if (part == domain_of_part.size()) {
-          domain_of_part.push_back(d);
-          by_domain.emplace_back();
-        }
-        by_domain[part].push_back(gpu);
-      }
+      const std::vector<std::vector<int>> by_domain = domain_parts(topology, group);
       const size_t per_domain = by_domain[0].size();
       for (const std::vector<int>& part : by_domain) {
         if (part.size() != per_domain) return;
@@ -600,7 +590,7 @@ class StageBuilder {
     std::vector<TaskSpan> forward, backward;
     const auto add = [](const std::vector<TaskSpan>& spans, Picoseconds at,
                         std::vector<TaskSpan>* out) {
-      for (const TaskSpan& s : spans) out->push_back({at + s.start, s.length, s.name});
+      for (const TaskSpan& s : spans) out->push_back({at + s.start, s.length, s.name, s.bytes});
     };
     Picoseconds at;
     for (int layer = first; layer < first + n; ++layer) {
@@ -761,6 +751,9 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
   layer_groups.expert_combine_floor =
       expert_combine_floor(t, job, p, compute, groups.expert_in_one_domain());
   layer_groups.expert_routing_map_bytes = expert_routing_map_bytes(t, job, p);
+  if (layer_groups.expert_rail != nullptr) {
+    out.plan.expert_rail_share = layer_groups.expert_rail_share;
+  }
   const Kernels kernels = time_kernels(t, job, p, compute, layer_groups);
   const StageBuilder builder(model, job, p, compute, kernels, layout);
   for (int r = 0; r < p.pipeline_parallel(); ++r) builder.add_stage(r, &out);

@@ -20,9 +20,9 @@ PipelineCut cut_at(Picoseconds time, int micro_batch, std::vector<size_t> next_t
   StateFingerprint state(time);
   state.add(42);  // the same state at every cut
   std::vector<Picoseconds> busy(next_task.size(), time);
-  std::vector<Picoseconds> stretch(next_task.size());
-  return {std::move(state), time,           micro_batch,
-          std::move(next_task), std::move(busy), std::move(stretch)};
+  std::vector<Picoseconds> stretch(next_task.size()), expert_wait(next_task.size());
+  return {std::move(state),     time,           micro_batch,        std::move(next_task),
+          std::move(busy),      std::move(stretch), std::move(expert_wait)};
 }
 
 TEST_CASE("a repeated state jumps whole periods, up to the last task that repeats") {
