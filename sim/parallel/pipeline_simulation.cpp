@@ -666,8 +666,53 @@ class PipelineRun final : private EventHandler {
 
   void backward_done(int r) {
     reductions_[r].backward_done = true;
+    if (plan_.deepspeed_exchange && ties(r) && !tied_.done) return reach_tied_reduction(r);
+    reduce_gradients(r);
+  }
+
+  void reduce_gradients(int r) {
     if (plan_.data_parallel > 1 && !plan_.overlap_gradient_reduce && !zero3_[r]) bucket_ready(r);
     maybe_step_optimizer(r);
+  }
+
+  // Whether stage r holds a copy of the tied word embedding whose gradient it all-reduces.
+  bool ties(int r) const {
+    return plan_.tied_embedding_gradient_bytes > 0 && plan_.stages > 1 &&
+           (r == 0 || r == plan_.stages - 1);
+  }
+
+  // Stage r's gradients are final for the tied all-reduce (DeepSpeed: its backwards; Megatron: its
+  // data-parallel reduction too); once both stages' are, the all-reduce runs, then each goes on.
+  void reach_tied_reduction(int r) {
+    if (tied_.reached[r != 0]) return;
+    tied_.reached[r != 0] = true;
+    if (!tied_.reached[0] || !tied_.reached[1]) return;
+    const Picoseconds start = now();
+    const int last = plan_.stages - 1;
+    auto all = after_all(ranks_ * plan_.context_parallel * plan_.data_parallel,
+                         [this, last, start] {
+                           if (record_) record(0, "data parallel", "tied embedding", start);
+                           tied_.done = true;
+                           for (int stage : {0, last}) {
+                             if (plan_.deepspeed_exchange) {
+                               reduce_gradients(stage);
+                             } else {
+                               maybe_step_optimizer(stage);
+                             }
+                           }
+                         });
+    for (int d = 0; d < plan_.data_parallel; ++d) {
+      for (int rank = 0; rank < ranks_; ++rank) {
+        for (int c = 0; c < plan_.context_parallel; ++c) {
+          const int local = c * plan_.tensor_parallel + rank;
+          start_collective(net_,
+                           {CollectiveOp::kAllReduce,
+                            {plan_.gpu(d, 0, local), plan_.gpu(d, last, local)},
+                            plan_.tied_embedding_gradient_bytes, CollectiveAlgorithm::kAuto},
+                           all);
+        }
+      }
+    }
   }
 
   void bucket_ready(int r) {
@@ -786,6 +831,7 @@ class PipelineRun final : private EventHandler {
     if (!pending.backward_done || pending.done < pending.buckets || pending.optimizer_started)
       return;
     if (zero3_[r] && zero3_[r]->reductions_pending()) return;
+    if (ties(r) && !tied_.done) return reach_tied_reduction(r);
     pending.optimizer_started = true;
     timeline_.stages[r].gradients_reduced = now();
     schedule(plan_.work[r].optimizer, kOptimizerEnd, r);
@@ -987,6 +1033,12 @@ class PipelineRun final : private EventHandler {
   }
 
   int ranks_;    // tensor-parallel ranks whose traffic is simulated (1 when replicated)
+  // The tied embedding's all-reduce (PipelinePlan::tied_embedding_gradient_bytes): whether the
+  // first and the last stage have reached it, and whether it has ended.
+  struct TiedReduction {
+    bool reached[2] = {false, false};
+    bool done = false;
+  } tied_;
   int senders_;  // the stage's ranks whose sends are simulated: ranks_ x context parallel
   std::vector<Stage> stages_;
   // Micro-batch numbers in the schedules are below this (an interleaved schedule may number past

@@ -103,6 +103,13 @@ struct PipelinePlan {
   // has reached the matching one, both stages' streams held until the tensor has crossed.
   // Needs the 1F1B schedule with one chunk; overlap_pipeline_communication is then ignored.
   bool deepspeed_exchange = false;
+  // The tied word embedding's gradient, bytes per GPU of the first and the last stage, all-reduced
+  // between the two (a group of two per tensor-, context- and data-parallel coordinate) once both
+  // stages' gradients are final, on their streams; the optimizer steps after it. DeepSpeed's
+  // engine runs it before its data-parallel reduction (schedule.py TrainSchedule: ReduceTiedGrads,
+  // ReduceGrads, OptimizerStep), Megatron after (training.py train_step of 2021,
+  // finalize_model_grads' _allreduce_word_embedding_grads since). 0: none.
+  double tied_embedding_gradient_bytes = 0;
   std::vector<StageWork> work;   // per stage
   schema::RankOrder rank_order = schema::TP_PP_DP;
   // Expert layout of a stage (stage-local ranks tp + TP (cp + CP dp)): whose groups reduce the

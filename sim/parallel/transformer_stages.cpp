@@ -434,6 +434,14 @@ PipelinePlan base_plan(const s::TrainingJob& job, const s::Parallelism& p, int c
   plan.deepspeed_exchange = p.deepspeed_pipeline_engine();
   // DeepSpeed's BF16 optimizer all-reduces its fp32 gradients whole, then steps its own shard.
   plan.all_reduce_gradients = p.deepspeed_pipeline_engine() && job.precision() == s::BF16;
+  // The first and the last stage each hold the tied word embedding (its 1/TP vocabulary share)
+  // and all-reduce its gradient in the type of the data-parallel reduction (DeepSpeed's BF16
+  // optimizer: its fp32 _hp_grad, pipe/engine.py _exec_reduce_tied_grads, v0.6.4).
+  if (t.tied_embeddings() && p.pipeline_parallel() > 1 && p.zero_stage() < 3) {
+    plan.tied_embedding_gradient_bytes = gradient_reduce_bytes(job.precision(), p) *
+                                         static_cast<double>(t.vocab_size()) * t.hidden_size() /
+                                         p.tensor_parallel();
+  }
   plan.rank_order = p.rank_order();
   plan.experts = expert_layout(p);
   plan.overlap_expert_communication = p.overlap_expert_communication();

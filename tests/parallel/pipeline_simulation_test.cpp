@@ -172,6 +172,40 @@ TEST_CASE("DeepSpeed's engine: the gradient all-reduce after the flush adds its 
   CHECK(step_ms(plan, *t) - alone == Approx(pair_all_reduce_ms(*t, bytes)).epsilon(0.02));
 }
 
+TEST_CASE("the tied embedding's all-reduce between the end stages adds its whole time") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  // Two stages on GPUs 0 and 1 (one replica): the first stage's last backward ends the pipeline,
+  // then the two all-reduce the embedding's gradient (E bytes), then the optimizer steps.
+  const double tied = 500e6, gradients = 360e6;
+  const double alone = step_ms(deepspeed_plan(2, 4, 1), *t);
+  for (bool deepspeed : {true, false}) {
+    INFO("DeepSpeed's engine " << deepspeed);
+    PipelinePlan plan = deepspeed_plan(2, 4, 1);
+    plan.deepspeed_exchange = deepspeed;
+    plan.overlap_pipeline_communication = false;
+    plan.tied_embedding_gradient_bytes = tied;
+    CHECK(step_ms(plan, *t) - alone == Approx(pair_all_reduce_ms(*t, tied)).epsilon(0.02));
+  }
+  // Two replicas (GPUs 0-3); only the last stage has data-parallel gradients to speak of (G bytes, under 2 ms
+  // of all-reduce: B). Megatron reduces them from its last backward, B before the first stage's,
+  // and all-reduces the embedding after: step 1F1B + tied. DeepSpeed's ReduceTiedGrads comes
+  // first, after the first stage's last backward, and ReduceGrads follows: 1F1B + tied + G's.
+  for (bool deepspeed : {true, false}) {
+    INFO("DeepSpeed's engine " << deepspeed);
+    PipelinePlan plan = deepspeed_plan(2, 4, 1);
+    plan.deepspeed_exchange = deepspeed;
+    plan.overlap_pipeline_communication = false;
+    plan.data_parallel = 2;
+    plan.work[0].gradient_bytes = 1;
+    plan.work[1].gradient_bytes = gradients;
+    plan.tied_embedding_gradient_bytes = tied;
+    const double reduce_ms = pair_all_reduce_ms(*t, gradients);
+    REQUIRE(reduce_ms < 2);
+    const double expected = pair_all_reduce_ms(*t, tied) + (deepspeed ? reduce_ms : 0);
+    CHECK(step_ms(plan, *t) - alone == Approx(expected).epsilon(0.02));
+  }
+}
+
 TEST_CASE("simulating one tensor-parallel rank for all gives every rank's step and stage times") {
   struct Case {
     const char* instance;
