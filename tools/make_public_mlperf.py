@@ -70,6 +70,9 @@ RELEASES = {
         recipe='NVIDIA/benchmarks/gpt3/implementations/pytorch',
         group='Public check: MLPerf Training v3.0 GPT-3 175B (DGX H100, FP8)',
         fp8_parameters=False, flash_attention_2=True, fused_loss=False,
+        reduce_scatter_sms=(24, 20, 'h100tp4pp8mbs1_tp_comm_overlap_cfg.yaml (config_tp_h100.sh '
+                            'at MBS 1): proj_fprop and fc2_fprop pipeline, num_sm 24 and 20, '
+                            'set_sm_margin 1'),
         what=("NeMo v1.17.0_pt_23.04 (NeMo's own GPT model) in the pytorch:23.04 container, "
               "Transformer Engine release_v0.8 (Dockerfile); config_common.sh: "
               "INTERLEAVED_PIPELINE=12 (one layer a model chunk), ACT_CKPT_GRANULARITY null; "
@@ -83,13 +86,19 @@ RELEASES = {
               "FlashAttention-2's (attention_library FLASH_ATTENTION_2), the nearest expressible "
               "and faster than what ran, an unknown that biases the prediction fast; "),
         missing=("Not expressible, left at the simulator's one model: FlashAttention-1's kernels "
-                 "(above) and the userbuffers configuration of that TE release "
-                 "(h100tp4pp8mbs1_tp_comm_overlap_cfg.yaml).")),
+                 "(above); of the userbuffers configuration, the SMs the bulk overlaps' kernels "
+                 "share with the backward's GEMMs (set_sm_margin 0); Transformer Engine "
+                 "release_v0.8's synchronous amax reduction (NVTE_ASYNC_AMAX_REDUCTION unset: an "
+                 "all-reduce over the amax group after every model chunk's forward and "
+                 "backward).")),
     'v3.1': dict(
         repo='mlcommons/training_results_v3.1 @ d06288b',
         recipe='NVIDIA/benchmarks/gpt3/implementations/pytorch',
         group='Public check: MLPerf Training v3.1 GPT-3 175B (DGX H100, FP8)',
         fp8_parameters=False, flash_attention_2=True, fused_loss=False,
+        reduce_scatter_sms=(24, 4, 'conf/tp_overlap/h100tp4pp8mbs1.yaml (custom.yaml picks '
+                            'h100tp${TP}pp${PP}mbs${MBS}): proj_fprop and fc2_fprop pipeline, '
+                            'num_sm 24 and 4, set_sm_margin 1'),
         what=("NeMo at bd0b818a (r1.20 base, NeMo's own GPT model) in the pytorch:23.09 "
               "container, Transformer Engine 09ba8427, flash-attn 2.0.8 (Dockerfile); no config "
               "sets INTERLEAVED_PIPELINE, so custom.yaml's default virtual pipeline 12 holds (one "
@@ -109,6 +118,9 @@ RELEASES = {
         recipe='NVIDIA/benchmarks/gpt3/implementations/nemo',
         group='Public check: MLPerf Training v4.0 GPT-3 175B (DGX H100, FP8)',
         fp8_parameters=True, flash_attention_2=False, fused_loss=False,
+        reduce_scatter_sms=(24, 1, 'conf/tp_overlap/h100tp4mbs{1,2}.yaml (custom.yaml picks '
+                            'h100tp${TP}mbs${MBS}): proj_fprop pipeline num_sm 24, fc2_fprop '
+                            'ring_exchange num_sm 1, both set_sm_margin 1'),
         what=("NeMo v2.0.0.rc0.beta with Megatron-Core core_v0.7.0.beta's GPT model (custom.yaml "
               "mcore_gpt True) in the pytorch:24.04 container, Transformer Engine v1.6rc1 "
               "(Dockerfile); FP8 weights (config_common.sh FP8_PARAMS=True: fp8_parameters); "
@@ -129,6 +141,8 @@ RELEASES = {
         recipe='NVIDIA/benchmarks/gpt3/implementations/eos_n{nodes}_ngc24.09_nemo',
         group='Public check: MLPerf Training v4.1 GPT-3 175B (DGX H100, FP8)',
         fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        reduce_scatter_sms=(24, 1, 'conf/tp_overlap/h100tp4mbs2.yaml: proj_fprop pipeline num_sm '
+                            '24, fc2_fprop ring_exchange num_sm 1, both set_sm_margin 1'),
         what=("NeMo and Megatron-Core 24.09-alpha.rc0 (Megatron-Core's GPT model, custom.yaml "
               "mcore_gpt True) in the pytorch:24.09 container and its Transformer Engine "
               "(Dockerfile); FP8 weights (config_common.sh FP8_PARAMS=True: fp8_parameters); "
@@ -148,6 +162,9 @@ RELEASES = {
         group='Public check: MLPerf Training v5.0 Llama 3.1 405B (DGX H100, FP8)',
         benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
         fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        reduce_scatter_sms=(0, 0, 'conf/tp_overlap/h100tp8mbs1.yaml: proj_fprop and fc2_fprop '
+                            'ring_exchange, which pretrain.py passes as NeMo\'s '
+                            'RingExchangeOverlapCfg (set_sm_margin default False)'),
         what=("NeMo v2.2.0 and Megatron-Core core_r0.11.0 in the pytorch:25.01 container and its "
               "Transformer Engine (Dockerfile); pretrain.py: NeMo's Llama31Config405B (126 layers, "
               "sequence 8192, Mixtral 8x22B's tokenizer: model llama3.1-405b-mlperf), "
@@ -313,9 +330,17 @@ def scenario(row):
     elif release in DEFERRAL:
         deferred = (f"The output layer's weight gradients computed in place "
                     f'({DEFERRAL_TEXT[release]}: false at MBS {mbs}). ')
+    attention_out_sms, mlp_down_sms, ub_config = r['reduce_scatter_sms']
+    reserved = (f'The userbuffers reduce-scatter kernels beside the attention output projection '
+                f'and the MLP down projection reserve {attention_out_sms} and {mlp_down_sms} of '
+                f'the GPU\'s SMs ({ub_config}): those GEMMs run on the rest '
+                '(tensor_overlap_attention_out_sms, tensor_overlap_mlp_down_sms). '
+                if attention_out_sms or mlp_down_sms else
+                f'The userbuffers reduce-scatter kernels reserve no SMs beside their GEMMs '
+                f'({ub_config}). ')
     what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {r["what"]}TP {tp}, '
             f'PP {pp}, {f"CP {cp}, " if cp > 1 else ""}virtual pipeline {vp}, MBS {mbs}, {minibs} '
-            f'sequences a replica ({config}); {common}{" " if common else ""}{deferred}'
+            f'sequences a replica ({config}); {common}{" " if common else ""}{deferred}{reserved}'
             f'{r["missing"]}')
     marks = {'v3.0': 'eval_stop to the next eval_start, the first from block_start',
              'v5.0': 'block_start to block_stop, 46080 / global batch steps a block'}.get(
@@ -366,6 +391,10 @@ def scenario(row):
               '  distributed_optimizer: true',
               '  gradient_reduce_in_fp32: false',
               '  rank_order: TP_DP_PP']
+    if attention_out_sms:
+        lines.append(f'  tensor_overlap_attention_out_sms: {attention_out_sms}')
+    if mlp_down_sms:
+        lines.append(f'  tensor_overlap_mlp_down_sms: {mlp_down_sms}')
     if r.get('pipeline_split'):
         lines += ['  embedding_in_pipeline_split: true', '  loss_in_pipeline_split: true']
     if deferral is not None:

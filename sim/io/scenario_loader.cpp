@@ -437,6 +437,12 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
     p.error("expert_communication_sms", "applies with overlap_expert_communication only");
   }
   p.at_least("expert_combine_sms", 1);
+  for (const char* field : {"tensor_overlap_attention_out_sms", "tensor_overlap_mlp_down_sms"}) {
+    p.at_least(field, 1);
+    if (p.has(field) && !(m.overlap_tensor_communication() && m.sequence_parallel())) {
+      p.error(field, "applies with overlap_tensor_communication and sequence_parallel only");
+    }
+  }
   if (m.has_expert_combine_sms() && m.expert_dispatcher() != s::EXPERT_NODE_DEDUPLICATED) {
     p.error("expert_combine_sms",
             "applies with expert_dispatcher EXPERT_NODE_DEDUPLICATED only (HybridEP's kernels)");
@@ -1012,10 +1018,11 @@ void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScena
   }
 }
 
-// The expert kernels' SMs (expert_communication_sms, expert_combine_sms) are taken from the GPU's
-// own, leaving the rest to the computation beside them: fewer than every candidate GPU has.
-void check_expert_sms(const FieldChecker& root, const Catalog& catalog,
-                      const LoadedScenario& loaded) {
+// The SMs communication kernels reserve (expert_communication_sms, expert_combine_sms,
+// tensor_overlap_attention_out_sms, tensor_overlap_mlp_down_sms) are taken from the GPU's own,
+// leaving the rest to the computation beside them: fewer than every candidate GPU has.
+void check_reserved_sms(const FieldChecker& root, const Catalog& catalog,
+                        const LoadedScenario& loaded) {
   const s::InstanceType* fewest = nullptr;
   int sms = 0;
   for (const s::InstanceType* instance : loaded.instances) {
@@ -1027,7 +1034,8 @@ void check_expert_sms(const FieldChecker& root, const Catalog& catalog,
   }
   if (fewest == nullptr) return;
   const FieldChecker parallelism = root.child("parallelism");
-  for (const char* field : {"expert_communication_sms", "expert_combine_sms"}) {
+  for (const char* field : {"expert_communication_sms", "expert_combine_sms",
+                            "tensor_overlap_attention_out_sms", "tensor_overlap_mlp_down_sms"}) {
     if (!parallelism.has(field) || parallelism.number(field) < sms) continue;
     parallelism.error(field, std::to_string(static_cast<int64_t>(parallelism.number(field))) +
                                  " is not fewer than the " + std::to_string(sms) + " SMs of \"" +
@@ -1054,7 +1062,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   check_cluster(root, catalog, loaded.get());
   if (m.has_parallelism()) {
     check_parallelism(root.child("parallelism"), loaded->model);
-    check_expert_sms(root, catalog, *loaded);
+    check_reserved_sms(root, catalog, *loaded);
   }
   if (m.has_sweep()) {
     expand_axis_ranges(root.child("sweep"), loaded->file->message.mutable_sweep());

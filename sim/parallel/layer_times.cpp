@@ -69,7 +69,7 @@ bool reruns(const LayerOp& op, s::Recompute recompute, const RecomputedParts& pa
          (parts.expert_norm && r == R::kExpertNorm);
 }
 
-// Forward and backward times of the matmul `ops[i]` and, when `overlap_ranks` > 1, of the
+// Forward and backward times of the matmul `ops[i]` and, when `overlap.ranks` > 1, of the
 // tensor-parallel collective beside it (tensor_comm_overlap.h): an all-gather in front of it runs
 // in a ring exchange with its forward and its data-gradient reduce-scatter beside its weight
 // gradient; a reduce-scatter after it is pipelined with its forward and its data gradient's
@@ -89,7 +89,8 @@ Picoseconds op_matmul(const LayerOp& op, const ComputeModel& compute, int64_t m,
 }
 
 MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& compute,
-                        GroupCollectives* tp, int overlap_ranks) {
+                        GroupCollectives* tp, const TensorOverlap& overlap) {
+  const int overlap_ranks = overlap.ranks;
   const LayerOp& op = ops[i];
   const bool b16 = op.sixteen_bit;
   const Picoseconds data_gradient = op_matmul(op, compute, op.m, op.k, op.n);
@@ -109,8 +110,12 @@ MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const Compute
         tp->time(CollectiveOp::kReduceScatter, 2 * ops[i].m * ops[i].k), weight_gradient);
   }
   if (i + 1 < ops.size() && ops[i + 1].kind == K::kTensorReduceScatter) {
+    const int reserved = op.name == "attention out" ? overlap.attention_out_sms
+                         : op.name == "mlp down"      ? overlap.mlp_down_sms
+                                                      : 0;
     const OverlappedTime f = pipelined_overlap(
-        compute.matmul(op.m / kPipelinedChunks, op.n, op.k, op.count, b16),
+        on_sms_left(compute.matmul(op.m / kPipelinedChunks, op.n, op.k, op.count, b16),
+                    compute.gpu().streaming_multiprocessors(), reserved),
         tp->time(CollectiveOp::kReduceScatter, ops[i + 1].bytes), kPipelinedChunks);
     const OverlappedTime b = ring_exchange_overlap(
         compute.matmul(rows, op.k, op.n, op.count, b16),
@@ -129,12 +134,12 @@ struct OpTimes {
 };
 
 OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& compute,
-                const LayerGroups& groups, int overlap_ranks) {
+                const LayerGroups& groups, const TensorOverlap& overlap) {
   const LayerOp& op = ops[i];
   OpTimes t;
   switch (op.kind) {
     case K::kMatmul: {
-      const MatmulTimes m = time_matmul(ops, i, compute, groups.tensor, overlap_ranks);
+      const MatmulTimes m = time_matmul(ops, i, compute, groups.tensor, overlap);
       t.forward = {m.forward, m.forward_comm, {}, {}, op.expert ? m.forward : Picoseconds(0)};
       t.backward = {m.backward, m.backward_comm, {}, {}, op.expert ? m.backward : Picoseconds(0)};
       return t;
@@ -191,7 +196,7 @@ OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& c
       t.forward.tensor_comm = groups.tensor->time(tensor_op(op.kind), op.bytes);
       t.backward.tensor_comm =
           groups.tensor->time(tensor_op(mirrored(op.kind)), op.backward_bytes.value_or(op.bytes));
-      if (op.kind == K::kTensorAllGather && overlap_ranks < 2 && i + 1 < ops.size() &&
+      if (op.kind == K::kTensorAllGather && overlap.ranks < 2 && i + 1 < ops.size() &&
           ops[i + 1].kind == K::kMatmul) {
         // Without userbuffers the backward of the GEMM this all-gather feeds launches its
         // collectives asynchronously: the data gradient's reduce-scatter beside the weight
@@ -200,7 +205,7 @@ OpTimes time_op(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& c
         // gather_along_first_dim and reduce_scatter_along_first_dim with async_op=True, v2.14
         // module/layernorm_linear.py; Megatron-Core's
         // LinearWithGradAccumulationAndAsyncCommunication the same).
-        const MatmulTimes m = time_matmul(ops, i + 1, compute, groups.tensor, 0);
+        const MatmulTimes m = time_matmul(ops, i + 1, compute, groups.tensor, {});
         t.backward.tensor_comm = bulk_overlap_exposed(t.backward.tensor_comm, m.weight_gradient);
         if (!ops[i + 1].frozen) {
           t.backward.tensor_comm += bulk_overlap_exposed(
@@ -277,6 +282,13 @@ bool backward_reads(const LayerOp& op) {
   return !(starts("attention out") || starts("mlp down")) || ends(" adapter A");
 }
 
+TensorOverlap tensor_overlap(const s::Parallelism& p) {
+  // Chunked overlap needs sequence parallelism's all-gathers and reduce-scatters.
+  const int tp = p.tensor_parallel();
+  if (!p.overlap_tensor_communication() || !p.sequence_parallel() || tp < 2) return {};
+  return {tp, p.tensor_overlap_attention_out_sms(), p.tensor_overlap_mlp_down_sms()};
+}
+
 RecomputedParts recomputed_parts(const s::Parallelism& p) {
   RecomputedParts parts;
   parts.backward_reads_only = p.compiled_recompute();
@@ -290,18 +302,18 @@ RecomputedParts recomputed_parts(const s::Parallelism& p) {
 }
 
 LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compute,
-                      const LayerGroups& groups, s::Recompute recompute, int overlap_ranks,
-                      const RecomputedParts& parts) {
+                      const LayerGroups& groups, s::Recompute recompute,
+                      const TensorOverlap& overlap, const RecomputedParts& parts) {
   LayerTimes t;
   int all_to_alls = 0;                 // before ops[i]
   std::vector<TaskSpan> backward_a2a;  // {backward of the ops up to it, its length, -, bytes}
   for (size_t i = 0; i < ops.size(); ++i) {
     const LayerOp& op = ops[i];
-    if (is_tensor_collective(op.kind) && overlap_ranks > 1 && op.kind != K::kTensorAllReduce) {
+    if (is_tensor_collective(op.kind) && overlap.ranks > 1 && op.kind != K::kTensorAllReduce) {
       CLUSTERSIM_CHECK(beside_gemm(ops, i), "an overlapped collective without its GEMM");
       continue;  // timed with its GEMM
     }
-    OpTimes o = time_op(ops, i, compute, groups, overlap_ranks);
+    OpTimes o = time_op(ops, i, compute, groups, overlap);
     if (op.kind == K::kExpertAllToAll) {
       const bool dispatch = all_to_alls == 0;
       // The combine kernel runs the forward's combine and the backward of the dispatch.

@@ -130,11 +130,22 @@ bool backward_reads(const LayerOp& op);
 // The weight-gradient GEMM of matmul `op` alone, (k x m).(m x n); 0 for a frozen weight.
 Picoseconds weight_gradient_time(const LayerOp& op, const ComputeModel& compute);
 
-// `overlap_ranks` > 1: under sequence parallelism, the all-gathers and reduce-scatters run in
-// chunks beside the GEMMs they feed or drain (tensor_comm_overlap.h).
+// Userbuffers' overlap of the tensor-parallel collectives (tensor_comm_overlap.h): `ranks` > 1
+// under sequence parallelism, the all-gathers and reduce-scatters run in chunks beside the GEMMs
+// they feed or drain; the SMs the reduce-scatter kernels reserve beside the forward GEMM of the
+// attention's output projection ("attention out", Transformer Engine's proj_fprop) and of the
+// MLP's down projection ("mlp down", fc2_fprop), whose chunks run on the GPU's other SMs
+// (parallelism.proto tensor_overlap_attention_out_sms, tensor_overlap_mlp_down_sms).
+struct TensorOverlap {
+  int ranks = 0;
+  int attention_out_sms = 0;
+  int mlp_down_sms = 0;
+};
+TensorOverlap tensor_overlap(const schema::Parallelism& p);
+
 // Requires: `groups` has a group for every kind of collective in `ops`.
 LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compute,
-                      const LayerGroups& groups, schema::Recompute recompute, int overlap_ranks = 0,
-                      const RecomputedParts& parts = {});
+                      const LayerGroups& groups, schema::Recompute recompute,
+                      const TensorOverlap& overlap = {}, const RecomputedParts& parts = {});
 
 }  // namespace clustersim

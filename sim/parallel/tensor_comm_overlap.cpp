@@ -2,6 +2,7 @@
 #include "sim/parallel/tensor_comm_overlap.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/util/check.h"
 
@@ -33,6 +34,13 @@ OverlappedTime pipelined_overlap(Picoseconds chunk_gemm, Picoseconds collective,
 
 Picoseconds bulk_overlap_exposed(Picoseconds collective, Picoseconds beside) {
   return std::max(Picoseconds(), collective - beside);
+}
+
+Picoseconds on_sms_left(Picoseconds gemm, int sms, int reserved) {
+  if (sms == 0 || reserved == 0) return gemm;
+  CLUSTERSIM_CHECK(reserved > 0 && reserved < sms, "reserved SMs outside [0, the GPU's SMs)");
+  return Picoseconds(static_cast<int64_t>(
+      std::llround(static_cast<double>(gemm.count()) * sms / (sms - reserved))));
 }
 
 }  // namespace clustersim

@@ -204,15 +204,12 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
                            const s::Parallelism& p, const ComputeModel& compute,
                            const LayerGroups& groups, const LayerShape& shape, LayerKind kind,
                            bool sixteen_bit = false) {
-  // Chunked overlap needs sequence parallelism's all-gathers and reduce-scatters.
   const int tp = p.tensor_parallel();
-  const int overlap_ranks =
-      p.overlap_tensor_communication() && p.sequence_parallel() && tp > 1 ? tp : 0;
   std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
   if (job.has_lora()) ops = with_lora(job.lora(), std::move(ops));
   if (sixteen_bit) ops = with_sixteen_bit_gemms(std::move(ops));
   LayerTimes layer =
-      time_layer(ops, compute, groups, p.recompute(), overlap_ranks, recomputed_parts(p));
+      time_layer(ops, compute, groups, p.recompute(), tensor_overlap(p), recomputed_parts(p));
   if (narrow_gemms(job.precision())) {
     const Fp8CastBytes casts =
         fp8_cast_bytes(ops, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,

@@ -149,6 +149,26 @@ TEST_CASE("the expert kernels take fewer SMs than the GPU has") {
         "\"A100-SXM4-40GB\" of \"aws.p4d.24xlarge\"\n");
 }
 
+TEST_CASE("the userbuffers reduce-scatter SMs need the overlap and fewer SMs than the GPU has") {
+  const auto errors = [](const std::string& parallelism) {
+    return scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                    "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                    "parallelism { tensor_parallel: 8 " + parallelism + " }"));
+  };
+  const std::string overlap = "sequence_parallel: true overlap_tensor_communication: true ";
+  CHECK(errors(overlap + "tensor_overlap_attention_out_sms: 24 tensor_overlap_mlp_down_sms: 20") ==
+        "");
+  CHECK(errors("tensor_overlap_mlp_down_sms: 20") ==
+        "s.textproto:12:34: parallelism.tensor_overlap_mlp_down_sms: applies with "
+        "overlap_tensor_communication and sequence_parallel only\n");
+  CHECK(errors(overlap + "tensor_overlap_attention_out_sms: 0") ==
+        "s.textproto:12:93: parallelism.tensor_overlap_attention_out_sms: must be >= 1, "
+        "got 0\n");
+  CHECK(errors(overlap + "tensor_overlap_attention_out_sms: 108") ==
+        "s.textproto:12:93: parallelism.tensor_overlap_attention_out_sms: 108 is not fewer than "
+        "the 108 SMs of \"A100-SXM4-40GB\" of \"aws.p4d.24xlarge\"\n");
+}
+
 TEST_CASE("HybridEP's combine SMs need its dispatcher, one expert tensor rank and one SM") {
   CHECK(ep2_errors("expert_dispatcher: EXPERT_NODE_DEDUPLICATED expert_combine_sms: 32") == "");
   CHECK(ep2_errors("expert_combine_sms: 32") ==

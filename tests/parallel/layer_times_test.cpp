@@ -251,7 +251,7 @@ TEST_CASE("each recomputed expert module adds exactly its kernels' forward") {
   };
   using R = LayerOp::Recomputable;
   const auto rerun = [&](RecomputedParts parts) {
-    return time_layer(ops, compute, {}, s::RECOMPUTE_NONE, 0, parts).recompute.total();
+    return time_layer(ops, compute, {}, s::RECOMPUTE_NONE, {}, parts).recompute.total();
   };
   const Picoseconds norm = forward_of([](const LayerOp& op) { return op.name == "norm"; });
   const Picoseconds activation =
@@ -284,7 +284,7 @@ TEST_CASE("recomputing latent attention's up projections reruns their two GEMMs'
       layer_forward_ops(ds, {4096, 1, 1, false, true}, LayerKind::kExperts);
   const ComputeModel compute = in_step(s::BF16);
   const LayerTimes kept = time_layer(ops, compute, {}, s::RECOMPUTE_NONE);
-  const LayerTimes rerun = time_layer(ops, compute, {}, s::RECOMPUTE_NONE, 0, {true});
+  const LayerTimes rerun = time_layer(ops, compute, {}, s::RECOMPUTE_NONE, {}, {true});
   CHECK(kept.recompute.total().count() == 0);
   Picoseconds up{0};
   int found = 0;
@@ -315,7 +315,7 @@ TEST_CASE("a compiled layer's recomputation reruns only what its backward reads"
   const RecomputedParts compiled = recomputed_parts(p);
   REQUIRE(compiled.backward_reads_only);
   const LayerTimes whole = time_layer(ops, compute, {}, s::RECOMPUTE_FULL);
-  const LayerTimes rerun = time_layer(ops, compute, {}, s::RECOMPUTE_FULL, 0, compiled);
+  const LayerTimes rerun = time_layer(ops, compute, {}, s::RECOMPUTE_FULL, {}, compiled);
   Picoseconds read{0};
   std::vector<std::string> skipped;
   for (const LayerOp& op : ops) {

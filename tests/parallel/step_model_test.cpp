@@ -126,6 +126,24 @@ TEST_CASE("twice the data-parallel GPUs for the same batch is nearly twice as fa
   CHECK(one.step_s / two.step_s > 1.8);
 }
 
+TEST_CASE("the SMs userbuffers reserve slow the forward GEMM they drain by SMs / (SMs - them)") {
+  const std::string plan =
+      "tensor_parallel: 8 sequence_parallel: true overlap_tensor_communication: true ";
+  const auto added = [&](const std::string& sms) {
+    return step("llama2-7b", 1, plan + sms).compute_s - step("llama2-7b", 1, plan).compute_s;
+  };
+  const double attention24 = added("tensor_overlap_attention_out_sms: 24");
+  const double attention12 = added("tensor_overlap_attention_out_sms: 12");
+  const double mlp24 = added("tensor_overlap_mlp_down_sms: 24");
+  CHECK(attention24 > 0);
+  // The same chunks G on the H100's 132 SMs: G x 24 / 108 against G x 12 / 120.
+  CHECK(attention24 / attention12 == Approx((24.0 / 108) / (12.0 / 120)).epsilon(1e-6));
+  // Llama-2-7B's down projection (K 11008 / 8) outlasts its attention output (K 4096 / 8).
+  CHECK(mlp24 > attention24);
+  CHECK(added("tensor_overlap_attention_out_sms: 24 tensor_overlap_mlp_down_sms: 24") ==
+        Approx(attention24 + mlp24).epsilon(1e-6));
+}
+
 TEST_CASE("overlapped tensor-parallel communication: less exposed, chunked GEMMs cost more") {
   const char* plan = "tensor_parallel: 8 sequence_parallel: true";
   const StepResult plain = step("llama2-7b", 1, plan);

@@ -35,5 +35,13 @@ TEST_CASE("a bulk overlap exposes only what outlasts the GEMM beside it") {
   CHECK(bulk_overlap_exposed(us(80), us(50)) == us(30));
 }
 
+TEST_CASE("a GEMM on the SMs a communication kernel leaves takes SMs / (SMs - reserved) longer") {
+  // H100 SXM's 132 SMs, 24 reserved (v3.0's proj_fprop): 108 us x 132 / 108.
+  CHECK(on_sms_left(us(108), 132, 24) == us(132));
+  CHECK(on_sms_left(us(108), 132, 0) == us(108));
+  // No SM count known: unchanged.
+  CHECK(on_sms_left(us(108), 0, 24) == us(108));
+}
+
 }  // namespace
 }  // namespace clustersim
