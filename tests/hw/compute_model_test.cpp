@@ -181,6 +181,11 @@ TEST_CASE("memory-bound kernels run at the fitted share of HBM bandwidth") {
   // H100: 3350 GB/s x 0.887 (STREAM triad 2.97 TB/s).
   const auto h100 = model("H100-SXM5-80GB", s::BF16);
   CHECK(h100.memory_bound(2.97e9).seconds() == Approx(2.97e9 / (3350e9 * 0.887)));
+  // The Grand Teton part (96 GB HBM2e, 2.4 TB/s): the same bytes 3350 / 2400 = 1.40x slower, its
+  // tensor peak (the same die) the same.
+  const auto grand_teton = model("H100-SXM5-96GB", s::BF16);
+  CHECK(grand_teton.memory_bound(2.97e9).seconds() == Approx(2.97e9 / (2400e9 * 0.887)));
+  CHECK(grand_teton.peak_flops() == h100.peak_flops());
 }
 
 TEST_CASE("a kernel issuing CUDA-core work per byte runs at the slower of HBM and the FP32 peak") {
