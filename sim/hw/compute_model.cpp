@@ -100,11 +100,14 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
                 !efficiencies_are_priors(gpu);
   if (setting != KernelSetting::kTrainingStep) return;
   training_step_ = true;
-  sustained_ = step_sustained_fraction(gpu, precision, fp8_recipe)
-                   .value_or(runtime.default_sustained_compute_fraction());
+  power_limit_ = gpu.has_power_limit() ? gpu.power_limit().step_throughput_fraction() : 1;
+  const double sustained = step_sustained_fraction(gpu, precision, fp8_recipe)
+                               .value_or(runtime.default_sustained_compute_fraction());
+  sustained_ = sustained * power_limit_;
   gemm_.fraction *= sustained_;
   sixteen_bit_sustained_ =
-      sixteen_bit_sustained_fraction(gpu, precision, fp8_recipe).value_or(sustained_);
+      sixteen_bit_sustained_fraction(gpu, precision, fp8_recipe).value_or(sustained) *
+      power_limit_;
   if (narrow) sixteen_bit_.fraction *= sixteen_bit_sustained_;
   else sixteen_bit_ = gemm_;
   attention_flops_ *= sixteen_bit_sustained_;
@@ -185,7 +188,7 @@ double ComputeModel::fitted_attention_rate(s::AttentionEfficiency::Pass pass,
   if (best == nullptr) return 0;
   const auto keys = static_cast<double>(kernel.keys);
   const double sustained = training_step_ && best->has_sustained_fraction()
-                               ? best->sustained_fraction()
+                               ? best->sustained_fraction() * power_limit_
                                : fp8 ? sustained_ : sixteen_bit_sustained_;
   return (fp8 ? fp8_peak_ : sixteen_bit_peak_) * best->max_fraction() * sustained * keys /
          (keys + best->half_rate_keys()) *

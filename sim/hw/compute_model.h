@@ -22,6 +22,8 @@
 // compute fraction of the job's precision (sim/hw/sustained_fraction.h: fitted on published
 // training runs, or carried over from a GPU where it is; else the runtime's default); a fused
 // attention entry with its own sustained_fraction takes that one in a training step instead.
+// Every sustained fraction is x the GPU's power-limit throughput fraction where it has one
+// (gpu.proto PowerLimit: fractions fitted at a higher limit).
 // A model for FP8 (or FP4) also times 16-bit GEMMs: the layers Transformer Engine leaves in BF16
 // (the output layer) run at the 16-bit rate, inside the same step; in an FP4 step they and the
 // fused attention take the FP8 steps' sustained fraction (sim/hw/sustained_fraction.h).
@@ -172,6 +174,7 @@ class ComputeModel {
   double fp8_peak_ = 0;            // FLOP/s; 0 without FP8 tensor cores
   double sustained_ = 1;           // applied to tensor-core rates
   double sixteen_bit_sustained_ = 1;  // applied to 16-bit GEMM and attention rates
+  double power_limit_ = 1;  // in a training step, gpu.proto PowerLimit's step throughput fraction
   bool training_step_ = false;        // kernels inside a training step (KernelSetting)
   double memory_bytes_per_s_ = 0;  // achieved
   double fp32_flops_ = 0;          // non-tensor FP32 peak, FLOP/s; 0 where the catalog has none

@@ -229,6 +229,17 @@ void check_gpu(const FieldChecker& gpu) {
     dropout.require("forward_fraction") && dropout.in_range("forward_fraction", 0.01, 1);
     dropout.require("backward_fraction") && dropout.in_range("backward_fraction", 0.01, 1);
   }
+  if (gpu.has("power_limit")) {
+    const FieldChecker power = gpu.child("power_limit");
+    const auto& limit = static_cast<const s::PowerLimit&>(power.message());
+    power.require_positive("watts");
+    if (power.require_positive("reference_watts") && limit.watts() >= limit.reference_watts()) {
+      power.error("reference_watts", "must exceed watts (the lower limit this GPU runs at)");
+    }
+    power.require("step_throughput_fraction") &&
+        power.in_range("step_throughput_fraction", 0.01, 1);
+    power.require("source");
+  }
   gpu.in_range("memory_efficiency_fraction", 0.01, 1);
   gpu.in_range("flash_attention_fraction", 0.01, 1);
   gpu.in_range("sync_mma_fraction", 0.01, 1);

@@ -181,6 +181,51 @@ TEST_CASE("memory-bound kernels run at the fitted share of HBM bandwidth") {
   // H100: 3350 GB/s x 0.887 (STREAM triad 2.97 TB/s).
   const auto h100 = model("H100-SXM5-80GB", s::BF16);
   CHECK(h100.memory_bound(2.97e9).seconds() == Approx(2.97e9 / (3350e9 * 0.887)));
+  // The Grand Teton part (96 GB HBM2e, 2.4 TB/s): the same bytes 3350 / 2400 = 1.40x slower, its
+  // tensor peak (the same die) the same.
+  const auto grand_teton = model("H100-SXM5-96GB", s::BF16);
+  CHECK(grand_teton.memory_bound(2.97e9).seconds() == Approx(2.97e9 / (2400e9 * 0.887)));
+  CHECK(grand_teton.peak_flops() == h100.peak_flops());
+}
+
+// A GPU run below the power limit its sustained fractions were fitted at (gpu.proto PowerLimit):
+// in a training step every tensor-core rate x its measured step throughput fraction; kernels
+// benchmarked alone and memory-bound ones unchanged.
+TEST_CASE("a power limit scales a training step's tensor-core rates, not isolated kernels") {
+  const Catalog& c = testing::shipped_catalog();
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  s::Gpu limited = *c.gpus().find("H100-SXM5-80GB")->value;
+  const s::Gpu full = limited;
+  limited.mutable_power_limit()->set_step_throughput_fraction(0.5);
+  const auto step = [&](const s::Gpu& g, s::Precision p) {
+    return ComputeModel(g, p, runtime, KernelSetting::kTrainingStep);
+  };
+  for (const s::AttentionLibrary library :
+       {s::ATTENTION_LIBRARY_UNSPECIFIED, s::FLASH_ATTENTION_2}) {
+    AttentionKernel k{32, 8192, 8192, 128, true};
+    k.library = library;
+    CHECK(step(limited, s::BF16).attention_forward(k).seconds() ==
+          Approx(2 * step(full, s::BF16).attention_forward(k).seconds()));
+    CHECK(step(limited, s::FP8).attention_backward(k).seconds() ==
+          Approx(2 * step(full, s::FP8).attention_backward(k).seconds()));
+  }
+  // A GEMM: its compute at half the rate, its launch overhead and output write unchanged.
+  const double gemm_full = step(full, s::FP8).matmul(8192, 8192, 8192).seconds();
+  const double gemm_limited = step(limited, s::FP8).matmul(8192, 8192, 8192).seconds();
+  CHECK(gemm_limited > 1.9 * gemm_full);
+  CHECK(gemm_limited < 2 * gemm_full);
+  CHECK(step(limited, s::BF16).memory_bound(1e9) == step(full, s::BF16).memory_bound(1e9));
+  CHECK(ComputeModel(limited, s::FP8, runtime, KernelSetting::kIsolated).matmul(8192, 8192, 8192) ==
+        ComputeModel(full, s::FP8, runtime, KernelSetting::kIsolated).matmul(8192, 8192, 8192));
+  // The Grand Teton part: the H100 SXM's fractions x 27,705.3 / 30,271.0 tokens/s (500 W / 700 W).
+  const AttentionKernel k{32, 8192, 8192, 128, true};
+  CHECK(model("H100-SXM5-96GB", s::BF16, KernelSetting::kTrainingStep)
+            .attention_forward(k)
+            .seconds() ==
+        Approx(model("H100-SXM5-80GB", s::BF16, KernelSetting::kTrainingStep)
+                   .attention_forward(k)
+                   .seconds() /
+               0.915));
 }
 
 TEST_CASE("a kernel issuing CUDA-core work per byte runs at the slower of HBM and the FP32 peak") {

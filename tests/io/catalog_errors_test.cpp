@@ -77,6 +77,21 @@ TEST_CASE("a GPU's attention dropout gives both passes' fractions, each in [0.01
             "  attention_dropout { forward_fraction: 0.9 backward_fraction: 0.8 }")) == "");
 }
 
+TEST_CASE("a GPU's power limit gives both limits, the lower first, a fraction and a source") {
+  const std::string source = " source { citation: \"a paper\" }";
+  CHECK(catalog_errors(gpu_entry("  power_limit { watts: 500 reference_watts: 700 "
+                                 "step_throughput_fraction: 0.9" + source + " }")) == "");
+  CHECK(catalog_errors(gpu_entry("  power_limit { watts: 700 reference_watts: 500 "
+                                 "step_throughput_fraction: 0.9" + source + " }")) ==
+        "c.textproto:9:28: gpu[0].power_limit.reference_watts: must exceed watts (the lower "
+        "limit this GPU runs at)\n");
+  CHECK(catalog_errors(gpu_entry("  power_limit { watts: 500 reference_watts: 700 "
+                                 "step_throughput_fraction: 1.2 }")) ==
+        "c.textproto:9:49: gpu[0].power_limit.step_throughput_fraction: must be in [0.01, 1], "
+        "got 1.2\n"
+        "c.textproto:9:3: gpu[0].power_limit.source: is required\n");
+}
+
 // A training runtime entry (line 1 of its text: "runtime {"; `extra` on line 7).
 std::string runtime_entry(const std::string& extra = "") {
   return "runtime {\n  name: \"default\"\n  cuda_context_gib: 0.4\n  communicator_gib: 0.6\n"

@@ -24,7 +24,7 @@ TEST_CASE("the shipped catalog loads without errors or warnings and has every re
   for (const char* gpu :
        {"V100-SXM2-32GB",  "A100-SXM4-40GB",   "A100-SXM4-80GB",   "A800-SXM4-80GB",
         "H100-SXM5-80GB",  "H100-PCIE-80GB",   "H800-SXM5-80GB",   "H20-SXM-96GB",
-        "H200-SXM-141GB",  "A10-PCIE-24GB",    "A10G-24GB",        "L4-PCIE-24GB",
+        "H200-SXM-141GB",  "H100-SXM5-96GB",   "A10-PCIE-24GB",    "A10G-24GB",        "L4-PCIE-24GB",
         "L20-PCIE-48GB",   "L40S-PCIE-48GB",   "T4-PCIE-16GB",     "RTX4090-24GB",
         "B200-SXM-180GB",  "B300-SXM-268GB",   "GB200-186GB",      "GB300-268GB",
         "Ascend-910-32GB", "Ascend-910B-64GB", "Ascend-910C-128GB"}) {
@@ -149,6 +149,30 @@ TEST_CASE("the H100 SXM entry carries the dense peaks of the reference data") {
   CHECK(h100.peak_tflops().fp8() == 1979);
   CHECK(h100.memory_bandwidth_gb_per_s() == 3350);
   CHECK(h100.nvlink().per_direction_gb_per_s() == 450);
+}
+
+// Issue 14: the Grand Teton H100 of torchtitan's benchmarks, as Meta describes it
+// (pytorch/torchtitan@d4c86e3 docs/performance.md): 96 GB HBM2e at 2.4 TB/s, 500 W; the H100
+// SXM5's die otherwise, so its peaks, links and fitted attention entries.
+TEST_CASE("the Grand Teton H100 carries Meta's memory, bandwidth and power limit and the SXM5's die") {
+  const auto& gpus = shipped_catalog().gpus();
+  const s::Gpu& gt = *gpus.find("H100-SXM5-96GB")->value;
+  const s::Gpu& sxm = *gpus.find("H100-SXM5-80GB")->value;
+  CHECK(gt.memory_gib() == 96);
+  CHECK(gt.memory_type() == "HBM2e");
+  CHECK(gt.memory_bandwidth_gb_per_s() == 2400);
+  CHECK(gt.tdp_w() == 500);
+  CHECK(gt.peak_tflops().bf16() == sxm.peak_tflops().bf16());
+  CHECK(gt.peak_tflops().fp8() == sxm.peak_tflops().fp8());
+  CHECK(gt.streaming_multiprocessors() == sxm.streaming_multiprocessors());
+  CHECK(gt.nvlink().per_direction_gb_per_s() == sxm.nvlink().per_direction_gb_per_s());
+  REQUIRE(gt.attention_efficiency_size() == sxm.attention_efficiency_size());
+  CHECK(gt.attention_efficiency(0).max_fraction() == sxm.attention_efficiency(0).max_fraction());
+  const s::InstanceType& host = *shipped_catalog().instances().find("onprem.grand-teton-h100")->value;
+  CHECK(host.gpu() == "H100-SXM5-96GB");
+  CHECK(host.gpu_count() == 8);
+  CHECK(host.gpu_interconnect() == s::NVSWITCH);
+  CHECK(host.network().total_gbit_per_s() == 3200);  // 400 Gb/s of RDMA per GPU
 }
 
 // Issue 17: Huawei Cloud's GPU flavors as the Huawei-built cloud's flavor table prints them, and
