@@ -689,29 +689,27 @@ class PipelineRun final : private EventHandler {
     if (!tied_.reached[0] || !tied_.reached[1]) return;
     const Picoseconds start = now();
     const int last = plan_.stages - 1;
-    auto all = after_all(ranks_ * plan_.context_parallel * plan_.data_parallel,
-                         [this, last, start] {
-                           if (record_) record(0, "data parallel", "tied embedding", start);
-                           tied_.done = true;
-                           for (int stage : {0, last}) {
-                             if (plan_.deepspeed_exchange) {
-                               reduce_gradients(stage);
-                             } else {
-                               maybe_step_optimizer(stage);
-                             }
-                           }
-                         });
-    for (int d = 0; d < plan_.data_parallel; ++d) {
-      for (int rank = 0; rank < ranks_; ++rank) {
-        for (int c = 0; c < plan_.context_parallel; ++c) {
-          const int local = c * plan_.tensor_parallel + rank;
-          start_collective(net_,
-                           {CollectiveOp::kAllReduce,
-                            {plan_.gpu(d, 0, local), plan_.gpu(d, last, local)},
-                            plan_.tied_embedding_gradient_bytes, CollectiveAlgorithm::kAuto},
-                           all);
+    // One pair per simulated tensor-parallel rank, of replica 0 and context-parallel rank 0: the
+    // other replicas' and context ranks' pairs are on other GPUs and their links and run alike, as
+    // the data-parallel collectives take one group for all (a step of 128 replicas otherwise
+    // starts 128 times the collectives for the same time).
+    auto all = after_all(ranks_, [this, last, start] {
+      if (record_) record(0, "data parallel", "tied embedding", start);
+      tied_.done = true;
+      for (int stage : {0, last}) {
+        if (plan_.deepspeed_exchange) {
+          reduce_gradients(stage);
+        } else {
+          maybe_step_optimizer(stage);
         }
       }
+    });
+    for (int rank = 0; rank < ranks_; ++rank) {
+      start_collective(net_,
+                       {CollectiveOp::kAllReduce,
+                        {plan_.gpu(0, 0, rank), plan_.gpu(0, last, rank)},
+                        plan_.tied_embedding_gradient_bytes, CollectiveAlgorithm::kAuto},
+                       all);
     }
   }
 

@@ -104,8 +104,9 @@ struct PipelinePlan {
   // Needs the 1F1B schedule with one chunk; overlap_pipeline_communication is then ignored.
   bool deepspeed_exchange = false;
   // The tied word embedding's gradient, bytes per GPU of the first and the last stage, all-reduced
-  // between the two (a group of two per tensor-, context- and data-parallel coordinate) once both
-  // stages' gradients are final, on their streams; the optimizer steps after it. DeepSpeed's
+  // between the two (a group of two per tensor-, context- and data-parallel coordinate, the first
+  // replica's simulated for all as its data-parallel collectives are) once both stages' gradients
+  // are final, on their streams; the optimizer steps after it. DeepSpeed's
   // engine runs it before its data-parallel reduction (schedule.py TrainSchedule: ReduceTiedGrads,
   // ReduceGrads, OptimizerStep), Megatron after (training.py train_step of 2021,
   // finalize_model_grads' _allreduce_word_embedding_grads since). 0: none.
