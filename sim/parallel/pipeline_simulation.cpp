@@ -358,14 +358,16 @@ class PipelineRun final : private EventHandler {
   // Stage r's all-to-all traffic of `bytes` per GPU alone on an idle copy of the network.
   Picoseconds traffic_alone(int r, double bytes) {
     AllToAllRoutes& routes = a2a_[r];
-    auto [it, inserted] = routes.alone.try_emplace(bytes);
-    if (!inserted) return it->second;
+    const auto found = routes.alone.find(bytes);
+    if (found != routes.alone.end()) return found->second;
     Simulation sim;
     Network idle(&sim, &net_->topology(), net_->replicas());
+    Picoseconds alone;
     idle.start_coupled(routes.traffic.edges, bytes * routes.traffic.edge_bytes_per_byte,
-                       routes.traffic.latency, [&] { it->second = sim.now(); });
+                       routes.traffic.latency, [&] { alone = sim.now(); });
     sim.run();
-    return it->second;
+    routes.alone.emplace(bytes, alone);
+    return alone;
   }
 
   // ZeRO-3 stages run their tasks layer by layer, gathering weights and reduce-scattering
