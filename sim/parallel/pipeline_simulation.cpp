@@ -355,17 +355,14 @@ class PipelineRun final : private EventHandler {
     start_compute(r);
   }
 
-  // Stage r's all-to-all traffic of `bytes` per GPU alone on an idle copy of the network.
+  // Stage r's all-to-all traffic of `bytes` per GPU alone on an idle copy of the network, on the
+  // routes prepare_all_to_alls resolved.
   Picoseconds traffic_alone(int r, double bytes) {
     AllToAllRoutes& routes = a2a_[r];
     const auto found = routes.alone.find(bytes);
     if (found != routes.alone.end()) return found->second;
-    Simulation sim;
-    Network idle(&sim, &net_->topology(), net_->replicas());
-    Picoseconds alone;
-    idle.start_coupled(routes.traffic.edges, bytes * routes.traffic.edge_bytes_per_byte,
-                       routes.traffic.latency, [&] { alone = sim.now(); });
-    sim.run();
+    const Picoseconds alone = net_->prepared_time_alone(
+        routes.prepared, bytes * routes.traffic.edge_bytes_per_byte, routes.traffic.latency);
     routes.alone.emplace(bytes, alone);
     return alone;
   }
