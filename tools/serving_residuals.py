@@ -4,7 +4,7 @@
 Usage:
   build/release/clustersim validate scenarios/validation/serving/*.textproto --format csv > runs.csv
   tools/serving_residuals.py runs.csv [--metric ttft|tpot|throughput|memory] [PREFIX ...]
-  tools/serving_residuals.py runs.csv --inversions [PREFIX ...]
+  tools/serving_residuals.py runs.csv --inversions [--metric tpot|memory] [PREFIX ...]
 
 For every scenario whose name starts with one of the PREFIXes (all when none is given), prints
 its signed and absolute mean error of the metric in percent (predicted against published, as
@@ -19,6 +19,10 @@ does not fall as the context grows misses such a pair, published a < b, by at le
 in absolute error summed over the two runs (best when both are predicted a). Pairs are taken
 greedily, largest bound first, each run in at most one, so the bounds add: printed per pair, then
 as the least mean absolute TPOT error over the scenario's published runs that any such model has.
+With --metric memory, the same for the peak memory: the pairs of published runs of a scenario (one
+engine) where a run with no smaller batch, input and output (and one of them larger) peaks lower.
+Its KV cache and activations are no smaller, so a model whose peak does not fall as the batch or
+a length grows misses such a pair by the same bound.
 """
 import argparse
 import collections
@@ -44,34 +48,44 @@ def residuals(rows, column, prefixes):
     return out
 
 
-def inversions(runs):
-    """[(bound, batch, shorter-context run, longer-context run)] of disjoint inverted pairs,
-    a run being (published tpot, input, output)."""
-    by_batch = collections.defaultdict(list)
-    for batch, published, _, inputs, outputs in runs:
-        by_batch[batch].append((published, inputs, outputs))
-    candidates = []
-    for batch, group in by_batch.items():
-        for short in group:
-            for long in group:
-                if (long[1] + long[2] / 2 > short[1] + short[2] / 2 and long[0] < short[0]):
-                    candidates.append(((short[0] - long[0]) / short[0], batch, short, long))
+def must_not_fall(metric, small, large):
+    """Whether run `large` (batch, published, input, output) may not publish less than run
+    `small`: for TPOT, the same batch at a longer mean decode context; for the peak memory, no
+    smaller batch, input or output, one of them larger."""
+    if metric == 'tpot':
+        return large[0] == small[0] and large[2] + large[3] / 2 > small[2] + small[3] / 2
+    return (large[0] >= small[0] and large[2] >= small[2] and large[3] >= small[3] and
+            (large[0], large[2], large[3]) != (small[0], small[2], small[3]))
+
+
+def inversions(runs, metric):
+    """[(bound, higher run, lower run)] of disjoint inverted pairs, a run being (batch, published,
+    input, output): the lower run may not publish less (must_not_fall) but does."""
+    published = [(batch, value, inputs, outputs) for batch, value, _, inputs, outputs in runs]
+    candidates = [((high[1] - low[1]) / high[1], high, low)
+                  for high in published for low in published
+                  if low[1] < high[1] and must_not_fall(metric, high, low)]
     chosen, used = [], set()
-    for bound, batch, short, long in sorted(candidates, reverse=True):
-        if (batch, short) not in used and (batch, long) not in used:
-            chosen.append((bound, batch, short, long))
-            used.update({(batch, short), (batch, long)})
-    return sorted(chosen, key=lambda c: (c[1], c[2][1:], c[3][1:]))
+    for bound, high, low in sorted(candidates, reverse=True):
+        if high not in used and low not in used:
+            chosen.append((bound, high, low))
+            used.update({high, low})
+    return sorted(chosen, key=lambda c: (c[1][0], c[1][2:], c[2][2:]))
 
 
-def print_inversions(name, runs):
-    pairs = inversions(runs)
-    floor = sum(bound for bound, _, _, _ in pairs) / len(runs) * 100
-    print('%s (%d published): %d inverted pairs, mean absolute TPOT error at least %.1f%%' % (
-        name, len(runs), len(pairs), floor))
-    for bound, batch, short, long in pairs:
-        print('  batch %5d: %d/%d %.2f ms > %d/%d %.2f ms (at least %.1f%% over the two)' % (
-            batch, short[1], short[2], short[0], long[1], long[2], long[0], bound * 100))
+def print_inversions(name, runs, metric):
+    pairs = inversions(runs, metric)
+    floor = sum(bound for bound, _, _ in pairs) / len(runs) * 100
+    print('%s (%d published): %d inverted pairs, mean absolute %s error at least %.1f%%' % (
+        name, len(runs), len(pairs), 'TPOT' if metric == 'tpot' else 'peak memory', floor))
+    for bound, high, low in pairs:
+        if metric == 'tpot':
+            print('  batch %5d: %d/%d %.2f ms > %d/%d %.2f ms (at least %.1f%% over the two)' % (
+                high[0], high[2], high[3], high[1], low[2], low[3], low[1], bound * 100))
+        else:
+            print('  batch %d %d/%d %.2f GB > batch %d %d/%d %.2f GB (at least %.1f%% over the two)'
+                  % (high[0], high[2], high[3], high[1], low[0], low[2], low[3], low[1],
+                     bound * 100))
 
 
 def main():
@@ -79,11 +93,13 @@ def main():
     parser.add_argument('csv', help='output of clustersim validate --format csv')
     parser.add_argument('--metric', choices=sorted(COLUMNS), default='tpot')
     parser.add_argument('--inversions', action='store_true',
-                        help='TPOT pairs whose longer context is faster, and the error they force')
+                        help='TPOT pairs whose longer context is faster (--metric memory: peak '
+                             'memory pairs whose larger run peaks lower), and the error they force')
     parser.add_argument('prefix', nargs='*', help='scenario name prefixes (default: all)')
     args = parser.parse_intermixed_args()
-    if args.inversions and args.metric != 'tpot':
-        parser.error('--inversions reads TPOT; it does not take --metric %s' % args.metric)
+    if args.inversions and args.metric not in ('tpot', 'memory'):
+        parser.error('--inversions reads TPOT or peak memory; it does not take --metric %s' %
+                     args.metric)
     with open(args.csv, newline='') as f:
         rows = list(csv.DictReader(f))
     if not rows or 'scenario' not in rows[0] or 'published_' + COLUMNS[args.metric] not in rows[0]:
@@ -94,7 +110,7 @@ def main():
             args.csv, args.metric, ', '.join(args.prefix)))
     for name, runs in sorted(found.items()):
         if args.inversions:
-            print_inversions(name, runs)
+            print_inversions(name, runs, args.metric)
             continue
         errors = [(predicted / published - 1) * 100 for _, published, predicted, _, _ in runs]
         print('%s (%d published): signed %+.1f%%, absolute %.1f%%' % (
