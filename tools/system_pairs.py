@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Pairs the training calibration's Megatron-Bridge / NeMo rows across systems: one model, release,
-precision and task published on two systems, with the published and predicted ratios between them.
+precision and task published on two systems, with the published and predicted ratios between them;
+or, with --releases, across releases: one system, precision, task, model and layout published by
+several releases.
 
 Usage:
   build/release/clustersim validate scenarios/validation/*.textproto --format csv > runs.csv
   tools/system_pairs.py runs.csv SYSTEM OTHER... [--scenarios DIR]
+  tools/system_pairs.py runs.csv --releases [--scenarios DIR]
 
 A row's system is the segment after "dgx-" of its scenario name (bridge-[hybrid-|moe-|lora-]dgx-
 SYSTEM-PRECISION-[nemo-]RELEASE-TASK-MODEL-GPUS, as tools/make_validation_scenarios.py names
@@ -17,6 +20,14 @@ TFLOP/s per GPU, of the predicted, predicted over published, and each row's step
 as `clustersim validate` scores it. Then per OTHER system the pairs grouped by their two tensor-
 parallel sizes: how many, and the least, geometric mean and most of predicted over published (1:
 the model orders the two systems as the tables do).
+
+With --releases: every set of rows that differ only in their release (NAME's RELEASE, with or
+without "nemo-") and have the same layout, the releases in order, each with its published and
+predicted step time over the earliest release's and its step error (%). The step model has no
+notion of a release: a row's recipe is all that changes, so where the published step moves and
+the predicted one does not, the software moved. Then the step error's move from the earliest to
+the latest release of each set: mean, median, and in how many sets it rose (the later release
+ran faster than the model predicts, against the earlier one).
 """
 import argparse
 import csv
@@ -27,7 +38,9 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 NAME = re.compile(r'^(bridge-(?:[a-z]+-)?dgx-)([a-z0-9]+)(-.*)-(\d+)$')
-COLUMNS = ('scenario', 'published_tflops_per_gpu', 'predicted_tflops_per_gpu', 'step_error_pct')
+RELEASE = re.compile(r'^-([a-z0-9]+)-((?:nemo-)?)(\d+(?:\.\d+)+)(-.*)$')
+COLUMNS = ('scenario', 'published_tflops_per_gpu', 'predicted_tflops_per_gpu', 'published_step_s',
+           'predicted_step_s', 'step_error_pct')
 
 
 def field(text, name, default):
@@ -56,7 +69,8 @@ def layout(directory, name, gpus):
 
 
 def read_rows(path):
-    """{(pair key, system): (name, GPUs, published, predicted TFLOP/s, step error %)}."""
+    """{(pair key, system): (name, GPUs, published, predicted TFLOP/s, step error %, published,
+    predicted step s)}."""
     try:
         with open(path, newline='') as f:
             rows = list(csv.DictReader(f))
@@ -72,7 +86,8 @@ def read_rows(path):
         prefix, system, rest, gpus = match.groups()
         out[(prefix + '*' + rest, system)] = (
             row['scenario'], gpus, float(row['published_tflops_per_gpu']),
-            float(row['predicted_tflops_per_gpu']), float(row['step_error_pct']))
+            float(row['predicted_tflops_per_gpu']), float(row['step_error_pct']),
+            float(row['published_step_s']), float(row['predicted_step_s']))
     return out
 
 
@@ -82,15 +97,58 @@ def summary(label, ratios):
         label, len(ratios), '' if len(ratios) == 1 else 's', min(ratios), max(ratios), mean)
 
 
+def release_sets(rows, directory):
+    """{(prefix, system, precision, task and model, layout): [(release, nemo, row)]}, the sets of
+    two or more rows that differ only in their release, each in release order."""
+    sets = {}
+    for (key, system), row in rows.items():
+        prefix, rest = key.split('*')
+        match = RELEASE.match(rest)
+        if not match:
+            continue
+        precision, nemo, release, model = match.groups()
+        _, shape = layout(directory, row[0], row[1])
+        sets.setdefault((prefix, system, precision, model, shape), []).append(
+            (tuple(int(n) for n in release.split('.')), nemo + release, row))
+    return {key: sorted(rows) for key, rows in sets.items() if len(rows) > 1}
+
+
+def print_releases(rows, directory):
+    moves = []
+    print('Rows differing only in their release (step time published and predicted over the '
+          'earliest release\'s; step errors %):')
+    for (prefix, system, precision, model, shape), rows in sorted(release_sets(rows, directory).items()):
+        first = rows[0][2]
+        print('  %s%s-%s-*%s  %s' % (prefix, system, precision, model, shape))
+        for _, release, row in rows:
+            print('    %-12s %.3f %.3f %+6.1f' % (release, row[5] / first[5], row[6] / first[6],
+                                                 row[4]))
+        moves.append(rows[-1][2][4] - first[4])
+    if not moves:
+        sys.exit('no two rows differ only in their release')
+    print('  %d set%s: step error from the earliest to the latest release %+.1f points on average '
+          '(median %+.1f), up in %d' % (len(moves), '' if len(moves) == 1 else 's',
+                                        sum(moves) / len(moves), sorted(moves)[len(moves) // 2],
+                                        sum(m > 0 for m in moves)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('csv', help='output of clustersim validate --format csv')
-    parser.add_argument('system', help='the system whose rows are paired, e.g. gb200')
-    parser.add_argument('others', nargs='+', help='the systems to pair them with, e.g. b200 gb300')
+    parser.add_argument('system', nargs='?', help='the system whose rows are paired, e.g. gb200')
+    parser.add_argument('others', nargs='*', help='the systems to pair them with, e.g. b200 gb300')
+    parser.add_argument('--releases', action='store_true',
+                        help='pair each system\'s rows across releases instead')
     parser.add_argument('--scenarios', default=os.path.join(ROOT, 'scenarios', 'validation'),
                         help='directory of the rows\' scenario files')
     args = parser.parse_args()
+    if args.releases != (args.system is None):
+        parser.error('give a system and the systems to pair it with, or --releases alone')
+    if not args.releases and not args.others:
+        parser.error('give the systems to pair %s with' % args.system)
     rows = read_rows(args.csv)
+    if args.releases:
+        return print_releases(rows, args.scenarios)
     systems = {system for _, system in rows}
     for system in [args.system] + args.others:
         if system not in systems:
