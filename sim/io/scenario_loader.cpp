@@ -285,6 +285,10 @@ std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
   }
   const int seq = job.sequence_length();
   const s::ContextParallelComm comm = p.context_parallel_comm();
+  if (comm == s::TORCH_ALL_GATHER && t.kind() != s::DECODER) {
+    return "TORCH_ALL_GATHER needs a decoder's causal attention (PyTorch's load balancing "
+           "requires is_causal)";
+  }
   const bool all_to_all = comm == s::ALL_TO_ALL;
   // The load-balanced causal split cuts each sequence into 2 CP chunks.
   const int64_t chunks = t.kind() == s::DECODER && !all_to_all ? 2 * int64_t{cp} : cp;

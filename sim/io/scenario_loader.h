@@ -57,7 +57,7 @@ std::string pipeline_parallel_problem(int pp, const schema::Model* model);
 // and sequence_parallel) cannot split `job`'s sequences and `model`'s attention: not a
 // transformer, unfused attention, the sequence not divisible into the 2 cp chunks of the
 // load-balanced causal split (cp chunks otherwise), ALL_TO_ALL heads per tensor-parallel rank not
-// divisible by cp; or "".
+// divisible by cp, TORCH_ALL_GATHER without a decoder; or "".
 std::string context_parallel_problem(int cp, int tp, const schema::Parallelism& parallelism,
                                      const schema::Model* model, const schema::TrainingJob& job);
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "sim/net/collective.h"
 #include "sim/parallel/ring_attention.h"
 #include "sim/util/check.h"
 
@@ -82,6 +83,62 @@ AttentionTimes gathered_times(const LayerOp& op, const ComputeModel& compute, in
   return t;
 }
 
+// Bytes a memory-bound kernel moves per element to fold one step's 16-bit result into an FP32
+// running sum: reads the sum (4) and the result (2), writes the sum (4).
+constexpr double kFp32AccumulateBytes = 10;
+
+// PyTorch's ring over all-gathered keys and values (parallelism.proto TORCH_ALL_GATHER), the
+// slowest rank's: the load-balanced ring's step kernels (ring_steps); the all-gather, issued
+// before the first step and waited for at the second, hidden behind the first step's kernel only;
+// every later forward step's output merged into the FP32 output, every backward step's query,
+// key and value gradients into FP32 sums (torch.compile fuses each merge into one kernel, which
+// still reads and writes the FP32 sums); in the backward the keys' and values' FP32 gradients
+// (twice the 16-bit block) passed to the next rank after each step, hidden behind the next step's
+// kernel, the last step's not.
+AttentionTimes torch_gathered_times(const LayerOp& op, const ComputeModel& compute,
+                                    GroupCollectives* context) {
+  const std::vector<int>& ring = context->gpus();
+  const int cp = static_cast<int>(ring.size());
+  const Picoseconds gather = context->time(CollectiveOp::kAllGather, op.bytes * cp);
+  const Picoseconds pass = collective_time(
+      context->topology(), {CollectiveOp::kSendRecv, {ring[0], ring[1]}, 2 * op.bytes});
+  const auto hidden_behind = [](Picoseconds transfer, Picoseconds kernel) {
+    return std::max(Picoseconds(0), transfer - kernel);
+  };
+  AttentionTimes slowest;
+  for (int r = 0; r < cp; ++r) {
+    AttentionTimes rank;
+    const std::vector<AttentionKernel> steps = ring_steps(op, cp, r);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const AttentionKernel& k = steps[i];
+      const KernelPair t = time_kernel(compute, op, k);
+      const double per_row = static_cast<double>(k.batch_heads) * k.head_dim;
+      const double queries = per_row * static_cast<double>(k.queries);
+      const double keys = per_row * static_cast<double>(k.keys);
+      rank.forward += t.forward;
+      rank.backward +=
+          t.backward + compute.memory_bound(kFp32AccumulateBytes * (queries + 2 * keys));
+      if (i == 0) {
+        rank.forward_exposed = hidden_behind(gather, t.forward);
+        rank.backward_exposed = hidden_behind(gather, t.backward);
+      } else {
+        rank.forward += compute.memory_bound(kFp32AccumulateBytes * queries);
+        rank.backward_exposed += hidden_behind(pass, t.backward);
+      }
+    }
+    rank.backward_exposed += pass;
+    if (rank.forward + rank.forward_exposed > slowest.forward + slowest.forward_exposed) {
+      slowest.forward = rank.forward;
+      slowest.forward_exposed = rank.forward_exposed;
+    }
+    if (rank.backward + rank.backward_exposed > slowest.backward + slowest.backward_exposed) {
+      slowest.backward = rank.backward;
+      slowest.backward_exposed = rank.backward_exposed;
+    }
+  }
+  return slowest;
+}
+
 }  // namespace
 
 AttentionTimes attention_times(const LayerOp& op, const ComputeModel& compute,
@@ -118,6 +175,7 @@ AttentionTimes attention_times(const LayerOp& op, const ComputeModel& compute,
     return {k.forward, k.backward, {}, {}};
   }
   if (comm == s::ALL_GATHER) return gathered_times(op, compute, cp);
+  if (comm == s::TORCH_ALL_GATHER) return torch_gathered_times(op, compute, context);
   return ring_times(op, compute, context);
 }
 

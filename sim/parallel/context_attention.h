@@ -5,7 +5,10 @@
 //     the gathered keys up to their end, (r + 1) c and (2 CP - r) c keys; the slowest rank's
 //     kernels count (the all-gather is an op of its own);
 //   P2P: ring attention simulated on the network (ring_attention.h), step kernels as its header
-//     says; the exchange not hidden behind them is the exposed part.
+//     says; the exchange not hidden behind them is the exposed part;
+//   TORCH_ALL_GATHER: PyTorch's ring over all-gathered keys and values, the same step kernels
+//     with its FP32 merges, the all-gather hidden behind the first step only and the FP32
+//     key/value gradients passed on after every backward step (parallelism.proto says what runs).
 // An encoder's (non-causal) ring splits the sequence into CP plain chunks.
 // Without CP, a sliding window (op.window): its first window's causal square and the band after;
 // a chunked one: one causal kernel over the sequence padded to whole chunks, the chunks in the

@@ -63,7 +63,10 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
   const double pairs = !causal ? s * s : window > 0 ? window_pairs(t, s) : causal_pairs(s, 0);
   const double flops = 4.0 * pairs * x.d * x.b * x.a / x.tp / x.cp;
   const double element = 2;  // 16-bit Q, K, V and output
-  const double kv_block = 2 * element * x.tokens * x.kv / x.tp * x.d;
+  // The keys and values the attention call receives: repeated to the query heads first where the
+  // model does so (LayerShape::repeated_kv).
+  const double kv_heads = shape.repeated_kv ? x.a : x.kv;
+  const double kv_block = 2 * element * x.tokens * kv_heads / x.tp * x.d;
   LayerOp core{K::kAttention, "attention", x.s / x.cp, x.s, x.d, x.b * x.a / x.tp, flops,
                0,            causal};
   core.window = window;
@@ -86,7 +89,7 @@ void attention_core(const schema::Transformer& t, const LayerShape& shape, const
       ops->push_back(core);
       return ops->push_back({K::kContextAllToAll, "context all-to-all (output)", 0, 0, 0, 1, 0,
                              element * x.tokens * x.a / x.tp * x.d});
-    default:  // P2P ring
+    default:  // P2P and TORCH_ALL_GATHER rings: the step model times their exchanges
       core.bytes = kv_block;
       return ops->push_back(core);
   }

@@ -121,6 +121,9 @@ struct LayerShape {
   bool fp8_attention = false;
   // Attention's kernel library (job.attention_library): the GPU's rates of that library.
   schema::AttentionLibrary attention_library = schema::ATTENTION_LIBRARY_UNSPECIFIED;
+  // The attention call receives keys and values repeated to the query heads
+  // (job.attention_repeats_kv): a context-parallel exchange moves that many heads.
+  bool repeated_kv = false;
   // Mamba-2 mixers as NeMo AutoModel's NemotronV3Mamba2Mixer runs them
   // (job.mamba_fused_norm_projection): batch-major, the scan ungated, the norm gating inside
   // mamba_ssm's combined function.
@@ -184,8 +187,9 @@ int windowed_layers_in(const schema::Transformer& t, int first, int count, Layer
 // and one all-reduce (reduce-scatter) of their summed outputs. Each context-parallel rank holds
 // sequence / context_parallel tokens of every sequence; its attention covers its queries against
 // the whole sequence: one fused kernel op (ring attention: the step model splits it into the
-// ring's steps), after an all-gather of keys and values (ALL_GATHER) or between two all-to-alls
-// (ALL_TO_ALL: the whole sequence for heads / context_parallel heads).
+// ring's steps; TORCH_ALL_GATHER's all-gather too), after an all-gather of keys and values
+// (ALL_GATHER) or between two all-to-alls (ALL_TO_ALL: the whole sequence for heads /
+// context_parallel heads).
 // A decoder's fused attention is causal (half the query-key square plus its diagonal); unfused
 // attention computes the whole square and masks it. Within a sliding window of w < s tokens
 // (shape.sliding_window, fused attention without context parallelism) each query attends to at

@@ -54,7 +54,8 @@ TRAINING_FIELDS = [
     ("parallelism", "first_stage_layers", INTS),
     ("parallelism", "last_stage_layers", INTS),
     ("parallelism", "context_parallel_comm", [
-        "CONTEXT_PARALLEL_COMM_UNSPECIFIED", "P2P", "ALL_GATHER", "ALL_TO_ALL", "4"]),
+        "CONTEXT_PARALLEL_COMM_UNSPECIFIED", "P2P", "ALL_GATHER", "ALL_TO_ALL", "TORCH_ALL_GATHER",
+        "5"]),
     ("parallelism", "zero_stage", ["0", "1", "2", "3", "4", "-1"]),
     ("parallelism", "fsdp2", BOOLS),
     ("parallelism", "pipeline_parallel", ["1", "2", "4", "0", "-1", "2147483647"]),

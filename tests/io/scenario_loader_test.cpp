@@ -496,6 +496,15 @@ TEST_CASE("context parallelism must split the sequence and, all-to-all, the head
   CHECK_THAT(h100_errors("parallelism { context_parallel: 2 }\n", " flash_attention: false"),
              Catch::Contains("parallelism.context_parallel: context parallelism needs fused "
                              "attention (job.flash_attention)"));
+  // PyTorch's load-balanced ring needs is_causal: an encoder is refused, a decoder loads.
+  CHECK_THAT(scenario_errors(scenario("bert-large", "token_budget: 1e9 sequence_length: 512",
+                                      "instance: \"aws.p5.48xlarge\" nodes: 1",
+                                      "parallelism { context_parallel: 2 "
+                                      "context_parallel_comm: TORCH_ALL_GATHER }\n")),
+             Catch::Contains("parallelism.context_parallel: TORCH_ALL_GATHER needs a decoder's "
+                             "causal attention (PyTorch's load balancing requires is_causal)"));
+  CHECK(h100_errors("parallelism { context_parallel: 2 context_parallel_comm: TORCH_ALL_GATHER }\n",
+                    " attention_repeats_kv: true") == "");
 }
 
 TEST_CASE("MXFP8 needs Blackwell's block-scaled tensor cores, FP8 settings need FP8") {

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "sim/net/collective.h"
 #include "sim/workload/lora.h"
 #include "tests/testing/cluster.h"
 
@@ -473,6 +474,70 @@ TEST_CASE("a FlashAttention-2 job's attention runs that library's kernels, in th
   };
   CHECK(ring(s::FLASH_ATTENTION_2) / ring(s::ATTENTION_LIBRARY_UNSPECIFIED) ==
         Approx(1 / 0.61 * 0.667 / 0.946).epsilon(0.05));
+}
+
+TEST_CASE("PyTorch's all-gather ring: step kernels, FP32 merges, exposed gather and gradients") {
+  // Llama 3 70B at 8192 tokens, 8 query heads of 128 on each of 8 tensor-parallel ranks, CP 2
+  // across two DGX H100 nodes, the keys and values repeated to the query heads (torchtitan).
+  const auto& t = testing::shipped_catalog().models().find("llama3-70b")->value->transformer();
+  LayerShape shape{8192, 1, 8, true, true, 2, s::TORCH_ALL_GATHER};
+  shape.attention_library = s::FLASH_ATTENTION_2;
+  shape.repeated_kv = true;
+  std::vector<LayerOp> ops;
+  for (const LayerOp& op : layer_forward_ops(t, shape, LayerKind::kDense)) {
+    CHECK(op.kind != LayerOp::Kind::kContextAllGather);  // the ring's own
+    if (op.kind == LayerOp::Kind::kAttention) ops.push_back(op);
+  }
+  REQUIRE(ops.size() == 1);
+  // A rank's 4096 tokens' keys and values, 8 heads (64 / 8; the KV heads alone would be 1).
+  const double block = 2 * 2 * 4096.0 * 8 * 128;
+  CHECK(ops[0].bytes == block);
+  shape.repeated_kv = false;
+  for (const LayerOp& op : layer_forward_ops(t, shape, LayerKind::kDense)) {
+    if (op.kind == LayerOp::Kind::kAttention) CHECK(op.bytes == block / 8);
+  }
+
+  auto topology = testing::shipped_cluster("onprem.dgx-h100", 2);
+  GroupCollectives context(*topology, {0, 8});
+  const ComputeModel compute = in_step(s::BF16);
+  const LayerTimes l =
+      time_layer(ops, compute, {nullptr, &context, s::TORCH_ALL_GATHER}, s::RECOMPUTE_NONE);
+  // Closed form, rank by rank: 2 chunks of c = 2048 tokens; step 0 the causal 4096 x 4096,
+  // step 1 rank 0's later chunk against rank 1's block, rank 1's both chunks against rank 0's
+  // first chunk. FP32 merges: 10 bytes an output element (forward, step 1), 10 bytes an element
+  // of the queries' and both key blocks' gradients (backward, each step).
+  const auto kernel = [](int64_t q, int64_t k, bool causal) {
+    AttentionKernel a{8, q, k, 128, causal};
+    a.library = s::FLASH_ATTENTION_2;
+    return a;
+  };
+  const Picoseconds gather = context.time(CollectiveOp::kAllGather, 2 * block);
+  const Picoseconds pass = collective_time(*topology, {CollectiveOp::kSendRecv, {0, 8}, 2 * block});
+  const auto zero_or = [](Picoseconds p) { return std::max(Picoseconds(0), p); };
+  const AttentionKernel first = kernel(4096, 4096, true);
+  Picoseconds forward(0), forward_exposed(0), backward(0), backward_exposed(0);
+  for (const AttentionKernel& second : {kernel(2048, 4096, false), kernel(4096, 2048, false)}) {
+    const auto elements = [](const AttentionKernel& k) {
+      return 8.0 * 128 * static_cast<double>(k.queries + 2 * k.keys);
+    };
+    const Picoseconds f = compute.attention_forward(first) + compute.attention_forward(second) +
+                          compute.memory_bound(10 * 8.0 * 128 * second.queries);
+    const Picoseconds fe = zero_or(gather - compute.attention_forward(first));
+    const Picoseconds b = compute.attention_backward(first) + compute.attention_backward(second) +
+                          compute.memory_bound(10 * elements(first)) +
+                          compute.memory_bound(10 * elements(second));
+    const Picoseconds be = zero_or(gather - compute.attention_backward(first)) +
+                           zero_or(pass - compute.attention_backward(second)) + pass;
+    if (f + fe > forward + forward_exposed) forward = f, forward_exposed = fe;
+    if (b + be > backward + backward_exposed) backward = b, backward_exposed = be;
+  }
+  CHECK(l.forward.compute == forward);
+  CHECK(l.forward.context_comm == forward_exposed);
+  CHECK(l.backward.compute == backward);
+  CHECK(l.backward.context_comm == backward_exposed);
+  // The last step's gradients always go back exposed: at least one pass of 2 x 8 MB over IB.
+  CHECK(l.backward.context_comm >= pass);
+  CHECK(pass > Picoseconds(0));
 }
 
 TEST_CASE("a memory-bound kernel's backward moves its own bytes where it counts them") {
