@@ -1321,8 +1321,8 @@ AUTOMODEL_RULES = """# NeMo AutoModel rows (PyTorch-native training, not Megatro
 #   parallelism and asynchronous tensor parallelism (overlap_tensor_communication) where the
 #   recipe sets sequence_parallel and enable_async_tensor_parallel; context parallelism as
 #   PyTorch's ring attention with cp_rotate_method "allgather"
-#   (components/distributed/context_parallel/sharder.py: keys and values all-gathered,
-#   ALL_GATHER), tensor ranks innermost, then context, then data (the device
+#   (components/distributed/context_parallel/sharder.py: keys and values all-gathered, then
+#   torch's _templated_ring_attention, as torchtitan runs it: TORCH_ALL_GATHER), tensor ranks innermost, then context, then data (the device
 #   mesh's order, TP_DP_PP); Adam (torch.optim.Adam / AdamW, Transformer Engine's FusedAdam);
 #   the loss as the recipe's loss_fn, MaskedCrossEntropy (components/loss/masked_ce.py at
 #   89e3a9fd, bb0c0bfb0 and 36044ad3: F.cross_entropy, PyTorch's log_softmax and nll_loss), on an
@@ -1531,7 +1531,7 @@ def automodel(rows, out):
                  'zero_stage: 3', 'fsdp2: true', 'gradient_reduce_in_fp32: true',
                  'rank_order: TP_DP_PP']
         if cp > 1:
-            lines.append('context_parallel_comm: ALL_GATHER')
+            lines.append('context_parallel_comm: TORCH_ALL_GATHER')
         if checkpointing:
             lines += ['recompute: RECOMPUTE_FULL'] + ([] if moe else ['compiled_recompute: true'])
         if async_tp:
