@@ -62,9 +62,9 @@ class PipelineRun final : private EventHandler {
     send_latency_.assign(static_cast<size_t>(p) * 2 * senders_, Picoseconds(-1));
     zero3_.resize(p);
     for (const StageWork& w : plan.work) contention_.emplace_back(w.gpu_sms);
-    for (int r = 0; r < p; ++r) start_zero3(r);
     a2a_.resize(p);
     for (int r = 0; r < p; ++r) prepare_all_to_alls(r);
+    for (int r = 0; r < p; ++r) start_zero3(r);
     const bool zero3 =
         std::any_of(zero3_.begin(), zero3_.end(), [](auto& z) { return z != nullptr; });
     // The steady-state shortcut knows one fill and drain a step, and tasks whose length depends
@@ -141,7 +141,9 @@ class PipelineRun final : private EventHandler {
     const std::vector<TaskSpan>* spans = nullptr;
     size_t segment = 0;
     Picoseconds offset, length, deferred;
-    // The all-to-all running: since when, and the transfer of its traffic (-1: arrived).
+    // The all-to-all running (its task's, or under ZeRO-3 its Zero3Stage's): which, since when,
+    // and the transfer of its traffic (-1: arrived).
+    const TaskSpan* all_to_all = nullptr;
     Picoseconds all_to_all_start;
     int64_t all_to_all_transfer = -1;
   };
@@ -287,7 +289,6 @@ class PipelineRun final : private EventHandler {
 
   // Stage r's all-to-all traffic across NVLink domains, prepared on the network when it has any.
   void prepare_all_to_alls(int r) {
-    if (zero3_[r]) return;  // no expert layers under ZeRO-3 but FSDP2's, which runs its own
     const int tcp = plan_.tensor_parallel * plan_.context_parallel;
     std::vector<int> gpus;
     for (int local = 0; local < plan_.experts.stage_gpus; ++local) {
@@ -319,20 +320,28 @@ class PipelineRun final : private EventHandler {
   }
 
   // Stage r's compute segment has ended: starts the all-to-all after it, if any (false: the task
-  // is over). It takes its time alone (layer_times.h) and, when its traffic across domains takes
-  // longer on the network than alone (traffic beside it), that much more.
+  // is over).
   bool start_all_to_all(int r) {
     Stage& s = stages_[r];
     if (s.draining || s.spans == nullptr || s.segment / 2 >= s.spans->size()) return false;
     const TaskSpan& span = (*s.spans)[s.segment / 2];
     ++s.segment;
     s.offset = span.start - s.deferred;
+    run_all_to_all(r, span);
+    return true;
+  }
+
+  // Runs stage r's all-to-all `span` on the network, the compute stopped: it takes its time alone
+  // (layer_times.h) and, when its traffic across domains takes longer on the network than alone
+  // (traffic beside it), that much more.
+  void run_all_to_all(int r, const TaskSpan& span) {
+    Stage& s = stages_[r];
+    s.all_to_all = &span;
     s.all_to_all_start = now();
     const AllToAllRoutes& routes = a2a_[r];
     s.all_to_all_transfer = net_->start_prepared(
         routes.prepared, span.bytes * routes.traffic.edge_bytes_per_byte, routes.traffic.latency,
         [this, r] { all_to_all_arrived(r); });
-    return true;
   }
 
   // Its traffic has arrived: the all-to-all ends after its time alone, and after the part of it
@@ -340,16 +349,17 @@ class PipelineRun final : private EventHandler {
   void all_to_all_arrived(int r) {
     Stage& s = stages_[r];
     s.all_to_all_transfer = -1;
-    const TaskSpan& span = (*s.spans)[s.segment / 2];
+    const TaskSpan& span = *s.all_to_all;
     const Picoseconds rest = std::max(Picoseconds(0), span.length - traffic_alone(r, span.bytes));
     schedule_at(std::max(s.all_to_all_start + span.length, now() + rest), kAllToAllEnd, r);
   }
 
   void all_to_all_ended(int r) {
     Stage& s = stages_[r];
-    const TaskSpan& span = (*s.spans)[s.segment / 2];
+    const TaskSpan& span = *s.all_to_all;
     if (record_) record(r, "expert all-to-all", span.name, s.all_to_all_start);
     timeline_.stages[r].expert_network_wait += now() - s.all_to_all_start - span.length;
+    if (zero3_[r]) return zero3_[r]->all_to_all_done();
     ++s.segment;
     s.offset += span.length;
     start_compute(r);
@@ -368,10 +378,15 @@ class PipelineRun final : private EventHandler {
   }
 
   // ZeRO-3 stages run their tasks layer by layer, gathering weights and reduce-scattering
-  // gradients over data parallelism; the optimizer waits for the last reduce-scatter.
+  // gradients over data parallelism; the optimizer waits for the last reduce-scatter. Their
+  // expert all-to-alls whose traffic crosses NVLink domains run on the network as a task's do.
   void start_zero3(int r) {
     const StageWork& w = plan_.work[r];
     if (w.zero3.units <= 0 || plan_.data_parallel < 2) return;
+    ExpertAllToAll all_to_all;
+    if (a2a_[r].prepared >= 0) {
+      all_to_all = [this, r](const TaskSpan& span) { run_all_to_all(r, span); };
+    }
     zero3_[r] = std::make_unique<Zero3Stage>(
         w.zero3, stages_[r].tasks, w.forward, w.backward, &net_->simulation(),
         [this, r](CollectiveOp op, DataParallelGroup group, double bytes,
@@ -381,7 +396,7 @@ class PipelineRun final : private EventHandler {
           }
           data_parallel_collective(r, op, bytes, std::move(done), group);
         },
-        &contention_[r]);
+        &contention_[r], std::move(all_to_all));
     zero3_[r]->on_reductions_drained([this, r] { maybe_step_optimizer(r); });
   }
 

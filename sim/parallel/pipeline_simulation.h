@@ -9,7 +9,8 @@
 // the network too, the task's compute stopped at each: an all-to-all takes its time alone
 // (layer_times.h) and what the traffic beside it (gradient buckets, parameter gathers, stage-to-
 // stage sends, other stages' all-to-alls) adds to its pairs across domains, which share NICs and
-// fabric max-min fairly with it. A combined step's (expert_comm_overlap.h) keep their closed form.
+// fabric max-min fairly with it; a ZeRO-3 stage's where Zero3Stage places them in its layer-by-
+// layer tasks. A combined step's (expert_comm_overlap.h) keep their closed form.
 //
 // Symmetry: all data-parallel replicas run the same schedule at the same times, so replica 0's
 // stages are simulated and the data-parallel collectives run over every replica's GPUs on the

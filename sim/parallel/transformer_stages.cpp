@@ -624,6 +624,25 @@ class StageBuilder {
     w->chunk_backward_all_to_alls[c] = std::move(backward);
   }
 
+  // Stage r's expert layers and the all-to-alls of one (they time theirs alike), for ZeRO-3's
+  // layer-by-layer tasks (Zero3ExpertAllToAlls).
+  void add_zero3_all_to_alls(int r, Zero3ExpertAllToAlls* out) const {
+    for (int c = 0; c < layout_.chunks(); ++c) {
+      const int first = layout_.first_layer(r, c);
+      for (int layer = first; layer < first + layout_.layers[r][c]; ++layer) {
+        const LayerTimes& k = kernels_of(layer);
+        if (k.forward_all_to_alls.empty() && k.backward_all_to_alls.empty()) continue;
+        if (out->layers++ > 0) continue;
+        out->forward = k.forward.total();
+        out->recompute = k.recompute.total();
+        out->backward = k.backward.total();
+        out->forward_spans = k.forward_all_to_alls;
+        if (expert_layers_rerun(p_)) out->recompute_spans = k.forward_all_to_alls;
+        out->backward_spans = k.backward_all_to_alls;
+      }
+    }
+  }
+
   // Gradients, optimizer and parameter gather of a stage of `local` parameters per GPU, of which
   // it trains `trained`, and under Muon the Newton-Schulz work of its layers `muon`.
   void finish_stage(int r, const LocalParameters& local, const LocalParameters& trained,
@@ -701,6 +720,7 @@ class StageBuilder {
       w->zero3.unit_expert_gather_bytes = bytes.weights * local.expert / units;
       w->zero3.unit_expert_gradient_bytes = zero3_reduce * trained.expert / units;
     }
+    add_zero3_all_to_alls(r, &w->zero3.expert_all_to_alls);
     if (p_.fsdp2()) make_fsdp2(&w->zero3);
     w->zero3.keep_forward_gather = p_.fsdp2_keep_forward_gather();
     w->zero3.defer_gradient_sync = p_.fsdp2_defer_gradient_sync();

@@ -16,6 +16,37 @@ Picoseconds share(Picoseconds total, int parts, int i) {
   return Picoseconds(total.count() * (i + 1) / parts - total.count() * i / parts);
 }
 
+// Appends to `out` the all-to-alls of `layers` expert layers in a segment of `duration`
+// (Zero3ExpertAllToAlls): each layer's `spans` of its `pass` in its equal part of the segment,
+// scaled to it; then each after the one before, ending by the segment's end where they fit.
+void place_all_to_alls(Picoseconds duration, int layers, Picoseconds pass,
+                       const std::vector<TaskSpan>& spans, std::vector<TaskSpan>* out) {
+  const size_t first = out->size();
+  for (int i = 0; i < layers; ++i) {
+    const Picoseconds begin(duration.count() * i / layers);
+    const Picoseconds part = share(duration, layers, i);
+    for (const TaskSpan& span : spans) {
+      const double scale = pass > Picoseconds(0) ? static_cast<double>(part.count()) /
+                                                       static_cast<double>(pass.count())
+                                                 : 0;
+      const Picoseconds at(std::llround(static_cast<double>(span.start.count()) * scale));
+      out->push_back({begin + at, span.length, span.name, span.bytes});
+    }
+  }
+  Picoseconds latest = duration;
+  for (size_t i = out->size(); i-- > first;) {
+    TaskSpan& span = (*out)[i];
+    span.start = std::min(span.start, latest - span.length);
+    latest = span.start;
+  }
+  Picoseconds earliest(0);
+  for (size_t i = first; i < out->size(); ++i) {
+    TaskSpan& span = (*out)[i];
+    span.start = std::max(span.start, earliest);
+    earliest = span.start + span.length;
+  }
+}
+
 }  // namespace
 
 Zero3Work zero3_work(int layers, double chunk_parameters, double weight_bytes,
@@ -61,8 +92,13 @@ void make_fsdp2(Zero3Work* work) {
 
 Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& tasks,
                        Picoseconds forward, Picoseconds backward, Simulation* simulation,
-                       DataParallelCollective collective, CollectiveSmContention* contention)
-    : work_(work), sim_(simulation), collective_(std::move(collective)), contention_(contention) {
+                       DataParallelCollective collective, CollectiveSmContention* contention,
+                       ExpertAllToAll all_to_all)
+    : work_(work),
+      sim_(simulation),
+      collective_(std::move(collective)),
+      contention_(contention),
+      all_to_all_(std::move(all_to_all)) {
   CLUSTERSIM_CHECK(work.units > 0 && work.prefetch_units >= 0 && work.unit_reduce_buckets > 0,
                    "ZeRO-3 work needs layers, a prefetch window and reduce buckets");
   const int units = work.units;
@@ -117,6 +153,21 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
                  shares[m] * work.unit_parameters < work.max_live_parameters;
     return s;
   };
+  // The expert all-to-alls of the segment just added, of chunk layer `unit` in the pass whose
+  // all-to-alls are `spans` over its `pass` (Zero3ExpertAllToAlls).
+  const Zero3ExpertAllToAlls& experts = work.expert_all_to_alls;
+  const bool run_all_to_alls = all_to_all_ && experts.layers > 0 && modules == 1;
+  const int64_t stage_units = static_cast<int64_t>(chunks) * units;
+  auto add_all_to_alls = [&](int chunk, int unit, Picoseconds pass,
+                             const std::vector<TaskSpan>& spans) {
+    if (!run_all_to_alls || spans.empty()) return;
+    const int64_t j = static_cast<int64_t>(chunk) * units + unit;
+    const int64_t layers = (j + 1) * experts.layers / stage_units - j * experts.layers / stage_units;
+    Segment& s = segments_.back();
+    s.first_all_to_all = static_cast<uint32_t>(all_to_alls_.size());
+    place_all_to_alls(s.duration, static_cast<int>(layers), pass, spans, &all_to_alls_);
+    s.all_to_alls_end = static_cast<uint32_t>(all_to_alls_.size());
+  };
   const bool backward_gathers = !work.keep_forward_gather;
   for (size_t i = 0; i < tasks.size(); ++i) {
     const PipelineTask& task = tasks[i];
@@ -133,20 +184,24 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
         for (int m = 0; m < modules; ++m) {
           segments_.push_back(segment(part(layer_forward, m), true, false, true, u, m));
         }
+        add_all_to_alls(task.chunk, u, experts.forward, experts.forward_spans);
       } else if (work.recompute > Picoseconds(0)) {
         const Picoseconds layer_recompute = share(work.recompute, units, u);
         for (int m = 0; m < modules; ++m) {
           segments_.push_back(segment(part(layer_recompute, m), true, false, false, -1, m));
         }
+        add_all_to_alls(task.chunk, u, experts.recompute, experts.recompute_spans);
         for (int m = modules - 1; m >= 0; --m) {
           segments_.push_back(
               segment(part(layer_backward - layer_recompute, m), regather[m], true, false, -1, m));
         }
+        add_all_to_alls(task.chunk, u, experts.backward, experts.backward_spans);
       } else {
         for (int m = modules - 1; m >= 0; --m) {
           segments_.push_back(
               segment(part(layer_backward, m), true, true, false, units - 1 - u, m));
         }
+        add_all_to_alls(task.chunk, units - 1 - u, experts.backward, experts.backward_spans);
       }
     }
     // Reduced after the chunk's last backward: every layer's gradients at once, on its last
@@ -263,7 +318,16 @@ void Zero3Stage::start_compute() {
   }
   issue_gathers_up_to(current_);  // the prefetch, issued after the synchronization
   release_deferred();
-  const auto end = contention_->start(sim_->now(), segments_[current_].duration);
+  next_all_to_all_ = segments_[current_].first_all_to_all;
+  segment_done_ = Picoseconds(0);
+  compute_piece();
+}
+
+void Zero3Stage::compute_piece() {
+  const Segment& s = segments_[current_];
+  const Picoseconds until =
+      next_all_to_all_ < s.all_to_alls_end ? all_to_alls_[next_all_to_all_].start : s.duration;
+  const auto end = contention_->start(sim_->now(), std::max(Picoseconds(0), until - segment_done_));
   if (end) compute_moved(*end);  // else every SM is held: the collective that ends gives it
 }
 
@@ -271,8 +335,21 @@ void Zero3Stage::compute_moved(Picoseconds end) {
   sim_->call_at(end, [this] {
     if (!contention_->ends_at(sim_->now())) return;  // moved again since
     contention_->finish();
-    segment_done();
+    piece_done();
   });
+}
+
+void Zero3Stage::piece_done() {
+  if (next_all_to_all_ < segments_[current_].all_to_alls_end) {
+    return all_to_all_(all_to_alls_[next_all_to_all_]);
+  }
+  segment_done();
+}
+
+void Zero3Stage::all_to_all_done() {
+  const TaskSpan& span = all_to_alls_[next_all_to_all_++];
+  segment_done_ = span.start + span.length;
+  compute_piece();
 }
 
 void Zero3Stage::segment_done() {

@@ -6,9 +6,13 @@
 // in order on another stream. Gradient accumulation repeats all of it for every micro-batch.
 // With activation offload (activation_offload.h) a forward layer's end and a backward layer's
 // start also wait on the copies to and from host memory. Under FSDP2 with expert parallelism a
-// layer's routed experts have collectives of their own over the expert data-parallel group.
+// layer's routed experts have collectives of their own over the expert data-parallel group, and
+// the expert all-to-alls whose traffic leaves the NVLink domain may run outside the compute
+// (Zero3ExpertAllToAlls): the caller runs them on its network beside the gathers and
+// reduce-scatters.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -19,6 +23,7 @@
 #include "sim/parallel/activation_offload.h"
 #include "sim/parallel/collective_sm_contention.h"
 #include "sim/parallel/pipeline_schedule.h"
+#include "sim/parallel/task_span.h"
 
 namespace clustersim {
 
@@ -45,6 +50,20 @@ inline constexpr double kZero3MaxLiveParameters = 1e9;
 // (NCCL's ring would move them in ~45 ms). Not calibration data: a user's measurement, so
 // unverified.
 inline constexpr double kDeepSpeed2021FetchBytesPerSecond = 2 * 5.11e9 / 0.420;
+
+// The expert all-to-alls of a stage's layer-by-layer tasks. ZeRO-3 spreads the stage's work
+// evenly over its chunks' layers (units) and these the expert layers alike, as evenly as whole
+// layers allow: unit j of the stage's U (chunk x units + layer) holds the all-to-alls of its
+// expert layers floor(j E / U) to floor((j + 1) E / U) of E. A pass's segment holding k of them
+// is split in k equal parts, each holding one expert layer's all-to-alls where its pass has them,
+// scaled to the part (one after another, ending by the segment's end where they fit).
+struct Zero3ExpertAllToAlls {
+  int layers = 0;  // expert layers of the stage over all its chunks, E; 0: none
+  // One expert layer's forward, recomputed forward and backward (without the recomputation), and
+  // its all-to-alls from each one's start (the recomputed forward's empty: experts not rerun).
+  Picoseconds forward, recompute, backward;
+  std::vector<TaskSpan> forward_spans, recompute_spans, backward_spans;
+};
 
 // The ZeRO-3 traffic of one stage's chunk, per tensor-parallel rank. units == 0: not ZeRO-3.
 struct Zero3Work {
@@ -102,6 +121,9 @@ struct Zero3Work {
   // Activations of the first layers copied to host memory and back (activation_offload.h); not
   // with recomputation.
   ActivationOffload offload;
+  // Where the expert all-to-alls run, for a caller that runs them outside the compute; with one
+  // module per layer only (FSDP2's: DeepSpeed's 2021 modules keep them inside the compute).
+  Zero3ExpertAllToAlls expert_all_to_alls;
 };
 
 // The traffic of a chunk of `layers` layers holding `chunk_parameters` weights per tensor-parallel
@@ -134,17 +156,25 @@ enum class DataParallelGroup { kAll, kShard, kReplicas, kExperts };
 using DataParallelCollective = std::function<void(CollectiveOp op, DataParallelGroup group,
                                                   double bytes, std::function<void()> done)>;
 
+// Runs expert all-to-all `span` (its time alone span.length) with the compute stopped, and calls
+// Zero3Stage::all_to_all_done when it ends.
+using ExpertAllToAll = std::function<void(const TaskSpan& span)>;
+
 class Zero3Stage {
  public:
   // `tasks` is the stage's schedule; `forward`/`backward` the durations of one task. Compute
   // slows beside the collectives `contention` counts (the caller tells it of each and passes a
-  // moved end to compute_moved). Requires: `contention` outlives the stage.
+  // moved end to compute_moved). With `all_to_all`, the work's expert all-to-alls run through it
+  // (without, inside the compute: their closed form). Requires: `contention` outlives the stage.
   Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& tasks, Picoseconds forward,
              Picoseconds backward, Simulation* simulation, DataParallelCollective collective,
-             CollectiveSmContention* contention);
+             CollectiveSmContention* contention, ExpertAllToAll all_to_all = {});
 
   // The compute running now ends at `end` instead (a collective began or ended beside it).
   void compute_moved(Picoseconds end);
+
+  // The expert all-to-all started through `all_to_all` has ended: the compute goes on.
+  void all_to_all_done();
 
   // Runs task `index` of the schedule layer by layer from now; `done` when its compute ends.
   // Requires: tasks run in schedule order, one at a time.
@@ -187,6 +217,9 @@ class Zero3Stage {
     double expert_gather_bytes = 0, expert_reduce_bytes = 0;
     bool prefetch = true;
     bool wait_reduced = false;  // its task ends once every reduce-scatter issued is done
+    // Its expert all-to-alls run outside the compute: all_to_alls_[first_all_to_all, ...end),
+    // from its start.
+    uint32_t first_all_to_all = 0, all_to_alls_end = 0;
   };
   // One reduce-scatter's bytes: the dense share's and the routed experts'.
   struct Reduction {
@@ -197,6 +230,9 @@ class Zero3Stage {
   void gather_done(size_t segment);
   void start_segment();
   void start_compute();
+  // Computes the running segment from where it stands to its next all-to-all or its end.
+  void compute_piece();
+  void piece_done();
   void segment_done();
   void next_segment();
   // The collective `op` of `dense` bytes over the shard's ranks and, when `expert` > 0, beside it
@@ -217,7 +253,11 @@ class Zero3Stage {
   Simulation* sim_;
   DataParallelCollective collective_;
   CollectiveSmContention* contention_;  // the stage's compute stream
+  ExpertAllToAll all_to_all_;
   std::vector<Segment> segments_;      // every task's, in schedule order
+  std::vector<TaskSpan> all_to_alls_;  // every segment's run outside the compute, in order
+  size_t next_all_to_all_ = 0;         // of the running segment
+  Picoseconds segment_done_;           // of the running segment's time alone
   std::vector<size_t> task_begin_;     // first segment of each task, and the end
   size_t current_ = 0, task_end_ = 0;  // running segment, end of the running task
   bool waiting_ = false;               // current_ waits for its gather

@@ -1,6 +1,7 @@
 // The expert all-to-alls that leave the NVLink domain on the pipeline simulation's network: which
 // pairs cross NICs and what they move, and the closed forms of their contention with the data-
-// parallel reduction beside them (max-min fair shares of one NIC), none inside one domain.
+// parallel reduction or, under ZeRO-3, a layer's gather beside them (max-min fair shares of one
+// NIC), none inside one domain.
 #include "sim/parallel/expert_network_traffic.h"
 
 #include <catch2/catch.hpp>
@@ -185,6 +186,96 @@ TEST_CASE("tensor-parallel rank 0's all-to-alls stand for every rank's on a repl
     CHECK(one.step == every.step);
     CHECK(one.stages[0].expert_network_wait == every.stages[0].expert_network_wait);
   }
+}
+
+// One ZeRO-3 stage of two data-parallel replicas (GPUs 0 and 1), EP 2 over them, one micro-batch,
+// one layer: a forward of `all_to_all` ms, its all-to-all of `bytes` per GPU alone, then `compute`
+// ms, beside which the backward's gather of `gather_bytes` is prefetched (`prefetch` layers).
+PipelinePlan zero3_all_to_all_plan(double compute, double all_to_all, double bytes,
+                                   double gather_bytes, int prefetch = 1) {
+  PipelinePlan plan;
+  plan.data_parallel = 2;
+  plan.activation_bytes = 1;
+  plan.experts = {1, 2, 2};
+  StageWork w{ms(all_to_all + compute), ms(1), Picoseconds(0)};
+  w.zero3.units = 1;
+  w.zero3.unit_gather_bytes = gather_bytes;
+  w.zero3.unit_gradient_bytes = 1e6;
+  w.zero3.prefetch_units = prefetch;
+  Zero3ExpertAllToAlls& experts = w.zero3.expert_all_to_alls;
+  experts.layers = 1;
+  experts.forward = w.forward;
+  experts.forward_spans = {{Picoseconds(0), ms(all_to_all), "dispatch", bytes}};
+  plan.work = {w};
+  return plan;
+}
+
+double all_gather_ms(const Topology& t, double bytes) {
+  return collective_time(t, {CollectiveOp::kAllGather, {0, 1}, bytes, CollectiveAlgorithm::kAuto})
+             .seconds() *
+         1e3;
+}
+
+TEST_CASE("ZeRO-3: an all-to-all across NICs and a layer's gather on the same NICs take T1 + T2") {
+  // Two p5.48xlarge, one GPU each, as above: the forward's all-to-all starts with the backward's
+  // prefetched gather, each saturating the NICs alone (T1, T2), and its traffic arrives once the
+  // NICs have carried both: it waits T2 more than alone. Without the prefetch beside it, nothing.
+  auto t = shipped_cluster("aws.p5.48xlarge", 2, 1);
+  const double bytes = 2e9;
+  const double t1 = pair_traffic_ms(*t, bytes);
+  // Each rank gathers the half it lacks: as many bytes over its NIC as the all-to-all's pair.
+  const double gather = bytes / t->all_to_all_bandwidth_fraction();
+  const double t2 = all_gather_ms(*t, gather);
+  REQUIRE(t2 == Approx(t1).epsilon(0.02));
+  const double compute = 1.5 * t1, alone = 1.5 * t1;
+  const PipelineTimeline run =
+      simulate_pipeline(zero3_all_to_all_plan(compute, alone, bytes, gather), *t);
+  CHECK(run.stages[0].expert_network_wait.seconds() * 1e3 == Approx(t2).epsilon(0.01));
+  // The first gather alone, the all-to-all beside the second, the compute, the backward.
+  CHECK(run.stages[0].last_backward_end.seconds() * 1e3 ==
+        Approx(t2 + t2 + alone + compute + 1).epsilon(0.01));
+  const PipelineTimeline quiet =
+      simulate_pipeline(zero3_all_to_all_plan(compute, alone, bytes, gather, 0), *t);
+  CHECK(quiet.stages[0].expert_network_wait == Picoseconds(0));
+}
+
+TEST_CASE("ZeRO-3: an all-to-all inside one NVLink domain keeps its closed form") {
+  // Both GPUs on one p5.48xlarge: the step is the one whose all-to-all stays inside the compute,
+  // to the picosecond.
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  PipelinePlan plan = zero3_all_to_all_plan(3, 3, 2e9, 2e9);
+  const PipelineTimeline run = simulate_pipeline(plan, *t);
+  plan.work[0].zero3.expert_all_to_alls = {};
+  const PipelineTimeline without = simulate_pipeline(plan, *t);
+  CHECK(run.step == without.step);
+  CHECK(run.stages[0].last_backward_end == without.stages[0].last_backward_end);
+  CHECK(run.stages[0].parameter_wait == without.stages[0].parameter_wait);
+  CHECK(run.stages[0].expert_network_wait == Picoseconds(0));
+}
+
+TEST_CASE("ZeRO-3: more NIC bandwidth per GPU never slows the all-to-all beside the gathers") {
+  // As above for the reduction: one GPU per p4d.24xlarge (100 Gbit/s) or p5.48xlarge (400).
+  const PipelinePlan plan = zero3_all_to_all_plan(3, 3, 1e9, 1e9);
+  const PipelineTimeline slow = simulate_pipeline(plan, *shipped_cluster("aws.p4d.24xlarge", 2, 1));
+  const PipelineTimeline fast = simulate_pipeline(plan, *shipped_cluster("aws.p5.48xlarge", 2, 1));
+  CHECK(slow.stages[0].expert_network_wait > Picoseconds(0));
+  CHECK(fast.stages[0].expert_network_wait < slow.stages[0].expert_network_wait);
+  CHECK(fast.stages[0].last_backward_end < slow.stages[0].last_backward_end);
+  CHECK(fast.step <= slow.step);
+}
+
+TEST_CASE("ZeRO-3: tensor-parallel rank 0's all-to-alls stand for every rank's") {
+  // As for the reduction above: TP 2 = ETP 2 on two p5.48xlarge of two GPUs each, each rank's
+  // expert group {rank, rank + 2} across the nodes beside its gathers over data parallelism.
+  auto t = shipped_cluster("aws.p5.48xlarge", 2, 2);
+  PipelinePlan plan = zero3_all_to_all_plan(2, 1, 5e8, 1e9);
+  plan.tensor_parallel = 2;
+  plan.experts = {2, 2, 4};
+  const PipelineTimeline one = simulate_pipeline(plan, *t);
+  const PipelineTimeline every = simulate_pipeline(plan, *t, nullptr, {false, true});
+  CHECK(one.stages[0].expert_network_wait > Picoseconds(0));
+  CHECK(one.step == every.step);
+  CHECK(one.stages[0].expert_network_wait == every.stages[0].expert_network_wait);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "sim/parallel/zero3_traffic.h"
 
 #include <catch2/catch.hpp>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -475,6 +476,44 @@ TEST_CASE("hybrid sharding: more bandwidth for the shard groups never makes the 
       previous = step;
     }
   }
+}
+
+TEST_CASE("ZeRO-3 places a stage's expert all-to-alls over its layers as whole layers allow") {
+  // One chunk of two layers (units) holding three expert layers: unit 0 holds expert layer 0 and
+  // unit 1 layers 1 and 2, each in half of its 1 ms forward. An expert layer's 1 ms forward runs a
+  // 0.2 ms dispatch at 0.1 ms and a 0.2 ms combine at 0.6 ms: in unit 0 at 0.1 and 0.6 ms, in unit
+  // 1 scaled to the halves at 0.05, 0.3, 0.55 and 0.8 ms. Each takes 0.1 ms more than alone (the
+  // network beside it): the compute between them stays as it was, the forward ends 0.6 ms later.
+  Zero3Work work = work_of(2);
+  work.expert_all_to_alls.layers = 3;
+  work.expert_all_to_alls.forward = ms(1);
+  work.expert_all_to_alls.forward_spans = {{ms(0.1), ms(0.2), "dispatch", 1e6},
+                                           {ms(0.6), ms(0.2), "combine", 1e6}};
+  Simulation sim;
+  const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 1, 0);
+  CollectiveSmContention compute;
+  std::vector<double> starts;
+  std::unique_ptr<Zero3Stage> stage;
+  stage = std::make_unique<Zero3Stage>(
+      work, tasks, ms(2), ms(4), &sim,
+      [&](CollectiveOp, DataParallelGroup, double, std::function<void()> done) {
+        sim.call_after(Picoseconds(0), std::move(done));
+      },
+      &compute, [&](const TaskSpan& span) {
+        starts.push_back(sim.now().seconds() * 1e3);
+        sim.call_after(span.length + ms(0.1), [&] { stage->all_to_all_done(); });
+      });
+  double forward_end = 0, backward_end = 0;
+  stage->run_task(0, [&] {
+    forward_end = sim.now().seconds() * 1e3;
+    stage->run_task(1, [&] { backward_end = sim.now().seconds() * 1e3; });
+  });
+  sim.run();
+  const std::vector<double> expected{0.1, 0.7, 1.25, 1.6, 1.95, 2.3};
+  REQUIRE(starts.size() == expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(starts[i] == Approx(expected[i]));
+  CHECK(forward_end == Approx(2.6));
+  CHECK(backward_end == Approx(6.6));  // the backward has none (no backward spans)
 }
 
 }  // namespace
