@@ -92,12 +92,15 @@ int64_t Network::start_prepared(int32_t prepared, double bytes_per_edge, Picosec
   return links_.start(bytes_per_edge, p.uses, latency, std::move(done));
 }
 
-Picoseconds Network::prepared_time_alone(int32_t prepared, double bytes_per_edge,
+Picoseconds Network::prepared_time_alone(const std::vector<PreparedLoad>& loads,
                                          Picoseconds latency) const {
   Simulation idle;
   SharedBandwidth links(&idle, topology_->link_capacities());
   Picoseconds end;
-  links.start(bytes_per_edge, prepared_.at(prepared).uses, latency, [&] { end = idle.now(); });
+  for (const PreparedLoad& load : loads) {
+    links.start(load.bytes_per_edge, prepared_.at(load.prepared).uses, latency,
+                [&] { end = idle.now(); });
+  }
   idle.run();
   return end;
 }

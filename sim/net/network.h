@@ -49,10 +49,15 @@ class Network {
   // start_transfer's).
   int64_t start_prepared(int32_t prepared, double bytes_per_edge, Picoseconds latency,
                          std::function<void()> done);
-  // How long prepared transfer `prepared` with `bytes_per_edge` would take alone on an idle copy
-  // of the network, `latency` included (what start_prepared's would take on this one with
-  // nothing beside it). Books no bytes.
-  Picoseconds prepared_time_alone(int32_t prepared, double bytes_per_edge,
+  // Prepared transfer `prepared` with `bytes_per_edge`.
+  struct PreparedLoad {
+    int32_t prepared;
+    double bytes_per_edge;
+  };
+  // How long prepared transfers `loads`, started together after `latency`, would take on an idle
+  // copy of the network until the last has arrived (what start_prepared's would take on this one
+  // with nothing beside them). Books no bytes.
+  Picoseconds prepared_time_alone(const std::vector<PreparedLoad>& loads,
                                   Picoseconds latency) const;
   // One transfer from GPU `from` to GPU `to`; returns its id (SharedBandwidth's: reused once it
   // has ended).

@@ -25,8 +25,22 @@ std::vector<std::vector<int>> domain_parts(const Topology& topology,
   return parts;
 }
 
+std::vector<std::vector<int>> domain_rails(const std::vector<std::vector<int>>& parts) {
+  const bool even = std::all_of(parts.begin(), parts.end(), [&](const std::vector<int>& p) {
+    return p.size() == parts.front().size();
+  });
+  std::vector<std::vector<int>> rails;
+  if (parts.size() < 2 || !even) return rails;
+  for (size_t place = 0; place < parts.front().size(); ++place) {
+    rails.emplace_back();
+    for (const std::vector<int>& part : parts) rails.back().push_back(part[place]);
+  }
+  return rails;
+}
+
 ExpertNetworkTraffic expert_network_traffic(const Topology& topology, const ExpertLayout& layout,
-                                            const std::vector<int>& stage_gpus, double rail_share,
+                                            const std::vector<int>& stage_gpus,
+                                            const std::vector<double>& rail_shares,
                                             int tensor_parallel, int ranks) {
   ExpertNetworkTraffic traffic;
   const int etp = layout.expert_tensor_parallel, ep = layout.expert_parallel;
@@ -34,13 +48,18 @@ ExpertNetworkTraffic expert_network_traffic(const Topology& topology, const Expe
   CLUSTERSIM_CHECK(ranks == tensor_parallel || etp % tensor_parallel == 0,
                    "expert-parallel groups that a replicated network cannot stand for");
   const double across = 1 / topology.all_to_all_bandwidth_fraction();
-  // Every pair of `gpus` in different domains, each moving `per_edge`.
+  // Every pair of `gpus` in different domains, each moving `per_edge`, into its kind.
   const auto add_pairs = [&](const std::vector<int>& gpus, double per_edge) {
     for (int from : gpus) {
       for (int to : gpus) {
         if (from == to || topology.route_kind(from, to) != LinkKind::kNetwork) continue;
-        traffic.edges.emplace_back(from, to);
-        traffic.edge_bytes_per_byte = per_edge;
+        auto kind = std::find_if(
+            traffic.kinds.begin(), traffic.kinds.end(),
+            [&](const ExpertNetworkTraffic::Kind& k) { return k.edge_bytes_per_byte >= per_edge; });
+        if (kind == traffic.kinds.end() || kind->edge_bytes_per_byte != per_edge) {
+          kind = traffic.kinds.insert(kind, {{}, per_edge});
+        }
+        kind->edges.emplace_back(from, to);
         traffic.latency = std::max(traffic.latency, step_latency(from, to, topology));
       }
     }
@@ -52,17 +71,14 @@ ExpertNetworkTraffic expert_network_traffic(const Topology& topology, const Expe
       std::vector<int> group;
       for (int local : locals) group.push_back(stage_gpus[local]);
       const std::vector<std::vector<int>> parts = domain_parts(topology, group);
-      const bool even = std::all_of(parts.begin(), parts.end(), [&](const std::vector<int>& p) {
-        return p.size() == parts.front().size();
-      });
-      if (rail_share <= 0 || parts.size() < 2 || !even) {
+      const double share = parts.size() < rail_shares.size() ? rail_shares[parts.size()] : 0;
+      const std::vector<std::vector<int>> rails = domain_rails(parts);
+      if (share <= 0 || rails.empty()) {
         add_pairs(group, across / static_cast<double>(group.size()));
         continue;
       }
-      for (size_t place = 0; place < parts.front().size(); ++place) {
-        std::vector<int> rail;
-        for (const std::vector<int>& part : parts) rail.push_back(part[place]);
-        add_pairs(rail, across * rail_share / static_cast<double>(rail.size()));
+      for (const std::vector<int>& rail : rails) {
+        add_pairs(rail, across * share / static_cast<double>(rail.size()));
       }
     }
   }

@@ -142,16 +142,17 @@ class PipelineRun final : private EventHandler {
     size_t segment = 0;
     Picoseconds offset, length, deferred;
     // The all-to-all running (its task's, or under ZeRO-3 its Zero3Stage's): which, since when,
-    // and the transfer of its traffic (-1: arrived).
+    // and the transfers of its traffic, one per kind (-1: arrived), and how many have not.
     const TaskSpan* all_to_all = nullptr;
     Picoseconds all_to_all_start;
-    int64_t all_to_all_transfer = -1;
+    std::vector<int64_t> all_to_all_transfers;
+    size_t all_to_all_arriving = 0;
   };
-  // A stage's expert all-to-all traffic across NVLink domains (expert_network_traffic.h), prepared
-  // on the network; none (prepared -1) when its groups stay inside their domains.
+  // A stage's expert all-to-all traffic across NVLink domains (expert_network_traffic.h), each
+  // kind prepared on the network; none when its groups stay inside their domains.
   struct AllToAllRoutes {
     ExpertNetworkTraffic traffic;
-    int32_t prepared = -1;
+    std::vector<int32_t> prepared;        // per kind
     std::map<double, Picoseconds> alone;  // by per-GPU bytes: the traffic alone on an idle network
   };
   // A task's output on its way to the stage that needs it, one transfer per simulated tensor- and
@@ -278,7 +279,7 @@ class PipelineRun final : private EventHandler {
   // stage's groups stay inside their NVLink domains, or the task has none, or runs them beside
   // the other pass of a combined step (whose closed form times them alone).
   const std::vector<TaskSpan>* network_all_to_alls(int r, const PipelineTask& task) const {
-    if (a2a_[r].prepared < 0 || task.combined) return nullptr;
+    if (a2a_[r].prepared.empty() || task.combined) return nullptr;
     const StageWork& w = plan_.work[r];
     const auto& spans = task.forward ? w.chunk_forward_all_to_alls : w.chunk_backward_all_to_alls;
     if (spans.size() <= static_cast<size_t>(task.chunk) || spans[task.chunk].empty()) {
@@ -295,11 +296,13 @@ class PipelineRun final : private EventHandler {
       gpus.push_back(plan_.gpu(local / tcp, r, local % tcp));
     }
     AllToAllRoutes& routes = a2a_[r];
-    routes.traffic = expert_network_traffic(net_->topology(), plan_.experts, gpus,
-                                            plan_.expert_rail_share, plan_.tensor_parallel, ranks_);
-    if (!routes.traffic.edges.empty()) {
-      routes.prepared = net_->prepare_coupled(routes.traffic.edges);
+    routes.traffic =
+        expert_network_traffic(net_->topology(), plan_.experts, gpus, plan_.expert_rail_shares,
+                               plan_.tensor_parallel, ranks_);
+    for (const ExpertNetworkTraffic::Kind& kind : routes.traffic.kinds) {
+      routes.prepared.push_back(net_->prepare_coupled(kind.edges));
     }
+    stages_[r].all_to_all_transfers.assign(routes.prepared.size(), -1);
   }
 
   // Runs the running task's compute from the end of the last all-to-all (or its start) to the next
@@ -332,23 +335,27 @@ class PipelineRun final : private EventHandler {
   }
 
   // Runs stage r's all-to-all `span` on the network, the compute stopped: it takes its time alone
-  // (layer_times.h) and, when its traffic across domains takes longer on the network than alone
-  // (traffic beside it), that much more.
+  // (layer_times.h) and, when its traffic across domains (every kind, started together) takes
+  // longer on the network than alone (traffic beside it), that much more.
   void run_all_to_all(int r, const TaskSpan& span) {
     Stage& s = stages_[r];
     s.all_to_all = &span;
     s.all_to_all_start = now();
     const AllToAllRoutes& routes = a2a_[r];
-    s.all_to_all_transfer = net_->start_prepared(
-        routes.prepared, span.bytes * routes.traffic.edge_bytes_per_byte, routes.traffic.latency,
-        [this, r] { all_to_all_arrived(r); });
+    s.all_to_all_arriving = routes.prepared.size();
+    for (size_t k = 0; k < routes.prepared.size(); ++k) {
+      s.all_to_all_transfers[k] = net_->start_prepared(
+          routes.prepared[k], span.bytes * routes.traffic.kinds[k].edge_bytes_per_byte,
+          routes.traffic.latency, [this, r, k] { all_to_all_arrived(r, k); });
+    }
   }
 
-  // Its traffic has arrived: the all-to-all ends after its time alone, and after the part of it
-  // beyond its traffic's time alone.
-  void all_to_all_arrived(int r) {
+  // Kind k of its traffic has arrived. Once every kind has, the all-to-all ends after its time
+  // alone, and after the part of it beyond its traffic's time alone.
+  void all_to_all_arrived(int r, size_t k) {
     Stage& s = stages_[r];
-    s.all_to_all_transfer = -1;
+    s.all_to_all_transfers[k] = -1;
+    if (--s.all_to_all_arriving > 0) return;
     const TaskSpan& span = *s.all_to_all;
     const Picoseconds rest = std::max(Picoseconds(0), span.length - traffic_alone(r, span.bytes));
     schedule_at(std::max(s.all_to_all_start + span.length, now() + rest), kAllToAllEnd, r);
@@ -365,14 +372,17 @@ class PipelineRun final : private EventHandler {
     start_compute(r);
   }
 
-  // Stage r's all-to-all traffic of `bytes` per GPU alone on an idle copy of the network, on the
-  // routes prepare_all_to_alls resolved.
+  // Stage r's all-to-all traffic of `bytes` per GPU (every kind) alone on an idle copy of the
+  // network, on the routes prepare_all_to_alls resolved.
   Picoseconds traffic_alone(int r, double bytes) {
     AllToAllRoutes& routes = a2a_[r];
     const auto found = routes.alone.find(bytes);
     if (found != routes.alone.end()) return found->second;
-    const Picoseconds alone = net_->prepared_time_alone(
-        routes.prepared, bytes * routes.traffic.edge_bytes_per_byte, routes.traffic.latency);
+    std::vector<Network::PreparedLoad> loads;
+    for (size_t k = 0; k < routes.prepared.size(); ++k) {
+      loads.push_back({routes.prepared[k], bytes * routes.traffic.kinds[k].edge_bytes_per_byte});
+    }
+    const Picoseconds alone = net_->prepared_time_alone(loads, routes.traffic.latency);
     routes.alone.emplace(bytes, alone);
     return alone;
   }
@@ -384,7 +394,7 @@ class PipelineRun final : private EventHandler {
     const StageWork& w = plan_.work[r];
     if (w.zero3.units <= 0 || plan_.data_parallel < 2) return;
     ExpertAllToAll all_to_all;
-    if (a2a_[r].prepared >= 0) {
+    if (!a2a_[r].prepared.empty()) {
       all_to_all = [this, r](const TaskSpan& span) { run_all_to_all(r, span); };
     }
     zero3_[r] = std::make_unique<Zero3Stage>(
@@ -919,8 +929,10 @@ class PipelineRun final : private EventHandler {
       f->add(static_cast<int64_t>(s.segment));
       if (s.segment % 2 == 1) {
         f->add_time(s.all_to_all_start);
-        f->add(s.all_to_all_transfer >= 0);
-        if (s.all_to_all_transfer >= 0) net_->describe_transfer(s.all_to_all_transfer, f);
+        for (int64_t transfer : s.all_to_all_transfers) {
+          f->add(transfer >= 0);
+          if (transfer >= 0) net_->describe_transfer(transfer, f);
+        }
       }
     }
     std::vector<size_t> in_flight;

@@ -119,9 +119,10 @@ struct PipelinePlan {
   ExpertLayout experts = {};
   // Megatron-Core's combined 1F1B with the expert all-to-alls overlapped (stage_schedule).
   bool overlap_expert_communication = false;
-  // The deduplicating dispatcher's rail bytes per all-to-all byte where its groups span NVLink
-  // domains, 0 for a plain all-to-all (expert_network_traffic.h).
-  double expert_rail_share = 0;
+  // By the number of NVLink domains an expert-parallel group spans, the deduplicating
+  // dispatcher's rail bytes per all-to-all byte (0: a plain all-to-all); empty when every stage's
+  // all-to-alls are plain (expert_network_traffic.h).
+  std::vector<double> expert_rail_shares;
 
   // GPUs are placed tensor-parallel innermost, then context-parallel, then as rank_order says:
   // `rank` = context-parallel rank x tensor_parallel + tensor-parallel rank.

@@ -122,34 +122,38 @@ class Groups {
                expert_tensor_.get(), expert_rail_.get(), expert_domain_.get(),      rail_share_};
   }
   const LayerGroups& groups() const { return groups_; }
+  // By the NVLink domains a group spans, the deduplicating dispatcher's rail bytes per all-to-all
+  // byte (0: none divides the experts); empty when it does not deduplicate.
+  const std::vector<double>& rail_shares() const { return rail_shares_; }
   // Whether the expert-parallel groups (more than one rank) lie each inside one NVLink domain.
   bool expert_in_one_domain() const { return expert_in_one_domain_; }
 
  private:
-  // The deduplicating dispatcher's groups (expert_dispatch.h) when the expert-parallel groups
-  // `all` (the first timed) span NVLink domains, each with the same number of GPUs in every one
-  // of its domains; else none: the plain all-to-all is what it does. The layer's all-to-all moves
-  // a copy a token per rank reached, the rail one per domain reached (`consecutive_experts`: as
-  // deduplicated_copies).
+  // The deduplicating dispatcher's groups (expert_dispatch.h) when every expert-parallel group
+  // of `all` (stage 0's, the first timed) has rails (domain_rails: it spans NVLink domains, each
+  // with the same number of its GPUs) over a number of domains dividing the experts; else none:
+  // the plain all-to-all is what it does. The layer's all-to-all moves a copy of a token per rank
+  // reached, the rail one per domain reached (`consecutive_experts`: as deduplicated_copies); the
+  // time alone is the first group's (expert_network_traffic.h says where another stage's traffic
+  // differs).
   void deduplicate(const Topology& topology, const std::vector<std::vector<int>>& all,
                    const s::Transformer& t, bool consecutive_experts) {
+    const int experts = t.moe().num_experts(), ranks = static_cast<int>(all.front().size());
     std::vector<std::vector<int>> rails, domains;  // of every group, the first group's first
     for (const std::vector<int>& group : all) {
-      const std::vector<std::vector<int>> by_domain = domain_parts(topology, group);
-      const size_t per_domain = by_domain[0].size();
-      for (const std::vector<int>& part : by_domain) {
-        if (part.size() != per_domain) return;
-      }
-      if (by_domain.size() == 1 || t.moe().num_experts() % by_domain.size() != 0) return;
-      for (size_t place = 0; place < per_domain; ++place) {
-        rails.emplace_back();
-        for (const std::vector<int>& part : by_domain) rails.back().push_back(part[place]);
-      }
-      domains.insert(domains.end(), by_domain.begin(), by_domain.end());
-      rail_share_ =
-          deduplicated_copies(t, consecutive_experts, static_cast<int>(by_domain.size())) /
-          deduplicated_copies(t, consecutive_experts, static_cast<int>(group.size()));
+      const std::vector<std::vector<int>> parts = domain_parts(topology, group);
+      const std::vector<std::vector<int>> group_rails = domain_rails(parts);
+      if (group_rails.empty() || experts % parts.size() != 0) return;
+      rails.insert(rails.end(), group_rails.begin(), group_rails.end());
+      domains.insert(domains.end(), parts.begin(), parts.end());
     }
+    rail_shares_.assign(ranks + 1, 0);
+    for (int d = 2; d <= ranks; ++d) {
+      if (experts % d != 0) continue;
+      rail_shares_[d] = deduplicated_copies(t, consecutive_experts, d) /
+                        deduplicated_copies(t, consecutive_experts, ranks);
+    }
+    rail_share_ = rail_shares_[rails.front().size()];
     expert_rail_ = first_beside_others(topology, std::move(rails), true);
     expert_domain_ = first_beside_others(topology, std::move(domains), true);
   }
@@ -165,7 +169,8 @@ class Groups {
 
   std::unique_ptr<GroupCollectives> tensor_, context_, expert_, expert_tensor_;
   std::unique_ptr<GroupCollectives> expert_rail_, expert_domain_;
-  double rail_share_ = 0;
+  double rail_share_ = 0;  // the first group's
+  std::vector<double> rail_shares_;
   LayerGroups groups_;
   bool expert_in_one_domain_ = false;
 };
@@ -777,9 +782,7 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
   layer_groups.expert_combine_floor =
       expert_combine_floor(t, job, p, compute, groups.expert_in_one_domain());
   layer_groups.expert_routing_map_bytes = expert_routing_map_bytes(t, job, p);
-  if (layer_groups.expert_rail != nullptr) {
-    out.plan.expert_rail_share = layer_groups.expert_rail_share;
-  }
+  out.plan.expert_rail_shares = groups.rail_shares();
   const Kernels kernels = time_kernels(t, job, p, compute, layer_groups);
   const StageBuilder builder(model, job, p, compute, kernels, layout);
   for (int r = 0; r < p.pipeline_parallel(); ++r) builder.add_stage(r, &out);

@@ -76,6 +76,14 @@ TransformerPlan plan(int nodes, s::ExpertDispatcher dispatcher, bool consecutive
                           compute);
 }
 
+// 1 - C(E - E/G, 8) / C(E, 8): a token of Qwen3-30B-A3B reaches a given one of G groups of its
+// 128 experts.
+double reach(int groups) {
+  double q = 1;
+  for (int i = 0; i < 8; ++i) q *= (128.0 - 128 / groups - i) / (128 - i);
+  return 1 - q;
+}
+
 // Inside one node the deduplicating dispatcher's kernels run one all-to-all at the ring's rate, of
 // a copy a token per rank reached: 8 (1 - C(112, 8) / C(128, 8)) = 5.34 of its 8 copies (16-bit,
 // h 2048: S bytes for all 8 of 4096 tokens). Across two nodes a token reaches 16 (1 - C(120, 8) /
@@ -85,12 +93,6 @@ TransformerPlan plan(int nodes, s::ExpertDispatcher dispatcher, bool consecutive
 TEST_CASE("the deduplicating dispatcher's all-to-all is the longer of its rail and its domain") {
   constexpr int kAllToAllsPerStep = 48 * 4;  // dispatch and combine, forward and backward
   const double bytes = 2.0 * 4096 * 8 * 2048;
-  // 1 - C(E - E/G, 8) / C(E, 8): a token reaches a given one of G groups of 128 experts.
-  auto reach = [](int groups) {
-    double q = 1;
-    for (int i = 0; i < 8; ++i) q *= (128.0 - 128 / groups - i) / (128 - i);
-    return 1 - q;
-  };
   auto one_node = testing::shipped_cluster("aws.p5.48xlarge", 1);
   GroupCollectives kernels(*one_node, {0, 1, 2, 3, 4, 5, 6, 7}, {}, true);
   CHECK(8 * reach(8) == Approx(5.3394).epsilon(1e-4));
@@ -107,6 +109,20 @@ TEST_CASE("the deduplicating dispatcher's all-to-all is the longer of its rail a
   const double deduplicated = plan(2, s::EXPERT_NODE_DEDUPLICATED).expert_comm_s[0];
   CHECK(deduplicated / kAllToAllsPerStep == Approx(expected_s).epsilon(1e-9));
   CHECK(deduplicated < plan(2, s::EXPERT_ALL_TO_ALL).expert_comm_s[0]);
+}
+
+// What the pipeline's network traffic gets (expert_network_traffic.h): by the domains a group
+// spans, the rail copies per rank copy, G reach(G) / (16 reach(16)) of EP 16, none where G does
+// not divide the 128 experts; nothing for the plain dispatcher or a group inside one domain.
+TEST_CASE("the deduplicating dispatcher's rail shares by the domains its groups span") {
+  const std::vector<double> shares = plan(2, s::EXPERT_NODE_DEDUPLICATED).plan.expert_rail_shares;
+  REQUIRE(shares.size() == 17);
+  CHECK(shares[2] == Approx(2 * reach(2) / (16 * reach(16))).epsilon(1e-12));
+  CHECK(shares[4] == Approx(4 * reach(4) / (16 * reach(16))).epsilon(1e-12));
+  CHECK(shares[3] == 0);
+  CHECK(shares[16] == Approx(1).epsilon(1e-12));
+  CHECK(plan(2, s::EXPERT_ALL_TO_ALL).plan.expert_rail_shares.empty());
+  CHECK(plan(1, s::EXPERT_NODE_DEDUPLICATED).plan.expert_rail_shares.empty());
 }
 
 // AutoModel's fake balanced gate, token t on experts t k .. t k + k - 1 mod E, groups of E / G:

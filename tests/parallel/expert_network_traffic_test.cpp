@@ -31,26 +31,125 @@ TEST_CASE("an all-to-all's pairs across NVLink domains, plain or on the dispatch
   auto two = shipped_cluster("aws.p5.48xlarge", 2);
   const double across = 1 / two->all_to_all_bandwidth_fraction();
   const ExpertLayout ep16{1, 16, 16};
-  const ExpertNetworkTraffic plain = expert_network_traffic(*two, ep16, first_gpus(16), 0, 1, 1);
-  CHECK(plain.edges.size() == 16 * 8);
-  CHECK(plain.edge_bytes_per_byte == Approx(across / 16));
+  const ExpertNetworkTraffic plain = expert_network_traffic(*two, ep16, first_gpus(16), {}, 1, 1);
+  REQUIRE(plain.kinds.size() == 1);
+  CHECK(plain.kinds[0].edges.size() == 16 * 8);
+  CHECK(plain.kinds[0].edge_bytes_per_byte == Approx(across / 16));
   // Deduplicated per node: the rails {g, g + 8} each carry S x share / 2 per direction.
-  const ExpertNetworkTraffic rails = expert_network_traffic(*two, ep16, first_gpus(16), 0.5, 1, 1);
-  CHECK(rails.edges.size() == 8 * 2);
-  CHECK(rails.edge_bytes_per_byte == Approx(across * 0.5 / 2));
-  for (auto [from, to] : rails.edges) CHECK(to == (from + 8) % 16);
+  const ExpertNetworkTraffic rails =
+      expert_network_traffic(*two, ep16, first_gpus(16), {0, 0, 0.5}, 1, 1);
+  REQUIRE(rails.kinds.size() == 1);
+  CHECK(rails.kinds[0].edges.size() == 8 * 2);
+  CHECK(rails.kinds[0].edge_bytes_per_byte == Approx(across * 0.5 / 2));
+  for (auto [from, to] : rails.kinds[0].edges) CHECK(to == (from + 8) % 16);
+  // No share for groups over two domains: the plain all-to-all.
+  const ExpertNetworkTraffic unshared =
+      expert_network_traffic(*two, ep16, first_gpus(16), {0, 0, 0, 0.5}, 1, 1);
+  REQUIRE(unshared.kinds.size() == 1);
+  CHECK(unshared.kinds[0].edges.size() == 16 * 8);
   // EP 8 on each node: no pair leaves its domain.
   const ExpertLayout ep8{1, 8, 16};
-  CHECK(expert_network_traffic(*two, ep8, first_gpus(16), 0, 1, 1).edges.empty());
+  CHECK(expert_network_traffic(*two, ep8, first_gpus(16), {0, 0, 0.5}, 1, 1).kinds.empty());
+}
+
+// Four nodes of four GPUs (four NVLink domains) and a stage of 12 GPUs in three EP 4 groups that
+// split over the domains in three ways: {0, 1, 4, 5} two GPUs in each of two domains (rails
+// {0, 4} and {1, 5}), {2, 6, 10, 14} one in each of four (one rail), {8, 9, 11, 13} three and one
+// (uneven: a plain all-to-all), as a stage whose GPUs start off a domain's edge splits its groups.
+std::vector<int> mixed_stage_gpus() { return {0, 1, 4, 5, 2, 6, 10, 14, 8, 9, 11, 13}; }
+
+TEST_CASE("groups split unevenly and rails over different domains each move their own bytes") {
+  auto four = shipped_cluster("aws.p5.48xlarge", 4, 4);
+  REQUIRE(four->domain_of(3) != four->domain_of(4));
+  const double across = 1 / four->all_to_all_bandwidth_fraction();
+  const std::vector<double> shares = {0, 0, 0.7, 0, 0.9};  // by domains spanned
+  const ExpertNetworkTraffic traffic =
+      expert_network_traffic(*four, {1, 4, 12}, mixed_stage_gpus(), shares, 1, 1);
+  // Three kinds, by bytes per byte ascending: the four-domain rail's 12 pairs (0.9 / 4), the
+  // uneven group's 6 crossing pairs (1 / 4), the two-domain rails' 4 pairs (0.7 / 2). One value
+  // for every pair (the last group's) would have been wrong for 16 of the 22.
+  REQUIRE(traffic.kinds.size() == 3);
+  CHECK(traffic.kinds[0].edge_bytes_per_byte == Approx(across * 0.9 / 4));
+  CHECK(traffic.kinds[0].edges.size() == 12);
+  CHECK(traffic.kinds[1].edge_bytes_per_byte == Approx(across / 4));
+  CHECK(traffic.kinds[1].edges.size() == 6);
+  CHECK(traffic.kinds[2].edge_bytes_per_byte == Approx(across * 0.7 / 2));
+  const std::vector<std::pair<int, int>> rails = {{0, 4}, {4, 0}, {1, 5}, {5, 1}};
+  CHECK(traffic.kinds[2].edges == rails);
+  // Every byte sent is received, each GPU's the bytes of its own pairs.
+  Simulation sim;
+  Network network(&sim, four.get());
+  const double bytes = 1e6;
+  for (const ExpertNetworkTraffic::Kind& kind : traffic.kinds) {
+    network.start_prepared(network.prepare_coupled(kind.edges), bytes * kind.edge_bytes_per_byte,
+                           traffic.latency, [] {});
+  }
+  sim.run();
+  const auto total = [](const std::vector<double>& v) {
+    return std::accumulate(v.begin(), v.end(), 0.0);
+  };
+  CHECK(total(network.bytes_sent()) ==
+        Approx(bytes * across * (12 * 0.9 / 4 + 6.0 / 4 + 4 * 0.7 / 2)));
+  CHECK(total(network.bytes_received()) == Approx(total(network.bytes_sent())));
+  CHECK(network.bytes_sent()[0] == Approx(bytes * across * 0.7 / 2));
+  CHECK(network.bytes_sent()[2] == Approx(3 * bytes * across * 0.9 / 4));
+  CHECK(network.bytes_sent()[8] == Approx(bytes * across / 4));  // to 13 only
+  CHECK(network.bytes_received()[13] == Approx(3 * bytes * across / 4));
+  CHECK(network.bytes_sent()[3] == 0);  // in no group
+  // Without the deduplicating dispatcher every group is a plain all-to-all: one kind.
+  const ExpertNetworkTraffic plain =
+      expert_network_traffic(*four, {1, 4, 12}, mixed_stage_gpus(), {}, 1, 1);
+  REQUIRE(plain.kinds.size() == 1);
+  CHECK(plain.kinds[0].edges.size() == 4 * 2 + 12 + 6);
+}
+
+TEST_CASE("prepared transfers alone together take what they take started together") {
+  auto four = shipped_cluster("aws.p5.48xlarge", 4, 4);
+  const ExpertNetworkTraffic traffic =
+      expert_network_traffic(*four, {1, 4, 12}, mixed_stage_gpus(), {0, 0, 0.7, 0, 0.9}, 1, 1);
+  REQUIRE(traffic.kinds.size() == 3);
+  Simulation sim;
+  Network network(&sim, four.get());
+  std::vector<Network::PreparedLoad> loads;
+  for (const ExpertNetworkTraffic::Kind& kind : traffic.kinds) {
+    loads.push_back({network.prepare_coupled(kind.edges), 4e8 * kind.edge_bytes_per_byte});
+  }
+  const Picoseconds together = network.prepared_time_alone(loads, traffic.latency);
+  // The last of them ends when they do started together on this (idle) network.
+  Picoseconds last;
+  for (const Network::PreparedLoad& load : loads) {
+    network.start_prepared(load.prepared, load.bytes_per_edge, traffic.latency,
+                           [&] { last = sim.now(); });
+  }
+  sim.run();
+  CHECK(together == last);
+  // The groups' GPUs, so their NICs, are disjoint, the fabric non-blocking: the kinds take as
+  // long together as the longest alone (not the first's time, nor the sum).
+  Picoseconds longest, sum;
+  for (const Network::PreparedLoad& load : loads) {
+    const Picoseconds alone = network.prepared_time_alone({load}, traffic.latency);
+    longest = std::max(longest, alone);
+    sum += alone;
+  }
+  CHECK(together == longest);
+  CHECK(together < sum);
+  // Two on the same links share them: together as long as one with the bytes of both.
+  const Network::PreparedLoad rail = loads[2];
+  const double twice =
+      network.prepared_time_alone({{rail.prepared, 2 * rail.bytes_per_edge}}, traffic.latency)
+          .seconds();
+  CHECK(network.prepared_time_alone({rail, rail}, traffic.latency).seconds() ==
+        Approx(twice).epsilon(1e-9));
+  CHECK(network.prepared_time_alone({rail}, traffic.latency).seconds() < 0.6 * twice);
 }
 
 TEST_CASE("a prepared coupled transfer books every byte sent as received") {
   auto two = shipped_cluster("aws.p5.48xlarge", 2);
   const ExpertNetworkTraffic traffic =
-      expert_network_traffic(*two, {1, 16, 16}, first_gpus(16), 0, 1, 1);
+      expert_network_traffic(*two, {1, 16, 16}, first_gpus(16), {}, 1, 1);
   Simulation sim;
   Network network(&sim, two.get());
-  const int32_t prepared = network.prepare_coupled(traffic.edges);
+  const int32_t prepared = network.prepare_coupled(traffic.kinds.at(0).edges);
   network.start_prepared(prepared, 1e6, traffic.latency, [] {});
   network.start_prepared(prepared, 3e6, traffic.latency, [] {});
   sim.run();
@@ -82,10 +181,11 @@ PipelinePlan all_to_all_plan(double compute, double all_to_all, double bytes, do
 
 // The traffic of `bytes` per GPU between GPUs 0 and 1 alone on an idle network, in ms.
 double pair_traffic_ms(const Topology& t, double bytes) {
-  const ExpertNetworkTraffic traffic = expert_network_traffic(t, {1, 2, 2}, {0, 1}, 0, 1, 1);
+  const ExpertNetworkTraffic traffic = expert_network_traffic(t, {1, 2, 2}, {0, 1}, {}, 1, 1);
+  const ExpertNetworkTraffic::Kind& kind = traffic.kinds.at(0);
   Simulation sim;
   Network network(&sim, &t);
-  network.start_coupled(traffic.edges, bytes * traffic.edge_bytes_per_byte, traffic.latency, [] {});
+  network.start_coupled(kind.edges, bytes * kind.edge_bytes_per_byte, traffic.latency, [] {});
   sim.run();
   return sim.now().seconds() * 1e3;
 }
@@ -131,6 +231,38 @@ TEST_CASE("an all-to-all inside one NVLink domain keeps its time alone beside th
   CHECK(run.step == without.step);
   CHECK(run.stages[0].last_backward_end == without.stages[0].last_backward_end);
   CHECK(run.stages[0].expert_network_wait == Picoseconds(0));
+}
+
+TEST_CASE("an all-to-all of several kinds ends when the last kind of its traffic has arrived") {
+  // Four nodes of six GPUs, EP 8 over 24 data-parallel ranks, the deduplicating dispatcher (rail
+  // share 0.5 over two domains): {0..7} splits 6 + 2 and {16..23} 2 + 6 (plain, S / 8 a pair,
+  // GPU 6 sending to six), {8..15} 4 + 4 (rails {g, g + 4}, S x 0.5 / 2 a pair): two kinds, the
+  // plain one the longer. Timed alone shorter than its traffic, on a quiet network (one bucket,
+  // after the backward) the all-to-all ends when both kinds have arrived: their time together.
+  auto t = shipped_cluster("aws.p5.48xlarge", 4, 6);
+  const double bytes = 2e9;
+  PipelinePlan plan = all_to_all_plan(1, 0.01, bytes, 1e6);
+  plan.data_parallel = 24;
+  plan.experts = {1, 8, 24};
+  plan.expert_rail_shares = {0, 0, 0.5};
+  plan.work[0].gradient_buckets = 1;
+  std::vector<int> gpus(24);
+  std::iota(gpus.begin(), gpus.end(), 0);
+  const ExpertNetworkTraffic traffic =
+      expert_network_traffic(*t, plan.experts, gpus, plan.expert_rail_shares, 1, 1);
+  REQUIRE(traffic.kinds.size() == 2);
+  Simulation idle;
+  Network network(&idle, t.get());
+  std::vector<Network::PreparedLoad> loads;
+  for (const ExpertNetworkTraffic::Kind& kind : traffic.kinds) {
+    loads.push_back({network.prepare_coupled(kind.edges), bytes * kind.edge_bytes_per_byte});
+  }
+  const double together = network.prepared_time_alone(loads, traffic.latency).seconds() * 1e3;
+  const double rails = network.prepared_time_alone({loads[1]}, traffic.latency).seconds() * 1e3;
+  REQUIRE(rails < 0.5 * together);
+  const PipelineTimeline run = simulate_pipeline(plan, *t);
+  CHECK(run.stages[0].last_backward_end.seconds() * 1e3 == Approx(1 + 1 + together).epsilon(1e-9));
+  CHECK(run.stages[0].expert_network_wait.seconds() * 1e3 == Approx(together - 0.01).epsilon(1e-9));
 }
 
 TEST_CASE("more NIC bandwidth per GPU never slows the all-to-all beside the reduction") {
