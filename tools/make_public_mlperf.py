@@ -57,7 +57,10 @@ BENCHMARKS = {
 
 COMMON = (
     "Apex distributed_fused_adam (USE_DIST_OPTIMIZER=True) with overlap_grad_sync and "
-    "overlap_param_sync, grad_sync_dtype bf16 (gradients reduced in BF16), fp32 master weights "
+    "overlap_param_sync, grad_sync_dtype bf16 (gradients reduced in BF16; its buckets zeroed "
+    "each step and not scaled in a pass of their own: averaged in the reduce-scatter, "
+    "ReduceOp.AVG under average_grad_sync, or before 2023 divided inside its Adam kernel: "
+    "gradient_scaling AVERAGE_IN_COLLECTIVE), fp32 master weights "
     "and moments; sequence parallelism (SEQ_PARALLEL default True) and userbuffers TP overlap "
     "(TP_COMM_OVERLAP=True); no activation recomputation (ACT_CKPT_GRANULARITY null); hidden and "
     "attention dropout 0 (model gpt3-175b-mlperf); FP8 as Transformer Engine's delayed scaling "
@@ -389,6 +392,7 @@ def scenario(row):
               '  sequence_parallel: true',
               '  overlap_tensor_communication: true',
               '  distributed_optimizer: true',
+              '  gradient_scaling: AVERAGE_IN_COLLECTIVE',
               '  gradient_reduce_in_fp32: false',
               '  rank_order: TP_DP_PP']
     if attention_out_sms:

@@ -78,7 +78,9 @@ RULES = ("Unknowns, one rule for every row (the table gives GPUs, batch, sequenc
          "Transformer Engine's tensor-parallel overlap wherever TP > 1 (the YAMLs ship a "
          "userbuffers config for every H100 TP > 1 layout, as 25.02's); the distributed optimizer "
          "(Apex distributed_fused_adam) with overlapped gradient reduce-scatter and parameter "
-         "all-gather (overlap_grad_sync, overlap_param_sync){states}; gradients reduced in "
+         "all-gather (overlap_grad_sync, overlap_param_sync){states}, its buckets zeroed each "
+         "step and averaged in the reduce-scatter (ReduceOp.AVG under average_grad_sync, its "
+         "default: gradient_scaling AVERAGE_IN_COLLECTIVE); gradients reduced in "
          "{grad} ({grad_why}); {recompute}; FP8 as per-tensor delayed scaling (fp8_hybrid, amax history "
          "1024: the YAMLs' fp8 knobs) with 16-bit weights cast once per step (no YAML of the tag "
          "sets fp8_params); {ce}; context parallelism peer to peer and Megatron-Core's rank order "
@@ -137,7 +139,7 @@ def scenario(row):
         lines.append('  recompute: RECOMPUTE_SELECTIVE')
     if vp > 1:
         lines += ['  schedule: INTERLEAVED_ONE_F_ONE_B', f'  virtual_stages: {vp}']
-    lines.append('  distributed_optimizer: true')
+    lines += ['  distributed_optimizer: true', '  gradient_scaling: AVERAGE_IN_COLLECTIVE']
     if tp > 1:
         lines.append('  overlap_tensor_communication: true')
     lines += ['}',

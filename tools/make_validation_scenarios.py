@@ -32,7 +32,11 @@ SC21_RULES = """# Unknowns, one rule for every row of Tables 1 and 2 (the paper 
 #   unfused attention (2021, before FlashAttention); gradients reduced after the pipeline flush;
 #   blocking stage-to-stage sends; no sequence parallelism and no distributed optimizer (both
 #   came later); the unfused cross entropy (job.unfused_cross_entropy: Megatron-LM had no fused
-#   one before 2024)."""
+#   one before 2024); gradients freed, not zeroed, before each step (zero_gradient_buffer false:
+#   Megatron-LM's contiguous gradient buffers were opt-in until e8fb052f, August 2021, and without
+#   them training.py calls optimizer.zero_grad(set_to_none=True), b4bc51b1 of March 2021) and
+#   divided by the data-parallel size in a pass of their own around the all-reduce
+#   (megatron/model/distributed.py allreduce_gradients, coalesced /= world size)."""
 
 MCORE_RULES = """# Unknowns, one rule for every row of the table (the README gives none of them):
 #   BF16; fused attention; no recomputation (every row fits without); sequence parallelism
@@ -45,7 +49,11 @@ MCORE_RULES = """# Unknowns, one rule for every row of the table (the README giv
 #   size dividing a replica's batch and, wherever pipeline parallel > 1, plain 1F1B and
 #   interleaved 1F1B with every number of model chunks that divides a stage's layers (the
 #   schedules Megatron-Core offers), and `clustersim validate` compares the fastest that fits in
-#   GPU memory."""
+#   GPU memory. Megatron-LM core_v0.8.0's defaults for the gradient buffer: zeroed before every
+#   step (training.py:585 zero_grad_buffer), each bucket's norm checked for NaN before its
+#   reduce-scatter (check_for_nan_in_grad: arguments.py:1016 --no-check-for-nan-in-loss-and-grad
+#   unset, training.py:450) and divided by DP in a pass of its own (--ddp-average-in-collective
+#   unset, arguments.py:1427: param_and_grad_buffer.py:111-123)."""
 
 
 README_2021_RULES = """# Unknowns, one rule for every row of the January-2021 tables (images/tables.tex gives shape,
@@ -59,7 +67,11 @@ README_2021_RULES = """# Unknowns, one rule for every row of the January-2021 ta
 #   September 2020, before the A100 80GB was announced (November 2020). The micro-batch is a
 #   replica's whole batch: that release has no gradient accumulation (its --batch-size is the
 #   batch per model instance, the global batch that times the data-parallel size). The unfused
-#   cross entropy (job.unfused_cross_entropy: that release had no fused one)."""
+#   cross entropy (job.unfused_cross_entropy: that release had no fused one). Gradients freed, not
+#   zeroed, before each step (zero_gradient_buffer false: that release's training.py calls
+#   optimizer.zero_grad(), set_to_none=True) and divided by the data-parallel size in a pass of
+#   their own around the all-reduce (megatron/model/distributed.py allreduce_params,
+#   coalesced /= world size)."""
 
 
 SC21_ZERO3_RULES = """# ZeRO-3 rows, one rule for all (Sec. 5.2: DeepSpeed's ZeRO-3 integrated into Megatron-LM, no
@@ -136,7 +148,7 @@ parallelism {{
   virtual_stages: {chunks}{zero_line}
   recompute: RECOMPUTE_FULL
   overlap_gradient_reduce: false
-  overlap_pipeline_communication: false
+  overlap_pipeline_communication: false{'' if zero3 else chr(10) + '  zero_gradient_buffer: false'}
 }}
 """ + published(group, r['achieved_tflops_per_gpu'], 'WITH_FULL_RECOMPUTE',
                   f"Narayanan et al., SC'21 (arXiv:2104.04473), {r['table']}; step time derived "
@@ -180,6 +192,7 @@ parallelism {{
   pipeline_parallel: {pp}
   sequence_parallel: {sp}
   distributed_optimizer: true{overlap_line}
+  check_for_nan_in_grad: true
 }}
 sweep {{
   {sweep}
@@ -229,6 +242,7 @@ parallelism {{
   micro_batch_size: {replica_batch}
   recompute: RECOMPUTE_FULL
   overlap_gradient_reduce: false
+  zero_gradient_buffer: false
 }}
 """ + published(group, r['tflops_per_gpu'], 'WITH_FULL_RECOMPUTE',
                   'NVIDIA/Megatron-LM images/tables.tex (README training-speed tables, January '
@@ -254,7 +268,10 @@ BRIDGE_RULES = """# Unknowns, one rule for every dense row of the release (the p
 #   weights (use_megatron_fsdp, data_parallel_sharding_strategy "optim_grads_params": ZeRO-3);
 #   FP8 as {fp8}, with FP8 weights (fp8_param_gather = True in mixed_precision.py's
 #   bf16_with_fp8_* and bf16_with_mxfp8_mixed recipes): all-gathered in FP8, MXFP8 ones in BF16
-#   through the gradient buffer (reuse_grad_buf_for_mxfp8_param_ag).
+#   through the gradient buffer (reuse_grad_buf_for_mxfp8_param_ag); the passes over the
+#   gradient buffer as the release runs them (NeMo 2.0: NaN check, averaged in the collective;
+#   Megatron-Bridge: no NaN check, averaged in the collective unless the recipe says otherwise:
+#   tools/make_validation_scenarios.py BRIDGE_GRADIENT_SCALING).
 #   Scored on step time: global batch x sequence / (tokens/s per GPU x GPUs)."""
 
 # Per release: the Megatron-Bridge (or NeMo / Megatron-LM) recipe cited and its FP8 recipe.
@@ -1085,6 +1102,54 @@ def bridge_micro_batch(r, alternative):
     return micro_batch
 
 
+# The passes over the gradient buffer each recipe runs (parallelism.check_for_nan_in_grad and
+# gradient_scaling; the buffer is zeroed every step in all of them), on the rows under Megatron's
+# data-parallel wrapper (Megatron FSDP's zero_stage 3 rows have none of these fields):
+#   NeMo 2.0 (NeMo 25.02-25.07, and the Megatron-LM README rows copied from its scripts): every
+#     recipe's DistributedDataParallelConfig(check_for_nan_in_grad=True, average_in_collective=
+#     True) (NVIDIA/NeMo v2.1.0-v2.4.0 nemo/collections/llm/recipes/llama3_8b.py, llama3_70b.py,
+#     llama31_405b.py, gpt3_175b.py, nemotron.py, mixtral_8x7b.py, llama4_e16.py), which
+#     scripts/llm/performance leaves alone.
+#   Megatron-Bridge 25.09-26.08: the performance scripts switch the NaN check off in every release
+#     (v0.1.0rc4 scripts/performance/configs/*/*.yaml check_for_nan_in_grad: false; v0.2.0
+#     utils/helpers.py, v0.3.0-v0.5.0 utils/overrides.py, v0.6.0 perf_recipes/_common.py:57);
+#     the recipes average in the collective (v0.1.0rc4 recipes/llama/llama3_70b.py:183,
+#     gpt/gpt3_175b.py:193, qwen/qwen3_30b_a3b.py:197, deepseek/deepseek_v3.py:274; v0.3.0
+#     recipes/llama/llama3.py, qwen/qwen3_moe.py:316, kimi/kimi_k2.py:351; v0.4.0-v0.6.0
+#     recipes/common.py:85 _pretrain_common) except where BRIDGE_GRADIENT_SCALING says.
+NEMO2_GRADIENT_PASSES = ['check_for_nan_in_grad: true', 'gradient_scaling: AVERAGE_IN_COLLECTIVE']
+#   (release, model) -> GradientScaling where the recipe does not average in the collective:
+#   DeepSeek-V3 in 26.08 scales before the reduce-scatter (v0.6.0 perf_recipes/deepseek/
+#     common.py:105 average_in_collective = False);
+#   GPT-OSS 120B divides its loss by the step's tokens (calculate_per_token_loss, every gradient
+#     factor 1): v0.3.0 recipes/gpt_oss/gpt_oss.py:235 with CP > 1 (else averaging in the
+#     collective, :292), v0.4.0-v0.6.0 gpt_oss.py:73 always, which no performance config of the
+#     120B changes (v0.5.0 and v0.6.0 turn it off for the 20B only);
+#   Nemotron 3 Nano: a per-token loss in 26.02.01 (v0.3.1 recipes/nemotronh/nemotron_3_nano.py:187),
+#     _pretrain_common's averaging from 26.04 on; Nemotron 3 Super a per-token loss (v0.4.0-v0.6.0
+#     nemotron_3_super.py:96 and :126); Nemotron 3.5 Lightning scales before the reduce-scatter
+#     (v0.6.0 recipes/nemotronh/gb200/nemotron_3_nano.py:176).
+BRIDGE_GRADIENT_SCALING = {
+    ('26.08', 'deepseek-v3'): 'SCALE_BEFORE_REDUCE',
+    ('26.04', 'gpt-oss-120b'): 'PER_TOKEN_LOSS', ('26.06', 'gpt-oss-120b'): 'PER_TOKEN_LOSS',
+    ('26.08', 'gpt-oss-120b'): 'PER_TOKEN_LOSS',
+    ('26.02', 'nemotron3-nano-30b-a3b'): 'PER_TOKEN_LOSS',
+    ('26.04', 'nemotron3-super-120b-a12b'): 'PER_TOKEN_LOSS',
+    ('26.06', 'nemotron3-super-120b-a12b'): 'PER_TOKEN_LOSS',
+    ('26.08', 'nemotron3-super-120b-a12b'): 'PER_TOKEN_LOSS',
+    ('26.08', 'nemotron3.5-lightning-30b-a3b'): 'SCALE_BEFORE_REDUCE'}
+
+
+def bridge_gradient_passes(release, model, cp):
+    """The parallelism lines of a non-FSDP row's gradient-buffer passes (the rule above)."""
+    if release.startswith('NeMo') or release == 'Megatron-LM':
+        return NEMO2_GRADIENT_PASSES
+    scaling = BRIDGE_GRADIENT_SCALING.get((release, model), 'AVERAGE_IN_COLLECTIVE')
+    if release == '26.02' and model == 'gpt-oss-120b' and cp > 1:
+        scaling = 'PER_TOKEN_LOSS'
+    return [] if scaling == 'SCALE_BEFORE_REDUCE' else [f'gradient_scaling: {scaling}']
+
+
 def bridge_release(r):
     """The BRIDGE_RELEASES key of a row, or None."""
     if r['release'].startswith('Megatron-LM'):
@@ -1192,6 +1257,8 @@ def bridge(rows, out):
         muon = model == 'kimi-k2'
         if not muon:
             lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']
+        if not fsdp:
+            lines += bridge_gradient_passes(release, model, cp)
         if (tp > 1 and precision != 'NVFP4'
                 and (system, precision, model) not in BRIDGE_MOE_NO_TP_OVERLAP.get(release, ())):
             lines.append('overlap_tensor_communication: true')
@@ -1603,7 +1670,10 @@ LONG_CONTEXT_TABLES = {
         tp_overlap='llama2_7b.yaml: ub_tp_comm_overlap: False',
         recompute='llama2_7b.yaml: activations_checkpoint_granularity: null',
         optimizer='distributed_fused_adam with overlap_grad_sync and overlap_param_sync, '
-                  ' llama2_7b_fp8.sh: grad_sync_dtype=bf16',
+                  ' llama2_7b_fp8.sh: grad_sync_dtype=bf16; Apex\'s DistributedFusedAdam zeroes '
+                  'its buckets and averages in the reduce-scatter, ReduceOp.AVG with '
+                  'average_grad_sync, its default',
+        gradient_passes=['gradient_scaling: AVERAGE_IN_COLLECTIVE'],
         fp8='llama2_7b.yaml fp8_amax_history_len 1024, fp8_amax_compute_algo max, '
             'llama2_7b_fp8.sh fp8=True fp8_hybrid=True',
         fp8_params='; BF16 weights (no fp8_params in the launcher)',
@@ -1630,7 +1700,9 @@ LONG_CONTEXT_TABLES = {
                    'MegatronCommOverlapCallback(tp_comm_overlap=False)',
         recompute='no recompute settings in the recipe',
         optimizer='llama3_8b.py trainer: DistributedDataParallelConfig overlap_grad_reduce '
-                  'and overlap_param_gather True; grad_reduce_in_fp32 = False',
+                  'and overlap_param_gather True; grad_reduce_in_fp32 = False; '
+                  'check_for_nan_in_grad and average_in_collective True',
+        gradient_passes=NEMO2_GRADIENT_PASSES,
         fp8='pretrain_llama3_8b.py: bf16_with_fp8_mixed(), this release\'s scripts have no '
             'other FP8 recipe',
         fp8_params='; FP8 weights (bf16_with_fp8_mixed: fp8_params = True)',
@@ -1661,6 +1733,7 @@ def long_context(rows, out):
                  'micro_batch_size: 1', f'sequence_parallel: {"true" if tp > 1 else "false"}',
                  'context_parallel_comm: P2P', 'rank_order: TP_DP_PP',
                  'distributed_optimizer: true', 'gradient_reduce_in_fp32: false']
+        lines += t['gradient_passes']
         fp8_line = '\n  fp8_parameters: true' if t['fp8_parameters'] else ''
         if t['attention_library']:
             fp8_line += f'\n  attention_library: {t["attention_library"]}'
@@ -1669,7 +1742,8 @@ def long_context(rows, out):
         group = f'NeMo long-context CP ({t["system"]} FP8)'
         rules = '\n#   '.join(textwrap.wrap(LONG_CONTEXT_RULES.format(
             **{k: v for k, v in t.items()
-               if k not in ('system', 'model', 'fp8_parameters', 'printed_dp', 'attention_library')}),
+               if k not in ('system', 'model', 'fp8_parameters', 'printed_dp', 'attention_library',
+                            'gradient_passes')}),
             width=96, break_on_hyphens=False, break_long_words=False))
         text = f"""# {r['release']}: {r['model']} on {gpus} {t['system']} GPUs, FP8, sequence {r['seq_len']}.
 # Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.

@@ -539,6 +539,17 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
     p.error("defer_output_weight_gradient",
             "is Megatron-Core's, one pipeline schedule a step: not with pipeline_runs");
   }
+  // Megatron's gradient-buffer passes. A zero_stage that a sweep lists: each configuration's,
+  // where gradient_buffer_pass_bytes charges none.
+  for (const char* pass :
+       {"zero_gradient_buffer", "check_for_nan_in_grad", "gradient_scaling"}) {
+    if (!p.has(pass)) continue;
+    if (m.deepspeed_pipeline_engine()) {
+      p.error(pass, "is Megatron's data-parallel wrapper's: not with deepspeed_pipeline_engine");
+    } else if (m.zero_stage() > 0) {
+      p.error(pass, "is Megatron's data-parallel wrapper's: not with a zero_stage");
+    }
+  }
   if (m.has_virtual_stages() && m.virtual_stages() > 1 &&
       m.schedule() != s::INTERLEAVED_ONE_F_ONE_B) {
     p.error("virtual_stages", "needs schedule INTERLEAVED_ONE_F_ONE_B");

@@ -1,9 +1,10 @@
 // What the optimizer step and the gradient buffers of a training step move: bytes per parameter
-// of the optimizer's passes, of accumulating micro-batch gradients, and Megatron-Core's gradient
-// buckets.
+// of the optimizer's passes, of accumulating micro-batch gradients, of the passes over the
+// gradient buffer, and Megatron-Core's gradient buckets.
 #pragma once
 
 #include "sim/io/schema/job.pb.h"
+#include "sim/io/schema/parallelism.pb.h"
 
 namespace clustersim {
 
@@ -30,6 +31,24 @@ double optimizer_bytes_per_parameter(schema::Optimizer optimizer, schema::Precis
 // and FP32 gradients accumulate in place in param.grad (PyTorch's AccumulateGrad): read 2 + 2,
 // write 2, and 4 + 4, write 4.
 double gradient_accumulation_bytes(schema::Precision precision, bool deepspeed);
+
+// Bytes per local trained parameter of the passes Megatron's data-parallel wrapper runs over the
+// whole gradient buffer every step (parallelism.proto zero_gradient_buffer, check_for_nan_in_grad,
+// gradient_scaling), each at the buffer's element size g (gradient_reduce_bytes): zeroing
+// (write g; Megatron-Core reset(): grad_data.zero_() of the whole buffer, the distributed
+// optimizer's too, training.py zero_grad_buffer), the NaN / Inf check (read g: each bucket's
+// grad_data.norm(p=2) before its reduce-scatter or all-reduce) and the scaling by the bucket's
+// gradient_scaling_factor (read g, write g: grad_data *= factor; param_and_grad_buffer.py
+// start_grad_sync, Megatron-LM core_v0.8.0 to 2026), by the factor GradientScaling gives; a
+// factor of 1 runs no pass. Dense and expert buckets apart; both 0 under a zero_stage (DeepSpeed's
+// and FSDP's own buffers) and deepspeed_pipeline_engine.
+struct GradientBufferPassBytes {
+  double dense = 0;
+  double expert = 0;
+};
+GradientBufferPassBytes gradient_buffer_pass_bytes(schema::Precision precision,
+                                                   const schema::Parallelism& p,
+                                                   int expert_data_parallel);
 
 // Parameters per gradient bucket of Megatron-Core's DDP: max(40M, 1M x the data x context-
 // parallel ranks) ("make buckets larger to ensure that chunks used in NCCL ring-reduce

@@ -675,6 +675,12 @@ class StageBuilder {
                                              ? per_parameter * trained.dense / ranks +
                                                    per_parameter * trained.expert / expert_ranks
                                              : per_parameter * trained.total());
+    // The passes over the whole gradient buffer (zeroing, NaN check, scaling): on the compute
+    // stream, at the step's start and before each bucket's reduction; charged with the step.
+    const GradientBufferPassBytes passes =
+        gradient_buffer_pass_bytes(job_.precision(), p_, plan.experts.expert_data_parallel());
+    w->optimizer += compute_.memory_bound(passes.dense * trained.dense +
+                                          passes.expert * trained.expert);
     // Transformer Engine casts the GEMM weights to FP8 (FP4) once per step. MXFP8 re-quantizes them
     // after their 16-bit gather, on the compute stream before the next forward: counted here,
     // before the gather, it ends the step at the same time (the gather starts when the

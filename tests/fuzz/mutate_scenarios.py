@@ -41,6 +41,11 @@ TRAINING_FIELDS = [
     ("parallelism", "deepspeed_pipeline_engine", BOOLS),
     ("parallelism", "fsdp2_keep_forward_gather", BOOLS),
     ("parallelism", "fsdp2_defer_gradient_sync", BOOLS),
+    ("parallelism", "zero_gradient_buffer", BOOLS),
+    ("parallelism", "check_for_nan_in_grad", BOOLS),
+    ("parallelism", "gradient_scaling", [
+        "GRADIENT_SCALING_UNSPECIFIED", "SCALE_BEFORE_REDUCE", "AVERAGE_IN_COLLECTIVE",
+        "PER_TOKEN_LOSS", "4"]),
     ("parallelism", "expert_paged_stash", BOOLS),
     ("parallelism", "fused_expert_mlp", BOOLS),
     ("parallelism", "expert_dispatcher", [

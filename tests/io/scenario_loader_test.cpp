@@ -827,6 +827,19 @@ TEST_CASE("FSDP2's options need fsdp2, deferred sync the forward's gather kept")
         "fsdp2_keep_forward_gather (and fsdp2)\n");
 }
 
+TEST_CASE("gradient buffer passes: Megatron's wrapper's, not under ZeRO or DeepSpeed's engine") {
+  CHECK(scenario_errors(scenario() +
+                        "parallelism { zero_stage: 3 check_for_nan_in_grad: true }\n") ==
+        "s.textproto:12:29: parallelism.check_for_nan_in_grad: is Megatron's data-parallel "
+        "wrapper's: not with a zero_stage\n");
+  CHECK(scenario_errors(scenario() +
+                        "parallelism { pipeline_parallel: 2 deepspeed_pipeline_engine: true "
+                        "zero_gradient_buffer: false }\n") ==
+        "s.textproto:12:68: parallelism.zero_gradient_buffer: is Megatron's data-parallel "
+        "wrapper's: not with deepspeed_pipeline_engine\n");
+  CHECK(scenario_errors(scenario() + "parallelism { gradient_scaling: PER_TOKEN_LOSS }\n").empty());
+}
+
 TEST_CASE("pipeline runs: at least 1, and not under DeepSpeed's pipeline engine") {
   CHECK(scenario_errors(scenario() + "parallelism { pipeline_runs: 0 }\n") ==
         "s.textproto:12:15: parallelism.pipeline_runs: must be >= 1, got 0\n");

@@ -82,19 +82,30 @@ TEST_CASE("a MoE step's breakdown adds up, with its exposed all-to-alls and expe
 
 TEST_CASE("BF16 Adam reads and writes 46 bytes per parameter: norm, clip, update, weight copy") {
   // Llama-2-7B (6,738,415,616 parameters) replicated on 8 H100s: each steps all of them, at the
-  // H100's fitted 3350 GB/s x 0.887.
+  // H100's fitted 3350 GB/s x 0.887, after the passes over its fp32 gradient buffer: zeroing (4)
+  // and Megatron-Core's default scaling by 1/8 before the all-reduce (4 + 4).
+  const double rate = 3350e9 * 0.887;
   const StepResult r = step("llama2-7b", 1, "");
-  CHECK(r.optimizer_s == Approx(46 * 6738415616.0 / (3350e9 * 0.887)).epsilon(1e-6));
+  CHECK(r.optimizer_s == Approx((46 + 12) * 6738415616.0 / rate).epsilon(1e-6));
+  // Averaging in the collective and the NaN check (a read): 46 + 4 + 4; neither zeroing nor
+  // scaling: the optimizer's 46 alone.
+  const std::string averaged = "gradient_scaling: AVERAGE_IN_COLLECTIVE ";
+  CHECK(step("llama2-7b", 1, averaged + "check_for_nan_in_grad: true").optimizer_s ==
+        Approx((46 + 8) * 6738415616.0 / rate).epsilon(1e-6));
+  CHECK(step("llama2-7b", 1, averaged + "zero_gradient_buffer: false").optimizer_s ==
+        Approx(46 * 6738415616.0 / rate).epsilon(1e-6));
 }
 
 TEST_CASE("the distributed optimizer's step costs its shard: 1 / (DP x CP) of the parameters") {
   // Llama-2-7B on 2 nodes of 8 H100: DP 16, or DP 8 x CP 2; each GPU steps 1/16 of the 46 bytes
-  // per parameter; the parameter all-gather after it is data-parallel communication.
+  // per parameter; the parameter all-gather after it is data-parallel communication. The
+  // gradient buffer is whole on every GPU: its zeroing and scaling (12 bytes) are not sharded.
   for (const char* plan : {"distributed_optimizer: true",
                            "distributed_optimizer: true context_parallel: 2"}) {
     INFO(plan);
     const StepResult r = step("llama2-7b", 2, plan);
-    CHECK(r.optimizer_s == Approx(46 * 6738415616.0 / 16 / (3350e9 * 0.887)).epsilon(1e-6));
+    CHECK(r.optimizer_s ==
+          Approx((46.0 / 16 + 12) * 6738415616.0 / (3350e9 * 0.887)).epsilon(1e-6));
   }
 }
 
