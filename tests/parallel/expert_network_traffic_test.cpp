@@ -190,10 +190,9 @@ double pair_traffic_ms(const Topology& t, double bytes) {
   return sim.now().seconds() * 1e3;
 }
 
-double all_reduce_ms(const Topology& t, double bytes) {
-  return collective_time(t, {CollectiveOp::kAllReduce, {0, 1}, bytes, CollectiveAlgorithm::kAuto})
-             .seconds() *
-         1e3;
+// Collective `op` of `bytes` between GPUs 0 and 1 alone, in ms.
+double pair_collective_ms(const Topology& t, CollectiveOp op, double bytes) {
+  return collective_time(t, {op, {0, 1}, bytes, CollectiveAlgorithm::kAuto}).seconds() * 1e3;
 }
 
 TEST_CASE("an all-to-all across NICs and a gradient reduction on the same NICs take T1 + T2") {
@@ -205,7 +204,7 @@ TEST_CASE("an all-to-all across NICs and a gradient reduction on the same NICs t
   const double t1 = pair_traffic_ms(*t, bytes);
   // A bucket all-reducing as long as the all-to-all's traffic.
   const double bucket = bytes / 2 / t->all_to_all_bandwidth_fraction();
-  const double t2 = all_reduce_ms(*t, bucket);
+  const double t2 = pair_collective_ms(*t, CollectiveOp::kAllReduce, bucket);
   REQUIRE(t2 == Approx(t1).epsilon(0.02));
   // The all-to-all's time alone, its traffic's and more (an NVLink part, a kernel floor): 1.5 T1.
   const double compute = 1.5 * t1, alone = 1.5 * t1;
@@ -265,16 +264,20 @@ TEST_CASE("an all-to-all of several kinds ends when the last kind of its traffic
   CHECK(run.stages[0].expert_network_wait.seconds() * 1e3 == Approx(together - 0.01).epsilon(1e-9));
 }
 
-TEST_CASE("more NIC bandwidth per GPU never slows the all-to-all beside the reduction") {
-  // The same stage on two nodes of one GPU each: a p4d.24xlarge's GPU reaches the fabric through
-  // one 100 Gbit/s EFA NIC, a p5.48xlarge's through 400 Gbit/s (the plan's times are the same).
-  const PipelinePlan plan = all_to_all_plan(3, 3, 1e9, 5e8);
+// `plan`'s stage on two nodes of one GPU each: a p4d.24xlarge's GPU reaches the fabric through one
+// 100 Gbit/s EFA NIC, a p5.48xlarge's through 400 Gbit/s (the plan's times are the same). The
+// all-to-all waits on the slower NICs, less on the faster, and the step is never longer there.
+void check_more_nic_bandwidth_never_slower(const PipelinePlan& plan) {
   const PipelineTimeline slow = simulate_pipeline(plan, *shipped_cluster("aws.p4d.24xlarge", 2, 1));
   const PipelineTimeline fast = simulate_pipeline(plan, *shipped_cluster("aws.p5.48xlarge", 2, 1));
   CHECK(slow.stages[0].expert_network_wait > Picoseconds(0));
   CHECK(fast.stages[0].expert_network_wait < slow.stages[0].expert_network_wait);
   CHECK(fast.stages[0].last_backward_end < slow.stages[0].last_backward_end);
   CHECK(fast.step <= slow.step);
+}
+
+TEST_CASE("more NIC bandwidth per GPU never slows the all-to-all beside the reduction") {
+  check_more_nic_bandwidth_never_slower(all_to_all_plan(3, 3, 1e9, 5e8));
 }
 
 TEST_CASE("skipping the steady state leaves a step with all-to-alls on the network as it is") {
@@ -342,12 +345,6 @@ PipelinePlan zero3_all_to_all_plan(double compute, double all_to_all, double byt
   return plan;
 }
 
-double all_gather_ms(const Topology& t, double bytes) {
-  return collective_time(t, {CollectiveOp::kAllGather, {0, 1}, bytes, CollectiveAlgorithm::kAuto})
-             .seconds() *
-         1e3;
-}
-
 TEST_CASE("ZeRO-3: an all-to-all across NICs and a layer's gather on the same NICs take T1 + T2") {
   // Two p5.48xlarge, one GPU each, as above: the forward's all-to-all starts with the backward's
   // prefetched gather, each saturating the NICs alone (T1, T2), and its traffic arrives once the
@@ -357,7 +354,7 @@ TEST_CASE("ZeRO-3: an all-to-all across NICs and a layer's gather on the same NI
   const double t1 = pair_traffic_ms(*t, bytes);
   // Each rank gathers the half it lacks: as many bytes over its NIC as the all-to-all's pair.
   const double gather = bytes / t->all_to_all_bandwidth_fraction();
-  const double t2 = all_gather_ms(*t, gather);
+  const double t2 = pair_collective_ms(*t, CollectiveOp::kAllGather, gather);
   REQUIRE(t2 == Approx(t1).epsilon(0.02));
   const double compute = 1.5 * t1, alone = 1.5 * t1;
   const PipelineTimeline run =
@@ -386,14 +383,7 @@ TEST_CASE("ZeRO-3: an all-to-all inside one NVLink domain keeps its closed form"
 }
 
 TEST_CASE("ZeRO-3: more NIC bandwidth per GPU never slows the all-to-all beside the gathers") {
-  // As above for the reduction: one GPU per p4d.24xlarge (100 Gbit/s) or p5.48xlarge (400).
-  const PipelinePlan plan = zero3_all_to_all_plan(3, 3, 1e9, 1e9);
-  const PipelineTimeline slow = simulate_pipeline(plan, *shipped_cluster("aws.p4d.24xlarge", 2, 1));
-  const PipelineTimeline fast = simulate_pipeline(plan, *shipped_cluster("aws.p5.48xlarge", 2, 1));
-  CHECK(slow.stages[0].expert_network_wait > Picoseconds(0));
-  CHECK(fast.stages[0].expert_network_wait < slow.stages[0].expert_network_wait);
-  CHECK(fast.stages[0].last_backward_end < slow.stages[0].last_backward_end);
-  CHECK(fast.step <= slow.step);
+  check_more_nic_bandwidth_never_slower(zero3_all_to_all_plan(3, 3, 1e9, 1e9));
 }
 
 TEST_CASE("ZeRO-3: tensor-parallel rank 0's all-to-alls stand for every rank's") {
