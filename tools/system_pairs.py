@@ -110,20 +110,21 @@ def release_sets(rows, directory):
         _, shape = layout(directory, row[0], row[1])
         sets.setdefault((prefix, system, precision, model, shape), []).append(
             (tuple(int(n) for n in release.split('.')), nemo + release, row))
-    return {key: sorted(rows) for key, rows in sets.items() if len(rows) > 1}
+    return {key: sorted(members) for key, members in sets.items() if len(members) > 1}
 
 
 def print_releases(rows, directory):
     moves = []
     print('Rows differing only in their release (step time published and predicted over the '
           'earliest release\'s; step errors %):')
-    for (prefix, system, precision, model, shape), rows in sorted(release_sets(rows, directory).items()):
-        first = rows[0][2]
+    for (prefix, system, precision, model, shape), members in sorted(
+            release_sets(rows, directory).items()):
+        first = members[0][2]
         print('  %s%s-%s-*%s  %s' % (prefix, system, precision, model, shape))
-        for _, release, row in rows:
+        for _, release, row in members:
             print('    %-12s %.3f %.3f %+6.1f' % (release, row[5] / first[5], row[6] / first[6],
                                                  row[4]))
-        moves.append(rows[-1][2][4] - first[4])
+        moves.append(members[-1][2][4] - first[4])
     if not moves:
         sys.exit('no two rows differ only in their release')
     print('  %d set%s: step error from the earliest to the latest release %+.1f points on average '

@@ -25,10 +25,10 @@ void place_all_to_alls(Picoseconds duration, int layers, Picoseconds pass,
   for (int i = 0; i < layers; ++i) {
     const Picoseconds begin(duration.count() * i / layers);
     const Picoseconds part = share(duration, layers, i);
+    const double scale = pass > Picoseconds(0) ? static_cast<double>(part.count()) /
+                                                     static_cast<double>(pass.count())
+                                               : 0;
     for (const TaskSpan& span : spans) {
-      const double scale = pass > Picoseconds(0) ? static_cast<double>(part.count()) /
-                                                       static_cast<double>(pass.count())
-                                                 : 0;
       const Picoseconds at(std::llround(static_cast<double>(span.start.count()) * scale));
       out->push_back({begin + at, span.length, span.name, span.bytes});
     }
