@@ -47,12 +47,14 @@ bool step_sustained_fraction_fitted(const s::Gpu& gpu, s::Precision precision,
          !(e != nullptr && e->has_sustained_transfer());
 }
 
-double transferred_sustained_fraction(const s::Gpu& gpu, s::Precision from, const s::Gpu& reference,
+double transferred_sustained_fraction(const s::Gpu& gpu, s::Precision from, const s::Gpu* reference,
                                       s::Precision precision) {
-  const std::optional<double> own = step_sustained_fraction(gpu, from),
-                              reference_from = step_sustained_fraction(reference, from),
-                              reference_to = step_sustained_fraction(reference, precision);
-  CLUSTERSIM_CHECK(own && reference_from && reference_to, "a transfer without its fractions");
+  const std::optional<double> own = step_sustained_fraction(gpu, from);
+  CLUSTERSIM_CHECK(own.has_value(), "a transfer without its own fraction");
+  if (reference == nullptr) return *own;
+  const std::optional<double> reference_from = step_sustained_fraction(*reference, from),
+                              reference_to = step_sustained_fraction(*reference, precision);
+  CLUSTERSIM_CHECK(reference_from && reference_to, "a transfer without its reference's fractions");
   return *own * *reference_to / *reference_from;
 }
 

@@ -37,11 +37,12 @@ std::optional<double> sixteen_bit_sustained_fraction(
 bool step_sustained_fraction_fitted(const schema::Gpu& gpu, schema::Precision precision,
                                     schema::Fp8Recipe fp8_recipe = schema::FP8_RECIPE_UNSPECIFIED);
 
-// A sustained fraction carried over from `reference` (gpu.proto SustainedTransfer), per-tensor
-// scaling:  own(from) x reference(precision) / reference(from).
-// Requires: the three step_sustained_fraction values are given.
+// A sustained fraction derived from the GPU's own of `from` steps (gpu.proto SustainedTransfer),
+// per-tensor scaling: own(from) x reference(precision) / reference(from), or own(from) without a
+// reference (null).
+// Requires: the step_sustained_fraction values used are given.
 double transferred_sustained_fraction(const schema::Gpu& gpu, schema::Precision from,
-                                      const schema::Gpu& reference, schema::Precision precision);
+                                      const schema::Gpu* reference, schema::Precision precision);
 
 // One of the runtime's efficiencies for GPUs without their own (Runtime.default_*), which the
 // catalog computes at load instead of reading it: `field` of the Runtime, taken from `gpu_field`

@@ -195,8 +195,8 @@ void Catalog::check_references(Diagnostics* diagnostics) const {
 bool Catalog::check_transfer(const FieldChecker& transfer, const s::Gpu& gpu,
                              s::Precision precision) const {
   const auto& m = static_cast<const s::SustainedTransfer&>(transfer.message());
-  const CatalogEntry<s::Gpu>* reference = gpus_.find(m.reference_gpu());
-  if (reference == nullptr) {
+  const CatalogEntry<s::Gpu>* reference = nullptr;
+  if (m.has_reference_gpu() && (reference = gpus_.find(m.reference_gpu())) == nullptr) {
     transfer.error("reference_gpu", "unknown GPU \"" + m.reference_gpu() + "\"" +
                                         did_you_mean(m.reference_gpu(), gpus_.names()));
     return false;
@@ -208,6 +208,7 @@ bool Catalog::check_transfer(const FieldChecker& transfer, const s::Gpu& gpu,
                                          s::Precision_Name(m.from_precision()) + " steps");
     derivable = false;
   }
+  if (reference == nullptr) return derivable;
   // A reference without the fits (a user's replacement entry) leaves the steps to the default.
   for (const s::Precision p : {precision, m.from_precision()}) {
     if (!step_sustained_fraction_fitted(*reference->value, p)) {
@@ -277,9 +278,11 @@ void Catalog::derive_fitted_values(Diagnostics* diagnostics) {
                 *gpu, e->precision())) {
           continue;
         }
+        const s::SustainedTransfer& transfer = e->sustained_transfer();
         e->set_sustained_fraction(transferred_sustained_fraction(
-            *gpu, e->sustained_transfer().from_precision(),
-            *gpus_.find(e->sustained_transfer().reference_gpu())->value, e->precision()));
+            *gpu, transfer.from_precision(),
+            transfer.has_reference_gpu() ? gpus_.find(transfer.reference_gpu())->value : nullptr,
+            e->precision()));
       }
     }
   }

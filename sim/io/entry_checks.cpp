@@ -128,7 +128,6 @@ void check_sustained_transfer(const FieldChecker& efficiency) {
     }
   }
   const FieldChecker transfer = efficiency.child("sustained_transfer");
-  transfer.require("reference_gpu");
   if (transfer.require_enum("from_precision") &&
       static_cast<const s::SustainedTransfer&>(transfer.message()).from_precision() ==
           static_cast<const s::MatmulEfficiency&>(efficiency.message()).precision()) {

@@ -56,7 +56,9 @@ TEST_CASE("a transferred fraction is own(from) x reference(to) / reference(from)
   const s::Gpu own =
       gpu("matmul_efficiency { precision: FP8 sustained_fraction: 0.5 }"
           "matmul_efficiency { precision: BF16 sustained_transfer { from_precision: FP8 } }");
-  CHECK(transferred_sustained_fraction(own, s::FP8, reference, s::BF16) == Approx(0.375));
+  CHECK(transferred_sustained_fraction(own, s::FP8, &reference, s::BF16) == Approx(0.375));
+  // Without a reference the ratio is 1: the GPU's own FP8 fraction.
+  CHECK(transferred_sustained_fraction(own, s::FP8, nullptr, s::BF16) == 0.5);
   CHECK(step_sustained_fraction_fitted(reference, s::BF16));
   CHECK(step_sustained_fraction_fitted(own, s::FP8));
   CHECK_FALSE(step_sustained_fraction_fitted(own, s::BF16));
@@ -141,6 +143,13 @@ TEST_CASE("the catalog writes the transferred fractions and the default at load"
   };
   CHECK(runtime_line(refit->fingerprint()) == runtime_line(catalog->fingerprint()));
   CHECK(refit->fingerprint() != catalog->fingerprint());
+  // Without reference_gpu the BF16 steps take the GPU's own FP8 fraction, 0.5, whatever the
+  // other GPU's fits.
+  own.replace(own.find(" reference_gpu: \"TestGPU-80GB\""), 30, "");
+  dir.write("gpus.textproto", own);
+  const auto own_ratio = Catalog::load({dir.path()}, &diagnostics);
+  REQUIRE(diagnostics.to_string() == "");
+  CHECK(*step_sustained_fraction(*own_ratio->gpus().find("Own-80GB")->value, s::BF16) == 0.5);
 }
 
 TEST_CASE("the shipped runtime's defaults equal their rule over the shipped catalog") {
@@ -198,14 +207,11 @@ TEST_CASE("the V100 SXM2's fitted fraction scales the default isolated rates, ou
   CHECK_FALSE(step_sustained_fraction(shipped("V100-PCIE-32GB"), s::FP16).has_value());
 }
 
-TEST_CASE("a Blackwell BF16 step takes its FP8 fraction x the H100's BF16 / FP8, uncalibrated") {
-  // B200: 0.548 x 0.699 / 0.837 = 0.458 (its GEMM-only layer: tests/parallel/layer_times_test.cpp).
+TEST_CASE("a Blackwell BF16 step takes its own FP8 step's fraction, uncalibrated") {
+  // B200: 0.548 (its GEMM-only layer: tests/parallel/layer_times_test.cpp).
   const s::Gpu& b200 = shipped("B200-SXM-180GB");
-  const s::Gpu& h100 = shipped("H100-SXM5-80GB");
-  const double sustained = *step_sustained_fraction(b200, s::FP8) *
-                           h100.sustained_compute_fraction() /
-                           *step_sustained_fraction(h100, s::FP8);
-  CHECK(sustained == Approx(0.458).epsilon(0.002));
+  const double sustained = *step_sustained_fraction(b200, s::FP8);
+  CHECK(sustained == Approx(0.548).epsilon(0.002));
   CHECK(*step_sustained_fraction(b200, s::BF16) == Approx(sustained).epsilon(1e-12));
   CHECK(*step_sustained_fraction(b200, s::FP16) == Approx(sustained).epsilon(1e-12));
   CHECK_FALSE(step_sustained_fraction_fitted(b200, s::BF16));
