@@ -3,10 +3,12 @@
 
     tools/accuracy_tables.py [--cli build/release/clustersim] [--write README.md | --check README.md]
 
-Runs `clustersim validate` over the training and the serving validation scenarios and prints two
-markdown tables: per training group the rows, the mean / worst absolute error of step time (of
-TFLOP/s where the group has no step times) and the goal its issue sets, if any; per serving GPU
-the errors on throughput, TTFT, TPOT and peak memory. `--write` replaces the tables between the
+Runs `clustersim validate` over the training and the serving validation scenarios and the public
+runs, and prints three markdown tables: per training group the rows, the mean / worst absolute
+error of step time (of TFLOP/s where the group has no step times) and the goal its issue sets, if
+any; per serving GPU the errors on throughput, TTFT, TPOT and peak memory; and the public runs
+(scenarios/public_runs, which no fit reads) by the GPU and precision their group names, step time
+mean / worst over their rows. `--write` replaces the tables between the
 README's `<!-- accuracy tables -->` markers; `--check` exits 1 when they differ from a fresh run
 (a test runs it, so the README's figures cannot go stale).
 """
@@ -31,10 +33,10 @@ SERVING_GROUP = re.compile(
     r'\([^)]*\), TPOT (?P<tpot>[\d.]+)% \([^)]*\), peak memory (?P<mem>[\d.]+)% ')
 
 
-def validate(cli, pattern):
-    files = sorted(glob.glob(os.path.join(ROOT, 'scenarios', 'validation', pattern)))
+def validate(cli, pattern, directory='validation'):
+    files = sorted(glob.glob(os.path.join(ROOT, 'scenarios', directory, pattern)))
     if not files:
-        sys.exit(f'accuracy_tables: no scenarios match scenarios/validation/{pattern}')
+        sys.exit(f'accuracy_tables: no scenarios match scenarios/{directory}/{pattern}')
     run = subprocess.run([cli, 'validate', *files], capture_output=True, text=True, cwd=ROOT)
     if run.returncode != 0:
         sys.exit(f'accuracy_tables: {cli} validate failed:\n{run.stderr}')
@@ -88,10 +90,34 @@ def serving_table(lines):
     return out
 
 
+def public_table(lines):
+    """Step-time groups of the public runs pooled by (GPU, precision) as their names give them:
+    the rows' mean (each group's mean weighted by its rows) and the worst group's worst."""
+    pooled = {}
+    for line in lines:
+        m = TRAINING_GROUP.match(line)
+        if not m or not m.group('step_mean'):
+            continue
+        gpu = re.search(r'\b(A100|H100|B200|GB200|GB300)\b', m.group('group'))
+        precision = re.search(r'\b(BF16|FP8)\b', m.group('group'))
+        key = (gpu.group(1) if gpu else 'mixed', precision.group(1) if precision else 'mixed')
+        rows, mean, worst = int(m.group('step_rows')), float(m.group('step_mean')), float(m.group('step_worst'))
+        for k in (key, ('all', 'all')):
+            n, total, most = pooled.get(k, (0, 0.0, 0.0))
+            pooled[k] = (n + rows, total + rows * mean, max(most, worst))
+    out = ['| GPU | precision | rows | step time mean / worst |', '|---|---|---|---|']
+    for (gpu, precision), (n, total, most) in sorted(pooled.items(), key=lambda kv: kv[0] == ('all', 'all')):
+        out.append(f'| {gpu} | {precision} | {n} | {total / n:.1f}% / {most:.1f}% |')
+    return out
+
+
 def tables(cli):
     training = training_table(validate(cli, '*.textproto'))
     serving = serving_table(validate(cli, os.path.join('serving', '*.textproto')))
-    return '\n'.join([BEGIN, '', 'Training:', '', *training, '', 'Serving:', '', *serving, '', END])
+    public = public_table(validate(cli, '*.textproto', 'public_runs'))
+    return '\n'.join([BEGIN, '', 'Training:', '', *training, '', 'Serving:', '', *serving, '',
+                      'Public runs no fit reads (training, step time; `scenarios/public_runs`):', '',
+                      *public, '', END])
 
 
 def replace(readme_text, fresh):
