@@ -314,6 +314,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   shape.repeated_kv = job.attention_repeats_kv();
   shape.mamba_fused_norm_projection = job.mamba_fused_norm_projection();
   shape.fp32_router_probabilities = p.expert_dispatcher() == schema::EXPERT_NODE_DEDUPLICATED;
+  shape.weightless_router = job.expert_routing().consecutive_experts();
   if (t.has_moe() && p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED) {
     shape.expert_load.dispatched =
         deduplicated_copies(t, job.expert_routing().consecutive_experts(),

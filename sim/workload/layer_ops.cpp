@@ -344,7 +344,10 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     // What the all-to-alls move of it: fewer copies where the dispatcher deduplicates.
     const double moved_bytes = routed_bytes * load.dispatched;
     // The router is a plain (not Transformer Engine) linear layer: 16-bit under FP8.
-    ops.push_back({K::kMatmul, "router", local_tokens, moe.num_experts(), h, 1, 0, 0, false, true});
+    if (!shape.weightless_router) {
+      ops.push_back(
+          {K::kMatmul, "router", local_tokens, moe.num_experts(), h, 1, 0, 0, false, true});
+    }
     if (t.has_moe_latent_size()) ops.push_back({K::kMatmul, "latent down", local_tokens, width, h});
     memory("permute", 2.0 * local_tokens * width + sent_bytes);
     if (ep > 1) ops.push_back({K::kExpertAllToAll, "dispatch", 0, 0, 0, 1, 0, moved_bytes});

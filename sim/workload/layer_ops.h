@@ -128,6 +128,9 @@ struct LayerShape {
   // (job.mamba_fused_norm_projection): batch-major, the scan ungated, the norm gating inside
   // mamba_ssm's combined function.
   bool mamba_fused_norm_projection = false;
+  // The router is NeMo AutoModel's fake balanced gate (job.expert_routing.consecutive_experts):
+  // it has no weight, so no router GEMM runs, forward or backward.
+  bool weightless_router = false;
   // The router's probabilities reach the experts in fp32: Megatron-Core's flex dispatcher (DeepEP,
   // HybridEP; parallelism.expert_dispatcher EXPERT_NODE_DEDUPLICATED) casts them so
   // (token_dispatcher.py), and the eager weighted bias then computes in fp32.
@@ -196,10 +199,11 @@ int windowed_layers_in(const schema::Transformer& t, int first, int count, Layer
 // most w keys: w (w + 1) / 2 + (s - w) w pairs; within a chunked one, to the earlier keys of its
 // chunk of w tokens (chunked_causal_pairs).
 // An expert layer (Megatron-Core's MoELayer with the all-to-all token dispatcher) runs on the
-// rank's tokens (its sequence-parallel shard): the router GEMM, the permutation copying each
-// token once per routed expert, the dispatch all-to-all over the EP group (16-bit), an all-gather
-// of the received tokens over the ETP group, the local experts' grouped GEMMs (num_experts / EP
-// experts, each of expert_ffn_hidden_size / ETP, on an equal share of the received tokens:
+// rank's tokens (its sequence-parallel shard): the router GEMM (none for a weightless router,
+// LayerShape::weightless_router), the permutation copying each token once per routed expert, the
+// dispatch all-to-all over the EP group (16-bit), an all-gather of the received tokens over the ETP
+// group, the local experts' grouped GEMMs (num_experts / EP experts, each of
+// expert_ffn_hidden_size / ETP, on an equal share of the received tokens:
 // balanced routing, each EP rank getting tokens x top-k / EP worth of expert work), a
 // reduce-scatter over ETP, the combine all-to-all, the unpermute summing the k copies; shared
 // experts run beside as a dense tensor-parallel MLP of num_shared x expert_ffn_hidden_size.

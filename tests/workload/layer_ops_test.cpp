@@ -202,6 +202,29 @@ TEST_CASE("shared experts run as a dense MLP and the first dense layers have no 
   CHECK(matmul_flops(layer_forward_ops(ds, shape, LayerKind::kDense), "router") == 0);
 }
 
+TEST_CASE("a weightless router (AutoModel's fake balanced gate) runs no router GEMM, nothing else") {
+  // Nemotron 3 Nano, 128 experts, h 2688, 4 x 4096 tokens at EP 8: the real router's GEMM is
+  // 2 x 16384 x 2688 x 128 FLOPs; the fake gate has no weight, and every other kernel is the same.
+  const auto& nano =
+      testing::shipped_catalog().models().find("nemotron3-nano-30b-a3b")->value->transformer();
+  LayerShape shape{4096, 4, 1, false, true};
+  shape.expert_parallel = 8;
+  const std::vector<LayerOp> routed = layer_forward_ops(nano, shape, LayerKind::kHybridExperts);
+  shape.weightless_router = true;
+  const std::vector<LayerOp> fake = layer_forward_ops(nano, shape, LayerKind::kHybridExperts);
+  CHECK(matmul_flops(routed, "router") == 2.0 * 16384 * 2688 * 128);
+  CHECK(matmul_flops(fake, "router") == 0);
+  CHECK(matmul_flops(routed) - matmul_flops(fake) == 2.0 * 16384 * 2688 * 128);
+  REQUIRE(fake.size() + 1 == routed.size());
+  size_t j = 0;
+  for (const LayerOp& op : routed) {
+    if (op.name == "router") continue;
+    CHECK(fake[j].name == op.name);
+    CHECK(fake[j].bytes == op.bytes);
+    ++j;
+  }
+}
+
 TEST_CASE("a hot expert's GEMMs run apart from its rank's other experts, rows rounded up") {
   // Mixtral 8x7B (8 experts, top-2), EP 4: 2 experts per rank, 4096 tokens x 2 copies, 4096 rows
   // each when balanced. max_violation 0.5: the hot expert 1.5 x 4096, the other 6.5 / 7 x 4096.
