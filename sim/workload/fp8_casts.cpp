@@ -60,6 +60,11 @@ Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe
   using Kind = LayerOp::Kind;
   const double per_element = fp8_cast_bytes_per_element(recipe, any_layout, unfused_hadamard);
   const double frozen_per_element = cast_bytes_per_element(recipe, 1, unfused_hadamard);
+  // Per-tensor FP8 where the GEMMs need a transpose (the header): a gathered tensor's shard cast
+  // row-wise only, the whole gathered tensor transposed in the backward (read 1, write 1).
+  const bool transposed_after_gather = fp8_copies(recipe, any_layout) == 2 && !block_scaled(recipe);
+  const double row_wise_per_element = cast_bytes_per_element(recipe, 1, unfused_hadamard);
+  constexpr double kTransposeBytes = 2;
   Fp8CastBytes bytes;
   for (size_t i = 0; i < ops.size(); ++i) {
     const LayerOp& op = ops[i];
@@ -78,8 +83,19 @@ Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe
     const bool scattered = i + 1 < ops.size() && ops[i + 1].kind == Kind::kTensorReduceScatter;
     const double rows = static_cast<double>(op.m);
     const double element = op.frozen ? frozen_per_element : per_element;
-    bytes.forward += element * count * rows / (gathered ? tensor_parallel : 1) * op.k;
-    bytes.backward += element * count * rows / (scattered ? tensor_parallel : 1) * op.n;
+    const bool split = transposed_after_gather && !op.frozen;
+    if (gathered && split) {
+      bytes.forward += row_wise_per_element * count * rows / tensor_parallel * op.k;
+      bytes.backward += kTransposeBytes * count * rows * op.k;
+    } else {
+      bytes.forward += element * count * rows / (gathered ? tensor_parallel : 1) * op.k;
+    }
+    if (scattered && split) {
+      bytes.backward +=
+          (row_wise_per_element / tensor_parallel + kTransposeBytes) * count * rows * op.n;
+    } else {
+      bytes.backward += element * count * rows / (scattered ? tensor_parallel : 1) * op.n;
+    }
   }
   return bytes;
 }

@@ -97,7 +97,16 @@ struct Fp8CastBytes {
 // dQ, dK, dV stay 16-bit). A per-tensor recipe's FP8 output and gradients are not counted. Under sequence parallelism (all-gathers and
 // reduce-scatters among `ops`, over `tensor_parallel` ranks) Transformer Engine casts a gathered
 // input on the rank's shard before gathering it in FP8, and likewise a reduce-scattered output's
-// gradient.
+// gradient. A per-tensor recipe's shard is cast row-wise only where the GPU needs the transposed
+// copy (FP8 column-wise data cannot be all-gathered: Float8Quantizer and
+// Float8CurrentScalingQuantizer supports_only_rowwise_all_gather); every rank transposes the
+// whole gathered tensor in the backward, before its weight-gradient GEMM, reading and writing a
+// byte per element of all the rows: the input of a column-parallel GEMM
+// (NVIDIA/TransformerEngine v2.7 pytorch/module/layernorm_linear.py and linear.py backward:
+// ln_out_total / inputmat_total.update_usage(columnwise_usage=True) after the gather) and the
+// output gradient of a row-parallel one (grad_output.update_usage(columnwise_usage=True); v1.13
+// did the same with tex.fp8_transpose of the gathered tensors). Per GEMM FLOP this grows with
+// tensor_parallel / hidden size.
 // `unfused_hadamard` as for fp8_cast_bytes_per_element.
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, schema::Fp8Recipe recipe,
                             bool any_layout, int tensor_parallel, bool unfused_hadamard = false);

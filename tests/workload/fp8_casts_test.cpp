@@ -112,6 +112,40 @@ TEST_CASE("a GEMM casts its input in the forward and its output gradient in the 
   CHECK(fp8_cast_bytes(ops, s::MXFP8, kBlackwell, 4).forward == 0);
 }
 
+TEST_CASE("per-tensor FP8 on Hopper transposes a gathered tensor whole on every rank") {
+  // The same GEMM under current scaling on a TN-only GPU: each shard cast row-wise only (read 2,
+  // amax 2, write 1), and in the backward the gathered input and the gathered output gradient
+  // transposed whole (read 1, write 1 of all m rows), not on the shard.
+  const int64_t m = 8192, k = 4096, n = 1024;
+  std::vector<LayerOp> ops;
+  ops.push_back({LayerOp::Kind::kTensorAllGather, "gather"});
+  LayerOp gemm{LayerOp::Kind::kMatmul, "gemm"};
+  gemm.m = m, gemm.k = k, gemm.n = n;
+  ops.push_back(gemm);
+  ops.push_back({LayerOp::Kind::kTensorReduceScatter, "scatter"});
+  const Fp8CastBytes hopper = fp8_cast_bytes(ops, s::CURRENT_SCALING, kHopper, 4);
+  CHECK(hopper.forward == Approx(5.0 * m / 4 * k));
+  CHECK(hopper.backward == Approx(2.0 * m * k + (5.0 / 4 + 2) * m * n));
+  // At 8 ranks the shard's share halves; the transposes stay: more bytes per GEMM FLOP.
+  const Fp8CastBytes eight = fp8_cast_bytes(ops, s::CURRENT_SCALING, kHopper, 8);
+  CHECK(eight.backward == Approx(2.0 * m * k + (5.0 / 8 + 2) * m * n));
+  // Delayed scaling: no amax pass, the same transposes.
+  CHECK(fp8_cast_bytes(ops, s::DELAYED_SCALING, kHopper, 4).forward == Approx(3.0 * m / 4 * k));
+  // Blackwell needs no transpose: the one copy cast on the shard.
+  const Fp8CastBytes blackwell = fp8_cast_bytes(ops, s::CURRENT_SCALING, kBlackwell, 4);
+  CHECK(blackwell.forward == Approx(5.0 * m / 4 * k));
+  CHECK(blackwell.backward == Approx(5.0 * m / 4 * n));
+  // A frozen GEMM (no weight gradient) needs no transposed copy at all.
+  ops[1].frozen = true;
+  const Fp8CastBytes frozen = fp8_cast_bytes(ops, s::CURRENT_SCALING, kHopper, 4);
+  CHECK(frozen.forward == Approx(5.0 * m / 4 * k));
+  CHECK(frozen.backward == Approx(5.0 * m / 4 * n));
+  // Without a gather (TP 1) both copies are cast on the whole tensor, as before.
+  const Fp8CastBytes alone = fp8_cast_bytes({gemm}, s::CURRENT_SCALING, kHopper, 1);
+  CHECK(alone.forward == Approx(6.0 * m * k));
+  CHECK(alone.backward == Approx(6.0 * m * n));
+}
+
 TEST_CASE("an FP8 attention casts Q, K and V in the forward and the output's gradient backward") {
   // 2 sequences x 32 query heads of 128 over 4096 queries; K and V of 4 heads (GQA).
   LayerOp attention{LayerOp::Kind::kAttention, "attention", 4096, 4096, 128, 2 * 32};
