@@ -1377,8 +1377,11 @@ AUTOMODEL_RULES = """# NeMo AutoModel rows (PyTorch-native training, not Megatro
 #   strategy fsdp2: every transformer layer one fully_shard module over the FSDP (data x context)
 #   ranks (zero_stage 3 with fsdp2: one all-gather of the layer's BF16 weights before its forward,
 #   the next one prefetched, one before its backward, one reduce-scatter of its gradients after),
-#   gradients reduced in fp32 (nemo_automodel/components/distributed/config.py: the default
-#   MixedPrecisionPolicy param_dtype bfloat16, reduce_dtype float32), reduce-scattered every
+#   gradients reduced in the default MixedPrecisionPolicy's reduce_dtype of the commit that
+#   published the row (param_dtype bfloat16 throughout): bfloat16 for the dense rows
+#   (components/distributed/fsdp2.py FSDP2Manager @ 507bfb75, components/distributed/config.py
+#   @ 2013a4dd; NVIDIA-NeMo/Automodel#2237 of 2026-05-14 made it float32), float32 for the
+#   mixture-of-experts rows (components/moe/parallelizer.py apply_fsdp), reduce-scattered every
 #   micro-batch (defer_fsdp_grad_sync False, the recipes' setting or default); activation
 #   checkpointing where the recipe sets activation_checkpointing (RECOMPUTE_FULL; the 1-GPU LoRA
 #   recipes leave it at its default, False), every such recipe also setting enable_compile
@@ -1396,8 +1399,13 @@ AUTOMODEL_RULES = """# NeMo AutoModel rows (PyTorch-native training, not Megatro
 #   fp32 copy of the logits (fp32_upcast, True by default: the dense recipes set nothing) or on
 #   the 16-bit logits where the recipe sets fp32_upcast false (every mixture-of-experts recipe):
 #   job torch_cross_entropy FP32_UPCAST or SIXTEEN_BIT_LOGITS.
-#   LoRA rows: peft target_modules '*_proj' (every attention and MLP projection: QKV, output,
-#   FC1, FC2), dim 16 (alpha 32, a scale that costs nothing), the base frozen, the recipe's peft
+#   The dense models as the publishing commit builds them: AutoModel's own Llama and Qwen2 with
+#   QKV and gate/up combined at 507bfb75 (the 1-GPU LoRA rows), with separate q, k, v and gate,
+#   up projections since 2013a4dd (components/models/llama/model.py, qwen2/model.py; the other
+#   dense rows): job separate_projections.
+#   LoRA rows: peft match_all_linear (every attention and MLP projection: QKV, output, FC1, FC2,
+#   or each of q, k, v, gate, up with separate projections; not lm_head), dim 16 (alpha 32, a
+#   scale that costs nothing), the base frozen, the recipe's peft
 #   dropout on each adapter's output where it sets one (dropout_position "post"). Not simulated,
 #   left as they are: torch.compile's kernel fusion, the triton LoRA kernels (use_triton), the
 #   activation memory of the compiled layers (the blocks' saved inputs), the fp32 RMSNorm of
@@ -1409,27 +1417,30 @@ AUTOMODEL_RULES = """# NeMo AutoModel rows (PyTorch-native training, not Megatro
 # The AutoModel rows' models and recipes (examples/llm_benchmark/ at the commit above), by the
 # table's (table, model, GPUs): (model, recipe YAML, activation checkpointing, sequence parallel,
 # async TP, the peft block's dropout: 0.1 in the Llama 3.1 8B recipe, 0.0 in the Qwen2.5 7B one
-# and PeftConfig's default 0.0 in the others, which set none). Llama3 8B is Llama-3.1-8B, the LoRA Llama3 70B Llama-3.3-70B-Instruct and the
+# and PeftConfig's default 0.0 in the others, which set none; separate projections: the rows
+# docs/performance-summary.md gained with 2013a4dd, not the 1-GPU ones of 507bfb75, which it kept).
+# Llama3 8B is Llama-3.1-8B, the LoRA Llama3 70B Llama-3.3-70B-Instruct and the
 # pretrain one Llama-3.1-70B (the Llama 3 shapes); Qwen2.5 32B is Qwen2.5-32B-Instruct.
 AUTOMODEL_ROWS = {
     ('pretrain', 'Llama3 70B', 64): (
         'llama3-70b', 'llama3_3/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml', True, False,
-        False, 0),
+        False, 0, True),
     ('finetune_lora', 'Llama3 8B', 1): (
-        'llama3-8b', 'llama3_1/llama3_1_8b_peft_benchmark.yaml', False, False, False, 0.1),
+        'llama3-8b', 'llama3_1/llama3_1_8b_peft_benchmark.yaml', False, False, False, 0.1,
+        False),
     ('finetune_lora', 'Qwen2.5 7B', 1): (
-        'qwen2.5-7b', 'qwen/qwen2_5_7b_peft_benchmark.yaml', False, False, False, 0),
+        'qwen2.5-7b', 'qwen/qwen2_5_7b_peft_benchmark.yaml', False, False, False, 0, False),
     ('finetune_lora', 'Llama3 70B', 8): (
         'llama3-70b', 'llama3_3/custom_llama3_3_70b_instruct_peft_benchmark.yaml', True, True, True,
-        0),
+        0, True),
     ('finetune_lora', 'Qwen2.5 32B', 8): (
-        'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark.yaml', True, False, False, 0),
+        'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark.yaml', True, False, False, 0, True),
     ('finetune_lora', 'Llama3 70B 2-node', 16): (
         'llama3-70b', 'llama3_3/custom_llama3_3_70b_instruct_peft_benchmark_2nodes.yaml', True,
-        True, True, 0),
+        True, True, 0, True),
     ('finetune_lora', 'Qwen2.5 32B 2-node', 16): (
         'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark_2nodes.yaml', True, False, False,
-        0),
+        0, True),
 }
 AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them (the recipe YAML the page links, read at
 #   the commit above): expert parallelism engages AutoModel's MoE parallelizer
@@ -1590,13 +1601,13 @@ def automodel(rows, out):
         moe = AUTOMODEL_MOE_ROWS.get(key)
         if key not in AUTOMODEL_ROWS and not moe:
             continue
-        model, yaml, checkpointing, sp, async_tp, dropout = (
-            moe[:3] + (False, False, 0) if moe else AUTOMODEL_ROWS[key])
+        model, yaml, checkpointing, sp, async_tp, dropout, separate = (
+            moe[:3] + (False, False, 0, False) if moe else AUTOMODEL_ROWS[key])
         gpus, tp, cp = int(r['num_gpus']), int(r['tp']), int(r['cp'])
         lines = [f'tensor_parallel: {tp}', f'context_parallel: {cp}',
                  f'micro_batch_size: {r["micro_batch"]}', f'sequence_parallel: {str(sp).lower()}',
-                 'zero_stage: 3', 'fsdp2: true', 'gradient_reduce_in_fp32: true',
-                 'rank_order: TP_DP_PP']
+                 'zero_stage: 3', 'fsdp2: true',
+                 f'gradient_reduce_in_fp32: {str(bool(moe)).lower()}', 'rank_order: TP_DP_PP']
         if cp > 1:
             lines.append('context_parallel_comm: TORCH_ALL_GATHER')
         if checkpointing:
@@ -1615,6 +1626,8 @@ def automodel(rows, out):
                        '\n  multi_token_prediction_layers: 0' if moe else '')
         if model in AUTOMODEL_MAMBA_MODELS:
             states_line += '\n  mamba_fused_norm_projection: true'
+        if separate:
+            states_line += '\n  separate_projections: true'
         loss = 'SIXTEEN_BIT_LOGITS' if moe else 'FP32_UPCAST'
         tag = re.sub(r'[^a-z0-9.]+', '-', f'{r["table"]} {model} {gpus}'.lower())
         name = f'automodel-{r["system"].lower()}-bf16-{tag}'

@@ -169,6 +169,10 @@ void check_job(const FieldChecker& job, const s::Model* model) {
               "applies to a model with Mamba layers; \"" + model->name() + "\" has none");
   }
   if (is_transformer(model)) {
+    if (job.has("separate_projections") && model->transformer().has_latent_attention()) {
+      job.error("separate_projections", "applies to query, key and value projections; \"" +
+                                            model->name() + "\" has latent attention");
+    }
     const int model_modules = model->transformer().multi_token_prediction_layers();
     if (job.has("multi_token_prediction_layers") &&
         job.at_least("multi_token_prediction_layers", 0) &&
@@ -189,7 +193,7 @@ void check_job(const FieldChecker& job, const s::Model* model) {
     for (const char* field : {"sequence_length", "multi_token_prediction_layers", "flash_attention",
                               "attention_library", "fp8_output_layer",
                               "transformer_engine_cross_entropy", "unfused_cross_entropy",
-                              "torch_cross_entropy"}) {
+                              "torch_cross_entropy", "separate_projections"}) {
       if (job.has(field)) job.error(field, "applies to transformers only");
     }
   }

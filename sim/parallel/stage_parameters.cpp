@@ -25,7 +25,8 @@ LocalParameters trainable_parameters(const schema::Transformer& t, const schema:
                                      int layers) {
   if (!job.has_lora()) return local;
   LocalParameters adapters;
-  adapters.dense = lora_parameters_per_layer(t, job.lora()) * layers / p.tensor_parallel();
+  adapters.dense = lora_parameters_per_layer(t, job.lora(), job.separate_projections()) * layers /
+                   p.tensor_parallel();
   return adapters;
 }
 

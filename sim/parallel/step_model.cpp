@@ -129,7 +129,7 @@ void set_transformer_rates(const s::Model& model, const s::TrainingJob& job,
   r->samples_per_s = job.global_batch_size() / r->step_s;
   const s::Transformer& t = model.transformer();
   TransformerFlops flops = transformer_flops(t, job.sequence_length());
-  if (job.has_lora()) add_lora_flops(t, job.lora(), &flops);
+  if (job.has_lora()) add_lora_flops(t, job, &flops);
   double hardware_per_token =
       flops.model_per_token() + flops.layer_forward_per_token * recomputed_layers;
   if (p.recompute() == s::RECOMPUTE_SELECTIVE) {

@@ -312,6 +312,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
   shape.fp8_attention = job.fp8_attention();
   shape.attention_library = job.attention_library();
   shape.repeated_kv = job.attention_repeats_kv();
+  shape.separate_projections = job.separate_projections();
   shape.mamba_fused_norm_projection = job.mamba_fused_norm_projection();
   shape.fp32_router_probabilities = p.expert_dispatcher() == schema::EXPERT_NODE_DEDUPLICATED;
   shape.weightless_router = job.expert_routing().consecutive_experts();

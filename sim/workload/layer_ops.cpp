@@ -265,10 +265,24 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
   // Attention and MLP side by side on one normed input (GPT-J, Falcon): the MLP reads the
   // attention's gathered input, and one all-reduce sums both outputs.
   const bool side_by_side = t.parallel_attention_mlp() && kind == LayerKind::kDense;
-  // A tensor-parallel MLP of width f on all the block's tokens.
-  auto dense_mlp = [&](int64_t f, const char* up, const char* down) {
+  // The backward-only sum of the input gradients of a block's `projections` separate GEMMs
+  // (LayerShape::separate_projections): p - 1 adds of the whole input, reading two, writing one.
+  auto input_gradient_sum = [&](const char* name, int projections) {
+    LayerOp op{K::kMemory, name, 0, 0, 0, 1, 0, 0};
+    op.backward_bytes = 3.0 * (projections - 1) * hidden_bytes;
+    ops.push_back(std::move(op));
+  };
+  // A tensor-parallel MLP of width f on all the block's tokens; `separate_gate`: a gated one's gate
+  // and up projections as two GEMMs.
+  auto dense_mlp = [&](int64_t f, const char* up, const char* down, bool separate_gate) {
+    if (separate_gate && !side_by_side) input_gradient_sum("MLP input gradient sum", 2);
     if (shape.sequence_parallel && !side_by_side) collective(K::kTensorAllGather, "MLP all-gather");
-    ops.push_back({K::kMatmul, up, tokens, (x.gated ? 2 : 1) * f / tp, h});
+    if (separate_gate) {
+      ops.push_back({K::kMatmul, "mlp gate", tokens, f / tp, h});
+      ops.push_back({K::kMatmul, up, tokens, f / tp, h});
+    } else {
+      ops.push_back({K::kMatmul, up, tokens, (x.gated ? 2 : 1) * f / tp, h});
+    }
     memory("activation", activation_bytes_per_element(t) * tokens * f / tp);
     ops.push_back({K::kMatmul, down, tokens, h, f / tp});
     collective(after_block, "MLP all-reduce");
@@ -285,11 +299,23 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       kind == LayerKind::kDense || kind == LayerKind::kExperts || kind == LayerKind::kAttention;
   if (attention) {
     memory("norm1", 2 * boundary);
+    const bool separate_qkv = shape.separate_projections && !t.has_latent_attention();
+    // Side by side, the MLP's projections read the same input: one sum over all of them.
+    if (separate_qkv) {
+      input_gradient_sum("attention input gradient sum",
+                         3 + (side_by_side ? (x.gated ? 2 : 1) : 0));
+    }
     if (shape.sequence_parallel) collective(K::kTensorAllGather, "attention all-gather");
     if (t.has_latent_attention()) {
       latent_attention(t, shape, x, &ops);
     } else {
-      ops.push_back({K::kMatmul, "qkv", tokens, (x.a + 2 * x.kv) * d / tp, h});
+      if (separate_qkv) {
+        ops.push_back({K::kMatmul, "q", tokens, x.a * d / tp, h});
+        ops.push_back({K::kMatmul, "k", tokens, x.kv * d / tp, h});
+        ops.push_back({K::kMatmul, "v", tokens, x.kv * d / tp, h});
+      } else {
+        ops.push_back({K::kMatmul, "qkv", tokens, (x.a + 2 * x.kv) * d / tp, h});
+      }
       if (t.qk_norm()) {
         // Megatron-Core's q_layernorm and k_layernorm (TENorm, RMSNorm per head) on the rank's
         // query and key heads: read and write them, 16-bit; backward read the input and the
@@ -325,7 +351,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     memory("norm", 2 * boundary);  // a hybrid MLP or experts layer's
   }
   if (kind == LayerKind::kDense || kind == LayerKind::kMlp) {
-    dense_mlp(x.f, "mlp up", "mlp down");
+    dense_mlp(x.f, "mlp up", "mlp down", shape.separate_projections && x.gated);
   } else {
     using R = LayerOp::Recomputable;
     ops.back().recomputable = R::kExpertNorm;
@@ -424,7 +450,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     if (t.has_moe_latent_size()) ops.push_back({K::kMatmul, "latent up", local_tokens, h, width});
     if (moe.num_shared_experts() > 0) {
       const size_t first_shared = ops.size();
-      dense_mlp(moe.num_shared_experts() * f, "shared expert up", "shared expert down");
+      dense_mlp(moe.num_shared_experts() * f, "shared expert up", "shared expert down", false);
       for (size_t i = first_shared; i < ops.size(); ++i) {
         ops[i].shared_expert = ops[i].kind == K::kMatmul || ops[i].kind == K::kMemory;
       }

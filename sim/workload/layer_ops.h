@@ -124,6 +124,9 @@ struct LayerShape {
   // The attention call receives keys and values repeated to the query heads
   // (job.attention_repeats_kv): a context-parallel exchange moves that many heads.
   bool repeated_kv = false;
+  // Separate query, key and value GEMMs and separate gate and up GEMMs (job.separate_projections)
+  // rather than one QKV and one FC1.
+  bool separate_projections = false;
   // Mamba-2 mixers as NeMo AutoModel's NemotronV3Mamba2Mixer runs them
   // (job.mamba_fused_norm_projection): batch-major, the scan ungated, the norm gating inside
   // mamba_ssm's combined function.
@@ -220,6 +223,12 @@ int windowed_layers_in(const schema::Transformer& t, int first, int count, Layer
 // output again for out_proj's weight gradient). LatentMoE experts: a
 // h -> latent GEMM before the router's dispatch and latent -> h after the combine, the dispatched
 // tokens and the experts at the latent width.
+// With shape.separate_projections, "q", "k" and "v" GEMMs replace "qkv" and a gated dense MLP's
+// "mlp gate" and "mlp up" (each f wide) its combined "mlp up" (shared experts stay combined);
+// before each block's all-gather a
+// backward-only kernel sums the input gradients of its p projections, as eager autograd
+// accumulates them (p - 1 adds, each reading two 16-bit gradients of the block's whole input and
+// writing one; under sequence parallelism before their reduce-scatter).
 // Requires: a transformer that passed the catalog checks and a shape that passed the
 // configuration checks (the degrees divide what they split; an expert layer's tensor
 // parallelism comes with sequence parallelism).

@@ -16,14 +16,20 @@ namespace s = schema;
 using K = LayerOp::Kind;
 
 // The base matmuls of a dense layer (layer_ops.cpp) that LoRA can adapt, and whether each splits
-// its output columns over tensor parallelism (QKV, FC1) rather than its input rows.
+// its output columns over tensor parallelism (QKV, FC1) rather than its input rows; with
+// separate projections (LayerShape::separate_projections) "q", "k", "v" are QKV's and "mlp gate"
+// and "mlp up" (then f wide) FC1's.
 struct Adaptable {
   const char* name;
   s::LoraTarget target;
   bool column_parallel;
 };
 constexpr Adaptable kAdaptable[] = {{"qkv", s::LINEAR_QKV, true},
+                                    {"q", s::LINEAR_QKV, true},
+                                    {"k", s::LINEAR_QKV, true},
+                                    {"v", s::LINEAR_QKV, true},
                                     {"attention out", s::LINEAR_PROJ, false},
+                                    {"mlp gate", s::LINEAR_FC1, true},
                                     {"mlp up", s::LINEAR_FC1, true},
                                     {"mlp down", s::LINEAR_FC2, false}};
 
@@ -77,27 +83,35 @@ std::vector<LayerOp> with_lora(const s::Lora& lora, std::vector<LayerOp> ops) {
   return out;
 }
 
-double lora_parameters_per_layer(const s::Transformer& t, const s::Lora& lora) {
+double lora_parameters_per_layer(const s::Transformer& t, const s::Lora& lora,
+                                 bool separate_projections) {
   const auto sizes = linear_weight_shapes(t);  // k, n
+  // The linear layers each weight of linear_weight_shapes is, each with its own A of k x r.
+  const double gated = gated_mlp(t) ? 2 : 1;
+  const double linears[] = {separate_projections ? 3.0 : 1.0, 1, separate_projections ? gated : 1,
+                            1};
+  const s::LoraTarget targets[] = {s::LINEAR_QKV, s::LINEAR_PROJ, s::LINEAR_FC1, s::LINEAR_FC2};
   double parameters = 0;
-  for (size_t i = 0; i < std::size(kAdaptable); ++i) {
-    if (lora_targets(lora, kAdaptable[i].target)) {
-      parameters += static_cast<double>(lora.rank()) * (sizes[i][0] + sizes[i][1]);
+  for (size_t i = 0; i < std::size(targets); ++i) {
+    if (lora_targets(lora, targets[i])) {
+      parameters += static_cast<double>(lora.rank()) * (linears[i] * sizes[i][0] + sizes[i][1]);
     }
   }
   return parameters;
 }
 
-double peft_flops_scale(const s::Transformer& t, const s::Lora& lora) {
-  const double adapters = lora_parameters_per_layer(t, lora) * t.num_layers();
+double peft_flops_scale(const s::Transformer& t, const s::TrainingJob& job) {
+  const double adapters =
+      lora_parameters_per_layer(t, job.lora(), job.separate_projections()) * t.num_layers();
   const double frozen = static_cast<double>(transformer_parameters(t).total());
   return (2 + adapters / frozen) / 3;
 }
 
-void add_lora_flops(const s::Transformer& t, const s::Lora& lora, TransformerFlops* flops) {
+void add_lora_flops(const s::Transformer& t, const s::TrainingJob& job, TransformerFlops* flops) {
   flops->frozen_base = true;
   // Every adapter parameter is one multiply-add per token.
-  flops->adapter_forward_per_token = 2 * lora_parameters_per_layer(t, lora);
+  flops->adapter_forward_per_token =
+      2 * lora_parameters_per_layer(t, job.lora(), job.separate_projections());
 }
 
 }  // namespace clustersim

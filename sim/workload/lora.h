@@ -36,24 +36,29 @@ bool lora_targets(const schema::Lora& lora, schema::LoraTarget target);
 // a row-parallel one (proj, FC2), so that each base GEMM stays beside the sequence-parallel
 // collective it overlaps with.
 // Requires: a rank >= 1; `ops` of a dense layer (the matmuls "qkv", "attention out", "mlp up",
-// "mlp down").
+// "mlp down", or with separate projections "q", "k", "v", "attention out", "mlp gate", "mlp up",
+// "mlp down": an adapter on each).
 std::vector<LayerOp> with_lora(const schema::Lora& lora, std::vector<LayerOp> ops);
 
 // Trainable parameters of one layer's adapters, whole (before any split): r (k + n) per adapted
-// weight of k x n (QKV h x (a + 2 kv) d, proj a d x h, FC1 h x f (2 f gated), FC2 f x h).
+// weight of k x n (QKV h x (a + 2 kv) d, proj a d x h, FC1 h x f (2 f gated), FC2 f x h); with
+// `separate_projections` (job.separate_projections) an A of k x r for each of the q, k, v and the
+// gate, up layers: r (3 h + (a + 2 kv) d) for QKV, r (2 h + 2 f) for a gated FC1.
 // Requires: a dense transformer that passed the catalog checks; a rank >= 1.
-double lora_parameters_per_layer(const schema::Transformer& t, const schema::Lora& lora);
+double lora_parameters_per_layer(const schema::Transformer& t, const schema::Lora& lora,
+                                 bool separate_projections);
 
 // NeMo AutoModel's PEFT FLOP scale (nemo_automodel/recipes/llm/benchmark.py @ b3c51c32): its
 // benchmark counts a LoRA step as the full-training model FLOPs times (2 + A / F) / 3, A the
 // adapters' parameters and F the frozen base's (forward and data gradient of every weight, weight
-// gradients of the adapters only), attention and logits included in the scaling.
-// Requires: a dense transformer that passed the catalog checks; a rank >= 1.
-double peft_flops_scale(const schema::Transformer& t, const schema::Lora& lora);
+// gradients of the adapters only), attention and logits included in the scaling; A as the job's
+// model has them (job.separate_projections: the benchmark counts the trainable parameters).
+// Requires: a dense transformer that passed the catalog checks; a job with a lora of rank >= 1.
+double peft_flops_scale(const schema::Transformer& t, const schema::TrainingJob& job);
 
-// `flops` of `t` with its base frozen and the adapters of `lora` trained (TransformerFlops's
-// frozen_base and adapter_forward_per_token).
-void add_lora_flops(const schema::Transformer& t, const schema::Lora& lora,
+// `flops` of `t` with its base frozen and the adapters of `job`'s lora trained
+// (TransformerFlops's frozen_base and adapter_forward_per_token).
+void add_lora_flops(const schema::Transformer& t, const schema::TrainingJob& job,
                     TransformerFlops* flops);
 
 }  // namespace clustersim

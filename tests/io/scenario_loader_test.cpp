@@ -282,6 +282,16 @@ TEST_CASE("AutoModel's fused Mamba mixer applies to a model with Mamba layers") 
         "\"resnet50\" has none\n");
 }
 
+TEST_CASE("separate q, k, v projections need a model whose attention has them") {
+  const std::string job = "token_budget: 1e9 sequence_length: 4096 separate_projections: true";
+  CHECK(scenario_errors(scenario("llama3-70b", job)) == "");
+  CHECK(scenario_errors(scenario("deepseek-v3", job)) ==
+        "s.textproto:7:43: job.separate_projections: applies to query, key and value projections; "
+        "\"deepseek-v3\" has latent attention\n");
+  CHECK(scenario_errors(scenario("resnet50", "steps: 10 separate_projections: true")) ==
+        "s.textproto:7:13: job.separate_projections: applies to transformers only\n");
+}
+
 TEST_CASE("an epoch budget needs the dataset size") {
   CHECK(scenario_errors(scenario("resnet50", "epochs: 90")) ==
         "s.textproto:7:3: job.epochs: needs dataset.num_samples\n");

@@ -232,7 +232,7 @@ TEST_CASE("FSDP2 holds two layers' unsharded 16-bit weights beside the shards") 
   lora.MergeFrom(testing::parse_message<s::TrainingJob>("lora { rank: 16 }"));
   const auto adapted =
       estimate_memory(llama, lora, plan(1, 1, 8, 1, "zero_stage: 3 fsdp2: true"), 1e15, {});
-  const double adapters = lora_parameters_per_layer(t, lora.lora()) * t.num_layers();
+  const double adapters = lora_parameters_per_layer(t, lora.lora(), false) * t.num_layers();
   CHECK(adapted.optimizer_bytes == Approx(12 * adapters / 8));
   CHECK(adapted.weights_bytes - fsdp2.weights_bytes ==
         Approx(2 * adapters / 8 + 2 * 2 * adapters / t.num_layers()));

@@ -365,6 +365,45 @@ TEST_CASE("a hybrid model's MXFP8 collectives move 16-bit data gradients, narrow
   }
 }
 
+TEST_CASE("separate projections: q, k, v and gate, up GEMMs of the combined FLOPs, gradients summed") {
+  // Llama 3 70B at TP 2 with sequence parallelism, 2 x 4096 tokens: q 8192 -> 64 x 128 / 2, k and
+  // v 8192 -> 8 x 128 / 2, gate and up 8192 -> 28672 / 2.
+  const auto& t = testing::shipped_catalog().models().find("llama3-70b")->value->transformer();
+  LayerShape shape{4096, 2, 2, true};
+  const std::vector<LayerOp> combined = layer_forward_ops(t, shape, LayerKind::kDense);
+  shape.separate_projections = true;
+  const std::vector<LayerOp> separate = layer_forward_ops(t, shape, LayerKind::kDense);
+  std::vector<std::string> matmuls;
+  for (const LayerOp& op : separate) {
+    if (op.kind == LayerOp::Kind::kMatmul) matmuls.push_back(op.name);
+  }
+  CHECK(matmuls == std::vector<std::string>{"q", "k", "v", "attention out", "mlp gate", "mlp up",
+                                            "mlp down"});
+  const double tokens = 8192, h = 8192;
+  CHECK(matmul_flops(separate, "q") == 2 * tokens * 4096 * h);
+  CHECK(matmul_flops(separate, "k") == 2 * tokens * 512 * h);
+  CHECK(matmul_flops(separate, "v") == matmul_flops(separate, "k"));
+  CHECK(matmul_flops(separate, "mlp gate") == 2 * tokens * 14336 * h);
+  CHECK(matmul_flops(separate, "mlp up") == matmul_flops(separate, "mlp gate"));
+  CHECK(matmul_flops(separate) == matmul_flops(combined));
+  // Backward only: eager autograd adds the p input gradients of the whole (gathered) input, p - 1
+  // adds reading two and writing one 16-bit tensor: 2 for q, k, v, 1 for gate, up; each before its
+  // block's all-gather (so that the all-gather still feeds the first GEMM).
+  int sums = 0;
+  for (size_t i = 0; i < separate.size(); ++i) {
+    const LayerOp& op = separate[i];
+    if (op.name.find("input gradient sum") == std::string::npos) continue;
+    ++sums;
+    const double adds = op.name == "attention input gradient sum" ? 2 : 1;
+    CHECK(op.bytes == 0);
+    REQUIRE(op.backward_bytes.has_value());
+    CHECK(*op.backward_bytes == 3 * adds * 2 * tokens * h);
+    CHECK(separate[i + 1].kind == LayerOp::Kind::kTensorAllGather);
+  }
+  CHECK(sums == 2);
+  CHECK(separate.size() == combined.size() + 2 + 3);
+}
+
 TEST_CASE("squared ReLU moves its MLP width twice: relu, then the square, each read and written") {
   // Nemotron-4 15B at micro-batch 2, sequence 4096, TP 2: 8192 tokens x 24576 / 2 per rank.
   schema::Transformer nemotron =

@@ -22,6 +22,10 @@ const s::Transformer& llama70b() { return testing::shipped_model("llama3-70b").t
 
 s::Lora lora(const std::string& text) { return testing::parse_message<s::Lora>(text); }
 
+s::TrainingJob lora_job(const std::string& text) {
+  return testing::parse_message<s::TrainingJob>(text);
+}
+
 // Llama 3 70B's dense layer at 4096 tokens, TP 1.
 std::vector<LayerOp> layer() {
   const LayerShape shape{4096, 1, 1, false, true, 1, s::P2P, 2.0};
@@ -91,13 +95,41 @@ TEST_CASE("LoRA's dropout is one kernel on each adapter's output, before the add
 
 TEST_CASE("LoRA's trainable parameters are r (k + n) per adapted weight") {
   // Llama 3 70B: QKV 8192 x 10240, proj 8192 x 8192, FC1 8192 x 2 x 28672, FC2 28672 x 8192.
-  CHECK(lora_parameters_per_layer(llama70b(), lora("rank: 16 target_modules: LINEAR_QKV")) ==
+  CHECK(lora_parameters_per_layer(llama70b(), lora("rank: 16 target_modules: LINEAR_QKV"), false) ==
         16.0 * (8192 + 10240));
-  CHECK(lora_parameters_per_layer(llama70b(), lora("rank: 16")) ==
+  CHECK(lora_parameters_per_layer(llama70b(), lora("rank: 16"), false) ==
         16.0 * ((8192 + 10240) + (8192 + 8192) + (8192 + 57344) + (28672 + 8192)));
   CHECK(lora_parameters_per_layer(
-            llama70b(), lora("rank: 4 target_modules: LINEAR_FC2 target_modules: LINEAR_PROJ")) ==
+            llama70b(), lora("rank: 4 target_modules: LINEAR_FC2 target_modules: LINEAR_PROJ"),
+            false) ==
         4.0 * ((8192 + 8192) + (28672 + 8192)));
+}
+
+TEST_CASE("with separate projections each of q, k, v and gate, up carries its own adapter") {
+  LayerShape shape{4096, 1, 1, false, true, 1, s::P2P, 2.0};
+  shape.separate_projections = true;
+  const std::vector<LayerOp> ops =
+      with_lora(lora("rank: 16"), layer_forward_ops(llama70b(), shape, LayerKind::kDense));
+  std::vector<std::string> order;
+  for (const LayerOp& op : ops) {
+    if (op.kind == K::kMatmul && op.name.find("adapter B") != std::string::npos) {
+      order.push_back(op.name);
+    }
+  }
+  CHECK(order == std::vector<std::string>{"q adapter B", "k adapter B", "v adapter B",
+                                          "attention out adapter B", "mlp gate adapter B",
+                                          "mlp up adapter B", "mlp down adapter B"});
+  // Each A reads the whole 4096 x 8192 input; each B writes its projection's width.
+  CHECK((named(ops, "k adapter A").k == 8192 && named(ops, "k adapter A").n == 16));
+  CHECK(named(ops, "k adapter B").n == 1024);
+  CHECK(named(ops, "mlp gate adapter B").n == 28672);
+  // r (3 h + (a + 2 kv) d) + r (a d + h) + r (2 h + 2 f) + r (f + h) for Llama 3 70B.
+  CHECK(lora_parameters_per_layer(llama70b(), lora("rank: 16"), true) ==
+        16.0 * ((3 * 8192 + 10240) + (8192 + 8192) + (2 * 8192 + 57344) + (28672 + 8192)));
+  TransformerFlops f = transformer_flops(llama70b(), 4096);
+  add_lora_flops(llama70b(), lora_job("lora { rank: 16 } separate_projections: true"), &f);
+  CHECK(f.adapter_forward_per_token ==
+        2 * lora_parameters_per_layer(llama70b(), lora("rank: 16"), true));
 }
 
 TEST_CASE(
@@ -107,7 +139,7 @@ TEST_CASE(
   const s::Transformer& t = testing::shipped_model("llama3-8b").transformer();
   const double adapters =
       32 * 16.0 * ((4096 + 6144) + (4096 + 4096) + (4096 + 28672) + (14336 + 4096));
-  const double scale = peft_flops_scale(t, lora("rank: 16"));
+  const double scale = peft_flops_scale(t, lora_job("lora { rank: 16 }"));
   CHECK(scale == Approx((2 + adapters / 8030261248.0) / 3));
   // The published 1-GPU row (AutoModel docs/performance-summary.mdx @ 36044ad3): 32 x 4096 tokens
   // in 10.51 s at 402 TFLOP/s.
@@ -144,10 +176,9 @@ TEST_CASE("a frozen GEMM's FP8 casts write one copy each, its MXFP8 weights none
 
 TEST_CASE(
     "LoRA's model FLOPs: the frozen weights forward + data gradient, attention and adapters 3x") {
-  const s::Lora qkv = lora("rank: 16 target_modules: LINEAR_QKV");
   const TransformerFlops full = transformer_flops(llama70b(), 4096);
   TransformerFlops f = full;
-  add_lora_flops(llama70b(), qkv, &f);
+  add_lora_flops(llama70b(), lora_job("lora { rank: 16 target_modules: LINEAR_QKV }"), &f);
   // Per token: 2 x (80 layers' weight GEMMs + logits) + 3 x 80 x (attention + 2 r (k + n)).
   const double l = 80, attention = full.attention_forward_per_token;
   const double weights = l * (full.layer_forward_per_token - attention) + 2.0 * 8192 * 128256;

@@ -56,9 +56,9 @@ double predicted_tflops(const Evaluation& e, const Configuration& c,
                 bridge_v03 ? FlopsFormula::kBridgeV03 : FlopsFormula::kExact);
   double scale = 1;
   if (sc.job().has_lora() && peft_scaled)
-    scale = peft_flops_scale(t, sc.job().lora());
+    scale = peft_flops_scale(t, sc.job());
   else if (sc.job().has_lora())
-    add_lora_flops(t, sc.job().lora(), &flops);
+    add_lora_flops(t, sc.job(), &flops);
   const double per_token = scale * (convention == s::Published::WITH_FULL_RECOMPUTE
                                         ? flops.with_full_recompute_per_token()
                                         : flops.model_per_token());
