@@ -93,16 +93,19 @@ TEST_CASE("before the fused NVFP4 cast, the transformed column-wise copy reads t
   CHECK(frozen.forward == fp8_cast_bytes({gemm}, s::NVFP4, kBlackwell, 1, false).forward);
 }
 
+// A (m x k) . (k x n) GEMM between a sequence-parallel all-gather and a reduce-scatter.
+std::vector<LayerOp> gathered_gemm(int64_t m, int64_t k, int64_t n) {
+  LayerOp gemm{LayerOp::Kind::kMatmul, "gemm"};
+  gemm.m = m, gemm.k = k, gemm.n = n;
+  return {{LayerOp::Kind::kTensorAllGather, "gather"}, gemm,
+          {LayerOp::Kind::kTensorReduceScatter, "scatter"}};
+}
+
 TEST_CASE("a GEMM casts its input in the forward and its output gradient in the backward") {
   // (m x k) . (k x n) after a sequence-parallel all-gather over 4 ranks and before a
   // reduce-scatter: the input cast on the rank's m / 4 rows, the gradient likewise.
   const int64_t m = 8192, k = 4096, n = 1024;
-  std::vector<LayerOp> ops;
-  ops.push_back({LayerOp::Kind::kTensorAllGather, "gather"});
-  LayerOp gemm{LayerOp::Kind::kMatmul, "gemm"};
-  gemm.m = m, gemm.k = k, gemm.n = n;
-  ops.push_back(gemm);
-  ops.push_back({LayerOp::Kind::kTensorReduceScatter, "scatter"});
+  std::vector<LayerOp> ops = gathered_gemm(m, k, n);
   const Fp8CastBytes bytes = fp8_cast_bytes(ops, s::MXFP8, kBlackwell, 4);
   const double per_element = fp8_cast_bytes_per_element(s::MXFP8, kBlackwell);
   CHECK(bytes.forward == Approx(per_element * m / 4 * k));
@@ -117,12 +120,7 @@ TEST_CASE("per-tensor FP8 on Hopper transposes a gathered tensor whole on every 
   // amax 2, write 1), and in the backward the gathered input and the gathered output gradient
   // transposed whole (read 1, write 1 of all m rows), not on the shard.
   const int64_t m = 8192, k = 4096, n = 1024;
-  std::vector<LayerOp> ops;
-  ops.push_back({LayerOp::Kind::kTensorAllGather, "gather"});
-  LayerOp gemm{LayerOp::Kind::kMatmul, "gemm"};
-  gemm.m = m, gemm.k = k, gemm.n = n;
-  ops.push_back(gemm);
-  ops.push_back({LayerOp::Kind::kTensorReduceScatter, "scatter"});
+  std::vector<LayerOp> ops = gathered_gemm(m, k, n);
   const Fp8CastBytes hopper = fp8_cast_bytes(ops, s::CURRENT_SCALING, kHopper, 4);
   CHECK(hopper.forward == Approx(5.0 * m / 4 * k));
   CHECK(hopper.backward == Approx(2.0 * m * k + (5.0 / 4 + 2) * m * n));
@@ -141,7 +139,7 @@ TEST_CASE("per-tensor FP8 on Hopper transposes a gathered tensor whole on every 
   CHECK(frozen.forward == Approx(5.0 * m / 4 * k));
   CHECK(frozen.backward == Approx(5.0 * m / 4 * n));
   // Without a gather (TP 1) both copies are cast on the whole tensor, as before.
-  const Fp8CastBytes alone = fp8_cast_bytes({gemm}, s::CURRENT_SCALING, kHopper, 1);
+  const Fp8CastBytes alone = fp8_cast_bytes({gathered_gemm(m, k, n)[1]}, s::CURRENT_SCALING, kHopper, 1);
   CHECK(alone.forward == Approx(6.0 * m * k));
   CHECK(alone.backward == Approx(6.0 * m * n));
 }
