@@ -81,7 +81,8 @@ void check_price_file(const FieldChecker& prices, const Catalog& catalog) {
   for (int i = 0; i < m.exchange_rate_size(); ++i) {
     const FieldChecker rate = prices.child("exchange_rate", i);
     rate.require_enum("currency");
-    rate.require_positive("in_report_currency");
+    rate.require("in_report_currency") &&
+        rate.in_range("in_report_currency", kMinExchangeRate, kMaxExchangeRate);
     if (!currencies.insert(m.exchange_rate(i).currency()).second) {
       rate.error("currency", "has a second exchange rate");
     }

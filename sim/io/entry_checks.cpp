@@ -143,9 +143,10 @@ void check_price(const FieldChecker& price) {
   price.require_enum("currency");
   const bool absolute = price.has("per_hour"), relative = price.has("discount_fraction");
   if (absolute == relative) price.error_here("give exactly one of per_hour or discount_fraction");
-  price.positive("per_hour");
+  price.positive("per_hour") && price.in_range("per_hour", 0, kMaxPricePerHour);
   price.in_range("discount_fraction", 0, 1);
-  if (price.has("per_hour_max") && price.positive("per_hour_max") && absolute &&
+  if (price.has("per_hour_max") && price.positive("per_hour_max") &&
+      price.in_range("per_hour_max", 0, kMaxPricePerHour) && absolute &&
       price.number("per_hour_max") < price.number("per_hour")) {
     price.error("per_hour_max",
                 "must be >= per_hour (" + format_number(price.number("per_hour")) + ")");

@@ -87,7 +87,8 @@ void check_lora(const FieldChecker& job, const s::Model& model) {
 
 void check_job(const FieldChecker& job, const s::Model* model) {
   const auto& m = static_cast<const s::TrainingJob&>(job.message());
-  job.require("global_batch_size") && job.at_least("global_batch_size", 1);
+  job.require("global_batch_size") &&
+      job.in_range("global_batch_size", 1, static_cast<double>(kMaxGlobalBatch));
   job.require_enum("precision");
   job.require_enum("optimizer");
   if (m.budget_case() == s::TrainingJob::BUDGET_NOT_SET) {
@@ -99,7 +100,10 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   if (m.has_epochs() && !(m.has_dataset() && m.dataset().has_num_samples())) {
     job.error("epochs", "needs dataset.num_samples");
   }
-  if (m.has_dataset()) job.child("dataset").at_least("num_samples", 1);
+  if (m.has_dataset()) {
+    job.child("dataset").at_least("num_samples", 1);
+    job.child("dataset").positive("mean_sample_bytes");  // nan passed where no loader reads it
+  }
   const bool narrow = m.precision() == s::FP8 || m.precision() == s::FP4;
   for (const char* field : {"fp8_recipe", "fp8_parameters"}) {
     if (job.has(field) && !narrow) job.error(field, "applies to precision FP8 or FP4");
@@ -557,7 +561,8 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   check_pipeline_split(p, model);
 }
 
-void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenario) {
+void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenario,
+                            const s::Model* model) {
   for (const char* listed : {"tensor_parallel", "pipeline_parallel", "context_parallel",
                              "micro_batch_size", "virtual_stages", "schedule"}) {
     if (sweep.has(listed)) sweep.error(listed, "cannot be listed beside auto_parallelism");
@@ -569,6 +574,10 @@ void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenar
   automatic.at_least("micro_batch_size", 1);
   automatic.at_least("max_pipeline_parallel", 1);
   automatic.at_least("max_virtual_stages", 1);
+  // Each chunk holds a layer: more chunks than layers give no layout, and 2^31 - 1 of them took
+  // the enumeration 2^31 tries a layout.
+  check_degree_values(automatic, "max_virtual_stages",
+                      [&](int vs) { return virtual_stages_problem(vs, model); });
   automatic.at_least("max_context_parallel", 1);
   if (scenario.sweep().auto_parallelism().hybrid_sharding() && sweep.has("data_parallel_shard")) {
     sweep.error("data_parallel_shard",
@@ -651,7 +660,7 @@ void check_sweep(const FieldChecker& sweep, const s::Scenario& scenario, const s
   if (scenario.sweep().has_constraints()) check_availability(sweep.child("constraints"), catalog);
   check_parallelism_fields(sweep, model);
   sweep.at_least("nodes", 1);
-  if (scenario.sweep().has_auto_parallelism()) check_auto_parallelism(sweep, scenario);
+  if (scenario.sweep().has_auto_parallelism()) check_auto_parallelism(sweep, scenario, model);
   if (scenario.sweep().data_parallel_shard_size() > 0 ||
       scenario.sweep().auto_parallelism().hybrid_sharding()) {
     check_hybrid_sharding_stage(sweep, scenario);

@@ -73,5 +73,18 @@ TEST_CASE("mixing currencies without an exchange rate is an error at the instanc
   CHECK(rate_in_file->model->currency == schema::USD);
 }
 
+TEST_CASE("an exchange rate outside [1e-6, 1e6] is an error at its line") {
+  // A rate of 1e300 times a price overflowed every cost to inf.
+  const std::string sweep =
+      "instance: \"aws.p4d.24xlarge\"\n}\nsweep {\n  instance: [\"aws.p4d.24xlarge\", "
+      "\"aliyun.ecs.ebmgn7e.32xlarge\"]";
+  auto huge = load_cost(cost_scenario("", sweep),
+                        "report_currency: USD\nexchange_rate { currency: CNY "
+                        "in_report_currency: 1e300 }");
+  CHECK(huge->diagnostics ==
+        "p.textproto:2:31: exchange_rate[0].in_report_currency: must be in [1e-06, 1000000], got "
+        "1e+300\n");
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -480,6 +480,18 @@ TEST_CASE("a spot range whose maximum is below its minimum is rejected") {
         "c.textproto:21:51: instance[0].price[1].per_hour_max: must be >= per_hour (9)\n");
 }
 
+TEST_CASE("a price beyond a million an hour is refused, not priced at inf") {
+  // 1e308 an hour x nodes x hours overflowed: every cost printed inf.
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                    "\n  price { billing: SPOT currency: USD "
+                                                    "per_hour: 1e308 }")) ==
+        "c.textproto:21:39: instance[0].price[1].per_hour: must be in [0, 1000000], got 1e+308\n");
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                    "\n  price { billing: SPOT currency: USD "
+                                                    "per_hour: 9 per_hour_max: inf }")) ==
+        "c.textproto:21:51: instance[0].price[1].per_hour_max: must be > 0, got inf\n");
+}
+
 TEST_CASE("a price needs exactly one of per_hour or discount_fraction") {
   CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
                                                     "\n  price { billing: SPOT currency: USD }")) ==
@@ -681,11 +693,15 @@ TEST_CASE("a GLU gate's sigmoid scale must be positive and needs SWIGLU") {
         "c.textproto:7:5: model[0].transformer.glu_gate_sigmoid_scale: applies to SWIGLU only\n");
 }
 
-TEST_CASE("a YaRN factor must exceed 1 and needs a rotary embedding of query and key heads") {
+TEST_CASE("a YaRN factor must be finite, exceed 1 and needs a rotary embedding of query and key heads") {
   CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: 32")) == "");
   CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: 1")) ==
-        "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: must be > 1 (a factor of 1 is "
-        "no YaRN scaling)\n");
+        "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: must be finite and > 1 (a "
+        "factor of 1 is no YaRN scaling), got 1\n");
+  // nan compares false with 1: it passed the check before.
+  CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: nan")) ==
+        "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: must be finite and > 1 (a "
+        "factor of 1 is no YaRN scaling), got nan\n");
   std::string learned = transformer_model("m", "yarn_rotary_factor: 32");
   learned.replace(learned.find("ROTARY"), 6, "LEARNED");
   CHECK(catalog_errors(learned) ==
