@@ -391,7 +391,17 @@ void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario
   if (m.traffic().has_trace_file()) {
     const std::filesystem::path dir = std::filesystem::path(loaded->file->path).parent_path();
     const std::string path = (dir / m.traffic().trace_file()).string();
-    read_trace(path, context, &loaded->trace, root.diagnostics());
+    Diagnostics trace;
+    read_trace(path, context, &loaded->trace, &trace);
+    // A file that cannot be read (missing, a directory) is reported where the scenario names it;
+    // a bad line at its own line of the trace.
+    for (const Diagnostic& d : trace.all()) {
+      if (d.where.line == 0) {
+        traffic.error("trace_file", path + ": " + d.message);
+      } else {
+        root.diagnostics()->add_error(d.where, d.field_path, d.message);
+      }
+    }
   }
 }
 
