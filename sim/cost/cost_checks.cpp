@@ -106,6 +106,7 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedSc
       cost.error("billing", "must be set to a value other than BILLING_MODE_UNSPECIFIED", i);
     }
   }
+  cost.distinct_lists();  // billing modes
   if (m.has_prices()) check_price_file(cost.child("prices"), catalog);
   cost.non_negative("preemptions_per_instance_hour");
   const bool preempted = has_spot(m) && m.preemptions_per_instance_hour() > 0;

@@ -63,6 +63,10 @@ class FieldChecker {
   bool latency_us(std::string_view field) const { return in_range(field, 0, kMaxLatency_us); }
   static constexpr double kMinRate = 1e-3;
   static constexpr double kMaxLatency_us = 1e6;
+  // Each element of every repeated field of this message listed once (an axis or a list of
+  // billing modes naming a value twice gives every row twice), but those of message type `skip`.
+  // Reports each repeat at its element; true when there is none.
+  bool distinct_lists(const google::protobuf::Descriptor* skip = nullptr) const;
   // An enum field that must be present and not its *_UNSPECIFIED zero value.
   bool require_enum(std::string_view field) const;
 

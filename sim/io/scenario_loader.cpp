@@ -631,32 +631,9 @@ void check_constraints(const FieldChecker& constraints) {
   }
 }
 
-// A value listed twice in one axis would evaluate the same configurations twice. (Ranges are
-// checked through the values they add to their axis.)
-void check_no_repeated_values(const FieldChecker& sweep) {
-  const google::protobuf::Message& m = sweep.message();
-  const google::protobuf::Reflection& reflection = *m.GetReflection();
-  const google::protobuf::Descriptor* descriptor = m.GetDescriptor();
-  for (int f = 0; f < descriptor->field_count(); ++f) {
-    const google::protobuf::FieldDescriptor* field = descriptor->field(f);
-    if (!field->is_repeated() || field->message_type() == s::AxisRange::descriptor()) continue;
-    const bool message = field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE;
-    std::set<std::string> seen;
-    for (int i = 0; i < reflection.FieldSize(m, field); ++i) {
-      std::string text;
-      if (message) {
-        text = "{ " + reflection.GetRepeatedMessage(m, field, i).ShortDebugString() + " }";
-      } else {
-        google::protobuf::TextFormat::PrintFieldValueToString(m, field, i, &text);
-      }
-      if (!seen.insert(text).second) sweep.error(field->name(), text + " is listed twice", i);
-    }
-  }
-}
-
 void check_sweep(const FieldChecker& sweep, const s::Scenario& scenario, const s::Model* model,
                  const Catalog& catalog) {
-  check_no_repeated_values(sweep);
+  sweep.distinct_lists(s::AxisRange::descriptor());  // ranges add to the axes checked here
   if (scenario.sweep().has_constraints()) check_availability(sweep.child("constraints"), catalog);
   check_parallelism_fields(sweep, model);
   sweep.at_least("nodes", 1);

@@ -480,6 +480,8 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   if (m.has_deployment()) check_disaggregation(root, catalog, loaded.get());
   if (m.has_deployment()) check_deployment_size(root);
   if (m.has_sweep()) check_sweep_size(root);
+  if (m.has_sweep()) root.child("sweep").distinct_lists();
+  root.distinct_lists(s::BatchBenchmark::descriptor());  // billing modes
   if (m.has_slo()) check_slo(root.child("slo"));
   if (m.has_prices()) check_price_file(root.child("prices"), catalog);
   for (int i = 0; i < m.billing_size(); ++i) {

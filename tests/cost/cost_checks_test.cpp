@@ -37,6 +37,12 @@ TEST_CASE("a checkpoint interval of 0 is an error") {
              Catch::Contains("s.textproto:20:5: cost.checkpoint.interval_s: must be > 0"));
 }
 
+TEST_CASE("a billing mode listed twice is an error at its position") {
+  // Each configuration was priced and listed twice in that mode.
+  auto loaded = load_cost(cost_scenario("  billing: [ON_DEMAND, SPOT, ON_DEMAND]"));
+  CHECK(loaded->diagnostics == "s.textproto:18:3: cost.billing[2]: ON_DEMAND is listed twice\n");
+}
+
 TEST_CASE("spot preemptions need a checkpoint and a restart") {
   auto loaded = load_cost(cost_scenario("  billing: SPOT\n  preemptions_per_instance_hour: 0.1"));
   CHECK_THAT(loaded->diagnostics, Catch::Contains("cost.restart: is required") &&
