@@ -285,6 +285,15 @@ TEST_CASE("efficiency priors must say so and must describe efficiencies the GPU 
   CHECK(catalog_errors(gpu_entry("  memory_efficiency_fraction: 0.8\n" + priors)) == "");
 }
 
+TEST_CASE("a link faster than 1e9 GB/s is refused") {
+  // NVLink at 1e300 GB/s stopped a run with "internal error: an event scheduled in the past".
+  std::string fast = gpu_entry();
+  fast.replace(fast.find("per_direction_gb_per_s: 300"), 27, "per_direction_gb_per_s: 1e300");
+  CHECK(catalog_errors(fast) ==
+        "c.textproto:7:36: gpu[0].nvlink.per_direction_gb_per_s: must be in [0.001, 1e+09], "
+        "got 1e+300\n");
+}
+
 TEST_CASE("HCCS links are checked, exclude NVLink and are needed by an HCCS instance") {
   CHECK(catalog_errors(gpu_entry("  hccs { links: 7 per_direction_gb_per_s: -196 }")) ==
         "c.textproto:9:3: gpu[0].hccs: a GPU has nvlink or hccs, not both\n"
