@@ -65,6 +65,11 @@ class FieldChecker {
   bool require_rate(std::string_view field) const { return require(field) && rate(field); }
   // A latency in microseconds: >= 0 and at most kMaxLatency_us (a second), for the same reason.
   bool latency_us(std::string_view field) const { return in_range(field, 0, kMaxLatency_us); }
+  // A memory size of a GPU, a host or a runtime's reserve, in GiB: from 0 to kMaxMemory_gib (a
+  // PiB, thousands of times any GPU's or host's). A CUDA context of 1e300 GiB printed a step's
+  // memory as inf and its shortfall as -9223372036854775808 GiB.
+  bool memory_gib(std::string_view field) const { return in_range(field, 0, kMaxMemory_gib); }
+  static constexpr double kMaxMemory_gib = 1 << 20;
   static constexpr double kMinRate = 1e-3;
   static constexpr double kMaxRate = 1e9;
   static constexpr double kMaxLatency_us = 1e6;

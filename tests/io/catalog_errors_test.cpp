@@ -99,6 +99,16 @@ std::string runtime_entry(const std::string& extra = "") {
          testing::kSource + "\n" + extra + "\n}\n";
 }
 
+TEST_CASE("a runtime's memory reserve beyond a PiB is refused") {
+  // A CUDA context of 1e300 GiB printed a step's memory as inf and its shortfall as
+  // -9223372036854775808 GiB.
+  std::string huge = runtime_entry();
+  huge.replace(huge.find("cuda_context_gib: 0.4"), 21, "cuda_context_gib: 1e300");
+  CHECK_THAT(catalog_errors(huge),
+             Catch::StartsWith("c.textproto:3:3: runtime[0].cuda_context_gib: must be in [0, "
+                               "1048576], got 1e+300\n"));
+}
+
 TEST_CASE("the runtime's defaults are computed, never written") {
   // The GPU entry takes lines 1-13, the runtime starts on line 14 (`extra` on line 20).
   const std::string fitted = gpu_entry(
