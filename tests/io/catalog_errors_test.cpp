@@ -795,10 +795,17 @@ TEST_CASE("an entry without a source gets a warning") {
             "c.textproto:1:1: warning: fabric[0].source: has no source") != std::string::npos);
 }
 
-TEST_CASE("a missing catalog directory is an error") {
+TEST_CASE("a missing catalog directory, or a file given for one, is an error") {
   Diagnostics diagnostics;
   Catalog::load({"/nonexistent-catalog"}, &diagnostics);
   CHECK(diagnostics.to_string() == "/nonexistent-catalog: catalog directory does not exist\n");
+  // A file given as --catalog: it was reported as a directory that does not exist.
+  TempDir dir;
+  const std::string file = dir.write("c.textproto", "");
+  Diagnostics file_given;
+  Catalog::load({file}, &file_given);
+  CHECK(file_given.to_string() ==
+        file + ": is not a directory: a catalog is a directory of .textproto files\n");
 }
 
 }  // namespace
