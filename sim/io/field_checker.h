@@ -63,6 +63,10 @@ class FieldChecker {
     return positive(field) && in_range(field, kMinRate, kMaxRate);
   }
   bool require_rate(std::string_view field) const { return require(field) && rate(field); }
+  // A published figure to score against (a step time, TFLOP/s, tokens/s, milliseconds, GB): > 0
+  // and from kMinRate to kMaxRate of its unit. A published TFLOP/s of 1e-300 printed an error of
+  // 2.7e302 % (300 digits), one of 1e300 a 300-digit figure.
+  bool figure(std::string_view field) const { return rate(field); }
   // A latency in microseconds: >= 0 and at most kMaxLatency_us (a second), for the same reason.
   bool latency_us(std::string_view field) const { return in_range(field, 0, kMaxLatency_us); }
   // A memory size of a GPU, a host or a runtime's reserve, in GiB: from 0 to kMaxMemory_gib (a

@@ -876,9 +876,9 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
 void check_published(const FieldChecker& published, const s::Published& figures,
                      const s::Model* model) {
   published.require("group");
-  published.positive("step_time_s");
-  published.positive("tokens_per_s_per_gpu");
-  published.require_positive("tflops_per_gpu");
+  published.figure("step_time_s");
+  published.figure("tokens_per_s_per_gpu");
+  published.require("tflops_per_gpu") && published.figure("tflops_per_gpu");
   if (!published.require_enum("flops_convention") || model == nullptr) return;
   const s::Transformer& t = model->transformer();
   if (t.has_hybrid_layer_pattern() &&

@@ -713,7 +713,7 @@ TEST_CASE("model chunks of an interleaved schedule at most the model's layers") 
         "(32)\n");
 }
 
-TEST_CASE("a published figure must be finite and positive, with its group and convention") {
+TEST_CASE("a published figure must be finite, positive and in range, with its group and convention") {
   const std::string published =
       "published { group: \"g\" tflops_per_gpu: inf flops_convention: MODEL_FLOPS "
       "step_time_s: 0 }\n";
@@ -721,6 +721,12 @@ TEST_CASE("a published figure must be finite and positive, with its group and co
                                  "instance: \"aws.p4d.24xlarge\" nodes: 2", published)) ==
         "s.textproto:12:74: published.step_time_s: must be > 0, got 0\n"
         "s.textproto:12:24: published.tflops_per_gpu: must be > 0, got inf\n");
+  // 1e-300 TFLOP/s printed an error of 2.7e302 % in 300 digits.
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                 "published { group: \"g\" tflops_per_gpu: 1e-300 "
+                                 "flops_convention: MODEL_FLOPS }\n")) ==
+        "s.textproto:12:24: published.tflops_per_gpu: must be in [0.001, 1e+09], got 1e-300\n");
   CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",
                                  "published { tflops_per_gpu: 100 }\n")) ==
