@@ -81,7 +81,8 @@ void check_price_file(const FieldChecker& prices, const Catalog& catalog) {
   for (int i = 0; i < m.exchange_rate_size(); ++i) {
     const FieldChecker rate = prices.child("exchange_rate", i);
     rate.require_enum("currency");
-    rate.require_positive("in_report_currency");
+    rate.require("in_report_currency") &&
+        rate.in_range("in_report_currency", kMinExchangeRate, kMaxExchangeRate);
     if (!currencies.insert(m.exchange_rate(i).currency()).second) {
       rate.error("currency", "has a second exchange rate");
     }
@@ -105,6 +106,7 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedSc
       cost.error("billing", "must be set to a value other than BILLING_MODE_UNSPECIFIED", i);
     }
   }
+  cost.distinct_lists();  // billing modes
   if (m.has_prices()) check_price_file(cost.child("prices"), catalog);
   cost.non_negative("preemptions_per_instance_hour");
   const bool preempted = has_spot(m) && m.preemptions_per_instance_hour() > 0;

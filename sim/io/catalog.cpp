@@ -27,7 +27,11 @@ std::vector<std::string> textproto_files(const std::string& directory, Diagnosti
   std::vector<std::string> paths;
   std::error_code error;
   if (!fs::is_directory(directory, error)) {
-    diagnostics->add_error({directory, 0, 0}, "", "catalog directory does not exist");
+    // A file given for a directory was reported as a directory that does not exist.
+    diagnostics->add_error({directory, 0, 0}, "",
+                           fs::exists(directory, error)
+                               ? "is not a directory: a catalog is a directory of .textproto files"
+                               : "catalog directory does not exist");
     return paths;
   }
   for (fs::recursive_directory_iterator it(directory, error), end; !error && it != end;

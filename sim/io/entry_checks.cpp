@@ -142,9 +142,10 @@ void check_price(const FieldChecker& price) {
   price.require_enum("currency");
   const bool absolute = price.has("per_hour"), relative = price.has("discount_fraction");
   if (absolute == relative) price.error_here("give exactly one of per_hour or discount_fraction");
-  price.positive("per_hour");
+  price.positive("per_hour") && price.in_range("per_hour", 0, kMaxPricePerHour);
   price.in_range("discount_fraction", 0, 1);
-  if (price.has("per_hour_max") && price.positive("per_hour_max") && absolute &&
+  if (price.has("per_hour_max") && price.positive("per_hour_max") &&
+      price.in_range("per_hour_max", 0, kMaxPricePerHour) && absolute &&
       price.number("per_hour_max") < price.number("per_hour")) {
     price.error("per_hour_max",
                 "must be >= per_hour (" + format_number(price.number("per_hour")) + ")");
@@ -164,7 +165,7 @@ void check_source(const FieldChecker& entry) {
 void check_gpu(const FieldChecker& gpu) {
   gpu.require("name");
   gpu.require_enum("form_factor");
-  gpu.require_positive("memory_gib");
+  gpu.require_positive("memory_gib") && gpu.memory_gib("memory_gib");
   gpu.require_rate("memory_bandwidth_gb_per_s");
   gpu.positive("tdp_w");
   if (as_gpu(gpu).vendor() == "NVIDIA") gpu.require("streaming_multiprocessors");
@@ -290,7 +291,7 @@ void check_instance(const FieldChecker& instance) {
     instance.require("gpu");
     instance.require("gpu_count") && instance.at_least("gpu_count", 1);
   }
-  instance.positive("gpu_memory_gib");
+  instance.positive("gpu_memory_gib") && instance.memory_gib("gpu_memory_gib");
   if (!cpu_only && instance.require_enum("gpu_interconnect") && m.has_gpu_count()) {
     const bool single = m.gpu_interconnect() == s::SINGLE_GPU;
     if (single != (m.gpu_count() == 1)) {
@@ -302,7 +303,7 @@ void check_instance(const FieldChecker& instance) {
   check_nvlink_domain(instance);
   check_cpu_sockets(instance);
   instance.require("vcpus") && instance.at_least("vcpus", 1);
-  instance.require_positive("host_memory_gib");
+  instance.require_positive("host_memory_gib") && instance.memory_gib("host_memory_gib");
   if (instance.has("cpu")) instance.child("cpu").positive("clock_ghz");
   if (instance.require("network")) {
     const FieldChecker net = instance.child("network");
@@ -403,8 +404,8 @@ void check_link_class(const FieldChecker& link) {
 
 void check_runtime(const FieldChecker& runtime) {
   runtime.require("name");
-  runtime.require("cuda_context_gib") && runtime.non_negative("cuda_context_gib");
-  runtime.require("communicator_gib") && runtime.non_negative("communicator_gib");
+  runtime.require("cuda_context_gib") && runtime.memory_gib("cuda_context_gib");
+  runtime.require("communicator_gib") && runtime.memory_gib("communicator_gib");
   runtime.require("allocator_overhead_fraction") &&
       runtime.in_range("allocator_overhead_fraction", 0, 1);
   for (const RuntimeDefault& d : runtime_defaults()) {
@@ -423,8 +424,8 @@ void check_serving_fit(const FieldChecker& fit) {
   fit.require("compute_fraction") && fit.in_range("compute_fraction", 0.01, 1);
   fit.require("memory_fraction") && fit.in_range("memory_fraction", 0.01, 1);
   fit.require("layer_overhead_us") && fit.non_negative("layer_overhead_us");
-  fit.non_negative("memory_overhead_gib");
-  fit.non_negative("tensor_parallel_memory_gib");
+  fit.memory_gib("memory_overhead_gib");
+  fit.memory_gib("tensor_parallel_memory_gib");
   fit.in_range("kv_reread_fraction", 0, 1);
   fit.in_range("fp8_kv_reread_fraction", 0, 1);
   fit.in_range("fp8_matmul_fraction", 0.01, 1);
@@ -448,9 +449,9 @@ void check_serving_runtime(const FieldChecker& runtime) {
   runtime.require("iteration_overhead_us") && runtime.non_negative("iteration_overhead_us");
   runtime.non_negative("allreduce_overhead_us");
   runtime.non_negative("static_prefill_overhead_us");
-  runtime.require("memory_overhead_gib") && runtime.non_negative("memory_overhead_gib");
+  runtime.require("memory_overhead_gib") && runtime.memory_gib("memory_overhead_gib");
   runtime.require("tensor_parallel_memory_gib") &&
-      runtime.non_negative("tensor_parallel_memory_gib");
+      runtime.memory_gib("tensor_parallel_memory_gib");
   runtime.at_least("grouped_attention_head_dim", 1);
   runtime.at_least("grouped_attention_query_heads_per_kv", 1);
   runtime.at_least("expert_matmul_row_tile", 1);

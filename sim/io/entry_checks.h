@@ -15,6 +15,13 @@ void check_link_class(const FieldChecker& entry);
 void check_runtime(const FieldChecker& entry);
 void check_serving_runtime(const FieldChecker& entry);
 void check_model(const FieldChecker& entry);  // in model_checks.cpp
+// The highest price of an instance-hour in any currency, and the range of an exchange rate: about
+// 2,000 times the costliest catalog entry (520 CNY an hour), and 50 times the widest rate between
+// two currencies (about 2e4: a US dollar in Indonesian rupiah), so that no cost (a price x nodes x
+// hours) overflows: a price of 1e308 printed every cost as inf.
+inline constexpr double kMaxPricePerHour = 1e6;
+inline constexpr double kMinExchangeRate = 1e-6;
+inline constexpr double kMaxExchangeRate = 1e6;
 // One price of an instance (also of a user price override).
 void check_price(const FieldChecker& price);
 

@@ -2,6 +2,7 @@
 #include "sim/io/field_checker.h"
 
 #include <cmath>
+#include <set>
 
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
@@ -131,6 +132,30 @@ bool FieldChecker::non_negative(std::string_view field) const {
 bool FieldChecker::at_least(std::string_view field, double minimum) const {
   return check_values(field, ">= " + format_number(minimum),
                       [minimum](double v) { return v >= minimum; });
+}
+
+bool FieldChecker::distinct_lists(const pb::Descriptor* skip) const {
+  const pb::Reflection& reflection = *message_->GetReflection();
+  const pb::Descriptor* type = message_->GetDescriptor();
+  bool distinct = true;
+  for (int f = 0; f < type->field_count(); ++f) {
+    const pb::FieldDescriptor* field = type->field(f);
+    if (!field->is_repeated() || (skip != nullptr && field->message_type() == skip)) continue;
+    std::set<std::string> seen;
+    for (int i = 0; i < reflection.FieldSize(*message_, field); ++i) {
+      std::string text;
+      if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        text = "{ " + reflection.GetRepeatedMessage(*message_, field, i).ShortDebugString() + " }";
+      } else {
+        pb::TextFormat::PrintFieldValueToString(*message_, field, i, &text);
+      }
+      if (!seen.insert(text).second) {
+        error(field->name(), text + " is listed twice", i);
+        distinct = false;
+      }
+    }
+  }
+  return distinct;
 }
 
 bool FieldChecker::in_range(std::string_view field, double low, double high) const {

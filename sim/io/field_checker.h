@@ -54,15 +54,33 @@ class FieldChecker {
   bool at_least(std::string_view field, double minimum) const;
   bool in_range(std::string_view field, double low, double high) const;
   bool require_positive(std::string_view field) const { return require(field) && positive(field); }
-  // A rate of hardware (a bandwidth in GB/s, Gbit/s or MB/s, a peak in TFLOP/s): > 0 and at least
-  // kMinRate of its unit. Slower than any link or chip built (a 1 Gbit/s NIC, a T4's 65
-  // TFLOP/s), a rate near zero made one step outlast the 107 days the picosecond clock spans.
-  bool rate(std::string_view field) const { return positive(field) && at_least(field, kMinRate); }
+  // A rate of hardware (a bandwidth in GB/s, Gbit/s or MB/s, a peak in TFLOP/s): > 0 and from
+  // kMinRate to kMaxRate of its unit. Slower than any link or chip built (a 1 Gbit/s NIC, a T4's 65
+  // TFLOP/s), a rate near zero made one step outlast the 107 days the picosecond clock spans; a
+  // rate of 1e300 GB/s made a transfer's time overflow to an event in the past. kMaxRate is
+  // several thousand times the fastest catalog rate (147,600 GB/s, NVLink switch reduction operands).
+  bool rate(std::string_view field) const {
+    return positive(field) && in_range(field, kMinRate, kMaxRate);
+  }
   bool require_rate(std::string_view field) const { return require(field) && rate(field); }
+  // A published figure to score against (a step time, TFLOP/s, tokens/s, milliseconds, GB): > 0
+  // and from kMinRate to kMaxRate of its unit. A published TFLOP/s of 1e-300 printed an error of
+  // 2.7e302 % (300 digits), one of 1e300 a 300-digit figure.
+  bool figure(std::string_view field) const { return rate(field); }
   // A latency in microseconds: >= 0 and at most kMaxLatency_us (a second), for the same reason.
   bool latency_us(std::string_view field) const { return in_range(field, 0, kMaxLatency_us); }
+  // A memory size of a GPU, a host or a runtime's reserve, in GiB: from 0 to kMaxMemory_gib (a
+  // PiB, thousands of times any GPU's or host's). A CUDA context of 1e300 GiB printed a step's
+  // memory as inf and its shortfall as -9223372036854775808 GiB.
+  bool memory_gib(std::string_view field) const { return in_range(field, 0, kMaxMemory_gib); }
+  static constexpr double kMaxMemory_gib = 1 << 20;
   static constexpr double kMinRate = 1e-3;
+  static constexpr double kMaxRate = 1e9;
   static constexpr double kMaxLatency_us = 1e6;
+  // Each element of every repeated field of this message listed once (an axis or a list of
+  // billing modes naming a value twice gives every row twice), but those of message type `skip`.
+  // Reports each repeat at its element; true when there is none.
+  bool distinct_lists(const google::protobuf::Descriptor* skip = nullptr) const;
   // An enum field that must be present and not its *_UNSPECIFIED zero value.
   bool require_enum(std::string_view field) const;
 

@@ -197,8 +197,10 @@ void check_transformer(const FieldChecker& t) {
       m.mlp_activation() != s::SWIGLU) {
     t.error("glu_gate_sigmoid_scale", "applies to SWIGLU only");
   }
-  if (t.has("yarn_rotary_factor") && m.yarn_rotary_factor() <= 1) {
-    t.error("yarn_rotary_factor", "must be > 1 (a factor of 1 is no YaRN scaling)");
+  if (t.has("yarn_rotary_factor") &&
+      !(m.yarn_rotary_factor() > 1 && std::isfinite(m.yarn_rotary_factor()))) {
+    t.error("yarn_rotary_factor", "must be finite and > 1 (a factor of 1 is no YaRN scaling), got " +
+                                      format_number(m.yarn_rotary_factor()));
   } else if (t.has("yarn_rotary_factor") && m.position_embedding() != s::ROTARY) {
     t.error("yarn_rotary_factor", "applies with position_embedding ROTARY only");
   } else if (t.has("yarn_rotary_factor") && m.has_latent_attention()) {

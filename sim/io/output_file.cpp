@@ -29,6 +29,16 @@ bool check_output_path(const std::string& path, std::string* error) {
   return true;
 }
 
+bool make_output_directory(const std::string& path, std::string* error) {
+  std::error_code failure;
+  fs::create_directories(path, failure);
+  if (failure) {
+    *error = "cannot create " + path + ": " + failure.message();
+    return false;
+  }
+  return true;
+}
+
 bool publish_output(const std::string& path, std::string* error) {
   std::error_code failure;
   fs::rename(temporary_path(path), path, failure);

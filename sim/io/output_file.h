@@ -17,6 +17,11 @@ std::string temporary_path(const std::string& path);
 // checking a command's outputs before any work.
 bool check_output_path(const std::string& path, std::string* error);
 
+// Makes the directory `path` (and its parents) unless it exists. Returns false with `*error`
+// ("cannot create DIR: Not a directory") when it cannot. For a command's output directory, before
+// any work.
+bool make_output_directory(const std::string& path, std::string* error);
+
 // Moves the finished temporary file of `path` into place. Returns false with `*error` set.
 bool publish_output(const std::string& path, std::string* error);
 

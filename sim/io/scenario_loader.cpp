@@ -87,7 +87,8 @@ void check_lora(const FieldChecker& job, const s::Model& model) {
 
 void check_job(const FieldChecker& job, const s::Model* model) {
   const auto& m = static_cast<const s::TrainingJob&>(job.message());
-  job.require("global_batch_size") && job.at_least("global_batch_size", 1);
+  job.require("global_batch_size") &&
+      job.in_range("global_batch_size", 1, static_cast<double>(kMaxGlobalBatch));
   job.require_enum("precision");
   job.require_enum("optimizer");
   if (m.budget_case() == s::TrainingJob::BUDGET_NOT_SET) {
@@ -99,7 +100,10 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   if (m.has_epochs() && !(m.has_dataset() && m.dataset().has_num_samples())) {
     job.error("epochs", "needs dataset.num_samples");
   }
-  if (m.has_dataset()) job.child("dataset").at_least("num_samples", 1);
+  if (m.has_dataset()) {
+    job.child("dataset").at_least("num_samples", 1);
+    job.child("dataset").positive("mean_sample_bytes");  // nan passed where no loader reads it
+  }
   const bool narrow = m.precision() == s::FP8 || m.precision() == s::FP4;
   for (const char* field : {"fp8_recipe", "fp8_parameters"}) {
     if (job.has(field) && !narrow) job.error(field, "applies to precision FP8 or FP4");
@@ -561,7 +565,8 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   check_pipeline_split(p, model);
 }
 
-void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenario) {
+void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenario,
+                            const s::Model* model) {
   for (const char* listed : {"tensor_parallel", "pipeline_parallel", "context_parallel",
                              "micro_batch_size", "virtual_stages", "schedule"}) {
     if (sweep.has(listed)) sweep.error(listed, "cannot be listed beside auto_parallelism");
@@ -573,6 +578,10 @@ void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenar
   automatic.at_least("micro_batch_size", 1);
   automatic.at_least("max_pipeline_parallel", 1);
   automatic.at_least("max_virtual_stages", 1);
+  // Each chunk holds a layer: more chunks than layers give no layout, and 2^31 - 1 of them took
+  // the enumeration 2^31 tries a layout.
+  check_degree_values(automatic, "max_virtual_stages",
+                      [&](int vs) { return virtual_stages_problem(vs, model); });
   automatic.at_least("max_context_parallel", 1);
   if (scenario.sweep().auto_parallelism().hybrid_sharding() && sweep.has("data_parallel_shard")) {
     sweep.error("data_parallel_shard",
@@ -626,36 +635,13 @@ void check_constraints(const FieldChecker& constraints) {
   }
 }
 
-// A value listed twice in one axis would evaluate the same configurations twice. (Ranges are
-// checked through the values they add to their axis.)
-void check_no_repeated_values(const FieldChecker& sweep) {
-  const google::protobuf::Message& m = sweep.message();
-  const google::protobuf::Reflection& reflection = *m.GetReflection();
-  const google::protobuf::Descriptor* descriptor = m.GetDescriptor();
-  for (int f = 0; f < descriptor->field_count(); ++f) {
-    const google::protobuf::FieldDescriptor* field = descriptor->field(f);
-    if (!field->is_repeated() || field->message_type() == s::AxisRange::descriptor()) continue;
-    const bool message = field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE;
-    std::set<std::string> seen;
-    for (int i = 0; i < reflection.FieldSize(m, field); ++i) {
-      std::string text;
-      if (message) {
-        text = "{ " + reflection.GetRepeatedMessage(m, field, i).ShortDebugString() + " }";
-      } else {
-        google::protobuf::TextFormat::PrintFieldValueToString(m, field, i, &text);
-      }
-      if (!seen.insert(text).second) sweep.error(field->name(), text + " is listed twice", i);
-    }
-  }
-}
-
 void check_sweep(const FieldChecker& sweep, const s::Scenario& scenario, const s::Model* model,
                  const Catalog& catalog) {
-  check_no_repeated_values(sweep);
+  sweep.distinct_lists(s::AxisRange::descriptor());  // ranges add to the axes checked here
   if (scenario.sweep().has_constraints()) check_availability(sweep.child("constraints"), catalog);
   check_parallelism_fields(sweep, model);
   sweep.at_least("nodes", 1);
-  if (scenario.sweep().has_auto_parallelism()) check_auto_parallelism(sweep, scenario);
+  if (scenario.sweep().has_auto_parallelism()) check_auto_parallelism(sweep, scenario, model);
   if (scenario.sweep().data_parallel_shard_size() > 0 ||
       scenario.sweep().auto_parallelism().hybrid_sharding()) {
     check_hybrid_sharding_stage(sweep, scenario);
@@ -894,9 +880,9 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
 void check_published(const FieldChecker& published, const s::Published& figures,
                      const s::Model* model) {
   published.require("group");
-  published.positive("step_time_s");
-  published.positive("tokens_per_s_per_gpu");
-  published.require_positive("tflops_per_gpu");
+  published.figure("step_time_s");
+  published.figure("tokens_per_s_per_gpu");
+  published.require("tflops_per_gpu") && published.figure("tflops_per_gpu");
   if (!published.require_enum("flops_convention") || model == nullptr) return;
   const s::Transformer& t = model->transformer();
   if (t.has_hybrid_layer_pattern() &&

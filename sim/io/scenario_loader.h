@@ -39,6 +39,11 @@ struct LoadedScenario {
 // than the GPU count (a data-parallel collective spans every GPU), and 2^17 GPUs take tens of
 // seconds; larger clusters are refused when the scenario is loaded.
 inline constexpr int64_t kMaxConfigurationGpus = int64_t{1} << 17;
+// The largest global batch: a step's simulation holds every micro-batch of every pipeline stage's
+// schedule, about 0.1-0.3 KB each (2^24 micro-batches on 4 stages took 14 s and 2.9 GB; 2^31 did
+// not finish); 2^20 is 12 times the largest published batch (81,920 images, Yamazaki et al. 2019,
+// arXiv:1903.12650), and its step takes 0.5 s in one stage, 8 s in 40.
+inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 20;
 // The most optimizer steps a budget may ask for: counts of steps are exact integers up to 2^53.
 inline constexpr double kMaxBudgetSteps = 9007199254740992.0;  // 2^53
 

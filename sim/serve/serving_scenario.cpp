@@ -391,7 +391,17 @@ void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario
   if (m.traffic().has_trace_file()) {
     const std::filesystem::path dir = std::filesystem::path(loaded->file->path).parent_path();
     const std::string path = (dir / m.traffic().trace_file()).string();
-    read_trace(path, context, &loaded->trace, root.diagnostics());
+    Diagnostics trace;
+    read_trace(path, context, &loaded->trace, &trace);
+    // A file that cannot be read (missing, a directory) is reported where the scenario names it;
+    // a bad line at its own line of the trace.
+    for (const Diagnostic& d : trace.all()) {
+      if (d.where.line == 0) {
+        traffic.error("trace_file", path + ": " + d.message);
+      } else {
+        root.diagnostics()->add_error(d.where, d.field_path, d.message);
+      }
+    }
   }
 }
 
@@ -470,6 +480,8 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   if (m.has_deployment()) check_disaggregation(root, catalog, loaded.get());
   if (m.has_deployment()) check_deployment_size(root);
   if (m.has_sweep()) check_sweep_size(root);
+  if (m.has_sweep()) root.child("sweep").distinct_lists();
+  root.distinct_lists(s::BatchBenchmark::descriptor());  // billing modes
   if (m.has_slo()) check_slo(root.child("slo"));
   if (m.has_prices()) check_price_file(root.child("prices"), catalog);
   for (int i = 0; i < m.billing_size(); ++i) {

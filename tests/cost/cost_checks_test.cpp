@@ -37,6 +37,12 @@ TEST_CASE("a checkpoint interval of 0 is an error") {
              Catch::Contains("s.textproto:20:5: cost.checkpoint.interval_s: must be > 0"));
 }
 
+TEST_CASE("a billing mode listed twice is an error at its position") {
+  // Each configuration was priced and listed twice in that mode.
+  auto loaded = load_cost(cost_scenario("  billing: [ON_DEMAND, SPOT, ON_DEMAND]"));
+  CHECK(loaded->diagnostics == "s.textproto:18:3: cost.billing[2]: ON_DEMAND is listed twice\n");
+}
+
 TEST_CASE("spot preemptions need a checkpoint and a restart") {
   auto loaded = load_cost(cost_scenario("  billing: SPOT\n  preemptions_per_instance_hour: 0.1"));
   CHECK_THAT(loaded->diagnostics, Catch::Contains("cost.restart: is required") &&
@@ -71,6 +77,19 @@ TEST_CASE("mixing currencies without an exchange rate is an error at the instanc
   CHECK(rate_in_file->diagnostics == "");
   REQUIRE(rate_in_file->model != nullptr);
   CHECK(rate_in_file->model->currency == schema::USD);
+}
+
+TEST_CASE("an exchange rate outside [1e-6, 1e6] is an error at its line") {
+  // A rate of 1e300 times a price overflowed every cost to inf.
+  const std::string sweep =
+      "instance: \"aws.p4d.24xlarge\"\n}\nsweep {\n  instance: [\"aws.p4d.24xlarge\", "
+      "\"aliyun.ecs.ebmgn7e.32xlarge\"]";
+  auto huge = load_cost(cost_scenario("", sweep),
+                        "report_currency: USD\nexchange_rate { currency: CNY "
+                        "in_report_currency: 1e300 }");
+  CHECK(huge->diagnostics ==
+        "p.textproto:2:31: exchange_rate[0].in_report_currency: must be in [1e-06, 1000000], got "
+        "1e+300\n");
 }
 
 }  // namespace

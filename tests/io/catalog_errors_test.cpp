@@ -99,6 +99,16 @@ std::string runtime_entry(const std::string& extra = "") {
          testing::kSource + "\n" + extra + "\n}\n";
 }
 
+TEST_CASE("a runtime's memory reserve beyond a PiB is refused") {
+  // A CUDA context of 1e300 GiB printed a step's memory as inf and its shortfall as
+  // -9223372036854775808 GiB.
+  std::string huge = runtime_entry();
+  huge.replace(huge.find("cuda_context_gib: 0.4"), 21, "cuda_context_gib: 1e300");
+  CHECK_THAT(catalog_errors(huge),
+             Catch::StartsWith("c.textproto:3:3: runtime[0].cuda_context_gib: must be in [0, "
+                               "1048576], got 1e+300\n"));
+}
+
 TEST_CASE("the runtime's defaults are computed, never written") {
   // The GPU entry takes lines 1-13, the runtime starts on line 14 (`extra` on line 20).
   const std::string fitted = gpu_entry(
@@ -283,6 +293,15 @@ TEST_CASE("efficiency priors must say so and must describe efficiencies the GPU 
                                  "  efficiency_source { citation: \"prior\" }")) ==
         "c.textproto:10:3: gpu[0].efficiency_source.confidence: is required\n");
   CHECK(catalog_errors(gpu_entry("  memory_efficiency_fraction: 0.8\n" + priors)) == "");
+}
+
+TEST_CASE("a link faster than 1e9 GB/s is refused") {
+  // NVLink at 1e300 GB/s stopped a run with "internal error: an event scheduled in the past".
+  std::string fast = gpu_entry();
+  fast.replace(fast.find("per_direction_gb_per_s: 300"), 27, "per_direction_gb_per_s: 1e300");
+  CHECK(catalog_errors(fast) ==
+        "c.textproto:7:36: gpu[0].nvlink.per_direction_gb_per_s: must be in [0.001, 1e+09], "
+        "got 1e+300\n");
 }
 
 TEST_CASE("HCCS links are checked, exclude NVLink and are needed by an HCCS instance") {
@@ -478,6 +497,18 @@ TEST_CASE("a spot range whose maximum is below its minimum is rejected") {
                                                     "\n  price { billing: SPOT currency: USD "
                                                     "per_hour: 9 per_hour_max: 5 }")) ==
         "c.textproto:21:51: instance[0].price[1].per_hour_max: must be >= per_hour (9)\n");
+}
+
+TEST_CASE("a price beyond a million an hour is refused, not priced at inf") {
+  // 1e308 an hour x nodes x hours overflowed: every cost printed inf.
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                    "\n  price { billing: SPOT currency: USD "
+                                                    "per_hour: 1e308 }")) ==
+        "c.textproto:21:39: instance[0].price[1].per_hour: must be in [0, 1000000], got 1e+308\n");
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                    "\n  price { billing: SPOT currency: USD "
+                                                    "per_hour: 9 per_hour_max: inf }")) ==
+        "c.textproto:21:51: instance[0].price[1].per_hour_max: must be > 0, got inf\n");
 }
 
 TEST_CASE("a price needs exactly one of per_hour or discount_fraction") {
@@ -681,11 +712,15 @@ TEST_CASE("a GLU gate's sigmoid scale must be positive and needs SWIGLU") {
         "c.textproto:7:5: model[0].transformer.glu_gate_sigmoid_scale: applies to SWIGLU only\n");
 }
 
-TEST_CASE("a YaRN factor must exceed 1 and needs a rotary embedding of query and key heads") {
+TEST_CASE("a YaRN factor must be finite, exceed 1 and needs a rotary embedding of query and key heads") {
   CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: 32")) == "");
   CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: 1")) ==
-        "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: must be > 1 (a factor of 1 is "
-        "no YaRN scaling)\n");
+        "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: must be finite and > 1 (a "
+        "factor of 1 is no YaRN scaling), got 1\n");
+  // nan compares false with 1: it passed the check before.
+  CHECK(catalog_errors(transformer_model("m", "yarn_rotary_factor: nan")) ==
+        "c.textproto:7:5: model[0].transformer.yarn_rotary_factor: must be finite and > 1 (a "
+        "factor of 1 is no YaRN scaling), got nan\n");
   std::string learned = transformer_model("m", "yarn_rotary_factor: 32");
   learned.replace(learned.find("ROTARY"), 6, "LEARNED");
   CHECK(catalog_errors(learned) ==
@@ -760,10 +795,17 @@ TEST_CASE("an entry without a source gets a warning") {
             "c.textproto:1:1: warning: fabric[0].source: has no source") != std::string::npos);
 }
 
-TEST_CASE("a missing catalog directory is an error") {
+TEST_CASE("a missing catalog directory, or a file given for one, is an error") {
   Diagnostics diagnostics;
   Catalog::load({"/nonexistent-catalog"}, &diagnostics);
   CHECK(diagnostics.to_string() == "/nonexistent-catalog: catalog directory does not exist\n");
+  // A file given as --catalog: it was reported as a directory that does not exist.
+  TempDir dir;
+  const std::string file = dir.write("c.textproto", "");
+  Diagnostics file_given;
+  Catalog::load({file}, &file_given);
+  CHECK(file_given.to_string() ==
+        file + ": is not a directory: a catalog is a directory of .textproto files\n");
 }
 
 }  // namespace

@@ -242,6 +242,22 @@ TEST_CASE("a job without a budget, or longer than the model's context, is reject
         "s.textproto:7:3: job.sequence_length: exceeds the model's max_sequence_length (4096)\n");
 }
 
+TEST_CASE("a global batch beyond 2^20 is refused at its field") {
+  // 2^31 - 1 sequences in micro-batches of 1 on one replica: the step's schedule of 2^31
+  // micro-batches did not finish (2^24 took 5 s and 0.7 GB on one stage).
+  std::string text = scenario("llama2-7b", "steps: 1 sequence_length: 4096");
+  text.replace(text.find("global_batch_size: 64"), 21, "global_batch_size: 2147483647");
+  CHECK(scenario_errors(text) ==
+        "s.textproto:4:3: job.global_batch_size: must be in [1, 1048576], got 2147483647\n");
+}
+
+TEST_CASE("a dataset's sample size is checked where no loader reads it") {
+  CHECK(scenario_errors(scenario("llama2-7b",
+                                 "epochs: 1 sequence_length: 4096 dataset { num_samples: 640 "
+                                 "mean_sample_bytes: nan }")) ==
+        "s.textproto:7:62: job.dataset.mean_sample_bytes: must be > 0, got nan\n");
+}
+
 TEST_CASE("a job trains its model's multi-token-prediction modules, fewer or none") {
   TempDir dir;
   Diagnostics diagnostics;
@@ -401,6 +417,17 @@ TEST_CASE("a missing cluster and model are both reported") {
       scenario_errors("job { global_batch_size: 8 precision: BF16 optimizer: ADAM steps: 1 }\n") ==
       "s.textproto:1:1: model: is required\n"
       "s.textproto:1:1: cluster: is required\n");
+}
+
+TEST_CASE("auto_parallelism tries at most as many model chunks per stage as layers") {
+  // 2^31 - 1 chunks: the enumeration tried 2^31 interleaved layouts of every layout and did not
+  // return.
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\"",
+                                 "sweep {\n  nodes: [1, 2]\n  auto_parallelism { "
+                                 "max_virtual_stages: 2147483647 }\n}\n")) ==
+        "s.textproto:14:22: sweep.auto_parallelism.max_virtual_stages: 2147483647 exceeds the "
+        "model's num_layers (32)\n");
 }
 
 TEST_CASE("contradictory sweep settings are errors before any work") {
@@ -696,7 +723,7 @@ TEST_CASE("model chunks of an interleaved schedule at most the model's layers") 
         "(32)\n");
 }
 
-TEST_CASE("a published figure must be finite and positive, with its group and convention") {
+TEST_CASE("a published figure must be finite, positive and in range, with its group and convention") {
   const std::string published =
       "published { group: \"g\" tflops_per_gpu: inf flops_convention: MODEL_FLOPS "
       "step_time_s: 0 }\n";
@@ -704,6 +731,12 @@ TEST_CASE("a published figure must be finite and positive, with its group and co
                                  "instance: \"aws.p4d.24xlarge\" nodes: 2", published)) ==
         "s.textproto:12:74: published.step_time_s: must be > 0, got 0\n"
         "s.textproto:12:24: published.tflops_per_gpu: must be > 0, got inf\n");
+  // 1e-300 TFLOP/s printed an error of 2.7e302 % in 300 digits.
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                 "published { group: \"g\" tflops_per_gpu: 1e-300 "
+                                 "flops_convention: MODEL_FLOPS }\n")) ==
+        "s.textproto:12:24: published.tflops_per_gpu: must be in [0.001, 1e+09], got 1e-300\n");
   CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",
                                  "published { tflops_per_gpu: 100 }\n")) ==

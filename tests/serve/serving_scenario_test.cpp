@@ -52,6 +52,26 @@ TEST_CASE("a malformed trace line is an error at the trace file's line") {
         "trace.csv:2:1: expected arrival_s,input_tokens,output_tokens, got 2 fields\n");
 }
 
+TEST_CASE("a trace file that cannot be read is an error where the scenario names it") {
+  // It was reported at the trace's path alone, without the scenario's line and field.
+  const std::string text =
+      "model: \"llama2-7b\"\ndeployment { instance: \"aws.p5.48xlarge\" }\n"
+      "traffic { trace_file: \"missing.csv\" }\n";
+  auto t = load_serving_text(text);
+  CHECK(t->loaded == nullptr);
+  CHECK(t->messages() == "s.textproto:3:11: traffic.trace_file: missing.csv: no such file\n");
+}
+
+TEST_CASE("a value listed twice in a serving sweep or its billing modes is an error") {
+  // Each gave every row twice, as a training sweep's axes no longer do.
+  auto t = load_serving_text(kGood +
+                             "sweep { replicas: [1, 2, 1] }\nbilling: [ON_DEMAND, ON_DEMAND]\n");
+  CHECK(t->loaded == nullptr);
+  CHECK(t->messages() ==
+        "s.textproto:8:9: sweep.replicas[2]: 1 is listed twice\n"
+        "s.textproto:9:1: billing[1]: ON_DEMAND is listed twice\n");
+}
+
 TEST_CASE("an instance without GPU cannot serve") {
   std::string text = kGood;
   text.replace(text.find("aws.p5.48xlarge"), 15, "aliyun.ecs.r6.8xlarge");

@@ -3,6 +3,7 @@
 // single run of the whole sweep gives.
 #include <iostream>
 
+#include "sim/sweep/results_export.h"
 #include "sim/sweep/results_merge.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
@@ -21,6 +22,12 @@ int merge_command(const std::vector<std::string>& args) {
   po::variables_map values;
   if (!parse(args, options, positional, &values, "clustersim merge SHARD.h5... -o ALL.h5")) {
     return kExitOk;
+  }
+  // An HDF5 file under another name was written as asked, and read by nothing that goes by names.
+  if (results_format(output) != ResultsFormat::kHdf5) {
+    std::cerr << "clustersim merge: -o must end in .h5 (merge writes a results file): " << output
+              << "\n";
+    return kExitUsage;
   }
   std::string error;
   if (!merge_results(inputs, output, &error)) {

@@ -116,11 +116,8 @@ int plot_command(const std::vector<std::string>& args) {
     if (c.empty() || c == currency) continue;
     currency = currency.empty() ? c : "mixed currencies";
   }
-  std::error_code failure;
-  if (!directory.empty()) std::filesystem::create_directories(directory, failure);
-  if (failure) {
-    std::cerr << "clustersim plot: --out-dir: cannot create " << directory.string() << ": "
-              << failure.message() << "\n";
+  if (!directory.empty() && !make_output_directory(directory.string(), &error)) {
+    std::cerr << "clustersim plot: --out-dir: " << error << "\n";
     return kExitUsage;
   }
   const std::string stem = (directory / source.stem()).string();

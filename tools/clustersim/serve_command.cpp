@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <map>
 
 #include "sim/io/field_checker.h"
+#include "sim/io/output_file.h"
 #include "sim/serve/autoscaling.h"
 #include "sim/serve/serving_sweep.h"
 #include "sim/sweep/ranking.h"
@@ -156,12 +156,14 @@ bool write_rows(const ServeOptions& o, const Catalog& catalog, const ServingSwee
     summary.complete = true;
     if (writer && writer->append(rows, &error) && writer->commit(summary, &error)) return true;
   } else {
-    std::ofstream out(o.out);
+    OutputFile out;
     std::vector<std::string> keys;
     for (const ResultColumn& c : serving_columns()) keys.push_back(c.key);
-    serving_table(keys, rows).print(out, ends_with(".json") ? OutputFormat::kJson : OutputFormat::kCsv);
-    if (out) return true;
-    error = "cannot write " + o.out;
+    if (out.open(o.out, &error)) {
+      serving_table(keys, rows).print(out.stream(), ends_with(".json") ? OutputFormat::kJson
+                                                                      : OutputFormat::kCsv);
+      if (out.commit(&error)) return true;
+    }
   }
   std::cerr << "clustersim serve: --out: " << error << "\n";
   return false;
@@ -235,6 +237,15 @@ int serve_command(const std::vector<std::string>& args) {
   }
   if (!o.out.empty() && !results_format(o.out)) {  // else a .txt got CSV
     std::cerr << "clustersim serve: --out must end in .h5, .csv or .json: " << o.out << "\n";
+    return kExitUsage;
+  }
+  // Checked before any work: a missing directory was found only after every deployment ran.
+  if (std::string why; !o.out.empty() && !check_output_path(o.out, &why)) {
+    std::cerr << "clustersim serve: --out: " << why << "\n";
+    return kExitUsage;
+  }
+  if (std::string why; !o.plot_dir.empty() && !make_output_directory(o.plot_dir, &why)) {
+    std::cerr << "clustersim serve: --plot-dir: " << why << "\n";
     return kExitUsage;
   }
   auto catalog = load_catalog(o.common);

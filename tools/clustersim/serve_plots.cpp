@@ -2,10 +2,10 @@
 #include "tools/clustersim/serve_plots.h"
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 
+#include "sim/io/output_file.h"
 #include "sim/serve/serving_rows.h"
 #include "sim/sweep/ranking.h"
 #include "sim/util/number_format.h"
@@ -33,14 +33,17 @@ ScatterChart scatter(const std::vector<ResultRow>& rows, const char* x, const ch
 }
 
 bool write_svg(const std::filesystem::path& path, const std::string& svg) {
-  std::ofstream out(path);
-  out << svg;
-  if (!out) {
-    std::cerr << "clustersim serve: --plot-dir: cannot write " << path.string() << "\n";
-    return false;
+  OutputFile out;
+  std::string error;
+  if (out.open(path.string(), &error)) {
+    out.stream() << svg;
+    if (out.commit(&error)) {
+      std::cout << "wrote " << path.string() << "\n";
+      return true;
+    }
   }
-  std::cout << "wrote " << path.string() << "\n";
-  return true;
+  std::cerr << "clustersim serve: --plot-dir: " << error << "\n";
+  return false;
 }
 
 }  // namespace
