@@ -84,4 +84,11 @@ bool OutputFile::commit(std::string* error) {
   return false;
 }
 
+bool write_output_file(const std::string& path, const std::string& text, std::string* error) {
+  OutputFile file;
+  if (!file.open(path, error)) return false;
+  file.stream() << text;
+  return file.commit(error);
+}
+
 }  // namespace clustersim

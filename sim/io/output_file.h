@@ -25,6 +25,9 @@ bool make_output_directory(const std::string& path, std::string* error);
 // Moves the finished temporary file of `path` into place. Returns false with `*error` set.
 bool publish_output(const std::string& path, std::string* error);
 
+// Writes `text` as the whole file `path` through an OutputFile. Returns false with `*error`.
+bool write_output_file(const std::string& path, const std::string& text, std::string* error);
+
 // A text file written through stream() and published by commit(); destroyed without a commit, it
 // removes its temporary file.
 class OutputFile {

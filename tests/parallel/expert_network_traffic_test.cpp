@@ -304,22 +304,27 @@ TEST_CASE("skipping the steady state leaves a step with all-to-alls on the netwo
   CHECK(full.stages[0].expert_network_wait > Picoseconds(0));
 }
 
-TEST_CASE("tensor-parallel rank 0's all-to-alls stand for every rank's on a replicated network") {
-  // TP 2 = ETP 2 on two p5.48xlarge of two GPUs each: the replicas' tensor-parallel pairs sit on
-  // different nodes, and each rank's expert group {rank, rank + 2} crosses them. Simulating rank
-  // 0's traffic for both gives what simulating both gives; with ETP 1 (groups {0, 1, 2, 3} that
-  // rank 0's cannot stand for) the step is simulated rank by rank, as without the shortcut.
+// `plan` at TP 2 and ETP `etp` on two p5.48xlarge of two GPUs each (the replicas' tensor-parallel
+// pairs on different nodes): simulating tensor-parallel rank 0's all-to-alls for every rank gives
+// what simulating every rank's gives, and they wait on the network.
+void check_rank_zero_stands_for_every_rank(PipelinePlan plan, int etp) {
   auto t = shipped_cluster("aws.p5.48xlarge", 2, 2);
+  plan.tensor_parallel = 2;
+  plan.experts = {etp, 4 / etp, 4};
+  const PipelineTimeline one = simulate_pipeline(plan, *t);
+  const PipelineTimeline every = simulate_pipeline(plan, *t, nullptr, {false, true});
+  CHECK(one.stages[0].expert_network_wait > Picoseconds(0));
+  CHECK(one.step == every.step);
+  CHECK(one.stages[0].expert_network_wait == every.stages[0].expert_network_wait);
+}
+
+TEST_CASE("tensor-parallel rank 0's all-to-alls stand for every rank's on a replicated network") {
+  // ETP 2: each rank's expert group {rank, rank + 2} crosses the nodes, rank 0's stands for rank
+  // 1's; with ETP 1 (groups {0, 1, 2, 3} that rank 0's cannot stand for) the step is simulated
+  // rank by rank, as without the shortcut.
   for (int etp : {2, 1}) {
     INFO("ETP " << etp);
-    PipelinePlan plan = all_to_all_plan(2, 1, 5e8, 2e8);
-    plan.tensor_parallel = 2;
-    plan.experts = {etp, 4 / etp, 4};
-    const PipelineTimeline one = simulate_pipeline(plan, *t);
-    const PipelineTimeline every = simulate_pipeline(plan, *t, nullptr, {false, true});
-    CHECK(one.stages[0].expert_network_wait > Picoseconds(0));
-    CHECK(one.step == every.step);
-    CHECK(one.stages[0].expert_network_wait == every.stages[0].expert_network_wait);
+    check_rank_zero_stands_for_every_rank(all_to_all_plan(2, 1, 5e8, 2e8), etp);
   }
 }
 
@@ -387,17 +392,8 @@ TEST_CASE("ZeRO-3: more NIC bandwidth per GPU never slows the all-to-all beside 
 }
 
 TEST_CASE("ZeRO-3: tensor-parallel rank 0's all-to-alls stand for every rank's") {
-  // As for the reduction above: TP 2 = ETP 2 on two p5.48xlarge of two GPUs each, each rank's
-  // expert group {rank, rank + 2} across the nodes beside its gathers over data parallelism.
-  auto t = shipped_cluster("aws.p5.48xlarge", 2, 2);
-  PipelinePlan plan = zero3_all_to_all_plan(2, 1, 5e8, 1e9);
-  plan.tensor_parallel = 2;
-  plan.experts = {2, 2, 4};
-  const PipelineTimeline one = simulate_pipeline(plan, *t);
-  const PipelineTimeline every = simulate_pipeline(plan, *t, nullptr, {false, true});
-  CHECK(one.stages[0].expert_network_wait > Picoseconds(0));
-  CHECK(one.step == every.step);
-  CHECK(one.stages[0].expert_network_wait == every.stages[0].expert_network_wait);
+  // As for the reduction above, at ETP 2, beside the gathers over data parallelism.
+  check_rank_zero_stands_for_every_rank(zero3_all_to_all_plan(2, 1, 5e8, 1e9), 2);
 }
 
 }  // namespace

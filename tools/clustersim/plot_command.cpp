@@ -79,13 +79,6 @@ StackedBars breakdown_chart(const ResultsFile& file, size_t bars) {
   return chart;
 }
 
-bool write_file(const std::string& path, const std::string& text, std::string* error) {
-  OutputFile file;
-  if (!file.open(path, error)) return false;
-  file.stream() << text;
-  return file.commit(error);
-}
-
 }  // namespace
 
 int plot_command(const std::vector<std::string>& args) {
@@ -125,7 +118,7 @@ int plot_command(const std::vector<std::string>& args) {
   const StackedBars breakdown = breakdown_chart(file, bars);
   for (const auto& [path, text] : {std::pair{stem + "-pareto.svg", render(pareto)},
                                    {stem + "-breakdown.svg", render(breakdown)}}) {
-    if (!write_file(path, text, &error)) {
+    if (!write_output_file(path, text, &error)) {
       std::cerr << "clustersim plot: " << error << "\n";
       return kExitUsage;
     }

@@ -33,17 +33,13 @@ ScatterChart scatter(const std::vector<ResultRow>& rows, const char* x, const ch
 }
 
 bool write_svg(const std::filesystem::path& path, const std::string& svg) {
-  OutputFile out;
   std::string error;
-  if (out.open(path.string(), &error)) {
-    out.stream() << svg;
-    if (out.commit(&error)) {
-      std::cout << "wrote " << path.string() << "\n";
-      return true;
-    }
+  if (!write_output_file(path.string(), svg, &error)) {
+    std::cerr << "clustersim serve: --plot-dir: " << error << "\n";
+    return false;
   }
-  std::cerr << "clustersim serve: --plot-dir: " << error << "\n";
-  return false;
+  std::cout << "wrote " << path.string() << "\n";
+  return true;
 }
 
 }  // namespace
