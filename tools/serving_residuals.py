@@ -4,7 +4,9 @@
 Usage:
   build/release/clustersim validate scenarios/validation/serving/*.textproto --format csv > runs.csv
   tools/serving_residuals.py runs.csv [--metric ttft|tpot|throughput|memory] [PREFIX ...]
+  tools/serving_residuals.py runs.csv --metric memory --by-predicted 10 [PREFIX ...]
   tools/serving_residuals.py runs.csv --inversions [--metric tpot|memory] [PREFIX ...]
+  tools/serving_residuals.py runs.csv --repeats [PREFIX ...]
 
 For every scenario whose name starts with one of the PREFIXes (all when none is given), prints
 its signed and absolute mean error of the metric in percent (predicted against published, as
@@ -12,6 +14,12 @@ its signed and absolute mean error of the metric in percent (predicted against p
 (ms for ttft and tpot, tokens/s for throughput, GB for memory): median, least and most over the
 batch's published runs. The rows without a published value (grid points the source lacks) are
 left out.
+
+--by-predicted WIDTH: the same per scenario, grouped by the predicted value in bins of WIDTH (GB for
+memory) instead of by batch size, each bin with the most any of its runs published. For the peak
+memory it shows whether what a run publishes beyond the model's peak leaves room for the run: an
+allocation of the runtime holds its size whatever the run, where memory the run can reclaim shrinks
+as the run's own peak grows.
 
 --inversions (TPOT): per scenario and batch size, the pairs of published runs where the run with
 the longer mean decode context (input + output / 2 tokens) has the shorter TPOT. A model whose TPOT
@@ -23,6 +31,12 @@ With --metric memory, the same for the peak memory: the pairs of published runs 
 engine) where a run with no smaller batch, input and output (and one of them larger) peaks lower.
 Its KV cache and activations are no smaller, so a model whose peak does not fall as the batch or
 a length grows misses such a pair by the same bound.
+
+--repeats (TTFT): the prompt phase does not depend on the output length, yet the source publishes a
+TTFT for each output length of the same batch and prompt. Per scenario, the least mean absolute
+TTFT error over its published runs that any model giving one TTFT per batch and prompt length has
+(each group of repeats predicted at its best published value), then the same over all the
+scenarios listed: the share of the error that is run-to-run spread.
 """
 import argparse
 import collections
@@ -73,6 +87,17 @@ def inversions(runs, metric):
     return sorted(chosen, key=lambda c: (c[1][0], c[1][2:], c[2][2:]))
 
 
+def repeat_floor(runs):
+    """(groups of two or more runs of one batch and input, summed least absolute relative error of
+    one value per group) over runs (batch, published, predicted, input, output)."""
+    groups = collections.defaultdict(list)
+    for batch, published, _, inputs, _ in runs:
+        groups[(batch, inputs)].append(published)
+    repeated = [values for values in groups.values() if len(values) > 1]
+    return len(repeated), sum(min(sum(abs(c - v) / v for v in values) for c in values)
+                              for values in repeated)
+
+
 def print_inversions(name, runs, metric):
     pairs = inversions(runs, metric)
     floor = sum(bound for bound, _, _ in pairs) / len(runs) * 100
@@ -91,15 +116,26 @@ def print_inversions(name, runs, metric):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('csv', help='output of clustersim validate --format csv')
-    parser.add_argument('--metric', choices=sorted(COLUMNS), default='tpot')
+    parser.add_argument('--metric', choices=sorted(COLUMNS), help='default: tpot (--repeats: ttft)')
     parser.add_argument('--inversions', action='store_true',
                         help='TPOT pairs whose longer context is faster (--metric memory: peak '
                              'memory pairs whose larger run peaks lower), and the error they force')
+    parser.add_argument('--repeats', action='store_true',
+                        help='the TTFT error that runs of one batch and prompt published at '
+                             'different output lengths force on any model')
+    parser.add_argument('--by-predicted', type=float, metavar='WIDTH',
+                        help='group by the predicted value in bins of WIDTH, not by batch size')
     parser.add_argument('prefix', nargs='*', help='scenario name prefixes (default: all)')
     args = parser.parse_intermixed_args()
+    if args.repeats and (args.inversions or args.by_predicted is not None or
+                         args.metric not in (None, 'ttft')):
+        parser.error('--repeats reads TTFT and takes neither --inversions nor --by-predicted')
+    args.metric = args.metric or ('ttft' if args.repeats else 'tpot')
     if args.inversions and args.metric not in ('tpot', 'memory'):
         parser.error('--inversions reads TPOT or peak memory; it does not take --metric %s' %
                      args.metric)
+    if args.by_predicted is not None and (args.inversions or not args.by_predicted > 0):
+        parser.error('--by-predicted takes a positive bin width and no --inversions')
     with open(args.csv, newline='') as f:
         rows = list(csv.DictReader(f))
     if not rows or 'scenario' not in rows[0] or 'published_' + COLUMNS[args.metric] not in rows[0]:
@@ -108,6 +144,16 @@ def main():
     if not found:
         sys.exit('%s: no published %s for scenarios starting with %s' % (
             args.csv, args.metric, ', '.join(args.prefix)))
+    if args.repeats:
+        total_floor, total_runs = 0.0, 0
+        for name, runs in sorted(found.items()):
+            groups, floor = repeat_floor(runs)
+            total_floor, total_runs = total_floor + floor, total_runs + len(runs)
+            print('%s (%d published): %d repeated prompts, mean absolute TTFT error at least %.2f%%'
+                  % (name, len(runs), groups, floor / len(runs) * 100))
+        print('all %d published: mean absolute TTFT error at least %.2f%%' % (
+            total_runs, total_floor / total_runs * 100))
+        return
     for name, runs in sorted(found.items()):
         if args.inversions:
             print_inversions(name, runs, args.metric)
@@ -115,12 +161,20 @@ def main():
         errors = [(predicted / published - 1) * 100 for _, published, predicted, _, _ in runs]
         print('%s (%d published): signed %+.1f%%, absolute %.1f%%' % (
             name, len(runs), statistics.mean(errors), statistics.mean(abs(e) for e in errors)))
-        by_batch = collections.defaultdict(list)
+        groups = collections.defaultdict(list)
         for batch, published, predicted, _, _ in runs:
-            by_batch[batch].append(published - predicted)
-        for batch, gaps in sorted(by_batch.items()):
-            print('  batch %5d: published - predicted %+.2f (%+.2f to %+.2f over %d)' % (
-                batch, statistics.median(gaps), min(gaps), max(gaps), len(gaps)))
+            key = batch if not args.by_predicted else int(predicted // args.by_predicted)
+            groups[key].append((published - predicted, published))
+        for key, group in sorted(groups.items()):
+            gaps = [gap for gap, _ in group]
+            spread = '%+.2f (%+.2f to %+.2f over %d)' % (
+                statistics.median(gaps), min(gaps), max(gaps), len(gaps))
+            if args.by_predicted:
+                print('  predicted %g-%g: published - predicted %s, published at most %.2f' % (
+                    key * args.by_predicted, (key + 1) * args.by_predicted, spread,
+                    max(published for _, published in group)))
+            else:
+                print('  batch %5d: published - predicted %s' % (key, spread))
 
 
 if __name__ == '__main__':
