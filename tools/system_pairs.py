@@ -2,12 +2,14 @@
 """Pairs the training calibration's Megatron-Bridge / NeMo rows across systems: one model, release,
 precision and task published on two systems, with the published and predicted ratios between them;
 or, with --releases, across releases: one system, precision, task, model and layout published by
-several releases.
+several releases; or, with --node-spans, by whether a layer's tensor- and context-parallel group
+sits in one node.
 
 Usage:
   build/release/clustersim validate scenarios/validation/*.textproto --format csv > runs.csv
   tools/system_pairs.py runs.csv SYSTEM OTHER... [--scenarios DIR]
   tools/system_pairs.py runs.csv --releases [--scenarios DIR]
+  tools/system_pairs.py runs.csv --node-spans [--scenarios DIR]
 
 A row's system is the segment after "dgx-" of its scenario name (bridge-[hybrid-|moe-|lora-]dgx-
 SYSTEM-PRECISION-[nemo-]RELEASE-TASK-MODEL-GPUS, as tools/make_validation_scenarios.py names
@@ -28,6 +30,15 @@ notion of a release: a row's recipe is all that changes, so where the published 
 the predicted one does not, the software moved. Then the step error's move from the earliest to
 the latest release of each set: mean, median, and in how many sets it rose (the later release
 ran faster than the model predicts, against the earlier one).
+
+With --node-spans: every row with a step error (any name: the public checks too) and without
+expert parallelism, per instance type (the scenario's
+cluster.instance, its gpu_count GPUs a node read from topologies/instances_*.textproto), split by
+how many nodes the GPUs of one tensor- x context-parallel group span under Megatron-Core's rank
+order (TP innermost, then CP: consecutive ranks, ceil(TP x CP / gpu_count) nodes): how many rows,
+their mean step error (%) and its least and most; every row of a group spanning nodes is listed
+with its layout. These are the collectives every layer waits on (tensor-parallel overlap, the
+context-parallel ring); a cost they pay across nodes and not within one shows as a split here.
 """
 import argparse
 import csv
@@ -48,13 +59,18 @@ def field(text, name, default):
     return match.group(1) if match else default
 
 
-def layout(directory, name, gpus):
-    """(tensor-parallel size, the row's layout as one string), read from its scenario file."""
+def scenario_text(directory, name):
+    """(path, text without comments) of the row `name`'s scenario file."""
     path = os.path.join(directory, name + '.textproto')
     try:
-        text = re.sub(r'#.*', '', open(path).read())
+        return path, re.sub(r'#.*', '', open(path).read())
     except OSError:
         sys.exit('%s: no scenario file for the row %s (--scenarios)' % (path, name))
+
+
+def layout(directory, name, gpus):
+    """(tensor-parallel size, the row's layout as one string), read from its scenario file."""
+    _, text = scenario_text(directory, name)
     sizes = [field(text, f + '_parallel', '1') for f in ('tensor', 'pipeline', 'context', 'expert')]
     parts = ['TP%s PP%s CP%s EP%s' % tuple(sizes)]
     virtual = field(text, 'virtual_stages', '1')
@@ -68,9 +84,10 @@ def layout(directory, name, gpus):
     return int(sizes[0]), ' '.join(parts) + ' /' + gpus
 
 
-def read_rows(path):
+def read_rows(path, any_name=False):
     """{(pair key, system): (name, GPUs, published, predicted TFLOP/s, step error %, published,
-    predicted step s)}."""
+    predicted step s)}; rows named otherwise than NAME left out, or, with `any_name`, keyed
+    (name, '')."""
     try:
         with open(path, newline='') as f:
             rows = list(csv.DictReader(f))
@@ -81,9 +98,12 @@ def read_rows(path):
     out = {}
     for row in rows:
         match = NAME.match(row['scenario'])
-        if not match or not row['published_tflops_per_gpu'] or not row['step_error_pct']:
+        if not (match or any_name) or not row['published_tflops_per_gpu']:
             continue
-        prefix, system, rest, gpus = match.groups()
+        if not row['step_error_pct']:
+            continue
+        prefix, system, rest, gpus = match.groups() if match else (
+            row['scenario'], '', '', row['gpus'])
         out[(prefix + '*' + rest, system)] = (
             row['scenario'], gpus, float(row['published_tflops_per_gpu']),
             float(row['predicted_tflops_per_gpu']), float(row['step_error_pct']),
@@ -133,6 +153,50 @@ def print_releases(rows, directory):
                                         sum(m > 0 for m in moves)))
 
 
+def gpus_per_node(instance):
+    """gpu_count of the instance type named `instance` in ROOT/topologies/instances_*.textproto."""
+    directory = os.path.join(ROOT, 'topologies')
+    for path in sorted(os.listdir(directory)):
+        if not (path.startswith('instances_') and path.endswith('.textproto')):
+            continue
+        text = re.sub(r'#.*', '', open(os.path.join(directory, path)).read())
+        for block in text.split('instance {')[1:]:
+            if field(block, 'name', '') == '"%s"' % instance:
+                return int(field(block, 'gpu_count', '1'))
+    sys.exit('%s: no instance type of that name in %s' % (instance, directory))
+
+
+def print_node_spans(rows, directory):
+    groups = {}
+    for name, _, _, _, error, _, _ in sorted(rows.values()):
+        path, text = scenario_text(directory, name)
+        if field(text, 'expert_parallel', '1') != '1':
+            continue
+        instance = re.search(r'\binstance:\s*"([^"]+)"', text)
+        if instance is None:
+            sys.exit('%s: no cluster.instance to count its GPUs a node' % path)
+        instance = instance.group(1)
+        per_node = gpus_per_node(instance)
+        tp, cp = int(field(text, 'tensor_parallel', '1')), int(field(text, 'context_parallel', '1'))
+        nodes = -(-tp * cp // per_node)
+        groups.setdefault((instance, per_node), {}).setdefault(nodes, []).append(
+            (name, tp, cp, error))
+    if not groups:
+        sys.exit('no row without expert parallelism has a step error')
+    print('Rows by the nodes one tensor- x context-parallel group spans (step errors %; '
+          'negative: predicted faster than published):')
+    for (instance, per_node), by_nodes in sorted(groups.items()):
+        print('  %s (%d GPUs a node)' % (instance, per_node))
+        for nodes, members in sorted(by_nodes.items()):
+            errors = [m[3] for m in members]
+            print('    %s: %d row%s, mean %+.1f, %+.1f .. %+.1f' % (
+                'within one node' if nodes == 1 else 'across %d nodes' % nodes, len(members),
+                '' if len(members) == 1 else 's', sum(errors) / len(errors), min(errors),
+                max(errors)))
+            for name, tp, cp, error in members if nodes > 1 else []:
+                print('      %-60s TP%d CP%d %+6.1f' % (name, tp, cp, error))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('csv', help='output of clustersim validate --format csv')
@@ -140,16 +204,23 @@ def main():
     parser.add_argument('others', nargs='*', help='the systems to pair them with, e.g. b200 gb300')
     parser.add_argument('--releases', action='store_true',
                         help='pair each system\'s rows across releases instead')
+    parser.add_argument('--node-spans', action='store_true',
+                        help='split each instance type\'s rows by the nodes a layer\'s TP x CP '
+                             'group spans instead')
     parser.add_argument('--scenarios', default=os.path.join(ROOT, 'scenarios', 'validation'),
                         help='directory of the rows\' scenario files')
     args = parser.parse_args()
-    if args.releases != (args.system is None):
-        parser.error('give a system and the systems to pair it with, or --releases alone')
-    if not args.releases and not args.others:
+    if (args.releases or args.node_spans) != (args.system is None) or (
+            args.releases and args.node_spans):
+        parser.error('give a system and the systems to pair it with, or --releases or '
+                     '--node-spans alone')
+    if args.system is not None and not args.others:
         parser.error('give the systems to pair %s with' % args.system)
-    rows = read_rows(args.csv)
+    rows = read_rows(args.csv, any_name=args.node_spans)
     if args.releases:
         return print_releases(rows, args.scenarios)
+    if args.node_spans:
+        return print_node_spans(rows, args.scenarios)
     systems = {system for _, system in rows}
     for system in [args.system] + args.others:
         if system not in systems:
