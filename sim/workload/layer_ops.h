@@ -74,8 +74,8 @@ struct LayerOp {
   // A matmul whose weight is frozen (LoRA's base, lora.h): its backward computes no weight
   // gradient.
   bool frozen = false;
-  // A matmul reading the same input as the matmul before it (separate projections: the key and
-  // value after the query, the up after the gate; LayerShape::separate_projections).
+  // A projection reading an earlier one's input (LayerShape::separate_projections: the key and
+  // the value read the query's, the up the gate's).
   bool shares_input = false;
   // A matmul of `count` matrices run as `count` kernels, each with its own overhead, where `count`
   // is otherwise one batched kernel: Transformer Engine's GroupedLinear (the routed experts'
