@@ -123,6 +123,10 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   if (job.has("fp8_attention") && m.precision() != s::FP8) {
     job.error("fp8_attention", "applies to precision FP8 only");
   }
+  if (m.fp8_attention() && m.fp8_recipe() == s::TORCHAO_TENSORWISE) {
+    job.error("fp8_attention", "torchao's Float8 (fp8_recipe TORCHAO_TENSORWISE) converts only "
+                               "linear layers: its attention stays 16-bit");
+  }
   if (m.unfused_cross_entropy() && m.transformer_engine_cross_entropy()) {
     job.error("unfused_cross_entropy", "excludes transformer_engine_cross_entropy (one loss kernel)");
   }
@@ -1068,6 +1072,14 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (m.has_parallelism()) {
     check_parallelism(root.child("parallelism"), loaded->model);
     check_reserved_sms(root, catalog, *loaded);
+  }
+  // torchao's Float8 all-gather is FSDP2's (torchtitan's Float8Handler enables it only where the
+  // data-parallel ranks shard the model).
+  if (m.job().fp8_recipe() == s::TORCHAO_TENSORWISE && m.job().fp8_parameters() &&
+      !m.parallelism().fsdp2()) {
+    root.child("job").error("fp8_parameters",
+                            "under fp8_recipe TORCHAO_TENSORWISE is torchao's Float8 all-gather of "
+                            "FSDP2: needs parallelism.fsdp2");
   }
   if (m.has_sweep()) {
     expand_axis_ranges(root.child("sweep"), loaded->file->message.mutable_sweep());

@@ -218,9 +218,11 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
   if (narrow_gemms(job.precision())) {
     const Fp8CastBytes casts =
         fp8_cast_bytes(ops, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,
-                       job.fp4_unfused_hadamard_cast());
+                       job.fp4_unfused_hadamard_cast(), job.fp8_parameters());
     layer.forward.compute += compute.memory_bound(casts.forward);
-    layer.backward.compute += compute.memory_bound(casts.backward);
+    // torchao's transposed copies of saved inputs (read 1, write 1 byte an element), less those a
+    // compiled backward's rerun casts write (below).
+    double transposed = casts.saved_input_transposes;
     const bool full = p.recompute() == s::RECOMPUTE_FULL;
     if (full && !p.compiled_recompute()) {
       layer.recompute.compute += compute.memory_bound(casts.forward);
@@ -235,11 +237,14 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
           rerun.push_back(op);
         }
       }
-      layer.recompute.compute += compute.memory_bound(
+      const Fp8CastBytes rerun_casts =
           fp8_cast_bytes(rerun, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,
-                         job.fp4_unfused_hadamard_cast())
-              .forward);
+                         job.fp4_unfused_hadamard_cast(), job.fp8_parameters());
+      const double fused = full ? rerun_casts.saved_input_transposes : 0;
+      layer.recompute.compute += compute.memory_bound(rerun_casts.forward + fused);
+      transposed -= fused;
     }
+    layer.backward.compute += compute.memory_bound(casts.backward + 2 * transposed);
   }
   return layer;
 }
@@ -688,8 +693,10 @@ class StageBuilder {
     // before the gather, it ends the step at the same time (the gather starts when the
     // optimizer ends and the stage's end waits for both).
     if (narrow) {
+      // torchao's scale precompute reads the rank's FSDP shard (fp8_parameters needs fsdp2).
+      const double cast = recipe == s::TORCHAO_TENSORWISE ? linear / ranks : linear;
       w->optimizer += compute_.memory_bound(fp8_weight_cast_bytes(
-          linear, recipe, compute_.fp8_gemm_any_layout(), job_.fp8_parameters(), job_.has_lora()));
+          cast, recipe, compute_.fp8_gemm_any_layout(), job_.fp8_parameters(), job_.has_lora()));
     }
     if (muon_step) {
       w->optimizer += Picoseconds(static_cast<int64_t>(muon.dense.count() / ranks)) +

@@ -55,8 +55,40 @@ double fp8_cast_bytes_per_element(s::Fp8Recipe recipe, bool any_layout, bool unf
   return cast_bytes_per_element(recipe, fp8_copies(recipe, any_layout), unfused_hadamard);
 }
 
+namespace {
+
+// TORCHAO_TENSORWISE's casts of matmul `op` (the header), `gathered` and `scattered` as below.
+void add_torchao_casts(const LayerOp& op, bool gathered, bool scattered, int tensor_parallel,
+                       bool fp8_parameters, Fp8CastBytes* bytes) {
+  constexpr double kTransposeBytes = 2;  // read 1, write 1
+  const double row_wise = cast_bytes_per_element(s::CURRENT_SCALING, 1, false);
+  const double count = static_cast<double>(op.count);
+  const double inputs = count * static_cast<double>(op.m) * op.k;
+  const double gradients = count * static_cast<double>(op.m) * op.n;
+  const double weights = count * static_cast<double>(op.k) * op.n;
+  const bool weight_gradient = !op.frozen;
+  if (gathered) {
+    bytes->forward += row_wise * inputs / tensor_parallel;
+    if (weight_gradient) bytes->backward += kTransposeBytes * inputs;
+  } else if (!op.shares_input) {
+    bytes->forward += row_wise * inputs;
+    if (weight_gradient) bytes->saved_input_transposes += inputs;
+  }
+  if (scattered) {
+    bytes->backward +=
+        (row_wise / tensor_parallel + (weight_gradient ? kTransposeBytes : 0)) * gradients;
+  } else {
+    bytes->backward +=
+        cast_bytes_per_element(s::CURRENT_SCALING, weight_gradient ? 2 : 1, false) * gradients;
+  }
+  if (!fp8_parameters) bytes->forward += row_wise * weights;
+  bytes->backward += kTransposeBytes * weights;
+}
+
+}  // namespace
+
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe, bool any_layout,
-                            int tensor_parallel, bool unfused_hadamard) {
+                            int tensor_parallel, bool unfused_hadamard, bool fp8_parameters) {
   using Kind = LayerOp::Kind;
   const double per_element = fp8_cast_bytes_per_element(recipe, any_layout, unfused_hadamard);
   const double frozen_per_element = cast_bytes_per_element(recipe, 1, unfused_hadamard);
@@ -81,6 +113,10 @@ Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe
     // all-gather, and the gradient of a reduce-scattered output before its all-gather.
     const bool gathered = i > 0 && ops[i - 1].kind == Kind::kTensorAllGather;
     const bool scattered = i + 1 < ops.size() && ops[i + 1].kind == Kind::kTensorReduceScatter;
+    if (recipe == s::TORCHAO_TENSORWISE) {
+      add_torchao_casts(op, gathered, scattered, tensor_parallel, fp8_parameters, &bytes);
+      continue;
+    }
     const double rows = static_cast<double>(op.m);
     const double element = op.frozen ? frozen_per_element : per_element;
     const bool split = transposed_after_gather && !op.frozen;
@@ -110,6 +146,7 @@ bool fp8_weights_gathered_in_fp8(s::Fp8Recipe recipe, bool fp8_parameters) {
 
 double fp8_weight_cast_bytes(double parameters, s::Fp8Recipe recipe, bool any_layout,
                              bool fp8_parameters, bool frozen) {
+  if (recipe == s::TORCHAO_TENSORWISE) return fp8_parameters ? 2 * parameters : 0;  // amax read
   if (frozen && fp8_parameters && recipe == s::MXFP8) return 0;
   if (!fp8_weights_gathered_in_fp8(recipe, fp8_parameters)) {
     return fp8_cast_bytes_per_element(recipe, any_layout) * parameters;

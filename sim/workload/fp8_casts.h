@@ -1,5 +1,6 @@
-// The memory-bound quantization kernels Transformer Engine adds around FP8 and FP4 GEMMs, per
-// recipe (job.proto Fp8Recipe) and GPU. Each linear layer's GEMM input is cast to the narrow
+// The memory-bound quantization kernels Transformer Engine (and torchao's Float8, recipe
+// TORCHAO_TENSORWISE: fp8_cast_bytes) adds around FP8 and FP4 GEMMs, per recipe (job.proto
+// Fp8Recipe) and GPU. Each linear layer's GEMM input is cast to the narrow
 // format in the forward and its output gradient in the backward. A cast reads the 16-bit tensor
 // and writes its narrow copies:
 //   per-tensor scaling (delayed, current): one copy where the GPU's FP8 GEMMs take any layout
@@ -85,6 +86,11 @@ double fp8_cast_bytes_per_element(schema::Fp8Recipe recipe, bool any_layout,
 struct Fp8CastBytes {
   double forward = 0;   // per micro-batch: the GEMM inputs
   double backward = 0;  // per micro-batch: the GEMMs' output gradients
+  // TORCHAO_TENSORWISE: elements of the GEMM inputs whose saved row-wise FP8 copy the backward
+  // copies into the transposed layout of the weight-gradient GEMM (read 1, write 1 byte each), not
+  // in `backward`: where a compiled backward reruns the cast, the rerun writes both copies in one
+  // kernel instead (one more byte each).
+  double saved_input_transposes = 0;
 };
 
 // The casts of the FP8 GEMMs among `ops` (one layer's forward kernels on one rank: matmuls not
@@ -108,8 +114,24 @@ struct Fp8CastBytes {
 // did the same with tex.fp8_transpose of the gathered tensors). Per GEMM FLOP this grows with
 // tensor_parallel / hidden size.
 // `unfused_hadamard` as for fp8_cast_bytes_per_element.
+// TORCHAO_TENSORWISE (torchao eab345c torchao/float8/float8_linear.py, float8_ops.py,
+// float8_tensor_parallel.py; torch.compile'd as torchtitan runs it): each GEMM input is cast into
+// one row-major copy (amax pass, read, write 1 byte) and the GEMMs reading one input (LayerOp::
+// shares_input) cast it once (the joint graph's common-subexpression pass, torch/_functorch/
+// partitioners.py fx_graph_cse); the weight-gradient GEMM needs it column-major (torch._scaled_mm
+// takes row-major x column-major only: preprocess_addmm's .contiguous()), a copy the backward
+// makes from the saved one (saved_input_transposes), or after the gather under sequence
+// parallelism as above. Each output gradient is cast into both layouts in one kernel (Inductor
+// writes a tensor and its transpose together, pytorch/pytorch#133242), under sequence parallelism
+// its shard row-wise and the gathered tensor transposed. The weights are cast each micro-batch:
+// the 16-bit weight's amax pass and cast in the forward, none under `fp8_parameters` (torchao's
+// Float8 all-gather casts the FSDP shard before gathering it, with scales precomputed after the
+// optimizer: fp8_weight_cast_bytes), and in the backward the data-gradient GEMM's transposed copy
+// of the gathered FP8 weight (read 1, write 1 byte). Independent of `any_layout` (_scaled_mm's
+// layout rule held on every GPU then) and `unfused_hadamard`.
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, schema::Fp8Recipe recipe,
-                            bool any_layout, int tensor_parallel, bool unfused_hadamard = false);
+                            bool any_layout, int tensor_parallel, bool unfused_hadamard = false,
+                            bool fp8_parameters = false);
 
 // Bytes per parameter of a narrow weight copy as gathered, kept and transposed: NVFP4's
 // narrow_copy_bytes, 1 for the FP8 recipes (their scales left out).
@@ -121,7 +143,11 @@ bool fp8_weights_gathered_in_fp8(schema::Fp8Recipe recipe, bool fp8_parameters);
 
 // Bytes of casting `parameters` narrow-GEMM weights once per step: 16-bit weights (and MXFP8's
 // 16-bit gather) a whole cast each, narrow weights their transpose where the GPU needs one;
-// `frozen` ones (above) no MXFP8 re-quantization.
+// `frozen` ones (above) no MXFP8 re-quantization. TORCHAO_TENSORWISE casts its weights each
+// micro-batch (fp8_cast_bytes); once per step, under `fp8_parameters`, only the scale precompute
+// reads `parameters` (then the rank's FSDP shard) for their amaxes (torchao fsdp_utils.py
+// precompute_float8_dynamic_scale_for_fsdp: torch._foreach_norm of order inf over the shards,
+// one all-reduce of the amaxes), else nothing.
 double fp8_weight_cast_bytes(double parameters, schema::Fp8Recipe recipe, bool any_layout,
                              bool fp8_parameters, bool frozen);
 

@@ -280,6 +280,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     if (separate_gate) {
       ops.push_back({K::kMatmul, "mlp gate", tokens, f / tp, h});
       ops.push_back({K::kMatmul, up, tokens, f / tp, h});
+      ops.back().shares_input = true;
     } else {
       ops.push_back({K::kMatmul, up, tokens, (x.gated ? 2 : 1) * f / tp, h});
     }
@@ -312,7 +313,9 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       if (separate_qkv) {
         ops.push_back({K::kMatmul, "q", tokens, x.a * d / tp, h});
         ops.push_back({K::kMatmul, "k", tokens, x.kv * d / tp, h});
+        ops.back().shares_input = true;
         ops.push_back({K::kMatmul, "v", tokens, x.kv * d / tp, h});
+        ops.back().shares_input = true;
       } else {
         ops.push_back({K::kMatmul, "qkv", tokens, (x.a + 2 * x.kv) * d / tp, h});
       }

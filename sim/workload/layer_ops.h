@@ -74,6 +74,9 @@ struct LayerOp {
   // A matmul whose weight is frozen (LoRA's base, lora.h): its backward computes no weight
   // gradient.
   bool frozen = false;
+  // A projection reading an earlier one's input (LayerShape::separate_projections: the key and
+  // the value read the query's, the up the gate's).
+  bool shares_input = false;
   // A matmul of `count` matrices run as `count` kernels, each with its own overhead, where `count`
   // is otherwise one batched kernel: Transformer Engine's GroupedLinear (the routed experts'
   // grouped GEMMs without the fused grouped MLP) issues one cuBLAS GEMM per local expert

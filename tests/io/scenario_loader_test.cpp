@@ -585,6 +585,20 @@ TEST_CASE("FP8 attention takes FP8 GEMMs' precision: not BF16 nor FP4") {
         "s.textproto:6:3: job.fp8_attention: applies to precision FP8 only\n");
 }
 
+TEST_CASE("torchao's Float8 keeps attention 16-bit and all-gathers FP8 weights only under FSDP2") {
+  const std::string torchao = "  precision: FP8\n  fp8_recipe: TORCHAO_TENSORWISE";
+  CHECK(b200_job_errors(torchao) == "");
+  CHECK(b200_job_errors(torchao + "\n  fp8_attention: true") ==
+        "s.textproto:7:3: job.fp8_attention: torchao's Float8 (fp8_recipe TORCHAO_TENSORWISE) "
+        "converts only linear layers: its attention stays 16-bit\n");
+  CHECK(b200_job_errors(torchao + "\n  fp8_parameters: true") ==
+        "s.textproto:7:3: job.fp8_parameters: under fp8_recipe TORCHAO_TENSORWISE is torchao's "
+        "Float8 all-gather of FSDP2: needs parallelism.fsdp2\n");
+  // FP4 takes NVFP4 alone.
+  CHECK(b200_job_errors("  precision: FP4\n  fp8_recipe: TORCHAO_TENSORWISE") ==
+        "s.textproto:6:3: job.fp8_recipe: precision FP4 takes only NVFP4\n");
+}
+
 TEST_CASE("one loss kernel: Megatron-Core's fused or unfused, Transformer Engine's or PyTorch's") {
   // Megatron's unfused cross entropy or Transformer Engine's, not both.
   CHECK(b200_job_errors("  precision: BF16\n  unfused_cross_entropy: true") == "");

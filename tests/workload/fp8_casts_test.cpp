@@ -1,7 +1,7 @@
 // Tests of Transformer Engine's FP8 and FP4 cast bytes per recipe and GPU: the bytes per element
 // of each cast (NVFP4's before and with the fused Hadamard cast), a GEMM's casts under sequence
 // parallelism, an FP8 attention's input casts, and the per-step weight casts with FP8, MXFP8 and
-// NVFP4 weights.
+// NVFP4 weights; torchao's tensorwise Float8 (its own recipe) beside them.
 #include "sim/workload/fp8_casts.h"
 
 #include <catch2/catch.hpp>
@@ -188,6 +188,45 @@ TEST_CASE("NVFP4 weights gather in FP4 and transpose their 16 x 16 blocks, BF16 
   CHECK(narrow_weight_bytes(s::NVFP4) == copy);
   CHECK(narrow_weight_bytes(s::CURRENT_SCALING) == 1);
   CHECK(fp8_weight_cast_bytes(p, s::NVFP4, kBlackwell, true, false) == Approx(2 * copy * p));
+}
+
+TEST_CASE("torchao casts each input once, row-wise, and transposes inputs and weights backward") {
+  // torchtitan's attention input as three GEMMs reading one input (q of 4096, k and v of 1024
+  // columns) on 8192 tokens, TP 1: one amax pass and cast of the input (read 2, amax 2, write 1),
+  // its saved copy transposed in the backward (counted apart); each output gradient cast into
+  // both layouts (6 bytes); the 16-bit weights cast each micro-batch (5 bytes) and their FP8 copy
+  // transposed for the data gradient (2 bytes).
+  const int64_t m = 8192, h = 4096;
+  std::vector<LayerOp> ops = {{LayerOp::Kind::kMatmul, "q", m, 4096, h},
+                              {LayerOp::Kind::kMatmul, "k", m, 1024, h},
+                              {LayerOp::Kind::kMatmul, "v", m, 1024, h}};
+  ops[1].shares_input = true;
+  ops[2].shares_input = true;
+  const double weights = 6144.0 * h;
+  for (bool any_layout : {kHopper, kBlackwell}) {  // _scaled_mm's layouts on every GPU
+    const Fp8CastBytes bytes = fp8_cast_bytes(ops, s::TORCHAO_TENSORWISE, any_layout, 1);
+    CHECK(bytes.forward == Approx(5.0 * m * h + 5 * weights));
+    CHECK(bytes.saved_input_transposes == Approx(1.0 * m * h));
+    CHECK(bytes.backward == Approx(6.0 * m * 6144 + 2 * weights));
+  }
+  // Transformer Engine's current scaling casts each GEMM's input into both copies.
+  CHECK(fp8_cast_bytes(ops, s::CURRENT_SCALING, kHopper, 1).forward == Approx(3 * 6.0 * m * h));
+  CHECK(fp8_cast_bytes(ops, s::CURRENT_SCALING, kHopper, 1).saved_input_transposes == 0);
+  // FP8 weights from torchao's Float8 all-gather: no cast in the layer, the transpose stays.
+  const Fp8CastBytes gathered = fp8_cast_bytes(ops, s::TORCHAO_TENSORWISE, kHopper, 1, false, true);
+  CHECK(gathered.forward == Approx(5.0 * m * h));
+  CHECK(gathered.backward == Approx(6.0 * m * 6144 + 2 * weights));
+  // Under sequence parallelism (4 ranks) the shard is cast and the gathered tensors transposed,
+  // as Transformer Engine's per-tensor recipes on Hopper; plus the weights.
+  const int64_t n = 1024;
+  const std::vector<LayerOp> sp = gathered_gemm(m, h, n);
+  const Fp8CastBytes shard = fp8_cast_bytes(sp, s::TORCHAO_TENSORWISE, kHopper, 4, false, true);
+  CHECK(shard.forward == Approx(5.0 * m / 4 * h));
+  CHECK(shard.backward == Approx(2.0 * m * h + (5.0 / 4 + 2) * m * n + 2.0 * h * n));
+  CHECK(shard.saved_input_transposes == 0);
+  // Once per step: only the scale precompute's amax pass over the (shard's) FP8 weights.
+  CHECK(fp8_weight_cast_bytes(1e9, s::TORCHAO_TENSORWISE, kHopper, true, false) == 2e9);
+  CHECK(fp8_weight_cast_bytes(1e9, s::TORCHAO_TENSORWISE, kHopper, false, false) == 0);
 }
 
 }  // namespace

@@ -379,6 +379,13 @@ TEST_CASE("separate projections: q, k, v and gate, up GEMMs of the combined FLOP
   }
   CHECK(matmuls == std::vector<std::string>{"q", "k", "v", "attention out", "mlp gate", "mlp up",
                                             "mlp down"});
+  // k and v read q's input, up the gate's (torchao casts each input once: fp8_casts.h).
+  std::vector<std::string> sharing;
+  for (const LayerOp& op : separate) {
+    if (op.shares_input) sharing.push_back(op.name);
+  }
+  CHECK(sharing == std::vector<std::string>{"k", "v", "mlp up"});
+  for (const LayerOp& op : combined) CHECK_FALSE(op.shares_input);
   const double tokens = 8192, h = 8192;
   CHECK(matmul_flops(separate, "q") == 2 * tokens * 4096 * h);
   CHECK(matmul_flops(separate, "k") == 2 * tokens * 512 * h);
