@@ -1481,7 +1481,10 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 #   requires_gradient_sync and reshard_after_backward true, is_last_backward true, whose
 #   _root_post_backward_final_callback waits on the reduce-scatter's event; AutoModel's
 #   MoEFSDPSyncMixin and patched backward_maybe_with_nosync, which defer it on the inner modules,
-#   came with #574, 2025-10-08, after the rows);
+#   came with #574, 2025-10-08, after the rows), and at that commit the routed experts' FSDP
+#   module, where expert data parallelism shards them, reducing in the weights' BF16
+#   (fsdp2_expert_reduce_in_weight_type: apply_fsdp's fully_shard of the experts takes no
+#   mp_policy, the blocks' reduce_dtype float32);
 #   activation checkpointing where the recipe sets it, each block checkpointed whole, not compiled
 #   (apply_ac: ptd_checkpoint_wrapper per block; RECOMPUTE_FULL); a row whose figure the page
 #   published before its recipe changed runs the recipe and code of the commit that published it:
@@ -1582,6 +1585,7 @@ def automodel_moe_lines(r, moe):
     if deferred and pp == 1:
         lines.append('fsdp2_defer_gradient_sync: true')
     if pp > 1:
+        lines.append('fsdp2_expert_reduce_in_weight_type: true')
         vp = int(r['vp'])
         split = hf_model_split(AUTOMODEL_MOE_LAYERS[model], pp * vp)
         runs = [f'pipeline_runs: {r["ga"]}'] if int(r['ga']) > 1 else []
