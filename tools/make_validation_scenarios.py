@@ -1472,8 +1472,19 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 #   bdb4dbc7, not 36044ad3's with LBS 1, sets it true and no FSDP optimizations); nothing
 #   resharded nor reduced between
 #   micro-batches (fsdp2_defer_gradient_sync) where the backend sets enable_fsdp_optimizations
-#   (moe/fsdp_mixin.py prepare_for_grad_accumulation) or the pipeline is parallel (its patched
-#   backward_maybe_with_nosync: every stage's gradients reduce-scattered after its last backward);
+#   (moe/fsdp_mixin.py prepare_for_grad_accumulation) and the pipeline is not parallel; under a
+#   pipeline every micro-batch's backward reduce-scatters and reshards each layer, the stream
+#   waiting for the reductions at its end (the rows' publishing commit 89e3a9fd: apply_fsdp
+#   shards the blocks, embed_tokens, lm_head and the inner model.model, never the stage's outer
+#   causal-LM module, so torch.distributed.pipelining's stage.py backward_maybe_with_nosync, whose
+#   no-sync branch needs isinstance(submod, FSDPModule), runs a plain backward: FSDP2's defaults,
+#   requires_gradient_sync and reshard_after_backward true, is_last_backward true, whose
+#   _root_post_backward_final_callback waits on the reduce-scatter's event; AutoModel's
+#   MoEFSDPSyncMixin and patched backward_maybe_with_nosync, which defer it on the inner modules,
+#   came with #574, 2025-10-08, after the rows), and at that commit the routed experts' FSDP
+#   module, where expert data parallelism shards them, reducing in the weights' BF16
+#   (fsdp2_expert_reduce_in_weight_type: apply_fsdp's fully_shard of the experts takes no
+#   mp_policy, the blocks' reduce_dtype float32);
 #   activation checkpointing where the recipe sets it, each block checkpointed whole, not compiled
 #   (apply_ac: ptd_checkpoint_wrapper per block; RECOMPUTE_FULL); a row whose figure the page
 #   published before its recipe changed runs the recipe and code of the commit that published it:
@@ -1491,12 +1502,8 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 #   stages each, one more on the first num_layers % stages; stage_layers), run as the table's GA
 #   pipeline schedules a step (pipeline_runs: the benchmark recipe, recipes/llm/benchmark.py at
 #   the page's commit 89e3a9fd, calls the schedule's step() once per local batch of LBS / MBS
-#   micro-batches, GBS / (LBS x DP) times a step, each filling and draining the pipeline, and
-#   torch.distributed.pipelining's PipelineStage reduce-scatters and reshards every model chunk's
-#   FSDP modules after its last backward of each call, the compute stream waiting for them:
-#   stage.py backward_maybe_with_nosync, whose _root_post_backward_final_callback waits on the
-#   reductions; AutoModel's own patch of it, moe/fsdp_mixin.py, came with #574 on 2025-10-08 and
-#   does the same), each rank's compute stream waiting, after every action of the schedule, for
+#   micro-batches, GBS / (LBS x DP) times a step, each filling and draining the pipeline), each
+#   rank's compute stream waiting, after every action of the schedule, for
 #   the batch of that time step's sends and receives (overlap_pipeline_communication false:
 #   torch.distributed.pipelining schedules.py of torch 2.8, the version pinned at 89e3a9fd,
 #   ScheduleInterleaved1F1B is a PipelineScheduleMulti, whose _step_microbatches puts the
@@ -1519,7 +1526,8 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 
 # The AutoModel mixture-of-experts rows, by the table's (table, model, GPUs): (model, recipe YAML
 # under examples/llm_benchmark/ @ 36044ad3, activation checkpointing, moe.reshard_after_forward,
-# backend.enable_fsdp_optimizations, the recipe's ep_size; gpt-oss-120b's the run's recipe, the
+# backend.enable_fsdp_optimizations (not on the pipeline rows, published at 89e3a9fd, before the
+# option existed: AUTOMODEL_MOE_RULES), the recipe's ep_size; gpt-oss-120b's the run's recipe, the
 # one of 2025-10-08 with the table's GBS 512, LBS 2, EP 64, and gpt-oss-20b's the one of the
 # commit that published it, 89e3a9fd: AUTOMODEL_MOE_RULES). Nemotron V3
 # Ultra 550B is left out:
@@ -1574,9 +1582,10 @@ def automodel_moe_lines(r, moe):
     if not reshard:
         lines.append('fsdp2_keep_forward_gather: true')
     pp = int(r['pp'])
-    if deferred or pp > 1:
+    if deferred and pp == 1:
         lines.append('fsdp2_defer_gradient_sync: true')
     if pp > 1:
+        lines.append('fsdp2_expert_reduce_in_weight_type: true')
         vp = int(r['vp'])
         split = hf_model_split(AUTOMODEL_MOE_LAYERS[model], pp * vp)
         runs = [f'pipeline_runs: {r["ga"]}'] if int(r['ga']) > 1 else []

@@ -737,8 +737,10 @@ class StageBuilder {
                           (trained.total() - trained.expert) / v, zero3_reduce);
     if (local.expert > 0 && plan.experts.expert_data_parallel() > 1) {
       const double units = static_cast<double>(w->zero3.units) * v;
+      const double expert_reduce =
+          p_.fsdp2_expert_reduce_in_weight_type() ? bytes.weights : zero3_reduce;
       w->zero3.unit_expert_gather_bytes = bytes.weights * local.expert / units;
-      w->zero3.unit_expert_gradient_bytes = zero3_reduce * trained.expert / units;
+      w->zero3.unit_expert_gradient_bytes = expert_reduce * trained.expert / units;
     }
     add_zero3_all_to_alls(r, &w->zero3.expert_all_to_alls);
     if (p_.fsdp2()) make_fsdp2(&w->zero3);

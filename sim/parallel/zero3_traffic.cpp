@@ -88,6 +88,7 @@ void make_fsdp2(Zero3Work* work) {
   work->prefetch_units = 1;
   work->unit_reduce_buckets = 1;
   work->regather_for_backward = false;
+  work->backward_waits_reductions = true;
 }
 
 Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& tasks,
@@ -212,6 +213,10 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
       last.reduce_bytes = units * work.unit_gradient_bytes;
       last.expert_reduce_bytes = units * work.unit_expert_gradient_bytes;
       last.wait_reduced = true;
+    }
+    // FSDP2's root callback: a reducing backward waits for its reductions.
+    if (!task.forward && synchronizes && work.backward_waits_reductions) {
+      segments_.back().wait_reduced = true;
     }
   }
   task_begin_.push_back(segments_.size());

@@ -118,6 +118,12 @@ struct Zero3Work {
   bool keep_forward_gather = false;
   bool defer_gradient_sync = false;
   bool reduce_after_backward = false;
+  // FSDP2: a backward that reduce-scatters ends only once its reductions are done, the stream
+  // waiting on them (torch/distributed/fsdp/_fully_shard/_fsdp_state.py
+  // _root_post_backward_final_callback, is_last_backward true unless a no-sync caller clears it:
+  // each state's _finalize_backward waits on its post-reduce event, the root on the last
+  // reduce-scatter's), so the next task's compute starts after them.
+  bool backward_waits_reductions = false;
   // Activations of the first layers copied to host memory and back (activation_offload.h); not
   // with recomputation.
   ActivationOffload offload;
@@ -142,8 +148,9 @@ void make_fetch_synchronous(Zero3Work* work, std::vector<double> module_shares);
 
 // PyTorch FSDP2 (parallelism.fsdp2), each layer one fully_shard module: one gather prefetched
 // ahead (torch's implicit backward prefetch and AutoModel's set_modules_to_forward_prefetch of the
-// next layer), one reduce-scatter per layer, and a recomputed forward served by the backward's one
-// gather (the checkpointed layer recomputes inside its FSDP module's backward, weights unsharded).
+// next layer), one reduce-scatter per layer, a recomputed forward served by the backward's one
+// gather (the checkpointed layer recomputes inside its FSDP module's backward, weights unsharded),
+// and a reducing backward waiting for its reduce-scatters (backward_waits_reductions).
 void make_fsdp2(Zero3Work* work);
 
 // The data-parallel ranks a collective spans: all of them, one hybrid-sharding group, the ranks

@@ -41,6 +41,7 @@ TRAINING_FIELDS = [
     ("parallelism", "deepspeed_pipeline_engine", BOOLS),
     ("parallelism", "fsdp2_keep_forward_gather", BOOLS),
     ("parallelism", "fsdp2_defer_gradient_sync", BOOLS),
+    ("parallelism", "fsdp2_expert_reduce_in_weight_type", BOOLS),
     ("parallelism", "zero_gradient_buffer", BOOLS),
     ("parallelism", "check_for_nan_in_grad", BOOLS),
     ("parallelism", "gradient_scaling", [

@@ -877,6 +877,11 @@ TEST_CASE("FSDP2's options need fsdp2, deferred sync the forward's gather kept")
                         "parallelism { zero_stage: 3 fsdp2_keep_forward_gather: true }\n") ==
         "s.textproto:12:29: parallelism.fsdp2_keep_forward_gather: is an FSDP2 option: needs "
         "fsdp2\n");
+  CHECK(
+      scenario_errors(scenario() +
+                      "parallelism { zero_stage: 3 fsdp2_expert_reduce_in_weight_type: true }\n") ==
+      "s.textproto:12:29: parallelism.fsdp2_expert_reduce_in_weight_type: is an FSDP2 option: "
+      "needs fsdp2\n");
   CHECK(scenario_errors(scenario() +
                         "parallelism { zero_stage: 3 fsdp2: true fsdp2_defer_gradient_sync: true "
                         "}\n") ==

@@ -67,6 +67,19 @@ TEST_CASE("FSDP2 gathers a layer's experts over the expert DP group, the rest ov
   CHECK(ep8.plan.work[0].zero3.unit_gradient_bytes == Approx(w.unit_gradient_bytes));
 }
 
+TEST_CASE("experts reduced in the weights' type: 2 bytes a gradient, the dense share's 4") {
+  // AutoModel@89e3a9fd's experts' fully_shard has no mp_policy: their reduce-scatter in BF16,
+  // the rest of the layer in fp32 (gradient_reduce_in_fp32).
+  const double routed = routed_parameters();
+  const TransformerPlan fp32 = fsdp2_plan(2, "expert_parallel: 4");
+  const TransformerPlan bf16 =
+      fsdp2_plan(2, "expert_parallel: 4 fsdp2_expert_reduce_in_weight_type: true");
+  const Zero3Work& w = bf16.plan.work[0].zero3;
+  CHECK(w.unit_expert_gradient_bytes == Approx(2 * routed / 4 / 32));
+  CHECK(w.unit_expert_gather_bytes == Approx(fp32.plan.work[0].zero3.unit_expert_gather_bytes));
+  CHECK(w.unit_gradient_bytes == Approx(fp32.plan.work[0].zero3.unit_gradient_bytes));
+}
+
 TEST_CASE("a layer's expert gather over n GPUs moves (n-1)/n of its bytes per GPU, both ways") {
   // EP 4 on 2 nodes: the expert data-parallel group of rank 0 is the 4 GPUs holding the same
   // experts, {0, 4, 8, 12}, two in each node. Gathering a layer's expert buffer B over it, each

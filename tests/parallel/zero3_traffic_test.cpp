@@ -259,6 +259,45 @@ TEST_CASE("FSDP2's reduce-scatter after a chunk's last backward holds the stream
   CHECK(ends[3] == Approx(0.5 + 2 * (4 + 8 + 3)));
 }
 
+TEST_CASE("an FSDP2 backward that reduces ends when its reduce-scatters do") {
+  // torch's root post-backward callback waits on the reductions. One stage, 1 chunk of 4 layers,
+  // 2 micro-batches (forward 4 ms, backward 8 ms: 2 ms a layer), the forward's gather kept,
+  // gathers 0.5 ms, each layer's reduce-scatter 3 ms, one after another from the first layer's
+  // backward end (0.5 + 4 + 2 ms): the backward ends with the fourth, 12 ms later; the next
+  // forward's gathers, issued at the backward's compute end, are hidden by then.
+  Zero3Work w = work_of(4);
+  make_fsdp2(&w);
+  w.keep_forward_gather = true;
+  REQUIRE(w.backward_waits_reductions);
+  Simulation sim;
+  const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 2, 0);
+  CollectiveSmContention compute;
+  Zero3Stage stage(
+      w, tasks, ms(4), ms(8), &sim,
+      [&](CollectiveOp op, DataParallelGroup, double, std::function<void()> done) {
+        sim.call_after(op == CollectiveOp::kAllGather ? ms(0.5) : ms(3), std::move(done));
+      },
+      &compute);
+  std::vector<double> ends;
+  std::function<void(size_t)> next = [&](size_t i) {
+    if (i == tasks.size()) return;
+    stage.run_task(i, [&, i] {
+      ends.push_back(sim.now().seconds() * 1e3);
+      next(i + 1);
+    });
+  };
+  next(0);
+  sim.run();
+  REQUIRE(ends.size() == 4);
+  CHECK(ends[0] == Approx(0.5 + 4));
+  CHECK(ends[1] == Approx(0.5 + 4 + 2 + 4 * 3));
+  CHECK(ends[2] == Approx(0.5 + 4 + 2 + 4 * 3 + 4));
+  CHECK(ends[3] == Approx(0.5 + 4 + 2 + 4 * 3 + 4 + 2 + 4 * 3));
+  // DeepSpeed's ZeRO-3 (no such callback) goes on while its reductions run.
+  const Zero3Run deepspeed = run_stage(work_of(4), 2, ms(4), ms(8), ms(0.5), ms(3));
+  CHECK(deepspeed.task_end_ms < ends[3] - 5);
+}
+
 TEST_CASE("LoRA under ZeRO-3: the frozen base gathered, only the adapters' gradients reduced") {
   // 4 layers gathering 1e9 base + 1e7 adapter parameters (BF16), training the 1e7 adapters
   // (fp32 reduce), 2 micro-batches without recomputation: gathers 2 x 2 x 1.01e9 x 2, reduces
