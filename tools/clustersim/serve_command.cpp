@@ -198,7 +198,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     std::vector<std::string> keys = {"index", "instance", "replicas", "tensor_parallel",
                                      "pipeline_parallel", "prefill_replicas", "weights", "billing",
                                      "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens",
-                                     "currency"};
+                                     "currency", "price_region"};
     if (m.traffic().has_closed_loop()) keys.insert(keys.begin() + 7, "concurrency");
     serving_table(keys, front.rows()).print(std::cout, OutputFormat::kTable);
   }
