@@ -290,7 +290,7 @@ int catalog_command(const std::vector<std::string>& args) {
   Filters filters;
   std::string kind;
   po::options_description options("catalog options");
-  add_common_options(&options, &common);
+  add_common_options(&options, &common, "catalog");
   options.add_options()("kind", po::value(&kind)->required(),
                         "gpus, instances, prices, storage, fabrics or models")(
       "gpu", po::value(&filters.gpu), "only entries with this GPU (name part or alias)")(
@@ -313,16 +313,16 @@ int catalog_command(const std::vector<std::string>& args) {
   const bool provider_filter_applies = kind == "instances" || kind == "prices" || kind == "storage";
   if ((!filters.gpu.empty() && !gpu_filter_applies) ||
       (!filters.provider.empty() && !provider_filter_applies)) {
-    std::cerr << "clustersim catalog: --gpu applies to gpus and instances, --provider to "
-                 "instances, prices and storage\n";
+    command_error("catalog") << "--gpu applies to gpus and instances, --provider to "
+                                "instances, prices and storage\n";
     return kExitUsage;
   }
   const std::vector<std::string> providers = provider_names();
   if (!filters.provider.empty() && std::find(providers.begin(), providers.end(),
                                              lower_case(filters.provider)) == providers.end()) {
     // Else a typo listed nothing, as if the provider had no entry.
-    std::cerr << "clustersim catalog: --provider: unknown provider \"" << filters.provider << "\""
-              << did_you_mean(lower_case(filters.provider), providers) << "\n";
+    command_error("catalog") << "--provider: unknown provider \"" << filters.provider << "\""
+                             << did_you_mean(lower_case(filters.provider), providers) << "\n";
     return kExitUsage;
   }
   Table table;
@@ -339,8 +339,8 @@ int catalog_command(const std::vector<std::string>& args) {
   else if (kind == "models")
     table = model_table(*catalog);
   else {
-    std::cerr << "clustersim catalog: unknown kind \"" << kind
-              << "\": use gpus, instances, prices, storage, fabrics or models\n";
+    command_error("catalog") << "unknown kind \"" << kind
+                             << "\": use gpus, instances, prices, storage, fabrics or models\n";
     return kExitUsage;
   }
   table.print(std::cout, *format);

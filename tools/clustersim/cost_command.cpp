@@ -180,8 +180,8 @@ int cost_command(const std::vector<std::string>& args) {
       load_scenario_command(args, "cost", "configurations to cost (0: all)", &exit_code, &own);
   if (!inputs) return exit_code;
   if (trials < 0 || trials > kMaxTrials) {
-    std::cerr << "--trials must be in [0, " << kMaxTrials << "] (0: the scenario's), got "
-              << trials << "\n";
+    command_error("cost") << "--trials must be in [0, " << kMaxTrials
+                          << "] (0: the scenario's), got " << trials << "\n";
     return kExitUsage;
   }
   std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);

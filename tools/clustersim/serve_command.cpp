@@ -165,7 +165,7 @@ bool write_rows(const ServeOptions& o, const Catalog& catalog, const ServingSwee
       if (out.commit(&error)) return true;
     }
   }
-  std::cerr << "clustersim serve: --out: " << error << "\n";
+  command_error("serve") << "--out: " << error << "\n";
   return false;
 }
 
@@ -213,7 +213,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
 int serve_command(const std::vector<std::string>& args) {
   ServeOptions o;
   po::options_description options("serve options");
-  add_common_options(&options, &o.common);
+  add_common_options(&options, &o.common, "serve");
   options.add_options()("scenario", po::value(&o.scenario)->required(), "serving scenario file")(
       "prices", po::value(&o.prices), "price overrides (a PriceFile)")(
       "threads,j", po::value(&o.threads)->default_value(0), "worker threads (0: every core)")(
@@ -232,20 +232,20 @@ int serve_command(const std::vector<std::string>& args) {
   auto format = output_format(o.common);
   if (!format) return kExitUsage;
   if (const std::string why = threads_problem(o.threads); !why.empty()) {
-    std::cerr << "clustersim serve: " << why << "\n";
+    command_error("serve") << why << "\n";
     return kExitUsage;
   }
   if (!o.out.empty() && !results_format(o.out)) {  // else a .txt got CSV
-    std::cerr << "clustersim serve: --out must end in .h5, .csv or .json: " << o.out << "\n";
+    command_error("serve") << "--out must end in .h5, .csv or .json: " << o.out << "\n";
     return kExitUsage;
   }
   // Checked before any work: a missing directory was found only after every deployment ran.
   if (std::string why; !o.out.empty() && !check_output_path(o.out, &why)) {
-    std::cerr << "clustersim serve: --out: " << why << "\n";
+    command_error("serve") << "--out: " << why << "\n";
     return kExitUsage;
   }
   if (std::string why; !o.plot_dir.empty() && !make_output_directory(o.plot_dir, &why)) {
-    std::cerr << "clustersim serve: --plot-dir: " << why << "\n";
+    command_error("serve") << "--plot-dir: " << why << "\n";
     return kExitUsage;
   }
   auto catalog = load_catalog(o.common);

@@ -178,7 +178,7 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
 // The command line's checks that need no scenario; false (message printed) when one fails.
 bool check_arguments(const SweepArguments& a, SweepOptions* options) {
   const auto fail = [](const std::string& message) {
-    std::cerr << "clustersim sweep: " << message << "\n";
+    command_error("sweep") << message << "\n";
     return false;
   };
   if (a.rank != "pareto" && a.rank != "time" && a.rank != "cost") {
@@ -237,7 +237,7 @@ std::unique_ptr<SweepJournal> open_journal(const SweepArguments& a, SweepSummary
     }
   }
   if (!journal) {
-    std::cerr << "clustersim sweep: " << (a.resume ? "--resume: " : "--out: ") << error << "\n";
+    command_error("sweep") << (a.resume ? "--resume: " : "--out: ") << error << "\n";
     *failed = true;
   }
   return journal;
@@ -283,8 +283,8 @@ int sweep_command(const std::vector<std::string>& args) {
   if (options.shard_count > 1) std::cerr << ", " << in_shard << " in shard " << a.shard;
   std::cerr << "\n";
   if (summary.candidates > kCandidateLimit && !a.force) {
-    std::cerr << "clustersim sweep: more than " << kCandidateLimit
-              << " candidates; narrow the axes or pass --force\n";
+    command_error("sweep") << "more than " << kCandidateLimit
+                           << " candidates; narrow the axes or pass --force\n";
     return kExitUsage;
   }
   if (!check_scenario_runs(*inputs).runs) return kExitInputError;
@@ -318,8 +318,9 @@ int sweep_command(const std::vector<std::string>& args) {
       &error);
   progress.finish();
   if (counts.interrupted) {
-    std::cerr << "interrupted after " << summary.configurations << " configurations"
-              << (journal ? "; continue with the same command and --resume" : "") << "\n";
+    command_error("sweep") << "interrupted after " << summary.configurations << " configurations"
+                           << (journal ? "; continue with the same command and --resume" : "")
+                           << "\n";
     return kExitInterrupted;
   }
   if (!error.empty()) {
@@ -330,7 +331,7 @@ int sweep_command(const std::vector<std::string>& args) {
   summary.next_index = summary.candidates;
   if (journal) {
     if (!export_results(*journal, summary, a.out, &error)) {
-      std::cerr << "clustersim sweep: " << error << "\n";
+      command_error("sweep") << error << "\n";
       return kExitUsage;
     }
     journal->remove();

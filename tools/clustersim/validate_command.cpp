@@ -165,7 +165,7 @@ int validate_command(const std::vector<std::string>& args) {
   CommonOptions common;
   std::vector<std::string> scenarios;
   po::options_description options("validate options");
-  add_common_options(&options, &common);
+  add_common_options(&options, &common, "validate");
   options.add_options()("scenario", po::value(&scenarios)->composing(), "scenario files");
   po::positional_options_description positional;
   positional.add("scenario", -1);
