@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -212,16 +213,20 @@ SweepSummary new_summary(const ScenarioInputs& inputs, const SweepArguments& a,
   return summary;
 }
 
-// The journal of --out: new, or (--resume) the interrupted one, whose rows go to `rankings` and
-// whose progress replaces `*summary`. Null (message printed) when it cannot be had; also null,
-// without a message, when there is no --out.
+// The journal of --out: new (none may be left by an interrupted sweep), or (--resume) the
+// interrupted one, whose rows go to `rankings` and whose progress replaces `*summary`. Null
+// (message printed) when it cannot be had; also null, without a message, when there is no --out.
 std::unique_ptr<SweepJournal> open_journal(const SweepArguments& a, SweepSummary* summary,
                                            Rankings* rankings, bool* failed) {
   *failed = false;
   if (a.out.empty()) return nullptr;
   std::string error;
   std::unique_ptr<SweepJournal> journal;
-  if (!a.resume) {
+  if (!a.resume && std::filesystem::exists(journal_path(a.out))) {
+    // Starting over discarded the interrupted sweep's rows (hours of a large sweep), silently.
+    error = journal_path(a.out) +
+            " holds an interrupted sweep: add --resume to continue it, or delete it to start over";
+  } else if (!a.resume) {
     journal = SweepJournal::create(a.out, *summary, &error);
   } else {
     SweepSummary before;
