@@ -9,6 +9,7 @@
 #include "sim/serve/serving_rows.h"
 #include "sim/sweep/ranking.h"
 #include "sim/util/number_format.h"
+#include "tools/clustersim/command_line.h"
 #include "tools/clustersim/svg_chart.h"
 
 namespace clustersim::cli {
