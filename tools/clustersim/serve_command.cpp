@@ -127,8 +127,13 @@ void print_autoscaling(std::ostream& out, const Catalog& catalog,
   out << "baseline " << plan->baseline_replicas << " replicas (" << plan->baseline_nodes
       << " nodes) on " << s::BillingMode_Name(base) << ", the rest " << s::BillingMode_Name(burst)
       << ": the day costs " << format_fixed(plan->day_cost, 2) << " " << currency << " against "
-      << format_fixed(plan->all_on_demand_cost, 2) << " " << currency << " all ON_DEMAND ("
-      << format_fixed(100 * (1 - plan->day_cost / plan->all_on_demand_cost), 1) << "% saved)\n";
+      << format_fixed(plan->all_on_demand_cost, 2) << " " << currency << " all ON_DEMAND";
+  if (plan->all_on_demand_cost > 0) {
+    out << " (" << format_fixed(100 * (1 - plan->day_cost / plan->all_on_demand_cost), 1)
+        << "% saved)\n";
+  } else {  // a saving of 0 was printed as -nan%
+    out << " (no hour's traffic needs a replica)\n";
+  }
 }
 
 // Every row to `path`: an HDF5 results file (results_file.h, the serving columns, the sizing's
