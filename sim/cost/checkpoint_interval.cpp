@@ -2,6 +2,7 @@
 #include "sim/cost/checkpoint_interval.h"
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "sim/util/check.h"
@@ -33,7 +34,9 @@ double simulated_optimal_interval_s(const RunSpec& spec, int trials, uint64_t fi
   for (int i = 0; i < points; ++i) {
     RunSpec at = spec;
     at.interval_s = center * std::exp((i - kOctaves * kStepsPerOctave) * log_step);
-    mean_s[i] = simulate_runs(at, trials, first_seed).mean_s;
+    // An interval whose run is not expected to finish (or too long to simulate) loses.
+    mean_s[i] = run_problem(at).empty() ? simulate_runs(at, trials, first_seed).mean_s
+                                        : std::numeric_limits<double>::infinity();
     if (mean_s[i] < mean_s[best]) best = i;
   }
   double offset = 0;  // of the vertex from the best point, in grid steps

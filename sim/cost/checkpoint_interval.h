@@ -21,7 +21,8 @@ inline constexpr double kShortestSearchedIntervalFraction = 0.25;
 // The interval with the least mean simulated wall time: a geometric grid from a quarter to four
 // times the Young/Daly interval, every point on the same seeds (common random numbers), refined
 // by a parabola in log(interval) through the best point and its neighbours. `spec.interval_s` is
-// ignored. Requires: a preemption rate > 0 and a checkpoint write time > 0; trials >= 1.
+// ignored; a point whose run is not expected to finish (run_problem) loses unsimulated.
+// Requires: a preemption rate > 0 and a checkpoint write time > 0; trials >= 1.
 double simulated_optimal_interval_s(const RunSpec& spec, int trials, uint64_t first_seed);
 
 }  // namespace clustersim

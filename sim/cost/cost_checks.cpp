@@ -8,6 +8,7 @@
 #include "sim/io/catalog_reference.h"
 #include "sim/io/entry_checks.h"
 #include "sim/io/schema/cost.pb.h"
+#include "sim/util/closest_name.h"
 
 namespace clustersim {
 namespace {
@@ -52,12 +53,32 @@ void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog,
   }
 }
 
+// A region some catalog price names: a misspelt one would leave every ambiguous price ambiguous
+// and every other price where it is, silently.
+void check_region(const FieldChecker& prices, const Catalog& catalog) {
+  if (!prices.has("region")) return;
+  const std::string& region = static_cast<const s::PriceFile&>(prices.message()).region();
+  std::set<std::string> regions;
+  for (const auto& [name, entry] : catalog.instances().all()) {
+    for (const s::Price& p : entry.value->price()) {
+      if (!p.region().empty()) regions.insert(p.region());
+    }
+  }
+  if (regions.count(region)) return;
+  std::string listed;
+  for (const std::string& r : regions) listed += (listed.empty() ? "" : ", ") + r;
+  prices.error("region", "\"" + region + "\" is named by no catalog price" +
+                             did_you_mean(region, {regions.begin(), regions.end()}) +
+                             " (regions: " + listed + ")");
+}
+
 }  // namespace
 
 void check_price_file(const FieldChecker& prices, const Catalog& catalog) {
   const auto& m = static_cast<const s::PriceFile&>(prices.message());
   // CURRENCY_UNSPECIFIED left every configuration without a price, silently.
   if (prices.has("report_currency")) prices.require_enum("report_currency");
+  check_region(prices, catalog);
   std::set<std::pair<std::string, int>> seen;
   for (int i = 0; i < m.price_size(); ++i) {
     const FieldChecker entry = prices.child("price", i);

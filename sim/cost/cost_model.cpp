@@ -83,8 +83,27 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
                               s::Currency_Name(currency) + " (in cost.prices or --prices)",
                           field.index);
       });
+  report_ambiguous_prices(
+      model->prices, scenario.instances, model->billing_modes,
+      [&](size_t i, s::BillingMode billing, const std::string& why) {
+        const InstanceField field = instance_field(root, sc, static_cast<int>(i));
+        field.owner.error("instance",
+                          ambiguous_price_message(catalog, model->prices, *scenario.instances[i],
+                                                  billing, why, "cost.prices"),
+                          field.index);
+      });
   if (diagnostics->error_count() != errors_before) return nullptr;
   return model;
+}
+
+std::string ambiguous_price_message(const Catalog& catalog, const PriceBook& prices,
+                                    const s::InstanceType& instance, s::BillingMode billing,
+                                    const std::string& why, const std::string& prices_field) {
+  const std::string region = prices.region();
+  return s::BillingMode_Name(billing) + " price of \"" + instance.name() + "\" (" +
+         catalog.instances().find(instance.name())->where.to_string() + ") is ambiguous: " + why +
+         (region.empty() ? "" : ", none in region \"" + region + "\"") + ": set " + prices_field +
+         ".region (or region in a --prices file) to the one you rent in";
 }
 
 double report_per_hour(const CostModel& model, const UsedPrice& price) {

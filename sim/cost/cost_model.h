@@ -47,6 +47,14 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
 // PriceFile that outlives the layer.
 PriceBook::Layer price_layer(const FieldChecker& prices);
 
+// The error of an instance whose price under `billing` is ambiguous (`why`, from
+// PriceBook::ambiguity): where the catalog lists it, and that `prices_field` ("cost.prices",
+// "prices") or a --prices file chooses the region.
+std::string ambiguous_price_message(const Catalog& catalog, const PriceBook& prices,
+                                    const schema::InstanceType& instance,
+                                    schema::BillingMode billing, const std::string& why,
+                                    const std::string& prices_field);
+
 // `price` per instance-hour in the model's report currency. Requires: a price of one of the
 // scenario's candidate instances (load_cost_model guarantees their exchange rates).
 double report_per_hour(const CostModel& model, const UsedPrice& price);

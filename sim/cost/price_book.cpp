@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include <algorithm>
+#include "sim/util/number_format.h"
 
 namespace clustersim {
 namespace {
@@ -19,17 +19,27 @@ std::string source_text(const s::Price& price) {
 
 }  // namespace
 
-std::optional<UsedPrice> catalog_price(const s::InstanceType& instance, s::BillingMode billing) {
-  const auto& prices = instance.price();
-  const auto found = std::find_if(prices.begin(), prices.end(),
-                                  [&](const s::Price& p) { return p.billing() == billing; });
-  if (found == prices.end()) return std::nullopt;
-  const s::Price& price = *found;
-  UsedPrice used{price.per_hour(), price.currency(), "catalog", source_text(price),
+std::vector<const s::Price*> catalog_prices(const s::InstanceType& instance,
+                                            s::BillingMode billing, const std::string& region) {
+  std::vector<const s::Price*> of_mode, in_region;
+  for (const s::Price& p : instance.price()) {
+    if (p.billing() != billing) continue;
+    of_mode.push_back(&p);
+    if (!region.empty() && p.region() == region) in_region.push_back(&p);
+  }
+  return in_region.empty() ? of_mode : in_region;
+}
+
+std::optional<UsedPrice> catalog_price(const s::InstanceType& instance, s::BillingMode billing,
+                                       const std::string& region) {
+  const std::vector<const s::Price*> prices = catalog_prices(instance, billing, region);
+  if (prices.size() != 1) return std::nullopt;  // none, or ambiguous
+  const s::Price& price = *prices.front();
+  UsedPrice used{price.per_hour(), price.currency(), "catalog", price.region(), source_text(price),
                  price.source().confidence()};
   if (price.has_discount_fraction()) {
     if (billing == s::ON_DEMAND) return std::nullopt;  // rejected by the catalog checks
-    const std::optional<UsedPrice> on_demand = catalog_price(instance, s::ON_DEMAND);
+    const std::optional<UsedPrice> on_demand = catalog_price(instance, s::ON_DEMAND, region);
     if (!on_demand) return std::nullopt;
     used.per_hour = on_demand->per_hour * (1 - price.discount_fraction());
     used.currency = on_demand->currency;
@@ -37,34 +47,76 @@ std::optional<UsedPrice> catalog_price(const s::InstanceType& instance, s::Billi
   return used;
 }
 
+std::string ambiguous_prices(s::BillingMode billing, const std::vector<const s::Price*>& prices) {
+  if (prices.size() < 2) return "";
+  std::string text = s::BillingMode_Name(billing) + " prices in " +
+                     std::to_string(prices.size()) + " regions:";
+  for (const s::Price* p : prices) {
+    text += (p == prices.front() ? " " : ", ") + p->region() + " (" +
+            (p->has_per_hour() ? format_number(p->per_hour()) + " " +
+                                     s::Currency_Name(p->currency()) + "/h"
+                               : format_number(100 * p->discount_fraction()) + "% off on-demand") +
+            ")";
+  }
+  return text;
+}
+
 void PriceBook::add_layer(Layer layer) { layers_.push_back(std::move(layer)); }
 
-std::optional<UsedPrice> PriceBook::override_price(const s::InstanceType& instance,
-                                                   s::BillingMode billing) const {
+const s::Price* PriceBook::find_override(const s::InstanceType& instance, s::BillingMode billing,
+                                         std::string* origin) const {
   for (auto layer = layers_.rbegin(); layer != layers_.rend(); ++layer) {
     const auto& overrides = layer->prices->price();
     for (int i = 0; i < overrides.size(); ++i) {
       const s::PriceOverride& o = overrides[i];
       if (o.instance() != instance.name() || o.price().billing() != billing) continue;
-      const std::string source = o.price().has_source() ? source_text(o.price()) : "user override";
-      const s::Confidence confidence = o.price().source().confidence();
-      if (!o.price().has_discount_fraction()) {
-        return UsedPrice{o.price().per_hour(), o.price().currency(), layer->origins[i], source,
-                         confidence};
-      }
-      const std::optional<UsedPrice> on_demand = price(instance, s::ON_DEMAND);
-      if (!on_demand || billing == s::ON_DEMAND) return std::nullopt;
-      return UsedPrice{on_demand->per_hour * (1 - o.price().discount_fraction()),
-                       on_demand->currency, layer->origins[i], source, confidence};
+      *origin = layer->origins[i];
+      return &o.price();
     }
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+std::optional<UsedPrice> PriceBook::override_price(const s::InstanceType& instance,
+                                                   s::BillingMode billing) const {
+  std::string origin;
+  const s::Price* o = find_override(instance, billing, &origin);
+  if (o == nullptr) return std::nullopt;
+  const std::string source = o->has_source() ? source_text(*o) : "user override";
+  UsedPrice used{o->per_hour(), o->currency(), origin, o->region(), source,
+                 o->source().confidence()};
+  if (!o->has_discount_fraction()) return used;
+  const std::optional<UsedPrice> on_demand = price(instance, s::ON_DEMAND);
+  if (!on_demand || billing == s::ON_DEMAND) return std::nullopt;
+  used.per_hour = on_demand->per_hour * (1 - o->discount_fraction());
+  used.currency = on_demand->currency;
+  if (!o->has_region()) used.region = on_demand->region;
+  return used;
+}
+
+std::string PriceBook::ambiguity(const s::InstanceType& instance, s::BillingMode billing) const {
+  std::string origin;
+  const s::Price* o = find_override(instance, billing, &origin);
+  if (o == nullptr) {
+    const std::vector<const s::Price*> listed = catalog_prices(instance, billing, region());
+    if (listed.size() != 1) return ambiguous_prices(billing, listed);
+    o = listed.front();
+  }
+  if (!o->has_discount_fraction() || billing == s::ON_DEMAND) return "";
+  return ambiguity(instance, s::ON_DEMAND);
+}
+
+std::string PriceBook::region() const {
+  for (auto layer = layers_.rbegin(); layer != layers_.rend(); ++layer) {
+    if (layer->prices->has_region()) return layer->prices->region();
+  }
+  return "";
 }
 
 std::optional<UsedPrice> PriceBook::price(const s::InstanceType& instance,
                                           s::BillingMode billing) const {
   std::optional<UsedPrice> user = override_price(instance, billing);
-  return user ? user : catalog_price(instance, billing);
+  return user ? user : catalog_price(instance, billing, region());
 }
 
 std::optional<s::Currency> PriceBook::report_currency() const {
@@ -112,6 +164,20 @@ s::Currency resolve_report_currency(
     }
   }
   return currency;
+}
+
+void report_ambiguous_prices(
+    const PriceBook& prices, const std::vector<const s::InstanceType*>& instances,
+    const std::vector<s::BillingMode>& billing_modes,
+    const std::function<void(size_t, s::BillingMode, const std::string&)>& ambiguous) {
+  for (size_t i = 0; i < instances.size(); ++i) {
+    for (s::BillingMode billing : billing_modes) {
+      const std::string why = prices.ambiguity(*instances[i], billing);
+      if (why.empty()) continue;
+      ambiguous(i, billing, why);
+      break;
+    }
+  }
 }
 
 }  // namespace clustersim

@@ -19,14 +19,28 @@ struct UsedPrice {
   double per_hour = 0;  // per instance-hour, in `currency`
   schema::Currency currency = schema::CURRENCY_UNSPECIFIED;
   std::string origin;  // "catalog", or "FILE:LINE" of the override
+  std::string region;  // the region the price names ("" when it names none)
   std::string source;  // citation and date of the catalog price, or of the override
   schema::Confidence confidence = schema::CONFIDENCE_UNSPECIFIED;  // of that source
 };
 
-// The catalog's own price of `instance` under `billing`: the first listed price of that mode; a
-// discount_fraction applies to the ON_DEMAND price. nullopt when the catalog has none.
+// The catalog's prices of `instance` under `billing` that `region` leaves to choose from: those
+// in `region` when one is, else every one of that mode ("" : every one). Several are ambiguous:
+// the catalog check allows one price of a mode per region, so they name different regions.
+std::vector<const schema::Price*> catalog_prices(const schema::InstanceType& instance,
+                                                 schema::BillingMode billing,
+                                                 const std::string& region);
+
+// The catalog's own price of `instance` under `billing` in `region` (catalog_prices); a
+// discount_fraction applies to the ON_DEMAND price of the same choice. nullopt when the catalog
+// has none, or several in other regions than `region` (see ambiguous_prices).
 std::optional<UsedPrice> catalog_price(const schema::InstanceType& instance,
-                                       schema::BillingMode billing);
+                                       schema::BillingMode billing, const std::string& region = "");
+
+// "" when `prices` (from catalog_prices) are at most one; else "SPOT prices in 2 regions:
+// us-east-2 (18.7359 USD/h), us-west-2 (19.5387 USD/h)".
+std::string ambiguous_prices(schema::BillingMode billing,
+                             const std::vector<const schema::Price*>& prices);
 
 // Overrides and exchange rates on top of the catalog.
 class PriceBook {
@@ -45,6 +59,13 @@ class PriceBook {
   std::optional<UsedPrice> price(const schema::InstanceType& instance,
                                  schema::BillingMode billing) const;
 
+  // "" when the price in force of `instance` under `billing` is one price or none; else why it is
+  // ambiguous (ambiguous_prices): the catalog lists several of the mode, or of the ON_DEMAND price
+  // its discount_fraction applies to, none in the layers' region, and no layer overrides it.
+  std::string ambiguity(const schema::InstanceType& instance, schema::BillingMode billing) const;
+
+  // The region the layers set (the last one that sets it); "" when none does.
+  std::string region() const;
   // The report currency the layers set (the last one that sets it), if any.
   std::optional<schema::Currency> report_currency() const;
   // Value of one unit of `from` in the `report` currency: 1 when equal, else the last layer's
@@ -52,6 +73,10 @@ class PriceBook {
   std::optional<double> exchange_rate(schema::Currency from, schema::Currency report) const;
 
  private:
+  // The override in force of `instance` under `billing` (the last layer's), or null; `origin`
+  // receives where it was written.
+  const schema::Price* find_override(const schema::InstanceType& instance,
+                                     schema::BillingMode billing, std::string* origin) const;
   std::optional<UsedPrice> override_price(const schema::InstanceType& instance,
                                           schema::BillingMode billing) const;
   std::vector<Layer> layers_;  // in increasing precedence
@@ -68,5 +93,12 @@ schema::Currency resolve_report_currency(
     const std::function<void()>& several_currencies,
     const std::function<void(size_t, schema::BillingMode, schema::Currency, schema::Currency)>&
         missing_rate);
+
+// Calls `ambiguous(index, billing, why)` for each of `instances` whose price in force under one of
+// `billing_modes` is ambiguous (PriceBook::ambiguity), once per instance.
+void report_ambiguous_prices(
+    const PriceBook& prices, const std::vector<const schema::InstanceType*>& instances,
+    const std::vector<schema::BillingMode>& billing_modes,
+    const std::function<void(size_t, schema::BillingMode, const std::string&)>& ambiguous);
 
 }  // namespace clustersim

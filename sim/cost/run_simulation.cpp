@@ -139,17 +139,36 @@ namespace {
 
 constexpr double kSecondsPerYear = 365.0 * 24 * 3600;
 
-// Events one run of `spec` expects: its segments, and a restart and a segment done again per
-// preemption.
-double expected_events(const RunSpec& spec) {
-  const double job_rate_per_s = spec.preemptions_per_instance_hour / 3600 * spec.nodes;
-  const double segments = spec.interval_s > 0 ? spec.work_s / spec.interval_s : 1;
-  return segments + 2 * job_rate_per_s * spec.work_s;
+double job_rate_per_s(const RunSpec& spec) {
+  return spec.preemptions_per_instance_hour / 3600 * spec.nodes;
 }
 
-}  // namespace
+// The wall time a run of `spec` expects: segments of interval_s training and a checkpoint write,
+// each begun again after every preemption that hits it, behind a restart (Daly 2006, "A higher
+// order estimate of the optimum checkpoint interval for restart dumps", FGCS 22(3), eq. 14:
+// T = M e^(R/M) (e^((tau + delta)/M) - 1) T_s / tau, with M the mean time between failures).
+// Conservative where writes overlap training. +infinity when it overflows.
+double expected_wall_s(const RunSpec& spec) {
+  const double rate = job_rate_per_s(spec);
+  const bool checkpoints = spec.interval_s > 0 && spec.interval_s < spec.work_s;
+  const double tau = checkpoints ? spec.interval_s : spec.work_s;
+  const double segment_s = tau + (checkpoints ? spec.checkpoint_write_s : 0);
+  if (rate <= 0) return spec.work_s / tau * segment_s;
+  return spec.work_s / tau * std::exp(rate * (spec.restart_s + spec.checkpoint_load_s)) / rate *
+         std::expm1(rate * segment_s);
+}
 
-std::string run_problem(const RunSpec& spec) {
+// Events one run of `spec` expects: its segments, and a restart and a segment done again per
+// preemption over its expected wall time (at most the kGiveUpAfterWorkTimes it is simulated for).
+double expected_events(const RunSpec& spec) {
+  const double segments = spec.interval_s > 0 ? spec.work_s / spec.interval_s : 1;
+  const double wall_s = std::min(expected_wall_s(spec), kGiveUpAfterWorkTimes * spec.work_s);
+  return segments + 2 * job_rate_per_s(spec) * wall_s;
+}
+
+// Why `spec` is beyond what one run may simulate (run_problem's bounds, without the expected
+// finish); "" when within.
+std::string span_problem(const RunSpec& spec) {
   const std::string years = format_significant(spec.work_s / kSecondsPerYear, 3);
   if (spec.work_s > kMaxRunWorkSeconds) {
     return "a run of " + years + " years of training, more than the " +
@@ -164,6 +183,23 @@ std::string run_problem(const RunSpec& spec) {
   return "";
 }
 
+}  // namespace
+
+std::string run_problem(const RunSpec& spec) {
+  if (expected_wall_s(spec) > kGiveUpAfterWorkTimes * spec.work_s) {
+    // Simulated, each trial ran to the give-up: 400 trials of 20 preemptions an hour took minutes.
+    const double interval_s = spec.interval_s > 0 ? spec.interval_s : spec.work_s;
+    return "a run of " + format_significant(spec.work_s / kSecondsPerYear, 3) +
+           " years of training not expected to finish: a preemption every " +
+           format_significant(1 / job_rate_per_s(spec), 3) + " s against a restart of " +
+           format_significant(spec.restart_s + spec.checkpoint_load_s, 3) +
+           " s and checkpoints every " + format_significant(std::min(interval_s, spec.work_s), 3) +
+           " s of training expect more than " + format_number(kGiveUpAfterWorkTimes) +
+           " times the training in wall time";
+  }
+  return span_problem(spec);
+}
+
 double largest_run_work_s(const RunSpec& spec) {
   const double events = expected_events(spec);
   return std::min(kMaxRunWorkSeconds,
@@ -171,7 +207,7 @@ double largest_run_work_s(const RunSpec& spec) {
 }
 
 RunOutcome simulate_run(const RunSpec& spec, uint64_t seed) {
-  CLUSTERSIM_CHECK(run_problem(spec).empty(), "a run beyond what the run simulation spans");
+  CLUSTERSIM_CHECK(span_problem(spec).empty(), "a run beyond what the run simulation spans");
   return Run(spec, seed).run();
 }
 

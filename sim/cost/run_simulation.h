@@ -40,14 +40,16 @@ inline constexpr int kMaxTrials = 100000;
 // month; a restart must fit the run's clock beside the training.
 inline constexpr double kMaxRestartSeconds = 30 * 86400.0;
 
-// Why `spec` cannot be simulated within those bounds (its work beyond kMaxRunWorkSeconds, or more
-// than kMaxRunEvents expected events); "" when it can.
+// Why `spec` is not simulated: its expected wall time (Daly's, restarts and checkpoints included)
+// beyond the 100 times its work a run is given up at, its work beyond kMaxRunWorkSeconds, or more
+// than kMaxRunEvents expected events; "" when it is.
 std::string run_problem(const RunSpec& spec);
 // The most work a run like `spec` (same nodes, rates, interval) may hold within those bounds.
 double largest_run_work_s(const RunSpec& spec);
 
-// One run. Deterministic in `seed`. Requires: work_s > 0, nodes >= 1, every time >= 0, and
-// run_problem(spec) empty.
+// One run. Deterministic in `seed`. Requires: work_s > 0, nodes >= 1, every time >= 0, work and
+// expected events within kMaxRunWorkSeconds and kMaxRunEvents (run_problem's bounds; a run not
+// expected to finish is simulated to its give-up).
 RunOutcome simulate_run(const RunSpec& spec, uint64_t seed);
 
 struct RunStatistics {

@@ -321,12 +321,19 @@ void check_instance(const FieldChecker& instance) {
     instance.child("block_storage_caps").rate("bandwidth_mb_per_s");
     instance.child("block_storage_caps").positive("iops");
   }
-  std::set<std::pair<int, std::string>> on_demand_seen;
+  // One price of a billing mode per region: a scenario chooses among regions (prices.region),
+  // and two prices of one region could not be told apart.
+  std::set<std::pair<int, std::string>> seen;
   for (int i = 0; i < instance.size("price"); ++i) {
     check_price(instance.child("price", i));
     const s::Price& p = m.price(i);
-    if (p.billing() == s::ON_DEMAND && !on_demand_seen.insert({p.currency(), p.region()}).second) {
-      instance.error("price", "a second ON_DEMAND price for region \"" + p.region() + "\"", i);
+    if (!seen.insert({p.billing(), p.region()}).second) {
+      instance.error("price",
+                     "a second " + s::BillingMode_Name(p.billing()) + " price " +
+                         (p.region().empty() ? std::string("without a region")
+                                             : "for region \"" + p.region() + "\"") +
+                         ": give each price of a billing mode its own region",
+                     i);
     }
   }
   check_source(instance);

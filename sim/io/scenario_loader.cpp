@@ -30,13 +30,20 @@ namespace s = schema;
 
 bool is_transformer(const s::Model* model) { return model && model->has_transformer(); }
 
-// A budget must ask for at most kMaxBudgetSteps optimizer steps.
+// A budget must ask for one optimizer step at least (less was run and priced as a whole step,
+// silently) and kMaxBudgetSteps at most.
 void check_budget_size(const FieldChecker& job) {
   const auto& m = static_cast<const s::TrainingJob&>(job.message());
   if (m.global_batch_size() < 1) return;
   const double batch = m.global_batch_size();
-  const auto limit = [&](const char* field, double steps, const std::string& largest) {
-    if (steps > kMaxBudgetSteps) {
+  // `one_step`: a step in the field's unit ("4.19e+06 tokens").
+  const auto limit = [&](const char* field, double steps, const std::string& largest,
+                         const std::string& one_step = "") {
+    if (steps > 0 && steps < 1) {
+      job.error(field, "asks for " + format_significant(steps, 3) +
+                           " optimizer steps, less than one: a run trains whole steps (one is " +
+                           one_step + ")");
+    } else if (steps > kMaxBudgetSteps) {
       job.error(field, "asks for " + format_significant(steps, 3) + " optimizer steps, more than the " +
                            format_number(kMaxBudgetSteps) + " (2^53) a run may have" + largest);
     }
@@ -45,12 +52,14 @@ void check_budget_size(const FieldChecker& job) {
   if (m.has_token_budget() && m.sequence_length() >= 1 && std::isfinite(m.token_budget())) {
     const double tokens_per_step = batch * m.sequence_length();
     limit("token_budget", m.token_budget() / tokens_per_step,
-          "; at most " + format_limit(kMaxBudgetSteps * tokens_per_step, 3) + " tokens");
+          "; at most " + format_limit(kMaxBudgetSteps * tokens_per_step, 3) + " tokens",
+          format_significant(tokens_per_step, 3) + " tokens");
   }
   if (m.has_epochs() && m.dataset().num_samples() >= 1 && std::isfinite(m.epochs())) {
     const double samples = static_cast<double>(m.dataset().num_samples());
     limit("epochs", m.epochs() * samples / batch,
-          "; at most " + format_limit(kMaxBudgetSteps * batch / samples, 3) + " epochs");
+          "; at most " + format_limit(kMaxBudgetSteps * batch / samples, 3) + " epochs",
+          format_significant(batch / samples, 3) + " epochs");
   }
 }
 

@@ -40,6 +40,22 @@ std::unique_ptr<ServingPrices> load_serving_prices(const LoadedServingScenario& 
                         s::Currency_Name(currency),
                     swept ? static_cast<int>(i) : -1);
       });
+  std::vector<s::BillingMode> modes = prices->billing_modes;
+  if (m.has_autoscaling()) {  // its modes (autoscaling.cpp) and the on-demand price it compares
+    const s::Autoscaling& a = m.autoscaling();
+    modes.insert(modes.end(),
+                 {a.has_baseline_billing() ? a.baseline_billing() : s::SUBSCRIPTION_MONTHLY,
+                  a.has_burst_billing() ? a.burst_billing() : s::ON_DEMAND, s::ON_DEMAND});
+  }
+  report_ambiguous_prices(
+      prices->book, scenario.instances, modes,
+      [&](size_t i, s::BillingMode billing, const std::string& why) {
+        const FieldChecker owner = swept ? root.child("sweep") : root.child("deployment");
+        owner.error("instance",
+                    ambiguous_price_message(catalog, prices->book, *scenario.instances[i], billing,
+                                            why, "prices"),
+                    swept ? static_cast<int>(i) : -1);
+      });
   if (diagnostics->error_count() != errors_before) return nullptr;
   return prices;
 }
@@ -67,6 +83,19 @@ std::optional<double> deployment_per_hour(const ServingPrices& prices,
   if (!prefill_node) return std::nullopt;
   const DeploymentPlacement placement = deployment_placement(c);
   return *prefill_node * placement.prefill_nodes + *node * (placement.nodes - placement.prefill_nodes);
+}
+
+std::string deployment_price_region(const ServingPrices& prices, const ServingConfiguration& c,
+                                    s::BillingMode billing) {
+  const auto region = [&](const s::InstanceType& instance) {
+    const std::optional<UsedPrice> price = prices.book.price(instance, billing);
+    return price ? price->region : std::string();
+  };
+  const std::string decode = region(*c.instance);
+  if (!c.split_nodes()) return decode;
+  const std::string prefill = region(*c.prefill->instance);
+  if (prefill == decode || decode.empty()) return prefill;
+  return prefill.empty() ? decode : prefill + "+" + decode;
 }
 
 }  // namespace clustersim

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/cost/price_book.h"
@@ -33,6 +34,11 @@ std::unique_ptr<ServingPrices> load_serving_prices(const LoadedServingScenario& 
 std::optional<double> deployment_per_hour(const ServingPrices& prices,
                                           const ServingConfiguration& c,
                                           schema::BillingMode billing);
+
+// The region of the price the deployment's nodes pay under `billing` ("+"-joined when the
+// prefill pool's instance pays in another); "" when no price names one.
+std::string deployment_price_region(const ServingPrices& prices, const ServingConfiguration& c,
+                                    schema::BillingMode billing);
 
 // Cost of a million output tokens at `per_hour` while producing `tokens_per_s`.
 inline double cost_per_million_tokens(double per_hour, double tokens_per_s) {

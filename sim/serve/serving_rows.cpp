@@ -65,6 +65,7 @@ const std::vector<ResultColumn>& serving_columns() {
       figure_column("max_rate_per_s", "max req/s", 2),
       figure_column("price_per_hour", "price/h", 2),
       identity_column("currency", "cur", Kind::kText),
+      identity_column("price_region", "region", Kind::kText),  // of the price paid (prices.region)
       figure_column("cost_per_million_tokens", "per M tok", 3),
       identity_column("limiting", "limiting", Kind::kText),
       identity_column("calibrated", "calibrated", Kind::kBool),
@@ -148,6 +149,8 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   for (s::BillingMode billing : prices.billing_modes) {
     ResultRow& row = rows.emplace_back(base);
     row[serving_column("billing")] = s::BillingMode_Name(billing);
+    const std::string region = deployment_price_region(prices, c, billing);
+    if (!region.empty()) row[serving_column("price_region")] = region;  // read back as no cell
     const std::optional<double> per_hour = deployment_per_hour(prices, c, billing);
     if (!per_hour) continue;
     row[serving_column("price_per_hour")] = *per_hour;
@@ -185,6 +188,7 @@ const std::vector<std::string>& serving_summary_columns(bool closed_loop) {
                                                           "gpu_utilization",
                                                           "cost_per_million_tokens",
                                                           "currency",
+                                                          "price_region",
                                                           "limiting"};
   static const std::vector<std::string> keys = {"index",
                                                 "instance",
@@ -206,6 +210,7 @@ const std::vector<std::string>& serving_summary_columns(bool closed_loop) {
                                                 "price_per_hour",
                                                 "cost_per_million_tokens",
                                                 "currency",
+                                                "price_region",
                                                 "limiting"};
   return closed_loop ? by_concurrency : keys;
 }

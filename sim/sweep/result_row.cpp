@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "sim/cost/run_cost.h"
 #include "sim/cost/training_budget.h"
@@ -97,6 +98,9 @@ const std::vector<ResultColumn>& result_columns() {
       figure("time_to_train_p95_h", "p95 h", 1),
       figure("price_per_hour", "price/h", 2),
       identity("currency", "cur", Kind::kText),
+      // The region of the price paid (prices.region chooses among a catalog's several); pools'
+      // regions "+"-joined where they differ; empty when the price names none.
+      identity("price_region", "region", Kind::kText),
       figure("cost", "cost", 0),  // p50, in the report currency
       figure("cost_p95", "cost p95", 0),
       identity("limiting", "limiting", Kind::kText),
@@ -231,6 +235,29 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
   return base;
 }
 
+namespace {
+
+// The region of the price a row of `c` pays under `billing` ("+"-joined over pools that pay in
+// different regions); "" when no price names one.
+std::string price_region(const CostModel& cost, const Configuration& c, s::BillingMode billing) {
+  std::vector<const s::InstanceType*> instances;
+  if (c.pools) {
+    for (const PoolShare& pool : *c.pools) instances.push_back(pool.instance);
+  } else {
+    instances.push_back(c.instance);
+  }
+  std::set<std::string> seen;
+  std::string text;
+  for (const s::InstanceType* instance : instances) {
+    const std::optional<UsedPrice> price = cost.prices.price(*instance, billing);
+    if (!price || price->region.empty() || !seen.insert(price->region).second) continue;
+    text += (text.empty() ? "" : "+") + price->region;
+  }
+  return text;
+}
+
+}  // namespace
+
 std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation& e,
                                         const LoadedScenario& scenario, const CostModel& cost) {
   ResultRow base = make_step_row(c, e);
@@ -249,6 +276,8 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
   for (s::BillingMode billing : cost.billing_modes) {
     ResultRow& row = rows.emplace_back(base);
     row[result_column("billing")] = s::BillingMode_Name(billing);
+    const std::string region = price_region(cost, c, billing);
+    if (!region.empty()) row[result_column("price_region")] = region;  // read back as no cell
     if (!e.step) {
       if (priced_by_pool(c)) {
         const std::optional<double> per_hour = pools_price_per_hour(cost, c, billing);
@@ -374,6 +403,9 @@ std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows) {
       return !row_text(r, result_column(key)).empty();
     });
   };
+  if (any_text("price_region")) {
+    keys.insert(std::find(keys.begin(), keys.end(), "limiting"), "price_region");
+  }
   if (any_text("limiting_pool")) keys.insert(keys.end(), {"limiting_pool", "pool_wait_s"});
   if (any_text("nodes_added")) {
     keys.insert(std::find(keys.begin(), keys.end(), "billing"), "nodes_added");

@@ -15,6 +15,10 @@ kill -TERM "$pid"
 wait "$pid"
 rc=$?
 if [ "$rc" -eq 130 ]; then
+  if ! grep -q "^clustersim sweep: interrupted after [0-9]* configurations; continue with" \
+      "$dir/first"; then
+    echo "the interruption's message does not name the command:"; cat "$dir/first"; exit 1
+  fi
   if [ ! -f "$dir/r.h5.partial" ] || [ -f "$dir/r.h5" ]; then
     echo "after the interruption: expected r.h5.partial and no r.h5"; ls "$dir"; exit 1
   fi

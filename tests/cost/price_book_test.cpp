@@ -55,5 +55,51 @@ TEST_CASE("a --prices file wins over the scenario, which wins over the catalog")
   CHECK(spot->source == "user override");
 }
 
+// cost_scenario on aws.p3.8xlarge nodes, in FP16 (its V100s have no BF16).
+std::string p3_scenario(const std::string& cost) {
+  std::string text = cost_scenario(cost, "instance: \"aws.p3.8xlarge\"");
+  return text.replace(text.find("BF16"), 4, "FP16");
+}
+
+TEST_CASE("an instance priced in several regions needs prices.region to pick one") {
+  // The catalog lists aws.p3.8xlarge on spot at 1.2635 USD/h in us-east-2 and 2.7475 in
+  // us-west-2, on demand at 12.24 in us-east-1. The first spot price was taken silently.
+  const s::InstanceType& p3 = shipped_instance("aws.p3.8xlarge");
+  auto unset = load_cost(p3_scenario("  billing: [ON_DEMAND, SPOT]"));
+  CHECK(unset->model == nullptr);
+  CHECK_THAT(unset->diagnostics,
+             Catch::StartsWith("s.textproto:11:3: cluster.instance: SPOT price of "
+                               "\"aws.p3.8xlarge\" (") &&
+                 Catch::Contains("topologies/instances_aws.textproto:") &&
+                 Catch::EndsWith(") is ambiguous: SPOT prices in 2 regions: us-east-2 (1.2635 "
+                                 "USD/h), us-west-2 (2.7475 USD/h): set cost.prices.region (or "
+                                 "region in a --prices file) to the one you rent in\n"));
+  CHECK(load_cost(p3_scenario(""))->model != nullptr);  // on demand alone: one price
+
+  const std::string west =
+      p3_scenario("  billing: [ON_DEMAND, SPOT]\n  prices { region: \"us-west-2\" }");
+  auto chosen = load_cost(west);
+  REQUIRE(chosen->model);
+  const auto spot = chosen->model->prices.price(p3, s::SPOT);
+  CHECK(spot->per_hour == 2.7475);
+  CHECK(spot->region == "us-west-2");
+  const auto on_demand = chosen->model->prices.price(p3, s::ON_DEMAND);
+  CHECK(on_demand->per_hour == 12.24);  // its only on-demand price, whatever the region
+  CHECK(on_demand->region == "us-east-1");
+  // A --prices file's region wins over the scenario's.
+  auto file = load_cost(west, "region: \"us-east-2\"");
+  REQUIRE(file->model);
+  CHECK(file->model->prices.price(p3, s::SPOT)->per_hour == 1.2635);
+
+  auto elsewhere = load_cost(p3_scenario("  billing: SPOT\n  prices { region: \"us-east-1\" }"));
+  CHECK_THAT(elsewhere->diagnostics,
+             Catch::Contains("(2.7475 USD/h), none in region \"us-east-1\": set "
+                             "cost.prices.region"));
+  auto typo = load_cost(p3_scenario("  prices { region: \"us-west2\" }"));
+  CHECK_THAT(typo->diagnostics,
+             Catch::Contains("s.textproto:18:12: cost.prices.region: \"us-west2\" is named by no "
+                             "catalog price (did you mean \"us-west-2\"?) (regions: "));
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -35,6 +35,24 @@ TEST_CASE("asynchronous checkpoints shorter than the interval cost no training t
   CHECK(simulate_run(spec, 7).wall_s == Approx(3600 + 98 * 4800.0 + 3600).epsilon(1e-12));
 }
 
+TEST_CASE("a run not expected to finish is answered unsimulated") {
+  // 20 preemptions an hour on one node (M = 180 s) against a 1,620 s restart, checkpoints of
+  // 720 s every 509 s: Daly's E[T] = M e^(R/M) (e^((tau + C)/M) - 1) W / tau, about 2.6e6 W.
+  // Simulated, 400 trials each ran to the give-up at 100 W: `cost` took minutes.
+  RunSpec spec;
+  spec.work_s = 81 * 3600.0;
+  spec.interval_s = 509;
+  spec.checkpoint_write_s = 720;
+  spec.restart_s = 1620;
+  spec.preemptions_per_instance_hour = 20;
+  CHECK(run_problem(spec) ==
+        "a run of 0.00925 years of training not expected to finish: a preemption every 180 s "
+        "against a restart of 1.62e+03 s and checkpoints every 509 s of training expect more than "
+        "100 times the training in wall time");
+  spec.preemptions_per_instance_hour = 0.05;  // M = 72,000 s: E[T] about 2.5 W
+  CHECK(run_problem(spec).empty());
+}
+
 TEST_CASE("the mean run time under preemptions matches Daly's expected time") {
   // Daly (2006), exponential failures at rate 1/M, failures also during checkpoints and restarts:
   //   E[T] = M e^(R/M) (e^((tau + C)/M) - 1) W / tau.

@@ -511,6 +511,30 @@ TEST_CASE("a price beyond a million an hour is refused, not priced at inf") {
         "c.textproto:21:51: instance[0].price[1].per_hour_max: must be > 0, got inf\n");
 }
 
+TEST_CASE("two prices of one billing mode in one region are refused but in two regions allowed") {
+  // The first was used silently; a scenario now chooses among regions (prices.region).
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                    "\n  price { billing: SPOT currency: USD "
+                                                    "per_hour: 9 region: \"x\" }"
+                                                    "\n  price { billing: SPOT currency: USD "
+                                                    "per_hour: 8 region: \"x\" }")) ==
+        "c.textproto:22:3: instance[0].price[2]: a second SPOT price for region \"x\": give each "
+        "price of a billing mode its own region\n");
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                    "\n  price { billing: SPOT currency: USD "
+                                                    "per_hour: 9 }"
+                                                    "\n  price { billing: SPOT currency: CNY "
+                                                    "per_hour: 60 }")) ==
+        "c.textproto:22:3: instance[0].price[2]: a second SPOT price without a region: give each "
+        "price of a billing mode its own region\n");
+  CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
+                                                    "\n  price { billing: SPOT currency: USD "
+                                                    "per_hour: 9 region: \"x\" }"
+                                                    "\n  price { billing: SPOT currency: USD "
+                                                    "per_hour: 8 region: \"y\" }"))
+            .empty());
+}
+
 TEST_CASE("a price needs exactly one of per_hour or discount_fraction") {
   CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
                                                     "\n  price { billing: SPOT currency: USD }")) ==

@@ -792,6 +792,20 @@ TEST_CASE("clusters over 2^17 GPUs and budgets over 2^53 steps are refused with 
         "9007199254740992 (2^53) a run may have; at most 2.36e+21 tokens\n");
 }
 
+TEST_CASE("a budget of less than one optimizer step is refused at its field") {
+  // A step is 64 x 4096 = 262144 tokens; 1e-300 tokens (or 0.5 epochs of 64 samples' 0.5 steps)
+  // were run and priced as one whole step, silently.
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e-300 sequence_length: 4096")) ==
+        "s.textproto:7:3: job.token_budget: asks for 3.81e-306 optimizer steps, less than one: a "
+        "run trains whole steps (one is 2.62e+05 tokens)\n");
+  CHECK(scenario_errors(scenario("llama2-7b",
+                                 "epochs: 0.5 sequence_length: 4096 dataset { num_samples: 64 }")) ==
+        "s.textproto:7:3: job.epochs: asks for 0.5 optimizer steps, less than one: a run trains "
+        "whole steps (one is 1 epochs)\n");
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 262144 sequence_length: 4096"))
+            .empty());
+}
+
 TEST_CASE("a scenario path that is a directory or names no file says so") {
   TempDir dir;
   Diagnostics diagnostics;

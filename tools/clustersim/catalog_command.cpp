@@ -92,6 +92,21 @@ Table gpu_table(const Catalog& catalog, const Filters& f) {
   return t;
 }
 
+// The catalog's price of `instance` under `billing`, or the range of its prices in several
+// regions ("18.736-19.539": a scenario chooses one with prices.region).
+Cell listed_price(const s::InstanceType& instance, s::BillingMode billing) {
+  if (const auto price = catalog_price(instance, billing)) return price->per_hour;
+  std::vector<double> regional;
+  for (const s::Price* p : catalog_prices(instance, billing, "")) {
+    if (const auto price = catalog_price(instance, billing, p->region())) {
+      regional.push_back(price->per_hour);
+    }
+  }
+  if (regional.empty()) return Cell();
+  const auto [low, high] = std::minmax_element(regional.begin(), regional.end());
+  return format_fixed(*low, 3) + "-" + format_fixed(*high, 3);
+}
+
 Table instance_table(const Catalog& catalog, const Filters& f) {
   Table t{{"name", "instance", 0},
           {"gpu", "GPU", 0},
@@ -114,7 +129,6 @@ Table instance_table(const Catalog& catalog, const Filters& f) {
       continue;
     }
     const std::optional<UsedPrice> on_demand = catalog_price(i, s::ON_DEMAND);
-    const std::optional<UsedPrice> spot = catalog_price(i, s::SPOT);
     const s::NodeNetwork& n = i.network();
     t.add_row({name, i.gpu(), static_cast<double>(i.gpu_count()),
                s::GpuInterconnect_Name(i.gpu_interconnect()),
@@ -123,9 +137,9 @@ Table instance_table(const Catalog& catalog, const Filters& f) {
                static_cast<double>(i.vcpus()), i.host_memory_gib(), s::NetworkKind_Name(n.kind()),
                n.has_total_gbit_per_s() ? Cell(n.total_gbit_per_s()) : Cell(),
                n.has_nic_count() ? Cell(static_cast<double>(n.nic_count())) : Cell(),
-               on_demand ? Cell(on_demand->per_hour) : Cell(),
+               listed_price(i, s::ON_DEMAND),
                on_demand ? Cell(s::Currency_Name(on_demand->currency)) : Cell(),
-               spot ? Cell(spot->per_hour) : Cell(),
+               listed_price(i, s::SPOT),
                on_demand && on_demand->confidence != s::CONFIDENCE_UNSPECIFIED
                    ? Cell(lower_case(s::Confidence_Name(on_demand->confidence)))
                    : Cell()});
@@ -153,7 +167,8 @@ Table price_count_table(const Catalog& catalog, const Filters& f) {
     ++c[0];
     bool any = false;
     for (int m = 0; m < 4; ++m) {
-      const bool priced = catalog_price(i, modes[m]).has_value();
+      const bool priced = catalog_price(i, modes[m]).has_value() ||
+                          catalog_prices(i, modes[m], "").size() > 1;  // in several regions
       c[1 + m] += priced;
       any = any || priced;
     }
@@ -275,7 +290,7 @@ int catalog_command(const std::vector<std::string>& args) {
   Filters filters;
   std::string kind;
   po::options_description options("catalog options");
-  add_common_options(&options, &common);
+  add_common_options(&options, &common, "catalog");
   options.add_options()("kind", po::value(&kind)->required(),
                         "gpus, instances, prices, storage, fabrics or models")(
       "gpu", po::value(&filters.gpu), "only entries with this GPU (name part or alias)")(
@@ -298,16 +313,16 @@ int catalog_command(const std::vector<std::string>& args) {
   const bool provider_filter_applies = kind == "instances" || kind == "prices" || kind == "storage";
   if ((!filters.gpu.empty() && !gpu_filter_applies) ||
       (!filters.provider.empty() && !provider_filter_applies)) {
-    std::cerr << "clustersim catalog: --gpu applies to gpus and instances, --provider to "
-                 "instances, prices and storage\n";
+    command_error("catalog") << "--gpu applies to gpus and instances, --provider to "
+                                "instances, prices and storage\n";
     return kExitUsage;
   }
   const std::vector<std::string> providers = provider_names();
   if (!filters.provider.empty() && std::find(providers.begin(), providers.end(),
                                              lower_case(filters.provider)) == providers.end()) {
     // Else a typo listed nothing, as if the provider had no entry.
-    std::cerr << "clustersim catalog: --provider: unknown provider \"" << filters.provider << "\""
-              << did_you_mean(lower_case(filters.provider), providers) << "\n";
+    command_error("catalog") << "--provider: unknown provider \"" << filters.provider << "\""
+                             << did_you_mean(lower_case(filters.provider), providers) << "\n";
     return kExitUsage;
   }
   Table table;
@@ -324,8 +339,8 @@ int catalog_command(const std::vector<std::string>& args) {
   else if (kind == "models")
     table = model_table(*catalog);
   else {
-    std::cerr << "clustersim catalog: unknown kind \"" << kind
-              << "\": use gpus, instances, prices, storage, fabrics or models\n";
+    command_error("catalog") << "unknown kind \"" << kind
+                             << "\": use gpus, instances, prices, storage, fabrics or models\n";
     return kExitUsage;
   }
   table.print(std::cout, *format);

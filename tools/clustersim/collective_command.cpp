@@ -150,7 +150,7 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
     problem = "--factor " + format_number(o.factor) + " makes more than " +
               std::to_string(kMaxSizes) + " sizes from --min to --max";
   if (!problem.empty()) {
-    std::cerr << "clustersim collective: " << problem << "\n";
+    command_error("collective") << problem << "\n";
     return kExitUsage;
   }
   auto catalog = load_catalog(common);
@@ -158,15 +158,15 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
   ClusterSpec spec;
   if (const auto* entry = catalog->instances().find(o.instance)) spec.instance = entry->value;
   if (!spec.instance) {
-    std::cerr << "clustersim collective: --instance: unknown instance type \"" << o.instance << "\""
-              << did_you_mean(o.instance, catalog->instances().names()) << "\n";
+    command_error("collective") << "--instance: unknown instance type \"" << o.instance << "\""
+                                << did_you_mean(o.instance, catalog->instances().names()) << "\n";
     return kExitUsage;
   }
   if (!o.fabric.empty()) {
     const auto* entry = catalog->fabrics().find(o.fabric);
     if (!entry) {
-      std::cerr << "clustersim collective: --fabric: unknown fabric \"" << o.fabric << "\""
-                << did_you_mean(o.fabric, catalog->fabrics().names()) << "\n";
+      command_error("collective") << "--fabric: unknown fabric \"" << o.fabric << "\""
+                                  << did_you_mean(o.fabric, catalog->fabrics().names()) << "\n";
       return kExitUsage;
     }
     spec.fabric = entry->value;
@@ -174,9 +174,9 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
   const int64_t gpus =
       int64_t{o.nodes} * (o.gpus_per_node > 0 ? o.gpus_per_node : spec.instance->gpu_count());
   if (gpus > kMaxConfigurationGpus) {
-    std::cerr << "clustersim collective: --nodes: " << o.nodes << " nodes are " << gpus
-              << " GPUs, more than the " << kMaxConfigurationGpus
-              << " a configuration may have\n";
+    command_error("collective") << "--nodes: " << o.nodes << " nodes are " << gpus
+                                << " GPUs, more than the " << kMaxConfigurationGpus
+                                << " a configuration may have\n";
     return kExitUsage;
   }
   spec.nodes = o.nodes;
@@ -185,7 +185,7 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
   spec.oversubscription_override = o.oversubscription;
   TopologyOrError built = build_topology(spec, *catalog);
   if (!built.topology) {
-    std::cerr << "clustersim collective: " << built.error << "\n";
+    command_error("collective") << built.error << "\n";
     return kExitUsage;
   }
   const Topology& topology = *built.topology;
@@ -193,7 +193,7 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
   for (double size = *min_size; size <= *max_size; size *= o.factor) {
     Collective c{*op, topology.first_gpus(), size, *algorithm};
     if (const std::string why = collective_problem(c, topology); !why.empty()) {
-      std::cerr << "clustersim collective: " << why << "\n";
+      command_error("collective") << why << "\n";
       return kExitUsage;
     }
     c.algorithm = choose_algorithm(c, topology);
@@ -224,7 +224,7 @@ int collective_command(const std::vector<std::string>& args) {
   CommonOptions common;
   Options o;
   po::options_description options("collective options");
-  add_common_options(&options, &common);
+  add_common_options(&options, &common, "collective");
   options.add_options()(
       "op", po::value(&o.op)->default_value(o.op),
       "all_reduce, reduce_scatter, all_gather, broadcast, all_to_all or send_recv")(

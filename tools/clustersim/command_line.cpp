@@ -7,7 +7,9 @@
 
 namespace clustersim::cli {
 
-void add_common_options(po::options_description* options, CommonOptions* common) {
+void add_common_options(po::options_description* options, CommonOptions* common,
+                        const std::string& command) {
+  common->command = command;
   options->add_options()(
       "root", po::value(&common->root)->default_value(CLUSTERSIM_DEFAULT_ROOT),
       "project directory whose models/ and topologies/ hold the shipped catalog")(
@@ -15,6 +17,10 @@ void add_common_options(po::options_description* options, CommonOptions* common)
       "extra catalog directory (repeatable); its entries replace shipped ones of the same name")(
       "format", po::value(&common->format)->default_value("table"),
       "output format: table, csv or json");
+}
+
+std::ostream& command_error(const std::string& command) {
+  return std::cerr << "clustersim " << command << ": ";
 }
 
 bool parse(const std::vector<std::string>& args, const po::options_description& options,
@@ -54,7 +60,7 @@ std::unique_ptr<Catalog> load_catalog(const CommonOptions& common) {
   if (diagnostics.has_errors()) return nullptr;
   // The memory and step models take the software's own memory and default efficiencies from it.
   if (!catalog->runtimes().find("default")) {
-    std::cerr << "the catalog has no runtime \"default\"\n";
+    command_error(common.command) << "the catalog has no runtime \"default\"\n";
     return nullptr;
   }
   return catalog;
@@ -63,7 +69,8 @@ std::unique_ptr<Catalog> load_catalog(const CommonOptions& common) {
 std::optional<OutputFormat> output_format(const CommonOptions& common) {
   auto format = parse_output_format(common.format);
   if (!format) {
-    std::cerr << "--format: unknown format \"" << common.format << "\": use table, csv or json\n";
+    command_error(common.command) << "--format: unknown format \"" << common.format
+                                  << "\": use table, csv or json\n";
   }
   return format;
 }
@@ -111,7 +118,7 @@ std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::strin
   CommonOptions common;
   ScenarioInputs inputs;
   po::options_description options(command + " options");
-  add_common_options(&options, &common);
+  add_common_options(&options, &common, command);
   options.add_options()("scenario", po::value(&inputs.path)->required(), "scenario file")(
       "limit", po::value(&inputs.limit)->default_value(20), limit_help.c_str());
   if (extra) options.add(*extra);

@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,8 +14,8 @@
 #include "sim/io/scenario_loader.h"
 #include "sim/io/table.h"
 #include "sim/sweep/configuration_space.h"
-#include "sim/sweep/runnable.h"
 #include "sim/sweep/evaluation.h"
+#include "sim/sweep/runnable.h"
 
 namespace clustersim::cli {
 
@@ -33,13 +34,19 @@ inline constexpr int kMaxThreads = 1024;
 std::string threads_problem(int threads);
 
 struct CommonOptions {
+  std::string command;                // the subcommand ("run"): its errors start "clustersim run: "
   std::string root;                   // project root holding models/ and topologies/
   std::vector<std::string> catalogs;  // extra catalog directories, searched after the root's
   std::string format = "table";
 };
 
-// Adds --root, --catalog and --format to `options`.
-void add_common_options(po::options_description* options, CommonOptions* common);
+// Adds --root, --catalog and --format to `options`, for subcommand `command`.
+void add_common_options(po::options_description* options, CommonOptions* common,
+                        const std::string& command);
+
+// Standard error after "clustersim COMMAND: ", where every error of a subcommand that names no
+// file location goes (one at file:line:col starts with its location, as a compiler's does).
+std::ostream& command_error(const std::string& command);
 
 // Parses `args` (after the subcommand name). Prints help and returns false on --help; throws
 // po::error on bad options.

@@ -70,22 +70,27 @@ std::vector<Cell> configuration_cells(const Configuration& c, s::BillingMode bil
 
 Cell hours(double seconds) { return seconds > 0 ? Cell(seconds / 3600) : Cell(); }
 
+// "catalog", "catalog, us-east-2", "s.textproto:12": where a price was written and its region.
+std::string price_origin(const UsedPrice& price) {
+  return price.origin + (price.region.empty() ? "" : ", " + price.region);
+}
+
 Row cost_row(const Configuration& c, const StepResult& step, const CheckpointPlan& plan,
              const RunCost& r) {
   Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing), ""};
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
   const auto money = [&](double value) { return priced ? Cell(value) : Cell(); };
-  row.cells.insert(
-      row.cells.end(),
-      {true, step.step_s, r.time.p50_s / 3600, r.time.p95_s / 3600, r.instance_hours,
-       money(r.per_instance_hour), money(r.cost_p50), money(r.cost_p95),
-       r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
-       r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
-       r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
-       plan.enabled ? hours(plan.interval_s) : Cell(), hours(plan.young_daly_s),
-       plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_preemptions,
-       priced ? Cell(r.price->origin) : Cell("no " + s::BillingMode_Name(r.billing) + " price")});
+  row.cells.insert(row.cells.end(),
+                   {true, step.step_s, r.time.p50_s / 3600, r.time.p95_s / 3600, r.instance_hours,
+                    money(r.per_instance_hour), money(r.cost_p50), money(r.cost_p95),
+                    r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
+                    r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
+                    r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
+                    plan.enabled ? hours(plan.interval_s) : Cell(), hours(plan.young_daly_s),
+                    plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_preemptions,
+                    priced ? Cell(price_origin(*r.price))
+                           : Cell("no " + s::BillingMode_Name(r.billing) + " price")});
   return row;
 }
 
@@ -153,7 +158,7 @@ void print_prices(const CostModel& model, const std::vector<const s::InstanceTyp
         std::cout << " x "
                   << format_number(*model.prices.exchange_rate(price->currency, model.currency));
       }
-      std::cout << ", " << price->origin << " (" << price->source << ")\n";
+      std::cout << ", " << price_origin(*price) << " (" << price->source << ")\n";
     }
   }
 }
@@ -175,8 +180,8 @@ int cost_command(const std::vector<std::string>& args) {
       load_scenario_command(args, "cost", "configurations to cost (0: all)", &exit_code, &own);
   if (!inputs) return exit_code;
   if (trials < 0 || trials > kMaxTrials) {
-    std::cerr << "--trials must be in [0, " << kMaxTrials << "] (0: the scenario's), got "
-              << trials << "\n";
+    command_error("cost") << "--trials must be in [0, " << kMaxTrials
+                          << "] (0: the scenario's), got " << trials << "\n";
     return kExitUsage;
   }
   std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);

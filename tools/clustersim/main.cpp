@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     try {
       return s.run(std::vector<std::string>(args.begin() + 1, args.end()));
     } catch (const boost::program_options::error& e) {
-      std::cerr << "clustersim " << s.name << ": " << e.what() << "\n";
+      clustersim::cli::command_error(s.name) << e.what() << "\n";
       return clustersim::cli::kExitUsage;
     }
   }

@@ -25,13 +25,13 @@ int merge_command(const std::vector<std::string>& args) {
   }
   // An HDF5 file under another name was written as asked, and read by nothing that goes by names.
   if (results_format(output) != ResultsFormat::kHdf5) {
-    std::cerr << "clustersim merge: -o must end in .h5 (merge writes a results file): " << output
-              << "\n";
+    command_error("merge") << "-o must end in .h5 (merge writes a results file): " << output
+                           << "\n";
     return kExitUsage;
   }
   std::string error;
   if (!merge_results(inputs, output, &error)) {
-    std::cerr << "clustersim merge: " << error << "\n";
+    command_error("merge") << error << "\n";
     return kExitInputError;
   }
   std::cerr << "merged " << inputs.size() << " shards into " << output << "\n";

@@ -97,7 +97,7 @@ int plot_command(const std::vector<std::string>& args) {
   ResultsFile file;
   std::string error;
   if (!read_results(input, &file, &error)) {
-    std::cerr << "clustersim plot: " << error << "\n";
+    command_error("plot") << error << "\n";
     return kExitInputError;
   }
   const std::filesystem::path source(input);
@@ -110,7 +110,7 @@ int plot_command(const std::vector<std::string>& args) {
     currency = currency.empty() ? c : "mixed currencies";
   }
   if (!directory.empty() && !make_output_directory(directory.string(), &error)) {
-    std::cerr << "clustersim plot: --out-dir: " << error << "\n";
+    command_error("plot") << "--out-dir: " << error << "\n";
     return kExitUsage;
   }
   const std::string stem = (directory / source.stem()).string();
@@ -119,7 +119,7 @@ int plot_command(const std::vector<std::string>& args) {
   for (const auto& [path, text] : {std::pair{stem + "-pareto.svg", render(pareto)},
                                    {stem + "-breakdown.svg", render(breakdown)}}) {
     if (!write_output_file(path, text, &error)) {
-      std::cerr << "clustersim plot: " << error << "\n";
+      command_error("plot") << error << "\n";
       return kExitUsage;
     }
     std::cout << "wrote " << path << "\n";

@@ -52,9 +52,10 @@ bool parse_tolerances(const std::vector<std::string>& items, std::map<std::strin
     const int column = result_column(key);
     if (column < 0 || result_columns()[column].drift == ResultColumn::Drift::kExact ||
         !(value >= 0)) {
-      std::cerr << "clustersim regress: --tolerance " << item
-                << ": expected COLUMN=VALUE with a non-negative VALUE and a figure column "
-                   "(step_s, mfu, cost, ...)\n";
+      command_error("regress")
+          << "--tolerance " << item
+          << ": expected COLUMN=VALUE with a non-negative VALUE and a figure column "
+             "(step_s, mfu, cost, ...)\n";
       return false;
     }
     (*out)[key] = value;
@@ -84,19 +85,19 @@ int regress_command(const std::vector<std::string>& args) {
   std::map<std::string, double> tolerances;
   if (!parse_tolerances(tolerance_items, &tolerances)) return kExitUsage;
   if (const std::string why = threads_problem(threads); !why.empty()) {
-    std::cerr << "clustersim regress: " << why << "\n";
+    command_error("regress") << why << "\n";
     return kExitUsage;
   }
   ResultsFile baseline;
   std::string error;
   if (!read_results(baseline_path, &baseline, &error)) {
-    std::cerr << "clustersim regress: " << error << "\n";
+    command_error("regress") << error << "\n";
     return kExitInputError;
   }
   const SweepSummary* summary = &baseline.summary;
   if (!summary->complete || summary->shard_count != 1) {
-    std::cerr << "clustersim regress: " << baseline_path
-              << " is not the complete results file of a whole sweep\n";
+    command_error("regress") << baseline_path
+                             << " is not the complete results file of a whole sweep\n";
     return kExitInputError;
   }
   const std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);

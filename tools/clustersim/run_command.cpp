@@ -50,7 +50,7 @@ bool write_trace(const std::string& path, const Configuration& configuration,
       return true;
     }
   }
-  std::cerr << "--trace: " << error << "\n";
+  command_error("run") << "--trace: " << error << "\n";
   return false;
 }
 
@@ -88,7 +88,7 @@ int run_command(const std::vector<std::string>& args) {
   if (!inputs) return exit_code;
   std::string error;
   if (!trace_path.empty() && !check_output_path(trace_path, &error)) {
-    std::cerr << "--trace: " << error << "\n";
+    command_error("run") << "--trace: " << error << "\n";
     return kExitUsage;
   }
   const LoadedScenario* loaded = inputs->scenario.get();
@@ -130,17 +130,17 @@ int run_command(const std::vector<std::string>& args) {
       return row_number(r, step) == row_number(r, step);
     });
     if (traced == rows.end()) {
-      std::cerr << "--trace: nothing written: none of the " << rows.size()
-                << " configurations listed was simulated (none fits in GPU memory)\n";
+      command_error("run") << "--trace: nothing written: none of the " << rows.size()
+                           << " configurations listed was simulated (none fits in GPU memory)\n";
       return kExitInputError;
     }
     const auto index = static_cast<int64_t>(row_number(*traced, 0));
     const auto c = std::find_if(space.valid.begin(), space.valid.end(),
                                 [&](const Configuration& v) { return v.index == index; });
     if (c->is_mix() && c->parallelism.pool_placement() != schema::PIPELINE_ACROSS_POOLS) {
-      std::cerr << "--trace: nothing written: the step of data-parallel pools is not "
-                   "traced yet ("
-                << describe(*c) << ")\n";
+      command_error("run") << "--trace: nothing written: the step of data-parallel pools is "
+                              "not traced yet ("
+                           << describe(*c) << ")\n";
       return kExitInputError;
     }
     if (!write_trace(trace_path, *c, &evaluator)) return kExitUsage;

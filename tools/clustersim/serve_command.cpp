@@ -127,8 +127,13 @@ void print_autoscaling(std::ostream& out, const Catalog& catalog,
   out << "baseline " << plan->baseline_replicas << " replicas (" << plan->baseline_nodes
       << " nodes) on " << s::BillingMode_Name(base) << ", the rest " << s::BillingMode_Name(burst)
       << ": the day costs " << format_fixed(plan->day_cost, 2) << " " << currency << " against "
-      << format_fixed(plan->all_on_demand_cost, 2) << " " << currency << " all ON_DEMAND ("
-      << format_fixed(100 * (1 - plan->day_cost / plan->all_on_demand_cost), 1) << "% saved)\n";
+      << format_fixed(plan->all_on_demand_cost, 2) << " " << currency << " all ON_DEMAND";
+  if (plan->all_on_demand_cost > 0) {
+    out << " (" << format_fixed(100 * (1 - plan->day_cost / plan->all_on_demand_cost), 1)
+        << "% saved)\n";
+  } else {  // a saving of 0 was printed as -nan%
+    out << " (no hour's traffic needs a replica)\n";
+  }
 }
 
 // Every row to `path`: an HDF5 results file (results_file.h, the serving columns, the sizing's
@@ -165,7 +170,7 @@ bool write_rows(const ServeOptions& o, const Catalog& catalog, const ServingSwee
       if (out.commit(&error)) return true;
     }
   }
-  std::cerr << "clustersim serve: --out: " << error << "\n";
+  command_error("serve") << "--out: " << error << "\n";
   return false;
 }
 
@@ -198,7 +203,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     std::vector<std::string> keys = {"index", "instance", "replicas", "tensor_parallel",
                                      "pipeline_parallel", "prefill_replicas", "weights", "billing",
                                      "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens",
-                                     "currency"};
+                                     "currency", "price_region"};
     if (m.traffic().has_closed_loop()) keys.insert(keys.begin() + 7, "concurrency");
     serving_table(keys, front.rows()).print(std::cout, OutputFormat::kTable);
   }
@@ -213,7 +218,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
 int serve_command(const std::vector<std::string>& args) {
   ServeOptions o;
   po::options_description options("serve options");
-  add_common_options(&options, &o.common);
+  add_common_options(&options, &o.common, "serve");
   options.add_options()("scenario", po::value(&o.scenario)->required(), "serving scenario file")(
       "prices", po::value(&o.prices), "price overrides (a PriceFile)")(
       "threads,j", po::value(&o.threads)->default_value(0), "worker threads (0: every core)")(
@@ -232,20 +237,20 @@ int serve_command(const std::vector<std::string>& args) {
   auto format = output_format(o.common);
   if (!format) return kExitUsage;
   if (const std::string why = threads_problem(o.threads); !why.empty()) {
-    std::cerr << "clustersim serve: " << why << "\n";
+    command_error("serve") << why << "\n";
     return kExitUsage;
   }
   if (!o.out.empty() && !results_format(o.out)) {  // else a .txt got CSV
-    std::cerr << "clustersim serve: --out must end in .h5, .csv or .json: " << o.out << "\n";
+    command_error("serve") << "--out must end in .h5, .csv or .json: " << o.out << "\n";
     return kExitUsage;
   }
   // Checked before any work: a missing directory was found only after every deployment ran.
   if (std::string why; !o.out.empty() && !check_output_path(o.out, &why)) {
-    std::cerr << "clustersim serve: --out: " << why << "\n";
+    command_error("serve") << "--out: " << why << "\n";
     return kExitUsage;
   }
   if (std::string why; !o.plot_dir.empty() && !make_output_directory(o.plot_dir, &why)) {
-    std::cerr << "clustersim serve: --plot-dir: " << why << "\n";
+    command_error("serve") << "--plot-dir: " << why << "\n";
     return kExitUsage;
   }
   auto catalog = load_catalog(o.common);

@@ -9,6 +9,7 @@
 #include "sim/serve/serving_rows.h"
 #include "sim/sweep/ranking.h"
 #include "sim/util/number_format.h"
+#include "tools/clustersim/command_line.h"
 #include "tools/clustersim/svg_chart.h"
 
 namespace clustersim::cli {
@@ -35,7 +36,7 @@ ScatterChart scatter(const std::vector<ResultRow>& rows, const char* x, const ch
 bool write_svg(const std::filesystem::path& path, const std::string& svg) {
   std::string error;
   if (!write_output_file(path.string(), svg, &error)) {
-    std::cerr << "clustersim serve: --plot-dir: " << error << "\n";
+    command_error("serve") << "--plot-dir: " << error << "\n";
     return false;
   }
   std::cout << "wrote " << path.string() << "\n";

@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -178,7 +179,7 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
 // The command line's checks that need no scenario; false (message printed) when one fails.
 bool check_arguments(const SweepArguments& a, SweepOptions* options) {
   const auto fail = [](const std::string& message) {
-    std::cerr << "clustersim sweep: " << message << "\n";
+    command_error("sweep") << message << "\n";
     return false;
   };
   if (a.rank != "pareto" && a.rank != "time" && a.rank != "cost") {
@@ -212,16 +213,20 @@ SweepSummary new_summary(const ScenarioInputs& inputs, const SweepArguments& a,
   return summary;
 }
 
-// The journal of --out: new, or (--resume) the interrupted one, whose rows go to `rankings` and
-// whose progress replaces `*summary`. Null (message printed) when it cannot be had; also null,
-// without a message, when there is no --out.
+// The journal of --out: new (none may be left by an interrupted sweep), or (--resume) the
+// interrupted one, whose rows go to `rankings` and whose progress replaces `*summary`. Null
+// (message printed) when it cannot be had; also null, without a message, when there is no --out.
 std::unique_ptr<SweepJournal> open_journal(const SweepArguments& a, SweepSummary* summary,
                                            Rankings* rankings, bool* failed) {
   *failed = false;
   if (a.out.empty()) return nullptr;
   std::string error;
   std::unique_ptr<SweepJournal> journal;
-  if (!a.resume) {
+  if (!a.resume && std::filesystem::exists(journal_path(a.out))) {
+    // Starting over discarded the interrupted sweep's rows (hours of a large sweep), silently.
+    error = journal_path(a.out) +
+            " holds an interrupted sweep: add --resume to continue it, or delete it to start over";
+  } else if (!a.resume) {
     journal = SweepJournal::create(a.out, *summary, &error);
   } else {
     SweepSummary before;
@@ -237,7 +242,7 @@ std::unique_ptr<SweepJournal> open_journal(const SweepArguments& a, SweepSummary
     }
   }
   if (!journal) {
-    std::cerr << "clustersim sweep: " << (a.resume ? "--resume: " : "--out: ") << error << "\n";
+    command_error("sweep") << (a.resume ? "--resume: " : "--out: ") << error << "\n";
     *failed = true;
   }
   return journal;
@@ -283,8 +288,8 @@ int sweep_command(const std::vector<std::string>& args) {
   if (options.shard_count > 1) std::cerr << ", " << in_shard << " in shard " << a.shard;
   std::cerr << "\n";
   if (summary.candidates > kCandidateLimit && !a.force) {
-    std::cerr << "clustersim sweep: more than " << kCandidateLimit
-              << " candidates; narrow the axes or pass --force\n";
+    command_error("sweep") << "more than " << kCandidateLimit
+                           << " candidates; narrow the axes or pass --force\n";
     return kExitUsage;
   }
   if (!check_scenario_runs(*inputs).runs) return kExitInputError;
@@ -318,8 +323,9 @@ int sweep_command(const std::vector<std::string>& args) {
       &error);
   progress.finish();
   if (counts.interrupted) {
-    std::cerr << "interrupted after " << summary.configurations << " configurations"
-              << (journal ? "; continue with the same command and --resume" : "") << "\n";
+    command_error("sweep") << "interrupted after " << summary.configurations << " configurations"
+                           << (journal ? "; continue with the same command and --resume" : "")
+                           << "\n";
     return kExitInterrupted;
   }
   if (!error.empty()) {
@@ -330,7 +336,7 @@ int sweep_command(const std::vector<std::string>& args) {
   summary.next_index = summary.candidates;
   if (journal) {
     if (!export_results(*journal, summary, a.out, &error)) {
-      std::cerr << "clustersim sweep: " << error << "\n";
+      command_error("sweep") << error << "\n";
       return kExitUsage;
     }
     journal->remove();

@@ -14,7 +14,9 @@
 #include <iostream>
 #include <map>
 
+#include "sim/cost/cost_model.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/serve/serving_cost.h"
 #include "sim/serve/serving_validation.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/runnable.h"
@@ -124,6 +126,8 @@ bool validate_serving(const std::string& path, const Catalog& catalog, Validatio
                       Table* rows) {
   Diagnostics diagnostics;
   auto loaded = load_serving_scenario(path, catalog, &diagnostics);
+  // Its prices as serve reads them: an ambiguous price or a missing exchange rate is an error.
+  if (loaded && !load_serving_prices(*loaded, catalog, nullptr, &diagnostics)) loaded.reset();
   print_diagnostics(diagnostics);
   std::cerr << path << ": " << (loaded ? "ok" : "invalid") << "\n";
   if (!loaded || loaded->scenario().benchmark_size() == 0) return loaded != nullptr;
@@ -161,7 +165,7 @@ int validate_command(const std::vector<std::string>& args) {
   CommonOptions common;
   std::vector<std::string> scenarios;
   po::options_description options("validate options");
-  add_common_options(&options, &common);
+  add_common_options(&options, &common, "validate");
   options.add_options()("scenario", po::value(&scenarios)->composing(), "scenario files");
   po::positional_options_description positional;
   positional.add("scenario", -1);
@@ -200,6 +204,8 @@ int validate_command(const std::vector<std::string>& args) {
     }
     Diagnostics diagnostics;
     auto loaded = load_scenario(path, *catalog, &diagnostics);
+    // Its prices as sweep and cost read them (an ambiguous price, a missing exchange rate).
+    if (loaded && !load_cost_model(*loaded, *catalog, nullptr, &diagnostics)) loaded.reset();
     print_diagnostics(diagnostics);
     const std::string why_not = loaded ? check_runnable(*catalog, *loaded).reason() : "";
     if (!why_not.empty()) std::cerr << path << ": " << why_not << "\n";
