@@ -228,14 +228,10 @@ TEST_CASE("deferred FSDP2 sync over pipeline runs: gathered and reduced once per
         std::pair{4, 4 * 3 * 2e9});
 }
 
-TEST_CASE("FSDP2's reduce-scatter after a chunk's last backward holds the stream until done") {
-  // One stage, 1 chunk of 4 layers, 2 runs of 1 micro-batch (forward 4 ms, backward 8 ms),
-  // gathers 0.5 ms, the chunk's reduce-scatter 3 ms: run 0's first gather, forward, backward,
-  // then its reduce-scatter before run 1's forward (whose gathers, issued at the backward's end,
-  // are hidden under it), run 1's forward, backward and reduce-scatter.
-  const Zero3Work w = deferred_fsdp2(4, true);
+// Runs `tasks` one after another on a stage of `w` (forward 4 ms, backward 8 ms, each gather
+// 0.5 ms, each reduce-scatter 3 ms); each task's end in ms.
+std::vector<double> task_end_ms(const Zero3Work& w, const std::vector<PipelineTask>& tasks) {
   Simulation sim;
-  const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 2, 0, false, 2);
   CollectiveSmContention compute;
   Zero3Stage stage(
       w, tasks, ms(4), ms(8), &sim,
@@ -253,6 +249,17 @@ TEST_CASE("FSDP2's reduce-scatter after a chunk's last backward holds the stream
   };
   next(0);
   sim.run();
+  return ends;
+}
+
+TEST_CASE("FSDP2's reduce-scatter after a chunk's last backward holds the stream until done") {
+  // One stage, 1 chunk of 4 layers, 2 runs of 1 micro-batch (forward 4 ms, backward 8 ms),
+  // gathers 0.5 ms, the chunk's reduce-scatter 3 ms: run 0's first gather, forward, backward,
+  // then its reduce-scatter before run 1's forward (whose gathers, issued at the backward's end,
+  // are hidden under it), run 1's forward, backward and reduce-scatter.
+  const Zero3Work w = deferred_fsdp2(4, true);
+  const std::vector<double> ends =
+      task_end_ms(w, stage_schedule(schema::ONE_F_ONE_B, 1, 1, 2, 0, false, 2));
   REQUIRE(ends.size() == 4);
   CHECK(ends[1] == Approx(0.5 + 4 + 8 + 3));
   CHECK(ends[2] == Approx(0.5 + 4 + 8 + 3 + 4));
@@ -269,25 +276,7 @@ TEST_CASE("an FSDP2 backward that reduces ends when its reduce-scatters do") {
   make_fsdp2(&w);
   w.keep_forward_gather = true;
   REQUIRE(w.backward_waits_reductions);
-  Simulation sim;
-  const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 2, 0);
-  CollectiveSmContention compute;
-  Zero3Stage stage(
-      w, tasks, ms(4), ms(8), &sim,
-      [&](CollectiveOp op, DataParallelGroup, double, std::function<void()> done) {
-        sim.call_after(op == CollectiveOp::kAllGather ? ms(0.5) : ms(3), std::move(done));
-      },
-      &compute);
-  std::vector<double> ends;
-  std::function<void(size_t)> next = [&](size_t i) {
-    if (i == tasks.size()) return;
-    stage.run_task(i, [&, i] {
-      ends.push_back(sim.now().seconds() * 1e3);
-      next(i + 1);
-    });
-  };
-  next(0);
-  sim.run();
+  const std::vector<double> ends = task_end_ms(w, stage_schedule(schema::ONE_F_ONE_B, 1, 1, 2, 0));
   REQUIRE(ends.size() == 4);
   CHECK(ends[0] == Approx(0.5 + 4));
   CHECK(ends[1] == Approx(0.5 + 4 + 2 + 4 * 3));
