@@ -45,7 +45,8 @@ void check_volumes(const FieldChecker& checkpoint, const Catalog& catalog,
 void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog,
                       const LoadedScenario& scenario, bool preempted) {
   if (checkpoint.require("volume")) check_volumes(checkpoint, catalog, scenario);
-  checkpoint.positive("interval_s");
+  // Beyond the most work a run may hold, an interval is never reached (1e300 was printed whole).
+  if (checkpoint.positive("interval_s")) checkpoint.in_range("interval_s", 0, kMaxRunWorkSeconds);
   if (!preempted && !checkpoint.has("interval_s")) {
     checkpoint.error("interval_s",
                      "is required without spot preemptions (the optimum is computed for a "
@@ -129,7 +130,10 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedSc
   }
   cost.distinct_lists();  // billing modes
   if (m.has_prices()) check_price_file(cost.child("prices"), catalog);
-  cost.non_negative("preemptions_per_instance_hour");
+  if (cost.non_negative("preemptions_per_instance_hour") && m.preemptions_per_instance_hour() > 0) {
+    cost.in_range("preemptions_per_instance_hour", kMinPreemptionsPerInstanceHour,
+                  kMaxPreemptionsPerInstanceHour);
+  }
   const bool preempted = has_spot(m) && m.preemptions_per_instance_hour() > 0;
   if (m.has_preemptions_per_instance_hour() && !has_spot(m)) {
     cost.warning("preemptions_per_instance_hour", "applies to SPOT billing, which billing omits");

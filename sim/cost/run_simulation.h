@@ -39,6 +39,11 @@ inline constexpr int kMaxTrials = 100000;
 // The longest restart after a preemption (restart.acquisition_s, restart.container_start_s): a
 // month; a restart must fit the run's clock beside the training.
 inline constexpr double kMaxRestartSeconds = 30 * 86400.0;
+// The preemption rates a scenario may state (cost.preemptions_per_instance_hour) besides 0: below
+// one an instance-hour per billion the optimal checkpoint interval runs to dozens of digits (1e-300
+// printed a 300-digit one), above one a second no run gets any work done.
+inline constexpr double kMinPreemptionsPerInstanceHour = 1e-9;
+inline constexpr double kMaxPreemptionsPerInstanceHour = 3600;
 
 // Why `spec` is not simulated: its expected wall time (Daly's, restarts and checkpoints included)
 // beyond the 100 times its work a run is given up at, its work beyond kMaxRunWorkSeconds, or more

@@ -37,6 +37,26 @@ TEST_CASE("a checkpoint interval of 0 is an error") {
              Catch::Contains("s.textproto:20:5: cost.checkpoint.interval_s: must be > 0"));
 }
 
+TEST_CASE("a preemption rate or checkpoint interval beyond what a run can mean is refused") {
+  // 1e-300 preemptions an hour printed a 300-digit optimal interval; 1e300 s an interval that no
+  // run reaches. 0 preemptions stays "none".
+  auto rate = load_cost(cost_scenario("  billing: SPOT\n  preemptions_per_instance_hour: 1e-300"));
+  CHECK_THAT(
+      rate->diagnostics,
+      Catch::Contains("s.textproto:19:3: cost.preemptions_per_instance_hour: must be in [") &&
+          Catch::Contains("got 1e-300"));
+  auto storm = load_cost(cost_scenario("  billing: SPOT\n  preemptions_per_instance_hour: 4000"));
+  CHECK_THAT(storm->diagnostics,
+             Catch::Contains("cost.preemptions_per_instance_hour: must be in ["));
+  auto interval = load_cost(
+      cost_scenario("  checkpoint {\n    volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 }\n"
+                    "    interval_s: 1e300\n  }"));
+  CHECK_THAT(interval->diagnostics,
+             Catch::Contains("s.textproto:20:5: cost.checkpoint.interval_s: must be in ["));
+  auto none = load_cost(cost_scenario("  billing: SPOT\n  preemptions_per_instance_hour: 0"));
+  CHECK_THAT(none->diagnostics, !Catch::Contains("preemptions_per_instance_hour"));
+}
+
 TEST_CASE("a billing mode listed twice is an error at its position") {
   // Each configuration was priced and listed twice in that mode.
   auto loaded = load_cost(cost_scenario("  billing: [ON_DEMAND, SPOT, ON_DEMAND]"));
