@@ -143,6 +143,12 @@ double job_rate_per_s(const RunSpec& spec) {
   return spec.preemptions_per_instance_hour / 3600 * spec.nodes;
 }
 
+// The training between two checkpoints: the interval, or the whole run where none is written
+// before its end.
+double training_between_checkpoints_s(const RunSpec& spec) {
+  return spec.interval_s > 0 && spec.interval_s < spec.work_s ? spec.interval_s : spec.work_s;
+}
+
 // The wall time a run of `spec` expects: segments of interval_s training and a checkpoint write,
 // each begun again after every preemption that hits it, behind a restart (Daly 2006, "A higher
 // order estimate of the optimum checkpoint interval for restart dumps", FGCS 22(3), eq. 14:
@@ -150,9 +156,8 @@ double job_rate_per_s(const RunSpec& spec) {
 // Conservative where writes overlap training. +infinity when it overflows.
 double expected_wall_s(const RunSpec& spec) {
   const double rate = job_rate_per_s(spec);
-  const bool checkpoints = spec.interval_s > 0 && spec.interval_s < spec.work_s;
-  const double tau = checkpoints ? spec.interval_s : spec.work_s;
-  const double segment_s = tau + (checkpoints ? spec.checkpoint_write_s : 0);
+  const double tau = training_between_checkpoints_s(spec);
+  const double segment_s = tau + (tau < spec.work_s ? spec.checkpoint_write_s : 0);
   if (rate <= 0) return spec.work_s / tau * segment_s;
   return spec.work_s / tau * std::exp(rate * (spec.restart_s + spec.checkpoint_load_s)) / rate *
          std::expm1(rate * segment_s);
@@ -177,8 +182,9 @@ std::string span_problem(const RunSpec& spec) {
   }
   if (expected_events(spec) > kMaxRunEvents) {
     return "a run of " + years + " years of training expecting " +
-           format_significant(expected_events(spec), 3) + " checkpoints and preemptions, more than the " +
-           format_significant(kMaxRunEvents, 3) + " a run may simulate";
+           format_significant(expected_events(spec), 3) +
+           " checkpoints and preemptions, more than the " + format_significant(kMaxRunEvents, 3) +
+           " a run may simulate";
   }
   return "";
 }
@@ -188,12 +194,12 @@ std::string span_problem(const RunSpec& spec) {
 std::string run_problem(const RunSpec& spec) {
   if (expected_wall_s(spec) > kGiveUpAfterWorkTimes * spec.work_s) {
     // Simulated, each trial ran to the give-up: 400 trials of 20 preemptions an hour took minutes.
-    const double interval_s = spec.interval_s > 0 ? spec.interval_s : spec.work_s;
     return "a run of " + format_significant(spec.work_s / kSecondsPerYear, 3) +
            " years of training not expected to finish: a preemption every " +
            format_significant(1 / job_rate_per_s(spec), 3) + " s against a restart of " +
            format_significant(spec.restart_s + spec.checkpoint_load_s, 3) +
-           " s and checkpoints every " + format_significant(std::min(interval_s, spec.work_s), 3) +
+           " s and checkpoints every " +
+           format_significant(training_between_checkpoints_s(spec), 3) +
            " s of training expect more than " + format_number(kGiveUpAfterWorkTimes) +
            " times the training in wall time";
   }
