@@ -166,6 +166,19 @@ s::Currency resolve_report_currency(
   return currency;
 }
 
+std::string price_regions(const PriceBook& prices,
+                          const std::vector<const s::InstanceType*>& instances,
+                          s::BillingMode billing) {
+  std::set<std::string> seen;
+  std::string text;
+  for (const s::InstanceType* instance : instances) {
+    const std::optional<UsedPrice> price = prices.price(*instance, billing);
+    if (!price || price->region.empty() || !seen.insert(price->region).second) continue;
+    text += (text.empty() ? "" : "+") + price->region;
+  }
+  return text;
+}
+
 void report_ambiguous_prices(
     const PriceBook& prices, const std::vector<const s::InstanceType*>& instances,
     const std::vector<s::BillingMode>& billing_modes,

@@ -94,6 +94,12 @@ schema::Currency resolve_report_currency(
     const std::function<void(size_t, schema::BillingMode, schema::Currency, schema::Currency)>&
         missing_rate);
 
+// The regions of the prices `instances` (a configuration's pools) pay under `billing`, in order,
+// each once, "+"-joined ("us-east-2+us-west-2"); "" when no price names one.
+std::string price_regions(const PriceBook& prices,
+                          const std::vector<const schema::InstanceType*>& instances,
+                          schema::BillingMode billing);
+
 // Calls `ambiguous(index, billing, why)` for each of `instances` whose price in force under one of
 // `billing_modes` is ambiguous (PriceBook::ambiguity), once per instance.
 void report_ambiguous_prices(

@@ -87,15 +87,8 @@ std::optional<double> deployment_per_hour(const ServingPrices& prices,
 
 std::string deployment_price_region(const ServingPrices& prices, const ServingConfiguration& c,
                                     s::BillingMode billing) {
-  const auto region = [&](const s::InstanceType& instance) {
-    const std::optional<UsedPrice> price = prices.book.price(instance, billing);
-    return price ? price->region : std::string();
-  };
-  const std::string decode = region(*c.instance);
-  if (!c.split_nodes()) return decode;
-  const std::string prefill = region(*c.prefill->instance);
-  if (prefill == decode || decode.empty()) return prefill;
-  return prefill.empty() ? decode : prefill + "+" + decode;
+  if (!c.split_nodes()) return price_regions(prices.book, {c.instance}, billing);
+  return price_regions(prices.book, {c.prefill->instance, c.instance}, billing);
 }
 
 }  // namespace clustersim

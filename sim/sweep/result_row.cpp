@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 
 #include "sim/cost/run_cost.h"
 #include "sim/cost/training_budget.h"
@@ -237,8 +236,7 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
 
 namespace {
 
-// The region of the price a row of `c` pays under `billing` ("+"-joined over pools that pay in
-// different regions); "" when no price names one.
+// The region of the price a row of `c` pays under `billing` (price_regions over its pools).
 std::string price_region(const CostModel& cost, const Configuration& c, s::BillingMode billing) {
   std::vector<const s::InstanceType*> instances;
   if (c.pools) {
@@ -246,14 +244,7 @@ std::string price_region(const CostModel& cost, const Configuration& c, s::Billi
   } else {
     instances.push_back(c.instance);
   }
-  std::set<std::string> seen;
-  std::string text;
-  for (const s::InstanceType* instance : instances) {
-    const std::optional<UsedPrice> price = cost.prices.price(*instance, billing);
-    if (!price || price->region.empty() || !seen.insert(price->region).second) continue;
-    text += (text.empty() ? "" : "+") + price->region;
-  }
-  return text;
+  return price_regions(cost.prices, instances, billing);
 }
 
 }  // namespace

@@ -86,6 +86,12 @@ TEST_CASE("an instance priced in several regions needs prices.region to pick one
   const auto on_demand = chosen->model->prices.price(p3, s::ON_DEMAND);
   CHECK(on_demand->per_hour == 12.24);  // its only on-demand price, whatever the region
   CHECK(on_demand->region == "us-east-1");
+  // A configuration's regions, each once, in its pools' order; none for an unpriced mode.
+  const s::InstanceType& p5 = shipped_instance("aws.p5.48xlarge");
+  const PriceBook& book = chosen->model->prices;
+  CHECK(price_regions(book, {&p3, &p3}, s::SPOT) == "us-west-2");
+  CHECK(price_regions(book, {&p3, &p5}, s::SPOT) == "us-west-2+us-east-1");  // p5: us-east-1
+  CHECK(price_regions(book, {&p3}, s::SUBSCRIPTION_MONTHLY).empty());
   // A --prices file's region wins over the scenario's.
   auto file = load_cost(west, "region: \"us-east-2\"");
   REQUIRE(file->model);
