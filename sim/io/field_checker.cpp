@@ -115,7 +115,8 @@ bool FieldChecker::check_values(std::string_view field, const std::string& expec
     const int index = repeated ? i : -1;
     const double value = number(field, index);
     if (std::isfinite(value) && ok(value)) continue;
-    error(field, "must be " + expectation + ", got " + format_number(value), index);
+    const std::string finite = std::isfinite(value) ? "" : "a finite number ";
+    error(field, "must be " + finite + expectation + ", got " + format_number(value), index);
     all_ok = false;
   }
   return all_ok;

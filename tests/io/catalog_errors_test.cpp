@@ -508,7 +508,7 @@ TEST_CASE("a price beyond a million an hour is refused, not priced at inf") {
   CHECK(catalog_errors(gpu_entry() + instance_entry(test_instance_fields() +
                                                     "\n  price { billing: SPOT currency: USD "
                                                     "per_hour: 9 per_hour_max: inf }")) ==
-        "c.textproto:21:51: instance[0].price[1].per_hour_max: must be > 0, got inf\n");
+        "c.textproto:21:51: instance[0].price[1].per_hour_max: must be a finite number > 0, got inf\n");
 }
 
 TEST_CASE("two prices of one billing mode in one region are refused but in two regions allowed") {

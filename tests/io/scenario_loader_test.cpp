@@ -255,7 +255,7 @@ TEST_CASE("a dataset's sample size is checked where no loader reads it") {
   CHECK(scenario_errors(scenario("llama2-7b",
                                  "epochs: 1 sequence_length: 4096 dataset { num_samples: 640 "
                                  "mean_sample_bytes: nan }")) ==
-        "s.textproto:7:62: job.dataset.mean_sample_bytes: must be > 0, got nan\n");
+        "s.textproto:7:62: job.dataset.mean_sample_bytes: must be a finite number > 0, got nan\n");
 }
 
 TEST_CASE("a job trains its model's multi-token-prediction modules, fewer or none") {
@@ -744,7 +744,7 @@ TEST_CASE("a published figure must be finite, positive and in range, with its gr
   CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                                  "instance: \"aws.p4d.24xlarge\" nodes: 2", published)) ==
         "s.textproto:12:74: published.step_time_s: must be > 0, got 0\n"
-        "s.textproto:12:24: published.tflops_per_gpu: must be > 0, got inf\n");
+        "s.textproto:12:24: published.tflops_per_gpu: must be a finite number > 0, got inf\n");
   // 1e-300 TFLOP/s printed an error of 2.7e302 % in 300 digits.
   CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",
