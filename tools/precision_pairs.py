@@ -5,7 +5,7 @@ published and predicted step-time ratios between them.
 
 Usage:
   build/release/clustersim validate scenarios/public_runs/*.textproto --format csv > runs.csv
-  tools/precision_pairs.py runs.csv [--scenarios DIR ...]
+  tools/precision_pairs.py runs.csv [--scenarios DIR ...] [--by FIELD ...]
 
 Each row of the csv is read from DIR/NAME.textproto (default: scenarios/validation and
 scenarios/public_runs). Two rows pair when their scenario files are the same once comments, the
@@ -14,7 +14,10 @@ scenarios/public_runs). Two rows pair when their scenario files are the same onc
 the BF16 row over the other's, the predicted one, predicted over published (1: the model orders
 the two precisions as the measurement does; above 1: the model's low-precision gain is too large),
 and both rows' step errors (%). Then per GPU and per published group of the BF16 row: how many
-pairs and the geometric mean of predicted over published.
+pairs and the geometric mean of predicted over published. With --by FIELD (repeatable), the same
+per value of that scenario field as the low-precision row's file sets it (its first `FIELD:`, e.g.
+model, tensor_parallel, context_parallel, fp8_recipe; "(absent)" where the file leaves it out):
+which property of the rows the ratio's error follows, if any.
 
 A fitted constant per GPU and precision carries whatever separates the sources it was fitted on;
 where BF16 and FP8 were fitted on different sources (the H100: Megatron-Core r0.8.0 BF16 rows,
@@ -49,18 +52,31 @@ def strip_published(text):
 
 def recipe(directories, name):
     """(precision, the scenario's recipe key: everything but name, precision and published)."""
-    for directory in directories:
-        path = os.path.join(directory, name + '.textproto')
-        if os.path.exists(path):
-            break
-    else:
-        sys.exit('%s: no scenario file in %s (--scenarios)' % (name, ', '.join(directories)))
-    text = re.sub(r'#.*', '', open(path).read())
+    text = re.sub(r'#.*', '', open(scenario_path(directories, name)).read())
     text = re.sub(r'^\s*name:.*$', '', text, flags=re.M)
     match = re.search(r'^\s*precision:\s*(\w+)', text, flags=re.M)
     precision = match.group(1) if match else 'BF16'
     key = PRECISION_FIELD.sub('', strip_published(text))
     return precision, ' '.join(key.split())
+
+
+def scenario_path(directories, name):
+    for directory in directories:
+        path = os.path.join(directory, name + '.textproto')
+        if os.path.exists(path):
+            return path
+    sys.exit('%s: no scenario file in %s (--scenarios)' % (name, ', '.join(directories)))
+
+
+def field_value(directories, name, field):
+    """The first value the scenario file `name` gives `field` (comments out), or '(absent)'."""
+    text = re.sub(r'#.*', '', open(scenario_path(directories, name)).read())
+    match = re.search(r'(^|[\s{])' + field + r':\s*"?([^"\s}]+)', text, flags=re.M)
+    return match.group(2) if match else '(absent)'
+
+
+def geometric_mean(ratios):
+    return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
 
 
 def gpu_of(name):
@@ -74,7 +90,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('csv', help='clustersim validate --format csv output')
     parser.add_argument('--scenarios', action='append', help='scenario directory (repeatable)')
+    parser.add_argument('--by', action='append', default=[], metavar='FIELD',
+                        help='summarise per value of this scenario field (repeatable)')
     args = parser.parse_args()
+    for field in args.by:
+        if not re.match(r'^[a-z][a-z0-9_]*$', field):
+            sys.exit('--by %s: not a scenario field name (lower case, digits and _)' % field)
     directories = [os.path.join(ROOT, d) if not os.path.isabs(d) else d
                    for d in (args.scenarios or DEFAULT_DIRS)]
     try:
@@ -118,11 +139,20 @@ def main():
     for bf16, low, precision, published, predicted in pairs:
         summary[(gpu_of(bf16['scenario']), bf16['group'])].append(predicted / published)
     for (gpu, group), ratios in sorted(summary.items()):
-        mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        print('| %s | %s | %d | %.3f |' % (gpu, group, len(ratios), mean))
+        print('| %s | %s | %d | %.3f |' % (gpu, group, len(ratios), geometric_mean(ratios)))
+    for field in args.by:
+        by_value = collections.defaultdict(list)
+        for bf16, low, precision, published, predicted in pairs:
+            value = field_value(directories, low['scenario'], field)
+            by_value[(gpu_of(bf16['scenario']), value)].append(predicted / published)
+        print('\n| GPU | %s | pairs | predicted / published: geometric mean, least, most |' % field)
+        print('|---|---|---|---|')
+        for (gpu, value), ratios in sorted(by_value.items()):
+            print('| %s | %s | %d | %.3f, %.3f, %.3f |' % (
+                gpu, value, len(ratios), geometric_mean(ratios), min(ratios), max(ratios)))
     every = [p[4] / p[3] for p in pairs]
     print('\nAll %d pairs: geometric mean of predicted / published %.3f (least %.3f, most %.3f)' % (
-        len(every), math.exp(sum(math.log(r) for r in every) / len(every)), min(every), max(every)))
+        len(every), geometric_mean(every), min(every), max(every)))
 
 
 if __name__ == '__main__':
