@@ -373,7 +373,7 @@ void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
 
 // Layers listed per stage: each at least 1 (at least 0 when listed per model chunk: one count per
 // stage x virtual stage of an interleaved schedule), adding up to the model's `layers`, alone
-// (their count against the pipeline's stages is a configuration's: sweep/configuration_space.h).
+// (their count against the pipeline's stages is a configuration's: sweep/configuration_checks.h).
 void check_stage_layers(const FieldChecker& p, int layers) {
   const auto& m = static_cast<const s::Parallelism&>(p.message());
   if (m.stage_layers_size() == 0) return;
@@ -473,7 +473,7 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
             "applies with expert_dispatcher EXPERT_NODE_DEDUPLICATED only (HybridEP's kernels)");
   }
   // Its expert_tensor_parallel 1 (absent: the tensor parallel degree, a sweep axis): each
-  // configuration's problem (configuration_space.cpp).
+  // configuration's problem (configuration_checks.cpp).
   if (m.has_shared_experts_side_stream() && model != nullptr &&
       !(is_transformer(model) && model->transformer().moe().num_shared_experts() > 0)) {
     p.error("shared_experts_side_stream",
@@ -527,7 +527,7 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
     p.error("distributed_optimizer", "and zero_stage both shard optimizer states: choose one");
   }
   // zero3_synchronous_fetch, keep_fp8_transpose_cache and fsdp2 outside zero_stage 3: each
-  // configuration's problem (configuration_space.cpp), zero_stage being a sweep axis.
+  // configuration's problem (configuration_checks.cpp), zero_stage being a sweep axis.
   if (m.fsdp2() && m.zero3_synchronous_fetch()) {
     p.error("fsdp2", "and zero3_synchronous_fetch are two ZeRO-3 runtimes: choose one");
   }
@@ -543,13 +543,13 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
     p.error("fsdp2_defer_gradient_sync", "needs fsdp2_keep_forward_gather (and fsdp2)");
   }
   // Dividing the micro-batches and pipeline_parallel > 1: each configuration's problem
-  // (configuration_space.cpp), both being sweep axes.
+  // (configuration_checks.cpp), both being sweep axes.
   p.at_least("pipeline_runs", 1);
   if (m.pipeline_runs() > 1 && m.deepspeed_pipeline_engine()) {
     p.error("pipeline_runs", "is torch.distributed.pipelining's: not with deepspeed_pipeline_engine");
   }
   // Pipeline parallel > 1, zero_stage, LoRA and the output layer's precision: each
-  // configuration's problem (configuration_space.cpp).
+  // configuration's problem (configuration_checks.cpp).
   p.at_least("output_weight_gradient_deferral_limit", 0);
   if (m.has_output_weight_gradient_deferral_limit() && !m.defer_output_weight_gradient()) {
     p.error("output_weight_gradient_deferral_limit",
