@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "sim/io/degree_checks.h"
 #include "sim/net/topology_builder.h"
 #include "sim/parallel/deepspeed_pipeline.h"
 #include "sim/parallel/expert_comm_overlap.h"

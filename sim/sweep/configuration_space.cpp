@@ -7,6 +7,7 @@
 #include <numeric>
 #include <utility>
 
+#include "sim/io/degree_checks.h"
 #include "sim/net/topology_builder.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/sweep/axis_values.h"
