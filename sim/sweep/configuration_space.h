@@ -110,7 +110,7 @@ class ConfigurationSpace {
     bool mix;
     int node_gpus = 0;  // the job's GPUs on each node (pools: their greatest common divisor)
   };
-  // Every valid layout of a cluster of this shape (auto_parallelism).
+  // Every valid layout of a cluster of this shape (auto_parallelism; auto_layouts.cpp).
   std::vector<Layout> auto_layouts(const Shape& shape) const;
   Shape shape(const schema::InstanceType& instance, int nodes) const;
   // The mixes of the scenario's pools (sweep.pool's combinations, or cluster.pool).
