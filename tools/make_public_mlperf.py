@@ -2,16 +2,18 @@
 """Writes scenarios/public_runs/mlperf-*.textproto: NVIDIA's MLPerf Training GPT-3 175B submissions
 on DGX H100: v3.0 (512 and 768 GPUs, and CoreWeave's 768 to 3,584 HGX H100 runs of
 the same recipe), v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of the same
-recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); and v5.0's Llama 3.1 405B
-submissions on DGX H100 (512 to 8,192 GPUs). A public check outside the calibration (nothing is
-fitted on them).
+recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); v5.0's Llama 3.1 405B
+submissions on DGX H100 (512 to 8,192 GPUs), and on GB200 NVL72: NVIDIA's Tyche (256 and 512 GPUs)
+and IBM+CoreWeave+NVIDIA's Carina (512 to 2,496 GPUs). A public check outside the calibration
+(nothing is fitted on them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
 
 Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_v3.1 at d06288b,
 mlcommons/training_results_v4.0 at 6fe9543, mlcommons/training_results_v4.1 as mirrored in
 swsok/training_results_v4.1 at b9b0547 and mlcommons/training_results_v5.0 as mirrored in
-prishajain1/training_results_v5.0 at ab57af8 (v4.1's eos-dfw_n1452 result repeats v4.0's, so is
+prishajain1/training_results_v5.0 at ab57af8, its GB200 runs in mlcommons/training_results_v5.0 at
+0fdc28f (v4.1's eos-dfw_n1452 result repeats v4.0's, so is
 not written again; its b200_n8_preview row is left out: its config sources
 config_common_blackwell.sh, which the repository does not hold). Each release's recipe is its
 NVIDIA/benchmarks/<benchmark>/implementations/<dir>/ (RELEASES below: the config_DGXH100_*.sh
@@ -22,7 +24,9 @@ NVIDIA's recipe of the same release.
 The step time: MLPerf publishes time to train. Each result_N.txt's MLLOG lines carry the blocks of
 training between evaluations (block_start / block_stop, metadata epoch_count = the block's tokens;
 v3.0's logs mark them by eval_stop and the next eval_start, whose epoch_num gives the tokens;
-v5.0's blocks are trainer.val_check_interval = ceil(46080 / global batch) steps each).
+v5.0's blocks are trainer.val_check_interval = ceil(46080 / global batch) steps each; the logs of
+NVIDIA's GB200 runs have no block_stop, and their blocks end at the block's last train_step_time
+record, which the Carina logs that have both put 0.2-0.6 s before block_stop).
 STEP_S below is, in result_0.txt, the summed time of blocks 2 to the last over their steps
 (tokens / sequence / global_batch_size each; the first block, whose steps warm up after the
 checkpoint load, left out): training samples over elapsed time, evaluations excluded. CROSS_S is
@@ -66,6 +70,42 @@ COMMON = (
     "attention dropout 0 (model gpt3-175b-mlperf); FP8 as Transformer Engine's delayed scaling "
     "(config_fp8.sh: FP8_HYBRID, amax history 1024, max); Megatron's rank order tp-dp-pp "
     "(TP_DP_PP).")
+
+# v5.1's Llama 3.1 405B submissions all ran NVFP4 (each README-<system>.md names its *_cg_fp4.sh
+# config); one recipe on GB200 and GB300, its text shared.
+V51_WHAT = (
+    "NeMo and Megatron-Core 25.09-alpha.rc1 in the pytorch:25.09 container, Transformer Engine "
+    "release_v2.8 with the recipe's te.patch (userbuffers initialisation only), NCCL v2.28.3-1 "
+    "(Dockerfile); pretrain.py: NeMo's Llama31Config405B (model llama3.1-405b-mlperf), "
+    "Megatron-Core's distributed optimizer with overlapped gradient reduce-scatter and parameter "
+    "all-gather, grad_reduce_in_fp32=False (gradients reduced in BF16, average_in_collective), "
+    "the gradient buffer's NaN check off (check_for_nan_in_grad=False), fp32 main weights and "
+    "moments; NVFP4 (config_common_fp4.sh: FP4=True, FP4_RECIPE nvfp4, FP8=False) on every layer "
+    "(FIRST_LAST_LAYERS_BF16 unset), 16-bit weights cast each step (FP8_PARAM_GATHER=False, no "
+    "fp4_param_gather), 16-bit attention (FP8_DPA unset: config_common_fp8attn.sh is not "
+    "sourced), cuDNN's fused attention; sequence parallelism without the userbuffers TP overlap "
+    "(config_common_fp4.sh TP_COMM_OVERLAP=False: the tensor-parallel all-gathers and "
+    "reduce-scatters as NCCL collectives); context parallelism 2 as Megatron-Core's peer-to-peer "
+    "ring; no activation recomputation; the loss as Megatron-Core's fused cross entropy "
+    "(CROSS_ENTROPY_LOSS_FUSION default True, CE_FUSION_IMPL native); the embedding and the loss "
+    "counted as a layer each in the pipeline split (ASYM_PP_EMBED, ASYM_PP_LOSS); the output "
+    "layer's weight gradients computed in place (config_common_cg.sh "
+    "DEFER_EMBEDDING_WGRAD_COMPUTE=False); the whole step and each layer captured as CUDA graphs "
+    "(config_common_cg.sh FULL_CUDA_GRAPH=1, MCORE_CUDA_GRAPH=1: cuda_graph_scope "
+    "full_iteration); ")
+V51_MISSING = (
+    "Not expressible, left at the simulator's one model: the NVFP4 recipe's options "
+    "NVTE_NVFP4_DISABLE_RHT=1, NVTE_NVFP4_DISABLE_STOCHASTIC_ROUNDING=1 and "
+    "NVTE_NVFP4_DISABLE_2D_QUANTIZATION=1 (the simulator's NVFP4 is Transformer Engine's default "
+    "recipe with all three: without the Hadamard transform the column-wise copy is a plain "
+    "cast-transpose, one read of the tensor for both copies as in TE's "
+    "quantize_transpose_nvfp4.cuh, which is what the fused default charges; the weights' 16 x 16 "
+    "blocks change only their scales); the CUDA graphs (the simulator charges a dense layer no "
+    "host launch time); the LayerNorm kernels' SM margin (NVTE_FWD/BWD_LAYERNORM_SM_MARGIN=16) "
+    "and cuDNN's normalization kernels (NVTE_NORM_FWD/BWD_USE_CUDNN=1); NCCL's CTA limits "
+    "(NCCL_MIN_CTAS=16, NCCL_MAX_CTAS=32) and NVLink SHARP turned off (NCCL_NVLS_ENABLE=0); the "
+    "parameter all-gather aligned across chunks (ALIGN_PARAM_GATHER); the DDP bucket size "
+    "(custom.yaml bucket_size 134217728).")
 
 RELEASES = {
     'v3.0': dict(
@@ -190,6 +230,97 @@ RELEASES = {
                  "E4M3 against "
                  "hybrid FP8 (one FP8 rate in the simulator) and the NCCL CTA limits "
                  "(conf/nccl/custom_communicator_cta.yaml).")),
+    'v5.0-gb200': dict(
+        round='v5.0', system='gb200',
+        repo='mlcommons/training_results_v5.0 @ 0fdc28f',
+        recipe='{submitter}/benchmarks/llama31_405b/implementations/{system_name}',
+        group='Public check: MLPerf Training v5.0 Llama 3.1 405B (GB200 NVL72, FP8)',
+        benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
+        fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        reduce_scatter_sms=(0, 0, 'conf/tp_overlap/gb200tp4mbs1.yaml or b200tp4mbs1.yaml, as '
+                            'GPU_ARCH picks: proj_fprop and fc2_fprop ring_exchange, which '
+                            'pretrain.py passes as NeMo\'s RingExchangeOverlapCfg (set_sm_margin '
+                            'default False)'),
+        what=("NeMo and Megatron-Core 25.04-alpha.rc2 in the pytorch:25.04 container, Transformer "
+              "Engine v2.2.1 (Dockerfile); pretrain.py: NeMo's Llama31Config405B (126 layers, "
+              "sequence 8192, Mixtral 8x22B's tokenizer: model llama3.1-405b-mlperf), "
+              "Megatron-Core's distributed optimizer with overlapped gradient reduce-scatter and "
+              "parameter all-gather, grad_reduce_in_fp32=False (gradients reduced in BF16, "
+              "average_in_collective), fp32 main weights and moments, FP8 weights "
+              "(FP8_PARAM_GATHER=True: fp8_param_gather); FP8 as Transformer Engine's delayed "
+              "scaling, E4M3 (FP8_HYBRID unset), amax history 1; sequence parallelism and "
+              "userbuffers TP overlap (TP_COMM_OVERLAP=True); context parallelism 2 as "
+              "Megatron-Core's peer-to-peer ring (cp_comm_type unset); no activation "
+              "recomputation; cuDNN's fused attention (Transformer Engine's choice); the loss as "
+              "Megatron-Core's fused cross entropy (CROSS_ENTROPY_LOSS_FUSION default True); the "
+              "embedding and the loss counted as a layer each in the pipeline split (ASYM_PP_EMBED, "
+              "ASYM_PP_LOSS: 128 layers over 64 model chunks); the whole training step captured "
+              "as one CUDA graph (config_common_cg.sh FULL_CUDA_GRAPH=True), so the gradient "
+              "buffer's NaN check is off (pretrain.py check_for_nan_in_grad = not "
+              "full_cuda_graph) and the parameter all-gather is not overlapped with the "
+              "optimizer step (OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP=False); "),
+        missing=("Not expressible, left at the simulator's one model: the full-iteration CUDA "
+                 "graph (the simulator charges a dense layer no host launch time, so it changes "
+                 "nothing here); the recipe's own CUDA embedding kernels (embedding_lib); the "
+                 "LayerNorm kernels' SM margin (NVTE_FWD/BWD_LAYERNORM_SM_MARGIN=8); NCCL's "
+                 "NVLink SHARP turned off (NCCL_NVLS_ENABLE=0) and its CTA limits "
+                 "(conf/nccl/custom_communicator_cta.yaml); the parameter all-gather aligned "
+                 "across chunks (ALIGN_PARAM_GATHER); the DDP bucket size (BUCKET_SIZE 200); "
+                 "E4M3 against hybrid FP8 (one FP8 rate in the simulator). Unknown: "
+                 "config_common_blackwell.sh, which every GB200 config sources, is not in the "
+                 "repository; GPU_ARCH, which picks the userbuffers file, is presumably set "
+                 "there (the two candidate files differ only in the bulk overlaps' SMs, which "
+                 "no field expresses).")),
+    'v5.1-gb200': dict(
+        round='v5.1', system='gb200', precision='FP4', fp8_recipe='NVFP4', tp_overlap=False,
+        first_block=True, name_suffix='-nvfp4', tp_pp_dp_mapping=True,
+        repo='mlcommons/training_results_v5.1 @ 441d65f',
+        recipe='{submitter}/benchmarks/llama31_405b/implementations/{system_name}',
+        group='Public check: MLPerf Training v5.1 Llama 3.1 405B (GB200 NVL72, NVFP4)',
+        benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
+        fp8_parameters=False, flash_attention_2=False, fused_loss=True, reduce_scatter_sms=None,
+        what=V51_WHAT, missing=V51_MISSING),
+    'v5.1-gb300': dict(
+        round='v5.1', system='gb300', precision='FP4', fp8_recipe='NVFP4', tp_overlap=False,
+        first_block=True, name_suffix='-nvfp4', tp_pp_dp_mapping=True,
+        repo='mlcommons/training_results_v5.1 @ 441d65f',
+        recipe='{submitter}/benchmarks/llama31_405b/implementations/{system_name}',
+        group='Public check: MLPerf Training v5.1 Llama 3.1 405B (GB300 NVL72, NVFP4)',
+        benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
+        fp8_parameters=False, flash_attention_2=False, fused_loss=True, reduce_scatter_sms=None,
+        what=V51_WHAT, missing=V51_MISSING),
+}
+
+# The NVL72 runs: 4 GPUs a compute tray, and the systems files name the racks ("Tyche (8x NVIDIA
+# GB200 NVL72)" for 128 trays, "Carina (39x NVIDIA GB200 NVL72)" for 624, v5.1's "Tyche-hsg (80x
+# NVIDIA GB200 NVL72)" for 1,280, "Theia (8x NVIDIA GB300 NVL72)" for 128): 16 trays of each rack
+# in the job, the NVLink domains of the scenarios (nvlink_domain_nodes).
+SYSTEMS = {
+    'h100': dict(instance='onprem.dgx-h100', gpus_per_node=8, gpu='H100', nvlink_domain_nodes=None),
+    'gb200': dict(instance='onprem.gb200-nvl72', gpus_per_node=4, gpu='GB200',
+                  nvlink_domain_nodes=16, nics='4 x 400 Gb/s ConnectX-7 NDR InfiniBand'),
+    'gb300': dict(instance='onprem.gb300-nvl72', gpus_per_node=4, gpu='GB300',
+                  nvlink_domain_nodes=16, nics='4 x 800 Gb/s ConnectX-8 XDR InfiniBand'),
+}
+
+# The v5.0 runs whose config sets TP_PP_DP_MAPPING=True (custom.yaml use_tp_pp_dp_mapping:
+# Megatron-Core's tp-cp-pp-dp order, a replica's pipeline inside one rack; every v5.1 run, whose
+# config_common.sh sets it: the release's tp_pp_dp_mapping); the others keep Megatron's
+# tp-cp-dp-pp.
+TP_PP_DP_MAPPING = {
+    'NVIDIA/results/tyche_ngpu512_ngc25.04_nemo',
+    'IBM+CoreWeave+NVIDIA/results/carina_ngpu512_ngc25.04_nemo',
+    'IBM+CoreWeave+NVIDIA/results/carina_ngpu1024_ngc25.04_nemo',
+    'IBM+CoreWeave+NVIDIA/results/carina_ngpu1536_ngc25.04_nemo',
+    'IBM+CoreWeave+NVIDIA/results/carina_ngpu2048_ngc25.04_nemo',
+    'IBM+CoreWeave+NVIDIA/results/carina_ngpu2496_ngc25.04_nemo',
+}
+
+# The GB200 runs whose logs have no block_stop: each block's training ends at its last
+# train_step_time record (the Carina logs, which have both, put block_stop 0.2-0.6 s later).
+NO_BLOCK_STOP = {
+    'NVIDIA/results/tyche_ngpu256_ngc25.04_nemo',
+    'NVIDIA/results/tyche_ngpu512_ngc25.04_nemo',
 }
 
 # Megatron-Core's defer_embedding_wgrad_compute and wgrad_deferral_limit per release
@@ -211,18 +342,22 @@ DEFERRAL = {
     'v4.0': lambda pp, minibs, mbs: 0 if pp > 1 and minibs <= 256 and mbs == 1 else None,
     'v4.1': lambda pp, minibs, mbs: 65,
     'v5.0': lambda pp, minibs, mbs: 50,
+    'v5.0-gb200': lambda pp, minibs, mbs: 50,
 }
 DEFERRAL_TEXT = {
     'v4.0': "custom.yaml's defer_embedding_wgrad_compute (true at PP > 1, MBS 1, MINIBS <= 256) "
             "without a wgrad_deferral_limit",
     'v4.1': "the config's DEFER_EMBEDDING_WGRAD_COMPUTE=True, WGRAD_DEFERRAL_LIMIT=65",
     'v5.0': "config_common.sh's DEFER_EMBEDDING_WGRAD_COMPUTE=True, WGRAD_DEFERRAL_LIMIT=50",
+    'v5.0-gb200': "config_common.sh's DEFER_EMBEDDING_WGRAD_COMPUTE=True, "
+                  "WGRAD_DEFERRAL_LIMIT=50",
 }
 
 AZURE = 'Public check: MLPerf Training v3.1 GPT-3 175B (Azure ND H100 v5, FP8)'
 COREWEAVE = 'Public check: MLPerf Training v3.0 GPT-3 175B (CoreWeave HGX H100, FP8)'
+COREWEAVE_GB200 = 'Public check: MLPerf Training v5.0 Llama 3.1 405B (CoreWeave GB200 NVL72, FP8)'
 
-# release, results directory, nodes, global batch size (MLLOG global_batch_size), MINIBS
+# release, results directory, nodes (GB200: compute trays), global batch size (MLLOG global_batch_size), MINIBS
 # (sequences a data-parallel replica), TP, PP, virtual pipeline, MBS, config file, STEP_S, CROSS_S,
 # TIMER_S.
 ROWS = [
@@ -287,6 +422,30 @@ ROWS = [
      'config_DGXH100_320x8x56xtp8pp8cp2.sh', 11.492, 11.227, None),
     ('v5.0', 'NVIDIA/results/eos-dfw_n1024_ngc25.01_nemo', 1024, 1536, 24, 8, 8, 8, 1,
      'config_DGXH100_1024x8x24xtp8pp8cp2.sh', 5.2505, 5.2476, None),
+    ('v5.0-gb200', 'NVIDIA/results/tyche_ngpu256_ngc25.04_nemo', 64, 448, 112, 4, 8, 8, 1,
+     'config_GB200_64x4x112xtp4pp8cp2_cg.sh', 19.1175, 19.2245, None),
+    ('v5.0-gb200', 'NVIDIA/results/tyche_ngpu512_ngc25.04_nemo', 128, 896, 112, 4, 8, 8, 1,
+     'config_GB200_128x4x112xtp4pp8cp2_cg_dplast.sh: TP_PP_DP_MAPPING=True', 19.6780, 19.4466,
+     None),
+    ('v5.0-gb200', 'IBM+CoreWeave+NVIDIA/results/carina_ngpu512_ngc25.04_nemo', 128, 896, 112, 4,
+     8, 8, 1, 'config_GB200_128x4x112xtp4pp8cp2.sh: TP_PP_DP_MAPPING=True', 19.4441, 19.2896,
+     None),
+    ('v5.0-gb200', 'IBM+CoreWeave+NVIDIA/results/carina_ngpu1024_ngc25.04_nemo', 256, 768, 48, 4,
+     8, 8, 1, 'config_GB200_256x4x48xtp4pp8cp2.sh: TP_PP_DP_MAPPING=True', 8.4609, 8.4615, None),
+    ('v5.0-gb200', 'IBM+CoreWeave+NVIDIA/results/carina_ngpu1536_ngc25.04_nemo', 384, 1152, 48, 4,
+     8, 8, 1, 'config_GB200_384x4x48xtp4pp8cp2.sh: TP_PP_DP_MAPPING=True', 8.5053, 8.5092, None),
+    ('v5.0-gb200', 'IBM+CoreWeave+NVIDIA/results/carina_ngpu2048_ngc25.04_nemo', 512, 1280, 40, 4,
+     8, 8, 1, 'config_GB200_512x4x40xtp4pp8cp2.sh: TP_PP_DP_MAPPING=True', 7.1659, 7.1716, None),
+    ('v5.0-gb200', 'IBM+CoreWeave+NVIDIA/results/carina_ngpu2496_ngc25.04_nemo', 624, 1248, 32, 4,
+     8, 8, 1, 'config_GB200_624x4x32xtp4pp8cp2.sh: TP_PP_DP_MAPPING=True', 5.8335, 5.8456, None),
+    ('v5.1-gb200', 'NVIDIA/results/tyche_ngpu512_ngc25.09_nemo', 128, 1152, 144, 4, 8, 8, 1,
+     'config_GB200_128x4x144xtp4pp8cp2_cg_fp4.sh', 17.2747, 17.4005, None),
+    ('v5.1-gb200', 'NVIDIA/results/hsg_ngpu2560_ngc25.09_nemo', 640, 960, 24, 4, 8, 8, 1,
+     'config_GB200_640x4x24xtp4pp8cp2_cg_fp4.sh', 3.2479, 3.2475, None),
+    ('v5.1-gb200', 'NVIDIA/results/hsg_ngpu5120_ngc25.09_nemo', 1280, 1280, 16, 4, 8, 8, 1,
+     'config_GB200_1280x4x16xtp4pp8cp2_cg_fp4.sh', 2.2967, 2.3044, None),
+    ('v5.1-gb300', 'NVIDIA/results/theia_ngpu512_ngc25.09_nemo', 128, 1152, 72, 2, 8, 8, 1,
+     'config_GB300_128x4x72xtp2pp8cp2_cg_fp4.sh', 13.1463, 13.1744, None),
 ]
 
 
@@ -295,31 +454,51 @@ def wrap(text):
                                    break_on_hyphens=False))
 
 
+def system_text(submitter, system_name, nodes, hw):
+    """The header's sentence on the machine a run used, and its stand-in where the catalog has none."""
+    if submitter == 'Azure+NVIDIA':
+        text = (f'{nodes} Azure ND H100 v5 VMs (8 H100 SXM 80 GB on NVLink 4, 8 x 400 Gb/s '
+                f'Quantum-2 InfiniBand: {submitter}/systems/{system_name}.json).')
+    elif submitter == 'NVIDIA_CoreWeave':
+        text = (f'{nodes} CoreWeave HGX H100 nodes (8 H100 SXM5 80 GB on NVLink 4 and '
+                'NVSwitch, 8 x 400 Gb/s ConnectX-7 NDR InfiniBand: '
+                f'{submitter}/systems/{system_name}.json).')
+    elif hw['gpus_per_node'] == 4:
+        text = (f'{nodes} {hw["gpu"]} NVL72 compute trays (4 {hw["gpu"]} each, {hw["nics"]}) in '
+                f'{nodes // 16} racks ({submitter}/systems/{system_name}.json: "{nodes // 16}x '
+                f'NVIDIA {hw["gpu"]} NVL72"), 16 of each rack\'s 18 trays: NVLink domains of 16 '
+                'trays (nvlink_domain_nodes) on a rail-optimized fabric.')
+    else:
+        return (f'{nodes} DGX H100 (8 x 400 Gb/s NDR: {submitter}/systems/{system_name}.json), '
+                'a rail-optimized SuperPOD fabric.')
+    if submitter != 'NVIDIA':
+        text += (f' The catalog has no instance of this provider; {hw["instance"]} stands in (the '
+                 'same GPUs, NVSwitch and NICs) on the rail-optimized fabric, an unknown of '
+                 'this row.')
+    return text
+
+
 def scenario(row):
     release, results, nodes, gbs, minibs, tp, pp, vp, mbs, config, step, cross, timer = row
     r = RELEASES[release]
     b = BENCHMARKS[r.get('benchmark', 'gpt3')]
+    hw = SYSTEMS[r.get('system', 'h100')]
     cp = r.get('context_parallel', 1)
-    gpus = nodes * 8
+    gpus = nodes * hw['gpus_per_node']
     assert gpus // (tp * pp * cp) * minibs == gbs, results
     submitter, _, system_name = results.split('/')
     partner = submitter != 'NVIDIA'
-    recipe = (f'{submitter}/benchmarks/gpt3/implementations/pytorch, the same files as '
-              'NVIDIA\'s' if partner else r['recipe'].format(nodes=nodes))
-    if submitter == 'Azure+NVIDIA':
-        system = (f'{nodes} Azure ND H100 v5 VMs (8 H100 SXM 80 GB on NVLink 4, 8 x 400 Gb/s '
-                  f'Quantum-2 InfiniBand: {submitter}/systems/{system_name}.json).')
+    if 'system' in r:
+        recipe = r['recipe'].format(submitter=submitter, system_name=system_name)
+        if partner:
+            recipe += (", NVIDIA's tyche_ngpu512_ngc25.04_nemo files but for the CPU binding "
+                       '(BINDCMD unset) and the MLLOG callbacks')
     elif partner:
-        system = (f'{nodes} CoreWeave HGX H100 nodes (8 H100 SXM5 80 GB on NVLink 4 and '
-                  'NVSwitch, 8 x 400 Gb/s ConnectX-7 NDR InfiniBand: '
-                  f'{submitter}/systems/{system_name}.json).')
+        recipe = (f'{submitter}/benchmarks/gpt3/implementations/pytorch, the same files as '
+                  'NVIDIA\'s')
     else:
-        system = (f'{nodes} DGX H100 (8 x 400 Gb/s NDR: {submitter}/systems/{system_name}.json), '
-                  'a rail-optimized SuperPOD fabric.')
-    if partner:
-        system += (' The catalog has no instance of this provider; onprem.dgx-h100 stands in (the '
-                   'same GPUs, NVSwitch and NICs) on the rail-optimized fabric, an unknown of '
-                   'this row.')
+        recipe = r['recipe'].format(nodes=nodes)
+    system = system_text(submitter, system_name, nodes, hw)
     common = COMMON if b is BENCHMARKS['gpt3'] else ''
     deferral = DEFERRAL.get(release, lambda *_: None)(pp, minibs, mbs)
     deferred = ''
@@ -333,34 +512,58 @@ def scenario(row):
     elif release in DEFERRAL:
         deferred = (f"The output layer's weight gradients computed in place "
                     f'({DEFERRAL_TEXT[release]}: false at MBS {mbs}). ')
-    attention_out_sms, mlp_down_sms, ub_config = r['reduce_scatter_sms']
-    reserved = (f'The userbuffers reduce-scatter kernels beside the attention output projection '
+    attention_out_sms, mlp_down_sms, ub_config = r['reduce_scatter_sms'] or (0, 0, None)
+    reserved = '' if ub_config is None else (f'The userbuffers reduce-scatter kernels beside the attention output projection '
                 f'and the MLP down projection reserve {attention_out_sms} and {mlp_down_sms} of '
                 f'the GPU\'s SMs ({ub_config}): those GEMMs run on the rest '
                 '(tensor_overlap_attention_out_sms, tensor_overlap_mlp_down_sms). '
                 if attention_out_sms or mlp_down_sms else
                 f'The userbuffers reduce-scatter kernels reserve no SMs beside their GEMMs '
                 f'({ub_config}). ')
-    what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {r["what"]}TP {tp}, '
+    ran = r['what']
+    tp_pp_dp = results in TP_PP_DP_MAPPING or r.get('tp_pp_dp_mapping', False)
+    if 'system' in r:
+        ran += ("Megatron-Core's rank order " +
+                ('tp-cp-pp-dp (TP_PP_DP_MAPPING=True: use_tp_pp_dp_mapping); '
+                 if tp_pp_dp else 'tp-cp-dp-pp (TP_PP_DP_MAPPING unset); '))
+    what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {ran}TP {tp}, '
             f'PP {pp}, {f"CP {cp}, " if cp > 1 else ""}virtual pipeline {vp}, MBS {mbs}, {minibs} '
             f'sequences a replica ({config}); {common}{" " if common else ""}{deferred}{reserved}'
             f'{r["missing"]}')
     marks = {'v3.0': 'eval_stop to the next eval_start, the first from block_start',
-             'v5.0': 'block_start to block_stop, 46080 / global batch steps a block'}.get(
+             'v5.0': 'block_start to block_stop, 46080 / global batch steps a block',
+             'v5.0-gb200': 'block_start to block_stop, 46080 / global batch steps a block'}.get(
                  release, 'block_start to block_stop')
-    how = (f'Scored on step time: in {results}/{r.get("benchmark", "gpt3")}/result_0.txt, the '
-           f'training samples of blocks '
-           f'2-last over their summed elapsed time ({marks}, evaluations excluded): {step} s a '
-           f'step; result_1.txt gives {cross} s'
+    if results in NO_BLOCK_STOP:
+        marks = ("block_start to the block's last train_step_time record, the log having no "
+                 'block_stop; 46080 / global batch steps a block')
+    if r.get('first_block'):
+        marks = 'block_start at run_start to the first block_stop'
+        blocks = "block 1's steps by the step metadata"
+        scored = (f'the first block\'s steps over its elapsed time ({marks}, its 240-300 steps '
+                  'counted by the log\'s step metadata; the later blocks are 15-20 steps each, '
+                  'every one after an evaluation carrying 1-5 s that the first block spreads over '
+                  'its many steps)')
+    else:
+        blocks = 'blocks 2-last'
+        scored = (f'the training samples of blocks 2-last over their summed elapsed time '
+                  f'({marks}, evaluations excluded)')
+    how = (f'Scored on step time: in {results}/{r.get("benchmark", "gpt3")}/result_0.txt, '
+           f'{scored}: {step} s a step; result_1.txt gives {cross} s'
            + (f', NeMo\'s own per-step timer (train_step_timing median) {timer} s.' if timer
               else '.')
            + f' TFLOP/s derived from it (not published) as {b["flops_text"]} FLOPs a sequence.')
-    provider = {'Azure+NVIDIA': 'azure-', 'NVIDIA_CoreWeave': 'coreweave-'}.get(submitter, '')
-    group = {'Azure+NVIDIA': AZURE, 'NVIDIA_CoreWeave': COREWEAVE}.get(submitter, r['group'])
+    provider = {'Azure+NVIDIA': 'azure-', 'NVIDIA_CoreWeave': 'coreweave-',
+                'IBM+CoreWeave+NVIDIA': 'coreweave-'}.get(submitter, '')
+    group = {'Azure+NVIDIA': AZURE, 'NVIDIA_CoreWeave': COREWEAVE,
+             'IBM+CoreWeave+NVIDIA': COREWEAVE_GB200}.get(submitter, r['group'])
     bench = r.get('benchmark', 'gpt3')
-    name = (f'mlperf-{release}-{"gpt3-175b" if bench == "gpt3" else "llama3.1-405b"}-'
-            f'{provider}h100-{gpus}')
-    lines = [wrap(f'MLPerf Training {release}, {b["title"]} on {gpus} H100 GPUs, FP8 '
+    mlperf_round = r.get('round', release)
+    name = (f'mlperf-{mlperf_round}-{"gpt3-175b" if bench == "gpt3" else "llama3.1-405b"}-'
+            f'{provider}{hw["gpu"].lower()}-{gpus}{r.get("name_suffix", "")}')
+    precision = r.get('precision', 'FP8')
+    lines = [wrap(f'MLPerf Training {mlperf_round}, {b["title"]} on {gpus} {hw["gpu"]} GPUs, '
+                  f'{"NVFP4" if precision == "FP4" else precision} '
                   f'({r["repo"]}, {results}/{bench}). Generated by tools/make_public_mlperf.py; a '
                   'public check outside the calibration (nothing is fitted on it).'),
              wrap(system), wrap(what), wrap(how),
@@ -369,8 +572,8 @@ def scenario(row):
              'job {',
              f'  global_batch_size: {gbs}',
              f'  sequence_length: {b["sequence"]}',
-             '  precision: FP8',
-             '  fp8_recipe: DELAYED_SCALING',
+             f'  precision: {precision}',
+             f'  fp8_recipe: {r.get("fp8_recipe", "DELAYED_SCALING")}',
              f'  fp8_parameters: {"true" if r["fp8_parameters"] else "false"}',
              '  optimizer: ADAM',
              '  steps: 1']
@@ -378,9 +581,11 @@ def scenario(row):
         lines += ['  flash_attention: true', '  attention_library: FLASH_ATTENTION_2']
     if not r['fused_loss']:
         lines.append('  unfused_cross_entropy: true')
+    domain = (f' nvlink_domain_nodes: {hw["nvlink_domain_nodes"]}' if hw['nvlink_domain_nodes']
+              else '')
     lines += ['}',
-              f'cluster {{ instance: "onprem.dgx-h100" nodes: {nodes} '
-              'fabric: "ib-rail-optimized" }',
+              f'cluster {{ instance: "{hw["instance"]}" nodes: {nodes} '
+              f'fabric: "ib-rail-optimized"{domain} }}',
               'parallelism {',
               f'  tensor_parallel: {tp}',
               f'  pipeline_parallel: {pp}']
@@ -390,11 +595,11 @@ def scenario(row):
               '  schedule: INTERLEAVED_ONE_F_ONE_B',
               f'  virtual_stages: {vp}',
               '  sequence_parallel: true',
-              '  overlap_tensor_communication: true',
+              f'  overlap_tensor_communication: {str(r.get("tp_overlap", True)).lower()}',
               '  distributed_optimizer: true',
               '  gradient_scaling: AVERAGE_IN_COLLECTIVE',
               '  gradient_reduce_in_fp32: false',
-              '  rank_order: TP_DP_PP']
+              f'  rank_order: {"TP_PP_DP" if tp_pp_dp else "TP_DP_PP"}']
     if attention_out_sms:
         lines.append(f'  tensor_overlap_attention_out_sms: {attention_out_sms}')
     if mlp_down_sms:
@@ -413,7 +618,7 @@ def scenario(row):
               '  flops_convention: MODEL_FLOPS',
               f'  source: "{r["repo"]} "',
               f'    "{results}/{bench}/result_0.txt"',
-              f'    " (MLLOG {marks}, blocks 2-last)"',
+              f'    " (MLLOG {marks}, {blocks})"',
               '}']
     return name, '\n'.join(lines) + '\n'
 
