@@ -4,8 +4,10 @@ on DGX H100: v3.0 (512 and 768 GPUs, and CoreWeave's 768 to 3,584 HGX H100 runs 
 the same recipe), v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of the same
 recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); v5.0's Llama 3.1 405B
 submissions on DGX H100 (512 to 8,192 GPUs), and on GB200 NVL72: NVIDIA's Tyche (256 and 512 GPUs)
-and IBM+CoreWeave+NVIDIA's Carina (512 to 2,496 GPUs). A public check outside the calibration
-(nothing is fitted on them).
+and IBM+CoreWeave+NVIDIA's Carina (512 to 2,496 GPUs); v5.1's NVIDIA submissions on GB200 and GB300
+NVL72: Llama 3.1 405B in NVFP4 (512 to 5,120 GPUs) and the new Llama 3.1 8B in FP8 (72 and 512
+GPUs; its 8-GPU runs, NVFP4 with FP8 attention, are left out: the schema's fp8_attention takes
+precision FP8 only). A public check outside the calibration (nothing is fitted on them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
 
@@ -13,9 +15,10 @@ Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_
 mlcommons/training_results_v4.0 at 6fe9543, mlcommons/training_results_v4.1 as mirrored in
 swsok/training_results_v4.1 at b9b0547 and mlcommons/training_results_v5.0 as mirrored in
 prishajain1/training_results_v5.0 at ab57af8, its GB200 runs in mlcommons/training_results_v5.0 at
-0fdc28f (v4.1's eos-dfw_n1452 result repeats v4.0's, so is
-not written again; its b200_n8_preview row is left out: its config sources
-config_common_blackwell.sh, which the repository does not hold). Each release's recipe is its
+0fdc28f, and mlcommons/training_results_v5.1 at 441d65f (v4.1's eos-dfw_n1452 result repeats
+v4.0's, so is not written again; its b200_n8_preview row is left out: its config sources
+config_common_blackwell.sh, which the repository does not hold; v5.0's GB200 configs source it
+too, and their rows state what it may set). Each release's recipe is its
 NVIDIA/benchmarks/<benchmark>/implementations/<dir>/ (RELEASES below: the config_DGXH100_*.sh
 files, config_common.sh, config_fp8.sh, run_and_time.sh, conf/custom.yaml, the optimizer YAML or
 v5.0's pretrain.py, Dockerfile); the partners' copies (Azure+NVIDIA/, NVIDIA_CoreWeave/) are
@@ -26,12 +29,14 @@ training between evaluations (block_start / block_stop, metadata epoch_count = t
 v3.0's logs mark them by eval_stop and the next eval_start, whose epoch_num gives the tokens;
 v5.0's blocks are trainer.val_check_interval = ceil(46080 / global batch) steps each; the logs of
 NVIDIA's GB200 runs have no block_stop, and their blocks end at the block's last train_step_time
-record, which the Carina logs that have both put 0.2-0.6 s before block_stop).
-STEP_S below is, in result_0.txt, the summed time of blocks 2 to the last over their steps
-(tokens / sequence / global_batch_size each; the first block, whose steps warm up after the
-checkpoint load, left out): training samples over elapsed time, evaluations excluded. CROSS_S is
-the same of result_1.txt. TIMER_S (v3.0 and v3.1; none given for the others) is
-the median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
+record, which the Carina logs that have both put 0.2-0.6 s before block_stop; v5.1's logs count
+a block's steps in their step metadata, and its 405B runs are scored on their first block alone,
+240-300 steps from run_start, the later ones being 15-20 steps each after an evaluation).
+STEP_S below is, in result_0.txt, the summed time of blocks 2 to the last (v5.1's 405B: block 1)
+over their steps (tokens / sequence / global_batch_size each; the first block, whose steps warm up
+after the checkpoint load, left out): training samples over elapsed time, evaluations excluded.
+CROSS_S is the same of result_1.txt. TIMER_S (v3.0 and v3.1; none given for the others) is the
+median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
 leaves out the host's time between steps (the next batch's fetch, the MLPerf callbacks).
 """
 import textwrap
@@ -43,13 +48,18 @@ from public_runs import write_scenarios
 # time. GPT-3 175B: Megatron's count, Narayanan et al. SC'21 Eq. 3 without the recomputed forward,
 # 72 s l h^2 (1 + s / 6h + V / 12 l h) with l 96, h 12288, s 2048, V 50257: 2.2044e15.
 GPT3_FLOPS = 72 * 2048 * 96 * 12288**2 * (1 + 2048 / (6 * 12288) + 50257 / (12 * 96 * 12288))
-# Llama 3.1 405B (MLPerf's): 3 x (forward) with, a token, 2 h (h + 2 k d) for Q, K, V, 2 h^2 for
-# the output projection, 6 h f for the SwiGLU MLP and 4 s h for the attention's two products, over
-# 126 layers, and 2 h V for the output layer (h 16384, k 8, d 128, f 53248, s 8192, V 32768):
-# 2.1431e16.
-_H, _S = 16384, 8192
-LLAMA_FLOPS = 3 * _S * (126 * (2 * _H * (_H + 2 * 8 * 128) + 2 * _H**2 + 6 * _H * 53248
-                                 + 4 * _S * _H) + 2 * _H * 32768)
+# Llama 3.1 (MLPerf's): 3 x (forward) with, a token, 2 h (h + 2 k d) for Q, K, V, 2 h^2 for the
+# output projection, 6 h f for the SwiGLU MLP and 4 s h for the attention's two products, over l
+# layers, and 2 h V for the output layer, sequence s 8192. 405B: l 126, h 16384, k 8, d 128,
+# f 53248, V 32768 (the Mixtral 8x22B tokenizer): 2.1431e16. 8B: l 32, h 4096, k 8, d 128,
+# f 14336, V 128256 (the Llama 3.1 tokenizer): 4.2098e14.
+def llama_flops(layers, h, kv_heads, head_dim, ffn, vocab, s=8192):
+    return 3 * s * (layers * (2 * h * (h + 2 * kv_heads * head_dim) + 2 * h**2 + 6 * h * ffn
+                              + 4 * s * h) + 2 * h * vocab)
+
+
+LLAMA_FLOPS = llama_flops(126, 16384, 8, 128, 53248, 32768)
+LLAMA_8B_FLOPS = llama_flops(32, 4096, 8, 128, 14336, 128256)
 
 BENCHMARKS = {
     'gpt3': dict(model='gpt3-175b-mlperf', title='GPT-3 175B', sequence=2048, flops=GPT3_FLOPS,
@@ -57,6 +67,9 @@ BENCHMARKS = {
     'llama31_405b': dict(model='llama3.1-405b-mlperf', title='Llama 3.1 405B', sequence=8192,
                          flops=LLAMA_FLOPS,
                          flops_text='3 s (l (2h (h + 2kd) + 2h^2 + 6hf + 4sh) + 2hV)'),
+    'llama31_8b': dict(model='llama3-8b', title='Llama 3.1 8B', sequence=8192,
+                       flops=LLAMA_8B_FLOPS,
+                       flops_text='3 s (l (2h (h + 2kd) + 2h^2 + 6hf + 4sh) + 2hV)'),
 }
 
 COMMON = (
@@ -106,6 +119,32 @@ V51_MISSING = (
     "(NCCL_MIN_CTAS=16, NCCL_MAX_CTAS=32) and NVLink SHARP turned off (NCCL_NVLS_ENABLE=0); the "
     "parameter all-gather aligned across chunks (ALIGN_PARAM_GATHER); the DDP bucket size "
     "(custom.yaml bucket_size 134217728).")
+
+# v5.1's new Llama 3.1 8B pre-training benchmark: one recipe directory for every system
+# (NVIDIA/benchmarks/llama31_8b/implementations/nemo, the 405B's files but for its configs), FP8
+# on 72 and 512 GPUs.
+V51_8B_WHAT = (
+    "NeMo and Megatron-Core 25.09-alpha.rc1 in the pytorch:25.09 container, Transformer Engine "
+    "release_v2.8 (Dockerfile); pretrain.py: NeMo's Llama31Config8B (32 layers, hidden 4096, the "
+    "Llama 3.1 tokenizer: model llama3-8b, the same shape), Megatron-Core's distributed optimizer "
+    "with overlapped gradient reduce-scatter and parameter all-gather (not aligned: "
+    "config_common_8b.sh ALIGN_PARAM_GATHER=False), 768 MB buckets (BUCKET_SIZE=768000000), "
+    "grad_reduce_in_fp32=False (gradients reduced in BF16, average_in_collective), the gradient "
+    "buffer's NaN check off, fp32 main weights and moments; FP8 as Transformer Engine's "
+    "per-tensor current scaling (config_common.sh FP8_RECIPE=tensorwise), hybrid E4M3 / E5M2 "
+    "(FP8_HYBRID=True), FP8 weights (FP8_PARAM_GATHER=True: fp8_param_gather); 16-bit attention "
+    "(FP8_DPA unset), cuDNN's fused attention; context parallelism as Megatron-Core's "
+    "peer-to-peer ring; no activation recomputation; the loss as Transformer Engine's cross "
+    "entropy (CE_FUSION_IMPL=te); the output layer's weight gradients computed in place "
+    "(DEFER_EMBEDDING_WGRAD_COMPUTE=False); the whole step and each layer captured as CUDA graphs "
+    "(config_common_cg.sh FULL_CUDA_GRAPH=1, MCORE_CUDA_GRAPH=1); ")
+V51_8B_MISSING = (
+    "Not expressible, left at the simulator's one model: Transformer Engine's operation fuser "
+    "where the config sets USE_TE_OPS (config_common_8b.sh True, the 512-GPU configs False) and "
+    "the fused QKV + RoPE kernel (FUSED_QKV_ROPE=True); the CUDA graphs (the simulator charges "
+    "a dense layer no host launch time); the LayerNorm kernels' SM margin "
+    "(NVTE_FWD/BWD_LAYERNORM_SM_MARGIN=16); NCCL's CTA limits (NCCL_MIN_CTAS=16, "
+    "NCCL_MAX_CTAS=32) and NVLink SHARP turned off (NCCL_NVLS_ENABLE=0); the DDP bucket size.")
 
 RELEASES = {
     'v3.0': dict(
@@ -253,8 +292,9 @@ RELEASES = {
               "Megatron-Core's peer-to-peer ring (cp_comm_type unset); no activation "
               "recomputation; cuDNN's fused attention (Transformer Engine's choice); the loss as "
               "Megatron-Core's fused cross entropy (CROSS_ENTROPY_LOSS_FUSION default True); the "
-              "embedding and the loss counted as a layer each in the pipeline split (ASYM_PP_EMBED, "
-              "ASYM_PP_LOSS: 128 layers over 64 model chunks); the whole training step captured "
+              "embedding and the loss counted as a layer each in the pipeline split "
+              "(ASYM_PP_EMBED, ASYM_PP_LOSS: 128 layers over 64 model chunks); the whole training "
+              "step captured "
               "as one CUDA graph (config_common_cg.sh FULL_CUDA_GRAPH=True), so the gradient "
               "buffer's NaN check is off (pretrain.py check_for_nan_in_grad = not "
               "full_cuda_graph) and the parameter all-gather is not overlapped with the "
@@ -289,6 +329,30 @@ RELEASES = {
         benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
         fp8_parameters=False, flash_attention_2=False, fused_loss=True, reduce_scatter_sms=None,
         what=V51_WHAT, missing=V51_MISSING),
+    'v5.1-8b-gb200': dict(
+        round='v5.1', system='gb200', fp8_recipe='CURRENT_SCALING', tp_pp_dp_mapping=True,
+        te_cross_entropy=True,
+        repo='mlcommons/training_results_v5.1 @ 441d65f',
+        recipe='{submitter}/benchmarks/llama31_8b/implementations/nemo',
+        group='Public check: MLPerf Training v5.1 Llama 3.1 8B (GB200 NVL72, FP8)',
+        benchmark='llama31_8b', fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        reduce_scatter_sms=(0, 0, 'conf/tp_overlap/gb200tp2mbs1.yaml (config_common.sh '
+                            'GPU_ARCH=gb200): proj_fprop and fc2_fprop ring_exchange, which '
+                            'pretrain.py passes as NeMo\'s RingExchangeOverlapCfg (set_sm_margin '
+                            'default False)'),
+        what=V51_8B_WHAT, missing=V51_8B_MISSING),
+    'v5.1-8b-gb300': dict(
+        round='v5.1', system='gb300', fp8_recipe='CURRENT_SCALING', tp_pp_dp_mapping=True,
+        te_cross_entropy=True,
+        repo='mlcommons/training_results_v5.1 @ 441d65f',
+        recipe='{submitter}/benchmarks/llama31_8b/implementations/nemo',
+        group='Public check: MLPerf Training v5.1 Llama 3.1 8B (GB300 NVL72, FP8)',
+        benchmark='llama31_8b', fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        reduce_scatter_sms=(0, 0, 'conf/tp_overlap/gb200tp2mbs1.yaml (config_common.sh '
+                            'GPU_ARCH=gb200 on GB300 too): proj_fprop and fc2_fprop '
+                            'ring_exchange, which pretrain.py passes as NeMo\'s '
+                            'RingExchangeOverlapCfg (set_sm_margin default False)'),
+        what=V51_8B_WHAT, missing=V51_8B_MISSING),
 }
 
 # The NVL72 runs: 4 GPUs a compute tray, and the systems files name the racks ("Tyche (8x NVIDIA
@@ -357,9 +421,10 @@ AZURE = 'Public check: MLPerf Training v3.1 GPT-3 175B (Azure ND H100 v5, FP8)'
 COREWEAVE = 'Public check: MLPerf Training v3.0 GPT-3 175B (CoreWeave HGX H100, FP8)'
 COREWEAVE_GB200 = 'Public check: MLPerf Training v5.0 Llama 3.1 405B (CoreWeave GB200 NVL72, FP8)'
 
-# release, results directory, nodes (GB200: compute trays), global batch size (MLLOG global_batch_size), MINIBS
-# (sequences a data-parallel replica), TP, PP, virtual pipeline, MBS, config file, STEP_S, CROSS_S,
-# TIMER_S.
+# release, results directory, nodes (NVL72: compute trays), global batch size (MLLOG
+# global_batch_size), MINIBS (sequences a data-parallel replica), TP, PP, virtual pipeline, MBS,
+# config file, STEP_S, CROSS_S, TIMER_S, and optionally a dict of per-row settings
+# (context_parallel, nvlink_domain_nodes) over the release's.
 ROWS = [
     ('v3.0', 'NVIDIA/results/dgxh100_n64_nemo', 64, 2048, 128, 4, 8, 12, 1,
      'config_DGXH100_64x8x128x4x8_mbs1.sh', 12.122, 12.108, 12.083),
@@ -446,6 +511,18 @@ ROWS = [
      'config_GB200_1280x4x16xtp4pp8cp2_cg_fp4.sh', 2.2967, 2.3044, None),
     ('v5.1-gb300', 'NVIDIA/results/theia_ngpu512_ngc25.09_nemo', 128, 1152, 72, 2, 8, 8, 1,
      'config_GB300_128x4x72xtp2pp8cp2_cg_fp4.sh', 13.1463, 13.1744, None),
+    # The 8B rows: CP and the NVLink domain per row (the 72-GPU configs run in one Slurm segment of
+    # all 18 trays of a rack, SEGMENT=18; the 512-GPU ones in segments of 16).
+    ('v5.1-8b-gb200', 'NVIDIA/results/tyche_ngpu72_ngc25.09_nemo', 18, 36, 1, 1, 1, 1, 1,
+     'config_GB200_18x4x1xtp1pp1cp2_8b.sh', 0.1694, 0.1716, None,
+     dict(context_parallel=2, nvlink_domain_nodes=18)),
+    ('v5.1-8b-gb200', 'NVIDIA/results/tyche_ngpu512_ngc25.09_nemo', 128, 64, 1, 2, 1, 1, 1,
+     'config_GB200_128x4x1xtp2pp1cp4_8b.sh', 0.0902, 0.0903, None, dict(context_parallel=4)),
+    ('v5.1-8b-gb300', 'NVIDIA/results/theia_ngpu72_ngc25.09_nemo', 18, 36, 1, 1, 1, 1, 1,
+     'config_GB300_18x4x1xtp1pp1cp2_8b.sh', 0.1478, 0.1477, None,
+     dict(context_parallel=2, nvlink_domain_nodes=18)),
+    ('v5.1-8b-gb300', 'NVIDIA/results/theia_ngpu512_ngc25.09_nemo', 128, 64, 1, 2, 1, 1, 1,
+     'config_GB300_128x4x1xtp2pp1cp4_8b.sh', 0.0865, 0.0867, None, dict(context_parallel=4)),
 ]
 
 
@@ -455,7 +532,8 @@ def wrap(text):
 
 
 def system_text(submitter, system_name, nodes, hw):
-    """The header's sentence on the machine a run used, and its stand-in where the catalog has none."""
+    """The header's sentence on the machine a run used, and its stand-in where the catalog has
+    none."""
     if submitter == 'Azure+NVIDIA':
         text = (f'{nodes} Azure ND H100 v5 VMs (8 H100 SXM 80 GB on NVLink 4, 8 x 400 Gb/s '
                 f'Quantum-2 InfiniBand: {submitter}/systems/{system_name}.json).')
@@ -464,10 +542,13 @@ def system_text(submitter, system_name, nodes, hw):
                 'NVSwitch, 8 x 400 Gb/s ConnectX-7 NDR InfiniBand: '
                 f'{submitter}/systems/{system_name}.json).')
     elif hw['gpus_per_node'] == 4:
+        trays = hw['nvlink_domain_nodes']
+        racks = nodes // trays
         text = (f'{nodes} {hw["gpu"]} NVL72 compute trays (4 {hw["gpu"]} each, {hw["nics"]}) in '
-                f'{nodes // 16} racks ({submitter}/systems/{system_name}.json: "{nodes // 16}x '
-                f'NVIDIA {hw["gpu"]} NVL72"), 16 of each rack\'s 18 trays: NVLink domains of 16 '
-                'trays (nvlink_domain_nodes) on a rail-optimized fabric.')
+                f'{racks} rack{"s" if racks > 1 else ""} ({submitter}/systems/{system_name}.json: '
+                f'"{racks}x NVIDIA {hw["gpu"]} NVL72"), '
+                f'{"all" if trays == 18 else trays} of each rack\'s 18 trays: NVLink domains of '
+                f'{trays} trays (nvlink_domain_nodes) on a rail-optimized fabric.')
     else:
         return (f'{nodes} DGX H100 (8 x 400 Gb/s NDR: {submitter}/systems/{system_name}.json), '
                 'a rail-optimized SuperPOD fabric.')
@@ -479,11 +560,14 @@ def system_text(submitter, system_name, nodes, hw):
 
 
 def scenario(row):
-    release, results, nodes, gbs, minibs, tp, pp, vp, mbs, config, step, cross, timer = row
+    release, results, nodes, gbs, minibs, tp, pp, vp, mbs, config, step, cross, timer = row[:13]
+    extra = row[13] if len(row) > 13 else {}
     r = RELEASES[release]
     b = BENCHMARKS[r.get('benchmark', 'gpt3')]
-    hw = SYSTEMS[r.get('system', 'h100')]
-    cp = r.get('context_parallel', 1)
+    hw = dict(SYSTEMS[r.get('system', 'h100')])
+    hw['nvlink_domain_nodes'] = extra.get('nvlink_domain_nodes', hw['nvlink_domain_nodes'])
+    cp = extra.get('context_parallel', r.get('context_parallel', 1))
+    tp_overlap = r.get('tp_overlap', True) and tp > 1
     gpus = nodes * hw['gpus_per_node']
     assert gpus // (tp * pp * cp) * minibs == gbs, results
     submitter, _, system_name = results.split('/')
@@ -512,22 +596,28 @@ def scenario(row):
     elif release in DEFERRAL:
         deferred = (f"The output layer's weight gradients computed in place "
                     f'({DEFERRAL_TEXT[release]}: false at MBS {mbs}). ')
-    attention_out_sms, mlp_down_sms, ub_config = r['reduce_scatter_sms'] or (0, 0, None)
-    reserved = '' if ub_config is None else (f'The userbuffers reduce-scatter kernels beside the attention output projection '
-                f'and the MLP down projection reserve {attention_out_sms} and {mlp_down_sms} of '
-                f'the GPU\'s SMs ({ub_config}): those GEMMs run on the rest '
-                '(tensor_overlap_attention_out_sms, tensor_overlap_mlp_down_sms). '
-                if attention_out_sms or mlp_down_sms else
-                f'The userbuffers reduce-scatter kernels reserve no SMs beside their GEMMs '
-                f'({ub_config}). ')
+    attention_out_sms, mlp_down_sms, ub_config = (r['reduce_scatter_sms'] if tp_overlap
+                                                  else (0, 0, None))
+    if ub_config is None:
+        reserved = ''
+    elif attention_out_sms or mlp_down_sms:
+        reserved = (f'The userbuffers reduce-scatter kernels beside the attention output '
+                    f'projection and the MLP down projection reserve {attention_out_sms} and '
+                    f'{mlp_down_sms} of the GPU\'s SMs ({ub_config}): those GEMMs run on the rest '
+                    '(tensor_overlap_attention_out_sms, tensor_overlap_mlp_down_sms). ')
+    else:
+        reserved = (f'The userbuffers reduce-scatter kernels reserve no SMs beside their GEMMs '
+                    f'({ub_config}). ')
     ran = r['what']
     tp_pp_dp = results in TP_PP_DP_MAPPING or r.get('tp_pp_dp_mapping', False)
     if 'system' in r:
         ran += ("Megatron-Core's rank order " +
                 ('tp-cp-pp-dp (TP_PP_DP_MAPPING=True: use_tp_pp_dp_mapping); '
                  if tp_pp_dp else 'tp-cp-dp-pp (TP_PP_DP_MAPPING unset); '))
-    what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {ran}TP {tp}, '
-            f'PP {pp}, {f"CP {cp}, " if cp > 1 else ""}virtual pipeline {vp}, MBS {mbs}, {minibs} '
+    layout = (f'TP {tp}{" with sequence parallelism" if tp > 1 and pp == 1 else ""}, PP {pp}, '
+              f'{f"CP {cp}, " if cp > 1 else ""}'
+              f'{f"virtual pipeline {vp}, " if pp > 1 else ""}MBS {mbs}')
+    what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {ran}{layout}, {minibs} '
             f'sequences a replica ({config}); {common}{" " if common else ""}{deferred}{reserved}'
             f'{r["missing"]}')
     marks = {'v3.0': 'eval_stop to the next eval_start, the first from block_start',
@@ -545,6 +635,9 @@ def scenario(row):
                   'every one after an evaluation carrying 1-5 s that the first block spreads over '
                   'its many steps)')
     else:
+        if r.get('benchmark') == 'llama31_8b':
+            marks = ('block_start to block_stop, VAL_CHECK_INTERVAL steps a block by the step '
+                     'metadata')
         blocks = 'blocks 2-last'
         scored = (f'the training samples of blocks 2-last over their summed elapsed time '
                   f'({marks}, evaluations excluded)')
@@ -559,7 +652,9 @@ def scenario(row):
              'IBM+CoreWeave+NVIDIA': COREWEAVE_GB200}.get(submitter, r['group'])
     bench = r.get('benchmark', 'gpt3')
     mlperf_round = r.get('round', release)
-    name = (f'mlperf-{mlperf_round}-{"gpt3-175b" if bench == "gpt3" else "llama3.1-405b"}-'
+    model_name = {'gpt3': 'gpt3-175b', 'llama31_405b': 'llama3.1-405b',
+                  'llama31_8b': 'llama3.1-8b'}[bench]
+    name = (f'mlperf-{mlperf_round}-{model_name}-'
             f'{provider}{hw["gpu"].lower()}-{gpus}{r.get("name_suffix", "")}')
     precision = r.get('precision', 'FP8')
     lines = [wrap(f'MLPerf Training {mlperf_round}, {b["title"]} on {gpus} {hw["gpu"]} GPUs, '
@@ -581,6 +676,8 @@ def scenario(row):
         lines += ['  flash_attention: true', '  attention_library: FLASH_ATTENTION_2']
     if not r['fused_loss']:
         lines.append('  unfused_cross_entropy: true')
+    if r.get('te_cross_entropy'):
+        lines.append('  transformer_engine_cross_entropy: true')
     domain = (f' nvlink_domain_nodes: {hw["nvlink_domain_nodes"]}' if hw['nvlink_domain_nodes']
               else '')
     lines += ['}',
@@ -591,11 +688,11 @@ def scenario(row):
               f'  pipeline_parallel: {pp}']
     if cp > 1:
         lines.append(f'  context_parallel: {cp}')
-    lines += [f'  micro_batch_size: {mbs}',
-              '  schedule: INTERLEAVED_ONE_F_ONE_B',
-              f'  virtual_stages: {vp}',
-              '  sequence_parallel: true',
-              f'  overlap_tensor_communication: {str(r.get("tp_overlap", True)).lower()}',
+    lines.append(f'  micro_batch_size: {mbs}')
+    if pp > 1:
+        lines += ['  schedule: INTERLEAVED_ONE_F_ONE_B', f'  virtual_stages: {vp}']
+    lines += [f'  sequence_parallel: {str(tp > 1).lower()}',
+              f'  overlap_tensor_communication: {str(tp_overlap).lower()}',
               '  distributed_optimizer: true',
               '  gradient_scaling: AVERAGE_IN_COLLECTIVE',
               '  gradient_reduce_in_fp32: false',
