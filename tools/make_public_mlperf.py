@@ -144,7 +144,9 @@ V51_8B_MISSING = (
     "the fused QKV + RoPE kernel (FUSED_QKV_ROPE=True); the CUDA graphs (the simulator charges "
     "a dense layer no host launch time); the LayerNorm kernels' SM margin "
     "(NVTE_FWD/BWD_LAYERNORM_SM_MARGIN=16); NCCL's CTA limits (NCCL_MIN_CTAS=16, "
-    "NCCL_MAX_CTAS=32) and NVLink SHARP turned off (NCCL_NVLS_ENABLE=0); the DDP bucket size.")
+    "NCCL_MAX_CTAS=32) and NVLink SHARP turned off (NCCL_NVLS_ENABLE=0); the DDP buckets of "
+    "768M parameters (BUCKET_SIZE=768000000; the simulator keeps Megatron-Core's default, max(40M, "
+    "1M x the data x context-parallel ranks)).")
 
 RELEASES = {
     'v3.0': dict(
@@ -617,8 +619,9 @@ def scenario(row):
     layout = (f'TP {tp}{" with sequence parallelism" if tp > 1 and pp == 1 else ""}, PP {pp}, '
               f'{f"CP {cp}, " if cp > 1 else ""}'
               f'{f"virtual pipeline {vp}, " if pp > 1 else ""}MBS {mbs}')
-    what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {ran}{layout}, {minibs} '
-            f'sequences a replica ({config}); {common}{" " if common else ""}{deferred}{reserved}'
+    sequences = f'{minibs} sequence{"s" if minibs > 1 else ""} a replica'
+    what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {ran}{layout}, '
+            f'{sequences} ({config}); {common}{" " if common else ""}{deferred}{reserved}'
             f'{r["missing"]}')
     marks = {'v3.0': 'eval_stop to the next eval_start, the first from block_start',
              'v5.0': 'block_start to block_stop, 46080 / global batch steps a block',
