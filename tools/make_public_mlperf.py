@@ -3,22 +3,23 @@
 on DGX H100: v3.0 (512 and 768 GPUs, and CoreWeave's 768 to 3,584 HGX H100 runs of
 the same recipe), v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of the same
 recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); v5.0's Llama 3.1 405B
-submissions on DGX H100 (512 to 8,192 GPUs), and on GB200 NVL72: NVIDIA's Tyche (256 and 512 GPUs)
-and IBM+CoreWeave+NVIDIA's Carina (512 to 2,496 GPUs); v5.1's NVIDIA submissions on GB200 and GB300
-NVL72: Llama 3.1 405B in NVFP4 (512 to 5,120 GPUs) and the new Llama 3.1 8B in FP8 (72 and 512
-GPUs; its 8-GPU runs, NVFP4 with FP8 attention, are left out: the schema's fp8_attention takes
-precision FP8 only). A public check outside the calibration (nothing is fitted on them).
+submissions on DGX H100 (512 to 8,192 GPUs), Nebius's on 512 and 1,024 H200, and on GB200 NVL72:
+NVIDIA's Tyche (256 and 512 GPUs) and IBM+CoreWeave+NVIDIA's Carina (512 to 2,496 GPUs); v5.1's
+NVIDIA submissions on GB200 and GB300 NVL72: Llama 3.1 405B in NVFP4 (512 to 5,120 GPUs) and the
+new Llama 3.1 8B in FP8 (72 and 512 GPUs; its 8-GPU runs, NVFP4 with FP8 attention, are left out:
+the schema's fp8_attention takes precision FP8 only). A public check outside the calibration
+(nothing is fitted on them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
 
 Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_v3.1 at d06288b,
 mlcommons/training_results_v4.0 at 6fe9543, mlcommons/training_results_v4.1 as mirrored in
 swsok/training_results_v4.1 at b9b0547 and mlcommons/training_results_v5.0 as mirrored in
-prishajain1/training_results_v5.0 at ab57af8, its GB200 runs in mlcommons/training_results_v5.0 at
-0fdc28f, and mlcommons/training_results_v5.1 at 441d65f (v4.1's eos-dfw_n1452 result repeats
-v4.0's, so is not written again; its b200_n8_preview row is left out: its config sources
-config_common_blackwell.sh, which the repository does not hold; v5.0's GB200 configs source it
-too, and their rows state what it may set). Each release's recipe is its
+prishajain1/training_results_v5.0 at ab57af8, its GB200 and H200 runs in
+mlcommons/training_results_v5.0 at 0fdc28f, and mlcommons/training_results_v5.1 at 441d65f (v4.1's
+eos-dfw_n1452 result repeats v4.0's, so is not written again; its b200_n8_preview row is left out:
+its config sources config_common_blackwell.sh, which the repository does not hold; v5.0's GB200
+configs source it too, and their rows state what it may set). Each release's recipe is its
 NVIDIA/benchmarks/<benchmark>/implementations/<dir>/ (RELEASES below: the config_DGXH100_*.sh
 files, config_common.sh, config_fp8.sh, run_and_time.sh, conf/custom.yaml, the optimizer YAML or
 v5.0's pretrain.py, Dockerfile); the partners' copies (Azure+NVIDIA/, NVIDIA_CoreWeave/) are
@@ -35,7 +36,8 @@ a block's steps in their step metadata, and its 405B runs are scored on their fi
 STEP_S below is, in result_0.txt, the summed time of blocks 2 to the last (v5.1's 405B: block 1)
 over their steps (tokens / sequence / global_batch_size each; the first block, whose steps warm up
 after the checkpoint load, left out): training samples over elapsed time, evaluations excluded.
-CROSS_S is the same of result_1.txt. TIMER_S (v3.0 and v3.1; none given for the others) is the
+CROSS_S is the same of result_1.txt (Nebius's directories start at result_1.txt: its result_1 and
+result_2). TIMER_S (v3.0 and v3.1; none given for the others) is the
 median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
 leaves out the host's time between steps (the next batch's fetch, the MLPerf callbacks).
 """
@@ -357,12 +359,30 @@ RELEASES = {
         what=V51_8B_WHAT, missing=V51_8B_MISSING),
 }
 
+# Nebius's v5.0 H200 runs: NVIDIA's eos-dfw recipe of the same release (pretrain.py, custom.yaml,
+# Dockerfile alike) at TP 4 with the H100 TP-4 userbuffers file, NVLink SHARP left on.
+_RANK_ORDER_V50 = "Megatron-Core's rank order tp-cp-dp-pp (TP_DP_PP); "
+assert _RANK_ORDER_V50 in RELEASES['v5.0']['what']
+RELEASES['v5.0-h200'] = dict(
+    RELEASES['v5.0'], round='v5.0', system='h200', result_files=('result_1.txt', 'result_2.txt'),
+    repo='mlcommons/training_results_v5.0 @ 0fdc28f',
+    recipe='{submitter}/benchmarks/llama31_405b/implementations/{system_name}',
+    group='Public check: MLPerf Training v5.0 Llama 3.1 405B (Nebius H200, FP8)',
+    reduce_scatter_sms=(24, 0, 'conf/tp_overlap/h100tp4mbs1.yaml (GPU_ARCH unset): proj_fprop '
+                        'pipeline num_sm 24, set_sm_margin 1, which pretrain.py passes as NeMo\'s '
+                        'PipelineOverlapCfg; fc2_fprop ring_exchange, passed as '
+                        'RingExchangeOverlapCfg (set_sm_margin default False)'),
+    what=RELEASES['v5.0']['what'].replace(_RANK_ORDER_V50, '') + (
+        "config_common.sh as NVIDIA's but for NCCL_NVLS_ENABLE=0 commented out (NVLink SHARP "
+        "left to NCCL); "))
+
 # The NVL72 runs: 4 GPUs a compute tray, and the systems files name the racks ("Tyche (8x NVIDIA
 # GB200 NVL72)" for 128 trays, "Carina (39x NVIDIA GB200 NVL72)" for 624, v5.1's "Tyche-hsg (80x
 # NVIDIA GB200 NVL72)" for 1,280, "Theia (8x NVIDIA GB300 NVL72)" for 128): 16 trays of each rack
 # in the job, the NVLink domains of the scenarios (nvlink_domain_nodes).
 SYSTEMS = {
     'h100': dict(instance='onprem.dgx-h100', gpus_per_node=8, gpu='H100', nvlink_domain_nodes=None),
+    'h200': dict(instance='onprem.dgx-h200', gpus_per_node=8, gpu='H200', nvlink_domain_nodes=None),
     'gb200': dict(instance='onprem.gb200-nvl72', gpus_per_node=4, gpu='GB200',
                   nvlink_domain_nodes=16, nics='4 x 400 Gb/s ConnectX-7 NDR InfiniBand'),
     'gb300': dict(instance='onprem.gb300-nvl72', gpus_per_node=4, gpu='GB300',
@@ -409,6 +429,7 @@ DEFERRAL = {
     'v4.1': lambda pp, minibs, mbs: 65,
     'v5.0': lambda pp, minibs, mbs: 50,
     'v5.0-gb200': lambda pp, minibs, mbs: 50,
+    'v5.0-h200': lambda pp, minibs, mbs: 50,
 }
 DEFERRAL_TEXT = {
     'v4.0': "custom.yaml's defer_embedding_wgrad_compute (true at PP > 1, MBS 1, MINIBS <= 256) "
@@ -417,6 +438,7 @@ DEFERRAL_TEXT = {
     'v5.0': "config_common.sh's DEFER_EMBEDDING_WGRAD_COMPUTE=True, WGRAD_DEFERRAL_LIMIT=50",
     'v5.0-gb200': "config_common.sh's DEFER_EMBEDDING_WGRAD_COMPUTE=True, "
                   "WGRAD_DEFERRAL_LIMIT=50",
+    'v5.0-h200': "config_common.sh's DEFER_EMBEDDING_WGRAD_COMPUTE=True, WGRAD_DEFERRAL_LIMIT=50",
 }
 
 AZURE = 'Public check: MLPerf Training v3.1 GPT-3 175B (Azure ND H100 v5, FP8)'
@@ -489,6 +511,11 @@ ROWS = [
      'config_DGXH100_320x8x56xtp8pp8cp2.sh', 11.492, 11.227, None),
     ('v5.0', 'NVIDIA/results/eos-dfw_n1024_ngc25.01_nemo', 1024, 1536, 24, 8, 8, 8, 1,
      'config_DGXH100_1024x8x24xtp8pp8cp2.sh', 5.2505, 5.2476, None),
+    # Nebius's H200 rows: their results directories hold result_1 to result_3.
+    ('v5.0-h200', 'Nebius/results/nebius_soperator_8xH200_n64_ngc25.01_nemo', 64, 1152, 144, 4,
+     8, 8, 1, 'config_DGXH200_64x8x144xtp4pp8cp2.sh', 50.1045, 50.0891, None),
+    ('v5.0-h200', 'Nebius/results/nebius_soperator_8xH200_n128_ngc25.01_nemo', 128, 1152, 72, 4,
+     8, 8, 1, 'config_DGXH200_128x8x72xtp4pp8cp2.sh', 25.4370, 25.3833, None),
     ('v5.0-gb200', 'NVIDIA/results/tyche_ngpu256_ngc25.04_nemo', 64, 448, 112, 4, 8, 8, 1,
      'config_GB200_64x4x112xtp4pp8cp2_cg.sh', 19.1175, 19.2245, None),
     ('v5.0-gb200', 'NVIDIA/results/tyche_ngpu512_ngc25.04_nemo', 128, 896, 112, 4, 8, 8, 1,
@@ -543,6 +570,9 @@ def system_text(submitter, system_name, nodes, hw):
         text = (f'{nodes} CoreWeave HGX H100 nodes (8 H100 SXM5 80 GB on NVLink 4 and '
                 'NVSwitch, 8 x 400 Gb/s ConnectX-7 NDR InfiniBand: '
                 f'{submitter}/systems/{system_name}.json).')
+    elif submitter == 'Nebius':
+        text = (f'{nodes} Nebius H200 nodes (8 H200 SXM5 141 GB on NVLink 4 and NVSwitch, 8 x 400 '
+                f'Gb/s ConnectX-7 NDR InfiniBand: {submitter}/systems/{system_name}.json).')
     elif hw['gpus_per_node'] == 4:
         trays = hw['nvlink_domain_nodes']
         racks = nodes // trays
@@ -576,9 +606,12 @@ def scenario(row):
     partner = submitter != 'NVIDIA'
     if 'system' in r:
         recipe = r['recipe'].format(submitter=submitter, system_name=system_name)
-        if partner:
+        if submitter == 'IBM+CoreWeave+NVIDIA':
             recipe += (", NVIDIA's tyche_ngpu512_ngc25.04_nemo files but for the CPU binding "
                        '(BINDCMD unset) and the MLLOG callbacks')
+        elif partner:
+            recipe += (", NVIDIA's eos-dfw_n64_ngc25.01_nemo files but for the configs, "
+                       'config_common.sh and run.sub')
     elif partner:
         recipe = (f'{submitter}/benchmarks/gpt3/implementations/pytorch, the same files as '
                   'NVIDIA\'s')
@@ -625,7 +658,8 @@ def scenario(row):
             f'{r["missing"]}')
     marks = {'v3.0': 'eval_stop to the next eval_start, the first from block_start',
              'v5.0': 'block_start to block_stop, 46080 / global batch steps a block',
-             'v5.0-gb200': 'block_start to block_stop, 46080 / global batch steps a block'}.get(
+             'v5.0-gb200': 'block_start to block_stop, 46080 / global batch steps a block',
+             'v5.0-h200': 'block_start to block_stop, 46080 / global batch steps a block'}.get(
                  release, 'block_start to block_stop')
     if results in NO_BLOCK_STOP:
         marks = ("block_start to the block's last train_step_time record, the log having no "
@@ -644,13 +678,14 @@ def scenario(row):
         blocks = 'blocks 2-last'
         scored = (f'the training samples of blocks 2-last over their summed elapsed time '
                   f'({marks}, evaluations excluded)')
-    how = (f'Scored on step time: in {results}/{r.get("benchmark", "gpt3")}/result_0.txt, '
-           f'{scored}: {step} s a step; result_1.txt gives {cross} s'
+    first, second = r.get('result_files', ('result_0.txt', 'result_1.txt'))
+    how = (f'Scored on step time: in {results}/{r.get("benchmark", "gpt3")}/{first}, '
+           f'{scored}: {step} s a step; {second} gives {cross} s'
            + (f', NeMo\'s own per-step timer (train_step_timing median) {timer} s.' if timer
               else '.')
            + f' TFLOP/s derived from it (not published) as {b["flops_text"]} FLOPs a sequence.')
     provider = {'Azure+NVIDIA': 'azure-', 'NVIDIA_CoreWeave': 'coreweave-',
-                'IBM+CoreWeave+NVIDIA': 'coreweave-'}.get(submitter, '')
+                'IBM+CoreWeave+NVIDIA': 'coreweave-', 'Nebius': 'nebius-'}.get(submitter, '')
     group = {'Azure+NVIDIA': AZURE, 'NVIDIA_CoreWeave': COREWEAVE,
              'IBM+CoreWeave+NVIDIA': COREWEAVE_GB200}.get(submitter, r['group'])
     bench = r.get('benchmark', 'gpt3')
@@ -717,7 +752,7 @@ def scenario(row):
               f'  tflops_per_gpu: {gbs * b["flops"] / step / gpus / 1e12:.1f}',
               '  flops_convention: MODEL_FLOPS',
               f'  source: "{r["repo"]} "',
-              f'    "{results}/{bench}/result_0.txt"',
+              f'    "{results}/{bench}/{first}"',
               f'    " (MLLOG {marks}, {blocks})"',
               '}']
     return name, '\n'.join(lines) + '\n'
