@@ -98,8 +98,8 @@ def public_table(lines):
         m = TRAINING_GROUP.match(line)
         if not m or not m.group('step_mean'):
             continue
-        gpu = re.search(r'\b(A100|H100|B200|GB200|GB300)\b', m.group('group'))
-        precision = re.search(r'\b(BF16|FP8)\b', m.group('group'))
+        gpu = re.search(r'\b(A100|H100|H200|B200|GB200|GB300)\b', m.group('group'))
+        precision = re.search(r'\b(BF16|FP8|MXFP8|NVFP4)\b', m.group('group'))
         key = (gpu.group(1) if gpu else 'not named', precision.group(1) if precision else 'not named')
         rows, mean, worst = int(m.group('step_rows')), float(m.group('step_mean')), float(m.group('step_worst'))
         for k in (key, ('all', 'all')):

@@ -2,18 +2,24 @@
 """Writes scenarios/public_runs/mlperf-*.textproto: NVIDIA's MLPerf Training GPT-3 175B submissions
 on DGX H100: v3.0 (512 and 768 GPUs, and CoreWeave's 768 to 3,584 HGX H100 runs of
 the same recipe), v3.1 (512 to 10,752 GPUs, and Azure's 10,752-GPU ND H100 v5 run of the same
-recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); and v5.0's Llama 3.1 405B
-submissions on DGX H100 (512 to 8,192 GPUs). A public check outside the calibration (nothing is
-fitted on them).
+recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); v5.0's Llama 3.1 405B
+submissions on DGX H100 (512 to 8,192 GPUs), Nebius's on 512 and 1,024 H200, and on GB200 NVL72:
+NVIDIA's Tyche (256 and 512 GPUs) and IBM+CoreWeave+NVIDIA's Carina (512 to 2,496 GPUs); v5.1's
+NVIDIA submissions on GB200 and GB300 NVL72: Llama 3.1 405B in NVFP4 (512 to 5,120 GPUs) and the
+new Llama 3.1 8B in FP8 (72 and 512 GPUs; its 8-GPU runs, NVFP4 with FP8 attention, are left out:
+the schema's fp8_attention takes precision FP8 only). A public check outside the calibration
+(nothing is fitted on them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
 
 Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_v3.1 at d06288b,
 mlcommons/training_results_v4.0 at 6fe9543, mlcommons/training_results_v4.1 as mirrored in
 swsok/training_results_v4.1 at b9b0547 and mlcommons/training_results_v5.0 as mirrored in
-prishajain1/training_results_v5.0 at ab57af8 (v4.1's eos-dfw_n1452 result repeats v4.0's, so is
-not written again; its b200_n8_preview row is left out: its config sources
-config_common_blackwell.sh, which the repository does not hold). Each release's recipe is its
+prishajain1/training_results_v5.0 at ab57af8, its GB200 and H200 runs in
+mlcommons/training_results_v5.0 at 0fdc28f, and mlcommons/training_results_v5.1 at 441d65f (v4.1's
+eos-dfw_n1452 result repeats v4.0's, so is not written again; its b200_n8_preview row is left out:
+its config sources config_common_blackwell.sh, which the repository does not hold; v5.0's GB200
+configs source it too, and their rows state what it may set). Each release's recipe is its
 NVIDIA/benchmarks/<benchmark>/implementations/<dir>/ (RELEASES below: the config_DGXH100_*.sh
 files, config_common.sh, config_fp8.sh, run_and_time.sh, conf/custom.yaml, the optimizer YAML or
 v5.0's pretrain.py, Dockerfile); the partners' copies (Azure+NVIDIA/, NVIDIA_CoreWeave/) are
@@ -22,12 +28,17 @@ NVIDIA's recipe of the same release.
 The step time: MLPerf publishes time to train. Each result_N.txt's MLLOG lines carry the blocks of
 training between evaluations (block_start / block_stop, metadata epoch_count = the block's tokens;
 v3.0's logs mark them by eval_stop and the next eval_start, whose epoch_num gives the tokens;
-v5.0's blocks are trainer.val_check_interval = ceil(46080 / global batch) steps each).
-STEP_S below is, in result_0.txt, the summed time of blocks 2 to the last over their steps
-(tokens / sequence / global_batch_size each; the first block, whose steps warm up after the
-checkpoint load, left out): training samples over elapsed time, evaluations excluded. CROSS_S is
-the same of result_1.txt. TIMER_S (v3.0 and v3.1; none given for the others) is
-the median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
+v5.0's blocks are trainer.val_check_interval = ceil(46080 / global batch) steps each; the logs of
+NVIDIA's GB200 runs have no block_stop, and their blocks end at the block's last train_step_time
+record, which the Carina logs that have both put 0.2-0.6 s before block_stop; v5.1's logs count
+a block's steps in their step metadata, and its 405B runs are scored on their first block alone,
+240-300 steps from run_start, the later ones being 15-20 steps each after an evaluation).
+STEP_S below is, in result_0.txt, the summed time of blocks 2 to the last (v5.1's 405B: block 1)
+over their steps (tokens / sequence / global_batch_size each; the first block, whose steps warm up
+after the checkpoint load, left out): training samples over elapsed time, evaluations excluded.
+CROSS_S is the same of result_1.txt (Nebius's directories start at result_1.txt: its result_1 and
+result_2). TIMER_S (v3.0 and v3.1; none given for the others) is the
+median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
 leaves out the host's time between steps (the next batch's fetch, the MLPerf callbacks).
 """
 import textwrap
@@ -39,13 +50,18 @@ from public_runs import write_scenarios
 # time. GPT-3 175B: Megatron's count, Narayanan et al. SC'21 Eq. 3 without the recomputed forward,
 # 72 s l h^2 (1 + s / 6h + V / 12 l h) with l 96, h 12288, s 2048, V 50257: 2.2044e15.
 GPT3_FLOPS = 72 * 2048 * 96 * 12288**2 * (1 + 2048 / (6 * 12288) + 50257 / (12 * 96 * 12288))
-# Llama 3.1 405B (MLPerf's): 3 x (forward) with, a token, 2 h (h + 2 k d) for Q, K, V, 2 h^2 for
-# the output projection, 6 h f for the SwiGLU MLP and 4 s h for the attention's two products, over
-# 126 layers, and 2 h V for the output layer (h 16384, k 8, d 128, f 53248, s 8192, V 32768):
-# 2.1431e16.
-_H, _S = 16384, 8192
-LLAMA_FLOPS = 3 * _S * (126 * (2 * _H * (_H + 2 * 8 * 128) + 2 * _H**2 + 6 * _H * 53248
-                                 + 4 * _S * _H) + 2 * _H * 32768)
+# Llama 3.1 (MLPerf's): 3 x (forward) with, a token, 2 h (h + 2 k d) for Q, K, V, 2 h^2 for the
+# output projection, 6 h f for the SwiGLU MLP and 4 s h for the attention's two products, over l
+# layers, and 2 h V for the output layer, sequence s 8192. 405B: l 126, h 16384, k 8, d 128,
+# f 53248, V 32768 (the Mixtral 8x22B tokenizer): 2.1431e16. 8B: l 32, h 4096, k 8, d 128,
+# f 14336, V 128256 (the Llama 3.1 tokenizer): 4.2098e14.
+def llama_flops(layers, h, kv_heads, head_dim, ffn, vocab, s=8192):
+    return 3 * s * (layers * (2 * h * (h + 2 * kv_heads * head_dim) + 2 * h**2 + 6 * h * ffn
+                              + 4 * s * h) + 2 * h * vocab)
+
+
+LLAMA_FLOPS = llama_flops(126, 16384, 8, 128, 53248, 32768)
+LLAMA_8B_FLOPS = llama_flops(32, 4096, 8, 128, 14336, 128256)
 
 BENCHMARKS = {
     'gpt3': dict(model='gpt3-175b-mlperf', title='GPT-3 175B', sequence=2048, flops=GPT3_FLOPS,
@@ -53,6 +69,9 @@ BENCHMARKS = {
     'llama31_405b': dict(model='llama3.1-405b-mlperf', title='Llama 3.1 405B', sequence=8192,
                          flops=LLAMA_FLOPS,
                          flops_text='3 s (l (2h (h + 2kd) + 2h^2 + 6hf + 4sh) + 2hV)'),
+    'llama31_8b': dict(model='llama3-8b', title='Llama 3.1 8B', sequence=8192,
+                       flops=LLAMA_8B_FLOPS,
+                       flops_text='3 s (l (2h (h + 2kd) + 2h^2 + 6hf + 4sh) + 2hV)'),
 }
 
 COMMON = (
@@ -66,6 +85,70 @@ COMMON = (
     "attention dropout 0 (model gpt3-175b-mlperf); FP8 as Transformer Engine's delayed scaling "
     "(config_fp8.sh: FP8_HYBRID, amax history 1024, max); Megatron's rank order tp-dp-pp "
     "(TP_DP_PP).")
+
+# v5.1's Llama 3.1 405B submissions all ran NVFP4 (each README-<system>.md names its *_cg_fp4.sh
+# config); one recipe on GB200 and GB300, its text shared.
+V51_WHAT = (
+    "NeMo and Megatron-Core 25.09-alpha.rc1 in the pytorch:25.09 container, Transformer Engine "
+    "release_v2.8 with the recipe's te.patch (userbuffers initialisation only), NCCL v2.28.3-1 "
+    "(Dockerfile); pretrain.py: NeMo's Llama31Config405B (model llama3.1-405b-mlperf), "
+    "Megatron-Core's distributed optimizer with overlapped gradient reduce-scatter and parameter "
+    "all-gather, grad_reduce_in_fp32=False (gradients reduced in BF16, average_in_collective), "
+    "the gradient buffer's NaN check off (check_for_nan_in_grad=False), fp32 main weights and "
+    "moments; NVFP4 (config_common_fp4.sh: FP4=True, FP4_RECIPE nvfp4, FP8=False) on every layer "
+    "(FIRST_LAST_LAYERS_BF16 unset), 16-bit weights cast each step (FP8_PARAM_GATHER=False, no "
+    "fp4_param_gather), 16-bit attention (FP8_DPA unset: config_common_fp8attn.sh is not "
+    "sourced), cuDNN's fused attention; sequence parallelism without the userbuffers TP overlap "
+    "(config_common_fp4.sh TP_COMM_OVERLAP=False: the tensor-parallel all-gathers and "
+    "reduce-scatters as NCCL collectives); context parallelism 2 as Megatron-Core's peer-to-peer "
+    "ring; no activation recomputation; the loss as Megatron-Core's fused cross entropy "
+    "(CROSS_ENTROPY_LOSS_FUSION default True, CE_FUSION_IMPL native); the embedding and the loss "
+    "counted as a layer each in the pipeline split (ASYM_PP_EMBED, ASYM_PP_LOSS); the output "
+    "layer's weight gradients computed in place (config_common_cg.sh "
+    "DEFER_EMBEDDING_WGRAD_COMPUTE=False); the whole step and each layer captured as CUDA graphs "
+    "(config_common_cg.sh FULL_CUDA_GRAPH=1, MCORE_CUDA_GRAPH=1: cuda_graph_scope "
+    "full_iteration); ")
+V51_MISSING = (
+    "Not expressible, left at the simulator's one model: the NVFP4 recipe's options "
+    "NVTE_NVFP4_DISABLE_RHT=1, NVTE_NVFP4_DISABLE_STOCHASTIC_ROUNDING=1 and "
+    "NVTE_NVFP4_DISABLE_2D_QUANTIZATION=1 (the simulator's NVFP4 is Transformer Engine's default "
+    "recipe with all three: without the Hadamard transform the column-wise copy is a plain "
+    "cast-transpose, one read of the tensor for both copies as in TE's "
+    "quantize_transpose_nvfp4.cuh, which is what the fused default charges; the weights' 16 x 16 "
+    "blocks change only their scales); the CUDA graphs (the simulator charges a dense layer no "
+    "host launch time); the LayerNorm kernels' SM margin (NVTE_FWD/BWD_LAYERNORM_SM_MARGIN=16) "
+    "and cuDNN's normalization kernels (NVTE_NORM_FWD/BWD_USE_CUDNN=1); NCCL's CTA limits "
+    "(NCCL_MIN_CTAS=16, NCCL_MAX_CTAS=32) and NVLink SHARP turned off (NCCL_NVLS_ENABLE=0); the "
+    "parameter all-gather aligned across chunks (ALIGN_PARAM_GATHER); the DDP bucket size "
+    "(custom.yaml bucket_size 134217728).")
+
+# v5.1's new Llama 3.1 8B pre-training benchmark: one recipe directory for every system
+# (NVIDIA/benchmarks/llama31_8b/implementations/nemo, the 405B's files but for its configs), FP8
+# on 72 and 512 GPUs.
+V51_8B_WHAT = (
+    "NeMo and Megatron-Core 25.09-alpha.rc1 in the pytorch:25.09 container, Transformer Engine "
+    "release_v2.8 (Dockerfile); pretrain.py: NeMo's Llama31Config8B (32 layers, hidden 4096, the "
+    "Llama 3.1 tokenizer: model llama3-8b, the same shape), Megatron-Core's distributed optimizer "
+    "with overlapped gradient reduce-scatter and parameter all-gather (not aligned: "
+    "config_common_8b.sh ALIGN_PARAM_GATHER=False), 768 MB buckets (BUCKET_SIZE=768000000), "
+    "grad_reduce_in_fp32=False (gradients reduced in BF16, average_in_collective), the gradient "
+    "buffer's NaN check off, fp32 main weights and moments; FP8 as Transformer Engine's "
+    "per-tensor current scaling (config_common.sh FP8_RECIPE=tensorwise), hybrid E4M3 / E5M2 "
+    "(FP8_HYBRID=True), FP8 weights (FP8_PARAM_GATHER=True: fp8_param_gather); 16-bit attention "
+    "(FP8_DPA unset), cuDNN's fused attention; context parallelism as Megatron-Core's "
+    "peer-to-peer ring; no activation recomputation; the loss as Transformer Engine's cross "
+    "entropy (CE_FUSION_IMPL=te); the output layer's weight gradients computed in place "
+    "(DEFER_EMBEDDING_WGRAD_COMPUTE=False); the whole step and each layer captured as CUDA graphs "
+    "(config_common_cg.sh FULL_CUDA_GRAPH=1, MCORE_CUDA_GRAPH=1); ")
+V51_8B_MISSING = (
+    "Not expressible, left at the simulator's one model: Transformer Engine's operation fuser "
+    "where the config sets USE_TE_OPS (config_common_8b.sh True, the 512-GPU configs False) and "
+    "the fused QKV + RoPE kernel (FUSED_QKV_ROPE=True); the CUDA graphs (the simulator charges "
+    "a dense layer no host launch time); the LayerNorm kernels' SM margin "
+    "(NVTE_FWD/BWD_LAYERNORM_SM_MARGIN=16); NCCL's CTA limits (NCCL_MIN_CTAS=16, "
+    "NCCL_MAX_CTAS=32) and NVLink SHARP turned off (NCCL_NVLS_ENABLE=0); the DDP buckets of "
+    "768M parameters (BUCKET_SIZE=768000000; the simulator keeps Megatron-Core's default, max(40M, "
+    "1M x the data x context-parallel ranks)).")
 
 RELEASES = {
     'v3.0': dict(
@@ -190,6 +273,140 @@ RELEASES = {
                  "E4M3 against "
                  "hybrid FP8 (one FP8 rate in the simulator) and the NCCL CTA limits "
                  "(conf/nccl/custom_communicator_cta.yaml).")),
+    'v5.0-gb200': dict(
+        round='v5.0', system='gb200',
+        repo='mlcommons/training_results_v5.0 @ 0fdc28f',
+        recipe='{submitter}/benchmarks/llama31_405b/implementations/{system_name}',
+        group='Public check: MLPerf Training v5.0 Llama 3.1 405B (GB200 NVL72, FP8)',
+        benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
+        fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        reduce_scatter_sms=(0, 0, 'conf/tp_overlap/gb200tp4mbs1.yaml or b200tp4mbs1.yaml, as '
+                            'GPU_ARCH picks: proj_fprop and fc2_fprop ring_exchange, which '
+                            'pretrain.py passes as NeMo\'s RingExchangeOverlapCfg (set_sm_margin '
+                            'default False)'),
+        what=("NeMo and Megatron-Core 25.04-alpha.rc2 in the pytorch:25.04 container, Transformer "
+              "Engine v2.2.1 (Dockerfile); pretrain.py: NeMo's Llama31Config405B (126 layers, "
+              "sequence 8192, Mixtral 8x22B's tokenizer: model llama3.1-405b-mlperf), "
+              "Megatron-Core's distributed optimizer with overlapped gradient reduce-scatter and "
+              "parameter all-gather, grad_reduce_in_fp32=False (gradients reduced in BF16, "
+              "average_in_collective), fp32 main weights and moments, FP8 weights "
+              "(FP8_PARAM_GATHER=True: fp8_param_gather); FP8 as Transformer Engine's delayed "
+              "scaling, E4M3 (FP8_HYBRID unset), amax history 1; sequence parallelism and "
+              "userbuffers TP overlap (TP_COMM_OVERLAP=True); context parallelism 2 as "
+              "Megatron-Core's peer-to-peer ring (cp_comm_type unset); no activation "
+              "recomputation; cuDNN's fused attention (Transformer Engine's choice); the loss as "
+              "Megatron-Core's fused cross entropy (CROSS_ENTROPY_LOSS_FUSION default True); the "
+              "embedding and the loss counted as a layer each in the pipeline split "
+              "(ASYM_PP_EMBED, ASYM_PP_LOSS: 128 layers over 64 model chunks); the whole training "
+              "step captured "
+              "as one CUDA graph (config_common_cg.sh FULL_CUDA_GRAPH=True), so the gradient "
+              "buffer's NaN check is off (pretrain.py check_for_nan_in_grad = not "
+              "full_cuda_graph) and the parameter all-gather is not overlapped with the "
+              "optimizer step (OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP=False); "),
+        missing=("Not expressible, left at the simulator's one model: the full-iteration CUDA "
+                 "graph (the simulator charges a dense layer no host launch time, so it changes "
+                 "nothing here); the recipe's own CUDA embedding kernels (embedding_lib); the "
+                 "LayerNorm kernels' SM margin (NVTE_FWD/BWD_LAYERNORM_SM_MARGIN=8); NCCL's "
+                 "NVLink SHARP turned off (NCCL_NVLS_ENABLE=0) and its CTA limits "
+                 "(conf/nccl/custom_communicator_cta.yaml); the parameter all-gather aligned "
+                 "across chunks (ALIGN_PARAM_GATHER); the DDP bucket size (BUCKET_SIZE 200); "
+                 "E4M3 against hybrid FP8 (one FP8 rate in the simulator). Unknown: "
+                 "config_common_blackwell.sh, which every GB200 config sources, is not in the "
+                 "repository; GPU_ARCH, which picks the userbuffers file, is presumably set "
+                 "there (the two candidate files differ only in the bulk overlaps' SMs, which "
+                 "no field expresses).")),
+    'v5.1-gb200': dict(
+        round='v5.1', system='gb200', precision='FP4', fp8_recipe='NVFP4', tp_overlap=False,
+        first_block=True, name_suffix='-nvfp4', tp_pp_dp_mapping=True,
+        repo='mlcommons/training_results_v5.1 @ 441d65f',
+        recipe='{submitter}/benchmarks/llama31_405b/implementations/{system_name}',
+        group='Public check: MLPerf Training v5.1 Llama 3.1 405B (GB200 NVL72, NVFP4)',
+        benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
+        fp8_parameters=False, flash_attention_2=False, fused_loss=True, reduce_scatter_sms=None,
+        what=V51_WHAT, missing=V51_MISSING),
+    'v5.1-gb300': dict(
+        round='v5.1', system='gb300', precision='FP4', fp8_recipe='NVFP4', tp_overlap=False,
+        first_block=True, name_suffix='-nvfp4', tp_pp_dp_mapping=True,
+        repo='mlcommons/training_results_v5.1 @ 441d65f',
+        recipe='{submitter}/benchmarks/llama31_405b/implementations/{system_name}',
+        group='Public check: MLPerf Training v5.1 Llama 3.1 405B (GB300 NVL72, NVFP4)',
+        benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
+        fp8_parameters=False, flash_attention_2=False, fused_loss=True, reduce_scatter_sms=None,
+        what=V51_WHAT, missing=V51_MISSING),
+    'v5.1-8b-gb200': dict(
+        round='v5.1', system='gb200', fp8_recipe='CURRENT_SCALING', tp_pp_dp_mapping=True,
+        te_cross_entropy=True,
+        repo='mlcommons/training_results_v5.1 @ 441d65f',
+        recipe='{submitter}/benchmarks/llama31_8b/implementations/nemo',
+        group='Public check: MLPerf Training v5.1 Llama 3.1 8B (GB200 NVL72, FP8)',
+        benchmark='llama31_8b', fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        reduce_scatter_sms=(0, 0, 'conf/tp_overlap/gb200tp2mbs1.yaml (config_common.sh '
+                            'GPU_ARCH=gb200): proj_fprop and fc2_fprop ring_exchange, which '
+                            'pretrain.py passes as NeMo\'s RingExchangeOverlapCfg (set_sm_margin '
+                            'default False)'),
+        what=V51_8B_WHAT, missing=V51_8B_MISSING),
+    'v5.1-8b-gb300': dict(
+        round='v5.1', system='gb300', fp8_recipe='CURRENT_SCALING', tp_pp_dp_mapping=True,
+        te_cross_entropy=True,
+        repo='mlcommons/training_results_v5.1 @ 441d65f',
+        recipe='{submitter}/benchmarks/llama31_8b/implementations/nemo',
+        group='Public check: MLPerf Training v5.1 Llama 3.1 8B (GB300 NVL72, FP8)',
+        benchmark='llama31_8b', fp8_parameters=True, flash_attention_2=False, fused_loss=True,
+        reduce_scatter_sms=(0, 0, 'conf/tp_overlap/gb200tp2mbs1.yaml (config_common.sh '
+                            'GPU_ARCH=gb200 on GB300 too): proj_fprop and fc2_fprop '
+                            'ring_exchange, which pretrain.py passes as NeMo\'s '
+                            'RingExchangeOverlapCfg (set_sm_margin default False)'),
+        what=V51_8B_WHAT, missing=V51_8B_MISSING),
+}
+
+# Nebius's v5.0 H200 runs: NVIDIA's eos-dfw recipe of the same release (pretrain.py, custom.yaml,
+# Dockerfile alike) at TP 4 with the H100 TP-4 userbuffers file, NVLink SHARP left on.
+_RANK_ORDER_V50 = "Megatron-Core's rank order tp-cp-dp-pp (TP_DP_PP); "
+assert _RANK_ORDER_V50 in RELEASES['v5.0']['what']
+RELEASES['v5.0-h200'] = dict(
+    RELEASES['v5.0'], round='v5.0', system='h200', result_files=('result_1.txt', 'result_2.txt'),
+    repo='mlcommons/training_results_v5.0 @ 0fdc28f',
+    recipe='{submitter}/benchmarks/llama31_405b/implementations/{system_name}',
+    group='Public check: MLPerf Training v5.0 Llama 3.1 405B (Nebius H200, FP8)',
+    reduce_scatter_sms=(24, 0, 'conf/tp_overlap/h100tp4mbs1.yaml (GPU_ARCH unset): proj_fprop '
+                        'pipeline num_sm 24, set_sm_margin 1, which pretrain.py passes as NeMo\'s '
+                        'PipelineOverlapCfg; fc2_fprop ring_exchange, passed as '
+                        'RingExchangeOverlapCfg (set_sm_margin default False)'),
+    what=RELEASES['v5.0']['what'].replace(_RANK_ORDER_V50, '') + (
+        "config_common.sh as NVIDIA's but for NCCL_NVLS_ENABLE=0 commented out (NVLink SHARP "
+        "left to NCCL); "))
+
+# The NVL72 runs: 4 GPUs a compute tray, and the systems files name the racks ("Tyche (8x NVIDIA
+# GB200 NVL72)" for 128 trays, "Carina (39x NVIDIA GB200 NVL72)" for 624, v5.1's "Tyche-hsg (80x
+# NVIDIA GB200 NVL72)" for 1,280, "Theia (8x NVIDIA GB300 NVL72)" for 128): 16 trays of each rack
+# in the job, the NVLink domains of the scenarios (nvlink_domain_nodes).
+SYSTEMS = {
+    'h100': dict(instance='onprem.dgx-h100', gpus_per_node=8, gpu='H100', nvlink_domain_nodes=None),
+    'h200': dict(instance='aws.p5e.48xlarge', gpus_per_node=8, gpu='H200', nvlink_domain_nodes=None),
+    'gb200': dict(instance='onprem.gb200-nvl72', gpus_per_node=4, gpu='GB200',
+                  nvlink_domain_nodes=16, nics='4 x 400 Gb/s ConnectX-7 NDR InfiniBand'),
+    'gb300': dict(instance='onprem.gb300-nvl72', gpus_per_node=4, gpu='GB300',
+                  nvlink_domain_nodes=16, nics='4 x 800 Gb/s ConnectX-8 XDR InfiniBand'),
+}
+
+# The v5.0 runs whose config sets TP_PP_DP_MAPPING=True (custom.yaml use_tp_pp_dp_mapping:
+# Megatron-Core's tp-cp-pp-dp order, a replica's pipeline inside one rack; every v5.1 run, whose
+# config_common.sh sets it: the release's tp_pp_dp_mapping); the others keep Megatron's
+# tp-cp-dp-pp.
+TP_PP_DP_MAPPING = {
+    'NVIDIA/results/tyche_ngpu512_ngc25.04_nemo',
+    'IBM+CoreWeave+NVIDIA/results/carina_ngpu512_ngc25.04_nemo',
+    'IBM+CoreWeave+NVIDIA/results/carina_ngpu1024_ngc25.04_nemo',
+    'IBM+CoreWeave+NVIDIA/results/carina_ngpu1536_ngc25.04_nemo',
+    'IBM+CoreWeave+NVIDIA/results/carina_ngpu2048_ngc25.04_nemo',
+    'IBM+CoreWeave+NVIDIA/results/carina_ngpu2496_ngc25.04_nemo',
+}
+
+# The GB200 runs whose logs have no block_stop: each block's training ends at its last
+# train_step_time record (the Carina logs, which have both, put block_stop 0.2-0.6 s later).
+NO_BLOCK_STOP = {
+    'NVIDIA/results/tyche_ngpu256_ngc25.04_nemo',
+    'NVIDIA/results/tyche_ngpu512_ngc25.04_nemo',
 }
 
 # Megatron-Core's defer_embedding_wgrad_compute and wgrad_deferral_limit per release
@@ -211,20 +428,27 @@ DEFERRAL = {
     'v4.0': lambda pp, minibs, mbs: 0 if pp > 1 and minibs <= 256 and mbs == 1 else None,
     'v4.1': lambda pp, minibs, mbs: 65,
     'v5.0': lambda pp, minibs, mbs: 50,
+    'v5.0-gb200': lambda pp, minibs, mbs: 50,
+    'v5.0-h200': lambda pp, minibs, mbs: 50,
 }
 DEFERRAL_TEXT = {
     'v4.0': "custom.yaml's defer_embedding_wgrad_compute (true at PP > 1, MBS 1, MINIBS <= 256) "
             "without a wgrad_deferral_limit",
     'v4.1': "the config's DEFER_EMBEDDING_WGRAD_COMPUTE=True, WGRAD_DEFERRAL_LIMIT=65",
     'v5.0': "config_common.sh's DEFER_EMBEDDING_WGRAD_COMPUTE=True, WGRAD_DEFERRAL_LIMIT=50",
+    'v5.0-gb200': "config_common.sh's DEFER_EMBEDDING_WGRAD_COMPUTE=True, "
+                  "WGRAD_DEFERRAL_LIMIT=50",
+    'v5.0-h200': "config_common.sh's DEFER_EMBEDDING_WGRAD_COMPUTE=True, WGRAD_DEFERRAL_LIMIT=50",
 }
 
 AZURE = 'Public check: MLPerf Training v3.1 GPT-3 175B (Azure ND H100 v5, FP8)'
 COREWEAVE = 'Public check: MLPerf Training v3.0 GPT-3 175B (CoreWeave HGX H100, FP8)'
+COREWEAVE_GB200 = 'Public check: MLPerf Training v5.0 Llama 3.1 405B (CoreWeave GB200 NVL72, FP8)'
 
-# release, results directory, nodes, global batch size (MLLOG global_batch_size), MINIBS
-# (sequences a data-parallel replica), TP, PP, virtual pipeline, MBS, config file, STEP_S, CROSS_S,
-# TIMER_S.
+# release, results directory, nodes (NVL72: compute trays), global batch size (MLLOG
+# global_batch_size), MINIBS (sequences a data-parallel replica), TP, PP, virtual pipeline, MBS,
+# config file, STEP_S, CROSS_S, TIMER_S, and optionally a dict of per-row settings
+# (context_parallel, nvlink_domain_nodes) over the release's.
 ROWS = [
     ('v3.0', 'NVIDIA/results/dgxh100_n64_nemo', 64, 2048, 128, 4, 8, 12, 1,
      'config_DGXH100_64x8x128x4x8_mbs1.sh', 12.122, 12.108, 12.083),
@@ -287,6 +511,47 @@ ROWS = [
      'config_DGXH100_320x8x56xtp8pp8cp2.sh', 11.492, 11.227, None),
     ('v5.0', 'NVIDIA/results/eos-dfw_n1024_ngc25.01_nemo', 1024, 1536, 24, 8, 8, 8, 1,
      'config_DGXH100_1024x8x24xtp8pp8cp2.sh', 5.2505, 5.2476, None),
+    # Nebius's H200 rows: their results directories hold result_1 to result_3.
+    ('v5.0-h200', 'Nebius/results/nebius_soperator_8xH200_n64_ngc25.01_nemo', 64, 1152, 144, 4,
+     8, 8, 1, 'config_DGXH200_64x8x144xtp4pp8cp2.sh', 50.1045, 50.0891, None),
+    ('v5.0-h200', 'Nebius/results/nebius_soperator_8xH200_n128_ngc25.01_nemo', 128, 1152, 72, 4,
+     8, 8, 1, 'config_DGXH200_128x8x72xtp4pp8cp2.sh', 25.4370, 25.3833, None),
+    ('v5.0-gb200', 'NVIDIA/results/tyche_ngpu256_ngc25.04_nemo', 64, 448, 112, 4, 8, 8, 1,
+     'config_GB200_64x4x112xtp4pp8cp2_cg.sh', 19.1175, 19.2245, None),
+    ('v5.0-gb200', 'NVIDIA/results/tyche_ngpu512_ngc25.04_nemo', 128, 896, 112, 4, 8, 8, 1,
+     'config_GB200_128x4x112xtp4pp8cp2_cg_dplast.sh: TP_PP_DP_MAPPING=True', 19.6780, 19.4466,
+     None),
+    ('v5.0-gb200', 'IBM+CoreWeave+NVIDIA/results/carina_ngpu512_ngc25.04_nemo', 128, 896, 112, 4,
+     8, 8, 1, 'config_GB200_128x4x112xtp4pp8cp2.sh: TP_PP_DP_MAPPING=True', 19.4441, 19.2896,
+     None),
+    ('v5.0-gb200', 'IBM+CoreWeave+NVIDIA/results/carina_ngpu1024_ngc25.04_nemo', 256, 768, 48, 4,
+     8, 8, 1, 'config_GB200_256x4x48xtp4pp8cp2.sh: TP_PP_DP_MAPPING=True', 8.4609, 8.4615, None),
+    ('v5.0-gb200', 'IBM+CoreWeave+NVIDIA/results/carina_ngpu1536_ngc25.04_nemo', 384, 1152, 48, 4,
+     8, 8, 1, 'config_GB200_384x4x48xtp4pp8cp2.sh: TP_PP_DP_MAPPING=True', 8.5053, 8.5092, None),
+    ('v5.0-gb200', 'IBM+CoreWeave+NVIDIA/results/carina_ngpu2048_ngc25.04_nemo', 512, 1280, 40, 4,
+     8, 8, 1, 'config_GB200_512x4x40xtp4pp8cp2.sh: TP_PP_DP_MAPPING=True', 7.1659, 7.1716, None),
+    ('v5.0-gb200', 'IBM+CoreWeave+NVIDIA/results/carina_ngpu2496_ngc25.04_nemo', 624, 1248, 32, 4,
+     8, 8, 1, 'config_GB200_624x4x32xtp4pp8cp2.sh: TP_PP_DP_MAPPING=True', 5.8335, 5.8456, None),
+    ('v5.1-gb200', 'NVIDIA/results/tyche_ngpu512_ngc25.09_nemo', 128, 1152, 144, 4, 8, 8, 1,
+     'config_GB200_128x4x144xtp4pp8cp2_cg_fp4.sh', 17.2747, 17.4005, None),
+    ('v5.1-gb200', 'NVIDIA/results/hsg_ngpu2560_ngc25.09_nemo', 640, 960, 24, 4, 8, 8, 1,
+     'config_GB200_640x4x24xtp4pp8cp2_cg_fp4.sh', 3.2479, 3.2475, None),
+    ('v5.1-gb200', 'NVIDIA/results/hsg_ngpu5120_ngc25.09_nemo', 1280, 1280, 16, 4, 8, 8, 1,
+     'config_GB200_1280x4x16xtp4pp8cp2_cg_fp4.sh', 2.2967, 2.3044, None),
+    ('v5.1-gb300', 'NVIDIA/results/theia_ngpu512_ngc25.09_nemo', 128, 1152, 72, 2, 8, 8, 1,
+     'config_GB300_128x4x72xtp2pp8cp2_cg_fp4.sh', 13.1463, 13.1744, None),
+    # The 8B rows: CP and the NVLink domain per row (the 72-GPU configs run in one Slurm segment of
+    # all 18 trays of a rack, SEGMENT=18; the 512-GPU ones in segments of 16).
+    ('v5.1-8b-gb200', 'NVIDIA/results/tyche_ngpu72_ngc25.09_nemo', 18, 36, 1, 1, 1, 1, 1,
+     'config_GB200_18x4x1xtp1pp1cp2_8b.sh', 0.1694, 0.1716, None,
+     dict(context_parallel=2, nvlink_domain_nodes=18)),
+    ('v5.1-8b-gb200', 'NVIDIA/results/tyche_ngpu512_ngc25.09_nemo', 128, 64, 1, 2, 1, 1, 1,
+     'config_GB200_128x4x1xtp2pp1cp4_8b.sh', 0.0902, 0.0903, None, dict(context_parallel=4)),
+    ('v5.1-8b-gb300', 'NVIDIA/results/theia_ngpu72_ngc25.09_nemo', 18, 36, 1, 1, 1, 1, 1,
+     'config_GB300_18x4x1xtp1pp1cp2_8b.sh', 0.1478, 0.1477, None,
+     dict(context_parallel=2, nvlink_domain_nodes=18)),
+    ('v5.1-8b-gb300', 'NVIDIA/results/theia_ngpu512_ngc25.09_nemo', 128, 64, 1, 2, 1, 1, 1,
+     'config_GB300_128x4x1xtp2pp1cp4_8b.sh', 0.0865, 0.0867, None, dict(context_parallel=4)),
 ]
 
 
@@ -295,31 +560,68 @@ def wrap(text):
                                    break_on_hyphens=False))
 
 
+def system_text(submitter, system_name, nodes, hw):
+    """The header's sentence on the machine a run used, and its stand-in where the catalog has
+    none."""
+    if submitter == 'Azure+NVIDIA':
+        text = (f'{nodes} Azure ND H100 v5 VMs (8 H100 SXM 80 GB on NVLink 4, 8 x 400 Gb/s '
+                f'Quantum-2 InfiniBand: {submitter}/systems/{system_name}.json).')
+    elif submitter == 'NVIDIA_CoreWeave':
+        text = (f'{nodes} CoreWeave HGX H100 nodes (8 H100 SXM5 80 GB on NVLink 4 and '
+                'NVSwitch, 8 x 400 Gb/s ConnectX-7 NDR InfiniBand: '
+                f'{submitter}/systems/{system_name}.json).')
+    elif submitter == 'Nebius':
+        return (f'{nodes} Nebius H200 nodes (8 H200 SXM5 141 GB on NVLink 4 and NVSwitch, 8 x 400 '
+                f'Gb/s ConnectX-7 NDR InfiniBand: {submitter}/systems/{system_name}.json). The '
+                'catalog has no Nebius or DGX H200 instance; aws.p5e.48xlarge stands in (the same '
+                '8 H200 on NVSwitch, with EFA\'s 3,200 Gb/s in all for the eight 400 Gb/s NDR '
+                'ports) on the rail-optimized fabric, an unknown of this row (a DGX H100 entry '
+                'given the H200, in a temporary catalog, moved the step by 0.06% or less).')
+    elif hw['gpus_per_node'] == 4:
+        trays = hw['nvlink_domain_nodes']
+        racks = nodes // trays
+        text = (f'{nodes} {hw["gpu"]} NVL72 compute trays (4 {hw["gpu"]} each, {hw["nics"]}) in '
+                f'{racks} rack{"s" if racks > 1 else ""} ({submitter}/systems/{system_name}.json: '
+                f'"{racks}x NVIDIA {hw["gpu"]} NVL72"), '
+                f'{"all" if trays == 18 else trays} of each rack\'s 18 trays: NVLink domains of '
+                f'{trays} trays (nvlink_domain_nodes) on a rail-optimized fabric.')
+    else:
+        return (f'{nodes} DGX H100 (8 x 400 Gb/s NDR: {submitter}/systems/{system_name}.json), '
+                'a rail-optimized SuperPOD fabric.')
+    if submitter != 'NVIDIA':
+        text += (f' The catalog has no instance of this provider; {hw["instance"]} stands in (the '
+                 'same GPUs, NVSwitch and NICs) on the rail-optimized fabric, an unknown of '
+                 'this row.')
+    return text
+
+
 def scenario(row):
-    release, results, nodes, gbs, minibs, tp, pp, vp, mbs, config, step, cross, timer = row
+    release, results, nodes, gbs, minibs, tp, pp, vp, mbs, config, step, cross, timer = row[:13]
+    extra = row[13] if len(row) > 13 else {}
     r = RELEASES[release]
     b = BENCHMARKS[r.get('benchmark', 'gpt3')]
-    cp = r.get('context_parallel', 1)
-    gpus = nodes * 8
+    hw = dict(SYSTEMS[r.get('system', 'h100')])
+    hw['nvlink_domain_nodes'] = extra.get('nvlink_domain_nodes', hw['nvlink_domain_nodes'])
+    cp = extra.get('context_parallel', r.get('context_parallel', 1))
+    tp_overlap = r.get('tp_overlap', True) and tp > 1
+    gpus = nodes * hw['gpus_per_node']
     assert gpus // (tp * pp * cp) * minibs == gbs, results
     submitter, _, system_name = results.split('/')
     partner = submitter != 'NVIDIA'
-    recipe = (f'{submitter}/benchmarks/gpt3/implementations/pytorch, the same files as '
-              'NVIDIA\'s' if partner else r['recipe'].format(nodes=nodes))
-    if submitter == 'Azure+NVIDIA':
-        system = (f'{nodes} Azure ND H100 v5 VMs (8 H100 SXM 80 GB on NVLink 4, 8 x 400 Gb/s '
-                  f'Quantum-2 InfiniBand: {submitter}/systems/{system_name}.json).')
+    if 'system' in r:
+        recipe = r['recipe'].format(submitter=submitter, system_name=system_name)
+        if submitter == 'IBM+CoreWeave+NVIDIA':
+            recipe += (", NVIDIA's tyche_ngpu512_ngc25.04_nemo files but for the CPU binding "
+                       '(BINDCMD unset) and the MLLOG callbacks')
+        elif partner:
+            recipe += (", NVIDIA's eos-dfw_n64_ngc25.01_nemo files but for the configs, "
+                       'config_common.sh and run.sub')
     elif partner:
-        system = (f'{nodes} CoreWeave HGX H100 nodes (8 H100 SXM5 80 GB on NVLink 4 and '
-                  'NVSwitch, 8 x 400 Gb/s ConnectX-7 NDR InfiniBand: '
-                  f'{submitter}/systems/{system_name}.json).')
+        recipe = (f'{submitter}/benchmarks/gpt3/implementations/pytorch, the same files as '
+                  'NVIDIA\'s')
     else:
-        system = (f'{nodes} DGX H100 (8 x 400 Gb/s NDR: {submitter}/systems/{system_name}.json), '
-                  'a rail-optimized SuperPOD fabric.')
-    if partner:
-        system += (' The catalog has no instance of this provider; onprem.dgx-h100 stands in (the '
-                   'same GPUs, NVSwitch and NICs) on the rail-optimized fabric, an unknown of '
-                   'this row.')
+        recipe = r['recipe'].format(nodes=nodes)
+    system = system_text(submitter, system_name, nodes, hw)
     common = COMMON if b is BENCHMARKS['gpt3'] else ''
     deferral = DEFERRAL.get(release, lambda *_: None)(pp, minibs, mbs)
     deferred = ''
@@ -333,34 +635,72 @@ def scenario(row):
     elif release in DEFERRAL:
         deferred = (f"The output layer's weight gradients computed in place "
                     f'({DEFERRAL_TEXT[release]}: false at MBS {mbs}). ')
-    attention_out_sms, mlp_down_sms, ub_config = r['reduce_scatter_sms']
-    reserved = (f'The userbuffers reduce-scatter kernels beside the attention output projection '
-                f'and the MLP down projection reserve {attention_out_sms} and {mlp_down_sms} of '
-                f'the GPU\'s SMs ({ub_config}): those GEMMs run on the rest '
-                '(tensor_overlap_attention_out_sms, tensor_overlap_mlp_down_sms). '
-                if attention_out_sms or mlp_down_sms else
-                f'The userbuffers reduce-scatter kernels reserve no SMs beside their GEMMs '
-                f'({ub_config}). ')
-    what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {r["what"]}TP {tp}, '
-            f'PP {pp}, {f"CP {cp}, " if cp > 1 else ""}virtual pipeline {vp}, MBS {mbs}, {minibs} '
-            f'sequences a replica ({config}); {common}{" " if common else ""}{deferred}{reserved}'
+    attention_out_sms, mlp_down_sms, ub_config = (r['reduce_scatter_sms'] if tp_overlap
+                                                  else (0, 0, None))
+    if ub_config is None:
+        reserved = ''
+    elif attention_out_sms or mlp_down_sms:
+        reserved = (f'The userbuffers reduce-scatter kernels beside the attention output '
+                    f'projection and the MLP down projection reserve {attention_out_sms} and '
+                    f'{mlp_down_sms} of the GPU\'s SMs ({ub_config}): those GEMMs run on the rest '
+                    '(tensor_overlap_attention_out_sms, tensor_overlap_mlp_down_sms). ')
+    else:
+        reserved = (f'The userbuffers reduce-scatter kernels reserve no SMs beside their GEMMs '
+                    f'({ub_config}). ')
+    ran = r['what']
+    tp_pp_dp = results in TP_PP_DP_MAPPING or r.get('tp_pp_dp_mapping', False)
+    if 'system' in r:
+        ran += ("Megatron-Core's rank order " +
+                ('tp-cp-pp-dp (TP_PP_DP_MAPPING=True: use_tp_pp_dp_mapping); '
+                 if tp_pp_dp else 'tp-cp-dp-pp (TP_PP_DP_MAPPING unset); '))
+    layout = (f'TP {tp}{" with sequence parallelism" if tp > 1 and pp == 1 else ""}, PP {pp}, '
+              f'{f"CP {cp}, " if cp > 1 else ""}'
+              f'{f"virtual pipeline {vp}, " if pp > 1 else ""}MBS {mbs}')
+    sequences = f'{minibs} sequence{"s" if minibs > 1 else ""} a replica'
+    what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {ran}{layout}, '
+            f'{sequences} ({config}); {common}{" " if common else ""}{deferred}{reserved}'
             f'{r["missing"]}')
     marks = {'v3.0': 'eval_stop to the next eval_start, the first from block_start',
-             'v5.0': 'block_start to block_stop, 46080 / global batch steps a block'}.get(
+             'v5.0': 'block_start to block_stop, 46080 / global batch steps a block',
+             'v5.0-gb200': 'block_start to block_stop, 46080 / global batch steps a block',
+             'v5.0-h200': 'block_start to block_stop, 46080 / global batch steps a block'}.get(
                  release, 'block_start to block_stop')
-    how = (f'Scored on step time: in {results}/{r.get("benchmark", "gpt3")}/result_0.txt, the '
-           f'training samples of blocks '
-           f'2-last over their summed elapsed time ({marks}, evaluations excluded): {step} s a '
-           f'step; result_1.txt gives {cross} s'
+    if results in NO_BLOCK_STOP:
+        marks = ("block_start to the block's last train_step_time record, the log having no "
+                 'block_stop; 46080 / global batch steps a block')
+    if r.get('first_block'):
+        marks = 'block_start at run_start to the first block_stop'
+        blocks = "block 1's steps by the step metadata"
+        scored = (f'the first block\'s steps over its elapsed time ({marks}, its 240-300 steps '
+                  'counted by the log\'s step metadata; the later blocks are 15-20 steps each, '
+                  'every one after an evaluation carrying 1-5 s that the first block spreads over '
+                  'its many steps)')
+    else:
+        if r.get('benchmark') == 'llama31_8b':
+            marks = ('block_start to block_stop, VAL_CHECK_INTERVAL steps a block by the step '
+                     'metadata')
+        blocks = 'blocks 2-last'
+        scored = (f'the training samples of blocks 2-last over their summed elapsed time '
+                  f'({marks}, evaluations excluded)')
+    first, second = r.get('result_files', ('result_0.txt', 'result_1.txt'))
+    how = (f'Scored on step time: in {results}/{r.get("benchmark", "gpt3")}/{first}, '
+           f'{scored}: {step} s a step; {second} gives {cross} s'
            + (f', NeMo\'s own per-step timer (train_step_timing median) {timer} s.' if timer
               else '.')
            + f' TFLOP/s derived from it (not published) as {b["flops_text"]} FLOPs a sequence.')
-    provider = {'Azure+NVIDIA': 'azure-', 'NVIDIA_CoreWeave': 'coreweave-'}.get(submitter, '')
-    group = {'Azure+NVIDIA': AZURE, 'NVIDIA_CoreWeave': COREWEAVE}.get(submitter, r['group'])
+    provider = {'Azure+NVIDIA': 'azure-', 'NVIDIA_CoreWeave': 'coreweave-',
+                'IBM+CoreWeave+NVIDIA': 'coreweave-', 'Nebius': 'nebius-'}.get(submitter, '')
+    group = {'Azure+NVIDIA': AZURE, 'NVIDIA_CoreWeave': COREWEAVE,
+             'IBM+CoreWeave+NVIDIA': COREWEAVE_GB200}.get(submitter, r['group'])
     bench = r.get('benchmark', 'gpt3')
-    name = (f'mlperf-{release}-{"gpt3-175b" if bench == "gpt3" else "llama3.1-405b"}-'
-            f'{provider}h100-{gpus}')
-    lines = [wrap(f'MLPerf Training {release}, {b["title"]} on {gpus} H100 GPUs, FP8 '
+    mlperf_round = r.get('round', release)
+    model_name = {'gpt3': 'gpt3-175b', 'llama31_405b': 'llama3.1-405b',
+                  'llama31_8b': 'llama3.1-8b'}[bench]
+    name = (f'mlperf-{mlperf_round}-{model_name}-'
+            f'{provider}{hw["gpu"].lower()}-{gpus}{r.get("name_suffix", "")}')
+    precision = r.get('precision', 'FP8')
+    lines = [wrap(f'MLPerf Training {mlperf_round}, {b["title"]} on {gpus} {hw["gpu"]} GPUs, '
+                  f'{"NVFP4" if precision == "FP4" else precision} '
                   f'({r["repo"]}, {results}/{bench}). Generated by tools/make_public_mlperf.py; a '
                   'public check outside the calibration (nothing is fitted on it).'),
              wrap(system), wrap(what), wrap(how),
@@ -369,8 +709,8 @@ def scenario(row):
              'job {',
              f'  global_batch_size: {gbs}',
              f'  sequence_length: {b["sequence"]}',
-             '  precision: FP8',
-             '  fp8_recipe: DELAYED_SCALING',
+             f'  precision: {precision}',
+             f'  fp8_recipe: {r.get("fp8_recipe", "DELAYED_SCALING")}',
              f'  fp8_parameters: {"true" if r["fp8_parameters"] else "false"}',
              '  optimizer: ADAM',
              '  steps: 1']
@@ -378,23 +718,27 @@ def scenario(row):
         lines += ['  flash_attention: true', '  attention_library: FLASH_ATTENTION_2']
     if not r['fused_loss']:
         lines.append('  unfused_cross_entropy: true')
+    if r.get('te_cross_entropy'):
+        lines.append('  transformer_engine_cross_entropy: true')
+    domain = (f' nvlink_domain_nodes: {hw["nvlink_domain_nodes"]}' if hw['nvlink_domain_nodes']
+              else '')
     lines += ['}',
-              f'cluster {{ instance: "onprem.dgx-h100" nodes: {nodes} '
-              'fabric: "ib-rail-optimized" }',
+              f'cluster {{ instance: "{hw["instance"]}" nodes: {nodes} '
+              f'fabric: "ib-rail-optimized"{domain} }}',
               'parallelism {',
               f'  tensor_parallel: {tp}',
               f'  pipeline_parallel: {pp}']
     if cp > 1:
         lines.append(f'  context_parallel: {cp}')
-    lines += [f'  micro_batch_size: {mbs}',
-              '  schedule: INTERLEAVED_ONE_F_ONE_B',
-              f'  virtual_stages: {vp}',
-              '  sequence_parallel: true',
-              '  overlap_tensor_communication: true',
+    lines.append(f'  micro_batch_size: {mbs}')
+    if pp > 1:
+        lines += ['  schedule: INTERLEAVED_ONE_F_ONE_B', f'  virtual_stages: {vp}']
+    lines += [f'  sequence_parallel: {str(tp > 1).lower()}',
+              f'  overlap_tensor_communication: {str(tp_overlap).lower()}',
               '  distributed_optimizer: true',
               '  gradient_scaling: AVERAGE_IN_COLLECTIVE',
               '  gradient_reduce_in_fp32: false',
-              '  rank_order: TP_DP_PP']
+              f'  rank_order: {"TP_PP_DP" if tp_pp_dp else "TP_DP_PP"}']
     if attention_out_sms:
         lines.append(f'  tensor_overlap_attention_out_sms: {attention_out_sms}')
     if mlp_down_sms:
@@ -412,8 +756,8 @@ def scenario(row):
               f'  tflops_per_gpu: {gbs * b["flops"] / step / gpus / 1e12:.1f}',
               '  flops_convention: MODEL_FLOPS',
               f'  source: "{r["repo"]} "',
-              f'    "{results}/{bench}/result_0.txt"',
-              f'    " (MLLOG {marks}, blocks 2-last)"',
+              f'    "{results}/{bench}/{first}"',
+              f'    " (MLLOG {marks}, {blocks})"',
               '}']
     return name, '\n'.join(lines) + '\n'
 

@@ -46,6 +46,11 @@ class NamedEntries {
 // Whether an instance type has GPUs (a CPU-only one has gpu_count 0 and no gpu).
 inline bool has_gpu(const schema::InstanceType& instance) { return instance.gpu_count() > 0; }
 
+// Whether `model` is a transformer (null is not).
+inline bool is_transformer(const schema::Model* model) {
+  return model && model->has_transformer();
+}
+
 // Whether a GPU's efficiencies are priors rather than fits (its efficiency_source is UNVERIFIED):
 // its results are uncalibrated and scenarios on it are warned.
 inline bool efficiencies_are_priors(const schema::Gpu& gpu) {

@@ -53,17 +53,4 @@ inline constexpr double kMaxBudgetSteps = 9007199254740992.0;  // 2^53
 std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Catalog& catalog,
                                               Diagnostics* diagnostics);
 
-// Why `tp` cannot split `model` (heads, KV heads, hidden or FFN sizes not divisible; not a
-// transformer; null counts as none), or "" when it can.
-std::string tensor_parallel_problem(int tp, const schema::Model* model);
-// Why `pp` pipeline stages cannot split `model` (more stages than layers), or "".
-std::string pipeline_parallel_problem(int pp, const schema::Model* model);
-// Why context parallel `cp` with tensor parallel `tp` (and `parallelism`'s context_parallel_comm
-// and sequence_parallel) cannot split `job`'s sequences and `model`'s attention: not a
-// transformer, unfused attention, the sequence not divisible into the 2 cp chunks of the
-// load-balanced causal split (cp chunks otherwise), ALL_TO_ALL heads per tensor-parallel rank not
-// divisible by cp, TORCH_ALL_GATHER without a decoder; or "".
-std::string context_parallel_problem(int cp, int tp, const schema::Parallelism& parallelism,
-                                     const schema::Model* model, const schema::TrainingJob& job);
-
 }  // namespace clustersim

@@ -11,7 +11,7 @@
 // Ranks sit tensor-parallel innermost, then context parallel, then a stage's replicas, then the
 // stages (rank_order TP_DP_PP): a stage's GPUs lie inside one pool.
 // Not simulated: interleaved schedules, ZeRO-3 and expert parallelism across pools
-// (sweep/configuration_space.cpp prunes them).
+// (sweep/configuration_checks.cpp prunes them).
 #pragma once
 
 #include <optional>

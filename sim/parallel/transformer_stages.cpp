@@ -758,7 +758,7 @@ class StageBuilder {
     const int layers = layout_.stage_layers(r) / v;
     const double gathered = local.total() + (job_.has_lora() ? trained.total() : 0);
     const double zero3_reduce = p_.has_gradient_reduce_in_fp32() ? reduce : bytes.weights;
-    // FSDP2 of expert layers (configuration_space.cpp allows no other): the routed experts apart,
+    // FSDP2 of expert layers (configuration_checks.cpp allows no other): the routed experts apart,
     // over their expert data-parallel group, and not at all where each GPU holds its experts
     // whole (AutoModel's MoE parallelizer leaves them out of every FSDP module then).
     w->zero3 = zero3_work(layers, (gathered - local.expert) / v, bytes.weights,

@@ -9,6 +9,7 @@
 
 #include "sim/cost/cost_checks.h"
 #include "sim/io/catalog_reference.h"
+#include "sim/io/degree_checks.h"
 #include "sim/io/field_checker.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/serve/closed_loop.h"

@@ -8,7 +8,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "sim/io/catalog.h"
@@ -61,31 +60,6 @@ struct Configuration {
 // aws.p4d.24xlarge x 4").
 std::string cluster_label(const Configuration& configuration);
 
-// Why a configuration cannot run, and where a scenario of that one configuration is wrong.
-struct ConfigurationProblem {
-  ConfigurationProblem() = default;
-  ConfigurationProblem(std::string why, std::string field_path, std::string numbers = "")
-      : reason(std::move(why)), field(std::move(field_path)), detail(std::move(numbers)) {}
-
-  // The same words for every configuration pruned for this reason (a sweep counts them by it);
-  // "" when the configuration can run.
-  std::string reason;
-  // The scenario field to correct when the configuration is the scenario's only one, as a path
-  // from the file's root ("parallelism.expert_parallel"); set with the reason.
-  std::string field;
-  // This configuration's numbers behind the reason ("256 does not divide the 128 GPUs"); may be "".
-  std::string detail;
-
-  bool empty() const { return reason.empty(); }
-};
-
-// Why a configuration cannot run (GPUs not divisible by tp*cp*pp, batch not divisible by
-// micro-batch x dp, outside the GPU-count constraints, a pipeline layout or a context-parallel
-// split that does not divide, ...), or an empty problem when it can.
-// Requires: a scenario that loaded without errors.
-ConfigurationProblem configuration_problem(const Configuration& config,
-                                           const LoadedScenario& scenario);
-
 class ConfigurationSpace {
  public:
   // Requires: a scenario that loaded without errors; it outlives the space.
@@ -136,7 +110,7 @@ class ConfigurationSpace {
     bool mix;
     int node_gpus = 0;  // the job's GPUs on each node (pools: their greatest common divisor)
   };
-  // Every valid layout of a cluster of this shape (auto_parallelism).
+  // Every valid layout of a cluster of this shape (auto_parallelism; auto_layouts.cpp).
   std::vector<Layout> auto_layouts(const Shape& shape) const;
   Shape shape(const schema::InstanceType& instance, int nodes) const;
   // The mixes of the scenario's pools (sweep.pool's combinations, or cluster.pool).

@@ -3,6 +3,7 @@
 
 #include <string_view>
 
+#include "sim/sweep/configuration_checks.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/runnable.h"
 

@@ -2,6 +2,7 @@
 #include "sim/sweep/pool_checks.h"
 
 #include "sim/net/topology_builder.h"
+#include "sim/sweep/configuration_checks.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/util/number_format.h"

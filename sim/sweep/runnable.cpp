@@ -1,6 +1,7 @@
 // Streaming through a configuration space for one that runs.
 #include "sim/sweep/runnable.h"
 
+#include "sim/sweep/configuration_checks.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"

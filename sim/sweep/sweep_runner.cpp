@@ -12,6 +12,7 @@
 #include <chrono>
 #include <optional>
 
+#include "sim/sweep/configuration_checks.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/evaluation.h"
 

@@ -26,6 +26,7 @@
 #include "sim/serve/serving_evaluation.h"
 #include "sim/serve/serving_scenario.h"
 #include "sim/serve/serving_space.h"
+#include "sim/sweep/configuration_checks.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/result_row.h"

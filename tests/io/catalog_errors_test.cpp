@@ -804,8 +804,8 @@ TEST_CASE("every problem is reported, not only the first") {
   text.replace(text.find("memory_bandwidth_gb_per_s: 2000"), 31, "memory_bandwidth_gb_per_s: nan");
   CHECK(catalog_errors(text) ==
         "c.textproto:4:3: gpu[0].memory_gib: must be > 0, got 0\n"
-        "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be > 0, got "
-        "nan\n");
+        "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be a finite number > 0, "
+        "got nan\n");
 }
 
 TEST_CASE("an entry without a source gets a warning") {

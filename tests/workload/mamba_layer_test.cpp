@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/hw/compute_model.h"
-#include "sim/io/scenario_loader.h"
+#include "sim/io/degree_checks.h"
 #include "sim/parallel/activation_memory.h"
 #include "sim/workload/parameter_count.h"
 #include "tests/testing/parse_message.h"

@@ -1,0 +1,404 @@
+// Why a configuration cannot run (configuration_problem): its GPUs against the sweep's
+// constraints, its degrees against the GPUs and the global batch, the pipeline's layout, a mix's
+// pools, and the combinations of options the simulated runtimes refuse.
+#include "sim/sweep/configuration_checks.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "sim/io/degree_checks.h"
+#include "sim/net/topology_builder.h"
+#include "sim/parallel/deepspeed_pipeline.h"
+#include "sim/parallel/expert_comm_overlap.h"
+#include "sim/parallel/expert_parallel.h"
+#include "sim/parallel/pipeline_layout.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+// Tensor parallelism stays inside the NVLink domains of each pool.
+ConfigurationProblem tensor_span_problem(const PoolMix& pools, const s::Parallelism& p) {
+  for (const PoolShare& pool : pools) {
+    const int span =
+        nvlink_domain_span_gpus(pool.nodes, pool.gpus_per_node, pool.nvlink_domain_nodes);
+    if (span % p.tensor_parallel() != 0) {
+      return {"tensor parallelism spans NVLink domains of a pool (it stays inside one pool)",
+              "parallelism.tensor_parallel",
+              "TP " + std::to_string(p.tensor_parallel()) + " against NVLink domains of " +
+                  std::to_string(span) + " GPUs on " + pool.instance->name()};
+    }
+  }
+  return {};
+}
+
+// Why the stages of `c`'s pipeline cannot sit on its pools in order, each pool holding whole
+// stages of TP x CP x DP GPUs (parallel/pipeline_across_pools.h); empty if they can.
+ConfigurationProblem pipeline_across_pools_problem(const Configuration& c,
+                                                   const LoadedScenario& scenario) {
+  const s::Parallelism& p = c.parallelism;
+  const PoolMix& pools = *c.pools;
+  const std::string pool_field =
+      scenario.scenario().sweep().pool_size() > 0 ? "sweep.pool" : "cluster.pool";
+  for (const PoolShare& pool : pools) {
+    if (pool.gpus_per_node != pools.front().gpus_per_node ||
+        pool.nvlink_domain_nodes != pools.front().nvlink_domain_nodes) {
+      return {"pipeline across pools needs the same GPUs per node and NVLink domain in every pool",
+              pool_field,
+              pools.front().instance->name() + " has " +
+                  std::to_string(pools.front().gpus_per_node) + " GPUs per node, " +
+                  pool.instance->name() + " " + std::to_string(pool.gpus_per_node)};
+    }
+  }
+  const int stage_gpus = c.stage_gpus();
+  for (const PoolShare& pool : pools) {
+    if (pool.gpus() % stage_gpus != 0) {
+      return {"a pool does not hold whole pipeline stages (TP x CP x DP GPUs each)",
+              "parallelism.pipeline_parallel",
+              "TP " + std::to_string(p.tensor_parallel()) + " x CP " +
+                  std::to_string(p.context_parallel()) + " x DP " +
+                  std::to_string(p.data_parallel()) + " = " + std::to_string(stage_gpus) +
+                  " against the " + std::to_string(pool.gpus()) + " GPUs of " +
+                  pool.instance->name() + " x " + std::to_string(pool.nodes)};
+    }
+  }
+  ConfigurationProblem span = tensor_span_problem(pools, p);
+  if (!span.empty()) return span;
+  if (p.virtual_stages() > 1) {
+    return {"interleaved schedules are not simulated in a mix yet", "parallelism.virtual_stages"};
+  }
+  if (p.zero_stage() == 3)
+    return {"ZeRO-3 is not simulated in a mix yet", "parallelism.zero_stage"};
+  if (expert_layout(p).expert_parallel > 1) {
+    return {"expert parallelism is not simulated with a pipeline across pools yet",
+            "parallelism.expert_parallel"};
+  }
+  const bool other_split = p.has_first_stage_layers() || p.has_last_stage_layers() ||
+                           p.embedding_in_pipeline_split() || p.loss_in_pipeline_split();
+  if (other_split && p.stage_layers_size() == 0) {
+    return {
+        "a pipeline across pools splits its layers by speed or by stage_layers, not by "
+        "first/last stage layers or the embedding/loss split",
+        p.has_first_stage_layers() || p.has_last_stage_layers()
+            ? "parallelism.first_stage_layers"
+            : "parallelism.embedding_in_pipeline_split"};
+  }
+  if (scenario.scenario().parallelism().rank_order() == s::TP_PP_DP) {
+    return {"a pipeline across pools places each stage's replicas together (TP_DP_PP)",
+            "parallelism.rank_order"};
+  }
+  return {};
+}
+
+// Why the layout of `c`, a mix, cannot run on its pools (pool_step.h); empty if it can.
+ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& scenario) {
+  const s::Parallelism& p = c.parallelism;
+  if (p.pool_placement() == s::PIPELINE_ACROSS_POOLS) {
+    return pipeline_across_pools_problem(c, scenario);
+  }
+  const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
+  for (const PoolShare& pool : *c.pools) {
+    if (pool.gpus() % model_parallel != 0) {
+      return {"tensor x context x pipeline parallel does not divide every pool's GPUs",
+              "parallelism.pipeline_parallel",
+              std::to_string(model_parallel) + " does not divide the " +
+                  std::to_string(pool.gpus()) + " GPUs of " + pool.instance->name() + " x " +
+                  std::to_string(pool.nodes)};
+    }
+  }
+  ConfigurationProblem span = tensor_span_problem(*c.pools, p);
+  if (!span.empty()) return span;
+  const int64_t batch = scenario.scenario().job().global_batch_size();
+  if (batch % p.micro_batch_size() != 0) {
+    return {"micro-batch size does not divide the global batch", "parallelism.micro_batch_size"};
+  }
+  if (batch / p.micro_batch_size() < p.data_parallel()) {
+    return {"fewer micro-batches than data-parallel replicas of the mix",
+            "parallelism.micro_batch_size"};
+  }
+  if (p.virtual_stages() > 1) {
+    return {"interleaved schedules are not simulated in a mix yet", "parallelism.virtual_stages"};
+  }
+  if (p.zero_stage() == 3)
+    return {"ZeRO-3 is not simulated in a mix yet", "parallelism.zero_stage"};
+  if (p.pipeline_runs() > 1) {
+    return {"pipeline runs are not simulated in a mix yet", "parallelism.pipeline_runs"};
+  }
+  return {};
+}
+
+// Activation offload (activation_offload.h) as Megatron-Core allows it (TransformerConfig's checks:
+// fewer offloaded layers than the model has, no pipeline parallelism, no recomputation), and as
+// it is simulated: under ZeRO-3, whose tasks run layer by layer.
+ConfigurationProblem activation_offload_problem(const Configuration& c,
+                                                const LoadedScenario& scenario) {
+  const s::Parallelism& p = c.parallelism;
+  const int offloaded = p.activation_offload_layers();
+  if (offloaded <= 0) return {};
+  const char* field = "parallelism.activation_offload_layers";
+  if (p.pipeline_parallel() > 1) {
+    return {"activation offload needs one pipeline stage (Megatron-Core has no offload with "
+            "pipeline parallelism)",
+            field, "pipeline_parallel " + std::to_string(p.pipeline_parallel())};
+  }
+  if (p.recompute() == s::RECOMPUTE_SELECTIVE || p.recompute() == s::RECOMPUTE_FULL) {
+    return {"activation offload cannot be combined with recomputation (Megatron-Core)", field};
+  }
+  if (p.zero_stage() != 3 || p.data_parallel() < 2) {
+    return {"activation offload is simulated under zero_stage 3 over 2 or more data-parallel "
+            "ranks only",
+            field, "zero_stage " + std::to_string(p.zero_stage()) + ", data_parallel " +
+                       std::to_string(p.data_parallel())};
+  }
+  const int layers = scenario.model->transformer().num_layers();
+  if (offloaded >= layers) {
+    return {"activation offload needs fewer layers than the stage has (Megatron-Core)", field,
+            std::to_string(offloaded) + " offloaded, the stage has " + std::to_string(layers) +
+                " layers: at most " + std::to_string(layers - 1)};
+  }
+  return {};
+}
+
+// ZeRO-3 of a mixture-of-experts model (zero_stage 3), as simulated: PyTorch FSDP2 as NeMo
+// AutoModel's MoE parallelizer runs it (components/moe/parallelizer.py @ 36044ad3: the routed
+// experts one fully_shard module over the expert data-parallel ranks, the rest of each block one
+// over the data x context ranks), with the combinations that parallelizer refuses refused here.
+ConfigurationProblem fsdp2_expert_problem(const s::Parallelism& p) {
+  if (!p.fsdp2()) {
+    return {"ZeRO-3 of expert layers is simulated as FSDP2 only (DeepSpeed's is not)",
+            "parallelism.fsdp2"};
+  }
+  // parallelize_model: "enable_async_tensor_parallel=True is not supported by the custom MoE TP
+  // path".
+  if (p.overlap_tensor_communication()) {
+    return {"FSDP2 of expert layers runs no asynchronous tensor parallelism (AutoModel's MoE "
+            "parallelizer refuses it)",
+            "parallelism.overlap_tensor_communication"};
+  }
+  // Its tensor parallelism keeps attention and the router replicated, without sequence
+  // parallelism (_resolve_moe_tp_plan); the step's MoE layers shard them as Megatron-Core does.
+  if (p.tensor_parallel() > 1) {
+    return {"FSDP2 of expert layers with tensor parallel > 1 is not simulated (AutoModel's MoE "
+            "tensor parallelism replicates attention and the router)",
+            "parallelism.tensor_parallel",
+            "tensor_parallel " + std::to_string(p.tensor_parallel())};
+  }
+  if (p.data_parallel_shard() > 0) {
+    return {"hybrid sharding of expert layers is not simulated", "parallelism.data_parallel_shard"};
+  }
+  if (p.activation_offload_layers() > 0) {
+    return {"activation offload of expert layers is not simulated",
+            "parallelism.activation_offload_layers"};
+  }
+  // The combined steps' two passes are not run layer by layer (zero3_traffic.h).
+  if (p.overlap_expert_communication()) {
+    return {"the expert all-to-all overlap is not simulated under ZeRO-3",
+            "parallelism.overlap_expert_communication"};
+  }
+  return {};
+}
+
+// Megatron-Core's defer_embedding_wgrad_compute where the step can run it: its own checks
+// (model_parallel_config.py: "Cannot defer embedding wgrad compute when pipeline model parallel is
+// not used"; gradient accumulation fusion, which Megatron FSDP and a frozen output layer do not
+// give it), Transformer Engine's MXFP8 output layer refusing the buffers
+// (extensions/transformer_engine.py; NVIDIA/Megatron-LM d98e8a64), and Megatron-Bridge switching
+// it off under Megatron FSDP (scripts/performance/utils/overrides.py
+// _set_megatron_fsdp_overrides).
+ConfigurationProblem output_weight_gradient_deferral_problem(const s::Parallelism& p,
+                                                             const LoadedScenario& scenario) {
+  const char* field = "parallelism.defer_output_weight_gradient";
+  if (p.pipeline_parallel() < 2) {
+    return {"deferring output weight gradients needs pipeline parallel > 1", field};
+  }
+  if (!scenario.model->has_transformer()) {
+    return {"deferring output weight gradients applies to transformers only", field};
+  }
+  if (p.zero_stage() >= 3) {
+    return {"deferring output weight gradients is not run under ZeRO-3 or Megatron FSDP", field,
+            "zero_stage " + std::to_string(p.zero_stage())};
+  }
+  const s::TrainingJob& job = scenario.scenario().job();
+  if (job.has_lora()) {
+    return {"deferring output weight gradients needs a trained output layer (LoRA freezes it)",
+            field};
+  }
+  if (job.fp8_output_layer()) {
+    return {"Transformer Engine's narrow output layer cannot defer its weight gradients", field,
+            "job.fp8_output_layer"};
+  }
+  return {};
+}
+
+}  // namespace
+
+ConfigurationProblem configuration_problem(const Configuration& c, const LoadedScenario& scenario) {
+  const s::Parallelism& p = c.parallelism;
+  const s::Sweep& sweep = scenario.scenario().sweep();
+  const std::string gpus = std::to_string(c.gpus()) + " GPUs";
+  if (sweep.has_constraints()) {
+    const s::Constraints& limits = sweep.constraints();
+    if (limits.has_min_gpus() && c.gpus() < limits.min_gpus()) {
+      return {"fewer GPUs than constraints.min_gpus", "sweep.constraints.min_gpus", gpus};
+    }
+    if (limits.has_max_gpus() && c.gpus() > limits.max_gpus()) {
+      return {"more GPUs than constraints.max_gpus", "sweep.constraints.max_gpus", gpus};
+    }
+  }
+  const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
+  if (c.gpus() % model_parallel != 0) {
+    return {"tensor x context x pipeline parallel does not divide the GPUs",
+            "parallelism.pipeline_parallel",
+            "TP " + std::to_string(p.tensor_parallel()) + " x CP " +
+                std::to_string(p.context_parallel()) + " x PP " +
+                std::to_string(p.pipeline_parallel()) + " = " + std::to_string(model_parallel) +
+                " against " + gpus};
+  }
+  if (p.data_parallel() * model_parallel != c.gpus()) {
+    return {"tensor x context x pipeline x data parallel differs from the GPUs",
+            "parallelism.data_parallel",
+            std::to_string(model_parallel) + " x " + std::to_string(p.data_parallel()) +
+                " against " + gpus};
+  }
+  const bool across_pools = p.pool_placement() == s::PIPELINE_ACROSS_POOLS;
+  if (across_pools && !c.is_mix()) {
+    return {"pipeline across pools needs two or more pools", "parallelism.pool_placement",
+            cluster_label(c)};
+  }
+  if (c.is_mix()) {
+    ConfigurationProblem mix = mix_problem(c, scenario);
+    if (!mix.empty()) return mix;
+  }
+  const int64_t per_step = int64_t{p.micro_batch_size()} * p.data_parallel();
+  const int64_t batch = scenario.scenario().job().global_batch_size();
+  if ((!c.is_mix() || across_pools) && batch % per_step != 0) {
+    return {"micro-batch x data parallel does not divide the global batch",
+            "parallelism.micro_batch_size",
+            std::to_string(p.micro_batch_size()) + " x " + std::to_string(p.data_parallel()) +
+                " does not divide " + std::to_string(batch)};
+  }
+  const bool interleaved = p.schedule() == s::INTERLEAVED_ONE_F_ONE_B;
+  if (interleaved != (p.virtual_stages() > 1)) {
+    return {"virtual stages > 1 if and only if the schedule is interleaved",
+            "parallelism.virtual_stages"};
+  }
+  if (scenario.model->has_transformer()) {
+    const int layers = scenario.model->transformer().num_layers();
+    std::string layout = pipeline_layout_problem(layers, p);
+    if (!layout.empty() && p.stage_layers_size() > 0) {
+      return {"stage_layers do not lay out the pipeline", "parallelism.stage_layers",
+              std::move(layout)};
+    }
+    if (!layout.empty()) return {std::move(layout), "parallelism.pipeline_parallel"};
+    // Megatron's interleaved schedule runs the micro-batches in groups of one per stage.
+    const int64_t micro_batches = batch / per_step;
+    if (interleaved && micro_batches % p.pipeline_parallel() != 0) {
+      return {"interleaving needs micro-batches divisible by pipeline stages",
+              "parallelism.pipeline_parallel",
+              std::to_string(micro_batches) + " micro-batches per replica"};
+    }
+  } else if (p.recompute() == s::RECOMPUTE_SELECTIVE || p.recompute() == s::RECOMPUTE_FULL) {
+    // A CNN's step keeps every activation (step_model.cpp simulate_cnn_step).
+    return {"recomputation is simulated for transformers only", "parallelism.recompute",
+            s::Recompute_Name(p.recompute())};
+  }
+  const int runs = std::max(1, p.pipeline_runs());
+  if (runs > 1) {
+    const int64_t micro_batches = batch / per_step;
+    if (p.pipeline_parallel() < 2) {
+      return {"pipeline runs need pipeline parallel > 1", "parallelism.pipeline_runs"};
+    }
+    if (micro_batches % runs != 0 ||
+        (interleaved && (micro_batches / runs) % p.pipeline_parallel() != 0)) {
+      return {"pipeline runs do not divide the micro-batches into runs of whole schedules",
+              "parallelism.pipeline_runs",
+              std::to_string(runs) + " runs of " + std::to_string(micro_batches) +
+                  " micro-batches per replica" +
+                  (interleaved ? ", each a multiple of the " +
+                                     std::to_string(p.pipeline_parallel()) + " stages"
+                               : std::string())};
+    }
+  }
+  if (p.defer_output_weight_gradient()) {
+    ConfigurationProblem deferral = output_weight_gradient_deferral_problem(p, scenario);
+    if (!deferral.empty()) return deferral;
+  }
+  if (p.sequence_parallel() && p.tensor_parallel() == 1) {
+    return {"sequence parallelism needs tensor parallel > 1", "parallelism.sequence_parallel"};
+  }
+  const ExpertLayout experts = expert_layout(p);
+  if (!expert_layout_problem(experts).empty()) {
+    return {"expert tensor x expert parallel does not divide the GPUs of a pipeline stage",
+            p.has_expert_parallel() ? "parallelism.expert_parallel"
+                                    : "parallelism.expert_tensor_parallel",
+            "ETP " + std::to_string(experts.expert_tensor_parallel) + " x EP " +
+                std::to_string(experts.expert_parallel) + " against the " +
+                std::to_string(experts.stage_gpus) + " GPUs of a stage (TP " +
+                std::to_string(p.tensor_parallel()) + " x CP " +
+                std::to_string(p.context_parallel()) + " x DP " +
+                std::to_string(p.data_parallel()) + ")"};
+  }
+  if (p.has_expert_combine_sms() && experts.expert_tensor_parallel > 1) {
+    return {"HybridEP's combine floor needs expert_tensor_parallel 1",
+            "parallelism.expert_combine_sms",
+            "ETP " + std::to_string(experts.expert_tensor_parallel) +
+                (p.has_expert_tensor_parallel() ? "" : " (absent: the tensor parallel degree)")};
+  }
+  // Muon's layer-wise optimizer shards the states itself, beside plain Megatron DDP
+  // (LayerWiseDistributedOptimizer: "keep all megatron distributed-optimizer related options
+  // OFF").
+  if (scenario.scenario().job().optimizer() == s::MUON) {
+    if (p.distributed_optimizer()) {
+      return {"Muon's layer-wise optimizer runs without the distributed optimizer",
+              "parallelism.distributed_optimizer"};
+    }
+    if (p.zero_stage() >= 1) {
+      return {"Muon's layer-wise optimizer runs without ZeRO", "parallelism.zero_stage"};
+    }
+  }
+  if (scenario.model->has_transformer() && scenario.model->transformer().has_moe()) {
+    // Megatron-Core's arguments: "When using MoE and tensor parallelism, sequence parallelism
+    // must be used".
+    if (p.tensor_parallel() > 1 && !p.sequence_parallel()) {
+      return {"expert layers with tensor parallel > 1 need sequence parallelism",
+              "parallelism.sequence_parallel"};
+    }
+    if (p.zero_stage() >= 3) {
+      if (ConfigurationProblem fsdp2 = fsdp2_expert_problem(p); !fsdp2.empty()) return fsdp2;
+    }
+  }
+  // A ZeRO-3 runtime's options, which would be silently ignored under another zero_stage.
+  const std::pair<const char*, bool> zero3_only[] = {
+      {"zero3_synchronous_fetch", p.zero3_synchronous_fetch()},
+      {"keep_fp8_transpose_cache", p.keep_fp8_transpose_cache()},
+      {"fsdp2", p.fsdp2()},
+      {"data_parallel_shard", p.has_data_parallel_shard()}};
+  for (const auto& [field, set] : zero3_only) {
+    if (set && p.zero_stage() != 3) {
+      return {"a ZeRO-3 runtime's option needs zero_stage 3", std::string("parallelism.") + field,
+              "zero_stage " + std::to_string(p.zero_stage())};
+    }
+  }
+  if (p.data_parallel_shard() > 0 && p.data_parallel() % p.data_parallel_shard() != 0) {
+    return {"hybrid sharding's groups must divide the data-parallel ranks",
+            "parallelism.data_parallel_shard",
+            "data_parallel_shard " + std::to_string(p.data_parallel_shard()) + " against DP " +
+                std::to_string(p.data_parallel())};
+  }
+  ConfigurationProblem offload = activation_offload_problem(c, scenario);
+  if (!offload.empty()) return offload;
+  std::string deepspeed = deepspeed_pipeline_problem(p, scenario.scenario().job().precision());
+  if (!deepspeed.empty()) {
+    return {std::move(deepspeed), "parallelism.deepspeed_pipeline_engine"};
+  }
+  std::string overlap = expert_overlap_problem(p);
+  if (!overlap.empty()) return {std::move(overlap), "parallelism.overlap_expert_communication"};
+  std::string context = context_parallel_problem(p.context_parallel(), p.tensor_parallel(), p,
+                                                 scenario.model, scenario.scenario().job());
+  if (context.empty()) return {};
+  return {std::move(context), "parallelism.context_parallel"};
+}
+
+}  // namespace clustersim
