@@ -46,7 +46,7 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
   const TransformerPlan stages = transformer_plan(model, job, p, topology, compute);
   StepResult r = run_pipeline(stages.plan, topology, timeline,
                               {stages.compute_s, stages.tensor_comm_s, stages.context_comm_s,
-                               stages.expert_comm_s, stages.expert_compute_s});
+                               stages.expert_comm_s, stages.expert_compute_s, stages.amax_comm_s});
   const double gpus = static_cast<double>(p.tensor_parallel()) * p.context_parallel() *
                       p.pipeline_parallel() * p.data_parallel();
   set_transformer_rates(model, job, p, stages.recomputed_layers, compute.peak_flops() * gpus, &r);
@@ -84,7 +84,8 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
   plan.work.push_back(w);
   const double compute_s =
       (times.forward.compute + times.backward.compute).seconds() * plan.micro_batches;
-  StepResult r = run_pipeline(plan, topology, timeline, {{compute_s}, {0.0}, {0.0}, {0.0}, {0.0}});
+  StepResult r =
+      run_pipeline(plan, topology, timeline, {{compute_s}, {0.0}, {0.0}, {0.0}, {0.0}, {0.0}});
   r.samples_per_s = job.global_batch_size() / r.step_s;
   r.tokens_per_s = r.samples_per_s;
   r.mfu = r.hfu = 3 * forward_flops / p.micro_batch_size() * job.global_batch_size() /
@@ -110,12 +111,14 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
   r.expert_comm_s = shares.expert_comm_s[critical] + c.expert_network_wait.seconds();
   r.expert_compute_s = shares.expert_compute_s[critical];
   // Clamped: rounding of the per-layer ZeRO-3 segments leaves a few femtoseconds either way.
+  const double amax = shares.amax_comm_s.empty() ? 0 : shares.amax_comm_s[critical];
   r.bubble_s = std::max(0.0, c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s -
-                                 r.context_comm_s - r.expert_comm_s - c.parameter_wait.seconds());
+                                 r.context_comm_s - r.expert_comm_s - amax -
+                                 c.parameter_wait.seconds());
   // The parameter all-gather after a sharded optimizer step, where the next step's first
   // forwards do not hide it, is data-parallel communication too.
   r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds() +
-                  c.parameter_wait.seconds() + (c.end - c.optimizer_end).seconds();
+                  c.parameter_wait.seconds() + (c.end - c.optimizer_end).seconds() + amax;
   r.optimizer_s = (c.optimizer_end - c.gradients_reduced).seconds();
   r.limiting = largest(r);
   return r;

@@ -35,7 +35,8 @@ struct StepResult {
   double expert_compute_s = 0;  // the routed experts' kernels: a part of compute_s
   double bubble_s = 0;       // waiting for other stages
   // gradient reduction not hidden behind the backward, ZeRO-3 gathers, the parameter all-gather
-  // of a sharded optimizer not hidden behind the next step's first forwards
+  // of a sharded optimizer not hidden behind the next step's first forwards, delayed scaling's
+  // amax all-reduces (over the tensor x data x context-parallel group)
   double data_comm_s = 0;
   double optimizer_s = 0;  // the optimizer step on this GPU's shard
   double data_stall_s = 0;   // GPUs waiting for their input batches (sim/input), added last
@@ -50,9 +51,11 @@ StepResult simulate_step(const schema::Model& model, const schema::TrainingJob& 
                          const ComputeModel& compute, Timeline* timeline = nullptr);
 
 // Per stage, over the step: kernels, tensor-, context- and expert-parallel communication on the
-// critical path of its compute stream, and the routed experts' part of the kernels.
+// critical path of its compute stream, the routed experts' part of the kernels, and delayed
+// scaling's amax all-reduces on that stream (data-parallel communication in the breakdown).
 struct StageShares {
-  std::vector<double> compute_s, tensor_comm_s, context_comm_s, expert_comm_s, expert_compute_s;
+  std::vector<double> compute_s, tensor_comm_s, context_comm_s, expert_comm_s, expert_compute_s,
+      amax_comm_s;
 };
 
 // The step time of a simulated pipeline and where the time of the stage that finishes last goes,

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "sim/parallel/activation_offload.h"
+#include "sim/parallel/amax_reduction.h"
 #include "sim/parallel/expert_comm_overlap.h"
 #include "sim/parallel/expert_dispatch.h"
 #include "sim/parallel/expert_layer_host.h"
@@ -34,6 +35,8 @@ namespace s = schema;
 // attending within the sliding window, and the output layer's.
 struct Kernels {
   std::array<LayerTimes, kLayerKinds> layers;  // by LayerKind
+  // Under delayed scaling, a layer's amaxes by LayerKind (amax_reduction.h); zero otherwise.
+  std::array<AmaxBytes, kLayerKinds> amax;
   LayerTimes output;
   // Of the output layer's backward: its logits GEMM's weight gradient alone (what
   // defer_output_weight_gradient moves into the flush).
@@ -204,15 +207,22 @@ double expert_routing_map_bytes(const s::Transformer& t, const s::TrainingJob& j
   return routing_map_gather_bytes(dispatched_tokens(job, p), t.moe().num_experts(), ranks);
 }
 
+// The kernels of a layer of `kind` in `job`, its GEMMs in 16 bits when `sixteen_bit`.
+std::vector<LayerOp> layer_kind_ops(const s::Transformer& t, const s::TrainingJob& job,
+                                    const LayerShape& shape, LayerKind kind, bool sixteen_bit) {
+  std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
+  if (job.has_lora()) ops = with_lora(job.lora(), std::move(ops));
+  if (sixteen_bit) ops = with_sixteen_bit_gemms(std::move(ops));
+  return ops;
+}
+
 // A layer of `kind`, its GEMMs in 16 bits when `sixteen_bit` (then no FP8 casts).
 LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
                            const s::Parallelism& p, const ComputeModel& compute,
                            const LayerGroups& groups, const LayerShape& shape, LayerKind kind,
                            bool sixteen_bit = false) {
   const int tp = p.tensor_parallel();
-  std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
-  if (job.has_lora()) ops = with_lora(job.lora(), std::move(ops));
-  if (sixteen_bit) ops = with_sixteen_bit_gemms(std::move(ops));
+  const std::vector<LayerOp> ops = layer_kind_ops(t, job, shape, kind, sixteen_bit);
   LayerTimes layer =
       time_layer(ops, compute, groups, p.recompute(), tensor_overlap(p), recomputed_parts(p));
   if (narrow_gemms(job.precision())) {
@@ -351,6 +361,7 @@ Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s
     const auto kind = static_cast<LayerKind>(i);
     LayerTimes& layer = k.layers[i];
     layer = time_layer_kind(t, job, p, compute, groups, shape, kind);
+    if (reduces_amax(job)) k.amax[i] = amax_bytes(layer_kind_ops(t, job, shape, kind, false));
     if (!routes_to_experts(kind)) continue;
     const Picoseconds exposed =
         combined_exposed_all_to_all(layer.forward_phases, layer.backward_phases,
@@ -477,8 +488,10 @@ CombinedTasks combined_tasks(const PipelinePlan& plan, int r) {
 // Builds stage `r`'s work chunk by chunk and adds its time shares to `out`.
 class StageBuilder {
  public:
+  // `amax_group`: the stage's amax reduction group under delayed scaling, else null.
   StageBuilder(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
-               const ComputeModel& compute, const Kernels& kernels, const PipelineLayout& layout)
+               const ComputeModel& compute, const Kernels& kernels, const PipelineLayout& layout,
+               GroupCollectives* amax_group)
       : model_(model),
         t_(model.transformer()),
         job_(job),
@@ -486,6 +499,7 @@ class StageBuilder {
         compute_(compute),
         kernels_(kernels),
         layout_(layout),
+        amax_group_(amax_group),
         params_(transformer_parameters(model.transformer())) {}
 
   void add_stage(int r, TransformerPlan* out) const {
@@ -495,6 +509,7 @@ class StageBuilder {
     const double ranks = static_cast<double>(p_.data_parallel()) * p_.context_parallel();
     StageWork w;
     PassTimes step;  // over the step
+    Picoseconds amax_step(0);  // the amax all-reduces over the step
     LocalParameters local;
     int buckets = 0;
     LayerParameters stage_layers;
@@ -506,9 +521,11 @@ class StageBuilder {
       const int experts = moe_layers_in(t_, first, n);
       const bool output = last_stage && c == v - 1;
       PassTimes f, b;
+      AmaxBytes amaxes;
       for (int layer = first; layer < first + n; ++layer) {
         f += kernels_of(layer).forward;
         b += kernels_of(layer).backward;
+        amaxes += kernels_.amax[static_cast<int>(layer_kind(t_, layer))];
         const NewtonSchulzTime& orthogonalize =
             routes_to_experts(layer_kind(t_, layer)) ? kernels_.muon_experts : kernels_.muon_dense;
         muon.dense += orthogonalize.dense;
@@ -547,17 +564,21 @@ class StageBuilder {
       const double accumulated =
           gradient_accumulation_bytes(job_.precision(), p_.deepspeed_pipeline_engine());
       b.compute += compute_.memory_bound(accumulated * trained);
-      w.chunk_forward.push_back(f.total());
-      w.chunk_backward.push_back(b.total());
+      // Each pass ends with its blocking amax all-reduce, before its output leaves.
+      const Picoseconds amax_f = amax_reduction(amaxes.forward);
+      const Picoseconds amax_b = amax_reduction(amaxes.backward);
+      w.chunk_forward.push_back(f.total() + amax_f);
+      w.chunk_backward.push_back(b.total() + amax_b);
       if (experts > 0) add_all_to_all_spans(c, first, n, output, &w);
       step += plan.micro_batches * f;
       step += plan.micro_batches * b;
+      amax_step += Picoseconds(plan.micro_batches * (amax_f + amax_b).count());
       if (plan.overlap_expert_communication) {
         // What a combined step hides of each pass's all-to-alls.
         const int64_t hidden_f = experts * kernels_.combined_forward_saved.count();
         const int64_t hidden_b = experts * kernels_.combined_backward_saved.count();
-        w.combined_forward.push_back(f.total() - Picoseconds(hidden_f));
-        w.combined_backward.push_back(b.total() - Picoseconds(hidden_b));
+        w.combined_forward.push_back(f.total() + amax_f - Picoseconds(hidden_f));
+        w.combined_backward.push_back(b.total() + amax_b - Picoseconds(hidden_b));
         step.expert_comm = step.expert_comm - Picoseconds(combined.forwards[c] * hidden_f +
                                                           combined.backwards[c] * hidden_b);
       }
@@ -573,6 +594,7 @@ class StageBuilder {
     out->context_comm_s.push_back(step.context_comm.seconds());
     out->expert_comm_s.push_back(step.expert_comm.seconds());
     out->expert_compute_s.push_back(step.expert_compute.seconds());
+    out->amax_comm_s.push_back(amax_step.seconds());
     finish_stage(r, local, trainable_parameters(t_, job_, p_, local, layout_.stage_layers(r)),
                  buckets, muon, &w, plan);
     w.gpu_sms = compute_.gpu().streaming_multiprocessors();
@@ -584,6 +606,12 @@ class StageBuilder {
   }
 
  private:
+  // The blocking all-reduce of `bytes` of amaxes over the amax group; 0 without one.
+  Picoseconds amax_reduction(double bytes) const {
+    if (amax_group_ == nullptr || bytes <= 0) return Picoseconds(0);
+    return amax_group_->time(CollectiveOp::kAllReduce, bytes);
+  }
+
   // The kernels of 0-based layer `layer`: of its kind, within the window or not.
   const LayerTimes& kernels_of(int layer) const {
     const LayerKind kind = layer_kind(t_, layer);
@@ -782,6 +810,7 @@ class StageBuilder {
   const ComputeModel& compute_;
   const Kernels& kernels_;
   const PipelineLayout& layout_;
+  GroupCollectives* amax_group_;
   TransformerParameters params_;
 };
 
@@ -801,7 +830,12 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
   layer_groups.expert_routing_map_bytes = expert_routing_map_bytes(t, job, p);
   out.plan.expert_rail_shares = groups.rail_shares();
   const Kernels kernels = time_kernels(t, job, p, compute, layer_groups);
-  const StageBuilder builder(model, job, p, compute, kernels, layout);
+  std::unique_ptr<GroupCollectives> amax_group;
+  const std::vector<int> amax_gpus = amax_reduction_group(out.plan);
+  if (reduces_amax(job) && amax_gpus.size() > 1) {
+    amax_group = std::make_unique<GroupCollectives>(topology, amax_gpus);
+  }
+  const StageBuilder builder(model, job, p, compute, kernels, layout, amax_group.get());
   for (int r = 0; r < p.pipeline_parallel(); ++r) builder.add_stage(r, &out);
   return out;
 }

@@ -1,7 +1,8 @@
 // The pipeline plan of a transformer's training step: each stage's work per model chunk from its
 // layers' kernel times (layer_times.h) under the pipeline layout (pipeline_layout.h), the output
-// layer on the last chunk, FP8 casts, gradient buckets over data x context parallel, the
-// optimizer on its shard and the parameter all-gather; plus where each stage's time goes.
+// layer on the last chunk, FP8 casts and delayed scaling's amax all-reduces (amax_reduction.h),
+// gradient buckets over data x context parallel, the optimizer on its shard and the parameter
+// all-gather; plus where each stage's time goes.
 #pragma once
 
 #include <vector>
@@ -23,6 +24,8 @@ struct TransformerPlan {
   // Per stage, over the step: expert-parallel all-to-alls on the critical path, and the routed
   // experts' kernels (a part of compute_s).
   std::vector<double> expert_comm_s, expert_compute_s;
+  // Per stage, over the step: delayed scaling's blocking amax all-reduces (amax_reduction.h).
+  std::vector<double> amax_comm_s;
   double recomputed_layers = 0;  // fully recomputed layers per micro-batch (all stages)
 };
 
