@@ -36,11 +36,18 @@ void SharedBandwidth::make_constraint_state() {
   if (users_.size() == capacities_.size()) return;
   bytes_through_.resize(capacities_.size(), 0);
   users_.resize(capacities_.size());
-  constraint_seen_.resize(capacities_.size(), 0);
 }
 
-int64_t SharedBandwidth::start(double bytes, const std::vector<MaxMinFair::Use>& uses,
-                               Picoseconds latency, std::function<void()> done) {
+int32_t SharedBandwidth::intern_uses(std::span<const MaxMinFair::Use> uses) {
+  for (const MaxMinFair::Use& u : uses) {
+    CLUSTERSIM_CHECK(static_cast<size_t>(u.constraint) < capacities_.size(),
+                     "an unknown constraint");
+  }
+  return use_lists_.intern(uses);
+}
+
+int64_t SharedBandwidth::start_interned(double bytes, int32_t uses, Picoseconds latency,
+                                        std::function<void()> done) {
   CLUSTERSIM_CHECK(bytes >= 0, "a transfer of negative size");
   if (transfers_.empty()) solver_.set_capacities(capacities_);
   int64_t id;
@@ -55,12 +62,10 @@ int64_t SharedBandwidth::start(double bytes, const std::vector<MaxMinFair::Use>&
   t.remaining_bytes = bytes;
   t.rate = 0;
   t.end = Picoseconds::max();
-  t.uses.assign(uses.begin(), uses.end());  // a reused slot keeps its capacity
+  t.uses = uses;
   t.done = std::move(done);
   make_constraint_state();
-  for (const MaxMinFair::Use& u : uses) {
-    CLUSTERSIM_CHECK(static_cast<size_t>(u.constraint) < capacities_.size(),
-                     "an unknown constraint");
+  for (const MaxMinFair::Use& u : uses_of(t)) {
     bytes_through_[u.constraint] += bytes * u.multiplicity;
   }
   sim_->schedule_after(latency, this, static_cast<uint64_t>(id));
@@ -83,7 +88,18 @@ void SharedBandwidth::on_event(uint64_t tag) {
   t.activation = activations_++;
   t.updated = sim_->now();
   ++active_count_;
-  for (const MaxMinFair::Use& u : uses_of(t)) users_[u.constraint].push_back(id);
+  ++stamp_;
+  t.seen = stamp_;
+  for (const MaxMinFair::Use& u : uses_of(t)) {
+    for (int64_t other : users_[u.constraint]) {
+      Transfer& o = transfers_[other];
+      if (o.seen == stamp_) continue;
+      o.seen = stamp_;
+      o.neighbours.push_back(id);
+      t.neighbours.push_back(other);
+    }
+    users_[u.constraint].push_back(id);
+  }
   started_.push_back(id);
   sim_->request_settle(this);
 }
@@ -97,8 +113,8 @@ void SharedBandwidth::describe_event(uint64_t tag, StateFingerprint* f) const {
 void SharedBandwidth::describe_transfer(int64_t transfer, StateFingerprint* f) const {
   const Transfer& t = transfers_[transfer];
   f->add_object(this, transfer);
-  f->add(static_cast<int64_t>(t.uses.size()));
-  for (const MaxMinFair::Use& u : t.uses) {
+  f->add(static_cast<int64_t>(uses_of(t).size()));
+  for (const MaxMinFair::Use& u : uses_of(t)) {
     f->add(u.constraint);
     f->add(u.multiplicity);
   }
@@ -113,7 +129,9 @@ void SharedBandwidth::describe_transfer(int64_t transfer, StateFingerprint* f) c
 
 void SharedBandwidth::fingerprint(StateFingerprint* f) const {
   const bool all_described = f->objects_of(this) == transfers_.size() - free_ids_.size();
-  if (!all_described || !started_.empty() || !freed_.empty()) f->make_incomparable();
+  if (!all_described || !started_.empty() || !neighbours_of_ended_.empty()) {
+    f->make_incomparable();
+  }
   f->add_handler(this);
   f->add_time(wake_up_at_);
 }
@@ -153,8 +171,14 @@ void SharedBandwidth::settle() {
       std::vector<int64_t>& users = users_[u.constraint];
       *std::find(users.begin(), users.end(), end.id) = users.back();
       users.pop_back();
-      freed_.push_back(u.constraint);
     }
+    for (int64_t other : t.neighbours) {
+      std::vector<int64_t>& theirs = transfers_[other].neighbours;
+      *std::find(theirs.begin(), theirs.end(), end.id) = theirs.back();
+      theirs.pop_back();
+      neighbours_of_ended_.push_back(other);
+    }
+    t.neighbours.clear();
     finished_.push_back(end.id);
   }
   std::sort(finished_.begin(), finished_.end(), [&](int64_t a, int64_t b) {
@@ -180,20 +204,13 @@ void SharedBandwidth::collect_affected() {
     t.seen = stamp_;
     affected_.push_back(id);
   };
-  const auto visit_constraint = [&](int32_t c) {
-    if (constraint_seen_[c] == stamp_) return;
-    constraint_seen_[c] = stamp_;
-    for (int64_t id : users_[c]) visit_transfer(id);
-  };
   for (int64_t id : started_) visit_transfer(id);
-  for (int32_t c : freed_) visit_constraint(c);
+  for (int64_t id : neighbours_of_ended_) visit_transfer(id);
   started_.clear();
-  freed_.clear();
-  // affected_ grows while it is scanned: a breadth-first search over shared constraints.
+  neighbours_of_ended_.clear();
+  // affected_ grows while it is scanned: a breadth-first search over neighbours.
   for (size_t i = 0; i < affected_.size(); ++i) {
-    for (const MaxMinFair::Use& u : uses_of(transfers_[affected_[i]])) {
-      visit_constraint(u.constraint);
-    }
+    for (int64_t id : transfers_[affected_[i]].neighbours) visit_transfer(id);
   }
   std::sort(affected_.begin(), affected_.end(), [&](int64_t a, int64_t b) {
     return transfers_[a].activation < transfers_[b].activation;
@@ -203,16 +220,16 @@ void SharedBandwidth::collect_affected() {
 void SharedBandwidth::recompute_rates() {
   collect_affected();
   flows_.clear();
-  for (int64_t id : affected_) flows_.push_back(uses_of(transfers_[id]));
-  solver_.solve(flows_, kUnconstrainedRate, &rates_);
+  for (int64_t id : affected_) flows_.push_back(transfers_[id].uses);
+  const std::vector<double>& rates = solver_.solve(flows_, use_lists_, kUnconstrainedRate);
   const Picoseconds now = sim_->now();
   for (size_t i = 0; i < affected_.size(); ++i) {
     Transfer& t = transfers_[affected_[i]];
-    if (rates_[i] == t.rate) continue;  // same rate: same end
-    CLUSTERSIM_CHECK(rates_[i] > 0, "an active transfer without bandwidth would never finish");
+    if (rates[i] == t.rate) continue;  // same rate: same end
+    CLUSTERSIM_CHECK(rates[i] > 0, "an active transfer without bandwidth would never finish");
     t.remaining_bytes = std::max(0.0, t.remaining_bytes - t.rate * (now - t.updated).seconds());
     t.updated = now;
-    t.rate = rates_[i];
+    t.rate = rates[i];
     t.end = now + transfer_time(t.remaining_bytes, t.rate);
     ends_.push_back({t.end.count(), affected_[i], ++t.version});
     std::push_heap(ends_.begin(), ends_.end(), LaterEnd{});
