@@ -6,6 +6,7 @@ namespace clustersim {
 void MaxMinFairMemo::set_capacities(std::span<const double> capacities) {
   solver_.set_capacities(capacities);
   rates_.clear();
+  flows_kept_ = 0;
 }
 
 size_t MaxMinFairMemo::FlowsHash::operator()(const std::vector<int32_t>& flows) const {
@@ -19,7 +20,11 @@ const std::vector<double>& MaxMinFairMemo::solve(std::span<const int32_t> flows,
                                                  double unconstrained_rate) {
   key_.assign(flows.begin(), flows.end());
   if (auto it = rates_.find(key_); it != rates_.end()) return it->second;
-  if (rates_.size() >= kMaxSets) rates_.clear();
+  if (flows_kept_ + flows.size() > kMaxFlows) {
+    rates_.clear();
+    flows_kept_ = 0;
+  }
+  flows_kept_ += flows.size();
   uses_.clear();
   for (int32_t id : flows) uses_.push_back(store.get(id));
   std::vector<double>& rates = rates_[key_];

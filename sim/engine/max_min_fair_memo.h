@@ -3,8 +3,9 @@
 // solver's rates depend only on the flows' uses, in order, and the capacities. A set seen before
 // gets the rates it got then, bit for bit, without solving.
 //
-// At most kMaxSets sets are kept; when full, all are forgotten (the next solves refill it), so
-// memory stays bounded and the rates never depend on what was kept. Not thread-safe.
+// The sets kept hold at most kMaxFlows flows in all; when full, all are forgotten (the next
+// solves refill it), so memory stays bounded (a few MiB), also where components are large and
+// rarely repeat, and the rates never depend on what was kept. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,7 @@ namespace clustersim {
 
 class MaxMinFairMemo {
  public:
-  static constexpr size_t kMaxSets = 1 << 14;
+  static constexpr size_t kMaxFlows = 1 << 16;
 
   // As MaxMinFair::set_capacities; forgets every set.
   void set_capacities(std::span<const double> capacities);
@@ -36,6 +37,7 @@ class MaxMinFairMemo {
   };
   MaxMinFair solver_;
   std::unordered_map<std::vector<int32_t>, std::vector<double>, FlowsHash> rates_;
+  size_t flows_kept_ = 0;  // in rates_
   std::vector<int32_t> key_;                           // scratch of solve
   std::vector<std::span<const MaxMinFair::Use>> uses_;  // likewise
 };

@@ -36,6 +36,7 @@ void SharedBandwidth::make_constraint_state() {
   if (users_.size() == capacities_.size()) return;
   bytes_through_.resize(capacities_.size(), 0);
   users_.resize(capacities_.size());
+  constraint_seen_.resize(capacities_.size(), 0);
 }
 
 int32_t SharedBandwidth::intern_uses(std::span<const MaxMinFair::Use> uses) {
@@ -90,18 +91,35 @@ void SharedBandwidth::on_event(uint64_t tag) {
   ++active_count_;
   ++stamp_;
   t.seen = stamp_;
+  t.crowded = false;
   for (const MaxMinFair::Use& u : uses_of(t)) {
     for (int64_t other : users_[u.constraint]) {
       Transfer& o = transfers_[other];
       if (o.seen == stamp_) continue;
       o.seen = stamp_;
-      o.neighbours.push_back(id);
-      t.neighbours.push_back(other);
+      add_neighbour(&o, id);
+      add_neighbour(&t, other);
     }
     users_[u.constraint].push_back(id);
   }
   started_.push_back(id);
   sim_->request_settle(this);
+}
+
+void SharedBandwidth::add_neighbour(Transfer* t, int64_t neighbour) {
+  if (t->crowded) return;
+  if (t->neighbours.size() == kMaxNeighbours) {
+    t->crowded = true;
+    t->neighbours.clear();
+    return;
+  }
+  t->neighbours.push_back(neighbour);
+}
+
+void SharedBandwidth::forget_neighbour(Transfer* t, int64_t neighbour) {
+  if (t->crowded) return;
+  *std::find(t->neighbours.begin(), t->neighbours.end(), neighbour) = t->neighbours.back();
+  t->neighbours.pop_back();
 }
 
 void SharedBandwidth::describe_event(uint64_t tag, StateFingerprint* f) const {
@@ -172,13 +190,25 @@ void SharedBandwidth::settle() {
       *std::find(users.begin(), users.end(), end.id) = users.back();
       users.pop_back();
     }
-    for (int64_t other : t.neighbours) {
-      std::vector<int64_t>& theirs = transfers_[other].neighbours;
-      *std::find(theirs.begin(), theirs.end(), end.id) = theirs.back();
-      theirs.pop_back();
-      neighbours_of_ended_.push_back(other);
+    if (t.crowded) {
+      // Its neighbours are the users left on its constraints.
+      ++stamp_;
+      for (const MaxMinFair::Use& u : uses_of(t)) {
+        for (int64_t other : users_[u.constraint]) {
+          Transfer& o = transfers_[other];
+          if (o.seen == stamp_) continue;
+          o.seen = stamp_;
+          forget_neighbour(&o, end.id);
+          neighbours_of_ended_.push_back(other);
+        }
+      }
+    } else {
+      for (int64_t other : t.neighbours) {
+        forget_neighbour(&transfers_[other], end.id);
+        neighbours_of_ended_.push_back(other);
+      }
+      t.neighbours.clear();
     }
-    t.neighbours.clear();
     finished_.push_back(end.id);
   }
   std::sort(finished_.begin(), finished_.end(), [&](int64_t a, int64_t b) {
@@ -208,9 +238,20 @@ void SharedBandwidth::collect_affected() {
   for (int64_t id : neighbours_of_ended_) visit_transfer(id);
   started_.clear();
   neighbours_of_ended_.clear();
-  // affected_ grows while it is scanned: a breadth-first search over neighbours.
+  const auto visit_constraint = [&](int32_t c) {
+    if (constraint_seen_[c] == stamp_) return;
+    constraint_seen_[c] = stamp_;
+    for (int64_t id : users_[c]) visit_transfer(id);
+  };
+  // affected_ grows while it is scanned: a breadth-first search over neighbours, listed or (for
+  // a crowded transfer) found on its constraints.
   for (size_t i = 0; i < affected_.size(); ++i) {
-    for (int64_t id : transfers_[affected_[i]].neighbours) visit_transfer(id);
+    const Transfer& t = transfers_[affected_[i]];
+    if (!t.crowded) {
+      for (int64_t id : t.neighbours) visit_transfer(id);
+      continue;
+    }
+    for (const MaxMinFair::Use& u : uses_of(t)) visit_constraint(u.constraint);
   }
   std::sort(affected_.begin(), affected_.end(), [&](int64_t a, int64_t b) {
     return transfers_[a].activation < transfers_[b].activation;

@@ -10,7 +10,9 @@
 //
 // Each active transfer keeps its neighbours (the active transfers it shares a constraint with),
 // found once when it starts, so the transfers connected to a change are found without visiting
-// constraints. A transfer's progress is brought up to date only when its rate changes, and its end
+// its constraints; one with more than kMaxNeighbours (many transfers on one link, where lists of
+// neighbours would grow as their square) is crowded: its neighbours are found on its constraints'
+// users instead. A transfer's progress is brought up to date only when its rate changes, and its end
 // time is computed then and kept in a heap: a timestamp costs what its connected transfers cost,
 // not the number of transfers in flight elsewhere.
 //
@@ -92,8 +94,10 @@ class SharedBandwidth : private EventHandler, private Settler {
     std::function<void()> done;
     bool active = false;
     uint64_t activation = 0;  // order of activation: the order flows are given to the solver
-    uint64_t seen = 0;        // stamp of on_event and collect_affected
-    std::vector<int64_t> neighbours;  // active transfers sharing a constraint, while active
+    uint64_t seen = 0;        // stamp of on_event, settle and collect_affected
+    // While active and not crowded: every active transfer sharing a constraint with it.
+    std::vector<int64_t> neighbours;
+    bool crowded = false;  // had more than kMaxNeighbours since it became active
   };
   struct End {
     int64_t time;
@@ -104,6 +108,12 @@ class SharedBandwidth : private EventHandler, private Settler {
     return use_lists_.get(t.uses);
   }
   enum : uint64_t { kWakeUp = 1ull << 63 };
+  static constexpr size_t kMaxNeighbours = 32;
+
+  // Lists `neighbour` among t's neighbours, or makes t crowded.
+  void add_neighbour(Transfer* t, int64_t neighbour);
+  // Takes ended `neighbour` off t's list (a crowded t keeps none).
+  void forget_neighbour(Transfer* t, int64_t neighbour);
 
   void on_event(uint64_t tag) override;  // a transfer's latency ended, or a wake-up
   void describe_event(uint64_t tag, StateFingerprint* f) const override;
@@ -115,7 +125,7 @@ class SharedBandwidth : private EventHandler, private Settler {
   bool stale(const End& end) const;
   void pop_end();
   void schedule_wake_up();
-  // Makes the per-constraint state (users, bytes), once all constraints are known.
+  // Makes the per-constraint state (users, stamps, bytes), once all constraints are known.
   void make_constraint_state();
 
   Simulation* sim_;
@@ -134,6 +144,7 @@ class SharedBandwidth : private EventHandler, private Settler {
   std::vector<int64_t> started_;             // activated since the last re-rating
   std::vector<int64_t> neighbours_of_ended_;  // of the transfers ended since then
   std::vector<int64_t> affected_;            // scratch of collect_affected
+  std::vector<uint64_t> constraint_seen_;    // likewise, stamp per constraint
   uint64_t stamp_ = 0;
   uint64_t activations_ = 0;
   uint64_t wake_up_generation_ = 0;

@@ -117,9 +117,10 @@ TEST_CASE("an end re-rates transfers linked to it only through others") {
 }
 
 TEST_CASE("re-rating the changed components gives every transfer the rate of a solve of all") {
-  // Random transfers over random constraints, activated one by one (distinct latencies): at every
-  // end, each active transfer's rate equals, bit for bit, the rate a solve of all the active ones
-  // (in order of activation) gives it, as the components found through neighbours must.
+  // Random transfers over random constraints, activated one by one (distinct latencies), enough
+  // that many share a constraint with more than 32 others (crowded): at every end, each active
+  // transfer's rate equals, bit for bit, the rate a solve of all the active ones (in order of
+  // activation) gives it, as the components found through neighbours must.
   std::mt19937 random(11);
   std::vector<double> capacities(12);
   for (double& c : capacities) c = std::uniform_real_distribution<double>(1e9, 1e11)(random);
@@ -127,7 +128,7 @@ TEST_CASE("re-rating the changed components gives every transfer the rate of a s
   SharedBandwidth net(&sim, capacities);
   MaxMinFair solver;
   solver.set_capacities(capacities);
-  constexpr int kTransfers = 60;
+  constexpr int kTransfers = 120;
   std::vector<std::vector<MaxMinFair::Use>> uses(kTransfers);
   std::vector<int64_t> ids;
   size_t checked = 0, mismatches = 0;
