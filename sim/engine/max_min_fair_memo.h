@@ -20,7 +20,7 @@ namespace clustersim {
 
 class MaxMinFairMemo {
  public:
-  static constexpr size_t kMaxFlows = 1 << 16;
+  static constexpr size_t kMaxFlows = 1 << 14;
 
   // As MaxMinFair::set_capacities; forgets every set.
   void set_capacities(std::span<const double> capacities);

@@ -110,7 +110,7 @@ void SharedBandwidth::add_neighbour(Transfer* t, int64_t neighbour) {
   if (t->crowded) return;
   if (t->neighbours.size() == kMaxNeighbours) {
     t->crowded = true;
-    t->neighbours.clear();
+    t->neighbours = {};  // its memory too: there may be many crowded transfers
     return;
   }
   t->neighbours.push_back(neighbour);
@@ -147,7 +147,7 @@ void SharedBandwidth::describe_transfer(int64_t transfer, StateFingerprint* f) c
 
 void SharedBandwidth::fingerprint(StateFingerprint* f) const {
   const bool all_described = f->objects_of(this) == transfers_.size() - free_ids_.size();
-  if (!all_described || !started_.empty() || !neighbours_of_ended_.empty()) {
+  if (!all_described || !started_.empty() || !neighbours_of_ended_.empty() || !freed_.empty()) {
     f->make_incomparable();
   }
   f->add_handler(this);
@@ -191,16 +191,17 @@ void SharedBandwidth::settle() {
       users.pop_back();
     }
     if (t.crowded) {
-      // Its neighbours are the users left on its constraints.
+      // Its neighbours are the users left on its constraints: those that list it forget it, and
+      // all are found again from its constraints.
       ++stamp_;
       for (const MaxMinFair::Use& u : uses_of(t)) {
         for (int64_t other : users_[u.constraint]) {
           Transfer& o = transfers_[other];
-          if (o.seen == stamp_) continue;
+          if (o.crowded || o.seen == stamp_) continue;
           o.seen = stamp_;
           forget_neighbour(&o, end.id);
-          neighbours_of_ended_.push_back(other);
         }
+        freed_.push_back(u.constraint);
       }
     } else {
       for (int64_t other : t.neighbours) {
@@ -234,15 +235,17 @@ void SharedBandwidth::collect_affected() {
     t.seen = stamp_;
     affected_.push_back(id);
   };
-  for (int64_t id : started_) visit_transfer(id);
-  for (int64_t id : neighbours_of_ended_) visit_transfer(id);
-  started_.clear();
-  neighbours_of_ended_.clear();
   const auto visit_constraint = [&](int32_t c) {
     if (constraint_seen_[c] == stamp_) return;
     constraint_seen_[c] = stamp_;
     for (int64_t id : users_[c]) visit_transfer(id);
   };
+  for (int64_t id : started_) visit_transfer(id);
+  for (int64_t id : neighbours_of_ended_) visit_transfer(id);
+  for (int32_t c : freed_) visit_constraint(c);
+  started_.clear();
+  neighbours_of_ended_.clear();
+  freed_.clear();
   // affected_ grows while it is scanned: a breadth-first search over neighbours, listed or (for
   // a crowded transfer) found on its constraints.
   for (size_t i = 0; i < affected_.size(); ++i) {

@@ -119,8 +119,8 @@ class SharedBandwidth : private EventHandler, private Settler {
   void describe_event(uint64_t tag, StateFingerprint* f) const override;
   void settle() override;  // finish, re-rate, schedule next wake-up
   void recompute_rates();
-  // Fills affected_ with the active transfers connected to started_ and neighbours_of_ended_, in
-  // activation order, and empties those two.
+  // Fills affected_ with the active transfers connected to started_, neighbours_of_ended_ and the
+  // users of freed_, in activation order, and empties those three.
   void collect_affected();
   bool stale(const End& end) const;
   void pop_end();
@@ -142,7 +142,8 @@ class SharedBandwidth : private EventHandler, private Settler {
   std::vector<int64_t> finished_;                        // scratch of settle
   std::vector<std::vector<int64_t>> users_;  // per constraint, the active transfers using it
   std::vector<int64_t> started_;             // activated since the last re-rating
-  std::vector<int64_t> neighbours_of_ended_;  // of the transfers ended since then
+  std::vector<int64_t> neighbours_of_ended_;  // listed by a transfer ended since then
+  std::vector<int32_t> freed_;               // used by a crowded transfer ended since then
   std::vector<int64_t> affected_;            // scratch of collect_affected
   std::vector<uint64_t> constraint_seen_;    // likewise, stamp per constraint
   uint64_t stamp_ = 0;
