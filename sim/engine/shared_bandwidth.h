@@ -12,9 +12,9 @@
 // found once when it starts, so the transfers connected to a change are found without visiting
 // its constraints; one with more than kMaxNeighbours (many transfers on one link, where lists of
 // neighbours would grow as their square) is crowded: its neighbours are found on its constraints'
-// users instead. A transfer's progress is brought up to date only when its rate changes, and its end
-// time is computed then and kept in a heap: a timestamp costs what its connected transfers cost,
-// not the number of transfers in flight elsewhere.
+// users instead. A transfer's progress is brought up to date only when its rate changes, and its
+// end time is computed then and kept in a heap: a timestamp costs what its connected transfers
+// cost, not the number of transfers in flight elsewhere.
 //
 // Not thread-safe. Knows nothing of networks: a "constraint" is any capacity in bytes per second.
 #pragma once
@@ -26,8 +26,8 @@
 
 #include "sim/engine/max_min_fair.h"
 #include "sim/engine/max_min_fair_memo.h"
-#include "sim/engine/use_list_store.h"
 #include "sim/engine/simulation.h"
+#include "sim/engine/use_list_store.h"
 
 namespace clustersim {
 
@@ -138,12 +138,12 @@ class SharedBandwidth : private EventHandler, private Settler {
   std::vector<int64_t> free_ids_;  // slots of ended transfers, reused by start()
   size_t active_count_ = 0;
   std::vector<End> ends_;  // min-heap on time of the active transfers' ends (and stale entries)
-  std::vector<int32_t> flows_;     // scratch of recompute_rates: the affected' use lists
-  std::vector<int64_t> finished_;                        // scratch of settle
+  std::vector<int32_t> flows_;     // scratch of recompute_rates: the affected transfers' uses
+  std::vector<int64_t> finished_;  // scratch of settle
   std::vector<std::vector<int64_t>> users_;  // per constraint, the active transfers using it
   std::vector<int64_t> started_;             // activated since the last re-rating
   std::vector<int64_t> neighbours_of_ended_;  // listed by a transfer ended since then
-  std::vector<int32_t> freed_;               // used by a crowded transfer ended since then
+  std::vector<int32_t> freed_;  // used by a crowded transfer ended since then
   std::vector<int64_t> affected_;            // scratch of collect_affected
   std::vector<uint64_t> constraint_seen_;    // likewise, stamp per constraint
   uint64_t stamp_ = 0;

@@ -30,9 +30,9 @@ TEST_CASE("remembered rates are the solver's, bit for bit, for sets seen again o
   memo.set_capacities(capacities);
   MaxMinFair solver;
   solver.set_capacities(capacities);
-  // More flows than the memo keeps, each set solved twice: the second pass finds the sets kept since
-  // it last forgot, and solves again those it forgot.
-  std::vector<std::vector<int32_t>> sets(MaxMinFairMemo::kMaxFlows / 2);  // 3.5 flows each
+  // About twice the flows the memo keeps (3.5 a set), each set solved twice: the second pass finds
+  // the sets kept since it last forgot, and solves again those it forgot.
+  std::vector<std::vector<int32_t>> sets(MaxMinFairMemo::kMaxFlows / 2);
   for (std::vector<int32_t>& flows : sets) {
     flows.resize(std::uniform_int_distribution<size_t>(1, 6)(random));
     for (int32_t& f : flows) f = ids[std::uniform_int_distribution<size_t>(0, 23)(random)];
