@@ -39,8 +39,16 @@ void SharedBandwidth::make_constraint_state() {
   constraint_seen_.resize(capacities_.size(), 0);
 }
 
-int64_t SharedBandwidth::start(double bytes, const std::vector<MaxMinFair::Use>& uses,
-                               Picoseconds latency, std::function<void()> done) {
+int32_t SharedBandwidth::intern_uses(std::span<const MaxMinFair::Use> uses) {
+  for (const MaxMinFair::Use& u : uses) {
+    CLUSTERSIM_CHECK(static_cast<size_t>(u.constraint) < capacities_.size(),
+                     "an unknown constraint");
+  }
+  return use_lists_.intern(uses);
+}
+
+int64_t SharedBandwidth::start_interned(double bytes, int32_t uses, Picoseconds latency,
+                                        std::function<void()> done) {
   CLUSTERSIM_CHECK(bytes >= 0, "a transfer of negative size");
   if (transfers_.empty()) solver_.set_capacities(capacities_);
   int64_t id;
@@ -55,12 +63,10 @@ int64_t SharedBandwidth::start(double bytes, const std::vector<MaxMinFair::Use>&
   t.remaining_bytes = bytes;
   t.rate = 0;
   t.end = Picoseconds::max();
-  t.uses.assign(uses.begin(), uses.end());  // a reused slot keeps its capacity
+  t.uses = uses;
   t.done = std::move(done);
   make_constraint_state();
-  for (const MaxMinFair::Use& u : uses) {
-    CLUSTERSIM_CHECK(static_cast<size_t>(u.constraint) < capacities_.size(),
-                     "an unknown constraint");
+  for (const MaxMinFair::Use& u : uses_of(t)) {
     bytes_through_[u.constraint] += bytes * u.multiplicity;
   }
   sim_->schedule_after(latency, this, static_cast<uint64_t>(id));
@@ -83,9 +89,37 @@ void SharedBandwidth::on_event(uint64_t tag) {
   t.activation = activations_++;
   t.updated = sim_->now();
   ++active_count_;
-  for (const MaxMinFair::Use& u : uses_of(t)) users_[u.constraint].push_back(id);
+  ++stamp_;
+  t.seen = stamp_;
+  t.crowded = false;
+  for (const MaxMinFair::Use& u : uses_of(t)) {
+    for (int64_t other : users_[u.constraint]) {
+      Transfer& o = transfers_[other];
+      if (o.seen == stamp_) continue;
+      o.seen = stamp_;
+      add_neighbour(&o, id);
+      add_neighbour(&t, other);
+    }
+    users_[u.constraint].push_back(id);
+  }
   started_.push_back(id);
   sim_->request_settle(this);
+}
+
+void SharedBandwidth::add_neighbour(Transfer* t, int64_t neighbour) {
+  if (t->crowded) return;
+  if (t->neighbours.size() == kMaxNeighbours) {
+    t->crowded = true;
+    t->neighbours = {};  // its memory too: there may be many crowded transfers
+    return;
+  }
+  t->neighbours.push_back(neighbour);
+}
+
+void SharedBandwidth::forget_neighbour(Transfer* t, int64_t neighbour) {
+  if (t->crowded) return;
+  *std::find(t->neighbours.begin(), t->neighbours.end(), neighbour) = t->neighbours.back();
+  t->neighbours.pop_back();
 }
 
 void SharedBandwidth::describe_event(uint64_t tag, StateFingerprint* f) const {
@@ -97,8 +131,8 @@ void SharedBandwidth::describe_event(uint64_t tag, StateFingerprint* f) const {
 void SharedBandwidth::describe_transfer(int64_t transfer, StateFingerprint* f) const {
   const Transfer& t = transfers_[transfer];
   f->add_object(this, transfer);
-  f->add(static_cast<int64_t>(t.uses.size()));
-  for (const MaxMinFair::Use& u : t.uses) {
+  f->add(static_cast<int64_t>(uses_of(t).size()));
+  for (const MaxMinFair::Use& u : uses_of(t)) {
     f->add(u.constraint);
     f->add(u.multiplicity);
   }
@@ -113,7 +147,9 @@ void SharedBandwidth::describe_transfer(int64_t transfer, StateFingerprint* f) c
 
 void SharedBandwidth::fingerprint(StateFingerprint* f) const {
   const bool all_described = f->objects_of(this) == transfers_.size() - free_ids_.size();
-  if (!all_described || !started_.empty() || !freed_.empty()) f->make_incomparable();
+  if (!all_described || !started_.empty() || !neighbours_of_ended_.empty() || !freed_.empty()) {
+    f->make_incomparable();
+  }
   f->add_handler(this);
   f->add_time(wake_up_at_);
 }
@@ -153,7 +189,26 @@ void SharedBandwidth::settle() {
       std::vector<int64_t>& users = users_[u.constraint];
       *std::find(users.begin(), users.end(), end.id) = users.back();
       users.pop_back();
-      freed_.push_back(u.constraint);
+    }
+    if (t.crowded) {
+      // Its neighbours are the users left on its constraints: those that list it forget it, and
+      // all are found again from its constraints.
+      ++stamp_;
+      for (const MaxMinFair::Use& u : uses_of(t)) {
+        for (int64_t other : users_[u.constraint]) {
+          Transfer& o = transfers_[other];
+          if (o.crowded || o.seen == stamp_) continue;
+          o.seen = stamp_;
+          forget_neighbour(&o, end.id);
+        }
+        freed_.push_back(u.constraint);
+      }
+    } else {
+      for (int64_t other : t.neighbours) {
+        forget_neighbour(&transfers_[other], end.id);
+        neighbours_of_ended_.push_back(other);
+      }
+      t.neighbours.clear();
     }
     finished_.push_back(end.id);
   }
@@ -186,14 +241,20 @@ void SharedBandwidth::collect_affected() {
     for (int64_t id : users_[c]) visit_transfer(id);
   };
   for (int64_t id : started_) visit_transfer(id);
+  for (int64_t id : neighbours_of_ended_) visit_transfer(id);
   for (int32_t c : freed_) visit_constraint(c);
   started_.clear();
+  neighbours_of_ended_.clear();
   freed_.clear();
-  // affected_ grows while it is scanned: a breadth-first search over shared constraints.
+  // affected_ grows while it is scanned: a breadth-first search over neighbours, listed or (for
+  // a crowded transfer) found on its constraints.
   for (size_t i = 0; i < affected_.size(); ++i) {
-    for (const MaxMinFair::Use& u : uses_of(transfers_[affected_[i]])) {
-      visit_constraint(u.constraint);
+    const Transfer& t = transfers_[affected_[i]];
+    if (!t.crowded) {
+      for (int64_t id : t.neighbours) visit_transfer(id);
+      continue;
     }
+    for (const MaxMinFair::Use& u : uses_of(t)) visit_constraint(u.constraint);
   }
   std::sort(affected_.begin(), affected_.end(), [&](int64_t a, int64_t b) {
     return transfers_[a].activation < transfers_[b].activation;
@@ -203,16 +264,16 @@ void SharedBandwidth::collect_affected() {
 void SharedBandwidth::recompute_rates() {
   collect_affected();
   flows_.clear();
-  for (int64_t id : affected_) flows_.push_back(uses_of(transfers_[id]));
-  solver_.solve(flows_, kUnconstrainedRate, &rates_);
+  for (int64_t id : affected_) flows_.push_back(transfers_[id].uses);
+  const std::vector<double>& rates = solver_.solve(flows_, use_lists_, kUnconstrainedRate);
   const Picoseconds now = sim_->now();
   for (size_t i = 0; i < affected_.size(); ++i) {
     Transfer& t = transfers_[affected_[i]];
-    if (rates_[i] == t.rate) continue;  // same rate: same end
-    CLUSTERSIM_CHECK(rates_[i] > 0, "an active transfer without bandwidth would never finish");
+    if (rates[i] == t.rate) continue;  // same rate: same end
+    CLUSTERSIM_CHECK(rates[i] > 0, "an active transfer without bandwidth would never finish");
     t.remaining_bytes = std::max(0.0, t.remaining_bytes - t.rate * (now - t.updated).seconds());
     t.updated = now;
-    t.rate = rates_[i];
+    t.rate = rates[i];
     t.end = now + transfer_time(t.remaining_bytes, t.rate);
     ends_.push_back({t.end.count(), affected_[i], ++t.version});
     std::push_heap(ends_.begin(), ends_.end(), LaterEnd{});

@@ -47,19 +47,17 @@ Network::Network(Simulation* sim, const Topology* topology, int replicas)
 
 void Network::start_coupled(const std::vector<std::pair<int, int>>& edges, double bytes_per_edge,
                             Picoseconds latency, std::function<void()> done) {
-  uses_.clear();
-  for (auto [from, to] : edges) add_route(from, to, bytes_per_edge);
-  start_on_routes(bytes_per_edge, latency, std::move(done));
+  for (auto [from, to] : edges) count_edge(from, to, bytes_per_edge);
+  links_.start_interned(bytes_per_edge, coupled_uses(edges), latency, std::move(done));
 }
 
 double Network::stage_coupled(const std::vector<std::pair<int, int>>& edges,
                               double bytes_per_edge) {
-  uses_.clear();
-  for (auto [from, to] : edges) add_route(from, to, bytes_per_edge);
-  merge_uses(&uses_);
+  for (auto [from, to] : edges) count_edge(from, to, bytes_per_edge);
+  staged_ = coupled_uses(edges);
   const std::vector<double>& capacities = topology_->link_capacities();
   double rate = std::numeric_limits<double>::infinity();
-  for (const MaxMinFair::Use& use : uses_) {
+  for (const MaxMinFair::Use& use : links_.uses(staged_)) {
     rate = std::min(rate, capacities[use.constraint] / use.multiplicity);
   }
   return rate;
@@ -67,20 +65,37 @@ double Network::stage_coupled(const std::vector<std::pair<int, int>>& edges,
 
 void Network::start_staged(double wire_bytes_per_edge, Picoseconds latency,
                            std::function<void()> done) {
-  links_.start(wire_bytes_per_edge, uses_, latency, std::move(done));
+  links_.start_interned(wire_bytes_per_edge, staged_, latency, std::move(done));
+}
+
+size_t Network::EdgesHash::operator()(const std::vector<std::pair<int, int>>& edges) const {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a's offset basis and prime, per GPU index
+  for (auto [from, to] : edges) {
+    h = (h ^ static_cast<uint32_t>(from)) * 1099511628211ull;
+    h = (h ^ static_cast<uint32_t>(to)) * 1099511628211ull;
+  }
+  return static_cast<size_t>(h);
+}
+
+int32_t Network::coupled_uses(const std::vector<std::pair<int, int>>& edges) {
+  auto [it, inserted] = coupled_uses_.try_emplace(edges);
+  if (inserted) {
+    uses_.clear();
+    for (auto [from, to] : edges) append_route(from, to);
+    merge_uses(&uses_);
+    it->second = links_.intern_uses(uses_);
+  }
+  return it->second;
 }
 
 int32_t Network::prepare_coupled(const std::vector<std::pair<int, int>>& edges) {
   CLUSTERSIM_CHECK(!edges.empty(), "a coupled transfer without an edge");
-  uses_.clear();
   std::map<int, int> from, to;
   for (auto [a, b] : edges) {
-    append_route(a, b);
     ++from[a];
     ++to[b];
   }
-  merge_uses(&uses_);
-  prepared_.push_back({uses_, {from.begin(), from.end()}, {to.begin(), to.end()}});
+  prepared_.push_back({coupled_uses(edges), {from.begin(), from.end()}, {to.begin(), to.end()}});
   return static_cast<int32_t>(prepared_.size() - 1);
 }
 
@@ -89,7 +104,7 @@ int64_t Network::start_prepared(int32_t prepared, double bytes_per_edge, Picosec
   const Prepared& p = prepared_.at(prepared);
   for (auto [gpu, n] : p.edges_from) count_bytes(gpu, n * bytes_per_edge, 0);
   for (auto [gpu, n] : p.edges_to) count_bytes(gpu, 0, n * bytes_per_edge);
-  return links_.start(bytes_per_edge, p.uses, latency, std::move(done));
+  return links_.start_interned(bytes_per_edge, p.uses, latency, std::move(done));
 }
 
 Picoseconds Network::prepared_time_alone(const std::vector<PreparedLoad>& loads,
@@ -98,8 +113,8 @@ Picoseconds Network::prepared_time_alone(const std::vector<PreparedLoad>& loads,
   SharedBandwidth links(&idle, topology_->link_capacities());
   Picoseconds end;
   for (const PreparedLoad& load : loads) {
-    links.start(load.bytes_per_edge, prepared_.at(load.prepared).uses, latency,
-                [&] { end = idle.now(); });
+    const int32_t uses = links.intern_uses(links_.uses(prepared_.at(load.prepared).uses));
+    links.start_interned(load.bytes_per_edge, uses, latency, [&] { end = idle.now(); });
   }
   idle.run();
   return end;
@@ -108,12 +123,13 @@ Picoseconds Network::prepared_time_alone(const std::vector<PreparedLoad>& loads,
 int64_t Network::start_transfer(int from, int to, double bytes, Picoseconds latency,
                                 std::function<void()> done) {
   uses_.clear();
-  add_route(from, to, bytes);
-  return start_on_routes(bytes, latency, std::move(done));
+  append_route(from, to);
+  count_edge(from, to, bytes);
+  merge_uses(&uses_);
+  return links_.start(bytes, uses_, latency, std::move(done));
 }
 
-void Network::add_route(int from, int to, double bytes) {
-  append_route(from, to);
+void Network::count_edge(int from, int to, double bytes) {
   for (int r = 0; r < replicas_; ++r) {
     sent_[from + r] += bytes;
     received_[to + r] += bytes;
@@ -146,11 +162,6 @@ const std::vector<MaxMinFair::Use>& Network::replicated_route(int from, int to) 
   for (int32_t link : route) it->second.push_back({link, 1});
   fold_replicas(&it->second);
   return it->second;
-}
-
-int64_t Network::start_on_routes(double bytes, Picoseconds latency, std::function<void()> done) {
-  merge_uses(&uses_);
-  return links_.start(bytes, uses_, latency, std::move(done));
 }
 
 void Network::start_on_links(const std::vector<MaxMinFair::Use>& uses, double bytes,

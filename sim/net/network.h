@@ -89,12 +89,14 @@ class Network {
   Simulation& simulation() { return *sim_; }
 
  private:
-  // Appends the uses of route(from, to) (for all replicas) to uses_ and books its bytes.
-  void add_route(int from, int to, double bytes);
+  // Books `bytes` sent from GPU `from` to GPU `to` (for all replicas).
+  void count_edge(int from, int to, double bytes);
   // Appends the uses of route(from, to) (for all replicas) to uses_.
   void append_route(int from, int to);
-  // Starts one transfer over the uses collected in uses_; returns its id.
-  int64_t start_on_routes(double bytes, Picoseconds latency, std::function<void()> done);
+  // The merged uses of the routes of `edges` (for all replicas), as links_' id of them: resolved
+  // the first time an edge list is seen and kept, as collectives start the same rings again and
+  // again.
+  int32_t coupled_uses(const std::vector<std::pair<int, int>>& edges);
   // Replicated: the uses of route(from, to) for all replicas, on their orbits' representatives
   // (cached). The first time, checks that the replicas' routes are the images of rank 0's.
   const std::vector<MaxMinFair::Use>& replicated_route(int from, int to);
@@ -109,13 +111,19 @@ class Network {
   SharedBandwidth links_;
   std::vector<double> sent_;
   std::vector<double> received_;
-  // A prepared coupled transfer: its merged uses, and the edges leaving and reaching each GPU.
+  // A prepared coupled transfer: its merged uses (coupled_uses), and the edges leaving and reaching
+  // each GPU.
   struct Prepared {
-    std::vector<MaxMinFair::Use> uses;
+    int32_t uses;
     std::vector<std::pair<int, int>> edges_from, edges_to;  // (GPU, edges), GPUs ascending
   };
   std::vector<MaxMinFair::Use> uses_;  // scratch of the transfer being started
   std::vector<Prepared> prepared_;
+  struct EdgesHash {
+    size_t operator()(const std::vector<std::pair<int, int>>& edges) const;
+  };
+  std::unordered_map<std::vector<std::pair<int, int>>, int32_t, EdgesHash> coupled_uses_;
+  int32_t staged_ = -1;  // the uses stage_coupled staged
   std::unordered_map<uint64_t, std::vector<MaxMinFair::Use>> replicated_routes_;  // by (from, to)
 };
 

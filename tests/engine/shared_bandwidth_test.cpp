@@ -1,8 +1,10 @@
 // Tests of transfers over shared capacities: closed-form completion times as transfers start and
-// end, latency, and conservation of bytes.
+// end, latency, conservation of bytes, and re-rated components agreeing with a solve of all.
 #include "sim/engine/shared_bandwidth.h"
 
+#include <bit>
 #include <catch2/catch.hpp>
+#include <random>
 
 #include "tests/testing/units.h"
 
@@ -112,6 +114,54 @@ TEST_CASE("an end re-rates transfers linked to it only through others") {
   // 1.9 s, and the last 1 GB of the other at 10 GB/s ends at 2.0 s.
   CHECK(only_a_end.seconds() == Approx(1.9).epsilon(1e-9));
   CHECK(both_end.seconds() == Approx(2.0).epsilon(1e-9));
+}
+
+TEST_CASE("re-rating the changed components gives every transfer the rate of a solve of all") {
+  // Random transfers over random constraints, activated one by one (distinct latencies), enough
+  // that many share a constraint with more than 32 others (crowded): at every end, each active
+  // transfer's rate equals, bit for bit, the rate a solve of all the active ones (in order of
+  // activation) gives it, as the components found through neighbours must.
+  std::mt19937 random(11);
+  std::vector<double> capacities(12);
+  for (double& c : capacities) c = std::uniform_real_distribution<double>(1e9, 1e11)(random);
+  Simulation sim;
+  SharedBandwidth net(&sim, capacities);
+  MaxMinFair solver;
+  solver.set_capacities(capacities);
+  constexpr int kTransfers = 120;
+  std::vector<std::vector<MaxMinFair::Use>> uses(kTransfers);
+  std::vector<int64_t> ids;
+  size_t checked = 0, mismatches = 0;
+  const auto check_rates = [&] {
+    std::vector<std::span<const MaxMinFair::Use>> active;
+    std::vector<int64_t> active_ids;
+    for (int i = 0; i < kTransfers; ++i) {
+      if (net.rate(ids[i]) > 0) {
+        active.push_back(uses[i]);
+        active_ids.push_back(ids[i]);
+      }
+    }
+    std::vector<double> rates;
+    solver.solve(active, 1e30, &rates);
+    for (size_t i = 0; i < rates.size(); ++i) {
+      mismatches += std::bit_cast<uint64_t>(rates[i]) !=
+                    std::bit_cast<uint64_t>(net.rate(active_ids[i]));
+    }
+    checked += rates.size();
+  };
+  for (int i = 0; i < kTransfers; ++i) {
+    const int n = std::uniform_int_distribution<int>(1, 3)(random);
+    for (int k = 0; k < n; ++k) {
+      uses[i].push_back({std::uniform_int_distribution<int32_t>(0, 11)(random),
+                         std::uniform_int_distribution<int32_t>(1, 2)(random)});
+    }
+    const double bytes = std::uniform_real_distribution<double>(1e8, 1e10)(random);
+    ids.push_back(net.start(bytes, uses[i], Picoseconds::from_microseconds(1000 * (i + 1) + 7),
+                            check_rates));
+  }
+  sim.run();
+  CHECK(checked > kTransfers);
+  CHECK(mismatches == 0);
 }
 
 }  // namespace
