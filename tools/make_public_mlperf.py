@@ -324,15 +324,6 @@ RELEASES = {
         benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
         fp8_parameters=False, flash_attention_2=False, fused_loss=True, reduce_scatter_sms=None,
         what=V51_WHAT, missing=V51_MISSING),
-    'v5.1-gb300': dict(
-        round='v5.1', system='gb300', precision='FP4', fp8_recipe='NVFP4', tp_overlap=False,
-        first_block=True, name_suffix='-nvfp4', tp_pp_dp_mapping=True,
-        repo='mlcommons/training_results_v5.1 @ 441d65f',
-        recipe='{submitter}/benchmarks/llama31_405b/implementations/{system_name}',
-        group='Public check: MLPerf Training v5.1 Llama 3.1 405B (GB300 NVL72, NVFP4)',
-        benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
-        fp8_parameters=False, flash_attention_2=False, fused_loss=True, reduce_scatter_sms=None,
-        what=V51_WHAT, missing=V51_MISSING),
     'v5.1-8b-gb200': dict(
         round='v5.1', system='gb200', fp8_recipe='CURRENT_SCALING', tp_pp_dp_mapping=True,
         te_cross_entropy=True,
@@ -345,19 +336,19 @@ RELEASES = {
                             'pretrain.py passes as NeMo\'s RingExchangeOverlapCfg (set_sm_margin '
                             'default False)'),
         what=V51_8B_WHAT, missing=V51_8B_MISSING),
-    'v5.1-8b-gb300': dict(
-        round='v5.1', system='gb300', fp8_recipe='CURRENT_SCALING', tp_pp_dp_mapping=True,
-        te_cross_entropy=True,
-        repo='mlcommons/training_results_v5.1 @ 441d65f',
-        recipe='{submitter}/benchmarks/llama31_8b/implementations/nemo',
-        group='Public check: MLPerf Training v5.1 Llama 3.1 8B (GB300 NVL72, FP8)',
-        benchmark='llama31_8b', fp8_parameters=True, flash_attention_2=False, fused_loss=True,
-        reduce_scatter_sms=(0, 0, 'conf/tp_overlap/gb200tp2mbs1.yaml (config_common.sh '
-                            'GPU_ARCH=gb200 on GB300 too): proj_fprop and fc2_fprop '
-                            'ring_exchange, which pretrain.py passes as NeMo\'s '
-                            'RingExchangeOverlapCfg (set_sm_margin default False)'),
-        what=V51_8B_WHAT, missing=V51_8B_MISSING),
 }
+
+# v5.1's GB300 rows: the GB200 recipe of the same benchmark on GB300 NVL72 trays.
+RELEASES['v5.1-gb300'] = dict(
+    RELEASES['v5.1-gb200'], system='gb300',
+    group='Public check: MLPerf Training v5.1 Llama 3.1 405B (GB300 NVL72, NVFP4)')
+RELEASES['v5.1-8b-gb300'] = dict(
+    RELEASES['v5.1-8b-gb200'], system='gb300',
+    group='Public check: MLPerf Training v5.1 Llama 3.1 8B (GB300 NVL72, FP8)',
+    reduce_scatter_sms=(0, 0, 'conf/tp_overlap/gb200tp2mbs1.yaml (config_common.sh '
+                        'GPU_ARCH=gb200 on GB300 too): proj_fprop and fc2_fprop '
+                        'ring_exchange, which pretrain.py passes as NeMo\'s '
+                        'RingExchangeOverlapCfg (set_sm_margin default False)'))
 
 # Nebius's v5.0 H200 runs: NVIDIA's eos-dfw recipe of the same release (pretrain.py, custom.yaml,
 # Dockerfile alike) at TP 4 with the H100 TP-4 userbuffers file, NVLink SHARP left on.
