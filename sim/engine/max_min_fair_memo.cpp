@@ -1,6 +1,8 @@
 // Rates looked up by the ids of the flows' use lists, solved on a miss.
 #include "sim/engine/max_min_fair_memo.h"
 
+#include "sim/util/fnv1a.h"
+
 namespace clustersim {
 
 void MaxMinFairMemo::set_capacities(std::span<const double> capacities) {
@@ -10,9 +12,9 @@ void MaxMinFairMemo::set_capacities(std::span<const double> capacities) {
 }
 
 size_t MaxMinFairMemo::FlowsHash::operator()(const std::vector<int32_t>& flows) const {
-  uint64_t hash = 14695981039346656037ull;  // FNV-1a's offset basis and prime, per id
-  for (int32_t id : flows) hash = (hash ^ static_cast<uint32_t>(id)) * 1099511628211ull;
-  return static_cast<size_t>(hash);
+  Fnv1a hash;
+  for (int32_t id : flows) hash.add(static_cast<uint32_t>(id));
+  return static_cast<size_t>(hash.value());
 }
 
 const std::vector<double>& MaxMinFairMemo::solve(std::span<const int32_t> flows,

@@ -4,6 +4,8 @@
 #include <bit>
 #include <limits>
 
+#include "sim/util/fnv1a.h"
+
 namespace clustersim {
 
 void StateFingerprint::add_time(Picoseconds time) {
@@ -24,13 +26,9 @@ size_t StateFingerprint::objects_of(const void* owner) const {
 }
 
 uint64_t StateFingerprint::hash() const {
-  // FNV-1a over the words.
-  uint64_t h = 14695981039346656037ull;
-  for (int64_t word : words_) {
-    h ^= static_cast<uint64_t>(word);
-    h *= 1099511628211ull;
-  }
-  return h;
+  Fnv1a hash;
+  for (int64_t word : words_) hash.add(static_cast<uint64_t>(word));
+  return hash.value();
 }
 
 }  // namespace clustersim

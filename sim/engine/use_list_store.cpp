@@ -3,15 +3,17 @@
 
 #include <algorithm>
 
+#include "sim/util/fnv1a.h"
+
 namespace clustersim {
 
 int32_t UseListStore::intern(std::span<const MaxMinFair::Use> uses) {
-  uint64_t hash = 14695981039346656037ull;  // FNV-1a's offset basis and prime, per field
+  Fnv1a hash;
   for (const MaxMinFair::Use& u : uses) {
-    hash = (hash ^ static_cast<uint32_t>(u.constraint)) * 1099511628211ull;
-    hash = (hash ^ static_cast<uint32_t>(u.multiplicity)) * 1099511628211ull;
+    hash.add(static_cast<uint32_t>(u.constraint));
+    hash.add(static_cast<uint32_t>(u.multiplicity));
   }
-  const auto [first, last] = by_hash_.equal_range(hash);
+  const auto [first, last] = by_hash_.equal_range(hash.value());
   for (auto it = first; it != last; ++it) {
     const std::span<const MaxMinFair::Use> stored = get(it->second);
     if (std::equal(stored.begin(), stored.end(), uses.begin(), uses.end(),
@@ -24,7 +26,7 @@ int32_t UseListStore::intern(std::span<const MaxMinFair::Use> uses) {
   const auto id = static_cast<int32_t>(size());
   uses_.insert(uses_.end(), uses.begin(), uses.end());
   begin_.push_back(uses_.size());
-  by_hash_.emplace(hash, id);
+  by_hash_.emplace(hash.value(), id);
   return id;
 }
 

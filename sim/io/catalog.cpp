@@ -16,6 +16,7 @@
 #include "sim/io/field_checker.h"
 #include "sim/serve/serving_default_fit.h"
 #include "sim/util/closest_name.h"
+#include "sim/util/fnv1a.h"
 
 namespace clustersim {
 namespace {
@@ -108,10 +109,10 @@ std::string Catalog::hash_files() const {
     coded.SetSerializationDeterministic(true);
     files_[i]->message.SerializeToCodedStream(&coded);
     coded.Trim();
-    uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
-    for (unsigned char byte : bytes) hash = (hash ^ byte) * 1099511628211ull;
+    Fnv1a hash;
+    for (unsigned char byte : bytes) hash.add(byte);
     char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash.value()));
     text += file_names_[i] + " " + hex + "\n";
   }
   return text;

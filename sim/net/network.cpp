@@ -7,6 +7,7 @@
 #include <map>
 
 #include "sim/util/check.h"
+#include "sim/util/fnv1a.h"
 
 namespace clustersim {
 namespace {
@@ -69,12 +70,12 @@ void Network::start_staged(double wire_bytes_per_edge, Picoseconds latency,
 }
 
 size_t Network::EdgesHash::operator()(const std::vector<std::pair<int, int>>& edges) const {
-  uint64_t h = 14695981039346656037ull;  // FNV-1a's offset basis and prime, per GPU index
+  Fnv1a hash;
   for (auto [from, to] : edges) {
-    h = (h ^ static_cast<uint32_t>(from)) * 1099511628211ull;
-    h = (h ^ static_cast<uint32_t>(to)) * 1099511628211ull;
+    hash.add(static_cast<uint32_t>(from));
+    hash.add(static_cast<uint32_t>(to));
   }
-  return static_cast<size_t>(h);
+  return static_cast<size_t>(hash.value());
 }
 
 int32_t Network::coupled_uses(const std::vector<std::pair<int, int>>& edges) {
