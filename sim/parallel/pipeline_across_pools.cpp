@@ -142,8 +142,7 @@ PipelineAcrossPoolsResult simulate_pipeline_across_pools(
   }
   const PipelineTimeline run = simulate_pipeline(all.plan, joined, timeline);
   PipelineAcrossPoolsResult r;
-  r.step = pipeline_breakdown(run, {all.compute_s, all.tensor_comm_s, all.context_comm_s,
-                                    all.expert_comm_s, all.expert_compute_s, all.amax_comm_s});
+  r.step = pipeline_breakdown(run, all);
   set_transformer_rates(model, job, p, all.recomputed_layers, peak_flops, &r.step);
   r.stage_layers.assign(p.stage_layers().begin(), p.stage_layers().end());
   std::vector<double> pool_busy(pools.size(), 0);

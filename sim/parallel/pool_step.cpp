@@ -101,10 +101,7 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
   for (size_t i = 0; i < pools.size(); ++i) {
     const TransformerPlan plan = pool_plan(model, job, p, pools[i], r.micro_batches[i]);
     const PipelineTimeline timeline = simulate_pipeline(plan.plan, *pools[i].topology);
-    parts.push_back(
-        pipeline_breakdown(timeline, {plan.compute_s, plan.tensor_comm_s, plan.context_comm_s,
-                                      plan.expert_comm_s, plan.expert_compute_s,
-                                      plan.amax_comm_s}));
+    parts.push_back(pipeline_breakdown(timeline, plan));
     const StageTimeline& last = last_stage(timeline);
     ready.push_back(last.gradients_reduced);
     after.push_back(last.end - last.gradients_reduced);

@@ -44,9 +44,7 @@ StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob
                                      const s::Parallelism& p, const Topology& topology,
                                      const ComputeModel& compute, Timeline* timeline) {
   const TransformerPlan stages = transformer_plan(model, job, p, topology, compute);
-  StepResult r = run_pipeline(stages.plan, topology, timeline,
-                              {stages.compute_s, stages.tensor_comm_s, stages.context_comm_s,
-                               stages.expert_comm_s, stages.expert_compute_s, stages.amax_comm_s});
+  StepResult r = run_pipeline(stages.plan, topology, timeline, stages);
   const double gpus = static_cast<double>(p.tensor_parallel()) * p.context_parallel() *
                       p.pipeline_parallel() * p.data_parallel();
   set_transformer_rates(model, job, p, stages.recomputed_layers, compute.peak_flops() * gpus, &r);
@@ -110,8 +108,8 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
   r.context_comm_s = shares.context_comm_s[critical];
   r.expert_comm_s = shares.expert_comm_s[critical] + c.expert_network_wait.seconds();
   r.expert_compute_s = shares.expert_compute_s[critical];
+  const double amax = shares.amax_comm_s[critical];
   // Clamped: rounding of the per-layer ZeRO-3 segments leaves a few femtoseconds either way.
-  const double amax = shares.amax_comm_s.empty() ? 0 : shares.amax_comm_s[critical];
   r.bubble_s = std::max(0.0, c.last_backward_end.seconds() - r.compute_s - r.tensor_comm_s -
                                  r.context_comm_s - r.expert_comm_s - amax -
                                  c.parameter_wait.seconds());

@@ -13,19 +13,13 @@
 #include "sim/io/schema/parallelism.pb.h"
 #include "sim/net/topology.h"
 #include "sim/parallel/pipeline_simulation.h"
+#include "sim/parallel/step_model.h"
 
 namespace clustersim {
 
-struct TransformerPlan {
+// The plan, and each stage's shares of the step (step_model.h), as pipeline_breakdown reads them.
+struct TransformerPlan : StageShares {
   PipelinePlan plan;
-  // Per stage, over the step: kernels, tensor- and context-parallel communication on the critical
-  // path of its compute stream.
-  std::vector<double> compute_s, tensor_comm_s, context_comm_s;
-  // Per stage, over the step: expert-parallel all-to-alls on the critical path, and the routed
-  // experts' kernels (a part of compute_s).
-  std::vector<double> expert_comm_s, expert_compute_s;
-  // Per stage, over the step: delayed scaling's blocking amax all-reduces (amax_reduction.h).
-  std::vector<double> amax_comm_s;
   double recomputed_layers = 0;  // fully recomputed layers per micro-batch (all stages)
 };
 

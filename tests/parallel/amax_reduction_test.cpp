@@ -106,14 +106,10 @@ TEST_CASE("A stage reduces its amaxes once per chunk and micro-batch each way") 
   CHECK(plan.amax_comm_s[0] == Approx(2 * 8 * (forward + backward).seconds()).epsilon(1e-12));
   CHECK(plan.amax_comm_s[1] == Approx(plan.amax_comm_s[0]).epsilon(1e-12));
   // The step's breakdown counts them as data-parallel communication, not bubble.
-  const StepResult step = pipeline_breakdown(
-      simulate_pipeline(plan.plan, *node),
-      {plan.compute_s, plan.tensor_comm_s, plan.context_comm_s, plan.expert_comm_s,
-       plan.expert_compute_s, plan.amax_comm_s});
-  const StepResult without = pipeline_breakdown(
-      simulate_pipeline(plan.plan, *node),
-      {plan.compute_s, plan.tensor_comm_s, plan.context_comm_s, plan.expert_comm_s,
-       plan.expert_compute_s, {}});
+  const StepResult step = pipeline_breakdown(simulate_pipeline(plan.plan, *node), plan);
+  StageShares without_amax = plan;
+  without_amax.amax_comm_s.assign(plan.amax_comm_s.size(), 0);
+  const StepResult without = pipeline_breakdown(simulate_pipeline(plan.plan, *node), without_amax);
   CHECK(step.data_comm_s - without.data_comm_s == Approx(plan.amax_comm_s[step.critical_stage]));
   CHECK(without.bubble_s - step.bubble_s == Approx(plan.amax_comm_s[step.critical_stage]));
 }
