@@ -52,7 +52,7 @@ def strip_published(text):
 
 def recipe(directories, name):
     """(precision, the scenario's recipe key: everything but name, precision and published)."""
-    text = re.sub(r'#.*', '', open(scenario_path(directories, name)).read())
+    text = scenario_text(directories, name)
     text = re.sub(r'^\s*name:.*$', '', text, flags=re.M)
     match = re.search(r'^\s*precision:\s*(\w+)', text, flags=re.M)
     precision = match.group(1) if match else 'BF16'
@@ -68,10 +68,15 @@ def scenario_path(directories, name):
     sys.exit('%s: no scenario file in %s (--scenarios)' % (name, ', '.join(directories)))
 
 
+def scenario_text(directories, name):
+    """The scenario file `name`, its comments taken out."""
+    return re.sub(r'#.*', '', open(scenario_path(directories, name)).read())
+
+
 def field_value(directories, name, field):
     """The first value the scenario file `name` gives `field` (comments out), or '(absent)'."""
-    text = re.sub(r'#.*', '', open(scenario_path(directories, name)).read())
-    match = re.search(r'(^|[\s{])' + field + r':\s*"?([^"\s}]+)', text, flags=re.M)
+    match = re.search(r'(^|[\s{])' + field + r':\s*"?([^"\s}]+)', scenario_text(directories, name),
+                      flags=re.M)
     return match.group(2) if match else '(absent)'
 
 
