@@ -5,6 +5,16 @@
 
 namespace clustersim {
 
+const schema::InstanceType* resolve_gpu_instance(const FieldChecker& owner, const char* field,
+                                                 int index, const std::string& name,
+                                                 const Catalog& catalog, const char* consequence) {
+  const schema::InstanceType* instance =
+      resolve_reference(owner, field, index, name, catalog.instances(), "instance type");
+  if (instance == nullptr || has_gpu(*instance)) return instance;
+  owner.error(field, "\"" + name + "\" has no GPU (gpu_count is 0): " + consequence, index);
+  return nullptr;
+}
+
 const schema::StorageTier* resolve_storage_volume(const FieldChecker& volume,
                                                   const Catalog& catalog) {
   const auto& m = static_cast<const schema::StorageVolume&>(volume.message());

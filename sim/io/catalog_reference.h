@@ -26,6 +26,12 @@ const T* resolve_reference(const FieldChecker& owner, const char* field, int ind
   return nullptr;
 }
 
+// Resolves an instance type like resolve_reference and requires it to have GPUs: one without is an
+// error at owner.field[index] ending in `consequence` ("it cannot train"). Returns nullptr on either.
+const schema::InstanceType* resolve_gpu_instance(const FieldChecker& owner, const char* field,
+                                                 int index, const std::string& name,
+                                                 const Catalog& catalog, const char* consequence);
+
 // Checks a StorageVolume message: its tier exists and its capacity lies within the tier's range.
 // Returns the tier, or nullptr after reporting the problem.
 const schema::StorageTier* resolve_storage_volume(const FieldChecker& volume,

@@ -136,13 +136,8 @@ void check_pool(const FieldChecker& pool, const std::string& name, const Catalog
   }
   if (!pool.require("instance")) return;
   const s::InstanceType* instance =
-      resolve_reference(pool, "instance", -1, name, catalog.instances(), "instance type");
+      resolve_gpu_instance(pool, "instance", -1, name, catalog, "a pool needs GPUs to train");
   if (instance == nullptr) return;
-  if (!has_gpu(*instance)) {
-    pool.error("instance",
-               "\"" + name + "\" has no GPU (gpu_count is 0): a pool needs GPUs to train");
-    return;
-  }
   if (m.job().has_precision() && m.job().precision() != s::PRECISION_UNSPECIFIED) {
     check_precision(pool, "instance", -1, *instance, catalog, m.job().precision());
   }
@@ -190,13 +185,8 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
     const int index = swept ? i : -1;
     const std::string& name = swept ? m.sweep().instance(i) : m.cluster().instance();
     const s::InstanceType* instance =
-        resolve_reference(owner, "instance", index, name, catalog.instances(), "instance type");
+        resolve_gpu_instance(owner, "instance", index, name, catalog, "it cannot train");
     if (instance == nullptr) continue;
-    if (!has_gpu(*instance)) {
-      owner.error("instance", "\"" + name + "\" has no GPU (gpu_count is 0): it cannot train",
-                  index);
-      continue;
-    }
     loaded->instances.push_back(instance);
     warn_prior_efficiencies(owner, index, *instance, catalog);
     if (m.cluster().has_gpus_per_node() && m.cluster().gpus_per_node() > instance->gpu_count()) {

@@ -60,13 +60,8 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog,
     const int index = swept ? i : -1;
     const std::string& name = swept ? m.sweep().instance(i) : m.deployment().instance();
     const s::InstanceType* instance =
-        resolve_reference(owner, "instance", index, name, catalog.instances(), "instance type");
+        resolve_gpu_instance(owner, "instance", index, name, catalog, "it cannot serve");
     if (instance == nullptr) continue;
-    if (!has_gpu(*instance)) {
-      owner.error("instance", "\"" + name + "\" has no GPU (gpu_count is 0): it cannot serve",
-                  index);
-      continue;
-    }
     loaded->instances.push_back(instance);
   }
 }
@@ -166,12 +161,8 @@ const s::InstanceType* pool_instance(const FieldChecker& pool, const Catalog& ca
   const auto& m = static_cast<const s::ServingPool&>(pool.message());
   if (!m.has_instance()) return nullptr;
   const s::InstanceType* instance =
-      resolve_reference(pool, "instance", -1, m.instance(), catalog.instances(), "instance type");
+      resolve_gpu_instance(pool, "instance", -1, m.instance(), catalog, "it cannot serve");
   if (instance == nullptr) return nullptr;
-  if (!has_gpu(*instance)) {
-    pool.error("instance", "\"" + m.instance() + "\" has no GPU (gpu_count is 0): it cannot serve");
-    return nullptr;
-  }
   const std::string why = quantization_problem(quantization, catalog.gpu_of(*instance));
   if (!why.empty()) {
     pool.error("instance", why);
