@@ -1399,10 +1399,15 @@ AUTOMODEL_RULES = """# NeMo AutoModel rows (PyTorch-native training, not Megatro
 #   fp32 copy of the logits (fp32_upcast, True by default: the dense recipes set nothing) or on
 #   the 16-bit logits where the recipe sets fp32_upcast false (every mixture-of-experts recipe):
 #   job torch_cross_entropy FP32_UPCAST or SIXTEEN_BIT_LOGITS.
-#   The dense models as the publishing commit builds them: AutoModel's own Llama and Qwen2 with
-#   QKV and gate/up combined at 507bfb75 (the 1-GPU LoRA rows), with separate q, k, v and gate,
-#   up projections since 2013a4dd (components/models/llama/model.py, qwen2/model.py; the other
-#   dense rows): job separate_projections.
+#   The dense models as the publishing commit builds them, q, k, v and gate, up as separate
+#   projections (job separate_projections) in both: at 507bfb75 (the 1-GPU LoRA rows) transformers'
+#   LlamaForCausalLM and Qwen2ForCausalLM (AutoModel's registry held neither custom model until
+#   272c9d74b; the recipes' later force_hf keeps them there), whose attn_implementation default
+#   "flash_attention_2" ran the flash-attn package's kernels (a missing package is an ImportError
+#   AutoModel does not retry: job attention_library FLASH_ATTENTION_2); since 2013a4dd
+#   (the other dense rows) AutoModel's own Llama and Qwen2 (components/models/llama/model.py,
+#   qwen2/model.py), attention as the recipe or the default attention functions pick (left at
+#   the simulator's default: whether the base image ships flash-attn was not read).
 #   LoRA rows: peft match_all_linear (every attention and MLP projection: QKV, output, FC1, FC2,
 #   or each of q, k, v, gate, up with separate projections; not lm_head), dim 16 (alpha 32, a
 #   scale that costs nothing), the base frozen, the recipe's peft
@@ -1417,30 +1422,30 @@ AUTOMODEL_RULES = """# NeMo AutoModel rows (PyTorch-native training, not Megatro
 # The AutoModel rows' models and recipes (examples/llm_benchmark/ at the commit above), by the
 # table's (table, model, GPUs): (model, recipe YAML, activation checkpointing, sequence parallel,
 # async TP, the peft block's dropout: 0.1 in the Llama 3.1 8B recipe, 0.0 in the Qwen2.5 7B one
-# and PeftConfig's default 0.0 in the others, which set none; separate projections: the rows
-# docs/performance-summary.md gained with 2013a4dd, not the 1-GPU ones of 507bfb75, which it kept).
+# and PeftConfig's default 0.0 in the others, which set none; Hugging Face's model with
+# FlashAttention-2: the 1-GPU rows of 507bfb75, AUTOMODEL_RULES).
 # Llama3 8B is Llama-3.1-8B, the LoRA Llama3 70B Llama-3.3-70B-Instruct and the
 # pretrain one Llama-3.1-70B (the Llama 3 shapes); Qwen2.5 32B is Qwen2.5-32B-Instruct.
 AUTOMODEL_ROWS = {
     ('pretrain', 'Llama3 70B', 64): (
         'llama3-70b', 'llama3_3/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml', True, False,
-        False, 0, True),
+        False, 0, False),
     ('finetune_lora', 'Llama3 8B', 1): (
         'llama3-8b', 'llama3_1/llama3_1_8b_peft_benchmark.yaml', False, False, False, 0.1,
-        False),
+        True),
     ('finetune_lora', 'Qwen2.5 7B', 1): (
-        'qwen2.5-7b', 'qwen/qwen2_5_7b_peft_benchmark.yaml', False, False, False, 0, False),
+        'qwen2.5-7b', 'qwen/qwen2_5_7b_peft_benchmark.yaml', False, False, False, 0, True),
     ('finetune_lora', 'Llama3 70B', 8): (
         'llama3-70b', 'llama3_3/custom_llama3_3_70b_instruct_peft_benchmark.yaml', True, True, True,
-        0, True),
+        0, False),
     ('finetune_lora', 'Qwen2.5 32B', 8): (
-        'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark.yaml', True, False, False, 0, True),
+        'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark.yaml', True, False, False, 0, False),
     ('finetune_lora', 'Llama3 70B 2-node', 16): (
         'llama3-70b', 'llama3_3/custom_llama3_3_70b_instruct_peft_benchmark_2nodes.yaml', True,
-        True, True, 0, True),
+        True, True, 0, False),
     ('finetune_lora', 'Qwen2.5 32B 2-node', 16): (
         'qwen2.5-32b', 'qwen/custom_qwen2_5_32b_peft_benchmark_2nodes.yaml', True, False, False,
-        0, True),
+        0, False),
 }
 AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them (the recipe YAML the page links, read at
 #   the commit above): expert parallelism engages AutoModel's MoE parallelizer
@@ -1610,7 +1615,7 @@ def automodel(rows, out):
         moe = AUTOMODEL_MOE_ROWS.get(key)
         if key not in AUTOMODEL_ROWS and not moe:
             continue
-        model, yaml, checkpointing, sp, async_tp, dropout, separate = (
+        model, yaml, checkpointing, sp, async_tp, dropout, hugging_face = (
             moe[:3] + (False, False, 0, False) if moe else AUTOMODEL_ROWS[key])
         gpus, tp, cp = int(r['num_gpus']), int(r['tp']), int(r['cp'])
         lines = [f'tensor_parallel: {tp}', f'context_parallel: {cp}',
@@ -1635,8 +1640,10 @@ def automodel(rows, out):
                        '\n  multi_token_prediction_layers: 0' if moe else '')
         if model in AUTOMODEL_MAMBA_MODELS:
             states_line += '\n  mamba_fused_norm_projection: true'
-        if separate:
+        if not moe:
             states_line += '\n  separate_projections: true'
+        if hugging_face:
+            states_line += '\n  attention_library: FLASH_ATTENTION_2'
         loss = 'SIXTEEN_BIT_LOGITS' if moe else 'FP32_UPCAST'
         tag = re.sub(r'[^a-z0-9.]+', '-', f'{r["table"]} {model} {gpus}'.lower())
         name = f'automodel-{r["system"].lower()}-bf16-{tag}'
