@@ -4,7 +4,9 @@
 #include <algorithm>
 
 #include "sim/net/collective.h"
+#include "sim/parallel/collective_sm_contention.h"
 #include "sim/parallel/ring_attention.h"
+#include "sim/parallel/torch_ring_sums.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
@@ -83,28 +85,27 @@ AttentionTimes gathered_times(const LayerOp& op, const ComputeModel& compute, in
   return t;
 }
 
-// Bytes a memory-bound kernel moves per element to fold one step's 16-bit result into an FP32
-// running sum: reads the sum (4) and the result (2), writes the sum (4).
-constexpr double kFp32AccumulateBytes = 10;
-
 // PyTorch's ring over all-gathered keys and values (parallelism.proto TORCH_ALL_GATHER), the
 // slowest rank's: the load-balanced ring's step kernels (ring_steps); the all-gather, issued
-// before the first step and waited for at the second, hidden behind the first step's kernel only;
-// every later forward step's output merged into the FP32 output, every backward step's query,
-// key and value gradients into FP32 sums (torch.compile fuses each merge into one kernel, which
-// still reads and writes the FP32 sums); in the backward the keys' and values' FP32 gradients
-// (twice the 16-bit block) passed to the next rank after each step, hidden behind the next step's
-// kernel, the last step's not.
+// before the first step and waited for at the second, hidden behind the first step's kernel only,
+// which runs slowed on the SMs the collective's CTAs hold meanwhile (collective_sm_contention.h);
+// the FP32 sums of torch_ring_sums; in the backward the keys' and values' FP32 gradients (twice
+// the 16-bit block) passed to the next rank after each step, hidden behind the next step's kernel,
+// the last step's not.
 AttentionTimes torch_gathered_times(const LayerOp& op, const ComputeModel& compute,
                                     GroupCollectives* context) {
   const std::vector<int>& ring = context->gpus();
   const int cp = static_cast<int>(ring.size());
+  const int sms = compute.gpu().streaming_multiprocessors();
   const Picoseconds gather = context->time(CollectiveOp::kAllGather, op.bytes * cp);
   const Picoseconds pass = collective_time(
       context->topology(), {CollectiveOp::kSendRecv, {ring[0], ring[1]}, 2 * op.bytes});
   const auto hidden_behind = [](Picoseconds transfer, Picoseconds kernel) {
     return std::max(Picoseconds(0), transfer - kernel);
   };
+  // Elements of each FP32 sum: the rank's (batch, head) rows over its 2 chunks' tokens.
+  const double local = static_cast<double>(op.count) * static_cast<double>(op.k) *
+                       static_cast<double>(op.n / cp);
   AttentionTimes slowest;
   for (int r = 0; r < cp; ++r) {
     AttentionTimes rank;
@@ -112,17 +113,14 @@ AttentionTimes torch_gathered_times(const LayerOp& op, const ComputeModel& compu
     for (size_t i = 0; i < steps.size(); ++i) {
       const AttentionKernel& k = steps[i];
       const KernelPair t = time_kernel(compute, op, k);
-      const double per_row = static_cast<double>(k.batch_heads) * k.head_dim;
-      const double queries = per_row * static_cast<double>(k.queries);
-      const double keys = per_row * static_cast<double>(k.keys);
-      rank.forward += t.forward;
-      rank.backward +=
-          t.backward + compute.memory_bound(kFp32AccumulateBytes * (queries + 2 * keys));
+      const TorchRingSums sums =
+          torch_ring_sums(k, local, static_cast<int>(i), static_cast<int>(steps.size()));
+      rank.forward += t.forward + compute.memory_bound(sums.forward_bytes);
+      rank.backward += t.backward + compute.memory_bound(sums.backward_bytes);
       if (i == 0) {
-        rank.forward_exposed = hidden_behind(gather, t.forward);
-        rank.backward_exposed = hidden_behind(gather, t.backward);
+        rank.forward_exposed = exposed_beside_compute(gather, t.forward, sms);
+        rank.backward_exposed = exposed_beside_compute(gather, t.backward, sms);
       } else {
-        rank.forward += compute.memory_bound(kFp32AccumulateBytes * queries);
         rank.backward_exposed += hidden_behind(pass, t.backward);
       }
     }

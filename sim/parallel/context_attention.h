@@ -7,8 +7,9 @@
 //   P2P: ring attention simulated on the network (ring_attention.h), step kernels as its header
 //     says; the exchange not hidden behind them is the exposed part;
 //   TORCH_ALL_GATHER: PyTorch's ring over all-gathered keys and values, the same step kernels
-//     with its FP32 merges, the all-gather hidden behind the first step only and the FP32
-//     key/value gradients passed on after every backward step (parallelism.proto says what runs).
+//     with its FP32 sums (torch_ring_sums.h), the all-gather hidden behind the first step only
+//     (slowing it on the SMs the collective holds) and the FP32 key/value gradients passed on
+//     after every backward step (parallelism.proto says what runs).
 // An encoder's (non-causal) ring splits the sequence into CP plain chunks.
 // Without CP, a sliding window (op.window): its first window's causal square and the band after;
 // a chunked one: one causal kernel over the sequence padded to whole chunks, the chunks in the

@@ -4,6 +4,7 @@
 #include "sim/parallel/layer_times.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "sim/net/collective.h"
 #include "sim/workload/lora.h"
@@ -498,8 +499,12 @@ TEST_CASE("PyTorch's all-gather ring: step kernels, FP32 merges, exposed gather 
       time_layer(ops, compute, {nullptr, &context, s::TORCH_ALL_GATHER}, s::RECOMPUTE_NONE);
   // Closed form, rank by rank: 2 chunks of c = 2048 tokens; step 0 the causal 4096 x 4096,
   // step 1 rank 0's later chunk against rank 1's block, rank 1's both chunks against rank 0's
-  // first chunk. FP32 merges: 10 bytes an output element (forward, step 1), 10 bytes an element
-  // of the queries' and both key blocks' gradients (backward, each step).
+  // first chunk. FP32 sums (torch_ring_sums.h) over a rank's 4096 tokens' 8 x 128 elements L:
+  // forward step 1, the first and last merge, reads and writes the output 16-bit (2 + 2) and its
+  // result (2 an element of its queries); backward, step 0 starts the three sums (read 2 of each
+  // gradient, write 4), step 1 reads and writes them (4 + 4, the query sum's write 2, the last)
+  // and its gradients (2), and casts the two key sums back from the last pass (2 x 6). The
+  // gather hidden behind step 0 slows it by its time x 32 CTAs / 132 SMs.
   const auto kernel = [](int64_t q, int64_t k, bool causal) {
     AttentionKernel a{8, q, k, 128, causal};
     a.library = s::FLASH_ATTENTION_2;
@@ -508,6 +513,11 @@ TEST_CASE("PyTorch's all-gather ring: step kernels, FP32 merges, exposed gather 
   const Picoseconds gather = context.time(CollectiveOp::kAllGather, 2 * block);
   const Picoseconds pass = collective_time(*topology, {CollectiveOp::kSendRecv, {0, 8}, 2 * block});
   const auto zero_or = [](Picoseconds p) { return std::max(Picoseconds(0), p); };
+  const auto beside = [&](Picoseconds kernel) {
+    if (gather.count() * 100 >= kernel.count() * 132) return gather - kernel;  // outlasts it
+    return Picoseconds(static_cast<int64_t>(std::llround(gather.count() * 32.0 / 132)));
+  };
+  const double local = 8.0 * 128 * 4096;
   const AttentionKernel first = kernel(4096, 4096, true);
   Picoseconds forward(0), forward_exposed(0), backward(0), backward_exposed(0);
   for (const AttentionKernel& second : {kernel(2048, 4096, false), kernel(4096, 2048, false)}) {
@@ -515,12 +525,13 @@ TEST_CASE("PyTorch's all-gather ring: step kernels, FP32 merges, exposed gather 
       return 8.0 * 128 * static_cast<double>(k.queries + 2 * k.keys);
     };
     const Picoseconds f = compute.attention_forward(first) + compute.attention_forward(second) +
-                          compute.memory_bound(10 * 8.0 * 128 * second.queries);
-    const Picoseconds fe = zero_or(gather - compute.attention_forward(first));
-    const Picoseconds b = compute.attention_backward(first) + compute.attention_backward(second) +
-                          compute.memory_bound(10 * elements(first)) +
-                          compute.memory_bound(10 * elements(second));
-    const Picoseconds be = zero_or(gather - compute.attention_backward(first)) +
+                          compute.memory_bound(4 * local + 2 * 8.0 * 128 * second.queries);
+    const Picoseconds fe = beside(compute.attention_forward(first));
+    const Picoseconds b =
+        compute.attention_backward(first) + compute.attention_backward(second) +
+        compute.memory_bound(2 * elements(first) + 12 * local) +
+        compute.memory_bound(12 * local + 2 * elements(second) + 10 * local + 12 * local);
+    const Picoseconds be = beside(compute.attention_backward(first)) +
                            zero_or(pass - compute.attention_backward(second)) + pass;
     if (f + fe > forward + forward_exposed) forward = f, forward_exposed = fe;
     if (b + be > backward + backward_exposed) backward = b, backward_exposed = be;
