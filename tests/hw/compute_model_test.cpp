@@ -467,7 +467,8 @@ TEST_CASE("Blackwell head dimension 64: cuDNN's measured ratios to 128, not the 
   const auto share = [](const ComputeModel& m, int head_dim, bool causal, bool forward) {
     const int64_t seq = 8192;
     const AttentionKernel k{16384 / seq * (2048 / head_dim), seq, seq, head_dim, causal};
-    const double seconds = forward ? m.attention_forward(k).seconds() : m.attention_backward(k).seconds();
+    const double seconds =
+        forward ? m.attention_forward(k).seconds() : m.attention_backward(k).seconds();
     return k.forward_flops() / seconds;
   };
   for (const char* name : {"B200-SXM-180GB", "GB200-186GB", "B300-SXM-268GB", "GB300-268GB"}) {
