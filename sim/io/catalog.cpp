@@ -17,6 +17,7 @@
 #include "sim/serve/serving_default_fit.h"
 #include "sim/util/closest_name.h"
 #include "sim/util/fnv1a.h"
+#include "sim/util/number_format.h"
 
 namespace clustersim {
 namespace {
@@ -71,6 +72,21 @@ void index_entry(const FieldChecker& root, const char* field, int index, const T
   }
   all[value.name()] = CatalogEntry<T>{&value, where};
   (*directory_of_name)[key] = directory;
+}
+
+// The entry a head-dimension-scaled attention entry takes its curve from
+// (AttentionEfficiency.scaled_from_head_dim): the same pass, mask, precision and library at that
+// head dimension, with values of its own.
+const s::AttentionEfficiency* scaled_attention_base(const s::Gpu& gpu,
+                                                    const s::AttentionEfficiency& scaled) {
+  for (const s::AttentionEfficiency& e : gpu.attention_efficiency()) {
+    if (!e.has_scaled_from_head_dim() && e.head_dim() == scaled.scaled_from_head_dim() &&
+        e.pass() == scaled.pass() && e.causal() == scaled.causal() &&
+        e.precision() == scaled.precision() && e.library() == scaled.library()) {
+      return &e;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -272,6 +288,31 @@ void Catalog::derive_fitted_values(Diagnostics* diagnostics) {
           *gpu->mutable_attention_efficiency() = from->attention_efficiency();
           if (from->has_attention_dropout() && !gpu->has_attention_dropout()) {
             *gpu->mutable_attention_dropout() = from->attention_dropout();
+          }
+        }
+      }
+      for (int j = 0; j < gpu->attention_efficiency_size(); ++j) {
+        s::AttentionEfficiency* e = gpu->mutable_attention_efficiency(j);
+        // Those with values of their own: an error (entry_checks.cpp), or derived already (taken
+        // from another GPU's).
+        if (!e->has_scaled_from_head_dim() || !e->has_head_dim_ratio() || e->has_max_fraction()) {
+          continue;
+        }
+        const s::AttentionEfficiency* base = scaled_attention_base(*gpu, *e);
+        const double fraction = base ? base->max_fraction() * e->head_dim_ratio() : 0;
+        if (base != nullptr && fraction <= 1) {
+          e->set_max_fraction(fraction);
+          e->set_half_rate_keys(base->half_rate_keys());
+        } else if (!gpu->has_attention_efficiency_from()) {  // else reported at the source
+          const FieldChecker field = root.child("gpu", i).child("attention_efficiency", j);
+          if (base == nullptr) {
+            field.error("scaled_from_head_dim",
+                        "no entry of this pass, mask, precision and library at head dimension " +
+                            std::to_string(e->scaled_from_head_dim()) +
+                            " with a max_fraction of its own");
+          } else {
+            field.error("head_dim_ratio",
+                        "puts max_fraction above 1 (" + format_number(fraction) + ")");
           }
         }
       }

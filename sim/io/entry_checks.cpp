@@ -210,8 +210,17 @@ void check_gpu(const FieldChecker& gpu) {
     e.require_enum("pass");
     e.require("causal");
     e.require("head_dim") && e.at_least("head_dim", 1);
-    e.require("max_fraction") && e.in_range("max_fraction", 0.01, 1);
-    e.require("half_rate_keys") && e.non_negative("half_rate_keys");
+    if (e.has("scaled_from_head_dim")) {
+      e.at_least("scaled_from_head_dim", 1);
+      e.require("head_dim_ratio") && e.in_range("head_dim_ratio", 0.01, 4);
+      for (const char* own : {"max_fraction", "half_rate_keys"}) {
+        if (e.has(own)) e.error(own, "give it or scaled_from_head_dim, not both");
+      }
+    } else {
+      if (e.has("head_dim_ratio")) e.error("head_dim_ratio", "needs scaled_from_head_dim");
+      e.require("max_fraction") && e.in_range("max_fraction", 0.01, 1);
+      e.require("half_rate_keys") && e.non_negative("half_rate_keys");
+    }
     e.in_range("sustained_fraction", 0.01, 1);
     if (e.has("precision") &&
         static_cast<const s::AttentionEfficiency&>(e.message()).precision() != s::FP8) {

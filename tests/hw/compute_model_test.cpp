@@ -459,6 +459,41 @@ TEST_CASE("Blackwell fused attention: the H100's kernel curves scaled by the B20
   }
 }
 
+TEST_CASE("Blackwell head dimension 64: cuDNN's measured ratios to 128, not the H100's shape") {
+  // gpus.textproto: on every Blackwell GPU the backward at 64 runs at 0.625 of the 128 curve
+  // (cuDNN 9.22's FP8 and MXFP8 backward on GB200 and GB300); the forward at 0.69 on the B200 and
+  // GB200 (their exponential units), at the 128 curve on the B300 and GB300 (twice the units).
+  // Each kernel at its benchmark batch-heads, where the blocks' schedule takes nothing.
+  const auto share = [](const ComputeModel& m, int head_dim, bool causal, bool forward) {
+    const int64_t seq = 8192;
+    const AttentionKernel k{16384 / seq * (2048 / head_dim), seq, seq, head_dim, causal};
+    const double seconds =
+        forward ? m.attention_forward(k).seconds() : m.attention_backward(k).seconds();
+    return k.forward_flops() / seconds;
+  };
+  for (const char* name : {"B200-SXM-180GB", "GB200-186GB", "B300-SXM-268GB", "GB300-268GB"}) {
+    const bool ultra = std::string(name).find("300") != std::string::npos;
+    const auto blackwell = model(name, s::BF16);
+    for (bool causal : {false, true}) {
+      CHECK(share(blackwell, 64, causal, false) / share(blackwell, 128, causal, false) ==
+            Approx(0.625).epsilon(1e-6));
+      CHECK(share(blackwell, 64, causal, true) / share(blackwell, 128, causal, true) ==
+            Approx(ultra ? 1.0 : 0.69).epsilon(1e-6));
+    }
+  }
+  // The H100 keeps its own shape: its measured non-causal backward at 64 (0.456 of the peak
+  // against 0.548 at 128, at their half_rate_keys), the 128 curves elsewhere.
+  const auto h100 = model("H100-SXM5-80GB", s::BF16);
+  CHECK(share(h100, 64, true, true) / share(h100, 128, true, true) == Approx(1).epsilon(1e-6));
+  CHECK(share(h100, 64, true, false) / share(h100, 128, true, false) == Approx(1).epsilon(1e-6));
+  // An FP8 backward has no FP8 entry: the 16-bit one at its head dimension, so 0.625 there too
+  // (the rows' MXFP8 attention, job.fp8_attention).
+  const auto fp8 = model("GB200-186GB", s::FP8);
+  AttentionKernel eight{64, 4096, 4096, 64, true, true}, sixteen = eight;
+  sixteen.fp8 = false;
+  CHECK(fp8.attention_backward(eight) == fp8.attention_backward(sixteen));
+}
+
 TEST_CASE("FP8 attention runs at the fitted cuDNN FP8 rates of the FlashAttention-3 paper") {
   // gpus.textproto: the H100's FP8 forward at head dimension 128 (either mask), max_fraction 0.502
   // of the 1979 TFLOP/s FP8 peak and half_rate_keys 317 (tools/fit_attention_kernels.py --fp8).

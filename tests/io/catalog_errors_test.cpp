@@ -64,6 +64,41 @@ TEST_CASE("an attention efficiency's own sustained fraction is in [0.01, 1]") {
         "1], got 1.2\n");
 }
 
+TEST_CASE("an attention entry scaled from another head dimension names its base and one ratio") {
+  const std::string base =
+      "  attention_efficiency { pass: BACKWARD causal: true head_dim: 128 max_fraction: 0.6 "
+      "half_rate_keys: 700 }\n";
+  const auto scaled = [](const std::string& fields) {
+    return "  attention_efficiency { pass: BACKWARD causal: true head_dim: 64 " + fields + " }";
+  };
+  // Loads: 0.6 x 0.625 at the base's half_rate_keys (checked in compute_model_test.cpp).
+  CHECK(catalog_errors(
+            gpu_entry(base + scaled("scaled_from_head_dim: 128 head_dim_ratio: 0.625"))) == "");
+  CHECK(catalog_errors(gpu_entry(base + scaled("scaled_from_head_dim: 128"))) ==
+        "c.textproto:10:3: gpu[0].attention_efficiency[1].head_dim_ratio: is required\n");
+  CHECK(catalog_errors(gpu_entry(
+            base + scaled("scaled_from_head_dim: 128 head_dim_ratio: 0.6 max_fraction: 0.4"))) ==
+        "c.textproto:10:113: gpu[0].attention_efficiency[1].max_fraction: give it or "
+        "scaled_from_head_dim, not both\n");
+  CHECK(catalog_errors(gpu_entry(base + scaled("head_dim_ratio: 0.6 max_fraction: 0.4 "
+                                               "half_rate_keys: 10"))) ==
+        "c.textproto:10:67: gpu[0].attention_efficiency[1].head_dim_ratio: needs "
+        "scaled_from_head_dim\n");
+  // No base: another head dimension, or another mask.
+  CHECK(catalog_errors(gpu_entry(base + scaled("scaled_from_head_dim: 256 head_dim_ratio: 0.6"))) ==
+        "c.textproto:10:67: gpu[0].attention_efficiency[1].scaled_from_head_dim: no entry of this "
+        "pass, mask, precision and library at head dimension 256 with a max_fraction of its own\n");
+  CHECK(catalog_errors(gpu_entry(
+            "  attention_efficiency { pass: BACKWARD causal: false head_dim: 128 max_fraction: 0.6 "
+            "half_rate_keys: 700 }\n" +
+            scaled("scaled_from_head_dim: 128 head_dim_ratio: 0.6"))) ==
+        "c.textproto:10:67: gpu[0].attention_efficiency[1].scaled_from_head_dim: no entry of this "
+        "pass, mask, precision and library at head dimension 128 with a max_fraction of its own\n");
+  CHECK(catalog_errors(gpu_entry(base + scaled("scaled_from_head_dim: 128 head_dim_ratio: 2"))) ==
+        "c.textproto:10:93: gpu[0].attention_efficiency[1].head_dim_ratio: puts max_fraction above "
+        "1 (1.2)\n");
+}
+
 TEST_CASE("a GPU's attention dropout gives both passes' fractions, each in [0.01, 1]") {
   CHECK(catalog_errors(gpu_entry("  attention_dropout { forward_fraction: 1.2 }")) ==
         "c.textproto:9:23: gpu[0].attention_dropout.forward_fraction: must be in [0.01, 1], got "
