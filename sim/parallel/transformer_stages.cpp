@@ -1,16 +1,11 @@
 // Stage work of a transformer from its layers' kernel times, chunk by chunk.
 #include "sim/parallel/transformer_stages.h"
 
-#include <array>
 #include <cmath>
 #include <memory>
 
 #include "sim/parallel/activation_offload.h"
 #include "sim/parallel/amax_reduction.h"
-#include "sim/parallel/expert_comm_overlap.h"
-#include "sim/parallel/expert_dispatch.h"
-#include "sim/parallel/expert_layer_host.h"
-#include "sim/parallel/expert_network_traffic.h"
 #include "sim/parallel/layer_times.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/muon_step.h"
@@ -18,10 +13,10 @@
 #include "sim/parallel/output_weight_gradient_deferral.h"
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/parallel/pipeline_schedule.h"
-#include "sim/parallel/shared_expert_stream.h"
+#include "sim/parallel/stage_groups.h"
 #include "sim/parallel/stage_parameters.h"
+#include "sim/parallel/transformer_kernels.h"
 #include "sim/workload/fp8_casts.h"
-#include "sim/workload/lora.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/parameter_count.h"
 #include "sim/workload/transformer_dimensions.h"
@@ -30,397 +25,6 @@ namespace clustersim {
 namespace {
 
 namespace s = schema;
-
-// A layer's times per kind (FP8 casts included; a kind the model lacks left zero), each also
-// attending within the sliding window, and the output layer's.
-struct Kernels {
-  std::array<LayerTimes, kLayerKinds> layers;  // by LayerKind
-  // Under delayed scaling, a layer's amaxes by LayerKind (amax_reduction.h); zero otherwise.
-  std::array<AmaxBytes, kLayerKinds> amax;
-  LayerTimes output;
-  // Of the output layer's backward: its logits GEMM's weight gradient alone (what
-  // defer_output_weight_gradient moves into the flush).
-  Picoseconds output_weight_gradient;
-  LayerTimes dense_windowed, experts_windowed;
-  LayerTimes mtp;  // one multi-token-prediction module, on the output chunk
-  // Muon: one layer's Newton-Schulz work per kind (muon_step.h), before the split over ranks.
-  NewtonSchulzTime muon_dense, muon_experts;
-  // With the expert all-to-all overlap: how much shorter an expert layer's forward and backward
-  // are in a combined step, the all-to-alls it hides (expert_comm_overlap.h) less what the host's
-  // issue floor takes back of them (expert_layer_host.h).
-  Picoseconds combined_forward_saved, combined_backward_saved;
-  // DeepSpeed's pipeline engine under tensor parallelism: one all-gather of a micro-batch's
-  // stage-boundary tensor from the ranks' 1/TP shares (engine.py PartitionedTensor.full()).
-  Picoseconds pipe_gather;
-};
-
-// How much shorter an expert layer's pass `pass` (before the host's wait, `host_exposed`: the
-// forward's or the backward's) is in a combined step that exposes `combined_comm` of its
-// all-to-alls: with the host, G + wait(G) - (G' + wait(G')), G' = G less the all-to-alls hidden.
-Picoseconds combined_saving(const PassTimes& pass, Picoseconds combined_comm,
-                            const ExpertLayerHost& host,
-                            Picoseconds (*host_exposed)(Picoseconds, const ExpertLayerHost&)) {
-  const Picoseconds alone = pass.total();
-  const Picoseconds combined = alone - (pass.expert_comm - combined_comm);
-  return alone + host_exposed(alone, host) - (combined + host_exposed(combined, host));
-}
-
-bool narrow_gemms(s::Precision precision) { return precision == s::FP8 || precision == s::FP4; }
-
-// The copies of a token a deduplicating dispatcher (EXPERT_NODE_DEDUPLICATED) sends among
-// `groups` even groups of `t`'s experts (ranks, or NVLink domains): one to each group its experts
-// reach (expert_dispatch.h), consecutive experts under AutoModel's fake balanced gate
-// (`consecutive_experts`: job.expert_routing.consecutive_experts), else picked at random (a
-// router's imbalance, job.expert_routing.max_violation, left out: it is the mean token's).
-double deduplicated_copies(const s::Transformer& t, bool consecutive_experts, int groups) {
-  const int e = t.moe().num_experts(), k = t.moe().experts_per_token();
-  return consecutive_experts ? consecutive_groups_per_token(e, k, groups)
-                             : random_groups_per_token(e, k, groups);
-}
-
-// The groups of the first tensor-, context-, expert- and expert tensor-parallel ranks of stage 0:
-// every group is alike.
-class Groups {
- public:
-  Groups(const Topology& topology, const s::Parallelism& p, const PipelinePlan& plan,
-         const s::Transformer& model, bool consecutive_experts) {
-    const int tp = p.tensor_parallel(), cp = p.context_parallel();
-    if (tp > 1) tensor_ = std::make_unique<GroupCollectives>(topology, topology.first_gpus(tp));
-    if (cp > 1) {
-      std::vector<int> ring;
-      for (int c = 0; c < cp; ++c) ring.push_back(c * tp);
-      context_ = std::make_unique<GroupCollectives>(topology, ring);
-    }
-    // Stage-local ranks (tp + TP (cp + CP dp)) on the GPUs of stage 0.
-    auto gpus = [&](const std::vector<int>& locals) {
-      std::vector<int> out;
-      for (int local : locals) out.push_back(plan.gpu(local / (tp * cp), 0, local % (tp * cp)));
-      return out;
-    };
-    const ExpertLayout& experts = plan.experts;
-    if (experts.expert_parallel > 1) {
-      // All the stage's expert-parallel groups dispatch at once (ranks etp + ETP x EP x edp
-      // lead them).
-      std::vector<std::vector<int>> all;  // the first timed, beside the others
-      const int etp = experts.expert_tensor_parallel, ep = experts.expert_parallel;
-      for (int edp = 0; edp < experts.expert_data_parallel(); ++edp) {
-        for (int e = 0; e < etp; ++e) {
-          all.push_back(gpus(expert_parallel_group(experts, e + etp * ep * edp)));
-        }
-      }
-      const bool flex = p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED;
-      if (flex) deduplicate(topology, all, model, consecutive_experts);
-      expert_in_one_domain_ = true;
-      for (int gpu : all.front()) {
-        expert_in_one_domain_ &= topology.domain_of(gpu) == topology.domain_of(all.front()[0]);
-      }
-      expert_ = first_beside_others(topology, std::move(all), flex);
-    }
-    if (experts.expert_tensor_parallel > 1) {
-      std::vector<int> first(experts.expert_tensor_parallel);
-      for (int e = 0; e < experts.expert_tensor_parallel; ++e) first[e] = e;
-      expert_tensor_ = std::make_unique<GroupCollectives>(topology, gpus(first));
-    }
-    groups_ = {tensor_.get(),        context_.get(),     p.context_parallel_comm(), expert_.get(),
-               expert_tensor_.get(), expert_rail_.get(), expert_domain_.get(),      rail_share_};
-  }
-  const LayerGroups& groups() const { return groups_; }
-  // By the NVLink domains a group spans, the deduplicating dispatcher's rail bytes per all-to-all
-  // byte (0: none divides the experts); empty when it does not deduplicate.
-  const std::vector<double>& rail_shares() const { return rail_shares_; }
-  // Whether the expert-parallel groups (more than one rank) lie each inside one NVLink domain.
-  bool expert_in_one_domain() const { return expert_in_one_domain_; }
-
- private:
-  // The deduplicating dispatcher's groups (expert_dispatch.h) when every expert-parallel group
-  // of `all` (stage 0's, the first timed) has rails (domain_rails: it spans NVLink domains, each
-  // with the same number of its GPUs) over a number of domains dividing the experts; else none:
-  // the plain all-to-all is what it does. The layer's all-to-all moves a copy of a token per rank
-  // reached, the rail one per domain reached (`consecutive_experts`: as deduplicated_copies); the
-  // time alone is the first group's (expert_network_traffic.h says where another stage's traffic
-  // differs).
-  void deduplicate(const Topology& topology, const std::vector<std::vector<int>>& all,
-                   const s::Transformer& t, bool consecutive_experts) {
-    const int experts = t.moe().num_experts(), ranks = static_cast<int>(all.front().size());
-    std::vector<std::vector<int>> rails, domains;  // of every group, the first group's first
-    for (const std::vector<int>& group : all) {
-      const std::vector<std::vector<int>> parts = domain_parts(topology, group);
-      const std::vector<std::vector<int>> group_rails = domain_rails(parts);
-      if (group_rails.empty() || experts % parts.size() != 0) return;
-      rails.insert(rails.end(), group_rails.begin(), group_rails.end());
-      domains.insert(domains.end(), parts.begin(), parts.end());
-    }
-    rail_shares_.assign(ranks + 1, 0);
-    for (int d = 2; d <= ranks; ++d) {
-      if (experts % d != 0) continue;
-      rail_shares_[d] = deduplicated_copies(t, consecutive_experts, d) /
-                        deduplicated_copies(t, consecutive_experts, ranks);
-    }
-    rail_share_ = rail_shares_[rails.front().size()];
-    expert_rail_ = first_beside_others(topology, std::move(rails), true);
-    expert_domain_ = first_beside_others(topology, std::move(domains), true);
-  }
-
-  // The collectives of `groups`' first, timed while the others run the same beside it; their
-  // all-to-alls the flex dispatcher's kernels when `flex`, else NCCL's.
-  static std::unique_ptr<GroupCollectives> first_beside_others(
-      const Topology& topology, std::vector<std::vector<int>> groups, bool flex) {
-    std::vector<int> first = std::move(groups.front());
-    groups.erase(groups.begin());
-    return std::make_unique<GroupCollectives>(topology, std::move(first), std::move(groups), flex);
-  }
-
-  std::unique_ptr<GroupCollectives> tensor_, context_, expert_, expert_tensor_;
-  std::unique_ptr<GroupCollectives> expert_rail_, expert_domain_;
-  double rail_share_ = 0;  // the first group's
-  std::vector<double> rail_shares_;
-  LayerGroups groups_;
-  bool expert_in_one_domain_ = false;
-};
-
-// The tokens a rank dispatches per micro-batch: its sequence-parallel shard of the micro-batch.
-int64_t dispatched_tokens(const s::TrainingJob& job, const s::Parallelism& p) {
-  const int shards = p.context_parallel() * (p.sequence_parallel() ? p.tensor_parallel() : 1);
-  return int64_t{p.micro_batch_size()} * job.sequence_length() / shards;
-}
-
-// HybridEP's combine floor (expert_dispatch.h) per micro-batch: a rank's tokens reduced from the
-// ranks holding each one's experts, when the scenario gives the kernels' SMs and the
-// expert-parallel group is inside one NVLink domain; else 0.
-Picoseconds expert_combine_floor(const s::Transformer& t, const s::TrainingJob& job,
-                                 const s::Parallelism& p, const ComputeModel& compute,
-                                 bool in_one_domain) {
-  if (!p.has_expert_combine_sms() || !in_one_domain || !t.has_moe()) return {};
-  const double copies = deduplicated_copies(t, job.expert_routing().consecutive_experts(),
-                                            expert_layout(p).expert_parallel);
-  return combine_reduction_floor(dispatched_tokens(job, p), copies,
-                                 compute.gpu().expert_combine_us_per_source(),
-                                 p.expert_combine_sms());
-}
-
-// HybridEP's routing-map all-gather (expert_dispatch.h) per micro-batch, when the scenario runs
-// HybridEP's kernels (expert_combine_sms) over an expert-parallel group; else 0 bytes.
-double expert_routing_map_bytes(const s::Transformer& t, const s::TrainingJob& job,
-                                const s::Parallelism& p) {
-  const int ranks = expert_layout(p).expert_parallel;
-  if (!p.has_expert_combine_sms() || !t.has_moe() || ranks < 2) return 0;
-  return routing_map_gather_bytes(dispatched_tokens(job, p), t.moe().num_experts(), ranks);
-}
-
-// The kernels of a layer of `kind` in `job`, its GEMMs in 16 bits when `sixteen_bit`.
-std::vector<LayerOp> layer_kind_ops(const s::Transformer& t, const s::TrainingJob& job,
-                                    const LayerShape& shape, LayerKind kind, bool sixteen_bit) {
-  std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
-  if (job.has_lora()) ops = with_lora(job.lora(), std::move(ops));
-  if (sixteen_bit) ops = with_sixteen_bit_gemms(std::move(ops));
-  return ops;
-}
-
-// A layer of `kind`, its GEMMs in 16 bits when `sixteen_bit` (then no FP8 casts).
-LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
-                           const s::Parallelism& p, const ComputeModel& compute,
-                           const LayerGroups& groups, const LayerShape& shape, LayerKind kind,
-                           bool sixteen_bit = false) {
-  const int tp = p.tensor_parallel();
-  const std::vector<LayerOp> ops = layer_kind_ops(t, job, shape, kind, sixteen_bit);
-  LayerTimes layer =
-      time_layer(ops, compute, groups, p.recompute(), tensor_overlap(p), recomputed_parts(p));
-  if (narrow_gemms(job.precision())) {
-    const Fp8CastBytes casts =
-        fp8_cast_bytes(ops, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,
-                       job.fp4_unfused_hadamard_cast(), job.fp8_parameters());
-    layer.forward.compute += compute.memory_bound(casts.forward);
-    // torchao's transposed copies of saved inputs (read 1, write 1 byte an element), less those a
-    // compiled backward's rerun casts write (below).
-    double transposed = casts.saved_input_transposes;
-    const bool full = p.recompute() == s::RECOMPUTE_FULL;
-    if (full && !p.compiled_recompute()) {
-      layer.recompute.compute += compute.memory_bound(casts.forward);
-    } else if (full || recomputed_parts(p).expert_layer) {
-      // A rerun expert layer, or what a compiled layer's backward reads, casts its GEMMs' inputs
-      // again.
-      std::vector<LayerOp> rerun;
-      for (const LayerOp& op : ops) {
-        if (full ? backward_reads(op)
-                 : op.recomputable == LayerOp::Recomputable::kExpertLayer ||
-                       op.recomputable == LayerOp::Recomputable::kExpertActivation) {
-          rerun.push_back(op);
-        }
-      }
-      const Fp8CastBytes rerun_casts =
-          fp8_cast_bytes(rerun, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,
-                         job.fp4_unfused_hadamard_cast(), job.fp8_parameters());
-      const double fused = full ? rerun_casts.saved_input_transposes : 0;
-      layer.recompute.compute += compute.memory_bound(rerun_casts.forward + fused);
-      transposed -= fused;
-    }
-    layer.backward.compute += compute.memory_bound(casts.backward + 2 * transposed);
-  }
-  return layer;
-}
-
-// Whether an expert layer's forward reruns before its backward, all-to-alls included: full
-// recomputation or recompute_modules' RECOMPUTE_MOE.
-bool expert_layers_rerun(const s::Parallelism& p) {
-  return p.recompute() == s::RECOMPUTE_FULL || recomputed_parts(p).expert_layer;
-}
-
-// The host's wait in an expert layer's passes (expert_layer_host.h) and, with
-// shared_experts_side_stream, what its shared experts hide beside the routed path
-// (shared_expert_stream.h).
-void add_expert_layer_waits(const ExpertLayerHost& host, const s::Parallelism& p,
-                            const s::Gpu& gpu, LayerTimes* layer) {
-  add_expert_layer_host(host, expert_layers_rerun(p), layer);
-  if (p.shared_experts_side_stream()) {
-    overlap_shared_experts(expert_communication_sm_share(p, gpu), layer);
-  }
-}
-
-// One pass of a multi-token-prediction module: its own kernels, its layers (those of `layers` by
-// kind, or timed again in 16 bits: multi_token_prediction_sixteen_bit under FP8 or FP4, whose
-// all-gathers then move 16-bit elements too) and the output layer `output`.
-LayerTimes time_multi_token_prediction(const s::Transformer& t, const s::TrainingJob& job,
-                                       const s::Parallelism& p, const ComputeModel& compute,
-                                       const LayerGroups& groups, LayerShape shape,
-                                       const ExpertLayerHost& host,
-                                       const std::array<LayerTimes, kLayerKinds>& layers,
-                                       const LayerTimes& output) {
-  const bool sixteen_bit = t.multi_token_prediction_sixteen_bit() && narrow_gemms(job.precision());
-  if (sixteen_bit) shape.gemm_input_bytes = shape.gathered_gradient_bytes = 2;
-  std::vector<LayerOp> ops = multi_token_prediction_ops(t, shape);
-  if (sixteen_bit) ops = with_sixteen_bit_gemms(std::move(ops));
-  LayerTimes pass = time_layer(ops, compute, groups, s::RECOMPUTE_NONE);
-  for (LayerKind kind : multi_token_prediction_layer_kinds(t)) {
-    LayerTimes layer = layers[static_cast<int>(kind)];
-    if (sixteen_bit) {
-      layer = time_layer_kind(t, job, p, compute, groups, shape, kind, true);
-      if (routes_to_experts(kind)) {
-        add_expert_layer_waits(host, p, compute.gpu(), &layer);
-      }
-    }
-    pass.forward += layer.forward;
-    pass.backward += layer.backward;
-  }
-  pass.forward += output.forward;
-  pass.backward += output.backward;
-  return pass;
-}
-
-Kernels time_kernels(const s::Transformer& t, const s::TrainingJob& job, const s::Parallelism& p,
-                     const ComputeModel& compute, const LayerGroups& groups) {
-  const ExpertLayout experts = expert_layout(p);
-  LayerShape shape{
-      job.sequence_length(),
-      p.micro_batch_size(),
-      p.tensor_parallel(),
-      p.sequence_parallel(),
-      !job.has_flash_attention() || job.flash_attention(),
-      p.context_parallel(),
-      p.context_parallel_comm(),
-      gemm_input_bytes(job),
-      experts.expert_parallel,
-      experts.expert_tensor_parallel,
-      t.has_moe() ? expert_load(t, job.expert_routing(), experts.expert_parallel) : ExpertLoad{}};
-  shape.gathered_gradient_bytes = gathered_gradient_bytes(job);
-  shape.fused_expert_mlp = p.fused_expert_mlp();
-  shape.expert_paged_stash = p.expert_paged_stash();
-  shape.fp8_attention = job.fp8_attention();
-  shape.attention_library = job.attention_library();
-  shape.repeated_kv = job.attention_repeats_kv();
-  shape.separate_projections = job.separate_projections();
-  shape.mamba_fused_norm_projection = job.mamba_fused_norm_projection();
-  shape.fp32_router_probabilities = p.expert_dispatcher() == schema::EXPERT_NODE_DEDUPLICATED;
-  shape.weightless_router = job.expert_routing().consecutive_experts();
-  if (t.has_moe() && p.expert_dispatcher() == s::EXPERT_NODE_DEDUPLICATED) {
-    shape.expert_load.dispatched =
-        deduplicated_copies(t, job.expert_routing().consecutive_experts(),
-                            experts.expert_parallel) /
-        t.moe().experts_per_token();
-  }
-  Kernels k;
-  // Eager expert layers wait on the host (expert_layer_host.h); a full-iteration graph does not.
-  const ExpertLayerHost host =
-      p.cuda_graphed_expert_layers() || !t.has_moe()
-          ? ExpertLayerHost{}
-          : expert_layer_host(compute.gpu(),
-                              p.single_launch_grouped_experts()
-                                  ? 1
-                                  : t.moe().num_experts() / experts.expert_parallel,
-                              job.expert_routing().pad_to_capacity());
-  std::array<bool, kLayerKinds> present{};  // in the layers or the multi-token-prediction ones
-  for (int layer = 0; layer < t.num_layers(); ++layer) {
-    present[static_cast<int>(layer_kind(t, layer))] = true;
-  }
-  if (t.multi_token_prediction_layers() > 0) {
-    for (LayerKind kind : multi_token_prediction_layer_kinds(t)) {
-      present[static_cast<int>(kind)] = true;
-    }
-  }
-  for (int i = 0; i < kLayerKinds; ++i) {
-    if (!present[i]) continue;
-    const auto kind = static_cast<LayerKind>(i);
-    LayerTimes& layer = k.layers[i];
-    layer = time_layer_kind(t, job, p, compute, groups, shape, kind);
-    if (reduces_amax(job)) k.amax[i] = amax_bytes(layer_kind_ops(t, job, shape, kind, false));
-    if (!routes_to_experts(kind)) continue;
-    const Picoseconds exposed =
-        combined_exposed_all_to_all(layer.forward_phases, layer.backward_phases,
-                                    expert_communication_sm_share(p, compute.gpu()));
-    const Picoseconds forward_comm(exposed.count() / 2);
-    k.combined_forward_saved =
-        combined_saving(layer.forward, forward_comm, host, forward_host_exposed);
-    k.combined_backward_saved =
-        combined_saving(layer.backward, exposed - forward_comm, host, backward_host_exposed);
-    add_expert_layer_waits(host, p, compute.gpu(), &layer);
-  }
-  LayerShape windowed = shape;
-  windowed.sliding_window = true;
-  const int layers = t.num_layers();
-  if (windowed_layers_in(t, 0, layers, LayerKind::kDense) > 0) {
-    k.dense_windowed = time_layer_kind(t, job, p, compute, groups, windowed, LayerKind::kDense);
-  }
-  if (windowed_layers_in(t, 0, layers, LayerKind::kExperts) > 0) {
-    k.experts_windowed = time_layer_kind(t, job, p, compute, groups, windowed, LayerKind::kExperts);
-    add_expert_layer_waits(host, p, compute.gpu(), &k.experts_windowed);
-  }
-  std::vector<LayerOp> output =
-      output_forward_ops(t, shape, job.fp8_output_layer(), cross_entropy_kernel(job));
-  if (job.has_lora()) output = with_lora(job.lora(), std::move(output));  // frozen: no adapter
-  k.output = time_layer(output, compute, groups, s::RECOMPUTE_NONE);
-  for (const LayerOp& op : output) {
-    if (op.kind == LayerOp::Kind::kMatmul) {
-      k.output_weight_gradient = weight_gradient_time(op, compute);
-    }
-  }
-  if (job.fp8_output_layer()) {
-    // The MXFP8 logit GEMMs cast their input and the logits' gradient as a layer's GEMMs do.
-    const Fp8CastBytes casts = fp8_cast_bytes(output, gemm_recipe(job),
-                                              compute.fp8_gemm_any_layout(), p.tensor_parallel());
-    k.output.forward.compute += compute.memory_bound(casts.forward);
-    k.output.backward.compute += compute.memory_bound(casts.backward);
-  }
-  if (job.optimizer() == s::MUON) {
-    const int tp = p.tensor_parallel();
-    if (moe_layer_count(t) < layers) {
-      k.muon_dense =
-          newton_schulz_time(layer_forward_ops(t, shape, LayerKind::kDense), t, tp, compute);
-    }
-    if (moe_layer_count(t) > 0) {
-      k.muon_experts =
-          newton_schulz_time(layer_forward_ops(t, shape, LayerKind::kExperts), t, tp, compute);
-    }
-  }
-  if (t.multi_token_prediction_layers() > 0) {
-    k.mtp =
-        time_multi_token_prediction(t, job, p, compute, groups, shape, host, k.layers, k.output);
-  }
-  if (p.deepspeed_pipeline_engine() && groups.tensor) {
-    const double boundary_bytes = 2.0 * job.sequence_length() * p.micro_batch_size() *
-                                  t.hidden_size() / p.context_parallel();
-    k.pipe_gather = groups.tensor->time(CollectiveOp::kAllGather, boundary_bytes);
-  }
-  return k;
-}
 
 // Layers of a chunk of `layers` whose forward reruns before the backward.
 int recomputed_layers(const s::Parallelism& p, int layers) {
@@ -490,8 +94,8 @@ class StageBuilder {
  public:
   // `amax_group`: the stage's amax reduction group under delayed scaling, else null.
   StageBuilder(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,
-               const ComputeModel& compute, const Kernels& kernels, const PipelineLayout& layout,
-               GroupCollectives* amax_group)
+               const ComputeModel& compute, const TransformerKernels& kernels,
+               const PipelineLayout& layout, GroupCollectives* amax_group)
       : model_(model),
         t_(model.transformer()),
         job_(job),
@@ -808,7 +412,7 @@ class StageBuilder {
   const s::TrainingJob& job_;
   const s::Parallelism& p_;
   const ComputeModel& compute_;
-  const Kernels& kernels_;
+  const TransformerKernels& kernels_;
   const PipelineLayout& layout_;
   GroupCollectives* amax_group_;
   TransformerParameters params_;
@@ -823,13 +427,13 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
   const PipelineLayout layout = pipeline_layout(t.num_layers(), p);
   TransformerPlan out;
   out.plan = base_plan(job, p, layout.chunks(), t);
-  const Groups groups(topology, p, out.plan, t, job.expert_routing().consecutive_experts());
+  const StageGroups groups(topology, p, out.plan, t, job.expert_routing().consecutive_experts());
   LayerGroups layer_groups = groups.groups();
   layer_groups.expert_combine_floor =
       expert_combine_floor(t, job, p, compute, groups.expert_in_one_domain());
   layer_groups.expert_routing_map_bytes = expert_routing_map_bytes(t, job, p);
   out.plan.expert_rail_shares = groups.rail_shares();
-  const Kernels kernels = time_kernels(t, job, p, compute, layer_groups);
+  const TransformerKernels kernels = time_transformer_kernels(t, job, p, compute, layer_groups);
   std::unique_ptr<GroupCollectives> amax_group;
   const std::vector<int> amax_gpus = amax_reduction_group(out.plan);
   if (reduces_amax(job) && amax_gpus.size() > 1) {
