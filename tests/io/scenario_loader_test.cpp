@@ -1015,7 +1015,7 @@ TEST_CASE("Apex's optimizer buckets need the sharded optimizer and a positive si
         "needs distributed_optimizer\n");
   CHECK(scenario_errors(scenario() +
                         "parallelism { distributed_optimizer: true optimizer_bucket_mib: 0 }\n") ==
-        "s.textproto:12:44: parallelism.optimizer_bucket_mib: must be > 0, got 0\n");
+        "s.textproto:12:43: parallelism.optimizer_bucket_mib: must be > 0, got 0\n");
 }
 
 }  // namespace

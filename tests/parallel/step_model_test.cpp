@@ -140,8 +140,8 @@ TEST_CASE("Apex's optimizer buckets each pay the ring's step latencies, one afte
     ring = std::max(ring, pipelined_latencies(edges, 15, *topology).simple);
   }
   CHECK(std::ceil(4 * 6738415616.0 / (1024.0 * 1024 * 1024)) == 26);
-  CHECK(buckets.step_s - one.step_s == Approx(25 * 2 * ring.seconds()).epsilon(0.01));
-  CHECK(buckets.data_comm_s - one.data_comm_s == Approx(25 * 2 * ring.seconds()).epsilon(0.01));
+  CHECK(buckets.step_s - one.step_s == Approx(25 * 2 * ring.seconds()).epsilon(1e-6));
+  CHECK(buckets.data_comm_s - one.data_comm_s == Approx(25 * 2 * ring.seconds()).epsilon(1e-6));
 }
 
 TEST_CASE("FP16 gradients are added into the step's buffer after every micro-batch's backward") {
