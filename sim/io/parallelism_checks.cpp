@@ -180,6 +180,10 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.fsdp2_expert_reduce_in_weight_type() && !m.fsdp2()) {
     p.error("fsdp2_expert_reduce_in_weight_type", "is an FSDP2 option: needs fsdp2");
   }
+  if (p.positive("optimizer_bucket_mib") && p.has("optimizer_bucket_mib") &&
+      !m.distributed_optimizer()) {
+    p.error("optimizer_bucket_mib", "is a sharded optimizer's (Apex's): needs distributed_optimizer");
+  }
   // Resharding after each forward while nothing is resharded after the backwards would gather a
   // layer a varying number of times: not simulated.
   if (m.fsdp2_defer_gradient_sync() && !m.fsdp2_keep_forward_gather()) {

@@ -31,7 +31,8 @@ void PipelineRun::start_gradient_reduction(int r, Picoseconds work) {
   const StageWork& w = plan_.work[r];
   Reduction& pending = reductions_[r];
   pending.buckets = plan_.data_parallel > 1 && !zero3_[r]
-                        ? (plan_.overlap_gradient_reduce ? w.gradient_buckets : 1)
+                        ? (plan_.overlap_gradient_reduce ? w.gradient_buckets
+                                                         : std::max(1, w.optimizer_buckets))
                         : 0;
   if (pending.buckets == 0 || !plan_.overlap_gradient_reduce) return;
   pending.chunk_buckets = std::max(1, pending.buckets / plan_.chunks);
@@ -106,8 +107,12 @@ void PipelineRun::backward_done(int r) {
   reduce_gradients(r);
 }
 
+// Not overlapped, every bucket is ready once the backwards are done (Apex's grad_sync in its
+// step, or Megatron's after the pipeline): reduced one after another.
 void PipelineRun::reduce_gradients(int r) {
-  if (plan_.data_parallel > 1 && !plan_.overlap_gradient_reduce && !zero3_[r]) bucket_ready(r);
+  if (plan_.data_parallel > 1 && !plan_.overlap_gradient_reduce && !zero3_[r]) {
+    while (reductions_[r].ready < reductions_[r].buckets) bucket_ready(r);
+  }
   maybe_step_optimizer(r);
 }
 
@@ -280,9 +285,17 @@ void PipelineRun::optimizer_done(int r) {
     timeline_.stages[r].end = now();
     return;
   }
-  const Picoseconds optimizer_end = now();
-  replica_collectives(r, CollectiveOp::kAllGather, w.parameter_gather_bytes,
-                      w.expert_parameter_gather_bytes, [this, r, optimizer_end] {
+  gather_parameters(r, std::max(1, w.optimizer_buckets), now());
+}
+
+// The updated parameters all-gathered in `left` buckets, one after another (Apex's step gathers
+// each bucket after its shard's update; one collective without its buckets).
+void PipelineRun::gather_parameters(int r, int left, Picoseconds optimizer_end) {
+  const StageWork& w = plan_.work[r];
+  const int buckets = std::max(1, w.optimizer_buckets);
+  replica_collectives(r, CollectiveOp::kAllGather, w.parameter_gather_bytes / buckets,
+                      w.expert_parameter_gather_bytes / buckets, [this, r, left, optimizer_end] {
+                        if (left > 1) return gather_parameters(r, left - 1, optimizer_end);
                         Picoseconds end = now();
                         // Each chunk's gather runs under the first forwards of the
                         // chunks before it (param_sync_func in the interleaved schedule),

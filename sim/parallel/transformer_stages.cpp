@@ -305,6 +305,12 @@ class StageBuilder {
     w->gradient_bytes = reduce * trained.dense;
     w->expert_gradient_bytes = reduce * trained.expert;
     w->gradient_buckets = buckets;
+    if (p_.has_optimizer_bucket_mib()) {
+      const double bucket_bytes = p_.optimizer_bucket_mib() * 1024 * 1024;
+      w->optimizer_buckets =
+          std::max(1, static_cast<int>(std::ceil(w->gradient_bytes / bucket_bytes)));
+      w->gradient_buckets = w->optimizer_buckets;
+    }
     // A sharded optimizer steps the dense shard of DP x CP and the experts' of the expert DP;
     // Muon's layer-wise one too, after its share of the Newton-Schulz iterations.
     const double per_parameter = optimizer_bytes_per_parameter(job_.optimizer(), job_.precision());

@@ -2,9 +2,14 @@
 // below HFU, more GPUs of the same plan are faster, and recomputation costs time.
 #include "sim/parallel/step_model.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "sim/net/collective_algorithms.h"
 #include "sim/parallel/collective_sm_contention.h"
 #include "sim/parallel/zero3_traffic.h"
 #include "tests/testing/cluster.h"
@@ -107,6 +112,36 @@ TEST_CASE("the distributed optimizer's step costs its shard: 1 / (DP x CP) of th
     CHECK(r.optimizer_s ==
           Approx((46.0 / 16 + 12) * 6738415616.0 / (3350e9 * 0.887)).epsilon(1e-6));
   }
+}
+
+TEST_CASE("Apex's optimizer buckets each pay the ring's step latencies, one after another") {
+  // Llama-2-7B on 2 p5 nodes, DP 16, fp32 gradients reduce-scattered after the backward and BF16
+  // parameters all-gathered after the step: 4 x 6738415616 bytes in buckets of 1024 MiB are 26
+  // collectives of each kind instead of 1. Each moves 1/26 of the bytes at the same rate, so the
+  // step grows by 25 x (the reduce-scatter's + the all-gather's latency): on each of the 8
+  // channels' rings (each node's GPUs rotated by the channel), 15 steps at the mean of its 16
+  // hops' Simple latencies; the slowest channel's ends the collective.
+  const std::string plan =
+      "distributed_optimizer: true gradient_reduce_in_fp32: true overlap_gradient_reduce: false "
+      "overlap_parameter_gather: false ";
+  const StepResult one = step("llama2-7b", 2, plan);
+  const StepResult buckets = step("llama2-7b", 2, plan + "optimizer_bucket_mib: 1024");
+  const auto topology = testing::shipped_cluster("aws.p5.48xlarge", 2);
+  Picoseconds ring(0);
+  for (int channel = 0; channel < 8; ++channel) {
+    std::vector<int> order;
+    for (int node = 0; node < 2; ++node) {
+      for (int i = 0; i < 8; ++i) order.push_back(node * 8 + (i + channel) % 8);
+    }
+    std::vector<std::pair<int, int>> edges;
+    for (size_t i = 0; i < order.size(); ++i) {
+      edges.emplace_back(order[i], order[(i + 1) % order.size()]);
+    }
+    ring = std::max(ring, pipelined_latencies(edges, 15, *topology).simple);
+  }
+  CHECK(std::ceil(4 * 6738415616.0 / (1024.0 * 1024 * 1024)) == 26);
+  CHECK(buckets.step_s - one.step_s == Approx(25 * 2 * ring.seconds()).epsilon(1e-6));
+  CHECK(buckets.data_comm_s - one.data_comm_s == Approx(25 * 2 * ring.seconds()).epsilon(1e-6));
 }
 
 TEST_CASE("FP16 gradients are added into the step's buffer after every micro-batch's backward") {
