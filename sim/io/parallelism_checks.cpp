@@ -180,7 +180,9 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.fsdp2_expert_reduce_in_weight_type() && !m.fsdp2()) {
     p.error("fsdp2_expert_reduce_in_weight_type", "is an FSDP2 option: needs fsdp2");
   }
-  if (p.positive("optimizer_bucket_mib") && p.has("optimizer_bucket_mib") &&
+  // At least 1 MiB: Apex's bucket_cap_mb counts whole megabytes, and smaller buckets would ask
+  // for millions of collectives a step.
+  if (p.at_least("optimizer_bucket_mib", 1) && p.has("optimizer_bucket_mib") &&
       !m.distributed_optimizer()) {
     p.error("optimizer_bucket_mib", "is a sharded optimizer's (Apex's): needs distributed_optimizer");
   }

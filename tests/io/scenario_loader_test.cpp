@@ -1009,13 +1009,16 @@ TEST_CASE("Muon without the distributed optimizer, ZeRO or FP8 weights") {
         "not run\n");
 }
 
-TEST_CASE("Apex's optimizer buckets need the sharded optimizer and a positive size") {
+TEST_CASE("Apex's optimizer buckets need the sharded optimizer and at least 1 MiB") {
   CHECK(scenario_errors(scenario() + "parallelism { optimizer_bucket_mib: 100 }\n") ==
         "s.textproto:12:15: parallelism.optimizer_bucket_mib: is a sharded optimizer's (Apex's): "
         "needs distributed_optimizer\n");
   CHECK(scenario_errors(scenario() +
                         "parallelism { distributed_optimizer: true optimizer_bucket_mib: 0 }\n") ==
-        "s.textproto:12:43: parallelism.optimizer_bucket_mib: must be > 0, got 0\n");
+        "s.textproto:12:43: parallelism.optimizer_bucket_mib: must be >= 1, got 0\n");
+  CHECK(scenario_errors(scenario() +
+                        "parallelism { distributed_optimizer: true optimizer_bucket_mib: 0.001 }\n") ==
+        "s.textproto:12:43: parallelism.optimizer_bucket_mib: must be >= 1, got 0.001\n");
 }
 
 }  // namespace
