@@ -98,6 +98,48 @@ def comment(text):
     return '\n'.join(textwrap.wrap(text, 100, initial_indent='# ', subsequent_indent='#   '))
 
 
+
+def launcher_scenario(comments, name, model, global_batch, sequence, nodes, per_gpu,
+                      flops_per_token, layout, distributed, overlap, bucket_mib, group, source):
+    """The text of a row of NeMo Megatron's launcher README tables on DGX A100 80GB nodes: the
+    `comments` as the header, the job every such row shares (BF16 Adam, 2022 Megatron kernels: no
+    fused attention, the vocabulary-parallel cross entropy unfused), `layout` the parallelism lines
+    before the optimizer's, then Megatron's rank order and fp32 gradients averaged in the
+    collective, with Apex's distributed optimizer in `bucket_mib` buckets where `distributed`
+    (its parameter all-gather after the step), and the published tokens/s per GPU."""
+    parallelism = layout + [
+        'rank_order: TP_DP_PP',
+        f'distributed_optimizer: {"true" if distributed else "false"}',
+        'gradient_reduce_in_fp32: true',
+        'gradient_scaling: AVERAGE_IN_COLLECTIVE',
+        f'overlap_gradient_reduce: {"true" if overlap else "false"}']
+    if distributed:
+        parallelism += ['overlap_parameter_gather: false', f'optimizer_bucket_mib: {bucket_mib}']
+    lines = [comment(c) for c in comments] + [
+        f'name: "{name}"',
+        f'model: "{model}"',
+        'job {',
+        f'  global_batch_size: {global_batch}',
+        f'  sequence_length: {sequence}',
+        '  precision: BF16',
+        '  optimizer: ADAM',
+        '  steps: 1',
+        '  flash_attention: false',
+        '  unfused_cross_entropy: true',
+        '}',
+        f'cluster {{ instance: "onprem.dgx-a100-80gb" nodes: {nodes} '
+        'fabric: "ib-rail-optimized" }',
+        'parallelism {'] + ['  ' + line for line in parallelism] + [
+        '}',
+        'published {',
+        f'  group: "{group}"',
+        f'  tokens_per_s_per_gpu: {per_gpu:.2f}',
+        f'  tflops_per_gpu: {per_gpu * flops_per_token / 1e12:.1f}',
+        '  flops_convention: MODEL_FLOPS',
+        f'  source: "{source}"',
+        '}']
+    return '\n'.join(lines) + '\n'
+
 def scenario(release, yaml, table, nodes, tokens):
     r = RELEASES[release]
     size = yaml.upper()
@@ -122,46 +164,17 @@ def scenario(release, yaml, table, nodes, tokens):
                        optimizer=OPTIMIZERS[table['distributed']].format(nemo=r['nemo']))
     name = f'nemo-{release}-a100-gpt3-{yaml}-{gpus}'
     tp = table['tp']
-    lines = [comment(source), comment(recipe), comment(rule),
-             f'name: "{name}"',
-             f'model: "gpt3-{yaml}"',
-             'job {',
-             f'  global_batch_size: {table["gbs"]}',
-             f'  sequence_length: {SEQUENCE}',
-             '  precision: BF16',
-             '  optimizer: ADAM',
-             '  steps: 1',
-             '  flash_attention: false',
-             '  unfused_cross_entropy: true',
-             '}',
-             f'cluster {{ instance: "onprem.dgx-a100-80gb" nodes: {nodes} '
-             'fabric: "ib-rail-optimized" }',
-             'parallelism {',
-             f'  tensor_parallel: {tp}',
-             f'  pipeline_parallel: {table["pp"]}',
-             f'  micro_batch_size: {MICRO_BATCH}',
-             '  schedule: ONE_F_ONE_B',
-             f'  sequence_parallel: {"true" if yaml == "175b" else "false"}',
-             f'  recompute: {"RECOMPUTE_SELECTIVE" if yaml == "175b" else "RECOMPUTE_NONE"}',
-             '  rank_order: TP_DP_PP',
-             f'  distributed_optimizer: {"true" if table["distributed"] else "false"}',
-             '  gradient_reduce_in_fp32: true',
-             '  gradient_scaling: AVERAGE_IN_COLLECTIVE',
-             f'  overlap_gradient_reduce: {"true" if table["overlap"] else "false"}']
-    if table['distributed']:
-        lines.append('  overlap_parameter_gather: false')
-        lines.append(f'  optimizer_bucket_mib: {APEX_BUCKET_CAP_MB}')
-    lines += ['}',
-              'published {',
-              f'  group: "Public check: NeMo Megatron {release} GPT-3 {size} (A100 80GB, BF16)"',
-              f'  tokens_per_s_per_gpu: {per_gpu:.2f}',
-              f'  tflops_per_gpu: {per_gpu * flops_per_token / 1e12:.1f}',
-              '  flops_convention: MODEL_FLOPS',
-              f'  source: "github.com/NVIDIA/NeMo-Framework-Launcher README.md @{r["commit"]} '
-              f'({r["date"]}), 7.1.2 Training Performance Results, {size} row, {nodes} nodes: '
-              f'{tokens} tokens/s"',
-              '}']
-    return name, '\n'.join(lines) + '\n'
+    return name, launcher_scenario(
+        [source, recipe, rule], name, f'gpt3-{yaml}', table['gbs'], SEQUENCE, nodes,
+        per_gpu, flops_per_token,
+        [f'tensor_parallel: {table["tp"]}', f'pipeline_parallel: {table["pp"]}',
+         f'micro_batch_size: {MICRO_BATCH}', 'schedule: ONE_F_ONE_B',
+         f'sequence_parallel: {"true" if yaml == "175b" else "false"}',
+         f'recompute: {"RECOMPUTE_SELECTIVE" if yaml == "175b" else "RECOMPUTE_NONE"}'],
+        table['distributed'], table['overlap'], APEX_BUCKET_CAP_MB,
+        f'Public check: NeMo Megatron {release} GPT-3 {size} (A100 80GB, BF16)',
+        f'github.com/NVIDIA/NeMo-Framework-Launcher README.md @{r["commit"]} ({r["date"]}), '
+        f'7.1.2 Training Performance Results, {size} row, {nodes} nodes: {tokens} tokens/s')
 
 
 def main():

@@ -13,7 +13,7 @@ the README's support matrix NeMo 1.13.0+24d824f, NCCL 2.15.1; the chart beside t
 removed (9dbd2dad, 2023-10-06). Layout and recipe: the same commit's
 launcher_scripts/conf/training/bert/4b.yaml; the model is bert-4b-nemo in models/bert.textproto.
 """
-from make_public_nemo22 import comment
+from make_public_nemo22 import launcher_scenario
 from public_runs import write_scenarios
 
 COMMIT = '93673ff4'
@@ -66,45 +66,15 @@ def scenario(nodes, tokens):
     flops_per_token = 72 * LAYERS * HIDDEN**2 * (
         1 + SEQUENCE / (6 * HIDDEN) + VOCAB / (12 * HIDDEN * LAYERS))
     name = f'nemo-22.11-a100-bert-4b-{gpus}'
-    lines = [comment(SOURCE.format(gpus=gpus, nodes=nodes, tokens=tokens, per_gpu=per_gpu)),
-             comment(RECIPE), comment(RULE.format(step=step, step16=step16)),
-             f'name: "{name}"',
-             'model: "bert-4b-nemo"',
-             'job {',
-             f'  global_batch_size: {GLOBAL_BATCH}',
-             f'  sequence_length: {SEQUENCE}',
-             '  precision: BF16',
-             '  optimizer: ADAM',
-             '  steps: 1',
-             '  flash_attention: false',
-             '  unfused_cross_entropy: true',
-             '}',
-             f'cluster {{ instance: "onprem.dgx-a100-80gb" nodes: {nodes} '
-             'fabric: "ib-rail-optimized" }',
-             'parallelism {',
-             '  tensor_parallel: 1',
-             '  pipeline_parallel: 1',
-             f'  micro_batch_size: {MICRO_BATCH}',
-             '  schedule: ONE_F_ONE_B',
-             '  sequence_parallel: false',
-             '  recompute: RECOMPUTE_SELECTIVE',
-             '  rank_order: TP_DP_PP',
-             '  distributed_optimizer: true',
-             '  gradient_reduce_in_fp32: true',
-             '  gradient_scaling: AVERAGE_IN_COLLECTIVE',
-             '  overlap_gradient_reduce: false',
-             '  overlap_parameter_gather: false',
-             f'  optimizer_bucket_mib: {BUCKET_CAP_MB}',
-             '}',
-             'published {',
-             '  group: "Public check: NeMo Megatron 22.11 BERT 4B (A100 80GB, BF16)"',
-             f'  tokens_per_s_per_gpu: {per_gpu:.2f}',
-             f'  tflops_per_gpu: {per_gpu * flops_per_token / 1e12:.1f}',
-             '  flops_convention: MODEL_FLOPS',
-             f'  source: "github.com/NVIDIA/NeMo-Framework-Launcher README.md @{COMMIT} ({DATE}), '
-             f'7.4.2 Training Performance Results, 4B row, {nodes} nodes: {tokens} tokens/s"',
-             '}']
-    return name, '\n'.join(lines) + '\n'
+    return name, launcher_scenario(
+        [SOURCE.format(gpus=gpus, nodes=nodes, tokens=tokens, per_gpu=per_gpu), RECIPE,
+         RULE.format(step=step, step16=step16)],
+        name, 'bert-4b-nemo', GLOBAL_BATCH, SEQUENCE, nodes, per_gpu, flops_per_token,
+        ['tensor_parallel: 1', 'pipeline_parallel: 1', f'micro_batch_size: {MICRO_BATCH}',
+         'schedule: ONE_F_ONE_B', 'sequence_parallel: false', 'recompute: RECOMPUTE_SELECTIVE'],
+        True, False, BUCKET_CAP_MB, 'Public check: NeMo Megatron 22.11 BERT 4B (A100 80GB, BF16)',
+        f'github.com/NVIDIA/NeMo-Framework-Launcher README.md @{COMMIT} ({DATE}), '
+        f'7.4.2 Training Performance Results, 4B row, {nodes} nodes: {tokens} tokens/s')
 
 
 def main():
