@@ -31,8 +31,7 @@ void PipelineRun::start_gradient_reduction(int r, Picoseconds work) {
   const StageWork& w = plan_.work[r];
   Reduction& pending = reductions_[r];
   pending.buckets = plan_.data_parallel > 1 && !zero3_[r]
-                        ? (plan_.overlap_gradient_reduce ? w.gradient_buckets
-                                                         : std::max(1, w.optimizer_buckets))
+                        ? (plan_.overlap_gradient_reduce ? w.gradient_buckets : w.optimizer_buckets)
                         : 0;
   if (pending.buckets == 0 || !plan_.overlap_gradient_reduce) return;
   pending.chunk_buckets = std::max(1, pending.buckets / plan_.chunks);
@@ -285,14 +284,14 @@ void PipelineRun::optimizer_done(int r) {
     timeline_.stages[r].end = now();
     return;
   }
-  gather_parameters(r, std::max(1, w.optimizer_buckets), now());
+  gather_parameters(r, w.optimizer_buckets, now());
 }
 
 // The updated parameters all-gathered in `left` buckets, one after another (Apex's step gathers
 // each bucket after its shard's update; one collective without its buckets).
 void PipelineRun::gather_parameters(int r, int left, Picoseconds optimizer_end) {
   const StageWork& w = plan_.work[r];
-  const int buckets = std::max(1, w.optimizer_buckets);
+  const int buckets = w.optimizer_buckets;
   replica_collectives(r, CollectiveOp::kAllGather, w.parameter_gather_bytes / buckets,
                       w.expert_parameter_gather_bytes / buckets, [this, r, left, optimizer_end] {
                         if (left > 1) return gather_parameters(r, left - 1, optimizer_end);

@@ -43,10 +43,10 @@ struct StageWork {
   double expert_gradient_bytes = 0;
   // When overlapped: equal buckets, each chunk's share ready across that chunk's last backward.
   int gradient_buckets = 1;
-  // Apex DistributedFusedAdam's buckets (Parallelism.optimizer_bucket_mib), 0 without: the
-  // gradients reduced after the pipeline and the parameters gathered after the step in this many
-  // collectives, one after another (overlapped, gradient_buckets is the same count).
-  int optimizer_buckets = 0;
+  // The collectives, one after another, that reduce the gradients after the pipeline (when not
+  // overlapped) and gather the parameters after the step: 1, or Apex DistributedFusedAdam's
+  // buckets (Parallelism.optimizer_bucket_mib; overlapped, gradient_buckets is the same count).
+  int optimizer_buckets = 1;
   double parameter_gather_bytes = 0;  // per GPU, all-gathered after a sharded optimizer step
   double expert_parameter_gather_bytes = 0;  // the same over the expert data-parallel group
   // ZeRO-3: weights gathered layer by layer before every pass, gradients reduce-scattered layer
