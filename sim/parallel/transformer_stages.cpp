@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <memory>
+#include <utility>
 
 #include "sim/parallel/activation_offload.h"
 #include "sim/parallel/amax_reduction.h"
@@ -441,9 +442,11 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
   out.plan.expert_rail_shares = groups.rail_shares();
   const TransformerKernels kernels = time_transformer_kernels(t, job, p, compute, layer_groups);
   std::unique_ptr<GroupCollectives> amax_group;
-  const std::vector<int> amax_gpus = amax_reduction_group(out.plan);
-  if (reduces_amax(job) && amax_gpus.size() > 1) {
-    amax_group = std::make_unique<GroupCollectives>(topology, amax_gpus);
+  if (reduces_amax(job)) {
+    std::vector<int> amax_gpus = amax_reduction_group(out.plan);
+    if (amax_gpus.size() > 1) {
+      amax_group = std::make_unique<GroupCollectives>(topology, std::move(amax_gpus));
+    }
   }
   const StageBuilder builder(model, job, p, compute, kernels, layout, amax_group.get());
   for (int r = 0; r < p.pipeline_parallel(); ++r) builder.add_stage(r, &out);
