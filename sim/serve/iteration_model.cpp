@@ -6,6 +6,7 @@
 
 #include "sim/net/collective.h"
 #include "sim/util/check.h"
+#include "sim/workload/expert_rank_load.h"
 #include "sim/workload/layer_ops.h"
 
 namespace clustersim {
@@ -82,7 +83,7 @@ IterationModel::IterationModel(const IterationInputs& in)
           Picoseconds::from_microseconds(in.serving->static_prefill_overhead_us())) {
   for (int stage = 0; stage < in.pipeline_parallel; ++stage) {
     shapes_.push_back(inference_shape(*in.model, in.formats, in.tensor_parallel,
-                                      in.pipeline_parallel, stage));
+                                      in.pipeline_parallel, stage, in.expert_parallel));
     if (shapes_.back().weight_bytes > shapes_[largest_].weight_bytes) largest_ = stage;
   }
   grouped_ = grouped_kernel_applies(*in.serving, shapes_[0]);
@@ -124,12 +125,11 @@ Picoseconds IterationModel::interpolate(const std::vector<Picoseconds>& samples,
 }
 
 Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m) const {
-  // One expert layer of `group` whose m tokens' k copies go to `touched` experts, each streaming
-  // its weights once over its share of the rows, with the routing kernels' overhead (touched 0: a
-  // dense layer).
-  const auto layer = [&](const LayerGroup& group, double touched) {
-    const auto per_expert = static_cast<int64_t>(
-        std::ceil(static_cast<double>(m) * shape.experts_per_token / std::max(touched, 1.0)));
+  // One expert layer of `group` whose rank runs `copies` token copies through `touched` experts,
+  // each streaming its weights once over its share of the rows, with the routing kernels'
+  // overhead (touched 0: a dense layer).
+  const auto layer = [&](const LayerGroup& group, double touched, double copies) {
+    const auto per_expert = static_cast<int64_t>(std::ceil(copies / std::max(touched, 1.0)));
     Picoseconds t = compute_.memory_bound(static_cast<double>(m) * group.memory_bytes_per_token);
     if (touched > 0) t += expert_layer_overhead_;
     for (const LayerMatmul& mm : group.matmuls) {
@@ -139,22 +139,26 @@ Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m
     }
     return t;
   };
+  const double copies = static_cast<double>(m) * shape.experts_per_token;
   Picoseconds total;
   for (const LayerGroup& group : shape.groups) {
     const bool experts = shape.num_experts > 1 &&
                          std::any_of(group.matmuls.begin(), group.matmuls.end(),
                                      [](const LayerMatmul& mm) { return mm.expert; });
     if (!experts) {
-      total += Picoseconds(layer(group, 0).count() * group.layers);
+      total += Picoseconds(layer(group, 0, copies).count() * group.layers);
     } else if (!fake_weights_) {
-      const double touched = experts_touched(shape.num_experts, shape.experts_per_token, m);
-      total += Picoseconds(layer(group, touched).count() * group.layers);
+      const ExpertRankLoad busiest = busiest_expert_rank(
+          shape.num_experts, shape.experts_per_token, shape.expert_parallel, m);
+      total += Picoseconds(layer(group, busiest.experts, busiest.copies).count() * group.layers);
     } else {
-      // The model's first expert layer: every token to the same k experts; the later ones: every
-      // slot to expert 0.
+      // The model's first expert layer: every token to the same k experts (experts 0 .. k - 1,
+      // the first rank holding min(k, E / EP) of them, m copies each); the later ones: every slot
+      // to expert 0.
       const int first = shape.first_expert_layer ? 1 : 0;
-      total += Picoseconds(layer(group, shape.experts_per_token).count() * first +
-                           layer(group, 1).count() * (group.layers - first));
+      const int held = std::min(shape.experts_per_token, shape.num_experts / shape.expert_parallel);
+      total += Picoseconds(layer(group, held, static_cast<double>(m) * held).count() * first +
+                           layer(group, 1, copies).count() * (group.layers - first));
     }
   }
   return total;

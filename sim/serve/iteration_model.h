@@ -27,7 +27,9 @@
 // fused-attention rate. A mixture-of-experts layer runs its tokens' experts as grouped GEMMs: the
 // experts the iteration's m tokens touch (uniform routing: E (1 - (1 - k/E)^m); an engine of fake
 // weights: the same k in the model's first expert layer, one in every later one,
-// IterationInputs::fake_weights) each stream their weights once over m k / touched rows, in the
+// IterationInputs::fake_weights) each stream their weights once over m k / touched rows (under
+// expert parallelism, the busiest rank's experts and copies, expert_rank_load.h; fake weights:
+// the first rank's, holding experts 0 .. E / EP - 1), in the
 // runtime's kernels for them: rows in tiles of its expert_matmul_row_tile, at the GPU's
 // expert_matmul_fraction of the compute rate (ServingGpuFit; absent: 1), and where they issue
 // mma.sync (expert_matmuls_sync_mma) at the GPU's sync_mma_fraction of its tensor-core rate. Matmul
@@ -75,6 +77,7 @@ struct IterationInputs {
   TensorFormats formats;
   int tensor_parallel = 1;
   int pipeline_parallel = 1;
+  int expert_parallel = 1;  // inside the tensor-parallel group (InferenceShape::expert_parallel)
   const schema::Gpu* gpu = nullptr;
   const schema::Runtime* runtime = nullptr;  // compute-model defaults
   const schema::ServingRuntime* serving = nullptr;

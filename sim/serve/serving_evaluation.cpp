@@ -115,6 +115,7 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   in.formats = e.formats;
   in.tensor_parallel = c.tensor_parallel;
   in.pipeline_parallel = c.pipeline_parallel;
+  in.expert_parallel = c.expert_parallel;
   in.gpu = &gpu;
   in.runtime = &runtime_;
   in.serving = &serving_;

@@ -69,6 +69,7 @@ const std::vector<ResultColumn>& serving_columns() {
       figure_column("cost_per_million_tokens", "per M tok", 3),
       identity_column("limiting", "limiting", Kind::kText),
       identity_column("calibrated", "calibrated", Kind::kBool),
+      identity_column("expert_parallel", "EP", Kind::kInteger),
   };
   return columns;
 }
@@ -93,6 +94,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   set("tensor_parallel", number(c.tensor_parallel));
   set("pipeline_parallel", number(c.pipeline_parallel));
   set("replicas", number(c.replicas));
+  set("expert_parallel", number(c.expert_parallel));
   const PoolShape none{0, 0, 0};  // colocated: no prefill pool
   const PoolShape& prefill = c.prefill ? *c.prefill : none;
   if (c.prefill) set("prefill_instance", c.prefill->instance->name());
@@ -229,8 +231,9 @@ std::string describe_deployment(const ResultRow& r) {
                           ") + " + n("replicas") + " decode replicas, TP "
                     : n("replicas") + " replicas, TP ";
   const bool closed_loop = row_number(r, serving_column("concurrency")) > 0;
+  const bool expert_parallel = row_number(r, serving_column("expert_parallel")) > 1;
   return t("instance") + " x " + pools + n("tensor_parallel") + " PP " +
-         n("pipeline_parallel") + ", " + t("weights") + ", " + t("batching") + " batch " +
+         n("pipeline_parallel") + (expert_parallel ? " EP " + n("expert_parallel") : "") + ", " + t("weights") + ", " + t("batching") + " batch " +
          n("max_batch_size") + ", " + t("billing") +
          (closed_loop ? ", " + n("concurrency") + " concurrent users" : "");
 }

@@ -13,6 +13,7 @@
 #include "sim/io/field_checker.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/serve/closed_loop.h"
+#include "sim/serve/expert_parallel_checks.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -271,8 +272,8 @@ double deployment_count(const s::ServingScenario& m) {
            ? n(w.tensor_parallel_size()) * n(w.pipeline_parallel_size()) * n(w.replicas_size())
            : 0) +
       (disaggregated ? n(w.prefill_replicas_size()) * n(w.decode_replicas_size()) : 0);
-  return n(w.instance_size()) * shapes * n(w.quantization_size()) * n(w.batching_size()) *
-         n(w.max_batch_size_size()) * n(w.max_tokens_per_iteration_size()) *
+  return n(w.instance_size()) * shapes * n(w.expert_parallel_size()) * n(w.quantization_size()) *
+         n(w.batching_size()) * n(w.max_batch_size_size()) * n(w.max_tokens_per_iteration_size()) *
          (m.traffic().has_closed_loop() ? n(w.concurrency_size()) : 1);
 }
 
@@ -471,6 +472,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   if (m.has_traffic()) check_concurrency(root);
   if (m.has_deployment()) check_disaggregation(root, catalog, loaded.get());
   if (m.has_deployment()) check_deployment_size(root);
+  if (m.has_deployment()) check_expert_parallel(root, *loaded);
   if (m.has_sweep()) check_sweep_size(root);
   if (m.has_sweep()) root.child("sweep").distinct_lists();
   root.distinct_lists(s::BatchBenchmark::descriptor());  // billing modes

@@ -103,6 +103,8 @@ ServingSpace::ServingSpace(const LoadedServingScenario& scenario) : scenario_(sc
       }
     }
   }
+  expert_parallel_ =
+      axis_values(sweep.expert_parallel(), d.has_expert_parallel() ? d.expert_parallel() : 1);
   quantizations_ = axis_values(sweep.quantization(), d.quantization());
   const s::Scheduler base = resolved_scheduler(d.scheduler());
   batching_.clear();
@@ -114,8 +116,8 @@ ServingSpace::ServingSpace(const LoadedServingScenario& scenario) : scenario_(sc
                      ? axis_values(sweep.concurrency(), m.traffic().closed_loop().concurrency())
                      : std::vector<int>{0};
   size_ = static_cast<int64_t>(scenario.instances.size() * shapes_.size() *
-                               quantizations_.size() * batching_.size() * max_batch_.size() *
-                               max_tokens_.size() * concurrency_.size());
+                               expert_parallel_.size() * quantizations_.size() * batching_.size() *
+                               max_batch_.size() * max_tokens_.size() * concurrency_.size());
 }
 
 ServingConfiguration ServingSpace::at(int64_t index) const {
@@ -133,6 +135,7 @@ ServingConfiguration ServingSpace::at(int64_t index) const {
   const int max_batch = max_batch_[take(max_batch_.size())];
   const s::Batching batching = batching_[take(batching_.size())];
   c.quantization = quantizations_[take(quantizations_.size())];
+  c.expert_parallel = expert_parallel_[take(expert_parallel_.size())];
   const Shape& shape = shapes_[take(shapes_.size())];
   c.tensor_parallel = shape.replicas.tensor_parallel;
   c.pipeline_parallel = shape.replicas.pipeline_parallel;
@@ -164,6 +167,10 @@ std::string serving_problem(const ServingConfiguration& c, const Catalog& catalo
            std::to_string(per_node) + "-GPU nodes";
   }
   if (c.tensor_parallel > per_node) return "tensor parallelism spans nodes";
+  if (c.tensor_parallel % c.expert_parallel != 0) {
+    return "expert parallelism " + std::to_string(c.expert_parallel) +
+           " does not divide tensor parallelism " + std::to_string(c.tensor_parallel);
+  }
   return quantization_problem(c.quantization, catalog.gpu_of(*c.instance));
 }
 

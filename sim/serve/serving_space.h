@@ -1,5 +1,5 @@
 // The deployments a serving scenario asks about, indexed without being stored: instance x shape x
-// quantization x batching x max batch x token budget x closed-loop concurrency (the last fastest),
+// expert parallelism x quantization x batching x max batch x token budget x closed-loop concurrency (the last fastest),
 // each axis the sweep's list or the deployment's (the traffic's) one value. The shapes are the colocated ones (tensor parallel x
 // pipeline parallel x replicas) then the disaggregated ones (prefill replicas x decode replicas).
 #pragma once
@@ -29,6 +29,7 @@ struct ServingConfiguration {
   int tensor_parallel = 1;
   int pipeline_parallel = 1;
   int replicas = 1;
+  int expert_parallel = 1;            // inside each replica's (each pool's) tensor-parallel group
   schema::Quantization quantization;  // as written (defaults applied by resolve_formats)
   schema::Scheduler scheduler;        // every field set but capacity_policy (absent: the runtime's)
   // Disaggregated: the prefill pool (its instance always set); instance, tensor_parallel,
@@ -72,14 +73,15 @@ class ServingSpace {
     std::optional<PoolShape> prefill;
   };
   std::vector<Shape> shapes_;
-  std::vector<int> max_batch_, max_tokens_, concurrency_;
+  std::vector<int> max_batch_, max_tokens_, concurrency_, expert_parallel_;
   std::vector<schema::Quantization> quantizations_;
   std::vector<schema::Batching> batching_;
   int64_t size_ = 0;
 };
 
 // Why `c` cannot be deployed (a replica larger than a node that does not fill whole nodes, a
-// quantization its GPU has no tensor cores for), or "" when it can.
+// quantization its GPU has no tensor cores for, expert parallelism not dividing tensor
+// parallelism), or "" when it can.
 std::string serving_problem(const ServingConfiguration& c, const Catalog& catalog);
 
 }  // namespace clustersim

@@ -107,6 +107,17 @@ std::string serving_tensor_parallel_problem(const s::Transformer& t, int tensor_
   return "";
 }
 
+std::string serving_expert_parallel_problem(const s::Transformer& t, int expert_parallel) {
+  if (expert_parallel == 1) return "";
+  const std::string ep = std::to_string(expert_parallel);
+  if (!t.has_moe()) return ep + ": the model has no experts to split (it has no moe block)";
+  if (t.moe().num_experts() % expert_parallel != 0) {
+    return ep + " does not divide the model's moe.num_experts (" +
+           std::to_string(t.moe().num_experts()) + ")";
+  }
+  return "";
+}
+
 int stage_layers(int layers, int stages, int stage) {
   return layers / stages + (stage < layers % stages ? 1 : 0);
 }
@@ -117,12 +128,16 @@ double experts_touched(int experts, int k, int64_t tokens) {
 }
 
 InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& formats,
-                               int tensor_parallel, int pipeline_parallel, int stage) {
+                               int tensor_parallel, int pipeline_parallel, int stage,
+                               int expert_parallel) {
   CLUSTERSIM_CHECK(stage >= 0 && stage < pipeline_parallel, "a stage outside the pipeline");
-  CLUSTERSIM_CHECK(serving_tensor_parallel_problem(t, tensor_parallel).empty(),
-                   "tensor parallelism that does not split the model");
+  CLUSTERSIM_CHECK(serving_tensor_parallel_problem(t, tensor_parallel).empty() &&
+                       serving_expert_parallel_problem(t, expert_parallel).empty() &&
+                       tensor_parallel % expert_parallel == 0,
+                   "tensor or expert parallelism that does not split the model");
   InferenceShape shape;
   const int64_t tp = tensor_parallel;
+  const int64_t expert_tp = tp / expert_parallel;  // each expert's ranks
   const int64_t h = t.hidden_size(), a = t.num_attention_heads();
   const bool latent = t.has_latent_attention();
   const int64_t kv_rank = latent ? 0 : std::max<int64_t>(kv_heads(t) / tp, 1);
@@ -142,6 +157,7 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
   const bool moe = t.has_moe();
   shape.num_experts = moe ? t.moe().num_experts() : 1;
   shape.experts_per_token = moe ? t.moe().experts_per_token() : 1;
+  shape.expert_parallel = expert_parallel;
 
   double attention_norms = 0;
   const std::vector<LayerMatmul> attention = attention_matmuls(t, tp, kv_rank, &attention_norms);
@@ -166,7 +182,7 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
     const int64_t width = expert_ffn_hidden_size(t);
     LayerGroup experts{expert_layers, attention, 0};
     experts.matmuls.push_back({m.num_experts(), h, false});  // the router
-    add_mlp(t, width, tp, true, &experts.matmuls);
+    add_mlp(t, width, expert_tp, true, &experts.matmuls);
     if (m.num_shared_experts() > 0)
       add_mlp(t, width * m.num_shared_experts(), tp, false, &experts.matmuls);
     experts.memory_bytes_per_token = elementwise_bytes(
@@ -178,8 +194,8 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
     // (TensorRT-LLM's MoE plugin: CutlassMoeFCRunner::getWorkspaceBufferSizes' permuted data, GLU
     // and FC1 buffers and the plugin's FC2 result, k rows a token each).
     const double k = m.experts_per_token();
-    const double up = (gated_mlp(t) ? 2.0 : 1.0) * static_cast<double>(width / tp);
-    const double f = static_cast<double>(width / tp);
+    const double up = (gated_mlp(t) ? 2.0 : 1.0) * static_cast<double>(width / expert_tp);
+    const double f = static_cast<double>(width / expert_tp);
     const double routed =
         kSixteenBit * k * (2.0 * h + up + f) + (act < kSixteenBit ? act * k * (h + f) : 0);
     shape.activation_bytes_per_token = std::max(
@@ -194,7 +210,7 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
   const double qk_norms = t.qk_norm() ? 2.0 * static_cast<double>(d) : 0;  // per layer
   double bytes = 0;
   for (const LayerGroup& g : shape.groups) {
-    bytes += g.layers * (layer_matrix_parameters(g, shape.num_experts) * weight +
+    bytes += g.layers * (layer_matrix_parameters(g, shape.num_experts / expert_parallel) * weight +
                          (2 * norms + attention_norms + qk_norms) * kSixteenBit);
   }
   if (first) bytes += static_cast<double>(t.vocab_size()) * h * kSixteenBit;

@@ -9,7 +9,10 @@
 // token embedding whole (not sharded) on the first stage's GPUs, the output projection split by
 // vocabulary over tensor-parallel ranks on the last stage; embedding, output projection and norms
 // stay 16-bit under quantization; experts split by tensor parallelism like dense MLPs (every
-// rank holds a 1 / TP slice of every expert); KV heads replicated when tensor parallelism
+// rank holds a 1 / TP slice of every expert), or under expert parallelism EP inside the
+// tensor-parallel group (TensorRT-LLM's moe_expert_parallel_size x moe_tensor_parallel_size =
+// tensor_parallel_size) each rank holds num_experts / EP whole experts, each split over the
+// TP / EP ranks of its expert-tensor-parallel group; KV heads replicated when tensor parallelism
 // exceeds them (each rank keeps one). Multi-token prediction layers are not loaded (no
 // speculative decoding).
 #pragma once
@@ -51,6 +54,9 @@ struct InferenceShape {
   // The dense layers (a mixture of experts' first ones), then the expert layers; no empty group.
   std::vector<LayerGroup> groups;
   int num_experts = 1, experts_per_token = 1;
+  // Expert-parallel degree inside the tensor-parallel group: each rank holds num_experts /
+  // expert_parallel experts, its expert matmuls (LayerMatmul::expert) of width / (TP / EP).
+  int expert_parallel = 1;
   bool first_expert_layer = false;  // the stage holds the model's first expert layer
   int64_t hidden = 0;
   int64_t vocab_shard = 0;    // output projection columns on this rank (last stage; else 0)
@@ -85,14 +91,21 @@ struct InferenceShape {
 };
 
 // Requires: a transformer that passed the catalog checks; serving_tensor_parallel_problem(t,
-// tensor_parallel) is empty; 0 <= stage < pipeline_parallel <= num_layers.
+// tensor_parallel) and serving_expert_parallel_problem(t, expert_parallel) are empty,
+// expert_parallel divides tensor_parallel; 0 <= stage < pipeline_parallel <= num_layers.
 InferenceShape inference_shape(const schema::Transformer& t, const TensorFormats& formats,
-                               int tensor_parallel, int pipeline_parallel, int stage);
+                               int tensor_parallel, int pipeline_parallel, int stage,
+                               int expert_parallel = 1);
 
 // Why `tensor_parallel` ranks cannot split the model for serving ("" when they can): they must
 // divide the attention heads, the hidden, FFN and expert widths, and divide the KV heads or be
 // a multiple of them.
 std::string serving_tensor_parallel_problem(const schema::Transformer& t, int tensor_parallel);
+
+// Why `expert_parallel` ranks cannot split the model's experts ("" when they can, always at 1):
+// the model must have experts, and the degree must divide their number. (It must also divide the
+// replica's tensor parallelism, whose group it splits.)
+std::string serving_expert_parallel_problem(const schema::Transformer& t, int expert_parallel);
 
 // Layers of `stage` when `layers` split over `stages` (the first stages take the remainder).
 int stage_layers(int layers, int stages, int stage);

@@ -147,5 +147,47 @@ TEST_CASE("latent-attention and sliding-window mixtures of experts serve") {
   }
 }
 
+TEST_CASE("expert parallelism is an error on a dense model, or not splitting experts or TP") {
+  std::string text = kGood;
+  text.replace(text.find("aws.p5.48xlarge\" }"), 18,
+               "aws.p5.48xlarge\" tensor_parallel: 2 expert_parallel: 2 }");
+  CHECK(load_serving_text(text)->messages() ==
+        "s.textproto:2:61: deployment.expert_parallel: 2: the model has no experts to split (it "
+        "has no moe block)\n");
+  text.replace(text.find("llama2-7b"), 9, "mixtral-8x7b");
+  CHECK(load_serving_text(text)->loaded != nullptr);
+  text.replace(text.find("expert_parallel: 2"), 18, "expert_parallel: 4");
+  CHECK(load_serving_text(text)->messages() ==
+        "s.textproto:2:61: deployment.expert_parallel: 4 divides no tensor_parallel degree of the "
+        "deployment (2): expert parallelism splits the tensor-parallel group\n");
+  text.replace(text.find("tensor_parallel: 2"), 18, "tensor_parallel: 8");
+  CHECK(load_serving_text(text)->loaded != nullptr);
+  text.replace(text.find("expert_parallel: 4"), 18, "expert_parallel: 0");
+  CHECK(load_serving_text(text)->messages() ==
+        "s.textproto:2:61: deployment.expert_parallel: must be >= 1, got 0\n");
+}
+
+TEST_CASE("a swept expert-parallel degree must split the experts and some swept TP") {
+  std::string text = kGood;
+  text.replace(text.find("llama2-7b"), 9, "qwen3-30b-a3b");
+  text += "sweep { tensor_parallel: [2, 4] expert_parallel: [1, 3, 4, 8] }\n";
+  CHECK(load_serving_text(text)->messages() ==
+        "s.textproto:8:33: sweep.expert_parallel[1]: 3 does not divide the model's "
+        "moe.num_experts (128)\n"
+        "s.textproto:8:33: sweep.expert_parallel[3]: 8 divides no tensor_parallel degree of the "
+        "deployment (2, 4): expert parallelism splits the tensor-parallel group\n");
+}
+
+TEST_CASE("expert parallelism must divide each pool's tensor parallelism") {
+  std::string text = kGood;
+  text.replace(text.find("llama2-7b"), 9, "mixtral-8x7b");
+  text.replace(text.find("aws.p5.48xlarge\" }"), 18,
+               "aws.p5.48xlarge\" expert_parallel: 4 disaggregation { prefill { tensor_parallel: "
+               "4 } decode { tensor_parallel: 2 } } }");
+  CHECK(load_serving_text(text)->messages() ==
+        "s.textproto:2:42: deployment.expert_parallel: 4 does not divide the decode pool's "
+        "tensor_parallel (2): expert parallelism splits the tensor-parallel group\n");
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -107,5 +107,68 @@ TEST_CASE("tensor parallelism must split the expert width for serving") {
   CHECK(serving_tensor_parallel_problem(t, 4).empty());
 }
 
+// Expert parallelism inside the tensor-parallel group (TensorRT-LLM's moe_expert_parallel_size x
+// moe_tensor_parallel_size = tensor_parallel_size): Mixtral 8x7B at TP 8 EP 8 holds one whole
+// expert per GPU and layer (3 x 4096 x 14336 parameters: gated up and down), EP 2 four experts
+// each a quarter; TP splitting holds an eighth of all 8. The bytes per GPU are the same (8
+// divides evenly) and only the expert matrices' widths change.
+TEST_CASE("expert parallelism holds whole experts on each rank") {
+  const s::Transformer& t = model("mixtral-8x7b");
+  const InferenceShape tp = inference_shape(t, kSixteenBit, 8, 1, 0);
+  const InferenceShape ep = inference_shape(t, kSixteenBit, 8, 1, 0, 8);
+  const InferenceShape hybrid = inference_shape(t, kSixteenBit, 8, 1, 0, 2);
+  CHECK(ep.expert_parallel == 8);
+  const auto expert_parameters = [](const InferenceShape& shape) {
+    double per_expert = 0;
+    for (const LayerMatmul& m : shape.groups.back().matmuls) {
+      if (m.expert) per_expert += static_cast<double>(m.n) * static_cast<double>(m.k);
+    }
+    return per_expert;
+  };
+  CHECK(expert_parameters(ep) == 3.0 * 4096 * 14336);
+  CHECK(expert_parameters(hybrid) == 3.0 * 4096 * 14336 / 4);
+  CHECK(expert_parameters(tp) == 3.0 * 4096 * 14336 / 8);
+  // Per GPU 32 layers x 8 / EP experts x each one's share: the same bytes at every EP.
+  CHECK(ep.weight_bytes == tp.weight_bytes);
+  CHECK(hybrid.weight_bytes == tp.weight_bytes);
+}
+
+// Balanced routing at EP = TP: each rank runs m k / EP token copies through whole experts, TP
+// splitting m k copies through 1 / TP of each: the same expert FLOPs per GPU. Qwen3-235B-A22B
+// (128 experts, top 8, expert width 1536) at TP 4.
+TEST_CASE("balanced routing at EP = TP computes the same expert FLOPs per GPU as TP") {
+  const s::Transformer& t = model("qwen3-235b-a22b");
+  const InferenceShape tp = inference_shape(t, kSixteenBit, 4, 1, 0);
+  const InferenceShape ep = inference_shape(t, kSixteenBit, 4, 1, 0, 4);
+  const double copies = 1024.0 * 8;  // 1024 tokens
+  const auto flops = [](const InferenceShape& shape, double rows) {
+    double f = 0;
+    for (const LayerMatmul& m : shape.groups.back().matmuls) {
+      if (m.expert) f += 2.0 * rows * static_cast<double>(m.n) * static_cast<double>(m.k);
+    }
+    return f;
+  };
+  CHECK(flops(ep, copies / 4) == flops(tp, copies));
+  CHECK(flops(ep, copies / 4) == 2.0 * copies / 4 * 3 * 4096 * 1536);
+}
+
+// Expert parallelism's workspace: each routed copy's up projection and activation at the
+// experts' own width / (TP / EP): Mixtral 8x7B at TP 2 EP 2 (whole experts) holds per token
+// 2 bytes x (4 x 4096 + 2 x (2 x 4096 + 3 x 14336)) = 237,568 bytes (TP 2 alone: 151,552), as
+// TensorRT-LLM's MoE workspace is sized for every token's k copies on each rank.
+TEST_CASE("expert parallelism's workspace holds its copies at the whole expert width") {
+  CHECK(inference_shape(model("mixtral-8x7b"), kSixteenBit, 2, 1, 0, 2)
+            .activation_bytes_per_token == 237568);
+}
+
+TEST_CASE("expert parallelism must split a model's experts") {
+  CHECK(serving_expert_parallel_problem(model("llama3-8b"), 1).empty());
+  CHECK(serving_expert_parallel_problem(model("llama3-8b"), 2) ==
+        "2: the model has no experts to split (it has no moe block)");
+  CHECK(serving_expert_parallel_problem(model("mixtral-8x7b"), 3) ==
+        "3 does not divide the model's moe.num_experts (8)");
+  CHECK(serving_expert_parallel_problem(model("deepseek-v3"), 8).empty());
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -180,7 +180,15 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
   std::vector<ResultRow> shown = rows;
   if (o.limit > 0 && shown.size() > o.limit) shown.resize(o.limit);
   const s::ServingScenario& m = loaded.scenario();
-  serving_table(serving_summary_columns(m.traffic().has_closed_loop()), shown)
+  // Expert parallelism's column after tensor parallelism's, where the scenario sets it.
+  const bool expert_parallel =
+      m.deployment().has_expert_parallel() || m.sweep().expert_parallel_size() > 0;
+  const auto with_expert_parallel = [&](std::vector<std::string> keys) {
+    const auto tp = std::find(keys.begin(), keys.end(), "tensor_parallel");
+    if (expert_parallel && tp != keys.end()) keys.insert(tp + 1, "expert_parallel");
+    return keys;
+  };
+  serving_table(with_expert_parallel(serving_summary_columns(m.traffic().has_closed_loop())), shown)
       .print(std::cout, format);
   if (format != OutputFormat::kTable) return kExitOk;
   const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
@@ -205,7 +213,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
                                      "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens",
                                      "currency", "price_region"};
     if (m.traffic().has_closed_loop()) keys.insert(keys.begin() + 7, "concurrency");
-    serving_table(keys, front.rows()).print(std::cout, OutputFormat::kTable);
+    serving_table(with_expert_parallel(keys), front.rows()).print(std::cout, OutputFormat::kTable);
   }
   if (m.has_autoscaling() && cheapest) {
     print_autoscaling(std::cout, catalog, loaded, prices, *cheapest);
