@@ -2,7 +2,9 @@
 #include "sim/serve/serving_scenario.h"
 
 #include <catch2/catch.hpp>
+#include <utility>
 
+#include "sim/serve/serving_space.h"
 #include "tests/serve/serve_fixture.h"
 
 namespace clustersim {
@@ -187,6 +189,29 @@ TEST_CASE("expert parallelism must divide each pool's tensor parallelism") {
   CHECK(load_serving_text(text)->messages() ==
         "s.textproto:2:42: deployment.expert_parallel: 4 does not divide the decode pool's "
         "tensor_parallel (2): expert parallelism splits the tensor-parallel group\n");
+}
+
+// The expert-parallel axis multiplies the shapes (each shape's degrees together, quantization's
+// axis faster); a degree not dividing a shape's tensor parallelism leaves that deployment out,
+// saying why.
+TEST_CASE("the expert-parallel axis sweeps every shape, pruning EP above its TP") {
+  std::string text = kGood;
+  text.replace(text.find("llama2-7b"), 9, "mixtral-8x7b");
+  text += "sweep { tensor_parallel: [2, 4] expert_parallel: [1, 4] }\n";
+  auto t = load_serving_text(text);
+  INFO(t->messages());
+  REQUIRE(t->loaded != nullptr);
+  const ServingSpace space(*t->loaded);
+  REQUIRE(space.size() == 4);
+  const Catalog& catalog = testing::shipped_catalog();
+  const std::pair<int, int> expected[] = {{2, 1}, {2, 4}, {4, 1}, {4, 4}};
+  for (int64_t i = 0; i < 4; ++i) {
+    const ServingConfiguration c = space.at(i);
+    CHECK(c.tensor_parallel == expected[i].first);
+    CHECK(c.expert_parallel == expected[i].second);
+    CHECK(serving_problem(c, catalog) ==
+          (i == 1 ? "expert parallelism 4 does not divide tensor parallelism 2" : ""));
+  }
 }
 
 }  // namespace
