@@ -29,6 +29,8 @@ void check_expert_parallel(const FieldChecker& root, const LoadedServingScenario
   const bool swept = w.expert_parallel_size() > 0;
   if (!swept && !d.has_expert_parallel()) return;
   const FieldChecker& owner = swept ? sweep : deployment;
+  // A swept axis replaces the deployment's degree, which must still be one.
+  if (swept && d.has_expert_parallel()) deployment.at_least("expert_parallel", 1);
   if (!owner.at_least("expert_parallel", 1) || loaded.model == nullptr) return;
   // The tensor-parallel degrees of the colocated configurations, and of each pool.
   std::vector<int> colocated;
