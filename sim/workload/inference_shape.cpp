@@ -9,8 +9,9 @@
 //     new tokens' latents in a prompt, absorbed into the queries and outputs in decode: the same
 //     FLOPs and weights per token either way) and the output h of a v / t;
 //   MLP: up (2 f / t gated, f / t) and down h columns of f / t; an expert layer has the router
-//     (experts columns of h, on every rank), each routed expert's up and down of its width / t,
-//     and its shared experts as one dense MLP of their summed width / t.
+//     (experts columns of h, on every rank), each routed expert's up and down of its width / t
+//     (under expert parallelism EP: width / (t / EP), of the E / EP experts a rank holds), and
+//     its shared experts as one dense MLP of their summed width / t.
 // KV cache per token: 2 (K and V) x layers x k' x d x kv bytes; latent: layers x (kv_lora + rope)
 //   x kv bytes on every rank.
 // Attention per query-key pair: 2 x 2 d FLOPs (QK^T and PV) per query head; latent, per query
@@ -185,6 +186,8 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
     add_mlp(t, width, expert_tp, true, &experts.matmuls);
     if (m.num_shared_experts() > 0)
       add_mlp(t, width * m.num_shared_experts(), tp, false, &experts.matmuls);
+    // The routed experts' activations per token: k copies at width / tp, which is also expert
+    // parallelism's mean (k / EP copies at width / (tp / EP)).
     experts.memory_bytes_per_token = elementwise_bytes(
         t, width, tp, static_cast<double>(m.experts_per_token() + m.num_shared_experts()),
         attention_norms);
