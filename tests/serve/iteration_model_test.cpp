@@ -577,5 +577,26 @@ TEST_CASE("a large batch at EP = TP is no slower than tensor parallelism") {
   CHECK(ratio > 0.85);
 }
 
+// A benchmark engine's fake weights under expert parallelism: Mixtral 8x7B at TP 2 EP 2, experts
+// 0-3 on rank 0. Every token's 2 experts (0 and 1) in the first expert layer and expert 0 in the
+// 31 later ones all sit on rank 0, which streams them whole where TP 2 streams their halves: per
+// decode step (1 + 31 / 2) whole experts more (3 x 14336 x 4096 x 2 bytes each) over HBM.
+TEST_CASE("fake weights under expert parallelism all land on the first rank") {
+  IterationInputs in = single_gpu_inputs("mixtral-8x7b", "H100-SXM5-80GB", {});
+  const auto topology = testing::shipped_cluster("aws.p5.48xlarge", 1, 2);
+  in.topology = topology.get();
+  in.tensor_parallel = 2;
+  in.max_tokens = 1024;
+  in.fake_weights = true;
+  const IterationModel tp(in);
+  in.expert_parallel = 2;
+  const IterationModel ep(in);
+  const double expert_bytes = 3.0 * 14336 * 4096 * 2;
+  const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
+  const IterationWork batch{16, 16, 0, 16 * 128.0};
+  CHECK(ep.iteration(batch).seconds() - tp.iteration(batch).seconds() ==
+        Approx(16.5 * expert_bytes / bandwidth).epsilon(0.02));
+}
+
 }  // namespace
 }  // namespace clustersim
