@@ -131,7 +131,7 @@ parallelism { tensor_parallel: 2 )";
            {"expert_parallel: 2 sequence_parallel: true overlap_expert_communication: true "
             "pipeline_parallel: 2",
             "overlapping expert communication with pipeline parallel > 1 needs the interleaved "
-            "schedule"}}) {
+            "or the DualPipe schedule"}}) {
     INFO(degrees);
     TempDir dir;
     const auto space =
