@@ -62,7 +62,9 @@ std::string dualpipe_problem(schema::PipelineSchedule schedule, int stages, long
     }
     return "";
   }
-  if (stages < 2 || stages % 2 != 0) return "DUALPIPE needs an even pipeline parallel of at least 2";
+  if (stages < 2 || stages % 2 != 0) {
+    return "DUALPIPE needs an even pipeline parallel of at least 2";
+  }
   if (micro_batches % 2 != 0 || micro_batches < 2L * stages) {
     return "DUALPIPE needs an even number of micro-batches per replica, at least 2 x pipeline "
            "parallel";

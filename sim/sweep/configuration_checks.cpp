@@ -235,12 +235,17 @@ ConfigurationProblem output_weight_gradient_deferral_problem(const s::Parallelis
 
 // DualPipe and DualPipeV as their source runs them (dualpipe_schedule.h dualpipe_problem), on
 // transformers, and without the options simulated for Megatron's schedules only.
-ConfigurationProblem dualpipe_configuration_problem(const s::Parallelism& p,
+ConfigurationProblem dualpipe_configuration_problem(const Configuration& c,
                                                     const LoadedScenario& scenario,
                                                     int64_t micro_batches) {
+  const s::Parallelism& p = c.parallelism;
   const std::string name = s::PipelineSchedule_Name(p.schedule());
   if (!scenario.model->has_transformer()) {
     return {name + " applies to transformers only", "parallelism.schedule"};
+  }
+  if (c.is_mix()) {
+    return {name + " is not simulated in a mix of pools", "parallelism.schedule",
+            cluster_label(c)};
   }
   const int pp = p.pipeline_parallel();
   if (!dualpipe_problem(p.schedule(), pp, 2L * pp).empty()) {
@@ -262,9 +267,6 @@ ConfigurationProblem dualpipe_configuration_problem(const s::Parallelism& p,
   if (p.defer_output_weight_gradient()) {
     return {name + " splits every backward's weight gradients itself: no deferred output layer",
             "parallelism.defer_output_weight_gradient"};
-  }
-  if (p.pool_placement() == s::PIPELINE_ACROSS_POOLS) {
-    return {name + " is not simulated across pools", "parallelism.pool_placement"};
   }
   return {};
 }
@@ -359,7 +361,7 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
     }
   }
   if (is_dualpipe(p.schedule())) {
-    ConfigurationProblem dual = dualpipe_configuration_problem(p, scenario, batch / per_step);
+    ConfigurationProblem dual = dualpipe_configuration_problem(c, scenario, batch / per_step);
     if (!dual.empty()) return dual;
   }
   if (p.defer_output_weight_gradient()) {
