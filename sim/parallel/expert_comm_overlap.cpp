@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/parallel/collective_sm_contention.h"
+#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/parallel/expert_parallel.h"
 
 namespace clustersim {
@@ -46,9 +47,10 @@ std::string expert_overlap_problem(const schema::Parallelism& p) {
   if (p.recompute() == schema::RECOMPUTE_FULL) {
     return "overlapping expert communication cannot run with full recomputation";
   }
-  if (p.pipeline_parallel() > 1 && p.schedule() != schema::INTERLEAVED_ONE_F_ONE_B) {
+  if (p.pipeline_parallel() > 1 && p.schedule() != schema::INTERLEAVED_ONE_F_ONE_B &&
+      !is_dualpipe(p.schedule())) {
     return "overlapping expert communication with pipeline parallel > 1 needs the interleaved "
-           "schedule";
+           "or the DualPipe schedule";
   }
   return "";
 }

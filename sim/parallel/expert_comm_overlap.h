@@ -47,7 +47,8 @@ Picoseconds combined_exposed_all_to_all(const ExpertPassPhases& f, const ExpertP
 double expert_communication_sm_share(const schema::Parallelism& p, const schema::Gpu& gpu);
 
 // "" when Megatron-Core allows the overlap in this layout (transformer_config.py: expert parallel
-// > 1, no full recomputation, the interleaved schedule when pipeline parallel > 1), else why not.
+// > 1, no full recomputation, the interleaved schedule when pipeline parallel > 1; or DualPipe's
+// overlapped pairs, dualpipe_schedule.h), else why not.
 std::string expert_overlap_problem(const schema::Parallelism& p);
 
 }  // namespace clustersim

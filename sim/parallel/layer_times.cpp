@@ -330,6 +330,9 @@ LayerTimes time_layer(const std::vector<LayerOp>& ops, const ComputeModel& compu
     }
     t.forward += o.forward;
     t.backward += o.backward;
+    if (op.kind == K::kMatmul && !op.backward_runs) {
+      t.weight_gradient += weight_gradient_time(op, compute);
+    }
     if (op.shared_expert) {
       t.forward_shares.shared_experts += o.forward.compute;
       t.backward_shares.shared_experts += o.backward.compute;

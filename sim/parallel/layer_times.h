@@ -57,6 +57,9 @@ struct LayerTimes {
   // Of each pass's compute: its shared experts' kernels (LayerOp::shared_expert) and the host's
   // exposed wait (expert_layer_host.h add_expert_layer_host); zero where it has none.
   PassShares forward_shares, backward_shares, recompute_shares;
+  // Of the backward's compute: its weight-gradient GEMMs alone, which a zero-bubble schedule
+  // (DualPipe's) may run apart from the rest, the input gradient (dualpipe_schedule.h).
+  Picoseconds weight_gradient;
 };
 
 // Times collectives over one group of GPUs, each alone on an idle network or, with `beside`,

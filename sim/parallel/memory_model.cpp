@@ -12,6 +12,7 @@
 #include "sim/parallel/activation_memory.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/output_weight_gradient_deferral.h"
+#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/parallel/pipeline_schedule.h"
 #include "sim/parallel/stage_parameters.h"
@@ -231,7 +232,10 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
     chunk_bytes -= per_layer * (p.activation_offload_layers() - 1);
   }
   long chunks_in_flight = 0;
-  if (p.schedule() == s::GPIPE) {
+  if (is_dualpipe(p.schedule())) {
+    chunks_in_flight =
+        dualpipe_chunks_in_flight(p.schedule(), pp, static_cast<int>(micro_batches), stage);
+  } else if (p.schedule() == s::GPIPE) {
     chunks_in_flight = micro_batches;
   } else if (v > 1) {
     chunks_in_flight = std::min<long>(2L * (pp - stage - 1) + static_cast<long>(v - 1) * pp + 1,
@@ -241,7 +245,7 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   }
   e->in_flight_micro_batches = static_cast<int>((chunks_in_flight + v - 1) / v);
   e->activations_bytes = chunk_bytes * static_cast<double>(chunks_in_flight);
-  if (stage == pp - 1 && t.multi_token_prediction_layers() > 0) {
+  if (layout.stage_holds_output(stage) && t.multi_token_prediction_layers() > 0) {
     // The multi-token-prediction passes' activations: a last-chunk layer's each, a hybrid
     // model's its module pattern's layers (shared modules store every pass's); their GEMM inputs
     // in 16 bits where the modules run so.
@@ -286,8 +290,8 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
 
   const TransformerParameters params = transformer_parameters(t);
   double other = 0;
-  if (stage == 0) other += static_cast<double>(params.embedding);
-  if (stage == pp - 1) {
+  if (layout.stage_holds_embedding(stage)) other += static_cast<double>(params.embedding);
+  if (layout.stage_holds_output(stage)) {
     other += static_cast<double>(params.head);
     // A tied output projection needs its own copy of the embedding on the last stage, and so do
     // multi-token-prediction modules, which embed the shifted tokens there (Megatron-Core's
@@ -300,7 +304,7 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
   for (int c = 0; c < layout.chunks(); ++c) {
     layers += layer_parameters(t, layout.first_layer(stage, c), layout.layers[stage][c]);
   }
-  if (stage == pp - 1 && t.multi_token_prediction_layers() > 0) {
+  if (layout.stage_holds_output(stage) && t.multi_token_prediction_layers() > 0) {
     const MultiTokenPredictionParameters mtp = multi_token_prediction_parameters(t, params);
     layers += mtp.layers;
     other += mtp.other;
@@ -315,7 +319,7 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
   // whose forward takes vocab_parallel_logits.float()), 2 + 4 bytes an element; Transformer
   // Engine's none (it writes its gradient into the 16-bit logits), 2; PyTorch's the output
   // log_softmax saves for its backward, 2 + 2, or on an fp32 copy, 2 + 4 + 4.
-  if (stage == pp - 1) {
+  if (layout.stage_holds_output(stage)) {
     const double bytes_per_logit = cross_entropy_bytes(cross_entropy_kernel(job)).kept;
     e.logits_bytes = bytes_per_logit * job.sequence_length() / p.context_parallel() *
                      p.micro_batch_size() * t.vocab_size() / tp;

@@ -3,11 +3,12 @@
 // states, sharded per ZeRO stage or distributed optimizer over data x context parallel; routed
 // experts' split over expert x expert tensor parallel and sharded over their expert data-parallel
 // group), the FP8 weight copies Transformer Engine caches, activations of the micro-batches in
-// flight under the pipeline schedule (1 / context_parallel of each sequence; fully recomputed
-// layers keep their input only; offloaded layers' tensors in host memory but one layer's; a MoE
-// layer's all-to-all send and receive buffers), the output layer's logits and its deferred weight
-// gradients' kept tensors, and the runtime's own memory. Evaluated for every pipeline stage; the
-// fullest stage is reported.
+// flight under the pipeline schedule (DualPipe's counted on its task order, dualpipe_schedule.h,
+// each stage holding two model pieces' parameters; 1 / context_parallel of each sequence; fully
+// recomputed layers keep their input only; offloaded layers' tensors in host memory but one
+// layer's; a MoE layer's all-to-all send and receive buffers), the output layer's logits and its
+// deferred weight gradients' kept tensors, and the runtime's own memory. Evaluated for every
+// pipeline stage; the fullest stage is reported.
 #pragma once
 
 #include "sim/io/schema/gpu.pb.h"

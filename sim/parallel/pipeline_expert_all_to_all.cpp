@@ -9,11 +9,15 @@
 namespace clustersim {
 
 // The expert all-to-alls of `task` on stage r that run on the network; null when none do: the
-// stage's groups stay inside their NVLink domains, or the task has none, or runs them beside
-// the other pass of a combined step (whose closed form times them alone).
+// stage's groups stay inside their NVLink domains, or the task has none (a deferred weight
+// gradient), or runs them beside the other pass of an overlapped combined step (whose closed
+// form times them alone).
 const std::vector<TaskSpan>* PipelineRun::network_all_to_alls(int r,
                                                               const PipelineTask& task) const {
-  if (a2a_[r].prepared.empty() || task.combined) return nullptr;
+  if (a2a_[r].prepared.empty() || task.weight_only ||
+      (task.combined && plan_.overlap_expert_communication)) {
+    return nullptr;
+  }
   const StageWork& w = plan_.work[r];
   const auto& spans = task.forward ? w.chunk_forward_all_to_alls : w.chunk_backward_all_to_alls;
   if (spans.size() <= static_cast<size_t>(task.chunk) || spans[task.chunk].empty()) {
@@ -46,7 +50,7 @@ bool PipelineRun::start_all_to_all(int r) {
   if (s.draining || s.spans == nullptr || s.segment / 2 >= s.spans->size()) return false;
   const TaskSpan& span = (*s.spans)[s.segment / 2];
   ++s.segment;
-  s.offset = span.start - s.deferred;
+  s.offset = span_start(r, span);
   run_all_to_all(r, span);
   return true;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <numeric>
 
+#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
@@ -14,6 +15,14 @@ namespace s = schema;
 
 int chunks_of(const s::Parallelism& p) {
   return p.schedule() == s::INTERLEAVED_ONE_F_ONE_B ? p.virtual_stages() : 1;
+}
+
+// DualPipe's pieces as the stages of a pipeline without interleaving.
+s::Parallelism dualpipe_pieces(const s::Parallelism& p) {
+  s::Parallelism pieces = p;
+  pieces.set_schedule(s::ONE_F_ONE_B);
+  if (p.schedule() == s::DUALPIPE_V) pieces.set_pipeline_parallel(2 * p.pipeline_parallel());
+  return pieces;
 }
 
 std::string count(int64_t n, const char* what) { return std::to_string(n) + " " + what; }
@@ -86,13 +95,46 @@ int PipelineLayout::stage_layers(int stage) const {
 
 int PipelineLayout::first_layer(int stage, int chunk) const {
   int first = 0;
+  if (!pieces.empty()) {  // DualPipe holds each piece twice: its layers counted once
+    std::vector<int> piece_layers(pieces[0][1] + 1, 0);
+    for (int r = 0; r < stages(); ++r) {
+      for (int c = 0; c < chunks(); ++c) piece_layers[pieces[r][c]] = layers[r][c];
+    }
+    for (int k = 0; k < pieces[stage][chunk]; ++k) first += piece_layers[k];
+    return first;
+  }
   for (int c = 0; c <= chunk; ++c) {
     for (int r = 0; r < stages() && (c < chunk || r < stage); ++r) first += layers[r][c];
   }
   return first;
 }
 
+bool PipelineLayout::holds_embedding(int stage, int chunk) const {
+  if (!pieces.empty()) return pieces[stage][chunk] == 0;
+  return stage == 0 && chunk == 0;
+}
+
+bool PipelineLayout::holds_output(int stage, int chunk) const {
+  if (!pieces.empty()) return pieces[stage][chunk] == pieces[0][1];  // the last piece
+  return stage == stages() - 1 && chunk == chunks() - 1;
+}
+
+bool PipelineLayout::stage_holds_embedding(int stage) const {
+  for (int c = 0; c < chunks(); ++c) {
+    if (holds_embedding(stage, c)) return true;
+  }
+  return false;
+}
+
+bool PipelineLayout::stage_holds_output(int stage) const {
+  for (int c = 0; c < chunks(); ++c) {
+    if (holds_output(stage, c)) return true;
+  }
+  return false;
+}
+
 std::string pipeline_layout_problem(int layers, const s::Parallelism& p) {
+  if (is_dualpipe(p.schedule())) return pipeline_layout_problem(layers, dualpipe_pieces(p));
   const int pp = p.pipeline_parallel(), v = chunks_of(p);
   const bool uneven = p.has_first_stage_layers() || p.has_last_stage_layers();
   const bool accounted = p.embedding_in_pipeline_split() || p.loss_in_pipeline_split();
@@ -128,6 +170,16 @@ std::string pipeline_layout_problem(int layers, const s::Parallelism& p) {
 
 PipelineLayout pipeline_layout(int layers, const s::Parallelism& p) {
   CLUSTERSIM_CHECK(pipeline_layout_problem(layers, p).empty(), "an invalid pipeline layout");
+  if (is_dualpipe(p.schedule())) {
+    const PipelineLayout split = pipeline_layout(layers, dualpipe_pieces(p));
+    const int count = split.stages();
+    PipelineLayout layout;
+    for (int r = 0; r < p.pipeline_parallel(); ++r) {
+      layout.layers.push_back({split.layers[r][0], split.layers[count - 1 - r][0]});
+      layout.pieces.push_back({r, count - 1 - r});
+    }
+    return layout;
+  }
   const int pp = p.pipeline_parallel(), v = chunks_of(p);
   PipelineLayout layout;
   layout.layers.assign(pp, std::vector<int>(v, 0));

@@ -6,7 +6,11 @@
 // the embedding and the loss as one layer each of the first and the last model chunk
 // (--account-for-embedding/loss-in-pipeline-split). Chunk c of stage r is virtual stage
 // c x stages + r: the embedding sits in stage 0's chunk 0, the output layer in the last stage's
-// last chunk.
+// last chunk. Under DualPipe and DualPipeV (dualpipe_schedule.h) the layers are split as without
+// interleaving over as many pieces as the schedule has (DualPipe: stages, DualPipeV: 2 x stages;
+// first/last-stage and listed counts are the pieces'), and stage r holds piece r as chunk 0 and
+// piece pieces - 1 - r as chunk 1: DualPipe's stages 0 and stages - 1 both hold the embedding and
+// the output layer, DualPipeV's stage 0 both.
 #pragma once
 
 #include <string>
@@ -18,11 +22,21 @@ namespace clustersim {
 
 struct PipelineLayout {
   std::vector<std::vector<int>> layers;  // [stage][chunk]: transformer layers
+  // DualPipe's [stage][chunk]: the model piece the chunk holds; empty: chunk c of stage r is
+  // virtual stage c x stages + r.
+  std::vector<std::vector<int>> pieces;
 
   int stage_layers(int stage) const;
   // The model's index of the first layer of chunk `chunk` of stage `stage` (virtual stages in
   // order c x stages + r).
   int first_layer(int stage, int chunk) const;
+  // Whether chunk `chunk` of stage `stage` runs the embedding (the output layer): it holds the
+  // model's first (last) piece.
+  bool holds_embedding(int stage, int chunk) const;
+  bool holds_output(int stage, int chunk) const;
+  // Whether some chunk of stage `stage` does.
+  bool stage_holds_embedding(int stage) const;
+  bool stage_holds_output(int stage) const;
   int stages() const { return static_cast<int>(layers.size()); }
   int chunks() const { return layers.empty() ? 1 : static_cast<int>(layers[0].size()); }
 };

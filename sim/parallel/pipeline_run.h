@@ -70,10 +70,12 @@ class PipelineRun final : private EventHandler {
     // The running task's expert all-to-alls on the network (null: none, it runs whole) and the
     // segment of it running: 2 i the compute before all-to-all i (the last one: after the last
     // all-to-all), 2 i + 1 all-to-all i; the task's time alone before that segment, in all, and
-    // what its start lost to deferred weight gradients (the spans count from the full task's).
+    // what its start lost to deferred weight gradients (the spans count from the full task's);
+    // an input-gradient-only backward's spans squeezed from the full one's length `full`.
     const std::vector<TaskSpan>* spans = nullptr;
     size_t segment = 0;
-    Picoseconds offset, length, deferred;
+    Picoseconds offset, length, deferred, full;
+    bool squeezed = false;
     // The all-to-all running (its task's, or under ZeRO-3 its Zero3Stage's): which, since when,
     // and the transfers of its traffic, one per kind (-1: arrived), and how many have not.
     const TaskSpan* all_to_all = nullptr;
@@ -129,6 +131,7 @@ class PipelineRun final : private EventHandler {
   void prepare_all_to_alls(int r);
   void start_compute(int r);
   Picoseconds compute_end(int r) const;
+  Picoseconds span_start(int r, const TaskSpan& span) const;
   bool start_all_to_all(int r);
   void run_all_to_all(int r, const TaskSpan& span);
   void all_to_all_arrived(int r, size_t k);
@@ -141,7 +144,7 @@ class PipelineRun final : private EventHandler {
   bool neighbour(int r, const PipelineTask& t, int* to, int* chunk) const;
   bool send_onward(int r, const PipelineTask& t);
   size_t new_send(const Send& send);
-  Picoseconds send_latency(int r, bool forward, int rank);
+  Picoseconds send_latency(int r, int to, int rank);
   void rank_arrived(size_t send_rank);
   void record_send(const Send& send);
   void record(int r, const char* track, const std::string& name, Picoseconds start,
@@ -178,8 +181,18 @@ class PipelineRun final : private EventHandler {
   void for_each_waiting_input(int r, Fn fn) const;
   void skip(const SteadyStateJump& jump);
 
-  // A task's input comes from another stage (or is local: the first forward, the last backward).
+  // A task's input comes from another stage (or is local: the first forward, the last backward,
+  // a deferred weight gradient).
   bool needs_input(int stage, const PipelineTask& t) const {
+    if (t.weight_only) return false;
+    if (plan_.schedule == schema::DUALPIPE) {  // chunk 0 runs up the stages, chunk 1 down
+      const bool first = stage == (t.chunk == 0 ? 0 : plan_.stages - 1);
+      const bool last = stage == (t.chunk == 0 ? plan_.stages - 1 : 0);
+      return t.forward ? !first : !last;
+    }
+    if (plan_.schedule == schema::DUALPIPE_V) {  // up through the chunks 0, down through the 1
+      return !(stage == 0 && t.chunk == (t.forward ? 0 : 1));
+    }
     if (t.forward) return !(stage == 0 && t.chunk == 0);
     return !(stage == plan_.stages - 1 && t.chunk == plan_.chunks - 1);
   }
@@ -216,7 +229,8 @@ class PipelineRun final : private EventHandler {
   // By send rank: the transfer in flight, or one of these.
   static constexpr int64_t kArrived = -1, kToItself = -2;
   std::vector<int64_t> send_ranks_;
-  std::vector<Picoseconds> send_latency_;  // by (stage, forward?, rank); negative: not looked up
+  // By (stage, destination the next stage?, rank); negative: not looked up.
+  std::vector<Picoseconds> send_latency_;
   std::map<std::pair<int, double>, CollectiveAlgorithm> algorithms_;
   std::vector<std::unique_ptr<Zero3Stage>> zero3_;  // per stage; null when not ZeRO-3
   std::vector<CollectiveSmContention> contention_;  // per stage

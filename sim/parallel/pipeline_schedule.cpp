@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
@@ -29,6 +30,7 @@ std::vector<PipelineTask> stage_schedule(schema::PipelineSchedule schedule, int 
     }
     return tasks;
   }
+  if (is_dualpipe(schedule)) return dualpipe_schedule(schedule, stages, micro_batches, stage);
   const int total = micro_batches * chunks;
   auto nth = [&](int k, bool forward) {
     const int group = k / stages;

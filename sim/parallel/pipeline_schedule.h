@@ -16,6 +16,11 @@ struct PipelineTask {
   // Run as one step with the task beside it in the steady state (expert_comm_overlap.h).
   bool combined = false;
   int run = 0;  // which of the step's pipeline runs (parallelism.pipeline_runs) it belongs to
+  // A zero-bubble backward split (dualpipe_schedule.h): a backward computing the input gradient
+  // only, its weight gradient left for a later `weight_only` task of the same chunk and
+  // micro-batch (forward false), which needs no input and sends nothing.
+  bool input_only = false;
+  bool weight_only = false;
 };
 
 // A data-parallel replica's micro-batches a step, all its pipeline runs together: the global batch
@@ -35,8 +40,10 @@ long micro_batches_per_replica(const schema::TrainingJob& job, const schema::Par
 // With `runs` > 1 the micro-batches run as that many such schedules one after another, of
 // micro_batches / runs each (run k's micro-batches numbered after run k - 1's), each filled and
 // drained (parallelism.pipeline_runs).
+// DualPipe and DualPipeV: dualpipe_schedule.h.
 // Requires: runs dividing micro_batches; for interleaving, micro_batches / runs divisible by
-// stages; for `expert_overlap` with stages > 1, the interleaved schedule.
+// stages; for `expert_overlap` with stages > 1, the interleaved or DualPipe schedule; for
+// DualPipe what dualpipe_schedule requires.
 std::vector<PipelineTask> stage_schedule(schema::PipelineSchedule schedule, int stages, int chunks,
                                          int micro_batches, int stage, bool expert_overlap = false,
                                          int runs = 1);

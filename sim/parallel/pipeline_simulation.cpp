@@ -17,6 +17,7 @@
 #include "sim/net/collective_algorithms.h"
 #include "sim/parallel/collective_sm_contention.h"
 #include "sim/parallel/deepspeed_pipeline.h"
+#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/parallel/pipeline_run.h"
 #include "sim/parallel/steady_state_skip.h"
 
@@ -41,7 +42,7 @@ PipelineRun::PipelineRun(const PipelinePlan& plan, Network* network, Timeline* t
     std::vector<char> seen(plan.chunks, 0);
     for (size_t i = s.tasks.size(); i-- > 0;) {
       const PipelineTask& t = s.tasks[i];
-      if (t.forward || seen[t.chunk]) continue;
+      if (t.forward || t.input_only || seen[t.chunk]) continue;
       seen[t.chunk] = 1;
       s.last_backward_of_chunk[i] = 1;
     }
@@ -64,8 +65,9 @@ PipelineRun::PipelineRun(const PipelinePlan& plan, Network* network, Timeline* t
     return w.deferred_output_micro_batches > 0 &&
            w.deferred_output_micro_batches < plan.micro_batches;
   });
+  // DualPipe's steady state is not a repeat of stage 0's forward-after-backward cuts.
   if (skip_steady_state && !timeline && !zero3 && !plan.deepspeed_exchange && plan.runs == 1 &&
-      !partly_deferred) {
+      !partly_deferred && !is_dualpipe(plan.schedule)) {
     std::vector<StageSchedule> schedules;
     for (const Stage& s : stages_) schedules.push_back({s.tasks, s.last_backward_of_chunk});
     skip_.emplace(std::move(schedules));
@@ -177,9 +179,10 @@ void PipelineRun::try_start(int r) {
   s.segment = 0;
   s.offset = Picoseconds(0);
   s.length = duration;
-  s.deferred =
-      (task.forward ? plan_.chunk_forward(r, task.chunk) : plan_.chunk_backward(r, task.chunk)) -
-      duration;
+  s.full =
+      task.forward ? plan_.chunk_forward(r, task.chunk) : plan_.chunk_backward(r, task.chunk);
+  s.squeezed = task.input_only;
+  s.deferred = s.squeezed ? Picoseconds(0) : s.full - duration;
   start_compute(r);
   if (last_backward) start_gradient_reduction(r, duration);
 }
@@ -198,7 +201,16 @@ Picoseconds PipelineRun::compute_end(int r) const {
   const Stage& s = stages_[r];
   const size_t next = s.segment / 2;
   if (s.spans == nullptr || next >= s.spans->size()) return s.length;
-  return (*s.spans)[next].start - s.deferred;
+  return span_start(r, (*s.spans)[next]);
+}
+
+// Where all-to-all `span` of the running task of stage r starts in the task's time alone.
+Picoseconds PipelineRun::span_start(int r, const TaskSpan& span) const {
+  const Stage& s = stages_[r];
+  if (!s.squeezed) return span.start - s.deferred;
+  return Picoseconds(std::llround(static_cast<double>(span.start.count()) *
+                                  static_cast<double>(s.length.count()) /
+                                  static_cast<double>(s.full.count())));
 }
 
 // ZeRO-3 stages run their tasks layer by layer, gathering weights and reduce-scattering
@@ -313,6 +325,18 @@ void PipelineRun::post_call(int r) {
 // stages x chunks; false when there is none.
 bool PipelineRun::neighbour(int r, const PipelineTask& t, int* to, int* chunk) const {
   const int p = plan_.stages;
+  if (plan_.schedule == schema::DUALPIPE) {  // chunk 0 runs up the stages, chunk 1 down
+    *to = r + ((t.chunk == 0) == t.forward ? 1 : -1);
+    *chunk = t.chunk;
+    return *to >= 0 && *to < p;
+  }
+  if (plan_.schedule == schema::DUALPIPE_V) {  // the last stage turns to its other chunk
+    const bool up = (t.chunk == 0) == t.forward;
+    if (up && r + 1 == p) return *to = r, *chunk = 1 - t.chunk, true;
+    *to = r + (up ? 1 : -1);
+    *chunk = t.chunk;
+    return *to >= 0;
+  }
   if (t.forward) {
     if (r + 1 < p) return *to = r + 1, *chunk = t.chunk, true;
     if (t.chunk + 1 < plan_.chunks) return *to = 0, *chunk = t.chunk + 1, true;
@@ -327,7 +351,7 @@ bool PipelineRun::neighbour(int r, const PipelineTask& t, int* to, int* chunk) c
 // false when nothing is sent (the last forward, the first backward).
 bool PipelineRun::send_onward(int r, const PipelineTask& t) {
   int to = 0, chunk = 0;
-  if (!neighbour(r, t, &to, &chunk)) return false;
+  if (t.weight_only || !neighbour(r, t, &to, &chunk)) return false;
   const size_t id =
       new_send({r, to, input_index(t.forward, chunk, t.micro_batch), t, now(), senders_});
   for (int rank = 0; rank < senders_; ++rank) {
@@ -342,7 +366,7 @@ bool PipelineRun::send_onward(int r, const PipelineTask& t) {
     send_ranks_[send_rank] = net_->start_transfer(
         from_gpu, to_gpu,
         plan_.activation_bytes / (plan_.tensor_parallel * plan_.context_parallel),
-        send_latency(r, t.forward, rank), [this, send_rank] { rank_arrived(send_rank); });
+        send_latency(r, to, rank), [this, send_rank] { rank_arrived(send_rank); });
   }
   return true;
 }
@@ -359,14 +383,12 @@ size_t PipelineRun::new_send(const Send& send) {
   return id;
 }
 
-// Step latency of rank `rank`'s transfer of a forward's (or backward's) output from stage r:
-// the destination is fixed by r and the direction, so it is looked up once.
-Picoseconds PipelineRun::send_latency(int r, bool forward, int rank) {
-  Picoseconds& latency =
-      send_latency_[(static_cast<size_t>(r) * 2 + forward) * senders_ + rank];
+// Step latency of rank `rank`'s transfer from stage r to stage `to`, the next or the previous
+// stage (around the ring), looked up once.
+Picoseconds PipelineRun::send_latency(int r, int to, int rank) {
+  const bool next = to == (r + 1) % plan_.stages;
+  Picoseconds& latency = send_latency_[(static_cast<size_t>(r) * 2 + next) * senders_ + rank];
   if (latency < Picoseconds(0)) {
-    int to = 0, chunk = 0;
-    neighbour(r, {forward, forward ? 0 : plan_.chunks - 1, 0}, &to, &chunk);
     latency = step_latency(plan_.gpu(0, r, plan_rank(rank)), plan_.gpu(0, to, plan_rank(rank)),
                            net_->topology());
   }
@@ -439,8 +461,11 @@ void PipelineRun::record_all_to_alls(int r, const PipelineTask& task, Picosecond
 }
 
 std::string PipelineRun::task_name(const PipelineTask& t, int chunks) {
-  std::string name =
-      std::string(t.forward ? "forward" : "backward") + " mb " + std::to_string(t.micro_batch);
+  const char* pass = t.forward       ? "forward"
+                     : t.weight_only ? "weight gradient"
+                     : t.input_only  ? "input gradient"
+                                     : "backward";
+  std::string name = std::string(pass) + " mb " + std::to_string(t.micro_batch);
   return chunks > 1 ? name + " chunk " + std::to_string(t.chunk) : name;
 }
 

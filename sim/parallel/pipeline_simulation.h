@@ -55,6 +55,9 @@ struct StageWork {
   // Per model chunk when the chunks differ (uneven layouts, the output layer on the last chunk):
   // replace forward / backward; empty: every chunk takes forward / backward.
   std::vector<Picoseconds> chunk_forward = {}, chunk_backward = {};
+  // Per model chunk: of its backward, the weight-gradient GEMMs a zero-bubble schedule runs as a
+  // task of their own (PipelineTask::weight_only); empty: none apart.
+  std::vector<Picoseconds> chunk_weight_gradient = {};
   // With the expert all-to-all overlap: per model chunk, a forward / backward as half of a
   // combined step (expert_comm_overlap.h), which starts once both have their inputs and sends both
   // outputs when it ends.
@@ -121,7 +124,8 @@ struct PipelinePlan {
   // Expert layout of a stage (stage-local ranks tp + TP (cp + CP dp)): whose groups reduce the
   // experts' gradients.
   ExpertLayout experts = {};
-  // Megatron-Core's combined 1F1B with the expert all-to-alls overlapped (stage_schedule).
+  // Megatron-Core's combined 1F1B with the expert all-to-alls overlapped (stage_schedule); under
+  // DualPipe its overlapped forward-and-backward pairs.
   bool overlap_expert_communication = false;
   // By the number of NVLink domains an expert-parallel group spans, the deduplicating
   // dispatcher's rail bytes per all-to-all byte (0: a plain all-to-all); empty when every stage's
@@ -143,8 +147,19 @@ struct PipelinePlan {
     const StageWork& w = work[stage];
     return w.chunk_backward.empty() ? w.backward : w.chunk_backward[chunk];
   }
+  Picoseconds chunk_weight_gradient(int stage, int chunk) const {
+    const StageWork& w = work[stage];
+    return w.chunk_weight_gradient.empty() ? Picoseconds(0) : w.chunk_weight_gradient[chunk];
+  }
   Picoseconds task_duration(int stage, const PipelineTask& t) const {
     const StageWork& w = work[stage];
+    if (t.weight_only) return chunk_weight_gradient(stage, t.chunk);
+    if (t.input_only) {
+      const Picoseconds full = t.combined && !w.combined_backward.empty()
+                                   ? w.combined_backward[t.chunk]
+                                   : chunk_backward(stage, t.chunk);
+      return full - chunk_weight_gradient(stage, t.chunk);
+    }
     const bool deferred = !t.forward && t.chunk == chunks - 1 &&
                           t.micro_batch < w.deferred_output_micro_batches;
     const Picoseconds less = deferred ? w.output_weight_gradient : Picoseconds(0);

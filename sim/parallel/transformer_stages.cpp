@@ -7,6 +7,7 @@
 
 #include "sim/parallel/activation_offload.h"
 #include "sim/parallel/amax_reduction.h"
+#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/parallel/layer_times.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/muon_step.h"
@@ -124,12 +125,14 @@ class StageBuilder {
       const int n = layout_.layers[r][c];
       const int first = layout_.first_layer(r, c);
       const int experts = moe_layers_in(t_, first, n);
-      const bool output = last_stage && c == v - 1;
+      const bool output = layout_.holds_output(r, c);
       PassTimes f, b;
+      Picoseconds weight_gradient(0);
       AmaxBytes amaxes;
       for (int layer = first; layer < first + n; ++layer) {
         f += kernels_of(layer).forward;
         b += kernels_of(layer).backward;
+        weight_gradient += kernels_of(layer).weight_gradient;
         amaxes += kernels_.amax[static_cast<int>(layer_kind(t_, layer))];
         const NewtonSchulzTime& orthogonalize =
             routes_to_experts(layer_kind(t_, layer)) ? kernels_.muon_experts : kernels_.muon_dense;
@@ -146,13 +149,15 @@ class StageBuilder {
       if (output) {
         f += kernels_.output.forward;
         b += kernels_.output.backward;
+        weight_gradient += kernels_.output_weight_gradient;
         if (mtp > 0) {
           f += mtp * kernels_.mtp.forward;
           b += mtp * kernels_.mtp.backward;
+          weight_gradient += Picoseconds(mtp * kernels_.mtp.weight_gradient.count());
         }
       }
       double other = 0;
-      if (r == 0 && c == 0) other += static_cast<double>(params_.embedding);
+      if (layout_.holds_embedding(r, c)) other += static_cast<double>(params_.embedding);
       if (output) other += static_cast<double>(params_.head);
       LayerParameters chunk_layers = layer_parameters(t_, first, n);
       stage_layers += chunk_layers;
@@ -174,10 +179,14 @@ class StageBuilder {
       const Picoseconds amax_b = amax_reduction(amaxes.backward);
       w.chunk_forward.push_back(f.total() + amax_f);
       w.chunk_backward.push_back(b.total() + amax_b);
+      if (is_dualpipe(plan.schedule)) w.chunk_weight_gradient.push_back(weight_gradient);
       if (experts > 0) add_all_to_all_spans(c, first, n, output, &w);
-      step += plan.micro_batches * f;
-      step += plan.micro_batches * b;
-      amax_step += Picoseconds(plan.micro_batches * (amax_f + amax_b).count());
+      // DualPipe's chunks are its two directions, half of the micro-batches each.
+      const int runs_through =
+          plan.schedule == s::DUALPIPE ? plan.micro_batches / 2 : plan.micro_batches;
+      step += runs_through * f;
+      step += runs_through * b;
+      amax_step += Picoseconds(runs_through * (amax_f + amax_b).count());
       if (plan.overlap_expert_communication) {
         // What a combined step hides of each pass's all-to-alls.
         const int64_t hidden_f = experts * kernels_.combined_forward_saved.count();

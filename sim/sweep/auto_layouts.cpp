@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/io/degree_checks.h"
+#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/parallel/expert_parallel.h"
 
 namespace clustersim {
@@ -88,7 +89,11 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(const S
           if (!splits) continue;
           for (int ep : auto_expert_parallel(tp, gpus / pp)) {
             add_pipeline_layouts({tp, pp, mbs, 1, plain, cp, false, ep}, &layouts);
-            if (shape.mix) continue;  // interleaving is not simulated in a mix
+            if (shape.mix) continue;  // interleaving and DualPipe are not simulated in a mix
+            const int64_t micro_batches = batch / (mbs * dp);
+            if (automatic.dualpipe() && dualpipe_problem(s::DUALPIPE, pp, micro_batches).empty()) {
+              add_pipeline_layouts({tp, pp, mbs, 1, s::DUALPIPE, cp, false, ep}, &layouts);
+            }
             const bool groups_of_stages = (batch / (mbs * dp)) % pp == 0;
             for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
               add_pipeline_layouts({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B, cp, false, ep},

@@ -10,6 +10,7 @@
 #include "sim/io/degree_checks.h"
 #include "sim/net/topology_builder.h"
 #include "sim/parallel/deepspeed_pipeline.h"
+#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/parallel/expert_comm_overlap.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/pipeline_layout.h"
@@ -232,6 +233,44 @@ ConfigurationProblem output_weight_gradient_deferral_problem(const s::Parallelis
   return {};
 }
 
+// DualPipe and DualPipeV as their source runs them (dualpipe_schedule.h dualpipe_problem), on
+// transformers, and without the options simulated for Megatron's schedules only.
+ConfigurationProblem dualpipe_configuration_problem(const Configuration& c,
+                                                    const LoadedScenario& scenario,
+                                                    int64_t micro_batches) {
+  const s::Parallelism& p = c.parallelism;
+  const std::string name = s::PipelineSchedule_Name(p.schedule());
+  if (!scenario.model->has_transformer()) {
+    return {name + " applies to transformers only", "parallelism.schedule"};
+  }
+  if (c.is_mix()) {
+    return {name + " is not simulated in a mix of pools", "parallelism.schedule",
+            cluster_label(c)};
+  }
+  const int pp = p.pipeline_parallel();
+  if (!dualpipe_problem(p.schedule(), pp, 2L * pp).empty()) {
+    return {dualpipe_problem(p.schedule(), pp, 2L * pp), "parallelism.pipeline_parallel",
+            "pipeline parallel " + std::to_string(pp)};
+  }
+  std::string batches = dualpipe_problem(p.schedule(), pp, micro_batches);
+  if (!batches.empty()) {
+    return {std::move(batches), "parallelism.micro_batch_size",
+            std::to_string(micro_batches) + " micro-batches per replica on " +
+                std::to_string(pp) + " stages"};
+  }
+  if (p.pipeline_runs() > 1) {
+    return {name + " runs one schedule a step", "parallelism.pipeline_runs"};
+  }
+  if (p.zero_stage() >= 3) {
+    return {name + " is not simulated under ZeRO-3 or Megatron FSDP", "parallelism.zero_stage"};
+  }
+  if (p.defer_output_weight_gradient()) {
+    return {name + " splits every backward's weight gradients itself: no deferred output layer",
+            "parallelism.defer_output_weight_gradient"};
+  }
+  return {};
+}
+
 }  // namespace
 
 ConfigurationProblem configuration_problem(const Configuration& c, const LoadedScenario& scenario) {
@@ -320,6 +359,10 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
                                      std::to_string(p.pipeline_parallel()) + " stages"
                                : std::string())};
     }
+  }
+  if (is_dualpipe(p.schedule())) {
+    ConfigurationProblem dual = dualpipe_configuration_problem(c, scenario, batch / per_step);
+    if (!dual.empty()) return dual;
   }
   if (p.defer_output_weight_gradient()) {
     ConfigurationProblem deferral = output_weight_gradient_deferral_problem(p, scenario);

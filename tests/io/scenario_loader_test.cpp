@@ -1023,3 +1023,34 @@ TEST_CASE("Apex's optimizer buckets need the sharded optimizer and at least 1 Mi
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+TEST_CASE("DualPipe's stage and micro-batch counts and its unsimulated options are located") {
+  const auto errors = [](const std::string& parallelism) {
+    return testing::scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                             "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                             "parallelism { " + parallelism + " }\n"));
+  };
+  // 64 sequences over DP 4 in micro-batches of 4: 4 per replica, fewer than 2 x 4 stages.
+  CHECK(errors("pipeline_parallel: 4 schedule: DUALPIPE micro_batch_size: 4") ==
+        "s.textproto:12:55: parallelism.micro_batch_size: DUALPIPE needs an even number of "
+        "micro-batches per replica, at least 2 x pipeline parallel: 4 micro-batches per replica "
+        "on 4 stages\n");
+  CHECK(errors("pipeline_parallel: 1 schedule: DUALPIPE") ==
+        "s.textproto:12:15: parallelism.pipeline_parallel: DUALPIPE needs an even pipeline "
+        "parallel of at least 2: pipeline parallel 1\n");
+  CHECK(errors("pipeline_parallel: 4 schedule: DUALPIPE zero_stage: 3") ==
+        "s.textproto:12:55: parallelism.zero_stage: DUALPIPE is not simulated under ZeRO-3 or "
+        "Megatron FSDP: the scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 4 DP 4 "
+        "mbs 1, RECOMPUTE_NONE\n");
+  CHECK(errors("pipeline_parallel: 4 schedule: DUALPIPE virtual_stages: 2") ==
+        "s.textproto:12:55: parallelism.virtual_stages: needs schedule INTERLEAVED_ONE_F_ONE_B\n");
+  CHECK(errors("pipeline_parallel: 4 schedule: DUALPIPE_V micro_batch_size: 4") ==
+        "s.textproto:12:57: parallelism.micro_batch_size: DUALPIPE_V needs at least 2 x pipeline "
+        "parallel micro-batches per replica: 4 micro-batches per replica on 4 stages\n");
+}
+
+}  // namespace
+}  // namespace clustersim

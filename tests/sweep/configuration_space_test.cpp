@@ -131,7 +131,7 @@ parallelism { tensor_parallel: 2 )";
            {"expert_parallel: 2 sequence_parallel: true overlap_expert_communication: true "
             "pipeline_parallel: 2",
             "overlapping expert communication with pipeline parallel > 1 needs the interleaved "
-            "schedule"}}) {
+            "or the DualPipe schedule"}}) {
     INFO(degrees);
     TempDir dir;
     const auto space =
@@ -381,6 +381,43 @@ sweep { instance: ["aws.g5.12xlarge", "aws.p4d.24xlarge"] nodes: [1, 2]
     CHECK(again.parallelism.SerializeAsString() == c.parallelism.SerializeAsString());
   }
   CHECK(expanded.valid.back().index == space.size() - 1);
+}
+
+}  // namespace
+}  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+TEST_CASE("auto_parallelism with dualpipe adds a DualPipe twin of every layout it runs on") {
+  // 16 GPUs, 32 sequences: a layout of DP d has 32 / d micro-batches per replica.
+  const auto layouts = [](const std::string& flag) {
+    TempDir dir;
+    const auto space = expand_configurations(*load_with_job(
+        dir, R"(cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
+sweep { auto_parallelism { micro_batch_size: [1] max_pipeline_parallel: 8 )" + flag + " } }"));
+    std::multiset<std::tuple<int, int, int>> dual, plain;  // (TP, PP, DP) of each schedule
+    for (const Configuration& c : space.valid) {
+      const schema::Parallelism& p = c.parallelism;
+      const auto key = std::tuple{p.tensor_parallel(), p.pipeline_parallel(), p.data_parallel()};
+      if (p.schedule() == schema::DUALPIPE) {
+        dual.insert(key);
+      } else if (p.schedule() == schema::ONE_F_ONE_B) {
+        plain.insert(key);
+      }
+    }
+    return std::pair{dual, plain};
+  };
+  CHECK(layouts("").first.empty());
+  const auto [dual, plain] = layouts("dualpipe: true");
+  REQUIRE_FALSE(dual.empty());
+  for (const auto& [tp, pp, dp] : plain) {
+    INFO("TP " << tp << " PP " << pp << " DP " << dp);
+    const int micro_batches = 32 / dp;
+    const bool runs = pp % 2 == 0 && micro_batches % 2 == 0 && micro_batches >= 2 * pp;
+    CHECK(dual.count({tp, pp, dp}) == (runs ? 1u : 0u));
+  }
+  CHECK(dual.size() <= plain.size());
 }
 
 }  // namespace
