@@ -180,8 +180,12 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
   std::vector<ResultRow> shown = rows;
   if (o.limit > 0 && shown.size() > o.limit) shown.resize(o.limit);
   const s::ServingScenario& m = loaded.scenario();
-  serving_table(serving_summary_columns(m.traffic().has_closed_loop()), shown)
-      .print(std::cout, format);
+  std::vector<std::string> summary = serving_summary_columns(m.traffic().has_closed_loop());
+  if (has_shared_prefixes(loaded)) {  // before "limiting", the last
+    summary.insert(summary.end() - 1,
+                   {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
+  }
+  serving_table(summary, shown).print(std::cout, format);
   if (format != OutputFormat::kTable) return kExitOk;
   const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
   if (m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
