@@ -153,6 +153,54 @@ std::vector<Request> chat_traffic(double rate, int prefixes, double share = 1) {
   return generate_requests(t, 1);
 }
 
+// Many prefixes into a small cache, under both capacity policies, with and without chunked
+// prefill: the blocks sequences hold plus the unused resident ones never exceed the pool (an
+// unused block is evicted before its room is taken), every request finishes, and at the end only
+// unused prefix blocks remain.
+TEST_CASE("prefix blocks in use and resident never exceed the KV cache") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  const std::vector<Request> requests = chat_traffic(12, 24);
+  for (const s::CapacityPolicy policy : {s::MAX_UTILIZATION, s::GUARANTEED_NO_EVICT}) {
+    for (const bool chunked : {false, true}) {
+      ReplicaSettings settings;
+      settings.capacity_policy = policy;
+      settings.kv_blocks = 300;  // 19,200 tokens: eight of the 24 prefixes' 31 blocks at most
+      settings.chunked_prefill = chunked;
+      settings.max_tokens = chunked ? 1024 : 4096;
+      settings.prefix_caching = true;
+      Simulation sim;
+      std::vector<RequestRecord> records(requests.size());
+      Replica replica(&sim, &model, settings, &requests, &records);
+      for (size_t i = 0; i < requests.size(); ++i) {
+        sim.call_at(Picoseconds::from_seconds(requests[i].arrival_s),
+                    [&, i] { replica.arrive(static_cast<int32_t>(i)); });
+      }
+      int64_t peak = 0, samples = 0;
+      for (double t = 0.05; t < 120; t += 0.05) {
+        sim.call_at(Picoseconds::from_seconds(t), [&] {
+          const PrefixCache& cache = replica.prefix_cache();
+          peak = std::max(peak, replica.blocks_in_use() + cache.unused_blocks());
+          ++samples;
+        });
+      }
+      sim.run();
+      INFO("policy " << s::CapacityPolicy_Name(policy) << ", chunked prefill " << chunked);
+      CHECK(peak <= settings.kv_blocks);
+      CHECK(peak > settings.kv_blocks * 9 / 10);  // the load fills the cache
+      CHECK(samples > 1000);
+      int hits = 0;
+      for (const RequestRecord& r : records) {
+        CHECK(r.done);
+        hits += r.cached_tokens > 0;
+      }
+      CHECK(hits > static_cast<int>(requests.size()) / 4);
+      CHECK(replica.blocks_in_use() == 0);
+      CHECK(replica.prefix_cache().unused_blocks() == replica.prefix_cache().resident_blocks());
+      if (policy == s::GUARANTEED_NO_EVICT) CHECK(replica.preemptions() == 0);
+    }
+  }
+}
+
 TEST_CASE("shared prefixes leave a traffic's arrivals and lengths as they were") {
   const std::vector<Request> plain = chat_traffic(20, 0), with = chat_traffic(20, 4, 0.5);
   REQUIRE(plain.size() == with.size());
@@ -337,6 +385,26 @@ TEST_CASE("shared prefixes beside a trace file are an error") {
   CHECK(t->messages() ==
         "s.textproto:5:3: traffic.shared_prefix: comes from the trace file (its "
         "prefix_id,prefix_tokens columns): remove it\n");
+}
+
+// Disaggregated pools do not cache prefixes: shared prefixes with caching on (here the runtime's
+// default) are an error; with it off they load.
+TEST_CASE("prefix caching on disaggregated pools is an error") {
+  const std::string disaggregated =
+      with(kChat, "aws.p5.48xlarge\" }",
+           "aws.p5.48xlarge\" runtime: \"tensorrt-llm-1.0\"\n"
+           "  disaggregation { prefill { replicas: 1 } decode { replicas: 1 } } }");
+  auto t = load_serving_text(disaggregated);
+  CHECK(t->loaded == nullptr);
+  CHECK(t->messages() ==
+        "s.textproto:3:3: deployment.disaggregation: prefix caching is not simulated on "
+        "disaggregated pools and this traffic carries shared prefixes: set "
+        "deployment.scheduler.prefix_caching.enabled false (the runtime's default is on)\n");
+  const std::string off = with(disaggregated, "} } }",
+                               "} }\n  scheduler { prefix_caching { enabled: false } } }");
+  auto u = load_serving_text(off);
+  INFO(u->messages());
+  CHECK(u->loaded != nullptr);
 }
 
 }  // namespace
