@@ -7,6 +7,7 @@
 #include "sim/serve/prefix_routing.h"
 #include "sim/serve/serving_metrics.h"
 #include "sim/serve/serving_simulation.h"
+#include "sim/serve/serving_space.h"
 #include "tests/serve/serve_fixture.h"
 
 namespace clustersim {
@@ -362,6 +363,22 @@ TEST_CASE("bad shared prefixes and prefix caching settings are errors at their f
     CHECK(t->loaded == nullptr);
     CHECK(t->messages() == c.message);
   }
+}
+
+TEST_CASE("the prefix-caching axis makes one deployment per setting") {
+  auto t = load_serving_text(kChat + "sweep { replicas: [1, 2] prefix_caching: [false, true] }\n");
+  INFO(t->messages());
+  REQUIRE(t->loaded != nullptr);
+  const ServingSpace space(*t->loaded);
+  REQUIRE(space.size() == 4);
+  const bool expected[] = {false, true, false, true};
+  for (int64_t i = 0; i < space.size(); ++i) {
+    const ServingConfiguration c = space.at(i);
+    CHECK(c.scheduler.prefix_caching().enabled() == expected[i]);
+    CHECK(c.replicas == (i < 2 ? 1 : 2));
+  }
+  auto repeated = load_serving_text(kChat + "sweep { prefix_caching: [true, true] }\n");
+  CHECK(repeated->loaded == nullptr);
 }
 
 TEST_CASE("a prefix-caching sweep without shared prefixes is an error") {
