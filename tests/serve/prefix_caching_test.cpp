@@ -99,6 +99,22 @@ TEST_CASE("a prompt that is all cached prefix still prefills its last block") {
   CHECK(o.records[1].cached_tokens == 960);
 }
 
+// A conversation in a trace: each turn's prefix is the history so far, one prefix id growing. The
+// second turn finds the first's 15 whole blocks (of its 1,000-token prefix) and extends the chain
+// to the 31 of its own 2,000; the third finds those 31.
+TEST_CASE("a growing conversation reuses its earlier turns' blocks") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  const std::vector<Request> requests = {
+      {0.0, 1100, 1, 9, 1000}, {5.0, 2100, 1, 9, 2000}, {10.0, 3100, 1, 9, 3000}};
+  ReplicaSettings settings;
+  settings.kv_blocks = 1000;
+  settings.prefix_caching = true;
+  const ServingOutcome o = simulate_serving(requests, model, settings, 1);
+  CHECK(o.records[0].cached_tokens == 0);
+  CHECK(o.records[1].cached_tokens == 960);
+  CHECK(o.records[2].cached_tokens == 1984);
+}
+
 // N sequences of one P-token prefix decoding side by side hold blocks(P) shared blocks once plus
 // their own: N - 1 copies of the prefix's blocks fewer than without caching, at every instant
 // (arriving together, none finds the prefix resident, so both runs do the same work).
