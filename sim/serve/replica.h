@@ -53,7 +53,9 @@ struct RequestRecord {
   Picoseconds finish;       // its last output token
   Picoseconds kv_transfer;  // disaggregated: its KV cache's trip from prefill to decode
   int32_t preemptions = 0;
-  int32_t cached_tokens = 0;  // prompt tokens found in the prefix cache at its last admission
+  // Prompt tokens found in the prefix cache when it was admitted (its last admission before its
+  // first token: a preempted request's re-admission after it counts no more).
+  int32_t cached_tokens = 0;
   bool started = false;  // first_token is set
   bool done = false;     // finish is set
 };
