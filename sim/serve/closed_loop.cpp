@@ -11,7 +11,8 @@ ClosedLoopClient::ClosedLoopClient(const schema::Traffic& traffic, int concurren
       think_(Picoseconds::from_seconds(traffic.closed_loop().think_time_s())),
       limit_(traffic.closed_loop().requests()),
       horizon_s_(limit_ > 0 ? kMaxTraffic_s : traffic_duration_s(traffic)),
-      rng_(traffic.has_seed() ? traffic.seed() : 1) {}
+      rng_(traffic.has_seed() ? traffic.seed() : 1),
+      prefixes_(traffic) {}
 
 void ClosedLoopClient::start(Simulation* sim, std::function<void(int32_t request)> arrive) {
   sim_ = sim;
@@ -38,6 +39,7 @@ void ClosedLoopClient::on_event(uint64_t user) {
   r.arrival_s = now.seconds();
   r.input_tokens = draw_length(traffic_.input_tokens(), &rng_);
   r.output_tokens = draw_length(traffic_.output_tokens(), &rng_);
+  prefixes_.assign(&r);
   requests_.push_back(r);
   user_of_.push_back(static_cast<int32_t>(user));
   arrive_(static_cast<int32_t>(requests_.size() - 1));

@@ -2,10 +2,10 @@
 // benchmark_serving with --max-concurrency, genai-perf's concurrency mode): N users, each
 // sending its first request at time 0 and its next one a think time after its previous one's last
 // token, so that at most N requests are ever in flight. The users share the deployment's load
-// balancer. Requests are made as they are sent, their lengths drawn from the traffic's
-// distributions in that order (request k has the same lengths at every concurrency); the client
-// stops after its request count, or sends nothing at or after the traffic's duration. Seeded and
-// driven by the engine's event order: deterministic.
+// balancer. Requests are made as they are sent, their lengths (and prefixes) drawn from the
+// traffic's distributions in that order (request k has the same lengths at every concurrency);
+// the client stops after its request count, or sends nothing at or after the traffic's duration.
+// Seeded and driven by the engine's event order: deterministic.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 
 #include "sim/io/schema/serving.pb.h"
 #include "sim/serve/serving_simulation.h"
+#include "sim/serve/shared_prefix.h"
 
 namespace clustersim {
 
@@ -45,6 +46,7 @@ class ClosedLoopClient final : public RequestSource, public EventHandler {
   const int64_t limit_;         // requests in all; 0: until the horizon
   const double horizon_s_;      // no request is sent at or after it (kMaxTraffic_s with a limit)
   std::mt19937_64 rng_;
+  PrefixDraws prefixes_;
   std::vector<Request> requests_;
   std::vector<int32_t> user_of_;  // per request
   Simulation* sim_ = nullptr;

@@ -100,14 +100,17 @@ void Replica::on_event(uint64_t tag) {
   try_start();
 }
 
-bool Replica::promise_whole(Sequence* w) {
-  const Request& r = (*requests_)[w->request];
+int64_t Replica::whole_sequence_tokens(const Sequence& w) const {
+  const Request& r = (*requests_)[w.request];
   // TensorRT-LLM reserves the prompt plus the request's max new tokens
   // (KVCacheManager::getRemainingBlocksToCompletion); a request here states its output length,
   // which trtllm-bench passes as max_tokens. A prefill replica that hands the request off holds
   // its prompt only.
-  const int64_t tokens = settings_.hand_off ? r.input_tokens : r.input_tokens + r.output_tokens;
-  const int64_t whole = blocks_for(tokens, settings_.block_tokens) - w->blocks;
+  return settings_.hand_off ? r.input_tokens : r.input_tokens + r.output_tokens;
+}
+
+bool Replica::promise_whole(Sequence* w) {
+  const int64_t whole = blocks_for(whole_sequence_tokens(*w), settings_.block_tokens) - w->blocks;
   if (whole > free_blocks_ - promised_blocks_) return false;
   w->promised = whole;
   promised_blocks_ += whole;
@@ -126,14 +129,52 @@ bool Replica::reserve(Sequence* s, int64_t tokens) {
   return true;
 }
 
+void Replica::evict_displaced() {
+  if (cache_.unused_blocks() > free_blocks_) cache_.evict_to(free_blocks_);
+}
+
+void Replica::free_blocks_of(Sequence* s) {
+  evict_displaced();
+  free_blocks_ += s->blocks - s->shared;
+  if (s->shared > 0) free_blocks_ += cache_.release((*requests_)[s->request].prefix, s->shared);
+  s->blocks = s->shared = 0;
+}
+
+Replica::PrefixHit Replica::prefix_hit(const Sequence& w) {
+  const Request& r = (*requests_)[w.request];
+  if (!settings_.prefix_caching || r.prefix < 0) return {};
+  evict_displaced();
+  // Whole blocks of the prefix, leaving at least the prompt's last token to compute.
+  const int64_t most =
+      std::min<int64_t>(r.prefix_tokens, w.prompt - 1) / settings_.block_tokens;
+  PrefixHit hit;
+  hit.blocks = cache_.resident(r.prefix, most);
+  hit.unused = cache_.unused(r.prefix, hit.blocks);
+  return hit;
+}
+
+bool Replica::room_for(const Sequence& w, const PrefixHit& hit, int64_t chunk) const {
+  const int64_t available = free_blocks_ - hit.unused - promised_blocks_;
+  const int64_t tokens =
+      no_evict() ? whole_sequence_tokens(w) : hit.blocks * settings_.block_tokens + chunk;
+  return blocks_for(tokens, settings_.block_tokens) - hit.blocks <= available;
+}
+
+void Replica::share_prefix_blocks(Sequence* s) {
+  const Request& r = (*requests_)[s->request];
+  if (!settings_.prefix_caching || r.prefix < 0) return;
+  evict_displaced();
+  const int64_t whole = std::min<int64_t>(r.prefix_tokens, s->cached) / settings_.block_tokens;
+  for (; s->shared < whole; ++s->shared) free_blocks_ += cache_.extend(r.prefix, s->shared);
+}
+
 bool Replica::preempt_latest() {
   CLUSTERSIM_CHECK(settings_.capacity_policy == schema::MAX_UTILIZATION,
                    "a preemption under GUARANTEED_NO_EVICT");
   if (running_.empty()) return false;
   Sequence s = running_.back();
   running_.pop_back();
-  free_blocks_ += s.blocks;
-  s.blocks = 0;
+  free_blocks_of(&s);
   s.prompt = (*requests_)[s.request].input_tokens + s.generated;  // recomputed on return
   s.prefilled = s.cached = s.chunk = 0;
   ++(*records_)[s.request].preemptions;
@@ -176,6 +217,7 @@ bool Replica::form_continuous() {
   }
   while (admit_continuous(&budget)) {
   }
+  evict_displaced();
   peak_committed_ =
       std::max(peak_committed_, settings_.kv_blocks - free_blocks_ + promised_blocks_);
   return work_.tokens > 0;
@@ -185,20 +227,32 @@ bool Replica::admit_continuous(int64_t* budget) {
   if (waiting_.empty() || static_cast<int>(running_.size()) >= settings_.max_batch) return false;
   Sequence& w = waiting_.front();
   if (w.decoding()) return admit_prefilled(budget);
+  const PrefixHit hit = prefix_hit(w);
+  const int64_t past = hit.blocks * settings_.block_tokens;  // prompt tokens found cached
   // A prompt longer than the budget runs alone (a preempted sequence's prompt grows).
   const bool alone = running_.empty() && work_.tokens == 0;
-  const int64_t chunk = settings_.chunked_prefill ? std::min<int64_t>(w.prompt, *budget)
-                                                  : w.prompt;
+  const int64_t rest = w.prompt - past;
+  const int64_t chunk = settings_.chunked_prefill ? std::min<int64_t>(rest, *budget) : rest;
   if (chunk <= 0 || (chunk > *budget && !alone)) return false;
-  if (no_evict() && !promise_whole(&w)) return false;
-  if (!reserve(&w, chunk)) return false;
+  if (hit.blocks > 0) {
+    if (!room_for(w, hit, chunk)) return false;
+    cache_.acquire((*requests_)[w.request].prefix, hit.blocks);
+    free_blocks_ -= hit.unused;
+    w.blocks = w.shared = static_cast<int32_t>(hit.blocks);
+    w.prefilled = w.cached = static_cast<int32_t>(past);
+  }
+  const bool room = (!no_evict() || promise_whole(&w)) && reserve(&w, w.cached + chunk);
+  CLUSTERSIM_CHECK(room || hit.blocks == 0, "a prefix hit admitted without the blocks it needs");
+  if (!room) return false;
+  RequestRecord& record = (*records_)[w.request];
+  if (!record.started) record.cached_tokens = static_cast<int32_t>(past);
   w.chunk = static_cast<int32_t>(chunk);
   w.admitted = next_admission_++;
   *budget -= chunk;
   work_.tokens += chunk;
-  add_prompt_chunk(&work_, 0, chunk, settings_.attention_window,
+  add_prompt_chunk(&work_, w.cached, chunk, settings_.attention_window,
                    settings_.attention_window_chunked);
-  if (chunk == w.prompt) ++work_.logits;
+  if (w.prefilled + chunk == w.prompt) ++work_.logits;
   running_.push_back(w);
   waiting_.pop_front();
   return true;
@@ -264,9 +318,9 @@ void Replica::complete(Sequence* s) {
   record.finish = sim_->now();
   record.done = true;
   if (settings_.on_finish) settings_.on_finish(s->request);
-  free_blocks_ += s->blocks;
+  free_blocks_of(s);
   promised_blocks_ -= s->promised;
-  s->blocks = s->promised = 0;
+  s->promised = 0;
 }
 
 void Replica::finish_iteration() {
@@ -280,6 +334,7 @@ void Replica::finish_iteration() {
       s.prefilled += s.chunk;
       s.cached += s.chunk;
       s.chunk = 0;
+      share_prefix_blocks(&s);
       produced = s.decoding();
     } else if (is_static || s.in_batch) {
       ++s.cached;  // the previous token's K and V

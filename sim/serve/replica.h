@@ -13,6 +13,13 @@
 // generated). GUARANTEED_NO_EVICT admits the waiting head only when the blocks of its whole
 // sequence can be promised to it beside the running sequences' promises (free blocks - promised
 // ones); a sequence then grows into its promise and never waits for a block, none is preempted.
+// Prefix caching (continuous): the whole KV blocks of a request's shared prefix that its replica
+// holds (prefix_cache.h) are not prefilled again: the request is admitted with them in its cache
+// (at most its prompt's tokens less one, whose logits it must compute, as vLLM's
+// get_computed_blocks caps a hit) and prefills the rest, the rest's queries attending over the
+// whole context. The prefix blocks it then computes become shared the iteration they fill (a
+// block another sequence made resident meanwhile replaces its own copy, as SGLang's radix cache
+// does). Shared blocks count once in the pool; unused ones count as free until evicted.
 // Static batching (TensorRT-LLM's gptSession): when idle, the replica takes up to max_batch
 // waiting requests that fit its memory (optionally waiting batch_wait for more), prefills all
 // their prompts in one iteration, then decodes the whole batch until its longest output is done;
@@ -35,6 +42,7 @@
 #include "sim/engine/simulation.h"
 #include "sim/io/schema/serving.pb.h"
 #include "sim/serve/iteration_model.h"
+#include "sim/serve/prefix_cache.h"
 #include "sim/serve/traffic.h"
 
 namespace clustersim {
@@ -45,6 +53,9 @@ struct RequestRecord {
   Picoseconds finish;       // its last output token
   Picoseconds kv_transfer;  // disaggregated: its KV cache's trip from prefill to decode
   int32_t preemptions = 0;
+  // Prompt tokens found in the prefix cache when it was admitted (its last admission before its
+  // first token: a preempted request's re-admission after it counts no more).
+  int32_t cached_tokens = 0;
   bool started = false;  // first_token is set
   bool done = false;     // finish is set
 };
@@ -63,6 +74,7 @@ struct ReplicaSettings {
   int attention_window = 0;             // the model's sliding window in tokens (0: none)
   bool attention_window_chunked = false;  // the window is a block (chunked attention), not a band
   Picoseconds batch_wait;               // static
+  bool prefix_caching = false;          // continuous: reuse resident prefix blocks
   // Continuous, prefill pool: called with the request and the KV blocks it holds when its
   // prompt is done and its first token produced (unless that was its only token); the replica
   // forgets it, its blocks stay taken until release().
@@ -93,6 +105,10 @@ class Replica final : public EventHandler, public Settler {
   int64_t iterations() const { return iterations_; }
   int64_t preemptions() const { return preemptions_; }
   int64_t prompt_iterations() const { return prompt_iterations_; }  // with prompt tokens
+  // Continuous: KV blocks held by sequences, shared prefix blocks counted once (unused cached
+  // ones not), and the prefix blocks resident (used or not).
+  int64_t blocks_in_use() const { return settings_.kv_blocks - free_blocks_; }
+  const PrefixCache& prefix_cache() const { return cache_; }
   // Continuous: the largest share of the KV cache held or promised at once (static: 0).
   double peak_committed_fraction() const {
     return settings_.kv_blocks > 0 ? static_cast<double>(peak_committed_) /
@@ -108,10 +124,11 @@ class Replica final : public EventHandler, public Settler {
     int32_t cached = 0;     // tokens in the KV cache
     int32_t generated = 0;  // output tokens so far
     int32_t chunk = 0;      // prompt tokens in the current iteration
+    int32_t shared = 0;     // of blocks, its prefix's first ones, in the prefix cache
+    bool in_batch = false;  // decodes in the current iteration
     int64_t blocks = 0;     // continuous: KV blocks held
     int64_t promised = 0;   // GUARANTEED_NO_EVICT: blocks promised to it, not yet held
     uint64_t admitted = 0;  // admission order
-    bool in_batch = false;  // decodes in the current iteration
     bool decoding() const { return prefilled == prompt; }
   };
 
@@ -125,6 +142,8 @@ class Replica final : public EventHandler, public Settler {
   bool admit_continuous(int64_t* budget);
   // Admits the waiting head, prefilled elsewhere, to decode in this iteration.
   bool admit_prefilled(int64_t* budget);
+  // The tokens `w` will hold here: its prompt and output (a prefill replica's: its prompt).
+  int64_t whole_sequence_tokens(const Sequence& w) const;
   // GUARANTEED_NO_EVICT: promises `w` the blocks of every token it will hold here; false when
   // the free blocks not promised to others are short.
   bool promise_whole(Sequence* w);
@@ -135,12 +154,30 @@ class Replica final : public EventHandler, public Settler {
   void finish_iteration();
   void complete(Sequence* s);
   Sequence admit(int32_t request);
+  // The whole blocks of `w`'s prefix resident here that its admission would reuse, and how many
+  // of them no sequence uses (counted free).
+  struct PrefixHit {
+    int64_t blocks = 0, unused = 0;
+  };
+  PrefixHit prefix_hit(const Sequence& w);
+  // Whether the free blocks can take `w` with `hit` and a first chunk of `chunk` tokens: its
+  // GUARANTEED_NO_EVICT promise, else the chunk's blocks.
+  bool room_for(const Sequence& w, const PrefixHit& hit, int64_t chunk) const;
+  // Evicts the unused prefix blocks that blocks taken since the last call displaced (those beyond
+  // the free blocks), least recently released first. Called before every other use of the cache,
+  // so that it is as if each taking of blocks evicted at once.
+  void evict_displaced();
+  // Makes the prefix blocks `s` has computed shared, in order from the first not yet shared.
+  void share_prefix_blocks(Sequence* s);
+  // Frees `s`'s blocks: its own, and its uses of shared ones.
+  void free_blocks_of(Sequence* s);
 
   Simulation* sim_;
   const IterationModel* model_;
   ReplicaSettings settings_;
   const std::vector<Request>* requests_;
   std::vector<RequestRecord>* records_;
+  PrefixCache cache_;
 
   std::deque<Sequence> waiting_;  // not running; preempted ones first
   std::vector<Sequence> running_;

@@ -83,6 +83,38 @@ void check_request_count(const FieldChecker& traffic) {
   }
 }
 
+// Shared prefixes: a count, their lengths, the share of requests carrying one and their
+// popularity; a longest prefix + prompt + output within the model's context.
+void check_shared_prefix(const FieldChecker& traffic, int max_context) {
+  const FieldChecker p = traffic.child("shared_prefix");
+  const auto& m = static_cast<const s::Traffic&>(traffic.message());
+  if (m.has_trace_file()) {
+    traffic.error("shared_prefix", "comes from the trace file (its prefix_id,prefix_tokens "
+                                   "columns): remove it");
+    return;
+  }
+  p.require("prefixes") && p.in_range("prefixes", 1, kMaxSharedPrefixes);
+  check_lengths(p, "tokens");
+  p.in_range("share", 0, 1);
+  const s::SharedPrefix& sp = m.shared_prefix();
+  if (sp.has_popularity()) p.require_enum("popularity");
+  if (sp.has_zipf_exponent()) {
+    if (sp.popularity() != s::ZIPF) {
+      p.error("zipf_exponent", "applies to popularity ZIPF");
+    } else {
+      p.in_range("zipf_exponent", 0, 10);
+    }
+  }
+  const int64_t prefix = max_length(sp.tokens());
+  const int64_t context = prefix + max_length(m.input_tokens()) + max_length(m.output_tokens());
+  if (prefix > 0 && max_length(m.input_tokens()) > 0 && max_length(m.output_tokens()) > 0 &&
+      context > max_context) {
+    p.error("tokens", "a request of up to " + std::to_string(context) +
+                          " tokens (prefix + input + output) exceeds the model's "
+                          "max_sequence_length (" + std::to_string(max_context) + ")");
+  }
+}
+
 }  // namespace
 
 int max_length(const s::LengthDistribution& lengths) {
@@ -136,6 +168,7 @@ void check_traffic(const FieldChecker& traffic, int max_context) {
     check_request_count(traffic);
   }
   traffic.non_negative("warmup_s");
+  if (m.has_shared_prefix()) check_shared_prefix(traffic, max_context);
   if (m.has_trace_file()) {
     for (const char* f : {"input_tokens", "output_tokens", "duration_s"}) {
       if (traffic.has(f)) traffic.error(f, "comes from the trace file: remove it");
@@ -175,6 +208,14 @@ void check_scheduler(const FieldChecker& scheduler, int longest_prompt) {
   }
   if (!is_static && m.has_batch_wait_ms()) {
     scheduler.error("batch_wait_ms", "applies to STATIC batching");
+  }
+  if (m.has_prefix_caching()) {
+    const FieldChecker caching = scheduler.child("prefix_caching");
+    if (m.prefix_caching().has_routing()) caching.require_enum("routing");
+    if (is_static && m.prefix_caching().enabled()) {
+      caching.error("enabled", "applies to CONTINUOUS batching (a static batch's KV cache is "
+                               "not paged)");
+    }
   }
   const int budget = m.has_max_tokens_per_iteration() ? m.max_tokens_per_iteration() : 8192;
   if (!is_static && !m.chunked_prefill() && longest_prompt > budget) {

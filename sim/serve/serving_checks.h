@@ -16,8 +16,13 @@ namespace clustersim {
 // The longest length a distribution draws (0 when it is malformed: reported by check_traffic).
 int max_length(const schema::LengthDistribution& lengths);
 
+// The most distinct prefixes traffic.shared_prefix may have (each holds a length and a
+// popularity; a million is beyond any deployment's cache).
+inline constexpr int kMaxSharedPrefixes = 1 << 20;
+
 // Traffic: exactly one kind of arrivals, positive rates and durations, well-formed length
-// distributions whose longest request fits the model's context (`max_context` tokens).
+// distributions whose longest request (shared prefix included) fits the model's context
+// (`max_context` tokens).
 void check_traffic(const FieldChecker& traffic, int max_context);
 
 // A scheduler's caps; `longest_prompt` tokens must fit the token budget without chunked prefill.

@@ -145,6 +145,10 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   set.attention_window = r.model->largest_stage().window_tokens;
   set.attention_window_chunked = r.model->largest_stage().window_chunked;
   set.batch_wait = Picoseconds::from_seconds(sc.batch_wait_ms() * 1e-3);
+  e.prefix_caching = set.prefix_caching =
+      set.batching == s::CONTINUOUS &&
+      (sc.prefix_caching().has_enabled() ? sc.prefix_caching().enabled()
+                                         : serving_.prefix_caching());
   if (set.batching == s::STATIC) {
     set.static_free_bytes = e.memory.capacity_bytes - e.memory.weight_bytes -
                             e.memory.runtime_bytes;
@@ -191,6 +195,9 @@ ServingEvaluation ServingEvaluator::evaluate_disaggregated(const ServingConfigur
   const int64_t budget = c.scheduler.max_tokens_per_iteration();
   Replica prefill = build(c.pool(true), budget, budget, /*fake_weights=*/false);
   Replica decode = build(c.pool(false), budget, budget, /*fake_weights=*/false);
+  // Its pools never cache prefixes (load_serving_scenario rejects shared prefixes with caching on).
+  prefill.settings.prefix_caching = decode.settings.prefix_caching = false;
+  decode.evaluation.prefix_caching = false;
   ServingEvaluation e = decode.evaluation;
   e.prefill_memory = prefill.evaluation.memory;
   e.prefill_kv_blocks = prefill.evaluation.kv_blocks;
@@ -268,7 +275,11 @@ ServingEvaluation ServingEvaluator::evaluate(const ServingConfiguration& c, doub
   e.out_of_memory = memory_problem(c, r, longest_request_);
   if (!e.out_of_memory.empty()) return e;
   serve(c, rate_scale, [&](RequestSource* source) {
-    return simulate_serving(source, *r.model, r.settings, c.replicas);
+    // The cache-aware router comes with the cache: caching off, the plain balancer.
+    const bool aware =
+        e.prefix_caching && c.scheduler.prefix_caching().routing() == s::PREFIX_AWARE;
+    return simulate_serving(source, *r.model, r.settings, c.replicas,
+                            aware ? s::PREFIX_AWARE : s::LEAST_LOADED);
   }, &e);
   return e;
 }

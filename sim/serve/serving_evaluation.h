@@ -31,6 +31,7 @@ struct ServingEvaluation {
   std::optional<ServingMetrics> metrics;  // absent when it does not fit
   std::string slo_violation;    // the first objective missed; "" when all hold (or none is set)
   bool calibrated = true;       // the serving runtime has a fit for this GPU
+  bool prefix_caching = false;  // the replicas reuse resident prefix blocks (continuous only)
   // The replica's cluster could not be built, or no request arrived after the warm-up.
   std::string error;
 };

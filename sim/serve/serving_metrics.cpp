@@ -35,6 +35,7 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
   std::vector<double> ttft, tpot, e2e, transfer;
   const bool disaggregated = outcome.kv_bytes_sent > 0;
   double first_arrival = -1, last_finish = 0, tokens = 0;
+  double prompt_tokens = 0, cached_tokens = 0, hits = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
     const Request& r = requests[i];
     if (r.arrival_s < warmup_s) continue;
@@ -48,6 +49,10 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
     if (disaggregated && r.output_tokens > 1) transfer.push_back(record.kv_transfer.seconds() * 1e3);
     last_finish = std::max(last_finish, finish_s);
     tokens += r.output_tokens;
+    prompt_tokens += r.input_tokens;
+    cached_tokens += record.cached_tokens;
+    if (record.cached_tokens > 0) ++hits;
+    m.shared_prefixes = m.shared_prefixes || r.prefix >= 0;
     ++m.measured;
   }
   CLUSTERSIM_CHECK(m.measured > 0, "no request after the warm-up");
@@ -63,6 +68,8 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
   m.gpu_utilization = outcome.busy_fraction;
   m.kv_cache_utilization = outcome.kv_fraction;
   m.preemptions = outcome.preemptions;
+  m.prefix_hit_tokens = cached_tokens / prompt_tokens;
+  m.prefix_hit_requests = hits / static_cast<double>(m.measured);
   return m;
 }
 

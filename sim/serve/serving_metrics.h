@@ -34,6 +34,11 @@ struct ServingMetrics {
   // Disaggregated: the KV caches' trips from prefill to decode replica (requests of more than
   // one output token), which delay the second token, not the first.
   std::optional<Percentiles> kv_transfer_ms;
+  // Whether a measured request carries a shared prefix; then the share of the measured requests'
+  // prompt tokens found in their replica's prefix cache (not prefilled), and of the requests that
+  // found any (0 with prefix caching off).
+  bool shared_prefixes = false;
+  double prefix_hit_tokens = 0, prefix_hit_requests = 0;
 };
 
 // Requires: every request done; at least one arrives at or after `warmup_s`.

@@ -1,6 +1,8 @@
 // The serving result columns and the rows of one evaluated deployment.
 #include "sim/serve/serving_rows.h"
 
+#include <cmath>
+
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -70,6 +72,11 @@ const std::vector<ResultColumn>& serving_columns() {
       identity_column("limiting", "limiting", Kind::kText),
       identity_column("calibrated", "calibrated", Kind::kBool),
       identity_column("expert_parallel", "EP", Kind::kInteger),
+      // Prefix caching: on or off, and the shares of prompt tokens and of requests found in the
+      // cache (empty when no request carries a shared prefix).
+      identity_column("prefix_caching", "prefix cache", Kind::kBool),
+      {"prefix_hit_tokens", "hit tok", Kind::kReal, 3, Drift::kAbsolute, 1e-4},
+      {"prefix_hit_requests", "hit req", Kind::kReal, 3, Drift::kAbsolute, 1e-4},
   };
   return columns;
 }
@@ -118,6 +125,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   if (e.kv_blocks > 0) set("kv_cache_tokens", number(static_cast<double>(e.kv_blocks * sc.kv_block_tokens())));
   set("currency", s::Currency_Name(prices.currency));
   set("calibrated", e.calibrated);
+  set("prefix_caching", e.prefix_caching);
   set("status", kStatusOk);
   if (!e.metrics) {
     set("status", kStatusOutOfMemory);
@@ -141,6 +149,10 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
     set("gpu_utilization", m.gpu_utilization);
     set("kv_cache_utilization", m.kv_cache_utilization);
     set("preemptions", number(static_cast<double>(m.preemptions)));
+    if (m.shared_prefixes) {
+      set("prefix_hit_tokens", m.prefix_hit_tokens);
+      set("prefix_hit_requests", m.prefix_hit_requests);
+    }
     if (max_rate_per_s) set("max_rate_per_s", *max_rate_per_s);
     if (!e.slo_violation.empty()) {
       set("status", kStatusMissesSlo);
@@ -232,10 +244,13 @@ std::string describe_deployment(const ResultRow& r) {
                     : n("replicas") + " replicas, TP ";
   const bool closed_loop = row_number(r, serving_column("concurrency")) > 0;
   const bool expert_parallel = row_number(r, serving_column("expert_parallel")) > 1;
+  const bool shared_prefixes = !std::isnan(row_number(r, serving_column("prefix_hit_tokens")));
+  const bool caching = row_number(r, serving_column("prefix_caching")) > 0;
   return t("instance") + " x " + pools + n("tensor_parallel") + " PP " +
          n("pipeline_parallel") + (expert_parallel ? " EP " + n("expert_parallel") : "") + ", " + t("weights") + ", " + t("batching") + " batch " +
          n("max_batch_size") + ", " + t("billing") +
-         (closed_loop ? ", " + n("concurrency") + " concurrent users" : "");
+         (closed_loop ? ", " + n("concurrency") + " concurrent users" : "") +
+         (shared_prefixes ? caching ? ", prefix caching on" : ", prefix caching off" : "");
 }
 
 }  // namespace clustersim

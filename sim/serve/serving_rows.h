@@ -34,7 +34,7 @@ const std::vector<std::string>& serving_summary_columns(bool closed_loop);
 Table serving_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows);
 
 // A row's deployment in words: "aws.g6.xlarge x 2 replicas, TP 1 PP 1, FP16, CONTINUOUS
-// batch 256, ON_DEMAND".
+// batch 256, ON_DEMAND" (", prefix caching on" or "off" where requests carry shared prefixes).
 std::string describe_deployment(const ResultRow& row);
 
 }  // namespace clustersim

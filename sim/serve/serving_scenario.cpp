@@ -15,6 +15,7 @@
 #include "sim/serve/closed_loop.h"
 #include "sim/serve/expert_parallel_checks.h"
 #include "sim/serve/serving_checks.h"
+#include "sim/serve/shared_prefix.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
 
@@ -274,6 +275,7 @@ double deployment_count(const s::ServingScenario& m) {
       (disaggregated ? n(w.prefill_replicas_size()) * n(w.decode_replicas_size()) : 0);
   return n(w.instance_size()) * shapes * n(w.expert_parallel_size()) * n(w.quantization_size()) *
          n(w.batching_size()) * n(w.max_batch_size_size()) * n(w.max_tokens_per_iteration_size()) *
+         n(w.prefix_caching_size()) *
          (m.traffic().has_closed_loop() ? n(w.concurrency_size()) : 1);
 }
 
@@ -313,6 +315,35 @@ void check_sweep_and_scheduler(const FieldChecker& root, const LoadedServingScen
       sweep.error("batching", "must be STATIC or CONTINUOUS", i);
     }
   }
+  if (m.sweep().prefix_caching_size() > 0 && !has_shared_prefixes(loaded)) {
+    sweep.error("prefix_caching", "compares prefix caching off and on, but no request carries a "
+                                  "shared prefix: give traffic.shared_prefix (or a trace's "
+                                  "prefix_id,prefix_tokens columns)");
+  }
+}
+
+// Prefix caching is not simulated on disaggregated pools: an error when it would apply (shared
+// prefixes, and caching on by the scheduler, the runtime's default or the sweep).
+void check_disaggregated_prefix_caching(const FieldChecker& root, const Catalog& catalog,
+                                        const LoadedServingScenario& loaded) {
+  const s::ServingScenario& m = loaded.scenario();
+  if (!m.deployment().has_disaggregation() || !has_shared_prefixes(loaded)) return;
+  const s::ServingRuntime* runtime = serving_runtime(m, catalog);
+  const s::Scheduler& sc = m.deployment().scheduler();
+  const bool on = sc.prefix_caching().has_enabled()
+                      ? sc.prefix_caching().enabled()
+                      : runtime != nullptr && runtime->prefix_caching();
+  const bool swept_on = std::find(m.sweep().prefix_caching().begin(),
+                                  m.sweep().prefix_caching().end(),
+                                  true) != m.sweep().prefix_caching().end();
+  if (!on && !swept_on) return;
+  root.child("deployment").error("disaggregation",
+                                 "prefix caching is not simulated on disaggregated pools and "
+                                 "this traffic carries shared prefixes: set "
+                                 "deployment.scheduler.prefix_caching.enabled false (the "
+                                 "runtime's default is " +
+                                 std::string(runtime && runtime->prefix_caching() ? "on" : "off") +
+                                 ")");
 }
 
 // A closed-loop client's users: its concurrency or the sweep's levels; concurrency levels and
@@ -400,12 +431,19 @@ void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario
 
 }  // namespace
 
+bool has_shared_prefixes(const LoadedServingScenario& loaded) {
+  return loaded.scenario().traffic().has_shared_prefix() ||
+         std::any_of(loaded.trace.begin(), loaded.trace.end(),
+                     [](const Request& r) { return r.prefix >= 0; });
+}
+
 int longest_prompt_tokens(const LoadedServingScenario& loaded) {
   const s::ServingScenario& m = loaded.scenario();
   int longest = 0;
   for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens);
   if (m.has_traffic() && !m.traffic().has_trace_file()) {
-    longest = std::max(longest, max_length(m.traffic().input_tokens()));
+    longest = std::max(longest, max_prefix_tokens(m.traffic()) +
+                                    max_length(m.traffic().input_tokens()));
   }
   for (const s::BatchBenchmark& b : m.benchmark()) longest = std::max(longest, b.input_tokens());
   return longest;
@@ -418,7 +456,8 @@ int64_t longest_request_tokens(const LoadedServingScenario& loaded) {
     longest = std::max(longest, int64_t{r.input_tokens} + r.output_tokens);
   }
   if (m.has_traffic() && !m.traffic().has_trace_file()) {
-    longest = std::max(longest, int64_t{max_length(m.traffic().input_tokens())} +
+    longest = std::max(longest, int64_t{max_prefix_tokens(m.traffic())} +
+                                    max_length(m.traffic().input_tokens()) +
                                     max_length(m.traffic().output_tokens()));
   }
   return longest;
@@ -471,6 +510,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   check_sweep_and_scheduler(root, *loaded);
   if (m.has_traffic()) check_concurrency(root);
   if (m.has_deployment()) check_disaggregation(root, catalog, loaded.get());
+  if (m.has_deployment()) check_disaggregated_prefix_caching(root, catalog, *loaded);
   if (m.has_deployment()) check_deployment_size(root);
   if (m.has_deployment()) check_expert_parallel(root, *loaded);
   if (m.has_sweep()) check_sweep_size(root);

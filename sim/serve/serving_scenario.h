@@ -44,6 +44,10 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
 int64_t longest_request_tokens(const LoadedServingScenario& loaded);
 int longest_prompt_tokens(const LoadedServingScenario& loaded);
 
+// Whether some request of the scenario's traffic begins with a shared prefix
+// (traffic.shared_prefix, or a trace line with prefix columns).
+bool has_shared_prefixes(const LoadedServingScenario& loaded);
+
 // Whether the scenario file at `path` is a serving scenario (it has a top-level `deployment`,
 // `traffic` or `benchmark`) rather than a training one. False when it cannot be read.
 bool is_serving_scenario_file(const std::string& path);

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
+#include "sim/serve/prefix_routing.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
@@ -37,14 +39,22 @@ void add_pool(const Pool& pool, int replica_gpus, int total_gpus, ServingOutcome
   }
 }
 
-// Starts `source`, handing each arrival to the least loaded replica of `pool` (its record made
-// first when the source makes requests as it goes).
+// Starts `source`, handing each arrival to the least loaded replica of `pool`, or the one
+// `router` picks (its record made first when the source makes requests as it goes).
 void start_arrivals(RequestSource* source, Simulation* sim, Pool* pool,
-                    std::vector<RequestRecord>* records) {
+                    std::vector<RequestRecord>* records, PrefixAwareRouter* router = nullptr) {
   records->resize(source->requests().size());
-  source->start(sim, [pool, records](int32_t request) {
+  source->start(sim, [source, pool, records, router](int32_t request) {
     if (static_cast<size_t>(request) >= records->size()) records->resize(request + 1);
-    (*pool)[least_loaded(*pool, {})]->arrive(request);
+    size_t replica = 0;
+    if (router != nullptr) {
+      std::vector<int64_t> loads;
+      for (const auto& r : *pool) loads.push_back(r->outstanding());
+      replica = router->route(source->requests()[request], loads);
+    } else {
+      replica = least_loaded(*pool, {});
+    }
+    (*pool)[replica]->arrive(request);
   });
 }
 
@@ -80,7 +90,8 @@ ServingOutcome simulate_serving(const std::vector<Request>& requests, const Iter
 }
 
 ServingOutcome simulate_serving(RequestSource* source, const IterationModel& model,
-                                const ReplicaSettings& settings, int replicas) {
+                                const ReplicaSettings& settings, int replicas,
+                                schema::PrefixRouting routing) {
   ServingOutcome outcome;
   Simulation sim;
   Pool pool;
@@ -89,7 +100,9 @@ ServingOutcome simulate_serving(RequestSource* source, const IterationModel& mod
     pool.push_back(std::make_unique<Replica>(&sim, &model, reporting, &source->requests(),
                                              &outcome.records));
   }
-  start_arrivals(source, &sim, &pool, &outcome.records);
+  std::optional<PrefixAwareRouter> router;
+  if (routing == schema::PREFIX_AWARE) router.emplace(replicas);
+  start_arrivals(source, &sim, &pool, &outcome.records, router ? &*router : nullptr);
   sim.run();
   outcome.end = sim.now();
   add_pool(pool, 1, replicas, &outcome);

@@ -1,9 +1,11 @@
 // Serves a list of requests with identical replicas behind a load balancer, on the engine: each
 // request goes, when it arrives, to the replica with the fewest requests waiting or running (the
-// lowest index among equals), and every replica runs its scheduler (replica.h). Disaggregated: a
-// prefill pool so balanced prefills each request, which then goes (its KV cache over
-// kv_transfer.h's links) to the decode replica with the fewest requests waiting, running or on
-// their way. The requests come from a source: a list fixed in advance (open loop) or a client
+// lowest index among equals; blind to the replicas' prefix caches, so a prefix's requests spread
+// over every replica and each replica computes it once) or, with PREFIX_AWARE routing, to the
+// replica prefix_routing.h picks, and every replica runs its scheduler (replica.h).
+// Disaggregated: a prefill pool so balanced prefills each request, which then goes (its KV cache
+// over kv_transfer.h's links) to the decode replica with the fewest requests waiting, running or
+// on their way. The requests come from a source: a list fixed in advance (open loop) or a client
 // whose users send as their earlier requests finish (closed_loop.h). Deterministic.
 #pragma once
 
@@ -75,7 +77,8 @@ struct ServingPoolSpec {
 // 1; settings that let the longest request fit (else it would wait forever: the caller checks
 // the memory first).
 ServingOutcome simulate_serving(RequestSource* source, const IterationModel& model,
-                                const ReplicaSettings& settings, int replicas);
+                                const ReplicaSettings& settings, int replicas,
+                                schema::PrefixRouting routing = schema::LEAST_LOADED);
 // Open loop: `requests` in arrival order.
 ServingOutcome simulate_serving(const std::vector<Request>& requests, const IterationModel& model,
                                 const ReplicaSettings& settings, int replicas);

@@ -112,12 +112,15 @@ ServingSpace::ServingSpace(const LoadedServingScenario& scenario) : scenario_(sc
   if (batching_.empty()) batching_.push_back(base.batching());
   max_batch_ = axis_values(sweep.max_batch_size(), base.max_batch_size());
   max_tokens_ = axis_values(sweep.max_tokens_per_iteration(), base.max_tokens_per_iteration());
+  for (bool on : sweep.prefix_caching()) prefix_caching_.push_back(on);
+  if (prefix_caching_.empty()) prefix_caching_.push_back(std::nullopt);
   concurrency_ = m.traffic().has_closed_loop()
                      ? axis_values(sweep.concurrency(), m.traffic().closed_loop().concurrency())
                      : std::vector<int>{0};
   size_ = static_cast<int64_t>(scenario.instances.size() * shapes_.size() *
                                expert_parallel_.size() * quantizations_.size() * batching_.size() *
-                               max_batch_.size() * max_tokens_.size() * concurrency_.size());
+                               max_batch_.size() * max_tokens_.size() * prefix_caching_.size() *
+                               concurrency_.size());
 }
 
 ServingConfiguration ServingSpace::at(int64_t index) const {
@@ -131,6 +134,7 @@ ServingConfiguration ServingSpace::at(int64_t index) const {
   };
   // Last axis fastest: decode from the end.
   c.concurrency = concurrency_[take(concurrency_.size())];
+  const std::optional<bool> prefix_caching = prefix_caching_[take(prefix_caching_.size())];
   const int max_tokens = max_tokens_[take(max_tokens_.size())];
   const int max_batch = max_batch_[take(max_batch_.size())];
   const s::Batching batching = batching_[take(batching_.size())];
@@ -150,6 +154,7 @@ ServingConfiguration ServingSpace::at(int64_t index) const {
   c.scheduler.set_batching(batching);
   c.scheduler.set_max_batch_size(max_batch);
   c.scheduler.set_max_tokens_per_iteration(max_tokens);
+  if (prefix_caching) c.scheduler.mutable_prefix_caching()->set_enabled(*prefix_caching);
   return c;
 }
 

@@ -1,7 +1,8 @@
 // The deployments a serving scenario asks about, indexed without being stored: instance x shape x
-// expert parallelism x quantization x batching x max batch x token budget x closed-loop concurrency (the last fastest),
-// each axis the sweep's list or the deployment's (the traffic's) one value. The shapes are the colocated ones (tensor parallel x
-// pipeline parallel x replicas) then the disaggregated ones (prefill replicas x decode replicas).
+// expert parallelism x quantization x batching x max batch x token budget x prefix caching x
+// closed-loop concurrency (the last fastest), each axis the sweep's list or the deployment's (the
+// traffic's) one value. The shapes are the colocated ones (tensor parallel x pipeline parallel x
+// replicas) then the disaggregated ones (prefill replicas x decode replicas).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,8 @@ struct ServingConfiguration {
   int replicas = 1;
   int expert_parallel = 1;            // inside each replica's (each pool's) tensor-parallel group
   schema::Quantization quantization;  // as written (defaults applied by resolve_formats)
-  schema::Scheduler scheduler;        // every field set but capacity_policy (absent: the runtime's)
+  // Every field set but capacity_policy and prefix_caching.enabled (absent: the runtime's).
+  schema::Scheduler scheduler;
   // Disaggregated: the prefill pool (its instance always set); instance, tensor_parallel,
   // pipeline_parallel and replicas above are then the decode pool's.
   std::optional<PoolShape> prefill;
@@ -74,6 +76,7 @@ class ServingSpace {
   };
   std::vector<Shape> shapes_;
   std::vector<int> max_batch_, max_tokens_, concurrency_, expert_parallel_;
+  std::vector<std::optional<bool>> prefix_caching_;  // the sweep's; {nullopt}: the scheduler's
   std::vector<schema::Quantization> quantizations_;
   std::vector<schema::Batching> batching_;
   int64_t size_ = 0;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/io/text_file.h"
+#include "sim/serve/shared_prefix.h"
 #include "sim/util/number_format.h"
 
 namespace clustersim {
@@ -80,11 +81,13 @@ std::vector<Request> generate_requests(const s::Traffic& traffic, double rate_sc
   }
   std::vector<Request> requests;
   requests.reserve(times.size());
+  PrefixDraws prefixes(traffic);
   for (double t : times) {
     Request r;
     r.arrival_s = t;
     r.input_tokens = draw_length(traffic.input_tokens(), &rng);
     r.output_tokens = draw_length(traffic.output_tokens(), &rng);
+    prefixes.assign(&r);
     requests.push_back(r);
   }
   return requests;
@@ -117,9 +120,9 @@ std::string parse_trace_line(const std::string& line, double previous_s, int max
     rest.remove_prefix(comma + 1);
   }
   fields.push_back(rest);
-  if (fields.size() != 3) {
-    return "expected arrival_s,input_tokens,output_tokens, got " + std::to_string(fields.size()) +
-           " field" + (fields.size() == 1 ? "" : "s");
+  if (fields.size() != 3 && fields.size() != 5) {
+    return "expected arrival_s,input_tokens,output_tokens[,prefix_id,prefix_tokens], got " +
+           std::to_string(fields.size()) + " field" + (fields.size() == 1 ? "" : "s");
   }
   if (!parse_field(fields[0], &r->arrival_s) || !std::isfinite(r->arrival_s) || r->arrival_s < 0) {
     return "arrival_s \"" + std::string(fields[0]) + "\" is not a time >= 0 in seconds";
@@ -141,6 +144,17 @@ std::string parse_trace_line(const std::string& line, double previous_s, int max
   if (context > max_context) {
     return "a context of " + std::to_string(context) +
            " tokens exceeds the model's max_sequence_length (" + std::to_string(max_context) + ")";
+  }
+  if (fields.size() == 5) {
+    if (!parse_field(fields[3], &r->prefix) || r->prefix < 0) {
+      return "prefix_id \"" + std::string(fields[3]) + "\" is not a whole number >= 0";
+    }
+    if (!parse_field(fields[4], &r->prefix_tokens) || r->prefix_tokens < 1 ||
+        r->prefix_tokens > r->input_tokens) {
+      return "prefix_tokens \"" + std::string(fields[4]) +
+             "\" is not a whole number from 1 to input_tokens (" +
+             std::to_string(r->input_tokens) + ")";
+    }
   }
   return "";
 }

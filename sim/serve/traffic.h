@@ -26,8 +26,12 @@ inline constexpr double kMaxTraffic_s = 2 * 86400.0;
 
 struct Request {
   double arrival_s = 0;
-  int32_t input_tokens = 0;
+  int32_t input_tokens = 0;   // the whole prompt, its prefix included
   int32_t output_tokens = 0;  // >= 1: the first token ends the prompt's iteration
+  // The shared token sequence the prompt begins with (-1: none) and how many of its tokens
+  // (<= input_tokens).
+  int32_t prefix = -1;
+  int32_t prefix_tokens = 0;
 };
 
 // How long `traffic` sends requests (rate, bursts, closed loop without a request count): its
@@ -45,10 +49,11 @@ std::vector<Request> generate_requests(const schema::Traffic& traffic, double ra
 // `trace` with its arrival times divided by `rate_scale` (the same requests, faster).
 std::vector<Request> scale_trace(const std::vector<Request>& trace, double rate_scale);
 
-// Reads a trace file: one request per line, "arrival_s,input_tokens,output_tokens"; blank lines
-// and '#' comments are skipped. A malformed line (wrong field count, a number that does not
-// parse, a negative time, a length below 1, times out of order, input + output above
-// `max_context` tokens) is an error at path:line. Returns false after reporting every problem.
+// Reads a trace file: one request per line, "arrival_s,input_tokens,output_tokens", optionally
+// followed by ",prefix_id,prefix_tokens"; blank lines and '#' comments are skipped. A malformed
+// line (wrong field count, a number that does not parse, a negative time, a length below 1, times
+// out of order, input + output above `max_context` tokens, a prefix id below 0, a prefix longer
+// than the prompt) is an error at path:line. Returns false after reporting every problem.
 bool read_trace(const std::string& path, int max_context, std::vector<Request>* requests,
                 Diagnostics* diagnostics);
 

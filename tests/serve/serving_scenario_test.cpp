@@ -51,7 +51,8 @@ TEST_CASE("a malformed trace line is an error at the trace file's line") {
   auto t = load_serving_text(text, "0.1,100,10\n0.2,100;10\n");
   CHECK(t->loaded == nullptr);
   CHECK(t->messages() ==
-        "trace.csv:2:1: expected arrival_s,input_tokens,output_tokens, got 2 fields\n");
+        "trace.csv:2:1: expected arrival_s,input_tokens,output_tokens[,prefix_id,prefix_tokens], "
+        "got 2 fields\n");
 }
 
 TEST_CASE("a trace file that cannot be read is an error where the scenario names it") {

@@ -78,7 +78,8 @@ TEST_CASE("a trace file's malformed lines are errors at file:line") {
   CHECK_FALSE(read_trace(path, 4096, &requests, &diagnostics));
   const std::string p = path + ":";
   CHECK(diagnostics.to_string() ==
-        p + "3:1: expected arrival_s,input_tokens,output_tokens, got 2 fields\n" + p +
+        p + "3:1: expected arrival_s,input_tokens,output_tokens[,prefix_id,prefix_tokens], got 2 "
+                "fields\n" + p +
             "4:1: input_tokens \"abc\" is not a whole number >= 1\n" + p +
             "5:1: arrival_s goes back in time (the lines must be in order)\n" + p +
             "6:1: output_tokens \"0\" is not a whole number >= 1\n" + p +

@@ -180,7 +180,8 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
   std::vector<ResultRow> shown = rows;
   if (o.limit > 0 && shown.size() > o.limit) shown.resize(o.limit);
   const s::ServingScenario& m = loaded.scenario();
-  // Expert parallelism's column after tensor parallelism's, where the scenario sets it.
+  // Expert parallelism's column after tensor parallelism's, where the scenario sets it; the
+  // prefix cache's before "limiting" (the last), where the traffic has shared prefixes.
   const bool expert_parallel =
       m.deployment().has_expert_parallel() || m.sweep().expert_parallel_size() > 0;
   const auto with_expert_parallel = [&](std::vector<std::string> keys) {
@@ -188,8 +189,13 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     if (expert_parallel && tp != keys.end()) keys.insert(tp + 1, "expert_parallel");
     return keys;
   };
-  serving_table(with_expert_parallel(serving_summary_columns(m.traffic().has_closed_loop())), shown)
-      .print(std::cout, format);
+  std::vector<std::string> summary =
+      with_expert_parallel(serving_summary_columns(m.traffic().has_closed_loop()));
+  if (has_shared_prefixes(loaded)) {
+    summary.insert(summary.end() - 1,
+                   {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
+  }
+  serving_table(summary, shown).print(std::cout, format);
   if (format != OutputFormat::kTable) return kExitOk;
   const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
   if (m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
