@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/net/collective.h"
+#include "sim/serve/beam_search.h"
 #include "sim/util/check.h"
 #include "sim/workload/layer_ops.h"
 
@@ -70,6 +71,7 @@ IterationModel::IterationModel(const IterationInputs& in)
                                      in.fit.memory_fraction(),
                                      in.fit.fp8_matmul_fraction() * expert_rate_share(in))),
       weight_bytes_(bytes_per_element(in.formats.weights)),
+      vocab_(in.model->vocab_size()),
       kv_reread_fraction_(kv_reread_fraction(in.fit, in.formats.kv_cache)),
       expert_row_tile_(in.serving->has_expert_matmul_row_tile()
                            ? in.serving->expert_matmul_row_tile()
@@ -225,6 +227,7 @@ Picoseconds IterationModel::iteration(const IterationWork& work) const {
   if (work.static_prefill) total += static_prefill_overhead_;
   for (const InferenceShape& shape : shapes_) total += stage_time(shape, work);
   total += Picoseconds(send(work.tokens).count() * static_cast<int64_t>(shapes_.size() - 1));
+  if (work.beam_rows > 0) total += compute_.memory_bound(beam_search_bytes(work.beam_rows, vocab_));
   return total;
 }
 

@@ -11,6 +11,7 @@
 //           [+ output projection of the sequences]
 //   iteration = sum of stages + (stages - 1) sends(m) + iteration overhead
 //               [+ static prefill overhead, for a static batch's prefill]
+//               [+ beam search: its logits (beams x vocabulary) read once, memory bound]
 //
 // where m is the iteration's token count and A the all-reduces per layer (2, or 1 when attention
 // and MLP run in parallel); an all-reduce is its time on the links plus the runtime's
@@ -62,6 +63,9 @@ struct IterationWork {
   // sliding-window layer, capped at the window): the fused kernel's rate grows with the keys
   // (ComputeModel::prompt_attention).
   double attention_pairs_per_key = 0, window_attention_pairs_per_key = 0;
+  // Logit rows the beam-search kernel reads: the beams of the requests searching with more than
+  // one (sim/serve/beam_search.h); 0 without beam search.
+  int64_t beam_rows = 0;
 };
 
 // Adds a causal prompt chunk of `chunk` tokens after `past` cached ones to `work`: its query-key
@@ -125,6 +129,7 @@ class IterationModel {
   ComputeModel sixteen_;  // output projection (16-bit)
   ComputeModel experts_;  // routed experts' grouped GEMMs (the runtime's kernels for them)
   double weight_bytes_ = 2;
+  int64_t vocab_ = 0;  // the model's, for the beam-search kernel
   double kv_reread_fraction_ = 1;  // cost of a KV head's re-read by the masked kernel
   int64_t expert_row_tile_ = ComputeModel::kTile;  // the expert GEMMs' smallest tile of rows
   bool grouped_ = false;
