@@ -1,8 +1,9 @@
 // Beam search in the serving simulator, as TensorRT-LLM runs it: what a request of B beams costs
 // beside a request of one sequence, and the checks of a scenario's beam widths.
 //
-// Prefill: a request's prompt runs through the context phase once, whatever its beams; its last
-// position's logits are copied to the B beams, whose first search picks B tokens. Decode: every
+// Prefill: a request's prompt runs through the context phase once, whatever its beams; the first
+// search picks the B beams' first tokens from its last position's logits (counted as that one
+// row: the search's cost is per row of logits). Decode: every
 // iteration runs one token per beam, so a decoding request puts B rows into the GEMMs (m =
 // requests x beams), B rows into the output projection and B tokens against the in-flight
 // batcher's token budget, while counting once against its max_batch_size (requests)
@@ -11,7 +12,11 @@
 // Decode attention: the masked multi-head kernel runs one thread block per (beam, head) and reads
 // through the cache indirection (cache_indir: for each beam and position, the beam whose KV holds
 // it), so each beam reads its whole history, prompt and generated tokens: B x context keys per
-// request. The search itself: a fused softmax and top-k kernel reads each of the B x vocabulary
+// request. In a paged cache the prompt's full blocks are one copy, so the thread blocks of a
+// request's later beams read bytes the first one read: those re-reads cost the GPU's fitted
+// kv_reread_fraction, the masked kernel's cost of re-reading KV bytes another thread block read
+// (sim/serve/iteration_model.h); the generated tokens and a static batch's per-beam copies are
+// read in full. The search itself: a fused softmax and top-k kernel reads each of the B x vocabulary
 // logits once per step (cpp/tensorrt_llm/kernels/onlineSoftmaxBeamsearchKernels, the 0.x
 // releases' beam_online_softmax_topk kernel: one pass of x[elem] + bias over the vocabulary per
 // beam, then 2B candidates per request reduced), memory bound, logits at 4 bytes (its float

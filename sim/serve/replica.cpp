@@ -24,17 +24,19 @@ void add_decode(IterationWork* work, int64_t context, const ReplicaSettings& set
 }
 
 // `work`, holding one decoding token per request so far, widened to `beams` per request: a
-// token, a logit row and the reads of its history per beam, and every beam's logits searched
-// (beam_search.h). Returns the tokens added. Done once per iteration, not per sequence: the
-// decode loop of one beam stays as it was.
-int64_t widen_to_beams(IterationWork* work, int beams) {
+// token, a logit row (searched by the beam kernel) and the reads of its history per beam
+// (beam_search.h); `shared_keys`: the keys of those requests' shared prompt blocks, which every
+// beam after the first reads again. Returns the tokens added. Done once per iteration, not per
+// sequence, and out of line (cold): the decode loop of one beam stays as it was.
+[[gnu::cold]] int64_t widen_to_beams(IterationWork* work, int beams, double shared_keys) {
   const int64_t requests = work->logits;
   const int64_t added = requests * (beams - 1);
   work->tokens += added;
   work->logits += added;
   work->decode_context *= beams;
   work->window_decode_context *= beams;
-  work->beam_rows += requests * beams;
+  work->beam_shared_rereads += shared_keys * (beams - 1);
+  work->beam_width = beams;
   return added;
 }
 
@@ -187,7 +189,9 @@ bool Replica::form_continuous() {
     --budget;
     ++i;
   }
-  if (settings_.beam_width > 1) budget -= widen_to_beams(&work_, settings_.beam_width);
+  if (settings_.beam_width > 1) {
+    budget -= widen_to_beams(&work_, settings_.beam_width, shared_prompt_keys());
+  }
   for (Sequence& s : running_) {  // prompts being prefilled in chunks
     if (s.decoding() || budget <= 0) continue;
     const int64_t chunk = std::min<int64_t>(s.prompt - s.prefilled, budget);
@@ -249,7 +253,8 @@ bool Replica::form_static() {
   if (!running_.empty()) {  // the batch decodes, finished sequences as padding
     for (const Sequence& s : running_) add_decode(&work_, s.cached + 1, settings_);
     work_.tokens = work_.logits = static_cast<int64_t>(running_.size());
-    if (settings_.beam_width > 1) widen_to_beams(&work_, settings_.beam_width);
+    // Each beam holds its own copy of the cache: nothing shared to read again.
+    if (settings_.beam_width > 1) widen_to_beams(&work_, settings_.beam_width, 0);
     return true;
   }
   if (waiting_.empty()) return false;
@@ -280,18 +285,27 @@ bool Replica::form_static() {
     running_.push_back(s);
   }
   work_.logits = static_cast<int64_t>(running_.size());
-  if (settings_.beam_width > 1) {  // the context's logits copied to the beams
-    work_.beam_rows = work_.logits * settings_.beam_width;
-  }
+  work_.beam_width = settings_.beam_width;  // the first search, on each request's context logits
   work_.static_prefill = true;
   static_steps_left_ = longest - 1;
   static_prefill_ = true;
   return true;
 }
 
+double Replica::shared_prompt_keys() const {
+  const int block = settings_.block_tokens;
+  double keys = 0;
+  for (const Sequence& s : running_) {
+    if (!s.in_batch) continue;
+    const int64_t shared = (*requests_)[s.request].input_tokens / block * int64_t{block};
+    keys += static_cast<double>(std::min<int64_t>(shared, s.cached + 1));
+  }
+  return keys;
+}
+
 void Replica::finish_prompt() {
   ++work_.logits;
-  if (settings_.beam_width > 1) work_.beam_rows += settings_.beam_width;
+  work_.beam_width = settings_.beam_width;
 }
 
 void Replica::complete(Sequence* s) {

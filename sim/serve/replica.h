@@ -140,8 +140,11 @@ class Replica final : public EventHandler, public Settler {
   [[gnu::cold]] int64_t beam_blocks(const Sequence& s, int64_t tokens) const;
   // Frees the latest admitted running sequence other than those already in work; false if none.
   bool preempt_latest();
-  // A prompt ends in the iteration being formed: its last position's logits, one row (copied to
-  // its beams for their first search).
+  // Continuous: the keys in the shared prompt blocks (beam_search.h) of the requests decoding in
+  // the iteration being formed.
+  [[gnu::cold]] double shared_prompt_keys() const;
+  // A prompt ends in the iteration being formed: its last position's logits, one row (the beams'
+  // first search starts from it).
   void finish_prompt();
   void finish_iteration();
   void complete(Sequence* s);

@@ -59,7 +59,8 @@ TEST_CASE("a static batch's KV cache is copied to every beam") {
 
 // Batch 1, 4 beams, llama2-7b FP16 on an H100 after a 128-token prompt: the decode step streams
 // the weights once for the 4 rows (memory bound), so it is the greedy step plus the 3 extra
-// beams' KV reads and the beam kernel's logits, not 4 times the greedy step.
+// beams' KV reads (their 128 shared prompt keys at the re-read cost, their own token in full)
+// and the beam kernel's logits, not 4 times the greedy step.
 TEST_CASE("a decode step of 4 beams at batch 1 is the greedy step plus the beams' reads") {
   const IterationInputs in = single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {});
   const IterationModel model(in);
@@ -71,16 +72,19 @@ TEST_CASE("a decode step of 4 beams at batch 1 is the greedy step plus the beams
     return (o.records[0].finish - o.records[0].first_token).seconds();
   };
   const double greedy = second_token(1), four = second_token(4);
-  // The simulated step is the iteration of 4 rows, each beam reading its 129 keys, and 4 rows of
-  // logits searched.
+  // The simulated step is the iteration of 4 rows, each beam reading its 129 keys (128 of them
+  // in the 2 shared blocks), and 4 rows of logits searched.
   IterationWork work;
-  work.tokens = work.logits = work.beam_rows = 4;
+  work.tokens = work.logits = work.beam_width = 4;
   work.decode_context = work.window_decode_context = 4 * 129;
+  work.beam_shared_rereads = 3 * 128;
   CHECK(four == model.iteration(work).seconds());
-  // The closed form: greedy + 3 x 129 tokens' K and V + 4 x 32,000 logits of 4 bytes, at the
-  // fitted memory rate; the GEMMs' 3 extra rows of activations are within 0.3% of the step.
+  // The closed form: greedy + 3 x (1 + 128 x kv_reread_fraction) keys' K and V + 4 x 32,000
+  // logits of 4 bytes, at the fitted memory rate; the GEMMs' 3 extra rows of activations are
+  // within 0.3% of the step.
   const double rate = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
-  const double extra_kv = 3.0 * 129 * model.largest_stage().kv_bytes_per_token / rate;
+  const double keys = 3 * (1 + 128 * in.fit.kv_reread_fraction());
+  const double extra_kv = keys * model.largest_stage().kv_bytes_per_token / rate;
   const double logits = 4.0 * 32000 * 4 / rate;
   INFO("greedy " << greedy << " s, 4 beams " << four << " s, KV " << extra_kv << " s, logits "
                  << logits << " s");
