@@ -19,10 +19,10 @@ void check_beam_widths(const FieldChecker& root, const Catalog& catalog) {
   const auto& m = static_cast<const s::ServingScenario&>(root.message());
   const s::ServingRuntime* runtime = serving_runtime(m, catalog);  // null: reported elsewhere
   const int widest = runtime && runtime->has_max_beam_width() ? runtime->max_beam_width() : 1;
-  const std::string name = m.deployment().has_runtime() ? m.deployment().runtime() : "tensorrt-llm";
   const auto check = [&](const FieldChecker& owner) {
     if (!owner.has("beam_width") || !owner.at_least("beam_width", 1) || runtime == nullptr) return;
     const int beams = static_cast<int>(owner.number("beam_width"));
+    const std::string& name = runtime->name();
     if (beams > widest) {
       owner.error("beam_width",
                   widest == 1 ? "serving runtime \"" + name + "\" does no beam search (its "

@@ -116,7 +116,7 @@ ServingMetrics served(const std::string& beams) {
   return *e.metrics;
 }
 
-TEST_CASE("beam width 1 serves as no beam width; 4 beams take longer per token") {
+TEST_CASE("beam width 1 serves as no beam width, 4 beams take longer per token") {
   const ServingMetrics absent = served(""), one = served("beam_width: 1"),
                        four = served("beam_width: 4");
   CHECK(one.tpot_ms.mean == absent.tpot_ms.mean);
