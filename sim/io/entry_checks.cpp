@@ -454,6 +454,7 @@ void check_serving_fit(const FieldChecker& fit) {
 void check_serving_runtime(const FieldChecker& runtime) {
   runtime.require("name");
   runtime.at_least("grouped_attention_max_query_heads_per_kv", 1);
+  runtime.at_least("max_beam_width", 1);
   if (runtime.has("capacity_policy")) runtime.require_enum("capacity_policy");
   if (runtime.has("extends")) {  // its base's constants and fits (Catalog::resolve_extensions)
     if (runtime.size("gpu") > 0) {

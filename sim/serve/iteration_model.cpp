@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/net/collective.h"
+#include "sim/serve/beam_search.h"
 #include "sim/util/check.h"
 #include "sim/workload/expert_rank_load.h"
 #include "sim/workload/layer_ops.h"
@@ -71,6 +72,7 @@ IterationModel::IterationModel(const IterationInputs& in)
                                      in.fit.memory_fraction(),
                                      in.fit.fp8_matmul_fraction() * expert_rate_share(in))),
       weight_bytes_(bytes_per_element(in.formats.weights)),
+      vocab_(in.model->vocab_size()),
       kv_reread_fraction_(kv_reread_fraction(in.fit, in.formats.kv_cache)),
       expert_row_tile_(in.serving->has_expert_matmul_row_tile()
                            ? in.serving->expert_matmul_row_tile()
@@ -183,17 +185,20 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
       grouped_ ? shape.kv_heads
                : shape.kv_heads + (shape.query_heads - shape.kv_heads) * kv_reread_fraction_;
   // One layer's attention over `pairs` prompt query-key pairs (`per_key`: their sum over chunks
-  // of a chunk's pairs over its keys) and `context` decoding keys.
-  const auto attention = [&](double pairs, double per_key, double context) {
+  // of a chunk's pairs over its keys) and `context` decoding keys, `reread` of which another
+  // thread block read already (beams reading their request's shared prompt blocks), at the
+  // re-read cost.
+  const auto attention = [&](double pairs, double per_key, double context, double reread) {
     Picoseconds t;
     if (pairs > 0) {
       t += compute_.prompt_attention(pairs * shape.attention_flops_per_pair,
                                      per_key * shape.attention_flops_per_pair, shape.head_dim);
     }
     if (context > 0) {
+      const double read = reread > 0 ? context - reread * (1 - kv_reread_fraction_) : context;
       const double bytes = shape.latent_kv_width > 0
-                               ? context * shape.latent_kv_width * shape.kv_element_bytes
-                               : context * 2 * heads_read * shape.head_dim * shape.kv_element_bytes;
+                               ? read * shape.latent_kv_width * shape.kv_element_bytes
+                               : read * 2 * heads_read * shape.head_dim * shape.kv_element_bytes;
       t += std::max(compute_.memory_bound(bytes),
                     compute_.fused_attention(context * shape.decode_attention_flops_per_pair));
     }
@@ -204,12 +209,13 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
       matmuls +
       Picoseconds((layer_overhead_.count() + shape.allreduces_per_layer * allreduce(m).count()) *
                   shape.layers) +
-      Picoseconds(attention(work.attention_pairs, work.attention_pairs_per_key, work.decode_context)
+      Picoseconds(attention(work.attention_pairs, work.attention_pairs_per_key, work.decode_context,
+                            work.beam_shared_rereads)
                       .count() *
                   (shape.layers - windowed));
   if (windowed > 0) {
     total += Picoseconds(attention(work.window_attention_pairs, work.window_attention_pairs_per_key,
-                                   work.window_decode_context)
+                                   work.window_decode_context, 0)
                              .count() *
                          windowed);
   }
@@ -229,6 +235,7 @@ Picoseconds IterationModel::iteration(const IterationWork& work) const {
   if (work.static_prefill) total += static_prefill_overhead_;
   for (const InferenceShape& shape : shapes_) total += stage_time(shape, work);
   total += Picoseconds(send(work.tokens).count() * static_cast<int64_t>(shapes_.size() - 1));
+  if (work.beam_width > 1) total += compute_.memory_bound(beam_search_bytes(work.logits, vocab_));
   return total;
 }
 

@@ -11,6 +11,7 @@
 //           [+ output projection of the sequences]
 //   iteration = sum of stages + (stages - 1) sends(m) + iteration overhead
 //               [+ static prefill overhead, for a static batch's prefill]
+//               [+ beam search: its logits (rows x vocabulary) read once, memory bound]
 //
 // where m is the iteration's token count and A the all-reduces per layer (2, or 1 when attention
 // and MLP run in parallel); an all-reduce is its time on the links plus the runtime's
@@ -22,7 +23,8 @@
 // class), else at its flat flash_attention_fraction (ComputeModel::prompt_attention), x the
 // fit's compute_fraction. Decode attention reads the KV cache: each KV head once under the
 // runtime's grouped-query kernel, else once per query head, the re-reads at the GPU's
-// kv_reread_fraction (an FP8 cache's at its fp8_kv_reread_fraction where the fit has one); a
+// kv_reread_fraction (an FP8 cache's at its fp8_kv_reread_fraction where the fit has one; the
+// same cost for the beams of a request reading its shared prompt blocks after the first); a
 // latent-attention model's latent once; it takes the longer of that read and its FLOPs at the
 // fused-attention rate. A mixture-of-experts layer runs its tokens' experts as grouped GEMMs: the
 // experts the iteration's m tokens touch (uniform routing: E (1 - (1 - k/E)^m); an engine of fake
@@ -58,12 +60,20 @@ struct IterationWork {
   double attention_pairs = 0;   // query-key pairs of the prompt chunks (causal)
   double decode_context = 0;    // summed context lengths of the decoding sequences
   bool static_prefill = false;  // a static batch's prefill (the runtime's context phase)
+  // Beams per request (sim/serve/beam_search.h; 1: no beam search): above 1, every logit row is a
+  // beam's, read by the beam-search kernel. (An int32 here, in the bool's padding: the struct,
+  // zeroed every iteration, stays within the size the compiler clears with vector stores.)
+  int32_t beam_width = 1;
   // Pairs and context in a sliding-window layer: each query's keys capped at the window.
   double window_attention_pairs = 0, window_decode_context = 0;
   // Sum over the prompt chunks of each chunk's pairs over its keys (its end position; in a
   // sliding-window layer, capped at the window): the fused kernel's rate grows with the keys
   // (ComputeModel::prompt_attention).
   double attention_pairs_per_key = 0, window_attention_pairs_per_key = 0;
+  // Of decode_context, the keys beams read again from their request's shared prompt blocks (every
+  // beam after the first; full-attention layers): re-reads of the same KV-cache bytes by other
+  // thread blocks of the masked kernel, at the fit's kv_reread_fraction.
+  double beam_shared_rereads = 0;
 };
 
 // Adds a causal prompt chunk of `chunk` tokens after `past` cached ones to `work`: its query-key
@@ -128,6 +138,7 @@ class IterationModel {
   ComputeModel sixteen_;  // output projection (16-bit)
   ComputeModel experts_;  // routed experts' grouped GEMMs (the runtime's kernels for them)
   double weight_bytes_ = 2;
+  int64_t vocab_ = 0;  // the model's, for the beam-search kernel
   double kv_reread_fraction_ = 1;  // cost of a KV head's re-read by the masked kernel
   int64_t expert_row_tile_ = ComputeModel::kTile;  // the expert GEMMs' smallest tile of rows
   bool grouped_ = false;

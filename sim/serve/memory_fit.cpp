@@ -34,9 +34,10 @@ int64_t kv_cache_blocks(const ServingMemory& memory, double fraction, int block_
 }
 
 double static_batch_peak_bytes(const InferenceShape& shape, double runtime_bytes, int64_t batch,
-                               int64_t input, int64_t output) {
+                               int64_t input, int64_t output, int beams) {
   const ServingMemory m = serving_memory(shape, runtime_bytes, 0, batch * input);
-  return m.used_bytes() + static_cast<double>(batch * (input + output)) * m.kv_bytes_per_token;
+  return m.used_bytes() +
+         static_cast<double>(batch * beams * (input + output)) * m.kv_bytes_per_token;
 }
 
 }  // namespace clustersim

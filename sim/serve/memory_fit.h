@@ -3,8 +3,8 @@
 //   used = weights + runtime (memory_overhead + tensor_parallel_memory x (tp - 1), per GPU fit)
 //          + activation workspace (tokens of the largest iteration x bytes per token)
 //   KV-cache pool = (capacity - used) x kv_cache_memory_fraction, in blocks of kv_block_tokens
-// A static batch instead holds its whole KV cache, batch x (input + output) tokens, contiguous
-// (TensorRT-LLM's gptSession), so its peak is used + that.
+// A static batch instead holds its whole KV cache, batch x beams x (input + output) tokens,
+// contiguous (TensorRT-LLM's gptSession), so its peak is used + that.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +38,9 @@ ServingMemory serving_memory(const InferenceShape& shape, double runtime_bytes,
 // KV-cache blocks of `block_tokens` the pool holds at `fraction` of the free memory (0 when none).
 int64_t kv_cache_blocks(const ServingMemory& memory, double fraction, int block_tokens);
 
-// Peak bytes per GPU of a static batch of `batch` requests of `input` + `output` tokens.
+// Peak bytes per GPU of a static batch of `batch` requests of `input` + `output` tokens, each
+// request's KV cache copied to its `beams` beams.
 double static_batch_peak_bytes(const InferenceShape& shape, double runtime_bytes, int64_t batch,
-                               int64_t input, int64_t output);
+                               int64_t input, int64_t output, int beams = 1);
 
 }  // namespace clustersim

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "sim/serve/beam_search.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
@@ -10,10 +11,6 @@ namespace {
 
 constexpr uint64_t kIterationEnd = 0;
 constexpr uint64_t kWake = 1;  // static: the batch wait is over
-
-int64_t blocks_for(int64_t tokens, int block_tokens) {
-  return (tokens + block_tokens - 1) / block_tokens;
-}
 
 // A decoding sequence's token, attending to its `context` tokens (in a sliding-window layer the
 // last attention_window of them; in a chunked one those of its own chunk).
@@ -24,6 +21,23 @@ void add_decode(IterationWork* work, int64_t context, const ReplicaSettings& set
                            : settings.attention_window_chunked ? (context - 1) % window + 1
                                                                : std::min<int64_t>(context, window);
   work->window_decode_context += static_cast<double>(windowed);
+}
+
+// `work`, holding one decoding token per request so far, widened to `beams` per request: a
+// token, a logit row (searched by the beam kernel) and the reads of its history per beam
+// (beam_search.h); `shared_keys`: the keys of those requests' shared prompt blocks, which every
+// beam after the first reads again. Returns the tokens added. Done once per iteration, not per
+// sequence, and out of line (cold): the decode loop of one beam stays as it was.
+[[gnu::cold]] int64_t widen_to_beams(IterationWork* work, int beams, double shared_keys) {
+  const int64_t requests = work->logits;
+  const int64_t added = requests * (beams - 1);
+  work->tokens += added;
+  work->logits += added;
+  work->decode_context *= beams;
+  work->window_decode_context *= beams;
+  work->beam_shared_rereads += shared_keys * (beams - 1);
+  work->beam_width = beams;
+  return added;
 }
 
 }  // namespace
@@ -87,7 +101,8 @@ void Replica::on_event(uint64_t tag) {
   if (settings_.batching == schema::STATIC) {
     for (const Sequence& s : running_) {
       const Request& r = (*requests_)[s.request];
-      in_use += static_cast<double>(r.input_tokens + r.output_tokens) * settings_.kv_bytes_per_token;
+      in_use += static_cast<double>(r.input_tokens + r.output_tokens) *
+                settings_.kv_bytes_per_token * settings_.beam_width;
     }
     in_use /= settings_.static_free_bytes;
   } else {
@@ -110,15 +125,26 @@ int64_t Replica::whole_sequence_tokens(const Sequence& w) const {
 }
 
 bool Replica::promise_whole(Sequence* w) {
-  const int64_t whole = blocks_for(whole_sequence_tokens(*w), settings_.block_tokens) - w->blocks;
+  const int64_t whole = blocks_for(*w, whole_sequence_tokens(*w)) - w->blocks;
   if (whole > free_blocks_ - promised_blocks_) return false;
   w->promised = whole;
   promised_blocks_ += whole;
   return true;
 }
 
+int64_t Replica::blocks_for(const Sequence& s, int64_t tokens) const {
+  const int block = settings_.block_tokens;
+  if (settings_.beam_width == 1) return (tokens + block - 1) / block;
+  return beam_blocks(s, tokens);
+}
+
+int64_t Replica::beam_blocks(const Sequence& s, int64_t tokens) const {
+  return beam_kv_blocks((*requests_)[s.request].input_tokens, tokens, settings_.block_tokens,
+                        settings_.beam_width);
+}
+
 bool Replica::reserve(Sequence* s, int64_t tokens) {
-  const int64_t needed = blocks_for(tokens, settings_.block_tokens) - s->blocks;
+  const int64_t needed = blocks_for(*s, tokens) - s->blocks;
   if (needed <= 0) return true;
   if (needed > free_blocks_ - promised_blocks_ + s->promised) return false;
   const int64_t own = std::min(needed, s->promised);
@@ -157,7 +183,7 @@ bool Replica::room_for(const Sequence& w, const PrefixHit& hit, int64_t chunk) c
   const int64_t available = free_blocks_ - hit.unused - promised_blocks_;
   const int64_t tokens =
       no_evict() ? whole_sequence_tokens(w) : hit.blocks * settings_.block_tokens + chunk;
-  return blocks_for(tokens, settings_.block_tokens) - hit.blocks <= available;
+  return blocks_for(w, tokens) - hit.blocks <= available;
 }
 
 void Replica::share_prefix_blocks(Sequence* s) {
@@ -204,6 +230,9 @@ bool Replica::form_continuous() {
     --budget;
     ++i;
   }
+  if (settings_.beam_width > 1) {
+    budget -= widen_to_beams(&work_, settings_.beam_width, shared_prompt_keys());
+  }
   for (Sequence& s : running_) {  // prompts being prefilled in chunks
     if (s.decoding() || budget <= 0) continue;
     const int64_t chunk = std::min<int64_t>(s.prompt - s.prefilled, budget);
@@ -213,7 +242,7 @@ bool Replica::form_continuous() {
     work_.tokens += chunk;
     add_prompt_chunk(&work_, s.cached, chunk, settings_.attention_window,
                      settings_.attention_window_chunked);
-    if (s.prefilled + chunk == s.prompt) ++work_.logits;
+    if (s.prefilled + chunk == s.prompt) finish_prompt();
   }
   while (admit_continuous(&budget)) {
   }
@@ -252,7 +281,7 @@ bool Replica::admit_continuous(int64_t* budget) {
   work_.tokens += chunk;
   add_prompt_chunk(&work_, w.cached, chunk, settings_.attention_window,
                    settings_.attention_window_chunked);
-  if (w.prefilled + chunk == w.prompt) ++work_.logits;
+  if (w.prefilled + chunk == w.prompt) finish_prompt();
   running_.push_back(w);
   waiting_.pop_front();
   return true;
@@ -278,6 +307,8 @@ bool Replica::form_static() {
   if (!running_.empty()) {  // the batch decodes, finished sequences as padding
     for (const Sequence& s : running_) add_decode(&work_, s.cached + 1, settings_);
     work_.tokens = work_.logits = static_cast<int64_t>(running_.size());
+    // Each beam holds its own copy of the cache: nothing shared to read again.
+    if (settings_.beam_width > 1) widen_to_beams(&work_, settings_.beam_width, 0);
     return true;
   }
   if (waiting_.empty()) return false;
@@ -293,8 +324,9 @@ bool Replica::form_static() {
   int32_t longest = 0;
   while (!waiting_.empty() && static_cast<int>(running_.size()) < settings_.max_batch) {
     const Request& r = (*requests_)[waiting_.front().request];
-    const double bytes = (r.input_tokens + r.output_tokens) * settings_.kv_bytes_per_token +
-                         r.input_tokens * settings_.activation_bytes_per_token;
+    const double bytes =
+        (r.input_tokens + r.output_tokens) * settings_.kv_bytes_per_token * settings_.beam_width +
+        r.input_tokens * settings_.activation_bytes_per_token;
     if (!running_.empty() && used + bytes > settings_.static_free_bytes) break;
     used += bytes;
     Sequence s = waiting_.front();
@@ -307,10 +339,27 @@ bool Replica::form_static() {
     running_.push_back(s);
   }
   work_.logits = static_cast<int64_t>(running_.size());
+  work_.beam_width = settings_.beam_width;  // the first search, on each request's context logits
   work_.static_prefill = true;
   static_steps_left_ = longest - 1;
   static_prefill_ = true;
   return true;
+}
+
+double Replica::shared_prompt_keys() const {
+  const int block = settings_.block_tokens;
+  double keys = 0;
+  for (const Sequence& s : running_) {
+    if (!s.in_batch) continue;
+    const int64_t shared = (*requests_)[s.request].input_tokens / block * int64_t{block};
+    keys += static_cast<double>(std::min<int64_t>(shared, s.cached + 1));
+  }
+  return keys;
+}
+
+void Replica::finish_prompt() {
+  ++work_.logits;
+  work_.beam_width = settings_.beam_width;
 }
 
 void Replica::complete(Sequence* s) {

@@ -75,6 +75,9 @@ struct ReplicaSettings {
   bool attention_window_chunked = false;  // the window is a block (chunked attention), not a band
   Picoseconds batch_wait;               // static
   bool prefix_caching = false;          // continuous: reuse resident prefix blocks
+  // Beams per request (sim/serve/beam_search.h): each decoding request runs one token per beam;
+  // its KV cache shares the prompt's full blocks (continuous) or is copied per beam (static).
+  int beam_width = 1;
   // Continuous, prefill pool: called with the request and the KV blocks it holds when its
   // prompt is done and its first token produced (unless that was its only token); the replica
   // forgets it, its blocks stay taken until release().
@@ -149,8 +152,19 @@ class Replica final : public EventHandler, public Settler {
   bool promise_whole(Sequence* w);
   // Grows `s`'s blocks to hold `tokens`, from its promise first; false when the pool is short.
   bool reserve(Sequence* s, int64_t tokens);
+  // KV blocks of `s` holding `tokens` tokens per beam.
+  int64_t blocks_for(const Sequence& s, int64_t tokens) const;
+  // Those of several beams, kept out of line (cold) so that reserve(), run for every decoding
+  // sequence at every iteration, stays small enough to inline for one beam.
+  [[gnu::cold]] int64_t beam_blocks(const Sequence& s, int64_t tokens) const;
   // Frees the latest admitted running sequence other than those already in work; false if none.
   bool preempt_latest();
+  // Continuous: the keys in the shared prompt blocks (beam_search.h) of the requests decoding in
+  // the iteration being formed.
+  [[gnu::cold]] double shared_prompt_keys() const;
+  // A prompt ends in the iteration being formed: its last position's logits, one row (the beams'
+  // first search starts from it).
+  void finish_prompt();
   void finish_iteration();
   void complete(Sequence* s);
   Sequence admit(int32_t request);

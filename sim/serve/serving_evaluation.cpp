@@ -6,6 +6,7 @@
 
 #include "sim/net/inter_pool_topology.h"
 #include "sim/net/topology_builder.h"
+#include "sim/serve/beam_search.h"
 #include "sim/serve/closed_loop.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/util/check.h"
@@ -145,8 +146,12 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   set.attention_window = r.model->largest_stage().window_tokens;
   set.attention_window_chunked = r.model->largest_stage().window_chunked;
   set.batch_wait = Picoseconds::from_seconds(sc.batch_wait_ms() * 1e-3);
+  const s::ServingScenario& scenario = scenario_.scenario();
+  if (scenario.has_traffic()) set.beam_width = beam_width(scenario.traffic());
+  // TensorRT-LLM reuses blocks for single-beam requests only (check_beam_widths in beam_search.h):
+  // the runtime's default stays off under beam search.
   e.prefix_caching = set.prefix_caching =
-      set.batching == s::CONTINUOUS &&
+      set.batching == s::CONTINUOUS && set.beam_width == 1 &&
       (sc.prefix_caching().has_enabled() ? sc.prefix_caching().enabled()
                                          : serving_.prefix_caching());
   if (set.batching == s::STATIC) {
@@ -176,14 +181,20 @@ std::string ServingEvaluator::memory_problem(const ServingConfiguration& c, cons
   if (e.memory.free_bytes() < 0) {
     return "GPU memory (OOM by " + gib_short(-e.memory.free_bytes()) + " GiB)";
   }
+  const int beams = r.settings.beam_width;
   if (c.scheduler.batching() == s::STATIC) {
-    return r.settings.static_free_bytes < longest * e.memory.kv_bytes_per_token
+    return r.settings.static_free_bytes < longest * e.memory.kv_bytes_per_token * beams
                ? "KV cache (one longest request does not fit)"
                : "";
   }
-  if (e.kv_blocks * c.scheduler.kv_block_tokens() < longest) {
-    return "KV cache (" + std::to_string(e.kv_blocks * c.scheduler.kv_block_tokens()) +
-           " tokens, the longest request needs " + std::to_string(longest) + ")";
+  // The longest request's blocks, its beams sharing the longest prompt's full blocks.
+  const int block = c.scheduler.kv_block_tokens();
+  const int64_t needed =
+      beams == 1 ? longest : beam_kv_blocks(longest_prompt_, longest, block, beams) * block;
+  if (e.kv_blocks * block < needed) {
+    return "KV cache (" + std::to_string(e.kv_blocks * block) +
+           " tokens, the longest request needs " + std::to_string(needed) +
+           (beams == 1 ? "" : " for its " + std::to_string(beams) + " beams") + ")";
   }
   return "";
 }
@@ -291,10 +302,12 @@ BenchmarkResult ServingEvaluator::benchmark(const ServingConfiguration& c,
   // gptSessionBenchmark runs engines built with fake weights (BatchBenchmark).
   Replica r = build(c, batch * run.input_tokens(), 0, /*fake_weights=*/true);
   CLUSTERSIM_CHECK(r.evaluation.error.empty(), "a benchmark replica that cannot be built");
+  r.settings.beam_width = beam_width(run);
   BenchmarkResult result;
   result.capacity_bytes = r.evaluation.memory.capacity_bytes;
-  result.peak_memory_bytes = static_batch_peak_bytes(r.model->largest_stage(), r.runtime_bytes,
-                                                     batch, run.input_tokens(), run.output_tokens());
+  result.peak_memory_bytes =
+      static_batch_peak_bytes(r.model->largest_stage(), r.runtime_bytes, batch, run.input_tokens(),
+                              run.output_tokens(), r.settings.beam_width);
   result.fits = result.peak_memory_bytes <= result.capacity_bytes;
   if (!result.fits) return result;
   std::vector<Request> requests(batch, Request{0, run.input_tokens(), run.output_tokens()});

@@ -12,6 +12,7 @@
 #include "sim/io/degree_checks.h"
 #include "sim/io/field_checker.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/serve/beam_search.h"
 #include "sim/serve/closed_loop.h"
 #include "sim/serve/expert_parallel_checks.h"
 #include "sim/serve/serving_checks.h"
@@ -507,6 +508,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   }
   check_traffic_or_benchmarks(root, loaded.get());
   check_deployment(root, catalog, loaded.get());
+  check_beam_widths(root, catalog);
   check_sweep_and_scheduler(root, *loaded);
   if (m.has_traffic()) check_concurrency(root);
   if (m.has_deployment()) check_disaggregation(root, catalog, loaded.get());
