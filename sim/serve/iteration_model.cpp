@@ -180,7 +180,7 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
                : shape.kv_heads + (shape.query_heads - shape.kv_heads) * kv_reread_fraction_;
   // One layer's attention over `pairs` prompt query-key pairs (`per_key`: their sum over chunks
   // of a chunk's pairs over its keys) and `context` decoding keys.
-  const auto attention = [&](double pairs, double per_key, double context) {
+  const auto attention = [&](double pairs, double per_key, double context, double extra_pairs) {
     Picoseconds t;
     if (pairs > 0) {
       t += compute_.prompt_attention(pairs * shape.attention_flops_per_pair,
@@ -191,7 +191,8 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
                                ? context * shape.latent_kv_width * shape.kv_element_bytes
                                : context * 2 * heads_read * shape.head_dim * shape.kv_element_bytes;
       t += std::max(compute_.memory_bound(bytes),
-                    compute_.fused_attention(context * shape.decode_attention_flops_per_pair));
+                    compute_.fused_attention((context + extra_pairs) *
+                                             shape.decode_attention_flops_per_pair));
     }
     return t;
   };
@@ -200,12 +201,13 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
       matmuls +
       Picoseconds((layer_overhead_.count() + shape.allreduces_per_layer * allreduce(m).count()) *
                   shape.layers) +
-      Picoseconds(attention(work.attention_pairs, work.attention_pairs_per_key, work.decode_context)
+      Picoseconds(attention(work.attention_pairs, work.attention_pairs_per_key, work.decode_context,
+                            work.decode_extra_query_pairs)
                       .count() *
                   (shape.layers - windowed));
   if (windowed > 0) {
     total += Picoseconds(attention(work.window_attention_pairs, work.window_attention_pairs_per_key,
-                                   work.window_decode_context)
+                                   work.window_decode_context, work.window_decode_extra_query_pairs)
                              .count() *
                          windowed);
   }
@@ -216,13 +218,18 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
 }
 
 Picoseconds IterationModel::iteration(const IterationWork& work) const {
+  Picoseconds total = iteration_overhead_;
+  if (work.static_prefill) total += static_prefill_overhead_;
+  return total + forward(work);
+}
+
+Picoseconds IterationModel::forward(const IterationWork& work) const {
   CLUSTERSIM_CHECK(work.tokens > 0, "an empty iteration");
   CLUSTERSIM_CHECK(
       (work.attention_pairs > 0) == (work.attention_pairs_per_key > 0) &&
           (work.window_attention_pairs > 0) == (work.window_attention_pairs_per_key > 0),
       "prompt pairs without their keys");
-  Picoseconds total = iteration_overhead_;
-  if (work.static_prefill) total += static_prefill_overhead_;
+  Picoseconds total;
   for (const InferenceShape& shape : shapes_) total += stage_time(shape, work);
   total += Picoseconds(send(work.tokens).count() * static_cast<int64_t>(shapes_.size() - 1));
   return total;

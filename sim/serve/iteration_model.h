@@ -62,6 +62,10 @@ struct IterationWork {
   // sliding-window layer, capped at the window): the fused kernel's rate grows with the keys
   // (ComputeModel::prompt_attention).
   double attention_pairs_per_key = 0, window_attention_pairs_per_key = 0;
+  // Speculative decoding: the query-key pairs of a decoding sequence's queries after its first
+  // (a verification's k draft tokens), which read the same KV cache (decode_context) again in
+  // the same kernel: only FLOPs.
+  double decode_extra_query_pairs = 0, window_decode_extra_query_pairs = 0;
 };
 
 // Adds a causal prompt chunk of `chunk` tokens after `past` cached ones to `work`: its query-key
@@ -100,6 +104,9 @@ class IterationModel {
   explicit IterationModel(const IterationInputs& inputs);
 
   Picoseconds iteration(const IterationWork& work) const;
+  // The forward pass alone: iteration() without the runtime's per-iteration host overhead (a
+  // speculative draft's passes, inside the target's iteration).
+  Picoseconds forward(const IterationWork& work) const;
   // One tensor-parallel all-reduce (stage-to-stage send) of `tokens` tokens' hidden states: the
   // simulated time at a sampled power of two (an all-reduce's with the runtime's overhead),
   // interpolated linearly between them; 0 without tensor (pipeline) parallelism.

@@ -35,7 +35,11 @@ Replica::Replica(Simulation* sim, const IterationModel* model, const ReplicaSett
       settings_(settings),
       requests_(requests),
       records_(records),
-      free_blocks_(settings.kv_blocks) {}
+      free_blocks_(settings.kv_blocks) {
+  CLUSTERSIM_CHECK(!settings.speculative ||
+                       (settings.batching == schema::CONTINUOUS && !settings.hand_off),
+                   "speculative decoding outside a colocated continuous replica");
+}
 
 Replica::Sequence Replica::admit(int32_t request) {
   Sequence s;
@@ -65,13 +69,16 @@ void Replica::release(int64_t blocks) {
 void Replica::try_start() {
   if (iterating_) return;
   work_ = IterationWork{};
+  draft_ = DraftWork{};
   const bool formed =
       settings_.batching == schema::STATIC ? form_static() : form_continuous();
   if (!formed) return;
   if (work_.attention_pairs > 0) ++prompt_iterations_;
   iterating_ = true;
   iteration_start_ = sim_->now();
-  sim_->schedule_after(model_->iteration(work_), this, kIterationEnd);
+  Picoseconds took = model_->iteration(work_);
+  if (settings_.speculative) took += settings_.speculative->draft_time(draft_);
+  sim_->schedule_after(took, this, kIterationEnd);
 }
 
 void Replica::on_event(uint64_t tag) {
@@ -106,7 +113,8 @@ bool Replica::promise_whole(Sequence* w) {
   // (KVCacheManager::getRemainingBlocksToCompletion); a request here states its output length,
   // which trtllm-bench passes as max_tokens. A prefill replica that hands the request off holds
   // its prompt only.
-  const int64_t tokens = settings_.hand_off ? r.input_tokens : r.input_tokens + r.output_tokens;
+  const int64_t tokens = (settings_.hand_off ? r.input_tokens : r.input_tokens + r.output_tokens) +
+                         (settings_.speculative ? settings_.speculative->draft_tokens() : 0);
   const int64_t whole = blocks_for(tokens, settings_.block_tokens) - w->blocks;
   if (whole > free_blocks_ - promised_blocks_) return false;
   w->promised = whole;
@@ -143,6 +151,8 @@ bool Replica::preempt_latest() {
 }
 
 bool Replica::form_continuous() {
+  const SpeculativeDecoder* speculative = settings_.speculative;
+  const int draft_tokens = speculative ? speculative->draft_tokens() : 0;
   int64_t budget = settings_.max_tokens;
   for (size_t i = 0; i < running_.size();) {
     Sequence& s = running_[i];
@@ -152,11 +162,20 @@ bool Replica::form_continuous() {
       ++i;
       continue;
     }
-    if (!reserve(&s, s.cached + 1)) {
+    if (!reserve(&s, s.cached + 1 + draft_tokens)) {
       CLUSTERSIM_CHECK(preempt_latest(), "a decoding sequence with no block to grow into");
       continue;  // running_[i] is the next sequence, or s was itself preempted
     }
     s.in_batch = true;
+    if (speculative) {
+      s.accepting = std::min(speculative->accepted(s.request, s.rounds++),
+                             (*requests_)[s.request].output_tokens - s.generated);
+      speculative->add_verification(&work_, &draft_, s.cached, s.accepting,
+                                    settings_.attention_window, settings_.attention_window_chunked);
+      budget -= 1 + draft_tokens;
+      ++i;
+      continue;
+    }
     ++work_.tokens;
     ++work_.logits;
     add_decode(&work_, s.cached + 1, settings_);
@@ -173,6 +192,9 @@ bool Replica::form_continuous() {
     add_prompt_chunk(&work_, s.cached, chunk, settings_.attention_window,
                      settings_.attention_window_chunked);
     if (s.prefilled + chunk == s.prompt) ++work_.logits;
+    if (speculative) {
+      speculative->add_prompt_chunk(&draft_, s.cached, chunk, s.prefilled + chunk == s.prompt);
+    }
   }
   while (admit_continuous(&budget)) {
   }
@@ -199,6 +221,9 @@ bool Replica::admit_continuous(int64_t* budget) {
   add_prompt_chunk(&work_, 0, chunk, settings_.attention_window,
                    settings_.attention_window_chunked);
   if (chunk == w.prompt) ++work_.logits;
+  if (settings_.speculative) {
+    settings_.speculative->add_prompt_chunk(&draft_, 0, chunk, chunk == w.prompt);
+  }
   running_.push_back(w);
   waiting_.pop_front();
   return true;
@@ -275,18 +300,23 @@ void Replica::finish_iteration() {
   for (size_t i = 0; i < running_.size(); ++i) {
     Sequence& s = running_[i];
     const Request& r = (*requests_)[s.request];
-    bool produced = false;
+    int32_t produced = 0;  // output tokens
     if (s.chunk > 0) {
       s.prefilled += s.chunk;
       s.cached += s.chunk;
       s.chunk = 0;
-      produced = s.decoding();
+      produced = s.decoding() ? 1 : 0;
+    } else if (settings_.speculative && s.in_batch) {
+      produced = s.accepting;  // the K and V of the previous token and the accepted drafts
+      s.cached += produced;
+      accepted_tokens_ += produced;
+      ++verifications_;
     } else if (is_static || s.in_batch) {
       ++s.cached;  // the previous token's K and V
-      produced = true;
+      produced = 1;
     }
-    if (produced && s.generated < r.output_tokens) {
-      ++s.generated;
+    if (produced > 0 && s.generated < r.output_tokens) {
+      s.generated += produced;
       RequestRecord& record = (*records_)[s.request];
       if (!record.started) {
         record.first_token = sim_->now();

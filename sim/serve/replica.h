@@ -13,6 +13,8 @@
 // generated). GUARANTEED_NO_EVICT admits the waiting head only when the blocks of its whole
 // sequence can be promised to it beside the running sequences' promises (free blocks - promised
 // ones); a sequence then grows into its promise and never waits for a block, none is preempted.
+// With speculative decoding (ReplicaSettings::speculative), a decoding sequence's iteration
+// verifies k draft tokens and keeps 1 to k + 1 tokens; it reserves blocks for k + 1 new tokens.
 // Static batching (TensorRT-LLM's gptSession): when idle, the replica takes up to max_batch
 // waiting requests that fit its memory (optionally waiting batch_wait for more), prefills all
 // their prompts in one iteration, then decodes the whole batch until its longest output is done;
@@ -35,6 +37,7 @@
 #include "sim/engine/simulation.h"
 #include "sim/io/schema/serving.pb.h"
 #include "sim/serve/iteration_model.h"
+#include "sim/serve/speculative_decoding.h"
 #include "sim/serve/traffic.h"
 
 namespace clustersim {
@@ -69,6 +72,9 @@ struct ReplicaSettings {
   std::function<void(int32_t request, int64_t blocks)> hand_off;
   // Called with a request when its last token is produced (its record written); absent: none.
   std::function<void(int32_t request)> on_finish;
+  // Continuous, colocated: each decoding sequence verifies k draft tokens per iteration and keeps
+  // the tokens accepted (speculative_decoding.h), its k extra KV slots reserved; null: off.
+  const SpeculativeDecoder* speculative = nullptr;
 };
 
 class Replica final : public EventHandler, public Settler {
@@ -93,6 +99,9 @@ class Replica final : public EventHandler, public Settler {
   int64_t iterations() const { return iterations_; }
   int64_t preemptions() const { return preemptions_; }
   int64_t prompt_iterations() const { return prompt_iterations_; }  // with prompt tokens
+  // Speculative decoding: tokens kept by verifications, and verifications (sequence iterations).
+  int64_t accepted_tokens() const { return accepted_tokens_; }
+  int64_t verifications() const { return verifications_; }
   // Continuous: the largest share of the KV cache held or promised at once (static: 0).
   double peak_committed_fraction() const {
     return settings_.kv_blocks > 0 ? static_cast<double>(peak_committed_) /
@@ -112,6 +121,8 @@ class Replica final : public EventHandler, public Settler {
     int64_t promised = 0;   // GUARANTEED_NO_EVICT: blocks promised to it, not yet held
     uint64_t admitted = 0;  // admission order
     bool in_batch = false;  // decodes in the current iteration
+    int32_t accepting = 0;  // speculative: tokens the current iteration's verification keeps
+    int32_t rounds = 0;     // speculative: verifications so far
     bool decoding() const { return prefilled == prompt; }
   };
 
@@ -151,6 +162,7 @@ class Replica final : public EventHandler, public Settler {
   bool iterating_ = false;
   bool wake_pending_ = false;  // static: a batch_wait wake-up is queued
   IterationWork work_;
+  DraftWork draft_;  // speculative decoding: the draft's share of the iteration
   Picoseconds iteration_start_;
   int32_t static_steps_left_ = 0;  // static: decode iterations until the batch ends
   bool static_prefill_ = false;    // static: the current iteration prefills the batch
@@ -159,6 +171,8 @@ class Replica final : public EventHandler, public Settler {
   int64_t iterations_ = 0;
   int64_t preemptions_ = 0;
   int64_t prompt_iterations_ = 0;
+  int64_t accepted_tokens_ = 0;
+  int64_t verifications_ = 0;
 };
 
 }  // namespace clustersim

@@ -63,6 +63,10 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
   m.gpu_utilization = outcome.busy_fraction;
   m.kv_cache_utilization = outcome.kv_fraction;
   m.preemptions = outcome.preemptions;
+  if (outcome.verifications > 0) {
+    m.accepted_per_iteration = static_cast<double>(outcome.accepted_tokens) /
+                               static_cast<double>(outcome.verifications);
+  }
   return m;
 }
 

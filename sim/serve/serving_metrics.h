@@ -34,6 +34,9 @@ struct ServingMetrics {
   // Disaggregated: the KV caches' trips from prefill to decode replica (requests of more than
   // one output token), which delay the second token, not the first.
   std::optional<Percentiles> kv_transfer_ms;
+  // Speculative decoding: the mean tokens a sequence keeps per iteration, over every
+  // verification of the run (the warm-up's too); 0 without it.
+  double accepted_per_iteration = 0;
 };
 
 // Requires: every request done; at least one arrives at or after `warmup_s`.

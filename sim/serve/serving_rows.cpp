@@ -1,6 +1,8 @@
 // The serving result columns and the rows of one evaluated deployment.
 #include "sim/serve/serving_rows.h"
 
+#include <algorithm>
+
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -69,6 +71,10 @@ const std::vector<ResultColumn>& serving_columns() {
       figure_column("cost_per_million_tokens", "per M tok", 3),
       identity_column("limiting", "limiting", Kind::kText),
       identity_column("calibrated", "calibrated", Kind::kBool),
+      // Speculative decoding: draft tokens per iteration (0: off) and the tokens a sequence
+      // kept per iteration on average.
+      identity_column("draft_tokens", "draft k", Kind::kInteger),
+      figure_column("accepted_per_iteration", "accepted/iter", 2),
   };
   return columns;
 }
@@ -111,6 +117,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   set("max_batch_size", number(sc.max_batch_size()));
   set("max_tokens_per_iteration", number(sc.max_tokens_per_iteration()));
   set("concurrency", number(c.concurrency));  // 0: open-loop traffic
+  set("draft_tokens", number(c.draft_tokens));
   set("memory_gib", e.memory.used_bytes() / kBytesPerGibibyte);
   set("capacity_gib", e.memory.capacity_bytes / kBytesPerGibibyte);
   if (e.kv_blocks > 0) set("kv_cache_tokens", number(static_cast<double>(e.kv_blocks * sc.kv_block_tokens())));
@@ -139,6 +146,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
     set("gpu_utilization", m.gpu_utilization);
     set("kv_cache_utilization", m.kv_cache_utilization);
     set("preemptions", number(static_cast<double>(m.preemptions)));
+    if (c.draft_tokens > 0) set("accepted_per_iteration", m.accepted_per_iteration);
     if (max_rate_per_s) set("max_rate_per_s", *max_rate_per_s);
     if (!e.slo_violation.empty()) {
       set("status", kStatusMissesSlo);
@@ -162,7 +170,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   return rows;
 }
 
-const std::vector<std::string>& serving_summary_columns(bool closed_loop) {
+std::vector<std::string> serving_summary_columns(bool closed_loop, bool speculative) {
   // Latency against concurrency, as serving benchmarks tabulate it (their tables give means:
   // genai-perf's and trtllm-bench's averages, vLLM's mean and median).
   static const std::vector<std::string> by_concurrency = {"index",
@@ -212,7 +220,12 @@ const std::vector<std::string>& serving_summary_columns(bool closed_loop) {
                                                 "currency",
                                                 "price_region",
                                                 "limiting"};
-  return closed_loop ? by_concurrency : keys;
+  std::vector<std::string> shown = closed_loop ? by_concurrency : keys;
+  if (speculative) {  // beside the latencies
+    const auto at = std::find(shown.begin(), shown.end(), "output_tokens_per_s");
+    shown.insert(shown.insert(at, "accepted_per_iteration"), "draft_tokens");
+  }
+  return shown;
 }
 
 Table serving_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows) {
@@ -229,10 +242,12 @@ std::string describe_deployment(const ResultRow& r) {
                           ") + " + n("replicas") + " decode replicas, TP "
                     : n("replicas") + " replicas, TP ";
   const bool closed_loop = row_number(r, serving_column("concurrency")) > 0;
+  const double draft_tokens = row_number(r, serving_column("draft_tokens"));
   return t("instance") + " x " + pools + n("tensor_parallel") + " PP " +
          n("pipeline_parallel") + ", " + t("weights") + ", " + t("batching") + " batch " +
          n("max_batch_size") + ", " + t("billing") +
-         (closed_loop ? ", " + n("concurrency") + " concurrent users" : "");
+         (closed_loop ? ", " + n("concurrency") + " concurrent users" : "") +
+         (draft_tokens > 0 ? ", speculative k " + n("draft_tokens") : "");
 }
 
 }  // namespace clustersim

@@ -14,6 +14,7 @@
 #include "sim/io/scenario_loader.h"
 #include "sim/serve/closed_loop.h"
 #include "sim/serve/serving_checks.h"
+#include "sim/serve/speculative_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
 
@@ -273,6 +274,7 @@ double deployment_count(const s::ServingScenario& m) {
       (disaggregated ? n(w.prefill_replicas_size()) * n(w.decode_replicas_size()) : 0);
   return n(w.instance_size()) * shapes * n(w.quantization_size()) * n(w.batching_size()) *
          n(w.max_batch_size_size()) * n(w.max_tokens_per_iteration_size()) *
+         n(w.draft_tokens_size()) *
          (m.traffic().has_closed_loop() ? n(w.concurrency_size()) : 1);
 }
 
@@ -471,6 +473,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   if (m.has_traffic()) check_concurrency(root);
   if (m.has_deployment()) check_disaggregation(root, catalog, loaded.get());
   if (m.has_deployment()) check_deployment_size(root);
+  if (m.has_deployment()) check_speculative_decoding(root, catalog, loaded.get());
   if (m.has_sweep()) check_sweep_size(root);
   if (m.has_sweep()) root.child("sweep").distinct_lists();
   root.distinct_lists(s::BatchBenchmark::descriptor());  // billing modes

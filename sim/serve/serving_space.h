@@ -1,5 +1,6 @@
 // The deployments a serving scenario asks about, indexed without being stored: instance x shape x
-// quantization x batching x max batch x token budget x closed-loop concurrency (the last fastest),
+// quantization x batching x max batch x token budget x speculative draft tokens x closed-loop
+// concurrency (the last fastest),
 // each axis the sweep's list or the deployment's (the traffic's) one value. The shapes are the colocated ones (tensor parallel x
 // pipeline parallel x replicas) then the disaggregated ones (prefill replicas x decode replicas).
 #pragma once
@@ -35,6 +36,7 @@ struct ServingConfiguration {
   // pipeline_parallel and replicas above are then the decode pool's.
   std::optional<PoolShape> prefill;
   int concurrency = 0;  // closed-loop traffic: its users; open loop: 0
+  int draft_tokens = 0;  // speculative decoding's k per iteration; 0: off
   // Disaggregated over two instance types: each pool on nodes of its own.
   bool split_nodes() const { return prefill && prefill->instance != instance; }
   int replica_gpus() const { return tensor_parallel * pipeline_parallel; }
@@ -72,7 +74,7 @@ class ServingSpace {
     std::optional<PoolShape> prefill;
   };
   std::vector<Shape> shapes_;
-  std::vector<int> max_batch_, max_tokens_, concurrency_;
+  std::vector<int> max_batch_, max_tokens_, draft_tokens_, concurrency_;
   std::vector<schema::Quantization> quantizations_;
   std::vector<schema::Batching> batching_;
   int64_t size_ = 0;

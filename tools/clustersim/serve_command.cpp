@@ -180,7 +180,9 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
   std::vector<ResultRow> shown = rows;
   if (o.limit > 0 && shown.size() > o.limit) shown.resize(o.limit);
   const s::ServingScenario& m = loaded.scenario();
-  serving_table(serving_summary_columns(m.traffic().has_closed_loop()), shown)
+  serving_table(serving_summary_columns(m.traffic().has_closed_loop(),
+                                        m.deployment().has_speculative_decoding()),
+                shown)
       .print(std::cout, format);
   if (format != OutputFormat::kTable) return kExitOk;
   const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
