@@ -160,8 +160,8 @@ Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m
   return total;
 }
 
-Picoseconds IterationModel::stage_time(const InferenceShape& shape,
-                                       const IterationWork& work) const {
+Picoseconds IterationModel::stage_time(const InferenceShape& shape, const IterationWork& work,
+                                       const ExtraDecodeQueries& extra) const {
   const int64_t m = work.tokens;
   Picoseconds matmuls;
   const auto stage = static_cast<size_t>(&shape - shapes_.data());
@@ -202,12 +202,12 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
       Picoseconds((layer_overhead_.count() + shape.allreduces_per_layer * allreduce(m).count()) *
                   shape.layers) +
       Picoseconds(attention(work.attention_pairs, work.attention_pairs_per_key, work.decode_context,
-                            work.decode_extra_query_pairs)
+                            extra.pairs)
                       .count() *
                   (shape.layers - windowed));
   if (windowed > 0) {
     total += Picoseconds(attention(work.window_attention_pairs, work.window_attention_pairs_per_key,
-                                   work.window_decode_context, work.window_decode_extra_query_pairs)
+                                   work.window_decode_context, extra.window_pairs)
                              .count() *
                          windowed);
   }
@@ -217,20 +217,22 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
   return total;
 }
 
-Picoseconds IterationModel::iteration(const IterationWork& work) const {
+Picoseconds IterationModel::iteration(const IterationWork& work,
+                                      const ExtraDecodeQueries& extra) const {
   Picoseconds total = iteration_overhead_;
   if (work.static_prefill) total += static_prefill_overhead_;
-  return total + forward(work);
+  return total + forward(work, extra);
 }
 
-Picoseconds IterationModel::forward(const IterationWork& work) const {
+Picoseconds IterationModel::forward(const IterationWork& work,
+                                    const ExtraDecodeQueries& extra) const {
   CLUSTERSIM_CHECK(work.tokens > 0, "an empty iteration");
   CLUSTERSIM_CHECK(
       (work.attention_pairs > 0) == (work.attention_pairs_per_key > 0) &&
           (work.window_attention_pairs > 0) == (work.window_attention_pairs_per_key > 0),
       "prompt pairs without their keys");
   Picoseconds total;
-  for (const InferenceShape& shape : shapes_) total += stage_time(shape, work);
+  for (const InferenceShape& shape : shapes_) total += stage_time(shape, work, extra);
   total += Picoseconds(send(work.tokens).count() * static_cast<int64_t>(shapes_.size() - 1));
   return total;
 }

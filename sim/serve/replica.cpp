@@ -69,15 +69,17 @@ void Replica::release(int64_t blocks) {
 void Replica::try_start() {
   if (iterating_) return;
   work_ = IterationWork{};
-  draft_ = DraftWork{};
+  if (settings_.speculative) draft_ = DraftWork{};
   const bool formed =
       settings_.batching == schema::STATIC ? form_static() : form_continuous();
   if (!formed) return;
   if (work_.attention_pairs > 0) ++prompt_iterations_;
   iterating_ = true;
   iteration_start_ = sim_->now();
-  Picoseconds took = model_->iteration(work_);
-  if (settings_.speculative) took += settings_.speculative->draft_time(draft_);
+  const Picoseconds took =
+      settings_.speculative
+          ? model_->iteration(work_, draft_.verification) + settings_.speculative->draft_time(draft_)
+          : model_->iteration(work_);
   sim_->schedule_after(took, this, kIterationEnd);
 }
 
@@ -168,8 +170,8 @@ bool Replica::form_continuous() {
     }
     s.in_batch = true;
     if (speculative) {
-      s.accepting = std::min(speculative->accepted(s.request, s.rounds++),
-                             (*requests_)[s.request].output_tokens - s.generated);
+      s.accepting = static_cast<int16_t>(std::min(speculative->accepted(s.request, s.rounds++),
+                                                  (*requests_)[s.request].output_tokens - s.generated));
       speculative->add_verification(&work_, &draft_, s.cached, s.accepting,
                                     settings_.attention_window, settings_.attention_window_chunked);
       budget -= 1 + draft_tokens;
@@ -296,6 +298,7 @@ void Replica::complete(Sequence* s) {
 
 void Replica::finish_iteration() {
   const bool is_static = settings_.batching == schema::STATIC;
+  const bool speculative = settings_.speculative != nullptr;
   size_t kept = 0;
   for (size_t i = 0; i < running_.size(); ++i) {
     Sequence& s = running_[i];
@@ -306,7 +309,7 @@ void Replica::finish_iteration() {
       s.cached += s.chunk;
       s.chunk = 0;
       produced = s.decoding() ? 1 : 0;
-    } else if (settings_.speculative && s.in_batch) {
+    } else if (speculative && s.in_batch) {
       produced = s.accepting;  // the K and V of the previous token and the accepted drafts
       s.cached += produced;
       accepted_tokens_ += produced;

@@ -121,8 +121,10 @@ class Replica final : public EventHandler, public Settler {
     int64_t promised = 0;   // GUARANTEED_NO_EVICT: blocks promised to it, not yet held
     uint64_t admitted = 0;  // admission order
     bool in_batch = false;  // decodes in the current iteration
-    int32_t accepting = 0;  // speculative: tokens the current iteration's verification keeps
-    int32_t rounds = 0;     // speculative: verifications so far
+    // Speculative: tokens the current iteration's verification keeps (at most
+    // kMaxDraftTokens + 1), and verifications so far; in in_batch's padding.
+    int16_t accepting = 0;
+    int32_t rounds = 0;
     bool decoding() const { return prefilled == prompt; }
   };
 

@@ -115,8 +115,8 @@ void SpeculativeDecoder::add_verification(IterationWork* work, DraftWork* draft,
   work->logits += k_ + 1;
   work->decode_context += static_cast<double>(context);
   work->window_decode_context += static_cast<double>(windowed);
-  work->decode_extra_query_pairs += static_cast<double>(k_) * static_cast<double>(context);
-  work->window_decode_extra_query_pairs += static_cast<double>(k_) * static_cast<double>(windowed);
+  draft->verification.pairs += static_cast<double>(k_) * static_cast<double>(context);
+  draft->verification.window_pairs += static_cast<double>(k_) * static_cast<double>(windowed);
   // The draft's first pass: the accepted tokens, ending at cached + accepted.
   const int64_t drafted = cached + accepted;
   IterationWork& first = draft->first;
@@ -124,9 +124,9 @@ void SpeculativeDecoder::add_verification(IterationWork* work, DraftWork* draft,
   ++first.logits;
   first.decode_context += static_cast<double>(drafted);
   first.window_decode_context += static_cast<double>(drafted);
-  first.decode_extra_query_pairs += static_cast<double>(accepted - 1) * static_cast<double>(drafted);
-  first.window_decode_extra_query_pairs +=
-      static_cast<double>(accepted - 1) * static_cast<double>(drafted);
+  const double extra = static_cast<double>(accepted - 1) * static_cast<double>(drafted);
+  draft->first_queries.pairs += extra;
+  draft->first_queries.window_pairs += extra;
   ++draft->drafting;
   draft->drafting_context += static_cast<double>(drafted);
 }
@@ -141,8 +141,9 @@ void SpeculativeDecoder::add_prompt_chunk(DraftWork* draft, int64_t past, int64_
   draft->drafting_context += static_cast<double>(past + chunk);
 }
 
-Picoseconds SpeculativeDecoder::pass(const IterationWork& work) const {
-  Picoseconds t = model_->forward(work);
+Picoseconds SpeculativeDecoder::pass(const IterationWork& work,
+                                     const ExtraDecodeQueries& extra) const {
+  Picoseconds t = model_->forward(work, extra);
   if (projection_n_ > 0) {
     t += projection_compute_.matmul(work.tokens, projection_n_, projection_k_, 1.0,
                                     projection_weight_bytes_);
@@ -152,14 +153,14 @@ Picoseconds SpeculativeDecoder::pass(const IterationWork& work) const {
 
 Picoseconds SpeculativeDecoder::draft_time(const DraftWork& draft) const {
   if (draft.first.tokens == 0) return Picoseconds();
-  Picoseconds total = pass(draft.first);
+  Picoseconds total = pass(draft.first, draft.first_queries);
   if (draft.drafting == 0) return total;
   IterationWork step;
   step.tokens = step.logits = draft.drafting;
   for (int j = 1; j < k_; ++j) {  // each pass appends one draft token per sequence
     step.decode_context = step.window_decode_context =
         draft.drafting_context + static_cast<double>(j * draft.drafting);
-    total += pass(step);
+    total += pass(step, {});
   }
   return total;
 }

@@ -41,9 +41,11 @@
 
 namespace clustersim {
 
-// The draft's work in one iteration, gathered while the scheduler forms it.
+// Speculative decoding's share of one iteration, gathered while the scheduler forms it.
 struct DraftWork {
-  IterationWork first;          // the first pass: accepted tokens and prompt chunks
+  ExtraDecodeQueries verification;  // the target's: the k draft tokens' queries
+  IterationWork first;              // the draft's first pass: accepted tokens and prompt chunks
+  ExtraDecodeQueries first_queries;  // the first pass's queries after each sequence's first
   int64_t drafting = 0;         // sequences that draft (decoding, or finishing their prompt)
   double drafting_context = 0;  // their summed contexts after the first pass
 };
@@ -68,8 +70,8 @@ class SpeculativeDecoder {
   double expected_accepted() const;
 
   // Adds a decoding sequence of `cached` tokens verifying its last token and k drafts to the
-  // target's `work` (attention per `window`, `chunked_window` as add_decode), and its draft's
-  // first pass over the `accepted` tokens it keeps to `draft`.
+  // target's `work` and draft->verification (attention per `window`, `chunked_window` as
+  // add_decode), and its draft's first pass over the `accepted` tokens it keeps to `draft`.
   void add_verification(IterationWork* work, DraftWork* draft, int64_t cached, int accepted,
                         int window, bool chunked_window) const;
   // A prompt chunk of `chunk` tokens after `past`: the draft's prefill, and when it ends the
@@ -81,7 +83,7 @@ class SpeculativeDecoder {
   Picoseconds draft_time(const DraftWork& draft) const;
 
  private:
-  Picoseconds pass(const IterationWork& work) const;
+  Picoseconds pass(const IterationWork& work, const ExtraDecodeQueries& extra) const;
 
   schema::Transformer transformer_;  // the draft's layers as a model of their own
   std::unique_ptr<IterationModel> model_;

@@ -89,7 +89,8 @@ TEST_CASE("at batch 1 time per output token is one iteration's draft passes and 
   DraftWork draft;
   spec.add_verification(&verify, &draft, context, static_cast<int>(std::lround(expected_tokens)),
                         0, false);
-  const double iteration = (model.iteration(verify) + spec.draft_time(draft)).seconds();
+  const double iteration =
+      (model.iteration(verify, draft.verification) + spec.draft_time(draft)).seconds();
   const double closed_form = iteration / expected_tokens;
   // Tolerance 3%: the mean of the ~4,800 draws kept (400 tokens a request over 3.36, 40
   // requests; sd 1.5 tokens) is within 1.3% of E[A] at 3 standard errors; each request's last
@@ -106,7 +107,8 @@ TEST_CASE("at batch 1 time per output token is one iteration's draft passes and 
   // (within 3%: the extra FLOPs and KV-cache re-reads of 4 more queries).
   IterationWork one{1, 1};
   one.decode_context = one.window_decode_context = static_cast<double>(context);
-  const double verify_s = model.forward(verify).seconds(), one_s = model.forward(one).seconds();
+  const double verify_s = model.forward(verify, draft.verification).seconds();
+  const double one_s = model.forward(one).seconds();
   INFO("verify " << verify_s * 1e3 << " ms, one token " << one_s * 1e3 << " ms");
   CHECK(verify_s == Approx(one_s).epsilon(0.03));
   CHECK(verify_s >= one_s);
