@@ -41,12 +41,24 @@ void check_draft_model(const FieldChecker& spec, const Catalog& catalog,
   if (degrees.empty()) {
     degrees.push_back(m.deployment().has_tensor_parallel() ? m.deployment().tensor_parallel() : 1);
   }
+  const s::SpeculativeDecoding& sd = m.deployment().speculative_decoding();
+  if (sd.has_draft_tensor_parallel()) {
+    const int own = sd.draft_tensor_parallel();
+    for (int tp : degrees) {
+      if (own == 1 || own == tp || tp < 1) continue;
+      spec.error("draft_tensor_parallel", "must be 1 or the target's tensor_parallel (" +
+                                              std::to_string(tp) + "), got " +
+                                              std::to_string(own));
+      return;
+    }
+    degrees = {own};
+  }
   for (int tp : degrees) {
     if (tp < 1) continue;  // reported by the degree checks
     const std::string why = serving_tensor_parallel_problem(d, tp);
     if (why.empty()) continue;
-    spec.error("draft_model", "\"" + name + "\" runs at the target's tensor parallelism, and " +
-                                  std::to_string(tp) + " cannot split it: " + why);
+    spec.error("draft_model", "\"" + name + "\" cannot run at tensor parallelism " +
+                                  std::to_string(tp) + ": " + why);
     return;
   }
   loaded->draft_model = draft;
@@ -117,6 +129,10 @@ void check_speculative_decoding(const FieldChecker& root, const Catalog& catalog
       spec.in_range("draft_head_layers", 1,
                     loaded->model ? loaded->model->transformer().num_layers() : 1e9);
       break;
+  }
+  if (sd.has_draft_tensor_parallel() && !sd.has_draft_model()) {
+    spec.error("draft_tensor_parallel", "sets a draft model's tensor parallelism: MTP modules "
+                                        "and draft heads run inside the target's");
   }
   if (m.sweep().draft_tokens_size() == 0) spec.require("draft_tokens");
   spec.in_range("draft_tokens", 1, kMaxDraftTokens);

@@ -65,6 +65,9 @@ SpeculativeDecoder::SpeculativeDecoder(const IterationInputs& target,
   in.model = &transformer_;
   in.pipeline_parallel = 1;
   in.fake_weights = false;
+  if (draft_model != nullptr && spec.has_draft_tensor_parallel()) {
+    in.tensor_parallel = spec.draft_tensor_parallel();
+  }
   model_ = std::make_unique<IterationModel>(in);
   const InferenceShape& shape = model_->largest_stage();
   if (draft_model != nullptr) {

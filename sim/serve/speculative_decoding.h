@@ -23,7 +23,9 @@
 // The draft's passes run inside the target's iteration (TensorRT-LLM captures verification and
 // drafting in one CUDA graph: one host overhead per iteration). Draft kinds:
 //   - a draft model of the catalog: its own layers, embedding and output head, at the target's
-//     tensor parallelism (vLLM's and TensorRT-LLM's default: the draft shares the mapping);
+//     tensor parallelism or at 1 (draft_tensor_parallel: vLLM allows the two,
+//     vllm-project/vllm@002e77c1 vllm/config/speculative.py draft_tensor_parallel_size), its
+//     weights and KV cache then on the replica's first GPU, which the memory fit counts;
 //   - the target's multi-token-prediction modules: one module per draft pass (a layer of the
 //     model's last kind plus its 2h x h projection; the checkpoint's modules loaded, each with its
 //     KV cache, one when they share weights), the embedding and output head shared;

@@ -168,6 +168,27 @@ TEST_CASE("a draft model's weights and KV cache sit beside the target's") {
   CHECK(on.metrics->tpot_ms.mean < off.metrics->tpot_ms.mean);
 }
 
+TEST_CASE("a draft model at tensor parallelism 1 sits whole on the replica's first GPU") {
+  std::string text = kSpeculative;
+  text.replace(text.find("acceptance_rate: 0.7"), 20, "acceptance_rate: 0.7 draft_tensor_parallel: 1");
+  auto t = load_serving_text(text + "sweep { draft_tokens: [0, 3] }\n");
+  INFO(t->messages());
+  REQUIRE(t->loaded != nullptr);
+  const ServingSpace space(*t->loaded);
+  ServingEvaluator evaluator(testing::shipped_catalog(), *t->loaded);
+  const ServingEvaluation off = evaluator.evaluate(space.at(0));
+  const ServingEvaluation on = evaluator.evaluate(space.at(1));
+  REQUIRE(on.metrics);
+  // All of Llama-3-8B at FP8 on that GPU: 6.98 GB of layers, 2 x 1.05 GB embedding and head;
+  // its KV cache 32 layers x 8 heads x 128 x 2 (K, V) bytes a token beside the target's 80 layers
+  // of one KV head a GPU.
+  const double embedding = 128256.0 * 4096 * 2;
+  CHECK(on.memory.weight_bytes - off.memory.weight_bytes ==
+        Approx(6.98e9 + 2 * embedding).epsilon(0.01));
+  CHECK(on.memory.kv_bytes_per_token - off.memory.kv_bytes_per_token ==
+        Approx(32.0 * 8 * 128 * 2 * 1));  // FP8 cache
+}
+
 TEST_CASE("k = 0 in the sweep is the deployment without speculative decoding") {
   auto with = load_serving_text(kSpeculative + "sweep { draft_tokens: [0] }\n");
   std::string text = kSpeculative;
@@ -264,6 +285,12 @@ TEST_CASE("bad speculative decoding settings are errors at their field") {
         "s.textproto:4:22: deployment.pipeline_parallel: speculative decoding is simulated on "
         "replicas of one pipeline stage (the draft beside a pipeline is not modelled): "
         "pipeline_parallel 1\n");
+  CHECK(messages("acceptance_rate: 0.7", "acceptance_rate: 0.7 draft_tensor_parallel: 4") ==
+        "s.textproto:10:26: deployment.speculative_decoding.draft_tensor_parallel: must be 1 or "
+        "the target's tensor_parallel (8), got 4\n");
+  CHECK(messages("draft_model: \"llama3-8b\"", "draft_head_layers: 1 draft_tensor_parallel: 1") ==
+        "s.textproto:8:26: deployment.speculative_decoding.draft_tensor_parallel: sets a draft "
+        "model's tensor parallelism: MTP modules and draft heads run inside the target's\n");
   std::string plain = kSpeculative;
   const size_t from = plain.find("  speculative_decoding {");
   plain.erase(from, plain.find("  }\n}", from) + 4 - from);
