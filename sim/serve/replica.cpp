@@ -76,10 +76,10 @@ void Replica::try_start() {
   if (work_.attention_pairs > 0) ++prompt_iterations_;
   iterating_ = true;
   iteration_start_ = sim_->now();
+  const SpeculativeDecoder* speculative = settings_.speculative;
   const Picoseconds took =
-      settings_.speculative
-          ? model_->iteration(work_, draft_.verification) + settings_.speculative->draft_time(draft_)
-          : model_->iteration(work_);
+      speculative ? model_->iteration(work_, draft_.verification) + speculative->draft_time(draft_)
+                  : model_->iteration(work_);
   sim_->schedule_after(took, this, kIterationEnd);
 }
 
@@ -170,8 +170,9 @@ bool Replica::form_continuous() {
     }
     s.in_batch = true;
     if (speculative) {
-      s.accepting = static_cast<int16_t>(std::min(speculative->accepted(s.request, s.rounds++),
-                                                  (*requests_)[s.request].output_tokens - s.generated));
+      const int32_t left = (*requests_)[s.request].output_tokens - s.generated;
+      s.accepting =
+          static_cast<int16_t>(std::min(speculative->accepted(s.request, s.rounds++), left));
       speculative->add_verification(&work_, &draft_, s.cached, s.accepting,
                                     settings_.attention_window, settings_.attention_window_chunked);
       budget -= 1 + draft_tokens;

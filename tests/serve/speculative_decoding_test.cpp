@@ -52,7 +52,8 @@ TEST_CASE("accepted tokens follow the truncated geometric distribution of Leviat
     CHECK(std::abs(all / n - p) < 5 * std::sqrt(p * (1 - p) / n));
   }
   // Drawn per request and round: the same draw whatever else was drawn before.
-  const SpeculativeDecoder a(in, heads(1, 4, 0.8), nullptr, 4, 7), b(in, heads(1, 4, 0.8), nullptr, 4, 8);
+  const SpeculativeDecoder a(in, heads(1, 4, 0.8), nullptr, 4, 7);
+  const SpeculativeDecoder b(in, heads(1, 4, 0.8), nullptr, 4, 8);
   int differ = 0;
   for (int r = 0; r < 100; ++r) {
     CHECK(a.accepted(r, 3) == a.accepted(r, 3));
@@ -170,7 +171,8 @@ TEST_CASE("a draft model's weights and KV cache sit beside the target's") {
 
 TEST_CASE("a draft model at tensor parallelism 1 sits whole on the replica's first GPU") {
   std::string text = kSpeculative;
-  text.replace(text.find("acceptance_rate: 0.7"), 20, "acceptance_rate: 0.7 draft_tensor_parallel: 1");
+  text.replace(text.find("acceptance_rate: 0.7"), 20,
+               "acceptance_rate: 0.7 draft_tensor_parallel: 1");
   auto t = load_serving_text(text + "sweep { draft_tokens: [0, 3] }\n");
   INFO(t->messages());
   REQUIRE(t->loaded != nullptr);
@@ -209,7 +211,8 @@ TEST_CASE("k = 0 in the sweep is the deployment without speculative decoding") {
 }
 
 TEST_CASE("a sweep over draft tokens gives the same rows for any thread count") {
-  auto t = load_serving_text(kSpeculative + "sweep { draft_tokens: [0, 1, 3, 5] replicas: [1, 2] }\n");
+  auto t =
+      load_serving_text(kSpeculative + "sweep { draft_tokens: [0, 1, 3, 5] replicas: [1, 2] }\n");
   REQUIRE(t->loaded != nullptr);
   Diagnostics diagnostics;
   auto prices = load_serving_prices(*t->loaded, testing::shipped_catalog(), nullptr, &diagnostics);
@@ -257,7 +260,8 @@ TEST_CASE("bad speculative decoding settings are errors at their field") {
   CHECK(messages("    acceptance_rate: 0.7\n", "") ==
         "s.textproto:7:3: deployment.speculative_decoding.acceptance_rate: is required\n");
   CHECK(messages("draft_tokens: 3", "draft_tokens: 0") ==
-        "s.textproto:9:5: deployment.speculative_decoding.draft_tokens: must be in [1, 64], got 0\n");
+        "s.textproto:9:5: deployment.speculative_decoding.draft_tokens: must be in [1, 64], "
+        "got 0\n");
   CHECK(messages("", "", "sweep { draft_tokens: [2, -1] }\n") ==
         "s.textproto:19:9: sweep.draft_tokens[1]: must be in [0, 64], got -1\n");
   CHECK(messages("draft_model: \"llama3-8b\"", "draft_model: \"llama3-8c\"") ==
