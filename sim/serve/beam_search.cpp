@@ -47,6 +47,9 @@ void check_beam_widths(const FieldChecker& root, const Catalog& catalog) {
       owner.error("beam_width", "beam search on a disaggregated deployment is not simulated (its "
                                 "prefill-to-decode hand-off carries one sequence's KV cache): "
                                 "serve it on colocated replicas");
+    } else if (beams > 1 && m.deployment().has_speculative_decoding()) {
+      owner.error("beam_width", "beam search with speculative decoding is not simulated (a "
+                                "verification keeps one sequence's accepted drafts): drop one");
     } else if (beams > 1 && asks_prefix_caching(m)) {
       // NVIDIA/TensorRT-LLM@002ba6a7 kvCacheManager.cpp BlockManager::releaseBlocks stores a
       // sequence's blocks for reuse only at beam width 1.

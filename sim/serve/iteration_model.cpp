@@ -166,8 +166,8 @@ Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m
   return total;
 }
 
-Picoseconds IterationModel::stage_time(const InferenceShape& shape,
-                                       const IterationWork& work) const {
+Picoseconds IterationModel::stage_time(const InferenceShape& shape, const IterationWork& work,
+                                       const ExtraDecodeQueries& extra) const {
   const int64_t m = work.tokens;
   Picoseconds matmuls;
   const auto stage = static_cast<size_t>(&shape - shapes_.data());
@@ -187,8 +187,10 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
   // One layer's attention over `pairs` prompt query-key pairs (`per_key`: their sum over chunks
   // of a chunk's pairs over its keys) and `context` decoding keys, `reread` of which another
   // thread block read already (beams reading their request's shared prompt blocks), at the
-  // re-read cost.
-  const auto attention = [&](double pairs, double per_key, double context, double reread) {
+  // re-read cost, and `extra_pairs` more decoding query-key pairs over the same keys (a
+  // speculative verification's draft tokens).
+  const auto attention = [&](double pairs, double per_key, double context, double reread,
+                             double extra_pairs) {
     Picoseconds t;
     if (pairs > 0) {
       t += compute_.prompt_attention(pairs * shape.attention_flops_per_pair,
@@ -200,7 +202,8 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
                                ? read * shape.latent_kv_width * shape.kv_element_bytes
                                : read * 2 * heads_read * shape.head_dim * shape.kv_element_bytes;
       t += std::max(compute_.memory_bound(bytes),
-                    compute_.fused_attention(context * shape.decode_attention_flops_per_pair));
+                    compute_.fused_attention((context + extra_pairs) *
+                                             shape.decode_attention_flops_per_pair));
     }
     return t;
   };
@@ -210,12 +213,12 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
       Picoseconds((layer_overhead_.count() + shape.allreduces_per_layer * allreduce(m).count()) *
                   shape.layers) +
       Picoseconds(attention(work.attention_pairs, work.attention_pairs_per_key, work.decode_context,
-                            work.beam_shared_rereads)
+                            work.beam_shared_rereads, extra.pairs)
                       .count() *
                   (shape.layers - windowed));
   if (windowed > 0) {
     total += Picoseconds(attention(work.window_attention_pairs, work.window_attention_pairs_per_key,
-                                   work.window_decode_context, 0)
+                                   work.window_decode_context, 0, extra.window_pairs)
                              .count() *
                          windowed);
   }
@@ -225,15 +228,22 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape,
   return total;
 }
 
-Picoseconds IterationModel::iteration(const IterationWork& work) const {
+Picoseconds IterationModel::iteration(const IterationWork& work,
+                                      const ExtraDecodeQueries& extra) const {
+  Picoseconds total = iteration_overhead_;
+  if (work.static_prefill) total += static_prefill_overhead_;
+  return total + forward(work, extra);
+}
+
+Picoseconds IterationModel::forward(const IterationWork& work,
+                                    const ExtraDecodeQueries& extra) const {
   CLUSTERSIM_CHECK(work.tokens > 0, "an empty iteration");
   CLUSTERSIM_CHECK(
       (work.attention_pairs > 0) == (work.attention_pairs_per_key > 0) &&
           (work.window_attention_pairs > 0) == (work.window_attention_pairs_per_key > 0),
       "prompt pairs without their keys");
-  Picoseconds total = iteration_overhead_;
-  if (work.static_prefill) total += static_prefill_overhead_;
-  for (const InferenceShape& shape : shapes_) total += stage_time(shape, work);
+  Picoseconds total;
+  for (const InferenceShape& shape : shapes_) total += stage_time(shape, work, extra);
   total += Picoseconds(send(work.tokens).count() * static_cast<int64_t>(shapes_.size() - 1));
   if (work.beam_width > 1) total += compute_.memory_bound(beam_search_bytes(work.logits, vocab_));
   return total;

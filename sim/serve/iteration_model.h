@@ -76,6 +76,14 @@ struct IterationWork {
   double beam_shared_rereads = 0;
 };
 
+// Speculative decoding: the query-key pairs of decoding sequences' queries after their first (a
+// verification's k draft tokens), which read the same KV cache (IterationWork::decode_context)
+// in the same kernel: FLOPs only. Apart from IterationWork, which the scheduler zeroes every
+// iteration (two more fields made that a rep stosq: 5% of a sweep).
+struct ExtraDecodeQueries {
+  double pairs = 0, window_pairs = 0;  // dense layers', sliding-window layers'
+};
+
 // Adds a causal prompt chunk of `chunk` tokens after `past` cached ones to `work`: its query-key
 // pairs and their sum over its keys (its end position), and the same where each query's keys are
 // the last `window` (`chunked_window`: those of its own chunk of `window`; window 0: all).
@@ -112,7 +120,10 @@ class IterationModel {
   // precision; the topology has tp x pp GPUs.
   explicit IterationModel(const IterationInputs& inputs);
 
-  Picoseconds iteration(const IterationWork& work) const;
+  Picoseconds iteration(const IterationWork& work, const ExtraDecodeQueries& extra = {}) const;
+  // The forward pass alone: iteration() without the runtime's per-iteration host overhead (a
+  // speculative draft's passes, inside the target's iteration).
+  Picoseconds forward(const IterationWork& work, const ExtraDecodeQueries& extra = {}) const;
   // One tensor-parallel all-reduce (stage-to-stage send) of `tokens` tokens' hidden states: the
   // simulated time at a sampled power of two (an all-reduce's with the runtime's overhead),
   // interpolated linearly between them; 0 without tensor (pipeline) parallelism.
@@ -126,7 +137,8 @@ class IterationModel {
   bool grouped_attention() const { return grouped_; }
 
  private:
-  Picoseconds stage_time(const InferenceShape& shape, const IterationWork& work) const;
+  Picoseconds stage_time(const InferenceShape& shape, const IterationWork& work,
+                         const ExtraDecodeQueries& extra) const;
   Picoseconds layer_matmuls(const InferenceShape& shape, int64_t m) const;
   // Piecewise-linear interpolation of sampled times at token counts 1, 2, 4, ...
   static Picoseconds interpolate(const std::vector<Picoseconds>& samples, int64_t tokens);

@@ -49,7 +49,11 @@ Replica::Replica(Simulation* sim, const IterationModel* model, const ReplicaSett
       settings_(settings),
       requests_(requests),
       records_(records),
-      free_blocks_(settings.kv_blocks) {}
+      free_blocks_(settings.kv_blocks) {
+  CLUSTERSIM_CHECK(!settings.speculative ||
+                       (settings.batching == schema::CONTINUOUS && !settings.hand_off),
+                   "speculative decoding outside a colocated continuous replica");
+}
 
 Replica::Sequence Replica::admit(int32_t request) {
   Sequence s;
@@ -79,13 +83,18 @@ void Replica::release(int64_t blocks) {
 void Replica::try_start() {
   if (iterating_) return;
   work_ = IterationWork{};
+  if (settings_.speculative) draft_ = DraftWork{};
   const bool formed =
       settings_.batching == schema::STATIC ? form_static() : form_continuous();
   if (!formed) return;
   if (work_.attention_pairs > 0) ++prompt_iterations_;
   iterating_ = true;
   iteration_start_ = sim_->now();
-  sim_->schedule_after(model_->iteration(work_), this, kIterationEnd);
+  const SpeculativeDecoder* speculative = settings_.speculative;
+  const Picoseconds took =
+      speculative ? model_->iteration(work_, draft_.verification) + speculative->draft_time(draft_)
+                  : model_->iteration(work_);
+  sim_->schedule_after(took, this, kIterationEnd);
 }
 
 void Replica::on_event(uint64_t tag) {
@@ -121,7 +130,8 @@ int64_t Replica::whole_sequence_tokens(const Sequence& w) const {
   // (KVCacheManager::getRemainingBlocksToCompletion); a request here states its output length,
   // which trtllm-bench passes as max_tokens. A prefill replica that hands the request off holds
   // its prompt only.
-  return settings_.hand_off ? r.input_tokens : r.input_tokens + r.output_tokens;
+  return (settings_.hand_off ? r.input_tokens : r.input_tokens + r.output_tokens) +
+         (settings_.speculative ? settings_.speculative->draft_tokens() : 0);
 }
 
 bool Replica::promise_whole(Sequence* w) {
@@ -210,6 +220,8 @@ bool Replica::preempt_latest() {
 }
 
 bool Replica::form_continuous() {
+  const SpeculativeDecoder* speculative = settings_.speculative;
+  const int draft_tokens = speculative ? speculative->draft_tokens() : 0;
   int64_t budget = settings_.max_tokens;
   for (size_t i = 0; i < running_.size();) {
     Sequence& s = running_[i];
@@ -219,11 +231,21 @@ bool Replica::form_continuous() {
       ++i;
       continue;
     }
-    if (!reserve(&s, s.cached + 1)) {
+    if (!reserve(&s, s.cached + 1 + draft_tokens)) {
       CLUSTERSIM_CHECK(preempt_latest(), "a decoding sequence with no block to grow into");
       continue;  // running_[i] is the next sequence, or s was itself preempted
     }
     s.in_batch = true;
+    if (speculative) {
+      const int32_t left = (*requests_)[s.request].output_tokens - s.generated;
+      s.accepting =
+          static_cast<int16_t>(std::min(speculative->accepted(s.request, s.rounds++), left));
+      speculative->add_verification(&work_, &draft_, s.cached, s.accepting,
+                                    settings_.attention_window, settings_.attention_window_chunked);
+      budget -= 1 + draft_tokens;
+      ++i;
+      continue;
+    }
     ++work_.tokens;
     ++work_.logits;
     add_decode(&work_, s.cached + 1, settings_);
@@ -243,6 +265,9 @@ bool Replica::form_continuous() {
     add_prompt_chunk(&work_, s.cached, chunk, settings_.attention_window,
                      settings_.attention_window_chunked);
     if (s.prefilled + chunk == s.prompt) finish_prompt();
+    if (speculative) {
+      speculative->add_prompt_chunk(&draft_, s.cached, chunk, s.prefilled + chunk == s.prompt);
+    }
   }
   while (admit_continuous(&budget)) {
   }
@@ -282,6 +307,10 @@ bool Replica::admit_continuous(int64_t* budget) {
   add_prompt_chunk(&work_, w.cached, chunk, settings_.attention_window,
                    settings_.attention_window_chunked);
   if (w.prefilled + chunk == w.prompt) finish_prompt();
+  if (settings_.speculative) {
+    settings_.speculative->add_prompt_chunk(&draft_, w.cached, chunk,
+                                            w.prefilled + chunk == w.prompt);
+  }
   running_.push_back(w);
   waiting_.pop_front();
   return true;
@@ -374,23 +403,29 @@ void Replica::complete(Sequence* s) {
 
 void Replica::finish_iteration() {
   const bool is_static = settings_.batching == schema::STATIC;
+  const bool speculative = settings_.speculative != nullptr;
   size_t kept = 0;
   for (size_t i = 0; i < running_.size(); ++i) {
     Sequence& s = running_[i];
     const Request& r = (*requests_)[s.request];
-    bool produced = false;
+    int32_t produced = 0;  // output tokens
     if (s.chunk > 0) {
       s.prefilled += s.chunk;
       s.cached += s.chunk;
       s.chunk = 0;
       share_prefix_blocks(&s);
-      produced = s.decoding();
+      produced = s.decoding() ? 1 : 0;
+    } else if (speculative && s.in_batch) {
+      produced = s.accepting;  // the K and V of the previous token and the accepted drafts
+      s.cached += produced;
+      accepted_tokens_ += produced;
+      ++verifications_;
     } else if (is_static || s.in_batch) {
       ++s.cached;  // the previous token's K and V
-      produced = true;
+      produced = 1;
     }
-    if (produced && s.generated < r.output_tokens) {
-      ++s.generated;
+    if (produced > 0 && s.generated < r.output_tokens) {
+      s.generated += produced;
       RequestRecord& record = (*records_)[s.request];
       if (!record.started) {
         record.first_token = sim_->now();

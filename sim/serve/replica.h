@@ -20,6 +20,8 @@
 // whole context. The prefix blocks it then computes become shared the iteration they fill (a
 // block another sequence made resident meanwhile replaces its own copy, as SGLang's radix cache
 // does). Shared blocks count once in the pool; unused ones count as free until evicted.
+// With speculative decoding (ReplicaSettings::speculative), a decoding sequence's iteration
+// verifies k draft tokens and keeps 1 to k + 1 tokens; it reserves blocks for k + 1 new tokens.
 // Static batching (TensorRT-LLM's gptSession): when idle, the replica takes up to max_batch
 // waiting requests that fit its memory (optionally waiting batch_wait for more), prefills all
 // their prompts in one iteration, then decodes the whole batch until its longest output is done;
@@ -43,6 +45,7 @@
 #include "sim/io/schema/serving.pb.h"
 #include "sim/serve/iteration_model.h"
 #include "sim/serve/prefix_cache.h"
+#include "sim/serve/speculative_decoding.h"
 #include "sim/serve/traffic.h"
 
 namespace clustersim {
@@ -84,6 +87,9 @@ struct ReplicaSettings {
   std::function<void(int32_t request, int64_t blocks)> hand_off;
   // Called with a request when its last token is produced (its record written); absent: none.
   std::function<void(int32_t request)> on_finish;
+  // Continuous, colocated: each decoding sequence verifies k draft tokens per iteration and keeps
+  // the tokens accepted (speculative_decoding.h), its k extra KV slots reserved; null: off.
+  const SpeculativeDecoder* speculative = nullptr;
 };
 
 class Replica final : public EventHandler, public Settler {
@@ -112,6 +118,9 @@ class Replica final : public EventHandler, public Settler {
   // ones not), and the prefix blocks resident (used or not).
   int64_t blocks_in_use() const { return settings_.kv_blocks - free_blocks_; }
   const PrefixCache& prefix_cache() const { return cache_; }
+  // Speculative decoding: tokens kept by verifications, and verifications (sequence iterations).
+  int64_t accepted_tokens() const { return accepted_tokens_; }
+  int64_t verifications() const { return verifications_; }
   // Continuous: the largest share of the KV cache held or promised at once (static: 0).
   double peak_committed_fraction() const {
     return settings_.kv_blocks > 0 ? static_cast<double>(peak_committed_) /
@@ -129,9 +138,14 @@ class Replica final : public EventHandler, public Settler {
     int32_t chunk = 0;      // prompt tokens in the current iteration
     int32_t shared = 0;     // of blocks, its prefix's first ones, in the prefix cache
     bool in_batch = false;  // decodes in the current iteration
+    // Speculative: tokens the current iteration's verification keeps (at most
+    // kMaxDraftTokens + 1); in in_batch's padding.
+    int16_t accepting = 0;
     int64_t blocks = 0;     // continuous: KV blocks held
     int64_t promised = 0;   // GUARANTEED_NO_EVICT: blocks promised to it, not yet held
     uint64_t admitted = 0;  // admission order
+    // Speculative: verifications so far.
+    int32_t rounds = 0;
     bool decoding() const { return prefilled == prompt; }
   };
 
@@ -202,6 +216,7 @@ class Replica final : public EventHandler, public Settler {
   bool iterating_ = false;
   bool wake_pending_ = false;  // static: a batch_wait wake-up is queued
   IterationWork work_;
+  DraftWork draft_;  // speculative decoding: the draft's share of the iteration
   Picoseconds iteration_start_;
   int32_t static_steps_left_ = 0;  // static: decode iterations until the batch ends
   bool static_prefill_ = false;    // static: the current iteration prefills the batch
@@ -210,6 +225,8 @@ class Replica final : public EventHandler, public Settler {
   int64_t iterations_ = 0;
   int64_t preemptions_ = 0;
   int64_t prompt_iterations_ = 0;
+  int64_t accepted_tokens_ = 0;
+  int64_t verifications_ = 0;
 };
 
 }  // namespace clustersim

@@ -131,6 +131,15 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   r.runtime_bytes = runtime_bytes(serving_, in.fit, c.tensor_parallel);
   e.memory = serving_memory(r.model->largest_stage(), r.runtime_bytes,
                             gpu_capacity_bytes(*c.instance, gpu), workspace_tokens);
+  if (c.draft_tokens > 0) {  // the draft's weights and KV cache beside the target's
+    const s::ServingScenario& m = scenario_.scenario();
+    r.speculative = std::make_unique<SpeculativeDecoder>(
+        in, m.deployment().speculative_decoding(),
+        scenario_.draft_model ? &scenario_.draft_model->transformer() : nullptr, c.draft_tokens,
+        m.traffic().has_seed() ? m.traffic().seed() : 1);
+    e.memory.weight_bytes += r.speculative->weight_bytes();
+    e.memory.kv_bytes_per_token += r.speculative->kv_bytes_per_token();
+  }
   const s::Scheduler& sc = c.scheduler;
   ReplicaSettings& set = r.settings;
   set.batching = sc.batching();
@@ -154,6 +163,7 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
       set.batching == s::CONTINUOUS && set.beam_width == 1 &&
       (sc.prefix_caching().has_enabled() ? sc.prefix_caching().enabled()
                                          : serving_.prefix_caching());
+  set.speculative = r.speculative.get();
   if (set.batching == s::STATIC) {
     set.static_free_bytes = e.memory.capacity_bytes - e.memory.weight_bytes -
                             e.memory.runtime_bytes;
@@ -283,7 +293,7 @@ ServingEvaluation ServingEvaluator::evaluate(const ServingConfiguration& c, doub
   Replica r = build(c, tokens, is_static ? 0 : tokens, /*fake_weights=*/false);
   ServingEvaluation e = r.evaluation;
   if (!e.error.empty()) return e;
-  e.out_of_memory = memory_problem(c, r, longest_request_);
+  e.out_of_memory = memory_problem(c, r, longest_request_ + c.draft_tokens);
   if (!e.out_of_memory.empty()) return e;
   serve(c, rate_scale, [&](RequestSource* source) {
     // The cache-aware router comes with the cache: caching off, the plain balancer.

@@ -17,6 +17,7 @@
 #include "sim/serve/memory_fit.h"
 #include "sim/serve/serving_metrics.h"
 #include "sim/serve/serving_space.h"
+#include "sim/serve/speculative_decoding.h"
 
 namespace clustersim {
 
@@ -64,6 +65,7 @@ class ServingEvaluator {
  private:
   struct Replica {  // what one configuration's replicas share
     std::unique_ptr<IterationModel> model;
+    std::unique_ptr<SpeculativeDecoder> speculative;  // c.draft_tokens > 0
     ReplicaSettings settings;
     ServingEvaluation evaluation;  // formats, memory, fit, calibration (no metrics yet)
     double runtime_bytes = 0;      // the runtime's own memory per GPU

@@ -70,6 +70,10 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
   m.preemptions = outcome.preemptions;
   m.prefix_hit_tokens = cached_tokens / prompt_tokens;
   m.prefix_hit_requests = hits / static_cast<double>(m.measured);
+  if (outcome.verifications > 0) {
+    m.accepted_per_iteration = static_cast<double>(outcome.accepted_tokens) /
+                               static_cast<double>(outcome.verifications);
+  }
   return m;
 }
 

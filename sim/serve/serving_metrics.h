@@ -39,6 +39,9 @@ struct ServingMetrics {
   // found any (0 with prefix caching off).
   bool shared_prefixes = false;
   double prefix_hit_tokens = 0, prefix_hit_requests = 0;
+  // Speculative decoding: the mean tokens a sequence keeps per iteration, over every
+  // verification of the run (the warm-up's too); 0 without it.
+  double accepted_per_iteration = 0;
 };
 
 // Requires: every request done; at least one arrives at or after `warmup_s`.

@@ -1,6 +1,7 @@
 // The serving result columns and the rows of one evaluated deployment.
 #include "sim/serve/serving_rows.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/util/check.h"
@@ -77,6 +78,10 @@ const std::vector<ResultColumn>& serving_columns() {
       identity_column("prefix_caching", "prefix cache", Kind::kBool),
       {"prefix_hit_tokens", "hit tok", Kind::kReal, 3, Drift::kAbsolute, 1e-4},
       {"prefix_hit_requests", "hit req", Kind::kReal, 3, Drift::kAbsolute, 1e-4},
+      // Speculative decoding: draft tokens per iteration (0: off) and the tokens a sequence
+      // kept per iteration on average.
+      identity_column("draft_tokens", "draft k", Kind::kInteger),
+      figure_column("accepted_per_iteration", "accepted/iter", 2),
   };
   return columns;
 }
@@ -120,6 +125,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   set("max_batch_size", number(sc.max_batch_size()));
   set("max_tokens_per_iteration", number(sc.max_tokens_per_iteration()));
   set("concurrency", number(c.concurrency));  // 0: open-loop traffic
+  set("draft_tokens", number(c.draft_tokens));
   set("memory_gib", e.memory.used_bytes() / kBytesPerGibibyte);
   set("capacity_gib", e.memory.capacity_bytes / kBytesPerGibibyte);
   if (e.kv_blocks > 0) set("kv_cache_tokens", number(static_cast<double>(e.kv_blocks * sc.kv_block_tokens())));
@@ -153,6 +159,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
       set("prefix_hit_tokens", m.prefix_hit_tokens);
       set("prefix_hit_requests", m.prefix_hit_requests);
     }
+    if (c.draft_tokens > 0) set("accepted_per_iteration", m.accepted_per_iteration);
     if (max_rate_per_s) set("max_rate_per_s", *max_rate_per_s);
     if (!e.slo_violation.empty()) {
       set("status", kStatusMissesSlo);
@@ -176,7 +183,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   return rows;
 }
 
-const std::vector<std::string>& serving_summary_columns(bool closed_loop) {
+std::vector<std::string> serving_summary_columns(bool closed_loop, bool speculative) {
   // Latency against concurrency, as serving benchmarks tabulate it (their tables give means:
   // genai-perf's and trtllm-bench's averages, vLLM's mean and median).
   static const std::vector<std::string> by_concurrency = {"index",
@@ -226,7 +233,12 @@ const std::vector<std::string>& serving_summary_columns(bool closed_loop) {
                                                 "currency",
                                                 "price_region",
                                                 "limiting"};
-  return closed_loop ? by_concurrency : keys;
+  std::vector<std::string> shown = closed_loop ? by_concurrency : keys;
+  if (speculative) {  // beside the latencies
+    const auto at = std::find(shown.begin(), shown.end(), "output_tokens_per_s");
+    shown.insert(shown.insert(at, "accepted_per_iteration"), "draft_tokens");
+  }
+  return shown;
 }
 
 Table serving_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows) {
@@ -246,11 +258,13 @@ std::string describe_deployment(const ResultRow& r) {
   const bool expert_parallel = row_number(r, serving_column("expert_parallel")) > 1;
   const bool shared_prefixes = !std::isnan(row_number(r, serving_column("prefix_hit_tokens")));
   const bool caching = row_number(r, serving_column("prefix_caching")) > 0;
+  const double draft_tokens = row_number(r, serving_column("draft_tokens"));
   return t("instance") + " x " + pools + n("tensor_parallel") + " PP " +
          n("pipeline_parallel") + (expert_parallel ? " EP " + n("expert_parallel") : "") + ", " + t("weights") + ", " + t("batching") + " batch " +
          n("max_batch_size") + ", " + t("billing") +
          (closed_loop ? ", " + n("concurrency") + " concurrent users" : "") +
-         (shared_prefixes ? caching ? ", prefix caching on" : ", prefix caching off" : "");
+         (shared_prefixes ? caching ? ", prefix caching on" : ", prefix caching off" : "") +
+         (draft_tokens > 0 ? ", speculative k " + n("draft_tokens") : "");
 }
 
 }  // namespace clustersim

@@ -27,8 +27,9 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
                                          std::optional<double> max_rate_per_s);
 
 // The columns the terminal shows by default; with closed-loop traffic, latency percentiles and
-// throughput per concurrency level.
-const std::vector<std::string>& serving_summary_columns(bool closed_loop);
+// throughput per concurrency level; with speculative decoding, its draft tokens and the tokens
+// kept per iteration.
+std::vector<std::string> serving_summary_columns(bool closed_loop, bool speculative);
 
 // A table with the given serving columns (by key) holding those cells of `rows`.
 Table serving_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows);

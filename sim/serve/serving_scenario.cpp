@@ -17,6 +17,7 @@
 #include "sim/serve/expert_parallel_checks.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/serve/shared_prefix.h"
+#include "sim/serve/speculative_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
 
@@ -276,7 +277,7 @@ double deployment_count(const s::ServingScenario& m) {
       (disaggregated ? n(w.prefill_replicas_size()) * n(w.decode_replicas_size()) : 0);
   return n(w.instance_size()) * shapes * n(w.expert_parallel_size()) * n(w.quantization_size()) *
          n(w.batching_size()) * n(w.max_batch_size_size()) * n(w.max_tokens_per_iteration_size()) *
-         n(w.prefix_caching_size()) *
+         n(w.prefix_caching_size()) * n(w.draft_tokens_size()) *
          (m.traffic().has_closed_loop() ? n(w.concurrency_size()) : 1);
 }
 
@@ -515,6 +516,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   if (m.has_deployment()) check_disaggregated_prefix_caching(root, catalog, *loaded);
   if (m.has_deployment()) check_deployment_size(root);
   if (m.has_deployment()) check_expert_parallel(root, *loaded);
+  if (m.has_deployment()) check_speculative_decoding(root, catalog, loaded.get());
   if (m.has_sweep()) check_sweep_size(root);
   if (m.has_sweep()) root.child("sweep").distinct_lists();
   root.distinct_lists(s::BatchBenchmark::descriptor());  // billing modes

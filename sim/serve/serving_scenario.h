@@ -25,6 +25,8 @@ struct LoadedServingScenario {
   // Disaggregated: a pool's own instance type (disaggregation.prefill/decode.instance), or null.
   const schema::InstanceType* prefill_instance = nullptr;
   const schema::InstanceType* decode_instance = nullptr;
+  // deployment.speculative_decoding's draft model, or null (none, or the model's own layers).
+  const schema::Model* draft_model = nullptr;
 
   const schema::ServingScenario& scenario() const { return file->message; }
 };

@@ -31,6 +31,8 @@ void add_pool(const Pool& pool, int replica_gpus, int total_gpus, ServingOutcome
   for (const auto& r : pool) {
     outcome->iterations += r->iterations();
     outcome->preemptions += r->preemptions();
+    outcome->accepted_tokens += r->accepted_tokens();
+    outcome->verifications += r->verifications();
     outcome->peak_kv_committed = std::max(outcome->peak_kv_committed, r->peak_committed_fraction());
     if (span > 0) {
       outcome->busy_fraction += r->busy().seconds() / span * replica_gpus / total_gpus;

@@ -33,6 +33,8 @@ struct ServingOutcome {
   // (a preempted request's recomputation).
   double kv_bytes_sent = 0, kv_bytes_received = 0;
   int64_t decode_prompt_iterations = 0;
+  // Speculative decoding: tokens kept by verifications, and verifications (0: off).
+  int64_t accepted_tokens = 0, verifications = 0;
 };
 
 // Where the requests come from, and when. Request ids are indices into requests().

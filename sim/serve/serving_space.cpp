@@ -114,13 +114,16 @@ ServingSpace::ServingSpace(const LoadedServingScenario& scenario) : scenario_(sc
   max_tokens_ = axis_values(sweep.max_tokens_per_iteration(), base.max_tokens_per_iteration());
   for (bool on : sweep.prefix_caching()) prefix_caching_.push_back(on);
   if (prefix_caching_.empty()) prefix_caching_.push_back(std::nullopt);
+  draft_tokens_ = d.has_speculative_decoding()
+                      ? axis_values(sweep.draft_tokens(), d.speculative_decoding().draft_tokens())
+                      : std::vector<int>{0};
   concurrency_ = m.traffic().has_closed_loop()
                      ? axis_values(sweep.concurrency(), m.traffic().closed_loop().concurrency())
                      : std::vector<int>{0};
   size_ = static_cast<int64_t>(scenario.instances.size() * shapes_.size() *
                                expert_parallel_.size() * quantizations_.size() * batching_.size() *
                                max_batch_.size() * max_tokens_.size() * prefix_caching_.size() *
-                               concurrency_.size());
+                               draft_tokens_.size() * concurrency_.size());
 }
 
 ServingConfiguration ServingSpace::at(int64_t index) const {
@@ -134,6 +137,7 @@ ServingConfiguration ServingSpace::at(int64_t index) const {
   };
   // Last axis fastest: decode from the end.
   c.concurrency = concurrency_[take(concurrency_.size())];
+  c.draft_tokens = draft_tokens_[take(draft_tokens_.size())];
   const std::optional<bool> prefix_caching = prefix_caching_[take(prefix_caching_.size())];
   const int max_tokens = max_tokens_[take(max_tokens_.size())];
   const int max_batch = max_batch_[take(max_batch_.size())];

@@ -1,8 +1,9 @@
 // The deployments a serving scenario asks about, indexed without being stored: instance x shape x
 // expert parallelism x quantization x batching x max batch x token budget x prefix caching x
-// closed-loop concurrency (the last fastest), each axis the sweep's list or the deployment's (the
-// traffic's) one value. The shapes are the colocated ones (tensor parallel x pipeline parallel x
-// replicas) then the disaggregated ones (prefill replicas x decode replicas).
+// speculative draft tokens x closed-loop concurrency (the last fastest), each axis the sweep's
+// list or the deployment's (the traffic's) one value. The shapes are the colocated ones (tensor
+// parallel x pipeline parallel x replicas) then the disaggregated ones (prefill replicas x decode
+// replicas).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,7 @@ struct ServingConfiguration {
   // pipeline_parallel and replicas above are then the decode pool's.
   std::optional<PoolShape> prefill;
   int concurrency = 0;  // closed-loop traffic: its users; open loop: 0
+  int draft_tokens = 0;  // speculative decoding's k per iteration; 0: off
   // Disaggregated over two instance types: each pool on nodes of its own.
   bool split_nodes() const { return prefill && prefill->instance != instance; }
   int replica_gpus() const { return tensor_parallel * pipeline_parallel; }
@@ -75,7 +77,7 @@ class ServingSpace {
     std::optional<PoolShape> prefill;
   };
   std::vector<Shape> shapes_;
-  std::vector<int> max_batch_, max_tokens_, concurrency_, expert_parallel_;
+  std::vector<int> max_batch_, max_tokens_, draft_tokens_, concurrency_, expert_parallel_;
   std::vector<std::optional<bool>> prefix_caching_;  // the sweep's; {nullopt}: the scheduler's
   std::vector<schema::Quantization> quantizations_;
   std::vector<schema::Batching> batching_;

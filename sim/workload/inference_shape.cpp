@@ -216,9 +216,12 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
     bytes += g.layers * (layer_matrix_parameters(g, shape.num_experts / expert_parallel) * weight +
                          (2 * norms + attention_norms + qk_norms) * kSixteenBit);
   }
-  if (first) bytes += static_cast<double>(t.vocab_size()) * h * kSixteenBit;
-  if (last) bytes += (static_cast<double>(shape.vocab_shard) * h + norms) * kSixteenBit;
+  const double embedding = first ? static_cast<double>(t.vocab_size()) * h * kSixteenBit : 0;
+  const double head = last ? (static_cast<double>(shape.vocab_shard) * h + norms) * kSixteenBit : 0;
+  if (first) bytes += embedding;
+  if (last) bytes += head;
   shape.weight_bytes = bytes;
+  shape.embedding_and_head_bytes = embedding + head;
 
   shape.kv_element_bytes = bytes_per_element(formats.kv_cache);
   if (latent) {

@@ -13,8 +13,8 @@
 // tensor-parallel group (TensorRT-LLM's moe_expert_parallel_size x moe_tensor_parallel_size =
 // tensor_parallel_size) each rank holds num_experts / EP whole experts, each split over the
 // TP / EP ranks of its expert-tensor-parallel group; KV heads replicated when tensor parallelism
-// exceeds them (each rank keeps one). Multi-token prediction layers are not loaded (no
-// speculative decoding).
+// exceeds them (each rank keeps one). Multi-token prediction layers are not loaded here (a
+// speculative-decoding draft loads them: sim/serve/speculative_decoding.h).
 #pragma once
 
 #include <cstdint>
@@ -71,6 +71,9 @@ struct InferenceShape {
   int windowed_layers = 0, window_tokens = 0;
   bool window_chunked = false;
   double weight_bytes = 0;       // this GPU's share of the weights
+  // Of weight_bytes: the token embedding (first stage) and the output projection and final norm
+  // (last stage), which a draft sharing them with its target does not load again.
+  double embedding_and_head_bytes = 0;
   double kv_bytes_per_token = 0; // K and V of one token, every layer of this stage, this rank
   double kv_element_bytes = 2;   // of the KV cache's format
   // Activation workspace per token of an iteration (the live tensors of one layer: its input,

@@ -189,8 +189,8 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     if (expert_parallel && tp != keys.end()) keys.insert(tp + 1, "expert_parallel");
     return keys;
   };
-  std::vector<std::string> summary =
-      with_expert_parallel(serving_summary_columns(m.traffic().has_closed_loop()));
+  std::vector<std::string> summary = with_expert_parallel(serving_summary_columns(
+      m.traffic().has_closed_loop(), m.deployment().has_speculative_decoding()));
   if (has_shared_prefixes(loaded)) {
     summary.insert(summary.end() - 1,
                    {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
