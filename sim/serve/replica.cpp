@@ -439,7 +439,10 @@ void Replica::finish_iteration() {
         continue;  // the decode pool has it now
       }
     }
-    if (is_static || s.generated < r.output_tokens) running_[kept++] = s;
+    if (!is_static && s.generated >= r.output_tokens) continue;
+    // Copied only when a sequence before it left: a copy onto itself stalls on its own stores.
+    if (kept != i) running_[kept] = s;
+    ++kept;
   }
   running_.resize(kept);
   if (!is_static) return;
