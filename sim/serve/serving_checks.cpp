@@ -307,4 +307,14 @@ double gpu_capacity_bytes(const schema::InstanceType& instance, const schema::Gp
          kBytesPerGibibyte;
 }
 
+void refuse_static_batching(const FieldChecker& root, const char* why) {
+  const auto& m = static_cast<const s::ServingScenario&>(root.message());
+  if (m.deployment().scheduler().batching() == s::STATIC) {
+    root.child("deployment").child("scheduler").error("batching", why);
+  }
+  for (int i = 0; i < m.sweep().batching_size(); ++i) {
+    if (m.sweep().batching(i) == s::STATIC) root.child("sweep").error("batching", why, i);
+  }
+}
+
 }  // namespace clustersim

@@ -25,6 +25,10 @@ inline constexpr int kMaxSharedPrefixes = 1 << 20;
 // (`max_context` tokens).
 void check_traffic(const FieldChecker& traffic, int max_context);
 
+// A feature that needs continuous batching: static batching, in the deployment's scheduler or in
+// the sweep's list, is an error at its line saying `why`.
+void refuse_static_batching(const FieldChecker& root, const char* why);
+
 // A scheduler's caps; `longest_prompt` tokens must fit the token budget without chunked prefill.
 void check_scheduler(const FieldChecker& scheduler, int longest_prompt);
 

@@ -217,12 +217,7 @@ void check_disaggregation(const FieldChecker& root, const Catalog& catalog,
   const char* why = "a disaggregated deployment hands each request from its prefill replica to a "
                     "decode replica at its first token: it needs CONTINUOUS batching (a static "
                     "batch keeps its requests on one replica from prompt to last token)";
-  if (m.deployment().scheduler().batching() == s::STATIC) {
-    deployment.child("scheduler").error("batching", why);
-  }
-  for (int i = 0; i < m.sweep().batching_size(); ++i) {
-    if (m.sweep().batching(i) == s::STATIC) sweep.error("batching", why, i);
-  }
+  refuse_static_batching(root, why);
 }
 
 // The largest value a deployment field takes: its sweep axis' largest when the axis is given, else

@@ -73,12 +73,7 @@ void check_deployment_kind(const FieldChecker& root) {
   const char* batching = "speculative decoding is simulated with CONTINUOUS batching only (a "
                          "static batch steps together, each sequence keeping its own number of "
                          "tokens: not modelled)";
-  if (m.deployment().scheduler().batching() == s::STATIC) {
-    deployment.child("scheduler").error("batching", batching);
-  }
-  for (int i = 0; i < m.sweep().batching_size(); ++i) {
-    if (m.sweep().batching(i) == s::STATIC) sweep.error("batching", batching, i);
-  }
+  refuse_static_batching(root, batching);
   const char* stages = "speculative decoding is simulated on replicas of one pipeline stage (the "
                        "draft beside a pipeline is not modelled): pipeline_parallel 1";
   if (m.deployment().pipeline_parallel() > 1) deployment.error("pipeline_parallel", stages);

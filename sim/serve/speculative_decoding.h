@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "sim/io/schema/serving.pb.h"
 #include "sim/serve/iteration_model.h"
 
 namespace clustersim {
