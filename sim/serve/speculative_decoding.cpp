@@ -65,6 +65,9 @@ SpeculativeDecoder::SpeculativeDecoder(const IterationInputs& target,
   in.model = &transformer_;
   in.pipeline_parallel = 1;
   in.fake_weights = false;
+  // Experts split over ranks as the target's only in its own MTP modules: draft heads are dense,
+  // and a draft model runs its experts (if any) by tensor parallelism.
+  if (!spec.multi_token_prediction() || !transformer_.has_moe()) in.expert_parallel = 1;
   if (draft_model != nullptr && spec.has_draft_tensor_parallel()) {
     in.tensor_parallel = spec.draft_tensor_parallel();
   }

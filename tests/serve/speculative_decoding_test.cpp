@@ -9,6 +9,7 @@
 #include "sim/serve/serving_evaluation.h"
 #include "sim/serve/serving_sweep.h"
 #include "tests/serve/serve_fixture.h"
+#include "tests/testing/cluster.h"
 
 namespace clustersim {
 namespace {
@@ -316,6 +317,37 @@ TEST_CASE("a model's multi-token-prediction modules draft with their own KV cach
   CHECK(spec.weight_bytes() == Approx(11.61e9 * 2).epsilon(0.01));
   // Its one latent-attention layer's cache: (512 + 64) x 2 bytes a token.
   CHECK(spec.kv_bytes_per_token() == Approx(576 * 2));
+}
+
+// Expert parallelism splits the target's experts; draft heads are dense layers (no experts to
+// split, the same passes at any EP), while an MTP module is a layer of the target's, its experts
+// split as the target's: at EP 8 its busiest rank streams more whole experts than TP 8's share.
+TEST_CASE("expert parallelism applies to MTP modules, not to dense draft heads") {
+  IterationInputs in =
+      single_gpu_inputs("deepseek-v3", "H200-SXM-141GB", {s::FP8, s::FP8, s::FP8});
+  const auto topology = testing::shipped_cluster("aws.p5en.48xlarge", 1, 8);
+  in.topology = topology.get();
+  in.tensor_parallel = 8;
+  in.max_tokens = 1024;
+  IterationInputs expert = in;
+  expert.expert_parallel = 8;
+  s::SpeculativeDecoding mtp;
+  mtp.set_multi_token_prediction(true);
+  mtp.set_draft_tokens(3);
+  mtp.set_acceptance_rate(0.8);
+  const auto time = [](const SpeculativeDecoder& spec) {
+    IterationWork work;
+    DraftWork draft;
+    spec.add_verification(&work, &draft, 1000, 2, 0, false);
+    return spec.draft_time(draft);
+  };
+  const SpeculativeDecoder heads_tp(in, heads(2, 3, 0.8), nullptr, 3, 1);
+  const SpeculativeDecoder heads_ep(expert, heads(2, 3, 0.8), nullptr, 3, 1);
+  CHECK(heads_ep.weight_bytes() == heads_tp.weight_bytes());
+  CHECK(time(heads_ep) == time(heads_tp));
+  const SpeculativeDecoder mtp_tp(in, mtp, nullptr, 3, 1);
+  const SpeculativeDecoder mtp_ep(expert, mtp, nullptr, 3, 1);
+  CHECK(time(mtp_ep) > time(mtp_tp));
 }
 
 }  // namespace
