@@ -95,7 +95,10 @@ void check_shared_prefix(const FieldChecker& traffic, int max_context) {
   }
   p.require("prefixes") && p.in_range("prefixes", 1, kMaxSharedPrefixes);
   check_lengths(p, "tokens");
-  p.in_range("share", 0, 1);
+  if (p.in_range("share", 0, 1) && m.shared_prefix().has_share() &&
+      m.shared_prefix().share() == 0) {
+    p.error("share", "0 gives no request a prefix: remove shared_prefix instead");
+  }
   const s::SharedPrefix& sp = m.shared_prefix();
   if (sp.has_popularity()) p.require_enum("popularity");
   if (sp.has_zipf_exponent()) {

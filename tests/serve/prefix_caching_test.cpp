@@ -361,6 +361,9 @@ TEST_CASE("bad shared prefixes and prefix caching settings are errors at their f
        "s.textproto:7:19: traffic.shared_prefix.prefixes: must be in [1, 1048576], got 0\n"},
       {"prefixes: 4", "prefixes: 4 share: 1.5",
        "s.textproto:7:31: traffic.shared_prefix.share: must be in [0, 1], got 1.5\n"},
+      {"prefixes: 4", "prefixes: 4 share: 0",
+       "s.textproto:7:31: traffic.shared_prefix.share: 0 gives no request a prefix: remove "
+       "shared_prefix instead\n"},
       {"prefixes: 4", "prefixes: 4 zipf_exponent: 2",
        "s.textproto:7:31: traffic.shared_prefix.zipf_exponent: applies to popularity ZIPF\n"},
       {"fixed: 2000", "fixed: 3500",
