@@ -113,6 +113,16 @@ void check_job(const FieldChecker& job, const s::Model* model) {
       m.precision() != s::FP8) {
     job.error("sixteen_bit_states", "needs precision BF16, FP16 or FP8");
   }
+  if (m.bf16_optimizer_moments()) {
+    if (m.optimizer() != s::ADAM && m.optimizer() != s::SGD_MOMENTUM && m.optimizer() != s::MUON) {
+      job.error("bf16_optimizer_moments",
+                "needs an optimizer with moments (ADAM, SGD_MOMENTUM, MUON)");
+    } else if (m.precision() == s::FP32 || m.precision() == s::TF32) {
+      job.error("bf16_optimizer_moments", "needs precision BF16, FP16, FP8 or FP4 (a master copy)");
+    } else if (m.sixteen_bit_states()) {
+      job.error("bf16_optimizer_moments", "sixteen_bit_states keeps 16-bit moments already");
+    }
+  }
   if (job.has("fp4_unfused_hadamard_cast") && m.precision() != s::FP4) {
     job.error("fp4_unfused_hadamard_cast", "applies to precision FP4 only");
   }

@@ -69,11 +69,13 @@ namespace {
 
 // Per parameter as `job` keeps its states: under sixteen_bit_states the 16-bit weights, gradients
 // and optimizer moments (full precision's moments, which have no master copy, at 16 bits), and
-// where the weights themselves are FP8 (fp8_parameters) the optimizer's 16-bit copy of them.
+// where the weights themselves are FP8 (fp8_parameters) the optimizer's 16-bit copy of them;
+// under bf16_optimizer_moments mixed precision's with the moments at half their fp32 bytes.
 StateBytesPerParameter job_state_bytes(const s::TrainingJob& job) {
-  const StateBytesPerParameter mixed = state_bytes_per_parameter(job.precision(), job.optimizer());
-  if (!job.sixteen_bit_states()) return mixed;
+  StateBytesPerParameter mixed = state_bytes_per_parameter(job.precision(), job.optimizer());
   const double moments = state_bytes_per_parameter(s::FP32, job.optimizer()).optimizer;
+  if (job.bf16_optimizer_moments()) mixed.optimizer -= moments / 2;
+  if (!job.sixteen_bit_states()) return mixed;
   const double master = job.precision() == s::FP8 && job.fp8_parameters() ? mixed.weights : 0;
   return {mixed.weights, mixed.weights, moments * mixed.weights / 4 + master};
 }
@@ -281,7 +283,7 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
                                      const s::Parallelism& p, int stage, double capacity_bytes,
                                      const RuntimeMemory& runtime) {
   const s::Transformer& t = model.transformer();
-  const int pp = p.pipeline_parallel(), tp = p.tensor_parallel();
+  const int tp = p.tensor_parallel();
   const PipelineLayout layout = pipeline_layout(t.num_layers(), p);
   MemoryEstimate e;
   e.stage = stage;
@@ -295,8 +297,12 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
     other += static_cast<double>(params.head);
     // A tied output projection needs its own copy of the embedding on the last stage, and so do
     // multi-token-prediction modules, which embed the shifted tokens there (Megatron-Core's
-    // gpt_model.py builds the embedding where pre_process or mtp_process).
-    if ((t.tied_embeddings() || t.multi_token_prediction_layers() > 0) && pp > 1) {
+    // gpt_model.py builds the embedding where pre_process or mtp_process): unless the stage holds
+    // the embedding itself, as DualPipe's end stages do (both use that one: DeepSeek-V3,
+    // arXiv:2412.19437 section 3.2.3, "Shared Embedding and Output Head for Multi-Token
+    // Prediction" on the same PP rank).
+    if ((t.tied_embeddings() || t.multi_token_prediction_layers() > 0) &&
+        !layout.stage_holds_embedding(stage)) {
       other += static_cast<double>(t.vocab_size()) * t.hidden_size();
     }
   }

@@ -34,6 +34,7 @@ BOOLS = ["true", "false"]
 TRAINING_FIELDS = [
     ("job", "multi_token_prediction_layers", INTS),
     ("job", "sixteen_bit_states", BOOLS),
+    ("job", "bf16_optimizer_moments", BOOLS),
     ("job", "expert_routing", [
         "{ consecutive_experts: true }", "{ consecutive_experts: false }",
         "{ consecutive_experts: true max_violation: 0.5 }",

@@ -579,6 +579,17 @@ TEST_CASE("16-bit optimizer states go beside 16-bit or FP8 GEMMs, not FP4 ones")
         "s.textproto:6:3: job.sixteen_bit_states: needs precision BF16, FP16 or FP8\n");
 }
 
+TEST_CASE("BF16 optimizer moments need a master copy and are not sixteen_bit_states'") {
+  CHECK(b200_job_errors("  precision: FP8\n  bf16_optimizer_moments: true") == "");
+  CHECK(b200_job_errors("  precision: FP32\n  bf16_optimizer_moments: true") ==
+        "s.textproto:6:3: job.bf16_optimizer_moments: needs precision BF16, FP16, FP8 or FP4 (a "
+        "master copy)\n");
+  CHECK(b200_job_errors("  precision: BF16\n  sixteen_bit_states: true\n"
+                        "  bf16_optimizer_moments: true") ==
+        "s.textproto:7:3: job.bf16_optimizer_moments: sixteen_bit_states keeps 16-bit moments "
+        "already\n");
+}
+
 TEST_CASE("FP8 attention takes FP8 GEMMs' precision: not BF16 nor FP4") {
   CHECK(b200_job_errors("  precision: FP8\n  fp8_attention: true") == "");
   CHECK(b200_job_errors("  precision: BF16\n  fp8_attention: true") ==

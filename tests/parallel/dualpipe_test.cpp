@@ -246,5 +246,33 @@ TEST_CASE("DualPipe's stages hold twice 1F1B's parameters and PP + 1 micro-batch
   }
 }
 
+TEST_CASE("DualPipe's end stages share the embedding with the multi-token-prediction module") {
+  // DeepSeek-V3 (arXiv:2412.19437 section 3.2.3): the embedding and the output head on the same
+  // rank serve the MTP module as well. Llama 2 7B with one MTP module on 4 stages: DualPipe's
+  // stage 0 holds 1F1B's stages 0 and 3 less the copy of the embedding 1F1B's last stage keeps
+  // for the module, vocabulary x hidden 16-bit weights and fp32 gradients; the middle stages
+  // hold no embedding and no copy.
+  schema::Model model = testing::shipped_model("llama2-7b");
+  model.mutable_transformer()->set_multi_token_prediction_layers(1);
+  const auto job = testing::parse_message<schema::TrainingJob>(
+      "global_batch_size: 16 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
+  const schema::Parallelism one = dualpipe_parallelism(4, "ONE_F_ONE_B");
+  const schema::Parallelism dual = dualpipe_parallelism(4, "DUALPIPE");
+  const double copy = static_cast<double>(model.transformer().vocab_size()) *
+                      model.transformer().hidden_size();
+  for (int r : {0, 3}) {
+    INFO("stage " << r);
+    const MemoryEstimate d = estimate_stage_memory(model, job, dual, r, 1e15, {});
+    const MemoryEstimate a = estimate_stage_memory(model, job, one, 0, 1e15, {});
+    const MemoryEstimate b = estimate_stage_memory(model, job, one, 3, 1e15, {});
+    CHECK(d.weights_bytes == Approx(a.weights_bytes + b.weights_bytes - 2 * copy));
+    CHECK(d.gradients_bytes == Approx(a.gradients_bytes + b.gradients_bytes - 4 * copy));
+  }
+  const auto weights = [&](const schema::Parallelism& p, int r) {
+    return estimate_stage_memory(model, job, p, r, 1e15, {}).weights_bytes;
+  };
+  CHECK(weights(dual, 1) == Approx(weights(one, 1) + weights(one, 2)));
+}
+
 }  // namespace
 }  // namespace clustersim

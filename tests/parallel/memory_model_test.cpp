@@ -196,6 +196,30 @@ TEST_CASE("16-bit states under FP8: BF16 moments, and a BF16 master shard beside
   CHECK(fp8_weights.optimizer_bytes == Approx(params * 6 / 8));
 }
 
+TEST_CASE("BF16 optimizer moments beside fp32 master weights and gradients") {
+  // DeepSeek-V3's recipe (arXiv:2412.19437 section 3.3.3): Adam's moments 2 + 2 bytes, the
+  // master copy 4, over the distributed optimizer's 8 shards; gradients fp32; SGD with momentum
+  // its one moment 2 beside the master's 4.
+  const auto& llama = shipped_model("llama3-8b");
+  const double params = static_cast<double>(transformer_parameters(llama.transformer()).total());
+  const auto bf16_job = [](const std::string& optimizer, const std::string& extra) {
+    return testing::parse_message<s::TrainingJob>(
+        "global_batch_size: 64 sequence_length: 8192 precision: BF16 steps: 1 optimizer: " +
+        optimizer + " " + extra);
+  };
+  const auto p = plan(1, 1, 8, 1, "distributed_optimizer: true");
+  const auto fp32 = estimate_memory(llama, bf16_job("ADAM", ""), p, 1e15, {});
+  const auto bf16 =
+      estimate_memory(llama, bf16_job("ADAM", "bf16_optimizer_moments: true"), p, 1e15, {});
+  CHECK(fp32.optimizer_bytes == Approx(params * 12 / 8));
+  CHECK(bf16.optimizer_bytes == Approx(params * 8 / 8));
+  CHECK(bf16.gradients_bytes == fp32.gradients_bytes);
+  CHECK(bf16.weights_bytes == fp32.weights_bytes);
+  const auto momentum = estimate_memory(
+      llama, bf16_job("SGD_MOMENTUM", "bf16_optimizer_moments: true"), p, 1e15, {});
+  CHECK(momentum.optimizer_bytes == Approx(params * 6 / 8));
+}
+
 TEST_CASE("ZeRO-3 keeps FP8 weight copies only with keep_fp8_transpose_cache") {
   // Megatron FSDP: the 1-byte weights shard over DP 8 as the 16-bit ones do; the transposes of the
   // gathered weights live as long as those (not counted) unless the cache is kept, then whole.
