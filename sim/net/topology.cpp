@@ -7,19 +7,15 @@
 
 #include "sim/net/rank_symmetry.h"
 #include "sim/util/check.h"
+#include "sim/util/splitmix64.h"
 
 namespace clustersim {
 namespace {
 
-// A fixed mix of the two endpoints (splitmix64 finalizer): the same pair always takes the same
+// A fixed mix of the two endpoints (SplitMix64's finalizer): the same pair always takes the same
 // of several equal-cost routes, and different pairs spread over them.
 uint64_t pair_hash(uint64_t a, uint64_t b) {
-  uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull);
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
+  return splitmix64_finalize(a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/util/check.h"
+#include "sim/util/splitmix64.h"
 #include "sim/workload/moe_layer.h"
 
 namespace clustersim {
@@ -35,15 +36,6 @@ s::Transformer draft_pass_layers(const s::Transformer& target, const s::Speculat
     t.clear_moe();
   }
   return t;
-}
-
-// SplitMix64's finalizer (Steele, Lea and Flood, "Fast splittable pseudorandom number
-// generators", OOPSLA 2014): a well-mixed 64-bit word from a counter.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
 }
 
 }  // namespace
@@ -97,7 +89,8 @@ SpeculativeDecoder::SpeculativeDecoder(const IterationInputs& target,
 
 int SpeculativeDecoder::accepted(int32_t request, int32_t round) const {
   const uint64_t word =
-      mix(mix(seed_ ^ mix(static_cast<uint64_t>(request))) ^ static_cast<uint64_t>(round));
+      splitmix64(splitmix64(seed_ ^ splitmix64(static_cast<uint64_t>(request))) ^
+                 static_cast<uint64_t>(round));
   const double u = (static_cast<double>(word >> 11) + 1) * 0x1.0p-53;  // (0, 1]
   // Drafts accepted before the first rejection: P(>= j) = P(u <= alpha^j) = alpha^j.
   const double run = std::floor(std::log(u) / std::log(alpha_));
