@@ -78,6 +78,7 @@ IterationModel::IterationModel(const IterationInputs& in)
                            ? in.serving->expert_matmul_row_tile()
                            : ComputeModel::kTile),
       fake_weights_(in.fake_weights),
+      routed_experts_apart_(in.routed_experts_apart),
       layer_overhead_(Picoseconds::from_microseconds(in.fit.layer_overhead_us())),
       expert_layer_overhead_(Picoseconds::from_microseconds(in.fit.expert_layer_overhead_us())),
       iteration_overhead_(Picoseconds::from_microseconds(in.serving->iteration_overhead_us())),
@@ -126,27 +127,57 @@ Picoseconds IterationModel::interpolate(const std::vector<Picoseconds>& samples,
   return Picoseconds(std::llround(a + (b - a) * (static_cast<double>(tokens) - low) / (high - low)));
 }
 
+Picoseconds IterationModel::routed_expert_gemms(const LayerGroup& group, double touched,
+                                                double copies) const {
+  const auto per_expert = static_cast<int64_t>(std::ceil(copies / std::max(touched, 1.0)));
+  Picoseconds t = expert_layer_overhead_;
+  for (const LayerMatmul& mm : group.matmuls) {
+    if (mm.expert) {
+      t += experts_.matmul(per_expert, mm.n, mm.k, touched, weight_bytes_, expert_row_tile_);
+    }
+  }
+  return t;
+}
+
+namespace {
+
+bool has_routed_experts(const InferenceShape& shape, const LayerGroup& group) {
+  return shape.num_experts > 1 && std::any_of(group.matmuls.begin(), group.matmuls.end(),
+                                              [](const LayerMatmul& mm) { return mm.expert; });
+}
+
+}  // namespace
+
+Picoseconds IterationModel::routed_experts(int64_t tokens) const {
+  Picoseconds total;
+  for (const InferenceShape& shape : shapes_) {
+    const ExpertRankLoad busiest = busiest_expert_rank(
+        shape.num_experts, shape.experts_per_token, shape.expert_parallel, tokens);
+    for (const LayerGroup& group : shape.groups) {
+      if (!has_routed_experts(shape, group)) continue;
+      total += Picoseconds(routed_expert_gemms(group, busiest.experts, busiest.copies).count() *
+                           group.layers);
+    }
+  }
+  return total;
+}
+
 Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m) const {
-  // One expert layer of `group` whose rank runs `copies` token copies through `touched` experts,
-  // each streaming its weights once over its share of the rows, with the routing kernels'
-  // overhead (touched 0: a dense layer).
+  // One layer of `group` whose rank runs `copies` token copies through `touched` experts (0: a
+  // dense layer, or one whose routed experts run apart), its other matrices on all m tokens.
   const auto layer = [&](const LayerGroup& group, double touched, double copies) {
-    const auto per_expert = static_cast<int64_t>(std::ceil(copies / std::max(touched, 1.0)));
     Picoseconds t = compute_.memory_bound(static_cast<double>(m) * group.memory_bytes_per_token);
-    if (touched > 0) t += expert_layer_overhead_;
+    if (touched > 0) t += routed_expert_gemms(group, touched, copies);
     for (const LayerMatmul& mm : group.matmuls) {
-      t += mm.expert ? experts_.matmul(per_expert, mm.n, mm.k, touched, weight_bytes_,
-                                       expert_row_tile_)
-                     : compute_.matmul(m, mm.n, mm.k, 1.0, weight_bytes_);
+      if (mm.expert && (touched > 0 || routed_experts_apart_)) continue;
+      t += compute_.matmul(m, mm.n, mm.k, 1.0, weight_bytes_);
     }
     return t;
   };
   const double copies = static_cast<double>(m) * shape.experts_per_token;
   Picoseconds total;
   for (const LayerGroup& group : shape.groups) {
-    const bool experts = shape.num_experts > 1 &&
-                         std::any_of(group.matmuls.begin(), group.matmuls.end(),
-                                     [](const LayerMatmul& mm) { return mm.expert; });
+    const bool experts = !routed_experts_apart_ && has_routed_experts(shape, group);
     if (!experts) {
       total += Picoseconds(layer(group, 0, copies).count() * group.layers);
     } else if (!fake_weights_) {

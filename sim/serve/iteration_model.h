@@ -112,6 +112,10 @@ struct IterationInputs {
   // its first candidate, expert 0, for every one of a token's k slots. false: tokens route
   // uniformly at random.
   bool fake_weights = false;
+  // Attention data parallelism (attention_data_parallel.h): the routed experts' GEMMs and their
+  // layer overhead are left out of the iteration (they run on every GPU's tokens gathered:
+  // routed_experts()).
+  bool routed_experts_apart = false;
 };
 
 class IterationModel {
@@ -129,6 +133,12 @@ class IterationModel {
   // interpolated linearly between them; 0 without tensor (pipeline) parallelism.
   Picoseconds allreduce(int64_t tokens) const { return interpolate(allreduce_, tokens); }
   Picoseconds send(int64_t tokens) const { return interpolate(send_, tokens); }
+  // Every stage's expert layers' routed-expert GEMMs and their layer overhead for `tokens` tokens
+  // routed uniformly, on the busiest expert-parallel rank (uncached).
+  Picoseconds routed_experts(int64_t tokens) const;
+  // Piecewise-linear interpolation of times sampled at token counts 1, 2, 4, ...; beyond the last
+  // sample, extrapolated along the last segment; 0 for no samples or no tokens.
+  static Picoseconds interpolate(const std::vector<Picoseconds>& samples, int64_t tokens);
 
   // Per-GPU shape of the stage with the most weights (memory fit) and of stage s.
   const InferenceShape& largest_stage() const { return shapes_[largest_]; }
@@ -140,8 +150,9 @@ class IterationModel {
   Picoseconds stage_time(const InferenceShape& shape, const IterationWork& work,
                          const ExtraDecodeQueries& extra) const;
   Picoseconds layer_matmuls(const InferenceShape& shape, int64_t m) const;
-  // Piecewise-linear interpolation of sampled times at token counts 1, 2, 4, ...
-  static Picoseconds interpolate(const std::vector<Picoseconds>& samples, int64_t tokens);
+  // One expert layer's routed-expert grouped GEMMs on a rank running `copies` token copies
+  // through `touched` experts, each streaming its weights once, with the layer's routing overhead.
+  Picoseconds routed_expert_gemms(const LayerGroup& group, double touched, double copies) const;
   std::vector<Picoseconds> sample_collectives(const IterationInputs& in, bool send) const;
 
   std::vector<InferenceShape> shapes_;  // per stage
@@ -155,6 +166,7 @@ class IterationModel {
   int64_t expert_row_tile_ = ComputeModel::kTile;  // the expert GEMMs' smallest tile of rows
   bool grouped_ = false;
   bool fake_weights_ = false;
+  bool routed_experts_apart_ = false;
   Picoseconds layer_overhead_;
   Picoseconds expert_layer_overhead_;  // the fit's, per expert layer
   Picoseconds iteration_overhead_;

@@ -53,6 +53,9 @@ Replica::Replica(Simulation* sim, const IterationModel* model, const ReplicaSett
   CLUSTERSIM_CHECK(!settings.speculative ||
                        (settings.batching == schema::CONTINUOUS && !settings.hand_off),
                    "speculative decoding outside a colocated continuous replica");
+  CLUSTERSIM_CHECK(!settings.lockstep || (settings.batching == schema::CONTINUOUS &&
+                                          !settings.hand_off && !settings.speculative),
+                   "a lockstep GPU outside a colocated continuous replica");
 }
 
 Replica::Sequence Replica::admit(int32_t request) {
@@ -64,7 +67,7 @@ Replica::Sequence Replica::admit(int32_t request) {
 
 void Replica::arrive(int32_t index) {
   waiting_.push_back(admit(index));
-  if (!iterating_) sim_->request_settle(this);
+  if (!iterating_ && !settings_.lockstep) sim_->request_settle(this);
 }
 
 void Replica::accept_prefilled(int32_t index) {
@@ -103,7 +106,25 @@ void Replica::on_event(uint64_t tag) {
     try_start();
     return;
   }
-  const Picoseconds took = sim_->now() - iteration_start_;
+  account(sim_->now() - iteration_start_);
+  finish_iteration();
+  iterating_ = false;
+  try_start();
+}
+
+bool Replica::form_step() {
+  work_ = IterationWork{};
+  const bool formed = form_continuous();
+  if (work_.attention_pairs > 0) ++prompt_iterations_;
+  return formed;
+}
+
+void Replica::end_step(Picoseconds took) {
+  account(took);
+  finish_iteration();
+}
+
+void Replica::account(Picoseconds took) {
   busy_ += took;
   ++iterations_;
   double in_use = 0;
@@ -119,9 +140,6 @@ void Replica::on_event(uint64_t tag) {
              static_cast<double>(settings_.kv_blocks);
   }
   kv_block_s_ += in_use * took.seconds();
-  finish_iteration();
-  iterating_ = false;
-  try_start();
 }
 
 int64_t Replica::whole_sequence_tokens(const Sequence& w) const {

@@ -90,6 +90,10 @@ struct ReplicaSettings {
   // Continuous, colocated: each decoding sequence verifies k draft tokens per iteration and keeps
   // the tokens accepted (speculative_decoding.h), its k extra KV slots reserved; null: off.
   const SpeculativeDecoder* speculative = nullptr;
+  // Attention data parallelism (attention_dp_group.h): the replica is one GPU of a group that
+  // forms and times its iterations with the others' in lockstep (form_step(), end_step()); it
+  // never starts an iteration itself. Continuous batching, colocated. false: it iterates alone.
+  bool lockstep = false;
 };
 
 class Replica final : public EventHandler, public Settler {
@@ -107,6 +111,13 @@ class Replica final : public EventHandler, public Settler {
   void accept_prefilled(int32_t index);
   // Frees `blocks` handed off earlier (their KV cache has been sent).
   void release(int64_t blocks);
+
+  // Lockstep (ReplicaSettings::lockstep): forms this GPU's next batch; false when it has nothing
+  // to run (the group may still iterate: it is then padded). Then end_step() with the group's
+  // iteration time, when it is over.
+  bool form_step();
+  const IterationWork& step_work() const { return work_; }
+  void end_step(Picoseconds took);
 
   int64_t outstanding() const { return static_cast<int64_t>(waiting_.size() + running_.size()); }
   Picoseconds busy() const { return busy_; }           // time spent iterating
@@ -180,6 +191,8 @@ class Replica final : public EventHandler, public Settler {
   // first search starts from it).
   void finish_prompt();
   void finish_iteration();
+  // Adds an iteration of `took` that just ended to the busy time and the KV cache's integral.
+  void account(Picoseconds took);
   void complete(Sequence* s);
   Sequence admit(int32_t request);
   // The whole blocks of `w`'s prefix resident here that its admission would reuse, and how many

@@ -127,10 +127,21 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
     in.topology = topology(c, &e.error);
     if (in.topology == nullptr) return r;
   }
-  r.model = std::make_unique<IterationModel>(in);
+  if (c.attention_data_parallel) {
+    r.attention_dp = std::make_unique<AttentionDataParallelModel>(in);
+  } else {
+    r.model = std::make_unique<IterationModel>(in);
+  }
+  // Under attention data parallelism, one GPU's own part (its scheduler's settings are per GPU).
+  const IterationModel& timing = r.model ? *r.model : r.attention_dp->rank_model();
   r.runtime_bytes = runtime_bytes(serving_, in.fit, c.tensor_parallel);
-  e.memory = serving_memory(r.model->largest_stage(), r.runtime_bytes,
+  e.memory = serving_memory(timing.largest_stage(), r.runtime_bytes,
                             gpu_capacity_bytes(*c.instance, gpu), workspace_tokens);
+  if (r.attention_dp) {
+    e.memory.weight_bytes = r.attention_dp->weight_bytes();
+    e.memory.activation_bytes =
+        static_cast<double>(workspace_tokens) * r.attention_dp->workspace_bytes_per_token();
+  }
   if (c.draft_tokens > 0) {  // the draft's weights and KV cache beside the target's
     const s::ServingScenario& m = scenario_.scenario();
     r.speculative = std::make_unique<SpeculativeDecoder>(
@@ -151,9 +162,9 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   set.chunked_prefill = sc.chunked_prefill();
   set.block_tokens = sc.kv_block_tokens();
   set.kv_bytes_per_token = e.memory.kv_bytes_per_token;
-  set.activation_bytes_per_token = r.model->largest_stage().activation_bytes_per_token;
-  set.attention_window = r.model->largest_stage().window_tokens;
-  set.attention_window_chunked = r.model->largest_stage().window_chunked;
+  set.activation_bytes_per_token = timing.largest_stage().activation_bytes_per_token;
+  set.attention_window = timing.largest_stage().window_tokens;
+  set.attention_window_chunked = timing.largest_stage().window_chunked;
   set.batch_wait = Picoseconds::from_seconds(sc.batch_wait_ms() * 1e-3);
   const s::ServingScenario& scenario = scenario_.scenario();
   if (scenario.has_traffic()) set.beam_width = beam_width(scenario.traffic());
@@ -297,6 +308,9 @@ ServingEvaluation ServingEvaluator::evaluate(const ServingConfiguration& c, doub
   if (!e.out_of_memory.empty()) return e;
   serve(c, rate_scale, [&](RequestSource* source) {
     // The cache-aware router comes with the cache: caching off, the plain balancer.
+    if (r.attention_dp) {
+      return simulate_attention_data_parallel(source, *r.attention_dp, r.settings, c.replicas);
+    }
     const bool aware =
         e.prefix_caching && c.scheduler.prefix_caching().routing() == s::PREFIX_AWARE;
     return simulate_serving(source, *r.model, r.settings, c.replicas,

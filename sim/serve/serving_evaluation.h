@@ -13,6 +13,7 @@
 
 #include "sim/io/catalog.h"
 #include "sim/net/topology.h"
+#include "sim/serve/attention_data_parallel.h"
 #include "sim/serve/iteration_model.h"
 #include "sim/serve/memory_fit.h"
 #include "sim/serve/serving_metrics.h"
@@ -64,7 +65,8 @@ class ServingEvaluator {
 
  private:
   struct Replica {  // what one configuration's replicas share
-    std::unique_ptr<IterationModel> model;
+    std::unique_ptr<IterationModel> model;  // null under attention data parallelism
+    std::unique_ptr<AttentionDataParallelModel> attention_dp;  // c.attention_data_parallel
     std::unique_ptr<SpeculativeDecoder> speculative;  // c.draft_tokens > 0
     ReplicaSettings settings;
     ServingEvaluation evaluation;  // formats, memory, fit, calibration (no metrics yet)

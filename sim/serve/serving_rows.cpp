@@ -82,6 +82,8 @@ const std::vector<ResultColumn>& serving_columns() {
       // kept per iteration on average.
       identity_column("draft_tokens", "draft k", Kind::kInteger),
       figure_column("accepted_per_iteration", "accepted/iter", 2),
+      // Attention data parallelism (each GPU its own requests; attention_data_parallel.h).
+      identity_column("attention_data_parallel", "attn DP", Kind::kBool),
   };
   return columns;
 }
@@ -107,6 +109,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   set("pipeline_parallel", number(c.pipeline_parallel));
   set("replicas", number(c.replicas));
   set("expert_parallel", number(c.expert_parallel));
+  set("attention_data_parallel", c.attention_data_parallel);
   const PoolShape none{0, 0, 0};  // colocated: no prefill pool
   const PoolShape& prefill = c.prefill ? *c.prefill : none;
   if (c.prefill) set("prefill_instance", c.prefill->instance->name());
@@ -256,11 +259,13 @@ std::string describe_deployment(const ResultRow& r) {
                     : n("replicas") + " replicas, TP ";
   const bool closed_loop = row_number(r, serving_column("concurrency")) > 0;
   const bool expert_parallel = row_number(r, serving_column("expert_parallel")) > 1;
+  const bool attention_dp = row_number(r, serving_column("attention_data_parallel")) > 0;
   const bool shared_prefixes = !std::isnan(row_number(r, serving_column("prefix_hit_tokens")));
   const bool caching = row_number(r, serving_column("prefix_caching")) > 0;
   const double draft_tokens = row_number(r, serving_column("draft_tokens"));
   return t("instance") + " x " + pools + n("tensor_parallel") + " PP " +
-         n("pipeline_parallel") + (expert_parallel ? " EP " + n("expert_parallel") : "") + ", " + t("weights") + ", " + t("batching") + " batch " +
+         n("pipeline_parallel") + (expert_parallel ? " EP " + n("expert_parallel") : "") +
+         (attention_dp ? " attention DP" : "") + ", " + t("weights") + ", " + t("batching") + " batch " +
          n("max_batch_size") + ", " + t("billing") +
          (closed_loop ? ", " + n("concurrency") + " concurrent users" : "") +
          (shared_prefixes ? caching ? ", prefix caching on" : ", prefix caching off" : "") +

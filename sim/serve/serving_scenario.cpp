@@ -14,6 +14,7 @@
 #include "sim/io/scenario_loader.h"
 #include "sim/serve/beam_search.h"
 #include "sim/serve/closed_loop.h"
+#include "sim/serve/attention_dp_checks.h"
 #include "sim/serve/expert_parallel_checks.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/serve/shared_prefix.h"
@@ -270,7 +271,8 @@ double deployment_count(const s::ServingScenario& m) {
            ? n(w.tensor_parallel_size()) * n(w.pipeline_parallel_size()) * n(w.replicas_size())
            : 0) +
       (disaggregated ? n(w.prefill_replicas_size()) * n(w.decode_replicas_size()) : 0);
-  return n(w.instance_size()) * shapes * n(w.expert_parallel_size()) * n(w.quantization_size()) *
+  return n(w.instance_size()) * shapes * n(w.expert_parallel_size()) *
+         n(w.attention_data_parallel_size()) * n(w.quantization_size()) *
          n(w.batching_size()) * n(w.max_batch_size_size()) * n(w.max_tokens_per_iteration_size()) *
          n(w.prefix_caching_size()) * n(w.draft_tokens_size()) *
          (m.traffic().has_closed_loop() ? n(w.concurrency_size()) : 1);
@@ -511,6 +513,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   if (m.has_deployment()) check_disaggregated_prefix_caching(root, catalog, *loaded);
   if (m.has_deployment()) check_deployment_size(root);
   if (m.has_deployment()) check_expert_parallel(root, *loaded);
+  if (m.has_deployment()) check_attention_data_parallel(root, catalog, *loaded);
   if (m.has_deployment()) check_speculative_decoding(root, catalog, loaded.get());
   if (m.has_sweep()) check_sweep_size(root);
   if (m.has_sweep()) root.child("sweep").distinct_lists();

@@ -5,16 +5,21 @@
 #include <memory>
 #include <optional>
 
+#include "sim/serve/attention_dp_group.h"
 #include "sim/serve/prefix_routing.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
 namespace {
 
-using Pool = std::vector<std::unique_ptr<Replica>>;
+// Replicas, or attention-data-parallel groups (attention_dp_group.h).
+template <typename Unit>
+using PoolOf = std::vector<std::unique_ptr<Unit>>;
+using Pool = PoolOf<Replica>;
 
 // Index of the replica with the least outstanding work plus `incoming` (lowest among equals).
-size_t least_loaded(const Pool& pool, const std::vector<int64_t>& incoming) {
+template <typename Unit>
+size_t least_loaded(const PoolOf<Unit>& pool, const std::vector<int64_t>& incoming) {
   size_t best = 0;
   const auto load = [&](size_t i) {
     return pool[i]->outstanding() + (incoming.empty() ? 0 : incoming[i]);
@@ -26,7 +31,8 @@ size_t least_loaded(const Pool& pool, const std::vector<int64_t>& incoming) {
 }
 
 // Adds a pool's counts and its GPU-weighted busy and KV shares (of `total_gpus`) to `outcome`.
-void add_pool(const Pool& pool, int replica_gpus, int total_gpus, ServingOutcome* outcome) {
+template <typename Unit>
+void add_pool(const PoolOf<Unit>& pool, int replica_gpus, int total_gpus, ServingOutcome* outcome) {
   const double span = outcome->end.seconds();
   for (const auto& r : pool) {
     outcome->iterations += r->iterations();
@@ -43,7 +49,8 @@ void add_pool(const Pool& pool, int replica_gpus, int total_gpus, ServingOutcome
 
 // Starts `source`, handing each arrival to the least loaded replica of `pool`, or the one
 // `router` picks (its record made first when the source makes requests as it goes).
-void start_arrivals(RequestSource* source, Simulation* sim, Pool* pool,
+template <typename Unit>
+void start_arrivals(RequestSource* source, Simulation* sim, PoolOf<Unit>* pool,
                     std::vector<RequestRecord>* records, PrefixAwareRouter* router = nullptr) {
   records->resize(source->requests().size());
   source->start(sim, [source, pool, records, router](int32_t request) {
@@ -54,7 +61,7 @@ void start_arrivals(RequestSource* source, Simulation* sim, Pool* pool,
       for (const auto& r : *pool) loads.push_back(r->outstanding());
       replica = router->route(source->requests()[request], loads);
     } else {
-      replica = least_loaded(*pool, {});
+      replica = least_loaded<Unit>(*pool, {});
     }
     (*pool)[replica]->arrive(request);
   });
@@ -105,6 +112,24 @@ ServingOutcome simulate_serving(RequestSource* source, const IterationModel& mod
   std::optional<PrefixAwareRouter> router;
   if (routing == schema::PREFIX_AWARE) router.emplace(replicas);
   start_arrivals(source, &sim, &pool, &outcome.records, router ? &*router : nullptr);
+  sim.run();
+  outcome.end = sim.now();
+  add_pool(pool, 1, replicas, &outcome);
+  return outcome;
+}
+
+ServingOutcome simulate_attention_data_parallel(RequestSource* source,
+                                                const AttentionDataParallelModel& model,
+                                                const ReplicaSettings& settings, int replicas) {
+  ServingOutcome outcome;
+  Simulation sim;
+  PoolOf<AttentionDataParallelGroup> pool;
+  const ReplicaSettings reporting = reporting_to(source, settings);
+  for (int r = 0; r < replicas; ++r) {
+    pool.push_back(std::make_unique<AttentionDataParallelGroup>(
+        &sim, &model, reporting, &source->requests(), &outcome.records));
+  }
+  start_arrivals(source, &sim, &pool, &outcome.records);
   sim.run();
   outcome.end = sim.now();
   add_pool(pool, 1, replicas, &outcome);

@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+#include "sim/serve/attention_data_parallel.h"
 #include "sim/serve/iteration_model.h"
 #include "sim/serve/kv_transfer.h"
 #include "sim/serve/replica.h"
@@ -84,6 +85,14 @@ ServingOutcome simulate_serving(RequestSource* source, const IterationModel& mod
 // Open loop: `requests` in arrival order.
 ServingOutcome simulate_serving(const std::vector<Request>& requests, const IterationModel& model,
                                 const ReplicaSettings& settings, int replicas);
+
+// Attention data parallelism: `replicas` groups of model.ranks() GPUs (attention_dp_group.h),
+// each arrival to the group with the fewest requests outstanding (the lowest index among
+// equals). `settings`: one GPU's. Requires: a source not started; replicas >= 1; continuous
+// batching; the longest request fits one GPU's KV cache.
+ServingOutcome simulate_attention_data_parallel(RequestSource* source,
+                                                const AttentionDataParallelModel& model,
+                                                const ReplicaSettings& settings, int replicas);
 
 // Requires: a source not started; both pools with replicas and continuous batching;
 // `kv_bytes_per_token` of the whole model; the pools' placements on `topology` (null: a free,

@@ -105,6 +105,11 @@ ServingSpace::ServingSpace(const LoadedServingScenario& scenario) : scenario_(sc
   }
   expert_parallel_ =
       axis_values(sweep.expert_parallel(), d.has_expert_parallel() ? d.expert_parallel() : 1);
+  attention_data_parallel_.assign(sweep.attention_data_parallel().begin(),
+                                  sweep.attention_data_parallel().end());
+  if (attention_data_parallel_.empty()) {
+    attention_data_parallel_.push_back(d.attention_data_parallel());
+  }
   quantizations_ = axis_values(sweep.quantization(), d.quantization());
   const s::Scheduler base = resolved_scheduler(d.scheduler());
   batching_.clear();
@@ -121,7 +126,8 @@ ServingSpace::ServingSpace(const LoadedServingScenario& scenario) : scenario_(sc
                      ? axis_values(sweep.concurrency(), m.traffic().closed_loop().concurrency())
                      : std::vector<int>{0};
   size_ = static_cast<int64_t>(scenario.instances.size() * shapes_.size() *
-                               expert_parallel_.size() * quantizations_.size() * batching_.size() *
+                               expert_parallel_.size() * attention_data_parallel_.size() *
+                               quantizations_.size() * batching_.size() *
                                max_batch_.size() * max_tokens_.size() * prefix_caching_.size() *
                                draft_tokens_.size() * concurrency_.size());
 }
@@ -143,6 +149,7 @@ ServingConfiguration ServingSpace::at(int64_t index) const {
   const int max_batch = max_batch_[take(max_batch_.size())];
   const s::Batching batching = batching_[take(batching_.size())];
   c.quantization = quantizations_[take(quantizations_.size())];
+  c.attention_data_parallel = attention_data_parallel_[take(attention_data_parallel_.size())];
   c.expert_parallel = expert_parallel_[take(expert_parallel_.size())];
   const Shape& shape = shapes_[take(shapes_.size())];
   c.tensor_parallel = shape.replicas.tensor_parallel;
@@ -179,6 +186,14 @@ std::string serving_problem(const ServingConfiguration& c, const Catalog& catalo
   if (c.tensor_parallel % c.expert_parallel != 0) {
     return "expert parallelism " + std::to_string(c.expert_parallel) +
            " does not divide tensor parallelism " + std::to_string(c.tensor_parallel);
+  }
+  if (c.attention_data_parallel && c.tensor_parallel < 2) {
+    return "attention data parallelism on a replica of one GPU";
+  }
+  if (c.attention_data_parallel && c.expert_parallel != c.tensor_parallel) {
+    return "attention data parallelism with expert parallelism " +
+           std::to_string(c.expert_parallel) + " (it splits the experts over all " +
+           std::to_string(c.tensor_parallel) + " GPUs of the replica)";
   }
   return quantization_problem(c.quantization, catalog.gpu_of(*c.instance));
 }

@@ -32,6 +32,9 @@ struct ServingConfiguration {
   int pipeline_parallel = 1;
   int replicas = 1;
   int expert_parallel = 1;            // inside each replica's (each pool's) tensor-parallel group
+  // Each of the replica's GPUs its own requests, the experts split over them
+  // (attention_data_parallel.h).
+  bool attention_data_parallel = false;
   schema::Quantization quantization;  // as written (defaults applied by resolve_formats)
   // Every field set but capacity_policy and prefix_caching.enabled (absent: the runtime's).
   schema::Scheduler scheduler;
@@ -78,6 +81,7 @@ class ServingSpace {
   };
   std::vector<Shape> shapes_;
   std::vector<int> max_batch_, max_tokens_, draft_tokens_, concurrency_, expert_parallel_;
+  std::vector<bool> attention_data_parallel_;
   std::vector<std::optional<bool>> prefix_caching_;  // the sweep's; {nullopt}: the scheduler's
   std::vector<schema::Quantization> quantizations_;
   std::vector<schema::Batching> batching_;
@@ -86,6 +90,7 @@ class ServingSpace {
 
 // Why `c` cannot be deployed (a replica larger than a node that does not fill whole nodes, a
 // quantization its GPU has no tensor cores for, expert parallelism not dividing tensor
+// parallelism, attention data parallelism whose expert parallelism is not its tensor
 // parallelism), or "" when it can.
 std::string serving_problem(const ServingConfiguration& c, const Catalog& catalog);
 

@@ -184,9 +184,15 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
   // prefix cache's before "limiting" (the last), where the traffic has shared prefixes.
   const bool expert_parallel =
       m.deployment().has_expert_parallel() || m.sweep().expert_parallel_size() > 0;
+  // Attention data parallelism's after it, where the scenario sets or sweeps it.
+  const bool attention_dp = m.deployment().has_attention_data_parallel() ||
+                            m.sweep().attention_data_parallel_size() > 0;
   const auto with_expert_parallel = [&](std::vector<std::string> keys) {
     const auto tp = std::find(keys.begin(), keys.end(), "tensor_parallel");
-    if (expert_parallel && tp != keys.end()) keys.insert(tp + 1, "expert_parallel");
+    if (expert_parallel && tp != keys.end()) {
+      const auto ep = keys.insert(tp + 1, "expert_parallel");
+      if (attention_dp) keys.insert(ep + 1, "attention_data_parallel");
+    }
     return keys;
   };
   std::vector<std::string> summary = with_expert_parallel(serving_summary_columns(
