@@ -90,16 +90,14 @@ Picoseconds AttentionDataParallelModel::iteration(const std::vector<IterationWor
   static const IterationWork dummy = dummy_request();
   Picoseconds slowest;
   int64_t gathered = 0;
+  bool any = false;
   for (const IterationWork& w : works) {
+    any = any || w.tokens > 0;
     const IterationWork& run = w.tokens > 0 ? w : dummy;
     slowest = std::max(slowest, rank_.iteration(run));
     gathered += run.tokens;
   }
-  CLUSTERSIM_CHECK(gathered > ranks_ || std::any_of(works.begin(), works.end(),
-                                                    [](const IterationWork& w) {
-                                                      return w.tokens > 0;
-                                                    }),
-                   "a lockstep iteration with no GPU's request");
+  CLUSTERSIM_CHECK(any, "a lockstep iteration with no GPU's request");
   return slowest + Picoseconds((dispatch(gathered) + combine(gathered)).count() * expert_layers_) +
          routed_experts(gathered);
 }

@@ -6,7 +6,8 @@
 // Disaggregated: a prefill pool so balanced prefills each request, which then goes (its KV cache
 // over kv_transfer.h's links) to the decode replica with the fewest requests waiting, running or
 // on their way. The requests come from a source: a list fixed in advance (open loop) or a client
-// whose users send as their earlier requests finish (closed_loop.h). Deterministic.
+// whose users send as their earlier requests finish (closed_loop.h). Under attention data
+// parallelism each replica is a lockstep group of GPUs (attention_dp_group.h). Deterministic.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <compare>
+#include <map>
+#include <vector>
 
 #include "sim/util/check.h"
 #include "sim/workload/inference_shape.h"
@@ -13,6 +16,7 @@ namespace {
 // Below mean - kBinomialTail sigma a binomial's mass (under 1e-30) adds nothing to F(x)^n at double
 // precision; above mean + kBinomialTail sigma, 1 - F(x)^n is as negligible.
 constexpr double kBinomialTail = 12;
+constexpr int64_t kMemoTokens = 1 << 18;  // token counts memoized up to this
 
 }  // namespace
 
@@ -38,8 +42,11 @@ double expected_binomial_maximum(int64_t trials, double p, int n) {
   return sum;
 }
 
-ExpertRankLoad busiest_expert_rank(int experts, int experts_per_token, int expert_parallel,
-                                   int64_t tokens) {
+namespace {
+
+// The load, computed (busiest_expert_rank memoizes it).
+ExpertRankLoad compute_busiest_expert_rank(int experts, int experts_per_token, int expert_parallel,
+                                           int64_t tokens) {
   CLUSTERSIM_CHECK(experts_per_token <= experts && expert_parallel >= 1 &&
                        experts % expert_parallel == 0 && tokens >= 0,
                    "an expert-parallel load out of range");
@@ -61,6 +68,31 @@ ExpertRankLoad busiest_expert_rank(int experts, int experts_per_token, int exper
   load.copies = std::clamp(
       expected_binomial_maximum(tokens * experts_per_token, 1.0 / expert_parallel, expert_parallel),
       std::max(fewest_copies, load.experts), most_copies);
+  return load;
+}
+
+}  // namespace
+
+ExpertRankLoad busiest_expert_rank(int experts, int experts_per_token, int expert_parallel,
+                                   int64_t tokens) {
+  // Each serving replica's iteration model asks again for every token count it meets (a rate
+  // search builds one per trial), and each answer sums a few thousand powers: memoized per thread
+  // (no lock; every thread computes the same values), per routing and token count.
+  struct Routing {
+    int experts, experts_per_token, expert_parallel;
+    auto operator<=>(const Routing&) const = default;
+  };
+  thread_local std::map<Routing, std::vector<ExpertRankLoad>> memo;
+  if (tokens < 0 || tokens > kMemoTokens) {
+    return compute_busiest_expert_rank(experts, experts_per_token, expert_parallel, tokens);
+  }
+  std::vector<ExpertRankLoad>& loads = memo[{experts, experts_per_token, expert_parallel}];
+  const auto index = static_cast<size_t>(tokens);
+  if (index >= loads.size()) loads.resize(index + 1, ExpertRankLoad{-1, -1});
+  ExpertRankLoad& load = loads[index];
+  if (load.experts < 0) {
+    load = compute_busiest_expert_rank(experts, experts_per_token, expert_parallel, tokens);
+  }
   return load;
 }
 

@@ -28,6 +28,7 @@ struct ExpertRankLoad {
 };
 
 // Requires: experts_per_token <= experts, expert_parallel >= 1 dividing experts, tokens >= 0.
+// Memoized per thread for each routing and token count (up to 2^18 tokens).
 ExpertRankLoad busiest_expert_rank(int experts, int experts_per_token, int expert_parallel,
                                    int64_t tokens);
 
