@@ -10,9 +10,10 @@
 namespace clustersim {
 namespace {
 
-constexpr int64_t kGatheredMemoTokens = 1 << 17;  // routed-expert times memoized up to this many tokens
+// Routed-expert times are memoized up to this many gathered tokens.
+constexpr int64_t kGatheredMemoTokens = 1 << 17;
 constexpr double kCombineElementBytes = 2;
-constexpr int kNvfp4BlockElements = 16;  // NVFP4: one 8-bit scale per 16 elements
+constexpr int kNvfp4BlockElements = 16;           // NVFP4: one 8-bit scale per 16 elements
 constexpr double kRoutingBytesPerExpert = 4 + 4;  // an int32 expert id and an FP32 weight
 
 IterationInputs rank_inputs(IterationInputs in) {
@@ -58,7 +59,8 @@ AttentionDataParallelModel::AttentionDataParallelModel(const IterationInputs& in
   weight_bytes_ = whole.weight_bytes - routed_bytes + routed_bytes / ranks_;
   const double act = bytes_per_element(in.formats.activations);
   const auto h = static_cast<double>(whole.hidden);
-  dispatch_bytes_ = h * act + (in.formats.activations == schema::FP4 ? h / kNvfp4BlockElements : 0) +
+  dispatch_bytes_ = h * act +
+                    (in.formats.activations == schema::FP4 ? h / kNvfp4BlockElements : 0) +
                     whole.experts_per_token * kRoutingBytesPerExpert;
   combine_bytes_ = h * kCombineElementBytes;
 

@@ -57,8 +57,12 @@ class AttentionDataParallelModel {
   Picoseconds iteration(const std::vector<IterationWork>& works) const;
   // One MoE layer's all-gather of `tokens` gathered tokens (their activations and routing) and
   // reduce-scatter of their outputs, each with the runtime's collective overhead.
-  Picoseconds dispatch(int64_t tokens) const { return IterationModel::interpolate(gather_, tokens); }
-  Picoseconds combine(int64_t tokens) const { return IterationModel::interpolate(scatter_, tokens); }
+  Picoseconds dispatch(int64_t tokens) const {
+    return IterationModel::interpolate(gather_, tokens);
+  }
+  Picoseconds combine(int64_t tokens) const {
+    return IterationModel::interpolate(scatter_, tokens);
+  }
   // Every expert layer's routed-expert GEMMs on the busiest rank for `tokens` gathered tokens.
   Picoseconds routed_experts(int64_t tokens) const;
   // Bytes each token sends to the experts (activations in the matmul precision, FP4's block

@@ -32,8 +32,8 @@ void check_attention_data_parallel(const FieldChecker& root, const Catalog& cata
     if (d.attention_data_parallel()) {
       deployment.error("attention_data_parallel", why);
     } else {
-      const auto on = std::find(w.attention_data_parallel().begin(),
-                                w.attention_data_parallel().end(), true);
+      const auto on =
+          std::find(w.attention_data_parallel().begin(), w.attention_data_parallel().end(), true);
       sweep.error("attention_data_parallel", why,
                   static_cast<int>(on - w.attention_data_parallel().begin()));
     }
@@ -56,11 +56,12 @@ void check_attention_data_parallel(const FieldChecker& root, const Catalog& cata
   const std::string unsupported = " is not simulated with attention data parallelism";
   const s::Scheduler& sc = d.scheduler();
   if (sc.batching() == s::STATIC || lists_value(w.batching(), s::STATIC)) {
-    fail("static batching" + unsupported + " (TensorRT-LLM runs it in-flight): batching CONTINUOUS");
+    fail("static batching" + unsupported +
+         " (TensorRT-LLM runs it in-flight): batching CONTINUOUS");
   }
-  if (d.pipeline_parallel() > 1 || std::any_of(w.pipeline_parallel().begin(),
-                                               w.pipeline_parallel().end(),
-                                               [](int pp) { return pp > 1; })) {
+  if (d.pipeline_parallel() > 1 ||
+      std::any_of(w.pipeline_parallel().begin(), w.pipeline_parallel().end(),
+                  [](int pp) { return pp > 1; })) {
     fail("pipeline parallelism" + unsupported);
   }
   if (m.has_traffic() && beam_width(m.traffic()) > 1) fail("beam search" + unsupported);
@@ -68,8 +69,9 @@ void check_attention_data_parallel(const FieldChecker& root, const Catalog& cata
   if (d.has_disaggregation()) fail("disaggregated serving" + unsupported);
   if (has_shared_prefixes(loaded)) {
     const s::ServingRuntime* runtime = serving_runtime(m, catalog);
-    const bool on = sc.prefix_caching().has_enabled() ? sc.prefix_caching().enabled()
-                                                      : runtime != nullptr && runtime->prefix_caching();
+    const bool on = sc.prefix_caching().has_enabled()
+                        ? sc.prefix_caching().enabled()
+                        : runtime != nullptr && runtime->prefix_caching();
     if (on || lists_value(w.prefix_caching(), true)) {
       fail("prefix caching" + unsupported +
            " and this traffic carries shared prefixes: set "

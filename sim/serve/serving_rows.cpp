@@ -265,8 +265,8 @@ std::string describe_deployment(const ResultRow& r) {
   const double draft_tokens = row_number(r, serving_column("draft_tokens"));
   return t("instance") + " x " + pools + n("tensor_parallel") + " PP " +
          n("pipeline_parallel") + (expert_parallel ? " EP " + n("expert_parallel") : "") +
-         (attention_dp ? " attention DP" : "") + ", " + t("weights") + ", " + t("batching") + " batch " +
-         n("max_batch_size") + ", " + t("billing") +
+         (attention_dp ? " attention DP" : "") + ", " + t("weights") + ", " + t("batching") +
+         " batch " + n("max_batch_size") + ", " + t("billing") +
          (closed_loop ? ", " + n("concurrency") + " concurrent users" : "") +
          (shared_prefixes ? caching ? ", prefix caching on" : ", prefix caching off" : "") +
          (draft_tokens > 0 ? ", speculative k " + n("draft_tokens") : "");

@@ -242,6 +242,31 @@ TEST_CASE("attention data parallelism's located errors") {
                             "draft_tokens: 1 acceptance_rate: 0.7 } }") ==
         "s.textproto:2:82: deployment.attention_data_parallel: speculative decoding is not "
         "simulated with attention data parallelism\n");
+  CHECK(messages("FP8 } }", "FP8 } disaggregation { prefill { tensor_parallel: 8 } decode { "
+                            "tensor_parallel: 8 } } }") ==
+        "s.textproto:2:82: deployment.attention_data_parallel: disaggregated serving is not "
+        "simulated with attention data parallelism\n");
+  CHECK(messages("FP8 } }", "FP8 } scheduler { prefix_caching { enabled: true } } }")
+            .empty());  // no shared prefix: nothing to cache
+  std::string prefixed = kDep;
+  prefixed.replace(
+      prefixed.find("output_tokens { fixed: 128 }"), 28,
+      "output_tokens { fixed: 128 } shared_prefix { prefixes: 2 tokens { fixed: 512 } }");
+  CHECK(load_serving_text(prefixed)->messages().empty());  // the runtime's default: caching off
+  prefixed.replace(prefixed.find("FP8 } }"), 7,
+                   "FP8 } scheduler { prefix_caching { enabled: true } } }");
+  CHECK(load_serving_text(prefixed)->messages() ==
+        "s.textproto:2:82: deployment.attention_data_parallel: prefix caching is not simulated "
+        "with attention data parallelism and this traffic carries shared prefixes: set "
+        "deployment.scheduler.prefix_caching.enabled false\n");
+  // Turned on by the sweep alone: the error at the sweep's "true".
+  std::string swept = kDep;
+  swept.replace(swept.find("expert_parallel: 8 attention_data_parallel: true "), 49, "");
+  swept += "sweep { attention_data_parallel: [false, true] }\n";
+  CHECK(load_serving_text(swept)->messages() ==
+        "s.textproto:8:9: sweep.attention_data_parallel[1]: needs deployment.expert_parallel "
+        "equal to tensor_parallel (8; it is absent): the experts split over all the replica's "
+        "GPUs, as TensorRT-LLM's DEP deployments\n");
   CHECK(messages("}\ntraffic", "}\nsweep { attention_data_parallel: [false, true] }\ntraffic")
             .empty());
 }
