@@ -32,6 +32,10 @@
 // been sent (release()); a decode replica receives requests already prefilled (accept_prefilled()),
 // which join its batch once it has the blocks for their KV cache.
 //
+// Attention data parallelism (attention_dp_group.h): a replica in lockstep mode is one GPU of a
+// group, which forms every GPU's batch (form_step()), times the group's iteration and ends it on
+// every GPU (end_step()); such a replica schedules no event of its own.
+//
 // Borrows the simulation, iteration model, requests and records, which must outlive it. Not
 // thread-safe.
 #pragma once
