@@ -131,7 +131,12 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   set("draft_tokens", number(c.draft_tokens));
   set("memory_gib", e.memory.used_bytes() / kBytesPerGibibyte);
   set("capacity_gib", e.memory.capacity_bytes / kBytesPerGibibyte);
-  if (e.kv_blocks > 0) set("kv_cache_tokens", number(static_cast<double>(e.kv_blocks * sc.kv_block_tokens())));
+  // A replica's KV tokens: under attention data parallelism its GPUs' pools together.
+  const int64_t kv_pools = c.attention_data_parallel ? c.tensor_parallel : 1;
+  if (e.kv_blocks > 0) {
+    set("kv_cache_tokens",
+        number(static_cast<double>(e.kv_blocks * sc.kv_block_tokens() * kv_pools)));
+  }
   set("currency", s::Currency_Name(prices.currency));
   set("calibrated", e.calibrated);
   set("prefix_caching", e.prefix_caching);

@@ -7,7 +7,9 @@
 #include "sim/net/collective.h"
 #include "sim/serve/attention_data_parallel.h"
 #include "sim/serve/attention_dp_group.h"
+#include "sim/serve/serving_cost.h"
 #include "sim/serve/serving_evaluation.h"
+#include "sim/serve/serving_rows.h"
 #include "sim/serve/serving_simulation.h"
 #include "sim/serve/serving_space.h"
 #include "tests/serve/serve_fixture.h"
@@ -204,9 +206,18 @@ TEST_CASE("attention data parallelism loads and serves a DEP deployment") {
   REQUIRE(e.error.empty());
   CHECK(e.out_of_memory.empty());
   REQUIRE(e.metrics);
-  // Each GPU's pool holds its own requests' latent KV cache (61 x 576 bytes a token at FP8).
+  // Each GPU's pool holds its own requests' latent KV cache (61 x 576 bytes a token at FP8); the
+  // row's KV tokens are the replica's, the 8 pools together.
   CHECK(e.memory.kv_bytes_per_token == 61.0 * 576);
-  CHECK(e.kv_blocks > 0);
+  REQUIRE(e.kv_blocks > 0);
+  Diagnostics diagnostics;
+  auto prices = load_serving_prices(*t->loaded, testing::shipped_catalog(), nullptr, &diagnostics);
+  REQUIRE(prices != nullptr);
+  const std::vector<ResultRow> rows = make_serving_rows(c, e, *prices, std::nullopt);
+  REQUIRE(!rows.empty());
+  CHECK(row_number(rows[0], serving_column("kv_cache_tokens")) ==
+        static_cast<double>(8 * e.kv_blocks * c.scheduler.kv_block_tokens()));
+  CHECK(row_number(rows[0], serving_column("attention_data_parallel")) == 1);
 }
 
 TEST_CASE("attention data parallelism's located errors") {
