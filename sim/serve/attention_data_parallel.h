@@ -18,7 +18,13 @@
 //
 // where M is the tokens of all GPUs, a GPU with none counting the one token of the dummy
 // generation request TensorRT-LLM pads it with (py_executor's attention-DP padding, so that every
-// rank joins the collectives). The max of the sums equals the sum over layers of each layer's
+// rank joins the collectives). With CUDA graphs padded (scheduler.cuda_graph_batch_sizes), an
+// iteration in which every GPU only decodes runs one captured graph size on all of them: the
+// smallest size holding the largest GPU batch (NVIDIA/TensorRT-LLM@03e27c7
+// tensorrt_llm/_torch/pyexecutor/cuda_graph_runner.py _get_padded_batch: the ranks all-gather
+// their batch sizes and pad to the largest, then to the captured size), each GPU's batch topped
+// up with dummy sequences of one cached token, which run every matmul row, logit and expert
+// token a real sequence does; an iteration with any prompt runs unpadded (eagerly). The max of the sums equals the sum over layers of each layer's
 // max when one GPU is the slowest in every layer (every layer alike); where a model mixes layer
 // kinds (sliding-window and full attention, dense first layers) and different GPUs are the
 // slowest in different kinds, the true lockstep is slower by at most that difference.
@@ -46,8 +52,10 @@ class AttentionDataParallelModel {
  public:
   // `in`: the replica's inputs with tensor_parallel = expert_parallel = n >= 2, pipeline 1, a
   // mixture of experts, the topology holding GPUs 0 .. n - 1, and max_tokens the per-GPU token
-  // budget.
-  explicit AttentionDataParallelModel(const IterationInputs& in);
+  // budget. `graph_batch_sizes`: the captured CUDA-graph batch sizes a decode-only iteration is
+  // padded to (increasing; those above the per-GPU max_batch are never used), empty: none.
+  explicit AttentionDataParallelModel(const IterationInputs& in,
+                                      std::vector<int64_t> graph_batch_sizes = {});
 
   int ranks() const { return ranks_; }
   // One GPU's attention and dense part at tensor parallelism 1 (routed experts apart).
@@ -63,6 +71,10 @@ class AttentionDataParallelModel {
   Picoseconds combine(int64_t tokens) const {
     return IterationModel::interpolate(scatter_, tokens);
   }
+  // The batch every GPU runs when the iteration replays a padded CUDA graph: the smallest
+  // captured size holding the largest of the GPUs' batches (an idle GPU's dummy request counts
+  // one) when every GPU only decodes; 0 when the iteration runs unpadded.
+  int64_t graph_batch(const std::vector<IterationWork>& works) const;
   // Every expert layer's routed-expert GEMMs on the busiest rank for `tokens` gathered tokens.
   Picoseconds routed_experts(int64_t tokens) const;
   // Bytes each token sends to the experts (activations in the matmul precision, FP4's block
@@ -87,6 +99,7 @@ class AttentionDataParallelModel {
   double dispatch_bytes_ = 0, combine_bytes_ = 0;
   double weight_bytes_ = 0;
   std::vector<Picoseconds> gather_, scatter_;  // at 2^i gathered tokens
+  std::vector<int64_t> graph_batch_sizes_;      // increasing
   mutable std::vector<int64_t> experts_memo_;  // [gathered tokens] ps, -1 unknown
 };
 

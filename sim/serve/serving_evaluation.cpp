@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "sim/net/inter_pool_topology.h"
 #include "sim/net/topology_builder.h"
@@ -128,7 +129,12 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
     if (in.topology == nullptr) return r;
   }
   if (c.attention_data_parallel) {
-    r.attention_dp = std::make_unique<AttentionDataParallelModel>(in);
+    // The captured sizes a GPU's batch may be padded to: none above its max_batch_size.
+    std::vector<int64_t> graph_sizes;
+    for (int size : c.scheduler.cuda_graph_batch_sizes()) {
+      if (size <= c.scheduler.max_batch_size()) graph_sizes.push_back(size);
+    }
+    r.attention_dp = std::make_unique<AttentionDataParallelModel>(in, std::move(graph_sizes));
   } else {
     r.model = std::make_unique<IterationModel>(in);
   }

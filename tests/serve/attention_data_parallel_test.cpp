@@ -42,6 +42,47 @@ IterationWork decode(int64_t sequences, double context) {
   return {sequences, sequences, 0, sequences * context};
 }
 
+// CUDA graphs with padding: when every GPU only decodes, each runs the captured size holding the
+// largest GPU batch, topped up with dummy sequences of one cached token; with a prompt anywhere,
+// or a batch above every captured size, each runs its own batch.
+TEST_CASE("decode-only lockstep iterations pad every GPU to the largest batch's graph size") {
+  const std::unique_ptr<Topology> topology = testing::shipped_cluster("aws.p5.48xlarge", 1, 8);
+  const IterationInputs in = DeepSeekDep::inputs(topology.get());
+  const AttentionDataParallelModel eager(in);
+  const AttentionDataParallelModel graphs(in, {1, 2, 4, 8, 16, 32, 64});
+  std::vector<IterationWork> works(8, decode(3, 1000));
+  works[2] = decode(20, 1000);
+  works[6] = IterationWork{};  // idle: the dummy request, padded as well
+  REQUIRE(graphs.graph_batch(works) == 32);
+  std::vector<IterationWork> padded(8);
+  for (int g = 0; g < 8; ++g) {
+    const IterationWork& w = works[g];
+    const int64_t real = w.tokens > 0 ? w.tokens : 1;
+    const double context = w.tokens > 0 ? w.decode_context : 1;
+    padded[g] = decode(32, 0);
+    padded[g].decode_context = padded[g].window_decode_context = context + (32 - real);
+  }
+  CHECK(graphs.iteration(works) == eager.iteration(padded));
+  CHECK(graphs.iteration(works) > eager.iteration(works));
+  // The padded rows are experts' tokens too (8 x 32 gathered); GPU 2, the longest context, is slowest.
+  CHECK(graphs.iteration(works) - eager.rank_model().iteration(padded[2]) ==
+        Picoseconds(58 * (eager.dispatch(256) + eager.combine(256)).count()) +
+            eager.routed_experts(256));
+  // A batch already at a captured size is not padded; nor one above every size.
+  CHECK(graphs.graph_batch(std::vector<IterationWork>(8, decode(16, 1000))) == 16);
+  CHECK(graphs.iteration(std::vector<IterationWork>(8, decode(16, 1000))) ==
+        eager.iteration(std::vector<IterationWork>(8, decode(16, 1000))));
+  works[2] = decode(65, 1000);
+  CHECK(graphs.graph_batch(works) == 0);
+  CHECK(graphs.iteration(works) == eager.iteration(works));
+  // A prompt on one GPU: every GPU runs eagerly, unpadded.
+  works[2] = testing::prompts(1, 512);
+  CHECK(graphs.graph_batch(works) == 0);
+  CHECK(graphs.iteration(works) == eager.iteration(works));
+  // No sizes: never padded.
+  CHECK(eager.graph_batch(std::vector<IterationWork>(8, decode(3, 1000))) == 0);
+}
+
 // Leaving the routed experts apart splits a TP-1 iteration exactly: what remains plus the routed
 // experts' GEMMs (with their layer overhead) on the same tokens is the whole iteration.
 TEST_CASE("routed experts apart plus the routed experts make the whole iteration") {
@@ -280,6 +321,17 @@ TEST_CASE("attention data parallelism's located errors") {
         "GPUs, as TensorRT-LLM's DEP deployments\n");
   CHECK(messages("}\ntraffic", "}\nsweep { attention_data_parallel: [false, true] }\ntraffic")
             .empty());
+  // CUDA-graph sizes: increasing, positive, only with attention DP.
+  CHECK(messages("FP8 } }", "FP8 } scheduler { cuda_graph_batch_sizes: [1, 8, 4] } }") ==
+        "s.textproto:2:185: deployment.scheduler.cuda_graph_batch_sizes[2]: must be positive and "
+        "strictly increasing (TensorRT-LLM's cuda_graph_config.batch_sizes, sorted)\n");
+  std::string tp = kDep;
+  tp.replace(tp.find("attention_data_parallel: true "), 30, "");
+  tp.replace(tp.find("FP8 } }"), 7, "FP8 } scheduler { cuda_graph_batch_sizes: [1, 2] } }");
+  CHECK(load_serving_text(tp)->messages() ==
+        "s.textproto:2:155: deployment.scheduler.cuda_graph_batch_sizes[0]: the padding of decode "
+        "batches to CUDA-graph sizes is simulated only with attention data parallelism "
+        "(deployment.attention_data_parallel)\n");
 }
 
 // The axis compares a deployment with and without attention DP; with EP swept, only EP = TP keeps
