@@ -20,8 +20,8 @@
 // generation request TensorRT-LLM pads it with (py_executor's attention-DP padding, so that every
 // rank joins the collectives). With CUDA graphs padded (scheduler.cuda_graph_batch_sizes), an
 // iteration in which every GPU only decodes runs one captured graph size on all of them: the
-// smallest size holding the largest GPU batch (NVIDIA/TensorRT-LLM@03e27c7
-// tensorrt_llm/_torch/pyexecutor/cuda_graph_runner.py _get_padded_batch: the ranks all-gather
+// smallest size holding the largest GPU batch (NVIDIA/TensorRT-LLM tensorrt_llm/_torch/pyexecutor
+// _get_padded_batch, in model_engine.py and later cuda_graph_runner.py alike: the ranks all-gather
 // their batch sizes and pad to the largest, then to the captured size), each GPU's batch topped
 // up with dummy sequences of one cached token, which run every matmul row, logit and expert
 // token a real sequence does; an iteration with any prompt runs unpadded (eagerly). The max of the sums equals the sum over layers of each layer's
