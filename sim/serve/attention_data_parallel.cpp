@@ -46,9 +46,7 @@ AttentionDataParallelModel::AttentionDataParallelModel(const IterationInputs& in
     : ranks_(in.tensor_parallel),
       rank_(rank_inputs(in)),
       experts_(expert_inputs(in)),
-      graph_batch_sizes_(std::move(graph_batch_sizes)) {
-  CLUSTERSIM_CHECK(std::is_sorted(graph_batch_sizes_.begin(), graph_batch_sizes_.end()),
-                   "CUDA-graph batch sizes out of order");
+      graphs_(std::move(graph_batch_sizes)) {
   CLUSTERSIM_CHECK(in.tensor_parallel >= 2 && in.expert_parallel == in.tensor_parallel &&
                        in.pipeline_parallel == 1 && in.model->has_moe() && in.topology != nullptr,
                    "attention data parallelism outside a one-stage expert-parallel replica");
@@ -95,16 +93,13 @@ Picoseconds AttentionDataParallelModel::routed_experts(int64_t tokens) const {
 }
 
 int64_t AttentionDataParallelModel::graph_batch(const std::vector<IterationWork>& works) const {
-  if (graph_batch_sizes_.empty()) return 0;
+  if (!graphs_.captured()) return 0;
   int64_t largest = 1;  // an idle GPU's dummy request
   for (const IterationWork& w : works) {
-    // A prompt chunk (its pairs, or its tokens beyond its one logit) makes the GPU run eagerly.
-    if (w.attention_pairs > 0 || w.tokens != w.logits) return 0;
+    if (!CudaGraphPadding::decode_only(w)) return 0;  // a prompt anywhere: every GPU runs eagerly
     largest = std::max(largest, w.tokens);
   }
-  const auto size =
-      std::lower_bound(graph_batch_sizes_.begin(), graph_batch_sizes_.end(), largest);
-  return size == graph_batch_sizes_.end() ? 0 : *size;
+  return graphs_.graph_batch(largest);
 }
 
 Picoseconds AttentionDataParallelModel::iteration(const std::vector<IterationWork>& works) const {
@@ -116,14 +111,8 @@ Picoseconds AttentionDataParallelModel::iteration(const std::vector<IterationWor
   bool any = false;
   for (const IterationWork& w : works) {
     any = any || w.tokens > 0;
-    IterationWork run = w.tokens > 0 ? w : dummy;
-    if (graph > run.tokens) {  // dummy sequences of one cached token up to the graph's batch
-      const int64_t padding = graph - run.tokens;
-      run.tokens += padding;
-      run.logits += padding;
-      run.decode_context += static_cast<double>(padding);
-      run.window_decode_context += static_cast<double>(padding);
-    }
+    const IterationWork& own = w.tokens > 0 ? w : dummy;
+    const IterationWork run = graph > 0 ? CudaGraphPadding::padded(own, graph) : own;
     slowest = std::max(slowest, rank_.iteration(run));
     gathered += run.tokens;
   }

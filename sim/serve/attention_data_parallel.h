@@ -23,11 +23,12 @@
 // smallest size holding the largest GPU batch (NVIDIA/TensorRT-LLM tensorrt_llm/_torch/pyexecutor
 // _get_padded_batch, in model_engine.py and later cuda_graph_runner.py alike: the ranks all-gather
 // their batch sizes and pad to the largest, then to the captured size), each GPU's batch topped
-// up with dummy sequences of one cached token, which run every matmul row, logit and expert
-// token a real sequence does; an iteration with any prompt runs unpadded (eagerly). The max of the sums equals the sum over layers of each layer's
-// max when one GPU is the slowest in every layer (every layer alike); where a model mixes layer
-// kinds (sliding-window and full attention, dense first layers) and different GPUs are the
-// slowest in different kinds, the true lockstep is slower by at most that difference.
+// up with dummy sequences of one cached token (cuda_graph_padding.h), which run every matmul row,
+// logit and expert token a real sequence does; an iteration with any prompt runs unpadded
+// (eagerly). The max of the sums equals the sum over layers of each layer's max when one GPU is
+// the slowest in every layer (every layer alike); where a model mixes layer kinds
+// (sliding-window and full attention, dense first layers) and different GPUs are the slowest in
+// different kinds, the true lockstep is slower by at most that difference.
 // The collectives are simulated on the replica's topology (net/collective.h) at 1, 2, 4, ...
 // gathered tokens and interpolated, each with the runtime's allreduce_overhead_us (its fitted
 // launch cost of a collective).
@@ -44,6 +45,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/serve/cuda_graph_padding.h"
 #include "sim/serve/iteration_model.h"
 
 namespace clustersim {
@@ -53,7 +55,7 @@ class AttentionDataParallelModel {
   // `in`: the replica's inputs with tensor_parallel = expert_parallel = n >= 2, pipeline 1, a
   // mixture of experts, the topology holding GPUs 0 .. n - 1, and max_tokens the per-GPU token
   // budget. `graph_batch_sizes`: the captured CUDA-graph batch sizes a decode-only iteration is
-  // padded to (increasing; those above the per-GPU max_batch are never used), empty: none.
+  // padded to (increasing, none above the per-GPU max_batch; cuda_graph_padding.h), empty: none.
   explicit AttentionDataParallelModel(const IterationInputs& in,
                                       std::vector<int64_t> graph_batch_sizes = {});
 
@@ -99,7 +101,7 @@ class AttentionDataParallelModel {
   double dispatch_bytes_ = 0, combine_bytes_ = 0;
   double weight_bytes_ = 0;
   std::vector<Picoseconds> gather_, scatter_;  // at 2^i gathered tokens
-  std::vector<int64_t> graph_batch_sizes_;      // increasing
+  CudaGraphPadding graphs_;  // each GPU's batch, once padded to the largest GPU's
   mutable std::vector<int64_t> experts_memo_;  // [gathered tokens] ps, -1 unknown
 };
 

@@ -26,24 +26,6 @@ void check_attention_data_parallel(const FieldChecker& root, const Catalog& cata
   const FieldChecker deployment = root.child("deployment");
   const FieldChecker sweep = root.child("sweep");
   const bool swept = lists_value(w.attention_data_parallel(), true);
-  const auto& graph_sizes = d.scheduler().cuda_graph_batch_sizes();
-  if (!graph_sizes.empty()) {
-    const FieldChecker scheduler = deployment.child("scheduler");
-    for (int i = 0; i < graph_sizes.size(); ++i) {
-      if (graph_sizes[i] < 1 || (i > 0 && graph_sizes[i] <= graph_sizes[i - 1])) {
-        scheduler.error("cuda_graph_batch_sizes",
-                        "must be positive and strictly increasing (TensorRT-LLM's "
-                        "cuda_graph_config.batch_sizes, sorted)",
-                        i);
-      }
-    }
-    if (!d.attention_data_parallel() && !swept) {
-      scheduler.error("cuda_graph_batch_sizes",
-                      "the padding of decode batches to CUDA-graph sizes is simulated only with "
-                      "attention data parallelism (deployment.attention_data_parallel)",
-                      0);
-    }
-  }
   if (!d.attention_data_parallel() && !swept) return;
   // The field that turned it on: the deployment's, else the sweep's first "true".
   const auto fail = [&](const std::string& why) {

@@ -3,8 +3,7 @@
 // (expert_parallel = tensor_parallel >= 2, where neither is swept; swept ones leave the other
 // configurations out, serving_problem), and none of what is not simulated with it: static
 // batching, pipeline parallelism, beams, speculative decoding, disaggregated pools, prefix
-// caching of shared prefixes; scheduler.cuda_graph_batch_sizes positive, strictly increasing and
-// only with attention data parallelism. Each an error at the field to change.
+// caching of shared prefixes. Each an error at the field to change.
 #pragma once
 
 #include "sim/io/catalog.h"

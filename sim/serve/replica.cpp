@@ -56,6 +56,10 @@ Replica::Replica(Simulation* sim, const IterationModel* model, const ReplicaSett
   CLUSTERSIM_CHECK(!settings.lockstep || (settings.batching == schema::CONTINUOUS &&
                                           !settings.hand_off && !settings.speculative),
                    "a lockstep GPU outside a colocated continuous replica");
+  CLUSTERSIM_CHECK(!settings.graphs.captured() ||
+                       (settings.batching == schema::CONTINUOUS && settings.beam_width == 1 &&
+                        !settings.speculative && !settings.lockstep),
+                   "CUDA graphs padded outside a continuous replica of one beam, unspeculated");
 }
 
 Replica::Sequence Replica::admit(int32_t request) {
@@ -96,7 +100,7 @@ void Replica::try_start() {
   const SpeculativeDecoder* speculative = settings_.speculative;
   const Picoseconds took =
       speculative ? model_->iteration(work_, draft_.verification) + speculative->draft_time(draft_)
-                  : model_->iteration(work_);
+                  : model_->iteration(settings_.graphs.run(work_));
   sim_->schedule_after(took, this, kIterationEnd);
 }
 

@@ -47,6 +47,7 @@
 
 #include "sim/engine/simulation.h"
 #include "sim/io/schema/serving.pb.h"
+#include "sim/serve/cuda_graph_padding.h"
 #include "sim/serve/iteration_model.h"
 #include "sim/serve/prefix_cache.h"
 #include "sim/serve/speculative_decoding.h"
@@ -94,6 +95,10 @@ struct ReplicaSettings {
   // Continuous, colocated: each decoding sequence verifies k draft tokens per iteration and keeps
   // the tokens accepted (speculative_decoding.h), its k extra KV slots reserved; null: off.
   const SpeculativeDecoder* speculative = nullptr;
+  // Continuous, one beam, no speculative decoding, not lockstep: the captured CUDA graphs an
+  // iteration of decoding sequences alone is padded to (cuda_graph_padding.h); default: none.
+  // (A lockstep GPU's are its group's: AttentionDataParallelModel.)
+  CudaGraphPadding graphs;
   // Attention data parallelism (attention_dp_group.h): the replica is one GPU of a group that
   // forms and times its iterations with the others' in lockstep (form_step(), end_step()); it
   // never starts an iteration itself. Continuous batching, colocated. false: it iterates alone.

@@ -128,12 +128,13 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
     in.topology = topology(c, &e.error);
     if (in.topology == nullptr) return r;
   }
+  // The captured CUDA-graph sizes a batch may be padded to: none above max_batch_size (a GPU's,
+  // under attention data parallelism).
+  std::vector<int64_t> graph_sizes;
+  for (int size : c.scheduler.cuda_graph_batch_sizes()) {
+    if (size <= c.scheduler.max_batch_size()) graph_sizes.push_back(size);
+  }
   if (c.attention_data_parallel) {
-    // The captured sizes a GPU's batch may be padded to: none above its max_batch_size.
-    std::vector<int64_t> graph_sizes;
-    for (int size : c.scheduler.cuda_graph_batch_sizes()) {
-      if (size <= c.scheduler.max_batch_size()) graph_sizes.push_back(size);
-    }
     r.attention_dp = std::make_unique<AttentionDataParallelModel>(in, std::move(graph_sizes));
   } else {
     r.model = std::make_unique<IterationModel>(in);
@@ -181,6 +182,7 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
       (sc.prefix_caching().has_enabled() ? sc.prefix_caching().enabled()
                                          : serving_.prefix_caching());
   set.speculative = r.speculative.get();
+  if (!c.attention_data_parallel) set.graphs = CudaGraphPadding(std::move(graph_sizes));
   if (set.batching == s::STATIC) {
     set.static_free_bytes = e.memory.capacity_bytes - e.memory.weight_bytes -
                             e.memory.runtime_bytes;

@@ -15,6 +15,7 @@
 #include "sim/serve/beam_search.h"
 #include "sim/serve/closed_loop.h"
 #include "sim/serve/attention_dp_checks.h"
+#include "sim/serve/cuda_graph_checks.h"
 #include "sim/serve/expert_parallel_checks.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/serve/shared_prefix.h"
@@ -514,6 +515,7 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   if (m.has_deployment()) check_deployment_size(root);
   if (m.has_deployment()) check_expert_parallel(root, *loaded);
   if (m.has_deployment()) check_attention_data_parallel(root, catalog, *loaded);
+  if (m.has_deployment()) check_cuda_graph_batch_sizes(root);
   if (m.has_deployment()) check_speculative_decoding(root, catalog, loaded.get());
   if (m.has_sweep()) check_sweep_size(root);
   if (m.has_sweep()) root.child("sweep").distinct_lists();

@@ -321,17 +321,15 @@ TEST_CASE("attention data parallelism's located errors") {
         "GPUs, as TensorRT-LLM's DEP deployments\n");
   CHECK(messages("}\ntraffic", "}\nsweep { attention_data_parallel: [false, true] }\ntraffic")
             .empty());
-  // CUDA-graph sizes: increasing, positive, only with attention DP.
+  // CUDA-graph sizes: increasing, positive; a tensor-parallel replica takes them too
+  // (cuda_graph_padding_test.cpp).
   CHECK(messages("FP8 } }", "FP8 } scheduler { cuda_graph_batch_sizes: [1, 8, 4] } }") ==
         "s.textproto:2:185: deployment.scheduler.cuda_graph_batch_sizes[2]: must be positive and "
         "strictly increasing (TensorRT-LLM's cuda_graph_config.batch_sizes, sorted)\n");
   std::string tp = kDep;
   tp.replace(tp.find("attention_data_parallel: true "), 30, "");
   tp.replace(tp.find("FP8 } }"), 7, "FP8 } scheduler { cuda_graph_batch_sizes: [1, 2] } }");
-  CHECK(load_serving_text(tp)->messages() ==
-        "s.textproto:2:155: deployment.scheduler.cuda_graph_batch_sizes[0]: the padding of decode "
-        "batches to CUDA-graph sizes is simulated only with attention data parallelism "
-        "(deployment.attention_data_parallel)\n");
+  CHECK(load_serving_text(tp)->messages().empty());
 }
 
 // The axis compares a deployment with and without attention DP; with EP swept, only EP = TP keeps
