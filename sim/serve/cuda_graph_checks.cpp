@@ -23,11 +23,12 @@ void check_cuda_graph_batch_sizes(const FieldChecker& root) {
                       i);
     }
   }
-  refuse_static_batching(root,
-                         "CUDA-graph padding (scheduler.cuda_graph_batch_sizes) applies to "
-                         "CONTINUOUS batching: it is the in-flight batching runtime's (TensorRT-LLM "
-                         "PyTorch backend's _get_padded_batch); a static batch decodes its own "
-                         "batch size from its prefill to its last token, unpadded");
+  refuse_static_batching(
+      root,
+      "CUDA-graph padding (scheduler.cuda_graph_batch_sizes) applies to "
+      "CONTINUOUS batching: it is the in-flight batching runtime's (TensorRT-LLM "
+      "PyTorch backend's _get_padded_batch); a static batch decodes its own "
+      "batch size from its prefill to its last token, unpadded");
   if (d.has_speculative_decoding()) {
     // NVIDIA/TensorRT-LLM cuda_graph_runner.py _get_padded_batch gives each dummy request the
     // runtime's draft length, and a graph is captured per (batch, draft length).

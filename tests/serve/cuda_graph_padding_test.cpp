@@ -86,8 +86,8 @@ TEST_CASE("an iteration with a prompt runs unpadded, its decodes after it padded
   settings.graphs = CudaGraphPadding({4, 8});
   const ServingOutcome o = simulate_serving({{0.0, 3, 3}}, model, settings, 1);
   const double prefill_s = model.iteration(testing::prompts(1, 3)).seconds();
-  const double decodes_s =
-      model.iteration(decoding_batch(4, 4 + 3)).seconds() + model.iteration(decoding_batch(4, 5 + 3)).seconds();
+  const double decodes_s = model.iteration(decoding_batch(4, 4 + 3)).seconds() +
+                           model.iteration(decoding_batch(4, 5 + 3)).seconds();
   CHECK(o.records[0].first_token.seconds() == Approx(prefill_s).epsilon(1e-12));
   CHECK(o.records[0].finish.seconds() == Approx(prefill_s + decodes_s).epsilon(1e-12));
   CHECK(model.iteration(decoding_batch(4, 7)) > model.iteration(decoding_batch(1, 4)));
@@ -168,8 +168,9 @@ TEST_CASE("CUDA-graph sizes' located errors") {
         "(scheduler.cuda_graph_batch_sizes) applies to CONTINUOUS batching: it is the in-flight "
         "batching runtime's (TensorRT-LLM PyTorch backend's _get_padded_batch); a static batch "
         "decodes its own batch size from its prefill to its last token, unpadded\n");
-  CHECK(messages("64] } }", "64] } speculative_decoding { draft_model: \"llama3-8b\" "
-                            "draft_tokens: 3 acceptance_rate: 0.7 } }") ==
+  CHECK(messages("64] } }",
+                 "64] } speculative_decoding { draft_model: \"llama3-8b\" "
+                 "draft_tokens: 3 acceptance_rate: 0.7 } }") ==
         "s.textproto:2:153: deployment.scheduler.cuda_graph_batch_sizes[0]: CUDA-graph padding "
         "with speculative decoding is not simulated (TensorRT-LLM pads a verification batch "
         "with dummy requests of k draft tokens each, which the drafter runs too): drop one\n");
