@@ -1,7 +1,7 @@
 // Tests of pipelines across pools as scenarios (issue 17): the shipped scenario's answer, and
 // every bad input an error at its field (stage layer counts, sums and zeros, a stage too big for
 // its pool's GPU, tensor parallelism spanning pools, pools of different GPUs per node), and the
-// placements auto_parallelism and sweep.pool_placement try.
+// placements auto_parallelism and sweep.pool_placement try, interleaved ones included.
 #include <catch2/catch.hpp>
 #include <set>
 #include <tuple>
@@ -112,6 +112,43 @@ TEST_CASE("auto_parallelism over pools also places the pipeline across them") {
   CHECK(across.count({4, 4, 1}) == 1);
   CHECK(across.count({2, 2, 4}) == 1);
   CHECK(across.count({1, 8, 1}) == 0);  // more stages than max_pipeline_parallel
+}
+
+TEST_CASE("an interleaved pipeline across pools splits by speed with no even split over chunks") {
+  // 32 layers over 2 stages x 3 chunks do not split evenly; split by speed they need not.
+  const std::string across =
+      "parallelism { tensor_parallel: 8 pipeline_parallel: 2 pool_placement: "
+      "PIPELINE_ACROSS_POOLS schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 3 ";
+  CHECK(errors_of(across + "}") == "");
+  CHECK(errors_of(across + "stage_layers: [7, 5, 6, 5, 6, 3] }") == "");
+  // Listed per stage, each stage's count splits over its chunks (Megatron-Core's even chunks).
+  CHECK(errors_of(across + "stage_layers: [20, 12] }") ==
+        "s.textproto:9:145: parallelism.stage_layers: stage_layers do not lay out the pipeline: 20 "
+        "layers of a stage do not split into 3 model chunks\n");
+  // Pools as data-parallel replicas still run no interleaved schedule.
+  CHECK(errors_of("parallelism { tensor_parallel: 4 pipeline_parallel: 2 "
+                  "schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 2 }")
+            .find("parallelism.virtual_stages: interleaved schedules are simulated in a mix "
+                  "with the pipeline across pools only") != std::string::npos);
+}
+
+TEST_CASE("auto_parallelism interleaves pipelines across pools up to max_virtual_stages") {
+  testing::TempDir dir;
+  const auto loaded = testing::load_valid_scenario(
+      dir, kTwoPools + std::string("sweep { auto_parallelism { micro_batch_size: [1] "
+                                   "max_pipeline_parallel: 4 max_virtual_stages: 3 } }"));
+  std::set<std::tuple<int, int, int>> across;  // TP, PP, virtual stages
+  for (const Configuration& c : expand_configurations(*loaded).valid) {
+    const schema::Parallelism& p = c.parallelism;
+    CHECK((p.virtual_stages() == 1 || p.pool_placement() == schema::PIPELINE_ACROSS_POOLS));
+    if (p.pool_placement() != schema::PIPELINE_ACROSS_POOLS) continue;
+    across.insert({p.tensor_parallel(), p.pipeline_parallel(), p.virtual_stages()});
+  }
+  for (int v : {1, 2, 3}) {
+    INFO("virtual stages " << v);
+    CHECK(across.count({8, 2, v}) == 1);
+    CHECK(across.count({4, 4, v}) == 1);  // 32 layers over 4 x 3 chunks: split by speed
+  }
 }
 
 TEST_CASE("sweep.pool_placement tries both placements of one layout") {
