@@ -139,10 +139,12 @@ std::optional<s::Parallelism> with_stage_layers(const s::Model& model, const s::
                                                 const RuntimeMemory& runtime) {
   s::Parallelism p = across_pools(parallelism);
   if (p.stage_layers_size() > 0) return p;
+  const int v = chunks_of(p);
   const std::optional<std::vector<int>> split = split_layers_by_speed(
-      model.transformer().num_layers(), stage_speeds(model, job, p, pools, runtime));
+      model.transformer().num_layers(), stage_speeds(model, job, p, pools, runtime), v);
   if (!split) return std::nullopt;
-  return with_stage_totals(p, *split);
+  for (int n : *split) p.add_stage_layers(n);  // per stage, or per chunk when interleaved
+  return p;
 }
 
 PipelineAcrossPoolsResult simulate_pipeline_across_pools(

@@ -10,9 +10,10 @@
 //
 // With the interleaved schedule (virtual_stages v > 1) every stage's v model chunks sit on its
 // pool's GPUs: a micro-batch crosses each pool boundary once per chunk each way, and from the last
-// pool back to the first between chunks, every crossing a send on the joined network. The layers
-// split by speed are each stage's total, spread over its chunks as evenly as whole layers allow
-// (with_stage_totals); given ones are per stage or per chunk as parallelism.stage_layers says.
+// pool back to the first between chunks, every crossing a send on the joined network. Split by
+// speed, each stage's layers are then dealt over its chunks, the output layer's time on the last
+// (split_layers_by_speed with the chunks); given ones are per stage or per chunk as
+// parallelism.stage_layers says.
 //
 // Ranks sit tensor-parallel innermost, then context parallel, then a stage's replicas, then the
 // stages (rank_order TP_DP_PP): a stage's GPUs lie inside one pool.

@@ -339,8 +339,9 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
     const int layers = scenario.model->transformer().num_layers();
     // A pipeline across pools splits its layers by speed unless they are given: as even a split
     // as whole layers allow stands for it here (an interleaved one listed per chunk).
-    std::string layout = pipeline_layout_problem(
-        layers, across_pools && p.stage_layers_size() == 0 ? with_even_stage_layers(layers, p) : p);
+    std::string layout = across_pools && p.stage_layers_size() == 0
+                             ? pipeline_layout_problem(layers, with_even_stage_layers(layers, p))
+                             : pipeline_layout_problem(layers, p);
     if (!layout.empty() && p.stage_layers_size() > 0) {
       return {"stage_layers do not lay out the pipeline", "parallelism.stage_layers",
               std::move(layout)};

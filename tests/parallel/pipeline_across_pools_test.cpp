@@ -77,6 +77,40 @@ TEST_CASE("an interleaved pipeline of unequal stages: the closed form when equal
   }
 }
 
+TEST_CASE("interleaved, one slow chunk paces the ring though its stage's total is short") {
+  // Eight stages, 5 chunks each: four fast ones (3 ms a chunk's forward, twice that backward, 45
+  // a micro-batch) and four of 1 ms a chunk's forward (15 a micro-batch), the last of them also
+  // holding the output layer, 8 ms forward (39 a micro-batch, still below 45). On its last chunk
+  // alone (a 9 ms chunk forward) it paces the ring beyond the fast stages' bound; spread as
+  // 1.6 ms more on every chunk (2.6 ms each, below 3) it does not.
+  auto t = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  const auto step_ms = [&](const std::vector<double>& last_stage_chunks) {
+    PipelinePlan plan;
+    plan.schedule = s::INTERLEAVED_ONE_F_ONE_B;
+    plan.stages = 8;
+    plan.chunks = 5;
+    plan.micro_batches = 64;
+    plan.activation_bytes = 1;
+    for (int r = 0; r < 8; ++r) {
+      StageWork w{Picoseconds(0), Picoseconds(0), Picoseconds(0)};
+      for (int c = 0; c < 5; ++c) {
+        const double f = r < 4 ? 3 : r < 7 ? 1 : last_stage_chunks[c];
+        w.chunk_forward.push_back(ms(f));
+        w.chunk_backward.push_back(ms(2 * f));
+      }
+      plan.work.push_back(w);
+    }
+    return simulate_pipeline(plan, *t).step.seconds() * 1e3;
+  };
+  // The bound with M v tasks of a chunk each.
+  const double bound = unequal_bound_ms({3, 3, 3, 3, 1, 1, 1, 1}, {6, 6, 6, 6, 2, 2, 2, 2}, 64 * 5);
+  const double spread = step_ms({2.6, 2.6, 2.6, 2.6, 2.6});
+  const double one_chunk = step_ms({1, 1, 1, 1, 9});
+  CHECK(spread >= bound * (1 - 1e-9));
+  CHECK(spread < bound * 1.03);
+  CHECK(one_chunk > spread * 1.1);
+}
+
 TEST_CASE("a pipeline of unequal stages takes at least the slowest stage's M passes and its fill") {
   const int m = 16;
   // Faster stages (an H100 pool) before a slower one (A100), and the other way round.
@@ -241,7 +275,7 @@ TEST_CASE("moving a layer from the faster stage to the slower one never shortens
   CHECK(mix.run(fast + 1).step.step_s >= mix.run(fast).step.step_s);
 }
 
-TEST_CASE("a split by speed is spread over an interleaved stage's chunks, the first ones fuller") {
+TEST_CASE("stage totals are spread over an interleaved stage's chunks, the first ones fuller") {
   s::Parallelism p;
   p.set_pipeline_parallel(2);
   p.set_schedule(s::INTERLEAVED_ONE_F_ONE_B);
