@@ -20,8 +20,9 @@
 // A mixture-of-experts model's expert-parallel groups lie inside each stage (ETP x EP dividing
 // its TP x CP x DP GPUs), so inside its pool: each stage's all-to-alls are timed on its pool's
 // NVLink and, where they cross its nodes, run on the pool's network in the joined cluster.
-// The split by speed times a layer as the mean of a plain stage's (dense-first layers of a MoE
-// model are not told apart). Not simulated: ZeRO-3 (sweep/configuration_checks.cpp prunes it).
+// So do ZeRO-3's groups (a stage's replicas): its layer gathers and reduce-scatters stay in the
+// stage's pool. The split by speed times a layer as the mean of a plain stage's (dense-first
+// layers of a MoE model are not told apart).
 #pragma once
 
 #include <optional>

@@ -115,7 +115,7 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::with_hybrid_sharding
   const bool zero3 = std::any_of(options_.begin(), options_.end(),
                                  [](const Options& o) { return o.zero_stage == 3; });
   if (shape.mix || !zero3 || !scenario_.scenario().sweep().auto_parallelism().hybrid_sharding()) {
-    return layouts;  // ZeRO-3 is not simulated in a mix
+    return layouts;  // hybrid sharding's groups are not tried in a mix
   }
   std::vector<Layout> out;
   for (const Layout& layout : layouts) {

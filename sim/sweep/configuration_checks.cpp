@@ -68,8 +68,6 @@ ConfigurationProblem pipeline_across_pools_problem(const Configuration& c,
   }
   ConfigurationProblem span = tensor_span_problem(pools, p);
   if (!span.empty()) return span;
-  if (p.zero_stage() == 3)
-    return {"ZeRO-3 is not simulated in a mix yet", "parallelism.zero_stage"};
   const bool other_split = p.has_first_stage_layers() || p.has_last_stage_layers() ||
                            p.embedding_in_pipeline_split() || p.loss_in_pipeline_split();
   if (other_split && p.stage_layers_size() == 0) {
@@ -134,8 +132,11 @@ ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& s
             "(pool_placement PIPELINE_ACROSS_POOLS)",
             "parallelism.virtual_stages"};
   }
-  if (p.zero_stage() == 3)
-    return {"ZeRO-3 is not simulated in a mix yet", "parallelism.zero_stage"};
+  if (p.zero_stage() == 3) {
+    return {"ZeRO-3 is simulated in a mix with the pipeline across pools only (pool_placement "
+            "PIPELINE_ACROSS_POOLS)",
+            "parallelism.zero_stage"};
+  }
   if (p.pipeline_runs() > 1) {
     return {"pipeline runs are not simulated in a mix yet", "parallelism.pipeline_runs"};
   }

@@ -433,6 +433,37 @@ TEST_CASE("expert parallelism inside the stages across pools of one type is the 
       2, 48);
 }
 
+TEST_CASE("ZeRO-3 inside the stages across pools of one type is the plain cluster's") {
+  // Llama-2-7B, TP 2 x DP 4 a stage, its parameters sharded over the stage's 4 replicas: the
+  // layer gathers and reduce-scatters stay inside the stage's pool.
+  AcrossTwoPools mix;
+  s::Parallelism p = mix.p;
+  p.set_tensor_parallel(2);
+  p.set_data_parallel(4);
+  p.set_zero_stage(3);
+  p.set_distributed_optimizer(false);
+  p.add_stage_layers(17);
+  p.add_stage_layers(15);
+  const std::unique_ptr<Topology> joined = mix.join(mix.p5_type, mix.p5_type);
+  auto second = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  const std::vector<StagePool> pools{{mix.p5.get(), &mix.h100, 1, 80 * kBytesPerGibibyte},
+                                     {second.get(), &mix.h100, 1, 80 * kBytesPerGibibyte}};
+  const PipelineAcrossPoolsResult across =
+      simulate_pipeline_across_pools(mix.model, mix.job, p, pools, *joined);
+  auto plain = testing::shipped_cluster("aws.p5.48xlarge", 2);
+  const StepResult one = simulate_step(mix.model, mix.job, p, *plain, mix.h100);
+  CHECK(across.step.step_s == Approx(one.step_s).epsilon(1e-9));
+  CHECK(across.step.data_comm_s == Approx(one.data_comm_s).epsilon(1e-9));
+  CHECK(across.step.mfu == Approx(one.mfu).epsilon(1e-9));
+  s::Parallelism sharded_optimizer = p;
+  sharded_optimizer.set_zero_stage(1);
+  CHECK(simulate_pipeline_across_pools(mix.model, mix.job, sharded_optimizer, pools, *joined)
+            .step.step_s != across.step.step_s);
+  // With the second stage on the A100 pool it is never faster.
+  CHECK(simulate_pipeline_across_pools(mix.model, mix.job, p, mix.pools, *mix.joined).step.step_s >=
+        across.step.step_s);
+}
+
 TEST_CASE("an expert-parallel pipeline across an H100 and an A100 pool gives the H100 more layers") {
   AcrossTwoPools mix;
   const s::Model& model = *mix.catalog.models().find("mixtral-8x7b")->value;

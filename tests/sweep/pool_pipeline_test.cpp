@@ -132,6 +132,42 @@ TEST_CASE("an interleaved pipeline across pools splits by speed with no even spl
                   "with the pipeline across pools only") != std::string::npos);
 }
 
+TEST_CASE("ZeRO-3 and expert parallelism run inside the stages of a pipeline across pools") {
+  CHECK(errors_of("parallelism { tensor_parallel: 2 pipeline_parallel: 2 zero_stage: 3 "
+                  "pool_placement: PIPELINE_ACROSS_POOLS }") == "");
+  // As data-parallel pools each pool's replicas would shard over their own pool: not simulated.
+  CHECK(errors_of("parallelism { tensor_parallel: 2 pipeline_parallel: 2 zero_stage: 3 }") ==
+        "s.textproto:9:55: parallelism.zero_stage: ZeRO-3 is simulated in a mix with the pipeline "
+        "across pools only (pool_placement PIPELINE_ACROSS_POOLS): the scenario's one "
+        "configuration is aws.p5.48xlarge x 1 + aws.p4d.24xlarge x 1, TP 2 PP 2 DP 4 mbs 1, "
+        "RECOMPUTE_NONE\n");
+  std::string mixtral = kTwoPools;
+  mixtral.replace(mixtral.find("llama2-7b"), 9, "mixtral-8x7b");
+  CHECK(scenario_errors(mixtral +
+                        "parallelism { tensor_parallel: 8 sequence_parallel: true "
+                        "pipeline_parallel: 2 expert_parallel: 8 expert_tensor_parallel: 1 "
+                        "distributed_optimizer: true recompute: RECOMPUTE_FULL pool_placement: "
+                        "PIPELINE_ACROSS_POOLS }") == "");
+}
+
+TEST_CASE("expert parallelism of data-parallel pools stays inside each pool's replicas") {
+  // Mixtral-8x7B on one p5 node and three p4d nodes, TP 1 x PP 4: DP 8 in all, EP 4 dividing
+  // its 8; but each pool's replicas hold every expert, and the p5 node's 2 replicas give a stage
+  // 2 GPUs there.
+  const std::string errors = scenario_errors(R"(name: "t"
+model: "mixtral-8x7b"
+job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM
+      token_budget: 1e9 }
+cluster {
+  pool { instance: "aws.p5.48xlarge" nodes: 1 }
+  pool { instance: "aws.p4d.24xlarge" nodes: 3 }
+}
+parallelism { tensor_parallel: 1 pipeline_parallel: 4 expert_parallel: 4 expert_tensor_parallel: 1 })");
+  CHECK(errors.find("parallelism.expert_parallel: expert tensor x expert parallel does not divide "
+                    "a pool's GPUs of a pipeline stage (each pool holds every expert): ETP 1 x EP "
+                    "4 against the 2 GPUs of a stage on aws.p5.48xlarge x 1") != std::string::npos);
+}
+
 TEST_CASE("auto_parallelism interleaves pipelines across pools up to max_virtual_stages") {
   testing::TempDir dir;
   const auto loaded = testing::load_valid_scenario(
