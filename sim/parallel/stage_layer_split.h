@@ -1,7 +1,7 @@
-// How many transformer layers each pipeline stage takes when the stages run on GPUs of different
-// speeds and memories (a pipeline across the pools of a mix): the layers are dealt one at a time
-// to the stage that would then finish its share soonest, each stage within the layers its GPU's
-// memory holds.
+// How many transformer layers each pipeline stage (and, interleaved, each of its model chunks)
+// takes when the stages run on GPUs of different speeds and memories (a pipeline across the pools
+// of a mix): the layers are dealt one at a time to the stage that would then finish its share
+// soonest, each stage within the layers its GPU's memory holds, then over its chunks alike.
 #pragma once
 
 #include <optional>
