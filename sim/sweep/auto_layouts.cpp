@@ -156,12 +156,15 @@ void ConfigurationSpace::add_pipeline_across_pools(const Shape& shape,
         if (pp > max_pp) continue;
         for (int mbs : mbs_values) {
           if (batch % (int64_t{mbs} * dp) != 0) continue;
-          out->push_back({tp, pp, mbs, 1, plain, cp, false, 0, s::PIPELINE_ACROSS_POOLS});
-          // The layers are split by speed, per chunk: no even split over the chunks needed.
-          const bool groups_of_stages = (batch / (int64_t{mbs} * dp)) % pp == 0;
-          for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
-            out->push_back({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B, cp, false, 0,
-                            s::PIPELINE_ACROSS_POOLS});
+          // Expert parallelism inside a stage's TP x CP x DP GPUs, so inside its pool.
+          for (int ep : auto_expert_parallel(tp, tp * cp * dp)) {
+            out->push_back({tp, pp, mbs, 1, plain, cp, false, ep, s::PIPELINE_ACROSS_POOLS});
+            // The layers are split by speed, per chunk: no even split over the chunks needed.
+            const bool groups_of_stages = (batch / (int64_t{mbs} * dp)) % pp == 0;
+            for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
+              out->push_back({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B, cp, false, ep,
+                              s::PIPELINE_ACROSS_POOLS});
+            }
           }
         }
       }

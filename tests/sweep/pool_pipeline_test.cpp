@@ -187,6 +187,24 @@ TEST_CASE("auto_parallelism interleaves pipelines across pools up to max_virtual
   }
 }
 
+TEST_CASE("auto_parallelism tries expert parallelism inside the stages of a pipeline across pools") {
+  // Mixtral-8x7B (8 experts) on 8 H100 + 8 A100 GPUs: a stage of TP 2 x DP 4 takes EP 1, 2, 4 or
+  // 8 (ETP 1), each inside one pool.
+  std::string mixtral = kTwoPools;
+  mixtral.replace(mixtral.find("llama2-7b"), 9, "mixtral-8x7b");
+  testing::TempDir dir;
+  const auto loaded = testing::load_valid_scenario(
+      dir, mixtral + "parallelism { sequence_parallel: true expert_tensor_parallel: 1 }\n"
+                     "sweep { auto_parallelism { micro_batch_size: [1] max_pipeline_parallel: 2 } }");
+  std::set<int> degrees;  // EP of the TP 2 x PP 2 x DP 4 layouts across the pools
+  for (const Configuration& c : expand_configurations(*loaded).valid) {
+    const schema::Parallelism& p = c.parallelism;
+    if (p.pool_placement() != schema::PIPELINE_ACROSS_POOLS || p.tensor_parallel() != 2) continue;
+    degrees.insert(p.expert_parallel());
+  }
+  CHECK(degrees == std::set<int>{1, 2, 4, 8});
+}
+
 TEST_CASE("sweep.pool_placement tries both placements of one layout") {
   testing::TempDir dir;
   const auto loaded = testing::load_valid_scenario(
