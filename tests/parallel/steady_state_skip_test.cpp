@@ -171,8 +171,7 @@ TEST_CASE("an interleaved stage far behind its upstream: the shortcut is the ful
   // Eight stages of 5 chunks (a pipeline across an H100 and an A100 pool): four of 3 ms a chunk's
   // forward, three of 2 ms, and a last one whose chunks after its first take 5 ms. Its upstream
   // runs ahead, so it holds inputs for tasks far beyond its next ones; the jump once moved those
-  // past the last micro-batch (a failed check at 16 micro-batches, a run that never ended and a
-  // step of 0 at 64).
+  // past where the schedule repeats (a failed check at 16 micro-batches, a step of 0 at 64).
   auto t = testing::shipped_cluster("aws.p5.48xlarge", 1);
   for (int m : {16, 64}) {
     INFO(m << " micro-batches");
