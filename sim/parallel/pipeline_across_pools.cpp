@@ -18,26 +18,32 @@ s::Parallelism across_pools(const s::Parallelism& parallelism) {
   return p;
 }
 
-// One micro-batch's forward and backward through stage `stage` of `plan`.
+int chunks_of(const s::Parallelism& p) {
+  return p.schedule() == s::INTERLEAVED_ONE_F_ONE_B ? std::max(1, p.virtual_stages()) : 1;
+}
+
+// One micro-batch's forward and backward through every model chunk of stage `stage` of `plan`.
 double stage_seconds(const PipelinePlan& plan, int stage) {
-  return (plan.chunk_forward(stage, 0) + plan.chunk_backward(stage, 0)).seconds();
+  Picoseconds total(0);
+  for (int c = 0; c < plan.chunks; ++c) {
+    total += plan.chunk_forward(stage, c) + plan.chunk_backward(stage, c);
+  }
+  return total.seconds();
 }
 
 // Stage `stage` with `n` of the `layers`, the others' spread evenly (at least one each).
 s::Parallelism stage_holding(const s::Parallelism& p, int layers, int stage, int n) {
-  s::Parallelism holding = p;
-  holding.clear_stage_layers();
+  std::vector<int> totals;
   const int others = p.pipeline_parallel() - 1;
   for (int r = 0, given = 0; r < p.pipeline_parallel(); ++r) {
     if (r == stage) {
-      holding.add_stage_layers(n);
+      totals.push_back(n);
       continue;
     }
-    const int share = (layers - n) / others + (given < (layers - n) % others ? 1 : 0);
-    holding.add_stage_layers(share);
+    totals.push_back((layers - n) / others + (given < (layers - n) % others ? 1 : 0));
     ++given;
   }
-  return holding;
+  return with_stage_totals(p, totals);
 }
 
 // The most layers stage `stage` can hold on a GPU of `capacity_bytes` (0: not even one).
@@ -68,12 +74,39 @@ std::vector<int> stage_pools(const std::vector<StagePool>& pools) {
 
 }  // namespace
 
+s::Parallelism with_stage_totals(const s::Parallelism& parallelism, const std::vector<int>& totals) {
+  s::Parallelism p = parallelism;
+  p.clear_stage_layers();
+  const int v = chunks_of(p);
+  const int pp = static_cast<int>(totals.size());
+  CLUSTERSIM_CHECK(pp == p.pipeline_parallel(), "one layer count per stage");
+  if (v == 1) {
+    for (int n : totals) p.add_stage_layers(n);
+    return p;
+  }
+  // Virtual-stage order: chunk c of stage r is the (c x pp + r)-th count.
+  for (int c = 0; c < v; ++c) {
+    for (int r = 0; r < pp; ++r) p.add_stage_layers(totals[r] / v + (c < totals[r] % v ? 1 : 0));
+  }
+  return p;
+}
+
+s::Parallelism with_even_stage_layers(int layers, const s::Parallelism& parallelism) {
+  s::Parallelism p = parallelism;
+  p.clear_stage_layers();
+  if (chunks_of(p) == 1) return p;
+  const int pp = p.pipeline_parallel();
+  std::vector<int> totals;
+  for (int r = 0; r < pp; ++r) totals.push_back(layers / pp + (r < layers % pp ? 1 : 0));
+  return with_stage_totals(p, totals);
+}
+
 std::vector<StageSpeed> stage_speeds(const s::Model& model, const s::TrainingJob& job,
                                      const s::Parallelism& parallelism,
                                      const std::vector<StagePool>& pools,
                                      const RuntimeMemory& runtime) {
-  s::Parallelism even = across_pools(parallelism);
-  even.clear_stage_layers();
+  const s::Parallelism even =
+      with_even_stage_layers(model.transformer().num_layers(), across_pools(parallelism));
   const int pp = even.pipeline_parallel();
   CLUSTERSIM_CHECK(pp >= 2, "a pipeline across pools has two or more stages");
   const PipelineLayout layout = pipeline_layout(model.transformer().num_layers(), even);
@@ -106,10 +139,11 @@ std::optional<s::Parallelism> with_stage_layers(const s::Model& model, const s::
                                                 const RuntimeMemory& runtime) {
   s::Parallelism p = across_pools(parallelism);
   if (p.stage_layers_size() > 0) return p;
+  const int v = chunks_of(p);
   const std::optional<std::vector<int>> split = split_layers_by_speed(
-      model.transformer().num_layers(), stage_speeds(model, job, p, pools, runtime));
+      model.transformer().num_layers(), stage_speeds(model, job, p, pools, runtime), v);
   if (!split) return std::nullopt;
-  for (int n : *split) p.add_stage_layers(n);
+  for (int n : *split) p.add_stage_layers(n);  // per stage, or per chunk when interleaved
   return p;
 }
 
@@ -117,7 +151,9 @@ PipelineAcrossPoolsResult simulate_pipeline_across_pools(
     const s::Model& model, const s::TrainingJob& job, const s::Parallelism& parallelism,
     const std::vector<StagePool>& pools, const Topology& joined, Timeline* timeline) {
   const s::Parallelism p = across_pools(parallelism);
-  CLUSTERSIM_CHECK(p.stage_layers_size() == p.pipeline_parallel(), "stage layers are resolved");
+  CLUSTERSIM_CHECK(p.stage_layers_size() == p.pipeline_parallel() ||
+                       p.stage_layers_size() == p.pipeline_parallel() * chunks_of(p),
+                   "stage layers are resolved");
   const std::vector<int> pool_of = stage_pools(pools);
   // Every stage's work timed on its own pool.
   TransformerPlan all;
@@ -144,7 +180,8 @@ PipelineAcrossPoolsResult simulate_pipeline_across_pools(
   PipelineAcrossPoolsResult r;
   r.step = pipeline_breakdown(run, all);
   set_transformer_rates(model, job, p, all.recomputed_layers, peak_flops, &r.step);
-  r.stage_layers.assign(p.stage_layers().begin(), p.stage_layers().end());
+  const PipelineLayout layout = pipeline_layout(model.transformer().num_layers(), p);
+  for (int s = 0; s < p.pipeline_parallel(); ++s) r.stage_layers.push_back(layout.stage_layers(s));
   std::vector<double> pool_busy(pools.size(), 0);
   for (int s = 0; s < p.pipeline_parallel(); ++s) {
     r.stage_busy_s.push_back(run.stages[s].busy.seconds());

@@ -8,10 +8,21 @@
 // activations between the last stage of one pool and the first of the next cross the inter-pool
 // network, and every stage reduces its gradients over its replicas inside its pool.
 //
+// With the interleaved schedule (virtual_stages v > 1) every stage's v model chunks sit on its
+// pool's GPUs: a micro-batch crosses each pool boundary once per chunk each way, and from the last
+// pool back to the first between chunks, every crossing a send on the joined network. Split by
+// speed, each stage's layers are then dealt over its chunks, the output layer's time on the last
+// (split_layers_by_speed with the chunks); given ones are per stage or per chunk as
+// parallelism.stage_layers says.
+//
 // Ranks sit tensor-parallel innermost, then context parallel, then a stage's replicas, then the
 // stages (rank_order TP_DP_PP): a stage's GPUs lie inside one pool.
-// Not simulated: interleaved schedules, ZeRO-3 and expert parallelism across pools
-// (sweep/configuration_checks.cpp prunes them).
+// A mixture-of-experts model's expert-parallel groups lie inside each stage (ETP x EP dividing
+// its TP x CP x DP GPUs), so inside its pool: each stage's all-to-alls are timed on its pool's
+// NVLink and, where they cross its nodes, run on the pool's network in the joined cluster.
+// So do ZeRO-3's groups (a stage's replicas): its layer gathers and reduce-scatters stay in the
+// stage's pool. The split by speed times a layer as the mean of a plain stage's (dense-first
+// layers of a MoE model are not told apart).
 #pragma once
 
 #include <optional>
@@ -37,6 +48,18 @@ struct StagePool {
   double capacity_bytes = 0;              // GPU memory (for the split by speed)
 };
 
+// `parallelism` with stage_layers listing `totals` (one per stage): as they are without
+// interleaving; with v model chunks per chunk in virtual-stage order, stage r's total spread over
+// its chunks, the first totals[r] % v chunks one layer more (a chunk may hold none, as
+// Megatron-Core's --pipeline-model-parallel-layout allows).
+schema::Parallelism with_stage_totals(const schema::Parallelism& parallelism,
+                                      const std::vector<int>& totals);
+
+// `parallelism` without given stage layers: the layers as even as whole layers allow, the first
+// layers % stages stages one more (pipeline_layout.h's default), listed per chunk when
+// interleaved (with_stage_totals), where an even split needs layers divisible by the chunks.
+schema::Parallelism with_even_stage_layers(int layers, const schema::Parallelism& parallelism);
+
 // Each stage's speed on its pool (one layer's forward and backward, the output layer besides on
 // the last) and the layers its GPU's memory holds, for split_layers_by_speed.
 // Requires: `parallelism` resolved, pipeline_parallel the pools' stages together; no
@@ -56,7 +79,7 @@ std::optional<schema::Parallelism> with_stage_layers(const schema::Model& model,
 
 struct PipelineAcrossPoolsResult {
   StepResult step;  // the breakdown is the stage that finishes last's
-  std::vector<int> stage_layers;
+  std::vector<int> stage_layers;  // each stage's, its chunks together
   std::vector<double> stage_busy_s;  // each stage's compute stream over the step
   int limiting_stage = 0;            // the busiest stage: it sets the pipeline's pace
   int limiting_pool = 0;             // the pool that holds it

@@ -236,6 +236,8 @@ class PipelineRun final : private EventHandler {
   std::vector<CollectiveSmContention> contention_;  // per stage
   std::vector<AllToAllRoutes> a2a_;                 // per stage
   std::optional<SteadyStateSkip> skip_;             // when skipping the steady state
+  // When skipping: per stage, by input_index(), the task that uses the input.
+  std::vector<std::vector<size_t>> consumer_;
   size_t first_backward_ = 0;                       // stage 0's first backward task
   bool cut_due_ = false;                            // paused for a cut
   PipelineTimeline timeline_;

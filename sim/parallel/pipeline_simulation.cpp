@@ -71,6 +71,14 @@ PipelineRun::PipelineRun(const PipelinePlan& plan, Network* network, Timeline* t
     std::vector<StageSchedule> schedules;
     for (const Stage& s : stages_) schedules.push_back({s.tasks, s.last_backward_of_chunk});
     skip_.emplace(std::move(schedules));
+    for (int r = 0; r < p; ++r) {
+      const Stage& s = stages_[r];
+      consumer_.emplace_back(s.arrived.size(), 0);
+      for (size_t i = 0; i < s.tasks.size(); ++i) {
+        const PipelineTask& t = s.tasks[i];
+        if (needs_input(r, t)) consumer_[r][input_index(t.forward, t.chunk, t.micro_batch)] = i;
+      }
+    }
     const std::vector<PipelineTask>& first = stages_[0].tasks;
     first_backward_ = std::find_if(first.begin(), first.end(),
                                    [](const PipelineTask& t) { return !t.forward; }) -

@@ -15,16 +15,34 @@ namespace clustersim {
 // Records the run's state at this instant (a cut) and jumps when it repeats an earlier one.
 void PipelineRun::take_cut() {
   const Stage& first = stages_[0];
-  PipelineCut cut{
-      StateFingerprint(now()), now(), first.tasks[first.next - 1].micro_batch, {}, {}, {}, {}};
+  PipelineCut cut{StateFingerprint(now()),
+                  now(),
+                  first.tasks[first.next - 1].micro_batch,
+                  {},
+                  {},
+                  {},
+                  {},
+                  {}};
   describe(&cut.state, cut.micro_batch);
   net_->fingerprint(&cut.state);
   net_->simulation().fingerprint(&cut.state);
   for (int r = 0; r < plan_.stages; ++r) {
     cut.next_task.push_back(stages_[r].next);
+    // The furthest task of the stage the state refers to: a stage behind its upstream holds
+    // (or is being sent) inputs for tasks beyond its next ones.
+    size_t furthest = stages_[r].next;
+    for_each_waiting_input(r, [&](size_t input) {
+      furthest = std::max(furthest, consumer_[r][input]);
+    });
+    cut.furthest_task.push_back(furthest);
     cut.busy.push_back(timeline_.stages[r].busy);
     cut.stretch.push_back(contention_[r].stretch());
     cut.expert_wait.push_back(timeline_.stages[r].expert_network_wait);
+  }
+  for (const Send& send : sends_) {
+    if (send.ranks_left == 0) continue;
+    size_t& furthest = cut.furthest_task[send.to];
+    furthest = std::max(furthest, consumer_[send.to][send.input]);
   }
   if (const std::optional<SteadyStateJump> jump = skip_->record(std::move(cut))) skip(*jump);
 }

@@ -96,7 +96,9 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
   // Each pool's pipeline with its reduction among its replicas, on its own network.
   std::vector<StepResult> parts;
   std::vector<Picoseconds> ready, after;
-  double gradient_bytes = 0;  // one replica's gradients, all its GPUs together
+  // One replica's gradients, all its GPUs together: the dense ones split over tensor parallelism,
+  // the routed experts' over expert tensor x expert parallelism inside each pool.
+  double gradient_bytes = 0;
   double recomputed_layers = 0, peak_flops = 0;
   for (size_t i = 0; i < pools.size(); ++i) {
     const TransformerPlan plan = pool_plan(model, job, p, pools[i], r.micro_batches[i]);
@@ -107,8 +109,12 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
     after.push_back(last.end - last.gradients_reduced);
     r.ready_s.push_back(last.gradients_reduced.seconds());
     if (i == 0) {
-      for (const StageWork& w : plan.plan.work) gradient_bytes += w.gradient_bytes;
-      gradient_bytes *= p.tensor_parallel();
+      const ExpertLayout& experts = plan.plan.experts;
+      for (const StageWork& w : plan.plan.work) {
+        gradient_bytes += w.gradient_bytes * p.tensor_parallel() +
+                          w.expert_gradient_bytes * experts.expert_tensor_parallel *
+                              experts.expert_parallel;
+      }
       recomputed_layers = plan.recomputed_layers;
     }
     peak_flops += pools[i].compute->peak_flops() * p.tensor_parallel() * p.context_parallel() *

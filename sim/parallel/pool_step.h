@@ -8,7 +8,9 @@
 // optimizer. The step is set by the slowest pool; the others wait for it.
 //
 // Tensor parallelism stays inside a pool (its NVLink domains); pipeline stages do not cross pools
-// here (pipeline_across_pools.h places the stages across them instead).
+// here (pipeline_across_pools.h places the stages across them instead). A mixture-of-experts
+// model's expert-parallel groups stay inside a pool too, each pool's replicas holding every
+// expert: between the pools every expert's gradients are all-reduced beside the dense ones.
 #pragma once
 
 #include <cstdint>

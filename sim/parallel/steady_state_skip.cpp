@@ -53,9 +53,10 @@ std::optional<SteadyStateJump> SteadyStateSkip::record(PipelineCut cut) {
 int64_t SteadyStateSkip::periods_repeated(const PipelineCut& from, size_t tasks,
                                           int micro_batches) const {
   // The run in state `from` reads (starts, or looks at before starting) tasks [next, next + a] of
-  // each stage in the first period, and their images n periods on in the (n + 1)-th. Those are
-  // the first period's shifted when task i + a is task i shifted for every i in
-  // [next, next + n a]: n = (tasks that repeat from next - 1) / a. The current cut is one period
+  // each stage in the first period, and their images n periods on in the (n + 1)-th; its state
+  // holds inputs of tasks up to `furthest`. Those are the first period's shifted when task i + a
+  // is task i shifted for every i in [next, furthest + n a]:
+  // n = (tasks that repeat from next - 1 - (furthest - next)) / a. The current cut is one period
   // on, so that many periods can be skipped from it.
   int64_t periods = std::numeric_limits<int64_t>::max();
   for (size_t r = 0; r < schedules_.size(); ++r) {
@@ -71,8 +72,9 @@ int64_t SteadyStateSkip::periods_repeated(const PipelineCut& from, size_t tasks,
       }
     }
     const size_t repeating = i - from.next_task[r];
-    if (repeating == 0) return 0;
-    periods = std::min(periods, static_cast<int64_t>((repeating - 1) / tasks));
+    const size_t ahead = from.furthest_task[r] - from.next_task[r];
+    if (repeating <= ahead) return 0;
+    periods = std::min(periods, static_cast<int64_t>((repeating - 1 - ahead) / tasks));
   }
   return periods;
 }

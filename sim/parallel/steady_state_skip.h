@@ -35,6 +35,9 @@ struct PipelineCut {
   Picoseconds time;
   int micro_batch;
   std::vector<size_t> next_task;  // per stage
+  // Per stage: the furthest task the state refers to, the next one or one whose input the stage
+  // holds or is being sent (a stage behind its upstream).
+  std::vector<size_t> furthest_task;
   std::vector<Picoseconds> busy;  // per stage: compute time so far
   std::vector<Picoseconds> stretch;  // per stage: what collectives' SMs added to it so far
   // Per stage: what the traffic beside its expert all-to-alls added to them so far.

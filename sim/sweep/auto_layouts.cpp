@@ -89,7 +89,9 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(const S
           if (!splits) continue;
           for (int ep : auto_expert_parallel(tp, gpus / pp)) {
             add_pipeline_layouts({tp, pp, mbs, 1, plain, cp, false, ep}, &layouts);
-            if (shape.mix) continue;  // interleaving and DualPipe are not simulated in a mix
+            // Interleaving in a mix: across pools only (add_pipeline_across_pools); DualPipe
+            // is not simulated in a mix.
+            if (shape.mix) continue;
             const int64_t micro_batches = batch / (mbs * dp);
             if (automatic.dualpipe() && dualpipe_problem(s::DUALPIPE, pp, micro_batches).empty()) {
               add_pipeline_layouts({tp, pp, mbs, 1, s::DUALPIPE, cp, false, ep}, &layouts);
@@ -113,7 +115,7 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::with_hybrid_sharding
   const bool zero3 = std::any_of(options_.begin(), options_.end(),
                                  [](const Options& o) { return o.zero_stage == 3; });
   if (shape.mix || !zero3 || !scenario_.scenario().sweep().auto_parallelism().hybrid_sharding()) {
-    return layouts;  // ZeRO-3 is not simulated in a mix
+    return layouts;  // hybrid sharding's groups are not tried in a mix
   }
   std::vector<Layout> out;
   for (const Layout& layout : layouts) {
@@ -144,6 +146,7 @@ void ConfigurationSpace::add_pipeline_across_pools(const Shape& shape,
                          ? std::min(layers, automatic.max_pipeline_parallel())
                          : layers;
   const int64_t batch = scenario_.scenario().job().global_batch_size();
+  const int max_vs = automatic.has_max_virtual_stages() ? automatic.max_virtual_stages() : 1;
   const s::PipelineSchedule plain = base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B;
   for (int tp : divisors(shape.span_gpus)) {
     if (!tensor_parallel_problem(tp, scenario_.model).empty()) continue;
@@ -153,7 +156,16 @@ void ConfigurationSpace::add_pipeline_across_pools(const Shape& shape,
         if (pp > max_pp) continue;
         for (int mbs : mbs_values) {
           if (batch % (int64_t{mbs} * dp) != 0) continue;
-          out->push_back({tp, pp, mbs, 1, plain, cp, false, 0, s::PIPELINE_ACROSS_POOLS});
+          // Expert parallelism inside a stage's TP x CP x DP GPUs, so inside its pool.
+          for (int ep : auto_expert_parallel(tp, tp * cp * dp)) {
+            out->push_back({tp, pp, mbs, 1, plain, cp, false, ep, s::PIPELINE_ACROSS_POOLS});
+            // The layers are split by speed, per chunk: no even split over the chunks needed.
+            const bool groups_of_stages = (batch / (int64_t{mbs} * dp)) % pp == 0;
+            for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
+              out->push_back({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B, cp, false, ep,
+                              s::PIPELINE_ACROSS_POOLS});
+            }
+          }
         }
       }
     }

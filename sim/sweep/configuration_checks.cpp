@@ -13,6 +13,7 @@
 #include "sim/parallel/dualpipe_schedule.h"
 #include "sim/parallel/expert_comm_overlap.h"
 #include "sim/parallel/expert_parallel.h"
+#include "sim/parallel/pipeline_across_pools.h"
 #include "sim/parallel/pipeline_layout.h"
 
 namespace clustersim {
@@ -67,15 +68,6 @@ ConfigurationProblem pipeline_across_pools_problem(const Configuration& c,
   }
   ConfigurationProblem span = tensor_span_problem(pools, p);
   if (!span.empty()) return span;
-  if (p.virtual_stages() > 1) {
-    return {"interleaved schedules are not simulated in a mix yet", "parallelism.virtual_stages"};
-  }
-  if (p.zero_stage() == 3)
-    return {"ZeRO-3 is not simulated in a mix yet", "parallelism.zero_stage"};
-  if (expert_layout(p).expert_parallel > 1) {
-    return {"expert parallelism is not simulated with a pipeline across pools yet",
-            "parallelism.expert_parallel"};
-  }
   const bool other_split = p.has_first_stage_layers() || p.has_last_stage_layers() ||
                            p.embedding_in_pipeline_split() || p.loss_in_pipeline_split();
   if (other_split && p.stage_layers_size() == 0) {
@@ -111,6 +103,22 @@ ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& s
   }
   ConfigurationProblem span = tensor_span_problem(*c.pools, p);
   if (!span.empty()) return span;
+  // Each pool's replicas hold every expert: its expert-parallel groups lie inside it.
+  const ExpertLayout experts = expert_layout(p);
+  const int expert_group = experts.expert_tensor_parallel * experts.expert_parallel;
+  for (const PoolShare& pool : *c.pools) {
+    const int stage_gpus = p.tensor_parallel() * p.context_parallel() * (pool.gpus() / model_parallel);
+    if (stage_gpus % expert_group != 0) {
+      return {"expert tensor x expert parallel does not divide a pool's GPUs of a pipeline stage "
+              "(each pool holds every expert)",
+              p.has_expert_parallel() ? "parallelism.expert_parallel"
+                                      : "parallelism.expert_tensor_parallel",
+              "ETP " + std::to_string(experts.expert_tensor_parallel) + " x EP " +
+                  std::to_string(experts.expert_parallel) + " against the " +
+                  std::to_string(stage_gpus) + " GPUs of a stage on " + pool.instance->name() +
+                  " x " + std::to_string(pool.nodes)};
+    }
+  }
   const int64_t batch = scenario.scenario().job().global_batch_size();
   if (batch % p.micro_batch_size() != 0) {
     return {"micro-batch size does not divide the global batch", "parallelism.micro_batch_size"};
@@ -120,10 +128,15 @@ ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& s
             "parallelism.micro_batch_size"};
   }
   if (p.virtual_stages() > 1) {
-    return {"interleaved schedules are not simulated in a mix yet", "parallelism.virtual_stages"};
+    return {"interleaved schedules are simulated in a mix with the pipeline across pools only "
+            "(pool_placement PIPELINE_ACROSS_POOLS)",
+            "parallelism.virtual_stages"};
   }
-  if (p.zero_stage() == 3)
-    return {"ZeRO-3 is not simulated in a mix yet", "parallelism.zero_stage"};
+  if (p.zero_stage() == 3) {
+    return {"ZeRO-3 is simulated in a mix with the pipeline across pools only (pool_placement "
+            "PIPELINE_ACROSS_POOLS)",
+            "parallelism.zero_stage"};
+  }
   if (p.pipeline_runs() > 1) {
     return {"pipeline runs are not simulated in a mix yet", "parallelism.pipeline_runs"};
   }
@@ -325,7 +338,11 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
   }
   if (scenario.model->has_transformer()) {
     const int layers = scenario.model->transformer().num_layers();
-    std::string layout = pipeline_layout_problem(layers, p);
+    // A pipeline across pools splits its layers by speed unless they are given: as even a split
+    // as whole layers allow stands for it here (an interleaved one listed per chunk).
+    std::string layout = across_pools && p.stage_layers_size() == 0
+                             ? pipeline_layout_problem(layers, with_even_stage_layers(layers, p))
+                             : pipeline_layout_problem(layers, p);
     if (!layout.empty() && p.stage_layers_size() > 0) {
       return {"stage_layers do not lay out the pipeline", "parallelism.stage_layers",
               std::move(layout)};

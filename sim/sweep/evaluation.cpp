@@ -101,8 +101,9 @@ std::optional<s::Parallelism> Evaluator::stage_layout(const Configuration& c,
 std::vector<MemoryEstimate> Evaluator::stage_memory(const Configuration& c,
                                                     const std::optional<s::Parallelism>& layout) const {
   // Unresolved: the even split's memory.
-  s::Parallelism p = layout ? *layout : c.parallelism;
-  if (!layout) p.clear_stage_layers();
+  const s::Parallelism p =
+      layout ? *layout
+             : with_even_stage_layers(scenario_.model->transformer().num_layers(), c.parallelism);
   std::vector<MemoryEstimate> memory;
   const std::vector<const PoolShare*> pools = c.stage_pools();
   for (size_t stage = 0; stage < pools.size(); ++stage) {

@@ -1,5 +1,6 @@
 // Tests of a mix's step (sim/parallel/pool_step.h): the balanced split of micro-batches against
-// its closed form, the engine's step against the sum of its parts, and unbalanced splits.
+// its closed form, the engine's step against the sum of its parts, unbalanced splits, and a
+// mixture-of-experts model's experts' gradients between pools.
 #include "sim/parallel/pool_step.h"
 
 #include <catch2/catch.hpp>
@@ -7,7 +8,9 @@
 #include "sim/net/collective.h"
 #include "sim/net/inter_pool_topology.h"
 #include "sim/sweep/configuration_space.h"
+#include "sim/workload/parameter_count.h"
 #include "tests/testing/cluster.h"
+#include "tests/testing/parse_message.h"
 
 namespace clustersim {
 namespace {
@@ -124,6 +127,30 @@ TEST_CASE("giving the slower pool more than its share only makes the step longer
     CHECK(r.step.step_s > previous);
     previous = r.step.step_s;
   }
+}
+
+TEST_CASE("a MoE model's pools all-reduce every expert's gradients between them, not only dense") {
+  // Mixtral-8x7B, TP 1 x EP 8 on the p5 node and on the p4d node: each pool's 8 GPUs hold one
+  // expert each of every layer, its replicas every expert; between the pools all 46.7B fp32
+  // gradients meet: a ring of two moves them once through the slower pool link, S / B (plus the
+  // steps' latency).
+  TwoPools pools;
+  const s::Model& mixtral = *pools.catalog.models().find("mixtral-8x7b")->value;
+  pools.p = testing::parse_message<s::Parallelism>(
+      "tensor_parallel: 1 pipeline_parallel: 1 data_parallel: 16 micro_batch_size: 1 "
+      "virtual_stages: 1 zero_stage: 0 context_parallel: 1 schedule: ONE_F_ONE_B "
+      "recompute: RECOMPUTE_FULL rank_order: TP_PP_DP context_parallel_comm: P2P "
+      "distributed_optimizer: true overlap_gradient_reduce: true overlap_parameter_gather: true "
+      "overlap_pipeline_communication: true expert_parallel: 8 expert_tensor_parallel: 1");
+  const PoolStepResult r = simulate_pool_step(
+      mixtral, pools.job, pools.p,
+      {{pools.p5.get(), &pools.h100, 8}, {pools.p4d.get(), &pools.a100, 8}}, *pools.between);
+  const double bytes =
+      4.0 * static_cast<double>(transformer_parameters(mixtral.transformer()).total());
+  const double slow = std::min(pools.links.bytes_per_s[0], pools.links.bytes_per_s[1]);
+  CHECK(r.inter_pool_s >= bytes / slow * 0.98);
+  CHECK(r.inter_pool_s <= bytes / slow * 1.05);
+  CHECK(r.micro_batches[0] > r.micro_batches[1]);  // the H100 replicas are faster
 }
 
 }  // namespace

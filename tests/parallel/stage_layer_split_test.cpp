@@ -1,5 +1,5 @@
 // Tests of the split of layers over stages of different speeds (sim/parallel/stage_layer_split.h)
-// against the balanced closed form.
+// against the balanced closed form, per stage and per interleaved model chunk.
 #include "sim/parallel/stage_layer_split.h"
 
 #include <algorithm>
@@ -54,6 +54,22 @@ TEST_CASE("a stage takes no more layers than its GPU's memory holds") {
   // Too little room in all, or none for one layer: no split.
   CHECK_FALSE(split_layers_by_speed(8, {{1, 0, 3}, {1, 0, 4}}).has_value());
   CHECK_FALSE(split_layers_by_speed(8, {{1, 0, 0}, {1, 0, 100}}).has_value());
+}
+
+TEST_CASE("interleaved, each stage's layers by speed are balanced over its chunks") {
+  // A fast stage (1 s a layer) and a slow one (2 s, the output layer's 1.5 s on its last chunk),
+  // 12 layers: per stage the balanced T = 9 (9 + floor(7.5 / 2) = 12), 9 and 3 layers.
+  const std::vector<StageSpeed> stages{{1, 0, 100}, {2, 1.5, 100}};
+  const std::vector<int> per_stage = *split_layers_by_speed(12, stages);
+  CHECK(slowest(per_stage, stages) == balanced(12, stages));
+  REQUIRE(per_stage == std::vector<int>{9, 3});
+  // Over 2 chunks each, in virtual-stage order: the fast stage's 9 as 5 + 4 (the earlier chunk
+  // fuller); the slow stage's 3 as 2 + 1, its chunks ending at 4 s and 1 x 2 + 1.5 = 3.5 s
+  // (1 + 2 would end at 2 and 5.5).
+  CHECK(*split_layers_by_speed(12, stages, 2) == std::vector<int>{5, 2, 4, 1});
+  // A stage's memory caps its chunks together: the fast stage holds 6, 3 + 3.
+  CHECK(*split_layers_by_speed(12, {{1, 0, 6}, {2, 1.5, 100}}, 2) ==
+        std::vector<int>{3, 3, 3, 3});
 }
 
 }  // namespace

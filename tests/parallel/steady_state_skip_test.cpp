@@ -21,8 +21,9 @@ PipelineCut cut_at(Picoseconds time, int micro_batch, std::vector<size_t> next_t
   state.add(42);  // the same state at every cut
   std::vector<Picoseconds> busy(next_task.size(), time);
   std::vector<Picoseconds> stretch(next_task.size()), expert_wait(next_task.size());
-  return {std::move(state),     time,           micro_batch,        std::move(next_task),
-          std::move(busy),      std::move(stretch), std::move(expert_wait)};
+  std::vector<size_t> furthest_task = next_task;
+  return {std::move(state),         time,           micro_batch,        std::move(next_task),
+          std::move(furthest_task), std::move(busy), std::move(stretch), std::move(expert_wait)};
 }
 
 TEST_CASE("a repeated state jumps whole periods, up to the last task that repeats") {
@@ -46,6 +47,23 @@ TEST_CASE("a repeated state jumps whole periods, up to the last task that repeat
   CHECK(jump->time == Picoseconds(300));
   CHECK(jump->busy == std::vector<Picoseconds>{Picoseconds(300), Picoseconds(300)});
   CHECK_FALSE(skip.looking());
+}
+
+TEST_CASE("inputs held for tasks further on shorten the jump to where those still repeat") {
+  // As above, but stage 0 holds an input of its task 4 past the next (a stage behind its
+  // upstream): its pairs must repeat through task furthest + n a, so (14 - 1 - 4) / 2 = 4 periods.
+  const auto stage0 = stage_schedule(schema::ONE_F_ONE_B, 2, 1, 10, 0);
+  const auto stage1 = stage_schedule(schema::ONE_F_ONE_B, 2, 1, 10, 1);
+  const std::vector<char> flags(20, 0);
+  SteadyStateSkip skip({{stage0, flags}, {stage1, flags}});
+  PipelineCut first = cut_at(Picoseconds(100), 2, {3, 2});
+  first.furthest_task[0] = 7;
+  CHECK_FALSE(skip.record(std::move(first)).has_value());
+  PipelineCut second = cut_at(Picoseconds(150), 3, {5, 4});
+  second.furthest_task[0] = 9;
+  const std::optional<SteadyStateJump> jump = skip.record(std::move(second));
+  REQUIRE(jump.has_value());
+  CHECK(jump->periods == 4);
 }
 
 TEST_CASE("a gradient reduction that starts inside the steady state ends the jump before it") {
@@ -145,6 +163,42 @@ TEST_CASE("skipping the steady state leaves the step and every stage's times as 
         CHECK(shortcut.stages[r].parameter_wait == full.stages[r].parameter_wait);
         CHECK(shortcut.stages[r].end == full.stages[r].end);
       }
+    }
+  }
+}
+
+TEST_CASE("an interleaved stage far behind its upstream: the shortcut is the full run") {
+  // Eight stages of 5 chunks (a pipeline across an H100 and an A100 pool): four of 3 ms a chunk's
+  // forward, three of 2 ms, and a last one whose chunks after its first take 5 ms. Its upstream
+  // runs ahead, so it holds inputs for tasks far beyond its next ones; the jump once moved those
+  // past where the schedule repeats (a failed check at 16 micro-batches, a step of 0 at 64).
+  auto t = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  for (int m : {16, 64}) {
+    INFO(m << " micro-batches");
+    PipelinePlan plan;
+    plan.schedule = schema::INTERLEAVED_ONE_F_ONE_B;
+    plan.stages = 8;
+    plan.chunks = 5;
+    plan.micro_batches = m;
+    plan.activation_bytes = 1;
+    for (int r = 0; r < 8; ++r) {
+      StageWork w{Picoseconds(0), Picoseconds(0), Picoseconds(0)};
+      for (int c = 0; c < 5; ++c) {
+        const double f = r < 4 ? 3 : r < 7 || c == 0 ? 2 : 5;
+        w.chunk_forward.push_back(ms(f));
+        w.chunk_backward.push_back(ms(2 * f));
+      }
+      plan.work.push_back(w);
+    }
+    const PipelineTimeline shortcut = simulate_pipeline(plan, *t);
+    const PipelineTimeline full =
+        simulate_pipeline(plan, *t, nullptr, {.skip_steady_state = false});
+    CHECK(full.step > Picoseconds(0));
+    CHECK(shortcut.step == full.step);
+    for (size_t r = 0; r < full.stages.size(); ++r) {
+      INFO("stage " << r);
+      CHECK(shortcut.stages[r].busy == full.stages[r].busy);
+      CHECK(shortcut.stages[r].end == full.stages[r].end);
     }
   }
 }

@@ -1,7 +1,7 @@
 // Tests of pipelines across pools as scenarios (issue 17): the shipped scenario's answer, and
 // every bad input an error at its field (stage layer counts, sums and zeros, a stage too big for
 // its pool's GPU, tensor parallelism spanning pools, pools of different GPUs per node), and the
-// placements auto_parallelism and sweep.pool_placement try.
+// placements auto_parallelism and sweep.pool_placement try, interleaved ones included.
 #include <catch2/catch.hpp>
 #include <set>
 #include <tuple>
@@ -112,6 +112,97 @@ TEST_CASE("auto_parallelism over pools also places the pipeline across them") {
   CHECK(across.count({4, 4, 1}) == 1);
   CHECK(across.count({2, 2, 4}) == 1);
   CHECK(across.count({1, 8, 1}) == 0);  // more stages than max_pipeline_parallel
+}
+
+TEST_CASE("an interleaved pipeline across pools splits by speed with no even split over chunks") {
+  // 32 layers over 2 stages x 3 chunks do not split evenly; split by speed they need not.
+  const std::string across =
+      "parallelism { tensor_parallel: 8 pipeline_parallel: 2 pool_placement: "
+      "PIPELINE_ACROSS_POOLS schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 3 ";
+  CHECK(errors_of(across + "}") == "");
+  CHECK(errors_of(across + "stage_layers: [7, 5, 6, 5, 6, 3] }") == "");
+  // Listed per stage, each stage's count splits over its chunks (Megatron-Core's even chunks).
+  CHECK(errors_of(across + "stage_layers: [20, 12] }") ==
+        "s.textproto:9:145: parallelism.stage_layers: stage_layers do not lay out the pipeline: 20 "
+        "layers of a stage do not split into 3 model chunks\n");
+  // Pools as data-parallel replicas still run no interleaved schedule.
+  CHECK(errors_of("parallelism { tensor_parallel: 4 pipeline_parallel: 2 "
+                  "schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 2 }")
+            .find("parallelism.virtual_stages: interleaved schedules are simulated in a mix "
+                  "with the pipeline across pools only") != std::string::npos);
+}
+
+TEST_CASE("ZeRO-3 and expert parallelism run inside the stages of a pipeline across pools") {
+  CHECK(errors_of("parallelism { tensor_parallel: 2 pipeline_parallel: 2 zero_stage: 3 "
+                  "pool_placement: PIPELINE_ACROSS_POOLS }") == "");
+  // As data-parallel pools each pool's replicas would shard over their own pool: not simulated.
+  CHECK(errors_of("parallelism { tensor_parallel: 2 pipeline_parallel: 2 zero_stage: 3 }") ==
+        "s.textproto:9:55: parallelism.zero_stage: ZeRO-3 is simulated in a mix with the pipeline "
+        "across pools only (pool_placement PIPELINE_ACROSS_POOLS): the scenario's one "
+        "configuration is aws.p5.48xlarge x 1 + aws.p4d.24xlarge x 1, TP 2 PP 2 DP 4 mbs 1, "
+        "RECOMPUTE_NONE\n");
+  std::string mixtral = kTwoPools;
+  mixtral.replace(mixtral.find("llama2-7b"), 9, "mixtral-8x7b");
+  CHECK(scenario_errors(mixtral +
+                        "parallelism { tensor_parallel: 8 sequence_parallel: true "
+                        "pipeline_parallel: 2 expert_parallel: 8 expert_tensor_parallel: 1 "
+                        "distributed_optimizer: true recompute: RECOMPUTE_FULL pool_placement: "
+                        "PIPELINE_ACROSS_POOLS }") == "");
+}
+
+TEST_CASE("expert parallelism of data-parallel pools stays inside each pool's replicas") {
+  // Mixtral-8x7B on one p5 node and three p4d nodes, TP 1 x PP 4: DP 8 in all, EP 4 dividing
+  // its 8; but each pool's replicas hold every expert, and the p5 node's 2 replicas give a stage
+  // 2 GPUs there.
+  const std::string errors = scenario_errors(R"(name: "t"
+model: "mixtral-8x7b"
+job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM
+      token_budget: 1e9 }
+cluster {
+  pool { instance: "aws.p5.48xlarge" nodes: 1 }
+  pool { instance: "aws.p4d.24xlarge" nodes: 3 }
+}
+parallelism { tensor_parallel: 1 pipeline_parallel: 4 expert_parallel: 4 expert_tensor_parallel: 1 })");
+  CHECK(errors.find("parallelism.expert_parallel: expert tensor x expert parallel does not divide "
+                    "a pool's GPUs of a pipeline stage (each pool holds every expert): ETP 1 x EP "
+                    "4 against the 2 GPUs of a stage on aws.p5.48xlarge x 1") != std::string::npos);
+}
+
+TEST_CASE("auto_parallelism interleaves pipelines across pools up to max_virtual_stages") {
+  testing::TempDir dir;
+  const auto loaded = testing::load_valid_scenario(
+      dir, kTwoPools + std::string("sweep { auto_parallelism { micro_batch_size: [1] "
+                                   "max_pipeline_parallel: 4 max_virtual_stages: 3 } }"));
+  std::set<std::tuple<int, int, int>> across;  // TP, PP, virtual stages
+  for (const Configuration& c : expand_configurations(*loaded).valid) {
+    const schema::Parallelism& p = c.parallelism;
+    CHECK((p.virtual_stages() == 1 || p.pool_placement() == schema::PIPELINE_ACROSS_POOLS));
+    if (p.pool_placement() != schema::PIPELINE_ACROSS_POOLS) continue;
+    across.insert({p.tensor_parallel(), p.pipeline_parallel(), p.virtual_stages()});
+  }
+  for (int v : {1, 2, 3}) {
+    INFO("virtual stages " << v);
+    CHECK(across.count({8, 2, v}) == 1);
+    CHECK(across.count({4, 4, v}) == 1);  // 32 layers over 4 x 3 chunks: split by speed
+  }
+}
+
+TEST_CASE("auto_parallelism tries expert parallelism inside the stages of a pipeline across pools") {
+  // Mixtral-8x7B (8 experts) on 8 H100 + 8 A100 GPUs: a stage of TP 2 x DP 4 takes EP 1, 2, 4 or
+  // 8 (ETP 1), each inside one pool.
+  std::string mixtral = kTwoPools;
+  mixtral.replace(mixtral.find("llama2-7b"), 9, "mixtral-8x7b");
+  testing::TempDir dir;
+  const auto loaded = testing::load_valid_scenario(
+      dir, mixtral + "parallelism { sequence_parallel: true expert_tensor_parallel: 1 }\n"
+                     "sweep { auto_parallelism { micro_batch_size: [1] max_pipeline_parallel: 2 } }");
+  std::set<int> degrees;  // EP of the TP 2 x PP 2 x DP 4 layouts across the pools
+  for (const Configuration& c : expand_configurations(*loaded).valid) {
+    const schema::Parallelism& p = c.parallelism;
+    if (p.pool_placement() != schema::PIPELINE_ACROSS_POOLS || p.tensor_parallel() != 2) continue;
+    degrees.insert(p.expert_parallel());
+  }
+  CHECK(degrees == std::set<int>{1, 2, 4, 8});
 }
 
 TEST_CASE("sweep.pool_placement tries both placements of one layout") {
