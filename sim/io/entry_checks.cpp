@@ -201,7 +201,7 @@ void check_gpu(const FieldChecker& gpu) {
     const FieldChecker e = gpu.child("matmul_efficiency", i);
     e.require_enum("precision");
     e.require("max_fraction") && e.in_range("max_fraction", 0.01, 1);
-    e.require("overhead_us") && e.non_negative("overhead_us");
+    e.require("overhead_us") && e.latency_us("overhead_us");
     e.in_range("sustained_fraction", 0.01, 1);
     if (e.has("sustained_transfer")) check_sustained_transfer(e);
   }
@@ -253,9 +253,10 @@ void check_gpu(const FieldChecker& gpu) {
   gpu.in_range("flash_attention_fraction", 0.01, 1);
   gpu.in_range("sync_mma_fraction", 0.01, 1);
   gpu.in_range("sustained_compute_fraction", 0.01, 1);
-  gpu.non_negative("expert_layer_sync_us_per_expert");
-  gpu.non_negative("expert_layer_issue_us");
-  gpu.non_negative("expert_combine_us_per_source");
+  // Each a latency at most kMaxLatency_us: 1e308 us made a step's event land in the past.
+  gpu.latency_us("expert_layer_sync_us_per_expert");
+  gpu.latency_us("expert_layer_issue_us");
+  gpu.latency_us("expert_combine_us_per_source");
   check_efficiency_source(gpu);
   check_source(gpu);
 }
@@ -439,14 +440,14 @@ namespace {
 void check_serving_fit(const FieldChecker& fit) {
   fit.require("compute_fraction") && fit.in_range("compute_fraction", 0.01, 1);
   fit.require("memory_fraction") && fit.in_range("memory_fraction", 0.01, 1);
-  fit.require("layer_overhead_us") && fit.non_negative("layer_overhead_us");
+  fit.require("layer_overhead_us") && fit.latency_us("layer_overhead_us");
   fit.memory_gib("memory_overhead_gib");
   fit.memory_gib("tensor_parallel_memory_gib");
   fit.in_range("kv_reread_fraction", 0, 1);
   fit.in_range("fp8_kv_reread_fraction", 0, 1);
   fit.in_range("fp8_matmul_fraction", 0.01, 1);
   fit.in_range("expert_matmul_fraction", 0.01, 1);
-  fit.non_negative("expert_layer_overhead_us");
+  fit.latency_us("expert_layer_overhead_us");
 }
 
 }  // namespace
@@ -463,9 +464,11 @@ void check_serving_runtime(const FieldChecker& runtime) {
     check_source(runtime);
     return;
   }
-  runtime.require("iteration_overhead_us") && runtime.non_negative("iteration_overhead_us");
-  runtime.non_negative("allreduce_overhead_us");
-  runtime.non_negative("static_prefill_overhead_us");
+  // Latencies at most kMaxLatency_us: an iteration overhead of 2^31 us made a serving
+  // simulation's event land in the past.
+  runtime.require("iteration_overhead_us") && runtime.latency_us("iteration_overhead_us");
+  runtime.latency_us("allreduce_overhead_us");
+  runtime.latency_us("static_prefill_overhead_us");
   runtime.require("memory_overhead_gib") && runtime.memory_gib("memory_overhead_gib");
   runtime.require("tensor_parallel_memory_gib") &&
       runtime.memory_gib("tensor_parallel_memory_gib");

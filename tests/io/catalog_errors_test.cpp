@@ -371,13 +371,15 @@ TEST_CASE("a serving runtime's overheads, KV re-read and matmul fractions are ra
   const std::string runtime =
       "serving_runtime {\n  name: \"rt\"\n  iteration_overhead_us: 1\n"
       "  memory_overhead_gib: 1\n  tensor_parallel_memory_gib: 1\n  allreduce_overhead_us: -2\n"
-      "  static_prefill_overhead_us: -3\n"
+      "  static_prefill_overhead_us: 1e308\n"
       "  gpu { gpu: \"TestGPU-80GB\" compute_fraction: 0.9 memory_fraction: 0.9\n"
       "        layer_overhead_us: 40 kv_reread_fraction: 1.5 fp8_matmul_fraction: 1.2\n"
       "        expert_matmul_fraction: 0 fp8_kv_reread_fraction: 2 }\n}\n";
   CHECK(catalog_errors(gpu_entry() + runtime) ==
-        "c.textproto:16:3: serving_runtime[0].allreduce_overhead_us: must be >= 0, got -2\n"
-        "c.textproto:17:3: serving_runtime[0].static_prefill_overhead_us: must be >= 0, got -3\n"
+        "c.textproto:16:3: serving_runtime[0].allreduce_overhead_us: must be in [0, 1000000], "
+        "got -2\n"
+        "c.textproto:17:3: serving_runtime[0].static_prefill_overhead_us: must be in [0, "
+        "1000000], got 1e+308\n"
         "c.textproto:19:31: serving_runtime[0].gpu[0].kv_reread_fraction: must be in [0, 1], "
         "got 1.5\n"
         "c.textproto:20:35: serving_runtime[0].gpu[0].fp8_kv_reread_fraction: must be in [0, 1], "
@@ -388,6 +390,19 @@ TEST_CASE("a serving runtime's overheads, KV re-read and matmul fractions are ra
         "got 0\n"
         "c.textproto:11:1: warning: serving_runtime[0].source: has no source: say where its "
         "numbers come from\n");
+}
+
+// 1e308 us of expert-layer sync, or an iteration overhead of 2^31 us, made a simulation's event
+// land in the past (an internal error): a catalog latency is at most a second.
+TEST_CASE("a GPU's expert-layer latencies and a matmul overhead are at most a second") {
+  CHECK(catalog_errors(gpu_entry("  expert_layer_sync_us_per_expert: 1e308\n"
+                                 "  expert_layer_issue_us: 2147483647\n"
+                                 "  expert_combine_us_per_source: -1")) ==
+        "c.textproto:9:3: gpu[0].expert_layer_sync_us_per_expert: must be in [0, 1000000], "
+        "got 1e+308\n"
+        "c.textproto:10:3: gpu[0].expert_layer_issue_us: must be in [0, 1000000], "
+        "got 2147483647\n"
+        "c.textproto:11:3: gpu[0].expert_combine_us_per_source: must be in [0, 1000000], got -1\n");
 }
 
 TEST_CASE("a GPU's sync_mma_fraction and a runtime's expert row tile are range-checked") {
