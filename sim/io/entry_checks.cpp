@@ -61,10 +61,12 @@ std::string provider_prefix(s::Provider provider) {
 void check_limit(const FieldChecker& storage, const char* field) {
   if (!storage.has(field)) return;
   const FieldChecker limit = storage.child(field);
-  limit.non_negative("base");
-  limit.non_negative("per_gib");
-  limit.non_negative("floor");
-  limit.positive("cap");
+  // Rates (a cap of 1e-300 MB/s made a read take forever, an internal error); what they give at
+  // a volume's capacity is checked where a scenario names one (input_checks.cpp).
+  for (const char* part : {"base", "per_gib", "floor"}) {
+    limit.in_range(part, 0, FieldChecker::kMaxRate);
+  }
+  limit.rate("cap");
   if (limit.has("floor") && limit.has("cap") && limit.number("floor") > limit.number("cap")) {
     limit.error("floor", "must not exceed cap (" + format_number(limit.number("cap")) + ")");
   }
@@ -79,7 +81,7 @@ void check_limit(const FieldChecker& storage, const char* field) {
       if (step.number("from_gib") <= previous) step.error("from_gib", "steps must ascend");
       previous = step.number("from_gib");
     }
-    step.require("value") && step.positive("value");
+    step.require("value") && step.rate("value");
   }
 }
 
@@ -312,9 +314,10 @@ void check_instance(const FieldChecker& instance) {
   }
   check_nvlink_domain(instance);
   check_cpu_sockets(instance);
-  instance.require("vcpus") && instance.at_least("vcpus", 1);
+  // 2^31 vCPUs hung the input command's advice.
+  instance.require("vcpus") && instance.in_range("vcpus", 1, kMaxVcpus);
   instance.require_positive("host_memory_gib") && instance.memory_gib("host_memory_gib");
-  if (instance.has("cpu")) instance.child("cpu").positive("clock_ghz");
+  if (instance.has("cpu")) instance.child("cpu").clock_ghz("clock_ghz");
   if (instance.require("network")) {
     const FieldChecker net = instance.child("network");
     net.require_enum("kind");
@@ -329,7 +332,7 @@ void check_instance(const FieldChecker& instance) {
   }
   if (instance.has("block_storage_caps")) {
     instance.child("block_storage_caps").rate("bandwidth_mb_per_s");
-    instance.child("block_storage_caps").positive("iops");
+    instance.child("block_storage_caps").rate("iops");
   }
   // One price of a billing mode per region: a scenario chooses among regions (prices.region),
   // and two prices of one region could not be told apart.
@@ -367,7 +370,8 @@ void check_storage(const FieldChecker& storage) {
   check_limit(storage, "iops");
   storage.rate("provisioned_max_throughput_mb_per_s");
   storage.positive("provisioned_max_iops");
-  storage.positive("latency_ms");
+  storage.positive("latency_ms") &&
+      storage.in_range("latency_ms", 0, FieldChecker::kMaxLatency_us / 1000);
   check_source(storage);
 }
 

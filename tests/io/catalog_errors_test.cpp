@@ -262,6 +262,33 @@ TEST_CASE("a CPU-only instance type loads without GPU fields") {
                                       "  network { kind: TCP_ETHERNET }")) == "");
 }
 
+// 2^31 vCPUs hung `input` (its advice simulates a worker per vCPU); a clock of 1e-300 GHz crashed
+// it with an event in the past.
+TEST_CASE("an instance's vCPUs and CPU clock are bounded") {
+  CHECK(catalog_errors(instance_entry("  name: \"onprem.cpu\"\n  provider: ONPREM\n  gpu_count: 0\n"
+                                      "  vcpus: 2147483647\n  host_memory_gib: 256\n"
+                                      "  cpu { clock_ghz: 1e-300 }\n"
+                                      "  network { kind: TCP_ETHERNET }")) ==
+        "c.textproto:5:3: instance[0].vcpus: must be in [1, 4096], got 2147483647\n"
+        "c.textproto:7:9: instance[0].cpu.clock_ghz: must be in [0.1, 10], got 1e-300\n");
+}
+
+// A cap of 1e-300 MB/s made a storage read take forever (an internal error under `input`): a
+// tier's limits are rates (what they give at a volume's size is checked where a scenario names
+// one: cli.input_volume_too_small_for_a_rate).
+TEST_CASE("a storage tier's limits are rates") {
+  const std::string tier =
+      "storage {\n  name: \"aliyun.t\"\n  provider: ALIYUN\n  kind: BLOCK_SSD\n"
+      "  capacity_min_gib: 20\n  latency_ms: 0.2\n  source { citation: \"c\" }\n";
+  CHECK(catalog_errors(tier + "  throughput_mb_per_s { base: 120 per_gib: 0.5 cap: 1e-300 }\n"
+                              "  iops { base: -1 per_gib: 1e308 cap: 1000 }\n}\n") ==
+        "c.textproto:8:48: storage[0].throughput_mb_per_s.cap: must be in [0.001, 1e+09], got "
+        "1e-300\n"
+        "c.textproto:9:10: storage[0].iops.base: must be in [0, 1e+09], got -1\n"
+        "c.textproto:9:19: storage[0].iops.per_gib: must be in [0, 1e+09], got 1e+308\n");
+  CHECK(catalog_errors(tier + "  iops { base: 0 per_gib: 0.5 cap: 1000 }\n}\n") == "");
+}
+
 TEST_CASE("an instance without gpu_count needs a GPU") {
   CHECK(
       catalog_errors(instance_entry("  name: \"onprem.cpu\"\n  provider: ONPREM\n"
