@@ -56,6 +56,15 @@ TEST_CASE("an attention efficiency's precision is FP8 on a GPU with an FP8 peak"
         "kernel\n");
 }
 
+// A half-rate point of 1e308 keys crashed serve (a kernel's time overflowed into an event in the
+// past).
+TEST_CASE("an attention efficiency's half-rate point is at most a million keys") {
+  CHECK(catalog_errors(gpu_entry("  attention_efficiency { pass: FORWARD causal: true head_dim: "
+                                 "128 max_fraction: 0.5 half_rate_keys: 1e308 }")) ==
+        "c.textproto:9:85: gpu[0].attention_efficiency[0].half_rate_keys: must be in [0, "
+        "1048576], got 1e+308\n");
+}
+
 TEST_CASE("an attention efficiency's own sustained fraction is in [0.01, 1]") {
   CHECK(catalog_errors(gpu_entry("  attention_efficiency { pass: FORWARD causal: true head_dim: "
                                  "128 max_fraction: 0.5 half_rate_keys: 100 library: "
