@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import mutate_scenarios  # noqa: E402  (its outcome sorting and text helpers)
+import mutate_scenarios  # noqa: E402  (its outcome sorting and text functions)
 
 VALUES = ["0", "-1", "2147483647", "1e308", "nan", "1e-300"]
 NUMBER = re.compile(r"(\w+):\s*(-?[0-9][0-9.eE+-]*)")
