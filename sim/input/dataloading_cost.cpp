@@ -20,10 +20,14 @@ double clock_factor(const s::DataloadingCost& cost, const s::InstanceType& insta
 void check_dataloading_cost(const FieldChecker& entry) {
   entry.require("name");
   entry.require("cpu_model_match");
-  for (const char* field : {"reference_clock_ghz", "jpeg_decode_per_s", "reference_jpeg_bytes",
-                            "random_resized_crop_per_s", "horizontal_flip_per_s", "normalize_per_s",
-                            "tokenize_mb_per_s", "memcpy_gb_per_s"}) {
-    entry.require_positive(field);
+  entry.require("reference_clock_ghz") && entry.clock_ghz("reference_clock_ghz");
+  entry.require_positive("reference_jpeg_bytes");
+  // Rates within FieldChecker's bounds: a JPEG decode rate of 1e-300 per second made a sample
+  // outlast the clock the simulation spans.
+  for (const char* field : {"jpeg_decode_per_s", "random_resized_crop_per_s",
+                            "horizontal_flip_per_s", "normalize_per_s", "tokenize_mb_per_s",
+                            "memcpy_gb_per_s"}) {
+    entry.require_rate(field);
   }
   if (entry.require_positive("worker_efficiency") && entry.number("worker_efficiency") > 1) {
     entry.error("worker_efficiency", "must be <= 1 (a worker is at best as fast as one thread)");

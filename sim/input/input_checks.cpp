@@ -1,8 +1,10 @@
 // Input-pipeline checks of a scenario.
 #include "sim/input/input_checks.h"
 
+#include <algorithm>
 #include <vector>
 
+#include "sim/hw/storage_model.h"
 #include "sim/input/dataloading_cost.h"
 #include "sim/input/input_model.h"
 #include "sim/io/catalog_reference.h"
@@ -47,6 +49,18 @@ const s::StorageTier* check_volume(const FieldChecker& volume, const s::Dataset&
     volume.warning("tier", "\"" + tier->name() +
                                "\" gives no IOPS limit: reads of small files are bound only by "
                                "latency and throughput");
+  }
+  // The tier's formulas at this capacity must give a rate: base 0 and per_gib 0 crashed `input`
+  // (a read that never ended), a tiny volume of a per-GiB tier read once in months.
+  const StoragePerformance at = storage_performance(*tier, volume.number("capacity_gib"), nullptr);
+  const double mb_per_s = at.throughput_bytes_per_s / 1e6;
+  if (std::min(mb_per_s, at.iops) < FieldChecker::kMinRate) {
+    volume.error("capacity_gib", "\"" + tier->name() + "\" gives " +
+                                     format_significant(mb_per_s, 3) + " MB/s and " +
+                                     format_significant(at.iops, 3) + " IOPS at " +
+                                     format_number(volume.number("capacity_gib")) +
+                                     " GiB: each must be at least " +
+                                     format_number(FieldChecker::kMinRate));
   }
   const double dataset_gib =
       static_cast<double>(d.num_samples()) * d.mean_sample_bytes() / kBytesPerGibibyte;

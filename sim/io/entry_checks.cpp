@@ -61,10 +61,12 @@ std::string provider_prefix(s::Provider provider) {
 void check_limit(const FieldChecker& storage, const char* field) {
   if (!storage.has(field)) return;
   const FieldChecker limit = storage.child(field);
-  limit.non_negative("base");
-  limit.non_negative("per_gib");
-  limit.non_negative("floor");
-  limit.positive("cap");
+  // Rates (a cap of 1e-300 MB/s made a read take forever, an internal error); what they give at
+  // a volume's capacity is checked where a scenario names one (input_checks.cpp).
+  for (const char* part : {"base", "per_gib", "floor"}) {
+    limit.in_range(part, 0, FieldChecker::kMaxRate);
+  }
+  limit.rate("cap");
   if (limit.has("floor") && limit.has("cap") && limit.number("floor") > limit.number("cap")) {
     limit.error("floor", "must not exceed cap (" + format_number(limit.number("cap")) + ")");
   }
@@ -79,7 +81,7 @@ void check_limit(const FieldChecker& storage, const char* field) {
       if (step.number("from_gib") <= previous) step.error("from_gib", "steps must ascend");
       previous = step.number("from_gib");
     }
-    step.require("value") && step.positive("value");
+    step.require("value") && step.rate("value");
   }
 }
 
@@ -201,7 +203,7 @@ void check_gpu(const FieldChecker& gpu) {
     const FieldChecker e = gpu.child("matmul_efficiency", i);
     e.require_enum("precision");
     e.require("max_fraction") && e.in_range("max_fraction", 0.01, 1);
-    e.require("overhead_us") && e.non_negative("overhead_us");
+    e.require("overhead_us") && e.latency_us("overhead_us");
     e.in_range("sustained_fraction", 0.01, 1);
     if (e.has("sustained_transfer")) check_sustained_transfer(e);
   }
@@ -219,7 +221,9 @@ void check_gpu(const FieldChecker& gpu) {
     } else {
       if (e.has("head_dim_ratio")) e.error("head_dim_ratio", "needs scaled_from_head_dim");
       e.require("max_fraction") && e.in_range("max_fraction", 0.01, 1);
-      e.require("half_rate_keys") && e.non_negative("half_rate_keys");
+      // At most a million-token context's keys (the fits are at most 1,679): 1e308 made a
+      // kernel's time overflow into an event in the past.
+      e.require("half_rate_keys") && e.in_range("half_rate_keys", 0, 1 << 20);
     }
     e.in_range("sustained_fraction", 0.01, 1);
     if (e.has("precision") &&
@@ -253,9 +257,10 @@ void check_gpu(const FieldChecker& gpu) {
   gpu.in_range("flash_attention_fraction", 0.01, 1);
   gpu.in_range("sync_mma_fraction", 0.01, 1);
   gpu.in_range("sustained_compute_fraction", 0.01, 1);
-  gpu.non_negative("expert_layer_sync_us_per_expert");
-  gpu.non_negative("expert_layer_issue_us");
-  gpu.non_negative("expert_combine_us_per_source");
+  // Each a latency at most kMaxLatency_us: 1e308 us made a step's event land in the past.
+  gpu.latency_us("expert_layer_sync_us_per_expert");
+  gpu.latency_us("expert_layer_issue_us");
+  gpu.latency_us("expert_combine_us_per_source");
   check_efficiency_source(gpu);
   check_source(gpu);
 }
@@ -311,9 +316,10 @@ void check_instance(const FieldChecker& instance) {
   }
   check_nvlink_domain(instance);
   check_cpu_sockets(instance);
-  instance.require("vcpus") && instance.at_least("vcpus", 1);
+  // 2^31 vCPUs hung the input command's advice.
+  instance.require("vcpus") && instance.in_range("vcpus", 1, kMaxVcpus);
   instance.require_positive("host_memory_gib") && instance.memory_gib("host_memory_gib");
-  if (instance.has("cpu")) instance.child("cpu").positive("clock_ghz");
+  if (instance.has("cpu")) instance.child("cpu").clock_ghz("clock_ghz");
   if (instance.require("network")) {
     const FieldChecker net = instance.child("network");
     net.require_enum("kind");
@@ -328,7 +334,7 @@ void check_instance(const FieldChecker& instance) {
   }
   if (instance.has("block_storage_caps")) {
     instance.child("block_storage_caps").rate("bandwidth_mb_per_s");
-    instance.child("block_storage_caps").positive("iops");
+    instance.child("block_storage_caps").rate("iops");
   }
   // One price of a billing mode per region: a scenario chooses among regions (prices.region),
   // and two prices of one region could not be told apart.
@@ -366,7 +372,8 @@ void check_storage(const FieldChecker& storage) {
   check_limit(storage, "iops");
   storage.rate("provisioned_max_throughput_mb_per_s");
   storage.positive("provisioned_max_iops");
-  storage.positive("latency_ms");
+  storage.positive("latency_ms") &&
+      storage.in_range("latency_ms", 0, FieldChecker::kMaxLatency_us / 1000);
   check_source(storage);
 }
 
@@ -439,14 +446,14 @@ namespace {
 void check_serving_fit(const FieldChecker& fit) {
   fit.require("compute_fraction") && fit.in_range("compute_fraction", 0.01, 1);
   fit.require("memory_fraction") && fit.in_range("memory_fraction", 0.01, 1);
-  fit.require("layer_overhead_us") && fit.non_negative("layer_overhead_us");
+  fit.require("layer_overhead_us") && fit.latency_us("layer_overhead_us");
   fit.memory_gib("memory_overhead_gib");
   fit.memory_gib("tensor_parallel_memory_gib");
   fit.in_range("kv_reread_fraction", 0, 1);
   fit.in_range("fp8_kv_reread_fraction", 0, 1);
   fit.in_range("fp8_matmul_fraction", 0.01, 1);
   fit.in_range("expert_matmul_fraction", 0.01, 1);
-  fit.non_negative("expert_layer_overhead_us");
+  fit.latency_us("expert_layer_overhead_us");
 }
 
 }  // namespace
@@ -463,9 +470,11 @@ void check_serving_runtime(const FieldChecker& runtime) {
     check_source(runtime);
     return;
   }
-  runtime.require("iteration_overhead_us") && runtime.non_negative("iteration_overhead_us");
-  runtime.non_negative("allreduce_overhead_us");
-  runtime.non_negative("static_prefill_overhead_us");
+  // Latencies at most kMaxLatency_us: an iteration overhead of 2^31 us made a serving
+  // simulation's event land in the past.
+  runtime.require("iteration_overhead_us") && runtime.latency_us("iteration_overhead_us");
+  runtime.latency_us("allreduce_overhead_us");
+  runtime.latency_us("static_prefill_overhead_us");
   runtime.require("memory_overhead_gib") && runtime.memory_gib("memory_overhead_gib");
   runtime.require("tensor_parallel_memory_gib") &&
       runtime.memory_gib("tensor_parallel_memory_gib");

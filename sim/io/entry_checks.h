@@ -22,6 +22,9 @@ void check_model(const FieldChecker& entry);  // in model_checks.cpp
 inline constexpr double kMaxPricePerHour = 1e6;
 inline constexpr double kMinExchangeRate = 1e-6;
 inline constexpr double kMaxExchangeRate = 1e6;
+// The most vCPUs of an instance: twice the largest machines sold (AWS u7inh-32tb.480xlarge, 1,920
+// vCPUs), so that the input pipeline's advice, which simulates a worker per vCPU, stays bounded.
+inline constexpr int kMaxVcpus = 4096;
 // One price of an instance (also of a user price override).
 void check_price(const FieldChecker& price);
 

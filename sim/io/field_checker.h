@@ -73,6 +73,13 @@ class FieldChecker {
   // PiB, thousands of times any GPU's or host's). A CUDA context of 1e300 GiB printed a step's
   // memory as inf and its shortfall as -9223372036854775808 GiB.
   bool memory_gib(std::string_view field) const { return in_range(field, 0, kMaxMemory_gib); }
+  // A CPU clock in GHz: from kMinClock_ghz to kMaxClock_ghz (server CPUs run at 1.5 to 6). A
+  // clock of 1e-300 GHz made a data-loading worker's sample outlast the clock the simulation spans.
+  bool clock_ghz(std::string_view field) const {
+    return positive(field) && in_range(field, kMinClock_ghz, kMaxClock_ghz);
+  }
+  static constexpr double kMinClock_ghz = 0.1;
+  static constexpr double kMaxClock_ghz = 10;
   static constexpr double kMaxMemory_gib = 1 << 20;
   static constexpr double kMinRate = 1e-3;
   static constexpr double kMaxRate = 1e9;

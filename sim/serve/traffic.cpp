@@ -165,6 +165,9 @@ bool read_trace(const std::string& path, int max_context, std::vector<Request>* 
                 Diagnostics* diagnostics) {
   std::string text;
   if (!read_whole_file(path, &text, diagnostics)) return false;
+  // A spreadsheet's "CSV UTF-8" starts with a byte-order mark, which made line 1's arrival_s an
+  // error quoting an invisible character.
+  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
   const int errors_before = diagnostics->error_count();
   std::istringstream lines(text);
   std::string line;

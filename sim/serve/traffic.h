@@ -50,10 +50,10 @@ std::vector<Request> generate_requests(const schema::Traffic& traffic, double ra
 std::vector<Request> scale_trace(const std::vector<Request>& trace, double rate_scale);
 
 // Reads a trace file: one request per line, "arrival_s,input_tokens,output_tokens", optionally
-// followed by ",prefix_id,prefix_tokens"; blank lines and '#' comments are skipped. A malformed
-// line (wrong field count, a number that does not parse, a negative time, a length below 1, times
-// out of order, input + output above `max_context` tokens, a prefix id below 0, a prefix longer
-// than the prompt) is an error at path:line. Returns false after reporting every problem.
+// followed by ",prefix_id,prefix_tokens"; blank lines, '#' comments and a leading UTF-8
+// byte-order mark are skipped. A malformed line (wrong field count, a number that does not parse,
+// a negative time, a length below 1, times out of order, input + output above `max_context`
+// tokens, a prefix id below 0, a prefix longer than the prompt) is an error at path:line. Returns false after reporting every problem.
 bool read_trace(const std::string& path, int max_context, std::vector<Request>* requests,
                 Diagnostics* diagnostics);
 

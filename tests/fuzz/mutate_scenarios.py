@@ -7,10 +7,11 @@ combine with) to a boundary value (0, -1, 1, 2^31 - 1, 2^31) or to each of its e
 two of them, or a combination a framework runs (ZeRO-3 + FSDP2 + its options, the fused expert
 MLP + paged stash, DeepSpeed's pipeline engine), swaps the model (dense, MoE, hybrid Mamba, with
 or without multi-token prediction, ResNet-50), or deletes a field or a whole block; a serving
-scenario gets its deployment, scheduler, traffic and SLO fields mutated. Each mutant is given to
-`validate` and, with --commands all, to `run --limit 3`, `serve -j1 --limit 3` or (one time in
-four) `sweep -j1 --limit 3`, each with a 20 s limit, run again with 300 s past it (then counted
-slow as well as by its output). Outcomes: located (an error at
+scenario gets its deployment (expert parallelism, speculative decoding, disaggregation),
+scheduler, traffic (shared prefixes, beam width, lengths) and SLO fields mutated. Each mutant is
+given to `validate` and, with --commands all, to `run --limit 3`, `serve -j1 --limit 3` or (one
+time in four) `sweep -j1 --limit 3`, each with a 20 s limit, run again with 300 s past it (then
+counted slow as well as by its output). Outcomes: located (an error at
 file:line:col), file (an error naming the file only: no configuration fits, ...), result,
 and the bugs: crash (a signal, an internal error, a sanitizer report), hang (past 300 s),
 naninf (nan or inf printed), unlocated (an error naming no file). Deterministic for a seed.
@@ -74,6 +75,10 @@ TRAINING_FIELDS = [
     ("sweep", "zero_stage", ["[0, 3]", "[3]", "[4]"]),
     ("sweep", "expert_parallel", ["[1, 2, 8]", "[2147483647]"]),
     ("sweep", "micro_batch_size", ["[1, 2147483647]", "[0]"]),
+    ("parallelism", "schedule", ["DUALPIPE", "DUALPIPE_V", "GPIPE", "INTERLEAVED_ONE_F_ONE_B"]),
+    ("auto_parallelism", "dualpipe", BOOLS),
+    ("job", "lora", ["{ rank: 0 }", "{ rank: 16 }", "{ rank: 2147483647 }", "{ rank: 8 dropout: 1.5 }"]),
+    ("job", "fp8_recipe", ["MXFP8", "NVFP4", "BLOCKWISE", "TORCHAO_TENSORWISE", "CURRENT_SCALING"]),
 ]
 COMBINATIONS = [
     [("parallelism", "zero_stage", "3"), ("parallelism", "fsdp2", "true")],
@@ -108,6 +113,24 @@ SERVING_FIELDS = [
     ("sweep", "replicas", ["[1, 2]", "[0]", "[2147483647]"]),
     ("sweep", "pipeline_parallel", ["[1, 2]", "[0]"]),
     ("sweep", "max_batch_size", ["[1, 2147483647]"]),
+    ("deployment", "expert_parallel", INTS),
+    ("deployment", "speculative_decoding", [
+        '{ draft_model: "llama3-8b" draft_tokens: 4 acceptance_rate: 0.7 }',
+        '{ draft_model: "llama3-8b" draft_tokens: 2147483647 acceptance_rate: 1 }',
+        '{ multi_token_prediction: true draft_tokens: 1 acceptance_rate: 0.8 }',
+        '{ draft_head_layers: 2147483647 draft_tokens: 2 acceptance_rate: 0.8 }']),
+    ("deployment", "disaggregation", [
+        "{ prefill { replicas: 1 } decode { replicas: 1 } }",
+        "{ prefill { replicas: 2147483647 } decode { tensor_parallel: 0 } }"]),
+    ("traffic", "shared_prefix", [
+        "{ prefixes: 4 tokens { fixed: 1000 } }", "{ prefixes: 2147483647 tokens { fixed: 1 } }",
+        "{ prefixes: 4 tokens { fixed: 2147483647 } share: 0.5 popularity: ZIPF }"]),
+    ("traffic", "beam_width", INTS),
+    ("traffic", "input_tokens", ["{ fixed: 2147483647 }", "{ uniform { min: 10 max: 5 } }",
+                                 "{ lognormal { median: 100 sigma: 1e308 max: 2147483647 } }"]),
+    ("sweep", "draft_tokens", ["[0, 2]", "[2147483647]"]),
+    ("sweep", "expert_parallel", ["[1, 8]", "[0]", "[2147483647]"]),
+    ("sweep", "prefix_caching", ["[false, true]", "[true, true]"]),
 ]
 BUGS = ("crash", "hang", "naninf", "unlocated")
 LOCATED = re.compile(r"\.textproto:\d+(:\d+)?:")

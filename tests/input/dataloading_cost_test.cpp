@@ -69,5 +69,26 @@ TEST_CASE("a worker efficiency above 1 is an error at its field") {
       Catch::Contains("c.textproto:5:3: dataloading_cost[0].worker_efficiency: must be <= 1"));
 }
 
+// A clock or a rate of 1e-300 made a worker's sample outlast the simulation's clock (an internal
+// error under `input`): each is bounded like the catalog's other clocks and rates.
+TEST_CASE("a data-loading cost's clock and rates are bounded") {
+  testing::TempDir dir;
+  dir.write("c.textproto", R"(dataloading_cost {
+  name: "x" cpu_model_match: "Intel" reference_clock_ghz: 1e-300 jpeg_decode_per_s: 1e-300
+  reference_jpeg_bytes: 1e5 random_resized_crop_per_s: 1000 horizontal_flip_per_s: 1e4
+  normalize_per_s: 1000 tokenize_mb_per_s: 1 memcpy_gb_per_s: 1e308 worker_efficiency: 0.9
+  source { citation: "test fixture" confidence: READ }
+})");
+  Diagnostics diagnostics;
+  Catalog::load({dir.path()}, &diagnostics);
+  CHECK(dir.relative(diagnostics.to_string()) ==
+        "c.textproto:2:38: dataloading_cost[0].reference_clock_ghz: must be in [0.1, 10], got "
+        "1e-300\n"
+        "c.textproto:2:66: dataloading_cost[0].jpeg_decode_per_s: must be in [0.001, 1e+09], "
+        "got 1e-300\n"
+        "c.textproto:4:46: dataloading_cost[0].memcpy_gb_per_s: must be in [0.001, 1e+09], got "
+        "1e+308\n");
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -56,6 +56,15 @@ TEST_CASE("an attention efficiency's precision is FP8 on a GPU with an FP8 peak"
         "kernel\n");
 }
 
+// A half-rate point of 1e308 keys crashed serve (a kernel's time overflowed into an event in the
+// past).
+TEST_CASE("an attention efficiency's half-rate point is at most a million keys") {
+  CHECK(catalog_errors(gpu_entry("  attention_efficiency { pass: FORWARD causal: true head_dim: "
+                                 "128 max_fraction: 0.5 half_rate_keys: 1e308 }")) ==
+        "c.textproto:9:85: gpu[0].attention_efficiency[0].half_rate_keys: must be in [0, "
+        "1048576], got 1e+308\n");
+}
+
 TEST_CASE("an attention efficiency's own sustained fraction is in [0.01, 1]") {
   CHECK(catalog_errors(gpu_entry("  attention_efficiency { pass: FORWARD causal: true head_dim: "
                                  "128 max_fraction: 0.5 half_rate_keys: 100 library: "
@@ -262,6 +271,33 @@ TEST_CASE("a CPU-only instance type loads without GPU fields") {
                                       "  network { kind: TCP_ETHERNET }")) == "");
 }
 
+// 2^31 vCPUs hung `input` (its advice simulates a worker per vCPU); a clock of 1e-300 GHz crashed
+// it with an event in the past.
+TEST_CASE("an instance's vCPUs and CPU clock are bounded") {
+  CHECK(catalog_errors(instance_entry("  name: \"onprem.cpu\"\n  provider: ONPREM\n  gpu_count: 0\n"
+                                      "  vcpus: 2147483647\n  host_memory_gib: 256\n"
+                                      "  cpu { clock_ghz: 1e-300 }\n"
+                                      "  network { kind: TCP_ETHERNET }")) ==
+        "c.textproto:5:3: instance[0].vcpus: must be in [1, 4096], got 2147483647\n"
+        "c.textproto:7:9: instance[0].cpu.clock_ghz: must be in [0.1, 10], got 1e-300\n");
+}
+
+// A cap of 1e-300 MB/s made a storage read take forever (an internal error under `input`): a
+// tier's limits are rates (what they give at a volume's size is checked where a scenario names
+// one: cli.input_volume_too_small_for_a_rate).
+TEST_CASE("a storage tier's limits are rates") {
+  const std::string tier =
+      "storage {\n  name: \"aliyun.t\"\n  provider: ALIYUN\n  kind: BLOCK_SSD\n"
+      "  capacity_min_gib: 20\n  latency_ms: 0.2\n  source { citation: \"c\" }\n";
+  CHECK(catalog_errors(tier + "  throughput_mb_per_s { base: 120 per_gib: 0.5 cap: 1e-300 }\n"
+                              "  iops { base: -1 per_gib: 1e308 cap: 1000 }\n}\n") ==
+        "c.textproto:8:48: storage[0].throughput_mb_per_s.cap: must be in [0.001, 1e+09], got "
+        "1e-300\n"
+        "c.textproto:9:10: storage[0].iops.base: must be in [0, 1e+09], got -1\n"
+        "c.textproto:9:19: storage[0].iops.per_gib: must be in [0, 1e+09], got 1e+308\n");
+  CHECK(catalog_errors(tier + "  iops { base: 0 per_gib: 0.5 cap: 1000 }\n}\n") == "");
+}
+
 TEST_CASE("an instance without gpu_count needs a GPU") {
   CHECK(
       catalog_errors(instance_entry("  name: \"onprem.cpu\"\n  provider: ONPREM\n"
@@ -371,13 +407,15 @@ TEST_CASE("a serving runtime's overheads, KV re-read and matmul fractions are ra
   const std::string runtime =
       "serving_runtime {\n  name: \"rt\"\n  iteration_overhead_us: 1\n"
       "  memory_overhead_gib: 1\n  tensor_parallel_memory_gib: 1\n  allreduce_overhead_us: -2\n"
-      "  static_prefill_overhead_us: -3\n"
+      "  static_prefill_overhead_us: 1e308\n"
       "  gpu { gpu: \"TestGPU-80GB\" compute_fraction: 0.9 memory_fraction: 0.9\n"
       "        layer_overhead_us: 40 kv_reread_fraction: 1.5 fp8_matmul_fraction: 1.2\n"
       "        expert_matmul_fraction: 0 fp8_kv_reread_fraction: 2 }\n}\n";
   CHECK(catalog_errors(gpu_entry() + runtime) ==
-        "c.textproto:16:3: serving_runtime[0].allreduce_overhead_us: must be >= 0, got -2\n"
-        "c.textproto:17:3: serving_runtime[0].static_prefill_overhead_us: must be >= 0, got -3\n"
+        "c.textproto:16:3: serving_runtime[0].allreduce_overhead_us: must be in [0, 1000000], "
+        "got -2\n"
+        "c.textproto:17:3: serving_runtime[0].static_prefill_overhead_us: must be in [0, "
+        "1000000], got 1e+308\n"
         "c.textproto:19:31: serving_runtime[0].gpu[0].kv_reread_fraction: must be in [0, 1], "
         "got 1.5\n"
         "c.textproto:20:35: serving_runtime[0].gpu[0].fp8_kv_reread_fraction: must be in [0, 1], "
@@ -388,6 +426,19 @@ TEST_CASE("a serving runtime's overheads, KV re-read and matmul fractions are ra
         "got 0\n"
         "c.textproto:11:1: warning: serving_runtime[0].source: has no source: say where its "
         "numbers come from\n");
+}
+
+// 1e308 us of expert-layer sync, or an iteration overhead of 2^31 us, made a simulation's event
+// land in the past (an internal error): a catalog latency is at most a second.
+TEST_CASE("a GPU's expert-layer latencies and a matmul overhead are at most a second") {
+  CHECK(catalog_errors(gpu_entry("  expert_layer_sync_us_per_expert: 1e308\n"
+                                 "  expert_layer_issue_us: 2147483647\n"
+                                 "  expert_combine_us_per_source: -1")) ==
+        "c.textproto:9:3: gpu[0].expert_layer_sync_us_per_expert: must be in [0, 1000000], "
+        "got 1e+308\n"
+        "c.textproto:10:3: gpu[0].expert_layer_issue_us: must be in [0, 1000000], "
+        "got 2147483647\n"
+        "c.textproto:11:3: gpu[0].expert_combine_us_per_source: must be in [0, 1000000], got -1\n");
 }
 
 TEST_CASE("a GPU's sync_mma_fraction and a runtime's expert row tile are range-checked") {

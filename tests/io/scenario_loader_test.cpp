@@ -838,7 +838,7 @@ TEST_CASE("compiled_recompute is simulated for dense transformers only") {
         "\"mixtral-8x7b\" is not one\n");
 }
 
-TEST_CASE("LoRA: a rank of at least 1, known and distinct target modules, dropout in [0, 1]") {
+TEST_CASE("LoRA: a rank from 1 to the hidden size, known and distinct target modules, dropout in [0, 1]") {
   const auto job = [](const std::string& lora) {
     return scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096 " + lora);
   };
@@ -847,6 +847,10 @@ TEST_CASE("LoRA: a rank of at least 1, known and distinct target modules, dropou
         "s.textproto:7:50: job.lora.rank: must be >= 1, got 0\n");
   CHECK(scenario_errors(job("lora { target_modules: LINEAR_FC1 }")) ==
         "s.textproto:7:43: job.lora.rank: is required\n");
+  CHECK(scenario_errors(job("lora { rank: 4096 }")) == "");
+  CHECK(scenario_errors(job("lora { rank: 4097 }")) ==
+        "s.textproto:7:50: job.lora.rank: 4097 is above the hidden_size of \"llama2-7b\" (4096), "
+        "the largest rank an adapter's product can have\n");
   CHECK(scenario_errors(job("lora { rank: 8 target_modules: LINEAR_FC3 }")) ==
         "s.textproto:7:74: Unknown enumeration value of \"LINEAR_FC3\" for field "
         "\"target_modules\". (did you mean \"LINEAR_FC1\"?)\n");

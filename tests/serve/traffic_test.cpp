@@ -98,5 +98,15 @@ TEST_CASE("a well-formed trace is read in order, and scaled by dividing its time
   CHECK(scale_trace(requests, 3)[1].arrival_s == 0.5);
 }
 
+TEST_CASE("a trace saved with a UTF-8 byte-order mark reads as one without") {
+  testing::TempDir dir;
+  const std::string path = dir.write("t.csv", "\xEF\xBB\xBF" "0.5,100,20\n1.5,200,30\n");
+  std::vector<Request> requests;
+  Diagnostics diagnostics;
+  REQUIRE(read_trace(path, 4096, &requests, &diagnostics));
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[0].arrival_s == 0.5);
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -1,6 +1,7 @@
 // Shared option handling and catalog loading for the clustersim subcommands.
 #include "tools/clustersim/command_line.h"
 
+#include <charconv>
 #include <iostream>
 
 #include "sim/io/field_checker.h"
@@ -41,6 +42,23 @@ std::string threads_problem(int threads) {
   if (threads >= 0 && threads <= kMaxThreads) return "";
   return "-j must be 0 (every core) to " + std::to_string(kMaxThreads) + ", got " +
          std::to_string(threads);
+}
+
+void validate(boost::any& value, const std::vector<std::string>& texts, Count*, int) {
+  po::validators::check_first_occurrence(value);
+  const std::string& text = po::validators::get_single_string(texts);
+  Count count;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count.value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+    throw po::invalid_option_value(text);
+  }
+  value = count;
+}
+
+po::typed_value<Count>* count_value(size_t* target) {
+  return po::value<Count>()
+      ->default_value(Count{*target}, std::to_string(*target))
+      ->notifier([target](const Count& count) { *target = count.value; });
 }
 
 void print_diagnostics(const Diagnostics& diagnostics) {
@@ -120,7 +138,7 @@ std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::strin
   po::options_description options(command + " options");
   add_common_options(&options, &common, command);
   options.add_options()("scenario", po::value(&inputs.path)->required(), "scenario file")(
-      "limit", po::value(&inputs.limit)->default_value(20), limit_help.c_str());
+      "limit", count_value(&inputs.limit), limit_help.c_str());
   if (extra) options.add(*extra);
   po::positional_options_description positional;
   positional.add("scenario", 1);

@@ -33,6 +33,17 @@ inline constexpr int kMaxThreads = 1024;
 // "" when `threads` (-j) is 0 (every core) to kMaxThreads, else what is wrong with it.
 std::string threads_problem(int threads);
 
+// The value of a count option (--limit, --fastest, --bars): a whole number >= 0. Boost reads
+// "-1" into a size_t as 2^64 - 1, so --limit -1 listed every configuration without a word.
+struct Count {
+  size_t value = 0;
+};
+// Boost's hook (found by argument-dependent lookup) that reads a Count: throws
+// po::invalid_option_value unless the text is all digits.
+void validate(boost::any& value, const std::vector<std::string>& texts, Count*, int);
+// The option's value semantic: a Count stored into `*target`, whose value is the default.
+po::typed_value<Count>* count_value(size_t* target);
+
 struct CommonOptions {
   std::string command;                // the subcommand ("run"): its errors start "clustersim run: "
   std::string root;                   // project root holding models/ and topologies/

@@ -184,6 +184,10 @@ int cost_command(const std::vector<std::string>& args) {
                           << "] (0: the scenario's), got " << trials << "\n";
     return kExitUsage;
   }
+  if (seed < -1) {
+    command_error("cost") << "--seed must be -1 (the scenario's) or >= 0, got " << seed << "\n";
+    return kExitUsage;
+  }
   std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);
   if (!cost) return kExitInputError;
   CostModel* model = cost->model.get();

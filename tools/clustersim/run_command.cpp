@@ -80,7 +80,7 @@ int run_command(const std::vector<std::string>& args) {
   po::options_description own("run");
   own.add_options()("trace", po::value(&trace_path),
                     "write a Chrome/Perfetto trace of the first simulated configuration listed")(
-      "fastest", po::value(&fastest)->default_value(0),
+      "fastest", count_value(&fastest),
       "list only the N configurations with the shortest step (0: all, in sweep order)");
   int exit_code = kExitOk;
   auto inputs =

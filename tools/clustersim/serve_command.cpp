@@ -242,7 +242,7 @@ int serve_command(const std::vector<std::string>& args) {
   options.add_options()("scenario", po::value(&o.scenario)->required(), "serving scenario file")(
       "prices", po::value(&o.prices), "price overrides (a PriceFile)")(
       "threads,j", po::value(&o.threads)->default_value(0), "worker threads (0: every core)")(
-      "limit", po::value(&o.limit)->default_value(20), "deployments to list (0: all)")(
+      "limit", count_value(&o.limit), "deployments to list (0: all)")(
       "max-rate", po::bool_switch(&o.max_rate),
       "also find each deployment's highest request rate within the SLO")(
       "out", po::value(&o.out), "write every row to FILE (.h5, .csv or .json)")(
