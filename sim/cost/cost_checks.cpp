@@ -141,7 +141,8 @@ void warn_unread_prices(const FieldChecker& prices, const PriceBook& book, const
   for (int i = 0; i < m.price_size(); ++i) {
     const s::PriceOverride& o = m.price(i);
     const CatalogEntry<s::InstanceType>* instance = catalog.instances().find(o.instance());
-    if (instance == nullptr || book.reads_override(*instance->value, o.price().billing(), compared)) {
+    if (instance == nullptr ||
+        book.reads_override(*instance->value, o.price().billing(), compared)) {
       continue;
     }
     prices.child("price", i)

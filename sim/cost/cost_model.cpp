@@ -84,8 +84,8 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
                           field.index);
       });
   if (sc.cost().has_prices()) {
-    warn_unread_prices(root.child("cost").child("prices"), model->prices, catalog,
-                       model->currency, model->billing_modes);
+    warn_unread_prices(root.child("cost").child("prices"), model->prices, catalog, model->currency,
+                       model->billing_modes);
   }
   if (price_file != nullptr) {
     warn_unread_prices(FieldChecker::root(*price_file, diagnostics), model->prices, catalog,

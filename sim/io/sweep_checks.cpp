@@ -1,5 +1,5 @@
 // The checks of a scenario's sweep: auto_parallelism beside the listed axes, hybrid sharding's
-// groups, the availability caps and the constraints.
+// groups, the availability caps and the constraints; the warning for a value an axis replaces.
 #include "sim/io/sweep_checks.h"
 
 #include <algorithm>

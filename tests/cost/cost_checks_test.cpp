@@ -114,20 +114,22 @@ TEST_CASE("an exchange rate outside [1e-6, 1e6] is an error at its line") {
 
 // Both were accepted and never read, without a word (a price file is shared by scenarios: a
 // warning, not an error). An ON_DEMAND override that a compared mode's discount applies to is read.
-TEST_CASE("an exchange rate of the report currency and a price of a mode not priced are warned of") {
+TEST_CASE("a rate of the report currency and a price of a mode not priced are warned of") {
   auto rate = load_cost(cost_scenario(""), "exchange_rate { currency: USD in_report_currency: 7 }");
   CHECK(rate->diagnostics ==
         "p.textproto:1:17: warning: exchange_rate[0].currency: USD is the currency costs are "
         "reported in, so this rate is never used: to report in another, set report_currency\n");
   REQUIRE(rate->model != nullptr);
-  auto spot = load_cost(cost_scenario("  prices { price { instance: \"aws.p4d.24xlarge\" price { "
-                                      "billing: SPOT currency: USD per_hour: 9 } } }"));
+  auto spot =
+      load_cost(cost_scenario("  prices { price { instance: \"aws.p4d.24xlarge\" price { "
+                              "billing: SPOT currency: USD per_hour: 9 } } }"));
   CHECK(spot->diagnostics ==
         "s.textproto:18:57: warning: cost.prices.price[0].price.billing: SPOT is not among the "
         "billing modes priced (ON_DEMAND), so this price is never used\n");
-  auto priced = load_cost(cost_scenario("  billing: [ON_DEMAND, SPOT]\n  prices { price { instance: "
-                                        "\"aws.p4d.24xlarge\" price { billing: SPOT currency: USD "
-                                        "per_hour: 9 } } }"));
+  auto priced =
+      load_cost(cost_scenario("  billing: [ON_DEMAND, SPOT]\n  prices { price { instance: "
+                              "\"aws.p4d.24xlarge\" price { billing: SPOT currency: USD "
+                              "per_hour: 9 } } }"));
   CHECK(priced->diagnostics == "");
   auto base_of_discount = load_cost(
       cost_scenario("  billing: SPOT\n  prices {\n    price { instance: \"aws.p4d.24xlarge\" price "

@@ -41,10 +41,11 @@ TEST_CASE("a deployment value a sweep axis replaces is checked, and warned of wh
   fixed.replace(fixed.find(" }"), 2,
                 " replicas: 3 quantization { weights: INT8 }\n"
                 "  scheduler { max_batch_size: 64 } }");
-  auto replaced = load_serving_text(fixed +
-                                    "sweep {\n  instance: [\"aws.p4d.24xlarge\", \"aws.p5.48xlarge\"]\n"
-                                    "  replicas: [1, 2]\n  quantization { weights: FP8 }\n"
-                                    "  max_batch_size: [64, 128]\n}\n");
+  auto replaced =
+      load_serving_text(fixed +
+                        "sweep {\n  instance: [\"aws.p4d.24xlarge\", \"aws.p5.48xlarge\"]\n"
+                        "  replicas: [1, 2]\n  quantization { weights: FP8 }\n"
+                        "  max_batch_size: [64, 128]\n}\n");
   CHECK(replaced->loaded != nullptr);
   CHECK(replaced->messages() ==
         "s.textproto:2:42: warning: deployment.replicas: 3 is never simulated: sweep.replicas (1, "
