@@ -121,6 +121,38 @@ void check_price_file(const FieldChecker& prices, const Catalog& catalog) {
   }
 }
 
+void warn_unread_prices(const FieldChecker& prices, const PriceBook& book, const Catalog& catalog,
+                        s::Currency report, const std::vector<s::BillingMode>& compared) {
+  const auto& m = static_cast<const s::PriceFile&>(prices.message());
+  for (int i = 0; i < m.exchange_rate_size(); ++i) {
+    if (report == s::CURRENCY_UNSPECIFIED || m.exchange_rate(i).currency() != report ||
+        m.report_currency() == report) {  // the last: an error of check_price_file
+      continue;
+    }
+    prices.child("exchange_rate", i)
+        .warning("currency", s::Currency_Name(report) +
+                                 " is the currency costs are reported in, so this rate is never "
+                                 "used: to report in another, set report_currency");
+  }
+  std::string modes;
+  for (s::BillingMode mode : compared) {
+    modes += (modes.empty() ? "" : ", ") + s::BillingMode_Name(mode);
+  }
+  for (int i = 0; i < m.price_size(); ++i) {
+    const s::PriceOverride& o = m.price(i);
+    const CatalogEntry<s::InstanceType>* instance = catalog.instances().find(o.instance());
+    if (instance == nullptr ||
+        book.reads_override(*instance->value, o.price().billing(), compared)) {
+      continue;
+    }
+    prices.child("price", i)
+        .child("price")
+        .warning("billing", s::BillingMode_Name(o.price().billing()) +
+                                " is not among the billing modes priced (" + modes +
+                                "), so this price is never used");
+  }
+}
+
 void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedScenario& scenario) {
   const auto& m = static_cast<const s::Cost&>(cost.message());
   for (int i = 0; i < m.billing_size(); ++i) {

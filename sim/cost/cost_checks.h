@@ -1,6 +1,9 @@
 // Checks of what a user writes about cost: a scenario's `cost` and a --prices file.
 #pragma once
 
+#include <vector>
+
+#include "sim/cost/price_book.h"
 #include "sim/io/catalog.h"
 #include "sim/io/field_checker.h"
 #include "sim/io/scenario_loader.h"
@@ -11,6 +14,13 @@ namespace clustersim {
 // a catalog instance and is a valid price, no instance and billing mode is given twice, every
 // exchange rate is positive and given once per currency.
 void check_price_file(const FieldChecker& prices, const Catalog& catalog);
+
+// Warns of what the price layer `prices` (one of `book`'s) holds that is never read: an exchange
+// rate of `report`, the currency costs come out in (unless the layer's own report_currency is
+// `report`: an error of check_price_file), and an override of a billing mode outside `compared`
+// (PriceBook::reads_override). Requires: `prices` passed check_price_file.
+void warn_unread_prices(const FieldChecker& prices, const PriceBook& book, const Catalog& catalog,
+                        schema::Currency report, const std::vector<schema::BillingMode>& compared);
 
 // Checks a scenario's `cost` (a Cost message) against its resolved candidate instances.
 void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedScenario& scenario);

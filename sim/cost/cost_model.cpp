@@ -83,6 +83,14 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
                               s::Currency_Name(currency) + " (in cost.prices or --prices)",
                           field.index);
       });
+  if (sc.cost().has_prices()) {
+    warn_unread_prices(root.child("cost").child("prices"), model->prices, catalog, model->currency,
+                       model->billing_modes);
+  }
+  if (price_file != nullptr) {
+    warn_unread_prices(FieldChecker::root(*price_file, diagnostics), model->prices, catalog,
+                       model->currency, model->billing_modes);
+  }
   report_ambiguous_prices(
       model->prices, scenario.instances, model->billing_modes,
       [&](size_t i, s::BillingMode billing, const std::string& why) {

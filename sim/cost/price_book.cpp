@@ -106,6 +106,17 @@ std::string PriceBook::ambiguity(const s::InstanceType& instance, s::BillingMode
   return ambiguity(instance, s::ON_DEMAND);
 }
 
+bool PriceBook::reads_override(const s::InstanceType& instance, s::BillingMode billing,
+                               const std::vector<s::BillingMode>& compared) const {
+  std::string origin;
+  for (s::BillingMode mode : compared) {
+    if (mode == billing) return true;
+    const s::Price* o = find_override(instance, mode, &origin);
+    if (billing == s::ON_DEMAND && o != nullptr && o->has_discount_fraction()) return true;
+  }
+  return false;
+}
+
 std::string PriceBook::region() const {
   for (auto layer = layers_.rbegin(); layer != layers_.rend(); ++layer) {
     if (layer->prices->has_region()) return layer->prices->region();

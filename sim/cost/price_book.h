@@ -64,6 +64,12 @@ class PriceBook {
   // its discount_fraction applies to, none in the layers' region, and no layer overrides it.
   std::string ambiguity(const schema::InstanceType& instance, schema::BillingMode billing) const;
 
+  // Whether an override of `instance` under `billing` is read when `compared` are the billing
+  // modes priced: its own mode is compared, or it is the ON_DEMAND price that an override's
+  // discount_fraction of a compared mode applies to.
+  bool reads_override(const schema::InstanceType& instance, schema::BillingMode billing,
+                      const std::vector<schema::BillingMode>& compared) const;
+
   // The region the layers set (the last one that sets it); "" when none does.
   std::string region() const;
   // The report currency the layers set (the last one that sets it), if any.

@@ -84,6 +84,9 @@ std::vector<DatasetVolume> check_volumes(const FieldChecker& root, const FieldCh
     for (int i = 0; i < m.sweep().dataset_storage_size(); ++i) {
       volumes.push_back({sweep.child("dataset_storage", i), nullptr});
     }
+    // The job's volume, which the axis replaces, is checked all the same: an unknown tier beside
+    // the axis loaded unread.
+    if (dataset.has("storage")) check_volume(dataset.child("storage"), d, catalog);
   } else if (dataset.require("storage")) {
     volumes.push_back({dataset.child("storage"), nullptr});
   }

@@ -281,6 +281,11 @@ void check_cluster(const FieldChecker& root, const Catalog& catalog, LoadedScena
   if (swept_instances || (m.has_cluster() && m.cluster().has_instance())) {
     resolve_instances(root, catalog, loaded);
   }
+  // The instance the axis replaces is still a name to resolve: "nope" beside it loaded unread.
+  if (swept_instances && m.cluster().has_instance()) {
+    resolve_gpu_instance(root.child("cluster"), "instance", -1, m.cluster().instance(), catalog,
+                         "it cannot train");
+  }
 }
 
 }  // namespace clustersim

@@ -16,6 +16,17 @@ namespace s = schema;
 
 const s::Gpu& as_gpu(const FieldChecker& c) { return static_cast<const s::Gpu&>(c.message()); }
 
+// Upper bounds of a GPU's counts and power, a few times the largest built, so that 2^31 SMs or
+// 1e308 W is a located error rather than a GPU. The largest in topologies/gpus.textproto: 160 SMs
+// (B300, GB300; AMD's MI300X data sheet gives 304 compute units), 18 NVLink links (H100 to
+// GB300), 16 PCIe lanes (the widest link the PCIe 1.0-5.0 base specifications define is x32),
+// 1,200 W (GB200). The SM count sets the SM share of expert kernels and reserved SMs, the lanes
+// NCCL's choice of paths; the links and the TDP are listed only.
+constexpr double kMaxStreamingMultiprocessors = 1024;
+constexpr double kMaxGpuLinks = 72;
+constexpr double kMaxPcieLanes = 32;
+constexpr double kMaxTdpW = 5000;
+
 // A measured matmul rate above the GPU's peak for the same precision is a transcription error.
 void check_measured_matmul(const FieldChecker& gpu) {
   if (!gpu.has("measured_matmul") || !gpu.has("peak_tflops")) return;
@@ -31,7 +42,7 @@ void check_measured_matmul(const FieldChecker& gpu) {
       {"fp8_tflops", peak.has_fp8(), peak.fp8()},
   };
   for (const auto& row : rows) {
-    if (!measured.has(row.field) || !measured.positive(row.field)) continue;
+    if (!measured.has(row.field) || !measured.rate(row.field)) continue;
     if (!row.has_peak) {
       measured.error(row.field, "the GPU has no peak_tflops for this precision");
     } else if (measured.number(row.field) > row.peak) {
@@ -169,9 +180,10 @@ void check_gpu(const FieldChecker& gpu) {
   gpu.require_enum("form_factor");
   gpu.require_positive("memory_gib") && gpu.memory_gib("memory_gib");
   gpu.require_rate("memory_bandwidth_gb_per_s");
-  gpu.positive("tdp_w");
+  gpu.positive("tdp_w") && gpu.in_range("tdp_w", 0, kMaxTdpW);
   if (as_gpu(gpu).vendor() == "NVIDIA") gpu.require("streaming_multiprocessors");
-  gpu.positive("streaming_multiprocessors");
+  gpu.positive("streaming_multiprocessors") &&
+      gpu.in_range("streaming_multiprocessors", 1, kMaxStreamingMultiprocessors);
   if (gpu.require("peak_tflops")) {
     const FieldChecker peak = gpu.child("peak_tflops");
     for (const char* f : {"fp32", "tf32", "fp16", "bf16", "fp8", "int8_tops", "fp4"})
@@ -183,19 +195,19 @@ void check_gpu(const FieldChecker& gpu) {
   if (gpu.has("nvlink")) {
     const FieldChecker link = gpu.child("nvlink");
     link.require("generation") && link.in_range("generation", 1, 5);
-    link.require_positive("links");
+    link.require_positive("links") && link.in_range("links", 1, kMaxGpuLinks);
     link.require_rate("per_direction_gb_per_s");
   }
   if (gpu.has("hccs")) {
     if (gpu.has("nvlink")) gpu.error("hccs", "a GPU has nvlink or hccs, not both");
     const FieldChecker link = gpu.child("hccs");
-    link.require("links") && link.at_least("links", 1);
+    link.require("links") && link.in_range("links", 1, kMaxGpuLinks);
     link.require_rate("per_direction_gb_per_s");
   }
   if (gpu.has("pcie")) {
     const FieldChecker pcie = gpu.child("pcie");
     pcie.require("generation") && pcie.in_range("generation", 1, 6);
-    pcie.positive("lanes");
+    pcie.positive("lanes") && pcie.in_range("lanes", 1, kMaxPcieLanes);
     pcie.require_rate("per_direction_gb_per_s");
   }
   check_measured_matmul(gpu);

@@ -100,6 +100,8 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   }
 
   if (diagnostics->error_count() != errors_before) return nullptr;
+  // Once the values are known to be sound (an unknown name is its own error).
+  if (m.has_sweep()) warn_replaced_by_axes(root);
   return loaded;
 }
 

@@ -1,5 +1,5 @@
 // The checks of a scenario's sweep: auto_parallelism beside the listed axes, hybrid sharding's
-// groups, the availability caps and the constraints.
+// groups, the availability caps and the constraints; the warning for a value an axis replaces.
 #include "sim/io/sweep_checks.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/io/axis_override.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/degree_checks.h"
 #include "sim/sweep/axis_values.h"
@@ -108,6 +109,23 @@ void check_sweep(const FieldChecker& sweep, const s::Scenario& scenario, const s
     check_hybrid_sharding_stage(sweep, scenario);
   }
   if (scenario.sweep().has_constraints()) check_constraints(sweep.child("constraints"));
+}
+
+void warn_replaced_by_axes(const FieldChecker& root) {
+  const FieldChecker sweep = root.child("sweep");
+  const FieldChecker cluster = root.child("cluster");
+  for (const char* field : {"instance", "nodes"})
+    warn_if_replaced_by_axis(cluster, field, sweep, field);
+  const FieldChecker parallelism = root.child("parallelism");
+  for (const char* field : {"tensor_parallel", "pipeline_parallel", "context_parallel",
+                            "micro_batch_size", "virtual_stages", "schedule", "zero_stage",
+                            "recompute", "sequence_parallel", "data_parallel_shard"}) {
+    warn_if_replaced_by_axis(parallelism, field, sweep, field);
+  }
+  const FieldChecker job = root.child("job");
+  warn_if_replaced_by_axis(job.child("dataset"), "storage", sweep, "dataset_storage");
+  warn_if_replaced_by_axis(job.child("dataloader"), "workers_per_gpu", sweep,
+                           "dataloader_workers_per_gpu");
 }
 
 void check_shard_axis(const FieldChecker& root, const LoadedScenario& loaded) {

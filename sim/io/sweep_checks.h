@@ -14,6 +14,10 @@ namespace clustersim {
 void check_sweep(const FieldChecker& sweep, const schema::Scenario& scenario,
                  const schema::Model* model, const Catalog& catalog);
 
+// Warns of each value of the cluster, the parallelism or the input pipeline that the sweep's axis
+// for it replaces without simulating it (warn_if_replaced_by_axis).
+void warn_replaced_by_axes(const FieldChecker& root);
+
 // Each sweep.data_parallel_shard value must divide the data-parallel degree of some candidate: the
 // scenario's data_parallel, or the GPUs of an instance x nodes over a listed TP x CP x PP (any of
 // their divisors under auto_parallelism). A mix is left to each configuration (no ZeRO-3 there).

@@ -219,6 +219,11 @@ void report_empty_lists(const std::string& path, const std::string& text,
 
 bool parse_text(const std::string& path, const std::string& text, pb::Message* message,
                 pb::TextFormat::ParseInfoTree* tree, Diagnostics* diagnostics) {
+  // protobuf's tokenizer reported the mark as an error at 1:1 ("Interpreting non ascii codepoint
+  // 239"). Columns of line 1 are then counted from after it, as an editor shows them.
+  if (text.starts_with(kUtf8ByteOrderMark)) {
+    return parse_text(path, text.substr(kUtf8ByteOrderMark.size()), message, tree, diagnostics);
+  }
   const int errors_before = diagnostics->error_count();
   CollectingErrorCollector collector(path, text, message->GetDescriptor(), diagnostics);
   pb::TextFormat::Parser parser;

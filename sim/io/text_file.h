@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "sim/util/diagnostics.h"
 
@@ -22,7 +23,8 @@ struct TextFile {
       std::make_unique<google::protobuf::TextFormat::ParseInfoTree>();
 };
 
-// Parses `text` (the contents of `path`) into `message`, recording field locations in `tree`.
+// Parses `text` (the contents of `path`, less a leading kUtf8ByteOrderMark) into `message`,
+// recording field locations in `tree`.
 // A syntax error, an unknown field or enum value, or a field given twice is reported as
 // "path:line:col: message" (with a "did you mean" for near misses) and returns false.
 bool parse_text(const std::string& path, const std::string& text,
@@ -38,6 +40,10 @@ std::unique_ptr<TextFile<Message>> read_text_file(const std::string& path,
 // The largest input file: protobuf's text parser reads at most 2^31 bytes; the longest trace
 // (kMaxRequests lines) at up to 32 bytes a line.
 inline constexpr size_t kMaxInputFileBytes = size_t{1} << 29;
+
+// The UTF-8 byte-order mark some editors and spreadsheets write at a file's start. Input files are
+// read as if it were absent: it is invisible where the file is edited.
+inline constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
 // Reads a whole file. Returns false (with a diagnostic naming the file) when it cannot, or when
 // it holds more than kMaxInputFileBytes (a device such as /dev/zero never ends).

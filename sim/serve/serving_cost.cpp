@@ -47,6 +47,13 @@ std::unique_ptr<ServingPrices> load_serving_prices(const LoadedServingScenario& 
                  {a.has_baseline_billing() ? a.baseline_billing() : s::SUBSCRIPTION_MONTHLY,
                   a.has_burst_billing() ? a.burst_billing() : s::ON_DEMAND, s::ON_DEMAND});
   }
+  if (m.has_prices()) {
+    warn_unread_prices(root.child("prices"), prices->book, catalog, prices->currency, modes);
+  }
+  if (price_file != nullptr) {
+    warn_unread_prices(FieldChecker::root(*price_file, diagnostics), prices->book, catalog,
+                       prices->currency, modes);
+  }
   report_ambiguous_prices(
       prices->book, scenario.instances, modes,
       [&](size_t i, s::BillingMode billing, const std::string& why) {

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "sim/cost/cost_checks.h"
+#include "sim/io/axis_override.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/degree_checks.h"
 #include "sim/io/field_checker.h"
@@ -70,6 +71,11 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog,
     if (instance == nullptr) continue;
     loaded->instances.push_back(instance);
   }
+  // The instance the axis replaces is still a name to resolve: "nope" beside it loaded unread.
+  if (swept && m.deployment().has_instance()) {
+    resolve_gpu_instance(root.child("deployment"), "instance", -1, m.deployment().instance(),
+                         catalog, "it cannot serve");
+  }
 }
 
 // The deployment's quantization must run on every candidate's GPU; a swept one on at least one
@@ -84,6 +90,10 @@ void check_quantizations(const FieldChecker& root, const Catalog& catalog,
                          instance->name());
     }
     return;
+  }
+  // The quantization the axis replaces is checked as one of its values is.
+  if (m.deployment().has_quantization()) {
+    check_quantization(root.child("deployment").child("quantization"), nullptr, "");
   }
   for (int i = 0; i < m.sweep().quantization_size(); ++i) {
     const FieldChecker q = root.child("sweep").child("quantization", i);
@@ -290,6 +300,29 @@ void check_sweep_size(const FieldChecker& root) {
                                  " (2^20) a serve run may hold: shorten its axes");
 }
 
+// Warns of each value of the deployment or the closed loop that the sweep's axis for it replaces
+// without simulating it (warn_if_replaced_by_axis).
+void warn_replaced_by_serving_axes(const FieldChecker& root) {
+  const FieldChecker sweep = root.child("sweep");
+  const FieldChecker deployment = root.child("deployment");
+  for (const char* field : {"instance", "tensor_parallel", "pipeline_parallel", "replicas",
+                            "quantization", "expert_parallel", "attention_data_parallel"}) {
+    warn_if_replaced_by_axis(deployment, field, sweep, field);
+  }
+  const FieldChecker scheduler = deployment.child("scheduler");
+  for (const char* field : {"batching", "max_batch_size", "max_tokens_per_iteration"}) {
+    warn_if_replaced_by_axis(scheduler, field, sweep, field);
+  }
+  warn_if_replaced_by_axis(scheduler.child("prefix_caching"), "enabled", sweep, "prefix_caching");
+  const FieldChecker disaggregation = deployment.child("disaggregation");
+  warn_if_replaced_by_axis(disaggregation.child("prefill"), "replicas", sweep, "prefill_replicas");
+  warn_if_replaced_by_axis(disaggregation.child("decode"), "replicas", sweep, "decode_replicas");
+  warn_if_replaced_by_axis(deployment.child("speculative_decoding"), "draft_tokens", sweep,
+                           "draft_tokens");
+  warn_if_replaced_by_axis(root.child("traffic").child("closed_loop"), "concurrency", sweep,
+                           "concurrency");
+}
+
 void check_sweep_and_scheduler(const FieldChecker& root, const LoadedServingScenario& loaded) {
   const s::ServingScenario& m = loaded.scenario();
   const int prompt = longest_prompt_tokens(loaded);
@@ -375,7 +408,9 @@ void check_autoscaling(const FieldChecker& autoscaling) {
     autoscaling.error("hourly_rate_per_s", "needs 24 values (one per hour), got " +
                                                std::to_string(autoscaling.size("hourly_rate_per_s")));
   }
-  autoscaling.non_negative("hourly_rate_per_s");
+  // As many requests a second as a simulation may hold (2^24): a rate of 1e308 was refused only
+  // when `serve` planned the hour's replicas, with no line to fix.
+  autoscaling.in_range("hourly_rate_per_s", 0, kMaxRequests);
   const auto& m = static_cast<const s::Autoscaling&>(autoscaling.message());
   if (m.baseline_billing() == s::SPOT) {
     autoscaling.error("baseline_billing", "a baseline must not be preemptible: not SPOT");
@@ -529,6 +564,8 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   }
   if (m.has_autoscaling()) check_autoscaling(root.child("autoscaling"));
   if (diagnostics->error_count() != errors_before) return nullptr;
+  // Once the values are known to be sound (an unknown name is its own error).
+  if (m.has_sweep()) warn_replaced_by_serving_axes(root);
   return loaded;
 }
 

@@ -167,7 +167,7 @@ bool read_trace(const std::string& path, int max_context, std::vector<Request>* 
   if (!read_whole_file(path, &text, diagnostics)) return false;
   // A spreadsheet's "CSV UTF-8" starts with a byte-order mark, which made line 1's arrival_s an
   // error quoting an invisible character.
-  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
+  if (text.starts_with(kUtf8ByteOrderMark)) text.erase(0, kUtf8ByteOrderMark.size());
   const int errors_before = diagnostics->error_count();
   std::istringstream lines(text);
   std::string line;

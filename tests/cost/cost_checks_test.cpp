@@ -112,5 +112,38 @@ TEST_CASE("an exchange rate outside [1e-6, 1e6] is an error at its line") {
         "1e+300\n");
 }
 
+// Both were accepted and never read, without a word (a price file is shared by scenarios: a
+// warning, not an error). An ON_DEMAND override that a compared mode's discount applies to is read.
+TEST_CASE("a rate of the report currency and a price of a mode not priced are warned of") {
+  auto rate = load_cost(cost_scenario(""), "exchange_rate { currency: USD in_report_currency: 7 }");
+  CHECK(rate->diagnostics ==
+        "p.textproto:1:17: warning: exchange_rate[0].currency: USD is the currency costs are "
+        "reported in, so this rate is never used: to report in another, set report_currency\n");
+  REQUIRE(rate->model != nullptr);
+  auto spot =
+      load_cost(cost_scenario("  prices { price { instance: \"aws.p4d.24xlarge\" price { "
+                              "billing: SPOT currency: USD per_hour: 9 } } }"));
+  CHECK(spot->diagnostics ==
+        "s.textproto:18:57: warning: cost.prices.price[0].price.billing: SPOT is not among the "
+        "billing modes priced (ON_DEMAND), so this price is never used\n");
+  auto priced =
+      load_cost(cost_scenario("  billing: [ON_DEMAND, SPOT]\n  prices { price { instance: "
+                              "\"aws.p4d.24xlarge\" price { billing: SPOT currency: USD "
+                              "per_hour: 9 } } }"));
+  CHECK(priced->diagnostics == "");
+  auto base_of_discount = load_cost(
+      cost_scenario("  billing: SPOT\n  prices {\n    price { instance: \"aws.p4d.24xlarge\" price "
+                    "{ billing: ON_DEMAND currency: USD per_hour: 30 } }\n    price { instance: "
+                    "\"aws.p4d.24xlarge\" price { billing: SPOT currency: USD "
+                    "discount_fraction: 0.6 } }\n  }"));
+  CHECK(base_of_discount->diagnostics == "");
+  auto unread_base = load_cost(
+      cost_scenario("  billing: SPOT\n  prices {\n    price { instance: \"aws.p4d.24xlarge\" price "
+                    "{ billing: ON_DEMAND currency: USD per_hour: 30 } }\n  }"));
+  CHECK_THAT(unread_base->diagnostics,
+             Catch::Contains("warning: cost.prices.price[0].price.billing: ON_DEMAND is not among "
+                             "the billing modes priced (SPOT)"));
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -541,6 +541,30 @@ TEST_CASE("an NVIDIA GPU needs a positive SM count, another vendor's may leave i
   CHECK(catalog_errors(gpu_entry("  vendor: \"Huawei\"")) == "");
 }
 
+// 2^31 SMs, links or lanes, a TDP of 1e308 W or a measured matmul of 1e-300 TFLOP/s loaded as a
+// GPU: each is bounded a few times beyond the largest built.
+TEST_CASE("a GPU's SMs, links, lanes, TDP and measured matmul are physically bounded") {
+  const auto with_links = [](std::string text, const std::string& links) {
+    return text.replace(text.find("links: 12"), 9, "links: " + links);
+  };
+  CHECK(catalog_errors(
+            with_links(gpu_entry("  streaming_multiprocessors: 2147483647 tdp_w: 1e308\n"
+                                 "  pcie { generation: 5 lanes: 64 per_direction_gb_per_s: 64 }\n"
+                                 "  measured_matmul { bf16_tflops: 1e-300 }"),
+                       "100")) ==
+        "c.textproto:9:41: gpu[0].tdp_w: must be in [0, 5000], got 1e+308\n"
+        "c.textproto:9:3: gpu[0].streaming_multiprocessors: must be in [1, 1024], got "
+        "2147483647\n"
+        "c.textproto:7:26: gpu[0].nvlink.links: must be in [1, 72], got 100\n"
+        "c.textproto:10:24: gpu[0].pcie.lanes: must be in [1, 32], got 64\n"
+        "c.textproto:11:21: gpu[0].measured_matmul.bf16_tflops: must be in [0.001, 1e+09], got "
+        "1e-300\n");
+  CHECK(catalog_errors(
+            with_links(gpu_entry("  streaming_multiprocessors: 1024 tdp_w: 5000\n"
+                                 "  pcie { generation: 5 lanes: 32 per_direction_gb_per_s: 64 }"),
+                       "72")) == "");
+}
+
 TEST_CASE("an UNSPECIFIED enum value counts as missing") {
   std::string text = gpu_entry();
   text.replace(text.find("form_factor: SXM"), 16, "form_factor: FORM_FACTOR_UNSPECIFIED");

@@ -101,6 +101,36 @@ TEST_CASE("a typo in a sweep's instance list points at that element") {
         "mean \"aws.g5.48xlarge\"?)\n");
 }
 
+// A value beside its axis was never read: "nope" loaded. It is checked as without the axis, and
+// a value the axis leaves out is never simulated, which a warning says; one of the axis's values
+// is the written default (the DualPipe scenario's micro_batch_size 1 beside [1, 2]): no word.
+TEST_CASE("a value a sweep axis replaces is checked, and warned of when the axis omits it") {
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"nope\" nodes: 2") +
+                        "sweep {\n  instance: [\"aws.p4d.24xlarge\"]\n}\n") ==
+        "s.textproto:10:3: cluster.instance: unknown instance type \"nope\"\n");
+  const std::string layout =
+      "parallelism { tensor_parallel: 8 micro_batch_size: 4 zero_stage: 1 }\n";
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p5.48xlarge\" nodes: 2", layout) +
+                        "sweep {\n  instance: [\"aws.p4d.24xlarge\"]\n  nodes: [1, 2]\n"
+                        "  micro_batch_size: [1, 2]\n  zero_stage: [1]\n}\n") ==
+        "s.textproto:10:3: warning: cluster.instance: \"aws.p5.48xlarge\" is never simulated: "
+        "sweep.instance (\"aws.p4d.24xlarge\") replaces it in every configuration\n"
+        "s.textproto:12:34: warning: parallelism.micro_batch_size: 4 is never simulated: "
+        "sweep.micro_batch_size (1, 2) replaces it in every configuration\n");
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                 "parallelism { micro_batch_size: 0 }\n") +
+                        "sweep {\n  micro_batch_size: [1, 2]\n}\n")
+            .find("parallelism.micro_batch_size: must be >= 1, got 0") != std::string::npos);
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 3") +
+                        "sweep {\n  range { axis: \"nodes\" from: 1 to: 512 factor: 2 }\n}\n") ==
+        "s.textproto:10:32: warning: cluster.nodes: 3 is never simulated: sweep.nodes (1, 2, 4, 8, "
+        "16, 32, 64, 128, ... (10 values)) replaces it in every configuration\n");
+}
+
 TEST_CASE("an unknown model suggests the closest model") {
   CHECK(scenario_errors(scenario("llama-2-7b")) ==
         "s.textproto:2:1: model: unknown model \"llama-2-7b\" (did you mean \"llama2-7b\"?)\n");

@@ -51,6 +51,21 @@ TEST_CASE("an integer out of range is an error") {
   CHECK(diagnostics.all()[0].where.line == 1);
 }
 
+// protobuf's tokenizer read the mark an editor saved as "Interpreting non ascii codepoint 239" at
+// 1:1; it is skipped, and line 1's columns are counted as the editor shows them.
+TEST_CASE("a UTF-8 byte-order mark at the start of a file is read as without it") {
+  schema::Scenario message;
+  google::protobuf::TextFormat::ParseInfoTree tree;
+  Diagnostics diagnostics;
+  CHECK(parse_text("s.textproto", "\xEF\xBB\xBFmodel: \"llama3-8b\"\n", &message, &tree,
+                   &diagnostics));
+  CHECK(diagnostics.all().empty());
+  CHECK(message.model() == "llama3-8b");
+  CHECK(parse_error("\xEF\xBB\xBFgpu { nme: \"x\" }\n") ==
+        "f.textproto:1:7: Message type \"clustersim.schema.Gpu\" has no field named \"nme\". "
+        "(did you mean \"name\"?)");
+}
+
 TEST_CASE("a file that cannot be opened is reported by name") {
   Diagnostics diagnostics;
   CHECK(read_text_file<schema::CatalogFile>("/nonexistent/x.textproto", &diagnostics) == nullptr);

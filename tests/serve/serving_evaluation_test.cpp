@@ -105,6 +105,31 @@ traffic { rate_per_s: 1 input_tokens { fixed: 512 } output_tokens { fixed: 64 } 
 namespace clustersim {
 namespace {
 
+// A price of a billing mode nothing prices was accepted and never read; autoscaling's baseline
+// and burst modes are priced as billing's are.
+TEST_CASE("a serving price override of a billing mode not priced is warned of") {
+  const std::string scenario = R"(model: "llama2-7b"
+deployment { instance: "aws.g6.xlarge" }
+traffic { rate_per_s: 1 duration_s: 20 input_tokens { fixed: 256 } output_tokens { fixed: 32 } }
+prices { price { instance: "aws.g6.xlarge"
+                 price { billing: SUBSCRIPTION_MONTHLY currency: USD per_hour: 0.5 } } }
+)";
+  auto unread = testing::load_serving_text(scenario);
+  REQUIRE(unread->loaded != nullptr);
+  REQUIRE(load_serving_prices(*unread->loaded, testing::shipped_catalog(), nullptr,
+                              &unread->diagnostics) != nullptr);
+  CHECK(unread->messages() ==
+        "s.textproto:5:26: warning: prices.price[0].price.billing: SUBSCRIPTION_MONTHLY is not "
+        "among the billing modes priced (ON_DEMAND), so this price is never used\n");
+  std::string day = "autoscaling { hourly_rate_per_s: [";
+  for (int h = 0; h < 24; ++h) day += std::string(h ? ", " : "") + "1";
+  auto read = testing::load_serving_text(scenario + day + "] }\n");
+  REQUIRE(read->loaded != nullptr);
+  REQUIRE(load_serving_prices(*read->loaded, testing::shipped_catalog(), nullptr,
+                              &read->diagnostics) != nullptr);
+  CHECK(read->messages() == "");
+}
+
 // A serving sizing's rows go through the training sweeps' results file with their own columns.
 TEST_CASE("serving rows round-trip through the HDF5 results file") {
   auto t = testing::load_serving_text(R"(model: "llama2-7b"

@@ -27,6 +27,33 @@ TEST_CASE("a valid serving scenario loads") {
   CHECK(t->loaded != nullptr);
 }
 
+// A deployment value beside its sweep axis was never read: instance "nope" loaded. It is checked as
+// without the axis; one the axis leaves out is never simulated, which a warning says, and one of
+// the axis's values (the speculative scenarios' draft_tokens 4 beside [0, 2, 4]) is not warned of.
+TEST_CASE("a deployment value a sweep axis replaces is checked, and warned of when left out") {
+  std::string text = kGood;
+  text.replace(text.find("aws.p5.48xlarge"), 15, "nope");
+  auto unknown = load_serving_text(text + "sweep { instance: [\"aws.p5.48xlarge\"] }\n");
+  CHECK(unknown->loaded == nullptr);
+  CHECK(unknown->messages() ==
+        "s.textproto:2:14: deployment.instance: unknown instance type \"nope\"\n");
+  std::string fixed = kGood;
+  fixed.replace(fixed.find(" }"), 2,
+                " replicas: 3 quantization { weights: INT8 }\n"
+                "  scheduler { max_batch_size: 64 } }");
+  auto replaced =
+      load_serving_text(fixed +
+                        "sweep {\n  instance: [\"aws.p4d.24xlarge\", \"aws.p5.48xlarge\"]\n"
+                        "  replicas: [1, 2]\n  quantization { weights: FP8 }\n"
+                        "  max_batch_size: [64, 128]\n}\n");
+  CHECK(replaced->loaded != nullptr);
+  CHECK(replaced->messages() ==
+        "s.textproto:2:42: warning: deployment.replicas: 3 is never simulated: sweep.replicas (1, "
+        "2) replaces it in every configuration\n"
+        "s.textproto:2:54: warning: deployment.quantization: { weights: INT8 } is never simulated: "
+        "sweep.quantization ({ weights: FP8 }) replaces it in every configuration\n");
+}
+
 TEST_CASE("a zero request rate is an error at its field") {
   std::string text = kGood;
   text.replace(text.find("rate_per_s: 10"), 14, "rate_per_s: 0");
