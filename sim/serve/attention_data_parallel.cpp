@@ -30,15 +30,6 @@ IterationInputs expert_inputs(IterationInputs in) {
   return in;
 }
 
-// A GPU with no request this iteration runs TensorRT-LLM's dummy generation request: one token
-// over a context of one.
-IterationWork dummy_request() {
-  IterationWork w;
-  w.tokens = w.logits = 1;
-  w.decode_context = w.window_decode_context = 1;
-  return w;
-}
-
 }  // namespace
 
 AttentionDataParallelModel::AttentionDataParallelModel(const IterationInputs& in,
@@ -104,7 +95,9 @@ int64_t AttentionDataParallelModel::graph_batch(const std::vector<IterationWork>
 
 Picoseconds AttentionDataParallelModel::iteration(const std::vector<IterationWork>& works) const {
   CLUSTERSIM_CHECK(static_cast<int>(works.size()) == ranks_, "a work per GPU");
-  static const IterationWork dummy = dummy_request();
+  // A GPU with no request this iteration runs TensorRT-LLM's dummy generation request, the same
+  // one-token sequence over a context of one that pads a CUDA graph.
+  static const IterationWork dummy = CudaGraphPadding::padded(IterationWork{}, 1);
   const int64_t graph = graph_batch(works);
   Picoseconds slowest;
   int64_t gathered = 0;

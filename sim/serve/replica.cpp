@@ -88,13 +88,7 @@ void Replica::release(int64_t blocks) {
 }
 
 void Replica::try_start() {
-  if (iterating_) return;
-  work_ = IterationWork{};
-  if (settings_.speculative) draft_ = DraftWork{};
-  const bool formed =
-      settings_.batching == schema::STATIC ? form_static() : form_continuous();
-  if (!formed) return;
-  if (work_.attention_pairs > 0) ++prompt_iterations_;
+  if (iterating_ || !form_step()) return;
   iterating_ = true;
   iteration_start_ = sim_->now();
   const SpeculativeDecoder* speculative = settings_.speculative;
@@ -110,15 +104,16 @@ void Replica::on_event(uint64_t tag) {
     try_start();
     return;
   }
-  account(sim_->now() - iteration_start_);
-  finish_iteration();
+  end_step(sim_->now() - iteration_start_);
   iterating_ = false;
   try_start();
 }
 
 bool Replica::form_step() {
   work_ = IterationWork{};
-  const bool formed = form_continuous();
+  if (settings_.speculative) draft_ = DraftWork{};
+  const bool formed =
+      settings_.batching == schema::STATIC ? form_static() : form_continuous();
   if (work_.attention_pairs > 0) ++prompt_iterations_;
   return formed;
 }

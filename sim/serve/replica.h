@@ -121,9 +121,10 @@ class Replica final : public EventHandler, public Settler {
   // Frees `blocks` handed off earlier (their KV cache has been sent).
   void release(int64_t blocks);
 
-  // Lockstep (ReplicaSettings::lockstep): forms this GPU's next batch; false when it has nothing
-  // to run (the group may still iterate: it is then padded). Then end_step() with the group's
-  // iteration time, when it is over.
+  // Forms the next batch into step_work(); false when there is nothing to run (a lockstep GPU's
+  // group may still iterate: it then runs the dummy request). Then end_step() with the
+  // iteration's time, when it is over. A replica iterating alone calls both itself; a lockstep
+  // one (ReplicaSettings::lockstep) is called by its group.
   bool form_step();
   const IterationWork& step_work() const { return work_; }
   void end_step(Picoseconds took);
