@@ -101,7 +101,10 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
 
   if (diagnostics->error_count() != errors_before) return nullptr;
   // Once the values are known to be sound (an unknown name is its own error).
-  if (m.has_sweep()) warn_replaced_by_axes(root);
+  if (m.has_sweep()) {
+    warn_replaced_by_axes(root);
+    warn_outside_auto_parallelism(root, m);
+  }
   return loaded;
 }
 

@@ -1,5 +1,6 @@
 // The checks of a scenario's sweep: auto_parallelism beside the listed axes, hybrid sharding's
-// groups, the availability caps and the constraints; the warning for a value an axis replaces.
+// groups, the availability caps and the constraints; the warnings for a value an axis replaces
+// or auto_parallelism never reaches.
 #include "sim/io/sweep_checks.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "sim/io/catalog_reference.h"
 #include "sim/io/degree_checks.h"
 #include "sim/sweep/axis_values.h"
+#include "sim/sweep/configuration_space.h"
 
 namespace clustersim {
 namespace {
@@ -126,6 +128,48 @@ void warn_replaced_by_axes(const FieldChecker& root) {
   warn_if_replaced_by_axis(job.child("dataset"), "storage", sweep, "dataset_storage");
   warn_if_replaced_by_axis(job.child("dataloader"), "workers_per_gpu", sweep,
                            "dataloader_workers_per_gpu");
+}
+
+void warn_outside_auto_parallelism(const FieldChecker& root, const s::Scenario& scenario) {
+  if (!scenario.sweep().has_auto_parallelism()) return;
+  const s::AutoParallelism& automatic = scenario.sweep().auto_parallelism();
+  const s::Parallelism& p = scenario.parallelism();
+  const FieldChecker parallelism = root.child("parallelism");
+  const auto never = [&](std::string_view field, const std::string& value, const std::string& why) {
+    parallelism.warning(field, value + " is never simulated: sweep.auto_parallelism " + why);
+  };
+  const std::vector<int> candidates = auto_micro_batch_sizes(automatic);
+  if (p.has_micro_batch_size() && std::find(candidates.begin(), candidates.end(),
+                                            p.micro_batch_size()) == candidates.end()) {
+    never("micro_batch_size", std::to_string(p.micro_batch_size()),
+          "tries micro-batches of " + comma_list(candidates) + " (its micro_batch_size)");
+  }
+  if (p.has_pipeline_parallel() && automatic.has_max_pipeline_parallel() &&
+      p.pipeline_parallel() > automatic.max_pipeline_parallel()) {
+    never("pipeline_parallel", std::to_string(p.pipeline_parallel()),
+          "tries stages up to its max_pipeline_parallel, " +
+              std::to_string(automatic.max_pipeline_parallel()));
+  }
+  const int max_vs = automatic.has_max_virtual_stages() ? automatic.max_virtual_stages() : 1;
+  if (p.has_virtual_stages() && p.virtual_stages() > max_vs) {
+    never("virtual_stages", std::to_string(p.virtual_stages()),
+          "tries model chunks up to its max_virtual_stages, " + std::to_string(max_vs) +
+              (automatic.has_max_virtual_stages() ? "" : " when absent"));
+  }
+  const int max_cp = automatic.has_max_context_parallel() ? automatic.max_context_parallel() : 1;
+  if (p.has_context_parallel() && p.context_parallel() > max_cp) {
+    never("context_parallel", std::to_string(p.context_parallel()),
+          "tries context-parallel degrees up to its max_context_parallel, " +
+              std::to_string(max_cp) + (automatic.has_max_context_parallel() ? "" : " when absent"));
+  }
+  const std::string schedule = s::PipelineSchedule_Name(p.schedule());
+  if (p.schedule() == s::INTERLEAVED_ONE_F_ONE_B && max_vs == 1) {
+    never("schedule", schedule, "interleaves only with its max_virtual_stages above 1");
+  } else if (p.schedule() == s::DUALPIPE && !automatic.dualpipe()) {
+    never("schedule", schedule, "tries DualPipe only with its dualpipe");
+  } else if (p.schedule() == s::DUALPIPE_V) {
+    never("schedule", schedule, "tries 1F1B, GPipe, interleaving and DualPipe only");
+  }
 }
 
 void check_shard_axis(const FieldChecker& root, const LoadedScenario& loaded) {

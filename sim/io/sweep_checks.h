@@ -18,6 +18,12 @@ void check_sweep(const FieldChecker& sweep, const schema::Scenario& scenario,
 // for it replaces without simulating it (warn_if_replaced_by_axis).
 void warn_replaced_by_axes(const FieldChecker& root);
 
+// Warns of each parallelism value beside sweep.auto_parallelism that its search never reaches
+// (a micro-batch outside its candidates, more stages, chunks or context-parallel ranks than its
+// caps, a schedule it does not try). A value inside the search is one of its configurations: no
+// warning, as for an axis that lists the value.
+void warn_outside_auto_parallelism(const FieldChecker& root, const schema::Scenario& scenario);
+
 // Each sweep.data_parallel_shard value must divide the data-parallel degree of some candidate: the
 // scenario's data_parallel, or the GPUs of an instance x nodes over a listed TP x CP x PP (any of
 // their divisors under auto_parallelism). A mix is left to each configuration (no ZeRO-3 there).

@@ -61,12 +61,14 @@ void ConfigurationSpace::add_pipeline_layouts(Layout layout, std::vector<Layout>
   }
 }
 
+std::vector<int> auto_micro_batch_sizes(const s::AutoParallelism& automatic) {
+  if (automatic.micro_batch_size().empty()) return {1, 2, 4, 8};
+  return {automatic.micro_batch_size().begin(), automatic.micro_batch_size().end()};
+}
+
 std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(const Shape& shape) const {
   const s::AutoParallelism& automatic = scenario_.scenario().sweep().auto_parallelism();
-  const std::vector<int> mbs_values = automatic.micro_batch_size().empty()
-                                          ? std::vector<int>{1, 2, 4, 8}
-                                          : std::vector<int>(automatic.micro_batch_size().begin(),
-                                                             automatic.micro_batch_size().end());
+  const std::vector<int> mbs_values = auto_micro_batch_sizes(automatic);
   const s::Model& model = *scenario_.model;
   const int layers = model_layers(model);
   const int max_pp = automatic.has_max_pipeline_parallel()

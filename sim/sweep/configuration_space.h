@@ -60,6 +60,9 @@ struct Configuration {
 // aws.p4d.24xlarge x 4").
 std::string cluster_label(const Configuration& configuration);
 
+// The micro-batch sizes auto_parallelism tries: its list, or 1, 2, 4 and 8 when it lists none.
+std::vector<int> auto_micro_batch_sizes(const schema::AutoParallelism& automatic);
+
 class ConfigurationSpace {
  public:
   // Requires: a scenario that loaded without errors; it outlives the space.

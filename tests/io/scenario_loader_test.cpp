@@ -131,6 +131,40 @@ TEST_CASE("a value a sweep axis replaces is checked, and warned of when the axis
         "16, 32, 64, 128, ... (10 values)) replaces it in every configuration\n");
 }
 
+// auto_parallelism replaces the layout written beside it: a value its search reaches is one of
+// its configurations (no word), one beyond its candidates or caps is never simulated.
+TEST_CASE("a layout value auto_parallelism never reaches is warned of") {
+  const std::string inside =
+      "parallelism { pipeline_parallel: 2 micro_batch_size: 4 schedule: ONE_F_ONE_B }\n";
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2", inside) +
+                        "sweep {\n  auto_parallelism { max_pipeline_parallel: 4 }\n}\n") == "");
+  const std::string outside =
+      "parallelism {\n  pipeline_parallel: 8 micro_batch_size: 16 context_parallel: 2\n"
+      "  virtual_stages: 2 schedule: INTERLEAVED_ONE_F_ONE_B\n}\n";
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2", outside) +
+                        "sweep {\n  auto_parallelism { micro_batch_size: [1, 2] "
+                        "max_pipeline_parallel: 4 }\n}\n") ==
+        "s.textproto:13:24: warning: parallelism.micro_batch_size: 16 is never simulated: "
+        "sweep.auto_parallelism tries micro-batches of 1, 2 (its micro_batch_size)\n"
+        "s.textproto:13:3: warning: parallelism.pipeline_parallel: 8 is never simulated: "
+        "sweep.auto_parallelism tries stages up to its max_pipeline_parallel, 4\n"
+        "s.textproto:14:3: warning: parallelism.virtual_stages: 2 is never simulated: "
+        "sweep.auto_parallelism tries model chunks up to its max_virtual_stages, 1 when absent\n"
+        "s.textproto:13:45: warning: parallelism.context_parallel: 2 is never simulated: "
+        "sweep.auto_parallelism tries context-parallel degrees up to its max_context_parallel, 1 "
+        "when absent\n"
+        "s.textproto:14:21: warning: parallelism.schedule: INTERLEAVED_ONE_F_ONE_B is never "
+        "simulated: sweep.auto_parallelism interleaves only with its max_virtual_stages above 1\n");
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                 "parallelism { pipeline_parallel: 4 schedule: DUALPIPE }\n") +
+                        "sweep {\n  auto_parallelism { }\n}\n") ==
+        "s.textproto:12:36: warning: parallelism.schedule: DUALPIPE is never simulated: "
+        "sweep.auto_parallelism tries DualPipe only with its dualpipe\n");
+}
+
 TEST_CASE("an unknown model suggests the closest model") {
   CHECK(scenario_errors(scenario("llama-2-7b")) ==
         "s.textproto:2:1: model: unknown model \"llama-2-7b\" (did you mean \"llama2-7b\"?)\n");
