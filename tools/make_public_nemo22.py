@@ -53,6 +53,10 @@ SEQUENCE = 2048
 # Rows left out, with why: 22.08's 5B at TP 1 on 1 and 2 nodes (DP 8 and 16, micro-batch 2, no
 # recomputation, NeMo 1.11's contiguous fp32 gradient buffer) are 4.1 and 0.4 GiB over 80 GB in
 # the memory model; the recipe says nothing that would shrink them, so they are not bent to fit.
+# Apex@a0f5f3ac holds what the memory model counts: the BF16 model (Float16Module), the contiguous
+# fp32 gradient buffer (its dtype; rounded up to whole 100 MiB buckets), and per rank its fp32
+# parameter, exp_avg and exp_avg_sq shards (StateBucket), 2 + 4 + 12 / DP bytes a parameter; no
+# parameter remainders before apex@6f7d8ac3 (results/validation.md, "Apex's DistributedFusedAdam").
 LEFT_OUT = {('22.08', '5b', 1), ('22.08', '5b', 2)}
 
 # The model shapes (models/gpt3.textproto): layers, hidden, vocabulary, for the TFLOP/s printed

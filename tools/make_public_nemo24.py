@@ -9,8 +9,8 @@ Source: NVIDIA/NeMo docs/source/performance/performance_summary.md at commit
 docs.nvidia.com/nemo-framework/user-guide/24.09/performance/performance_summary.html shows),
 'Pretraining', Container NeMo24.07, System DGX-H100, FP8. The rows are written as the NeMo 25.02
 rows of tools/make_validation_scenarios.py are (the dense rule of its bridge()), with what
-NeMo 24.07's own recipe, the NeMo-Framework-Launcher training YAMLs at tag 24.07, says where the
-two differ (RULES below). Rows the step cannot run as published are left out (LEFT_OUT).
+NeMo 24.07's own recipe, the NeMo-Framework-Launcher training YAMLs at tag 24.07 (8325688d) and
+the H100 FP8 scripts under its examples/training/, says where the two differ (RULES below). Rows the step cannot run as published are left out (LEFT_OUT).
 """
 import textwrap
 
@@ -49,18 +49,29 @@ MODELS = {'GPT3-5B': ('gpt3-5b', 'gpt3/5b.yaml'), 'GPT3-20B': ('gpt3-20b', 'gpt3
           'LLAMA3-8B': ('llama3-8b', 'llama/llama3_8b.yaml'),
           'LLAMA3-70B': ('llama3-70b', 'llama/llama3_70b.yaml')}
 
-# Rows left out, with why:
-#   LLAMA3-8B, GPT3-20B: under the rule's fp32 gradient buffer (llama3_8b.yaml and gpt3/20b.yaml
-#     leave grad_sync_dtype unset; NeMo's megatron_base_model.py setup_optimization passes none, so
-#     Apex's DistributedFusedAdam keeps its contiguous gradient buffer in its fp32 dtype) TP 1 CP 2
-#     on one DGX-H100 and TP 2 MBS 2 on 64 are 11.7 and 19.5 GiB over 80 GB in the memory model.
-#     BF16 gradients would fit; the recipe does not say BF16, so the rows are not bent to fit.
-LEFT_OUT = {'LLAMA3-8B', 'GPT3-20B'}
+# Rows left out, with why: none. LLAMA3-8B (TP 1 CP 2 on one DGX-H100) and GPT3-20B (TP 2 MBS 2 on
+#   64) were, while the rule read only the YAMLs: under an fp32 gradient buffer they are 11.7 and
+#   19.5 GiB over 80 GB in the memory model. The tag's H100 scripts reduce their gradients in BF16
+#   (BF16_GRAD_SYNC), and so they fit. Apex's DistributedFusedAdam holds what the memory model counts
+#   (results/validation.md, "Apex's DistributedFusedAdam", 2026-12-06).
+LEFT_OUT = set()
 
-# Per-model facts of the 24.07 launcher YAMLs the rule uses:
-#   grad_sync_dtype bf16 in optim (gpt3/175b_fp8.yaml, nemotron/nemotron_340b.yaml); the others
-#     leave it unset: Apex DistributedFusedAdam reduces in its dtype, fp32.
-BF16_GRAD_SYNC = {'gpt3-175b', 'nemotron4-340b'}
+# Per-model facts of the 24.07 launcher the rule uses:
+#   gradients reduced in BF16: optim.grad_sync_dtype bf16 in the YAML (gpt3/175b_fp8.yaml,
+#     nemotron/nemotron_340b.yaml), or the tag's H100 FP8 script for the model adds
+#     +training.model.optim.grad_sync_dtype=bf16 (examples/training/gpt/h100/{5b_fp8_8node,
+#     20b_fp8_8node,175b_fp8_16node}.sh and examples/training/llama/h100/{llama2_7b,llama2_13b,
+#     llama2_70b,llama3_8b,llama3_70b}_fp8.sh, 17480c7d of 2024-07-23). Nemotron 8B and 22B: neither
+#     their YAML nor their scripts (examples/training/nemotron/h100/nemotron_{8b,22b}_fp8.sh) set it,
+#     so Apex's DistributedFusedAdam reduces in its dtype, fp32. Apex keeps its contiguous gradient
+#     buffer in that type (apex@f9f19d5c distributed_fused_adam.py _init_grad_buffer).
+BF16_GRAD_SYNC = {'gpt3-5b', 'gpt3-20b', 'gpt3-175b', 'llama2-7b', 'llama2-13b', 'llama2-70b',
+                  'llama3-8b', 'llama3-70b', 'nemotron4-340b'}
+#   The model's H100 FP8 script (for BF16_GRAD_SYNC's reason where the YAML does not say it).
+SCRIPTS = {'gpt3-5b': 'gpt/h100/5b_fp8_8node.sh', 'gpt3-20b': 'gpt/h100/20b_fp8_8node.sh',
+           'llama2-7b': 'llama/h100/llama2_7b_fp8.sh', 'llama2-13b': 'llama/h100/llama2_13b_fp8.sh',
+           'llama2-70b': 'llama/h100/llama2_70b_fp8.sh', 'llama3-8b': 'llama/h100/llama3_8b_fp8.sh',
+           'llama3-70b': 'llama/h100/llama3_70b_fp8.sh'}
 #   cross_entropy_loss_fusion: true (llama/llama3_8b.yaml, llama3_70b.yaml, nemotron/nemotron_8b.yaml,
 #     nemotron_22b.yaml); unset elsewhere.
 FUSED_CROSS_ENTROPY = {'llama3-8b', 'llama3-70b', 'nemotron-8b', 'nemotron-22b'}
@@ -83,7 +94,7 @@ RULES = ("Unknowns, one rule for every row (the table gives GPUs, batch, sequenc
          "default: gradient_scaling AVERAGE_IN_COLLECTIVE); gradients reduced in "
          "{grad} ({grad_why}); {recompute}; FP8 as per-tensor delayed scaling (fp8_hybrid, amax history "
          "1024: the YAMLs' fp8 knobs) with 16-bit weights cast once per step (no YAML of the tag "
-         "sets fp8_params); {ce}; context parallelism peer to peer and Megatron-Core's rank order "
+         "but the MLPerf ones, and none of its H100 scripts, sets fp8_params); {ce}; context parallelism peer to peer and Megatron-Core's rank order "
          "tp-cp-dp-pp (TP_DP_PP). Scored on step time: global batch x sequence / (tokens/s per "
          "GPU x GPUs).")
 
@@ -96,8 +107,11 @@ def scenario(row):
         yaml=yaml, grad='BF16' if bf16_grad else 'fp32',
         states=(', its Adam states in BF16 (optim.dtype: bf16: job.sixteen_bit_states)'
                 if model in BF16_STATES else ''),
-        grad_why=('optim.grad_sync_dtype: bf16' if bf16_grad else
-                  'optim.grad_sync_dtype unset: Apex DistributedFusedAdam reduces in its fp32 dtype'),
+        grad_why=('the tag\'s examples/training/' + SCRIPTS[model] + ' adds '
+                  '+training.model.optim.grad_sync_dtype=bf16' if model in SCRIPTS else
+                  'optim.grad_sync_dtype: bf16' if bf16_grad else
+                  'optim.grad_sync_dtype unset, in the YAML and the tag\'s H100 scripts: Apex '
+                  'DistributedFusedAdam reduces in its fp32 dtype'),
         recompute=('selective activation recomputation (activations_checkpoint_granularity: '
                    'selective)' if model in SELECTIVE_RECOMPUTE else
                    'no activation recomputation (activations_checkpoint_granularity null)'),
