@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "sim/util/check.h"
+
 namespace clustersim {
 namespace {
 
@@ -54,6 +56,12 @@ InterPoolLinks inter_pool_links(const std::vector<PoolEndpoint>& pools,
     links.nic_latency = Picoseconds::from_microseconds(network.latency_us() / 2);
     links.hop_latency = Picoseconds(0);
   }
+  return links;
+}
+
+InterPoolLinks shared_by_replicas(InterPoolLinks links, int replicas) {
+  CLUSTERSIM_CHECK(replicas >= 1, "a pipeline has at least one replica");
+  for (double& bytes : links.bytes_per_s) bytes /= replicas;
   return links;
 }
 

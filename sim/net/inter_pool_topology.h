@@ -34,6 +34,13 @@ InterPoolLinks inter_pool_links(const std::vector<PoolEndpoint>& pools,
                                 const schema::InterPoolNetwork& network,
                                 const schema::Fabric* fabric, const Catalog& catalog);
 
+// The links as one data-parallel replica's crossings see them in a pipeline across the pools:
+// every replica sends its activations and gradients between stages at the same times, and only
+// replica 0's sends are simulated (sim/parallel/pipeline_simulation.h's symmetry), so over a
+// pool's one link to the others they get a 1 / `replicas` share of it, what max-min fairness
+// gives each of `replicas` identical sets of flows there. Requires: replicas >= 1.
+InterPoolLinks shared_by_replicas(InterPoolLinks links, int replicas);
+
 // The topology of the links: pool i is GPU i (node i), with one NIC on a switch shared by all
 // pools; its NIC link has the pool's capacity, so an all-reduce over GPUs 0..P-1 moves each
 // pool's share at the pace of the slowest pool link. Requires: links.error is empty.

@@ -150,7 +150,8 @@ Evaluation Evaluator::evaluate_across_pools(const Configuration& c, Timeline* ti
     e.error = links.error;
     return e;
   }
-  TopologyOrError joined = build_joined_topology(specs, links.bytes_per_s, catalog_);
+  TopologyOrError joined = build_joined_topology(
+      specs, shared_by_replicas(links, p->data_parallel()).bytes_per_s, catalog_);
   if (!joined.topology) {
     e.error = joined.error;
     return e;

@@ -219,6 +219,30 @@ TEST_CASE("a send between the joined pools crosses the inter-pool link at its ca
   CHECK(narrowest == Approx(40e9 / 8));
 }
 
+// Two replicas' stage-to-stage sends cross one stated link at the same times: replica 0's, the
+// ones simulated, get half of it, and where the link binds the step grows.
+TEST_CASE("the replicas of a pipeline across pools share a stated inter-pool link") {
+  const AcrossTwoPools mix;
+  s::InterPoolNetwork stated;
+  stated.set_kind(s::InterPoolNetwork::STATED);
+  stated.set_bandwidth_gbit_per_s(1);
+  const InterPoolLinks alone =
+      inter_pool_links({{mix.p5_type, 1}, {mix.p4d_type, 1}}, stated, nullptr, mix.catalog);
+  const InterPoolLinks shared = shared_by_replicas(alone, 2);
+  CHECK(shared.bytes_per_s == std::vector<double>{1e9 / 8 / 2, 1e9 / 8 / 2});
+  const auto step = [&](const InterPoolLinks& links) {
+    TopologyOrError built = build_joined_topology(
+        {{mix.p5_type, 1, 0, 0, nullptr, std::nullopt},
+         {mix.p4d_type, 1, 0, 0, nullptr, std::nullopt}},
+        links.bytes_per_s, mix.catalog);
+    REQUIRE(built.topology);
+    return simulate_pipeline_across_pools(mix.model, mix.job, mix.split(), mix.pools,
+                                          *built.topology)
+        .step.step_s;
+  };
+  CHECK(step(shared) > step(alone));
+}
+
 TEST_CASE("a pipeline across two pools of one instance type is the plain cluster's pipeline") {
   // Two p5 pools of one node joined by a spine at their NICs' rate, against two p5 nodes on one
   // switch: the same GPUs, links and stage work, so the same step.
