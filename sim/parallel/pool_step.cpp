@@ -27,8 +27,7 @@ TransformerPlan pool_plan(const s::Model& model, const s::TrainingJob& job,
   if (!zero3(p)) p.set_data_parallel(pool.data_parallel);
   s::TrainingJob share = job;
   share.set_global_batch_size(int64_t{micro_batches} * p.micro_batch_size() * p.data_parallel());
-  return transformer_plan(model, share, p, zero3(p) ? *pool.joined : *pool.topology,
-                          *pool.compute);
+  return transformer_plan(model, share, p, zero3(p) ? *pool.joined : *pool.topology, *pool.compute);
 }
 
 // The topology a pool's pipeline runs on.
@@ -53,8 +52,8 @@ std::vector<int> split_micro_batches(int64_t total, const s::Parallelism& p,
   }
   std::vector<double> group_s;
   for (double t : micro_batch_s) group_s.push_back(t * pp);
-  std::vector<int> split = balance_micro_batches(total / pp, replicas, group_s,
-                                                 (pp - 1.0) / (p.virtual_stages() * pp));
+  std::vector<int> split =
+      balance_micro_batches(total / pp, replicas, group_s, (pp - 1.0) / (p.virtual_stages() * pp));
   for (int& groups : split) groups *= pp;
   return split;
 }

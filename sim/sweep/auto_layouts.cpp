@@ -96,9 +96,9 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(const S
                 dualpipe_problem(s::DUALPIPE, pp, micro_batches).empty()) {
               add_pipeline_layouts({tp, pp, mbs, 1, s::DUALPIPE, cp, false, ep}, &layouts);
             }
-            const bool groups_of_stages =
-                shape.mix ? (batch / mbs) % pp == 0 && batch / mbs / pp >= dp
-                          : micro_batches % pp == 0;
+            const bool groups_of_stages = shape.mix
+                                              ? (batch / mbs) % pp == 0 && batch / mbs / pp >= dp
+                                              : micro_batches % pp == 0;
             for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
               add_pipeline_layouts({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B, cp, false, ep},
                                    &layouts);

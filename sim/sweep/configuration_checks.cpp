@@ -93,10 +93,11 @@ ConfigurationProblem zero3_pools_problem(const Configuration& c, int64_t micro_b
   if (micro_batches % p.data_parallel() != 0 ||
       (p.schedule() == s::INTERLEAVED_ONE_F_ONE_B &&
        (micro_batches / p.data_parallel()) % p.pipeline_parallel() != 0)) {
-    return {"ZeRO-3 over data-parallel pools runs every replica's micro-batches in lockstep (each "
-            "layer's gathers and reduce-scatters span the pools): the micro-batches must split "
-            "evenly over the replicas (interleaved: in groups of one per stage)",
-            "parallelism.micro_batch_size", per_mix};
+    return {
+        "ZeRO-3 over data-parallel pools runs every replica's micro-batches in lockstep (each "
+        "layer's gathers and reduce-scatters span the pools): the micro-batches must split "
+        "evenly over the replicas (interleaved: in groups of one per stage)",
+        "parallelism.micro_batch_size", per_mix};
   }
   if (p.rank_order() == s::TP_DP_PP) {
     return {"ZeRO-3 over data-parallel pools places each replica inside one pool (TP_PP_DP)",
@@ -104,13 +105,13 @@ ConfigurationProblem zero3_pools_problem(const Configuration& c, int64_t micro_b
   }
   const int shard = p.data_parallel_shard();
   for (const PoolShare& pool : *c.pools) {
-    const int replicas = pool.gpus() / (p.tensor_parallel() * p.context_parallel() *
-                                        p.pipeline_parallel());
+    const int replicas =
+        pool.gpus() / (p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel());
     if (shard > 0 && shard < p.data_parallel() && replicas % shard != 0) {
       return {"hybrid sharding's groups over data-parallel pools must lie inside each pool",
               "parallelism.data_parallel_shard",
-              std::to_string(shard) + " replicas against the " + std::to_string(replicas) +
-                  " of " + pool.instance->name() + " x " + std::to_string(pool.nodes)};
+              std::to_string(shard) + " replicas against the " + std::to_string(replicas) + " of " +
+                  pool.instance->name() + " x " + std::to_string(pool.nodes)};
     }
   }
   return {};
@@ -166,10 +167,11 @@ ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& s
   if (p.schedule() == s::INTERLEAVED_ONE_F_ONE_B &&
       (micro_batches % p.pipeline_parallel() != 0 ||
        micro_batches / p.pipeline_parallel() < p.data_parallel())) {
-    return {"interleaving in a mix of data-parallel pools needs the micro-batches in groups of "
-            "one per pipeline stage, at least one group per replica",
-            "parallelism.micro_batch_size",
-            per_mix + " on " + std::to_string(p.pipeline_parallel()) + " stages"};
+    return {
+        "interleaving in a mix of data-parallel pools needs the micro-batches in groups of "
+        "one per pipeline stage, at least one group per replica",
+        "parallelism.micro_batch_size",
+        per_mix + " on " + std::to_string(p.pipeline_parallel()) + " stages"};
   }
   if (p.zero_stage() == 3) {
     ConfigurationProblem sharding = zero3_pools_problem(c, micro_batches, per_mix);

@@ -193,10 +193,10 @@ struct DataParallelPools {
     between = inter_pool_topology(links);
     for (size_t first : {0, 1}) {
       const size_t second = 1 - first;
-      TopologyOrError built = build_joined_topology(
-          {{types[first], 1, 0, 0, nullptr, std::nullopt},
-           {types[second], 1, 0, 0, nullptr, std::nullopt}},
-          {links.bytes_per_s[first], links.bytes_per_s[second]}, catalog);
+      TopologyOrError built =
+          build_joined_topology({{types[first], 1, 0, 0, nullptr, std::nullopt},
+                                 {types[second], 1, 0, 0, nullptr, std::nullopt}},
+                                {links.bytes_per_s[first], links.bytes_per_s[second]}, catalog);
       REQUIRE(built.topology);
       joined.push_back(std::move(built.topology));
     }
@@ -232,7 +232,8 @@ TEST_CASE("interleaved data-parallel pools of one type run the plain cluster's p
     half.set_global_batch_size(32);
     s::Parallelism one = pools.p;
     one.set_data_parallel(2);
-    const StepResult plain = simulate_step(pools.model, half, one, *pools.own[0], pools.computes[0]);
+    const StepResult plain =
+        simulate_step(pools.model, half, one, *pools.own[0], pools.computes[0]);
     CHECK(r.wait_s == 0);
     CHECK(r.inter_pool_s > 0);
     CHECK(r.step.step_s == Approx(plain.step_s + r.inter_pool_s).epsilon(1e-9));
@@ -293,8 +294,9 @@ TEST_CASE("ZeRO-3 over data-parallel pools: an A100 pool is never faster than a 
   CHECK(r.step.step_s > fast.step.step_s);
 }
 
-TEST_CASE("ZeRO-3 over data-parallel pools moves every layer's gathers and reduce-scatters "
-          "between the pools") {
+TEST_CASE(
+    "ZeRO-3 over data-parallel pools moves every layer's gathers and reduce-scatters "
+    "between the pools") {
   // Llama-2-7B, TP 8 on one p5 node per pool, DP 2: each TP rank's ZeRO-3 group is its GPU and
   // the other pool's. Per micro-batch a rank gathers its L local parameters (BF16) before the
   // forward and again before the backward (DeepSpeed releases them between) and reduce-scatters
