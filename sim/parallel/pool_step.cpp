@@ -1,5 +1,6 @@
-// The step of a mix: balanced micro-batches (or, under ZeRO-3, even ones), each pool's pipeline,
-// the all-reduce between pools on the engine.
+// The step of a mix: balanced micro-batches, each pool's pipeline, the all-reduce between pools on
+// the engine; under ZeRO-3 even micro-batches, each pool's pipeline on the joined pools, no
+// all-reduce after.
 #include "sim/parallel/pool_step.h"
 
 #include <algorithm>
@@ -18,8 +19,13 @@ int64_t per_replica(int64_t count, int replicas) { return (count + replicas - 1)
 
 bool zero3(const s::Parallelism& p) { return p.zero_stage() == 3; }
 
-// The plan of one pool whose replicas take `micro_batches` each: on its own GPUs over its own
-// replicas, or under ZeRO-3 on the joined pools over all of them.
+// The topology a pool's pipeline runs on: its own, or under ZeRO-3 the joined pools.
+const Topology& pool_topology(const s::Parallelism& p, const PoolRun& pool) {
+  return zero3(p) ? *pool.joined : *pool.topology;
+}
+
+// The plan of one pool whose replicas take `micro_batches` each: over its own replicas, or
+// under ZeRO-3 over every pool's.
 TransformerPlan pool_plan(const s::Model& model, const s::TrainingJob& job,
                           const s::Parallelism& parallelism, const PoolRun& pool,
                           int micro_batches) {
@@ -27,12 +33,7 @@ TransformerPlan pool_plan(const s::Model& model, const s::TrainingJob& job,
   if (!zero3(p)) p.set_data_parallel(pool.data_parallel);
   s::TrainingJob share = job;
   share.set_global_batch_size(int64_t{micro_batches} * p.micro_batch_size() * p.data_parallel());
-  return transformer_plan(model, share, p, zero3(p) ? *pool.joined : *pool.topology, *pool.compute);
-}
-
-// The topology a pool's pipeline runs on.
-const Topology& pool_topology(const s::Parallelism& p, const PoolRun& pool) {
-  return zero3(p) ? *pool.joined : *pool.topology;
+  return transformer_plan(model, share, p, pool_topology(p, pool), *pool.compute);
 }
 
 // Micro-batches per replica of each pool: the same for all under ZeRO-3 (pool_step.h); else
@@ -113,6 +114,10 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
                                   std::optional<std::vector<int>> micro_batches) {
   CLUSTERSIM_CHECK(pools.size() >= 2 && inter_pool.gpu_count() == static_cast<int>(pools.size()),
                    "a mix needs two or more pools and one inter-pool endpoint each");
+  for (const PoolRun& pool : pools) {
+    CLUSTERSIM_CHECK(!zero3(p) || pool.joined != nullptr,
+                     "ZeRO-3 over data-parallel pools runs each pool on the joined pools");
+  }
   PoolStepResult r;
   std::vector<int> replicas;
   // An interleaved plan's schedule takes a group of one micro-batch per stage.
