@@ -221,6 +221,24 @@ TEST_CASE("auto_parallelism interleaves pipelines across pools up to max_virtual
   CHECK(replicas.count({8, 1, 2}) == 0);  // one stage is no pipeline to interleave
 }
 
+TEST_CASE("auto_parallelism tries ZeRO-3 over data-parallel pools, interleaved too") {
+  testing::TempDir dir;
+  const auto loaded = testing::load_valid_scenario(
+      dir, kTwoPools + std::string("parallelism { distributed_optimizer: false }\n"
+                                   "sweep { zero_stage: [3] auto_parallelism { micro_batch_size: "
+                                   "[1] max_pipeline_parallel: 2 max_virtual_stages: 2 } }"));
+  std::set<std::tuple<int, int, int>> replicas;  // TP, PP, virtual stages of data-parallel pools
+  for (const Configuration& c : expand_configurations(*loaded).valid) {
+    const schema::Parallelism& p = c.parallelism;
+    CHECK(p.zero_stage() == 3);
+    if (p.pool_placement() == schema::PIPELINE_ACROSS_POOLS) continue;
+    replicas.insert({p.tensor_parallel(), p.pipeline_parallel(), p.virtual_stages()});
+  }
+  CHECK(replicas.count({8, 1, 1}) == 1);
+  CHECK(replicas.count({4, 2, 1}) == 1);
+  CHECK(replicas.count({4, 2, 2}) == 1);
+}
+
 TEST_CASE("auto_parallelism tries expert parallelism inside the stages of a pipeline across pools") {
   // Mixtral-8x7B (8 experts) on 8 H100 + 8 A100 GPUs: a stage of TP 2 x DP 4 takes EP 1, 2, 4 or
   // 8 (ETP 1), each inside one pool.
