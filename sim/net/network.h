@@ -85,6 +85,8 @@ class Network {
   // Bytes of the transfers started so far (a translate() skips some: not counted).
   const std::vector<double>& bytes_sent() const { return sent_; }
   const std::vector<double>& bytes_received() const { return received_; }
+  // Bytes through topology link `link` by the transfers started so far (all replicas counted).
+  double bytes_through(int32_t link) const { return links_.bytes_through(link); }
   const Topology& topology() const { return *topology_; }
   Simulation& simulation() { return *sim_; }
 

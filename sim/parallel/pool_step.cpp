@@ -1,5 +1,6 @@
-// The step of a mix: balanced micro-batches, each pool's pipeline, the all-reduce between pools
-// on the engine.
+// The step of a mix: balanced micro-batches, each pool's pipeline, the all-reduce between pools on
+// the engine; under ZeRO-3 even micro-batches, each pool's pipeline on the joined pools, no
+// all-reduce after.
 #include "sim/parallel/pool_step.h"
 
 #include <algorithm>
@@ -16,16 +17,46 @@ namespace s = schema;
 // The busiest replica's micro-batches when a pool of `replicas` takes `count`.
 int64_t per_replica(int64_t count, int replicas) { return (count + replicas - 1) / replicas; }
 
-// The plan of one pool whose replicas take `micro_batches` each.
+bool zero3(const s::Parallelism& p) { return p.zero_stage() == 3; }
+
+// The topology a pool's pipeline runs on: its own, or under ZeRO-3 the joined pools.
+const Topology& pool_topology(const s::Parallelism& p, const PoolRun& pool) {
+  return zero3(p) ? *pool.joined : *pool.topology;
+}
+
+// The plan of one pool whose replicas take `micro_batches` each: over its own replicas, or
+// under ZeRO-3 over every pool's.
 TransformerPlan pool_plan(const s::Model& model, const s::TrainingJob& job,
                           const s::Parallelism& parallelism, const PoolRun& pool,
                           int micro_batches) {
-  s::TrainingJob share = job;
-  share.set_global_batch_size(int64_t{micro_batches} * parallelism.micro_batch_size() *
-                              pool.data_parallel);
   s::Parallelism p = parallelism;
-  p.set_data_parallel(pool.data_parallel);
-  return transformer_plan(model, share, p, *pool.topology, *pool.compute);
+  if (!zero3(p)) p.set_data_parallel(pool.data_parallel);
+  s::TrainingJob share = job;
+  share.set_global_batch_size(int64_t{micro_batches} * p.micro_batch_size() * p.data_parallel());
+  return transformer_plan(model, share, p, pool_topology(p, pool), *pool.compute);
+}
+
+// Micro-batches per replica of each pool: the same for all under ZeRO-3 (pool_step.h); else
+// balanced by speed, when interleaved a group of one per stage at a time (a group's passes PP
+// micro-batches', the fill (PP - 1) / v micro-batches' or (PP - 1) / (v PP) groups').
+std::vector<int> split_micro_batches(int64_t total, const s::Parallelism& p,
+                                     const std::vector<int>& replicas,
+                                     const std::vector<double>& micro_batch_s) {
+  const int pp = p.pipeline_parallel();
+  if (zero3(p)) {
+    int all = 0;
+    for (int n : replicas) all += n;
+    return std::vector<int>(replicas.size(), static_cast<int>(total / all));
+  }
+  if (p.schedule() != s::INTERLEAVED_ONE_F_ONE_B) {
+    return balance_micro_batches(total, replicas, micro_batch_s, pp - 1);
+  }
+  std::vector<double> group_s;
+  for (double t : micro_batch_s) group_s.push_back(t * pp);
+  std::vector<int> split =
+      balance_micro_batches(total / pp, replicas, group_s, (pp - 1.0) / (p.virtual_stages() * pp));
+  for (int& groups : split) groups *= pp;
+  return split;
 }
 
 // One micro-batch's forward and backward through every chunk of the plan's slowest stage.
@@ -51,7 +82,7 @@ const StageTimeline& last_stage(const PipelineTimeline& timeline) {
 }  // namespace
 
 std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& replicas,
-                                       const std::vector<double>& micro_batch_s, int fill) {
+                                       const std::vector<double>& micro_batch_s, double fill) {
   const size_t pools = replicas.size();
   std::vector<int64_t> count(replicas.begin(), replicas.end());
   int64_t dealt = 0;
@@ -62,7 +93,7 @@ std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& re
     double best_end = 0;
     for (size_t i = 0; i < pools; ++i) {
       const double end =
-          static_cast<double>(per_replica(count[i] + 1, replicas[i]) + fill) * micro_batch_s[i];
+          (static_cast<double>(per_replica(count[i] + 1, replicas[i])) + fill) * micro_batch_s[i];
       if (i == 0 || end < best_end) {
         best = i;
         best_end = end;
@@ -83,17 +114,23 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
                                   std::optional<std::vector<int>> micro_batches) {
   CLUSTERSIM_CHECK(pools.size() >= 2 && inter_pool.gpu_count() == static_cast<int>(pools.size()),
                    "a mix needs two or more pools and one inter-pool endpoint each");
+  for (const PoolRun& pool : pools) {
+    CLUSTERSIM_CHECK(!zero3(p) || pool.joined != nullptr,
+                     "ZeRO-3 over data-parallel pools runs each pool on the joined pools");
+  }
   PoolStepResult r;
   std::vector<int> replicas;
+  // An interleaved plan's schedule takes a group of one micro-batch per stage.
+  const int timed = p.schedule() == s::INTERLEAVED_ONE_F_ONE_B ? p.pipeline_parallel() : 1;
   for (const PoolRun& pool : pools) {
     replicas.push_back(pool.data_parallel);
-    r.micro_batch_s.push_back(micro_batch_seconds(pool_plan(model, job, p, pool, 1).plan));
+    r.micro_batch_s.push_back(micro_batch_seconds(pool_plan(model, job, p, pool, timed).plan));
   }
   const int64_t total = job.global_batch_size() / p.micro_batch_size();
-  r.micro_batches = micro_batches ? *micro_batches
-                                  : balance_micro_batches(total, replicas, r.micro_batch_s,
-                                                          p.pipeline_parallel() - 1);
-  // Each pool's pipeline with its reduction among its replicas, on its own network.
+  r.micro_batches =
+      micro_batches ? *micro_batches : split_micro_batches(total, p, replicas, r.micro_batch_s);
+  // Each pool's pipeline with its reduction among its replicas, on its own network (under ZeRO-3
+  // on the joined pools, over every pool's replicas).
   std::vector<StepResult> parts;
   std::vector<Picoseconds> ready, after;
   // One replica's gradients, all its GPUs together: the dense ones split over tensor parallelism,
@@ -102,25 +139,26 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
   double recomputed_layers = 0, peak_flops = 0;
   for (size_t i = 0; i < pools.size(); ++i) {
     const TransformerPlan plan = pool_plan(model, job, p, pools[i], r.micro_batches[i]);
-    const PipelineTimeline timeline = simulate_pipeline(plan.plan, *pools[i].topology);
+    const PipelineTimeline timeline = simulate_pipeline(plan.plan, pool_topology(p, pools[i]));
     parts.push_back(pipeline_breakdown(timeline, plan));
     const StageTimeline& last = last_stage(timeline);
     ready.push_back(last.gradients_reduced);
     after.push_back(last.end - last.gradients_reduced);
     r.ready_s.push_back(last.gradients_reduced.seconds());
-    if (i == 0) {
+    if (i == 0 && !zero3(p)) {
       const ExpertLayout& experts = plan.plan.experts;
       for (const StageWork& w : plan.plan.work) {
         gradient_bytes += w.gradient_bytes * p.tensor_parallel() +
                           w.expert_gradient_bytes * experts.expert_tensor_parallel *
                               experts.expert_parallel;
       }
-      recomputed_layers = plan.recomputed_layers;
     }
+    if (i == 0) recomputed_layers = plan.recomputed_layers;
     peak_flops += pools[i].compute->peak_flops() * p.tensor_parallel() * p.context_parallel() *
                   p.pipeline_parallel() * pools[i].data_parallel;
   }
-  // On the engine: the all-reduce between pools starts once every pool has its sum.
+  // On the engine: the all-reduce between pools starts once every pool has its sum (none under
+  // ZeRO-3, whose reduce-scatters spanned the pools).
   Simulation sim;
   Network network(&sim, &inter_pool);
   std::vector<int> endpoints;
@@ -130,16 +168,18 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
   reduce.algorithm = choose_algorithm(reduce, inter_pool);
   size_t arrived = 0;
   Picoseconds all_ready(0), reduced(0), end(0);
+  const auto step_optimizers = [&] {
+    reduced = sim.now();
+    for (Picoseconds tail : after) {
+      sim.call_after(tail, [&] { end = std::max(end, sim.now()); });
+    }
+  };
   for (size_t i = 0; i < pools.size(); ++i) {
     sim.call_at(ready[i], [&] {
       if (++arrived < pools.size()) return;
       all_ready = sim.now();
-      start_collective(&network, reduce, [&] {
-        reduced = sim.now();
-        for (Picoseconds tail : after) {
-          sim.call_after(tail, [&] { end = std::max(end, sim.now()); });
-        }
-      });
+      if (zero3(p)) return step_optimizers();
+      start_collective(&network, reduce, step_optimizers);
     });
   }
   sim.run();

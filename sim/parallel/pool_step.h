@@ -11,6 +11,25 @@
 // here (pipeline_across_pools.h places the stages across them instead). A mixture-of-experts
 // model's expert-parallel groups stay inside a pool too, each pool's replicas holding every
 // expert: between the pools every expert's gradients are all-reduced beside the dense ones.
+//
+// Interleaved (virtual_stages v > 1): each pool's replicas run the interleaved plan on their own
+// GPUs, its layers laid out as on a plain cluster. Megatron's schedule runs micro-batches in
+// groups of one per stage, so they are dealt a group of PP at a time, a replica's pipeline fill
+// (PP - 1) / v of a micro-batch's passes through a stage's chunks.
+//
+// ZeRO-3 (zero_stage 3): the parameters are sharded over the whole data-parallel group, every
+// pool's replicas together, so every layer's all-gather before each pass and reduce-scatter after
+// its backward is one collective spanning the pools, crossing the inter-pool link every layer of
+// every micro-batch. Assumed: every rank takes part in every such collective, so every replica
+// runs the same number of micro-batches (no split by speed: a pool's ranks cannot skip another's
+// collectives) and the pools go in lockstep, each collective starting when the slowest pool's
+// ranks reach it. Each pool's pipeline runs on the pools joined into one cluster, that pool's
+// replicas first (net/topology_builder.h's build_joined_topology, each pool's uplink its
+// inter-pool link): its replica 0, the one the engine times, on its own GPUs, its collectives
+// over every pool's ranks. A pool's step is timed as if the others' ranks joined each collective
+// as its own do (the faster pools are ahead of it at every layer, so the slowest pool's run holds
+// the lockstep's times); the step is the slowest pool's. The reduce-scatters have summed every
+// replica's gradients, so no all-reduce between pools follows.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +49,8 @@ struct PoolRun {
   const Topology* topology = nullptr;     // the pool's GPUs
   const ComputeModel* compute = nullptr;  // the pool's GPU at the job's precision
   int data_parallel = 1;                  // replicas on the pool
+  // ZeRO-3 only: every pool's GPUs joined, this pool's first (its replicas the first ones).
+  const Topology* joined = nullptr;
 };
 
 struct PoolStepResult {
@@ -46,17 +67,20 @@ struct PoolStepResult {
 
 // Micro-batches per replica of each pool: `total` micro-batches dealt one at a time to the pool
 // whose busiest replica would then finish first, a replica's time being (its micro-batches +
-// `fill`) x micro_batch_s[i] (`fill`: pipeline stages - 1); ties to the earlier pool. Every
+// `fill`) x micro_batch_s[i] (`fill`: pipeline stages - 1, over v when interleaved, in
+// micro-batches); ties to the earlier pool. Every
 // replica gets at least one. The result is a pool's busiest replica's count (its micro-batches
 // over its replicas, rounded up). Greedy dealing of equal jobs to machines of different speeds
 // minimises the latest finish.
 // Requires: total >= the replicas of all pools; micro_batch_s positive.
 std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& replicas,
-                                       const std::vector<double>& micro_batch_s, int fill);
+                                       const std::vector<double>& micro_batch_s, double fill);
 
 // Requires: a transformer; `parallelism` resolved (a sweep configuration) with data_parallel the
-// sum of the pools' and no ZeRO-3 or interleaving; each pool's topology holds its tp x cp x pp x
-// dp GPUs; `inter_pool` has one GPU per pool. `micro_batches`, when given, replaces the balanced
+// sum of the pools'; each pool's topology holds its tp x cp x pp x dp GPUs; `inter_pool` has one
+// GPU per pool. Interleaved: the micro-batches a multiple of PP and at least PP per replica.
+// ZeRO-3: every pool's `joined` set, the micro-batches a multiple of the replicas, rank order
+// TP_PP_DP (each replica inside one pool). `micro_batches`, when given, replaces the balanced
 // split (per replica of each pool).
 PoolStepResult simulate_pool_step(const schema::Model& model, const schema::TrainingJob& job,
                                   const schema::Parallelism& parallelism,

@@ -91,14 +91,16 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(const S
           if (!splits) continue;
           for (int ep : auto_expert_parallel(tp, gpus / pp)) {
             add_pipeline_layouts({tp, pp, mbs, 1, plain, cp, false, ep}, &layouts);
-            // Interleaving in a mix: across pools only (add_pipeline_across_pools); DualPipe
-            // is not simulated in a mix.
-            if (shape.mix) continue;
+            // DualPipe is not simulated in a mix. A mix of data-parallel pools deals the
+            // micro-batches by speed in groups of one per stage, at least one per replica.
             const int64_t micro_batches = batch / (mbs * dp);
-            if (automatic.dualpipe() && dualpipe_problem(s::DUALPIPE, pp, micro_batches).empty()) {
+            if (!shape.mix && automatic.dualpipe() &&
+                dualpipe_problem(s::DUALPIPE, pp, micro_batches).empty()) {
               add_pipeline_layouts({tp, pp, mbs, 1, s::DUALPIPE, cp, false, ep}, &layouts);
             }
-            const bool groups_of_stages = (batch / (mbs * dp)) % pp == 0;
+            const bool groups_of_stages = shape.mix
+                                              ? (batch / mbs) % pp == 0 && batch / mbs / pp >= dp
+                                              : micro_batches % pp == 0;
             for (int vs = 2; vs <= max_vs && pp > 1 && groups_of_stages; ++vs) {
               add_pipeline_layouts({tp, pp, mbs, vs, s::INTERLEAVED_ONE_F_ONE_B, cp, false, ep},
                                    &layouts);

@@ -85,6 +85,38 @@ ConfigurationProblem pipeline_across_pools_problem(const Configuration& c,
   return {};
 }
 
+// Why ZeRO-3 over a mix's data-parallel pools cannot run as simulated (pool_step.h: one group
+// spanning the pools, every rank in every layer's collectives); empty if it can.
+ConfigurationProblem zero3_pools_problem(const Configuration& c, int64_t micro_batches,
+                                         const std::string& per_mix) {
+  const s::Parallelism& p = c.parallelism;
+  if (micro_batches % p.data_parallel() != 0 ||
+      (p.schedule() == s::INTERLEAVED_ONE_F_ONE_B &&
+       (micro_batches / p.data_parallel()) % p.pipeline_parallel() != 0)) {
+    return {
+        "ZeRO-3 over data-parallel pools runs every replica's micro-batches in lockstep (each "
+        "layer's gathers and reduce-scatters span the pools): the micro-batches must split "
+        "evenly over the replicas (interleaved: in groups of one per stage)",
+        "parallelism.micro_batch_size", per_mix};
+  }
+  if (p.rank_order() == s::TP_DP_PP) {
+    return {"ZeRO-3 over data-parallel pools places each replica inside one pool (TP_PP_DP)",
+            "parallelism.rank_order"};
+  }
+  const int shard = p.data_parallel_shard();
+  for (const PoolShare& pool : *c.pools) {
+    const int replicas =
+        pool.gpus() / (p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel());
+    if (shard > 0 && shard < p.data_parallel() && replicas % shard != 0) {
+      return {"hybrid sharding's groups over data-parallel pools must lie inside each pool",
+              "parallelism.data_parallel_shard",
+              std::to_string(shard) + " replicas against the " + std::to_string(replicas) + " of " +
+                  pool.instance->name() + " x " + std::to_string(pool.nodes)};
+    }
+  }
+  return {};
+}
+
 // Why the layout of `c`, a mix, cannot run on its pools (pool_step.h); empty if it can.
 ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& scenario) {
   const s::Parallelism& p = c.parallelism;
@@ -127,15 +159,23 @@ ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& s
     return {"fewer micro-batches than data-parallel replicas of the mix",
             "parallelism.micro_batch_size"};
   }
-  if (p.virtual_stages() > 1) {
-    return {"interleaved schedules are simulated in a mix with the pipeline across pools only "
-            "(pool_placement PIPELINE_ACROSS_POOLS)",
-            "parallelism.virtual_stages"};
+  const int64_t micro_batches = batch / p.micro_batch_size();
+  const std::string per_mix = std::to_string(micro_batches) + " micro-batches over " +
+                              std::to_string(p.data_parallel()) + " replicas";
+  // Megatron's interleaved schedule runs a replica's micro-batches in groups of one per stage:
+  // the pools are dealt whole groups, at least one per replica.
+  if (p.schedule() == s::INTERLEAVED_ONE_F_ONE_B &&
+      (micro_batches % p.pipeline_parallel() != 0 ||
+       micro_batches / p.pipeline_parallel() < p.data_parallel())) {
+    return {
+        "interleaving in a mix of data-parallel pools needs the micro-batches in groups of "
+        "one per pipeline stage, at least one group per replica",
+        "parallelism.micro_batch_size",
+        per_mix + " on " + std::to_string(p.pipeline_parallel()) + " stages"};
   }
   if (p.zero_stage() == 3) {
-    return {"ZeRO-3 is simulated in a mix with the pipeline across pools only (pool_placement "
-            "PIPELINE_ACROSS_POOLS)",
-            "parallelism.zero_stage"};
+    ConfigurationProblem sharding = zero3_pools_problem(c, micro_batches, per_mix);
+    if (!sharding.empty()) return sharding;
   }
   if (p.pipeline_runs() > 1) {
     return {"pipeline runs are not simulated in a mix yet", "parallelism.pipeline_runs"};
@@ -349,8 +389,10 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
     }
     if (!layout.empty()) return {std::move(layout), "parallelism.pipeline_parallel"};
     // Megatron's interleaved schedule runs the micro-batches in groups of one per stage.
+    // (A mix of data-parallel pools deals them by speed: mix_problem checks its groups.)
     const int64_t micro_batches = batch / per_step;
-    if (interleaved && micro_batches % p.pipeline_parallel() != 0) {
+    if (interleaved && (!c.is_mix() || across_pools) &&
+        micro_batches % p.pipeline_parallel() != 0) {
       return {"interleaving needs micro-batches divisible by pipeline stages",
               "parallelism.pipeline_parallel",
               std::to_string(micro_batches) + " micro-batches per replica"};

@@ -138,20 +138,15 @@ Evaluation Evaluator::evaluate_across_pools(const Configuration& c, Timeline* ti
     return e;
   }
   std::vector<PoolEndpoint> endpoints;
-  std::vector<ClusterSpec> specs;
-  for (const PoolShare& pool : *c.pools) {
-    endpoints.push_back({pool.instance, pool.nodes});
-    specs.push_back({pool.instance, pool.nodes, pool.gpus_per_node, pool.nvlink_domain_nodes,
-                     scenario_.fabric, std::nullopt});
-  }
+  for (const PoolShare& pool : *c.pools) endpoints.push_back({pool.instance, pool.nodes});
   const InterPoolLinks links = inter_pool_links(
       endpoints, scenario_.scenario().cluster().inter_pool(), scenario_.fabric, catalog_);
   if (!links.error.empty()) {
     e.error = links.error;
     return e;
   }
-  TopologyOrError joined = build_joined_topology(
-      specs, shared_by_replicas(links, p->data_parallel()).bytes_per_s, catalog_);
+  // Only replica 0's sends between stages are simulated: over each pool's link it has its share.
+  TopologyOrError joined = joined_topology(c, shared_by_replicas(links, p->data_parallel()));
   if (!joined.topology) {
     e.error = joined.error;
     return e;
@@ -160,6 +155,20 @@ Evaluation Evaluator::evaluate_across_pools(const Configuration& c, Timeline* ti
       simulate_pipeline_across_pools(*scenario_.model, job, *p, pools, *joined.topology, timeline);
   e.step = e.stages->step;
   return e;
+}
+
+TopologyOrError Evaluator::joined_topology(const Configuration& c, const InterPoolLinks& links,
+                                           size_t first) const {
+  std::vector<ClusterSpec> specs;
+  std::vector<double> uplinks;
+  for (size_t k = 0; k < c.pools->size(); ++k) {
+    const size_t i = k == 0 ? first : (k <= first ? k - 1 : k);
+    const PoolShare& pool = (*c.pools)[i];
+    specs.push_back({pool.instance, pool.nodes, pool.gpus_per_node, pool.nvlink_domain_nodes,
+                     scenario_.fabric, std::nullopt});
+    uplinks.push_back(links.bytes_per_s[i]);
+  }
+  return build_joined_topology(specs, uplinks, catalog_);
 }
 
 Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
@@ -185,8 +194,9 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
   return e;
 }
 
-// Each pool on its own topology, the pools joined by the inter-pool network (pool_step.h). A
-// mix's peak is its first pool's GPU's; its MFU counts every pool's.
+// Each pool on its own topology (under ZeRO-3 on all the pools joined, its own first), the pools
+// joined by the inter-pool network (pool_step.h). A mix's peak is its first pool's GPU's; its MFU
+// counts every pool's.
 Evaluation Evaluator::evaluate_mix(const Configuration& c) {
   const s::TrainingJob& job = scenario_.scenario().job();
   const s::Parallelism& p = c.parallelism;
@@ -217,6 +227,17 @@ Evaluation Evaluator::evaluate_mix(const Configuration& c) {
   if (!links.error.empty()) {
     e.error = links.error;
     return e;
+  }
+  // ZeRO-3's groups span the pools: each pool's pipeline runs on them all, itself first.
+  std::vector<std::unique_ptr<Topology>> joined;
+  for (size_t i = 0; p.zero_stage() == 3 && i < runs.size(); ++i) {
+    TopologyOrError built = joined_topology(c, links, i);
+    if (!built.topology) {
+      e.error = built.error;
+      return e;
+    }
+    joined.push_back(std::move(built.topology));
+    runs[i].joined = joined.back().get();
   }
   const std::unique_ptr<Topology> between = inter_pool_topology(links);
   e.pools = simulate_pool_step(*scenario_.model, job, p, runs, *between);

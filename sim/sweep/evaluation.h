@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/net/inter_pool_topology.h"
+#include "sim/net/topology_builder.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/pipeline_across_pools.h"
 #include "sim/parallel/pool_step.h"
@@ -67,6 +69,9 @@ class Evaluator {
                                            const std::optional<schema::Parallelism>& layout) const;
   std::vector<MemoryEstimate> stage_memory(const Configuration& configuration);
   Evaluation evaluate_across_pools(const Configuration& configuration, Timeline* timeline);
+  // Every pool of the mix joined into one cluster by `links`, pool `first` moved to the front.
+  TopologyOrError joined_topology(const Configuration& configuration, const InterPoolLinks& links,
+                                  size_t first = 0) const;
 
   const Catalog& catalog_;
   const LoadedScenario& scenario_;

@@ -1,13 +1,18 @@
 // Tests of a mix's step (sim/parallel/pool_step.h): the balanced split of micro-batches against
-// its closed form, the engine's step against the sum of its parts, unbalanced splits, and a
-// mixture-of-experts model's experts' gradients between pools.
+// its closed form, the engine's step against the sum of its parts, unbalanced splits, a
+// mixture-of-experts model's experts' gradients between pools, and interleaved and ZeRO-3 pools:
+// against the plain cluster's, a slower pool, and ZeRO-3's bytes between the pools.
 #include "sim/parallel/pool_step.h"
 
 #include <catch2/catch.hpp>
 
 #include "sim/net/collective.h"
 #include "sim/net/inter_pool_topology.h"
+#include "sim/net/network.h"
+#include "sim/parallel/pipeline_run.h"
+#include "sim/parallel/transformer_stages.h"
 #include "sim/sweep/configuration_space.h"
+#include "sim/util/units.h"
 #include "sim/workload/parameter_count.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/parse_message.h"
@@ -151,6 +156,193 @@ TEST_CASE("a MoE model's pools all-reduce every expert's gradients between them,
   CHECK(r.inter_pool_s >= bytes / slow * 0.98);
   CHECK(r.inter_pool_s <= bytes / slow * 1.05);
   CHECK(r.micro_batches[0] > r.micro_batches[1]);  // the H100 replicas are faster
+}
+
+// Pools of 1 node each of `a` and `b` (instance names), TP 2 x PP 2 layouts of Llama-2-7B: 2
+// replicas a pool, 64 micro-batches of 1. Each pool's joined topology (ZeRO-3) puts it first.
+struct DataParallelPools {
+  const Catalog& catalog = testing::shipped_catalog();
+  const s::Model& model = *catalog.models().find("llama2-7b")->value;
+  const s::Runtime& runtime = *catalog.runtimes().find("default")->value;
+  std::vector<std::string> names;
+  std::vector<std::unique_ptr<Topology>> own, joined;
+  std::vector<ComputeModel> computes;
+  s::TrainingJob job = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1");
+  s::Parallelism p = testing::parse_message<s::Parallelism>(
+      "tensor_parallel: 2 pipeline_parallel: 2 data_parallel: 4 micro_batch_size: 1 "
+      "virtual_stages: 1 zero_stage: 0 context_parallel: 1 schedule: ONE_F_ONE_B "
+      "recompute: RECOMPUTE_SELECTIVE rank_order: TP_PP_DP context_parallel_comm: P2P "
+      "sequence_parallel: true distributed_optimizer: true overlap_gradient_reduce: true "
+      "overlap_parameter_gather: true overlap_pipeline_communication: true");
+  InterPoolLinks links;
+  std::unique_ptr<Topology> between;
+
+  DataParallelPools(const std::string& a, const std::string& b,
+                    const s::InterPoolNetwork& network = s::InterPoolNetwork())
+      : names{a, b} {
+    std::vector<const s::InstanceType*> types;
+    for (const std::string& name : names) {
+      types.push_back(catalog.instances().find(name)->value);
+      own.push_back(testing::shipped_cluster(name, 1));
+      computes.emplace_back(catalog.gpu_of(*types.back()), s::BF16, runtime,
+                            KernelSetting::kTrainingStep);
+    }
+    links = inter_pool_links({{types[0], 1}, {types[1], 1}}, network, nullptr, catalog);
+    REQUIRE(links.error.empty());
+    between = inter_pool_topology(links);
+    for (size_t first : {0, 1}) {
+      const size_t second = 1 - first;
+      TopologyOrError built =
+          build_joined_topology({{types[first], 1, 0, 0, nullptr, std::nullopt},
+                                 {types[second], 1, 0, 0, nullptr, std::nullopt}},
+                                {links.bytes_per_s[first], links.bytes_per_s[second]}, catalog);
+      REQUIRE(built.topology);
+      joined.push_back(std::move(built.topology));
+    }
+  }
+  void interleave(int v) {
+    p.set_schedule(s::INTERLEAVED_ONE_F_ONE_B);
+    p.set_virtual_stages(v);
+  }
+  void shard() {
+    p.set_zero_stage(3);
+    p.set_distributed_optimizer(false);
+  }
+  PoolStepResult run() const {
+    const int replicas = p.data_parallel() / 2;
+    return simulate_pool_step(model, job, p,
+                              {{own[0].get(), &computes[0], replicas, joined[0].get()},
+                               {own[1].get(), &computes[1], replicas, joined[1].get()}},
+                              *between);
+  }
+};
+
+TEST_CASE("interleaved data-parallel pools of one type run the plain cluster's pipeline each") {
+  // Two p5 pools of equal speed split the 64 micro-batches evenly, 16 a replica; each pool's two
+  // replicas run the plain p5 node's interleaved step on its 32 to their reduction, then the
+  // pools all-reduce and step their optimizers: the step is the plain one's plus that all-reduce.
+  for (int v : {2, 4}) {
+    INFO("virtual stages " << v);
+    DataParallelPools pools("aws.p5.48xlarge", "aws.p5.48xlarge");
+    pools.interleave(v);
+    const PoolStepResult r = pools.run();
+    CHECK(r.micro_batches == std::vector<int>{16, 16});
+    s::TrainingJob half = pools.job;
+    half.set_global_batch_size(32);
+    s::Parallelism one = pools.p;
+    one.set_data_parallel(2);
+    const StepResult plain =
+        simulate_step(pools.model, half, one, *pools.own[0], pools.computes[0]);
+    CHECK(r.wait_s == 0);
+    CHECK(r.inter_pool_s > 0);
+    CHECK(r.step.step_s == Approx(plain.step_s + r.inter_pool_s).epsilon(1e-9));
+    CHECK(r.step.bubble_s == Approx(plain.bubble_s).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("interleaved, an A100 pool takes fewer groups of micro-batches and is never faster") {
+  for (int v : {1, 2, 4}) {
+    INFO("virtual stages " << v);
+    DataParallelPools same("aws.p5.48xlarge", "aws.p5.48xlarge");
+    DataParallelPools slower("aws.p5.48xlarge", "aws.p4d.24xlarge");
+    if (v > 1) {
+      same.interleave(v);
+      slower.interleave(v);
+    }
+    const PoolStepResult fast = same.run();
+    const PoolStepResult r = slower.run();
+    CHECK(r.step.step_s > fast.step.step_s);
+    CHECK(r.micro_batches[0] > r.micro_batches[1]);
+    // Whole groups of one micro-batch a stage per replica; the replicas take the 64 or more.
+    for (int m : r.micro_batches) CHECK(m % (v > 1 ? 2 : 1) == 0);
+    CHECK(2 * (r.micro_batches[0] + r.micro_batches[1]) >= 64);
+  }
+}
+
+TEST_CASE("ZeRO-3 over data-parallel pools of one type is the plain cluster's ZeRO-3 step") {
+  // Two p5 pools joined at their NICs' rate against two p5 nodes on one switch: one ZeRO-3 group
+  // of the 4 replicas spanning the pools, every replica 16 micro-batches; no all-reduce after.
+  for (int v : {1, 2}) {
+    INFO("virtual stages " << v);
+    DataParallelPools pools("aws.p5.48xlarge", "aws.p5.48xlarge");
+    pools.shard();
+    if (v > 1) pools.interleave(v);
+    const PoolStepResult r = pools.run();
+    CHECK(r.micro_batches == std::vector<int>{16, 16});
+    auto plain = testing::shipped_cluster("aws.p5.48xlarge", 2);
+    const StepResult one =
+        simulate_step(pools.model, pools.job, pools.p, *plain, pools.computes[0]);
+    CHECK(r.inter_pool_s == 0);
+    CHECK(r.step.step_s == Approx(one.step_s).epsilon(1e-9));
+    CHECK(r.step.data_comm_s == Approx(one.data_comm_s).epsilon(1e-9));
+    CHECK(r.step.mfu == Approx(one.mfu).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("ZeRO-3 over data-parallel pools: an A100 pool is never faster than a second H100 one") {
+  DataParallelPools same("aws.p5.48xlarge", "aws.p5.48xlarge");
+  DataParallelPools slower("aws.p5.48xlarge", "aws.p4d.24xlarge");
+  same.shard();
+  slower.shard();
+  const PoolStepResult fast = same.run();
+  const PoolStepResult r = slower.run();
+  // Lockstep: the same micro-batches for every replica, the A100 pool setting the pace.
+  CHECK(r.micro_batches == std::vector<int>{16, 16});
+  CHECK(r.limiting_pool == 1);
+  CHECK(r.wait_s > 0);
+  CHECK(r.step.step_s > fast.step.step_s);
+}
+
+TEST_CASE(
+    "ZeRO-3 over data-parallel pools moves every layer's gathers and reduce-scatters "
+    "between the pools") {
+  // Llama-2-7B, TP 8 on one p5 node per pool, DP 2: each TP rank's ZeRO-3 group is its GPU and
+  // the other pool's. Per micro-batch a rank gathers its L local parameters (BF16) before the
+  // forward and again before the backward (DeepSpeed releases them between) and reduce-scatters
+  // their BF16 gradients once; in a group of two each collective sends half its buffer to the
+  // other rank. So from the first pool to the second: 8 ranks x M x (2 x 2L + 2L) / 2 bytes.
+  s::InterPoolNetwork stated;
+  stated.set_kind(s::InterPoolNetwork::STATED);
+  stated.set_bandwidth_gbit_per_s(100);
+  DataParallelPools pools("aws.p5.48xlarge", "aws.p5.48xlarge", stated);
+  pools.shard();
+  pools.p.set_tensor_parallel(8);
+  pools.p.set_pipeline_parallel(1);
+  pools.p.set_data_parallel(2);
+  pools.job.set_global_batch_size(8);  // M = 4 micro-batches a replica
+  const PoolStepResult r = pools.run();
+  REQUIRE(r.micro_batches == std::vector<int>{4, 4});
+  // Pool 0's run as pool_step makes it, on a network whose links count their bytes.
+  const TransformerPlan plan =
+      transformer_plan(pools.model, pools.job, pools.p, *pools.joined[0], pools.computes[0]);
+  Simulation sim;
+  Network network(&sim, pools.joined[0].get());
+  const PipelineTimeline run = PipelineRun(plan.plan, &network, nullptr, false).run();
+  CHECK(run.stages[0].gradients_reduced.seconds() == Approx(r.ready_s[0]).epsilon(1e-12));
+  // The link from the first pool's leaf up to the spine joining the pools.
+  const Topology& t = *pools.joined[0];
+  double up = 0;
+  for (int32_t link : t.route(0, 8)) {
+    if (t.links()[link].capacity_bytes_per_s == Approx(100e9 / 8)) {
+      up += network.bytes_through(link);
+      break;
+    }
+  }
+  // L: the 6.74B parameters over TP 8, norms included (stage_parameters.h splits every dense
+  // parameter over tensor parallelism).
+  const double local =
+      static_cast<double>(transformer_parameters(pools.model.transformer()).total()) / 8;
+  CHECK(up == Approx(8 * 4 * (2 * 2 * local + 2 * local) / 2).epsilon(1e-9));
+  // Nothing else crosses: the way back carries as much.
+  double down = 0;
+  for (int32_t link : t.route(8, 0)) {
+    if (t.links()[link].capacity_bytes_per_s == Approx(100e9 / 8)) {
+      down += network.bytes_through(link);
+      break;
+    }
+  }
+  CHECK(down == Approx(up).epsilon(1e-12));
 }
 
 }  // namespace

@@ -125,22 +125,22 @@ TEST_CASE("an interleaved pipeline across pools splits by speed with no even spl
   CHECK(errors_of(across + "stage_layers: [20, 12] }") ==
         "s.textproto:9:145: parallelism.stage_layers: stage_layers do not lay out the pipeline: 20 "
         "layers of a stage do not split into 3 model chunks\n");
-  // Pools as data-parallel replicas still run no interleaved schedule.
-  CHECK(errors_of("parallelism { tensor_parallel: 4 pipeline_parallel: 2 "
-                  "schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 2 }")
-            .find("parallelism.virtual_stages: interleaved schedules are simulated in a mix "
-                  "with the pipeline across pools only") != std::string::npos);
+  // Pools as data-parallel replicas run it too, dealt whole groups of one micro-batch a stage:
+  // 2 micro-batches of 32 on 2 stages are one group for the 2 replicas.
+  const std::string dp_pools =
+      "parallelism { tensor_parallel: 4 pipeline_parallel: 2 schedule: INTERLEAVED_ONE_F_ONE_B "
+      "virtual_stages: 2 ";
+  CHECK(errors_of(dp_pools + "}") == "");
+  CHECK(errors_of(dp_pools + "micro_batch_size: 32 }")
+            .find("parallelism.micro_batch_size: interleaving in a mix of data-parallel pools "
+                  "needs the micro-batches in groups of one per pipeline stage, at least one "
+                  "group per replica: 2 micro-batches over 2 replicas on 2 stages") !=
+        std::string::npos);
 }
 
 TEST_CASE("ZeRO-3 and expert parallelism run inside the stages of a pipeline across pools") {
   CHECK(errors_of("parallelism { tensor_parallel: 2 pipeline_parallel: 2 zero_stage: 3 "
                   "pool_placement: PIPELINE_ACROSS_POOLS }") == "");
-  // As data-parallel pools each pool's replicas would shard over their own pool: not simulated.
-  CHECK(errors_of("parallelism { tensor_parallel: 2 pipeline_parallel: 2 zero_stage: 3 }") ==
-        "s.textproto:9:55: parallelism.zero_stage: ZeRO-3 is simulated in a mix with the pipeline "
-        "across pools only (pool_placement PIPELINE_ACROSS_POOLS): the scenario's one "
-        "configuration is aws.p5.48xlarge x 1 + aws.p4d.24xlarge x 1, TP 2 PP 2 DP 4 mbs 1, "
-        "RECOMPUTE_NONE\n");
   std::string mixtral = kTwoPools;
   mixtral.replace(mixtral.find("llama2-7b"), 9, "mixtral-8x7b");
   CHECK(scenario_errors(mixtral +
@@ -148,6 +148,32 @@ TEST_CASE("ZeRO-3 and expert parallelism run inside the stages of a pipeline acr
                         "pipeline_parallel: 2 expert_parallel: 8 expert_tensor_parallel: 1 "
                         "distributed_optimizer: true recompute: RECOMPUTE_FULL pool_placement: "
                         "PIPELINE_ACROSS_POOLS }") == "");
+}
+
+TEST_CASE("ZeRO-3 over data-parallel pools: one group over every pool's replicas, in lockstep") {
+  CHECK(errors_of("parallelism { tensor_parallel: 2 pipeline_parallel: 2 zero_stage: 3 }") == "");
+  CHECK(errors_of("parallelism { tensor_parallel: 2 pipeline_parallel: 2 zero_stage: 3 "
+                  "rank_order: TP_DP_PP }") ==
+        "s.textproto:9:69: parallelism.rank_order: ZeRO-3 over data-parallel pools places each "
+        "replica inside one pool (TP_PP_DP): the scenario's one configuration is "
+        "aws.p5.48xlarge x 1 + aws.p4d.24xlarge x 1, TP 2 PP 2 DP 4 mbs 1, RECOMPUTE_NONE\n");
+  // TP 8 on a p5 node and two p4d nodes: 3 replicas cannot split 64 micro-batches evenly.
+  std::string three = kTwoPools;
+  three.replace(three.find("nodes: 1 }\n}"), 10, "nodes: 2 }");
+  CHECK(scenario_errors(three + "parallelism { tensor_parallel: 8 zero_stage: 3 }")
+            .find("parallelism.micro_batch_size: ZeRO-3 over data-parallel pools runs every "
+                  "replica's micro-batches in lockstep (each layer's gathers and reduce-scatters "
+                  "span the pools): the micro-batches must split evenly over the replicas "
+                  "(interleaved: in groups of one per stage): 64 micro-batches over 3 replicas") !=
+        std::string::npos);
+  // TP 4: 2 replicas on the p5 node, 4 on the p4d nodes; 96 sequences; groups of 4 replicas
+  // would span the pools.
+  three.replace(three.find("global_batch_size: 64"), 21, "global_batch_size: 96");
+  CHECK(scenario_errors(three +
+                        "parallelism { tensor_parallel: 4 zero_stage: 3 data_parallel_shard: 3 }")
+            .find("parallelism.data_parallel_shard: hybrid sharding's groups over data-parallel "
+                  "pools must lie inside each pool: 3 replicas against the 2 of aws.p5.48xlarge "
+                  "x 1") != std::string::npos);
 }
 
 TEST_CASE("expert parallelism of data-parallel pools stays inside each pool's replicas") {
@@ -173,18 +199,44 @@ TEST_CASE("auto_parallelism interleaves pipelines across pools up to max_virtual
   const auto loaded = testing::load_valid_scenario(
       dir, kTwoPools + std::string("sweep { auto_parallelism { micro_batch_size: [1] "
                                    "max_pipeline_parallel: 4 max_virtual_stages: 3 } }"));
-  std::set<std::tuple<int, int, int>> across;  // TP, PP, virtual stages
+  std::set<std::tuple<int, int, int>> across, replicas;  // TP, PP, virtual stages
   for (const Configuration& c : expand_configurations(*loaded).valid) {
     const schema::Parallelism& p = c.parallelism;
-    CHECK((p.virtual_stages() == 1 || p.pool_placement() == schema::PIPELINE_ACROSS_POOLS));
-    if (p.pool_placement() != schema::PIPELINE_ACROSS_POOLS) continue;
-    across.insert({p.tensor_parallel(), p.pipeline_parallel(), p.virtual_stages()});
+    (p.pool_placement() == schema::PIPELINE_ACROSS_POOLS ? across : replicas)
+        .insert({p.tensor_parallel(), p.pipeline_parallel(), p.virtual_stages()});
   }
   for (int v : {1, 2, 3}) {
     INFO("virtual stages " << v);
     CHECK(across.count({8, 2, v}) == 1);
     CHECK(across.count({4, 4, v}) == 1);  // 32 layers over 4 x 3 chunks: split by speed
   }
+  // As data-parallel pools, every pool holding whole replicas (TP x PP of its 8 GPUs), an even
+  // split over the chunks: 32 layers over 2 x 2 or 4 x 2 chunks, not over 2 x 3 or 4 x 3.
+  for (auto [tp, pp] : {std::pair{4, 2}, {2, 4}}) {
+    INFO("TP " << tp << " PP " << pp);
+    CHECK(replicas.count({tp, pp, 1}) == 1);
+    CHECK(replicas.count({tp, pp, 2}) == 1);
+    CHECK(replicas.count({tp, pp, 3}) == 0);
+  }
+  CHECK(replicas.count({8, 1, 2}) == 0);  // one stage is no pipeline to interleave
+}
+
+TEST_CASE("auto_parallelism tries ZeRO-3 over data-parallel pools, interleaved too") {
+  testing::TempDir dir;
+  const auto loaded = testing::load_valid_scenario(
+      dir, kTwoPools + std::string("parallelism { distributed_optimizer: false }\n"
+                                   "sweep { zero_stage: [3] auto_parallelism { micro_batch_size: "
+                                   "[1] max_pipeline_parallel: 2 max_virtual_stages: 2 } }"));
+  std::set<std::tuple<int, int, int>> replicas;  // TP, PP, virtual stages of data-parallel pools
+  for (const Configuration& c : expand_configurations(*loaded).valid) {
+    const schema::Parallelism& p = c.parallelism;
+    CHECK(p.zero_stage() == 3);
+    if (p.pool_placement() == schema::PIPELINE_ACROSS_POOLS) continue;
+    replicas.insert({p.tensor_parallel(), p.pipeline_parallel(), p.virtual_stages()});
+  }
+  CHECK(replicas.count({8, 1, 1}) == 1);
+  CHECK(replicas.count({4, 2, 1}) == 1);
+  CHECK(replicas.count({4, 2, 2}) == 1);
 }
 
 TEST_CASE("auto_parallelism tries expert parallelism inside the stages of a pipeline across pools") {
