@@ -633,10 +633,10 @@ TEST_CASE("FP8 attention takes FP8 GEMMs, or FP4 ones with a per-tensor attentio
                         "  fp8_attention_recipe: CURRENT_SCALING") == "");
   CHECK(b200_job_errors("  precision: FP4\n  fp8_attention: true\n"
                         "  fp8_attention_recipe: NVFP4") ==
-        "s.textproto:8:3: job.fp8_attention_recipe: cuDNN's FP8 attention takes DELAYED_SCALING "
+        "s.textproto:7:3: job.fp8_attention_recipe: cuDNN's FP8 attention takes DELAYED_SCALING "
         "or CURRENT_SCALING (per-tensor scales)\n");
   CHECK(b200_job_errors("  precision: FP8\n  fp8_attention_recipe: DELAYED_SCALING") ==
-        "s.textproto:7:3: job.fp8_attention_recipe: needs fp8_attention\n");
+        "s.textproto:6:3: job.fp8_attention_recipe: needs fp8_attention\n");
 }
 
 TEST_CASE("torchao's Float8 keeps attention 16-bit and all-gathers FP8 weights only under FSDP2") {
