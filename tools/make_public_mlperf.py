@@ -14,6 +14,15 @@ calibration (nothing is fitted on them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
 
+v5.1's partner results left out: AMD's, and the MI350X / MI355X runs of Cisco, Dell,
+GigaComputing and Supermicro (not NVIDIA's recipe); Lambda's GB300 (its only config sources
+config_GB200_18x4x1xtp1pp1cp2_8b.sh, which its directory does not hold); Oracle's single node
+(two configs fit it, FP8 and NVFP4, and nothing says which ran); HPE's H200 (no benchmarks
+directory); Cisco's H100 (an older recipe of its own, README-eos-dfw_n64_ngc25.01_nemo.md, not
+read); the multi-node runs on networks the catalog has no sourced entry for (Dell's 2 x XE9680L
+and 2 x XE9685L, Oracle's 8 x BM.GPU.B200.8 on RoCE, Verda's 100 GbE cluster); Nebius's v5.1
+H200 405B (logs without step metadata, not read further).
+
 Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_v3.1 at d06288b,
 mlcommons/training_results_v4.0 at 6fe9543, mlcommons/training_results_v4.1 as mirrored in
 swsok/training_results_v4.1 at b9b0547 and mlcommons/training_results_v5.0 as mirrored in
