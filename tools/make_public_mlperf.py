@@ -403,7 +403,8 @@ V51_8B_FP4_GROUP = 'Public check: MLPerf Training v5.1 {} ({}, NVFP4 with FP8 at
 RELEASES['v5.1-8b-gb200-fp4'] = dict(
     RELEASES['v5.1-8b-gb200'], precision='FP4', fp8_recipe='NVFP4', fp8_parameters=False,
     fp8_attention_recipe='CURRENT_SCALING', tp_overlap=False, name_suffix='-nvfp4',
-    group=V51_8B_FP4_GROUP.format('Llama 3.1 8B', 'NVL72 trays, 8 GPUs'), reduce_scatter_sms=None,
+    group=V51_8B_FP4_GROUP.format('Llama 3.1 8B', 'NVL72 trays, GB200 and GB300, 8 GPUs'),
+    reduce_scatter_sms=None,
     what=V51_8B_FP4_WHAT, missing=V51_8B_FP4_MISSING)
 RELEASES['v5.1-8b-gb300-fp4'] = dict(RELEASES['v5.1-8b-gb200-fp4'], system='gb300')
 # The partners' 8-GPU servers: NVIDIA's recipe, each partner's copy of its files (config_common*.sh
