@@ -9,8 +9,9 @@ NVIDIA submissions on GB200 and GB300 NVL72: Llama 3.1 405B in NVFP4 (512 to 5,1
 new Llama 3.1 8B in FP8 (72 and 512 GPUs) and in NVFP4 with FP8 attention (8 GPUs); and v5.1's
 partner submissions of NVIDIA's recipe on systems the catalog expresses: the University of
 Florida's DGX B200 (the 8B on 8 to 256 GPUs, the 405B on 256 and 448), Nebius's B200 and B300
-nodes, Dell's, Lenovo's and Supermicro's 8-GPU B200 and B300 servers. A public check outside the
-calibration (nothing is fitted on them).
+nodes, Dell's, Lenovo's and Supermicro's 8-GPU B200 and B300 servers (Dell's on two servers too)
+and Oracle's 8 x BM.GPU.B200.8. A public check outside the calibration (nothing is fitted on
+them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
 
@@ -19,9 +20,10 @@ GigaComputing and Supermicro (not NVIDIA's recipe); Lambda's GB300 (its only con
 config_GB200_18x4x1xtp1pp1cp2_8b.sh, which its directory does not hold); Oracle's single node
 (two configs fit it, FP8 and NVFP4, and nothing says which ran); HPE's H200 (no benchmarks
 directory); Cisco's H100 (an older recipe of its own, README-eos-dfw_n64_ngc25.01_nemo.md, not
-read); the multi-node runs on networks the catalog has no sourced entry for (Dell's 2 x XE9680L
-and 2 x XE9685L, Oracle's 8 x BM.GPU.B200.8 on RoCE, Verda's 100 GbE cluster); Nebius's v5.1
-H200 405B (logs without step metadata, not read further).
+read); Verda's 8 x 8 B200 cluster (its systems file's "100GbE InfiniBand" cannot be the fabric of
+a step as fast as the DGX B200's at the same layout, and no other is given); Oracle's single node
+(above); Nebius's v5.1 H200 405B (logs without step metadata, not read further). Dell's 2-server
+and Oracle's 8-server runs are in, their networks an unknown stated in their headers.
 
 Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_v3.1 at d06288b,
 mlcommons/training_results_v4.0 at 6fe9543, mlcommons/training_results_v4.1 as mirrored in
@@ -512,6 +514,18 @@ SERVERS = {
                                       '5 and NVSwitch)'),
     'Supermicro/AS-8126GS-NB3RT': ('a Supermicro AS-8126GS-NB3RT (8 B300-SXM-270GB on NVLink 5 and '
                                    'NVSwitch)'),
+    'Dell/2xXE9680Lx8B200-SXM-180GB': '2 Dell PowerEdge XE9680L (8 B200-SXM-180GB on NVLink 5 each)',
+    'Dell/2xXE9685Lx8B200-SXM-180GB': '2 Dell PowerEdge XE9685L (8 B200-SXM-180GB each)',
+    'Oracle/8xBM.GPU.B200.8': ('8 OCI BM.GPU.B200.8 (8 B200-SXM-180GB on NVLink 5 and NVSwitch each, '
+                               'RoCE v2)'),
+}
+
+# Where a multi-server run's systems file does not give its network (the stand-in's NICs then an
+# unknown); Nebius's names its 8 x 400 Gb/s NDR, the DGX B200's.
+SERVER_NETWORKS = {
+    'Dell': ': the systems file names no cluster network, an unknown of this row',
+    'Oracle': (': the systems file says RoCE v2 without the NICs\' count or speed, an unknown of '
+               'this row'),
 }
 
 # The v5.0 runs whose config sets TP_PP_DP_MAPPING=True (custom.yaml use_tp_pp_dp_mapping:
@@ -734,6 +748,16 @@ ROWS = [
     ('v5.1-8b-b300', 'Dell/results/1xXE9780x8B300-SXM-270GB', 1, 16, 2, 1, 1, 1, 2,
      'config_XE9780x8B300-SXM-270GB_1x8x2xtp1pp1cp1_8b.sh', 0.5485, 0.5484, None,
      dict(provider='dell-', recipe_dir='Dell/benchmarks/llama31_8b/implementations/nemo')),
+    ('v5.1-8b-b200', 'Dell/results/2xXE9680Lx8B200-SXM-180GB', 2, 32, 2, 1, 1, 1, 2,
+     'config_2xXE9680Lx8B200-SXM-180GB_2x8x2xtp1pp1cp1_8b.sh', 0.5948, 0.5921, None,
+     dict(provider='dell-xe9680l-', recipe_dir='Dell/benchmarks/llama31_8b/implementations/nemo')),
+    ('v5.1-8b-b200', 'Dell/results/2xXE9685Lx8B200-SXM-180GB', 2, 32, 2, 1, 1, 1, 2,
+     'config_XE9685Lx8B200-SXM-180GB_2x8x2xtp1pp1cp1.sh', 0.5883, 0.5880, None,
+     dict(provider='dell-xe9685l-', recipe_dir='Dell/benchmarks/llama31_8b/implementations/nemo')),
+    # NVTE_DPA_FP8_RECIPE="F16" beside no FP8_DPA: 16-bit attention either way.
+    ('v5.1-8b-b200', 'Oracle/results/8xBM.GPU.B200.8', 8, 32, 1, 1, 1, 1, 1,
+     'config_DGXB200_8x8x1xtp1pp1cp2_8b.sh (NVTE_DPA_FP8_RECIPE="F16")', 0.1922, 0.1913, None,
+     dict(provider='oracle-', context_parallel=2, recipe_dir='Oracle/benchmarks/llama31_8b')),
     ('v5.1-8b-b300', 'Supermicro/results/AS-8126GS-NB3RT', 1, 16, 2, 1, 1, 1, 2,
      'config_DGXB200_1x8x2xtp1pp1cp1_8b.sh: FULL_CUDA_GRAPH=0, MCORE_CUDA_GRAPH=0, NCCL over '
      'sockets (NCCL_NET=Socket, NCCL_IB_DISABLE=1; one server, NVLink between its GPUs)', 0.5513,
@@ -798,7 +822,7 @@ def system_text(submitter, system_name, nodes, hw):
     elif f'{submitter}/{system_name}' in SERVERS:
         server = SERVERS[f'{submitter}/{system_name}']
         network = ('one server: no network enters the step' if nodes == 1 else
-                   'on a rail-optimized fabric of the same NICs')
+                   f'its NICs on a rail-optimized fabric{SERVER_NETWORKS.get(submitter, "")}')
         return (f'{server[0].upper()}{server[1:]} ({submitter}/systems/{system_name}.json). The '
                 f'catalog has no instance of this server; {hw["instance"]}, the DGX of the same '
                 f'GPU, stands in (8 {hw["gpu"]} on NVSwitch; {network}). The server\'s power '
