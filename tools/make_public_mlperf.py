@@ -6,11 +6,24 @@ recipe), v4.0 (512 to 11,616 GPUs) and v4.1 (256 and 512 GPUs); v5.0's Llama 3.1
 submissions on DGX H100 (512 to 8,192 GPUs), Nebius's on 512 and 1,024 H200, and on GB200 NVL72:
 NVIDIA's Tyche (256 and 512 GPUs) and IBM+CoreWeave+NVIDIA's Carina (512 to 2,496 GPUs); v5.1's
 NVIDIA submissions on GB200 and GB300 NVL72: Llama 3.1 405B in NVFP4 (512 to 5,120 GPUs) and the
-new Llama 3.1 8B in FP8 (72 and 512 GPUs; its 8-GPU runs, NVFP4 with FP8 attention, are left out:
-the schema's fp8_attention takes precision FP8 only). A public check outside the calibration
-(nothing is fitted on them).
+new Llama 3.1 8B in FP8 (72 and 512 GPUs) and in NVFP4 with FP8 attention (8 GPUs); and v5.1's
+partner submissions of NVIDIA's recipe on systems the catalog expresses: the University of
+Florida's DGX B200 (the 8B on 8 to 256 GPUs, the 405B on 256 and 448), Nebius's B200 and B300
+nodes, Dell's, Lenovo's and Supermicro's 8-GPU B200 and B300 servers (Dell's on two servers too)
+and Oracle's 8 x BM.GPU.B200.8. A public check outside the calibration (nothing is fitted on
+them).
 
 Usage: python3 tools/make_public_mlperf.py [OUT_DIR]   (default scenarios/public_runs)
+
+v5.1's partner results left out: AMD's, and the MI350X / MI355X runs of Cisco, Dell,
+GigaComputing and Supermicro (not NVIDIA's recipe); Lambda's GB300 (its only config sources
+config_GB200_18x4x1xtp1pp1cp2_8b.sh, which its directory does not hold); Oracle's single node
+(two configs fit it, FP8 and NVFP4, and nothing says which ran); HPE's H200 (no benchmarks
+directory); Cisco's H100 (an older recipe of its own, README-eos-dfw_n64_ngc25.01_nemo.md, not
+read); Verda's 8 x 8 B200 cluster (its systems file's "100GbE InfiniBand" cannot be the fabric of
+a step as fast as the DGX B200's at the same layout, and no other is given); Oracle's single node
+(above); Nebius's v5.1 H200 405B (logs without step metadata, not read further). Dell's 2-server
+and Oracle's 8-server runs are in, their networks an unknown stated in their headers.
 
 Sources: mlcommons/training_results_v3.0 at 63e326c, mlcommons/training_results_v3.1 at d06288b,
 mlcommons/training_results_v4.0 at 6fe9543, mlcommons/training_results_v4.1 as mirrored in
@@ -350,6 +363,100 @@ RELEASES['v5.1-8b-gb300'] = dict(
                         'ring_exchange, which pretrain.py passes as NeMo\'s '
                         'RingExchangeOverlapCfg (set_sm_margin default False)'))
 
+# v5.1's 8B in NVFP4 with FP8 attention (config_common_fp4.sh, then config_common_8b.sh, then
+# config_common_fp8attn.sh): NVIDIA's 8-GPU runs on two NVL72 trays and the partners' B200 / B300
+# servers. config_common_8b.sh, sourced after config_common_fp4.sh, turns the NVFP4 stochastic
+# rounding and 2D weight blocks back on (NVTE_NVFP4_DISABLE_STOCHASTIC_ROUNDING=0,
+# NVTE_NVFP4_DISABLE_2D_QUANTIZATION=0), the Hadamard transform stays off.
+_V51_8B_FP8_TEXT = (
+    "FP8 as Transformer Engine's per-tensor current scaling (config_common.sh "
+    "FP8_RECIPE=tensorwise), hybrid E4M3 / E5M2 (FP8_HYBRID=True), FP8 weights "
+    "(FP8_PARAM_GATHER=True: fp8_param_gather); 16-bit attention (FP8_DPA unset), cuDNN's fused "
+    "attention; ")
+assert _V51_8B_FP8_TEXT in V51_8B_WHAT
+V51_8B_FP4_WHAT = V51_8B_WHAT.replace(_V51_8B_FP8_TEXT, (
+    "NVFP4 GEMMs (config_common_fp4.sh: FP4=True, FP4_RECIPE nvfp4, FP8=False) on every layer, "
+    "16-bit weights cast each step (FP8_PARAM_GATHER=False), without the random Hadamard "
+    "transform (NVTE_NVFP4_DISABLE_RHT=1), with stochastic rounding and 2D weight blocks where "
+    "the config sources config_common_8b.sh after config_common_fp4.sh (it sets "
+    "NVTE_NVFP4_DISABLE_STOCHASTIC_ROUNDING=0 and NVTE_NVFP4_DISABLE_2D_QUANTIZATION=0), without "
+    "them where it sources it before; FP8 attention (config_common_fp8attn.sh FP8_DPA=True: "
+    "Megatron-Core's fp8_dot_product_attention) under Transformer Engine's current scaling "
+    "(config_common_fp4.sh NVTE_DPA_FP8_RECIPE=\"Float8CurrentScaling\", "
+    "NVTE_DPA_FP8_FORMAT=\"HYBRID\": release_v2.8 dot_product_attention.py builds a "
+    "Float8CurrentScaling recipe for Q, K, V, O and their gradients beside the NVFP4 one: "
+    "fp8_attention_recipe CURRENT_SCALING), cuDNN's fused attention; ")).replace(
+    "the whole step and each layer captured as CUDA graphs (config_common_cg.sh FULL_CUDA_GRAPH=1, "
+    "MCORE_CUDA_GRAPH=1); ",
+    "each layer captured as a CUDA graph (config_common_cg.sh MCORE_CUDA_GRAPH=1), the whole step "
+    "too where the config leaves config_common_cg.sh's FULL_CUDA_GRAPH=1 (the 8-GPU NVFP4 configs "
+    "set 0); ")
+assert V51_8B_FP4_WHAT != V51_8B_WHAT
+V51_8B_FP4_MISSING = V51_8B_MISSING.replace(
+    "Not expressible, left at the simulator's one model: ",
+    "Not expressible, left at the simulator's one model: NVFP4 without the Hadamard transform "
+    "(NVTE_NVFP4_DISABLE_RHT=1; the simulator's fused cast writes both copies in one read, which "
+    "is what a plain cast-transpose does); the FP8 attention's output kept in 16 bits "
+    "(NVTE_DPA_FP8CS_O_in_F16=1; the simulator counts no FP8 output of a per-tensor recipe) and "
+    "the delayed scaling of its internal S and dP tensors (no amax reduction: "
+    "NVTE_DPA_FP8DS_REDUCE_AMAX=0); ")
+# The new groups' names sort after the existing MLPerf groups (validate lists groups by name).
+V51_8B_FP4_GROUP = 'Public check: MLPerf Training v5.1 {} ({}, NVFP4 with FP8 attention)'
+RELEASES['v5.1-8b-gb200-fp4'] = dict(
+    RELEASES['v5.1-8b-gb200'], precision='FP4', fp8_recipe='NVFP4', fp8_parameters=False,
+    fp8_attention_recipe='CURRENT_SCALING', tp_overlap=False, name_suffix='-nvfp4',
+    group=V51_8B_FP4_GROUP.format('Llama 3.1 8B', 'NVL72 trays, GB200 and GB300, 8 GPUs'),
+    reduce_scatter_sms=None,
+    what=V51_8B_FP4_WHAT, missing=V51_8B_FP4_MISSING)
+RELEASES['v5.1-8b-gb300-fp4'] = dict(RELEASES['v5.1-8b-gb200-fp4'], system='gb300')
+# The partners' 8-GPU servers: NVIDIA's recipe, each partner's copy of its files (config_common*.sh
+# alike but for GPU_ARCH=gb200 left out, which only picks a userbuffers file these TP-1 runs do
+# not use), one config per system.
+RELEASES['v5.1-8b-b200-fp4'] = dict(
+    RELEASES['v5.1-8b-gb200-fp4'], system='b200',
+    group=V51_8B_FP4_GROUP.format("partners' Llama 3.1 8B", 'B200 and B300 servers'))
+RELEASES['v5.1-8b-b300-fp4'] = dict(RELEASES['v5.1-8b-b200-fp4'], system='b300')
+# The same servers and the University of Florida's DGX B200 in the 8B's FP8 recipe (FP8 GEMMs,
+# 16-bit attention), as in the NVL72 rows.
+V51_8B_SERVER_FP8_GROUP = ("Public check: MLPerf Training v5.1 partners' Llama 3.1 8B (B200 and "
+                           'B300 servers, FP8)')
+RELEASES['v5.1-8b-b200'] = dict(
+    RELEASES['v5.1-8b-gb200'], system='b200', tp_overlap=False, reduce_scatter_sms=None,
+    group=V51_8B_SERVER_FP8_GROUP)
+RELEASES['v5.1-8b-b300'] = dict(RELEASES['v5.1-8b-b200'], system='b300')
+# The University of Florida's Llama 3.1 405B on DGX B200: NVIDIA's FP8 recipe of the release
+# (its b200_nemo copy), whose DGX B200 configs were not run by NVIDIA itself.
+RELEASES['v5.1-405b-b200'] = dict(
+    round='v5.1', system='b200', fp8_recipe='CURRENT_SCALING', tp_overlap=False, first_block=True,
+    tp_pp_dp_mapping=True,
+    repo='mlcommons/training_results_v5.1 @ 441d65f',
+    group="Public check: MLPerf Training v5.1 partners' Llama 3.1 405B (DGX B200, FP8)",
+    benchmark='llama31_405b', context_parallel=2, pipeline_split=True,
+    fp8_parameters=True, flash_attention_2=False, fused_loss=True, reduce_scatter_sms=None,
+    what=V51_WHAT.replace(
+        "NVFP4 (config_common_fp4.sh: FP4=True, FP4_RECIPE nvfp4, FP8=False) on every layer "
+        "(FIRST_LAST_LAYERS_BF16 unset), 16-bit weights cast each step (FP8_PARAM_GATHER=False, no "
+        "fp4_param_gather), ",
+        "FP8 as Transformer Engine's per-tensor current scaling (config_common.sh FP8=True, "
+        "FP8_RECIPE=tensorwise; FP8_HYBRID unset: E4M3), FP8 weights (FP8_PARAM_GATHER=True: "
+        "fp8_param_gather), ").replace(
+        "16-bit attention (FP8_DPA unset: config_common_fp8attn.sh is not sourced)",
+        "16-bit attention (FP8_DPA unset)").replace(
+        "sequence parallelism without the userbuffers TP overlap (config_common_fp4.sh "
+        "TP_COMM_OVERLAP=False: the tensor-parallel all-gathers and reduce-scatters as NCCL "
+        "collectives)",
+        "sequence parallelism without the userbuffers TP overlap (the config, unlike NVIDIA's "
+        "config_DGXB200_64x8x144xtp4pp8cp2_cg.sh, leaves TP_COMM_OVERLAP unset: custom.yaml's "
+        "ub_tp_comm_overlap default False; MC_TP_OVERLAP_AG/RS=True act only under it)"),
+    missing=("Not expressible, left at the simulator's one model: the CUDA graphs (the simulator "
+             "charges a dense layer no host launch time); the LayerNorm kernels' SM margin "
+             "(NVTE_FWD/BWD_LAYERNORM_SM_MARGIN=16) and cuDNN's normalization kernels "
+             "(NVTE_NORM_FWD/BWD_USE_CUDNN=1); NCCL's CTA limits (NCCL_MIN_CTAS=16, "
+             "NCCL_MAX_CTAS=32) and NVLink SHARP turned off (NCCL_NVLS_ENABLE=0); the parameter "
+             "all-gather aligned across chunks (ALIGN_PARAM_GATHER); the DDP bucket size "
+             "(custom.yaml bucket_size 134217728); E4M3 against hybrid FP8 (one FP8 rate in the "
+             "simulator)."))
+
 # Nebius's v5.0 H200 runs: NVIDIA's eos-dfw recipe of the same release (pretrain.py, custom.yaml,
 # Dockerfile alike) at TP 4 with the H100 TP-4 userbuffers file, NVLink SHARP left on.
 _RANK_ORDER_V50 = "Megatron-Core's rank order tp-cp-dp-pp (TP_DP_PP); "
@@ -378,6 +485,47 @@ SYSTEMS = {
                   nvlink_domain_nodes=16, nics='4 x 400 Gb/s ConnectX-7 NDR InfiniBand'),
     'gb300': dict(instance='onprem.gb300-nvl72', gpus_per_node=4, gpu='GB300',
                   nvlink_domain_nodes=16, nics='4 x 800 Gb/s ConnectX-8 XDR InfiniBand'),
+    'b200': dict(instance='onprem.dgx-b200', gpus_per_node=8, gpu='B200', nvlink_domain_nodes=None),
+    'b300': dict(instance='onprem.dgx-b300', gpus_per_node=8, gpu='B300', nvlink_domain_nodes=None),
+}
+
+# The partners' B200 and B300 servers (their systems/<system>.json), each written as the DGX of its
+# GPU: 8 SXM GPUs on NVLink 5 and NVSwitch. The single-server rows use no network; where a run
+# spans servers, its network is named here.
+SERVERS = {
+    'Dell/1xXE9680Lx8B200-SXM-180GB': 'a Dell PowerEdge XE9680L (8 B200-SXM-180GB on NVLink 5)',
+    'Dell/1xXE9780x8B300-SXM-270GB': 'a Dell PowerEdge XE9780 (8 B300-SXM-270GB)',
+    'Lenovo/SR680aV3-8xB200_SXM_180GB': ('a Lenovo ThinkSystem SR680a V3 (8 B200-SXM-180GB, 18 '
+                                         'NVLink 5 links each)'),
+    'Lenovo/SR780aV3-8xB200_SXM_180GB': ('a Lenovo ThinkSystem SR780a V3 (8 B200-SXM-180GB, 18 '
+                                         'NVLink 5 links each)'),
+    'Lenovo/SR680aV4-8xB300_SXM': 'a Lenovo ThinkSystem SR680a V4 (8 B300-SXM-270GB)',
+    'Nebius/nebius_b200_n1': ('a Nebius B200 node (8 B200-SXM-180GB on NVLink 5, 8 x 400 Gb/s '
+                              'ConnectX-7 NDR InfiniBand)'),
+    'Nebius/nebius_b200_n2': ('2 Nebius B200 nodes (8 B200-SXM-180GB on NVLink 5, 8 x 400 Gb/s '
+                              'ConnectX-7 NDR InfiniBand each)'),
+    'Nebius/nebius_b200_n4': ('4 Nebius B200 nodes (8 B200-SXM-180GB on NVLink 5, 8 x 400 Gb/s '
+                              'ConnectX-7 NDR InfiniBand each)'),
+    'Nebius/nebius_b300_n1': ('a Nebius B300 node (8 B300-SXM-270GB on NVLink 5, 8 x 800 Gb/s '
+                              'ConnectX-8 XDR InfiniBand)'),
+    'Supermicro/AS-4126GS-NBR-LCC': ('a Supermicro AS-4126GS-NBR-LCC (8 B200-SXM-180GB on NVLink 5 '
+                                     'and NVSwitch)'),
+    'Supermicro/SYS-422GS-NBRT-LCC': ('a Supermicro SYS-422GS-NBRT-LCC (8 B200-SXM-180GB on NVLink '
+                                      '5 and NVSwitch)'),
+    'Supermicro/AS-8126GS-NB3RT': ('a Supermicro AS-8126GS-NB3RT (8 B300-SXM-270GB on NVLink 5 and '
+                                   'NVSwitch)'),
+    'Dell/2xXE9680Lx8B200-SXM-180GB': '2 Dell PowerEdge XE9680L (8 B200-SXM-180GB on NVLink 5 each)',
+    'Dell/2xXE9685Lx8B200-SXM-180GB': '2 Dell PowerEdge XE9685L (8 B200-SXM-180GB each)',
+    'Oracle/8xBM.GPU.B200.8': ('8 OCI BM.GPU.B200.8 (8 B200-SXM-180GB on NVLink 5 and NVSwitch each, '
+                               'RoCE v2)'),
+}
+
+# Where a multi-server run's systems file does not give its network (the stand-in's NICs then an
+# unknown); Nebius's names its 8 x 400 Gb/s NDR, the DGX B200's.
+SERVER_NETWORKS = {
+    'Dell': ': the systems file names no cluster network, an unknown of this row',
+    'Oracle': (': the systems file says RoCE v2 without the NICs\' count or speed, an unknown of '
+               'this row'),
 }
 
 # The v5.0 runs whose config sets TP_PP_DP_MAPPING=True (custom.yaml use_tp_pp_dp_mapping:
@@ -543,6 +691,103 @@ ROWS = [
      dict(context_parallel=2, nvlink_domain_nodes=18)),
     ('v5.1-8b-gb300', 'NVIDIA/results/theia_ngpu512_ngc25.09_nemo', 128, 64, 1, 2, 1, 1, 1,
      'config_GB300_128x4x1xtp2pp1cp4_8b.sh', 0.0865, 0.0867, None, dict(context_parallel=4)),
+    # The 8-GPU runs: two trays of a rack (systems file "Tyche (1x NVIDIA GB200 NVL72)",
+    # number_of_nodes 2), NVFP4 with FP8 attention, one micro-batch of two sequences a GPU.
+    ('v5.1-8b-gb200-fp4', 'NVIDIA/results/tyche_ngpu8_ngc25.09_nemo', 2, 16, 2, 1, 1, 1, 2,
+     'config_GB200_2x4x2xtp1pp1cp1_8b_fp4.sh', 0.4097, 0.4140, None, dict(nvlink_domain_nodes=2)),
+    ('v5.1-8b-gb300-fp4', 'NVIDIA/results/theia_ngpu8_ngc25.09_nemo', 2, 16, 2, 1, 1, 1, 2,
+     'config_GB300_2x4x2xtp1pp1cp1_8b_fp4.sh', 0.3498, 0.3496, None, dict(nvlink_domain_nodes=2)),
+    # The partners' servers in NVFP4 with FP8 attention.
+    ('v5.1-8b-b200-fp4', 'Dell/results/1xXE9680Lx8B200-SXM-180GB', 1, 16, 2, 1, 1, 1, 2,
+     'config_1xXE9680Lx8B200-SXM-180GB.sh (FULL_CUDA_GRAPH=0)', 0.4551, 0.4552, None,
+     dict(provider='dell-', recipe_dir='Dell/benchmarks/llama31_8b/implementations/nemo')),
+    ('v5.1-8b-b200-fp4', 'Lenovo/results/SR680aV3-8xB200_SXM_180GB', 1, 16, 2, 1, 1, 1, 2,
+     'config_SR780aV3_SR680aV3_SR680aV4.sh (FULL_CUDA_GRAPH=0)', 0.4488, 0.4485, None,
+     dict(provider='lenovo-sr680av3-', recipe_dir='Lenovo/benchmarks/llama31_8b',
+          result_files=('result_01.txt', 'result_02.txt'))),
+    ('v5.1-8b-b200-fp4', 'Lenovo/results/SR780aV3-8xB200_SXM_180GB', 1, 16, 2, 1, 1, 1, 2,
+     'config_SR780aV3_SR680aV3_SR680aV4.sh (FULL_CUDA_GRAPH=0)', 0.4560, 0.4560, None,
+     dict(provider='lenovo-sr780av3-', recipe_dir='Lenovo/benchmarks/llama31_8b',
+          result_files=('result_01.txt', 'result_02.txt'))),
+    ('v5.1-8b-b300-fp4', 'Lenovo/results/SR680aV4-8xB300_SXM', 1, 16, 2, 1, 1, 1, 2,
+     'config_SR780aV3_SR680aV3_SR680aV4.sh (FULL_CUDA_GRAPH=0)', 0.4101, 0.4109, None,
+     dict(provider='lenovo-', recipe_dir='Lenovo/benchmarks/llama31_8b')),
+    ('v5.1-8b-b200-fp4', 'Nebius/results/nebius_b200_n1', 1, 16, 2, 1, 1, 1, 2,
+     'config_DGXB200_1x8x2xtp1pp1cp1_8b_fp4.sh (FULL_CUDA_GRAPH=0)', 0.4609, 0.4608, None,
+     dict(recipe_dir='Nebius/benchmarks/llama31_8b/configs/nebius_b200_n1',
+          result_files=('result_01.txt', 'result_02.txt'))),
+    ('v5.1-8b-b200-fp4', 'Nebius/results/nebius_b200_n2', 2, 32, 2, 1, 1, 1, 1,
+     'config_DGXB200_2x8x2xtp1pp1cp1_8b_fp4.sh (FULL_CUDA_GRAPH=0)', 0.4968, 0.4976, None,
+     dict(recipe_dir='Nebius/benchmarks/llama31_8b/configs/nebius_b200_n2',
+          result_files=('result_1.txt', 'result_2.txt'))),
+    ('v5.1-8b-b200-fp4', 'Nebius/results/nebius_b200_n4', 4, 32, 1, 1, 1, 1, 1,
+     'config_DGXB200_4x8x1xtp1pp1cp1_8b_fp4.sh (FULL_CUDA_GRAPH=0)', 0.2698, 0.2696, None,
+     dict(recipe_dir='Nebius/benchmarks/llama31_8b/configs/nebius_b200_n4',
+          result_files=('result_01.txt', 'result_02.txt'))),
+    # Named for the DGX B200 but sourcing config_common_fp4.sh last: NVFP4 with FP8 attention
+    # (its NVTE_DPA_FP8_RECIPE="Float8CurrentScaling" over config_common.sh's "F16").
+    ('v5.1-8b-b300-fp4', 'Nebius/results/nebius_b300_n1', 1, 16, 2, 1, 1, 1, 2,
+     'config_DGXB200_1x8x2xtp1pp1cp1_8b.sh, which sources config_common_fp4.sh last: no '
+     'stochastic rounding nor 2D blocks, FULL_CUDA_GRAPH=1', 0.3987,
+     0.3991, None,
+     dict(recipe_dir='Nebius/benchmarks/llama31_8b/configs/nebius_b300_n1',
+          result_files=('result_1.txt', 'result_2.txt'))),
+    ('v5.1-8b-b200-fp4', 'Supermicro/results/AS-4126GS-NBR-LCC', 1, 16, 2, 1, 1, 1, 2,
+     'config_AS-4126GS-NBR-LCC_1x8x2xtp1pp1cp1_8b_fp4.sh (FULL_CUDA_GRAPH=0)', 0.4544, 0.4547,
+     None,
+     dict(provider='supermicro-as4126-',
+          recipe_dir='Supermicro/benchmarks/llama31_8b/implementations/AS-4126GS-NBR-LCC',
+          result_files=('result_1.txt', 'result_2.txt'))),
+    ('v5.1-8b-b200-fp4', 'Supermicro/results/SYS-422GS-NBRT-LCC', 1, 16, 2, 1, 1, 1, 2,
+     'config_SYS-422GS-NBRT-LCC_1x8x2xtp1pp1cp1_8b_fp4.sh (FULL_CUDA_GRAPH=0)', 0.4557, 0.4553,
+     None,
+     dict(provider='supermicro-sys422-',
+          recipe_dir='Supermicro/benchmarks/llama31_8b/implementations/SYS-422GS-NBRT-LCC',
+          result_files=('result_1.txt', 'result_2.txt'))),
+    # The 8B's FP8 recipe on B300 servers and the University of Florida's DGX B200.
+    ('v5.1-8b-b300', 'Dell/results/1xXE9780x8B300-SXM-270GB', 1, 16, 2, 1, 1, 1, 2,
+     'config_XE9780x8B300-SXM-270GB_1x8x2xtp1pp1cp1_8b.sh', 0.5485, 0.5484, None,
+     dict(provider='dell-', recipe_dir='Dell/benchmarks/llama31_8b/implementations/nemo')),
+    ('v5.1-8b-b200', 'Dell/results/2xXE9680Lx8B200-SXM-180GB', 2, 32, 2, 1, 1, 1, 2,
+     'config_2xXE9680Lx8B200-SXM-180GB_2x8x2xtp1pp1cp1_8b.sh', 0.5948, 0.5921, None,
+     dict(provider='dell-xe9680l-', recipe_dir='Dell/benchmarks/llama31_8b/implementations/nemo')),
+    ('v5.1-8b-b200', 'Dell/results/2xXE9685Lx8B200-SXM-180GB', 2, 32, 2, 1, 1, 1, 2,
+     'config_XE9685Lx8B200-SXM-180GB_2x8x2xtp1pp1cp1.sh', 0.5883, 0.5880, None,
+     dict(provider='dell-xe9685l-', recipe_dir='Dell/benchmarks/llama31_8b/implementations/nemo')),
+    # NVTE_DPA_FP8_RECIPE="F16" beside no FP8_DPA: 16-bit attention either way.
+    ('v5.1-8b-b200', 'Oracle/results/8xBM.GPU.B200.8', 8, 32, 1, 1, 1, 1, 1,
+     'config_DGXB200_8x8x1xtp1pp1cp2_8b.sh (NVTE_DPA_FP8_RECIPE="F16")', 0.1922, 0.1913, None,
+     dict(provider='oracle-', context_parallel=2, recipe_dir='Oracle/benchmarks/llama31_8b')),
+    ('v5.1-8b-b300', 'Supermicro/results/AS-8126GS-NB3RT', 1, 16, 2, 1, 1, 1, 2,
+     'config_DGXB200_1x8x2xtp1pp1cp1_8b.sh: FULL_CUDA_GRAPH=0, MCORE_CUDA_GRAPH=0, NCCL over '
+     'sockets (NCCL_NET=Socket, NCCL_IB_DISABLE=1; one server, NVLink between its GPUs)', 0.5513,
+     0.5513, None,
+     dict(provider='supermicro-', default_buckets=True,
+          recipe_dir='Supermicro/benchmarks/llama31_8b/implementations/AS-8126GS-NB3RT',
+          result_files=('result_1.txt', 'result_2.txt'))),
+] + [
+    ('v5.1-8b-b200', f'University-of-Florida/results/hpg.dgxb200x8.n{nodes}', nodes, gbs, minibs,
+     1, 1, 1, minibs, f'config_DGXB200_{nodes}x8x{minibs}xtp1pp1cp{cp}_8b.sh', step, cross, None,
+     dict(context_parallel=cp, default_buckets=True,
+          recipe_dir='University-of-Florida/benchmarks/llama31_8b/implementations/hpg.dgxb200x8 '
+                     'with the common files of b200_nemo beside it'))
+    for nodes, gbs, minibs, cp, step, cross in (
+        (1, 16, 2, 1, 0.5445, 0.5446), (2, 32, 2, 1, 0.5723, 0.5740),
+        (4, 16, 1, 2, 0.1924, 0.1926), (8, 32, 1, 2, 0.1904, 0.1904),
+        (16, 64, 1, 2, 0.1941, 0.1942), (32, 128, 1, 2, 0.2226, 0.2226))
+] + [
+    ('v5.1-405b-b200', f'University-of-Florida/results/hpg.dgxb200x8.n{nodes}', nodes, gbs, 144, 4,
+     8, 8, 1, f'config_DGXB200_{nodes}x8x144xtp4pp8cp2_cg.sh', step, cross, None,
+     dict(later_blocks=later,
+          recipe_dir='University-of-Florida/benchmarks/llama31_405b/implementations/hpg.dgxb200x8 '
+                     'with the common files of b200_nemo beside it'))
+    for nodes, gbs, step, cross, later in (
+        (32, 576, 27.7385, 27.7157,
+         "its 448 steps counted by the log's step metadata, as for NVIDIA's v5.1 405B rows; the "
+         'later blocks, 32 and 20 steps after an evaluation each, ran at 27.61 s a step'),
+        (56, 1008, 27.9709, 28.0428,
+         "its 285 steps counted by the log's step metadata, as for NVIDIA's v5.1 405B rows; the "
+         'later block, 19 steps after an evaluation, ran at 28.00 s a step'))
 ]
 
 
@@ -561,7 +806,7 @@ def system_text(submitter, system_name, nodes, hw):
         text = (f'{nodes} CoreWeave HGX H100 nodes (8 H100 SXM5 80 GB on NVLink 4 and '
                 'NVSwitch, 8 x 400 Gb/s ConnectX-7 NDR InfiniBand: '
                 f'{submitter}/systems/{system_name}.json).')
-    elif submitter == 'Nebius':
+    elif submitter == 'Nebius' and hw['gpu'] == 'H200':
         return (f'{nodes} Nebius H200 nodes (8 H200 SXM5 141 GB on NVLink 4 and NVSwitch, 8 x 400 '
                 f'Gb/s ConnectX-7 NDR InfiniBand: {submitter}/systems/{system_name}.json). The '
                 'catalog has no Nebius or DGX H200 instance; aws.p5e.48xlarge stands in (the same '
@@ -576,6 +821,19 @@ def system_text(submitter, system_name, nodes, hw):
                 f'"{racks}x NVIDIA {hw["gpu"]} NVL72"), '
                 f'{"all" if trays == 18 else trays} of each rack\'s 18 trays: NVLink domains of '
                 f'{trays} trays (nvlink_domain_nodes) on a rail-optimized fabric.')
+    elif submitter == 'University-of-Florida':
+        return (f'{nodes} NVIDIA DGX B200 of HiPerGator (8 B200-SXM-180GB on NVLink 5, InfiniBand: '
+                f'{submitter}/systems/{system_name}.json), written as onprem.dgx-b200 (8 x 400 '
+                'Gb/s NDR) on a rail-optimized fabric; the NICs\' count and speed are not in the '
+                'systems file, an unknown of this row.')
+    elif f'{submitter}/{system_name}' in SERVERS:
+        server = SERVERS[f'{submitter}/{system_name}']
+        network = ('one server: no network enters the step' if nodes == 1 else
+                   f'its NICs on a rail-optimized fabric{SERVER_NETWORKS.get(submitter, "")}')
+        return (f'{server[0].upper()}{server[1:]} ({submitter}/systems/{system_name}.json). The '
+                f'catalog has no instance of this server; {hw["instance"]}, the DGX of the same '
+                f'GPU, stands in (8 {hw["gpu"]} on NVSwitch; {network}). The server\'s power '
+                'and cooling limits are not the DGX\'s, an unknown of this row.')
     else:
         return (f'{nodes} DGX H100 (8 x 400 Gb/s NDR: {submitter}/systems/{system_name}.json), '
                 'a rail-optimized SuperPOD fabric.')
@@ -599,7 +857,9 @@ def scenario(row):
     assert gpus // (tp * pp * cp) * minibs == gbs, results
     submitter, _, system_name = results.split('/')
     partner = submitter != 'NVIDIA'
-    if 'system' in r:
+    if 'recipe_dir' in extra:
+        recipe = extra['recipe_dir']
+    elif 'system' in r:
         recipe = r['recipe'].format(submitter=submitter, system_name=system_name)
         if submitter == 'IBM+CoreWeave+NVIDIA':
             recipe += (", NVIDIA's tyche_ngpu512_ngc25.04_nemo files but for the CPU binding "
@@ -639,6 +899,17 @@ def scenario(row):
         reserved = (f'The userbuffers reduce-scatter kernels reserve no SMs beside their GEMMs '
                     f'({ub_config}). ')
     ran = r['what']
+    missing = r['missing']
+    if extra.get('default_buckets'):
+        ran = ran.replace('768 MB buckets (BUCKET_SIZE=768000000)',
+                          "128 MiB buckets (custom.yaml bucket_size 134217728: this copy's "
+                          'config_common_8b.sh sets no BUCKET_SIZE)')
+        missing = missing.replace(
+            'the DDP buckets of 768M parameters (BUCKET_SIZE=768000000; the simulator keeps '
+            'Megatron-Core\'s default, max(40M, 1M x the data x context-parallel ranks)).',
+            'the DDP bucket size (custom.yaml bucket_size 134217728; the simulator keeps '
+            'Megatron-Core\'s default, max(40M, 1M x the data x context-parallel ranks)).')
+    ran += extra.get('note', '')
     tp_pp_dp = results in TP_PP_DP_MAPPING or r.get('tp_pp_dp_mapping', False)
     if 'system' in r:
         ran += ("Megatron-Core's rank order " +
@@ -650,7 +921,7 @@ def scenario(row):
     sequences = f'{minibs} sequence{"s" if minibs > 1 else ""} a replica'
     what = (f'What ran, read in the recipe ({recipe}; not a rule of ours): {ran}{layout}, '
             f'{sequences} ({config}); {common}{" " if common else ""}{deferred}{reserved}'
-            f'{r["missing"]}')
+            f'{missing}')
     marks = {'v3.0': 'eval_stop to the next eval_start, the first from block_start',
              'v5.0': 'block_start to block_stop, 46080 / global batch steps a block',
              'v5.0-gb200': 'block_start to block_stop, 46080 / global batch steps a block',
@@ -662,10 +933,11 @@ def scenario(row):
     if r.get('first_block'):
         marks = 'block_start at run_start to the first block_stop'
         blocks = "block 1's steps by the step metadata"
-        scored = (f'the first block\'s steps over its elapsed time ({marks}, its 240-300 steps '
-                  'counted by the log\'s step metadata; the later blocks are 15-20 steps each, '
-                  'every one after an evaluation carrying 1-5 s that the first block spreads over '
-                  'its many steps)')
+        later = extra.get('later_blocks', (
+            'its 240-300 steps counted by the log\'s step metadata; the later blocks are 15-20 '
+            'steps each, every one after an evaluation carrying 1-5 s that the first block spreads '
+            'over its many steps'))
+        scored = f'the first block\'s steps over its elapsed time ({marks}, {later})'
     else:
         if r.get('benchmark') == 'llama31_8b':
             marks = ('block_start to block_stop, VAL_CHECK_INTERVAL steps a block by the step '
@@ -673,14 +945,16 @@ def scenario(row):
         blocks = 'blocks 2-last'
         scored = (f'the training samples of blocks 2-last over their summed elapsed time '
                   f'({marks}, evaluations excluded)')
-    first, second = r.get('result_files', ('result_0.txt', 'result_1.txt'))
+    first, second = extra.get('result_files',
+                              r.get('result_files', ('result_0.txt', 'result_1.txt')))
     how = (f'Scored on step time: in {results}/{r.get("benchmark", "gpt3")}/{first}, '
            f'{scored}: {step} s a step; {second} gives {cross} s'
            + (f', NeMo\'s own per-step timer (train_step_timing median) {timer} s.' if timer
               else '.')
            + f' TFLOP/s derived from it (not published) as {b["flops_text"]} FLOPs a sequence.')
-    provider = {'Azure+NVIDIA': 'azure-', 'NVIDIA_CoreWeave': 'coreweave-',
-                'IBM+CoreWeave+NVIDIA': 'coreweave-', 'Nebius': 'nebius-'}.get(submitter, '')
+    provider = extra.get('provider', {'Azure+NVIDIA': 'azure-', 'NVIDIA_CoreWeave': 'coreweave-',
+                                      'IBM+CoreWeave+NVIDIA': 'coreweave-', 'Nebius': 'nebius-',
+                                      'University-of-Florida': 'uf-'}.get(submitter, ''))
     group = {'Azure+NVIDIA': AZURE, 'NVIDIA_CoreWeave': COREWEAVE,
              'IBM+CoreWeave+NVIDIA': COREWEAVE_GB200}.get(submitter, r['group'])
     bench = r.get('benchmark', 'gpt3')
@@ -690,8 +964,10 @@ def scenario(row):
     name = (f'mlperf-{mlperf_round}-{model_name}-'
             f'{provider}{hw["gpu"].lower()}-{gpus}{r.get("name_suffix", "")}')
     precision = r.get('precision', 'FP8')
+    attention_recipe = r.get('fp8_attention_recipe')
     lines = [wrap(f'MLPerf Training {mlperf_round}, {b["title"]} on {gpus} {hw["gpu"]} GPUs, '
-                  f'{"NVFP4" if precision == "FP4" else precision} '
+                  f'{"NVFP4" if precision == "FP4" else precision}'
+                  f'{" with FP8 attention" if attention_recipe else ""} '
                   f'({r["repo"]}, {results}/{bench}). Generated by tools/make_public_mlperf.py; a '
                   'public check outside the calibration (nothing is fitted on it).'),
              wrap(system), wrap(what), wrap(how),
@@ -711,6 +987,8 @@ def scenario(row):
         lines.append('  unfused_cross_entropy: true')
     if r.get('te_cross_entropy'):
         lines.append('  transformer_engine_cross_entropy: true')
+    if attention_recipe:
+        lines += ['  fp8_attention: true', f'  fp8_attention_recipe: {attention_recipe}']
     domain = (f' nvlink_domain_nodes: {hw["nvlink_domain_nodes"]}' if hw['nvlink_domain_nodes']
               else '')
     lines += ['}',

@@ -137,8 +137,21 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   if (job.has("fp4_unfused_hadamard_cast") && m.precision() != s::FP4) {
     job.error("fp4_unfused_hadamard_cast", "applies to precision FP4 only");
   }
-  if (job.has("fp8_attention") && m.precision() != s::FP8) {
-    job.error("fp8_attention", "applies to precision FP8 only");
+  if (job.has("fp8_attention") && !narrow) {
+    job.error("fp8_attention", "applies to precision FP8 or FP4");
+  }
+  if (job.has("fp8_attention_recipe")) {
+    const s::Fp8Recipe recipe = m.fp8_attention_recipe();
+    if (!m.fp8_attention()) {
+      job.error("fp8_attention_recipe", "needs fp8_attention");
+    } else if (recipe != s::DELAYED_SCALING && recipe != s::CURRENT_SCALING) {
+      job.error("fp8_attention_recipe",
+                "cuDNN's FP8 attention takes DELAYED_SCALING or CURRENT_SCALING (per-tensor "
+                "scales)");
+    }
+  } else if (m.fp8_attention() && m.precision() == s::FP4) {
+    job.error("fp8_attention", "under precision FP4 needs fp8_attention_recipe (NVFP4 has no "
+                               "attention kernel: DELAYED_SCALING or CURRENT_SCALING)");
   }
   if (m.fp8_attention() && m.fp8_recipe() == s::TORCHAO_TENSORWISE) {
     job.error("fp8_attention", "torchao's Float8 (fp8_recipe TORCHAO_TENSORWISE) converts only "

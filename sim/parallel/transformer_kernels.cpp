@@ -56,7 +56,8 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
   if (narrow_gemms(job.precision())) {
     const Fp8CastBytes casts =
         fp8_cast_bytes(ops, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,
-                       job.fp4_unfused_hadamard_cast(), job.fp8_parameters());
+                       job.fp4_unfused_hadamard_cast(), job.fp8_parameters(),
+                       attention_recipe(job));
     layer.forward.compute += compute.memory_bound(casts.forward);
     // torchao's transposed copies of saved inputs (read 1, write 1 byte an element), less those a
     // compiled backward's rerun casts write (below).
@@ -77,7 +78,8 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
       }
       const Fp8CastBytes rerun_casts =
           fp8_cast_bytes(rerun, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,
-                         job.fp4_unfused_hadamard_cast(), job.fp8_parameters());
+                         job.fp4_unfused_hadamard_cast(), job.fp8_parameters(),
+                         attention_recipe(job));
       const double fused = full ? rerun_casts.saved_input_transposes : 0;
       layer.recompute.compute += compute.memory_bound(rerun_casts.forward + fused);
       transposed -= fused;

@@ -17,6 +17,10 @@ s::Fp8Recipe gemm_recipe(const s::TrainingJob& job) {
   return job.precision() == s::FP4 ? s::NVFP4 : job.fp8_recipe();
 }
 
+s::Fp8Recipe attention_recipe(const s::TrainingJob& job) {
+  return job.has_fp8_attention_recipe() ? job.fp8_attention_recipe() : gemm_recipe(job);
+}
+
 double narrow_copy_bytes(s::Fp8Recipe recipe) {
   if (recipe == s::NVFP4) return 0.5 + 1.0 / 16;  // E2M1 pairs, an E4M3 scale per 16
   return 1 + (block_scaled(recipe) ? 1.0 / 32 : 0);
@@ -88,9 +92,14 @@ void add_torchao_casts(const LayerOp& op, bool gathered, bool scattered, int ten
 }  // namespace
 
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe, bool any_layout,
-                            int tensor_parallel, bool unfused_hadamard, bool fp8_parameters) {
+                            int tensor_parallel, bool unfused_hadamard, bool fp8_parameters,
+                            s::Fp8Recipe attention) {
   using Kind = LayerOp::Kind;
   const double per_element = fp8_cast_bytes_per_element(recipe, any_layout, unfused_hadamard);
+  const double attention_per_element =
+      attention == s::FP8_RECIPE_UNSPECIFIED
+          ? per_element
+          : fp8_cast_bytes_per_element(attention, any_layout, unfused_hadamard);
   const double frozen_per_element = cast_bytes_per_element(recipe, 1, unfused_hadamard);
   // Per-tensor FP8 where the GEMMs need a transpose (the header): a gathered tensor's shard cast
   // row-wise only, the whole gathered tensor transposed in the backward (read 1, write 1).
@@ -103,8 +112,8 @@ Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe
     if (op.kind == Kind::kAttention && op.fp8) {
       // The queries (and the output's gradient, of their shape) and the keys and values.
       const double queries = static_cast<double>(op.count) * op.m * op.k;
-      bytes.forward += per_element * (queries + op.key_value_elements);
-      bytes.backward += per_element * queries;
+      bytes.forward += attention_per_element * (queries + op.key_value_elements);
+      bytes.backward += attention_per_element * queries;
       continue;
     }
     if (op.kind != Kind::kMatmul || op.sixteen_bit) continue;

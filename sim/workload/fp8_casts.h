@@ -59,6 +59,9 @@ namespace clustersim {
 // The recipe of `job`'s narrow GEMMs: NVFP4 under precision FP4, else job.fp8_recipe.
 schema::Fp8Recipe gemm_recipe(const schema::TrainingJob& job);
 
+// The recipe an FP8 attention's inputs are cast under: job.fp8_attention_recipe, else the GEMMs'.
+schema::Fp8Recipe attention_recipe(const schema::TrainingJob& job);
+
 // Bytes per element of one narrow copy with its scales: NVFP4 0.5 + 1/16, MXFP8 and blockwise
 // 1 + 1/32, per-tensor FP8 1.
 double narrow_copy_bytes(schema::Fp8Recipe recipe);
@@ -129,9 +132,12 @@ struct Fp8CastBytes {
 // optimizer: fp8_weight_cast_bytes), and in the backward the data-gradient GEMM's transposed copy
 // of the gathered FP8 weight (read 1, write 1 byte). Independent of `any_layout` (_scaled_mm's
 // layout rule held on every GPU then) and `unfused_hadamard`.
+// The attention's inputs are cast under `attention` (attention_recipe: a per-tensor recipe beside
+// NVFP4 GEMMs, job.fp8_attention_recipe), or `recipe` where it is FP8_RECIPE_UNSPECIFIED.
 Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, schema::Fp8Recipe recipe,
                             bool any_layout, int tensor_parallel, bool unfused_hadamard = false,
-                            bool fp8_parameters = false);
+                            bool fp8_parameters = false,
+                            schema::Fp8Recipe attention = schema::FP8_RECIPE_UNSPECIFIED);
 
 // Bytes per parameter of a narrow weight copy as gathered, kept and transposed: NVFP4's
 // narrow_copy_bytes, 1 for the FP8 recipes (their scales left out).

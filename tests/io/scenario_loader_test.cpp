@@ -654,10 +654,23 @@ TEST_CASE("BF16 optimizer moments need a master copy and are not sixteen_bit_sta
         "already\n");
 }
 
-TEST_CASE("FP8 attention takes FP8 GEMMs' precision: not BF16 nor FP4") {
+TEST_CASE("FP8 attention takes FP8 GEMMs, or FP4 ones with a per-tensor attention recipe") {
   CHECK(b200_job_errors("  precision: FP8\n  fp8_attention: true") == "");
   CHECK(b200_job_errors("  precision: BF16\n  fp8_attention: true") ==
-        "s.textproto:6:3: job.fp8_attention: applies to precision FP8 only\n");
+        "s.textproto:6:3: job.fp8_attention: applies to precision FP8 or FP4\n");
+  // NVFP4 has no attention kernel: Transformer Engine's NVTE_DPA_FP8_RECIPE picks delayed or
+  // current scaling for it.
+  CHECK(b200_job_errors("  precision: FP4\n  fp8_attention: true") ==
+        "s.textproto:6:3: job.fp8_attention: under precision FP4 needs fp8_attention_recipe "
+        "(NVFP4 has no attention kernel: DELAYED_SCALING or CURRENT_SCALING)\n");
+  CHECK(b200_job_errors("  precision: FP4\n  fp8_attention: true\n"
+                        "  fp8_attention_recipe: CURRENT_SCALING") == "");
+  CHECK(b200_job_errors("  precision: FP4\n  fp8_attention: true\n"
+                        "  fp8_attention_recipe: NVFP4") ==
+        "s.textproto:7:3: job.fp8_attention_recipe: cuDNN's FP8 attention takes DELAYED_SCALING "
+        "or CURRENT_SCALING (per-tensor scales)\n");
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_attention_recipe: DELAYED_SCALING") ==
+        "s.textproto:6:3: job.fp8_attention_recipe: needs fp8_attention\n");
 }
 
 TEST_CASE("torchao's Float8 keeps attention 16-bit and all-gathers FP8 weights only under FSDP2") {

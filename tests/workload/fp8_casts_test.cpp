@@ -157,6 +157,25 @@ TEST_CASE("an FP8 attention casts Q, K and V in the forward and the output's gra
   CHECK(bytes.backward == Approx(per_element * queries));
 }
 
+TEST_CASE("beside NVFP4 GEMMs an FP8 attention casts its inputs under its own per-tensor recipe") {
+  // NVTE_DPA_FP8_RECIPE Float8CurrentScaling: the amax pass, the read and one FP8 copy on
+  // Blackwell (2 + 2 + 1 bytes an element), not NVFP4's two copies of 0.5 + 1/16 bytes.
+  LayerOp attention{LayerOp::Kind::kAttention, "attention", 8192, 8192, 128, 32};
+  attention.key_value_elements = 2.0 * 8192 * 8 * 128;
+  attention.fp8 = true;
+  const double queries = 32.0 * 8192 * 128;
+  const Fp8CastBytes current =
+      fp8_cast_bytes({attention}, s::NVFP4, kBlackwell, 1, false, false, s::CURRENT_SCALING);
+  CHECK(current.forward == Approx(5 * (queries + attention.key_value_elements)));
+  CHECK(current.backward == Approx(5 * queries));
+  // Delayed scaling has no amax pass: read 2, write 1.
+  CHECK(fp8_cast_bytes({attention}, s::NVFP4, kBlackwell, 1, false, false, s::DELAYED_SCALING)
+            .backward == Approx(3 * queries));
+  // Unspecified: the GEMMs' recipe (the MXFP8 rows' attention).
+  CHECK(fp8_cast_bytes({attention}, s::NVFP4, kBlackwell, 1).backward ==
+        Approx(fp8_cast_bytes_per_element(s::NVFP4, kBlackwell) * queries));
+}
+
 TEST_CASE(
     "FP8 weights gather in FP8 and transpose where the GPU needs it, MXFP8 weights in 16 bits") {
   const double p = 1e9;
