@@ -6,6 +6,7 @@
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/parallel/transformer_stages.h"
 #include "sim/util/check.h"
+#include "sim/util/even_share.h"
 
 namespace clustersim {
 namespace {
@@ -40,7 +41,7 @@ s::Parallelism stage_holding(const s::Parallelism& p, int layers, int stage, int
       totals.push_back(n);
       continue;
     }
-    totals.push_back((layers - n) / others + (given < (layers - n) % others ? 1 : 0));
+    totals.push_back(even_share(layers - n, others, given));
     ++given;
   }
   return with_stage_totals(p, totals);
@@ -86,7 +87,7 @@ s::Parallelism with_stage_totals(const s::Parallelism& parallelism, const std::v
   }
   // Virtual-stage order: chunk c of stage r is the (c x pp + r)-th count.
   for (int c = 0; c < v; ++c) {
-    for (int r = 0; r < pp; ++r) p.add_stage_layers(totals[r] / v + (c < totals[r] % v ? 1 : 0));
+    for (int r = 0; r < pp; ++r) p.add_stage_layers(even_share(totals[r], v, c));
   }
   return p;
 }
@@ -97,7 +98,7 @@ s::Parallelism with_even_stage_layers(int layers, const s::Parallelism& parallel
   if (chunks_of(p) == 1) return p;
   const int pp = p.pipeline_parallel();
   std::vector<int> totals;
-  for (int r = 0; r < pp; ++r) totals.push_back(layers / pp + (r < layers % pp ? 1 : 0));
+  for (int r = 0; r < pp; ++r) totals.push_back(even_share(layers, pp, r));
   return with_stage_totals(p, totals);
 }
 

@@ -7,6 +7,7 @@
 
 #include "sim/parallel/dualpipe_schedule.h"
 #include "sim/util/check.h"
+#include "sim/util/even_share.h"
 
 namespace clustersim {
 namespace {
@@ -206,7 +207,7 @@ PipelineLayout pipeline_layout(int layers, const s::Parallelism& p) {
     if (p.loss_in_pipeline_split()) --layout.layers.back().back();
     return layout;
   }
-  for (int r = 0; r < pp; ++r) layout.layers[r][0] = layers / pp + (r < layers % pp ? 1 : 0);
+  for (int r = 0; r < pp; ++r) layout.layers[r][0] = even_share(layers, pp, r);
   return layout;
 }
 

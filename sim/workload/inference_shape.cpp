@@ -23,6 +23,7 @@
 #include <cmath>
 
 #include "sim/util/check.h"
+#include "sim/util/even_share.h"
 #include "sim/workload/layer_ops.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
@@ -119,10 +120,6 @@ std::string serving_expert_parallel_problem(const s::Transformer& t, int expert_
   return "";
 }
 
-int stage_layers(int layers, int stages, int stage) {
-  return layers / stages + (stage < layers % stages ? 1 : 0);
-}
-
 double experts_touched(int experts, int k, int64_t tokens) {
   const double e = experts;
   return e * (1 - std::pow(1 - k / e, static_cast<double>(tokens)));
@@ -144,8 +141,8 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
   const int64_t kv_rank = latent ? 0 : std::max<int64_t>(kv_heads(t) / tp, 1);
   const int64_t d = head_dim(t);
   int first_layer = 0;
-  for (int s = 0; s < stage; ++s) first_layer += stage_layers(t.num_layers(), pipeline_parallel, s);
-  shape.layers = stage_layers(t.num_layers(), pipeline_parallel, stage);
+  for (int s = 0; s < stage; ++s) first_layer += even_share(t.num_layers(), pipeline_parallel, s);
+  shape.layers = even_share(t.num_layers(), pipeline_parallel, stage);
   shape.tensor_parallel = tensor_parallel;
   shape.hidden = h;
   shape.query_heads = static_cast<int>(a / tp);

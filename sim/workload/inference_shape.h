@@ -110,9 +110,6 @@ std::string serving_tensor_parallel_problem(const schema::Transformer& t, int te
 // replica's tensor parallelism, whose group it splits.)
 std::string serving_expert_parallel_problem(const schema::Transformer& t, int expert_parallel);
 
-// Layers of `stage` when `layers` split over `stages` (the first stages take the remainder).
-int stage_layers(int layers, int stages, int stage);
-
 // Distinct experts `tokens` tokens route to on average when each picks `k` of `experts` at
 // random: experts x (1 - (1 - k/experts)^tokens).
 double experts_touched(int experts, int k, int64_t tokens);
