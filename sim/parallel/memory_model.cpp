@@ -120,11 +120,12 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   const bool fsdp2 = zero >= 3 && p.fsdp2() && shards > 1 && layers > 0;
   if (fsdp2 && p.fsdp2_keep_forward_gather()) {
     // At the end of a forward every module is still gathered, embedding and head included.
-    e->weights_bytes += weights + adapters + (expert_shards > 1 ? expert_weights : 0);
+    e->per_step_state_bytes = weights + adapters + (expert_shards > 1 ? expert_weights : 0);
   } else if (fsdp2) {
     const double gathered_layers = local.layers - local.expert + gathered_experts;
-    e->weights_bytes += 2.0 * (gathered_layers * bytes.weights + adapters) / layers;
+    e->per_step_state_bytes = 2.0 * (gathered_layers * bytes.weights + adapters) / layers;
   }
+  e->weights_bytes += e->per_step_state_bytes;
   const double gradient =
       job.sixteen_bit_states() ? bytes.gradients : gradient_buffer_bytes(p, job.precision());
   e->gradients_bytes = sharded(trained.dense * gradient, trained.expert * gradient, zero >= 2);
@@ -132,7 +133,9 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   // shards.
   if (fsdp2 && p.fsdp2_defer_gradient_sync()) {
     const double unsharded = trained.dense + (expert_shards > 1 ? trained.expert : 0);
-    e->gradients_bytes += unsharded * gradient_reduce_bytes(job.precision(), p);
+    const double unsharded_bytes = unsharded * gradient_reduce_bytes(job.precision(), p);
+    e->gradients_bytes += unsharded_bytes;
+    e->per_step_state_bytes += unsharded_bytes;
   }
   e->optimizer_bytes =
       sharded(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, shard_states);
@@ -337,9 +340,7 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
     e.deferred_output_bytes =
         deferred_output_micro_batches(p, micro_batches) * deferred_output_bytes(t, job, p);
   }
-  const double tensors =
-      e.model_state_bytes() + e.activations_bytes + e.logits_bytes + e.deferred_output_bytes;
-  e.runtime_bytes = runtime.fixed_bytes + runtime.fragmentation_fraction * tensors;
+  e.runtime_bytes = runtime.bytes(e.per_step_tensor_bytes());
   return e;
 }
 
@@ -361,8 +362,7 @@ MemoryEstimate estimate_cnn_memory(const s::Model& model, const s::TrainingJob& 
   e.gradients_bytes = params * bytes.gradients / (zero >= 2 ? dp : 1);
   e.optimizer_bytes = params * bytes.optimizer / (zero >= 1 ? dp : 1);
   e.activations_bytes = cnn_activation_bytes(model.cnn(), p.micro_batch_size());
-  e.runtime_bytes = runtime.fixed_bytes +
-                    runtime.fragmentation_fraction * (e.model_state_bytes() + e.activations_bytes);
+  e.runtime_bytes = runtime.bytes(e.per_step_tensor_bytes());
   return e;
 }
 

@@ -23,7 +23,15 @@ namespace clustersim {
 // Memory the software stack takes besides tensors (catalog data: topologies/runtime.textproto).
 struct RuntimeMemory {
   double fixed_bytes = 0;             // CUDA context, library workspaces, communication buffers
-  double fragmentation_fraction = 0;  // allocator reserve on top of the tensors
+  double fragmentation_fraction = 0;  // allocator reserve on top of the per-step tensors
+
+  // The runtime's bytes beside `per_step_tensor_bytes`, the tensors allocated and freed every
+  // step (MemoryEstimate::per_step_tensor_bytes): the caching allocator's reserve is a fraction of
+  // those alone. Model states kept across steps are allocated once, each buffer rounded up to
+  // 2 MiB, and add nothing to it.
+  double bytes(double per_step_tensor_bytes) const {
+    return fixed_bytes + fragmentation_fraction * per_step_tensor_bytes;
+  }
 };
 
 // The runtime memory of one GPU of `parallelism`: the CUDA context plus one set of communication
@@ -47,7 +55,10 @@ struct MemoryEstimate {
   // The last stage's deferred output-layer weight gradients' inputs, kept until the flush
   // (parallelism.defer_output_weight_gradient; output_weight_gradient_deferral.h).
   double deferred_output_bytes = 0;
-  double runtime_bytes = 0;      // fixed runtime memory + fragmentation
+  // Of the weights and gradients above, what FSDP2 gathers or accumulates unsharded and frees
+  // again every step (its gathered layers, deferred unsharded gradients).
+  double per_step_state_bytes = 0;
+  double runtime_bytes = 0;      // fixed runtime memory + the allocator reserve
   double capacity_bytes = 0;
 
   double model_state_bytes() const {
@@ -56,6 +67,10 @@ struct MemoryEstimate {
   double total_bytes() const {
     return model_state_bytes() + activations_bytes + logits_bytes + deferred_output_bytes +
            runtime_bytes;
+  }
+  // The tensors allocated and freed every step, of which the allocator keeps a reserve.
+  double per_step_tensor_bytes() const {
+    return activations_bytes + logits_bytes + deferred_output_bytes + per_step_state_bytes;
   }
   bool fits() const { return total_bytes() <= capacity_bytes; }
   double missing_bytes() const { return fits() ? 0 : total_bytes() - capacity_bytes; }

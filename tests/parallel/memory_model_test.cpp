@@ -383,7 +383,8 @@ TEST_CASE("GPT-3 175B with TP 1 and PP 1 on 8 A100 80GB is OOM by terabytes") {
   CHECK(e.missing_bytes() / kBytesPerGibibyte > 2800);
 }
 
-TEST_CASE("runtime memory adds the context, one buffer set per communicator and a fraction") {
+TEST_CASE("runtime memory adds the context, one buffer set per communicator and a fraction of the "
+          "per-step tensors") {
   const auto runtime = testing::parse_message<s::Runtime>(
       "name: \"r\" cuda_context_gib: 0.5 communicator_gib: 0.25 allocator_overhead_fraction: 0.1");
   const RuntimeMemory r = runtime_memory(runtime, plan(8, 1, 4, 1));  // TP and DP groups
@@ -391,8 +392,29 @@ TEST_CASE("runtime memory adds the context, one buffer set per communicator and 
   CHECK(r.fragmentation_fraction == 0.1);
   const auto e =
       estimate_memory(shipped_model("llama2-7b"), job(64, 4096), plan(8, 1, 4, 1), 1e15, r);
-  const double tensors = e.model_state_bytes() + e.activations_bytes + e.logits_bytes;
-  CHECK(e.runtime_bytes == Approx(r.fixed_bytes + 0.1 * tensors));
+  // The model states (allocated once) add nothing to the allocator's reserve.
+  CHECK(e.model_state_bytes() > 0);
+  CHECK(e.runtime_bytes == Approx(r.fixed_bytes + 0.1 * (e.activations_bytes + e.logits_bytes)));
+}
+
+TEST_CASE("FSDP2's gathered weights and deferred unsharded gradients count in the reserve") {
+  // Allocated and freed every step like the activations: the reserve's fraction applies to them,
+  // not to the shards kept across steps.
+  const auto runtime = testing::parse_message<s::Runtime>(
+      "name: \"r\" cuda_context_gib: 0 communicator_gib: 0 allocator_overhead_fraction: 0.1");
+  const auto& llama = shipped_model("llama3-8b");
+  const s::Parallelism zero3 = plan(1, 1, 8, 1, "zero_stage: 3");
+  const s::Parallelism fsdp2 = plan(1, 1, 8, 1,
+                                    "zero_stage: 3 fsdp2: true fsdp2_keep_forward_gather: true "
+                                    "fsdp2_defer_gradient_sync: true");
+  const auto sharded =
+      estimate_memory(llama, job(64, 4096), zero3, 1e15, runtime_memory(runtime, zero3));
+  const auto gathered =
+      estimate_memory(llama, job(64, 4096), fsdp2, 1e15, runtime_memory(runtime, fsdp2));
+  const double extra = gathered.model_state_bytes() - sharded.model_state_bytes();
+  CHECK(sharded.per_step_state_bytes == 0);
+  CHECK(gathered.per_step_state_bytes == Approx(extra));
+  CHECK(gathered.runtime_bytes - sharded.runtime_bytes == Approx(0.1 * extra));
 }
 
 }  // namespace

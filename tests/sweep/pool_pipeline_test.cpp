@@ -54,13 +54,13 @@ TEST_CASE("a pipeline across pools takes no first/last stage layer counts instea
 }
 
 TEST_CASE("a stage whose layers do not fit its pool's GPU memory is an error at its count") {
-  // TP 1 x DP 8 per stage: 30 layers of Llama-2-7B unsharded on each A100 are about 127 GiB.
+  // TP 1 x DP 8 per stage: 30 layers of Llama-2-7B unsharded on each A100 are about 122 GiB.
   const std::string across =
       "parallelism { tensor_parallel: 1 pipeline_parallel: 2 pool_placement: "
       "PIPELINE_ACROSS_POOLS ";
   CHECK(errors_of(across + "stage_layers: [2, 30] }") ==
         "s.textproto:9:93: parallelism.stage_layers[1]: stage 2's 30 layers do not fit in the "
-        "memory of \"aws.p4d.24xlarge\"'s A100-SXM4-40GB: they need 127 GiB per GPU of the 40 "
+        "memory of \"aws.p4d.24xlarge\"'s A100-SXM4-40GB: they need 122 GiB per GPU of the 40 "
         "GiB it has\n");
   // Without counts no split by speed fits either: the error is the placement's.
   const std::string unlisted = errors_of(across + "}");
