@@ -1,6 +1,6 @@
 // Closed forms as tests of the pipeline on the engine: the 1F1B and interleaved bubbles, and the
 // data-parallel reduction hidden behind a long backward or exposed after a short one, chunk by
-// chunk when interleaved.
+// chunk when interleaved, and the parameter gather waited for bucket by bucket.
 #include "sim/parallel/pipeline_simulation.h"
 
 #include <catch2/catch.hpp>
