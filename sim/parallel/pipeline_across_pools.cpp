@@ -19,7 +19,7 @@ s::Parallelism across_pools(const s::Parallelism& parallelism) {
   return p;
 }
 
-int chunks_of(const s::Parallelism& p) {
+int pool_model_chunks(const s::Parallelism& p) {
   return p.schedule() == s::INTERLEAVED_ONE_F_ONE_B ? std::max(1, p.virtual_stages()) : 1;
 }
 
@@ -78,7 +78,7 @@ std::vector<int> stage_pools(const std::vector<StagePool>& pools) {
 s::Parallelism with_stage_totals(const s::Parallelism& parallelism, const std::vector<int>& totals) {
   s::Parallelism p = parallelism;
   p.clear_stage_layers();
-  const int v = chunks_of(p);
+  const int v = pool_model_chunks(p);
   const int pp = static_cast<int>(totals.size());
   CLUSTERSIM_CHECK(pp == p.pipeline_parallel(), "one layer count per stage");
   if (v == 1) {
@@ -95,7 +95,7 @@ s::Parallelism with_stage_totals(const s::Parallelism& parallelism, const std::v
 s::Parallelism with_even_stage_layers(int layers, const s::Parallelism& parallelism) {
   s::Parallelism p = parallelism;
   p.clear_stage_layers();
-  if (chunks_of(p) == 1) return p;
+  if (pool_model_chunks(p) == 1) return p;
   const int pp = p.pipeline_parallel();
   std::vector<int> totals;
   for (int r = 0; r < pp; ++r) totals.push_back(even_share(layers, pp, r));
@@ -140,7 +140,7 @@ std::optional<s::Parallelism> with_stage_layers(const s::Model& model, const s::
                                                 const RuntimeMemory& runtime) {
   s::Parallelism p = across_pools(parallelism);
   if (p.stage_layers_size() > 0) return p;
-  const int v = chunks_of(p);
+  const int v = pool_model_chunks(p);
   const std::optional<std::vector<int>> split = split_layers_by_speed(
       model.transformer().num_layers(), stage_speeds(model, job, p, pools, runtime), v);
   if (!split) return std::nullopt;
@@ -153,7 +153,7 @@ PipelineAcrossPoolsResult simulate_pipeline_across_pools(
     const std::vector<StagePool>& pools, const Topology& joined, Timeline* timeline) {
   const s::Parallelism p = across_pools(parallelism);
   CLUSTERSIM_CHECK(p.stage_layers_size() == p.pipeline_parallel() ||
-                       p.stage_layers_size() == p.pipeline_parallel() * chunks_of(p),
+                       p.stage_layers_size() == p.pipeline_parallel() * pool_model_chunks(p),
                    "stage layers are resolved");
   const std::vector<int> pool_of = stage_pools(pools);
   // Every stage's work timed on its own pool.

@@ -11,6 +11,7 @@
 #include "sim/net/collective_algorithms.h"
 #include "sim/parallel/collective_sm_contention.h"
 #include "sim/parallel/expert_parallel.h"
+#include "sim/parallel/parameter_gather_overlap.h"
 #include "sim/parallel/pipeline_run.h"
 
 namespace clustersim {
@@ -284,31 +285,38 @@ void PipelineRun::optimizer_done(int r) {
     timeline_.stages[r].end = now();
     return;
   }
-  gather_parameters(r, w.optimizer_buckets, now());
+  gather_parameters(r, parameter_gathers(r), now());
 }
 
-// The updated parameters all-gathered in `left` buckets, one after another (Apex's step gathers
-// each bucket after its shard's update; one collective without its buckets).
+// The all-gathers of the updated parameters: Apex's buckets (its step gathers each bucket after
+// its shard's update); overlapped with the next forwards, Megatron-Core's gradient buckets, whose
+// parameters it gathers bucket by bucket ahead of their layers (parameter_gather_overlap.h);
+// else one collective.
+int PipelineRun::parameter_gathers(int r) const {
+  const StageWork& w = plan_.work[r];
+  if (w.optimizer_buckets > 1 || !plan_.overlap_parameter_gather) return w.optimizer_buckets;
+  return w.gradient_buckets;
+}
+
+// The updated parameters all-gathered in `left` more buckets, one after another.
 void PipelineRun::gather_parameters(int r, int left, Picoseconds optimizer_end) {
   const StageWork& w = plan_.work[r];
-  const int buckets = w.optimizer_buckets;
-  replica_collectives(r, CollectiveOp::kAllGather, w.parameter_gather_bytes / buckets,
-                      w.expert_parameter_gather_bytes / buckets, [this, r, left, optimizer_end] {
-                        if (left > 1) return gather_parameters(r, left - 1, optimizer_end);
-                        Picoseconds end = now();
-                        // Each chunk's gather runs under the first forwards of the
-                        // chunks before it (param_sync_func in the interleaved schedule),
-                        // which it slows (collective_sm_contention.h).
-                        if (plan_.overlap_parameter_gather) {
-                          Picoseconds first_forwards(0);
-                          for (int c = 0; c < plan_.chunks; ++c)
-                            first_forwards += plan_.chunk_forward(r, c);
-                          end = optimizer_end +
-                                exposed_beside_compute(end - optimizer_end, first_forwards,
-                                                       plan_.work[r].gpu_sms);
-                        }
-                        timeline_.stages[r].end = end;
-                      });
+  const int buckets = parameter_gathers(r);
+  replica_collectives(
+      r, CollectiveOp::kAllGather, w.parameter_gather_bytes / buckets,
+      w.expert_parameter_gather_bytes / buckets, [this, r, left, buckets, optimizer_end] {
+        if (left > 1) return gather_parameters(r, left - 1, optimizer_end);
+        Picoseconds end = now();
+        // The gathers run ahead of the next step's first forward of each chunk (the chunks'
+        // first forwards in the interleaved schedule), which they slow and wait for.
+        if (plan_.overlap_parameter_gather) {
+          Picoseconds first_forwards(0);
+          for (int c = 0; c < plan_.chunks; ++c) first_forwards += plan_.chunk_forward(r, c);
+          end = optimizer_end + parameter_gather_exposed(end - optimizer_end, buckets,
+                                                         first_forwards, plan_.work[r].gpu_sms);
+        }
+        timeline_.stages[r].end = end;
+      });
 }
 
 }  // namespace clustersim

@@ -172,6 +172,7 @@ class PipelineRun final : private EventHandler {
                                 DataParallelGroup group = DataParallelGroup::kAll);
   void maybe_step_optimizer(int r);
   void optimizer_done(int r);
+  int parameter_gathers(int r) const;
   void gather_parameters(int r, int left, Picoseconds optimizer_end);
 
   // pipeline_steady_state_cut.cpp: cuts and the jump over the steady state.

@@ -46,6 +46,8 @@ struct StageWork {
   // The collectives, one after another, that reduce the gradients after the pipeline (when not
   // overlapped) and gather the parameters after the step: 1, or Apex DistributedFusedAdam's
   // buckets (Parallelism.optimizer_bucket_mib; overlapped, gradient_buckets is the same count).
+  // With 1, a gather overlapped with the next forwards runs in gradient_buckets collectives
+  // (Megatron-Core's, parameter_gather_overlap.h).
   int optimizer_buckets = 1;
   double parameter_gather_bytes = 0;  // per GPU, all-gathered after a sharded optimizer step
   double expert_parameter_gather_bytes = 0;  // the same over the expert data-parallel group
@@ -98,8 +100,9 @@ struct PipelinePlan {
   // Stage-to-stage transfers run beside the next task (true) or block the sender's stream until
   // they arrive (Megatron-LM before Megatron-Core's overlapped p2p).
   bool overlap_pipeline_communication = true;
-  // The parameter all-gather of a sharded optimizer runs under the next step's first forward of
-  // each model chunk of the stage: only what outlasts them counts in this step (steady state).
+  // The parameter all-gather of a sharded optimizer runs ahead of the next step's first forward
+  // of each model chunk of the stage, bucket by bucket (parameter_gather_overlap.h): only what
+  // they wait for counts in this step (steady state).
   bool overlap_parameter_gather = true;
   // Reduce-scatter instead of all-reduce (ZeRO / distributed optimizer); gradients are reduced
   // over data parallel x context parallel either way.

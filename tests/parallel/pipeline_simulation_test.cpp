@@ -1,6 +1,6 @@
 // Closed forms as tests of the pipeline on the engine: the 1F1B and interleaved bubbles, and the
 // data-parallel reduction hidden behind a long backward or exposed after a short one, chunk by
-// chunk when interleaved.
+// chunk when interleaved, and the parameter gather waited for bucket by bucket.
 #include "sim/parallel/pipeline_simulation.h"
 
 #include <catch2/catch.hpp>
@@ -10,6 +10,7 @@
 
 #include "sim/net/collective.h"
 #include "sim/parallel/collective_sm_contention.h"
+#include "sim/parallel/parameter_gather_overlap.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/units.h"
 
@@ -119,6 +120,41 @@ TEST_CASE("a backward slowed by the reductions beside it fills its buckets later
   p.work[0].gradient_buckets = 2;
   const double share = static_cast<double>(kNcclCollectiveCtas) / kP5GpuSms;
   CHECK(step_ms(p, *t) == Approx(11 + bucket_ms * (1 + share)).epsilon(1e-6));
+}
+
+TEST_CASE("a sharded optimizer's parameter gather waits bucket by bucket ahead of the forward") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  // Two replicas of one stage, 4 GB of parameters gathered after the optimizer step in n buckets
+  // ahead of a 2 ms forward (Megatron-Core's finish_param_sync): the step grows by the first
+  // bucket's gather plus what the n - 1 others add beside n - 1 of the n forward segments
+  // (parameter_gather_overlap.h), against the same step without a gather.
+  const double bytes = 4e9;
+  auto step = [&](double gathered, int buckets) {
+    PipelinePlan p = uniform_plan(schema::ONE_F_ONE_B, 1, 1, 1, ms(2), ms(4));
+    p.data_parallel = 2;
+    p.shard_gradients = true;
+    p.work[0].gradient_bytes = 1e6;
+    p.work[0].gradient_buckets = buckets;
+    p.work[0].parameter_gather_bytes = gathered;
+    return step_ms(p, *t);
+  };
+  for (int buckets : {1, 4, 32}) {
+    INFO(buckets);
+    const Picoseconds each =
+        collective_time(*t, {CollectiveOp::kAllGather, {0, 1}, bytes / buckets,
+                             CollectiveAlgorithm::kAuto});
+    const double exposed =
+        parameter_gather_exposed(Picoseconds(each.count() * buckets), buckets, ms(2), kP5GpuSms)
+            .seconds() *
+        1e3;
+    CHECK(step(bytes, buckets) - step(0, buckets) == Approx(exposed).epsilon(1e-6));
+  }
+  // One bucket: the whole gather is waited for, not only its CTAs' share of it.
+  const double whole_ms =
+      collective_time(*t, {CollectiveOp::kAllGather, {0, 1}, bytes, CollectiveAlgorithm::kAuto})
+          .seconds() *
+      1e3;
+  CHECK(step(bytes, 1) - step(0, 1) == Approx(whole_ms).epsilon(1e-6));
 }
 
 // DeepSpeed's pipeline engine (deepspeed_pipeline.h): every send waits for its receiver.
