@@ -177,6 +177,22 @@ struct AcrossTwoPools {
     REQUIRE(built.topology);
     return std::move(built.topology);
   }
+  // The links of p5 then p4d, one node each, over a stated inter-pool link of `gbit_per_s`.
+  InterPoolLinks stated(double gbit_per_s) const {
+    s::InterPoolNetwork network;
+    network.set_kind(s::InterPoolNetwork::STATED);
+    network.set_bandwidth_gbit_per_s(gbit_per_s);
+    return inter_pool_links({{p5_type, 1}, {p4d_type, 1}}, network, nullptr, catalog);
+  }
+  // p5 then p4d, one node each, joined by `links`.
+  std::unique_ptr<Topology> joined_by(const InterPoolLinks& links) const {
+    TopologyOrError built = build_joined_topology(
+        {{p5_type, 1, 0, 0, nullptr, std::nullopt}, {p4d_type, 1, 0, 0, nullptr, std::nullopt}},
+        links.bytes_per_s, catalog);
+    INFO(built.error);
+    REQUIRE(built.topology);
+    return std::move(built.topology);
+  }
   // The layout interleaved over `v` chunks per stage.
   s::Parallelism interleaved(int v) const {
     s::Parallelism q = p;
@@ -203,18 +219,10 @@ TEST_CASE("the joined pools put each pool's nodes in order, their GPUs meeting o
 TEST_CASE("a send between the joined pools crosses the inter-pool link at its capacity") {
   const AcrossTwoPools mix;
   // Stated at 40 Gbit/s: below any one NIC of either pool (p4d: 4 x 100 Gbit/s).
-  s::InterPoolNetwork stated;
-  stated.set_kind(s::InterPoolNetwork::STATED);
-  stated.set_bandwidth_gbit_per_s(40);
-  const InterPoolLinks links =
-      inter_pool_links({{mix.p5_type, 1}, {mix.p4d_type, 1}}, stated, nullptr, mix.catalog);
-  TopologyOrError built = build_joined_topology({{mix.p5_type, 1, 0, 0, nullptr, std::nullopt},
-                                                 {mix.p4d_type, 1, 0, 0, nullptr, std::nullopt}},
-                                                links.bytes_per_s, mix.catalog);
-  REQUIRE(built.topology);
+  const std::unique_ptr<Topology> joined = mix.joined_by(mix.stated(40));
   double narrowest = 1e30;
-  for (int32_t link : built.topology->route(0, 8)) {
-    narrowest = std::min(narrowest, built.topology->links()[link].capacity_bytes_per_s);
+  for (int32_t link : joined->route(0, 8)) {
+    narrowest = std::min(narrowest, joined->links()[link].capacity_bytes_per_s);
   }
   CHECK(narrowest == Approx(40e9 / 8));
 }
@@ -223,21 +231,12 @@ TEST_CASE("a send between the joined pools crosses the inter-pool link at its ca
 // ones simulated, get half of it, and where the link binds the step grows.
 TEST_CASE("the replicas of a pipeline across pools share a stated inter-pool link") {
   const AcrossTwoPools mix;
-  s::InterPoolNetwork stated;
-  stated.set_kind(s::InterPoolNetwork::STATED);
-  stated.set_bandwidth_gbit_per_s(1);
-  const InterPoolLinks alone =
-      inter_pool_links({{mix.p5_type, 1}, {mix.p4d_type, 1}}, stated, nullptr, mix.catalog);
+  const InterPoolLinks alone = mix.stated(1);
   const InterPoolLinks shared = shared_by_replicas(alone, 2);
   CHECK(shared.bytes_per_s == std::vector<double>{1e9 / 8 / 2, 1e9 / 8 / 2});
   const auto step = [&](const InterPoolLinks& links) {
-    TopologyOrError built = build_joined_topology(
-        {{mix.p5_type, 1, 0, 0, nullptr, std::nullopt},
-         {mix.p4d_type, 1, 0, 0, nullptr, std::nullopt}},
-        links.bytes_per_s, mix.catalog);
-    REQUIRE(built.topology);
     return simulate_pipeline_across_pools(mix.model, mix.job, mix.split(), mix.pools,
-                                          *built.topology)
+                                          *mix.joined_by(links))
         .step.step_s;
   };
   CHECK(step(shared) > step(alone));
