@@ -23,7 +23,7 @@ double allocatable_gib(const schema::InstanceType& instance, const std::string& 
   return allocatable_gpu_bytes(instance, catalog_gpu(gpu)) / kBytesPerGibibyte;
 }
 
-TEST_CASE("a GPU with a CUDA total gets it; one without keeps its label") {
+TEST_CASE("a GPU with a CUDA total gets it, one without keeps its label") {
   schema::InstanceType bare;  // no provider figure
   CHECK(allocatable_gib(bare, "H100-SXM5-80GB") == Approx(79.11));
   CHECK(allocatable_gib(bare, "H200-SXM-141GB") == Approx(139.8));
