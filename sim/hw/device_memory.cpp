@@ -1,4 +1,4 @@
-// The device memory of one GPU a program can allocate.
+// The device memory of one GPU: as labelled, and what a program can allocate.
 #include "sim/hw/device_memory.h"
 
 #include <algorithm>
@@ -7,13 +7,15 @@
 
 namespace clustersim {
 
+double labelled_gpu_bytes(const schema::InstanceType& instance, const schema::Gpu& gpu) {
+  return (instance.has_gpu_memory_gib() ? instance.gpu_memory_gib() : gpu.memory_gib()) *
+         kBytesPerGibibyte;
+}
+
 double allocatable_gpu_bytes(const schema::InstanceType& instance, const schema::Gpu& gpu) {
-  const double label_gib =
-      instance.has_gpu_memory_gib() ? instance.gpu_memory_gib() : gpu.memory_gib();
-  const double gib = gpu.has_cuda_total_memory_gib()
-                         ? std::min(label_gib, gpu.cuda_total_memory_gib())
-                         : label_gib;
-  return gib * kBytesPerGibibyte;
+  const double label = labelled_gpu_bytes(instance, gpu);
+  if (!gpu.has_cuda_total_memory_gib()) return label;
+  return std::min(label, gpu.cuda_total_memory_gib() * kBytesPerGibibyte);
 }
 
 }  // namespace clustersim

@@ -25,6 +25,7 @@ double allocatable_gib(const schema::InstanceType& instance, const std::string& 
 
 TEST_CASE("a GPU with a CUDA total gets it, one without keeps its label") {
   schema::InstanceType bare;  // no provider figure
+  CHECK(labelled_gpu_bytes(bare, catalog_gpu("H100-SXM5-80GB")) == 80 * kBytesPerGibibyte);
   CHECK(allocatable_gib(bare, "H100-SXM5-80GB") == Approx(79.11));
   CHECK(allocatable_gib(bare, "H200-SXM-141GB") == Approx(139.8));
   CHECK(allocatable_gib(bare, "GH200-96GB") == 96);
