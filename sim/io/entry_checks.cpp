@@ -179,6 +179,12 @@ void check_gpu(const FieldChecker& gpu) {
   gpu.require("name");
   gpu.require_enum("form_factor");
   gpu.require_positive("memory_gib") && gpu.memory_gib("memory_gib");
+  if (gpu.positive("cuda_total_memory_gib") && gpu.memory_gib("cuda_total_memory_gib") &&
+      as_gpu(gpu).cuda_total_memory_gib() > as_gpu(gpu).memory_gib()) {
+    gpu.error("cuda_total_memory_gib",
+              "must not exceed memory_gib (" + format_number(as_gpu(gpu).memory_gib()) +
+                  "): the driver exposes part of the device's memory, not more");
+  }
   gpu.require_rate("memory_bandwidth_gb_per_s");
   gpu.positive("tdp_w") && gpu.in_range("tdp_w", 0, kMaxTdpW);
   if (as_gpu(gpu).vendor() == "NVIDIA") gpu.require("streaming_multiprocessors");

@@ -8,7 +8,6 @@
 #include "sim/serve/closed_loop.h"
 #include "sim/serve/traffic.h"
 #include "sim/util/number_format.h"
-#include "sim/util/units.h"
 
 namespace clustersim {
 
@@ -303,11 +302,6 @@ void check_benchmark(const FieldChecker& benchmark, int max_context) {
       p.figure(f);
     }
   }
-}
-
-double gpu_capacity_bytes(const schema::InstanceType& instance, const schema::Gpu& gpu) {
-  return (instance.has_gpu_memory_gib() ? instance.gpu_memory_gib() : gpu.memory_gib()) *
-         kBytesPerGibibyte;
 }
 
 void refuse_static_batching(const FieldChecker& root, const char* why) {

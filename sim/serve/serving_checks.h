@@ -50,9 +50,6 @@ void check_slo(const FieldChecker& slo);
 // warning (published runs went beyond it).
 void check_benchmark(const FieldChecker& benchmark, int max_context);
 
-// Memory of one of `instance`'s GPUs (its gpu_memory_gib where given, else the GPU's).
-double gpu_capacity_bytes(const schema::InstanceType& instance, const schema::Gpu& gpu);
-
 // The formats a Quantization message stands for once its defaults are applied, on `gpu`
 // (absent weights: the GPU's 16-bit format, BF16 where it has one).
 TensorFormats resolve_formats(const schema::Quantization& q, const schema::Gpu& gpu);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "sim/hw/device_memory.h"
 #include "sim/net/inter_pool_topology.h"
 #include "sim/net/topology_builder.h"
 #include "sim/serve/beam_search.h"
@@ -143,7 +144,7 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   const IterationModel& timing = r.model ? *r.model : r.attention_dp->rank_model();
   r.runtime_bytes = runtime_bytes(serving_, in.fit, c.tensor_parallel);
   e.memory = serving_memory(timing.largest_stage(), r.runtime_bytes,
-                            gpu_capacity_bytes(*c.instance, gpu), workspace_tokens);
+                            labelled_gpu_bytes(*c.instance, gpu), workspace_tokens);
   if (r.attention_dp) {
     e.memory.weight_bytes = r.attention_dp->weight_bytes();
     e.memory.activation_bytes =

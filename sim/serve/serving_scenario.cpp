@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "sim/cost/cost_checks.h"
+#include "sim/hw/device_memory.h"
 #include "sim/io/axis_override.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/degree_checks.h"
@@ -154,7 +155,7 @@ void check_decode_memory(const FieldChecker& decode, const Catalog& catalog,
     const s::Gpu& gpu = catalog.gpu_of(*instance);
     if (tp > instance->gpu_count() || !quantization_problem(q, gpu).empty()) continue;
     const TensorFormats formats = resolve_formats(q, gpu);
-    const double capacity = gpu_capacity_bytes(*instance, gpu);
+    const double capacity = labelled_gpu_bytes(*instance, gpu);
     for (int stage = 0; stage < pp; ++stage) {
       const InferenceShape shape = inference_shape(t, formats, tp, pp, stage);
       const double kv = tokens * shape.kv_bytes_per_token;

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
+#include "sim/hw/device_memory.h"
 #include "sim/input/input_model.h"
 #include "sim/net/inter_pool_topology.h"
 #include "sim/net/topology_builder.h"
-#include "sim/util/units.h"
 
 namespace clustersim {
 
@@ -19,11 +19,7 @@ Evaluator::Evaluator(const Catalog& catalog, const LoadedScenario& scenario)
       runtime_(*catalog.runtimes().find("default")->value) {}
 
 double Evaluator::capacity_bytes(const s::InstanceType& instance) const {
-  // The provider's figure for the GPU memory when the catalog has one.
-  const double capacity_gib = instance.has_gpu_memory_gib()
-                                  ? instance.gpu_memory_gib()
-                                  : catalog_.gpu_of(instance).memory_gib();
-  return capacity_gib * kBytesPerGibibyte;
+  return allocatable_gpu_bytes(instance, catalog_.gpu_of(instance));
 }
 
 MemoryEstimate Evaluator::memory_on(const s::InstanceType& instance,

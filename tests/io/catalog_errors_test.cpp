@@ -34,6 +34,15 @@ TEST_CASE("a negative bandwidth names the field and its value") {
         "c.textproto:5:3: gpu[0].memory_bandwidth_gb_per_s: must be > 0, got -5\n");
 }
 
+TEST_CASE("a CUDA total above the GPU's label memory is an error at its field") {
+  CHECK(catalog_errors(gpu_entry("  cuda_total_memory_gib: 81")) ==
+        "c.textproto:9:3: gpu[0].cuda_total_memory_gib: must not exceed memory_gib (80): the "
+        "driver exposes part of the device's memory, not more\n");
+  CHECK(catalog_errors(gpu_entry("  cuda_total_memory_gib: 0")) ==
+        "c.textproto:9:3: gpu[0].cuda_total_memory_gib: must be > 0, got 0\n");
+  CHECK(catalog_errors(gpu_entry("  cuda_total_memory_gib: 79.11")) == "");
+}
+
 TEST_CASE("a sustained compute fraction above 1 is an error at its field") {
   CHECK(catalog_errors(gpu_entry("  sustained_compute_fraction: 1.3")) ==
         "c.textproto:9:3: gpu[0].sustained_compute_fraction: must be in [0.01, 1], got 1.3\n");

@@ -60,7 +60,7 @@ TEST_CASE("a stage whose layers do not fit its pool's GPU memory is an error at 
       "PIPELINE_ACROSS_POOLS ";
   CHECK(errors_of(across + "stage_layers: [2, 30] }") ==
         "s.textproto:9:93: parallelism.stage_layers[1]: stage 2's 30 layers do not fit in the "
-        "memory of \"aws.p4d.24xlarge\"'s A100-SXM4-40GB: they need 122 GiB per GPU of the 40 "
+        "memory of \"aws.p4d.24xlarge\"'s A100-SXM4-40GB: they need 122 GiB per GPU of the 39.4 "
         "GiB it has\n");
   // Without counts no split by speed fits either: the error is the placement's.
   const std::string unlisted = errors_of(across + "}");
