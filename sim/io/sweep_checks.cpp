@@ -150,13 +150,13 @@ void warn_outside_auto_parallelism(const FieldChecker& root, const s::Scenario& 
           "tries stages up to its max_pipeline_parallel, " +
               std::to_string(automatic.max_pipeline_parallel()));
   }
-  const int max_vs = automatic.has_max_virtual_stages() ? automatic.max_virtual_stages() : 1;
+  const int max_vs = auto_max_virtual_stages(automatic);
   if (p.has_virtual_stages() && p.virtual_stages() > max_vs) {
     never("virtual_stages", std::to_string(p.virtual_stages()),
           "tries model chunks up to its max_virtual_stages, " + std::to_string(max_vs) +
               (automatic.has_max_virtual_stages() ? "" : " when absent"));
   }
-  const int max_cp = automatic.has_max_context_parallel() ? automatic.max_context_parallel() : 1;
+  const int max_cp = auto_max_context_parallel(automatic);
   if (p.has_context_parallel() && p.context_parallel() > max_cp) {
     never("context_parallel", std::to_string(p.context_parallel()),
           "tries context-parallel degrees up to its max_context_parallel, " +

@@ -29,10 +29,23 @@ int model_layers(const s::Model& model) {
 
 }  // namespace
 
+std::vector<int> auto_micro_batch_sizes(const s::AutoParallelism& automatic) {
+  if (automatic.micro_batch_size().empty()) return {1, 2, 4, 8};
+  return {automatic.micro_batch_size().begin(), automatic.micro_batch_size().end()};
+}
+
+int auto_max_virtual_stages(const s::AutoParallelism& automatic) {
+  return automatic.has_max_virtual_stages() ? automatic.max_virtual_stages() : 1;
+}
+
+int auto_max_context_parallel(const s::AutoParallelism& automatic) {
+  return automatic.has_max_context_parallel() ? automatic.max_context_parallel() : 1;
+}
+
 // The context-parallel degrees auto_parallelism tries with tensor parallel `tp` on `gpus`.
 std::vector<int> ConfigurationSpace::auto_context_parallel(int tp, int gpus) const {
   const s::AutoParallelism& automatic = scenario_.scenario().sweep().auto_parallelism();
-  const int max_cp = automatic.has_max_context_parallel() ? automatic.max_context_parallel() : 1;
+  const int max_cp = auto_max_context_parallel(automatic);
   std::vector<int> degrees;
   for (int cp : divisors(gpus / tp)) {
     if (cp > max_cp) break;
@@ -61,10 +74,6 @@ void ConfigurationSpace::add_pipeline_layouts(Layout layout, std::vector<Layout>
   }
 }
 
-std::vector<int> auto_micro_batch_sizes(const s::AutoParallelism& automatic) {
-  if (automatic.micro_batch_size().empty()) return {1, 2, 4, 8};
-  return {automatic.micro_batch_size().begin(), automatic.micro_batch_size().end()};
-}
 
 std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(const Shape& shape) const {
   const s::AutoParallelism& automatic = scenario_.scenario().sweep().auto_parallelism();
@@ -74,7 +83,7 @@ std::vector<ConfigurationSpace::Layout> ConfigurationSpace::auto_layouts(const S
   const int max_pp = automatic.has_max_pipeline_parallel()
                          ? std::min(layers, automatic.max_pipeline_parallel())
                          : layers;
-  const int max_vs = automatic.has_max_virtual_stages() ? automatic.max_virtual_stages() : 1;
+  const int max_vs = auto_max_virtual_stages(automatic);
   const int64_t batch = scenario_.scenario().job().global_batch_size();
   const int gpus = shape.divided_gpus;
   const s::PipelineSchedule plain = base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B;
@@ -150,7 +159,7 @@ void ConfigurationSpace::add_pipeline_across_pools(const Shape& shape,
                          ? std::min(layers, automatic.max_pipeline_parallel())
                          : layers;
   const int64_t batch = scenario_.scenario().job().global_batch_size();
-  const int max_vs = automatic.has_max_virtual_stages() ? automatic.max_virtual_stages() : 1;
+  const int max_vs = auto_max_virtual_stages(automatic);
   const s::PipelineSchedule plain = base_.schedule() == s::GPIPE ? s::GPIPE : s::ONE_F_ONE_B;
   for (int tp : divisors(shape.span_gpus)) {
     if (!tensor_parallel_problem(tp, scenario_.model).empty()) continue;

@@ -60,8 +60,11 @@ struct Configuration {
 // aws.p4d.24xlarge x 4").
 std::string cluster_label(const Configuration& configuration);
 
-// The micro-batch sizes auto_parallelism tries: its list, or 1, 2, 4 and 8 when it lists none.
+// What auto_parallelism tries: the micro-batch sizes it lists, or 1, 2, 4 and 8 when it lists
+// none; model chunks per stage and context-parallel degrees up to its caps, 1 when absent.
 std::vector<int> auto_micro_batch_sizes(const schema::AutoParallelism& automatic);
+int auto_max_virtual_stages(const schema::AutoParallelism& automatic);
+int auto_max_context_parallel(const schema::AutoParallelism& automatic);
 
 class ConfigurationSpace {
  public:
