@@ -54,10 +54,13 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
   LayerTimes layer =
       time_layer(ops, compute, groups, p.recompute(), tensor_overlap(p), recomputed_parts(p));
   if (narrow_gemms(job.precision())) {
-    const Fp8CastBytes casts =
-        fp8_cast_bytes(ops, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,
-                       job.fp4_unfused_hadamard_cast(), job.fp8_parameters(),
-                       attention_recipe(job));
+    // The casts of `of`'s narrow GEMM (and FP8 attention) inputs under the job's recipes.
+    const auto casts_of = [&](const std::vector<LayerOp>& of) {
+      return fp8_cast_bytes(of, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,
+                            job.fp4_unfused_hadamard_cast(), job.fp8_parameters(),
+                            attention_recipe(job));
+    };
+    const Fp8CastBytes casts = casts_of(ops);
     layer.forward.compute += compute.memory_bound(casts.forward);
     // torchao's transposed copies of saved inputs (read 1, write 1 byte an element), less those a
     // compiled backward's rerun casts write (below).
@@ -76,10 +79,7 @@ LayerTimes time_layer_kind(const s::Transformer& t, const s::TrainingJob& job,
           rerun.push_back(op);
         }
       }
-      const Fp8CastBytes rerun_casts =
-          fp8_cast_bytes(rerun, gemm_recipe(job), compute.fp8_gemm_any_layout(), tp,
-                         job.fp4_unfused_hadamard_cast(), job.fp8_parameters(),
-                         attention_recipe(job));
+      const Fp8CastBytes rerun_casts = casts_of(rerun);
       const double fused = full ? rerun_casts.saved_input_transposes : 0;
       layer.recompute.compute += compute.memory_bound(rerun_casts.forward + fused);
       transposed -= fused;
