@@ -130,6 +130,7 @@ struct AcrossTwoPools {
   const s::InstanceType* p5_type = catalog.instances().find("aws.p5.48xlarge")->value;
   const s::InstanceType* p4d_type = catalog.instances().find("aws.p4d.24xlarge")->value;
   std::unique_ptr<Topology> p5 = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  std::unique_ptr<Topology> second_p5 = testing::shipped_cluster("aws.p5.48xlarge", 1);
   std::unique_ptr<Topology> p4d = testing::shipped_cluster("aws.p4d.24xlarge", 1);
   const s::Model& model = *catalog.models().find("llama2-7b")->value;
   const s::Runtime& runtime = *catalog.runtimes().find("default")->value;
@@ -150,26 +151,23 @@ struct AcrossTwoPools {
         "recompute: RECOMPUTE_SELECTIVE rank_order: TP_DP_PP context_parallel_comm: P2P "
         "sequence_parallel: true distributed_optimizer: true overlap_gradient_reduce: true "
         "overlap_parameter_gather: true overlap_pipeline_communication: true");
-    const InterPoolLinks links =
-        inter_pool_links({{p5_type, 1}, {p4d_type, 1}}, s::InterPoolNetwork(), nullptr, catalog);
-    REQUIRE(links.error.empty());
-    TopologyOrError built = build_joined_topology(
-        {{p5_type, 1, 0, 0, nullptr, std::nullopt}, {p4d_type, 1, 0, 0, nullptr, std::nullopt}},
-        links.bytes_per_s, catalog);
-    INFO(built.error);
-    REQUIRE(built.topology);
-    joined = std::move(built.topology);
+    joined = join(p5_type, p4d_type);
     pools = {{p5.get(), &h100, 1, 80 * kBytesPerGibibyte},
              {p4d.get(), &a100, 1, 40 * kBytesPerGibibyte}};
   }
   s::Parallelism split() const {
     return *with_stage_layers(model, job, p, pools, runtime_memory(runtime, p));
   }
-  // `a` then `b`, `nodes` each, meeting over their slowest common network.
-  std::unique_ptr<Topology> join(const s::InstanceType* a, const s::InstanceType* b,
-                                 int nodes = 1) const {
-    const InterPoolLinks links =
-        inter_pool_links({{a, nodes}, {b, nodes}}, s::InterPoolNetwork(), nullptr, catalog);
+  // The links of `a` then `b`, `nodes` each, under `network` (absent: the default kind).
+  InterPoolLinks links_between(const s::InstanceType* a, const s::InstanceType* b, int nodes = 1,
+                               const s::InterPoolNetwork& network = {}) const {
+    InterPoolLinks links = inter_pool_links({{a, nodes}, {b, nodes}}, network, nullptr, catalog);
+    REQUIRE(links.error.empty());
+    return links;
+  }
+  // `a` then `b`, `nodes` each, joined by `links`.
+  std::unique_ptr<Topology> joined_by(const s::InstanceType* a, const s::InstanceType* b,
+                                      const InterPoolLinks& links, int nodes = 1) const {
     TopologyOrError built = build_joined_topology(
         {{a, nodes, 0, 0, nullptr, std::nullopt}, {b, nodes, 0, 0, nullptr, std::nullopt}},
         links.bytes_per_s, catalog);
@@ -177,21 +175,22 @@ struct AcrossTwoPools {
     REQUIRE(built.topology);
     return std::move(built.topology);
   }
+  // `a` then `b`, `nodes` each, over the default inter-pool network.
+  std::unique_ptr<Topology> join(const s::InstanceType* a, const s::InstanceType* b,
+                                 int nodes = 1) const {
+    return joined_by(a, b, links_between(a, b, nodes), nodes);
+  }
   // The links of p5 then p4d, one node each, over a stated inter-pool link of `gbit_per_s`.
   InterPoolLinks stated(double gbit_per_s) const {
     s::InterPoolNetwork network;
     network.set_kind(s::InterPoolNetwork::STATED);
     network.set_bandwidth_gbit_per_s(gbit_per_s);
-    return inter_pool_links({{p5_type, 1}, {p4d_type, 1}}, network, nullptr, catalog);
+    return links_between(p5_type, p4d_type, 1, network);
   }
-  // p5 then p4d, one node each, joined by `links`.
-  std::unique_ptr<Topology> joined_by(const InterPoolLinks& links) const {
-    TopologyOrError built = build_joined_topology(
-        {{p5_type, 1, 0, 0, nullptr, std::nullopt}, {p4d_type, 1, 0, 0, nullptr, std::nullopt}},
-        links.bytes_per_s, catalog);
-    INFO(built.error);
-    REQUIRE(built.topology);
-    return std::move(built.topology);
+  // Two H100 pools of one p5 node each (the first is `p5`).
+  std::vector<StagePool> two_h100_pools() const {
+    return {{p5.get(), &h100, 1, 80 * kBytesPerGibibyte},
+            {second_p5.get(), &h100, 1, 80 * kBytesPerGibibyte}};
   }
   // The layout interleaved over `v` chunks per stage.
   s::Parallelism interleaved(int v) const {
@@ -219,7 +218,7 @@ TEST_CASE("the joined pools put each pool's nodes in order, their GPUs meeting o
 TEST_CASE("a send between the joined pools crosses the inter-pool link at its capacity") {
   const AcrossTwoPools mix;
   // Stated at 40 Gbit/s: below any one NIC of either pool (p4d: 4 x 100 Gbit/s).
-  const std::unique_ptr<Topology> joined = mix.joined_by(mix.stated(40));
+  const std::unique_ptr<Topology> joined = mix.joined_by(mix.p5_type, mix.p4d_type, mix.stated(40));
   double narrowest = 1e30;
   for (int32_t link : joined->route(0, 8)) {
     narrowest = std::min(narrowest, joined->links()[link].capacity_bytes_per_s);
@@ -236,7 +235,7 @@ TEST_CASE("the replicas of a pipeline across pools share a stated inter-pool lin
   CHECK(shared.bytes_per_s == std::vector<double>{1e9 / 8 / 2, 1e9 / 8 / 2});
   const auto step = [&](const InterPoolLinks& links) {
     return simulate_pipeline_across_pools(mix.model, mix.job, mix.split(), mix.pools,
-                                          *mix.joined_by(links))
+                                          *mix.joined_by(mix.p5_type, mix.p4d_type, links))
         .step.step_s;
   };
   CHECK(step(shared) > step(alone));
@@ -246,20 +245,13 @@ TEST_CASE("a pipeline across two pools of one instance type is the plain cluster
   // Two p5 pools of one node joined by a spine at their NICs' rate, against two p5 nodes on one
   // switch: the same GPUs, links and stage work, so the same step.
   AcrossTwoPools mix;
-  const InterPoolLinks links = inter_pool_links({{mix.p5_type, 1}, {mix.p5_type, 1}},
-                                                s::InterPoolNetwork(), nullptr, mix.catalog);
-  TopologyOrError built = build_joined_topology({{mix.p5_type, 1, 0, 0, nullptr, std::nullopt},
-                                                 {mix.p5_type, 1, 0, 0, nullptr, std::nullopt}},
-                                                links.bytes_per_s, mix.catalog);
-  REQUIRE(built.topology);
-  auto second = testing::shipped_cluster("aws.p5.48xlarge", 1);
-  const std::vector<StagePool> pools{{mix.p5.get(), &mix.h100, 1, 80 * kBytesPerGibibyte},
-                                     {second.get(), &mix.h100, 1, 80 * kBytesPerGibibyte}};
+  const std::unique_ptr<Topology> joined = mix.join(mix.p5_type, mix.p5_type);
+  const std::vector<StagePool> pools = mix.two_h100_pools();
   s::Parallelism p = mix.p;
   p.add_stage_layers(17);
   p.add_stage_layers(15);
   const PipelineAcrossPoolsResult across =
-      simulate_pipeline_across_pools(mix.model, mix.job, p, pools, *built.topology);
+      simulate_pipeline_across_pools(mix.model, mix.job, p, pools, *joined);
   auto plain = testing::shipped_cluster("aws.p5.48xlarge", 2);
   const StepResult one = simulate_step(mix.model, mix.job, p, *plain, mix.h100);
   CHECK(across.step.step_s == Approx(one.step_s).epsilon(1e-9));
@@ -325,9 +317,7 @@ TEST_CASE("stage totals are spread over an interleaved stage's chunks, the first
 TEST_CASE("an interleaved pipeline across two pools of one instance type is the plain cluster's") {
   AcrossTwoPools mix;
   const std::unique_ptr<Topology> joined = mix.join(mix.p5_type, mix.p5_type);
-  auto second = testing::shipped_cluster("aws.p5.48xlarge", 1);
-  const std::vector<StagePool> pools{{mix.p5.get(), &mix.h100, 1, 80 * kBytesPerGibibyte},
-                                     {second.get(), &mix.h100, 1, 80 * kBytesPerGibibyte}};
+  const std::vector<StagePool> pools = mix.two_h100_pools();
   auto plain = testing::shipped_cluster("aws.p5.48xlarge", 2);
   for (int v : {2, 4}) {
     INFO("virtual stages " << v);
@@ -357,9 +347,7 @@ TEST_CASE("an interleaved pipeline across two pools of one instance type is the 
 TEST_CASE("an interleaved pipeline with an A100 pool is never faster than with a second H100 one") {
   AcrossTwoPools mix;
   const std::unique_ptr<Topology> fast_joined = mix.join(mix.p5_type, mix.p5_type);
-  auto second = testing::shipped_cluster("aws.p5.48xlarge", 1);
-  const std::vector<StagePool> fast{{mix.p5.get(), &mix.h100, 1, 80 * kBytesPerGibibyte},
-                                    {second.get(), &mix.h100, 1, 80 * kBytesPerGibibyte}};
+  const std::vector<StagePool> fast = mix.two_h100_pools();
   for (int first : {20, 16, 12}) {
     INFO("first stage " << first << " layers");
     s::Parallelism p = mix.interleaved(2);
@@ -468,9 +456,7 @@ TEST_CASE("ZeRO-3 inside the stages across pools of one type is the plain cluste
   p.add_stage_layers(17);
   p.add_stage_layers(15);
   const std::unique_ptr<Topology> joined = mix.join(mix.p5_type, mix.p5_type);
-  auto second = testing::shipped_cluster("aws.p5.48xlarge", 1);
-  const std::vector<StagePool> pools{{mix.p5.get(), &mix.h100, 1, 80 * kBytesPerGibibyte},
-                                     {second.get(), &mix.h100, 1, 80 * kBytesPerGibibyte}};
+  const std::vector<StagePool> pools = mix.two_h100_pools();
   const PipelineAcrossPoolsResult across =
       simulate_pipeline_across_pools(mix.model, mix.job, p, pools, *joined);
   auto plain = testing::shipped_cluster("aws.p5.48xlarge", 2);
