@@ -638,7 +638,8 @@ BRIDGE_SYSTEMS = {
     'DGX-GB300': ('onprem.gb300-nvl72', 4, f' nvlink_domain_nodes: {NVL72_DOMAIN_TRAYS}'),
 }
 # Not DGX B300 (5 DeepSeek-V3, 5 gpt-oss and 7 Qwen3 rows): no dense row of it is in the table, so
-# nothing calibrates its sustained compute (the catalog's B300 takes the runtime's default).
+# nothing calibrates its sustained compute (the catalog's B300 carries the GB300's fractions over:
+# topologies/gpus.textproto, sustained_server_transfer).
 
 
 # Megatron FSDP on the NVL72 systems, one rule per release: the recipes offload the activations of

@@ -44,7 +44,7 @@ bool step_sustained_fraction_fitted(const s::Gpu& gpu, s::Precision precision,
                                     s::Fp8Recipe fp8_recipe) {
   const s::MatmulEfficiency* e = matmul_efficiency(gpu, precision);
   return step_sustained_fraction(gpu, precision, fp8_recipe).has_value() &&
-         !(e != nullptr && e->has_sustained_transfer());
+         !(e != nullptr && e->has_sustained_transfer()) && !gpu.has_sustained_server_transfer();
 }
 
 double transferred_sustained_fraction(const s::Gpu& gpu, s::Precision from, const s::Gpu* reference,
@@ -56,6 +56,16 @@ double transferred_sustained_fraction(const s::Gpu& gpu, s::Precision from, cons
                               reference_to = step_sustained_fraction(*reference, precision);
   CLUSTERSIM_CHECK(reference_from && reference_to, "a transfer without its reference's fractions");
   return *own * *reference_to / *reference_from;
+}
+
+double server_transferred_sustained_fraction(const s::Gpu& same_chip, const s::Gpu& ratio_of,
+                                             const s::Gpu& ratio_to, s::Precision ratio_precision,
+                                             s::Precision precision, s::Fp8Recipe fp8_recipe) {
+  const std::optional<double> same = step_sustained_fraction(same_chip, precision, fp8_recipe),
+                              of = step_sustained_fraction(ratio_of, ratio_precision),
+                              to = step_sustained_fraction(ratio_to, ratio_precision);
+  CLUSTERSIM_CHECK(same && of && to, "a server transfer without its GPUs' fractions");
+  return *same * *of / *to;
 }
 
 const std::vector<RuntimeDefault>& runtime_defaults() {

@@ -1,7 +1,8 @@
 // The sustained compute fraction (gpu.proto) of a training step: which of a GPU's fractions a
 // step of a precision takes, and the two values the catalog derives from the fitted ones at load
 // instead of reading them: a precision's fraction carried over from a reference GPU
-// (MatmulEfficiency.sustained_transfer), and the runtime's defaults for GPUs without fits (this
+// (MatmulEfficiency.sustained_transfer) or from the same chip in another server
+// (Gpu.sustained_server_transfer), and the runtime's defaults for GPUs without fits (this
 // fraction's and the isolated efficiencies', one rule).
 #pragma once
 
@@ -33,7 +34,8 @@ std::optional<double> sixteen_bit_sustained_fraction(
     schema::Fp8Recipe fp8_recipe = schema::FP8_RECIPE_UNSPECIFIED);
 
 // Whether that fraction is given and fitted on the GPU's own training runs: not carried over from
-// another GPU (its matmul_efficiency of `precision` has no sustained_transfer).
+// another GPU (its matmul_efficiency of `precision` has no sustained_transfer, the GPU no
+// sustained_server_transfer).
 bool step_sustained_fraction_fitted(const schema::Gpu& gpu, schema::Precision precision,
                                     schema::Fp8Recipe fp8_recipe = schema::FP8_RECIPE_UNSPECIFIED);
 
@@ -43,6 +45,17 @@ bool step_sustained_fraction_fitted(const schema::Gpu& gpu, schema::Precision pr
 // Requires: the step_sustained_fraction values used are given.
 double transferred_sustained_fraction(const schema::Gpu& gpu, schema::Precision from,
                                       const schema::Gpu* reference, schema::Precision precision);
+
+// A sustained fraction carried over from the same chip in another server (gpu.proto
+// SustainedServerTransfer): same_chip(precision, fp8_recipe) x ratio_of(ratio_precision) /
+// ratio_to(ratio_precision), the ratio's two per-tensor.
+// Requires: the step_sustained_fraction values used are given.
+double server_transferred_sustained_fraction(const schema::Gpu& same_chip,
+                                             const schema::Gpu& ratio_of,
+                                             const schema::Gpu& ratio_to,
+                                             schema::Precision ratio_precision,
+                                             schema::Precision precision,
+                                             schema::Fp8Recipe fp8_recipe);
 
 // One of the runtime's efficiencies for GPUs without their own (Runtime.default_*), which the
 // catalog computes at load instead of reading it: `field` of the Runtime, taken from `gpu_field`

@@ -243,6 +243,58 @@ bool Catalog::check_transfer(const FieldChecker& transfer, const s::Gpu& gpu,
   return derivable;
 }
 
+void Catalog::derive_server_transfer(const FieldChecker& transfer, s::Gpu* gpu) const {
+  const s::SustainedServerTransfer& m = gpu->sustained_server_transfer();
+  const auto find = [&](const char* field, const std::string& name) -> const s::Gpu* {
+    if (name.empty()) return nullptr;  // required: reported by the entry's checks
+    const CatalogEntry<s::Gpu>* entry = gpus_.find(name);
+    if (entry == nullptr) {
+      transfer.error(field, "unknown GPU \"" + name + "\"" + did_you_mean(name, gpus_.names()));
+      return nullptr;
+    }
+    return entry->value;
+  };
+  const s::Gpu *same = find("same_chip", m.same_chip()), *of = find("ratio_of", m.ratio_of()),
+               *to = find("ratio_to", m.ratio_to());
+  if (same == nullptr || of == nullptr || to == nullptr) return;
+  if (same->has_sustained_server_transfer()) {
+    transfer.error("same_chip", "GPU \"" + m.same_chip() +
+                                    "\" takes its sustained fractions from another server itself");
+    return;
+  }
+  // A ratio GPU or same_chip without the fractions (a user's replacement entry) leaves the steps
+  // to the runtime's default.
+  const std::string ratio = s::Precision_Name(m.ratio_precision());
+  bool ratio_fitted = true;
+  for (const auto& [field, ratio_gpu] : {std::pair("ratio_of", of), std::pair("ratio_to", to)}) {
+    if (!step_sustained_fraction_fitted(*ratio_gpu, m.ratio_precision())) {
+      transfer.warning(field, "GPU \"" + ratio_gpu->name() +
+                                  "\" has no fitted sustained fraction of " + ratio +
+                                  " steps: this GPU's steps take the runtime's default");
+      ratio_fitted = false;
+    }
+  }
+  if (!ratio_fitted) return;
+  for (s::MatmulEfficiency& e : *gpu->mutable_matmul_efficiency()) {
+    if (!step_sustained_fraction(*same, e.precision())) {
+      transfer.warning("same_chip", "GPU \"" + m.same_chip() + "\" has no sustained fraction of " +
+                                        s::Precision_Name(e.precision()) + " steps: " +
+                                        s::Precision_Name(e.precision()) +
+                                        " steps take the runtime's default");
+      continue;
+    }
+    const auto carried = [&](s::Fp8Recipe recipe) {
+      return server_transferred_sustained_fraction(*same, *of, *to, m.ratio_precision(),
+                                                   e.precision(), recipe);
+    };
+    e.set_sustained_fraction(carried(s::FP8_RECIPE_UNSPECIFIED));
+    const s::MatmulEfficiency* same_e = matmul_efficiency(*same, e.precision());
+    if (same_e != nullptr && same_e->has_mxfp8_sustained_fraction()) {
+      e.set_mxfp8_sustained_fraction(carried(s::MXFP8));
+    }
+  }
+}
+
 const s::Gpu* Catalog::attention_source(const FieldChecker& field, const s::Gpu& gpu) const {
   const std::string& name = gpu.attention_efficiency_from();
   const CatalogEntry<s::Gpu>* entry = gpus_.find(name);
@@ -329,6 +381,15 @@ void Catalog::derive_fitted_values(Diagnostics* diagnostics) {
             *gpu, transfer.from_precision(),
             transfer.has_reference_gpu() ? gpus_.find(transfer.reference_gpu())->value : nullptr,
             e->precision()));
+      }
+    }
+  }
+  for (const auto& file : files_) {
+    const FieldChecker root = FieldChecker::root(*file, diagnostics);
+    for (int i = 0; i < file->message.gpu_size(); ++i) {
+      s::Gpu* gpu = file->message.mutable_gpu(i);
+      if (gpu->has_sustained_server_transfer()) {
+        derive_server_transfer(root.child("gpu", i).child("sustained_server_transfer"), gpu);
       }
     }
   }

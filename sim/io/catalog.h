@@ -106,8 +106,9 @@ class Catalog {
   // Writes the values the catalog computes from its fitted GPUs (sim/hw/sustained_fraction.h) into
   // the loaded entries: each GPU's attention entries (and attention_dropout, where it has none of
   // its own) taken from another GPU (Gpu.attention_efficiency_from), its transferred sustained
-  // fractions (MatmulEfficiency.sustained_transfer), then every runtime's defaults
-  // (runtime_defaults()).
+  // fractions (MatmulEfficiency.sustained_transfer), then those carried over from the same chip
+  // in another server (Gpu.sustained_server_transfer, on the transferred ones), then every
+  // runtime's defaults (runtime_defaults()).
   void derive_fitted_values(Diagnostics* diagnostics);
   // Writes into every serving runtime that extends another (ServingRuntime.extends) its base's
   // fields under its own; an error for an unknown base or one that extends another itself.
@@ -120,6 +121,12 @@ class Catalog {
   // `from_precision` fitted (else an error).
   bool check_transfer(const FieldChecker& transfer, const schema::Gpu& gpu,
                       schema::Precision precision) const;
+  // Writes a GPU's fractions carried over from the same chip in another server (`transfer`, its
+  // Gpu.sustained_server_transfer) into its matmul_efficiency entries: an error under `transfer`
+  // for an unknown GPU or a same_chip that takes its own from another server, a warning (those
+  // steps take the runtime's default) for a ratio GPU without a fitted ratio_precision fraction
+  // or a same_chip without a fraction of an entry's precision.
+  void derive_server_transfer(const FieldChecker& transfer, schema::Gpu* gpu) const;
   // The GPU whose attention entries `gpu` takes (Gpu.attention_efficiency_from), or null: with an
   // error under `field` for an unknown GPU or `gpu` with entries of its own, a warning for a GPU
   // without fitted entries of its own, of another architecture or other tensor peaks (a user's

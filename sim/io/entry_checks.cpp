@@ -148,6 +148,24 @@ void check_sustained_transfer(const FieldChecker& efficiency) {
   }
 }
 
+// A GPU's sustained fractions carried over from the same chip in another server replace its own;
+// the catalog computes them once every GPU is loaded (Catalog::derive_fitted_values).
+void check_sustained_server_transfer(const FieldChecker& gpu) {
+  for (int i = 0; i < gpu.size("matmul_efficiency"); ++i) {
+    const FieldChecker e = gpu.child("matmul_efficiency", i);
+    for (const char* f : {"sustained_fraction", "mxfp8_sustained_fraction", "sustained_transfer"}) {
+      if (e.has(f)) e.error(f, "is computed from sustained_server_transfer: give one or the other");
+    }
+  }
+  if (gpu.has("sustained_compute_fraction")) {
+    gpu.error("sustained_compute_fraction",
+              "is computed from sustained_server_transfer: give one or the other");
+  }
+  const FieldChecker transfer = gpu.child("sustained_server_transfer");
+  for (const char* f : {"same_chip", "ratio_of", "ratio_to"}) transfer.require(f);
+  transfer.require_enum("ratio_precision");
+}
+
 }  // namespace
 
 void check_price(const FieldChecker& price) {
@@ -225,6 +243,7 @@ void check_gpu(const FieldChecker& gpu) {
     e.in_range("sustained_fraction", 0.01, 1);
     if (e.has("sustained_transfer")) check_sustained_transfer(e);
   }
+  if (gpu.has("sustained_server_transfer")) check_sustained_server_transfer(gpu);
   for (int i = 0; i < gpu.size("attention_efficiency"); ++i) {
     const FieldChecker e = gpu.child("attention_efficiency", i);
     e.require_enum("pass");

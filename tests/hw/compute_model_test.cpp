@@ -289,6 +289,47 @@ TEST_CASE("MXFP8 steps run the FP8 GEMMs at their own sustained fraction") {
   CHECK(block.calibrated() == tensorwise.calibrated());
 }
 
+TEST_CASE("a B300 step's GEMMs and attention run slower than the GB300's by peaks and servers") {
+  // The same chip: the B300's kernels at 4500 / 5000 of the GB300's peaks (its GEMM fit 0.809
+  // against the GB300's 0.782, its attention entries the same) and its sustained fractions the
+  // GB300's x 0.553 / 0.627, the B200's and GB200's per-tensor FP8 fits (gpus.textproto). A
+  // compute-bound FP8 GEMM's kernel time, less its launch overhead, stretches by
+  //   (5000 x 0.782) / (4500 x 0.809) x 0.627 / 0.553 = 1.218,
+  // a fused attention kernel by 5000 / 4500 x 0.627 / 0.553 = 1.260, in per-tensor FP8, MXFP8
+  // and NVFP4 steps alike (the FP4 GEMMs' peaks 12600 against 15000).
+  const Catalog& c = testing::shipped_catalog();
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  const auto fp8_fraction = [&](const char* name) {
+    for (const s::MatmulEfficiency& e : c.gpus().find(name)->value->matmul_efficiency()) {
+      if (e.precision() == s::FP8) return e.sustained_fraction();
+    }
+    return 0.0;
+  };
+  const double server = fp8_fraction("GB200-186GB") / fp8_fraction("B200-SXM-180GB");
+  REQUIRE(server == Approx(0.627 / 0.553).epsilon(0.01));
+  const Picoseconds overhead = Picoseconds::from_microseconds(6.4);
+  const AttentionKernel kernel{32, 8192, 8192, 128, true};
+  for (const auto& [precision, recipe] :
+       {std::pair(s::FP8, s::CURRENT_SCALING), std::pair(s::FP8, s::MXFP8),
+        std::pair(s::FP4, s::FP8_RECIPE_UNSPECIFIED)}) {
+    CAPTURE(s::Precision_Name(precision), s::Fp8Recipe_Name(recipe));
+    const ComputeModel b300(*c.gpus().find("B300-SXM-268GB")->value, precision, runtime,
+                            KernelSetting::kTrainingStep, recipe);
+    const ComputeModel gb300(*c.gpus().find("GB300-268GB")->value, precision, runtime,
+                             KernelSetting::kTrainingStep, recipe);
+    const double peaks = precision == s::FP4 ? 15000.0 / 12600 : 5000.0 / 4500;
+    CHECK((b300.matmul(8192, 8192, 8192) - overhead).seconds() ==
+          Approx((gb300.matmul(8192, 8192, 8192) - overhead).seconds() * peaks * 0.782 / 0.809 *
+                 server)
+              .epsilon(1e-6));
+    CHECK(b300.attention_forward(kernel).seconds() ==
+          Approx(gb300.attention_forward(kernel).seconds() * 5000.0 / 4500 * server).epsilon(1e-6));
+    CHECK(b300.attention_backward(kernel).seconds() ==
+          Approx(gb300.attention_backward(kernel).seconds() * 5000.0 / 4500 * server)
+              .epsilon(1e-6));
+  }
+}
+
 TEST_CASE("fused attention runs at the fitted cuDNN rates of the FlashAttention-3 paper") {
   // kernels.csv, cuDNN on H100 SXM5, 16-bit, head dim 128, batch x sequence = 16k tokens, 16
   // heads (hidden 2048), TFLOP/s as FlashAttention counts them (causal: half the square).

@@ -219,8 +219,96 @@ TEST_CASE("a Blackwell BF16 step takes its own FP8 step's fraction, uncalibrated
   CHECK_FALSE(ComputeModel(b200, s::BF16, *c.runtimes().find("default")->value,
                            KernelSetting::kTrainingStep)
                   .calibrated());
-  // The B300, with no FP8 fit, takes the runtime's default.
-  CHECK_FALSE(step_sustained_fraction(shipped("B300-SXM-268GB"), s::BF16).has_value());
+  // The B300's is its FP8 step's too, carried over from the GB300 (the test below).
+  const s::Gpu& b300 = shipped("B300-SXM-268GB");
+  CHECK(*step_sustained_fraction(b300, s::BF16) ==
+        Approx(*step_sustained_fraction(b300, s::FP8)).epsilon(1e-12));
+}
+
+TEST_CASE("a server transfer is same_chip(precision, recipe) x ratio_of / ratio_to, not fitted") {
+  // GB300-like: FP8 0.8, MXFP8 0.7, FP4 0.5; the ratio 0.5 / 0.625 = 0.8 of the per-tensor FP8
+  // fractions (ratio_of's MXFP8 0.3 not taken).
+  const s::Gpu same = gpu(
+      "matmul_efficiency { precision: FP8 sustained_fraction: 0.8 mxfp8_sustained_fraction: 0.7 }"
+      "matmul_efficiency { precision: FP4 sustained_fraction: 0.5 }");
+  const s::Gpu of = gpu(
+      "matmul_efficiency { precision: FP8 sustained_fraction: 0.5 mxfp8_sustained_fraction: 0.3 }");
+  const s::Gpu to = gpu("matmul_efficiency { precision: FP8 sustained_fraction: 0.625 }");
+  const auto carried = [&](s::Precision p, s::Fp8Recipe recipe) {
+    return server_transferred_sustained_fraction(same, of, to, s::FP8, p, recipe);
+  };
+  CHECK(carried(s::FP8, s::FP8_RECIPE_UNSPECIFIED) == Approx(0.64).epsilon(1e-12));
+  CHECK(carried(s::FP8, s::MXFP8) == Approx(0.56).epsilon(1e-12));
+  CHECK(carried(s::FP4, s::FP8_RECIPE_UNSPECIFIED) == Approx(0.4).epsilon(1e-12));
+  // A GPU with the transfer holds written fractions that are not fitted.
+  const s::Gpu taker = gpu(
+      "sustained_server_transfer { same_chip: \"S\" ratio_of: \"O\" ratio_to: \"T\" "
+      "ratio_precision: FP8 } matmul_efficiency { precision: FP8 sustained_fraction: 0.64 }");
+  CHECK(*step_sustained_fraction(taker, s::FP8) == 0.64);
+  CHECK_FALSE(step_sustained_fraction_fitted(taker, s::FP8));
+}
+
+TEST_CASE("the catalog writes a server transfer's fractions at load, on the transferred ones") {
+  // The taker first in the file, its same_chip's BF16 fraction transferred from its FP8 one (0.8):
+  // every precision and recipe x 0.5 / 0.625 = 0.8.
+  const auto named = [](const std::string& name, const std::string& fields) {
+    std::string entry = testing::gpu_entry(fields);
+    return entry.replace(entry.find("TestGPU-80GB"), 12, name);
+  };
+  const std::string efficiency = " max_fraction: 0.8 overhead_us: 6";
+  const std::string gpus =
+      named("Taker-80GB",
+            "  sustained_server_transfer { same_chip: \"Same-80GB\" ratio_of: \"Of-80GB\" "
+            "ratio_to: \"To-80GB\" ratio_precision: FP8 }\n"
+            "  matmul_efficiency { precision: BF16" + efficiency + " }\n"
+            "  matmul_efficiency { precision: FP8" + efficiency + " }\n"
+            "  matmul_efficiency { precision: FP4" + efficiency + " }") +
+      named("Same-80GB",
+            "  matmul_efficiency { precision: BF16" + efficiency +
+                " sustained_transfer { from_precision: FP8 } }\n"
+                "  matmul_efficiency { precision: FP8" + efficiency +
+                " sustained_fraction: 0.8 mxfp8_sustained_fraction: 0.7 }\n"
+                "  matmul_efficiency { precision: FP4" + efficiency + " sustained_fraction: 0.5 }") +
+      named("Of-80GB", "  matmul_efficiency { precision: FP8" + efficiency +
+                           " sustained_fraction: 0.5 }") +
+      named("To-80GB", "  matmul_efficiency { precision: FP8" + efficiency +
+                           " sustained_fraction: 0.625 }");
+  testing::TempDir dir;
+  dir.write("gpus.textproto", gpus);
+  Diagnostics diagnostics;
+  const auto catalog = Catalog::load({dir.path()}, &diagnostics);
+  REQUIRE(diagnostics.to_string() == "");
+  const s::Gpu& taker = *catalog->gpus().find("Taker-80GB")->value;
+  CHECK(*step_sustained_fraction(taker, s::BF16) == Approx(0.64).epsilon(1e-12));
+  CHECK(*step_sustained_fraction(taker, s::FP8) == Approx(0.64).epsilon(1e-12));
+  CHECK(*step_sustained_fraction(taker, s::FP8, s::MXFP8) == Approx(0.56).epsilon(1e-12));
+  CHECK(*step_sustained_fraction(taker, s::FP4) == Approx(0.4).epsilon(1e-12));
+  // An FP4 step's 16-bit kernels at the carried per-tensor FP8 fraction.
+  CHECK(*sixteen_bit_sustained_fraction(taker, s::FP4) == Approx(0.64).epsilon(1e-12));
+}
+
+TEST_CASE("the B300's fractions are the GB300's x the B200's / the GB200's per-tensor FP8 ones") {
+  // gpus.textproto, the B300 entry: 0.553 / 0.627 = 0.882 on the GB300's per-tensor FP8 0.809,
+  // MXFP8 0.736 and NVFP4 0.479 fits (as of 2026-12-06: the products follow a refit).
+  const s::Gpu &b300 = shipped("B300-SXM-268GB"), &gb300 = shipped("GB300-268GB"),
+               &b200 = shipped("B200-SXM-180GB"), &gb200 = shipped("GB200-186GB");
+  const double ratio = *step_sustained_fraction(b200, s::FP8) / *step_sustained_fraction(gb200, s::FP8);
+  CHECK(ratio == Approx(0.882).margin(0.005));
+  for (const s::Precision p : {s::BF16, s::FP16, s::FP8, s::FP4}) {
+    CAPTURE(s::Precision_Name(p));
+    CHECK(*step_sustained_fraction(b300, p) ==
+          Approx(*step_sustained_fraction(gb300, p) * ratio).epsilon(1e-12));
+    CHECK_FALSE(step_sustained_fraction_fitted(b300, p));
+  }
+  CHECK(*step_sustained_fraction(b300, s::FP8, s::MXFP8) ==
+        Approx(*step_sustained_fraction(gb300, s::FP8, s::MXFP8) * ratio).epsilon(1e-12));
+  CHECK(*step_sustained_fraction(b300, s::FP8) == Approx(0.714).margin(0.005));
+  CHECK(*step_sustained_fraction(b300, s::FP8, s::MXFP8) == Approx(0.649).margin(0.005));
+  CHECK(*step_sustained_fraction(b300, s::FP4) == Approx(0.422).margin(0.005));
+  const Catalog& c = testing::shipped_catalog();
+  CHECK_FALSE(ComputeModel(b300, s::FP8, *c.runtimes().find("default")->value,
+                           KernelSetting::kTrainingStep)
+                  .calibrated());
 }
 
 }  // namespace

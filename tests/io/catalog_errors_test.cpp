@@ -227,6 +227,57 @@ TEST_CASE("a transferred sustained fraction needs its reference's fits and no fi
         "this entry's own precision\n");
 }
 
+TEST_CASE("a server transfer names known GPUs with the fits and replaces the GPU's fractions") {
+  // The taker (TestGPU-80GB) first: its transfer on line 9, its fields from line 10; the named
+  // GPUs after it.
+  const auto named = [](const std::string& name, const std::string& fields) {
+    std::string entry = gpu_entry(fields);
+    return entry.replace(entry.find("TestGPU-80GB"), 12, name);
+  };
+  const std::string fitted = named("Fit-80GB",
+                                   "  matmul_efficiency { precision: FP8 max_fraction: 0.8 "
+                                   "overhead_us: 6 sustained_fraction: 0.5 }");
+  const auto taker = [&](const std::string& transfer, const std::string& fields = "") {
+    return gpu_entry("  sustained_server_transfer { " + transfer + " }\n" + fields) + fitted +
+           named("Bare-80GB", "");
+  };
+  CHECK(catalog_errors(taker("same_chip: \"Fit-80G\" ratio_of: \"Fit-80GB\" ratio_to: "
+                             "\"Fit-80GB\" ratio_precision: FP8")) ==
+        "c.textproto:9:31: gpu[0].sustained_server_transfer.same_chip: unknown GPU \"Fit-80G\" "
+        "(did you mean \"Fit-80GB\"?)\n");
+  CHECK(catalog_errors(taker("ratio_of: \"Fit-80GB\" ratio_to: \"Fit-80GB\"")) ==
+        "c.textproto:9:3: gpu[0].sustained_server_transfer.same_chip: is required\n"
+        "c.textproto:9:3: gpu[0].sustained_server_transfer.ratio_precision: is required\n");
+  // A ratio GPU without the fit, or a same_chip without the entry's precision, is a warning (a
+  // user's replacement entry): the steps take the runtime's default.
+  CHECK(catalog_errors(taker("same_chip: \"Fit-80GB\" ratio_of: \"Bare-80GB\" ratio_to: "
+                             "\"Fit-80GB\" ratio_precision: FP8",
+                             "  matmul_efficiency { precision: FP8 max_fraction: 0.8 "
+                             "overhead_us: 6 }")) ==
+        "c.textproto:9:53: warning: gpu[0].sustained_server_transfer.ratio_of: GPU \"Bare-80GB\" "
+        "has no fitted sustained fraction of FP8 steps: this GPU's steps take the runtime's "
+        "default\n");
+  CHECK(catalog_errors(taker("same_chip: \"Bare-80GB\" ratio_of: \"Fit-80GB\" ratio_to: "
+                             "\"Fit-80GB\" ratio_precision: FP8",
+                             "  matmul_efficiency { precision: FP8 max_fraction: 0.8 "
+                             "overhead_us: 6 }")) ==
+        "c.textproto:9:31: warning: gpu[0].sustained_server_transfer.same_chip: GPU \"Bare-80GB\" "
+        "has no sustained fraction of FP8 steps: FP8 steps take the runtime's default\n");
+  // A chain (here the GPU itself) and fractions of its own beside the transfer are errors.
+  CHECK(catalog_errors(taker("same_chip: \"TestGPU-80GB\" ratio_of: \"Fit-80GB\" ratio_to: "
+                             "\"Fit-80GB\" ratio_precision: FP8")) ==
+        "c.textproto:9:31: gpu[0].sustained_server_transfer.same_chip: GPU \"TestGPU-80GB\" takes "
+        "its sustained fractions from another server itself\n");
+  CHECK(catalog_errors(taker("same_chip: \"Fit-80GB\" ratio_of: \"Fit-80GB\" ratio_to: "
+                             "\"Fit-80GB\" ratio_precision: FP8",
+                             "  sustained_compute_fraction: 0.5\n  matmul_efficiency { precision: "
+                             "FP8 max_fraction: 0.8 overhead_us: 6 sustained_fraction: 0.5 }")) ==
+        "c.textproto:11:71: gpu[0].matmul_efficiency[0].sustained_fraction: is computed from "
+        "sustained_server_transfer: give one or the other\n"
+        "c.textproto:10:3: gpu[0].sustained_compute_fraction: is computed from "
+        "sustained_server_transfer: give one or the other\n");
+}
+
 TEST_CASE("a GPU takes attention entries only from a fitted GPU of its architecture and peaks") {
   // A reference unlike it is a warning (a user's replacement of the reference GPU): the GPU keeps
   // its flat fraction.
