@@ -268,7 +268,8 @@ TEST_CASE("the catalog writes a server transfer's fractions at load, on the tran
                 " sustained_transfer { from_precision: FP8 } }\n"
                 "  matmul_efficiency { precision: FP8" + efficiency +
                 " sustained_fraction: 0.8 mxfp8_sustained_fraction: 0.7 }\n"
-                "  matmul_efficiency { precision: FP4" + efficiency + " sustained_fraction: 0.5 }") +
+                "  matmul_efficiency { precision: FP4" + efficiency +
+                " sustained_fraction: 0.5 }") +
       named("Of-80GB", "  matmul_efficiency { precision: FP8" + efficiency +
                            " sustained_fraction: 0.5 }") +
       named("To-80GB", "  matmul_efficiency { precision: FP8" + efficiency +
@@ -292,7 +293,8 @@ TEST_CASE("the B300's fractions are the GB300's x the B200's / the GB200's per-t
   // MXFP8 0.736 and NVFP4 0.479 fits (as of 2026-12-06: the products follow a refit).
   const s::Gpu &b300 = shipped("B300-SXM-268GB"), &gb300 = shipped("GB300-268GB"),
                &b200 = shipped("B200-SXM-180GB"), &gb200 = shipped("GB200-186GB");
-  const double ratio = *step_sustained_fraction(b200, s::FP8) / *step_sustained_fraction(gb200, s::FP8);
+  const double ratio =
+      *step_sustained_fraction(b200, s::FP8) / *step_sustained_fraction(gb200, s::FP8);
   CHECK(ratio == Approx(0.882).margin(0.005));
   for (const s::Precision p : {s::BF16, s::FP16, s::FP8, s::FP4}) {
     CAPTURE(s::Precision_Name(p));
