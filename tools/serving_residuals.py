@@ -7,6 +7,7 @@ Usage:
   tools/serving_residuals.py runs.csv --metric memory --by-predicted 10 [PREFIX ...]
   tools/serving_residuals.py runs.csv --inversions [--metric tpot|memory] [PREFIX ...]
   tools/serving_residuals.py runs.csv --repeats [PREFIX ...]
+  tools/serving_residuals.py runs.csv --terms [PREFIX ...]
 
 For every scenario whose name starts with one of the PREFIXes (all when none is given), prints
 its signed and absolute mean error of the metric in percent (predicted against published, as
@@ -37,6 +38,13 @@ TTFT for each output length of the same batch and prompt. Per scenario, the leas
 TTFT error over its published runs that any model giving one TTFT per batch and prompt length has
 (each group of repeats predicted at its best published value), then the same over all the
 scenarios listed: the share of the error that is run-to-run spread.
+
+--terms (peak memory): per scenario (one engine), the published minus the predicted peak of its
+published runs fitted by least squares as a constant plus a term a prompt token (batch x input),
+a term a context token (batch x (input + output), what the KV cache holds) and a term a sequence
+(batch), in the source's units (GB = 1e9 bytes, KB = 1e3, MB = 1e6), with the root mean square
+left by that fit and by a constant alone. A term the model counts too high shows as a negative
+slope; what the model misses whatever the run, as the constant.
 """
 import argparse
 import collections
@@ -60,6 +68,57 @@ def residuals(rows, column, prefixes):
             out[name].append((int(row['batch_size']), float(published), float(predicted),
                               int(row['input_tokens']), int(row['output_tokens'])))
     return out
+
+
+def solve(matrix, vector):
+    """x with matrix x = vector (Gauss-Jordan with partial pivoting); None when singular."""
+    n = len(vector)
+    a = [list(row) + [v] for row, v in zip(matrix, vector)]
+    for i in range(n):
+        pivot = max(range(i, n), key=lambda k: abs(a[k][i]))
+        if abs(a[pivot][i]) < 1e-9 * max(1.0, max(abs(x) for row in a for x in row[:n])):
+            return None
+        a[i], a[pivot] = a[pivot], a[i]
+        for k in range(n):
+            if k != i:
+                f = a[k][i] / a[i][i]
+                a[k] = [x - f * y for x, y in zip(a[k], a[i])]
+    return [a[i][n] / a[i][i] for i in range(n)]
+
+
+def memory_terms(runs):
+    """(constant GB, GB a prompt token, GB a context token, GB a sequence, rms of the fit, rms of
+    a constant alone) of published - predicted over runs (batch, published, predicted, input,
+    output); None when the runs do not determine the four terms."""
+    rows = [[1.0, b * i, b * (i + o), b] for b, _, _, i, o in runs]
+    gaps = [published - predicted for _, published, predicted, _, _ in runs]
+    if len(rows) < 4:
+        return None
+    # Scaled columns keep the normal equations well conditioned.
+    scale = [1.0, 1e4, 1e4, 1e2]
+    scaled = [[x / s for x, s in zip(row, scale)] for row in rows]
+    normal = [[sum(r[i] * r[j] for r in scaled) for j in range(4)] for i in range(4)]
+    terms = solve(normal, [sum(r[i] * g for r, g in zip(scaled, gaps)) for i in range(4)])
+    if terms is None:
+        return None
+    terms = [t / s for t, s in zip(terms, scale)]
+    fitted = [sum(t * x for t, x in zip(terms, row)) for row in rows]
+    rms = (sum((g - f) ** 2 for g, f in zip(gaps, fitted)) / len(gaps)) ** 0.5
+    mean = statistics.mean(gaps)
+    spread = (sum((g - mean) ** 2 for g in gaps) / len(gaps)) ** 0.5
+    return terms + [rms, spread]
+
+
+def print_memory_terms(name, runs):
+    terms = memory_terms(runs)
+    if terms is None:
+        print('%s (%d published): too few distinct runs for four terms' % (name, len(runs)))
+        return
+    constant, prompt, context, sequence, rms, spread = terms
+    print('%s (%d published): constant %+.2f GB, %+.1f KB a prompt token, %+.2f KB a context '
+          'token, %+.2f MB a sequence; rms left %.3f GB (a constant alone: %.3f)' % (
+              name, len(runs), constant, prompt * 1e6, context * 1e6, sequence * 1e3, rms,
+              spread))
 
 
 def must_not_fall(metric, small, large):
@@ -123,6 +182,9 @@ def main():
     parser.add_argument('--repeats', action='store_true',
                         help='the TTFT error that runs of one batch and prompt published at '
                              'different output lengths force on any model')
+    parser.add_argument('--terms', action='store_true',
+                        help='the peak memory gap per scenario as a constant and terms a prompt '
+                             'token, a context token and a sequence')
     parser.add_argument('--by-predicted', type=float, metavar='WIDTH',
                         help='group by the predicted value in bins of WIDTH, not by batch size')
     parser.add_argument('prefix', nargs='*', help='scenario name prefixes (default: all)')
@@ -130,7 +192,10 @@ def main():
     if args.repeats and (args.inversions or args.by_predicted is not None or
                          args.metric not in (None, 'ttft')):
         parser.error('--repeats reads TTFT and takes neither --inversions nor --by-predicted')
-    args.metric = args.metric or ('ttft' if args.repeats else 'tpot')
+    if args.terms and (args.inversions or args.repeats or args.by_predicted is not None or
+                       args.metric not in (None, 'memory')):
+        parser.error('--terms reads the peak memory and takes no other mode')
+    args.metric = args.metric or ('ttft' if args.repeats else 'memory' if args.terms else 'tpot')
     if args.inversions and args.metric not in ('tpot', 'memory'):
         parser.error('--inversions reads TPOT or peak memory; it does not take --metric %s' %
                      args.metric)
@@ -155,6 +220,9 @@ def main():
             total_runs, total_floor / total_runs * 100))
         return
     for name, runs in sorted(found.items()):
+        if args.terms:
+            print_memory_terms(name, runs)
+            continue
         if args.inversions:
             print_inversions(name, runs, args.metric)
             continue

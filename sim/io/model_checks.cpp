@@ -213,7 +213,7 @@ void check_transformer(const FieldChecker& t) {
     if (m.kind() == s::ENCODER) t.error("sliding_window", "applies to DECODER models only");
     const FieldChecker window = t.child("sliding_window");
     window.require("window_tokens") && window.at_least("window_tokens", 1);
-    window.require("full_attention_every") && window.at_least("full_attention_every", 2);
+    if (window.has("full_attention_every")) window.at_least("full_attention_every", 2);
     if (m.sliding_window().chunked() &&
         m.sliding_window().window_tokens() > m.max_sequence_length() &&
         m.max_sequence_length() > 0) {

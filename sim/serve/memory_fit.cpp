@@ -1,6 +1,7 @@
 // GPU memory of a serving replica.
 #include "sim/serve/memory_fit.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/util/units.h"
@@ -36,8 +37,15 @@ int64_t kv_cache_blocks(const ServingMemory& memory, double fraction, int block_
 double static_batch_peak_bytes(const InferenceShape& shape, double runtime_bytes, int64_t batch,
                                int64_t input, int64_t output, int beams) {
   const ServingMemory m = serving_memory(shape, runtime_bytes, 0, batch * input);
-  return m.used_bytes() +
-         static_cast<double>(batch * beams * (input + output)) * m.kv_bytes_per_token;
+  // A layer attending within a window holds that window's tokens at most (the cache is cyclic).
+  const int64_t context = input + output;
+  const int64_t windowed_context =
+      shape.windowed_layers > 0 ? std::min<int64_t>(context, shape.window_tokens) : context;
+  const double layer_tokens =
+      static_cast<double>(context) * (shape.layers - shape.windowed_layers) +
+      static_cast<double>(windowed_context) * shape.windowed_layers;
+  return m.used_bytes() + static_cast<double>(batch * beams) * layer_tokens / shape.layers *
+                              m.kv_bytes_per_token;
 }
 
 }  // namespace clustersim

@@ -4,7 +4,10 @@
 //          + activation workspace (tokens of the largest iteration x bytes per token)
 //   KV-cache pool = (capacity - used) x kv_cache_memory_fraction, in blocks of kv_block_tokens
 // A static batch instead holds its whole KV cache, batch x beams x (input + output) tokens,
-// contiguous (TensorRT-LLM's gptSession), so its peak is used + that.
+// contiguous (TensorRT-LLM's gptSession), so its peak is used + that; a layer attending within a
+// sliding window holds at most the window's tokens (the cache reserved is batch x 2 x KV heads x
+// maxAttentionWindow x head size a layer: RuntimeBuffers::reshape, NVIDIA/TensorRT-LLM
+// cpp/tensorrt_llm/runtime/runtimeBuffers.cpp @5955b8af).
 #pragma once
 
 #include <cstdint>

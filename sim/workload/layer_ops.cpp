@@ -223,7 +223,9 @@ double window_pairs(const schema::Transformer& t, double s) {
 }
 
 bool attends_in_window(const schema::Transformer& t, int layer) {
-  return t.has_sliding_window() && (layer + 1) % t.sliding_window().full_attention_every() != 0;
+  if (!t.has_sliding_window()) return false;
+  const schema::SlidingWindowAttention& w = t.sliding_window();
+  return !w.has_full_attention_every() || (layer + 1) % w.full_attention_every() != 0;
 }
 
 int windowed_layers_in(const schema::Transformer& t, int first, int count, LayerKind kind) {

@@ -163,7 +163,7 @@ LayerKind layer_kind(const schema::Transformer& t, int layer);
 std::vector<LayerKind> multi_token_prediction_layer_kinds(const schema::Transformer& t);
 
 // Whether layer `layer` (0-based) of `t` attends within its sliding window: all but every
-// full_attention_every-th layer of a model with one.
+// full_attention_every-th layer of a model with one (every layer without full_attention_every).
 bool attends_in_window(const schema::Transformer& t, int layer);
 
 // Query-key pairs of one causal sequence of `s` tokens whose queries attend to at most `window`

@@ -836,10 +836,16 @@ TEST_CASE("QKV biases are part of linear_bias: one of the two") {
         "projection's bias): set one\n");
 }
 
-TEST_CASE("a sliding window needs its width and a period of at least 2") {
+TEST_CASE("a sliding window needs its width, and a period of at least 2 where it has one") {
   CHECK(catalog_errors(transformer_model("m", "sliding_window { window_tokens: 0 }")) ==
-        "c.textproto:7:22: model[0].transformer.sliding_window.window_tokens: must be >= 1, got 0\n"
-        "c.textproto:7:5: model[0].transformer.sliding_window.full_attention_every: is required\n");
+        "c.textproto:7:22: model[0].transformer.sliding_window.window_tokens: must be >= 1, "
+        "got 0\n");
+  CHECK(catalog_errors(transformer_model(
+            "m", "sliding_window { window_tokens: 128 full_attention_every: 1 }")) ==
+        "c.textproto:7:41: model[0].transformer.sliding_window.full_attention_every: must be >= 2, "
+        "got 1\n");
+  // Without a period every layer attends within the window (Mistral 7B).
+  CHECK(catalog_errors(transformer_model("m", "sliding_window { window_tokens: 4096 }")) == "");
 }
 
 TEST_CASE("a chunked window must fit in the model's longest sequence") {

@@ -317,7 +317,8 @@ TEST_CASE("the masked kernel's re-reads of a shared KV head cost kv_reread_fract
   const double context = 64 * 2048.0;  // 64 sequences of 2048 tokens
   const double bandwidth = in.gpu->memory_bandwidth_gb_per_s() * 1e9 * in.fit.memory_fraction();
   const double saved_s = 32 * context * 2 * 24 * 128 * 2 * 0.75 / bandwidth;
-  const IterationWork work{64, 64, 0, context};
+  IterationWork work{64, 64, 0, context};
+  work.window_decode_context = context;  // every layer attends within 4,096 tokens: all 2,048
   CHECK(every_read.iteration(work).seconds() - cached.iteration(work).seconds() ==
         Approx(saved_s).epsilon(1e-6));
 }
@@ -341,7 +342,8 @@ TEST_CASE("an FP8 KV cache's re-reads cost fp8_kv_reread_fraction, a 16-bit one'
   in.fit.clear_fp8_kv_reread_fraction();
   const IterationModel fp16_shared(in);
   REQUIRE_FALSE(fp8_own.grouped_attention());
-  const IterationWork work{64, 64, 0, 64 * 2048.0};
+  IterationWork work{64, 64, 0, 64 * 2048.0};
+  work.window_decode_context = work.decode_context;  // all 2,048 tokens inside Mistral's window
   CHECK(fp8_own.iteration(work) == fp8_every_read.iteration(work));
   CHECK(fp8_shared.iteration(work) < fp8_own.iteration(work));
   CHECK(fp16_own.iteration(work) == fp16_shared.iteration(work));

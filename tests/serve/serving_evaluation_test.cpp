@@ -87,6 +87,25 @@ TEST_CASE("a static batch's peak memory adds its prompts' activations and all it
   CHECK(shape.kv_bytes_per_token == 2 * 32 * 32 * 128);  // 2 x layers x heads x head_dim x 1 byte
 }
 
+// Mistral 7B attends within 4096 tokens in every layer, and its cache holds that window a sequence:
+// a static batch of 4,224-token contexts peaks 128 tokens of KV cache a sequence below a full cache
+// (16.8 MB at FP16: 2 x 32 layers x 8 KV heads x 128 x 2 bytes x 128 tokens), the calibration's
+// Mistral 128 / 4096 runs (results/serving_validation.md); a context inside the window keeps all
+// of it.
+TEST_CASE("a sliding window's cache holds the window's tokens a sequence, not the whole context") {
+  const s::Transformer& t =
+      testing::shipped_catalog().models().find("mistral-7b")->value->transformer();
+  const InferenceShape shape = inference_shape(t, {s::FP16, s::FP16, s::FP16}, 1, 1, 0);
+  REQUIRE(shape.windowed_layers == 32);
+  REQUIRE(shape.window_tokens == 4096);
+  const double base = shape.weight_bytes + 60 * 128 * shape.activation_bytes_per_token;
+  const double windowed = static_batch_peak_bytes(shape, 0, 60, 128, 4096);
+  CHECK(windowed == Approx(base + 60 * 4096 * shape.kv_bytes_per_token));
+  CHECK(base + 60 * 4224 * shape.kv_bytes_per_token - windowed == Approx(60 * 16777216.0));
+  CHECK(static_batch_peak_bytes(shape, 0, 60, 128, 2048) ==
+        Approx(base + 60 * 2176 * shape.kv_bytes_per_token));
+}
+
 TEST_CASE("a model larger than its GPUs gets an out-of-memory row, not a simulation") {
   auto t = testing::load_serving_text(R"(model: "llama2-70b"
 deployment { instance: "aws.g6.xlarge" }
