@@ -63,7 +63,8 @@ CollectiveAlgorithm choose_algorithm(const Collective& c, const Topology& topolo
 // Requires: collective_problem(c, network->topology()) is "".
 void start_collective(Network* network, const Collective& c, std::function<void()> done);
 
-// Convenience: simulates `c` alone on an idle network of `topology` and returns its duration.
+// Convenience: simulates `c` alone on an idle network of `topology` and returns its duration;
+// kept per topology, so the same collective again costs a lookup (idle_collective_times.h).
 Picoseconds collective_time(const Topology& topology, const Collective& c);
 
 }  // namespace clustersim
