@@ -158,15 +158,22 @@ void start_collective(Network* network, const Collective& c, std::function<void(
 }
 
 Picoseconds collective_time(const Topology& topology, const Collective& c) {
+  return concurrent_collectives_time(topology, std::span(&c, 1));
+}
+
+Picoseconds concurrent_collectives_time(const Topology& topology,
+                                        std::span<const Collective> collectives) {
   IdleCollectiveTimes& kept = topology.idle_collective_times();
-  if (const std::optional<Picoseconds> time = kept.find(c)) return *time;
+  if (const std::optional<Picoseconds> time = kept.find(collectives)) return *time;
   Simulation sim;
   Network network(&sim, &topology);
-  Picoseconds end;
-  start_collective(&network, c, [&] { end = sim.now(); });
+  Picoseconds last(0);
+  for (const Collective& c : collectives) {
+    start_collective(&network, c, [&] { last = std::max(last, sim.now()); });
+  }
   sim.run();
-  kept.keep(c, end);
-  return end;
+  kept.keep(collectives, last);
+  return last;
 }
 
 std::function<void()> after_all(int count, std::function<void()> done) {

@@ -1,39 +1,53 @@
-// Collective times on an idle network, looked up by the whole collective.
+// Collective times on an idle network, looked up by the collectives started together.
 #include "sim/net/idle_collective_times.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "sim/util/fnv1a.h"
 
 namespace clustersim {
 
-size_t IdleCollectiveTimes::CollectiveHash::operator()(const Collective& c) const {
+size_t IdleCollectiveTimes::CollectivesHash::operator()(
+    std::span<const Collective> collectives) const {
   Fnv1a hash;
-  hash.add(static_cast<uint64_t>(c.op));
-  hash.add(static_cast<uint64_t>(c.algorithm));
-  hash.add(c.dispatcher_kernels);
-  hash.add(std::bit_cast<uint64_t>(c.bytes));
-  for (int gpu : c.gpus) hash.add(static_cast<uint32_t>(gpu));
+  for (const Collective& c : collectives) {
+    hash.add(static_cast<uint64_t>(c.op));
+    hash.add(static_cast<uint64_t>(c.algorithm));
+    hash.add(c.dispatcher_kernels);
+    hash.add(std::bit_cast<uint64_t>(c.bytes));
+    hash.add(c.gpus.size());
+    for (int gpu : c.gpus) hash.add(static_cast<uint32_t>(gpu));
+  }
   return static_cast<size_t>(hash.value());
 }
 
-bool IdleCollectiveTimes::SameCollective::operator()(const Collective& a,
-                                                     const Collective& b) const {
-  // The size's bits, not its value: the same bits give the same simulation.
-  return a.op == b.op && a.algorithm == b.algorithm &&
-         a.dispatcher_kernels == b.dispatcher_kernels &&
-         std::bit_cast<uint64_t>(a.bytes) == std::bit_cast<uint64_t>(b.bytes) && a.gpus == b.gpus;
+bool IdleCollectiveTimes::SameCollectives::operator()(std::span<const Collective> a,
+                                                      std::span<const Collective> b) const {
+  // Sizes by their bits, not their values: the same bits give the same simulation.
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const Collective& x, const Collective& y) {
+                      return x.op == y.op && x.algorithm == y.algorithm &&
+                             x.dispatcher_kernels == y.dispatcher_kernels &&
+                             std::bit_cast<uint64_t>(x.bytes) == std::bit_cast<uint64_t>(y.bytes) &&
+                             x.gpus == y.gpus;
+                    });
 }
 
-std::optional<Picoseconds> IdleCollectiveTimes::find(const Collective& c) const {
-  auto it = times_.find(c);
+std::optional<Picoseconds> IdleCollectiveTimes::find(
+    std::span<const Collective> collectives) const {
+  auto it = times_.find(collectives);
   if (it == times_.end()) return std::nullopt;
   return it->second;
 }
 
-void IdleCollectiveTimes::keep(const Collective& c, Picoseconds time) {
-  if (times_.size() >= kMaxCollectives) times_.clear();
-  times_.emplace(c, time);
+void IdleCollectiveTimes::keep(std::span<const Collective> collectives, Picoseconds time) {
+  if (collectives_kept_ + collectives.size() > kMaxCollectives) {
+    times_.clear();
+    collectives_kept_ = 0;
+  }
+  collectives_kept_ += collectives.size();
+  times_.emplace(std::vector<Collective>(collectives.begin(), collectives.end()), time);
 }
 
 }  // namespace clustersim

@@ -1,19 +1,22 @@
-// collective_time's answers kept per topology (Topology::idle_collective_times): a sweep times the
-// same collectives on the same cluster configuration after configuration (NCCL's choice among
-// ring, tree and NVLS for a data-parallel group's buckets, a tensor-parallel group's
-// all-reduces), and each answer is a simulation on an idle network that depends on nothing but
-// the topology and the collective (its operation, GPUs in order, size, algorithm and kernels).
-// So a collective timed before gets the time its simulation gave then, bit for bit, without
-// simulating it again.
+// The times of collectives on an idle network kept per topology (Topology::idle_collective_times),
+// for collective_time and concurrent_collectives_time: a sweep times the same collectives on the
+// same cluster configuration after configuration (NCCL's choice among ring, tree and NVLS for a
+// data-parallel group's buckets, a tensor-parallel group's all-reduces, an expert group's
+// all-to-alls beside the stage's others), and each time is a simulation on an idle network that
+// depends on nothing but the topology and the collectives started together (each one's operation,
+// GPUs in order, size, algorithm and kernels, in the order they start). So collectives timed
+// before get the time their simulation gave then, bit for bit, without simulating them again.
 //
 // At most kMaxCollectives are kept; when full, all are forgotten (the next calls refill it), so
-// memory stays bounded and no answer depends on what was kept. Not thread-safe, as the
-// topology's cached routes.
+// memory stays bounded and no time depends on what was kept. Not thread-safe, as the topology's
+// cached routes.
 #pragma once
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <unordered_map>
+#include <vector>
 
 #include "sim/net/collective.h"
 
@@ -23,19 +26,24 @@ class IdleCollectiveTimes {
  public:
   static constexpr size_t kMaxCollectives = 1 << 12;
 
-  // The time kept for `c`, if any.
-  std::optional<Picoseconds> find(const Collective& c) const;
-  // Keeps `time` as c's.
-  void keep(const Collective& c, Picoseconds time);
+  // The time kept for `collectives` started together, if any.
+  std::optional<Picoseconds> find(std::span<const Collective> collectives) const;
+  // Keeps `time` as theirs.
+  void keep(std::span<const Collective> collectives, Picoseconds time);
 
  private:
-  struct CollectiveHash {
-    size_t operator()(const Collective& c) const;
+  // Hash and equality of a list of collectives, kept (a vector) or looked up (a span).
+  struct CollectivesHash {
+    using is_transparent = void;
+    size_t operator()(std::span<const Collective> collectives) const;
   };
-  struct SameCollective {
-    bool operator()(const Collective& a, const Collective& b) const;
+  struct SameCollectives {
+    using is_transparent = void;
+    bool operator()(std::span<const Collective> a, std::span<const Collective> b) const;
   };
-  std::unordered_map<Collective, Picoseconds, CollectiveHash, SameCollective> times_;
+  std::unordered_map<std::vector<Collective>, Picoseconds, CollectivesHash, SameCollectives>
+      times_;
+  size_t collectives_kept_ = 0;  // in times_
 };
 
 }  // namespace clustersim
