@@ -173,14 +173,16 @@ class Topology {
   // every change to the topology forgets them.
   IdleCollectiveTimes& idle_collective_times() const;
 
- private:
   // A route with its latency and kind, computed once per pair.
   struct RouteInfo {
     std::vector<int32_t> links;
     Picoseconds latency;
     LinkKind kind = LinkKind::kPcie;
   };
+  // route(), route_latency() and route_kind() of one pair in one lookup.
   const RouteInfo& route_info(int from, int to) const;
+
+ private:
   // Cheapest paths from `source` to every vertex of its NVLink domain, staying inside it.
   // Indexed by a vertex's position in its domain (local_index_).
   struct LocalTree {
