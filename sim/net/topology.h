@@ -18,8 +18,8 @@
 // route costs O(NICs per node squared). The tests check every route against a search of the
 // whole graph.
 //
-// Built by topology_builder.h. Not thread-safe (routes are cached on first use); each simulation
-// owns its topology.
+// Built by topology_builder.h. Not thread-safe (routes and collective times are cached on first
+// use); each simulation owns its topology.
 #pragma once
 
 #include <array>
@@ -169,8 +169,8 @@ class Topology {
   // The tensor-parallel rank symmetry of the finished graph (rank_symmetry.h), found on first use
   // (thread-safe). Requires: building is done.
   const RankSymmetry& rank_symmetry() const;
-  // collective_time's answers on this topology (idle_collective_times.h), kept from the first on;
-  // every change to the topology forgets them.
+  // The times collective_time and concurrent_collectives_time simulated on this topology
+  // (idle_collective_times.h), kept from the first on; every change to the topology forgets them.
   IdleCollectiveTimes& idle_collective_times() const;
 
   // A route with its latency and kind, computed once per pair.
