@@ -5,8 +5,10 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <utility>
 
 #include "sim/net/collective_algorithms.h"
+#include "sim/net/idle_collective_times.h"
 #include "sim/util/number_format.h"
 
 namespace clustersim {
@@ -157,12 +159,22 @@ void start_collective(Network* network, const Collective& c, std::function<void(
 }
 
 Picoseconds collective_time(const Topology& topology, const Collective& c) {
+  return concurrent_collectives_time(topology, std::span(&c, 1));
+}
+
+Picoseconds concurrent_collectives_time(const Topology& topology,
+                                        std::span<const Collective> collectives) {
+  IdleCollectiveTimes& kept = topology.idle_collective_times();
+  if (const std::optional<Picoseconds> time = kept.find(collectives)) return *time;
   Simulation sim;
   Network network(&sim, &topology);
-  Picoseconds end;
-  start_collective(&network, c, [&] { end = sim.now(); });
+  Picoseconds last(0);
+  for (const Collective& c : collectives) {
+    start_collective(&network, c, [&] { last = std::max(last, sim.now()); });
+  }
   sim.run();
-  return end;
+  kept.keep(collectives, last);
+  return last;
 }
 
 std::function<void()> after_all(int count, std::function<void()> done) {
@@ -179,23 +191,36 @@ std::function<void()> after_all(int count, std::function<void()> done) {
   };
 }
 
-std::vector<std::vector<int>> gpus_by_domain(const std::vector<int>& gpus, const Topology& t) {
-  // Called for every collective the simulation starts: a domain's place in the result and its GPU
-  // count first, so each list is allocated once.
+DomainGroups group_by_domain(const std::vector<int>& gpus, const Topology& t) {
+  // Called for every collective the simulation starts: a counting sort into one list. Each
+  // domain's place in the result and its GPU count first (the count of the i-th at begin[i + 1]),
+  // then those counts turned into where each domain starts; placing a GPU advances its domain's
+  // begin[i + 1], which so ends where domain i ends, i.e. where domain i + 1 starts.
   std::vector<int> index_of_domain(t.domains(), -1);
-  std::vector<int> sizes;  // per domain in the result, its GPU count
-  sizes.reserve(gpus.size());
+  DomainGroups groups;
+  std::vector<int>& begin = groups.begin;
+  begin.reserve(gpus.size() + 1);
+  begin.push_back(0);
   for (int gpu : gpus) {
     int& index = index_of_domain[t.domain_of(gpu)];
     if (index < 0) {
-      index = static_cast<int>(sizes.size());
-      sizes.push_back(0);
+      index = static_cast<int>(begin.size()) - 1;
+      begin.push_back(0);
     }
-    ++sizes[index];
+    ++begin[index + 1];
   }
-  std::vector<std::vector<int>> domains(sizes.size());
-  for (size_t i = 0; i < domains.size(); ++i) domains[i].reserve(sizes[i]);
-  for (int gpu : gpus) domains[index_of_domain[t.domain_of(gpu)]].push_back(gpu);
+  int start = 0;
+  for (size_t i = 1; i < begin.size(); ++i) start += std::exchange(begin[i], start);
+  groups.gpus.resize(gpus.size());
+  for (int gpu : gpus) groups.gpus[begin[index_of_domain[t.domain_of(gpu)] + 1]++] = gpu;
+  return groups;
+}
+
+std::vector<std::vector<int>> gpus_by_domain(const std::vector<int>& gpus, const Topology& t) {
+  const DomainGroups groups = group_by_domain(gpus, t);
+  std::vector<std::vector<int>> domains;
+  domains.reserve(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) domains.emplace_back(groups[i].begin(), groups[i].end());
   return domains;
 }
 
@@ -206,10 +231,9 @@ Picoseconds software_latency(const StepLatencies& s, LinkKind kind) {
 }
 
 ProtocolLatencies edge_latencies(int from, int to, const Topology& t) {
-  const LinkKind kind = t.route_kind(from, to);
-  const Picoseconds hardware = t.route_latency(from, to);
-  return {software_latency(t.step_latencies(Protocol::kLowLatency), kind) + hardware,
-          software_latency(t.step_latencies(Protocol::kSimple), kind) + hardware};
+  const Topology::RouteInfo& route = t.route_info(from, to);
+  return {software_latency(t.step_latencies(Protocol::kLowLatency), route.kind) + route.latency,
+          software_latency(t.step_latencies(Protocol::kSimple), route.kind) + route.latency};
 }
 
 }  // namespace

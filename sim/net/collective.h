@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,5 +66,10 @@ void start_collective(Network* network, const Collective& c, std::function<void(
 
 // Convenience: simulates `c` alone on an idle network of `topology` and returns its duration.
 Picoseconds collective_time(const Topology& topology, const Collective& c);
+// Simulates `collectives` started together (in that order) on an idle network of `topology` and
+// returns when the last has ended. Kept per topology, so the same collectives again cost a lookup
+// (idle_collective_times.h). Requires: as start_collective, for each.
+Picoseconds concurrent_collectives_time(const Topology& topology,
+                                        std::span<const Collective> collectives);
 
 }  // namespace clustersim

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "sim/net/collective.h"
@@ -26,6 +27,17 @@ void start_direct(Network* network, const Collective& c, std::function<void()> d
 // The group's GPUs by NVLink domain (a node, or the trays of a rack sharing NVSwitches: what NCCL
 // calls a node), in the order given, domains in order of first appearance.
 std::vector<std::vector<int>> gpus_by_domain(const std::vector<int>& gpus, const Topology& t);
+// gpus_by_domain in one list (two allocations, not one per domain), for the collectives a
+// simulation starts: domain i's GPUs are gpus[begin[i] .. begin[i + 1]).
+struct DomainGroups {
+  std::vector<int> gpus;
+  std::vector<int> begin;
+  size_t size() const { return begin.size() - 1; }
+  std::span<const int> operator[](size_t i) const {
+    return std::span(gpus).subspan(begin[i], begin[i + 1] - begin[i]);
+  }
+};
+DomainGroups group_by_domain(const std::vector<int>& gpus, const Topology& t);
 
 // Software step latency plus hardware route latency from GPU `from` to GPU `to`, with the
 // low-latency protocol.

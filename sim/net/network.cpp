@@ -123,11 +123,21 @@ Picoseconds Network::prepared_time_alone(const std::vector<PreparedLoad>& loads,
 
 int64_t Network::start_transfer(int from, int to, double bytes, Picoseconds latency,
                                 std::function<void()> done) {
-  uses_.clear();
-  append_route(from, to);
+  const int32_t uses = route_uses(from, to);
   count_edge(from, to, bytes);
-  merge_uses(&uses_);
-  return links_.start(bytes, uses_, latency, std::move(done));
+  return links_.start_interned(bytes, uses, latency, std::move(done));
+}
+
+int32_t Network::route_uses(int from, int to) {
+  const uint64_t key = (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to);
+  auto [it, inserted] = route_uses_.try_emplace(key);
+  if (inserted) {
+    uses_.clear();
+    append_route(from, to);
+    merge_uses(&uses_);
+    it->second = links_.intern_uses(uses_);
+  }
+  return it->second;
 }
 
 void Network::count_edge(int from, int to, double bytes) {

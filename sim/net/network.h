@@ -99,6 +99,9 @@ class Network {
   // the first time an edge list is seen and kept, as collectives start the same rings again and
   // again.
   int32_t coupled_uses(const std::vector<std::pair<int, int>>& edges);
+  // The merged uses of route(from, to) (for all replicas), as links_' id of them: resolved the
+  // first time a pair is seen and kept, as a pipeline sends between the same GPUs again and again.
+  int32_t route_uses(int from, int to);
   // Replicated: the uses of route(from, to) for all replicas, on their orbits' representatives
   // (cached). The first time, checks that the replicas' routes are the images of rank 0's.
   const std::vector<MaxMinFair::Use>& replicated_route(int from, int to);
@@ -127,6 +130,7 @@ class Network {
   std::unordered_map<std::vector<std::pair<int, int>>, int32_t, EdgesHash> coupled_uses_;
   int32_t staged_ = -1;  // the uses stage_coupled staged
   std::unordered_map<uint64_t, std::vector<MaxMinFair::Use>> replicated_routes_;  // by (from, to)
+  std::unordered_map<uint64_t, int32_t> route_uses_;  // by (from, to)
 };
 
 }  // namespace clustersim

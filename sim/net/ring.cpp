@@ -14,6 +14,7 @@
 // every domain at its c-th GPU, so each channel crosses the network through a different NIC.
 #include <algorithm>
 #include <optional>
+#include <span>
 
 #include "sim/net/collective_algorithms.h"
 #include "sim/net/nccl_tuner.h"
@@ -23,10 +24,10 @@ namespace {
 
 // The ring order of channel `channel` into `order`: NVLink domains in order, each domain's GPUs
 // rotated by `channel`.
-void channel_order(const std::vector<std::vector<int>>& domains, int channel,
-                   std::vector<int>* order) {
+void channel_order(const DomainGroups& domains, int channel, std::vector<int>* order) {
   order->clear();
-  for (const auto& domain : domains) {
+  for (size_t i = 0; i < domains.size(); ++i) {
+    const std::span<const int> domain = domains[i];
     const size_t shift = static_cast<size_t>(channel) % domain.size();
     order->insert(order->end(), domain.begin() + static_cast<std::ptrdiff_t>(shift), domain.end());
     order->insert(order->end(), domain.begin(),
@@ -38,13 +39,13 @@ void channel_order(const std::vector<std::vector<int>>& domains, int channel,
 
 void start_ring(Network* network, const Collective& c, std::function<void()> done) {
   const Topology& t = network->topology();
-  const auto domains = gpus_by_domain(c.gpus, t);
+  const DomainGroups domains = group_by_domain(c.gpus, t);
   const auto n = static_cast<double>(c.gpus.size());
   int channels = 1;
   if (domains.size() > 1) {
     channels = static_cast<int>(domains[0].size());
-    for (const auto& domain : domains) {
-      channels = std::min(channels, static_cast<int>(domain.size()));
+    for (size_t i = 0; i < domains.size(); ++i) {
+      channels = std::min(channels, static_cast<int>(domains[i].size()));
     }
   }
   const bool chain = c.op == CollectiveOp::kBroadcast;
@@ -58,8 +59,9 @@ void start_ring(Network* network, const Collective& c, std::function<void()> don
   }
   // Inside one node over PCIe, the protocol NCCL's tuner picks (nccl_tuner.h) for the whole ring.
   std::optional<Protocol> tuned;
-  if (domains.size() == 1 && nccl_tunes_ring(domains[0], t)) {
-    const double bus = nccl_ring_bus_gb_per_s(domains[0], t);
+  // One domain: its GPUs are c.gpus, in the order given.
+  if (domains.size() == 1 && nccl_tunes_ring(c.gpus, t)) {
+    const double bus = nccl_ring_bus_gb_per_s(c.gpus, t);
     if (bus > 0) {
       tuned = nccl_ring_protocol(c.op, static_cast<int>(n), bus, t.nccl_compute_capability(),
                                  c.bytes);

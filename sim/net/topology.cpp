@@ -5,6 +5,7 @@
 #include <numeric>
 #include <queue>
 
+#include "sim/net/idle_collective_times.h"
 #include "sim/net/rank_symmetry.h"
 #include "sim/util/check.h"
 #include "sim/util/splitmix64.h"
@@ -32,6 +33,13 @@ const RankSymmetry& Topology::rank_symmetry() const {
   return *rank_symmetry_;
 }
 
+IdleCollectiveTimes& Topology::idle_collective_times() const {
+  if (!idle_collective_times_) idle_collective_times_ = std::make_unique<IdleCollectiveTimes>();
+  return *idle_collective_times_;
+}
+
+void Topology::forget_collective_times() { idle_collective_times_.reset(); }
+
 int Topology::domain_gpu_count(int domain) const {
   const int first_node = domain * nodes_per_domain_;
   return (std::min(nodes_, first_node + nodes_per_domain_) - first_node) * gpus_per_node_;
@@ -43,6 +51,7 @@ int32_t Topology::domain_of_vertex(int32_t vertex) const {
 }
 
 int32_t Topology::add_vertex(VertexInfo info) {
+  forget_collective_times();
   const auto v = static_cast<int32_t>(boost::add_vertex(info, graph_));
   local_index_.push_back(-1);
   if (info.node >= 0) {
@@ -62,6 +71,7 @@ int32_t Topology::add_link(int32_t a, int32_t b, double capacity_bytes_per_s,
                            Picoseconds a_to_b_latency, Picoseconds b_to_a_latency, LinkKind kind,
                            double nccl_gb_per_s) {
   CLUSTERSIM_CHECK(capacity_bytes_per_s > 0, "a link needs a positive capacity");
+  forget_collective_times();
   const auto first = static_cast<int32_t>(links_.size());
   for (auto [from, to, latency] :
        {std::tuple{a, b, a_to_b_latency}, std::tuple{b, a, b_to_a_latency}}) {
@@ -73,9 +83,13 @@ int32_t Topology::add_link(int32_t a, int32_t b, double capacity_bytes_per_s,
   return first;
 }
 
-void Topology::set_nic_uplink(int32_t nic, int32_t nic_to_leaf) { nic_uplink_[nic] = nic_to_leaf; }
+void Topology::set_nic_uplink(int32_t nic, int32_t nic_to_leaf) {
+  nic_uplink_[nic] = nic_to_leaf;
+  forget_collective_times();
+}
 void Topology::set_leaf_uplink(int32_t leaf, int32_t leaf_to_spine) {
   leaf_uplink_[leaf] = leaf_to_spine;
+  forget_collective_times();
 }
 
 int32_t Topology::link_cost(int32_t link) const {

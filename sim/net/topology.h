@@ -18,8 +18,8 @@
 // route costs O(NICs per node squared). The tests check every route against a search of the
 // whole graph.
 //
-// Built by topology_builder.h. Not thread-safe (routes are cached on first use); each simulation
-// owns its topology.
+// Built by topology_builder.h. Not thread-safe (routes and collective times are cached on first
+// use); each simulation owns its topology.
 #pragma once
 
 #include <array>
@@ -35,6 +35,7 @@
 
 namespace clustersim {
 
+class IdleCollectiveTimes;
 class RankSymmetry;
 
 enum class VertexKind : uint8_t { kGpu, kNvSwitch, kPcieSwitch, kNic, kLeafSwitch, kSpineSwitch };
@@ -89,28 +90,36 @@ class Topology {
   void set_leaf_uplink(int32_t leaf, int32_t leaf_to_spine);
   void set_step_latencies(Protocol protocol, StepLatencies latencies) {
     step_latencies_[static_cast<size_t>(protocol)] = latencies;
+    forget_collective_times();
   }
   // What NCCL's tuner reads of the host (nccl_tuner.h): the GPUs' compute capability (major x 10
   // + minor) and whether the PCIe roots are Intel CPUs.
   void set_nccl_host(int compute_capability, bool intel_roots) {
     nccl_compute_capability_ = compute_capability;
     nccl_intel_roots_ = intel_roots;
+    forget_collective_times();
   }
   // Share of the ring's bandwidth a double binary tree achieves across the network (1: all).
-  void set_tree_bandwidth_fraction(double fraction) { tree_bandwidth_fraction_ = fraction; }
+  void set_tree_bandwidth_fraction(double fraction) {
+    tree_bandwidth_fraction_ = fraction;
+    forget_collective_times();
+  }
   // Share of the ring's bandwidth an all-to-all achieves between NVLink domains (1: all).
   void set_all_to_all_bandwidth_fraction(double fraction) {
     all_to_all_bandwidth_fraction_ = fraction;
+    forget_collective_times();
   }
   // Share of the NVLink ring's bandwidth NCCL's all-to-all achieves inside a domain (1: all).
   void set_domain_all_to_all_bandwidth_fraction(double fraction) {
     domain_all_to_all_bandwidth_fraction_ = fraction;
+    forget_collective_times();
   }
   // NVLink SHARP (in-switch reduction): per-GPU capacity of its NVLink for it, and the rate of
   // the cost each extra GPU adds (an all-reduce of S bytes over n GPUs adds (n - 1) S / this).
   void set_nvls_capable(double nvls_capacity_bytes_per_s, double operand_bytes_per_s) {
     nvls_capacity_ = nvls_capacity_bytes_per_s;
     nvls_operand_bytes_per_s_ = operand_bytes_per_s;
+    forget_collective_times();
   }
 
   int nodes() const { return nodes_; }
@@ -160,15 +169,20 @@ class Topology {
   // The tensor-parallel rank symmetry of the finished graph (rank_symmetry.h), found on first use
   // (thread-safe). Requires: building is done.
   const RankSymmetry& rank_symmetry() const;
+  // The times collective_time and concurrent_collectives_time simulated on this topology
+  // (idle_collective_times.h), kept from the first on; every change to the topology forgets them.
+  IdleCollectiveTimes& idle_collective_times() const;
 
- private:
   // A route with its latency and kind, computed once per pair.
   struct RouteInfo {
     std::vector<int32_t> links;
     Picoseconds latency;
     LinkKind kind = LinkKind::kPcie;
   };
+  // route(), route_latency() and route_kind() of one pair in one lookup.
   const RouteInfo& route_info(int from, int to) const;
+
+ private:
   // Cheapest paths from `source` to every vertex of its NVLink domain, staying inside it.
   // Indexed by a vertex's position in its domain (local_index_).
   struct LocalTree {
@@ -182,6 +196,8 @@ class Topology {
   // The NVLink domain of a vertex; -1 for fabric switches.
   int32_t domain_of_vertex(int32_t vertex) const;
   std::vector<int32_t> fabric_path(int32_t nic_a, int32_t nic_b) const;
+  // Drops the collective times kept: they may differ on the changed topology.
+  void forget_collective_times();
 
   int nodes_;
   int gpus_per_node_;
@@ -206,6 +222,7 @@ class Topology {
   mutable std::unordered_map<int32_t, LocalTree> local_trees_;
   mutable std::once_flag rank_symmetry_found_;
   mutable std::unique_ptr<RankSymmetry> rank_symmetry_;
+  mutable std::unique_ptr<IdleCollectiveTimes> idle_collective_times_;  // made on first use
 };
 
 }  // namespace clustersim

@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <string_view>
 
-#include "sim/engine/simulation.h"
-#include "sim/net/network.h"
 #include "sim/parallel/context_attention.h"
 #include "sim/parallel/tensor_comm_overlap.h"
 #include "sim/util/check.h"
@@ -245,22 +243,13 @@ PassTimes operator*(int64_t times, const PassTimes& t) {
 Picoseconds GroupCollectives::time(CollectiveOp op, double bytes) {
   auto [it, inserted] = cache_.try_emplace({static_cast<int>(op), bytes});
   if (!inserted) return it->second;
-  if (beside_.empty()) {
-    it->second = collective_time(
-        topology_, {op, gpus_, bytes, CollectiveAlgorithm::kAuto, dispatcher_kernels_});
-    return it->second;
+  std::vector<Collective> collectives;
+  collectives.reserve(1 + beside_.size());
+  collectives.push_back({op, gpus_, bytes, CollectiveAlgorithm::kAuto, dispatcher_kernels_});
+  for (const std::vector<int>& group : beside_) {
+    collectives.push_back({op, group, bytes, CollectiveAlgorithm::kAuto, dispatcher_kernels_});
   }
-  Simulation simulation;
-  Network network(&simulation, &topology_);
-  Picoseconds last(0);
-  auto start = [&](const std::vector<int>& gpus) {
-    start_collective(&network, {op, gpus, bytes, CollectiveAlgorithm::kAuto, dispatcher_kernels_},
-                     [&] { last = std::max(last, simulation.now()); });
-  };
-  start(gpus_);
-  for (const std::vector<int>& group : beside_) start(group);
-  simulation.run();
-  it->second = last;
+  it->second = concurrent_collectives_time(topology_, collectives);
   return it->second;
 }
 

@@ -283,6 +283,10 @@ TEST_CASE("a group's GPUs by node keep the given order, nodes in order of first 
   CHECK(gpus_by_domain({17, 3, 9, 1, 16}, *t) ==
         std::vector<std::vector<int>>{{17, 16}, {3, 1}, {9}});
   CHECK(gpus_by_domain({5}, *t) == std::vector<std::vector<int>>{{5}});
+  // The same in one list: domain i's GPUs from begin[i] to begin[i + 1].
+  const DomainGroups flat = group_by_domain({17, 3, 9, 1, 16}, *t);
+  CHECK(flat.gpus == std::vector<int>{17, 16, 3, 1, 9});
+  CHECK(flat.begin == std::vector<int>{0, 2, 4, 5});
   // The checks that look at nodes.
   CHECK(collective_problem({CollectiveOp::kAllReduce, {0, 8}, 1e6, CollectiveAlgorithm::kNvls},
                            *t) == "nvls works within one NVLink domain");
