@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/io/catalog_reference.h"
+#include "sim/serve/serving_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/inference_shape.h"
 
