@@ -6,10 +6,20 @@
 namespace clustersim {
 namespace {
 
-// "2 replicas x 40 micro-batches" ("1 replica"; no micro-batches when unsimulated).
+// "2 replicas take 80 of 128 micro-batches" ("1 replica takes"; "(at most 23 each)" after it
+// when its replicas do not take as many each; no micro-batches when unsimulated).
 std::string replicas_part(int replicas, const PoolStepResult* step, size_t pool) {
   std::string text = std::to_string(replicas) + (replicas == 1 ? " replica" : " replicas");
-  if (step) text += " x " + std::to_string(step->micro_batches[pool]) + " micro-batches";
+  if (!step) return text;
+  int64_t total = 0;
+  for (int64_t n : step->pool_micro_batches) total += n;
+  const int64_t share = step->pool_micro_batches[pool];
+  const int busiest = step->micro_batches[pool];
+  text += (replicas == 1 ? " takes " : " take ") + std::to_string(share) + " of " +
+          std::to_string(total) + " micro-batches";
+  if (share != int64_t{busiest} * replicas) {
+    text += " (at most " + std::to_string(busiest) + " each)";
+  }
   return text;
 }
 

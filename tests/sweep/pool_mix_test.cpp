@@ -257,13 +257,17 @@ TEST_CASE("the placement names each pool's replicas and micro-batches, or its st
         "aws.p5.48xlarge: 1 replica + aws.p4d.24xlarge: 1 replica");  // not simulated (OOM)
   e.pools = PoolStepResult{};
   e.pools->micro_batches = {40, 24};
+  e.pools->pool_micro_batches = {40, 24};
   CHECK(describe_pool_placement(replicas, e) ==
-        "aws.p5.48xlarge: 1 replica x 40 micro-batches + aws.p4d.24xlarge: 1 replica x 24 "
-        "micro-batches");
+        "aws.p5.48xlarge: 1 replica takes 40 of 64 micro-batches + aws.p4d.24xlarge: 1 replica "
+        "takes 24 of 64 micro-batches");
+  // Two replicas a pool: 39 split 20 + 19, the step timing each as the busiest.
   const Configuration two_each = only_configuration(dir, "parallelism { tensor_parallel: 4 }");
+  e.pools->micro_batches = {20, 12};
+  e.pools->pool_micro_batches = {39, 24};
   CHECK(describe_pool_placement(two_each, e) ==
-        "aws.p5.48xlarge: 2 replicas x 40 micro-batches + aws.p4d.24xlarge: 2 replicas x 24 "
-        "micro-batches");
+        "aws.p5.48xlarge: 2 replicas take 39 of 63 micro-batches (at most 20 each) + "
+        "aws.p4d.24xlarge: 2 replicas take 24 of 63 micro-batches");
 
   Evaluation across;
   const Configuration stages = only_configuration(
@@ -303,8 +307,8 @@ TEST_CASE("rows state a mix's placement, empty for one pool, the same after HDF5
   REQUIRE(rows.size() == 3);
   const int placement = result_column("pool_placement");
   const std::vector<std::string> expected = {
-      "aws.p5.48xlarge: 2 replicas x 16 micro-batches + aws.p4d.24xlarge: 2 replicas x 16 "
-      "micro-batches",
+      "aws.p5.48xlarge: 2 replicas take 32 of 64 micro-batches + aws.p4d.24xlarge: 2 replicas "
+      "take 32 of 64 micro-batches",
       "aws.p5.48xlarge: stage 1 (layers 20) + aws.p4d.24xlarge: stage 2 (layers 12)", ""};
   for (size_t i = 0; i < rows.size(); ++i) {
     INFO(i);

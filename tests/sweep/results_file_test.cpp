@@ -194,7 +194,7 @@ TEST_CASE("a file written before a column was added reads with it empty and name
   const int placement = result_column("pool_placement");
   older.erase(older.begin() + placement);
   std::vector<ResultRow> rows = {sample_row(0, "a"), sample_row(1, "b")};
-  rows[1][placement] = "aws.p5.48xlarge: 1 replica + aws.p4d.24xlarge: 1 replica";
+  rows[1][placement] = "aws.p5.48xlarge: stage 1 + aws.p4d.24xlarge: stage 2";
   std::vector<ResultRow> stored = rows;
   for (ResultRow& row : stored) row.erase(row.begin() + placement);
   std::string error;
