@@ -36,27 +36,41 @@ TransformerPlan pool_plan(const s::Model& model, const s::TrainingJob& job,
   return transformer_plan(model, share, p, pool_topology(p, pool), *pool.compute);
 }
 
-// Micro-batches per replica of each pool: the same for all under ZeRO-3 (pool_step.h); else
+// Each pool's micro-batches from `dealt`, each pool's count of `units` micro-batches at a time
+// (interleaved: groups of one per stage).
+struct MicroBatchSplit {
+  std::vector<int> busiest;     // its busiest replica's
+  std::vector<int64_t> pools;  // all its replicas'
+  MicroBatchSplit(const std::vector<int64_t>& dealt, const std::vector<int>& replicas, int units) {
+    for (size_t i = 0; i < dealt.size(); ++i) {
+      busiest.push_back(static_cast<int>(per_replica(dealt[i], replicas[i]) * units));
+      pools.push_back(dealt[i] * units);
+    }
+  }
+};
+
+// Micro-batches of each pool: the same per replica for all under ZeRO-3 (pool_step.h); else
 // balanced by speed, when interleaved a group of one per stage at a time (a group's passes PP
 // micro-batches', the fill (PP - 1) / v micro-batches' or (PP - 1) / (v PP) groups').
-std::vector<int> split_micro_batches(int64_t total, const s::Parallelism& p,
-                                     const std::vector<int>& replicas,
-                                     const std::vector<double>& micro_batch_s) {
+MicroBatchSplit split_micro_batches(int64_t total, const s::Parallelism& p,
+                                    const std::vector<int>& replicas,
+                                    const std::vector<double>& micro_batch_s) {
   const int pp = p.pipeline_parallel();
   if (zero3(p)) {
     int all = 0;
     for (int n : replicas) all += n;
-    return std::vector<int>(replicas.size(), static_cast<int>(total / all));
+    std::vector<int64_t> dealt;
+    for (int n : replicas) dealt.push_back(total / all * n);
+    return {dealt, replicas, 1};
   }
   if (p.schedule() != s::INTERLEAVED_ONE_F_ONE_B) {
-    return balance_micro_batches(total, replicas, micro_batch_s, pp - 1);
+    return {deal_micro_batches(total, replicas, micro_batch_s, pp - 1), replicas, 1};
   }
   std::vector<double> group_s;
   for (double t : micro_batch_s) group_s.push_back(t * pp);
-  std::vector<int> split =
-      balance_micro_batches(total / pp, replicas, group_s, (pp - 1.0) / (p.virtual_stages() * pp));
-  for (int& groups : split) groups *= pp;
-  return split;
+  return {deal_micro_batches(total / pp, replicas, group_s,
+                             (pp - 1.0) / (p.virtual_stages() * pp)),
+          replicas, pp};
 }
 
 // One micro-batch's forward and backward through every chunk of the plan's slowest stage.
@@ -81,8 +95,8 @@ const StageTimeline& last_stage(const PipelineTimeline& timeline) {
 
 }  // namespace
 
-std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& replicas,
-                                       const std::vector<double>& micro_batch_s, double fill) {
+std::vector<int64_t> deal_micro_batches(int64_t total, const std::vector<int>& replicas,
+                                        const std::vector<double>& micro_batch_s, double fill) {
   const size_t pools = replicas.size();
   std::vector<int64_t> count(replicas.begin(), replicas.end());
   int64_t dealt = 0;
@@ -101,11 +115,13 @@ std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& re
     }
     ++count[best];
   }
-  std::vector<int> result;
-  for (size_t i = 0; i < pools; ++i) {
-    result.push_back(static_cast<int>(per_replica(count[i], replicas[i])));
-  }
-  return result;
+  return count;
+}
+
+std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& replicas,
+                                       const std::vector<double>& micro_batch_s, double fill) {
+  return MicroBatchSplit(deal_micro_batches(total, replicas, micro_batch_s, fill), replicas, 1)
+      .busiest;
 }
 
 PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& job,
@@ -127,8 +143,16 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
     r.micro_batch_s.push_back(micro_batch_seconds(pool_plan(model, job, p, pool, timed).plan));
   }
   const int64_t total = job.global_batch_size() / p.micro_batch_size();
-  r.micro_batches =
-      micro_batches ? *micro_batches : split_micro_batches(total, p, replicas, r.micro_batch_s);
+  if (micro_batches) {
+    r.micro_batches = *micro_batches;
+    for (size_t i = 0; i < pools.size(); ++i) {
+      r.pool_micro_batches.push_back(int64_t{r.micro_batches[i]} * replicas[i]);
+    }
+  } else {
+    MicroBatchSplit split = split_micro_batches(total, p, replicas, r.micro_batch_s);
+    r.micro_batches = std::move(split.busiest);
+    r.pool_micro_batches = std::move(split.pools);
+  }
   // Each pool's pipeline with its reduction among its replicas, on its own network (under ZeRO-3
   // on the joined pools, over every pool's replicas).
   std::vector<StepResult> parts;

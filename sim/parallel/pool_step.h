@@ -58,6 +58,7 @@ struct PoolStepResult {
   // data_comm_s, a longer optimizer step of another pool in optimizer_s.
   StepResult step;
   std::vector<int> micro_batches;     // per replica of each pool (its busiest replicas)
+  std::vector<int64_t> pool_micro_batches;  // each pool's share of the step's, its replicas'
   std::vector<double> micro_batch_s;  // one micro-batch through one replica's slowest stage
   std::vector<double> ready_s;        // each pool's gradients reduced among its replicas
   int limiting_pool = 0;              // the pool whose gradients are ready last
@@ -65,14 +66,16 @@ struct PoolStepResult {
   double inter_pool_s = 0;            // the all-reduce between pools
 };
 
-// Micro-batches per replica of each pool: `total` micro-batches dealt one at a time to the pool
-// whose busiest replica would then finish first, a replica's time being (its micro-batches +
-// `fill`) x micro_batch_s[i] (`fill`: pipeline stages - 1, over v when interleaved, in
-// micro-batches); ties to the earlier pool. Every
-// replica gets at least one. The result is a pool's busiest replica's count (its micro-batches
-// over its replicas, rounded up). Greedy dealing of equal jobs to machines of different speeds
-// minimises the latest finish.
+// Micro-batches of each pool: `total` micro-batches dealt one at a time to the pool whose
+// busiest replica would then finish first, a replica's time being (its micro-batches + `fill`) x
+// micro_batch_s[i] (`fill`: pipeline stages - 1, over v when interleaved, in micro-batches); ties
+// to the earlier pool. Every replica gets at least one. Greedy dealing of equal jobs to machines
+// of different speeds minimises the latest finish. The counts add up to `total`.
 // Requires: total >= the replicas of all pools; micro_batch_s positive.
+std::vector<int64_t> deal_micro_batches(int64_t total, const std::vector<int>& replicas,
+                                        const std::vector<double>& micro_batch_s, double fill);
+// The same dealing as each pool's busiest replica's count (its micro-batches over its replicas,
+// rounded up).
 std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& replicas,
                                        const std::vector<double>& micro_batch_s, double fill);
 
@@ -81,7 +84,7 @@ std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& re
 // GPU per pool. Interleaved: the micro-batches a multiple of PP and at least PP per replica.
 // ZeRO-3: every pool's `joined` set, the micro-batches a multiple of the replicas, rank order
 // TP_PP_DP (each replica inside one pool). `micro_batches`, when given, replaces the balanced
-// split (per replica of each pool).
+// split (per replica of each pool; every replica of a pool then takes as many).
 PoolStepResult simulate_pool_step(const schema::Model& model, const schema::TrainingJob& job,
                                   const schema::Parallelism& parallelism,
                                   const std::vector<PoolRun>& pools, const Topology& inter_pool,

@@ -105,8 +105,7 @@ ConfigurationProblem zero3_pools_problem(const Configuration& c, int64_t micro_b
   }
   const int shard = p.data_parallel_shard();
   for (const PoolShare& pool : *c.pools) {
-    const int replicas =
-        pool.gpus() / (p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel());
+    const int replicas = *pool_replicas(pool, p);  // whole: mix_problem checked it first
     if (shard > 0 && shard < p.data_parallel() && replicas % shard != 0) {
       return {"hybrid sharding's groups over data-parallel pools must lie inside each pool",
               "parallelism.data_parallel_shard",
@@ -123,9 +122,10 @@ ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& s
   if (p.pool_placement() == s::PIPELINE_ACROSS_POOLS) {
     return pipeline_across_pools_problem(c, scenario);
   }
-  const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
   for (const PoolShare& pool : *c.pools) {
-    if (pool.gpus() % model_parallel != 0) {
+    if (!pool_replicas(pool, p)) {
+      const int model_parallel =
+          p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
       return {"tensor x context x pipeline parallel does not divide every pool's GPUs",
               "parallelism.pipeline_parallel",
               std::to_string(model_parallel) + " does not divide the " +
@@ -139,7 +139,7 @@ ConfigurationProblem mix_problem(const Configuration& c, const LoadedScenario& s
   const ExpertLayout experts = expert_layout(p);
   const int expert_group = experts.expert_tensor_parallel * experts.expert_parallel;
   for (const PoolShare& pool : *c.pools) {
-    const int stage_gpus = p.tensor_parallel() * p.context_parallel() * (pool.gpus() / model_parallel);
+    const int stage_gpus = p.tensor_parallel() * p.context_parallel() * *pool_replicas(pool, p);
     if (stage_gpus % expert_group != 0) {
       return {"expert tensor x expert parallel does not divide a pool's GPUs of a pipeline stage "
               "(each pool holds every expert)",

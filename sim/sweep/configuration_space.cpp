@@ -70,6 +70,12 @@ std::string cluster_label(const Configuration& c) {
   return text;
 }
 
+std::optional<int> pool_replicas(const PoolShare& pool, const s::Parallelism& p) {
+  const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
+  if (pool.gpus() % model_parallel != 0) return std::nullopt;
+  return pool.gpus() / model_parallel;
+}
+
 int Configuration::stage_gpus() const {
   return parallelism.tensor_parallel() * parallelism.context_parallel() *
          parallelism.data_parallel();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ struct PoolShare {
   int gpus() const { return nodes * gpus_per_node; }
 };
 using PoolMix = std::vector<PoolShare>;
+
+// The data-parallel replicas of `parallelism`'s tensor x context x pipeline layout that `pool`'s
+// GPUs hold when the pools run data-parallel replicas (each pool whole replicas of the same
+// layout); nullopt when that model-parallel size does not divide them (configuration_checks.h
+// reports it at parallelism.pipeline_parallel). The one place a pool's replica count is derived.
+std::optional<int> pool_replicas(const PoolShare& pool, const schema::Parallelism& parallelism);
 
 // One point of the sweep with every degree resolved.
 struct Configuration {

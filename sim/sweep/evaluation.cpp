@@ -209,13 +209,12 @@ Evaluation Evaluator::evaluate_mix(const Configuration& c) {
   if (!e.memory.fits()) return e;
   std::vector<PoolRun> runs;
   std::vector<PoolEndpoint> endpoints;
-  const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
   for (size_t i = 0; i < c.pools->size(); ++i) {
     const PoolShare& pool = (*c.pools)[i];
     const Topology* topology = this->topology(*pool.instance, pool.nodes, pool.gpus_per_node,
                                               pool.nvlink_domain_nodes, &e.error);
     if (!topology) return e;
-    runs.push_back({topology, &computes[i], pool.gpus() / model_parallel});
+    runs.push_back({topology, &computes[i], *pool_replicas(pool, p)});
     endpoints.push_back({pool.instance, pool.nodes});
   }
   const InterPoolLinks links = inter_pool_links(

@@ -1,6 +1,7 @@
 // Row matching by configuration index, then each column under its rule: exact columns must be
 // equal; relative ones within |a - b| <= tolerance x max(|a|, |b|); absolute ones within
-// |a - b| <= tolerance. Empty against non-empty is always a drift.
+// |a - b| <= tolerance. Empty against non-empty is always a drift. Columns the baseline was
+// written without are skipped.
 #include "sim/sweep/regression.h"
 
 #include <algorithm>
@@ -48,7 +49,8 @@ std::optional<double> difference(const ResultColumn& column, double tolerance, c
 
 RegressionReport compare_results(const std::vector<ResultRow>& baseline,
                                  const std::vector<ResultRow>& current,
-                                 const std::map<std::string, double>& tolerances) {
+                                 const std::map<std::string, double>& tolerances,
+                                 const std::vector<std::string>& baseline_lacks) {
   const auto& columns = result_columns();
   std::vector<double> tolerance;
   for (const ResultColumn& column : columns) {
@@ -72,6 +74,10 @@ RegressionReport compare_results(const std::vector<ResultRow>& baseline,
     }
     ++report.compared;
     for (size_t c = 1; c < columns.size(); ++c) {
+      if (std::find(baseline_lacks.begin(), baseline_lacks.end(), columns[c].key) !=
+          baseline_lacks.end()) {
+        continue;
+      }
       const auto d = difference(columns[c], tolerance[c], baseline[i][c], current[j][c]);
       if (d) {
         report.drifts.push_back({static_cast<int64_t>(a), columns[c].key, cell_text(baseline[i][c]),

@@ -28,8 +28,11 @@ struct RegressionReport {
 };
 
 // `tolerances` overrides the default of the named columns. Both row lists in index order.
+// `baseline_lacks`: columns the baseline's file was written without (ResultsFile's
+// absent_columns), not compared.
 RegressionReport compare_results(const std::vector<ResultRow>& baseline,
                                  const std::vector<ResultRow>& current,
-                                 const std::map<std::string, double>& tolerances);
+                                 const std::map<std::string, double>& tolerances,
+                                 const std::vector<std::string>& baseline_lacks = {});
 
 }  // namespace clustersim

@@ -9,6 +9,7 @@
 #include "sim/cost/training_budget.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/memory_model.h"
+#include "sim/sweep/pool_placement.h"
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -107,6 +108,9 @@ const std::vector<ResultColumn>& result_columns() {
       // a pipeline across pools, the busiest stage's pool, that stage and the layers per stage.
       identity("limiting_pool", "limiting pool", Kind::kText),
       figure("pool_wait_s", "pool wait", 3),
+      // A mix: which pool holds which pipeline stages, or how many data-parallel replicas and the
+      // micro-batches each takes; empty for one instance type (pool_placement.h has the format).
+      identity("pool_placement", "placement", Kind::kText),
       // With nodes already owned: the nodes the row adds to them (rented).
       identity("nodes_added", "add", Kind::kText),
       identity("calibrated", "calibrated", Kind::kBool),
@@ -198,6 +202,8 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
   base.resize(result_columns().size());
   base[result_column("calibrated")] = e.calibrated;
   if (c.has_owned_nodes()) base[result_column("nodes_added")] = describe_added(*c.pools);
+  const std::string placement = describe_pool_placement(c, e);
+  if (!placement.empty()) base[result_column("pool_placement")] = placement;
   if (e.pools) {
     base[result_column("limiting_pool")] = (*c.pools)[e.pools->limiting_pool].instance->name();
     base[result_column("pool_wait_s")] = e.pools->wait_s;
@@ -398,6 +404,7 @@ std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows) {
     keys.insert(std::find(keys.begin(), keys.end(), "limiting"), "price_region");
   }
   if (any_text("limiting_pool")) keys.insert(keys.end(), {"limiting_pool", "pool_wait_s"});
+  if (any_text("pool_placement")) keys.insert(keys.end(), "pool_placement");
   if (any_text("nodes_added")) {
     keys.insert(std::find(keys.begin(), keys.end(), "billing"), "nodes_added");
   }

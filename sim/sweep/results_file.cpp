@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include "sim/io/output_file.h"
 #include "sim/sweep/results_seal.h"
@@ -80,13 +81,15 @@ struct RowFormat {
   }
 };
 
-// The compound type of a packed row (in memory and in the file).
-Id row_type(const RowFormat& f) {
+// The compound type of a packed row (in memory and in the file); with `present`, of those
+// columns only (the others' bytes left as they are when rows are read into it).
+Id row_type(const RowFormat& f, const std::vector<bool>* present = nullptr) {
   Id type(H5Tcreate(H5T_COMPOUND, f.row_bytes), H5Tclose);
   const Id text = text_type();
   const Id boolean = bool_type();
   const auto& columns = f.columns;
   for (size_t i = 0; i < columns.size(); ++i) {
+    if (present && !(*present)[i]) continue;
     const hid_t member = columns[i].kind == Kind::kInteger ? H5T_NATIVE_INT64
                          : columns[i].kind == Kind::kReal  ? H5T_NATIVE_DOUBLE
                          : columns[i].kind == Kind::kBool  ? boolean.id
@@ -320,10 +323,26 @@ hsize_t stored_rows(hid_t dataset) {
   return rows;
 }
 
-// Whether the dataset's row type has exactly this version's columns.
-bool same_columns(const RowFormat& f, hid_t dataset) {
+// Which of this version's columns the dataset's rows hold, each of its type; nullopt when they
+// hold a column this version lacks, one of another type, or no configuration index (column 0).
+// A file written before a column was added lacks it.
+std::optional<std::vector<bool>> stored_columns(const RowFormat& f, hid_t dataset) {
   const Id stored(H5Dget_type(dataset), H5Tclose);
-  return H5Tequal(stored, row_type(f)) > 0;
+  if (H5Tget_class(stored) != H5T_COMPOUND) return std::nullopt;
+  const Id current = row_type(f);
+  std::vector<bool> present(f.columns.size(), false);
+  for (int m = 0; m < H5Tget_nmembers(stored); ++m) {
+    char* name = H5Tget_member_name(stored, static_cast<unsigned>(m));
+    const int i = name ? column_index(f.columns, name) : -1;
+    H5free_memory(name);
+    if (i < 0 || present[i]) return std::nullopt;
+    const Id stored_member(H5Tget_member_type(stored, static_cast<unsigned>(m)), H5Tclose);
+    const Id member(H5Tget_member_type(current, static_cast<unsigned>(i)), H5Tclose);
+    if (H5Tequal(stored_member, member) <= 0) return std::nullopt;
+    present[i] = true;
+  }
+  if (!present[0]) return std::nullopt;
+  return present;
 }
 
 }  // namespace
@@ -441,7 +460,9 @@ bool read_results(const std::string& path, ResultsFile* out, std::string* error,
     return false;
   }
   const Id dataset(H5Dopen2(file, kDataset, H5P_DEFAULT), H5Dclose);
-  if (dataset < 0 || !same_columns(f, dataset)) {
+  const std::optional<std::vector<bool>> present =
+      dataset < 0 ? std::nullopt : stored_columns(f, dataset);
+  if (!present) {
     *error = path + ": not a results file of this version of clustersim (columns differ)";
     return false;
   }
@@ -456,17 +477,24 @@ bool read_results(const std::string& path, ResultsFile* out, std::string* error,
              std::to_string(out->summary.rows) + " (a damaged or hand-edited file)";
     return false;
   }
-  std::vector<char> packed(rows * f.row_bytes);
-  const Id type = row_type(f);
+  std::vector<char> packed(rows * f.row_bytes);  // zeros: a column the file lacks reads as none
+  const Id type = row_type(f, &*present);
   const Id space(H5Dget_space(dataset), H5Sclose);
   if (rows > 0 && H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()) < 0) {
     *error = path + ": cannot read its rows";
     return false;
   }
+  out->absent_columns.clear();
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (!(*present)[c]) out->absent_columns.push_back(columns[c].key);
+  }
   out->rows.clear();
   out->rows.reserve(rows);
   for (hsize_t i = 0; i < rows; ++i) {
-    out->rows.push_back(unpack(f, packed.data() + i * f.row_bytes));
+    ResultRow& row = out->rows.emplace_back(unpack(f, packed.data() + i * f.row_bytes));
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (!(*present)[c]) row[c] = Table::Cell();
+    }
   }
   if (rows > 0) H5Dvlen_reclaim(type, space, H5P_DEFAULT, packed.data());
   return true;

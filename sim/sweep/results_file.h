@@ -57,12 +57,16 @@ class ResultsWriter {
 struct ResultsFile {
   SweepSummary summary;
   std::vector<ResultRow> rows;  // in the file's order
+  // Keys of the columns the file lacks, in column order: an older version wrote it before they
+  // were added (e.g. pool_placement). Their cells read as empty.
+  std::vector<std::string> absent_columns;
 };
 
 // Reads a results file. Fails (with `*error` naming the file) when it is not one, when its bytes
-// do not match its seal (damaged, truncated, edited by another program), when its
-// columns or attributes differ from this version's (an older tool wrote it), or when its row
-// count disagrees with its `rows` attribute. `columns`: those the file must have.
+// do not match its seal (damaged, truncated, edited by another program), when it has a column
+// `columns` lacks or one of another type, or attributes other than this version's, or when its row
+// count disagrees with its `rows` attribute. `columns`: this version's; a file lacking some of
+// them (but the configuration index) is read with those listed in absent_columns.
 bool read_results(const std::string& path, ResultsFile* file, std::string* error,
                   const std::vector<ResultColumn>& columns = result_columns());
 

@@ -20,6 +20,11 @@ bool merge_results(const std::vector<std::string>& inputs, const std::string& ou
   for (const std::string& path : inputs) {
     ResultsFile file;
     if (!read_results(path, &file, error)) return false;
+    if (!file.absent_columns.empty()) {
+      *error = path + ": written by an older clustersim, without the column " +
+               file.absent_columns.front() + ": run its shard again";
+      return false;
+    }
     const SweepSummary* summary = &file.summary;
     if (!summary->complete) {
       *error = path + ": shard " + std::to_string(summary->shard + 1) + "/" +

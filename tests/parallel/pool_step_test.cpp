@@ -36,6 +36,14 @@ TEST_CASE("balanced micro-batches split the batch in proportion to the replicas'
   CHECK(balance_micro_batches(8, {1, 1}, {1.0, 3.0}, 2) == std::vector<int>{7, 1});
 }
 
+TEST_CASE("each pool's dealt micro-batches add up to the batch, its busiest replica's rounded up") {
+  // Two replicas of 1 s and one of 2 s share 10 as 8 and 2 (4 a replica and 2, as above).
+  CHECK(deal_micro_batches(10, {2, 1}, {1.0, 2.0}, 0) == std::vector<int64_t>{8, 2});
+  // 8: the faster pool's 7 do not split over its 2 replicas, the busiest takes 4.
+  CHECK(deal_micro_batches(8, {2, 1}, {1.0, 2.0}, 0) == std::vector<int64_t>{7, 1});
+  CHECK(balance_micro_batches(8, {2, 1}, {1.0, 2.0}, 0) == std::vector<int>{4, 1});
+}
+
 // A 7B model, TP 8, on one p5 node (H100) and one p4d node (A100): one replica each.
 struct TwoPools {
   std::unique_ptr<Topology> p5 = testing::shipped_cluster("aws.p5.48xlarge", 1);
@@ -99,6 +107,7 @@ TEST_CASE(
   const double balanced = 64 / (1 / a + 1 / b);
   const double span = std::max(r.micro_batches[0] * a, r.micro_batches[1] * b);
   CHECK(r.micro_batches[0] + r.micro_batches[1] == 64);
+  CHECK(r.pool_micro_batches == std::vector<int64_t>{r.micro_batches[0], r.micro_batches[1]});
   CHECK(span >= balanced * (1 - 1e-12));
   CHECK(span < balanced + b);
   // One replica per pool reduces nothing inside it: a pool is ready after its micro-batches.
@@ -257,6 +266,9 @@ TEST_CASE("interleaved, an A100 pool takes fewer groups of micro-batches and is 
     // Whole groups of one micro-batch a stage per replica; the replicas take the 64 or more.
     for (int m : r.micro_batches) CHECK(m % (v > 1 ? 2 : 1) == 0);
     CHECK(2 * (r.micro_batches[0] + r.micro_batches[1]) >= 64);
+    // The pools' shares: whole groups, the 64 exactly.
+    for (int64_t m : r.pool_micro_batches) CHECK(m % (v > 1 ? 2 : 1) == 0);
+    CHECK(r.pool_micro_batches[0] + r.pool_micro_batches[1] == 64);
   }
 }
 

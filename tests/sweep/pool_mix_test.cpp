@@ -1,10 +1,15 @@
 // Tests of clusters made of pools (issue 17): one pool is the plain cluster bit for bit, the
-// shipped scenario where a mix wins, owned capacity and availability caps in the rows, and the
-// load errors of a mix (CPU-only pool, tensor parallelism across pools, a GPU too small).
+// shipped scenario where a mix wins, owned capacity and availability caps in the rows, the load
+// errors of a mix (CPU-only pool, tensor parallelism across pools, a GPU too small, a layout that
+// does not divide a pool), a pool's replica count, and the rows' pool_placement (exact text,
+// empty for one pool, the same after HDF5 and CSV).
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "sim/cost/cost_model.h"
+#include "sim/sweep/pool_placement.h"
 #include "sim/sweep/ranking.h"
+#include "sim/sweep/results_file.h"
 #include "sim/sweep/sweep_runner.h"
 #include "tests/testing/scenario_text.h"
 #include "tests/testing/shipped_catalog.h"
@@ -204,6 +209,142 @@ sweep { pool { instance: "aws.p4d.24xlarge" nodes: [1, 4] owned_nodes: 2 } })"))
         "s.textproto:10:9: sweep.pool: replaces cluster.pool: give one of them\n"
         "s.textproto:8:3: cluster.inter_pool.bandwidth_gbit_per_s: is required\n"
         "s.textproto:10:45: sweep.pool[0].nodes[0]: is below owned_nodes (2)\n");
+}
+
+// One p5 node (8 H100) then one p4d node (8 A100); the layout on line 9.
+const std::string kOneNodeEach = kJob + std::string(R"(cluster {
+  pool { instance: "aws.p5.48xlarge" nodes: 1 }
+  pool { instance: "aws.p4d.24xlarge" nodes: 1 }
+}
+)");
+
+TEST_CASE("a pool's replicas are its GPUs over tensor x context x pipeline parallel, or none") {
+  const PoolShare two_nodes{nullptr, 2, 0, false, 8, 1};  // 16 GPUs
+  const auto replicas = [&](int tp, int cp, int pp, const PoolShare& pool) {
+    schema::Parallelism p;
+    p.set_tensor_parallel(tp);
+    p.set_context_parallel(cp);
+    p.set_pipeline_parallel(pp);
+    return pool_replicas(pool, p);
+  };
+  CHECK(replicas(8, 1, 2, two_nodes) == 1);
+  CHECK(replicas(2, 2, 2, two_nodes) == 2);
+  CHECK(replicas(1, 1, 1, two_nodes) == 16);
+  CHECK(replicas(4, 1, 3, PoolShare{nullptr, 3, 0, false, 8, 1}) == 2);  // 24 GPUs over 12
+  CHECK(replicas(8, 1, 2, PoolShare{nullptr, 1, 0, false, 8, 1}) == std::nullopt);
+  CHECK(replicas(3, 1, 1, two_nodes) == std::nullopt);
+  // A layout that does not divide a pool's GPUs is an error at its pipeline degree.
+  CHECK(scenario_errors(kOneNodeEach + "parallelism { tensor_parallel: 8 pipeline_parallel: 2 }") ==
+        "s.textproto:9:34: parallelism.pipeline_parallel: tensor x context x pipeline parallel "
+        "does not divide every pool's GPUs: 16 does not divide the 8 GPUs of aws.p5.48xlarge x "
+        "1\n");
+}
+
+// The one valid configuration of kOneNodeEach with `parallelism`.
+Configuration only_configuration(const TempDir& dir, const std::string& parallelism) {
+  const auto loaded = testing::load_valid_scenario(dir, kOneNodeEach + parallelism);
+  const ExpandedConfigurations space = expand_configurations(*loaded);
+  REQUIRE(space.valid.size() == 1);
+  return space.valid.front();
+}
+
+TEST_CASE("the placement names each pool's replicas and micro-batches, or its stages and layers") {
+  const TempDir dir;
+  Evaluation e;
+  const Configuration replicas =
+      only_configuration(dir, "parallelism { tensor_parallel: 8 distributed_optimizer: true }");
+  CHECK(describe_pool_placement(replicas, e) ==
+        "aws.p5.48xlarge: 1 replica + aws.p4d.24xlarge: 1 replica");  // not simulated (OOM)
+  e.pools = PoolStepResult{};
+  e.pools->micro_batches = {40, 24};
+  e.pools->pool_micro_batches = {40, 24};
+  CHECK(describe_pool_placement(replicas, e) ==
+        "aws.p5.48xlarge: 1 replica takes 40 of 64 micro-batches + aws.p4d.24xlarge: 1 replica "
+        "takes 24 of 64 micro-batches");
+  // Two replicas a pool: 39 split 20 + 19, the step timing each as the busiest.
+  const Configuration two_each = only_configuration(dir, "parallelism { tensor_parallel: 4 }");
+  e.pools->micro_batches = {20, 12};
+  e.pools->pool_micro_batches = {39, 24};
+  CHECK(describe_pool_placement(two_each, e) ==
+        "aws.p5.48xlarge: 2 replicas take 39 of 63 micro-batches (at most 20 each) + "
+        "aws.p4d.24xlarge: 2 replicas take 24 of 63 micro-batches");
+
+  Evaluation across;
+  const Configuration stages = only_configuration(
+      dir, "parallelism { tensor_parallel: 4 pipeline_parallel: 4 pool_placement: "
+           "PIPELINE_ACROSS_POOLS }");
+  CHECK(describe_pool_placement(stages, across) ==
+        "aws.p5.48xlarge: stages 1-2 + aws.p4d.24xlarge: stages 3-4");
+  across.stages = PipelineAcrossPoolsResult{};
+  across.stages->stage_layers = {10, 9, 7, 6};
+  CHECK(describe_pool_placement(stages, across) ==
+        "aws.p5.48xlarge: stages 1-2 (layers 10+9) + aws.p4d.24xlarge: stages 3-4 (layers 7+6)");
+
+  const auto one_pool = testing::load_valid_scenario(
+      dir, kJob + std::string("cluster { pool { instance: \"aws.p4d.24xlarge\" nodes: 2 } }\n"
+                              "parallelism { tensor_parallel: 8 }"));
+  const ExpandedConfigurations plain = expand_configurations(*one_pool);
+  REQUIRE(plain.valid.size() == 1);
+  CHECK(describe_pool_placement(plain.valid.front(), e) == "");
+}
+
+TEST_CASE("rows state a mix's placement, empty for one pool, the same after HDF5 and CSV") {
+  const TempDir dir;
+  // ZeRO-3's lockstep deals every replica the same micro-batches: 64 over 4; stage_layers fix
+  // the pipeline's split. Neither depends on a GPU's speed.
+  std::vector<ResultRow> rows = sweep_rows(*testing::load_valid_scenario(
+      dir, kOneNodeEach + "parallelism { tensor_parallel: 2 pipeline_parallel: 2 zero_stage: 3 }"));
+  for (ResultRow& row : sweep_rows(*testing::load_valid_scenario(
+           dir, kOneNodeEach + "parallelism { tensor_parallel: 8 pipeline_parallel: 2 "
+                            "pool_placement: PIPELINE_ACROSS_POOLS stage_layers: [20, 12] }"))) {
+    rows.push_back(std::move(row));
+  }
+  for (ResultRow& row : sweep_rows(*testing::load_valid_scenario(
+           dir, kJob + std::string("cluster { instance: \"aws.p4d.24xlarge\" nodes: 1 }\n"
+                                   "parallelism { tensor_parallel: 8 }")))) {
+    rows.push_back(std::move(row));
+  }
+  REQUIRE(rows.size() == 3);
+  const int placement = result_column("pool_placement");
+  const std::vector<std::string> expected = {
+      "aws.p5.48xlarge: 2 replicas take 32 of 64 micro-batches + aws.p4d.24xlarge: 2 replicas "
+      "take 32 of 64 micro-batches",
+      "aws.p5.48xlarge: stage 1 (layers 20) + aws.p4d.24xlarge: stage 2 (layers 12)", ""};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    INFO(i);
+    CHECK(row_text(rows[i], placement) == expected[i]);
+    CHECK(row_text(rows[i], result_column("status")) == kStatusOk);
+  }
+  CHECK(std::holds_alternative<std::monostate>(rows[2][placement]));  // no cell, not ""
+
+  std::string error;
+  const std::string path = dir.path() + "/r.h5";
+  auto writer = ResultsWriter::create(path, &error);
+  REQUIRE(writer->append(rows, &error));
+  SweepSummary summary;
+  summary.shard_count = 1;
+  summary.rows = summary.configurations = 3;
+  REQUIRE(writer->commit(summary, &error));
+  ResultsFile file;
+  REQUIRE(read_results(path, &file, &error));
+  CHECK(file.rows == rows);
+  CHECK(file.absent_columns.empty());
+
+  std::ostringstream csv;
+  StreamingTable table(&csv, OutputFormat::kCsv, result_column_keys());
+  for (const ResultRow& row : rows) table.add_row(row);
+  table.finish();
+  std::istringstream lines(csv.str());
+  std::vector<std::vector<std::string>> cells;  // no cell holds a comma: none is quoted
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string>& fields = cells.emplace_back();
+    std::istringstream in(line + ",");
+    for (std::string field; std::getline(in, field, ',');) fields.push_back(field);
+    REQUIRE(fields.size() == result_columns().size());
+  }
+  REQUIRE(cells.size() == 4);
+  CHECK(cells[0][placement] == "pool_placement");
+  for (size_t i = 0; i < rows.size(); ++i) CHECK(cells[i + 1][placement] == expected[i]);
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // summary round-trip with their types (long text whole, yes/no as the FALSE/TRUE enum), the same
 // rows give the same bytes however they were appended, a file whose bytes no longer match its seal
 // (a flipped bit anywhere, a truncated copy, a damaged header, a file of another program) is refused
-// before libhdf5 reads it, and a sealed file whose row count disagrees with its attribute is
-// refused.
+// before libhdf5 reads it, a sealed file whose row count disagrees with its attribute is
+// refused, and a file of an older version (a column added since) reads with that column empty.
 #include <hdf5.h>
 
 #include <catch2/catch.hpp>
@@ -185,6 +185,41 @@ TEST_CASE("a results file whose bytes no longer match its seal is refused, never
     CHECK_FALSE(read_results(path, &file, &error));
     CHECK_THAT(error, Catch::Contains("r.h5: not a clustersim results file"));
   }
+}
+
+TEST_CASE("a file written before a column was added reads with it empty and named") {
+  TempDir dir;
+  // This version's columns less pool_placement: what the version before it wrote.
+  std::vector<ResultColumn> older = result_columns();
+  const int placement = result_column("pool_placement");
+  older.erase(older.begin() + placement);
+  std::vector<ResultRow> rows = {sample_row(0, "a"), sample_row(1, "b")};
+  rows[1][placement] = "aws.p5.48xlarge: stage 1 + aws.p4d.24xlarge: stage 2";
+  std::vector<ResultRow> stored = rows;
+  for (ResultRow& row : stored) row.erase(row.begin() + placement);
+  std::string error;
+  const std::string path = dir.path() + "/old.h5";
+  auto writer = ResultsWriter::create(path, &error, older);
+  REQUIRE(writer->append(stored, &error));
+  REQUIRE(writer->commit(summary_of(2), &error));
+  ResultsFile file;
+  REQUIRE(read_results(path, &file, &error));
+  CHECK(file.absent_columns == std::vector<std::string>{"pool_placement"});
+  rows[1][placement] = Table::Cell();
+  CHECK(file.rows == rows);
+  CHECK(file.summary == summary_of(2));
+
+  // A column this version does not know is another program's, or a newer version's: refused.
+  std::vector<ResultColumn> newer = result_columns();
+  newer.push_back(identity_column("from_the_future", "?", ResultColumn::Kind::kText));
+  auto ahead = ResultsWriter::create(dir.path() + "/new.h5", &error, newer);
+  std::vector<ResultRow> wider = {sample_row(0, "a")};
+  wider[0].emplace_back();
+  REQUIRE(ahead->append(wider, &error));
+  REQUIRE(ahead->commit(summary_of(1), &error));
+  CHECK_FALSE(read_results(dir.path() + "/new.h5", &file, &error));
+  CHECK_THAT(error, Catch::EndsWith("new.h5: not a results file of this version of clustersim "
+                                    "(columns differ)"));
 }
 
 TEST_CASE("a results file whose row count disagrees with its rows attribute is refused") {

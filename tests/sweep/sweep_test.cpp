@@ -287,5 +287,17 @@ TEST_CASE("regression: equal rows pass, a figure beyond its tolerance or a new s
   CHECK(report.missing == std::vector<int64_t>{1});
 }
 
+TEST_CASE("regression: a column the baseline was written without is not compared") {
+  const std::vector<ResultRow> baseline = {point(0, 10, 100)};  // its pool_placement empty
+  std::vector<ResultRow> current = baseline;
+  current[0][result_column("pool_placement")] = std::string("aws.p5.48xlarge: stage 1");
+  const RegressionReport all = compare_results(baseline, current, {});
+  REQUIRE(all.drifts.size() == 1);
+  CHECK(all.drifts[0].column == "pool_placement");
+  CHECK(compare_results(baseline, current, {}, {"pool_placement"}).passed());
+  current[0][result_column("status")] = std::string(kStatusOutOfMemory);  // still compared
+  CHECK(compare_results(baseline, current, {}, {"pool_placement"}).drifts.size() == 1);
+}
+
 }  // namespace
 }  // namespace clustersim

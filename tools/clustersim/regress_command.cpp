@@ -116,9 +116,14 @@ int regress_command(const std::vector<std::string>& args) {
     std::cerr << inputs->path << ": " << error << "\n";
     return kExitInputError;
   }
-  const RegressionReport report = compare_results(baseline.rows, current, tolerances);
+  const RegressionReport report =
+      compare_results(baseline.rows, current, tolerances, baseline.absent_columns);
   for (const std::string& file : changed_files(summary->catalog, inputs->catalog->fingerprint())) {
     std::cout << "catalog changed since the baseline: " << file << "\n";
+  }
+  for (const std::string& column : baseline.absent_columns) {
+    std::cout << "not compared: " << column
+              << " (a column added since the baseline was written; refresh it to compare)\n";
   }
   std::cout << "compared " << report.compared << " configurations with " << baseline_path << ": "
             << report.drifts.size() << " drifted cells, " << report.missing.size()

@@ -21,13 +21,19 @@
 namespace clustersim::cli {
 namespace {
 
-// The columns `run` prints for `rows` (result_row.h defines them for every output).
+// The columns `run` prints for `rows` (result_row.h defines them for every output); with a mix,
+// its limiting pool, the others' wait and where each part of the job runs.
 std::vector<std::string> run_columns(const std::vector<ResultRow>& rows) {
   std::vector<std::string> k = layout_columns(rows);
   k.insert(k.end(),
            {"step_s", "tokens_per_s", "samples_per_s", "mfu", "hfu", "compute_s", "tensor_comm_s",
             "context_comm_s", "expert_comm_s", "expert_compute_s", "bubble_s", "data_comm_s",
             "optimizer_s", "data_stall_s", "memory_gib", "capacity_gib", "limiting", "calibrated"});
+  const int placement = result_column("pool_placement");
+  if (std::any_of(rows.begin(), rows.end(),
+                  [&](const ResultRow& r) { return !row_text(r, placement).empty(); })) {
+    k.insert(k.end(), {"limiting_pool", "pool_wait_s", "pool_placement"});
+  }
   return k;
 }
 
