@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/serve/beam_search.h"
+#include "sim/serve/cyclic_kv_cache.h"
 #include "sim/util/check.h"
 
 namespace clustersim {
@@ -60,6 +61,9 @@ Replica::Replica(Simulation* sim, const IterationModel* model, const ReplicaSett
                        (settings.batching == schema::CONTINUOUS && settings.beam_width == 1 &&
                         !settings.speculative && !settings.lockstep),
                    "CUDA graphs padded outside a continuous replica of one beam, unspeculated");
+  CLUSTERSIM_CHECK(settings.kv_window_tokens == 0 ||
+                       (settings.batching == schema::CONTINUOUS && settings.beam_width == 1),
+                   "a cyclic KV cache outside a continuous replica of one beam");
 }
 
 Replica::Sequence Replica::admit(int32_t request) {
@@ -160,8 +164,9 @@ bool Replica::promise_whole(Sequence* w) {
 }
 
 int64_t Replica::blocks_for(const Sequence& s, int64_t tokens) const {
-  const int block = settings_.block_tokens;
-  if (settings_.beam_width == 1) return (tokens + block - 1) / block;
+  if (settings_.beam_width == 1) {
+    return sequence_kv_blocks(tokens, settings_.block_tokens, settings_.kv_window_tokens);
+  }
   return beam_blocks(s, tokens);
 }
 
@@ -195,7 +200,7 @@ void Replica::free_blocks_of(Sequence* s) {
 
 Replica::PrefixHit Replica::prefix_hit(const Sequence& w) {
   const Request& r = (*requests_)[w.request];
-  if (!settings_.prefix_caching || r.prefix < 0) return {};
+  if (!settings_.prefix_caching || r.prefix < 0 || cyclic(w)) return {};
   evict_displaced();
   // Whole blocks of the prefix, leaving at least the prompt's last token to compute.
   const int64_t most =
@@ -215,7 +220,7 @@ bool Replica::room_for(const Sequence& w, const PrefixHit& hit, int64_t chunk) c
 
 void Replica::share_prefix_blocks(Sequence* s) {
   const Request& r = (*requests_)[s->request];
-  if (!settings_.prefix_caching || r.prefix < 0) return;
+  if (!settings_.prefix_caching || r.prefix < 0 || cyclic(*s)) return;
   evict_displaced();
   const int64_t whole = std::min<int64_t>(r.prefix_tokens, s->cached) / settings_.block_tokens;
   for (; s->shared < whole; ++s->shared) free_blocks_ += cache_.extend(r.prefix, s->shared);

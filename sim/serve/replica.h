@@ -6,7 +6,7 @@
 // one token of each running sequence and fills the rest of the token budget with prompt tokens
 // of running then waiting requests (FIFO), whole prompts or, with chunked prefill, chunks; at
 // most max_batch sequences run. The KV cache is paged: a sequence holds ceil(tokens / block)
-// blocks. Admission against it follows the capacity policy (runtime.proto CapacityPolicy):
+// blocks, or at most the window's in a cyclic cache (ReplicaSettings::kv_window_tokens). Admission against it follows the capacity policy (runtime.proto CapacityPolicy):
 // MAX_UTILIZATION admits a request when its prompt's blocks are free; when a decoding sequence
 // needs a block and none is free, the most recently admitted sequence is preempted (its blocks
 // freed, it waits at the head of the queue and later recomputes its prompt and the tokens it had
@@ -80,6 +80,10 @@ struct ReplicaSettings {
   double kv_bytes_per_token = 0;
   double activation_bytes_per_token = 0;
   int attention_window = 0;             // the model's sliding window in tokens (0: none)
+  // Continuous, one beam: the most tokens a sequence's KV cache holds, the window of a cyclic
+  // cache (cyclic_kv_cache.h); 0: its whole context. A sequence longer than it reuses no prefix
+  // blocks (its oldest ones are overwritten).
+  int kv_window_tokens = 0;
   bool attention_window_chunked = false;  // the window is a block (chunked attention), not a band
   Picoseconds batch_wait;               // static
   bool prefix_caching = false;          // continuous: reuse resident prefix blocks
@@ -189,6 +193,10 @@ class Replica final : public EventHandler, public Settler {
   bool reserve(Sequence* s, int64_t tokens);
   // KV blocks of `s` holding `tokens` tokens per beam.
   int64_t blocks_for(const Sequence& s, int64_t tokens) const;
+  // Whether `s` outgrows a cyclic cache's window (its blocks are then overwritten, not shared).
+  bool cyclic(const Sequence& s) const {
+    return settings_.kv_window_tokens > 0 && whole_sequence_tokens(s) > settings_.kv_window_tokens;
+  }
   // Those of several beams, kept out of line (cold) so that reserve(), run for every decoding
   // sequence at every iteration, stays small enough to inline for one beam.
   [[gnu::cold]] int64_t beam_blocks(const Sequence& s, int64_t tokens) const;

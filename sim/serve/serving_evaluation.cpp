@@ -10,6 +10,7 @@
 #include "sim/net/topology_builder.h"
 #include "sim/serve/beam_search.h"
 #include "sim/serve/closed_loop.h"
+#include "sim/serve/cyclic_kv_cache.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
@@ -183,6 +184,13 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
       (sc.prefix_caching().has_enabled() ? sc.prefix_caching().enabled()
                                          : serving_.prefix_caching());
   set.speculative = r.speculative.get();
+  // A cyclic cache holds a sequence's window of tokens when it serves the target model alone, one
+  // beam (TensorRT-LLM's sliding window does not work with beam search: docs/source/features/
+  // long-sequence.md @1ec63b44; a speculative draft's layers attend densely).
+  if (set.batching == s::CONTINUOUS && set.beam_width == 1 && !r.speculative) {
+    set.kv_window_tokens =
+        cyclic_kv_window_tokens(serving_.cyclic_kv_cache(), timing.largest_stage());
+  }
   if (!c.attention_data_parallel) set.graphs = CudaGraphPadding(std::move(graph_sizes));
   if (set.batching == s::STATIC) {
     set.static_free_bytes = e.memory.capacity_bytes - e.memory.weight_bytes -
@@ -217,10 +225,14 @@ std::string ServingEvaluator::memory_problem(const ServingConfiguration& c, cons
                ? "KV cache (one longest request does not fit)"
                : "";
   }
-  // The longest request's blocks, its beams sharing the longest prompt's full blocks.
+  // The longest request's blocks, its beams sharing the longest prompt's full blocks (in a
+  // cyclic cache, the window's tokens at most).
   const int block = c.scheduler.kv_block_tokens();
+  const int window = r.settings.kv_window_tokens;
   const int64_t needed =
-      beams == 1 ? longest : beam_kv_blocks(longest_prompt_, longest, block, beams) * block;
+      beams > 1    ? beam_kv_blocks(longest_prompt_, longest, block, beams) * block
+      : window > 0 ? std::min<int64_t>(longest, window)
+                   : longest;
   if (e.kv_blocks * block < needed) {
     return "KV cache (" + std::to_string(e.kv_blocks * block) +
            " tokens, the longest request needs " + std::to_string(needed) +
