@@ -98,9 +98,11 @@ def public_table(lines):
         m = TRAINING_GROUP.match(line)
         if not m or not m.group('step_mean'):
             continue
-        gpu = re.search(r'\b(A100|H100|H200|B200|GB200|GB300)\b', m.group('group'))
+        # A group of several GPUs ("B200 and B300 servers") is pooled under all it names.
+        gpus = '/'.join(dict.fromkeys(
+            re.findall(r'\b(A100|H100|H200|B200|B300|GB200|GB300)\b', m.group('group'))))
         precision = re.search(r'\b(BF16|FP8|MXFP8|NVFP4)\b', m.group('group'))
-        key = (gpu.group(1) if gpu else 'not named', precision.group(1) if precision else 'not named')
+        key = (gpus or 'not named', precision.group(1) if precision else 'not named')
         rows, mean, worst = int(m.group('step_rows')), float(m.group('step_mean')), float(m.group('step_worst'))
         for k in (key, ('all', 'all')):
             n, total, most = pooled.get(k, (0, 0.0, 0.0))
