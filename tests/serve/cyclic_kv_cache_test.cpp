@@ -1,6 +1,6 @@
 // Tests of sim/serve/cyclic_kv_cache and a replica's paged pool under it: the KV cache a sequence
 // of a sliding-window model holds past the window under each shipped runtime, and how many
-// sequences the pool then holds at once.
+// sequences the pool then holds at once, and which of them reuse prefix blocks.
 #include "sim/serve/cyclic_kv_cache.h"
 
 #include <catch2/catch.hpp>
@@ -84,6 +84,27 @@ int started_together(int kv_window_tokens) {
 TEST_CASE("more sequences of a windowed model fit a cyclic cache than a full one") {
   CHECK(started_together(4096) == 4);
   CHECK(started_together(0) == 3);
+}
+
+// TensorRT-LLM reuses no blocks of a cyclic sequence (its oldest are overwritten): of two
+// requests sharing a 2,000-token prefix, the second finds floor(2000 / 64) x 64 = 1,984 tokens
+// cached when its sequence (3,000 + 10 tokens) fits Mistral's window, none when it does not
+// (5,000 + 10), and 1,984 again without the cyclic cache.
+int64_t second_request_cached(int input, int kv_window_tokens) {
+  const IterationModel m(testing::single_gpu_inputs("mistral-7b", "H100-SXM5-80GB", {}));
+  ReplicaSettings settings;
+  settings.kv_blocks = 1000;
+  settings.prefix_caching = true;
+  settings.attention_window = m.largest_stage().window_tokens;
+  settings.kv_window_tokens = kv_window_tokens;
+  const std::vector<Request> requests = {{0.0, input, 10, 0, 2000}, {5.0, input, 10, 0, 2000}};
+  return simulate_serving(requests, m, settings, 1).records[1].cached_tokens;
+}
+
+TEST_CASE("a sequence longer than a cyclic cache's window reuses no prefix blocks") {
+  CHECK(second_request_cached(3000, 4096) == 1984);
+  CHECK(second_request_cached(5000, 4096) == 0);
+  CHECK(second_request_cached(5000, 0) == 1984);
 }
 
 }  // namespace
