@@ -8,9 +8,10 @@ Megatron-Core H100 table and the January-2021 scaling tables), and per fully spe
 and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bridge-moe-*; the
 hybrid Mamba-Transformer ones, BRIDGE_HYBRID_MODELS: bridge-hybrid-*), and LoRA row of a release
 whose recipe was read (BRIDGE_LORA; bridge-lora-*), of megatron_bridge_nemo.csv on a system the
-catalog has (those of CHECK_SYSTEMS, fitted on nothing, as bridge-check-*) (but those the step model cannot run as published: NVFP4 outside the dense models,
-the unnamed alternative granularity, and the rows named at CONTRADICTED_BY_RECIPE,
-UNSIMULATED_MEMORY_SAVING and NVL72_SYSTEMS below), and per NeMo AutoModel row of the same
+catalog has (those of CHECK_SYSTEMS as bridge-check-*, fitted on nothing; but those the step
+model cannot run as published: NVFP4 outside the dense models, the unnamed alternative
+granularity, and the rows named at CONTRADICTED_BY_RECIPE, UNSIMULATED_MEMORY_SAVING and
+NVL72_SYSTEMS below), and per NeMo AutoModel row of the same
 file (PyTorch FSDP2, AUTOMODEL_ROWS and the mixture-of-experts AUTOMODEL_MOE_ROWS; automodel-*), and per context-parallel row of NeMo's
 long-sequence page (nemo-longctx-*, LONG_CONTEXT_TABLES), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
@@ -1073,7 +1074,8 @@ GPT_OSS_BF16_HYBRIDEP = {'26.02.01': {'DGX-B200', 'DGX-B300'},
 
 def gpt_oss_bf16_hybridep(container, system, ep):
     """Whether a gpt-oss BF16 row's recipe sets HybridEP: the B200 ones at EP 8 of 26.02.01 and
-    26.04 (the 26.02 row's EP 64 is v0.3.0's, without it), the GB200 one of 26.04."""
+    26.04 (the 26.02 row's EP 64 is v0.3.0's, without it), the GB200 one of 26.04, the B300 ones
+    of 26.02.01 to 26.04.01."""
     return (system in GPT_OSS_BF16_HYBRIDEP.get(container, ()) and
             (system not in ('DGX-B200', 'DGX-B300') or ep == '8'))
 
@@ -1391,7 +1393,8 @@ def bridge(rows, out):
         tag = re.sub(r'[^a-z0-9.]+', '-',
                      f'{label} {r["table"]} {model}{variant} {gpus}'.lower())
         # MoE, hybrid and LoRA scenarios apart (bridge-moe-*, bridge-hybrid-*, bridge-lora-*): the
-        # dense groups' guards glob bridge-<system>-*.
+        # dense groups' guards glob bridge-<system>-*; a check system's as bridge-check-*, which no
+        # fit's glob reaches.
         kind = 'hybrid-' if hybrid else 'moe-' if moe else 'lora-' if lora else ''
         check = system in CHECK_SYSTEMS
         name = f'bridge-{"check-" if check else ""}{kind}{system.lower()}-{precision.lower()}-{tag}'
