@@ -656,7 +656,7 @@ BRIDGE_SYSTEMS = {
 # nothing calibrates its sustained compute (the catalog derives the B300's fractions at load from
 # the GB300's fits times the B200 / GB200 ratio: topologies/gpus.textproto,
 # sustained_server_transfer). Their scenarios are named bridge-check-* (no fit's glob in
-# tools/refit_sustained_fractions reaches them) and their groups say "check, not fitted".
+# tools/refit_sustained_fractions reaches them) and their groups "check, not fitted".
 CHECK_SYSTEMS = ('DGX-B300',)
 CHECK_RULES = """# DGX-B300 rows, one more rule for all of them: a check, not fitted (the B300's sustained
 #   fractions are the GB300's fits times the B200 / GB200 ratio, topologies/gpus.textproto
@@ -1402,7 +1402,7 @@ def bridge(rows, out):
                 (float(r['tokens_per_s_per_gpu']) * gpus))
         family = ' hybrid' if hybrid else ' MoE' if moe else ''
         group = (f'{system} {precision} LoRA (Megatron-Bridge)' if lora else
-                 f'{system} {precision}{family} (Megatron-Bridge, NeMo; check, not fitted)' if check
+                 f'{system} {precision}{family} check, not fitted (Megatron-Bridge, NeMo)' if check
                  else f'{system} {precision}{family} (Megatron-Bridge, NeMo)')
         if check:
             extra_rules += '\n' + CHECK_RULES
