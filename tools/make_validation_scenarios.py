@@ -8,9 +8,10 @@ Megatron-Core H100 table and the January-2021 scaling tables), and per fully spe
 and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bridge-moe-*; the
 hybrid Mamba-Transformer ones, BRIDGE_HYBRID_MODELS: bridge-hybrid-*), and LoRA row of a release
 whose recipe was read (BRIDGE_LORA; bridge-lora-*), of megatron_bridge_nemo.csv on a system the
-catalog has (but those the step model cannot run as published: NVFP4 outside the dense models,
-the unnamed alternative granularity, and the rows named at CONTRADICTED_BY_RECIPE,
-UNSIMULATED_MEMORY_SAVING and NVL72_SYSTEMS below), and per NeMo AutoModel row of the same
+catalog has (those of CHECK_SYSTEMS as bridge-check-*, fitted on nothing; but those the step
+model cannot run as published: NVFP4 outside the dense models, the unnamed alternative
+granularity, and the rows named at CONTRADICTED_BY_RECIPE, UNSIMULATED_MEMORY_SAVING and
+NVL72_SYSTEMS below), and per NeMo AutoModel row of the same
 file (PyTorch FSDP2, AUTOMODEL_ROWS and the mixture-of-experts AUTOMODEL_MOE_ROWS; automodel-*), and per context-parallel row of NeMo's
 long-sequence page (nemo-longctx-*, LONG_CONTEXT_TABLES), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
@@ -603,6 +604,19 @@ _FP8_ATTENTION = ({(s, 'MXFP8', m) for s in ('DGX-GB200', 'DGX-GB300')
                   {('DGX-GB300', 'MXFP8', 'deepseek-v3')})
 BRIDGE_FP8_ATTENTION = {'26.06': _FP8_ATTENTION, '26.08': _FP8_ATTENTION}
 
+# The DGX-B300 recipes' share of the rules above (CHECK_RULES): v0.3.0's
+# QWEN3_235B_A22B_PRETRAIN_CONFIG_B300_FP8_CS_V1 (inherited by _V2 and _FP8_MX_V2)
+# moe_a2a_overlap=True (the 26.02 row; v0.4.0 on False); v0.5.0's
+# QWEN3_30B_A3B_PRETRAIN_CONFIG_B300_FP8_MX_V1 moe_a2a_overlap=True, cuda_graph_impl="full_iteration",
+# cutedsl_fused_grouped_mlp=True, fp8_dot_product_attention=True, and
+# qwen3_30b_a3b_pretrain_config_b300's set_full_iter_cg_configs (the paged stash) as the GB300's.
+_B300_30B = {('DGX-B300', 'MXFP8', 'qwen3-30b-a3b')}
+BRIDGE_MOE_OVERLAP['26.02'] = BRIDGE_MOE_OVERLAP['26.02'] | {('DGX-B300', 'MXFP8', 'qwen3-235b-a22b')}
+BRIDGE_MOE_OVERLAP['26.06'] = BRIDGE_MOE_OVERLAP['26.06'] | _B300_30B
+BRIDGE_MOE_GRAPHS['26.06'] = BRIDGE_MOE_GRAPHS['26.06'] | _B300_30B
+BRIDGE_FUSED_GROUPED_MLP['26.06'] = BRIDGE_FUSED_GROUPED_MLP['26.06'] | _B300_30B
+BRIDGE_FP8_ATTENTION['26.06'] = BRIDGE_FP8_ATTENTION['26.06'] | _B300_30B
+
 # The trays of one NVLink domain a GB200/GB300 job of `nodes` trays gets: sbatch --segment as
 # the performance scripts set it for 4 GPUs per node (Megatron-Bridge v0.1.0rc4 and v0.3.0-v0.6.0
 # scripts/performance/utils/executors.py; NVIDIA/NeMo's scripts/performance/executors.py for
@@ -636,10 +650,33 @@ BRIDGE_SYSTEMS = {
     'DGX-B200': ('onprem.dgx-b200', 8, ''),
     'DGX-GB200': ('onprem.gb200-nvl72', 4, f' nvlink_domain_nodes: {NVL72_DOMAIN_TRAYS}'),
     'DGX-GB300': ('onprem.gb300-nvl72', 4, f' nvlink_domain_nodes: {NVL72_DOMAIN_TRAYS}'),
+    'DGX-B300': ('onprem.dgx-b300', 8, ''),
 }
-# Not DGX B300 (5 DeepSeek-V3, 5 gpt-oss and 7 Qwen3 rows): no dense row of it is in the table, so
-# nothing calibrates its sustained compute (the catalog's B300 carries the GB300's fractions over:
-# topologies/gpus.textproto, sustained_server_transfer).
+# Systems whose rows are checks, fitted on nothing: DGX B300, whose table has no dense row, so
+# nothing calibrates its sustained compute (the catalog derives the B300's fractions at load from
+# the GB300's fits times the B200 / GB200 ratio: topologies/gpus.textproto,
+# sustained_server_transfer). Their scenarios are named bridge-check-* (no fit's glob in
+# tools/refit_sustained_fractions reaches them) and their groups "check, not fitted".
+CHECK_SYSTEMS = ('DGX-B300',)
+CHECK_RULES = """# DGX-B300 rows, one more rule for all of them: a check, not fitted (the B300's sustained
+#   fractions are the GB300's fits times the B200 / GB200 ratio, topologies/gpus.textproto
+#   sustained_server_transfer; its expert-layer host sync the B200's fit). The row's recipe is the
+#   release's _B300 config, read as the neighbours' rules read theirs (scripts/performance/configs/
+#   */*_workload_base_configs.py and *_llm_pretrain.py at v0.3.0, v0.3.1, v0.4.0, v0.4.2, v0.5.0):
+#   DeepSeek-V3 DEEPSEEK_V3_PRETRAIN_CONFIG_B300_V1 / _V2 (EP 8, HybridEP, no all-to-all overlap,
+#   recompute_modules ["mla_up_proj"] in every release; _V2 PP 8 x micro-batch 2 from v0.4.2);
+#   gpt-oss-120b GPT_OSS_120B_PRETRAIN_CONFIG_B300_BF16_V2 (= _FP8_MX_V2: EP 8 with HybridEP from
+#   v0.4.0, kept at v0.4.2; the 26.02.01 row's EP 8 is the main branch's config of 7260d6214 as
+#   for the B200; no recompute_modules, no all-to-all overlap, no fused grouped MLP);
+#   Qwen3-30B-A3B QWEN3_30B_A3B_PRETRAIN_CONFIG_B300_FP8_MX_V1 (the flex dispatcher with HybridEP;
+#   at v0.5.0 the all-to-all overlap, full-iteration CUDA graphs with set_full_iter_cg_configs,
+#   cutedsl_fused_grouped_mlp and fp8_dot_product_attention, as the GB300's);
+#   Qwen3-235B-A22B QWEN3_235B_A22B_PRETRAIN_CONFIG_B300_FP8_MX_V2 (v0.3.0: PP 8 x VP 4, EP 8, the
+#   all-to-all overlap, Megatron-Core's alltoall dispatcher; v0.4.0: PP 8, micro-batch 2, no
+#   overlap, alltoall; v0.4.2: the flex dispatcher with HybridEP); Nemotron 3 Nano
+#   NEMOTRON_3_NANO_PRETRAIN_CONFIG_B300_FP8_MX_V1 (micro-batch 4, the Nano rule) and Super
+#   NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_FP8_MX_V1 (= BASE_NEMOTRON_3_SUPER_CONFIG_B300: EP 8, no
+#   recompute_modules; the Super rule otherwise)."""
 
 
 # Megatron FSDP on the NVL72 systems, one rule per release: the recipes offload the activations of
@@ -724,6 +761,10 @@ UNSIMULATED_MEMORY_SAVING = set()
 # EP 32 over 4 nodes runs DeepEP with the all-to-all overlap (moe_flex_dispatcher_backend
 # "deepep", moe_a2a_overlap=True).
 CONTRADICTED_BY_RECIPE |= {('26.04.01', 'DeepSeekV3', 'DGX-B200', 'MXFP8')}
+# 26.02.01 DGX-B300 MXFP8 Qwen3-235B-A22B: PP 8 x VP 4 in the table (v0.3.0's layout, the 26.02
+# row's), PP 8 without VP and without the all-to-all overlap in v0.3.1's
+# QWEN3_235B_A22B_PRETRAIN_CONFIG_B300_FP8_CS_V1 (inherited by _FP8_MX_V2).
+CONTRADICTED_BY_RECIPE |= {('26.02.01', 'Qwen3_235B_a22B', 'DGX-B300', 'MXFP8')}
 # Two 25.09 token-dropping Qwen3 rows against v0.1.0rc4's perf_matrix for the same GPUs, batch and
 # micro-batch (scripts/performance/configs/qwen3/):
 #   DGX-GB200 Qwen3-235B-A22B on 64 GPUs: TP 2 x EP 64 without PP in the table, TP 1 x PP 8 x EP 8
@@ -910,11 +951,12 @@ BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_
 # ["mla_up_proj"]); v0.3.0 DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_V1, _GB200_V1, _B200_V1
 # (["mla_up_proj"]); v0.4.0 the same but _GB200_V1 (["mlp"]); v0.5.0 _GB200_FP8_MX_V1
 # (["mla_up_proj"]; _GB300_FP8_MX_V1 []); v0.6.0 deepseek_v3_pretrain_256gpu_gb200_fp8mx_config
-# (["mla_up_proj"]; gb300 []).
+# (["mla_up_proj"]; gb300 []); DEEPSEEK_V3_PRETRAIN_CONFIG_B300_V1 / _V2 (["mla_up_proj"], v0.3.0
+# to v0.5.0).
 DEEPSEEK_V3_UP_PROJECTION_RECOMPUTE = {'25.09': ('DGX-H100', 'DGX-B200', 'DGX-GB200'),
-                                       '26.02': ('DGX-B200', 'DGX-GB200', 'DGX-GB300'),
-                                       '26.04': ('DGX-B200', 'DGX-GB300'),
-                                       '26.06': ('DGX-GB200',), '26.08': ('DGX-GB200',)}
+                                       '26.02': ('DGX-B200', 'DGX-GB200', 'DGX-GB300', 'DGX-B300'),
+                                       '26.04': ('DGX-B200', 'DGX-GB300', 'DGX-B300'),
+                                       '26.06': ('DGX-GB200', 'DGX-B300'), '26.08': ('DGX-GB200',)}
 
 
 # Where a release's recipe drops tokens: Megatron-Core's moe_expert_capacity_factor 1.0 with
@@ -959,12 +1001,19 @@ def bridge_variant(r):
 #     B200 / GB200 rows disable DeepEP), and every 26.x row (DEEPSEEK_V3_RULES: HybridEP);
 #   gpt-oss-120b MXFP8 (GPT_OSS_RULES: flex with HybridEP) and the BF16 rows whose recipes set
 #     HybridEP (gpt_oss_bf16_hybridep).
+#   Qwen3-235B-A22B on DGX-B300 from v0.4.2 (26.04.01): qwen3_235b_a22b_pretrain_config_b300 sets
+#     moe_token_dispatcher_type "flex" with the _B300 configs' "hybridep" ("alltoall" at v0.4.0;
+#     unset, the recipe's alltoall, at v0.3.0).
+QWEN3_235B_FLEX = {'26.04.01': ('DGX-B300',)}
+
+
 def bridge_flex_dispatcher(release, container, system, precision, model, ep):
     """Whether the row's recipe runs the flex (per-domain deduplicating) dispatcher; `container`
     is the row's own release (26.04.01 where `release` is its key, 26.04)."""
     later = release[:2] == '26'
     return ((model == 'qwen3-30b-a3b' and later) or
             (model == 'qwen3-235b-a22b' and later and system in NVL72_SYSTEMS) or
+            (model == 'qwen3-235b-a22b' and system in QWEN3_235B_FLEX.get(container, ())) or
             (model == 'deepseek-v3' and (later or (release == '25.09' and system == 'DGX-H100'))) or
             (model == 'gpt-oss-120b' and (precision == 'MXFP8' or
                                           gpt_oss_bf16_hybridep(container, system, ep))) or
@@ -1018,14 +1067,17 @@ def bridge_dispatcher_sms(release, container, system, precision, model, ep):
 # Not 26.04.01: v0.4.2 sets both back to Megatron-Core's alltoall dispatcher, keeping the B200's
 # EP 8 and the GB200's overlap (NVIDIA-NeMo/Megatron-Bridge#3561, cherry-picked as ee3d3068b, and
 # #3614 as 78934c150: "switch GPT-OSS GB200 / B200 V2 dispatcher default to alltoall").
-GPT_OSS_BF16_HYBRIDEP = {'26.02.01': {'DGX-B200'}, '26.04': {'DGX-B200', 'DGX-GB200'}}
+# The B300's _B300_BF16_V2 sets it from the same commit and keeps it at v0.4.2 (CHECK_RULES).
+GPT_OSS_BF16_HYBRIDEP = {'26.02.01': {'DGX-B200', 'DGX-B300'},
+                         '26.04': {'DGX-B200', 'DGX-GB200', 'DGX-B300'}, '26.04.01': {'DGX-B300'}}
 
 
 def gpt_oss_bf16_hybridep(container, system, ep):
     """Whether a gpt-oss BF16 row's recipe sets HybridEP: the B200 ones at EP 8 of 26.02.01 and
-    26.04 (the 26.02 row's EP 64 is v0.3.0's, without it), the GB200 one of 26.04."""
+    26.04 (the 26.02 row's EP 64 is v0.3.0's, without it), the GB200 one of 26.04, the B300 ones
+    of 26.02.01 to 26.04.01."""
     return (system in GPT_OSS_BF16_HYBRIDEP.get(container, ()) and
-            (system != 'DGX-B200' or ep == '8'))
+            (system not in ('DGX-B200', 'DGX-B300') or ep == '8'))
 
 # Where a gpt-oss recipe recomputes the pre-MLP norm and the experts' activation (GPT_OSS_RULES):
 # the BF16 ones of these systems (every BF16 row is of 26.02-26.04.01, v0.3.0-v0.4.2).
@@ -1341,14 +1393,19 @@ def bridge(rows, out):
         tag = re.sub(r'[^a-z0-9.]+', '-',
                      f'{label} {r["table"]} {model}{variant} {gpus}'.lower())
         # MoE, hybrid and LoRA scenarios apart (bridge-moe-*, bridge-hybrid-*, bridge-lora-*): the
-        # dense groups' guards glob bridge-<system>-*.
+        # dense groups' guards glob bridge-<system>-*; a check system's as bridge-check-*, which no
+        # fit's glob reaches.
         kind = 'hybrid-' if hybrid else 'moe-' if moe else 'lora-' if lora else ''
-        name = f'bridge-{kind}{system.lower()}-{precision.lower()}-{tag}'
+        check = system in CHECK_SYSTEMS
+        name = f'bridge-{"check-" if check else ""}{kind}{system.lower()}-{precision.lower()}-{tag}'
         step = (int(r['global_batch']) * int(r['seq_len']) /
                 (float(r['tokens_per_s_per_gpu']) * gpus))
         family = ' hybrid' if hybrid else ' MoE' if moe else ''
         group = (f'{system} {precision} LoRA (Megatron-Bridge)' if lora else
-                 f'{system} {precision}{family} (Megatron-Bridge, NeMo)')
+                 f'{system} {precision}{family} check, not fitted (Megatron-Bridge, NeMo)' if check
+                 else f'{system} {precision}{family} (Megatron-Bridge, NeMo)')
+        if check:
+            extra_rules += '\n' + CHECK_RULES
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {system} GPUs, {r['precision']}.
 # Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
 {BRIDGE_RULES.format(recipe=recipe, fp8=fp8_text)}{extra_rules}{chr(10) + BRIDGE_MOE_RULES if moe else ''}{chr(10) + BRIDGE_MODEL_RULES[model] if model in BRIDGE_MODEL_RULES else ''}

@@ -13,7 +13,8 @@ Usage:
 
 A row's system is the segment after "dgx-" of its scenario name (bridge-[hybrid-|moe-|lora-]dgx-
 SYSTEM-PRECISION-[nemo-]RELEASE-TASK-MODEL-GPUS, as tools/make_validation_scenarios.py names
-them: b200, gb200, gb300, h100). Each row of SYSTEM is paired with the row of each OTHER system
+them: b200, gb200, gb300, h100; a check row, bridge-check-*, as its name without "check-": b300).
+Each row of SYSTEM is paired with the row of each OTHER system
 whose name is the same but for the system and the GPU count. Per pair: both layouts, read from
 DIR/NAME.textproto (default scenarios/validation): TP x PP x CP x EP, "vV" virtual stages, "mbM"
 micro-batch, "z3" Megatron FSDP, "offN" activation-offloaded layers, "u" Transformer Engine's TP
@@ -97,7 +98,7 @@ def read_rows(path, any_name=False):
         sys.exit('%s: not the output of clustersim validate --format csv (training rows)' % path)
     out = {}
     for row in rows:
-        match = NAME.match(row['scenario'])
+        match = NAME.match(re.sub(r'^bridge-check-', 'bridge-', row['scenario']))
         if not (match or any_name) or not row['published_tflops_per_gpu']:
             continue
         if not row['step_error_pct']:
