@@ -164,13 +164,16 @@ bool Replica::promise_whole(Sequence* w) {
 }
 
 int64_t Replica::blocks_for(const Sequence& s, int64_t tokens) const {
+  if (settings_.beam_width == 1 && settings_.kv_window_tokens == 0) {
+    return sequence_kv_blocks(tokens, settings_.block_tokens, 0);
+  }
+  return uncommon_blocks(s, tokens);
+}
+
+int64_t Replica::uncommon_blocks(const Sequence& s, int64_t tokens) const {
   if (settings_.beam_width == 1) {
     return sequence_kv_blocks(tokens, settings_.block_tokens, settings_.kv_window_tokens);
   }
-  return beam_blocks(s, tokens);
-}
-
-int64_t Replica::beam_blocks(const Sequence& s, int64_t tokens) const {
   return beam_kv_blocks((*requests_)[s.request].input_tokens, tokens, settings_.block_tokens,
                         settings_.beam_width);
 }
