@@ -34,8 +34,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "sim/engine/timeline.h"
 #include "sim/hw/compute_model.h"
 #include "sim/io/schema/job.pb.h"
 #include "sim/io/schema/model.pb.h"
@@ -51,6 +53,7 @@ struct PoolRun {
   int data_parallel = 1;                  // replicas on the pool
   // ZeRO-3 only: every pool's GPUs joined, this pool's first (its replicas the first ones).
   const Topology* joined = nullptr;
+  std::string instance = {};  // its instance type, naming it in traces
 };
 
 struct PoolStepResult {
@@ -60,7 +63,7 @@ struct PoolStepResult {
   std::vector<int> micro_batches;     // per replica of each pool (its busiest replicas)
   std::vector<int64_t> pool_micro_batches;  // each pool's share of the step's, its replicas'
   std::vector<double> micro_batch_s;  // one micro-batch through one replica's slowest stage
-  std::vector<double> ready_s;        // each pool's gradients reduced among its replicas
+  std::vector<double> ready_s;  // each pool's gradients, every stage's, reduced among its replicas
   int limiting_pool = 0;              // the pool whose gradients are ready last
   double wait_s = 0;                  // the longest time another pool waits for the limiting one
   double inter_pool_s = 0;            // the all-reduce between pools
@@ -84,10 +87,12 @@ std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& re
 // GPU per pool. Interleaved: the micro-batches a multiple of PP and at least PP per replica.
 // ZeRO-3: every pool's `joined` set, the micro-batches a multiple of the replicas, rank order
 // TP_PP_DP (each replica inside one pool). `micro_batches`, when given, replaces the balanced
-// split (per replica of each pool; every replica of a pool then takes as many).
+// split (per replica of each pool; every replica of a pool then takes as many). `timeline`, when
+// given, receives the step's spans (pool_step_trace.h).
 PoolStepResult simulate_pool_step(const schema::Model& model, const schema::TrainingJob& job,
                                   const schema::Parallelism& parallelism,
                                   const std::vector<PoolRun>& pools, const Topology& inter_pool,
-                                  std::optional<std::vector<int>> micro_batches = std::nullopt);
+                                  std::optional<std::vector<int>> micro_batches = std::nullopt,
+                                  Timeline* timeline = nullptr);
 
 }  // namespace clustersim
