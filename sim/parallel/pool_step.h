@@ -3,9 +3,10 @@
 // global batch's micro-batches are split over the replicas by their speed (the fastest replicas
 // take the most, so that all finish together as far as whole micro-batches allow); each pool's
 // replicas run their pipeline and reduce their gradients among themselves on the pool's network
-// (pipeline_simulation.h); then, on the engine, once every pool has its sum, the pools all-reduce
-// the gradients over the network between them (net/inter_pool_topology.h) and each steps its
-// optimizer. The step is set by the slowest pool; the others wait for it.
+// (pipeline_simulation.h); then, on the engine, once every pool has every stage's sum, the pools
+// all-reduce the gradients over the network between them (net/inter_pool_topology.h) and each
+// stage steps its optimizer, the longest ending its pool's step. The step is set by the slowest
+// pool; the others wait for it. A trace draws it from the same pipelines (pool_step_trace.h).
 //
 // Tensor parallelism stays inside a pool (its NVLink domains); pipeline stages do not cross pools
 // here (pipeline_across_pools.h places the stages across them instead). A mixture-of-experts

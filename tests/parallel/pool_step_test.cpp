@@ -467,5 +467,29 @@ TEST_CASE("the trace of data-parallel pools: a group per pool, its wait, the all
                                         "stage 1 data parallel", "stage 1 send (NVLink)"});
 }
 
+TEST_CASE("the trace of ZeRO-3 pools: no all-reduce between them, the faster one's stages held") {
+  // ZeRO-3's reduce-scatters span the pools: nothing to all-reduce after; the faster pool's
+  // optimizer steps are drawn after its wait, the last event ending at the step.
+  DataParallelPools pools("aws.p5.48xlarge", "aws.p4d.24xlarge");
+  pools.shard();
+  Timeline timeline;
+  const PoolStepResult r = pools.run(&timeline);
+  REQUIRE(r.wait_s > 0.01);
+  const int waiting = 1 - r.limiting_pool;
+  Picoseconds last_end(0);
+  std::vector<TimelineSpan> between;
+  for (const TimelineSpan& span : timeline.spans()) {
+    last_end = std::max(last_end, span.end);
+    if (span.track == "between pools") between.push_back(span);
+  }
+  CHECK(last_end.seconds() == Approx(r.step.step_s).epsilon(1e-12));
+  REQUIRE(between.size() == 1);
+  CHECK(between[0].name == "waiting for " + pools.names[r.limiting_pool]);
+  CHECK(between[0].group.starts_with(pools.names[waiting] + " (pool " +
+                                     std::to_string(waiting + 1) + ")"));
+  CHECK((between[0].end - between[0].start).seconds() == Approx(r.wait_s).margin(1e-9));
+  CHECK(between[0].start.seconds() == Approx(r.ready_s[waiting]).margin(1e-9));
+}
+
 }  // namespace
 }  // namespace clustersim
