@@ -39,11 +39,9 @@ void draw_pool_step(const std::vector<PoolTrace>& pools, const std::vector<Picos
       const Picoseconds gradients = pool.gradients_reduced[stage->second];
       // The stage's send of its last backward may start as its gradients are reduced: it belongs
       // to the passes, not to the optimizer's tail.
-      const bool after_gradients =
-          span.start >= gradients && !is_pipeline_send_track(span.track);
-      const Picoseconds shift = after_gradients
-                                    ? pool.optimizer_start[stage->second] - gradients
-                                    : Picoseconds(0);
+      const bool after_gradients = span.start >= gradients && !is_pipeline_send_track(span.track);
+      const Picoseconds shift =
+          after_gradients ? pool.optimizer_start[stage->second] - gradients : Picoseconds(0);
       timeline->add(group, span.group + " " + span.track, span.name, span.start + shift,
                     span.end + shift);
     }

@@ -378,7 +378,8 @@ std::vector<TimelineSpan> spans_of(const Timeline& timeline, const std::string& 
   return spans;
 }
 
-TEST_CASE("the trace of data-parallel pools: a group per pool, its wait, the all-reduce, the step") {
+TEST_CASE(
+    "the trace of data-parallel pools: a group per pool, its wait, the all-reduce, the step") {
   // TP 2 x PP 2, 2 replicas a pool: each pool's stages send to each other over NVLink and reduce
   // their gradients among the pool's replicas before the all-reduce between pools.
   DataParallelPools pools("aws.p5.48xlarge", "aws.p4d.24xlarge");
