@@ -446,8 +446,12 @@ void PipelineRun::record_send(const Send& send) {
 // Records [start, end) (end: now) on `track` of stage r. Requires: recording.
 void PipelineRun::record(int r, const char* track, const std::string& name, Picoseconds start,
                          std::optional<Picoseconds> end) {
-  record_->add("stage " + std::to_string(r), track, name, start, end.value_or(now()));
+  record_->add(pipeline_stage_group(r), track, name, start, end.value_or(now()));
 }
+
+std::string pipeline_stage_group(int stage) { return "stage " + std::to_string(stage); }
+
+bool is_pipeline_send_track(const std::string& track) { return track.starts_with("send ("); }
 
 // Draws the expert all-to-alls of the task stage r has just ended, begun at `start`, on their
 // own track, at their places in its pass (a combined step's pass is shorter: their starts

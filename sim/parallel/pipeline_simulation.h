@@ -23,6 +23,7 @@
 // simulated.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sim/engine/timeline.h"
@@ -211,5 +212,10 @@ struct PipelineShortcuts {
 // "send (network|NVLink|PCIe)", "data parallel"), and no period is skipped.
 PipelineTimeline simulate_pipeline(const PipelinePlan& plan, const Topology& topology,
                                    Timeline* timeline = nullptr, PipelineShortcuts shortcuts = {});
+
+// The group simulate_pipeline records stage `stage`'s spans in ("stage 0"), and whether a track of
+// it holds the stage's sends to its neighbours.
+std::string pipeline_stage_group(int stage);
+bool is_pipeline_send_track(const std::string& track);
 
 }  // namespace clustersim

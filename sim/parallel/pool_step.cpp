@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "sim/net/collective.h"
+#include "sim/parallel/pool_step_trace.h"
 #include "sim/parallel/transformer_stages.h"
 #include "sim/util/check.h"
 
@@ -86,11 +87,26 @@ double micro_batch_seconds(const PipelinePlan& plan) {
   return slowest.seconds();
 }
 
-// The stage of a pool's pipeline that finishes last.
-const StageTimeline& last_stage(const PipelineTimeline& timeline) {
-  return *std::max_element(
-      timeline.stages.begin(), timeline.stages.end(),
-      [](const StageTimeline& a, const StageTimeline& b) { return a.end < b.end; });
+// When a pool's gradients are ready for the all-reduce between pools: every stage's reduced among
+// the pool's replicas.
+Picoseconds gradients_ready(const PipelineTimeline& timeline) {
+  Picoseconds ready(0);
+  for (const StageTimeline& stage : timeline.stages) {
+    ready = std::max(ready, stage.gradients_reduced);
+  }
+  return ready;
+}
+
+// What a pool runs from `ready` on, each stage its optimizer step and parameter gather: after the
+// all-reduce between pools, which needs every stage's gradients, all its stages together, the
+// longest setting the pool's end; under ZeRO-3 (no all-reduce between pools) each stage as its own
+// gradients are reduced, the pool's pipeline as a whole held back by its wait for the slowest.
+Picoseconds after_ready(const PipelineTimeline& timeline, Picoseconds ready, bool zero3) {
+  Picoseconds after(0);
+  for (const StageTimeline& stage : timeline.stages) {
+    after = std::max(after, stage.end - (zero3 ? ready : stage.gradients_reduced));
+  }
+  return after;
 }
 
 }  // namespace
@@ -127,7 +143,8 @@ std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& re
 PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& job,
                                   const s::Parallelism& p, const std::vector<PoolRun>& pools,
                                   const Topology& inter_pool,
-                                  std::optional<std::vector<int>> micro_batches) {
+                                  std::optional<std::vector<int>> micro_batches,
+                                  Timeline* timeline) {
   CLUSTERSIM_CHECK(pools.size() >= 2 && inter_pool.gpu_count() == static_cast<int>(pools.size()),
                    "a mix needs two or more pools and one inter-pool endpoint each");
   for (const PoolRun& pool : pools) {
@@ -161,14 +178,25 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
   // the routed experts' over expert tensor x expert parallelism inside each pool.
   double gradient_bytes = 0;
   double recomputed_layers = 0, peak_flops = 0;
+  std::vector<PoolTrace> traces(timeline ? pools.size() : 0);
   for (size_t i = 0; i < pools.size(); ++i) {
     const TransformerPlan plan = pool_plan(model, job, p, pools[i], r.micro_batches[i]);
-    const PipelineTimeline timeline = simulate_pipeline(plan.plan, pool_topology(p, pools[i]));
-    parts.push_back(pipeline_breakdown(timeline, plan));
-    const StageTimeline& last = last_stage(timeline);
-    ready.push_back(last.gradients_reduced);
-    after.push_back(last.end - last.gradients_reduced);
-    r.ready_s.push_back(last.gradients_reduced.seconds());
+    const PipelineTimeline run = simulate_pipeline(plan.plan, pool_topology(p, pools[i]),
+                                                   timeline ? &traces[i].pipeline : nullptr);
+    parts.push_back(pipeline_breakdown(run, plan));
+    ready.push_back(gradients_ready(run));
+    after.push_back(after_ready(run, ready.back(), zero3(p)));
+    r.ready_s.push_back(ready.back().seconds());
+    if (timeline) {
+      PoolTrace& trace = traces[i];
+      trace.instance = pools[i].instance;
+      trace.replicas = replicas[i];
+      trace.micro_batches = r.micro_batches[i];
+      trace.pool_micro_batches = r.pool_micro_batches[i];
+      for (const StageTimeline& stage : run.stages) {
+        trace.gradients_reduced.push_back(stage.gradients_reduced);
+      }
+    }
     if (i == 0 && !zero3(p)) {
       const ExpertLayout& experts = plan.plan.experts;
       for (const StageWork& w : plan.plan.work) {
@@ -218,6 +246,15 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
   step.data_comm_s += r.inter_pool_s;
   step.optimizer_s += std::max(0.0, (end - reduced - after[r.limiting_pool]).seconds());
   set_transformer_rates(model, job, p, recomputed_layers, peak_flops, &step);
+  if (timeline) {
+    // Each stage's optimizer step where the step model starts it (after_ready).
+    for (size_t i = 0; i < traces.size(); ++i) {
+      for (Picoseconds gradients : traces[i].gradients_reduced) {
+        traces[i].optimizer_start.push_back(zero3(p) ? gradients + (reduced - ready[i]) : reduced);
+      }
+    }
+    draw_pool_step(traces, ready, r.limiting_pool, reduced, timeline);
+  }
   return r;
 }
 

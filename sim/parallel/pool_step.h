@@ -3,9 +3,10 @@
 // global batch's micro-batches are split over the replicas by their speed (the fastest replicas
 // take the most, so that all finish together as far as whole micro-batches allow); each pool's
 // replicas run their pipeline and reduce their gradients among themselves on the pool's network
-// (pipeline_simulation.h); then, on the engine, once every pool has its sum, the pools all-reduce
-// the gradients over the network between them (net/inter_pool_topology.h) and each steps its
-// optimizer. The step is set by the slowest pool; the others wait for it.
+// (pipeline_simulation.h); then, on the engine, once every pool has every stage's sum, the pools
+// all-reduce the gradients over the network between them (net/inter_pool_topology.h) and each
+// stage steps its optimizer, the longest ending its pool's step. The step is set by the slowest
+// pool; the others wait for it. A trace draws it from the same pipelines (pool_step_trace.h).
 //
 // Tensor parallelism stays inside a pool (its NVLink domains); pipeline stages do not cross pools
 // here (pipeline_across_pools.h places the stages across them instead). A mixture-of-experts
@@ -34,8 +35,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "sim/engine/timeline.h"
 #include "sim/hw/compute_model.h"
 #include "sim/io/schema/job.pb.h"
 #include "sim/io/schema/model.pb.h"
@@ -51,6 +54,7 @@ struct PoolRun {
   int data_parallel = 1;                  // replicas on the pool
   // ZeRO-3 only: every pool's GPUs joined, this pool's first (its replicas the first ones).
   const Topology* joined = nullptr;
+  std::string instance = {};  // its instance type, naming it in traces
 };
 
 struct PoolStepResult {
@@ -60,7 +64,7 @@ struct PoolStepResult {
   std::vector<int> micro_batches;     // per replica of each pool (its busiest replicas)
   std::vector<int64_t> pool_micro_batches;  // each pool's share of the step's, its replicas'
   std::vector<double> micro_batch_s;  // one micro-batch through one replica's slowest stage
-  std::vector<double> ready_s;        // each pool's gradients reduced among its replicas
+  std::vector<double> ready_s;  // each pool's gradients, every stage's, reduced among its replicas
   int limiting_pool = 0;              // the pool whose gradients are ready last
   double wait_s = 0;                  // the longest time another pool waits for the limiting one
   double inter_pool_s = 0;            // the all-reduce between pools
@@ -84,10 +88,12 @@ std::vector<int> balance_micro_batches(int64_t total, const std::vector<int>& re
 // GPU per pool. Interleaved: the micro-batches a multiple of PP and at least PP per replica.
 // ZeRO-3: every pool's `joined` set, the micro-batches a multiple of the replicas, rank order
 // TP_PP_DP (each replica inside one pool). `micro_batches`, when given, replaces the balanced
-// split (per replica of each pool; every replica of a pool then takes as many).
+// split (per replica of each pool; every replica of a pool then takes as many). `timeline`, when
+// given, receives the step's spans (pool_step_trace.h).
 PoolStepResult simulate_pool_step(const schema::Model& model, const schema::TrainingJob& job,
                                   const schema::Parallelism& parallelism,
                                   const std::vector<PoolRun>& pools, const Topology& inter_pool,
-                                  std::optional<std::vector<int>> micro_batches = std::nullopt);
+                                  std::optional<std::vector<int>> micro_batches = std::nullopt,
+                                  Timeline* timeline = nullptr);
 
 }  // namespace clustersim

@@ -171,7 +171,7 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
   if (c.is_mix() && c.parallelism.pool_placement() == s::PIPELINE_ACROSS_POOLS) {
     return evaluate_across_pools(c, timeline);
   }
-  if (c.is_mix()) return evaluate_mix(c);
+  if (c.is_mix()) return evaluate_mix(c, timeline);
   const s::TrainingJob& job = scenario_.scenario().job();
   Evaluation e;
   e.memory = memory(c);
@@ -193,7 +193,7 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
 // Each pool on its own topology (under ZeRO-3 on all the pools joined, its own first), the pools
 // joined by the inter-pool network (pool_step.h). A mix's peak is its first pool's GPU's; its MFU
 // counts every pool's.
-Evaluation Evaluator::evaluate_mix(const Configuration& c) {
+Evaluation Evaluator::evaluate_mix(const Configuration& c, Timeline* timeline) {
   const s::TrainingJob& job = scenario_.scenario().job();
   const s::Parallelism& p = c.parallelism;
   Evaluation e;
@@ -214,7 +214,8 @@ Evaluation Evaluator::evaluate_mix(const Configuration& c) {
     const Topology* topology = this->topology(*pool.instance, pool.nodes, pool.gpus_per_node,
                                               pool.nvlink_domain_nodes, &e.error);
     if (!topology) return e;
-    runs.push_back({topology, &computes[i], *pool_replicas(pool, p)});
+    runs.push_back(
+        {topology, &computes[i], *pool_replicas(pool, p), nullptr, pool.instance->name()});
     endpoints.push_back({pool.instance, pool.nodes});
   }
   const InterPoolLinks links = inter_pool_links(
@@ -235,7 +236,7 @@ Evaluation Evaluator::evaluate_mix(const Configuration& c) {
     runs[i].joined = joined.back().get();
   }
   const std::unique_ptr<Topology> between = inter_pool_topology(links);
-  e.pools = simulate_pool_step(*scenario_.model, job, p, runs, *between);
+  e.pools = simulate_pool_step(*scenario_.model, job, p, runs, *between, std::nullopt, timeline);
   e.step = e.pools->step;
   return e;
 }

@@ -55,7 +55,7 @@ class Evaluator {
   // The cached topology of `nodes` of `instance`; null (and `error` set) when it cannot be built.
   const Topology* topology(const schema::InstanceType& instance, int nodes, int gpus_per_node,
                            int nvlink_domain_nodes, std::string* error);
-  Evaluation evaluate_mix(const Configuration& configuration);
+  Evaluation evaluate_mix(const Configuration& configuration, Timeline* timeline);
   // The pools of a pipeline across them, each with its topology; empty (and `error` set) when
   // one cannot be built.
   std::vector<StagePool> stage_pools(const Configuration& configuration,

@@ -5,6 +5,7 @@
 #include "sim/parallel/pool_step.h"
 
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "sim/net/collective.h"
 #include "sim/net/inter_pool_topology.h"
@@ -218,19 +219,20 @@ struct DataParallelPools {
     p.set_zero_stage(3);
     p.set_distributed_optimizer(false);
   }
-  PoolStepResult run() const {
+  PoolStepResult run(Timeline* timeline = nullptr) const {
     const int replicas = p.data_parallel() / 2;
     return simulate_pool_step(model, job, p,
-                              {{own[0].get(), &computes[0], replicas, joined[0].get()},
-                               {own[1].get(), &computes[1], replicas, joined[1].get()}},
-                              *between);
+                              {{own[0].get(), &computes[0], replicas, joined[0].get(), names[0]},
+                               {own[1].get(), &computes[1], replicas, joined[1].get(), names[1]}},
+                              *between, std::nullopt, timeline);
   }
 };
 
 TEST_CASE("interleaved data-parallel pools of one type run the plain cluster's pipeline each") {
   // Two p5 pools of equal speed split the 64 micro-batches evenly, 16 a replica; each pool's two
   // replicas run the plain p5 node's interleaved step on its 32 to their reduction, then the
-  // pools all-reduce and step their optimizers: the step is the plain one's plus that all-reduce.
+  // pools all-reduce every stage's gradients and each stage steps its optimizer: the step is the
+  // plain pipeline's last reduction, that all-reduce and its stages' longest optimizer step.
   for (int v : {2, 4}) {
     INFO("virtual stages " << v);
     DataParallelPools pools("aws.p5.48xlarge", "aws.p5.48xlarge");
@@ -245,7 +247,17 @@ TEST_CASE("interleaved data-parallel pools of one type run the plain cluster's p
         simulate_step(pools.model, half, one, *pools.own[0], pools.computes[0]);
     CHECK(r.wait_s == 0);
     CHECK(r.inter_pool_s > 0);
-    CHECK(r.step.step_s == Approx(plain.step_s + r.inter_pool_s).epsilon(1e-9));
+    const PipelineTimeline run = simulate_pipeline(
+        transformer_plan(pools.model, half, one, *pools.own[0], pools.computes[0]).plan,
+        *pools.own[0]);
+    Picoseconds reduced(0), optimizer(0);
+    for (const StageTimeline& stage : run.stages) {
+      reduced = std::max(reduced, stage.gradients_reduced);
+      optimizer = std::max(optimizer, stage.end - stage.gradients_reduced);
+    }
+    CHECK(run.step.seconds() == Approx(plain.step_s).epsilon(1e-12));
+    CHECK(r.step.step_s ==
+          Approx(reduced.seconds() + r.inter_pool_s + optimizer.seconds()).epsilon(1e-9));
     CHECK(r.step.bubble_s == Approx(plain.bubble_s).epsilon(1e-9));
   }
 }
@@ -355,6 +367,129 @@ TEST_CASE(
     }
   }
   CHECK(down == Approx(up).epsilon(1e-12));
+}
+
+// The spans of `group` on `timeline`.
+std::vector<TimelineSpan> spans_of(const Timeline& timeline, const std::string& group) {
+  std::vector<TimelineSpan> spans;
+  for (const TimelineSpan& span : timeline.spans()) {
+    if (span.group == group) spans.push_back(span);
+  }
+  return spans;
+}
+
+TEST_CASE(
+    "the trace of data-parallel pools: a group per pool, its wait, the all-reduce, the step") {
+  // TP 2 x PP 2, 2 replicas a pool: each pool's stages send to each other over NVLink and reduce
+  // their gradients among the pool's replicas before the all-reduce between pools.
+  DataParallelPools pools("aws.p5.48xlarge", "aws.p4d.24xlarge");
+  pools.p.set_overlap_parameter_gather(false);  // its gathers end in this step, not the next
+  Timeline timeline;
+  const PoolStepResult r = pools.run(&timeline);
+  // Recording the spans changes nothing, and draws them the same way every time.
+  const PoolStepResult plain = pools.run();
+  CHECK(r.step.step_s == plain.step.step_s);
+  CHECK(r.wait_s == plain.wait_s);
+  Timeline again;
+  pools.run(&again);
+  REQUIRE(again.spans().size() == timeline.spans().size());
+  for (size_t i = 0; i < again.spans().size(); ++i) {
+    const TimelineSpan &a = again.spans()[i], &b = timeline.spans()[i];
+    CHECK((a.group == b.group && a.track == b.track && a.name == b.name && a.start == b.start &&
+           a.end == b.end));
+  }
+  // One group per pool, named by its instance type, its share in the name.
+  std::set<std::string> groups;
+  for (const TimelineSpan& span : timeline.spans()) groups.insert(span.group);
+  const int64_t total = r.pool_micro_batches[0] + r.pool_micro_batches[1];
+  REQUIRE(total == 64);
+  const std::string p5 = "aws.p5.48xlarge (pool 1): replica 1 of 2, " +
+                         std::to_string(r.micro_batches[0]) + " micro-batches (the pool's " +
+                         std::to_string(r.pool_micro_batches[0]) + " of 64)";
+  const std::string p4d = "aws.p4d.24xlarge (pool 2): replica 1 of 2, " +
+                          std::to_string(r.micro_batches[1]) + " micro-batches (the pool's " +
+                          std::to_string(r.pool_micro_batches[1]) + " of 64)";
+  CHECK(groups == std::set<std::string>{p5, p4d});
+  // Whole micro-batches leave one pool ready before the other, which waits.
+  const int limiting = r.limiting_pool;
+  REQUIRE(r.wait_s > 0.005);
+  // The all-reduce between pools, on both pools' track "between pools", starts once the limiting
+  // pool's gradients are reduced; the other pool's pipeline is idle from its last reduction or
+  // send to then: pool_wait_s. Every stage's optimizer starts as the all-reduce ends.
+  const Picoseconds all_ready = Picoseconds::from_seconds(r.ready_s[limiting]);
+  const Picoseconds reduced = all_ready + Picoseconds::from_seconds(r.inter_pool_s);
+  const std::vector<std::string> group_of = {p5, p4d};
+  Picoseconds last_end(0);
+  for (int pool : {0, 1}) {
+    const std::string& group = group_of[pool];
+    std::vector<std::string> between;
+    Picoseconds before_all_reduce(0);
+    int optimizers = 0;
+    for (const TimelineSpan& span : spans_of(timeline, group)) {
+      last_end = std::max(last_end, span.end);
+      if (span.track == "between pools") {
+        between.push_back(span.name);
+        if (span.name == "all-reduce between pools") {
+          CHECK(std::abs((span.start - all_ready).seconds()) < 1e-9);
+          CHECK(std::abs((span.end - reduced).seconds()) < 1e-9);
+        }
+        continue;
+      }
+      if (span.name == "optimizer") {
+        ++optimizers;
+        CHECK(std::abs((span.start - reduced).seconds()) < 1e-9);
+        continue;
+      }
+      if (span.name == "all_gather") {  // the updated parameters, after the optimizer
+        CHECK(span.start > reduced);
+        continue;
+      }
+      CHECK(span.end <= all_ready);
+      before_all_reduce = std::max(before_all_reduce, span.end);
+    }
+    CHECK(optimizers == 2);
+    const double idle = (all_ready - before_all_reduce).seconds();
+    if (pool != limiting) {
+      CHECK(between == std::vector<std::string>{"waiting for " + pools.names[limiting],
+                                                "all-reduce between pools"});
+      CHECK(idle == Approx(r.wait_s).margin(1e-9));
+    } else {
+      CHECK(between == std::vector<std::string>{"all-reduce between pools"});
+      CHECK(idle == Approx(0).margin(1e-9));
+    }
+  }
+  // Its last event ends at the step.
+  CHECK(last_end.seconds() == Approx(r.step.step_s).epsilon(1e-12));
+  // Each stage's tracks by the stage: compute, its sends over NVLink, its reductions.
+  std::set<std::string> tracks;
+  for (const TimelineSpan& span : spans_of(timeline, p4d)) tracks.insert(span.track);
+  CHECK(tracks == std::set<std::string>{"between pools", "stage 0 compute", "stage 0 data parallel",
+                                        "stage 0 send (NVLink)", "stage 1 compute",
+                                        "stage 1 data parallel", "stage 1 send (NVLink)"});
+}
+
+TEST_CASE("the trace of ZeRO-3 pools: no all-reduce between them, the faster one's stages held") {
+  // ZeRO-3's reduce-scatters span the pools: nothing to all-reduce after; the faster pool's
+  // optimizer steps are drawn after its wait, the last event ending at the step.
+  DataParallelPools pools("aws.p5.48xlarge", "aws.p4d.24xlarge");
+  pools.shard();
+  Timeline timeline;
+  const PoolStepResult r = pools.run(&timeline);
+  REQUIRE(r.wait_s > 0.01);
+  const int waiting = 1 - r.limiting_pool;
+  Picoseconds last_end(0);
+  std::vector<TimelineSpan> between;
+  for (const TimelineSpan& span : timeline.spans()) {
+    last_end = std::max(last_end, span.end);
+    if (span.track == "between pools") between.push_back(span);
+  }
+  CHECK(last_end.seconds() == Approx(r.step.step_s).epsilon(1e-12));
+  REQUIRE(between.size() == 1);
+  CHECK(between[0].name == "waiting for " + pools.names[r.limiting_pool]);
+  CHECK(between[0].group.starts_with(pools.names[waiting] + " (pool " +
+                                     std::to_string(waiting + 1) + ")"));
+  CHECK((between[0].end - between[0].start).seconds() == Approx(r.wait_s).margin(1e-9));
+  CHECK(between[0].start.seconds() == Approx(r.ready_s[waiting]).margin(1e-9));
 }
 
 }  // namespace

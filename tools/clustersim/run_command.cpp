@@ -143,12 +143,6 @@ int run_command(const std::vector<std::string>& args) {
     const auto index = static_cast<int64_t>(row_number(*traced, 0));
     const auto c = std::find_if(space.valid.begin(), space.valid.end(),
                                 [&](const Configuration& v) { return v.index == index; });
-    if (c->is_mix() && c->parallelism.pool_placement() != schema::PIPELINE_ACROSS_POOLS) {
-      command_error("run") << "--trace: nothing written: the step of data-parallel pools is "
-                              "not traced yet ("
-                           << describe(*c) << ")\n";
-      return kExitInputError;
-    }
     if (!write_trace(trace_path, *c, &evaluator)) return kExitUsage;
   }
   return runnable.runs ? kExitOk : kExitInputError;
