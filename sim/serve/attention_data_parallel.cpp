@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "sim/net/collective.h"
 #include "sim/util/check.h"
 #include "sim/workload/element_size.h"
 
@@ -30,13 +29,41 @@ IterationInputs expert_inputs(IterationInputs in) {
   return in;
 }
 
+// Bytes a token sends to the experts: its activations in the matmul precision, FP4's block
+// scales, and its k expert ids and weights.
+double token_dispatch_bytes(const IterationInputs& in, const InferenceShape& whole) {
+  const auto h = static_cast<double>(whole.hidden);
+  return h * bytes_per_element(in.formats.activations) +
+         (in.formats.activations == schema::FP4 ? h / kNvfp4BlockElements : 0) +
+         whole.experts_per_token * kRoutingBytesPerExpert;
+}
+
+MoeTokenExchangeInputs token_exchange_inputs(const IterationInputs& in,
+                                             const InferenceShape& whole,
+                                             schema::MoeTokenExchange kind) {
+  MoeTokenExchangeInputs x;
+  x.kind = kind;
+  x.topology = in.topology;
+  x.ranks = in.tensor_parallel;
+  x.dispatch_bytes_per_token = token_dispatch_bytes(in, whole);
+  x.combine_bytes_per_token = static_cast<double>(whole.hidden) * kCombineElementBytes;
+  x.experts = whole.num_experts;
+  x.experts_per_token = whole.experts_per_token;
+  x.fake_weights = in.fake_weights;
+  x.overhead = Picoseconds::from_microseconds(in.serving->allreduce_overhead_us());
+  x.most_tokens_per_gpu = in.max_tokens;
+  return x;
+}
+
 }  // namespace
 
 AttentionDataParallelModel::AttentionDataParallelModel(const IterationInputs& in,
-                                                       std::vector<int64_t> graph_batch_sizes)
+                                                       std::vector<int64_t> graph_batch_sizes,
+                                                       schema::MoeTokenExchange exchange)
     : ranks_(in.tensor_parallel),
       rank_(rank_inputs(in)),
       experts_(expert_inputs(in)),
+      exchange_(token_exchange_inputs(in, rank_.largest_stage(), exchange)),
       graphs_(std::move(graph_batch_sizes)) {
   CLUSTERSIM_CHECK(in.tensor_parallel >= 2 && in.expert_parallel == in.tensor_parallel &&
                        in.pipeline_parallel == 1 && in.model->has_moe() && in.topology != nullptr,
@@ -53,26 +80,8 @@ AttentionDataParallelModel::AttentionDataParallelModel(const IterationInputs& in
     routed_bytes += g.layers * per_layer * whole.num_experts * weight;
   }
   weight_bytes_ = whole.weight_bytes - routed_bytes + routed_bytes / ranks_;
-  const double act = bytes_per_element(in.formats.activations);
-  const auto h = static_cast<double>(whole.hidden);
-  dispatch_bytes_ = h * act +
-                    (in.formats.activations == schema::FP4 ? h / kNvfp4BlockElements : 0) +
-                    whole.experts_per_token * kRoutingBytesPerExpert;
-  combine_bytes_ = h * kCombineElementBytes;
-
-  const Picoseconds overhead = Picoseconds::from_microseconds(in.serving->allreduce_overhead_us());
-  Collective c;
-  for (int g = 0; g < ranks_; ++g) c.gpus.push_back(g);
-  const int64_t most = std::max<int64_t>(1, in.max_tokens) * ranks_;
-  for (int64_t tokens = 1;; tokens *= 2) {
-    c.op = CollectiveOp::kAllGather;
-    c.bytes = static_cast<double>(tokens) * dispatch_bytes_;
-    gather_.push_back(collective_time(*in.topology, c) + overhead);
-    c.op = CollectiveOp::kReduceScatter;
-    c.bytes = static_cast<double>(tokens) * combine_bytes_;
-    scatter_.push_back(collective_time(*in.topology, c) + overhead);
-    if (tokens >= most) break;
-  }
+  dispatch_bytes_ = token_dispatch_bytes(in, whole);
+  combine_bytes_ = static_cast<double>(whole.hidden) * kCombineElementBytes;
 }
 
 Picoseconds AttentionDataParallelModel::routed_experts(int64_t tokens) const {
@@ -100,6 +109,7 @@ Picoseconds AttentionDataParallelModel::iteration(const std::vector<IterationWor
   static const IterationWork dummy = CudaGraphPadding::padded(IterationWork{}, 1);
   const int64_t graph = graph_batch(works);
   Picoseconds slowest;
+  std::vector<int64_t> tokens;  // each GPU's, as run
   int64_t gathered = 0;
   bool any = false;
   for (const IterationWork& w : works) {
@@ -107,10 +117,12 @@ Picoseconds AttentionDataParallelModel::iteration(const std::vector<IterationWor
     const IterationWork& own = w.tokens > 0 ? w : dummy;
     const IterationWork run = graph > 0 ? CudaGraphPadding::padded(own, graph) : own;
     slowest = std::max(slowest, rank_.iteration(run));
+    tokens.push_back(run.tokens);
     gathered += run.tokens;
   }
   CLUSTERSIM_CHECK(any, "a lockstep iteration with no GPU's request");
-  return slowest + Picoseconds((dispatch(gathered) + combine(gathered)).count() * expert_layers_) +
+  return slowest +
+         Picoseconds((dispatch(tokens) + combine(tokens)).count() * expert_layers_) +
          routed_experts(gathered);
 }
 

@@ -5,15 +5,15 @@
 // shared experts at mlp_tp_size 1 under attention DP, modeling_deepseekv3.py
 // _compute_mlp_tp_size); the routed experts sit E / n on each GPU (expert parallelism n), and
 // every MoE layer gathers the n GPUs' tokens to them and scatters their outputs back
-// (fused_moe_cutlass.py: an all-gather of the tokens' quantized activations with their routing,
-// sized by each rank's tokens, all_rank_num_tokens, before the experts; a reduce-scatter of the
-// 16-bit outputs after). The GPUs meet at every MoE layer's collective, so each layer waits for
-// the slowest GPU's attention and dense part:
+// (moe_token_exchange.h: an all-gather of the tokens' quantized activations with their routing
+// before the experts and a reduce-scatter of the 16-bit outputs after, or an all-to-all of each
+// token to the GPUs of its experts and back). The GPUs meet at every MoE layer's exchange, so
+// each layer waits for the slowest GPU's attention and dense part:
 //
 //   iteration = max over GPUs g of iteration_TP1(batch_g)      (attention, dense matrices, shared
 //                                                               experts, router, output head,
 //                                                               the runtime's overheads)
-//               + expert layers x (all-gather(M) + reduce-scatter(M))
+//               + expert layers x (dispatch + combine of the GPUs' tokens)
 //               + routed experts(M) on the busiest of the n expert ranks (expert_rank_load.h)
 //
 // where M is the tokens of all GPUs, a GPU with none counting the one token of the dummy
@@ -29,9 +29,7 @@
 // the slowest in every layer (every layer alike); where a model mixes layer kinds
 // (sliding-window and full attention, dense first layers) and different GPUs are the slowest in
 // different kinds, the true lockstep is slower by at most that difference.
-// The collectives are simulated on the replica's topology (net/collective.h) at 1, 2, 4, ...
-// gathered tokens and interpolated, each with the runtime's allreduce_overhead_us (its fitted
-// launch cost of a collective).
+// The exchange is simulated on the replica's topology (moe_token_exchange.h).
 //
 // Memory per GPU: the TP 1 weights less the routed experts' (n - 1) / n; the KV cache of its own
 // requests at TP 1 (every head); the runtime's memory at tensor parallelism n; and a workspace
@@ -47,6 +45,7 @@
 
 #include "sim/serve/cuda_graph_padding.h"
 #include "sim/serve/iteration_model.h"
+#include "sim/serve/moe_token_exchange.h"
 
 namespace clustersim {
 
@@ -56,8 +55,10 @@ class AttentionDataParallelModel {
   // mixture of experts, the topology holding GPUs 0 .. n - 1, and max_tokens the per-GPU token
   // budget. `graph_batch_sizes`: the captured CUDA-graph batch sizes a decode-only iteration is
   // padded to (increasing, none above the per-GPU max_batch; cuda_graph_padding.h), empty: none.
+  // `exchange`: the MoE layers' token exchange, resolved (MOE_ALL_GATHER or MOE_ALL_TO_ALL).
   explicit AttentionDataParallelModel(const IterationInputs& in,
-                                      std::vector<int64_t> graph_batch_sizes = {});
+                                      std::vector<int64_t> graph_batch_sizes = {},
+                                      schema::MoeTokenExchange exchange = schema::MOE_ALL_GATHER);
 
   int ranks() const { return ranks_; }
   // One GPU's attention and dense part at tensor parallelism 1 (routed experts apart).
@@ -65,13 +66,14 @@ class AttentionDataParallelModel {
   // The lockstep iteration of the GPUs' batches (one work per GPU, empty: the dummy request).
   // Requires: works.size() == ranks(), at least one with tokens.
   Picoseconds iteration(const std::vector<IterationWork>& works) const;
-  // One MoE layer's all-gather of `tokens` gathered tokens (their activations and routing) and
-  // reduce-scatter of their outputs, each with the runtime's collective overhead.
-  Picoseconds dispatch(int64_t tokens) const {
-    return IterationModel::interpolate(gather_, tokens);
+  // One MoE layer's exchange of the GPUs' tokens (tokens[g] on GPU g): to the experts (their
+  // activations and routing) and their outputs back, each with the runtime's kernel overhead.
+  const MoeTokenExchange& exchange() const { return exchange_; }
+  Picoseconds dispatch(const std::vector<int64_t>& tokens) const {
+    return exchange_.dispatch(tokens);
   }
-  Picoseconds combine(int64_t tokens) const {
-    return IterationModel::interpolate(scatter_, tokens);
+  Picoseconds combine(const std::vector<int64_t>& tokens) const {
+    return exchange_.combine(tokens);
   }
   // The batch every GPU runs when the iteration replays a padded CUDA graph: the smallest
   // captured size holding the largest of the GPUs' batches (an idle GPU's dummy request counts
@@ -100,7 +102,7 @@ class AttentionDataParallelModel {
   int expert_layers_ = 0;
   double dispatch_bytes_ = 0, combine_bytes_ = 0;
   double weight_bytes_ = 0;
-  std::vector<Picoseconds> gather_, scatter_;  // at 2^i gathered tokens
+  MoeTokenExchange exchange_;
   CudaGraphPadding graphs_;  // each GPU's batch, once padded to the largest GPU's
   mutable std::vector<int64_t> experts_memo_;  // [gathered tokens] ps, -1 unknown
 };

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "sim/serve/beam_search.h"
 
@@ -16,6 +17,37 @@ bool lists_value(const List& list, const Value& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
+// deployment.moe_token_exchange: only with attention data parallelism; MOE_ALL_TO_ALL only
+// where the replica's GPUs meet in an NVSwitch (the MNNVL kernels write into the peers' memory
+// through it), on the deployment's instance and every swept one.
+void check_moe_token_exchange(const FieldChecker& deployment, const Catalog& catalog,
+                              const s::ServingScenario& m, bool attention_dp) {
+  const s::Deployment& d = m.deployment();
+  if (!d.has_moe_token_exchange()) return;
+  if (!attention_dp) {
+    deployment.error("moe_token_exchange",
+                     "applies to attention data parallelism only (deployment."
+                     "attention_data_parallel true, or sweep.attention_data_parallel listing it): "
+                     "tensor-parallel MoE layers all-reduce their outputs");
+    return;
+  }
+  if (d.moe_token_exchange() != s::MOE_ALL_TO_ALL) return;
+  std::vector<std::string> instances(m.sweep().instance().begin(), m.sweep().instance().end());
+  if (instances.empty()) instances.push_back(d.instance());
+  for (const std::string& name : instances) {
+    const CatalogEntry<s::InstanceType>* instance = catalog.instances().find(name);
+    if (instance != nullptr && instance->value->gpu_interconnect() != s::NVSWITCH) {
+      deployment.error("moe_token_exchange",
+                       "MOE_ALL_TO_ALL needs the replica's GPUs on one NVSwitch (TensorRT-LLM's "
+                       "MNNVL kernels write into the peers' memory through it); instance \"" +
+                           name + "\" has gpu_interconnect " +
+                           s::GpuInterconnect_Name(instance->value->gpu_interconnect()) +
+                           ": MOE_ALL_GATHER");
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 void check_attention_data_parallel(const FieldChecker& root, const Catalog& catalog,
@@ -26,6 +58,7 @@ void check_attention_data_parallel(const FieldChecker& root, const Catalog& cata
   const FieldChecker deployment = root.child("deployment");
   const FieldChecker sweep = root.child("sweep");
   const bool swept = lists_value(w.attention_data_parallel(), true);
+  check_moe_token_exchange(deployment, catalog, m, d.attention_data_parallel() || swept);
   if (!d.attention_data_parallel() && !swept) return;
   // The field that turned it on: the deployment's, else the sweep's first "true".
   const auto fail = [&](const std::string& why) {

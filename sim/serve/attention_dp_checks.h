@@ -3,7 +3,8 @@
 // (expert_parallel = tensor_parallel >= 2, where neither is swept; swept ones leave the other
 // configurations out, serving_problem), and none of what is not simulated with it: static
 // batching, pipeline parallelism, beams, speculative decoding, disaggregated pools, prefix
-// caching of shared prefixes. Each an error at the field to change.
+// caching of shared prefixes; deployment.moe_token_exchange only with it, ALL_TO_ALL only on
+// NVSwitch instances. Each an error at the field to change.
 #pragma once
 
 #include "sim/io/catalog.h"

@@ -137,7 +137,11 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
     if (size <= c.scheduler.max_batch_size()) graph_sizes.push_back(size);
   }
   if (c.attention_data_parallel) {
-    r.attention_dp = std::make_unique<AttentionDataParallelModel>(in, std::move(graph_sizes));
+    const s::MoeTokenExchange exchange = resolve_moe_token_exchange(
+        scenario_.scenario().deployment().moe_token_exchange(), c.expert_parallel,
+        in.model->moe().experts_per_token(), c.instance->gpu_interconnect());
+    r.attention_dp =
+        std::make_unique<AttentionDataParallelModel>(in, std::move(graph_sizes), exchange);
   } else {
     r.model = std::make_unique<IterationModel>(in);
   }

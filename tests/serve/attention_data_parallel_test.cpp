@@ -38,6 +38,9 @@ struct DeepSeekDep {
   }
 };
 
+// Each of the 8 GPUs' tokens for the MoE layers' exchange.
+std::vector<int64_t> per_gpu(int64_t tokens) { return std::vector<int64_t>(8, tokens); }
+
 IterationWork decode(int64_t sequences, double context) {
   return {sequences, sequences, 0, sequences * context};
 }
@@ -66,7 +69,7 @@ TEST_CASE("decode-only lockstep iterations pad every GPU to the largest batch's 
   CHECK(graphs.iteration(works) > eager.iteration(works));
   // The padded rows are experts' tokens too (8 x 32 gathered); GPU 2, the longest context, is slowest.
   CHECK(graphs.iteration(works) - eager.rank_model().iteration(padded[2]) ==
-        Picoseconds(58 * (eager.dispatch(256) + eager.combine(256)).count()) +
+        Picoseconds(58 * (eager.dispatch(per_gpu(32)) + eager.combine(per_gpu(32))).count()) +
             eager.routed_experts(256));
   // A batch already at a captured size is not padded; nor one above every size.
   CHECK(graphs.graph_batch(std::vector<IterationWork>(8, decode(16, 1000))) == 16);
@@ -106,18 +109,20 @@ TEST_CASE("one identical request per GPU: one GPU's part plus the MoE's") {
   for (const IterationWork& one : {decode(1, 4096), testing::prompts(1, 2048)}) {
     const std::vector<IterationWork> works(8, one);
     const int64_t gathered = 8 * one.tokens;
+    const std::vector<int64_t> each = per_gpu(one.tokens);
     CHECK(m.iteration(works) ==
           m.rank_model().iteration(one) +
-              Picoseconds(58 * (m.dispatch(gathered) + m.combine(gathered)).count()) +
+              Picoseconds(58 * (m.dispatch(each) + m.combine(each)).count()) +
               m.routed_experts(gathered));
   }
   // An idle GPU runs the dummy request (one token over a context of one): it joins the
   // collectives and the experts with its token, but is never the slowest.
   std::vector<IterationWork> works(8, decode(1, 4096));
   works[5] = IterationWork{};
-  CHECK(m.iteration(works) == m.rank_model().iteration(decode(1, 4096)) +
-                                  Picoseconds(58 * (m.dispatch(8) + m.combine(8)).count()) +
-                                  m.routed_experts(8));
+  CHECK(m.iteration(works) ==
+        m.rank_model().iteration(decode(1, 4096)) +
+            Picoseconds(58 * (m.dispatch(per_gpu(1)) + m.combine(per_gpu(1))).count()) +
+            m.routed_experts(8));
 }
 
 // The dispatch all-gathers each token's FP8 activations (7168 bytes) and its 8 expert ids and
@@ -133,9 +138,10 @@ TEST_CASE("the dispatch and combine are the ring's closed form on one NVSwitch")
   const double overhead = dep.in.serving->allreduce_overhead_us() * 1e-6;
   const int64_t tokens = 65536;
   const auto ring = [&](double bytes) { return (n - 1) / n * bytes / rate + (n - 1) * step; };
-  CHECK(m.dispatch(tokens).seconds() ==
+  CHECK(m.dispatch(per_gpu(tokens / 8)).seconds() ==
         Approx(ring(tokens * (7168.0 + 64)) + overhead).epsilon(1e-3));
-  CHECK(m.combine(tokens).seconds() == Approx(ring(tokens * 14336.0) + overhead).epsilon(1e-3));
+  CHECK(m.combine(per_gpu(tokens / 8)).seconds() ==
+        Approx(ring(tokens * 14336.0) + overhead).epsilon(1e-3));
 }
 
 // More work on one GPU never makes the lockstep iteration shorter, and the same requests piled on
