@@ -65,6 +65,10 @@ void check_lora(const FieldChecker& job, const s::Model& model) {
     }
   }
   lora.in_range("dropout", 0, 1);
+  const auto& adapters = static_cast<const s::TrainingJob&>(job.message()).lora();
+  if (adapters.has_dropout_position() && !(adapters.dropout() > 0)) {
+    lora.error("dropout_position", "needs a dropout above 0 (no dropout kernel runs without one)");
+  }
   const auto& targets = static_cast<const s::TrainingJob&>(job.message()).lora().target_modules();
   for (int i = 0; i < targets.size(); ++i) {
     if (targets[i] == s::LORA_TARGET_UNSPECIFIED) {

@@ -936,6 +936,11 @@ TEST_CASE("LoRA: a rank from 1 to the hidden size, known and distinct target mod
   CHECK(scenario_errors(job("lora { rank: 8 dropout: 0.1 }")) == "");
   CHECK(scenario_errors(job("lora { rank: 8 dropout: 1.5 }")) ==
         "s.textproto:7:58: job.lora.dropout: must be in [0, 1], got 1.5\n");
+  CHECK(scenario_errors(job("lora { rank: 8 dropout: 0.1 dropout_position: LORA_DROPOUT_PRE }")) ==
+        "");
+  CHECK(scenario_errors(job("lora { rank: 8 dropout_position: LORA_DROPOUT_PRE }")) ==
+        "s.textproto:7:58: job.lora.dropout_position: needs a dropout above 0 (no dropout kernel "
+        "runs without one)\n");
   CHECK(scenario_errors(scenario("mixtral-8x7b",
                                  "token_budget: 1e9 sequence_length: 4096 "
                                  "lora { rank: 8 }")) ==
