@@ -2,9 +2,9 @@
 """Writes scenarios/public_runs/mlperf-*-llama2-70b-lora-*.textproto: NVIDIA's MLPerf Training
 submissions of the Llama 2 70B LoRA fine-tuning benchmark (llama2_70b_lora: GovReport, sequences
 of 8,192 tokens, LoRA of rank 16 on the attention's linear layers of a frozen base), v4.0 and v4.1
-on DGX H100 (1, 8 and 128 nodes) and DGX H200, v4.1's DGX B200 preview, v5.0 on DGX B200 and GB200
-NVL72 (8 to 512 GPUs) and v5.1 on GB200 and GB300 NVL72 (8 to 512 GPUs, the 8-GPU runs in
-NVFP4). A public check outside the calibration (nothing is fitted on them).
+on DGX H100 (1, 8 and 128 nodes) and v4.0's DGX H200, v4.1's DGX B200 preview, v5.0 on DGX B200
+and GB200 NVL72 (8 to 512 GPUs) and v5.1 on GB200 and GB300 NVL72 (8 to 512 GPUs, the 8-GPU runs
+in NVFP4). A public check outside the calibration (nothing is fitted on them).
 
 Usage: python3 tools/make_public_mlperf_lora.py [OUT_DIR]   (default scenarios/public_runs)
 
@@ -27,15 +27,11 @@ the model under te.fp8_model_init where FP8, and custom_callbacks.py quantizes i
 place where FP4 with PRE_QUANTIZED_MODEL=True), frozen: no weight gradients and no cast per step.
 
 Left out: the L40S runs (no catalog GPU); the partners' submissions (not read this round); the
-v5.1 rows' later healing phase (below); and four rows of one GPU's tensor-parallel degree 1 that
-the simulator's memory model cannot fit (ROWS left_out=True, their figures kept): v4.1's DGX H200
-(TP 1, CP 2; 55.8 GiB short) and DGX B200 preview (TP 1, CP 2; 17.3 GiB short), v5.0's DGX B200
-and 8 GB200 (TP 1, CP 1; 81.8 and 74.1 GiB short). Each holds the frozen base in FP8 (64.8 GiB)
-and the simulator keeps beside it a transpose of every FP8 weight (63.8 GiB,
-`clustersim memory`), which Transformer Engine does not keep on Blackwell (its FP8 GEMMs take
-either layout) nor under NeMo's disable_parameter_transpose_cache (v4.x's YAML sets it); three of
-them also keep the SwiGLU input in FP8 (FP8_ACTIVATION / FP8_ACT: activation_func_fp8_input_store,
-half of the MLP's saved activations), which the simulator does not express.
+v5.1 rows' later healing phase (below); and v4.1's DGX H200 run (TP 1, CP 2; ROWS left_out=True,
+its figures kept), which the simulator's memory model cannot fit (37.4 GiB short by `clustersim
+memory`): on Hopper it keeps the transpose of every frozen FP8 weight (63.8 GiB) from one step to
+the next, where NeMo makes each at its use and frees it (the YAML's
+disable_parameter_transpose_cache: True), which the simulator does not express.
 
 The step time: each result_N.txt's MLLOG lines mark blocks of training between evaluations
 (block_start / block_stop). A block's steps: v4.x, its samples (the next eval_start's
@@ -47,7 +43,7 @@ CROSS_S the same of result_1.txt. v5.1's NVFP4 runs switch to FP8 delayed scalin
 HEALING_ITER=350 (custom_callbacks.py's healing: the weights re-quantized, the CUDA graphs kept),
 inside their last block (steps 336-384), which ran 1.5-2.3x slower: their STEP_S is blocks 2-4,
 steps 192-336, all in NVFP4. The logs' tracked_stats (v4.x throughput, v5.x train_step_time) agree
-with these to 0.5% but for v4.0's 128-node run (blocks of 3 steps, within 4%).
+with these to 0.5% but for v4.0's 128-node run (blocks of 3 steps, 4% apart).
 """
 import textwrap
 
@@ -97,8 +93,7 @@ RELEASES = {
                  "boost (VBOOST_VALUE); SHARP where the config asks for it (the adapters' "
                  "all-reduce: 44.6 M parameters, 16 (8192 + 10240 + 8192 + 8192) a layer, split "
                  "over TP); the loss over the answer tokens only (answer_only_loss: the logits "
-                 "of every token are computed); the SwiGLU input kept in FP8 where "
-                 "FP8_ACTIVATION=True (activation_func_fp8_input_store: memory only).")),
+                 "of every token are computed).")),
     'v4.1': dict(
         recipe='NVIDIA/benchmarks/llama2_70b_lora/implementations/{results_dir}',
         what=("NeMo's megatron_gpt_peft_tuning_config.yaml (mcore_gpt, the 24.09 container): "
@@ -110,9 +105,8 @@ RELEASES = {
               "recomputation; "),
         missing=("NeMo's LoRA all-to-all of the r-wide activations between an adapter's two "
                  "GEMMs (LORA_A2A=1) and alpha's scale; the CUDA graphs where LAYER_CUDA_GRAPH=1 "
-                 "(the simulator charges a dense layer no host launch time); the SwiGLU input "
-                 "kept in FP8 where FP8_ACTIVATION=True (activation_func_fp8_input_store: memory "
-                 "only); NCCL's channel and CTA settings; the GPU clock boost (VBOOST_VALUE); "
+                 "(the simulator charges a dense layer no host launch time); NCCL's channel and CTA "
+                 "settings; the GPU clock boost (VBOOST_VALUE); "
                  "SHARP where the config asks for it; the loss over the answer tokens only.")),
     'v5.0': dict(
         recipe='NVIDIA/benchmarks/llama2_70b_lora/implementations/{results_dir}',
@@ -125,8 +119,7 @@ RELEASES = {
         missing=("NeMo's LoRA all-to-all (LORA_A2A=1) and alpha's scale; the adapters' dropout "
                  "as Thunder's fused kernel (NEMO_LORA_USE_THUNDER_DROPOUT=1; the simulator "
                  "charges PyTorch's dropout kernel); the CUDA graphs where MCORE_CUDA_GRAPH=1; "
-                 "the SwiGLU input kept in FP8 where FP8_ACT=1 (memory only); cuDNN's "
-                 "normalization kernels (NVTE_NORM_FWD/BWD_USE_CUDNN=1); the amax reduction; "
+                 "cuDNN's normalization kernels (NVTE_NORM_FWD/BWD_USE_CUDNN=1); the amax reduction; "
                  "NCCL's settings (NVLink SHARP on: NCCL_NVLS_ENABLE=1, except the DGX B200's "
                  "config); the loss over the answer tokens only.")),
     'v5.1': dict(
@@ -156,6 +149,11 @@ NVFP4_V51 = ("NVFP4 GEMMs (config_common_fp4.sh FP4=True, FP4_RECIPE nvfp4, FP8=
              "HYBRID, amax history 4); from step HEALING_ITER=350 the GEMMs in FP8 delayed "
              "scaling (HEALING_PRECISION FP8_DS), after the scored blocks; ")
 
+NVFP4_MISSING = ("NVFP4 without the Hadamard transform and with 1D weight blocks (the "
+                 "simulator's NVFP4 is Transformer Engine's default recipe; its fused cast writes "
+                 "both copies of an activation in one read, which is what a plain cast-transpose "
+                 "does); ")
+
 # The machines: catalog instance, GPUs a node, and how the header names them.
 SYSTEMS = {
     'h100': dict(instance='onprem.dgx-h100', gpus_per_node=8, gpu='H100'),
@@ -183,7 +181,9 @@ GROUPS = {
 # for NVL72), config file, MINIBS, TP, CP, global batch (MLLOG global_batch_size), STEP_S, CROSS_S,
 # and the row's own settings: fp8_attention (FP8_DPA as the config leaves it), precision,
 # tp_overlap_sms (the userbuffers reduce-scatter SMs of proj_fprop and fc2_fprop with the YAML
-# that sets them), the config's own lines worth naming.
+# that sets them), fp8_activation_input_store (FP8_ACTIVATION / FP8_ACT set), the config's own
+# lines worth naming, the blocks scored where not 2-last, and
+# left_out for a row not written (the module docstring says why).
 ROWS = [
     dict(release='v4.0', results='NVIDIA/results/eos_ngc24.04_nemo', system='h100', nodes=1,
          config='config_DGXH100_1x8x4xtp4pp1cp1.sh', minibs=4, tp=4, cp=1, gbs=8,
@@ -210,6 +210,7 @@ ROWS = [
          step=3.2314, cross=3.2297, fp8_attention=True,
          tp_overlap_sms=(1, 1, 'conf/tp_overlap/h100tp2mbs1.yaml: proj_fprop and fc2_fprop '
                                'ring_exchange, num_sm 1, set_sm_margin 1'),
+         fp8_activation_input_store=True,
          config_text=('FP8_AMAX_ALGO=most_recent, FP8_AMAX_HISTORY=4, FP8_ACTIVATION=True, '
                       'VBOOST_VALUE=1')),
     dict(release='v4.1', results='NVIDIA/results/eos_ngc24.09_nemo', system='h100', nodes=1,
@@ -233,26 +234,34 @@ ROWS = [
          config_text=('FP8_DPA=0: 16-bit attention, LAYER_CUDA_GRAPH=1, '
                       'MC_TP_OVERLAP_RS_DGRAD=False, SHARP=True'),
          note='its blocks are 3 steps each (384 samples at global batch 128)'),
-    dict(release='v4.1', results='NVIDIA/results/h200_ngc24.09_nemo', left_out=True, system='h200', nodes=1,
+    dict(release='v4.1', results='NVIDIA/results/h200_ngc24.09_nemo',
+         left_out=True, system='h200', nodes=1,
          config='config_DGXH200_1x8x2xtp1pp1cp2.sh', minibs=2, tp=1, cp=2, gbs=8,
          step=3.2373, cross=3.2280, fp8_attention=False,
+         fp8_activation_input_store=True,
          config_text='FP8_DPA=0: 16-bit attention, SP=0, FP8_ACTIVATION=True, VBOOST_VALUE=1'),
-    dict(release='v4.1', results='NVIDIA/results/b200_preview_nemo', left_out=True, system='b200', nodes=1,
+    dict(release='v4.1', results='NVIDIA/results/b200_preview_nemo',
+         system='b200', nodes=1,
          config='config_DGXB200_1x8x2xtp1pp1cp2.sh', minibs=2, tp=1, cp=2, gbs=8,
          step=1.7038, cross=1.7038, fp8_attention=True,
          config_text=('FP8_DPA=1, NVTE_FP8_DPA_BWD=1: FP8 attention; FP8_AMAX_HISTORY=4, '
                       'FP8_REDUCE_AMAX=True, SP=0, LAYER_CUDA_GRAPH=1, '
-                      'NEMO_LORA_MEMORY_SAVING_DROPOUT=0'),
+                      'NEMO_LORA_MEMORY_SAVING_DROPOUT=0; its configs/config_common.sh sets '
+                      'NEMO_LORA_USE_THUNDER_DROPOUT=1, Thunder\'s fused dropout, not expressed'),
          system_text=('NVIDIA/systems/b200_preview_nemo.json: "Nyx (1x NVIDIA DGX B200)", a '
                       'preview system')),
-    dict(release='v5.0', results='NVIDIA/results/nyx_n1_ngc25.04_nemo', left_out=True, system='b200', nodes=1,
+    dict(release='v5.0', results='NVIDIA/results/nyx_n1_ngc25.04_nemo',
+         system='b200', nodes=1,
          config='config_DGXB200_1x8x1xtp1pp1cp1.sh', minibs=1, tp=1, cp=1, gbs=8,
          step=1.5427, cross=1.4991, fp8_attention=True,
+         fp8_activation_input_store=True,
          config_text='FP8_ACT=1, MCORE_CUDA_GRAPH=0, NCCL_NVLS_ENABLE=0',
          system_text='NVIDIA/systems/nyx_n1_ngc25.04_nemo.json: "Nyx (1x NVIDIA DGX B200)"'),
-    dict(release='v5.0', results='NVIDIA/results/tyche_ngpu8_ngc25.04_nemo', left_out=True, system='gb200',
+    dict(release='v5.0', results='NVIDIA/results/tyche_ngpu8_ngc25.04_nemo',
+         system='gb200',
          nodes=2, domain=2, racks=1, config='config_GB200_2x4x1xtp1pp1cp1.sh', minibs=1, tp=1,
          cp=1, gbs=8, step=1.4713, cross=1.4878, fp8_attention=True,
+         fp8_activation_input_store=True,
          config_text='FP8_ACT=1, MCORE_CUDA_GRAPH=0'),
     dict(release='v5.0', results='NVIDIA/results/tyche_ngpu72_ngc25.04_nemo', system='gb200',
          nodes=18, domain=18, racks=1, config='config_GB200_18x4x1xtp1pp1cp8.sh', minibs=1,
@@ -341,6 +350,9 @@ def scenario(row):
                 f'the attention output projection and the MLP down projection reserving '
                 f'{overlap[0]} and {overlap[1]} of the GPU\'s SMs ({overlap[2]}: '
                 'tensor_overlap_attention_out_sms, tensor_overlap_mlp_down_sms); ')
+    if row.get('fp8_activation_input_store'):
+        ran += ('the SwiGLU input kept in FP8 for the backward (FP8_ACTIVATION / FP8_ACT: '
+                'activation_func_fp8_input_store, fp8_activation_input_store); ')
     attention = ('FP8 attention under the GEMMs\' delayed scaling'
                  if row['fp8_attention'] and precision == 'FP8' else
                  'FP8 attention under delayed scaling' if row['fp8_attention'] else
@@ -354,7 +366,7 @@ def scenario(row):
             f'{"NVFP4" if precision == "FP4" else "FP8"}, 8,192-token packed rows attended whole '
             f'(the module docstring of tools/make_public_mlperf_lora.py); {ran}{attention}; '
             f'{layout} ({row["config"]}{config_text}). Not expressible, left at the simulator\'s '
-            f'one model: {r["missing"]}')
+            f'one model: {NVFP4_MISSING if precision == "FP4" else ""}{r["missing"]}')
     blocks = row.get('blocks', '2-last')
     steps_by = ('the step metadata' if release == 'v5.1' else
                 'the samples between block_start and the next eval_start over the global batch')
@@ -391,6 +403,8 @@ def scenario(row):
              '    dropout: 0.1',
              '    dropout_position: LORA_DROPOUT_PRE',
              '  }']
+    if row.get('fp8_activation_input_store'):
+        lines.append('  fp8_activation_input_store: true')
     if row['fp8_attention']:
         lines.append('  fp8_attention: true')
         if precision == 'FP4':

@@ -141,6 +141,15 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   if (job.has("fp4_unfused_hadamard_cast") && m.precision() != s::FP4) {
     job.error("fp4_unfused_hadamard_cast", "applies to precision FP4 only");
   }
+  if (m.fp8_activation_input_store()) {
+    if (!narrow) {
+      job.error("fp8_activation_input_store", "applies to precision FP8 or FP4");
+    } else if (model != nullptr && (!model->has_transformer() || model->transformer().has_moe() ||
+                                    model->transformer().has_hybrid_layer_pattern())) {
+      job.error("fp8_activation_input_store",
+                "applies to dense transformers only (no experts or hybrid layer pattern)");
+    }
+  }
   if (job.has("fp8_attention") && !narrow) {
     job.error("fp8_attention", "applies to precision FP8 or FP4");
   }

@@ -179,6 +179,7 @@ TransformerKernels time_transformer_kernels(const s::Transformer& t, const s::Tr
   shape.fused_expert_mlp = p.fused_expert_mlp();
   shape.expert_paged_stash = p.expert_paged_stash();
   shape.fp8_attention = job.fp8_attention();
+  shape.fp8_activation_input_store = job.fp8_activation_input_store();
   shape.attention_library = job.attention_library();
   shape.repeated_kv = job.attention_repeats_kv();
   shape.separate_projections = job.separate_projections();

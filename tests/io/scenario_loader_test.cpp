@@ -654,6 +654,18 @@ TEST_CASE("BF16 optimizer moments need a master copy and are not sixteen_bit_sta
         "already\n");
 }
 
+TEST_CASE("the MLP activation's FP8 input store takes narrow GEMMs and a dense transformer") {
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_activation_input_store: true") == "");
+  CHECK(b200_job_errors("  precision: BF16\n  fp8_activation_input_store: true") ==
+        "s.textproto:6:3: job.fp8_activation_input_store: applies to precision FP8 or FP4\n");
+  std::string moe =
+      job_scenario("  precision: FP8\n  fp8_activation_input_store: true", "aws.p6-b200.48xlarge");
+  moe.replace(moe.find("llama2-7b"), 9, "mixtral-8x7b");
+  CHECK(scenario_errors(moe) ==
+        "s.textproto:6:3: job.fp8_activation_input_store: applies to dense transformers only (no "
+        "experts or hybrid layer pattern)\n");
+}
+
 TEST_CASE("FP8 attention takes FP8 GEMMs, or FP4 ones with a per-tensor attention recipe") {
   CHECK(b200_job_errors("  precision: FP8\n  fp8_attention: true") == "");
   CHECK(b200_job_errors("  precision: BF16\n  fp8_attention: true") ==
