@@ -103,7 +103,9 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   // refreshed once per step. Beside it, the transpose (the column-wise copy) where the recipe or
   // the GPU needs one (fp8_copies: block-scaled recipes always, per-tensor FP8 only where the
   // GPU's FP8 GEMMs take one layout: TE's Float8Quantizer creates no transpose where non-TN FP8
-  // GEMMs are supported). The fp32 master copies stay in the optimizer states either way.
+  // GEMMs are supported, NVIDIA/TransformerEngine @ ad3f651f transformer_engine/pytorch/csrc/
+  // quantizer.cpp Float8Quantizer::create_tensor). The fp32 master copies stay in the optimizer
+  // states either way.
   const bool narrow_weights = narrow && job.fp8_parameters();
   const double copy = narrow_weight_bytes(gemm_recipe(job));
   const double saved = narrow_weights ? bytes.weights - copy : 0;  // per linear parameter
