@@ -24,14 +24,11 @@ seqlen False: no document boundaries reach the kernel); global batch MINIBS x da
 (the YAML's global_batch_size: MINIBS x GPUs / (TP x PP) / CP), micro-batch 1 (MBS=1); the base
 model's weights in FP8 (v4.x fp8_params = FP8; v5.0 fp8_params = FP8; v5.1 custom_llama.py builds
 the model under te.fp8_model_init where FP8, and custom_callbacks.py quantizes it to NVFP4 in
-place where FP4 with PRE_QUANTIZED_MODEL=True), frozen: no weight gradients and no cast per step.
+place where FP4 with PRE_QUANTIZED_MODEL=True), frozen: no weight gradients, no cast per step
+(Hopper's transposes aside).
 
 Left out: the L40S runs (no catalog GPU); the partners' submissions (not read this round); the
-v5.1 rows' later healing phase (below); and v4.1's DGX H200 run (TP 1, CP 2; ROWS left_out=True,
-its figures kept), which the simulator's memory model cannot fit (37.4 GiB short by `clustersim
-memory`): on Hopper it keeps the transpose of every frozen FP8 weight (63.8 GiB) from one step to
-the next, where NeMo makes each at its use and frees it (the YAML's
-disable_parameter_transpose_cache: True), which the simulator does not express.
+v5.1 rows' later healing phase (below).
 
 The step time: each result_N.txt's MLLOG lines mark blocks of training between evaluations
 (block_start / block_stop). A block's steps: v4.x, its samples (the next eval_start's
@@ -82,8 +79,9 @@ RELEASES = {
         what=("NeMo's megatron_gpt_peft_tuning_config.yaml (mcore_gpt, the 24.04 container): "
               "megatron_amp_O2 with NeMo's fused_adam (no distributed optimizer; the adapters' "
               "gradients all-reduced), FP8 as Transformer Engine's delayed scaling (FP8=True, "
-              "fp8_hybrid, amax history 32, algorithm max) with FP8 weights (fp8_params), "
-              "FP8 attention forward and backward (config_common.sh FP8_DPA=1, "
+              "fp8_hybrid, amax history 32, algorithm max) with FP8 weights (fp8_params) "
+              "whose transposes are made at each use (disable_parameter_transpose_cache: "
+              "True: fp8_weight_transpose_per_use), FP8 attention forward and backward (config_common.sh FP8_DPA=1, "
               "NVTE_FP8_DPA_BWD=1) in cuDNN's fused kernels (NVTE_FUSED_ATTN=1, "
               "NVTE_FLASH_ATTN=0), hidden, attention and FFN dropout 0, no activation "
               "recomputation (ACG null), RoPE fusion; "),
@@ -100,7 +98,9 @@ RELEASES = {
               "Megatron-Core's distributed optimizer (optim mcore_distributed_optim, "
               "overlap_grad_sync, overlap_param_sync) over the adapters, FP8 as Transformer "
               "Engine's delayed scaling (FP8=True, fp8_hybrid, amax history 32, algorithm max) "
-              "with FP8 weights (fp8_params), cuDNN's fused attention (NVTE_FUSED_ATTN=1, "
+              "with FP8 weights (fp8_params) whose transposes are made at each use "
+              "(disable_parameter_transpose_cache: True: fp8_weight_transpose_per_use), cuDNN's "
+              "fused attention (NVTE_FUSED_ATTN=1, "
               "NVTE_FLASH_ATTN=0), hidden, attention and FFN dropout 0, no activation "
               "recomputation; "),
         missing=("NeMo's LoRA all-to-all of the r-wide activations between an adapter's two "
@@ -182,8 +182,7 @@ GROUPS = {
 # and the row's own settings: fp8_attention (FP8_DPA as the config leaves it), precision,
 # tp_overlap_sms (the userbuffers reduce-scatter SMs of proj_fprop and fc2_fprop with the YAML
 # that sets them), fp8_activation_input_store (FP8_ACTIVATION / FP8_ACT set), the config's own
-# lines worth naming, the blocks scored where not 2-last, and
-# left_out for a row not written (the module docstring says why).
+# lines worth naming, and the blocks scored where not 2-last.
 ROWS = [
     dict(release='v4.0', results='NVIDIA/results/eos_ngc24.04_nemo', system='h100', nodes=1,
          config='config_DGXH100_1x8x4xtp4pp1cp1.sh', minibs=4, tp=4, cp=1, gbs=8,
@@ -234,8 +233,7 @@ ROWS = [
          config_text=('FP8_DPA=0: 16-bit attention, LAYER_CUDA_GRAPH=1, '
                       'MC_TP_OVERLAP_RS_DGRAD=False, SHARP=True'),
          note='its blocks are 3 steps each (384 samples at global batch 128)'),
-    dict(release='v4.1', results='NVIDIA/results/h200_ngc24.09_nemo',
-         left_out=True, system='h200', nodes=1,
+    dict(release='v4.1', results='NVIDIA/results/h200_ngc24.09_nemo', system='h200', nodes=1,
          config='config_DGXH200_1x8x2xtp1pp1cp2.sh', minibs=2, tp=1, cp=2, gbs=8,
          step=3.2373, cross=3.2280, fp8_attention=False,
          fp8_activation_input_store=True,
@@ -380,6 +378,7 @@ def scenario(row):
            + f' TFLOP/s derived from it (not published) as {FLOPS_TEXT}.')
     name = (f'mlperf-{release}-llama2-70b-lora-{hw["gpu"].lower()}-{gpus}'
             f'{"-nvfp4" if precision == "FP4" else ""}')
+    transpose_per_use = release in ('v4.0', 'v4.1')
     lines = [wrap(f'MLPerf Training {release}, Llama 2 70B LoRA on {gpus} {hw["gpu"]} GPUs, '
                   f'{"NVFP4" if precision == "FP4" else "FP8"} ({REPOS[release]}, '
                   f'{row["results"]}/llama2_70b_lora). Generated by '
@@ -393,8 +392,10 @@ def scenario(row):
              '  sequence_length: 8192',
              f'  precision: {precision}',
              f'  fp8_recipe: {"NVFP4" if precision == "FP4" else "DELAYED_SCALING"}',
-             '  fp8_parameters: true',
-             '  optimizer: ADAM',
+             '  fp8_parameters: true']
+    if transpose_per_use:
+        lines.append('  fp8_weight_transpose_per_use: true')
+    lines += ['  optimizer: ADAM',
              '  steps: 1',
              '  lora {',
              '    rank: 16',
@@ -439,7 +440,7 @@ def scenario(row):
 
 
 def main():
-    write_scenarios(scenario(row) for row in ROWS if not row.get('left_out'))
+    write_scenarios(scenario(row) for row in ROWS)
 
 
 if __name__ == '__main__':

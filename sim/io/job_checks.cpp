@@ -150,6 +150,14 @@ void check_job(const FieldChecker& job, const s::Model* model) {
                 "applies to dense transformers only (no experts or hybrid layer pattern)");
     }
   }
+  if (m.fp8_weight_transpose_per_use() &&
+      !(m.fp8_parameters() && m.precision() == s::FP8 &&
+        (m.fp8_recipe() == s::FP8_RECIPE_UNSPECIFIED || m.fp8_recipe() == s::DELAYED_SCALING ||
+         m.fp8_recipe() == s::CURRENT_SCALING))) {
+    job.error("fp8_weight_transpose_per_use",
+              "needs fp8_parameters under precision FP8 with a per-tensor recipe "
+              "(DELAYED_SCALING or CURRENT_SCALING)");
+  }
   if (job.has("fp8_attention") && !narrow) {
     job.error("fp8_attention", "applies to precision FP8 or FP4");
   }

@@ -145,7 +145,10 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
       sharded(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, shard_states);
   // Under ZeRO-3 the copies are kept only if asked (keep_fp8_transpose_cache); else they live as
   // long as the layer's gathered weights, which are not counted either.
-  const bool cached = zero < 3 || p.keep_fp8_transpose_cache();
+  // Transposes made at each use (fp8_weight_transpose_per_use) are freed after it: transient, one
+  // layer's at a time, not counted.
+  const bool cached = (zero < 3 || p.keep_fp8_transpose_cache()) &&
+                      !(narrow_weights && job.fp8_weight_transpose_per_use());
   if (narrow && cached) {
     const int copies = fp8_copies(gemm_recipe(job), fp8_gemm_any_layout) - (narrow_weights ? 1 : 0);
     e->weight_cache_bytes = local.layers * copy * copies;

@@ -666,6 +666,18 @@ TEST_CASE("the MLP activation's FP8 input store takes narrow GEMMs and a dense t
         "experts or hybrid layer pattern)\n");
 }
 
+TEST_CASE("FP8 weights' transposes per use need per-tensor FP8 weights") {
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_parameters: true\n"
+                        "  fp8_weight_transpose_per_use: true") == "");
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_weight_transpose_per_use: true") ==
+        "s.textproto:6:3: job.fp8_weight_transpose_per_use: needs fp8_parameters under precision "
+        "FP8 with a per-tensor recipe (DELAYED_SCALING or CURRENT_SCALING)\n");
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_recipe: MXFP8\n  fp8_parameters: true\n"
+                        "  fp8_weight_transpose_per_use: true") ==
+        "s.textproto:8:3: job.fp8_weight_transpose_per_use: needs fp8_parameters under precision "
+        "FP8 with a per-tensor recipe (DELAYED_SCALING or CURRENT_SCALING)\n");
+}
+
 TEST_CASE("FP8 attention takes FP8 GEMMs, or FP4 ones with a per-tensor attention recipe") {
   CHECK(b200_job_errors("  precision: FP8\n  fp8_attention: true") == "");
   CHECK(b200_job_errors("  precision: BF16\n  fp8_attention: true") ==

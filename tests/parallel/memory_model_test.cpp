@@ -200,6 +200,15 @@ TEST_CASE("FP8 weight copies where the GPU's FP8 GEMMs take either layout: no tr
             .weight_cache_bytes == Approx(2 * linear));
 }
 
+TEST_CASE("FP8 weights' transposes made at each use are not held") {
+  const auto& llama = shipped_model("llama3-8b");
+  const auto job = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: 64 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 "
+      "fp8_parameters: true fp8_weight_transpose_per_use: true");
+  const auto p = plan(1, 1, 8, 1, "distributed_optimizer: true");
+  CHECK(estimate_memory(llama, job, p, 1e15, {}).weight_cache_bytes == 0);
+}
+
 TEST_CASE("the MLP activation's input kept in FP8 halves what SwiGLU saves of it") {
   // Llama 3 8B, one sequence of 8192 at TP 1: the gate and up outputs, 2 x 14336 a token, saved
   // in 1 byte instead of 2.
