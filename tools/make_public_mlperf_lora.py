@@ -81,10 +81,10 @@ RELEASES = {
               "gradients all-reduced), FP8 as Transformer Engine's delayed scaling (FP8=True, "
               "fp8_hybrid, amax history 32, algorithm max) with FP8 weights (fp8_params) "
               "whose transposes are made at each use (disable_parameter_transpose_cache: "
-              "True: fp8_weight_transpose_per_use), FP8 attention forward and backward (config_common.sh FP8_DPA=1, "
-              "NVTE_FP8_DPA_BWD=1) in cuDNN's fused kernels (NVTE_FUSED_ATTN=1, "
-              "NVTE_FLASH_ATTN=0), hidden, attention and FFN dropout 0, no activation "
-              "recomputation (ACG null), RoPE fusion; "),
+              "True: fp8_weight_transpose_per_use), FP8 attention forward and backward "
+              "(config_common.sh FP8_DPA=1, NVTE_FP8_DPA_BWD=1) in cuDNN's fused kernels "
+              "(NVTE_FUSED_ATTN=1, NVTE_FLASH_ATTN=0), hidden, attention and FFN dropout 0, no "
+              "activation recomputation (ACG null), RoPE fusion; "),
         missing=("NeMo's LoRA all-to-all of the r-wide activations between an adapter's two "
                  "GEMMs (LORA_A2A=1, a2a_experimental) and alpha's scale; the amax reduction "
                  "where FP8_REDUCE_AMAX=True; NCCL's channel and CTA settings; the GPU clock "
@@ -100,14 +100,13 @@ RELEASES = {
               "Engine's delayed scaling (FP8=True, fp8_hybrid, amax history 32, algorithm max) "
               "with FP8 weights (fp8_params) whose transposes are made at each use "
               "(disable_parameter_transpose_cache: True: fp8_weight_transpose_per_use), cuDNN's "
-              "fused attention (NVTE_FUSED_ATTN=1, "
-              "NVTE_FLASH_ATTN=0), hidden, attention and FFN dropout 0, no activation "
-              "recomputation; "),
+              "fused attention (NVTE_FUSED_ATTN=1, NVTE_FLASH_ATTN=0), hidden, attention and FFN "
+              "dropout 0, no activation recomputation; "),
         missing=("NeMo's LoRA all-to-all of the r-wide activations between an adapter's two "
                  "GEMMs (LORA_A2A=1) and alpha's scale; the CUDA graphs where LAYER_CUDA_GRAPH=1 "
-                 "(the simulator charges a dense layer no host launch time); NCCL's channel and CTA "
-                 "settings; the GPU clock boost (VBOOST_VALUE); "
-                 "SHARP where the config asks for it; the loss over the answer tokens only.")),
+                 "(the simulator charges a dense layer no host launch time); NCCL's channel and "
+                 "CTA settings; the GPU clock boost (VBOOST_VALUE); SHARP where the config asks "
+                 "for it; the loss over the answer tokens only.")),
     'v5.0': dict(
         recipe='NVIDIA/benchmarks/llama2_70b_lora/implementations/{results_dir}',
         what=("NeMo 2.0's train.py (the 25.04 container): Megatron-Core's distributed optimizer "
@@ -119,9 +118,9 @@ RELEASES = {
         missing=("NeMo's LoRA all-to-all (LORA_A2A=1) and alpha's scale; the adapters' dropout "
                  "as Thunder's fused kernel (NEMO_LORA_USE_THUNDER_DROPOUT=1; the simulator "
                  "charges PyTorch's dropout kernel); the CUDA graphs where MCORE_CUDA_GRAPH=1; "
-                 "cuDNN's normalization kernels (NVTE_NORM_FWD/BWD_USE_CUDNN=1); the amax reduction; "
-                 "NCCL's settings (NVLink SHARP on: NCCL_NVLS_ENABLE=1, except the DGX B200's "
-                 "config); the loss over the answer tokens only.")),
+                 "cuDNN's normalization kernels (NVTE_NORM_FWD/BWD_USE_CUDNN=1); the amax "
+                 "reduction; NCCL's settings (NVLink SHARP on: NCCL_NVLS_ENABLE=1, except the "
+                 "DGX B200's config); the loss over the answer tokens only.")),
     'v5.1': dict(
         recipe='NVIDIA/benchmarks/llama2_70b_lora/implementations/nemo',
         what=("NeMo 2.0's train.py (the 25.09 container): Megatron-Core's distributed optimizer "
