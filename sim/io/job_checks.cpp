@@ -65,6 +65,10 @@ void check_lora(const FieldChecker& job, const s::Model& model) {
     }
   }
   lora.in_range("dropout", 0, 1);
+  const auto& adapters = static_cast<const s::TrainingJob&>(job.message()).lora();
+  if (adapters.has_dropout_position() && !(adapters.dropout() > 0)) {
+    lora.error("dropout_position", "needs a dropout above 0 (no dropout kernel runs without one)");
+  }
   const auto& targets = static_cast<const s::TrainingJob&>(job.message()).lora().target_modules();
   for (int i = 0; i < targets.size(); ++i) {
     if (targets[i] == s::LORA_TARGET_UNSPECIFIED) {
@@ -136,6 +140,23 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   }
   if (job.has("fp4_unfused_hadamard_cast") && m.precision() != s::FP4) {
     job.error("fp4_unfused_hadamard_cast", "applies to precision FP4 only");
+  }
+  if (m.fp8_activation_input_store()) {
+    if (!narrow) {
+      job.error("fp8_activation_input_store", "applies to precision FP8 or FP4");
+    } else if (model != nullptr && (!model->has_transformer() || model->transformer().has_moe() ||
+                                    model->transformer().has_hybrid_layer_pattern())) {
+      job.error("fp8_activation_input_store",
+                "applies to dense transformers only (no experts or hybrid layer pattern)");
+    }
+  }
+  if (m.fp8_weight_transpose_per_use() &&
+      !(m.fp8_parameters() && m.precision() == s::FP8 &&
+        (m.fp8_recipe() == s::FP8_RECIPE_UNSPECIFIED || m.fp8_recipe() == s::DELAYED_SCALING ||
+         m.fp8_recipe() == s::CURRENT_SCALING))) {
+    job.error("fp8_weight_transpose_per_use",
+              "needs fp8_parameters under precision FP8 with a per-tensor recipe "
+              "(DELAYED_SCALING or CURRENT_SCALING)");
   }
   if (job.has("fp8_attention") && !narrow) {
     job.error("fp8_attention", "applies to precision FP8 or FP4");

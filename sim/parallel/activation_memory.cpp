@@ -9,7 +9,8 @@
 //   MLP         input 2Th (boundary); GELU: activation input and output 2Tf each;
 //               gated: gate and up outputs 2Tf each and their product 2Tf (the fused
 //               SwiGLU/GeGLU kernel recomputes the activation in its backward);
-//               output dropout mask Th (boundary)
+//               output dropout mask Th (boundary); the activation's input (GELU's, the gate
+//               and up outputs) Tf each in FP8 under fp8_activation_input_store
 //   norms       the two norms' inputs 2Th each (boundary)
 //   FP8 GEMMs   the QKV and MLP inputs Th each (boundary), the projection input Tad and the
 //               MLP-down input Tf (1 byte instead of 2)
@@ -95,7 +96,7 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   const double copies = experts ? t.moe().experts_per_token() * spec.expert_rows : 1;
   // GELU: activation input, output (the MLP-down input); gated: gate and up outputs, product (the
   // MLP-down input).
-  const double mlp_per_row = (gated ? 2 : 1) * 2 + in.mlp_down;
+  const double mlp_per_row = (gated ? 2 : 1) * spec.activation_input_bytes + in.mlp_down;
   split += mlp_per_row * tokens * f * copies;
   if (experts) {
     const double width = expert_input_width(t);

@@ -37,6 +37,9 @@ struct LayerActivationSpec {
   int context_parallel = 1;      // each rank stores its 1/context_parallel of the tokens
   // Bytes per element of the GEMM inputs kept for the weight gradient (saved_gemm_inputs).
   SavedGemmInputs gemm_inputs = {};
+  // Bytes per element of the MLP activation function's saved input: 2, or 1 in FP8
+  // (job.fp8_activation_input_store).
+  double activation_input_bytes = 2;
   // A mixture-of-experts layer (else a dense one: ffn_hidden_size): its routed experts store,
   // per token copy, the expert MLP's tensors at expert_ffn_hidden_size and the permuted input
   // (gathered over expert_tensor_parallel), and shared experts their dense MLP's.

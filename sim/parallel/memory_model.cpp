@@ -90,7 +90,7 @@ StateBytesPerParameter job_state_bytes(const s::TrainingJob& job) {
 // expert data parallel > 1).
 void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
                       const LocalParameters& local, const LocalParameters& trained, int layers,
-                      MemoryEstimate* e) {
+                      bool fp8_gemm_any_layout, MemoryEstimate* e) {
   const StateBytesPerParameter bytes = job_state_bytes(job);
   const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
   // Muon's layer-wise optimizer shards its states by whole weights (muon_step.h).
@@ -99,9 +99,13 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   const double shards = static_cast<double>(data_parallel_shard_ranks(p)) * p.context_parallel();
   const double expert_shards = expert_layout(p).expert_data_parallel();
   const bool narrow = job.precision() == s::FP8 || job.precision() == s::FP4;
-  // FP8 (FP4) weights replace the 16-bit ones of the GEMMs; else TE keeps a narrow copy and its
-  // transpose of each (2 x narrow_weight_bytes: FP8 1 + 1 bytes), refreshed once per step. The
-  // fp32 master copies stay in the optimizer states either way.
+  // FP8 (FP4) weights replace the 16-bit ones of the GEMMs; else TE keeps a narrow copy of each,
+  // refreshed once per step. Beside it, the transpose (the column-wise copy) where the recipe or
+  // the GPU needs one (fp8_copies: block-scaled recipes always, per-tensor FP8 only where the
+  // GPU's FP8 GEMMs take one layout: TE's Float8Quantizer creates no transpose where non-TN FP8
+  // GEMMs are supported, NVIDIA/TransformerEngine @ ad3f651f transformer_engine/pytorch/csrc/
+  // quantizer.cpp Float8Quantizer::create_tensor). The fp32 master copies stay in the optimizer
+  // states either way.
   const bool narrow_weights = narrow && job.fp8_parameters();
   const double copy = narrow_weight_bytes(gemm_recipe(job));
   const double saved = narrow_weights ? bytes.weights - copy : 0;  // per linear parameter
@@ -141,8 +145,14 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
       sharded(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, shard_states);
   // Under ZeRO-3 the copies are kept only if asked (keep_fp8_transpose_cache); else they live as
   // long as the layer's gathered weights, which are not counted either.
-  const bool cached = zero < 3 || p.keep_fp8_transpose_cache();
-  if (narrow && cached) e->weight_cache_bytes = local.layers * copy * (narrow_weights ? 1 : 2);
+  // Transposes made at each use (fp8_weight_transpose_per_use) are freed after it: transient, one
+  // layer's at a time, not counted.
+  const bool cached = (zero < 3 || p.keep_fp8_transpose_cache()) &&
+                      !(narrow_weights && job.fp8_weight_transpose_per_use());
+  if (narrow && cached) {
+    const int copies = fp8_copies(gemm_recipe(job), fp8_gemm_any_layout) - (narrow_weights ? 1 : 0);
+    e->weight_cache_bytes = local.layers * copy * copies;
+  }
 }
 
 // MoE layers of a stage, over its chunks.
@@ -172,6 +182,7 @@ LayerActivationSpec activation_spec(const s::Transformer& t, const s::TrainingJo
   spec.flash_attention = !job.has_flash_attention() || job.flash_attention();
   spec.context_parallel = p.context_parallel();
   spec.gemm_inputs = saved_gemm_inputs(job);
+  spec.activation_input_bytes = job.fp8_activation_input_store() ? 1 : 2;
   spec.expert_tensor_parallel = expert_layout(p).expert_tensor_parallel;
   *load = t.has_moe() ? expert_load(t, job.expert_routing(), expert_layout(p).expert_parallel)
                       : ExpertLoad{};
@@ -319,7 +330,8 @@ MemoryEstimate estimate_stage_memory(const s::Model& model, const s::TrainingJob
     other += mtp.other;
   }
   const LocalParameters local = local_parameters(p, layers, other);
-  add_model_states(job, p, local, trainable_parameters(t, job, p, local, e.layers), e.layers, &e);
+  add_model_states(job, p, local, trainable_parameters(t, job, p, local, e.layers), e.layers,
+                   runtime.fp8_gemm_any_layout, &e);
   add_activations(model, job, p, layout, &e);
   // The logits of the micro-batch whose loss is being computed, split over the vocabulary, and
   // what the loss kernel keeps of them while it runs (cross_entropy_bytes): Megatron-Core's

@@ -24,6 +24,9 @@ namespace clustersim {
 struct RuntimeMemory {
   double fixed_bytes = 0;             // CUDA context, library workspaces, communication buffers
   double fragmentation_fraction = 0;  // allocator reserve on top of the per-step tensors
+  // The GPU's FP8 GEMMs take either operand transposed (gpu.proto fp8_gemm_any_layout): Transformer
+  // Engine then keeps no transpose of a per-tensor FP8 weight (fp8_casts.h fp8_copies).
+  bool fp8_gemm_any_layout = false;
 
   // The runtime's bytes beside `per_step_tensor_bytes`, the tensors allocated and freed every
   // step (MemoryEstimate::per_step_tensor_bytes): the caching allocator's reserve is a fraction of

@@ -39,7 +39,10 @@ int64_t dispatched_tokens(const s::TrainingJob& job, const s::Parallelism& p) {
 std::vector<LayerOp> layer_kind_ops(const s::Transformer& t, const s::TrainingJob& job,
                                     const LayerShape& shape, LayerKind kind, bool sixteen_bit) {
   std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
-  if (job.has_lora()) ops = with_lora(job.lora(), std::move(ops));
+  if (job.has_lora()) {
+    ops = with_lora(job.lora(), std::move(ops),
+                    shape.sequence_parallel ? shape.tensor_parallel : 1);
+  }
   if (sixteen_bit) ops = with_sixteen_bit_gemms(std::move(ops));
   return ops;
 }
@@ -176,6 +179,7 @@ TransformerKernels time_transformer_kernels(const s::Transformer& t, const s::Tr
   shape.fused_expert_mlp = p.fused_expert_mlp();
   shape.expert_paged_stash = p.expert_paged_stash();
   shape.fp8_attention = job.fp8_attention();
+  shape.fp8_activation_input_store = job.fp8_activation_input_store();
   shape.attention_library = job.attention_library();
   shape.repeated_kv = job.attention_repeats_kv();
   shape.separate_projections = job.separate_projections();
@@ -236,7 +240,9 @@ TransformerKernels time_transformer_kernels(const s::Transformer& t, const s::Tr
   }
   std::vector<LayerOp> output =
       output_forward_ops(t, shape, job.fp8_output_layer(), cross_entropy_kernel(job));
-  if (job.has_lora()) output = with_lora(job.lora(), std::move(output));  // frozen: no adapter
+  if (job.has_lora()) {
+    output = with_lora(job.lora(), std::move(output), 1);  // frozen: no adapter
+  }
   k.output = time_layer(output, compute, groups, s::RECOMPUTE_NONE);
   for (const LayerOp& op : output) {
     if (op.kind == LayerOp::Kind::kMatmul) {

@@ -343,8 +343,11 @@ class StageBuilder {
     if (narrow) {
       // torchao's scale precompute reads the rank's FSDP shard (fp8_parameters needs fsdp2).
       const double cast = recipe == s::TORCHAO_TENSORWISE ? linear / ranks : linear;
-      w->optimizer += compute_.memory_bound(fp8_weight_cast_bytes(
-          cast, recipe, compute_.fp8_gemm_any_layout(), job_.fp8_parameters(), job_.has_lora()));
+      // Transposes made at each use: one per micro-batch (its backward), summed here.
+      const double uses = job_.fp8_weight_transpose_per_use() ? plan.micro_batches : 1;
+      w->optimizer += compute_.memory_bound(
+          uses * fp8_weight_cast_bytes(cast, recipe, compute_.fp8_gemm_any_layout(),
+                                       job_.fp8_parameters(), job_.has_lora()));
     }
     if (muon_step) {
       w->optimizer += Picoseconds(static_cast<int64_t>(muon.dense.count() / ranks)) +

@@ -22,10 +22,17 @@ double Evaluator::capacity_bytes(const s::InstanceType& instance) const {
   return allocatable_gpu_bytes(instance, catalog_.gpu_of(instance));
 }
 
+RuntimeMemory Evaluator::runtime_on(const s::InstanceType& instance,
+                                    const s::Parallelism& parallelism) const {
+  RuntimeMemory runtime = runtime_memory(runtime_, parallelism);
+  runtime.fp8_gemm_any_layout = catalog_.gpu_of(instance).fp8_gemm_any_layout();
+  return runtime;
+}
+
 MemoryEstimate Evaluator::memory_on(const s::InstanceType& instance,
                                     const s::Parallelism& parallelism) const {
   return estimate_memory(*scenario_.model, scenario_.scenario().job(), parallelism,
-                         capacity_bytes(instance), runtime_memory(runtime_, parallelism));
+                         capacity_bytes(instance), runtime_on(instance, parallelism));
 }
 
 std::vector<MemoryEstimate> Evaluator::pool_memory(const Configuration& c) {
@@ -106,7 +113,7 @@ std::vector<MemoryEstimate> Evaluator::stage_memory(const Configuration& c,
     memory.push_back(estimate_stage_memory(*scenario_.model, scenario_.scenario().job(), p,
                                            static_cast<int>(stage),
                                            capacity_bytes(*pools[stage]->instance),
-                                           runtime_memory(runtime_, p)));
+                                           runtime_on(*pools[stage]->instance, p)));
   }
   return memory;
 }

@@ -50,6 +50,9 @@ class Evaluator {
  private:
   // The GPU memory `instance` exposes: the provider's figure when the catalog has one.
   double capacity_bytes(const schema::InstanceType& instance) const;
+  // The runtime's memory on `instance`'s GPU under `parallelism` (memory_model.h).
+  RuntimeMemory runtime_on(const schema::InstanceType& instance,
+                           const schema::Parallelism& parallelism) const;
   MemoryEstimate memory_on(const schema::InstanceType& instance,
                            const schema::Parallelism& parallelism) const;
   // The cached topology of `nodes` of `instance`; null (and `error` set) when it cannot be built.

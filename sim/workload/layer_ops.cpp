@@ -287,6 +287,12 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       ops.push_back({K::kMatmul, up, tokens, (x.gated ? 2 : 1) * f / tp, h});
     }
     memory("activation", activation_bytes_per_element(t) * tokens * f / tp);
+    if (shape.fp8_activation_input_store) {
+      LayerOp store{K::kMemory, "activation input FP8 store", 0, 0, 0, 1, 0,
+                    3.0 * (x.gated ? 2 : 1) * tokens * f / tp};
+      store.backward_bytes = store.bytes;
+      ops.push_back(std::move(store));
+    }
     ops.push_back({K::kMatmul, down, tokens, h, f / tp});
     collective(after_block, "MLP all-reduce");
   };

@@ -122,6 +122,9 @@ struct LayerShape {
   // Attention in FP8 (job.fp8_attention): its kernels at the FP8 rates, a sliding window's
   // backward over the whole causal square.
   bool fp8_attention = false;
+  // The MLP activation's input kept in FP8 (job.fp8_activation_input_store): its cast to FP8 in
+  // the forward and back in the backward, 3 bytes an element each.
+  bool fp8_activation_input_store = false;
   // Attention's kernel library (job.attention_library): the GPU's rates of that library.
   schema::AttentionLibrary attention_library = schema::ATTENTION_LIBRARY_UNSPECIFIED;
   // The attention call receives keys and values repeated to the query heads

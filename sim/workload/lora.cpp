@@ -40,8 +40,10 @@ bool lora_targets(const s::Lora& lora, s::LoraTarget target) {
   return targets.empty() || std::find(targets.begin(), targets.end(), target) != targets.end();
 }
 
-std::vector<LayerOp> with_lora(const s::Lora& lora, std::vector<LayerOp> ops) {
+std::vector<LayerOp> with_lora(const s::Lora& lora, std::vector<LayerOp> ops,
+                               int sequence_shards) {
   const int64_t r = lora.rank();
+  const bool dropout_before = lora.dropout_position() == s::LORA_DROPOUT_PRE;
   std::vector<LayerOp> out;
   out.reserve(ops.size() + 12);
   for (LayerOp& op : ops) {
@@ -63,11 +65,17 @@ std::vector<LayerOp> with_lora(const s::Lora& lora, std::vector<LayerOp> ops) {
         {K::kMatmul, name + " A", op.m, r, op.k, op.count, 0, 0, false, true},
         {K::kMatmul, name + " B", op.m, op.n, r, op.count, 0, 0, false, true}};
     if (lora.dropout() > 0) {
-      // PyTorch's dropout kernel: read the 16-bit output, write it and a 1-byte mask; its
-      // backward reads the gradient and the mask and writes the gradient.
-      LayerOp dropout{K::kMemory, name + " dropout", 0, 0, 0, 1, 0, 5.0 * op.m * op.n * op.count};
+      // PyTorch's dropout kernel: read the 16-bit tensor, write it and a 1-byte mask; its
+      // backward reads the gradient and the mask and writes the gradient. After the adapter, its
+      // output (m x n); before it, its input (m x k), which a column-parallel adapter receives
+      // as the rank's sequence-parallel shard, before its own gather.
+      const double elements = dropout_before
+                                  ? static_cast<double>(op.m) * op.k /
+                                        (base->column_parallel ? sequence_shards : 1)
+                                  : static_cast<double>(op.m) * op.n;
+      LayerOp dropout{K::kMemory, name + " dropout", 0, 0, 0, 1, 0, 5.0 * elements * op.count};
       dropout.backward_bytes = dropout.bytes;
-      adapter.push_back(std::move(dropout));
+      adapter.insert(dropout_before ? adapter.begin() : adapter.end(), std::move(dropout));
     }
     // Forward: read the base's and the adapter's 16-bit outputs, write their sum. Backward: the
     // sum's gradient is both addends' as it is (no kernel); the base's and the adapter's input

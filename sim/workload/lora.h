@@ -15,8 +15,10 @@
 // on the base's input rows, B on its output columns); the all-gather or all-reduce of the r-wide
 // activation between them (r x tokens, 16-bit) is left out, as is alpha (a scale). With a
 // dropout probability (Lora.dropout; Bridge's default 0), a dropout kernel on the adapter's
-// output before the add (AutoModel's LinearLoRA, dropout_position "post"); its 1-byte mask is
-// not counted in the activation memory.
+// output before the add (AutoModel's LinearLoRA, dropout_position "post"), or on its input
+// before x . A (Lora.dropout_position LORA_DROPOUT_PRE: NeMo's ParallelLinearAdapter, which
+// drops a column-parallel adapter's input while it is still the rank's sequence-parallel shard);
+// its 1-byte mask is not counted in the activation memory.
 #pragma once
 
 #include <vector>
@@ -35,10 +37,13 @@ bool lora_targets(const schema::Lora& lora, schema::LoraTarget target);
 // frozen and an adapter beside each targeted one: after a column-parallel base (QKV, FC1), before
 // a row-parallel one (proj, FC2), so that each base GEMM stays beside the sequence-parallel
 // collective it overlaps with.
+// `sequence_shards`: the tensor-parallel degree under sequence parallelism, else 1 (the shards
+// of a column-parallel layer's input before its gather).
 // Requires: a rank >= 1; `ops` of a dense layer (the matmuls "qkv", "attention out", "mlp up",
 // "mlp down", or with separate projections "q", "k", "v", "attention out", "mlp gate", "mlp up",
-// "mlp down": an adapter on each).
-std::vector<LayerOp> with_lora(const schema::Lora& lora, std::vector<LayerOp> ops);
+// "mlp down": an adapter on each); sequence_shards >= 1.
+std::vector<LayerOp> with_lora(const schema::Lora& lora, std::vector<LayerOp> ops,
+                               int sequence_shards);
 
 // Trainable parameters of one layer's adapters, whole (before any split): r (k + n) per adapted
 // weight of k x n (QKV h x (a + 2 kv) d, proj a d x h, FC1 h x f (2 f gated), FC2 f x h); with

@@ -654,6 +654,30 @@ TEST_CASE("BF16 optimizer moments need a master copy and are not sixteen_bit_sta
         "already\n");
 }
 
+TEST_CASE("the MLP activation's FP8 input store takes narrow GEMMs and a dense transformer") {
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_activation_input_store: true") == "");
+  CHECK(b200_job_errors("  precision: BF16\n  fp8_activation_input_store: true") ==
+        "s.textproto:6:3: job.fp8_activation_input_store: applies to precision FP8 or FP4\n");
+  std::string moe =
+      job_scenario("  precision: FP8\n  fp8_activation_input_store: true", "aws.p6-b200.48xlarge");
+  moe.replace(moe.find("llama2-7b"), 9, "mixtral-8x7b");
+  CHECK(scenario_errors(moe) ==
+        "s.textproto:6:3: job.fp8_activation_input_store: applies to dense transformers only (no "
+        "experts or hybrid layer pattern)\n");
+}
+
+TEST_CASE("FP8 weights' transposes per use need per-tensor FP8 weights") {
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_parameters: true\n"
+                        "  fp8_weight_transpose_per_use: true") == "");
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_weight_transpose_per_use: true") ==
+        "s.textproto:6:3: job.fp8_weight_transpose_per_use: needs fp8_parameters under precision "
+        "FP8 with a per-tensor recipe (DELAYED_SCALING or CURRENT_SCALING)\n");
+  CHECK(b200_job_errors("  precision: FP8\n  fp8_recipe: MXFP8\n  fp8_parameters: true\n"
+                        "  fp8_weight_transpose_per_use: true") ==
+        "s.textproto:8:3: job.fp8_weight_transpose_per_use: needs fp8_parameters under precision "
+        "FP8 with a per-tensor recipe (DELAYED_SCALING or CURRENT_SCALING)\n");
+}
+
 TEST_CASE("FP8 attention takes FP8 GEMMs, or FP4 ones with a per-tensor attention recipe") {
   CHECK(b200_job_errors("  precision: FP8\n  fp8_attention: true") == "");
   CHECK(b200_job_errors("  precision: BF16\n  fp8_attention: true") ==
@@ -936,6 +960,11 @@ TEST_CASE("LoRA: a rank from 1 to the hidden size, known and distinct target mod
   CHECK(scenario_errors(job("lora { rank: 8 dropout: 0.1 }")) == "");
   CHECK(scenario_errors(job("lora { rank: 8 dropout: 1.5 }")) ==
         "s.textproto:7:58: job.lora.dropout: must be in [0, 1], got 1.5\n");
+  CHECK(scenario_errors(job("lora { rank: 8 dropout: 0.1 dropout_position: LORA_DROPOUT_PRE }")) ==
+        "");
+  CHECK(scenario_errors(job("lora { rank: 8 dropout_position: LORA_DROPOUT_PRE }")) ==
+        "s.textproto:7:58: job.lora.dropout_position: needs a dropout above 0 (no dropout kernel "
+        "runs without one)\n");
   CHECK(scenario_errors(scenario("mixtral-8x7b",
                                  "token_budget: 1e9 sequence_length: 4096 "
                                  "lora { rank: 8 }")) ==

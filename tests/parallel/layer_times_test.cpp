@@ -304,7 +304,7 @@ TEST_CASE("a compiled layer's recomputation reruns only what its backward reads"
   lora.set_rank(16);
   lora.set_dropout(0.1);
   const std::vector<LayerOp> ops =
-      with_lora(lora, layer_forward_ops(t, {8192, 1, 1, false, true}, LayerKind::kDense));
+      with_lora(lora, layer_forward_ops(t, {8192, 1, 1, false, true}, LayerKind::kDense), 1);
   const ComputeModel compute = in_step(s::BF16);
   s::Parallelism p;
   p.set_compiled_recompute(true);

@@ -177,6 +177,55 @@ TEST_CASE("FP8: Transformer Engine's weight copies, 1-byte FP8 weights and GEMM 
   CHECK(cached.activations_bytes < bf16.activations_bytes);
 }
 
+TEST_CASE("FP8 weight copies where the GPU's FP8 GEMMs take either layout: no transposes") {
+  // Transformer Engine's Float8Quantizer creates no transpose where non-TN FP8 GEMMs run
+  // (Blackwell): per-tensor FP8 keeps the FP8 copy alone, FP8 weights nothing beside them; MXFP8's
+  // column-wise copy is a quantization of its own, kept on any GPU (1 byte an element each:
+  // narrow_weight_bytes).
+  const auto& llama = shipped_model("llama3-8b");
+  const auto fp8_job = [](const std::string& extra) {
+    return testing::parse_message<s::TrainingJob>(
+        "global_batch_size: 64 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 " +
+        extra);
+  };
+  const auto p = plan(1, 1, 8, 1, "distributed_optimizer: true");
+  RuntimeMemory any_layout;
+  any_layout.fp8_gemm_any_layout = true;
+  const double linear = static_cast<double>(transformer_parameters(llama.transformer()).layers);
+  CHECK(estimate_memory(llama, fp8_job(""), p, 1e15, any_layout).weight_cache_bytes ==
+        Approx(linear));
+  CHECK(estimate_memory(llama, fp8_job("fp8_parameters: true"), p, 1e15, any_layout)
+            .weight_cache_bytes == 0);
+  CHECK(estimate_memory(llama, fp8_job("fp8_recipe: MXFP8"), p, 1e15, any_layout)
+            .weight_cache_bytes == Approx(2 * linear));
+}
+
+TEST_CASE("FP8 weights' transposes made at each use are not held") {
+  const auto& llama = shipped_model("llama3-8b");
+  const auto job = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: 64 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 "
+      "fp8_parameters: true fp8_weight_transpose_per_use: true");
+  const auto p = plan(1, 1, 8, 1, "distributed_optimizer: true");
+  CHECK(estimate_memory(llama, job, p, 1e15, {}).weight_cache_bytes == 0);
+}
+
+TEST_CASE("the MLP activation's input kept in FP8 halves what SwiGLU saves of it") {
+  // Llama 3 8B, one sequence of 8192 at TP 1: the gate and up outputs, 2 x 14336 a token, saved
+  // in 1 byte instead of 2.
+  const auto& llama = shipped_model("llama3-8b");
+  const auto fp8_job = [](const std::string& extra) {
+    return testing::parse_message<s::TrainingJob>(
+        "global_batch_size: 8 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 " +
+        extra);
+  };
+  const auto p = plan(1, 1, 8, 1);
+  const auto plain = estimate_memory(llama, fp8_job(""), p, 1e15, {});
+  const auto stored = estimate_memory(llama, fp8_job("fp8_activation_input_store: true"), p, 1e15,
+                                      {});
+  CHECK(plain.layer_activations_bytes - stored.layer_activations_bytes ==
+        Approx(8192.0 * 2 * 14336));
+}
+
 TEST_CASE("16-bit states under FP8: BF16 moments, and a BF16 master shard beside FP8 weights") {
   // Apex's distributed_fused_adam with optim.dtype bf16 under the distributed optimizer, DP 8:
   // moments 2 + 2 bytes over the shards; with FP8 weights its copy of the shard, 2 more.

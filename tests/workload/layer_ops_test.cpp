@@ -122,6 +122,25 @@ TEST_CASE("QK-norm reads and writes the rank's query and key heads, backward rea
   CHECK(bytes_of(layer_forward_ops(without, shape, LayerKind::kExperts), "qk norm") == 0);
 }
 
+TEST_CASE("the MLP activation's input kept in FP8: a cast each way, 3 bytes an element") {
+  // Llama 3 8B at TP 2, 4096 tokens: SwiGLU's input is the gate and up outputs, 2 x 14336 / 2 a
+  // token; the forward reads 2 bytes and writes 1 of each, the backward reads 1 and writes 2.
+  const auto& llama = testing::shipped_catalog().models().find("llama3-8b")->value->transformer();
+  LayerShape shape{4096, 1, 2, true};
+  CHECK(bytes_of(layer_forward_ops(llama, shape, LayerKind::kDense),
+                 "activation input FP8 store") == 0);
+  shape.fp8_activation_input_store = true;
+  int stores = 0;
+  for (const LayerOp& op : layer_forward_ops(llama, shape, LayerKind::kDense)) {
+    if (op.name != "activation input FP8 store") continue;
+    ++stores;
+    CHECK(op.bytes == Approx(3.0 * 4096 * 2 * 14336 / 2));
+    REQUIRE(op.backward_bytes.has_value());
+    CHECK(*op.backward_bytes == Approx(op.bytes));
+  }
+  CHECK(stores == 1);
+}
+
 // FLOPs of the layer's matmuls named `name` (all when empty).
 double matmul_flops(const std::vector<LayerOp>& ops, const std::string& name = "") {
   double flops = 0;

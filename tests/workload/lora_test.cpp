@@ -41,7 +41,8 @@ const LayerOp& named(const std::vector<LayerOp>& ops, const std::string& name) {
 }
 
 TEST_CASE("LoRA adapts the targeted GEMMs with x . A . B in 16 bits and freezes every base GEMM") {
-  const std::vector<LayerOp> ops = with_lora(lora("rank: 16 target_modules: LINEAR_QKV"), layer());
+  const std::vector<LayerOp> ops =
+      with_lora(lora("rank: 16 target_modules: LINEAR_QKV"), layer(), 1);
   int matmuls = 0;
   for (const LayerOp& op : ops) {
     if (op.kind != K::kMatmul) continue;
@@ -60,7 +61,7 @@ TEST_CASE("LoRA adapts the targeted GEMMs with x . A . B in 16 bits and freezes 
   CHECK(named(ops, "qkv adapter add").bytes == 3.0 * 2 * 4096 * 10240);
   CHECK(named(ops, "qkv adapter add").backward_bytes == 3.0 * 2 * 4096 * 8192);
   // After QKV (column-parallel), before the output projection and FC2 (row-parallel).
-  const std::vector<LayerOp> all = with_lora(lora("rank: 8"), layer());
+  const std::vector<LayerOp> all = with_lora(lora("rank: 8"), layer(), 1);
   std::vector<std::string> order;
   for (const LayerOp& op : all) {
     if (op.kind == K::kMatmul) order.push_back(op.name);
@@ -73,10 +74,10 @@ TEST_CASE("LoRA adapts the targeted GEMMs with x . A . B in 16 bits and freezes 
 
 TEST_CASE("LoRA's dropout is one kernel on each adapter's output, before the add") {
   const std::vector<LayerOp> plain =
-      with_lora(lora("rank: 16 target_modules: LINEAR_FC2"), layer());
+      with_lora(lora("rank: 16 target_modules: LINEAR_FC2"), layer(), 1);
   for (const LayerOp& op : plain) CHECK(op.name.find("dropout") == std::string::npos);
   const std::vector<LayerOp> ops =
-      with_lora(lora("rank: 16 target_modules: LINEAR_FC2 dropout: 0.1"), layer());
+      with_lora(lora("rank: 16 target_modules: LINEAR_FC2 dropout: 0.1"), layer(), 1);
   CHECK(ops.size() == plain.size() + 1);
   // FC2's output is 4096 x 8192: read 2 bytes, write 2 and a 1-byte mask per element; the
   // backward reads the gradient and the mask and writes the gradient.
@@ -91,6 +92,33 @@ TEST_CASE("LoRA's dropout is one kernel on each adapter's output, before the add
   CHECK(order == std::vector<std::string>{"mlp down adapter A", "mlp down adapter B",
                                           "mlp down adapter dropout", "mlp down adapter add",
                                           "mlp down"});
+}
+
+TEST_CASE("LoRA's dropout before the adapter acts on its input, a sequence-parallel shard") {
+  const std::string targets = "rank: 16 target_modules: LINEAR_QKV target_modules: LINEAR_PROJ ";
+  // Llama 3 70B at TP 4: QKV's input is the gathered 4096 x 8192, which a column-parallel adapter
+  // drops as the rank's 1024 x 8192 shard; proj's is 4096 x 2048, already split. Each element:
+  // read 2 bytes, write 2 and a 1-byte mask.
+  const LayerShape shape{4096, 1, 4, true, true, 1, s::P2P, 2.0};
+  const std::vector<LayerOp> ops =
+      with_lora(lora(targets + "dropout: 0.1 dropout_position: LORA_DROPOUT_PRE"),
+                layer_forward_ops(llama70b(), shape, LayerKind::kDense), 4);
+  const LayerOp& qkv = named(ops, "qkv adapter dropout");
+  CHECK(qkv.bytes == 5.0 * 1024 * 8192);
+  CHECK(qkv.backward_bytes == qkv.bytes);
+  CHECK(named(ops, "attention out adapter dropout").bytes == 5.0 * 4096 * 2048);
+  std::vector<std::string> order;
+  for (const LayerOp& op : ops) {
+    if (op.name.rfind("qkv", 0) == 0) order.push_back(op.name);
+  }
+  CHECK(order == std::vector<std::string>{"qkv", "qkv adapter dropout", "qkv adapter A",
+                                          "qkv adapter B", "qkv adapter add"});
+  // After the adapter (the default): QKV's output, 4096 x 10240 / 4, at any sequence sharding.
+  const std::vector<LayerOp> post = with_lora(lora(targets + "dropout: 0.1"),
+                                              layer_forward_ops(llama70b(), shape,
+                                                                LayerKind::kDense),
+                                              4);
+  CHECK(named(post, "qkv adapter dropout").bytes == 5.0 * 4096 * 2560);
 }
 
 TEST_CASE("LoRA's trainable parameters are r (k + n) per adapted weight") {
@@ -109,7 +137,7 @@ TEST_CASE("with separate projections each of q, k, v and gate, up carries its ow
   LayerShape shape{4096, 1, 1, false, true, 1, s::P2P, 2.0};
   shape.separate_projections = true;
   const std::vector<LayerOp> ops =
-      with_lora(lora("rank: 16"), layer_forward_ops(llama70b(), shape, LayerKind::kDense));
+      with_lora(lora("rank: 16"), layer_forward_ops(llama70b(), shape, LayerKind::kDense), 1);
   std::vector<std::string> order;
   for (const LayerOp& op : ops) {
     if (op.kind == K::kMatmul && op.name.find("adapter B") != std::string::npos) {
