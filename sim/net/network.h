@@ -103,10 +103,9 @@ class Network {
   // first time a pair is seen and kept, as a pipeline sends between the same GPUs again and again.
   int32_t route_uses(int from, int to);
   // Replicated: the uses of route(from, to) for all replicas, on their orbits' representatives
-  // (cached). The first time, checks that the replicas' routes are the images of rank 0's.
+  // (kept per topology: replicated_routes.h); a route that is not the image of rank 0's for
+  // every replica breaks the symmetry.
   const std::vector<MaxMinFair::Use>& replicated_route(int from, int to);
-  // Replicated: `uses` moved onto their orbits' representatives, counted per replica, merged.
-  void fold_replicas(std::vector<MaxMinFair::Use>* uses) const;
 
   Simulation* sim_;
   const Topology* topology_;
@@ -129,7 +128,6 @@ class Network {
   };
   std::unordered_map<std::vector<std::pair<int, int>>, int32_t, EdgesHash> coupled_uses_;
   int32_t staged_ = -1;  // the uses stage_coupled staged
-  std::unordered_map<uint64_t, std::vector<MaxMinFair::Use>> replicated_routes_;  // by (from, to)
   std::unordered_map<uint64_t, int32_t> route_uses_;  // by (from, to)
 };
 

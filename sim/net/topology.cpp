@@ -7,6 +7,7 @@
 
 #include "sim/net/idle_collective_times.h"
 #include "sim/net/rank_symmetry.h"
+#include "sim/net/replicated_routes.h"
 #include "sim/net/ring_channels.h"
 #include "sim/util/check.h"
 #include "sim/util/splitmix64.h"
@@ -44,9 +45,15 @@ RingChannelCache& Topology::ring_channels() const {
   return *ring_channels_;
 }
 
+ReplicatedRoutes& Topology::replicated_routes() const {
+  if (!replicated_routes_) replicated_routes_ = std::make_unique<ReplicatedRoutes>();
+  return *replicated_routes_;
+}
+
 void Topology::forget_collective_times() {
   idle_collective_times_.reset();
   ring_channels_.reset();
+  replicated_routes_.reset();
 }
 
 int Topology::domain_gpu_count(int domain) const {
