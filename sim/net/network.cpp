@@ -29,19 +29,15 @@ Network::Network(Simulation* sim, const Topology* topology, int replicas)
 void Network::start_coupled(const std::vector<std::pair<int, int>>& edges, double bytes_per_edge,
                             Picoseconds latency, std::function<void()> done) {
   for (auto [from, to] : edges) count_edge(from, to, bytes_per_edge);
-  links_.start_interned(bytes_per_edge, coupled_uses(edges), latency, std::move(done));
+  links_.start_interned(bytes_per_edge, coupled_uses(edges).uses, latency, std::move(done));
 }
 
 double Network::stage_coupled(const std::vector<std::pair<int, int>>& edges,
                               double bytes_per_edge) {
   for (auto [from, to] : edges) count_edge(from, to, bytes_per_edge);
-  staged_ = coupled_uses(edges);
-  const std::vector<double>& capacities = topology_->link_capacities();
-  double rate = std::numeric_limits<double>::infinity();
-  for (const MaxMinFair::Use& use : links_.uses(staged_)) {
-    rate = std::min(rate, capacities[use.constraint] / use.multiplicity);
-  }
-  return rate;
+  const CoupledUses& coupled = coupled_uses(edges);
+  staged_ = coupled.uses;
+  return coupled.idle_rate;
 }
 
 void Network::start_staged(double wire_bytes_per_edge, Picoseconds latency,
@@ -58,13 +54,18 @@ size_t Network::EdgesHash::operator()(const std::vector<std::pair<int, int>>& ed
   return static_cast<size_t>(hash.value());
 }
 
-int32_t Network::coupled_uses(const std::vector<std::pair<int, int>>& edges) {
+const Network::CoupledUses& Network::coupled_uses(const std::vector<std::pair<int, int>>& edges) {
   auto [it, inserted] = coupled_uses_.try_emplace(edges);
   if (inserted) {
     uses_.clear();
     for (auto [from, to] : edges) append_route(from, to);
     merge_uses(&uses_);
-    it->second = links_.intern_uses(uses_);
+    const std::vector<double>& capacities = topology_->link_capacities();
+    double rate = std::numeric_limits<double>::infinity();
+    for (const MaxMinFair::Use& use : uses_) {
+      rate = std::min(rate, capacities[use.constraint] / use.multiplicity);
+    }
+    it->second = {links_.intern_uses(uses_), rate};
   }
   return it->second;
 }
@@ -76,7 +77,8 @@ int32_t Network::prepare_coupled(const std::vector<std::pair<int, int>>& edges) 
     ++from[a];
     ++to[b];
   }
-  prepared_.push_back({coupled_uses(edges), {from.begin(), from.end()}, {to.begin(), to.end()}});
+  prepared_.push_back(
+      {coupled_uses(edges).uses, {from.begin(), from.end()}, {to.begin(), to.end()}});
   return static_cast<int32_t>(prepared_.size() - 1);
 }
 
