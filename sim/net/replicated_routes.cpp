@@ -21,8 +21,7 @@ void merge_uses(std::vector<MaxMinFair::Use>* uses) {
   uses->resize(kept);
 }
 
-void fold_replicas(const RankSymmetry& symmetry, int replicas,
-                   std::vector<MaxMinFair::Use>* uses) {
+void fold_replicas(const RankSymmetry& symmetry, int replicas, std::vector<MaxMinFair::Use>* uses) {
   // A link's orbit carries the same load on each of its links: per replica, every use of a link
   // of the orbit lands on a given one as often as the symmetries fixing it (rank_symmetry.h).
   for (MaxMinFair::Use& use : *uses) {
@@ -35,8 +34,7 @@ void fold_replicas(const RankSymmetry& symmetry, int replicas,
 const ReplicatedRoutes::Route& ReplicatedRoutes::route(int from, int to, int replicas,
                                                        const Topology& t) {
   const uint64_t key = (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to);
-  auto [it, inserted] =
-      routes_[std::countr_zero(static_cast<unsigned>(replicas))].try_emplace(key);
+  auto [it, inserted] = routes_[std::countr_zero(static_cast<unsigned>(replicas))].try_emplace(key);
   Route& route = it->second;
   if (!inserted) return route;
   const RankSymmetry& symmetry = t.rank_symmetry();

@@ -34,7 +34,8 @@ RingChannels build_ring_channels(const std::vector<int>& gpus, bool chain, const
   std::vector<int> order;  // of the channel being built, reused by the next
   for (size_t channel = 0; channel < channels; ++channel) {
     channel_order(domains, static_cast<int>(channel), &order);
-    if (chain) std::rotate(order.begin(), std::find(order.begin(), order.end(), gpus[0]), order.end());
+    if (chain)
+      std::rotate(order.begin(), std::find(order.begin(), order.end(), gpus[0]), order.end());
     std::vector<std::pair<int, int>>& edges = ring.channels[channel].edges;
     edges.reserve(order.size());
     for (size_t i = 0; i + 1 < order.size(); ++i) edges.emplace_back(order[i], order[i + 1]);

@@ -73,8 +73,8 @@ TEST_CASE("a ring's channels kept are those built afresh and time the ring bit f
 TEST_CASE("a change to the topology forgets the rings' channels kept") {
   auto t = shipped_cluster("onprem.dgx-h100", 2, 0, "ib-rail-optimized");
   const std::vector<int> gpus{0, 8};
-  const Picoseconds before = t->ring_channels().channels(gpus, false, *t).channels[0]
-                                 .step_latency_sum.simple;
+  const Picoseconds before =
+      t->ring_channels().channels(gpus, false, *t).channels[0].step_latency_sum.simple;
   StepLatencies slower = t->step_latencies(Protocol::kSimple);
   slower.network = slower.network + Picoseconds(1000000);
   t->set_step_latencies(Protocol::kSimple, slower);
