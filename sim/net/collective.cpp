@@ -256,15 +256,19 @@ ProtocolLatencies slowest_step_latencies(const std::vector<std::pair<int, int>>&
   return slowest;
 }
 
-ProtocolLatencies pipelined_latencies(const std::vector<std::pair<int, int>>& edges, int64_t steps,
-                                      const Topology& t) {
+ProtocolLatencies summed_step_latencies(const std::vector<std::pair<int, int>>& edges,
+                                        const Topology& t) {
   ProtocolLatencies sum;
   for (auto [from, to] : edges) {
     const ProtocolLatencies edge = edge_latencies(from, to, t);
     sum = {sum.low + edge.low, sum.simple + edge.simple};
   }
-  const auto n = static_cast<int64_t>(edges.size());
-  return {Picoseconds(sum.low.count() * steps / n), Picoseconds(sum.simple.count() * steps / n)};
+  return sum;
+}
+
+ProtocolLatencies pipelined_latencies(ProtocolLatencies sum, int64_t hops, int64_t steps) {
+  return {Picoseconds(sum.low.count() * steps / hops),
+          Picoseconds(sum.simple.count() * steps / hops)};
 }
 
 namespace {

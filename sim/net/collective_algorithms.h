@@ -54,12 +54,15 @@ struct ProtocolLatencies {
 // The step latencies of the slowest of `edges` (with hardware route latency).
 ProtocolLatencies slowest_step_latencies(const std::vector<std::pair<int, int>>& edges,
                                          const Topology& t);
-// Latency of `steps` pipelined steps around `edges` (a ring, or a chain): each step at the mean
-// step latency of the edges, so a ring of n hops of which d cross the network pays
-// steps x ((n - d) x NVLink step + d x network step) / n, as NCCL's tuner counts a ring's intra-
-// and inter-node steps apart. Requires: `edges` not empty.
-ProtocolLatencies pipelined_latencies(const std::vector<std::pair<int, int>>& edges, int64_t steps,
-                                      const Topology& t);
+// The step latencies of `edges` added up (with hardware route latency), in their order.
+ProtocolLatencies summed_step_latencies(const std::vector<std::pair<int, int>>& edges,
+                                        const Topology& t);
+// Latency of `steps` pipelined steps around a ring or chain of `hops` edges whose step latencies
+// add up to `sum` (summed_step_latencies): each step at the mean step latency of the edges, so a
+// ring of n hops of which d cross the network pays steps x ((n - d) x NVLink step + d x network
+// step) / n, as NCCL's tuner counts a ring's intra- and inter-node steps apart.
+// Requires: hops > 0.
+ProtocolLatencies pipelined_latencies(ProtocolLatencies sum, int64_t hops, int64_t steps);
 
 // Starts a coupled transfer of `bytes_per_edge` over `edges` (Network::start_coupled) on
 // `protocol`: the low-latency protocol carries twice the bytes on the wire (8 bytes of flags with

@@ -6,31 +6,11 @@
 #include <limits>
 #include <map>
 
+#include "sim/net/replicated_routes.h"
 #include "sim/util/check.h"
 #include "sim/util/fnv1a.h"
 
 namespace clustersim {
-namespace {
-
-// `uses` sorted by constraint, each constraint once with the sum of its multiplicities: the same
-// edges give the same uses whatever their order.
-void merge_uses(std::vector<MaxMinFair::Use>* uses) {
-  std::sort(uses->begin(), uses->end(), [](const MaxMinFair::Use& a, const MaxMinFair::Use& b) {
-    return a.constraint < b.constraint;
-  });
-  size_t kept = 0;
-  for (const MaxMinFair::Use& use : *uses) {
-    if (kept > 0 && (*uses)[kept - 1].constraint == use.constraint) {
-      (*uses)[kept - 1].multiplicity += use.multiplicity;
-    } else {
-      (*uses)[kept++] = use;
-    }
-  }
-  uses->resize(kept);
-}
-
-}  // namespace
-
 Network::Network(Simulation* sim, const Topology* topology, int replicas)
     : sim_(sim),
       topology_(topology),
@@ -49,19 +29,15 @@ Network::Network(Simulation* sim, const Topology* topology, int replicas)
 void Network::start_coupled(const std::vector<std::pair<int, int>>& edges, double bytes_per_edge,
                             Picoseconds latency, std::function<void()> done) {
   for (auto [from, to] : edges) count_edge(from, to, bytes_per_edge);
-  links_.start_interned(bytes_per_edge, coupled_uses(edges), latency, std::move(done));
+  links_.start_interned(bytes_per_edge, coupled_uses(edges).uses, latency, std::move(done));
 }
 
 double Network::stage_coupled(const std::vector<std::pair<int, int>>& edges,
                               double bytes_per_edge) {
   for (auto [from, to] : edges) count_edge(from, to, bytes_per_edge);
-  staged_ = coupled_uses(edges);
-  const std::vector<double>& capacities = topology_->link_capacities();
-  double rate = std::numeric_limits<double>::infinity();
-  for (const MaxMinFair::Use& use : links_.uses(staged_)) {
-    rate = std::min(rate, capacities[use.constraint] / use.multiplicity);
-  }
-  return rate;
+  const CoupledUses& coupled = coupled_uses(edges);
+  staged_ = coupled.uses;
+  return coupled.idle_rate;
 }
 
 void Network::start_staged(double wire_bytes_per_edge, Picoseconds latency,
@@ -78,13 +54,18 @@ size_t Network::EdgesHash::operator()(const std::vector<std::pair<int, int>>& ed
   return static_cast<size_t>(hash.value());
 }
 
-int32_t Network::coupled_uses(const std::vector<std::pair<int, int>>& edges) {
+const Network::CoupledUses& Network::coupled_uses(const std::vector<std::pair<int, int>>& edges) {
   auto [it, inserted] = coupled_uses_.try_emplace(edges);
   if (inserted) {
     uses_.clear();
     for (auto [from, to] : edges) append_route(from, to);
     merge_uses(&uses_);
-    it->second = links_.intern_uses(uses_);
+    const std::vector<double>& capacities = topology_->link_capacities();
+    double rate = std::numeric_limits<double>::infinity();
+    for (const MaxMinFair::Use& use : uses_) {
+      rate = std::min(rate, capacities[use.constraint] / use.multiplicity);
+    }
+    it->second = {links_.intern_uses(uses_), rate};
   }
   return it->second;
 }
@@ -96,7 +77,8 @@ int32_t Network::prepare_coupled(const std::vector<std::pair<int, int>>& edges) 
     ++from[a];
     ++to[b];
   }
-  prepared_.push_back({coupled_uses(edges), {from.begin(), from.end()}, {to.begin(), to.end()}});
+  prepared_.push_back(
+      {coupled_uses(edges).uses, {from.begin(), from.end()}, {to.begin(), to.end()}});
   return static_cast<int32_t>(prepared_.size() - 1);
 }
 
@@ -158,38 +140,18 @@ void Network::append_route(int from, int to) {
 }
 
 const std::vector<MaxMinFair::Use>& Network::replicated_route(int from, int to) {
-  const uint64_t key = (static_cast<uint64_t>(from) << 32) | static_cast<uint32_t>(to);
-  auto [it, inserted] = replicated_routes_.try_emplace(key);
-  if (!inserted) return it->second;
-  const std::vector<int32_t>& route = topology_->route(from, to);
-  for (int r = 1; r < replicas_ && symmetric_; ++r) {
-    const std::vector<int32_t>& replica = topology_->route(from + r, to + r);
-    symmetric_ = replica.size() == route.size();
-    for (size_t i = 0; i < route.size() && symmetric_; ++i) {
-      symmetric_ = replica[i] == symmetry_->image(r, route[i]);
-    }
-  }
+  const ReplicatedRoutes::Route& route =
+      topology_->replicated_routes().route(from, to, replicas_, *topology_);
+  symmetric_ = symmetric_ && route.symmetric;
   if (!symmetric_) sim_->stop();
-  for (int32_t link : route) it->second.push_back({link, 1});
-  fold_replicas(&it->second);
-  return it->second;
+  return route.uses;
 }
 
 void Network::start_on_links(const std::vector<MaxMinFair::Use>& uses, double bytes,
                              Picoseconds latency, std::function<void()> done) {
   uses_ = uses;
-  if (replicas_ > 1) fold_replicas(&uses_);
+  if (replicas_ > 1) fold_replicas(*symmetry_, replicas_, &uses_);
   links_.start(bytes, uses_, latency, std::move(done));
-}
-
-void Network::fold_replicas(std::vector<MaxMinFair::Use>* uses) const {
-  // A link's orbit carries the same load on each of its links: per replica, every use of a link
-  // of the orbit lands on a given one as often as the symmetries fixing it (rank_symmetry.h).
-  for (MaxMinFair::Use& use : *uses) {
-    use.constraint = symmetry_->representative(use.constraint, replicas_);
-    use.multiplicity *= symmetry_->stabiliser_size(use.constraint, replicas_);
-  }
-  merge_uses(uses);
 }
 
 void Network::fingerprint(StateFingerprint* f) const {

@@ -95,18 +95,23 @@ class Network {
   void count_edge(int from, int to, double bytes);
   // Appends the uses of route(from, to) (for all replicas) to uses_.
   void append_route(int from, int to);
-  // The merged uses of the routes of `edges` (for all replicas), as links_' id of them: resolved
-  // the first time an edge list is seen and kept, as collectives start the same rings again and
-  // again.
-  int32_t coupled_uses(const std::vector<std::pair<int, int>>& edges);
+  // The merged uses of the routes of an edge list (for all replicas), as links_' id of them, and
+  // the rate (bytes/s per edge) a transfer over them gets alone on an idle network (the least
+  // capacity per use of its links).
+  struct CoupledUses {
+    int32_t uses;
+    double idle_rate;
+  };
+  // The CoupledUses of `edges`: resolved the first time an edge list is seen and kept, as
+  // collectives start the same rings again and again.
+  const CoupledUses& coupled_uses(const std::vector<std::pair<int, int>>& edges);
   // The merged uses of route(from, to) (for all replicas), as links_' id of them: resolved the
   // first time a pair is seen and kept, as a pipeline sends between the same GPUs again and again.
   int32_t route_uses(int from, int to);
   // Replicated: the uses of route(from, to) for all replicas, on their orbits' representatives
-  // (cached). The first time, checks that the replicas' routes are the images of rank 0's.
+  // (kept per topology: replicated_routes.h); a route that is not the image of rank 0's for
+  // every replica breaks the symmetry.
   const std::vector<MaxMinFair::Use>& replicated_route(int from, int to);
-  // Replicated: `uses` moved onto their orbits' representatives, counted per replica, merged.
-  void fold_replicas(std::vector<MaxMinFair::Use>* uses) const;
 
   Simulation* sim_;
   const Topology* topology_;
@@ -127,9 +132,8 @@ class Network {
   struct EdgesHash {
     size_t operator()(const std::vector<std::pair<int, int>>& edges) const;
   };
-  std::unordered_map<std::vector<std::pair<int, int>>, int32_t, EdgesHash> coupled_uses_;
+  std::unordered_map<std::vector<std::pair<int, int>>, CoupledUses, EdgesHash> coupled_uses_;
   int32_t staged_ = -1;  // the uses stage_coupled staged
-  std::unordered_map<uint64_t, std::vector<MaxMinFair::Use>> replicated_routes_;  // by (from, to)
   std::unordered_map<uint64_t, int32_t> route_uses_;  // by (from, to)
 };
 

@@ -7,6 +7,8 @@
 
 #include "sim/net/idle_collective_times.h"
 #include "sim/net/rank_symmetry.h"
+#include "sim/net/replicated_routes.h"
+#include "sim/net/ring_channels.h"
 #include "sim/util/check.h"
 #include "sim/util/splitmix64.h"
 
@@ -38,7 +40,21 @@ IdleCollectiveTimes& Topology::idle_collective_times() const {
   return *idle_collective_times_;
 }
 
-void Topology::forget_collective_times() { idle_collective_times_.reset(); }
+RingChannelCache& Topology::ring_channels() const {
+  if (!ring_channels_) ring_channels_ = std::make_unique<RingChannelCache>();
+  return *ring_channels_;
+}
+
+ReplicatedRoutes& Topology::replicated_routes() const {
+  if (!replicated_routes_) replicated_routes_ = std::make_unique<ReplicatedRoutes>();
+  return *replicated_routes_;
+}
+
+void Topology::forget_collective_times() {
+  idle_collective_times_.reset();
+  ring_channels_.reset();
+  replicated_routes_.reset();
+}
 
 int Topology::domain_gpu_count(int domain) const {
   const int first_node = domain * nodes_per_domain_;

@@ -18,8 +18,8 @@
 // route costs O(NICs per node squared). The tests check every route against a search of the
 // whole graph.
 //
-// Built by topology_builder.h. Not thread-safe (routes and collective times are cached on first
-// use); each simulation owns its topology.
+// Built by topology_builder.h. Not thread-safe (routes, collective times, rings' channels and
+// replicated routes are cached on first use); each simulation owns its topology.
 #pragma once
 
 #include <array>
@@ -37,6 +37,8 @@ namespace clustersim {
 
 class IdleCollectiveTimes;
 class RankSymmetry;
+class ReplicatedRoutes;
+class RingChannelCache;
 
 enum class VertexKind : uint8_t { kGpu, kNvSwitch, kPcieSwitch, kNic, kLeafSwitch, kSpineSwitch };
 enum class LinkKind : uint8_t { kNvlink, kPcie, kNetwork };
@@ -172,6 +174,12 @@ class Topology {
   // The times collective_time and concurrent_collectives_time simulated on this topology
   // (idle_collective_times.h), kept from the first on; every change to the topology forgets them.
   IdleCollectiveTimes& idle_collective_times() const;
+  // The rings' channels start_ring built on this topology (ring_channels.h), kept from the first
+  // on; every change to the topology forgets them.
+  RingChannelCache& ring_channels() const;
+  // The routes a replicated network folded onto the rank symmetry (replicated_routes.h), kept
+  // from the first on; every change to the topology forgets them.
+  ReplicatedRoutes& replicated_routes() const;
 
   // A route with its latency and kind, computed once per pair.
   struct RouteInfo {
@@ -196,7 +204,8 @@ class Topology {
   // The NVLink domain of a vertex; -1 for fabric switches.
   int32_t domain_of_vertex(int32_t vertex) const;
   std::vector<int32_t> fabric_path(int32_t nic_a, int32_t nic_b) const;
-  // Drops the collective times kept: they may differ on the changed topology.
+  // Drops the collective times, rings' channels and replicated routes kept: they may differ on
+  // the changed topology.
   void forget_collective_times();
 
   int nodes_;
@@ -223,6 +232,8 @@ class Topology {
   mutable std::once_flag rank_symmetry_found_;
   mutable std::unique_ptr<RankSymmetry> rank_symmetry_;
   mutable std::unique_ptr<IdleCollectiveTimes> idle_collective_times_;  // made on first use
+  mutable std::unique_ptr<RingChannelCache> ring_channels_;             // made on first use
+  mutable std::unique_ptr<ReplicatedRoutes> replicated_routes_;         // made on first use
 };
 
 }  // namespace clustersim

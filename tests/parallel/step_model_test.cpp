@@ -137,7 +137,8 @@ TEST_CASE("Apex's optimizer buckets each pay the ring's step latencies, one afte
     for (size_t i = 0; i < order.size(); ++i) {
       edges.emplace_back(order[i], order[(i + 1) % order.size()]);
     }
-    ring = std::max(ring, pipelined_latencies(edges, 15, *topology).simple);
+    const ProtocolLatencies sum = summed_step_latencies(edges, *topology);
+    ring = std::max(ring, pipelined_latencies(sum, static_cast<int64_t>(edges.size()), 15).simple);
   }
   CHECK(std::ceil(4 * 6738415616.0 / (1024.0 * 1024 * 1024)) == 26);
   CHECK(buckets.step_s - one.step_s == Approx(25 * 2 * ring.seconds()).epsilon(1e-6));
