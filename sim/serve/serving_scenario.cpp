@@ -462,6 +462,12 @@ void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario
         root.diagnostics()->add_error(d.where, d.field_path, d.message);
       }
     }
+    // Autoscaling sizes each hour by the trace's rate: one arriving at 0 s has none, and the plan
+    // said "one replica meets the objectives at no rate".
+    const std::string no_rate = trace_without_rate(loaded->trace);
+    if (m.has_autoscaling() && trace.error_count() == 0 && !no_rate.empty()) {
+      traffic.error("trace_file", path + ": " + no_rate + " for autoscaling to scale");
+    }
   }
 }
 

@@ -15,6 +15,7 @@
 #include "sim/io/output_file.h"
 #include "sim/serve/autoscaling.h"
 #include "sim/serve/serving_sweep.h"
+#include "sim/serve/traffic.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/results_export.h"
 #include "sim/sweep/results_file.h"
@@ -292,6 +293,15 @@ int serve_command(const std::vector<std::string>& args) {
   if (o.max_rate && loaded->scenario().traffic().has_closed_loop()) {
     std::cerr << o.scenario << ": --max-rate scales open-loop request rates: a closed loop's "
                  "load is its concurrency (sweep.concurrency lists levels)\n";
+    return kExitUsage;
+  }
+  // A trace arriving at one instant met the SLO at every speed-up and printed a max rate of 0.
+  if (const std::string why = trace_without_rate(loaded->trace); o.max_rate && !why.empty()) {
+    Diagnostics at_trace;
+    FieldChecker::root(*loaded->file, &at_trace)
+        .child("traffic")
+        .error("trace_file", "--max-rate scales the trace's arrival times, but " + why);
+    print_diagnostics(at_trace);
     return kExitUsage;
   }
   std::vector<ResultRow> rows;
