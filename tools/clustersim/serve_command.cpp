@@ -215,6 +215,12 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     std::cerr << o.scenario << ": no deployment meets the SLO (see above: the objective each "
               "instance misses by least binds)\n";
     return kExitInputError;
+  } else if (std::none_of(rows.begin(), rows.end(), [](const ResultRow& row) {
+               return row_text(row, status_column()) == kStatusOk;
+             })) {  // without an SLO, this ended in exit 0 with no answer
+    std::cerr << o.scenario << ": no deployment fits in GPU memory (see above: limiting says "
+                               "by how much each misses)\n";
+    return kExitInputError;
   }
   if (cheapest) {
     ParetoFront front(serving_column("cost_per_million_tokens"), serving_column("ttft_p99_ms"),
