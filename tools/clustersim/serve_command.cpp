@@ -10,6 +10,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "sim/io/field_checker.h"
 #include "sim/io/output_file.h"
@@ -120,8 +121,16 @@ void print_autoscaling(std::ostream& out, const Catalog& catalog,
   }
   const std::string currency = s::Currency_Name(prices.currency);
   out << "\nautoscaling over the day (one replica of " << c.instance->name() << " x "
-      << c.replica_gpus() << " GPUs serves up to " << format_fixed(plan->replica_rate_per_s, 2)
-      << " req/s within the SLO):\n";
+      << c.replica_gpus() << " GPUs serves "
+      << (plan->replica_rate_is_lower_bound ? "at least " : "up to ")
+      << format_fixed(plan->replica_rate_per_s, 2) << " req/s within the SLO";
+  if (plan->replica_rate_is_lower_bound) {  // it printed the search's limit as the capacity
+    out << ", the most the rate search tries ("
+        << format_number(max_rate_scale_limit(loaded.scenario().traffic()))
+        << " times the traffic's rate): raise the traffic's rate to find its capacity; the hours "
+           "may get more replicas than they need";
+  }
+  out << "):\n";
   t.print(out, OutputFormat::kTable);
   const s::BillingMode base = a.has_baseline_billing() ? a.baseline_billing() : s::SUBSCRIPTION_MONTHLY;
   const s::BillingMode burst = a.has_burst_billing() ? a.burst_billing() : s::ON_DEMAND;
@@ -135,6 +144,26 @@ void print_autoscaling(std::ostream& out, const Catalog& catalog,
   } else {  // a saving of 0 was printed as -nan%
     out << " (no hour's traffic needs a replica)\n";
   }
+}
+
+// --max-rate: the deployments that met the objectives at the most the rate search tries, whose
+// max req/s is a lower bound (it was printed as their highest rate).
+void print_rate_search_limit(const LoadedServingScenario& loaded,
+                             const std::vector<ResultRow>& rows) {
+  const s::Traffic& traffic = loaded.scenario().traffic();
+  const double limit = max_rate_scale_limit(traffic);
+  const double at_limit = limit * mean_rate_per_s(traffic, loaded.trace);
+  const int rate = serving_column("max_rate_per_s"), index = serving_column("index");
+  std::set<double> deployments;
+  for (const ResultRow& row : rows) {
+    if (row_number(row, rate) == at_limit) deployments.insert(row_number(row, index));
+  }
+  if (deployments.empty()) return;
+  std::cerr << "  " << deployments.size()
+            << (deployments.size() == 1 ? " deployment meets" : " deployments meet") << " the SLO at " << format_number(limit)
+            << " times the traffic's rate (" << format_number(at_limit)
+            << " req/s), the most --max-rate tries: their max req/s is a lower bound (raise the "
+               "traffic's rate to find it)\n";
 }
 
 // Every row to `path`: an HDF5 results file (results_file.h, the serving columns, the sizing's
@@ -333,6 +362,7 @@ int serve_command(const std::vector<std::string>& args) {
   std::cerr << counts.candidates << " deployments, " << counts.configurations << " valid, "
             << counts.simulated << " simulated\n";
   for (const auto& [why, n] : counts.pruned) std::cerr << "  " << n << " pruned: " << why << "\n";
+  if (o.max_rate) print_rate_search_limit(*loaded, rows);
   if (!o.out.empty() && !write_rows(o, *catalog, counts, rows)) return kExitUsage;
   if (!o.plot_dir.empty() &&
       !write_serving_plots(o.plot_dir, std::filesystem::path(o.scenario).stem().string(), rows,
