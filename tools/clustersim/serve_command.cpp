@@ -232,14 +232,18 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
                    {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
   }
   serving_table(summary, shown).print(std::cout, format);
-  if (format != OutputFormat::kTable) return kExitOk;
+  // The verdict's exit status is the same in every format: with --format csv or json, a sizing
+  // no deployment of which met the SLO (or fit) exited 0.
+  const bool table = format == OutputFormat::kTable;
   const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
-  if (m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
+  if (table && m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
   if (cheapest) {
-    std::cout << "\ncheapest" << (m.has_slo() ? " meeting the SLO" : "") << ": "
-              << describe_deployment(*cheapest) << ": "
-              << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
-              << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
+    if (table) {
+      std::cout << "\ncheapest" << (m.has_slo() ? " meeting the SLO" : "") << ": "
+                << describe_deployment(*cheapest) << ": "
+                << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
+                << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
+    }
   } else if (m.has_slo()) {
     std::cerr << o.scenario << ": no deployment meets the SLO (see above: the objective each "
               "instance misses by least binds)\n";
@@ -251,6 +255,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
                                "by how much each misses)\n";
     return kExitInputError;
   }
+  if (!table) return kExitOk;
   if (cheapest) {
     ParetoFront front(serving_column("cost_per_million_tokens"), serving_column("ttft_p99_ms"),
                       status_column());
