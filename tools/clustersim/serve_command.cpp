@@ -335,6 +335,11 @@ int serve_command(const std::vector<std::string>& args) {
                  "load is its concurrency (sweep.concurrency lists levels)\n";
     return kExitUsage;
   }
+  if (o.max_rate && !loaded->scenario().has_slo()) {  // the search was skipped without a word
+    std::cerr << o.scenario << ": --max-rate finds each deployment's highest rate within the "
+                 "SLO, and the scenario sets none (slo { p99_ttft_ms: ... })\n";
+    return kExitUsage;
+  }
   // A trace arriving at one instant met the SLO at every speed-up and printed a max rate of 0.
   if (const std::string why = trace_without_rate(loaded->trace); o.max_rate && !why.empty()) {
     Diagnostics at_trace;
