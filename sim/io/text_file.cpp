@@ -12,6 +12,8 @@
 #include <fstream>
 #include <set>
 
+#include "sim/io/schema/scenario.pb.h"
+#include "sim/io/schema/serving.pb.h"
 #include "sim/util/closest_name.h"
 
 namespace clustersim {
@@ -117,6 +119,21 @@ std::string quoted_after(const std::string& text, const std::string& marker) {
   return end == std::string::npos ? "" : text.substr(begin, end - begin);
 }
 
+// Where `type` is one kind of scenario and `field` a top-level field of the other (a serving
+// scenario given to `sweep`, a training one to `serve`), the command that reads it; else "".
+std::string other_scenario_kind(const pb::Descriptor* type, const std::string& field) {
+  const pb::Descriptor* training = schema::Scenario::descriptor();
+  const pb::Descriptor* serving = schema::ServingScenario::descriptor();
+  if (type == training && serving->FindFieldByName(field)) {
+    return " (a serving scenario's field: clustersim serve reads serving scenarios)";
+  }
+  if (type == serving && training->FindFieldByName(field)) {
+    return " (a training scenario's field: run, sweep, cost, memory, plan and input read "
+           "training scenarios)";
+  }
+  return "";
+}
+
 // Recognizes the parser's "Message type "T" has no field named "F"." and "Unknown enumeration
 // value of "V" for field "F"." messages.
 std::string CollectingErrorCollector::unknown_name(const std::string& message,
@@ -130,6 +147,7 @@ std::string CollectingErrorCollector::unknown_name(const std::string& message,
       names.push_back(type->field(i)->name());
     }
     *suggestion = did_you_mean(field, names);
+    if (suggestion->empty()) *suggestion = other_scenario_kind(type, field);
     return field;
   }
   const std::string value = quoted_after(message, "Unknown enumeration value of \"");

@@ -49,8 +49,10 @@ std::optional<AutoscalingPlan> plan_autoscaling(const Catalog& catalog,
                demand = *demand_node / nodes_per_unit;
   ServingEvaluator evaluator(catalog, scenario);
   AutoscalingPlan plan;
-  plan.replica_rate_per_s =
-      evaluator.max_rate_scale(unit) * mean_rate_per_s(scenario.scenario().traffic(), scenario.trace);
+  const s::Traffic& traffic = scenario.scenario().traffic();
+  const double scale = evaluator.max_rate_scale(unit);
+  plan.replica_rate_per_s = scale * mean_rate_per_s(traffic, scenario.trace);
+  plan.replica_rate_is_lower_bound = scale == max_rate_scale_limit(traffic);
   if (plan.replica_rate_per_s <= 0) {
     *why = "one replica meets the objectives at no rate";
     return std::nullopt;

@@ -23,6 +23,10 @@ struct HourPlan {
 
 struct AutoscalingPlan {
   double replica_rate_per_s = 0;  // one replica's capacity within the objectives
+  // It met them at the most the rate search tries (max_rate_scale_limit times the traffic's
+  // rate): its capacity is at least replica_rate_per_s, and the hours may get more replicas
+  // than they need.
+  bool replica_rate_is_lower_bound = false;
   int baseline_replicas = 0;
   int baseline_nodes = 0;
   std::vector<HourPlan> hours;  // 24

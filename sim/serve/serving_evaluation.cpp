@@ -374,6 +374,16 @@ BenchmarkResult ServingEvaluator::benchmark(const ServingConfiguration& c,
   return result;
 }
 
+double max_rate_scale_limit(const s::Traffic& traffic) {
+  // Up to 64 times the rate, and no more requests than a simulation may hold (a trace keeps its
+  // count); the search doubles from 1.
+  const double ceiling =
+      traffic.has_trace_file() ? 64 : std::min(64.0, kMaxRequests / expected_requests(traffic));
+  double limit = 1;
+  while (2 * limit <= ceiling) limit *= 2;
+  return limit;
+}
+
 double ServingEvaluator::max_rate_scale(const ServingConfiguration& c) {
   CLUSTERSIM_CHECK(!scenario_.scenario().traffic().has_closed_loop(),
                    "a rate search on closed-loop traffic");
@@ -381,16 +391,12 @@ double ServingEvaluator::max_rate_scale(const ServingConfiguration& c) {
     const ServingEvaluation e = evaluate(c, scale);
     return e.metrics && e.slo_violation.empty();
   };
-  // Up to 64 times the rate, and no more requests than a simulation may hold (a trace keeps its
-  // count).
-  const s::Traffic& t = scenario_.scenario().traffic();
-  const double ceiling =
-      t.has_trace_file() ? 64 : std::min(64.0, kMaxRequests / expected_requests(t));
+  const double limit = max_rate_scale_limit(scenario_.scenario().traffic());
   double low = 0, high = 1;
   if (meets(1)) {
     low = 1;
-    for (high = 2; high <= ceiling && meets(high); high *= 2) low = high;
-    if (high > ceiling) return low;
+    for (high = 2; high <= limit && meets(high); high *= 2) low = high;
+    if (high > limit) return low;
   } else {
     for (high = 1; high > 0.05 && !meets(high / 2); high /= 2) {
     }

@@ -45,6 +45,11 @@ struct BenchmarkResult {
   double ttft_ms = 0, tpot_ms = 0, output_tokens_per_s = 0;
 };
 
+// The largest multiple of `traffic`'s rates the rate search (--max-rate, autoscaling) tries: the
+// largest power of two up to 64 that keeps generated traffic within kMaxRequests on average (a
+// trace keeps its count: 64).
+double max_rate_scale_limit(const schema::Traffic& traffic);
+
 // Caches topologies and generated traffic; one per thread.
 class ServingEvaluator {
  public:
@@ -58,9 +63,9 @@ class ServingEvaluator {
   // A static-batch benchmark run on one replica of `c`. Requires: `c` uses STATIC batching.
   BenchmarkResult benchmark(const ServingConfiguration& c, const schema::BatchBenchmark& run);
   // The largest multiple of the traffic's rates that `c` serves within the scenario's objectives
-  // (bisection to 2%), 0 when not even a twentieth of it; at most 64, and at most the multiple
-  // that keeps generated traffic within kMaxRequests on average. Requires: the scenario has an
-  // slo and open-loop traffic.
+  // (bisection to 2%), 0 when not even a twentieth of it; at most max_rate_scale_limit, which
+  // it returns when `c` meets the objectives at every rate tried (a lower bound, not a maximum).
+  // Requires: the scenario has an slo and open-loop traffic.
   double max_rate_scale(const ServingConfiguration& c);
 
  private:

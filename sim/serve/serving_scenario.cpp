@@ -462,6 +462,12 @@ void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario
         root.diagnostics()->add_error(d.where, d.field_path, d.message);
       }
     }
+    // Autoscaling sizes each hour by the trace's rate: one arriving at 0 s has none, and the plan
+    // said "one replica meets the objectives at no rate".
+    const std::string no_rate = trace_without_rate(loaded->trace);
+    if (m.has_autoscaling() && trace.error_count() == 0 && !no_rate.empty()) {
+      traffic.error("trace_file", path + ": " + no_rate + " for autoscaling to scale");
+    }
   }
 }
 
@@ -564,6 +570,11 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
     }
   }
   if (m.has_autoscaling()) check_autoscaling(root.child("autoscaling"));
+  // Without an SLO every rate the search tried met it: the day was sized by the search's limit.
+  if (m.has_autoscaling() && !m.has_slo()) {
+    root.child("autoscaling").error_here("sizes each hour's replicas by the rate one replica "
+                                         "serves within the SLO: needs an slo");
+  }
   if (diagnostics->error_count() != errors_before) return nullptr;
   // Once the values are known to be sound (an unknown name is its own error).
   if (m.has_sweep()) warn_replaced_by_serving_axes(root);

@@ -212,6 +212,12 @@ double mean_rate_per_s(const s::Traffic& traffic, const std::vector<Request>& tr
   return traffic.rate_per_s();
 }
 
+std::string trace_without_rate(const std::vector<Request>& trace) {
+  if (trace.empty() || trace.back().arrival_s > 0) return "";
+  return "its " + std::to_string(trace.size()) + " request" + (trace.size() == 1 ? "" : "s") +
+         " all arrive at 0 s, a span of no time and so no request rate";
+}
+
 double expected_requests(const s::Traffic& traffic) {
   return mean_rate_per_s(traffic, {}) * traffic_duration_s(traffic);
 }

@@ -61,6 +61,10 @@ bool read_trace(const std::string& path, int max_context, std::vector<Request>* 
 // trace's count over its span.
 double mean_rate_per_s(const schema::Traffic& traffic, const std::vector<Request>& trace);
 
+// Why a non-empty trace has no rate to scale (--max-rate, autoscaling): every request arrives at
+// 0 s, so its count over its span is none; "" when it has one.
+std::string trace_without_rate(const std::vector<Request>& trace);
+
 // The requests open-loop `traffic` (rate or bursts) sends over its duration, on average; NaN when
 // a rate is not a number (reported by check_traffic).
 double expected_requests(const schema::Traffic& traffic);

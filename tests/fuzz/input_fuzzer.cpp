@@ -1,6 +1,8 @@
 // libFuzzer target over everything a user writes: one input is one file, its first byte choosing
 // the kind ('S' a scenario, training or serving as the tool tells them apart, 'C' a catalog file,
-// 'P' a price file; any other byte by its value mod 3), the rest its text. Each is loaded as the
+// 'P' a price file, 'T' a serving trace; any other byte by its value mod 3 among the first three),
+// the rest its text. A trace is replayed by a fixed serving scenario (tests/fuzz/traced.textproto)
+// with an SLO and autoscaling, so that the rate search reads it too. Each is loaded as the
 // tool loads it; when it loads, the work after loading runs too, bounded: the configuration space
 // is expanded, the first valid configuration of at most kMaxFuzzGpus GPUs is evaluated (memory,
 // one simulated step) and priced (at most kMaxFuzzTrials spot trials); a serving scenario's first
@@ -40,6 +42,7 @@ constexpr int kMaxFuzzGpus = 16;  // larger clusters are valid input but slow to
 constexpr int64_t kMaxFuzzCandidates = 256;  // candidates looked at for one to evaluate
 constexpr int kMaxFuzzTrials = 4;
 constexpr double kMaxFuzzRequests = 2000;
+constexpr size_t kMaxFuzzTraceRequests = 200;  // a rate search simulates it about 10 times
 
 // A directory of this process for the input written as a file (the loaders read paths), with
 // base/ holding the shipped runtime and link classes that every evaluation needs.
@@ -159,21 +162,47 @@ void fuzz_prices(const std::string& text) {
   if (prices && scenario) evaluate_some(shipped_catalog(), *scenario, prices.get());
 }
 
+// A trace file replayed by tests/fuzz/traced.textproto (copied beside it, as the scenario names it
+// relative to its own directory): loaded, its first deployment simulated and its rate searched
+// when it holds few requests.
+void fuzz_trace(const std::string& text) {
+  static const std::string scenario_path = [] {
+    const fs::path path = work_directory() / "traced.textproto";
+    fs::copy_file(fs::path(CLUSTERSIM_SOURCE_DIR) / "tests/fuzz/traced.textproto", path,
+                  fs::copy_options::overwrite_existing);
+    return path.string();
+  }();
+  write_input(work_directory() / "traced.csv", text);
+  Diagnostics diagnostics;
+  const auto serving = load_serving_scenario(scenario_path, shipped_catalog(), &diagnostics);
+  if (!serving || serving->trace.size() > kMaxFuzzTraceRequests) return;
+  ServingEvaluator evaluator(shipped_catalog(), *serving);
+  const ServingConfiguration c = ServingSpace(*serving).at(0);
+  if (evaluator.evaluate(c).metrics) evaluator.max_rate_scale(c);
+}
+
 }  // namespace
 }  // namespace clustersim
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] == 'S' ? 0 : data[0] == 'C' ? 1 : data[0] == 'P' ? 2 : data[0] % 3) {
+  switch (data[0] == 'S'   ? 0
+          : data[0] == 'C' ? 1
+          : data[0] == 'P' ? 2
+          : data[0] == 'T' ? 3
+                           : data[0] % 3) {
     case 0:
       clustersim::fuzz_scenario(text);
       break;
     case 1:
       clustersim::fuzz_catalog(text);
       break;
-    default:
+    case 2:
       clustersim::fuzz_prices(text);
+      break;
+    default:
+      clustersim::fuzz_trace(text);
       break;
   }
   return 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer target over a corpus made from the shipped files: every scenario ('S'), each
 # catalog file on its own and the GPU, AWS instance and Llama model files together ('C'), every
-# price file ('P'). Deterministic: a fixed seed and a fixed number of inputs, one process.
+# price file ('P'), every trace file of the tests ('T'). Deterministic: a fixed seed and a fixed number of inputs, one process.
 # Usage: run_fuzzer.sh FUZZER RUNS SEED [ARTIFACT_DIR [CORPUS_DIR]]   (from the project root)
 # A crash leaves its input in ARTIFACT_DIR (default: a temporary folder, printed) as crash-*.
 # CORPUS_DIR (default: a temporary folder, removed) keeps the corpus, and what the run adds to
@@ -32,6 +32,7 @@ add C topologies/gpus.textproto topologies/instances_aws.textproto models/llama2
 for f in scenarios/prices/*.textproto $(find tests/data -path '*price*' -name '*.textproto'); do
   add P "$f"
 done
+for f in tests/fuzz/trace.csv tests/data/serve/*trace*.csv; do add T "$f"; done
 echo "corpus: $n seeds; $runs inputs from seed $seed; artifacts in $artifacts"
 "$fuzzer" "$corpus" -seed="$seed" -runs="$runs" -max_len=65536 -timeout=20 -rss_limit_mb=2048 \
   -artifact_prefix="$artifacts/" -print_final_stats=1 2>&1 | tail -n 25

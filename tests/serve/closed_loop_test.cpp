@@ -264,7 +264,7 @@ TEST_CASE("bad closed-loop settings are errors at their field") {
         "traffic.closed_loop\n");
   std::string day = "autoscaling { hourly_rate_per_s: [";
   for (int h = 0; h < 24; ++h) day += h ? ", 1" : "1";
-  CHECK(messages("concurrency: 4", "concurrency: 4", day + "] }\n") ==
+  CHECK(messages("concurrency: 4", "concurrency: 4", day + "] }\nslo { p99_ttft_ms: 1000 }\n") ==
         "s.textproto:9:1: autoscaling: scales replicas to hourly request rates: it needs open-loop "
         "traffic (rate_per_s, bursts or trace_file), not closed_loop\n");
 }

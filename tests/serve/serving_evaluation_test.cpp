@@ -142,7 +142,7 @@ prices { price { instance: "aws.g6.xlarge"
         "among the billing modes priced (ON_DEMAND), so this price is never used\n");
   std::string day = "autoscaling { hourly_rate_per_s: [";
   for (int h = 0; h < 24; ++h) day += std::string(h ? ", " : "") + "1";
-  auto read = testing::load_serving_text(scenario + day + "] }\n");
+  auto read = testing::load_serving_text(scenario + day + "] }\nslo { p99_ttft_ms: 1000 }\n");
   REQUIRE(read->loaded != nullptr);
   REQUIRE(load_serving_prices(*read->loaded, testing::shipped_catalog(), nullptr,
                               &read->diagnostics) != nullptr);

@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "sim/io/field_checker.h"
+#include "sim/serve/serving_rows.h"
+#include "sim/sweep/results_file.h"
 
 namespace clustersim::cli {
 
@@ -22,6 +24,18 @@ void add_common_options(po::options_description* options, CommonOptions* common,
 
 std::ostream& command_error(const std::string& command) {
   return std::cerr << "clustersim " << command << ": ";
+}
+
+std::string sweep_results_error(const std::vector<std::string>& paths, const std::string& error) {
+  for (const std::string& path : paths) {
+    ResultsFile file;
+    std::string ignored;
+    if (error.starts_with(path + ":") && read_results(path, &file, &ignored, serving_columns())) {
+      return path + ": the results of a serving sizing (clustersim serve --out), not of a "
+                    "training sweep (clustersim sweep --out)";
+    }
+  }
+  return error;
 }
 
 bool parse(const std::vector<std::string>& args, const po::options_description& options,

@@ -59,6 +59,11 @@ void add_common_options(po::options_description* options, CommonOptions* common,
 // file location goes (one at file:line:col starts with its location, as a compiler's does).
 std::ostream& command_error(const std::string& command);
 
+// `error`, from reading a training sweep's results file among `paths`, or where one of them is
+// the results file of a serving sizing (clustersim serve --out), that: it was refused as "not a
+// results file of this version of clustersim".
+std::string sweep_results_error(const std::vector<std::string>& paths, const std::string& error);
+
 // Parses `args` (after the subcommand name). Prints help and returns false on --help; throws
 // po::error on bad options.
 bool parse(const std::vector<std::string>& args, const po::options_description& options,

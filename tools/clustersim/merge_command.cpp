@@ -31,7 +31,7 @@ int merge_command(const std::vector<std::string>& args) {
   }
   std::string error;
   if (!merge_results(inputs, output, &error)) {
-    command_error("merge") << error << "\n";
+    command_error("merge") << sweep_results_error(inputs, error) << "\n";
     return kExitInputError;
   }
   std::cerr << "merged " << inputs.size() << " shards into " << output << "\n";

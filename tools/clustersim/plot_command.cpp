@@ -97,7 +97,7 @@ int plot_command(const std::vector<std::string>& args) {
   ResultsFile file;
   std::string error;
   if (!read_results(input, &file, &error)) {
-    command_error("plot") << error << "\n";
+    command_error("plot") << sweep_results_error({input}, error) << "\n";
     return kExitInputError;
   }
   const std::filesystem::path source(input);

@@ -91,7 +91,7 @@ int regress_command(const std::vector<std::string>& args) {
   ResultsFile baseline;
   std::string error;
   if (!read_results(baseline_path, &baseline, &error)) {
-    command_error("regress") << error << "\n";
+    command_error("regress") << sweep_results_error({baseline_path}, error) << "\n";
     return kExitInputError;
   }
   const SweepSummary* summary = &baseline.summary;

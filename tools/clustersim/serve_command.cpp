@@ -10,11 +10,13 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "sim/io/field_checker.h"
 #include "sim/io/output_file.h"
 #include "sim/serve/autoscaling.h"
 #include "sim/serve/serving_sweep.h"
+#include "sim/serve/traffic.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/results_export.h"
 #include "sim/sweep/results_file.h"
@@ -119,8 +121,16 @@ void print_autoscaling(std::ostream& out, const Catalog& catalog,
   }
   const std::string currency = s::Currency_Name(prices.currency);
   out << "\nautoscaling over the day (one replica of " << c.instance->name() << " x "
-      << c.replica_gpus() << " GPUs serves up to " << format_fixed(plan->replica_rate_per_s, 2)
-      << " req/s within the SLO):\n";
+      << c.replica_gpus() << " GPUs serves "
+      << (plan->replica_rate_is_lower_bound ? "at least " : "up to ")
+      << format_fixed(plan->replica_rate_per_s, 2) << " req/s within the SLO";
+  if (plan->replica_rate_is_lower_bound) {  // it printed the search's limit as the capacity
+    out << ", the most the rate search tries ("
+        << format_number(max_rate_scale_limit(loaded.scenario().traffic()))
+        << " times the traffic's rate): raise the traffic's rate to find its capacity; the hours "
+           "may get more replicas than they need";
+  }
+  out << "):\n";
   t.print(out, OutputFormat::kTable);
   const s::BillingMode base = a.has_baseline_billing() ? a.baseline_billing() : s::SUBSCRIPTION_MONTHLY;
   const s::BillingMode burst = a.has_burst_billing() ? a.burst_billing() : s::ON_DEMAND;
@@ -134,6 +144,26 @@ void print_autoscaling(std::ostream& out, const Catalog& catalog,
   } else {  // a saving of 0 was printed as -nan%
     out << " (no hour's traffic needs a replica)\n";
   }
+}
+
+// --max-rate: the deployments that met the objectives at the most the rate search tries, whose
+// max req/s is a lower bound (it was printed as their highest rate).
+void print_rate_search_limit(const LoadedServingScenario& loaded,
+                             const std::vector<ResultRow>& rows) {
+  const s::Traffic& traffic = loaded.scenario().traffic();
+  const double limit = max_rate_scale_limit(traffic);
+  const double at_limit = limit * mean_rate_per_s(traffic, loaded.trace);
+  const int rate = serving_column("max_rate_per_s"), index = serving_column("index");
+  std::set<double> deployments;
+  for (const ResultRow& row : rows) {
+    if (row_number(row, rate) == at_limit) deployments.insert(row_number(row, index));
+  }
+  if (deployments.empty()) return;
+  std::cerr << "  " << deployments.size()
+            << (deployments.size() == 1 ? " deployment meets" : " deployments meet") << " the SLO at " << format_number(limit)
+            << " times the traffic's rate (" << format_number(at_limit)
+            << " req/s), the most --max-rate tries: their max req/s is a lower bound (raise the "
+               "traffic's rate to find it)\n";
 }
 
 // Every row to `path`: an HDF5 results file (results_file.h, the serving columns, the sizing's
@@ -202,19 +232,30 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
                    {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
   }
   serving_table(summary, shown).print(std::cout, format);
-  if (format != OutputFormat::kTable) return kExitOk;
+  // The verdict's exit status is the same in every format: with --format csv or json, a sizing
+  // no deployment of which met the SLO (or fit) exited 0.
+  const bool table = format == OutputFormat::kTable;
   const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
-  if (m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
+  if (table && m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
   if (cheapest) {
-    std::cout << "\ncheapest" << (m.has_slo() ? " meeting the SLO" : "") << ": "
-              << describe_deployment(*cheapest) << ": "
-              << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
-              << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
+    if (table) {
+      std::cout << "\ncheapest" << (m.has_slo() ? " meeting the SLO" : "") << ": "
+                << describe_deployment(*cheapest) << ": "
+                << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
+                << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
+    }
   } else if (m.has_slo()) {
     std::cerr << o.scenario << ": no deployment meets the SLO (see above: the objective each "
               "instance misses by least binds)\n";
     return kExitInputError;
+  } else if (std::none_of(rows.begin(), rows.end(), [](const ResultRow& row) {
+               return row_text(row, status_column()) == kStatusOk;
+             })) {  // without an SLO, this ended in exit 0 with no answer
+    std::cerr << o.scenario << ": no deployment fits in GPU memory (see above: limiting says "
+                               "by how much each misses)\n";
+    return kExitInputError;
   }
+  if (!table) return kExitOk;
   if (cheapest) {
     ParetoFront front(serving_column("cost_per_million_tokens"), serving_column("ttft_p99_ms"),
                       status_column());
@@ -294,6 +335,20 @@ int serve_command(const std::vector<std::string>& args) {
                  "load is its concurrency (sweep.concurrency lists levels)\n";
     return kExitUsage;
   }
+  if (o.max_rate && !loaded->scenario().has_slo()) {  // the search was skipped without a word
+    std::cerr << o.scenario << ": --max-rate finds each deployment's highest rate within the "
+                 "SLO, and the scenario sets none (slo { p99_ttft_ms: ... })\n";
+    return kExitUsage;
+  }
+  // A trace arriving at one instant met the SLO at every speed-up and printed a max rate of 0.
+  if (const std::string why = trace_without_rate(loaded->trace); o.max_rate && !why.empty()) {
+    Diagnostics at_trace;
+    FieldChecker::root(*loaded->file, &at_trace)
+        .child("traffic")
+        .error("trace_file", "--max-rate scales the trace's arrival times, but " + why);
+    print_diagnostics(at_trace);
+    return kExitUsage;
+  }
   std::vector<ResultRow> rows;
   std::string error;
   ServingSweepOptions sweep;
@@ -317,6 +372,7 @@ int serve_command(const std::vector<std::string>& args) {
   std::cerr << counts.candidates << " deployments, " << counts.configurations << " valid, "
             << counts.simulated << " simulated\n";
   for (const auto& [why, n] : counts.pruned) std::cerr << "  " << n << " pruned: " << why << "\n";
+  if (o.max_rate) print_rate_search_limit(*loaded, rows);
   if (!o.out.empty() && !write_rows(o, *catalog, counts, rows)) return kExitUsage;
   if (!o.plot_dir.empty() &&
       !write_serving_plots(o.plot_dir, std::filesystem::path(o.scenario).stem().string(), rows,
