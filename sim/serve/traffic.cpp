@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "sim/io/text_file.h"
@@ -101,13 +102,54 @@ std::vector<Request> scale_trace(const std::vector<Request>& trace, double rate_
 
 namespace {
 
+// A CSV field without its surrounding spaces (and a CRLF file's carriage return).
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.remove_suffix(1);
+  return text;
+}
+
 // Parses one CSV field as a number of type T; false when it is not one entirely.
 template <class T>
 bool parse_field(std::string_view text, T* value) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.remove_suffix(1);
+  text = trimmed(text);
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *value);
   return error == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+// A field as the line has it, in quotes, with each control byte (a NUL, a tab) written as \xNN so
+// that the message shows what is there.
+std::string quoted(std::string_view field) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (const unsigned char c : field) {
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+// Why a count field was refused: digits alone past what 32 bits hold say so.
+std::string bad_count(const char* name, std::string_view field, const char* wanted) {
+  const std::string_view digits = trimmed(field);
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  const bool only_digits = !digits.empty() && end == digits.data() + digits.size() &&
+                           std::all_of(digits.begin(), digits.end(), [](char c) {
+                             return c >= '0' && c <= '9';
+                           });
+  const bool too_large = only_digits && (error == std::errc::result_out_of_range ||
+                                         value > std::numeric_limits<int32_t>::max());
+  if (too_large) {
+    return std::string(name) + " " + std::string(digits) + " is larger than " +
+           std::to_string(std::numeric_limits<int32_t>::max());
+  }
+  return std::string(name) + " " + quoted(field) + " is not " + wanted;
 }
 
 // The problem with one trace line, or "" when it is a request (stored in `*r`).
@@ -125,7 +167,7 @@ std::string parse_trace_line(const std::string& line, double previous_s, int max
            std::to_string(fields.size()) + " field" + (fields.size() == 1 ? "" : "s");
   }
   if (!parse_field(fields[0], &r->arrival_s) || !std::isfinite(r->arrival_s) || r->arrival_s < 0) {
-    return "arrival_s \"" + std::string(fields[0]) + "\" is not a time >= 0 in seconds";
+    return "arrival_s " + quoted(fields[0]) + " is not a time >= 0 in seconds";
   }
   if (r->arrival_s > kMaxTraffic_s) {
     return "arrival_s " + std::string(fields[0]) + " is later than the " +
@@ -136,8 +178,7 @@ std::string parse_trace_line(const std::string& line, double previous_s, int max
   int32_t* values[] = {&r->input_tokens, &r->output_tokens};
   for (int i = 0; i < 2; ++i) {
     if (!parse_field(fields[i + 1], values[i]) || *values[i] < 1) {
-      return std::string(names[i]) + " \"" + std::string(fields[i + 1]) +
-             "\" is not a whole number >= 1";
+      return bad_count(names[i], fields[i + 1], "a whole number >= 1");
     }
   }
   const int64_t context = int64_t{r->input_tokens} + r->output_tokens;
@@ -147,13 +188,13 @@ std::string parse_trace_line(const std::string& line, double previous_s, int max
   }
   if (fields.size() == 5) {
     if (!parse_field(fields[3], &r->prefix) || r->prefix < 0) {
-      return "prefix_id \"" + std::string(fields[3]) + "\" is not a whole number >= 0";
+      return bad_count("prefix_id", fields[3], "a whole number >= 0");
     }
     if (!parse_field(fields[4], &r->prefix_tokens) || r->prefix_tokens < 1 ||
         r->prefix_tokens > r->input_tokens) {
-      return "prefix_tokens \"" + std::string(fields[4]) +
-             "\" is not a whole number from 1 to input_tokens (" +
-             std::to_string(r->input_tokens) + ")";
+      return "prefix_tokens " + quoted(fields[4]) +
+             " is not a whole number from 1 to input_tokens (" + std::to_string(r->input_tokens) +
+             ")";
     }
   }
   return "";

@@ -86,6 +86,24 @@ TEST_CASE("a trace file's malformed lines are errors at file:line") {
             "8:1: a context of 4200 tokens exceeds the model's max_sequence_length (4096)\n");
 }
 
+TEST_CASE("a trace's count past 32 bits and its invisible bytes are named as they are") {
+  testing::TempDir dir;
+  const std::string path = dir.write("t.csv", std::string("1.0,3000000000,20\n"
+                                                          "1.1,100,20,99999999999,10\n"
+                                                          "1.2,10\t0,20\n"
+                                                          "1.3,100,2") +
+                                                  '\0' + "\n");
+  std::vector<Request> requests;
+  Diagnostics diagnostics;
+  CHECK_FALSE(read_trace(path, 4096, &requests, &diagnostics));
+  const std::string p = path + ":";
+  CHECK(diagnostics.to_string() ==
+        p + "1:1: input_tokens 3000000000 is larger than 2147483647\n" + p +
+            "2:1: prefix_id 99999999999 is larger than 2147483647\n" + p +
+            "3:1: input_tokens \"10\\x090\" is not a whole number >= 1\n" + p +
+            "4:1: output_tokens \"2\\x00\" is not a whole number >= 1\n");
+}
+
 TEST_CASE("a well-formed trace is read in order, and scaled by dividing its times") {
   testing::TempDir dir;
   const std::string path = dir.write("t.csv", "0.0,100,20\n1.5, 200 ,30 # comment\n");
