@@ -157,13 +157,15 @@ TEST_CASE("multi-token prediction keeps a copy of the embedding on the last stag
         Approx(2 * added));
 }
 
+// An FP8 job of `batch` sequences of 8,192 tokens, with `extra` job fields.
+s::TrainingJob fp8_job(const std::string& extra, int batch = 64) {
+  return testing::parse_message<s::TrainingJob>(
+      "global_batch_size: " + std::to_string(batch) +
+      " sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 " + extra);
+}
+
 TEST_CASE("FP8: Transformer Engine's weight copies, 1-byte FP8 weights and GEMM inputs") {
   const auto& llama = shipped_model("llama3-8b");
-  const auto fp8_job = [](const std::string& extra) {
-    return testing::parse_message<s::TrainingJob>(
-        "global_batch_size: 64 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 " +
-        extra);
-  };
   const auto p = plan(1, 1, 8, 1, "distributed_optimizer: true");
   const auto bf16 = estimate_memory(llama, job(64, 8192), p, 1e15, {});
   const auto cached = estimate_memory(llama, fp8_job(""), p, 1e15, {});
@@ -183,11 +185,6 @@ TEST_CASE("FP8 weight copies where the GPU's FP8 GEMMs take either layout: no tr
   // column-wise copy is a quantization of its own, kept on any GPU (1 byte an element each:
   // narrow_weight_bytes).
   const auto& llama = shipped_model("llama3-8b");
-  const auto fp8_job = [](const std::string& extra) {
-    return testing::parse_message<s::TrainingJob>(
-        "global_batch_size: 64 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 " +
-        extra);
-  };
   const auto p = plan(1, 1, 8, 1, "distributed_optimizer: true");
   RuntimeMemory any_layout;
   any_layout.fp8_gemm_any_layout = true;
@@ -213,15 +210,10 @@ TEST_CASE("the MLP activation's input kept in FP8 halves what SwiGLU saves of it
   // Llama 3 8B, one sequence of 8192 at TP 1: the gate and up outputs, 2 x 14336 a token, saved
   // in 1 byte instead of 2.
   const auto& llama = shipped_model("llama3-8b");
-  const auto fp8_job = [](const std::string& extra) {
-    return testing::parse_message<s::TrainingJob>(
-        "global_batch_size: 8 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 " +
-        extra);
-  };
   const auto p = plan(1, 1, 8, 1);
-  const auto plain = estimate_memory(llama, fp8_job(""), p, 1e15, {});
-  const auto stored = estimate_memory(llama, fp8_job("fp8_activation_input_store: true"), p, 1e15,
-                                      {});
+  const auto plain = estimate_memory(llama, fp8_job("", 8), p, 1e15, {});
+  const auto stored =
+      estimate_memory(llama, fp8_job("fp8_activation_input_store: true", 8), p, 1e15, {});
   CHECK(plain.layer_activations_bytes - stored.layer_activations_bytes ==
         Approx(8192.0 * 2 * 14336));
 }
@@ -231,17 +223,13 @@ TEST_CASE("16-bit states under FP8: BF16 moments, and a BF16 master shard beside
   // moments 2 + 2 bytes over the shards; with FP8 weights its copy of the shard, 2 more.
   const auto& llama = shipped_model("llama3-8b");
   const double params = static_cast<double>(transformer_parameters(llama.transformer()).total());
-  const auto fp8_job = [](const std::string& extra) {
-    return testing::parse_message<s::TrainingJob>(
-        "global_batch_size: 64 sequence_length: 8192 precision: FP8 optimizer: ADAM steps: 1 "
-        "sixteen_bit_states: true " +
-        extra);
-  };
   const auto p = plan(1, 1, 8, 1, "distributed_optimizer: true");
-  const auto bf16_weights = estimate_memory(llama, fp8_job(""), p, 1e15, {});
+  const auto bf16_weights =
+      estimate_memory(llama, fp8_job("sixteen_bit_states: true"), p, 1e15, {});
   CHECK(bf16_weights.optimizer_bytes == Approx(params * 4 / 8));
   CHECK(bf16_weights.gradients_bytes == Approx(params * 2));
-  const auto fp8_weights = estimate_memory(llama, fp8_job("fp8_parameters: true"), p, 1e15, {});
+  const auto fp8_weights =
+      estimate_memory(llama, fp8_job("sixteen_bit_states: true fp8_parameters: true"), p, 1e15, {});
   CHECK(fp8_weights.optimizer_bytes == Approx(params * 6 / 8));
 }
 
