@@ -49,11 +49,15 @@ void check_fp8_recipe(const FieldChecker& root, const s::InstanceType& instance,
   }
 }
 
-// cluster.nvlink_domain_nodes needs an instance whose NVLink domain spans that many nodes.
+// cluster.nvlink_domain_nodes needs an instance whose NVLink domain spans that many nodes. A sweep
+// over several instance types applies it to those whose domains span nodes (the NVL72 racks
+// beside DGX servers) and needs one such instance at least: `several_spanning` says that there
+// is one, so that a server's one-node domain is left as it is.
 void check_nvlink_domain_nodes(const FieldChecker& root, const s::Cluster& cluster,
-                               const s::InstanceType& instance) {
+                               const s::InstanceType& instance, bool several_spanning) {
   if (!cluster.has_nvlink_domain_nodes() || cluster.nvlink_domain_nodes() < 1) return;
   const int domain_nodes = nvlink_domain_nodes(instance);
+  if (domain_nodes == 1 && several_spanning) return;
   if (cluster.nvlink_domain_nodes() > domain_nodes) {
     root.child("cluster").error(
         "nvlink_domain_nodes",
@@ -181,6 +185,11 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
   const bool swept = m.has_sweep() && m.sweep().instance_size() > 0;
   const FieldChecker owner = swept ? root.child("sweep") : root.child("cluster");
   const int count = swept ? m.sweep().instance_size() : 1;
+  bool several_spanning = false;  // a sweep over several types, one with multi-node domains
+  for (int i = 0; swept && count > 1 && i < count; ++i) {
+    const auto* entry = catalog.instances().find(m.sweep().instance(i));
+    several_spanning |= entry != nullptr && nvlink_domain_nodes(*entry->value) > 1;
+  }
   for (int i = 0; i < count; ++i) {
     const int index = swept ? i : -1;
     const std::string& name = swept ? m.sweep().instance(i) : m.cluster().instance();
@@ -199,7 +208,7 @@ void resolve_instances(const FieldChecker& root, const Catalog& catalog, LoadedS
       check_precision(owner, "instance", index, *instance, catalog, m.job().precision());
       check_fp8_recipe(root, *instance, catalog, m.job());
     }
-    check_nvlink_domain_nodes(root, m.cluster(), *instance);
+    check_nvlink_domain_nodes(root, m.cluster(), *instance, several_spanning);
     check_host_link(root, *instance, catalog);
   }
 }

@@ -225,8 +225,10 @@ std::vector<PoolMix> ConfigurationSpace::mixes() const {
 
 int ConfigurationSpace::nvlink_domain_nodes_used(const s::InstanceType& instance) const {
   const s::Cluster& cluster = scenario_.scenario().cluster();
-  return cluster.has_nvlink_domain_nodes() ? cluster.nvlink_domain_nodes()
-                                           : nvlink_domain_nodes(instance);
+  const int whole = nvlink_domain_nodes(instance);
+  // A server's one-node domain stays whole: the field is for domains spanning nodes (the scenario
+  // checks allow it beside servers only in a sweep over several instance types).
+  return cluster.has_nvlink_domain_nodes() && whole > 1 ? cluster.nvlink_domain_nodes() : whole;
 }
 
 Configuration ConfigurationSpace::at(int64_t index) const {

@@ -70,6 +70,26 @@ TEST_CASE("nvlink_domain_nodes needs an instance whose NVLink domain spans that 
             .empty());
 }
 
+TEST_CASE("nvlink_domain_nodes in a sweep beside servers applies to the multi-node domains") {
+  const std::string racks_and_servers =
+      "sweep {\n  instance: [\"onprem.gb200-nvl72\", \"onprem.dgx-b200\"]\n}\n";
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "nodes: 16 nvlink_domain_nodes: 16", racks_and_servers))
+            .empty());
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "nodes: 16 nvlink_domain_nodes: 19", racks_and_servers)) ==
+        "s.textproto:10:13: cluster.nvlink_domain_nodes: 19 is more than the 18 node(s) of an "
+        "NVLink domain of \"onprem.gb200-nvl72\"\n");
+  CHECK(scenario_errors(scenario(
+            "llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+            "nodes: 2 nvlink_domain_nodes: 2",
+            "sweep {\n  instance: [\"aws.p5.48xlarge\", \"onprem.dgx-b200\"]\n}\n")) ==
+        "s.textproto:10:12: cluster.nvlink_domain_nodes: 2 is more than the 1 node(s) of an NVLink "
+        "domain of \"aws.p5.48xlarge\" (it has no nvlink_domain_gpus)\n"
+        "s.textproto:10:12: cluster.nvlink_domain_nodes: 2 is more than the 1 node(s) of an NVLink "
+        "domain of \"onprem.dgx-b200\" (it has no nvlink_domain_gpus)\n");
+}
+
 TEST_CASE("a token dispatcher for a model without experts is an error at its field") {
   const std::string layout =
       "parallelism { tensor_parallel: 8 pipeline_parallel: 1 data_parallel: 2 micro_batch_size: 1 "
