@@ -80,8 +80,6 @@ AttentionDataParallelModel::AttentionDataParallelModel(const IterationInputs& in
     routed_bytes += g.layers * per_layer * whole.num_experts * weight;
   }
   weight_bytes_ = whole.weight_bytes - routed_bytes + routed_bytes / ranks_;
-  dispatch_bytes_ = token_dispatch_bytes(in, whole);
-  combine_bytes_ = static_cast<double>(whole.hidden) * kCombineElementBytes;
 }
 
 Picoseconds AttentionDataParallelModel::routed_experts(int64_t tokens) const {

@@ -83,8 +83,8 @@ class AttentionDataParallelModel {
   Picoseconds routed_experts(int64_t tokens) const;
   // Bytes each token sends to the experts (activations in the matmul precision, FP4's block
   // scales, and its k expert ids and weights) and receives back (16-bit).
-  double dispatch_bytes_per_token() const { return dispatch_bytes_; }
-  double combine_bytes_per_token() const { return combine_bytes_; }
+  double dispatch_bytes_per_token() const { return exchange_.dispatch_bytes_per_token(); }
+  double combine_bytes_per_token() const { return exchange_.combine_bytes_per_token(); }
   int expert_layers() const { return expert_layers_; }
 
   // Per GPU.
@@ -100,7 +100,6 @@ class AttentionDataParallelModel {
   IterationModel rank_;     // TP 1, EP 1, routed experts apart
   IterationModel experts_;  // TP n, EP n: the routed experts whole, E / n per GPU
   int expert_layers_ = 0;
-  double dispatch_bytes_ = 0, combine_bytes_ = 0;
   double weight_bytes_ = 0;
   MoeTokenExchange exchange_;
   CudaGraphPadding graphs_;  // each GPU's batch, once padded to the largest GPU's

@@ -45,7 +45,11 @@ double moe_destinations_per_token(int experts, int experts_per_token, int ranks)
 }
 
 MoeTokenExchange::MoeTokenExchange(const MoeTokenExchangeInputs& in)
-    : kind_(in.kind), ranks_(in.ranks), fake_weights_(in.fake_weights) {
+    : kind_(in.kind),
+      ranks_(in.ranks),
+      fake_weights_(in.fake_weights),
+      dispatch_bytes_per_token_(in.dispatch_bytes_per_token),
+      combine_bytes_per_token_(in.combine_bytes_per_token) {
   CLUSTERSIM_CHECK(in.ranks >= 2 && in.topology != nullptr &&
                        (in.kind == schema::MOE_ALL_GATHER || in.kind == schema::MOE_ALL_TO_ALL),
                    "a resolved token exchange among two GPUs or more");

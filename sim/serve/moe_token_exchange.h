@@ -85,6 +85,9 @@ class MoeTokenExchange {
   };
   Copies copies(const std::vector<int64_t>& tokens) const;
   double destinations_per_token() const { return destinations_; }
+  // What a token sends to its experts, and each copy's output back, in bytes (the inputs').
+  double dispatch_bytes_per_token() const { return dispatch_bytes_per_token_; }
+  double combine_bytes_per_token() const { return combine_bytes_per_token_; }
 
  private:
   // The all-to-all's per-GPU send buffer, in token copies, for the busiest GPU's traffic.
@@ -93,6 +96,7 @@ class MoeTokenExchange {
   schema::MoeTokenExchange kind_;
   int ranks_;
   bool fake_weights_;
+  double dispatch_bytes_per_token_, combine_bytes_per_token_;
   double destinations_ = 1;
   Picoseconds prepare_;                     // MOE_ALL_TO_ALL: the count exchange
   std::vector<Picoseconds> out_, back_;     // at 2^i gathered tokens / buffer copies
