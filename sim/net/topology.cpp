@@ -50,7 +50,7 @@ ReplicatedRoutes& Topology::replicated_routes() const {
   return *replicated_routes_;
 }
 
-void Topology::forget_collective_times() {
+void Topology::forget_kept_lookups() {
   idle_collective_times_.reset();
   ring_channels_.reset();
   replicated_routes_.reset();
@@ -67,7 +67,7 @@ int32_t Topology::domain_of_vertex(int32_t vertex) const {
 }
 
 int32_t Topology::add_vertex(VertexInfo info) {
-  forget_collective_times();
+  forget_kept_lookups();
   const auto v = static_cast<int32_t>(boost::add_vertex(info, graph_));
   local_index_.push_back(-1);
   if (info.node >= 0) {
@@ -87,7 +87,7 @@ int32_t Topology::add_link(int32_t a, int32_t b, double capacity_bytes_per_s,
                            Picoseconds a_to_b_latency, Picoseconds b_to_a_latency, LinkKind kind,
                            double nccl_gb_per_s) {
   CLUSTERSIM_CHECK(capacity_bytes_per_s > 0, "a link needs a positive capacity");
-  forget_collective_times();
+  forget_kept_lookups();
   const auto first = static_cast<int32_t>(links_.size());
   for (auto [from, to, latency] :
        {std::tuple{a, b, a_to_b_latency}, std::tuple{b, a, b_to_a_latency}}) {
@@ -101,11 +101,11 @@ int32_t Topology::add_link(int32_t a, int32_t b, double capacity_bytes_per_s,
 
 void Topology::set_nic_uplink(int32_t nic, int32_t nic_to_leaf) {
   nic_uplink_[nic] = nic_to_leaf;
-  forget_collective_times();
+  forget_kept_lookups();
 }
 void Topology::set_leaf_uplink(int32_t leaf, int32_t leaf_to_spine) {
   leaf_uplink_[leaf] = leaf_to_spine;
-  forget_collective_times();
+  forget_kept_lookups();
 }
 
 int32_t Topology::link_cost(int32_t link) const {

@@ -92,36 +92,36 @@ class Topology {
   void set_leaf_uplink(int32_t leaf, int32_t leaf_to_spine);
   void set_step_latencies(Protocol protocol, StepLatencies latencies) {
     step_latencies_[static_cast<size_t>(protocol)] = latencies;
-    forget_collective_times();
+    forget_kept_lookups();
   }
   // What NCCL's tuner reads of the host (nccl_tuner.h): the GPUs' compute capability (major x 10
   // + minor) and whether the PCIe roots are Intel CPUs.
   void set_nccl_host(int compute_capability, bool intel_roots) {
     nccl_compute_capability_ = compute_capability;
     nccl_intel_roots_ = intel_roots;
-    forget_collective_times();
+    forget_kept_lookups();
   }
   // Share of the ring's bandwidth a double binary tree achieves across the network (1: all).
   void set_tree_bandwidth_fraction(double fraction) {
     tree_bandwidth_fraction_ = fraction;
-    forget_collective_times();
+    forget_kept_lookups();
   }
   // Share of the ring's bandwidth an all-to-all achieves between NVLink domains (1: all).
   void set_all_to_all_bandwidth_fraction(double fraction) {
     all_to_all_bandwidth_fraction_ = fraction;
-    forget_collective_times();
+    forget_kept_lookups();
   }
   // Share of the NVLink ring's bandwidth NCCL's all-to-all achieves inside a domain (1: all).
   void set_domain_all_to_all_bandwidth_fraction(double fraction) {
     domain_all_to_all_bandwidth_fraction_ = fraction;
-    forget_collective_times();
+    forget_kept_lookups();
   }
   // NVLink SHARP (in-switch reduction): per-GPU capacity of its NVLink for it, and the rate of
   // the cost each extra GPU adds (an all-reduce of S bytes over n GPUs adds (n - 1) S / this).
   void set_nvls_capable(double nvls_capacity_bytes_per_s, double operand_bytes_per_s) {
     nvls_capacity_ = nvls_capacity_bytes_per_s;
     nvls_operand_bytes_per_s_ = operand_bytes_per_s;
-    forget_collective_times();
+    forget_kept_lookups();
   }
 
   int nodes() const { return nodes_; }
@@ -206,7 +206,7 @@ class Topology {
   std::vector<int32_t> fabric_path(int32_t nic_a, int32_t nic_b) const;
   // Drops the collective times, rings' channels and replicated routes kept: they may differ on
   // the changed topology.
-  void forget_collective_times();
+  void forget_kept_lookups();
 
   int nodes_;
   int gpus_per_node_;
