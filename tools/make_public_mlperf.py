@@ -54,9 +54,8 @@ result_2). TIMER_S (v3.0 and v3.1; none given for the others) is the
 median of result_0.txt's tracked_stats train_step_timing, NeMo's own per-step timer, which
 leaves out the host's time between steps (the next batch's fetch, the MLPerf callbacks).
 """
-import textwrap
 
-from public_runs import write_scenarios
+from public_runs import mlperf_published, wrap, write_scenarios
 
 # Model FLOPs a sequence, forward and backward, attention over the whole s x s product (the
 # simulator's MODEL_FLOPS). Only to print TFLOP/s beside the step time; the rows are scored on step
@@ -791,11 +790,6 @@ ROWS = [
 ]
 
 
-def wrap(text):
-    return '\n'.join(textwrap.wrap(text, 98, initial_indent='# ', subsequent_indent='# ',
-                                   break_on_hyphens=False))
-
-
 def system_text(submitter, system_name, nodes, hw):
     """The header's sentence on the machine a run used, and its stand-in where the catalog has
     none."""
@@ -1018,16 +1012,9 @@ def scenario(row):
         lines.append('  defer_output_weight_gradient: true')
         if deferral:
             lines.append(f'  output_weight_gradient_deferral_limit: {deferral}')
-    lines += ['}',
-              'published {',
-              f'  group: "{group}"',
-              f'  step_time_s: {step}',
-              f'  tflops_per_gpu: {gbs * b["flops"] / step / gpus / 1e12:.1f}',
-              '  flops_convention: MODEL_FLOPS',
-              f'  source: "{r["repo"]} "',
-              f'    "{results}/{bench}/{first}"',
-              f'    " (MLLOG {marks}, {blocks})"',
-              '}']
+    lines += ['}'] + mlperf_published(group, step, gbs * b['flops'] / step / gpus / 1e12,
+                                      r['repo'], f'{results}/{bench}/{first}',
+                                      f'MLLOG {marks}, {blocks}')
     return name, '\n'.join(lines) + '\n'
 
 

@@ -42,9 +42,8 @@ inside their last block (steps 336-384), which ran 1.5-2.3x slower: their STEP_S
 steps 192-336, all in NVFP4. The logs' tracked_stats (v4.x throughput, v5.x train_step_time) agree
 with these to 0.5% but for v4.0's 128-node run (blocks of 3 steps, 4% apart).
 """
-import textwrap
 
-from public_runs import write_scenarios
+from public_runs import mlperf_published, wrap, write_scenarios
 
 # Model FLOPs a sequence of a LoRA step with a frozen base, attention over the whole s x s product
 # (the simulator's MODEL_FLOPS under job.lora): every frozen weight's forward and data gradient,
@@ -297,11 +296,6 @@ ROWS = [
 ]
 
 
-def wrap(text):
-    return '\n'.join(textwrap.wrap(text, 98, initial_indent='# ', subsequent_indent='# ',
-                                   break_on_hyphens=False))
-
-
 def system_sentence(row, hw):
     """The header's sentence on the machine a run used, and its stand-in where the catalog has
     none."""
@@ -425,16 +419,11 @@ def scenario(row):
     if overlap:
         lines += [f'  tensor_overlap_attention_out_sms: {overlap[0]}',
                   f'  tensor_overlap_mlp_down_sms: {overlap[1]}']
-    lines += ['}',
-              'published {',
-              f'  group: "{GROUPS[(row["system"], precision)]}"',
-              f'  step_time_s: {row["step"]}',
-              f'  tflops_per_gpu: {gbs * LORA_FLOPS / row["step"] / gpus / 1e12:.1f}',
-              '  flops_convention: MODEL_FLOPS',
-              f'  source: "{REPOS[release]} "',
-              f'    "{row["results"]}/llama2_70b_lora/result_0.txt"',
-              f'    " (MLLOG block_start to block_stop, blocks {blocks})"',
-              '}']
+    tflops = gbs * LORA_FLOPS / row['step'] / gpus / 1e12
+    lines += ['}'] + mlperf_published(GROUPS[(row['system'], precision)], row['step'], tflops,
+                                      REPOS[release],
+                                      f'{row["results"]}/llama2_70b_lora/result_0.txt',
+                                      f'MLLOG block_start to block_stop, blocks {blocks}')
     return name, '\n'.join(lines) + '\n'
 
 
