@@ -52,24 +52,23 @@ void check_budget_size(const FieldChecker& job) {
 // multi-token prediction (lora.h adapts the dense layer's four linear layers only).
 void check_lora(const FieldChecker& job, const s::Model& model) {
   const FieldChecker lora = job.child("lora");
+  const s::Lora& adapters = static_cast<const s::TrainingJob&>(job.message()).lora();
   // Each adapted weight has the hidden size as one side, and A . B cannot exceed the rank of its
   // smaller side: a higher rank only adds weights and work (rank 100,000 on Llama-2-7B gave
   // adapters of 1.5 TiB per GPU).
   if (lora.require("rank") && lora.at_least("rank", 1) && model.has_transformer()) {
     const int hidden = model.transformer().hidden_size();
-    const auto& m = static_cast<const s::TrainingJob&>(job.message()).lora();
-    if (m.rank() > hidden) {
-      lora.error("rank", std::to_string(m.rank()) + " is above the hidden_size of \"" +
+    if (adapters.rank() > hidden) {
+      lora.error("rank", std::to_string(adapters.rank()) + " is above the hidden_size of \"" +
                              model.name() + "\" (" + std::to_string(hidden) +
                              "), the largest rank an adapter's product can have");
     }
   }
   lora.in_range("dropout", 0, 1);
-  const auto& adapters = static_cast<const s::TrainingJob&>(job.message()).lora();
   if (adapters.has_dropout_position() && !(adapters.dropout() > 0)) {
     lora.error("dropout_position", "needs a dropout above 0 (no dropout kernel runs without one)");
   }
-  const auto& targets = static_cast<const s::TrainingJob&>(job.message()).lora().target_modules();
+  const auto& targets = adapters.target_modules();
   for (int i = 0; i < targets.size(); ++i) {
     if (targets[i] == s::LORA_TARGET_UNSPECIFIED) {
       lora.error("target_modules",
