@@ -119,6 +119,9 @@ std::vector<StageSpeed> stage_speeds(const s::Model& model, const s::TrainingJob
   for (size_t i = 0; i < pools.size(); ++i) {
     const PipelinePlan plan =
         transformer_plan(model, job, even, *pools[i].topology, *pools[i].compute).plan;
+    // The pool's GPU decides whether per-tensor FP8 weights keep a transpose (RuntimeMemory).
+    RuntimeMemory pool_runtime = runtime;
+    pool_runtime.fp8_gemm_any_layout = pools[i].compute->fp8_gemm_any_layout();
     const double layer_s = stage_seconds(plan, plain) / layout.stage_layers(plain);
     for (int r = 0; r < pp; ++r) {
       if (pool_of[r] != static_cast<int>(i)) continue;
@@ -128,7 +131,7 @@ std::vector<StageSpeed> stage_speeds(const s::Model& model, const s::TrainingJob
             std::max(0.0, stage_seconds(plan, r) - layer_s * layout.stage_layers(r));
       }
       speeds[r].max_layers =
-          max_stage_layers(model, job, even, r, pools[i].capacity_bytes, runtime);
+          max_stage_layers(model, job, even, r, pools[i].capacity_bytes, pool_runtime);
     }
   }
   return speeds;

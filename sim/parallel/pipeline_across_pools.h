@@ -61,7 +61,8 @@ schema::Parallelism with_stage_totals(const schema::Parallelism& parallelism,
 schema::Parallelism with_even_stage_layers(int layers, const schema::Parallelism& parallelism);
 
 // Each stage's speed on its pool (one layer's forward and backward, the output layer besides on
-// the last) and the layers its GPU's memory holds, for split_layers_by_speed.
+// the last) and the layers its GPU's memory holds, for split_layers_by_speed (under `runtime`,
+// its fp8_gemm_any_layout taken from each pool's GPU).
 // Requires: `parallelism` resolved, pipeline_parallel the pools' stages together; no
 // stage_layers needed (an even layout times the layers).
 std::vector<StageSpeed> stage_speeds(const schema::Model& model, const schema::TrainingJob& job,
