@@ -220,7 +220,9 @@ std::vector<std::vector<int>> gpus_by_domain(const std::vector<int>& gpus, const
   const DomainGroups groups = group_by_domain(gpus, t);
   std::vector<std::vector<int>> domains;
   domains.reserve(groups.size());
-  for (size_t i = 0; i < groups.size(); ++i) domains.emplace_back(groups[i].begin(), groups[i].end());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    domains.emplace_back(groups[i].begin(), groups[i].end());
+  }
   return domains;
 }
 

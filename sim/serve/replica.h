@@ -6,7 +6,8 @@
 // one token of each running sequence and fills the rest of the token budget with prompt tokens
 // of running then waiting requests (FIFO), whole prompts or, with chunked prefill, chunks; at
 // most max_batch sequences run. The KV cache is paged: a sequence holds ceil(tokens / block)
-// blocks, or at most the window's in a cyclic cache (ReplicaSettings::kv_window_tokens). Admission against it follows the capacity policy (runtime.proto CapacityPolicy):
+// blocks, or at most the window's in a cyclic cache (ReplicaSettings::kv_window_tokens).
+// Admission against it follows the capacity policy (runtime.proto CapacityPolicy):
 // MAX_UTILIZATION admits a request when its prompt's blocks are free; when a decoding sequence
 // needs a block and none is free, the most recently admitted sequence is preempted (its blocks
 // freed, it waits at the head of the queue and later recomputes its prompt and the tokens it had

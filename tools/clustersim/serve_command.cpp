@@ -160,8 +160,9 @@ void print_rate_search_limit(const LoadedServingScenario& loaded,
   }
   if (deployments.empty()) return;
   std::cerr << "  " << deployments.size()
-            << (deployments.size() == 1 ? " deployment meets" : " deployments meet") << " the SLO at " << format_number(limit)
-            << " times the traffic's rate (" << format_number(at_limit)
+            << (deployments.size() == 1 ? " deployment meets" : " deployments meet")
+            << " the SLO at " << format_number(limit) << " times the traffic's rate ("
+            << format_number(at_limit)
             << " req/s), the most --max-rate tries: their max req/s is a lower bound (raise the "
                "traffic's rate to find it)\n";
 }
@@ -232,45 +233,39 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
                    {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
   }
   serving_table(summary, shown).print(std::cout, format);
+  const bool table = format == OutputFormat::kTable;
+  if (table && m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
   // The verdict's exit status is the same in every format: with --format csv or json, a sizing
   // no deployment of which met the SLO (or fit) exited 0.
-  const bool table = format == OutputFormat::kTable;
   const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
-  if (table && m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
-  if (cheapest) {
-    if (table) {
-      std::cout << "\ncheapest" << (m.has_slo() ? " meeting the SLO" : "") << ": "
-                << describe_deployment(*cheapest) << ": "
-                << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
-                << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
-    }
-  } else if (m.has_slo()) {
+  if (!cheapest && m.has_slo()) {
     std::cerr << o.scenario << ": no deployment meets the SLO (see above: the objective each "
               "instance misses by least binds)\n";
     return kExitInputError;
-  } else if (std::none_of(rows.begin(), rows.end(), [](const ResultRow& row) {
-               return row_text(row, status_column()) == kStatusOk;
-             })) {  // without an SLO, this ended in exit 0 with no answer
+  }
+  if (!cheapest && std::none_of(rows.begin(), rows.end(), [](const ResultRow& row) {
+        return row_text(row, status_column()) == kStatusOk;
+      })) {  // without an SLO, this ended in exit 0 with no answer
     std::cerr << o.scenario << ": no deployment fits in GPU memory (see above: limiting says "
                                "by how much each misses)\n";
     return kExitInputError;
   }
-  if (!table) return kExitOk;
-  if (cheapest) {
-    ParetoFront front(serving_column("cost_per_million_tokens"), serving_column("ttft_p99_ms"),
-                      status_column());
-    for (const ResultRow& row : rows) front.offer(row);
-    std::cout << "\nPareto front of cost per million output tokens against p99 TTFT:\n";
-    std::vector<std::string> keys = {"index", "instance", "replicas", "tensor_parallel",
-                                     "pipeline_parallel", "prefill_replicas", "weights", "billing",
-                                     "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens",
-                                     "currency", "price_region"};
-    if (m.traffic().has_closed_loop()) keys.insert(keys.begin() + 7, "concurrency");
-    serving_table(with_expert_parallel(keys), front.rows()).print(std::cout, OutputFormat::kTable);
-  }
-  if (m.has_autoscaling() && cheapest) {
-    print_autoscaling(std::cout, catalog, loaded, prices, *cheapest);
-  }
+  if (!table || !cheapest) return kExitOk;
+  std::cout << "\ncheapest" << (m.has_slo() ? " meeting the SLO" : "") << ": "
+            << describe_deployment(*cheapest) << ": "
+            << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
+            << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
+  ParetoFront front(serving_column("cost_per_million_tokens"), serving_column("ttft_p99_ms"),
+                    status_column());
+  for (const ResultRow& row : rows) front.offer(row);
+  std::cout << "\nPareto front of cost per million output tokens against p99 TTFT:\n";
+  std::vector<std::string> keys = {"index", "instance", "replicas", "tensor_parallel",
+                                   "pipeline_parallel", "prefill_replicas", "weights", "billing",
+                                   "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens",
+                                   "currency", "price_region"};
+  if (m.traffic().has_closed_loop()) keys.insert(keys.begin() + 7, "concurrency");
+  serving_table(with_expert_parallel(keys), front.rows()).print(std::cout, OutputFormat::kTable);
+  if (m.has_autoscaling()) print_autoscaling(std::cout, catalog, loaded, prices, *cheapest);
   return kExitOk;
 }
 
