@@ -13,6 +13,7 @@
 #include "sim/hw/sustained_fraction.h"
 #include "sim/input/dataloading_cost.h"
 #include "sim/io/entry_checks.h"
+#include "sim/io/catalog_reference.h"
 #include "sim/io/field_checker.h"
 #include "sim/serve/serving_default_fit.h"
 #include "sim/util/closest_name.h"
@@ -247,12 +248,7 @@ void Catalog::derive_server_transfer(const FieldChecker& transfer, s::Gpu* gpu) 
   const s::SustainedServerTransfer& m = gpu->sustained_server_transfer();
   const auto find = [&](const char* field, const std::string& name) -> const s::Gpu* {
     if (name.empty()) return nullptr;  // required: reported by the entry's checks
-    const CatalogEntry<s::Gpu>* entry = gpus_.find(name);
-    if (entry == nullptr) {
-      transfer.error(field, "unknown GPU \"" + name + "\"" + did_you_mean(name, gpus_.names()));
-      return nullptr;
-    }
-    return entry->value;
+    return resolve_reference(transfer, field, -1, name, gpus_, "GPU");
   };
   const s::Gpu *same = find("same_chip", m.same_chip()), *of = find("ratio_of", m.ratio_of()),
                *to = find("ratio_to", m.ratio_to());
@@ -296,19 +292,15 @@ void Catalog::derive_server_transfer(const FieldChecker& transfer, s::Gpu* gpu) 
 }
 
 const s::Gpu* Catalog::attention_source(const FieldChecker& field, const s::Gpu& gpu) const {
-  const std::string& name = gpu.attention_efficiency_from();
-  const CatalogEntry<s::Gpu>* entry = gpus_.find(name);
-  if (entry == nullptr) {
-    field.error("attention_efficiency_from",
-                "unknown GPU \"" + name + "\"" + did_you_mean(name, gpus_.names()));
-    return nullptr;
-  }
+  const s::Gpu* source = resolve_reference(field, "attention_efficiency_from", -1,
+                                           gpu.attention_efficiency_from(), gpus_, "GPU");
+  if (source == nullptr) return nullptr;
   if (gpu.attention_efficiency_size() > 0) {
     field.error("attention_efficiency_from",
                 "this GPU has attention_efficiency entries: give one or the other");
     return nullptr;
   }
-  const s::Gpu& from = *entry->value;
+  const s::Gpu& from = *source;
   const auto peaks = [](const s::Gpu& g) {
     return std::tuple(g.peak_tflops().bf16(), g.peak_tflops().fp16(), g.peak_tflops().fp8());
   };
@@ -324,7 +316,7 @@ const s::Gpu* Catalog::attention_source(const FieldChecker& field, const s::Gpu&
   }
   if (why.empty()) return &from;
   field.warning("attention_efficiency_from",
-                "cannot take GPU \"" + name + "\"'s: " + why +
+                "cannot take GPU \"" + gpu.attention_efficiency_from() + "\"'s: " + why +
                     "; fused attention runs at this GPU's flash_attention_fraction");
   return nullptr;
 }
