@@ -502,5 +502,34 @@ TEST_CASE("an expert-parallel pipeline across an H100 and an A100 pool gives the
   }
 }
 
+TEST_CASE("the split's memory check counts each pool's GPU's FP8 transposes, as its stages do") {
+  // Two DGX B200 pools, per-tensor FP8 over 16-bit weights: Transformer Engine keeps no transpose
+  // of the FP8 weight copies where FP8 GEMMs take either layout (RuntimeMemory::
+  // fp8_gemm_any_layout). With a capacity between stage 0's memory at 20 layers with and without
+  // the transposes, the split lets it hold 20 from the pools' GPUs, the runtime given not saying.
+  const AcrossTwoPools mix;
+  const s::InstanceType& dgx_b200 = *mix.catalog.instances().find("onprem.dgx-b200")->value;
+  const ComputeModel b200{mix.catalog.gpu_of(dgx_b200), s::FP8, mix.runtime,
+                          KernelSetting::kTrainingStep};
+  const auto first = testing::shipped_cluster("onprem.dgx-b200", 1);
+  const auto second = testing::shipped_cluster("onprem.dgx-b200", 1);
+  const auto job = testing::parse_message<s::TrainingJob>(
+      "global_batch_size: 32 sequence_length: 4096 precision: FP8 fp8_recipe: CURRENT_SCALING "
+      "optimizer: ADAM steps: 1");
+  const RuntimeMemory plain = runtime_memory(mix.runtime, mix.p);
+  RuntimeMemory any_layout = plain;
+  any_layout.fp8_gemm_any_layout = true;
+  const s::Parallelism holding = with_stage_totals(mix.p, {20, 12});
+  const double with_transposes =
+      estimate_stage_memory(mix.model, job, holding, 0, 1e18, plain).total_bytes();
+  const double without =
+      estimate_stage_memory(mix.model, job, holding, 0, 1e18, any_layout).total_bytes();
+  REQUIRE(with_transposes > without);
+  const double capacity = (with_transposes + without) / 2;
+  const std::vector<StagePool> pools = {{first.get(), &b200, 1, capacity},
+                                        {second.get(), &b200, 1, capacity}};
+  CHECK(stage_speeds(mix.model, job, mix.p, pools, plain)[0].max_layers >= 20);
+}
+
 }  // namespace
 }  // namespace clustersim
