@@ -10,8 +10,8 @@ hybrid Mamba-Transformer ones, BRIDGE_HYBRID_MODELS: bridge-hybrid-*), and LoRA 
 whose recipe was read (BRIDGE_LORA; bridge-lora-*), of megatron_bridge_nemo.csv on a system the
 catalog has (those of CHECK_SYSTEMS as bridge-check-*, fitted on nothing; but those the step
 model cannot run as published: NVFP4 outside the dense models, the unnamed alternative
-granularity, and the rows named at CONTRADICTED_BY_RECIPE, UNSIMULATED_MEMORY_SAVING and
-NVL72_SYSTEMS below), and per NeMo AutoModel row of the same
+granularity, and the rows named at CONTRADICTED_BY_RECIPE, UNSIMULATED_MEMORY_SAVING,
+UNSIMULATED_EXPERT_SHARDING and NVL72_SYSTEMS below), and per NeMo AutoModel row of the same
 file (PyTorch FSDP2, AUTOMODEL_ROWS and the mixture-of-experts AUTOMODEL_MOE_ROWS; automodel-*), and per context-parallel row of NeMo's
 long-sequence page (nemo-longctx-*, LONG_CONTEXT_TABLES), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
@@ -756,6 +756,19 @@ CONTRADICTED_BY_TABLE |= {('26.06.01', 'GPT OSS 120B', s, 'MXFP8') for s in NVL7
 # Rows that fit in GPU memory only through what the step does not simulate: none (Nemotron 3
 # Super's DGX-B200 rows fit with their recipe's recompute_modules, NEMOTRON_3_RECOMPUTE_MODULES).
 UNSIMULATED_MEMORY_SAVING = set()
+# Rows whose recipe shards a mixture of experts in a way the step does not simulate: Nemotron 3
+# Ultra's 26.08 rows (v0.6.0 src/megatron/bridge/perf_recipes/nemotronh/gb200, gb300/nemotronh.py
+# nemotron_3_ultra_pretrain_256gpu_*_fp8mx_config, nemotronh/common.py
+# _apply_nemotron_3_ultra_fsdp_hsdp; the table's FSDP column is empty) run Megatron FSDP as HSDP:
+# parameters, gradients and optimizer states sharded within each 64-GPU NVLink domain
+# (data_parallel_sharding_strategy "optim_grads_params"), the optimizer states again across the
+# GPUs / 64 domains (num_distributed_optimizer_instances, outer_dp_sharding_strategy "optim").
+# The step simulates ZeRO-3 of expert layers only as AutoModel's FSDP2 and refuses hybrid sharding
+# of them (sim/sweep/configuration_checks.cpp fsdp2_expert_problem); the recipes also offload the
+# fused grouped MLP's FC1 output to the Grace CPU (fine_grained_activation_offloading,
+# offload_modules ["fused_group_mlp"]), which activation_offload_layers (whole layers) does not
+# model.
+UNSIMULATED_EXPERT_SHARDING = {('26.08', 'Nemotron_3_Ultra', s, 'MXFP8') for s in NVL72_SYSTEMS}
 # 26.04.01 DGX-B200 MXFP8 DeepSeek-V3: PP 8 x VP 2, EP 32 in the table, PP 16, EP 8 in v0.4.1's
 # DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 (= _B200_V2); the table's is v0.5.0's recipe, whose
 # EP 32 over 4 nodes runs DeepEP with the all-to-all overlap (moe_flex_dispatcher_backend
@@ -839,12 +852,13 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 #   as for DeepSeek-V3 above."""
 
 # Hybrid Mamba-Transformer MoE rows (bridge-hybrid-*, groups of their own): Nemotron 3 Nano,
-# Super and 3.5 Lightning (the model file gives Super's and Lightning's multi-token-prediction
-# layers as their recipes train them). Not Nemotron 3 Ultra: its rows run Megatron FSDP on the
-# NVL72 systems (_apply_nemotron_3_ultra_fsdp_hsdp).
+# Super, 3.5 Lightning and Ultra (the model file gives Super's, Lightning's and Ultra's
+# multi-token-prediction layers as their recipes train them). Ultra's rows are left out
+# (UNSIMULATED_EXPERT_SHARDING: Megatron FSDP as HSDP over expert layers).
 BRIDGE_HYBRID_MODELS = {'Nemotron_3_Nano': 'nemotron3-nano-30b-a3b',
                         'Nemotron_3_Super': 'nemotron3-super-120b-a12b',
-                        'Nemotron_3_5_Lightning': 'nemotron3.5-lightning-30b-a3b'}
+                        'Nemotron_3_5_Lightning': 'nemotron3.5-lightning-30b-a3b',
+                        'Nemotron_3_Ultra': 'nemotron3-ultra-550b-a55b'}
 
 NEMOTRON_3_NANO_RULES = """# Nemotron 3 Nano, one rule for all its releases (26.02.01 to 26.08): BASE_NEMOTRON_3_NANO_CONFIG
 #   of scripts/performance/configs/nemotronh/nemotron_3_nano_workload_base_configs.py (v0.3.1)
@@ -1114,7 +1128,8 @@ def bridge_left_out(r, system, precision):
     key = (r['release'], r['model'], system, precision)
     return ((fsdp and system in NVL72_SYSTEMS and key not in FSDP_WITHOUT_OFFLOAD
              and bridge_offload_layers(r, system) is None) or
-            key in CONTRADICTED_BY_RECIPE | CONTRADICTED_BY_TABLE | UNSIMULATED_MEMORY_SAVING)
+            key in CONTRADICTED_BY_RECIPE | CONTRADICTED_BY_TABLE | UNSIMULATED_MEMORY_SAVING |
+            UNSIMULATED_EXPERT_SHARDING)
 
 
 # The parenthesised "other quantization granularity" of a release's dense rows, where its page and
@@ -1592,9 +1607,8 @@ AUTOMODEL_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of the
 # backend.enable_fsdp_optimizations (not on the pipeline rows, published at 89e3a9fd, before the
 # option existed: AUTOMODEL_MOE_RULES), the recipe's ep_size; gpt-oss-120b's the run's recipe, the
 # one of 2025-10-08 with the table's GBS 512, LBS 2, EP 64, and gpt-oss-20b's the one of the
-# commit that published it, 89e3a9fd: AUTOMODEL_MOE_RULES). Nemotron V3
-# Ultra 550B is left out:
-# its shape is not in models/ (not published in the sources read).
+# commit that published it, 89e3a9fd: AUTOMODEL_MOE_RULES; Nemotron V3 Ultra 550B's the one of
+# cb976544, which published it: AUTOMODEL_ULTRA_RULES).
 AUTOMODEL_MOE_ROWS = {
     ('pretrain', 'DeepSeek V3 671B', 256): (
         'deepseek-v3', 'deepseek/deepseek_v3_te_deepep.yaml', True, False, True, 64),
@@ -1619,14 +1633,35 @@ AUTOMODEL_MOE_ROWS = {
     ('pretrain', 'Nemotron V3 Super 120B (26.02)', 64): (
         'nemotron3-super-120b-a12b', 'nemotron/nemotron_super_v3_te_deepep.yaml', True, True,
         False, 64),
+    ('pretrain', 'Nemotron V3 Ultra 550B (26.04)', 128): (
+        'nemotron3-ultra-550b-a55b', 'nemotron/nemotron_ultra_v3_te_deepep.yaml', True, True,
+        False, 64),
 }
 # The layers of each model, for the pipeline split (models/*.textproto num_layers).
 AUTOMODEL_MOE_LAYERS = {'deepseek-v3': 61, 'kimi-k2': 61}
 # The models with Mamba-2 layers (hybrid_layer_pattern 'M'): AutoModel's NemotronV3 mixer.
-AUTOMODEL_MAMBA_MODELS = {'nemotron3-nano-30b-a3b', 'nemotron3-super-120b-a12b'}
+AUTOMODEL_MAMBA_MODELS = {'nemotron3-nano-30b-a3b', 'nemotron3-super-120b-a12b',
+                          'nemotron3-ultra-550b-a55b'}
 # The models with shared experts (models/*.textproto num_shared_experts): AutoModel's side stream.
 AUTOMODEL_SHARED_EXPERT_MODELS = {'deepseek-v3', 'kimi-k2', 'nemotron3-nano-30b-a3b',
-                                  'nemotron3-super-120b-a12b'}
+                                  'nemotron3-super-120b-a12b', 'nemotron3-ultra-550b-a55b'}
+# The rows whose recipe trains the model's multi-token-prediction module and computes the loss with
+# a fused linear cross entropy, by model (AUTOMODEL_ULTRA_RULES); every other MoE row trains none
+# and takes MaskedCrossEntropy (AUTOMODEL_MOE_RULES).
+AUTOMODEL_MTP_LINEAR_CE_MODELS = {'nemotron3-ultra-550b-a55b'}
+AUTOMODEL_ULTRA_RULES = """# Nemotron V3 Ultra 550B (26.04), one more rule: the recipe and code of the commit that
+#   published the row, NVIDIA-NeMo/Automodel@cb976544 (#2539, 2026-06-12:
+#   examples/llm_benchmark/nemotron/nemotron_ultra_v3_te_deepep.yaml with the table's GBS 256,
+#   local batch 2, EP 64, 16 nodes; at 36044ad3 the file has local batch 1, GBS 128 and HybridEP,
+#   from 5e0ccc1ef of 2026-06-25): activation checkpointing, moe.reshard_after_forward true,
+#   no enable_fsdp_optimizations (every micro-batch gathers and reduce-scatters), the DeepEP
+#   dispatcher, torch_mm experts, the fake balanced gate, as the MoE rule says; the model's two
+#   multi-token-prediction passes of its one "*E" module trained (num_nextn_predict_layers 2,
+#   mtp_use_repeated_layer true: models/nemotron3.textproto), no multi_token_prediction_layers 0
+#   as the 26.02 rows. Not simulated, left as it is: the loss_fn FusedLinearCrossEntropy
+#   (components/loss/linear_ce.py: cut_cross_entropy's linear_cross_entropy, the logits made
+#   block by block and never stored, remade in the backward), run as Megatron-Core's fused cross
+#   entropy over the stored logits (job torch_cross_entropy unset)."""
 
 
 def hf_model_split(layers, stages):
@@ -1694,20 +1729,22 @@ def automodel(rows, out):
         lora = r['table'] == 'finetune_lora'
         lora_line = ('\n  ' + AUTOMODEL_LORA.format(dropout=f' dropout: {dropout}' if dropout else '')
                      if lora else '')
+        mtp = model in AUTOMODEL_MTP_LINEAR_CE_MODELS
         states_line = ('\n  sixteen_bit_states: true\n  expert_routing { consecutive_experts: true }'
-                       '\n  multi_token_prediction_layers: 0' if moe else '')
+                       + ('' if mtp else '\n  multi_token_prediction_layers: 0') if moe else '')
         if model in AUTOMODEL_MAMBA_MODELS:
             states_line += '\n  mamba_fused_norm_projection: true'
         if not moe:
             states_line += '\n  separate_projections: true'
         if hugging_face:
             states_line += '\n  attention_library: FLASH_ATTENTION_2'
-        loss = 'SIXTEEN_BIT_LOGITS' if moe else 'FP32_UPCAST'
+        loss = '' if mtp else ('\n  torch_cross_entropy: ' +
+                               ('SIXTEEN_BIT_LOGITS' if moe else 'FP32_UPCAST'))
         tag = re.sub(r'[^a-z0-9.]+', '-', f'{r["table"]} {model} {gpus}'.lower())
         name = f'automodel-{r["system"].lower()}-bf16-{tag}'
         text = f"""# {r['release']} {r['table']}: {r['model']} on {gpus} {r['system']} GPUs, BF16, PyTorch FSDP2.
 # Generated by tools/make_validation_scenarios.py from the reference data's megatron_bridge_nemo.csv.
-{AUTOMODEL_RULES.format(yaml=yaml)}{chr(10) + AUTOMODEL_MOE_RULES if moe else ''}
+{AUTOMODEL_RULES.format(yaml=yaml)}{chr(10) + AUTOMODEL_MOE_RULES if moe else ''}{chr(10) + AUTOMODEL_ULTRA_RULES if mtp else ''}
 name: "{name}"
 model: "{model}"
 job {{
@@ -1715,8 +1752,7 @@ job {{
   sequence_length: {r['seq_len']}
   precision: BF16
   optimizer: ADAM
-  steps: 1{states_line}{lora_line}
-  torch_cross_entropy: {loss}
+  steps: 1{states_line}{lora_line}{loss}
 }}
 cluster {{ instance: "{instance}" {cluster} fabric: "ib-rail-optimized" }}
 parallelism {{

@@ -5,6 +5,7 @@
 #include "sim/workload/mamba_layer.h"
 
 #include <array>
+#include <cmath>
 #include <catch2/catch.hpp>
 
 #include "sim/hw/compute_model.h"
@@ -35,7 +36,7 @@ const LayerOp& mamba_op(const std::vector<LayerOp>& ops, const std::string& name
   return ops.front();
 }
 
-TEST_CASE("Nemotron 3 Nano and Super count their published parameters, layer by layer") {
+TEST_CASE("Nemotron 3 Nano, Super and Ultra count their published parameters, layer by layer") {
   // Nano: Mamba 2688 + 2688 x 10304 + 6144 x 5 + 3 x 64 + 4096 + 4096 x 2688 = 39,782,592 (23
   // layers); attention 2688 + 2688 x 36 x 128 + 4096 x 2688 = 23,395,968 (6); MoE 2688 + 2688 x
   // 128 + 128 x 2 x 2688 x 1856 + 2 x 2688 x 3712 = 1,297,436,160 of which 6 routed experts use
@@ -48,6 +49,23 @@ TEST_CASE("Nemotron 3 Nano and Super count their published parameters, layer by 
   const schema::Model& super = shipped_model("nemotron3-super-120b-a12b");
   CHECK(parameter_count(super) == 120668687360);
   CHECK(active_parameter_count(super, false) == 12233346048);
+  // Ultra: Mamba 8192 + 8192 x 35072 + 18432 x 5 + 3 x 256 + 16384 + 16384 x 8192 = 421,645,056
+  // (48 layers); attention 8192 + 8192 x 8704 + 8192 x 8192 = 138,420,224 (12); LatentMoE 8192 +
+  // 8192 x 512 + 512 x 2 x 2048 x 5120 + 2 x 8192 x 10240 + 2 x 8192 x 2048 = 10,942,947,328 of
+  // which 22 routed experts use 666,902,528 (48); embedding and output 2 x 131072 x 8192, final
+  // norm 8192. The report's 550B total and 55B active (without the input embedding), within 0.5%.
+  const schema::Model& ultra = shipped_model("nemotron3-ultra-550b-a55b");
+  CHECK(parameter_count(ultra) == 549308968960);
+  CHECK(active_parameter_count(ultra, false) == 54985076736);
+  CHECK(std::abs(parameter_count(ultra) / 550e9 - 1) < 0.005);
+  CHECK(std::abs(active_parameter_count(ultra, false) / 55e9 - 1) < 0.005);
+  // Its one shared MTP module (an attention and a LatentMoE layer, three norms, the 2h x h
+  // projection) is counted apart: with it 560.5B, the Hugging Face page's 561B.
+  const auto ultra_parts = transformer_parameters(ultra.transformer());
+  CHECK(ultra_parts.multi_token_prediction ==
+        138420224.0 + 10942947328.0 + 3 * 8192 + 2.0 * 8192 * 8192);
+  CHECK(std::abs((parameter_count(ultra) + ultra_parts.multi_token_prediction) / 561e9 - 1) <
+        0.005);
   // The layers' parameters split into the routed experts and the rest.
   const LayerParameters layers = layer_parameters(nano.transformer(), 0, 52);
   CHECK(layers.routed == 23.0 * 128 * 2 * 2688 * 1856);
