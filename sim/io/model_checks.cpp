@@ -52,6 +52,16 @@ void check_moe(const FieldChecker& moe, const s::Transformer& t) {
                                     std::to_string(m.first_dense_layers()) +
                                     " first_dense_layers of " + std::to_string(t.num_layers()));
   }
+  if (moe.non_negative("hash_routed_layers") && m.hash_routed_layers() > 0) {
+    if (m.hash_routed_layers() > t.num_layers() && t.num_layers() > 0) {
+      moe.error("hash_routed_layers", "must not exceed num_layers (" +
+                                          std::to_string(t.num_layers()) + ")");
+    } else if (m.first_dense_layers() > 0 || m.layer_interval() > 1) {
+      moe.error("hash_routed_layers",
+                "routes the first layers' experts: needs every layer with experts "
+                "(first_dense_layers 0, layer_interval 1)");
+    }
+  }
 }
 
 void check_latent_attention(const FieldChecker& t) {
@@ -62,6 +72,67 @@ void check_latent_attention(const FieldChecker& t) {
   mla.at_least("q_lora_rank", 1);
   for (const char* f : {"num_kv_heads", "head_dim", "qk_norm", "qkv_bias"}) {
     if (t.has(f)) t.error(f, "does not apply with latent_attention (its own head dimensions)");
+  }
+}
+
+// DeepSeek V4's attention: its shape, one compress ratio a layer (0, 4 or 128), the indexer when
+// a layer has ratio 4, and none of the other attentions' fields.
+void check_compressed_sparse_attention(const FieldChecker& t) {
+  const auto& m = static_cast<const s::Transformer&>(t.message());
+  const FieldChecker csa = t.child("compressed_sparse_attention");
+  const s::CompressedSparseAttention& c = m.compressed_sparse_attention();
+  for (const char* f : {"q_lora_rank", "head_dim", "qk_rope_head_dim", "o_lora_rank", "o_groups",
+                        "window_tokens"}) {
+    csa.require(f) && csa.at_least(f, 1);
+  }
+  if (c.qk_rope_head_dim() >= c.head_dim() && c.head_dim() > 0) {
+    csa.error("qk_rope_head_dim",
+              "must be less than head_dim (" + std::to_string(c.head_dim()) + "), got " +
+                  std::to_string(c.qk_rope_head_dim()));
+  }
+  if (c.o_groups() > 0 && m.num_attention_heads() % c.o_groups() != 0) {
+    csa.error("o_groups", "must divide num_attention_heads (" +
+                              std::to_string(m.num_attention_heads()) + "), got " +
+                              std::to_string(c.o_groups()));
+  }
+  if (csa.size("compress_ratios") != m.num_layers()) {
+    csa.error("compress_ratios", "has " + std::to_string(csa.size("compress_ratios")) +
+                                     " entries, one a layer: num_layers is " +
+                                     std::to_string(m.num_layers()));
+  }
+  bool indexed = false;
+  for (int i = 0; i < c.compress_ratios_size(); ++i) {
+    const int ratio = c.compress_ratios(i);
+    if (ratio != 0 && ratio != 4 && ratio != 128) {
+      csa.error("compress_ratios",
+                "is " + std::to_string(ratio) +
+                    ": 0 (window only), 4 (indexed compressed keys) or 128 (all compressed keys)",
+                i);
+    }
+    indexed = indexed || ratio == 4;
+  }
+  for (const char* f : {"index_n_heads", "index_head_dim", "index_topk"}) {
+    if (indexed) {
+      csa.require(f) && csa.at_least(f, 1);
+    } else if (csa.has(f)) {
+      csa.error(f, "applies to the indexer of ratio-4 layers, and compress_ratios has none");
+    }
+  }
+  for (const char* f : {"latent_attention", "num_kv_heads", "head_dim", "qk_norm", "qkv_bias",
+                        "sliding_window", "hybrid_layer_pattern", "parallel_attention_mlp"}) {
+    if (t.has(f)) t.error(f, "does not apply with compressed_sparse_attention");
+  }
+  if (m.kind() == s::ENCODER) {
+    t.error("compressed_sparse_attention", "applies to DECODER models only (causal windows)");
+  }
+}
+
+void check_hyper_connections(const FieldChecker& t) {
+  const FieldChecker hc = t.child("hyper_connections");
+  hc.require("streams") && hc.at_least("streams", 2);
+  hc.require("sinkhorn_iterations") && hc.at_least("sinkhorn_iterations", 1);
+  if (t.has("hybrid_layer_pattern")) {
+    t.error("hyper_connections", "is not simulated with hybrid_layer_pattern");
   }
 }
 
@@ -178,6 +249,8 @@ void check_transformer(const FieldChecker& t) {
     t.error("moe_latent_size", "applies with moe");
   }
   if (t.has("latent_attention")) check_latent_attention(t);
+  if (t.has("compressed_sparse_attention")) check_compressed_sparse_attention(t);
+  if (t.has("hyper_connections")) check_hyper_connections(t);
   t.non_negative("multi_token_prediction_layers");
   if (t.has("multi_token_prediction_pattern") && !t.has("hybrid_layer_pattern")) {
     t.error(

@@ -24,6 +24,7 @@
 #include "sim/serve/speculative_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
+#include "sim/workload/unsimulated_layers.h"
 
 namespace clustersim {
 namespace {
@@ -544,6 +545,11 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
       root.error("model", "\"" + m.model() +
                               "\" is a hybrid (Mamba) model: serving it is not "
                               "simulated yet");
+      loaded->model = nullptr;
+    } else if (loaded->model && !unsimulated_layers(loaded->model->transformer()).empty()) {
+      root.error("model", "\"" + m.model() + "\" has " +
+                              unsimulated_layers(loaded->model->transformer()) +
+                              ": serving it is not simulated yet");
       loaded->model = nullptr;
     }
   }

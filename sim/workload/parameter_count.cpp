@@ -7,6 +7,9 @@
 //   MLP        2*h*f, gated 3*h*f                              [+ f (x2 gated) + h biases]
 //   MoE        (experts + shared) * MLP of the expert width + h*experts router [+ experts bias]
 //   norms      2 per layer: 2h each for LayerNorm, h for RMSNorm
+//   DeepSeek V4 compressed sparse attention and hyper-connections: see CompressedSparseAttention
+//              and HyperConnections in model.proto (each layer's compressor and indexer by its
+//              compress ratio)
 //   hybrid     one norm and one block per pattern letter: Mamba-2 mixer (mamba_layer.h),
 //              attention, MLP or MoE (LatentMoE: + 2 h latent, experts at the latent width)
 // Checks: Llama-2-7B gives 6,738,415,616 and BERT-large 335,141,888 (+ heads), as published.
@@ -46,10 +49,70 @@ int64_t latent_attention_parameters(const schema::Transformer& t) {
   return q + kv + a * m.v_head_dim() * h;
 }
 
+// DeepSeek V4's attention of a window-only layer: query bottleneck, the key-value head, the
+// grouped low-rank output.
+int64_t compressed_sparse_attention_parameters(const schema::Transformer& t) {
+  const schema::CompressedSparseAttention& c = t.compressed_sparse_attention();
+  const int64_t h = t.hidden_size(), a = t.num_attention_heads();
+  const int64_t q = c.q_lora_rank(), d = c.head_dim();
+  const int64_t grouped = int64_t{c.o_groups()} * c.o_lora_rank();
+  return h * q + q + q * a * d + h * d + d + a * d / c.o_groups() * grouped + grouped * h;
+}
+
+// A compressor pooling `ratio` tokens into entries of `dim`: wkv and wgate, the position bias, the
+// norm. Ratio-4 pools overlap their neighbours' (Megatron-Core's Compressor: coff 2).
+int64_t compressor_parameters(int64_t h, int ratio, int64_t dim) {
+  const int64_t coff = ratio == 4 ? 2 : 1;
+  return 2 * h * coff * dim + ratio * coff * dim + dim;
+}
+
+// What attending to compressed keys adds to layer `layer`: its compressor, and in a ratio-4 layer
+// the indexer (query and weight projections, its own compressor).
+int64_t compressed_keys_parameters(const schema::Transformer& t, int layer) {
+  if (!t.has_compressed_sparse_attention()) return 0;
+  const schema::CompressedSparseAttention& c = t.compressed_sparse_attention();
+  const int ratio = c.compress_ratios(layer);
+  if (ratio == 0) return 0;
+  const int64_t h = t.hidden_size();
+  int64_t out = compressor_parameters(h, ratio, c.head_dim());
+  if (ratio == 4) {
+    out += int64_t{c.q_lora_rank()} * c.index_n_heads() * c.index_head_dim() +
+           h * c.index_n_heads() + compressor_parameters(h, ratio, c.index_head_dim());
+  }
+  return out;
+}
+
+int64_t compressed_keys_parameters(const schema::Transformer& t, int first, int count) {
+  int64_t out = 0;
+  for (int layer = first; layer < first + count; ++layer) {
+    out += compressed_keys_parameters(t, layer);
+  }
+  return out;
+}
+
+// The hyper-connections of one layer (before its attention and before its MLP), and the
+// contraction of the streams to one at the end of the model (and of each multi-token-prediction
+// module).
+int64_t hyper_connection_layer_parameters(const schema::Transformer& t) {
+  if (!t.has_hyper_connections()) return 0;
+  const int64_t n = t.hyper_connections().streams(), h = t.hidden_size();
+  const int64_t mixes = n * n + 2 * n;
+  return 2 * (n * h * mixes + mixes + 3);
+}
+
+int64_t hyper_connection_contraction_parameters(const schema::Transformer& t) {
+  if (!t.has_hyper_connections()) return 0;
+  const int64_t n = t.hyper_connections().streams();
+  return n * n * t.hidden_size() + n + 1;
+}
+
 int64_t attention_parameters(const schema::Transformer& t) {
   const int64_t h = t.hidden_size(), a = t.num_attention_heads();
   const int64_t sinks = t.attention_sinks() ? a : 0;
   if (t.has_latent_attention()) return latent_attention_parameters(t) + sinks;
+  if (t.has_compressed_sparse_attention()) {
+    return compressed_sparse_attention_parameters(t) + sinks;
+  }
   const int64_t k = kv_heads(t);
   const int64_t d = head_dim(t);
   const int64_t qkv_bias = a * d + 2 * k * d;
@@ -124,7 +187,8 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
   p.embedding += int64_t{t.token_type_vocab_size()} * h;
   if (t.kind() == schema::ENCODER) p.embedding += norm_parameters(t);  // BERT embedding LayerNorm
 
-  const int64_t attention = attention_parameters(t) + 2 * norm_parameters(t);
+  const int64_t attention =
+      attention_parameters(t) + 2 * norm_parameters(t) + hyper_connection_layer_parameters(t);
   const int64_t dense_layer = attention + mlp_parameters(t, t.ffn_hidden_size(), h);
   const int moe_layers = moe_layer_count(t);
   p.per_layer = dense_layer;
@@ -140,6 +204,9 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
   p.layers = dense_layers * dense_layer + moe_layers * (moe_layers > 0 ? p.per_layer : 0);
   p.active_layers =
       dense_layers * dense_layer + moe_layers * (moe_layers > 0 ? p.active_per_layer : 0);
+  const int64_t compressed_keys = compressed_keys_parameters(t, 0, t.num_layers());
+  p.layers += compressed_keys;
+  p.active_layers += compressed_keys;
   if (t.has_hybrid_layer_pattern()) {
     // One norm and one block a layer; per_layer stays an 'E' layer's.
     const int64_t norm = norm_parameters(t);
@@ -153,14 +220,17 @@ TransformerParameters transformer_parameters(const schema::Transformer& t) {
   }
   // Multi-token prediction: a layer of the last kind (a hybrid model: its module pattern's
   // layers), hidden and embedding norms, the 2h x h projection and its own final norm; shared
-  // modules once.
+  // modules once. A module's layer attends within the window only (no compressed keys); with
+  // hyper-connections it contracts its streams itself.
   const int64_t module_layers = t.has_hybrid_layer_pattern()
                                     ? static_cast<int64_t>(hybrid_module_layer_parameters(t).all)
                                     : p.per_layer;
-  const int64_t mtp = module_layers + 3 * norm_parameters(t) + 2 * h * h;
+  const int64_t mtp = module_layers + 3 * norm_parameters(t) + 2 * h * h +
+                      hyper_connection_contraction_parameters(t);
   p.multi_token_prediction = multi_token_prediction_weight_copies(t) * mtp;
 
   if (t.kind() == schema::DECODER) p.head += norm_parameters(t);  // final norm (pre-norm models)
+  p.head += hyper_connection_contraction_parameters(t);
   if (!t.tied_embeddings()) p.head += v * h;
   if (t.pretraining_heads()) {
     // Pooler (h*h + h), masked-LM transform (h*h + h + norm) and output bias (v), NSP (2h + 2).
@@ -177,6 +247,7 @@ LayerParameters layer_parameters(const schema::Transformer& t, int first, int co
     out.all = static_cast<double>(p.dense_per_layer) * (count - moe) +
               static_cast<double>(p.per_layer) * moe;
     out.routed = static_cast<double>(p.routed_experts_per_layer) * moe;
+    out.all += static_cast<double>(compressed_keys_parameters(t, first, count));
     return out;
   }
   for (int layer = first; layer < first + count; ++layer) {
@@ -193,9 +264,11 @@ int multi_token_prediction_weight_copies(const schema::Transformer& t) {
 MultiTokenPredictionParameters multi_token_prediction_parameters(
     const schema::Transformer& t, const TransformerParameters& params) {
   const int copies = multi_token_prediction_weight_copies(t);
-  const LayerParameters layers = t.has_hybrid_layer_pattern()
-                                     ? hybrid_module_layer_parameters(t)
-                                     : layer_parameters(t, t.num_layers() - 1, 1);
+  LayerParameters layers = t.has_hybrid_layer_pattern()
+                               ? hybrid_module_layer_parameters(t)
+                               : layer_parameters(t, t.num_layers() - 1, 1);
+  // The module's layer is of the last layer's kind but attends within the window only.
+  layers.all -= static_cast<double>(compressed_keys_parameters(t, t.num_layers() - 1));
   MultiTokenPredictionParameters out;
   for (int m = 0; m < copies; ++m) out.layers += layers;
   out.other = static_cast<double>(params.multi_token_prediction) - layers.all * copies;

@@ -10,7 +10,9 @@ namespace clustersim {
 // Parameters of a transformer, split the way the memory model and the pipeline split need them.
 struct TransformerParameters {
   int64_t embedding = 0;  // token (+ learned position, + token type) tables and embedding norm
-  // One transformer layer, all experts included (a MoE model: one of its MoE layers).
+  // One transformer layer, all experts included (a MoE model: one of its MoE layers). With
+  // compressed sparse attention, a window-only layer's: the compressed keys' parameters differ by
+  // layer and are in `layers` and layer_parameters only.
   int64_t per_layer = 0;
   int64_t dense_per_layer = 0;           // one layer with a dense MLP of ffn_hidden_size
   int64_t routed_experts_per_layer = 0;  // the routed experts of one MoE layer (in per_layer)

@@ -935,6 +935,85 @@ TEST_CASE("a YaRN factor must be finite, exceed 1 and needs a rotary embedding o
         "latent_attention\n");
 }
 
+// DeepSeek V4's attention on the 32-layer test shape (lines 7 to 11): `ratios` one a layer, then
+// `rest` on line 10; `o_groups` and `rope` on line 8.
+std::string compressed_attention(const std::string& ratios, const std::string& rest = "",
+                                 const std::string& o_groups = "4",
+                                 const std::string& rope = "64") {
+  return "compressed_sparse_attention {\n      q_lora_rank: 1024 head_dim: 128 qk_rope_head_dim: " +
+         rope + " o_lora_rank: 512 o_groups: " + o_groups +
+         " window_tokens: 128\n      compress_ratios: [" + ratios + "]\n      " + rest +
+         "\n    }";
+}
+
+// 32 ratios: two window-only layers, then 4 and 128 alternating.
+std::string ratios32(const std::string& last = "128") {
+  std::string out = "0, 0";
+  for (int i = 2; i < 31; ++i) out += i % 2 == 0 ? ", 4" : ", 128";
+  return out + ", " + last;
+}
+
+const char* const kIndexer = "index_n_heads: 8 index_head_dim: 64 index_topk: 256 ";
+
+TEST_CASE("compressed sparse attention is checked field by field") {
+  CHECK(catalog_errors(transformer_model("m", compressed_attention(ratios32(), kIndexer) +
+                                                  " hyper_connections { streams: 4 "
+                                                  "sinkhorn_iterations: 20 }")) == "");
+  // One ratio a layer, each of those Megatron-Core builds.
+  CHECK(catalog_errors(transformer_model("m", compressed_attention("0, 4", kIndexer))) ==
+        "c.textproto:9:7: model[0].transformer.compressed_sparse_attention.compress_ratios: has 2 "
+        "entries, one a layer: num_layers is 32\n");
+  CHECK(catalog_errors(transformer_model("m", compressed_attention(ratios32("8"), kIndexer))) ==
+        "c.textproto:9:7: model[0].transformer.compressed_sparse_attention.compress_ratios[31]: "
+        "is 8: 0 (window only), 4 (indexed compressed keys) or 128 (all compressed keys)\n");
+  // The indexer with ratio-4 layers, and only then.
+  CHECK(catalog_errors(transformer_model("m", compressed_attention(ratios32()))) ==
+        "c.textproto:7:5: model[0].transformer.compressed_sparse_attention.index_n_heads: is "
+        "required\n"
+        "c.textproto:7:5: model[0].transformer.compressed_sparse_attention.index_head_dim: is "
+        "required\n"
+        "c.textproto:7:5: model[0].transformer.compressed_sparse_attention.index_topk: is "
+        "required\n");
+  std::string window_only = "0";
+  for (int i = 1; i < 32; ++i) window_only += ", 128";
+  CHECK(catalog_errors(
+            transformer_model("m", compressed_attention(window_only, "index_topk: 8 "))) ==
+        "c.textproto:10:7: model[0].transformer.compressed_sparse_attention.index_topk: applies to "
+        "the indexer of ratio-4 layers, and compress_ratios has none\n");
+  // Its shape: groups of heads, a rotary part inside the head.
+  CHECK(catalog_errors(transformer_model("m", compressed_attention(ratios32(), kIndexer, "5"))) ==
+        "c.textproto:8:77: model[0].transformer.compressed_sparse_attention.o_groups: must divide "
+        "num_attention_heads (32), got 5\n");
+  CHECK(catalog_errors(
+            transformer_model("m", compressed_attention(ratios32(), kIndexer, "4", "128"))) ==
+        "c.textproto:8:39: model[0].transformer.compressed_sparse_attention.qk_rope_head_dim: must "
+        "be less than head_dim (128), got 128\n");
+  // No other attention's fields beside it.
+  CHECK(catalog_errors(transformer_model(
+            "m", "num_kv_heads: 8 " + compressed_attention(ratios32(), kIndexer))) ==
+        "c.textproto:7:5: model[0].transformer.num_kv_heads: does not apply with "
+        "compressed_sparse_attention\n");
+}
+
+TEST_CASE("hyper-connections and hash-routed layers are checked") {
+  CHECK(catalog_errors(transformer_model(
+            "m", "hyper_connections { streams: 1 sinkhorn_iterations: 0 }")) ==
+        "c.textproto:7:25: model[0].transformer.hyper_connections.streams: must be >= 2, got 1\n"
+        "c.textproto:7:36: model[0].transformer.hyper_connections.sinkhorn_iterations: must be "
+        ">= 1, got 0\n");
+  CHECK(catalog_errors(transformer_model(
+            "m", "moe { num_experts: 8 experts_per_token: 2 hash_routed_layers: 3 }")) == "");
+  CHECK(catalog_errors(transformer_model("m",
+                                         "moe { num_experts: 8 experts_per_token: 2 "
+                                         "first_dense_layers: 1 hash_routed_layers: 3 }")) ==
+        "c.textproto:7:69: model[0].transformer.moe.hash_routed_layers: routes the first layers' "
+        "experts: needs every layer with experts (first_dense_layers 0, layer_interval 1)\n");
+  CHECK(catalog_errors(transformer_model(
+            "m", "moe { num_experts: 8 experts_per_token: 2 hash_routed_layers: 33 }")) ==
+        "c.textproto:7:47: model[0].transformer.moe.hash_routed_layers: must not exceed "
+        "num_layers (32)\n");
+}
+
 TEST_CASE("a published active count the shape does not give is rejected") {
   // Llama-2-7B is dense: its active count is its total, 6,738,415,616 (6,607,343,616 without
   // the 32000 x 4096 embedding table).

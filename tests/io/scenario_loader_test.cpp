@@ -200,6 +200,14 @@ TEST_CASE("the MoE models load for training, a sliding window without context pa
   CHECK(scenario_errors(scenario("qwen3-30b-a3b")) == "");
 }
 
+TEST_CASE("a model with DeepSeek V4's attention and hyper-connections is refused for training") {
+  // Its parameters are counted (parameter_count_test); its step is not simulated yet.
+  CHECK(scenario_errors(scenario("deepseek-v4-flash")) ==
+        "s.textproto:2:1: model: \"deepseek-v4-flash\" has compressed sparse attention (DeepSeek "
+        "V4's windows, compressed keys and indexer) and hyper-connections (several residual "
+        "streams): not simulated in the training step yet\n");
+}
+
 TEST_CASE("an expert-parallel degree must divide the experts, an expert TP degree their width") {
   CHECK(scenario_errors(scenario("mixtral-8x7b", "token_budget: 1e9 sequence_length: 4096",
                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",

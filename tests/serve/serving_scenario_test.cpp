@@ -62,6 +62,17 @@ TEST_CASE("a zero request rate is an error at its field") {
   CHECK(t->messages() == "s.textproto:4:3: traffic.rate_per_s: must be > 0, got 0\n");
 }
 
+TEST_CASE("a model with DeepSeek V4's attention is refused for serving at its field") {
+  std::string text = kGood;
+  text.replace(text.find("llama2-7b"), 9, "deepseek-v4-flash");
+  auto t = load_serving_text(text);
+  CHECK(t->loaded == nullptr);
+  CHECK(t->messages() ==
+        "s.textproto:1:1: model: \"deepseek-v4-flash\" has compressed sparse attention (DeepSeek "
+        "V4's windows, compressed keys and indexer) and hyper-connections (several residual "
+        "streams): serving it is not simulated yet\n");
+}
+
 TEST_CASE("a request longer than the model's context is an error") {
   std::string text = kGood;
   text.replace(text.find("fixed: 512"), 10, "fixed: 4000");

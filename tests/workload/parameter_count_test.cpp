@@ -224,6 +224,50 @@ TEST_CASE("Llama 4's text models reproduce the cards' figures") {
   CHECK(std::abs(active_parameter_count(maverick, true) / 17e9 - 1) < 0.011);  // 17.18B
 }
 
+TEST_CASE("DeepSeek V4 Flash's shape gives its card's 284B and 13B, each layer by its ratio") {
+  const schema::Model& flash =
+      *testing::shipped_catalog().models().find("deepseek-v4-flash")->value;
+  const schema::Transformer& t = flash.transformer();
+  // h 4096, 64 heads of d 512, q_lora 1024, o_lora 1024 in 8 groups, 64 sinks.
+  const double h = 4096, d = 512, q = 1024, v = 129280;
+  const double attention = h * q + q + q * 64 * d + h * d + d + (64 * d / 8) * (8 * 1024) +
+                           8 * 1024 * h + 64;
+  // Compressors: ratio 4 overlaps (2 x dim per entry), ratio 128 does not; wkv, wgate, the
+  // position bias, the norm. The indexer: 64 x 128 queries from q, 64 weights from h, its own
+  // ratio-4 compressor at 128.
+  const double compressor4 = 2 * h * 2 * d + 4 * 2 * d + d;
+  const double compressor128 = 2 * h * d + 128 * d + d;
+  const double indexer = q * 64 * 128 + h * 64 + (2 * h * 2 * 128 + 4 * 2 * 128 + 128);
+  // Two hyper-connections a layer over 4 streams: 4h -> 16 + 8 mixes, their bias, 3 scales.
+  const double hyper = 2 * (4 * h * 24 + 24 + 3);
+  const double expert = 3 * h * 2048;
+  const double layer = attention + 2 * h + hyper + 257 * expert + h * 256;  // + router
+  const double ends = v * h + (v * h + h) + (16 * h + 4 + 1);  // embedding; head; contraction
+  // 2 window-only layers, 21 of ratio 4, 20 of ratio 128.
+  const double total = ends + 43 * layer + 21 * (compressor4 + indexer) + 20 * compressor128;
+  CHECK(static_cast<double>(parameter_count(flash)) == total);
+  CHECK(parameter_count(flash) == 284332230231);
+  CHECK(std::abs(static_cast<double>(parameter_count(flash)) / 284e9 - 1) < 0.005);
+  // Active, the embedding excluded: 13.27B, which "13B" rounds (2.1% over; 13.80B with the
+  // table would not).
+  const double active = static_cast<double>(active_parameter_count(flash, false));
+  CHECK(active == total - v * h - 43 * 250 * expert);
+  CHECK(active >= 12.5e9);
+  CHECK(active < 13.5e9);
+  CHECK(static_cast<double>(active_parameter_count(flash, true)) >= 13.5e9);
+  // Each layer carries its own ratio's compressed keys; the pipeline split sees them.
+  CHECK(layer_parameters(t, 0, 1).all == layer);
+  CHECK(layer_parameters(t, 2, 1).all == layer + compressor4 + indexer);
+  CHECK(layer_parameters(t, 3, 1).all == layer + compressor128);
+  CHECK(layer_parameters(t, 0, 43).all == total - ends);
+  // The MTP module: a window-only layer, three norms, e_proj and h_proj, its own contraction.
+  const auto p = transformer_parameters(t);
+  CHECK(static_cast<double>(p.multi_token_prediction) == layer + 3 * h + 2 * h * h + 16 * h + 5);
+  const MultiTokenPredictionParameters mtp = multi_token_prediction_parameters(t, p);
+  CHECK(mtp.layers.all == layer);
+  CHECK(mtp.other == 3 * h + 2 * h * h + 16 * h + 5);
+}
+
 TEST_CASE("DeepSeek-V3's multi-token-prediction module is 11.6B (685B - 671B with copies)") {
   // README of deepseek-ai/DeepSeek-V3: 14B of MTP weights, which include copies of the
   // 129280 x 7168 embedding and output head (1.853B).
