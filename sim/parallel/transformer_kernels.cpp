@@ -238,10 +238,12 @@ TransformerKernels time_transformer_kernels(const s::Transformer& t, const s::Tr
     // The last layers in 16 bits (fp4_overrides.sixteen_bit_last_layers), their all-gathers too.
     LayerShape sixteen = shape;
     sixteen.gemm_input_bytes = sixteen.gathered_gradient_bytes = 2;
+    std::array<bool, kLayerKinds> timed{};
     for (int layer = first_sixteen_bit_layer(t, job); layer < t.num_layers(); ++layer) {
       const LayerKind kind = layer_kind(t, layer);
+      if (timed[static_cast<int>(kind)]) continue;
+      timed[static_cast<int>(kind)] = true;
       LayerTimes& times = k.sixteen_bit_layers[static_cast<int>(kind)];
-      if (times.forward.total() > Picoseconds()) continue;
       times = time_layer_kind(t, job, p, compute, groups, sixteen, kind, true);
       if (routes_to_experts(kind)) add_expert_layer_waits(host, p, compute.gpu(), &times);
     }

@@ -34,7 +34,7 @@ bool has_quantized_module(const s::Transformer& t, s::QuantizedModule module) {
   switch (module) {
     case s::ATTENTION_QKV:
     case s::ATTENTION_OUT:
-      return t.hybrid_layer_pattern().empty() || pattern.find('*') != std::string::npos;
+      return pattern.empty() || pattern.find('*') != std::string::npos;
     case s::LATENT_PROJECTIONS:
       return t.has_moe_latent_size();
     case s::MAMBA_OUT_PROJECTION:
