@@ -896,13 +896,14 @@ NEMOTRON_3_SUPER_NVFP4 = {
               '2.16'),
     '26.08': ('v0.6.0 src/megatron/bridge/perf_recipes/nemotronh/common.py and gb200, gb300/'
               'nemotronh.py', '2.17')}
-NEMOTRON_3_SUPER_NVFP4_RULES = """# Nemotron 3 Super NVFP4 rows, one more rule for all of a release's ({recipe}):
-#   set_nemotron_3_super_common_configs (v0.6.0 _nemotron_3_super_nvfp4_precision) runs
-#   nemotron_3_super_bf16_with_nvfp4_mixed (src/megatron/bridge/training/mixed_precision.py:
+NEMOTRON_3_SUPER_NVFP4_RULES = """# Nemotron 3 Super NVFP4 rows, one more rule for all of a release's
+#   ({recipe}): set_nemotron_3_super_common_configs (v0.6.0 _nemotron_3_super_nvfp4_precision)
+#   runs nemotron_3_super_bf16_with_nvfp4_mixed (src/megatron/bridge/training/mixed_precision.py:
 #   bf16_with_nvfp4_mixed, fp4 "e2m1", fp4_recipe "nvfp4", with first_last_layers_bf16 = True
 #   and num_layers_at_end_in_bf16 = 14; v0.4.0 sets the same two fields in place) with
-#   fp4_param_gather = False ("Disabled until MCore PR 4358 lands"; v0.4.0 never sets it): BF16
-#   weights, all-gathered in BF16 and cast to NVFP4 once per step; and the model's quant_recipe
+#   fp4_param_gather = False ("Disabled until MCore PR 4358 lands"; v0.4.0 leaves it at
+#   MixedPrecisionConfig's default, False): BF16 weights, all-gathered in BF16 and cast to NVFP4
+#   once per step; and the model's quant_recipe
 #   te_quant.cfg (the same file in every release): the attention's linear_qkv and linear_proj,
 #   the LatentMoE's fc1_latent_proj and fc2_latent_proj and the multi-token-prediction block in
 #   BF16, the Mamba mixers' out_proj in MXFP8, the rest of each layer (Mamba in_proj, the routed
