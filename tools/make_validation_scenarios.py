@@ -9,9 +9,10 @@ and mixture-of-experts row of a model the step simulates (BRIDGE_MOE_MODELS; bri
 hybrid Mamba-Transformer ones, BRIDGE_HYBRID_MODELS: bridge-hybrid-*), and LoRA row of a release
 whose recipe was read (BRIDGE_LORA; bridge-lora-*), of megatron_bridge_nemo.csv on a system the
 catalog has (those of CHECK_SYSTEMS as bridge-check-*, fitted on nothing; but those the step
-model cannot run as published: NVFP4 outside the dense models, the unnamed alternative
-granularity, and the rows named at CONTRADICTED_BY_RECIPE, UNSIMULATED_MEMORY_SAVING,
-UNSIMULATED_EXPERT_SHARDING and NVL72_SYSTEMS below), and per NeMo AutoModel row of the same
+model cannot run as published: NVFP4 outside the dense models and Nemotron 3 Super
+(NEMOTRON_3_SUPER_NVFP4), the unnamed alternative granularity, and the rows named at
+CONTRADICTED_BY_RECIPE, UNSIMULATED_MEMORY_SAVING, UNSIMULATED_EXPERT_SHARDING and NVL72_SYSTEMS
+below), and per NeMo AutoModel row of the same
 file (PyTorch FSDP2, AUTOMODEL_ROWS and the mixture-of-experts AUTOMODEL_MOE_ROWS; automodel-*), and per context-parallel row of NeMo's
 long-sequence page (nemo-longctx-*, LONG_CONTEXT_TABLES), each with its published figure. Unknowns
 are set by one rule per table (per release for megatron_bridge_nemo.csv), never per row (see the
@@ -895,6 +896,66 @@ NEMOTRON_3_SUPER_RULES = """# Nemotron 3 Super, one rule for all its releases (2
 #   block). The DGX-B200 rows (26.04, 26.04.01: _B200, TP 1, EP 64) recompute their recipe's
 #   recompute_modules ["moe_act", "layernorm"] (NEMOTRON_3_RECOMPUTE_MODULES)."""
 
+# Nemotron 3 Super's NVFP4 rows (groups "<system> NVFP4 hybrid"), one rule per release key: the
+# release's recipe and the Transformer Engine it pins (Megatron-Bridge uv.lock: v0.4.0
+# TransformerEngine@71bbefbf 2.14.0, v0.4.2 @366798ef 2.14.1, v0.5.0 @4220403e and v0.5.1
+# @b9d690e0 2.16.0, v0.6.0 @4329ff84 2.17.1; docs/versions1.json pairs 26.04.01 with v0.4.2,
+# 26.06.01 with v0.5.1, 26.08 with v0.6.0, whose Nemotron 3 configs are their .0's). Every pin
+# has the fused NVFP4 cast (NVFP4_CAST_RULES False) and NVFP4 grouped GEMMs for the experts
+# (2.14's GroupedLinear quantizes its inputs through split_quantize's NVFP4 path with the Hadamard
+# transform, pytorch/csrc/extensions/cast.cpp split_quantize_nvfp4_impl_with_rht_helper).
+NEMOTRON_3_SUPER_NVFP4 = {
+    '26.04': ('v0.4.0 and v0.4.2 scripts/performance/configs/nemotronh/nemotron_3_llm_pretrain.py',
+              '2.14'),
+    '26.06': ('v0.5.0 and v0.5.1 scripts/performance/configs/nemotronh/nemotron_3_llm_pretrain.py',
+              '2.16'),
+    '26.08': ('v0.6.0 src/megatron/bridge/perf_recipes/nemotronh/common.py and gb200, gb300/'
+              'nemotronh.py', '2.17')}
+NEMOTRON_3_SUPER_NVFP4_RULES = """# Nemotron 3 Super NVFP4 rows, one more rule for all of a release's
+#   ({recipe}): set_nemotron_3_super_common_configs (v0.6.0 _nemotron_3_super_nvfp4_precision)
+#   runs nemotron_3_super_bf16_with_nvfp4_mixed (src/megatron/bridge/training/mixed_precision.py:
+#   bf16_with_nvfp4_mixed, fp4 "e2m1", fp4_recipe "nvfp4", with first_last_layers_bf16 = True
+#   and num_layers_at_end_in_bf16 = 14; v0.4.0 sets the same two fields in place) with
+#   fp4_param_gather = False ("Disabled until MCore PR 4358 lands"; v0.4.0 leaves it at
+#   MixedPrecisionConfig's default, False): BF16 weights, all-gathered in BF16 and cast to NVFP4
+#   once per step; and the model's quant_recipe
+#   te_quant.cfg (the same file in every release): the attention's linear_qkv and linear_proj,
+#   the LatentMoE's fc1_latent_proj and fc2_latent_proj and the multi-token-prediction block in
+#   BF16, the Mamba mixers' out_proj in MXFP8, the rest of each layer (Mamba in_proj, the routed
+#   experts' grouped GEMMs, the shared expert) in NVFP4, the router and the output layer in 16
+#   bits as in every precision. The last 14 of the 88 pattern letters (EMEM*EMEMEMEME: 7 expert,
+#   6 Mamba and 1 attention layers) run wholly in BF16: Megatron-LM (the release's submodule)
+#   megatron/core/ssm/mamba_block.py wraps each layer in fp4_utils.get_fp4_context(layer_number
+#   - 1), a nullcontext from num_layers - 14; inside it the MXFP8 out_proj stays BF16 (extensions/
+#   transformer_engine.py TEQuantizationRecipe.override_nonquantized_autocast False).
+#   Transformer Engine {te}: an input's row-wise and Hadamard-transformed column-wise NVFP4
+#   copies from one read (NVIDIA/TransformerEngine#2555's fused cast); the experts' grouped
+#   GEMMs in NVFP4. moe_router_padding_for_quantization left as the MXFP8 rows leave it. The
+#   systems' NVFP4 configs (nemotron_3_workload_base_configs.py, v0.4.0 and v0.5.0), which win over
+#   the Super rule below: _B200_NVFP4_V1 TP 2 (with sequence parallelism; the table's footnote:
+#   the MXFP8 mapping did not fit), no recomputation (recompute_modules None), CUDA graphs of
+#   attn, mamba, moe_router and moe_preprocess; _B300_NVFP4_V1 the B300 BF16 config: EP 8,
+#   recompute_modules ["moe_act", "layernorm"] (NEMOTRON_3_SUPER_NVFP4_RECOMPUTE_MODULES)."""
+NEMOTRON_3_SUPER_NVFP4_OVERRIDES = """
+  fp4_overrides {
+    sixteen_bit_modules: [ATTENTION_QKV, ATTENTION_OUT, LATENT_PROJECTIONS]
+    mxfp8_modules: [MAMBA_OUT_PROJECTION]
+    sixteen_bit_last_layers: 14
+  }"""
+# The Nemotron 3 Super NVFP4 recipes' recompute_modules by system (v0.4.0 / v0.5.0
+# nemotron_3_workload_base_configs.py): NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B300_NVFP4_V1 is the
+# B300 BF16 config, ["moe_act", "layernorm"]; _B200_NVFP4_V1 sets recompute_modules None (and TP 2
+# with the CUDA graphs of attn, mamba, moe_router and moe_preprocess); GB200 and GB300 none.
+NEMOTRON_3_SUPER_NVFP4_RECOMPUTE_MODULES = {
+    'DGX-B300': ['recompute_modules: [RECOMPUTE_MOE_ACT, RECOMPUTE_LAYERNORM]']}
+
+
+def nemotron_3_super_nvfp4(release, model, precision):
+    """Whether a row is a Nemotron 3 Super NVFP4 one of a release NEMOTRON_3_SUPER_NVFP4 gives."""
+    return (precision == 'NVFP4' and model == 'nemotron3-super-120b-a12b'
+            and release in NEMOTRON_3_SUPER_NVFP4)
+
+
 # The recompute_modules of the Nemotron 3 recipes that set them, as parallelism lines by (model,
 # system): v0.3.1 scripts/performance/configs/nemotronh/nemotron_3_nano_workload_base_configs.py
 # and v0.4.0 / v0.5.0 nemotron_3_workload_base_configs.py NEMOTRON_3_NANO_PRETRAIN_CONFIG_H100_
@@ -1108,6 +1169,8 @@ def bridge_model_lines(r, release, system, model, precision):
         if precision == 'BF16' and system in GPT_OSS_RECOMPUTE_MODULES:
             return ['recompute_modules: [RECOMPUTE_LAYERNORM, RECOMPUTE_MOE_ACT]']
         return []
+    if nemotron_3_super_nvfp4(release, model, precision):
+        return NEMOTRON_3_SUPER_NVFP4_RECOMPUTE_MODULES.get(system, [])
     if (model, system) in NEMOTRON_3_RECOMPUTE_MODULES:
         return NEMOTRON_3_RECOMPUTE_MODULES[(model, system)]
     if model != 'deepseek-v3':
@@ -1295,7 +1358,9 @@ def bridge(rows, out):
         if alternative:
             precision = 'MXFP8'
         if (r['fully_specified'] != 'yes' or not (dense or moe) or release is None
-                or (precision == 'NVFP4' and (moe or release not in NVFP4_WEIGHTS))
+                or (precision == 'NVFP4' and (moe or release not in NVFP4_WEIGHTS)
+                    and not nemotron_3_super_nvfp4(release, BRIDGE_HYBRID_MODELS.get(r['model']),
+                                                   precision))
                 or precision is None or system not in BRIDGE_SYSTEMS
                 or r['model'] not in BRIDGE_MODELS and not moe
                 or r['table'] not in ('pretrain', 'finetune_sft', 'finetune_lora')
@@ -1384,7 +1449,11 @@ def bridge(rows, out):
             flag = ('activation_offload_layers' if release.startswith('NeMo')
                     else 'cpu_offloading_num_layers')
             extra_rules += '\n' + OFFLOAD_RULES.format(recipe=recipe, flag=flag, layers=offload)
-        if precision == 'NVFP4':
+        if nemotron_3_super_nvfp4(release, model, precision):
+            super_recipe, te = NEMOTRON_3_SUPER_NVFP4[release]
+            fp8_line = '\n  fp8_recipe: NVFP4' + NEMOTRON_3_SUPER_NVFP4_OVERRIDES
+            extra_rules = '\n' + NEMOTRON_3_SUPER_NVFP4_RULES.format(recipe=super_recipe, te=te)
+        elif precision == 'NVFP4':
             nvfp4_recipe, fp4_parameters, weights = NVFP4_WEIGHTS[release]
             fp8_line = '\n  fp8_recipe: NVFP4'
             fp8_line += '\n  fp8_parameters: true' if fp4_parameters else ''

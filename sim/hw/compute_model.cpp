@@ -84,6 +84,8 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
   // Wider types than 16 bits keep their own GEMMs everywhere.
   const bool narrow = bytes_per_element(precision) < 2;
   sixteen_bit_ = narrow ? gemm_for(gpu, sixteen, runtime) : gemm_;
+  const bool mxfp8_inside = precision == s::FP4 && gpu.peak_tflops().fp8() > 0;
+  if (mxfp8_inside) mxfp8_ = gemm_for(gpu, s::FP8, runtime);
   sixteen_bit_peak_ = peak_tflops(gpu.peak_tflops(), sixteen) * 1e12;
   fp8_peak_ = peak_tflops(gpu.peak_tflops(), s::FP8) * 1e12;
   const double memory_fraction = gpu.has_memory_efficiency_fraction()
@@ -108,6 +110,10 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
   sixteen_bit_sustained_ =
       sixteen_bit_sustained_fraction(gpu, precision, fp8_recipe).value_or(sustained) *
       power_limit_;
+  if (mxfp8_inside) {
+    mxfp8_.fraction *= step_sustained_fraction(gpu, s::FP8, s::MXFP8).value_or(sustained) *
+                       power_limit_;
+  }
   if (narrow) sixteen_bit_.fraction *= sixteen_bit_sustained_;
   else sixteen_bit_ = gemm_;
   attention_flops_ *= sixteen_bit_sustained_;
@@ -133,7 +139,16 @@ ComputeModel ComputeModel::serving(const s::Gpu& gpu, s::Precision precision,
 
 Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, int64_t batch,
                                  bool sixteen_bit) const {
-  const Gemm& g = sixteen_bit ? sixteen_bit_ : gemm_;
+  return matmul(m, n, k, batch, sixteen_bit ? GemmFormat::kSixteenBit : GemmFormat::kJob);
+}
+
+Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, int64_t batch,
+                                 GemmFormat format) const {
+  CLUSTERSIM_CHECK(format != GemmFormat::kMxfp8 || mxfp8_.peak_flops > 0,
+                   "an MXFP8 GEMM outside an FP4 step");
+  const Gemm& g = format == GemmFormat::kSixteenBit ? sixteen_bit_
+                  : format == GemmFormat::kMxfp8    ? mxfp8_
+                                                    : gemm_;
   return gemm_time(g, m, n, k, static_cast<double>(batch), g.input_bytes, kTile);
 }
 

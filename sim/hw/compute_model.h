@@ -75,6 +75,10 @@ struct AttentionKernel {
   double forward_flops() const { return 4.0 * pairs() * head_dim * static_cast<double>(batch_heads); }
 };
 
+// Which of a step's GEMM rates a matmul takes: the job's precision's, the 16-bit one, or MXFP8's
+// inside an FP4 step (job.fp4_overrides.mxfp8_modules).
+enum class GemmFormat { kJob, kSixteenBit, kMxfp8 };
+
 class ComputeModel {
  public:
   // `runtime` supplies the efficiencies `gpu` has no fitted value for; in a training step at FP8,
@@ -99,6 +103,11 @@ class ComputeModel {
   // 16-bit output.
   Picoseconds matmul(int64_t m, int64_t n, int64_t k, int64_t batch = 1,
                      bool sixteen_bit = false) const;
+  // The same at the rate of `format`. Under precision FP4, kMxfp8 runs the GPU's FP8 GEMM
+  // efficiency with the sustained fraction of its MXFP8 steps (the FP8 mxfp8_sustained_fraction,
+  // else its FP8 one), as the step's 16-bit GEMMs take its per-tensor FP8 steps' fraction.
+  // Requires: kMxfp8 only under precision FP4 on a GPU with an FP8 peak.
+  Picoseconds matmul(int64_t m, int64_t n, int64_t k, int64_t batch, GemmFormat format) const;
   // The same in the model's precision with the (k x n) operand stored in `b_bytes_per_element`
   // (weight-only quantized weights, dequantized in the kernel), `batch` fractional (an average
   // of routed experts) and the m rows in tiles of `row_tile` (a kernel with smaller tiles).
@@ -168,6 +177,7 @@ class ComputeModel {
   double peak_flops_ = 0;  // of the precision, FLOP/s
   Gemm gemm_;              // the job's precision
   Gemm sixteen_bit_;       // BF16 (FP16 where the GPU lacks BF16)
+  Gemm mxfp8_;             // under precision FP4: MXFP8 (GemmFormat::kMxfp8); else unset
   double attention_flops_ = 0;     // achieved flat fused-attention FLOP/s
   double serving_attention_fraction_ = 1;  // serving's compute_fraction on the fitted rates
   double sixteen_bit_peak_ = 0;    // FLOP/s

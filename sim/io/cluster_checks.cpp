@@ -47,6 +47,13 @@ void check_fp8_recipe(const FieldChecker& root, const s::InstanceType& instance,
                                 instance.name() + "\" has none (use CURRENT_SCALING, "
                                 "DELAYED_SCALING or BLOCKWISE)");
   }
+  // MXFP8 GEMMs inside an FP4 step run at the GPU's FP8 rate.
+  if (job.precision() == s::FP4 && job.fp4_overrides().mxfp8_modules_size() > 0 &&
+      !gpu.peak_tflops().has_fp8()) {
+    root.child("job").child("fp4_overrides").error(
+        "mxfp8_modules", "GPU \"" + gpu.name() + "\" of \"" + instance.name() +
+                             "\" has no FP8 peak for the MXFP8 GEMMs");
+  }
 }
 
 // cluster.nvlink_domain_nodes needs an instance whose NVLink domain spans that many nodes. A sweep

@@ -9,6 +9,7 @@
 
 #include "sim/util/number_format.h"
 #include "sim/workload/expert_load.h"
+#include "sim/workload/fp4_overrides.h"
 
 namespace clustersim {
 namespace {
@@ -90,6 +91,58 @@ void check_lora(const FieldChecker& job, const s::Model& model) {
   // Muon would orthogonalize the frozen base's weights too (muon_step.h counts every weight).
   if (static_cast<const s::TrainingJob&>(job.message()).optimizer() == s::MUON) {
     job.error("lora", "is not simulated with optimizer MUON");
+  }
+}
+
+// fp4_overrides: precision FP4; each module named once, in one list, and one `model` has (when
+// given); at most the model's layers in 16 bits, and none of a model with a sliding window (whose
+// windowed layers are timed apart).
+void check_fp4_overrides(const FieldChecker& job, const s::Model* model) {
+  const auto& m = static_cast<const s::TrainingJob&>(job.message());
+  if (m.precision() != s::FP4) {
+    job.error("fp4_overrides", "applies to precision FP4 only");
+    return;
+  }
+  const FieldChecker overrides = job.child("fp4_overrides");
+  const s::Fp4Overrides& o = m.fp4_overrides();
+  const s::Transformer* t = is_transformer(model) ? &model->transformer() : nullptr;
+  // `others`: the list a module of `modules` must not be in too (null: none).
+  const auto check_modules = [&](const char* field,
+                                 const google::protobuf::RepeatedField<int>& modules,
+                                 const google::protobuf::RepeatedField<int>* others) {
+    for (int i = 0; i < modules.size(); ++i) {
+      const auto module = static_cast<s::QuantizedModule>(modules[i]);
+      const std::string name = s::QuantizedModule_Name(module);
+      if (module == s::QUANTIZED_MODULE_UNSPECIFIED) {
+        overrides.error(field,
+                        "must name a module: ATTENTION_QKV, ATTENTION_OUT, LATENT_PROJECTIONS or "
+                        "MAMBA_OUT_PROJECTION",
+                        i);
+      } else if (std::find(modules.begin(), modules.begin() + i, modules[i]) !=
+                 modules.begin() + i) {
+        overrides.error(field, "names " + name + " twice", i);
+      } else if (others != nullptr &&
+                 std::find(others->begin(), others->end(), modules[i]) != others->end()) {
+        overrides.error(field, name + " is in sixteen_bit_modules too: a module runs one format", i);
+      } else if (t != nullptr && !has_quantized_module(*t, module)) {
+        overrides.error(field, "\"" + model->name() + "\" has no " + name + " to override", i);
+      }
+    }
+  };
+  check_modules("sixteen_bit_modules", o.sixteen_bit_modules(), nullptr);
+  check_modules("mxfp8_modules", o.mxfp8_modules(), &o.sixteen_bit_modules());
+  if (!overrides.has("sixteen_bit_last_layers") ||
+      !overrides.at_least("sixteen_bit_last_layers", 0) || t == nullptr) {
+    return;
+  }
+  if (o.sixteen_bit_last_layers() > t->num_layers()) {
+    overrides.error("sixteen_bit_last_layers",
+                    "exceeds the " + std::to_string(t->num_layers()) + " layers of \"" +
+                        model->name() + "\"");
+  } else if (o.sixteen_bit_last_layers() > 0 && t->has_sliding_window()) {
+    overrides.error("sixteen_bit_last_layers",
+                    "is not simulated for a model with a sliding window (\"" + model->name() +
+                        "\")");
   }
 }
 
@@ -201,6 +254,7 @@ void check_job(const FieldChecker& job, const s::Model* model) {
     job.error("fp8_parameters", "needs the distributed optimizer, which Muon does not run");
   }
   check_budget_size(job);
+  if (m.has_fp4_overrides()) check_fp4_overrides(job, model);
   if (model == nullptr) return;
   if (m.has_expert_routing()) {
     // A model that is not a transformer has no experts either (the default transformer's).

@@ -78,19 +78,26 @@ struct MatmulTimes {
   Picoseconds data_gradient, weight_gradient;  // the backward's two GEMMs alone
 };
 
+// The rate matmul `op` runs at: 16 bits, MXFP8 inside an FP4 step, or the job's precision.
+GemmFormat gemm_format(const LayerOp& op) {
+  return op.sixteen_bit ? GemmFormat::kSixteenBit
+         : op.mxfp8     ? GemmFormat::kMxfp8
+                        : GemmFormat::kJob;
+}
+
 // An m x n x k GEMM of matmul `op`: `count` kernels of one matrix each, or one kernel of `count`
 // (LayerOp::kernel_per_matrix).
 Picoseconds op_matmul(const LayerOp& op, const ComputeModel& compute, int64_t m, int64_t n,
                       int64_t k) {
-  if (!op.kernel_per_matrix) return compute.matmul(m, n, k, op.count, op.sixteen_bit);
-  return Picoseconds(op.count * compute.matmul(m, n, k, 1, op.sixteen_bit).count());
+  if (!op.kernel_per_matrix) return compute.matmul(m, n, k, op.count, gemm_format(op));
+  return Picoseconds(op.count * compute.matmul(m, n, k, 1, gemm_format(op)).count());
 }
 
 MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const ComputeModel& compute,
                         GroupCollectives* tp, const TensorOverlap& overlap) {
   const int overlap_ranks = overlap.ranks;
   const LayerOp& op = ops[i];
-  const bool b16 = op.sixteen_bit;
+  const GemmFormat format = gemm_format(op);
   const Picoseconds data_gradient = op_matmul(op, compute, op.m, op.k, op.n);
   const Picoseconds weight_gradient = weight_gradient_time(op, compute);
   MatmulTimes t{op_matmul(op, compute, op.m, op.n, op.k), {}, data_gradient + weight_gradient, {},
@@ -100,7 +107,7 @@ MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const Compute
   const int64_t rows = op.m / overlap_ranks;
   if (i > 0 && ops[i - 1].kind == K::kTensorAllGather) {
     const OverlappedTime f = ring_exchange_overlap(
-        compute.matmul(rows, op.n, op.k, op.count, b16),
+        compute.matmul(rows, op.n, op.k, op.count, format),
         tp->time(CollectiveOp::kAllGather, ops[i - 1].bytes), overlap_ranks);
     t.forward = f.compute;
     t.forward_comm = f.exposed;
@@ -112,11 +119,11 @@ MatmulTimes time_matmul(const std::vector<LayerOp>& ops, size_t i, const Compute
                          : op.name == "mlp down"      ? overlap.mlp_down_sms
                                                       : 0;
     const OverlappedTime f = pipelined_overlap(
-        on_sms_left(compute.matmul(op.m / kPipelinedChunks, op.n, op.k, op.count, b16),
+        on_sms_left(compute.matmul(op.m / kPipelinedChunks, op.n, op.k, op.count, format),
                     compute.gpu().streaming_multiprocessors(), reserved),
         tp->time(CollectiveOp::kReduceScatter, ops[i + 1].bytes), kPipelinedChunks);
     const OverlappedTime b = ring_exchange_overlap(
-        compute.matmul(rows, op.k, op.n, op.count, b16),
+        compute.matmul(rows, op.k, op.n, op.count, format),
         tp->time(CollectiveOp::kAllGather, ops[i + 1].bytes), overlap_ranks);
     t.forward = f.compute;
     t.forward_comm = f.exposed;

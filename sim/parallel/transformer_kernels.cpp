@@ -8,6 +8,7 @@
 #include "sim/parallel/expert_layer_host.h"
 #include "sim/parallel/shared_expert_stream.h"
 #include "sim/parallel/stage_groups.h"
+#include "sim/workload/fp4_overrides.h"
 #include "sim/workload/fp8_casts.h"
 #include "sim/workload/lora.h"
 #include "sim/workload/moe_layer.h"
@@ -35,7 +36,8 @@ int64_t dispatched_tokens(const s::TrainingJob& job, const s::Parallelism& p) {
   return int64_t{p.micro_batch_size()} * job.sequence_length() / shards;
 }
 
-// The kernels of a layer of `kind` in `job`, its GEMMs in 16 bits when `sixteen_bit`.
+// The kernels of a layer of `kind` in `job`, its GEMMs in 16 bits when `sixteen_bit`, else with
+// the job's fp4_overrides.
 std::vector<LayerOp> layer_kind_ops(const s::Transformer& t, const s::TrainingJob& job,
                                     const LayerShape& shape, LayerKind kind, bool sixteen_bit) {
   std::vector<LayerOp> ops = layer_forward_ops(t, shape, kind);
@@ -43,7 +45,11 @@ std::vector<LayerOp> layer_kind_ops(const s::Transformer& t, const s::TrainingJo
     ops = with_lora(job.lora(), std::move(ops),
                     shape.sequence_parallel ? shape.tensor_parallel : 1);
   }
-  if (sixteen_bit) ops = with_sixteen_bit_gemms(std::move(ops));
+  if (sixteen_bit) {
+    ops = with_sixteen_bit_gemms(std::move(ops));
+  } else if (job.has_fp4_overrides()) {
+    ops = with_fp4_overrides(job.fp4_overrides(), std::move(ops));
+  }
   return ops;
 }
 
@@ -227,6 +233,20 @@ TransformerKernels time_transformer_kernels(const s::Transformer& t, const s::Tr
     k.combined_backward_saved =
         combined_saving(layer.backward, exposed - forward_comm, host, backward_host_exposed);
     add_expert_layer_waits(host, p, compute.gpu(), &layer);
+  }
+  if (first_sixteen_bit_layer(t, job) < t.num_layers()) {
+    // The last layers in 16 bits (fp4_overrides.sixteen_bit_last_layers), their all-gathers too.
+    LayerShape sixteen = shape;
+    sixteen.gemm_input_bytes = sixteen.gathered_gradient_bytes = 2;
+    std::array<bool, kLayerKinds> timed{};
+    for (int layer = first_sixteen_bit_layer(t, job); layer < t.num_layers(); ++layer) {
+      const LayerKind kind = layer_kind(t, layer);
+      if (timed[static_cast<int>(kind)]) continue;
+      timed[static_cast<int>(kind)] = true;
+      LayerTimes& times = k.sixteen_bit_layers[static_cast<int>(kind)];
+      times = time_layer_kind(t, job, p, compute, groups, sixteen, kind, true);
+      if (routes_to_experts(kind)) add_expert_layer_waits(host, p, compute.gpu(), &times);
+    }
   }
   LayerShape windowed = shape;
   windowed.sliding_window = true;

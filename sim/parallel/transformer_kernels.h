@@ -29,6 +29,9 @@ struct TransformerKernels {
   // defer_output_weight_gradient moves into the flush).
   Picoseconds output_weight_gradient;
   LayerTimes dense_windowed, experts_windowed;
+  // The kinds of the layers kept in 16 bits (fp4_overrides.sixteen_bit_last_layers), by
+  // LayerKind; zero for a kind none of them is.
+  std::array<LayerTimes, kLayerKinds> sixteen_bit_layers;
   LayerTimes mtp;  // one multi-token-prediction module, on the output chunk
   // Muon: one layer's Newton-Schulz work per kind (muon_step.h), before the split over ranks.
   NewtonSchulzTime muon_dense, muon_experts;

@@ -18,6 +18,7 @@
 #include "sim/parallel/stage_groups.h"
 #include "sim/parallel/stage_parameters.h"
 #include "sim/parallel/transformer_kernels.h"
+#include "sim/workload/fp4_overrides.h"
 #include "sim/workload/fp8_casts.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/parameter_count.h"
@@ -106,7 +107,8 @@ class StageBuilder {
         kernels_(kernels),
         layout_(layout),
         amax_group_(amax_group),
-        params_(transformer_parameters(model.transformer())) {}
+        params_(transformer_parameters(model.transformer())),
+        first_sixteen_bit_layer_(first_sixteen_bit_layer(model.transformer(), job)) {}
 
   void add_stage(int r, TransformerPlan* out) const {
     PipelinePlan& plan = out->plan;
@@ -226,9 +228,11 @@ class StageBuilder {
     return amax_group_->time(CollectiveOp::kAllReduce, bytes);
   }
 
-  // The kernels of 0-based layer `layer`: of its kind, within the window or not.
+  // The kernels of 0-based layer `layer`: of its kind, in 16 bits (fp4_overrides'
+  // sixteen_bit_last_layers), within the window or not.
   const LayerTimes& kernels_of(int layer) const {
     const LayerKind kind = layer_kind(t_, layer);
+    if (layer >= first_sixteen_bit_layer_) return kernels_.sixteen_bit_layers[static_cast<int>(kind)];
     if (!attends_in_window(t_, layer)) return kernels_.layers[static_cast<int>(kind)];
     return kind == LayerKind::kExperts ? kernels_.experts_windowed : kernels_.dense_windowed;
   }
@@ -435,6 +439,7 @@ class StageBuilder {
   const PipelineLayout& layout_;
   GroupCollectives* amax_group_;
   TransformerParameters params_;
+  int first_sixteen_bit_layer_;  // fp4_overrides' sixteen_bit_last_layers from here
 };
 
 }  // namespace

@@ -101,6 +101,8 @@ Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe
           ? per_element
           : fp8_cast_bytes_per_element(attention, any_layout, unfused_hadamard);
   const double frozen_per_element = cast_bytes_per_element(recipe, 1, unfused_hadamard);
+  // A matmul in MXFP8 inside an FP4 step (LayerOp::mxfp8): MXFP8's two copies.
+  const double mxfp8_per_element = fp8_cast_bytes_per_element(s::MXFP8, any_layout, false);
   // Per-tensor FP8 where the GEMMs need a transpose (the header): a gathered tensor's shard cast
   // row-wise only, the whole gathered tensor transposed in the backward (read 1, write 1).
   const bool transposed_after_gather = fp8_copies(recipe, any_layout) == 2 && !block_scaled(recipe);
@@ -127,7 +129,9 @@ Fp8CastBytes fp8_cast_bytes(const std::vector<LayerOp>& ops, s::Fp8Recipe recipe
       continue;
     }
     const double rows = static_cast<double>(op.m);
-    const double element = op.frozen ? frozen_per_element : per_element;
+    const double element = op.mxfp8    ? mxfp8_per_element
+                           : op.frozen ? frozen_per_element
+                                       : per_element;
     const bool split = transposed_after_gather && !op.frozen;
     if (gathered && split) {
       bytes.forward += row_wise_per_element * count * rows / tensor_parallel * op.k;

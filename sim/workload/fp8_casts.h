@@ -97,7 +97,8 @@ struct Fp8CastBytes {
 };
 
 // The casts of the FP8 GEMMs among `ops` (one layer's forward kernels on one rank: matmuls not
-// kept in 16 bits; a frozen one's, one copy each) and of an FP8 attention's inputs (LayerOp::fp8):
+// kept in 16 bits; a frozen one's, one copy each; one in MXFP8 inside an FP4 step, LayerOp::mxfp8,
+// MXFP8's two copies) and of an FP8 attention's inputs (LayerOp::fp8):
 // Transformer Engine's fused attention casts the 16-bit Q, K and V before its forward and the
 // output's gradient before its backward, each into the copies a GEMM input gets (MXFP8: row- and
 // column-wise; NVIDIA/TransformerEngine 4220403e, the commit Megatron-Bridge v0.5.0 pins,

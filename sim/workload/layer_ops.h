@@ -41,6 +41,9 @@ struct LayerOp {
   double bytes = 0;
   bool causal = false;       // attention
   bool sixteen_bit = false;  // a matmul kept in 16 bits when the job's precision is narrower
+  // A matmul in MXFP8 inside an FP4 step (job.fp4_overrides.mxfp8_modules): its GEMMs at the
+  // GPU's MXFP8 rate, its inputs cast to MXFP8.
+  bool mxfp8 = false;
   bool expert = false;       // a routed expert's kernel (the step's expert-compute share)
   bool shared_expert = false;  // a shared expert's kernel (parallelism.shared_experts_side_stream)
   // Causal attention within a sliding window: each query attends to at most `window` keys (its

@@ -289,6 +289,27 @@ TEST_CASE("MXFP8 steps run the FP8 GEMMs at their own sustained fraction") {
   CHECK(block.calibrated() == tensorwise.calibrated());
 }
 
+TEST_CASE("an MXFP8 GEMM inside an NVFP4 step runs as in the GPU's MXFP8 steps") {
+  // job.fp4_overrides.mxfp8_modules: the FP8 GEMM efficiency at the MXFP8 steps' sustained
+  // fraction, the same kernel time as an MXFP8 step's; the step's own FP4 and 16-bit GEMMs
+  // unchanged by it.
+  const Catalog& c = testing::shipped_catalog();
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  for (const char* name : {"GB200-186GB", "GB300-268GB", "B200-SXM-180GB"}) {
+    const s::Gpu& gpu = *c.gpus().find(name)->value;
+    const ComputeModel fp4(gpu, s::FP4, runtime, KernelSetting::kTrainingStep);
+    const ComputeModel mxfp8(gpu, s::FP8, runtime, KernelSetting::kTrainingStep, s::MXFP8);
+    CHECK(fp4.matmul(8192, 4096, 8192, 1, GemmFormat::kMxfp8) == mxfp8.matmul(8192, 4096, 8192));
+    CHECK(fp4.matmul(8192, 4096, 8192, 1, GemmFormat::kJob) == fp4.matmul(8192, 4096, 8192));
+    CHECK(fp4.matmul(8192, 4096, 8192, 1, GemmFormat::kSixteenBit) ==
+          fp4.matmul(8192, 4096, 8192, 1, true));
+    // NVFP4 < MXFP8 < 16 bits for a compute-bound GEMM.
+    CHECK(fp4.matmul(8192, 4096, 8192) < fp4.matmul(8192, 4096, 8192, 1, GemmFormat::kMxfp8));
+    CHECK(fp4.matmul(8192, 4096, 8192, 1, GemmFormat::kMxfp8) <
+          fp4.matmul(8192, 4096, 8192, 1, true));
+  }
+}
+
 TEST_CASE("a B300 step's GEMMs and attention run slower than the GB300's by peaks and servers") {
   // The same chip: the B300's kernels at 4500 / 5000 of the GB300's peaks (its GEMM fit 0.809
   // against the GB300's 0.782, its attention entries the same) and its sustained fractions the

@@ -665,6 +665,34 @@ TEST_CASE("NVFP4 is FP4's recipe and needs Blackwell's FP4 tensor cores") {
         "s.textproto:6:3: job.fp4_unfused_hadamard_cast: applies to precision FP4 only\n");
 }
 
+TEST_CASE("fp4_overrides: FP4 only, each module once, in one list, of the model, its layers") {
+  CHECK(b200_job_errors("  precision: FP4\n  fp4_overrides { sixteen_bit_modules: ATTENTION_QKV "
+                        "sixteen_bit_last_layers: 32 }") == "");
+  CHECK(b200_job_errors("  precision: FP8\n  fp4_overrides { sixteen_bit_last_layers: 2 }") ==
+        "s.textproto:6:3: job.fp4_overrides: applies to precision FP4 only\n");
+  // Llama 2 7B: 32 layers of attention and a dense MLP, no latent experts or Mamba mixers.
+  CHECK(b200_job_errors("  precision: FP4\n  fp4_overrides {\n    sixteen_bit_modules: "
+                        "ATTENTION_QKV\n    sixteen_bit_modules: ATTENTION_QKV\n  }") ==
+        "s.textproto:8:5: job.fp4_overrides.sixteen_bit_modules[1]: names ATTENTION_QKV twice\n");
+  CHECK(b200_job_errors("  precision: FP4\n  fp4_overrides {\n    sixteen_bit_modules: "
+                        "ATTENTION_OUT\n    mxfp8_modules: ATTENTION_OUT\n  }") ==
+        "s.textproto:8:5: job.fp4_overrides.mxfp8_modules[0]: ATTENTION_OUT is in "
+        "sixteen_bit_modules too: a module runs one format\n");
+  CHECK(b200_job_errors("  precision: FP4\n  fp4_overrides {\n    mxfp8_modules: "
+                        "MAMBA_OUT_PROJECTION\n  }") ==
+        "s.textproto:7:5: job.fp4_overrides.mxfp8_modules[0]: \"llama2-7b\" has no "
+        "MAMBA_OUT_PROJECTION to override\n");
+  CHECK(b200_job_errors("  precision: FP4\n  fp4_overrides {\n    sixteen_bit_modules: "
+                        "QUANTIZED_MODULE_UNSPECIFIED\n  }") ==
+        "s.textproto:7:5: job.fp4_overrides.sixteen_bit_modules[0]: must name a module: "
+        "ATTENTION_QKV, ATTENTION_OUT, LATENT_PROJECTIONS or MAMBA_OUT_PROJECTION\n");
+  CHECK(b200_job_errors("  precision: FP4\n  fp4_overrides {\n    sixteen_bit_last_layers: 33\n  }") ==
+        "s.textproto:7:5: job.fp4_overrides.sixteen_bit_last_layers: exceeds the 32 layers of "
+        "\"llama2-7b\"\n");
+  CHECK_THAT(b200_job_errors("  precision: FP4\n  fp4_overrides { sixteen_bit_last_layers: -1 }"),
+             Catch::Contains("job.fp4_overrides.sixteen_bit_last_layers"));
+}
+
 TEST_CASE("16-bit optimizer states go beside 16-bit or FP8 GEMMs, not FP4 ones") {
   CHECK(b200_job_errors("  precision: FP8\n  sixteen_bit_states: true") == "");
   CHECK(b200_job_errors("  precision: FP4\n  sixteen_bit_states: true") ==
