@@ -40,12 +40,6 @@ struct SweepSummary {
            prices == other.prices && tool_version == other.tool_version &&
            candidates == other.candidates;
   }
-  // Whether `other` is the same sweep and the same shard of it, with the same options and
-  // other inputs.
-  bool same_shard(const SweepSummary& other) const {
-    return same_sweep(other) && shard == other.shard && shard_count == other.shard_count &&
-           options == other.options && other_inputs == other.other_inputs;
-  }
   bool operator==(const SweepSummary&) const = default;
 };
 
