@@ -15,8 +15,8 @@ std::unique_ptr<SweepJournal> open_sweep_journal(const std::string& out, bool re
   if (!resume) {
     if (std::filesystem::exists(path)) {
       // Starting over discarded the interrupted sweep's rows (hours of a large sweep), silently.
-      *error = path +
-               " holds an interrupted sweep: add --resume to continue it, or delete it to start over";
+      *error = path + " holds an interrupted sweep: add --resume to continue it, or delete it to " +
+               "start over";
       return nullptr;
     }
     return SweepJournal::create(out, *summary, error, columns);

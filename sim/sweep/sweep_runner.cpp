@@ -78,6 +78,16 @@ bool gather_slots(std::vector<EvaluationSlot>* slots, std::vector<ResultRow>* ro
   return true;
 }
 
+void record_progress(const SweepSummary& start, int64_t next_index, const SweepCounts& counts,
+                     SweepSummary* summary) {
+  summary->next_index = next_index;
+  summary->configurations = start.configurations + counts.configurations;
+  summary->rows = start.rows + counts.rows;
+  summary->simulated = start.simulated + counts.simulated;
+  summary->pruned = start.pruned;
+  for (const auto& [reason, count] : counts.pruned) summary->pruned[reason] += count;
+}
+
 int64_t shard_candidates(int64_t size, int shard, int shard_count, int64_t first_index) {
   // Indices i >= first with i % shard_count == shard.
   const auto below = [&](int64_t n) {  // count of such i < n (ignoring first)

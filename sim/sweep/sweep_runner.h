@@ -20,6 +20,7 @@
 #include "sim/io/catalog.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/sweep/result_row.h"
+#include "sim/sweep/sweep_summary.h"
 
 namespace clustersim {
 
@@ -82,6 +83,11 @@ SweepCounts run_candidates(int64_t size, const SweepOptions& options,
 SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario,
                       const CostModel& cost, const SweepOptions& options,
                       const ChunkDone& chunk_done, std::string* error);
+
+// `*summary` becomes `start` (a sweep's summary when this run of it began, e.g. resumed) with the
+// progress of this run's chunks so far: next_index, and `counts` added to start's counts.
+void record_progress(const SweepSummary& start, int64_t next_index, const SweepCounts& counts,
+                     SweepSummary* summary);
 
 // Candidates of shard `shard` (of `shard_count`) with index >= `first_index` among `size`.
 int64_t shard_candidates(int64_t size, int shard, int shard_count, int64_t first_index);

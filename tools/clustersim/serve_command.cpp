@@ -375,8 +375,8 @@ int serve_command(const std::vector<std::string>& args) {
   if (!o.out.empty()) {
     std::string notice, error;
     journal = open_sweep_journal(
-        o.out, o.resume, serving_columns(), [&](ResultRow&& row) { rows.push_back(std::move(row)); },
-        &summary, &notice, &error);
+        o.out, o.resume, serving_columns(),
+        [&](ResultRow&& row) { rows.push_back(std::move(row)); }, &summary, &notice, &error);
     if (!journal) {
       command_error("serve") << (o.resume ? "--resume: " : "--out: ") << error << "\n";
       return o.resume ? kExitInputError : kExitUsage;
@@ -390,12 +390,7 @@ int serve_command(const std::vector<std::string>& args) {
   const ServingSweepCounts counts = run_serving_sweep(
       *catalog, *loaded, *prices, sweep,
       [&](std::vector<ResultRow>& chunk, int64_t next_index, const ServingSweepCounts& so_far) {
-        summary.next_index = next_index;
-        summary.configurations = start.configurations + so_far.configurations;
-        summary.rows = start.rows + so_far.rows;
-        summary.simulated = start.simulated + so_far.simulated;
-        summary.pruned = start.pruned;
-        for (const auto& [reason, count] : so_far.pruned) summary.pruned[reason] += count;
+        record_progress(start, next_index, so_far, &summary);
         written = !journal || journal->append(chunk, summary, &error);
         rows.insert(rows.end(), chunk.begin(), chunk.end());
         return written;

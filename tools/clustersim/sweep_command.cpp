@@ -276,12 +276,7 @@ int sweep_command(const std::vector<std::string>& args) {
   const SweepCounts counts = run_sweep(
       *inputs->catalog, *inputs->scenario, *cost->model, options,
       [&](std::vector<ResultRow>& rows, int64_t next_index, const SweepCounts& so_far) {
-        summary.next_index = next_index;
-        summary.configurations = start.configurations + so_far.configurations;
-        summary.rows = start.rows + so_far.rows;
-        summary.simulated = start.simulated + so_far.simulated;
-        summary.pruned = start.pruned;
-        for (const auto& [reason, count] : so_far.pruned) summary.pruned[reason] += count;
+        record_progress(start, next_index, so_far, &summary);
         for (const ResultRow& row : rows) rankings.offer(row);
         written = !journal || journal->append(rows, summary, &error);
         progress.update(in_shard - shard_candidates(summary.candidates, options.shard,
