@@ -334,10 +334,9 @@ std::unique_ptr<SweepJournal> SweepJournal::recover(const std::string& out, Swee
   }
   if (read != RecordReader::kRecord) {
     *error = path + ": its first record (the sweep's identity) is " +
-             (read == RecordReader::kDamaged ? "damaged (" + record_named(reader) +
-                                                   " fails its checksum)"
-                                             : "cut off (the file ends at byte " +
-                                                   std::to_string(reader.size()) + ")") +
+             (read == RecordReader::kDamaged
+                  ? std::string("damaged (its length or checksum is wrong)")
+                  : "cut off (the file ends at byte " + std::to_string(reader.size()) + ")") +
              damaged;
     return nullptr;
   }

@@ -51,7 +51,7 @@ printf '\x7f' | dd of="$journal" bs=1 seek=$((size - 5)) conv=notrunc status=non
 expect 1 ") is damaged (its length or checksum is wrong, which no interruption leaves); delete it to start over" \
   "$scenario" --out "$out" --resume
 printf '\x7f' | dd of="$journal" bs=1 seek=20 conv=notrunc status=none
-expect 1 "clustersim serve: --resume: $journal: its first record (the sweep's identity) is damaged (record 1 (from byte 8) fails its checksum); delete it to start over" \
+expect 1 "clustersim serve: --resume: $journal: its first record (the sweep's identity) is damaged (its length or checksum is wrong); delete it to start over" \
   "$scenario" --out "$out" --resume
 truncate -s 30 "$journal"
 expect 1 "its first record (the sweep's identity) is cut off (the file ends at byte 30); delete it to start over" \
