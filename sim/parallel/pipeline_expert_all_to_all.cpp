@@ -77,6 +77,7 @@ void PipelineRun::all_to_all_arrived(int r, size_t k) {
   Stage& s = stages_[r];
   s.all_to_all_transfers[k] = -1;
   if (--s.all_to_all_arriving > 0) return;
+  timeline_.stages[r].expert_scale_out += now() - s.all_to_all_start;
   const TaskSpan& span = *s.all_to_all;
   const Picoseconds rest = std::max(Picoseconds(0), span.length - traffic_alone(r, span.bytes));
   schedule_at(std::max(s.all_to_all_start + span.length, now() + rest), kAllToAllEnd, r);

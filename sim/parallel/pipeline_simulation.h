@@ -188,6 +188,9 @@ struct StageTimeline {
   Picoseconds parameter_wait;     // ZeRO-3: compute stream idle until weight gathers arrive
   // What the traffic beside the expert all-to-alls across NVLink domains added to them.
   Picoseconds expert_network_wait;
+  // How long the expert all-to-alls' traffic across NVLink domains (over the scale-out network)
+  // was in flight, the compute stopped: from each all-to-all's start until all of it arrived.
+  Picoseconds expert_scale_out;
   Picoseconds optimizer_end;      // optimizer step done
   Picoseconds end;                // optimizer and parameter gather done
 };

@@ -22,6 +22,7 @@ void PipelineRun::take_cut() {
                   {},
                   {},
                   {},
+                  {},
                   {}};
   describe(&cut.state, cut.micro_batch);
   net_->fingerprint(&cut.state);
@@ -38,6 +39,7 @@ void PipelineRun::take_cut() {
     cut.busy.push_back(timeline_.stages[r].busy);
     cut.stretch.push_back(contention_[r].stretch());
     cut.expert_wait.push_back(timeline_.stages[r].expert_network_wait);
+    cut.expert_scale_out.push_back(timeline_.stages[r].expert_scale_out);
   }
   for (const Send& send : sends_) {
     if (send.ranks_left == 0) continue;
@@ -145,6 +147,7 @@ void PipelineRun::skip(const SteadyStateJump& jump) {
     contention_[r].translate(jump.time);
     contention_[r].add_stretch(jump.stretch[r]);
     timeline_.stages[r].expert_network_wait += jump.expert_wait[r];
+    timeline_.stages[r].expert_scale_out += jump.expert_scale_out[r];
     s.all_to_all_start += jump.time;
     if (reductions_[r].armed) reductions_[r].bucket_at += jump.time;
   }

@@ -21,7 +21,13 @@ StageGroups::StageGroups(const Topology& topology, const s::Parallelism& p,
                          const PipelinePlan& plan, const s::Transformer& model,
                          bool consecutive_experts) {
   const int tp = p.tensor_parallel(), cp = p.context_parallel();
-  if (tp > 1) tensor_ = std::make_unique<GroupCollectives>(topology, topology.first_gpus(tp));
+  if (tp > 1) {
+    const std::vector<int> tensor = topology.first_gpus(tp);
+    for (int gpu : tensor) {
+      tensor_across_domains_ |= topology.domain_of(gpu) != topology.domain_of(tensor.front());
+    }
+    tensor_ = std::make_unique<GroupCollectives>(topology, tensor);
+  }
   if (cp > 1) {
     std::vector<int> ring;
     for (int c = 0; c < cp; ++c) ring.push_back(c * tp);

@@ -33,6 +33,8 @@ class StageGroups {
   const std::vector<double>& rail_shares() const { return rail_shares_; }
   // Whether the expert-parallel groups (more than one rank) lie each inside one NVLink domain.
   bool expert_in_one_domain() const { return expert_in_one_domain_; }
+  // Whether the tensor-parallel group timed crosses an NVLink domain's edge.
+  bool tensor_across_domains() const { return tensor_across_domains_; }
 
  private:
   // The deduplicating dispatcher's groups (expert_dispatch.h) when every expert-parallel group
@@ -56,6 +58,7 @@ class StageGroups {
   std::vector<double> rail_shares_;
   LayerGroups groups_;
   bool expert_in_one_domain_ = false;
+  bool tensor_across_domains_ = false;
 };
 
 }  // namespace clustersim

@@ -40,12 +40,15 @@ std::optional<SteadyStateJump> SteadyStateSkip::record(PipelineCut cut) {
                        periods * tasks,
                        {},
                        {},
+                       {},
                        {}};
   for (size_t r = 0; r < schedules_.size(); ++r) {
     jump.busy.push_back(Picoseconds(periods * (cut.busy[r] - from.busy[r]).count()));
     jump.stretch.push_back(Picoseconds(periods * (cut.stretch[r] - from.stretch[r]).count()));
     jump.expert_wait.push_back(
         Picoseconds(periods * (cut.expert_wait[r] - from.expert_wait[r]).count()));
+    jump.expert_scale_out.push_back(
+        Picoseconds(periods * (cut.expert_scale_out[r] - from.expert_scale_out[r]).count()));
   }
   return jump;
 }

@@ -40,8 +40,10 @@ struct PipelineCut {
   std::vector<size_t> furthest_task;
   std::vector<Picoseconds> busy;  // per stage: compute time so far
   std::vector<Picoseconds> stretch;  // per stage: what collectives' SMs added to it so far
-  // Per stage: what the traffic beside its expert all-to-alls added to them so far.
+  // Per stage: what the traffic beside its expert all-to-alls added to them so far, and how long
+  // their traffic across NVLink domains was in flight.
   std::vector<Picoseconds> expert_wait;
+  std::vector<Picoseconds> expert_scale_out;
 };
 
 // What a run skips: `periods` periods of the steady state in all.
@@ -53,6 +55,7 @@ struct SteadyStateJump {
   std::vector<Picoseconds> busy;  // compute time per stage
   std::vector<Picoseconds> stretch;  // per stage: what collectives' SMs added to it
   std::vector<Picoseconds> expert_wait;  // per stage: what traffic added to its all-to-alls
+  std::vector<Picoseconds> expert_scale_out;  // per stage: its all-to-alls' traffic in flight
 };
 
 class SteadyStateSkip {

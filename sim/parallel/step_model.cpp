@@ -10,6 +10,7 @@
 #include "sim/parallel/optimizer_step.h"
 #include "sim/parallel/pipeline_schedule.h"
 #include "sim/parallel/pipeline_simulation.h"
+#include "sim/parallel/step_limit.h"
 #include "sim/parallel/transformer_stages.h"
 #include "sim/workload/cnn_ops.h"
 #include "sim/workload/lora.h"
@@ -21,18 +22,6 @@ namespace {
 
 namespace s = schema;
 using K = LayerOp::Kind;
-
-const char* largest(const StepResult& r) {
-  const std::pair<double, const char*> parts[] = {
-      {r.compute_s, "compute"},
-      {r.tensor_comm_s, "tensor-parallel communication"},
-      {r.context_comm_s, "context-parallel communication"},
-      {r.expert_comm_s, "expert-parallel all-to-all"},
-      {r.bubble_s, "pipeline bubble"},
-      {r.data_comm_s, "data-parallel communication"},
-      {r.optimizer_s, "optimizer"}};
-  return std::max_element(std::begin(parts), std::end(parts))->second;
-}
 
 // Runs `plan` on an idle network of `topology` and breaks its step down.
 StepResult run_pipeline(const PipelinePlan& plan, const Topology& topology, Timeline* timeline,
@@ -118,7 +107,13 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
   r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds() +
                   c.parameter_wait.seconds() + (c.end - c.optimizer_end).seconds() + amax;
   r.optimizer_s = (c.optimizer_end - c.gradients_reduced).seconds();
-  r.limiting = largest(r);
+  r.expert_scale_out_s = c.expert_scale_out.seconds();
+  for (const StageTimeline& stage : stages.stages) {
+    r.expert_scale_out_most_s =
+        std::max(r.expert_scale_out_most_s, stage.expert_scale_out.seconds());
+  }
+  r.tensor_across_domains = shares.tensor_across_domains;
+  r.limiting = limiting_part(r);
   return r;
 }
 
@@ -139,7 +134,7 @@ void set_transformer_rates(const s::Model& model, const s::TrainingJob& job,
   const double peak = peak_flops * r->step_s;
   r->mfu = flops.model_per_token() * tokens / peak;
   r->hfu = hardware_per_token * tokens / peak;
-  r->limiting = largest(*r);
+  r->limiting = limiting_part(*r);
 }
 
 StepResult simulate_step(const s::Model& model, const s::TrainingJob& job, const s::Parallelism& p,

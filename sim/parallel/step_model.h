@@ -40,7 +40,15 @@ struct StepResult {
   double data_comm_s = 0;
   double optimizer_s = 0;  // the optimizer step on this GPU's shard
   double data_stall_s = 0;   // GPUs waiting for their input batches (sim/input), added last
-  std::string limiting;      // the largest of the above
+  // Of expert_comm_s: how long the critical stage's all-to-alls' traffic across NVLink domains
+  // (an expert-parallel group crossing a domain's edge) was in flight on the scale-out network;
+  // and the most of any stage's (a stage the critical one waits for: in its bubble).
+  double expert_scale_out_s = 0;
+  double expert_scale_out_most_s = 0;
+  // Whether the tensor-parallel group timed crosses an NVLink domain's edge: tensor_comm_s is
+  // then collectives over the scale-out network.
+  bool tensor_across_domains = false;
+  std::string limiting;      // what limits the step (step_limit.h)
 };
 
 // Requires: a transformer; `parallelism` fully resolved (a sweep configuration) and valid;
@@ -56,15 +64,17 @@ StepResult simulate_step(const schema::Model& model, const schema::TrainingJob& 
 struct StageShares {
   std::vector<double> compute_s, tensor_comm_s, context_comm_s, expert_comm_s, expert_compute_s,
       amax_comm_s;
+  // Whether the tensor-parallel group timed (stage 0's first) crosses an NVLink domain's edge.
+  bool tensor_across_domains = false;
 };
 
 // The step time of a simulated pipeline and where the time of the stage that finishes last goes,
-// given each stage's shares of the step; `limiting` named.
+// given each stage's shares of the step; `limiting` named (step_limit.h).
 StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares& shares);
 
 // Fills tokens and samples per second, MFU and HFU of a transformer's step of r->step_s on GPUs
 // whose peaks add up to `peak_flops` (FLOP/s), `recomputed_layers` fully recomputed layers per
-// micro-batch; names the largest part of the breakdown in `limiting`.
+// micro-batch; names what limits the step in `limiting` (step_limit.h).
 void set_transformer_rates(const schema::Model& model, const schema::TrainingJob& job,
                            const schema::Parallelism& parallelism, double recomputed_layers,
                            double peak_flops, StepResult* r);

@@ -1,12 +1,7 @@
-// Chunked parallel evaluation of serving deployments: each chunk's deployments are evaluated by a
-// oneTBB loop into slots indexed by position, then handed on in order.
+// Serving deployments on the chunked loop of sweep_runner.h, one ServingEvaluator per thread.
 #include "sim/serve/serving_sweep.h"
 
 #include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
-#include <algorithm>
 
 #include "sim/io/schema/serving.pb.h"
 #include "sim/serve/traffic.h"
@@ -42,29 +37,17 @@ void evaluate_slot(const Catalog& catalog, const LoadedServingScenario& scenario
 ServingSweepCounts run_serving_sweep(const Catalog& catalog, const LoadedServingScenario& scenario,
                                      const ServingPrices& prices,
                                      const ServingSweepOptions& options,
-                                     const ServingChunkDone& chunk_done, std::string* error) {
+                                     const ChunkDone& chunk_done, std::string* error) {
   const ServingSpace space(scenario);
-  ServingSweepCounts counts;
-  counts.candidates = space.size();
-  tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
   tbb::enumerable_thread_specific<ServingEvaluator> evaluators(std::cref(catalog),
                                                                std::cref(scenario));
-  std::vector<Slot> slots;
-  for (int64_t next = 0; next < space.size();) {
-    const int64_t in_chunk = std::min(options.chunk, space.size() - next);
-    slots.assign(in_chunk, Slot{});
-    arena.execute([&] {
-      tbb::parallel_for(int64_t{0}, in_chunk, [&](int64_t k) {
-        evaluate_slot(catalog, scenario, prices, options.max_rate, space.at(next + k),
-                      &evaluators.local(), &slots[k]);
-      });
-    });
-    std::vector<ResultRow> rows;
-    if (!gather_slots(&slots, &rows, &counts, error)) return counts;
-    next += in_chunk;
-    if (!chunk_done(rows, counts)) break;
-  }
-  return counts;
+  return run_candidates(
+      space.size(), options.sweep,
+      [&](int64_t index, Slot* slot) {
+        evaluate_slot(catalog, scenario, prices, options.max_rate, space.at(index),
+                      &evaluators.local(), slot);
+      },
+      chunk_done, error);
 }
 
 }  // namespace clustersim

@@ -1,7 +1,9 @@
 // Evaluates every deployment of a serving scenario in parallel (oneTBB, one evaluator per
-// thread) and hands the rows on in configuration order, a chunk at a time; the rows, their order
-// and every number are the same for any thread count. Structural problems prune a deployment
-// (no row); a replica that does not fit gets an OOM row without simulation.
+// thread) and hands the rows on in configuration order, a chunk at a time, by a training sweep's
+// chunked loop (sweep_runner.h run_candidates): the rows, their order and every number are the
+// same for any thread count and chunking, a sizing can start at a deployment (to resume) and an
+// interruption stops it. Structural problems prune a deployment (no row); a replica that does not
+// fit gets an OOM row without simulation.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +19,8 @@
 namespace clustersim {
 
 struct ServingSweepOptions {
-  int threads = 0;        // 0: every core
-  int64_t chunk = 64;     // deployments between two hand-overs
+  // Threads, chunks, the first deployment and the interruption, as a training sweep's (one shard).
+  SweepOptions sweep;
   // Also search each deployment's highest rate within the SLO (open-loop traffic).
   bool max_rate = false;
 };
@@ -27,15 +29,13 @@ struct ServingSweepOptions {
 // simulated those that fit.
 using ServingSweepCounts = SweepCounts;
 
-// Called after each chunk with its rows in configuration order; false stops the sweep.
-using ServingChunkDone =
-    std::function<bool(std::vector<ResultRow>& rows, const ServingSweepCounts& counts)>;
-
-// Returns the counts; on a replica cluster that cannot be built, `*error` is set and the sweep
-// stops. Requires: a scenario that loaded without errors, with traffic.
+// Returns the counts (candidates: the deployments from options.sweep.first_index on); on a
+// replica cluster that cannot be built, `*error` is set and the sweep stops. `chunk_done` gets
+// each chunk's rows in configuration order and the next deployment's index; false stops the
+// sweep. Requires: a scenario that loaded without errors, with traffic.
 ServingSweepCounts run_serving_sweep(const Catalog& catalog, const LoadedServingScenario& scenario,
                                      const ServingPrices& prices,
                                      const ServingSweepOptions& options,
-                                     const ServingChunkDone& chunk_done, std::string* error);
+                                     const ChunkDone& chunk_done, std::string* error);
 
 }  // namespace clustersim

@@ -1,9 +1,12 @@
 // Request generation and trace files.
 #include "sim/serve/traffic.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 
@@ -257,6 +260,24 @@ std::string trace_without_rate(const std::vector<Request>& trace) {
   if (trace.empty() || trace.back().arrival_s > 0) return "";
   return "its " + std::to_string(trace.size()) + " request" + (trace.size() == 1 ? "" : "s") +
          " all arrive at 0 s, a span of no time and so no request rate";
+}
+
+std::string trace_fingerprint(const std::vector<Request>& trace) {
+  if (trace.empty()) return "";
+  uLong crc = crc32(0, nullptr, 0);
+  for (const Request& r : trace) {
+    const auto add = [&](const auto& field) {
+      crc = crc32(crc, reinterpret_cast<const Bytef*>(&field), sizeof field);
+    };
+    add(r.arrival_s);
+    add(r.input_tokens);
+    add(r.output_tokens);
+    add(r.prefix);
+    add(r.prefix_tokens);
+  }
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08lx", crc & 0xffffffffUL);
+  return "trace of " + std::to_string(trace.size()) + " requests, CRC-32 " + hex;
 }
 
 double expected_requests(const s::Traffic& traffic) {

@@ -65,6 +65,10 @@ double mean_rate_per_s(const schema::Traffic& traffic, const std::vector<Request
 // 0 s, so its count over its span is none; "" when it has one.
 std::string trace_without_rate(const std::vector<Request>& trace);
 
+// A fingerprint of a trace's requests, for a resumed sizing to notice an edited trace file:
+// "trace of N requests, CRC-32 XXXXXXXX" over every field; "" for no trace.
+std::string trace_fingerprint(const std::vector<Request>& trace);
+
 // The requests open-loop `traffic` (rate or bursts) sends over its duration, on average; NaN when
 // a rate is not a number (reported by check_traffic).
 double expected_requests(const schema::Traffic& traffic);

@@ -17,7 +17,8 @@ enum class ResultsFormat { kHdf5, kCsv, kJson };
 std::optional<ResultsFormat> results_format(const std::string& path);
 
 // Writes every row of `journal` and (HDF5 only: CSV and JSON have only the rows) `summary` to
-// `path`. Returns false with `*error` when a write fails. Requires: results_format(path).
+// `path`. Returns false with `*error` when a write fails. Requires: results_format(path); a
+// training sweep's journal (a serving sizing's report writes its rows itself, serve_command.cpp).
 bool export_results(const SweepJournal& journal, const SweepSummary& summary,
                     const std::string& path, std::string* error);
 

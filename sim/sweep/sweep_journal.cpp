@@ -122,29 +122,36 @@ void decode_progress(Decoder* d, SweepSummary* s) {
   }
 }
 
-std::string summary_record(const SweepSummary& s) {
+std::vector<std::string> keys_of(const std::vector<ResultColumn>& columns) {
+  std::vector<std::string> keys;
+  for (const ResultColumn& column : columns) keys.push_back(column.key);
+  return keys;
+}
+
+std::string summary_record(const SweepSummary& s, const std::vector<ResultColumn>& columns) {
   Encoder e;
   e.byte(kSummaryRecord);
-  for (const std::string* text :
-       {&s.scenario_name, &s.scenario_text, &s.tool_version, &s.catalog, &s.prices}) {
+  for (const std::string* text : {&s.scenario_name, &s.scenario_text, &s.tool_version, &s.catalog,
+                                  &s.prices, &s.options, &s.other_inputs}) {
     e.text(*text);
   }
   e.i64(s.candidates);
   e.i64(s.shard);
   e.i64(s.shard_count);
-  const std::vector<std::string> keys = result_column_keys();
+  const std::vector<std::string> keys = keys_of(columns);
   e.u32(static_cast<uint32_t>(keys.size()));
   for (const std::string& key : keys) e.text(key);
   encode_progress(s, &e);
   return e.bytes();
 }
 
-// Decodes a summary record; false when it is malformed or has other columns than this version.
-bool decode_summary(const std::string& payload, SweepSummary* s) {
+// Decodes a summary record; false when it is malformed or has other columns than `columns`.
+bool decode_summary(const std::string& payload, const std::vector<ResultColumn>& columns,
+                    SweepSummary* s) {
   Decoder d(payload);
   if (d.byte() != kSummaryRecord) return false;
-  for (std::string* text :
-       {&s->scenario_name, &s->scenario_text, &s->tool_version, &s->catalog, &s->prices}) {
+  for (std::string* text : {&s->scenario_name, &s->scenario_text, &s->tool_version, &s->catalog,
+                            &s->prices, &s->options, &s->other_inputs}) {
     *text = d.text();
   }
   s->candidates = d.i64();
@@ -153,7 +160,7 @@ bool decode_summary(const std::string& payload, SweepSummary* s) {
   std::vector<std::string> keys(d.u32());
   for (size_t i = 0; d.ok() && i < keys.size(); ++i) keys[i] = d.text();
   decode_progress(&d, s);
-  return d.ok() && d.at_end() && keys == result_column_keys();
+  return d.ok() && d.at_end() && keys == keys_of(columns);
 }
 
 std::string chunk_record(const std::vector<ResultRow>& rows, const SweepSummary& progress) {
@@ -181,14 +188,13 @@ std::string chunk_record(const std::vector<ResultRow>& rows, const SweepSummary&
 }
 
 // Decodes a chunk record into `progress` and `visit`; false when malformed.
-bool decode_chunk(const std::string& payload, SweepSummary* progress,
+bool decode_chunk(const std::string& payload, size_t columns, SweepSummary* progress,
                   const SweepJournal::RowVisitor& visit) {
   Decoder d(payload);
   if (d.byte() != kChunkRecord) return false;
   SweepSummary after = *progress;
   decode_progress(&d, &after);
   std::vector<ResultRow> rows(d.u32());
-  const size_t columns = result_columns().size();
   for (size_t r = 0; d.ok() && r < rows.size(); ++r) {
     rows[r].resize(columns);
     for (Table::Cell& cell : rows[r]) {
@@ -217,39 +223,65 @@ bool decode_chunk(const std::string& payload, SweepSummary* progress,
   return true;
 }
 
-// Reads the records of a journal one by one; stops at the end or at the first record that is
-// incomplete or fails its checksum.
+// Reads the records of a journal one by one, telling a clean end from an incomplete last record
+// (a torn write) and from a whole record that fails its checksum (damage).
 class RecordReader {
  public:
+  enum Read { kRecord, kEnd, kIncomplete, kDamaged };
+
   explicit RecordReader(const std::string& path) : in_(path, std::ios::binary) {
+    in_.seekg(0, std::ios::end);
+    size_ = in_ ? static_cast<size_t>(in_.tellg()) : 0;
+    in_.seekg(0);
     char magic[sizeof kMagic];
     has_magic_ = in_.read(magic, sizeof magic) && std::memcmp(magic, kMagic, sizeof magic) == 0;
     good_end_ = has_magic_ ? sizeof kMagic : 0;
   }
   bool has_magic() const { return has_magic_; }
-  // The next whole record's payload; false at the end or at a torn or corrupt record.
-  bool next(std::string* payload) {
+  // The next record's payload (kRecord), or why there is none.
+  Read next(std::string* payload) {
+    last_start_ = good_end_;
+    last_number_ = records_ + 1;
+    if (!has_magic_ || good_end_ == size_) return kEnd;
     unsigned char header[8];
-    if (!has_magic_ || !in_.read(reinterpret_cast<char*>(header), sizeof header)) return false;
+    if (size_ - good_end_ < sizeof header) return kIncomplete;
+    in_.read(reinterpret_cast<char*>(header), sizeof header);
     uint32_t size = 0, crc = 0;
     for (int i = 3; i >= 0; --i) {
       size = size << 8 | header[i];
       crc = crc << 8 | header[4 + i];
     }
-    if (size > kMaxRecordBytes) return false;
+    // A length no record has is damage; a kill tears the header only short of its 8 bytes.
+    if (size > kMaxRecordBytes) return kDamaged;
+    if (size_ - good_end_ - sizeof header < size) return kIncomplete;
     payload->resize(size);
-    if (!in_.read(payload->data(), size) || checksum(*payload) != crc) return false;
+    if (!in_.read(payload->data(), size) || checksum(*payload) != crc) return kDamaged;
     good_end_ += sizeof header + size;
-    return true;
+    ++records_;
+    return kRecord;
   }
-  // Bytes up to the end of the last whole record read.
+  // Bytes up to the end of the last whole record read, and the file's.
   off_t good_end() const { return static_cast<off_t>(good_end_); }
+  size_t size() const { return size_; }
+  // The last record next() looked at: its number (from 1) and first byte.
+  int64_t last_number() const { return last_number_; }
+  size_t last_start() const { return last_start_; }
 
  private:
   std::ifstream in_;
+  size_t size_ = 0;
   bool has_magic_ = false;
   size_t good_end_ = 0;
+  int64_t records_ = 0;
+  int64_t last_number_ = 0;
+  size_t last_start_ = 0;
 };
+
+// "record 3 (from byte 120)": the record `reader` looked at last.
+std::string record_named(const RecordReader& reader) {
+  return "record " + std::to_string(reader.last_number()) + " (from byte " +
+         std::to_string(reader.last_start()) + ")";
+}
 
 std::string system_error(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -263,7 +295,8 @@ SweepJournal::~SweepJournal() {
 
 std::unique_ptr<SweepJournal> SweepJournal::create(const std::string& out,
                                                    const SweepSummary& summary,
-                                                   std::string* error) {
+                                                   std::string* error,
+                                                   const std::vector<ResultColumn>& columns) {
   const std::string path = journal_path(out);
   // Written whole under another name, then renamed: a kill at any instant leaves either no journal
   // or one with its summary, never a header that --resume would take for another version's.
@@ -273,9 +306,9 @@ std::unique_ptr<SweepJournal> SweepJournal::create(const std::string& out,
     *error = system_error("cannot create " + fresh);
     return nullptr;
   }
-  std::unique_ptr<SweepJournal> journal(new SweepJournal(path, fd));
+  std::unique_ptr<SweepJournal> journal(new SweepJournal(path, fd, columns));
   if (::write(fd, kMagic, sizeof kMagic) != static_cast<ssize_t>(sizeof kMagic) ||
-      !journal->write_record(summary_record(summary), error)) {
+      !journal->write_record(summary_record(summary, columns), error)) {
     *error = system_error("cannot write " + fresh);
     return nullptr;
   }
@@ -287,17 +320,51 @@ std::unique_ptr<SweepJournal> SweepJournal::create(const std::string& out,
 }
 
 std::unique_ptr<SweepJournal> SweepJournal::recover(const std::string& out, SweepSummary* summary,
-                                                    const RowVisitor& visit, std::string* error) {
+                                                    const RowVisitor& visit, std::string* error,
+                                                    const std::vector<ResultColumn>& columns,
+                                                    std::string* cut) {
   const std::string path = journal_path(out);
+  const std::string damaged = "; delete it to start over";
   RecordReader reader(path);
   std::string payload;
-  if (!reader.next(&payload) || !decode_summary(payload, summary)) {
-    *error = "no interrupted sweep to resume: " + path +
-             (reader.has_magic() ? " was written by another version of clustersim"
-                                 : " is missing or not a sweep journal");
+  RecordReader::Read read = reader.next(&payload);
+  if (!reader.has_magic()) {
+    *error = "no interrupted sweep to resume: " + path + " is missing or not a sweep journal";
     return nullptr;
   }
-  while (reader.next(&payload) && decode_chunk(payload, summary, visit)) {
+  if (read != RecordReader::kRecord) {
+    *error = path + ": its first record (the sweep's identity) is " +
+             (read == RecordReader::kDamaged
+                  ? std::string("damaged (its length or checksum is wrong)")
+                  : "cut off (the file ends at byte " + std::to_string(reader.size()) + ")") +
+             damaged;
+    return nullptr;
+  }
+  if (!decode_summary(payload, columns, summary)) {
+    *error = "no interrupted sweep to resume: " + path +
+             " was written by another version of clustersim or by another command";
+    return nullptr;
+  }
+  while ((read = reader.next(&payload)) == RecordReader::kRecord) {
+    if (!decode_chunk(payload, columns.size(), summary, visit)) {
+      *error = path + ": " + record_named(reader) +
+               " has a valid checksum but not a chunk's rows of these columns" + damaged;
+      return nullptr;
+    }
+  }
+  if (read == RecordReader::kDamaged) {
+    *error = path + ": " + record_named(reader) +
+             " is damaged (its length or checksum is wrong, which no interruption leaves)" +
+             damaged;
+    return nullptr;
+  }
+  if (cut) {
+    *cut = read == RecordReader::kEnd
+               ? ""
+               : path + ": cut off its last " +
+                     std::to_string(reader.size() - reader.last_start()) +
+                     " bytes, an incomplete " + record_named(reader) +
+                     " (the write the interruption stopped), and continues before it";
   }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0 || ::ftruncate(fd, reader.good_end()) != 0 || ::lseek(fd, 0, SEEK_END) < 0) {
@@ -305,7 +372,7 @@ std::unique_ptr<SweepJournal> SweepJournal::recover(const std::string& out, Swee
     if (fd >= 0) ::close(fd);
     return nullptr;
   }
-  return std::unique_ptr<SweepJournal>(new SweepJournal(path, fd));
+  return std::unique_ptr<SweepJournal>(new SweepJournal(path, fd, columns));
 }
 
 bool SweepJournal::write_record(const std::string& payload, std::string* error) {
@@ -334,15 +401,21 @@ bool SweepJournal::for_each_row(const RowVisitor& visit, std::string* error) con
   RecordReader reader(path_);
   std::string payload;
   SweepSummary summary;
-  if (!reader.next(&payload) || !decode_summary(payload, &summary)) {
+  if (reader.next(&payload) != RecordReader::kRecord ||
+      !decode_summary(payload, *columns_, &summary)) {
     *error = "cannot read back " + path_;
     return false;
   }
-  while (reader.next(&payload)) {
-    if (!decode_chunk(payload, &summary, visit)) {
-      *error = "cannot read back " + path_;
+  RecordReader::Read read;
+  while ((read = reader.next(&payload)) == RecordReader::kRecord) {
+    if (!decode_chunk(payload, columns_->size(), &summary, visit)) {
+      *error = "cannot read back " + path_ + ": " + record_named(reader) + " does not decode";
       return false;
     }
+  }
+  if (read != RecordReader::kEnd) {
+    *error = "cannot read back " + path_ + ": " + record_named(reader) + " is damaged";
+    return false;
   }
   return true;
 }

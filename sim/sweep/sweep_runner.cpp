@@ -78,6 +78,16 @@ bool gather_slots(std::vector<EvaluationSlot>* slots, std::vector<ResultRow>* ro
   return true;
 }
 
+void record_progress(const SweepSummary& start, int64_t next_index, const SweepCounts& counts,
+                     SweepSummary* summary) {
+  summary->next_index = next_index;
+  summary->configurations = start.configurations + counts.configurations;
+  summary->rows = start.rows + counts.rows;
+  summary->simulated = start.simulated + counts.simulated;
+  summary->pruned = start.pruned;
+  for (const auto& [reason, count] : counts.pruned) summary->pruned[reason] += count;
+}
+
 int64_t shard_candidates(int64_t size, int shard, int shard_count, int64_t first_index) {
   // Indices i >= first with i % shard_count == shard.
   const auto below = [&](int64_t n) {  // count of such i < n (ignoring first)
@@ -86,15 +96,13 @@ int64_t shard_candidates(int64_t size, int shard, int shard_count, int64_t first
   return below(size) - below(std::min(first_index, size));
 }
 
-SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario, const CostModel& cost,
-                      const SweepOptions& options, const ChunkDone& chunk_done,
-                      std::string* error) {
-  const ConfigurationSpace space(scenario);
+SweepCounts run_candidates(int64_t size, const SweepOptions& options,
+                           const EvaluateCandidate& evaluate, const ChunkDone& chunk_done,
+                           std::string* error) {
   SweepCounts counts;
   counts.candidates =
-      shard_candidates(space.size(), options.shard, options.shard_count, options.first_index);
+      shard_candidates(size, options.shard, options.shard_count, options.first_index);
   tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
-  tbb::enumerable_thread_specific<Evaluator> evaluators(std::cref(catalog), std::cref(scenario));
   ChunkSizer sizer(options.chunk, arena.max_concurrency());
   // The first index of this shard at or after first_index.
   int64_t next =
@@ -102,9 +110,9 @@ SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario, co
       ((options.shard - options.first_index % options.shard_count) + options.shard_count) %
           options.shard_count;
   std::vector<Slot> slots;
-  while (next < space.size()) {
+  while (next < size) {
     const int64_t in_chunk = std::min<int64_t>(
-        sizer.size(), (space.size() - next + options.shard_count - 1) / options.shard_count);
+        sizer.size(), (size - next + options.shard_count - 1) / options.shard_count);
     slots.assign(in_chunk, Slot{});
     const auto start = std::chrono::steady_clock::now();
     try {
@@ -115,8 +123,7 @@ SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario, co
           const InterruptionScope scope(options.interruption);
           check_interruption();
           const int64_t k = in_chunk - 1 - reversed;
-          evaluate_slot(space.at(next + k * options.shard_count), scenario, cost,
-                        &evaluators.local(), &slots[k]);
+          evaluate(next + k * options.shard_count, &slots[k]);
         });
       });
     } catch (const Interrupted&) {
@@ -127,9 +134,22 @@ SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario, co
     std::vector<ResultRow> rows;
     if (!gather_slots(&slots, &rows, &counts, error)) return counts;
     next += in_chunk * options.shard_count;
-    if (!chunk_done(rows, std::min(next, space.size()), counts)) break;
+    if (!chunk_done(rows, std::min(next, size), counts)) break;
   }
   return counts;
+}
+
+SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario, const CostModel& cost,
+                      const SweepOptions& options, const ChunkDone& chunk_done,
+                      std::string* error) {
+  const ConfigurationSpace space(scenario);
+  tbb::enumerable_thread_specific<Evaluator> evaluators(std::cref(catalog), std::cref(scenario));
+  return run_candidates(
+      space.size(), options,
+      [&](int64_t index, Slot* slot) {
+        evaluate_slot(space.at(index), scenario, cost, &evaluators.local(), slot);
+      },
+      chunk_done, error);
 }
 
 }  // namespace clustersim

@@ -1,7 +1,8 @@
 // Evaluates a scenario's configurations in parallel (oneTBB) and hands the rows on in
 // configuration order, a chunk at a time, so memory stays flat however many there are. Cheap
 // checks come first: structural validity and constraints (pruned, no row), then the memory model
-// (OOM rows, no simulation), and only then the step simulation.
+// (OOM rows, no simulation), and only then the step simulation. The chunked loop itself
+// (run_candidates) also runs a serving sizing's deployments (serving_sweep.h).
 //
 // Deterministic: the rows, their order and the counts are the same for any thread count and any
 // chunking. Interruptible: an interruption (interruption.h) stops it within milliseconds, the
@@ -19,6 +20,7 @@
 #include "sim/io/catalog.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/sweep/result_row.h"
+#include "sim/sweep/sweep_summary.h"
 
 namespace clustersim {
 
@@ -64,12 +66,28 @@ bool gather_slots(std::vector<EvaluationSlot>* slots, std::vector<ResultRow>* ro
 using ChunkDone = std::function<bool(std::vector<ResultRow>& rows, int64_t next_index,
                                      const SweepCounts& counts)>;
 
+// Evaluates candidate `index` into `slot`; called on oneTBB's worker threads, each candidate once.
+using EvaluateCandidate = std::function<void(int64_t index, EvaluationSlot* slot)>;
+
+// The chunked loop of a sweep over `size` candidates: those of options' shard from
+// options.first_index on, each chunk evaluated in parallel on options.threads threads and handed
+// to `chunk_done` in index order. Returns the counts (candidates: of the shard from first_index
+// on; interrupted when options.interruption stopped it); a failed slot sets `*error` and stops it.
+SweepCounts run_candidates(int64_t size, const SweepOptions& options,
+                           const EvaluateCandidate& evaluate, const ChunkDone& chunk_done,
+                           std::string* error);
+
 // Runs the sweep: a row per valid configuration and billing mode of `cost`. Returns the counts
 // (interrupted when options.interruption stopped it), or an error message when a cluster could
 // not be built (then `*error` is set). Either way the rows handed over so far are all there is.
 SweepCounts run_sweep(const Catalog& catalog, const LoadedScenario& scenario,
                       const CostModel& cost, const SweepOptions& options,
                       const ChunkDone& chunk_done, std::string* error);
+
+// `*summary` becomes `start` (a sweep's summary when this run of it began, e.g. resumed) with the
+// progress of this run's chunks so far: next_index, and `counts` added to start's counts.
+void record_progress(const SweepSummary& start, int64_t next_index, const SweepCounts& counts,
+                     SweepSummary* summary);
 
 // Candidates of shard `shard` (of `shard_count`) with index >= `first_index` among `size`.
 int64_t shard_candidates(int64_t size, int shard, int shard_count, int64_t first_index);

@@ -1,7 +1,8 @@
 // What a sweep records about itself beside its rows: the scenario (name and full text), the tool
 // and catalog versions, which shard, how far it got, and the counts. Enough to resume it, to
 // merge shards and to tell a regression what changed. Results files store it as typed attributes
-// (results_file.h), the journal of a running sweep as records (sweep_journal.h).
+// (results_file.h), the journal of a running sweep as records (sweep_journal.h), which also
+// keeps the options and other inputs that change the rows, to refuse resuming against others.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,11 @@ struct SweepSummary {
   int64_t candidates = 0;  // of the whole space (every shard)
   int shard = 0;           // 0-based
   int shard_count = 1;
+  // Kept by the journal only (a results file has neither): the command-line options that change
+  // the rows (serve: "--max-rate"), and a fingerprint of the other files the scenario reads (a
+  // serving trace's requests).
+  std::string options;
+  std::string other_inputs;
   // Progress.
   int64_t next_index = 0;      // candidates below this index (of this shard) are done
   int64_t configurations = 0;  // valid configurations evaluated
@@ -34,11 +40,12 @@ struct SweepSummary {
            prices == other.prices && tool_version == other.tool_version &&
            candidates == other.candidates;
   }
-  // Whether `other` is the same sweep and the same shard of it.
-  bool same_shard(const SweepSummary& other) const {
-    return same_sweep(other) && shard == other.shard && shard_count == other.shard_count;
-  }
   bool operator==(const SweepSummary&) const = default;
 };
+
+// What differs between the identity of a sweep that was interrupted (`recorded`) and of the one
+// now asked to resume it (`now`), as a list a user can act on ("the scenario file's text, the
+// options (--max-rate then, none now)"); "" when they are the same shard of the same sweep.
+std::string sweep_identity_changes(const SweepSummary& recorded, const SweepSummary& now);
 
 }  // namespace clustersim

@@ -299,9 +299,16 @@ TEST_CASE("skipping the steady state leaves a step with all-to-alls on the netwo
   for (int r = 0; r < 2; ++r) {
     CHECK(skipped.stages[r].end == full.stages[r].end);
     CHECK(skipped.stages[r].expert_network_wait == full.stages[r].expert_network_wait);
+    CHECK(skipped.stages[r].expert_scale_out == full.stages[r].expert_scale_out);
     CHECK(skipped.stages[r].busy == full.stages[r].busy);
   }
   CHECK(full.stages[0].expert_network_wait > Picoseconds(0));
+  // The traffic across the nodes is in flight for its time alone and what the buckets beside it
+  // added: more than the wait, at most the all-to-alls' whole time (16 forward ones of 0.3 ms, 16
+  // backward ones of 1 ms, and the wait).
+  CHECK(full.stages[0].expert_scale_out > full.stages[0].expert_network_wait);
+  CHECK(full.stages[0].expert_scale_out <=
+        ms(16 * (0.3 + 1)) + full.stages[0].expert_network_wait);
 }
 
 // `plan` at TP 2 and ETP `etp` on two p5.48xlarge of two GPUs each (the replicas' tensor-parallel

@@ -24,9 +24,11 @@ PipelineCut cut_at(Picoseconds time, int micro_batch, std::vector<size_t> next_t
   state.add(42);  // the same state at every cut
   std::vector<Picoseconds> busy(next_task.size(), time);
   std::vector<Picoseconds> stretch(next_task.size()), expert_wait(next_task.size());
+  std::vector<Picoseconds> expert_scale_out(next_task.size());
   std::vector<size_t> furthest_task = next_task;
   return {std::move(state),         time,           micro_batch,        std::move(next_task),
-          std::move(furthest_task), std::move(busy), std::move(stretch), std::move(expert_wait)};
+          std::move(furthest_task), std::move(busy), std::move(stretch), std::move(expert_wait),
+          std::move(expert_scale_out)};
 }
 
 TEST_CASE("a repeated state jumps whole periods, up to the last task that repeats") {

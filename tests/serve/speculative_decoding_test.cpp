@@ -222,10 +222,10 @@ TEST_CASE("a sweep over draft tokens gives the same rows for any thread count") 
     std::vector<ResultRow> all;
     std::string error;
     ServingSweepOptions options;
-    options.threads = threads;
-    options.chunk = 1;
+    options.sweep.threads = threads;
+    options.sweep.chunk = 1;
     run_serving_sweep(testing::shipped_catalog(), *t->loaded, *prices, options,
-                      [&](std::vector<ResultRow>& rows, const ServingSweepCounts&) {
+                      [&](std::vector<ResultRow>& rows, int64_t, const ServingSweepCounts&) {
                         all.insert(all.end(), rows.begin(), rows.end());
                         return true;
                       },

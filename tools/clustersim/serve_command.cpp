@@ -4,7 +4,9 @@
 // throughput, utilization and cost per million output tokens per billing mode (closed loop: per
 // concurrency level, latency against concurrency as serving benchmarks publish it); the answer is the cheapest deployment that meets the latency
 // objectives and, when none does, which objective binds. An autoscaling block prices a daily
-// traffic curve on the cheapest deployment's replica.
+// traffic curve on the cheapest deployment's replica. With --out, rows go to a journal as they
+// come (sweep_journal.h, as a training sweep's), so that a sizing killed at any instant resumes
+// with --resume to the output an uninterrupted run gives.
 #include <algorithm>
 #include <filesystem>
 #include <cmath>
@@ -20,10 +22,12 @@
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/results_export.h"
 #include "sim/sweep/results_file.h"
+#include "sim/sweep/sweep_resume.h"
 #include "sim/util/number_format.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 #include "tools/clustersim/serve_plots.h"
+#include "tools/clustersim/stop_signals.h"
 
 namespace clustersim::cli {
 namespace {
@@ -37,8 +41,10 @@ struct ServeOptions {
   std::string out;
   std::string plot_dir;
   int threads = 0;
+  int64_t chunk = 0;
   size_t limit = 20;
   bool max_rate = false;
+  bool resume = false;
 };
 
 // Per candidate instance, in the scenario's order: the cheapest of its deployments meeting the
@@ -167,9 +173,25 @@ void print_rate_search_limit(const LoadedServingScenario& loaded,
                "traffic's rate to find it)\n";
 }
 
+// The sizing's identity (and zero progress), as its journal and HDF5 file record it.
+SweepSummary new_summary(const ServeOptions& o, const Catalog& catalog,
+                         const LoadedServingScenario& loaded) {
+  SweepSummary summary;
+  Diagnostics diagnostics;
+  read_whole_file(o.scenario, &summary.scenario_text, &diagnostics);
+  if (!o.prices.empty()) read_whole_file(o.prices, &summary.prices, &diagnostics);
+  summary.scenario_name = o.scenario;
+  summary.tool_version = CLUSTERSIM_VERSION;
+  summary.catalog = catalog.fingerprint();
+  summary.candidates = ServingSpace(loaded).size();
+  summary.options = o.max_rate ? "--max-rate" : "";
+  summary.other_inputs = trace_fingerprint(loaded.trace);
+  return summary;
+}
+
 // Every row to `path`: an HDF5 results file (results_file.h, the serving columns, the sizing's
-// summary as attributes) for .h5, else CSV or JSON by extension.
-bool write_rows(const ServeOptions& o, const Catalog& catalog, const ServingSweepCounts& counts,
+// `summary` as attributes) for .h5, else CSV or JSON by extension.
+bool write_rows(const ServeOptions& o, const SweepSummary& summary,
                 const std::vector<ResultRow>& rows) {
   const auto ends_with = [&](const std::string& tail) {
     return o.out.size() >= tail.size() && o.out.compare(o.out.size() - tail.size(), tail.size(), tail) == 0;
@@ -177,19 +199,6 @@ bool write_rows(const ServeOptions& o, const Catalog& catalog, const ServingSwee
   std::string error;
   if (ends_with(".h5")) {
     auto writer = ResultsWriter::create(o.out, &error, serving_columns());
-    SweepSummary summary;
-    Diagnostics diagnostics;
-    read_whole_file(o.scenario, &summary.scenario_text, &diagnostics);
-    if (!o.prices.empty()) read_whole_file(o.prices, &summary.prices, &diagnostics);
-    summary.scenario_name = o.scenario;
-    summary.tool_version = CLUSTERSIM_VERSION;
-    summary.catalog = catalog.fingerprint();
-    summary.candidates = summary.next_index = counts.candidates;
-    summary.configurations = counts.configurations;
-    summary.rows = static_cast<int64_t>(rows.size());
-    summary.simulated = counts.simulated;
-    summary.pruned = counts.pruned;
-    summary.complete = true;
     if (writer && writer->append(rows, &error) && writer->commit(summary, &error)) return true;
   } else {
     OutputFile out;
@@ -278,6 +287,9 @@ int serve_command(const std::vector<std::string>& args) {
   options.add_options()("scenario", po::value(&o.scenario)->required(), "serving scenario file")(
       "prices", po::value(&o.prices), "price overrides (a PriceFile)")(
       "threads,j", po::value(&o.threads)->default_value(0), "worker threads (0: every core)")(
+      "chunk", po::value(&o.chunk)->default_value(0),
+      "deployments per hand-over to the journal (0: adaptive, about 0.25 s of work each)")(
+      "resume", po::bool_switch(&o.resume), "continue the interrupted sizing of --out FILE")(
       "limit", count_value(&o.limit), "deployments to list (0: all)")(
       "max-rate", po::bool_switch(&o.max_rate),
       "also find each deployment's highest request rate within the SLO")(
@@ -294,6 +306,14 @@ int serve_command(const std::vector<std::string>& args) {
   if (!format) return kExitUsage;
   if (const std::string why = threads_problem(o.threads); !why.empty()) {
     command_error("serve") << why << "\n";
+    return kExitUsage;
+  }
+  if (o.chunk < 0) {
+    command_error("serve") << "--chunk must be 0 (adaptive) or more\n";
+    return kExitUsage;
+  }
+  if (o.resume && o.out.empty()) {
+    command_error("serve") << "--resume needs --out FILE (the interrupted sizing's)\n";
     return kExitUsage;
   }
   if (!o.out.empty() && !results_format(o.out)) {  // else a .txt got CSV
@@ -344,18 +364,48 @@ int serve_command(const std::vector<std::string>& args) {
     print_diagnostics(at_trace);
     return kExitUsage;
   }
-  std::vector<ResultRow> rows;
-  std::string error;
+  SweepSummary summary = new_summary(o, *catalog, *loaded);
   ServingSweepOptions sweep;
-  sweep.threads = o.threads;
+  sweep.sweep.threads = o.threads;
+  sweep.sweep.chunk = o.chunk;
+  sweep.sweep.interruption = stop_on_signals();
   sweep.max_rate = o.max_rate;
+  std::vector<ResultRow> rows;
+  std::unique_ptr<SweepJournal> journal;
+  if (!o.out.empty()) {
+    std::string notice, error;
+    journal = open_sweep_journal(
+        o.out, o.resume, serving_columns(),
+        [&](ResultRow&& row) { rows.push_back(std::move(row)); }, &summary, &notice, &error);
+    if (!journal) {
+      command_error("serve") << (o.resume ? "--resume: " : "--out: ") << error << "\n";
+      return o.resume ? kExitInputError : kExitUsage;
+    }
+    if (!notice.empty()) std::cerr << notice << "\n";
+  }
+  sweep.sweep.first_index = summary.next_index;
+  const SweepSummary start = summary;
+  std::string error;
+  bool written = true;
   const ServingSweepCounts counts = run_serving_sweep(
       *catalog, *loaded, *prices, sweep,
-      [&](std::vector<ResultRow>& chunk, const ServingSweepCounts&) {
+      [&](std::vector<ResultRow>& chunk, int64_t next_index, const ServingSweepCounts& so_far) {
+        record_progress(start, next_index, so_far, &summary);
+        written = !journal || journal->append(chunk, summary, &error);
         rows.insert(rows.end(), chunk.begin(), chunk.end());
-        return true;
+        return written;
       },
       &error);
+  if (counts.interrupted) {
+    command_error("serve") << "interrupted after " << summary.configurations << " deployments"
+                           << (journal ? "; continue with the same command and --resume" : "")
+                           << "\n";
+    return kExitInterrupted;
+  }
+  if (!written) {
+    command_error("serve") << "--out: " << error << "\n";
+    return kExitUsage;
+  }
   if (!error.empty()) {
     // What stops a deployment's simulation is the traffic it drew (a closed loop past its
     // bounds, no request after the warm-up: serving_evaluation.cpp), located at its block.
@@ -364,11 +414,16 @@ int serve_command(const std::vector<std::string>& args) {
     print_diagnostics(at_traffic);
     return kExitInputError;
   }
-  std::cerr << counts.candidates << " deployments, " << counts.configurations << " valid, "
-            << counts.simulated << " simulated\n";
-  for (const auto& [why, n] : counts.pruned) std::cerr << "  " << n << " pruned: " << why << "\n";
+  summary.complete = true;
+  summary.next_index = summary.candidates;
+  std::cerr << summary.candidates << " deployments, " << summary.configurations << " valid, "
+            << summary.simulated << " simulated\n";
+  for (const auto& [why, n] : summary.pruned) std::cerr << "  " << n << " pruned: " << why << "\n";
   if (o.max_rate) print_rate_search_limit(*loaded, rows);
-  if (!o.out.empty() && !write_rows(o, *catalog, counts, rows)) return kExitUsage;
+  if (!o.out.empty()) {
+    if (!write_rows(o, summary, rows)) return kExitUsage;
+    journal->remove();
+  }
   if (!o.plot_dir.empty() &&
       !write_serving_plots(o.plot_dir, std::filesystem::path(o.scenario).stem().string(), rows,
                            s::Currency_Name(prices->currency))) {

@@ -2,12 +2,11 @@
 // parallel, streams every row to a results file (--out: HDF5, CSV or JSON), and answers with the
 // fastest, the cheapest and the Pareto front of time against cost (or the best N by time or cost).
 // Also runs one shard of a sweep (--shard K/N) and resumes an interrupted one (--resume): rows go
-// to a journal as they come (sweep_journal.h), and the results file is made from it at the end.
+// to a journal as they come (sweep_journal.h, sweep_resume.h), and the results file is made from
+// it at the end.
 #include <sys/resource.h>
 
-#include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -15,34 +14,19 @@
 #include "sim/io/text_file.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/results_export.h"
-#include "sim/sweep/sweep_journal.h"
+#include "sim/sweep/sweep_resume.h"
 #include "sim/sweep/sweep_runner.h"
 #include "sim/sweep/sweep_summary.h"
 #include "sim/util/number_format.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 #include "tools/clustersim/progress.h"
+#include "tools/clustersim/stop_signals.h"
 
 namespace clustersim::cli {
 namespace {
 
 constexpr int64_t kCandidateLimit = 10'000'000;  // above this, --force is required
-constexpr int kExitInterrupted = 130;            // as a shell reports a SIGINT
-
-// Requested by SIGINT/SIGTERM (Ctrl-C, a Slurm time limit, a Kubernetes eviction): the sweep
-// stops within milliseconds, the chunk under way discarded, leaving its journal (.partial) for
-// --resume.
-Interruption interruption;
-extern "C" void request_stop(int) { interruption.request(); }
-
-// Routes SIGINT/SIGTERM to `interruption` from before the journal is created until the process
-// exits: a signal that arrives once every row is evaluated lets the results file be finished
-// (milliseconds), and one that arrives after it is written, while the process tears down, is
-// moot, instead of killing the process between the journal and the file or with the file done.
-void stop_on_signals() {
-  std::signal(SIGINT, request_stop);
-  std::signal(SIGTERM, request_stop);
-}
 
 enum class Ranking { kPareto, kTime, kCost };
 
@@ -220,30 +204,15 @@ std::unique_ptr<SweepJournal> open_journal(const SweepArguments& a, SweepSummary
                                            Rankings* rankings, bool* failed) {
   *failed = false;
   if (a.out.empty()) return nullptr;
-  std::string error;
-  std::unique_ptr<SweepJournal> journal;
-  if (!a.resume && std::filesystem::exists(journal_path(a.out))) {
-    // Starting over discarded the interrupted sweep's rows (hours of a large sweep), silently.
-    error = journal_path(a.out) +
-            " holds an interrupted sweep: add --resume to continue it, or delete it to start over";
-  } else if (!a.resume) {
-    journal = SweepJournal::create(a.out, *summary, &error);
-  } else {
-    SweepSummary before;
-    journal = SweepJournal::recover(
-        a.out, &before, [&](ResultRow&& row) { rankings->offer(row); }, &error);
-    if (journal && !before.same_shard(*summary)) {
-      journal.reset();
-      error = journal_path(a.out) + " is not an interrupted run of this scenario, catalog and shard";
-    }
-    if (journal) {
-      *summary = before;
-      std::cerr << "resuming after " << summary->configurations << " configurations\n";
-    }
-  }
+  std::string notice, error;
+  std::unique_ptr<SweepJournal> journal = open_sweep_journal(
+      a.out, a.resume, result_columns(), [&](ResultRow&& row) { rankings->offer(row); }, summary,
+      &notice, &error);
   if (!journal) {
     command_error("sweep") << (a.resume ? "--resume: " : "--out: ") << error << "\n";
     *failed = true;
+  } else if (!notice.empty()) {
+    std::cerr << notice << "\n";
   }
   return journal;
 }
@@ -274,7 +243,6 @@ int sweep_command(const std::vector<std::string>& args) {
   SweepOptions options;
   options.threads = a.threads;
   options.chunk = a.chunk;
-  options.interruption = &interruption;
   if (!check_arguments(a, &options)) return kExitUsage;
   const Ranking ranking = a.rank == "time"   ? Ranking::kTime
                           : a.rank == "cost" ? Ranking::kCost
@@ -295,7 +263,7 @@ int sweep_command(const std::vector<std::string>& args) {
   if (!check_scenario_runs(*inputs).runs) return kExitInputError;
 
   Rankings rankings(inputs->limit == 0 ? SIZE_MAX : inputs->limit);
-  stop_on_signals();
+  options.interruption = stop_on_signals();
   bool failed = false;
   std::unique_ptr<SweepJournal> journal = open_journal(a, &summary, &rankings, &failed);
   if (failed) return a.resume ? kExitInputError : kExitUsage;
@@ -308,12 +276,7 @@ int sweep_command(const std::vector<std::string>& args) {
   const SweepCounts counts = run_sweep(
       *inputs->catalog, *inputs->scenario, *cost->model, options,
       [&](std::vector<ResultRow>& rows, int64_t next_index, const SweepCounts& so_far) {
-        summary.next_index = next_index;
-        summary.configurations = start.configurations + so_far.configurations;
-        summary.rows = start.rows + so_far.rows;
-        summary.simulated = start.simulated + so_far.simulated;
-        summary.pruned = start.pruned;
-        for (const auto& [reason, count] : so_far.pruned) summary.pruned[reason] += count;
+        record_progress(start, next_index, so_far, &summary);
         for (const ResultRow& row : rows) rankings.offer(row);
         written = !journal || journal->append(rows, summary, &error);
         progress.update(in_shard - shard_candidates(summary.candidates, options.shard,

@@ -1,0 +1,40 @@
+// The largest part of a step, and the scale-out crossings weighed against the others.
+#include "sim/parallel/step_limit.h"
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+namespace clustersim {
+
+std::string limiting_part(const StepResult& r) {
+  const std::pair<double, const char*> parts[] = {
+      {r.compute_s, "compute"},
+      {r.tensor_comm_s, "tensor-parallel communication"},
+      {r.context_comm_s, "context-parallel communication"},
+      {r.expert_comm_s, "expert-parallel all-to-all"},
+      {r.bubble_s, "pipeline bubble"},
+      {r.data_comm_s, "data-parallel communication"},
+      {r.optimizer_s, "optimizer"}};
+  const std::string largest = std::max_element(std::begin(parts), std::end(parts))->second;
+  // The expert all-to-alls' scale-out time, and the other parts beside the compute with it taken
+  // out of the one holding it.
+  const double scale_out = r.expert_scale_out_most_s;
+  const double waited = std::max(0.0, scale_out - r.expert_scale_out_s);
+  const double expert_rest = r.expert_comm_s - r.expert_scale_out_s;
+  const double bubble_rest = std::max(0.0, r.bubble_s - waited);
+  const double others = std::max({r.context_comm_s, r.data_comm_s, r.optimizer_s});
+  const char* crossing = nullptr;
+  if (scale_out > 0 &&
+      scale_out >= std::max({others, r.tensor_comm_s, expert_rest, bubble_rest})) {
+    crossing = "expert-parallel all-to-all across NVLink domains (scale-out network)";
+  }
+  if (r.tensor_across_domains && r.tensor_comm_s > 0 &&
+      r.tensor_comm_s >= std::max({others, r.expert_comm_s, r.bubble_s, scale_out})) {
+    crossing = "tensor-parallel communication across NVLink domains (scale-out network)";
+  }
+  if (crossing == nullptr) return largest;
+  return largest == "compute" ? std::string("compute, then ") + crossing : crossing;
+}
+
+}  // namespace clustersim

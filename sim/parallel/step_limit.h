@@ -1,0 +1,24 @@
+// What limits a training step, as the limiting column of a sweep's rows names it: the largest
+// part of the step's breakdown (StepResult), or, where an expert- or tensor-parallel group
+// crosses an NVLink domain's edge and its traffic over the scale-out network is the largest part
+// of the step beside the compute, that crossing, named so: "expert-parallel all-to-all across
+// NVLink domains (scale-out network)", after "compute, then " where the compute is larger still.
+//
+// The expert all-to-alls' scale-out time is simulated (pipeline_expert_all_to_all.cpp: how long
+// their traffic across domains was in flight, the compute stopped). On the critical stage it is
+// a part of the all-to-all time; on another stage, one the critical stage waits for in the
+// lockstep step (a group straddling two racks while the others fit), it shows there as bubble.
+// So the parts it is weighed against are the breakdown's with it taken out of the one that holds
+// it: the all-to-all time less the critical stage's scale-out time, the bubble less what the
+// slowest stage's scale-out time exceeds it by.
+#pragma once
+
+#include <string>
+
+#include "sim/parallel/step_model.h"
+
+namespace clustersim {
+
+std::string limiting_part(const StepResult& r);
+
+}  // namespace clustersim

@@ -1,0 +1,75 @@
+// Tests of what the limiting column names (step_limit.h): the largest part of a step, and an
+// expert- or tensor-parallel group's traffic over the scale-out network where it is the largest
+// part beside the compute, also where another stage's crossing shows as the critical stage's
+// bubble.
+#include <catch2/catch.hpp>
+
+#include "sim/parallel/step_limit.h"
+
+namespace clustersim {
+namespace {
+
+constexpr char kExpertCrossing[] =
+    "expert-parallel all-to-all across NVLink domains (scale-out network)";
+constexpr char kTensorCrossing[] =
+    "tensor-parallel communication across NVLink domains (scale-out network)";
+
+StepResult step(double compute, double expert, double bubble) {
+  StepResult r;
+  r.compute_s = compute;
+  r.expert_comm_s = expert;
+  r.bubble_s = bubble;
+  r.data_comm_s = 0.5;
+  return r;
+}
+
+TEST_CASE("without a group across NVLink domains the limiting part is the largest") {
+  CHECK(limiting_part(step(10, 3, 1)) == "compute");
+  CHECK(limiting_part(step(2, 3, 1)) == "expert-parallel all-to-all");
+  CHECK(limiting_part(step(2, 1, 3)) == "pipeline bubble");
+  StepResult tensor = step(2, 1, 1);
+  tensor.tensor_comm_s = 3;  // inside a domain: not a crossing
+  CHECK(limiting_part(tensor) == "tensor-parallel communication");
+}
+
+TEST_CASE("the expert all-to-alls' scale-out time is named where it is the largest part beside "
+          "the compute") {
+  SECTION("on the critical stage, inside the all-to-all time") {
+    StepResult r = step(10, 3, 1);
+    r.expert_scale_out_s = r.expert_scale_out_most_s = 2;  // 1 s on NVLink beside it
+    CHECK(limiting_part(r) == std::string("compute, then ") + kExpertCrossing);
+    r.compute_s = 2.5;
+    CHECK(limiting_part(r) == kExpertCrossing);
+    // A bubble of its own longer than the crossing's 2 s: the all-to-all (3 s) is the largest
+    // part, but not for its scale-out traffic.
+    r.bubble_s = 2.5;
+    CHECK(limiting_part(r) == "expert-parallel all-to-all");
+  }
+  SECTION("on a stage the critical one waits for, inside its bubble") {
+    StepResult r = step(2, 1, 4);  // "pipeline bubble" before
+    r.expert_scale_out_most_s = 3;  // of the 4 s bubble, 3 s of the crossing stage's traffic
+    CHECK(limiting_part(r) == kExpertCrossing);
+    r.expert_scale_out_most_s = 1.5;  // the bubble less it, 2.5 s, is larger: a bubble of its own
+    CHECK(limiting_part(r) == "pipeline bubble");
+  }
+  SECTION("not where another part is larger") {
+    StepResult r = step(10, 3, 1);
+    r.expert_scale_out_s = r.expert_scale_out_most_s = 0.4;  // below the 0.5 s data-parallel part
+    CHECK(limiting_part(r) == "compute");
+  }
+}
+
+TEST_CASE("a tensor-parallel group across NVLink domains is named where its time is the largest "
+          "part beside the compute") {
+  StepResult r = step(10, 1, 1);
+  r.tensor_comm_s = 3;
+  r.tensor_across_domains = true;
+  CHECK(limiting_part(r) == std::string("compute, then ") + kTensorCrossing);
+  r.compute_s = 2;
+  CHECK(limiting_part(r) == kTensorCrossing);
+  r.bubble_s = 4;
+  CHECK(limiting_part(r) == "pipeline bubble");
+}
+
+}  // namespace
+}  // namespace clustersim
