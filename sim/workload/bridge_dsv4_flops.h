@@ -21,7 +21,7 @@ namespace clustersim {
 //   compressors   2 (n_4 h 2 v 2 + n_128 h v 2)
 //   indexer       2 n_4 (h 2 e 2 + q i e + h i)
 //   quadratic     2 s (n_128 a v / 128 + n_4 i e / 4)  (ratio-128 attention, the indexer's scores)
-//   experts       2 h f x (3 gated | 2) x (top-k + shared) in every layer (the modules' too); no router
+//   experts       2 h f x (3 gated | 2) x (top-k + shared) in every layer, the modules' too
 //   modules       2 x modules (3 h + 2 h^2)  (their norms and projection)
 //   logits        2 h V' x (1 + modules), V' the vocabulary padded to 128 x tensor_parallel
 // Hyper-connections, the Sinkhorn iterations and the routers are not counted. Per-layer figures are

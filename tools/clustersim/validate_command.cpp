@@ -36,9 +36,9 @@ using Cell = Table::Cell;
 
 // The predicted TFLOP/s per GPU in the publication's convention: model FLOPs with a decoder's
 // attention counted whole or causal (or by Megatron-Bridge v0.3.x-v0.4.x's formula, its hybrid
-// models' formula, bridge_hybrid_flops.h, or its DeepSeek V4 formula, bridge_dsv4_flops.h), or with the recomputed forward (SC'21's Eq. 3); a LoRA
-// job's with its frozen base (transformer_flops.h), or as full training scaled (AutoModel's
-// peft_flops_scale).
+// models' formula, bridge_hybrid_flops.h, or its DeepSeek V4 formula, bridge_dsv4_flops.h), or
+// with the recomputed forward (SC'21's Eq. 3); a LoRA job's with its frozen base
+// (transformer_flops.h), or as full training scaled (AutoModel's peft_flops_scale).
 // Requires: a simulated step (e.step) of a transformer.
 double predicted_tflops(const Evaluation& e, const Configuration& c,
                         const LoadedScenario& loaded) {
