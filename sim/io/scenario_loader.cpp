@@ -27,7 +27,8 @@ namespace s = schema;
 // A published measurement to compare with (validate scores TFLOP/s per GPU): a group to score it
 // in, finite positive figures, and the FLOPs convention of the TFLOP/s (Megatron-Bridge v0.3.x's
 // transformer formula not for a hybrid model, its hybrid formula only for one without a sliding
-// window: the releases disagree on a window).
+// window: the releases disagree on a window; its DeepSeek V4 formula for DeepSeek V4's compressed
+// sparse attention and only for it: the other formulas do not know that attention).
 void check_published(const FieldChecker& published, const s::Published& figures,
                      const s::Model* model) {
   published.require("group");
@@ -47,6 +48,15 @@ void check_published(const FieldChecker& published, const s::Published& figures,
     published.error("flops_convention",
                     "MODEL_FLOPS_CAUSAL_BRIDGE_HYBRID is only for a hybrid model "
                     "(hybrid_layer_pattern) without a sliding window");
+  }
+  const bool dsv4 = figures.flops_convention() == s::Published::MODEL_FLOPS_CAUSAL_BRIDGE_DSV4;
+  if (dsv4 != t.has_compressed_sparse_attention()) {
+    published.error("flops_convention",
+                    dsv4 ? "MODEL_FLOPS_CAUSAL_BRIDGE_DSV4 is only for a model with "
+                           "compressed_sparse_attention"
+                         : "a model with compressed_sparse_attention takes "
+                           "MODEL_FLOPS_CAUSAL_BRIDGE_DSV4 (the other conventions do not count "
+                           "its attention)");
   }
 }
 

@@ -950,6 +950,23 @@ TEST_CASE("Megatron-Bridge v0.3's FLOPs formula is refused for a hybrid model, i
         "for a hybrid model (hybrid_layer_pattern) without a sliding window\n");
 }
 
+TEST_CASE("Megatron-Bridge's DeepSeek V4 FLOPs convention is for its attention, and only it") {
+  const std::string dsv4 =
+      "published { group: \"g\" tflops_per_gpu: 100 flops_convention: "
+      "MODEL_FLOPS_CAUSAL_BRIDGE_DSV4 }\n";
+  CHECK(scenario_errors(scenario("gpt-oss-120b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p5.48xlarge\" nodes: 2", dsv4)) ==
+        "s.textproto:12:44: published.flops_convention: MODEL_FLOPS_CAUSAL_BRIDGE_DSV4 is only "
+        "for a model with compressed_sparse_attention\n");
+  // While DeepSeek V4 Flash's training step is refused (above) the refusal is its only error:
+  // the convention is checked against a model the step simulates.
+  CHECK(scenario_errors(scenario("deepseek-v4-flash", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p5.48xlarge\" nodes: 2", dsv4)) ==
+        "s.textproto:2:1: model: \"deepseek-v4-flash\" has compressed sparse attention (DeepSeek "
+        "V4's windows, compressed keys and indexer) and hyper-connections (several residual "
+        "streams): not simulated in the training step yet\n");
+}
+
 TEST_CASE("clusters over 2^17 GPUs and budgets over 2^53 steps are refused with what works") {
   CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                                  "instance: \"aws.p5.48xlarge\" nodes: 16385")) ==

@@ -21,6 +21,7 @@
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/runnable.h"
 #include "sim/util/number_format.h"
+#include "sim/workload/bridge_dsv4_flops.h"
 #include "sim/workload/bridge_hybrid_flops.h"
 #include "sim/workload/lora.h"
 #include "sim/workload/transformer_flops.h"
@@ -34,10 +35,10 @@ namespace s = schema;
 using Cell = Table::Cell;
 
 // The predicted TFLOP/s per GPU in the publication's convention: model FLOPs with a decoder's
-// attention counted whole or causal (or by Megatron-Bridge v0.3.x-v0.4.x's formula, or its hybrid
-// models' formula, bridge_hybrid_flops.h), or with the recomputed forward (SC'21's Eq. 3); a LoRA
-// job's with its frozen base (transformer_flops.h), or as full training scaled (AutoModel's
-// peft_flops_scale).
+// attention counted whole or causal (or by Megatron-Bridge v0.3.x-v0.4.x's formula, its hybrid
+// models' formula, bridge_hybrid_flops.h, or its DeepSeek V4 formula, bridge_dsv4_flops.h), or
+// with the recomputed forward (SC'21's Eq. 3); a LoRA job's with its frozen base
+// (transformer_flops.h), or as full training scaled (AutoModel's peft_flops_scale).
 // Requires: a simulated step (e.step) of a transformer.
 double predicted_tflops(const Evaluation& e, const Configuration& c,
                         const LoadedScenario& loaded) {
@@ -47,11 +48,13 @@ double predicted_tflops(const Evaluation& e, const Configuration& c,
   const bool peft_scaled = convention == s::Published::MODEL_FLOPS_CAUSAL_PEFT_SCALED;
   const bool bridge_v03 = convention == s::Published::MODEL_FLOPS_CAUSAL_BRIDGE_V03;
   const bool bridge_hybrid = convention == s::Published::MODEL_FLOPS_CAUSAL_BRIDGE_HYBRID;
+  const int seq = sc.job().sequence_length(), tp = c.parallelism.tensor_parallel();
   TransformerFlops flops =
-      bridge_hybrid
-          ? bridge_hybrid_flops(t, sc.job().sequence_length(), c.parallelism.tensor_parallel())
+      bridge_hybrid ? bridge_hybrid_flops(t, seq, tp)
+      : convention == s::Published::MODEL_FLOPS_CAUSAL_BRIDGE_DSV4
+          ? bridge_dsv4_flops(t, seq, tp)
           : transformer_flops(
-                t, sc.job().sequence_length(),
+                t, seq,
                 convention == s::Published::MODEL_FLOPS_CAUSAL || peft_scaled || bridge_v03
                     ? AttentionCount::kCausal
                     : AttentionCount::kFullSquare,
