@@ -10,6 +10,7 @@
 #include "sim/serve/serving_simulation.h"
 #include "sim/serve/serving_space.h"
 #include "tests/serve/serve_fixture.h"
+#include "tests/testing/cluster.h"
 
 namespace clustersim {
 namespace {
