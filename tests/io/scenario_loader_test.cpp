@@ -200,7 +200,7 @@ TEST_CASE("the MoE models load for training, a sliding window without context pa
   CHECK(scenario_errors(scenario("qwen3-30b-a3b")) == "");
 }
 
-TEST_CASE("a model with DeepSeek V4's attention trains; its degrees must split its groups") {
+TEST_CASE("a model with DeepSeek V4's attention trains, with degrees that split its groups") {
   // Its step is simulated (compressed_sparse_attention_test); serving refuses it
   // (serving_scenario_test).
   CHECK(scenario_errors(scenario("deepseek-v4-flash")) == "");
