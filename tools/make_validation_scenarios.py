@@ -359,10 +359,11 @@ TE_CROSS_ENTROPY_RELEASES = {'NeMo 25.04', 'NeMo 25.07', '25.09', '26.02', '26.0
                              '26.08'}
 
 
-def te_cross_entropy(release, table):
-    """Whether a row of `release` (its BRIDGE_RELEASES key) and `table` computes its loss with
-    Transformer Engine's cross entropy."""
-    return release in TE_CROSS_ENTROPY_RELEASES and table != 'finetune_lora'
+def te_cross_entropy(release, table, model):
+    """Whether a row of `release` (its BRIDGE_RELEASES key), `table` and `model` computes its
+    loss with Transformer Engine's cross entropy (not DeepSeek V4 Flash's: DEEPSEEK_V4_RULES)."""
+    return (release in TE_CROSS_ENTROPY_RELEASES and table != 'finetune_lora'
+            and model != 'deepseek-v4-flash')
 
 
 TE_CROSS_ENTROPY_RULE = """# The loss as Transformer Engine's cross entropy (cross_entropy_fusion_impl "te"; the
@@ -429,7 +430,8 @@ BRIDGE_MOE_MODELS = {'Qwen3_30B_a3B': 'qwen3-30b-a3b', 'Qwen3_30B_a3B (tokendrop
                      'Mixtral-8x7B': 'mixtral-8x7b',
                      'DeepSeekV3': 'deepseek-v3', 'DeepSeekV3 (tokendrop)': 'deepseek-v3',
                      'DeepSeekV3 (dropless)': 'deepseek-v3', 'GPT OSS 120B': 'gpt-oss-120b',
-                     'Kimi_K2': 'kimi-k2', 'LLAMA4-Scout-LLM': 'llama4-scout'}
+                     'Kimi_K2': 'kimi-k2', 'LLAMA4-Scout-LLM': 'llama4-scout',
+                     'DeepSeekV4 Flash': 'deepseek-v4-flash'}
 
 BRIDGE_MOE_RULES = """# Mixture-of-experts rows, one more rule for all of them: EP as the table gives it, expert tensor
 #   parallel 1 (the Qwen3 and Mixtral recipes' expert_tensor_parallel_size; the table's ETP
@@ -541,6 +543,10 @@ for _release, _rows in {'25.09': {('DGX-H100', 'FP8', 'deepseek-v3')},
 # src/megatron/bridge/perf_recipes/deepseek/common.py _enable_deepseek_full_iteration_mxfp8.
 for _release in ('26.06', '26.08'):
     BRIDGE_MOE_GRAPHS[_release] = BRIDGE_MOE_GRAPHS[_release] | _NVL72_MXFP8_MLA_SWA
+# DeepSeek V4 Flash's 26.08 recipes (DEEPSEEK_V4_RULES): full-iteration CUDA graphs, the fused
+# grouped MLP and its paged stash, no expert all-to-all overlap.
+_NVL72_MXFP8_DSV4 = {(s, 'MXFP8', 'deepseek-v4-flash') for s in ('DGX-GB200', 'DGX-GB300')}
+BRIDGE_MOE_GRAPHS['26.08'] = BRIDGE_MOE_GRAPHS['26.08'] | _NVL72_MXFP8_DSV4
 # Where a release's recipe runs Transformer Engine's fused grouped MLP (cutedsl_fused_grouped_mlp:
 # Megatron-Core's use_transformer_engine_op_fuser with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1), as
 # (release, system, precision, model); one table for every model. Every other MoE and hybrid row
@@ -563,7 +569,7 @@ for _release in ('26.06', '26.08'):
 #     gb200, gb300/nemotronh.py only Nemotron 3 Ultra's recipes (left out), not Nano's, Super's
 #     or 3.5 Lightning's.
 BRIDGE_FUSED_GROUPED_MLP = {'26.06': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA,
-                            '26.08': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA}
+                            '26.08': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA | _NVL72_MXFP8_DSV4}
 # Where a release's recipe runs Megatron-Core's paged stash of the fused grouped MLP's saved tensors
 # (moe_paged_stash; expert_paged_stash, sim/workload/eager_expert_kernels.h), as (release, system,
 # precision, model): the recipes that run full-iteration CUDA graphs with the fused grouped MLP,
@@ -852,6 +858,28 @@ GPT_OSS_RULES = """# gpt-oss-120b rows, one more rule for all of them (the relea
 #   graphs and padded expert capacity (the grouped GEMMs' dynamic scheduler skips the padding),
 #   as for DeepSeek-V3 above."""
 
+DEEPSEEK_V4_RULES = """# DeepSeek V4 Flash rows, one more rule for both (the 26.08 recipe: Megatron-Bridge v0.6.0
+#   src/megatron/bridge/perf_recipes/deepseek/gb200/deepseek_v4.py
+#   deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_config, gb300/deepseek_v4.py the same config):
+#   TP 1, PP 1 (no virtual stages), CP 1, EP as the table gives it, expert tensor parallel 1; the
+#   flex dispatcher with HybridEP on 32 SMs (moe_flex_dispatcher_num_sms = 32,
+#   EXPERT_NODE_DEDUPLICATED, expert_combine_sms), no expert all-to-all overlap
+#   (overlap_moe_expert_parallel_comm = False), no shared-expert overlap; selective recomputation
+#   of mla_up_proj only (recompute_latent_up_projection: the query up projection reruns, as
+#   Megatron-Core dev's DSv4HybridAttention checkpoints it); full-iteration CUDA graphs, the fused
+#   grouped MLP (NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, use_transformer_engine_op_fuser) and its paged
+#   stash (moe_paged_stash); forced balanced routing (moe_router_force_load_balancing = True: the
+#   3 hash-routed layers route as the others, the router GEMM runs in every layer); FP8 parameter
+#   gathers (fp8_param_gather), BF16 gradient reduction; the loss by Megatron-Core's native fused
+#   cross entropy (_benchmark_common(cross_entropy_impl="native"), not Transformer Engine's); no
+#   FP8 attention (the DSA kernels, apply_dsa_kernel_fusion, not Transformer Engine's). Not
+#   simulated: the expert capacity the graphs pad to (moe_expert_rank_capacity_factor 1.5), the
+#   router padding for quantization, the Sinkhorn iterations of the hyper-connections and the
+#   final stream contraction; the indexer's scoring counts all s / 4 compressed keys a query (as
+#   the Bridge's FLOPs formula does).
+#   The rows' TFLOP/s are Megatron-Bridge's dsv4_hybrid formula (flops_convention
+#   MODEL_FLOPS_CAUSAL_BRIDGE_DSV4)."""
+
 # Hybrid Mamba-Transformer MoE rows (bridge-hybrid-*, groups of their own): Nemotron 3 Nano,
 # Super, 3.5 Lightning and Ultra (the model file gives Super's, Lightning's and Ultra's
 # multi-token-prediction layers as their recipes train them). Ultra's rows are left out
@@ -1016,6 +1044,7 @@ LLAMA4_SCOUT_RULES = """# Llama 4 Scout, NeMo 25.07 (NVIDIA/NeMo v2.4.0 scripts/
 #   row is left out as NeMo 25.07's dense ones are (the stored page leaves out its footnote)."""
 
 BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES,
+                      'deepseek-v4-flash': DEEPSEEK_V4_RULES,
                       'llama4-scout': LLAMA4_SCOUT_RULES,
                       'kimi-k2': KIMI_K2_RULES, 'nemotron3-nano-30b-a3b': NEMOTRON_3_NANO_RULES,
                       'nemotron3-super-120b-a12b': NEMOTRON_3_SUPER_RULES,
@@ -1092,7 +1121,7 @@ def bridge_flex_dispatcher(release, container, system, precision, model, ep):
             (model == 'deepseek-v3' and (later or (release == '25.09' and system == 'DGX-H100'))) or
             (model == 'gpt-oss-120b' and (precision == 'MXFP8' or
                                           gpt_oss_bf16_hybridep(container, system, ep))) or
-            model == 'kimi-k2' or
+            model in ('kimi-k2', 'deepseek-v4-flash') or
             model in BRIDGE_HYBRID_MODELS.values())
 
 
@@ -1165,6 +1194,8 @@ def bridge_model_lines(r, release, system, model, precision):
     if model == 'kimi-k2':
         return ['stage_layers: [' + ', '.join(['4'] * 15 + ['1']) + ']',
                 'recompute_latent_up_projection: true', 'overlap_parameter_gather: false']
+    if model == 'deepseek-v4-flash':
+        return ['recompute_latent_up_projection: true']
     if model == 'gpt-oss-120b':
         if precision == 'BF16' and system in GPT_OSS_RECOMPUTE_MODULES:
             return ['recompute_modules: [RECOMPUTE_LAYERNORM, RECOMPUTE_MOE_ACT]']
@@ -1251,7 +1282,8 @@ def bridge_micro_batch(r, alternative):
 NEMO2_GRADIENT_PASSES = ['check_for_nan_in_grad: true', 'gradient_scaling: AVERAGE_IN_COLLECTIVE']
 #   (release, model) -> GradientScaling where the recipe does not average in the collective:
 #   DeepSeek-V3 in 26.08 scales before the reduce-scatter (v0.6.0 perf_recipes/deepseek/
-#     common.py:105 average_in_collective = False);
+#     common.py:105 average_in_collective = False), DeepSeek V4 Flash too (v0.6.0
+#     perf_recipes/deepseek/gb200/deepseek_v4.py: cfg.ddp.average_in_collective = False);
 #   GPT-OSS 120B divides its loss by the step's tokens (calculate_per_token_loss, every gradient
 #     factor 1): v0.3.0 recipes/gpt_oss/gpt_oss.py:235 with CP > 1 (else averaging in the
 #     collective, :292), v0.4.0-v0.6.0 gpt_oss.py:73 always, which no performance config of the
@@ -1262,6 +1294,7 @@ NEMO2_GRADIENT_PASSES = ['check_for_nan_in_grad: true', 'gradient_scaling: AVERA
 #     (v0.6.0 recipes/nemotronh/gb200/nemotron_3_nano.py:176).
 BRIDGE_GRADIENT_SCALING = {
     ('26.08', 'deepseek-v3'): 'SCALE_BEFORE_REDUCE',
+    ('26.08', 'deepseek-v4-flash'): 'SCALE_BEFORE_REDUCE',
     ('26.04', 'gpt-oss-120b'): 'PER_TOKEN_LOSS', ('26.06', 'gpt-oss-120b'): 'PER_TOKEN_LOSS',
     ('26.08', 'gpt-oss-120b'): 'PER_TOKEN_LOSS',
     ('26.02', 'nemotron3-nano-30b-a3b'): 'PER_TOKEN_LOSS',
@@ -1336,6 +1369,8 @@ def bridge_flops_convention(release, model, causal, hybrid):
     """The row's published.flops_convention (above)."""
     if not causal:
         return 'MODEL_FLOPS'
+    if model == 'deepseek-v4-flash':
+        return 'MODEL_FLOPS_CAUSAL_BRIDGE_DSV4'
     if hybrid:
         if release.startswith('26.02') and model in BRIDGE_HYBRID_MTP_MODELS:
             raise ValueError(f'{release} {model}: v0.3.x counts no multi-token prediction')
@@ -1466,7 +1501,7 @@ def bridge(rows, out):
             extra_rules = '\n' + NVFP4_RULES.format(
                 recipe=nvfp4_recipe, weights=weights,
                 casts=NVFP4_CAST_RULES[unfused_cast].format(te=te), extra=extra)
-        te_loss = te_cross_entropy(release, r['table'])
+        te_loss = te_cross_entropy(release, r['table'], model)
         if te_loss:
             extra_rules += '\n' + TE_CROSS_ENTROPY_RULE
         if deferral:
@@ -1484,7 +1519,9 @@ def bridge(rows, out):
         name = f'bridge-{"check-" if check else ""}{kind}{system.lower()}-{precision.lower()}-{tag}'
         step = (int(r['global_batch']) * int(r['seq_len']) /
                 (float(r['tokens_per_s_per_gpu']) * gpus))
-        family = ' hybrid' if hybrid else ' MoE' if moe else ''
+        # DeepSeek V4 Flash's rows in groups of their own: its attention is its own step's.
+        family = (' hybrid' if hybrid else ' DeepSeek V4' if model == 'deepseek-v4-flash'
+                  else ' MoE' if moe else '')
         group = (f'{system} {precision} LoRA (Megatron-Bridge)' if lora else
                  f'{system} {precision}{family} check, not fitted (Megatron-Bridge, NeMo)' if check
                  else f'{system} {precision}{family} (Megatron-Bridge, NeMo)')

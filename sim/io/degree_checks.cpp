@@ -39,6 +39,12 @@ std::string tensor_parallel_problem(int tp, const schema::Model* model) {
       }
     }
   }
+  // Compressed sparse attention's grouped output projection splits its groups by rank.
+  if (t.has_compressed_sparse_attention() && t.compressed_sparse_attention().o_groups() % tp != 0) {
+    return std::to_string(tp) +
+           " does not divide the model's compressed_sparse_attention.o_groups (" +
+           std::to_string(t.compressed_sparse_attention().o_groups()) + ")";
+  }
   // Megatron splits the hidden state (sequence parallelism, row-parallel outputs) and the FFN by
   // tensor-parallel rank.
   for (auto [size, field] : {std::pair{t.hidden_size(), "hidden_size"},
@@ -80,6 +86,9 @@ std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
   const s::Transformer& t = model->transformer();
   if (t.has_sliding_window()) {
     return "context parallelism with sliding-window attention is not simulated yet";
+  }
+  if (t.has_compressed_sparse_attention()) {
+    return "context parallelism with compressed sparse attention is not simulated yet";
   }
   if (t.has_hybrid_layer_pattern()) {
     return "context parallelism of a hybrid model's layers is not simulated yet";

@@ -139,7 +139,8 @@ void check_fp4_overrides(const FieldChecker& job, const s::Model* model) {
     overrides.error("sixteen_bit_last_layers",
                     "exceeds the " + std::to_string(t->num_layers()) + " layers of \"" +
                         model->name() + "\"");
-  } else if (o.sixteen_bit_last_layers() > 0 && t->has_sliding_window()) {
+  } else if (o.sixteen_bit_last_layers() > 0 &&
+             (t->has_sliding_window() || t->has_compressed_sparse_attention())) {
     overrides.error("sixteen_bit_last_layers",
                     "is not simulated for a model with a sliding window (\"" + model->name() +
                         "\")");

@@ -136,9 +136,11 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
     }
   }
   if (m.recompute_latent_up_projection()) {
-    if (is_transformer(model) && !model->transformer().has_latent_attention()) {
+    if (is_transformer(model) && !model->transformer().has_latent_attention() &&
+        !model->transformer().has_compressed_sparse_attention()) {
       p.error("recompute_latent_up_projection",
-              "needs a model with latent_attention; \"" + model->name() + "\" has none");
+              "needs a model with latent_attention or compressed_sparse_attention; \"" +
+                  model->name() + "\" has neither");
     }
     if (m.recompute() == s::RECOMPUTE_FULL) {
       p.error("recompute_latent_up_projection",

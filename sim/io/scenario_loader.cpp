@@ -17,7 +17,6 @@
 #include "sim/io/sweep_checks.h"
 #include "sim/sweep/fixed_layout_check.h"
 #include "sim/sweep/pool_checks.h"
-#include "sim/workload/unsimulated_layers.h"
 
 namespace clustersim {
 namespace {
@@ -73,13 +72,6 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
 
   if (root.require("model")) {
     loaded->model = resolve_reference(root, "model", -1, m.model(), catalog.models(), "model");
-    if (loaded->model && loaded->model->has_transformer() &&
-        !unsimulated_layers(loaded->model->transformer()).empty()) {
-      root.error("model", "\"" + m.model() + "\" has " +
-                              unsimulated_layers(loaded->model->transformer()) +
-                              ": not simulated in the training step yet");
-      loaded->model = nullptr;
-    }
   }
   if (root.require("job")) check_job(root.child("job"), loaded->model);
   if (diagnostics->error_count() == errors_before) apply_job_to_model(loaded.get());

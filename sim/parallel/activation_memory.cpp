@@ -19,6 +19,12 @@
 //   latent      (multi-head latent attention) Q, K 2Ta(nope+rope) each, V and the projection
 //               input Tav, the query and key/value latents T(q_lora + kv_lora) on every rank;
 //               Q, K and V not when the up projections rerun (mla_up_proj recomputation)
+//   compressed  (compressed sparse attention) Q 2Tad (not under mla_up_proj recomputation), the
+//               key-value head 2Td and the query latent T q_lora on every rank, the grouped
+//               output's input Tad and the output projection's T g o (the compressors' and the
+//               indexer's tensors, T / ratio entries or fewer, not counted)
+//   streams     (hyper-connections) each block's mix keeps the residual's streams, 2 T n h each
+//               (boundary)
 //   experts     (a MoE layer) the MLP terms at the expert width once per routed copy (k per
 //               token), the permuted 16-bit (FP8: 1-byte) expert inputs k Th x ETP, shared
 //               experts' MLP terms at their width
@@ -70,6 +76,8 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   double boundary = in.qkv * tokens * h + mask * tokens * h       // attention input, output mask
                     + in.mlp_up * tokens * h + mask * tokens * h  // MLP input, output mask
                     + 2 * 2 * tokens * h;                         // norm inputs
+  // Hyper-connections: each block's mix keeps the residual's streams, `streams` times h.
+  if (t.has_hyper_connections()) boundary += 2 * 2 * tokens * h * t.hyper_connections().streams();
   if (spec.hybrid && spec.block == HybridBlock::kMamba) {
     const double inner = mamba_inner(t), conv = mamba_conv_channels(t);
     // The combined conv1d-scan function keeps its input (z x B C dt) and the ungated scan output
@@ -89,6 +97,15 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
     const double latents = (m.has_q_lora_rank() ? m.q_lora_rank() : 0) + m.kv_lora_rank();
     const double qkv = spec.recompute_latent_up ? 0 : 2 * tokens * 2 * a * qk + 2 * tokens * a * v;
     split = qkv + in.projection * tokens * a * v + in.qkv * tokens * latents * tp;
+  }
+  if (t.has_compressed_sparse_attention()) {
+    // Q of head_dim per head (not when the up projection reruns), the one key-value head and the
+    // query latent on every rank, the grouped output's input and the output projection's.
+    const schema::CompressedSparseAttention& c = t.compressed_sparse_attention();
+    const double hd = c.head_dim(), groups_out = c.o_groups() * c.o_lora_rank();
+    const double q = spec.recompute_latent_up ? 0 : 2 * tokens * a * hd;
+    split = q + (2 * hd + in.qkv * c.q_lora_rank()) * tokens * tp +
+            in.projection * tokens * (a * hd + groups_out);
   }
   if (spec.flash_attention) split += 4 * tokens * a;  // log-sum-exp per head
   const double attention_split = split;

@@ -8,6 +8,7 @@
 #include "sim/parallel/expert_layer_host.h"
 #include "sim/parallel/shared_expert_stream.h"
 #include "sim/parallel/stage_groups.h"
+#include "sim/workload/compressed_sparse_attention.h"
 #include "sim/workload/fp4_overrides.h"
 #include "sim/workload/fp8_casts.h"
 #include "sim/workload/lora.h"
@@ -247,6 +248,15 @@ TransformerKernels time_transformer_kernels(const s::Transformer& t, const s::Tr
       times = time_layer_kind(t, job, p, compute, groups, sixteen, kind, true);
       if (routes_to_experts(kind)) add_expert_layer_waits(host, p, compute.gpu(), &times);
     }
+  }
+  for (int layer = 0; layer < t.num_layers(); ++layer) {
+    const std::pair<LayerKind, int> key{layer_kind(t, layer), compress_ratio(t, layer)};
+    if (key.second == 0 || k.compressed.count(key) > 0) continue;
+    LayerShape compressed = shape;
+    compressed.compress_ratio = key.second;
+    LayerTimes& times = k.compressed[key];
+    times = time_layer_kind(t, job, p, compute, groups, compressed, key.first);
+    if (routes_to_experts(key.first)) add_expert_layer_waits(host, p, compute.gpu(), &times);
   }
   LayerShape windowed = shape;
   windowed.sliding_window = true;

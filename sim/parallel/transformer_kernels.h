@@ -1,11 +1,13 @@
 // A transformer's kernel times per layer kind for one training step's shapes and groups: each
-// kind's forward, backward and recomputation (layer_times.h) with FP8 casts, the windowed and
-// multi-token-prediction variants, the output layer, the expert layers' host waits and all-to-all
-// overlap, and under delayed scaling each kind's amaxes. transformer_stages.cpp sums them per
-// stage.
+// kind's forward, backward and recomputation (layer_times.h) with FP8 casts, the windowed,
+// compressed-key (compressed sparse attention) and multi-token-prediction variants, the output
+// layer, the expert layers' host waits and all-to-all overlap, and under delayed scaling each
+// kind's amaxes. transformer_stages.cpp sums them per stage.
 #pragma once
 
 #include <array>
+#include <map>
+#include <utility>
 
 #include "sim/hw/compute_model.h"
 #include "sim/io/schema/job.pb.h"
@@ -29,6 +31,9 @@ struct TransformerKernels {
   // defer_output_weight_gradient moves into the flush).
   Picoseconds output_weight_gradient;
   LayerTimes dense_windowed, experts_windowed;
+  // Under compressed sparse attention, the layers attending to compressed keys, by LayerKind and
+  // compress ratio (4, 128); `layers` holds the window-only ones (ratio 0).
+  std::map<std::pair<LayerKind, int>, LayerTimes> compressed;
   // The kinds of the layers kept in 16 bits (fp4_overrides.sixteen_bit_last_layers), by
   // LayerKind; zero for a kind none of them is.
   std::array<LayerTimes, kLayerKinds> sixteen_bit_layers;

@@ -18,6 +18,7 @@
 #include "sim/parallel/stage_groups.h"
 #include "sim/parallel/stage_parameters.h"
 #include "sim/parallel/transformer_kernels.h"
+#include "sim/workload/compressed_sparse_attention.h"
 #include "sim/workload/fp4_overrides.h"
 #include "sim/workload/fp8_casts.h"
 #include "sim/workload/moe_layer.h"
@@ -229,10 +230,12 @@ class StageBuilder {
   }
 
   // The kernels of 0-based layer `layer`: of its kind, in 16 bits (fp4_overrides'
-  // sixteen_bit_last_layers), within the window or not.
+  // sixteen_bit_last_layers), within the window or not, of its compress ratio.
   const LayerTimes& kernels_of(int layer) const {
     const LayerKind kind = layer_kind(t_, layer);
     if (layer >= first_sixteen_bit_layer_) return kernels_.sixteen_bit_layers[static_cast<int>(kind)];
+    const int ratio = compress_ratio(t_, layer);
+    if (ratio > 0) return kernels_.compressed.at({kind, ratio});
     if (!attends_in_window(t_, layer)) return kernels_.layers[static_cast<int>(kind)];
     return kind == LayerKind::kExperts ? kernels_.experts_windowed : kernels_.dense_windowed;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/workload/compressed_sparse_attention.h"
 #include "sim/workload/eager_expert_kernels.h"
 #include "sim/workload/eager_rotary.h"
 #include "sim/workload/mamba_layer.h"
@@ -250,6 +251,17 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
   auto memory = [&](const char* name, double bytes) {
     ops.push_back({K::kMemory, name, 0, 0, 0, 1, 0, bytes});
   };
+  // A block's input and its residual add; under hyper-connections the mix of the residual's
+  // streams into the input and their update with the output (compressed_sparse_attention.h), on
+  // the residual's tokens (the sequence-parallel shard).
+  const int64_t residual_tokens = tokens / (shape.sequence_parallel ? tp : 1);
+  auto block_input = [&] {
+    if (t.has_hyper_connections()) hyper_connection_mix_ops(t, residual_tokens, &ops);
+  };
+  auto residual_add = [&](double bytes) {
+    if (!t.has_hyper_connections()) return memory("residual add", bytes);
+    ops.push_back(hyper_connection_update_op(t, residual_tokens));
+  };
   // Backward, an all-gather reduce-scatters the data gradient in 16 bits whatever format the
   // forward gathered, and a reduce-scatter all-gathers the output gradient in its narrow copies
   // (Transformer Engine's linear layers under sequence parallelism without userbuffers: dgrad's
@@ -297,16 +309,18 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     collective(after_block, "MLP all-reduce");
   };
   if (kind == LayerKind::kMamba) {
+    block_input();
     memory("norm", 2 * boundary);
     if (shape.sequence_parallel) collective(K::kTensorAllGather, "mamba all-gather");
     mamba_mixer(t, x, shape.mamba_fused_norm_projection, &ops);
     collective(after_block, "mamba all-reduce");
-    memory("residual add", 3 * boundary);
+    residual_add(3 * boundary);
     return ops;
   }
   const bool attention =
       kind == LayerKind::kDense || kind == LayerKind::kExperts || kind == LayerKind::kAttention;
   if (attention) {
+    block_input();
     memory("norm1", 2 * boundary);
     const bool separate_qkv = shape.separate_projections && !t.has_latent_attention();
     // Side by side, the MLP's projections read the same input: one sum over all of them.
@@ -315,7 +329,9 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
                          3 + (side_by_side ? (x.gated ? 2 : 1) : 0));
     }
     if (shape.sequence_parallel) collective(K::kTensorAllGather, "attention all-gather");
-    if (t.has_latent_attention()) {
+    if (t.has_compressed_sparse_attention()) {
+      compressed_sparse_attention_ops(t, shape, shape.compress_ratio, &ops);
+    } else if (t.has_latent_attention()) {
       latent_attention(t, shape, x, &ops);
     } else {
       if (separate_qkv) {
@@ -354,11 +370,13 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
       // (half the boundary's bytes) that its backward reads with the gradient; the backward,
       // charged at twice the forward, already exceeds that kernel's traffic (2.5 x boundary), so
       // the mask adds nothing here.
-      memory("residual add", 3 * boundary);
+      residual_add(3 * boundary);
       if (kind == LayerKind::kAttention) return ops;
+      block_input();
       memory("norm2", 2 * boundary);
     }
   } else {
+    block_input();
     memory("norm", 2 * boundary);  // a hybrid MLP or experts layer's
   }
   if (kind == LayerKind::kDense || kind == LayerKind::kMlp) {
@@ -471,7 +489,7 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
     }
   }
   // The residual, plus the attention's output when it ran beside the MLP.
-  memory("residual add", (side_by_side ? 4 : 3) * boundary);
+  residual_add((side_by_side ? 4 : 3) * boundary);
   return ops;
 }
 

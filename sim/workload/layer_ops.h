@@ -116,6 +116,9 @@ struct LayerShape {
   ExpertLoad expert_load = {};
   // The layer attends within the model's sliding window (attends_in_window) rather than densely.
   bool sliding_window = false;
+  // Under compressed sparse attention, the layer's compress ratio (compress_ratio: 0, 4 or 128;
+  // compressed_sparse_attention.h): what its attention block runs besides the window.
+  int compress_ratio = 0;
   // The routed experts run Transformer Engine's fused grouped MLP (parallelism.fused_expert_mlp):
   // no elementwise kernels of their own between the grouped GEMMs.
   bool fused_expert_mlp = false;
@@ -219,6 +222,10 @@ int windowed_layers_in(const schema::Transformer& t, int first, int count, Layer
 // balanced routing, each EP rank getting tokens x top-k / EP worth of expert work), a
 // reduce-scatter over ETP, the combine all-to-all, the unpermute summing the k copies; shared
 // experts run beside as a dense tensor-parallel MLP of num_shared x expert_ffn_hidden_size.
+// Compressed sparse attention (DeepSeek V4): the attention block's kernels of the layer's
+// shape.compress_ratio (compressed_sparse_attention_ops). Hyper-connections: each block's input
+// mixed out of the residual's streams and its residual add updating them instead
+// (hyper_connection_mix_ops, hyper_connection_update_op).
 // A hybrid layer's one block (LayerKind kMamba to kHybridExperts) is its norm, under sequence
 // parallelism an all-gather, the block's kernels as above, the all-reduce (reduce-scatter) and the
 // residual add. A Mamba-2 mixer (Megatron-Core's MambaMixer; heads and B/C groups split over

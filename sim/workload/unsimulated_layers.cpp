@@ -1,4 +1,4 @@
-// The parts of a transformer that are described in the catalog but not simulated.
+// The parts of a transformer that are described in the catalog but not simulated in serving.
 #include "sim/workload/unsimulated_layers.h"
 
 namespace clustersim {

@@ -1,5 +1,5 @@
-// The parts of a transformer the catalog describes (and counts the parameters of) but neither the
-// training step nor serving simulates yet: a scenario naming such a model is refused.
+// The parts of a transformer the catalog describes (and the training step simulates) but serving
+// does not yet: a serving scenario naming such a model is refused.
 #pragma once
 
 #include <string>

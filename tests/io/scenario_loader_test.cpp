@@ -200,12 +200,17 @@ TEST_CASE("the MoE models load for training, a sliding window without context pa
   CHECK(scenario_errors(scenario("qwen3-30b-a3b")) == "");
 }
 
-TEST_CASE("a model with DeepSeek V4's attention and hyper-connections is refused for training") {
-  // Its parameters are counted (parameter_count_test); its step is not simulated yet.
-  CHECK(scenario_errors(scenario("deepseek-v4-flash")) ==
-        "s.textproto:2:1: model: \"deepseek-v4-flash\" has compressed sparse attention (DeepSeek "
-        "V4's windows, compressed keys and indexer) and hyper-connections (several residual "
-        "streams): not simulated in the training step yet\n");
+TEST_CASE("a model with DeepSeek V4's attention trains, with degrees that split its groups") {
+  // Its step is simulated (compressed_sparse_attention_test); serving refuses it
+  // (serving_scenario_test).
+  CHECK(scenario_errors(scenario("deepseek-v4-flash")) == "");
+  CHECK(scenario_errors(scenario("deepseek-v4-flash") + "parallelism { context_parallel: 2 }\n") ==
+        "s.textproto:12:15: parallelism.context_parallel: context parallelism with compressed "
+        "sparse attention is not simulated yet\n");
+  CHECK(scenario_errors(scenario("deepseek-v4-flash") +
+                        "parallelism { tensor_parallel: 16 sequence_parallel: true }\n") ==
+        "s.textproto:12:15: parallelism.tensor_parallel: 16 does not divide the model's "
+        "compressed_sparse_attention.o_groups (8)\n");
 }
 
 TEST_CASE("an expert-parallel degree must divide the experts, an expert TP degree their width") {
@@ -826,10 +831,10 @@ TEST_CASE("uneven pipeline layouts must fit the model's layers") {
                              "RECOMPUTE_FULL only"));
 }
 
-TEST_CASE("recomputing latent up projections needs latent attention and no full recomputation") {
+TEST_CASE("recomputing latent up projections needs latent or compressed sparse attention") {
   CHECK(h100_errors("parallelism { recompute_latent_up_projection: true }\n") ==
         "s.textproto:12:15: parallelism.recompute_latent_up_projection: needs a model with "
-        "latent_attention; \"llama2-7b\" has none\n");
+        "latent_attention or compressed_sparse_attention; \"llama2-7b\" has neither\n");
 }
 
 TEST_CASE("recomputed expert modules need experts, and no recomputation of whole layers") {
@@ -958,13 +963,15 @@ TEST_CASE("Megatron-Bridge's DeepSeek V4 FLOPs convention is for its attention, 
                                  "instance: \"aws.p5.48xlarge\" nodes: 2", dsv4)) ==
         "s.textproto:12:44: published.flops_convention: MODEL_FLOPS_CAUSAL_BRIDGE_DSV4 is only "
         "for a model with compressed_sparse_attention\n");
-  // While DeepSeek V4 Flash's training step is refused (above) the refusal is its only error:
-  // the convention is checked against a model the step simulates.
   CHECK(scenario_errors(scenario("deepseek-v4-flash", "token_budget: 1e9 sequence_length: 4096",
-                                 "instance: \"aws.p5.48xlarge\" nodes: 2", dsv4)) ==
-        "s.textproto:2:1: model: \"deepseek-v4-flash\" has compressed sparse attention (DeepSeek "
-        "V4's windows, compressed keys and indexer) and hyper-connections (several residual "
-        "streams): not simulated in the training step yet\n");
+                                 "instance: \"aws.p5.48xlarge\" nodes: 2", dsv4)) == "");
+  CHECK(scenario_errors(scenario("deepseek-v4-flash", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p5.48xlarge\" nodes: 2",
+                                 "published { group: \"g\" tflops_per_gpu: 100 flops_convention: "
+                                 "MODEL_FLOPS_CAUSAL }\n")) ==
+        "s.textproto:12:44: published.flops_convention: a model with compressed_sparse_attention "
+        "takes MODEL_FLOPS_CAUSAL_BRIDGE_DSV4 (the other conventions do not count its "
+        "attention)\n");
 }
 
 TEST_CASE("clusters over 2^17 GPUs and budgets over 2^53 steps are refused with what works") {

@@ -1,0 +1,151 @@
+// Tests of DeepSeek V4's attention block and hyper-connections as kernels: each mechanism's closed
+// form on DeepSeek V4 Flash (h 4096, 64 heads of 512, q_lora 1024, 8 output groups of 1024, a
+// 128-token window, top-512 of 64 index heads of 128, 4 streams) at s = 4096.
+#include "sim/workload/compressed_sparse_attention.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/parallel/context_attention.h"
+#include "tests/testing/layer_op_lookup.h"
+#include "tests/testing/llama8b_b200_fp8_stage.h"
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim {
+namespace {
+
+using testing::find_op;
+
+const schema::Transformer& v4_flash() {
+  return testing::shipped_catalog().models().find("deepseek-v4-flash")->value->transformer();
+}
+
+std::vector<LayerOp> v4_layer(int ratio, int tp = 1) {
+  LayerShape shape{4096, 1, tp, tp > 1};
+  shape.compress_ratio = ratio;
+  return layer_forward_ops(v4_flash(), shape, LayerKind::kExperts);
+}
+
+double matmul_flops(const LayerOp& op) {  // a matmul's forward
+  return 2.0 * static_cast<double>(op.m) * op.n * op.k * op.count;
+}
+
+TEST_CASE("each layer's compress ratio, and the compressed keys a query attends to") {
+  const schema::Transformer& t = v4_flash();
+  CHECK(compress_ratio(t, 0) == 0);
+  CHECK(compress_ratio(t, 1) == 0);
+  CHECK(compress_ratio(t, 2) == 4);
+  CHECK(compress_ratio(t, 3) == 128);
+  CHECK(compress_ratio(t, 42) == 4);
+  CHECK(compress_ratio(t, 43) == 0);  // the multi-token-prediction layer: window only
+  const schema::CompressedSparseAttention& c = t.compressed_sparse_attention();
+  CHECK(compressed_keys_attended(c, 4096, 0) == 0);
+  CHECK(compressed_keys_attended(c, 4096, 4) == 512);   // top-k of 1024
+  CHECK(compressed_keys_attended(c, 1024, 4) == 256);   // all of them: fewer than top-k
+  CHECK(compressed_keys_attended(c, 4096, 128) == 32);  // every entry
+}
+
+TEST_CASE("the attention covers the window, plus the selected or all compressed keys") {
+  // Ratio 0: the causal 128-token band, as a sliding window.
+  const LayerOp* window = find_op(v4_layer(0), "attention");
+  REQUIRE(window != nullptr);
+  CHECK(window->causal);
+  CHECK(window->window == 128);
+  CHECK(window->k == 512);
+  CHECK(window->count == 64);
+  CHECK(window->flops == Approx(4.0 * (128 * 129 / 2 + (4096 - 128) * 128.0) * 512 * 64));
+  // Ratio 4: every query against 128 + 512 keys; ratio 128 against 128 + 32.
+  for (auto [ratio, keys] : {std::pair{4, 640}, std::pair{128, 160}}) {
+    const LayerOp* core = find_op(v4_layer(ratio), "attention");
+    REQUIRE(core != nullptr);
+    CHECK_FALSE(core->causal);
+    CHECK(core->window == 0);
+    CHECK(core->m == 4096);
+    CHECK(core->n == keys);
+    CHECK(core->flops == Approx(4.0 * 4096 * keys * 512 * 64));
+  }
+}
+
+TEST_CASE("attention over the selected keys is the attention kernel at that many keys") {
+  const ComputeModel compute = testing::dgx_b200_fp8_compute(schema::MXFP8);
+  const LayerOp* core = find_op(v4_layer(4), "attention");
+  REQUIRE(core != nullptr);
+  const AttentionTimes times = attention_times(*core, compute, nullptr, schema::P2P);
+  const AttentionKernel kernel{64, 4096, 640, 512, false};
+  CHECK(times.forward == compute.attention_forward(kernel));
+  CHECK(times.backward == compute.attention_backward(kernel));
+  CHECK(times.forward > Picoseconds(0));
+}
+
+TEST_CASE("the indexer scores every query against s / 4 compressed keys in each index head") {
+  const std::vector<LayerOp> ops = v4_layer(4);
+  const LayerOp* scores = find_op(ops, "indexer scores");
+  REQUIRE(scores != nullptr);
+  // 2 x heads x head_dim x s x s / 4 a sequence, in 16 bits.
+  CHECK(matmul_flops(*scores) == Approx(2.0 * 64 * 128 * 4096 * 1024));
+  CHECK(scores->sixteen_bit);
+  // Its projections: q_lora -> 64 x 128, h -> 64 head weights; its compressor h -> 2 x 2 x 128.
+  CHECK(matmul_flops(*find_op(ops, "indexer q")) == Approx(2.0 * 4096 * 1024 * 64 * 128));
+  CHECK(matmul_flops(*find_op(ops, "indexer weights")) == Approx(2.0 * 4096 * 4096 * 64));
+  CHECK(matmul_flops(*find_op(ops, "indexer compressor")) ==
+        Approx(2.0 * 4096 * 4096 * 4 * 128));
+  // The top-k reads the fp32 head-summed scores and writes 512 int32 indices a query.
+  const LayerOp* topk = find_op(ops, "indexer top-k");
+  REQUIRE(topk != nullptr);
+  CHECK(topk->bytes == Approx(4.0 * 4096 * 1024 + 4.0 * 4096 * 512));
+  CHECK(topk->backward_bytes.value() == Approx(2 * 4.0 * 4096 * 1024));
+  // Ratio-128 and window-only layers have no indexer; ratio 128 has a compressor of c = 1.
+  CHECK(find_op(v4_layer(128), "indexer scores") == nullptr);
+  CHECK(find_op(v4_layer(0), "indexer scores") == nullptr);
+  CHECK(find_op(v4_layer(0), "compressor") == nullptr);
+  CHECK(matmul_flops(*find_op(v4_layer(128), "compressor")) ==
+        Approx(2.0 * 4096 * 4096 * 2 * 512));
+  CHECK(find_op(v4_layer(128), "compressor pooling")->bytes ==
+        Approx(2.0 * 4096 * 2 * 512 + 6.0 * 32 * 512));
+}
+
+TEST_CASE("the grouped low-rank output projection: 8 GEMMs of 4096 -> 1024, then 8192 -> h") {
+  const std::vector<LayerOp> ops = v4_layer(0);
+  const LayerOp* groups = find_op(ops, "output groups");
+  const LayerOp* out = find_op(ops, "attention out");
+  REQUIRE(groups != nullptr);
+  REQUIRE(out != nullptr);
+  CHECK(groups->count == 8);
+  CHECK(groups->n == 1024);
+  CHECK(groups->k == 64 / 8 * 512);
+  CHECK(out->n == 4096);
+  CHECK(out->k == 8 * 1024);
+  // Tensor parallelism splits the groups and the heads.
+  CHECK(find_op(v4_layer(0, 2), "output groups")->count == 4);
+  CHECK(find_op(v4_layer(0, 2), "attention out")->k == 4 * 1024);
+  CHECK(find_op(v4_layer(0, 2), "q up")->n == 32 * 512);
+}
+
+TEST_CASE("hyper-connections: each block's mix and update over 4 streams of h") {
+  const std::vector<LayerOp> ops = v4_layer(0);
+  const double tokens = 4096, h = 4096;
+  int mixes = 0, updates = 0, projections = 0;
+  for (const LayerOp& op : ops) {
+    if (op.name == "hyper-connection mix") {
+      ++mixes;
+      CHECK(op.bytes == Approx(2.0 * (4 + 1) * h * tokens));  // read 4 streams, write 1
+    } else if (op.name == "hyper-connection update") {
+      ++updates;
+      CHECK(op.bytes == Approx(2.0 * (2 * 4 + 1) * h * tokens));  // read 4 + 1, write 4
+    } else if (op.name == "hyper-connection projection") {
+      ++projections;
+      CHECK(op.n == 4 * 4 + 2 * 4);
+      CHECK(op.k == 4 * h);
+    }
+    CHECK(op.name != "residual add");
+  }
+  CHECK(mixes == 2);
+  CHECK(updates == 2);
+  CHECK(projections == 2);
+  // With one stream the update would be the plain residual add's 3 x 2 bytes of h a token.
+  schema::Transformer one = v4_flash();
+  one.mutable_hyper_connections()->set_streams(1);
+  CHECK(hyper_connection_update_op(one, 4096).bytes == Approx(3 * 2.0 * h * tokens));
+}
+
+}  // namespace
+}  // namespace clustersim
