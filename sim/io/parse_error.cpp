@@ -247,7 +247,13 @@ void ParseErrorCollector::AddError(int line, pb::io::ColumnNumber column,
         nesting.type ? nesting.type
                      : pb::DescriptorPool::generated_pool()->FindMessageTypeByName(
                            quoted_after(message, "Message type \""));
-    add(at, nesting.path, "no field named \"" + field + "\"" + field_suggestion(type, field));
+    std::string suggestion = field_suggestion(type, field);
+    if (suggestion.empty() && nesting.opened_line > 0 && root_->FindFieldByName(field)) {
+      suggestion = " (a top-level field: is the \"" + nesting.closer +
+                   "\" of this message, opened at line " + std::to_string(nesting.opened_line) +
+                   ", missing?)";
+    }
+    add(at, nesting.path, "no field named \"" + field + "\"" + suggestion);
     return;
   }
   if (const std::string value = quoted_after(message, "Unknown enumeration value of \"");
@@ -264,6 +270,14 @@ void ParseErrorCollector::AddError(int line, pb::io::ColumnNumber column,
     const TokenPosition at = at_name(field);
     add(at, join_path(nesting_before(text_, root_, at).path, field),
         "given a second time: this field holds one value, not a list");
+    return;
+  }
+  if (const std::string field = quoted_after(message, "Field \"");
+      message.find("another member of oneof") != std::string::npos) {
+    const TokenPosition at = at_name(field);
+    add(at, join_path(nesting_before(text_, root_, at).path, field),
+        "cannot be given together with \"" + quoted_after(message, "along with field \"") +
+            "\": give one or the other");
     return;
   }
   if (const std::string field = quoted_after(message, "Invalid value for boolean field \"");

@@ -1,4 +1,4 @@
-// Reading input files and parsing them as text format (the parser's errors worded by parse_error.cpp).
+// Reads input files and parses them as text format; parse_error.cpp words the parser's errors.
 #include "sim/io/text_file.h"
 
 #include <cctype>

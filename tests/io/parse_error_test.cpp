@@ -126,6 +126,18 @@ TEST_CASE("a missing closing brace names the message left open and where it open
         "f.textproto:3:1: job.sequence_length: expected an integer, got the end of the file");
 }
 
+TEST_CASE("two fields of one oneof name the one given second") {
+  CHECK(parse_error<CatalogFile>("model {\n  transformer { }\n  cnn { }\n}\n") ==
+        "f.textproto:3:3: model[0].cnn: cannot be given together with \"transformer\": give one "
+        "or the other");
+}
+
+TEST_CASE("a top-level field inside a message asks whether its closing brace is missing") {
+  CHECK(parse_error<Scenario>("job {\n  sequence_length: 4096\ncluster { nodes: 1 }\n") ==
+        "f.textproto:3:1: job: no field named \"cluster\" (a top-level field: is the \"}\" of "
+        "this message, opened at line 1, missing?)");
+}
+
 TEST_CASE("a field that holds one value given twice names it") {
   CHECK(parse_error<Scenario>("job {\n  sequence_length: 1\n  sequence_length: 2\n}\n") ==
         "f.textproto:3:3: job.sequence_length: given a second time: this field holds one value, "
