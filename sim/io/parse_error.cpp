@@ -113,7 +113,7 @@ Nesting nesting_before(const std::string& text, const pb::Descriptor* root, Toke
   return nesting;
 }
 
-// The position of the last identifier `name` at or before `reported`; `reported` if none.
+// The position of the last token `name` at or before `reported`; `reported` if none.
 TokenPosition locate_identifier(const std::string& text, const std::string& name,
                                 TokenPosition reported) {
   TokenPosition found = reported;
