@@ -26,7 +26,8 @@ struct TextFile {
 // Parses `text` (the contents of `path`, less a leading kUtf8ByteOrderMark) into `message`,
 // recording field locations in `tree`.
 // A syntax error, an unknown field or enum value, or a field given twice is reported as
-// "path:line:col: message" (with a "did you mean" for near misses) and returns false.
+// "path:line:col: field.path: message" (with a "did you mean" for near misses; see parse_error.h)
+// and returns false.
 bool parse_text(const std::string& path, const std::string& text,
                 google::protobuf::Message* message,
                 google::protobuf::TextFormat::ParseInfoTree* tree, Diagnostics* diagnostics);

@@ -548,9 +548,8 @@ TEST_CASE("a serving runtime's grouped kernel takes one group size or a limit, n
   CHECK(catalog_errors(gpu_entry() +
                        "serving_runtime { name: \"rt\" grouped_attention_query_heads_per_kv: 8\n"
                        "  grouped_attention_max_query_heads_per_kv: 32 }\n") ==
-        "c.textproto:12:43: Field \"grouped_attention_max_query_heads_per_kv\" is specified along "
-        "with field \"grouped_attention_query_heads_per_kv\", another member of oneof "
-        "\"grouped_attention_groups\".\n");
+        "c.textproto:12:3: serving_runtime[0].grouped_attention_max_query_heads_per_kv: cannot be "
+        "given together with \"grouped_attention_query_heads_per_kv\": give one or the other\n");
 }
 
 TEST_CASE("a serving runtime's default fits are computed, never written") {

@@ -1043,8 +1043,8 @@ TEST_CASE("LoRA: a rank from 1 to the hidden size, known and distinct target mod
         "s.textproto:7:50: job.lora.rank: 4097 is above the hidden_size of \"llama2-7b\" (4096), "
         "the largest rank an adapter's product can have\n");
   CHECK(scenario_errors(job("lora { rank: 8 target_modules: LINEAR_FC3 }")) ==
-        "s.textproto:7:74: Unknown enumeration value of \"LINEAR_FC3\" for field "
-        "\"target_modules\". (did you mean \"LINEAR_FC1\"?)\n");
+        "s.textproto:7:74: job.lora.target_modules: unknown value \"LINEAR_FC3\" (did you mean "
+        "\"LINEAR_FC1\"?)\n");
   CHECK(scenario_errors(job("lora { rank: 8 target_modules: [LINEAR_FC1, LINEAR_FC1] }")) ==
         "s.textproto:7:58: job.lora.target_modules[1]: names LINEAR_FC1 twice\n");
   CHECK(scenario_errors(job("lora { rank: 8 dropout: 0.1 }")) == "");
