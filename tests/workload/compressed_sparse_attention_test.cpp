@@ -46,7 +46,8 @@ TEST_CASE("each layer's compress ratio, and the compressed keys a query attends 
 
 TEST_CASE("the attention covers the window, plus the selected or all compressed keys") {
   // Ratio 0: the causal 128-token band, as a sliding window.
-  const LayerOp* window = find_op(v4_layer(0), "attention");
+  const std::vector<LayerOp> window_ops = v4_layer(0);
+  const LayerOp* window = find_op(window_ops, "attention");
   REQUIRE(window != nullptr);
   CHECK(window->causal);
   CHECK(window->window == 128);
@@ -55,7 +56,8 @@ TEST_CASE("the attention covers the window, plus the selected or all compressed 
   CHECK(window->flops == Approx(4.0 * (128 * 129 / 2 + (4096 - 128) * 128.0) * 512 * 64));
   // Ratio 4: every query against 128 + 512 keys; ratio 128 against 128 + 32.
   for (auto [ratio, keys] : {std::pair{4, 640}, std::pair{128, 160}}) {
-    const LayerOp* core = find_op(v4_layer(ratio), "attention");
+    const std::vector<LayerOp> ops = v4_layer(ratio);
+    const LayerOp* core = find_op(ops, "attention");
     REQUIRE(core != nullptr);
     CHECK_FALSE(core->causal);
     CHECK(core->window == 0);
@@ -67,7 +69,8 @@ TEST_CASE("the attention covers the window, plus the selected or all compressed 
 
 TEST_CASE("attention over the selected keys is the attention kernel at that many keys") {
   const ComputeModel compute = testing::dgx_b200_fp8_compute(schema::MXFP8);
-  const LayerOp* core = find_op(v4_layer(4), "attention");
+  const std::vector<LayerOp> ops = v4_layer(4);
+  const LayerOp* core = find_op(ops, "attention");
   REQUIRE(core != nullptr);
   const AttentionTimes times = attention_times(*core, compute, nullptr, schema::P2P);
   const AttentionKernel kernel{64, 4096, 640, 512, false};
