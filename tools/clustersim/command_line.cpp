@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "sim/io/field_checker.h"
+#include "sim/io/text_file.h"
 #include "sim/serve/serving_rows.h"
 #include "sim/sweep/results_file.h"
 
@@ -36,6 +37,17 @@ std::string sweep_results_error(const std::vector<std::string>& paths, const std
     }
   }
   return error;
+}
+
+SweepSummary sweep_identity(const std::string& scenario_path, const std::string& prices_path,
+                            const Catalog& catalog) {
+  SweepSummary summary;
+  Diagnostics diagnostics;  // both files were read, and checked, by the command's loading
+  read_whole_file(scenario_path, &summary.scenario_text, &diagnostics);
+  if (!prices_path.empty()) read_whole_file(prices_path, &summary.prices, &diagnostics);
+  summary.tool_version = CLUSTERSIM_VERSION;
+  summary.catalog = catalog.fingerprint();
+  return summary;
 }
 
 bool parse(const std::vector<std::string>& args, const po::options_description& options,

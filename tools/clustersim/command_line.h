@@ -16,6 +16,7 @@
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/runnable.h"
+#include "sim/sweep/sweep_summary.h"
 
 namespace clustersim::cli {
 
@@ -63,6 +64,12 @@ std::ostream& command_error(const std::string& command);
 // the results file of a serving sizing (clustersim serve --out), that: it was refused as "not a
 // results file of this version of clustersim".
 std::string sweep_results_error(const std::vector<std::string>& paths, const std::string& error);
+
+// What identifies a sweep or serving sizing in its journal and results file, for both commands:
+// the scenario's and the price file's texts (`prices_path` may be empty), this tool's version and
+// the catalog's fingerprint. The caller adds the rest (name, candidates, shard, options).
+SweepSummary sweep_identity(const std::string& scenario_path, const std::string& prices_path,
+                            const Catalog& catalog);
 
 // Parses `args` (after the subcommand name). Prints help and returns false on --help; throws
 // po::error on bad options.

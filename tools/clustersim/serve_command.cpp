@@ -176,13 +176,8 @@ void print_rate_search_limit(const LoadedServingScenario& loaded,
 // The sizing's identity (and zero progress), as its journal and HDF5 file record it.
 SweepSummary new_summary(const ServeOptions& o, const Catalog& catalog,
                          const LoadedServingScenario& loaded) {
-  SweepSummary summary;
-  Diagnostics diagnostics;
-  read_whole_file(o.scenario, &summary.scenario_text, &diagnostics);
-  if (!o.prices.empty()) read_whole_file(o.prices, &summary.prices, &diagnostics);
+  SweepSummary summary = sweep_identity(o.scenario, o.prices, catalog);
   summary.scenario_name = o.scenario;
-  summary.tool_version = CLUSTERSIM_VERSION;
-  summary.catalog = catalog.fingerprint();
   summary.candidates = ServingSpace(loaded).size();
   summary.options = o.max_rate ? "--max-rate" : "";
   summary.other_inputs = trace_fingerprint(loaded.trace);

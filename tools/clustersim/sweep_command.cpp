@@ -11,7 +11,6 @@
 #include <map>
 
 #include "sim/io/output_file.h"
-#include "sim/io/text_file.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/results_export.h"
 #include "sim/sweep/sweep_resume.h"
@@ -184,13 +183,8 @@ bool check_arguments(const SweepArguments& a, SweepOptions* options) {
 // The sweep's identity and counts before it starts.
 SweepSummary new_summary(const ScenarioInputs& inputs, const SweepArguments& a,
                          const SweepOptions& options) {
-  SweepSummary summary;
+  SweepSummary summary = sweep_identity(inputs.path, a.prices, *inputs.catalog);
   summary.scenario_name = inputs.scenario->scenario().name();
-  Diagnostics diagnostics;
-  read_whole_file(inputs.path, &summary.scenario_text, &diagnostics);
-  if (!a.prices.empty()) read_whole_file(a.prices, &summary.prices, &diagnostics);
-  summary.tool_version = CLUSTERSIM_VERSION;
-  summary.catalog = inputs.catalog->fingerprint();
   summary.candidates = ConfigurationSpace(*inputs.scenario).size();
   summary.shard = options.shard;
   summary.shard_count = options.shard_count;
