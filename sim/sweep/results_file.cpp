@@ -195,6 +195,11 @@ bool write_summary(hid_t file, const SweepSummary& s) {
                              {"prices", &s.prices}}) {
     ok = ok && write_text(file, name, *value);
   }
+  // Only when set (a serving sizing's --max-rate or trace): a training sweep's file, and every
+  // file written before they were recorded, has neither.
+  for (auto [name, value] : {std::pair{"options", &s.options}, {"other_inputs", &s.other_inputs}}) {
+    if (!value->empty()) ok = ok && write_text(file, name, *value);
+  }
   for (auto [name, value] : {std::pair{"candidates", s.candidates},
                              {"shard", int64_t{s.shard} + 1},
                              {"shard_count", int64_t{s.shard_count}},
@@ -228,6 +233,11 @@ class AttributeReader {
     if (!texts(name, &values, /*scalar=*/true)) return false;
     *value = values.front();
     return true;
+  }
+  // A text written only when set: "" when the file lacks it.
+  bool optional_text(const char* name, std::string* value) {
+    value->clear();
+    return H5Aexists(object_, name) <= 0 || text(name, value);
   }
   template <class Integer>
   bool integer(const char* name, Integer* value) {
@@ -296,7 +306,9 @@ bool read_summary(hid_t file, SweepSummary* s, std::string* error) {
   const bool ok =
       a.text("scenario_name", &s->scenario_name) && a.text("scenario_text", &s->scenario_text) &&
       a.text("tool_version", &s->tool_version) && a.text("catalog", &s->catalog) &&
-      a.text("prices", &s->prices) && a.integer("candidates", &s->candidates) &&
+      a.text("prices", &s->prices) && a.optional_text("options", &s->options) &&
+      a.optional_text("other_inputs", &s->other_inputs) &&
+      a.integer("candidates", &s->candidates) &&
       a.integer("shard", &s->shard) && a.integer("shard_count", &s->shard_count) &&
       a.integer("next_index", &s->next_index) && a.integer("configurations", &s->configurations) &&
       a.integer("rows", &s->rows) && a.integer("simulated", &s->simulated) &&

@@ -7,19 +7,47 @@
 #include "sim/sweep/sweep_summary.h"
 
 namespace clustersim {
+namespace {
+
+// Reads `path` as the first of `kinds` it is; its index, or -1 with `*error` from reading it as
+// `kinds[expected]` (the first shard's kind; the first kind for the first shard).
+int read_shard(const std::string& path, const std::vector<ResultsKind>& kinds, size_t expected,
+               ResultsFile* file, std::string* error) {
+  if (read_results(path, file, error, *kinds[expected].columns)) return static_cast<int>(expected);
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    std::string ignored;
+    if (k != expected && read_results(path, file, &ignored, *kinds[k].columns)) {
+      return static_cast<int>(k);
+    }
+  }
+  return -1;
+}
+
+std::string shard_name(const SweepSummary& s) {
+  return std::to_string(s.shard + 1) + "/" + std::to_string(s.shard_count);
+}
+
+}  // namespace
 
 bool merge_results(const std::vector<std::string>& inputs, const std::string& output,
-                   std::string* error) {
+                   const std::vector<ResultsKind>& kinds, std::string* error) {
   if (inputs.empty()) {
     *error = "no results files to merge";
     return false;
   }
   std::vector<ResultRow> rows;
   SweepSummary merged;
+  int kind = -1;  // the first shard's
   std::vector<std::string> shard_files;
   for (const std::string& path : inputs) {
     ResultsFile file;
-    if (!read_results(path, &file, error)) return false;
+    const int read = read_shard(path, kinds, kind < 0 ? 0 : kind, &file, error);
+    if (read < 0) return false;
+    if (kind >= 0 && read != kind) {
+      *error = path + ": the results of " + kinds[read].written_by + ", not of " +
+               kinds[kind].written_by + " as " + inputs.front() + " is";
+      return false;
+    }
     if (!file.absent_columns.empty()) {
       *error = path + ": written by an older clustersim, without the column " +
                file.absent_columns.front() + ": run its shard again";
@@ -27,23 +55,34 @@ bool merge_results(const std::vector<std::string>& inputs, const std::string& ou
     }
     const SweepSummary* summary = &file.summary;
     if (!summary->complete) {
-      *error = path + ": shard " + std::to_string(summary->shard + 1) + "/" +
-               std::to_string(summary->shard_count) + " is not complete (resume it first)";
+      *error = path + ": shard " + shard_name(*summary) + " is not complete (resume it first)";
       return false;
     }
-    if (shard_files.empty()) {
+    if (kind < 0) {
+      kind = read;
       merged = *summary;
       shard_files.resize(summary->shard_count);
       merged.configurations = merged.rows = merged.simulated = 0;
       merged.pruned.clear();
-    } else if (!summary->same_sweep(merged) || summary->shard_count != merged.shard_count) {
-      *error = path + ": not a shard of the same sweep as " + inputs.front() +
-               " (scenario, catalog, tool version or shard count differ)";
-      return false;
+    } else {
+      if (summary->shard_count != merged.shard_count) {
+        *error = path + ": shard " + shard_name(*summary) + ", but " + inputs.front() +
+                 " is one of " + std::to_string(merged.shard_count) + " shards";
+        return false;
+      }
+      SweepSummary first = merged;  // the identity only: the shards differ in shard and counts
+      first.shard = summary->shard;
+      if (const std::string changes =
+              sweep_identity_changes(first, *summary, "in " + inputs.front(), "here");
+          !changes.empty()) {
+        *error = path + ": not a shard of the same sweep as " + inputs.front() +
+                 ": they differ in " + changes;
+        return false;
+      }
     }
     std::string& seen = shard_files[summary->shard];
     if (!seen.empty()) {
-      *error = path + ": shard " + std::to_string(summary->shard + 1) + " is also in " + seen;
+      *error = path + ": shard " + shard_name(*summary) + " is also in " + seen;
       return false;
     }
     seen = path;
@@ -61,13 +100,15 @@ bool merge_results(const std::vector<std::string>& inputs, const std::string& ou
       return false;
     }
   }
+  // Column 0 of every kind is the configuration's index; a configuration's rows (one per billing
+  // mode, or concurrency level) all come from one shard, in their order.
   std::stable_sort(rows.begin(), rows.end(), [](const ResultRow& a, const ResultRow& b) {
     return row_number(a, 0) < row_number(b, 0);
   });
   merged.shard = 0;
   merged.shard_count = 1;
   merged.next_index = merged.candidates;
-  auto writer = ResultsWriter::create(output, error);
+  auto writer = ResultsWriter::create(output, error, *kinds[kind].columns);
   return writer && writer->append(rows, error) && writer->commit(merged, error);
 }
 

@@ -1,20 +1,18 @@
-// Naming what changed between an interrupted sweep's identity and a resumed one's.
+// Naming what changed between an interrupted sweep's identity and a resumed one's (or between
+// two shards' to merge).
 #include "sim/sweep/sweep_summary.h"
 
 #include <vector>
 
 namespace clustersim {
-namespace {
 
-// "X then, Y now", each "none" when empty.
-std::string then_and_now(const std::string& then, const std::string& now) {
-  const auto shown = [](const std::string& text) { return text.empty() ? "none" : text; };
-  return shown(then) + " then, " + shown(now) + " now";
-}
-
-}  // namespace
-
-std::string sweep_identity_changes(const SweepSummary& recorded, const SweepSummary& now) {
+std::string sweep_identity_changes(const SweepSummary& recorded, const SweepSummary& now,
+                                   const std::string& recorded_as, const std::string& now_as) {
+  // "X then, Y now", each "none" when empty.
+  const auto then_and_now = [&](const std::string& then, const std::string& current) {
+    const auto shown = [](const std::string& text) { return text.empty() ? "none" : text; };
+    return shown(then) + " " + recorded_as + ", " + shown(current) + " " + now_as;
+  };
   std::vector<std::string> changes;
   if (recorded.scenario_text != now.scenario_text) changes.push_back("the scenario file's text");
   if (recorded.catalog != now.catalog) changes.push_back("the catalog (its fingerprint)");

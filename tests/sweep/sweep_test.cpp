@@ -2,6 +2,7 @@
 // results file round trip and merge; the rankings against brute force; and the
 // regression comparison.
 #include <catch2/catch.hpp>
+#include <functional>
 #include <random>
 
 #include "sim/cost/cost_model.h"
@@ -181,6 +182,12 @@ SweepSummary complete_summary(const LoadedScenario& scenario, const SweepCounts&
   return summary;
 }
 
+// merge_results' kinds of file: a training sweep's only.
+const std::vector<ResultsKind>& training_kind() {
+  static const std::vector<ResultsKind> kinds = {{&result_columns(), "a training sweep"}};
+  return kinds;
+}
+
 TEST_CASE("results files round-trip every cell, merged shards equal a single run's file") {
   TempDir dir;
   auto scenario = load_small(dir);
@@ -202,16 +209,90 @@ TEST_CASE("results files round-trip every cell, merged shards equal a single run
     shards.push_back(dir.path() + "/shard" + std::to_string(k) + ".h5");
     write_file(shards.back(), shard.rows, part);
   }
-  REQUIRE(merge_results({shards[1], shards[0]}, dir.path() + "/merged.h5", &error));
+  REQUIRE(merge_results({shards[1], shards[0]}, dir.path() + "/merged.h5", training_kind(),
+                        &error));
   ResultsFile merged;
   REQUIRE(read_results(dir.path() + "/merged.h5", &merged, &error));
   CHECK(merged.rows == single.rows);
   CHECK(merged.summary == single.summary);
 
-  CHECK_FALSE(merge_results({shards[0]}, dir.path() + "/half.h5", &error));
+  CHECK_FALSE(merge_results({shards[0]}, dir.path() + "/half.h5", training_kind(), &error));
   CHECK(error == "shard 2/2 is missing");
-  CHECK_FALSE(merge_results({shards[0], shards[0]}, dir.path() + "/twice.h5", &error));
-  CHECK_THAT(error, Catch::Contains("shard 1 is also in"));
+  CHECK_FALSE(
+      merge_results({shards[0], shards[0]}, dir.path() + "/twice.h5", training_kind(), &error));
+  CHECK(error == shards[0] + ": shard 1/2 is also in " + shards[0]);
+}
+
+TEST_CASE("a results file keeps the options and other inputs that change its rows") {
+  TempDir dir;
+  SweepSummary summary;
+  summary.options = "--max-rate";
+  summary.other_inputs = "trace 1234";
+  write_file(dir.path() + "/with.h5", {}, summary);
+  ResultsFile file;
+  std::string error;
+  REQUIRE(read_results(dir.path() + "/with.h5", &file, &error));
+  CHECK(file.summary == summary);
+  summary.options = summary.other_inputs = "";  // not written: read back as none
+  write_file(dir.path() + "/without.h5", {}, summary);
+  REQUIRE(read_results(dir.path() + "/without.h5", &file, &error));
+  CHECK(file.summary == summary);
+}
+
+TEST_CASE("merge refuses a shard of another sweep, naming the file and what differs") {
+  TempDir dir;
+  auto scenario = load_small(dir);
+  std::vector<SweepRun> runs;
+  for (int k = 0; k < 2; ++k) runs.push_back(sweep(*scenario, {.shard = k, .shard_count = 2}));
+  // Shard k of 2 (or of `count`), its summary changed by `change`; returns its path.
+  int written = 0;
+  const auto shard = [&](int k, const std::function<void(SweepSummary*)>& change = {}) {
+    SweepSummary part = complete_summary(*scenario, runs[k].counts);
+    part.shard = k;
+    part.shard_count = 2;
+    if (change) change(&part);
+    const std::string path = dir.path() + "/s" + std::to_string(written++) + ".h5";
+    write_file(path, runs[k].rows, part);
+    return path;
+  };
+  const std::string first = shard(0);
+  std::string error;
+  REQUIRE(merge_results({first, shard(1)}, dir.path() + "/m.h5", training_kind(), &error));
+  // Merges `first` with shard 2 changed by `change`: the changed file's name and ": ", as the
+  // error starts.
+  const auto refused = [&](const std::function<void(SweepSummary*)>& change) {
+    const std::string other = shard(1, change);
+    CHECK_FALSE(merge_results({first, other}, dir.path() + "/m.h5", training_kind(), &error));
+    return other + ": ";
+  };
+  std::string other = refused([](SweepSummary* s) { s->prices = "prices { }"; });
+  CHECK(error == other + "not a shard of the same sweep as " + first +
+                     ": they differ in the --prices file's text");
+  other = refused([](SweepSummary* s) { s->tool_version = "other"; });
+  CHECK(error == other + "not a shard of the same sweep as " + first +
+                     ": they differ in the clustersim version (test in " + first + ", other here)");
+  other = refused([](SweepSummary* s) {
+    s->catalog = "another";
+    s->scenario_text += "# edited";
+  });
+  CHECK(error == other + "not a shard of the same sweep as " + first +
+                     ": they differ in the scenario file's text and the catalog (its fingerprint)");
+  other = refused([](SweepSummary* s) { s->options = "--max-rate"; });
+  CHECK(error == other + "not a shard of the same sweep as " + first +
+                     ": they differ in the options (none in " + first + ", --max-rate here)");
+  other = refused([](SweepSummary* s) { s->other_inputs = "trace 1"; });
+  CHECK(error == other + "not a shard of the same sweep as " + first +
+                     ": they differ in the files the scenario reads (none in " + first +
+                     ", trace 1 here)");
+  other = refused([](SweepSummary* s) { s->shard_count = 3; });
+  CHECK(error == other + "shard 2/3, but " + first + " is one of 2 shards");
+  other = refused([](SweepSummary* s) { s->complete = false; });
+  CHECK(error == other + "shard 2/2 is not complete (resume it first)");
+  // The refused merges left the first merge's file as it was.
+  ResultsFile merged;
+  REQUIRE(read_results(dir.path() + "/m.h5", &merged, &error));
+  CHECK(merged.summary.configurations == runs[0].counts.configurations +
+                                             runs[1].counts.configurations);
 }
 
 // A ranked row with the given index, time to train and cost.

@@ -2,6 +2,7 @@
 #include "tools/clustersim/command_line.h"
 
 #include <charconv>
+#include <cstdio>
 #include <iostream>
 
 #include "sim/io/field_checker.h"
@@ -32,16 +33,37 @@ std::string sweep_results_error(const std::vector<std::string>& paths, const std
     ResultsFile file;
     std::string ignored;
     if (error.starts_with(path + ":") && read_results(path, &file, &ignored, serving_columns())) {
-      return path + ": the results of a serving sizing (clustersim serve --out), not of a "
-                    "training sweep (clustersim sweep --out)";
+      return path + ": the results of " + results_kinds()[1].written_by + ", not of " +
+             results_kinds()[0].written_by;
     }
   }
   return error;
 }
 
+const std::vector<ResultsKind>& results_kinds() {
+  static const std::vector<ResultsKind> kinds = {
+      {&result_columns(), "a training sweep (clustersim sweep --out)"},
+      {&serving_columns(), "a serving sizing (clustersim serve --out)"}};
+  return kinds;
+}
+
+std::string shard_problem(const std::string& text, SweepOptions* options) {
+  int k = 0, n = 0;
+  char slash = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &k, &slash, &n, &extra) != 3 || slash != '/' || k < 1 ||
+      n < 1 || k > n) {
+    return "--shard must be K/N with 1 <= K <= N, not \"" + text + "\"";
+  }
+  options->shard = k - 1;
+  options->shard_count = n;
+  return "";
+}
+
 SweepSummary sweep_identity(const std::string& scenario_path, const std::string& prices_path,
-                            const Catalog& catalog) {
+                            const Catalog& catalog, const SweepOptions& options) {
   SweepSummary summary;
+  summary.shard = options.shard;
+  summary.shard_count = options.shard_count;
   Diagnostics diagnostics;  // both files were read, and checked, by the command's loading
   read_whole_file(scenario_path, &summary.scenario_text, &diagnostics);
   if (!prices_path.empty()) read_whole_file(prices_path, &summary.prices, &diagnostics);

@@ -15,7 +15,9 @@
 #include "sim/io/table.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/evaluation.h"
+#include "sim/sweep/results_merge.h"
 #include "sim/sweep/runnable.h"
+#include "sim/sweep/sweep_runner.h"
 #include "sim/sweep/sweep_summary.h"
 
 namespace clustersim::cli {
@@ -65,11 +67,20 @@ std::ostream& command_error(const std::string& command);
 // results file of this version of clustersim".
 std::string sweep_results_error(const std::vector<std::string>& paths, const std::string& error);
 
+// The kinds of results file: a training sweep's (clustersim sweep --out) and a serving sizing's
+// (clustersim serve --out), as merge tells them apart.
+const std::vector<ResultsKind>& results_kinds();
+
+// "" when `text`, a --shard value, is K/N with 1 <= K <= N (then set into `*options`, 0-based),
+// else what is wrong with it. Shared by sweep and serve.
+std::string shard_problem(const std::string& text, SweepOptions* options);
+
 // What identifies a sweep or serving sizing in its journal and results file, for both commands:
-// the scenario's and the price file's texts (`prices_path` may be empty), this tool's version and
-// the catalog's fingerprint. The caller adds the rest (name, candidates, shard, options).
+// the scenario's and the price file's texts (`prices_path` may be empty), this tool's version,
+// the catalog's fingerprint and the shard of `options`. The caller adds the rest (name,
+// candidates, options).
 SweepSummary sweep_identity(const std::string& scenario_path, const std::string& prices_path,
-                            const Catalog& catalog);
+                            const Catalog& catalog, const SweepOptions& options);
 
 // Parses `args` (after the subcommand name). Prints help and returns false on --help; throws
 // po::error on bad options.

@@ -1,6 +1,6 @@
-// `clustersim merge SHARD.h5... -o ALL.h5`: joins the results files of every shard of a sweep
-// (run with --shard K/N, e.g. as a Slurm job array or a Kubernetes indexed job) into the file a
-// single run of the whole sweep gives.
+// `clustersim merge SHARD.h5... -o ALL.h5`: joins the results files of every shard of a training
+// sweep or of a serving sizing (run with --shard K/N, e.g. as a Slurm job array or a Kubernetes
+// indexed job) into the file a single run of the whole sweep or sizing gives.
 #include <iostream>
 
 #include "sim/sweep/results_export.h"
@@ -30,8 +30,8 @@ int merge_command(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   std::string error;
-  if (!merge_results(inputs, output, &error)) {
-    command_error("merge") << sweep_results_error(inputs, error) << "\n";
+  if (!merge_results(inputs, output, results_kinds(), &error)) {
+    command_error("merge") << error << "\n";
     return kExitInputError;
   }
   std::cerr << "merged " << inputs.size() << " shards into " << output << "\n";

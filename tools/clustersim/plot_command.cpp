@@ -1,16 +1,19 @@
 // `clustersim plot RESULTS.h5`: SVG pictures of a sweep's results: the Pareto front of time to
 // train against cost (every configuration that fits, coloured by instance type), and the time
-// breakdown of one step for the fastest configurations as stacked bars.
+// breakdown of one step for the fastest configurations as stacked bars. A serving sizing's results
+// file (serve --out, or its shards merged) gets the charts serve --plot-dir draws (serve_plots.h).
 #include <filesystem>
 #include <iostream>
 #include <map>
 
 #include "sim/io/output_file.h"
+#include "sim/serve/serving_rows.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/results_file.h"
 #include "sim/util/number_format.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
+#include "tools/clustersim/serve_plots.h"
 #include "tools/clustersim/svg_chart.h"
 
 namespace clustersim::cli {
@@ -96,22 +99,34 @@ int plot_command(const std::vector<std::string>& args) {
   }
   ResultsFile file;
   std::string error;
+  bool serving = false;  // a training sweep's file, or else a serving sizing's
   if (!read_results(input, &file, &error)) {
-    command_error("plot") << sweep_results_error({input}, error) << "\n";
-    return kExitInputError;
+    std::string ignored;  // the training sweep's error names what is wrong with the file
+    serving = read_results(input, &file, &ignored, serving_columns());
+    if (!serving) {
+      command_error("plot") << error << "\n";
+      return kExitInputError;
+    }
   }
   const std::filesystem::path source(input);
   const std::filesystem::path directory =
       out_dir.empty() ? source.parent_path() : std::filesystem::path(out_dir);
   std::string currency;
+  const int currency_column = serving ? serving_column("currency") : result_column("currency");
   for (const ResultRow& row : file.rows) {
-    const std::string& c = row_text(row, result_column("currency"));
+    const std::string& c = row_text(row, currency_column);
     if (c.empty() || c == currency) continue;
     currency = currency.empty() ? c : "mixed currencies";
   }
   if (!directory.empty() && !make_output_directory(directory.string(), &error)) {
     command_error("plot") << "--out-dir: " << error << "\n";
     return kExitUsage;
+  }
+  if (serving) {
+    return write_serving_plots(directory.string(), source.stem().string(), file.rows,
+                               currency.empty() ? "no price" : currency, "plot", "--out-dir")
+               ? kExitOk
+               : kExitUsage;
   }
   const std::string stem = (directory / source.stem()).string();
   const ScatterChart pareto = pareto_chart(file, currency.empty() ? "no price" : currency);

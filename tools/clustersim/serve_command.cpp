@@ -6,7 +6,8 @@
 // objectives and, when none does, which objective binds. An autoscaling block prices a daily
 // traffic curve on the cheapest deployment's replica. With --out, rows go to a journal as they
 // come (sweep_journal.h, as a training sweep's), so that a sizing killed at any instant resumes
-// with --resume to the output an uninterrupted run gives.
+// with --resume to the output an uninterrupted run gives. With --shard K/N it sizes every N-th
+// deployment from the K-th, as a training sweep's shard (clustersim merge joins the files).
 #include <algorithm>
 #include <filesystem>
 #include <cmath>
@@ -40,6 +41,7 @@ struct ServeOptions {
   std::string prices;
   std::string out;
   std::string plot_dir;
+  std::string shard = "1/1";
   int threads = 0;
   int64_t chunk = 0;
   size_t limit = 20;
@@ -174,9 +176,9 @@ void print_rate_search_limit(const LoadedServingScenario& loaded,
 }
 
 // The sizing's identity (and zero progress), as its journal and HDF5 file record it.
-SweepSummary new_summary(const ServeOptions& o, const Catalog& catalog,
+SweepSummary new_summary(const ServeOptions& o, const SweepOptions& sweep, const Catalog& catalog,
                          const LoadedServingScenario& loaded) {
-  SweepSummary summary = sweep_identity(o.scenario, o.prices, catalog);
+  SweepSummary summary = sweep_identity(o.scenario, o.prices, catalog, sweep);
   summary.scenario_name = o.scenario;
   summary.candidates = ServingSpace(loaded).size();
   summary.options = o.max_rate ? "--max-rate" : "";
@@ -209,9 +211,12 @@ bool write_rows(const ServeOptions& o, const SweepSummary& summary,
   return false;
 }
 
+// The answer on `rows`: the table, per instance type, the cheapest, the Pareto front. A shard's
+// (`shard`) verdict is on its deployments only and exits 0: the whole sizing's is its merged
+// file's, and on exit 1 a job array's `--resume || rerun` would size a finished shard again.
 int report(const ServeOptions& o, const LoadedServingScenario& loaded,
            const std::vector<ResultRow>& rows, OutputFormat format, const Catalog& catalog,
-           const ServingPrices& prices) {
+           const ServingPrices& prices, bool shard) {
   std::vector<ResultRow> shown = rows;
   if (o.limit > 0 && shown.size() > o.limit) shown.resize(o.limit);
   const s::ServingScenario& m = loaded.scenario();
@@ -242,17 +247,19 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
   // The verdict's exit status is the same in every format: with --format csv or json, a sizing
   // no deployment of which met the SLO (or fit) exited 0.
   const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
+  const std::string none = shard ? "no deployment of shard " + o.shard : "no deployment";
+  const int none_exit = shard ? kExitOk : kExitInputError;
   if (!cheapest && m.has_slo()) {
-    std::cerr << o.scenario << ": no deployment meets the SLO (see above: the objective each "
+    std::cerr << o.scenario << ": " << none << " meets the SLO (see above: the objective each "
               "instance misses by least binds)\n";
-    return kExitInputError;
+    return none_exit;
   }
   if (!cheapest && std::none_of(rows.begin(), rows.end(), [](const ResultRow& row) {
         return row_text(row, status_column()) == kStatusOk;
       })) {  // without an SLO, this ended in exit 0 with no answer
-    std::cerr << o.scenario << ": no deployment fits in GPU memory (see above: limiting says "
-                               "by how much each misses)\n";
-    return kExitInputError;
+    std::cerr << o.scenario << ": " << none << " fits in GPU memory (see above: limiting says "
+              << "by how much each misses)\n";
+    return none_exit;
   }
   if (!table || !cheapest) return kExitOk;
   std::cout << "\ncheapest" << (m.has_slo() ? " meeting the SLO" : "") << ": "
@@ -281,7 +288,9 @@ int serve_command(const std::vector<std::string>& args) {
   add_common_options(&options, &o.common, "serve");
   options.add_options()("scenario", po::value(&o.scenario)->required(), "serving scenario file")(
       "prices", po::value(&o.prices), "price overrides (a PriceFile)")(
-      "threads,j", po::value(&o.threads)->default_value(0), "worker threads (0: every core)")(
+      "jobs,j", po::value(&o.threads)->default_value(0), "worker threads (0: every core)")(
+      "shard", po::value(&o.shard)->default_value("1/1"),
+      "size shard K of N (every N-th deployment from the K-th; clustersim merge joins them)")(
       "chunk", po::value(&o.chunk)->default_value(0),
       "deployments per hand-over to the journal (0: adaptive, about 0.25 s of work each)")(
       "resume", po::bool_switch(&o.resume), "continue the interrupted sizing of --out FILE")(
@@ -299,9 +308,13 @@ int serve_command(const std::vector<std::string>& args) {
   }
   auto format = output_format(o.common);
   if (!format) return kExitUsage;
-  if (const std::string why = threads_problem(o.threads); !why.empty()) {
-    command_error("serve") << why << "\n";
-    return kExitUsage;
+  ServingSweepOptions sweep;
+  for (const std::string& why :
+       {threads_problem(o.threads), shard_problem(o.shard, &sweep.sweep)}) {
+    if (!why.empty()) {
+      command_error("serve") << why << "\n";
+      return kExitUsage;
+    }
   }
   if (o.chunk < 0) {
     command_error("serve") << "--chunk must be 0 (adaptive) or more\n";
@@ -359,8 +372,7 @@ int serve_command(const std::vector<std::string>& args) {
     print_diagnostics(at_trace);
     return kExitUsage;
   }
-  SweepSummary summary = new_summary(o, *catalog, *loaded);
-  ServingSweepOptions sweep;
+  SweepSummary summary = new_summary(o, sweep.sweep, *catalog, *loaded);
   sweep.sweep.threads = o.threads;
   sweep.sweep.chunk = o.chunk;
   sweep.sweep.interruption = stop_on_signals();
@@ -411,8 +423,13 @@ int serve_command(const std::vector<std::string>& args) {
   }
   summary.complete = true;
   summary.next_index = summary.candidates;
-  std::cerr << summary.candidates << " deployments, " << summary.configurations << " valid, "
-            << summary.simulated << " simulated\n";
+  std::cerr << summary.candidates << " deployments";
+  if (summary.shard_count > 1) {
+    std::cerr << ", " << shard_candidates(summary.candidates, summary.shard, summary.shard_count, 0)
+              << " in shard " << o.shard;
+  }
+  std::cerr << ", " << summary.configurations << " valid, " << summary.simulated
+            << " simulated\n";
   for (const auto& [why, n] : summary.pruned) std::cerr << "  " << n << " pruned: " << why << "\n";
   if (o.max_rate) print_rate_search_limit(*loaded, rows);
   if (!o.out.empty()) {
@@ -421,10 +438,14 @@ int serve_command(const std::vector<std::string>& args) {
   }
   if (!o.plot_dir.empty() &&
       !write_serving_plots(o.plot_dir, std::filesystem::path(o.scenario).stem().string(), rows,
-                           s::Currency_Name(prices->currency))) {
+                           s::Currency_Name(prices->currency), "serve", "--plot-dir")) {
     return kExitUsage;
   }
-  return report(o, *loaded, rows, *format, *catalog, *prices);
+  if (summary.shard_count > 1) {
+    std::cerr << "the answer below is shard " << o.shard
+              << "'s: clustersim merge joins every shard's --out file into the whole sizing's\n";
+  }
+  return report(o, *loaded, rows, *format, *catalog, *prices, summary.shard_count > 1);
 }
 
 }  // namespace clustersim::cli

@@ -33,10 +33,11 @@ ScatterChart scatter(const std::vector<ResultRow>& rows, const char* x, const ch
   return chart;
 }
 
-bool write_svg(const std::filesystem::path& path, const std::string& svg) {
+bool write_svg(const std::filesystem::path& path, const std::string& svg,
+               const std::string& command, const std::string& option) {
   std::string error;
   if (!write_output_file(path.string(), svg, &error)) {
-    command_error("serve") << "--plot-dir: " << error << "\n";
+    command_error(command) << option << ": " << error << "\n";
     return false;
   }
   std::cout << "wrote " << path.string() << "\n";
@@ -46,7 +47,8 @@ bool write_svg(const std::filesystem::path& path, const std::string& svg) {
 }  // namespace
 
 bool write_serving_plots(const std::string& dir, const std::string& name,
-                         const std::vector<ResultRow>& rows, const std::string& currency) {
+                         const std::vector<ResultRow>& rows, const std::string& currency,
+                         const std::string& command, const std::string& option) {
   const ScatterChart latency =
       scatter(rows, "output_tokens_per_s", "ttft_p99_ms",
               {"p99 time to first token against throughput", "output tokens/s (log)",
@@ -64,8 +66,8 @@ bool write_serving_plots(const std::string& dir, const std::string& name,
                            row_number(row, serving_column("ttft_p99_ms"))});
   }
   const std::filesystem::path base(dir);
-  return write_svg(base / (name + "-latency.svg"), render(latency)) &&
-         write_svg(base / (name + "-pareto.svg"), render(pareto));
+  return write_svg(base / (name + "-latency.svg"), render(latency), command, option) &&
+         write_svg(base / (name + "-pareto.svg"), render(pareto), command, option);
 }
 
 }  // namespace clustersim::cli

@@ -40,19 +40,6 @@ struct SweepArguments {
   int64_t chunk = 0;
 };
 
-// Parses "K/N" (1 <= K <= N) into a 0-based shard; false when malformed.
-bool parse_shard(const std::string& text, SweepOptions* options) {
-  int k = 0, n = 0;
-  char slash = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &k, &slash, &n, &extra) != 3 || slash != '/' || k < 1 ||
-      n < 1 || k > n) {
-    return false;
-  }
-  options->shard = k - 1;
-  options->shard_count = n;
-  return true;
-}
-
 // The rankings, fed with every row (including those of a resumed file).
 struct Rankings {
   explicit Rankings(size_t top)
@@ -168,9 +155,7 @@ bool check_arguments(const SweepArguments& a, SweepOptions* options) {
   if (a.rank != "pareto" && a.rank != "time" && a.rank != "cost") {
     return fail("--rank must be pareto, time or cost, not \"" + a.rank + "\"");
   }
-  if (!parse_shard(a.shard, options)) {
-    return fail("--shard must be K/N with 1 <= K <= N, not \"" + a.shard + "\"");
-  }
+  if (const std::string why = shard_problem(a.shard, options); !why.empty()) return fail(why);
   if (const std::string why = threads_problem(a.threads); !why.empty()) return fail(why);
   if (a.chunk < 0) return fail("--chunk must be 0 (adaptive) or more");
   if (a.resume && a.out.empty()) return fail("--resume needs --out FILE (the interrupted sweep's)");
@@ -183,11 +168,9 @@ bool check_arguments(const SweepArguments& a, SweepOptions* options) {
 // The sweep's identity and counts before it starts.
 SweepSummary new_summary(const ScenarioInputs& inputs, const SweepArguments& a,
                          const SweepOptions& options) {
-  SweepSummary summary = sweep_identity(inputs.path, a.prices, *inputs.catalog);
+  SweepSummary summary = sweep_identity(inputs.path, a.prices, *inputs.catalog, options);
   summary.scenario_name = inputs.scenario->scenario().name();
   summary.candidates = ConfigurationSpace(*inputs.scenario).size();
-  summary.shard = options.shard;
-  summary.shard_count = options.shard_count;
   return summary;
 }
 
