@@ -9,17 +9,22 @@
 namespace clustersim {
 namespace {
 
-// Reads `path` as the first of `kinds` it is; its index, or -1 with `*error` from reading it as
-// `kinds[expected]` (the first shard's kind; the first kind for the first shard).
+// Reads `path` as `kinds[expected]` (the first shard's kind; kinds[0] for the first shard), or
+// else as the first other kind it is. Returns the kind's index, or -1 with `*error` from reading
+// it as kinds[expected].
 int read_shard(const std::string& path, const std::vector<ResultsKind>& kinds, size_t expected,
                ResultsFile* file, std::string* error) {
-  if (read_results(path, file, error, *kinds[expected].columns)) return static_cast<int>(expected);
+  std::string as_expected;
+  if (read_results(path, file, &as_expected, *kinds[expected].columns)) {
+    return static_cast<int>(expected);
+  }
   for (size_t k = 0; k < kinds.size(); ++k) {
     std::string ignored;
     if (k != expected && read_results(path, file, &ignored, *kinds[k].columns)) {
       return static_cast<int>(k);
     }
   }
+  *error = as_expected;
   return -1;
 }
 
