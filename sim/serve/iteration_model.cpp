@@ -6,6 +6,7 @@
 
 #include "sim/net/collective.h"
 #include "sim/serve/beam_search.h"
+#include "sim/serve/compressed_attention_time.h"
 #include "sim/util/check.h"
 #include "sim/workload/expert_rank_load.h"
 #include "sim/workload/layer_ops.h"
@@ -176,6 +177,7 @@ Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m
   };
   const double copies = static_cast<double>(m) * shape.experts_per_token;
   Picoseconds total;
+  bool first_expert_layer = shape.first_expert_layer;  // in the stage's first expert group
   for (const LayerGroup& group : shape.groups) {
     const bool experts = !routed_experts_apart_ && has_routed_experts(shape, group);
     if (!experts) {
@@ -188,7 +190,8 @@ Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m
       // The model's first expert layer: every token to the same k experts (experts 0 .. k - 1,
       // the first rank holding min(k, E / EP) of them, m copies each); the later ones: every slot
       // to expert 0.
-      const int first = shape.first_expert_layer ? 1 : 0;
+      const int first = first_expert_layer ? 1 : 0;
+      first_expert_layer = false;
       const int held = std::min(shape.experts_per_token, shape.num_experts / shape.expert_parallel);
       total += Picoseconds(layer(group, held, static_cast<double>(m) * held).count() * first +
                            layer(group, 1, copies).count() * (group.layers - first));
@@ -208,6 +211,18 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape, const Iterat
     matmuls = Picoseconds(memo);
   } else {
     matmuls = layer_matmuls(shape, m);
+  }
+  Picoseconds total =
+      matmuls +
+      Picoseconds((layer_overhead_.count() + shape.allreduces_per_layer * allreduce(m).count()) *
+                  shape.layers);
+  if (shape.compressed_entry_bytes > 0) {
+    for (const LayerGroup& group : shape.groups) {
+      total += Picoseconds(
+          compressed_attention_time(compute_, shape, work, group.compress_ratio).count() *
+          group.layers);
+    }
+    return total + output_projection(shape, work);
   }
   // Decode attention reads the KV cache: the grouped kernel each KV head once, the masked kernel
   // once per query head (the reads after a KV head's first at the fitted re-read cost), latent
@@ -239,10 +254,7 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape, const Iterat
     return t;
   };
   const int64_t windowed = shape.windowed_layers;
-  Picoseconds total =
-      matmuls +
-      Picoseconds((layer_overhead_.count() + shape.allreduces_per_layer * allreduce(m).count()) *
-                  shape.layers) +
+  total +=
       Picoseconds(attention(work.attention_pairs, work.attention_pairs_per_key, work.decode_context,
                             work.beam_shared_rereads, extra.pairs)
                       .count() *
@@ -253,10 +265,13 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape, const Iterat
                              .count() *
                          windowed);
   }
-  if (shape.vocab_shard > 0 && work.logits > 0) {
-    total += sixteen_.matmul(work.logits, shape.vocab_shard, shape.hidden);
-  }
-  return total;
+  return total + output_projection(shape, work);
+}
+
+Picoseconds IterationModel::output_projection(const InferenceShape& shape,
+                                              const IterationWork& work) const {
+  if (shape.vocab_shard == 0 || work.logits == 0) return Picoseconds();
+  return sixteen_.matmul(work.logits, shape.vocab_shard, shape.hidden);
 }
 
 Picoseconds IterationModel::iteration(const IterationWork& work,

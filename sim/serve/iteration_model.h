@@ -7,7 +7,9 @@
 //   stage = sum over the stage's layer kinds of layers x (matmuls(m) + elementwise(m)
 //                                                         [+ expert layer overhead])
 //           + layers x (prefill attention + decode attention + A all-reduce(m) + layer overhead)
-//             (a sliding-window layer's attention over the pairs and context within its window)
+//             (a sliding-window layer's attention over the pairs and context within its window;
+//             a compressed sparse attention layer's over its window, compressed entries and
+//             indexer: compressed_attention_time.h)
 //           [+ output projection of the sequences]
 //   iteration = sum of stages + (stages - 1) sends(m) + iteration overhead
 //               [+ static prefill overhead, for a static batch's prefill]
@@ -74,6 +76,10 @@ struct IterationWork {
   // beam after the first; full-attention layers): re-reads of the same KV-cache bytes by other
   // thread blocks of the masked kernel, at the fit's kv_reread_fraction.
   double beam_shared_rereads = 0;
+  // Compressed sparse attention (compressed_attention_time.h): the entries a ratio-4 layer's
+  // indexer selects, summed over the prompt chunks' queries and the decoding tokens
+  // (indexer_selections in compressed_kv_cache.h); 0 for other models.
+  double selected_entries = 0;
 };
 
 // Speculative decoding: the query-key pairs of decoding sequences' queries after their first (a
@@ -150,6 +156,8 @@ class IterationModel {
   Picoseconds stage_time(const InferenceShape& shape, const IterationWork& work,
                          const ExtraDecodeQueries& extra) const;
   Picoseconds layer_matmuls(const InferenceShape& shape, int64_t m) const;
+  // The last stage's output projection of the iteration's logits (0 on other stages).
+  Picoseconds output_projection(const InferenceShape& shape, const IterationWork& work) const;
   // One expert layer's routed-expert grouped GEMMs on a rank running `copies` token copies
   // through `touched` experts, each streaming its weights once, with the layer's routing overhead.
   Picoseconds routed_expert_gemms(const LayerGroup& group, double touched, double copies) const;

@@ -6,6 +6,7 @@
 #include "sim/serve/beam_search.h"
 #include "sim/serve/cyclic_kv_cache.h"
 #include "sim/util/check.h"
+#include "sim/workload/compressed_kv_cache.h"
 
 namespace clustersim {
 namespace {
@@ -22,6 +23,19 @@ void add_decode(IterationWork* work, int64_t context, const ReplicaSettings& set
                            : settings.attention_window_chunked ? (context - 1) % window + 1
                                                                : std::min<int64_t>(context, window);
   work->window_decode_context += static_cast<double>(windowed);
+  if (settings.index_topk > 0) {
+    work->selected_entries += indexer_selections(settings.index_topk, context - 1, 1);
+  }
+}
+
+// A prompt chunk of `chunk` tokens after `past` cached ones (add_prompt_chunk), and the entries
+// a compressed sparse attention model's indexer selects for its queries.
+void add_prompt(IterationWork* work, int64_t past, int64_t chunk, const ReplicaSettings& settings) {
+  add_prompt_chunk(work, past, chunk, settings.attention_window,
+                   settings.attention_window_chunked);
+  if (settings.index_topk > 0) {
+    work->selected_entries += indexer_selections(settings.index_topk, past, chunk);
+  }
 }
 
 // `work`, holding one decoding token per request so far, widened to `beams` per request: a
@@ -61,6 +75,10 @@ Replica::Replica(Simulation* sim, const IterationModel* model, const ReplicaSett
                        (settings.batching == schema::CONTINUOUS && settings.beam_width == 1 &&
                         !settings.speculative && !settings.lockstep),
                    "CUDA graphs padded outside a continuous replica of one beam, unspeculated");
+  CLUSTERSIM_CHECK(settings.sequence_blocks == 0 ||
+                       (settings.batching == schema::CONTINUOUS && settings.beam_width == 1 &&
+                        settings.kv_window_tokens == 0),
+                   "blocks per sequence outside a continuous replica of one beam");
   CLUSTERSIM_CHECK(settings.kv_window_tokens == 0 ||
                        (settings.batching == schema::CONTINUOUS && settings.beam_width == 1),
                    "a cyclic KV cache outside a continuous replica of one beam");
@@ -165,7 +183,7 @@ bool Replica::promise_whole(Sequence* w) {
 
 int64_t Replica::blocks_for(const Sequence& s, int64_t tokens) const {
   if (settings_.beam_width == 1 && settings_.kv_window_tokens == 0) {
-    return sequence_kv_blocks(tokens, settings_.block_tokens, 0);
+    return sequence_kv_blocks(tokens, settings_.block_tokens, 0) + settings_.sequence_blocks;
   }
   return uncommon_blocks(s, tokens);
 }
@@ -287,8 +305,7 @@ bool Replica::form_continuous() {
     s.chunk = static_cast<int32_t>(chunk);
     budget -= chunk;
     work_.tokens += chunk;
-    add_prompt_chunk(&work_, s.cached, chunk, settings_.attention_window,
-                     settings_.attention_window_chunked);
+    add_prompt(&work_, s.cached, chunk, settings_);
     if (s.prefilled + chunk == s.prompt) finish_prompt();
     if (speculative) {
       speculative->add_prompt_chunk(&draft_, s.cached, chunk, s.prefilled + chunk == s.prompt);
@@ -329,8 +346,7 @@ bool Replica::admit_continuous(int64_t* budget) {
   w.admitted = next_admission_++;
   *budget -= chunk;
   work_.tokens += chunk;
-  add_prompt_chunk(&work_, w.cached, chunk, settings_.attention_window,
-                   settings_.attention_window_chunked);
+  add_prompt(&work_, w.cached, chunk, settings_);
   if (w.prefilled + chunk == w.prompt) finish_prompt();
   if (settings_.speculative) {
     settings_.speculative->add_prompt_chunk(&draft_, w.cached, chunk,
@@ -387,8 +403,7 @@ bool Replica::form_static() {
     waiting_.pop_front();
     s.chunk = s.prompt;
     work_.tokens += s.prompt;
-    add_prompt_chunk(&work_, 0, s.prompt, settings_.attention_window,
-                     settings_.attention_window_chunked);
+    add_prompt(&work_, 0, s.prompt, settings_);
     longest = std::max(longest, r.output_tokens);
     running_.push_back(s);
   }

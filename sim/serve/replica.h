@@ -86,6 +86,12 @@ struct ReplicaSettings {
   // blocks (its oldest ones are overwritten).
   int kv_window_tokens = 0;
   bool attention_window_chunked = false;  // the window is a block (chunked attention), not a band
+  // Compressed sparse attention (continuous, one beam, no cyclic cache): its indexer's top-k
+  // (IterationWork::selected_entries; 0: none), and the blocks every sequence holds besides its
+  // tokens' whatever its length (its windows: InferenceShape::kv_bytes_per_sequence in blocks of
+  // block_tokens x kv_bytes_per_token bytes, rounded up).
+  int index_topk = 0;
+  int64_t sequence_blocks = 0;
   Picoseconds batch_wait;               // static
   bool prefix_caching = false;          // continuous: reuse resident prefix blocks
   // Beams per request (sim/serve/beam_search.h): each decoding request runs one token per beam;

@@ -203,6 +203,13 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
     e.kv_blocks = set.kv_blocks =
         kv_cache_blocks(e.memory, sc.kv_cache_memory_fraction(), sc.kv_block_tokens());
   }
+  // Compressed sparse attention: the entries its indexer selects, and its windows' blocks.
+  const InferenceShape& largest = timing.largest_stage();
+  if (largest.compressed_entry_bytes > 0) {
+    set.index_topk = scenario_.model->transformer().compressed_sparse_attention().index_topk();
+    set.sequence_blocks = static_cast<int64_t>(std::ceil(
+        largest.kv_bytes_per_sequence / (e.memory.kv_bytes_per_token * set.block_tokens)));
+  }
   return r;
 }
 
@@ -230,13 +237,14 @@ std::string ServingEvaluator::memory_problem(const ServingConfiguration& c, cons
                : "";
   }
   // The longest request's blocks, its beams sharing the longest prompt's full blocks (in a
-  // cyclic cache, the window's tokens at most).
+  // cyclic cache, the window's tokens at most; under compressed sparse attention, with its
+  // windows' blocks).
   const int block = c.scheduler.kv_block_tokens();
   const int window = r.settings.kv_window_tokens;
   const int64_t needed =
       beams > 1    ? beam_kv_blocks(longest_prompt_, longest, block, beams) * block
       : window > 0 ? std::min<int64_t>(longest, window)
-                   : longest;
+                   : longest + r.settings.sequence_blocks * block;
   if (e.kv_blocks * block < needed) {
     return "KV cache (" + std::to_string(e.kv_blocks * block) +
            " tokens, the longest request needs " + std::to_string(needed) +

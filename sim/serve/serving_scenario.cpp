@@ -16,6 +16,7 @@
 #include "sim/io/scenario_loader.h"
 #include "sim/serve/beam_search.h"
 #include "sim/serve/closed_loop.h"
+#include "sim/serve/compressed_attention_checks.h"
 #include "sim/serve/attention_dp_checks.h"
 #include "sim/serve/cuda_graph_checks.h"
 #include "sim/serve/expert_parallel_checks.h"
@@ -24,7 +25,6 @@
 #include "sim/serve/speculative_checks.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
-#include "sim/workload/unsimulated_layers.h"
 
 namespace clustersim {
 namespace {
@@ -546,13 +546,9 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
                               "\" is a hybrid (Mamba) model: serving it is not "
                               "simulated yet");
       loaded->model = nullptr;
-    } else if (loaded->model && !unsimulated_layers(loaded->model->transformer()).empty()) {
-      root.error("model", "\"" + m.model() + "\" has " +
-                              unsimulated_layers(loaded->model->transformer()) +
-                              ": serving it is not simulated yet");
-      loaded->model = nullptr;
     }
   }
+  if (loaded->model) check_compressed_attention_serving(root, *loaded);
   check_traffic_or_benchmarks(root, loaded.get());
   check_deployment(root, catalog, loaded.get());
   check_beam_widths(root, catalog);

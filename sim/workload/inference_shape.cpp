@@ -13,7 +13,11 @@
 //     (under expert parallelism EP: width / (t / EP), of the E / EP experts a rank holds), and
 //     its shared experts as one dense MLP of their summed width / t.
 // KV cache per token: 2 (K and V) x layers x k' x d x kv bytes; latent: layers x (kv_lora + rope)
-//   x kv bytes on every rank.
+//   x kv bytes on every rank; compressed sparse attention: its compressed entries and indexer keys
+//   per token and its windows per sequence on every rank (compressed_kv_cache.h).
+// Compressed sparse attention's layers are grouped by compress ratio, each group's attention and
+// hyper-connection matrices the training step's (compressed_attention_groups.h); its norm vectors
+// (q_lora_rank + head_dim a layer) are not counted.
 // Attention per query-key pair: 2 x 2 d FLOPs (QK^T and PV) per query head; latent, per query
 //   head: 2 (nope + rope) + 2 v in a prompt, 2 (kv_lora + rope) + 2 kv_lora in decode.
 // All-reduces per layer: 2, or 1 with attention and MLP in parallel (their partial sums added).
@@ -24,6 +28,8 @@
 
 #include "sim/util/check.h"
 #include "sim/util/even_share.h"
+#include "sim/workload/compressed_attention_groups.h"
+#include "sim/workload/compressed_kv_cache.h"
 #include "sim/workload/layer_ops.h"
 #include "sim/workload/moe_layer.h"
 #include "sim/workload/transformer_dimensions.h"
@@ -48,6 +54,10 @@ double layer_matrix_parameters(const LayerGroup& group, int experts) {
 std::vector<LayerMatmul> attention_matmuls(const s::Transformer& t, int64_t tp, int64_t kv_rank,
                                            double* extra_norm_elements) {
   const int64_t h = t.hidden_size(), a = t.num_attention_heads();
+  if (t.has_compressed_sparse_attention()) {  // per compress ratio: compressed_attention_groups
+    *extra_norm_elements = 0;
+    return {};
+  }
   if (!t.has_latent_attention()) {
     const int64_t d = head_dim(t);
     *extra_norm_elements = 0;
@@ -97,9 +107,14 @@ std::string serving_tensor_parallel_problem(const s::Transformer& t, int tensor_
   if (t.num_attention_heads() % tp != 0)
     return no_split("num_attention_heads", t.num_attention_heads());
   const int64_t kv = kv_heads(t);
-  if (!t.has_latent_attention() && kv % tp != 0 && tp % kv != 0) {
+  if (!t.has_latent_attention() && !t.has_compressed_sparse_attention() && kv % tp != 0 &&
+      tp % kv != 0) {
     return std::to_string(tp) + " neither divides the model's num_kv_heads (" + std::to_string(kv) +
            ") nor is a multiple of them (each rank keeps whole KV heads)";
+  }
+  if (t.has_compressed_sparse_attention() && t.compressed_sparse_attention().o_groups() % tp != 0) {
+    return no_split("compressed_sparse_attention.o_groups",
+                    t.compressed_sparse_attention().o_groups());
   }
   if (t.hidden_size() % tp != 0) return no_split("hidden_size", t.hidden_size());
   if (t.ffn_hidden_size() % tp != 0) return no_split("ffn_hidden_size", t.ffn_hidden_size());
@@ -138,7 +153,8 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
   const int64_t expert_tp = tp / expert_parallel;  // each expert's ranks
   const int64_t h = t.hidden_size(), a = t.num_attention_heads();
   const bool latent = t.has_latent_attention();
-  const int64_t kv_rank = latent ? 0 : std::max<int64_t>(kv_heads(t) / tp, 1);
+  const bool compressed = t.has_compressed_sparse_attention();
+  const int64_t kv_rank = latent || compressed ? 0 : std::max<int64_t>(kv_heads(t) / tp, 1);
   const int64_t d = head_dim(t);
   int first_layer = 0;
   for (int s = 0; s < stage; ++s) first_layer += even_share(t.num_layers(), pipeline_parallel, s);
@@ -202,6 +218,10 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
         shape.activation_bytes_per_token, activation_bytes(width, m.num_shared_experts()) + routed);
     shape.groups.push_back(std::move(experts));
   }
+  if (compressed) {
+    shape.groups =
+        compressed_attention_groups(t, tensor_parallel, first_layer, shape.layers, shape.groups);
+  }
   const bool first = stage == 0, last = stage == pipeline_parallel - 1;
   shape.vocab_shard = last ? t.vocab_size() / tp : 0;
 
@@ -221,7 +241,22 @@ InferenceShape inference_shape(const s::Transformer& t, const TensorFormats& for
   shape.embedding_and_head_bytes = embedding + head;
 
   shape.kv_element_bytes = bytes_per_element(formats.kv_cache);
-  if (latent) {
+  if (compressed) {
+    const s::CompressedSparseAttention& c = t.compressed_sparse_attention();
+    const CompressedKvCache cache =
+        compressed_kv_cache(t, first_layer, shape.layers, formats.kv_cache);
+    shape.kv_bytes_per_token = cache.bytes_per_token;
+    shape.kv_bytes_per_sequence = cache.bytes_per_sequence;
+    shape.compressed_entry_bytes = compressed_entry_bytes(t, formats.kv_cache);
+    shape.indexer_key_bytes = indexer_key_bytes(t);
+    shape.index_heads = c.index_n_heads();
+    shape.index_head_dim = c.index_head_dim();
+    shape.head_dim = c.head_dim();
+    shape.window_tokens = c.window_tokens();
+    // QK^T and PV over the one head_dim-wide key-value head, per query head of the rank.
+    shape.attention_flops_per_pair = 4.0 * c.head_dim() * shape.query_heads;
+    shape.decode_attention_flops_per_pair = shape.attention_flops_per_pair;
+  } else if (latent) {
     const s::MultiHeadLatentAttention& m = t.latent_attention();
     shape.latent_kv_width = m.kv_lora_rank() + m.qk_rope_head_dim();
     shape.kv_bytes_per_token = shape.layers * shape.latent_kv_width * shape.kv_element_bytes;

@@ -46,12 +46,16 @@ struct LayerGroup {
   std::vector<LayerMatmul> matmuls;  // of one layer, in order: attention, then the MLP
   // One layer's elementwise kernels per token (norms, residual adds, the MLP activation).
   double memory_bytes_per_token = 0;
+  // Under compressed sparse attention, the layers' compress ratio (0, 4 or 128;
+  // compressed_attention_groups.h): what their attention reads.
+  int compress_ratio = 0;
 };
 
 struct InferenceShape {
   int layers = 0;  // on this pipeline stage, all groups
   int tensor_parallel = 1;
-  // The dense layers (a mixture of experts' first ones), then the expert layers; no empty group.
+  // The dense layers (a mixture of experts' first ones), then the expert layers, each split by
+  // compress ratio under compressed sparse attention; no empty group.
   std::vector<LayerGroup> groups;
   int num_experts = 1, experts_per_token = 1;
   // Expert-parallel degree inside the tensor-parallel group: each rank holds num_experts /
@@ -70,11 +74,19 @@ struct InferenceShape {
   // (window_chunked: within their chunk of window_tokens).
   int windowed_layers = 0, window_tokens = 0;
   bool window_chunked = false;
+  // Compressed sparse attention (DeepSeek V4; compressed_kv_cache.h): the bytes of one window or
+  // compressed entry (0 without it: the other fields below describe its attention) and of one
+  // indexer key, and the indexer's heads and their width (one group's compress_ratio says what
+  // its layers read; window_tokens is its window, windowed_layers 0).
+  double compressed_entry_bytes = 0, indexer_key_bytes = 0;
+  int index_heads = 0, index_head_dim = 0;
   double weight_bytes = 0;       // this GPU's share of the weights
   // Of weight_bytes: the token embedding (first stage) and the output projection and final norm
   // (last stage), which a draft sharing them with its target does not load again.
   double embedding_and_head_bytes = 0;
   double kv_bytes_per_token = 0; // K and V of one token, every layer of this stage, this rank
+  // What a sequence holds besides, whatever its length: compressed sparse attention's windows.
+  double kv_bytes_per_sequence = 0;
   double kv_element_bytes = 2;   // of the KV cache's format
   // Activation workspace per token of an iteration (the live tensors of one layer: its input,
   // residual and norm outputs, and the MLP's up projection and activation, plus 8-bit copies of
@@ -101,8 +113,8 @@ InferenceShape inference_shape(const schema::Transformer& t, const TensorFormats
                                int expert_parallel = 1);
 
 // Why `tensor_parallel` ranks cannot split the model for serving ("" when they can): they must
-// divide the attention heads, the hidden, FFN and expert widths, and divide the KV heads or be
-// a multiple of them.
+// divide the attention heads, the hidden, FFN and expert widths (and compressed sparse attention's
+// output groups), and divide the KV heads or be a multiple of them.
 std::string serving_tensor_parallel_problem(const schema::Transformer& t, int tensor_parallel);
 
 // Why `expert_parallel` ranks cannot split the model's experts ("" when they can, always at 1):

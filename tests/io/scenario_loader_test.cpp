@@ -208,8 +208,8 @@ const std::string dsv4_warning =
     "times as lower bounds\n";
 
 TEST_CASE("a model with DeepSeek V4's attention trains, with degrees that split its groups") {
-  // Its step is simulated (compressed_sparse_attention_test); serving refuses it
-  // (serving_scenario_test).
+  // Its step is simulated (compressed_sparse_attention_test), and its serving
+  // (compressed_attention_time_test).
   CHECK(scenario_errors(scenario("deepseek-v4-flash")) == dsv4_warning);
   CHECK(scenario_errors(scenario("deepseek-v4-flash") + "parallelism { context_parallel: 2 }\n") ==
         dsv4_warning +

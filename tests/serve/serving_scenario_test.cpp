@@ -62,15 +62,34 @@ TEST_CASE("a zero request rate is an error at its field") {
   CHECK(t->messages() == "s.textproto:4:3: traffic.rate_per_s: must be > 0, got 0\n");
 }
 
-TEST_CASE("a model with DeepSeek V4's attention is refused for serving at its field") {
+// DeepSeek V4 serves on continuous batching; what is not simulated for its compressed sparse
+// attention is an error at the field to change.
+TEST_CASE("a model with DeepSeek V4's attention serves, its unsimulated features refused") {
   std::string text = kGood;
   text.replace(text.find("llama2-7b"), 9, "deepseek-v4-flash");
-  auto t = load_serving_text(text);
-  CHECK(t->loaded == nullptr);
-  CHECK(t->messages() ==
-        "s.textproto:1:1: model: \"deepseek-v4-flash\" has compressed sparse attention (DeepSeek "
-        "V4's windows, compressed keys and indexer) and hyper-connections (several residual "
-        "streams): serving it is not simulated yet\n");
+  auto good = load_serving_text(text);
+  INFO(good->messages());
+  CHECK(good->loaded != nullptr);
+  const std::string unsimulated =
+      " is not simulated for \"deepseek-v4-flash\" (compressed sparse attention): continuous "
+      "batching on colocated replicas, one beam, attention tensor-parallel\n";
+  const auto refused = [&](const std::string& deployment) {
+    std::string changed = text;
+    changed.replace(changed.find(" }"), 2, deployment + " }");
+    auto t = load_serving_text(changed);
+    CHECK(t->loaded == nullptr);
+    return t->messages();
+  };
+  CHECK(refused(" scheduler { batching: STATIC }") ==
+        "s.textproto:2:54: deployment.scheduler.batching: static batching" + unsimulated);
+  CHECK(refused(" tensor_parallel: 8 expert_parallel: 8 attention_data_parallel: true") ==
+        "s.textproto:2:80: deployment.attention_data_parallel: attention data parallelism" +
+            unsimulated);
+  CHECK(refused(" speculative_decoding { multi_token_prediction: true draft_tokens: 1 "
+                "acceptance_rate: 0.7 }") ==
+        "s.textproto:2:42: deployment.speculative_decoding: speculative decoding (its "
+        "multi-token-prediction layer)" +
+            unsimulated);
 }
 
 TEST_CASE("a request longer than the model's context is an error") {

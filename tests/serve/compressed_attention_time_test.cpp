@@ -1,0 +1,147 @@
+// Tests of serving DeepSeek V4 Flash's compressed sparse attention: the stage's layer groups by
+// compress ratio, and one layer's attention work per iteration in closed form (TP 8: 8 query
+// heads a rank, f = 4 x 512 x 8 = 16,384 FLOPs a query-entry pair; 584-byte entries, 132-byte
+// indexer keys, 64 index heads of 128).
+#include "sim/serve/compressed_attention_time.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <tuple>
+#include <vector>
+
+#include "sim/workload/layer_ops.h"
+#include "sim/workload/parameter_count.h"
+#include "tests/testing/shipped_catalog.h"
+
+namespace clustersim {
+namespace {
+
+namespace s = schema;
+
+const s::Transformer& v4_flash_model() {
+  return testing::shipped_catalog().models().find("deepseek-v4-flash")->value->transformer();
+}
+
+InferenceShape v4_flash_tp8() {
+  return inference_shape(v4_flash_model(), {s::FP8, s::FP8, s::FP8}, 8, 1, 0);
+}
+
+constexpr double kPair = 4.0 * 512 * 8;
+constexpr double kFlashEntry = 584, kFlashIndexerKey = 132;
+
+// One decoding sequence at `context` tokens.
+IterationWork decoding_at(int64_t context) {
+  IterationWork w{1, 1, 0, static_cast<double>(context)};
+  w.window_decode_context = static_cast<double>(std::min<int64_t>(context, 128));
+  w.selected_entries = static_cast<double>(std::min<int64_t>(512, context / 4));
+  return w;
+}
+
+// A group's matrices as (n, k, expert), sorted.
+std::vector<std::tuple<int64_t, int64_t, bool>> matrices(const LayerGroup& g) {
+  std::vector<std::tuple<int64_t, int64_t, bool>> out;
+  for (const LayerMatmul& m : g.matmuls) out.emplace_back(m.n, m.k, m.expert);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// At TP 8, per layer: q down (1024 of h 4096), q up (8 heads x 512 of 1024), the key-value head
+// (512 of h), the rank's output group (1024 of its 8 heads x 512), attention out (h of 1024),
+// two hyper-connection projections (4 x 4 + 2 x 4 of 4 x h), the router (256 of h), the shared
+// expert's up (2 x 2048 / 8 of h) and down (h of 256), each routed expert's the same; at ratio 4
+// the compressor (2 x 2 x 512 of h, its pools overlapping), the indexer's query (64 x 128 of
+// 1024), weights (64 of h) and compressor (2 x 2 x 128 of h); at ratio 128 the compressor (2 x
+// 512 of h).
+TEST_CASE("a stage's layers are grouped by compress ratio, each with its own attention matrices") {
+  const InferenceShape shape = v4_flash_tp8();
+  REQUIRE(shape.groups.size() == 3);  // every layer has experts
+  const std::vector<std::tuple<int64_t, int64_t, bool>> common = {
+      {1024, 4096, false}, {4096, 1024, false}, {512, 4096, false},  {1024, 4096, false},
+      {4096, 1024, false}, {24, 16384, false},  {24, 16384, false},  {256, 4096, false},
+      {512, 4096, false},  {4096, 256, false},  {512, 4096, true},   {4096, 256, true}};
+  const std::vector<std::vector<std::tuple<int64_t, int64_t, bool>>> own = {
+      {}, {{2048, 4096, false}, {8192, 1024, false}, {64, 4096, false}, {512, 4096, false}},
+      {{1024, 4096, false}}};
+  const int ratios[] = {0, 4, 128}, layers[] = {2, 21, 20};
+  for (int i = 0; i < 3; ++i) {
+    const LayerGroup& g = shape.groups[i];
+    INFO(ratios[i]);
+    CHECK(g.compress_ratio == ratios[i]);
+    CHECK(g.layers == layers[i]);
+    LayerGroup expected;
+    for (const auto& [n, k, expert] : common) expected.matmuls.push_back({n, k, expert});
+    for (const auto& [n, k, expert] : own[i]) expected.matmuls.push_back({n, k, expert});
+    CHECK(matrices(g) == matrices(expected));
+  }
+  CHECK(shape.query_heads == 8);
+  CHECK(shape.attention_flops_per_pair == kPair);
+  CHECK(shape.window_tokens == 128);
+  CHECK(shape.windowed_layers == 0);
+}
+
+// The groups' matrices hold the model: at TP 1 in 16 bits, twice its 284,332,230,231 parameters
+// (parameter_count) but the norm vectors' few million (each layer's q and kv norms, the
+// compressors' and the indexer's, the hyper-connections' scales and biases, the attention sinks)
+// and what the shape stores at 16 bits anyway.
+TEST_CASE("the ratio groups' weights are the model's parameters") {
+  const s::Model& m = *testing::shipped_catalog().models().find("deepseek-v4-flash")->value;
+  const InferenceShape shape = inference_shape(m.transformer(), {}, 1, 1, 0);
+  CHECK(shape.weight_bytes == Approx(2.0 * static_cast<double>(parameter_count(m))).epsilon(2e-5));
+}
+
+TEST_CASE("decode at 128k: the window, the selected or all compressed entries, the indexer's scan") {
+  const InferenceShape shape = v4_flash_tp8();
+  const IterationWork w = decoding_at(131072);
+  const CompressedAttentionWork window = compressed_attention_work(shape, w, 0);
+  CHECK(window.read_bytes == 128 * kFlashEntry);
+  CHECK(window.read_flops == 128 * kPair);
+  CHECK(window.indexer_flops == 0);
+  CHECK(window.prompt_flops == 0);
+  const CompressedAttentionWork sparse = compressed_attention_work(shape, w, 4);
+  CHECK(sparse.read_bytes == (128 + 512) * kFlashEntry);
+  CHECK(sparse.read_flops == (128 + 512) * kPair);
+  CHECK(sparse.indexer_bytes == 32768 * (kFlashIndexerKey + 4));  // the keys, the FP32 scores
+  CHECK(sparse.indexer_flops == 2.0 * 64 * 128 * 32768);
+  const CompressedAttentionWork pooled = compressed_attention_work(shape, w, 128);
+  CHECK(pooled.read_bytes == (128 + 1024) * kFlashEntry);
+  CHECK(pooled.read_flops == (128 + 1024) * kPair);
+  CHECK(pooled.indexer_bytes == 0);
+}
+
+// Past 2048 tokens a ratio-4 layer reads the same 640 entries; only the indexer's scan grows,
+// linearly; a window-only layer's work is the same at every context past its window.
+TEST_CASE("what grows with the context in decode is the indexer's scan and the 1/128 entries") {
+  const InferenceShape shape = v4_flash_tp8();
+  const CompressedAttentionWork a = compressed_attention_work(shape, decoding_at(131072), 4);
+  const CompressedAttentionWork b = compressed_attention_work(shape, decoding_at(1048576), 4);
+  CHECK(b.read_bytes == a.read_bytes);
+  CHECK(b.indexer_bytes == 8 * a.indexer_bytes);
+  CHECK(b.indexer_flops == 8 * a.indexer_flops);
+  CHECK(compressed_attention_work(shape, decoding_at(1048576), 0).read_bytes ==
+        compressed_attention_work(shape, decoding_at(4096), 0).read_bytes);
+  CHECK(compressed_attention_work(shape, decoding_at(1048576), 128).read_bytes ==
+        (128 + 8192) * kFlashEntry);
+}
+
+// A 4096-token prompt: the causal window pairs, plus at ratio 128 the causal pairs / 128; at
+// ratio 4 its queries' selected entries gathered, and the scoring of the causal pairs / 4.
+TEST_CASE("prefill: the window's pairs, the compressed pairs, the selected entries gathered") {
+  const InferenceShape shape = v4_flash_tp8();
+  IterationWork w{4096, 1};
+  add_prompt_chunk(&w, 0, 4096, 128);
+  w.selected_entries = 1572352;  // indexer_selections(512, 0, 4096)
+  const double window_pairs = causal_pairs(4096, 128), pairs = causal_pairs(4096, 0);
+  CHECK(w.window_attention_pairs == window_pairs);
+  CHECK(compressed_attention_work(shape, w, 0).prompt_flops == window_pairs * kPair);
+  CHECK(compressed_attention_work(shape, w, 0).read_bytes == 0);
+  CHECK(compressed_attention_work(shape, w, 128).prompt_flops ==
+        Approx((window_pairs + pairs / 128) * kPair));
+  const CompressedAttentionWork sparse = compressed_attention_work(shape, w, 4);
+  CHECK(sparse.prompt_flops == window_pairs * kPair);
+  CHECK(sparse.read_bytes == 1572352 * kFlashEntry);
+  CHECK(sparse.indexer_flops == Approx(2.0 * 64 * 128 * pairs / 4));
+  CHECK(sparse.indexer_bytes == Approx(4 * pairs / 4));  // no decoding token: no keys read
+}
+
+}  // namespace
+}  // namespace clustersim
