@@ -872,11 +872,14 @@ DEEPSEEK_V4_RULES = """# DeepSeek V4 Flash rows, one more rule for both (the 26.
 #   3 hash-routed layers route as the others, the router GEMM runs in every layer); FP8 parameter
 #   gathers (fp8_param_gather), BF16 gradient reduction; the loss by Megatron-Core's native fused
 #   cross entropy (_benchmark_common(cross_entropy_impl="native"), not Transformer Engine's); no
-#   FP8 attention (the DSA kernels, apply_dsa_kernel_fusion, not Transformer Engine's). Not
-#   simulated: the expert capacity the graphs pad to (moe_expert_rank_capacity_factor 1.5), the
-#   router padding for quantization, the Sinkhorn iterations of the hyper-connections and the
-#   final stream contraction; the indexer's scoring counts all s / 4 compressed keys a query (as
-#   the Bridge's FLOPs formula does).
+#   FP8 attention (the DSA kernels, apply_dsa_kernel_fusion, not Transformer Engine's: every
+#   layer's attention the sparse kernel over per-query key lists, the indexer trained by its
+#   sparse loss, dsa_indexer_use_sparse_loss). Not simulated: the expert capacity the graphs pad to
+#   (moe_expert_rank_capacity_factor 1.5 sizes the dispatch buffers; the fused grouped MLP takes
+#   the per-expert counts on the device), the router padding for quantization, the Sinkhorn
+#   iterations of the hyper-connections (under a microsecond a block), their projection's TF32
+#   rate and the final stream contraction; the indexer's scoring counts all s / 4 compressed keys
+#   a query (as the Bridge's FLOPs formula does).
 #   The rows' TFLOP/s are Megatron-Bridge's dsv4_hybrid formula (flops_convention
 #   MODEL_FLOPS_CAUSAL_BRIDGE_DSV4)."""
 

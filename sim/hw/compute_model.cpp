@@ -50,6 +50,11 @@ double tile_use(int64_t size, int64_t tile) {
 // convention its benchmarks, and so the fitted backward rates, count in.
 constexpr double kBackwardFlopsRatio = 2.5;
 
+// The share of a kernel's tiles its rows fill (AttentionKernel::tile_rows).
+double attention_tile_use(const AttentionKernel& kernel) {
+  return kernel.tile_rows > 0 ? tile_use(kernel.tile_rows, ComputeModel::kTile) : 1;
+}
+
 }  // namespace
 
 double AttentionKernel::pairs() const {
@@ -222,8 +227,9 @@ double ComputeModel::dropout_fraction(s::AttentionEfficiency::Pass pass,
 }
 
 Picoseconds ComputeModel::attention_forward(const AttentionKernel& kernel) const {
-  const double flops =
-      kernel.forward_flops() / dropout_fraction(s::AttentionEfficiency::FORWARD, kernel);
+  const double flops = kernel.forward_flops() /
+                       dropout_fraction(s::AttentionEfficiency::FORWARD, kernel) /
+                       attention_tile_use(kernel);
   const double rate = fitted_attention_rate(s::AttentionEfficiency::FORWARD, kernel);
   if (rate <= 0) return fused_attention(flops);
   return Picoseconds::from_seconds(flops / rate);
@@ -242,8 +248,9 @@ Picoseconds ComputeModel::prompt_attention(double flops, double flops_per_key, i
 }
 
 Picoseconds ComputeModel::attention_backward(const AttentionKernel& kernel) const {
-  const double flops =
-      kernel.forward_flops() / dropout_fraction(s::AttentionEfficiency::BACKWARD, kernel);
+  const double flops = kernel.forward_flops() /
+                       dropout_fraction(s::AttentionEfficiency::BACKWARD, kernel) /
+                       attention_tile_use(kernel);
   const double rate = fitted_attention_rate(s::AttentionEfficiency::BACKWARD, kernel);
   if (rate <= 0) return fused_attention(2 * flops);
   return Picoseconds::from_seconds(kBackwardFlopsRatio * flops / rate);

@@ -14,7 +14,9 @@
 //                              library; schedule: its thread blocks on the SMs against the
 //                              fitted benchmark's, sim/hw/attention_schedule.h; else the flat
 //                              flash fraction); with dropout in the kernel, x the GPU's
-//                              AttentionDropout fraction of the pass where it has one;
+//                              AttentionDropout fraction of the pass where it has one; x the
+//                              tile use of a kernel whose tiles hold one query's heads
+//                              (AttentionKernel::tile_rows);
 //                              FP8 inputs: the FP8 peak x the FP8 entries' rate where fitted
 //   memory-bound kernels:      max(bytes / (HBM x memory eff), bytes x w / FP32 peak), w the
 //                              kernel's non-tensor work per byte (0 for most: HBM-bound)
@@ -66,6 +68,10 @@ struct AttentionKernel {
   // Attention-probability dropout inside the kernels (a training step of a model with dropout):
   // each pass at the GPU's attention_dropout fraction of its rate, where it has one.
   bool dropout = false;
+  // Rows of the kernel's tiles where queries cannot share one: each query attends to its own key
+  // list (compressed sparse attention's gathered keys), so a tile holds that query's heads. The
+  // rate is x the tile use rows / (ceil(rows / kTile) kTile), as a GEMM's rows; 0: full tiles.
+  int64_t tile_rows = 0;
 
   // Query-key pairs attended per (batch, head): queries x keys, or for a causal mask
   // queries (keys - queries + 1) + queries (queries - 1) / 2 (half the square plus its diagonal

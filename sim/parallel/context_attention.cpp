@@ -18,11 +18,12 @@ struct KernelPair {
   Picoseconds forward, backward;
 };
 
-// `k` with the inputs (FP8 or 16-bit), kernel library and dropout of `op`.
+// `k` with the inputs (FP8 or 16-bit), kernel library, dropout and tile rows of `op`.
 AttentionKernel of(const LayerOp& op, AttentionKernel k) {
   k.fp8 = op.fp8;
   k.library = op.library;
   k.dropout = op.dropout;
+  k.tile_rows = op.tile_rows;
   return k;
 }
 

@@ -61,7 +61,7 @@ bool reruns(const LayerOp& op, s::Recompute recompute, const RecomputedParts& pa
   using R = LayerOp::Recomputable;
   const R r = op.recomputable;
   return (recompute == s::RECOMPUTE_SELECTIVE && is_attention_core(op)) ||
-         (parts.latent_up && is_latent_up_projection(op)) ||
+         (parts.latent_up && (is_latent_up_projection(op) || r == R::kLatentUp)) ||
          (parts.expert_layer && (r == R::kExpertLayer || r == R::kExpertActivation)) ||
          (parts.expert_activation && r == R::kExpertActivation) ||
          (parts.expert_norm && r == R::kExpertNorm);

@@ -185,6 +185,7 @@ TransformerKernels time_transformer_kernels(const s::Transformer& t, const s::Tr
   shape.gathered_gradient_bytes = gathered_gradient_bytes(job);
   shape.fused_expert_mlp = p.fused_expert_mlp();
   shape.expert_paged_stash = p.expert_paged_stash();
+  shape.sparse_key_block = sparse_key_block_of(compute.gpu().architecture());
   shape.fp8_attention = job.fp8_attention();
   shape.fp8_activation_input_store = job.fp8_activation_input_store();
   shape.attention_library = job.attention_library();

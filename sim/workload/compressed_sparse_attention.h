@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/io/schema/model.pb.h"
@@ -23,24 +24,40 @@ int compress_ratio(const schema::Transformer& t, int layer);
 // top-k list, whatever of it the causal mask leaves empty); at ratio 128 all s / 128 entries.
 int64_t compressed_keys_attended(const schema::CompressedSparseAttention& c, int64_t s, int ratio);
 
+// LayerShape::sparse_key_block on a GPU of `architecture` (gpu.proto): what Megatron-Core pads a
+// query's key list to (dsa_kernels.py _get_topk_alignment, FlashMLA's key block B_TOPK): 128 on
+// Hopper (SM90), else 64 (SM100 and later).
+int sparse_key_block_of(const std::string& architecture);
+
+// The keys of a query's list in the sparse kernel of a layer of compress ratio `ratio`: the
+// window's (empty slots before the sequence start included) and compressed_keys_attended,
+// rounded up to a multiple of `key_block`.
+int64_t sparse_attention_keys(const schema::CompressedSparseAttention& c, int64_t s, int ratio,
+                              int key_block);
+
 // The attention block's kernels of a layer of compress ratio `ratio` on one tensor-parallel rank
 // (heads and output groups split over it; the key-value head, the compressors and the indexer
 // replicated), after the block's norm and all-gather, before its all-reduce:
-//   q down (h -> q_lora_rank), its RMSNorm, q up (-> heads x head_dim); kv (h -> head_dim), its
-//   RMSNorm;
+//   q down (h -> q_lora_rank), its RMSNorm, q up (-> heads x head_dim), each head's RMSNorm;
+//   kv (h -> head_dim), its RMSNorm (the four after q down rerun under
+//   recompute_latent_up_projection: LayerOp::Recomputable::kLatentUp);
 //   ratio > 0: the compressor's wkv and wgate (h -> 2 c head_dim, c = 2 at ratio 4, else 1) and
-//   its pooling (a memory pass reading both outputs, writing the s / ratio entries and their
-//   RMSNorm);
+//   its pooling (Compressor.forward's eager kernels over both outputs in fp32, writing the
+//   s / ratio entries and their RMSNorm: one memory pass of their traffic);
 //   ratio 4: the indexer's query (q_lora_rank -> index heads x index_head_dim) and head weights
 //   (h -> index heads), its own compressor at index_head_dim, the scoring of every query against
 //   all s / 4 compressed keys in each index head (a batched 16-bit GEMM: 2 x heads x dim x s x
-//   s / 4 FLOPs a sequence; its backward, the sparse loss's, a data and a key gradient) and the
-//   top-k (a memory pass reading the fp32 head-weighted scores, writing the picks' indices;
-//   backward, the scores' gradient written and read);
-//   the attention: ratio 0 a causal 128-token window (LayerOp::window); else every query against
-//   window_tokens + compressed_keys_attended keys in one kernel;
-//   the grouped output: o_groups GEMMs of (heads / o_groups) head_dim -> o_lora_rank, then
-//   o_groups o_lora_rank -> h.
+//   s / 4 FLOPs a sequence) and the top-k (a memory pass reading the fp32 head-weighted scores,
+//   writing the picks' indices), neither with a backward kernel; the sparse loss
+//   (dsa_indexer_use_sparse_loss), in the forward: the main heads' scores over the picks again
+//   (the target), the indexer's gradients over the picks, and its eager fp32 kernels;
+//   the attention: Megatron-Core's fused DSA path (apply_dsa_kernel_fusion) at every ratio,
+//   FlashMLA's sparse forward and cuDNN's sparse backward over each query's own list of
+//   sparse_attention_keys keys (shape.sparse_key_block), timed as the fitted attention kernel at
+//   that many keys whose tiles hold one query's heads (LayerOp::tile_rows: no two queries share a
+//   key list);
+//   the grouped output: o_groups GEMMs of (heads / o_groups) head_dim -> o_lora_rank (an einsum
+//   on a plain parameter: 16-bit whatever the job's precision), then o_groups o_lora_rank -> h.
 // Requires: t has compressed_sparse_attention, tensor_parallel divides o_groups, no context
 // parallelism.
 void compressed_sparse_attention_ops(const schema::Transformer& t, const LayerShape& shape,
@@ -49,8 +66,10 @@ void compressed_sparse_attention_ops(const schema::Transformer& t, const LayerSh
 // What mixes a block's input out of the `streams`-wide residual (schema HyperConnections), on
 // `tokens` tokens: the FP32 projection of the flattened streams to streams^2 + 2 streams weights
 // (a GEMM, timed at the 16-bit rate), and one memory pass reading the streams and writing the
-// block's input, 2 (streams + 1) h bytes a token. The Sinkhorn iterations on streams x streams a
-// token are not counted.
+// block's input, 2 (streams + 1) h bytes a token; backward, autograd's sum of the streams' three
+// gradients (the projection's, the mix's and the update's), two adds of 3 x 2 streams h bytes a
+// token. The Sinkhorn iterations on streams x streams a token are not counted (results/moe.md:
+// under a microsecond a block).
 void hyper_connection_mix_ops(const schema::Transformer& t, int64_t tokens,
                               std::vector<LayerOp>* ops);
 

@@ -62,6 +62,10 @@ struct LayerOp {
   // Fused attention with the attention-probability dropout inside its kernels (a model with
   // `dropout`; AttentionKernel::dropout).
   bool dropout = false;
+  // Attention where each query attends to its own list of `n` keys (compressed sparse
+  // attention's gathered keys): the rows of its kernel's tiles, that query's heads on this rank
+  // (AttentionKernel::tile_rows); 0: a dense kernel, whose tiles hold many queries.
+  int64_t tile_rows = 0;
   // Attention: this rank's key and value elements of the micro-batch (the queries' are
   // count x m x k), what an FP8 attention casts besides the queries.
   double key_value_elements = 0;
@@ -89,8 +93,10 @@ struct LayerOp {
   bool kernel_per_matrix = false;
   // What Megatron-Core's recompute_modules may rerun of it (parallelism.recompute_modules): the
   // norm in front of an expert layer, the expert layer's kernels or (among those) its routed
-  // experts' activation.
-  enum class Recomputable { kNo, kExpertNorm, kExpertLayer, kExpertActivation };
+  // experts' activation; or, besides the latent up projections ("q up", "kv up"), a kernel of
+  // compressed sparse attention's checkpointed query and key-value path (mla_up_proj,
+  // compressed_sparse_attention.h).
+  enum class Recomputable { kNo, kExpertNorm, kExpertLayer, kExpertActivation, kLatentUp };
   Recomputable recomputable = Recomputable::kNo;
   // A matmul whose backward runs its forward's shape this many times instead of a data and a
   // weight gradient (the SSD scan's kernels, mamba_layer.h: recomputation and gradients alike).
@@ -119,6 +125,10 @@ struct LayerShape {
   // Under compressed sparse attention, the layer's compress ratio (compress_ratio: 0, 4 or 128;
   // compressed_sparse_attention.h): what its attention block runs besides the window.
   int compress_ratio = 0;
+  // Under compressed sparse attention, the keys its sparse kernel takes a query's list in:
+  // Megatron-Core pads every list to a multiple of it with empty slots the kernel runs as well
+  // (compressed_sparse_attention.h sparse_key_block_of).
+  int sparse_key_block = 64;
   // The routed experts run Transformer Engine's fused grouped MLP (parallelism.fused_expert_mlp):
   // no elementwise kernels of their own between the grouped GEMMs.
   bool fused_expert_mlp = false;

@@ -295,6 +295,30 @@ TEST_CASE("recomputing latent attention's up projections reruns their two GEMMs'
   CHECK(rerun.backward.total() == kept.backward.total());
 }
 
+TEST_CASE("mla_up_proj under compressed sparse attention reruns q up, its head norm and kv") {
+  // DeepSeek V4 Flash at 4096 tokens, TP 1 (DSv4HybridSelfAttention's checkpoint of
+  // qkv_up_proj_and_rope_apply): the query's up projection and head norm, the key-value head's
+  // projection and norm; not the query's down projection or its norm.
+  const auto& v4 =
+      testing::shipped_catalog().models().find("deepseek-v4-flash")->value->transformer();
+  LayerShape shape{4096, 1, 1, false, true};
+  shape.compress_ratio = 4;
+  const std::vector<LayerOp> ops = layer_forward_ops(v4, shape, LayerKind::kExperts);
+  const ComputeModel compute = in_step(s::BF16);
+  const LayerTimes rerun = time_layer(ops, compute, {}, s::RECOMPUTE_NONE, {}, {true});
+  Picoseconds checkpointed{0};
+  int found = 0;
+  for (const LayerOp& op : ops) {
+    if (op.name != "q up" && op.name != "q head norm" && op.name != "kv" && op.name != "kv norm") {
+      continue;
+    }
+    checkpointed += time_layer({op}, compute, {}, s::RECOMPUTE_NONE).forward.total();
+    ++found;
+  }
+  REQUIRE(found == 4);
+  CHECK(rerun.recompute.total() == checkpointed);
+}
+
 TEST_CASE("a compiled layer's recomputation reruns only what its backward reads") {
   // Llama 3 70B at 8192 tokens, TP 1, LoRA on all four projections with dropout: the whole
   // forward reruns under plain full recomputation; under compiled_recompute all but the norms,

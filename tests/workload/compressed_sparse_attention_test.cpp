@@ -44,18 +44,11 @@ TEST_CASE("each layer's compress ratio, and the compressed keys a query attends 
   CHECK(compressed_keys_attended(c, 4096, 128) == 32);  // every entry
 }
 
-TEST_CASE("the attention covers the window, plus the selected or all compressed keys") {
-  // Ratio 0: the causal 128-token band, as a sliding window.
-  const std::vector<LayerOp> window_ops = v4_layer(0);
-  const LayerOp* window = find_op(window_ops, "attention");
-  REQUIRE(window != nullptr);
-  CHECK(window->causal);
-  CHECK(window->window == 128);
-  CHECK(window->k == 512);
-  CHECK(window->count == 64);
-  CHECK(window->flops == Approx(4.0 * (128 * 129 / 2 + (4096 - 128) * 128.0) * 512 * 64));
-  // Ratio 4: every query against 128 + 512 keys; ratio 128 against 128 + 32.
-  for (auto [ratio, keys] : {std::pair{4, 640}, std::pair{128, 160}}) {
+TEST_CASE("the sparse kernel's key list: the window, the selected or all compressed keys, padded") {
+  // Every ratio runs the sparse kernel over each query's list (apply_dsa_kernel_fusion): ratio 0
+  // the 128-slot window, ratio 4 128 + 512 keys, ratio 128 128 + 32 padded to the key block of
+  // 64 (SM100) or 128 (SM90).
+  for (auto [ratio, keys] : {std::pair{0, 128}, std::pair{4, 640}, std::pair{128, 192}}) {
     const std::vector<LayerOp> ops = v4_layer(ratio);
     const LayerOp* core = find_op(ops, "attention");
     REQUIRE(core != nullptr);
@@ -63,20 +56,40 @@ TEST_CASE("the attention covers the window, plus the selected or all compressed 
     CHECK(core->window == 0);
     CHECK(core->m == 4096);
     CHECK(core->n == keys);
+    CHECK(core->k == 512);
+    CHECK(core->count == 64);
+    CHECK(core->tile_rows == 64);  // one query's heads
     CHECK(core->flops == Approx(4.0 * 4096 * keys * 512 * 64));
   }
+  const schema::CompressedSparseAttention& c = v4_flash().compressed_sparse_attention();
+  CHECK(sparse_attention_keys(c, 4096, 128, 128) == 256);
+  CHECK(sparse_attention_keys(c, 4096, 4, 128) == 640);
+  CHECK(sparse_attention_keys(c, 1024, 128, 64) == 192);  // 128 + 8
+  CHECK(sparse_key_block_of("Hopper") == 128);
+  CHECK(sparse_key_block_of("Blackwell") == 64);
+  // Tensor parallelism splits the heads, and so a tile's rows.
+  CHECK(find_op(v4_layer(4, 2), "attention")->tile_rows == 32);
 }
 
-TEST_CASE("attention over the selected keys is the attention kernel at that many keys") {
+TEST_CASE("attention over per-query key lists: the fitted kernel at that many keys, half tiles") {
   const ComputeModel compute = testing::dgx_b200_fp8_compute(schema::MXFP8);
   const std::vector<LayerOp> ops = v4_layer(4);
   const LayerOp* core = find_op(ops, "attention");
   REQUIRE(core != nullptr);
   const AttentionTimes times = attention_times(*core, compute, nullptr, schema::P2P);
-  const AttentionKernel kernel{64, 4096, 640, 512, false};
+  AttentionKernel kernel{64, 4096, 640, 512, false};
+  kernel.tile_rows = 64;
   CHECK(times.forward == compute.attention_forward(kernel));
   CHECK(times.backward == compute.attention_backward(kernel));
-  CHECK(times.forward > Picoseconds(0));
+  // 64 rows of a 128-row tile: twice the dense kernel's time; 192 rows fill 192 of 256.
+  const AttentionKernel dense{64, 4096, 640, 512, false};
+  CHECK(times.forward.count() ==
+        Approx(2.0 * static_cast<double>(compute.attention_forward(dense).count())));
+  CHECK(times.backward.count() ==
+        Approx(2.0 * static_cast<double>(compute.attention_backward(dense).count())));
+  kernel.tile_rows = 192;
+  CHECK(static_cast<double>(compute.attention_forward(kernel).count()) ==
+        Approx(256.0 / 192 * static_cast<double>(compute.attention_forward(dense).count())));
 }
 
 TEST_CASE("the indexer scores every query against s / 4 compressed keys in each index head") {
@@ -95,15 +108,62 @@ TEST_CASE("the indexer scores every query against s / 4 compressed keys in each 
   const LayerOp* topk = find_op(ops, "indexer top-k");
   REQUIRE(topk != nullptr);
   CHECK(topk->bytes == Approx(4.0 * 4096 * 1024 + 4.0 * 4096 * 512));
-  CHECK(topk->backward_bytes.value() == Approx(2 * 4.0 * 4096 * 1024));
+  // Neither has a backward kernel: the sparse loss's gradients are computed in the forward.
+  CHECK(topk->backward_bytes.value() == 0);
+  CHECK(scores->backward_runs.value() == 0);
   // Ratio-128 and window-only layers have no indexer; ratio 128 has a compressor of c = 1.
   CHECK(find_op(v4_layer(128), "indexer scores") == nullptr);
   CHECK(find_op(v4_layer(0), "indexer scores") == nullptr);
   CHECK(find_op(v4_layer(0), "compressor") == nullptr);
   CHECK(matmul_flops(*find_op(v4_layer(128), "compressor")) ==
         Approx(2.0 * 4096 * 4096 * 2 * 512));
+  // Its eager pooling: 28 bytes an element of the 512 a token, 14 of each of the 32 entries'; at
+  // ratio 4 the overlapping layout's 18 more, of 2 x 512 (128 for the indexer's).
   CHECK(find_op(v4_layer(128), "compressor pooling")->bytes ==
-        Approx(2.0 * 4096 * 2 * 512 + 6.0 * 32 * 512));
+        Approx(28.0 * 4096 * 512 + 14.0 * 32 * 512));
+  CHECK(find_op(ops, "compressor pooling")->bytes ==
+        Approx(46.0 * 4096 * 2 * 512 + 14.0 * 1024 * 512));
+  CHECK(find_op(ops, "indexer compressor pooling")->bytes ==
+        Approx(46.0 * 4096 * 2 * 128 + 14.0 * 1024 * 128));
+}
+
+TEST_CASE("the indexer's sparse loss: the target, the indexer's gradients and the eager KL") {
+  const std::vector<LayerOp> ops = v4_layer(4);
+  // The target: each query's 64 heads of 512 against its 512 picked keys, forward only.
+  const LayerOp* target = find_op(ops, "indexer loss target");
+  REQUIRE(target != nullptr);
+  CHECK(matmul_flops(*target) == Approx(2.0 * 4096 * 64 * 512 * 512));
+  CHECK(target->m == 4096 * 64);
+  CHECK(target->count == 1);
+  CHECK(target->sixteen_bit);
+  CHECK(target->backward_runs.value() == 0);
+  // The gradients: the 64 index heads' scores over the picks again, dq and dk, in the forward.
+  const LayerOp* gradients = find_op(ops, "indexer loss gradients");
+  REQUIRE(gradients != nullptr);
+  CHECK(matmul_flops(*gradients) == Approx(3 * 2.0 * 4096 * 64 * 128 * 512));
+  CHECK(gradients->backward_runs.value() == 0);
+  // 28 fp32 accesses an entry forward; backward the three gradients scaled (read and write).
+  const LayerOp* loss = find_op(ops, "indexer loss");
+  REQUIRE(loss != nullptr);
+  CHECK(loss->bytes == Approx(28 * 4.0 * 4096 * 512));
+  CHECK(loss->backward_bytes.value() ==
+        Approx(2 * 2.0 * (4096.0 * 64 * 128 + 4096.0 * 64 + 1024.0 * 128)));
+  CHECK(find_op(v4_layer(128), "indexer loss") == nullptr);
+}
+
+TEST_CASE("each head's query norm, and what mla_up_proj reruns of the block") {
+  const std::vector<LayerOp> ops = v4_layer(0);
+  const LayerOp* norm = find_op(ops, "q head norm");
+  REQUIRE(norm != nullptr);
+  const double queries = 2.0 * 4096 * 64 * 512;  // 16-bit
+  CHECK(norm->bytes == Approx(2 * queries));
+  CHECK(norm->backward_bytes.value() == Approx(3 * queries));
+  using R = LayerOp::Recomputable;
+  for (const char* name : {"q up", "q head norm", "kv", "kv norm"}) {
+    CHECK(find_op(ops, name)->recomputable == R::kLatentUp);
+  }
+  CHECK(find_op(ops, "q down")->recomputable == R::kNo);
+  CHECK(find_op(ops, "q norm")->recomputable == R::kNo);
 }
 
 TEST_CASE("the grouped low-rank output projection: 8 GEMMs of 4096 -> 1024, then 8192 -> h") {
@@ -117,6 +177,9 @@ TEST_CASE("the grouped low-rank output projection: 8 GEMMs of 4096 -> 1024, then
   CHECK(groups->k == 64 / 8 * 512);
   CHECK(out->n == 4096);
   CHECK(out->k == 8 * 1024);
+  // The groups are an einsum on a plain parameter: 16-bit; the output a Transformer Engine layer.
+  CHECK(groups->sixteen_bit);
+  CHECK_FALSE(out->sixteen_bit);
   // Tensor parallelism splits the groups and the heads.
   CHECK(find_op(v4_layer(0, 2), "output groups")->count == 4);
   CHECK(find_op(v4_layer(0, 2), "attention out")->k == 4 * 1024);
@@ -126,8 +189,13 @@ TEST_CASE("the grouped low-rank output projection: 8 GEMMs of 4096 -> 1024, then
 TEST_CASE("hyper-connections: each block's mix and update over 4 streams of h") {
   const std::vector<LayerOp> ops = v4_layer(0);
   const double tokens = 4096, h = 4096;
-  int mixes = 0, updates = 0, projections = 0;
+  int mixes = 0, updates = 0, projections = 0, sums = 0;
   for (const LayerOp& op : ops) {
+    if (op.name == "hyper-connection gradient sum") {
+      ++sums;
+      CHECK(op.bytes == 0);  // backward only: two adds of the 4 streams, reading two, writing one
+      CHECK(op.backward_bytes.value() == Approx(2 * 3 * 2.0 * 4 * h * tokens));
+    }
     if (op.name == "hyper-connection mix") {
       ++mixes;
       CHECK(op.bytes == Approx(2.0 * (4 + 1) * h * tokens));  // read 4 streams, write 1
@@ -144,6 +212,7 @@ TEST_CASE("hyper-connections: each block's mix and update over 4 streams of h") 
   CHECK(mixes == 2);
   CHECK(updates == 2);
   CHECK(projections == 2);
+  CHECK(sums == 2);
   // With one stream the update would be the plain residual add's 3 x 2 bytes of h a token.
   schema::Transformer one = v4_flash();
   one.mutable_hyper_connections()->set_streams(1);
