@@ -217,7 +217,7 @@ TEST_CASE("an integer with a leading zero is an error, not read as octal") {
 
 // protobuf read a byte that is not UTF-8 inside a string as it was: an unknown model's name came
 // out garbled, and a scenario's name went into the results file's UTF-8 attributes.
-TEST_CASE("a byte that is not UTF-8 is an error at its line and column; UTF-8 text is read") {
+TEST_CASE("a byte that is not UTF-8 is an error at its line and column, and UTF-8 text is read") {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"name: \"a\xFF\"", "1:9: byte 0xFF"},
       {"\n\tname: \"\xC3\x28\"", "2:16: byte 0xC3"},  // a lead byte without its continuation

@@ -63,7 +63,7 @@ TEST_CASE("a zero request rate is an error at its field") {
 }
 
 // A median of 400 with max 100 loaded: every prompt was clipped to 100 tokens, silently.
-TEST_CASE("a log-normal length's median outside its [min, max] is an error at the median") {
+TEST_CASE("a log-normal length's median below its min or above its max is an error at the median") {
   const auto errors = [](const std::string& lognormal) {
     std::string text = kGood;
     text.replace(text.find("fixed: 512"), 10, "lognormal { " + lognormal + " }");
