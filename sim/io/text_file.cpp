@@ -94,6 +94,7 @@ bool parse_text(const std::string& path, const std::string& text, pb::Message* m
   if (text.starts_with(kUtf8ByteOrderMark)) {
     return parse_text(path, text.substr(kUtf8ByteOrderMark.size()), message, tree, diagnostics);
   }
+  if (report_invalid_utf8(path, text, diagnostics)) return false;
   const int errors_before = diagnostics->error_count();
   ParseErrorCollector collector(path, text, message->GetDescriptor(), diagnostics);
   pb::TextFormat::Parser parser;
@@ -101,6 +102,7 @@ bool parse_text(const std::string& path, const std::string& text, pb::Message* m
   parser.WriteLocationsTo(tree);
   parser.AllowPartialMessage(true);  // missing fields are reported by the checks, with context
   if (parser.ParseFromString(text, message)) {
+    report_octal_integers(path, text, message->GetDescriptor(), diagnostics);
     report_empty_lists(path, text, diagnostics);
     return diagnostics->error_count() == errors_before;
   }

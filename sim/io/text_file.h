@@ -25,9 +25,9 @@ struct TextFile {
 
 // Parses `text` (the contents of `path`, less a leading kUtf8ByteOrderMark) into `message`,
 // recording field locations in `tree`.
-// A syntax error, an unknown field or enum value, or a field given twice is reported as
-// "path:line:col: field.path: message" (with a "did you mean" for near misses; see parse_error.h)
-// and returns false.
+// A syntax error, an unknown field or enum value, a field given twice, a byte that is not UTF-8
+// or an integer with a leading zero is reported as "path:line:col: field.path: message" (with a
+// "did you mean" for near misses; see parse_error.h) and returns false.
 bool parse_text(const std::string& path, const std::string& text,
                 google::protobuf::Message* message,
                 google::protobuf::TextFormat::ParseInfoTree* tree, Diagnostics* diagnostics);

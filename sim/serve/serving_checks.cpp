@@ -46,8 +46,14 @@ void check_lengths(const FieldChecker& owner, const char* field) {
       l.require_positive("median");
       l.require("sigma") && l.non_negative("sigma");
       l.at_least("min", 1);
-      if (l.require("max") && l.at_least("max", 1) && m.lognormal().max() < m.lognormal().min()) {
-        l.error("max", "is below min (" + std::to_string(m.lognormal().min()) + ")");
+      const s::LogNormalLength& ln = m.lognormal();
+      const int32_t low = ln.has_min() ? ln.min() : 1;
+      if (l.require("max") && l.at_least("max", 1) && ln.max() < ln.min()) {
+        l.error("max", "is below min (" + std::to_string(ln.min()) + ")");
+      } else if (ln.has_max() && (ln.median() > ln.max() || ln.median() < low)) {
+        // Half the draws or more would be clipped to one length: not the distribution written.
+        l.error("median", "must be within [min, max] = [" + std::to_string(low) + ", " +
+                              std::to_string(ln.max()) + "], got " + format_number(ln.median()));
       }
       break;
     }

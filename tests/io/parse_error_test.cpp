@@ -3,6 +3,9 @@
 #include "sim/io/parse_error.h"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/io/catalog.h"
 #include "sim/io/schema/catalog.pb.h"
@@ -144,6 +147,96 @@ TEST_CASE("a field that holds one value given twice names it") {
         "not a list");
   CHECK(parse_error<Scenario>("job { }\njob { }\n") ==
         "f.textproto:2:1: job: given a second time: this field holds one value, not a list");
+}
+
+// A malformed number, string or character stops protobuf's tokenizer, whose words ("Numbers
+// starting with leading zero must be in octal.", "Interpreting non ascii codepoint 195.") reached
+// the user, often followed by a second error about the token's remains.
+TEST_CASE("a malformed number, string or character is one error at its field, in plain words") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"name: \"x\n",
+       "1:7: name: the string opened here has no closing \" on its line (a string "
+       "cannot continue onto the next line)"},
+      {"name: 'x",
+       "1:7: name: the string opened here has no closing ' on its line (a string "
+       "cannot continue onto the next line)"},
+      {"name: \"a\\qb\"",
+       "1:9: name: \"\\q\" in a string is not an escape sequence (a backslash "
+       "is written \\\\)"},
+      {"name: \"a\\x\"", "1:9: name: \"\\x\" in a string must be followed by hex digits"},
+      {"job { global_batch_size: 089 }",
+       "1:26: job.global_batch_size: expected an integer, got \"089\" (a number starting with 0 "
+       "is octal, of digits 0-7: leave out the leading zero)"},
+      {"job { token_budget: 1e }",
+       "1:21: job.token_budget: expected a number, got \"1e\" (an "
+       "\"e\" must be followed by an exponent, as in 1e11)"},
+      {"sweep { nodes: [1, 2.5.1] }",
+       "1:20: sweep.nodes: expected an integer, got \"2.5.1\" (a "
+       "number has at most one decimal point and one exponent)"},
+      {"job {\n  sequence_length: 4k\n}\n",
+       "2:20: job.sequence_length: expected an integer, got "
+       "\"4k\" (a number is written without a unit or suffix)"},
+      {"name: 0x", "1:7: name: expected a quoted string, got \"0x\""},
+      {"name: \"x\"\x01\n", "1:10: control character 0x01 is not text (is this a text file?)"},
+      {"job \xC3\xA9 { }",
+       "1:5: unexpected character \"\xC3\xA9\": outside quoted strings and # "
+       "comments a file holds ASCII only"},
+      {"job { token_budget: 1,5 }",
+       "1:23: job: expected a field name, got \"5\" (a field holds "
+       "one number, and its decimal point is \".\", not \",\")"},
+      {"job { global_batch_size: 10 24 }",
+       "1:29: job: expected a field name, got \"24\" (a field "
+       "holds one number, written without spaces)"},
+      {"// a comment\nname: \"x\"\n",
+       "1:1: expected a field name, got \"/\" (a comment starts "
+       "with #)"},
+      {"parallelism {\n  schedule: -1\n}\n",
+       "2:13: parallelism.schedule: unknown value \"-1\" (valid values: GPIPE, ONE_F_ONE_B, "
+       "INTERLEAVED_ONE_F_ONE_B, DUALPIPE, DUALPIPE_V)"},
+  };
+  for (const auto& [text, expected] : cases) {
+    INFO(text);
+    CHECK(parse_error<Scenario>(text) == "f.textproto:" + expected);
+  }
+  CHECK(parse_error<ServingScenario>("traffic { seed: -1 }") ==
+        "f.textproto:1:17: traffic.seed: expected an integer >= 0, got \"-1\"");
+}
+
+// protobuf reads an integer with a leading zero as octal: global_batch_size: 0100 trained with 64.
+TEST_CASE("an integer with a leading zero is an error, not read as octal") {
+  CHECK(parse_error<Scenario>("job { global_batch_size: 0100 }") ==
+        "f.textproto:1:26: job.global_batch_size: expected a decimal integer, got \"0100\" (a "
+        "number starting with 0 is octal: 0100 is 64; leave out the leading zero)");
+  CHECK(parse_error<Scenario>("sweep { nodes: [1, 010] }") ==
+        "f.textproto:1:20: sweep.nodes: expected a decimal integer, got \"010\" (a number "
+        "starting with 0 is octal: 010 is 8; leave out the leading zero)");
+  CHECK(parse_error<Scenario>("job { token_budget: 010 }") ==
+        "f.textproto:1:21: job.token_budget: expected a decimal number, got \"010\" (a number "
+        "starting with 0 or 0x is octal or hex: write it in decimal)");
+}
+
+// protobuf read a byte that is not UTF-8 inside a string as it was: an unknown model's name came
+// out garbled, and a scenario's name went into the results file's UTF-8 attributes.
+TEST_CASE("a byte that is not UTF-8 is an error at its line and column, and UTF-8 text is read") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"name: \"a\xFF\"", "1:9: byte 0xFF"},
+      {"\n\tname: \"\xC3\x28\"", "2:16: byte 0xC3"},  // a lead byte without its continuation
+      {"# caf\xC3\xA9\nname: \"\xC0\xAF\"", "2:8: byte 0xC0"},  // an overlong "/"
+      {"name: \"\xED\xA0\x80\"", "1:8: byte 0xED"},             // a UTF-16 surrogate
+  };
+  for (const auto& [text, expected] : cases) {
+    INFO(text);
+    CHECK(parse_error<Scenario>(text) ==
+          "f.textproto:" + expected +
+              " is not UTF-8: save the file as UTF-8 (an editor's \"Save with encoding\")");
+  }
+  Scenario scenario;
+  google::protobuf::TextFormat::ParseInfoTree tree;
+  Diagnostics diagnostics;
+  CHECK(parse_text("f.textproto",
+                   "# caf\xC3\xA9\nname: \"Z\xC3\xBCrich \xE2\x80\x94 \xF0\x9F\x9A\x80\"\n",
+                   &scenario, &tree, &diagnostics));
+  CHECK(scenario.name() == "Z\xC3\xBCrich \xE2\x80\x94 \xF0\x9F\x9A\x80");
 }
 
 // Every kind of input file goes through parse_text: one error of each through its real loader.

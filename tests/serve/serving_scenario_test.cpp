@@ -62,6 +62,22 @@ TEST_CASE("a zero request rate is an error at its field") {
   CHECK(t->messages() == "s.textproto:4:3: traffic.rate_per_s: must be > 0, got 0\n");
 }
 
+// A median of 400 with max 100 loaded: every prompt was clipped to 100 tokens, silently.
+TEST_CASE("a log-normal length's median below its min or above its max is an error at the median") {
+  const auto errors = [](const std::string& lognormal) {
+    std::string text = kGood;
+    text.replace(text.find("fixed: 512"), 10, "lognormal { " + lognormal + " }");
+    return load_serving_text(text)->messages();
+  };
+  CHECK(errors("median: 400 sigma: 0.8 max: 100") ==
+        "s.textproto:5:30: traffic.input_tokens.lognormal.median: must be within [min, max] = "
+        "[1, 100], got 400\n");
+  CHECK(errors("median: 40 sigma: 0.8 min: 64 max: 512") ==
+        "s.textproto:5:30: traffic.input_tokens.lognormal.median: must be within [min, max] = "
+        "[64, 512], got 40\n");
+  CHECK(errors("median: 400 sigma: 0.8 max: 400").empty());
+}
+
 // DeepSeek V4 serves on continuous batching; what is not simulated for its compressed sparse
 // attention is an error at the field to change.
 TEST_CASE("a model with DeepSeek V4's attention serves, its unsimulated features refused") {
