@@ -217,12 +217,7 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape, const Iterat
       Picoseconds((layer_overhead_.count() + shape.allreduces_per_layer * allreduce(m).count()) *
                   shape.layers);
   if (shape.compressed_entry_bytes > 0) {
-    for (const LayerGroup& group : shape.groups) {
-      total += Picoseconds(
-          compressed_attention_time(compute_, shape, work, group.compress_ratio).count() *
-          group.layers);
-    }
-    return total + output_projection(shape, work);
+    return total + compressed_attention(shape, work) + output_projection(shape, work);
   }
   // Decode attention reads the KV cache: the grouped kernel each KV head once, the masked kernel
   // once per query head (the reads after a KV head's first at the fitted re-read cost), latent
@@ -266,6 +261,19 @@ Picoseconds IterationModel::stage_time(const InferenceShape& shape, const Iterat
                          windowed);
   }
   return total + output_projection(shape, work);
+}
+
+// Out of line: inlined into stage_time it cost every other model's iteration about 8% (the
+// hour-long serving benchmark, results/serve_bench.md).
+[[gnu::noinline]] Picoseconds IterationModel::compressed_attention(const InferenceShape& shape,
+                                                                  const IterationWork& work) const {
+  Picoseconds total;
+  for (const LayerGroup& group : shape.groups) {
+    total += Picoseconds(
+        compressed_attention_time(compute_, shape, work, group.compress_ratio).count() *
+        group.layers);
+  }
+  return total;
 }
 
 Picoseconds IterationModel::output_projection(const InferenceShape& shape,

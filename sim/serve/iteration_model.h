@@ -156,6 +156,8 @@ class IterationModel {
   Picoseconds stage_time(const InferenceShape& shape, const IterationWork& work,
                          const ExtraDecodeQueries& extra) const;
   Picoseconds layer_matmuls(const InferenceShape& shape, int64_t m) const;
+  // A compressed sparse attention stage's attention, each layer group at its compress ratio.
+  Picoseconds compressed_attention(const InferenceShape& shape, const IterationWork& work) const;
   // The last stage's output projection of the iteration's logits (0 on other stages).
   Picoseconds output_projection(const InferenceShape& shape, const IterationWork& work) const;
   // One expert layer's routed-expert grouped GEMMs on a rank running `copies` token copies

@@ -14,6 +14,13 @@ namespace {
 constexpr uint64_t kIterationEnd = 0;
 constexpr uint64_t kWake = 1;  // static: the batch wait is over
 
+// The entries a compressed sparse attention model's indexer selects for `chunk` queries after
+// `past` cached tokens; out of line, as it is rare (inlined, it slowed every model's iterations).
+[[gnu::noinline]] void add_selections(IterationWork* work, int index_topk, int64_t past,
+                                      int64_t chunk) {
+  work->selected_entries += indexer_selections(index_topk, past, chunk);
+}
+
 // A decoding sequence's token, attending to its `context` tokens (in a sliding-window layer the
 // last attention_window of them; in a chunked one those of its own chunk).
 void add_decode(IterationWork* work, int64_t context, const ReplicaSettings& settings) {
@@ -23,9 +30,7 @@ void add_decode(IterationWork* work, int64_t context, const ReplicaSettings& set
                            : settings.attention_window_chunked ? (context - 1) % window + 1
                                                                : std::min<int64_t>(context, window);
   work->window_decode_context += static_cast<double>(windowed);
-  if (settings.index_topk > 0) {
-    work->selected_entries += indexer_selections(settings.index_topk, context - 1, 1);
-  }
+  if (settings.index_topk > 0) add_selections(work, settings.index_topk, context - 1, 1);
 }
 
 // A prompt chunk of `chunk` tokens after `past` cached ones (add_prompt_chunk), and the entries
@@ -33,9 +38,7 @@ void add_decode(IterationWork* work, int64_t context, const ReplicaSettings& set
 void add_prompt(IterationWork* work, int64_t past, int64_t chunk, const ReplicaSettings& settings) {
   add_prompt_chunk(work, past, chunk, settings.attention_window,
                    settings.attention_window_chunked);
-  if (settings.index_topk > 0) {
-    work->selected_entries += indexer_selections(settings.index_topk, past, chunk);
-  }
+  if (settings.index_topk > 0) add_selections(work, settings.index_topk, past, chunk);
 }
 
 // `work`, holding one decoding token per request so far, widened to `beams` per request: a
@@ -62,6 +65,8 @@ Replica::Replica(Simulation* sim, const IterationModel* model, const ReplicaSett
     : sim_(sim),
       model_(model),
       settings_(settings),
+      plain_blocks_(settings.beam_width == 1 && settings.kv_window_tokens == 0 &&
+                    settings.sequence_blocks == 0),
       requests_(requests),
       records_(records),
       free_blocks_(settings.kv_blocks) {
@@ -181,22 +186,21 @@ bool Replica::promise_whole(Sequence* w) {
   return true;
 }
 
-int64_t Replica::blocks_for(const Sequence& s, int64_t tokens) const {
-  if (settings_.beam_width == 1 && settings_.kv_window_tokens == 0) {
-    return sequence_kv_blocks(tokens, settings_.block_tokens, 0) + settings_.sequence_blocks;
-  }
+inline int64_t Replica::blocks_for(const Sequence& s, int64_t tokens) const {
+  if (plain_blocks_) return sequence_kv_blocks(tokens, settings_.block_tokens, 0);
   return uncommon_blocks(s, tokens);
 }
 
 int64_t Replica::uncommon_blocks(const Sequence& s, int64_t tokens) const {
-  if (settings_.beam_width == 1) {
-    return sequence_kv_blocks(tokens, settings_.block_tokens, settings_.kv_window_tokens);
+  if (settings_.beam_width == 1) {  // the constructor allows no sequence_blocks with a window
+    return sequence_kv_blocks(tokens, settings_.block_tokens, settings_.kv_window_tokens) +
+           settings_.sequence_blocks;
   }
   return beam_kv_blocks((*requests_)[s.request].input_tokens, tokens, settings_.block_tokens,
                         settings_.beam_width);
 }
 
-bool Replica::reserve(Sequence* s, int64_t tokens) {
+inline bool Replica::reserve(Sequence* s, int64_t tokens) {
   const int64_t needed = blocks_for(*s, tokens) - s->blocks;
   if (needed <= 0) return true;
   if (needed > free_blocks_ - promised_blocks_ + s->promised) return false;
