@@ -7,11 +7,13 @@
 #    of every row drift, no other, exit 3 (training's drift exit), unless --tolerance covers them;
 #  - with a --catalog whose H100 replaces the shipped one: the catalog change is named and the
 #    latency columns drift, exit 3;
+#  - with the scenario's trace file changed since: the change is named, the rows drift, exit 3;
 #  - a training scenario against a serving baseline (and the other way) is refused, exit 1, and a
 #    training column's --tolerance, exit 2.
-# Usage: serving_regress.sh CLUSTERSIM SCENARIO PRICES CATALOG_DIR TRAINING_SCENARIO TRAINING_RESULTS
+# Usage: serving_regress.sh CLUSTERSIM SCENARIO PRICES CATALOG_DIR TRACE_SCENARIO TRAINING_SCENARIO
+#        TRAINING_RESULTS (TRACE_SCENARIO: one reading a trace file beside it)
 set -u
-cli="$1" scenario="$2" prices="$3" catalog="$4" training="$5" trained="$6"
+cli="$1" scenario="$2" prices="$3" catalog="$4" traced="$5" training="$6" trained="$7"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "$1:"; cat "$dir/log"; exit 1; }
@@ -46,10 +48,17 @@ grep -qx "catalog changed since the baseline: $(basename "$catalog")/gpus.textpr
   "$dir/log" || fail "the changed catalog file not named"
 grep -qE '^[0-9]+ +ttft_p99_ms ' "$dir/log" || fail "ttft_p99_ms did not drift"
 
+trace=$(sed -n 's/.*trace_file: "\([^"]*\)".*/\1/p' "$traced")
+mkdir "$dir/t" && cp "$traced" "$(dirname "$traced")/$trace" "$dir/t/"
+"$cli" serve "$dir/t/$(basename "$traced")" --out "$dir/t.h5" >"$dir/log" 2>&1 || fail "serve trace"
+sed -i '$ s/,\([0-9]*\)$/,1\1/' "$dir/t/$trace"  # the last request's output 10 times longer and more
+regress 3 "$dir/t/$(basename "$traced")" "$dir/t.h5"
+grep -qx "trace changed since the baseline: $trace" "$dir/log" || fail "the changed trace not named"
+
 regress 1 "$training" "$dir/b.h5"
 grep -qx "clustersim regress: $dir/b.h5 holds the results of a serving sizing (clustersim serve --out), so $training was read as a serving scenario" \
   "$dir/log" || fail "the kind of the baseline not named"
 regress 1 "$scenario" "$trained"
 grep -q "so $scenario was read as a training scenario" "$dir/log" || fail "the kind not named"
 regress 2 "$scenario" "$dir/b.h5" --tolerance step_s=0.1
-echo "regress compares a serving baseline: no drift, price drift, catalog drift, kinds refused"
+echo "regress compares a serving baseline: no drift, price, catalog and trace drift, kinds refused"

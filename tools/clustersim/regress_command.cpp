@@ -149,7 +149,7 @@ int regress_command(const std::vector<std::string>& args) {
       "COLUMN=VALUE: tolerance of one figure column (repeatable; relative for times, costs "
       "and memory, absolute for mfu and hfu)")("jobs,j", po::value(&threads)->default_value(0),
                                                "worker threads (0: every core)")(
-      "prices", po::value(&prices_path), "the --prices file the baseline's sweep used");
+      "prices", po::value(&prices_path), "the --prices file the baseline's sweep or sizing used");
   int exit_code = kExitOk;
   CommonOptions common;
   ScenarioInputs inputs;
