@@ -57,8 +57,7 @@ bool parse_tolerances(const std::vector<std::string>& items,
       if (!(in >> value) || !in.eof()) value = -1;
     }
     const int column = column_index(columns, key);
-    if (column < 0 || columns[column].drift == ResultColumn::Drift::kExact ||
-        !(value >= 0)) {
+    if (column < 0 || columns[column].drift == ResultColumn::Drift::kExact || !(value >= 0)) {
       command_error("regress")
           << "--tolerance " << item
           << ": expected COLUMN=VALUE with a non-negative VALUE and a figure column "
@@ -97,22 +96,17 @@ int rerun_sweep(const std::string& prices_path, int threads, ScenarioInputs* inp
   return kExitOk;
 }
 
-// Re-runs the serving sizing of `inputs.path` with the options `baseline` records into `*rows`,
-// after printing whether the trace the scenario reads changed since. Returns the exit code.
+// Re-runs the serving sizing of `inputs.path` with the options `baseline` records (none or
+// --max-rate) into `*rows`, after printing whether the trace the scenario reads changed since.
+// Returns the exit code.
 int rerun_sizing(const std::string& prices_path, int threads, const ScenarioInputs& inputs,
                  const SweepSummary& baseline, std::vector<ResultRow>* rows) {
-  if (!baseline.options.empty() && baseline.options != kMaxRateOption) {
-    command_error("regress") << "the baseline's sizing ran with options this version does not "
-                                "know: "
-                             << baseline.options << "\n";
-    return kExitInputError;
-  }
   ServingSweepOptions options;
   options.sweep.threads = threads;
   options.max_rate = baseline.options == kMaxRateOption;
   int exit_code = kExitOk;
-  const std::optional<ServingInputs> serving = load_serving_inputs(
-      inputs.path, prices_path, *inputs.catalog, options.max_rate, &exit_code);
+  const std::optional<ServingInputs> serving =
+      load_serving_inputs(inputs.path, prices_path, *inputs.catalog, options.max_rate, &exit_code);
   if (!serving) return exit_code;
   const SweepSummary now = serving_identity(inputs.path, prices_path, *inputs.catalog,
                                             options.sweep, *serving->loaded, options.max_rate);
@@ -168,25 +162,31 @@ int regress_command(const std::vector<std::string>& args) {
     command_error("regress") << error << "\n";
     return kExitInputError;
   }
+  const bool sizing = kind == 1;  // results_kinds(): a training sweep's, then a serving sizing's
   const std::vector<ResultColumn>& columns = *results_kinds()[kind].columns;
   std::map<std::string, double> tolerances;
-  const char* examples = kind == 0 ? "step_s, mfu, cost" : "ttft_p99_ms, cost_per_million_tokens";
+  const char* examples = sizing ? "ttft_p99_ms, cost_per_million_tokens" : "step_s, mfu, cost";
   if (!parse_tolerances(tolerance_items, columns, examples, &tolerances)) return kExitUsage;
   const SweepSummary* summary = &baseline.summary;
   if (!summary->complete || summary->shard_count != 1) {
     command_error("regress") << baseline_path << " is not the complete results file of a whole "
-                             << (kind == 0 ? "sweep" : "serving sizing") << "\n";
+                             << (sizing ? "serving sizing" : "sweep") << "\n";
+    return kExitInputError;
+  }
+  if (sizing && !summary->options.empty() && summary->options != kMaxRateOption) {
+    command_error("regress") << baseline_path << ": sized with options this version does not know: "
+                             << summary->options << "\n";
     return kExitInputError;
   }
   inputs.catalog = load_catalog(common);
   if (!inputs.catalog) return kExitInputError;
   std::vector<ResultRow> current;
-  exit_code = kind == 0 ? rerun_sweep(prices_path, threads, &inputs, &current)
-                        : rerun_sizing(prices_path, threads, inputs, *summary, &current);
+  exit_code = sizing ? rerun_sizing(prices_path, threads, inputs, *summary, &current)
+                     : rerun_sweep(prices_path, threads, &inputs, &current);
   if (exit_code != kExitOk) {  // e.g. a serving scenario read as a training one, or the other way
     command_error("regress") << baseline_path << " holds the results of "
                              << results_kinds()[kind].written_by << ", so " << inputs.path
-                             << " was read as " << (kind == 0 ? "a training" : "a serving")
+                             << " was read as " << (sizing ? "a serving" : "a training")
                              << " scenario\n";
     return exit_code;
   }

@@ -34,18 +34,19 @@ std::optional<ServingInputs> load_serving_inputs(const std::string& scenario_pat
     return std::nullopt;
   }
   if (max_rate && scenario.traffic().has_closed_loop()) {
-    std::cerr << scenario_path << ": --max-rate scales open-loop request rates: a closed loop's "
-                                  "load is its concurrency (sweep.concurrency lists levels)\n";
+    std::cerr << scenario_path
+              << ": --max-rate scales open-loop request rates: a closed loop's "
+                 "load is its concurrency (sweep.concurrency lists levels)\n";
     return std::nullopt;
   }
   if (max_rate && !scenario.has_slo()) {  // the search was skipped without a word
-    std::cerr << scenario_path << ": --max-rate finds each deployment's highest rate within the "
-                                  "SLO, and the scenario sets none (slo { p99_ttft_ms: ... })\n";
+    std::cerr << scenario_path
+              << ": --max-rate finds each deployment's highest rate within the "
+                 "SLO, and the scenario sets none (slo { p99_ttft_ms: ... })\n";
     return std::nullopt;
   }
   // A trace arriving at one instant met the SLO at every speed-up and printed a max rate of 0.
-  if (const std::string why = trace_without_rate(inputs.loaded->trace);
-      max_rate && !why.empty()) {
+  if (const std::string why = trace_without_rate(inputs.loaded->trace); max_rate && !why.empty()) {
     Diagnostics at_trace;
     FieldChecker::root(*inputs.loaded->file, &at_trace)
         .child("traffic")

@@ -22,9 +22,9 @@ namespace clustersim::cli {
 inline constexpr const char* kMaxRateOption = "--max-rate";
 
 struct ServingInputs {
-  std::unique_ptr<LoadedServingScenario> loaded;               // points into the catalog
-  std::unique_ptr<TextFile<schema::PriceFile>> price_file;     // null without --prices
-  std::unique_ptr<ServingPrices> prices;                       // points into price_file
+  std::unique_ptr<LoadedServingScenario> loaded;            // points into the catalog
+  std::unique_ptr<TextFile<schema::PriceFile>> price_file;  // null without --prices
+  std::unique_ptr<ServingPrices> prices;                    // points into price_file
 };
 
 // Loads the serving scenario `scenario_path` and the price file `prices_path` (none when empty)
