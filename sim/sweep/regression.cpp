@@ -50,8 +50,8 @@ std::optional<double> difference(const ResultColumn& column, double tolerance, c
 RegressionReport compare_results(const std::vector<ResultRow>& baseline,
                                  const std::vector<ResultRow>& current,
                                  const std::map<std::string, double>& tolerances,
-                                 const std::vector<std::string>& baseline_lacks) {
-  const auto& columns = result_columns();
+                                 const std::vector<std::string>& baseline_lacks,
+                                 const std::vector<ResultColumn>& columns) {
   std::vector<double> tolerance;
   for (const ResultColumn& column : columns) {
     const auto it = tolerances.find(column.key);

@@ -1,5 +1,6 @@
 // Comparison of a sweep's rows with a baseline's, column by column under per-column tolerances
-// (result_row.h gives each column's rule and default): what `clustersim regress` reports.
+// (result_row.h gives each column's rule and default): what `clustersim regress` reports, for a
+// training sweep's rows or a serving sizing's (sim/serve/serving_rows.h).
 #pragma once
 
 #include <cstdint>
@@ -27,12 +28,14 @@ struct RegressionReport {
   bool passed() const { return missing.empty() && added.empty() && drifts.empty(); }
 };
 
-// `tolerances` overrides the default of the named columns. Both row lists in index order.
+// `tolerances` overrides the default of the named columns. Both row lists in index order, their
+// cells those of `columns` (column 0 the configuration index).
 // `baseline_lacks`: columns the baseline's file was written without (ResultsFile's
 // absent_columns), not compared.
 RegressionReport compare_results(const std::vector<ResultRow>& baseline,
                                  const std::vector<ResultRow>& current,
                                  const std::map<std::string, double>& tolerances,
-                                 const std::vector<std::string>& baseline_lacks = {});
+                                 const std::vector<std::string>& baseline_lacks = {},
+                                 const std::vector<ResultColumn>& columns = result_columns());
 
 }  // namespace clustersim

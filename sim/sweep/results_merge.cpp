@@ -3,17 +3,12 @@
 
 #include <algorithm>
 
-#include "sim/sweep/results_file.h"
 #include "sim/sweep/sweep_summary.h"
 
 namespace clustersim {
-namespace {
 
-// Reads `path` as `kinds[expected]` (the first shard's kind; kinds[0] for the first shard), or
-// else as the first other kind it is. Returns the kind's index, or -1 with `*error` from reading
-// it as kinds[expected].
-int read_shard(const std::string& path, const std::vector<ResultsKind>& kinds, size_t expected,
-               ResultsFile* file, std::string* error) {
+int read_results_of_kind(const std::string& path, const std::vector<ResultsKind>& kinds,
+                         size_t expected, ResultsFile* file, std::string* error) {
   std::string as_expected;
   if (read_results(path, file, &as_expected, *kinds[expected].columns)) {
     return static_cast<int>(expected);
@@ -27,6 +22,8 @@ int read_shard(const std::string& path, const std::vector<ResultsKind>& kinds, s
   *error = as_expected;
   return -1;
 }
+
+namespace {
 
 std::string shard_name(const SweepSummary& s) {
   return std::to_string(s.shard + 1) + "/" + std::to_string(s.shard_count);
@@ -46,7 +43,7 @@ bool merge_results(const std::vector<std::string>& inputs, const std::string& ou
   std::vector<std::string> shard_files;
   for (const std::string& path : inputs) {
     ResultsFile file;
-    const int read = read_shard(path, kinds, kind < 0 ? 0 : kind, &file, error);
+    const int read = read_results_of_kind(path, kinds, kind < 0 ? 0 : kind, &file, error);
     if (read < 0) return false;
     if (kind >= 0 && read != kind) {
       *error = path + ": the results of " + kinds[read].written_by + ", not of " +

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/sweep/result_row.h"
+#include "sim/sweep/results_file.h"
 
 namespace clustersim {
 
@@ -16,6 +17,12 @@ struct ResultsKind {
   const std::vector<ResultColumn>* columns;
   std::string written_by;
 };
+
+// Reads `path` as `kinds[expected]`, or else as the first other kind it is. Returns the kind's
+// index, or -1 with `*error` from reading it as kinds[expected]. `regress` tells its baseline's
+// kind with it (expected 0, a training sweep's).
+int read_results_of_kind(const std::string& path, const std::vector<ResultsKind>& kinds,
+                         size_t expected, ResultsFile* file, std::string* error);
 
 // Requires nothing of the inputs: each must be a complete shard of the same sweep (scenario,
 // prices, catalog, tool version, options, other inputs, shard count) and of one of `kinds`, all of

@@ -8,7 +8,6 @@
 #include "sim/io/field_checker.h"
 #include "sim/io/text_file.h"
 #include "sim/serve/serving_rows.h"
-#include "sim/sweep/results_file.h"
 
 namespace clustersim::cli {
 
@@ -26,18 +25,6 @@ void add_common_options(po::options_description* options, CommonOptions* common,
 
 std::ostream& command_error(const std::string& command) {
   return std::cerr << "clustersim " << command << ": ";
-}
-
-std::string sweep_results_error(const std::vector<std::string>& paths, const std::string& error) {
-  for (const std::string& path : paths) {
-    ResultsFile file;
-    std::string ignored;
-    if (error.starts_with(path + ":") && read_results(path, &file, &ignored, serving_columns())) {
-      return path + ": the results of " + results_kinds()[1].written_by + ", not of " +
-             results_kinds()[0].written_by;
-    }
-  }
-  return error;
 }
 
 const std::vector<ResultsKind>& results_kinds() {
@@ -177,28 +164,39 @@ void report_budget_too_large(const ScenarioInputs& inputs, const std::string& re
             << ": no configuration's run can be simulated: " << reason << "\n";
 }
 
-std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::string>& args,
-                                                    const std::string& command,
-                                                    const std::string& limit_help, int* exit_code,
-                                                    const po::options_description* extra) {
-  CommonOptions common;
-  ScenarioInputs inputs;
+bool parse_scenario_command(const std::vector<std::string>& args, const std::string& command,
+                            const std::string& limit_help, int* exit_code,
+                            const po::options_description* extra, CommonOptions* common,
+                            ScenarioInputs* inputs) {
   po::options_description options(command + " options");
-  add_common_options(&options, &common, command);
-  options.add_options()("scenario", po::value(&inputs.path)->required(), "scenario file")(
-      "limit", count_value(&inputs.limit), limit_help.c_str());
+  add_common_options(&options, common, command);
+  options.add_options()("scenario", po::value(&inputs->path)->required(), "scenario file")(
+      "limit", count_value(&inputs->limit), limit_help.c_str());
   if (extra) options.add(*extra);
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map values;
   *exit_code = kExitOk;
   if (!parse(args, options, positional, &values, "clustersim " + command + " SCENARIO [options]")) {
+    return false;
+  }
+  auto format = output_format(*common);
+  *exit_code = kExitUsage;
+  if (!format) return false;
+  inputs->format = *format;
+  *exit_code = kExitOk;
+  return true;
+}
+
+std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::string>& args,
+                                                    const std::string& command,
+                                                    const std::string& limit_help, int* exit_code,
+                                                    const po::options_description* extra) {
+  CommonOptions common;
+  ScenarioInputs inputs;
+  if (!parse_scenario_command(args, command, limit_help, exit_code, extra, &common, &inputs)) {
     return std::nullopt;
   }
-  auto format = output_format(common);
-  *exit_code = kExitUsage;
-  if (!format) return std::nullopt;
-  inputs.format = *format;
   *exit_code = kExitInputError;
   inputs.catalog = load_catalog(common);
   if (!inputs.catalog) return std::nullopt;

@@ -62,11 +62,6 @@ void add_common_options(po::options_description* options, CommonOptions* common,
 // file location goes (one at file:line:col starts with its location, as a compiler's does).
 std::ostream& command_error(const std::string& command);
 
-// `error`, from reading a training sweep's results file among `paths`, or where one of them is
-// the results file of a serving sizing (clustersim serve --out), that: it was refused as "not a
-// results file of this version of clustersim".
-std::string sweep_results_error(const std::vector<std::string>& paths, const std::string& error);
-
 // The kinds of results file: a training sweep's (clustersim sweep --out) and a serving sizing's
 // (clustersim serve --out), as merge tells them apart.
 const std::vector<ResultsKind>& results_kinds();
@@ -120,9 +115,17 @@ Runnability check_scenario_runs(const ScenarioInputs& inputs);
 // run is, the largest budget that works for it).
 void report_budget_too_large(const ScenarioInputs& inputs, const std::string& reason);
 
-// Parses `args` (a positional SCENARIO, --limit, the common options), loads the catalog and the
-// scenario, printing every diagnostic. Returns the inputs, or nullopt with `*exit_code` set
-// (kExitOk after --help). `extra`: the command's own options, parsed along.
+// Parses `args` (a positional SCENARIO, --limit, the common options, and `extra`, the command's
+// own options) into `*common` and `*inputs` (path, format, limit), loading nothing. Returns false
+// with `*exit_code` set (kExitOk after --help, kExitUsage for a bad --format). regress parses
+// with it, then loads the scenario as its baseline's kind (a training or a serving scenario).
+bool parse_scenario_command(const std::vector<std::string>& args, const std::string& command,
+                            const std::string& limit_help, int* exit_code,
+                            const po::options_description* extra, CommonOptions* common,
+                            ScenarioInputs* inputs);
+
+// parse_scenario_command, then loads the catalog and the (training) scenario, printing every
+// diagnostic. Returns the inputs, or nullopt with `*exit_code` set (kExitOk after --help).
 std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::string>& args,
                                                     const std::string& command,
                                                     const std::string& limit_help, int* exit_code,

@@ -1,17 +1,21 @@
 // `clustersim regress --baseline B.h5 SCENARIO`: the nightly regression of sizing assumptions.
-// Re-evaluates the scenario and compares every row and column with the baseline under each
-// column's tolerance (relative for times, costs and memory; absolute for MFU/HFU; exact for the
-// configuration, status and limiting resource); prints what drifted and exits 3 if anything did.
-// Refresh a baseline on purpose with `clustersim sweep SCENARIO --out B.h5`.
+// Re-evaluates the scenario as the baseline's kind records it (a training sweep's, or a serving
+// sizing's with the options the sizing recorded, e.g. --max-rate) and compares every row and
+// column with the baseline under each column's tolerance (relative for times, costs and memory;
+// absolute for MFU/HFU; exact for the configuration, status and limiting resource); prints what
+// drifted and exits 3 if anything did. Refresh a baseline on purpose with `clustersim sweep
+// SCENARIO --out B.h5` (or `clustersim serve SCENARIO --out B.h5`).
 #include <iostream>
 #include <sstream>
 
+#include "sim/serve/serving_sweep.h"
 #include "sim/sweep/regression.h"
 #include "sim/sweep/results_file.h"
 #include "sim/sweep/sweep_runner.h"
 #include "sim/sweep/sweep_summary.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
+#include "tools/clustersim/serving_inputs.h"
 
 namespace clustersim::cli {
 namespace {
@@ -39,8 +43,11 @@ std::vector<std::string> changed_files(const std::string& before, const std::str
   return changed;
 }
 
-// Parses --tolerance COLUMN=VALUE items; false after printing why one is wrong.
-bool parse_tolerances(const std::vector<std::string>& items, std::map<std::string, double>* out) {
+// Parses --tolerance COLUMN=VALUE items, COLUMN a figure column of `columns` (`examples` names a
+// few in the error); false after printing why one is wrong.
+bool parse_tolerances(const std::vector<std::string>& items,
+                      const std::vector<ResultColumn>& columns, const std::string& examples,
+                      std::map<std::string, double>* out) {
   for (const std::string& item : items) {
     const size_t equals = item.find('=');
     const std::string key = item.substr(0, equals);
@@ -49,18 +56,77 @@ bool parse_tolerances(const std::vector<std::string>& items, std::map<std::strin
       std::istringstream in(item.substr(equals + 1));
       if (!(in >> value) || !in.eof()) value = -1;
     }
-    const int column = result_column(key);
-    if (column < 0 || result_columns()[column].drift == ResultColumn::Drift::kExact ||
-        !(value >= 0)) {
+    const int column = column_index(columns, key);
+    if (column < 0 || columns[column].drift == ResultColumn::Drift::kExact || !(value >= 0)) {
       command_error("regress")
           << "--tolerance " << item
           << ": expected COLUMN=VALUE with a non-negative VALUE and a figure column "
-             "(step_s, mfu, cost, ...)\n";
+             "of the baseline's ("
+          << examples << ", ...)\n";
       return false;
     }
     (*out)[key] = value;
   }
   return true;
+}
+
+// Re-runs the training sweep of `inputs->path` into `*rows`. Returns the exit code.
+int rerun_sweep(const std::string& prices_path, int threads, ScenarioInputs* inputs,
+                std::vector<ResultRow>* rows) {
+  Diagnostics diagnostics;
+  inputs->scenario = load_scenario(inputs->path, *inputs->catalog, &diagnostics);
+  print_diagnostics(diagnostics);
+  if (!inputs->scenario) return kExitInputError;
+  const std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);
+  if (!cost) return kExitInputError;
+  SweepOptions options;
+  options.threads = threads;
+  std::string error;
+  run_sweep(
+      *inputs->catalog, *inputs->scenario, *cost->model, options,
+      [&](std::vector<ResultRow>& chunk, int64_t, const SweepCounts&) {
+        for (ResultRow& row : chunk) rows->push_back(std::move(row));
+        return true;
+      },
+      &error);
+  if (!error.empty()) {
+    std::cerr << inputs->path << ": " << error << "\n";
+    return kExitInputError;
+  }
+  return kExitOk;
+}
+
+// Re-runs the serving sizing of `inputs.path` with the options `baseline` records (none or
+// --max-rate) into `*rows`, after printing whether the trace the scenario reads changed since.
+// Returns the exit code.
+int rerun_sizing(const std::string& prices_path, int threads, const ScenarioInputs& inputs,
+                 const SweepSummary& baseline, std::vector<ResultRow>* rows) {
+  ServingSweepOptions options;
+  options.sweep.threads = threads;
+  options.max_rate = baseline.options == kMaxRateOption;
+  int exit_code = kExitOk;
+  const std::optional<ServingInputs> serving =
+      load_serving_inputs(inputs.path, prices_path, *inputs.catalog, options.max_rate, &exit_code);
+  if (!serving) return exit_code;
+  const SweepSummary now = serving_identity(inputs.path, prices_path, *inputs.catalog,
+                                            options.sweep, *serving->loaded, options.max_rate);
+  if (now.other_inputs != baseline.other_inputs) {
+    std::cout << "trace changed since the baseline: "
+              << serving->loaded->scenario().traffic().trace_file() << "\n";
+  }
+  std::string error;
+  run_serving_sweep(
+      *inputs.catalog, *serving->loaded, *serving->prices, options,
+      [&](std::vector<ResultRow>& chunk, int64_t, const ServingSweepCounts&) {
+        for (ResultRow& row : chunk) rows->push_back(std::move(row));
+        return true;
+      },
+      &error);
+  if (!error.empty()) {
+    std::cerr << inputs.path << ": " << error << "\n";
+    return kExitInputError;
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -72,53 +138,61 @@ int regress_command(const std::vector<std::string>& args) {
   std::string prices_path;
   po::options_description own("regress");
   own.add_options()("baseline", po::value(&baseline_path)->required(),
-                    "results file of the sweep to compare with (.h5)")(
+                    "results file of the sweep or serving sizing to compare with (.h5)")(
       "tolerance", po::value(&tolerance_items)->composing(),
       "COLUMN=VALUE: tolerance of one figure column (repeatable; relative for times, costs "
       "and memory, absolute for mfu and hfu)")("jobs,j", po::value(&threads)->default_value(0),
                                                "worker threads (0: every core)")(
-      "prices", po::value(&prices_path), "the --prices file the baseline's sweep used");
+      "prices", po::value(&prices_path), "the --prices file the baseline's sweep or sizing used");
   int exit_code = kExitOk;
-  auto inputs =
-      load_scenario_command(args, "regress", "drifted cells to print (0: all)", &exit_code, &own);
-  if (!inputs) return exit_code;
-  std::map<std::string, double> tolerances;
-  if (!parse_tolerances(tolerance_items, &tolerances)) return kExitUsage;
+  CommonOptions common;
+  ScenarioInputs inputs;
+  if (!parse_scenario_command(args, "regress", "drifted cells to print (0: all)", &exit_code, &own,
+                              &common, &inputs)) {
+    return exit_code;
+  }
   if (const std::string why = threads_problem(threads); !why.empty()) {
     command_error("regress") << why << "\n";
     return kExitUsage;
   }
   ResultsFile baseline;
   std::string error;
-  if (!read_results(baseline_path, &baseline, &error)) {
-    command_error("regress") << sweep_results_error({baseline_path}, error) << "\n";
+  const int kind = read_results_of_kind(baseline_path, results_kinds(), 0, &baseline, &error);
+  if (kind < 0) {
+    command_error("regress") << error << "\n";
     return kExitInputError;
   }
+  const bool sizing = kind == 1;  // results_kinds(): a training sweep's, then a serving sizing's
+  const std::vector<ResultColumn>& columns = *results_kinds()[kind].columns;
+  std::map<std::string, double> tolerances;
+  const char* examples = sizing ? "ttft_p99_ms, cost_per_million_tokens" : "step_s, mfu, cost";
+  if (!parse_tolerances(tolerance_items, columns, examples, &tolerances)) return kExitUsage;
   const SweepSummary* summary = &baseline.summary;
   if (!summary->complete || summary->shard_count != 1) {
-    command_error("regress") << baseline_path
-                             << " is not the complete results file of a whole sweep\n";
+    command_error("regress") << baseline_path << " is not the complete results file of a whole "
+                             << (sizing ? "serving sizing" : "sweep") << "\n";
     return kExitInputError;
   }
-  const std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);
-  if (!cost) return kExitInputError;
-  std::vector<ResultRow> current;
-  SweepOptions options;
-  options.threads = threads;
-  run_sweep(
-      *inputs->catalog, *inputs->scenario, *cost->model, options,
-      [&](std::vector<ResultRow>& rows, int64_t, const SweepCounts&) {
-        for (ResultRow& row : rows) current.push_back(std::move(row));
-        return true;
-      },
-      &error);
-  if (!error.empty()) {
-    std::cerr << inputs->path << ": " << error << "\n";
+  if (sizing && !summary->options.empty() && summary->options != kMaxRateOption) {
+    command_error("regress") << baseline_path << ": sized with options this version does not know: "
+                             << summary->options << "\n";
     return kExitInputError;
+  }
+  inputs.catalog = load_catalog(common);
+  if (!inputs.catalog) return kExitInputError;
+  std::vector<ResultRow> current;
+  exit_code = sizing ? rerun_sizing(prices_path, threads, inputs, *summary, &current)
+                     : rerun_sweep(prices_path, threads, &inputs, &current);
+  if (exit_code != kExitOk) {  // e.g. a serving scenario read as a training one, or the other way
+    command_error("regress") << baseline_path << " holds the results of "
+                             << results_kinds()[kind].written_by << ", so " << inputs.path
+                             << " was read as " << (sizing ? "a serving" : "a training")
+                             << " scenario\n";
+    return exit_code;
   }
   const RegressionReport report =
-      compare_results(baseline.rows, current, tolerances, baseline.absent_columns);
-  for (const std::string& file : changed_files(summary->catalog, inputs->catalog->fingerprint())) {
+      compare_results(baseline.rows, current, tolerances, baseline.absent_columns, columns);
+  for (const std::string& file : changed_files(summary->catalog, inputs.catalog->fingerprint())) {
     std::cout << "catalog changed since the baseline: " << file << "\n";
   }
   for (const std::string& column : baseline.absent_columns) {
@@ -135,13 +209,13 @@ int regress_command(const std::vector<std::string>& args) {
                 {"current", "current"},
                 {"difference", "difference", 6}};
     const size_t shown =
-        inputs->limit == 0 ? report.drifts.size() : std::min(inputs->limit, report.drifts.size());
+        inputs.limit == 0 ? report.drifts.size() : std::min(inputs.limit, report.drifts.size());
     for (size_t i = 0; i < shown; ++i) {
       const ColumnDrift& d = report.drifts[i];
       table.add_row({static_cast<double>(d.index), d.column, d.baseline, d.current,
                      d.difference == d.difference ? Table::Cell(d.difference) : Table::Cell()});
     }
-    table.print(std::cout, inputs->format);
+    table.print(std::cout, inputs.format);
     if (shown < report.drifts.size()) {
       std::cout << "... " << report.drifts.size() - shown << " more (--limit 0 prints all)\n";
     }

@@ -28,6 +28,7 @@
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 #include "tools/clustersim/serve_plots.h"
+#include "tools/clustersim/serving_inputs.h"
 #include "tools/clustersim/stop_signals.h"
 
 namespace clustersim::cli {
@@ -173,17 +174,6 @@ void print_rate_search_limit(const LoadedServingScenario& loaded,
             << format_number(at_limit)
             << " req/s), the most --max-rate tries: their max req/s is a lower bound (raise the "
                "traffic's rate to find it)\n";
-}
-
-// The sizing's identity (and zero progress), as its journal and HDF5 file record it.
-SweepSummary new_summary(const ServeOptions& o, const SweepOptions& sweep, const Catalog& catalog,
-                         const LoadedServingScenario& loaded) {
-  SweepSummary summary = sweep_identity(o.scenario, o.prices, catalog, sweep);
-  summary.scenario_name = o.scenario;
-  summary.candidates = ServingSpace(loaded).size();
-  summary.options = o.max_rate ? "--max-rate" : "";
-  summary.other_inputs = trace_fingerprint(loaded.trace);
-  return summary;
 }
 
 // Every row to `path`: an HDF5 results file (results_file.h, the serving columns, the sizing's
@@ -339,40 +329,14 @@ int serve_command(const std::vector<std::string>& args) {
   }
   auto catalog = load_catalog(o.common);
   if (!catalog) return kExitInputError;
-  Diagnostics diagnostics;
-  auto loaded = load_serving_scenario(o.scenario, *catalog, &diagnostics);
-  std::unique_ptr<TextFile<s::PriceFile>> price_file;
-  if (loaded && !o.prices.empty()) price_file = read_text_file<s::PriceFile>(o.prices, &diagnostics);
-  std::unique_ptr<ServingPrices> prices;
-  if (loaded && (o.prices.empty() || price_file)) {
-    prices = load_serving_prices(*loaded, *catalog, price_file.get(), &diagnostics);
-  }
-  print_diagnostics(diagnostics);
-  if (!prices) return kExitInputError;
-  if (!loaded->scenario().has_traffic()) {
-    std::cerr << o.scenario << ": has benchmark runs, no traffic: use clustersim validate\n";
-    return kExitUsage;
-  }
-  if (o.max_rate && loaded->scenario().traffic().has_closed_loop()) {
-    std::cerr << o.scenario << ": --max-rate scales open-loop request rates: a closed loop's "
-                 "load is its concurrency (sweep.concurrency lists levels)\n";
-    return kExitUsage;
-  }
-  if (o.max_rate && !loaded->scenario().has_slo()) {  // the search was skipped without a word
-    std::cerr << o.scenario << ": --max-rate finds each deployment's highest rate within the "
-                 "SLO, and the scenario sets none (slo { p99_ttft_ms: ... })\n";
-    return kExitUsage;
-  }
-  // A trace arriving at one instant met the SLO at every speed-up and printed a max rate of 0.
-  if (const std::string why = trace_without_rate(loaded->trace); o.max_rate && !why.empty()) {
-    Diagnostics at_trace;
-    FieldChecker::root(*loaded->file, &at_trace)
-        .child("traffic")
-        .error("trace_file", "--max-rate scales the trace's arrival times, but " + why);
-    print_diagnostics(at_trace);
-    return kExitUsage;
-  }
-  SweepSummary summary = new_summary(o, sweep.sweep, *catalog, *loaded);
+  int exit_code = kExitOk;
+  std::optional<ServingInputs> inputs =
+      load_serving_inputs(o.scenario, o.prices, *catalog, o.max_rate, &exit_code);
+  if (!inputs) return exit_code;
+  const LoadedServingScenario* loaded = inputs->loaded.get();
+  const ServingPrices* prices = inputs->prices.get();
+  SweepSummary summary =
+      serving_identity(o.scenario, o.prices, *catalog, sweep.sweep, *loaded, o.max_rate);
   sweep.sweep.threads = o.threads;
   sweep.sweep.chunk = o.chunk;
   sweep.sweep.interruption = stop_on_signals();
