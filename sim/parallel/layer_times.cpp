@@ -78,9 +78,10 @@ struct MatmulTimes {
   Picoseconds data_gradient, weight_gradient;  // the backward's two GEMMs alone
 };
 
-// The rate matmul `op` runs at: 16 bits, MXFP8 inside an FP4 step, or the job's precision.
+// The rate matmul `op` runs at: TF32, 16 bits, MXFP8 inside an FP4 step, or the job's precision.
 GemmFormat gemm_format(const LayerOp& op) {
-  return op.sixteen_bit ? GemmFormat::kSixteenBit
+  return op.tf32          ? GemmFormat::kTf32
+         : op.sixteen_bit ? GemmFormat::kSixteenBit
          : op.mxfp8     ? GemmFormat::kMxfp8
                         : GemmFormat::kJob;
 }

@@ -172,6 +172,7 @@ void hyper_connection_mix_ops(const schema::Transformer& t, int64_t tokens,
   const int64_t n = t.hyper_connections().streams(), h = t.hidden_size();
   LayerOp projection{K::kMatmul, "hyper-connection projection", tokens, n * n + 2 * n, n * h};
   projection.sixteen_bit = true;
+  projection.tf32 = true;
   ops->push_back(std::move(projection));
   ops->push_back({K::kMemory, "hyper-connection mix", 0, 0, 0, 1, 0, 2.0 * (n + 1) * h * tokens});
 }

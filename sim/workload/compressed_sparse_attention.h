@@ -70,7 +70,9 @@ void compressed_sparse_attention_ops(const schema::Transformer& t, const LayerSh
 
 // What mixes a block's input out of the `streams`-wide residual (schema HyperConnections), on
 // `tokens` tokens: the FP32 projection of the flattened streams to streams^2 + 2 streams weights
-// (a GEMM, timed at the 16-bit rate), and one memory pass reading the streams and writing the
+// (a GEMM on TF32 tensor cores: Megatron-Core's fused mHC kernels, fusions/fused_mhc_kernels.py
+// _cutile_proj_rms_fwd and _bwd, run tfloat32 MMAs on the 16-bit streams; LayerOp::tf32), and one
+// memory pass reading the streams and writing the
 // block's input, 2 (streams + 1) h bytes a token. The Sinkhorn iterations on streams x streams a
 // token are not counted (results/moe.md: under a microsecond a block).
 void hyper_connection_mix_ops(const schema::Transformer& t, int64_t tokens,

@@ -44,6 +44,9 @@ struct LayerOp {
   // A matmul in MXFP8 inside an FP4 step (job.fp4_overrides.mxfp8_modules): its GEMMs at the
   // GPU's MXFP8 rate, its inputs cast to MXFP8.
   bool mxfp8 = false;
+  // With sixteen_bit (outside the job's precision, no FP8 casts): an FP32 parameter's matmul on
+  // TF32 tensor cores (GemmFormat::kTf32).
+  bool tf32 = false;
   bool expert = false;       // a routed expert's kernel (the step's expert-compute share)
   bool shared_expert = false;  // a shared expert's kernel (parallelism.shared_experts_side_stream)
   // Causal attention within a sliding window: each query attends to at most `window` keys (its
