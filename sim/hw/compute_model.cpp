@@ -93,8 +93,8 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
   if (mxfp8_inside) mxfp8_ = gemm_for(gpu, s::FP8, runtime);
   sixteen_bit_peak_ = peak_tflops(gpu.peak_tflops(), sixteen) * 1e12;
   fp8_peak_ = peak_tflops(gpu.peak_tflops(), s::FP8) * 1e12;
-  tf32_peak_ = (gpu.peak_tflops().tf32() > 0 ? gpu.peak_tflops().tf32() : gpu.peak_tflops().fp32()) *
-               1e12;
+  tf32_peak_ =
+      (gpu.peak_tflops().tf32() > 0 ? gpu.peak_tflops().tf32() : gpu.peak_tflops().fp32()) * 1e12;
   const double memory_fraction = gpu.has_memory_efficiency_fraction()
                                      ? gpu.memory_efficiency_fraction()
                                      : runtime.default_memory_efficiency_fraction();

@@ -82,8 +82,8 @@ struct MatmulTimes {
 GemmFormat gemm_format(const LayerOp& op) {
   return op.tf32          ? GemmFormat::kTf32
          : op.sixteen_bit ? GemmFormat::kSixteenBit
-         : op.mxfp8     ? GemmFormat::kMxfp8
-                        : GemmFormat::kJob;
+         : op.mxfp8       ? GemmFormat::kMxfp8
+                          : GemmFormat::kJob;
 }
 
 // An m x n x k GEMM of matmul `op`: `count` kernels of one matrix each, or one kernel of `count`

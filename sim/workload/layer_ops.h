@@ -132,9 +132,10 @@ struct LayerShape {
   // Megatron-Core pads every list to a multiple of it with empty slots the kernel runs as well
   // (compressed_sparse_attention.h sparse_key_block_of).
   int sparse_key_block = 64;
-  // The kernels of an inference forward (serving's per-token kernels: compressed_attention_groups.h)
-  // rather than a training step's: no loss, and the fused or quantized kernels inference engines
-  // run where training runs eager or 16-bit ones (compressed_sparse_attention.h).
+  // The kernels of an inference forward (serving's per-token kernels:
+  // compressed_attention_groups.h) rather than a training step's: no loss, and the fused or
+  // quantized kernels inference engines run where training runs eager or 16-bit ones
+  // (compressed_sparse_attention.h).
   bool inference = false;
   // The routed experts run Transformer Engine's fused grouped MLP (parallelism.fused_expert_mlp):
   // no elementwise kernels of their own between the grouped GEMMs.
