@@ -877,9 +877,10 @@ DEEPSEEK_V4_RULES = """# DeepSeek V4 Flash rows, one more rule for both (the 26.
 #   sparse loss, dsa_indexer_use_sparse_loss). Not simulated: the expert capacity the graphs pad to
 #   (moe_expert_rank_capacity_factor 1.5 sizes the dispatch buffers; the fused grouped MLP takes
 #   the per-expert counts on the device), the router padding for quantization, the Sinkhorn
-#   iterations of the hyper-connections (under a microsecond a block), their projection's TF32
-#   rate and the final stream contraction; the indexer's scoring counts all s / 4 compressed keys
-#   a query (as the Bridge's FLOPs formula does).
+#   iterations of the hyper-connections (under a microsecond a block; their projection runs at
+#   the TF32 rate: fused_mhc_kernels.py's tfloat32 MMAs) and the final stream contraction; the
+#   indexer's scoring counts all s / 4 compressed keys a query (as the Bridge's FLOPs formula
+#   does).
 #   The rows' TFLOP/s are Megatron-Bridge's dsv4_hybrid formula (flops_convention
 #   MODEL_FLOPS_CAUSAL_BRIDGE_DSV4)."""
 

@@ -93,6 +93,8 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
   if (mxfp8_inside) mxfp8_ = gemm_for(gpu, s::FP8, runtime);
   sixteen_bit_peak_ = peak_tflops(gpu.peak_tflops(), sixteen) * 1e12;
   fp8_peak_ = peak_tflops(gpu.peak_tflops(), s::FP8) * 1e12;
+  tf32_peak_ =
+      (gpu.peak_tflops().tf32() > 0 ? gpu.peak_tflops().tf32() : gpu.peak_tflops().fp32()) * 1e12;
   const double memory_fraction = gpu.has_memory_efficiency_fraction()
                                      ? gpu.memory_efficiency_fraction()
                                      : runtime.default_memory_efficiency_fraction();
@@ -151,6 +153,12 @@ Picoseconds ComputeModel::matmul(int64_t m, int64_t n, int64_t k, int64_t batch,
                                  GemmFormat format) const {
   CLUSTERSIM_CHECK(format != GemmFormat::kMxfp8 || mxfp8_.peak_flops > 0,
                    "an MXFP8 GEMM outside an FP4 step");
+  if (format == GemmFormat::kTf32) {
+    CLUSTERSIM_CHECK(tf32_peak_ > 0, "a TF32 GEMM on a GPU without a TF32 or FP32 peak");
+    Gemm tf32 = sixteen_bit_;
+    tf32.peak_flops = tf32_peak_;
+    return gemm_time(tf32, m, n, k, static_cast<double>(batch), bytes_per_element(s::FP32), kTile);
+  }
   const Gemm& g = format == GemmFormat::kSixteenBit ? sixteen_bit_
                   : format == GemmFormat::kMxfp8    ? mxfp8_
                                                     : gemm_;

@@ -81,9 +81,10 @@ struct AttentionKernel {
   double forward_flops() const { return 4.0 * pairs() * head_dim * static_cast<double>(batch_heads); }
 };
 
-// Which of a step's GEMM rates a matmul takes: the job's precision's, the 16-bit one, or MXFP8's
-// inside an FP4 step (job.fp4_overrides.mxfp8_modules).
-enum class GemmFormat { kJob, kSixteenBit, kMxfp8 };
+// Which of a step's GEMM rates a matmul takes: the job's precision's, the 16-bit one, MXFP8's
+// inside an FP4 step (job.fp4_overrides.mxfp8_modules), or TF32's (an FP32 parameter's GEMM on
+// TF32 tensor cores fed 16-bit activations: ComputeModel::matmul).
+enum class GemmFormat { kJob, kSixteenBit, kMxfp8, kTf32 };
 
 class ComputeModel {
  public:
@@ -112,7 +113,12 @@ class ComputeModel {
   // The same at the rate of `format`. Under precision FP4, kMxfp8 runs the GPU's FP8 GEMM
   // efficiency with the sustained fraction of its MXFP8 steps (the FP8 mxfp8_sustained_fraction,
   // else its FP8 one), as the step's 16-bit GEMMs take its per-tensor FP8 steps' fraction.
-  // Requires: kMxfp8 only under precision FP4 on a GPU with an FP8 peak.
+  // kTf32: the 16-bit GEMM's efficiency (and sustained fraction) at the catalog's TF32 peak
+  // (peak_tflops.tf32; the FP32 peak on a GPU without one: cuBLAS's FP32 path), its (m x k)
+  // operand read in 16 bits (the kernel converts the activations in registers) and the (k x n)
+  // FP32 parameter in 4 bytes.
+  // Requires: kMxfp8 only under precision FP4 on a GPU with an FP8 peak; kTf32 on a GPU with a
+  // TF32 or FP32 peak.
   Picoseconds matmul(int64_t m, int64_t n, int64_t k, int64_t batch, GemmFormat format) const;
   // The same in the model's precision with the (k x n) operand stored in `b_bytes_per_element`
   // (weight-only quantized weights, dequantized in the kernel), `batch` fractional (an average
@@ -188,6 +194,7 @@ class ComputeModel {
   double serving_attention_fraction_ = 1;  // serving's compute_fraction on the fitted rates
   double sixteen_bit_peak_ = 0;    // FLOP/s
   double fp8_peak_ = 0;            // FLOP/s; 0 without FP8 tensor cores
+  double tf32_peak_ = 0;           // FLOP/s of GemmFormat::kTf32 (TF32, else FP32); 0 if neither
   double sustained_ = 1;           // applied to tensor-core rates
   double sixteen_bit_sustained_ = 1;  // applied to 16-bit GEMM and attention rates
   double power_limit_ = 1;  // in a training step, gpu.proto PowerLimit's step throughput fraction

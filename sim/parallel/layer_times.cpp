@@ -78,11 +78,12 @@ struct MatmulTimes {
   Picoseconds data_gradient, weight_gradient;  // the backward's two GEMMs alone
 };
 
-// The rate matmul `op` runs at: 16 bits, MXFP8 inside an FP4 step, or the job's precision.
+// The rate matmul `op` runs at: TF32, 16 bits, MXFP8 inside an FP4 step, or the job's precision.
 GemmFormat gemm_format(const LayerOp& op) {
-  return op.sixteen_bit ? GemmFormat::kSixteenBit
-         : op.mxfp8     ? GemmFormat::kMxfp8
-                        : GemmFormat::kJob;
+  return op.tf32          ? GemmFormat::kTf32
+         : op.sixteen_bit ? GemmFormat::kSixteenBit
+         : op.mxfp8       ? GemmFormat::kMxfp8
+                          : GemmFormat::kJob;
 }
 
 // An m x n x k GEMM of matmul `op`: `count` kernels of one matrix each, or one kernel of `count`

@@ -40,6 +40,7 @@ LayerGroup ratio_group(const schema::Transformer& t, int tensor_parallel, int ra
   one_token.micro_batch_size = 1;
   one_token.tensor_parallel = tensor_parallel;
   one_token.compress_ratio = ratio;
+  one_token.inference = true;
   std::vector<LayerOp> attention;
   compressed_sparse_attention_ops(t, one_token, ratio, &attention);
   // The only 16-bit matmul the block builds is the indexer's scoring of queries against keys.

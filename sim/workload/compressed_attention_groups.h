@@ -15,10 +15,11 @@ namespace clustersim {
 // MLP matrices and elementwise traffic, no attention matrices) split by the compress ratio of the
 // stage's layers [first, first + count), each group given its ratio (LayerGroup::compress_ratio)
 // and, per layer:
-//   the attention block's weight GEMMs (compressed_sparse_attention_ops' matmuls on one tensor-
-//   parallel rank, the output groups' o_groups / TP GEMMs as one of their summed width; not the
-//   indexer's scoring of activations, which the iteration times with the attention), and its
-//   memory passes at one token (the q and kv norms, the compressors' pooling);
+//   the attention block's weight GEMMs (compressed_sparse_attention_ops' matmuls of an inference
+//   forward, LayerShape::inference, on one tensor-parallel rank, the output groups' o_groups / TP
+//   GEMMs as one of their summed width; not the indexer's scoring of activations, which the
+//   iteration times with the attention), and its memory passes at one token (the q and kv norms,
+//   the query head norm, the compressors' fused pooling; no training loss);
 //   two hyper-connection mixes (the projection as a GEMM, the mix pass) and two updates, before
 //   and after the attention and MLP blocks (hyper_connection_mix_ops, hyper_connection_update_op).
 // Groups in ratio order 0, 4, 128 within dense then experts; no empty group.

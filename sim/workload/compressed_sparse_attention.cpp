@@ -24,15 +24,20 @@ using K = LayerOp::Kind;
 // the fp32 one); the softmax over the pool (read, write fp32: 8), the product with the values
 // (read 16-bit and fp32, write fp32: 10) and the pool's sum (read: 4); then on the entries the
 // sum's fp32 write, its cast to 16 bits (read 4, write 2) and their RMSNorm (read, write): 14
-// bytes an element. Backward twice the forward's traffic.
+// bytes an element. Backward twice the forward's traffic. `inference`: the pooling as fused
+// kernels run it (vLLM's DeepseekCompressor: _save_partial_states_kernel, then
+// _fused_kv_compress_norm_rope_insert_*: pool, RMSNorm, rotary, quantize and write the cache in
+// one kernel), one pass reading both 16-bit outputs (2 bytes an element) and writing each entry
+// and its norm (6 bytes an entry element).
 void compressor_ops(const char* gemm, const char* pooling, int64_t tokens, int64_t h, int64_t dim,
-                    int ratio, std::vector<LayerOp>* ops) {
+                    int ratio, bool inference, std::vector<LayerOp>* ops) {
   const bool overlap = ratio == 4;  // ratio-4 pools overlap: two entries' worth a token
   const int64_t c = overlap ? 2 : 1;
   ops->push_back({K::kMatmul, gemm, tokens, 2 * c * dim, h});
   const double entries = static_cast<double>(tokens) / ratio;
-  const double per_element = 6 + (overlap ? 6 + 12 : 0) + 8 + 10 + 4;
-  const double bytes = per_element * tokens * c * dim + 14.0 * entries * dim;
+  const double per_element = inference ? 2 * 2 : 6 + (overlap ? 6 + 12 : 0) + 8 + 10 + 4;
+  const double per_entry_element = inference ? 6 : 14;
+  const double bytes = per_element * tokens * c * dim + per_entry_element * entries * dim;
   ops->push_back({K::kMemory, pooling, 0, 0, 0, 1, 0, bytes});
 }
 
@@ -117,12 +122,15 @@ void compressed_sparse_attention_ops(const schema::Transformer& t, const LayerSh
   checkpointed(std::move(head_norm));
   checkpointed({K::kMatmul, "kv", tokens, d, h});
   checkpointed({K::kMemory, "kv norm", 0, 0, 0, 1, 0, 4.0 * tokens * d});
-  if (ratio > 0) compressor_ops("compressor", "compressor pooling", tokens, h, d, ratio, ops);
+  if (ratio > 0) {
+    compressor_ops("compressor", "compressor pooling", tokens, h, d, ratio, shape.inference, ops);
+  }
   if (ratio == 4) {
     const int64_t heads = c.index_n_heads(), dim = c.index_head_dim();
     ops->push_back({K::kMatmul, "indexer q", tokens, heads * dim, q});
     ops->push_back({K::kMatmul, "indexer weights", tokens, heads, h});
-    compressor_ops("indexer compressor", "indexer compressor pooling", tokens, h, dim, ratio, ops);
+    compressor_ops("indexer compressor", "indexer compressor pooling", tokens, h, dim, ratio,
+                   shape.inference, ops);
     // Per sequence and index head, the s queries against the s / 4 compressed keys.
     LayerOp scores{K::kMatmul, "indexer scores", s, s / 4, dim, b * heads};
     scores.sixteen_bit = true;
@@ -134,7 +142,9 @@ void compressed_sparse_attention_ops(const schema::Transformer& t, const LayerSh
     LayerOp topk{K::kMemory, "indexer top-k", 0, 0, 0, 1, 0, score_bytes + 4.0 * tokens * picked};
     topk.backward_bytes = 0;
     ops->push_back(std::move(topk));
-    indexer_sparse_loss_ops(tokens, a / tp, d, heads, dim, picked, b * (s / 4), ops);
+    if (!shape.inference) {
+      indexer_sparse_loss_ops(tokens, a / tp, d, heads, dim, picked, b * (s / 4), ops);
+    }
   }
   LayerOp core{
       K::kAttention, "attention", s, sparse_attention_keys(c, s, ratio, shape.sparse_key_block), d,
@@ -146,11 +156,13 @@ void compressed_sparse_attention_ops(const schema::Transformer& t, const LayerSh
   core.key_value_elements = static_cast<double>(tokens) * d;  // keys are the values
   ops->push_back(std::move(core));
   const int64_t groups = c.o_groups() / tp;
-  // A plain parameter contracted by torch.einsum, outside Transformer Engine: in 16 bits whatever
-  // the job's precision.
+  // Training: a plain parameter contracted by torch.einsum, outside Transformer Engine, in 16 bits
+  // whatever the job's precision. Inference: a quantized weight like the others (vLLM's
+  // DeepseekV4MultiHeadLatentAttentionWrapper.forward: wo_a in FP8 through DeepGEMM's
+  // fp8_einsum).
   LayerOp grouped{K::kMatmul,      "output groups",      tokens,
                   c.o_lora_rank(), a / c.o_groups() * d, groups};
-  grouped.sixteen_bit = true;
+  grouped.sixteen_bit = !shape.inference;
   ops->push_back(std::move(grouped));
   ops->push_back({K::kMatmul, "attention out", tokens, h, groups * c.o_lora_rank()});
 }
@@ -160,13 +172,18 @@ void hyper_connection_mix_ops(const schema::Transformer& t, int64_t tokens,
   const int64_t n = t.hyper_connections().streams(), h = t.hidden_size();
   LayerOp projection{K::kMatmul, "hyper-connection projection", tokens, n * n + 2 * n, n * h};
   projection.sixteen_bit = true;
+  projection.tf32 = true;
   ops->push_back(std::move(projection));
   ops->push_back({K::kMemory, "hyper-connection mix", 0, 0, 0, 1, 0, 2.0 * (n + 1) * h * tokens});
+}
+
+LayerOp hyper_connection_gradient_sum_op(const schema::Transformer& t, int64_t tokens) {
+  const int64_t n = t.hyper_connections().streams(), h = t.hidden_size();
   // The streams feed three kernels (the projection, the mix and the update's residual): autograd
   // sums their three gradients with two adds, each reading two and writing one.
   LayerOp sum{K::kMemory, "hyper-connection gradient sum", 0, 0, 0, 1, 0, 0};
   sum.backward_bytes = 2 * 3 * 2.0 * n * h * tokens;
-  ops->push_back(std::move(sum));
+  return sum;
 }
 
 LayerOp hyper_connection_update_op(const schema::Transformer& t, int64_t tokens) {

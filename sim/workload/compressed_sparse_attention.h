@@ -58,6 +58,11 @@ int64_t sparse_attention_keys(const schema::CompressedSparseAttention& c, int64_
 //   key list);
 //   the grouped output: o_groups GEMMs of (heads / o_groups) head_dim -> o_lora_rank (an einsum
 //   on a plain parameter: 16-bit whatever the job's precision), then o_groups o_lora_rank -> h.
+// shape.inference (an inference forward, as vLLM's DeepSeek V4 runs it): no sparse loss; each
+// compressor's pooling one fused pass (its 16-bit outputs read, the entries and their norm
+// written); the grouped output a quantized weight's GEMM (FP8 wo_a); the query head norm as in
+// training (vLLM fuses it with the rotary embedding and the cache insert: one read and write of
+// the queries all the same).
 // Requires: t has compressed_sparse_attention, tensor_parallel divides o_groups, no context
 // parallelism.
 void compressed_sparse_attention_ops(const schema::Transformer& t, const LayerShape& shape,
@@ -65,13 +70,18 @@ void compressed_sparse_attention_ops(const schema::Transformer& t, const LayerSh
 
 // What mixes a block's input out of the `streams`-wide residual (schema HyperConnections), on
 // `tokens` tokens: the FP32 projection of the flattened streams to streams^2 + 2 streams weights
-// (a GEMM, timed at the 16-bit rate), and one memory pass reading the streams and writing the
-// block's input, 2 (streams + 1) h bytes a token; backward, autograd's sum of the streams' three
-// gradients (the projection's, the mix's and the update's), two adds of 3 x 2 streams h bytes a
-// token. The Sinkhorn iterations on streams x streams a token are not counted (results/moe.md:
-// under a microsecond a block).
+// (a GEMM on TF32 tensor cores: Megatron-Core's fused mHC kernels, fusions/fused_mhc_kernels.py
+// _cutile_proj_rms_fwd and _bwd, run tfloat32 MMAs on the 16-bit streams; LayerOp::tf32), and one
+// memory pass reading the streams and writing the
+// block's input, 2 (streams + 1) h bytes a token. The Sinkhorn iterations on streams x streams a
+// token are not counted (results/moe.md: under a microsecond a block).
 void hyper_connection_mix_ops(const schema::Transformer& t, int64_t tokens,
                               std::vector<LayerOp>* ops);
+
+// A training step's only: autograd's sum of the streams' three gradients (the mix projection's,
+// the mix's and the update's) in the backward, two adds of 3 x 2 streams h bytes a token; no
+// forward traffic.
+LayerOp hyper_connection_gradient_sum_op(const schema::Transformer& t, int64_t tokens);
 
 // What replaces a block's residual add under hyper-connections: a memory pass reading the
 // streams and the block's output and writing the streams, 2 (2 streams + 1) h bytes a token.

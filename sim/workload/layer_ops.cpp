@@ -256,7 +256,9 @@ std::vector<LayerOp> layer_forward_ops(const schema::Transformer& t, const Layer
   // the residual's tokens (the sequence-parallel shard).
   const int64_t residual_tokens = tokens / (shape.sequence_parallel ? tp : 1);
   auto block_input = [&] {
-    if (t.has_hyper_connections()) hyper_connection_mix_ops(t, residual_tokens, &ops);
+    if (!t.has_hyper_connections()) return;
+    hyper_connection_mix_ops(t, residual_tokens, &ops);
+    ops.push_back(hyper_connection_gradient_sum_op(t, residual_tokens));
   };
   auto residual_add = [&](double bytes) {
     if (!t.has_hyper_connections()) return memory("residual add", bytes);

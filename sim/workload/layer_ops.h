@@ -44,6 +44,9 @@ struct LayerOp {
   // A matmul in MXFP8 inside an FP4 step (job.fp4_overrides.mxfp8_modules): its GEMMs at the
   // GPU's MXFP8 rate, its inputs cast to MXFP8.
   bool mxfp8 = false;
+  // With sixteen_bit (outside the job's precision, no FP8 casts): an FP32 parameter's matmul on
+  // TF32 tensor cores (GemmFormat::kTf32).
+  bool tf32 = false;
   bool expert = false;       // a routed expert's kernel (the step's expert-compute share)
   bool shared_expert = false;  // a shared expert's kernel (parallelism.shared_experts_side_stream)
   // Causal attention within a sliding window: each query attends to at most `window` keys (its
@@ -129,6 +132,11 @@ struct LayerShape {
   // Megatron-Core pads every list to a multiple of it with empty slots the kernel runs as well
   // (compressed_sparse_attention.h sparse_key_block_of).
   int sparse_key_block = 64;
+  // The kernels of an inference forward (serving's per-token kernels:
+  // compressed_attention_groups.h) rather than a training step's: no loss, and the fused or
+  // quantized kernels inference engines run where training runs eager or 16-bit ones
+  // (compressed_sparse_attention.h).
+  bool inference = false;
   // The routed experts run Transformer Engine's fused grouped MLP (parallelism.fused_expert_mlp):
   // no elementwise kernels of their own between the grouped GEMMs.
   bool fused_expert_mlp = false;

@@ -310,6 +310,22 @@ TEST_CASE("an MXFP8 GEMM inside an NVFP4 step runs as in the GPU's MXFP8 steps")
   }
 }
 
+TEST_CASE("a TF32 GEMM: the 16-bit GEMM's efficiency at the TF32 peak") {
+  // GB200: TF32 1250 against BF16 2500 TFLOP/s (gpus.textproto), its 16-bit GEMMs without a
+  // serial output write: a compute-bound GEMM takes twice the 16-bit time past the 6.4 us launch.
+  const Catalog& c = testing::shipped_catalog();
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  const s::Gpu& gb200 = *c.gpus().find("GB200-186GB")->value;
+  const ComputeModel step(gb200, s::FP8, runtime, KernelSetting::kTrainingStep, s::MXFP8);
+  const Picoseconds overhead = Picoseconds::from_microseconds(6.4);
+  CHECK((step.matmul(8192, 8192, 8192, 1, GemmFormat::kTf32) - overhead).seconds() ==
+        Approx(2 * (step.matmul(8192, 8192, 8192, 1, true) - overhead).seconds()).epsilon(1e-8));
+  // V100 has no TF32 tensor cores: the FP32 peak (15.7 against 125 FP16).
+  const ComputeModel v100 = model("V100-SXM2-32GB", s::FP16);
+  CHECK(v100.matmul(8192, 8192, 8192, 1, GemmFormat::kTf32).seconds() >
+        6 * v100.matmul(8192, 8192, 8192, 1, true).seconds());
+}
+
 TEST_CASE("a B300 step's GEMMs and attention run slower than the GB300's by peaks and servers") {
   // The same chip: the B300's kernels at 4500 / 5000 of the GB300's peaks (its GEMM fit 0.809
   // against the GB300's 0.782, its attention entries the same) and its sustained fractions the

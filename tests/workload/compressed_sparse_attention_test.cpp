@@ -206,6 +206,8 @@ TEST_CASE("hyper-connections: each block's mix and update over 4 streams of h") 
       ++projections;
       CHECK(op.n == 4 * 4 + 2 * 4);
       CHECK(op.k == 4 * h);
+      CHECK(op.tf32);  // an FP32 parameter on TF32 tensor cores, outside the job's precision
+      CHECK(op.sixteen_bit);
     }
     CHECK(op.name != "residual add");
   }
