@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "sim/serve/serving_rows.h"
 #include "sim/serve/serving_sweep.h"
 #include "sim/sweep/regression.h"
 #include "sim/sweep/results_file.h"
@@ -70,6 +71,15 @@ bool parse_tolerances(const std::vector<std::string>& items,
   return true;
 }
 
+// A chunk callback of either re-run (training sweep or serving sizing) that appends its rows to
+// `*rows` in order.
+auto append_to(std::vector<ResultRow>* rows) {
+  return [rows](std::vector<ResultRow>& chunk, int64_t, const auto&) {
+    for (ResultRow& row : chunk) rows->push_back(std::move(row));
+    return true;
+  };
+}
+
 // Re-runs the training sweep of `inputs->path` into `*rows`. Returns the exit code.
 int rerun_sweep(const std::string& prices_path, int threads, ScenarioInputs* inputs,
                 std::vector<ResultRow>* rows) {
@@ -84,10 +94,7 @@ int rerun_sweep(const std::string& prices_path, int threads, ScenarioInputs* inp
   std::string error;
   run_sweep(
       *inputs->catalog, *inputs->scenario, *cost->model, options,
-      [&](std::vector<ResultRow>& chunk, int64_t, const SweepCounts&) {
-        for (ResultRow& row : chunk) rows->push_back(std::move(row));
-        return true;
-      },
+      append_to(rows),
       &error);
   if (!error.empty()) {
     std::cerr << inputs->path << ": " << error << "\n";
@@ -117,10 +124,7 @@ int rerun_sizing(const std::string& prices_path, int threads, const ScenarioInpu
   std::string error;
   run_serving_sweep(
       *inputs.catalog, *serving->loaded, *serving->prices, options,
-      [&](std::vector<ResultRow>& chunk, int64_t, const ServingSweepCounts&) {
-        for (ResultRow& row : chunk) rows->push_back(std::move(row));
-        return true;
-      },
+      append_to(rows),
       &error);
   if (!error.empty()) {
     std::cerr << inputs.path << ": " << error << "\n";
@@ -162,8 +166,8 @@ int regress_command(const std::vector<std::string>& args) {
     command_error("regress") << error << "\n";
     return kExitInputError;
   }
-  const bool sizing = kind == 1;  // results_kinds(): a training sweep's, then a serving sizing's
   const std::vector<ResultColumn>& columns = *results_kinds()[kind].columns;
+  const bool sizing = &columns == &serving_columns();
   std::map<std::string, double> tolerances;
   const char* examples = sizing ? "ttft_p99_ms, cost_per_million_tokens" : "step_s, mfu, cost";
   if (!parse_tolerances(tolerance_items, columns, examples, &tolerances)) return kExitUsage;
