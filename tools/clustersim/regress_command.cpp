@@ -4,8 +4,8 @@
 // column with the baseline under each column's tolerance (relative for times, costs and memory;
 // absolute for MFU/HFU; exact for the configuration, status and limiting resource); names the
 // inputs that changed since the baseline (scenario, --prices file, catalog files, a serving
-// trace), prints what drifted and exits 3 if anything did. Refresh a baseline on purpose with `clustersim sweep
-// SCENARIO --out B.h5` (or `clustersim serve SCENARIO --out B.h5`).
+// trace), prints what drifted and exits 3 if anything did. Refresh a baseline on purpose with
+// `clustersim sweep SCENARIO --out B.h5` (or `clustersim serve SCENARIO --out B.h5`).
 #include <google/protobuf/util/message_differencer.h>
 
 #include <iostream>
@@ -16,7 +16,6 @@
 #include "sim/io/schema/scenario.pb.h"
 #include "sim/io/schema/serving.pb.h"
 #include "sim/io/text_file.h"
-
 #include "sim/serve/serving_rows.h"
 #include "sim/serve/serving_sweep.h"
 #include "sim/sweep/regression.h"
@@ -53,8 +52,9 @@ std::vector<std::string> changed_files(const std::string& before, const std::str
   return changed;
 }
 
-// Whether two texts of a file whose message is of `type`'s type say the same: " (comments or
-// layout only)" when they parse to equal messages, "" when not (or one does not parse).
+// What a changed file's line adds after the two texts of the file (a message of `type`'s type):
+// " (comments or layout only)" when they parse to equal messages, "" when not (or one does not
+// parse).
 std::string only_layout_changed(const google::protobuf::Message& type, const std::string& then,
                                 const std::string& now) {
   const std::unique_ptr<google::protobuf::Message> a(type.New()), b(type.New());
