@@ -77,6 +77,13 @@ void check_region(const FieldChecker& prices, const Catalog& catalog) {
 
 void check_price_file(const FieldChecker& prices, const Catalog& catalog) {
   const auto& m = static_cast<const s::PriceFile&>(prices.message());
+  // An empty --prices file (or one of comments only: a wrong or unsaved file) priced everything
+  // at the catalog's prices without a word.
+  if (m.ByteSizeLong() == 0) {
+    prices.error_here(
+        "lists no prices: it sets none of price, report_currency, exchange_rate and region");
+    return;
+  }
   // CURRENCY_UNSPECIFIED left every configuration without a price, silently.
   if (prices.has("report_currency")) prices.require_enum("report_currency");
   check_region(prices, catalog);

@@ -10,9 +10,10 @@
 
 namespace clustersim {
 
-// Checks a PriceFile message (a scenario's cost.prices or a --prices file): every override names
-// a catalog instance and is a valid price, no instance and billing mode is given twice, every
-// exchange rate is positive and given once per currency.
+// Checks a PriceFile message (a scenario's cost.prices or a --prices file): it sets something (an
+// empty one is an error), every override names a catalog instance and is a valid price, no
+// instance and billing mode is given twice, every exchange rate is positive and given once per
+// currency.
 void check_price_file(const FieldChecker& prices, const Catalog& catalog);
 
 // Warns of what the price layer `prices` (one of `book`'s) holds that is never read: an exchange

@@ -139,6 +139,13 @@ void Catalog::add_file(std::unique_ptr<TextFile<s::CatalogFile>> file, int direc
                        Diagnostics* diagnostics) {
   const FieldChecker root = FieldChecker::root(*file, diagnostics);
   const s::CatalogFile& m = file->message;
+  // An empty file (or one of comments only: a truncated copy, an unsaved edit) added nothing and
+  // replaced nothing without a word.
+  if (m.ByteSizeLong() == 0) {
+    root.error_here(
+        "defines no entries: a catalog file lists gpu, instance, storage, fabric, model, "
+        "link_class, runtime, serving_runtime or dataloading_cost entries");
+  }
   add_entries(root, "gpu", m.gpu(), check_gpu, directory, &gpus_, diagnostics);
   add_entries(root, "instance", m.instance(), check_instance, directory, &instances_, diagnostics);
   add_entries(root, "storage", m.storage(), check_storage, directory, &storage_, diagnostics);

@@ -61,8 +61,8 @@ inline bool efficiencies_are_priors(const schema::Gpu& gpu) {
 class Catalog {
  public:
   // Loads every *.textproto file under each directory (recursively, in path order; directories
-  // in the order given). Every problem is reported to `diagnostics`: a file that does not parse,
-  // an entry that fails its checks, the same name twice within one directory, a reference to an
+  // in the order given). Every problem is reported to `diagnostics`: a file that does not parse
+  // or defines no entries, an entry that fails its checks, the same name twice within one directory, a reference to an
   // unknown entry (with the closest name). A later directory's entry with the same name as an
   // earlier directory's replaces it, with a warning saying so: this is how users override prices.
   // Returns the catalog even when there were errors (callers check diagnostics->has_errors()).

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/io/hex_byte.h"
 #include "sim/io/schema/scenario.pb.h"
 #include "sim/io/schema/serving.pb.h"
 #include "sim/util/closest_name.h"
@@ -197,12 +198,6 @@ std::string word_at(const std::string& text, size_t offset) {
     ++end;
   }
   return text.substr(offset, end - offset);
-}
-
-// "0x1F" for a byte.
-std::string hex_byte(unsigned char byte) {
-  static const char digits[] = "0123456789ABCDEF";
-  return std::string("0x") + digits[byte >> 4] + digits[byte & 15];
 }
 
 std::string join_path(const std::string& path, const std::string& field) {

@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "sim/io/hex_byte.h"
 #include "sim/io/text_file.h"
 #include "sim/serve/shared_prefix.h"
 #include "sim/util/number_format.h"
@@ -120,16 +121,13 @@ bool parse_field(std::string_view text, T* value) {
   return error == std::errc() && end == text.data() + text.size() && !text.empty();
 }
 
-// A field as the line has it, in quotes, with each control byte (a NUL, a tab) written as \xNN so
-// that the message shows what is there.
+// A field as the line has it, in quotes, with each control byte (a NUL, a tab) written as <0xNN>
+// (hex_byte, as every file's errors write a byte) so that the message shows what is there.
 std::string quoted(std::string_view field) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "\"";
   for (const unsigned char c : field) {
     if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
+      out += "<" + hex_byte(c) + ">";
     } else {
       out += static_cast<char>(c);
     }

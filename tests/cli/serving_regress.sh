@@ -8,6 +8,10 @@
 #  - with a --catalog whose H100 replaces the shipped one: the catalog change is named and the
 #    latency columns drift, exit 3;
 #  - with the scenario's trace file changed since: the change is named, the rows drift, exit 3;
+#  - with the scenario's or the --prices file's text changed since, each is named as training's
+#    regress names it: a comment alone "(comments or layout only)", 0 drifted cells, exit 0; a
+#    changed SLO, rate or price without that, its columns drift, exit 3; a --prices file given to
+#    one side only is named too;
 #  - a training scenario against a serving baseline (and the other way) is refused, exit 1, and a
 #    training column's --tolerance, exit 2.
 # Usage: serving_regress.sh CLUSTERSIM SCENARIO PRICES CATALOG_DIR TRACE_SCENARIO TRAINING_SCENARIO
@@ -31,17 +35,65 @@ summary() {  # summary FILE DRIFTS: the log's summary line
   grep -qx "compared 4 configurations with $1: $2 drifted cells, 0 configurations gone, 0 new" \
     "$dir/log" || fail "expected $2 drifted cells against $1"
 }
+unchanged() {  # unchanged: the log names no input changed since the baseline
+  ! grep -q "changed since the baseline" "$dir/log" || fail "an unchanged input named as changed"
+}
+named() {  # named LINE: the log has LINE, and names no other input changed
+  grep -qxF "$1" "$dir/log" || fail "expected \"$1\""
+  [ "$(grep -c "changed since the baseline" "$dir/log")" = 1 ] || fail "other inputs named"
+}
 regress 0 "$scenario" "$dir/b.h5"
 summary "$dir/b.h5" 0
+unchanged
+regress 0 "$scenario" "$dir/p.h5" --prices "$prices"
+summary "$dir/p.h5" 0
+unchanged
 
 regress 3 "$scenario" "$dir/p.h5" --format csv
 summary "$dir/p.h5" 8
+named "prices changed since the baseline: a --prices file then, none now"
 columns=$(grep -E '^[0-9]+,' "$dir/log" | cut -d, -f2 | sort | uniq -c | tr -s ' ')
 [ "$columns" = " 4 cost_per_million_tokens
  4 price_per_hour" ] || fail "expected the price and cost columns of 4 rows to drift"
 regress 0 "$scenario" "$dir/p.h5" --tolerance price_per_hour=0.3 \
   --tolerance cost_per_million_tokens=0.3
 summary "$dir/p.h5" 0
+
+regress 3 "$scenario" "$dir/b.h5" --prices "$prices"
+named "prices changed since the baseline: none then, $prices now"
+
+# The --prices file edited: a comment alone, then its price (5.00 -> 5.50 USD per hour).
+cp "$prices" "$dir/prices.textproto"
+echo "# negotiated again in December" >>"$dir/prices.textproto"
+regress 0 "$scenario" "$dir/p.h5" --prices "$dir/prices.textproto"
+summary "$dir/p.h5" 0
+named "prices changed since the baseline: $dir/prices.textproto (comments or layout only)"
+sed -i 's/per_hour: 5\.00/per_hour: 5.50/' "$dir/prices.textproto"
+regress 3 "$scenario" "$dir/p.h5" --prices "$dir/prices.textproto"
+summary "$dir/p.h5" 8
+named "prices changed since the baseline: $dir/prices.textproto"
+
+# The scenario edited: a comment alone, then its SLO (500 -> 400 ms), then its rate (10 -> 12/s).
+cp "$scenario" "$dir/s.textproto"
+echo "# sized again in December" >>"$dir/s.textproto"
+regress 0 "$dir/s.textproto" "$dir/b.h5"
+summary "$dir/b.h5" 0
+named "scenario changed since the baseline: $dir/s.textproto (comments or layout only)"
+sed -i 's/p99_ttft_ms: 500/p99_ttft_ms: 400/' "$dir/s.textproto"
+regress 3 "$dir/s.textproto" "$dir/b.h5"
+named "scenario changed since the baseline: $dir/s.textproto"
+grep -qE '^[0-9]+ +max_rate_per_s ' "$dir/log" || fail "max_rate_per_s did not drift with the SLO"
+cp "$scenario" "$dir/s.textproto"
+sed -i 's/rate_per_s: 10$/rate_per_s: 12/' "$dir/s.textproto"
+regress 3 "$dir/s.textproto" "$dir/b.h5"
+named "scenario changed since the baseline: $dir/s.textproto"
+grep -qE '^[0-9]+ +ttft_p99_ms ' "$dir/log" || fail "ttft_p99_ms did not drift with the rate"
+
+# A training baseline's scenario, edited likewise, is named in the same words.
+cp "$training" "$dir/training.textproto"
+echo "# swept again in December" >>"$dir/training.textproto"
+regress 0 "$dir/training.textproto" "$trained"
+named "scenario changed since the baseline: $dir/training.textproto (comments or layout only)"
 
 regress 3 "$scenario" "$dir/b.h5" --catalog "$catalog"
 grep -qx "catalog changed since the baseline: $(basename "$catalog")/gpus.textproto (new)" \
@@ -61,4 +113,4 @@ grep -qx "clustersim regress: $dir/b.h5 holds the results of a serving sizing (c
 regress 1 "$scenario" "$trained"
 grep -q "so $scenario was read as a training scenario" "$dir/log" || fail "the kind not named"
 regress 2 "$scenario" "$dir/b.h5" --tolerance step_s=0.1
-echo "regress compares a serving baseline: no drift, price, catalog and trace drift, kinds refused"
+echo "regress compares a serving baseline: no drift, price, catalog and trace drift, scenario and price edits named, kinds refused"

@@ -20,6 +20,23 @@ TEST_CASE("a negative price override is an error at its line") {
         "s.textproto:20:43: cost.prices.price[0].price.per_hour: must be > 0, got -3\n");
 }
 
+// An empty --prices file, or one of comments only, priced everything at the catalog's prices
+// without a word; a `prices { }` block likewise.
+TEST_CASE("a price file or prices block that sets nothing is an error naming it") {
+  auto file = load_cost(cost_scenario(""), "# the negotiated rates, to come\n\n");
+  CHECK(file->model == nullptr);
+  CHECK(file->diagnostics ==
+        "p.textproto:1:1: lists no prices: it sets none of price, report_currency, exchange_rate "
+        "and region\n");
+  auto block = load_cost(cost_scenario("  prices { }"));
+  CHECK(block->model == nullptr);
+  CHECK(block->diagnostics ==
+        "s.textproto:18:3: cost.prices: lists no prices: it sets none of price, report_currency, "
+        "exchange_rate and region\n");
+  // A file setting only its region or report currency is not empty.
+  CHECK(load_cost(cost_scenario(""), "region: \"us-east-1\"")->model != nullptr);
+}
+
 TEST_CASE("a spot discount above 100% is an error") {
   auto loaded = load_cost(
       cost_scenario("  prices { price { instance: \"aws.p4d.24xlarge\" price { billing: SPOT "

@@ -1073,6 +1073,19 @@ TEST_CASE("an entry without a source gets a warning") {
             "c.textproto:1:1: warning: fabric[0].source: has no source") != std::string::npos);
 }
 
+// Such a file (a truncated copy, an unsaved edit) added and replaced nothing without a word.
+TEST_CASE("a catalog file that defines no entries is an error naming it") {
+  TempDir dir;
+  for (const std::string text : {"", "  \n", "# the H100 overrides, to come\n"}) {
+    const std::string file = dir.write("c.textproto", text);
+    Diagnostics diagnostics;
+    Catalog::load({dir.path()}, &diagnostics);
+    CHECK(diagnostics.to_string() ==
+          file + ":1:1: defines no entries: a catalog file lists gpu, instance, storage, fabric, "
+                 "model, link_class, runtime, serving_runtime or dataloading_cost entries\n");
+  }
+}
+
 TEST_CASE("a missing catalog directory, or a file given for one, is an error") {
   Diagnostics diagnostics;
   Catalog::load({"/nonexistent-catalog"}, &diagnostics);

@@ -100,8 +100,8 @@ TEST_CASE("a trace's count past 32 bits and its invisible bytes are named as the
   CHECK(diagnostics.to_string() ==
         p + "1:1: input_tokens 3000000000 is larger than 2147483647\n" + p +
             "2:1: prefix_id 99999999999 is larger than 2147483647\n" + p +
-            "3:1: input_tokens \"10\\x090\" is not a whole number >= 1\n" + p +
-            "4:1: output_tokens \"2\\x00\" is not a whole number >= 1\n");
+            "3:1: input_tokens \"10<0x09>0\" is not a whole number >= 1\n" + p +
+            "4:1: output_tokens \"2<0x00>\" is not a whole number >= 1\n");
 }
 
 TEST_CASE("a well-formed trace is read in order, and scaled by dividing its times") {

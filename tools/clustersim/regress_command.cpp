@@ -2,12 +2,20 @@
 // Re-evaluates the scenario as the baseline's kind records it (a training sweep's, or a serving
 // sizing's with the options the sizing recorded, e.g. --max-rate) and compares every row and
 // column with the baseline under each column's tolerance (relative for times, costs and memory;
-// absolute for MFU/HFU; exact for the configuration, status and limiting resource); prints what
-// drifted and exits 3 if anything did. Refresh a baseline on purpose with `clustersim sweep
-// SCENARIO --out B.h5` (or `clustersim serve SCENARIO --out B.h5`).
+// absolute for MFU/HFU; exact for the configuration, status and limiting resource); names the
+// inputs that changed since the baseline (scenario, --prices file, catalog files, a serving
+// trace), prints what drifted and exits 3 if anything did. Refresh a baseline on purpose with
+// `clustersim sweep SCENARIO --out B.h5` (or `clustersim serve SCENARIO --out B.h5`).
+#include <google/protobuf/util/message_differencer.h>
+
 #include <iostream>
+#include <memory>
 #include <sstream>
 
+#include "sim/io/schema/cost.pb.h"
+#include "sim/io/schema/scenario.pb.h"
+#include "sim/io/schema/serving.pb.h"
+#include "sim/io/text_file.h"
 #include "sim/serve/serving_rows.h"
 #include "sim/serve/serving_sweep.h"
 #include "sim/sweep/regression.h"
@@ -42,6 +50,49 @@ std::vector<std::string> changed_files(const std::string& before, const std::str
     if (!a.count(file)) changed.push_back(file + " (new)");
   }
   return changed;
+}
+
+// What a changed file's line adds after the two texts of the file (a message of `type`'s type):
+// " (comments or layout only)" when they parse to equal messages, "" when not (or one does not
+// parse).
+std::string only_layout_changed(const google::protobuf::Message& type, const std::string& then,
+                                const std::string& now) {
+  const std::unique_ptr<google::protobuf::Message> a(type.New()), b(type.New());
+  google::protobuf::TextFormat::ParseInfoTree tree_a, tree_b;
+  Diagnostics ignored;  // the current text parsed when it was loaded; the baseline's may not now
+  const bool same = parse_text("", then, a.get(), &tree_a, &ignored) &&
+                    parse_text("", now, b.get(), &tree_b, &ignored) &&
+                    google::protobuf::util::MessageDifferencer::Equals(*a, *b);
+  return same ? " (comments or layout only)" : "";
+}
+
+// Prints which inputs changed since `baseline` was written, `now` being their identity today
+// (sweep_identity): the scenario file's text (a message of `scenario_type`'s type), the --prices
+// file's (or that one side has none) and each catalog file. Training and serving baselines alike.
+void print_changed_inputs(const SweepSummary& baseline, const SweepSummary& now,
+                          const std::string& scenario_path, const std::string& prices_path,
+                          const google::protobuf::Message& scenario_type) {
+  if (baseline.scenario_text != now.scenario_text) {
+    std::cout << "scenario changed since the baseline: " << scenario_path
+              << only_layout_changed(scenario_type, baseline.scenario_text, now.scenario_text)
+              << "\n";
+  }
+  if (baseline.prices != now.prices) {
+    std::cout << "prices changed since the baseline: ";
+    if (baseline.prices.empty()) {
+      std::cout << "none then, " << prices_path << " now\n";
+    } else if (prices_path.empty()) {
+      std::cout << "a --prices file then, none now\n";
+    } else {
+      std::cout << prices_path
+                << only_layout_changed(schema::PriceFile::default_instance(), baseline.prices,
+                                       now.prices)
+                << "\n";
+    }
+  }
+  for (const std::string& file : changed_files(baseline.catalog, now.catalog)) {
+    std::cout << "catalog changed since the baseline: " << file << "\n";
+  }
 }
 
 // Parses --tolerance COLUMN=VALUE items, COLUMN a figure column of `columns` (`examples` names a
@@ -196,9 +247,11 @@ int regress_command(const std::vector<std::string>& args) {
   }
   const RegressionReport report =
       compare_results(baseline.rows, current, tolerances, baseline.absent_columns, columns);
-  for (const std::string& file : changed_files(summary->catalog, inputs.catalog->fingerprint())) {
-    std::cout << "catalog changed since the baseline: " << file << "\n";
-  }
+  const SweepSummary now = sweep_identity(inputs.path, prices_path, *inputs.catalog, {});
+  print_changed_inputs(*summary, now, inputs.path, prices_path,
+                       sizing ? static_cast<const google::protobuf::Message&>(
+                                    schema::ServingScenario::default_instance())
+                              : schema::Scenario::default_instance());
   for (const std::string& column : baseline.absent_columns) {
     std::cout << "not compared: " << column
               << " (a column added since the baseline was written; refresh it to compare)\n";
