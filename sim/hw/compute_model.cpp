@@ -50,9 +50,25 @@ double tile_use(int64_t size, int64_t tile) {
 // convention its benchmarks, and so the fitted backward rates, count in.
 constexpr double kBackwardFlopsRatio = 2.5;
 
+// The rows of a tile holding one query's heads at the full tensor-core rate
+// (AttentionKernel::tile_rows). Hopper: 64. Its warpgroup MMA is 64 rows, and a 64-row block runs
+// at the dense kernel's rate with its warpgroups splitting the value columns: FlashMLA's SM90
+// sparse prefill holds 64 heads a block whatever the heads (deepseek-ai/FlashMLA@9241ae3e
+// csrc/sm90/prefill/sparse/config.h B_H = 64; phase1.cuh: h_q / B_H blocks a query) and runs 128
+// heads at 640 TFLOP/s on an H800 (README), cuDNN's SM90 sparse backward 64 heads of 512 over 640
+// keys at 322 TFLOP/s on an H200 (NVIDIA/cudnn-frontend benchmark/dsa/results/deepseek_v4): the
+// H100 entries' rates at those shapes within 6% (results/sparse_attention_kernels.csv). Elsewhere
+// the GEMM model's 128: Blackwell's one-CTA tcgen05 MMA is 128 rows and FlashMLA's SM100 64-head
+// kernel issues 64 (csrc/sm100/prefill/sparse/fwd/head64/config.h B_H = 64); at half tiles the
+// Blackwell entries run cuDNN's SM100 sparse kernels (64 heads of 512 over 640 keys, GB200 and
+// GB300) 1.12-1.28x as fast as measured, as they run its dense kernels (1.10-1.31x at 4096 keys).
+int64_t attention_row_tile(const s::Gpu& gpu) {
+  return gpu.architecture() == "Hopper" ? 64 : ComputeModel::kTile;
+}
+
 // The share of a kernel's tiles its rows fill (AttentionKernel::tile_rows).
-double attention_tile_use(const AttentionKernel& kernel) {
-  return kernel.tile_rows > 0 ? tile_use(kernel.tile_rows, ComputeModel::kTile) : 1;
+double attention_tile_use(const AttentionKernel& kernel, const s::Gpu& gpu) {
+  return kernel.tile_rows > 0 ? tile_use(kernel.tile_rows, attention_row_tile(gpu)) : 1;
 }
 
 }  // namespace
@@ -237,7 +253,7 @@ double ComputeModel::dropout_fraction(s::AttentionEfficiency::Pass pass,
 Picoseconds ComputeModel::attention_forward(const AttentionKernel& kernel) const {
   const double flops = kernel.forward_flops() /
                        dropout_fraction(s::AttentionEfficiency::FORWARD, kernel) /
-                       attention_tile_use(kernel);
+                       attention_tile_use(kernel, *gpu_);
   const double rate = fitted_attention_rate(s::AttentionEfficiency::FORWARD, kernel);
   if (rate <= 0) return fused_attention(flops);
   return Picoseconds::from_seconds(flops / rate);
@@ -258,7 +274,7 @@ Picoseconds ComputeModel::prompt_attention(double flops, double flops_per_key, i
 Picoseconds ComputeModel::attention_backward(const AttentionKernel& kernel) const {
   const double flops = kernel.forward_flops() /
                        dropout_fraction(s::AttentionEfficiency::BACKWARD, kernel) /
-                       attention_tile_use(kernel);
+                       attention_tile_use(kernel, *gpu_);
   const double rate = fitted_attention_rate(s::AttentionEfficiency::BACKWARD, kernel);
   if (rate <= 0) return fused_attention(2 * flops);
   return Picoseconds::from_seconds(kBackwardFlopsRatio * flops / rate);

@@ -70,7 +70,7 @@ struct AttentionKernel {
   bool dropout = false;
   // Rows of the kernel's tiles where queries cannot share one: each query attends to its own key
   // list (compressed sparse attention's gathered keys), so a tile holds that query's heads. The
-  // rate is x the tile use rows / (ceil(rows / kTile) kTile), as a GEMM's rows; 0: full tiles.
+  // rate is x rows / (ceil(rows / T) T), T 64 on Hopper, else kTile (compute_model.cpp); 0: full.
   int64_t tile_rows = 0;
 
   // Query-key pairs attended per (batch, head): queries x keys, or for a causal mask

@@ -73,15 +73,16 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (root.require("model")) {
     loaded->model = resolve_reference(root, "model", -1, m.model(), catalog.models(), "model");
   }
-  // DeepSeek V4's step leaves out kernels of its own (results/moe.md, "DeepSeek V4 Flash's
-  // training step"): say so, as for a GPU whose efficiencies are priors.
+  // DeepSeek V4's step times kernels of its own from unmeasured rates (results/moe.md, "DeepSeek
+  // V4 Flash's training step"; its sparse attention is checked against published rates,
+  // results/sparse_attention_kernels.csv): say so, as for a GPU whose efficiencies are priors.
   if (loaded->model && loaded->model->transformer().has_compressed_sparse_attention()) {
     root.warning("model",
                  "\"" + loaded->model->name() +
-                     "\" has compressed sparse attention and hyper-connections, whose sparse "
-                     "kernels' rates are not measured (timed as the dense fitted attention and "
-                     "GEMMs): its two published rows come out 14-21% fast, so treat its times as "
-                     "lower bounds");
+                     "\" has compressed sparse attention and hyper-connections, whose indexer, "
+                     "sparse-loss and hyper-connection kernels' rates are not measured (timed as "
+                     "the fitted GEMMs and memory passes): its two published rows come out 14-21% "
+                     "fast, so treat its times as lower bounds");
   }
   if (root.require("job")) check_job(root.child("job"), loaded->model);
   if (diagnostics->error_count() == errors_before) apply_job_to_model(loaded.get());

@@ -203,9 +203,9 @@ TEST_CASE("the MoE models load for training, a sliding window without context pa
 // The warning every DeepSeek V4 scenario gets (scenario_loader.cpp): its own kernels are left out.
 const std::string dsv4_warning =
     "s.textproto:2:1: warning: model: \"deepseek-v4-flash\" has compressed sparse attention and "
-    "hyper-connections, whose sparse kernels' rates are not measured (timed as the dense fitted "
-    "attention and GEMMs): its two published rows come out 14-21% fast, so treat its times as "
-    "lower bounds\n";
+    "hyper-connections, whose indexer, sparse-loss and hyper-connection kernels' rates are not "
+    "measured (timed as the fitted GEMMs and memory passes): its two published rows come out "
+    "14-21% fast, so treat its times as lower bounds\n";
 
 TEST_CASE("a model with DeepSeek V4's attention trains, with degrees that split its groups") {
   // Its step is simulated (compressed_sparse_attention_test), and its serving
