@@ -66,13 +66,15 @@ void check_offload_modules(const FieldChecker& p, const s::Parallelism& m) {
     }
   }
   if (m.recompute() == s::RECOMPUTE_FULL) {
-    p.error(field, "cannot be combined with recompute RECOMPUTE_FULL (a rerun layer keeps its "
-                   "input only)");
+    p.error(field,
+            "cannot be combined with recompute RECOMPUTE_FULL (a rerun layer keeps its "
+            "input only)");
   }
   for (int module : m.recompute_modules()) {
     if (module == s::RECOMPUTE_MOE) {
-      p.error(field, "cannot be combined with recompute_modules RECOMPUTE_MOE (the rerun expert "
-                     "layer keeps its input only)");
+      p.error(field,
+              "cannot be combined with recompute_modules RECOMPUTE_MOE (the rerun expert "
+              "layer keeps its input only)");
     }
   }
   if (m.activation_offload_layers() > 0) {

@@ -151,7 +151,8 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   return boundary / boundary_shard + (split + quadratic) / tp;
 }
 
-double expert_activation_input_bytes(const schema::Transformer& t, const LayerActivationSpec& spec) {
+double expert_activation_input_bytes(const schema::Transformer& t,
+                                     const LayerActivationSpec& spec) {
   if (!t.has_moe() || spec.recompute == schema::RECOMPUTE_FULL || spec.recompute_experts) return 0;
   const double tokens =
       static_cast<double>(spec.sequence_length) * spec.micro_batch_size / spec.context_parallel;

@@ -11,9 +11,9 @@
 
 #include "sim/parallel/activation_memory.h"
 #include "sim/parallel/activation_offload.h"
+#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/output_weight_gradient_deferral.h"
-#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/parallel/pipeline_schedule.h"
 #include "sim/parallel/stage_parameters.h"
@@ -153,8 +153,9 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
     e->gradients_bytes += unsharded_bytes;
     e->per_step_state_bytes += unsharded_bytes;
   }
-  e->optimizer_bytes = sharded_over(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer,
-                                    shard_states, optimizer_shards, optimizer_expert_shards);
+  e->optimizer_bytes =
+      sharded_over(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, shard_states,
+                   optimizer_shards, optimizer_expert_shards);
   // Under ZeRO-3 the copies are kept only if asked (keep_fp8_transpose_cache); else they live as
   // long as the layer's gathered weights, which are not counted either.
   // Transposes made at each use (fp8_weight_transpose_per_use) are freed after it: transient, one

@@ -304,11 +304,12 @@ int PipelineRun::parameter_gathers(int r) const {
 void PipelineRun::gather_parameters(int r, int left, Picoseconds optimizer_end) {
   const StageWork& w = plan_.work[r];
   const int buckets = parameter_gathers(r);
-  const DataParallelGroup group = w.zero3.optimizer_across_replicas ? DataParallelGroup::kReplicas
-                                                                    : DataParallelGroup::kAll;
+  const DataParallelGroup group =
+      w.zero3.optimizer_across_replicas ? DataParallelGroup::kReplicas : DataParallelGroup::kAll;
   replica_collectives(
       r, CollectiveOp::kAllGather, w.parameter_gather_bytes / buckets,
-      w.expert_parameter_gather_bytes / buckets, [this, r, left, buckets, optimizer_end] {
+      w.expert_parameter_gather_bytes / buckets,
+      [this, r, left, buckets, optimizer_end] {
         if (left > 1) return gather_parameters(r, left - 1, optimizer_end);
         Picoseconds end = now();
         // The gathers run ahead of the next step's first forward of each chunk (the chunks'

@@ -415,12 +415,11 @@ void Zero3Stage::next_reduction() {
   const double bytes = next.bytes;
   const bool across = next.across_replicas;
   const Picoseconds earliest = fetch_floor(bytes);
-  dense_and_experts(CollectiveOp::kReduceScatter, bytes, next.expert_bytes,
-                    [this, bytes, across, earliest] {
-                      if (sim_->now() >= earliest) return reduce_scattered(bytes, across);
-                      sim_->call_at(earliest,
-                                    [this, bytes, across] { reduce_scattered(bytes, across); });
-                    });
+  dense_and_experts(
+      CollectiveOp::kReduceScatter, bytes, next.expert_bytes, [this, bytes, across, earliest] {
+        if (sim_->now() >= earliest) return reduce_scattered(bytes, across);
+        sim_->call_at(earliest, [this, bytes, across] { reduce_scattered(bytes, across); });
+      });
 }
 
 // Under hybrid sharding each rank's shard is then all-reduced across the groups holding it;
@@ -429,9 +428,9 @@ void Zero3Stage::reduce_scattered(double bytes, bool across_replicas) {
   if (work_.replicas <= 1 || !across_replicas) return reduction_done();
   const double shard = bytes / work_.shard_ranks;
   replicated_bytes_ += shard;
-  collective_(work_.optimizer_across_replicas ? CollectiveOp::kReduceScatter
-                                              : CollectiveOp::kAllReduce,
-              DataParallelGroup::kReplicas, shard, [this] { reduction_done(); });
+  collective_(
+      work_.optimizer_across_replicas ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
+      DataParallelGroup::kReplicas, shard, [this] { reduction_done(); });
 }
 
 void Zero3Stage::reduction_done() {

@@ -223,10 +223,12 @@ ConfigurationProblem offload_modules_problem(const s::Parallelism& p,
   if (p.activation_offload_modules_size() == 0) return {};
   const char* field = "parallelism.activation_offload_modules";
   if (p.zero_stage() != 3 || p.data_parallel() < 2) {
-    return {"fine-grained activation offload is simulated under zero_stage 3 over 2 or more "
-            "data-parallel ranks only",
-            field, "zero_stage " + std::to_string(p.zero_stage()) + ", data_parallel " +
-                       std::to_string(p.data_parallel())};
+    return {
+        "fine-grained activation offload is simulated under zero_stage 3 over 2 or more "
+        "data-parallel ranks only",
+        field,
+        "zero_stage " + std::to_string(p.zero_stage()) + ", data_parallel " +
+            std::to_string(p.data_parallel())};
   }
   if (p.pipeline_parallel() > 1) {
     return {"fine-grained activation offload is simulated on one pipeline stage only", field,
@@ -237,10 +239,10 @@ ConfigurationProblem offload_modules_problem(const s::Parallelism& p,
   const s::Transformer& t = scenario.model->transformer();
   const int experts = moe_layers_in(t, 0, t.num_layers());
   if (experts >= t.num_layers()) {
-    return {"fine-grained offload of the fused grouped MLP is simulated with fewer expert layers "
-            "than layers (each copy's window ends at the next offloaded layer's)",
-            field, std::to_string(experts) + " expert layers of " +
-                       std::to_string(t.num_layers())};
+    return {
+        "fine-grained offload of the fused grouped MLP is simulated with fewer expert layers "
+        "than layers (each copy's window ends at the next offloaded layer's)",
+        field, std::to_string(experts) + " expert layers of " + std::to_string(t.num_layers())};
   }
   return {};
 }
@@ -273,9 +275,10 @@ ConfigurationProblem fsdp2_expert_problem(const s::Parallelism& p) {
             "tensor_parallel " + std::to_string(p.tensor_parallel())};
   }
   if (p.data_parallel_shard() > 0 && !hybrid_fsdp) {
-    return {"hybrid sharding of expert layers is simulated as Megatron FSDP's Hybrid-FSDP only "
-            "(shard_optimizer_across_replicas)",
-            "parallelism.data_parallel_shard"};
+    return {
+        "hybrid sharding of expert layers is simulated as Megatron FSDP's Hybrid-FSDP only "
+        "(shard_optimizer_across_replicas)",
+        "parallelism.data_parallel_shard"};
   }
   // Each group one replica of every expert: the experts whole on their GPUs, their expert
   // data-parallel group the groups' ranks holding them.
@@ -283,13 +286,14 @@ ConfigurationProblem fsdp2_expert_problem(const s::Parallelism& p) {
   if (hybrid_fsdp && shard > 0 && p.data_parallel() % shard == 0 &&
       expert_layout(p).expert_data_parallel() != p.data_parallel() / shard) {
     const ExpertLayout experts = expert_layout(p);
-    return {"Hybrid-FSDP of expert layers is simulated with one replica of each expert per "
-            "hybrid-sharding group only (ETP x EP = the group's GPUs)",
-            "parallelism.data_parallel_shard",
-            "groups of " + std::to_string(shard * p.tensor_parallel() * p.context_parallel()) +
-                " GPUs (data_parallel_shard " + std::to_string(shard) + " x TP x CP) against ETP " +
-                std::to_string(experts.expert_tensor_parallel) + " x EP " +
-                std::to_string(experts.expert_parallel)};
+    return {
+        "Hybrid-FSDP of expert layers is simulated with one replica of each expert per "
+        "hybrid-sharding group only (ETP x EP = the group's GPUs)",
+        "parallelism.data_parallel_shard",
+        "groups of " + std::to_string(shard * p.tensor_parallel() * p.context_parallel()) +
+            " GPUs (data_parallel_shard " + std::to_string(shard) + " x TP x CP) against ETP " +
+            std::to_string(experts.expert_tensor_parallel) + " x EP " +
+            std::to_string(experts.expert_parallel)};
   }
   if (p.activation_offload_layers() > 0) {
     return {"activation offload of expert layers is not simulated",
@@ -544,9 +548,9 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
   if (p.shard_optimizer_across_replicas()) {
     const char* field = "parallelism.shard_optimizer_across_replicas";
     if (p.zero_stage() != 3 || !p.fsdp2()) {
-      return {"Hybrid-FSDP needs zero_stage 3 with fsdp2", field,
-              "zero_stage " + std::to_string(p.zero_stage()) +
-                  (p.fsdp2() ? ", fsdp2" : ", no fsdp2")};
+      return {
+          "Hybrid-FSDP needs zero_stage 3 with fsdp2", field,
+          "zero_stage " + std::to_string(p.zero_stage()) + (p.fsdp2() ? ", fsdp2" : ", no fsdp2")};
     }
     if (p.data_parallel_shard() <= 0 || p.data_parallel_shard() >= p.data_parallel()) {
       return {"Hybrid-FSDP needs hybrid-sharding groups: data_parallel_shard below data_parallel",
