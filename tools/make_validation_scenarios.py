@@ -361,9 +361,10 @@ TE_CROSS_ENTROPY_RELEASES = {'NeMo 25.04', 'NeMo 25.07', '25.09', '26.02', '26.0
 
 def te_cross_entropy(release, table, model):
     """Whether a row of `release` (its BRIDGE_RELEASES key), `table` and `model` computes its
-    loss with Transformer Engine's cross entropy (not DeepSeek V4 Flash's: DEEPSEEK_V4_RULES)."""
+    loss with Transformer Engine's cross entropy (not DeepSeek V4 Flash's nor Nemotron 3 Ultra's:
+    DEEPSEEK_V4_RULES, NEMOTRON_3_ULTRA_RULES)."""
     return (release in TE_CROSS_ENTROPY_RELEASES and table != 'finetune_lora'
-            and model != 'deepseek-v4-flash')
+            and model not in ('deepseek-v4-flash', 'nemotron3-ultra-550b-a55b'))
 
 
 TE_CROSS_ENTROPY_RULE = """# The loss as Transformer Engine's cross entropy (cross_entropy_fusion_impl "te"; the
@@ -517,9 +518,12 @@ BRIDGE_MOE_GRAPHS = {'25.09': {('DGX-GB200', 'FP8', 'qwen3-30b-a3b'),
 #   26.04 to 26.08: Nemotron 3 Super's GB200 recipe (NEMOTRON_3_SUPER_RULES: TP 2, no
 #     comm_overlap).
 _H100_235B = {('DGX-H100', 'FP8', 'qwen3-235b-a22b')}
+#   26.08: Nemotron 3 Ultra's GB200 recipe (NEMOTRON_3_ULTRA_RULES: TP 2, no comm_overlap).
 _GB200_SUPER = {('DGX-GB200', 'MXFP8', 'nemotron3-super-120b-a12b')}
+_GB200_ULTRA = {('DGX-GB200', 'MXFP8', 'nemotron3-ultra-550b-a55b')}
 BRIDGE_MOE_NO_TP_OVERLAP = {'26.02': _H100_235B, '26.04': _H100_235B | _GB200_SUPER,
-                            '26.06': _H100_235B | _GB200_SUPER, '26.08': _GB200_SUPER}
+                            '26.06': _H100_235B | _GB200_SUPER,
+                            '26.08': _GB200_SUPER | _GB200_ULTRA}
 # DeepEP's kernels run on Megatron-Core's default of 20 SMs (transformer_config.py
 # moe_deepep_num_sms, which fused_a2a.py hands to deep_ep Buffer.set_num_sms; no recipe the rows
 # run sets it), the simulator's default expert_communication_sms for the flex dispatcher (NCCL's
@@ -566,8 +570,10 @@ BRIDGE_MOE_GRAPHS['26.08'] = BRIDGE_MOE_GRAPHS['26.08'] | _NVL72_MXFP8_DSV4
 #     *_fp8mx_config env_vars NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 (qwen3_moe.py
 #     qwen3_30b_a3b_pretrain_8gpu_*_fp8mx_config, qwen3_235b_a22b_pretrain_256gpu_*_fp8mx_config;
 #     deepseek_v3.py deepseek_v3_pretrain_256gpu_*_fp8mx_config; gpt_oss.py); in nemotronh/
-#     gb200, gb300/nemotronh.py only Nemotron 3 Ultra's recipes (left out), not Nano's, Super's
-#     or 3.5 Lightning's.
+#     gb200, gb300/nemotronh.py only Nemotron 3 Ultra's recipes (added below, without the paged
+#     stash: no CUDA graphs), not Nano's, Super's or 3.5 Lightning's.
+_NVL72_MXFP8_ULTRA = {(s, 'MXFP8', 'nemotron3-ultra-550b-a55b')
+                      for s in ('DGX-GB200', 'DGX-GB300')}
 BRIDGE_FUSED_GROUPED_MLP = {'26.06': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA,
                             '26.08': _NVL72_MXFP8 | _NVL72_MXFP8_MLA_SWA | _NVL72_MXFP8_DSV4}
 # Where a release's recipe runs Megatron-Core's paged stash of the fused grouped MLP's saved tensors
@@ -623,6 +629,10 @@ BRIDGE_MOE_OVERLAP['26.06'] = BRIDGE_MOE_OVERLAP['26.06'] | _B300_30B
 BRIDGE_MOE_GRAPHS['26.06'] = BRIDGE_MOE_GRAPHS['26.06'] | _B300_30B
 BRIDGE_FUSED_GROUPED_MLP['26.06'] = BRIDGE_FUSED_GROUPED_MLP['26.06'] | _B300_30B
 BRIDGE_FP8_ATTENTION['26.06'] = BRIDGE_FP8_ATTENTION['26.06'] | _B300_30B
+# Nemotron 3 Ultra's 26.08 recipes run the fused grouped MLP without its paged stash (no CUDA
+# graphs: NEMOTRON_3_ULTRA_RULES).
+BRIDGE_PAGED_STASH = dict(BRIDGE_PAGED_STASH)
+BRIDGE_FUSED_GROUPED_MLP['26.08'] = BRIDGE_FUSED_GROUPED_MLP['26.08'] | _NVL72_MXFP8_ULTRA
 
 # The trays of one NVLink domain a GB200/GB300 job of `nodes` trays gets: sbatch --segment as
 # the performance scripts set it for 4 GPUs per node (Megatron-Bridge v0.1.0rc4 and v0.3.0-v0.6.0
@@ -763,19 +773,10 @@ CONTRADICTED_BY_TABLE |= {('26.06.01', 'GPT OSS 120B', s, 'MXFP8') for s in NVL7
 # Rows that fit in GPU memory only through what the step does not simulate: none (Nemotron 3
 # Super's DGX-B200 rows fit with their recipe's recompute_modules, NEMOTRON_3_RECOMPUTE_MODULES).
 UNSIMULATED_MEMORY_SAVING = set()
-# Rows whose recipe shards a mixture of experts in a way the step does not simulate: Nemotron 3
-# Ultra's 26.08 rows (v0.6.0 src/megatron/bridge/perf_recipes/nemotronh/gb200, gb300/nemotronh.py
-# nemotron_3_ultra_pretrain_256gpu_*_fp8mx_config, nemotronh/common.py
-# _apply_nemotron_3_ultra_fsdp_hsdp; the table's FSDP column is empty) run Megatron FSDP as HSDP:
-# parameters, gradients and optimizer states sharded within each 64-GPU NVLink domain
-# (data_parallel_sharding_strategy "optim_grads_params"), the optimizer states again across the
-# GPUs / 64 domains (num_distributed_optimizer_instances, outer_dp_sharding_strategy "optim").
-# The step simulates ZeRO-3 of expert layers only as AutoModel's FSDP2 and refuses hybrid sharding
-# of them (sim/sweep/configuration_checks.cpp fsdp2_expert_problem); the recipes also offload the
-# fused grouped MLP's FC1 output to the Grace CPU (fine_grained_activation_offloading,
-# offload_modules ["fused_group_mlp"]), which activation_offload_layers (whole layers) does not
-# model.
-UNSIMULATED_EXPERT_SHARDING = {('26.08', 'Nemotron_3_Ultra', s, 'MXFP8') for s in NVL72_SYSTEMS}
+# Rows whose recipe shards a mixture of experts in a way the step does not simulate: none
+# (Nemotron 3 Ultra's 26.08 rows run Megatron FSDP's Hybrid-FSDP, simulated since:
+# BRIDGE_HYBRID_FSDP and NEMOTRON_3_ULTRA_RULES).
+UNSIMULATED_EXPERT_SHARDING = set()
 # 26.04.01 DGX-B200 MXFP8 DeepSeek-V3: PP 8 x VP 2, EP 32 in the table, PP 16, EP 8 in v0.4.1's
 # DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 (= _B200_V2); the table's is v0.5.0's recipe, whose
 # EP 32 over 4 nodes runs DeepEP with the all-to-all overlap (moe_flex_dispatcher_backend
@@ -1047,12 +1048,49 @@ LLAMA4_SCOUT_RULES = """# Llama 4 Scout, NeMo 25.07 (NVIDIA/NeMo v2.4.0 scripts/
 #   (the shared expert beside the dispatch), which would make the step faster. The parenthesised
 #   row is left out as NeMo 25.07's dense ones are (the stored page leaves out its footnote)."""
 
+NEMOTRON_3_ULTRA_RULES = """# Nemotron 3 Ultra (26.08): Megatron-Bridge v0.6.0 (51885cf1) src/megatron/bridge/perf_recipes/
+#   nemotronh/gb200/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb200_fp8mx_config and
+#   gb300/nemotronh.py nemotron_3_ultra_pretrain_256gpu_gb300_fp8mx_config (_nemotron_3_ultra_
+#   gb300_fp8mx_config), with nemotronh/common.py _apply_nemotron_3_ultra_perf_defaults and
+#   _apply_nemotron_3_ultra_fsdp_hsdp: GB200 TP 2 with sequence parallelism, GB300 TP 1; PP 1,
+#   CP 1, EP 64, ETP 1, MBS 1; Megatron FSDP (use_megatron_fsdp, data_parallel_sharding_strategy
+#   "optim_grads_params": zero_stage 3, each layer one FSDP unit gathered one ahead: fsdp2) as
+#   Hybrid-FSDP, parameters, gradients and optimizer states sharded within each 64-GPU NVLink
+#   domain (_GB300_NVLINK_DOMAIN_GPUS: data_parallel_shard 64 / TP, BRIDGE_HYBRID_FSDP in
+#   tools/make_validation_scenarios.py) and the optimizer states again across the 256 / 64 = 4
+#   domains (num_distributed_optimizer_instances 4, outer_dp_sharding_strategy "optim":
+#   shard_optimizer_across_replicas; each domain holds one replica of every expert, EP 64 x ETP 1),
+#   gradients reduced in BF16 (megatron_fsdp_grad_comm_dtype, main grads BF16), FP8 weight
+#   transposes not kept (keep_fp8_transpose_cache = False); the flex dispatcher with HybridEP on 32
+#   SMs (_benchmark_common: moe_hybridep_num_sms = 32), forced load balancing, no tensor-parallel
+#   overlap (no comm_overlap), no CUDA graphs (cuda_graph_impl "none": the expert layers eager), no
+#   all-to-all overlap; the fused grouped MLP (use_transformer_engine_op_fuser = True after
+#   _benchmark_common, NVTE_CUTEDSL_FUSED_GROUPED_MLP=1) without a paged stash; selective
+#   recomputation of moe_act (recompute_modules ["moe_act"]) with Megatron-Core's fine-grained
+#   activation offloading of "fused_group_mlp" (offload_modules, min_offloaded_tensor_size 500M
+#   elements on GB300, 350M on GB200 with TP 2, which the recipe says picks the FC1 output of
+#   8192 tokens: activation_offload_modules OFFLOAD_FUSED_EXPERT_MLP, each copy done before the
+#   next expert layer's, as GB200's fine_grained_offloading_max_inflight_offloads 1 joins them;
+#   GB300 leaves it unset, which joins none); the loss by Megatron-Core's native fused cross
+#   entropy (cross_entropy_impl "native"); the model's two multi-token-prediction passes of one
+#   shared "*E" layer in BF16 (models/nemotron3.textproto). Not simulated, left as they are:
+#   moe_router_padding_for_quantization, the offloaded bytes of the multi-token-prediction
+#   layer's experts (kept on the GPU here), the high-priority stream of the expert-parallel
+#   group."""
+
 BRIDGE_MODEL_RULES = {'deepseek-v3': DEEPSEEK_V3_RULES, 'gpt-oss-120b': GPT_OSS_RULES,
                       'deepseek-v4-flash': DEEPSEEK_V4_RULES,
                       'llama4-scout': LLAMA4_SCOUT_RULES,
                       'kimi-k2': KIMI_K2_RULES, 'nemotron3-nano-30b-a3b': NEMOTRON_3_NANO_RULES,
                       'nemotron3-super-120b-a12b': NEMOTRON_3_SUPER_RULES,
-                      'nemotron3.5-lightning-30b-a3b': NEMOTRON_3_5_LIGHTNING_RULES}
+                      'nemotron3.5-lightning-30b-a3b': NEMOTRON_3_5_LIGHTNING_RULES,
+                      'nemotron3-ultra-550b-a55b': NEMOTRON_3_ULTRA_RULES}
+# The rows whose recipe runs Megatron FSDP as Hybrid-FSDP, as {(release, model): the GPUs of one
+# sharding group} (NEMOTRON_3_ULTRA_RULES: its NVLink domain of 64 GPUs).
+BRIDGE_HYBRID_FSDP = {('26.08', 'nemotron3-ultra-550b-a55b'): 64}
+# The parallelism lines of Nemotron 3 Ultra's recomputation and offload (NEMOTRON_3_ULTRA_RULES).
+NEMOTRON_3_ULTRA_LINES = ['recompute_modules: [RECOMPUTE_MOE_ACT]',
+                          'activation_offload_modules: [OFFLOAD_FUSED_EXPERT_MLP]']
 
 # Where the DeepSeek-V3 recipe of a release and system recomputes mla_up_proj (recompute_modules):
 # v0.1.0rc4 run_script.py (H100 ["mla_up_proj", "mlp"], B200 and token-drop GB200
@@ -1200,6 +1238,8 @@ def bridge_model_lines(r, release, system, model, precision):
                 'recompute_latent_up_projection: true', 'overlap_parameter_gather: false']
     if model == 'deepseek-v4-flash':
         return ['recompute_latent_up_projection: true']
+    if model == 'nemotron3-ultra-550b-a55b':
+        return NEMOTRON_3_ULTRA_LINES
     if model == 'gpt-oss-120b':
         if precision == 'BF16' and system in GPT_OSS_RECOMPUTE_MODULES:
             return ['recompute_modules: [RECOMPUTE_LAYERNORM, RECOMPUTE_MOE_ACT]']
@@ -1427,9 +1467,13 @@ def bridge(rows, out):
         if vp > 1:
             lines += ['schedule: INTERLEAVED_ONE_F_ONE_B', f'virtual_stages: {vp}']
         muon = model == 'kimi-k2'
+        hybrid_fsdp = BRIDGE_HYBRID_FSDP.get((release, model))
         if not muon:
-            lines += ['zero_stage: 3'] if fsdp else ['distributed_optimizer: true']
-        if not fsdp:
+            lines += ['zero_stage: 3'] if fsdp or hybrid_fsdp else ['distributed_optimizer: true']
+        if hybrid_fsdp:
+            lines += ['fsdp2: true', f'data_parallel_shard: {hybrid_fsdp // (tp * cp)}',
+                      'shard_optimizer_across_replicas: true']
+        elif not fsdp:
             lines += bridge_gradient_passes(release, model, cp)
         if (tp > 1 and precision != 'NVFP4'
                 and (system, precision, model) not in BRIDGE_MOE_NO_TP_OVERLAP.get(release, ())):

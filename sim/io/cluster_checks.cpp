@@ -178,11 +178,12 @@ void check_pools(const FieldChecker& root, const Catalog& catalog, LoadedScenari
 void check_host_link(const FieldChecker& root, const s::InstanceType& instance,
                      const Catalog& catalog) {
   const s::Parallelism& p = static_cast<const s::Scenario&>(root.message()).parallelism();
-  if (p.activation_offload_layers() <= 0) return;
+  if (p.activation_offload_layers() <= 0 && p.activation_offload_modules_size() == 0) return;
   const s::Gpu& gpu = catalog.gpu_of(instance);
   if (host_link_bytes_per_s(gpu) > 0) return;
   root.child("parallelism")
-      .error("activation_offload_layers",
+      .error(p.activation_offload_layers() > 0 ? "activation_offload_layers"
+                                               : "activation_offload_modules",
              "needs a link to host memory: \"" + gpu.name() + "\" of \"" + instance.name() +
                  "\" has neither host_link nor pcie in the catalog");
 }

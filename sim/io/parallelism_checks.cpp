@@ -45,6 +45,43 @@ void check_stage_layers(const FieldChecker& p, int layers) {
 }
 
 // Uneven layouts and block recomputation against the model's layers.
+// Megatron-Core's fine-grained activation offloading (activation_offload_modules): each module
+// named once, a module the layers have and keep (its zero_stage, data-parallel and pipeline
+// degrees, sweep axes, are each configuration's problem: configuration_checks.cpp).
+void check_offload_modules(const FieldChecker& p, const s::Parallelism& m) {
+  const char* field = "activation_offload_modules";
+  if (m.activation_offload_modules_size() == 0) return;
+  for (int i = 0; i < m.activation_offload_modules_size(); ++i) {
+    const int module = m.activation_offload_modules(i);
+    const std::string name = s::ActivationOffloadModule_Name(module);
+    if (module == s::ACTIVATION_OFFLOAD_MODULE_UNSPECIFIED) {
+      p.error(field, name + " names no module");
+      continue;
+    }
+    for (int j = 0; j < i; ++j) {
+      if (m.activation_offload_modules(j) == module) p.error(field, name + " is listed twice");
+    }
+    if (module == s::OFFLOAD_FUSED_EXPERT_MLP && !m.fused_expert_mlp()) {
+      p.error(field, name + " needs fused_expert_mlp (the fused grouped MLP's FC1 output)");
+    }
+  }
+  if (m.recompute() == s::RECOMPUTE_FULL) {
+    p.error(field,
+            "cannot be combined with recompute RECOMPUTE_FULL (a rerun layer keeps its "
+            "input only)");
+  }
+  for (int module : m.recompute_modules()) {
+    if (module == s::RECOMPUTE_MOE) {
+      p.error(field,
+              "cannot be combined with recompute_modules RECOMPUTE_MOE (the rerun expert "
+              "layer keeps its input only)");
+    }
+  }
+  if (m.activation_offload_layers() > 0) {
+    p.error(field, "cannot be combined with activation_offload_layers (not simulated)");
+  }
+}
+
 void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
   const auto& m = static_cast<const s::Parallelism&>(p.message());
   p.at_least("recompute_num_layers", 1);
@@ -67,7 +104,8 @@ void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
     for (const char* field :
          {"overlap_tensor_communication", "context_parallel_comm", "embedding_in_pipeline_split",
           "loss_in_pipeline_split", "recompute_num_layers", "recompute_modules",
-          "recompute_latent_up_projection", "compiled_recompute", "activation_offload_layers"}) {
+          "recompute_latent_up_projection", "compiled_recompute", "activation_offload_layers",
+          "activation_offload_modules"}) {
       if (p.has(field)) p.error(field, "applies to transformers only");
     }
   }
@@ -128,6 +166,7 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   if (m.expert_paged_stash() && !m.fused_expert_mlp()) {
     p.error("expert_paged_stash", "applies with fused_expert_mlp only");
   }
+  check_offload_modules(p, m);
   for (const char* field :
        {"expert_dispatcher", "fused_expert_mlp", "single_launch_grouped_experts"}) {
     if (p.has(field) && model != nullptr &&

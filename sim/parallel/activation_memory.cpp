@@ -44,6 +44,15 @@
 #include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
+namespace {
+
+// Bytes per MLP row (per token, per FFN column) of the activation's input: GELU's one tensor, a
+// gated MLP's gate and up outputs.
+double activation_input_per_row(const schema::Transformer& t, const LayerActivationSpec& spec) {
+  return (gated_mlp(t) ? 2 : 1) * spec.activation_input_bytes;
+}
+
+}  // namespace
 
 SavedGemmInputs saved_gemm_inputs(const schema::TrainingJob& job) {
   const double bytes = gemm_input_bytes(job);
@@ -66,7 +75,6 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
       spec.hybrid ? spec.block == HybridBlock::kExperts : spec.experts && t.has_moe();
   const double f = experts ? expert_ffn_hidden_size(t) : t.ffn_hidden_size();
   const bool dropout = t.dropout();
-  const bool gated = gated_mlp(t);
   const double boundary_shard = spec.sequence_parallel ? tp : 1;
 
   if (spec.recompute == schema::RECOMPUTE_FULL) return 2 * tokens * h / boundary_shard;
@@ -113,7 +121,7 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
   const double copies = experts ? t.moe().experts_per_token() * spec.expert_rows : 1;
   // GELU: activation input, output (the MLP-down input); gated: gate and up outputs, product (the
   // MLP-down input).
-  const double mlp_per_row = (gated ? 2 : 1) * spec.activation_input_bytes + in.mlp_down;
+  const double mlp_per_row = activation_input_per_row(t, spec) + in.mlp_down;
   split += mlp_per_row * tokens * f * copies;
   if (experts) {
     const double width = expert_input_width(t);
@@ -141,6 +149,16 @@ double layer_activation_bytes(const schema::Transformer& t, const LayerActivatio
     if (!attention) quadratic = 0;
   }
   return boundary / boundary_shard + (split + quadratic) / tp;
+}
+
+double expert_activation_input_bytes(const schema::Transformer& t,
+                                     const LayerActivationSpec& spec) {
+  if (!t.has_moe() || spec.recompute == schema::RECOMPUTE_FULL || spec.recompute_experts) return 0;
+  const double tokens =
+      static_cast<double>(spec.sequence_length) * spec.micro_batch_size / spec.context_parallel;
+  const double copies = t.moe().experts_per_token() * spec.expert_rows;
+  return activation_input_per_row(t, spec) * tokens * expert_ffn_hidden_size(t) * copies /
+         spec.tensor_parallel;
 }
 
 }  // namespace clustersim

@@ -70,4 +70,10 @@ struct LayerActivationSpec {
 // Requires: a transformer that passed the catalog checks.
 double layer_activation_bytes(const schema::Transformer& t, const LayerActivationSpec& spec);
 
+// Of them, an expert layer's routed experts' activation input (the up projection's output, the
+// fused grouped MLP's FC1 output: what Megatron-Core's fine-grained offload of "fused_group_mlp"
+// moves to host memory) for one micro-batch on one GPU; 0 where the layer does not keep it (full
+// recomputation, the expert layer recomputed) or has no experts.
+double expert_activation_input_bytes(const schema::Transformer& t, const LayerActivationSpec& spec);
+
 }  // namespace clustersim

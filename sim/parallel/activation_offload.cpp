@@ -23,6 +23,12 @@ OffloadWindow offload_window(int k, int offloaded, int chunk_layers) {
   return {first, window_last(k, offloaded, chunk_layers)};
 }
 
+bool offloads_fused_expert_mlp(const schema::Parallelism& p) {
+  const auto& modules = p.activation_offload_modules();
+  return std::find(modules.begin(), modules.end(), schema::OFFLOAD_FUSED_EXPERT_MLP) !=
+         modules.end();
+}
+
 double host_link_bytes_per_s(const schema::Gpu& gpu) {
   if (gpu.has_host_link()) {
     const schema::HostLink& link = gpu.host_link();

@@ -22,6 +22,7 @@
 #include "sim/engine/serial_resource.h"
 #include "sim/engine/simulation.h"
 #include "sim/io/schema/gpu.pb.h"
+#include "sim/io/schema/parallelism.pb.h"
 
 namespace clustersim {
 
@@ -39,6 +40,11 @@ struct OffloadWindow {
 };
 // Requires: 0 <= k < offloaded < chunk_layers.
 OffloadWindow offload_window(int k, int offloaded, int chunk_layers);
+
+// Whether `p` offloads the fused grouped MLP's FC1 output of every expert layer (Megatron-Core's
+// fine-grained activation offloading of "fused_group_mlp", parallelism.activation_offload_modules):
+// its copies run on the same streams, each expert layer one offloaded "layer" of the windows.
+bool offloads_fused_expert_mlp(const schema::Parallelism& p);
 
 // Bytes per second one direction of `gpu`'s link to host memory gives each GPU on it while they
 // all copy (the GPUs of a superchip run the same schedule): its host_link's share, else its PCIe

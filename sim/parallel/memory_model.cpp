@@ -10,9 +10,10 @@
 #include <algorithm>
 
 #include "sim/parallel/activation_memory.h"
+#include "sim/parallel/activation_offload.h"
+#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/output_weight_gradient_deferral.h"
-#include "sim/parallel/dualpipe_schedule.h"
 #include "sim/parallel/pipeline_layout.h"
 #include "sim/parallel/pipeline_schedule.h"
 #include "sim/parallel/stage_parameters.h"
@@ -97,7 +98,14 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   const bool shard_states = zero >= 1 || job.optimizer() == s::MUON;
   // Hybrid sharding (data_parallel_shard) shards within each group only.
   const double shards = static_cast<double>(data_parallel_shard_ranks(p)) * p.context_parallel();
-  const double expert_shards = expert_layout(p).expert_data_parallel();
+  // Hybrid-FSDP (shard_optimizer_across_replicas) shards the optimizer states across the groups
+  // too, and holds each group's experts whole (one replica of each per group: configuration
+  // checks), their optimizer states sharded over the expert data-parallel group.
+  const bool hybrid_fsdp = p.shard_optimizer_across_replicas() && zero >= 3;
+  const double optimizer_shards =
+      hybrid_fsdp ? static_cast<double>(p.data_parallel()) * p.context_parallel() : shards;
+  const double optimizer_expert_shards = expert_layout(p).expert_data_parallel();
+  const double expert_shards = hybrid_fsdp ? 1 : optimizer_expert_shards;
   const bool narrow = job.precision() == s::FP8 || job.precision() == s::FP4;
   // FP8 (FP4) weights replace the 16-bit ones of the GEMMs; else TE keeps a narrow copy of each,
   // refreshed once per step. Beside it, the transpose (the column-wise copy) where the recipe or
@@ -113,9 +121,13 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   const double weights = local.dense * bytes.weights - saved * dense_linear;
   const double expert_weights = local.expert * bytes.weights - saved * local.expert;
   // Divided per share only where a share exists, so a dense model's figures stay one division.
+  auto sharded_over = [&](double dense, double expert, bool shard, double dense_shards,
+                          double expert_shard_count) {
+    const double d = dense / (shard ? dense_shards : 1);
+    return local.expert > 0 ? d + expert / (shard ? expert_shard_count : 1) : d;
+  };
   auto sharded = [&](double dense, double expert, bool shard) {
-    const double d = dense / (shard ? shards : 1);
-    return local.expert > 0 ? d + expert / (shard ? expert_shards : 1) : d;
+    return sharded_over(dense, expert, shard, shards, expert_shards);
   };
   const double adapters = job.has_lora() ? trained.dense * bytes.weights : 0;
   e->weights_bytes = sharded(weights + adapters, expert_weights, zero >= 3);
@@ -142,7 +154,8 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
     e->per_step_state_bytes += unsharded_bytes;
   }
   e->optimizer_bytes =
-      sharded(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, shard_states);
+      sharded_over(trained.dense * bytes.optimizer, trained.expert * bytes.optimizer, shard_states,
+                   optimizer_shards, optimizer_expert_shards);
   // Under ZeRO-3 the copies are kept only if asked (keep_fp8_transpose_cache); else they live as
   // long as the layer's gathered weights, which are not counted either.
   // Transposes made at each use (fp8_weight_transpose_per_use) are freed after it: transient, one
@@ -246,6 +259,14 @@ void add_activations(const s::Model& model, const s::TrainingJob& job, const s::
   if (p.activation_offload_layers() > 0) {
     e->offloaded_activations_bytes = per_layer * p.activation_offload_layers();
     chunk_bytes -= per_layer * (p.activation_offload_layers() - 1);
+  }
+  // The fused grouped MLP's FC1 output of every expert layer alike, each expert layer an
+  // offloaded layer of those windows.
+  if (offloads_fused_expert_mlp(p) && experts > 0) {
+    e->offloaded_module_bytes = expert_activation_input_bytes(t, spec);
+    e->chunk_expert_layers = static_cast<double>(experts) / v;
+    e->offloaded_activations_bytes = e->offloaded_module_bytes * e->chunk_expert_layers;
+    chunk_bytes -= e->offloaded_module_bytes * std::max(0.0, e->chunk_expert_layers - 1);
   }
   long chunks_in_flight = 0;
   if (is_dualpipe(p.schedule())) {

@@ -52,8 +52,13 @@ struct MemoryEstimate {
   double weight_cache_bytes = 0;  // FP8 copies of 16-bit weights (and transposes) kept by TE
   double activations_bytes = 0;  // transformer layers
   double layer_activations_bytes = 0;  // one of them (their mean), one micro-batch
-  // In host memory (parallelism.activation_offload_layers), not in the total.
+  // In host memory (parallelism.activation_offload_layers, activation_offload_modules), not in
+  // the total.
   double offloaded_activations_bytes = 0;
+  // Fine-grained offload of the fused grouped MLP (activation_offload_modules): one expert layer's
+  // FC1 output, one micro-batch, and the expert layers of a model chunk (their mean).
+  double offloaded_module_bytes = 0;
+  double chunk_expert_layers = 0;
   double logits_bytes = 0;       // output layer (last stage only)
   // The last stage's deferred output-layer weight gradients' inputs, kept until the flush
   // (parallelism.defer_output_weight_gradient; output_weight_gradient_deferral.h).

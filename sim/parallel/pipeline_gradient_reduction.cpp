@@ -182,12 +182,13 @@ void PipelineRun::launch_next_bucket(int r) {
 // experts' share over their expert data-parallel group (Megatron-Core keeps expert parameters
 // in buffers of their own, reduced over that group); `done` when both are.
 void PipelineRun::replica_collectives(int r, CollectiveOp op, double dense_bytes,
-                                      double expert_bytes, std::function<void()> done) {
+                                      double expert_bytes, std::function<void()> done,
+                                      DataParallelGroup group) {
   if (expert_bytes <= 0 || plan_.experts.expert_data_parallel() <= 1) {
-    return data_parallel_collective(r, op, dense_bytes, std::move(done));
+    return data_parallel_collective(r, op, dense_bytes, std::move(done), group);
   }
   auto both = after_all(2, std::move(done));
-  data_parallel_collective(r, op, dense_bytes, both);
+  data_parallel_collective(r, op, dense_bytes, both, group);
   expert_data_parallel_collective(r, op, expert_bytes, both);
 }
 
@@ -298,13 +299,17 @@ int PipelineRun::parameter_gathers(int r) const {
   return w.gradient_buckets;
 }
 
-// The updated parameters all-gathered in `left` more buckets, one after another.
+// The updated parameters all-gathered in `left` more buckets, one after another (Hybrid-FSDP's
+// across the hybrid-sharding groups, among the ranks holding one shard).
 void PipelineRun::gather_parameters(int r, int left, Picoseconds optimizer_end) {
   const StageWork& w = plan_.work[r];
   const int buckets = parameter_gathers(r);
+  const DataParallelGroup group =
+      w.zero3.optimizer_across_replicas ? DataParallelGroup::kReplicas : DataParallelGroup::kAll;
   replica_collectives(
       r, CollectiveOp::kAllGather, w.parameter_gather_bytes / buckets,
-      w.expert_parameter_gather_bytes / buckets, [this, r, left, buckets, optimizer_end] {
+      w.expert_parameter_gather_bytes / buckets,
+      [this, r, left, buckets, optimizer_end] {
         if (left > 1) return gather_parameters(r, left - 1, optimizer_end);
         Picoseconds end = now();
         // The gathers run ahead of the next step's first forward of each chunk (the chunks'
@@ -316,7 +321,8 @@ void PipelineRun::gather_parameters(int r, int left, Picoseconds optimizer_end) 
                                                          first_forwards, plan_.work[r].gpu_sms);
         }
         timeline_.stages[r].end = end;
-      });
+      },
+      group);
 }
 
 }  // namespace clustersim

@@ -165,7 +165,8 @@ class PipelineRun final : private EventHandler {
   void bucket_ready(int r);
   void launch_next_bucket(int r);
   void replica_collectives(int r, CollectiveOp op, double dense_bytes, double expert_bytes,
-                           std::function<void()> done);
+                           std::function<void()> done,
+                           DataParallelGroup group = DataParallelGroup::kAll);
   void expert_data_parallel_collective(int r, CollectiveOp op, double bytes,
                                        std::function<void()> done);
   void data_parallel_collective(int r, CollectiveOp op, double bytes, std::function<void()> done,

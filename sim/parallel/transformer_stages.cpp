@@ -393,11 +393,14 @@ class StageBuilder {
     // whole (AutoModel's MoE parallelizer leaves them out of every FSDP module then).
     w->zero3 = zero3_work(layers, (gathered - local.expert) / v, bytes.weights,
                           (trained.total() - trained.expert) / v, zero3_reduce);
+    const bool hybrid_fsdp = p_.shard_optimizer_across_replicas();
     if (local.expert > 0 && plan.experts.expert_data_parallel() > 1) {
       const double units = static_cast<double>(w->zero3.units) * v;
       const double expert_reduce =
           p_.fsdp2_expert_reduce_in_weight_type() ? bytes.weights : zero3_reduce;
-      w->zero3.unit_expert_gather_bytes = bytes.weights * local.expert / units;
+      // Hybrid-FSDP holds a group's experts whole: nothing gathered, their gradients
+      // reduce-scattered over the expert data-parallel group in the step's last backward.
+      if (!hybrid_fsdp) w->zero3.unit_expert_gather_bytes = bytes.weights * local.expert / units;
       w->zero3.unit_expert_gradient_bytes = expert_reduce * trained.expert / units;
     }
     add_zero3_all_to_alls(r, &w->zero3.expert_all_to_alls);
@@ -415,6 +418,14 @@ class StageBuilder {
     if (p_.data_parallel_shard() > 0) {
       w->zero3.replicas = p_.data_parallel() / p_.data_parallel_shard();
       w->zero3.shard_ranks = p_.data_parallel_shard() * p_.context_parallel();
+      w->zero3.optimizer_across_replicas = hybrid_fsdp;
+    }
+    // Hybrid-FSDP's updated shards all-gathered across the groups after the step: each group's
+    // shard of the dense weights (the collective's whole buffer over the ranks holding it) and
+    // the experts whole over their expert data-parallel group, in the weights' type.
+    if (hybrid_fsdp) {
+      w->parameter_gather_bytes = bytes.weights * (gathered - local.expert) / w->zero3.shard_ranks;
+      w->expert_parameter_gather_bytes = bytes.weights * local.expert;
     }
     if (p_.zero3_synchronous_fetch()) {
       // DeepSpeed fetches each linear layer's weights as one module (the norms' and biases' few
@@ -430,6 +441,16 @@ class StageBuilder {
                           estimate_stage_memory(model_, job_, p_, r, 0, RuntimeMemory{})
                               .layer_activations_bytes,
                           host_link_bytes_per_s(compute_.gpu())};
+    }
+    // The fused grouped MLP's FC1 output of each expert layer of the chunk, on the same copy
+    // streams (each expert layer one offloaded layer of their windows).
+    if (offloads_fused_expert_mlp(p_)) {
+      const MemoryEstimate m = estimate_stage_memory(model_, job_, p_, r, 0, RuntimeMemory{});
+      const int layers = static_cast<int>(std::lround(m.chunk_expert_layers));
+      if (layers > 0) {
+        w->zero3.offload = {layers, m.offloaded_module_bytes,
+                            host_link_bytes_per_s(compute_.gpu())};
+      }
     }
   }
 

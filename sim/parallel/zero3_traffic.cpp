@@ -142,14 +142,20 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
     if (tasks[i].forward) first_forward[c] = std::min(first_forward[c], i);
     if (!tasks[i].forward) last_backward[c] = i;
   }
-  bool gathers = true, reduces = true;
+  // Hybrid-FSDP goes on across the groups in each chunk's last backward of the step only.
+  std::vector<size_t> step_last_backward(static_cast<size_t>(chunks), 0);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (!tasks[i].forward) step_last_backward[tasks[i].chunk] = i;
+  }
+  bool gathers = true, reduces = true, across_replicas = true;
   auto segment = [&](Picoseconds duration, bool gather, bool reduce, bool forward, int layer,
                      int m) {
     Segment s{duration, gather && gathers, reduce && reduces, false, forward, layer};
     s.gather_bytes = shares[m] * work.unit_gather_bytes;
     s.reduce_bytes = shares[m] * work.unit_gradient_bytes;
     s.expert_gather_bytes = shares[m] * work.unit_expert_gather_bytes;
-    s.expert_reduce_bytes = shares[m] * work.unit_expert_gradient_bytes;
+    s.expert_reduce_bytes = across_replicas ? shares[m] * work.unit_expert_gradient_bytes : 0;
+    s.across_replicas = across_replicas;
     s.prefetch = work.max_live_parameters <= 0 ||
                  shares[m] * work.unit_parameters < work.max_live_parameters;
     return s;
@@ -178,6 +184,7 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
                               i == (task.forward ? first_forward : last_backward)[run_chunk];
     gathers = task.forward ? synchronizes : backward_gathers;
     reduces = synchronizes && !work.reduce_after_backward;
+    across_replicas = !work.optimizer_across_replicas || i == step_last_backward[task.chunk];
     for (int u = 0; u < units; ++u) {
       const Picoseconds layer_forward = share(forward, units, u);
       const Picoseconds layer_backward = share(backward, units, u);
@@ -359,7 +366,7 @@ void Zero3Stage::all_to_all_done() {
 
 void Zero3Stage::segment_done() {
   const Segment& s = segments_[current_];
-  if (s.reduce) queue_reduction({s.reduce_bytes, s.expert_reduce_bytes});
+  if (s.reduce) queue_reduction({s.reduce_bytes, s.expert_reduce_bytes, s.across_replicas});
   if (offload_ && s.forward) return offload_->after_forward(s.layer, [this] { next_segment(); });
   next_segment();
 }
@@ -385,7 +392,8 @@ void Zero3Stage::queue_reduction(const Reduction& bytes) {
   }
   const int buckets = work_.unit_reduce_buckets;
   for (int b = 0; b < buckets; ++b) {
-    reductions_queued_.push_back({bytes.bytes / buckets, bytes.expert_bytes / buckets});
+    reductions_queued_.push_back(
+        {bytes.bytes / buckets, bytes.expert_bytes / buckets, bytes.across_replicas});
   }
   next_reduction();
 }
@@ -405,21 +413,24 @@ void Zero3Stage::next_reduction() {
   reduced_bytes_ += next.bytes + next.expert_bytes;
   expert_reduced_bytes_ += next.expert_bytes;
   const double bytes = next.bytes;
+  const bool across = next.across_replicas;
   const Picoseconds earliest = fetch_floor(bytes);
-  dense_and_experts(CollectiveOp::kReduceScatter, bytes, next.expert_bytes,
-                    [this, bytes, earliest] {
-                      if (sim_->now() >= earliest) return reduce_scattered(bytes);
-                      sim_->call_at(earliest, [this, bytes] { reduce_scattered(bytes); });
-                    });
+  dense_and_experts(
+      CollectiveOp::kReduceScatter, bytes, next.expert_bytes, [this, bytes, across, earliest] {
+        if (sim_->now() >= earliest) return reduce_scattered(bytes, across);
+        sim_->call_at(earliest, [this, bytes, across] { reduce_scattered(bytes, across); });
+      });
 }
 
-// Under hybrid sharding each rank's shard is then all-reduced across the groups holding it.
-void Zero3Stage::reduce_scattered(double bytes) {
-  if (work_.replicas <= 1) return reduction_done();
+// Under hybrid sharding each rank's shard is then all-reduced across the groups holding it;
+// under Hybrid-FSDP reduce-scattered, in the step's last backward only.
+void Zero3Stage::reduce_scattered(double bytes, bool across_replicas) {
+  if (work_.replicas <= 1 || !across_replicas) return reduction_done();
   const double shard = bytes / work_.shard_ranks;
   replicated_bytes_ += shard;
-  collective_(CollectiveOp::kAllReduce, DataParallelGroup::kReplicas, shard,
-              [this] { reduction_done(); });
+  collective_(
+      work_.optimizer_across_replicas ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
+      DataParallelGroup::kReplicas, shard, [this] { reduction_done(); });
 }
 
 void Zero3Stage::reduction_done() {

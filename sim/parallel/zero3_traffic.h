@@ -100,6 +100,11 @@ struct Zero3Work {
   // across the groups. 1 replica: plain ZeRO-3.
   int replicas = 1;
   int shard_ranks = 1;
+  // Hybrid-FSDP (parallelism.shard_optimizer_across_replicas): each shard reduce-scattered across
+  // the groups, not all-reduced, and only in each chunk's last backward of the step, as are the
+  // routed experts' gradients over their expert data-parallel group (the caller all-gathers the
+  // updated shards after the optimizer step).
+  bool optimizer_across_replicas = false;
   // FSDP2 of expert layers: a layer's routed experts' weights (whole buffer) gathered, and their
   // gradients reduce-scattered, over the expert data-parallel group in a collective of their own
   // beside the rest of the layer's over the data-parallel ranks (a module is ready when both
@@ -201,7 +206,8 @@ class Zero3Stage {
   // Of them, the routed experts' over the expert data-parallel group.
   double expert_gathered_bytes() const { return expert_gathered_bytes_; }
   double expert_reduced_bytes() const { return expert_reduced_bytes_; }
-  // Bytes all-reduced across hybrid-sharding groups (each rank's shard).
+  // Bytes all-reduced (Hybrid-FSDP: reduce-scattered) across hybrid-sharding groups (each
+  // rank's shard).
   double replicated_bytes() const { return replicated_bytes_; }
   // Time the compute stream spent waiting for gathers inside tasks.
   Picoseconds waited() const { return waited_; }
@@ -224,6 +230,7 @@ class Zero3Stage {
     double expert_gather_bytes = 0, expert_reduce_bytes = 0;
     bool prefetch = true;
     bool wait_reduced = false;  // its task ends once every reduce-scatter issued is done
+    bool across_replicas = true;  // its reduction goes on across hybrid-sharding groups
     // Its expert all-to-alls run outside the compute: all_to_alls_[first_all_to_all, ...end),
     // from its start.
     uint32_t first_all_to_all = 0, all_to_alls_end = 0;
@@ -231,6 +238,7 @@ class Zero3Stage {
   // One reduce-scatter's bytes: the dense share's and the routed experts'.
   struct Reduction {
     double bytes = 0, expert_bytes = 0;
+    bool across_replicas = true;
   };
 
   void issue_gathers_up_to(size_t segment);
@@ -248,7 +256,7 @@ class Zero3Stage {
   void queue_reduction(const Reduction& bytes);
   void release_deferred();
   void next_reduction();
-  void reduce_scattered(double bytes);
+  void reduce_scattered(double bytes, bool across_replicas);
   void reduction_done();
   // Whether the running collective (synchronize: gathers and reduce-scatters take turns) leaves
   // the process group free.

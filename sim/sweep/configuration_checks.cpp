@@ -15,6 +15,7 @@
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/pipeline_across_pools.h"
 #include "sim/parallel/pipeline_layout.h"
+#include "sim/workload/moe_layer.h"
 
 namespace clustersim {
 namespace {
@@ -215,6 +216,37 @@ ConfigurationProblem activation_offload_problem(const Configuration& c,
   return {};
 }
 
+// Megatron-Core's fine-grained activation offloading (activation_offload_modules) as simulated:
+// on ZeRO-3's layer-by-layer tasks (activation_offload.h's copy streams), one pipeline stage.
+ConfigurationProblem offload_modules_problem(const s::Parallelism& p,
+                                             const LoadedScenario& scenario) {
+  if (p.activation_offload_modules_size() == 0) return {};
+  const char* field = "parallelism.activation_offload_modules";
+  if (p.zero_stage() != 3 || p.data_parallel() < 2) {
+    return {
+        "fine-grained activation offload is simulated under zero_stage 3 over 2 or more "
+        "data-parallel ranks only",
+        field,
+        "zero_stage " + std::to_string(p.zero_stage()) + ", data_parallel " +
+            std::to_string(p.data_parallel())};
+  }
+  if (p.pipeline_parallel() > 1) {
+    return {"fine-grained activation offload is simulated on one pipeline stage only", field,
+            "pipeline_parallel " + std::to_string(p.pipeline_parallel())};
+  }
+  // Each expert layer's copy has a window up to the next one's (activation_offload.h).
+  if (!scenario.model->has_transformer()) return {};  // refused by the scenario's checks
+  const s::Transformer& t = scenario.model->transformer();
+  const int experts = moe_layers_in(t, 0, t.num_layers());
+  if (experts >= t.num_layers()) {
+    return {
+        "fine-grained offload of the fused grouped MLP is simulated with fewer expert layers "
+        "than layers (each copy's window ends at the next offloaded layer's)",
+        field, std::to_string(experts) + " expert layers of " + std::to_string(t.num_layers())};
+  }
+  return {};
+}
+
 // ZeRO-3 of a mixture-of-experts model (zero_stage 3), as simulated: PyTorch FSDP2 as NeMo
 // AutoModel's MoE parallelizer runs it (components/moe/parallelizer.py @ 36044ad3: the routed
 // experts one fully_shard module over the expert data-parallel ranks, the rest of each block one
@@ -224,23 +256,44 @@ ConfigurationProblem fsdp2_expert_problem(const s::Parallelism& p) {
     return {"ZeRO-3 of expert layers is simulated as FSDP2 only (DeepSpeed's is not)",
             "parallelism.fsdp2"};
   }
+  // Megatron FSDP's Hybrid-FSDP (shard_optimizer_across_replicas) runs Megatron-Core's tensor
+  // parallelism, so AutoModel's two tensor-parallel refusals below are not its.
+  const bool hybrid_fsdp = p.shard_optimizer_across_replicas();
   // parallelize_model: "enable_async_tensor_parallel=True is not supported by the custom MoE TP
   // path".
-  if (p.overlap_tensor_communication()) {
+  if (!hybrid_fsdp && p.overlap_tensor_communication()) {
     return {"FSDP2 of expert layers runs no asynchronous tensor parallelism (AutoModel's MoE "
             "parallelizer refuses it)",
             "parallelism.overlap_tensor_communication"};
   }
   // Its tensor parallelism keeps attention and the router replicated, without sequence
   // parallelism (_resolve_moe_tp_plan); the step's MoE layers shard them as Megatron-Core does.
-  if (p.tensor_parallel() > 1) {
+  if (!hybrid_fsdp && p.tensor_parallel() > 1) {
     return {"FSDP2 of expert layers with tensor parallel > 1 is not simulated (AutoModel's MoE "
             "tensor parallelism replicates attention and the router)",
             "parallelism.tensor_parallel",
             "tensor_parallel " + std::to_string(p.tensor_parallel())};
   }
-  if (p.data_parallel_shard() > 0) {
-    return {"hybrid sharding of expert layers is not simulated", "parallelism.data_parallel_shard"};
+  if (p.data_parallel_shard() > 0 && !hybrid_fsdp) {
+    return {
+        "hybrid sharding of expert layers is simulated as Megatron FSDP's Hybrid-FSDP only "
+        "(shard_optimizer_across_replicas)",
+        "parallelism.data_parallel_shard"};
+  }
+  // Each group one replica of every expert: the experts whole on their GPUs, their expert
+  // data-parallel group the groups' ranks holding them.
+  const int shard = p.data_parallel_shard();
+  if (hybrid_fsdp && shard > 0 && p.data_parallel() % shard == 0 &&
+      expert_layout(p).expert_data_parallel() != p.data_parallel() / shard) {
+    const ExpertLayout experts = expert_layout(p);
+    return {
+        "Hybrid-FSDP of expert layers is simulated with one replica of each expert per "
+        "hybrid-sharding group only (ETP x EP = the group's GPUs)",
+        "parallelism.data_parallel_shard",
+        "groups of " + std::to_string(shard * p.tensor_parallel() * p.context_parallel()) +
+            " GPUs (data_parallel_shard " + std::to_string(shard) + " x TP x CP) against ETP " +
+            std::to_string(experts.expert_tensor_parallel) + " x EP " +
+            std::to_string(experts.expert_parallel)};
   }
   if (p.activation_offload_layers() > 0) {
     return {"activation offload of expert layers is not simulated",
@@ -489,8 +542,34 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
             "data_parallel_shard " + std::to_string(p.data_parallel_shard()) + " against DP " +
                 std::to_string(p.data_parallel())};
   }
+  // Megatron FSDP's Hybrid-FSDP: its optimizer sharding across groups needs groups (Megatron-LM
+  // refuses outer_dp_sharding_strategy "optim" with one distributed optimizer instance) and the
+  // full sharding within them ("optim_grads_params"), and runs each layer as one FSDP unit.
+  if (p.shard_optimizer_across_replicas()) {
+    const char* field = "parallelism.shard_optimizer_across_replicas";
+    if (p.zero_stage() != 3 || !p.fsdp2()) {
+      return {
+          "Hybrid-FSDP needs zero_stage 3 with fsdp2", field,
+          "zero_stage " + std::to_string(p.zero_stage()) + (p.fsdp2() ? ", fsdp2" : ", no fsdp2")};
+    }
+    if (p.data_parallel_shard() <= 0 || p.data_parallel_shard() >= p.data_parallel()) {
+      return {"Hybrid-FSDP needs hybrid-sharding groups: data_parallel_shard below data_parallel",
+              field,
+              "data_parallel_shard " +
+                  (p.has_data_parallel_shard() ? std::to_string(p.data_parallel_shard())
+                                               : std::string("absent")) +
+                  ", DP " + std::to_string(p.data_parallel())};
+    }
+    if (p.fsdp2_keep_forward_gather() || p.fsdp2_defer_gradient_sync()) {
+      return {"Hybrid-FSDP runs Megatron FSDP, not AutoModel's FSDP2 options", field,
+              p.fsdp2_keep_forward_gather() ? "fsdp2_keep_forward_gather"
+                                            : "fsdp2_defer_gradient_sync"};
+    }
+  }
   ConfigurationProblem offload = activation_offload_problem(c, scenario);
   if (!offload.empty()) return offload;
+  ConfigurationProblem offload_modules = offload_modules_problem(p, scenario);
+  if (!offload_modules.empty()) return offload_modules;
   std::string deepspeed = deepspeed_pipeline_problem(p, scenario.scenario().job().precision());
   if (!deepspeed.empty()) {
     return {std::move(deepspeed), "parallelism.deepspeed_pipeline_engine"};

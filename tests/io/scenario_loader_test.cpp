@@ -891,6 +891,37 @@ TEST_CASE("a paged expert stash needs the fused expert MLP") {
         "s.textproto:12:15: parallelism.expert_paged_stash: applies with fused_expert_mlp only\n");
 }
 
+TEST_CASE("fine-grained offload names each module once, one the layers keep") {
+  const std::string job = "token_budget: 1e9 sequence_length: 4096";
+  const std::string gb200 = "instance: \"onprem.gb200-nvl72\" nodes: 2";
+  const auto errors = [&](const std::string& parallelism) {
+    return scenario_errors(scenario(
+        "nemotron3-nano-30b-a3b", job, gb200,
+        "parallelism { zero_stage: 3 fsdp2: true expert_parallel: 8 " + parallelism + " }\n"));
+  };
+  const std::string offload = "activation_offload_modules: [OFFLOAD_FUSED_EXPERT_MLP] ";
+  CHECK(errors("fused_expert_mlp: true " + offload) == "");
+  CHECK(errors(offload) ==
+        "s.textproto:12:60: parallelism.activation_offload_modules: OFFLOAD_FUSED_EXPERT_MLP needs "
+        "fused_expert_mlp (the fused grouped MLP's FC1 output)\n");
+  CHECK(errors("fused_expert_mlp: true activation_offload_modules: [OFFLOAD_FUSED_EXPERT_MLP, "
+               "OFFLOAD_FUSED_EXPERT_MLP]") ==
+        "s.textproto:12:83: parallelism.activation_offload_modules: OFFLOAD_FUSED_EXPERT_MLP is "
+        "listed twice\n");
+  CHECK(errors("fused_expert_mlp: true recompute_modules: [RECOMPUTE_MOE] " + offload) ==
+        "s.textproto:12:118: parallelism.activation_offload_modules: cannot be combined with "
+        "recompute_modules RECOMPUTE_MOE (the rerun expert layer keeps its input only)\n");
+  CHECK(errors("fused_expert_mlp: true activation_offload_layers: 2 " + offload) ==
+        "s.textproto:12:112: parallelism.activation_offload_modules: cannot be combined with "
+        "activation_offload_layers (not simulated)\n");
+  // A name Megatron-Core's offload_modules has but the schema not: the parser's error.
+  CHECK(
+      errors("activation_offload_modules: [OFFLOAD_CORE_ATTN]")
+          .find(
+              "parallelism.activation_offload_modules: unknown value \"OFFLOAD_CORE_ATTN\" (valid "
+              "values: OFFLOAD_FUSED_EXPERT_MLP)") != std::string::npos);
+}
+
 TEST_CASE("layers listed per model chunk may leave a chunk empty, per stage not") {
   // Llama 2 7B's 32 layers on 2 stages x 2 chunks: the last chunk (virtual stage 3) holds none.
   const std::string chunks =

@@ -122,5 +122,45 @@ TEST_CASE("the step's expert gathers and reduce-scatters run on the expert data-
         32);
 }
 
+TEST_CASE("Hybrid-FSDP: experts whole in each group, reduced across and gathered after the step") {
+  // EP 8 on 2 nodes, groups of 8 ranks (one node, one replica of every expert), 2 groups: nothing
+  // of the experts gathered per layer; each layer's expert gradients (4 bytes, fp32 reduction)
+  // reduce-scattered over their expert data-parallel group of 2, the dense shard across the 2
+  // groups, once (one micro-batch); after the optimizer step the group's dense shard (2 bytes
+  // over the 8 ranks) gathered across the groups and the experts' 2 bytes over their group.
+  const double routed = routed_parameters();
+  const TransformerPlan plan = fsdp2_plan(
+      2, "expert_parallel: 8 data_parallel_shard: 8 shard_optimizer_across_replicas: true");
+  const StageWork& work = plan.plan.work[0];
+  const Zero3Work& w = work.zero3;
+  const double dense =
+      static_cast<double>(
+          transformer_parameters(
+              testing::shipped_catalog().models().find("mixtral-8x7b")->value->transformer())
+              .total()) -
+      routed;
+  CHECK(plan.plan.experts.expert_data_parallel() == 2);
+  CHECK(w.optimizer_across_replicas);
+  CHECK(w.replicas == 2);
+  CHECK(w.shard_ranks == 8);
+  CHECK(w.unit_expert_gather_bytes == 0);
+  CHECK(w.unit_expert_gradient_bytes == Approx(4 * routed / 8 / 32));
+  CHECK(work.parameter_gather_bytes == Approx(2 * dense / 8));
+  CHECK(work.expert_parameter_gather_bytes == Approx(2 * routed / 8));
+  Timeline timeline;
+  auto topology = testing::shipped_cluster("aws.p4d.24xlarge", 2);
+  simulate_pipeline(plan.plan, *topology, &timeline);
+  const auto spans = [&](const std::string& track, const std::string& name) {
+    return std::count_if(timeline.spans().begin(), timeline.spans().end(),
+                         [&](const auto& s) { return s.track == track && s.name == name; });
+  };
+  CHECK(spans("expert data parallel", "reduce_scatter") == 32);
+  CHECK(spans("data parallel", "reduce_scatter") == 2 * 32);
+  CHECK(spans("data parallel", "all_reduce") == 0);
+  CHECK(spans("expert data parallel", "all_gather") ==
+        spans("data parallel", "all_gather") - 2 * 32);
+  CHECK(spans("expert data parallel", "all_gather") >= 1);
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -360,6 +360,53 @@ TEST_CASE("hybrid sharding holds its group's shard: twice ZeRO-3's states with h
   CHECK(hybrid.optimizer_bytes == Approx(2 * full.optimizer_bytes));
 }
 
+TEST_CASE("Hybrid-FSDP: the group's shards, the experts whole, the optimizer over all ranks") {
+  // Mixtral 8x7B on 8 GPUs, EP 4, groups of 4 ranks (each one replica of every expert), 2 groups:
+  // dense weights and gradients over the group of 4, the experts (2 of 8 a layer) whole; Adam's
+  // states over all 8 ranks, the experts' over their expert data-parallel group of 2; FSDP2's two
+  // gathered layers without their experts (nothing of them gathered).
+  const s::Model& mixtral = shipped_model("mixtral-8x7b");
+  const TransformerParameters params = transformer_parameters(mixtral.transformer());
+  const int layers = mixtral.transformer().num_layers();
+  const double routed = static_cast<double>(layers) * params.routed_experts_per_layer;
+  const double dense = static_cast<double>(params.total()) - routed;
+  const double in_layers = static_cast<double>(params.layers) - routed;
+  const std::string hybrid =
+      "expert_parallel: 4 zero_stage: 3 fsdp2: true data_parallel_shard: 4 "
+      "shard_optimizer_across_replicas: true";
+  const MemoryEstimate e =
+      estimate_memory(mixtral, job(64, 4096), plan(1, 1, 8, 1, hybrid), 1e15, {});
+  CHECK(e.weights_bytes == Approx(2 * (dense / 4 + routed / 4) + 2 * 2 * in_layers / layers));
+  CHECK(e.gradients_bytes == Approx(4 * (dense / 4 + routed / 4)));
+  CHECK(e.optimizer_bytes == Approx(12 * (dense / 8 + routed / 4 / 2)));
+}
+
+TEST_CASE("offloading the fused grouped MLP's FC1 output frees all expert layers' but one") {
+  // Nemotron 3 Nano (52 layers, 23 of them experts, squared ReLU: one activation input of
+  // expert_ffn_hidden_size a routed copy, 6 copies a token) at 8192 tokens, one micro-batch in
+  // flight: 2 bytes x 8192 x 1856 x 6 a layer, in host memory for 22 of the 23.
+  const s::Model& nano = shipped_model("nemotron3-nano-30b-a3b");
+  const std::string base =
+      "expert_parallel: 8 zero_stage: 3 fsdp2: true fused_expert_mlp: true "
+      "recompute_modules: [RECOMPUTE_MOE_ACT]";
+  const MemoryEstimate kept = estimate_memory(nano, job(8, 8192), plan(1, 1, 8, 1, base), 1e15, {});
+  const MemoryEstimate offloaded = estimate_memory(
+      nano, job(8, 8192),
+      plan(1, 1, 8, 1, base + " activation_offload_modules: [OFFLOAD_FUSED_EXPERT_MLP]"), 1e15, {});
+  const double fc1 = 2.0 * 8192 * 1856 * 6;
+  CHECK(offloaded.offloaded_module_bytes == Approx(fc1));
+  CHECK(offloaded.chunk_expert_layers == 23);
+  CHECK(offloaded.offloaded_activations_bytes == Approx(23 * fc1));
+  CHECK(kept.activations_bytes - offloaded.activations_bytes == Approx(22 * fc1));
+  // A rerun expert layer keeps its input only: nothing to offload.
+  LayerActivationSpec spec;
+  spec.sequence_length = 8192;
+  spec.micro_batch_size = 1;
+  CHECK(expert_activation_input_bytes(nano.transformer(), spec) == Approx(fc1));
+  spec.recompute_experts = true;
+  CHECK(expert_activation_input_bytes(nano.transformer(), spec) == 0);
+}
+
 TEST_CASE("recomputing N layers of each chunk keeps only those layers' inputs") {
   const auto& gpt = shipped_model("gpt-18b");  // 40 layers, 10 per stage
   const auto none = estimate_stage_memory(gpt, job(512, 2048), plan(8, 4, 1, 1), 0, 1e15, {});

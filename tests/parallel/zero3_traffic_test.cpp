@@ -2,6 +2,7 @@
 // communication-bound and compute-bound step, and the step on a real network.
 #include "sim/parallel/zero3_traffic.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
@@ -444,6 +445,41 @@ TEST_CASE("hybrid sharding: each reduce-scatter's shard all-reduced across the r
   CHECK(gathers == 8);
   CHECK(reduce_scatters == 4);
   CHECK(all_reduces == 4);
+}
+
+TEST_CASE("Hybrid-FSDP: the shards and the experts reduce-scattered across in the last backward") {
+  // FSDP2's units, 4 layers of 1 GB dense weights (2 GB of gradients) within groups of 8 ranks, 2
+  // groups, and 6 GB of expert gradients a layer held whole in each group (nothing gathered), 3
+  // micro-batches of 1F1B: every backward reduce-scatters each layer's dense share within its
+  // group; only the step's last backward goes on across the groups, each rank's 2 GB / 8 shard
+  // reduce-scattered (not all-reduced) among the ranks holding it, beside the experts' 6 GB over
+  // their expert data-parallel group.
+  Zero3Work w = work_of(4);
+  make_fsdp2(&w);
+  w.replicas = 2;
+  w.shard_ranks = 8;
+  w.optimizer_across_replicas = true;
+  w.unit_expert_gradient_bytes = 6e9;
+  double replicated = 0;
+  const auto tasks = stage_schedule(schema::ONE_F_ONE_B, 1, 1, 3, 0);
+  const Calls calls = stage_calls(w, tasks, &replicated);
+  using Op = CollectiveOp;
+  using G = DataParallelGroup;
+  CHECK(count(calls, Op::kAllGather, G::kShard) == std::pair{2 * 4 * 3, 1e9 * 2 * 4 * 3});
+  CHECK(count(calls, Op::kReduceScatter, G::kShard) == std::pair{4 * 3, 2e9 * 4 * 3});
+  CHECK(count(calls, Op::kReduceScatter, G::kReplicas) == std::pair{4, 4 * 2e9 / 8});
+  CHECK(count(calls, Op::kReduceScatter, G::kExperts) == std::pair{4, 4 * 6e9});
+  CHECK(count(calls, Op::kAllReduce, G::kReplicas).first == 0);
+  CHECK(count(calls, Op::kAllGather, G::kExperts).first == 0);
+  CHECK(replicated == Approx(4 * 2e9 / 8));
+  // The collectives across groups come after the two earlier micro-batches' backwards: none
+  // before the last backward's first reduce-scatter within a group.
+  const auto first_across = std::find_if(calls.begin(), calls.end(), [](const auto& c) {
+    return std::get<1>(c) == G::kReplicas || std::get<1>(c) == G::kExperts;
+  });
+  CHECK(std::count_if(calls.begin(), first_across, [](const auto& c) {
+          return std::get<0>(c) == Op::kReduceScatter;
+        }) == 4 * 2 + 1);
 }
 
 // A single stage over 8 x `nodes` GPUs (DGX A100 nodes by default) whose layers are gathered over

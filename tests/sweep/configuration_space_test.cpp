@@ -225,10 +225,79 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
         "and the router): tensor_parallel 2\n");
   CHECK(errors("fsdp2: true expert_parallel: 4 data_parallel_shard: 8") ==
         "s.textproto:4:60: parallelism.data_parallel_shard: hybrid sharding of expert layers is "
-        "not simulated" + one);
+        "simulated as Megatron FSDP's Hybrid-FSDP only (shard_optimizer_across_replicas)" +
+            one);
   CHECK(errors("fsdp2: true expert_parallel: 4 overlap_expert_communication: true") ==
         "s.textproto:4:60: parallelism.overlap_expert_communication: the expert all-to-all "
         "overlap is not simulated under ZeRO-3" + one);
+}
+
+TEST_CASE("Hybrid-FSDP: groups, each one replica of every expert, and Megatron FSDP's options") {
+  const std::string mixtral = R"(model: "mixtral-8x7b"
+job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
+cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
+)";
+  const auto errors = [&](const std::string& parallelism) {
+    return testing::scenario_errors(mixtral + "parallelism { " + parallelism + " }");
+  };
+  const std::string hybrid = "zero_stage: 3 fsdp2: true shard_optimizer_across_replicas: true ";
+  // EP 4 on groups of 4 ranks: 4 groups, each one replica of every expert.
+  CHECK(errors(hybrid + "expert_parallel: 4 data_parallel_shard: 4") == "");
+  // Megatron-Core's tensor parallelism: TP 2 x 2 ranks a group of 4 GPUs.
+  CHECK(errors(hybrid + "expert_parallel: 4 expert_tensor_parallel: 1 data_parallel_shard: 2 "
+                        "tensor_parallel: 2 sequence_parallel: true "
+                        "overlap_tensor_communication: true") == "");
+  CHECK(errors(hybrid + "expert_parallel: 4 data_parallel_shard: 8") ==
+        "s.textproto:4:98: parallelism.data_parallel_shard: Hybrid-FSDP of expert layers is "
+        "simulated with one replica of each expert per hybrid-sharding group only (ETP x EP = "
+        "the group's GPUs): groups of 8 GPUs (data_parallel_shard 8 x TP x CP) against ETP 1 x "
+        "EP 4\n");
+  // The sharding groups must divide the data-parallel ranks (16 here).
+  CHECK(errors(hybrid + "expert_parallel: 4 data_parallel_shard: 6") ==
+        "s.textproto:4:98: parallelism.data_parallel_shard: hybrid sharding's groups must divide "
+        "the data-parallel ranks: data_parallel_shard 6 against DP 16\n");
+  CHECK(errors(hybrid + "expert_parallel: 4") ==
+        "s.textproto:4:41: parallelism.shard_optimizer_across_replicas: Hybrid-FSDP needs "
+        "hybrid-sharding groups: data_parallel_shard below data_parallel: data_parallel_shard "
+        "absent, DP 16\n");
+  const std::string llama = R"(model: "llama3-8b"
+job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
+cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
+)";
+  CHECK(testing::scenario_errors(llama + "parallelism { zero_stage: 3 data_parallel_shard: 8 "
+                                         "shard_optimizer_across_replicas: true }")
+            .find("parallelism.shard_optimizer_across_replicas: Hybrid-FSDP needs zero_stage 3 "
+                  "with fsdp2: zero_stage 3, no fsdp2") != std::string::npos);
+  CHECK(testing::scenario_errors(llama + "parallelism { " + hybrid +
+                                 "data_parallel_shard: 8 fsdp2_keep_forward_gather: true }")
+            .find("Hybrid-FSDP runs Megatron FSDP, not AutoModel's FSDP2 options: "
+                  "fsdp2_keep_forward_gather") != std::string::npos);
+}
+
+TEST_CASE("fine-grained offload runs on ZeRO-3's layer-by-layer tasks of one stage") {
+  const std::string nano = R"(model: "nemotron3-nano-30b-a3b"
+job { global_batch_size: 32 sequence_length: 8192 precision: BF16 optimizer: ADAM steps: 10 }
+cluster { instance: "onprem.gb200-nvl72" nodes: 2 }
+)";
+  const std::string offload =
+      "expert_parallel: 8 fused_expert_mlp: true "
+      "activation_offload_modules: [OFFLOAD_FUSED_EXPERT_MLP]";
+  CHECK(testing::scenario_errors(nano + "parallelism { zero_stage: 3 fsdp2: true " + offload +
+                                 " }") == "");
+  CHECK(
+      testing::scenario_errors(nano + "parallelism { distributed_optimizer: true " + offload + " }")
+          .find("parallelism.activation_offload_modules: fine-grained activation offload is "
+                "simulated under zero_stage 3 over 2 or more data-parallel ranks only: "
+                "zero_stage 0, data_parallel 8") != std::string::npos);
+  // Every layer an expert layer: no window between two offloaded layers.
+  const std::string mixtral = R"(model: "mixtral-8x7b"
+job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }
+cluster { instance: "onprem.gb200-nvl72" nodes: 2 }
+)";
+  CHECK(testing::scenario_errors(mixtral + "parallelism { zero_stage: 3 fsdp2: true " + offload +
+                                 " }")
+            .find("fewer expert layers than layers (each copy's window ends at the next offloaded "
+                  "layer's): 32 expert layers of 32") != std::string::npos);
 }
 
 TEST_CASE("auto_parallelism enumerates expert parallel over the experts' divisors that fit") {
