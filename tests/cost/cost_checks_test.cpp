@@ -29,6 +29,18 @@ TEST_CASE("a spot discount above 100% is an error") {
                  Catch::Contains("cost.prices.price[0].price.discount_fraction: must be"));
 }
 
+TEST_CASE("an on-demand price given as a discount in a --prices file is an error, not a crash") {
+  // The price book looked the on-demand price up to take the discount off, which looked itself
+  // up again: `cost`, `sweep` and `regress` with such a --prices file died of a stack overflow.
+  auto loaded = load_cost(cost_scenario(""),
+                          "price { instance: \"aws.p4d.24xlarge\"\n"
+                          "  price { billing: ON_DEMAND currency: USD discount_fraction: 0.5 } }");
+  CHECK(loaded->model == nullptr);
+  CHECK(loaded->diagnostics ==
+        "p.textproto:2:44: price[0].price.discount_fraction: applies to other billing modes than "
+        "ON_DEMAND: give per_hour\n");
+}
+
 TEST_CASE("a checkpoint interval of 0 is an error") {
   auto loaded = load_cost(
       cost_scenario("  checkpoint {\n    volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 }\n"
