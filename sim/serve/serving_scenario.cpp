@@ -414,8 +414,20 @@ void check_autoscaling(const FieldChecker& autoscaling) {
   // when `serve` planned the hour's replicas, with no line to fix.
   autoscaling.in_range("hourly_rate_per_s", 0, kMaxRequests);
   const auto& m = static_cast<const s::Autoscaling&>(autoscaling.message());
+  // Written as BILLING_MODE_UNSPECIFIED, either left the day unpriced with no line to fix.
+  for (const char* billing : {"baseline_billing", "burst_billing"}) {
+    if (autoscaling.has(billing)) autoscaling.require_enum(billing);
+  }
   if (m.baseline_billing() == s::SPOT) {
     autoscaling.error("baseline_billing", "a baseline must not be preemptible: not SPOT");
+  }
+  // A subscription's hourly price holds for a month or a year of every hour: burst replicas
+  // bought at it for an hour priced the peaks at a fraction of what they commit to.
+  if (m.burst_billing() == s::SUBSCRIPTION_MONTHLY || m.burst_billing() == s::SUBSCRIPTION_YEARLY) {
+    autoscaling.error("burst_billing",
+                      "burst replicas are bought for an hour: ON_DEMAND or SPOT, not " +
+                          s::BillingMode_Name(m.burst_billing()) +
+                          " (committed for every hour of a month or a year)");
   }
 }
 
