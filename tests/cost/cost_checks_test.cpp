@@ -49,6 +49,28 @@ TEST_CASE("a checkpoint interval of 0 is an error") {
              Catch::Contains("s.textproto:20:5: cost.checkpoint.interval_s: must be > 0"));
 }
 
+// A checkpoint volume was never compared with the checkpoint: 1 GiB took Llama-2-7B's 87.9 GiB
+// (6.74e9 parameters x 14 bytes: BF16 weights, fp32 master weights and Adam's two moments).
+TEST_CASE("a checkpoint volume must hold the checkpoint, or a node's share of it") {
+  const auto on = [](const std::string& volume) {
+    return load_cost(cost_scenario("  checkpoint {\n    volume { " + volume +
+                                   " }\n    interval_s: 3600\n  }"));
+  };
+  auto block = on("tier: \"aws.ebs.gp3\" capacity_gib: 40");
+  CHECK(block->model == nullptr);
+  CHECK(block->diagnostics ==
+        "s.textproto:19:34: cost.checkpoint.volume[0].capacity_gib: a node's share of a checkpoint "
+        "(43.9 GiB: 87.9 GiB of weights and optimizer states of \"llama2-7b\" over 2 nodes, the "
+        "most the scenario has) does not fit in 40 GiB (\"aws.ebs.gp3\" is a volume of each "
+        "node)\n");
+  CHECK(on("tier: \"aws.ebs.gp3\" capacity_gib: 44")->model != nullptr);
+  auto shared = on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 80");
+  CHECK(shared->diagnostics ==
+        "s.textproto:19:53: cost.checkpoint.volume[0].capacity_gib: a checkpoint (87.9 GiB of "
+        "weights and optimizer states of \"llama2-7b\") does not fit in 80 GiB\n");
+  CHECK(on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 88")->model != nullptr);
+}
+
 TEST_CASE("a preemption rate or checkpoint interval beyond what a run can mean is refused") {
   // 1e-300 preemptions an hour printed a 300-digit optimal interval; 1e300 s an interval that no
   // run reaches. 0 preemptions stays "none".
