@@ -494,14 +494,19 @@ bool has_shared_prefixes(const LoadedServingScenario& loaded) {
 
 int longest_prompt_tokens(const LoadedServingScenario& loaded) {
   const s::ServingScenario& m = loaded.scenario();
-  int longest = 0;
-  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens);
+  int64_t longest = 0;
+  for (const Request& r : loaded.trace) longest = std::max<int64_t>(longest, r.input_tokens);
   if (m.has_traffic() && !m.traffic().has_trace_file()) {
-    longest = std::max(longest, max_prefix_tokens(m.traffic()) +
+    longest = std::max(longest, int64_t{max_prefix_tokens(m.traffic())} +
                                     max_length(m.traffic().input_tokens()));
   }
-  for (const s::BatchBenchmark& b : m.benchmark()) longest = std::max(longest, b.input_tokens());
-  return longest;
+  for (const s::BatchBenchmark& b : m.benchmark()) {
+    longest = std::max<int64_t>(longest, b.input_tokens());
+  }
+  // A shared prefix plus a prompt of up to 2^31 - 1 tokens overflowed the int sum (UBSan). Such a
+  // prompt is refused by the context check (longest_request_tokens); the checks before it see the
+  // largest int.
+  return static_cast<int>(std::min<int64_t>(longest, std::numeric_limits<int>::max()));
 }
 
 int64_t longest_request_tokens(const LoadedServingScenario& loaded) {

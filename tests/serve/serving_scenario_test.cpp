@@ -137,6 +137,18 @@ TEST_CASE("a request longer than the model's context is an error") {
   CHECK(t->messages() ==
         "s.textproto:5:3: traffic.input_tokens: a request of up to 4128 tokens (input + output) "
         "exceeds the model's max_sequence_length (4096)\n");
+  // A shared prefix plus a prompt of 2^31 - 1 tokens overflowed the longest prompt's int sum
+  // (UBSan: signed integer overflow) before these errors were reached.
+  std::string huge = kGood;
+  huge.replace(huge.find("fixed: 512"), 10, "fixed: 2147483647");
+  huge.replace(huge.find("  output_tokens"), 0,
+               "  shared_prefix { prefixes: 1 tokens { fixed: 100 } }\n");
+  auto overflowing = load_serving_text(huge);
+  CHECK(overflowing->messages() ==
+        "s.textproto:6:31: traffic.shared_prefix.tokens: a request of up to 2147483875 tokens "
+        "(prefix + input + output) exceeds the model's max_sequence_length (4096)\n"
+        "s.textproto:5:3: traffic.input_tokens: a request of up to 2147483775 tokens (input + "
+        "output) exceeds the model's max_sequence_length (4096)\n");
 }
 
 TEST_CASE("a malformed trace line is an error at the trace file's line") {
