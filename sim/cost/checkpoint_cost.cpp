@@ -21,15 +21,19 @@ double vpc_gbit_per_s(const schema::InstanceType& instance) {
 
 }  // namespace
 
+double checkpoint_bytes(const schema::Model& model, const schema::TrainingJob& job) {
+  const StateBytesPerParameter per_parameter =
+      state_bytes_per_parameter(job.precision(), job.optimizer());
+  return static_cast<double>(parameter_count(model)) *
+         (per_parameter.weights + per_parameter.optimizer);
+}
+
 CheckpointCost checkpoint_cost(const schema::Model& model, const schema::TrainingJob& job,
                                const Configuration& configuration, const MemoryEstimate& memory,
                                const schema::StorageTier& tier, double capacity_gib) {
-  const StateBytesPerParameter per_parameter =
-      state_bytes_per_parameter(job.precision(), job.optimizer());
   const double nodes = configuration.nodes;
   CheckpointCost cost;
-  cost.bytes = static_cast<double>(parameter_count(model)) *
-               (per_parameter.weights + per_parameter.optimizer);
+  cost.bytes = checkpoint_bytes(model, job);
   cost.load_bytes_per_node =
       configuration.gpus_per_node * (memory.weights_bytes + memory.optimizer_bytes);
   const StoragePerformance storage =

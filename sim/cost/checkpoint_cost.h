@@ -26,6 +26,10 @@ struct CheckpointCost {
   double load_s = 0;  // every node reading its GPUs' states
 };
 
+// Bytes of one checkpoint of `model` trained by `job`: every parameter's weights and optimizer
+// states, once.
+double checkpoint_bytes(const schema::Model& model, const schema::TrainingJob& job);
+
 // `memory`: the configuration's per-GPU estimate (its fullest stage). Requires: `volume` resolved
 // (a tier of the catalog at a capacity within its range) and a configuration of `model`.
 CheckpointCost checkpoint_cost(const schema::Model& model, const schema::TrainingJob& job,

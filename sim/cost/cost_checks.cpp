@@ -1,14 +1,18 @@
 // Field checks of cost settings and price overrides, reported at file:line with the field path.
 #include "sim/cost/cost_checks.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
+#include "sim/cost/checkpoint_cost.h"
 #include "sim/cost/run_simulation.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/entry_checks.h"
 #include "sim/io/schema/cost.pb.h"
 #include "sim/util/closest_name.h"
+#include "sim/util/number_format.h"
+#include "sim/util/units.h"
 
 namespace clustersim {
 namespace {
@@ -22,12 +26,58 @@ bool has_spot(const s::Cost& cost) {
   return false;
 }
 
-// One volume per provider, and one for the provider of every candidate instance.
+// The most nodes a configuration of the scenario has: its largest node count, or its largest
+// pools together.
+int64_t most_nodes(const s::Scenario& m) {
+  int64_t most = m.cluster().nodes();
+  for (int n : m.sweep().nodes()) most = std::max<int64_t>(most, n);
+  int64_t pools = 0;
+  for (const s::Pool& pool : m.cluster().pool()) pools += pool.nodes();
+  most = std::max(most, pools);
+  pools = 0;
+  for (const s::PoolAxis& pool : m.sweep().pool()) {
+    int64_t largest = 0;
+    for (int n : pool.nodes()) largest = std::max<int64_t>(largest, n);
+    pools += largest;
+  }
+  return std::max<int64_t>({most, pools, 1});
+}
+
+// The volume holds a checkpoint: a shared file system the whole of it, a block volume (one per
+// node) its node's share, at least that of the most nodes the scenario tries. A volume of 1 GiB
+// took Llama-2-7B's 88 GiB checkpoint, timed at the tier's rate; the dataset's volume is refused
+// likewise.
+void check_checkpoint_fits(const FieldChecker& volume, const s::StorageTier& tier,
+                           const LoadedScenario& scenario) {
+  const s::TrainingJob& job = scenario.scenario().job();
+  if (scenario.model == nullptr || job.precision() == s::PRECISION_UNSPECIFIED) return;
+  const double whole_gib = checkpoint_bytes(*scenario.model, job) / kBytesPerGibibyte;
+  const double capacity_gib = volume.number("capacity_gib");
+  const std::string states = "weights and optimizer states of \"" + scenario.model->name() + "\"";
+  const int64_t nodes = tier.shared_across_nodes() ? 1 : most_nodes(scenario.scenario());
+  const double share_gib = whole_gib / static_cast<double>(nodes);
+  if (share_gib <= capacity_gib) return;
+  const std::string fits = " does not fit in " + format_number(capacity_gib) + " GiB";
+  if (nodes == 1) {
+    volume.error("capacity_gib",
+                 "a checkpoint (" + format_fixed(whole_gib, 1) + " GiB of " + states + ")" + fits);
+    return;
+  }
+  volume.error("capacity_gib", "a node's share of a checkpoint (" + format_fixed(share_gib, 1) +
+                                   " GiB: " + format_fixed(whole_gib, 1) + " GiB of " + states +
+                                   " over " + std::to_string(nodes) +
+                                   " nodes, the most the scenario has)" + fits + " (\"" +
+                                   tier.name() + "\" is a volume of each node)");
+}
+
+// One volume per provider, and one for the provider of every candidate instance; each holds a
+// checkpoint.
 void check_volumes(const FieldChecker& checkpoint, const Catalog& catalog,
                    const LoadedScenario& scenario) {
   std::set<int> providers;
   for (int i = 0; i < checkpoint.size("volume"); ++i) {
     const s::StorageTier* tier = resolve_storage_volume(checkpoint.child("volume", i), catalog);
+    if (tier != nullptr) check_checkpoint_fits(checkpoint.child("volume", i), *tier, scenario);
     if (tier != nullptr && !providers.insert(tier->provider()).second) {
       checkpoint.error("volume", "a second volume of " + s::Provider_Name(tier->provider()), i);
     }

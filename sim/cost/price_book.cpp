@@ -86,8 +86,10 @@ std::optional<UsedPrice> PriceBook::override_price(const s::InstanceType& instan
   UsedPrice used{o->per_hour(), o->currency(), origin, o->region(), source,
                  o->source().confidence()};
   if (!o->has_discount_fraction()) return used;
+  // Refused by check_price_file; looking up the on-demand price it is off would recurse forever.
+  if (billing == s::ON_DEMAND) return std::nullopt;
   const std::optional<UsedPrice> on_demand = price(instance, s::ON_DEMAND);
-  if (!on_demand || billing == s::ON_DEMAND) return std::nullopt;
+  if (!on_demand) return std::nullopt;
   used.per_hour = on_demand->per_hour * (1 - o->discount_fraction());
   used.currency = on_demand->currency;
   if (!o->has_region()) used.region = on_demand->region;

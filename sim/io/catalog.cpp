@@ -39,8 +39,14 @@ std::vector<std::string> textproto_files(const std::string& directory, Diagnosti
   }
   for (fs::recursive_directory_iterator it(directory, error), end; !error && it != end;
        it.increment(error)) {
-    if (it->is_regular_file() && it->path().extension() == ".textproto") {
-      paths.push_back(it->path().string());
+    if (it->path().extension() != ".textproto") continue;
+    // With the error code: a symlink loop (or an entry whose status the process may not read)
+    // threw std::filesystem_error out of every command.
+    std::error_code status_error;
+    if (it->is_regular_file(status_error)) paths.push_back(it->path().string());
+    if (status_error) {
+      diagnostics->add_error({it->path().string(), 0, 0}, "",
+                             "cannot read: " + status_error.message());
     }
   }
   if (error) diagnostics->add_error({directory, 0, 0}, "", "cannot list: " + error.message());

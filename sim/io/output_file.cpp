@@ -11,7 +11,8 @@ namespace fs = std::filesystem;
 
 std::string temporary_path(const std::string& path) { return path + ".tmp"; }
 
-bool check_output_path(const std::string& path, std::string* error) {
+bool check_output_path(const std::string& path, std::string* error,
+                       const std::vector<std::string>& inputs) {
   std::error_code ignored;
   if (path.empty()) {
     *error = "an empty output path";
@@ -25,6 +26,14 @@ bool check_output_path(const std::string& path, std::string* error) {
   if (!directory.empty() && !fs::is_directory(directory, ignored)) {
     *error = "no directory " + directory.string() + " for " + path;
     return false;
+  }
+  // `run S --trace S` replaced the scenario with its trace.
+  for (const std::string& input : inputs) {
+    if (!input.empty() && fs::equivalent(path, input, ignored)) {
+      *error = path + (path == input ? " is" : " is " + input + ",") +
+               " an input of this command: write to another file";
+      return false;
+    }
   }
   return true;
 }

@@ -6,16 +6,19 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace clustersim {
 
 // The temporary name a complete `path` is written under before it is renamed into place.
 std::string temporary_path(const std::string& path);
 
-// Whether `path` can be written as a file: not an existing directory, and its directory exists.
-// Returns false with `*error` ("PATH is a directory", "no directory DIR for PATH"). Cheap: for
-// checking a command's outputs before any work.
-bool check_output_path(const std::string& path, std::string* error);
+// Whether `path` can be written as a file: not an existing directory, its directory exists, and
+// it is none of the command's `inputs` (empty names skipped). Returns false with `*error` ("PATH
+// is a directory", "no directory DIR for PATH", "PATH is an input of this command"). Cheap:
+// for checking a command's outputs before any work.
+bool check_output_path(const std::string& path, std::string* error,
+                       const std::vector<std::string>& inputs = {});
 
 // Makes the directory `path` (and its parents) unless it exists. Returns false with `*error`
 // ("cannot create DIR: Not a directory") when it cannot. For a command's output directory, before

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "sim/io/hex_byte.h"
+#include "sim/io/schema/catalog.pb.h"
+#include "sim/io/schema/cost.pb.h"
 #include "sim/io/schema/scenario.pb.h"
 #include "sim/io/schema/serving.pb.h"
 #include "sim/util/closest_name.h"
@@ -250,28 +252,36 @@ std::string expected_value(const std::string& expected, const pb::FieldDescripto
   return expected;
 }
 
-// Where `type` is one kind of scenario and `field` a top-level field of the other (a serving
-// scenario given to `sweep`, a training one to `serve`), the command that reads it; else "".
-std::string other_scenario_kind(const pb::Descriptor* type, const std::string& field) {
-  const pb::Descriptor* training = schema::Scenario::descriptor();
-  const pb::Descriptor* serving = schema::ServingScenario::descriptor();
-  if (type == training && serving->FindFieldByName(field)) {
-    return " (a serving scenario's field: clustersim serve reads serving scenarios)";
-  }
-  if (type == serving && training->FindFieldByName(field)) {
-    return " (a training scenario's field: run, sweep, cost, memory, plan and input read "
-           "training scenarios)";
+// Where `type` is the top level of one kind of input file and `field` a top-level field of
+// another kind (a serving scenario given to `sweep`, a training one to `serve`, a price file given
+// as a scenario, a scenario as --prices or in a --catalog directory), which kind and what reads
+// it; else "".
+std::string other_file_kind(const pb::Descriptor* type, const std::string& field) {
+  static const std::vector<std::pair<const pb::Descriptor*, const char*>> kinds = {
+      {schema::Scenario::descriptor(),
+       " (a training scenario's field: run, sweep, cost, memory, plan and input read training "
+       "scenarios)"},
+      {schema::ServingScenario::descriptor(),
+       " (a serving scenario's field: clustersim serve reads serving scenarios)"},
+      {schema::PriceFile::descriptor(), " (a price file's field: give the file with --prices)"},
+      {schema::CatalogFile::descriptor(),
+       " (a catalog file's field: models/, topologies/ and --catalog directories hold them)"}};
+  const bool top_level = std::any_of(kinds.begin(), kinds.end(),
+                                     [&](const auto& kind) { return kind.first == type; });
+  if (!top_level) return "";
+  for (const auto& [kind, hint] : kinds) {
+    if (kind != type && kind->FindFieldByName(field)) return hint;
   }
   return "";
 }
 
-// " (did you mean ...?)" for a near miss of a field of `type`, else the other scenario kind's hint.
+// " (did you mean ...?)" for a near miss of a field of `type`, else the other file kind's hint.
 std::string field_suggestion(const pb::Descriptor* type, const std::string& field) {
   if (type == nullptr) return "";
   std::vector<std::string> names;
   for (int i = 0; i < type->field_count(); ++i) names.push_back(type->field(i)->name());
   const std::string suggestion = did_you_mean(field, names);
-  return suggestion.empty() ? other_scenario_kind(type, field) : suggestion;
+  return suggestion.empty() ? other_file_kind(type, field) : suggestion;
 }
 
 // " (did you mean ...?)" for a near miss of a value of `field`, else the list of its values (less

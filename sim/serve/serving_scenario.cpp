@@ -414,8 +414,20 @@ void check_autoscaling(const FieldChecker& autoscaling) {
   // when `serve` planned the hour's replicas, with no line to fix.
   autoscaling.in_range("hourly_rate_per_s", 0, kMaxRequests);
   const auto& m = static_cast<const s::Autoscaling&>(autoscaling.message());
+  // Written as BILLING_MODE_UNSPECIFIED, either left the day unpriced with no line to fix.
+  for (const char* billing : {"baseline_billing", "burst_billing"}) {
+    if (autoscaling.has(billing)) autoscaling.require_enum(billing);
+  }
   if (m.baseline_billing() == s::SPOT) {
     autoscaling.error("baseline_billing", "a baseline must not be preemptible: not SPOT");
+  }
+  // A subscription's hourly price holds for a month or a year of every hour: burst replicas
+  // bought at it for an hour priced the peaks at a fraction of what they commit to.
+  if (m.burst_billing() == s::SUBSCRIPTION_MONTHLY || m.burst_billing() == s::SUBSCRIPTION_YEARLY) {
+    autoscaling.error("burst_billing",
+                      "burst replicas are bought for an hour: ON_DEMAND or SPOT, not " +
+                          s::BillingMode_Name(m.burst_billing()) +
+                          " (committed for every hour of a month or a year)");
   }
 }
 
@@ -482,14 +494,19 @@ bool has_shared_prefixes(const LoadedServingScenario& loaded) {
 
 int longest_prompt_tokens(const LoadedServingScenario& loaded) {
   const s::ServingScenario& m = loaded.scenario();
-  int longest = 0;
-  for (const Request& r : loaded.trace) longest = std::max(longest, r.input_tokens);
+  int64_t longest = 0;
+  for (const Request& r : loaded.trace) longest = std::max<int64_t>(longest, r.input_tokens);
   if (m.has_traffic() && !m.traffic().has_trace_file()) {
-    longest = std::max(longest, max_prefix_tokens(m.traffic()) +
+    longest = std::max(longest, int64_t{max_prefix_tokens(m.traffic())} +
                                     max_length(m.traffic().input_tokens()));
   }
-  for (const s::BatchBenchmark& b : m.benchmark()) longest = std::max(longest, b.input_tokens());
-  return longest;
+  for (const s::BatchBenchmark& b : m.benchmark()) {
+    longest = std::max<int64_t>(longest, b.input_tokens());
+  }
+  // A shared prefix plus a prompt of up to 2^31 - 1 tokens overflowed the int sum (UBSan). Such a
+  // prompt is refused by the context check (longest_request_tokens); the checks before it see the
+  // largest int.
+  return static_cast<int>(std::min<int64_t>(longest, std::numeric_limits<int>::max()));
 }
 
 int64_t longest_request_tokens(const LoadedServingScenario& loaded) {

@@ -34,7 +34,9 @@ std::vector<double> arrival_times(double base, double burst, double every_s, dou
   std::vector<double> times;
   bool on = false;
   double t = 0;
-  double change = every_s > 0 ? exponential(every_s) : horizon_s;
+  // Clamped as every later change is: a first burst drawn past the horizon let the arrival drawn
+  // before it, past the horizon too, through (a traffic of 1e-300 s held a request).
+  double change = every_s > 0 ? std::min(horizon_s, exponential(every_s)) : horizon_s;
   while (t < horizon_s) {
     const double rate = on ? burst : base;
     const double next = rate > 0 ? t + exponential(1 / rate) : horizon_s;

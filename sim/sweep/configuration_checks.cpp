@@ -392,7 +392,10 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
       return {"more GPUs than constraints.max_gpus", "sweep.constraints.max_gpus", gpus};
     }
   }
-  const int model_parallel = p.tensor_parallel() * p.context_parallel() * p.pipeline_parallel();
+  // In 64 bits: data_parallel 2147483647 overflowed an int (undefined; in Release the product
+  // wrapped and only happened to differ from the GPUs).
+  const int64_t model_parallel =
+      int64_t{p.tensor_parallel()} * p.context_parallel() * p.pipeline_parallel();
   if (c.gpus() % model_parallel != 0) {
     return {"tensor x context x pipeline parallel does not divide the GPUs",
             "parallelism.pipeline_parallel",

@@ -2,6 +2,7 @@
 #include "sim/sweep/results_merge.h"
 
 #include <algorithm>
+#include <map>
 
 #include "sim/sweep/sweep_summary.h"
 
@@ -40,7 +41,8 @@ bool merge_results(const std::vector<std::string>& inputs, const std::string& ou
   std::vector<ResultRow> rows;
   SweepSummary merged;
   int kind = -1;  // the first shard's
-  std::vector<std::string> shard_files;
+  // shard -> its file; not a slot per shard: a file may declare 2^31 - 1 shards
+  std::map<int, std::string> shard_files;
   for (const std::string& path : inputs) {
     ResultsFile file;
     const int read = read_results_of_kind(path, kinds, kind < 0 ? 0 : kind, &file, error);
@@ -63,7 +65,6 @@ bool merge_results(const std::vector<std::string>& inputs, const std::string& ou
     if (kind < 0) {
       kind = read;
       merged = *summary;
-      shard_files.resize(summary->shard_count);
       merged.configurations = merged.rows = merged.simulated = 0;
       merged.pruned.clear();
     } else {
@@ -95,9 +96,9 @@ bool merge_results(const std::vector<std::string>& inputs, const std::string& ou
     rows.insert(rows.end(), std::make_move_iterator(file.rows.begin()),
                 std::make_move_iterator(file.rows.end()));
   }
-  for (size_t k = 0; k < shard_files.size(); ++k) {
-    if (shard_files[k].empty()) {
-      *error = "shard " + std::to_string(k + 1) + "/" + std::to_string(shard_files.size()) +
+  for (int k = 0; k < merged.shard_count; ++k) {
+    if (!shard_files.count(k)) {
+      *error = "shard " + std::to_string(k + 1) + "/" + std::to_string(merged.shard_count) +
                " is missing";
       return false;
     }

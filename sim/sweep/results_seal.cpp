@@ -76,6 +76,12 @@ bool check_results_seal(const std::string& path, std::string* error) {
   file.read(header.data(), static_cast<std::streamsize>(header.size()));
   const std::string first_line = std::string(kFirstLine) + "\n";
   if (bytes < kResultsSealBytes || header.compare(0, first_line.size(), first_line) != 0) {
+    // `--out r.csv` (or .json) writes the rows alone; "rerun the sweep" did not say how.
+    if (path.ends_with(".csv") || path.ends_with(".json")) {
+      *error = path + ": not a clustersim results file: a CSV or JSON export holds the rows "
+               "only; plot, merge and regress read the HDF5 file --out FILE.h5 writes";
+      return false;
+    }
     *error = path + ": not a clustersim results file (its first bytes are not a clustersim "
              "header; files written by another program, or by clustersim before results files "
              "were sealed, are not read: rerun the sweep that made it)";

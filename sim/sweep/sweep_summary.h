@@ -11,6 +11,11 @@
 
 namespace clustersim {
 
+// The most shards a sweep or sizing is split into: ten times the 10^5 parallel pods of a
+// Kubernetes Indexed Job (kubernetes/kubernetes#98812, pkg/apis/batch/types.go), so every job
+// array a scheduler runs fits.
+inline constexpr int kMaxShards = 1 << 20;
+
 struct SweepSummary {
   // Identity: what was swept, with which tool and catalog.
   std::string scenario_name;

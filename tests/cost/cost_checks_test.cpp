@@ -46,12 +46,46 @@ TEST_CASE("a spot discount above 100% is an error") {
                  Catch::Contains("cost.prices.price[0].price.discount_fraction: must be"));
 }
 
+TEST_CASE("an on-demand price given as a discount in a --prices file is an error, not a crash") {
+  // The price book looked the on-demand price up to take the discount off, which looked itself
+  // up again: `cost`, `sweep` and `regress` with such a --prices file died of a stack overflow.
+  auto loaded = load_cost(cost_scenario(""),
+                          "price { instance: \"aws.p4d.24xlarge\"\n"
+                          "  price { billing: ON_DEMAND currency: USD discount_fraction: 0.5 } }");
+  CHECK(loaded->model == nullptr);
+  CHECK(loaded->diagnostics ==
+        "p.textproto:2:44: price[0].price.discount_fraction: applies to other billing modes than "
+        "ON_DEMAND: give per_hour\n");
+}
+
 TEST_CASE("a checkpoint interval of 0 is an error") {
   auto loaded = load_cost(
       cost_scenario("  checkpoint {\n    volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 }\n"
                     "    interval_s: 0\n  }"));
   CHECK_THAT(loaded->diagnostics,
              Catch::Contains("s.textproto:20:5: cost.checkpoint.interval_s: must be > 0"));
+}
+
+// A checkpoint volume was never compared with the checkpoint: 1 GiB took Llama-2-7B's 87.9 GiB
+// (6.74e9 parameters x 14 bytes: BF16 weights, fp32 master weights and Adam's two moments).
+TEST_CASE("a checkpoint volume must hold the checkpoint, or a node's share of it") {
+  const auto on = [](const std::string& volume) {
+    return load_cost(cost_scenario("  checkpoint {\n    volume { " + volume +
+                                   " }\n    interval_s: 3600\n  }"));
+  };
+  auto block = on("tier: \"aws.ebs.gp3\" capacity_gib: 40");
+  CHECK(block->model == nullptr);
+  CHECK(block->diagnostics ==
+        "s.textproto:19:34: cost.checkpoint.volume[0].capacity_gib: a node's share of a checkpoint "
+        "(43.9 GiB: 87.9 GiB of weights and optimizer states of \"llama2-7b\" over 2 nodes, the "
+        "most the scenario has) does not fit in 40 GiB (\"aws.ebs.gp3\" is a volume of each "
+        "node)\n");
+  CHECK(on("tier: \"aws.ebs.gp3\" capacity_gib: 44")->model != nullptr);
+  auto shared = on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 80");
+  CHECK(shared->diagnostics ==
+        "s.textproto:19:53: cost.checkpoint.volume[0].capacity_gib: a checkpoint (87.9 GiB of "
+        "weights and optimizer states of \"llama2-7b\") does not fit in 80 GiB\n");
+  CHECK(on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 88")->model != nullptr);
 }
 
 TEST_CASE("a preemption rate or checkpoint interval beyond what a run can mean is refused") {

@@ -1,5 +1,6 @@
 // Tests that each class of wrong catalog entry is reported with file, line, field path and why.
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "sim/io/catalog.h"
 #include "tests/testing/catalog_snippets.h"
@@ -1097,6 +1098,17 @@ TEST_CASE("a missing catalog directory, or a file given for one, is an error") {
   Catalog::load({file}, &file_given);
   CHECK(file_given.to_string() ==
         file + ": is not a directory: a catalog is a directory of .textproto files\n");
+}
+
+TEST_CASE("a catalog file that is a symlink loop is an error at its path, not an abort") {
+  // Its status threw std::filesystem_error: every command aborted (so did --catalog /, at an
+  // entry of /proc).
+  TempDir dir;
+  const std::string loop = dir.path() + "/loop.textproto";
+  std::filesystem::create_symlink("loop.textproto", loop);
+  Diagnostics diagnostics;
+  Catalog::load({dir.path()}, &diagnostics);
+  CHECK(diagnostics.to_string() == loop + ": cannot read: Too many levels of symbolic links\n");
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ TEST_CASE("an output file appears whole under its name, only when committed") {
   CHECK(text == "a,b\n1,2\n");
 }
 
-TEST_CASE("an output path that is a directory, or in none, is refused before writing") {
+TEST_CASE("an output path that is a directory, in none, or an input is refused before writing") {
   TempDir dir;
   std::string error;
   OutputFile file;
@@ -47,6 +47,15 @@ TEST_CASE("an output path that is a directory, or in none, is refused before wri
   CHECK_FALSE(check_output_path(dir.path() + "/missing/out.json", &error));
   CHECK(error == "no directory " + dir.path() + "/missing for " + dir.path() + "/missing/out.json");
   CHECK(check_output_path("relative.csv", &error));
+  // `run S --trace S` replaced the scenario with its trace.
+  const std::string scenario = dir.write("s.textproto", "name: \"s\"\n");
+  CHECK_FALSE(check_output_path(scenario, &error, {"", scenario}));
+  CHECK(error == scenario + " is an input of this command: write to another file");
+  const std::string other_name = dir.path() + "/./s.textproto";
+  CHECK_FALSE(check_output_path(other_name, &error, {scenario}));
+  CHECK(error ==
+        other_name + " is " + scenario + ", an input of this command: write to another file");
+  CHECK(check_output_path(dir.path() + "/trace.json", &error, {scenario}));
 }
 
 TEST_CASE("a write that fails (file size limit, as on a full disk) leaves no file") {

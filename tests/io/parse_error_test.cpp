@@ -50,6 +50,20 @@ TEST_CASE("an unknown field names the message it is in, not protobuf's type") {
   CHECK(parse_error<Scenario>("name: \"x\"\ndeployment { }\n") ==
         "f.textproto:2:1: no field named \"deployment\" (a serving scenario's field: clustersim "
         "serve reads serving scenarios)");
+  // A price file given as a scenario, and a scenario given as --prices.
+  CHECK(parse_error<Scenario>("price { instance: \"aws.p5.48xlarge\" }\n") ==
+        "f.textproto:1:1: no field named \"price\" (a price file's field: give the file with "
+        "--prices)");
+  CHECK(parse_error<schema::PriceFile>("name: \"quickstart\"\n") ==
+        "f.textproto:1:1: no field named \"name\" (a training scenario's field: run, sweep, cost, "
+        "memory, plan and input read training scenarios)");
+  // A scenario in a --catalog directory, a catalog entry in a scenario.
+  CHECK(parse_error<CatalogFile>("name: \"quickstart\"\n") ==
+        "f.textproto:1:1: no field named \"name\" (a training scenario's field: run, sweep, cost, "
+        "memory, plan and input read training scenarios)");
+  CHECK(parse_error<Scenario>("gpu { name: \"X\" }\n") ==
+        "f.textproto:1:1: no field named \"gpu\" (a catalog file's field: models/, topologies/ "
+        "and --catalog directories hold them)");
 }
 
 TEST_CASE("a path inside a repeated message counts the elements before it from 0") {

@@ -63,6 +63,28 @@ TEST_CASE("a zero request rate is an error at its field") {
 }
 
 // A median of 400 with max 100 loaded: every prompt was clipped to 100 tokens, silently.
+// Burst replicas at a subscription's hourly price were priced as if a month's commitment could be
+// bought for an hour; a billing mode written as BILLING_MODE_UNSPECIFIED left the day unpriced
+// ("autoscaling: no BILLING_MODE_UNSPECIFIED price", exit 0, no line).
+TEST_CASE("autoscaling bursts by the hour, and names its billing modes") {
+  std::string rates = kGood + "slo { p99_ttft_ms: 500 }\nautoscaling {\n  hourly_rate_per_s: [1";
+  for (int hour = 1; hour < 24; ++hour) rates += ", 1";
+  rates += "]\n";
+  auto subscription = load_serving_text(rates + "  burst_billing: SUBSCRIPTION_MONTHLY\n}\n");
+  CHECK(subscription->loaded == nullptr);
+  CHECK(subscription->messages() ==
+        "s.textproto:11:3: autoscaling.burst_billing: burst replicas are bought for an hour: "
+        "ON_DEMAND or SPOT, not SUBSCRIPTION_MONTHLY (committed for every hour of a month or a "
+        "year)\n");
+  auto unspecified =
+      load_serving_text(rates + "  baseline_billing: BILLING_MODE_UNSPECIFIED\n}\n");
+  CHECK(unspecified->loaded == nullptr);
+  CHECK(unspecified->messages() ==
+        "s.textproto:11:3: autoscaling.baseline_billing: must be set to a value other than "
+        "BILLING_MODE_UNSPECIFIED\n");
+  CHECK(load_serving_text(rates + "  burst_billing: SPOT\n}\n")->loaded != nullptr);
+}
+
 TEST_CASE("a log-normal length's median below its min or above its max is an error at the median") {
   const auto errors = [](const std::string& lognormal) {
     std::string text = kGood;
@@ -115,6 +137,18 @@ TEST_CASE("a request longer than the model's context is an error") {
   CHECK(t->messages() ==
         "s.textproto:5:3: traffic.input_tokens: a request of up to 4128 tokens (input + output) "
         "exceeds the model's max_sequence_length (4096)\n");
+  // A shared prefix plus a prompt of 2^31 - 1 tokens overflowed the longest prompt's int sum
+  // (UBSan: signed integer overflow) before these errors were reached.
+  std::string huge = kGood;
+  huge.replace(huge.find("fixed: 512"), 10, "fixed: 2147483647");
+  huge.replace(huge.find("  output_tokens"), 0,
+               "  shared_prefix { prefixes: 1 tokens { fixed: 100 } }\n");
+  auto overflowing = load_serving_text(huge);
+  CHECK(overflowing->messages() ==
+        "s.textproto:6:31: traffic.shared_prefix.tokens: a request of up to 2147483875 tokens "
+        "(prefix + input + output) exceeds the model's max_sequence_length (4096)\n"
+        "s.textproto:5:3: traffic.input_tokens: a request of up to 2147483775 tokens (input + "
+        "output) exceeds the model's max_sequence_length (4096)\n");
 }
 
 TEST_CASE("a malformed trace line is an error at the trace file's line") {

@@ -45,6 +45,26 @@ TEST_CASE("bursty arrivals average to their mean rate") {
   CHECK(measured == Approx(expected).epsilon(0.05));
 }
 
+// The first change of rate was not clamped to the duration as the later ones are: when the first
+// burst fell after the duration, the arrival drawn before it was kept even past the duration.
+TEST_CASE("bursty arrivals all fall within the traffic's duration") {
+  s::Traffic t = fixed_lengths();
+  s::Bursts* b = t.mutable_bursts();
+  b->set_base_rate_per_s(1);
+  b->set_burst_rate_per_s(5);
+  b->set_burst_every_s(1e6);  // the first burst falls within 10 s with probability 1e-5
+  b->set_burst_duration_s(3);
+  t.set_duration_s(1e-300);
+  CHECK(generate_requests(t, 1).empty());
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    t.set_seed(seed);
+    t.set_duration_s(10);
+    const std::vector<Request> requests = generate_requests(t, 1);
+    REQUIRE_FALSE(requests.empty());
+    CHECK(requests.back().arrival_s < 10);
+  }
+}
+
 TEST_CASE("log-normal lengths stay in their range around their median") {
   s::Traffic t;
   t.set_rate_per_s(100);

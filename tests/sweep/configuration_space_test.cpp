@@ -168,6 +168,11 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
   CHECK(testing::scenario_errors(mixtral + "parallelism { pipeline_parallel: 3 }") ==
         "s.textproto:4:15: parallelism.pipeline_parallel: tensor x context x pipeline parallel "
         "does not divide the GPUs: TP 1 x CP 1 x PP 3 = 3 against 8 GPUs\n");
+  // DP x TP x CP x PP overflowed an int (UBSan: signed integer overflow), in 64 bits now.
+  CHECK(testing::scenario_errors(
+            mixtral + "parallelism { tensor_parallel: 2 data_parallel: 2147483647 }") ==
+        "s.textproto:4:34: parallelism.data_parallel: tensor x context x pipeline x data "
+        "parallel differs from the GPUs: 2 x 2147483647 against 8 GPUs\n");
   // A missing field is reported where its message starts (here: no parallelism at all).
   CHECK(testing::scenario_errors(R"(model: "mixtral-8x7b"
 job { global_batch_size: 12 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 10 }

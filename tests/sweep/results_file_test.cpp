@@ -185,6 +185,13 @@ TEST_CASE("a results file whose bytes no longer match its seal is refused, never
     CHECK_FALSE(read_results(path, &file, &error));
     CHECK_THAT(error, Catch::Contains("r.h5: not a clustersim results file"));
   }
+  SECTION("a CSV export, named as one") {
+    const std::string csv = dir.path() + "/r.csv";
+    write_bytes(csv, "index,instance\n0,aws.p5.48xlarge\n");
+    CHECK_FALSE(read_results(csv, &file, &error));
+    CHECK(error == csv + ": not a clustersim results file: a CSV or JSON export holds the rows "
+                         "only; plot, merge and regress read the HDF5 file --out FILE.h5 writes");
+  }
 }
 
 TEST_CASE("a file written before a column was added reads with it empty and named") {

@@ -223,6 +223,21 @@ TEST_CASE("results files round-trip every cell, merged shards equal a single run
   CHECK(error == shards[0] + ": shard 1/2 is also in " + shards[0]);
 }
 
+TEST_CASE("merge of a shard of 2^31 - 1 says which shard is missing, without a slot for each") {
+  // A file written with `--shard 1/2147483647` before --shard was bounded: merge made a slot per
+  // declared shard and stopped with std::bad_alloc.
+  TempDir dir;
+  auto scenario = load_small(dir);
+  const SweepRun run = sweep(*scenario, {.shard = 0, .shard_count = 2});
+  SweepSummary part = complete_summary(*scenario, run.counts);
+  part.shard_count = 2147483647;
+  write_file(dir.path() + "/first.h5", run.rows, part);
+  std::string error;
+  CHECK_FALSE(merge_results({dir.path() + "/first.h5"}, dir.path() + "/m.h5", training_kind(),
+                            &error));
+  CHECK(error == "shard 2/2147483647 is missing");
+}
+
 TEST_CASE("a results file keeps the options and other inputs that change its rows") {
   TempDir dir;
   SweepSummary summary;

@@ -2,7 +2,6 @@
 #include "tools/clustersim/command_line.h"
 
 #include <charconv>
-#include <cstdio>
 #include <iostream>
 
 #include "sim/io/field_checker.h"
@@ -35,14 +34,25 @@ const std::vector<ResultsKind>& results_kinds() {
 }
 
 std::string shard_problem(const std::string& text, SweepOptions* options) {
-  int k = 0, n = 0;
-  char slash = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &k, &slash, &n, &extra) != 3 || slash != '/' || k < 1 ||
-      n < 1 || k > n) {
+  // std::from_chars into 64 bits, not sscanf's %d: "1/99999999999" overflowed an int (undefined;
+  // in practice N became 1215752191, and merge then asked for as many shard slots).
+  int64_t k = 0, n = 0;
+  const char* end = text.data() + text.size();
+  const auto [slash, k_error] = std::from_chars(text.data(), end, k);
+  bool parsed = k_error == std::errc() && slash != end && *slash == '/';
+  if (parsed) {
+    const auto [n_end, n_error] = std::from_chars(slash + 1, end, n);
+    parsed = n_error == std::errc() && n_end == end;
+  }
+  if (!parsed || k < 1 || n < 1 || k > n) {
     return "--shard must be K/N with 1 <= K <= N, not \"" + text + "\"";
   }
-  options->shard = k - 1;
-  options->shard_count = n;
+  if (n > kMaxShards) {
+    return "--shard splits into at most " + std::to_string(kMaxShards) + " shards, not \"" + text +
+           "\"";
+  }
+  options->shard = static_cast<int>(k - 1);
+  options->shard_count = static_cast<int>(n);
   return "";
 }
 

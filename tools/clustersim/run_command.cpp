@@ -93,7 +93,7 @@ int run_command(const std::vector<std::string>& args) {
       load_scenario_command(args, "run", "configurations to simulate (0: all)", &exit_code, &own);
   if (!inputs) return exit_code;
   std::string error;
-  if (!trace_path.empty() && !check_output_path(trace_path, &error)) {
+  if (!trace_path.empty() && !check_output_path(trace_path, &error, {inputs->path})) {
     command_error("run") << "--trace: " << error << "\n";
     return kExitUsage;
   }

@@ -319,7 +319,8 @@ int serve_command(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   // Checked before any work: a missing directory was found only after every deployment ran.
-  if (std::string why; !o.out.empty() && !check_output_path(o.out, &why)) {
+  if (std::string why;
+      !o.out.empty() && !check_output_path(o.out, &why, {o.scenario, o.prices})) {
     command_error("serve") << "--out: " << why << "\n";
     return kExitUsage;
   }

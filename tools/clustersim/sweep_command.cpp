@@ -146,8 +146,10 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
   result_table(table ? summary_columns(rows) : result_column_keys(), rows).print(std::cout, format);
 }
 
-// The command line's checks that need no scenario; false (message printed) when one fails.
-bool check_arguments(const SweepArguments& a, SweepOptions* options) {
+// The command line's checks that need no loaded scenario (its path only: --out must not replace
+// it); false (message printed) when one fails.
+bool check_arguments(const SweepArguments& a, const std::string& scenario_path,
+                     SweepOptions* options) {
   const auto fail = [](const std::string& message) {
     command_error("sweep") << message << "\n";
     return false;
@@ -162,7 +164,7 @@ bool check_arguments(const SweepArguments& a, SweepOptions* options) {
   if (a.out.empty()) return true;
   if (!results_format(a.out)) return fail("--out must end in .h5, .csv or .json: " + a.out);
   std::string error;
-  return check_output_path(a.out, &error) || fail("--out: " + error);
+  return check_output_path(a.out, &error, {scenario_path, a.prices}) || fail("--out: " + error);
 }
 
 // The sweep's identity and counts before it starts.
@@ -220,7 +222,7 @@ int sweep_command(const std::vector<std::string>& args) {
   SweepOptions options;
   options.threads = a.threads;
   options.chunk = a.chunk;
-  if (!check_arguments(a, &options)) return kExitUsage;
+  if (!check_arguments(a, inputs->path, &options)) return kExitUsage;
   const Ranking ranking = a.rank == "time"   ? Ranking::kTime
                           : a.rank == "cost" ? Ranking::kCost
                                              : Ranking::kPareto;
