@@ -8,6 +8,20 @@ namespace {
 
 constexpr double kScoreBytes = 4;  // the indexer's head-weighted scores, FP32
 
+// FlashMLA's sparse decoding kernel runs a query's heads in blocks of 64 MMA rows, 64 or 128 heads
+// (deepseek-ai/FlashMLA@9241ae3ef9bac614dd25e45e507e089f888280e0
+// csrc/sm90/decode/sparse_fp8/config.h: NUM_HEADS 64 or 128, BLOCK_M 64; csrc/api/
+// sparse_decode.h: SM100 head64, head64 x 2 and head128 kernels), and vLLM pads a rank's heads up
+// to them (vllm-project/vllm@0a291a2e1074b13971361df76245548a4ea4a77d vllm/model_executor/layers/
+// deepseek_v4_attention.py: padded_heads 64 when num_heads <= 64, else 128): under tensor
+// parallelism a rank's 16 or 8 heads cost the kernel 64 heads' MMAs a gathered entry.
+constexpr int kDecodeHeadBlock = 64;
+
+// The heads the gather kernel computes for `query_heads` of a rank: the next multiple of 64.
+int gather_kernel_heads(int query_heads) {
+  return (query_heads + kDecodeHeadBlock - 1) / kDecodeHeadBlock * kDecodeHeadBlock;
+}
+
 }  // namespace
 
 CompressedAttentionWork compressed_attention_work(const InferenceShape& shape,
@@ -31,7 +45,7 @@ CompressedAttentionWork compressed_attention_work(const InferenceShape& shape,
   w.prompt_flops = pairs * f;
   w.prompt_flops_per_key = per_key * f;
   w.read_bytes = read * shape.compressed_entry_bytes;
-  w.read_flops = read * f;
+  w.read_flops = read * f * gather_kernel_heads(shape.query_heads) / shape.query_heads;
   return w;
 }
 

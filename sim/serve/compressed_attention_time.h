@@ -14,8 +14,11 @@
 //     chunks' causal pairs / 4; decode: the context / 4, whose keys, I bytes each, are read) and
 //     its top-k's pass over the FP32 head-weighted scores (4 bytes a pair, as the training step's
 //     top-k: compressed_sparse_attention.h) — the part of decode that grows with the context.
-// A read is timed as the longer of its bytes at the memory rate and its FLOPs at the fused-
-// attention rate, as the dense models' decode attention (iteration_model.h).
+// The reads by index run FlashMLA's sparse decoding kernel, whose MMAs cover a query's heads in
+// blocks of 64 (vLLM pads a rank's heads to 64 or 128): their FLOPs are f x the padded heads /
+// the rank's heads (at TP 4, 16 heads: 4 x f). A read is timed as the longer of its bytes at the
+// memory rate and those FLOPs at the fused-attention rate, as the dense models' decode attention
+// (iteration_model.h); the rate against the kernel's published ones: results/moe_serving.md.
 #pragma once
 
 #include "sim/hw/compute_model.h"
@@ -27,7 +30,7 @@ namespace clustersim {
 
 // One layer's kernels: the causal context kernel's FLOPs (and their sum over chunks of a chunk's
 // FLOPs over its keys, ComputeModel::prompt_attention), the entries read by index (bytes and
-// FLOPs), and the indexer's scoring and top-k (bytes and FLOPs; ratio 4).
+// FLOPs, at the padded heads), and the indexer's scoring and top-k (bytes and FLOPs; ratio 4).
 struct CompressedAttentionWork {
   double prompt_flops = 0, prompt_flops_per_key = 0;
   double read_bytes = 0, read_flops = 0;
