@@ -5,7 +5,8 @@ runs exactly that test command; every `clustersim` command line in a code block 
 binary (its subcommand and every option, checked by appending --help, which parses them and runs
 nothing); every option the README names is one of clustersim's or of a project tool (or one of
 the few other programs' it quotes); every path the docs name exists; every sim/ folder has a row
-in sim/README.md's module table, and every program in tools/ is named in README.md.
+in sim/README.md's module table and a row in its includes table that lists exactly the folders its
+files include, and every program in tools/ is named in README.md.
 
 Usage: tests/cli/docs_match_code.py CLI   (run from the repository root; prints every mismatch,
 exits 1 if there is one)
@@ -132,7 +133,7 @@ def check_paths(doc, text):
 
 def check_everything_described(readme, sim_readme):
     for module in SIM_MODULES:
-        if not re.search(rf"^\| `{module}/` \|", sim_readme, re.M):
+        if not re.search(rf"^\| `{module}/` \| .+ \| .+ \|$", sim_readme, re.M):
             problems.append(f"sim/README.md: the module table has no row for sim/{module}/")
     named = set(re.findall(r"`(?:tools/)?([\w.*\-/]+)`", readme))
     for path in sorted(glob.glob("tools/*")):
@@ -143,6 +144,29 @@ def check_everything_described(readme, sim_readme):
             name += "/"
         if not any(fnmatch.fnmatch(name, n) or n == f"tools/{name}" for n in named):
             problems.append(f"README.md: tools/{name} is not named in the Layout's tools row")
+
+
+def included_folders(module):
+    found = set()
+    for path in glob.glob(f"sim/{module}/**/*.h", recursive=True) + \
+            glob.glob(f"sim/{module}/**/*.cpp", recursive=True):
+        with open(path) as f:
+            found.update(re.findall(r'^#include "sim/(\w+)/', f.read(), re.M))
+    return found - {module}
+
+
+def check_includes_table(sim_readme):
+    rows = dict(re.findall(r"^\| `(\w+)/` \| ((?:`\w+`(?:, )?)+|nothing) \|$", sim_readme, re.M))
+    for module in SIM_MODULES:
+        if module not in rows:
+            problems.append(f"sim/README.md: the includes table has no row for sim/{module}/")
+            continue
+        documented = set(re.findall(r"`(\w+)`", rows[module]))
+        actual = included_folders(module)
+        for folder in sorted(actual - documented):
+            problems.append(f"sim/README.md: sim/{module}/ includes sim/{folder}/, not in its table row")
+        for folder in sorted(documented - actual):
+            problems.append(f"sim/README.md: sim/{module}/ includes nothing of sim/{folder}/ any more")
 
 
 def main():
@@ -161,6 +185,7 @@ def main():
                       ("results/README.md", results_readme)):
         check_paths(doc, text)
     check_everything_described(readme, sim_readme)
+    check_includes_table(sim_readme)
     for problem in problems:
         print(problem)
     print(f"{len(problems)} mismatches between the docs and the code")
