@@ -26,11 +26,11 @@ const Subcommand kSubcommands[] = {
      clustersim::cli::input_command},
     {"memory", "per-GPU memory of every configuration of a scenario, OOM rows with the gap",
      clustersim::cli::memory_command},
-    {"merge", "join the results files of every shard of a sweep into one",
+    {"merge", "join the results files of every shard of a sweep or serving sizing into one",
      clustersim::cli::merge_command},
     {"plan", "check a scenario and print what it asks: model, job, candidates, configurations",
      clustersim::cli::plan_command},
-    {"plot", "SVG pictures of a results file: Pareto front, time breakdown of the fastest",
+    {"plot", "SVG pictures of a results file: Pareto front, and breakdown or latency curve",
      clustersim::cli::plot_command},
     {"regress", "re-evaluate a scenario and compare with a baseline results file",
      clustersim::cli::regress_command},
@@ -46,7 +46,7 @@ const Subcommand kSubcommands[] = {
 
 void print_usage(std::ostream& out) {
   out << "clustersim " CLUSTERSIM_VERSION
-         " - simulate distributed training on GPU clusters\n\nusage: clustersim COMMAND [options]"
+         " - simulate distributed training and inference on GPU clusters\n\nusage: clustersim COMMAND [options]"
          "\n\ncommands:\n";
   for (const Subcommand& s : kSubcommands) {
     out << "  " << s.name << std::string(12 - std::string(s.name).size(), ' ') << s.summary << "\n";

@@ -90,7 +90,7 @@ int plot_command(const std::vector<std::string>& args) {
   po::options_description options("plot options");
   options.add_options()("results", po::value(&input)->required(), "results file (.h5)")(
       "out-dir", po::value(&out_dir), "directory for the SVG files (default: beside RESULTS)")(
-      "bars", count_value(&bars), "configurations in the breakdown chart");
+      "bars", count_value(&bars), "configurations in a sweep's breakdown chart");
   po::positional_options_description positional;
   positional.add("results", 1);
   po::variables_map values;
