@@ -56,6 +56,13 @@ int data_parallel_shard_ranks(const s::Parallelism& p) {
   return p.data_parallel_shard() > 0 && zero >= 3 ? p.data_parallel_shard() : p.data_parallel();
 }
 
+double optimizer_state_shards(const s::Parallelism& p) {
+  const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
+  const bool hybrid_fsdp = p.shard_optimizer_across_replicas() && zero >= 3;
+  const int ranks = hybrid_fsdp ? p.data_parallel() : data_parallel_shard_ranks(p);
+  return static_cast<double>(ranks) * p.context_parallel();
+}
+
 double gradient_buffer_bytes(const s::Parallelism& p, s::Precision precision) {
   if (p.deepspeed_pipeline_engine() && precision == s::BF16) return 4 + 2;
   return p.has_gradient_reduce_in_fp32() && !p.gradient_reduce_in_fp32() ? 2 : 4;
@@ -102,8 +109,7 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   // too, and holds each group's experts whole (one replica of each per group: configuration
   // checks), their optimizer states sharded over the expert data-parallel group.
   const bool hybrid_fsdp = p.shard_optimizer_across_replicas() && zero >= 3;
-  const double optimizer_shards =
-      hybrid_fsdp ? static_cast<double>(p.data_parallel()) * p.context_parallel() : shards;
+  const double optimizer_shards = optimizer_state_shards(p);
   const double optimizer_expert_shards = expert_layout(p).expert_data_parallel();
   const double expert_shards = hybrid_fsdp ? 1 : optimizer_expert_shards;
   const bool narrow = job.precision() == s::FP8 || job.precision() == s::FP4;

@@ -309,7 +309,6 @@ class StageBuilder {
   void finish_stage(int r, const LocalParameters& local, const LocalParameters& trained,
                     int buckets, const NewtonSchulzTime& muon, StageWork* w,
                     const PipelinePlan& plan) const {
-    const double ranks = static_cast<double>(p_.data_parallel()) * p_.context_parallel();
     const double linear = local.layers;
     const bool narrow = narrow_gemms(job_.precision());
     const s::Fp8Recipe recipe = gemm_recipe(job_);
@@ -328,8 +327,11 @@ class StageBuilder {
           std::max(1, static_cast<int>(std::ceil(w->gradient_bytes / bucket_bytes)));
       w->gradient_buckets = w->optimizer_buckets;
     }
-    // A sharded optimizer steps the dense shard of DP x CP and the experts' of the expert DP;
-    // Muon's layer-wise one too, after its share of the Newton-Schulz iterations.
+    // A sharded optimizer steps the rank's dense shard, the one the memory model holds
+    // (optimizer_state_shards: within its group under hybrid sharding, whose groups all repeat
+    // the update), and the experts' of the expert DP; Muon's layer-wise one too, after its share
+    // of the Newton-Schulz iterations.
+    const double ranks = optimizer_state_shards(p_);
     const double per_parameter = optimizer_bytes_per_parameter(job_.optimizer(), job_.precision());
     const double expert_ranks = plan.experts.expert_data_parallel();
     const bool muon_step = job_.optimizer() == s::MUON;
@@ -348,8 +350,11 @@ class StageBuilder {
     // before the gather, it ends the step at the same time (the gather starts when the
     // optimizer ends and the stage's end waits for both).
     if (narrow) {
-      // torchao's scale precompute reads the rank's FSDP shard (fp8_parameters needs fsdp2).
-      const double cast = recipe == s::TORCHAO_TENSORWISE ? linear / ranks : linear;
+      // torchao's scale precompute reads the rank's FSDP shard of the weights, within its group
+      // under hybrid sharding (fp8_parameters needs fsdp2).
+      const double weight_shards =
+          static_cast<double>(data_parallel_shard_ranks(p_)) * p_.context_parallel();
+      const double cast = recipe == s::TORCHAO_TENSORWISE ? linear / weight_shards : linear;
       // Transposes made at each use: one per micro-batch (its backward), summed here.
       const double uses = job_.fp8_weight_transpose_per_use() ? plan.micro_batches : 1;
       w->optimizer += compute_.memory_bound(
