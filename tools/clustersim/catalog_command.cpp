@@ -325,6 +325,22 @@ int catalog_command(const std::vector<std::string>& args) {
                              << did_you_mean(lower_case(filters.provider), providers) << "\n";
     return kExitUsage;
   }
+  if (!filters.gpu.empty()) {
+    // Else a typo listed nothing, as if no entry had that GPU.
+    std::vector<std::string> gpu_names;
+    bool known = false;
+    for (const auto& [name, entry] : catalog->gpus().all()) {
+      known = known || gpu_matches(*entry.value, filters.gpu);
+      gpu_names.push_back(name);
+      for (const std::string& alias : entry.value->aliases()) gpu_names.push_back(alias);
+    }
+    if (!known) {
+      command_error("catalog") << "--gpu: no GPU of the catalog has \"" << filters.gpu
+                               << "\" in its name or as an alias"
+                               << did_you_mean(filters.gpu, gpu_names) << "\n";
+      return kExitUsage;
+    }
+  }
   Table table;
   if (kind == "gpus")
     table = gpu_table(*catalog, filters);
