@@ -44,7 +44,6 @@ void check_stage_layers(const FieldChecker& p, int layers) {
   }
 }
 
-// Uneven layouts and block recomputation against the model's layers.
 // Megatron-Core's fine-grained activation offloading (activation_offload_modules): each module
 // named once, a module the layers have and keep (its zero_stage, data-parallel and pipeline
 // degrees, sweep axes, are each configuration's problem: configuration_checks.cpp).
@@ -82,6 +81,7 @@ void check_offload_modules(const FieldChecker& p, const s::Parallelism& m) {
   }
 }
 
+// Uneven layouts and block recomputation against the model's layers.
 void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
   const auto& m = static_cast<const s::Parallelism&>(p.message());
   p.at_least("recompute_num_layers", 1);

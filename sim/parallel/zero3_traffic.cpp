@@ -137,15 +137,12 @@ Zero3Stage::Zero3Stage(const Zero3Work& work, const std::vector<PipelineTask>& t
   }
   std::vector<size_t> first_forward(static_cast<size_t>(runs) * chunks, tasks.size()),
       last_backward(static_cast<size_t>(runs) * chunks, 0);
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const size_t c = static_cast<size_t>(tasks[i].run) * chunks + tasks[i].chunk;
-    if (tasks[i].forward) first_forward[c] = std::min(first_forward[c], i);
-    if (!tasks[i].forward) last_backward[c] = i;
-  }
   // Hybrid-FSDP goes on across the groups in each chunk's last backward of the step only.
   std::vector<size_t> step_last_backward(static_cast<size_t>(chunks), 0);
   for (size_t i = 0; i < tasks.size(); ++i) {
-    if (!tasks[i].forward) step_last_backward[tasks[i].chunk] = i;
+    const size_t c = static_cast<size_t>(tasks[i].run) * chunks + tasks[i].chunk;
+    if (tasks[i].forward) first_forward[c] = std::min(first_forward[c], i);
+    if (!tasks[i].forward) last_backward[c] = step_last_backward[tasks[i].chunk] = i;
   }
   bool gathers = true, reduces = true, across_replicas = true;
   auto segment = [&](Picoseconds duration, bool gather, bool reduce, bool forward, int layer,

@@ -283,17 +283,18 @@ ConfigurationProblem fsdp2_expert_problem(const s::Parallelism& p) {
   // Each group one replica of every expert: the experts whole on their GPUs, their expert
   // data-parallel group the groups' ranks holding them.
   const int shard = p.data_parallel_shard();
-  if (hybrid_fsdp && shard > 0 && p.data_parallel() % shard == 0 &&
-      expert_layout(p).expert_data_parallel() != p.data_parallel() / shard) {
+  if (hybrid_fsdp && shard > 0 && p.data_parallel() % shard == 0) {
     const ExpertLayout experts = expert_layout(p);
-    return {
-        "Hybrid-FSDP of expert layers is simulated with one replica of each expert per "
-        "hybrid-sharding group only (ETP x EP = the group's GPUs)",
-        "parallelism.data_parallel_shard",
-        "groups of " + std::to_string(shard * p.tensor_parallel() * p.context_parallel()) +
-            " GPUs (data_parallel_shard " + std::to_string(shard) + " x TP x CP) against ETP " +
-            std::to_string(experts.expert_tensor_parallel) + " x EP " +
-            std::to_string(experts.expert_parallel)};
+    if (experts.expert_data_parallel() != p.data_parallel() / shard) {
+      return {
+          "Hybrid-FSDP of expert layers is simulated with one replica of each expert per "
+          "hybrid-sharding group only (ETP x EP = the group's GPUs)",
+          "parallelism.data_parallel_shard",
+          "groups of " + std::to_string(shard * p.tensor_parallel() * p.context_parallel()) +
+              " GPUs (data_parallel_shard " + std::to_string(shard) + " x TP x CP) against ETP " +
+              std::to_string(experts.expert_tensor_parallel) + " x EP " +
+              std::to_string(experts.expert_parallel)};
+    }
   }
   if (p.activation_offload_layers() > 0) {
     return {"activation offload of expert layers is not simulated",

@@ -46,8 +46,8 @@ const Subcommand kSubcommands[] = {
 
 void print_usage(std::ostream& out) {
   out << "clustersim " CLUSTERSIM_VERSION
-         " - simulate distributed training and inference on GPU clusters\n\nusage: clustersim COMMAND [options]"
-         "\n\ncommands:\n";
+         " - simulate distributed training and inference on GPU clusters\n\n"
+         "usage: clustersim COMMAND [options]\n\ncommands:\n";
   for (const Subcommand& s : kSubcommands) {
     out << "  " << s.name << std::string(12 - std::string(s.name).size(), ' ') << s.summary << "\n";
   }
