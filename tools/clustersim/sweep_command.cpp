@@ -163,6 +163,7 @@ bool check_arguments(const SweepArguments& a, const std::string& scenario_path,
   if (a.resume && a.out.empty()) return fail("--resume needs --out FILE (the interrupted sweep's)");
   if (a.out.empty()) return true;
   if (!results_format(a.out)) return fail("--out must end in .h5, .csv or .json: " + a.out);
+  if (const std::string why = shard_output_problem(a.out, *options); !why.empty()) return fail(why);
   std::string error;
   return check_output_path(a.out, &error, {scenario_path, a.prices}) || fail("--out: " + error);
 }
