@@ -112,8 +112,8 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
     for (const auto& [reason, count] : summary.pruned) {
       std::cout << "pruned      " << count << ": " << reason << "\n";
     }
-    for (const char* status :
-         {kStatusOverTime, kStatusOverCost, kStatusOverAvailability, kStatusTooLong}) {
+    for (const char* status : {kStatusOverTime, kStatusOverCost, kStatusOverAvailability,
+                               kStatusTooLong, kStatusCheckpointOverVolume}) {
       const auto it = rankings.statuses.find(status);
       if (it != rankings.statuses.end()) {
         std::cout << "not ranked  " << it->second << ": " << status << "\n";
