@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "sim/hw/storage_model.h"
+#include "sim/util/number_format.h"
 #include "sim/util/units.h"
 #include "sim/workload/parameter_count.h"
 
@@ -26,6 +27,24 @@ double checkpoint_bytes(const schema::Model& model, const schema::TrainingJob& j
       state_bytes_per_parameter(job.precision(), job.optimizer());
   return static_cast<double>(parameter_count(model)) *
          (per_parameter.weights + per_parameter.optimizer);
+}
+
+std::string checkpoint_volume_problem(const schema::Model& model, const schema::TrainingJob& job,
+                                      int64_t nodes, const schema::StorageTier& tier,
+                                      double capacity_gib, const std::string& nodes_note) {
+  const double whole_gib = checkpoint_bytes(model, job) / kBytesPerGibibyte;
+  const int64_t writers = tier.shared_across_nodes() ? 1 : std::max<int64_t>(nodes, 1);
+  const double share_gib = whole_gib / static_cast<double>(writers);
+  if (share_gib <= capacity_gib) return "";
+  const std::string states = "weights and optimizer states of \"" + model.name() + "\"";
+  const std::string fits = " does not fit in " + format_number(capacity_gib) + " GiB";
+  if (writers == 1) {
+    return "a checkpoint (" + format_fixed(whole_gib, 1) + " GiB of " + states + ")" + fits;
+  }
+  return "a node's share of a checkpoint (" + format_fixed(share_gib, 1) +
+         " GiB: " + format_fixed(whole_gib, 1) + " GiB of " + states + " over " +
+         std::to_string(writers) + " nodes" + nodes_note + ")" + fits + " (\"" + tier.name() +
+         "\" is a volume of each node)";
 }
 
 CheckpointCost checkpoint_cost(const schema::Model& model, const schema::TrainingJob& job,

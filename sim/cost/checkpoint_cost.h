@@ -11,6 +11,9 @@
 // each node reaching it through its plain (TCP) network.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "sim/io/schema/job.pb.h"
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/storage.pb.h"
@@ -29,6 +32,14 @@ struct CheckpointCost {
 // Bytes of one checkpoint of `model` trained by `job`: every parameter's weights and optimizer
 // states, once.
 double checkpoint_bytes(const schema::Model& model, const schema::TrainingJob& job);
+
+// Why a checkpoint of `model` trained by `job`, written over `nodes` nodes, does not fit in
+// `capacity_gib` of `tier`: a shared volume holds the whole of it, a block volume (one per node)
+// a node's share; "" when it fits. `nodes_note` follows the node count in the message (", the
+// most the scenario has").
+std::string checkpoint_volume_problem(const schema::Model& model, const schema::TrainingJob& job,
+                                      int64_t nodes, const schema::StorageTier& tier,
+                                      double capacity_gib, const std::string& nodes_note);
 
 // `memory`: the configuration's per-GPU estimate (its fullest stage). Requires: `volume` resolved
 // (a tier of the catalog at a capacity within its range) and a configuration of `model`.

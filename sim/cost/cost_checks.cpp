@@ -11,8 +11,6 @@
 #include "sim/io/entry_checks.h"
 #include "sim/io/schema/cost.pb.h"
 #include "sim/util/closest_name.h"
-#include "sim/util/number_format.h"
-#include "sim/util/units.h"
 
 namespace clustersim {
 namespace {
@@ -44,30 +42,17 @@ int64_t most_nodes(const s::Scenario& m) {
 }
 
 // The volume holds a checkpoint: a shared file system the whole of it, a block volume (one per
-// node) its node's share, at least that of the most nodes the scenario tries. A volume of 1 GiB
-// took Llama-2-7B's 88 GiB checkpoint, timed at the tier's rate; the dataset's volume is refused
-// likewise.
+// node) its node's share, at least that of the most nodes the scenario tries (each configuration's
+// own share is checked when it is costed: plan_checkpoints). A volume of 1 GiB took Llama-2-7B's
+// 88 GiB checkpoint, timed at the tier's rate; the dataset's volume is refused likewise.
 void check_checkpoint_fits(const FieldChecker& volume, const s::StorageTier& tier,
                            const LoadedScenario& scenario) {
   const s::TrainingJob& job = scenario.scenario().job();
   if (scenario.model == nullptr || job.precision() == s::PRECISION_UNSPECIFIED) return;
-  const double whole_gib = checkpoint_bytes(*scenario.model, job) / kBytesPerGibibyte;
-  const double capacity_gib = volume.number("capacity_gib");
-  const std::string states = "weights and optimizer states of \"" + scenario.model->name() + "\"";
-  const int64_t nodes = tier.shared_across_nodes() ? 1 : most_nodes(scenario.scenario());
-  const double share_gib = whole_gib / static_cast<double>(nodes);
-  if (share_gib <= capacity_gib) return;
-  const std::string fits = " does not fit in " + format_number(capacity_gib) + " GiB";
-  if (nodes == 1) {
-    volume.error("capacity_gib",
-                 "a checkpoint (" + format_fixed(whole_gib, 1) + " GiB of " + states + ")" + fits);
-    return;
-  }
-  volume.error("capacity_gib", "a node's share of a checkpoint (" + format_fixed(share_gib, 1) +
-                                   " GiB: " + format_fixed(whole_gib, 1) + " GiB of " + states +
-                                   " over " + std::to_string(nodes) +
-                                   " nodes, the most the scenario has)" + fits + " (\"" +
-                                   tier.name() + "\" is a volume of each node)");
+  const std::string problem =
+      checkpoint_volume_problem(*scenario.model, job, most_nodes(scenario.scenario()), tier,
+                                volume.number("capacity_gib"), ", the most the scenario has");
+  if (!problem.empty()) volume.error("capacity_gib", problem);
 }
 
 // One volume per provider, and one for the provider of every candidate instance; each holds a

@@ -53,6 +53,10 @@ CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& con
   const s::Scenario& scenario = model.scenario->scenario();
   const s::Checkpoint& settings = model.settings->checkpoint();
   plan.enabled = true;
+  plan.over_volume =
+      checkpoint_volume_problem(*model.scenario->model, scenario.job(), configuration.nodes,
+                                *volume->second.tier, volume->second.capacity_gib, "");
+  if (!plan.over_volume.empty()) return plan;
   plan.cost = checkpoint_cost(*model.scenario->model, scenario.job(), configuration, memory,
                               *volume->second.tier, volume->second.capacity_gib);
   RunSpec spot = run_spec(model, configuration, step, plan, true);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "sim/cost/checkpoint_cost.h"
 #include "sim/cost/cost_model.h"
@@ -30,6 +31,9 @@ struct CheckpointPlan {
   double interval_s = 0;           // training between checkpoints (the scenario's, or the optimum)
   double young_daly_s = 0;         // 0 without spot preemptions
   bool simulated_optimum = false;  // interval_s found by simulation
+  // Non-empty when the configuration's checkpoint (a node's share of it on a block volume) does
+  // not fit in its volume: why. Such a run is not costed (kStatusCheckpointOverVolume).
+  std::string over_volume;
 };
 
 // The checkpoint plan of `configuration`, whose per-GPU memory is `memory` and step `step`.

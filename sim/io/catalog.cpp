@@ -37,6 +37,7 @@ std::vector<std::string> textproto_files(const std::string& directory, Diagnosti
                                : "catalog directory does not exist");
     return paths;
   }
+  bool named_any = false;  // a .textproto file, readable or not
   for (fs::recursive_directory_iterator it(directory, error), end; !error && it != end;
        it.increment(error)) {
     if (it->path().extension() != ".textproto") continue;
@@ -44,12 +45,20 @@ std::vector<std::string> textproto_files(const std::string& directory, Diagnosti
     // threw std::filesystem_error out of every command.
     std::error_code status_error;
     if (it->is_regular_file(status_error)) paths.push_back(it->path().string());
+    named_any = named_any || !paths.empty() || status_error;
     if (status_error) {
       diagnostics->add_error({it->path().string(), 0, 0}, "",
                              "cannot read: " + status_error.message());
     }
   }
-  if (error) diagnostics->add_error({directory, 0, 0}, "", "cannot list: " + error.message());
+  if (error) {
+    diagnostics->add_error({directory, 0, 0}, "", "cannot list: " + error.message());
+  } else if (!named_any) {
+    // An empty directory (or one of .txt files: a wrong path, an unsaved copy) added nothing to
+    // the catalog without a word.
+    diagnostics->add_error({directory, 0, 0}, "",
+                           "holds no catalog files: a catalog is a directory of .textproto files");
+  }
   std::sort(paths.begin(), paths.end());
   return paths;
 }

@@ -167,8 +167,10 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
     p.error("expert_paged_stash", "applies with fused_expert_mlp only");
   }
   check_offload_modules(p, m);
-  for (const char* field :
-       {"expert_dispatcher", "fused_expert_mlp", "single_launch_grouped_experts"}) {
+  // cuda_graphed_expert_layers and fsdp2_expert_reduce_in_weight_type on a dense model were
+  // accepted and changed nothing (only expert layers read them).
+  for (const char* field : {"expert_dispatcher", "fused_expert_mlp", "single_launch_grouped_experts",
+                            "cuda_graphed_expert_layers", "fsdp2_expert_reduce_in_weight_type"}) {
     if (p.has(field) && model != nullptr &&
         !(model->has_transformer() && model->transformer().has_moe())) {
       p.error(field, "applies to mixture-of-experts models only");

@@ -56,11 +56,15 @@ int data_parallel_shard_ranks(const s::Parallelism& p) {
   return p.data_parallel_shard() > 0 && zero >= 3 ? p.data_parallel_shard() : p.data_parallel();
 }
 
+double model_state_shards(const s::Parallelism& p) {
+  return static_cast<double>(data_parallel_shard_ranks(p)) * p.context_parallel();
+}
+
 double optimizer_state_shards(const s::Parallelism& p) {
   const int zero = p.distributed_optimizer() ? 1 : p.zero_stage();
   const bool hybrid_fsdp = p.shard_optimizer_across_replicas() && zero >= 3;
-  const int ranks = hybrid_fsdp ? p.data_parallel() : data_parallel_shard_ranks(p);
-  return static_cast<double>(ranks) * p.context_parallel();
+  return hybrid_fsdp ? static_cast<double>(p.data_parallel()) * p.context_parallel()
+                     : model_state_shards(p);
 }
 
 double gradient_buffer_bytes(const s::Parallelism& p, s::Precision precision) {
@@ -104,7 +108,7 @@ void add_model_states(const s::TrainingJob& job, const s::Parallelism& p,
   // Muon's layer-wise optimizer shards its states by whole weights (muon_step.h).
   const bool shard_states = zero >= 1 || job.optimizer() == s::MUON;
   // Hybrid sharding (data_parallel_shard) shards within each group only.
-  const double shards = static_cast<double>(data_parallel_shard_ranks(p)) * p.context_parallel();
+  const double shards = model_state_shards(p);
   // Hybrid-FSDP (shard_optimizer_across_replicas) shards the optimizer states across the groups
   // too, and holds each group's experts whole (one replica of each per group: configuration
   // checks), their optimizer states sharded over the expert data-parallel group.

@@ -101,6 +101,9 @@ double gradient_buffer_bytes(const schema::Parallelism& parallelism, schema::Pre
 // The data-parallel ranks one shard group of the model states spans: data_parallel_shard under
 // ZeRO-3 (hybrid sharding), else all of them.
 int data_parallel_shard_ranks(const schema::Parallelism& parallelism);
+// The ranks a dense parameter's weights (and, under ZeRO-2/3, gradients) are sharded over: the
+// shard group's data x context-parallel ranks (data_parallel_shard_ranks x context_parallel).
+double model_state_shards(const schema::Parallelism& parallelism);
 // The ranks a dense parameter's optimizer states are sharded over, each stepping its shard: the
 // shard group's data x context-parallel ranks (under hybrid sharding every group holds and steps
 // the same shards), all data x context-parallel ranks under Hybrid-FSDP

@@ -352,9 +352,8 @@ class StageBuilder {
     if (narrow) {
       // torchao's scale precompute reads the rank's FSDP shard of the weights, within its group
       // under hybrid sharding (fp8_parameters needs fsdp2).
-      const double weight_shards =
-          static_cast<double>(data_parallel_shard_ranks(p_)) * p_.context_parallel();
-      const double cast = recipe == s::TORCHAO_TENSORWISE ? linear / weight_shards : linear;
+      const double cast =
+          recipe == s::TORCHAO_TENSORWISE ? linear / model_state_shards(p_) : linear;
       // Transposes made at each use: one per micro-batch (its backward), summed here.
       const double uses = job_.fp8_weight_transpose_per_use() ? plan.micro_batches : 1;
       w->optimizer += compute_.memory_bound(

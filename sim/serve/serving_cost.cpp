@@ -8,6 +8,69 @@
 namespace clustersim {
 namespace s = schema;
 
+namespace {
+
+// Each instance the autoscaled day may run on has a price, in the report currency, under the
+// baseline's and the bursts' billing modes and on demand (the day it is compared with): without
+// one, the sizing ran and `autoscaling: no SUBSCRIPTION_YEARLY price for ...` ended it, exit 0.
+void check_autoscaling_prices(const FieldChecker& root, const LoadedServingScenario& scenario,
+                              const ServingPrices& prices, const std::string& price_file) {
+  const s::Autoscaling& a = scenario.scenario().autoscaling();
+  const FieldChecker autoscaling = root.child("autoscaling");
+  std::vector<const s::InstanceType*> instances = scenario.instances;
+  for (const s::InstanceType* pool : {scenario.prefill_instance, scenario.decode_instance}) {
+    if (pool != nullptr) instances.push_back(pool);
+  }
+  std::vector<std::string> sources = {"the catalog"};
+  if (scenario.scenario().has_prices()) sources.push_back("the scenario's prices");
+  if (!price_file.empty()) sources.push_back(price_file);
+  std::string where = sources.front();
+  for (size_t i = 1; i < sources.size(); ++i) {
+    where += (i + 1 == sources.size() ? " or " : ", ") + sources[i];
+  }
+  const std::string give = price_file.empty()
+                               ? "give one in the scenario's prices or a --prices file"
+                               : "give one in " + price_file;
+  const struct {
+    const char* field;  // null: the block (the on-demand day it is compared with)
+    s::BillingMode billing;
+  } modes[] = {{"baseline_billing",
+                a.has_baseline_billing() ? a.baseline_billing() : s::SUBSCRIPTION_MONTHLY},
+               {"burst_billing", a.has_burst_billing() ? a.burst_billing() : s::ON_DEMAND},
+               {nullptr, s::ON_DEMAND}};
+  for (const auto& read : modes) {
+    // Named copies, not a structured binding: clang's C++20 lambdas do not capture one.
+    const char* field = read.field;
+    const s::BillingMode billing = read.billing;
+    if (billing == s::BILLING_MODE_UNSPECIFIED) continue;  // an error of the scenario's checks
+    const std::string mode = s::BillingMode_Name(billing);
+    const auto error = [&](const std::string& message) {
+      if (field != nullptr) {
+        autoscaling.error(field, message);
+      } else {
+        autoscaling.error_here(message + " (the day is compared with all on demand)");
+      }
+    };
+    for (const s::InstanceType* instance : instances) {
+      if (!prices.book.ambiguity(*instance, billing).empty()) continue;  // report_ambiguous_prices
+      const std::optional<UsedPrice> price = prices.book.price(*instance, billing);
+      if (!price) {
+        error("\"" + instance->name() + "\" has no " + mode + " price in " + where + ": " + give);
+        return;
+      }
+      if (!prices.book.exchange_rate(price->currency, prices.currency)) {
+        error(mode + " price of \"" + instance->name() + "\" is in " +
+              s::Currency_Name(price->currency) + ", results in " +
+              s::Currency_Name(prices.currency) + ": give an exchange_rate for " +
+              s::Currency_Name(price->currency));
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<ServingPrices> load_serving_prices(const LoadedServingScenario& scenario,
                                                    const Catalog& catalog,
                                                    const TextFile<s::PriceFile>* price_file,
@@ -46,6 +109,10 @@ std::unique_ptr<ServingPrices> load_serving_prices(const LoadedServingScenario& 
     modes.insert(modes.end(),
                  {a.has_baseline_billing() ? a.baseline_billing() : s::SUBSCRIPTION_MONTHLY,
                   a.has_burst_billing() ? a.burst_billing() : s::ON_DEMAND, s::ON_DEMAND});
+  }
+  if (m.has_autoscaling()) {
+    check_autoscaling_prices(root, scenario, *prices,
+                             price_file == nullptr ? "" : price_file->path);
   }
   if (m.has_prices()) {
     warn_unread_prices(root.child("prices"), prices->book, catalog, prices->currency, modes);

@@ -285,6 +285,11 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
       if (price) row[result_column("price_per_hour")] = report_per_hour(cost, *price) * c.nodes;
       continue;
     }
+    if (!checkpoints->over_volume.empty()) {
+      row[result_column("status")] = kStatusCheckpointOverVolume;
+      row[result_column("limiting")] = checkpoints->over_volume;
+      continue;
+    }
     const RunCost run = run_cost(cost, c, *e.step, *checkpoints, billing);
     if (!run.unsimulated.empty()) {
       row[result_column("status")] = kStatusTooLong;

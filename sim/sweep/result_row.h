@@ -54,6 +54,9 @@ inline constexpr const char* kStatusOverCost = "over max cost";
 inline constexpr const char* kStatusOverAvailability = "over availability";
 // The run is beyond what the run simulation spans (run_simulation.h); `limiting` says why.
 inline constexpr const char* kStatusTooLong = "too long to simulate";
+// The configuration's checkpoint (a node's share on a block volume) does not fit in its
+// cost.checkpoint volume; `limiting` says by how much. Not costed.
+inline constexpr const char* kStatusCheckpointOverVolume = "checkpoint over volume";
 
 // The row of `configuration` after `evaluation` without the run's time and cost: configuration,
 // memory, the simulated step (or OOM) and what limits it. Requires: evaluation.error is empty.

@@ -110,5 +110,34 @@ TEST_CASE("without a set interval, spot runs checkpoint at the simulated optimum
   CHECK(c.plan.interval_s < c.plan.young_daly_s * 4);
 }
 
+// The volume was checked against the share of the scenario's most nodes only: the configurations
+// on fewer nodes, whose share is larger, were costed as if theirs fitted.
+TEST_CASE("each configuration's share of the checkpoint must fit its volume") {
+  const std::string scenario = R"(model: "llama2-7b"
+job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM token_budget: 1e9 }
+cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
+parallelism { zero_stage: 1 }
+sweep { nodes: [1, 2] }
+cost { checkpoint { volume { tier: "aws.ebs.gp3" capacity_gib: 44 } interval_s: 3600 } }
+)";
+  auto loaded = load_cost(scenario);
+  INFO(loaded->diagnostics);
+  REQUIRE(loaded->model);  // the two-node configurations' 43.9 GiB shares fit
+  int checked = 0;
+  for (const Configuration& c : expand_configurations(*loaded->scenario).valid) {
+    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory(), step(10));
+    if (c.nodes == 1) {
+      CHECK(plan.over_volume ==
+            "a checkpoint (87.9 GiB of weights and optimizer states of \"llama2-7b\") does not "
+            "fit in 44 GiB");
+    } else {
+      CHECK(plan.over_volume.empty());
+      CHECK(plan.cost.write_s > 0);
+    }
+    ++checked;
+  }
+  CHECK(checked >= 2);
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -1100,6 +1100,21 @@ TEST_CASE("a missing catalog directory, or a file given for one, is an error") {
         file + ": is not a directory: a catalog is a directory of .textproto files\n");
 }
 
+// Such a directory (empty, or of .txt files: a wrong path, an unsaved copy) added nothing to the
+// catalog without a word.
+TEST_CASE("a catalog directory holding no .textproto file is an error naming it") {
+  TempDir dir;
+  Diagnostics empty;
+  Catalog::load({dir.path()}, &empty);
+  const std::string error =
+      ": holds no catalog files: a catalog is a directory of .textproto files\n";
+  CHECK(empty.to_string() == dir.path() + error);
+  dir.write("h100_overrides.txt", "gpu { name: \"H100\" }");
+  Diagnostics text_files;
+  Catalog::load({dir.path()}, &text_files);
+  CHECK(text_files.to_string() == dir.path() + error);
+}
+
 TEST_CASE("a catalog file that is a symlink loop is an error at its path, not an abort") {
   // Its status threw std::filesystem_error: every command aborted (so did --catalog /, at an
   // entry of /proc).

@@ -1128,6 +1128,17 @@ TEST_CASE("FSDP2 without ZeRO-3 or beside the synchronous fetch is rejected") {
         "zero_stage 0\n");
 }
 
+// Only expert layers read them: on a dense model they were accepted and changed nothing.
+TEST_CASE("an expert layers' option on a dense model is an error at its field") {
+  CHECK(scenario_errors(scenario() + "parallelism { cuda_graphed_expert_layers: true }\n") ==
+        "s.textproto:12:15: parallelism.cuda_graphed_expert_layers: applies to "
+        "mixture-of-experts models only\n");
+  CHECK(scenario_errors(scenario() + "parallelism { zero_stage: 3 fsdp2: true "
+                                     "fsdp2_expert_reduce_in_weight_type: true }\n") ==
+        "s.textproto:12:41: parallelism.fsdp2_expert_reduce_in_weight_type: applies to "
+        "mixture-of-experts models only\n");
+}
+
 TEST_CASE("FSDP2's options need fsdp2, deferred sync the forward's gather kept") {
   CHECK(scenario_errors(scenario() +
                         "parallelism { zero_stage: 3 fsdp2_keep_forward_gather: true }\n") ==
@@ -1136,6 +1147,8 @@ TEST_CASE("FSDP2's options need fsdp2, deferred sync the forward's gather kept")
   CHECK(
       scenario_errors(scenario() +
                       "parallelism { zero_stage: 3 fsdp2_expert_reduce_in_weight_type: true }\n") ==
+      "s.textproto:12:29: parallelism.fsdp2_expert_reduce_in_weight_type: applies to "
+      "mixture-of-experts models only\n"
       "s.textproto:12:29: parallelism.fsdp2_expert_reduce_in_weight_type: is an FSDP2 option: "
       "needs fsdp2\n");
   CHECK(scenario_errors(scenario() +

@@ -149,6 +149,36 @@ prices { price { instance: "aws.g6.xlarge"
   CHECK(read->messages() == "");
 }
 
+// A mode of the autoscaled day without a price for an instance: the sizing ran, then printed
+// "autoscaling: no SUBSCRIPTION_YEARLY price for ..." and exited 0. aws.g6.xlarge has an
+// ON_DEMAND price only; every other mode is refused at its field, the default baseline (monthly)
+// at the block.
+TEST_CASE("every billing mode of an autoscaled day needs a price for its instances") {
+  std::string day = "autoscaling { hourly_rate_per_s: [";
+  for (int h = 0; h < 24; ++h) day += std::string(h ? ", " : "") + "1";
+  day += "]";
+  const auto messages = [&](const std::string& modes) {
+    auto t = testing::load_serving_text(R"(model: "llama2-7b"
+deployment { instance: "aws.g6.xlarge" }
+traffic { rate_per_s: 1 duration_s: 20 input_tokens { fixed: 256 } output_tokens { fixed: 32 } }
+slo { p99_ttft_ms: 1000 }
+)" + day + modes + " }\n");
+    REQUIRE(t->loaded != nullptr);
+    CHECK(load_serving_prices(*t->loaded, testing::shipped_catalog(), nullptr, &t->diagnostics) ==
+          nullptr);
+    return t->messages();
+  };
+  const auto refused = [](const std::string& where, const std::string& mode) {
+    return "s.textproto:5:" + where + ": \"aws.g6.xlarge\" has no " + mode +
+           " price in the catalog: give one in the scenario's prices or a --prices file\n";
+  };
+  CHECK(messages(" baseline_billing: SUBSCRIPTION_YEARLY") ==
+        refused("107: autoscaling.baseline_billing", "SUBSCRIPTION_YEARLY"));
+  CHECK(messages("") == refused("1: autoscaling.baseline_billing", "SUBSCRIPTION_MONTHLY"));
+  CHECK(messages(" baseline_billing: ON_DEMAND burst_billing: SPOT") ==
+        refused("135: autoscaling.burst_billing", "SPOT"));
+}
+
 // A serving sizing's rows go through the training sweeps' results file with their own columns.
 TEST_CASE("serving rows round-trip through the HDF5 results file") {
   auto t = testing::load_serving_text(R"(model: "llama2-7b"

@@ -7,6 +7,7 @@
 #include "sim/io/field_checker.h"
 #include "sim/io/text_file.h"
 #include "sim/serve/serving_rows.h"
+#include "sim/sweep/results_export.h"
 
 namespace clustersim::cli {
 
@@ -54,6 +55,20 @@ std::string shard_problem(const std::string& text, SweepOptions* options) {
   options->shard = static_cast<int>(k - 1);
   options->shard_count = static_cast<int>(n);
   return "";
+}
+
+std::string shard_output_problem(const std::string& out, const SweepOptions& options) {
+  // A CSV or JSON file holds the rows only, not the scenario, catalog, split and counts by which
+  // merge checks that its shards are every shard of one sweep, once: it was written, and merge
+  // then refused it.
+  if (options.shard_count == 1 || out.empty() || results_format(out) == ResultsFormat::kHdf5) {
+    return "";
+  }
+  return "--shard " + std::to_string(options.shard + 1) + "/" +
+         std::to_string(options.shard_count) +
+         " writes a shard for clustersim merge, which joins HDF5 results files only (a CSV or JSON "
+         "file holds the rows, not the sweep and shard merge checks): give --out with .h5, not " +
+         out + ", and merge the shards' files with clustersim merge SHARD.h5... -o ALL.h5";
 }
 
 SweepSummary sweep_identity(const std::string& scenario_path, const std::string& prices_path,

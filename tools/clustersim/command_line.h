@@ -69,6 +69,9 @@ const std::vector<ResultsKind>& results_kinds();
 // "" when `text`, a --shard value, is K/N with 1 <= K <= N (then set into `*options`, 0-based),
 // else what is wrong with it. Shared by sweep and serve.
 std::string shard_problem(const std::string& text, SweepOptions* options);
+// "" when `out` (a --out value, of .h5, .csv or .json) can hold the shard `options` names, else
+// why not: a shard of several is for clustersim merge, which reads HDF5 results files only.
+std::string shard_output_problem(const std::string& out, const SweepOptions& options);
 
 // What identifies a sweep or serving sizing in its journal and results file, for both commands:
 // the scenario's and the price file's texts (`prices_path` may be empty), this tool's version,

@@ -212,6 +212,12 @@ int cost_command(const std::vector<std::string>& args) {
         }
         const CheckpointPlan plan = plan_checkpoints(*model, c, e.memory, *e.step);
         for (s::BillingMode billing : model->billing_modes) {
+          if (!plan.over_volume.empty()) {
+            rows.push_back(
+                unranked_row(c, billing, table.column_count(), "yes",
+                             std::string(kStatusCheckpointOverVolume) + ": " + plan.over_volume));
+            continue;
+          }
           const RunCost run = run_cost(*model, c, *e.step, plan, billing);
           if (!run.unsimulated.empty()) {
             rows.push_back(unranked_row(c, billing, table.column_count(), "yes",

@@ -318,6 +318,10 @@ int serve_command(const std::vector<std::string>& args) {
     command_error("serve") << "--out must end in .h5, .csv or .json: " << o.out << "\n";
     return kExitUsage;
   }
+  if (const std::string why = shard_output_problem(o.out, sweep.sweep); !why.empty()) {
+    command_error("serve") << why << "\n";
+    return kExitUsage;
+  }
   // Checked before any work: a missing directory was found only after every deployment ran.
   if (std::string why;
       !o.out.empty() && !check_output_path(o.out, &why, {o.scenario, o.prices})) {

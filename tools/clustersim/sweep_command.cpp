@@ -112,8 +112,8 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
     for (const auto& [reason, count] : summary.pruned) {
       std::cout << "pruned      " << count << ": " << reason << "\n";
     }
-    for (const char* status :
-         {kStatusOverTime, kStatusOverCost, kStatusOverAvailability, kStatusTooLong}) {
+    for (const char* status : {kStatusOverTime, kStatusOverCost, kStatusOverAvailability,
+                               kStatusTooLong, kStatusCheckpointOverVolume}) {
       const auto it = rankings.statuses.find(status);
       if (it != rankings.statuses.end()) {
         std::cout << "not ranked  " << it->second << ": " << status << "\n";
@@ -163,6 +163,7 @@ bool check_arguments(const SweepArguments& a, const std::string& scenario_path,
   if (a.resume && a.out.empty()) return fail("--resume needs --out FILE (the interrupted sweep's)");
   if (a.out.empty()) return true;
   if (!results_format(a.out)) return fail("--out must end in .h5, .csv or .json: " + a.out);
+  if (const std::string why = shard_output_problem(a.out, *options); !why.empty()) return fail(why);
   std::string error;
   return check_output_path(a.out, &error, {scenario_path, a.prices}) || fail("--out: " + error);
 }
