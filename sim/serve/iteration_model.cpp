@@ -2,6 +2,7 @@
 #include "sim/serve/iteration_model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "sim/net/collective.h"
@@ -12,6 +13,12 @@
 #include "sim/workload/layer_ops.h"
 
 namespace clustersim {
+
+int64_t serving_row_tile(int64_t tokens) {
+  constexpr int64_t kNarrowest = 16;
+  if (tokens >= ComputeModel::kTile) return ComputeModel::kTile;
+  return std::max(kNarrowest, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(tokens))));
+}
 namespace {
 
 namespace s = schema;
@@ -171,7 +178,7 @@ Picoseconds IterationModel::layer_matmuls(const InferenceShape& shape, int64_t m
     if (touched > 0) t += routed_expert_gemms(group, touched, copies);
     for (const LayerMatmul& mm : group.matmuls) {
       if (mm.expert && (touched > 0 || routed_experts_apart_)) continue;
-      t += compute_.matmul(m, mm.n, mm.k, 1.0, weight_bytes_);
+      t += compute_.matmul(m, mm.n, mm.k, 1.0, weight_bytes_, serving_row_tile(m));
     }
     return t;
   };

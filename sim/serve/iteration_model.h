@@ -36,7 +36,9 @@
 // the first rank's, holding experts 0 .. E / EP - 1), in the
 // runtime's kernels for them: rows in tiles of its expert_matmul_row_tile, at the GPU's
 // expert_matmul_fraction of the compute rate (ServingGpuFit; absent: 1), and where they issue
-// mma.sync (expert_matmuls_sync_mma) at the GPU's sync_mma_fraction of its tensor-core rate. Matmul
+// mma.sync (expert_matmuls_sync_mma) at the GPU's sync_mma_fraction of its tensor-core rate. The
+// other matmuls fill tiles of serving_row_tile(m) rows, the narrowest that holds the iteration's
+// tokens (a decode step of a few sequences is not charged 128 rows of tensor-core work). Matmul
 // times are memoized per m; collective times are simulated on the replica's topology
 // (net/collective.h) at token counts 1, 2, 4, ... and interpolated linearly between them (each
 // algorithm's time is affine in the size).
@@ -54,6 +56,15 @@
 #include "sim/workload/inference_shape.h"
 
 namespace clustersim {
+
+// The rows of the tile a serving GEMM of `tokens` rows runs in: the smallest power of two from 16
+// that holds them, at most the compute model's 128 (ComputeModel::kTile). TensorRT-LLM's GEMM
+// tactics include tiles of 16, 32 and 64 rows for few tokens (its CUTLASS candidates on sm75 and
+// later: CtaShape16x128x64, 32x128x64, 64x128x64, 128x128x64; NVIDIA/TensorRT-LLM
+// cpp/tensorrt_llm/kernels/cutlass_kernels/cutlass_heuristic.cpp `get_candidate_tiles`), and 16
+// is mma.sync's row count (m16n8k16). Without it a decode step at batch 1 would cost 128 rows of
+// compute, which on a GPU of few FLOPs per byte (H20, L20, T4) exceeds streaming the weights.
+int64_t serving_row_tile(int64_t tokens);
 
 // What one iteration processes.
 struct IterationWork {

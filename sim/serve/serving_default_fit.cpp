@@ -61,4 +61,17 @@ std::vector<s::ServingGpuFit> serving_default_fits(const std::vector<FittedServi
   return defaults;
 }
 
+s::ServingGpuFit serving_gpu_fit(const s::ServingRuntime& runtime, const s::Gpu& gpu,
+                                 bool* calibrated) {
+  for (const s::ServingGpuFit& fit : runtime.gpu()) {
+    if (fit.gpu() == gpu.name()) return fit;
+  }
+  *calibrated = false;
+  for (const s::ServingGpuFit& fit : runtime.default_fit()) {
+    if (fit.form_factor() == gpu.form_factor()) return fit;
+  }
+  CLUSTERSIM_CHECK(false, "a serving runtime without the default of a form factor");
+  return {};
+}
+
 }  // namespace clustersim

@@ -31,4 +31,10 @@ schema::ServingGpuFit serving_default_fit(const std::vector<FittedServingGpu>& f
 std::vector<schema::ServingGpuFit> serving_default_fits(
     const std::vector<FittedServingGpu>& fitted);
 
+// The runtime's fit for `gpu`, else its default for the GPU's form factor (`*calibrated` set
+// false; the catalog computes one for every form factor at load).
+// Requires: `runtime` holds its default fits (a catalog's runtime).
+schema::ServingGpuFit serving_gpu_fit(const schema::ServingRuntime& runtime, const schema::Gpu& gpu,
+                                      bool* calibrated);
+
 }  // namespace clustersim

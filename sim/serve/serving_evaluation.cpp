@@ -12,6 +12,7 @@
 #include "sim/serve/closed_loop.h"
 #include "sim/serve/cyclic_kv_cache.h"
 #include "sim/serve/serving_checks.h"
+#include "sim/serve/serving_default_fit.h"
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -20,20 +21,6 @@ namespace clustersim {
 namespace {
 
 namespace s = schema;
-
-// The runtime's fit for `gpu`, else its default for the GPU's form factor (`*calibrated` false;
-// the catalog computes one for every form factor, sim/serve/serving_default_fit.h).
-s::ServingGpuFit gpu_fit(const s::ServingRuntime& runtime, const s::Gpu& gpu, bool* calibrated) {
-  for (const s::ServingGpuFit& fit : runtime.gpu()) {
-    if (fit.gpu() == gpu.name()) return fit;
-  }
-  *calibrated = false;
-  for (const s::ServingGpuFit& fit : runtime.default_fit()) {
-    if (fit.form_factor() == gpu.form_factor()) return fit;
-  }
-  CLUSTERSIM_CHECK(false, "a serving runtime without the default of a form factor");
-  return {};
-}
 
 std::string gib_short(double bytes) {
   return std::to_string(static_cast<int64_t>(std::ceil(bytes / kBytesPerGibibyte)));
@@ -123,7 +110,7 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   in.gpu = &gpu;
   in.runtime = &runtime_;
   in.serving = &serving_;
-  in.fit = gpu_fit(serving_, gpu, &e.calibrated);
+  in.fit = serving_gpu_fit(serving_, gpu, &e.calibrated);
   in.max_tokens = std::max<int64_t>(1, largest_iteration);
   in.fake_weights = fake_weights;
   if (c.replica_gpus() > 1) {

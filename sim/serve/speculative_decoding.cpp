@@ -145,7 +145,7 @@ Picoseconds SpeculativeDecoder::pass(const IterationWork& work,
   Picoseconds t = model_->forward(work, extra);
   if (projection_n_ > 0) {
     t += projection_compute_.matmul(work.tokens, projection_n_, projection_k_, 1.0,
-                                    projection_weight_bytes_);
+                                    projection_weight_bytes_, serving_row_tile(work.tokens));
   }
   return t;
 }

@@ -7,13 +7,15 @@
 #include <string>
 
 #include "sim/serve/iteration_model.h"
+#include "sim/serve/serving_default_fit.h"
 #include "sim/serve/serving_scenario.h"
 #include "tests/testing/shipped_catalog.h"
 #include "tests/testing/temp_dir.h"
 
 namespace clustersim::testing {
 
-// The inputs of a TP-1 iteration model of `model` on `gpu` at `formats` with TensorRT-LLM's fit.
+// The inputs of a TP-1 iteration model of `model` on `gpu` at `formats` with TensorRT-LLM's fit
+// (its form factor's default where the GPU has none).
 inline IterationInputs single_gpu_inputs(const std::string& model, const std::string& gpu,
                                          const TensorFormats& formats) {
   const Catalog& catalog = shipped_catalog();
@@ -23,10 +25,8 @@ inline IterationInputs single_gpu_inputs(const std::string& model, const std::st
   in.gpu = catalog.gpus().find(gpu)->value;
   in.runtime = catalog.runtimes().find("default")->value;
   in.serving = catalog.serving_runtimes().find("tensorrt-llm")->value;
-  for (const schema::ServingGpuFit& fit : in.serving->gpu()) {
-    if (fit.gpu() == gpu) in.fit = fit;
-  }
-  REQUIRE(in.fit.has_compute_fraction());
+  bool calibrated = true;
+  in.fit = serving_gpu_fit(*in.serving, *in.gpu, &calibrated);
   return in;
 }
 
