@@ -127,8 +127,8 @@ cost {
 )";
 
 TEST_CASE(
-    "every priced row costs its billed hours times its price; spot is never faster than on "
-    "demand (equal when every node is owned), a subscription takes the on-demand time",
+    "every priced row costs its billed hours times its price, spot is never faster than on "
+    "demand (equal when every node is owned) and a subscription takes the on-demand time",
     "[invariant]") {
   const std::vector<ResultRow> rows = invariant_sweep_rows(kBillingScenario);
   // (index) -> billing -> row
