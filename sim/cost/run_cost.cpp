@@ -28,7 +28,9 @@ RunSpec run_spec(const CostModel& model, const Configuration& configuration, con
   const s::Cost& settings = *model.settings;
   RunSpec spec;
   spec.work_s = budget_steps(model.scenario->scenario().job()) * step.step_s;
-  spec.nodes = configuration.nodes;
+  // Owned nodes are not spot instances: only the rented ones are preempted.
+  const int preemptible_nodes = preemptible ? configuration.rented_nodes() : 0;
+  spec.nodes = preemptible_nodes > 0 ? preemptible_nodes : configuration.nodes;
   if (checkpoints.enabled) {
     spec.interval_s = checkpoints.interval_s;
     spec.checkpoint_write_s = checkpoints.cost.write_s;
@@ -36,7 +38,7 @@ RunSpec run_spec(const CostModel& model, const Configuration& configuration, con
     spec.pauses_training =
         !settings.checkpoint().has_pauses_training() || settings.checkpoint().pauses_training();
   }
-  if (preemptible) {
+  if (preemptible_nodes > 0) {
     spec.preemptions_per_instance_hour = settings.preemptions_per_instance_hour();
     spec.restart_s = settings.restart().acquisition_s() + settings.restart().container_start_s();
   }

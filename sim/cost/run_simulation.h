@@ -16,7 +16,7 @@ struct RunSpec {
   bool pauses_training = true;   // false: the write overlaps training (needs the previous one done)
   double restart_s = 0;          // acquisition + container start
   double checkpoint_load_s = 0;  // paid on a restart once a checkpoint exists
-  int nodes = 1;
+  int nodes = 1;  // instances, each preempted at preemptions_per_instance_hour
   double preemptions_per_instance_hour = 0;
 };
 

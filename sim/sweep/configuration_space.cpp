@@ -60,6 +60,13 @@ bool Configuration::has_owned_nodes() const {
                      [](const PoolShare& pool) { return pool.owned_nodes > 0; });
 }
 
+int Configuration::rented_nodes() const {
+  if (!pools) return nodes;
+  int rented = 0;
+  for (const PoolShare& pool : *pools) rented += pool.nodes - pool.owned_nodes;
+  return rented;
+}
+
 std::string cluster_label(const Configuration& c) {
   if (!c.is_mix()) return c.instance->name();
   std::string text;

@@ -55,6 +55,9 @@ struct Configuration {
   bool is_mix() const { return pools && pools->size() > 1; }
   // Some of its nodes are the user's already (priced by pool_price in run_cost).
   bool has_owned_nodes() const;
+  // The nodes not owned (all of them without pools): those a billing mode rents, and so the only
+  // ones spot preemptions take.
+  int rented_nodes() const;
   int gpus() const;
   // GPUs of one pipeline stage: tensor x context x data parallel.
   int stage_gpus() const;

@@ -259,13 +259,6 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
                                         const LoadedScenario& scenario, const CostModel& cost) {
   ResultRow base = make_step_row(c, e);
   base[result_column("currency")] = s::Currency_Name(cost.currency);
-  const s::Constraints& limits = scenario.scenario().sweep().constraints();
-  // The cost limit in the report currency (nullopt: no rate to convert it).
-  std::optional<double> max_cost;
-  if (limits.has_max_cost()) {
-    const std::optional<double> rate = cost.prices.exchange_rate(limits.currency(), cost.currency);
-    if (rate) max_cost = limits.max_cost() * *rate;
-  }
   std::vector<ResultRow> rows;
   const std::optional<CheckpointPlan> checkpoints =
       e.step ? std::optional(plan_checkpoints(cost, c, e.memory, *e.step)) : std::nullopt;
@@ -304,15 +297,25 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
       row[result_column("cost")] = run.cost_p50;
       row[result_column("cost_p95")] = run.cost_p95;
     }
-    if (over_availability(c, limits, billing)) {
-      row[result_column("status")] = kStatusOverAvailability;
-    } else if (limits.has_max_time_to_train_hours() && hours > limits.max_time_to_train_hours()) {
-      row[result_column("status")] = kStatusOverTime;
-    } else if (limits.has_max_cost() && (!run.price || !max_cost || run.cost_p50 > *max_cost)) {
-      row[result_column("status")] = kStatusOverCost;
-    }
+    const char* outside = constraint_status(cost, c, run);
+    if (outside != nullptr) row[result_column("status")] = outside;
   }
   return rows;
+}
+
+const char* constraint_status(const CostModel& cost, const Configuration& c, const RunCost& run) {
+  const s::Constraints& limits = cost.scenario->scenario().sweep().constraints();
+  if (over_availability(c, limits, run.billing)) return kStatusOverAvailability;
+  if (limits.has_max_time_to_train_hours() &&
+      run.time.p50_s / 3600 > limits.max_time_to_train_hours()) {
+    return kStatusOverTime;
+  }
+  if (limits.has_max_cost()) {
+    // The limit in the report currency; without a rate to convert it, nothing is within it.
+    const std::optional<double> rate = cost.prices.exchange_rate(limits.currency(), cost.currency);
+    if (!run.price || !rate || run.cost_p50 > limits.max_cost() * *rate) return kStatusOverCost;
+  }
+  return nullptr;
 }
 
 double row_number(const ResultRow& row, int column) {

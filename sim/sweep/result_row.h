@@ -14,6 +14,8 @@
 
 namespace clustersim {
 
+struct RunCost;  // sim/cost/run_cost.h
+
 using ResultRow = std::vector<Table::Cell>;
 
 struct ResultColumn {
@@ -70,6 +72,13 @@ ResultRow make_step_row(const Configuration& configuration, const Evaluation& ev
 std::vector<ResultRow> make_result_rows(const Configuration& configuration,
                                         const Evaluation& evaluation,
                                         const LoadedScenario& scenario, const CostModel& cost);
+
+// Which of the scenario's sweep.constraints a costed run of `configuration` breaks: its billing
+// mode's availability cap, max_time_to_train_hours or max_cost (each on the run's p50), as the
+// status of its row (kStatusOverAvailability, kStatusOverTime, kStatusOverCost); nullptr when
+// within them all, and so ranked. `sweep` and `cost` rank by it alike.
+const char* constraint_status(const CostModel& cost, const Configuration& configuration,
+                              const RunCost& run);
 
 // Typed reads of a row's cells by column index (NaN / "" / false when the cell is empty).
 double row_number(const ResultRow& row, int column);

@@ -1,6 +1,7 @@
 // `clustersim cost SCENARIO`: the time and cost of the whole training run of every configuration
 // under every billing mode the scenario compares, ranked by cost and by time, marking the
-// cheapest, the fastest and the configurations that do not fit; then the prices used.
+// cheapest, the fastest, the configurations that do not fit and the runs outside the scenario's
+// constraints (unranked); then the prices used.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -75,8 +76,8 @@ std::string price_origin(const UsedPrice& price) {
   return price.origin + (price.region.empty() ? "" : ", " + price.region);
 }
 
-Row cost_row(const Configuration& c, const StepResult& step, const CheckpointPlan& plan,
-             const RunCost& r) {
+Row cost_row(const CostModel& model, const Configuration& c, const StepResult& step,
+             const CheckpointPlan& plan, const RunCost& r) {
   Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing), ""};
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
@@ -91,6 +92,11 @@ Row cost_row(const Configuration& c, const StepResult& step, const CheckpointPla
                     plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_preemptions,
                     priced ? Cell(price_origin(*r.price))
                            : Cell("no " + s::BillingMode_Name(r.billing) + " price")});
+  // Shown, not ranked, where the scenario's sweep.constraints rule the run out (as a sweep does).
+  if (const char* outside = constraint_status(model, c, r)) {
+    row.cost = row.time = row.time_p95 = kUnranked;
+    row.note = outside;
+  }
   return row;
 }
 
@@ -225,7 +231,7 @@ int cost_command(const std::vector<std::string>& args) {
             if (unsimulated++ == 0) too_long = run.unsimulated;
             continue;
           }
-          rows.push_back(cost_row(c, *e.step, plan, run));
+          rows.push_back(cost_row(*model, c, *e.step, plan, run));
           ++simulated;
         }
       });
