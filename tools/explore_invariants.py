@@ -239,7 +239,11 @@ def run(binary, scenario_text, catalog_entries, work):
             errors = [l for l in done.stderr.splitlines() if ": warning:" not in l]
             return errors[:1] or ["exit %d" % done.returncode]
         rows = {}
+        # A GPU copy whose peaks differ from its attention_efficiency_from reference drops the
+        # borrowed attention curves for its flat flash_attention_fraction (catalog.cpp, warned).
+        dropped = "cannot take GPU" in done.stderr
         for index, row in enumerate(csv.DictReader(io.StringIO(done.stdout))):
+            row["_attention_dropped"] = dropped
             rows[(index,) + tuple(row[c] for c in KEY_COLUMNS)] = row
         return rows
 
@@ -369,6 +373,8 @@ def explore(binary, path, work, speedup):
             if relation in ("faster", "slower") and row["step_s"] and row["step_s"] == other["step_s"]:
                 unchanged.append(name)
             for problem in check(relation, peak, row, other):
+                if other["_attention_dropped"]:
+                    problem += " [attention curves dropped]"
                 findings.append((name, "%s: %s" % ("/".join(map(str, key)), problem)))
     return path, findings, skipped + ["unchanged by " + n for n in sorted(set(unchanged))], cases
 
@@ -385,12 +391,15 @@ CONTENTION_PERCENT = 0.02
 
 
 def category(name, text, finding):
-    """VIOLATION, or the legitimate discontinuity a finding may be: a protocol switch, the layers
+    """VIOLATION, or the discontinuity a finding may be: a protocol switch, the layers
     of a pipeline across pools (or of interleaved pools) split again by the new speeds and memory
-    (parallelism.stage_layers absent: the layout is not fixed), or a step time within
+    (parallelism.stage_layers absent: the layout is not fixed), a GPU copy that lost the
+    attention curves it borrows (its peaks no longer its reference's), or a step time within
     CONTENTION_PERCENT of the relation."""
     if " x " in finding.split("/")[1] and "stage_layers" not in text:
         return "LAYERS-RESPLIT"
+    if finding.endswith("[attention curves dropped]"):
+        return "ATTENTION-FROM-DROPPED"
     if PROTOCOL_SENSITIVE.match(name):
         return "PROTOCOL-SWITCH?"
     moved = re.search(r"\(([+-][0-9.]+)%\)", finding)
