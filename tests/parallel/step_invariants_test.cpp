@@ -1,0 +1,384 @@
+// Metamorphic checks of the training step model ([invariant]): four small scenarios (a dense
+// interleaved pipeline with the distributed optimizer, FSDP2, a mixture of experts across two
+// nodes, context parallelism), each layout fixed, run again with one input perturbed, and the
+// pair checked against what physics says must hold: faster hardware is never slower and moves no
+// memory, more HBM keeps a fitting layout fitting, more micro-batches at most double the step,
+// more recomputation is never faster nor bigger, fewer layers never slower nor bigger; MFU and
+// HFU follow FLOPs / (step x peak). And every collective's bytes sent equal its bytes received.
+// tools/explore_invariants.py runs the same relations over the shipped scenarios.
+#include <google/protobuf/text_format.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <sstream>
+
+#include "sim/io/catalog.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/net/collective.h"
+#include "sim/sweep/configuration_space.h"
+#include "sim/sweep/evaluation.h"
+#include "tests/testing/cluster.h"
+#include "tests/testing/shipped_catalog.h"
+#include "tests/testing/temp_dir.h"
+
+// A namespace of its own: unity builds join this file with others into one translation unit.
+namespace clustersim::step_invariants_test {
+namespace {
+
+namespace s = schema;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+
+// Each scenario names its model on a line of its own (fewer_layers edits that model).
+struct Scenario {
+  const char* name;
+  const char* model;
+  std::string text;
+  int chunks;  // pipeline stages x virtual stages: fewer_layers drops one layer from each
+};
+
+const Scenario kScenarios[] = {
+    {"dense-interleaved", "gpt-1.7b", R"(
+job { global_batch_size: 32 sequence_length: 2048 precision: BF16 optimizer: ADAM steps: 1 }
+cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
+parallelism { tensor_parallel: 2 pipeline_parallel: 2 virtual_stages: 2
+  schedule: INTERLEAVED_ONE_F_ONE_B micro_batch_size: 1 distributed_optimizer: true })",
+     4},
+    {"fsdp2", "llama3-8b", R"(
+job { global_batch_size: 16 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1 }
+cluster { instance: "aws.p5.48xlarge" nodes: 2 }
+parallelism { micro_batch_size: 1 zero_stage: 3 fsdp2: true recompute: RECOMPUTE_SELECTIVE })",
+     1},
+    {"moe-fp8", "qwen3-30b-a3b", R"(
+job { global_batch_size: 16 sequence_length: 4096 precision: FP8 optimizer: ADAM steps: 1 }
+cluster { instance: "onprem.dgx-h100" nodes: 2 fabric: "ib-rail-optimized" }
+parallelism { pipeline_parallel: 2 expert_parallel: 8 micro_batch_size: 1
+  distributed_optimizer: true })",
+     2},
+    {"context-parallel", "llama3-8b-1m", R"(
+job { global_batch_size: 8 sequence_length: 16384 precision: BF16 optimizer: ADAM steps: 1 }
+cluster { instance: "onprem.dgx-h100" nodes: 1 }
+parallelism { tensor_parallel: 4 context_parallel: 2 micro_batch_size: 1
+  sequence_parallel: true distributed_optimizer: true })",
+     1},
+};
+
+std::string scenario_text(const Scenario& scenario, const std::string& parallelism_edit = "") {
+  std::string text = std::string("name: \"") + scenario.name + "\"\nmodel: \"" + scenario.model +
+                     "\"" + scenario.text;
+  if (!parallelism_edit.empty()) {
+    text.replace(text.find("parallelism {"), 13, "parallelism { " + parallelism_edit);
+  }
+  return text;
+}
+
+// What one configuration's step gives.
+struct Outcome {
+  double step_s = 0;  // 0: out of memory
+  double memory_bytes = 0;
+  double tokens_per_s = 0;
+  double mfu = 0, hfu = 0;
+  int micro_batches = 0;
+};
+
+Outcome evaluate(const Catalog& catalog, const std::string& text) {
+  const testing::TempDir dir;
+  Diagnostics diagnostics;
+  const auto loaded = load_scenario(dir.write("s.textproto", text), catalog, &diagnostics);
+  INFO(text << "\n" << diagnostics.to_string());
+  REQUIRE(loaded != nullptr);
+  const ExpandedConfigurations space = expand_configurations(*loaded);
+  REQUIRE(space.valid.size() == 1);
+  Evaluator evaluator(catalog, *loaded);
+  const Evaluation e = evaluator.evaluate(space.valid.front());
+  Outcome o;
+  o.memory_bytes = e.memory.total_bytes();
+  if (e.step) {
+    o.step_s = e.step->step_s;
+    o.tokens_per_s = e.step->tokens_per_s;
+    o.mfu = e.step->mfu;
+    o.hfu = e.step->hfu;
+  }
+  return o;
+}
+
+// The entries of the shipped catalog files under `folder` as written (before the load-time
+// derivations), for copies to edit.
+s::CatalogFile shipped_entries(const std::string& folder) {
+  s::CatalogFile all;
+  std::vector<std::filesystem::path> files;
+  for (const auto& f : std::filesystem::directory_iterator(testing::source_path(folder))) {
+    if (f.path().extension() == ".textproto") files.push_back(f.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& path : files) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    s::CatalogFile file;
+    REQUIRE(google::protobuf::TextFormat::ParseFromString(text.str(), &file));
+    all.MergeFrom(file);
+  }
+  return all;
+}
+
+// Multiplies every double field set in `message` (not its sub-messages) by `factor`.
+void scale_doubles(Message* message, double factor) {
+  const auto* reflection = message->GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(*message, &fields);
+  for (const FieldDescriptor* f : fields) {
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE && !f->is_repeated()) {
+      reflection->SetDouble(message, f, reflection->GetDouble(*message, f) * factor);
+    }
+  }
+}
+
+// The shipped catalog with the entries `edit` writes replacing theirs (the warnings that say so
+// are expected; nothing else may be reported).
+std::unique_ptr<Catalog> catalog_with(const std::function<void(s::CatalogFile*)>& edit) {
+  s::CatalogFile replaced;
+  edit(&replaced);
+  const testing::TempDir dir;
+  std::string text;
+  REQUIRE(google::protobuf::TextFormat::PrintToString(replaced, &text));
+  dir.write("replaced.textproto", text);
+  Diagnostics diagnostics;
+  auto catalog = Catalog::load(
+      {testing::source_path("models"), testing::source_path("topologies"), dir.path()},
+      &diagnostics);
+  INFO(diagnostics.to_string());
+  REQUIRE_FALSE(diagnostics.has_errors());
+  return catalog;
+}
+
+// The GPUs of the scenarios' instances, as written, each edited by `edit`.
+std::function<void(s::CatalogFile*)> each_gpu(std::function<void(s::Gpu*)> edit) {
+  return [edit](s::CatalogFile* out) {
+    static const s::CatalogFile topologies = shipped_entries("topologies");
+    for (const s::Gpu& gpu : topologies.gpu()) {
+      for (const char* used : {"A100-SXM4-40GB", "H100-SXM5-80GB"}) {
+        if (gpu.name() == used) edit(&(*out->add_gpu() = gpu));
+      }
+    }
+  };
+}
+
+enum class Relation { kFaster, kMoreCapacity };
+
+struct HardwareChange {
+  const char* name;
+  std::function<void(s::CatalogFile*)> edit;
+  Relation relation;
+  double peak_factor;  // what the peak of the job's precision took: MFU's denominator
+  bool read_by_all = false;  // every scenario's step must move (the kernels read it)
+};
+
+std::vector<HardwareChange> hardware_changes() {
+  return {
+      {"every peak x1.25",
+       each_gpu([](s::Gpu* g) { scale_doubles(g->mutable_peak_tflops(), 1.25); }),
+       Relation::kFaster, 1.25, true},
+      {"HBM bandwidth x1.25",
+       each_gpu([](s::Gpu* g) {
+         g->set_memory_bandwidth_gb_per_s(g->memory_bandwidth_gb_per_s() * 1.25);
+       }),
+       Relation::kFaster, 1, true},
+      {"NVLink x1.25", each_gpu([](s::Gpu* g) { scale_doubles(g->mutable_nvlink(), 1.25); }),
+       Relation::kFaster, 1},
+      {"PCIe x1.25", each_gpu([](s::Gpu* g) { scale_doubles(g->mutable_pcie(), 1.25); }),
+       Relation::kFaster, 1},
+      {"NICs x1.25",
+       [](s::CatalogFile* out) {
+         static const s::CatalogFile topologies = shipped_entries("topologies");
+         for (const s::InstanceType& i : topologies.instance()) {
+           for (const char* used : {"aws.p4d.24xlarge", "aws.p5.48xlarge", "onprem.dgx-h100"}) {
+             if (i.name() != used) continue;
+             s::InstanceType* copy = out->add_instance();
+             *copy = i;
+             scale_doubles(copy->mutable_network(), 1.25);
+           }
+         }
+       },
+       Relation::kFaster, 1},
+      {"link latencies x0.5",
+       [](s::CatalogFile* out) {
+         static const s::CatalogFile topologies = shipped_entries("topologies");
+         for (const s::LinkClass& l : topologies.link_class()) {
+           s::LinkClass* copy = out->add_link_class();
+           *copy = l;
+           if (copy->has_step_latency_us()) copy->set_step_latency_us(l.step_latency_us() / 2);
+           if (copy->has_simple_step_latency_us()) {
+             copy->set_simple_step_latency_us(l.simple_step_latency_us() / 2);
+           }
+         }
+       },
+       Relation::kFaster, 1},
+      {"HBM capacity x1.5", each_gpu([](s::Gpu* g) {
+         g->set_memory_gib(g->memory_gib() * 1.5);
+         if (g->has_cuda_total_memory_gib()) {
+           g->set_cuda_total_memory_gib(g->cuda_total_memory_gib() * 1.5);
+         }
+       }),
+       Relation::kMoreCapacity, 1},
+  };
+}
+
+// Relative tolerance: what the picosecond clock and sums in another order may leave.
+constexpr double kTolerance = 1e-9;
+
+TEST_CASE("faster hardware is never slower and moves no memory", "[invariant]") {
+  const Catalog& shipped = testing::shipped_catalog();
+  std::vector<Outcome> base;
+  for (const Scenario& scenario : kScenarios) {
+    base.push_back(evaluate(shipped, scenario_text(scenario)));
+    REQUIRE(base.back().step_s > 0);  // each fits as shipped
+  }
+  for (const HardwareChange& change : hardware_changes()) {
+    const auto catalog = catalog_with(change.edit);
+    for (size_t i = 0; i < std::size(kScenarios); ++i) {
+      INFO(kScenarios[i].name << ", " << change.name);
+      const Outcome& before = base[i];
+      const Outcome after = evaluate(*catalog, scenario_text(kScenarios[i]));
+      CHECK(after.memory_bytes == Approx(before.memory_bytes).epsilon(kTolerance));
+      REQUIRE(after.step_s > 0);
+      if (change.read_by_all) {
+        CHECK(after.step_s < before.step_s);  // an input the step ignores is a bug too
+      } else if (change.relation == Relation::kFaster) {
+        CHECK(after.step_s <= before.step_s * (1 + kTolerance));
+      } else {
+        CHECK(after.step_s == Approx(before.step_s).epsilon(kTolerance));
+      }
+      // The model's and the hardware's FLOPs do not move: MFU x step x peak stays put.
+      CHECK(after.mfu * after.step_s * change.peak_factor ==
+            Approx(before.mfu * before.step_s).epsilon(kTolerance));
+      CHECK(after.hfu * after.step_s * change.peak_factor ==
+            Approx(before.hfu * before.step_s).epsilon(kTolerance));
+    }
+  }
+}
+
+TEST_CASE("twice the micro-batches at most double the step, the same memory", "[invariant]") {
+  const Catalog& catalog = testing::shipped_catalog();
+  for (const Scenario& scenario : kScenarios) {
+    INFO(scenario.name);
+    std::string doubled = scenario_text(scenario);
+    const size_t at = doubled.find("global_batch_size: ") + 19;
+    const size_t end = doubled.find(' ', at);
+    doubled.replace(at, end - at, std::to_string(2 * std::stoi(doubled.substr(at, end - at))));
+    const Outcome before = evaluate(catalog, scenario_text(scenario));
+    const Outcome after = evaluate(catalog, doubled);
+    // step(2n) = 2 step(n) - (what a step pays once: its last gradient reduction, optimizer).
+    CHECK(after.step_s <= 2 * before.step_s * (1 + kTolerance));
+    CHECK(after.tokens_per_s >= before.tokens_per_s * (1 - kTolerance));
+    // Every scenario has at least as many micro-batches as pipeline chunks: the same in flight.
+    CHECK(after.memory_bytes == Approx(before.memory_bytes).epsilon(kTolerance));
+  }
+}
+
+// The scenario with `recompute` (RECOMPUTE_NONE, _SELECTIVE or _FULL) in place of its own.
+std::string with_recompute(const Scenario& scenario, const std::string& recompute) {
+  std::string text = scenario_text(scenario);
+  const std::string own = "recompute: RECOMPUTE_SELECTIVE";
+  const size_t at = text.find(own);
+  if (at != std::string::npos) return text.replace(at, own.size(), "recompute: " + recompute);
+  return scenario_text(scenario, "recompute: " + recompute);
+}
+
+TEST_CASE("more recomputation is never faster and never holds more memory", "[invariant]") {
+  const Catalog& catalog = testing::shipped_catalog();
+  for (const Scenario& scenario : kScenarios) {
+    const Outcome none = evaluate(catalog, with_recompute(scenario, "RECOMPUTE_NONE"));
+    const Outcome selective = evaluate(catalog, with_recompute(scenario, "RECOMPUTE_SELECTIVE"));
+    const Outcome full = evaluate(catalog, with_recompute(scenario, "RECOMPUTE_FULL"));
+    INFO(scenario.name << ": none " << none.step_s << " s " << none.memory_bytes
+                       << " B, selective " << selective.step_s << " s " << selective.memory_bytes
+                       << " B, full " << full.step_s << " s " << full.memory_bytes << " B");
+    CHECK(selective.memory_bytes <= none.memory_bytes * (1 + kTolerance));
+    CHECK(full.memory_bytes < selective.memory_bytes);
+    CHECK(selective.step_s >= none.step_s * (1 - kTolerance));
+    CHECK(full.step_s > selective.step_s);
+    // The model's FLOPs stay; the hardware's grow with what is recomputed.
+    CHECK(full.mfu * full.step_s == Approx(none.mfu * none.step_s).epsilon(kTolerance));
+    CHECK(full.hfu * full.step_s > selective.hfu * selective.step_s);
+    CHECK(selective.hfu * selective.step_s >= none.hfu * none.step_s * (1 - kTolerance));
+  }
+}
+
+TEST_CASE("a model with fewer layers is never slower and never bigger", "[invariant]") {
+  const auto catalog = catalog_with([](s::CatalogFile* out) {
+    static const s::CatalogFile models = shipped_entries("models");
+    for (const Scenario& scenario : kScenarios) {
+      for (const s::Model& m : models.model()) {
+        if (m.name() != scenario.model) continue;
+        s::Model* copy = out->add_model();
+        *copy = m;
+        copy->mutable_transformer()->set_num_layers(m.transformer().num_layers() -
+                                                    scenario.chunks);
+        // The published counts are of the whole model.
+        const auto* reflection = copy->GetReflection();
+        std::vector<const FieldDescriptor*> fields;
+        reflection->ListFields(*copy, &fields);
+        for (const FieldDescriptor* f : fields) {
+          if (f->name().rfind("published_", 0) == 0) reflection->ClearField(copy, f);
+        }
+      }
+    }
+  });
+  for (const Scenario& scenario : kScenarios) {
+    INFO(scenario.name);
+    const Outcome before = evaluate(testing::shipped_catalog(), scenario_text(scenario));
+    const Outcome after = evaluate(*catalog, scenario_text(scenario));
+    CHECK(after.step_s <= before.step_s * (1 + kTolerance));
+    CHECK(after.memory_bytes <= before.memory_bytes * (1 + kTolerance));
+  }
+}
+
+TEST_CASE("every collective's bytes sent equal its bytes received", "[invariant]") {
+  const std::unique_ptr<Topology> topologies[] = {
+      testing::shipped_cluster("aws.p5.48xlarge", 1),     // NVSwitch, NVLS
+      testing::shipped_cluster("aws.p4d.24xlarge", 3),    // NVLink and EFA, three nodes
+      testing::shipped_cluster("aws.g5.48xlarge", 2),     // PCIe inside, TCP between
+      testing::shipped_cluster("onprem.gb200-nvl72", 2),  // a multi-node NVLink domain
+  };
+  int checked = 0;
+  for (const auto& topology : topologies) {
+    const std::vector<int> gpus = testing::all_gpus(*topology);
+    for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter,
+                            CollectiveOp::kAllGather, CollectiveOp::kBroadcast,
+                            CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
+      for (CollectiveAlgorithm algorithm :
+           {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
+            CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNvls,
+            CollectiveAlgorithm::kDirect}) {
+        for (double bytes : {4096.0, 3e8}) {
+          Collective c{op, gpus, bytes, algorithm};
+          // Send/recv: the first GPU to the last (across nodes where there are several).
+          if (op == CollectiveOp::kSendRecv) c.gpus = {gpus.front(), gpus.back()};
+          if (!collective_problem(c, *topology).empty()) continue;
+          INFO(collective_op_name(op) << " " << collective_algorithm_name(algorithm) << " "
+                                      << bytes << " B on " << gpus.size() << " GPUs");
+          Simulation sim;
+          Network net(&sim, topology.get());
+          start_collective(&net, c, [] {});
+          sim.run();
+          const auto& sent = net.bytes_sent();
+          const auto& received = net.bytes_received();
+          const double total_sent = std::accumulate(sent.begin(), sent.end(), 0.0);
+          CHECK(total_sent > 0);
+          CHECK(total_sent ==
+                Approx(std::accumulate(received.begin(), received.end(), 0.0)).epsilon(1e-12));
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked >= 60);
+}
+
+}  // namespace
+}  // namespace clustersim::step_invariants_test
