@@ -10,7 +10,7 @@ Each scenario keeps its deployment space; a perturbation changes one input:
   hbm      every GPU's memory bandwidth x 1.5                                 latencies not larger
   links    every GPU's NVLink and PCIe bandwidth x 1.5                        latencies not larger
   memory   every GPU's memory x 1.5 (the KV cache grows)   no more preemptions, TTFT, E2E larger
-  rate     the traffic's rates x 0.5 (same seed, open loop)                   latencies not larger
+  rate     the rate x 0.5, duration and warm-up x 2 (the same requests)      latencies not larger
   input    prompt lengths x 1.5 (median, fixed and max)                  TTFT and E2E not smaller
   output   output lengths x 1.5                                               E2E not smaller
   static   static batching instead of continuous                              throughput not higher
@@ -83,8 +83,13 @@ def scale_lengths(text, which, factor):
 
 
 SCENARIO_PERTURBATIONS = {
-    "rate": lambda t: re.sub(r"\b(rate_per_s|hourly_rate_per_s):\s*" + NUMBER,
-                             lambda m: "%s: %r" % (m.group(1), float(m.group(2)) * 0.5), t),
+    # Half the rate over twice the duration and warm-up: the same requests twice as far apart.
+    "rate": lambda t: re.sub(r"\b(duration_s|warmup_s):\s*" + NUMBER,
+                             lambda m: "%s: %r" % (m.group(1), float(m.group(2)) * 2),
+                             re.sub(r"\b(rate_per_s):\s*" + NUMBER,
+                                    lambda m: "%s: %r" % (m.group(1), float(m.group(2)) * 0.5),
+                                    t)) if re.search(r"^\s*rate_per_s:", t, re.M) and
+                                           "hourly_rate_per_s" not in t else t,
     "input": lambda t: scale_lengths(t, "input", 1.5),
     "output": lambda t: scale_lengths(t, "output", 1.5),
     # Static batching on the same load (chunked prefill is continuous batching's only).
@@ -137,9 +142,9 @@ def overloaded(row, rate):
         row["requests_per_s"] < 0.9 * rate
 
 
-def compare(name, base, perturbed, directions, tolerance, exact, rate=None):
+def compare(name, base, perturbed, directions, tolerance, exact, rates=(None, None)):
     """Broken relations of `perturbed` against `base`, row by row; a row overloaded in either
-    run is marked '(overloaded)'."""
+    run (at its offered rate, `rates`) is marked '(overloaded)'."""
     broken, cases, seen = [], 0, set()
     for b, p in zip(base, perturbed):
         if b["index"] in seen:
@@ -160,7 +165,7 @@ def compare(name, base, perturbed, directions, tolerance, exact, rate=None):
             excess = (y - x) * sign
             if excess > tolerance * max(abs(x), 1e-12):
                 change = "%+.3g%%" % (100 * (y - x) / x) if x else "from 0"
-                if overloaded(b, rate) or overloaded(p, rate):
+                if overloaded(b, rates[0]) or overloaded(p, rates[1]):
                     change += ", overloaded"
                 broken.append((name, b["index"], metric, x, y, change))
     return cases, broken
@@ -254,7 +259,8 @@ def main():
                 rows = serve(args.binary, scenario, os.path.join(work, pname + ".json"),
                              args.jobs, catalog)
                 results.append((pname,) + compare(pname, base, rows, DIRECTIONS[pname],
-                                                  args.tolerance, pname == "identity", rate))
+                                                  args.tolerance, pname == "identity",
+                                                  (rate, rate)))
                 shutil.rmtree(catalog)
             for pname, perturb in SCENARIO_PERTURBATIONS.items():
                 if only and pname not in only:
@@ -274,7 +280,8 @@ def main():
                 finally:
                     os.remove(path)
                 results.append((pname,) + compare(pname, base, rows, DIRECTIONS[pname],
-                                                  args.tolerance, False, rate))
+                                                  args.tolerance, False,
+                                                  (rate, offered_rate(changed))))
             for pname, cases, broken in results:
                 steady = [b for b in broken if not b[5].endswith("overloaded")]
                 print("%s %s: %d cases, %d broken (%d in overloaded rows)" %
