@@ -1,15 +1,16 @@
 // Invariant (metamorphic) tests of the serving model: one input changed, the same requests served
 // again, and the result must move the way physics and queueing say: a faster GPU never lengthens
 // an iteration, more tokens never shorten one, a lower rate of the same requests never raises a
-// latency percentile, more replicas or more KV cache never slow the same requests, and every
-// request arriving is served with the tokens it asked for. tools/serve_invariants.py runs the same
-// relations over the shipped scenarios; results/serving_validation.md lists what they found.
+// latency percentile, more replicas never slow the same requests, more KV cache never preempts
+// more or delays a first or last token, and every request arriving is served, one iteration per
+// token it asked for when alone. tools/serve_invariants.py runs such relations over the shipped
+// scenarios; results/serving_validation.md lists what they found.
 #include <catch2/catch.hpp>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
-#include <algorithm>
-#include <cmath>
+#include <string>
+#include <vector>
 
 #include "sim/serve/serving_metrics.h"
 #include "sim/serve/serving_simulation.h"
