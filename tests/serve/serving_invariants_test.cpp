@@ -5,13 +5,14 @@
 // more or delays a first or last token, and every request arriving is served, one iteration per
 // token it asked for when alone. tools/serve_invariants.py runs such relations over the shipped
 // scenarios; results/serving_validation.md lists what they found.
-#include <catch2/catch.hpp>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
+#include "sim/serve/serving_evaluation.h"
 #include "sim/serve/serving_metrics.h"
 #include "sim/serve/serving_simulation.h"
 #include "tests/serve/serve_fixture.h"
@@ -25,10 +26,9 @@ using testing::single_gpu_inputs;
 // `gpu` with every peak rate (tensor and non-tensor, measured matmul rates with them) x `factor`.
 s::Gpu with_peaks_scaled(const s::Gpu& gpu, double factor) {
   s::Gpu faster = gpu;
-  for (google::protobuf::Message* rates : {static_cast<google::protobuf::Message*>(
-                                               faster.mutable_peak_tflops()),
-                                           static_cast<google::protobuf::Message*>(
-                                               faster.mutable_measured_matmul())}) {
+  for (google::protobuf::Message* rates :
+       {static_cast<google::protobuf::Message*>(faster.mutable_peak_tflops()),
+        static_cast<google::protobuf::Message*>(faster.mutable_measured_matmul())}) {
     const google::protobuf::Reflection* reflection = rates->GetReflection();
     const google::protobuf::Descriptor* descriptor = rates->GetDescriptor();
     for (int f = 0; f < descriptor->field_count(); ++f) {
@@ -71,7 +71,7 @@ std::vector<IterationWork> iteration_grid() {
   return works;
 }
 
-TEST_CASE("[invariant] a GPU with more FLOP/s or memory bandwidth never lengthens an iteration",
+TEST_CASE("invariant: a GPU with more FLOP/s or memory bandwidth never lengthens an iteration",
           "[invariant]") {
   for (const char* gpu : {"H100-SXM5-80GB", "A100-SXM4-80GB", "L40S-PCIE-48GB"}) {
     for (const s::Precision precision : {s::FP16, s::FP8}) {
@@ -97,7 +97,7 @@ TEST_CASE("[invariant] a GPU with more FLOP/s or memory bandwidth never lengthen
   }
 }
 
-TEST_CASE("[invariant] an iteration never shortens with another prompt token or decode key",
+TEST_CASE("invariant: an iteration never shortens with another prompt token or decode key",
           "[invariant]") {
   const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
   Picoseconds previous;
@@ -147,7 +147,7 @@ void check_conserved(const std::vector<Request>& requests, const ServingOutcome&
 
 // Requests far enough apart that each is served alone: one prefill iteration per chunk of the
 // token budget (its last producing the first token), then one per further output token.
-TEST_CASE("[invariant] requests served alone take one iteration per prompt chunk and output token",
+TEST_CASE("invariant: requests served alone take one iteration per prompt chunk and output token",
           "[invariant]") {
   const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
   std::vector<Request> requests;
@@ -200,7 +200,7 @@ void check_not_slower(const ServingMetrics& faster, const ServingMetrics& slower
   check(faster.e2e_ms, slower.e2e_ms, "E2E");
 }
 
-TEST_CASE("[invariant] the same requests on a faster GPU are served no slower", "[invariant]") {
+TEST_CASE("invariant: the same requests on a faster GPU are served no slower", "[invariant]") {
   IterationInputs in = single_gpu_inputs("llama2-7b", "A100-SXM4-80GB", {});
   const IterationModel base(in);
   const s::Gpu flops = with_peaks_scaled(*in.gpu, 1.5);
@@ -224,7 +224,8 @@ TEST_CASE("[invariant] the same requests on a faster GPU are served no slower", 
 
 // TPOT may grow with the cache: at 200 blocks of 16 tokens about 6 of these sequences decode at
 // once, at 3,200 all 64 the batch allows, each step longer.
-TEST_CASE("[invariant] more KV cache never preempts more or delays a first or last token", "[invariant]") {
+TEST_CASE("invariant: more KV cache never preempts more or delays a first or last token",
+          "[invariant]") {
   const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
   const std::vector<Request> requests = uniform_traffic(40, 30, 512, 512);
   ReplicaSettings settings;
@@ -248,7 +249,7 @@ TEST_CASE("[invariant] more KV cache never preempts more or delays a first or la
   CHECK(previous.preemptions == 0);
 }
 
-TEST_CASE("[invariant] more replicas serve the same requests no slower", "[invariant]") {
+TEST_CASE("invariant: more replicas serve the same requests no slower", "[invariant]") {
   const IterationModel model(single_gpu_inputs("llama2-7b", "A100-SXM4-80GB", {}));
   const std::vector<Request> requests = uniform_traffic(20, 60, 2048, 256);
   ReplicaSettings settings;
@@ -262,7 +263,7 @@ TEST_CASE("[invariant] more replicas serve the same requests no slower", "[invar
   }
 }
 
-TEST_CASE("[invariant] the traffic at half its rate is the same requests, twice as far apart",
+TEST_CASE("invariant: the traffic at half its rate is the same requests, twice as far apart",
           "[invariant]") {
   const std::vector<Request> full = uniform_traffic(20, 60, 2048, 256);
   const std::vector<Request> half = uniform_traffic(20, 60, 2048, 256, 0.5);
@@ -276,7 +277,7 @@ TEST_CASE("[invariant] the traffic at half its rate is the same requests, twice 
   }
 }
 
-TEST_CASE("[invariant] the same requests at a lower rate wait no longer", "[invariant]") {
+TEST_CASE("invariant: the same requests at a lower rate wait no longer", "[invariant]") {
   const IterationModel model(single_gpu_inputs("llama2-7b", "A100-SXM4-80GB", {}));
   ReplicaSettings settings;
   settings.kv_blocks = 20000;
@@ -285,6 +286,27 @@ TEST_CASE("[invariant] the same requests at a lower rate wait no longer", "[inva
   // The requests both traffics hold: the first half.size() of the full rate's.
   const std::vector<Request> first(full.begin(), full.begin() + static_cast<long>(half.size()));
   check_not_slower(served(half, model, settings), served(first, model, settings));
+}
+
+// A looser objective is met wherever a tighter one is, so the highest rate meeting it is no lower.
+TEST_CASE("invariant: the highest rate within an objective never falls as it loosens",
+          "[invariant]") {
+  double previous = 0;
+  for (const int ttft_ms : {150, 300, 600, 1200}) {
+    auto t = testing::load_serving_text(R"(model: "llama2-7b"
+deployment { instance: "aws.g6.xlarge" quantization { weights: INT8 } }
+traffic { rate_per_s: 1 duration_s: 30 input_tokens { uniform { min: 64 max: 1024 } }
+          output_tokens { uniform { min: 16 max: 128 } } }
+slo { p99_ttft_ms: )" + std::to_string(ttft_ms) +
+                                        " }\n");
+    REQUIRE(t->loaded != nullptr);
+    ServingEvaluator evaluator(testing::shipped_catalog(), *t->loaded);
+    const double scale = evaluator.max_rate_scale(ServingSpace(*t->loaded).at(0));
+    INFO("p99 TTFT " << ttft_ms << " ms");
+    CHECK(scale >= previous);
+    previous = scale;
+  }
+  CHECK(previous > 0);
 }
 
 }  // namespace
