@@ -82,14 +82,19 @@ def scale_lengths(text, which, factor):
     return re.sub(r"(\b%s_tokens\s*\{)([^{}]*\{[^{}]*\}[^{}]*|[^{}]*)(\})" % which, block, text)
 
 
+def half_rate(text):
+    """An open loop at half its rate over twice its duration and warm-up: the same requests twice
+    as far apart (traffic.h). Unchanged: a closed loop, a trace, bursts or a daily curve."""
+    if not re.search(r"^\s*rate_per_s:", text, re.M) or "hourly_rate_per_s" in text:
+        return text
+    text = re.sub(r"\b(rate_per_s):\s*" + NUMBER,
+                  lambda m: "%s: %r" % (m.group(1), float(m.group(2)) * 0.5), text)
+    return re.sub(r"\b(duration_s|warmup_s):\s*" + NUMBER,
+                  lambda m: "%s: %r" % (m.group(1), float(m.group(2)) * 2), text)
+
+
 SCENARIO_PERTURBATIONS = {
-    # Half the rate over twice the duration and warm-up: the same requests twice as far apart.
-    "rate": lambda t: re.sub(r"\b(duration_s|warmup_s):\s*" + NUMBER,
-                             lambda m: "%s: %r" % (m.group(1), float(m.group(2)) * 2),
-                             re.sub(r"\b(rate_per_s):\s*" + NUMBER,
-                                    lambda m: "%s: %r" % (m.group(1), float(m.group(2)) * 0.5),
-                                    t)) if re.search(r"^\s*rate_per_s:", t, re.M) and
-                                           "hourly_rate_per_s" not in t else t,
+    "rate": half_rate,
     "input": lambda t: scale_lengths(t, "input", 1.5),
     "output": lambda t: scale_lengths(t, "output", 1.5),
     # Static batching on the same load (chunked prefill is continuous batching's only).
@@ -107,7 +112,8 @@ DIRECTIONS = {
     "memory": {**{k: 1 for k in LATENCIES if not k.startswith("tpot")},
                "output_tokens_per_s": -1, "preemptions": 1, "kv_cache_tokens": -1},
     "rate": {k: 1 for k in LATENCIES},
-    # Longer outputs amortize the prompts' iterations over more tokens: TPOT may fall.
+    # TPOT is a rate, not a request's latency: longer prompts slow the iterations decodes share,
+    # longer outputs spread the prompts' iterations over more tokens (TPOT may fall).
     "input": {k: -1 for k in LATENCIES if not k.startswith("tpot")},
     "output": {k: -1 for k in LATENCIES if k.startswith("e2e")},
     "static": {"output_tokens_per_s": 1},
