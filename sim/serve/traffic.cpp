@@ -22,13 +22,22 @@ namespace s = schema;
 
 constexpr double kDefaultDuration_s = 600;
 
+// Mixed into the traffic's seed for the generators of the lengths and of the bursts' schedule
+// (constants from SplitMix64's sequence; they only have to differ from each other and from
+// shared_prefix.cpp's): each draws from a stream of its own, so that the traffic at another rate
+// (--max-rate, autoscaling, a user's lower rate) has the same requests with their gaps stretched,
+// not other lengths and other bursts (a rate search then compares like with like).
+constexpr uint64_t kLengthStream = 0xbf58476d1ce4e5b9ULL;
+constexpr uint64_t kBurstStream = 0x94d049bb133111ebULL;
+
 // Arrival times before `horizon_s` of a Poisson process whose rate is `base` outside bursts and
-// `burst` inside them. Bursts last `burst_s`; the gaps between them are exponential with mean
-// `every_s` (no bursts when every_s is 0). At each change of rate the next arrival is drawn
-// afresh, which the memoryless exponential allows.
+// `burst` inside them, the gaps drawn from `gaps`. Bursts last `burst_s`; the gaps between them
+// are exponential with mean `every_s` (no bursts when every_s is 0), drawn from `schedule`. At
+// each change of rate the next arrival is drawn afresh, which the memoryless exponential allows.
 std::vector<double> arrival_times(double base, double burst, double every_s, double burst_s,
-                                  double horizon_s, std::mt19937_64* rng) {
-  const auto exponential = [&](double mean) {
+                                  double horizon_s, std::mt19937_64* gaps,
+                                  std::mt19937_64* schedule) {
+  const auto exponential = [](double mean, std::mt19937_64* rng) {
     return std::exponential_distribution<double>(1 / mean)(*rng);
   };
   std::vector<double> times;
@@ -36,15 +45,15 @@ std::vector<double> arrival_times(double base, double burst, double every_s, dou
   double t = 0;
   // Clamped as every later change is: a first burst drawn past the horizon let the arrival drawn
   // before it, past the horizon too, through (a traffic of 1e-300 s held a request).
-  double change = every_s > 0 ? std::min(horizon_s, exponential(every_s)) : horizon_s;
+  double change = every_s > 0 ? std::min(horizon_s, exponential(every_s, schedule)) : horizon_s;
   while (t < horizon_s) {
     const double rate = on ? burst : base;
-    const double next = rate > 0 ? t + exponential(1 / rate) : horizon_s;
+    const double next = rate > 0 ? t + exponential(1 / rate, gaps) : horizon_s;
     if (next >= change) {
       if (every_s <= 0 || change >= horizon_s) break;
       t = change;
       on = !on;
-      change = std::min(horizon_s, on ? t + burst_s : t + exponential(every_s));
+      change = std::min(horizon_s, on ? t + burst_s : t + exponential(every_s, schedule));
       continue;
     }
     t = next;
@@ -76,15 +85,16 @@ int32_t draw_length(const s::LengthDistribution& d, std::mt19937_64* rng) {
 }
 
 std::vector<Request> generate_requests(const s::Traffic& traffic, double rate_scale) {
-  std::mt19937_64 rng(traffic.has_seed() ? traffic.seed() : 1);
+  const uint64_t seed = traffic.has_seed() ? traffic.seed() : 1;
+  std::mt19937_64 gaps(seed), schedule(seed ^ kBurstStream), lengths(seed ^ kLengthStream);
   const double horizon = traffic_duration_s(traffic);
   std::vector<double> times;
   if (traffic.has_bursts()) {
     const s::Bursts& b = traffic.bursts();
     times = arrival_times(b.base_rate_per_s() * rate_scale, b.burst_rate_per_s() * rate_scale,
-                          b.burst_every_s(), b.burst_duration_s(), horizon, &rng);
+                          b.burst_every_s(), b.burst_duration_s(), horizon, &gaps, &schedule);
   } else {
-    times = arrival_times(traffic.rate_per_s() * rate_scale, 0, 0, 0, horizon, &rng);
+    times = arrival_times(traffic.rate_per_s() * rate_scale, 0, 0, 0, horizon, &gaps, &schedule);
   }
   std::vector<Request> requests;
   requests.reserve(times.size());
@@ -92,8 +102,8 @@ std::vector<Request> generate_requests(const s::Traffic& traffic, double rate_sc
   for (double t : times) {
     Request r;
     r.arrival_s = t;
-    r.input_tokens = draw_length(traffic.input_tokens(), &rng);
-    r.output_tokens = draw_length(traffic.output_tokens(), &rng);
+    r.input_tokens = draw_length(traffic.input_tokens(), &lengths);
+    r.output_tokens = draw_length(traffic.output_tokens(), &lengths);
     prefixes.assign(&r);
     requests.push_back(r);
   }

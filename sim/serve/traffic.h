@@ -1,7 +1,10 @@
 // The requests a deployment receives: Poisson arrivals at a rate, Poisson arrivals with bursts,
 // or a trace file of (arrival time, input tokens, output tokens); prompt and output lengths drawn
 // from fixed, uniform or log-normal distributions. Seeded: the same traffic settings always give
-// the same requests.
+// the same requests. Arrival gaps, the bursts' schedule and the lengths each come from a stream
+// of their own, so the traffic at a multiple of its rate holds the same requests in the same
+// order, their arrival times divided by the multiple (without bursts; with them, the same bursts),
+// as many as its duration takes.
 #pragma once
 
 #include <cstdint>
