@@ -240,8 +240,9 @@ def run(binary, scenario_text, catalog_entries, work):
             return errors[:1] or ["exit %d" % done.returncode]
         rows = {}
         # A GPU copy whose peaks differ from its attention_efficiency_from reference drops the
-        # borrowed attention curves for its flat flash_attention_fraction (catalog.cpp, warned).
-        dropped = "cannot take GPU" in done.stderr
+        # borrowed attention curves of those precisions (catalog.cpp, warned): all of them for its
+        # flat flash_attention_fraction, or the FP8 ones, FP8 attention then at the 16-bit ones.
+        dropped = "cannot take GPU" in done.stderr or "entries only" in done.stderr
         for index, row in enumerate(csv.DictReader(io.StringIO(done.stdout))):
             row["_attention_dropped"] = dropped
             rows[(index,) + tuple(row[c] for c in KEY_COLUMNS)] = row

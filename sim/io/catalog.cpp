@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <tuple>
 
 #include "sim/hw/sustained_fraction.h"
 #include "sim/input/dataloading_cost.h"
@@ -313,6 +312,18 @@ void Catalog::derive_server_transfer(const FieldChecker& transfer, s::Gpu* gpu) 
   }
 }
 
+namespace {
+
+// Whether `gpu` can run `entry` of another GPU's at the same fraction of its peak: the peaks of
+// the entry's precision equal (an FP8 entry: the FP8 peaks; a 16-bit one: BF16 and FP16).
+bool same_attention_peaks(const s::Gpu& gpu, const s::Gpu& from, const s::AttentionEfficiency& entry) {
+  const s::PeakTflops &a = gpu.peak_tflops(), &b = from.peak_tflops();
+  if (entry.precision() == s::FP8) return a.fp8() == b.fp8();
+  return a.bf16() == b.bf16() && a.fp16() == b.fp16();
+}
+
+}  // namespace
+
 const s::Gpu* Catalog::attention_source(const FieldChecker& field, const s::Gpu& gpu) const {
   const s::Gpu* source = resolve_reference(field, "attention_efficiency_from", -1,
                                            gpu.attention_efficiency_from(), gpus_, "GPU");
@@ -323,20 +334,39 @@ const s::Gpu* Catalog::attention_source(const FieldChecker& field, const s::Gpu&
     return nullptr;
   }
   const s::Gpu& from = *source;
-  const auto peaks = [](const s::Gpu& g) {
-    return std::tuple(g.peak_tflops().bf16(), g.peak_tflops().fp16(), g.peak_tflops().fp8());
-  };
-  // A reference unlike this GPU (a user's replacement entry) leaves it at its flat fraction.
+  // A reference unlike this GPU (a user's replacement entry) leaves it at its flat fraction; one
+  // whose peaks differ only in some precisions gives the entries of the others.
+  bool sixteen_bit = false, fp8 = false, sixteen_bit_taken = false, fp8_taken = false;
+  for (const s::AttentionEfficiency& e : from.attention_efficiency()) {
+    const bool taken = same_attention_peaks(gpu, from, e);
+    (e.precision() == s::FP8 ? fp8 : sixteen_bit) = true;
+    (e.precision() == s::FP8 ? fp8_taken : sixteen_bit_taken) = taken;
+  }
+  const std::string sixteen_bit_peaks = "BF16 and FP16 peaks differ", fp8_peak = "FP8 peak differs";
   std::string why;
   if (from.attention_efficiency_size() == 0 || from.has_attention_efficiency_from()) {
     why = "it has no fitted attention_efficiency entries of its own";
   } else if (from.architecture().empty() || from.architecture() != gpu.architecture()) {
     why = "its architecture is \"" + from.architecture() + "\", not \"" + gpu.architecture() +
           "\"";
-  } else if (peaks(from) != peaks(gpu)) {
-    why = "its BF16, FP16 and FP8 peaks differ from this GPU's";
+  } else if (!sixteen_bit_taken && !fp8_taken) {
+    why = "its " +
+          (sixteen_bit && fp8 ? "BF16, FP16 and FP8 peaks differ"
+                              : sixteen_bit ? sixteen_bit_peaks : fp8_peak) +
+          " from this GPU's";
   }
-  if (why.empty()) return &from;
+  if (why.empty()) {
+    if (sixteen_bit && fp8 && sixteen_bit_taken != fp8_taken) {
+      field.warning("attention_efficiency_from",
+                    "takes GPU \"" + gpu.attention_efficiency_from() + "\"'s " +
+                        (fp8_taken ? "FP8" : "16-bit") + " entries only: its " +
+                        (fp8_taken ? sixteen_bit_peaks : fp8_peak) + " from this GPU's" +
+                        (fp8_taken ? "; 16-bit fused attention runs at this GPU's "
+                                     "flash_attention_fraction"
+                                   : "; FP8 fused attention runs at the 16-bit entries"));
+    }
+    return &from;
+  }
   field.warning("attention_efficiency_from",
                 "cannot take GPU \"" + gpu.attention_efficiency_from() + "\"'s: " + why +
                     "; fused attention runs at this GPU's flash_attention_fraction");
@@ -351,7 +381,9 @@ void Catalog::derive_fitted_values(Diagnostics* diagnostics) {
       if (gpu->has_attention_efficiency_from()) {
         const s::Gpu* from = attention_source(root.child("gpu", i), *gpu);
         if (from != nullptr) {
-          *gpu->mutable_attention_efficiency() = from->attention_efficiency();
+          for (const s::AttentionEfficiency& e : from->attention_efficiency()) {
+            if (same_attention_peaks(*gpu, *from, e)) *gpu->add_attention_efficiency() = e;
+          }
           if (from->has_attention_dropout() && !gpu->has_attention_dropout()) {
             *gpu->mutable_attention_dropout() = from->attention_dropout();
           }

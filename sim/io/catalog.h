@@ -129,8 +129,10 @@ class Catalog {
   void derive_server_transfer(const FieldChecker& transfer, schema::Gpu* gpu) const;
   // The GPU whose attention entries `gpu` takes (Gpu.attention_efficiency_from), or null: with an
   // error under `field` for an unknown GPU or `gpu` with entries of its own, a warning for a GPU
-  // without fitted entries of its own, of another architecture or other tensor peaks (a user's
-  // replacement entry: `gpu` keeps its flat fraction).
+  // without fitted entries of its own, of another architecture or other peaks in every precision
+  // its entries are fitted in (a user's replacement entry: `gpu` keeps its flat fraction). Of a
+  // GPU whose peaks differ in one of the two (16-bit: BF16 and FP16; FP8), `gpu` takes the other's
+  // entries only, with a warning (derive_fitted_values copies those).
   const schema::Gpu* attention_source(const FieldChecker& field, const schema::Gpu& gpu) const;
 
   std::vector<std::unique_ptr<TextFile<schema::CatalogFile>>> files_;
