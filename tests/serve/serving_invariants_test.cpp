@@ -49,6 +49,23 @@ s::Gpu with_bandwidth_scaled(const s::Gpu& gpu, double factor) {
   return faster;
 }
 
+// The iteration models of one GPU and of two faster copies of it: its peaks, and its HBM
+// bandwidth, x1.5.
+struct FasterGpuModels {
+  explicit FasterGpuModels(const IterationInputs& in)
+      : flops(with_peaks_scaled(*in.gpu, 1.5)),
+        bandwidth(with_bandwidth_scaled(*in.gpu, 1.5)),
+        base(in),
+        more_flops(on(in, &flops)),
+        more_bandwidth(on(in, &bandwidth)) {}
+  static IterationInputs on(IterationInputs in, const s::Gpu* gpu) {
+    in.gpu = gpu;
+    return in;
+  }
+  const s::Gpu flops, bandwidth;  // before the models, which point at them
+  const IterationModel base, more_flops, more_bandwidth;
+};
+
 // Iterations of every kind a replica forms: prompts alone (whole or chunks after cached tokens),
 // decoding sequences alone, and both.
 std::vector<IterationWork> iteration_grid() {
@@ -78,20 +95,13 @@ TEST_CASE("invariant: a GPU with more FLOP/s or memory bandwidth never lengthens
       TensorFormats formats;
       formats.weights = formats.activations = formats.kv_cache = precision;
       if (precision == s::FP8 && std::string(gpu) == "A100-SXM4-80GB") continue;  // no FP8
-      IterationInputs in = single_gpu_inputs("llama2-7b", gpu, formats);
-      const IterationModel base(in);
-      const s::Gpu flops = with_peaks_scaled(*in.gpu, 1.5);
-      const s::Gpu bandwidth = with_bandwidth_scaled(*in.gpu, 1.5);
-      in.gpu = &flops;
-      const IterationModel more_flops(in);
-      in.gpu = &bandwidth;
-      const IterationModel more_bandwidth(in);
+      const FasterGpuModels models(single_gpu_inputs("llama2-7b", gpu, formats));
       for (const IterationWork& w : iteration_grid()) {
         INFO(gpu << " " << s::Precision_Name(precision) << ": " << w.tokens << " tokens, "
                  << w.attention_pairs << " prompt pairs, " << w.decode_context
                  << " decode context");
-        CHECK(more_flops.iteration(w) <= base.iteration(w));
-        CHECK(more_bandwidth.iteration(w) <= base.iteration(w));
+        CHECK(models.more_flops.iteration(w) <= models.base.iteration(w));
+        CHECK(models.more_bandwidth.iteration(w) <= models.base.iteration(w));
       }
     }
   }
@@ -201,14 +211,7 @@ void check_not_slower(const ServingMetrics& faster, const ServingMetrics& slower
 }
 
 TEST_CASE("invariant: the same requests on a faster GPU are served no slower", "[invariant]") {
-  IterationInputs in = single_gpu_inputs("llama2-7b", "A100-SXM4-80GB", {});
-  const IterationModel base(in);
-  const s::Gpu flops = with_peaks_scaled(*in.gpu, 1.5);
-  const s::Gpu bandwidth = with_bandwidth_scaled(*in.gpu, 1.5);
-  in.gpu = &flops;
-  const IterationModel more_flops(in);
-  in.gpu = &bandwidth;
-  const IterationModel more_bandwidth(in);
+  const FasterGpuModels models(single_gpu_inputs("llama2-7b", "A100-SXM4-80GB", {}));
   const std::vector<Request> requests = uniform_traffic(12, 60, 2048, 256);
   for (const bool chunked : {false, true}) {
     ReplicaSettings settings;
@@ -216,9 +219,9 @@ TEST_CASE("invariant: the same requests on a faster GPU are served no slower", "
     settings.chunked_prefill = chunked;
     settings.max_tokens = chunked ? 2048 : 8192;
     INFO((chunked ? "chunked" : "whole prompts"));
-    const ServingMetrics m = served(requests, base, settings);
-    check_not_slower(served(requests, more_flops, settings), m);
-    check_not_slower(served(requests, more_bandwidth, settings), m);
+    const ServingMetrics m = served(requests, models.base, settings);
+    check_not_slower(served(requests, models.more_flops, settings), m);
+    check_not_slower(served(requests, models.more_bandwidth, settings), m);
   }
 }
 

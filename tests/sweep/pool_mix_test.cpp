@@ -6,17 +6,17 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "sim/cost/cost_model.h"
 #include "sim/sweep/pool_placement.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/results_file.h"
-#include "sim/sweep/sweep_runner.h"
 #include "tests/testing/scenario_text.h"
 #include "tests/testing/shipped_catalog.h"
+#include "tests/testing/sweep_rows.h"
 
 namespace clustersim {
 namespace {
 
+using testing::sweep_rows;
 using testing::TempDir;
 
 std::unique_ptr<LoadedScenario> load(const std::string& path) {
@@ -25,23 +25,6 @@ std::unique_ptr<LoadedScenario> load(const std::string& path) {
   INFO(diagnostics.to_string());
   REQUIRE(loaded != nullptr);
   return loaded;
-}
-
-std::vector<ResultRow> sweep_rows(const LoadedScenario& scenario) {
-  Diagnostics diagnostics;
-  const auto cost = load_cost_model(scenario, testing::shipped_catalog(), nullptr, &diagnostics);
-  REQUIRE(cost != nullptr);
-  std::vector<ResultRow> all;
-  std::string error;
-  run_sweep(
-      testing::shipped_catalog(), scenario, *cost, {.threads = 2},
-      [&](std::vector<ResultRow>& rows, int64_t, const SweepCounts&) {
-        all.insert(all.end(), rows.begin(), rows.end());
-        return true;
-      },
-      &error);
-  REQUIRE(error.empty());
-  return all;
 }
 
 using testing::scenario_errors;

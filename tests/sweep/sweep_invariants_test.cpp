@@ -9,11 +9,10 @@
 #include <map>
 #include <tuple>
 
-#include "sim/cost/cost_model.h"
 #include "sim/sweep/ranking.h"
-#include "sim/sweep/sweep_runner.h"
 #include "tests/testing/scenario_text.h"
 #include "tests/testing/shipped_catalog.h"
+#include "tests/testing/sweep_rows.h"
 
 namespace clustersim {
 namespace {
@@ -22,22 +21,7 @@ using testing::TempDir;
 
 std::vector<ResultRow> invariant_sweep_rows(const std::string& text) {
   const TempDir dir;
-  const auto scenario = testing::load_valid_scenario(dir, text);
-  Diagnostics diagnostics;
-  const auto cost = load_cost_model(*scenario, testing::shipped_catalog(), nullptr, &diagnostics);
-  INFO(diagnostics.to_string());
-  REQUIRE(cost != nullptr);
-  std::vector<ResultRow> all;
-  std::string error;
-  run_sweep(
-      testing::shipped_catalog(), *scenario, *cost, {.threads = 2},
-      [&](std::vector<ResultRow>& rows, int64_t, const SweepCounts&) {
-        all.insert(all.end(), rows.begin(), rows.end());
-        return true;
-      },
-      &error);
-  REQUIRE(error.empty());
-  return all;
+  return testing::sweep_rows(*testing::load_valid_scenario(dir, text));
 }
 
 // Every cell but the index, which names the configuration's place in its own space only.
