@@ -30,7 +30,7 @@ elif [ "$rc" -ne 0 ]; then
   echo "sweep failed with exit code $rc:"; cat "$dir/first"; exit 1
 fi
 "$cli" regress --baseline "$dir/r.h5" scenarios/quickstart.textproto >"$dir/regress" 2>&1
-if ! grep -q "0 drifted cells, 0 configurations gone, 0 new" "$dir/regress"; then
+if ! grep -q "0 drifted cells, 0 rows gone, 0 new" "$dir/regress"; then
   echo "the resumed file differs from a fresh sweep:"; cat "$dir/regress"; exit 1
 fi
 if [ "$rc" -eq 130 ]; then

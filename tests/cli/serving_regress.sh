@@ -32,7 +32,7 @@ regress() {  # regress EXIT SCENARIO BASELINE [OPTIONS...]: clustersim regress e
   [ "$got" = "$want" ] || fail "regress $scen --baseline $base $*: exit $got, expected $want"
 }
 summary() {  # summary FILE DRIFTS: the log's summary line
-  grep -qx "compared 4 configurations with $1: $2 drifted cells, 0 configurations gone, 0 new" \
+  grep -qx "compared 4 rows with $1: $2 drifted cells, 0 rows gone, 0 new" \
     "$dir/log" || fail "expected $2 drifted cells against $1"
 }
 unchanged() {  # unchanged: the log names no input changed since the baseline

@@ -256,9 +256,10 @@ int regress_command(const std::vector<std::string>& args) {
     std::cout << "not compared: " << column
               << " (a column added since the baseline was written; refresh it to compare)\n";
   }
-  std::cout << "compared " << report.compared << " configurations with " << baseline_path << ": "
+  // Rows, not configurations: a configuration has a row per billing mode.
+  std::cout << "compared " << report.compared << " rows with " << baseline_path << ": "
             << report.drifts.size() << " drifted cells, " << report.missing.size()
-            << " configurations gone, " << report.added.size() << " new\n";
+            << " rows gone, " << report.added.size() << " new\n";
   if (!report.drifts.empty()) {
     Table table{{"index", "#"},
                 {"column", "column"},
