@@ -28,6 +28,7 @@ constexpr double kUnranked = std::numeric_limits<double>::infinity();
 Table cost_table() {
   Table table = layout_table();
   table.add_columns({{"zero_stage", "ZeRO"},
+                     {"distributed_optimizer", "dist opt"},
                      {"recompute", "recompute"},
                      {"billing", "billing"},
                      {"fits", "fits"},
@@ -64,7 +65,9 @@ struct Row {
 std::vector<Cell> configuration_cells(const Configuration& c, s::BillingMode billing) {
   const s::Parallelism& p = c.parallelism;
   std::vector<Cell> cells = layout_cells(c);
-  cells.insert(cells.end(), {static_cast<double>(p.distributed_optimizer() ? 1 : p.zero_stage()),
+  // As a sweep's rows show them (sim/sweep/result_row.cpp): the stage and the distributed
+  // optimizer apart.
+  cells.insert(cells.end(), {static_cast<double>(p.zero_stage()), p.distributed_optimizer(),
                              recompute_label(p), s::BillingMode_Name(billing)});
   return cells;
 }
