@@ -103,6 +103,29 @@ Picoseconds Network::prepared_time_alone(const std::vector<PreparedLoad>& loads,
   return end;
 }
 
+LinkKind Network::prepared_binding_link(const std::vector<PreparedLoad>& loads) const {
+  std::map<int32_t, double> bytes;  // by link
+  for (const PreparedLoad& load : loads) {
+    for (const MaxMinFair::Use& use : links_.uses(prepared_.at(load.prepared).uses)) {
+      bytes[use.constraint] += load.bytes_per_edge * use.multiplicity;
+    }
+  }
+  CLUSTERSIM_CHECK(!bytes.empty(), "a binding link of no transfer");
+  // Seconds each link takes for its bytes alone; the most, within rounding, binds.
+  double most = 0;
+  for (auto [link, b] : bytes) most = std::max(most, b / topology_->link_capacities()[link]);
+  constexpr double kTie = 1e-9;  // relative: equal capacities computed along different paths
+  LinkKind binding = LinkKind::kNvlink;
+  bool found = false;
+  for (auto [link, b] : bytes) {
+    if (b / topology_->link_capacities()[link] < most * (1 - kTie)) continue;
+    const LinkKind kind = topology_->links()[link].kind;
+    if (!found || kind == LinkKind::kNetwork) binding = kind;
+    found = true;
+  }
+  return binding;
+}
+
 int64_t Network::start_transfer(int from, int to, double bytes, Picoseconds latency,
                                 std::function<void()> done) {
   const int32_t uses = route_uses(from, to);

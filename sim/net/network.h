@@ -59,6 +59,10 @@ class Network {
   // with nothing beside them). Books no bytes.
   Picoseconds prepared_time_alone(const std::vector<PreparedLoad>& loads,
                                   Picoseconds latency) const;
+  // The kind of link that binds prepared transfers `loads` started together: the one carrying
+  // the most of their bytes per byte/s of its capacity. On a tie the scale-out network's: a
+  // NIC's PCIe link runs at the NIC's rate where that is the lower (topology_builder.cpp).
+  LinkKind prepared_binding_link(const std::vector<PreparedLoad>& loads) const;
   // One transfer from GPU `from` to GPU `to`; returns its id (SharedBandwidth's: reused once it
   // has ended).
   int64_t start_transfer(int from, int to, double bytes, Picoseconds latency,

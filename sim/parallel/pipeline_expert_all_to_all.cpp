@@ -37,8 +37,13 @@ void PipelineRun::prepare_all_to_alls(int r) {
   routes.traffic =
       expert_network_traffic(net_->topology(), plan_.experts, gpus, plan_.expert_rail_shares,
                              plan_.tensor_parallel, ranks_);
+  std::vector<Network::PreparedLoad> loads;
   for (const ExpertNetworkTraffic::Kind& kind : routes.traffic.kinds) {
     routes.prepared.push_back(net_->prepare_coupled(kind.edges));
+    loads.push_back({routes.prepared.back(), kind.edge_bytes_per_byte});
+  }
+  if (!loads.empty()) {
+    timeline_.stages[r].expert_scale_out_link = net_->prepared_binding_link(loads);
   }
   stages_[r].all_to_all_transfers.assign(routes.prepared.size(), -1);
 }

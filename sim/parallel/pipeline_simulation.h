@@ -191,6 +191,10 @@ struct StageTimeline {
   // How long the expert all-to-alls' traffic across NVLink domains (over the scale-out network)
   // was in flight, the compute stopped: from each all-to-all's start until all of it arrived.
   Picoseconds expert_scale_out;
+  // The kind of link that binds that traffic alone (Network::prepared_binding_link): the
+  // scale-out network, or PCIe between a GPU and its NIC, or NVLink to the GPU on the sending
+  // rail. Meaningful where expert_scale_out is not 0.
+  LinkKind expert_scale_out_link = LinkKind::kNetwork;
   Picoseconds optimizer_end;      // optimizer step done
   Picoseconds end;                // optimizer and parameter gather done
 };

@@ -6,6 +6,22 @@
 #include <utility>
 
 namespace clustersim {
+namespace {
+
+// The link of a crossing's route that binds its traffic (Network::prepared_binding_link).
+const char* binding_link_name(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::kNetwork:
+      return "scale-out network";
+    case LinkKind::kPcie:
+      return "PCIe between GPU and NIC";
+    case LinkKind::kNvlink:
+      return "NVLink to the NIC's GPU";
+  }
+  return "scale-out network";
+}
+
+}  // namespace
 
 std::string limiting_part(const StepResult& r) {
   const std::pair<double, const char*> parts[] = {
@@ -24,17 +40,18 @@ std::string limiting_part(const StepResult& r) {
   const double expert_rest = r.expert_comm_s - r.expert_scale_out_s;
   const double bubble_rest = std::max(0.0, r.bubble_s - waited);
   const double others = std::max({r.context_comm_s, r.data_comm_s, r.optimizer_s});
-  const char* crossing = nullptr;
+  std::string crossing;
   if (scale_out > 0 &&
       scale_out >= std::max({others, r.tensor_comm_s, expert_rest, bubble_rest})) {
-    crossing = "expert-parallel all-to-all across NVLink domains (scale-out network)";
+    crossing = std::string("expert-parallel all-to-all across NVLink domains (") +
+               binding_link_name(r.expert_scale_out_link) + ")";
   }
   if (r.tensor_across_domains && r.tensor_comm_s > 0 &&
       r.tensor_comm_s >= std::max({others, r.expert_comm_s, r.bubble_s, scale_out})) {
     crossing = "tensor-parallel communication across NVLink domains (scale-out network)";
   }
-  if (crossing == nullptr) return largest;
-  return largest == "compute" ? std::string("compute, then ") + crossing : crossing;
+  if (crossing.empty()) return largest;
+  return largest == "compute" ? "compute, then " + crossing : crossing;
 }
 
 }  // namespace clustersim

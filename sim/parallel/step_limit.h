@@ -3,6 +3,10 @@
 // crosses an NVLink domain's edge and its traffic over the scale-out network is the largest part
 // of the step beside the compute, that crossing, named so: "expert-parallel all-to-all across
 // NVLink domains (scale-out network)", after "compute, then " where the compute is larger still.
+// The parenthesis names the link that binds the expert all-to-alls' traffic across domains: the
+// scale-out network (NIC and fabric), or, where that is faster than the rest of the route, "PCIe
+// between GPU and NIC" or "NVLink to the NIC's GPU" (Network::prepared_binding_link): more of
+// what it names shortens that traffic, more scale-out bandwidth then does not.
 //
 // The expert all-to-alls' scale-out time is simulated (pipeline_expert_all_to_all.cpp: how long
 // their traffic across domains was in flight, the compute stopped). On the critical stage it is

@@ -109,8 +109,10 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
   r.optimizer_s = (c.optimizer_end - c.gradients_reduced).seconds();
   r.expert_scale_out_s = c.expert_scale_out.seconds();
   for (const StageTimeline& stage : stages.stages) {
-    r.expert_scale_out_most_s =
-        std::max(r.expert_scale_out_most_s, stage.expert_scale_out.seconds());
+    if (stage.expert_scale_out.seconds() > r.expert_scale_out_most_s) {
+      r.expert_scale_out_most_s = stage.expert_scale_out.seconds();
+      r.expert_scale_out_link = stage.expert_scale_out_link;
+    }
   }
   r.tensor_across_domains = shares.tensor_across_domains;
   r.limiting = limiting_part(r);

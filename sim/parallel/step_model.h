@@ -45,6 +45,8 @@ struct StepResult {
   // and the most of any stage's (a stage the critical one waits for: in its bubble).
   double expert_scale_out_s = 0;
   double expert_scale_out_most_s = 0;
+  // The kind of link that binds the traffic of the stage with the most (StageTimeline).
+  LinkKind expert_scale_out_link = LinkKind::kNetwork;
   // Whether the tensor-parallel group timed crosses an NVLink domain's edge: tensor_comm_s is
   // then collectives over the scale-out network.
   bool tensor_across_domains = false;

@@ -1,7 +1,7 @@
 // Tests of what the limiting column names (step_limit.h): the largest part of a step, and an
 // expert- or tensor-parallel group's traffic over the scale-out network where it is the largest
 // part beside the compute, also where another stage's crossing shows as the critical stage's
-// bubble.
+// bubble, with the link that binds the expert crossing's traffic.
 #include <catch2/catch.hpp>
 
 #include "sim/parallel/step_limit.h"
@@ -57,6 +57,19 @@ TEST_CASE("the expert all-to-alls' scale-out time is named where it is the large
     r.expert_scale_out_s = r.expert_scale_out_most_s = 0.4;  // below the 0.5 s data-parallel part
     CHECK(limiting_part(r) == "compute");
   }
+}
+
+TEST_CASE("the expert crossing names the link that binds its traffic") {
+  StepResult r = step(2.5, 3, 1);
+  r.expert_scale_out_s = r.expert_scale_out_most_s = 2;
+  CHECK(limiting_part(r) == kExpertCrossing);  // the scale-out network by default
+  r.expert_scale_out_link = LinkKind::kPcie;
+  CHECK(limiting_part(r) ==
+        "expert-parallel all-to-all across NVLink domains (PCIe between GPU and NIC)");
+  r.expert_scale_out_link = LinkKind::kNvlink;
+  r.compute_s = 10;
+  CHECK(limiting_part(r) ==
+        "compute, then expert-parallel all-to-all across NVLink domains (NVLink to the NIC's GPU)");
 }
 
 TEST_CASE("a tensor-parallel group across NVLink domains is named where its time is the largest "
