@@ -18,6 +18,8 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+from textproto_fields import scale_fields
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEY_COLUMNS = ["instance", "nodes", "tensor_parallel", "context_parallel", "pipeline_parallel",
                "data_parallel", "expert_parallel", "micro_batch_size", "virtual_stages",
@@ -46,18 +48,6 @@ def catalog_blocks():
 
 
 BLOCKS = catalog_blocks()
-
-
-def scale_fields(text, fields, factor, inside=None):
-    """Multiplies every numeric `field: value` of `fields` (within the sub-message `inside`)."""
-    def scale(match):
-        return "%s: %.10g" % (match.group(1), float(match.group(2)) * factor)
-    pattern = r"\b(%s): ([0-9.eE+-]+)" % "|".join(fields)
-    if inside is None:
-        return re.sub(pattern, scale, text)
-    def scale_block(match):
-        return re.sub(pattern, scale, match.group(0))
-    return re.sub(r"\b%s \{[^{}]*\}" % inside, scale_block, text)
 
 
 def scenario_instances(text):

@@ -33,30 +33,12 @@ import subprocess
 import sys
 import tempfile
 
+from textproto_fields import scale_fields
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LATENCIES = [f"{m}_{s}_ms" for m in ("ttft", "tpot", "e2e") for s in ("mean", "p50", "p90", "p99")]
 SIMULATED = ("ok", "misses SLO")
 NUMBER = r"([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)"
-
-
-def scale_fields(text, fields, factor, block=None):
-    """`text` with the numeric values of `fields` x `factor` (inside `block { ... }` only when
-    given; a block's fields are those up to its closing brace)."""
-    pattern = re.compile(r"^(\s*(?:%s):\s*)%s" % ("|".join(fields), NUMBER), re.M)
-
-    def scaled(m):
-        return m.group(1) + repr(float(m.group(2)) * factor)
-
-    if block is None:
-        return pattern.sub(scaled, text)
-    out, pos = [], 0
-    for m in re.finditer(r"\b%s\s*\{" % block, text):
-        end = text.index("}", m.end())
-        out.append(text[pos:m.end()])
-        out.append(pattern.sub(scaled, text[m.end():end]))
-        pos = end
-    out.append(text[pos:])
-    return "".join(out)
 
 
 CATALOG_PERTURBATIONS = {
