@@ -20,14 +20,16 @@ double vpc_gbit_per_s(const schema::InstanceType& instance) {
                                     : std::numeric_limits<double>::infinity();
 }
 
-}  // namespace
-
+// Bytes of one checkpoint of `model` trained by `job`: every parameter's weights and optimizer
+// states, once.
 double checkpoint_bytes(const schema::Model& model, const schema::TrainingJob& job) {
   const StateBytesPerParameter per_parameter =
       state_bytes_per_parameter(job.precision(), job.optimizer());
   return static_cast<double>(parameter_count(model)) *
          (per_parameter.weights + per_parameter.optimizer);
 }
+
+}  // namespace
 
 std::string checkpoint_volume_problem(const schema::Model& model, const schema::TrainingJob& job,
                                       int64_t nodes, const schema::StorageTier& tier,

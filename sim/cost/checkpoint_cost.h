@@ -29,10 +29,6 @@ struct CheckpointCost {
   double load_s = 0;  // every node reading its GPUs' states
 };
 
-// Bytes of one checkpoint of `model` trained by `job`: every parameter's weights and optimizer
-// states, once.
-double checkpoint_bytes(const schema::Model& model, const schema::TrainingJob& job);
-
 // Why a checkpoint of `model` trained by `job`, written over `nodes` nodes, does not fit in
 // `capacity_gib` of `tier`: a shared volume holds the whole of it, a block volume (one per node)
 // a node's share; "" when it fits. `nodes_note` follows the node count in the message (", the

@@ -43,8 +43,9 @@ std::vector<std::string> textproto_files(const std::string& directory, Diagnosti
     // With the error code: a symlink loop (or an entry whose status the process may not read)
     // threw std::filesystem_error out of every command.
     std::error_code status_error;
-    if (it->is_regular_file(status_error)) paths.push_back(it->path().string());
-    named_any = named_any || !paths.empty() || status_error;
+    const bool regular = it->is_regular_file(status_error);
+    if (regular) paths.push_back(it->path().string());
+    named_any = named_any || regular || status_error;
     if (status_error) {
       diagnostics->add_error({it->path().string(), 0, 0}, "",
                              "cannot read: " + status_error.message());
