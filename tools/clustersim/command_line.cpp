@@ -223,6 +223,7 @@ std::optional<ScenarioInputs> load_scenario_command(const std::vector<std::strin
     return std::nullopt;
   }
   *exit_code = kExitInputError;
+  inputs.root = common.root;
   inputs.catalog = load_catalog(common);
   if (!inputs.catalog) return std::nullopt;
   Diagnostics diagnostics;

@@ -107,6 +107,7 @@ struct ScenarioInputs {
   OutputFormat format = OutputFormat::kTable;
   size_t limit = 20;  // --limit: configurations to list (0: all)
   std::string path;
+  std::string root;  // --root: the project directory of the shipped catalog and evidence
 };
 
 // Whether some configuration of the scenario can run (sweep/runnable.h); when none can, prints

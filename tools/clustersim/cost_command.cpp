@@ -12,8 +12,10 @@
 #include "sim/cost/run_simulation.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/result_row.h"
+#include "sim/sweep/runnable.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
+#include "tools/clustersim/accuracy_notes.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 
@@ -60,7 +62,15 @@ struct Row {
   double time_p95 = kUnranked;
   std::vector<Cell> cells;  // all but the rank columns
   std::string note;         // the mark of a row that is neither cheapest nor fastest
+  std::string configuration;  // in words, with its billing mode (runnable.h describe)
+  int64_t index = -1;         // the configuration's
 };
+
+// A row's configuration and billing mode in words, and its index.
+void name_row(const Configuration& c, s::BillingMode billing, Row* row) {
+  row->configuration = describe(c) + ", " + s::BillingMode_Name(billing);
+  row->index = c.index;
+}
 
 std::vector<Cell> configuration_cells(const Configuration& c, s::BillingMode billing) {
   const s::Parallelism& p = c.parallelism;
@@ -81,7 +91,8 @@ std::string price_origin(const UsedPrice& price) {
 
 Row cost_row(const CostModel& model, const Configuration& c, const StepResult& step,
              const CheckpointPlan& plan, const RunCost& r) {
-  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing), ""};
+  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing), "", "", -1};
+  name_row(c, r.billing, &row);
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
   const auto money = [&](double value) { return priced ? Cell(value) : Cell(); };
@@ -106,7 +117,9 @@ Row cost_row(const CostModel& model, const Configuration& c, const StepResult& s
 // A row without a run: `fits` in the fits column, `note` as its mark.
 Row unranked_row(const Configuration& c, s::BillingMode billing, size_t columns, Cell fits,
                  std::string note) {
-  Row row{kUnranked, kUnranked, kUnranked, configuration_cells(c, billing), std::move(note)};
+  Row row{kUnranked, kUnranked,          kUnranked, configuration_cells(c, billing),
+          std::move(note), "", -1};
+  name_row(c, billing, &row);
   const size_t fits_column = row.cells.size();
   row.cells.resize(columns - kRankColumns);
   row.cells[fits_column] = std::move(fits);
@@ -148,6 +161,33 @@ void rank_rows(std::vector<Row>* rows) {
     row.cells.push_back(time_rank[i]);
     row.cells.push_back(mark);
   }
+}
+
+// Under the table: the cheapest and the fastest row, each with its tie note (accuracy_notes.h)
+// against the next ranked row of another configuration. Requires: `rows` ranked by rank_rows
+// (by cost, then time).
+void print_ties(const std::vector<Row>& rows, const AccuracyEvidence* evidence,
+                const AccuracyKeys& keys) {
+  const auto label = [](const Row& r) { return std::get<std::string>(r.cells.front()); };
+  const auto tie = [&](const char* what, const std::vector<const Row*>& ranked, auto figure) {
+    if (ranked.empty() || figure(*ranked.front()) == kUnranked) return;
+    const Row& best = *ranked.front();
+    std::cout << what << best.configuration << "\n";
+    for (const Row* r : ranked) {
+      if (r->index == best.index || figure(*r) == kUnranked) continue;
+      print_tie(std::cout, evidence, keys, label(best), figure(best), label(*r), figure(*r),
+                r->configuration);
+      return;
+    }
+  };
+  std::vector<const Row*> ranked;
+  for (const Row& r : rows) ranked.push_back(&r);
+  std::cout << "\n";
+  tie("cheapest    ", ranked, [](const Row& r) { return r.cost; });
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Row* a, const Row* b) {
+    return a->time != b->time ? a->time < b->time : a->time_p95 < b->time_p95;
+  });
+  tie("fastest     ", ranked, [](const Row& r) { return r.time; });
 }
 
 // One line per price used: where it came from and, converted, what it is worth.
@@ -199,6 +239,10 @@ int cost_command(const std::vector<std::string>& args) {
   }
   std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);
   if (!cost) return kExitInputError;
+  bool evidence_failed = false;
+  const auto evidence = load_accuracy_evidence(inputs->root, *inputs->catalog, &evidence_failed);
+  if (evidence_failed) return kExitInputError;
+  AccuracyKeys keys = training_accuracy_keys(*inputs->catalog, *inputs->scenario);
   CostModel* model = cost->model.get();
   if (trials > 0) model->trials = trials;
   if (seed >= 0) model->seed = static_cast<uint64_t>(seed);
@@ -213,6 +257,7 @@ int cost_command(const std::vector<std::string>& args) {
   std::string too_long;  // why the first such row was
   const std::optional<size_t> shown =
       evaluate_each(*inputs, space, [&](const Configuration& c, const Evaluation& e) {
+        if (e.step) keys.note(cluster_label(c));
         if (!e.step) {
           for (s::BillingMode billing : model->billing_modes) {
             rows.push_back(oom_row(c, e, billing, table.column_count()));
@@ -240,9 +285,21 @@ int cost_command(const std::vector<std::string>& args) {
       });
   if (!shown) return kExitInputError;
   rank_rows(&rows);
-  for (Row& row : rows) table.add_row(std::move(row.cells));
+  const bool json_accuracy = inputs->format == OutputFormat::kJson && evidence;
+  if (json_accuracy) table.add_columns({{accuracy_keys()[0], ""}, {accuracy_keys()[1], ""}});
+  for (const Row& row : rows) {
+    std::vector<Cell> cells = row.cells;
+    if (json_accuracy) {
+      const std::vector<Cell> accuracy =
+          accuracy_cells(*evidence, keys, std::get<std::string>(row.cells.front()));
+      cells.insert(cells.end(), accuracy.begin(), accuracy.end());
+    }
+    table.add_row(std::move(cells));
+  }
   table.print(std::cout, inputs->format);
   if (inputs->format == OutputFormat::kTable) {
+    print_ties(rows, evidence.get(), keys);
+    print_accuracy(std::cout, evidence.get(), keys);
     print_prices(*model, inputs->scenario->instances);
     if (*shown < space.valid.size()) {
       std::cout << "... " << space.valid.size() - *shown << " more configurations (--limit 0)\n";

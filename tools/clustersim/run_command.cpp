@@ -14,6 +14,7 @@
 #include "sim/sweep/runnable.h"
 #include "sim/util/number_format.h"
 #include "sim/workload/expert_load.h"
+#include "tools/clustersim/accuracy_notes.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 #include "tools/clustersim/progress.h"
@@ -97,6 +98,9 @@ int run_command(const std::vector<std::string>& args) {
     command_error("run") << "--trace: " << error << "\n";
     return kExitUsage;
   }
+  bool evidence_failed = false;
+  const auto evidence = load_accuracy_evidence(inputs->root, *inputs->catalog, &evidence_failed);
+  if (evidence_failed) return kExitInputError;
   const LoadedScenario* loaded = inputs->scenario.get();
   const ExpandedConfigurations space = expand_configurations(*loaded);
   const Runnability runnable = check_scenario_runs(*inputs);
@@ -126,11 +130,18 @@ int run_command(const std::vector<std::string>& args) {
                      [&](const ResultRow& a, const ResultRow& b) { return key(a) < key(b); });
     if (rows.size() > fastest) rows.resize(fastest);
   }
-  result_table(run_columns(rows), rows).print(std::cout, inputs->format);
+  AccuracyKeys keys = training_accuracy_keys(*inputs->catalog, *loaded);
+  for (const ResultRow& row : rows) note_result_row(row, &keys);
+  table_with_accuracy(result_columns(), run_columns(rows), rows, result_column("instance"),
+                      inputs->format == OutputFormat::kJson, evidence.get(), keys)
+      .print(std::cout, inputs->format);
   if (inputs->format == OutputFormat::kTable && shown < space.valid.size()) {
     std::cout << "... " << space.valid.size() - shown << " more (--limit 0 simulates all)\n";
   }
-  if (inputs->format == OutputFormat::kTable) print_expert_routing(*loaded);
+  if (inputs->format == OutputFormat::kTable) {
+    print_expert_routing(*loaded);
+    print_accuracy(std::cout, evidence.get(), keys);
+  }
   if (!trace_path.empty()) {
     const auto traced = std::find_if(rows.begin(), rows.end(), [&](const ResultRow& r) {
       return row_number(r, step) == row_number(r, step);

@@ -25,6 +25,7 @@
 #include "sim/sweep/results_file.h"
 #include "sim/sweep/sweep_resume.h"
 #include "sim/util/number_format.h"
+#include "tools/clustersim/accuracy_notes.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 #include "tools/clustersim/serve_plots.h"
@@ -201,12 +202,33 @@ bool write_rows(const ServeOptions& o, const SweepSummary& summary,
   return false;
 }
 
+// The cheapest row's tie note (accuracy_notes.h) against the next cheapest row of another
+// deployment meeting the objectives.
+void print_cheapest_tie(const std::vector<ResultRow>& rows, const ResultRow& cheapest,
+                        const AccuracyEvidence* evidence, const AccuracyKeys& keys) {
+  const int column = serving_column("cost_per_million_tokens"),
+            instance = serving_column("instance");
+  const ResultRow* runner_up = nullptr;
+  for (const ResultRow& row : rows) {
+    const double v = row_number(row, column);
+    if (row_text(row, status_column()) != kStatusOk || std::isnan(v) ||
+        row_number(row, 0) == row_number(cheapest, 0)) {
+      continue;
+    }
+    if (!runner_up || v < row_number(*runner_up, column)) runner_up = &row;
+  }
+  if (!runner_up) return;
+  print_tie(std::cout, evidence, keys, row_text(cheapest, instance), row_number(cheapest, column),
+            row_text(*runner_up, instance), row_number(*runner_up, column),
+            describe_deployment(*runner_up));
+}
+
 // The answer on `rows`: the table, per instance type, the cheapest, the Pareto front. A shard's
 // (`shard`) verdict is on its deployments only and exits 0: the whole sizing's is its merged
 // file's, and on exit 1 a job array's `--resume || rerun` would size a finished shard again.
 int report(const ServeOptions& o, const LoadedServingScenario& loaded,
            const std::vector<ResultRow>& rows, OutputFormat format, const Catalog& catalog,
-           const ServingPrices& prices, bool shard) {
+           const ServingPrices& prices, bool shard, const AccuracyEvidence* evidence) {
   std::vector<ResultRow> shown = rows;
   if (o.limit > 0 && shown.size() > o.limit) shown.resize(o.limit);
   const s::ServingScenario& m = loaded.scenario();
@@ -231,8 +253,18 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     summary.insert(summary.end() - 1,
                    {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
   }
-  serving_table(summary, shown).print(std::cout, format);
+  const int instance = serving_column("instance"), calibrated = serving_column("calibrated");
+  AccuracyKeys accuracy(catalog,
+                        is_transformer(loaded.model) && loaded.model->transformer().has_moe());
+  for (const ResultRow& row : rows) {
+    const Table::Cell& flag = row[calibrated];
+    accuracy.note(row_text(row, instance), std::holds_alternative<bool>(flag) && std::get<bool>(flag));
+  }
+  table_with_accuracy(serving_columns(), summary, shown, instance, format == OutputFormat::kJson,
+                      evidence, accuracy)
+      .print(std::cout, format);
   const bool table = format == OutputFormat::kTable;
+  if (table) print_accuracy(std::cout, evidence, accuracy);
   if (table && m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
   // The verdict's exit status is the same in every format: with --format csv or json, a sizing
   // no deployment of which met the SLO (or fit) exited 0.
@@ -256,6 +288,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
             << describe_deployment(*cheapest) << ": "
             << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
             << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
+  print_cheapest_tie(rows, *cheapest, evidence, accuracy);
   ParetoFront front(serving_column("cost_per_million_tokens"), serving_column("ttft_p99_ms"),
                     status_column());
   for (const ResultRow& row : rows) front.offer(row);
@@ -334,6 +367,9 @@ int serve_command(const std::vector<std::string>& args) {
   }
   auto catalog = load_catalog(o.common);
   if (!catalog) return kExitInputError;
+  bool evidence_failed = false;
+  const auto evidence = load_accuracy_evidence(o.common.root, *catalog, &evidence_failed);
+  if (evidence_failed) return kExitInputError;
   int exit_code = kExitOk;
   std::optional<ServingInputs> inputs =
       load_serving_inputs(o.scenario, o.prices, *catalog, o.max_rate, &exit_code);
@@ -414,7 +450,8 @@ int serve_command(const std::vector<std::string>& args) {
     std::cerr << "the answer below is shard " << o.shard
               << "'s: clustersim merge joins every shard's --out file into the whole sizing's\n";
   }
-  return report(o, *loaded, rows, *format, *catalog, *prices, summary.shard_count > 1);
+  return report(o, *loaded, rows, *format, *catalog, *prices, summary.shard_count > 1,
+                evidence.get());
 }
 
 }  // namespace clustersim::cli

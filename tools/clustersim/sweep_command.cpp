@@ -17,6 +17,7 @@
 #include "sim/sweep/sweep_runner.h"
 #include "sim/sweep/sweep_summary.h"
 #include "sim/util/number_format.h"
+#include "tools/clustersim/accuracy_notes.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 #include "tools/clustersim/progress.h"
@@ -42,9 +43,13 @@ struct SweepArguments {
 
 // The rankings, fed with every row (including those of a resumed file).
 struct Rankings {
-  explicit Rankings(size_t top)
-      : fastest(result_column("time_to_train_h"), top), cheapest(result_column("cost"), top) {}
+  // Each ranking keeps a runner-up or more beside the `top` rows printed, for the tie note.
+  Rankings(size_t top, AccuracyKeys accuracy_keys)
+      : fastest(result_column("time_to_train_h"), std::max<size_t>(top, kRunnersUp)),
+        cheapest(result_column("cost"), std::max<size_t>(top, kRunnersUp)),
+        keys(std::move(accuracy_keys)) {}
   void offer(const ResultRow& row) {
+    note_result_row(row, &keys);
     const std::string& status = row_text(row, result_column("status"));
     if (status == kStatusTooLong && statuses[status] == 0) {
       first_too_long = row_text(row, result_column("limiting"));
@@ -67,7 +72,27 @@ struct Rankings {
   ParetoFront front;
   std::map<std::string, int64_t> statuses;  // rows per status
   std::string first_too_long;               // why the first row too long to simulate is
+  AccuracyKeys keys;                        // of every simulated row
+  // Rows a ranking keeps at least: the best and another configuration's under every billing
+  // mode a scenario compares (ON_DEMAND, SPOT, RESERVED).
+  static constexpr size_t kRunnersUp = 4;
 };
+
+// Under a ranking's summary line: the tie note (accuracy_notes.h) of its best row and the first
+// row of another configuration after it, on the column `key`.
+void print_ranking_tie(const AccuracyEvidence* evidence, const AccuracyKeys& keys,
+                       const std::vector<ResultRow>& ranked, const char* key) {
+  if (ranked.empty()) return;
+  const ResultRow& best = ranked.front();
+  const auto runner_up = std::find_if(ranked.begin() + 1, ranked.end(), [&](const ResultRow& r) {
+    return row_number(r, 0) != row_number(best, 0);
+  });
+  if (runner_up == ranked.end()) return;
+  const int column = result_column(key), instance = result_column("instance");
+  print_tie(std::cout, evidence, keys, row_text(best, instance), row_number(best, column),
+            row_text(*runner_up, instance), row_number(*runner_up, column),
+            describe_configuration(*runner_up));
+}
 
 // When the fastest row mixes instance types: what each type alone gives, what faster rows an
 // availability cap leaves out, and which pool limits the mix.
@@ -94,7 +119,7 @@ void explain_mix(const Rankings& rankings) {
 }
 
 void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking ranking,
-                  size_t top, OutputFormat format) {
+                  size_t top, OutputFormat format, const AccuracyEvidence* evidence) {
   const bool table = format == OutputFormat::kTable;
   std::vector<ResultRow> rows = ranking == Ranking::kTime   ? rankings.fastest.rows()
                                 : ranking == Ranking::kCost ? rankings.cheapest.rows()
@@ -135,15 +160,21 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
       std::cout << "\n";
     };
     describe("fastest     ", rankings.fastest.rows());
+    print_ranking_tie(evidence, rankings.keys, rankings.fastest.rows(), "time_to_train_h");
     explain_mix(rankings);
     describe("cheapest    ", rankings.cheapest.rows());
+    print_ranking_tie(evidence, rankings.keys, rankings.cheapest.rows(), "cost");
     std::cout << "\n"
               << (ranking == Ranking::kPareto ? "Pareto front of time to train against cost"
                   : ranking == Ranking::kTime ? "fastest configurations"
                                               : "cheapest configurations")
               << ":\n";
   }
-  result_table(table ? summary_columns(rows) : result_column_keys(), rows).print(std::cout, format);
+  table_with_accuracy(result_columns(), table ? summary_columns(rows) : result_column_keys(), rows,
+                      result_column("instance"), format == OutputFormat::kJson, evidence,
+                      rankings.keys)
+      .print(std::cout, format);
+  if (table) print_accuracy(std::cout, evidence, rankings.keys);
 }
 
 // The command line's checks that need no loaded scenario (its path only: --out must not replace
@@ -241,8 +272,12 @@ int sweep_command(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   if (!check_scenario_runs(*inputs).runs) return kExitInputError;
+  bool evidence_failed = false;
+  const auto evidence = load_accuracy_evidence(inputs->root, *inputs->catalog, &evidence_failed);
+  if (evidence_failed) return kExitInputError;
 
-  Rankings rankings(inputs->limit == 0 ? SIZE_MAX : inputs->limit);
+  Rankings rankings(inputs->limit == 0 ? SIZE_MAX : inputs->limit,
+                    training_accuracy_keys(*inputs->catalog, *inputs->scenario));
   options.interruption = stop_on_signals();
   bool failed = false;
   std::unique_ptr<SweepJournal> journal = open_journal(a, &summary, &rankings, &failed);
@@ -291,7 +326,7 @@ int sweep_command(const std::vector<std::string>& args) {
                static_cast<long long>(counts.candidates), seconds,
                seconds > 0 ? counts.candidates / seconds : 0.0, usage.ru_maxrss / 1024.0,
                a.out.empty() ? "" : ", every row in ", a.out.c_str());
-  print_answer(summary, rankings, ranking, inputs->limit, inputs->format);
+  print_answer(summary, rankings, ranking, inputs->limit, inputs->format, evidence.get());
   const auto too_long = rankings.statuses.find(kStatusTooLong);
   if (too_long != rankings.statuses.end() && too_long->second == summary.rows) {
     report_budget_too_large(*inputs, rankings.first_too_long);

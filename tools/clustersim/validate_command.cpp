@@ -15,6 +15,8 @@
 #include <map>
 
 #include "sim/cost/cost_model.h"
+#include "sim/hw/sustained_fraction.h"
+#include "sim/io/accuracy_evidence.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/serve/serving_cost.h"
 #include "sim/serve/serving_validation.h"
@@ -196,6 +198,18 @@ int validate_command(const std::vector<std::string>& args) {
               {"predicted_step_s", "predicted step s", 2},
               {"tflops_error_pct", "TFLOP/s err %", 1},
               {"step_error_pct", "step err %", 1}};
+  // With --format csv or json, what each row's accuracy is evidence of (accuracy_evidence.h): the
+  // GPU its instance holds, the precision label and kind of its job, and whether the step's
+  // sustained fraction is fitted on that GPU and precision's own runs rather than derived
+  // (sustained_fraction.h; tools/accuracy_tables.py keys results/accuracy_evidence.textproto by
+  // them). The aligned table leaves them out: its text stays the record the accuracy tables read.
+  const bool keyed = *format != OutputFormat::kTable;
+  if (keyed) {
+    table.add_columns({{"gpu", "GPU"},
+                       {"precision", "precision"},
+                       {"moe", "MoE"},
+                       {"fraction_fitted", "fitted"}});
+  }
   std::map<std::string, GroupError> groups;
   ValidationTally serving;
   Table serving_rows = benchmark_table();
@@ -261,6 +275,14 @@ int validate_command(const std::vector<std::string>& args) {
                              e.step->step_s,
                              sc.published().has_tflops_per_gpu() ? Cell(error) : Cell(),
                              published_step > 0 ? Cell(step_error) : Cell()});
+    }
+    if (keyed) {
+      const std::string& gpu = loaded->instances.front()->gpu();
+      const s::TrainingJob& job = sc.job();
+      row.insert(row.end(), {gpu, precision_label(job.precision(), job.fp8_recipe()),
+                             loaded->model->transformer().has_moe(),
+                             step_sustained_fraction_fitted(*catalog->gpus().find(gpu)->value,
+                                                            job.precision(), job.fp8_recipe())});
     }
     table.add_row(std::move(row));
   }

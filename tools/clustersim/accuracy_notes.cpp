@@ -1,0 +1,141 @@
+// The accuracy lines, JSON keys and tie notes of run, sweep, cost and serve.
+#include "tools/clustersim/accuracy_notes.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "sim/hw/sustained_fraction.h"
+#include "tools/clustersim/command_line.h"
+
+namespace clustersim::cli {
+
+std::unique_ptr<AccuracyEvidence> load_accuracy_evidence(const std::string& root,
+                                                         const Catalog& catalog, bool* failed) {
+  *failed = false;
+  const std::string path = root + "/" + kAccuracyEvidencePath;
+  std::error_code unused;
+  if (!std::filesystem::exists(path, unused)) {
+    std::cerr << path << ": warning: no such file: predictions print without their accuracy on "
+                         "published runs (tools/accuracy_tables.py --write-evidence makes it)\n";
+    return nullptr;
+  }
+  Diagnostics diagnostics;
+  auto evidence = AccuracyEvidence::load(path, catalog, &diagnostics);
+  print_diagnostics(diagnostics);
+  *failed = evidence == nullptr;
+  return evidence;
+}
+
+std::vector<AccuracyKey> AccuracyKeys::of(const std::string& instance_label) const {
+  std::vector<AccuracyKey> keys;
+  size_t start = 0;
+  while (start <= instance_label.size()) {
+    size_t end = instance_label.find(" + ", start);
+    if (end == std::string::npos) end = instance_label.size();
+    std::string name = instance_label.substr(start, end - start);
+    name = name.substr(0, name.find(" x "));  // a pool's "INSTANCE x NODES"
+    const auto* instance = catalog_->instances().find(name);
+    if (instance && has_gpu(*instance->value)) {
+      AccuracyKey key{instance->value->gpu(),
+                      precision_ ? precision_label(*precision_, fp8_recipe_) : "", moe_};
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+    }
+    start = end + 3;
+  }
+  return keys;
+}
+
+void AccuracyKeys::note(const std::string& instance_label) {
+  for (const AccuracyKey& key : of(instance_label)) {
+    if (fitted_.count(key)) continue;
+    const schema::Gpu& gpu = *catalog_->gpus().find(key.gpu)->value;
+    fitted_.emplace(key, step_sustained_fraction_fitted(gpu, *precision_, fp8_recipe_));
+  }
+}
+
+void AccuracyKeys::note(const std::string& instance_label, bool calibrated) {
+  for (const AccuracyKey& key : of(instance_label)) {
+    const auto [it, added] = fitted_.emplace(key, calibrated);
+    if (!added) it->second = it->second && calibrated;
+  }
+}
+
+AccuracyKeys training_accuracy_keys(const Catalog& catalog, const LoadedScenario& scenario) {
+  const schema::TrainingJob& job = scenario.scenario().job();
+  return AccuracyKeys(catalog, job.precision(), job.fp8_recipe(),
+                      is_transformer(scenario.model) && scenario.model->transformer().has_moe());
+}
+
+void note_result_row(const ResultRow& row, AccuracyKeys* keys) {
+  static const int instance = result_column("instance"), step = result_column("step_s");
+  const double s = row_number(row, step);
+  if (s == s) keys->note(row_text(row, instance));
+}
+
+void print_accuracy(std::ostream& out, const AccuracyEvidence* evidence, const AccuracyKeys& keys) {
+  if (!evidence) return;
+  for (const auto& [key, fitted] : keys.all()) {
+    out << "accuracy    " << evidence->describe(key, fitted) << "\n";
+  }
+}
+
+std::vector<Table::Cell> accuracy_cells(const AccuracyEvidence& evidence, const AccuracyKeys& keys,
+                                        const std::string& instance_label) {
+  std::string text;
+  std::optional<double> error = 0.0;
+  for (const AccuracyKey& key : keys.of(instance_label)) {
+    const auto noted = keys.all().find(key);
+    const bool fitted = noted == keys.all().end() || noted->second;
+    text += (text.empty() ? "" : " | ") + evidence.describe(key, fitted);
+    const std::optional<double> mean = evidence.mean_error_pct(key);
+    error = mean && error ? std::optional(std::max(*error, *mean)) : std::nullopt;
+  }
+  if (text.empty()) return {Table::Cell(), Table::Cell()};
+  return {text, error ? Table::Cell(*error) : Table::Cell()};
+}
+
+Table table_with_accuracy(const std::vector<ResultColumn>& columns, std::vector<std::string> keys,
+                          const std::vector<ResultRow>& rows, int instance, bool json,
+                          const AccuracyEvidence* evidence, const AccuracyKeys& accuracy) {
+  if (!json || !evidence) return column_table(columns, keys, rows);
+  std::vector<ResultColumn> with = columns;
+  with.push_back(identity_column("accuracy", "accuracy", ResultColumn::Kind::kText));
+  with.push_back(figure_column("accuracy_mean_error_pct", "accuracy err %", 1));
+  keys.insert(keys.end(), accuracy_keys().begin(), accuracy_keys().end());
+  std::vector<ResultRow> extended = rows;
+  for (ResultRow& row : extended) {
+    const std::vector<Table::Cell> cells = accuracy_cells(*evidence, accuracy, row_text(row, instance));
+    row.insert(row.end(), cells.begin(), cells.end());
+  }
+  return column_table(with, keys, extended);
+}
+
+std::optional<double> shared_mean_error_pct(const AccuracyEvidence* evidence,
+                                            const AccuracyKeys& keys, const std::string& label_a,
+                                            const std::string& label_b) {
+  if (!evidence) return std::nullopt;
+  std::vector<AccuracyKey> both = keys.of(label_a);
+  const std::vector<AccuracyKey> b = keys.of(label_b);
+  both.insert(both.end(), b.begin(), b.end());
+  if (both.empty()) return std::nullopt;
+  double largest = 0;
+  for (const AccuracyKey& key : both) {
+    const std::optional<double> mean = evidence->mean_error_pct(key);
+    if (!mean) return std::nullopt;
+    largest = std::max(largest, *mean);
+  }
+  return largest;
+}
+
+void print_tie(std::ostream& out, const AccuracyEvidence* evidence, const AccuracyKeys& keys,
+               const std::string& best_label, double best, const std::string& runner_up_label,
+               double runner_up, const std::string& runner_up_description) {
+  const std::optional<double> error =
+      shared_mean_error_pct(evidence, keys, best_label, runner_up_label);
+  if (!error) return;
+  const std::string note = tie_note(best, runner_up, *error, runner_up_description);
+  if (!note.empty()) out << "            " << note << "\n";
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,95 @@
+// What run, sweep, cost and serve say of their predictions' accuracy (sim/io/accuracy_evidence.h):
+// the shipped evidence loaded from the project root, a line per GPU, precision and kind of their
+// rows after the table, those lines as two JSON keys of every row, and the tie note of a ranking
+// whose best and runner-up lie within the model's accuracy.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sim/io/accuracy_evidence.h"
+#include "sim/io/catalog.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/io/table.h"
+#include "sim/sweep/result_row.h"
+
+namespace clustersim::cli {
+
+// The evidence file under `root` (kAccuracyEvidencePath). Null, with a warning, when the file
+// does not exist (predictions then print without their accuracy); an error (printed, and
+// `*failed` set) when it does not read or check.
+std::unique_ptr<AccuracyEvidence> load_accuracy_evidence(const std::string& root,
+                                                         const Catalog& catalog, bool* failed);
+
+// The keys of the rows of one scenario: each GPU of an instance label ("aws.p5.48xlarge", a mix's
+// "aws.p5.48xlarge x 2 + aws.p4d.24xlarge x 4") with the job's precision label and kind
+// (serving: no precision), each with whether its constants are fitted: a training step's
+// sustained fraction fitted on the GPU and precision's own runs (sustained_fraction.h
+// step_sustained_fraction_fitted, the test `clustersim validate --format csv` keys the evidence's
+// calibration by), a serving row's `calibrated` (the runtime's own fit of the GPU).
+class AccuracyKeys {
+ public:
+  // Serving keys.
+  AccuracyKeys(const Catalog& catalog, bool moe) : catalog_(&catalog), moe_(moe) {}
+  // Training keys of steps in `precision` under `fp8_recipe`.
+  AccuracyKeys(const Catalog& catalog, schema::Precision precision, schema::Fp8Recipe fp8_recipe,
+               bool moe)
+      : catalog_(&catalog), precision_(precision), fp8_recipe_(fp8_recipe), moe_(moe) {}
+  // The keys of one row's instance label.
+  std::vector<AccuracyKey> of(const std::string& instance_label) const;
+  // Notes a row of training keys: its keys, each fitted or not by its GPU and precision.
+  void note(const std::string& instance_label);
+  // Notes a serving row: its keys, fitted when the row is `calibrated` (every row of a key must be).
+  void note(const std::string& instance_label, bool calibrated);
+  const std::map<AccuracyKey, bool>& all() const { return fitted_; }
+
+ private:
+  const Catalog* catalog_;
+  std::optional<schema::Precision> precision_;  // absent: serving
+  schema::Fp8Recipe fp8_recipe_ = schema::FP8_RECIPE_UNSPECIFIED;
+  bool moe_;
+  std::map<AccuracyKey, bool> fitted_;
+};
+
+// The keys of a training scenario's rows: its job's precision label, its model's kind.
+AccuracyKeys training_accuracy_keys(const Catalog& catalog, const LoadedScenario& scenario);
+
+// Notes `row` (a training sweep's columns) in `keys` when it was simulated.
+void note_result_row(const ResultRow& row, AccuracyKeys* keys);
+
+// "accuracy    LINE" per key, after a table (nothing without evidence).
+void print_accuracy(std::ostream& out, const AccuracyEvidence* evidence, const AccuracyKeys& keys);
+
+// A row's JSON keys "accuracy" (the lines of its instance label's keys, joined by " | ") and
+// "accuracy_mean_error_pct" (the largest mean error of those keys; empty when one has none).
+inline const std::vector<std::string>& accuracy_keys() {
+  static const std::vector<std::string> keys = {"accuracy", "accuracy_mean_error_pct"};
+  return keys;
+}
+// Their two cells for a row of `instance_label`. Requires: `evidence` is not null.
+std::vector<Table::Cell> accuracy_cells(const AccuracyEvidence& evidence, const AccuracyKeys& keys,
+                                        const std::string& instance_label);
+
+// The table of `keys` of `rows` (of `columns`: result_columns() or serving_columns()), with, when
+// `json` and there is evidence, the accuracy keys of each row (its instance label in column
+// `instance`) after them.
+Table table_with_accuracy(const std::vector<ResultColumn>& columns, std::vector<std::string> keys,
+                          const std::vector<ResultRow>& rows, int instance, bool json,
+                          const AccuracyEvidence* evidence, const AccuracyKeys& accuracy);
+
+// The mean error two rows' predictions share: the larger of their keys' (AccuracyEvidence
+// mean_error_pct); absent when a key has none or there is no evidence.
+std::optional<double> shared_mean_error_pct(const AccuracyEvidence* evidence, const AccuracyKeys& keys,
+                                            const std::string& label_a, const std::string& label_b);
+
+// "            tied within the model's accuracy ... with RUNNER_UP: X% apart\n" under a ranking's
+// summary line, when tie_note finds the two tied; nothing otherwise.
+void print_tie(std::ostream& out, const AccuracyEvidence* evidence, const AccuracyKeys& keys,
+               const std::string& best_label, double best, const std::string& runner_up_label,
+               double runner_up, const std::string& runner_up_description);
+
+}  // namespace clustersim::cli
