@@ -76,7 +76,8 @@ std::unique_ptr<AccuracyEvidence> AccuracyEvidence::load(const std::string& path
                              const AccuracyKey& key) {
     if (entry.require("gpu")) resolve_reference(entry, "gpu", -1, key.gpu, catalog.gpus(), "GPU");
     if (!seen.emplace(key, index).second) {
-      root.error(field, key_name(key) + " is given twice (also " + root.path(field, seen[key]) + ")",
+      root.error(field,
+                 key_name(key) + " is given twice (also " + root.path(field, seen[key]) + ")",
                  index);
     }
   };
@@ -86,7 +87,8 @@ std::unique_ptr<AccuracyEvidence> AccuracyEvidence::load(const std::string& path
     const FieldChecker entry = root.child("training", i);
     entry.require("precision");
     const auto& labels = precision_labels();
-    if (t.has_precision() && std::find(labels.begin(), labels.end(), t.precision()) == labels.end()) {
+    if (t.has_precision() &&
+        std::find(labels.begin(), labels.end(), t.precision()) == labels.end()) {
       entry.error("precision", "unknown precision \"" + t.precision() + "\"" +
                                    did_you_mean(t.precision(), labels));
     }
@@ -100,7 +102,8 @@ std::unique_ptr<AccuracyEvidence> AccuracyEvidence::load(const std::string& path
     check_key(entry, "serving", i, {v.gpu(), "", v.moe()});
     entry.require("runs");
     entry.non_negative("runs");
-    for (const char* field : {"throughput_mean_abs_pct", "ttft_mean_abs_pct", "tpot_mean_abs_pct"}) {
+    for (const char* field :
+         {"throughput_mean_abs_pct", "ttft_mean_abs_pct", "tpot_mean_abs_pct"}) {
       entry.in_range(field, 0, 1e6);
     }
   }
@@ -125,7 +128,7 @@ std::string AccuracyEvidence::describe(const AccuracyKey& key, bool fitted_const
     if (!v || v->runs() == 0) {
       return text + "no published run; " +
              (fitted_constants ? "its runtime constants are fitted on other runs"
-                         : "its runtime fit is its form factor's mean (uncalibrated)");
+                               : "its runtime fit is its form factor's mean (uncalibrated)");
     }
     return text + "calibrated on " + runs(v->runs(), "published run") +
            " (TensorRT-LLM 0.9.0), mean error throughput " + percent(v->throughput_mean_abs_pct()) +
@@ -138,7 +141,7 @@ std::string AccuracyEvidence::describe(const AccuracyKey& key, bool fitted_const
   if (!fitted && !checked) {
     return text + "no published run; the step's constants are " +
            (fitted_constants ? "fitted on this GPU and precision's other runs"
-                       : "derived (uncalibrated)");
+                             : "derived (uncalibrated)");
   }
   if (fitted) {
     const s::StepTimeErrors& c = t->calibration();

@@ -79,7 +79,8 @@ TEST_CASE("two best rows are tied when they lie closer than the mean error, not 
 
 TEST_CASE("a damaged evidence file is refused at each bad field") {
   testing::TempDir dir;
-  const std::string path = dir.write("evidence.textproto", R"(training { gpu: "H100-SXM5-80G" precision: "FP8" }
+  const std::string path =
+      dir.write("evidence.textproto", R"(training { gpu: "H100-SXM5-80G" precision: "FP8" }
 training { gpu: "A100-SXM4-80GB" precision: "FP9" calibration { runs: -1 mean_abs_pct: 3 } }
 serving { gpu: "L40S-PCIE-48GB" runs: 3 }
 serving { gpu: "L40S-PCIE-48GB" runs: 4 }
@@ -89,11 +90,13 @@ serving { gpu: "L40S-PCIE-48GB" runs: 4 }
   const std::string text = diagnostics.to_string();
   INFO(text);
   CHECK_THAT(text, Catch::Contains(":1:") &&
-                       Catch::Contains("unknown GPU \"H100-SXM5-80G\" (did you mean \"H100-SXM5-80GB\"?)"));
+                       Catch::Contains(
+                           "unknown GPU \"H100-SXM5-80G\" (did you mean \"H100-SXM5-80GB\"?)"));
   CHECK_THAT(text, Catch::Contains("training[1].precision: unknown precision \"FP9\""));
   CHECK_THAT(text, Catch::Contains("training[1].calibration.runs"));
-  CHECK_THAT(text, Catch::Contains(":4:") && Catch::Contains("serving[1]: L40S-PCIE-48GB dense "
-                                                             "serving is given twice (also serving[0])"));
+  CHECK_THAT(text,
+             Catch::Contains(":4:") && Catch::Contains("serving[1]: L40S-PCIE-48GB dense "
+                                                       "serving is given twice (also serving[0])"));
 }
 
 TEST_CASE("the shipped evidence loads against the shipped catalog and covers the calibration") {

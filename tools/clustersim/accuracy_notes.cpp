@@ -16,8 +16,9 @@ std::unique_ptr<AccuracyEvidence> load_accuracy_evidence(const std::string& root
   const std::string path = root + "/" + kAccuracyEvidencePath;
   std::error_code unused;
   if (!std::filesystem::exists(path, unused)) {
-    std::cerr << path << ": warning: no such file: predictions print without their accuracy on "
-                         "published runs (tools/accuracy_tables.py --write-evidence makes it)\n";
+    std::cerr << path
+              << ": warning: no such file: predictions print without their accuracy on "
+                 "published runs (tools/accuracy_tables.py --write-evidence makes it)\n";
     return nullptr;
   }
   Diagnostics diagnostics;
@@ -105,7 +106,8 @@ Table table_with_accuracy(const std::vector<ResultColumn>& columns, std::vector<
   keys.insert(keys.end(), accuracy_keys().begin(), accuracy_keys().end());
   std::vector<ResultRow> extended = rows;
   for (ResultRow& row : extended) {
-    const std::vector<Table::Cell> cells = accuracy_cells(*evidence, accuracy, row_text(row, instance));
+    const std::vector<Table::Cell> cells =
+        accuracy_cells(*evidence, accuracy, row_text(row, instance));
     row.insert(row.end(), cells.begin(), cells.end());
   }
   return column_table(with, keys, extended);

@@ -43,7 +43,8 @@ class AccuracyKeys {
   std::vector<AccuracyKey> of(const std::string& instance_label) const;
   // Notes a row of training keys: its keys, each fitted or not by its GPU and precision.
   void note(const std::string& instance_label);
-  // Notes a serving row: its keys, fitted when the row is `calibrated` (every row of a key must be).
+  // Notes a serving row: its keys, fitted when the row is `calibrated` (every row of a key must
+  // be).
   void note(const std::string& instance_label, bool calibrated);
   const std::map<AccuracyKey, bool>& all() const { return fitted_; }
 
@@ -83,8 +84,9 @@ Table table_with_accuracy(const std::vector<ResultColumn>& columns, std::vector<
 
 // The mean error two rows' predictions share: the larger of their keys' (AccuracyEvidence
 // mean_error_pct); absent when a key has none or there is no evidence.
-std::optional<double> shared_mean_error_pct(const AccuracyEvidence* evidence, const AccuracyKeys& keys,
-                                            const std::string& label_a, const std::string& label_b);
+std::optional<double> shared_mean_error_pct(const AccuracyEvidence* evidence,
+                                            const AccuracyKeys& keys, const std::string& label_a,
+                                            const std::string& label_b);
 
 // "            tied within the model's accuracy ... with RUNNER_UP: X% apart\n" under a ranking's
 // summary line, when tie_note finds the two tied; nothing otherwise.

@@ -60,8 +60,8 @@ struct Row {
   double cost = kUnranked;  // p50, report currency; kUnranked: no price or does not fit
   double time = kUnranked;  // p50 seconds; kUnranked: does not fit
   double time_p95 = kUnranked;
-  std::vector<Cell> cells;  // all but the rank columns
-  std::string note;         // the mark of a row that is neither cheapest nor fastest
+  std::vector<Cell> cells;    // all but the rank columns
+  std::string note;           // the mark of a row that is neither cheapest nor fastest
   std::string configuration;  // in words, with its billing mode (runnable.h describe)
   int64_t index = -1;         // the configuration's
 };
@@ -117,8 +117,8 @@ Row cost_row(const CostModel& model, const Configuration& c, const StepResult& s
 // A row without a run: `fits` in the fits column, `note` as its mark.
 Row unranked_row(const Configuration& c, s::BillingMode billing, size_t columns, Cell fits,
                  std::string note) {
-  Row row{kUnranked, kUnranked,          kUnranked, configuration_cells(c, billing),
-          std::move(note), "", -1};
+  Row row{kUnranked,       kUnranked, kUnranked, configuration_cells(c, billing),
+          std::move(note), "",        -1};
   name_row(c, billing, &row);
   const size_t fits_column = row.cells.size();
   row.cells.resize(columns - kRankColumns);

@@ -258,7 +258,8 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
                         is_transformer(loaded.model) && loaded.model->transformer().has_moe());
   for (const ResultRow& row : rows) {
     const Table::Cell& flag = row[calibrated];
-    accuracy.note(row_text(row, instance), std::holds_alternative<bool>(flag) && std::get<bool>(flag));
+    accuracy.note(row_text(row, instance),
+                  std::holds_alternative<bool>(flag) && std::get<bool>(flag));
   }
   table_with_accuracy(serving_columns(), summary, shown, instance, format == OutputFormat::kJson,
                       evidence, accuracy)
