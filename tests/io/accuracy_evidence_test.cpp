@@ -55,7 +55,7 @@ TEST_CASE("a GPU and precision without a published run say so, and whether they 
   CHECK_FALSE(example().mean_error_pct({"B300-SXM-268GB", "NVFP4", true}));
 }
 
-TEST_CASE("checks alone give their errors and the uncalibrated note; serving its three errors") {
+TEST_CASE("checks alone give their errors and the uncalibrated note, serving its three errors") {
   const AccuracyKey b300{"B300-SXM-268GB", "MXFP8", true};
   CHECK(example().describe(b300, false) ==
         "B300-SXM-268GB MXFP8 MoE training: no calibration run, the step's constants are derived "

@@ -131,13 +131,14 @@ std::optional<double> shared_mean_error_pct(const AccuracyEvidence* evidence,
 }
 
 void print_tie(std::ostream& out, const AccuracyEvidence* evidence, const AccuracyKeys& keys,
-               const std::string& best_label, double best, const std::string& runner_up_label,
-               double runner_up, const std::string& runner_up_description) {
+               const char* what, const std::string& best_label, double best,
+               const std::string& runner_up_label, double runner_up,
+               const std::string& runner_up_description) {
   const std::optional<double> error =
       shared_mean_error_pct(evidence, keys, best_label, runner_up_label);
   if (!error) return;
   const std::string note = tie_note(best, runner_up, *error, runner_up_description);
-  if (!note.empty()) out << "            " << note << "\n";
+  if (!note.empty()) out << "tie         " << what << " is " << note << "\n";
 }
 
 }  // namespace clustersim::cli

@@ -88,10 +88,12 @@ std::optional<double> shared_mean_error_pct(const AccuracyEvidence* evidence,
                                             const AccuracyKeys& keys, const std::string& label_a,
                                             const std::string& label_b);
 
-// "            tied within the model's accuracy ... with RUNNER_UP: X% apart\n" under a ranking's
-// summary line, when tie_note finds the two tied; nothing otherwise.
+// "tie         THE_BEST is tied within the model's accuracy ... with RUNNER_UP: X% apart" (`what`:
+// "the fastest", "the cheapest") under a ranking's summary lines, when tie_note finds the two
+// tied; nothing otherwise.
 void print_tie(std::ostream& out, const AccuracyEvidence* evidence, const AccuracyKeys& keys,
-               const std::string& best_label, double best, const std::string& runner_up_label,
-               double runner_up, const std::string& runner_up_description);
+               const char* what, const std::string& best_label, double best,
+               const std::string& runner_up_label, double runner_up,
+               const std::string& runner_up_description);
 
 }  // namespace clustersim::cli

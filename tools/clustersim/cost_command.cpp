@@ -163,31 +163,38 @@ void rank_rows(std::vector<Row>* rows) {
   }
 }
 
-// Under the table: the cheapest and the fastest row, each with its tie note (accuracy_notes.h)
+// Under the table: the cheapest and the fastest row, then each one's tie note (accuracy_notes.h)
 // against the next ranked row of another configuration. Requires: `rows` ranked by rank_rows
 // (by cost, then time).
 void print_ties(const std::vector<Row>& rows, const AccuracyEvidence* evidence,
                 const AccuracyKeys& keys) {
+  std::vector<const Row*> by_cost, by_time;
+  for (const Row& r : rows) by_cost.push_back(&r);
+  by_time = by_cost;
+  std::stable_sort(by_time.begin(), by_time.end(), [](const Row* a, const Row* b) {
+    return a->time != b->time ? a->time < b->time : a->time_p95 < b->time_p95;
+  });
+  const auto cost = [](const Row& r) { return r.cost; };
+  const auto time = [](const Row& r) { return r.time; };
+  const auto ranked = [](const std::vector<const Row*>& order, auto figure) {
+    return !order.empty() && figure(*order.front()) != kUnranked;
+  };
+  std::cout << "\n";
+  if (ranked(by_cost, cost)) std::cout << "cheapest    " << by_cost.front()->configuration << "\n";
+  if (ranked(by_time, time)) std::cout << "fastest     " << by_time.front()->configuration << "\n";
   const auto label = [](const Row& r) { return std::get<std::string>(r.cells.front()); };
-  const auto tie = [&](const char* what, const std::vector<const Row*>& ranked, auto figure) {
-    if (ranked.empty() || figure(*ranked.front()) == kUnranked) return;
-    const Row& best = *ranked.front();
-    std::cout << what << best.configuration << "\n";
-    for (const Row* r : ranked) {
+  const auto tie = [&](const char* what, const std::vector<const Row*>& order, auto figure) {
+    if (!ranked(order, figure)) return;
+    const Row& best = *order.front();
+    for (const Row* r : order) {
       if (r->index == best.index || figure(*r) == kUnranked) continue;
-      print_tie(std::cout, evidence, keys, label(best), figure(best), label(*r), figure(*r),
+      print_tie(std::cout, evidence, keys, what, label(best), figure(best), label(*r), figure(*r),
                 r->configuration);
       return;
     }
   };
-  std::vector<const Row*> ranked;
-  for (const Row& r : rows) ranked.push_back(&r);
-  std::cout << "\n";
-  tie("cheapest    ", ranked, [](const Row& r) { return r.cost; });
-  std::stable_sort(ranked.begin(), ranked.end(), [](const Row* a, const Row* b) {
-    return a->time != b->time ? a->time < b->time : a->time_p95 < b->time_p95;
-  });
-  tie("fastest     ", ranked, [](const Row& r) { return r.time; });
+  tie("the cheapest", by_cost, cost);
+  tie("the fastest", by_time, time);
 }
 
 // One line per price used: where it came from and, converted, what it is worth.

@@ -218,7 +218,8 @@ void print_cheapest_tie(const std::vector<ResultRow>& rows, const ResultRow& che
     if (!runner_up || v < row_number(*runner_up, column)) runner_up = &row;
   }
   if (!runner_up) return;
-  print_tie(std::cout, evidence, keys, row_text(cheapest, instance), row_number(cheapest, column),
+  print_tie(std::cout, evidence, keys, "the cheapest", row_text(cheapest, instance),
+            row_number(cheapest, column),
             row_text(*runner_up, instance), row_number(*runner_up, column),
             describe_deployment(*runner_up));
 }

@@ -78,9 +78,9 @@ struct Rankings {
   static constexpr size_t kRunnersUp = 4;
 };
 
-// Under a ranking's summary line: the tie note (accuracy_notes.h) of its best row and the first
-// row of another configuration after it, on the column `key`.
-void print_ranking_tie(const AccuracyEvidence* evidence, const AccuracyKeys& keys,
+// Under the summary lines: the tie note (accuracy_notes.h) of a ranking's best row (`what`) and
+// the first row of another configuration after it, on the column `key`.
+void print_ranking_tie(const AccuracyEvidence* evidence, const AccuracyKeys& keys, const char* what,
                        const std::vector<ResultRow>& ranked, const char* key) {
   if (ranked.empty()) return;
   const ResultRow& best = ranked.front();
@@ -89,7 +89,7 @@ void print_ranking_tie(const AccuracyEvidence* evidence, const AccuracyKeys& key
   });
   if (runner_up == ranked.end()) return;
   const int column = result_column(key), instance = result_column("instance");
-  print_tie(std::cout, evidence, keys, row_text(best, instance), row_number(best, column),
+  print_tie(std::cout, evidence, keys, what, row_text(best, instance), row_number(best, column),
             row_text(*runner_up, instance), row_number(*runner_up, column),
             describe_configuration(*runner_up));
 }
@@ -160,10 +160,11 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
       std::cout << "\n";
     };
     describe("fastest     ", rankings.fastest.rows());
-    print_ranking_tie(evidence, rankings.keys, rankings.fastest.rows(), "time_to_train_h");
     explain_mix(rankings);
     describe("cheapest    ", rankings.cheapest.rows());
-    print_ranking_tie(evidence, rankings.keys, rankings.cheapest.rows(), "cost");
+    print_ranking_tie(evidence, rankings.keys, "the fastest", rankings.fastest.rows(),
+                      "time_to_train_h");
+    print_ranking_tie(evidence, rankings.keys, "the cheapest", rankings.cheapest.rows(), "cost");
     std::cout << "\n"
               << (ranking == Ranking::kPareto ? "Pareto front of time to train against cost"
                   : ranking == Ranking::kTime ? "fastest configurations"
