@@ -3,9 +3,8 @@
 // only on every sample, and the rate search over samples never exceeds any one sample's.
 #include "sim/serve/traffic_samples.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <set>
 
@@ -45,7 +44,7 @@ std::unique_ptr<ServingPrices> prices_of(const LoadedServingScenario& loaded) {
   return load_serving_prices(loaded, testing::shipped_catalog(), nullptr, &diagnostics);
 }
 
-TEST_CASE("sample 0 is the traffic as written; the others have distinct derived seeds") {
+TEST_CASE("sample 0 is the traffic as written and the others have distinct derived seeds") {
   CHECK(traffic_sample_seed(7, 0) == 7);
   CHECK(traffic_sample_seed(7, 3) == splitmix64(7 ^ splitmix64(3)));
   std::set<uint64_t> seeds;
@@ -102,8 +101,8 @@ TEST_CASE("a deployment one sample meets and another misses fails, met on k of N
   INFO("p99 TTFT over samples from " << low << " to " << high << " ms");
   REQUIRE(low < high);
   const double limit = (low + high) / 2;
-  const int meeting = static_cast<int>(
-      std::count_if(p99.begin(), p99.end(), [&](double v) { return v <= limit; }));
+  const int meeting =
+      static_cast<int>(std::count_if(p99.begin(), p99.end(), [&](double v) { return v <= limit; }));
   REQUIRE(meeting > 0);
   REQUIRE(meeting < kSamples);
 
@@ -197,13 +196,12 @@ TEST_CASE("the rate search on a conjunction never exceeds its search on any one 
 }
 
 TEST_CASE("traffic.samples out of range or with a trace file is an error at the field") {
-  auto zero = testing::load_serving_text(chat("").replace(chat("").find("seed: 7"), 7,
-                                                          "seed: 7 samples: 0"));
+  auto zero = testing::load_serving_text(
+      chat("").replace(chat("").find("seed: 7"), 7, "seed: 7 samples: 0"));
   CHECK_FALSE(zero->loaded);
-  CHECK_THAT(zero->messages(),
-             Catch::Contains("traffic.samples: must be in [1, 100]"));
-  auto many = testing::load_serving_text(chat("").replace(chat("").find("seed: 7"), 7,
-                                                          "seed: 7 samples: 101"));
+  CHECK_THAT(zero->messages(), Catch::Contains("traffic.samples: must be in [1, 100]"));
+  auto many = testing::load_serving_text(
+      chat("").replace(chat("").find("seed: 7"), 7, "seed: 7 samples: 101"));
   CHECK_FALSE(many->loaded);
   CHECK_THAT(many->messages(), Catch::Contains("traffic.samples: must be in [1, 100]"));
   auto trace = testing::load_serving_text(R"(model: "llama3-8b"
@@ -214,8 +212,8 @@ traffic { trace_file: "trace.csv" samples: 3 }
   CHECK_FALSE(trace->loaded);
   CHECK_THAT(trace->messages(),
              Catch::Contains("traffic.samples: a trace file is one fixed sample of traffic"));
-  auto five = testing::load_serving_text(chat("").replace(chat("").find("seed: 7"), 7,
-                                                          "seed: 7 samples: 5"));
+  auto five = testing::load_serving_text(
+      chat("").replace(chat("").find("seed: 7"), 7, "seed: 7 samples: 5"));
   CHECK(five->loaded);
   CHECK(traffic_samples(*five->loaded, 0) == 5);
   CHECK(traffic_samples(*five->loaded, 2) == 2);  // serve --samples replaces it

@@ -107,14 +107,16 @@ const ResultRow* best(const std::vector<ResultRow>& rows, const char* key) {
 }
 
 // The day of the scenario's autoscaling block on `row`'s replica: replicas per hour, baseline and
-// burst, the day's cost against all on demand.
+// burst, the day's cost against all on demand (the replica's capacity met on all `samples`
+// traffic samples).
 void print_autoscaling(std::ostream& out, const Catalog& catalog,
                        const LoadedServingScenario& loaded, const ServingPrices& prices,
-                       const ResultRow& row) {
+                       const ResultRow& row, int samples) {
   const ServingConfiguration c =
       ServingSpace(loaded).at(static_cast<int64_t>(row_number(row, serving_column("index"))));
   std::string why;
-  const std::optional<AutoscalingPlan> plan = plan_autoscaling(catalog, loaded, prices, c, &why);
+  const std::optional<AutoscalingPlan> plan =
+      plan_autoscaling(catalog, loaded, prices, c, samples, &why);
   if (!plan) {
     out << "\nautoscaling: " << why << "\n";
     return;
@@ -134,7 +136,8 @@ void print_autoscaling(std::ostream& out, const Catalog& catalog,
   out << "\nautoscaling over the day (one replica of " << c.instance->name() << " x "
       << c.replica_gpus() << " GPUs serves "
       << (plan->replica_rate_is_lower_bound ? "at least " : "up to ")
-      << format_fixed(plan->replica_rate_per_s, 2) << " req/s within the SLO";
+      << format_fixed(plan->replica_rate_per_s, 2) << " req/s within the SLO"
+      << (samples > 1 ? " on every sample" : "");
   if (plan->replica_rate_is_lower_bound) {  // it printed the search's limit as the capacity
     out << ", the most the rate search tries ("
         << format_number(max_rate_scale_limit(loaded.scenario().traffic()))
@@ -179,7 +182,7 @@ void print_rate_search_limit(const LoadedServingScenario& loaded,
 }
 
 // With several traffic samples: the rule, and the deployments whose verdict differs between
-// samples (met on some, not all), as "#4 on 3 of 5".
+// samples (met on some, not all), as "#4 on 3 of 5" (the first 12).
 void print_sample_verdicts(std::ostream& out, const std::vector<ResultRow>& rows, int samples,
                            bool slo) {
   out << "\n" << samples << " independent traffic samples per deployment: every figure is the "
@@ -204,10 +207,17 @@ void print_sample_verdicts(std::ostream& out, const std::vector<ResultRow>& rows
   }
   out << fragile.size() << (fragile.size() == 1 ? " deployment meets" : " deployments meet")
       << " it on some samples but not all";
+  // The first few: a large sizing has hundreds (samples_meeting_slo in --out has them all).
+  constexpr size_t kListed = 12;
   std::string separator = ": ";
+  size_t listed = 0;
   for (const auto& [deployment, k] : fragile) {
+    if (listed++ == kListed) break;
     out << separator << "#" << deployment << " on " << k << " of " << samples;
     separator = ", ";
+  }
+  if (fragile.size() > kListed) {
+    out << " and " << fragile.size() - kListed << " more (samples_meeting_slo in --out's rows)";
   }
   out << "\n";
 }
@@ -311,7 +321,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
                                    "currency", "price_region"};
   if (m.traffic().has_closed_loop()) keys.insert(keys.begin() + 7, "concurrency");
   serving_table(with_expert_parallel(keys), front.rows()).print(std::cout, OutputFormat::kTable);
-  if (m.has_autoscaling()) print_autoscaling(std::cout, catalog, loaded, prices, *cheapest);
+  if (m.has_autoscaling()) print_autoscaling(std::cout, catalog, loaded, prices, *cheapest, samples);
   return kExitOk;
 }
 
