@@ -6,6 +6,7 @@
 
 #include "sim/io/scenario_loader.h"
 #include "sim/serve/traffic.h"
+#include "sim/serve/traffic_samples.h"
 #include "sim/util/number_format.h"
 
 namespace clustersim {
@@ -26,7 +27,7 @@ std::optional<AutoscalingPlan> plan_autoscaling(const Catalog& catalog,
                                                 const LoadedServingScenario& scenario,
                                                 const ServingPrices& prices,
                                                 const ServingConfiguration& deployment,
-                                                std::string* why) {
+                                                int samples, std::string* why) {
   const s::Autoscaling& a = scenario.scenario().autoscaling();
   const s::BillingMode baseline_billing =
       a.has_baseline_billing() ? a.baseline_billing() : s::SUBSCRIPTION_MONTHLY;
@@ -47,7 +48,7 @@ std::optional<AutoscalingPlan> plan_autoscaling(const Catalog& catalog,
   const double nodes_per_unit = unit.nodes();
   const double base = *base_node / nodes_per_unit, burst = *burst_node / nodes_per_unit,
                demand = *demand_node / nodes_per_unit;
-  ServingEvaluator evaluator(catalog, scenario);
+  SampledServingEvaluator evaluator(catalog, scenario, samples);
   AutoscalingPlan plan;
   const s::Traffic& traffic = scenario.scenario().traffic();
   const double scale = evaluator.max_rate_scale(unit);

@@ -35,12 +35,13 @@ struct AutoscalingPlan {
 };
 
 // Requires: a scenario with autoscaling and an slo; `deployment` one of its configurations (its
-// replica is the unit scaled). Returns nullopt with `*why` set when a price is missing or one
+// replica is the unit scaled); 1 <= samples <= kMaxTrafficSamples (its capacity is the highest
+// rate every sample of the traffic meets, traffic_samples.h). Returns nullopt with `*why` set when a price is missing or one
 // replica cannot meet the objectives at any rate.
 std::optional<AutoscalingPlan> plan_autoscaling(const Catalog& catalog,
                                                 const LoadedServingScenario& scenario,
                                                 const ServingPrices& prices,
                                                 const ServingConfiguration& deployment,
-                                                std::string* why);
+                                                int samples, std::string* why);
 
 }  // namespace clustersim

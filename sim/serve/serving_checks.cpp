@@ -7,6 +7,7 @@
 #include "sim/hw/compute_model.h"
 #include "sim/serve/closed_loop.h"
 #include "sim/serve/traffic.h"
+#include "sim/serve/traffic_samples.h"
 #include "sim/util/number_format.h"
 
 namespace clustersim {
@@ -177,6 +178,10 @@ void check_traffic(const FieldChecker& traffic, int max_context) {
   }
   traffic.non_negative("warmup_s");
   if (m.has_shared_prefix()) check_shared_prefix(traffic, max_context);
+  if (traffic.in_range("samples", 1, kMaxTrafficSamples) && m.has_trace_file() &&
+      m.samples() > 1) {
+    traffic.error("samples", "a trace file is one fixed sample of traffic: give 1 or remove it");
+  }
   if (m.has_trace_file()) {
     for (const char* f : {"input_tokens", "output_tokens", "duration_s"}) {
       if (traffic.has(f)) traffic.error(f, "comes from the trace file: remove it");

@@ -13,6 +13,7 @@
 #include "sim/serve/cyclic_kv_cache.h"
 #include "sim/serve/serving_checks.h"
 #include "sim/serve/serving_default_fit.h"
+#include "sim/serve/traffic_samples.h"
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
@@ -37,13 +38,15 @@ PoolPlacement in_nodes(const PoolPlacement& gpus, int per_node, int first) {
 
 }  // namespace
 
-ServingEvaluator::ServingEvaluator(const Catalog& catalog, const LoadedServingScenario& scenario)
+ServingEvaluator::ServingEvaluator(const Catalog& catalog, const LoadedServingScenario& scenario,
+                                   int sample)
     : catalog_(catalog),
       scenario_(scenario),
       runtime_(*catalog.runtimes().find("default")->value),
       serving_(*serving_runtime(scenario.scenario(), catalog)),
       longest_request_(longest_request_tokens(scenario)),
-      longest_prompt_(longest_prompt_tokens(scenario)) {}
+      longest_prompt_(longest_prompt_tokens(scenario)),
+      traffic_(traffic_sample(scenario.scenario().traffic(), sample)) {}
 
 const Topology* ServingEvaluator::topology(const ServingConfiguration& c, std::string* error) {
   const int per_node = c.instance->gpu_count();
@@ -147,7 +150,7 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
     r.speculative = std::make_unique<SpeculativeDecoder>(
         in, m.deployment().speculative_decoding(),
         scenario_.draft_model ? &scenario_.draft_model->transformer() : nullptr, c.draft_tokens,
-        m.traffic().has_seed() ? m.traffic().seed() : 1);
+        traffic_.seed());
     e.memory.weight_bytes += r.speculative->weight_bytes();
     e.memory.kv_bytes_per_token += r.speculative->kv_bytes_per_token();
   }
@@ -167,7 +170,7 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
   set.attention_window_chunked = timing.largest_stage().window_chunked;
   set.batch_wait = Picoseconds::from_seconds(sc.batch_wait_ms() * 1e-3);
   const s::ServingScenario& scenario = scenario_.scenario();
-  if (scenario.has_traffic()) set.beam_width = beam_width(scenario.traffic());
+  if (scenario.has_traffic()) set.beam_width = beam_width(traffic_);
   // TensorRT-LLM reuses blocks for single-beam requests only (check_beam_widths in beam_search.h):
   // the runtime's default stays off under beam search.
   e.prefix_caching = set.prefix_caching =
@@ -201,12 +204,11 @@ ServingEvaluator::Replica ServingEvaluator::build(const ServingConfiguration& c,
 }
 
 const std::vector<Request>& ServingEvaluator::requests(double rate_scale) {
-  if (traffic_.size() > 4) traffic_.clear();  // a rate search tries many scales once each
-  auto& slot = traffic_[rate_scale];
+  if (generated_.size() > 4) generated_.clear();  // a rate search tries many scales once each
+  auto& slot = generated_[rate_scale];
   if (slot.empty()) {
-    const s::Traffic& t = scenario_.scenario().traffic();
-    slot = t.has_trace_file() ? scale_trace(scenario_.trace, rate_scale)
-                              : generate_requests(t, rate_scale);
+    slot = traffic_.has_trace_file() ? scale_trace(scenario_.trace, rate_scale)
+                                     : generate_requests(traffic_, rate_scale);
   }
   return slot;
 }
@@ -280,7 +282,7 @@ ServingEvaluation ServingEvaluator::evaluate_disaggregated(const ServingConfigur
 void ServingEvaluator::serve(const ServingConfiguration& c, double rate_scale,
                              const std::function<ServingOutcome(RequestSource*)>& simulate,
                              ServingEvaluation* e) {
-  const s::Traffic& t = scenario_.scenario().traffic();
+  const s::Traffic& t = traffic_;
   std::optional<ClosedLoopClient> client;
   std::optional<OpenLoopArrivals> arrivals;
   RequestSource* source = nullptr;
@@ -380,13 +382,16 @@ double max_rate_scale_limit(const s::Traffic& traffic) {
 }
 
 double ServingEvaluator::max_rate_scale(const ServingConfiguration& c) {
-  CLUSTERSIM_CHECK(!scenario_.scenario().traffic().has_closed_loop(),
-                   "a rate search on closed-loop traffic");
-  const auto meets = [&](double scale) {
-    const ServingEvaluation e = evaluate(c, scale);
-    return e.metrics && e.slo_violation.empty();
-  };
-  const double limit = max_rate_scale_limit(scenario_.scenario().traffic());
+  CLUSTERSIM_CHECK(!traffic_.has_closed_loop(), "a rate search on closed-loop traffic");
+  return search_max_rate_scale(
+      [&](double scale) {
+        const ServingEvaluation e = evaluate(c, scale);
+        return e.metrics && e.slo_violation.empty();
+      },
+      max_rate_scale_limit(traffic_));
+}
+
+double search_max_rate_scale(const std::function<bool(double)>& meets, double limit) {
   double low = 0, high = 1;
   if (meets(1)) {
     low = 1;

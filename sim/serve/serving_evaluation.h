@@ -22,6 +22,14 @@
 
 namespace clustersim {
 
+// How several independent samples of a deployment's traffic (traffic_samples.h) agree.
+struct SampleSpread {
+  int samples = 0;
+  int meeting_slo = 0;  // samples on which every objective held (every sample without an slo)
+  // The highest p99 of any sample.
+  double ttft_p99_worst_ms = 0, tpot_p99_worst_ms = 0, e2e_p99_worst_ms = 0;
+};
+
 struct ServingEvaluation {
   TensorFormats formats;
   ServingMemory memory;         // disaggregated: a decode replica's
@@ -32,6 +40,8 @@ struct ServingEvaluation {
   std::string out_of_memory;    // why the replica does not fit; "" when it does
   std::optional<ServingMetrics> metrics;  // absent when it does not fit
   std::string slo_violation;    // the first objective missed; "" when all hold (or none is set)
+  // Served on several traffic samples (traffic_samples.h): how they agree; absent for one.
+  std::optional<SampleSpread> spread;
   bool calibrated = true;       // the serving runtime has a fit for this GPU
   bool prefix_caching = false;  // the replicas reuse resident prefix blocks (continuous only)
   // The replica's cluster could not be built, or no request arrived after the warm-up.
@@ -50,11 +60,16 @@ struct BenchmarkResult {
 // trace keeps its count: 64).
 double max_rate_scale_limit(const schema::Traffic& traffic);
 
-// Caches topologies and generated traffic; one per thread.
+// The largest multiple of the traffic's rates for which `meets` holds, by the search
+// ServingEvaluator::max_rate_scale describes, up to `limit` (a power of two).
+double search_max_rate_scale(const std::function<bool(double)>& meets, double limit);
+
+// Caches topologies and generated traffic; one per thread (and traffic sample).
 class ServingEvaluator {
  public:
-  // Requires: a scenario that loaded without errors; both outlive the evaluator.
-  ServingEvaluator(const Catalog& catalog, const LoadedServingScenario& scenario);
+  // Serves sample `sample` of the scenario's traffic (traffic_samples.h; 0: the traffic as
+  // written). Requires: a scenario that loaded without errors; both outlive the evaluator.
+  ServingEvaluator(const Catalog& catalog, const LoadedServingScenario& scenario, int sample = 0);
 
   // The scenario's traffic with every rate x `rate_scale` (a trace: its times / rate_scale; a
   // closed loop: c.concurrency users, whatever the scale). Disaggregated (c.prefill): each
@@ -107,9 +122,10 @@ class ServingEvaluator {
   std::map<std::tuple<const schema::InstanceType*, int, const schema::InstanceType*, int>,
            std::unique_ptr<Topology>>
       between_;
-  std::map<double, std::vector<Request>> traffic_;
   const int64_t longest_request_;  // input + output tokens
   const int longest_prompt_;
+  const schema::Traffic traffic_;  // the scenario's, seeded for the sample
+  std::map<double, std::vector<Request>> generated_;  // by rate scale
 };
 
 }  // namespace clustersim

@@ -88,8 +88,25 @@ const std::vector<ResultColumn>& serving_columns() {
   return columns;
 }
 
+const std::vector<ResultColumn>& sampled_serving_columns() {
+  static const std::vector<ResultColumn> columns = [] {
+    std::vector<ResultColumn> sampled = serving_columns();
+    sampled.push_back(identity_column("samples", "samples", Kind::kInteger));
+    sampled.push_back(figure_column("samples_meeting_slo", "met on", 0));
+    sampled.push_back(figure_column("ttft_p99_worst_ms", "TTFT p99 worst", 1));
+    sampled.push_back(figure_column("tpot_p99_worst_ms", "TPOT p99 worst", 2));
+    sampled.push_back(figure_column("e2e_p99_worst_ms", "E2E p99 worst", 0));
+    return sampled;
+  }();
+  return columns;
+}
+
+const std::vector<ResultColumn>& serving_columns(int samples) {
+  return samples > 1 ? sampled_serving_columns() : serving_columns();
+}
+
 int serving_column(std::string_view key) {
-  const int i = column_index(serving_columns(), key);
+  const int i = column_index(sampled_serving_columns(), key);
   CLUSTERSIM_CHECK(i >= 0, "unknown serving column");
   return i;
 }
@@ -98,7 +115,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
                                          const ServingPrices& prices,
                                          std::optional<double> max_rate_per_s) {
   CLUSTERSIM_CHECK(e.error.empty(), "a row of a deployment that could not be built");
-  ResultRow base(serving_columns().size());
+  ResultRow base(serving_columns(e.spread ? e.spread->samples : 1).size());
   const auto set = [&](const char* key, Table::Cell cell) { base[serving_column(key)] = cell; };
   const s::Scheduler& sc = c.scheduler;
   set("index", number(static_cast<double>(c.index)));
@@ -141,6 +158,7 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   set("calibrated", e.calibrated);
   set("prefix_caching", e.prefix_caching);
   set("status", kStatusOk);
+  if (e.spread) set("samples", number(e.spread->samples));
   if (!e.metrics) {
     set("status", kStatusOutOfMemory);
     set("limiting", e.out_of_memory);
@@ -169,6 +187,12 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
     }
     if (c.draft_tokens > 0) set("accepted_per_iteration", m.accepted_per_iteration);
     if (max_rate_per_s) set("max_rate_per_s", *max_rate_per_s);
+    if (e.spread) {
+      set("samples_meeting_slo", number(e.spread->meeting_slo));
+      set("ttft_p99_worst_ms", e.spread->ttft_p99_worst_ms);
+      set("tpot_p99_worst_ms", e.spread->tpot_p99_worst_ms);
+      set("e2e_p99_worst_ms", e.spread->e2e_p99_worst_ms);
+    }
     if (!e.slo_violation.empty()) {
       set("status", kStatusMissesSlo);
       set("limiting", e.slo_violation);
@@ -191,7 +215,8 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
   return rows;
 }
 
-std::vector<std::string> serving_summary_columns(bool closed_loop, bool speculative) {
+std::vector<std::string> serving_summary_columns(bool closed_loop, bool speculative,
+                                                 int samples) {
   // Latency against concurrency, as serving benchmarks tabulate it (their tables give means:
   // genai-perf's and trtllm-bench's averages, vLLM's mean and median).
   static const std::vector<std::string> by_concurrency = {"index",
@@ -246,11 +271,15 @@ std::vector<std::string> serving_summary_columns(bool closed_loop, bool speculat
     const auto at = std::find(shown.begin(), shown.end(), "output_tokens_per_s");
     shown.insert(shown.insert(at, "accepted_per_iteration"), "draft_tokens");
   }
+  if (samples > 1) {
+    shown.insert(shown.end() - 1, {"samples_meeting_slo", "samples", "ttft_p99_worst_ms",
+                                   "tpot_p99_worst_ms"});
+  }
   return shown;
 }
 
 Table serving_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows) {
-  return column_table(serving_columns(), keys, rows);
+  return column_table(sampled_serving_columns(), keys, rows);
 }
 
 std::string describe_deployment(const ResultRow& r) {

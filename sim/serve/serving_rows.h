@@ -13,15 +13,24 @@
 
 namespace clustersim {
 
-// Every column of a serving row, in output order. Column 0 is the configuration index.
+// Every column of a serving row of one traffic sample, in output order. Column 0 is the
+// configuration index.
 const std::vector<ResultColumn>& serving_columns();
-// Index of the column named `key`. Requires: such a column exists.
+// Those of a sizing over several traffic samples (traffic_samples.h): serving_columns(), then
+// the samples, how many met the objectives and the worst p99s. One sample's rows, files and
+// tables keep serving_columns(), as they were before samples.
+const std::vector<ResultColumn>& sampled_serving_columns();
+// The columns of a sizing over `samples` traffic samples.
+const std::vector<ResultColumn>& serving_columns(int samples);
+// Index of the column named `key` (in sampled_serving_columns(), whose first columns are
+// serving_columns()). Requires: such a column exists.
 int serving_column(std::string_view key);
 
 inline constexpr const char* kStatusMissesSlo = "misses SLO";
 
-// The rows of `c` after `e` (one per billing mode of `prices`); `max_rate_per_s`, when given,
-// is the highest request rate meeting the objectives. Requires: e.error is empty.
+// The rows of `c` after `e` (one per billing mode of `prices`), of sampled_serving_columns() when
+// `e` has a sample spread, else of serving_columns(); `max_rate_per_s`, when given, is the highest
+// request rate meeting the objectives. Requires: e.error is empty.
 std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const ServingEvaluation& e,
                                          const ServingPrices& prices,
                                          std::optional<double> max_rate_per_s);
@@ -29,9 +38,13 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
 // The columns the terminal shows by default; with closed-loop traffic, latency percentiles and
 // throughput per concurrency level; with speculative decoding, its draft tokens and the tokens
 // kept per iteration.
-std::vector<std::string> serving_summary_columns(bool closed_loop, bool speculative);
+// With several traffic samples, the samples meeting the objectives and the worst p99s before
+// "limiting".
+std::vector<std::string> serving_summary_columns(bool closed_loop, bool speculative,
+                                                 int samples = 1);
 
-// A table with the given serving columns (by key) holding those cells of `rows`.
+// A table with the given serving columns (by key, of sampled_serving_columns()) holding those
+// cells of `rows`.
 Table serving_table(const std::vector<std::string>& keys, const std::vector<ResultRow>& rows);
 
 // A row's deployment in words: "aws.g6.xlarge x 2 replicas, TP 1 PP 1, FP16, CONTINUOUS

@@ -1,10 +1,12 @@
-// Serving deployments on the chunked loop of sweep_runner.h, one ServingEvaluator per thread.
+// Serving deployments on the chunked loop of sweep_runner.h, one SampledServingEvaluator per
+// thread.
 #include "sim/serve/serving_sweep.h"
 
 #include <tbb/enumerable_thread_specific.h>
 
 #include "sim/io/schema/serving.pb.h"
 #include "sim/serve/traffic.h"
+#include "sim/serve/traffic_samples.h"
 
 namespace clustersim {
 namespace {
@@ -13,7 +15,7 @@ using Slot = EvaluationSlot;
 
 void evaluate_slot(const Catalog& catalog, const LoadedServingScenario& scenario,
                    const ServingPrices& prices, bool max_rate, const ServingConfiguration& c,
-                   ServingEvaluator* evaluator, Slot* slot) {
+                   SampledServingEvaluator* evaluator, Slot* slot) {
   slot->problem = serving_problem(c, catalog);
   if (!slot->problem.empty()) return;
   const ServingEvaluation e = evaluator->evaluate(c);
@@ -39,8 +41,8 @@ ServingSweepCounts run_serving_sweep(const Catalog& catalog, const LoadedServing
                                      const ServingSweepOptions& options,
                                      const ChunkDone& chunk_done, std::string* error) {
   const ServingSpace space(scenario);
-  tbb::enumerable_thread_specific<ServingEvaluator> evaluators(std::cref(catalog),
-                                                               std::cref(scenario));
+  tbb::enumerable_thread_specific<SampledServingEvaluator> evaluators(
+      std::cref(catalog), std::cref(scenario), options.samples);
   return run_candidates(
       space.size(), options.sweep,
       [&](int64_t index, Slot* slot) {

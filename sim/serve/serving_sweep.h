@@ -1,5 +1,5 @@
 // Evaluates every deployment of a serving scenario in parallel (oneTBB, one evaluator per
-// thread) and hands the rows on in configuration order, a chunk at a time, by a training sweep's
+// thread, each serving every traffic sample in turn) and hands the rows on in configuration order, a chunk at a time, by a training sweep's
 // chunked loop (sweep_runner.h run_candidates): the rows, their order and every number are the
 // same for any thread count and chunking, a sizing can start at a deployment (to resume) and an
 // interruption stops it. Structural problems prune a deployment (no row); a replica that does not
@@ -23,6 +23,9 @@ struct ServingSweepOptions {
   SweepOptions sweep;
   // Also search each deployment's highest rate within the SLO (open-loop traffic).
   bool max_rate = false;
+  // Independent samples of the traffic each deployment serves (traffic_samples.h), 1 to
+  // kMaxTrafficSamples.
+  int samples = 1;
 };
 
 // Counted as a training sweep's (sweep_runner.h): configurations are the deployments evaluated,

@@ -126,6 +126,7 @@ SERVING_FIELDS = [
         "{ prefixes: 4 tokens { fixed: 1000 } }", "{ prefixes: 2147483647 tokens { fixed: 1 } }",
         "{ prefixes: 4 tokens { fixed: 2147483647 } share: 0.5 popularity: ZIPF }"]),
     ("traffic", "beam_width", INTS),
+    ("traffic", "samples", ["0", "-1", "1", "2", "3", "101", "2147483647", "2147483648"]),
     ("traffic", "input_tokens", ["{ fixed: 2147483647 }", "{ uniform { min: 10 max: 5 } }",
                                  "{ lognormal { median: 100 sigma: 1e308 max: 2147483647 } }"]),
     ("sweep", "draft_tokens", ["[0, 2]", "[2147483647]"]),

@@ -30,7 +30,9 @@ std::ostream& command_error(const std::string& command) {
 const std::vector<ResultsKind>& results_kinds() {
   static const std::vector<ResultsKind> kinds = {
       {&result_columns(), "a training sweep (clustersim sweep --out)"},
-      {&serving_columns(), "a serving sizing (clustersim serve --out)"}};
+      {&serving_columns(), "a serving sizing (clustersim serve --out)"},
+      {&sampled_serving_columns(),
+       "a serving sizing over several traffic samples (clustersim serve --samples N --out)"}};
   return kinds;
 }
 

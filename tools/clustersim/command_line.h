@@ -63,7 +63,9 @@ void add_common_options(po::options_description* options, CommonOptions* common,
 std::ostream& command_error(const std::string& command);
 
 // The kinds of results file: a training sweep's (clustersim sweep --out) and a serving sizing's
-// (clustersim serve --out), as merge tells them apart.
+// (clustersim serve --out) of one traffic sample or of several, as merge tells them apart (one
+// sample's before several's: a file of one sample's columns also reads as several's, those
+// columns absent).
 const std::vector<ResultsKind>& results_kinds();
 
 // "" when `text`, a --shard value, is K/N with 1 <= K <= N (then set into `*options`, 0-based),

@@ -102,7 +102,8 @@ int plot_command(const std::vector<std::string>& args) {
   bool serving = false;  // a training sweep's file, or else a serving sizing's
   if (!read_results(input, &file, &error)) {
     std::string ignored;  // the training sweep's error names what is wrong with the file
-    serving = read_results(input, &file, &ignored, serving_columns());
+    // Of one traffic sample or several (a sampled file's columns hold one sample's).
+    serving = read_results(input, &file, &ignored, sampled_serving_columns());
     if (!serving) {
       command_error("plot") << error << "\n";
       return kExitInputError;

@@ -18,6 +18,7 @@
 #include "sim/io/text_file.h"
 #include "sim/serve/serving_rows.h"
 #include "sim/serve/serving_sweep.h"
+#include "sim/serve/traffic_samples.h"
 #include "sim/sweep/regression.h"
 #include "sim/sweep/results_file.h"
 #include "sim/sweep/sweep_runner.h"
@@ -154,20 +155,22 @@ int rerun_sweep(const std::string& prices_path, int threads, ScenarioInputs* inp
   return kExitOk;
 }
 
-// Re-runs the serving sizing of `inputs.path` with the options `baseline` records (none or
-// --max-rate) into `*rows`, after printing whether the trace the scenario reads changed since.
-// Returns the exit code.
+// Re-runs the serving sizing of `inputs.path` with the options `recorded` (the baseline's:
+// --max-rate, --samples) into `*rows`, after printing whether the trace the scenario reads changed
+// since. Returns the exit code.
 int rerun_sizing(const std::string& prices_path, int threads, const ScenarioInputs& inputs,
-                 const SweepSummary& baseline, std::vector<ResultRow>* rows) {
+                 const SweepSummary& baseline, const ServingRunOptions& recorded,
+                 std::vector<ResultRow>* rows) {
   ServingSweepOptions options;
   options.sweep.threads = threads;
-  options.max_rate = baseline.options == kMaxRateOption;
+  options.max_rate = recorded.max_rate;
   int exit_code = kExitOk;
   const std::optional<ServingInputs> serving =
-      load_serving_inputs(inputs.path, prices_path, *inputs.catalog, options.max_rate, &exit_code);
+      load_serving_inputs(inputs.path, prices_path, *inputs.catalog, recorded, &exit_code);
   if (!serving) return exit_code;
+  options.samples = traffic_samples(*serving->loaded, recorded.samples);
   const SweepSummary now = serving_identity(inputs.path, prices_path, *inputs.catalog,
-                                            options.sweep, *serving->loaded, options.max_rate);
+                                            options.sweep, *serving->loaded, recorded);
   if (now.other_inputs != baseline.other_inputs) {
     std::cout << "trace changed since the baseline: "
               << serving->loaded->scenario().traffic().trace_file() << "\n";
@@ -218,7 +221,7 @@ int regress_command(const std::vector<std::string>& args) {
     return kExitInputError;
   }
   const std::vector<ResultColumn>& columns = *results_kinds()[kind].columns;
-  const bool sizing = &columns == &serving_columns();
+  const bool sizing = &columns == &serving_columns() || &columns == &sampled_serving_columns();
   std::map<std::string, double> tolerances;
   const char* examples = sizing ? "ttft_p99_ms, cost_per_million_tokens" : "step_s, mfu, cost";
   if (!parse_tolerances(tolerance_items, columns, examples, &tolerances)) return kExitUsage;
@@ -228,7 +231,8 @@ int regress_command(const std::vector<std::string>& args) {
                              << (sizing ? "serving sizing" : "sweep") << "\n";
     return kExitInputError;
   }
-  if (sizing && !summary->options.empty() && summary->options != kMaxRateOption) {
+  const std::optional<ServingRunOptions> recorded = parse_serving_options(summary->options);
+  if (sizing && !recorded) {
     command_error("regress") << baseline_path << ": sized with options this version does not know: "
                              << summary->options << "\n";
     return kExitInputError;
@@ -236,7 +240,7 @@ int regress_command(const std::vector<std::string>& args) {
   inputs.catalog = load_catalog(common);
   if (!inputs.catalog) return kExitInputError;
   std::vector<ResultRow> current;
-  exit_code = sizing ? rerun_sizing(prices_path, threads, inputs, *summary, &current)
+  exit_code = sizing ? rerun_sizing(prices_path, threads, inputs, *summary, *recorded, &current)
                      : rerun_sweep(prices_path, threads, &inputs, &current);
   if (exit_code != kExitOk) {  // e.g. a serving scenario read as a training one, or the other way
     command_error("regress") << baseline_path << " holds the results of "

@@ -20,6 +20,7 @@
 #include "sim/serve/autoscaling.h"
 #include "sim/serve/serving_sweep.h"
 #include "sim/serve/traffic.h"
+#include "sim/serve/traffic_samples.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/results_export.h"
 #include "sim/sweep/results_file.h"
@@ -48,6 +49,7 @@ struct ServeOptions {
   int64_t chunk = 0;
   size_t limit = 20;
   bool max_rate = false;
+  int samples = 0;  // --samples; 0: the scenario's traffic.samples
   bool resume = false;
 };
 
@@ -106,14 +108,16 @@ const ResultRow* best(const std::vector<ResultRow>& rows, const char* key) {
 }
 
 // The day of the scenario's autoscaling block on `row`'s replica: replicas per hour, baseline and
-// burst, the day's cost against all on demand.
+// burst, the day's cost against all on demand (the replica's capacity met on all `samples`
+// traffic samples).
 void print_autoscaling(std::ostream& out, const Catalog& catalog,
                        const LoadedServingScenario& loaded, const ServingPrices& prices,
-                       const ResultRow& row) {
+                       const ResultRow& row, int samples) {
   const ServingConfiguration c =
       ServingSpace(loaded).at(static_cast<int64_t>(row_number(row, serving_column("index"))));
   std::string why;
-  const std::optional<AutoscalingPlan> plan = plan_autoscaling(catalog, loaded, prices, c, &why);
+  const std::optional<AutoscalingPlan> plan =
+      plan_autoscaling(catalog, loaded, prices, c, samples, &why);
   if (!plan) {
     out << "\nautoscaling: " << why << "\n";
     return;
@@ -133,7 +137,8 @@ void print_autoscaling(std::ostream& out, const Catalog& catalog,
   out << "\nautoscaling over the day (one replica of " << c.instance->name() << " x "
       << c.replica_gpus() << " GPUs serves "
       << (plan->replica_rate_is_lower_bound ? "at least " : "up to ")
-      << format_fixed(plan->replica_rate_per_s, 2) << " req/s within the SLO";
+      << format_fixed(plan->replica_rate_per_s, 2) << " req/s within the SLO"
+      << (samples > 1 ? " on every sample" : "");
   if (plan->replica_rate_is_lower_bound) {  // it printed the search's limit as the capacity
     out << ", the most the rate search tries ("
         << format_number(max_rate_scale_limit(loaded.scenario().traffic()))
@@ -177,21 +182,63 @@ void print_rate_search_limit(const LoadedServingScenario& loaded,
                "traffic's rate to find it)\n";
 }
 
+// With several traffic samples: the rule, and the deployments whose verdict differs between
+// samples (met on some, not all), as "#4 on 3 of 5" (the first 12).
+void print_sample_verdicts(std::ostream& out, const std::vector<ResultRow>& rows, int samples,
+                           bool slo) {
+  out << "\n" << samples << " independent traffic samples per deployment: every figure is the "
+      << "median over them, the worst p99s beside";
+  if (!slo) {
+    out << "\n";
+    return;
+  }
+  out << "; a deployment meets the SLO only when it meets it on all " << samples
+      << " samples (its worst p99s do)\n";
+  const int index = serving_column("index"), met = serving_column("samples_meeting_slo");
+  std::map<int64_t, int64_t> fragile;  // deployment -> samples meeting the SLO
+  for (const ResultRow& row : rows) {
+    const double k = row_number(row, met);
+    if (k > 0 && k < samples) {
+      fragile[static_cast<int64_t>(row_number(row, index))] = static_cast<int64_t>(k);
+    }
+  }
+  if (fragile.empty()) {
+    out << "every deployment meets it on all " << samples << " samples or on none\n";
+    return;
+  }
+  out << fragile.size() << (fragile.size() == 1 ? " deployment meets" : " deployments meet")
+      << " it on some samples but not all";
+  // The first few: a large sizing has hundreds (samples_meeting_slo in --out has them all).
+  constexpr size_t kListed = 12;
+  std::string separator = ": ";
+  size_t listed = 0;
+  for (const auto& [deployment, k] : fragile) {
+    if (listed++ == kListed) break;
+    out << separator << "#" << deployment << " on " << k << " of " << samples;
+    separator = ", ";
+  }
+  if (fragile.size() > kListed) {
+    out << " and " << fragile.size() - kListed << " more (samples_meeting_slo in --out's rows)";
+  }
+  out << "\n";
+}
+
 // Every row to `path`: an HDF5 results file (results_file.h, the serving columns, the sizing's
 // `summary` as attributes) for .h5, else CSV or JSON by extension.
 bool write_rows(const ServeOptions& o, const SweepSummary& summary,
-                const std::vector<ResultRow>& rows) {
+                const std::vector<ResultRow>& rows, int samples) {
+  const std::vector<ResultColumn>& columns = serving_columns(samples);
   const auto ends_with = [&](const std::string& tail) {
     return o.out.size() >= tail.size() && o.out.compare(o.out.size() - tail.size(), tail.size(), tail) == 0;
   };
   std::string error;
   if (ends_with(".h5")) {
-    auto writer = ResultsWriter::create(o.out, &error, serving_columns());
+    auto writer = ResultsWriter::create(o.out, &error, columns);
     if (writer && writer->append(rows, &error) && writer->commit(summary, &error)) return true;
   } else {
     OutputFile out;
     std::vector<std::string> keys;
-    for (const ResultColumn& c : serving_columns()) keys.push_back(c.key);
+    for (const ResultColumn& c : columns) keys.push_back(c.key);
     if (out.open(o.out, &error)) {
       serving_table(keys, rows).print(out.stream(), ends_with(".json") ? OutputFormat::kJson
                                                                       : OutputFormat::kCsv);
@@ -229,7 +276,8 @@ void print_cheapest_tie(const std::vector<ResultRow>& rows, const ResultRow& che
 // file's, and on exit 1 a job array's `--resume || rerun` would size a finished shard again.
 int report(const ServeOptions& o, const LoadedServingScenario& loaded,
            const std::vector<ResultRow>& rows, OutputFormat format, const Catalog& catalog,
-           const ServingPrices& prices, bool shard, const AccuracyEvidence* evidence) {
+           const ServingPrices& prices, bool shard, const AccuracyEvidence* evidence,
+           int samples) {
   std::vector<ResultRow> shown = rows;
   if (o.limit > 0 && shown.size() > o.limit) shown.resize(o.limit);
   const s::ServingScenario& m = loaded.scenario();
@@ -249,7 +297,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     return keys;
   };
   std::vector<std::string> summary = with_expert_parallel(serving_summary_columns(
-      m.traffic().has_closed_loop(), m.deployment().has_speculative_decoding()));
+      m.traffic().has_closed_loop(), m.deployment().has_speculative_decoding(), samples));
   if (has_shared_prefixes(loaded)) {
     summary.insert(summary.end() - 1,
                    {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
@@ -267,6 +315,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
       .print(std::cout, format);
   const bool table = format == OutputFormat::kTable;
   if (table) print_accuracy(std::cout, evidence, accuracy);
+  if (table && samples > 1) print_sample_verdicts(std::cout, rows, samples, m.has_slo());
   if (table && m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
   // The verdict's exit status is the same in every format: with --format csv or json, a sizing
   // no deployment of which met the SLO (or fit) exited 0.
@@ -286,22 +335,29 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     return none_exit;
   }
   if (!table || !cheapest) return kExitOk;
-  std::cout << "\ncheapest" << (m.has_slo() ? " meeting the SLO" : "") << ": "
+  std::cout << "\ncheapest"
+            << (!m.has_slo()   ? ""
+                : samples > 1 ? " meeting the SLO on every sample"
+                              : " meeting the SLO")
+            << ": "
             << describe_deployment(*cheapest) << ": "
             << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
             << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
   print_cheapest_tie(rows, *cheapest, evidence, accuracy);
-  ParetoFront front(serving_column("cost_per_million_tokens"), serving_column("ttft_p99_ms"),
+  // Several samples: against the worst sample's p99 TTFT, which the SLO verdict is on.
+  const std::string ttft = samples > 1 ? "ttft_p99_worst_ms" : "ttft_p99_ms";
+  ParetoFront front(serving_column("cost_per_million_tokens"), serving_column(ttft),
                     status_column());
   for (const ResultRow& row : rows) front.offer(row);
-  std::cout << "\nPareto front of cost per million output tokens against p99 TTFT:\n";
+  std::cout << "\nPareto front of cost per million output tokens against "
+            << (samples > 1 ? "the worst sample's " : "") << "p99 TTFT:\n";
   std::vector<std::string> keys = {"index", "instance", "replicas", "tensor_parallel",
                                    "pipeline_parallel", "prefill_replicas", "weights", "billing",
-                                   "ttft_p99_ms", "tpot_p99_ms", "cost_per_million_tokens",
+                                   ttft, "tpot_p99_ms", "cost_per_million_tokens",
                                    "currency", "price_region"};
   if (m.traffic().has_closed_loop()) keys.insert(keys.begin() + 7, "concurrency");
   serving_table(with_expert_parallel(keys), front.rows()).print(std::cout, OutputFormat::kTable);
-  if (m.has_autoscaling()) print_autoscaling(std::cout, catalog, loaded, prices, *cheapest);
+  if (m.has_autoscaling()) print_autoscaling(std::cout, catalog, loaded, prices, *cheapest, samples);
   return kExitOk;
 }
 
@@ -322,6 +378,9 @@ int serve_command(const std::vector<std::string>& args) {
       "limit", count_value(&o.limit), "deployments to list (0: all)")(
       "max-rate", po::bool_switch(&o.max_rate),
       "also find each deployment's highest request rate within the SLO")(
+      "samples", po::value(&o.samples),
+      "serve N independent samples of the traffic (1 to 100; replaces traffic.samples): "
+      "medians and worst p99s, the SLO met only on every sample")(
       "out", po::value(&o.out), "write every row to FILE (.h5, .csv or .json)")(
       "plot-dir", po::value(&o.plot_dir),
       "write SVG charts of latency against throughput and cost into DIR");
@@ -340,6 +399,11 @@ int serve_command(const std::vector<std::string>& args) {
       command_error("serve") << why << "\n";
       return kExitUsage;
     }
+  }
+  if (values.count("samples") && (o.samples < 1 || o.samples > kMaxTrafficSamples)) {
+    command_error("serve") << "--samples must be 1 to " << kMaxTrafficSamples << ", not "
+                           << o.samples << "\n";
+    return kExitUsage;
   }
   if (o.chunk < 0) {
     command_error("serve") << "--chunk must be 0 (adaptive) or more\n";
@@ -373,13 +437,18 @@ int serve_command(const std::vector<std::string>& args) {
   const auto evidence = load_accuracy_evidence(o.common.root, *catalog, &evidence_failed);
   if (evidence_failed) return kExitInputError;
   int exit_code = kExitOk;
+  ServingRunOptions run_options{o.max_rate, o.samples};
   std::optional<ServingInputs> inputs =
-      load_serving_inputs(o.scenario, o.prices, *catalog, o.max_rate, &exit_code);
+      load_serving_inputs(o.scenario, o.prices, *catalog, run_options, &exit_code);
   if (!inputs) return exit_code;
   const LoadedServingScenario* loaded = inputs->loaded.get();
   const ServingPrices* prices = inputs->prices.get();
+  // --samples is recorded when it changes the scenario's count: --samples 1 on a scenario
+  // without traffic.samples writes the file the sizing without it does.
+  if (o.samples == traffic_samples(*loaded, 0)) run_options.samples = 0;
   SweepSummary summary =
-      serving_identity(o.scenario, o.prices, *catalog, sweep.sweep, *loaded, o.max_rate);
+      serving_identity(o.scenario, o.prices, *catalog, sweep.sweep, *loaded, run_options);
+  sweep.samples = traffic_samples(*loaded, o.samples);
   sweep.sweep.threads = o.threads;
   sweep.sweep.chunk = o.chunk;
   sweep.sweep.interruption = stop_on_signals();
@@ -389,7 +458,7 @@ int serve_command(const std::vector<std::string>& args) {
   if (!o.out.empty()) {
     std::string notice, error;
     journal = open_sweep_journal(
-        o.out, o.resume, serving_columns(),
+        o.out, o.resume, serving_columns(sweep.samples),
         [&](ResultRow&& row) { rows.push_back(std::move(row)); }, &summary, &notice, &error);
     if (!journal) {
       command_error("serve") << (o.resume ? "--resume: " : "--out: ") << error << "\n";
@@ -440,7 +509,7 @@ int serve_command(const std::vector<std::string>& args) {
   for (const auto& [why, n] : summary.pruned) std::cerr << "  " << n << " pruned: " << why << "\n";
   if (o.max_rate) print_rate_search_limit(*loaded, rows);
   if (!o.out.empty()) {
-    if (!write_rows(o, summary, rows)) return kExitUsage;
+    if (!write_rows(o, summary, rows, sweep.samples)) return kExitUsage;
     journal->remove();
   }
   if (!o.plot_dir.empty() &&
@@ -453,7 +522,7 @@ int serve_command(const std::vector<std::string>& args) {
               << "'s: clustersim merge joins every shard's --out file into the whole sizing's\n";
   }
   return report(o, *loaded, rows, *format, *catalog, *prices, summary.shard_count > 1,
-                evidence.get());
+                evidence.get(), sweep.samples);
 }
 
 }  // namespace clustersim::cli

@@ -17,9 +17,18 @@
 
 namespace clustersim::cli {
 
-// The option a sizing records among its summary's options when it searched each deployment's
-// highest rate.
-inline constexpr const char* kMaxRateOption = "--max-rate";
+// The command-line options that change a sizing's rows, which its summary records (options).
+struct ServingRunOptions {
+  bool max_rate = false;  // --max-rate: each deployment's highest rate within the SLO
+  // --samples N: traffic samples, replacing traffic.samples; 0: not given, or the scenario's own
+  int samples = 0;
+};
+
+// The summary's text of `options`: "--max-rate", "--samples N" or both (in that order, a space
+// between), "" for none (the text of sizings before --samples).
+std::string serving_options_text(const ServingRunOptions& options);
+// The options of a summary's text; nullopt for text this version does not write.
+std::optional<ServingRunOptions> parse_serving_options(const std::string& text);
 
 struct ServingInputs {
   std::unique_ptr<LoadedServingScenario> loaded;            // points into the catalog
@@ -28,12 +37,14 @@ struct ServingInputs {
 };
 
 // Loads the serving scenario `scenario_path` and the price file `prices_path` (none when empty)
-// against `catalog`, printing every diagnostic, and checks that a sizing (with --max-rate when
-// `max_rate`) can run on them. Returns nullopt after printing why, with `*exit_code` set:
+// against `catalog`, printing every diagnostic, and checks that a sizing with `options` can run
+// on them (--max-rate: open-loop traffic, an SLO, a trace with a rate; --samples above 1: no
+// trace). Returns nullopt after printing why, with `*exit_code` set:
 // kExitInputError for a file with errors, kExitUsage for a scenario the sizing does not take.
 std::optional<ServingInputs> load_serving_inputs(const std::string& scenario_path,
                                                  const std::string& prices_path,
-                                                 const Catalog& catalog, bool max_rate,
+                                                 const Catalog& catalog,
+                                                 const ServingRunOptions& options,
                                                  int* exit_code);
 
 // The sizing's identity (and zero progress), as its journal and HDF5 file record it: the shared
@@ -41,6 +52,7 @@ std::optional<ServingInputs> load_serving_inputs(const std::string& scenario_pat
 // fingerprint.
 SweepSummary serving_identity(const std::string& scenario_path, const std::string& prices_path,
                               const Catalog& catalog, const SweepOptions& options,
-                              const LoadedServingScenario& loaded, bool max_rate);
+                              const LoadedServingScenario& loaded,
+                              const ServingRunOptions& run_options);
 
 }  // namespace clustersim::cli
