@@ -311,11 +311,12 @@ def mutations(text, occurrences, enums):
 
 
 class Seed:
-    def __init__(self, name, source, root, command, entry=None, quick=(), with_file=None):
+    def __init__(self, name, source, root, command, entry=None, quick=()):
         self.name, self.source, self.root, self.command = name, source, root, command
         self.entry = entry  # (kind, name) of one catalog entry: it goes to a --catalog directory
-        self.quick = quick  # (pattern, replacement) edits of the source, before any mutation
-        self.with_file = with_file  # a file copied beside the mutant (a trace the scenario names)
+        # (pattern, replacement) edits of the source, or a function of its text, before any
+        # mutation: what makes the seed quick to run
+        self.quick = quick
 
     def text(self):
         text = open(self.source).read()
@@ -620,7 +621,7 @@ def audit_trace(clustersim, root, work):
     return results
 
 
-def reachable_fields(root, messages, enums):
+def reachable_fields(root, messages):
     """Every (message, field) of a scalar or enum a file of type `root` can hold."""
     found, seen, todo = set(), set(), [root]
     while todo:
@@ -641,7 +642,7 @@ def coverage(seeds):
     messages, enums = SCHEMA
     possible, reached = set(), set()
     for seed in seeds:
-        possible |= reachable_fields(seed.root, messages, enums)
+        possible |= reachable_fields(seed.root, messages)
         for occ in walk(seed.text(), seed.root, messages):
             if occ.type in SCALARS or occ.type in enums:
                 reached.add((occ.message, occ.field))
