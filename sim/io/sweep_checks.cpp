@@ -34,10 +34,9 @@ std::string comma_list(const Integers& values) {
 void check_micro_batches_within_batch(const FieldChecker& owner, const s::TrainingJob& job) {
   if (job.global_batch_size() < 1) return;  // reported by the job's checks
   check_degree_values(owner, "micro_batch_size", [&](int micro_batch) {
-    return micro_batch <= job.global_batch_size()
-               ? std::string()
-               : std::to_string(micro_batch) + " is above job.global_batch_size (" + std::to_string(job.global_batch_size()) +
-                     "): a micro-batch is part of one step's batch";
+    if (micro_batch <= job.global_batch_size()) return std::string();
+    return std::to_string(micro_batch) + " is above job.global_batch_size (" +
+           std::to_string(job.global_batch_size()) + "): a micro-batch is part of one step's batch";
   });
 }
 
