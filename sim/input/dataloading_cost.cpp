@@ -9,6 +9,9 @@ namespace {
 
 namespace s = schema;
 
+constexpr double kMinReferenceJpegBytes = 1 << 10;
+constexpr double kMaxReferenceJpegBytes = 1 << 26;
+
 // How much longer than at the entry's reference clock a thread of `instance` takes.
 double clock_factor(const s::DataloadingCost& cost, const s::InstanceType& instance) {
   if (!instance.cpu().has_clock_ghz()) return 1;
@@ -21,7 +24,13 @@ void check_dataloading_cost(const FieldChecker& entry) {
   entry.require("name");
   entry.require("cpu_model_match");
   entry.require("reference_clock_ghz") && entry.clock_ghz("reference_clock_ghz");
-  entry.require_positive("reference_jpeg_bytes");
+  // The decode rate is of JPEGs of this mean size, and a sample's decode scales with its size
+  // over it: from a thumbnail's 1 KiB to a 100-megapixel photograph's tens of MiB (ImageNet's
+  // 132 KiB). A reference of one byte made an ImageNet JPEG 113,044 references to decode, and the
+  // input command's advice, whose work grows with a sample's CPU time, ran past a minute; one of
+  // 1e300 decoded every JPEG in no time.
+  entry.require_positive("reference_jpeg_bytes") &&
+      entry.in_range("reference_jpeg_bytes", kMinReferenceJpegBytes, kMaxReferenceJpegBytes);
   // Rates within FieldChecker's bounds: a JPEG decode rate of 1e-300 per second made a sample
   // outlast the clock the simulation spans.
   for (const char* field : {"jpeg_decode_per_s", "random_resized_crop_per_s",

@@ -132,7 +132,7 @@ void check_inter_pool(const FieldChecker& cluster, const s::Cluster& m) {
 void check_pool(const FieldChecker& pool, const std::string& name, const Catalog& catalog,
                 const s::Scenario& m, bool swept, LoadedScenario* loaded) {
   pool.at_least("owned_nodes", 0);
-  if (swept) pool.at_least("nodes", 0);
+  if (swept) pool.at_least("nodes", 0) && pool.distinct_lists();  // a size twice: its rows twice
   const int owned = static_cast<int>(pool.has("owned_nodes") ? pool.number("owned_nodes") : 0);
   if (swept) {
     if (pool.require("nodes")) {

@@ -91,8 +91,18 @@ double FieldChecker::number(std::string_view field, int index) const {
 }
 
 bool FieldChecker::require(std::string_view field) const {
-  if (has(field)) return true;
+  if (has(field)) return non_empty(field);
   error(field, "is required");
+  return false;
+}
+
+bool FieldChecker::non_empty(std::string_view field) const {
+  const pb::FieldDescriptor* d = descriptor(field);
+  if (d->is_repeated() || d->cpp_type() != pb::FieldDescriptor::CPPTYPE_STRING || !has(field) ||
+      !message_->GetReflection()->GetString(*message_, d).empty()) {
+    return true;
+  }
+  error(field, "is empty");
   return false;
 }
 

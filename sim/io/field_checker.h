@@ -47,7 +47,12 @@ class FieldChecker {
   int size(std::string_view field) const;  // elements of a repeated field
 
   // Common checks; each reports its own error and returns true when the check passes.
-  bool require(std::string_view field) const;  // present (non-empty when repeated)
+  // Present (non-empty when repeated) and, a string, not "": an empty name, group or reference
+  // printed rows without a label and loaded a catalog entry no scenario can name.
+  bool require(std::string_view field) const;
+  // When present, a string other than "" (the optional labels: a scenario's name, a benchmark's
+  // group).
+  bool non_empty(std::string_view field) const;
   // When present: finite and inside the range. Each scalar element of a repeated field is checked.
   bool positive(std::string_view field) const;
   bool non_negative(std::string_view field) const;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/util/number_format.h"
+#include "sim/util/units.h"
 #include "sim/workload/expert_load.h"
 #include "sim/workload/fp4_overrides.h"
 
@@ -166,7 +167,11 @@ void check_job(const FieldChecker& job, const s::Model* model) {
   }
   if (m.has_dataset()) {
     job.child("dataset").at_least("num_samples", 1);
-    job.child("dataset").positive("mean_sample_bytes");  // nan passed where no loader reads it
+    // nan passed where no loader reads it. At most the memory of the largest host the checks
+    // allow (a PiB): a sample of 1e300 bytes printed the dataset's size in 300 digits of GiB.
+    job.child("dataset").positive("mean_sample_bytes") &&
+        job.child("dataset").in_range("mean_sample_bytes", 0,
+                                      FieldChecker::kMaxMemory_gib * kBytesPerGibibyte);
   }
   const bool narrow = m.precision() == s::FP8 || m.precision() == s::FP4;
   for (const char* field : {"fp8_recipe", "fp8_parameters"}) {

@@ -70,6 +70,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   const s::Scenario& m = loaded->scenario();
   const FieldChecker root = FieldChecker::root(*loaded->file, diagnostics);
 
+  root.non_empty("name");
   if (root.require("model")) {
     loaded->model = resolve_reference(root, "model", -1, m.model(), catalog.models(), "model");
   }

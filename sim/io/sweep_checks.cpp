@@ -27,6 +27,19 @@ std::string comma_list(const Integers& values) {
   return text;
 }
 
+// A micro-batch is a part of one optimizer step's batch: one larger than job.global_batch_size
+// fits no layout, and the sweep pruned every configuration of it ("micro-batch x data parallel
+// does not divide the global batch") without naming the line that listed it. Of `owner`'s
+// micro_batch_size list (the sweep axis or auto_parallelism's candidates).
+void check_micro_batches_within_batch(const FieldChecker& owner, const s::TrainingJob& job) {
+  if (job.global_batch_size() < 1) return;  // reported by the job's checks
+  check_degree_values(owner, "micro_batch_size", [&](int micro_batch) {
+    if (micro_batch <= job.global_batch_size()) return std::string();
+    return std::to_string(micro_batch) + " is above job.global_batch_size (" +
+           std::to_string(job.global_batch_size()) + "): a micro-batch is part of one step's batch";
+  });
+}
+
 void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenario,
                             const s::Model* model) {
   for (const char* listed : {"tensor_parallel", "pipeline_parallel", "context_parallel",
@@ -38,6 +51,7 @@ void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenar
   }
   const FieldChecker automatic = sweep.child("auto_parallelism");
   automatic.at_least("micro_batch_size", 1);
+  check_micro_batches_within_batch(automatic, scenario.job());
   automatic.at_least("max_pipeline_parallel", 1);
   automatic.at_least("max_virtual_stages", 1);
   // Each chunk holds a layer: more chunks than layers give no layout, and 2^31 - 1 of them took
@@ -104,6 +118,7 @@ void check_sweep(const FieldChecker& sweep, const s::Scenario& scenario, const s
   sweep.distinct_lists(s::AxisRange::descriptor());  // ranges add to the axes checked here
   if (scenario.sweep().has_constraints()) check_availability(sweep.child("constraints"), catalog);
   check_parallelism_fields(sweep, model);
+  check_micro_batches_within_batch(sweep, scenario.job());
   sweep.at_least("nodes", 1);
   if (scenario.sweep().has_auto_parallelism()) check_auto_parallelism(sweep, scenario, model);
   if (scenario.sweep().data_parallel_shard_size() > 0 ||

@@ -26,6 +26,12 @@ std::string quantization_problem(const s::Quantization& q, const s::Gpu& gpu) {
 
 namespace {
 
+// The widest log-normal length distribution: with sigma 10 its middle half (the median x
+// e^(+-0.674 sigma)) spans a factor of 8.5e5, about the range from one token to the longest
+// context any model has (2^20 and up); a wider sigma (1e300 was taken) sends the draws to min and
+// max alone, which is not the distribution written.
+constexpr double kMaxLengthSigma = 10;
+
 void check_lengths(const FieldChecker& owner, const char* field) {
   if (!owner.require(field)) return;
   const FieldChecker d = owner.child(field);
@@ -45,7 +51,7 @@ void check_lengths(const FieldChecker& owner, const char* field) {
     case s::LengthDistribution::kLognormal: {
       const FieldChecker l = d.child("lognormal");
       l.require_positive("median");
-      l.require("sigma") && l.non_negative("sigma");
+      l.require("sigma") && l.in_range("sigma", 0, kMaxLengthSigma);
       l.at_least("min", 1);
       const s::LogNormalLength& ln = m.lognormal();
       const int32_t low = ln.has_min() ? ln.min() : 1;

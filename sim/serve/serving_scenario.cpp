@@ -552,6 +552,8 @@ std::unique_ptr<LoadedServingScenario> load_serving_scenario(const std::string& 
   if (!loaded->file) return nullptr;
   const s::ServingScenario& m = loaded->scenario();
   const FieldChecker root = FieldChecker::root(*loaded->file, diagnostics);
+  root.non_empty("name");
+  root.non_empty("group");
   if (root.require("model")) {
     loaded->model = resolve_reference(root, "model", -1, m.model(), catalog.models(), "model");
     if (loaded->model && !(loaded->model->has_transformer() &&

@@ -90,5 +90,25 @@ TEST_CASE("a data-loading cost's clock and rates are bounded") {
         "1e+308\n");
 }
 
+// A reference JPEG of one byte made an ImageNet sample 113,044 references to decode (the input
+// command ran past a minute), one of 1e300 bytes decoded it in no time (tools/input_audit.py).
+TEST_CASE("a data-loading cost's reference JPEG is from 1 KiB to 64 MiB") {
+  for (const auto& [bytes, error] :
+       {std::pair<std::string, std::string>{"1", "got 1\n"}, {"1e300", "got 1e+300\n"}}) {
+    testing::TempDir dir;
+    dir.write("c.textproto", R"(dataloading_cost {
+  name: "x" cpu_model_match: "Intel" reference_clock_ghz: 3 jpeg_decode_per_s: 500
+  reference_jpeg_bytes: )" + bytes + R"( random_resized_crop_per_s: 1000 horizontal_flip_per_s: 1e4
+  normalize_per_s: 1000 tokenize_mb_per_s: 1 memcpy_gb_per_s: 10 worker_efficiency: 0.9
+  source { citation: "test fixture" confidence: READ }
+})");
+    Diagnostics diagnostics;
+    Catalog::load({dir.path()}, &diagnostics);
+    CHECK(dir.relative(diagnostics.to_string()) ==
+          "c.textproto:3:3: dataloading_cost[0].reference_jpeg_bytes: must be in [1024, "
+          "67108864], " + error);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -405,6 +405,19 @@ TEST_CASE("a storage tier's limits are rates") {
   CHECK(catalog_errors(tier + "  iops { base: 0 per_gib: 0.5 cap: 1000 }\n}\n") == "");
 }
 
+TEST_CASE("a storage tier's name is not empty, its citation warned of when empty") {
+  // "" loaded an entry no scenario can name, beside the one it was meant to replace; an empty
+  // citation printed a price's source as "()" (tools/input_audit.py).
+  const auto tier = [](const std::string& name, const std::string& citation) {
+    return "storage {\n  name: \"" + name + "\"\n  provider: ALIYUN\n  kind: BLOCK_SSD\n"
+           "  capacity_min_gib: 20\n  latency_ms: 0.2\n  source { citation: \"" + citation +
+           "\" }\n  throughput_mb_per_s { base: 120 }\n  iops { base: 1000 }\n}\n";
+  };
+  CHECK(catalog_errors(tier("", "c")) == "c.textproto:2:3: storage[0].name: is empty\n");
+  CHECK(catalog_errors(tier("aliyun.t", "")) ==
+        "c.textproto:7:12: warning: storage[0].source.citation: is empty\n");
+}
+
 TEST_CASE("an instance without gpu_count needs a GPU") {
   CHECK(
       catalog_errors(instance_entry("  name: \"onprem.cpu\"\n  provider: ONPREM\n"

@@ -362,6 +362,12 @@ TEST_CASE("a dataset's sample size is checked where no loader reads it") {
                                  "epochs: 1 sequence_length: 4096 dataset { num_samples: 640 "
                                  "mean_sample_bytes: nan }")) ==
         "s.textproto:7:62: job.dataset.mean_sample_bytes: must be a finite number > 0, got nan\n");
+  // 1e300 printed the dataset's size as a 300-digit number of GiB (tools/input_audit.py).
+  CHECK(scenario_errors(scenario("llama2-7b",
+                                 "epochs: 1 sequence_length: 4096 dataset { num_samples: 640 "
+                                 "mean_sample_bytes: 1e300 }")) ==
+        "s.textproto:7:62: job.dataset.mean_sample_bytes: must be in [0, "
+        "1125899906842624], got 1e+300\n");
 }
 
 TEST_CASE("a job trains its model's multi-token-prediction modules, fewer or none") {
@@ -969,6 +975,29 @@ TEST_CASE("a published figure must be finite, positive and in range, with its gr
                                  "published { tflops_per_gpu: 100 }\n")) ==
         "s.textproto:12:1: published.group: is required\n"
         "s.textproto:12:1: published.flops_convention: is required\n");
+}
+
+TEST_CASE("a scenario's name and a published group, when written, are not empty") {
+  // Both label the rows validate prints: "" printed ": mean absolute error ..." (input_audit.py).
+  CHECK(scenario_errors("name: \"\"\n" + scenario().substr(scenario().find('\n') + 1) +
+                        "published { group: \"\" tflops_per_gpu: 100 "
+                        "flops_convention: MODEL_FLOPS }\n") ==
+        "s.textproto:1:1: name: is empty\n"
+        "s.textproto:12:13: published.group: is empty\n");
+}
+
+TEST_CASE("a micro-batch swept or tried by auto_parallelism is at most the global batch") {
+  // 2^31 - 1 in the axis pruned every configuration of it without naming its line.
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                 "sweep { micro_batch_size: [1, 128] }\n")) ==
+        "s.textproto:12:9: sweep.micro_batch_size[1]: 128 is above job.global_batch_size (64): a "
+        "micro-batch is part of one step's batch\n");
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                 "sweep { auto_parallelism { micro_batch_size: [65] } }\n")) ==
+        "s.textproto:12:28: sweep.auto_parallelism.micro_batch_size[0]: 65 is above "
+        "job.global_batch_size (64): a micro-batch is part of one step's batch\n");
 }
 
 TEST_CASE("Megatron-Bridge v0.3's FLOPs formula is refused for a hybrid model, its hybrid one for "

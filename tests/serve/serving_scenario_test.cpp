@@ -98,6 +98,19 @@ TEST_CASE("a log-normal length's median below its min or above its max is an err
         "s.textproto:5:30: traffic.input_tokens.lognormal.median: must be within [min, max] = "
         "[64, 512], got 40\n");
   CHECK(errors("median: 400 sigma: 0.8 max: 400").empty());
+  // A sigma of 1e300 sent every draw to min or max (tools/input_audit.py); 0 is every request of
+  // the median.
+  CHECK(errors("median: 400 sigma: 1e300 max: 2000") ==
+        "s.textproto:5:42: traffic.input_tokens.lognormal.sigma: must be in [0, 10], got "
+        "1e+300\n");
+  CHECK(errors("median: 400 sigma: 0 max: 2000").empty());
+}
+
+TEST_CASE("a serving scenario's name and group, when written, are not empty") {
+  // They label the rows serve and validate print (tools/input_audit.py).
+  CHECK(load_serving_text("name: \"\"\ngroup: \"\"\n" + kGood)->messages() ==
+        "s.textproto:1:1: name: is empty\n"
+        "s.textproto:2:1: group: is empty\n");
 }
 
 // DeepSeek V4 serves on continuous batching; what is not simulated for its compressed sparse

@@ -194,6 +194,14 @@ sweep { pool { instance: "aws.p4d.24xlarge" nodes: [1, 4] owned_nodes: 2 } })"))
         "s.textproto:10:45: sweep.pool[0].nodes[0]: is below owned_nodes (2)\n");
 }
 
+TEST_CASE("a pool's node counts are listed once each") {
+  // A count listed twice gave each of its mixes twice (tools/input_audit.py).
+  CHECK(scenario_errors(kJob + std::string(R"(sweep {
+  pool { instance: "aws.p5.48xlarge" nodes: [1, 2, 1] }
+  pool { instance: "aws.p4d.24xlarge" nodes: [1] }
+})")) == "s.textproto:6:38: sweep.pool[0].nodes[2]: 1 is listed twice\n");
+}
+
 // One p5 node (8 H100) then one p4d node (8 A100); the layout on line 9.
 const std::string kOneNodeEach = kJob + std::string(R"(cluster {
   pool { instance: "aws.p5.48xlarge" nodes: 1 }
