@@ -98,6 +98,17 @@ bool check_rate(const FieldChecker& cost, std::string_view field) {
          cost.in_range(field, kMinPreemptionsPerInstanceHour, kMaxPreemptionsPerInstanceHour);
 }
 
+// What interrupts a scenario's runs (at least one of spot preemptions and faults), for the
+// error that asks for their restart.
+std::string interruption_causes(bool preempted, bool faults, bool fault_rate_stated) {
+  const std::string fault_text = fault_rate_stated ? "faults"
+                                                   : "faults (interruptions_per_node_hour "
+                                                     "absent: the default rate, Llama 3's; 0 "
+                                                     "models none)";
+  if (preempted && faults) return "spot preemptions and " + fault_text;
+  return preempted ? "spot preemptions" : fault_text;
+}
+
 // A region some catalog price names: a misspelt one would leave every ambiguous price ambiguous
 // and every other price where it is, silently.
 void check_region(const FieldChecker& prices, const Catalog& catalog) {
@@ -229,13 +240,8 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedSc
   if (preempted || faults) {
     if (!m.has_restart()) {
       cost.error("restart",
-                 std::string("is required: runs are interrupted by ") +
-                     (preempted ? "spot preemptions" : "") + (preempted && faults ? " and " : "") +
-                     (faults ? m.has_interruptions_per_node_hour()
-                                   ? "faults"
-                                   : "faults (interruptions_per_node_hour absent: the default "
-                                     "rate, Llama 3's; 0 models none)"
-                             : ""));
+                 "is required: runs are interrupted by " +
+                     interruption_causes(preempted, faults, m.has_interruptions_per_node_hour()));
     } else {
       const FieldChecker restart = cost.child("restart");
       restart.require("acquisition_s");

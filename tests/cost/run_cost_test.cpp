@@ -178,7 +178,7 @@ TEST_CASE("an on-demand run's mean time is the closed form of its Poisson faults
   CHECK(c.cost.time.p95_s > c.cost.time.p50_s);
 }
 
-TEST_CASE("a fault rate of 0 is the uninterrupted run; absent, the default per GPU") {
+TEST_CASE("a fault rate of 0 is the uninterrupted run, and absent the default per GPU") {
   // 419 unexpected interruptions in 54 days on 16,384 GPUs (Llama 3).
   CHECK(kDefaultInterruptionsPerGpuHour == Approx(1.97328e-5).epsilon(1e-5));
   const Costed none = cost_of(kCheckpoint, s::ON_DEMAND);
