@@ -22,7 +22,7 @@ double young_daly_interval_s(double checkpoint_write_s, double failures_per_s) {
 }
 
 double job_failures_per_s(const RunSpec& spec) {
-  return spec.nodes * spec.preemptions_per_instance_hour / 3600;
+  return spec.nodes * spec.interruptions_per_node_hour / 3600;
 }
 
 double simulated_optimal_interval_s(const RunSpec& spec, int trials, uint64_t first_seed) {

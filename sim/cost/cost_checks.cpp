@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sim/cost/checkpoint_cost.h"
+#include "sim/cost/interruption_rate.h"
 #include "sim/cost/run_simulation.h"
 #include "sim/io/catalog_reference.h"
 #include "sim/io/entry_checks.h"
@@ -78,15 +79,34 @@ void check_volumes(const FieldChecker& checkpoint, const Catalog& catalog,
 }
 
 void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog,
-                      const LoadedScenario& scenario, bool preempted) {
+                      const LoadedScenario& scenario, bool interrupted) {
   if (checkpoint.require("volume")) check_volumes(checkpoint, catalog, scenario);
   // Beyond the most work a run may hold, an interval is never reached (1e300 was printed whole).
   if (checkpoint.positive("interval_s")) checkpoint.in_range("interval_s", 0, kMaxRunWorkSeconds);
-  if (!preempted && !checkpoint.has("interval_s")) {
+  if (!interrupted && !checkpoint.has("interval_s")) {
     checkpoint.error("interval_s",
-                     "is required without spot preemptions (the optimum is computed for a "
-                     "preemptions_per_instance_hour > 0 with SPOT billing)");
+                     "is required when nothing interrupts a run (the optimum is computed for an "
+                     "interruptions_per_node_hour > 0, or a preemptions_per_instance_hour > 0 "
+                     "with SPOT billing)");
   }
+}
+
+// A rate of interruptions a scenario states: 0, or within the simulated range. False when not.
+bool check_rate(const FieldChecker& cost, std::string_view field) {
+  if (!cost.non_negative(field)) return false;
+  return cost.number(field) == 0 ||
+         cost.in_range(field, kMinPreemptionsPerInstanceHour, kMaxPreemptionsPerInstanceHour);
+}
+
+// What interrupts a scenario's runs (at least one of spot preemptions and faults), for the
+// error that asks for their restart.
+std::string interruption_causes(bool preempted, bool faults, bool fault_rate_stated) {
+  const std::string fault_text = fault_rate_stated ? "faults"
+                                                   : "faults (interruptions_per_node_hour "
+                                                     "absent: the default rate, Llama 3's; 0 "
+                                                     "models none)";
+  if (preempted && faults) return "spot preemptions and " + fault_text;
+  return preempted ? "spot preemptions" : fault_text;
 }
 
 // A region some catalog price names: a misspelt one would leave every ambiguous price ambiguous
@@ -204,11 +224,11 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedSc
   }
   cost.distinct_lists();  // billing modes
   if (m.has_prices()) check_price_file(cost.child("prices"), catalog);
-  if (cost.non_negative("preemptions_per_instance_hour") && m.preemptions_per_instance_hour() > 0) {
-    cost.in_range("preemptions_per_instance_hour", kMinPreemptionsPerInstanceHour,
-                  kMaxPreemptionsPerInstanceHour);
-  }
-  const bool preempted = has_spot(m) && m.preemptions_per_instance_hour() > 0;
+  const bool preemptions_valid = check_rate(cost, "preemptions_per_instance_hour");
+  const bool faults_valid = check_rate(cost, "interruptions_per_node_hour");
+  const bool preempted = preemptions_valid && has_spot(m) && m.preemptions_per_instance_hour() > 0;
+  // Faults at the stated rate, or at the default one where checkpoints are modelled.
+  const bool faults = faults_valid && faults_modelled(m);
   if (m.has_preemptions_per_instance_hour() && !has_spot(m)) {
     cost.warning("preemptions_per_instance_hour", "applies to SPOT billing, which billing omits");
   }
@@ -217,19 +237,28 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedSc
     restart.in_range("acquisition_s", 0, kMaxRestartSeconds);
     restart.in_range("container_start_s", 0, kMaxRestartSeconds);
   }
-  if (preempted) {
-    if (cost.require("restart")) {
+  if (preempted || faults) {
+    if (!m.has_restart()) {
+      cost.error("restart",
+                 "is required: runs are interrupted by " +
+                     interruption_causes(preempted, faults, m.has_interruptions_per_node_hour()));
+    } else {
       const FieldChecker restart = cost.child("restart");
       restart.require("acquisition_s");
       restart.require("container_start_s");
     }
-    if (!m.has_checkpoint()) {
+    if (!m.has_checkpoint() && preempted) {
       cost.error("checkpoint",
                  "is required with spot preemptions: without it every preemption "
                  "restarts the run from the beginning");
+    } else if (!m.has_checkpoint()) {
+      cost.error("interruptions_per_node_hour",
+                 "needs a checkpoint: without one every fault restarts the run from the beginning");
     }
   }
-  if (m.has_checkpoint()) check_checkpoint(cost.child("checkpoint"), catalog, scenario, preempted);
+  if (m.has_checkpoint()) {
+    check_checkpoint(cost.child("checkpoint"), catalog, scenario, preempted || faults);
+  }
   cost.in_range("trials", 1, kMaxTrials);
 }
 

@@ -17,10 +17,17 @@ std::string source_text(const s::Price& price) {
   return text;
 }
 
+// "80% off the catalog's ON_DEMAND 34.742 CNY/h (catalog)": what a discount applied to.
+std::string discount_basis(double fraction, const std::string& whose, const UsedPrice& on_demand) {
+  return format_number(100 * fraction) + "% off " + whose + " ON_DEMAND " +
+         format_number(on_demand.per_hour) + " " + s::Currency_Name(on_demand.currency) + "/h (" +
+         on_demand.origin + ")";
+}
+
 }  // namespace
 
-std::vector<const s::Price*> catalog_prices(const s::InstanceType& instance,
-                                            s::BillingMode billing, const std::string& region) {
+std::vector<const s::Price*> catalog_prices(const s::InstanceType& instance, s::BillingMode billing,
+                                            const std::string& region) {
   std::vector<const s::Price*> of_mode, in_region;
   for (const s::Price& p : instance.price()) {
     if (p.billing() != billing) continue;
@@ -35,27 +42,33 @@ std::optional<UsedPrice> catalog_price(const s::InstanceType& instance, s::Billi
   const std::vector<const s::Price*> prices = catalog_prices(instance, billing, region);
   if (prices.size() != 1) return std::nullopt;  // none, or ambiguous
   const s::Price& price = *prices.front();
-  UsedPrice used{price.per_hour(), price.currency(), "catalog", price.region(), source_text(price),
-                 price.source().confidence()};
+  UsedPrice used{price.per_hour(),
+                 price.currency(),
+                 "catalog",
+                 price.region(),
+                 source_text(price),
+                 price.source().confidence(),
+                 ""};
   if (price.has_discount_fraction()) {
     if (billing == s::ON_DEMAND) return std::nullopt;  // rejected by the catalog checks
     const std::optional<UsedPrice> on_demand = catalog_price(instance, s::ON_DEMAND, region);
     if (!on_demand) return std::nullopt;
     used.per_hour = on_demand->per_hour * (1 - price.discount_fraction());
     used.currency = on_demand->currency;
+    used.basis = discount_basis(price.discount_fraction(), "the catalog's", *on_demand);
   }
   return used;
 }
 
 std::string ambiguous_prices(s::BillingMode billing, const std::vector<const s::Price*>& prices) {
   if (prices.size() < 2) return "";
-  std::string text = s::BillingMode_Name(billing) + " prices in " +
-                     std::to_string(prices.size()) + " regions:";
+  std::string text =
+      s::BillingMode_Name(billing) + " prices in " + std::to_string(prices.size()) + " regions:";
   for (const s::Price* p : prices) {
     text += (p == prices.front() ? " " : ", ") + p->region() + " (" +
-            (p->has_per_hour() ? format_number(p->per_hour()) + " " +
-                                     s::Currency_Name(p->currency()) + "/h"
-                               : format_number(100 * p->discount_fraction()) + "% off on-demand") +
+            (p->has_per_hour()
+                 ? format_number(p->per_hour()) + " " + s::Currency_Name(p->currency()) + "/h"
+                 : format_number(100 * p->discount_fraction()) + "% off on-demand") +
             ")";
   }
   return text;
@@ -83,8 +96,8 @@ std::optional<UsedPrice> PriceBook::override_price(const s::InstanceType& instan
   const s::Price* o = find_override(instance, billing, &origin);
   if (o == nullptr) return std::nullopt;
   const std::string source = o->has_source() ? source_text(*o) : "user override";
-  UsedPrice used{o->per_hour(), o->currency(), origin, o->region(), source,
-                 o->source().confidence()};
+  UsedPrice used{
+      o->per_hour(), o->currency(), origin, o->region(), source, o->source().confidence(), ""};
   if (!o->has_discount_fraction()) return used;
   // Refused by check_price_file; looking up the on-demand price it is off would recurse forever.
   if (billing == s::ON_DEMAND) return std::nullopt;
@@ -92,6 +105,7 @@ std::optional<UsedPrice> PriceBook::override_price(const s::InstanceType& instan
   if (!on_demand) return std::nullopt;
   used.per_hour = on_demand->per_hour * (1 - o->discount_fraction());
   used.currency = on_demand->currency;
+  used.basis = discount_basis(o->discount_fraction(), "the", *on_demand);
   if (!o->has_region()) used.region = on_demand->region;
   return used;
 }
@@ -151,7 +165,8 @@ std::optional<double> PriceBook::exchange_rate(s::Currency from, s::Currency rep
 
 s::Currency resolve_report_currency(
     const PriceBook& prices, const std::vector<const s::InstanceType*>& instances,
-    const std::vector<s::BillingMode>& billing_modes, const std::function<void()>& several_currencies,
+    const std::vector<s::BillingMode>& billing_modes,
+    const std::function<void()>& several_currencies,
     const std::function<void(size_t, s::BillingMode, s::Currency, s::Currency)>& missing_rate) {
   std::set<int> used;
   for (const s::InstanceType* instance : instances) {

@@ -22,6 +22,9 @@ struct UsedPrice {
   std::string region;  // the region the price names ("" when it names none)
   std::string source;  // citation and date of the catalog price, or of the override
   schema::Confidence confidence = schema::CONFIDENCE_UNSPECIFIED;  // of that source
+  // A discount_fraction's: the on-demand price it is off and where that came from ("80% off the
+  // catalog's ON_DEMAND 34.742 CNY/h (catalog)"); "" for a per_hour price.
+  std::string basis;
 };
 
 // The catalog's prices of `instance` under `billing` that `region` leaves to choose from: those
@@ -32,8 +35,13 @@ std::vector<const schema::Price*> catalog_prices(const schema::InstanceType& ins
                                                  const std::string& region);
 
 // The catalog's own price of `instance` under `billing` in `region` (catalog_prices); a
-// discount_fraction applies to the ON_DEMAND price of the same choice. nullopt when the catalog
-// has none, or several in other regions than `region` (see ambiguous_prices).
+// discount_fraction applies to the catalog's ON_DEMAND price of the same choice, whatever a user
+// overrides that with: a catalog discount is the provider's cut off its list price (Alibaba's
+// preemptible instances), and a negotiated on-demand rate does not move it (AWS's spot prices are
+// market prices given per_hour, apart from any on-demand rate). An override's discount_fraction
+// applies to the ON_DEMAND price in force (PriceBook::price). UsedPrice::basis says which.
+// nullopt when the catalog has none, or several in other regions than `region` (see
+// ambiguous_prices).
 std::optional<UsedPrice> catalog_price(const schema::InstanceType& instance,
                                        schema::BillingMode billing, const std::string& region = "");
 
@@ -91,8 +99,8 @@ class PriceBook {
 // The currency results of `instances` under `billing_modes` are reported in: the book's report
 // currency, else the one currency all their prices share (CURRENCY_UNSPECIFIED when none is
 // priced). Reports through `several_currencies()` when they price in several and none is set,
-// and through `missing_rate(instance, billing, its currency, report currency)` for the first price of each instance
-// with no exchange rate into the report currency.
+// and through `missing_rate(instance, billing, its currency, report currency)` for the first price
+// of each instance with no exchange rate into the report currency.
 schema::Currency resolve_report_currency(
     const PriceBook& prices, const std::vector<const schema::InstanceType*>& instances,
     const std::vector<schema::BillingMode>& billing_modes,

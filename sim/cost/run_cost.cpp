@@ -1,10 +1,11 @@
-// Run time and cost from the step time, the budget, checkpoints, preemptions and prices.
+// Run time and cost from the step time, the budget, checkpoints, interruptions and prices.
 #include "sim/cost/run_cost.h"
 
 #include <cmath>
 #include <string>
 
 #include "sim/cost/checkpoint_interval.h"
+#include "sim/cost/interruption_rate.h"
 #include "sim/cost/training_budget.h"
 
 namespace clustersim {
@@ -23,37 +24,57 @@ double period_hours(s::BillingMode billing) {
                                              : 0;
 }
 
+// The run of `configuration` under `billing`, its checkpoint interval left to the caller.
 RunSpec run_spec(const CostModel& model, const Configuration& configuration, const StepResult& step,
-                 const CheckpointPlan& checkpoints, bool preemptible) {
+                 const CheckpointPlan& checkpoints, s::BillingMode billing) {
   const s::Cost& settings = *model.settings;
   RunSpec spec;
   spec.work_s = budget_steps(model.scenario->scenario().job()) * step.step_s;
-  // Owned nodes are not spot instances: only the rented ones are preempted.
-  const int preemptible_nodes = preemptible ? configuration.rented_nodes() : 0;
-  spec.nodes = preemptible_nodes > 0 ? preemptible_nodes : configuration.nodes;
+  const InterruptionRate rate = interruption_rate(settings, configuration, billing);
+  spec.nodes = rate.nodes;
   if (checkpoints.enabled) {
-    spec.interval_s = checkpoints.interval_s;
     spec.checkpoint_write_s = checkpoints.cost.write_s;
     spec.checkpoint_load_s = checkpoints.cost.load_s;
     spec.pauses_training =
         !settings.checkpoint().has_pauses_training() || settings.checkpoint().pauses_training();
   }
-  if (preemptible_nodes > 0) {
-    spec.preemptions_per_instance_hour = settings.preemptions_per_instance_hour();
+  if (rate.per_node_hour > 0) {
+    spec.interruptions_per_node_hour = rate.per_node_hour;
     spec.restart_s = settings.restart().acquisition_s() + settings.restart().container_start_s();
   }
   return spec;
 }
 
+// The interval `spec`'s run checkpoints at: the scenario's, else the simulated optimum for the
+// run's own interruption rate (Young/Daly's where the search's shortest interval is not
+// simulable); none when nothing interrupts it. Young/Daly's beside it to compare.
+CheckpointInterval checkpoint_interval(const CostModel& model, RunSpec spec) {
+  const s::Checkpoint& settings = model.settings->checkpoint();
+  CheckpointInterval chosen;
+  const bool interrupted = spec.interruptions_per_node_hour > 0 && spec.checkpoint_write_s > 0;
+  if (interrupted) {
+    chosen.young_daly_s = young_daly_interval_s(spec.checkpoint_write_s, job_failures_per_s(spec));
+  }
+  if (settings.has_interval_s()) {
+    chosen.interval_s = settings.interval_s();
+  } else if (interrupted) {
+    spec.interval_s = chosen.young_daly_s * kShortestSearchedIntervalFraction;
+    chosen.simulated_optimum = run_problem(spec).empty();
+    chosen.interval_s = chosen.simulated_optimum
+                            ? simulated_optimal_interval_s(spec, model.trials, model.seed)
+                            : chosen.young_daly_s;
+  }
+  return chosen;
+}
+
 }  // namespace
 
 CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& configuration,
-                                const MemoryEstimate& memory, const StepResult& step) {
+                                const MemoryEstimate& memory) {
   CheckpointPlan plan;
   const auto volume = model.checkpoint_volumes.find(configuration.instance->provider());
   if (volume == model.checkpoint_volumes.end()) return plan;
   const s::Scenario& scenario = model.scenario->scenario();
-  const s::Checkpoint& settings = model.settings->checkpoint();
   plan.enabled = true;
   plan.over_volume =
       checkpoint_volume_problem(*model.scenario->model, scenario.job(), configuration.nodes,
@@ -61,21 +82,6 @@ CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& con
   if (!plan.over_volume.empty()) return plan;
   plan.cost = checkpoint_cost(*model.scenario->model, scenario.job(), configuration, memory,
                               *volume->second.tier, volume->second.capacity_gib);
-  RunSpec spot = run_spec(model, configuration, step, plan, true);
-  const bool preempted = spot.preemptions_per_instance_hour > 0 && plan.cost.write_s > 0;
-  if (preempted) {
-    plan.young_daly_s = young_daly_interval_s(plan.cost.write_s, job_failures_per_s(spot));
-  }
-  if (settings.has_interval_s()) {
-    plan.interval_s = settings.interval_s();
-  } else if (preempted) {
-    // The search's shortest interval must be simulable too; else Young/Daly's interval stands.
-    spot.interval_s = plan.young_daly_s * kShortestSearchedIntervalFraction;
-    plan.simulated_optimum = run_problem(spot).empty();
-    plan.interval_s = plan.simulated_optimum
-                          ? simulated_optimal_interval_s(spot, model.trials, model.seed)
-                          : plan.young_daly_s;
-  }
   return plan;
 }
 
@@ -99,8 +105,12 @@ RunCost run_cost(const CostModel& model, const Configuration& configuration, con
   cost.billing = billing;
   cost.steps = budget_steps(job);
   if (model.scenario->model->has_transformer()) cost.tokens = budget_tokens(job, cost.steps);
-  const bool spot = billing == s::SPOT;
-  const RunSpec spec = run_spec(model, configuration, step, checkpoints, spot);
+  RunSpec spec = run_spec(model, configuration, step, checkpoints, billing);
+  cost.interruptions_per_hour = spec.nodes * spec.interruptions_per_node_hour;
+  if (checkpoints.enabled) {
+    cost.checkpoint = checkpoint_interval(model, spec);
+    spec.interval_s = cost.checkpoint.interval_s;
+  }
   cost.work_s = spec.work_s;
   cost.unsimulated = run_problem(spec);
   if (!cost.unsimulated.empty()) {
@@ -108,7 +118,7 @@ RunCost run_cost(const CostModel& model, const Configuration& configuration, con
     cost.unsimulated += "; at most " + describe_budget(job, largest_steps);
     return cost;
   }
-  const bool random = spec.preemptions_per_instance_hour > 0;
+  const bool random = spec.interruptions_per_node_hour > 0;
   cost.time = simulate_runs(spec, random ? model.trials : 1, model.seed);
   cost.instance_hours = cost.time.p50_s / 3600 * configuration.nodes;
   cost.price = model.prices.price(*configuration.instance, billing);

@@ -1,15 +1,16 @@
 // The time and cost of a whole training run of one configuration under one billing mode: steps
-// from the job's budget, the simulated step time, checkpoints, and (for spot instances) the work
-// preemptions throw away, simulated over seeded trials. Pure functions of immutable inputs:
-// safe to call from the threads of a parallel sweep.
+// from the job's budget, the simulated step time, checkpoints, and the work interruptions throw
+// away (faults under every billing mode, preemptions on spot: interruption_rate.h), simulated
+// over seeded trials. Pure functions of immutable inputs: safe to call from the threads of a
+// parallel sweep.
 //
 // Billing: pay-as-you-go and spot pay per instance-hour of wall time, every node for the whole
-// run (surviving nodes are held while a preempted one is replaced). A subscription is paid for
+// run (surviving nodes are held while an interrupted one is replaced). A subscription is paid for
 // whole periods (730 hours a month, 8760 a year) at its per_hour rate (the period's price divided
 // by its hours).
 //
 // Use: load_cost_model() once per scenario; per configuration that fits, plan_checkpoints() once,
-// then run_cost() for each of the model's billing_modes.
+// then run_cost() for each of the model's billing_modes (each at its own checkpoint interval).
 #pragma once
 
 #include <optional>
@@ -24,30 +25,36 @@
 
 namespace clustersim {
 
-// How often one configuration checkpoints, and what a checkpoint costs in time.
+// What a checkpoint of one configuration costs in time, if it fits its volume.
 struct CheckpointPlan {
   bool enabled = false;  // false: the scenario sets no checkpoint
   CheckpointCost cost;
-  double interval_s = 0;           // training between checkpoints (the scenario's, or the optimum)
-  double young_daly_s = 0;         // 0 without spot preemptions
-  bool simulated_optimum = false;  // interval_s found by simulation
   // Non-empty when the configuration's checkpoint (a node's share of it on a block volume) does
   // not fit in its volume: why. Such a run is not costed (kStatusCheckpointOverVolume).
   std::string over_volume;
 };
 
-// The checkpoint plan of `configuration`, whose per-GPU memory is `memory` and step `step`.
+// How often a run checkpoints under one billing mode.
+struct CheckpointInterval {
+  double interval_s = 0;  // training between checkpoints (the scenario's, or the optimum); 0: none
+  double young_daly_s = 0;         // 0 when nothing interrupts the run
+  bool simulated_optimum = false;  // interval_s found by simulation for the mode's own rate
+};
+
+// The checkpoint plan of `configuration`, whose per-GPU memory is `memory`.
 CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& configuration,
-                                const MemoryEstimate& memory, const StepResult& step);
+                                const MemoryEstimate& memory);
 
 struct RunCost {
   schema::BillingMode billing = schema::BILLING_MODE_UNSPECIFIED;
   std::optional<UsedPrice> price;  // absent: no price for this mode (the costs stay 0)
   double per_instance_hour = 0;    // in the report currency
   double steps = 0;
-  double tokens = 0;          // transformers; 0 otherwise
-  double work_s = 0;          // steps x step time: no checkpoint, no preemption
-  RunStatistics time;         // wall time of the run (one deterministic run unless SPOT)
+  double tokens = 0;                  // transformers; 0 otherwise
+  double work_s = 0;                  // steps x step time: no checkpoint, no preemption
+  CheckpointInterval checkpoint;      // the interval this mode checkpoints at
+  double interruptions_per_hour = 0;  // the job's (faults, and preemptions on spot)
+  RunStatistics time;         // wall time of the run (one deterministic run unless interrupted)
   double instance_hours = 0;  // p50 wall time x nodes
   double billed_periods = 0;  // subscriptions: whole months or years paid
   double cost_p50 = 0;        // what is paid for the run, in the report currency

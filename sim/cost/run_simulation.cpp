@@ -1,5 +1,5 @@
 // The run-level simulation: one Simulation per trial, events for the end of each training segment,
-// each checkpoint becoming durable, each instance's next preemption and each restart.
+// each checkpoint becoming durable, each node's next interruption and each restart.
 #include "sim/cost/run_simulation.h"
 
 #include <algorithm>
@@ -24,7 +24,7 @@ Picoseconds ticks(double seconds) {
 }
 
 // A run still unfinished after this many times its work makes (almost) no progress between
-// preemptions: it is reported as never finishing instead of being simulated on.
+// interruptions: it is reported as never finishing instead of being simulated on.
 constexpr double kGiveUpAfterWorkTimes = 100;
 
 double seconds(Picoseconds t) { return static_cast<double>(t.count()) / kTicksPerSecond; }
@@ -34,12 +34,12 @@ class Run {
   Run(const RunSpec& spec, uint64_t seed) : spec_(spec), random_(seed) {
     CLUSTERSIM_CHECK(spec.work_s > 0 && spec.nodes >= 1, "a run needs work and nodes");
     interval_ = spec.interval_s > 0 ? std::min(spec.interval_s, spec.work_s) : spec.work_s;
-    rate_per_s_ = spec.preemptions_per_instance_hour / 3600;
+    rate_per_s_ = spec.interruptions_per_node_hour / 3600;
   }
 
   RunOutcome run() {
     if (rate_per_s_ > 0) {
-      for (int node = 0; node < spec_.nodes; ++node) schedule_preemption();
+      for (int node = 0; node < spec_.nodes; ++node) schedule_interruption();
     }
     start_segment();
     sim_.run();
@@ -48,17 +48,17 @@ class Run {
 
  private:
   // Exponential inter-arrival time from 53 random bits (bit-exact on every platform).
-  double next_preemption_in_s() {
+  double next_interruption_in_s() {
     const double u = static_cast<double>(random_() >> 11) * 0x1.0p-53;
     return -std::log1p(-u) / rate_per_s_;
   }
 
-  // A preemption drawn past half the clock's span (a rate near zero) is never reached: the run
+  // An interruption drawn past half the clock's span (a rate near zero) is never reached: the run
   // has finished or been given up (kGiveUpAfterWorkTimes) long before.
-  void schedule_preemption() {
-    const double in_s = next_preemption_in_s();
+  void schedule_interruption() {
+    const double in_s = next_interruption_in_s();
     if (in_s > 0.5 * seconds(Picoseconds::max() - sim_.now())) return;
-    sim_.call_after(ticks(in_s), [this] { preempted(); });
+    sim_.call_after(ticks(in_s), [this] { interrupted(); });
   }
 
   void start_segment() {
@@ -101,7 +101,7 @@ class Run {
     ++outcome_.checkpoints;
   }
 
-  void preempted() {
+  void interrupted() {
     if (finished_) return;
     if (seconds(sim_.now()) > kGiveUpAfterWorkTimes * spec_.work_s) {
       finished_ = true;
@@ -109,11 +109,11 @@ class Run {
       outcome_.wall_s = std::numeric_limits<double>::infinity();
       return;
     }
-    ++outcome_.preemptions;
+    ++outcome_.interruptions;
     ++epoch_;  // drops the interrupted segment, write or restart
     progress_s_ = durable_s_;
     write_done_ = sim_.now();
-    schedule_preemption();  // the replacement instance has its own clock
+    schedule_interruption();  // the replacement node has its own clock
     const double restart = spec_.restart_s + (durable_s_ > 0 ? spec_.checkpoint_load_s : 0);
     sim_.call_after(ticks(restart), [this, e = epoch_] {
       if (e == epoch_) start_segment();
@@ -128,7 +128,7 @@ class Run {
   double progress_s_ = 0;  // training done at the start of the current segment
   double durable_s_ = 0;   // training saved in the last durable checkpoint
   Picoseconds write_done_;
-  uint64_t epoch_ = 0;  // incremented by each preemption
+  uint64_t epoch_ = 0;  // incremented by each interruption
   bool finished_ = false;
   RunOutcome outcome_;
 };
@@ -140,7 +140,7 @@ namespace {
 constexpr double kSecondsPerYear = 365.0 * 24 * 3600;
 
 double job_rate_per_s(const RunSpec& spec) {
-  return spec.preemptions_per_instance_hour / 3600 * spec.nodes;
+  return spec.interruptions_per_node_hour / 3600 * spec.nodes;
 }
 
 // The training between two checkpoints: the interval, or the whole run where none is written
@@ -150,7 +150,7 @@ double training_between_checkpoints_s(const RunSpec& spec) {
 }
 
 // The wall time a run of `spec` expects: segments of interval_s training and a checkpoint write,
-// each begun again after every preemption that hits it, behind a restart (Daly 2006, "A higher
+// each begun again after every interruption that hits it, behind a restart (Daly 2006, "A higher
 // order estimate of the optimum checkpoint interval for restart dumps", FGCS 22(3), eq. 14:
 // T = M e^(R/M) (e^((tau + delta)/M) - 1) T_s / tau, with M the mean time between failures).
 // Conservative where writes overlap training. +infinity when it overflows.
@@ -164,7 +164,7 @@ double expected_wall_s(const RunSpec& spec) {
 }
 
 // Events one run of `spec` expects: its segments, and a restart and a segment done again per
-// preemption over its expected wall time (at most the kGiveUpAfterWorkTimes it is simulated for).
+// interruption over its expected wall time (at most the kGiveUpAfterWorkTimes it is simulated for).
 double expected_events(const RunSpec& spec) {
   const double segments = spec.interval_s > 0 ? spec.work_s / spec.interval_s : 1;
   const double wall_s = std::min(expected_wall_s(spec), kGiveUpAfterWorkTimes * spec.work_s);
@@ -183,7 +183,7 @@ std::string span_problem(const RunSpec& spec) {
   if (expected_events(spec) > kMaxRunEvents) {
     return "a run of " + years + " years of training expecting " +
            format_significant(expected_events(spec), 3) +
-           " checkpoints and preemptions, more than the " + format_significant(kMaxRunEvents, 3) +
+           " checkpoints and interruptions, more than the " + format_significant(kMaxRunEvents, 3) +
            " a run may simulate";
   }
   return "";
@@ -193,9 +193,10 @@ std::string span_problem(const RunSpec& spec) {
 
 std::string run_problem(const RunSpec& spec) {
   if (expected_wall_s(spec) > kGiveUpAfterWorkTimes * spec.work_s) {
-    // Simulated, each trial ran to the give-up: 400 trials of 20 preemptions an hour took minutes.
+    // Simulated, each trial ran to the give-up: 400 trials of 20 interruptions an hour took
+    // minutes.
     return "a run of " + format_significant(spec.work_s / kSecondsPerYear, 3) +
-           " years of training not expected to finish: a preemption every " +
+           " years of training not expected to finish: an interruption every " +
            format_significant(1 / job_rate_per_s(spec), 3) + " s against a restart of " +
            format_significant(spec.restart_s + spec.checkpoint_load_s, 3) +
            " s and checkpoints every " +
@@ -225,7 +226,7 @@ RunStatistics simulate_runs(const RunSpec& spec, int trials, uint64_t first_seed
     const RunOutcome outcome = simulate_run(spec, first_seed + static_cast<uint64_t>(i));
     walls.push_back(outcome.wall_s);
     stats.mean_s += outcome.wall_s / trials;
-    stats.mean_preemptions += static_cast<double>(outcome.preemptions) / trials;
+    stats.mean_interruptions += static_cast<double>(outcome.interruptions) / trials;
   }
   std::sort(walls.begin(), walls.end());
   const auto rank = [&](double p) {

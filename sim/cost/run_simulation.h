@@ -1,7 +1,8 @@
-// Whole training runs on instances that can be preempted, simulated on the engine: every instance
-// is preempted as a Poisson process; a preemption of any node stops the job, which loses the work
-// since its last durable checkpoint and pays the restart (replacement, container start, checkpoint
-// load) before training resumes. Each trial is seeded explicitly: the same seed gives the same run.
+// Whole training runs on instances that can be interrupted (spot preemptions, hardware and software
+// faults), simulated on the engine: every node is interrupted as a Poisson process; an
+// interruption of any node stops the job, which loses the work since its last durable checkpoint
+// and pays the restart (replacement, container start, checkpoint load) before training resumes.
+// Each trial is seeded explicitly: the same seed gives the same run.
 #pragma once
 
 #include <cstdint>
@@ -10,38 +11,41 @@
 namespace clustersim {
 
 struct RunSpec {
-  double work_s = 0;      // training time of the whole budget, without checkpoints or preemptions
+  double work_s = 0;      // training time of the whole budget, without checkpoints or interruptions
   double interval_s = 0;  // training between checkpoints; 0 or >= work_s: no checkpoint
   double checkpoint_write_s = 0;
   bool pauses_training = true;   // false: the write overlaps training (needs the previous one done)
   double restart_s = 0;          // acquisition + container start
   double checkpoint_load_s = 0;  // paid on a restart once a checkpoint exists
-  int nodes = 1;  // instances, each preempted at preemptions_per_instance_hour
-  double preemptions_per_instance_hour = 0;
+  // The nodes that can be interrupted, each at interruptions_per_node_hour (a job whose nodes
+  // differ in rate takes their mean: only the job's total rate matters to a Poisson process).
+  int nodes = 1;
+  double interruptions_per_node_hour = 0;
 };
 
 struct RunOutcome {
-  // From the first step to the end of the last; +infinity when preemptions come so often that
+  // From the first step to the end of the last; +infinity when interruptions come so often that
   // the run is still unfinished after 100 times its work.
   double wall_s = 0;
-  int preemptions = 0;
+  int interruptions = 0;
   int checkpoints = 0;  // written to the end (durable)
 };
 
 // The most training (RunSpec.work_s) a run may hold: the run's clock (one tick a microsecond, a
 // 64-bit count) must span 100 times it, when a run that makes no progress is given up.
 inline constexpr double kMaxRunWorkSeconds = 9.2e18 / 1e6 / 100;  // about 2,900 years
-// The most events (segments, checkpoints, preemptions, restarts) one run may expect: bounds the
+// The most events (segments, checkpoints, interruptions, restarts) one run may expect: bounds the
 // work of a configuration's cost (trials x this, times the interval search).
 inline constexpr double kMaxRunEvents = 1e7;
 // The most trials of a spot configuration (cost.trials, --trials): 250 times the default 400.
 inline constexpr int kMaxTrials = 100000;
-// The longest restart after a preemption (restart.acquisition_s, restart.container_start_s): a
+// The longest restart after an interruption (restart.acquisition_s, restart.container_start_s): a
 // month; a restart must fit the run's clock beside the training.
 inline constexpr double kMaxRestartSeconds = 30 * 86400.0;
-// The preemption rates a scenario may state (cost.preemptions_per_instance_hour) besides 0: below
-// one an instance-hour per billion the optimal checkpoint interval runs to dozens of digits (1e-300
-// printed a 300-digit one), above one a second no run gets any work done.
+// The interruption rates a scenario may state (cost.preemptions_per_instance_hour,
+// cost.interruptions_per_node_hour) besides 0: below one a node-hour per billion the optimal
+// checkpoint interval runs to dozens of digits (1e-300 printed a 300-digit one), above one a second
+// no run gets any work done.
 inline constexpr double kMinPreemptionsPerInstanceHour = 1e-9;
 inline constexpr double kMaxPreemptionsPerInstanceHour = 3600;
 
@@ -61,7 +65,7 @@ struct RunStatistics {
   double mean_s = 0;
   double p50_s = 0;  // nearest-rank percentiles of the wall time
   double p95_s = 0;
-  double mean_preemptions = 0;
+  double mean_interruptions = 0;
 };
 
 // `trials` runs seeded first_seed, first_seed + 1, ... Requires: trials >= 1.

@@ -103,6 +103,11 @@ const std::vector<ResultColumn>& result_columns() {
       identity("price_region", "region", Kind::kText),
       figure("cost", "cost", 0),  // p50, in the report currency
       figure("cost_p95", "cost p95", 0),
+      // The billing mode's checkpoint interval (the scenario's, else its simulated optimum; empty
+      // when it writes none) and the mean interruptions of a run (faults, and spot's
+      // preemptions; empty without checkpoints).
+      figure("checkpoint_interval_h", "ckpt h", 2),
+      figure("interruptions", "interrupts", 2),
       identity("limiting", "limiting", Kind::kText),
       // A mix: the pool whose replicas finish last, how long the others wait for it per step; of
       // a pipeline across pools, the busiest stage's pool, that stage and the layers per stage.
@@ -261,7 +266,7 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
   base[result_column("currency")] = s::Currency_Name(cost.currency);
   std::vector<ResultRow> rows;
   const std::optional<CheckpointPlan> checkpoints =
-      e.step ? std::optional(plan_checkpoints(cost, c, e.memory, *e.step)) : std::nullopt;
+      e.step ? std::optional(plan_checkpoints(cost, c, e.memory)) : std::nullopt;
   base[result_column("steps")] = budget_steps(scenario.scenario().job());
   for (s::BillingMode billing : cost.billing_modes) {
     ResultRow& row = rows.emplace_back(base);
@@ -292,6 +297,10 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
     const double hours = run.time.p50_s / 3600;
     row[result_column("time_to_train_h")] = hours;
     row[result_column("time_to_train_p95_h")] = run.time.p95_s / 3600;
+    if (run.checkpoint.interval_s > 0) {
+      row[result_column("checkpoint_interval_h")] = run.checkpoint.interval_s / 3600;
+    }
+    if (checkpoints->enabled) row[result_column("interruptions")] = run.time.mean_interruptions;
     if (run.price) {
       row[result_column("price_per_hour")] = run.per_instance_hour * c.nodes;
       row[result_column("cost")] = run.cost_p50;
@@ -362,9 +371,8 @@ std::string describe_configuration(const ResultRow& r) {
                                 ? ""
                                 : ", " + storage + " " + n("storage_capacity_gib") + " GiB, " +
                                       n("dataloader_workers_per_gpu") + " workers/GPU";
-  const std::string cp = row_number(r, result_column("context_parallel")) > 1
-                             ? " CP " + n("context_parallel")
-                             : "";
+  const std::string cp =
+      row_number(r, result_column("context_parallel")) > 1 ? " CP " + n("context_parallel") : "";
   const std::string ep =
       row_number(r, result_column("expert_parallel")) > 1 ? " EP " + n("expert_parallel") : "";
   const std::string shard = row_number(r, result_column("data_parallel_shard")) <

@@ -70,8 +70,9 @@ TEST_CASE("a checkpoint interval of 0 is an error") {
 // (6.74e9 parameters x 14 bytes: BF16 weights, fp32 master weights and Adam's two moments).
 TEST_CASE("a checkpoint volume must hold the checkpoint, or a node's share of it") {
   const auto on = [](const std::string& volume) {
-    return load_cost(cost_scenario("  checkpoint {\n    volume { " + volume +
-                                   " }\n    interval_s: 3600\n  }"));
+    return load_cost(
+        cost_scenario("  checkpoint {\n    volume { " + volume +
+                      " }\n    interval_s: 3600\n  }\n  interruptions_per_node_hour: 0"));
   };
   auto block = on("tier: \"aws.ebs.gp3\" capacity_gib: 40");
   CHECK(block->model == nullptr);
@@ -106,6 +107,40 @@ TEST_CASE("a preemption rate or checkpoint interval beyond what a run can mean i
              Catch::Contains("s.textproto:20:5: cost.checkpoint.interval_s: must be in ["));
   auto none = load_cost(cost_scenario("  billing: SPOT\n  preemptions_per_instance_hour: 0"));
   CHECK_THAT(none->diagnostics, !Catch::Contains("preemptions_per_instance_hour"));
+}
+
+TEST_CASE("a fault rate is a number of interruptions a node-hour: 0 or within range") {
+  const auto diagnostics = [](const std::string& cost) {
+    return load_cost(cost_scenario(cost))->diagnostics;
+  };
+  CHECK_THAT(
+      diagnostics("  interruptions_per_node_hour: -1"),
+      Catch::Contains("s.textproto:18:3: cost.interruptions_per_node_hour: must be >= 0, got -1"));
+  CHECK(diagnostics("  interruptions_per_node_hour: nan") ==
+        "s.textproto:18:3: cost.interruptions_per_node_hour: must be a finite number >= 0, got "
+        "nan\n");
+  CHECK_THAT(diagnostics("  interruptions_per_node_hour: 1e-300"),
+             Catch::Contains("s.textproto:18:3: cost.interruptions_per_node_hour: must be in ["));
+  CHECK(diagnostics("  interruptions_per_node_hour: inf") ==
+        "s.textproto:18:3: cost.interruptions_per_node_hour: must be a finite number >= 0, got "
+        "inf\n");
+  // Faults without a checkpoint restart the run from the beginning.
+  CHECK_THAT(
+      diagnostics("  interruptions_per_node_hour: 0.01\n"
+                  "  restart { acquisition_s: 0 container_start_s: 60 }"),
+      Catch::Contains("s.textproto:18:3: cost.interruptions_per_node_hour: needs a checkpoint"));
+  // Absent with a checkpoint: the default rate, so the restart must be said.
+  const std::string checkpoint =
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n";
+  CHECK_THAT(diagnostics(checkpoint),
+             Catch::Contains("cost.restart: is required: runs are interrupted by faults "
+                             "(interruptions_per_node_hour absent: the default rate"));
+  CHECK(
+      diagnostics(checkpoint + "  restart { acquisition_s: 600 container_start_s: 300 }").empty());
+  // 0: nothing interrupts an on-demand run, so no optimum: an interval is needed.
+  CHECK_THAT(diagnostics(checkpoint + "  interruptions_per_node_hour: 0"),
+             Catch::Contains("cost.checkpoint.interval_s: is required when "
+                             "nothing interrupts a run"));
 }
 
 TEST_CASE("a billing mode listed twice is an error at its position") {

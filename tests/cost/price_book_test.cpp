@@ -55,6 +55,40 @@ TEST_CASE("a --prices file wins over the scenario, which wins over the catalog")
   CHECK(spot->source == "user override");
 }
 
+// A catalog discount is the provider's cut off its list price (Aliyun's preemptible instances): a
+// negotiated on-demand rate does not move it. An override's discount is off the on-demand price in
+// force. Each price says which it is off (printed under the cost table).
+TEST_CASE(
+    "a catalog discount is off the catalog's on-demand price, an override's off the one in "
+    "force, and each says so") {
+  const std::string on_demand_override =
+      "price { instance: \"aliyun.ecs.gn7e-c16g1.4xlarge\"\n"
+      "  price { billing: ON_DEMAND currency: CNY per_hour: 20 } }\n";
+  auto catalog_discount = load_cost(
+      cost_scenario("  billing: [ON_DEMAND, SPOT]", "instance: \"aliyun.ecs.gn7e-c16g1.4xlarge\""),
+      on_demand_override);
+  REQUIRE(catalog_discount->model);
+  const PriceBook& book = catalog_discount->model->prices;
+  const s::InstanceType& gn7e = shipped_instance("aliyun.ecs.gn7e-c16g1.4xlarge");
+  CHECK(book.price(gn7e, s::ON_DEMAND)->per_hour == 20);
+  const auto spot = book.price(gn7e, s::SPOT);
+  CHECK(spot->per_hour == Approx(34.742 * 0.2));  // not 20 x 0.2
+  CHECK(spot->origin == "catalog");
+  CHECK(spot->basis == "80% off the catalog's ON_DEMAND 34.742 CNY/h (catalog)");
+  CHECK(book.price(gn7e, s::ON_DEMAND)->basis.empty());
+
+  auto override_discount = load_cost(
+      cost_scenario("  billing: [ON_DEMAND, SPOT]", "instance: \"aliyun.ecs.gn7e-c16g1.4xlarge\""),
+      on_demand_override +
+          "price { instance: \"aliyun.ecs.gn7e-c16g1.4xlarge\"\n"
+          "  price { billing: SPOT currency: CNY discount_fraction: 0.5 } }\n");
+  REQUIRE(override_discount->model);
+  const auto half = override_discount->model->prices.price(gn7e, s::SPOT);
+  CHECK(half->per_hour == 10);
+  CHECK_THAT(half->basis, Catch::StartsWith("50% off the ON_DEMAND 20 CNY/h (") &&
+                              Catch::EndsWith("/p.textproto:1)"));
+}
+
 // cost_scenario on aws.p3.8xlarge nodes, in FP16 (its V100s have no BF16).
 std::string p3_scenario(const std::string& cost) {
   std::string text = cost_scenario(cost, "instance: \"aws.p3.8xlarge\"");

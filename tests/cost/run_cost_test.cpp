@@ -1,11 +1,13 @@
 // Run cost: spot without preemptions is price x time, costs scale with prices, subscriptions pay
-// whole periods, other currencies are converted, the checkpoint interval defaults to the optimum,
-// owned nodes are never preempted.
+// whole periods, other currencies are converted, each billing mode's checkpoint interval defaults
+// to the optimum for its own interruption rate, faults interrupt every mode (owned nodes too) as
+// their closed form says, owned nodes are never preempted.
 #include "sim/cost/run_cost.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "sim/cost/interruption_rate.h"
 #include "tests/cost/cost_fixture.h"
 
 namespace clustersim {
@@ -15,8 +17,10 @@ namespace s = schema;
 using testing::cost_scenario;
 using testing::load_cost;
 
+// Hourly checkpoints, no fault (the tests of prices and preemptions).
 const std::string kCheckpoint =
-    "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } interval_s: 3600 }\n";
+    "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } interval_s: 3600 }\n"
+    "  interruptions_per_node_hour: 0\n";
 
 StepResult step(double seconds) {
   StepResult result;
@@ -44,7 +48,7 @@ Costed cost_of(const std::string& cost_block, s::BillingMode billing, double ste
   INFO(c.loaded->diagnostics);
   REQUIRE(c.loaded->model);
   c.configuration = expand_configurations(*c.loaded->scenario).valid.at(0);
-  c.plan = plan_checkpoints(*c.loaded->model, c.configuration, memory(), step(step_s));
+  c.plan = plan_checkpoints(*c.loaded->model, c.configuration, memory());
   c.cost = run_cost(*c.loaded->model, c.configuration, step(step_s), c.plan, billing);
   return c;
 }
@@ -75,7 +79,7 @@ TEST_CASE("the cost of a run is linear in the price override") {
       kCheckpoint + "  trials: 50\n";
   const Costed one = cost_of(spot, s::SPOT, 10, price("3"));
   const Costed three = cost_of(spot, s::SPOT, 10, price("9"));
-  CHECK(one.cost.time.mean_preemptions > 0);
+  CHECK(one.cost.time.mean_interruptions > 0);
   CHECK(three.cost.cost_p50 == Approx(3 * one.cost.cost_p50).epsilon(1e-12));
   CHECK(three.cost.cost_p95 == Approx(3 * one.cost.cost_p95).epsilon(1e-12));
   CHECK_THAT(one.cost.price->origin, Catch::EndsWith("/p.textproto:1"));
@@ -104,12 +108,103 @@ TEST_CASE("without a set interval, spot runs checkpoint at the simulated optimum
   const Costed c = cost_of(
       "  billing: SPOT\n  preemptions_per_instance_hour: 0.1\n"
       "  restart { acquisition_s: 300 container_start_s: 120 }\n"
-      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n  trials: 20\n",
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n  trials: 20\n"
+      "  interruptions_per_node_hour: 0\n",
       s::SPOT);
-  CHECK(c.plan.simulated_optimum);
-  CHECK(c.plan.young_daly_s == Approx(std::sqrt(2 * c.plan.cost.write_s / (2 * 0.1 / 3600))));
-  CHECK(c.plan.interval_s > c.plan.young_daly_s / 4);
-  CHECK(c.plan.interval_s < c.plan.young_daly_s * 4);
+  const CheckpointInterval& chosen = c.cost.checkpoint;
+  CHECK(chosen.simulated_optimum);
+  CHECK(chosen.young_daly_s == Approx(std::sqrt(2 * c.plan.cost.write_s / (2 * 0.1 / 3600))));
+  CHECK(chosen.interval_s > chosen.young_daly_s / 4);
+  CHECK(chosen.interval_s < chosen.young_daly_s * 4);
+}
+
+// Faults interrupt every billing mode: on demand at 0.01 an hour per node, spot at 0.1
+// preemptions besides.
+const std::string kFaultsAndPreemptions =
+    "  billing: [ON_DEMAND, SPOT]\n  preemptions_per_instance_hour: 0.1\n"
+    "  interruptions_per_node_hour: 0.01\n"
+    "  restart { acquisition_s: 300 container_start_s: 120 }\n"
+    "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n  trials: 400\n";
+
+// The on-demand rows checkpointed at the interval simulated for spot's preemption rate, and were
+// never interrupted.
+TEST_CASE("each billing mode checkpoints at the optimum for its own interruption rate") {
+  const Costed on_demand = cost_of(kFaultsAndPreemptions, s::ON_DEMAND);
+  const Costed spot = cost_of(kFaultsAndPreemptions, s::SPOT);
+  const double write_s = on_demand.plan.cost.write_s;
+  REQUIRE(write_s > 0);
+  CHECK(on_demand.cost.interruptions_per_hour == Approx(2 * 0.01));
+  CHECK(spot.cost.interruptions_per_hour == Approx(2 * (0.01 + 0.1)));
+  const CheckpointInterval &slow = on_demand.cost.checkpoint, &fast = spot.cost.checkpoint;
+  CHECK(slow.young_daly_s == Approx(std::sqrt(2 * write_s / (2 * 0.01 / 3600))));
+  CHECK(fast.young_daly_s == Approx(std::sqrt(2 * write_s / (2 * 0.11 / 3600))));
+  CHECK(slow.simulated_optimum);
+  CHECK(fast.simulated_optimum);
+  // Each within the search's range around its own Young/Daly, which are sqrt(11) apart.
+  CHECK(slow.interval_s > slow.young_daly_s / 4);
+  CHECK(slow.interval_s < slow.young_daly_s * 4);
+  CHECK(slow.interval_s > 1.5 * fast.interval_s);
+  CHECK(on_demand.cost.time.mean_interruptions > 0);
+  // The same faults and preemptions besides: spot is never faster.
+  CHECK(spot.cost.time.mean_s > on_demand.cost.time.mean_s);
+  CHECK(spot.cost.time.p50_s >= on_demand.cost.time.p50_s);
+  CHECK(spot.cost.time.mean_interruptions > on_demand.cost.time.mean_interruptions);
+}
+
+// Poisson faults at rate l over the job, a restart R (and a checkpoint load L once one is
+// durable), segments of tau training and a write C: each segment of length a expects
+// e^(l (R + L)) (e^(l a) - 1) / l of wall time (Daly 2006, eq. 14, segment by segment; the last
+// segment writes no checkpoint, the first restarts without a load).
+TEST_CASE("an on-demand run's mean time is the closed form of its Poisson faults") {
+  const Costed c = cost_of(
+      "  interruptions_per_node_hour: 0.05\n"
+      "  restart { acquisition_s: 300 container_start_s: 120 }\n"
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } interval_s: 3600 }\n"
+      "  trials: 2000\n",
+      s::ON_DEMAND);
+  const double rate = 2 * 0.05 / 3600, tau = 3600, write = c.plan.cost.write_s;
+  double expected = 0;
+  for (double done = 0; done < c.cost.work_s; done += tau) {
+    const double training = std::min(tau, c.cost.work_s - done);
+    const double length = training + (done + training < c.cost.work_s ? write : 0);
+    const double restart = 420 + (done > 0 ? c.plan.cost.load_s : 0);
+    expected += std::exp(rate * restart) * std::expm1(rate * length) / rate;
+  }
+  CHECK(c.cost.checkpoint.interval_s == 3600);  // the scenario's, for every mode
+  CHECK_FALSE(c.cost.checkpoint.simulated_optimum);
+  // 2000 trials of about 1.1 faults each: the mean within 1%.
+  CHECK(c.cost.time.mean_s == Approx(expected).epsilon(0.01));
+  CHECK(c.cost.time.mean_interruptions == Approx(rate * expected).epsilon(0.05));
+  CHECK(c.cost.time.p95_s > c.cost.time.p50_s);
+}
+
+TEST_CASE("a fault rate of 0 is the uninterrupted run, and absent the default per GPU") {
+  // 419 unexpected interruptions in 54 days on 16,384 GPUs (Llama 3).
+  CHECK(kDefaultInterruptionsPerGpuHour == Approx(1.97328e-5).epsilon(1e-5));
+  const Costed none = cost_of(kCheckpoint, s::ON_DEMAND);
+  // As before faults were modelled: the work and ten hourly checkpoint pauses, to the microsecond.
+  CHECK(none.cost.interruptions_per_hour == 0);
+  CHECK(none.cost.time.p50_s == Approx(38150 + 10 * none.plan.cost.write_s).margin(1e-5));
+  CHECK(none.cost.time.p95_s == none.cost.time.p50_s);
+  CHECK(none.cost.time.mean_interruptions == 0);
+  CHECK(none.cost.cost_p50 == Approx(21.957642 * 2 * none.cost.time.p50_s / 3600).epsilon(1e-12));
+  // Absent with a checkpoint: 2 nodes of 8 GPUs at the default.
+  const Costed absent = cost_of(
+      "  restart { acquisition_s: 300 container_start_s: 120 }\n"
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n  trials: 50\n",
+      s::ON_DEMAND);
+  CHECK(absent.cost.interruptions_per_hour == Approx(16 * kDefaultInterruptionsPerGpuHour));
+  CHECK(absent.cost.checkpoint.simulated_optimum);
+  CHECK(absent.cost.time.mean_s >= 38150);
+  // Nothing interrupts the run at 0 and no interval is set: the optimum is no checkpoint at all.
+  const Costed never = cost_of(
+      "  billing: [ON_DEMAND, SPOT]\n  preemptions_per_instance_hour: 0.1\n"
+      "  interruptions_per_node_hour: 0\n"
+      "  restart { acquisition_s: 300 container_start_s: 120 }\n"
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n  trials: 20\n",
+      s::ON_DEMAND);
+  CHECK(never.cost.checkpoint.interval_s == 0);
+  CHECK(never.cost.time.p50_s == Approx(38150).margin(1e-5));
 }
 
 // The volume was checked against the share of the scenario's most nodes only: the configurations
@@ -120,14 +215,17 @@ job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADA
 cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
 parallelism { zero_stage: 1 }
 sweep { nodes: [1, 2] }
-cost { checkpoint { volume { tier: "aws.ebs.gp3" capacity_gib: 44 } interval_s: 3600 } }
+cost {
+  checkpoint { volume { tier: "aws.ebs.gp3" capacity_gib: 44 } interval_s: 3600 }
+  interruptions_per_node_hour: 0
+}
 )";
   auto loaded = load_cost(scenario);
   INFO(loaded->diagnostics);
   REQUIRE(loaded->model);  // the two-node configurations' 43.9 GiB shares fit
   int checked = 0;
   for (const Configuration& c : expand_configurations(*loaded->scenario).valid) {
-    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory(), step(10));
+    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory());
     if (c.nodes == 1) {
       CHECK(plan.over_volume ==
             "a checkpoint (87.9 GiB of weights and optimizer states of \"llama2-7b\") does not "
@@ -142,20 +240,22 @@ cost { checkpoint { volume { tier: "aws.ebs.gp3" capacity_gib: 44 } interval_s: 
 }
 
 // 2 owned p4d nodes beside `p5_nodes` rented p5 nodes, one preemption per spot instance every 10
-// hours, the interval at the simulated optimum.
-std::unique_ptr<testing::LoadedCost> owned_mix(int p5_nodes) {
+// hours and no fault, the interval at the simulated optimum.
+std::unique_ptr<testing::LoadedCost> owned_mix(int p5_nodes, const std::string& faults = "0") {
   auto loaded = load_cost(
       "name: \"t\"\nmodel: \"llama2-7b\"\njob { global_batch_size: 64 sequence_length: 4096 "
       "precision: BF16 optimizer: ADAM token_budget: 1e9 }\n"
       "cluster {\n  fabric: \"single-switch\"\n"
       "  pool { instance: \"aws.p4d.24xlarge\" nodes: 2 owned_nodes: 2 }\n" +
-      (p5_nodes > 0 ? "  pool { instance: \"aws.p5.48xlarge\" nodes: " +
-                          std::to_string(p5_nodes) + " }\n"
-                    : "") +
+      (p5_nodes > 0
+           ? "  pool { instance: \"aws.p5.48xlarge\" nodes: " + std::to_string(p5_nodes) + " }\n"
+           : "") +
       "}\nparallelism { tensor_parallel: 8 distributed_optimizer: true }\n"
       "cost {\n  billing: [ON_DEMAND, SPOT]\n  preemptions_per_instance_hour: 0.1\n"
       "  restart { acquisition_s: 300 container_start_s: 120 }\n"
-      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n  trials: 20\n}\n");
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n  trials: 20\n"
+      "  interruptions_per_node_hour: " +
+      faults + "\n}\n");
   INFO(loaded->diagnostics);
   REQUIRE(loaded->model);
   return loaded;
@@ -166,34 +266,46 @@ TEST_CASE("owned nodes are not spot instances: only the rented nodes are preempt
   SECTION("every node owned: the spot run is the on-demand run, never preempted") {
     const auto loaded = owned_mix(0);
     const Configuration c = expand_configurations(*loaded->scenario).valid.at(0);
-    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory(), step(10));
+    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory());
     const RunCost spot = run_cost(*loaded->model, c, step(10), plan, s::SPOT);
     const RunCost on_demand = run_cost(*loaded->model, c, step(10), plan, s::ON_DEMAND);
     // Before: both owned nodes preempted at 0.1 an hour each, 2.65 times a run on average, the
     // p50 run 47,435 s against 41,389 s.
-    CHECK(spot.time.mean_preemptions == 0);
+    CHECK(spot.time.mean_interruptions == 0);
     CHECK(spot.time.p50_s == on_demand.time.p50_s);
     CHECK(spot.time.p95_s == on_demand.time.p95_s);
+  }
+  SECTION("every node owned, with faults: interrupted as on demand, never preempted") {
+    const auto loaded = owned_mix(0, "0.01");
+    const Configuration c = expand_configurations(*loaded->scenario).valid.at(0);
+    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory());
+    const RunCost spot = run_cost(*loaded->model, c, step(10), plan, s::SPOT);
+    const RunCost on_demand = run_cost(*loaded->model, c, step(10), plan, s::ON_DEMAND);
+    CHECK(spot.interruptions_per_hour == Approx(2 * 0.01));
+    CHECK(on_demand.time.mean_interruptions > 0);
+    CHECK(spot.time.mean_interruptions == on_demand.time.mean_interruptions);
+    CHECK(spot.time.p50_s == on_demand.time.p50_s);
+    CHECK(spot.checkpoint.interval_s == on_demand.checkpoint.interval_s);
   }
   SECTION("one rented p5 beside 2 owned p4d: the failure rate and the runs of one spot node") {
     const auto loaded = owned_mix(1);
     const Configuration c = expand_configurations(*loaded->scenario).valid.at(0);
-    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory(), step(10));
-    // Young/Daly at one node's 0.1 preemptions an hour (was the 3 nodes' 0.3).
-    CHECK(plan.young_daly_s == Approx(std::sqrt(2 * plan.cost.write_s / (0.1 / 3600))));
+    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory());
     const RunCost spot = run_cost(*loaded->model, c, step(10), plan, s::SPOT);
+    // Young/Daly at one node's 0.1 preemptions an hour (was the 3 nodes' 0.3).
+    CHECK(spot.checkpoint.young_daly_s == Approx(std::sqrt(2 * plan.cost.write_s / (0.1 / 3600))));
     RunSpec one_node;
     one_node.work_s = spot.work_s;
-    one_node.interval_s = plan.interval_s;
+    one_node.interval_s = spot.checkpoint.interval_s;
     one_node.checkpoint_write_s = plan.cost.write_s;
     one_node.checkpoint_load_s = plan.cost.load_s;
     one_node.restart_s = 420;
     one_node.nodes = 1;
-    one_node.preemptions_per_instance_hour = 0.1;
+    one_node.interruptions_per_node_hour = 0.1;
     const RunStatistics expected = simulate_runs(one_node, 20, 1);
     CHECK(spot.time.p50_s == expected.p50_s);
     CHECK(spot.time.p95_s == expected.p95_s);
-    CHECK(spot.time.mean_preemptions == expected.mean_preemptions);
+    CHECK(spot.time.mean_interruptions == expected.mean_interruptions);
   }
 }
 

@@ -156,9 +156,8 @@ std::optional<OutputFormat> output_format(const CommonOptions& common) {
 }
 
 Table layout_table() {
-  return Table{{"instance", "instance"},       {"nodes", "nodes"},
-               {"tensor_parallel", "TP"},       {"context_parallel", "CP"},
-               {"pipeline_parallel", "PP"},     {"data_parallel", "DP"},
+  return Table{{"instance", "instance"},   {"nodes", "nodes"},          {"tensor_parallel", "TP"},
+               {"context_parallel", "CP"}, {"pipeline_parallel", "PP"}, {"data_parallel", "DP"},
                {"micro_batch_size", "mbs"}};
 }
 
@@ -185,10 +184,17 @@ void report_budget_too_large(const ScenarioInputs& inputs, const std::string& re
                       : job.has_epochs()     ? "epochs"
                                              : "steps";
   Diagnostics unused;
-  const FieldChecker job_checker =
-      FieldChecker::root(*inputs.scenario->file, &unused).child("job");
+  const FieldChecker job_checker = FieldChecker::root(*inputs.scenario->file, &unused).child("job");
   std::cerr << job_checker.location(field).to_string() << ": " << job_checker.path(field)
             << ": no configuration's run can be simulated: " << reason << "\n";
+}
+
+void report_checkpoint_over_volume(const ScenarioInputs& inputs, const std::string& reason) {
+  Diagnostics unused;
+  const FieldChecker checkpoint =
+      FieldChecker::root(*inputs.scenario->file, &unused).child("cost").child("checkpoint");
+  std::cerr << checkpoint.location("volume", 0).to_string() << ": " << checkpoint.path("volume")
+            << ": no configuration's checkpoint fits: " << reason << "\n";
 }
 
 bool parse_scenario_command(const std::vector<std::string>& args, const std::string& command,

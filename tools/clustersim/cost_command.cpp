@@ -47,7 +47,7 @@ Table cost_table() {
                      {"checkpoint_interval_h", "ckpt every h", 2},
                      {"young_daly_h", "Young/Daly h", 2},
                      {"checkpoint_write_s", "ckpt write s", 1},
-                     {"preemptions", "preempt", 1},
+                     {"interruptions", "interrupts", 2},  // mean per run: faults, preemptions
                      {"price_from", "price from"},
                      {"cost_rank", "cost #"},
                      {"time_rank", "time #"},
@@ -96,16 +96,17 @@ Row cost_row(const CostModel& model, const Configuration& c, const StepResult& s
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
   const auto money = [&](double value) { return priced ? Cell(value) : Cell(); };
-  row.cells.insert(row.cells.end(),
-                   {true, step.step_s, r.time.p50_s / 3600, r.time.p95_s / 3600, r.instance_hours,
-                    money(r.per_instance_hour), money(r.cost_p50), money(r.cost_p95),
-                    r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
-                    r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
-                    r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
-                    plan.enabled ? hours(plan.interval_s) : Cell(), hours(plan.young_daly_s),
-                    plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_preemptions,
-                    priced ? Cell(price_origin(*r.price))
-                           : Cell("no " + s::BillingMode_Name(r.billing) + " price")});
+  row.cells.insert(
+      row.cells.end(),
+      {true, step.step_s, r.time.p50_s / 3600, r.time.p95_s / 3600, r.instance_hours,
+       money(r.per_instance_hour), money(r.cost_p50), money(r.cost_p95),
+       r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
+       r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
+       r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
+       plan.enabled ? hours(r.checkpoint.interval_s) : Cell(), hours(r.checkpoint.young_daly_s),
+       plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_interruptions,
+       priced ? Cell(price_origin(*r.price))
+              : Cell("no " + s::BillingMode_Name(r.billing) + " price")});
   // Shown, not ranked, where the scenario's sweep.constraints rule the run out (as a sweep does).
   if (const char* outside = constraint_status(model, c, r)) {
     row.cost = row.time = row.time_p95 = kUnranked;
@@ -214,7 +215,9 @@ void print_prices(const CostModel& model, const std::vector<const s::InstanceTyp
         std::cout << " x "
                   << format_number(*model.prices.exchange_rate(price->currency, model.currency));
       }
-      std::cout << ", " << price_origin(*price) << " (" << price->source << ")\n";
+      std::cout << ", " << price_origin(*price);
+      if (!price->basis.empty()) std::cout << ", " << price->basis;
+      std::cout << " (" << price->source << ")\n";
     }
   }
 }
@@ -261,7 +264,9 @@ int cost_command(const std::vector<std::string>& args) {
   std::vector<Row> rows;
   size_t unsimulated = 0;  // rows too long to simulate
   size_t simulated = 0;
-  std::string too_long;  // why the first such row was
+  size_t over_volume = 0;  // rows whose checkpoint does not fit its volume
+  std::string too_long;    // why the first such row was
+  std::string too_big;     // why the first checkpoint over its volume was
   const std::optional<size_t> shown =
       evaluate_each(*inputs, space, [&](const Configuration& c, const Evaluation& e) {
         if (e.step) keys.note(cluster_label(c));
@@ -271,9 +276,10 @@ int cost_command(const std::vector<std::string>& args) {
           }
           return;
         }
-        const CheckpointPlan plan = plan_checkpoints(*model, c, e.memory, *e.step);
+        const CheckpointPlan plan = plan_checkpoints(*model, c, e.memory);
         for (s::BillingMode billing : model->billing_modes) {
           if (!plan.over_volume.empty()) {
+            if (over_volume++ == 0) too_big = plan.over_volume;
             rows.push_back(
                 unranked_row(c, billing, table.column_count(), "yes",
                              std::string(kStatusCheckpointOverVolume) + ": " + plan.over_volume));
@@ -313,10 +319,10 @@ int cost_command(const std::vector<std::string>& args) {
     }
   }
   if (!runnable.runs) return kExitInputError;
-  if (simulated == 0 && unsimulated > 0) {
-    report_budget_too_large(*inputs, too_long);
-    return kExitInputError;
-  }
+  // No row got a time: say why (each reason that held a row), as an input error.
+  if (simulated == 0 && unsimulated > 0) report_budget_too_large(*inputs, too_long);
+  if (simulated == 0 && over_volume > 0) report_checkpoint_over_volume(*inputs, too_big);
+  if (simulated == 0 && unsimulated + over_volume > 0) return kExitInputError;
   return kExitOk;
 }
 

@@ -18,7 +18,7 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"catalog", "list GPUs, instances, storage tiers, fabrics or models",
      clustersim::cli::catalog_command},
-    {"cost", "time and cost of whole training runs per billing mode, spot preemptions included",
+    {"cost", "time and cost of whole training runs per billing mode, interruptions included",
      clustersim::cli::cost_command},
     {"collective", "simulate a collective over a range of sizes, printed like nccl-tests",
      clustersim::cli::collective_command},

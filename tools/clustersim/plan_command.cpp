@@ -69,7 +69,8 @@ std::optional<UsedPrice> cluster_on_demand(const Configuration& c) {
   for (const PoolShare& pool : *c.pools) {
     const std::optional<UsedPrice> price = catalog_price(*pool.instance, s::ON_DEMAND);
     if (!price || (total && total->currency != price->currency)) return std::nullopt;
-    if (!total) total = UsedPrice{0, price->currency, "catalog", "", "", s::CONFIDENCE_UNSPECIFIED};
+    if (!total)
+      total = UsedPrice{0, price->currency, "catalog", "", "", s::CONFIDENCE_UNSPECIFIED, ""};
     total->per_hour += price->per_hour * pool.nodes;
   }
   return total;

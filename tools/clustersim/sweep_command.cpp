@@ -54,6 +54,9 @@ struct Rankings {
     if (status == kStatusTooLong && statuses[status] == 0) {
       first_too_long = row_text(row, result_column("limiting"));
     }
+    if (status == kStatusCheckpointOverVolume && statuses[status] == 0) {
+      first_over_volume = row_text(row, result_column("limiting"));
+    }
     ++statuses[status];
     fastest.offer(row);
     cheapest.offer(row);
@@ -72,6 +75,7 @@ struct Rankings {
   ParetoFront front;
   std::map<std::string, int64_t> statuses;  // rows per status
   std::string first_too_long;               // why the first row too long to simulate is
+  std::string first_over_volume;            // why the first checkpoint over its volume is
   AccuracyKeys keys;                        // of every simulated row
   // Rows a ranking keeps at least: the best and another configuration's under every billing
   // mode a scenario compares (ON_DEMAND, SPOT, RESERVED).
@@ -328,9 +332,16 @@ int sweep_command(const std::vector<std::string>& args) {
                seconds > 0 ? counts.candidates / seconds : 0.0, usage.ru_maxrss / 1024.0,
                a.out.empty() ? "" : ", every row in ", a.out.c_str());
   print_answer(summary, rankings, ranking, inputs->limit, inputs->format, evidence.get());
-  const auto too_long = rankings.statuses.find(kStatusTooLong);
-  if (too_long != rankings.statuses.end() && too_long->second == summary.rows) {
-    report_budget_too_large(*inputs, rankings.first_too_long);
+  // No row got a time, every one too long to simulate or with a checkpoint over its volume.
+  const auto rows_of = [&](const char* status) {
+    const auto it = rankings.statuses.find(status);
+    return it == rankings.statuses.end() ? int64_t{0} : it->second;
+  };
+  const int64_t too_long = rows_of(kStatusTooLong);
+  const int64_t over_volume = rows_of(kStatusCheckpointOverVolume);
+  if (too_long + over_volume > 0 && too_long + over_volume == summary.rows) {
+    if (too_long > 0) report_budget_too_large(*inputs, rankings.first_too_long);
+    if (over_volume > 0) report_checkpoint_over_volume(*inputs, rankings.first_over_volume);
     return kExitInputError;
   }
   return kExitOk;
