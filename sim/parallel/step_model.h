@@ -25,14 +25,14 @@ struct StepResult {
   double mfu = 0;  // model FLOPs / (step x GPUs x peak); a decoder's attention counted causal
   double hfu = 0;  // with recomputed FLOPs
   // Where the time of the stage that finishes last goes (seconds, summing to step_s, but
-  // expert_compute_s, a part of compute_s):
+  // collective_stretch_s and expert_compute_s, parts of compute_s):
   int critical_stage = 0;
   // kernels on its compute stream, with what the SMs of the overlapped data-parallel and ZeRO-3
   // collectives beside them added (collective_sm_contention.h)
   double compute_s = 0;
   // Of compute_s: what the overlapped collectives' SMs added to the kernels (the stage's
-  // collective_stretch). A faster link shortens it, faster kernels hardly: the limiting column
-  // weighs it as data-parallel communication (step_limit.h).
+  // collective_stretch). It lasts as the collectives do, so a faster link shortens it: the
+  // limiting column weighs it as data-parallel communication (step_limit.h).
   double collective_stretch_s = 0;
   double tensor_comm_s = 0;  // tensor-parallel collectives (on the critical path)
   double context_comm_s = 0;  // context-parallel K/V exchange not hidden behind attention
