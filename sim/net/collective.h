@@ -72,4 +72,9 @@ Picoseconds collective_time(const Topology& topology, const Collective& c);
 Picoseconds concurrent_collectives_time(const Topology& topology,
                                         std::span<const Collective> collectives);
 
+// The kind of link that binds a ring over `gpus` (its channels, each an equal share:
+// start_ring), as Network::prepared_binding_link finds it. Requires: at least two distinct GPUs
+// of `topology`.
+LinkKind ring_binding_link(const Topology& topology, const std::vector<int>& gpus);
+
 }  // namespace clustersim

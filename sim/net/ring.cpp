@@ -12,7 +12,8 @@
 // (start_with_protocol). Across NVLink domains (nodes, or the trays of an NVL72 rack: NCCL's
 // nodes) the data is split over one ring per GPU of a domain (NCCL's channels); channel c enters
 // every domain at its c-th GPU, so each channel crosses the network through a different NIC
-// (ring_channels.h, which keeps each ring's channels per topology).
+// (ring_channels.h, which keeps each ring's channels per topology). ring_binding_link names the
+// kind of link that binds those channels.
 #include <optional>
 
 #include "sim/net/collective_algorithms.h"
@@ -56,6 +57,16 @@ void start_ring(Network* network, const Collective& c, std::function<void()> don
       start_with_protocol(network, channel.edges, per_edge / channels, latencies, channel_done);
     }
   }
+}
+
+LinkKind ring_binding_link(const Topology& t, const std::vector<int>& gpus) {
+  Simulation idle;
+  Network network(&idle, &t);
+  std::vector<Network::PreparedLoad> loads;
+  for (const RingChannel& channel : t.ring_channels().channels(gpus, false, t).channels) {
+    loads.push_back({network.prepare_coupled(channel.edges), 1.0});
+  }
+  return network.prepared_binding_link(loads);
 }
 
 }  // namespace clustersim

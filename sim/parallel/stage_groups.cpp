@@ -24,7 +24,10 @@ StageGroups::StageGroups(const Topology& topology, const s::Parallelism& p,
   if (tp > 1) {
     const std::vector<int> tensor = topology.first_gpus(tp);
     for (int gpu : tensor) {
-      tensor_across_domains_ |= topology.domain_of(gpu) != topology.domain_of(tensor.front());
+      if (topology.domain_of(gpu) != topology.domain_of(tensor.front())) {
+        tensor_crossing_link_ = ring_binding_link(topology, tensor);
+        break;
+      }
     }
     tensor_ = std::make_unique<GroupCollectives>(topology, tensor);
   }

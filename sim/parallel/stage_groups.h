@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/io/schema/model.pb.h"
@@ -33,8 +34,10 @@ class StageGroups {
   const std::vector<double>& rail_shares() const { return rail_shares_; }
   // Whether the expert-parallel groups (more than one rank) lie each inside one NVLink domain.
   bool expert_in_one_domain() const { return expert_in_one_domain_; }
-  // Whether the tensor-parallel group timed crosses an NVLink domain's edge.
-  bool tensor_across_domains() const { return tensor_across_domains_; }
+  // Where the tensor-parallel group timed crosses an NVLink domain's edge, the kind of link that
+  // binds its collectives' traffic (ring_binding_link: NCCL's ring across domains); none inside
+  // one domain.
+  std::optional<LinkKind> tensor_crossing_link() const { return tensor_crossing_link_; }
 
  private:
   // The deduplicating dispatcher's groups (expert_dispatch.h) when every expert-parallel group
@@ -58,7 +61,7 @@ class StageGroups {
   std::vector<double> rail_shares_;
   LayerGroups groups_;
   bool expert_in_one_domain_ = false;
-  bool tensor_across_domains_ = false;
+  std::optional<LinkKind> tensor_crossing_link_;
 };
 
 }  // namespace clustersim

@@ -8,15 +8,17 @@
 namespace clustersim {
 namespace {
 
-// The link of a crossing's route that binds its traffic (Network::prepared_binding_link).
-const char* binding_link_name(LinkKind kind) {
+// The link of a crossing's route that binds its traffic (Network::prepared_binding_link), where
+// an NVLink is named `nvlink`: the expert all-to-alls' way to the NIC's GPU, the tensor-parallel
+// ring's hops inside each domain.
+std::string binding_link_name(LinkKind kind, const char* nvlink) {
   switch (kind) {
     case LinkKind::kNetwork:
       return "scale-out network";
     case LinkKind::kPcie:
       return "PCIe between GPU and NIC";
     case LinkKind::kNvlink:
-      return "NVLink to the NIC's GPU";
+      return nvlink;
   }
   return "scale-out network";
 }
@@ -24,13 +26,15 @@ const char* binding_link_name(LinkKind kind) {
 }  // namespace
 
 std::string limiting_part(const StepResult& r) {
+  // The kernels' slowdown beside the overlapped collectives goes with the collectives.
+  const double data_comm = r.data_comm_s + r.collective_stretch_s;
   const std::pair<double, const char*> parts[] = {
-      {r.compute_s, "compute"},
+      {r.compute_s - r.collective_stretch_s, "compute"},
       {r.tensor_comm_s, "tensor-parallel communication"},
       {r.context_comm_s, "context-parallel communication"},
       {r.expert_comm_s, "expert-parallel all-to-all"},
       {r.bubble_s, "pipeline bubble"},
-      {r.data_comm_s, "data-parallel communication"},
+      {data_comm, "data-parallel communication"},
       {r.optimizer_s, "optimizer"}};
   const std::string largest = std::max_element(std::begin(parts), std::end(parts))->second;
   // The expert all-to-alls' scale-out time, and the other parts beside the compute with it taken
@@ -39,16 +43,17 @@ std::string limiting_part(const StepResult& r) {
   const double waited = std::max(0.0, scale_out - r.expert_scale_out_s);
   const double expert_rest = r.expert_comm_s - r.expert_scale_out_s;
   const double bubble_rest = std::max(0.0, r.bubble_s - waited);
-  const double others = std::max({r.context_comm_s, r.data_comm_s, r.optimizer_s});
+  const double others = std::max({r.context_comm_s, data_comm, r.optimizer_s});
   std::string crossing;
   if (scale_out > 0 &&
       scale_out >= std::max({others, r.tensor_comm_s, expert_rest, bubble_rest})) {
-    crossing = std::string("expert-parallel all-to-all across NVLink domains (") +
-               binding_link_name(r.expert_scale_out_link) + ")";
+    crossing = "expert-parallel all-to-all across NVLink domains (" +
+               binding_link_name(r.expert_scale_out_link, "NVLink to the NIC's GPU") + ")";
   }
-  if (r.tensor_across_domains && r.tensor_comm_s > 0 &&
+  if (r.tensor_crossing_link && r.tensor_comm_s > 0 &&
       r.tensor_comm_s >= std::max({others, r.expert_comm_s, r.bubble_s, scale_out})) {
-    crossing = "tensor-parallel communication across NVLink domains (scale-out network)";
+    crossing = "tensor-parallel communication across NVLink domains (" +
+               binding_link_name(*r.tensor_crossing_link, "NVLink inside each domain") + ")";
   }
   if (crossing.empty()) return largest;
   return largest == "compute" ? "compute, then " + crossing : crossing;

@@ -1,12 +1,21 @@
 // What limits a training step, as the limiting column of a sweep's rows names it: the largest
-// part of the step's breakdown (StepResult), or, where an expert- or tensor-parallel group
-// crosses an NVLink domain's edge and its traffic over the scale-out network is the largest part
-// of the step beside the compute, that crossing, named so: "expert-parallel all-to-all across
-// NVLink domains (scale-out network)", after "compute, then " where the compute is larger still.
-// The parenthesis names the link that binds the expert all-to-alls' traffic across domains: the
-// scale-out network (NIC and fabric), or, where that is faster than the rest of the route, "PCIe
-// between GPU and NIC" or "NVLink to the NIC's GPU" (Network::prepared_binding_link): more of
-// what it names shortens that traffic, more scale-out bandwidth then does not.
+// part of the step's breakdown (StepResult), the kernels' slowdown beside the overlapped
+// collectives (collective_stretch_s, a part of compute_s) weighed as data-parallel
+// communication: the collectives' SMs slow the kernels for as long as the collectives run, so a
+// faster link shortens it (scenarios/huaweicloud_ascend_vs_a100's ZeRO-3 row on 8 PCIe A100s:
+// 64.8 s of compute against 33.9 s under ZeRO-1; PCIe x1.25 saves 13.7% of the step, the peaks
+// x1.25 5.8%). Or, where an expert- or tensor-parallel group crosses an NVLink domain's edge and
+// its traffic over the scale-out network is the largest part of the step beside the compute,
+// that crossing, named so: "expert-parallel all-to-all across NVLink domains (scale-out
+// network)", after "compute, then " where the compute is larger still.
+// The parenthesis names the link that binds the crossing's bytes (the expert all-to-alls' traffic
+// across domains, or the tensor-parallel ring's channels: ring_binding_link): the scale-out
+// network (NIC and fabric), or, where that is faster than the rest of the route, "PCIe between
+// GPU and NIC", or NVLink: "NVLink to the NIC's GPU" (the expert traffic's way to a NIC another
+// GPU owns), "NVLink inside each domain" (the ring's hops between the crossings)
+// (Network::prepared_binding_link): more of what it names shortens that traffic, more scale-out
+// bandwidth then does not. The scale-out network's step latency is not weighed: a crossing of
+// few bytes a step is named by the link its bytes bind, while its time is mostly that latency.
 //
 // The expert all-to-alls' scale-out time is simulated (pipeline_expert_all_to_all.cpp: how long
 // their traffic across domains was in flight, the compute stopped). On the critical stage it is

@@ -72,7 +72,7 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
   const double compute_s =
       (times.forward.compute + times.backward.compute).seconds() * plan.micro_batches;
   StepResult r =
-      run_pipeline(plan, topology, timeline, {{compute_s}, {0.0}, {0.0}, {0.0}, {0.0}, {0.0}});
+      run_pipeline(plan, topology, timeline, {{compute_s}, {0.0}, {0.0}, {0.0}, {0.0}, {0.0}, {}});
   r.samples_per_s = job.global_batch_size() / r.step_s;
   r.tokens_per_s = r.samples_per_s;
   r.mfu = r.hfu = 3 * forward_flops / p.micro_batch_size() * job.global_batch_size() /
@@ -92,7 +92,8 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
   }
   const StageTimeline& c = stages.stages[r.critical_stage];
   const int critical = r.critical_stage;
-  r.compute_s = shares.compute_s[critical] + c.collective_stretch.seconds();
+  r.collective_stretch_s = c.collective_stretch.seconds();
+  r.compute_s = shares.compute_s[critical] + r.collective_stretch_s;
   r.tensor_comm_s = shares.tensor_comm_s[critical];
   r.context_comm_s = shares.context_comm_s[critical];
   r.expert_comm_s = shares.expert_comm_s[critical] + c.expert_network_wait.seconds();
@@ -114,7 +115,7 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
       r.expert_scale_out_link = stage.expert_scale_out_link;
     }
   }
-  r.tensor_across_domains = shares.tensor_across_domains;
+  r.tensor_crossing_link = shares.tensor_crossing_link;
   r.limiting = limiting_part(r);
   return r;
 }

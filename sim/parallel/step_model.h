@@ -5,6 +5,7 @@
 // goes.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "sim/engine/timeline.h"
@@ -24,11 +25,15 @@ struct StepResult {
   double mfu = 0;  // model FLOPs / (step x GPUs x peak); a decoder's attention counted causal
   double hfu = 0;  // with recomputed FLOPs
   // Where the time of the stage that finishes last goes (seconds, summing to step_s, but
-  // expert_compute_s, a part of compute_s):
+  // collective_stretch_s and expert_compute_s, parts of compute_s):
   int critical_stage = 0;
   // kernels on its compute stream, with what the SMs of the overlapped data-parallel and ZeRO-3
   // collectives beside them added (collective_sm_contention.h)
   double compute_s = 0;
+  // Of compute_s: what the overlapped collectives' SMs added to the kernels (the stage's
+  // collective_stretch). It lasts as the collectives do, so a faster link shortens it: the
+  // limiting column weighs it as data-parallel communication (step_limit.h).
+  double collective_stretch_s = 0;
   double tensor_comm_s = 0;  // tensor-parallel collectives (on the critical path)
   double context_comm_s = 0;  // context-parallel K/V exchange not hidden behind attention
   double expert_comm_s = 0;   // expert-parallel dispatch and combine all-to-alls
@@ -47,9 +52,10 @@ struct StepResult {
   double expert_scale_out_most_s = 0;
   // The kind of link that binds the traffic of the stage with the most (StageTimeline).
   LinkKind expert_scale_out_link = LinkKind::kNetwork;
-  // Whether the tensor-parallel group timed crosses an NVLink domain's edge: tensor_comm_s is
-  // then collectives over the scale-out network.
-  bool tensor_across_domains = false;
+  // Where the tensor-parallel group timed crosses an NVLink domain's edge (tensor_comm_s is then
+  // collectives over the scale-out network), the kind of link that binds their traffic; none
+  // inside one domain.
+  std::optional<LinkKind> tensor_crossing_link;
   std::string limiting;      // what limits the step (step_limit.h)
 };
 
@@ -66,8 +72,9 @@ StepResult simulate_step(const schema::Model& model, const schema::TrainingJob& 
 struct StageShares {
   std::vector<double> compute_s, tensor_comm_s, context_comm_s, expert_comm_s, expert_compute_s,
       amax_comm_s;
-  // Whether the tensor-parallel group timed (stage 0's first) crosses an NVLink domain's edge.
-  bool tensor_across_domains = false;
+  // Where the tensor-parallel group timed (stage 0's first) crosses an NVLink domain's edge, the
+  // kind of link that binds its traffic (StageGroups::tensor_crossing_link); none inside one.
+  std::optional<LinkKind> tensor_crossing_link;
 };
 
 // The step time of a simulated pipeline and where the time of the stage that finishes last goes,

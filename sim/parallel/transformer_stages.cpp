@@ -485,7 +485,7 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
       expert_combine_floor(t, job, p, compute, groups.expert_in_one_domain());
   layer_groups.expert_routing_map_bytes = expert_routing_map_bytes(t, job, p);
   out.plan.expert_rail_shares = groups.rail_shares();
-  out.tensor_across_domains = groups.tensor_across_domains();
+  out.tensor_crossing_link = groups.tensor_crossing_link();
   const TransformerKernels kernels = time_transformer_kernels(t, job, p, compute, layer_groups);
   std::unique_ptr<GroupCollectives> amax_group;
   if (reduces_amax(job)) {

@@ -1,5 +1,5 @@
 // Tests of collectives: closed forms on idle rings, conservation of bytes, monotonicity in
-// bandwidth and hops, and the errors for requests that cannot run.
+// bandwidth and hops, the errors for requests that cannot run, and the link that binds a ring.
 #include "sim/net/collective.h"
 
 #include <catch2/catch.hpp>
@@ -350,6 +350,19 @@ TEST_CASE("two GPUs per node cross a rail-optimized fabric on two rails: twice t
   // Bus bandwidth (n-1)/n x S / t.
   const double single = 3.0 / 4 * bytes / time(one), pair = 7.0 / 8 * bytes / time(two);
   CHECK(pair / single == Approx(2).epsilon(0.05));
+}
+
+TEST_CASE("a ring's binding link: NVLink in a node, the NICs across p5 nodes, PCIe without "
+          "NVLink") {
+  const auto p5 = shipped_cluster("aws.p5.48xlarge", 1);
+  CHECK(ring_binding_link(*p5, all_gpus(*p5)) == LinkKind::kNvlink);
+  // Across two p5: each of the 8 channels crosses through its own NIC (400 Gbit/s x 0.955 =
+  // 47.75 GB/s) once, and passes 7 NVLink hops on each GPU's 450 GB/s x 0.80 = 360 GB/s:
+  // 1 / 47.75 > 7 / 360 per byte of a channel.
+  const auto two_p5 = shipped_cluster("aws.p5.48xlarge", 2);
+  CHECK(ring_binding_link(*two_p5, all_gpus(*two_p5)) == LinkKind::kNetwork);
+  const auto g5 = shipped_cluster("aws.g5.48xlarge", 1);  // 8 A10G on PCIe
+  CHECK(ring_binding_link(*g5, all_gpus(*g5)) == LinkKind::kPcie);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 // memory, more HBM keeps a fitting layout fitting, more micro-batches at most double the step,
 // more recomputation is never faster nor bigger, fewer layers never slower nor bigger; MFU and
 // HFU follow FLOPs / (step x peak). The link the limiting column names, twice as fast, shortens
-// the step. And every collective's bytes sent equal its bytes received.
+// the step; the resource that shortens a step the most when 1.25 times faster is one the limiting
+// column names. And every collective's bytes sent equal its bytes received.
 // tools/explore_invariants.py runs the same relations over the shipped scenarios.
 #include <google/protobuf/text_format.h>
 
@@ -142,6 +143,11 @@ void scale_doubles(Message* message, double factor) {
   }
 }
 
+// `gpu`'s NVLink bandwidth x `factor`, where it has NVLink (A100 PCIe cards have none).
+void scale_nvlink(s::Gpu* gpu, double factor) {
+  if (gpu->has_nvlink()) scale_doubles(gpu->mutable_nvlink(), factor);
+}
+
 // The shipped catalog with the entries `edit` writes replacing theirs (the warnings that say so
 // are expected; nothing else may be reported).
 std::unique_ptr<Catalog> catalog_with(const std::function<void(s::CatalogFile*)>& edit) {
@@ -165,7 +171,7 @@ std::function<void(s::CatalogFile*)> each_gpu(std::function<void(s::Gpu*)> edit)
   return [edit](s::CatalogFile* out) {
     static const s::CatalogFile topologies = shipped_entries("topologies");
     for (const s::Gpu& gpu : topologies.gpu()) {
-      for (const char* used : {"A100-SXM4-40GB", "H100-SXM5-80GB"}) {
+      for (const char* used : {"A100-SXM4-40GB", "H100-SXM5-80GB", "A100-PCIE-80GB"}) {
         if (gpu.name() == used) edit(&(*out->add_gpu() = gpu));
       }
     }
@@ -192,7 +198,7 @@ std::vector<HardwareChange> hardware_changes() {
          g->set_memory_bandwidth_gb_per_s(g->memory_bandwidth_gb_per_s() * 1.25);
        }),
        Relation::kFaster, 1, true},
-      {"NVLink x1.25", each_gpu([](s::Gpu* g) { scale_doubles(g->mutable_nvlink(), 1.25); }),
+      {"NVLink x1.25", each_gpu([](s::Gpu* g) { scale_nvlink(g, 1.25); }),
        Relation::kFaster, 1},
       {"PCIe x1.25", each_gpu([](s::Gpu* g) { scale_doubles(g->mutable_pcie(), 1.25); }),
        Relation::kFaster, 1},
@@ -353,9 +359,9 @@ cluster { instance: "aws.p5.48xlarge" nodes: 4 }
 parallelism { tensor_parallel: 2 pipeline_parallel: 2 expert_parallel: 8 micro_batch_size: 1
   distributed_optimizer: true sequence_parallel: true gradient_reduce_in_fp32: false })";
 
-// p5's NICs `nics` times as fast, and its GPU's PCIe `pcie` times.
-std::function<void(s::CatalogFile*)> p5_links(double nics, double pcie) {
-  return [nics, pcie](s::CatalogFile* out) {
+// p5's NICs `nics` times as fast, and its GPU's PCIe `pcie` times, its NVLink `nvlink` times.
+std::function<void(s::CatalogFile*)> p5_links(double nics, double pcie, double nvlink = 1) {
+  return [nics, pcie, nvlink](s::CatalogFile* out) {
     static const s::CatalogFile topologies = shipped_entries("topologies");
     for (const s::InstanceType& i : topologies.instance()) {
       if (i.name() != "aws.p5.48xlarge") continue;
@@ -363,7 +369,10 @@ std::function<void(s::CatalogFile*)> p5_links(double nics, double pcie) {
       *copy = i;
       scale_doubles(copy->mutable_network(), nics);
     }
-    each_gpu([pcie](s::Gpu* g) { scale_doubles(g->mutable_pcie(), pcie); })(out);
+    each_gpu([pcie, nvlink](s::Gpu* g) {
+      scale_doubles(g->mutable_pcie(), pcie);
+      scale_nvlink(g, nvlink);
+    })(out);
   };
 }
 
@@ -387,6 +396,159 @@ TEST_CASE("the link the limiting column names, twice as fast, shortens the step"
   CHECK(nics4.limiting == nics2.limiting);
   CHECK(nics2_pcie2.step_s < nics2.step_s * 0.98);
   CHECK(nics2_pcie2.limiting == crossing + "(scale-out network)");
+}
+
+// Llama-2-7B tensor-parallel over two p5 (TP 16): each layer's all-gathers and reduce-scatters
+// run as NCCL's 8 ring channels, each crossing the network through its own NIC (47.75 GB/s) and
+// passing 7 NVLink hops on each GPU's 360 GB/s.
+const char kTensorAcrossNodes[] = R"(name: "tp16"
+model: "llama2-7b"
+job { global_batch_size: 4 sequence_length: 4096 precision: BF16 optimizer: ADAM steps: 1 }
+cluster { instance: "aws.p5.48xlarge" nodes: 2 }
+parallelism { tensor_parallel: 16 micro_batch_size: 1 sequence_parallel: true
+  distributed_optimizer: true })";
+
+TEST_CASE("a tensor-parallel group across two p5 names the link its ring is short of",
+          "[invariant]") {
+  const std::string crossing = "tensor-parallel communication across NVLink domains ";
+  const Outcome shipped = evaluate(testing::shipped_catalog(), kTensorAcrossNodes);
+  const Outcome nics2 = evaluate(*catalog_with(p5_links(2, 1)), kTensorAcrossNodes);
+  const Outcome nics2_nvlink = evaluate(*catalog_with(p5_links(2, 1, 1.25)), kTensorAcrossNodes);
+  const Outcome nics2_5 = evaluate(*catalog_with(p5_links(2.5, 1)), kTensorAcrossNodes);
+  const Outcome nvlink2_nics2 = evaluate(*catalog_with(p5_links(2, 1, 2)), kTensorAcrossNodes);
+  const Outcome nvlink2_nics2_pcie =
+      evaluate(*catalog_with(p5_links(2, 1.25, 2)), kTensorAcrossNodes);
+  INFO("steps " << shipped.step_s << ", NICs x2 " << nics2.step_s << " (NVLink x1.25 "
+                << nics2_nvlink.step_s << ", NICs x2.5 " << nics2_5.step_s
+                << "), NICs and NVLink x2 " << nvlink2_nics2.step_s << " (PCIe x1.25 "
+                << nvlink2_nics2_pcie.step_s << ")");
+  // As shipped a channel's NIC binds (1 / 47.75 GB/s > 7 / 360 per byte).
+  CHECK(shipped.limiting == crossing + "(scale-out network)");
+  // NICs x2 (95.5 GB/s): the NVLink hops bind; more NVLink shortens the step, more NIC does not.
+  CHECK(nics2.limiting == crossing + "(NVLink inside each domain)");
+  CHECK(nics2_nvlink.step_s < nics2.step_s * (1 - 1e-3));
+  CHECK(nics2_5.step_s == Approx(nics2.step_s).epsilon(kTolerance));
+  // And NVLink x2 (720 GB/s): the PCIe link to the NIC (60.2 GB/s) binds.
+  CHECK(nvlink2_nics2.limiting == crossing + "(PCIe between GPU and NIC)");
+  CHECK(nvlink2_nics2_pcie.step_s < nvlink2_nics2.step_s * (1 - 1e-3));
+}
+
+// Llama-2-7B data-parallel with ZeRO-3 over 8 PCIe A100s: the layers' gathers and
+// reduce-scatters over PCIe run beside most of the kernels, their SMs slowing them.
+const char kShardedOverPcie[] = R"(name: "zero3-pcie"
+model: "llama2-7b"
+job { global_batch_size: 16 sequence_length: 4096 precision: FP16 optimizer: ADAM steps: 1 }
+cluster { instance: "huaweicloud.p3.16xlarge.8" nodes: 1 }
+parallelism { micro_batch_size: 1 zero_stage: 3 recompute: RECOMPUTE_SELECTIVE })";
+
+// A resource 1.25 times faster, as tools/explore_labels.py makes it: the GPU's peaks, its HBM
+// bandwidth, both (the kernels), or a link at every size (bandwidth x1.25, the step latencies of
+// its link classes / 1.25: no protocol choice moves).
+struct FasterResource {
+  const char* name;
+  std::function<void(s::CatalogFile*)> edit;
+};
+
+// The link classes of `names` with their step latencies / `factor`.
+void faster_link_classes(std::initializer_list<const char*> names, double factor,
+                         s::CatalogFile* out) {
+  static const s::CatalogFile topologies = shipped_entries("topologies");
+  for (const s::LinkClass& l : topologies.link_class()) {
+    if (std::find(names.begin(), names.end(), l.name()) == names.end()) continue;
+    s::LinkClass* copy = out->add_link_class();
+    *copy = l;
+    if (copy->has_step_latency_us()) copy->set_step_latency_us(l.step_latency_us() / factor);
+    if (copy->has_simple_step_latency_us()) {
+      copy->set_simple_step_latency_us(l.simple_step_latency_us() / factor);
+    }
+  }
+}
+
+std::vector<FasterResource> faster_resources() {
+  constexpr double f = 1.25;
+  return {
+      {"peaks", each_gpu([](s::Gpu* g) { scale_doubles(g->mutable_peak_tflops(), f); })},
+      {"HBM", each_gpu([](s::Gpu* g) {
+         g->set_memory_bandwidth_gb_per_s(g->memory_bandwidth_gb_per_s() * f);
+       })},
+      {"GPU", each_gpu([](s::Gpu* g) {
+         scale_doubles(g->mutable_peak_tflops(), f);
+         g->set_memory_bandwidth_gb_per_s(g->memory_bandwidth_gb_per_s() * f);
+       })},
+      {"NVLink",
+       [](s::CatalogFile* out) {
+         each_gpu([](s::Gpu* g) { scale_nvlink(g, f); })(out);
+         faster_link_classes({"nvlink", "nvlink3", "nvlink5"}, f, out);
+       }},
+      {"PCIe",
+       [](s::CatalogFile* out) {
+         each_gpu([](s::Gpu* g) { scale_doubles(g->mutable_pcie(), f); })(out);
+         faster_link_classes({"pcie", "socket"}, f, out);
+       }},
+      {"NICs",
+       [](s::CatalogFile* out) {
+         static const s::CatalogFile topologies = shipped_entries("topologies");
+         for (const s::InstanceType& i : topologies.instance()) {
+           for (const char* used : {"aws.p4d.24xlarge", "aws.p5.48xlarge", "onprem.dgx-h100"}) {
+             if (i.name() != used) continue;
+             s::InstanceType* copy = out->add_instance();
+             *copy = i;
+             scale_doubles(copy->mutable_network(), f);
+           }
+         }
+         faster_link_classes({"efa", "infiniband"}, f, out);
+         for (const s::Fabric& fabric : topologies.fabric()) {
+           s::Fabric* copy = out->add_fabric();
+           *copy = fabric;
+           copy->set_nic_latency_us(fabric.nic_latency_us() / f);
+           copy->set_switch_hop_latency_us(fabric.switch_hop_latency_us() / f);
+         }
+       }},
+  };
+}
+
+// The resources a label names (tools/explore_labels.py label_classes, where the write-up in
+// results/validation.md says why): the kernels run at the peaks or at HBM bandwidth, one class;
+// a tensor-parallel group inside a node on its NVLink; data-parallel traffic on whichever link
+// its route takes; a crossing on the link in its parenthesis, after "compute, then " on the
+// kernels.
+std::vector<std::string> named_resources(const std::string& label) {
+  if (label == "compute" || label.rfind("compute, then ", 0) == 0) return {"peaks", "HBM", "GPU"};
+  if (label == "tensor-parallel communication") return {"NVLink"};
+  if (label == "data-parallel communication") return {"NVLink", "PCIe", "NICs"};
+  if (label.ends_with("(scale-out network)")) return {"NICs"};
+  if (label.ends_with("(PCIe between GPU and NIC)")) return {"PCIe"};
+  return {};
+}
+
+TEST_CASE("the resource that shortens the step the most is one the limiting column names",
+          "[invariant]") {
+  const std::vector<FasterResource> resources = faster_resources();
+  std::vector<std::unique_ptr<Catalog>> catalogs;
+  for (const FasterResource& resource : resources) catalogs.push_back(catalog_with(resource.edit));
+  const std::string texts[] = {scenario_text(kScenarios[0]), scenario_text(kScenarios[1]),
+                               scenario_text(kScenarios[2]), kTensorAcrossNodes,
+                               kShardedOverPcie};
+  for (const std::string& text : texts) {
+    const Outcome base = evaluate(testing::shipped_catalog(), text);
+    const std::vector<std::string> named = named_resources(base.limiting);
+    REQUIRE_FALSE(named.empty());
+    std::string best;
+    double best_saving = 0, named_saving = 0;
+    std::ostringstream savings;
+    for (size_t i = 0; i < resources.size(); ++i) {
+      const double saving = 1 - evaluate(*catalogs[i], text).step_s / base.step_s;
+      savings << resources[i].name << " " << 100 * saving << "% ";
+      if (saving > best_saving) best_saving = saving, best = resources[i].name;
+      if (std::find(named.begin(), named.end(), resources[i].name) != named.end()) {
+        named_saving = std::max(named_saving, saving);
+      }
+    }
+    INFO(text.substr(0, text.find('\n')) << ": '" << base.limiting << "'; " << savings.str());
+    // A near-tie (the parts are weighed alone, a speed-up also moves what overlaps them): the
+    // named resource saves at least 90% of the best's saving.
+    CHECK(named_saving >= 0.9 * best_saving);
+  }
 }
 
 TEST_CASE("every collective's bytes sent equal its bytes received", "[invariant]") {

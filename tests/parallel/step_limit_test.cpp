@@ -1,7 +1,8 @@
-// Tests of what the limiting column names (step_limit.h): the largest part of a step, and an
+// Tests of what the limiting column names (step_limit.h): the largest part of a step, the
+// kernels' slowdown beside overlapped collectives weighed as data-parallel communication, and an
 // expert- or tensor-parallel group's traffic over the scale-out network where it is the largest
 // part beside the compute, also where another stage's crossing shows as the critical stage's
-// bubble, with the link that binds the expert crossing's traffic.
+// bubble, with the link that binds each crossing's traffic.
 #include <catch2/catch.hpp>
 
 #include "sim/parallel/step_limit.h"
@@ -30,6 +31,24 @@ TEST_CASE("without a group across NVLink domains the limiting part is the larges
   StepResult tensor = step(2, 1, 1);
   tensor.tensor_comm_s = 3;  // inside a domain: not a crossing
   CHECK(limiting_part(tensor) == "tensor-parallel communication");
+}
+
+TEST_CASE("the kernels' slowdown beside overlapped collectives weighs as data-parallel "
+          "communication") {
+  // 10 s of compute, 6 s of it the SMs the ZeRO-3 gathers held: 4 s of kernels against 6.5 s of
+  // the collectives' doing (a faster link shortens those, faster kernels hardly).
+  StepResult r = step(10, 3, 1);
+  r.collective_stretch_s = 6;
+  CHECK(limiting_part(r) == "data-parallel communication");
+  r.collective_stretch_s = 2;  // 8 s of kernels against 2.5 s
+  CHECK(limiting_part(r) == "compute");
+  // A tensor-parallel crossing of 5 s is weighed against the 6.5 s too.
+  r.collective_stretch_s = 6;
+  r.tensor_comm_s = 5;
+  r.tensor_crossing_link = LinkKind::kNetwork;
+  CHECK(limiting_part(r) == "data-parallel communication");
+  r.tensor_comm_s = 7;
+  CHECK(limiting_part(r) == kTensorCrossing);
 }
 
 TEST_CASE("the expert all-to-alls' scale-out time is named where it is the largest part beside "
@@ -76,12 +95,23 @@ TEST_CASE("a tensor-parallel group across NVLink domains is named where its time
           "part beside the compute") {
   StepResult r = step(10, 1, 1);
   r.tensor_comm_s = 3;
-  r.tensor_across_domains = true;
+  r.tensor_crossing_link = LinkKind::kNetwork;
   CHECK(limiting_part(r) == std::string("compute, then ") + kTensorCrossing);
   r.compute_s = 2;
   CHECK(limiting_part(r) == kTensorCrossing);
   r.bubble_s = 4;
   CHECK(limiting_part(r) == "pipeline bubble");
+}
+
+TEST_CASE("the tensor-parallel crossing names each kind of link that binds its ring") {
+  StepResult r = step(2, 1, 1);
+  r.tensor_comm_s = 3;
+  r.tensor_crossing_link = LinkKind::kPcie;
+  CHECK(limiting_part(r) ==
+        "tensor-parallel communication across NVLink domains (PCIe between GPU and NIC)");
+  r.tensor_crossing_link = LinkKind::kNvlink;
+  CHECK(limiting_part(r) ==
+        "tensor-parallel communication across NVLink domains (NVLink inside each domain)");
 }
 
 }  // namespace
