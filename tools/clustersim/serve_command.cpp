@@ -310,7 +310,8 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     accuracy.note(row_text(row, instance),
                   std::holds_alternative<bool>(flag) && std::get<bool>(flag));
   }
-  table_with_accuracy(serving_columns(), summary, shown, instance, format == OutputFormat::kJson,
+  table_with_accuracy(serving_columns(samples), summary, shown, instance,
+                      format == OutputFormat::kJson,
                       evidence, accuracy)
       .print(std::cout, format);
   const bool table = format == OutputFormat::kTable;
