@@ -111,17 +111,7 @@ sizing "$cli" serve "$one" --samples "$n" --out "$dir/base.h5" >/dev/null 2>"$di
 "$cli" regress --baseline "$dir/base.h5" "$one" >"$dir/log" 2>&1 || fail "regress drifted:"
 grep -q "0 drifted cells, 0 rows gone, 0 new" "$dir/log" || fail "regress compared otherwise:"
 
-# expect EXIT MESSAGE ARGS...: clustersim ARGS exits EXIT with MESSAGE as a line of its output.
-expect() {
-  local code="$1" message="$2"
-  shift 2
-  "$cli" "$@" >"$dir/log" 2>&1
-  local rc=$?
-  if [ "$rc" -ne "$code" ] || ! grep -qxF -- "$message" "$dir/log"; then
-    echo "$*: exit $rc (expected $code), output:"; cat "$dir/log"
-    echo "expected: $message"; exit 1
-  fi
-}
+. "$(dirname "$0")/expect_line.sh"
 expect 2 "clustersim serve: --samples must be 1 to 100, not 0" serve "$one" --samples 0
 expect 2 "clustersim serve: --samples must be 1 to 100, not 101" serve "$one" --samples 101
 expect 2 "$trace: --samples 3 draws independent samples of generated traffic, and a trace file is one fixed sample: give --samples 1 or leave it out" \

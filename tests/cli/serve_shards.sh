@@ -40,18 +40,7 @@ for chart in latency pareto; do
     fail "plot of the merged file draws another $chart chart than serve --plot-dir:"
 done
 
-# expect EXIT MESSAGE COMMAND ARGS...: clustersim COMMAND ARGS exits EXIT with MESSAGE (a fixed
-# string) as a line of its output.
-expect() {
-  local code="$1" message="$2"
-  shift 2
-  "$cli" "$@" >"$dir/log" 2>&1
-  local rc=$?
-  if [ "$rc" -ne "$code" ] || ! grep -qxF -- "$message" "$dir/log"; then
-    echo "$*: exit $rc (expected $code), output:"; cat "$dir/log"
-    echo "expected: $message"; exit 1
-  fi
-}
+. "$(dirname "$0")/expect_line.sh"
 
 # Shard 2/2 stopped as soon as its journal exists, refused to shard 1/2, then resumed.
 out="$dir/r.h5" journal="$dir/r.h5.partial"

@@ -178,6 +178,16 @@ std::function<void(s::CatalogFile*)> each_gpu(std::function<void(s::Gpu*)> edit)
   };
 }
 
+// The NICs of the scenarios' instances, as written, `factor` times faster.
+void faster_nics(double factor, s::CatalogFile* out) {
+  static const s::CatalogFile topologies = shipped_entries("topologies");
+  for (const s::InstanceType& i : topologies.instance()) {
+    for (const char* used : {"aws.p4d.24xlarge", "aws.p5.48xlarge", "onprem.dgx-h100"}) {
+      if (i.name() == used) scale_doubles((*out->add_instance() = i).mutable_network(), factor);
+    }
+  }
+}
+
 enum class Relation { kFaster, kMoreCapacity };
 
 struct HardwareChange {
@@ -204,15 +214,7 @@ std::vector<HardwareChange> hardware_changes() {
        Relation::kFaster, 1},
       {"NICs x1.25",
        [](s::CatalogFile* out) {
-         static const s::CatalogFile topologies = shipped_entries("topologies");
-         for (const s::InstanceType& i : topologies.instance()) {
-           for (const char* used : {"aws.p4d.24xlarge", "aws.p5.48xlarge", "onprem.dgx-h100"}) {
-             if (i.name() != used) continue;
-             s::InstanceType* copy = out->add_instance();
-             *copy = i;
-             scale_doubles(copy->mutable_network(), 1.25);
-           }
-         }
+         faster_nics(1.25, out);
        },
        Relation::kFaster, 1},
       {"link latencies x0.5",
@@ -487,15 +489,8 @@ std::vector<FasterResource> faster_resources() {
        }},
       {"NICs",
        [](s::CatalogFile* out) {
+         faster_nics(f, out);
          static const s::CatalogFile topologies = shipped_entries("topologies");
-         for (const s::InstanceType& i : topologies.instance()) {
-           for (const char* used : {"aws.p4d.24xlarge", "aws.p5.48xlarge", "onprem.dgx-h100"}) {
-             if (i.name() != used) continue;
-             s::InstanceType* copy = out->add_instance();
-             *copy = i;
-             scale_doubles(copy->mutable_network(), f);
-           }
-         }
          faster_link_classes({"efa", "infiniband"}, f, out);
          for (const s::Fabric& fabric : topologies.fabric()) {
            s::Fabric* copy = out->add_fabric();
