@@ -91,7 +91,6 @@ ComputeModel::Gemm ComputeModel::gemm_for(const s::Gpu& gpu, s::Precision precis
     g.overhead = Picoseconds::from_microseconds(e->overhead_us());
     g.serial_output_write = e->serial_output_write();
   }
-  calibrated_ = calibrated_ && e != nullptr;
   return g;
 }
 
@@ -120,9 +119,8 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
       sixteen_bit_peak_ * (gpu.has_flash_attention_fraction()
                                ? gpu.flash_attention_fraction()
                                : runtime.default_flash_attention_fraction());
-  calibrated_ = calibrated_ && gpu.has_memory_efficiency_fraction() &&
-                (gpu.has_flash_attention_fraction() || gpu.attention_efficiency_size() > 0) &&
-                !efficiencies_are_priors(gpu);
+  calibrated_ = compute_constants_fitted(gpu, precision, setting == KernelSetting::kTrainingStep,
+                                         fp8_recipe);
   if (setting != KernelSetting::kTrainingStep) return;
   training_step_ = true;
   power_limit_ = gpu.has_power_limit() ? gpu.power_limit().step_throughput_fraction() : 1;
@@ -140,7 +138,6 @@ ComputeModel::ComputeModel(const s::Gpu& gpu, s::Precision precision, const s::R
   if (narrow) sixteen_bit_.fraction *= sixteen_bit_sustained_;
   else sixteen_bit_ = gemm_;
   attention_flops_ *= sixteen_bit_sustained_;
-  calibrated_ = calibrated_ && step_sustained_fraction_fitted(gpu, precision, fp8_recipe);
 }
 
 ComputeModel ComputeModel::serving(const s::Gpu& gpu, s::Precision precision,

@@ -7,6 +7,7 @@
 #include "sim/hw/compute_model.h"
 #include "sim/io/catalog.h"
 #include "sim/util/check.h"
+#include "sim/workload/element_size.h"
 
 namespace clustersim {
 
@@ -45,6 +46,19 @@ bool step_sustained_fraction_fitted(const s::Gpu& gpu, s::Precision precision,
   const s::MatmulEfficiency* e = matmul_efficiency(gpu, precision);
   return step_sustained_fraction(gpu, precision, fp8_recipe).has_value() &&
          !(e != nullptr && e->has_sustained_transfer()) && !gpu.has_sustained_server_transfer();
+}
+
+bool compute_constants_fitted(const s::Gpu& gpu, s::Precision precision, bool training_step,
+                              s::Fp8Recipe fp8_recipe) {
+  const bool narrow = bytes_per_element(precision) < 2;
+  const bool mxfp8_inside = precision == s::FP4 && gpu.peak_tflops().fp8() > 0;
+  const bool gemms = matmul_efficiency(gpu, precision) != nullptr &&
+                     (!narrow || matmul_efficiency(gpu, sixteen_bit_format(gpu)) != nullptr) &&
+                     (!mxfp8_inside || matmul_efficiency(gpu, s::FP8) != nullptr);
+  const bool kernels = gemms && gpu.has_memory_efficiency_fraction() &&
+                       (gpu.has_flash_attention_fraction() || gpu.attention_efficiency_size() > 0) &&
+                       !efficiencies_are_priors(gpu);
+  return kernels && (!training_step || step_sustained_fraction_fitted(gpu, precision, fp8_recipe));
 }
 
 double transferred_sustained_fraction(const s::Gpu& gpu, s::Precision from, const s::Gpu* reference,

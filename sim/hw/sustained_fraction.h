@@ -39,6 +39,16 @@ std::optional<double> sixteen_bit_sustained_fraction(
 bool step_sustained_fraction_fitted(const schema::Gpu& gpu, schema::Precision precision,
                                     schema::Fp8Recipe fp8_recipe = schema::FP8_RECIPE_UNSPECIFIED);
 
+// Whether every constant a compute model of `gpu` in `precision` takes is fitted for the GPU
+// (ComputeModel::calibrated, the rows' `calibrated` column, and the word "calibrated" of the
+// accuracy line run, sweep and cost print beside them): its GEMM efficiency of `precision`, of the
+// 16-bit format in a narrower precision and of FP8 in an FP4 model of a GPU with FP8; its memory
+// efficiency and attention rates, none of them priors; inside a training step (`training_step`),
+// also its sustained fraction (step_sustained_fraction_fitted).
+bool compute_constants_fitted(const schema::Gpu& gpu, schema::Precision precision,
+                              bool training_step,
+                              schema::Fp8Recipe fp8_recipe = schema::FP8_RECIPE_UNSPECIFIED);
+
 // A sustained fraction derived from the GPU's own of `from` steps (gpu.proto SustainedTransfer),
 // per-tensor scaling: own(from) x reference(precision) / reference(from), or own(from) without a
 // reference (null).

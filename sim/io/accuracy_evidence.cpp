@@ -121,36 +121,47 @@ const s::ServingEvidence* AccuracyEvidence::serving(const AccuracyKey& key) cons
   return it == serving_.end() ? nullptr : &evidence_.serving(it->second);
 }
 
-std::string AccuracyEvidence::describe(const AccuracyKey& key, bool fitted_constants) const {
+std::string AccuracyEvidence::describe(const AccuracyKey& key, bool calibrated) const {
   std::string text = key_name(key) + ": ";
   if (key.precision.empty()) {
     const s::ServingEvidence* v = serving(key);
     if (!v || v->runs() == 0) {
       return text + "no published run; " +
-             (fitted_constants ? "its runtime constants are fitted on other runs"
-                               : "its runtime fit is its form factor's mean (uncalibrated)");
+             (calibrated ? "its runtime constants are fitted on other runs"
+                         : "its runtime fit is its form factor's mean (uncalibrated)");
     }
-    return text + "calibrated on " + runs(v->runs(), "published run") +
-           " (TensorRT-LLM 0.9.0), mean error throughput " + percent(v->throughput_mean_abs_pct()) +
-           " / TTFT " + percent(v->ttft_mean_abs_pct()) + " / TPOT " +
-           percent(v->tpot_mean_abs_pct());
+    // The serving evidence is one runtime's: TensorRT-LLM 0.9.0's static-batching calibration.
+    const std::string evidence = runs(v->runs(), "published run") +
+                                 " of TensorRT-LLM 0.9.0 (serving evidence covers that release only), "
+                                 "mean error throughput " +
+                                 percent(v->throughput_mean_abs_pct()) + " / TTFT " +
+                                 percent(v->ttft_mean_abs_pct()) + " / TPOT " +
+                                 percent(v->tpot_mean_abs_pct());
+    if (calibrated) return text + "calibrated on " + evidence;
+    return text + "uncalibrated (its runtime has no fit of this GPU: its form factor's mean); "
+                  "the GPU's calibration: " + evidence;
   }
   const s::TrainingEvidence* t = training(key);
   const bool fitted = t && has_runs(t->calibration());
   const bool checked = t && has_runs(t->checks());
   if (!fitted && !checked) {
     return text + "no published run; the step's constants are " +
-           (fitted_constants ? "fitted on this GPU and precision's other runs"
-                             : "derived (uncalibrated)");
+           (calibrated ? "fitted on this GPU and precision's other runs"
+                       : "derived (uncalibrated)");
   }
   if (fitted) {
     const s::StepTimeErrors& c = t->calibration();
-    text += "calibrated on " + runs(c.runs(), "published run") + ", mean " +
-            percent(c.mean_abs_pct()) + " / worst " + percent(c.worst_abs_pct()) +
-            " step-time error";
+    const std::string errors = runs(c.runs(), "published run") + ", mean " +
+                               percent(c.mean_abs_pct()) + " / worst " +
+                               percent(c.worst_abs_pct()) + " step-time error";
+    // The rows' `calibrated` says no where a kernel efficiency is a prior or a default, though
+    // the step's sustained fraction is fitted on these runs.
+    text += calibrated ? "calibrated on " + errors
+                       : "uncalibrated (not every kernel efficiency of the GPU is fitted); its "
+                         "sustained fraction is fitted on " + errors;
   } else {
     text += "no calibration run, the step's constants are " +
-            std::string(fitted_constants ? "fitted on other runs" : "derived (uncalibrated)");
+            std::string(calibrated ? "fitted on other runs" : "derived (uncalibrated)");
   }
   if (checked) {
     const s::StepTimeErrors& c = t->checks();

@@ -50,13 +50,18 @@ class AccuracyEvidence {
   const schema::TrainingEvidence* training(const AccuracyKey& key) const;
   const schema::ServingEvidence* serving(const AccuracyKey& key) const;
 
-  // One line on `key`'s accuracy: "H100-SXM5-80GB FP8 dense training: calibrated on 15 published
-  // runs, mean 4.2% / worst 10.6% step-time error; 60 public checks mean 7.9%", or, without a
-  // published calibration run, that there is none and whether the step's constants are `fitted`
-  // on the GPU and precision's runs or derived (uncalibrated). Serving keys: the calibration's
-  // throughput, TTFT and TPOT errors, or (not `fitted`) that the GPU takes its form factor's
-  // mean fit.
-  std::string describe(const AccuracyKey& key, bool fitted) const;
+  // One line on `key`'s accuracy, its words on calibration those of the rows' `calibrated`
+  // column (`calibrated`: AccuracyKeys, compute_constants_fitted or the serving row's):
+  // "H100-SXM5-80GB FP8 dense training: calibrated on 15 published runs, mean 4.2% / worst 10.6%
+  // step-time error; 60 public checks mean 7.9%"; where the step's sustained fraction is fitted
+  // on calibration runs but the key is not `calibrated` (a kernel efficiency a prior or a
+  // default), "uncalibrated (...); its sustained fraction is fitted on 15 published runs, ...";
+  // without a published calibration run, that there is none and whether the step's constants are
+  // fitted on the GPU and precision's runs or derived (uncalibrated). Serving keys: the
+  // calibration's throughput, TTFT and TPOT errors, said to be TensorRT-LLM 0.9.0's (the only
+  // release serving evidence covers), or (not `calibrated`, no run) that the GPU takes its form
+  // factor's mean fit.
+  std::string describe(const AccuracyKey& key, bool calibrated) const;
 
   // The mean error a prediction of `key` has shown on published runs, in percent: a training
   // step's calibration mean step-time error, else its checks'; serving's throughput error (cost

@@ -111,6 +111,20 @@ int serving_column(std::string_view key) {
   return i;
 }
 
+const char* verdict_ttft_p99_key(int samples) {
+  return samples > 1 ? "ttft_p99_worst_ms" : "ttft_p99_ms";
+}
+
+int rows_samples(const std::vector<ResultRow>& rows) {
+  const int column = serving_column("samples");
+  for (const ResultRow& row : rows) {  // one sample's rows end before the samples column
+    if (static_cast<int>(row.size()) <= column) continue;
+    const double samples = row_number(row, column);
+    if (samples > 1) return static_cast<int>(samples);
+  }
+  return 1;
+}
+
 std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const ServingEvaluation& e,
                                          const ServingPrices& prices,
                                          std::optional<double> max_rate_per_s) {

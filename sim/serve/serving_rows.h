@@ -28,6 +28,14 @@ int serving_column(std::string_view key);
 
 inline constexpr const char* kStatusMissesSlo = "misses SLO";
 
+// The p99 TTFT column the SLO verdict is on, which every ranking, Pareto front and chart of a
+// sizing against latency takes: over several traffic samples the worst sample's
+// ("ttft_p99_worst_ms"), else "ttft_p99_ms".
+const char* verdict_ttft_p99_key(int samples);
+// The traffic samples of a sizing's rows: their `samples` cell (1 where absent: one sample's rows,
+// or none).
+int rows_samples(const std::vector<ResultRow>& rows);
+
 // The rows of `c` after `e` (one per billing mode of `prices`), of sampled_serving_columns() when
 // `e` has a sample spread, else of serving_columns(); `max_rate_per_s`, when given, is the highest
 // request rate meeting the objectives. Requires: e.error is empty.

@@ -207,6 +207,41 @@ TEST_CASE("the V100 SXM2's fitted fraction scales the default isolated rates, ou
   CHECK_FALSE(step_sustained_fraction(shipped("V100-PCIE-32GB"), s::FP16).has_value());
 }
 
+TEST_CASE("a compute model is calibrated exactly when compute_constants_fitted says so") {
+  // One source of truth for the rows' `calibrated` column and the accuracy line's word: every
+  // shipped GPU, every precision it has a peak for, alone and in a training step.
+  const Catalog& c = testing::shipped_catalog();
+  const s::Runtime& runtime = *c.runtimes().find("default")->value;
+  int calibrated = 0, models = 0;
+  for (const auto& [name, entry] : c.gpus().all()) {
+    const s::Gpu& g = *entry.value;
+    for (s::Precision p : {s::FP32, s::TF32, s::FP16, s::BF16, s::FP8, s::INT8, s::FP4}) {
+      if (!(peak_tflops(g.peak_tflops(), p) > 0)) continue;
+      for (s::Fp8Recipe recipe : {s::FP8_RECIPE_UNSPECIFIED, s::MXFP8}) {
+        for (KernelSetting setting : {KernelSetting::kIsolated, KernelSetting::kTrainingStep}) {
+          const bool step = setting == KernelSetting::kTrainingStep;
+          INFO(name << " " << s::Precision_Name(p) << " " << s::Fp8Recipe_Name(recipe) << " "
+                    << step);
+          const bool fitted = compute_constants_fitted(g, p, step, recipe);
+          CHECK(ComputeModel(g, p, runtime, setting, recipe).calibrated() == fitted);
+          calibrated += fitted;
+          ++models;
+        }
+      }
+    }
+  }
+  CHECK(calibrated > 0);
+  CHECK(calibrated < models);
+  // The B200's FP8 fraction and the V100's FP16 one are fitted on their own runs, but their
+  // kernel efficiencies are priors or defaults: not calibrated (the accuracy line says so too).
+  for (const auto& [name, precision] :
+       {std::pair{"B200-SXM-180GB", s::FP8}, std::pair{"V100-SXM2-32GB", s::FP16}}) {
+    CHECK(step_sustained_fraction_fitted(shipped(name), precision));
+    CHECK_FALSE(compute_constants_fitted(shipped(name), precision, true));
+  }
+  CHECK(compute_constants_fitted(shipped("H100-SXM5-80GB"), s::BF16, true));
+}
+
 TEST_CASE("a Blackwell BF16 step takes its own FP8 step's fraction, uncalibrated") {
   // B200: 0.553 (its GEMM-only layer: tests/parallel/layer_times_test.cpp).
   const s::Gpu& b200 = shipped("B200-SXM-180GB");

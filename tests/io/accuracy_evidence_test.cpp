@@ -62,11 +62,26 @@ TEST_CASE("checks alone give their errors and the uncalibrated note, serving its
         "(uncalibrated); 14 public checks mean 9.4% / worst 39.8% step-time error");
   CHECK(example().mean_error_pct(b300) == 9.4);
   CHECK(example().describe({"L40S-PCIE-48GB", "", false}, true) ==
-        "L40S-PCIE-48GB dense serving: calibrated on 285 published runs (TensorRT-LLM 0.9.0), "
-        "mean error throughput 4.8% / TTFT 4.7% / TPOT 5.0%");
+        "L40S-PCIE-48GB dense serving: calibrated on 285 published runs of TensorRT-LLM 0.9.0 "
+        "(serving evidence covers that release only), mean error throughput 4.8% / TTFT 4.7% / "
+        "TPOT 5.0%");
   CHECK(example().describe({"L4-PCIE-24GB", "", false}, false) ==
         "L4-PCIE-24GB dense serving: no published run; its runtime fit is its form factor's mean "
         "(uncalibrated)");
+}
+
+TEST_CASE("a key with calibration runs but not calibrated never reads calibrated on them") {
+  // The rows' `calibrated` column says no (a kernel efficiency a prior: the B200's, V100's): the
+  // line says uncalibrated, and what the runs fitted.
+  CHECK(example().describe({"H100-SXM5-80GB", "FP8", false}, false) ==
+        "H100-SXM5-80GB FP8 dense training: uncalibrated (not every kernel efficiency of the GPU "
+        "is fitted); its sustained fraction is fitted on 15 published runs, mean 4.2% / worst "
+        "10.6% step-time error; 60 public checks mean 7.9%");
+  CHECK(example().describe({"L40S-PCIE-48GB", "", false}, false) ==
+        "L40S-PCIE-48GB dense serving: uncalibrated (its runtime has no fit of this GPU: its form "
+        "factor's mean); the GPU's calibration: 285 published runs of TensorRT-LLM 0.9.0 (serving "
+        "evidence covers that release only), mean error throughput 4.8% / TTFT 4.7% / TPOT 5.0%");
+  CHECK(example().mean_error_pct({"H100-SXM5-80GB", "FP8", false}) == 4.2);
 }
 
 TEST_CASE("two best rows are tied when they lie closer than the mean error, not otherwise") {

@@ -51,7 +51,8 @@ void AccuracyKeys::note(const std::string& instance_label) {
   for (const AccuracyKey& key : of(instance_label)) {
     if (fitted_.count(key)) continue;
     const schema::Gpu& gpu = *catalog_->gpus().find(key.gpu)->value;
-    fitted_.emplace(key, step_sustained_fraction_fitted(gpu, *precision_, fp8_recipe_));
+    fitted_.emplace(key, compute_constants_fitted(gpu, *precision_, /*training_step=*/true,
+                                                  fp8_recipe_));
   }
 }
 
@@ -96,18 +97,34 @@ std::vector<Table::Cell> accuracy_cells(const AccuracyEvidence& evidence, const 
   return {text, error ? Table::Cell(*error) : Table::Cell()};
 }
 
+void TieNotes::add(double index, const std::string& billing, const std::string& note) {
+  if (note.empty()) return;
+  std::string& notes = notes_[{index, billing}];
+  notes += (notes.empty() ? "" : " | ") + note;
+  all_.push_back(note);
+}
+
+std::string TieNotes::of(double index, const std::string& billing) const {
+  const auto it = notes_.find({index, billing});
+  return it == notes_.end() ? "" : it->second;
+}
+
 Table table_with_accuracy(const std::vector<ResultColumn>& columns, std::vector<std::string> keys,
                           const std::vector<ResultRow>& rows, int instance, bool json,
-                          const AccuracyEvidence* evidence, const AccuracyKeys& accuracy) {
+                          const AccuracyEvidence* evidence, const AccuracyKeys& accuracy,
+                          const TieNotes& ties) {
   if (!json || !evidence) return column_table(columns, keys, rows);
   std::vector<ResultColumn> with = columns;
   with.push_back(identity_column("accuracy", "accuracy", ResultColumn::Kind::kText));
   with.push_back(figure_column("accuracy_mean_error_pct", "accuracy err %", 1));
+  with.push_back(identity_column("tie", "tie", ResultColumn::Kind::kText));
   keys.insert(keys.end(), accuracy_keys().begin(), accuracy_keys().end());
+  const int billing = column_index(columns, "billing");
   std::vector<ResultRow> extended = rows;
   for (ResultRow& row : extended) {
-    const std::vector<Table::Cell> cells =
-        accuracy_cells(*evidence, accuracy, row_text(row, instance));
+    std::vector<Table::Cell> cells = accuracy_cells(*evidence, accuracy, row_text(row, instance));
+    const std::string tie = ties.of(row_number(row, 0), row_text(row, billing));
+    cells.push_back(tie.empty() ? Table::Cell() : Table::Cell(tie));
     row.insert(row.end(), cells.begin(), cells.end());
   }
   return column_table(with, keys, extended);
@@ -130,15 +147,19 @@ std::optional<double> shared_mean_error_pct(const AccuracyEvidence* evidence,
   return largest;
 }
 
-void print_tie(std::ostream& out, const AccuracyEvidence* evidence, const AccuracyKeys& keys,
-               const char* what, const std::string& best_label, double best,
-               const std::string& runner_up_label, double runner_up,
-               const std::string& runner_up_description) {
+std::string tie_line(const AccuracyEvidence* evidence, const AccuracyKeys& keys, const char* what,
+                     const std::string& best_label, double best,
+                     const std::string& runner_up_label, double runner_up,
+                     const std::string& runner_up_description) {
   const std::optional<double> error =
       shared_mean_error_pct(evidence, keys, best_label, runner_up_label);
-  if (!error) return;
+  if (!error) return "";
   const std::string note = tie_note(best, runner_up, *error, runner_up_description);
-  if (!note.empty()) out << "tie         " << what << " is " << note << "\n";
+  return note.empty() ? "" : std::string(what) + " is " + note;
+}
+
+void print_ties(std::ostream& out, const TieNotes& ties) {
+  for (const std::string& note : ties.all()) out << "tie         " << note << "\n";
 }
 
 }  // namespace clustersim::cli

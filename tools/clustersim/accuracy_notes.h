@@ -1,7 +1,8 @@
 // What run, sweep, cost and serve say of their predictions' accuracy (sim/io/accuracy_evidence.h):
 // the shipped evidence loaded from the project root, a line per GPU, precision and kind of their
-// rows after the table, those lines as two JSON keys of every row, and the tie note of a ranking
-// whose best and runner-up lie within the model's accuracy.
+// rows after the table, those lines as JSON keys of every row, and the tie note of a ranking whose
+// best and runner-up lie within the model's accuracy: a line under the table's summary, the "tie"
+// key of the best row in JSON.
 #pragma once
 
 #include <map>
@@ -27,10 +28,10 @@ std::unique_ptr<AccuracyEvidence> load_accuracy_evidence(const std::string& root
 
 // The keys of the rows of one scenario: each GPU of an instance label ("aws.p5.48xlarge", a mix's
 // "aws.p5.48xlarge x 2 + aws.p4d.24xlarge x 4") with the job's precision label and kind
-// (serving: no precision), each with whether its constants are fitted: a training step's
-// sustained fraction fitted on the GPU and precision's own runs (sustained_fraction.h
-// step_sustained_fraction_fitted, the test `clustersim validate --format csv` keys the evidence's
-// calibration by), a serving row's `calibrated` (the runtime's own fit of the GPU).
+// (serving: no precision), each with whether it is calibrated as its rows' `calibrated` column
+// says, from the same source: a training step's compute constants all fitted for the GPU
+// (sustained_fraction.h compute_constants_fitted, which ComputeModel::calibrated is), a serving
+// row's `calibrated` (the runtime's own fit of the GPU).
 class AccuracyKeys {
  public:
   // Serving keys.
@@ -65,22 +66,41 @@ void note_result_row(const ResultRow& row, AccuracyKeys* keys);
 // "accuracy    LINE" per key, after a table (nothing without evidence).
 void print_accuracy(std::ostream& out, const AccuracyEvidence* evidence, const AccuracyKeys& keys);
 
-// A row's JSON keys "accuracy" (the lines of its instance label's keys, joined by " | ") and
-// "accuracy_mean_error_pct" (the largest mean error of those keys; empty when one has none).
+// A row's JSON keys "accuracy" (the lines of its instance label's keys, joined by " | "),
+// "accuracy_mean_error_pct" (the largest mean error of those keys; empty when one has none) and
+// "tie" (the tie notes of a ranking whose best the row is, joined by " | "; empty elsewhere).
 inline const std::vector<std::string>& accuracy_keys() {
-  static const std::vector<std::string> keys = {"accuracy", "accuracy_mean_error_pct"};
+  static const std::vector<std::string> keys = {"accuracy", "accuracy_mean_error_pct", "tie"};
   return keys;
 }
-// Their two cells for a row of `instance_label`. Requires: `evidence` is not null.
+
+// The tie notes (tie_line) of the rankings' best rows, each row known by its configuration index
+// (its first cell) and its billing mode.
+class TieNotes {
+ public:
+  // Adds `note` (when not empty) to the row of `index` under `billing`.
+  void add(double index, const std::string& billing, const std::string& note);
+  // The notes of that row, joined by " | "; empty when none.
+  std::string of(double index, const std::string& billing) const;
+  // Every note, in the order added: the lines print_ties prints.
+  const std::vector<std::string>& all() const { return all_; }
+
+ private:
+  std::map<std::pair<double, std::string>, std::string> notes_;
+  std::vector<std::string> all_;
+};
+
+// The first two cells for a row of `instance_label`. Requires: `evidence` is not null.
 std::vector<Table::Cell> accuracy_cells(const AccuracyEvidence& evidence, const AccuracyKeys& keys,
                                         const std::string& instance_label);
 
-// The table of `keys` of `rows` (of `columns`: result_columns() or serving_columns()), with, when
-// `json` and there is evidence, the accuracy keys of each row (its instance label in column
-// `instance`) after them.
+// The table of `keys` of `rows` (of `columns`: result_columns() or serving_columns(), each with
+// "billing"), with, when `json` and there is evidence, the accuracy keys of each row (its instance
+// label in column `instance`, its tie notes in `ties`) after them.
 Table table_with_accuracy(const std::vector<ResultColumn>& columns, std::vector<std::string> keys,
                           const std::vector<ResultRow>& rows, int instance, bool json,
-                          const AccuracyEvidence* evidence, const AccuracyKeys& accuracy);
+                          const AccuracyEvidence* evidence, const AccuracyKeys& accuracy,
+                          const TieNotes& ties = {});
 
 // The mean error two rows' predictions share: the larger of their keys' (AccuracyEvidence
 // mean_error_pct); absent when a key has none or there is no evidence.
@@ -88,12 +108,14 @@ std::optional<double> shared_mean_error_pct(const AccuracyEvidence* evidence,
                                             const AccuracyKeys& keys, const std::string& label_a,
                                             const std::string& label_b);
 
-// "tie         THE_BEST is tied within the model's accuracy ... with RUNNER_UP: X% apart" (`what`:
-// "the fastest", "the cheapest") under a ranking's summary lines, when tie_note finds the two
-// tied; nothing otherwise.
-void print_tie(std::ostream& out, const AccuracyEvidence* evidence, const AccuracyKeys& keys,
-               const char* what, const std::string& best_label, double best,
-               const std::string& runner_up_label, double runner_up,
-               const std::string& runner_up_description);
+// "THE_BEST is tied within the model's accuracy ... with RUNNER_UP: X% apart" (`what`: "the
+// fastest", "the cheapest"), when tie_note finds the two tied; empty otherwise.
+std::string tie_line(const AccuracyEvidence* evidence, const AccuracyKeys& keys, const char* what,
+                     const std::string& best_label, double best,
+                     const std::string& runner_up_label, double runner_up,
+                     const std::string& runner_up_description);
+
+// "tie         NOTE" per note of `ties`, under a ranking's summary lines.
+void print_ties(std::ostream& out, const TieNotes& ties);
 
 }  // namespace clustersim::cli

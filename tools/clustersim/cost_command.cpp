@@ -64,12 +64,14 @@ struct Row {
   std::string note;           // the mark of a row that is neither cheapest nor fastest
   std::string configuration;  // in words, with its billing mode (runnable.h describe)
   int64_t index = -1;         // the configuration's
+  std::string billing;        // its billing mode's name
 };
 
 // A row's configuration and billing mode in words, and its index.
 void name_row(const Configuration& c, s::BillingMode billing, Row* row) {
   row->configuration = describe(c) + ", " + s::BillingMode_Name(billing);
   row->index = c.index;
+  row->billing = s::BillingMode_Name(billing);
 }
 
 std::vector<Cell> configuration_cells(const Configuration& c, s::BillingMode billing) {
@@ -91,7 +93,8 @@ std::string price_origin(const UsedPrice& price) {
 
 Row cost_row(const CostModel& model, const Configuration& c, const StepResult& step,
              const CheckpointPlan& plan, const RunCost& r) {
-  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing), "", "", -1};
+  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing),
+          "",        "",           -1,           ""};
   name_row(c, r.billing, &row);
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
@@ -119,7 +122,7 @@ Row cost_row(const CostModel& model, const Configuration& c, const StepResult& s
 Row unranked_row(const Configuration& c, s::BillingMode billing, size_t columns, Cell fits,
                  std::string note) {
   Row row{kUnranked,       kUnranked, kUnranked, configuration_cells(c, billing),
-          std::move(note), "",        -1};
+          std::move(note), "",        -1,        ""};
   name_row(c, billing, &row);
   const size_t fits_column = row.cells.size();
   row.cells.resize(columns - kRankColumns);
@@ -164,38 +167,65 @@ void rank_rows(std::vector<Row>* rows) {
   }
 }
 
-// Under the table: the cheapest and the fastest row, then each one's tie note (accuracy_notes.h)
-// against the next ranked row of another configuration. Requires: `rows` ranked by rank_rows
-// (by cost, then time).
-void print_ties(const std::vector<Row>& rows, const AccuracyEvidence* evidence,
-                const AccuracyKeys& keys) {
+// The rows ranked by cost (their order) and by time (then its 95th percentile).
+struct Orders {
   std::vector<const Row*> by_cost, by_time;
-  for (const Row& r : rows) by_cost.push_back(&r);
-  by_time = by_cost;
-  std::stable_sort(by_time.begin(), by_time.end(), [](const Row* a, const Row* b) {
+};
+
+Orders orders(const std::vector<Row>& rows) {
+  Orders o;
+  for (const Row& r : rows) o.by_cost.push_back(&r);
+  o.by_time = o.by_cost;
+  std::stable_sort(o.by_time.begin(), o.by_time.end(), [](const Row* a, const Row* b) {
     return a->time != b->time ? a->time < b->time : a->time_p95 < b->time_p95;
   });
-  const auto cost = [](const Row& r) { return r.cost; };
-  const auto time = [](const Row& r) { return r.time; };
-  const auto ranked = [](const std::vector<const Row*>& order, auto figure) {
-    return !order.empty() && figure(*order.front()) != kUnranked;
-  };
-  std::cout << "\n";
-  if (ranked(by_cost, cost)) std::cout << "cheapest    " << by_cost.front()->configuration << "\n";
-  if (ranked(by_time, time)) std::cout << "fastest     " << by_time.front()->configuration << "\n";
+  return o;
+}
+
+double row_cost(const Row& r) { return r.cost; }
+double row_time(const Row& r) { return r.time; }
+
+// Whether `order`'s first row has a ranked `figure`.
+bool ranked(const std::vector<const Row*>& order, double (*figure)(const Row&)) {
+  return !order.empty() && figure(*order.front()) != kUnranked;
+}
+
+// The tie notes (accuracy_notes.h) of the cheapest and the fastest row, each against the next
+// ranked row of another configuration. Requires: `rows` ranked by rank_rows (by cost, then time).
+TieNotes rank_ties(const std::vector<Row>& rows, const AccuracyEvidence* evidence,
+                   const AccuracyKeys& keys) {
+  const Orders o = orders(rows);
   const auto label = [](const Row& r) { return std::get<std::string>(r.cells.front()); };
-  const auto tie = [&](const char* what, const std::vector<const Row*>& order, auto figure) {
+  TieNotes ties;
+  const auto tie = [&](const char* what, const std::vector<const Row*>& order,
+                       double (*figure)(const Row&)) {
     if (!ranked(order, figure)) return;
     const Row& best = *order.front();
     for (const Row* r : order) {
       if (r->index == best.index || figure(*r) == kUnranked) continue;
-      print_tie(std::cout, evidence, keys, what, label(best), figure(best), label(*r), figure(*r),
-                r->configuration);
+      ties.add(static_cast<double>(best.index), best.billing,
+               tie_line(evidence, keys, what, label(best), figure(best), label(*r), figure(*r),
+                        r->configuration));
       return;
     }
   };
-  tie("the cheapest", by_cost, cost);
-  tie("the fastest", by_time, time);
+  tie("the cheapest", o.by_cost, row_cost);
+  tie("the fastest", o.by_time, row_time);
+  return ties;
+}
+
+// Under the table: the cheapest and the fastest row, then each one's tie note. Requires: `rows`
+// ranked by rank_rows.
+void print_summary(const std::vector<Row>& rows, const TieNotes& ties) {
+  const Orders o = orders(rows);
+  std::cout << "\n";
+  if (ranked(o.by_cost, row_cost)) {
+    std::cout << "cheapest    " << o.by_cost.front()->configuration << "\n";
+  }
+  if (ranked(o.by_time, row_time)) {
+    std::cout << "fastest     " << o.by_time.front()->configuration << "\n";
+  }
+  print_ties(std::cout, ties);
 }
 
 // One line per price used: where it came from and, converted, what it is worth.
@@ -298,20 +328,25 @@ int cost_command(const std::vector<std::string>& args) {
       });
   if (!shown) return kExitInputError;
   rank_rows(&rows);
+  const TieNotes ties = rank_ties(rows, evidence.get(), keys);
   const bool json_accuracy = inputs->format == OutputFormat::kJson && evidence;
-  if (json_accuracy) table.add_columns({{accuracy_keys()[0], ""}, {accuracy_keys()[1], ""}});
+  if (json_accuracy) {
+    for (const std::string& key : accuracy_keys()) table.add_columns({{key, ""}});
+  }
   for (const Row& row : rows) {
     std::vector<Cell> cells = row.cells;
     if (json_accuracy) {
       const std::vector<Cell> accuracy =
           accuracy_cells(*evidence, keys, std::get<std::string>(row.cells.front()));
       cells.insert(cells.end(), accuracy.begin(), accuracy.end());
+      const std::string tie = ties.of(static_cast<double>(row.index), row.billing);
+      cells.push_back(tie.empty() ? Cell() : Cell(tie));
     }
     table.add_row(std::move(cells));
   }
   table.print(std::cout, inputs->format);
   if (inputs->format == OutputFormat::kTable) {
-    print_ties(rows, evidence.get(), keys);
+    print_summary(rows, ties);
     print_accuracy(std::cout, evidence.get(), keys);
     print_prices(*model, inputs->scenario->instances);
     if (*shown < space.valid.size()) {

@@ -125,7 +125,8 @@ int plot_command(const std::vector<std::string>& args) {
   }
   if (serving) {
     return write_serving_plots(directory.string(), source.stem().string(), file.rows,
-                               currency.empty() ? "no price" : currency, "plot", "--out-dir")
+                               rows_samples(file.rows), currency.empty() ? "no price" : currency,
+                               "plot", "--out-dir")
                ? kExitOk
                : kExitUsage;
   }

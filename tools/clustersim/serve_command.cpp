@@ -54,11 +54,13 @@ struct ServeOptions {
 };
 
 // Per candidate instance, in the scenario's order: the cheapest of its deployments meeting the
-// objectives, or why none does (the objective it misses by least, with that deployment's
-// replicas; or that none fits in memory).
-std::string per_instance_answer(const std::vector<ResultRow>& rows) {
+// objectives, or why none does (the objective its deployment of the lowest p99 TTFT misses, on
+// the worst of `samples` traffic samples as the verdict takes it, with that deployment; or that
+// none fits in memory).
+std::string per_instance_answer(const std::vector<ResultRow>& rows, int samples) {
   const int status = serving_column("status"), instance = serving_column("instance");
-  const int cost = serving_column("cost_per_million_tokens"), ttft = serving_column("ttft_p99_ms");
+  const int cost = serving_column("cost_per_million_tokens"),
+            ttft = serving_column(verdict_ttft_p99_key(samples));
   std::vector<std::string> order;
   std::map<std::string, const ResultRow*> best_ok, closest, any;
   for (const ResultRow& row : rows) {
@@ -250,25 +252,28 @@ bool write_rows(const ServeOptions& o, const SweepSummary& summary,
 }
 
 // The cheapest row's tie note (accuracy_notes.h) against the next cheapest row of another
-// deployment meeting the objectives.
-void print_cheapest_tie(const std::vector<ResultRow>& rows, const ResultRow& cheapest,
-                        const AccuracyEvidence* evidence, const AccuracyKeys& keys) {
+// deployment meeting the objectives, in `ties`.
+TieNotes cheapest_tie(const std::vector<ResultRow>& rows, const ResultRow* cheapest,
+                      const AccuracyEvidence* evidence, const AccuracyKeys& keys) {
+  TieNotes ties;
+  if (!cheapest) return ties;
   const int column = serving_column("cost_per_million_tokens"),
             instance = serving_column("instance");
   const ResultRow* runner_up = nullptr;
   for (const ResultRow& row : rows) {
     const double v = row_number(row, column);
     if (row_text(row, status_column()) != kStatusOk || std::isnan(v) ||
-        row_number(row, 0) == row_number(cheapest, 0)) {
+        row_number(row, 0) == row_number(*cheapest, 0)) {
       continue;
     }
     if (!runner_up || v < row_number(*runner_up, column)) runner_up = &row;
   }
-  if (!runner_up) return;
-  print_tie(std::cout, evidence, keys, "the cheapest", row_text(cheapest, instance),
-            row_number(cheapest, column),
-            row_text(*runner_up, instance), row_number(*runner_up, column),
-            describe_deployment(*runner_up));
+  if (!runner_up) return ties;
+  ties.add(row_number(*cheapest, 0), row_text(*cheapest, serving_column("billing")),
+           tie_line(evidence, keys, "the cheapest", row_text(*cheapest, instance),
+                    row_number(*cheapest, column), row_text(*runner_up, instance),
+                    row_number(*runner_up, column), describe_deployment(*runner_up)));
+  return ties;
 }
 
 // The answer on `rows`: the table, per instance type, the cheapest, the Pareto front. A shard's
@@ -310,17 +315,19 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     accuracy.note(row_text(row, instance),
                   std::holds_alternative<bool>(flag) && std::get<bool>(flag));
   }
+  const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
+  const TieNotes ties = cheapest_tie(rows, cheapest, evidence, accuracy);
   table_with_accuracy(serving_columns(samples), summary, shown, instance,
-                      format == OutputFormat::kJson,
-                      evidence, accuracy)
+                      format == OutputFormat::kJson, evidence, accuracy, ties)
       .print(std::cout, format);
   const bool table = format == OutputFormat::kTable;
   if (table) print_accuracy(std::cout, evidence, accuracy);
   if (table && samples > 1) print_sample_verdicts(std::cout, rows, samples, m.has_slo());
-  if (table && m.has_slo()) std::cout << "\nper instance type:\n" << per_instance_answer(rows);
+  if (table && m.has_slo()) {
+    std::cout << "\nper instance type:\n" << per_instance_answer(rows, samples);
+  }
   // The verdict's exit status is the same in every format: with --format csv or json, a sizing
   // no deployment of which met the SLO (or fit) exited 0.
-  const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
   const std::string none = shard ? "no deployment of shard " + o.shard : "no deployment";
   const int none_exit = shard ? kExitOk : kExitInputError;
   if (!cheapest && m.has_slo()) {
@@ -344,9 +351,9 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
             << describe_deployment(*cheapest) << ": "
             << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
             << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
-  print_cheapest_tie(rows, *cheapest, evidence, accuracy);
+  print_ties(std::cout, ties);
   // Several samples: against the worst sample's p99 TTFT, which the SLO verdict is on.
-  const std::string ttft = samples > 1 ? "ttft_p99_worst_ms" : "ttft_p99_ms";
+  const std::string ttft = verdict_ttft_p99_key(samples);
   ParetoFront front(serving_column("cost_per_million_tokens"), serving_column(ttft),
                     status_column());
   for (const ResultRow& row : rows) front.offer(row);
@@ -515,7 +522,8 @@ int serve_command(const std::vector<std::string>& args) {
   }
   if (!o.plot_dir.empty() &&
       !write_serving_plots(o.plot_dir, std::filesystem::path(o.scenario).stem().string(), rows,
-                           s::Currency_Name(prices->currency), "serve", "--plot-dir")) {
+                           sweep.samples, s::Currency_Name(prices->currency), "serve",
+                           "--plot-dir")) {
     return kExitUsage;
   }
   if (summary.shard_count > 1) {

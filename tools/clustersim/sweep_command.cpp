@@ -82,10 +82,10 @@ struct Rankings {
   static constexpr size_t kRunnersUp = 4;
 };
 
-// Under the summary lines: the tie note (accuracy_notes.h) of a ranking's best row (`what`) and
-// the first row of another configuration after it, on the column `key`.
-void print_ranking_tie(const AccuracyEvidence* evidence, const AccuracyKeys& keys, const char* what,
-                       const std::vector<ResultRow>& ranked, const char* key) {
+// The tie note (accuracy_notes.h) of a ranking's best row (`what`) and the first row of another
+// configuration after it, on the column `key`, added to `ties`.
+void add_ranking_tie(const AccuracyEvidence* evidence, const AccuracyKeys& keys, const char* what,
+                     const std::vector<ResultRow>& ranked, const char* key, TieNotes* ties) {
   if (ranked.empty()) return;
   const ResultRow& best = ranked.front();
   const auto runner_up = std::find_if(ranked.begin() + 1, ranked.end(), [&](const ResultRow& r) {
@@ -93,9 +93,10 @@ void print_ranking_tie(const AccuracyEvidence* evidence, const AccuracyKeys& key
   });
   if (runner_up == ranked.end()) return;
   const int column = result_column(key), instance = result_column("instance");
-  print_tie(std::cout, evidence, keys, what, row_text(best, instance), row_number(best, column),
-            row_text(*runner_up, instance), row_number(*runner_up, column),
-            describe_configuration(*runner_up));
+  ties->add(row_number(best, 0), row_text(best, result_column("billing")),
+            tie_line(evidence, keys, what, row_text(best, instance), row_number(best, column),
+                     row_text(*runner_up, instance), row_number(*runner_up, column),
+                     describe_configuration(*runner_up)));
 }
 
 // When the fastest row mixes instance types: what each type alone gives, what faster rows an
@@ -129,6 +130,11 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
                                 : ranking == Ranking::kCost ? rankings.cheapest.rows()
                                                             : rankings.front.rows();
   if (top > 0 && rows.size() > top) rows.resize(top);
+  TieNotes ties;
+  add_ranking_tie(evidence, rankings.keys, "the fastest", rankings.fastest.rows(),
+                  "time_to_train_h", &ties);
+  add_ranking_tie(evidence, rankings.keys, "the cheapest", rankings.cheapest.rows(), "cost",
+                  &ties);
   if (table) {
     std::cout << "scenario    " << summary.scenario_name << "\n"
               << "candidates  " << summary.candidates;
@@ -166,9 +172,7 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
     describe("fastest     ", rankings.fastest.rows());
     explain_mix(rankings);
     describe("cheapest    ", rankings.cheapest.rows());
-    print_ranking_tie(evidence, rankings.keys, "the fastest", rankings.fastest.rows(),
-                      "time_to_train_h");
-    print_ranking_tie(evidence, rankings.keys, "the cheapest", rankings.cheapest.rows(), "cost");
+    print_ties(std::cout, ties);
     std::cout << "\n"
               << (ranking == Ranking::kPareto ? "Pareto front of time to train against cost"
                   : ranking == Ranking::kTime ? "fastest configurations"
@@ -177,7 +181,7 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
   }
   table_with_accuracy(result_columns(), table ? summary_columns(rows) : result_column_keys(), rows,
                       result_column("instance"), format == OutputFormat::kJson, evidence,
-                      rankings.keys)
+                      rankings.keys, ties)
       .print(std::cout, format);
   if (table) print_accuracy(std::cout, evidence, rankings.keys);
 }
