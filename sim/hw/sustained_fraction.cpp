@@ -55,9 +55,10 @@ bool compute_constants_fitted(const s::Gpu& gpu, s::Precision precision, bool tr
   const bool gemms = matmul_efficiency(gpu, precision) != nullptr &&
                      (!narrow || matmul_efficiency(gpu, sixteen_bit_format(gpu)) != nullptr) &&
                      (!mxfp8_inside || matmul_efficiency(gpu, s::FP8) != nullptr);
-  const bool kernels = gemms && gpu.has_memory_efficiency_fraction() &&
-                       (gpu.has_flash_attention_fraction() || gpu.attention_efficiency_size() > 0) &&
-                       !efficiencies_are_priors(gpu);
+  const bool attention =
+      gpu.has_flash_attention_fraction() || gpu.attention_efficiency_size() > 0;
+  const bool kernels =
+      gemms && gpu.has_memory_efficiency_fraction() && attention && !efficiencies_are_priors(gpu);
   return kernels && (!training_step || step_sustained_fraction_fitted(gpu, precision, fp8_recipe));
 }
 

@@ -121,7 +121,8 @@ const s::ServingEvidence* AccuracyEvidence::serving(const AccuracyKey& key) cons
   return it == serving_.end() ? nullptr : &evidence_.serving(it->second);
 }
 
-std::string AccuracyEvidence::describe(const AccuracyKey& key, bool calibrated) const {
+std::string AccuracyEvidence::describe(const AccuracyKey& key, KeyFit fit) const {
+  const bool calibrated = fit == KeyFit::kCalibrated;
   std::string text = key_name(key) + ": ";
   if (key.precision.empty()) {
     const s::ServingEvidence* v = serving(key);
@@ -132,8 +133,8 @@ std::string AccuracyEvidence::describe(const AccuracyKey& key, bool calibrated) 
     }
     // The serving evidence is one runtime's: TensorRT-LLM 0.9.0's static-batching calibration.
     const std::string evidence = runs(v->runs(), "published run") +
-                                 " of TensorRT-LLM 0.9.0 (serving evidence covers that release only), "
-                                 "mean error throughput " +
+                                 " of TensorRT-LLM 0.9.0 (serving evidence covers that release "
+                                 "only), mean error throughput " +
                                  percent(v->throughput_mean_abs_pct()) + " / TTFT " +
                                  percent(v->ttft_mean_abs_pct()) + " / TPOT " +
                                  percent(v->tpot_mean_abs_pct());
@@ -141,10 +142,18 @@ std::string AccuracyEvidence::describe(const AccuracyKey& key, bool calibrated) 
     return text + "uncalibrated (its runtime has no fit of this GPU: its form factor's mean); "
                   "the GPU's calibration: " + evidence;
   }
+  // Where the step's fraction is fitted but a kernel efficiency is not (the rows read
+  // `calibrated: no`).
+  const std::string fraction_only =
+      "uncalibrated (not every kernel efficiency of the GPU is fitted); its sustained fraction is "
+      "fitted on ";
   const s::TrainingEvidence* t = training(key);
   const bool fitted = t && has_runs(t->calibration());
   const bool checked = t && has_runs(t->checks());
   if (!fitted && !checked) {
+    if (fit == KeyFit::kFractionOnly) {
+      return text + "no published run; " + fraction_only + "this GPU and precision's other runs";
+    }
     return text + "no published run; the step's constants are " +
            (calibrated ? "fitted on this GPU and precision's other runs"
                        : "derived (uncalibrated)");
@@ -154,11 +163,9 @@ std::string AccuracyEvidence::describe(const AccuracyKey& key, bool calibrated) 
     const std::string errors = runs(c.runs(), "published run") + ", mean " +
                                percent(c.mean_abs_pct()) + " / worst " +
                                percent(c.worst_abs_pct()) + " step-time error";
-    // The rows' `calibrated` says no where a kernel efficiency is a prior or a default, though
-    // the step's sustained fraction is fitted on these runs.
-    text += calibrated ? "calibrated on " + errors
-                       : "uncalibrated (not every kernel efficiency of the GPU is fitted); its "
-                         "sustained fraction is fitted on " + errors;
+    text += (calibrated ? "calibrated on " : fraction_only) + errors;
+  } else if (fit == KeyFit::kFractionOnly) {
+    text += "no calibration run, " + fraction_only + "other runs";
   } else {
     text += "no calibration run, the step's constants are " +
             std::string(calibrated ? "fitted on other runs" : "derived (uncalibrated)");

@@ -37,6 +37,12 @@ struct AccuracyKey {
   }
 };
 
+// How much of a key's model is fitted for its GPU: every constant (kCalibrated: the rows'
+// `calibrated` column, compute_constants_fitted or the serving runtime's fit of the GPU), a
+// training step's sustained fraction alone on the GPU's own runs, a kernel efficiency a prior or
+// a default (kFractionOnly), or neither (kDerived; serving: the form factor's mean fit).
+enum class KeyFit { kCalibrated, kFractionOnly, kDerived };
+
 class AccuracyEvidence {
  public:
   explicit AccuracyEvidence(schema::AccuracyEvidence evidence);
@@ -50,18 +56,15 @@ class AccuracyEvidence {
   const schema::TrainingEvidence* training(const AccuracyKey& key) const;
   const schema::ServingEvidence* serving(const AccuracyKey& key) const;
 
-  // One line on `key`'s accuracy, its words on calibration those of the rows' `calibrated`
-  // column (`calibrated`: AccuracyKeys, compute_constants_fitted or the serving row's):
-  // "H100-SXM5-80GB FP8 dense training: calibrated on 15 published runs, mean 4.2% / worst 10.6%
-  // step-time error; 60 public checks mean 7.9%"; where the step's sustained fraction is fitted
-  // on calibration runs but the key is not `calibrated` (a kernel efficiency a prior or a
-  // default), "uncalibrated (...); its sustained fraction is fitted on 15 published runs, ...";
-  // without a published calibration run, that there is none and whether the step's constants are
-  // fitted on the GPU and precision's runs or derived (uncalibrated). Serving keys: the
-  // calibration's throughput, TTFT and TPOT errors, said to be TensorRT-LLM 0.9.0's (the only
-  // release serving evidence covers), or (not `calibrated`, no run) that the GPU takes its form
-  // factor's mean fit.
-  std::string describe(const AccuracyKey& key, bool calibrated) const;
+  // One line on `key`'s accuracy, its word on calibration that of the rows' `calibrated` column
+  // (`fit`, AccuracyKeys): "H100-SXM5-80GB FP8 dense training: calibrated on 15 published runs,
+  // mean 4.2% / worst 10.6% step-time error; 60 public checks mean 7.9%"; not kCalibrated,
+  // "uncalibrated (not every kernel efficiency of the GPU is fitted); its sustained fraction is
+  // fitted on 15 published runs, ..." (kFractionOnly) or "... derived (uncalibrated)"; without a
+  // published calibration run, that there is none. Serving keys: the calibration's throughput,
+  // TTFT and TPOT errors, said to be TensorRT-LLM 0.9.0's (the only release serving evidence
+  // covers), or (no run, not kCalibrated) that the GPU takes its form factor's mean fit.
+  std::string describe(const AccuracyKey& key, KeyFit fit) const;
 
   // The mean error a prediction of `key` has shown on published runs, in percent: a training
   // step's calibration mean step-time error, else its checks'; serving's throughput error (cost

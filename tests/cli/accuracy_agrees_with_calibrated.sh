@@ -2,7 +2,8 @@
 # The accuracy line and the rows' `calibrated` column say the same of a prediction (one source:
 # compute_constants_fitted): on the quickstart's job narrowed to one layout, per instance type and
 # precision (the B200's FP8 and the V100's FP16 fractions fitted on calibration runs, their kernel
-# efficiencies priors or defaults; the H100's BF16 all fitted; the A10G and the B300 derived),
+# efficiencies priors or defaults; the H100's BF16 all fitted; the A10G and the B300 derived;
+# the Ascend 910B's FP16, priors beside a fitted fraction without a published run),
 # every JSON row whose `calibrated` is false has an accuracy line that says "uncalibrated" and
 # never "calibrated on", and every row whose `calibrated` is true one that says neither
 # "uncalibrated" nor "not calibrated".
@@ -13,7 +14,8 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 for case in "aws.p6-b200.48xlarge FP8 false" "aws.p3dn.24xlarge FP16 false" \
             "aws.p5.48xlarge BF16 true" "aws.g5.48xlarge BF16 false" \
-            "aws.p6-b300.48xlarge FP8 false"; do
+            "aws.p6-b300.48xlarge FP8 false" \
+            "huaweicloud.modelarts.bm.npu.arm.8snt9b2.d FP16 false"; do
   set -- $case
   scenario="$dir/$1-$2.textproto"
   sed -e "s/^  instance: .*/  instance: [\"$1\"]/" -e "s/precision: BF16/precision: $2/" \

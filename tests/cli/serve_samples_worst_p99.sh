@@ -25,13 +25,16 @@ for chart in latency pareto; do
   cmp "$dir/a/$name-$chart.svg" "$dir/b/$name-$chart.svg" >"$dir/log" 2>&1 ||
     fail "--samples 1 changed the $chart chart:"
   grep -q '>p99 TTFT (ms, log)<' "$dir/a/$name-$chart.svg" || fail "one sample's $chart axis moved:"
-  if grep -q 'worst' "$dir/a/$name-$chart.svg"; then fail "one sample's $chart chart names a worst sample"; fi
+  if grep -q 'worst' "$dir/a/$name-$chart.svg"; then
+    fail "one sample's $chart chart names a worst sample"
+  fi
 done
 
 # Several samples: the table, its rows, the charts; the results file's charts are the same.
 sizing "$cli" serve "$spread" --limit 0 --out "$dir/$name.h5" --plot-dir "$dir/s" >"$dir/table" \
   2>"$dir/log" || fail "the sampled sizing failed:"
-sizing "$cli" serve "$spread" --limit 0 --out "$dir/rows.csv" >/dev/null 2>"$dir/log" || fail "failed:"
+sizing "$cli" serve "$spread" --limit 0 --out "$dir/rows.csv" >/dev/null 2>"$dir/log" ||
+  fail "the sampled sizing to CSV failed:"
 "$cli" plot "$dir/$name.h5" --out-dir "$dir/p" >"$dir/log" 2>&1 || fail "plot failed:"
 for chart in latency pareto; do
   cmp "$dir/s/$name-$chart.svg" "$dir/p/$name-$chart.svg" >"$dir/log" 2>&1 ||
@@ -107,4 +110,5 @@ assert checked > 0, "no instance misses the objective everywhere"
 print("fronts: worst", sorted(worst_front), "; miss lines checked:", checked)
 PY
 cat "$dir/log"
-echo "one sample's charts byte-identical; the worst sample's p99 in the table's front, both charts, plot's and the miss line"
+echo "one sample's charts byte-identical; the worst sample's p99 in the table's front, both"
+echo "charts, plot's charts and the miss line"

@@ -39,17 +39,17 @@ TEST_CASE("a step's precision label names the recipe where the fitted fraction d
 
 TEST_CASE("a calibrated GPU and precision print their runs' errors, checks beside them") {
   const AccuracyKey key{"H100-SXM5-80GB", "FP8", false};
-  CHECK(example().describe(key, true) ==
+  CHECK(example().describe(key, KeyFit::kCalibrated) ==
         "H100-SXM5-80GB FP8 dense training: calibrated on 15 published runs, mean 4.2% / worst "
         "10.6% step-time error; 60 public checks mean 7.9%");
   CHECK(example().mean_error_pct(key) == 4.2);
 }
 
 TEST_CASE("a GPU and precision without a published run say so, and whether they are derived") {
-  CHECK(example().describe({"B300-SXM-268GB", "NVFP4", true}, false) ==
+  CHECK(example().describe({"B300-SXM-268GB", "NVFP4", true}, KeyFit::kDerived) ==
         "B300-SXM-268GB NVFP4 MoE training: no published run; the step's constants are derived "
         "(uncalibrated)");
-  CHECK(example().describe({"H100-SXM5-80GB", "FP8", true}, true) ==
+  CHECK(example().describe({"H100-SXM5-80GB", "FP8", true}, KeyFit::kCalibrated) ==
         "H100-SXM5-80GB FP8 MoE training: no published run; the step's constants are fitted on "
         "this GPU and precision's other runs");
   CHECK_FALSE(example().mean_error_pct({"B300-SXM-268GB", "NVFP4", true}));
@@ -57,31 +57,40 @@ TEST_CASE("a GPU and precision without a published run say so, and whether they 
 
 TEST_CASE("checks alone give their errors and the uncalibrated note, serving its three errors") {
   const AccuracyKey b300{"B300-SXM-268GB", "MXFP8", true};
-  CHECK(example().describe(b300, false) ==
+  CHECK(example().describe(b300, KeyFit::kDerived) ==
         "B300-SXM-268GB MXFP8 MoE training: no calibration run, the step's constants are derived "
         "(uncalibrated); 14 public checks mean 9.4% / worst 39.8% step-time error");
   CHECK(example().mean_error_pct(b300) == 9.4);
-  CHECK(example().describe({"L40S-PCIE-48GB", "", false}, true) ==
+  CHECK(example().describe({"L40S-PCIE-48GB", "", false}, KeyFit::kCalibrated) ==
         "L40S-PCIE-48GB dense serving: calibrated on 285 published runs of TensorRT-LLM 0.9.0 "
         "(serving evidence covers that release only), mean error throughput 4.8% / TTFT 4.7% / "
         "TPOT 5.0%");
-  CHECK(example().describe({"L4-PCIE-24GB", "", false}, false) ==
+  CHECK(example().describe({"L4-PCIE-24GB", "", false}, KeyFit::kDerived) ==
         "L4-PCIE-24GB dense serving: no published run; its runtime fit is its form factor's mean "
         "(uncalibrated)");
 }
 
-TEST_CASE("a key with calibration runs but not calibrated never reads calibrated on them") {
+TEST_CASE("a key fitted in part never reads calibrated, and says what its runs fitted") {
   // The rows' `calibrated` column says no (a kernel efficiency a prior: the B200's, V100's): the
   // line says uncalibrated, and what the runs fitted.
-  CHECK(example().describe({"H100-SXM5-80GB", "FP8", false}, false) ==
+  CHECK(example().describe({"H100-SXM5-80GB", "FP8", false}, KeyFit::kFractionOnly) ==
         "H100-SXM5-80GB FP8 dense training: uncalibrated (not every kernel efficiency of the GPU "
         "is fitted); its sustained fraction is fitted on 15 published runs, mean 4.2% / worst "
         "10.6% step-time error; 60 public checks mean 7.9%");
-  CHECK(example().describe({"L40S-PCIE-48GB", "", false}, false) ==
+  CHECK(example().describe({"L40S-PCIE-48GB", "", false}, KeyFit::kDerived) ==
         "L40S-PCIE-48GB dense serving: uncalibrated (its runtime has no fit of this GPU: its form "
         "factor's mean); the GPU's calibration: 285 published runs of TensorRT-LLM 0.9.0 (serving "
         "evidence covers that release only), mean error throughput 4.8% / TTFT 4.7% / TPOT 5.0%");
   CHECK(example().mean_error_pct({"H100-SXM5-80GB", "FP8", false}) == 4.2);
+  // Without a calibration run (the Ascend 910B's FP16: priors, a fraction fitted on its runs).
+  CHECK(example().describe({"H100-SXM5-80GB", "BF16", false}, KeyFit::kFractionOnly) ==
+        "H100-SXM5-80GB BF16 dense training: no published run; uncalibrated (not every kernel "
+        "efficiency of the GPU is fitted); its sustained fraction is fitted on this GPU and "
+        "precision's other runs");
+  CHECK(example().describe({"B300-SXM-268GB", "MXFP8", true}, KeyFit::kFractionOnly) ==
+        "B300-SXM-268GB MXFP8 MoE training: no calibration run, uncalibrated (not every kernel "
+        "efficiency of the GPU is fitted); its sustained fraction is fitted on other runs; 14 "
+        "public checks mean 9.4% / worst 39.8% step-time error");
 }
 
 TEST_CASE("two best rows are tied when they lie closer than the mean error, not otherwise") {

@@ -51,15 +51,20 @@ void AccuracyKeys::note(const std::string& instance_label) {
   for (const AccuracyKey& key : of(instance_label)) {
     if (fitted_.count(key)) continue;
     const schema::Gpu& gpu = *catalog_->gpus().find(key.gpu)->value;
-    fitted_.emplace(key, compute_constants_fitted(gpu, *precision_, /*training_step=*/true,
-                                                  fp8_recipe_));
+    fitted_.emplace(key,
+                    compute_constants_fitted(gpu, *precision_, /*training_step=*/true, fp8_recipe_)
+                        ? KeyFit::kCalibrated
+                    : step_sustained_fraction_fitted(gpu, *precision_, fp8_recipe_)
+                        ? KeyFit::kFractionOnly
+                        : KeyFit::kDerived);
   }
 }
 
 void AccuracyKeys::note(const std::string& instance_label, bool calibrated) {
   for (const AccuracyKey& key : of(instance_label)) {
-    const auto [it, added] = fitted_.emplace(key, calibrated);
-    if (!added) it->second = it->second && calibrated;
+    const KeyFit fit = calibrated ? KeyFit::kCalibrated : KeyFit::kDerived;
+    const auto [it, added] = fitted_.emplace(key, fit);
+    if (!added && !calibrated) it->second = fit;
   }
 }
 
@@ -88,8 +93,8 @@ std::vector<Table::Cell> accuracy_cells(const AccuracyEvidence& evidence, const 
   std::optional<double> error = 0.0;
   for (const AccuracyKey& key : keys.of(instance_label)) {
     const auto noted = keys.all().find(key);
-    const bool fitted = noted == keys.all().end() || noted->second;
-    text += (text.empty() ? "" : " | ") + evidence.describe(key, fitted);
+    const KeyFit fit = noted == keys.all().end() ? KeyFit::kCalibrated : noted->second;
+    text += (text.empty() ? "" : " | ") + evidence.describe(key, fit);
     const std::optional<double> mean = evidence.mean_error_pct(key);
     error = mean && error ? std::optional(std::max(*error, *mean)) : std::nullopt;
   }

@@ -28,10 +28,11 @@ std::unique_ptr<AccuracyEvidence> load_accuracy_evidence(const std::string& root
 
 // The keys of the rows of one scenario: each GPU of an instance label ("aws.p5.48xlarge", a mix's
 // "aws.p5.48xlarge x 2 + aws.p4d.24xlarge x 4") with the job's precision label and kind
-// (serving: no precision), each with whether it is calibrated as its rows' `calibrated` column
-// says, from the same source: a training step's compute constants all fitted for the GPU
-// (sustained_fraction.h compute_constants_fitted, which ComputeModel::calibrated is), a serving
-// row's `calibrated` (the runtime's own fit of the GPU).
+// (serving: no precision), each with how much of it is fitted (KeyFit), calibrated exactly when its
+// rows' `calibrated` column says so, from the same source: a training step's compute constants
+// all fitted for the GPU (sustained_fraction.h compute_constants_fitted, which
+// ComputeModel::calibrated is), else its sustained fraction alone (step_sustained_fraction_fitted)
+// or nothing; a serving row's `calibrated` (the runtime's own fit of the GPU).
 class AccuracyKeys {
  public:
   // Serving keys.
@@ -42,19 +43,19 @@ class AccuracyKeys {
       : catalog_(&catalog), precision_(precision), fp8_recipe_(fp8_recipe), moe_(moe) {}
   // The keys of one row's instance label.
   std::vector<AccuracyKey> of(const std::string& instance_label) const;
-  // Notes a row of training keys: its keys, each fitted or not by its GPU and precision.
+  // Notes a row of training keys: its keys, each as fitted as its GPU and precision are.
   void note(const std::string& instance_label);
   // Notes a serving row: its keys, fitted when the row is `calibrated` (every row of a key must
   // be).
   void note(const std::string& instance_label, bool calibrated);
-  const std::map<AccuracyKey, bool>& all() const { return fitted_; }
+  const std::map<AccuracyKey, KeyFit>& all() const { return fitted_; }
 
  private:
   const Catalog* catalog_;
   std::optional<schema::Precision> precision_;  // absent: serving
   schema::Fp8Recipe fp8_recipe_ = schema::FP8_RECIPE_UNSPECIFIED;
   bool moe_;
-  std::map<AccuracyKey, bool> fitted_;
+  std::map<AccuracyKey, KeyFit> fitted_;
 };
 
 // The keys of a training scenario's rows: its job's precision label, its model's kind.
