@@ -54,14 +54,34 @@ std::optional<Picoseconds> CollectiveSmContention::start(Picoseconds now, Picose
 
 std::optional<Picoseconds> CollectiveSmContention::add_ctas(Picoseconds now, int ctas) {
   const int held_before = held_sms();
+  const int ctas_before = ctas_;
   ctas_ += ctas;
   CLUSTERSIM_CHECK(ctas_ >= 0, "collective CTAs not negative");
+  if (running_) {
+    const double elapsed = static_cast<double>((now - mark_).count());
+    remaining_ = std::max(
+        0.0, remaining_ - (held_before == 0 ? elapsed : elapsed * (sms_ - held_before) / sms_));
+    mark_ = now;
+  }
+  // A spell begins with the first collective after a gap; the last one ending closes it.
+  if (ctas_before == 0 && ctas_ > 0 && spell_end_ != now) spell_start_work_ = work_done(now);
+  if (ctas_before > 0 && ctas_ == 0) spell_end_ = now;
   if (!running_) return std::nullopt;
-  const double elapsed = static_cast<double>((now - mark_).count());
-  remaining_ = std::max(
-      0.0, remaining_ - (held_before == 0 ? elapsed : elapsed * (sms_ - held_before) / sms_));
-  mark_ = now;
   return moved_end(now);
+}
+
+Picoseconds CollectiveSmContention::work_done(Picoseconds now) const {
+  if (!running_) return finished_work_;
+  const int held = held_sms();
+  const double share = held == 0 ? 1.0 : static_cast<double>(sms_ - held) / sms_;
+  const double left =
+      std::max(0.0, remaining_ - static_cast<double>((now - mark_).count()) * share);
+  return finished_work_ + work_ - Picoseconds(static_cast<int64_t>(std::llround(left)));
+}
+
+Picoseconds CollectiveSmContention::work_beside_collectives(Picoseconds now) const {
+  if (ctas_ == 0) return Picoseconds(0);
+  return work_done(now) - spell_start_work_;
 }
 
 std::optional<Picoseconds> CollectiveSmContention::moved_end(Picoseconds now) {
@@ -74,12 +94,14 @@ std::optional<Picoseconds> CollectiveSmContention::moved_end(Picoseconds now) {
 void CollectiveSmContention::finish() {
   running_ = false;
   stretch_ += end_ - started_ - work_;
+  finished_work_ += work_;
 }
 
 void CollectiveSmContention::translate(Picoseconds delta) {
   mark_ += delta;
   end_ += delta;
   started_ += delta;
+  if (spell_end_) *spell_end_ += delta;
 }
 
 }  // namespace clustersim

@@ -5,6 +5,10 @@
 // conserved: a compute of duration T on a GPU of its own ends when the integral of its speed
 // reaches T, so one fully beside a collective of c CTAs takes T S / (S - c).
 // Scope: SMs only; the HBM bandwidth the collective's copies take is not charged.
+// It also keeps the collectives' last spell (a span with some collective in flight throughout,
+// one starting as the previous ends counted as no gap) and the compute work done beside it: where
+// the spell outlasts the stage's last backward, the step waits on the collectives from the
+// spell's start, not on that work (the limiting column weighs it so, step_limit.h).
 #pragma once
 
 #include <algorithm>
@@ -65,7 +69,13 @@ class CollectiveSmContention {
   // The running compute has ended (at its end); its time beyond its work alone is added to
   // stretch().
   void finish();
-  // Moves the clock of the running compute by `delta` (a steady-state jump).
+  // The compute work (its time alone) done beside the collectives since their spell in flight at
+  // `now` began; 0 when none is in flight. Counts only work done in this run of the engine: a
+  // steady-state jump (translate) skips periods whose work it does not add, and no spell spans
+  // one (a cut with collectives in flight never repeats: pipeline_steady_state_cut.cpp).
+  Picoseconds work_beside_collectives(Picoseconds now) const;
+  // Moves the clock of the running compute and of the collectives' last spell by `delta` (a
+  // steady-state jump).
   void translate(Picoseconds delta);
   int ctas() const { return ctas_; }
   // What the collectives beside the finished computes added to their time, in all; a steady-state
@@ -79,6 +89,8 @@ class CollectiveSmContention {
   std::optional<Picoseconds> end_from(Picoseconds now) const;
   // Records end_from(now) as the compute's end (or that it waits) and returns it.
   std::optional<Picoseconds> moved_end(Picoseconds now);
+  // The work (time alone) of the finished computes and of the running one up to `now`.
+  Picoseconds work_done(Picoseconds now) const;
   int sms_;
   int ctas_ = 0;
   bool running_ = false;
@@ -87,6 +99,10 @@ class CollectiveSmContention {
   Picoseconds mark_, end_;
   Picoseconds started_, work_;  // of the running compute
   Picoseconds stretch_;
+  Picoseconds finished_work_;  // of the finished computes
+  // When the collectives' last spell ended (none yet: nothing), and the work done when it began.
+  std::optional<Picoseconds> spell_end_;
+  Picoseconds spell_start_work_;
 };
 
 }  // namespace clustersim

@@ -183,6 +183,11 @@ struct StageTimeline {
   Picoseconds busy;  // compute stream time
   // What the overlapped collectives' SMs added to the compute (collective_sm_contention.h).
   Picoseconds collective_stretch;
+  // Of busy: the compute work (its time alone) the stage ran beside the data-parallel
+  // collectives' last spell without a gap, where that spell is still in flight as the last
+  // backward ends: from the spell's start the step waits on the collectives, not on this work.
+  // 0 where none is in flight then (the collectives hid behind the kernels).
+  Picoseconds work_beside_collectives;
   Picoseconds last_backward_end;  // with the deferred weight gradients after it, if any
   Picoseconds gradients_reduced;  // data-parallel reduction done
   Picoseconds parameter_wait;     // ZeRO-3: compute stream idle until weight gathers arrive

@@ -26,12 +26,19 @@ std::string binding_link_name(LinkKind kind, const char* nvlink) {
 }  // namespace
 
 std::string limiting_part(const StepResult& r) {
-  // The kernels' slowdown beside the overlapped collectives goes with the collectives.
-  const double data_comm = r.data_comm_s + r.collective_stretch_s;
+  // The kernels' slowdown beside the overlapped collectives goes with the collectives, and so
+  // does the task work done beside collectives that outlast the last backward: its share of the
+  // kernels and of the tensor- and context-parallel collectives inside the tasks.
+  const double beside = r.work_beside_collectives_share;
+  const double kernels = r.compute_s - r.collective_stretch_s;
+  const double data_comm = r.data_comm_s + r.collective_stretch_s +
+                           beside * (kernels + r.tensor_comm_s + r.context_comm_s);
+  const double tensor_comm = (1 - beside) * r.tensor_comm_s;
+  const double context_comm = (1 - beside) * r.context_comm_s;
   const std::pair<double, const char*> parts[] = {
-      {r.compute_s - r.collective_stretch_s, "compute"},
-      {r.tensor_comm_s, "tensor-parallel communication"},
-      {r.context_comm_s, "context-parallel communication"},
+      {(1 - beside) * kernels, "compute"},
+      {tensor_comm, "tensor-parallel communication"},
+      {context_comm, "context-parallel communication"},
       {r.expert_comm_s, "expert-parallel all-to-all"},
       {r.bubble_s, "pipeline bubble"},
       {data_comm, "data-parallel communication"},
@@ -43,15 +50,15 @@ std::string limiting_part(const StepResult& r) {
   const double waited = std::max(0.0, scale_out - r.expert_scale_out_s);
   const double expert_rest = r.expert_comm_s - r.expert_scale_out_s;
   const double bubble_rest = std::max(0.0, r.bubble_s - waited);
-  const double others = std::max({r.context_comm_s, data_comm, r.optimizer_s});
+  const double others = std::max({context_comm, data_comm, r.optimizer_s});
   std::string crossing;
   if (scale_out > 0 &&
-      scale_out >= std::max({others, r.tensor_comm_s, expert_rest, bubble_rest})) {
+      scale_out >= std::max({others, tensor_comm, expert_rest, bubble_rest})) {
     crossing = "expert-parallel all-to-all across NVLink domains (" +
                binding_link_name(r.expert_scale_out_link, "NVLink to the NIC's GPU") + ")";
   }
-  if (r.tensor_crossing_link && r.tensor_comm_s > 0 &&
-      r.tensor_comm_s >= std::max({others, r.expert_comm_s, r.bubble_s, scale_out})) {
+  if (r.tensor_crossing_link && tensor_comm > 0 &&
+      tensor_comm >= std::max({others, r.expert_comm_s, r.bubble_s, scale_out})) {
     crossing = "tensor-parallel communication across NVLink domains (" +
                binding_link_name(*r.tensor_crossing_link, "NVLink inside each domain") + ")";
   }

@@ -4,7 +4,12 @@
 // communication: the collectives' SMs slow the kernels for as long as the collectives run, so a
 // faster link shortens it (scenarios/huaweicloud_ascend_vs_a100's ZeRO-3 row on 8 PCIe A100s:
 // 64.8 s of compute against 33.9 s under ZeRO-1; PCIe x1.25 saves 13.7% of the step, the peaks
-// x1.25 5.8%). Or, where an expert- or tensor-parallel group crosses an NVLink domain's edge and
+// x1.25 5.8%). And where the data-parallel collectives outlast the last backward, the share of
+// the task work done beside their last spell without a gap (work_beside_collectives_share: the
+// kernels, the tensor- and context-parallel collectives inside the tasks) goes with them too:
+// from the spell's start the step waits on the collectives, so faster kernels shorten only what
+// ran before it (mlperf-v5.1-llama3.1-8b-gb300-512: the peaks x1.25 save 0.6% of the step,
+// NVLink x1.25 10.8%). Or, where an expert- or tensor-parallel group crosses an NVLink domain's edge and
 // its traffic over the scale-out network is the largest part of the step beside the compute,
 // that crossing, named so: "expert-parallel all-to-all across NVLink domains (scale-out
 // network)", after "compute, then " where the compute is larger still.

@@ -94,6 +94,10 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
   const int critical = r.critical_stage;
   r.collective_stretch_s = c.collective_stretch.seconds();
   r.compute_s = shares.compute_s[critical] + r.collective_stretch_s;
+  if (c.busy > Picoseconds(0)) {
+    r.work_beside_collectives_share =
+        std::min(1.0, c.work_beside_collectives.seconds() / c.busy.seconds());
+  }
   r.tensor_comm_s = shares.tensor_comm_s[critical];
   r.context_comm_s = shares.context_comm_s[critical];
   r.expert_comm_s = shares.expert_comm_s[critical] + c.expert_network_wait.seconds();

@@ -1,8 +1,9 @@
 // Compute beside overlapped collectives: the closed form T S / (S - c) of a compute wholly beside
 // a collective on GPUs of different SM counts, no slowdown without one or on an accelerator
 // without CUDA SMs, a collective that ends partway, collectives holding every SM of a small GPU
-// (the compute waits), when a compute reaches a share of its work beside them, and a gather
-// hidden under the forwards it slows; a stage's work carries its GPU's SMs from the catalog.
+// (the compute waits), when a compute reaches a share of its work beside them, the work done
+// beside the collectives' last spell without a gap, and a gather hidden under the forwards it
+// slows; a stage's work carries its GPU's SMs from the catalog.
 #include "sim/parallel/collective_sm_contention.h"
 
 #include <catch2/catch.hpp>
@@ -97,6 +98,32 @@ TEST_CASE("collectives holding every SM stop the compute until one ends") {
   CHECK(stream.add_ctas(at_us(2400), -kNcclCollectiveCtas) == Picoseconds(2623076924));
   // A gather beside forwards on a GPU of no more SMs than its CTAs: the forwards wait it out.
   CHECK(exposed_beside_compute(at_us(660), at_us(1000), 32) == at_us(660));
+}
+
+TEST_CASE("the work beside the collectives counts from their last spell without a gap") {
+  CollectiveSmContention stream(kH100Sms);
+  stream.start(at_us(0), at_us(1000));
+  CHECK(stream.work_beside_collectives(at_us(50)) == Picoseconds(0));  // none in flight
+  // A spell from 100 us (100 us of work done): one collective to 232 us, the next from the same
+  // instant (no gap). At 400 us, 200 + 168 x 100 / 132 us of work done, rounded to the
+  // picosecond: 227.272727 us of it beside the spell.
+  stream.add_ctas(at_us(100), kNcclCollectiveCtas);
+  stream.add_ctas(at_us(232), -kNcclCollectiveCtas);
+  stream.add_ctas(at_us(232), kNcclCollectiveCtas);
+  CHECK(stream.work_beside_collectives(at_us(400)) == Picoseconds(227272727));
+  // It ends at 500 us; a collective from 600 us begins a new spell, after a gap: at 700 us,
+  // 100 x 100 / 132 us of work beside it.
+  stream.add_ctas(at_us(500), -kNcclCollectiveCtas);
+  CHECK(stream.work_beside_collectives(at_us(550)) == Picoseconds(0));
+  stream.add_ctas(at_us(600), kNcclCollectiveCtas);
+  CHECK(stream.work_beside_collectives(at_us(700)).seconds() * 1e6 ==
+        Approx(100.0 * 100 / 132).epsilon(1e-8));
+  // The compute finishes beside the spell: all of its work since 600 us (1000 less 200 +
+  // 268 x 100 / 132 + 100 us) ran beside it, and the stream idle after adds nothing.
+  const Picoseconds end = *stream.reaches(at_us(700), at_us(1000));
+  stream.finish();
+  CHECK(stream.work_beside_collectives(end + at_us(50)).seconds() * 1e6 ==
+        Approx(1000 - (300 + 268.0 * 100 / 132)).epsilon(1e-8));
 }
 
 TEST_CASE("a gather beside forwards adds its slowdown, or what outlasts them") {

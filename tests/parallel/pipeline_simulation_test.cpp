@@ -1,6 +1,7 @@
 // Closed forms as tests of the pipeline on the engine: the 1F1B and interleaved bubbles, and the
 // data-parallel reduction hidden behind a long backward or exposed after a short one, chunk by
-// chunk when interleaved, and the parameter gather waited for bucket by bucket.
+// chunk when interleaved, the work beside reductions that outlast the backward, and the
+// parameter gather waited for bucket by bucket.
 #include "sim/parallel/pipeline_simulation.h"
 
 #include <catch2/catch.hpp>
@@ -120,6 +121,27 @@ TEST_CASE("a backward slowed by the reductions beside it fills its buckets later
   p.work[0].gradient_buckets = 2;
   const double share = static_cast<double>(kNcclCollectiveCtas) / kP5GpuSms;
   CHECK(step_ms(p, *t) == Approx(11 + bucket_ms * (1 + share)).epsilon(1e-6));
+}
+
+TEST_CASE("the work beside reductions that outlast the backward is recorded, not beside ones "
+          "that end inside it") {
+  auto t = shipped_cluster("aws.p5.48xlarge", 1);
+  // Two buckets over a 10 ms backward: the first is full after 5 ms of it and its reduction
+  // begins the collectives' spell. If that reduction outlasts the rest of the backward (5 ms of
+  // work at 100 / 132 of its speed beside it: 6.6 ms), the spell is in flight as the backward
+  // ends and the backward's last 5 ms of work ran beside it; if it ends inside the backward, the
+  // second bucket's reduction begins a spell of its own at the backward's end, beside no work.
+  const auto beside_ms = [&](double bytes) {
+    PipelinePlan p = uniform_plan(schema::ONE_F_ONE_B, 1, 1, 1, ms(1), ms(10));
+    p.data_parallel = 2;
+    p.work[0].gradient_bytes = bytes;
+    p.work[0].gradient_buckets = 2;
+    return simulate_pipeline(p, *t).stages[0].work_beside_collectives.seconds() * 1e3;
+  };
+  REQUIRE(pair_all_reduce_ms(*t, 8e9 / 2) > 6.6);
+  CHECK(beside_ms(8e9) == Approx(5).epsilon(1e-9));
+  REQUIRE(pair_all_reduce_ms(*t, 2e9 / 2) < 5);
+  CHECK(beside_ms(2e9) == 0);
 }
 
 TEST_CASE("a sharded optimizer's parameter gather waits bucket by bucket ahead of the forward") {

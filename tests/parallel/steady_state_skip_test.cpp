@@ -369,6 +369,7 @@ TEST_CASE("on random plans of unequal stages the shortcut is the full run to the
       const StageTimeline &a = shortcut.stages[r], &b = full.stages[r];
       CHECK(a.busy == b.busy);
       CHECK(a.collective_stretch == b.collective_stretch);
+      CHECK(a.work_beside_collectives == b.work_beside_collectives);
       CHECK(a.last_backward_end == b.last_backward_end);
       CHECK(a.gradients_reduced == b.gradients_reduced);
       CHECK(a.expert_network_wait == b.expert_network_wait);

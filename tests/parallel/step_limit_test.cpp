@@ -1,5 +1,6 @@
 // Tests of what the limiting column names (step_limit.h): the largest part of a step, the
-// kernels' slowdown beside overlapped collectives weighed as data-parallel communication, and an
+// kernels' slowdown beside overlapped collectives weighed as data-parallel communication, and the
+// task work beside collectives that outlast the last backward, and an
 // expert- or tensor-parallel group's traffic over the scale-out network where it is the largest
 // part beside the compute, also where another stage's crossing shows as the critical stage's
 // bubble, with the link that binds each crossing's traffic.
@@ -49,6 +50,30 @@ TEST_CASE("the kernels' slowdown beside overlapped collectives weighs as data-pa
   CHECK(limiting_part(r) == "data-parallel communication");
   r.tensor_comm_s = 7;
   CHECK(limiting_part(r) == kTensorCrossing);
+}
+
+TEST_CASE("the work beside collectives that outlast the last backward weighs as data-parallel "
+          "communication") {
+  // 10 s of kernels and 3 s of tensor-parallel collectives, 0.5 s of data-parallel tail: 60% of
+  // the task work ran beside the collectives' last spell, so 4 s of kernels and 1.2 s of tensor
+  // collectives against 0.5 + 0.6 x 13 = 8.3 s the step waited on the collectives.
+  StepResult r = step(10, 0, 0);
+  r.tensor_comm_s = 3;
+  r.work_beside_collectives_share = 0.6;
+  CHECK(limiting_part(r) == "data-parallel communication");
+  // 30%: 7 s of kernels against 0.5 + 0.3 x 13 = 4.4 s.
+  r.work_beside_collectives_share = 0.3;
+  CHECK(limiting_part(r) == "compute");
+  // The tensor-parallel part is weighed without its share too: 9 s across domains, 2 s of
+  // kernels; at 30% 6.3 s of it against 2 x 0.7 = 1.4 s of kernels and 0.5 + 0.3 x 11 = 3.8 s.
+  r = step(2, 0, 0);
+  r.tensor_comm_s = 9;
+  r.tensor_crossing_link = LinkKind::kNetwork;
+  r.work_beside_collectives_share = 0.3;
+  CHECK(limiting_part(r) == kTensorCrossing);
+  // At 60%: 3.6 s of it against 0.5 + 0.6 x 11 = 7.1 s.
+  r.work_beside_collectives_share = 0.6;
+  CHECK(limiting_part(r) == "data-parallel communication");
 }
 
 TEST_CASE("the expert all-to-alls' scale-out time is named where it is the largest part beside "
