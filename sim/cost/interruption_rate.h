@@ -28,6 +28,7 @@ bool faults_modelled(const schema::Cost& cost);
 struct InterruptionRate {
   int nodes = 1;
   double per_node_hour = 0;
+  bool operator==(const InterruptionRate&) const = default;
 };
 InterruptionRate interruption_rate(const schema::Cost& cost, const Configuration& configuration,
                                    schema::BillingMode billing);

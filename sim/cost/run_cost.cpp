@@ -1,12 +1,14 @@
 // Run time and cost from the step time, the budget, checkpoints, interruptions and prices.
 #include "sim/cost/run_cost.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "sim/cost/checkpoint_interval.h"
 #include "sim/cost/interruption_rate.h"
 #include "sim/cost/training_budget.h"
+#include "sim/util/check.h"
 
 namespace clustersim {
 namespace {
@@ -24,13 +26,12 @@ double period_hours(s::BillingMode billing) {
                                              : 0;
 }
 
-// The run of `configuration` under `billing`, its checkpoint interval left to the caller.
-RunSpec run_spec(const CostModel& model, const Configuration& configuration, const StepResult& step,
-                 const CheckpointPlan& checkpoints, s::BillingMode billing) {
+// The run at `rate`, its checkpoint interval left to the caller.
+RunSpec run_spec(const CostModel& model, const StepResult& step, const CheckpointPlan& checkpoints,
+                 const InterruptionRate& rate) {
   const s::Cost& settings = *model.settings;
   RunSpec spec;
   spec.work_s = budget_steps(model.scenario->scenario().job()) * step.step_s;
-  const InterruptionRate rate = interruption_rate(settings, configuration, billing);
   spec.nodes = rate.nodes;
   if (checkpoints.enabled) {
     spec.checkpoint_write_s = checkpoints.cost.write_s;
@@ -67,21 +68,53 @@ CheckpointInterval checkpoint_interval(const CostModel& model, RunSpec spec) {
   return chosen;
 }
 
+// The run at `rate`: its interval (when it checkpoints) and its simulated wall time.
+PlannedRun planned_run(const CostModel& model, const StepResult& step,
+                       const CheckpointPlan& checkpoints, const InterruptionRate& rate) {
+  RunSpec spec = run_spec(model, step, checkpoints, rate);
+  PlannedRun run;
+  run.rate = rate;
+  if (checkpoints.enabled) {
+    run.checkpoint = checkpoint_interval(model, spec);
+    spec.interval_s = run.checkpoint.interval_s;
+  }
+  run.work_s = spec.work_s;
+  run.unsimulated = run_problem(spec);
+  if (!run.unsimulated.empty()) {
+    const s::TrainingJob& job = model.scenario->scenario().job();
+    const double steps = budget_steps(job);
+    run.unsimulated += "; at most " + describe_budget(job, steps * largest_run_work_s(spec) /
+                                                                spec.work_s);
+    return run;
+  }
+  const bool random = spec.interruptions_per_node_hour > 0;
+  run.time = simulate_runs(spec, random ? model.trials : 1, model.seed);
+  return run;
+}
+
 }  // namespace
 
 CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& configuration,
-                                const MemoryEstimate& memory) {
+                                const MemoryEstimate& memory, const StepResult& step) {
   CheckpointPlan plan;
   const auto volume = model.checkpoint_volumes.find(configuration.instance->provider());
-  if (volume == model.checkpoint_volumes.end()) return plan;
-  const s::Scenario& scenario = model.scenario->scenario();
-  plan.enabled = true;
-  plan.over_volume =
-      checkpoint_volume_problem(*model.scenario->model, scenario.job(), configuration.nodes,
-                                *volume->second.tier, volume->second.capacity_gib, "");
-  if (!plan.over_volume.empty()) return plan;
-  plan.cost = checkpoint_cost(*model.scenario->model, scenario.job(), configuration, memory,
-                              *volume->second.tier, volume->second.capacity_gib);
+  if (volume != model.checkpoint_volumes.end()) {
+    const s::Scenario& scenario = model.scenario->scenario();
+    plan.enabled = true;
+    plan.over_volume =
+        checkpoint_volume_problem(*model.scenario->model, scenario.job(), configuration.nodes,
+                                  *volume->second.tier, volume->second.capacity_gib, "");
+    if (!plan.over_volume.empty()) return plan;
+    plan.cost = checkpoint_cost(*model.scenario->model, scenario.job(), configuration, memory,
+                                *volume->second.tier, volume->second.capacity_gib);
+  }
+  for (s::BillingMode billing : model.billing_modes) {
+    const InterruptionRate rate = interruption_rate(*model.settings, configuration, billing);
+    const auto same = [&](const PlannedRun& run) { return run.rate == rate; };
+    if (std::none_of(plan.runs.begin(), plan.runs.end(), same)) {
+      plan.runs.push_back(planned_run(model, step, plan, rate));
+    }
+  }
   return plan;
 }
 
@@ -98,28 +131,23 @@ std::optional<double> pools_price_per_hour(const CostModel& model, const Configu
   return per_hour;
 }
 
-RunCost run_cost(const CostModel& model, const Configuration& configuration, const StepResult& step,
+RunCost run_cost(const CostModel& model, const Configuration& configuration,
                  const CheckpointPlan& checkpoints, s::BillingMode billing) {
   const s::TrainingJob& job = model.scenario->scenario().job();
   RunCost cost;
   cost.billing = billing;
   cost.steps = budget_steps(job);
   if (model.scenario->model->has_transformer()) cost.tokens = budget_tokens(job, cost.steps);
-  RunSpec spec = run_spec(model, configuration, step, checkpoints, billing);
-  cost.interruptions_per_hour = spec.nodes * spec.interruptions_per_node_hour;
-  if (checkpoints.enabled) {
-    cost.checkpoint = checkpoint_interval(model, spec);
-    spec.interval_s = cost.checkpoint.interval_s;
-  }
-  cost.work_s = spec.work_s;
-  cost.unsimulated = run_problem(spec);
-  if (!cost.unsimulated.empty()) {
-    const double largest_steps = cost.steps * largest_run_work_s(spec) / spec.work_s;
-    cost.unsimulated += "; at most " + describe_budget(job, largest_steps);
-    return cost;
-  }
-  const bool random = spec.interruptions_per_node_hour > 0;
-  cost.time = simulate_runs(spec, random ? model.trials : 1, model.seed);
+  const InterruptionRate rate = interruption_rate(*model.settings, configuration, billing);
+  const auto run = std::find_if(checkpoints.runs.begin(), checkpoints.runs.end(),
+                                [&](const PlannedRun& planned) { return planned.rate == rate; });
+  CLUSTERSIM_CHECK(run != checkpoints.runs.end(), "a billing mode the plan has no run for");
+  cost.interruptions_per_hour = rate.nodes * rate.per_node_hour;
+  cost.checkpoint = run->checkpoint;
+  cost.work_s = run->work_s;
+  cost.unsimulated = run->unsimulated;
+  if (!cost.unsimulated.empty()) return cost;
+  cost.time = run->time;
   cost.instance_hours = cost.time.p50_s / 3600 * configuration.nodes;
   cost.price = model.prices.price(*configuration.instance, billing);
   std::optional<double> cluster_per_hour;

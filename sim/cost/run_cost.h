@@ -9,30 +9,25 @@
 // whole periods (730 hours a month, 8760 a year) at its per_hour rate (the period's price divided
 // by its hours).
 //
-// Use: load_cost_model() once per scenario; per configuration that fits, plan_checkpoints() once,
-// then run_cost() for each of the model's billing_modes (each at its own checkpoint interval).
+// Use: load_cost_model() once per scenario; per configuration that fits, plan_checkpoints() once
+// (it searches the checkpoint interval of, and simulates, each distinct interruption rate's run
+// once: on demand and both subscriptions see only faults), then run_cost() for each of the model's
+// billing_modes (each at its own rate's interval).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/cost/checkpoint_cost.h"
 #include "sim/cost/cost_model.h"
+#include "sim/cost/interruption_rate.h"
 #include "sim/cost/run_simulation.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/step_model.h"
 #include "sim/sweep/configuration_space.h"
 
 namespace clustersim {
-
-// What a checkpoint of one configuration costs in time, if it fits its volume.
-struct CheckpointPlan {
-  bool enabled = false;  // false: the scenario sets no checkpoint
-  CheckpointCost cost;
-  // Non-empty when the configuration's checkpoint (a node's share of it on a block volume) does
-  // not fit in its volume: why. Such a run is not costed (kStatusCheckpointOverVolume).
-  std::string over_volume;
-};
 
 // How often a run checkpoints under one billing mode.
 struct CheckpointInterval {
@@ -41,9 +36,31 @@ struct CheckpointInterval {
   bool simulated_optimum = false;  // interval_s found by simulation for the mode's own rate
 };
 
-// The checkpoint plan of `configuration`, whose per-GPU memory is `memory`.
+// The run of one configuration at one interruption rate: its checkpoint interval and simulated
+// wall time, the same for every billing mode that sees that rate.
+struct PlannedRun {
+  InterruptionRate rate;
+  double work_s = 0;  // steps x step time: no checkpoint, no interruption
+  CheckpointInterval checkpoint;
+  RunStatistics time;
+  std::string unsimulated;  // as RunCost's
+};
+
+// What a checkpoint of one configuration costs in time, if it fits its volume, and its runs.
+struct CheckpointPlan {
+  bool enabled = false;  // false: the scenario sets no checkpoint
+  CheckpointCost cost;
+  // Non-empty when the configuration's checkpoint (a node's share of it on a block volume) does
+  // not fit in its volume: why. Such a run is not costed (kStatusCheckpointOverVolume).
+  std::string over_volume;
+  // One per distinct interruption rate of the model's billing modes, in their order; empty when
+  // over_volume.
+  std::vector<PlannedRun> runs;
+};
+
+// The checkpoint plan of `configuration`, whose per-GPU memory is `memory` and step `step`.
 CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& configuration,
-                                const MemoryEstimate& memory);
+                                const MemoryEstimate& memory, const StepResult& step);
 
 struct RunCost {
   schema::BillingMode billing = schema::BILLING_MODE_UNSPECIFIED;
@@ -81,7 +98,9 @@ inline bool priced_by_pool(const Configuration& configuration) {
   return configuration.is_mix() || configuration.has_owned_nodes();
 }
 
-RunCost run_cost(const CostModel& model, const Configuration& configuration, const StepResult& step,
+// Requires: `checkpoints` planned for `configuration` without over_volume, `billing` one of
+// model.billing_modes.
+RunCost run_cost(const CostModel& model, const Configuration& configuration,
                  const CheckpointPlan& checkpoints, schema::BillingMode billing);
 
 }  // namespace clustersim

@@ -266,7 +266,7 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
   base[result_column("currency")] = s::Currency_Name(cost.currency);
   std::vector<ResultRow> rows;
   const std::optional<CheckpointPlan> checkpoints =
-      e.step ? std::optional(plan_checkpoints(cost, c, e.memory)) : std::nullopt;
+      e.step ? std::optional(plan_checkpoints(cost, c, e.memory, *e.step)) : std::nullopt;
   base[result_column("steps")] = budget_steps(scenario.scenario().job());
   for (s::BillingMode billing : cost.billing_modes) {
     ResultRow& row = rows.emplace_back(base);
@@ -288,7 +288,7 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
       row[result_column("limiting")] = checkpoints->over_volume;
       continue;
     }
-    const RunCost run = run_cost(cost, c, *e.step, *checkpoints, billing);
+    const RunCost run = run_cost(cost, c, *checkpoints, billing);
     if (!run.unsimulated.empty()) {
       row[result_column("status")] = kStatusTooLong;
       row[result_column("limiting")] = run.unsimulated;

@@ -1,7 +1,8 @@
 // Run cost: spot without preemptions is price x time, costs scale with prices, subscriptions pay
 // whole periods, other currencies are converted, each billing mode's checkpoint interval defaults
 // to the optimum for its own interruption rate, faults interrupt every mode (owned nodes too) as
-// their closed form says, owned nodes are never preempted.
+// their closed form says, owned nodes are never preempted, modes of one interruption rate share
+// one planned run.
 #include "sim/cost/run_cost.h"
 
 #include <catch2/catch.hpp>
@@ -48,8 +49,8 @@ Costed cost_of(const std::string& cost_block, s::BillingMode billing, double ste
   INFO(c.loaded->diagnostics);
   REQUIRE(c.loaded->model);
   c.configuration = expand_configurations(*c.loaded->scenario).valid.at(0);
-  c.plan = plan_checkpoints(*c.loaded->model, c.configuration, memory());
-  c.cost = run_cost(*c.loaded->model, c.configuration, step(step_s), c.plan, billing);
+  c.plan = plan_checkpoints(*c.loaded->model, c.configuration, memory(), step(step_s));
+  c.cost = run_cost(*c.loaded->model, c.configuration, c.plan, billing);
   return c;
 }
 
@@ -151,6 +152,54 @@ TEST_CASE("each billing mode checkpoints at the optimum for its own interruption
   CHECK(spot.cost.time.mean_interruptions > on_demand.cost.time.mean_interruptions);
 }
 
+// On demand and both subscriptions see only faults: one planned run (one interval search, one set
+// of trials) serves all three, bit for bit; spot's preemptions besides get a run of their own.
+TEST_CASE("billing modes of the same interruption rate share one planned run") {
+  const auto loaded = load_cost(cost_scenario(
+      "  billing: [ON_DEMAND, SUBSCRIPTION_MONTHLY, SPOT, SUBSCRIPTION_YEARLY]\n"
+      "  preemptions_per_instance_hour: 0.1\n  interruptions_per_node_hour: 0.01\n"
+      "  restart { acquisition_s: 300 container_start_s: 120 }\n"
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n  trials: 50\n"));
+  INFO(loaded->diagnostics);
+  REQUIRE(loaded->model);
+  const Configuration c = expand_configurations(*loaded->scenario).valid.at(0);
+  const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory(), step(10));
+  // In the order of first use: the faults of 2 nodes, then spot's faults and preemptions.
+  REQUIRE(plan.runs.size() == 2);
+  CHECK(plan.runs[0].rate.nodes == 2);
+  CHECK(plan.runs[0].rate.per_node_hour == 0.01);
+  CHECK(plan.runs[1].rate.per_node_hour == Approx(0.11));
+  const RunCost on_demand = run_cost(*loaded->model, c, plan, s::ON_DEMAND);
+  const RunCost spot = run_cost(*loaded->model, c, plan, s::SPOT);
+  CHECK(on_demand.checkpoint.simulated_optimum);
+  CHECK(on_demand.time.mean_interruptions > 0);
+  for (s::BillingMode billing : {s::SUBSCRIPTION_MONTHLY, s::SUBSCRIPTION_YEARLY}) {
+    const RunCost subscription = run_cost(*loaded->model, c, plan, billing);
+    CHECK(subscription.checkpoint.interval_s == on_demand.checkpoint.interval_s);
+    CHECK(subscription.checkpoint.young_daly_s == on_demand.checkpoint.young_daly_s);
+    CHECK(subscription.time.mean_s == on_demand.time.mean_s);
+    CHECK(subscription.time.p50_s == on_demand.time.p50_s);
+    CHECK(subscription.time.p95_s == on_demand.time.p95_s);
+    CHECK(subscription.time.mean_interruptions == on_demand.time.mean_interruptions);
+  }
+  CHECK(on_demand.checkpoint.interval_s == plan.runs[0].checkpoint.interval_s);
+  CHECK(spot.checkpoint.interval_s == plan.runs[1].checkpoint.interval_s);
+  CHECK(spot.checkpoint.interval_s < on_demand.checkpoint.interval_s);
+  CHECK(spot.time.mean_s > on_demand.time.mean_s);
+  // A plan made for on demand alone gives on demand the same run: sharing changes no number.
+  const auto alone = load_cost(cost_scenario(
+      "  billing: ON_DEMAND\n  interruptions_per_node_hour: 0.01\n"
+      "  restart { acquisition_s: 300 container_start_s: 120 }\n"
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n  trials: 50\n"));
+  REQUIRE(alone->model);
+  const Configuration single = expand_configurations(*alone->scenario).valid.at(0);
+  const CheckpointPlan single_plan = plan_checkpoints(*alone->model, single, memory(), step(10));
+  REQUIRE(single_plan.runs.size() == 1);
+  const RunCost by_itself = run_cost(*alone->model, single, single_plan, s::ON_DEMAND);
+  CHECK(by_itself.checkpoint.interval_s == on_demand.checkpoint.interval_s);
+  CHECK(by_itself.time.mean_s == on_demand.time.mean_s);
+}
+
 // Poisson faults at rate l over the job, a restart R (and a checkpoint load L once one is
 // durable), segments of tau training and a write C: each segment of length a expects
 // e^(l (R + L)) (e^(l a) - 1) / l of wall time (Daly 2006, eq. 14, segment by segment; the last
@@ -225,7 +274,7 @@ cost {
   REQUIRE(loaded->model);  // the two-node configurations' 43.9 GiB shares fit
   int checked = 0;
   for (const Configuration& c : expand_configurations(*loaded->scenario).valid) {
-    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory());
+    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory(), step(10));
     if (c.nodes == 1) {
       CHECK(plan.over_volume ==
             "a checkpoint (87.9 GiB of weights and optimizer states of \"llama2-7b\") does not "
@@ -266,9 +315,9 @@ TEST_CASE("owned nodes are not spot instances: only the rented nodes are preempt
   SECTION("every node owned: the spot run is the on-demand run, never preempted") {
     const auto loaded = owned_mix(0);
     const Configuration c = expand_configurations(*loaded->scenario).valid.at(0);
-    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory());
-    const RunCost spot = run_cost(*loaded->model, c, step(10), plan, s::SPOT);
-    const RunCost on_demand = run_cost(*loaded->model, c, step(10), plan, s::ON_DEMAND);
+    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory(), step(10));
+    const RunCost spot = run_cost(*loaded->model, c, plan, s::SPOT);
+    const RunCost on_demand = run_cost(*loaded->model, c, plan, s::ON_DEMAND);
     // Before: both owned nodes preempted at 0.1 an hour each, 2.65 times a run on average, the
     // p50 run 47,435 s against 41,389 s.
     CHECK(spot.time.mean_interruptions == 0);
@@ -278,9 +327,9 @@ TEST_CASE("owned nodes are not spot instances: only the rented nodes are preempt
   SECTION("every node owned, with faults: interrupted as on demand, never preempted") {
     const auto loaded = owned_mix(0, "0.01");
     const Configuration c = expand_configurations(*loaded->scenario).valid.at(0);
-    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory());
-    const RunCost spot = run_cost(*loaded->model, c, step(10), plan, s::SPOT);
-    const RunCost on_demand = run_cost(*loaded->model, c, step(10), plan, s::ON_DEMAND);
+    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory(), step(10));
+    const RunCost spot = run_cost(*loaded->model, c, plan, s::SPOT);
+    const RunCost on_demand = run_cost(*loaded->model, c, plan, s::ON_DEMAND);
     CHECK(spot.interruptions_per_hour == Approx(2 * 0.01));
     CHECK(on_demand.time.mean_interruptions > 0);
     CHECK(spot.time.mean_interruptions == on_demand.time.mean_interruptions);
@@ -290,8 +339,8 @@ TEST_CASE("owned nodes are not spot instances: only the rented nodes are preempt
   SECTION("one rented p5 beside 2 owned p4d: the failure rate and the runs of one spot node") {
     const auto loaded = owned_mix(1);
     const Configuration c = expand_configurations(*loaded->scenario).valid.at(0);
-    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory());
-    const RunCost spot = run_cost(*loaded->model, c, step(10), plan, s::SPOT);
+    const CheckpointPlan plan = plan_checkpoints(*loaded->model, c, memory(), step(10));
+    const RunCost spot = run_cost(*loaded->model, c, plan, s::SPOT);
     // Young/Daly at one node's 0.1 preemptions an hour (was the 3 nodes' 0.3).
     CHECK(spot.checkpoint.young_daly_s == Approx(std::sqrt(2 * plan.cost.write_s / (0.1 / 3600))));
     RunSpec one_node;

@@ -306,7 +306,7 @@ int cost_command(const std::vector<std::string>& args) {
           }
           return;
         }
-        const CheckpointPlan plan = plan_checkpoints(*model, c, e.memory);
+        const CheckpointPlan plan = plan_checkpoints(*model, c, e.memory, *e.step);
         for (s::BillingMode billing : model->billing_modes) {
           if (!plan.over_volume.empty()) {
             if (over_volume++ == 0) too_big = plan.over_volume;
@@ -315,7 +315,7 @@ int cost_command(const std::vector<std::string>& args) {
                              std::string(kStatusCheckpointOverVolume) + ": " + plan.over_volume));
             continue;
           }
-          const RunCost run = run_cost(*model, c, *e.step, plan, billing);
+          const RunCost run = run_cost(*model, c, plan, billing);
           if (!run.unsimulated.empty()) {
             rows.push_back(unranked_row(c, billing, table.column_count(), "yes",
                                         std::string(kStatusTooLong) + ": " + run.unsimulated));
