@@ -45,8 +45,8 @@ void print_advice(const Configuration& c, const InputEstimate& e, const InputAdv
               << a.workers_per_gpu_needed << " keep up (stall left "
               << seconds(a.stall_with_cpu_advice_s) << ")";
   }
-  std::cout << "; the job has " << e.setup.node_vcpus
-            << " vCPUs and workers_per_gpu " << spec.workers_per_loader << "; with workers_per_gpu "
+  std::cout << "; the job has " << e.setup.node_vcpus << " vCPUs and workers_per_gpu "
+            << spec.workers_per_loader << "; with workers_per_gpu "
             << a.workers_per_gpu_within_vcpus << " (one per vCPU it has) the stall is "
             << seconds(a.stall_within_vcpus_s) << "\n";
   std::cout << "    storage: the GPUs read " << format_fixed(a.read_bytes_per_s_needed / 1e6, 0)
