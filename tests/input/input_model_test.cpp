@@ -73,7 +73,7 @@ InputPipelineSpec cpu_side(const InputEstimate& e) {
   return spec;
 }
 
-TEST_CASE("the CPU advice keeps up; fewer workers stall at least as workers' throughput says") {
+TEST_CASE("the CPU advice keeps up, and fewer workers stall at least as workers' throughput says") {
   const LoadedJob l = load_shipped("scenarios/input/resnet50-imagenet-32vcpu.textproto");
   const InputEstimate e = estimate(l);
   const InputAdvice advice =
