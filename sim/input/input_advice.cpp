@@ -37,8 +37,18 @@ std::optional<double> capacity_for(const s::StorageTier& tier, const s::Instance
   return std::ceil(hi);
 }
 
-// Adds workers (and the vCPUs they run on) until the stall is negligible.
-void advise_cpu(const InputEstimate& e, InputAdvice* advice) {
+// The instance of `catalog` with the most vCPUs (the first in name order among equals).
+const s::InstanceType* largest_instance(const Catalog& catalog) {
+  const s::InstanceType* largest = nullptr;
+  for (const auto& [name, entry] : catalog.instances().all()) {
+    if (!largest || entry.value->vcpus() > largest->vcpus()) largest = entry.value;
+  }
+  return largest;
+}
+
+// Adds workers (and the vCPUs they run on) until the stall is negligible, from the lower bound
+// of both; nothing is simulated when that bound is beyond `largest` (InputAdvice).
+void advise_cpu(const InputEstimate& e, const s::InstanceType& largest, InputAdvice* advice) {
   InputPipelineSpec spec = e.setup.spec;
   spec.from_storage = !e.cached.has_value();
   // Free storage so that only the CPU side is sized here.
@@ -52,15 +62,24 @@ void advise_cpu(const InputEstimate& e, InputAdvice* advice) {
        (spec.from_storage ? spec.read_latency_s * spec.read_requests_per_sample : 0));
   spec.worker_vcpus = std::max(1, static_cast<int>(std::ceil(cpu_s_per_step / step)));
   spec.workers_per_loader = std::max(1, static_cast<int>(std::ceil(worker_s_per_batch / step)));
-  InputPipelineRun run = simulate_input_pipeline(spec);
-  for (int i = 0; i < kMaxRefinements && run.stall_per_step_s > kNegligibleStall * step; ++i) {
-    spec.workers_per_loader += 1;
-    spec.worker_vcpus = std::max(spec.worker_vcpus, spec.workers_per_loader * spec.loaders);
-    run = simulate_input_pipeline(spec);
+  advice->largest_catalog_vcpus = largest.vcpus();
+  advice->largest_catalog_instance = largest.name();
+  const int processes = std::max(spec.worker_vcpus, spec.workers_per_loader * spec.loaders);
+  advice->cpu_beyond_catalog = processes + spec.loaders > largest.vcpus();
+  if (advice->cpu_beyond_catalog) {
+    advice->vcpus_needed = spec.worker_vcpus + spec.loaders;
+    advice->workers_per_gpu_needed = spec.workers_per_loader;
+  } else {
+    InputPipelineRun run = simulate_input_pipeline(spec);
+    for (int i = 0; i < kMaxRefinements && run.stall_per_step_s > kNegligibleStall * step; ++i) {
+      spec.workers_per_loader += 1;
+      spec.worker_vcpus = std::max(spec.worker_vcpus, spec.workers_per_loader * spec.loaders);
+      run = simulate_input_pipeline(spec);
+    }
+    advice->vcpus_needed = spec.worker_vcpus + spec.loaders;
+    advice->workers_per_gpu_needed = spec.workers_per_loader;
+    advice->stall_with_cpu_advice_s = run.stall_per_step_s;
   }
-  advice->vcpus_needed = spec.worker_vcpus + spec.loaders;
-  advice->workers_per_gpu_needed = spec.workers_per_loader;
-  advice->stall_with_cpu_advice_s = run.stall_per_step_s;
 
   InputPipelineSpec own = e.setup.spec;
   own.from_storage = !e.cached.has_value();
@@ -74,7 +93,7 @@ void advise_cpu(const InputEstimate& e, InputAdvice* advice) {
 InputAdvice advise_input(const Catalog& catalog, const LoadedScenario& scenario,
                          const Configuration& c, const InputEstimate& e) {
   InputAdvice advice;
-  advise_cpu(e, &advice);
+  advise_cpu(e, *largest_instance(catalog), &advice);
 
   const InputPipelineSpec& spec = e.setup.spec;
   const s::Dataset& dataset = scenario.scenario().job().dataset();

@@ -23,6 +23,13 @@ struct InputAdvice {
   int vcpus_needed = 0;
   int workers_per_gpu_needed = 0;
   double stall_with_cpu_advice_s = 0;
+  // The search starts from a lower bound (a step's CPU seconds and one worker's seconds per
+  // batch, over the step) and simulates only when that bound's vCPUs and worker processes fit the
+  // catalog's largest instance (a simulation's cost grows with its workers). Beyond it nothing is
+  // simulated: the two fields above hold the lower bound and the stall is not known.
+  bool cpu_beyond_catalog = false;
+  int largest_catalog_vcpus = 0;
+  std::string largest_catalog_instance;
   // The most workers per GPU the job's own vCPUs run at once (one each, beside the training
   // processes), and the stall per step with them.
   int workers_per_gpu_within_vcpus = 0;

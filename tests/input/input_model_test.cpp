@@ -1,10 +1,14 @@
 // The input pipeline of shipped scenarios: ResNet-50 on 8x A100 with few vCPUs is CPU-bound and
-// the advice's vCPUs remove the stall; a PL0 disk limits the first epoch and no longer matters
-// once the dataset sits in the page cache; small files hit a disk's IOPS; an LLM reading
+// the advice's vCPUs remove the stall (fewer workers than its lower bound cannot; beyond the
+// largest instance only that bound is given); a PL0 disk limits the first epoch and no longer
+// matters once the dataset sits in the page cache; small files hit a disk's IOPS; an LLM reading
 // pre-tokenized shards never waits; a shared file system splits its throughput between nodes.
 #include "sim/input/input_model.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
 
 #include "sim/input/input_advice.h"
 #include "sim/sweep/evaluation.h"
@@ -58,6 +62,73 @@ TEST_CASE("ResNet-50 on 8x A100 with 32 vCPUs is CPU-bound, the advised vCPUs re
       advise_input(testing::shipped_catalog(), *l.scenario, l.configuration, e);
   CHECK(advice.vcpus_needed > 128);  // more than the whole ebmgn7e node
   CHECK(advice.stall_with_cpu_advice_s <= 0.01 * l.gpu_step_s);
+}
+
+// The pipeline the CPU advice sizes: the estimate's, with storage free so that only CPU counts.
+InputPipelineSpec cpu_side(const InputEstimate& e) {
+  InputPipelineSpec spec = e.setup.spec;
+  spec.from_storage = !e.cached.has_value();
+  spec.storage_bytes_per_s = std::numeric_limits<double>::infinity();
+  spec.storage_iops = std::numeric_limits<double>::infinity();
+  return spec;
+}
+
+TEST_CASE("the CPU advice keeps up, and fewer workers stall at least as workers' throughput says") {
+  const LoadedJob l = load_shipped("scenarios/input/resnet50-imagenet-32vcpu.textproto");
+  const InputEstimate e = estimate(l);
+  const InputAdvice advice =
+      advise_input(testing::shipped_catalog(), *l.scenario, l.configuration, e);
+  REQUIRE_FALSE(advice.cpu_beyond_catalog);
+  InputPipelineSpec spec = cpu_side(e);
+  const int advised_vcpus = advice.vcpus_needed - spec.loaders;
+  const double step = spec.gpu_step_s;
+  // Every count from one worker per GPU, brute force, on the advised vCPUs and beyond the advice
+  // with a vCPU per worker, as the search adds them: the stall never grows with workers; below
+  // the advice a worker's batch takes longer than the workers' share of steps (so the search may
+  // start at that bound); at the advice the stall is what the advice says.
+  double previous = std::numeric_limits<double>::infinity();
+  for (int w = 1; w <= advice.workers_per_gpu_needed + 4; ++w) {
+    spec.workers_per_loader = w;
+    spec.worker_vcpus = w <= advice.workers_per_gpu_needed
+                            ? advised_vcpus
+                            : std::max(advised_vcpus, w * spec.loaders);
+    const double stall = simulate_input_pipeline(spec).stall_per_step_s;
+    INFO("workers per GPU " << w);
+    CHECK(stall <= previous);
+    const double worker_bound = spec.batch_samples * spec.cpu_s_per_sample / w - step;
+    if (w < advice.workers_per_gpu_needed) {
+      CHECK(stall >= worker_bound * (1 - 1e-9));
+      CHECK(stall > 0);
+    }
+    if (w == advice.workers_per_gpu_needed) CHECK(stall == advice.stall_with_cpu_advice_s);
+    if (w >= advice.workers_per_gpu_needed) CHECK(stall <= 0.01 * step);
+    previous = stall;
+  }
+}
+
+TEST_CASE("beyond the catalog's largest instance the CPU advice is its lower bound, unsimulated") {
+  const LoadedJob l = load_shipped("scenarios/input/resnet50-imagenet-32vcpu.textproto");
+  InputEstimate e = estimate(l);
+  const InputAdvice shipped =
+      advise_input(testing::shipped_catalog(), *l.scenario, l.configuration, e);
+  CHECK_FALSE(shipped.cpu_beyond_catalog);
+  // JPEGs 100x ImageNet's: a step's decode needs 100x the CPU seconds.
+  e.setup.spec.cpu_s_per_sample *= 100;
+  const InputAdvice advice =
+      advise_input(testing::shipped_catalog(), *l.scenario, l.configuration, e);
+  CHECK(advice.cpu_beyond_catalog);
+  CHECK(advice.largest_catalog_instance == "onprem.gh200-4");
+  CHECK(advice.largest_catalog_vcpus == 288);
+  const InputPipelineSpec& spec = e.setup.spec;
+  const double cpu_s_per_step = spec.loaders * spec.batch_samples * spec.cpu_s_per_sample;
+  CHECK(advice.vcpus_needed ==
+        static_cast<int>(std::ceil(cpu_s_per_step / spec.gpu_step_s)) + spec.loaders);
+  CHECK(advice.workers_per_gpu_needed ==
+        static_cast<int>(std::ceil(cpu_s_per_step / spec.loaders / spec.gpu_step_s)));
+  CHECK(advice.vcpus_needed - spec.loaders > 99 * (shipped.vcpus_needed - spec.loaders));
+  CHECK(advice.stall_with_cpu_advice_s == 0);  // not known, so not claimed
+  // What the job's own vCPUs give is still simulated, and it stalls far more than before.
+  CHECK(advice.stall_within_vcpus_s > 50 * shipped.stall_within_vcpus_s);
 }
 
 TEST_CASE("with 12 workers per GPU on 128 vCPUs the workers limit, one per vCPU stalls less") {

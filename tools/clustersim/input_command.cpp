@@ -34,10 +34,19 @@ void print_run(const std::string& what, const InputPipelineRun& run, bool from_s
 void print_advice(const Configuration& c, const InputEstimate& e, const InputAdvice& a) {
   const s::StorageVolume& volume = *c.dataset_storage;
   const InputPipelineSpec& spec = e.setup.spec;
-  std::cout << "  advice:\n    CPU: " << a.vcpus_needed << " vCPUs on a node with workers_per_gpu "
-            << a.workers_per_gpu_needed << " keep up (stall left "
-            << seconds(a.stall_with_cpu_advice_s) << "); the job has " << e.setup.node_vcpus
-            << " vCPUs and workers_per_gpu " << spec.workers_per_loader << "; with workers_per_gpu "
+  std::cout << "  advice:\n    CPU: ";
+  if (a.cpu_beyond_catalog) {
+    std::cout << "at least " << a.vcpus_needed << " vCPUs on a node and workers_per_gpu "
+              << a.workers_per_gpu_needed << " (a step's CPU and worker seconds over the step); "
+              << "not simulated: more vCPUs or worker processes than the largest instance has ("
+              << a.largest_catalog_instance << ", " << a.largest_catalog_vcpus << " vCPUs)";
+  } else {
+    std::cout << a.vcpus_needed << " vCPUs on a node with workers_per_gpu "
+              << a.workers_per_gpu_needed << " keep up (stall left "
+              << seconds(a.stall_with_cpu_advice_s) << ")";
+  }
+  std::cout << "; the job has " << e.setup.node_vcpus << " vCPUs and workers_per_gpu "
+            << spec.workers_per_loader << "; with workers_per_gpu "
             << a.workers_per_gpu_within_vcpus << " (one per vCPU it has) the stall is "
             << seconds(a.stall_within_vcpus_s) << "\n";
   std::cout << "    storage: the GPUs read " << format_fixed(a.read_bytes_per_s_needed / 1e6, 0)
@@ -135,8 +144,12 @@ std::vector<Table::Cell> input_cells(const Configuration& c, const Evaluation& e
   number(estimate->setup.epochs);
   number(e.step->data_stall_s);
   number(e.step->mfu);
-  number(static_cast<double>(a->vcpus_needed));
-  number(static_cast<double>(a->workers_per_gpu_needed));
+  // Beyond the catalog's largest instance the advice is a lower bound, not a simulated answer.
+  const auto simulated = [&](int count) {
+    maybe(a->cpu_beyond_catalog ? std::nullopt : std::optional(static_cast<double>(count)));
+  };
+  simulated(a->vcpus_needed);
+  simulated(a->workers_per_gpu_needed);
   number(a->read_bytes_per_s_needed / 1e6);
   number(a->read_iops_needed);
   number(a->read_bytes_per_s_available / 1e6);
