@@ -221,6 +221,8 @@ NO_DELAY = "zero is an ideal (no delay, no reserve): a what-if worth asking"
 MEANINGFUL = {
     ("Cost", "seed", None): ANY_SEED,
     ("Traffic", "seed", None): ANY_SEED,
+    ("Cost", "preemptions_per_instance_hour", "0"):
+        "a spot market without preemptions (faults still interrupt): a what-if worth asking",
     ("Restart", "acquisition_s", "0"): NO_DELAY,
     ("Restart", "container_start_s", "0"): NO_DELAY,
     ("Traffic", "warmup_s", "0"): "no warm-up: every request is measured",
