@@ -15,11 +15,13 @@ through the clustersim command that reads it and sorted:
           reads no such value), or the value is meaningful there (MEANINGFUL lists each, why)
 
 Each occurrence of a field path is mutated once (the first element of a repeated message
-stands for the others), which bounds a full run to minutes on two cores. Deterministic.
+stands for the others), which bounds a full run to minutes on two cores. The seeds that exist to
+reach the fields no shipped seed above them writes (a feature's scenario, a catalog entry, or a
+shipped file edited to use a feature) mutate only those fields. Deterministic.
 
 Usage (from the project root, after tools/build release clustersim):
   tools/input_audit.py [--clustersim build/release/clustersim] [-j 2] [--seed NAME...]
-                       [--show CLASS...]
+                       [--show CLASS...] [--coverage]
 Prints the counts by class per seed and in all, and every mutant of the classes --show names
 (default: weak, bug, silent). Exits 1 when any mutant is a bug or silent.
 """
@@ -219,6 +221,8 @@ NO_DELAY = "zero is an ideal (no delay, no reserve): a what-if worth asking"
 MEANINGFUL = {
     ("Cost", "seed", None): ANY_SEED,
     ("Traffic", "seed", None): ANY_SEED,
+    ("Cost", "preemptions_per_instance_hour", "0"):
+        "a spot market without preemptions (faults still interrupt): a what-if worth asking",
     ("Restart", "acquisition_s", "0"): NO_DELAY,
     ("Restart", "container_start_s", "0"): NO_DELAY,
     ("Traffic", "warmup_s", "0"): "no warm-up: every request is measured",
@@ -247,6 +251,27 @@ MEANINGFUL = {
     ("ServingRuntime", "static_prefill_overhead_us", "0"): NO_DELAY,
     ("CapacityScaledLimit", "base", "0"): "a limit that grows with the volume's GiB alone",
     ("CapacityScaledLimit", "per_gib", "0"): "a limit that does not grow with the volume",
+    # Of the fields the later seeds reach (their absent values, or a limit meaning none).
+    ("Fp4Overrides", "sixteen_bit_last_layers", "0"): "no last layer in 16 bits (its absent value)",
+    ("Parallelism", "activation_offload_layers", "0"):
+        "no offload (its absent value): a layout that needed it is answered out of memory",
+    ("AutoParallelism", "max_pipeline_parallel", "2147483647"):
+        "no limit: every degree the layers allow (its absent value is the layer count)",
+    ("AutoParallelism", "max_context_parallel", "2147483647"):
+        "no limit: every degree the GPUs and the sequence allow",
+    ("ExpertRouting", "max_violation", "0"): "balanced routing (its absent value)",
+    ("Sweep", "zero_stage", "0"): "ZeRO stage 0, no sharding, is a stage",
+    ("Cost", "interruptions_per_node_hour", "0"): "no faults (documented: 0)",
+    ("Scheduler", "batch_wait_ms", "0"): NO_DELAY,
+    ("ClosedLoop", "think_time_s", "0"): NO_DELAY,
+    ("SharedPrefix", "zipf_exponent", "0"): "a Zipf exponent of 0 is uniform popularity",
+    ("Autoscaling", "baseline_replicas", "0"): "no baseline: every hour on burst billing",
+    ("Bursts", "base_rate_per_s", "0"): "requests in the bursts only",
+    ("Transformer", "multi_token_prediction_layers", "0"):
+        "no prediction module (its absent value)",
+    ("Conv2d", "padding", "0"): "no padding (its absent value)",
+    ("Scheduler", "kv_block_tokens", "2147483647"):
+        "answered out of memory at the KV cache (0 tokens: the block outgrows it)",
 }
 
 
@@ -311,20 +336,26 @@ def mutations(text, occurrences, enums):
 
 
 class Seed:
-    def __init__(self, name, source, root, command, entry=None, quick=()):
+    def __init__(self, name, source, root, command, entry=None, quick=(), new_fields_only=False):
         self.name, self.source, self.root, self.command = name, source, root, command
         self.entry = entry  # (kind, name) of one catalog entry: it goes to a --catalog directory
-        # (pattern, replacement) edits of the source, or a function of its text, before any
-        # mutation: what makes the seed quick to run
+        # (pattern, replacement) edits of the source and functions of its text, applied in order
+        # before any mutation: what makes the seed quick to run, or writes a field no shipped
+        # file writes
         self.quick = quick
+        # Mutate only the fields no seed before it in SEEDS writes (the seeds added to reach
+        # them: their other fields were audited already)
+        self.new_fields_only = new_fields_only
 
     def text(self):
         text = open(self.source).read()
         if self.entry:
             text = catalog_entry(text, *self.entry)
-        if callable(self.quick):
-            return self.quick(text)
-        for pattern, replacement in self.quick:
+        for step in [self.quick] if callable(self.quick) else self.quick:
+            if callable(step):
+                text = step(text)
+                continue
+            pattern, replacement = step
             text, count = re.subn(pattern, replacement, text, flags=re.S)
             assert count, "%s: no %r" % (self.name, pattern)
         return text
@@ -346,6 +377,23 @@ def catalog_entry(text, kind, name):
                         return block + "\n"
                     break
     raise SystemExit("no %s named %s" % (kind, name))
+
+
+SHORT_CONTEXT_MODELS = {"bert-large"}  # trained on 512-token sequences at most
+
+
+def entry_scenario(kind, name):
+    """The training scenario a catalog entry's seed runs under ({scenario} in its command): a
+    small sweep of p5 nodes (QUICKSTART_P5), of the entry itself where it is a model or an
+    instance."""
+    text = Seed("", "scenarios/quickstart.textproto", "", "", quick=QUICKSTART_P5).text()
+    if kind == "model":
+        if name in SHORT_CONTEXT_MODELS:
+            text = text.replace("sequence_length: 4096", "sequence_length: 512")
+        return re.sub(r'^model: "[^"]*"', 'model: "%s"' % name, text, flags=re.M)
+    if kind == "instance":
+        return text.replace('"aws.p5.48xlarge"', '"%s"' % name)
+    return text
 
 
 # One small training sweep of p5 nodes every catalog seed of training runs under.
@@ -454,7 +502,257 @@ SEEDS = [
     Seed("dataloading", "topologies/dataloading.textproto", "CatalogFile",
          "input %s" % RESNET_PL3, entry=("dataloading_cost", "intel-xeon")),
 ]
-SEED_BASES = {"price-file": "scenarios/llama2_7b_cost.textproto"}
+
+# Seeds that write the fields the seeds above do not (each mutates only those): shipped files
+# using a feature, or a shipped file edited to use one. By schema area.
+VALIDATE = "validate {scenario}"
+RUN = "run {scenario} --limit 0"
+SERVE = "serve {scenario} -j1 --limit 0"
+NEW = dict(new_fields_only=True)
+VALIDATION = "scenarios/validation/"
+PUBLIC = "scenarios/public_runs/"
+CHAT = "scenarios/serving/llama3-8b-chat-20rps.textproto"
+AUTOSCALING = "scenarios/serving/daily-traffic-autoscaling.textproto"
+SPECULATIVE = "scenarios/serving/llama3-70b-speculative-decoding.textproto"
+POOLS_PIPELINE = "scenarios/mix_p5_p4d_pipeline.textproto"
+# A training step of Llama-2-7B on 2 p5 nodes, its layout fixed (no sweep).
+FIXED_LAYOUT = [(r"cluster \{.*?\n\}", 'cluster {\n  fabric: "single-switch"\n'
+                 '  instance: "aws.p5.48xlarge"\n  nodes: 2\n}'),
+                (r"sweep \{.*\}", "")]
+SEEDS += [
+    # Training scenarios: parallelism, recipes, automatic search, pools, costs, input pipelines.
+    Seed("scenario-fsdp2-moe", VALIDATION +
+         "automodel-dgx-h100-bf16-pretrain-deepseek-v3-1024.textproto", "Scenario", VALIDATE, **NEW),
+    Seed("scenario-mxfp8-moe", VALIDATION +
+         "bridge-moe-dgx-gb200-mxfp8-26.06-pretrain-deepseek-v3-256.textproto", "Scenario",
+         VALIDATE, quick=[(r"fp8_recipe: MXFP8", "fp8_recipe: MXFP8\n  fp8_output_layer: true")],
+         **NEW),
+    Seed("scenario-lora", PUBLIC + "mlperf-v4.0-llama2-70b-lora-h200-8.textproto", "Scenario",
+         VALIDATE, **NEW),
+    Seed("scenario-torchtitan-cp", PUBLIC +
+         "torchtitan-llama3.1-405b-h100-512-float8-compile-4d-cp2-seq64k.textproto", "Scenario",
+         VALIDATE, **NEW),
+    Seed("scenario-nvfp4-hybrid", VALIDATION +
+         "bridge-check-hybrid-dgx-b300-nvfp4-26.04-pretrain-nemotron3-super-120b-a12b-64.textproto",
+         "Scenario", VALIDATE, **NEW),
+    Seed("scenario-offload", VALIDATION +
+         "bridge-hybrid-dgx-gb200-mxfp8-26.08-pretrain-nemotron3-ultra-550b-a55b-256.textproto",
+         "Scenario", VALIDATE, **NEW),
+    Seed("scenario-capacity-factor", PUBLIC + "grok1-314b-gb200-128-dgxc-nemo2-fp8.textproto",
+         "Scenario", VALIDATE, **NEW),
+    Seed("scenario-output-deferral", PUBLIC + "llama3.1-405b-gb200-128-dgxc-fp8.textproto",
+         "Scenario", VALIDATE, **NEW),
+    Seed("scenario-deepspeed", PUBLIC + "bloom-176b-a100-384.textproto", "Scenario", VALIDATE,
+         **NEW),
+    Seed("scenario-nvfp4-lora", PUBLIC + "mlperf-v5.1-llama2-70b-lora-gb200-8-nvfp4.textproto",
+         "Scenario", VALIDATE, **NEW),
+    Seed("scenario-optimizer-buckets", PUBLIC + "nemo-22.08-a100-gpt3-175b-1024.textproto",
+         "Scenario", VALIDATE, **NEW),
+    Seed("scenario-gpus-per-node", VALIDATION +
+         "automodel-dgx-h100-bf16-finetune-lora-llama3-8b-1.textproto", "Scenario", VALIDATE, **NEW),
+    Seed("scenario-mamba", VALIDATION +
+         "automodel-dgx-h100-bf16-pretrain-nemotron3-nano-30b-a3b-8.textproto", "Scenario",
+         VALIDATE, **NEW),
+    Seed("scenario-offload-layers", VALIDATION +
+         "bridge-dgx-gb200-fp8-25.09-pretrain-llama3-405b-128.textproto", "Scenario", VALIDATE,
+         **NEW),
+    Seed("scenario-nvfp4-dense", VALIDATION +
+         "bridge-dgx-gb200-nvfp4-26.02-pretrain-llama3-405b-256.textproto", "Scenario", VALIDATE,
+         **NEW),
+    Seed("scenario-zero3", VALIDATION + "sc21-table2-zero3-gpt-175b-1536.textproto", "Scenario",
+         VALIDATE, **NEW),
+    Seed("scenario-auto-nvl72", "scenarios/deepseek_v3_nvl72_vs_dgx.textproto", "Scenario", RUN,
+         quick=[(r"instance: \[[^]]*\]", 'instance: ["onprem.gb200-nvl72"]'),
+                (r"nodes: \[32, 64\]", "nodes: [64]"),
+                (r"sequence_parallel: \[false, true\]", "sequence_parallel: [true]")], **NEW),
+    Seed("scenario-sweep-schedules", "scenarios/mix_p5_p4d_data_parallel.textproto", "Scenario",
+         RUN, quick=cut_sweep_lists, **NEW),
+    Seed("scenario-hsdp", "scenarios/llama3_70b_hsdp.textproto", "Scenario", RUN,
+         quick=cut_sweep_lists, **NEW),
+    Seed("scenario-pools-interleaved", "scenarios/mix_p5_p4d_interleaved.textproto", "Scenario",
+         RUN, quick=cut_sweep_lists, **NEW),
+    Seed("scenario-router", "scenarios/mixtral_unbalanced_router.textproto", "Scenario",
+         "run {scenario} --limit 4", **NEW),
+    Seed("scenario-dualpipe", "scenarios/deepseek_v3_h800_dualpipe.textproto", "Scenario", RUN,
+         quick=cut_sweep_lists, **NEW),
+    Seed("scenario-pools-fixed", "tests/data/mix_data_parallel.textproto", "Scenario", RUN,
+         quick=[(r"nodes: 2 \}", "nodes: 2 owned_nodes: 1 owned_price: OWNED_AT_OWN_RATE }"),
+                (r"kind: SLOWEST_COMMON", "kind: STATED bandwidth_gbit_per_s: 400 latency_us: 20"),
+                (r"\n\}\n*$", "\n  pool_placement: DATA_PARALLEL_POOLS\n}\n")], **NEW),
+    Seed("scenario-pools-owned", POOLS_PIPELINE, "Scenario", RUN,
+         quick=[(r"nodes: \[4\] \}", "nodes: [4] owned_nodes: 2 owned_price: OWNED_AT_ZERO }"),
+                (r"nodes: \[0, 2, 4\]", "nodes: [2]"),
+                (r"pipeline_parallel: \[2, 4, 6\]", "pipeline_parallel: [6]")], **NEW),
+    Seed("scenario-sweep-context", "scenarios/quickstart.textproto", "Scenario", RUN,
+         quick=QUICKSTART_P5 + [(r"nodes: \[1, 2\]", "nodes: [1, 2]\n  context_parallel: [1, 2]"),
+                                (r"micro_batch_size: \[1\]",
+                                 'range { axis: "micro_batch_size" from: 1 to: 4 factor: 2 }')],
+         **NEW),
+    Seed("scenario-auto-search", "scenarios/quickstart.textproto", "Scenario", RUN,
+         quick=[(r"sweep \{.*\}", 'sweep {\n  instance: ["aws.p5.48xlarge"]\n'
+                 '  zero_stage: [3]\n  auto_parallelism { micro_batch_size: [1] '
+                 'max_pipeline_parallel: 2 max_virtual_stages: 2 max_context_parallel: 2 '
+                 'hybrid_sharding: true dualpipe: true }\n  constraints { max_time_to_train_hours: '
+                 '10000 }\n  nodes: [2]\n}')], **NEW),
+    Seed("scenario-uneven-stages", "scenarios/quickstart.textproto", "Scenario", RUN,
+         quick=FIXED_LAYOUT + [(r"schedule: ONE_F_ONE_B", "schedule: ONE_F_ONE_B\n"
+                                "  data_parallel: 4\n  tensor_parallel: 1\n"
+                                "  pipeline_parallel: 4\n  first_stage_layers: 7\n"
+                                "  last_stage_layers: 7\n  recompute: RECOMPUTE_FULL\n"
+                                "  recompute_num_layers: 2\n  micro_batch_size: 1")], **NEW),
+    Seed("scenario-checkpoint", "scenarios/llama2_7b_cost.textproto", "Scenario", "cost {scenario}",
+         quick=QUICK_COST + [(r"\n  checkpoint \{", "\n  interruptions_per_node_hour: 0.001\n"
+                              "  checkpoint {\n    interval_s: 3600\n    pauses_training: false")],
+         **NEW),
+    Seed("scenario-input-workers", "scenarios/input/resnet50-imagenet-tier-workers.textproto",
+         "Scenario", "input {scenario}", **NEW),
+    Seed("scenario-input-cpu-limit", "scenarios/input/resnet50-imagenet-32vcpu.textproto",
+         "Scenario", "input {scenario}", **NEW),
+    Seed("scenario-dataset-order", RESNET_PL3, "Scenario", "input {scenario}",
+         quick=[(r"format: JPEG_IMAGE", "format: JPEG_IMAGE\n    shuffle: false"),
+                (r"\Z", "sweep { dataloader_workers_per_gpu: [4, 8] }\n")], **NEW),
+    # Serving scenarios: deployments, schedulers, traffic, speculative decoding, sweeps.
+    Seed("serving-expert-exchange", "scenarios/serving/checks/"
+         "trtllm-dep-deepseek-r1-h200-fp8-dep8-1024-1024.textproto", "ServingScenario", SERVE,
+         quick=[(r"attention_data_parallel: true", "attention_data_parallel: true\n"
+                 "  moe_token_exchange: MOE_ALL_TO_ALL")], **NEW),
+    Seed("serving-sweep-attention-dp", "scenarios/serving/deepseek-v3-attention-dp.textproto",
+         "ServingScenario", SERVE, quick=quick_serving, **NEW),
+    Seed("serving-sweep-experts", "scenarios/serving/deepseek-v3-tp-vs-ep.textproto",
+         "ServingScenario", SERVE, quick=quick_serving, **NEW),
+    Seed("serving-samples", "scenarios/serving/llama2-70b-fp8-vs-fp16.textproto",
+         "ServingScenario", SERVE, quick=quick_serving, **NEW),
+    Seed("serving-pools", "scenarios/serving/llama3-70b-h100-prefill-a100-decode.textproto",
+         "ServingScenario", SERVE,
+         quick=[quick_serving, (r"prefill \{ tensor_parallel: 8 \}",
+                                "prefill { tensor_parallel: 4 pipeline_parallel: 2 }"),
+                (r"decode \{ tensor_parallel: 8", "decode { tensor_parallel: 8 replicas: 2"),
+                (r"\n *decode_replicas: \[\d+\]", "")], **NEW),
+    Seed("serving-static-beams", CHAT, "ServingScenario", SERVE,
+         quick=QUICK_CHAT[:3] + [
+             (r"sweep \{.*\}", ""),
+             (r"deployment \{\n.*?\n\}", 'deployment {\n  instance: "aws.g6.xlarge"\n'
+              '  replicas: 2\n  pipeline_parallel: 1\n'
+              '  quantization { weights: INT8 activations: FP16 }\n'
+              '  scheduler { batching: STATIC max_batch_size: 16 batch_wait_ms: 50 }\n}'),
+             (r"median: 400 sigma: 0.8", "median: 400 sigma: 0.8 min: 16"),
+             (r"seed: 1", "seed: 1\n  beam_width: 2"),
+             (r"slo \{ p99_ttft_ms: 500 \}", "slo { p99_ttft_ms: 5000 p99_e2e_ms: 60000 }")],
+         **NEW),
+    Seed("serving-prefix-routing", "scenarios/serving/rag-2k-system-prompt-prefix-caching.textproto",
+         "ServingScenario", SERVE,
+         quick=[quick_serving,
+                (r"chunked_prefill: true", "chunked_prefill: true kv_block_tokens: 32 "
+                 "capacity_policy: GUARANTEED_NO_EVICT prefix_caching { enabled: true "
+                 "routing: PREFIX_AWARE }"),
+                (r"popularity: ZIPF", "popularity: ZIPF\n    share: 0.8\n    zipf_exponent: 1.2"),
+                (r"\n *prefix_caching: \[\w+\]", "")], **NEW),
+    Seed("serving-draft-heads", SPECULATIVE, "ServingScenario", SERVE,
+         quick=[quick_serving, (r'draft_model: "llama3-8b"', "draft_head_layers: 1")], **NEW),
+    Seed("serving-draft-parallel", SPECULATIVE, "ServingScenario", SERVE,
+         quick=[quick_serving, (r"acceptance_rate: 0.75", "acceptance_rate: 0.75\n"
+                                "    draft_tensor_parallel: 1")], **NEW),
+    Seed("serving-autoscaling-baseline", AUTOSCALING, "ServingScenario", SERVE,
+         quick=[quick_serving, (r"baseline_billing: SUBSCRIPTION_MONTHLY",
+                                "baseline_billing: SUBSCRIPTION_MONTHLY\n  baseline_replicas: 2")],
+         **NEW),
+    Seed("serving-bursts", CHAT, "ServingScenario", SERVE,
+         quick=QUICK_CHAT + [(r"rate_per_s: 2\n", "bursts { base_rate_per_s: 1 burst_rate_per_s: 4 "
+                              "burst_every_s: 10 burst_duration_s: 2 }\n"),
+                             (r"input_tokens \{ lognormal \{[^}]*\} \}",
+                              "input_tokens { uniform { min: 100 max: 1000 } }")], **NEW),
+    Seed("serving-closed-loop-requests", "scenarios/serving/llama3-8b-h100-concurrency.textproto",
+         "ServingScenario", SERVE,
+         quick=[quick_serving, (r"closed_loop \{ concurrency: 1 \}",
+                                "closed_loop { concurrency: 4 think_time_s: 0.5 requests: 32 }"),
+                (r"\n  duration_s: 30\n  warmup_s: 3", "")],
+         **NEW),
+    Seed("serving-sweep-axes", CHAT, "ServingScenario", SERVE,
+         quick=QUICK_CHAT + [(r"sweep \{.*\}", 'sweep {\n  instance: ["aws.g6.xlarge"]\n'
+                              "  tensor_parallel: [1]\n  pipeline_parallel: [1]\n"
+                              "  batching: [CONTINUOUS]\n  max_batch_size: [32]\n"
+                              "  max_tokens_per_iteration: [2048]\n}")], **NEW),
+    Seed("serving-benchmark-beams", GPT_J, "ServingScenario", VALIDATE,
+         quick=[(r"(benchmark \{ batch_size: 1 input_tokens: 128 output_tokens: 128)",
+                 r"\1 beam_width: 2")], **NEW),
+    Seed("serving-trace-file", "tests/fuzz/traced.textproto", "ServingScenario", SERVE,
+         quick=[(r"\nautoscaling \{[^\n]*", ""),
+                (r'trace_file: "traced.csv"',
+                 lambda m: 'trace_file: "%s"' % os.path.abspath("tests/fuzz/trace.csv"))], **NEW),
+    # Catalog entries: models (MoE, MLA, compressed sparse attention, Mamba, CNN, encoders),
+    # GPUs, instances, fabrics, storage tiers, runtimes; each given to --catalog.
+    Seed("model-csa", "models/deepseek_v4.textproto", "CatalogFile", VALIDATE.format(
+        scenario=VALIDATION + "bridge-moe-dgx-gb200-mxfp8-26.08-pretrain-deepseek-v4-flash-128"
+        ".textproto"), entry=("model", "deepseek-v4-flash"), **NEW),
+    Seed("model-cnn", "models/resnet.textproto", "CatalogFile", "input %s" % RESNET_PL3,
+         entry=("model", "resnet50"), **NEW),
+    Seed("model-mamba", "models/nemotron3.textproto", "CatalogFile", VALIDATE.format(
+        scenario=VALIDATION + "automodel-dgx-h100-bf16-pretrain-nemotron3-super-120b-a12b-64"
+        ".textproto"), entry=("model", "nemotron3-super-120b-a12b"), **NEW),
+    Seed("model-mla", "models/deepseek.textproto", "CatalogFile", VALIDATE.format(
+        scenario=VALIDATION + "bridge-moe-dgx-gb200-mxfp8-26.06-pretrain-deepseek-v3-256"
+        ".textproto"), entry=("model", "deepseek-v3"), **NEW),
+    Seed("model-sliding-window", "models/gpt_oss.textproto", "CatalogFile", VALIDATE.format(
+        scenario=VALIDATION + "automodel-dgx-h100-bf16-pretrain-gpt-oss-120b-64.textproto"),
+         entry=("model", "gpt-oss-120b"), **NEW),
+    Seed("model-encoder", "models/bert.textproto", "CatalogFile", TRAIN,
+         entry=("model", "bert-large"), **NEW),
+    Seed("model-interleaved-moe", "models/llama4.textproto", "CatalogFile", TRAIN,
+         entry=("model", "llama4-maverick"), **NEW),
+    Seed("model-parallel-blocks", "models/falcon.textproto", "CatalogFile", VALIDATE.format(
+        scenario="scenarios/validation/serving/trtllm-dgx-h100-falcon-180b-fp8-tp4.textproto"),
+         entry=("model", "falcon-180b"), **NEW),
+    Seed("model-qkv-bias", "models/qwen2_5.textproto", "CatalogFile", VALIDATE.format(
+        scenario=VALIDATION + "automodel-dgx-h100-bf16-finetune-lora-qwen2.5-7b-1.textproto"),
+         entry=("model", "qwen2.5-7b"), **NEW),
+    Seed("model-qk-norm", "models/qwen3_moe.textproto", "CatalogFile", VALIDATE.format(
+        scenario=VALIDATION + "automodel-dgx-h100-bf16-pretrain-qwen3-30b-a3b-8.textproto"),
+         entry=("model", "qwen3-30b-a3b"), **NEW),
+    Seed("gpu-grace-blackwell", "topologies/gpus.textproto", "CatalogFile", VALIDATE.format(
+        scenario=VALIDATION + "bridge-dgx-gb200-fp8-25.09-pretrain-llama3-405b-128.textproto"),
+         entry=("gpu", "GB200-186GB"), **NEW),
+    Seed("gpu-power-limit", "topologies/gpus.textproto", "CatalogFile", VALIDATE.format(
+        scenario=VALIDATION + "mcore-h100-gpt-70b.textproto"), entry=("gpu", "H100-SXM5-96GB"),
+         **NEW),
+    Seed("gpu-server-transfer", "topologies/gpus.textproto", "CatalogFile", VALIDATE.format(
+        scenario=VALIDATION + "bridge-check-moe-dgx-b300-mxfp8-26.02-pretrain-qwen3-30b-a3b-8"
+        ".textproto"), entry=("gpu", "B300-SXM-268GB"), **NEW),
+    Seed("gpu-transfer", "topologies/gpus.textproto", "CatalogFile", VALIDATE.format(
+        scenario=VALIDATION + "bridge-dgx-b200-fp8-25.09-pretrain-llama3-8b-8.textproto"),
+         entry=("gpu", "B200-SXM-180GB"), **NEW),
+    Seed("gpu-hccs", "topologies/gpus.textproto", "CatalogFile",
+         "run scenarios/huaweicloud_ascend_vs_a100.textproto --limit 0",
+         entry=("gpu", "Ascend-910-32GB"), **NEW),
+    Seed("instance-cpu-sockets", "topologies/instances_aws.textproto", "CatalogFile", TRAIN,
+         entry=("instance", "aws.g6e.48xlarge"), **NEW),
+    Seed("instance-tcp", "topologies/instances_aws.textproto", "CatalogFile", TRAIN,
+         entry=("instance", "aws.p5.48xlarge"),
+         quick=[(r"total_gbit_per_s: 3200", "total_gbit_per_s: 3200\n    tcp_gbit_per_s: 100")],
+         **NEW),
+    Seed("gpu-measured-fp16", "topologies/gpus.textproto", "CatalogFile",
+         VALIDATE.format(scenario=VALIDATION + "sc21-table1-gpt-145b.textproto"),
+         entry=("gpu", "A100-SXM4-80GB"),
+         quick=[(r"bf16_tflops: 271.2", "bf16_tflops: 271.2\n    fp16_tflops: 271.2")], **NEW),
+    Seed("instance-nvlink-domain", "topologies/instances_aws_blackwell.textproto", "CatalogFile",
+         TRAIN, entry=("instance", "aws.p6e-gb200.36xlarge"), **NEW),
+    Seed("instance-block-storage", "topologies/instances_aliyun.textproto", "CatalogFile",
+         TRAIN, entry=("instance", "aliyun.ecs.gn8v.4xlarge"), **NEW),
+    Seed("fabric-leaves", "topologies/fabrics.textproto", "CatalogFile",
+         "run scenarios/deepseek_v3_256_auto.textproto --limit 1",
+         entry=("fabric", "ib-rail-optimized"), **NEW),
+    Seed("storage-provisioned", "topologies/storage.textproto", "CatalogFile",
+         "input %s" % RESNET_PL3, entry=("storage", "aliyun.essd.autopl"), **NEW),
+    Seed("storage-capacity-steps", "topologies/storage.textproto", "CatalogFile",
+         "input scenarios/input/resnet50-imagenet-nas.textproto",
+         entry=("storage", "aliyun.nas.extreme"), **NEW),
+    Seed("serving-runtime-extends", "topologies/serving.textproto", "CatalogFile", SERVE.format(
+        scenario="scenarios/serving/checks/trtllm-dep-deepseek-r1-h200-fp8-dep8-1024-1024"
+        ".textproto"), entry=("serving_runtime", "tensorrt-llm-1.0"), **NEW),
+    Seed("price-file-region", "tests/data/prices_us_west_2.textproto", "PriceFile",
+         "sweep {base} --prices {scenario}", **NEW),
+]
+SEED_BASES = {"price-file": "scenarios/llama2_7b_cost.textproto",
+              "price-file-region": "tests/data/spot_in_two_regions.textproto"}
 TRACE_SEED = ("trace", "tests/fuzz/traced.textproto", "tests/fuzz/trace.csv",
               "serve {scenario} -j1")
 TRACE_VALUES = ["-1", "nan", "inf", "1e300", "", "x", "2147483648"]
@@ -464,7 +762,7 @@ TRACE_VALUES = ["-1", "nan", "inf", "1e300", "", "x", "2147483648"]
 
 LOCATED = re.compile(r"(\S+?):(\d+):(\d+): (?:error: |warning: )?(.*)")
 # What a command answers, exiting 1, when the question has no answer: no error of the input.
-ANSWERS = ("no deployment meets the SLO", "no valid configuration")
+ANSWERS = ("no deployment meets the SLO", "no valid configuration", "fits in GPU memory")
 CRASH = ("internal error", "terminate called", "runtime error:", "Sanitizer", "Aborted")
 NAN_OR_INF = re.compile(r"(?<![A-Za-z_])(nan|-?inf)(?![A-Za-z_])", re.I)
 
@@ -529,7 +827,13 @@ def audit_seed(seed, clustersim, root, work, jobs):
     text = seed.text()
     messages, enums = SCHEMA
     occurrences = walk(text, seed.root, messages)
+    if seed.new_fields_only:
+        audited = written_fields(SEEDS[:SEEDS.index(seed)])
+        occurrences = [o for o in occurrences if (o.type in SCALARS or o.type in enums) and
+                       (o.message, o.field) not in audited]
     candidates = mutations(text, occurrences, enums)
+    if not candidates:
+        return []  # a seed of switches alone: no hostile value to write
     directory = tempfile.mkdtemp(dir=work)
     base_scenario = SEED_BASES.get(seed.name)
 
@@ -547,7 +851,7 @@ def audit_seed(seed, clustersim, root, work, jobs):
     if seed.entry:
         scenario = os.path.join(directory, "scenario.textproto")
         with open(scenario, "w") as f:
-            f.write(Seed("", "scenarios/quickstart.textproto", "", "", quick=QUICKSTART_P5).text())
+            f.write(entry_scenario(*seed.entry))
 
     def evaluate(index, mutated):
         sub = os.path.join(directory, "m%d" % index)
@@ -637,15 +941,20 @@ def reachable_fields(root, messages):
     return found
 
 
+def written_fields(seeds):
+    """Every (message, field) of a scalar or enum the seeds write."""
+    messages, enums = SCHEMA
+    return {(occ.message, occ.field) for seed in seeds
+            for occ in walk(seed.text(), seed.root, messages)
+            if occ.type in SCALARS or occ.type in enums}
+
+
 def coverage(seeds):
     """(fields reached by the seeds, fields any of their file kinds can hold, those missed)."""
-    messages, enums = SCHEMA
-    possible, reached = set(), set()
+    possible = set()
     for seed in seeds:
-        possible |= reachable_fields(seed.root, messages)
-        for occ in walk(seed.text(), seed.root, messages):
-            if occ.type in SCALARS or occ.type in enums:
-                reached.add((occ.message, occ.field))
+        possible |= reachable_fields(seed.root, SCHEMA[0])
+    reached = written_fields(seeds)
     return reached & possible, possible, sorted(possible - reached)
 
 

@@ -56,6 +56,14 @@ void expand_axis_ranges(const FieldChecker& checker, schema::Sweep* sweep) {
       }
       values.push_back(static_cast<int>(v));
     }
+    // A pace past `to` at once: the range is `from` alone, which no one writes as a range
+    // (a factor of 2^31 - 1 from 1 to 4 swept 1 only; tools/input_audit.py).
+    if (values.size() == 1 && range.to() > range.from()) {
+      r.error(range.has_factor() ? "factor" : "step",
+              "goes from " + std::to_string(range.from()) + " past to (" +
+                  std::to_string(range.to()) + ") in one step: the range holds from alone");
+      continue;
+    }
     for (int v : values) sweep->GetReflection()->AddInt32(sweep, axis, v);
   }
 }

@@ -25,6 +25,7 @@ const s::Gpu& as_gpu(const FieldChecker& c) { return static_cast<const s::Gpu&>(
 constexpr double kMaxStreamingMultiprocessors = 1024;
 constexpr double kMaxGpuLinks = 72;
 constexpr double kMaxPcieLanes = 32;
+constexpr double kMaxGpusPerServer = 16;  // an HGX-2's, the most of one host
 constexpr double kMaxTdpW = 5000;
 
 // A measured matmul rate above the GPU's peak for the same precision is a transcription error.
@@ -236,6 +237,14 @@ void check_gpu(const FieldChecker& gpu) {
     pcie.require("generation") && pcie.in_range("generation", 1, 6);
     pcie.positive("lanes") && pcie.in_range("lanes", 1, kMaxPcieLanes);
     pcie.require_rate("per_direction_gb_per_s");
+  }
+  if (gpu.has("host_link")) {
+    // NVLink-C2C: one Grace CPU's link shared by its superchip's 2 GPUs (GB200, GB300); at most a
+    // server's GPUs (16) share one. 2^31 - 1 of them left each GPU a rate no offload copy ended
+    // within the clock's span, and aborted the step (tools/input_audit.py).
+    const FieldChecker link = gpu.child("host_link");
+    link.require_rate("per_direction_gb_per_s");
+    link.in_range("gpus_sharing", 1, kMaxGpusPerServer);
   }
   check_measured_matmul(gpu);
   for (int i = 0; i < gpu.size("matmul_efficiency"); ++i) {

@@ -85,6 +85,15 @@ void check_compressed_sparse_attention(const FieldChecker& t) {
                         "window_tokens"}) {
     csa.require(f) && csa.at_least(f, 1);
   }
+  // A window, or an indexer's top-k, past the longest sequence is the whole sequence: 2^31 - 1
+  // was taken so, silently (tools/input_audit.py).
+  const auto within_context = [&](const char* f, int64_t value) {
+    if (m.max_sequence_length() > 0 && value > m.max_sequence_length()) {
+      csa.error(f, std::to_string(value) + " is more than max_sequence_length (" +
+                       std::to_string(m.max_sequence_length()) + ") tokens");
+    }
+  };
+  within_context("window_tokens", c.window_tokens());
   if (c.qk_rope_head_dim() >= c.head_dim() && c.head_dim() > 0) {
     csa.error("qk_rope_head_dim",
               "must be less than head_dim (" + std::to_string(c.head_dim()) + "), got " +
@@ -114,6 +123,7 @@ void check_compressed_sparse_attention(const FieldChecker& t) {
   for (const char* f : {"index_n_heads", "index_head_dim", "index_topk"}) {
     if (indexed) {
       csa.require(f) && csa.at_least(f, 1);
+      if (std::string_view(f) == "index_topk") within_context(f, c.index_topk());
     } else if (csa.has(f)) {
       csa.error(f, "applies to the indexer of ratio-4 layers, and compress_ratios has none");
     }
@@ -136,12 +146,19 @@ void check_hyper_connections(const FieldChecker& t) {
   }
 }
 
-void check_mamba(const FieldChecker& mamba) {
+void check_mamba(const FieldChecker& mamba, int64_t max_sequence_length) {
   for (const char* f : {"num_heads", "head_dim", "state_dim", "num_groups"}) {
     mamba.require(f) && mamba.at_least(f, 1);
   }
   mamba.at_least("conv_kernel", 1);
-  mamba.at_least("chunk_size", 1);
+  // A chunk past the longest sequence is the whole sequence (2^31 - 1 was taken so, silently;
+  // tools/input_audit.py).
+  const auto& m = static_cast<const s::Mamba2&>(mamba.message());
+  if (mamba.at_least("chunk_size", 1) && max_sequence_length > 0 &&
+      m.chunk_size() > max_sequence_length) {
+    mamba.error("chunk_size", std::to_string(m.chunk_size()) + " is more than max_sequence_length (" +
+                                  std::to_string(max_sequence_length) + ") tokens");
+  }
   check_divides(mamba, "num_groups", "num_heads");
 }
 
@@ -241,7 +258,7 @@ void check_transformer(const FieldChecker& t) {
   }
   if (t.has("moe")) check_moe(t.child("moe"), m);
   if (t.has("mamba")) {
-    check_mamba(t.child("mamba"));
+    check_mamba(t.child("mamba"), m.max_sequence_length());
     if (!t.has("hybrid_layer_pattern")) t.error("mamba", "applies with hybrid_layer_pattern");
   }
   if (t.has("hybrid_layer_pattern")) check_hybrid_pattern(t);
@@ -251,7 +268,14 @@ void check_transformer(const FieldChecker& t) {
   if (t.has("latent_attention")) check_latent_attention(t);
   if (t.has("compressed_sparse_attention")) check_compressed_sparse_attention(t);
   if (t.has("hyper_connections")) check_hyper_connections(t);
-  t.non_negative("multi_token_prediction_layers");
+  // Each module is one layer more: more modules than the model has layers is no model (2^31 - 1
+  // of them aborted the step; tools/input_audit.py).
+  if (t.non_negative("multi_token_prediction_layers") &&
+      m.multi_token_prediction_layers() > m.num_layers() && m.num_layers() > 0) {
+    t.error("multi_token_prediction_layers",
+            std::to_string(m.multi_token_prediction_layers()) + " modules are more than the " +
+                std::to_string(m.num_layers()) + " layers of the model (each module is one layer)");
+  }
   if (t.has("multi_token_prediction_pattern") && !t.has("hybrid_layer_pattern")) {
     t.error(
         "multi_token_prediction_pattern",
@@ -286,12 +310,21 @@ void check_transformer(const FieldChecker& t) {
     if (m.kind() == s::ENCODER) t.error("sliding_window", "applies to DECODER models only");
     const FieldChecker window = t.child("sliding_window");
     window.require("window_tokens") && window.at_least("window_tokens", 1);
-    if (window.has("full_attention_every")) window.at_least("full_attention_every", 2);
-    if (m.sliding_window().chunked() &&
-        m.sliding_window().window_tokens() > m.max_sequence_length() &&
+    // Past the model's layers or its longest sequence, every layer would attend fully (2^31 - 1
+    // of either was taken so, silently; tools/input_audit.py).
+    if (window.has("full_attention_every") && window.at_least("full_attention_every", 2) &&
+        m.sliding_window().full_attention_every() > m.num_layers() && m.num_layers() > 0) {
+      window.error("full_attention_every",
+                   std::to_string(m.sliding_window().full_attention_every()) +
+                       " is more than the model's " + std::to_string(m.num_layers()) +
+                       " layers: no layer would attend fully (omit it for that)");
+    }
+    if (m.sliding_window().window_tokens() > m.max_sequence_length() &&
         m.max_sequence_length() > 0) {
-      window.error("window_tokens", "a chunk must not exceed max_sequence_length (" +
-                                        std::to_string(m.max_sequence_length()) + ")");
+      window.error("window_tokens",
+                   std::string(m.sliding_window().chunked() ? "a chunk" : "a window") +
+                       " must not exceed max_sequence_length (" +
+                       std::to_string(m.max_sequence_length()) + ")");
     }
   }
 }
@@ -341,10 +374,14 @@ bool check_cnn_layers(const FieldChecker& owner, const char* field, CnnShape* sh
   return true;
 }
 
+constexpr double kMaxCnnInputSide = 1 << 16;  // pixels, or channels
+
 void check_cnn(const FieldChecker& cnn) {
   bool ok = true;
+  // At most 65,536: sides of a gigapixel image, far past any CNN's training inputs (ImageNet's
+  // 224); 2^31 - 1 was taken, a step's FLOPs then out of any sense (tools/input_audit.py).
   for (const char* f : {"input_height", "input_width", "input_channels"}) {
-    ok = cnn.require(f) && cnn.at_least(f, 1) && ok;
+    ok = cnn.require(f) && cnn.in_range(f, 1, kMaxCnnInputSide) && ok;
   }
   if (!cnn.require("layer") || !ok) return;
   const auto& m = static_cast<const s::Cnn&>(cnn.message());

@@ -111,7 +111,9 @@ void check_pipeline_split(const FieldChecker& p, const s::Model* model) {
   }
   if (!is_transformer(model)) return;
   const int layers = model->transformer().num_layers();
-  for (const char* field : {"first_stage_layers", "last_stage_layers"}) {
+  // recompute_num_layers past the layers recomputed every layer, as its absence does: 2^31 - 1
+  // was taken so, silently (tools/input_audit.py).
+  for (const char* field : {"first_stage_layers", "last_stage_layers", "recompute_num_layers"}) {
     if (p.has(field) && p.number(field) > layers) {
       p.error(field, std::to_string(static_cast<int>(p.number(field))) +
                          " exceeds the model's num_layers (" + std::to_string(layers) + ")");
@@ -224,8 +226,11 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
     p.error("fsdp2_expert_reduce_in_weight_type", "is an FSDP2 option: needs fsdp2");
   }
   // At least 1 MiB: Apex's bucket_cap_mb counts whole megabytes, and smaller buckets would ask
-  // for millions of collectives a step.
-  if (p.at_least("optimizer_bucket_mib", 1) && p.has("optimizer_bucket_mib") &&
+  // for millions of collectives a step; at most a PiB (FieldChecker::kMaxMemory_gib), more than
+  // any model's gradients (1e300 was taken as one bucket and printed no sign of it).
+  if (p.at_least("optimizer_bucket_mib", 1) &&
+      p.in_range("optimizer_bucket_mib", 1, FieldChecker::kMaxMemory_gib * 1024) &&
+      p.has("optimizer_bucket_mib") &&
       !m.distributed_optimizer()) {
     p.error("optimizer_bucket_mib", "is a sharded optimizer's (Apex's): needs distributed_optimizer");
   }

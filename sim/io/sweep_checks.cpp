@@ -51,6 +51,7 @@ void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenar
   }
   const FieldChecker automatic = sweep.child("auto_parallelism");
   automatic.at_least("micro_batch_size", 1);
+  automatic.distinct_lists();  // a candidate listed twice gave each of its layouts twice
   check_micro_batches_within_batch(automatic, scenario.job());
   automatic.at_least("max_pipeline_parallel", 1);
   automatic.at_least("max_virtual_stages", 1);

@@ -256,6 +256,12 @@ void PipelineRun::data_parallel_collective(int r, CollectiveOp op, double bytes,
           members.push_back(plan_.gpu(d, r, c * plan_.tensor_parallel + rank));
         }
       }
+      if (members.size() < 2) {
+        // A group of one GPU (hybrid sharding's groups of one rank, without context parallelism)
+        // holds the whole tensor already: nothing moves, and the collective ends now.
+        net_->simulation().call_after(Picoseconds(0), all);
+        continue;
+      }
       Collective c{op, members, bytes, CollectiveAlgorithm::kAuto};
       // Every group of a kind has the same shape on the cluster: choose once per size.
       auto [it, inserted] =

@@ -155,8 +155,10 @@ void check_traffic(const FieldChecker& traffic, int max_context) {
       const FieldChecker b = traffic.child("bursts");
       b.require("base_rate_per_s") && b.non_negative("base_rate_per_s");
       b.require_positive("burst_rate_per_s");
-      b.require_positive("burst_every_s");
-      b.require_positive("burst_duration_s");
+      // A mean interval or a burst past the longest traffic (kMaxTraffic_s) is no burst, or one
+      // without end: 1e300 of either was taken so, silently (tools/input_audit.py).
+      b.require_positive("burst_every_s") && b.in_range("burst_every_s", 0, kMaxTraffic_s);
+      b.require_positive("burst_duration_s") && b.in_range("burst_duration_s", 0, kMaxTraffic_s);
       break;
     }
     case s::Traffic::kTraceFile:

@@ -11,12 +11,26 @@ std::optional<int64_t> window_output(int64_t in, int kernel, int stride, int pad
     *why = "kernel and stride must be >= 1 and padding >= 0";
     return std::nullopt;
   }
-  if (in + 2 * padding < kernel) {
-    *why = "kernel " + std::to_string(kernel) + " is larger than the padded input " +
-           std::to_string(in + 2 * padding);
+  // A border as wide as the kernel adds outputs that see padding alone; a stride past the padded
+  // input is one window. Both were taken at 2^31 - 1 (the padding overflowed the sum below, the
+  // stride made `input` run past a minute; tools/input_audit.py).
+  if (padding >= kernel) {
+    *why = "padding " + std::to_string(padding) + " is not below the kernel (" +
+           std::to_string(kernel) + "): its outermost windows would see padding alone";
     return std::nullopt;
   }
-  return (in + 2 * padding - kernel) / stride + 1;
+  const int64_t padded = in + 2 * int64_t{padding};
+  if (padded < kernel) {
+    *why = "kernel " + std::to_string(kernel) + " is larger than the padded input " +
+           std::to_string(padded);
+    return std::nullopt;
+  }
+  if (stride > padded) {
+    *why = "stride " + std::to_string(stride) + " is larger than the padded input " +
+           std::to_string(padded);
+    return std::nullopt;
+  }
+  return (padded - kernel) / stride + 1;
 }
 
 std::optional<CnnShape> window_shape(CnnShape in, int64_t channels, int kernel, int stride,

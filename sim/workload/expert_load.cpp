@@ -46,9 +46,17 @@ RoutingProblem expert_routing_problem(const schema::Transformer& t,
                   format_number(most) + ")"};
     }
   }
-  if (routing.has_capacity_factor() &&
-      !(std::isfinite(routing.capacity_factor()) && routing.capacity_factor() > 0)) {
-    return {"capacity_factor", "must be above 0"};
+  if (routing.has_capacity_factor()) {
+    const double c = routing.capacity_factor();
+    if (!(std::isfinite(c) && c > 0)) return {"capacity_factor", "must be above 0"};
+    // A capacity of more than every token caps nothing, and padded to it an expert ran 1e300
+    // tokens: its memory printed "inf GiB short" (tools/input_audit.py).
+    if (c > most) {
+      return {"capacity_factor",
+              "an expert's capacity would exceed every token (capacity_factor at most "
+              "num_experts / experts_per_token = " +
+                  format_number(most) + ")"};
+    }
   }
   if (routing.pad_to_capacity() && !routing.has_capacity_factor()) {
     return {"pad_to_capacity", "needs capacity_factor"};

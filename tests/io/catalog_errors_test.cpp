@@ -918,6 +918,33 @@ TEST_CASE("a chunked window must fit in the model's longest sequence") {
         "exceed max_sequence_length (4096)\n");
 }
 
+TEST_CASE("a window and its full-attention period are within the sequence and the layers") {
+  // 2^31 - 1 of either was taken, every layer then attending fully (tools/input_audit.py).
+  CHECK(catalog_errors(transformer_model("m", "sliding_window { window_tokens: 8192 }")) ==
+        "c.textproto:7:22: model[0].transformer.sliding_window.window_tokens: a window must not "
+        "exceed max_sequence_length (4096)\n");
+  CHECK(catalog_errors(transformer_model(
+            "m", "sliding_window { window_tokens: 128 full_attention_every: 33 }")) ==
+        "c.textproto:7:41: model[0].transformer.sliding_window.full_attention_every: 33 is more "
+        "than the model's 32 layers: no layer would attend fully (omit it for that)\n");
+  CHECK(catalog_errors(transformer_model(
+            "m", "sliding_window { window_tokens: 128 full_attention_every: 32 }")) == "");
+}
+
+TEST_CASE("a Mamba chunk is at most the longest sequence") {
+  // 2^31 - 1 was taken, the scan then one chunk (tools/input_audit.py).
+  const std::string letters = std::string(16, 'M') + std::string(16, '*');
+  const auto mamba = [&](const std::string& chunk) {
+    return transformer_model("m", "hybrid_layer_pattern: \"" + letters +
+                                      "\" mamba { num_heads: 64 head_dim: 64 state_dim: 128 "
+                                      "num_groups: 8 chunk_size: " + chunk + " }");
+  };
+  CHECK(catalog_errors(mamba("4096")) == "");
+  CHECK(catalog_errors(mamba("2147483647")) ==
+        "c.textproto:7:126: model[0].transformer.mamba.chunk_size: 2147483647 is more than "
+        "max_sequence_length (4096) tokens\n");
+}
+
 TEST_CASE("a sliding window is causal: decoders only") {
   std::string encoder =
       transformer_model("m", "sliding_window { window_tokens: 128 full_attention_every: 2 }");
@@ -1014,6 +1041,25 @@ std::string ratios32(const std::string& last = "128") {
 
 const char* const kIndexer = "index_n_heads: 8 index_head_dim: 64 index_topk: 256 ";
 
+TEST_CASE("compressed attention's window and top-k are within the sequence, its modules the "
+          "layers") {
+  // 2^31 - 1 of the window or the top-k was taken as the whole sequence, and as many
+  // prediction modules aborted the step (tools/input_audit.py).
+  std::string wide = compressed_attention(ratios32(), "index_n_heads: 8 index_head_dim: 64 "
+                                                      "index_topk: 5000 ");
+  wide.replace(wide.find("window_tokens: 128"), 18, "window_tokens: 4097");
+  CHECK(catalog_errors(transformer_model("m", wide)) ==
+        "c.textproto:8:89: model[0].transformer.compressed_sparse_attention.window_tokens: 4097 "
+        "is more than max_sequence_length (4096) tokens\n"
+        "c.textproto:10:43: model[0].transformer.compressed_sparse_attention.index_topk: 5000 is "
+        "more than max_sequence_length (4096) tokens\n");
+  CHECK(catalog_errors(transformer_model(
+            "m", compressed_attention(ratios32(), kIndexer) +
+                     " multi_token_prediction_layers: 33")) ==
+        "c.textproto:11:7: model[0].transformer.multi_token_prediction_layers: 33 modules are "
+        "more than the 32 layers of the model (each module is one layer)\n");
+}
+
 TEST_CASE("compressed sparse attention is checked field by field") {
   CHECK(catalog_errors(transformer_model("m", compressed_attention(ratios32(), kIndexer) +
                                                   " hyper_connections { streams: 4 "
@@ -1086,6 +1132,41 @@ TEST_CASE("a published active count the shape does not give is rejected") {
       catalog_errors(transformer_model("m", "", "published_active_parameter_count: 6607343616")) ==
       "c.textproto:9:3: model[0].published_active_parameter_count: the shape gives 6738415616 "
       "parameters, 1.984% off the published 6607343616\n");
+}
+
+TEST_CASE("a GPU's host link has a rate and is shared by at most a server's GPUs") {
+  // 2^31 - 1 GPUs on the link left each a rate no offload copy ended at, and aborted the step
+  // (tools/input_audit.py).
+  CHECK(catalog_errors(gpu_entry("  host_link { per_direction_gb_per_s: 450 gpus_sharing: 2 }")) ==
+        "");
+  CHECK(catalog_errors(gpu_entry(
+            "  host_link { per_direction_gb_per_s: 0 gpus_sharing: 2147483647 }")) ==
+        "c.textproto:9:15: gpu[0].host_link.per_direction_gb_per_s: must be > 0, got 0\n"
+        "c.textproto:9:41: gpu[0].host_link.gpus_sharing: must be in [1, 16], got 2147483647\n");
+}
+
+TEST_CASE("a CNN's input is at most 65,536 pixels a side") {
+  // 2^31 - 1 was taken, the step's FLOPs then beyond any sense (tools/input_audit.py).
+  CHECK(catalog_errors(R"(model {
+  name: "tiny"
+  cnn {
+    input_height: 2147483647 input_width: 8 input_channels: 3
+    layer { conv { out_channels: 4 kernel: 3 } }
+  }
+)" + testing::kSource + "\n}\n") ==
+        "c.textproto:4:5: model[0].cnn.input_height: must be in [1, 65536], got 2147483647\n");
+}
+
+TEST_CASE("a CNN layer's border and stride are refused at that layer") {
+  CHECK(catalog_errors(R"(model {
+  name: "tiny"
+  cnn {
+    input_height: 8 input_width: 8 input_channels: 3
+    layer { conv { out_channels: 4 kernel: 3 padding: 2147483647 } }
+  }
+)" + testing::kSource + "\n}\n") ==
+        "c.textproto:5:5: model[0].cnn.layer[0]: padding 2147483647 is not below the kernel (3): "
+        "its outermost windows would see padding alone\n");
 }
 
 TEST_CASE("a CNN whose kernel outgrows its input is rejected at that layer") {

@@ -305,6 +305,15 @@ TEST_CASE("an expert routing a router cannot have is an error at its field") {
                                  "max_violation: 5 }")) ==
         "s.textproto:7:60: job.expert_routing.max_violation: the busiest expert would take more "
         "than every token (1 + max_violation at most num_experts / experts_per_token = 4)\n");
+  // 1e300 padded every expert to 1e300 tokens: "inf GiB short" (tools/input_audit.py).
+  CHECK(scenario_errors(scenario("mixtral-8x7b",
+                                 "token_budget: 1e9 sequence_length: 4096 expert_routing { "
+                                 "capacity_factor: 1e300 pad_to_capacity: true }")) ==
+        "s.textproto:7:60: job.expert_routing.capacity_factor: an expert's capacity would exceed "
+        "every token (capacity_factor at most num_experts / experts_per_token = 4)\n");
+  CHECK(scenario_errors(scenario("mixtral-8x7b",
+                                 "token_budget: 1e9 sequence_length: 4096 expert_routing { "
+                                 "capacity_factor: 4 }")) == "");
   CHECK(scenario_errors(scenario("mixtral-8x7b",
                                  "token_budget: 1e9 sequence_length: 4096 expert_routing { "
                                  "pad_to_capacity: true }")) ==
@@ -844,6 +853,11 @@ TEST_CASE("uneven pipeline layouts must fit the model's layers") {
   CHECK_THAT(h100_errors("parallelism { recompute: RECOMPUTE_SELECTIVE recompute_num_layers: 2 }\n"),
              Catch::Contains("parallelism.recompute_num_layers: applies to recompute "
                              "RECOMPUTE_FULL only"));
+  // 2^31 - 1 recomputed every layer, as the field's absence does (tools/input_audit.py).
+  CHECK(h100_errors("parallelism { recompute: RECOMPUTE_FULL recompute_num_layers: 2147483647 }\n") ==
+        "s.textproto:12:41: parallelism.recompute_num_layers: 2147483647 exceeds the model's "
+        "num_layers (32)\n");
+  CHECK(h100_errors("parallelism { recompute: RECOMPUTE_FULL recompute_num_layers: 32 }\n") == "");
 }
 
 TEST_CASE("recomputing latent up projections needs latent or compressed sparse attention") {
@@ -998,6 +1012,28 @@ TEST_CASE("a micro-batch swept or tried by auto_parallelism is at most the globa
                                  "sweep { auto_parallelism { micro_batch_size: [65] } }\n")) ==
         "s.textproto:12:28: sweep.auto_parallelism.micro_batch_size[0]: 65 is above "
         "job.global_batch_size (64): a micro-batch is part of one step's batch\n");
+  // A candidate listed twice gave each of its layouts twice (tools/input_audit.py).
+  CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                 "instance: \"aws.p4d.24xlarge\" nodes: 2",
+                                 "sweep { auto_parallelism { micro_batch_size: [2, 1, 2] } }\n")) ==
+        "s.textproto:12:28: sweep.auto_parallelism.micro_batch_size[2]: 2 is listed twice\n");
+}
+
+TEST_CASE("a range whose pace passes its end at once is an error, not its start alone") {
+  // A factor of 2^31 - 1 from 1 to 4 swept 1 only (tools/input_audit.py).
+  const auto errors = [](const std::string& range) {
+    return scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
+                                    "instance: \"aws.p4d.24xlarge\" nodes: 1",
+                                    "sweep { range { " + range + " } }\n"));
+  };
+  CHECK(errors("axis: \"micro_batch_size\" from: 1 to: 4 factor: 2147483647") ==
+        "s.textproto:12:56: sweep.range[0].factor: goes from 1 past to (4) in one step: the range "
+        "holds from alone\n");
+  CHECK(errors("axis: \"micro_batch_size\" from: 2 to: 7 step: 8") ==
+        "s.textproto:12:56: sweep.range[0].step: goes from 2 past to (7) in one step: the range "
+        "holds from alone\n");
+  CHECK(errors("axis: \"micro_batch_size\" from: 4 to: 4") == "");
+  CHECK(errors("axis: \"micro_batch_size\" from: 1 to: 4 factor: 4") == "");
 }
 
 TEST_CASE("Megatron-Bridge v0.3's FLOPs formula is refused for a hybrid model, its hybrid one for "
@@ -1303,6 +1339,11 @@ TEST_CASE("Apex's optimizer buckets need the sharded optimizer and at least 1 Mi
   CHECK(scenario_errors(scenario() +
                         "parallelism { distributed_optimizer: true optimizer_bucket_mib: 0.001 }\n") ==
         "s.textproto:12:43: parallelism.optimizer_bucket_mib: must be >= 1, got 0.001\n");
+  // 1e300 was taken as one bucket, without a sign (tools/input_audit.py): at most a PiB.
+  CHECK(scenario_errors(scenario() +
+                        "parallelism { distributed_optimizer: true optimizer_bucket_mib: 1e300 }\n") ==
+        "s.textproto:12:43: parallelism.optimizer_bucket_mib: must be in [1, 1073741824], got "
+        "1e+300\n");
 }
 
 }  // namespace

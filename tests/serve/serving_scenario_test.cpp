@@ -106,6 +106,22 @@ TEST_CASE("a log-normal length's median below its min or above its max is an err
   CHECK(errors("median: 400 sigma: 0 max: 2000").empty());
 }
 
+TEST_CASE("a burst's interval and length are at most the longest traffic") {
+  // 1e300 of either was taken: no burst ever, or one without end (tools/input_audit.py).
+  const auto errors = [](const std::string& every, const std::string& length) {
+    std::string text = kGood;
+    text.replace(text.find("rate_per_s: 10"), 14,
+                 "bursts { base_rate_per_s: 1 burst_rate_per_s: 4 burst_every_s: " + every +
+                     " burst_duration_s: " + length + " }");
+    return load_serving_text(text)->messages();
+  };
+  CHECK(errors("10", "2").empty());
+  CHECK(errors("1e300", "2") ==
+        "s.textproto:4:51: traffic.bursts.burst_every_s: must be in [0, 172800], got 1e+300\n");
+  CHECK(errors("10", "1e300") ==
+        "s.textproto:4:69: traffic.bursts.burst_duration_s: must be in [0, 172800], got 1e+300\n");
+}
+
 TEST_CASE("a serving scenario's name and group, when written, are not empty") {
   // They label the rows serve and validate print (tools/input_audit.py).
   CHECK(load_serving_text("name: \"\"\ngroup: \"\"\n" + kGood)->messages() ==

@@ -144,6 +144,26 @@ TEST_CASE("a swept HSDP row is the same layout run alone, bit for bit, memory pe
   CHECK(number(swept[0], "memory_gib") > number(swept[1], "memory_gib"));
 }
 
+TEST_CASE("a shard group of one rank holds the whole model and runs (auto_parallelism tries it)") {
+  // TP 8 on 4 p4de nodes: DP 4, and a group of one rank fills a node, so auto_parallelism's
+  // hybrid sharding lists it. Its gathers and reduce-scatters within the group were collectives
+  // of one GPU: the step aborted ("a transfer from a GPU to itself"; tools/input_audit.py).
+  const testing::TempDir dir;
+  const auto rows = step_rows(dir, llama("parallelism { zero_stage: 3 fsdp2: true "
+                                         "tensor_parallel: 8 }\n"
+                                         "sweep { data_parallel_shard: [1, 2, 4] }"));
+  REQUIRE(rows.size() == 3);
+  const auto number = [](const ResultRow& row, const char* key) {
+    return row_number(row, result_column(key));
+  };
+  for (const ResultRow& row : rows) CHECK(row_text(row, result_column("status")) == kStatusOk);
+  CHECK(number(rows[0], "data_parallel_shard") == 1);
+  // Unsharded model states: the most memory of the three.
+  CHECK(number(rows[0], "memory_gib") > number(rows[1], "memory_gib"));
+  CHECK(number(rows[1], "memory_gib") > number(rows[2], "memory_gib"));
+  CHECK(number(rows[0], "step_s") > 0);
+}
+
 TEST_CASE("the layout columns show the shard group only when a row hybrid-shards") {
   const testing::TempDir dir;
   const std::string zero3 = "parallelism { zero_stage: 3 fsdp2: true ";

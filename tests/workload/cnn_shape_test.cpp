@@ -24,6 +24,26 @@ TEST_CASE("convolution output is floor((in + 2p - k) / s) + 1") {
                              {3, 224, 224}) == 9408);
 }
 
+TEST_CASE("a border as wide as the kernel, or a stride past the padded input, is refused") {
+  // At 2^31 - 1 the padding overflowed the padded size, the stride ran `input` past a minute
+  // (tools/input_audit.py).
+  std::string why;
+  CHECK_FALSE(cnn_layer_output(layer("conv { out_channels: 4 kernel: 3 padding: 3 }"), {3, 8, 8},
+                               &why));
+  CHECK(why == "padding 3 is not below the kernel (3): its outermost windows would see padding "
+               "alone");
+  CHECK_FALSE(cnn_layer_output(layer("conv { out_channels: 4 kernel: 3 padding: 2147483647 }"),
+                               {3, 8, 8}, &why));
+  CHECK(why == "padding 2147483647 is not below the kernel (3): its outermost windows would see "
+               "padding alone");
+  CHECK_FALSE(cnn_layer_output(layer("pool { kind: MAX kernel: 3 stride: 11 padding: 1 }"),
+                               {4, 8, 8}, &why));
+  CHECK(why == "stride 11 is larger than the padded input 10");
+  // A stride of the padded input is one window.
+  CHECK(*cnn_layer_output(layer("pool { kind: MAX kernel: 3 stride: 10 padding: 1 }"), {4, 8, 8},
+                          &why) == CnnShape{4, 1, 1});
+}
+
 TEST_CASE("pooling keeps channels, global average pooling gives 1x1") {
   std::string why;
   CHECK(*cnn_layer_output(layer("pool { kind: MAX kernel: 3 stride: 2 padding: 1 }"),
