@@ -92,6 +92,13 @@ PlannedRun planned_run(const CostModel& model, const StepResult& step,
   return run;
 }
 
+// The run of `plan` at `rate`; null when the plan has none.
+const PlannedRun* planned_run_at(const CheckpointPlan& plan, const InterruptionRate& rate) {
+  const auto run = std::find_if(plan.runs.begin(), plan.runs.end(),
+                                [&](const PlannedRun& planned) { return planned.rate == rate; });
+  return run == plan.runs.end() ? nullptr : &*run;
+}
+
 }  // namespace
 
 CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& configuration,
@@ -110,10 +117,7 @@ CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& con
   }
   for (s::BillingMode billing : model.billing_modes) {
     const InterruptionRate rate = interruption_rate(*model.settings, configuration, billing);
-    const auto same = [&](const PlannedRun& run) { return run.rate == rate; };
-    if (std::none_of(plan.runs.begin(), plan.runs.end(), same)) {
-      plan.runs.push_back(planned_run(model, step, plan, rate));
-    }
+    if (!planned_run_at(plan, rate)) plan.runs.push_back(planned_run(model, step, plan, rate));
   }
   return plan;
 }
@@ -139,9 +143,8 @@ RunCost run_cost(const CostModel& model, const Configuration& configuration,
   cost.steps = budget_steps(job);
   if (model.scenario->model->has_transformer()) cost.tokens = budget_tokens(job, cost.steps);
   const InterruptionRate rate = interruption_rate(*model.settings, configuration, billing);
-  const auto run = std::find_if(checkpoints.runs.begin(), checkpoints.runs.end(),
-                                [&](const PlannedRun& planned) { return planned.rate == rate; });
-  CLUSTERSIM_CHECK(run != checkpoints.runs.end(), "a billing mode the plan has no run for");
+  const PlannedRun* run = planned_run_at(checkpoints, rate);
+  CLUSTERSIM_CHECK(run != nullptr, "a billing mode the plan has no run for");
   cost.interruptions_per_hour = rate.nodes * rate.per_node_hour;
   cost.checkpoint = run->checkpoint;
   cost.work_s = run->work_s;

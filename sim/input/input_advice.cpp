@@ -66,20 +66,17 @@ void advise_cpu(const InputEstimate& e, const s::InstanceType& largest, InputAdv
   advice->largest_catalog_instance = largest.name();
   const int processes = std::max(spec.worker_vcpus, spec.workers_per_loader * spec.loaders);
   advice->cpu_beyond_catalog = processes + spec.loaders > largest.vcpus();
-  if (advice->cpu_beyond_catalog) {
-    advice->vcpus_needed = spec.worker_vcpus + spec.loaders;
-    advice->workers_per_gpu_needed = spec.workers_per_loader;
-  } else {
+  if (!advice->cpu_beyond_catalog) {
     InputPipelineRun run = simulate_input_pipeline(spec);
     for (int i = 0; i < kMaxRefinements && run.stall_per_step_s > kNegligibleStall * step; ++i) {
       spec.workers_per_loader += 1;
       spec.worker_vcpus = std::max(spec.worker_vcpus, spec.workers_per_loader * spec.loaders);
       run = simulate_input_pipeline(spec);
     }
-    advice->vcpus_needed = spec.worker_vcpus + spec.loaders;
-    advice->workers_per_gpu_needed = spec.workers_per_loader;
     advice->stall_with_cpu_advice_s = run.stall_per_step_s;
   }
+  advice->vcpus_needed = spec.worker_vcpus + spec.loaders;
+  advice->workers_per_gpu_needed = spec.workers_per_loader;
 
   InputPipelineSpec own = e.setup.spec;
   own.from_storage = !e.cached.has_value();
