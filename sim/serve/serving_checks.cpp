@@ -211,11 +211,20 @@ void check_traffic(const FieldChecker& traffic, int max_context) {
   }
 }
 
-void check_scheduler(const FieldChecker& scheduler, int longest_prompt) {
+void check_scheduler(const FieldChecker& scheduler, int longest_prompt, int max_context) {
   const auto& m = static_cast<const s::Scheduler&>(scheduler.message());
   scheduler.at_least("max_batch_size", 1);
   scheduler.at_least("max_tokens_per_iteration", 1);
-  scheduler.at_least("kv_block_tokens", 1);
+  // A sequence holds whole blocks: a block longer than the longest sequence the model takes
+  // reserves more than any request can use (runtimes page by 16 to 128 tokens), and one of 2^31
+  // tokens left no whole block in any GPU's cache.
+  if (scheduler.at_least("kv_block_tokens", 1) && m.kv_block_tokens() > max_context) {
+    scheduler.error("kv_block_tokens",
+                    std::to_string(m.kv_block_tokens()) + " tokens a block exceeds the model's "
+                    "max_sequence_length (" + std::to_string(max_context) +
+                    "): a block would hold more than the longest sequence (runtimes use 16 to "
+                    "128)");
+  }
   scheduler.in_range("kv_cache_memory_fraction", 0.01, 1);
   scheduler.in_range("batch_wait_ms", 0, kMaxTraffic_s * 1e3);
   const bool is_static = m.batching() == s::STATIC;

@@ -29,8 +29,9 @@ void check_traffic(const FieldChecker& traffic, int max_context);
 // the sweep's list, is an error at its line saying `why`.
 void refuse_static_batching(const FieldChecker& root, const char* why);
 
-// A scheduler's caps; `longest_prompt` tokens must fit the token budget without chunked prefill.
-void check_scheduler(const FieldChecker& scheduler, int longest_prompt);
+// A scheduler's caps; `longest_prompt` tokens must fit the token budget without chunked prefill,
+// and a KV-cache block holds at most one sequence of the model's `max_context` tokens.
+void check_scheduler(const FieldChecker& scheduler, int longest_prompt, int max_context);
 
 // Whether `gpu` has tensor-core math for matmul inputs of `precision` (a peak_tflops entry).
 bool has_tensor_cores(const schema::Gpu& gpu, schema::Precision precision);

@@ -325,11 +325,19 @@ void warn_replaced_by_serving_axes(const FieldChecker& root) {
                            "concurrency");
 }
 
+// The longest sequence the model takes (its max_sequence_length); unbounded without a transformer.
+int max_context_tokens(const LoadedServingScenario& loaded) {
+  return loaded.model && loaded.model->has_transformer()
+             ? loaded.model->transformer().max_sequence_length()
+             : std::numeric_limits<int>::max();
+}
+
 void check_sweep_and_scheduler(const FieldChecker& root, const LoadedServingScenario& loaded) {
   const s::ServingScenario& m = loaded.scenario();
   const int prompt = longest_prompt_tokens(loaded);
   if (m.deployment().has_scheduler()) {
-    check_scheduler(root.child("deployment").child("scheduler"), prompt);
+    check_scheduler(root.child("deployment").child("scheduler"), prompt,
+                    max_context_tokens(loaded));
   }
   if (!m.has_sweep()) return;
   const FieldChecker sweep = root.child("sweep");
@@ -447,10 +455,7 @@ void check_benchmark_deployment(const FieldChecker& root, const s::ServingScenar
 
 void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario* loaded) {
   const s::ServingScenario& m = loaded->scenario();
-  const int context =
-      loaded->model && loaded->model->has_transformer()
-          ? loaded->model->transformer().max_sequence_length()
-          : std::numeric_limits<int>::max();
+  const int context = max_context_tokens(*loaded);
   if (m.has_traffic() == (m.benchmark_size() > 0)) {
     root.error_here(m.has_traffic() ? "give traffic or benchmark runs, not both"
                                     : "needs traffic (to size a deployment) or benchmark runs "

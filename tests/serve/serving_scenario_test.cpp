@@ -159,6 +159,24 @@ TEST_CASE("a model with DeepSeek V4's attention serves, its unsimulated features
             unsimulated);
 }
 
+// A block of 2^31 - 1 tokens left no whole block in the cache: every deployment read "KV cache
+// (0 tokens, ...)" without naming the block as the cause.
+TEST_CASE("a KV-cache block longer than the model's context is an error at its line") {
+  const auto with_block = [](int tokens) {
+    std::string text = kGood;
+    text.replace(text.find(" }"), 2,
+                 " scheduler { kv_block_tokens: " + std::to_string(tokens) + " } }");
+    return load_serving_text(text);
+  };
+  CHECK(with_block(4096)->loaded != nullptr);  // llama2-7b's whole context in one block
+  auto huge = with_block(2147483647);
+  CHECK(huge->loaded == nullptr);
+  CHECK(huge->messages() ==
+        "s.textproto:2:54: deployment.scheduler.kv_block_tokens: 2147483647 tokens a block "
+        "exceeds the model's max_sequence_length (4096): a block would hold more than the "
+        "longest sequence (runtimes use 16 to 128)\n");
+}
+
 TEST_CASE("a request longer than the model's context is an error") {
   std::string text = kGood;
   text.replace(text.find("fixed: 512"), 10, "fixed: 4000");
