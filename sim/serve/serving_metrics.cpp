@@ -19,6 +19,60 @@ double nearest_rank(std::vector<double>* values, double q) {
   return (*values)[rank];
 }
 
+// Whether `t_s` is after `from_s` and at most `to_s`: a request finishing as the window opens (a
+// closed loop's user sending the first measured request) finished before it.
+bool within(double t_s, double from_s, double to_s) { return t_s > from_s && t_s <= to_s; }
+
+// Output tokens `r` emitted after `from_s` up to `to_s`: its first at its first token, the rest
+// evenly spread to its last (one per iteration of about equal time; a speculative iteration's few
+// average out the same).
+double tokens_emitted_within(const Request& r, const RequestRecord& record, double from_s,
+                             double to_s) {
+  const double first_s = record.first_token.seconds(), finish_s = record.finish.seconds();
+  double tokens = within(first_s, from_s, to_s) ? 1 : 0;
+  if (r.output_tokens > 1) {
+    if (finish_s <= first_s) return within(finish_s, from_s, to_s) ? r.output_tokens : 0;
+    const double overlap = std::min(finish_s, to_s) - std::max(first_s, from_s);
+    if (overlap > 0) tokens += (r.output_tokens - 1) * overlap / (finish_s - first_s);
+  }
+  return tokens;
+}
+
+// Sets `m`'s throughput: the higher of two lower bounds of the deployment's production rate.
+// (1) Every request's tokens emitted and requests finished after the first measured arrival up to
+// the traffic's last arrival, over that window: a deployment keeping up produces at the offered
+// rate in it, whatever the traffic's duration. (2) The measured requests' tokens over their first
+// arrival to last token, as benchmarks report (vLLM's benchmark_serving, genai-perf,
+// trtllm-bench): it counts the drain after the last arrival, when the replicas empty (the shipped
+// chat sizing's cheapest deployment, 300 s of traffic and a p99 E2E of 43 s, read 9% below the
+// rate it sustained and its cost per token 10% above; 32% and 47% at 100 s), but sees the backlog
+// a traffic faster than the deployment leaves, which a window of arrivals at once (a benchmark at
+// maximum load) misses.
+void set_sustained_throughput(const std::vector<Request>& requests,
+                              const ServingOutcome& outcome, double first_arrival,
+                              double last_finish, double measured_tokens, ServingMetrics* m) {
+  const double span = last_finish - first_arrival;
+  if (span > 0) {
+    m->output_tokens_per_s = measured_tokens / span;
+    m->requests_per_s = static_cast<double>(m->measured) / span;
+  }
+  double last_arrival = first_arrival;
+  for (const Request& r : requests) last_arrival = std::max(last_arrival, r.arrival_s);
+  const double window = last_arrival - first_arrival;
+  if (window <= 0) return;
+  double tokens = 0, finished = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const RequestRecord& record = outcome.records[i];
+    if (!record.done) continue;
+    tokens += tokens_emitted_within(requests[i], record, first_arrival, last_arrival);
+    if (within(record.finish.seconds(), first_arrival, last_arrival)) ++finished;
+  }
+  if (tokens / window > m->output_tokens_per_s) {
+    m->output_tokens_per_s = tokens / window;
+    m->requests_per_s = finished / window;
+  }
+}
+
 }  // namespace
 
 Percentiles percentiles(std::vector<double>* values) {
@@ -60,11 +114,7 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
   m.e2e_ms = percentiles(&e2e);
   if (!tpot.empty()) m.tpot_ms = percentiles(&tpot);
   if (!transfer.empty()) m.kv_transfer_ms = percentiles(&transfer);
-  const double span = last_finish - first_arrival;
-  if (span > 0) {
-    m.output_tokens_per_s = tokens / span;
-    m.requests_per_s = static_cast<double>(m.measured) / span;
-  }
+  set_sustained_throughput(requests, outcome, first_arrival, last_finish, tokens, &m);
   m.gpu_utilization = outcome.busy_fraction;
   m.kv_cache_utilization = outcome.kv_fraction;
   m.preemptions = outcome.preemptions;

@@ -26,7 +26,10 @@ Percentiles percentiles(std::vector<double>* values);
 struct ServingMetrics {
   int64_t measured = 0;   // requests arriving after the warm-up
   Percentiles ttft_ms, tpot_ms, e2e_ms;
-  double output_tokens_per_s = 0;  // of the measured requests, first arrival to last token
+  // The rate the deployment produced output tokens and finished requests at
+  // (sustained_throughput): while the traffic arrived, or over the measured requests' first
+  // arrival to last token when that is higher.
+  double output_tokens_per_s = 0;
   double requests_per_s = 0;
   double gpu_utilization = 0;      // share of time the replicas iterate
   double kv_cache_utilization = 0; // time-average share of the KV cache in use

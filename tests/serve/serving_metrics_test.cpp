@@ -28,5 +28,58 @@ TEST_CASE("the mean of a skewed latency is not its median") {
   CHECK(p.p99 == 98);
 }
 
+// Requests arriving once a second from 0 to `last_arrival_s`, each of 11 output tokens, its first
+// a second after its arrival and one a second after that: 10 in flight, 11 tokens a second.
+struct SteadyTraffic {
+  std::vector<Request> requests;
+  ServingOutcome outcome;
+};
+SteadyTraffic steady_traffic(int last_arrival_s) {
+  SteadyTraffic t;
+  for (int a = 0; a <= last_arrival_s; ++a) {
+    t.requests.push_back(Request{static_cast<double>(a), 100, 11});
+    RequestRecord r;
+    r.first_token = Picoseconds::from_seconds(a + 1);
+    r.finish = Picoseconds::from_seconds(a + 11);
+    r.started = r.done = true;
+    t.outcome.records.push_back(r);
+  }
+  return t;
+}
+
+// The measured requests' tokens over their first arrival to last token counted the 11 s drain
+// after the last arrival: 990 tokens over 100 s read 9.9 tokens/s, and 1.1 over 20 s; the cost per
+// million tokens, price / throughput, moved with the traffic's duration for one deployment.
+TEST_CASE("throughput is the rate produced while the traffic arrives, whatever its duration") {
+  for (const int last : {99, 999}) {
+    const SteadyTraffic t = steady_traffic(last);
+    const ServingMetrics m = measure_serving(t.requests, t.outcome, 10);
+    INFO("arrivals 0 to " << last << " s");
+    CHECK(m.measured == last - 9);
+    // After 10 s up to the last arrival: the first tokens of arrivals 10 to last - 1 and 10
+    // tokens a second from the 10 decoding at once; the requests of arrivals 0 to last - 11
+    // finished.
+    CHECK(m.output_tokens_per_s == Approx(11).epsilon(1e-12));
+    CHECK(m.requests_per_s == Approx(1).epsilon(1e-12));
+  }
+}
+
+// Every request at once (a benchmark at maximum load): no window of arrivals; the backlog's
+// tokens over the first arrival to the last token, as trtllm-bench reports.
+TEST_CASE("a traffic arriving at once is measured over its first arrival to last token") {
+  std::vector<Request> requests(4, Request{0, 100, 5});
+  ServingOutcome outcome;
+  for (int i = 0; i < 4; ++i) {
+    RequestRecord r;
+    r.first_token = Picoseconds::from_seconds(i + 1);
+    r.finish = Picoseconds::from_seconds(2 * (i + 1));
+    r.started = r.done = true;
+    outcome.records.push_back(r);
+  }
+  const ServingMetrics m = measure_serving(requests, outcome, 0);
+  CHECK(m.output_tokens_per_s == Approx(20.0 / 8).epsilon(1e-12));
+  CHECK(m.requests_per_s == Approx(4.0 / 8).epsilon(1e-12));
+}
+
 }  // namespace
 }  // namespace clustersim
