@@ -284,7 +284,14 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
            const ServingPrices& prices, bool shard, const AccuracyEvidence* evidence,
            int samples) {
   std::vector<ResultRow> shown = rows;
-  if (o.limit > 0 && shown.size() > o.limit) shown.resize(o.limit);
+  if (o.limit > 0 && shown.size() > o.limit) {
+    // The cut was silent: the 126 rows of the shipped chat sizing listed 20, its cheapest (row
+    // 85) not among them, with nothing saying more were left out.
+    shown.resize(o.limit);
+    std::cerr << "listing the first " << o.limit << " of " << rows.size() << " rows (--limit 0: all"
+              << (format == OutputFormat::kTable ? "; the answers below weigh every row" : "")
+              << ")\n";
+  }
   const s::ServingScenario& m = loaded.scenario();
   // Expert parallelism's column after tensor parallelism's, where the scenario sets it; the
   // prefix cache's before "limiting" (the last), where the traffic has shared prefixes.
