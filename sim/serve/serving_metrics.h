@@ -26,9 +26,9 @@ Percentiles percentiles(std::vector<double>* values);
 struct ServingMetrics {
   int64_t measured = 0;   // requests arriving after the warm-up
   Percentiles ttft_ms, tpot_ms, e2e_ms;
-  // The rate the deployment produced output tokens and finished requests at
-  // (sustained_throughput): while the traffic arrived, or over the measured requests' first
-  // arrival to last token when that is higher.
+  // The rate the deployment produced output tokens and finished requests at: while the traffic
+  // arrived (not diluted by the drain after it), or over the measured requests' first arrival to
+  // last token when that is higher (a traffic sent at once).
   double output_tokens_per_s = 0;
   double requests_per_s = 0;
   double gpu_utilization = 0;      // share of time the replicas iterate
