@@ -22,6 +22,7 @@ void TopRows::offer(const ResultRow& row) {
   const auto key = [&](const ResultRow& r) {
     return std::pair{row_number(r, column_), row_number(r, kIndex)};
   };
+  leaders_.offer(key(row), static_cast<int64_t>(row_number(row, kIndex)), row);
   const auto position =
       std::upper_bound(rows_.begin(), rows_.end(), row,
                        [&](const ResultRow& a, const ResultRow& b) { return key(a) < key(b); });

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "sim/sweep/ranking_leaders.h"
 #include "sim/sweep/result_row.h"
 
 namespace clustersim {
@@ -18,11 +19,15 @@ class TopRows {
   void offer(const ResultRow& row);
   // Best first.
   const std::vector<ResultRow>& rows() const { return rows_; }
+  // The best row and the best of another configuration, whatever the capacity; keyed as rows()
+  // are (value, then index), so leaders().best() is rows().front().
+  const RankingLeaders<ResultRow>& leaders() const { return leaders_; }
 
  private:
   int column_;
   size_t capacity_;
   std::vector<ResultRow> rows_;  // sorted, best first
+  RankingLeaders<ResultRow> leaders_;
 };
 
 // Rows not dominated in (time to train, cost): no other row is at least as fast and as cheap

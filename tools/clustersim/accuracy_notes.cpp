@@ -87,6 +87,9 @@ void print_accuracy(std::ostream& out, const AccuracyEvidence* evidence, const A
   }
 }
 
+namespace {
+
+// The "accuracy" and "accuracy_mean_error_pct" cells of a row of `instance_label`.
 std::vector<Table::Cell> accuracy_cells(const AccuracyEvidence& evidence, const AccuracyKeys& keys,
                                         const std::string& instance_label) {
   std::string text;
@@ -100,6 +103,18 @@ std::vector<Table::Cell> accuracy_cells(const AccuracyEvidence& evidence, const 
   }
   if (text.empty()) return {Table::Cell(), Table::Cell()};
   return {text, error ? Table::Cell(*error) : Table::Cell()};
+}
+
+}  // namespace
+
+std::vector<Table::Cell> accuracy_key_cells(const AccuracyEvidence& evidence,
+                                            const AccuracyKeys& keys, const TieNotes& ties,
+                                            const std::string& instance_label, double index,
+                                            const std::string& billing) {
+  std::vector<Table::Cell> cells = accuracy_cells(evidence, keys, instance_label);
+  const std::string tie = ties.of(index, billing);
+  cells.push_back(tie.empty() ? Table::Cell() : Table::Cell(tie));
+  return cells;
 }
 
 void TieNotes::add(double index, const std::string& billing, const std::string& note) {
@@ -127,9 +142,9 @@ Table table_with_accuracy(const std::vector<ResultColumn>& columns, std::vector<
   const int billing = column_index(columns, "billing");
   std::vector<ResultRow> extended = rows;
   for (ResultRow& row : extended) {
-    std::vector<Table::Cell> cells = accuracy_cells(*evidence, accuracy, row_text(row, instance));
-    const std::string tie = ties.of(row_number(row, 0), row_text(row, billing));
-    cells.push_back(tie.empty() ? Table::Cell() : Table::Cell(tie));
+    const std::vector<Table::Cell> cells =
+        accuracy_key_cells(*evidence, accuracy, ties, row_text(row, instance), row_number(row, 0),
+                           row_text(row, billing));
     row.insert(row.end(), cells.begin(), cells.end());
   }
   return column_table(with, keys, extended);

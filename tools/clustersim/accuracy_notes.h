@@ -16,6 +16,7 @@
 #include "sim/io/catalog.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/table.h"
+#include "sim/sweep/ranking_leaders.h"
 #include "sim/sweep/result_row.h"
 
 namespace clustersim::cli {
@@ -91,9 +92,13 @@ class TieNotes {
   std::vector<std::string> all_;
 };
 
-// The first two cells for a row of `instance_label`. Requires: `evidence` is not null.
-std::vector<Table::Cell> accuracy_cells(const AccuracyEvidence& evidence, const AccuracyKeys& keys,
-                                        const std::string& instance_label);
+// The cells of every accuracy key (accuracy_keys()) of a row of `instance_label`, the
+// configuration `index` under `billing`: the lines and mean error of its keys, then its notes in
+// `ties` (empty when none). Requires: `evidence` is not null.
+std::vector<Table::Cell> accuracy_key_cells(const AccuracyEvidence& evidence,
+                                            const AccuracyKeys& keys, const TieNotes& ties,
+                                            const std::string& instance_label, double index,
+                                            const std::string& billing);
 
 // The table of `keys` of `rows` (of `columns`: result_columns() or serving_columns(), each with
 // "billing"), with, when `json` and there is evidence, the accuracy keys of each row (its instance
@@ -115,6 +120,32 @@ std::string tie_line(const AccuracyEvidence* evidence, const AccuracyKeys& keys,
                      const std::string& best_label, double best,
                      const std::string& runner_up_label, double runner_up,
                      const std::string& runner_up_description);
+
+// A ranked row as a tie note weighs it: its configuration's index and billing mode (the row that
+// carries the note), its instance label (its accuracy keys), its figure on the ranking (smaller is
+// better) and its configuration in words (how the note names a runner-up).
+struct TieContender {
+  double index;
+  std::string billing;
+  std::string instance_label;
+  double figure;
+  std::string description;
+};
+
+// Adds to `ties`, on the best row's, the note (tie_line) that a ranking's best (`what`: "the
+// fastest", "the cheapest") is tied with its runner-up, the best row of another configuration;
+// nothing when there is none or the two are not tied. `contender(entry)` gives a `leaders` entry's
+// TieContender.
+template <typename Entry, typename Contender>
+void add_ranking_tie(const AccuracyEvidence* evidence, const AccuracyKeys& keys, const char* what,
+                     const RankingLeaders<Entry>& leaders, const Contender& contender,
+                     TieNotes* ties) {
+  if (!leaders.runner_up()) return;
+  const TieContender best = contender(*leaders.best()), next = contender(*leaders.runner_up());
+  ties->add(best.index, best.billing,
+            tie_line(evidence, keys, what, best.instance_label, best.figure, next.instance_label,
+                     next.figure, next.description));
+}
 
 // "tie         NOTE" per note of `ties`, under a ranking's summary lines.
 void print_ties(std::ostream& out, const TieNotes& ties);

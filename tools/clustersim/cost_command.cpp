@@ -11,6 +11,7 @@
 #include "sim/cost/run_cost.h"
 #include "sim/cost/run_simulation.h"
 #include "sim/sweep/evaluation.h"
+#include "sim/sweep/ranking_leaders.h"
 #include "sim/sweep/result_row.h"
 #include "sim/sweep/runnable.h"
 #include "sim/util/number_format.h"
@@ -167,64 +168,42 @@ void rank_rows(std::vector<Row>* rows) {
   }
 }
 
-// The rows ranked by cost (their order) and by time (then its 95th percentile).
-struct Orders {
-  std::vector<const Row*> by_cost, by_time;
+// The cheapest and the fastest row with their runners-up, in the orders rank_rows ranks by: cost
+// then time, time then its 95th percentile. Requires: `rows` ranked by rank_rows (an earlier row
+// wins a tie of both figures, as rank_rows' stable sorts have it).
+struct Leaders {
+  RankingLeaders<const Row*> cheapest, fastest;
 };
 
-Orders orders(const std::vector<Row>& rows) {
-  Orders o;
-  for (const Row& r : rows) o.by_cost.push_back(&r);
-  o.by_time = o.by_cost;
-  std::stable_sort(o.by_time.begin(), o.by_time.end(), [](const Row* a, const Row* b) {
-    return a->time != b->time ? a->time < b->time : a->time_p95 < b->time_p95;
-  });
-  return o;
+Leaders leaders(const std::vector<Row>& rows) {
+  Leaders l;
+  for (const Row& r : rows) {
+    if (r.cost != kUnranked) l.cheapest.offer({r.cost, r.time}, r.index, &r);
+    if (r.time != kUnranked) l.fastest.offer({r.time, r.time_p95}, r.index, &r);
+  }
+  return l;
 }
 
-double row_cost(const Row& r) { return r.cost; }
-double row_time(const Row& r) { return r.time; }
-
-// Whether `order`'s first row has a ranked `figure`.
-bool ranked(const std::vector<const Row*>& order, double (*figure)(const Row&)) {
-  return !order.empty() && figure(*order.front()) != kUnranked;
-}
-
-// The tie notes (accuracy_notes.h) of the cheapest and the fastest row, each against the next
-// ranked row of another configuration. Requires: `rows` ranked by rank_rows (by cost, then time).
-TieNotes rank_ties(const std::vector<Row>& rows, const AccuracyEvidence* evidence,
-                   const AccuracyKeys& keys) {
-  const Orders o = orders(rows);
-  const auto label = [](const Row& r) { return std::get<std::string>(r.cells.front()); };
-  TieNotes ties;
-  const auto tie = [&](const char* what, const std::vector<const Row*>& order,
-                       double (*figure)(const Row&)) {
-    if (!ranked(order, figure)) return;
-    const Row& best = *order.front();
-    for (const Row* r : order) {
-      if (r->index == best.index || figure(*r) == kUnranked) continue;
-      ties.add(static_cast<double>(best.index), best.billing,
-               tie_line(evidence, keys, what, label(best), figure(best), label(*r), figure(*r),
-                        r->configuration));
-      return;
-    }
+// The tie notes (accuracy_notes.h) of the cheapest and the fastest row, each against its
+// runner-up.
+TieNotes rank_ties(const Leaders& l, const AccuracyEvidence* evidence, const AccuracyKeys& keys) {
+  const auto contender = [](double Row::*figure) {
+    return [figure](const Row* r) {
+      return TieContender{static_cast<double>(r->index), r->billing,
+                          std::get<std::string>(r->cells.front()), r->*figure, r->configuration};
+    };
   };
-  tie("the cheapest", o.by_cost, row_cost);
-  tie("the fastest", o.by_time, row_time);
+  TieNotes ties;
+  add_ranking_tie(evidence, keys, "the cheapest", l.cheapest, contender(&Row::cost), &ties);
+  add_ranking_tie(evidence, keys, "the fastest", l.fastest, contender(&Row::time), &ties);
   return ties;
 }
 
-// Under the table: the cheapest and the fastest row, then each one's tie note. Requires: `rows`
-// ranked by rank_rows.
-void print_summary(const std::vector<Row>& rows, const TieNotes& ties) {
-  const Orders o = orders(rows);
+// Under the table: the cheapest and the fastest row, then each one's tie note.
+void print_summary(const Leaders& l, const TieNotes& ties) {
   std::cout << "\n";
-  if (ranked(o.by_cost, row_cost)) {
-    std::cout << "cheapest    " << o.by_cost.front()->configuration << "\n";
-  }
-  if (ranked(o.by_time, row_time)) {
-    std::cout << "fastest     " << o.by_time.front()->configuration << "\n";
-  }
+  if (l.cheapest.best()) std::cout << "cheapest    " << (*l.cheapest.best())->configuration << "\n";
+  if (l.fastest.best()) std::cout << "fastest     " << (*l.fastest.best())->configuration << "\n";
   print_ties(std::cout, ties);
 }
 
@@ -328,7 +307,8 @@ int cost_command(const std::vector<std::string>& args) {
       });
   if (!shown) return kExitInputError;
   rank_rows(&rows);
-  const TieNotes ties = rank_ties(rows, evidence.get(), keys);
+  const Leaders ranked = leaders(rows);
+  const TieNotes ties = rank_ties(ranked, evidence.get(), keys);
   const bool json_accuracy = inputs->format == OutputFormat::kJson && evidence;
   if (json_accuracy) {
     for (const std::string& key : accuracy_keys()) table.add_columns({{key, ""}});
@@ -337,16 +317,15 @@ int cost_command(const std::vector<std::string>& args) {
     std::vector<Cell> cells = row.cells;
     if (json_accuracy) {
       const std::vector<Cell> accuracy =
-          accuracy_cells(*evidence, keys, std::get<std::string>(row.cells.front()));
+          accuracy_key_cells(*evidence, keys, ties, std::get<std::string>(row.cells.front()),
+                             static_cast<double>(row.index), row.billing);
       cells.insert(cells.end(), accuracy.begin(), accuracy.end());
-      const std::string tie = ties.of(static_cast<double>(row.index), row.billing);
-      cells.push_back(tie.empty() ? Cell() : Cell(tie));
     }
     table.add_row(std::move(cells));
   }
   table.print(std::cout, inputs->format);
   if (inputs->format == OutputFormat::kTable) {
-    print_summary(rows, ties);
+    print_summary(ranked, ties);
     print_accuracy(std::cout, evidence.get(), keys);
     print_prices(*model, inputs->scenario->instances);
     if (*shown < space.valid.size()) {

@@ -6,6 +6,7 @@
 // it at the end.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -43,10 +44,10 @@ struct SweepArguments {
 
 // The rankings, fed with every row (including those of a resumed file).
 struct Rankings {
-  // Each ranking keeps a runner-up or more beside the `top` rows printed, for the tie note.
+  // Each ranking keeps the `top` rows printed (and its runner-up, TopRows::leaders).
   Rankings(size_t top, AccuracyKeys accuracy_keys)
-      : fastest(result_column("time_to_train_h"), std::max<size_t>(top, kRunnersUp)),
-        cheapest(result_column("cost"), std::max<size_t>(top, kRunnersUp)),
+      : fastest(result_column("time_to_train_h"), top),
+        cheapest(result_column("cost"), top),
         keys(std::move(accuracy_keys)) {}
   void offer(const ResultRow& row) {
     note_result_row(row, &keys);
@@ -77,26 +78,47 @@ struct Rankings {
   std::string first_too_long;               // why the first row too long to simulate is
   std::string first_over_volume;            // why the first checkpoint over its volume is
   AccuracyKeys keys;                        // of every simulated row
-  // Rows a ranking keeps at least: the best and another configuration's under every billing
-  // mode a scenario compares (ON_DEMAND, SPOT, RESERVED).
-  static constexpr size_t kRunnersUp = 4;
 };
 
-// The tie note (accuracy_notes.h) of a ranking's best row (`what`) and the first row of another
-// configuration after it, on the column `key`, added to `ties`.
-void add_ranking_tie(const AccuracyEvidence* evidence, const AccuracyKeys& keys, const char* what,
-                     const std::vector<ResultRow>& ranked, const char* key, TieNotes* ties) {
-  if (ranked.empty()) return;
-  const ResultRow& best = ranked.front();
-  const auto runner_up = std::find_if(ranked.begin() + 1, ranked.end(), [&](const ResultRow& r) {
-    return row_number(r, 0) != row_number(best, 0);
-  });
-  if (runner_up == ranked.end()) return;
-  const int column = result_column(key), instance = result_column("instance");
-  ties->add(row_number(best, 0), row_text(best, result_column("billing")),
-            tie_line(evidence, keys, what, row_text(best, instance), row_number(best, column),
-                     row_text(*runner_up, instance), row_number(*runner_up, column),
-                     describe_configuration(*runner_up)));
+// The tie notes (accuracy_notes.h) of the fastest and the cheapest row, each against its
+// runner-up.
+TieNotes rank_ties(const Rankings& rankings, const AccuracyEvidence* evidence) {
+  const auto contender = [](const char* key) {
+    return [column = result_column(key)](const ResultRow& r) {
+      return TieContender{row_number(r, 0), row_text(r, result_column("billing")),
+                          row_text(r, result_column("instance")), row_number(r, column),
+                          describe_configuration(r)};
+    };
+  };
+  TieNotes ties;
+  add_ranking_tie(evidence, rankings.keys, "the fastest", rankings.fastest.leaders(),
+                  contender("time_to_train_h"), &ties);
+  add_ranking_tie(evidence, rankings.keys, "the cheapest", rankings.cheapest.leaders(),
+                  contender("cost"), &ties);
+  return ties;
+}
+
+// The rows of the answer: the first `top` (0: all) of `ranked` and, in JSON, the fastest and the
+// cheapest row where they carry a tie note and are not among them, after them (the table prints
+// every note as a line under its summary, whatever rows it shows).
+std::vector<ResultRow> answer_rows(std::vector<ResultRow> ranked, size_t top, bool json,
+                                   const Rankings& rankings, const TieNotes& ties) {
+  if (top > 0 && ranked.size() > top) ranked.resize(top);
+  if (!json) return ranked;
+  const int billing = result_column("billing");
+  const auto same_row = [&](const ResultRow& a, const ResultRow& b) {
+    return row_number(a, 0) == row_number(b, 0) && row_text(a, billing) == row_text(b, billing);
+  };
+  for (const TopRows* ranking : {&rankings.fastest, &rankings.cheapest}) {
+    const ResultRow* best = ranking->leaders().best();
+    if (!best || ties.of(row_number(*best, 0), row_text(*best, billing)).empty() ||
+        std::any_of(ranked.begin(), ranked.end(),
+                    [&](const ResultRow& r) { return same_row(r, *best); })) {
+      continue;
+    }
+    ranked.push_back(*best);
+  }
+  return ranked;
 }
 
 // When the fastest row mixes instance types: what each type alone gives, what faster rows an
@@ -126,15 +148,12 @@ void explain_mix(const Rankings& rankings) {
 void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking ranking,
                   size_t top, OutputFormat format, const AccuracyEvidence* evidence) {
   const bool table = format == OutputFormat::kTable;
-  std::vector<ResultRow> rows = ranking == Ranking::kTime   ? rankings.fastest.rows()
-                                : ranking == Ranking::kCost ? rankings.cheapest.rows()
-                                                            : rankings.front.rows();
-  if (top > 0 && rows.size() > top) rows.resize(top);
-  TieNotes ties;
-  add_ranking_tie(evidence, rankings.keys, "the fastest", rankings.fastest.rows(),
-                  "time_to_train_h", &ties);
-  add_ranking_tie(evidence, rankings.keys, "the cheapest", rankings.cheapest.rows(), "cost",
-                  &ties);
+  const TieNotes ties = rank_ties(rankings, evidence);
+  const std::vector<ResultRow> rows =
+      answer_rows(ranking == Ranking::kTime   ? rankings.fastest.rows()
+                  : ranking == Ranking::kCost ? rankings.cheapest.rows()
+                                              : rankings.front.rows(),
+                  top, format == OutputFormat::kJson, rankings, ties);
   if (table) {
     std::cout << "scenario    " << summary.scenario_name << "\n"
               << "candidates  " << summary.candidates;
