@@ -213,8 +213,8 @@ constexpr double kSecondsPerYear = 365.0 * 24 * 3600;
 // before its restart. The run's wall time is work x E[attempt time] / E[training kept]:
 //   E[time] = (1 - e^(-rate s)) (1 / rate + sum over causes of share x (e^(rate D) - 1) / rate)
 //   E[kept] = (1 - saving share) tau e^(-rate s) + saving share (1 - e^(-rate tau)) / rate
-// With one cause that saves nothing it is Daly's eq. 14 above; with only saving preemptions the
-// training never repeats: work x e^(rate D).
+// With one cause that saves nothing it is Daly's eq. 14 (expected_wall_s); with only saving
+// preemptions the training never repeats: work x e^(rate D).
 double mixed_expected_wall_s(const RunSpec& spec, double rate, double tau, double segment_s) {
   const double preempted = spec.preemption_share;
   const double fault_restart_s =
