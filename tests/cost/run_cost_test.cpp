@@ -408,7 +408,7 @@ TEST_CASE("a write longer than the notice saves nothing: the spot run loses work
   CHECK(describe(NoticeSave{}) == "");
 }
 
-TEST_CASE("faults that restart in place pay their own restart; preemptions pay `restart`") {
+TEST_CASE("faults that restart in place pay their own restart, preemptions the shared one") {
   const std::string in_place = "  restart_after_fault { acquisition_s: 0 container_start_s: 120 }\n";
   // On demand only faults interrupt: a restart of 120 s instead of 420 s, shorter.
   const Costed od = cost_of(spot_with_faults(""), s::ON_DEMAND);
