@@ -25,8 +25,13 @@ double job_failures_per_s(const RunSpec& spec) {
   return spec.nodes * spec.interruptions_per_node_hour / 3600;
 }
 
+double lossy_failures_per_s(const RunSpec& spec) {
+  const double rate = job_failures_per_s(spec);
+  return spec.preemption_saves ? rate * (1 - spec.preemption_share) : rate;
+}
+
 double simulated_optimal_interval_s(const RunSpec& spec, int trials, uint64_t first_seed) {
-  const double center = young_daly_interval_s(spec.checkpoint_write_s, job_failures_per_s(spec));
+  const double center = young_daly_interval_s(spec.checkpoint_write_s, lossy_failures_per_s(spec));
   const int points = 2 * kOctaves * kStepsPerOctave + 1;
   const double log_step = std::log(2.0) / kStepsPerOctave;
   std::vector<double> mean_s(points);

@@ -12,6 +12,7 @@
 #include "sim/io/entry_checks.h"
 #include "sim/io/schema/cost.pb.h"
 #include "sim/util/closest_name.h"
+#include "sim/util/lower_case.h"
 
 namespace clustersim {
 namespace {
@@ -76,6 +77,31 @@ void check_volumes(const FieldChecker& checkpoint, const Catalog& catalog,
       return;
     }
   }
+}
+
+// A preemption saved in its notice needs spot preemptions, and a candidate instance whose provider
+// states a notice (else the setting changes nothing).
+void check_notice_save(const FieldChecker& checkpoint, const s::Cost& m, const Catalog& catalog,
+                       const LoadedScenario& scenario) {
+  if (!has_spot(m)) {
+    checkpoint.error("save_on_preemption_notice",
+                     "needs SPOT billing (only spot instances are preempted), which billing omits");
+    return;
+  }
+  if (m.preemptions_per_instance_hour() <= 0) {
+    checkpoint.warning("save_on_preemption_notice",
+                       "changes nothing: no preemptions (preemptions_per_instance_hour is 0)");
+    return;
+  }
+  for (const s::InstanceType* instance : scenario.instances) {
+    const CatalogEntry<s::ProviderTerms>* terms =
+        catalog.providers().find(lower_case(s::Provider_Name(instance->provider())));
+    if (terms != nullptr && terms->value->has_spot_interruption_notice_s()) return;
+  }
+  checkpoint.warning("save_on_preemption_notice",
+                     "changes nothing: the catalog states no spot interruption notice for the "
+                     "provider of any candidate instance (a provider entry's "
+                     "spot_interruption_notice_s)");
 }
 
 void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog,
@@ -232,21 +258,39 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedSc
   if (m.has_preemptions_per_instance_hour() && !has_spot(m)) {
     cost.warning("preemptions_per_instance_hour", "applies to SPOT billing, which billing omits");
   }
-  if (m.has_restart()) {
-    const FieldChecker restart = cost.child("restart");
+  for (const char* field : {"restart", "restart_after_fault"}) {
+    if (!cost.has(field)) continue;
+    const FieldChecker restart = cost.child(field);
     restart.in_range("acquisition_s", 0, kMaxRestartSeconds);
     restart.in_range("container_start_s", 0, kMaxRestartSeconds);
   }
-  if (preempted || faults) {
+  if (m.has_restart_after_fault()) {
+    const FieldChecker restart = cost.child("restart_after_fault");
+    if (faults) {
+      restart.require("acquisition_s");
+      restart.require("container_start_s");
+    } else if (faults_valid) {
+      cost.warning("restart_after_fault",
+                   "is never paid: no faults are modelled (interruptions_per_node_hour is 0, or "
+                   "absent without a checkpoint)");
+    }
+  }
+  // Faults pay restart_after_fault where given: then `restart` is for preemptions alone.
+  const bool restart_paid = preempted || (faults && !m.has_restart_after_fault());
+  if (restart_paid) {
     if (!m.has_restart()) {
+      const bool preempted_only = preempted && m.has_restart_after_fault();
       cost.error("restart",
                  "is required: runs are interrupted by " +
-                     interruption_causes(preempted, faults, m.has_interruptions_per_node_hour()));
+                     interruption_causes(preempted, faults && !preempted_only,
+                                         m.has_interruptions_per_node_hour()));
     } else {
       const FieldChecker restart = cost.child("restart");
       restart.require("acquisition_s");
       restart.require("container_start_s");
     }
+  }
+  if (preempted || faults) {
     if (!m.has_checkpoint() && preempted) {
       cost.error("checkpoint",
                  "is required with spot preemptions: without it every preemption "
@@ -258,6 +302,9 @@ void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedSc
   }
   if (m.has_checkpoint()) {
     check_checkpoint(cost.child("checkpoint"), catalog, scenario, preempted || faults);
+    if (m.checkpoint().save_on_preemption_notice()) {
+      check_notice_save(cost.child("checkpoint"), m, catalog, scenario);
+    }
   }
   cost.in_range("trials", 1, kMaxTrials);
 }

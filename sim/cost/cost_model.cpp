@@ -63,6 +63,11 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
       model->checkpoint_volumes[tier->provider()] = {tier, volume.capacity_gib()};
     }
   }
+  for (const auto& [name, entry] : catalog.providers().all()) {
+    if (entry.value->has_spot_interruption_notice_s()) {
+      model->spot_notice_s[entry.value->provider()] = entry.value->spot_interruption_notice_s();
+    }
+  }
   if (sc.cost().has_trials()) model->trials = sc.cost().trials();
   if (sc.cost().has_seed()) model->seed = sc.cost().seed();
 

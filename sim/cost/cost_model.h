@@ -29,6 +29,8 @@ struct CostModel {
   std::vector<schema::BillingMode> billing_modes;            // compared, in the scenario's order
   // The checkpoint volume of each candidate instance's provider; empty: no checkpoints.
   std::map<schema::Provider, CheckpointVolume> checkpoint_volumes;
+  // The spot interruption notice of each provider the catalog states one for.
+  std::map<schema::Provider, double> spot_notice_s;
   int trials = 400;   // simulated runs per spot configuration (scenario or command line)
   uint64_t seed = 1;  // of the first trial
 };

@@ -28,7 +28,8 @@ InterruptionRate interruption_rate(const s::Cost& cost, const Configuration& con
   const int nodes = faults_per_hour > 0 ? configuration.nodes
                     : preemptible > 0   ? preemptible
                                         : configuration.nodes;
-  return {nodes, per_hour / nodes};
+  const double preemptions_per_hour = preemptible * cost.preemptions_per_instance_hour();
+  return {nodes, per_hour / nodes, per_hour > 0 ? preemptions_per_hour / per_hour : 0};
 }
 
 }  // namespace clustersim

@@ -24,10 +24,12 @@ bool faults_modelled(const schema::Cost& cost);
 
 // The nodes of `configuration` that can be interrupted under `billing` and their mean rate (the
 // job's rate over them): faults on every node, at cost.interruptions_per_node_hour or the default
-// per GPU; on SPOT, preemptions of the rented nodes besides. {nodes, 0} when nothing interrupts.
+// per GPU; on SPOT, preemptions of the rented nodes besides, their share of the rate in
+// preemption_share. {nodes, 0, 0} when nothing interrupts.
 struct InterruptionRate {
   int nodes = 1;
   double per_node_hour = 0;
+  double preemption_share = 0;  // of the job's interruptions, spot preemptions; the rest faults
   bool operator==(const InterruptionRate&) const = default;
 };
 InterruptionRate interruption_rate(const schema::Cost& cost, const Configuration& configuration,

@@ -26,6 +26,10 @@ double period_hours(s::BillingMode billing) {
                                              : 0;
 }
 
+double restart_s(const s::Restart& restart) {
+  return restart.acquisition_s() + restart.container_start_s();
+}
+
 // The run at `rate`, its checkpoint interval left to the caller.
 RunSpec run_spec(const CostModel& model, const StepResult& step, const CheckpointPlan& checkpoints,
                  const InterruptionRate& rate) {
@@ -41,20 +45,29 @@ RunSpec run_spec(const CostModel& model, const StepResult& step, const Checkpoin
   }
   if (rate.per_node_hour > 0) {
     spec.interruptions_per_node_hour = rate.per_node_hour;
-    spec.restart_s = settings.restart().acquisition_s() + settings.restart().container_start_s();
+    spec.restart_s = restart_s(settings.restart());
+    if (settings.has_restart_after_fault()) {
+      spec.fault_restart_s = restart_s(settings.restart_after_fault());
+    }
+    spec.preemption_share = rate.preemption_share;
+    spec.preemption_saves = checkpoints.notice_save.fits;
   }
   return spec;
 }
 
 // The interval `spec`'s run checkpoints at: the scenario's, else the simulated optimum for the
 // run's own interruption rate (Young/Daly's where the search's shortest interval is not
-// simulable); none when nothing interrupts it. Young/Daly's beside it to compare.
+// simulable); none when nothing interrupts it, or nothing that loses training (every interruption
+// a preemption that saves in its notice). Young/Daly's beside it to compare.
 CheckpointInterval checkpoint_interval(const CostModel& model, RunSpec spec) {
   const s::Checkpoint& settings = model.settings->checkpoint();
   CheckpointInterval chosen;
-  const bool interrupted = spec.interruptions_per_node_hour > 0 && spec.checkpoint_write_s > 0;
+  // Interruptions that lose training (all but the preemptions that save in their notice).
+  const bool interrupted = spec.interruptions_per_node_hour > 0 && spec.checkpoint_write_s > 0 &&
+                           lossy_failures_per_s(spec) > 0;
   if (interrupted) {
-    chosen.young_daly_s = young_daly_interval_s(spec.checkpoint_write_s, job_failures_per_s(spec));
+    chosen.young_daly_s =
+        young_daly_interval_s(spec.checkpoint_write_s, lossy_failures_per_s(spec));
   }
   if (settings.has_interval_s()) {
     chosen.interval_s = settings.interval_s();
@@ -114,6 +127,7 @@ CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& con
     if (!plan.over_volume.empty()) return plan;
     plan.cost = checkpoint_cost(*model.scenario->model, scenario.job(), configuration, memory,
                                 *volume->second.tier, volume->second.capacity_gib);
+    plan.notice_save = notice_save(model, configuration.instance->provider(), plan.cost.write_s);
   }
   for (s::BillingMode billing : model.billing_modes) {
     const InterruptionRate rate = interruption_rate(*model.settings, configuration, billing);

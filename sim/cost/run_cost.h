@@ -22,6 +22,7 @@
 #include "sim/cost/checkpoint_cost.h"
 #include "sim/cost/cost_model.h"
 #include "sim/cost/interruption_rate.h"
+#include "sim/cost/preemption_notice.h"
 #include "sim/cost/run_simulation.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/parallel/step_model.h"
@@ -53,6 +54,8 @@ struct CheckpointPlan {
   // Non-empty when the configuration's checkpoint (a node's share of it on a block volume) does
   // not fit in its volume: why. Such a run is not costed (kStatusCheckpointOverVolume).
   std::string over_volume;
+  // Whether a spot preemption saves a checkpoint in its notice (with a checkpoint only).
+  NoticeSave notice_save;
   // One per distinct interruption rate of the model's billing modes, in their order; empty when
   // over_volume.
   std::vector<PlannedRun> runs;

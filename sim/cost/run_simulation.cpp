@@ -29,9 +29,25 @@ constexpr double kGiveUpAfterWorkTimes = 100;
 
 double seconds(Picoseconds t) { return static_cast<double>(t.count()) / kTicksPerSecond; }
 
+// Whether an interruption's cause changes what it costs: then each one's is drawn.
+bool causes_differ(const RunSpec& spec) {
+  return spec.preemption_share > 0 && spec.preemption_share < 1 &&
+         (spec.preemption_saves || spec.fault_restart_s.has_value());
+}
+
+// Seeds the stream the causes are drawn from, apart from the interruption times' (any odd
+// constant: the fractional part of the golden ratio, as splitmix64 uses).
+constexpr uint64_t kCauseStream = 0x9e3779b97f4a7c15;
+
+// A uniform number in [0, 1) from 53 random bits (bit-exact on every platform).
+double uniform(std::mt19937_64& random) {
+  return static_cast<double>(random() >> 11) * 0x1.0p-53;
+}
+
 class Run {
  public:
-  Run(const RunSpec& spec, uint64_t seed) : spec_(spec), random_(seed) {
+  Run(const RunSpec& spec, uint64_t seed)
+      : spec_(spec), random_(seed), cause_random_(seed ^ kCauseStream) {
     CLUSTERSIM_CHECK(spec.work_s > 0 && spec.nodes >= 1, "a run needs work and nodes");
     interval_ = spec.interval_s > 0 ? std::min(spec.interval_s, spec.work_s) : spec.work_s;
     rate_per_s_ = spec.interruptions_per_node_hour / 3600;
@@ -47,10 +63,20 @@ class Run {
   }
 
  private:
-  // Exponential inter-arrival time from 53 random bits (bit-exact on every platform).
-  double next_interruption_in_s() {
-    const double u = static_cast<double>(random_() >> 11) * 0x1.0p-53;
-    return -std::log1p(-u) / rate_per_s_;
+  // Exponential inter-arrival time.
+  double next_interruption_in_s() { return -std::log1p(-uniform(random_)) / rate_per_s_; }
+
+  // Whether the interruption now is a spot preemption (else a fault).
+  bool preempted() {
+    if (causes_differ(spec_)) return uniform(cause_random_) < spec_.preemption_share;
+    return spec_.preemption_share >= 1;
+  }
+
+  // The training done by now: that at the start of the current segment, and what the segment
+  // has trained so far.
+  double progress_now() const {
+    if (!training_) return progress_s_;
+    return progress_s_ + std::min(seconds(sim_.now() - segment_started_), segment_length_);
   }
 
   // An interruption drawn past half the clock's span (a rate near zero) is never reached: the run
@@ -63,12 +89,16 @@ class Run {
 
   void start_segment() {
     const double length = std::min(interval_, spec_.work_s - progress_s_);
+    training_ = true;
+    segment_started_ = sim_.now();
+    segment_length_ = length;
     sim_.call_after(ticks(length), [this, e = epoch_, length] {
       if (e == epoch_) segment_trained(length);
     });
   }
 
   void segment_trained(double length) {
+    training_ = false;
     progress_s_ += length;
     if (progress_s_ >= spec_.work_s) {
       finished_ = true;
@@ -110,23 +140,58 @@ class Run {
       return;
     }
     ++outcome_.interruptions;
-    ++epoch_;  // drops the interrupted segment, write or restart
+    const bool preemption = preempted();
+    if (preemption && saving_in_notice_) {
+      // Another node's notice during the save: the save goes on (the later notice ends later),
+      // and the one restart after it replaces both nodes.
+      schedule_interruption();
+      return;
+    }
+    const double unsaved = progress_now();
+    ++epoch_;  // drops the interrupted segment, write, save or restart
+    training_ = false;
+    saving_in_notice_ = false;
     progress_s_ = durable_s_;
     write_done_ = sim_.now();
     schedule_interruption();  // the replacement node has its own clock
-    const double restart = spec_.restart_s + (durable_s_ > 0 ? spec_.checkpoint_load_s : 0);
+    const double restart_s =
+        preemption ? spec_.restart_s : spec_.fault_restart_s.value_or(spec_.restart_s);
+    if (preemption && spec_.preemption_saves && unsaved > durable_s_) {
+      // Saved in the notice: durable once written (unless another interruption comes first),
+      // then the restart.
+      saving_in_notice_ = true;
+      sim_.call_after(ticks(spec_.checkpoint_write_s), [this, e = epoch_, unsaved, restart_s] {
+        if (e != epoch_) return;
+        saving_in_notice_ = false;
+        checkpoint_durable(unsaved);
+        progress_s_ = unsaved;
+        restart(restart_s);
+      });
+      return;
+    }
+    restart(restart_s);
+  }
+
+  // Training resumes after `restart_s` and the load of the last checkpoint, if any.
+  void restart(double restart_s) {
+    const double restart = restart_s + (durable_s_ > 0 ? spec_.checkpoint_load_s : 0);
     sim_.call_after(ticks(restart), [this, e = epoch_] {
       if (e == epoch_) start_segment();
     });
   }
 
   const RunSpec& spec_;
-  std::mt19937_64 random_;
+  std::mt19937_64 random_;        // interruption times
+  std::mt19937_64 cause_random_;  // interruption causes, where they differ
   Simulation sim_;
   double interval_ = 0;
   double rate_per_s_ = 0;
   double progress_s_ = 0;  // training done at the start of the current segment
   double durable_s_ = 0;   // training saved in the last durable checkpoint
+  bool training_ = false;  // a segment is being trained (not written, waited for or restarted)
+  bool saving_in_notice_ = false;  // a preemption's checkpoint is being written in its notice
+  Picoseconds segment_started_;
+  double segment_length_ = 0;
   Picoseconds write_done_;
   uint64_t epoch_ = 0;  // incremented by each interruption
   bool finished_ = false;
@@ -138,6 +203,33 @@ class Run {
 namespace {
 
 constexpr double kSecondsPerYear = 365.0 * 24 * 3600;
+
+// Daly's expected time with two causes, by renewal and reward over the attempts at a segment of
+// `segment_s` (tau training and its write), each interrupted at `rate` per second: an attempt
+// lasts min(T, segment) for an exponential T, then, when interrupted, the restart of the cause
+// (the time to get through a restart D that interruptions also hit: (e^(rate D) - 1) / rate).
+// A fault (1 - p of them) or a preemption that does not save keeps no training of the attempt; a
+// preemption that saves in its notice keeps what it trained (min(T, tau)) and pays the write
+// before its restart. The run's wall time is work x E[attempt time] / E[training kept]:
+//   E[time] = (1 - e^(-rate s)) (1 / rate + sum over causes of share x (e^(rate D) - 1) / rate)
+//   E[kept] = (1 - saving share) tau e^(-rate s) + saving share (1 - e^(-rate tau)) / rate
+// With one cause that saves nothing it is Daly's eq. 14 (expected_wall_s); with only saving
+// preemptions the training never repeats: work x e^(rate D).
+double mixed_expected_wall_s(const RunSpec& spec, double rate, double tau, double segment_s) {
+  const double preempted = spec.preemption_share;
+  const double fault_restart_s =
+      spec.fault_restart_s.value_or(spec.restart_s) + spec.checkpoint_load_s;
+  const double preemption_restart_s = spec.restart_s + spec.checkpoint_load_s +
+                                      (spec.preemption_saves ? spec.checkpoint_write_s : 0);
+  const double restarts = (1 - preempted) * std::expm1(rate * fault_restart_s) +
+                          preempted * std::expm1(rate * preemption_restart_s);
+  const double interrupted = -std::expm1(-rate * segment_s);  // an attempt's probability
+  const double attempt_s = interrupted / rate * (1 + restarts);
+  const double saving = spec.preemption_saves ? preempted : 0;
+  const double kept_s =
+      (1 - saving) * tau * std::exp(-rate * segment_s) - saving * std::expm1(-rate * tau) / rate;
+  return kept_s > 0 ? spec.work_s * attempt_s / kept_s : std::numeric_limits<double>::infinity();
+}
 
 double job_rate_per_s(const RunSpec& spec) {
   return spec.interruptions_per_node_hour / 3600 * spec.nodes;
@@ -153,13 +245,19 @@ double training_between_checkpoints_s(const RunSpec& spec) {
 // each begun again after every interruption that hits it, behind a restart (Daly 2006, "A higher
 // order estimate of the optimum checkpoint interval for restart dumps", FGCS 22(3), eq. 14:
 // T = M e^(R/M) (e^((tau + delta)/M) - 1) T_s / tau, with M the mean time between failures).
-// Conservative where writes overlap training. +infinity when it overflows.
+// Where the causes differ (mixed_expected_wall_s) their mix. Conservative where writes overlap
+// training. +infinity when it overflows.
 double expected_wall_s(const RunSpec& spec) {
   const double rate = job_rate_per_s(spec);
   const double tau = training_between_checkpoints_s(spec);
   const double segment_s = tau + (tau < spec.work_s ? spec.checkpoint_write_s : 0);
   if (rate <= 0) return spec.work_s / tau * segment_s;
-  return spec.work_s / tau * std::exp(rate * (spec.restart_s + spec.checkpoint_load_s)) / rate *
+  if (causes_differ(spec) || (spec.preemption_share >= 1 && spec.preemption_saves)) {
+    return mixed_expected_wall_s(spec, rate, tau, segment_s);
+  }
+  const double restart_s =
+      spec.preemption_share >= 1 ? spec.restart_s : spec.fault_restart_s.value_or(spec.restart_s);
+  return spec.work_s / tau * std::exp(rate * (restart_s + spec.checkpoint_load_s)) / rate *
          std::expm1(rate * segment_s);
 }
 

@@ -2,10 +2,13 @@
 // faults), simulated on the engine: every node is interrupted as a Poisson process; an
 // interruption of any node stops the job, which loses the work since its last durable checkpoint
 // and pays the restart (replacement, container start, checkpoint load) before training resumes.
+// Each interruption is a preemption or a fault, drawn by its share of the rate: a preemption may
+// save a checkpoint in its notice (then it loses no work), and a fault may restart differently.
 // Each trial is seeded explicitly: the same seed gives the same run.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace clustersim {
@@ -15,12 +18,25 @@ struct RunSpec {
   double interval_s = 0;  // training between checkpoints; 0 or >= work_s: no checkpoint
   double checkpoint_write_s = 0;
   bool pauses_training = true;   // false: the write overlaps training (needs the previous one done)
-  double restart_s = 0;          // acquisition + container start
-  double checkpoint_load_s = 0;  // paid on a restart once a checkpoint exists
+  // Acquisition + container start after a preemption, and after a fault unless fault_restart_s.
+  double restart_s = 0;
+  std::optional<double> fault_restart_s;  // after a fault, where it differs
+  double checkpoint_load_s = 0;           // paid on a restart once a checkpoint exists
   // The nodes that can be interrupted, each at interruptions_per_node_hour (a job whose nodes
   // differ in rate takes their mean: only the job's total rate matters to a Poisson process).
   int nodes = 1;
   double interruptions_per_node_hour = 0;
+  // The share of the interruptions that are spot preemptions, the rest being faults (a Poisson
+  // process thinned: each interruption is a preemption with this probability). Drawn from a
+  // stream of the seed's own, and only where the causes differ in what they cost, so that the
+  // interruption times are the same whatever the causes cost.
+  double preemption_share = 0;
+  // A preemption saves a checkpoint in its notice (the caller found that one write fits in it):
+  // it loses no training, and pays the write before its restart. Another node's preemption during
+  // that save joins it (one restart replaces both); a fault during it loses it. A preemption that
+  // comes while nothing is unsaved (during a restart) pays the restart alone. Faults give no
+  // notice.
+  bool preemption_saves = false;
 };
 
 struct RunOutcome {

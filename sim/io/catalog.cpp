@@ -159,7 +159,7 @@ void Catalog::add_file(std::unique_ptr<TextFile<s::CatalogFile>> file, int direc
   if (m.ByteSizeLong() == 0) {
     root.error_here(
         "defines no entries: a catalog file lists gpu, instance, storage, fabric, model, "
-        "link_class, runtime, serving_runtime or dataloading_cost entries");
+        "link_class, runtime, serving_runtime, dataloading_cost or provider entries");
   }
   add_entries(root, "gpu", m.gpu(), check_gpu, directory, &gpus_, diagnostics);
   add_entries(root, "instance", m.instance(), check_instance, directory, &instances_, diagnostics);
@@ -173,6 +173,7 @@ void Catalog::add_file(std::unique_ptr<TextFile<s::CatalogFile>> file, int direc
               &serving_runtimes_, diagnostics);
   add_entries(root, "dataloading_cost", m.dataloading_cost(), check_dataloading_cost, directory,
               &dataloading_costs_, diagnostics);
+  add_entries(root, "provider", m.provider(), check_provider, directory, &providers_, diagnostics);
   files_.push_back(std::move(file));
 }
 

@@ -82,6 +82,7 @@ class Catalog {
   const NamedEntries<schema::DataloadingCost>& dataloading_costs() const {
     return dataloading_costs_;
   }
+  const NamedEntries<schema::ProviderTerms>& providers() const { return providers_; }
 
   // One line per loaded file: its name (under its directory's name) and a hash of its content
   // as read (without the values derived at load), so results can say which catalog produced them
@@ -148,6 +149,7 @@ class Catalog {
   NamedEntries<schema::Runtime> runtimes_;
   NamedEntries<schema::ServingRuntime> serving_runtimes_;
   NamedEntries<schema::DataloadingCost> dataloading_costs_;
+  NamedEntries<schema::ProviderTerms> providers_;
 };
 
 // Nodes of one NVLink domain of `instance`: nvlink_domain_gpus over its GPUs per node, 1 when the

@@ -7,6 +7,7 @@
 #include "sim/hw/sustained_fraction.h"
 #include "sim/io/schema/catalog.pb.h"
 #include "sim/util/closest_name.h"
+#include "sim/util/lower_case.h"
 #include "sim/util/number_format.h"
 
 namespace clustersim {
@@ -27,6 +28,10 @@ constexpr double kMaxGpuLinks = 72;
 constexpr double kMaxPcieLanes = 32;
 constexpr double kMaxGpusPerServer = 16;  // an HGX-2's, the most of one host
 constexpr double kMaxTdpW = 5000;
+
+// The longest spot interruption notice a provider entry may state: an hour, twelve times the
+// longest shipped (Alibaba Cloud's five minutes), so that 1e300 s is a located error, not a notice.
+constexpr double kMaxSpotInterruptionNoticeSeconds = 3600;
 
 // A measured matmul rate above the GPU's peak for the same precision is a transcription error.
 void check_measured_matmul(const FieldChecker& gpu) {
@@ -424,6 +429,32 @@ void check_storage(const FieldChecker& storage) {
   storage.positive("latency_ms") &&
       storage.in_range("latency_ms", 0, FieldChecker::kMaxLatency_us / 1000);
   check_source(storage);
+}
+
+void check_provider(const FieldChecker& provider) {
+  const auto& m = static_cast<const s::ProviderTerms&>(provider.message());
+  provider.require("name");
+  if (provider.require_enum("provider") && provider.has("name")) {
+    const std::string key = lower_case(s::Provider_Name(m.provider()));
+    if (m.name() != key) {
+      provider.error("name", "must be \"" + key + "\", the provider's name in lower case");
+    }
+  }
+  if (provider.has("spot_interruption_notice_s")) {
+    if (m.provider() == s::ONPREM) {
+      provider.error("spot_interruption_notice_s", "applies to rented spot instances, not ONPREM");
+    }
+    provider.positive("spot_interruption_notice_s") &&
+        provider.in_range("spot_interruption_notice_s", 0, kMaxSpotInterruptionNoticeSeconds);
+  }
+  // A figure that decides whether a preemption loses work says where it is published.
+  if (provider.has("spot_interruption_notice_s") && !provider.has("source")) {
+    provider.error("source",
+                   "is required with a spot_interruption_notice_s: cite the provider's "
+                   "documentation");
+  } else {
+    check_source(provider);
+  }
 }
 
 void check_fabric(const FieldChecker& fabric) {

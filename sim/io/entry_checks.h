@@ -10,6 +10,7 @@ namespace clustersim {
 void check_gpu(const FieldChecker& entry);
 void check_instance(const FieldChecker& entry);
 void check_storage(const FieldChecker& entry);
+void check_provider(const FieldChecker& entry);
 void check_fabric(const FieldChecker& entry);
 void check_link_class(const FieldChecker& entry);
 void check_runtime(const FieldChecker& entry);

@@ -231,5 +231,63 @@ TEST_CASE("a rate of the report currency and a price of a mode not priced are wa
                              "the billing modes priced (SPOT)"));
 }
 
+// Saving on a preemption's notice, and the restart after a fault.
+const std::string kRestart = "  restart { acquisition_s: 600 container_start_s: 300 }\n";
+const std::string kNoticeCheckpoint =
+    "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 }\n"
+    "    save_on_preemption_notice: true }";
+
+TEST_CASE("saving on a preemption notice needs spot preemptions to save from") {
+  auto on_demand = load_cost(cost_scenario(kRestart + kNoticeCheckpoint));
+  CHECK(on_demand->model == nullptr);
+  CHECK(on_demand->diagnostics ==
+        "s.textproto:20:5: cost.checkpoint.save_on_preemption_notice: needs SPOT billing (only "
+        "spot instances are preempted), which billing omits\n");
+  auto no_preemptions = load_cost(cost_scenario("  billing: SPOT\n" + kRestart + kNoticeCheckpoint));
+  CHECK(no_preemptions->model != nullptr);
+  CHECK(no_preemptions->diagnostics ==
+        "s.textproto:21:5: warning: cost.checkpoint.save_on_preemption_notice: changes nothing: no "
+        "preemptions (preemptions_per_instance_hour is 0)\n");
+  auto spot = load_cost(cost_scenario("  billing: SPOT\n  preemptions_per_instance_hour: 0.05\n" +
+                                      kRestart + kNoticeCheckpoint));
+  CHECK(spot->diagnostics.empty());
+  // The notice of the instance's provider, from the catalog (AWS: 120 s).
+  CHECK(spot->model->spot_notice_s.at(schema::AWS) == 120);
+}
+
+TEST_CASE("a restart after a fault is checked like the restart, and needed only where paid") {
+  const auto diagnostics = [](const std::string& cost) {
+    return load_cost(cost_scenario(cost))->diagnostics;
+  };
+  const std::string checkpoint =
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n";
+  CHECK(diagnostics(checkpoint + "  restart_after_fault { acquisition_s: -1 container_start_s: 60 }") ==
+        "s.textproto:19:25: cost.restart_after_fault.acquisition_s: must be in [0, 2592000], got "
+        "-1\n");
+  CHECK(diagnostics(checkpoint + "  restart_after_fault { acquisition_s: 0 container_start_s: nan }") ==
+        "s.textproto:19:42: cost.restart_after_fault.container_start_s: must be a finite number in "
+        "[0, 2592000], got nan\n");
+  CHECK(diagnostics(checkpoint + "  restart_after_fault { acquisition_s: 0 container_start_s: 1e12 }") ==
+        "s.textproto:19:42: cost.restart_after_fault.container_start_s: must be in [0, 2592000], "
+        "got 1e+12\n");
+  CHECK(diagnostics(checkpoint + "  restart_after_fault { acquisition_s: 0 }") ==
+        "s.textproto:19:3: cost.restart_after_fault.container_start_s: is required\n");
+  // Faults only, each restarting in place: `restart` is never paid, so not required.
+  CHECK(diagnostics(checkpoint + "  restart_after_fault { acquisition_s: 0 container_start_s: 60 }")
+            .empty());
+  // Spot preemptions still pay `restart`.
+  CHECK(diagnostics(checkpoint +
+                    "  restart_after_fault { acquisition_s: 0 container_start_s: 60 }\n"
+                    "  billing: SPOT\n  preemptions_per_instance_hour: 0.05") ==
+        "s.textproto:17:1: cost.restart: is required: runs are interrupted by spot preemptions\n");
+  // No faults: never paid.
+  CHECK(diagnostics("  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } "
+                    "interval_s: 3600 }\n"
+                    "  restart_after_fault { acquisition_s: 0 container_start_s: 60 }\n"
+                    "  interruptions_per_node_hour: 0") ==
+        "s.textproto:19:3: warning: cost.restart_after_fault: is never paid: no faults are "
+        "modelled (interruptions_per_node_hour is 0, or absent without a checkpoint)\n");
+}
+
 }  // namespace
 }  // namespace clustersim

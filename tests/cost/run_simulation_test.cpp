@@ -1,5 +1,6 @@
 // The run-level simulation against closed forms: no preemption, Daly's expected run time under
-// exponential failures, Young/Daly's optimal checkpoint interval; and its determinism.
+// exponential failures, Young/Daly's optimal checkpoint interval, preemptions saved in their
+// notice and the mix of faults and preemptions; and its determinism.
 #include "sim/cost/run_simulation.h"
 
 #include <catch2/catch.hpp>
@@ -99,6 +100,120 @@ TEST_CASE("a run that cannot outpace its preemptions is reported as never finish
   const RunOutcome run = simulate_run(spec, 1);
   CHECK(std::isinf(run.wall_s));
   CHECK(run.checkpoints == 0);
+}
+
+// A run of 100 hours on 4 nodes, each interrupted 0.05 times an hour (M = 5 h), 60% of the
+// interruptions spot preemptions that save in their notice (a write of 120 s, a restart of 600 s)
+// and 40% faults that restart in place (60 s); a load of 100 s after either.
+RunSpec mixed_causes() {
+  RunSpec spec = hundred_hours();
+  spec.interruptions_per_node_hour = 0.05;
+  spec.checkpoint_load_s = 100;
+  spec.preemption_share = 0.6;
+  spec.preemption_saves = true;
+  spec.fault_restart_s = 60;
+  return spec;
+}
+
+// The closed form of run_simulation.cpp's mixed_expected_wall_s, written out again: renewal and
+// reward over the attempts at a segment s = tau + C at rate r, a fault (1 - p) keeping nothing
+// and restarting after R_f, a saving preemption (p) keeping min(T, tau) and paying C + R_p:
+//   E[attempt] = (1 - e^(-r s)) (1 + (1 - p)(e^(r R_f) - 1) + p (e^(r (C + R_p)) - 1)) / r
+//   E[kept]    = (1 - p) tau e^(-r s) + p (1 - e^(-r tau)) / r
+double mixed_daly_s(const RunSpec& spec) {
+  const double r = spec.nodes * spec.interruptions_per_node_hour / 3600;
+  const double p = spec.preemption_share, tau = spec.interval_s;
+  const double s = tau + spec.checkpoint_write_s;
+  const double fault_restart = *spec.fault_restart_s + spec.checkpoint_load_s;
+  const double preemption_restart =
+      spec.checkpoint_write_s + spec.restart_s + spec.checkpoint_load_s;
+  const double attempt = (1 - std::exp(-r * s)) *
+                         (1 + (1 - p) * (std::exp(r * fault_restart) - 1) +
+                          p * (std::exp(r * preemption_restart) - 1)) /
+                         r;
+  const double kept = (1 - p) * tau * std::exp(-r * s) + p * (1 - std::exp(-r * tau)) / r;
+  return spec.work_s * attempt / kept;
+}
+
+TEST_CASE("with faults and saving preemptions mixed, the mean run time is the mixed Daly form") {
+  const RunSpec spec = mixed_causes();
+  const RunStatistics stats = simulate_runs(spec, 400, 1);
+  CHECK(stats.mean_s == Approx(mixed_daly_s(spec)).epsilon(0.005));
+  // The same interruptions all faults (Daly's eq. 14) take longer: the preemptions' saved work
+  // and the mix is not either pure form.
+  RunSpec faults = spec;
+  faults.preemption_share = 0;
+  const RunStatistics all_faults = simulate_runs(faults, 400, 1);
+  CHECK(all_faults.mean_s > stats.mean_s * 1.02);
+  // Interruptions come at the job's rate over the whole wall time, whatever their causes.
+  const double rate = spec.nodes * spec.interruptions_per_node_hour / 3600;
+  CHECK(stats.mean_interruptions == Approx(rate * stats.mean_s).epsilon(0.05));
+}
+
+TEST_CASE("a preemption saved in its notice loses no training: it costs save, restart and load") {
+  // Preemptions only, no periodic checkpoint: every interruption saves the training so far and
+  // costs D = write + restart + load. None repeats training, so the run takes W e^(r D) (each
+  // interruption adds D, and interruptions come at r over the whole wall time: W + r T D).
+  RunSpec spec = hundred_hours();
+  spec.interval_s = 0;
+  spec.interruptions_per_node_hour = 0.01;  // 4 nodes: one every 25 h
+  spec.checkpoint_load_s = 100;
+  spec.preemption_share = 1;
+  spec.preemption_saves = true;
+  const double r = spec.nodes * spec.interruptions_per_node_hour / 3600;
+  const double downtime = spec.checkpoint_write_s + spec.restart_s + spec.checkpoint_load_s;
+  const RunStatistics stats = simulate_runs(spec, 400, 1);
+  CHECK(stats.mean_s == Approx(spec.work_s * std::exp(r * downtime)).epsilon(1e-3));
+  CHECK(stats.mean_interruptions == Approx(r * stats.mean_s).epsilon(0.05));
+  // Seed by seed, a run is its work plus D per save: one per interruption, but for another
+  // node's preemption during a save, which joins it (seed 12; none here hits a restart).
+  int joined = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const RunOutcome run = simulate_run(spec, seed);
+    CHECK(run.wall_s == Approx(spec.work_s + run.checkpoints * downtime).epsilon(1e-9));
+    CHECK(run.checkpoints <= run.interruptions);
+    joined += run.interruptions - run.checkpoints;
+  }
+  CHECK(joined == 1);
+  // Without the save the same preemptions lose all training since the start.
+  spec.preemption_saves = false;
+  CHECK(simulate_runs(spec, 100, 1).mean_s > 1.5 * stats.mean_s);
+}
+
+TEST_CASE("with faults only, saving on a notice and the preemptions' restart change nothing") {
+  RunSpec faults = mixed_causes();
+  faults.preemption_share = 0;
+  faults.restart_s = 1e4;  // the preemptions' restart, which no fault pays
+  RunSpec plain = faults;
+  plain.preemption_saves = false;
+  plain.restart_s = *plain.fault_restart_s;
+  plain.fault_restart_s.reset();
+  const RunStatistics a = simulate_runs(faults, 100, 3), b = simulate_runs(plain, 100, 3);
+  CHECK(a.mean_s == b.mean_s);
+  CHECK(a.p50_s == b.p50_s);
+  CHECK(a.p95_s == b.p95_s);
+  CHECK(a.mean_interruptions == b.mean_interruptions);
+  CHECK(simulated_optimal_interval_s(faults, 50, 1) == simulated_optimal_interval_s(plain, 50, 1));
+  // Causes that cost alike are not drawn: a preemption share is then the same run too.
+  plain.preemption_share = 0.5;
+  CHECK(simulate_runs(plain, 100, 3).mean_s == b.mean_s);
+}
+
+TEST_CASE("the interruption causes are drawn from the seed: the same seed, the same run") {
+  const RunSpec spec = mixed_causes();
+  for (uint64_t seed : {1u, 17u, 123456789u}) {
+    const RunOutcome a = simulate_run(spec, seed), b = simulate_run(spec, seed);
+    CHECK(a.wall_s == b.wall_s);
+    CHECK(a.interruptions == b.interruptions);
+    CHECK(a.checkpoints == b.checkpoints);
+  }
+}
+
+TEST_CASE("checkpoints guard against the interruptions that lose training") {
+  RunSpec spec = mixed_causes();
+  CHECK(lossy_failures_per_s(spec) == Approx(0.4 * job_failures_per_s(spec)));
+  spec.preemption_saves = false;
+  CHECK(lossy_failures_per_s(spec) == job_failures_per_s(spec));
 }
 
 }  // namespace

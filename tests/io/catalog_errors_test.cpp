@@ -1223,7 +1223,7 @@ TEST_CASE("a catalog file that defines no entries is an error naming it") {
     Catalog::load({dir.path()}, &diagnostics);
     CHECK(diagnostics.to_string() ==
           file + ":1:1: defines no entries: a catalog file lists gpu, instance, storage, fabric, "
-                 "model, link_class, runtime, serving_runtime or dataloading_cost entries\n");
+                 "model, link_class, runtime, serving_runtime, dataloading_cost or provider entries\n");
   }
 }
 
@@ -1264,6 +1264,31 @@ TEST_CASE("a catalog file that is a symlink loop is an error at its path, not an
   Diagnostics diagnostics;
   Catalog::load({dir.path()}, &diagnostics);
   CHECK(diagnostics.to_string() == loop + ": cannot read: Too many levels of symbolic links\n");
+}
+
+TEST_CASE("a provider entry is keyed by its provider, its notice sourced and in range") {
+  const auto entry = [](const std::string& name, const std::string& fields) {
+    return "provider {\n  name: \"" + name + "\"\n  provider: AWS\n" + fields + "}\n";
+  };
+  const std::string source = "  source { citation: \"the provider's guide\" }\n";
+  CHECK(catalog_errors(entry("aws", "  spot_interruption_notice_s: 120\n" + source)) == "");
+  CHECK(catalog_errors(entry("amazon", source)) ==
+        "c.textproto:2:3: provider[0].name: must be \"aws\", the provider's name in lower case\n");
+  CHECK(catalog_errors(entry("aws", "  spot_interruption_notice_s: -1\n" + source)) ==
+        "c.textproto:4:3: provider[0].spot_interruption_notice_s: must be > 0, got -1\n");
+  CHECK(catalog_errors(entry("aws", "  spot_interruption_notice_s: nan\n" + source)) ==
+        "c.textproto:4:3: provider[0].spot_interruption_notice_s: must be a finite number > 0, "
+        "got nan\n");
+  CHECK(catalog_errors(entry("aws", "  spot_interruption_notice_s: 1e9\n" + source)) ==
+        "c.textproto:4:3: provider[0].spot_interruption_notice_s: must be in [0, 3600], got "
+        "1e+09\n");
+  CHECK(catalog_errors(entry("aws", "  spot_interruption_notice_s: 120\n")) ==
+        "c.textproto:1:1: provider[0].source: is required with a spot_interruption_notice_s: cite "
+        "the provider's documentation\n");
+  CHECK(catalog_errors("provider {\n  name: \"onprem\"\n  provider: ONPREM\n"
+                       "  spot_interruption_notice_s: 120\n" + source + "}\n") ==
+        "c.textproto:4:3: provider[0].spot_interruption_notice_s: applies to rented spot "
+        "instances, not ONPREM\n");
 }
 
 }  // namespace

@@ -283,5 +283,15 @@ TEST_CASE("every shipped file survives a parse-print-parse round trip") {
   CHECK(files >= 10);
 }
 
+TEST_CASE("the spot interruption notices are the providers' documented ones") {
+  const Catalog& catalog = testing::shipped_catalog();
+  // AWS: two minutes (EC2 User Guide); Alibaba Cloud: released 5 minutes after the interruption.
+  CHECK(catalog.providers().find("aws")->value->spot_interruption_notice_s() == 120);
+  CHECK(catalog.providers().find("aliyun")->value->spot_interruption_notice_s() == 300);
+  for (const auto& [name, entry] : catalog.providers().all()) {
+    CHECK_THAT(entry.value->source().citation(), Catch::Contains("https://"));
+  }
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -28,7 +28,9 @@ using Cell = Table::Cell;
 
 constexpr double kUnranked = std::numeric_limits<double>::infinity();
 
-Table cost_table() {
+// With `notice_save` (cost.checkpoint.save_on_preemption_notice), a column saying whether a spot
+// run's preemptions save in their notice.
+Table cost_table(bool notice_save) {
   Table table = layout_table();
   table.add_columns({{"zero_stage", "ZeRO"},
                      {"distributed_optimizer", "dist opt"},
@@ -48,8 +50,9 @@ Table cost_table() {
                      {"checkpoint_interval_h", "ckpt every h", 2},
                      {"young_daly_h", "Young/Daly h", 2},
                      {"checkpoint_write_s", "ckpt write s", 1},
-                     {"interruptions", "interrupts", 2},  // mean per run: faults, preemptions
-                     {"price_from", "price from"},
+                     {"interruptions", "interrupts", 2}});  // mean per run: faults, preemptions
+  if (notice_save) table.add_column("saves_in_notice", "saves in notice");
+  table.add_columns({{"price_from", "price from"},
                      {"cost_rank", "cost #"},
                      {"time_rank", "time #"},
                      {"mark", "mark"}});
@@ -108,9 +111,15 @@ Row cost_row(const CostModel& model, const Configuration& c, const StepResult& s
        r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
        r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
        plan.enabled ? hours(r.checkpoint.interval_s) : Cell(), hours(r.checkpoint.young_daly_s),
-       plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_interruptions,
-       priced ? Cell(price_origin(*r.price))
-              : Cell("no " + s::BillingMode_Name(r.billing) + " price")});
+       plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_interruptions});
+  // Only spot runs are preempted: faults give no notice.
+  if (model.settings->checkpoint().save_on_preemption_notice()) {
+    row.cells.push_back(r.billing == s::SPOT && plan.notice_save.enabled
+                            ? Cell(describe(plan.notice_save))
+                            : Cell());
+  }
+  row.cells.push_back(priced ? Cell(price_origin(*r.price))
+                             : Cell("no " + s::BillingMode_Name(r.billing) + " price"));
   // Shown, not ranked, where the scenario's sweep.constraints rule the run out (as a sweep does).
   if (const char* outside = constraint_status(model, c, r)) {
     row.cost = row.time = row.time_p95 = kUnranked;
@@ -269,7 +278,7 @@ int cost_command(const std::vector<std::string>& args) {
   const ExpandedConfigurations space = expand_configurations(*inputs->scenario);
   const Runnability runnable = check_scenario_runs(*inputs);
   if (runnable.valid == 0) return kExitInputError;
-  Table table = cost_table();
+  Table table = cost_table(model->settings->checkpoint().save_on_preemption_notice());
   std::vector<Row> rows;
   size_t unsimulated = 0;  // rows too long to simulate
   size_t simulated = 0;
