@@ -364,13 +364,8 @@ std::vector<std::string> result_column_keys() {
   return keys;
 }
 
-std::string describe_configuration(const ResultRow& r) {
+std::string describe_layout(const ResultRow& r) {
   const auto n = [&](const char* key) { return format_number(row_number(r, result_column(key))); };
-  const std::string& storage = row_text(r, result_column("storage_tier"));
-  const std::string input = storage.empty()
-                                ? ""
-                                : ", " + storage + " " + n("storage_capacity_gib") + " GiB, " +
-                                      n("dataloader_workers_per_gpu") + " workers/GPU";
   const std::string cp =
       row_number(r, result_column("context_parallel")) > 1 ? " CP " + n("context_parallel") : "";
   const std::string ep =
@@ -383,8 +378,17 @@ std::string describe_configuration(const ResultRow& r) {
                                   ? row_text(r, result_column("instance"))
                                   : row_text(r, result_column("instance")) + " x " + n("nodes");
   return cluster + ", TP " + n("tensor_parallel") + cp + " PP " + n("pipeline_parallel") + " DP " +
-         n("data_parallel") + shard + ep + " mbs " + n("micro_batch_size") + input + ", " +
-         row_text(r, result_column("billing"));
+         n("data_parallel") + shard + ep + " mbs " + n("micro_batch_size");
+}
+
+std::string describe_configuration(const ResultRow& r) {
+  const auto n = [&](const char* key) { return format_number(row_number(r, result_column(key))); };
+  const std::string& storage = row_text(r, result_column("storage_tier"));
+  const std::string input = storage.empty()
+                                ? ""
+                                : ", " + storage + " " + n("storage_capacity_gib") + " GiB, " +
+                                      n("dataloader_workers_per_gpu") + " workers/GPU";
+  return describe_layout(r) + input + ", " + row_text(r, result_column("billing"));
 }
 
 std::vector<std::string> layout_columns(const std::vector<ResultRow>& rows) {
