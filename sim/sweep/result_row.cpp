@@ -382,9 +382,8 @@ std::string describe_layout(const ResultRow& r) {
       n("pools") > 1 ? row_text(r, result_column("instance"))
                      : row_text(r, result_column("instance")) + " x " + std::to_string(n("nodes"));
   return cluster + ", " +
-         parallel_layout_words(n("tensor_parallel"), n("context_parallel"),
-                               n("pipeline_parallel"), n("data_parallel"),
-                               n("data_parallel_shard"), n("expert_parallel"),
+         parallel_layout_words(n("tensor_parallel"), n("context_parallel"), n("pipeline_parallel"),
+                               n("data_parallel"), n("data_parallel_shard"), n("expert_parallel"),
                                n("micro_batch_size"));
 }
 

@@ -30,12 +30,11 @@ TEST_CASE("a configuration's words name CP, the hybrid-sharding group and EP, as
       "job { global_batch_size: 64 sequence_length: 4096 precision: BF16 optimizer: ADAM "
       "steps: 10 }\n";
   // Llama 3 70B on 4 p4de nodes (32 GPUs): CP 2 x DP 16, FSDP2 sharded in groups of 4 ranks.
-  const auto [hybrid, hybrid_row] = words(
-      "model: \"llama3-70b\"\n" + job +
-      "cluster { instance: \"aws.p4de.24xlarge\" nodes: 4 }\n"
-      "parallelism { context_parallel: 2 zero_stage: 3 fsdp2: true data_parallel_shard: 4 }");
-  CHECK(hybrid ==
-        "aws.p4de.24xlarge x 4, TP 1 CP 2 PP 1 DP 16 shard 4 mbs 1, RECOMPUTE_NONE");
+  const auto [hybrid, hybrid_row] =
+      words("model: \"llama3-70b\"\n" + job +
+            "cluster { instance: \"aws.p4de.24xlarge\" nodes: 4 }\n"
+            "parallelism { context_parallel: 2 zero_stage: 3 fsdp2: true data_parallel_shard: 4 }");
+  CHECK(hybrid == "aws.p4de.24xlarge x 4, TP 1 CP 2 PP 1 DP 16 shard 4 mbs 1, RECOMPUTE_NONE");
   CHECK(hybrid_row == "aws.p4de.24xlarge x 4, TP 1 CP 2 PP 1 DP 16 shard 4 mbs 1");
   // Sharded over every rank: no group named.
   const auto [full, full_row] = words("model: \"llama3-70b\"\n" + job +

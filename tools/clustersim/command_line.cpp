@@ -6,9 +6,9 @@
 #include <iostream>
 
 #include "sim/io/field_checker.h"
+#include "sim/io/text_file.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/memory_model.h"
-#include "sim/io/text_file.h"
 #include "sim/serve/serving_rows.h"
 #include "sim/sweep/results_export.h"
 
@@ -159,9 +159,8 @@ std::optional<OutputFormat> output_format(const CommonOptions& common) {
 }
 
 Table layout_table() {
-  return Table{{"instance", "instance"},    {"nodes", "nodes"},
-               {"tensor_parallel", "TP"},  {"context_parallel", "CP"},
-               {"pipeline_parallel", "PP"}, {"data_parallel", "DP"},
+  return Table{{"instance", "instance"},   {"nodes", "nodes"},          {"tensor_parallel", "TP"},
+               {"context_parallel", "CP"}, {"pipeline_parallel", "PP"}, {"data_parallel", "DP"},
                {"expert_parallel", "EP"},  {"micro_batch_size", "mbs"}};
 }
 

@@ -97,14 +97,14 @@ Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
     const s::Parallelism& p = c.parallelism;
     const std::optional<UsedPrice> price = cluster_on_demand(c);
     std::vector<Cell> cells = layout_cells(c);
-    cells.insert(cells.end(), {static_cast<double>(c.gpus()),
-                               static_cast<double>(p.virtual_stages()),
-                               static_cast<double>(p.zero_stage()), p.distributed_optimizer()});
+    cells.insert(cells.end(),
+                 {static_cast<double>(c.gpus()), static_cast<double>(p.virtual_stages()),
+                  static_cast<double>(p.zero_stage()), p.distributed_optimizer()});
     if (shard_groups) cells.emplace_back(static_cast<double>(data_parallel_shard_ranks(p)));
-    cells.insert(cells.end(), {p.sequence_parallel(), recompute_label(p),
-                               s::PipelineSchedule_Name(p.schedule()),
-                               price ? Cell(price->per_hour) : Cell(),
-                               price ? Cell(s::Currency_Name(price->currency)) : Cell()});
+    cells.insert(cells.end(),
+                 {p.sequence_parallel(), recompute_label(p), s::PipelineSchedule_Name(p.schedule()),
+                  price ? Cell(price->per_hour) : Cell(),
+                  price ? Cell(s::Currency_Name(price->currency)) : Cell()});
     t.add_row(std::move(cells));
   }
   return t;

@@ -56,8 +56,7 @@ std::string bar_label(const ResultRow& r) {
   const bool distributed = row_number(r, result_column("distributed_optimizer")) == 1;
   const std::string zero = distributed ? "dist opt" : "ZeRO " + n("zero_stage");
   const std::string v = n("virtual_stages") == "1" ? "" : " v " + n("virtual_stages");
-  return describe_layout(r) + v + ", " + zero + ", " + text("recompute") + ", " +
-         text("schedule");
+  return describe_layout(r) + v + ", " + zero + ", " + text("recompute") + ", " + text("schedule");
 }
 
 // The parts of a step its time is the sum of (the exposed breakdown: `experts` is a part of
@@ -74,13 +73,14 @@ constexpr std::pair<const char*, const char*> kStepParts[] = {
 
 // One bar per configuration (a row of each billing mode shares its step), the fastest first.
 StackedBars breakdown_chart(const ResultsFile& file, size_t bars) {
-  StackedBars chart{"Where one step's time goes: the fastest configurations", "seconds per step",
-                    {}, {}, {}};
+  StackedBars chart{
+      "Where one step's time goes: the fastest configurations", "seconds per step", {}, {}, {}};
   for (const auto& [name, key] : kStepParts) chart.segment_names.push_back(name);
   TopRows fastest(result_column("step_s"), bars);
   std::set<double> offered;  // configurations, by their index
   for (const ResultRow& row : file.rows) {
-    if (is_ranked(row) && offered.insert(row_number(row, result_column("index"))).second) fastest.offer(row);
+    if (is_ranked(row) && offered.insert(row_number(row, result_column("index"))).second)
+      fastest.offer(row);
   }
   for (const ResultRow& row : fastest.rows()) {
     chart.bar_labels.push_back(bar_label(row));
