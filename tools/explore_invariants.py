@@ -296,14 +296,23 @@ def check(relation, peak_factor, base, pert):
     return problems
 
 
+# The exposed parts a step is the sum of (`expert_compute_s` is a part of `compute_s`).
+STEP_PARTS = ["compute_s", "tensor_comm_s", "context_comm_s", "expert_comm_s", "bubble_s",
+              "data_comm_s", "optimizer_s", "data_stall_s"]
+
+
 def consistency(row, text):
-    """Relations inside one row: tokens/s = batch x sequence / step."""
+    """Relations inside one row: tokens/s = batch x sequence / step, step = the sum of its
+    exposed parts."""
     s = number(row, "step_s")
     if not s:
         return []
     batch = int(re.search(r"global_batch_size: (\d+)", text).group(1))
     sequence = re.search(r"sequence_length: (\d+)", text)
     problems = []
+    parts = sum(number(row, k) or 0 for k in STEP_PARTS)
+    if abs(parts - s) > 1e-9 * s:
+        problems.append("step %s != the sum of its exposed parts %.12g" % (row["step_s"], parts))
     if sequence:
         expected = batch * int(sequence.group(1)) / s
         if abs(number(row, "tokens_per_s") - expected) > 1e-6 * expected:

@@ -364,6 +364,29 @@ std::vector<std::string> result_column_keys() {
   return keys;
 }
 
+std::string parallel_layout_words(int tensor, int context, int pipeline, int data, int shard,
+                                  int expert, int micro_batch) {
+  const auto word = [](const char* name, int value) {
+    return " " + std::string(name) + " " + std::to_string(value);
+  };
+  return "TP " + std::to_string(tensor) + (context > 1 ? word("CP", context) : "") +
+         word("PP", pipeline) + word("DP", data) + (shard < data ? word("shard", shard) : "") +
+         (expert > 1 ? word("EP", expert) : "") + word("mbs", micro_batch);
+}
+
+std::string describe_layout(const ResultRow& r) {
+  const auto n = [&](const char* key) {
+    return static_cast<int>(row_number(r, result_column(key)));
+  };
+  const std::string cluster =
+      n("pools") > 1 ? row_text(r, result_column("instance"))
+                     : row_text(r, result_column("instance")) + " x " + std::to_string(n("nodes"));
+  return cluster + ", " +
+         parallel_layout_words(n("tensor_parallel"), n("context_parallel"), n("pipeline_parallel"),
+                               n("data_parallel"), n("data_parallel_shard"), n("expert_parallel"),
+                               n("micro_batch_size"));
+}
+
 std::string describe_configuration(const ResultRow& r) {
   const auto n = [&](const char* key) { return format_number(row_number(r, result_column(key))); };
   const std::string& storage = row_text(r, result_column("storage_tier"));
@@ -371,20 +394,7 @@ std::string describe_configuration(const ResultRow& r) {
                                 ? ""
                                 : ", " + storage + " " + n("storage_capacity_gib") + " GiB, " +
                                       n("dataloader_workers_per_gpu") + " workers/GPU";
-  const std::string cp =
-      row_number(r, result_column("context_parallel")) > 1 ? " CP " + n("context_parallel") : "";
-  const std::string ep =
-      row_number(r, result_column("expert_parallel")) > 1 ? " EP " + n("expert_parallel") : "";
-  const std::string shard = row_number(r, result_column("data_parallel_shard")) <
-                                    row_number(r, result_column("data_parallel"))
-                                ? " shard " + n("data_parallel_shard")
-                                : "";
-  const std::string cluster = row_number(r, result_column("pools")) > 1
-                                  ? row_text(r, result_column("instance"))
-                                  : row_text(r, result_column("instance")) + " x " + n("nodes");
-  return cluster + ", TP " + n("tensor_parallel") + cp + " PP " + n("pipeline_parallel") + " DP " +
-         n("data_parallel") + shard + ep + " mbs " + n("micro_batch_size") + input + ", " +
-         row_text(r, result_column("billing"));
+  return describe_layout(r) + input + ", " + row_text(r, result_column("billing"));
 }
 
 std::vector<std::string> layout_columns(const std::vector<ResultRow>& rows) {

@@ -1,8 +1,11 @@
 // Streaming through a configuration space for one that runs.
 #include "sim/sweep/runnable.h"
 
+#include "sim/parallel/expert_parallel.h"
+#include "sim/parallel/memory_model.h"
 #include "sim/sweep/configuration_checks.h"
 #include "sim/sweep/evaluation.h"
+#include "sim/sweep/result_row.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
 
@@ -53,10 +56,11 @@ std::string describe(const Configuration& c) {
   const schema::Parallelism& p = c.parallelism;
   const std::string cluster =
       c.is_mix() ? cluster_label(c) : c.instance->name() + " x " + std::to_string(c.nodes);
-  return cluster + ", TP " + std::to_string(p.tensor_parallel()) + " PP " +
-         std::to_string(p.pipeline_parallel()) + " DP " + std::to_string(p.data_parallel()) +
-         " mbs " + std::to_string(p.micro_batch_size()) + ", " +
-         schema::Recompute_Name(p.recompute());
+  return cluster + ", " +
+         parallel_layout_words(p.tensor_parallel(), p.context_parallel(), p.pipeline_parallel(),
+                               p.data_parallel(), data_parallel_shard_ranks(p),
+                               expert_layout(p).expert_parallel, p.micro_batch_size()) +
+         ", " + schema::Recompute_Name(p.recompute());
 }
 
 }  // namespace clustersim

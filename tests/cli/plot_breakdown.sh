@@ -18,7 +18,7 @@ for t in $ticks; do
 done
 labels=$(grep -o 'font-size="11">[^<]*' "$svg" | sed 's/^font-size="11">//')
 count=$(echo "$labels" | wc -l)
-bad=$(echo "$labels" | grep -Ev ': TP [0-9]+ PP [0-9]+ DP [0-9]+ mbs [0-9]+.*, (ZeRO [0-3]|dist opt), RECOMPUTE_[A-Z]+, [A-Z_]+$')
+bad=$(echo "$labels" | grep -Ev ', TP [0-9]+( CP [0-9]+)? PP [0-9]+ DP [0-9]+( shard [0-9]+)?( EP [0-9]+)? mbs [0-9]+.*, (ZeRO [0-3]|dist opt), RECOMPUTE_[A-Z]+, [A-Z_]+$')
 [ -z "$bad" ] || { echo "labels without layout, sharding, recompute or schedule:"; echo "$bad"; exit 1; }
 longest=$(echo "$labels" | awk '{ if (length($0) > n) n = length($0) } END { print n }')
 # 650 px of plot at 11 px sans-serif (under 0.6 em a glyph): 98 characters.

@@ -204,7 +204,7 @@ job { global_batch_size: 32 sequence_length: 4096 precision: BF16 optimizer: ADA
 cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
 )";
   const std::string one =
-      ": the scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 mbs 1, "
+      ": the scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 EP 4 mbs 1, "
       "RECOMPUTE_NONE\n";
   const auto errors = [&](const std::string& parallelism) {
     return testing::scenario_errors(mixtral + "parallelism { zero_stage: 3 " + parallelism + " }");
@@ -222,7 +222,7 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
                "overlap_tensor_communication: true") ==
         "s.textproto:4:103: parallelism.overlap_tensor_communication: FSDP2 of expert layers "
         "runs no asynchronous tensor parallelism (AutoModel's MoE parallelizer refuses it): the "
-        "scenario's one configuration is aws.p4d.24xlarge x 2, TP 2 PP 1 DP 8 mbs 1, "
+        "scenario's one configuration is aws.p4d.24xlarge x 2, TP 2 PP 1 DP 8 EP 4 mbs 1, "
         "RECOMPUTE_NONE\n");
   CHECK(errors("fsdp2: true expert_parallel: 4 tensor_parallel: 2 sequence_parallel: true") ==
         "s.textproto:4:60: parallelism.tensor_parallel: FSDP2 of expert layers with tensor "
@@ -230,8 +230,9 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
         "and the router): tensor_parallel 2\n");
   CHECK(errors("fsdp2: true expert_parallel: 4 data_parallel_shard: 8") ==
         "s.textproto:4:60: parallelism.data_parallel_shard: hybrid sharding of expert layers is "
-        "simulated as Megatron FSDP's Hybrid-FSDP only (shard_optimizer_across_replicas)" +
-            one);
+        "simulated as Megatron FSDP's Hybrid-FSDP only (shard_optimizer_across_replicas): the "
+        "scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 shard 8 EP 4 "
+        "mbs 1, RECOMPUTE_NONE\n");
   CHECK(errors("fsdp2: true expert_parallel: 4 overlap_expert_communication: true") ==
         "s.textproto:4:60: parallelism.overlap_expert_communication: the expert all-to-all "
         "overlap is not simulated under ZeRO-3" + one);

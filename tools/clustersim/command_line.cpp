@@ -1,11 +1,14 @@
 // Shared option handling and catalog loading for the clustersim subcommands.
 #include "tools/clustersim/command_line.h"
 
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 
 #include "sim/io/field_checker.h"
 #include "sim/io/text_file.h"
+#include "sim/parallel/expert_parallel.h"
+#include "sim/parallel/memory_model.h"
 #include "sim/serve/serving_rows.h"
 #include "sim/sweep/results_export.h"
 
@@ -158,7 +161,7 @@ std::optional<OutputFormat> output_format(const CommonOptions& common) {
 Table layout_table() {
   return Table{{"instance", "instance"},   {"nodes", "nodes"},          {"tensor_parallel", "TP"},
                {"context_parallel", "CP"}, {"pipeline_parallel", "PP"}, {"data_parallel", "DP"},
-               {"micro_batch_size", "mbs"}};
+               {"expert_parallel", "EP"},  {"micro_batch_size", "mbs"}};
 }
 
 std::vector<Table::Cell> layout_cells(const Configuration& c) {
@@ -169,7 +172,14 @@ std::vector<Table::Cell> layout_cells(const Configuration& c) {
           static_cast<double>(p.context_parallel()),
           static_cast<double>(p.pipeline_parallel()),
           static_cast<double>(p.data_parallel()),
+          static_cast<double>(expert_layout(p).expert_parallel),
           static_cast<double>(p.micro_batch_size())};
+}
+
+bool shards_within_groups(const std::vector<Configuration>& configurations) {
+  return std::any_of(configurations.begin(), configurations.end(), [](const Configuration& c) {
+    return data_parallel_shard_ranks(c.parallelism) < c.parallelism.data_parallel();
+  });
 }
 
 Runnability check_scenario_runs(const ScenarioInputs& inputs) {

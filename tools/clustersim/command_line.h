@@ -97,10 +97,14 @@ std::optional<OutputFormat> output_format(const CommonOptions& common);
 
 void print_diagnostics(const Diagnostics& diagnostics);
 
-// A table whose first columns name a configuration: instance, nodes, TP, PP, DP, micro-batch
-// (the cost and memory tables), and a configuration's cells for them.
+// A table whose first columns name a configuration: instance, nodes, TP, CP, PP, DP, EP,
+// micro-batch (the cost, memory and input tables), and a configuration's cells for them.
 Table layout_table();
 std::vector<Table::Cell> layout_cells(const Configuration& configuration);
+// Whether one of `configurations` shards its model states within groups smaller than its
+// data-parallel ranks (hybrid sharding): the tables of configurations then show the group
+// (data_parallel_shard, as a sweep's rows do) beside the ZeRO stage.
+bool shards_within_groups(const std::vector<Configuration>& configurations);
 
 // What a command that works on one scenario (plan, memory, run) has loaded.
 struct ScenarioInputs {

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "sim/io/scenario_loader.h"
+#include "sim/parallel/memory_model.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/result_row.h"
 #include "sim/util/units.h"
@@ -31,10 +32,11 @@ int memory_command(const std::vector<std::string>& args) {
   const ExpandedConfigurations space = expand_configurations(*loaded);
   const Runnability runnable = check_scenario_runs(*inputs);
   if (runnable.valid == 0) return kExitInputError;
+  const bool shard_groups = shards_within_groups(space.valid);
   Table table = layout_table();
-  table.add_columns({{"zero_stage", "ZeRO"},
-                     {"distributed_optimizer", "dist opt"},
-                     {"recompute", "recompute"},
+  table.add_columns({{"zero_stage", "ZeRO"}, {"distributed_optimizer", "dist opt"}});
+  if (shard_groups) table.add_column("data_parallel_shard", "shard");
+  table.add_columns({{"recompute", "recompute"},
                      {"stage", "stage"},
                      {"weights_gib", "weights", 1},
                      {"gradients_gib", "grads", 1},
@@ -58,9 +60,10 @@ int memory_command(const std::vector<std::string>& args) {
     // "logits": the output layer's, with its deferred weight gradients' kept tensors.
     const double output_layer = e.logits_bytes + e.deferred_output_bytes;
     std::vector<Table::Cell> cells = layout_cells(c);
+    cells.insert(cells.end(), {static_cast<double>(p.zero_stage()), p.distributed_optimizer()});
+    if (shard_groups) cells.emplace_back(static_cast<double>(data_parallel_shard_ranks(p)));
     cells.insert(cells.end(),
-                 {static_cast<double>(p.zero_stage()), p.distributed_optimizer(),
-                  recompute_label(p), static_cast<double>(e.stage), gib(e.weights_bytes),
+                 {recompute_label(p), static_cast<double>(e.stage), gib(e.weights_bytes),
                   gib(e.gradients_bytes), gib(e.optimizer_bytes), gib(e.weight_cache_bytes),
                   gib(e.activations_bytes), gib(output_layer), gib(e.runtime_bytes),
                   gib(e.total_bytes()), gib(e.capacity_bytes), e.fits(), gib(e.missing_bytes())});

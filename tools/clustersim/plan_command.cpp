@@ -6,6 +6,7 @@
 #include "sim/cost/price_book.h"
 #include "sim/cost/training_budget.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/parallel/memory_model.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/result_row.h"
 #include "sim/util/number_format.h"
@@ -78,35 +79,33 @@ std::optional<UsedPrice> cluster_on_demand(const Configuration& c) {
 
 // The first `limit` valid configurations (all when limit is 0).
 Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
-  Table t{{"instance", "instance", 0},
-          {"nodes", "nodes", 0},
-          {"gpus", "GPUs", 0},
-          {"tensor_parallel", "TP", 0},
-          {"context_parallel", "CP", 0},
-          {"pipeline_parallel", "PP", 0},
-          {"data_parallel", "DP", 0},
-          {"micro_batch_size", "mbs", 0},
-          {"virtual_stages", "vstages", 0},
-          {"zero_stage", "ZeRO", 0},
-          {"distributed_optimizer", "dist opt", 0},
-          {"sequence_parallel", "SP", 0},
-          {"recompute", "recompute", 0},
-          {"schedule", "schedule", 0},
-          {"cluster_on_demand_per_hour", "cluster/h", 2},
-          {"currency", "cur", 0}};
+  const bool shard_groups = shards_within_groups(space.valid);
+  Table t = layout_table();
+  t.add_columns({{"gpus", "GPUs", 0},
+                 {"virtual_stages", "vstages", 0},
+                 {"zero_stage", "ZeRO", 0},
+                 {"distributed_optimizer", "dist opt", 0}});
+  if (shard_groups) t.add_column("data_parallel_shard", "shard");
+  t.add_columns({{"sequence_parallel", "SP", 0},
+                 {"recompute", "recompute", 0},
+                 {"schedule", "schedule", 0},
+                 {"cluster_on_demand_per_hour", "cluster/h", 2},
+                 {"currency", "cur", 0}});
   const size_t shown = limit == 0 ? space.valid.size() : std::min(limit, space.valid.size());
   for (size_t i = 0; i < shown; ++i) {
     const Configuration& c = space.valid[i];
     const s::Parallelism& p = c.parallelism;
     const std::optional<UsedPrice> price = cluster_on_demand(c);
-    t.add_row({cluster_label(c), static_cast<double>(c.nodes), static_cast<double>(c.gpus()),
-               static_cast<double>(p.tensor_parallel()), static_cast<double>(p.context_parallel()),
-               static_cast<double>(p.pipeline_parallel()), static_cast<double>(p.data_parallel()),
-               static_cast<double>(p.micro_batch_size()), static_cast<double>(p.virtual_stages()),
-               static_cast<double>(p.zero_stage()), p.distributed_optimizer(),
-               p.sequence_parallel(), recompute_label(p), s::PipelineSchedule_Name(p.schedule()),
-               price ? Cell(price->per_hour) : Cell(),
-               price ? Cell(s::Currency_Name(price->currency)) : Cell()});
+    std::vector<Cell> cells = layout_cells(c);
+    cells.insert(cells.end(),
+                 {static_cast<double>(c.gpus()), static_cast<double>(p.virtual_stages()),
+                  static_cast<double>(p.zero_stage()), p.distributed_optimizer()});
+    if (shard_groups) cells.emplace_back(static_cast<double>(data_parallel_shard_ranks(p)));
+    cells.insert(cells.end(),
+                 {p.sequence_parallel(), recompute_label(p), s::PipelineSchedule_Name(p.schedule()),
+                  price ? Cell(price->per_hour) : Cell(),
+                  price ? Cell(s::Currency_Name(price->currency)) : Cell()});
+    t.add_row(std::move(cells));
   }
   return t;
 }

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
+#include <utility>
 
 #include "sim/io/output_file.h"
 #include "sim/serve/serving_rows.h"
@@ -54,26 +56,36 @@ std::string bar_label(const ResultRow& r) {
   const bool distributed = row_number(r, result_column("distributed_optimizer")) == 1;
   const std::string zero = distributed ? "dist opt" : "ZeRO " + n("zero_stage");
   const std::string v = n("virtual_stages") == "1" ? "" : " v " + n("virtual_stages");
-  return text("instance") + " x " + n("nodes") + ": TP " + n("tensor_parallel") + " PP " +
-         n("pipeline_parallel") + " DP " + n("data_parallel") + " mbs " +
-         n("micro_batch_size") + v + ", " + zero + ", " + text("recompute") + ", " +
-         text("schedule");
+  return describe_layout(r) + v + ", " + zero + ", " + text("recompute") + ", " + text("schedule");
 }
 
+// The parts of a step its time is the sum of (the exposed breakdown: `experts` is a part of
+// compute), each a segment of the bars.
+constexpr std::pair<const char*, const char*> kStepParts[] = {
+    {"compute", "compute_s"},
+    {"tensor-parallel comm", "tensor_comm_s"},
+    {"context-parallel comm", "context_comm_s"},
+    {"expert-parallel all-to-all", "expert_comm_s"},
+    {"pipeline bubble", "bubble_s"},
+    {"data-parallel comm", "data_comm_s"},
+    {"optimizer", "optimizer_s"},
+    {"data stall", "data_stall_s"}};
+
+// One bar per configuration (a row of each billing mode shares its step), the fastest first.
 StackedBars breakdown_chart(const ResultsFile& file, size_t bars) {
-  StackedBars chart{"Where one step's time goes: the fastest configurations",
-                    "seconds per step",
-                    {"compute", "tensor-parallel comm", "pipeline bubble", "data-parallel comm",
-                     "optimizer", "data stall"},
-                    {},
-                    {}};
+  StackedBars chart{
+      "Where one step's time goes: the fastest configurations", "seconds per step", {}, {}, {}};
+  for (const auto& [name, key] : kStepParts) chart.segment_names.push_back(name);
   TopRows fastest(result_column("step_s"), bars);
-  for (const ResultRow& row : file.rows) fastest.offer(row);
+  std::set<double> offered;  // configurations, by their index
+  for (const ResultRow& row : file.rows) {
+    if (is_ranked(row) && offered.insert(row_number(row, result_column("index"))).second)
+      fastest.offer(row);
+  }
   for (const ResultRow& row : fastest.rows()) {
     chart.bar_labels.push_back(bar_label(row));
     std::vector<double> values;
-    for (const char* key :
-         {"compute_s", "tensor_comm_s", "bubble_s", "data_comm_s", "optimizer_s", "data_stall_s"}) {
+    for (const auto& [name, key] : kStepParts) {
       const double v = row_number(row, result_column(key));
       values.push_back(v > 0 ? v : 0);
     }
