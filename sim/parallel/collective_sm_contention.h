@@ -83,10 +83,9 @@ class CollectiveSmContention {
   // Records the work done beside the collectives' spell in flight at `now` since it began (none
   // in flight: nothing), less what earlier records hold.
   void record_work_beside_spell(Picoseconds now);
-  // The work recorded beside collectives, in all; a steady-state jump adds its periods' share
-  // with add_work_beside.
+  // The work recorded beside collectives, in all (none before a steady-state jump: the jump
+  // checks, pipeline_steady_state_cut.cpp).
   Picoseconds work_beside_collectives() const { return work_beside_; }
-  void add_work_beside(Picoseconds work) { work_beside_ += work; }
   // Moves the clock of the running compute and of the collectives' last spell by `delta` (a
   // steady-state jump).
   void translate(Picoseconds delta);

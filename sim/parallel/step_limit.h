@@ -12,10 +12,10 @@
 // NVLink x1.25 10.8%); so does the work beside each ZeRO-3 chain of gathers run back to back
 // that the compute then waited for (zero3_traffic.h): faster kernels there only wait longer
 // (scenarios/huaweicloud_ascend_vs_a100's ZeRO-3 row under full recomputation: PCIe x1.25 saves
-// 12.2% of the step, the GPU 7.8%). Or, where an expert- or tensor-parallel group crosses an NVLink domain's edge and
-// its traffic over the scale-out network is the largest part of the step beside the compute,
-// that crossing, named so: "expert-parallel all-to-all across NVLink domains (scale-out
-// network)", after "compute, then " where the compute is larger still.
+// 12.2% of the step, the GPU 7.8%). Or, where an expert- or tensor-parallel group crosses an
+// NVLink domain's edge and its traffic over the scale-out network is the largest part of the
+// step beside the compute, that crossing, named so: "expert-parallel all-to-all across NVLink
+// domains (scale-out network)", after "compute, then " where the compute is larger still.
 // The parenthesis names the link that binds the crossing's bytes (the expert all-to-alls' traffic
 // across domains, or the tensor-parallel ring's channels: ring_binding_link): the scale-out
 // network (NIC and fabric), or, where that is faster than the rest of the route, "PCIe between
