@@ -79,9 +79,14 @@ Picoseconds CollectiveSmContention::work_done(Picoseconds now) const {
   return finished_work_ + work_ - Picoseconds(static_cast<int64_t>(std::llround(left)));
 }
 
-Picoseconds CollectiveSmContention::work_beside_collectives(Picoseconds now) const {
-  if (ctas_ == 0) return Picoseconds(0);
-  return work_done(now) - spell_start_work_;
+void CollectiveSmContention::record_work_beside(Picoseconds now, Picoseconds chain_start_work) {
+  const Picoseconds done = work_done(now);
+  work_beside_ += std::max(Picoseconds(0), done - std::max(chain_start_work, recorded_until_work_));
+  recorded_until_work_ = done;
+}
+
+void CollectiveSmContention::record_work_beside_spell(Picoseconds now) {
+  if (ctas_ > 0) record_work_beside(now, spell_start_work_);
 }
 
 std::optional<Picoseconds> CollectiveSmContention::moved_end(Picoseconds now) {

@@ -6,9 +6,11 @@
 // reaches T, so one fully beside a collective of c CTAs takes T S / (S - c).
 // Scope: SMs only; the HBM bandwidth the collective's copies take is not charged.
 // It also keeps the collectives' last spell (a span with some collective in flight throughout,
-// one starting as the previous ends counted as no gap) and the compute work done beside it: where
-// the spell outlasts the stage's last backward, the step waits on the collectives from the
-// spell's start, not on that work (the limiting column weighs it so, step_limit.h).
+// one starting as the previous ends counted as no gap) and records the compute work done beside
+// a chain of collectives where the step waits on the chain, not on that work (the limiting column
+// weighs it so, step_limit.h): beside the spell since it began where it outlasts the stage's last
+// backward, and beside a ZeRO-3 stage's chain of gathers since it began where the compute idles
+// for one (zero3_traffic.h). Each record counts only work no earlier record holds.
 #pragma once
 
 #include <algorithm>
@@ -69,11 +71,21 @@ class CollectiveSmContention {
   // The running compute has ended (at its end); its time beyond its work alone is added to
   // stretch().
   void finish();
-  // The compute work (its time alone) done beside the collectives since their spell in flight at
-  // `now` began; 0 when none is in flight. Counts only work done in this run of the engine: a
-  // steady-state jump (translate) skips periods whose work it does not add, and no spell spans
-  // one (a cut with collectives in flight never repeats: pipeline_steady_state_cut.cpp).
-  Picoseconds work_beside_collectives(Picoseconds now) const;
+  // The compute work (its time alone) of the finished computes and of the running one up to
+  // `now`. Counts only work done in this run of the engine: a steady-state jump (translate) skips
+  // periods whose work it does not add, so only differences inside one spell of collectives are
+  // read (no spell spans a jump: a cut with collectives in flight never repeats,
+  // pipeline_steady_state_cut.cpp).
+  Picoseconds work_done(Picoseconds now) const;
+  // Records the work done beside a chain of collectives that began when work_done read
+  // `chain_start_work`, up to `now`, less what earlier records hold.
+  void record_work_beside(Picoseconds now, Picoseconds chain_start_work);
+  // Records the work done beside the collectives' spell in flight at `now` since it began (none
+  // in flight: nothing), less what earlier records hold.
+  void record_work_beside_spell(Picoseconds now);
+  // The work recorded beside collectives, in all (none before a steady-state jump: the jump
+  // checks, pipeline_steady_state_cut.cpp).
+  Picoseconds work_beside_collectives() const { return work_beside_; }
   // Moves the clock of the running compute and of the collectives' last spell by `delta` (a
   // steady-state jump).
   void translate(Picoseconds delta);
@@ -89,8 +101,6 @@ class CollectiveSmContention {
   std::optional<Picoseconds> end_from(Picoseconds now) const;
   // Records end_from(now) as the compute's end (or that it waits) and returns it.
   std::optional<Picoseconds> moved_end(Picoseconds now);
-  // The work (time alone) of the finished computes and of the running one up to `now`.
-  Picoseconds work_done(Picoseconds now) const;
   int sms_;
   int ctas_ = 0;
   bool running_ = false;
@@ -103,6 +113,8 @@ class CollectiveSmContention {
   // When the collectives' last spell ended (none yet: nothing), and the work done when it began.
   std::optional<Picoseconds> spell_end_;
   Picoseconds spell_start_work_;
+  // The work recorded beside collectives, and the work done when the latest record was taken.
+  Picoseconds work_beside_, recorded_until_work_;
 };
 
 }  // namespace clustersim

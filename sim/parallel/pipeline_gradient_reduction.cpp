@@ -103,7 +103,7 @@ void PipelineRun::finish_backwards(int r) {
 
 void PipelineRun::backward_done(int r) {
   reductions_[r].backward_done = true;
-  timeline_.stages[r].work_beside_collectives = contention_[r].work_beside_collectives(now());
+  contention_[r].record_work_beside_spell(now());
   if (plan_.deepspeed_exchange && ties(r) && !tied_.done) return reach_tied_reduction(r);
   reduce_gradients(r);
 }

@@ -104,6 +104,7 @@ PipelineTimeline PipelineRun::run() {
   for (int r = 0; r < plan_.stages; ++r) {
     if (zero3_[r]) timeline_.stages[r].parameter_wait = zero3_[r]->waited();
     timeline_.stages[r].collective_stretch = contention_[r].stretch();
+    timeline_.stages[r].work_beside_collectives = contention_[r].work_beside_collectives();
   }
   for (const StageTimeline& s : timeline_.stages)
     timeline_.step = std::max(timeline_.step, s.end);

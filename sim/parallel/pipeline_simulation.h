@@ -183,10 +183,12 @@ struct StageTimeline {
   Picoseconds busy;  // compute stream time
   // What the overlapped collectives' SMs added to the compute (collective_sm_contention.h).
   Picoseconds collective_stretch;
-  // Of busy: the compute work (its time alone) the stage ran beside the data-parallel
-  // collectives' last spell without a gap, where that spell is still in flight as the last
-  // backward ends: from the spell's start the step waits on the collectives, not on this work.
-  // 0 where none is in flight then (the collectives hid behind the kernels).
+  // Of busy: the compute work (its time alone) the stage ran beside data-parallel collectives
+  // the step waited on: beside their last spell without a gap, where that spell is still in
+  // flight as the last backward ends, and under ZeRO-3 beside each chain of gathers without a
+  // gap that the compute then idled for (zero3_traffic.h): from such a spell's or chain's start
+  // the step waits on the collectives, not on this work. 0 where the collectives hid behind the
+  // kernels.
   Picoseconds work_beside_collectives;
   Picoseconds last_backward_end;  // with the deferred weight gradients after it, if any
   Picoseconds gradients_reduced;  // data-parallel reduction done

@@ -144,6 +144,10 @@ void PipelineRun::skip(const SteadyStateJump& jump) {
     for (size_t input : waiting) s.arrived[shifted(input)] = 1;
     s.next += jump.tasks;
     timeline_.stages[r].busy += jump.busy[r];
+    // Work beside collectives is recorded only at a parameter wait (ZeRO-3, which takes no
+    // jump) and at the last backward (after every cut): none of a skipped period's is lost.
+    CLUSTERSIM_CHECK(contention_[r].work_beside_collectives() == Picoseconds(0),
+                     "no work recorded beside collectives before a steady-state jump");
     contention_[r].translate(jump.time);
     contention_[r].add_stretch(jump.stretch[r]);
     timeline_.stages[r].expert_network_wait += jump.expert_wait[r];

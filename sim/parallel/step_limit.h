@@ -9,10 +9,13 @@
 // kernels, the tensor- and context-parallel collectives inside the tasks) goes with them too:
 // from the spell's start the step waits on the collectives, so faster kernels shorten only what
 // ran before it (mlperf-v5.1-llama3.1-8b-gb300-512: the peaks x1.25 save 0.6% of the step,
-// NVLink x1.25 10.8%). Or, where an expert- or tensor-parallel group crosses an NVLink domain's edge and
-// its traffic over the scale-out network is the largest part of the step beside the compute,
-// that crossing, named so: "expert-parallel all-to-all across NVLink domains (scale-out
-// network)", after "compute, then " where the compute is larger still.
+// NVLink x1.25 10.8%); so does the work beside each ZeRO-3 chain of gathers run back to back
+// that the compute then waited for (zero3_traffic.h): faster kernels there only wait longer
+// (scenarios/huaweicloud_ascend_vs_a100's ZeRO-3 row under full recomputation: PCIe x1.25 saves
+// 12.2% of the step, the GPU 7.8%). Or, where an expert- or tensor-parallel group crosses an
+// NVLink domain's edge and its traffic over the scale-out network is the largest part of the
+// step beside the compute, that crossing, named so: "expert-parallel all-to-all across NVLink
+// domains (scale-out network)", after "compute, then " where the compute is larger still.
 // The parenthesis names the link that binds the crossing's bytes (the expert all-to-alls' traffic
 // across domains, or the tensor-parallel ring's channels: ring_binding_link): the scale-out
 // network (NIC and fabric), or, where that is faster than the rest of the route, "PCIe between

@@ -35,10 +35,11 @@ struct StepResult {
   // limiting column weighs it as data-parallel communication (step_limit.h).
   double collective_stretch_s = 0;
   // Of its task work (its busy time: the kernels, the tensor- and context-parallel collectives
-  // and amax all-reduces inside its tasks), the share done beside data-parallel collectives
-  // that outlast its last backward (StageTimeline::work_beside_collectives / busy): from their
-  // spell's start the step waits on them, so the limiting column weighs that share of the
-  // kernels and of the tensor- and context-parallel parts as data-parallel communication.
+  // and amax all-reduces inside its tasks), the share done beside data-parallel collectives the
+  // step waited on: those that outlast its last backward, and ZeRO-3's gathers the compute idled
+  // for (StageTimeline::work_beside_collectives / busy): from their spell's or chain's start the
+  // step waits on them, so the limiting column weighs that share of the kernels and of the
+  // tensor- and context-parallel parts as data-parallel communication.
   double work_beside_collectives_share = 0;
   double tensor_comm_s = 0;  // tensor-parallel collectives (on the critical path)
   double context_comm_s = 0;  // context-parallel K/V exchange not hidden behind attention

@@ -268,6 +268,7 @@ void Zero3Stage::issue_gathers_up_to(size_t segment) {
   if (gather_issued_ >= limit) return;
   const size_t target = gather_issued_++;
   gather_in_flight_ = true;
+  if (gather_end_ != sim_->now()) chain_start_work_ = contention_->work_done(sim_->now());
   const double bytes = segments_[target].gather_bytes;
   const double expert_bytes = segments_[target].expert_gather_bytes;
   gathered_bytes_ += bytes + expert_bytes;
@@ -275,8 +276,8 @@ void Zero3Stage::issue_gathers_up_to(size_t segment) {
   // The fetch path's own rate, when it is slower than the network.
   const Picoseconds earliest = fetch_floor(bytes);
   dense_and_experts(CollectiveOp::kAllGather, bytes, expert_bytes, [this, target, earliest] {
-    if (sim_->now() >= earliest) return gather_done(target);
-    sim_->call_at(earliest, [this, target] { gather_done(target); });
+    if (sim_->now() >= earliest) return gather_done(target, true);
+    sim_->call_at(earliest, [this, target] { gather_done(target, false); });
   });
 }
 
@@ -291,8 +292,13 @@ void Zero3Stage::dense_and_experts(CollectiveOp op, double dense, double expert,
   collective_(op, DataParallelGroup::kExperts, expert, both);
 }
 
-void Zero3Stage::gather_done(size_t segment) {
+void Zero3Stage::gather_done(size_t segment, bool network_paced) {
   gather_in_flight_ = false;
+  // The compute idle since it needed this gather (it ran no work meanwhile) waited on the chain.
+  if (network_paced && waiting_ && segment == current_) {
+    contention_->record_work_beside(sim_->now(), chain_start_work_);
+  }
+  gather_end_ = network_paced ? std::optional(sim_->now()) : std::nullopt;
   segments_[segment].gathered = true;
   next_reduction();
   if (waiting_) return start_compute();

@@ -16,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/engine/simulation.h"
@@ -209,7 +210,14 @@ class Zero3Stage {
   // Bytes all-reduced (Hybrid-FSDP: reduce-scattered) across hybrid-sharding groups (each
   // rank's shard).
   double replicated_bytes() const { return replicated_bytes_; }
-  // Time the compute stream spent waiting for gathers inside tasks.
+  // Time the compute stream spent waiting for gathers inside tasks. Where a gather the compute
+  // waits for ends, the compute work done beside its chain (gathers back to back, each issued as
+  // the previous ended, since the chain's first was issued) is recorded in `contention`
+  // (record_work_beside): from the chain's start the gathers ran at the network's pace, not the
+  // compute's, and the wait ends with the chain, so faster kernels would only wait longer. The
+  // reduce-scatters, on their own stream, neither start nor break a chain; a gather that ends at
+  // its fetch floor (fetch_bytes_per_s: DeepSpeed 2021's coordinator, not a link) ends its chain
+  // and records nothing: no faster link would shorten it.
   Picoseconds waited() const { return waited_; }
   // The activation offload's copy streams; null without offload.
   const OffloadStreams* offload() const { return offload_.get(); }
@@ -242,7 +250,8 @@ class Zero3Stage {
   };
 
   void issue_gathers_up_to(size_t segment);
-  void gather_done(size_t segment);
+  // `network_paced`: it ended as the network delivered it, not later at its fetch floor.
+  void gather_done(size_t segment, bool network_paced);
   void start_segment();
   void start_compute();
   // Computes the running segment from where it stands to its next all-to-all or its end.
@@ -280,6 +289,11 @@ class Zero3Stage {
   Picoseconds wait_start_, waited_;    // of the current wait, and in all
   size_t gather_issued_ = 0;           // segments before this have their gather issued
   bool gather_in_flight_ = false;
+  // When the last gather ended as the network delivered it (none yet, or at its fetch floor:
+  // nothing), and the compute work done (contention's work_done) when the chain of gathers in
+  // flight began.
+  std::optional<Picoseconds> gather_end_;
+  Picoseconds chain_start_work_;
   std::deque<Reduction> reductions_queued_;  // each reduce-scatter waiting its turn
   int reductions_in_flight_ = 0;
   Reduction deferred_;  // synchronize: the last module's gradients, held in the bucket

@@ -103,27 +103,50 @@ TEST_CASE("collectives holding every SM stop the compute until one ends") {
 TEST_CASE("the work beside the collectives counts from their last spell without a gap") {
   CollectiveSmContention stream(kH100Sms);
   stream.start(at_us(0), at_us(1000));
-  CHECK(stream.work_beside_collectives(at_us(50)) == Picoseconds(0));  // none in flight
+  stream.record_work_beside_spell(at_us(50));  // none in flight: nothing recorded
+  CHECK(stream.work_beside_collectives() == Picoseconds(0));
   // A spell from 100 us (100 us of work done): one collective to 232 us, the next from the same
   // instant (no gap). At 400 us, 200 + 168 x 100 / 132 us of work done, rounded to the
   // picosecond: 227.272727 us of it beside the spell.
   stream.add_ctas(at_us(100), kNcclCollectiveCtas);
   stream.add_ctas(at_us(232), -kNcclCollectiveCtas);
   stream.add_ctas(at_us(232), kNcclCollectiveCtas);
-  CHECK(stream.work_beside_collectives(at_us(400)) == Picoseconds(227272727));
-  // It ends at 500 us; a collective from 600 us begins a new spell, after a gap: at 700 us,
-  // 100 x 100 / 132 us of work beside it.
+  stream.record_work_beside_spell(at_us(400));
+  CHECK(stream.work_beside_collectives() == Picoseconds(227272727));
+  // It ends at 500 us; none in flight at 550 us adds nothing; a collective from 600 us begins a
+  // new spell, after a gap: at 700 us, 100 x 100 / 132 us more beside it.
   stream.add_ctas(at_us(500), -kNcclCollectiveCtas);
-  CHECK(stream.work_beside_collectives(at_us(550)) == Picoseconds(0));
+  stream.record_work_beside_spell(at_us(550));
+  CHECK(stream.work_beside_collectives() == Picoseconds(227272727));
   stream.add_ctas(at_us(600), kNcclCollectiveCtas);
-  CHECK(stream.work_beside_collectives(at_us(700)).seconds() * 1e6 ==
-        Approx(100.0 * 100 / 132).epsilon(1e-8));
+  stream.record_work_beside_spell(at_us(700));
+  CHECK(stream.work_beside_collectives().seconds() * 1e6 ==
+        Approx(227.272727 + 100.0 * 100 / 132).epsilon(1e-8));
   // The compute finishes beside the spell: all of its work since 600 us (1000 less 200 +
-  // 268 x 100 / 132 + 100 us) ran beside it, and the stream idle after adds nothing.
+  // 268 x 100 / 132 + 100 us) ran beside it, the part since 700 us not yet recorded, and the
+  // stream idle after adds nothing.
   const Picoseconds end = *stream.reaches(at_us(700), at_us(1000));
   stream.finish();
-  CHECK(stream.work_beside_collectives(end + at_us(50)).seconds() * 1e6 ==
-        Approx(1000 - (300 + 268.0 * 100 / 132)).epsilon(1e-8));
+  stream.record_work_beside_spell(end + at_us(50));
+  CHECK(stream.work_beside_collectives().seconds() * 1e6 ==
+        Approx(227.272727 + 1000 - (300 + 268.0 * 100 / 132)).epsilon(1e-8));
+}
+
+TEST_CASE("a chain's record counts from the chain's start, never work an earlier record holds") {
+  CollectiveSmContention stream;  // no SMs taken: work done at the clock's pace
+  stream.start(at_us(0), at_us(1000));
+  stream.add_ctas(at_us(50), kNcclCollectiveCtas);  // a spell from 50 us
+  // A chain begun at 100 us of work, recorded at 300 us: 200 us; recorded again at 450 us, only
+  // the 150 us since; another chain begun at 500 us, recorded at 600 us: 100 us more; the spell
+  // in flight since 50 us, recorded at 700 us: only the 100 us no record holds.
+  stream.record_work_beside(at_us(300), at_us(100));
+  CHECK(stream.work_beside_collectives() == at_us(200));
+  stream.record_work_beside(at_us(450), at_us(100));
+  CHECK(stream.work_beside_collectives() == at_us(350));
+  stream.record_work_beside(at_us(600), stream.work_done(at_us(500)));
+  CHECK(stream.work_beside_collectives() == at_us(450));
+  stream.record_work_beside_spell(at_us(700));
+  CHECK(stream.work_beside_collectives() == at_us(550));
 }
 
 TEST_CASE("a gather beside forwards adds its slowdown, or what outlasts them") {

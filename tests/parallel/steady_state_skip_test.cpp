@@ -3,7 +3,7 @@
 // data-parallel reductions overlapped, sends contending for NICs) the step and every stage's
 // times to the picosecond of the full simulation, the shortcut taken wherever a steady state
 // exists; the same on 240 random plans of unequal stages and chunks (pipelines across pools
-// and interleaved stages far behind their upstream among them).
+// and interleaved stages far behind their upstream among them), and on random ZeRO-3 plans.
 #include "sim/parallel/steady_state_skip.h"
 
 #include <catch2/catch.hpp>
@@ -378,6 +378,47 @@ TEST_CASE("on random plans of unequal stages the shortcut is the full run to the
     }
   }
   CHECK(skipped > 120);  // the shortcut was taken on most of them
+}
+
+TEST_CASE("on random ZeRO-3 plans the shortcut is the full run, the work beside gathers too") {
+  // ZeRO-3 runs take no jump (their work beside the gathers is recorded at every parameter
+  // wait, and a jump would skip periods' records): with the shortcut asked for, every record is
+  // the full run's, to the picosecond.
+  PlanDice dice{20261207};
+  auto t = testing::shipped_cluster("aws.p5.48xlarge", 1);
+  int recorded = 0;
+  for (int k = 0; k < 24; ++k) {
+    PipelinePlan plan;
+    plan.stages = 1 + dice.below(2);
+    plan.micro_batches = 2 + dice.below(7);
+    plan.data_parallel = 2;
+    plan.activation_bytes = 1e7;
+    const double gather = std::vector<double>{1e8, 1e9, 3e9}[dice.below(3)];
+    for (int r = 0; r < plan.stages; ++r) {
+      const double forward = 0.5 + 3 * dice.unit();
+      StageWork w{ms(forward), ms(forward * (1.5 + dice.unit())), ms(0.3)};
+      w.zero3 = zero3_work(2 + dice.below(4), gather, 1, gather, 2);
+      w.gpu_sms = dice.below(2) ? 132 : 0;
+      plan.work.push_back(w);
+    }
+    INFO("plan " << k << ": " << plan.stages << " stages, " << plan.micro_batches
+                 << " micro-batches, " << gather << " bytes gathered a chunk");
+    const PipelineTimeline shortcut = simulate_pipeline(plan, *t);
+    const PipelineTimeline full =
+        simulate_pipeline(plan, *t, nullptr, {.skip_steady_state = false});
+    CHECK(shortcut.tasks_skipped == 0);
+    CHECK(shortcut.step == full.step);
+    for (size_t r = 0; r < full.stages.size(); ++r) {
+      INFO("stage " << r);
+      const StageTimeline &a = shortcut.stages[r], &b = full.stages[r];
+      CHECK(a.busy == b.busy);
+      CHECK(a.parameter_wait == b.parameter_wait);
+      CHECK(a.work_beside_collectives == b.work_beside_collectives);
+      CHECK(a.end == b.end);
+      recorded += b.work_beside_collectives > Picoseconds(0);
+    }
+  }
+  CHECK(recorded > 8);  // the gathers outlast the layers on many of them
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Tests of what the limiting column names (step_limit.h): the largest part of a step, the
 // kernels' slowdown beside overlapped collectives weighed as data-parallel communication, and the
-// task work beside collectives that outlast the last backward, and an
+// task work beside collectives that outlast the last backward or beside ZeRO-3 gathers the
+// compute waited for, and an
 // expert- or tensor-parallel group's traffic over the scale-out network where it is the largest
 // part beside the compute, also where another stage's crossing shows as the critical stage's
 // bubble, with the link that binds each crossing's traffic.
@@ -74,6 +75,22 @@ TEST_CASE("the work beside collectives that outlast the last backward weighs as 
   // At 60%: 3.6 s of it against 0.5 + 0.6 x 11 = 7.1 s.
   r.work_beside_collectives_share = 0.6;
   CHECK(limiting_part(r) == "data-parallel communication");
+}
+
+TEST_CASE("the work beside ZeRO-3 gathers the compute waited for weighs with the slowdown "
+          "beside them") {
+  // 10 s of compute, 3 s of it the gathers' SMs, 1 s of parameter wait: 7 s of kernels against
+  // 4 s. A quarter of the task work ran beside chains of gathers the compute then waited for:
+  // 5.25 s of kernels against 4 + 0.25 x 7 = 5.75 s (the share weighs the kernels without the
+  // slowdown, already counted with the collectives); a fifth: 5.6 s against 5.4 s.
+  StepResult r = step(10, 0, 0);
+  r.collective_stretch_s = 3;
+  r.data_comm_s = 1;
+  CHECK(limiting_part(r) == "compute");
+  r.work_beside_collectives_share = 0.25;
+  CHECK(limiting_part(r) == "data-parallel communication");
+  r.work_beside_collectives_share = 0.2;
+  CHECK(limiting_part(r) == "compute");
 }
 
 TEST_CASE("the expert all-to-alls' scale-out time is named where it is the largest part beside "

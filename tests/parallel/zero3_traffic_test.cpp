@@ -23,6 +23,7 @@ struct Zero3Run {
   double task_end_ms = 0;  // the last task's compute
   double drained_ms = 0;   // the last reduce-scatter
   double waited_ms = 0;    // compute waiting for gathers
+  double beside_ms = 0;    // work beside the chains of gathers waited for
   double gathered_bytes = 0, reduced_bytes = 0;
   int gathers = 0, reductions = 0;
 };
@@ -56,6 +57,7 @@ Zero3Run run_stage(const Zero3Work& work, int micro_batches, Picoseconds forward
   run.gathered_bytes = stage.gathered_bytes();
   run.reduced_bytes = stage.reduced_bytes();
   run.waited_ms = stage.waited().seconds() * 1e3;
+  run.beside_ms = compute.work_beside_collectives().seconds() * 1e3;
   return run;
 }
 
@@ -309,6 +311,22 @@ TEST_CASE("communication-bound ZeRO-3: the gathers run back to back, compute wai
   CHECK(r.task_end_ms == Approx(16 * 5 + 2));
   CHECK(r.drained_ms == Approx(16 * 5 + 2 + 3));
   CHECK(r.waited_ms == Approx(r.task_end_ms - 2 * (4 + 8)));
+  // One chain of gathers from the start; every layer's work but the last backward's ran beside
+  // it before a wait.
+  CHECK(r.beside_ms == Approx(2 * (4 + 8) - 2));
+}
+
+TEST_CASE("gathers that outlast the forward's layers: the forward's work beside them recorded") {
+  // 4 layers, one micro-batch, forward 1 ms and backward 2 ms per layer, gathers 1.5 ms
+  // prefetched one layer ahead. The forward waits 0.5 ms for each layer's gather after the first
+  // (1.5 ms), and for the first backward layer's (issued at 6 ms as the fourth ended): one chain
+  // from 0 ms, the forward's 4 ms of work beside it, each layer's recorded at the wait after it.
+  // The backward's layers outlast their gathers: the second ends at 9 ms, the third is issued
+  // only as its layer starts (9.5 ms), a chain beside work no wait follows.
+  const Zero3Run r = run_stage(work_of(4), 1, ms(4), ms(8), ms(1.5), ms(0.25));
+  CHECK(r.waited_ms == Approx(1.5 + 4 * 0.5));
+  CHECK(r.task_end_ms == Approx(1.5 + 4 * 0.5 + 4 + 8));
+  CHECK(r.beside_ms == Approx(4));
 }
 
 TEST_CASE("compute-bound ZeRO-3: only the first gather and the last reduce-scatter show") {
