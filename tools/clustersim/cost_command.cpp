@@ -114,12 +114,12 @@ Row cost_row(const CostModel& model, const Configuration& c, const StepResult& s
        plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_interruptions});
   // Only spot runs are preempted: faults give no notice.
   if (model.settings->checkpoint().save_on_preemption_notice()) {
-    row.cells.push_back(r.billing == s::SPOT && plan.notice_save.enabled
-                            ? Cell(describe(plan.notice_save))
-                            : Cell());
+    const bool notified = r.billing == s::SPOT && plan.notice_save.enabled;
+    row.cells.emplace_back();
+    if (notified) row.cells.back() = describe(plan.notice_save);
   }
-  row.cells.push_back(priced ? Cell(price_origin(*r.price))
-                             : Cell("no " + s::BillingMode_Name(r.billing) + " price"));
+  row.cells.emplace_back(priced ? price_origin(*r.price)
+                                : "no " + s::BillingMode_Name(r.billing) + " price");
   // Shown, not ranked, where the scenario's sweep.constraints rule the run out (as a sweep does).
   if (const char* outside = constraint_status(model, c, r)) {
     row.cost = row.time = row.time_p95 = kUnranked;
