@@ -173,10 +173,17 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
         std::cout << "not ranked  " << it->second << ": " << status << "\n";
       }
     }
-    const auto describe = [](const char* what, const std::vector<ResultRow>& best) {
+    // Why a ranking is empty: nothing fits in GPU memory, every row that fits is one of the
+    // `not ranked` counts above, or (the cost ranking alone) no ranked row has a price.
+    const char* unranked = summary.simulated == 0 ? "no configuration fits in GPU memory"
+                                                  : "no configuration that fits is ranked";
+    const auto describe = [&](const char* what, const std::vector<ResultRow>& best) {
       std::cout << what;
       if (best.empty()) {
-        std::cout << "none (no configuration fits and has a price)\n";
+        std::cout << "none ("
+                  << (rankings.fastest.rows().empty() ? unranked
+                                                      : "no ranked configuration has a price")
+                  << ")\n";
         return;
       }
       const ResultRow& r = best.front();
@@ -198,10 +205,15 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
                                               : "cheapest configurations")
               << ":\n";
   }
-  table_with_accuracy(result_columns(), table ? summary_columns(rows) : result_column_keys(), rows,
-                      result_column("instance"), format == OutputFormat::kJson, evidence,
-                      rankings.keys, ties)
-      .print(std::cout, format);
+  if (table && rows.empty() && !rankings.fastest.rows().empty()) {
+    std::cout << "none: no ranked configuration has a price to weigh against its time "
+                 "(--rank time lists the fastest)\n";
+  } else {
+    table_with_accuracy(result_columns(), table ? summary_columns(rows) : result_column_keys(),
+                        rows, result_column("instance"), format == OutputFormat::kJson, evidence,
+                        rankings.keys, ties)
+        .print(std::cout, format);
+  }
   if (table) print_accuracy(std::cout, evidence, rankings.keys);
 }
 
