@@ -270,7 +270,7 @@ def check(relation, peak_factor, base, pert):
         if worse(s1, 2 * s0, BATCH_TOLERANCE):
             problems.append("step %.9g -> %.9g s (x%.6f)" % (s0, s1, s1 / s0))
         t0, t1 = number(base, "tokens_per_s"), number(pert, "tokens_per_s")
-        if t1 < t0 * (1 - BATCH_TOLERANCE):
+        if t0 and t1 is not None and t1 < t0 * (1 - BATCH_TOLERANCE):  # empty for a CNN
             problems.append("tokens/s %.9g -> %.9g" % (t0, t1))
         # The micro-batch is the same: so is every GPU's memory once each stage holds its most
         # micro-batches in flight (at least as many micro-batches as stages before the doubling).

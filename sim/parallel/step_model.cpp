@@ -73,8 +73,7 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
       (times.forward.compute + times.backward.compute).seconds() * plan.micro_batches;
   StepResult r =
       run_pipeline(plan, topology, timeline, {{compute_s}, {0.0}, {0.0}, {0.0}, {0.0}, {0.0}, {}});
-  r.samples_per_s = job.global_batch_size() / r.step_s;
-  r.tokens_per_s = r.samples_per_s;
+  r.samples_per_s = job.global_batch_size() / r.step_s;  // images: a CNN has no tokens
   r.mfu = r.hfu = 3 * forward_flops / p.micro_batch_size() * job.global_batch_size() /
                   (compute.peak_flops() * p.data_parallel() * r.step_s);
   return r;

@@ -20,7 +20,7 @@ namespace clustersim {
 
 struct StepResult {
   double step_s = 0;
-  double tokens_per_s = 0;
+  double tokens_per_s = 0;  // 0 for a model without tokens (a CNN): its rows leave it empty
   double samples_per_s = 0;
   double mfu = 0;  // model FLOPs / (step x GPUs x peak); a decoder's attention counted causal
   double hfu = 0;  // with recomputed FLOPs

@@ -80,7 +80,7 @@ const std::vector<ResultColumn>& result_columns() {
       figure("memory_gib", "mem GiB", 1),
       figure("capacity_gib", "cap GiB", 1),
       figure("step_s", "step s", 3),
-      figure("tokens_per_s", "tokens/s", 0),
+      figure("tokens_per_s", "tokens/s", 0),  // empty for a model without tokens (a CNN)
       figure("samples_per_s", "samples/s", 1),
       {"mfu", "MFU", Kind::kReal, 3, Drift::kAbsolute, kUtilizationTolerance},
       {"hfu", "HFU", Kind::kReal, 3, Drift::kAbsolute, kUtilizationTolerance},
@@ -235,6 +235,8 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                               {"data_stall_s", r.data_stall_s}}) {
       base[result_column(key)] = value;
     }
+    // A CNN has no tokens: its throughput is samples/s (images) alone.
+    if (r.tokens_per_s == 0) base[result_column("tokens_per_s")] = Table::Cell();
     base[result_column("limiting")] = r.limiting;
   } else {
     // 64 bits: a user's model can be short by more than 2^31 GiB.
