@@ -21,7 +21,7 @@ Each scenario keeps its deployment space; a perturbation changes one input:
 and, within the unperturbed run: p50 <= p90 <= p99 of each latency and utilizations from 0 to 1, more replicas at the same load (latencies not larger), cost per
 million tokens = price per hour / (3600 x output tokens/s) x 1e6, and -j 1 against -j 2 (the
 results files byte-identical). A row is compared with the row of the same index when both
-simulated ('ok' or 'misses SLO'). The catalog perturbations go through --catalog (a copy of
+simulated ('ok', 'misses SLO' or 'overloaded'). The catalog perturbations go through --catalog (a copy of
 topologies/gpus.textproto whose entries replace the shipped ones); 'identity' (the copy unchanged)
 must reproduce the plain run exactly. A row that served under 90% of an open loop's offered
 requests per second in either run is marked overloaded (its queue grew to the end: no steady
@@ -41,7 +41,7 @@ from textproto_fields import scale_fields
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LATENCIES = [f"{m}_{s}_ms" for m in ("ttft", "tpot", "e2e") for s in ("mean", "p50", "p90", "p99")]
-SIMULATED = ("ok", "misses SLO")
+SIMULATED = ("ok", "misses SLO", "overloaded")
 NUMBER = r"([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)"
 
 
@@ -147,8 +147,9 @@ def offered_rate(text):
 def overloaded(row, rate):
     """Whether `row` served fewer than 90% of the offered requests per second: its queue grew
     through the run (no steady state; its percentiles are the queue's length at the end)."""
-    return rate is not None and row.get("requests_per_s") is not None and \
-        row["requests_per_s"] < 0.9 * rate
+    return row["status"] == "overloaded" or (
+        rate is not None and row.get("requests_per_s") is not None and
+        row["requests_per_s"] < 0.9 * rate)
 
 
 def compare(name, base, perturbed, directions, tolerance, exact, rates=(None, None)):

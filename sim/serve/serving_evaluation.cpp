@@ -311,7 +311,13 @@ void ServingEvaluator::serve(const ServingConfiguration& c, double rate_scale,
                " s): lengthen traffic.duration_s or shorten the warm-up";
     return;
   }
-  e->metrics = measure_serving(served, outcome, t.warmup_s());
+  // The requests the batches hold at once: a batch per replica of either pool, per GPU under
+  // attention data parallelism (falls_behind).
+  const double batches =
+      static_cast<double>(c.replicas) * (c.attention_data_parallel ? c.replica_gpus() : 1) +
+      (c.prefill ? c.prefill->replicas : 0);
+  e->metrics = measure_serving(served, outcome, t.warmup_s(),
+                               batches * c.scheduler.max_batch_size());
   if (scenario_.scenario().has_slo()) {
     e->slo_violation = slo_violation(scenario_.scenario().slo(), *e->metrics);
   }

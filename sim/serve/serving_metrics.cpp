@@ -48,9 +48,14 @@ double tokens_emitted_within(const Request& r, const RequestRecord& record, doub
 // rate it sustained and its cost per token 10% above; 32% and 47% at 100 s), but sees the backlog
 // a traffic faster than the deployment leaves, which a window of arrivals at once (a benchmark at
 // maximum load) misses.
+// Over the same window, the requests offered and served and whether the deployment fell behind
+// (falls_behind, `batch_capacity` its batches' requests), judged only when the window outlasts `shortest_e2e_s`, the quickest measured
+// request: over a shorter one (a traffic sent at once, as TensorRT-LLM's benchmarks at maximum
+// load) no request could finish whatever the deployment, and its measure is (2).
 void set_sustained_throughput(const std::vector<Request>& requests,
                               const ServingOutcome& outcome, double first_arrival,
-                              double last_finish, double measured_tokens, ServingMetrics* m) {
+                              double last_finish, double measured_tokens, double shortest_e2e_s,
+                              double batch_capacity, ServingMetrics* m) {
   const double span = last_finish - first_arrival;
   if (span > 0) {
     m->output_tokens_per_s = measured_tokens / span;
@@ -60,13 +65,17 @@ void set_sustained_throughput(const std::vector<Request>& requests,
   for (const Request& r : requests) last_arrival = std::max(last_arrival, r.arrival_s);
   const double window = last_arrival - first_arrival;
   if (window <= 0) return;
-  double tokens = 0, finished = 0;
+  double tokens = 0, finished = 0, arrived = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
+    if (within(requests[i].arrival_s, first_arrival, last_arrival)) ++arrived;
     const RequestRecord& record = outcome.records[i];
     if (!record.done) continue;
     tokens += tokens_emitted_within(requests[i], record, first_arrival, last_arrival);
     if (within(record.finish.seconds(), first_arrival, last_arrival)) ++finished;
   }
+  m->offered_requests_per_s = arrived / window;
+  m->served_requests_per_s = finished / window;
+  m->overloaded = window > shortest_e2e_s && falls_behind(arrived, finished, batch_capacity);
   if (tokens / window > m->output_tokens_per_s) {
     m->output_tokens_per_s = tokens / window;
     m->requests_per_s = finished / window;
@@ -84,11 +93,11 @@ Percentiles percentiles(std::vector<double>* values) {
 }
 
 ServingMetrics measure_serving(const std::vector<Request>& requests, const ServingOutcome& outcome,
-                               double warmup_s) {
+                               double warmup_s, double batch_capacity) {
   ServingMetrics m;
   std::vector<double> ttft, tpot, e2e, transfer;
   const bool disaggregated = outcome.kv_bytes_sent > 0;
-  double first_arrival = -1, last_finish = 0, tokens = 0;
+  double first_arrival = -1, last_finish = 0, tokens = 0, shortest_e2e_s = INFINITY;
   double prompt_tokens = 0, cached_tokens = 0, hits = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
     const Request& r = requests[i];
@@ -102,6 +111,7 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
     if (r.output_tokens > 1) tpot.push_back((finish_s - first_s) * 1e3 / (r.output_tokens - 1));
     if (disaggregated && r.output_tokens > 1) transfer.push_back(record.kv_transfer.seconds() * 1e3);
     last_finish = std::max(last_finish, finish_s);
+    shortest_e2e_s = std::min(shortest_e2e_s, finish_s - r.arrival_s);
     tokens += r.output_tokens;
     prompt_tokens += r.input_tokens;
     cached_tokens += record.cached_tokens;
@@ -114,7 +124,8 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
   m.e2e_ms = percentiles(&e2e);
   if (!tpot.empty()) m.tpot_ms = percentiles(&tpot);
   if (!transfer.empty()) m.kv_transfer_ms = percentiles(&transfer);
-  set_sustained_throughput(requests, outcome, first_arrival, last_finish, tokens, &m);
+  set_sustained_throughput(requests, outcome, first_arrival, last_finish, tokens, shortest_e2e_s,
+                           batch_capacity, &m);
   m.gpu_utilization = outcome.busy_fraction;
   m.kv_cache_utilization = outcome.kv_fraction;
   m.preemptions = outcome.preemptions;
@@ -125,6 +136,26 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
                                static_cast<double>(outcome.verifications);
   }
   return m;
+}
+
+// A deployment keeping up finishes over the window the requests that arrived in it, plus those in
+// flight as it opens, less those in flight as it closes. The arrivals of an open loop are a
+// Poisson count (standard deviation sqrt(N) of N). In a steady state the two in-flight counts have
+// equal means, each Poisson (an M/G/infinity population) of mean rate x E2E, their difference
+// varying by sqrt(2 x rate x E2E), under sqrt(N) while the E2E is under half the window. Where the
+// warm-up is shorter than the E2E the window opens with fewer in flight than it closes with, but a
+// deployment keeping up holds those in its batches (at most `batch_capacity`); what it leaves
+// beyond them waits in a queue, and a queue beyond the noise is one that grew. Five standard
+// deviations: a deployment keeping up reads as overloaded with a chance under 3e-7 (a normal
+// tail), and the margin shrinks as the count grows: 6.5% of 20 req/s over 300 s (6,000 arrivals,
+// sqrt 77), 2.0% of 200 req/s (60,000), beside the batches' requests.
+bool falls_behind(double offered, double served, double batch_capacity) {
+  return offered - served > batch_capacity + kOverloadSigmas * std::sqrt(offered);
+}
+
+std::string overload_text(const ServingMetrics& metrics) {
+  return "serves " + format_fixed(metrics.served_requests_per_s, 1) + " of " +
+         format_fixed(metrics.offered_requests_per_s, 1) + " req/s";
 }
 
 std::string slo_violation(const schema::Slo& slo, const ServingMetrics& metrics) {

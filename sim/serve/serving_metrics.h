@@ -31,6 +31,13 @@ struct ServingMetrics {
   // last token when that is higher (a traffic sent at once).
   double output_tokens_per_s = 0;
   double requests_per_s = 0;
+  // Open-loop traffic over a window of arrivals (after the first measured arrival up to the last
+  // arrival): the requests that arrived in it and those that finished in it, per second (0 with
+  // no such window: a traffic sent at once), and whether the deployment served fewer than it was
+  // offered by more than the arrivals' sampling noise (falls_behind).
+  double offered_requests_per_s = 0;
+  double served_requests_per_s = 0;
+  bool overloaded = false;
   double gpu_utilization = 0;      // share of time the replicas iterate
   double kv_cache_utilization = 0; // time-average share of the KV cache in use
   int64_t preemptions = 0;
@@ -47,9 +54,20 @@ struct ServingMetrics {
   double accepted_per_iteration = 0;
 };
 
+// `batch_capacity`: the most requests the deployment's batches hold at once (falls_behind).
 // Requires: every request done; at least one arrives at or after `warmup_s`.
 ServingMetrics measure_serving(const std::vector<Request>& requests, const ServingOutcome& outcome,
-                               double warmup_s);
+                               double warmup_s, double batch_capacity = 0);
+
+// Whether a deployment that finished `served` requests over a window in which `offered` arrived,
+// its batches holding at most `batch_capacity` requests at once, fell behind its traffic: `served`
+// below `offered` by more than `batch_capacity` and kOverloadSigmas standard deviations of a
+// Poisson count of `offered` (sqrt(offered)).
+inline constexpr double kOverloadSigmas = 5;
+bool falls_behind(double offered, double served, double batch_capacity);
+
+// "serves 34.0 of 200.0 req/s": what an overloaded deployment served of its offered rate.
+std::string overload_text(const ServingMetrics& metrics);
 
 // The first objective of `slo` that `metrics` misses, as "p99 TTFT 812 ms > 500 ms", or "" when
 // all hold.

@@ -207,7 +207,10 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
       set("tpot_p99_worst_ms", e.spread->tpot_p99_worst_ms);
       set("e2e_p99_worst_ms", e.spread->e2e_p99_worst_ms);
     }
-    if (!e.slo_violation.empty()) {
+    if (m.overloaded) {
+      set("status", kStatusOverloaded);
+      set("limiting", overload_text(m));
+    } else if (!e.slo_violation.empty()) {
       set("status", kStatusMissesSlo);
       set("limiting", e.slo_violation);
     }

@@ -27,6 +27,9 @@ const std::vector<ResultColumn>& serving_columns(int samples);
 int serving_column(std::string_view key);
 
 inline constexpr const char* kStatusMissesSlo = "misses SLO";
+// Served fewer requests than arrived, beyond the arrivals' noise (falls_behind): its latencies
+// are the length its queue reached by the traffic's end, so "limiting" gives the rates instead.
+inline constexpr const char* kStatusOverloaded = "overloaded";
 
 // The p99 TTFT column the SLO verdict is on, which every ranking, Pareto front and chart of a
 // sizing against latency takes: over several traffic samples the worst sample's

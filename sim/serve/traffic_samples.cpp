@@ -59,11 +59,14 @@ ServingMetrics sample_medians(const std::vector<ServingMetrics>& samples) {
   }
   for (double ServingMetrics::*field :
        {&ServingMetrics::output_tokens_per_s, &ServingMetrics::requests_per_s,
+        &ServingMetrics::offered_requests_per_s, &ServingMetrics::served_requests_per_s,
         &ServingMetrics::gpu_utilization, &ServingMetrics::kv_cache_utilization,
         &ServingMetrics::prefix_hit_tokens, &ServingMetrics::prefix_hit_requests,
         &ServingMetrics::accepted_per_iteration}) {
     m.*field = figure(field);
   }
+  m.overloaded = std::any_of(samples.begin(), samples.end(),
+                             [](const ServingMetrics& s) { return s.overloaded; });
   m.shared_prefixes = std::any_of(samples.begin(), samples.end(),
                                   [](const ServingMetrics& s) { return s.shared_prefixes; });
   return m;

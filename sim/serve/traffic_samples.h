@@ -34,7 +34,7 @@ int traffic_samples(const LoadedServingScenario& loaded, int requested);
 // One deployment's evaluations on every sample (in sample order) as one: with a single sample,
 // it as it is; else `spread` counts the samples and, when the deployment fits, every figure of the
 // metrics is the median over the samples (nearest rank: one sample's value, the lower middle one of
-// an even count), `spread` says how many samples meet `slo` (null: none set) and the worst p99s,
+// an even count) and it is overloaded when any sample is, `spread` says how many samples meet `slo` (null: none set) and the worst p99s,
 // and slo_violation is the first objective the worst p99s miss ("... (met on 3 of 5 samples)"), so
 // the deployment meets the objectives exactly when it meets them on every sample. A sample's error
 // is the evaluation's. Requires: at least one evaluation, all of one deployment.

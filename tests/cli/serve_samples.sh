@@ -65,8 +65,12 @@ for r in rows:
     if met == n:
         assert r["status"] == "ok" and worst <= 500, r
     else:
-        assert r["status"] == "misses SLO" and worst > 500, r
-        assert r["limiting"].endswith("(met on %d of %d samples)" % (met, n)), r
+        assert worst > 500, r
+        if r["status"] == "overloaded":  # the rates it served and was offered, not a percentile
+            assert re.fullmatch(r"serves [0-9.]+ of [0-9.]+ req/s", r["limiting"]), r
+        else:
+            assert r["status"] == "misses SLO", r
+            assert r["limiting"].endswith("(met on %d of %d samples)" % (met, n)), r
         if met > 0:
             fragile.add(int(r["index"]))
 listed = re.search(r"^(\d+) deployments? meets? it on some samples but not all: (.*)$", table, re.M)

@@ -81,5 +81,47 @@ TEST_CASE("a traffic arriving at once is measured over its first arrival to last
   CHECK(m.requests_per_s == Approx(4.0 / 8).epsilon(1e-12));
 }
 
+// Five standard deviations of a Poisson count of the arrivals (500 of 10,000, 50 of 100) beyond
+// the requests the batches hold.
+TEST_CASE("a deployment falls behind when it serves short of the arrivals beyond their noise") {
+  CHECK_FALSE(falls_behind(10000, 9500, 0));
+  CHECK(falls_behind(10000, 9499, 0));
+  CHECK_FALSE(falls_behind(100, 50, 0));
+  CHECK(falls_behind(100, 49, 0));
+  CHECK_FALSE(falls_behind(10000, 9372, 128));  // a batch of 128 still decoding at the end
+  CHECK(falls_behind(10000, 9371, 128));
+  CHECK_FALSE(falls_behind(100, 120, 0));  // the warm-up's requests finishing in the window
+}
+
+TEST_CASE("a deployment keeping up serves its offered rate and is not overloaded") {
+  const SteadyTraffic t = steady_traffic(999);
+  const ServingMetrics m = measure_serving(t.requests, t.outcome, 10);
+  // Arrivals 11 to 999 s over the window after 10 s; those of 0 to 988 s finish in it.
+  CHECK(m.offered_requests_per_s == Approx(1).epsilon(1e-12));
+  CHECK(m.served_requests_per_s == Approx(1).epsilon(1e-12));
+  CHECK_FALSE(m.overloaded);
+}
+
+// One request a second offered, one finished every 2 s: the queue grows to the end, and the
+// latencies are its length then (the last request waits 1,000 s).
+TEST_CASE("a deployment serving half its offered rate is overloaded") {
+  std::vector<Request> requests;
+  ServingOutcome outcome;
+  for (int a = 0; a <= 999; ++a) {
+    requests.push_back(Request{static_cast<double>(a), 100, 2});
+    RequestRecord r;
+    r.first_token = Picoseconds::from_seconds(2 * a + 1);
+    r.finish = Picoseconds::from_seconds(2 * a + 2);
+    r.started = r.done = true;
+    outcome.records.push_back(r);
+  }
+  const ServingMetrics m = measure_serving(requests, outcome, 0);
+  // Arrivals after 0 s up to 999 s: 999; finished by 999 s: those of 0 to 498 s.
+  CHECK(m.offered_requests_per_s == Approx(1).epsilon(1e-12));
+  CHECK(m.served_requests_per_s == Approx(499.0 / 999).epsilon(1e-12));
+  CHECK(m.overloaded);
+  CHECK(overload_text(m) == "serves 0.5 of 1.0 req/s");
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -55,14 +55,16 @@ struct ServeOptions {
 
 // Per candidate instance, in the scenario's order: the cheapest of its deployments meeting the
 // objectives, or why none does (the objective its deployment of the lowest p99 TTFT misses, on
-// the worst of `samples` traffic samples as the verdict takes it, with that deployment; or that
-// none fits in memory).
+// the worst of `samples` traffic samples as the verdict takes it, with that deployment; when
+// every simulated one is overloaded, the most requests one serves of those offered; or that none
+// fits in memory).
 std::string per_instance_answer(const std::vector<ResultRow>& rows, int samples) {
   const int status = serving_column("status"), instance = serving_column("instance");
   const int cost = serving_column("cost_per_million_tokens"),
-            ttft = serving_column(verdict_ttft_p99_key(samples));
+            ttft = serving_column(verdict_ttft_p99_key(samples)),
+            served = serving_column("requests_per_s");
   std::vector<std::string> order;
-  std::map<std::string, const ResultRow*> best_ok, closest, any;
+  std::map<std::string, const ResultRow*> best_ok, closest, most_served, any;
   for (const ResultRow& row : rows) {
     const std::string& name = row_text(row, instance);
     if (!any.count(name)) order.push_back(name);
@@ -75,6 +77,9 @@ std::string per_instance_answer(const std::vector<ResultRow>& rows, int samples)
     } else if (st == kStatusMissesSlo) {
       const ResultRow*& c = closest[name];
       if (!c || row_number(row, ttft) < row_number(*c, ttft)) c = &row;
+    } else if (st == kStatusOverloaded) {
+      const ResultRow*& o = most_served[name];
+      if (!o || row_number(row, served) > row_number(*o, served)) o = &row;
     }
   }
   std::string text;
@@ -87,6 +92,9 @@ std::string per_instance_answer(const std::vector<ResultRow>& rows, int samples)
     } else if (const ResultRow* c = closest[name]) {
       text += "misses it: at best " + row_text(*c, serving_column("limiting")) + " (" +
               describe_deployment(*c) + ")";
+    } else if (const ResultRow* o = most_served[name]) {
+      text += "misses it: overloaded, at best " + row_text(*o, serving_column("limiting")) +
+              " (" + describe_deployment(*o) + ")";
     } else {
       text += "does not fit: " + row_text(*any[name], serving_column("limiting"));
     }
