@@ -49,9 +49,10 @@ double tokens_emitted_within(const Request& r, const RequestRecord& record, doub
 // a traffic faster than the deployment leaves, which a window of arrivals at once (a benchmark at
 // maximum load) misses.
 // Over the same window, the requests offered and served and whether the deployment fell behind
-// (falls_behind, `batch_capacity` its batches' requests), judged only when the window outlasts `shortest_e2e_s`, the quickest measured
-// request: over a shorter one (a traffic sent at once, as TensorRT-LLM's benchmarks at maximum
-// load) no request could finish whatever the deployment, and its measure is (2).
+// (falls_behind, `batch_capacity` its batches' requests), judged only when the window outlasts
+// `shortest_e2e_s`, the quickest measured request: over a shorter one (a traffic sent at once, as
+// TensorRT-LLM's benchmarks at maximum load) no request could finish whatever the deployment, and
+// its measure is (2).
 void set_sustained_throughput(const std::vector<Request>& requests,
                               const ServingOutcome& outcome, double first_arrival,
                               double last_finish, double measured_tokens, double shortest_e2e_s,
