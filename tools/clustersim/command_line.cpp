@@ -176,10 +176,21 @@ std::vector<Table::Cell> layout_cells(const Configuration& c) {
           static_cast<double>(p.micro_batch_size())};
 }
 
-bool shards_within_groups(const std::vector<Configuration>& configurations) {
-  return std::any_of(configurations.begin(), configurations.end(), [](const Configuration& c) {
-    return data_parallel_shard_ranks(c.parallelism) < c.parallelism.data_parallel();
-  });
+ShardingColumns::ShardingColumns(const std::vector<Configuration>& configurations)
+    : shard_groups_(
+          std::any_of(configurations.begin(), configurations.end(), [](const Configuration& c) {
+            return data_parallel_shard_ranks(c.parallelism) < c.parallelism.data_parallel();
+          })) {}
+
+void ShardingColumns::add_to(Table* table) const {
+  table->add_columns({{"zero_stage", "ZeRO"}, {"distributed_optimizer", "dist opt"}});
+  if (shard_groups_) table->add_column("data_parallel_shard", "shard");
+}
+
+void ShardingColumns::add_cells(const Configuration& c, std::vector<Table::Cell>* cells) const {
+  const schema::Parallelism& p = c.parallelism;
+  cells->insert(cells->end(), {static_cast<double>(p.zero_stage()), p.distributed_optimizer()});
+  if (shard_groups_) cells->emplace_back(static_cast<double>(data_parallel_shard_ranks(p)));
 }
 
 Runnability check_scenario_runs(const ScenarioInputs& inputs) {

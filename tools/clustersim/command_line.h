@@ -101,10 +101,19 @@ void print_diagnostics(const Diagnostics& diagnostics);
 // micro-batch (the cost, memory and input tables), and a configuration's cells for them.
 Table layout_table();
 std::vector<Table::Cell> layout_cells(const Configuration& configuration);
-// Whether one of `configurations` shards its model states within groups smaller than its
-// data-parallel ranks (hybrid sharding): the tables of configurations then show the group
-// (data_parallel_shard, as a sweep's rows do) beside the ZeRO stage.
-bool shards_within_groups(const std::vector<Configuration>& configurations);
+// The columns saying how a table's configurations shard their model states, as a sweep's rows
+// show them: the ZeRO stage, the distributed optimizer apart, and the hybrid-sharding group
+// (data_parallel_shard) when one of the configurations shards within groups smaller than its
+// data-parallel ranks.
+class ShardingColumns {
+ public:
+  explicit ShardingColumns(const std::vector<Configuration>& configurations);
+  void add_to(Table* table) const;
+  void add_cells(const Configuration& configuration, std::vector<Table::Cell>* cells) const;
+
+ private:
+  bool shard_groups_;
+};
 
 // What a command that works on one scenario (plan, memory, run) has loaded.
 struct ScenarioInputs {

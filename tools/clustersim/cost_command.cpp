@@ -29,13 +29,11 @@ using Cell = Table::Cell;
 
 constexpr double kUnranked = std::numeric_limits<double>::infinity();
 
-// With `shard_groups` (shards_within_groups), the hybrid-sharding group beside the ZeRO stage;
-// with `notice_save` (cost.checkpoint.save_on_preemption_notice), a column saying whether a spot
+// With `notice_save` (cost.checkpoint.save_on_preemption_notice), a column saying whether a spot
 // run's preemptions save in their notice.
-Table cost_table(bool shard_groups, bool notice_save) {
+Table cost_table(const ShardingColumns& sharding, bool notice_save) {
   Table table = layout_table();
-  table.add_columns({{"zero_stage", "ZeRO"}, {"distributed_optimizer", "dist opt"}});
-  if (shard_groups) table.add_column("data_parallel_shard", "shard");
+  sharding.add_to(&table);
   table.add_columns({{"recompute", "recompute"},
                      {"billing", "billing"},
                      {"fits", "fits"},
@@ -80,16 +78,12 @@ void name_row(const Configuration& c, s::BillingMode billing, Row* row) {
   row->billing = s::BillingMode_Name(billing);
 }
 
-// The cells of cost_table's columns up to the billing mode; `shard_groups` as cost_table's.
+// The cells of cost_table's columns up to the billing mode.
 std::vector<Cell> configuration_cells(const Configuration& c, s::BillingMode billing,
-                                      bool shard_groups) {
-  const s::Parallelism& p = c.parallelism;
+                                      const ShardingColumns& sharding) {
   std::vector<Cell> cells = layout_cells(c);
-  // As a sweep's rows show them (sim/sweep/result_row.cpp): the stage and the distributed
-  // optimizer apart.
-  cells.insert(cells.end(), {static_cast<double>(p.zero_stage()), p.distributed_optimizer()});
-  if (shard_groups) cells.emplace_back(static_cast<double>(data_parallel_shard_ranks(p)));
-  cells.insert(cells.end(), {recompute_label(p), s::BillingMode_Name(billing)});
+  sharding.add_cells(c, &cells);
+  cells.insert(cells.end(), {recompute_label(c.parallelism), s::BillingMode_Name(billing)});
   return cells;
 }
 
@@ -100,9 +94,9 @@ std::string price_origin(const UsedPrice& price) {
   return price.origin + (price.region.empty() ? "" : ", " + price.region);
 }
 
-Row cost_row(const CostModel& model, const Configuration& c, bool shard_groups,
+Row cost_row(const CostModel& model, const Configuration& c, const ShardingColumns& sharding,
              const StepResult& step, const CheckpointPlan& plan, const RunCost& r) {
-  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing, shard_groups),
+  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing, sharding),
           "",        "",           -1,           ""};
   name_row(c, r.billing, &row);
   const bool priced = r.price.has_value();
@@ -134,9 +128,9 @@ Row cost_row(const CostModel& model, const Configuration& c, bool shard_groups,
 }
 
 // A row without a run: `fits` in the fits column, `note` as its mark.
-Row unranked_row(const Configuration& c, s::BillingMode billing, bool shard_groups,
+Row unranked_row(const Configuration& c, s::BillingMode billing, const ShardingColumns& sharding,
                  size_t columns, Cell fits, std::string note) {
-  Row row{kUnranked,       kUnranked, kUnranked, configuration_cells(c, billing, shard_groups),
+  Row row{kUnranked,       kUnranked, kUnranked, configuration_cells(c, billing, sharding),
           std::move(note), "",        -1,        ""};
   name_row(c, billing, &row);
   const size_t fits_column = row.cells.size();
@@ -146,9 +140,9 @@ Row unranked_row(const Configuration& c, s::BillingMode billing, bool shard_grou
 }
 
 Row oom_row(const Configuration& c, const Evaluation& e, s::BillingMode billing,
-            bool shard_groups, size_t columns) {
+            const ShardingColumns& sharding, size_t columns) {
   const auto missing = static_cast<int64_t>(e.memory.missing_bytes() / kBytesPerGibibyte + 0.5);
-  return unranked_row(c, billing, shard_groups, columns,
+  return unranked_row(c, billing, sharding, columns,
                       "no (OOM by " + std::to_string(missing) + " GiB)", "");
 }
 
@@ -285,9 +279,8 @@ int cost_command(const std::vector<std::string>& args) {
   const ExpandedConfigurations space = expand_configurations(*inputs->scenario);
   const Runnability runnable = check_scenario_runs(*inputs);
   if (runnable.valid == 0) return kExitInputError;
-  const bool shard_groups = shards_within_groups(space.valid);
-  Table table =
-      cost_table(shard_groups, model->settings->checkpoint().save_on_preemption_notice());
+  const ShardingColumns sharding(space.valid);
+  Table table = cost_table(sharding, model->settings->checkpoint().save_on_preemption_notice());
   std::vector<Row> rows;
   size_t unsimulated = 0;  // rows too long to simulate
   size_t simulated = 0;
@@ -299,7 +292,7 @@ int cost_command(const std::vector<std::string>& args) {
         if (e.step) keys.note(cluster_label(c));
         if (!e.step) {
           for (s::BillingMode billing : model->billing_modes) {
-            rows.push_back(oom_row(c, e, billing, shard_groups, table.column_count()));
+            rows.push_back(oom_row(c, e, billing, sharding, table.column_count()));
           }
           return;
         }
@@ -308,18 +301,18 @@ int cost_command(const std::vector<std::string>& args) {
           if (!plan.over_volume.empty()) {
             if (over_volume++ == 0) too_big = plan.over_volume;
             rows.push_back(
-                unranked_row(c, billing, shard_groups, table.column_count(), "yes",
+                unranked_row(c, billing, sharding, table.column_count(), "yes",
                              std::string(kStatusCheckpointOverVolume) + ": " + plan.over_volume));
             continue;
           }
           const RunCost run = run_cost(*model, c, plan, billing);
           if (!run.unsimulated.empty()) {
-            rows.push_back(unranked_row(c, billing, shard_groups, table.column_count(), "yes",
+            rows.push_back(unranked_row(c, billing, sharding, table.column_count(), "yes",
                                         std::string(kStatusTooLong) + ": " + run.unsimulated));
             if (unsimulated++ == 0) too_long = run.unsimulated;
             continue;
           }
-          rows.push_back(cost_row(*model, c, shard_groups, *e.step, plan, run));
+          rows.push_back(cost_row(*model, c, sharding, *e.step, plan, run));
           ++simulated;
         }
       });

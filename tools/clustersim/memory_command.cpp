@@ -32,10 +32,9 @@ int memory_command(const std::vector<std::string>& args) {
   const ExpandedConfigurations space = expand_configurations(*loaded);
   const Runnability runnable = check_scenario_runs(*inputs);
   if (runnable.valid == 0) return kExitInputError;
-  const bool shard_groups = shards_within_groups(space.valid);
+  const ShardingColumns sharding(space.valid);
   Table table = layout_table();
-  table.add_columns({{"zero_stage", "ZeRO"}, {"distributed_optimizer", "dist opt"}});
-  if (shard_groups) table.add_column("data_parallel_shard", "shard");
+  sharding.add_to(&table);
   table.add_columns({{"recompute", "recompute"},
                      {"stage", "stage"},
                      {"weights_gib", "weights", 1},
@@ -60,8 +59,7 @@ int memory_command(const std::vector<std::string>& args) {
     // "logits": the output layer's, with its deferred weight gradients' kept tensors.
     const double output_layer = e.logits_bytes + e.deferred_output_bytes;
     std::vector<Table::Cell> cells = layout_cells(c);
-    cells.insert(cells.end(), {static_cast<double>(p.zero_stage()), p.distributed_optimizer()});
-    if (shard_groups) cells.emplace_back(static_cast<double>(data_parallel_shard_ranks(p)));
+    sharding.add_cells(c, &cells);
     cells.insert(cells.end(),
                  {recompute_label(p), static_cast<double>(e.stage), gib(e.weights_bytes),
                   gib(e.gradients_bytes), gib(e.optimizer_bytes), gib(e.weight_cache_bytes),

@@ -79,13 +79,10 @@ std::optional<UsedPrice> cluster_on_demand(const Configuration& c) {
 
 // The first `limit` valid configurations (all when limit is 0).
 Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
-  const bool shard_groups = shards_within_groups(space.valid);
+  const ShardingColumns sharding(space.valid);
   Table t = layout_table();
-  t.add_columns({{"gpus", "GPUs", 0},
-                 {"virtual_stages", "vstages", 0},
-                 {"zero_stage", "ZeRO", 0},
-                 {"distributed_optimizer", "dist opt", 0}});
-  if (shard_groups) t.add_column("data_parallel_shard", "shard");
+  t.add_columns({{"gpus", "GPUs", 0}, {"virtual_stages", "vstages", 0}});
+  sharding.add_to(&t);
   t.add_columns({{"sequence_parallel", "SP", 0},
                  {"recompute", "recompute", 0},
                  {"schedule", "schedule", 0},
@@ -98,9 +95,8 @@ Table configuration_table(const ExpandedConfigurations& space, size_t limit) {
     const std::optional<UsedPrice> price = cluster_on_demand(c);
     std::vector<Cell> cells = layout_cells(c);
     cells.insert(cells.end(),
-                 {static_cast<double>(c.gpus()), static_cast<double>(p.virtual_stages()),
-                  static_cast<double>(p.zero_stage()), p.distributed_optimizer()});
-    if (shard_groups) cells.emplace_back(static_cast<double>(data_parallel_shard_ranks(p)));
+                 {static_cast<double>(c.gpus()), static_cast<double>(p.virtual_stages())});
+    sharding.add_cells(c, &cells);
     cells.insert(cells.end(),
                  {p.sequence_parallel(), recompute_label(p), s::PipelineSchedule_Name(p.schedule()),
                   price ? Cell(price->per_hour) : Cell(),
