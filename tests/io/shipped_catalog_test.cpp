@@ -285,9 +285,12 @@ TEST_CASE("every shipped file survives a parse-print-parse round trip") {
 
 TEST_CASE("the spot interruption notices are the providers' documented ones") {
   const Catalog& catalog = testing::shipped_catalog();
-  // AWS: two minutes (EC2 User Guide); Alibaba Cloud: released 5 minutes after the interruption.
+  // AWS: two minutes (EC2 User Guide); Alibaba Cloud: released 5 minutes after the interruption;
+  // Huawei Cloud: CCE's node problem detector alerts 5 minutes before; Tencent Cloud: none given.
   CHECK(catalog.providers().find("aws")->value->spot_interruption_notice_s() == 120);
   CHECK(catalog.providers().find("aliyun")->value->spot_interruption_notice_s() == 300);
+  CHECK(catalog.providers().find("huaweicloud")->value->spot_interruption_notice_s() == 300);
+  CHECK(catalog.providers().find("tencent") == nullptr);
   for (const auto& [name, entry] : catalog.providers().all()) {
     CHECK_THAT(entry.value->source().citation(), Catch::Contains("https://"));
   }
