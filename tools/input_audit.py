@@ -403,6 +403,14 @@ QUICKSTART_P5 = [(r"sweep \{.*\}", 'sweep {\n  instance: ["aws.p5.48xlarge"]\n  
 QUICK_CHAT = [(r"rate_per_s: 20", "rate_per_s: 2"), (r"duration_s: 300", "duration_s: 30"), (r"warmup_s: 30", "warmup_s: 3"),
               (r"sweep \{.*\}", 'sweep {\n  instance: ["aws.g6.xlarge"]\n  replicas: [1, 2]\n'
                '  quantization: [{ weights: FP16 }, { weights: INT8 }]\n}')]
+SPOT_NOTICE = "scenarios/llama2_7b_spot_notice.textproto"
+# One instance of each provider with a notice, fewer trials, and a fault's restart of its own.
+QUICK_SPOT_NOTICE = [(r"sweep \{.*?\n\}", 'sweep {\n  instance: ["aws.p5.48xlarge", '
+                      '"aliyun.ecs.ebmgn7e.32xlarge"]\n  nodes: [1]\n  zero_stage: [1]\n'
+                      '  micro_batch_size: [1]\n  recompute: [RECOMPUTE_SELECTIVE]\n}'),
+                     (r"trials: 400", "trials: 50"),
+                     (r"(restart \{[^}]*\})", "\\1\n  restart_after_fault { acquisition_s: 0 "
+                      "container_start_s: 300 }")]
 QUICK_COST = [(r"sweep \{.*?\n\}", 'sweep {\n  instance: ["aws.p5.48xlarge", "aws.p4d.24xlarge"]\n'
                '  nodes: [1, 2]\n  tensor_parallel: [8]\n  micro_batch_size: [1]\n}')]
 
@@ -750,6 +758,11 @@ SEEDS += [
         ".textproto"), entry=("serving_runtime", "tensorrt-llm-1.0"), **NEW),
     Seed("price-file-region", "tests/data/prices_us_west_2.textproto", "PriceFile",
          "sweep {base} --prices {scenario}", **NEW),
+    # Spot preemptions saved in their notice, restarts per cause, and the providers' notices.
+    Seed("scenario-preemption-notice", SPOT_NOTICE, "Scenario", "cost {scenario}",
+         quick=QUICK_SPOT_NOTICE),
+    Seed("provider", "topologies/providers.textproto", "CatalogFile",
+         "cost %s" % SPOT_NOTICE, entry=("provider", "aws"), **NEW),
 ]
 SEED_BASES = {"price-file": "scenarios/llama2_7b_cost.textproto",
               "price-file-region": "tests/data/spot_in_two_regions.textproto"}
