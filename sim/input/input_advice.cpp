@@ -13,7 +13,8 @@ namespace {
 
 namespace s = schema;
 
-// A remedy "removes" the stall when what is left is below this fraction of the GPU step.
+// A remedy "removes" the stall when what is left is below this fraction of the GPU step, and is
+// advised at all only when it lowers the stall by at least as much.
 constexpr double kNegligibleStall = 0.01;
 constexpr int kMaxRefinements = 16;
 
@@ -121,7 +122,10 @@ InputAdvice advise_input(const Catalog& catalog, const LoadedScenario& scenario,
     InputPipelineSpec shards = spec;
     shards.read_requests_per_sample = spec.read_bytes_per_sample / kReadRequestBytes;
     shards.read_latency_s = 0;
-    advice.stall_with_shards_s = simulate_input_pipeline(shards).stall_per_step_s;
+    const double packed = simulate_input_pipeline(shards).stall_per_step_s;
+    if (e.from_storage.stall_per_step_s - packed >= kNegligibleStall * spec.gpu_step_s) {
+      advice.stall_with_shards_s = packed;
+    }
   }
 
   const s::InstanceType& instance = *c.instance;

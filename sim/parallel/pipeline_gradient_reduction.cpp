@@ -193,6 +193,14 @@ void PipelineRun::replica_collectives(int r, CollectiveOp op, double dense_bytes
   expert_data_parallel_collective(r, op, expert_bytes, both);
 }
 
+// Records stage r's data-parallel collective `op` begun at `start` and ending now on `track`,
+// drawn earlier by the stage's drawn_earlier. Requires: recording.
+void PipelineRun::record_data_parallel(int r, const char* track, CollectiveOp op,
+                                       Picoseconds start) {
+  const Picoseconds earlier = stages_[r].drawn_earlier;
+  record(r, track, collective_op_name(op), start - earlier, now() - earlier);
+}
+
 // One collective per simulated tensor-parallel rank of stage r over the expert data-parallel
 // group of the same stage-local rank (expert_parallel.h; the stage's other expert groups, on
 // other GPUs and their links, run alike).
@@ -200,7 +208,7 @@ void PipelineRun::expert_data_parallel_collective(int r, CollectiveOp op, double
                                                   std::function<void()> done) {
   const Picoseconds start = now();
   auto all = after_all(ranks_, [this, r, op, start, done = holding_sms(r, std::move(done))] {
-    if (record_) record(r, "expert data parallel", collective_op_name(op), start);
+    if (record_) record_data_parallel(r, "expert data parallel", op, start);
     done();
   });
   const int tcp = plan_.tensor_parallel * plan_.context_parallel;
@@ -240,7 +248,7 @@ void PipelineRun::data_parallel_collective(int r, CollectiveOp op, double bytes,
   }
   auto all = after_all(ranks_ * static_cast<int>(replica_sets.size()),
                        [this, r, op, start, done = holding_sms(r, std::move(done))] {
-                         if (record_) record(r, "data parallel", collective_op_name(op), start);
+                         if (record_) record_data_parallel(r, "data parallel", op, start);
                          done();
                        });
   for (int rank = 0; rank < ranks_; ++rank) {
@@ -293,6 +301,9 @@ void PipelineRun::optimizer_done(int r) {
     timeline_.stages[r].end = now();
     return;
   }
+  // Overlapped, they run beside the next step's first forwards: in the steady state this step's
+  // first forwards ran beside the previous step's, drawn there.
+  if (plan_.overlap_parameter_gather) stages_[r].drawn_earlier = now();
   gather_parameters(r, parameter_gathers(r), now());
 }
 
@@ -326,6 +337,11 @@ void PipelineRun::gather_parameters(int r, int left, Picoseconds optimizer_end) 
           for (int c = 0; c < plan_.chunks; ++c) first_forwards += plan_.chunk_forward(r, c);
           end = optimizer_end + parameter_gather_exposed(end - optimizer_end, buckets,
                                                          first_forwards, plan_.work[r].gpu_sms);
+          // What they add to the step, drawn as the compute's wait after the optimizer.
+          stages_[r].drawn_earlier = Picoseconds(0);
+          if (record_ && end > optimizer_end) {
+            record(r, "compute", "waiting for the parameter all-gather", optimizer_end, end);
+          }
         }
         timeline_.stages[r].end = end;
       },

@@ -82,6 +82,11 @@ class PipelineRun final : private EventHandler {
     Picoseconds all_to_all_start;
     std::vector<int64_t> all_to_all_transfers;
     size_t all_to_all_arriving = 0;
+    // How much earlier than they run its data-parallel collectives are drawn: its optimizer's
+    // end while its parameter all-gathers overlapped with the next forwards run, so that the
+    // trace draws them beside this step's first forwards (the previous step's, in the steady
+    // state), else 0.
+    Picoseconds drawn_earlier;
   };
   // A stage's expert all-to-all traffic across NVLink domains (expert_network_traffic.h), each
   // kind prepared on the network; none when its groups stay inside their domains.
@@ -167,6 +172,7 @@ class PipelineRun final : private EventHandler {
   void replica_collectives(int r, CollectiveOp op, double dense_bytes, double expert_bytes,
                            std::function<void()> done,
                            DataParallelGroup group = DataParallelGroup::kAll);
+  void record_data_parallel(int r, const char* track, CollectiveOp op, Picoseconds start);
   void expert_data_parallel_collective(int r, CollectiveOp op, double bytes,
                                        std::function<void()> done);
   void data_parallel_collective(int r, CollectiveOp op, double bytes, std::function<void()> done,

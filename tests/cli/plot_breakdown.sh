@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `clustersim plot --out-dir` creates the folder; the breakdown chart's axis has round ticks and
-# each bar's label names the layout, the optimizer sharding, the recomputation and the schedule,
-# short enough to fit the plot's width. Usage: plot_breakdown.sh CLUSTERSIM RESULTS.h5
+# each bar's label names the layout and, where they differ among the bars, the optimizer
+# sharding, the recomputation and the schedule (else the line under the title does, for every
+# bar), each its own, short enough to fit the plot's width. Usage: plot_breakdown.sh CLUSTERSIM RESULTS.h5
 set -u
 cli="$1" results="$2"
 dir=$(mktemp -d)
@@ -18,8 +19,20 @@ for t in $ticks; do
 done
 labels=$(grep -o 'font-size="11">[^<]*' "$svg" | sed 's/^font-size="11">//')
 count=$(echo "$labels" | wc -l)
-bad=$(echo "$labels" | grep -Ev ', TP [0-9]+( CP [0-9]+)? PP [0-9]+ DP [0-9]+( shard [0-9]+)?( EP [0-9]+)? mbs [0-9]+.*, (ZeRO [0-3]|dist opt), RECOMPUTE_[A-Z]+, [A-Z_]+$')
-[ -z "$bad" ] || { echo "labels without layout, sharding, recompute or schedule:"; echo "$bad"; exit 1; }
+bad=$(echo "$labels" | grep -Ev ', TP [0-9]+( CP [0-9]+)? PP [0-9]+ DP [0-9]+( shard [0-9]+)?( EP [0-9]+)? mbs [0-9]+')
+[ -z "$bad" ] || { echo "labels without a layout:"; echo "$bad"; exit 1; }
+# The sharding, recomputation and schedule: in each label where they differ, else said once
+# under the title for every bar.
+shared=$(grep -o '<text x="90" y="44">every bar: [^<]*' "$svg" | sed 's/^.*every bar: //')
+for part in '(ZeRO [0-3]|dist opt)' 'RECOMPUTE_[A-Z_]+' '(GPIPE|[A-Z_]*ONE_F_ONE_B|DUALPIPE(_V)?)'; do
+  echo "$shared" | grep -Eq "(^|, )$part(,|$)" && continue
+  bad=$(echo "$labels" | grep -Ev ", $part(,|$)")
+  [ -z "$bad" ] || { echo "neither the labels nor the line under the title say $part:"; echo "$bad"; exit 1; }
+done
+# Two bars never read alike (an input sweep's differ by their storage or workers, a mix's by what
+# its pools are).
+same=$(echo "$labels" | sort | uniq -d)
+[ -z "$same" ] || { echo "bars labelled alike:"; echo "$same"; exit 1; }
 longest=$(echo "$labels" | awk '{ if (length($0) > n) n = length($0) } END { print n }')
 # 650 px of plot at 11 px sans-serif (under 0.6 em a glyph): 98 characters.
 [ "$longest" -le 98 ] || { echo "a label of $longest characters overflows the plot"; exit 1; }

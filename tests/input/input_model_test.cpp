@@ -1,7 +1,8 @@
 // The input pipeline of shipped scenarios: ResNet-50 on 8x A100 with few vCPUs is CPU-bound and
 // the advice's vCPUs remove the stall (fewer workers than its lower bound cannot; beyond the
 // largest instance only that bound is given); a PL0 disk limits the first epoch and no longer
-// matters once the dataset sits in the page cache; small files hit a disk's IOPS; an LLM reading
+// matters once the dataset sits in the page cache; small files hit a disk's IOPS, which shards
+// lift, while packing is not advised where throughput binds; an LLM reading
 // pre-tokenized shards never waits; a shared file system splits its throughput between nodes.
 #include "sim/input/input_model.h"
 
@@ -178,6 +179,18 @@ TEST_CASE("small files on PL0 are IOPS-bound at exactly the disk's IOPS, shards 
       advise_input(testing::shipped_catalog(), *l.scenario, l.configuration, e);
   REQUIRE(advice.stall_with_shards_s);
   CHECK(*advice.stall_with_shards_s < e.from_storage.stall_per_step_s);
+}
+
+TEST_CASE("packing into shards is not advised where the storage's throughput binds") {
+  // 113 KB JPEGs on PL0: its 150 MB/s binds, not its IOPS, so shards read the same bytes as
+  // slowly, and the advice leaves packing out.
+  const LoadedJob l = load_shipped("scenarios/input/resnet50-imagenet-essd-pl0.textproto");
+  const InputEstimate e = estimate(l);
+  REQUIRE(e.from_storage.limiting == "storage throughput");
+  REQUIRE(e.from_storage.stall_per_step_s > 0.5);
+  const InputAdvice advice =
+      advise_input(testing::shipped_catalog(), *l.scenario, l.configuration, e);
+  CHECK_FALSE(advice.stall_with_shards_s);
 }
 
 TEST_CASE("LLM pre-training from pre-tokenized shards never waits for data") {

@@ -270,6 +270,11 @@ TEST_CASE("the placement names each pool's replicas and micro-batches, or its st
   across.stages->stage_layers = {10, 9, 7, 6};
   CHECK(describe_pool_placement(stages, across) ==
         "aws.p5.48xlarge: stages 1-2 (layers 10+9) + aws.p4d.24xlarge: stages 3-4 (layers 7+6)");
+  // What the pools are, read back from each placement (a chart's labels say it).
+  CHECK(pool_role(describe_pool_placement(stages, across)) == "pipeline stages");
+  CHECK(pool_role(describe_pool_placement(two_each, e)) == "data-parallel replicas");
+  CHECK(pool_role(describe_pool_placement(replicas, Evaluation{})) == "data-parallel replicas");
+  CHECK(pool_role("").empty());
 
   const auto one_pool = testing::load_valid_scenario(
       dir, kJob + std::string("cluster { pool { instance: \"aws.p4d.24xlarge\" nodes: 2 } }\n"

@@ -10,6 +10,7 @@
 
 #include "sim/io/output_file.h"
 #include "sim/serve/serving_rows.h"
+#include "sim/sweep/configuration_labels.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/results_file.h"
 #include "sim/util/number_format.h"
@@ -49,16 +50,6 @@ ScatterChart pareto_chart(const ResultsFile& file, const std::string& currency) 
   return chart;
 }
 
-// A configuration as its bar's label: layout, optimizer sharding, recomputation and schedule.
-std::string bar_label(const ResultRow& r) {
-  const auto n = [&](const char* key) { return format_number(row_number(r, result_column(key))); };
-  const auto text = [&](const char* key) { return row_text(r, result_column(key)); };
-  const bool distributed = row_number(r, result_column("distributed_optimizer")) == 1;
-  const std::string zero = distributed ? "dist opt" : "ZeRO " + n("zero_stage");
-  const std::string v = n("virtual_stages") == "1" ? "" : " v " + n("virtual_stages");
-  return describe_layout(r) + v + ", " + zero + ", " + text("recompute") + ", " + text("schedule");
-}
-
 // The parts of a step its time is the sum of (the exposed breakdown: `experts` is a part of
 // compute), each a segment of the bars.
 constexpr std::pair<const char*, const char*> kStepParts[] = {
@@ -74,7 +65,7 @@ constexpr std::pair<const char*, const char*> kStepParts[] = {
 // One bar per configuration (a row of each billing mode shares its step), the fastest first.
 StackedBars breakdown_chart(const ResultsFile& file, size_t bars) {
   StackedBars chart{
-      "Where one step's time goes: the fastest configurations", "seconds per step", {}, {}, {}};
+      "Where one step's time goes: the fastest configurations", "seconds per step", {}, {}, {}, {}};
   for (const auto& [name, key] : kStepParts) chart.segment_names.push_back(name);
   TopRows fastest(result_column("step_s"), bars);
   std::set<double> offered;  // configurations, by their index
@@ -82,8 +73,10 @@ StackedBars breakdown_chart(const ResultsFile& file, size_t bars) {
     if (is_ranked(row) && offered.insert(row_number(row, result_column("index"))).second)
       fastest.offer(row);
   }
+  ConfigurationLabels labels = configuration_labels(fastest.rows());
+  chart.bar_labels = std::move(labels.labels);
+  if (!labels.shared.empty()) chart.subtitle = "every bar: " + labels.shared;
   for (const ResultRow& row : fastest.rows()) {
-    chart.bar_labels.push_back(bar_label(row));
     std::vector<double> values;
     for (const auto& [name, key] : kStepParts) {
       const double v = row_number(row, result_column(key));

@@ -174,6 +174,9 @@ std::vector<double> round_ticks(double high) {
 std::string render(const StackedBars& chart) {
   std::ostringstream svg;
   header(svg, chart.title);
+  if (!chart.subtitle.empty()) {
+    svg << "<text x=\"" << kLeft << "\" y=\"44\">" << escape(chart.subtitle) << "</text>\n";
+  }
   double total = 0;
   for (const auto& bar : chart.values) {
     double sum = 0;

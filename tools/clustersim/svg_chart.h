@@ -26,6 +26,7 @@ struct StackedBars {
   std::vector<std::string> segment_names;  // legend, one colour each
   std::vector<std::string> bar_labels;
   std::vector<std::vector<double>> values;  // per bar, per segment (>= 0)
+  std::string subtitle;                     // under the title, when not empty
 };
 
 // SVG documents. Requires: every scatter point has positive coordinates.
