@@ -258,6 +258,8 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     summary.insert(summary.end() - 1,
                    {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
   }
+  // What --max-rate found: the rows listed it in --out's file alone.
+  if (o.max_rate) summary.insert(summary.end() - 1, "max_rate_per_s");
   const int instance = serving_column("instance"), calibrated = serving_column("calibrated"),
             cost = serving_column("cost_per_million_tokens");
   AccuracyKeys accuracy(catalog,
