@@ -208,6 +208,22 @@ bool write_rows(const ServeOptions& o, const SweepSummary& summary,
   return false;
 }
 
+// The verdict when no deployment meets the SLO: what the rows above say binds. Where every
+// simulated deployment is overloaded, no objective does: each falls behind the arrivals.
+std::string why_none_meets(const std::vector<ResultRow>& rows) {
+  const int status = serving_column("status");
+  const auto has = [&](const char* st) {
+    return std::any_of(rows.begin(), rows.end(),
+                       [&](const ResultRow& row) { return row_text(row, status) == st; });
+  };
+  if (has(kStatusOverloaded) && !has(kStatusMissesSlo)) {
+    return std::string(": every deployment") +
+           (has(kStatusOutOfMemory) ? " that fits in GPU memory" : "") +
+           " falls behind the arrivals (see above: what each serves of the rate offered)";
+  }
+  return " (see above: the objective each instance misses by least binds)";
+}
+
 // The answer on `rows`: the table, per instance type, the cheapest, the Pareto front, the
 // autoscaled day; in JSON and CSV the answer columns (serve_answers.h) of the rows listed, with
 // the rows past --limit an answer names. A shard's (`shard`) verdict is on its deployments only
@@ -312,8 +328,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
   const std::string none = shard ? "no deployment of shard " + o.shard : "no deployment";
   const int none_exit = shard ? kExitOk : kExitInputError;
   if (!cheapest && m.has_slo()) {
-    std::cerr << o.scenario << ": " << none << " meets the SLO (see above: the objective each "
-              "instance misses by least binds)\n";
+    std::cerr << o.scenario << ": " << none << " meets the SLO" << why_none_meets(rows) << "\n";
     return none_exit;
   }
   if (!cheapest && std::none_of(rows.begin(), rows.end(), [](const ResultRow& row) {
