@@ -127,13 +127,12 @@ std::vector<Table::Cell> answer_cells(const ResultRow& row, const ServeAnswers& 
   for (const InstanceAnswer& a : answers.per_instance) {
     if (same(a.row)) cells[2] = a.line;
   }
-  if (autoscaling) {
-    const bool planned = cheapest && day;
-    const auto figure = [&](double value) { return planned ? Table::Cell(value) : Table::Cell(); };
-    cells.push_back(figure(planned ? day->day_cost : 0));
-    cells.push_back(figure(planned ? day->all_on_demand_cost : 0));
-    cells.push_back(figure(planned ? day->baseline_replicas : 0));
-    cells.push_back(figure(planned ? day->baseline_nodes : 0));
+  if (autoscaling && cheapest && day) {
+    cells.insert(cells.end(), {day->day_cost, day->all_on_demand_cost,
+                               static_cast<double>(day->baseline_replicas),
+                               static_cast<double>(day->baseline_nodes)});
+  } else if (autoscaling) {
+    cells.resize(cells.size() + 4);  // the day is the cheapest row's
   }
   return cells;
 }
