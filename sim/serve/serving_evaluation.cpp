@@ -377,6 +377,10 @@ BenchmarkResult ServingEvaluator::benchmark(const ServingConfiguration& c,
   return result;
 }
 
+bool meets_objectives(const ServingEvaluation& e) {
+  return e.metrics && !e.metrics->overloaded && e.slo_violation.empty();
+}
+
 double max_rate_scale_limit(const s::Traffic& traffic) {
   // Up to 64 times the rate, and no more requests than a simulation may hold (a trace keeps its
   // count); the search doubles from 1.
@@ -390,10 +394,7 @@ double max_rate_scale_limit(const s::Traffic& traffic) {
 double ServingEvaluator::max_rate_scale(const ServingConfiguration& c) {
   CLUSTERSIM_CHECK(!traffic_.has_closed_loop(), "a rate search on closed-loop traffic");
   return search_max_rate_scale(
-      [&](double scale) {
-        const ServingEvaluation e = evaluate(c, scale);
-        return e.metrics && e.slo_violation.empty();
-      },
+      [&](double scale) { return meets_objectives(evaluate(c, scale)); },
       max_rate_scale_limit(traffic_));
 }
 

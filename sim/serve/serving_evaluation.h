@@ -48,6 +48,11 @@ struct ServingEvaluation {
   std::string error;
 };
 
+// Whether `e` meets the objectives as its row's status "ok" says: simulated, keeping up with its
+// arrivals (an overloaded deployment's p99s are only its queue's length when the traffic ends,
+// and a short traffic may leave them within the SLO) and within every objective.
+bool meets_objectives(const ServingEvaluation& e);
+
 struct BenchmarkResult {
   bool fits = true;
   double peak_memory_bytes = 0;  // per GPU
@@ -78,7 +83,7 @@ class ServingEvaluator {
   // A static-batch benchmark run on one replica of `c`. Requires: `c` uses STATIC batching.
   BenchmarkResult benchmark(const ServingConfiguration& c, const schema::BatchBenchmark& run);
   // The largest multiple of the traffic's rates that `c` serves within the scenario's objectives
-  // (bisection to 2%), 0 when not even a twentieth of it; at most max_rate_scale_limit, which
+  // without falling behind its arrivals (meets_objectives; bisection to 2%), 0 when not even a twentieth of it; at most max_rate_scale_limit, which
   // it returns when `c` meets the objectives at every rate tried (a lower bound, not a maximum).
   // Requires: the scenario has an slo and open-loop traffic.
   double max_rate_scale(const ServingConfiguration& c);

@@ -62,7 +62,9 @@ const std::vector<ResultColumn>& serving_columns() {
       figure_column("kv_transfer_p99_ms", "KV xfer p99", 2),
       figure_column("output_tokens_per_s", "tokens/s", 0),
       figure_column("requests_per_s", "req/s", 2),
-      {"gpu_utilization", "GPU busy", Kind::kReal, 3, Drift::kAbsolute, 1e-4},
+      // The share of time the replicas run an iteration, however small its batch (not the share
+      // of the GPU's compute or bandwidth it uses): "iterating", not "utilization".
+      {"gpu_utilization", "iterating", Kind::kReal, 3, Drift::kAbsolute, 1e-4},
       {"kv_cache_utilization", "KV used", Kind::kReal, 3, Drift::kAbsolute, 1e-4},
       figure_column("preemptions", "preempt", 0),
       figure_column("max_rate_per_s", "max req/s", 2),

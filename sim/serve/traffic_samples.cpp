@@ -154,8 +154,7 @@ double SampledServingEvaluator::max_rate_scale(const ServingConfiguration& c) {
   return search_max_rate_scale(
       [&](double scale) {
         return std::all_of(samples_.begin(), samples_.end(), [&](const auto& sample) {
-          const ServingEvaluation e = sample->evaluate(c, scale);
-          return e.metrics && e.slo_violation.empty();
+          return meets_objectives(sample->evaluate(c, scale));
         });
       },
       max_rate_scale_limit(scenario_.scenario().traffic()));

@@ -132,13 +132,21 @@ std::string TieNotes::of(double index, const std::string& billing) const {
 Table table_with_accuracy(const std::vector<ResultColumn>& columns, std::vector<std::string> keys,
                           const std::vector<ResultRow>& rows, int instance, bool json,
                           const AccuracyEvidence* evidence, const AccuracyKeys& accuracy,
-                          const TieNotes& ties) {
-  if (!json || !evidence) return column_table(columns, keys, rows);
+                          const TieNotes& ties, const std::vector<ResultColumn>& trailing) {
   std::vector<ResultColumn> with = columns;
+  with.insert(with.end(), trailing.begin(), trailing.end());
+  const auto add_trailing_keys = [&] {
+    for (const ResultColumn& column : trailing) keys.push_back(column.key);
+  };
+  if (!json || !evidence) {
+    add_trailing_keys();
+    return column_table(with, keys, rows);
+  }
   with.push_back(identity_column("accuracy", "accuracy", ResultColumn::Kind::kText));
   with.push_back(figure_column("accuracy_mean_error_pct", "accuracy err %", 1));
   with.push_back(identity_column("tie", "tie", ResultColumn::Kind::kText));
   keys.insert(keys.end(), accuracy_keys().begin(), accuracy_keys().end());
+  add_trailing_keys();
   const int billing = column_index(columns, "billing");
   std::vector<ResultRow> extended = rows;
   for (ResultRow& row : extended) {

@@ -102,11 +102,13 @@ std::vector<Table::Cell> accuracy_key_cells(const AccuracyEvidence& evidence,
 
 // The table of `keys` of `rows` (of `columns`: result_columns() or serving_columns(), each with
 // "billing"), with, when `json` and there is evidence, the accuracy keys of each row (its instance
-// label in column `instance`, its tie notes in `ties`) after them.
+// label in column `instance`, its tie notes in `ties`) after them, and last every column of
+// `trailing`, whose cells each row holds after those of `columns` (serve's answer columns).
 Table table_with_accuracy(const std::vector<ResultColumn>& columns, std::vector<std::string> keys,
                           const std::vector<ResultRow>& rows, int instance, bool json,
                           const AccuracyEvidence* evidence, const AccuracyKeys& accuracy,
-                          const TieNotes& ties = {});
+                          const TieNotes& ties = {},
+                          const std::vector<ResultColumn>& trailing = {});
 
 // The mean error two rows' predictions share: the larger of their keys' (AccuracyEvidence
 // mean_error_pct); absent when a key has none or there is no evidence.

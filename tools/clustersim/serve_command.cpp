@@ -3,8 +3,9 @@
 // closed-loop client) serves the traffic on the engine; the table lists latency percentiles,
 // throughput, utilization and cost per million output tokens per billing mode (closed loop: per
 // concurrency level, latency against concurrency as serving benchmarks publish it); the answer is the cheapest deployment that meets the latency
-// objectives and, when none does, which objective binds. An autoscaling block prices a daily
-// traffic curve on the cheapest deployment's replica. With --out, rows go to a journal as they
+// objectives and, when none does, which objective binds (serve_answers.h; in JSON and CSV as
+// columns of the rows). An autoscaling block prices a daily traffic curve on the cheapest
+// deployment's replica. With --out, rows go to a journal as they
 // come (sweep_journal.h, as a training sweep's), so that a sizing killed at any instant resumes
 // with --resume to the output an uninterrupted run gives. With --shard K/N it sizes every N-th
 // deployment from the K-th, as a training sweep's shard (clustersim merge joins the files).
@@ -21,7 +22,6 @@
 #include "sim/serve/serving_sweep.h"
 #include "sim/serve/traffic.h"
 #include "sim/serve/traffic_samples.h"
-#include "sim/sweep/ranking.h"
 #include "sim/sweep/results_export.h"
 #include "sim/sweep/results_file.h"
 #include "sim/sweep/sweep_resume.h"
@@ -29,6 +29,7 @@
 #include "tools/clustersim/accuracy_notes.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
+#include "tools/clustersim/serve_answers.h"
 #include "tools/clustersim/serve_plots.h"
 #include "tools/clustersim/serving_inputs.h"
 #include "tools/clustersim/stop_signals.h"
@@ -53,85 +54,33 @@ struct ServeOptions {
   bool resume = false;
 };
 
-// Per candidate instance, in the scenario's order: the cheapest of its deployments meeting the
-// objectives, or why none does (the objective its deployment of the lowest p99 TTFT misses, on
-// the worst of `samples` traffic samples as the verdict takes it, with that deployment; when
-// every simulated one is overloaded, the most requests one serves of those offered; or that none
-// fits in memory).
-std::string per_instance_answer(const std::vector<ResultRow>& rows, int samples) {
-  const int status = serving_column("status"), instance = serving_column("instance");
-  const int cost = serving_column("cost_per_million_tokens"),
-            ttft = serving_column(verdict_ttft_p99_key(samples)),
-            served = serving_column("requests_per_s");
-  std::vector<std::string> order;
-  std::map<std::string, const ResultRow*> best_ok, closest, most_served, any;
-  for (const ResultRow& row : rows) {
-    const std::string& name = row_text(row, instance);
-    if (!any.count(name)) order.push_back(name);
-    any[name] = &row;
-    const std::string& st = row_text(row, status);
-    if (st == kStatusOk) {
-      const ResultRow*& b = best_ok[name];
-      const double c = row_number(row, cost);
-      if (!b || (!std::isnan(c) && (std::isnan(row_number(*b, cost)) || c < row_number(*b, cost)))) b = &row;
-    } else if (st == kStatusMissesSlo) {
-      const ResultRow*& c = closest[name];
-      if (!c || row_number(row, ttft) < row_number(*c, ttft)) c = &row;
-    } else if (st == kStatusOverloaded) {
-      const ResultRow*& o = most_served[name];
-      if (!o || row_number(row, served) > row_number(*o, served)) o = &row;
-    }
-  }
-  std::string text;
-  for (const std::string& name : order) {
-    text += "  " + name + ": ";
-    if (const ResultRow* b = best_ok[name]) {
-      text += "meets it with " + describe_deployment(*b);
-      const double c = row_number(*b, cost);
-      text += std::isnan(c) ? " (no price)" : ", " + format_fixed(c, 3) + " per million tokens";
-    } else if (const ResultRow* c = closest[name]) {
-      text += "misses it: at best " + row_text(*c, serving_column("limiting")) + " (" +
-              describe_deployment(*c) + ")";
-    } else if (const ResultRow* o = most_served[name]) {
-      text += "misses it: overloaded, at best " + row_text(*o, serving_column("limiting")) +
-              " (" + describe_deployment(*o) + ")";
-    } else {
-      text += "does not fit: " + row_text(*any[name], serving_column("limiting"));
-    }
-    text += "\n";
-  }
-  return text;
-}
-
-int status_column() { return serving_column("status"); }
-
-// The row with the smallest value of `key` among those meeting the objectives, or null.
-const ResultRow* best(const std::vector<ResultRow>& rows, const char* key) {
-  const int column = serving_column(key), status = serving_column("status");
-  const ResultRow* found = nullptr;
-  for (const ResultRow& row : rows) {
-    const double v = row_number(row, column);
-    if (row_text(row, status) != kStatusOk || std::isnan(v)) continue;
-    if (!found || v < row_number(*found, column)) found = &row;
-  }
-  return found;
-}
-
-// The day of the scenario's autoscaling block on `row`'s replica: replicas per hour, baseline and
-// burst, the day's cost against all on demand (the replica's capacity met on all `samples`
-// traffic samples).
-void print_autoscaling(std::ostream& out, const Catalog& catalog,
-                       const LoadedServingScenario& loaded, const ServingPrices& prices,
-                       const ResultRow& row, int samples) {
-  const ServingConfiguration c =
-      ServingSpace(loaded).at(static_cast<int64_t>(row_number(row, serving_column("index"))));
+// The day of the scenario's autoscaling block on a deployment's replica: its plan, or why there
+// is none.
+struct AutoscaledDay {
+  ServingConfiguration deployment;
+  std::optional<AutoscalingPlan> plan;
   std::string why;
-  const std::optional<AutoscalingPlan> plan =
-      plan_autoscaling(catalog, loaded, prices, c, samples, &why);
-  if (!plan) {
-    out << "\nautoscaling: " << why << "\n";
+};
+
+// The day on `row`'s deployment, its replica's capacity met on all `samples` traffic samples.
+AutoscaledDay plan_day(const Catalog& catalog, const LoadedServingScenario& loaded,
+                       const ServingPrices& prices, const ResultRow& row, int samples) {
+  AutoscaledDay day{ServingSpace(loaded).at(
+                        static_cast<int64_t>(row_number(row, serving_column("index")))),
+                    std::nullopt, ""};
+  day.plan = plan_autoscaling(catalog, loaded, prices, day.deployment, samples, &day.why);
+  return day;
+}
+
+// `day`: replicas per hour, baseline and burst, the day's cost against all on demand.
+void print_autoscaling(std::ostream& out, const LoadedServingScenario& loaded,
+                       const ServingPrices& prices, const AutoscaledDay& day, int samples) {
+  if (!day.plan) {
+    out << "\nautoscaling: " << day.why << "\n";
     return;
   }
+  const ServingConfiguration& c = day.deployment;
+  const AutoscalingPlan* plan = &*day.plan;
   const s::Autoscaling& a = loaded.scenario().autoscaling();
   Table t{{"hour", "hour"},
           {"rate_per_s", "req/s", 1},
@@ -259,48 +208,51 @@ bool write_rows(const ServeOptions& o, const SweepSummary& summary,
   return false;
 }
 
-// The cheapest row's tie note (accuracy_notes.h) against the next cheapest row of another
-// deployment meeting the objectives, in `ties`.
-TieNotes cheapest_tie(const std::vector<ResultRow>& rows, const ResultRow* cheapest,
-                      const AccuracyEvidence* evidence, const AccuracyKeys& keys) {
-  TieNotes ties;
-  if (!cheapest) return ties;
-  const int column = serving_column("cost_per_million_tokens"),
-            instance = serving_column("instance");
-  const ResultRow* runner_up = nullptr;
-  for (const ResultRow& row : rows) {
-    const double v = row_number(row, column);
-    if (row_text(row, status_column()) != kStatusOk || std::isnan(v) ||
-        row_number(row, 0) == row_number(*cheapest, 0)) {
-      continue;
-    }
-    if (!runner_up || v < row_number(*runner_up, column)) runner_up = &row;
+// The verdict when no deployment meets the SLO: what the rows above say binds. Where every
+// simulated deployment is overloaded, no objective does: each falls behind the arrivals.
+std::string why_none_meets(const std::vector<ResultRow>& rows) {
+  const int status = serving_column("status");
+  const auto has = [&](const char* st) {
+    return std::any_of(rows.begin(), rows.end(),
+                       [&](const ResultRow& row) { return row_text(row, status) == st; });
+  };
+  if (has(kStatusOverloaded) && !has(kStatusMissesSlo)) {
+    return std::string(": every deployment") +
+           (has(kStatusOutOfMemory) ? " that fits in GPU memory" : "") +
+           " falls behind the arrivals (see above: what each serves of the rate offered)";
   }
-  if (!runner_up) return ties;
-  ties.add(row_number(*cheapest, 0), row_text(*cheapest, serving_column("billing")),
-           tie_line(evidence, keys, "the cheapest", row_text(*cheapest, instance),
-                    row_number(*cheapest, column), row_text(*runner_up, instance),
-                    row_number(*runner_up, column), describe_deployment(*runner_up)));
-  return ties;
+  return " (see above: the objective each instance misses by least binds)";
 }
 
-// The answer on `rows`: the table, per instance type, the cheapest, the Pareto front. A shard's
-// (`shard`) verdict is on its deployments only and exits 0: the whole sizing's is its merged
-// file's, and on exit 1 a job array's `--resume || rerun` would size a finished shard again.
+// The answer on `rows`: the table, per instance type, the cheapest, the Pareto front, the
+// autoscaled day; in JSON and CSV the answer columns (serve_answers.h) of the rows listed, with
+// the rows past --limit an answer names. A shard's (`shard`) verdict is on its deployments only
+// and exits 0: the whole sizing's is its merged file's, and on exit 1 a job array's
+// `--resume || rerun` would size a finished shard again.
 int report(const ServeOptions& o, const LoadedServingScenario& loaded,
            const std::vector<ResultRow>& rows, OutputFormat format, const Catalog& catalog,
            const ServingPrices& prices, bool shard, const AccuracyEvidence* evidence,
            int samples) {
+  const s::ServingScenario& m = loaded.scenario();
+  const bool table = format == OutputFormat::kTable;
+  const ServeAnswers answers = serve_answers(rows, samples, m.has_slo());
+  const ResultRow* cheapest = answers.cheapest.best() ? *answers.cheapest.best() : nullptr;
   std::vector<ResultRow> shown = rows;
   if (o.limit > 0 && shown.size() > o.limit) {
     // The cut was silent: the 126 rows of the shipped chat sizing listed 20, its cheapest (row
     // 85) not among them, with nothing saying more were left out.
-    shown.resize(o.limit);
-    std::cerr << "listing the first " << o.limit << " of " << rows.size() << " rows (--limit 0: all"
-              << (format == OutputFormat::kTable ? "; the answers below weigh every row" : "")
+    if (table) {
+      shown.resize(o.limit);
+    } else {  // the rows the answers name follow, as the text's answers below the table
+      shown = listed_rows(rows, o.limit, answers);
+    }
+    std::cerr << "listing the first " << o.limit << " of " << rows.size() << " rows";
+    if (!table && shown.size() > o.limit) {
+      std::cerr << " and the " << shown.size() - o.limit << " past them that an answer names";
+    }
+    std::cerr << " (--limit 0: all" << (table ? "; the answers below weigh every row" : "")
               << ")\n";
   }
-  const s::ServingScenario& m = loaded.scenario();
   // Expert parallelism's column after tensor parallelism's, where the scenario sets it; the
   // prefix cache's before "limiting" (the last), where the traffic has shared prefixes.
   const bool expert_parallel =
@@ -322,7 +274,10 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     summary.insert(summary.end() - 1,
                    {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
   }
-  const int instance = serving_column("instance"), calibrated = serving_column("calibrated");
+  // What --max-rate found: the rows listed it in --out's file alone.
+  if (o.max_rate) summary.insert(summary.end() - 1, "max_rate_per_s");
+  const int instance = serving_column("instance"), calibrated = serving_column("calibrated"),
+            cost = serving_column("cost_per_million_tokens");
   AccuracyKeys accuracy(catalog,
                         is_transformer(loaded.model) && loaded.model->transformer().has_moe());
   for (const ResultRow& row : rows) {
@@ -330,28 +285,54 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     accuracy.note(row_text(row, instance),
                   std::holds_alternative<bool>(flag) && std::get<bool>(flag));
   }
-  const ResultRow* cheapest = best(rows, "cost_per_million_tokens");
-  const TieNotes ties = cheapest_tie(rows, cheapest, evidence, accuracy);
-  table_with_accuracy(serving_columns(samples), summary, shown, instance,
-                      format == OutputFormat::kJson, evidence, accuracy, ties)
-      .print(std::cout, format);
-  const bool table = format == OutputFormat::kTable;
+  TieNotes ties;
+  add_ranking_tie(evidence, accuracy, "the cheapest", answers.cheapest,
+                  [&](const ResultRow* r) {
+                    return TieContender{row_number(*r, serving_column("index")),
+                                        row_text(*r, serving_column("billing")),
+                                        row_text(*r, instance), row_number(*r, cost),
+                                        describe_deployment(*r)};
+                  },
+                  &ties);
+  const std::optional<AutoscaledDay> day =
+      m.has_autoscaling() && cheapest
+          ? std::optional(plan_day(catalog, loaded, prices, *cheapest, samples))
+          : std::nullopt;
+  const AutoscalingPlan* day_plan = day && day->plan ? &*day->plan : nullptr;
+  if (table) {
+    table_with_accuracy(serving_columns(samples), summary, shown, instance, false, evidence,
+                        accuracy)
+        .print(std::cout, format);
+  } else {
+    for (ResultRow& row : shown) {
+      const std::vector<Table::Cell> cells =
+          answer_cells(row, answers, m.has_autoscaling(), day_plan);
+      row.insert(row.end(), cells.begin(), cells.end());
+    }
+    table_with_accuracy(serving_columns(samples), summary, shown, instance,
+                        format == OutputFormat::kJson, evidence, accuracy, ties,
+                        answer_columns(m.has_autoscaling()))
+        .print(std::cout, format);
+    if (day && !day->plan) std::cerr << "autoscaling: " << day->why << "\n";
+  }
   if (table) print_accuracy(std::cout, evidence, accuracy);
   if (table && samples > 1) print_sample_verdicts(std::cout, rows, samples, m.has_slo());
   if (table && m.has_slo()) {
-    std::cout << "\nper instance type:\n" << per_instance_answer(rows, samples);
+    std::cout << "\nper instance type:\n";
+    for (const InstanceAnswer& a : answers.per_instance) {
+      std::cout << "  " << a.instance << ": " << a.line << "\n";
+    }
   }
   // The verdict's exit status is the same in every format: with --format csv or json, a sizing
   // no deployment of which met the SLO (or fit) exited 0.
   const std::string none = shard ? "no deployment of shard " + o.shard : "no deployment";
   const int none_exit = shard ? kExitOk : kExitInputError;
   if (!cheapest && m.has_slo()) {
-    std::cerr << o.scenario << ": " << none << " meets the SLO (see above: the objective each "
-              "instance misses by least binds)\n";
+    std::cerr << o.scenario << ": " << none << " meets the SLO" << why_none_meets(rows) << "\n";
     return none_exit;
   }
   if (!cheapest && std::none_of(rows.begin(), rows.end(), [](const ResultRow& row) {
-        return row_text(row, status_column()) == kStatusOk;
+        return row_text(row, serving_column("status")) == kStatusOk;
       })) {  // without an SLO, this ended in exit 0 with no answer
     std::cerr << o.scenario << ": " << none << " fits in GPU memory (see above: limiting says "
               << "by how much each misses)\n";
@@ -364,23 +345,18 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
                               : " meeting the SLO")
             << ": "
             << describe_deployment(*cheapest) << ": "
-            << format_fixed(row_number(*cheapest, serving_column("cost_per_million_tokens")), 3)
+            << format_fixed(row_number(*cheapest, cost), 3)
             << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
   print_ties(std::cout, ties);
-  // Several samples: against the worst sample's p99 TTFT, which the SLO verdict is on.
-  const std::string ttft = verdict_ttft_p99_key(samples);
-  ParetoFront front(serving_column("cost_per_million_tokens"), serving_column(ttft),
-                    status_column());
-  for (const ResultRow& row : rows) front.offer(row);
   std::cout << "\nPareto front of cost per million output tokens against "
             << (samples > 1 ? "the worst sample's " : "") << "p99 TTFT:\n";
   std::vector<std::string> keys = {"index", "instance", "replicas", "tensor_parallel",
                                    "pipeline_parallel", "prefill_replicas", "weights", "billing",
-                                   ttft, "tpot_p99_ms", "cost_per_million_tokens",
-                                   "currency", "price_region"};
+                                   verdict_ttft_p99_key(samples), "tpot_p99_ms",
+                                   "cost_per_million_tokens", "currency", "price_region"};
   if (m.traffic().has_closed_loop()) keys.insert(keys.begin() + 7, "concurrency");
-  serving_table(with_expert_parallel(keys), front.rows()).print(std::cout, OutputFormat::kTable);
-  if (m.has_autoscaling()) print_autoscaling(std::cout, catalog, loaded, prices, *cheapest, samples);
+  serving_table(with_expert_parallel(keys), answers.pareto).print(std::cout, OutputFormat::kTable);
+  if (day) print_autoscaling(std::cout, loaded, prices, *day, samples);
   return kExitOk;
 }
 
