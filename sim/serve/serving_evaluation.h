@@ -25,7 +25,7 @@ namespace clustersim {
 // How several independent samples of a deployment's traffic (traffic_samples.h) agree.
 struct SampleSpread {
   int samples = 0;
-  int meeting_slo = 0;  // samples on which every objective held (every sample without an slo)
+  int meeting_slo = 0;  // samples meeting every objective and keeping up (meets_objectives)
   // The highest p99 of any sample.
   double ttft_p99_worst_ms = 0, tpot_p99_worst_ms = 0, e2e_p99_worst_ms = 0;
 };
