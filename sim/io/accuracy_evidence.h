@@ -55,6 +55,10 @@ class AccuracyEvidence {
   // The entry of `key`, or null when no published run of it was scored. Lifetime: this object's.
   const schema::TrainingEvidence* training(const AccuracyKey& key) const;
   const schema::ServingEvidence* serving(const AccuracyKey& key) const;
+  // Every serving entry, in the file's order.
+  const google::protobuf::RepeatedPtrField<schema::ServingEvidence>& serving_entries() const {
+    return evidence_.serving();
+  }
 
   // One line on `key`'s accuracy, its word on calibration that of the rows' `calibrated` column
   // (`fit`, AccuracyKeys): "H100-SXM5-80GB FP8 dense training: calibrated on 15 published runs,

@@ -30,6 +30,7 @@
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 #include "tools/clustersim/serve_answers.h"
+#include "tools/clustersim/slo_margin.h"
 #include "tools/clustersim/serve_plots.h"
 #include "tools/clustersim/serving_inputs.h"
 #include "tools/clustersim/stop_signals.h"
@@ -348,6 +349,12 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
             << format_fixed(row_number(*cheapest, cost), 3)
             << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
   print_ties(std::cout, ties);
+  if (evidence && m.has_slo()) {
+    for (const std::string& line : margin_lines(rows, *cheapest, m.slo(), samples, *evidence,
+                                                accuracy, s::Currency_Name(prices.currency))) {
+      std::cout << line << "\n";
+    }
+  }
   std::cout << "\nPareto front of cost per million output tokens against "
             << (samples > 1 ? "the worst sample's " : "") << "p99 TTFT:\n";
   std::vector<std::string> keys = {"index", "instance", "replicas", "tensor_parallel",

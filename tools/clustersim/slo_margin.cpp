@@ -1,0 +1,134 @@
+// The cheapest deployment's margin under its objectives against the model's latency errors.
+#include "tools/clustersim/slo_margin.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/serve/serving_rows.h"
+#include "sim/util/number_format.h"
+
+namespace clustersim::cli {
+namespace {
+
+enum class Latency { kTtft, kTpot, kE2e };
+
+double error_of(const schema::ServingEvidence& e, Latency latency) {
+  switch (latency) {
+    case Latency::kTtft:
+      return e.ttft_mean_abs_pct();
+    case Latency::kTpot:
+      return e.tpot_mean_abs_pct();
+    case Latency::kE2e:
+      break;
+  }
+  return std::max(e.ttft_mean_abs_pct(), e.tpot_mean_abs_pct());
+}
+
+const char* latency_name(Latency latency) {
+  return latency == Latency::kTtft ? "TTFT" : latency == Latency::kTpot ? "TPOT" : "E2E";
+}
+
+// The model's mean error of `latency` for the GPUs of `instance_label`: the largest over its
+// GPUs, each its own calibration's or, without one, the largest of the calibrated GPUs of its
+// kind (dense or MoE). Absent where neither exists.
+std::optional<std::pair<double, std::string>> latency_error(const AccuracyEvidence& evidence,
+                                                            const AccuracyKeys& keys,
+                                                            const std::string& instance_label,
+                                                            Latency latency) {
+  std::optional<std::pair<double, std::string>> largest;
+  for (const AccuracyKey& key : keys.of(instance_label)) {
+    std::optional<std::pair<double, std::string>> error;
+    if (const schema::ServingEvidence* own = evidence.serving(key)) {
+      error = {error_of(*own, latency), "the " + key.gpu + "'s calibration mean"};
+    } else {
+      for (const schema::ServingEvidence& e : evidence.serving_entries()) {
+        if (e.moe() != key.moe || (error && error->first >= error_of(e, latency))) continue;
+        error = {error_of(e, latency), "the " + e.gpu() +
+                                           "'s, the largest calibration mean, as the " +
+                                           key.gpu + " is uncalibrated"};
+      }
+    }
+    if (error && (!largest || error->first > largest->first)) largest = error;
+  }
+  return largest;
+}
+
+bool within_every_error(const ResultRow& row, const schema::Slo& slo, int samples,
+                        const AccuracyEvidence& evidence, const AccuracyKeys& keys) {
+  const std::optional<ObjectiveMargin> m = binding_margin(row, slo, samples, evidence, keys);
+  return m && !m->within_error();
+}
+
+std::string one_decimal_percent(double value) { return format_fixed(value, 1) + "%"; }
+
+}  // namespace
+
+std::optional<ObjectiveMargin> binding_margin(const ResultRow& row, const schema::Slo& slo,
+                                              int samples, const AccuracyEvidence& evidence,
+                                              const AccuracyKeys& keys) {
+  const bool worst = samples > 1;
+  const struct {
+    bool set;
+    double limit;
+    const char* column;
+    Latency latency;
+  } objectives[] = {
+      {slo.has_p99_ttft_ms(), slo.p99_ttft_ms(), worst ? "ttft_p99_worst_ms" : "ttft_p99_ms",
+       Latency::kTtft},
+      {slo.has_p99_tpot_ms(), slo.p99_tpot_ms(), worst ? "tpot_p99_worst_ms" : "tpot_p99_ms",
+       Latency::kTpot},
+      {slo.has_p99_e2e_ms(), slo.p99_e2e_ms(), worst ? "e2e_p99_worst_ms" : "e2e_p99_ms",
+       Latency::kE2e}};
+  const std::string& instance = row_text(row, serving_column("instance"));
+  std::optional<ObjectiveMargin> binding;
+  for (const auto& o : objectives) {
+    if (!o.set) continue;
+    const auto error = latency_error(evidence, keys, instance, o.latency);
+    const double value = row_number(row, serving_column(o.column));
+    if (!error || !std::isfinite(value)) continue;
+    ObjectiveMargin m{std::string("p99 ") + latency_name(o.latency),
+                      o.limit,
+                      value,
+                      (o.limit - value) / o.limit * 100,
+                      error->first,
+                      error->second};
+    if (!binding || m.margin_pct - m.error_pct < binding->margin_pct - binding->error_pct) {
+      binding = m;
+    }
+  }
+  return binding;
+}
+
+std::vector<std::string> margin_lines(const std::vector<ResultRow>& rows, const ResultRow& cheapest,
+                                      const schema::Slo& slo, int samples,
+                                      const AccuracyEvidence& evidence, const AccuracyKeys& keys,
+                                      const std::string& currency) {
+  const std::optional<ObjectiveMargin> m = binding_margin(cheapest, slo, samples, evidence, keys);
+  if (!m) return {};
+  std::string line = "margin      " + m->objective + " " + format_fixed(m->value_ms, 1) +
+                     " ms is " + one_decimal_percent(m->margin_pct) + " under its " +
+                     format_number(m->limit_ms) + " ms objective, " +
+                     (m->within_error() ? "within" : "beyond") + " the model's " +
+                     m->objective.substr(4) + " error (" + one_decimal_percent(m->error_pct) + ": " +
+                     m->error_source + ")";
+  if (!m->within_error()) return {line};
+  const int status = serving_column("status"), cost = serving_column("cost_per_million_tokens");
+  const ResultRow* safe = nullptr;
+  for (const ResultRow& row : rows) {
+    const double c = row_number(row, cost);
+    if (row_text(row, status) != kStatusOk || std::isnan(c)) continue;
+    if (safe != nullptr && c >= row_number(*safe, cost)) continue;
+    if (within_every_error(row, slo, samples, evidence, keys)) safe = &row;
+  }
+  std::string next =
+      safe == nullptr
+          ? "margin      no deployment meets every objective by more than the model's error"
+          : "margin      the cheapest meeting every objective by more than the model's error: " +
+                describe_deployment(*safe) + ": " +
+                format_fixed(row_number(*safe, cost), 3) + " " + currency +
+                " per million output tokens";
+  return {line, next};
+}
+
+}  // namespace clustersim::cli
