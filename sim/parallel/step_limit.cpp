@@ -1,9 +1,12 @@
-// The largest part of a step, and the scale-out crossings weighed against the others.
+// The largest part of a step, the links parts share and the scale-out crossings weighed against
+// the others.
 #include "sim/parallel/step_limit.h"
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <utility>
+#include <vector>
 
 namespace clustersim {
 namespace {
@@ -21,6 +24,56 @@ std::string binding_link_name(LinkKind kind, const char* nvlink) {
       return nvlink;
   }
   return "scale-out network";
+}
+
+// A link's name as a buyer upgrades it.
+const char* link_name(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::kNvlink:
+      return "NVLink";
+    case LinkKind::kPcie:
+      return "PCIe";
+    case LinkKind::kNetwork:
+      return "scale-out network";
+  }
+  return "scale-out network";
+}
+
+// A communicating part: its time as weighed, the link it binds on, its words.
+struct LinkedPart {
+  double seconds;
+  std::optional<LinkKind> link;
+  const char* prefix;  // "tensor-": joined as "tensor- and data-parallel communication"
+  const char* name;    // its name as the largest part
+};
+
+// The link that parts sharing it make the step's largest resource: two or more parts on one kind
+// of link together longer than `largest_s`, the largest part, which is none of them (a part
+// that is the largest alone keeps its name, which already leads to its link); none where no link
+// does. Named "PCIe shared by tensor- and data-parallel communication".
+std::optional<std::string> shared_link(const std::vector<LinkedPart>& parts, double largest_s,
+                                       const std::string& largest) {
+  std::optional<std::string> named;
+  double most = largest_s;
+  for (LinkKind kind : {LinkKind::kNvlink, LinkKind::kPcie, LinkKind::kNetwork}) {
+    double seconds = 0;
+    std::vector<const char*> prefixes;
+    bool holds_largest = false;
+    for (const LinkedPart& part : parts) {
+      if (part.link != kind || part.seconds <= 0) continue;
+      seconds += part.seconds;
+      prefixes.push_back(part.prefix);
+      holds_largest |= largest == part.name;
+    }
+    if (prefixes.size() < 2 || holds_largest || seconds <= most) continue;
+    most = seconds;
+    std::string words = prefixes.front();
+    for (size_t i = 1; i < prefixes.size(); ++i) {
+      words += (i + 1 == prefixes.size() ? " and " : ", ") + std::string(prefixes[i]);
+    }
+    named = std::string(link_name(kind)) + " shared by " + words + "parallel communication";
+  }
+  return named;
 }
 
 }  // namespace
@@ -43,7 +96,15 @@ std::string limiting_part(const StepResult& r) {
       {r.bubble_s, "pipeline bubble"},
       {data_comm, "data-parallel communication"},
       {r.optimizer_s, "optimizer"}};
-  const std::string largest = std::max_element(std::begin(parts), std::end(parts))->second;
+  const auto largest_part = std::max_element(std::begin(parts), std::end(parts));
+  const std::string largest = largest_part->second;
+  // Parts that bind on one kind of link, weighed together: a faster link shortens them all.
+  const std::optional<std::string> shared = shared_link(
+      {{tensor_comm, r.part_links.tensor, "tensor-", "tensor-parallel communication"},
+       {context_comm, r.part_links.context, "context-", "context-parallel communication"},
+       {data_comm, r.part_links.data, "data-", "data-parallel communication"}},
+      largest_part->first, largest);
+  if (shared) return *shared;
   // The expert all-to-alls' scale-out time, and the other parts beside the compute with it taken
   // out of the one holding it.
   const double scale_out = r.expert_scale_out_most_s;

@@ -14,6 +14,7 @@
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
 #include "sim/net/topology.h"
+#include "sim/parallel/part_links.h"
 #include "sim/parallel/pipeline_simulation.h"
 
 namespace clustersim {
@@ -63,6 +64,8 @@ struct StepResult {
   // collectives over the scale-out network), the kind of link that binds their traffic; none
   // inside one domain.
   std::optional<LinkKind> tensor_crossing_link;
+  // The kind of link each communicating part binds on, weighed together where parts share one.
+  PartLinks part_links;
   std::string limiting;      // what limits the step (step_limit.h)
 };
 
@@ -82,6 +85,7 @@ struct StageShares {
   // Where the tensor-parallel group timed (stage 0's first) crosses an NVLink domain's edge, the
   // kind of link that binds its traffic (StageGroups::tensor_crossing_link); none inside one.
   std::optional<LinkKind> tensor_crossing_link;
+  PartLinks part_links;  // of the groups of stage 0 (part_links.h)
 };
 
 // The step time of a simulated pipeline and where the time of the stage that finishes last goes,
