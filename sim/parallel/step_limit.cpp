@@ -26,6 +26,8 @@ std::string binding_link_name(LinkKind kind, const char* nvlink) {
   return "scale-out network";
 }
 
+constexpr char kDeepSpeedFetchRate[] = "DeepSpeed 2021's ZeRO-3 fetch rate";
+
 // A link's name as a buyer upgrades it.
 const char* link_name(LinkKind kind) {
   switch (kind) {
@@ -84,7 +86,8 @@ std::string limiting_part(const StepResult& r) {
   // kernels and of the tensor- and context-parallel collectives inside the tasks.
   const double beside = r.work_beside_collectives_share;
   const double kernels = r.compute_s - r.collective_stretch_s;
-  const double data_comm = r.data_comm_s + r.collective_stretch_s +
+  // The waits DeepSpeed 2021's fetch rate ended are that rate's, not a link's.
+  const double data_comm = r.data_comm_s - r.fetch_paced_wait_s + r.collective_stretch_s +
                            beside * (kernels + r.tensor_comm_s + r.context_comm_s);
   const double tensor_comm = (1 - beside) * r.tensor_comm_s;
   const double context_comm = (1 - beside) * r.context_comm_s;
@@ -95,6 +98,7 @@ std::string limiting_part(const StepResult& r) {
       {r.expert_comm_s, "expert-parallel all-to-all"},
       {r.bubble_s, "pipeline bubble"},
       {data_comm, "data-parallel communication"},
+      {r.fetch_paced_wait_s, kDeepSpeedFetchRate},
       {r.optimizer_s, "optimizer"}};
   const auto largest_part = std::max_element(std::begin(parts), std::end(parts));
   const std::string largest = largest_part->second;
@@ -111,7 +115,8 @@ std::string limiting_part(const StepResult& r) {
   const double waited = std::max(0.0, scale_out - r.expert_scale_out_s);
   const double expert_rest = r.expert_comm_s - r.expert_scale_out_s;
   const double bubble_rest = std::max(0.0, r.bubble_s - waited);
-  const double others = std::max({context_comm, data_comm, r.optimizer_s});
+  const double others =
+      std::max({context_comm, data_comm, r.fetch_paced_wait_s, r.optimizer_s});
   std::string crossing;
   if (scale_out > 0 &&
       scale_out >= std::max({others, tensor_comm, expert_rest, bubble_rest})) {

@@ -110,6 +110,7 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
   // forwards do not hide it, is data-parallel communication too.
   r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds() +
                   c.parameter_wait.seconds() + (c.end - c.optimizer_end).seconds() + amax;
+  r.fetch_paced_wait_s = c.fetch_paced_wait.seconds();
   r.optimizer_s = (c.optimizer_end - c.gradients_reduced).seconds();
   r.expert_scale_out_s = c.expert_scale_out.seconds();
   for (const StageTimeline& stage : stages.stages) {

@@ -51,6 +51,9 @@ struct StepResult {
   // of a sharded optimizer not hidden behind the next step's first forwards, delayed scaling's
   // amax all-reduces (over the tensor x data x context-parallel group)
   double data_comm_s = 0;
+  // Of data_comm_s: the ZeRO-3 waits DeepSpeed 2021's fetch rate ended (its coordinator, not a
+  // link: StageTimeline::fetch_paced_wait); the limiting column names that rate for it.
+  double fetch_paced_wait_s = 0;
   double optimizer_s = 0;  // the optimizer step on this GPU's shard
   double data_stall_s = 0;   // GPUs waiting for their input batches (sim/input), added last
   // Of expert_comm_s: how long the critical stage's all-to-alls' traffic across NVLink domains

@@ -4,8 +4,8 @@
 // compute waited for, and an
 // expert- or tensor-parallel group's traffic over the scale-out network where it is the largest
 // part beside the compute, also where another stage's crossing shows as the critical stage's
-// bubble, with the link that binds each crossing's traffic; and parts that share one link
-// weighed together.
+// bubble, with the link that binds each crossing's traffic; parts that share one link weighed
+// together; and ZeRO-3 waits DeepSpeed 2021's fetch rate ended named as that rate.
 #include <catch2/catch.hpp>
 
 #include "sim/parallel/step_limit.h"
@@ -198,6 +198,18 @@ TEST_CASE("parts that bind on one link are weighed together, and the link is nam
   three.tensor_comm_s = 7;
   CHECK(limiting_part(three) ==
         "scale-out network shared by tensor- and data-parallel communication");
+}
+
+TEST_CASE("ZeRO-3 waits DeepSpeed 2021's fetch rate ended are named as that rate, not a link") {
+  // 86 s of kernels and 127 s of data-parallel time, as SC'21's GPT 530B on 1,120 A100s.
+  StepResult r;
+  r.compute_s = 86;
+  r.data_comm_s = 127;
+  CHECK(limiting_part(r) == "data-parallel communication");
+  r.fetch_paced_wait_s = 120;  // the coordinator's fetches paced them: 7 s left to the links
+  CHECK(limiting_part(r) == "DeepSpeed 2021's ZeRO-3 fetch rate");
+  r.fetch_paced_wait_s = 60;  // 67 s left to the links, 60 s the rate's: the kernels
+  CHECK(limiting_part(r) == "compute");
 }
 
 }  // namespace
