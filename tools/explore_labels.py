@@ -145,6 +145,10 @@ COMPUTE = {"gpu_peak", "hbm", "gpu"}
 # The crossing's link as step_limit.cpp names it.
 CROSSING_LINK = {"scale-out network": "nic", "PCIe between GPU and NIC": "pcie",
                  "NVLink to the NIC's GPU": "nvlink", "NVLink inside each domain": "nvlink"}
+FETCH_RATE = "DeepSpeed 2021's ZeRO-3 fetch rate"
+# The link parts share, as step_limit.cpp names it ("PCIe shared by tensor- and data-parallel
+# communication").
+SHARED_LINK = {"NVLink": "nvlink", "PCIe": "pcie", "scale-out network": "nic"}
 
 
 def label_classes(label, intra):
@@ -155,6 +159,9 @@ def label_classes(label, intra):
     link = CROSSING_LINK.get(crossing.group(1)) if crossing else None
     if label.startswith("compute, then "):
         return COMPUTE, link
+    shared = re.match(r"(.+) shared by .+ communication$", label)
+    if shared:
+        return {SHARED_LINK.get(shared.group(1))}, None
     if crossing:
         return {link}, None
     table = {
@@ -183,7 +190,9 @@ def label_classes(label, intra):
     }
     if label in table:
         return table[label], None
-    if label.startswith("GPU memory") or label == "pipeline bubble" or not label:
+    # DeepSpeed 2021's ZeRO-3 coordinator paces the fetches (step_limit.cpp): a software rate,
+    # which no catalog entry scales.
+    if label.startswith("GPU memory") or label in ("pipeline bubble", FETCH_RATE) or not label:
         return None
     return set(), None  # a label this table does not know: every resource disagrees
 

@@ -76,5 +76,8 @@ Picoseconds concurrent_collectives_time(const Topology& topology,
 // start_ring), as Network::prepared_binding_link finds it. Requires: at least two distinct GPUs
 // of `topology`.
 LinkKind ring_binding_link(const Topology& topology, const std::vector<int>& gpus);
+// The kind of link that binds `rings` run at once, each ring's bytes split over its channels.
+// Requires: at least one ring; each as ring_binding_link's.
+LinkKind rings_binding_link(const Topology& topology, const std::vector<std::vector<int>>& rings);
 
 }  // namespace clustersim

@@ -13,7 +13,7 @@
 // nodes) the data is split over one ring per GPU of a domain (NCCL's channels); channel c enters
 // every domain at its c-th GPU, so each channel crosses the network through a different NIC
 // (ring_channels.h, which keeps each ring's channels per topology). ring_binding_link names the
-// kind of link that binds those channels.
+// kind of link that binds those channels, rings_binding_link that of several rings run at once.
 #include <optional>
 
 #include "sim/net/collective_algorithms.h"
@@ -59,14 +59,21 @@ void start_ring(Network* network, const Collective& c, std::function<void()> don
   }
 }
 
-LinkKind ring_binding_link(const Topology& t, const std::vector<int>& gpus) {
+LinkKind rings_binding_link(const Topology& t, const std::vector<std::vector<int>>& rings) {
   Simulation idle;
   Network network(&idle, &t);
   std::vector<Network::PreparedLoad> loads;
-  for (const RingChannel& channel : t.ring_channels().channels(gpus, false, t).channels) {
-    loads.push_back({network.prepare_coupled(channel.edges), 1.0});
+  for (const std::vector<int>& gpus : rings) {
+    const std::vector<RingChannel>& channels = t.ring_channels().channels(gpus, false, t).channels;
+    for (const RingChannel& channel : channels) {
+      loads.push_back({network.prepare_coupled(channel.edges), 1.0 / channels.size()});
+    }
   }
   return network.prepared_binding_link(loads);
+}
+
+LinkKind ring_binding_link(const Topology& t, const std::vector<int>& gpus) {
+  return rings_binding_link(t, {gpus});
 }
 
 }  // namespace clustersim

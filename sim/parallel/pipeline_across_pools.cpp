@@ -168,6 +168,7 @@ PipelineAcrossPoolsResult simulate_pipeline_across_pools(
     const TransformerPlan plan =
         transformer_plan(model, job, p, *pools[i].topology, *pools[i].compute);
     if (i == 0) all = plan;
+    all.part_links = agreeing(all.part_links, plan.part_links);
     for (int r = 0; r < p.pipeline_parallel(); ++r) {
       if (pool_of[r] != static_cast<int>(i)) continue;
       all.plan.work[r] = plan.plan.work[r];

@@ -102,7 +102,10 @@ PipelineTimeline PipelineRun::run() {
     sim.run();
   }
   for (int r = 0; r < plan_.stages; ++r) {
-    if (zero3_[r]) timeline_.stages[r].parameter_wait = zero3_[r]->waited();
+    if (zero3_[r]) {
+      timeline_.stages[r].parameter_wait = zero3_[r]->waited();
+      timeline_.stages[r].fetch_paced_wait = zero3_[r]->fetch_paced_waited();
+    }
     timeline_.stages[r].collective_stretch = contention_[r].stretch();
     timeline_.stages[r].work_beside_collectives = contention_[r].work_beside_collectives();
   }

@@ -193,6 +193,9 @@ struct StageTimeline {
   Picoseconds last_backward_end;  // with the deferred weight gradients after it, if any
   Picoseconds gradients_reduced;  // data-parallel reduction done
   Picoseconds parameter_wait;     // ZeRO-3: compute stream idle until weight gathers arrive
+  // Of parameter_wait: the waits DeepSpeed 2021's fetch rate ended (Zero3Stage::
+  // fetch_paced_waited), a software rate no link or kernel shortens.
+  Picoseconds fetch_paced_wait;
   // What the traffic beside the expert all-to-alls across NVLink domains added to them.
   Picoseconds expert_network_wait;
   // How long the expert all-to-alls' traffic across NVLink domains (over the scale-out network)

@@ -244,6 +244,11 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
   step = parts[r.limiting_pool];
   step.step_s = end.seconds();
   step.data_comm_s += r.inter_pool_s;
+  // The all-reduce between pools crosses the scale-out network: the data-parallel part binds on
+  // one link only where the pool's own groups do too (part_links.h).
+  if (r.inter_pool_s > 0 && step.part_links.data != LinkKind::kNetwork) {
+    step.part_links.data.reset();
+  }
   step.optimizer_s += std::max(0.0, (end - reduced - after[r.limiting_pool]).seconds());
   set_transformer_rates(model, job, p, recomputed_layers, peak_flops, &step);
   if (timeline) {

@@ -32,6 +32,19 @@
 // So the parts it is weighed against are the breakdown's with it taken out of the one that holds
 // it: the all-to-all time less the critical stage's scale-out time, the bubble less what the
 // slowest stage's scale-out time exceeds it by.
+//
+// Parts that bind on one kind of link (part_links.h: the tensor-, context- and data-parallel
+// traffic, the data-parallel part with what is weighed with it above) are weighed together: where
+// two or more share one and together outlast the largest part, which is none of them, the label
+// names the link, "PCIe shared by tensor- and data-parallel communication": a faster link
+// shortens them all (scenarios/huaweicloud_ascend_vs_a100's TP 2 x DP 4 ZeRO-3 rows on 8 PCIe
+// A100s: kernels 34.5 s, data-parallel 28.9 s, tensor-parallel 16.7 s; PCIe x1.25 saves 11.4% of
+// the step, the GPU 8.6%). A part that is the largest alone keeps its name.
+//
+// The ZeRO-3 waits DeepSpeed 2021's coordinator ended at its fetch rate (fetch_paced_wait_s,
+// zero3_traffic.h) are that rate's, not a link's: taken out of the data-parallel part, they are
+// named "DeepSpeed 2021's ZeRO-3 fetch rate" where they are the largest part (a software rate:
+// a newer DeepSpeed, not faster hardware, shortens them).
 #pragma once
 
 #include <string>

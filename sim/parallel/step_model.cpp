@@ -72,7 +72,7 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
   const double compute_s =
       (times.forward.compute + times.backward.compute).seconds() * plan.micro_batches;
   StepResult r =
-      run_pipeline(plan, topology, timeline, {{compute_s}, {0.0}, {0.0}, {0.0}, {0.0}, {0.0}, {}});
+      run_pipeline(plan, topology, timeline, {{compute_s}, {0.0}, {0.0}, {0.0}, {0.0}, {0.0}, {}, {}});
   r.samples_per_s = job.global_batch_size() / r.step_s;  // images: a CNN has no tokens
   r.mfu = r.hfu = 3 * forward_flops / p.micro_batch_size() * job.global_batch_size() /
                   (compute.peak_flops() * p.data_parallel() * r.step_s);
@@ -110,6 +110,7 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
   // forwards do not hide it, is data-parallel communication too.
   r.data_comm_s = (c.gradients_reduced - c.last_backward_end).seconds() +
                   c.parameter_wait.seconds() + (c.end - c.optimizer_end).seconds() + amax;
+  r.fetch_paced_wait_s = c.fetch_paced_wait.seconds();
   r.optimizer_s = (c.optimizer_end - c.gradients_reduced).seconds();
   r.expert_scale_out_s = c.expert_scale_out.seconds();
   for (const StageTimeline& stage : stages.stages) {
@@ -119,6 +120,7 @@ StepResult pipeline_breakdown(const PipelineTimeline& stages, const StageShares&
     }
   }
   r.tensor_crossing_link = shares.tensor_crossing_link;
+  r.part_links = shares.part_links;
   r.limiting = limiting_part(r);
   return r;
 }

@@ -14,6 +14,7 @@
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/parallelism.pb.h"
 #include "sim/net/topology.h"
+#include "sim/parallel/part_links.h"
 #include "sim/parallel/pipeline_simulation.h"
 
 namespace clustersim {
@@ -50,6 +51,9 @@ struct StepResult {
   // of a sharded optimizer not hidden behind the next step's first forwards, delayed scaling's
   // amax all-reduces (over the tensor x data x context-parallel group)
   double data_comm_s = 0;
+  // Of data_comm_s: the ZeRO-3 waits DeepSpeed 2021's fetch rate ended (its coordinator, not a
+  // link: StageTimeline::fetch_paced_wait); the limiting column names that rate for it.
+  double fetch_paced_wait_s = 0;
   double optimizer_s = 0;  // the optimizer step on this GPU's shard
   double data_stall_s = 0;   // GPUs waiting for their input batches (sim/input), added last
   // Of expert_comm_s: how long the critical stage's all-to-alls' traffic across NVLink domains
@@ -63,6 +67,8 @@ struct StepResult {
   // collectives over the scale-out network), the kind of link that binds their traffic; none
   // inside one domain.
   std::optional<LinkKind> tensor_crossing_link;
+  // The kind of link each communicating part binds on, weighed together where parts share one.
+  PartLinks part_links;
   std::string limiting;      // what limits the step (step_limit.h)
 };
 
@@ -82,6 +88,7 @@ struct StageShares {
   // Where the tensor-parallel group timed (stage 0's first) crosses an NVLink domain's edge, the
   // kind of link that binds its traffic (StageGroups::tensor_crossing_link); none inside one.
   std::optional<LinkKind> tensor_crossing_link;
+  PartLinks part_links;  // of the groups of stage 0 (part_links.h)
 };
 
 // The step time of a simulated pipeline and where the time of the stage that finishes last goes,

@@ -299,6 +299,7 @@ void Zero3Stage::gather_done(size_t segment, bool network_paced) {
     contention_->record_work_beside(sim_->now(), chain_start_work_);
   }
   gather_end_ = network_paced ? std::optional(sim_->now()) : std::nullopt;
+  released_at_floor_ = !network_paced;
   segments_[segment].gathered = true;
   next_reduction();
   if (waiting_) return start_compute();
@@ -330,6 +331,7 @@ void Zero3Stage::start_compute() {
   if (waiting_) {
     waiting_ = false;
     waited_ += sim_->now() - wait_start_;
+    if (released_at_floor_) fetch_paced_waited_ += sim_->now() - wait_start_;
   }
   issue_gathers_up_to(current_);  // the prefetch, issued after the synchronization
   release_deferred();
@@ -420,20 +422,24 @@ void Zero3Stage::next_reduction() {
   const Picoseconds earliest = fetch_floor(bytes);
   dense_and_experts(
       CollectiveOp::kReduceScatter, bytes, next.expert_bytes, [this, bytes, across, earliest] {
-        if (sim_->now() >= earliest) return reduce_scattered(bytes, across);
-        sim_->call_at(earliest, [this, bytes, across] { reduce_scattered(bytes, across); });
+        if (sim_->now() >= earliest) return reduce_scattered(bytes, across, false);
+        sim_->call_at(earliest, [this, bytes, across] { reduce_scattered(bytes, across, true); });
       });
 }
 
 // Under hybrid sharding each rank's shard is then all-reduced across the groups holding it;
 // under Hybrid-FSDP reduce-scattered, in the step's last backward only.
-void Zero3Stage::reduce_scattered(double bytes, bool across_replicas) {
+void Zero3Stage::reduce_scattered(double bytes, bool across_replicas, bool at_floor) {
+  released_at_floor_ = at_floor;
   if (work_.replicas <= 1 || !across_replicas) return reduction_done();
   const double shard = bytes / work_.shard_ranks;
   replicated_bytes_ += shard;
   collective_(
       work_.optimizer_across_replicas ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
-      DataParallelGroup::kReplicas, shard, [this] { reduction_done(); });
+      DataParallelGroup::kReplicas, shard, [this] {
+        released_at_floor_ = false;
+        reduction_done();
+      });
 }
 
 void Zero3Stage::reduction_done() {

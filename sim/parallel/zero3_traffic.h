@@ -219,6 +219,10 @@ class Zero3Stage {
   // its fetch floor (fetch_bytes_per_s: DeepSpeed 2021's coordinator, not a link) ends its chain
   // and records nothing: no faster link would shorten it.
   Picoseconds waited() const { return waited_; }
+  // Of waited(): the waits that ended as a collective ended at its fetch floor
+  // (fetch_bytes_per_s: DeepSpeed 2021's coordinator), not as the network delivered it: no
+  // faster link or kernel shortens them, only a faster fetch path.
+  Picoseconds fetch_paced_waited() const { return fetch_paced_waited_; }
   // The activation offload's copy streams; null without offload.
   const OffloadStreams* offload() const { return offload_.get(); }
 
@@ -265,7 +269,8 @@ class Zero3Stage {
   void queue_reduction(const Reduction& bytes);
   void release_deferred();
   void next_reduction();
-  void reduce_scattered(double bytes, bool across_replicas);
+  // `at_floor`: it ended at its fetch floor, not as the network delivered it.
+  void reduce_scattered(double bytes, bool across_replicas, bool at_floor);
   void reduction_done();
   // Whether the running collective (synchronize: gathers and reduce-scatters take turns) leaves
   // the process group free.
@@ -287,6 +292,8 @@ class Zero3Stage {
   bool waiting_ = false;               // current_ waits for its gather
   bool waiting_reduced_ = false;       // the task computed, waits on its reduce-scatters
   Picoseconds wait_start_, waited_;    // of the current wait, and in all
+  Picoseconds fetch_paced_waited_;     // of waited_, the waits a fetch floor ended
+  bool released_at_floor_ = false;     // the last collective to end did so at its fetch floor
   size_t gather_issued_ = 0;           // segments before this have their gather issued
   bool gather_in_flight_ = false;
   // When the last gather ended as the network delivered it (none yet, or at its fetch floor:

@@ -440,13 +440,16 @@ TEST_CASE("a tensor-parallel group across two p5 names the link its ring is shor
 // recomputation that slowdown alone weighs less than the kernels, but each forward and
 // recomputed forward layer waits for its gather, the gathers running back to back: the kernels
 // beside them only lengthen the waits (PCIe x1.25 saves 12.1% of the step, the GPU 7.9%).
-std::string sharded_over_pcie(const char* recompute) {
+// At TP 2 (DP 4) the tensor-parallel all-reduces cross PCIe too: neither part outweighs the
+// kernels, both together do, and PCIe shortens both.
+std::string sharded_over_pcie(const char* recompute, int tensor_parallel = 1) {
   return R"(name: "zero3-pcie"
 model: "llama2-7b"
 job { global_batch_size: 16 sequence_length: 4096 precision: FP16 optimizer: ADAM steps: 1 }
 cluster { instance: "huaweicloud.p3.16xlarge.8" nodes: 1 }
 parallelism { micro_batch_size: 1 zero_stage: 3 recompute: )" +
-         std::string(recompute) + " }";
+         std::string(recompute) +
+         (tensor_parallel > 1 ? " tensor_parallel: " + std::to_string(tensor_parallel) : "") + " }";
 }
 
 // GPT 1.7B data-parallel over two p4d (DP 16, the distributed optimizer): the gradient
@@ -527,13 +530,16 @@ std::vector<FasterResource> faster_resources() {
 // results/validation.md says why): the kernels run at the peaks or at HBM bandwidth, one class;
 // a tensor-parallel group inside a node on its NVLink; data-parallel traffic on whichever link
 // its route takes; a crossing on the link in its parenthesis, after "compute, then " on the
-// kernels.
+// kernels; a link parts share on that link.
 std::vector<std::string> named_resources(const std::string& label) {
   if (label == "compute" || label.rfind("compute, then ", 0) == 0) return {"peaks", "HBM", "GPU"};
   if (label == "tensor-parallel communication") return {"NVLink"};
   if (label == "data-parallel communication") return {"NVLink", "PCIe", "NICs"};
   if (label.ends_with("(scale-out network)")) return {"NICs"};
   if (label.ends_with("(PCIe between GPU and NIC)")) return {"PCIe"};
+  if (label.starts_with("PCIe shared by ")) return {"PCIe"};
+  if (label.starts_with("NVLink shared by ")) return {"NVLink"};
+  if (label.starts_with("scale-out network shared by ")) return {"NICs"};
   return {};
 }
 
@@ -546,6 +552,7 @@ TEST_CASE("the resource that shortens the step the most is one the limiting colu
                                scenario_text(kScenarios[2]), kTensorAcrossNodes,
                                sharded_over_pcie("RECOMPUTE_SELECTIVE"),
                                sharded_over_pcie("RECOMPUTE_FULL"),
+                               sharded_over_pcie("RECOMPUTE_SELECTIVE", 2),
                                reduce_scattered_over_efa(32),
                                reduce_scattered_over_efa(64)};
   for (const std::string& text : texts) {

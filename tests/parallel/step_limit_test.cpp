@@ -4,7 +4,8 @@
 // compute waited for, and an
 // expert- or tensor-parallel group's traffic over the scale-out network where it is the largest
 // part beside the compute, also where another stage's crossing shows as the critical stage's
-// bubble, with the link that binds each crossing's traffic.
+// bubble, with the link that binds each crossing's traffic; parts that share one link weighed
+// together; and ZeRO-3 waits DeepSpeed 2021's fetch rate ended named as that rate.
 #include <catch2/catch.hpp>
 
 #include "sim/parallel/step_limit.h"
@@ -154,6 +155,61 @@ TEST_CASE("the tensor-parallel crossing names each kind of link that binds its r
   r.tensor_crossing_link = LinkKind::kNvlink;
   CHECK(limiting_part(r) ==
         "tensor-parallel communication across NVLink domains (NVLink inside each domain)");
+}
+
+TEST_CASE("parts that bind on one link are weighed together, and the link is named") {
+  // huaweicloud_ascend_vs_a100's TP 2 x DP 4 ZeRO-3 row on 8 PCIe A100s: kernels 34.5 s, the
+  // gathers' and reduce-scatters' SMs 28.9 s (data-parallel), tensor-parallel all-reduces 16.7 s;
+  // PCIe carries both collectives.
+  StepResult r;
+  r.compute_s = 34.5 + 28.9;
+  r.collective_stretch_s = 28.9;
+  r.tensor_comm_s = 16.7;
+  CHECK(limiting_part(r) == "compute");  // no link known: the parts alone
+  r.part_links.tensor = r.part_links.data = LinkKind::kPcie;
+  CHECK(limiting_part(r) == "PCIe shared by tensor- and data-parallel communication");
+  // On different links (tensor-parallel over NVLink, data-parallel over the NICs) each is weighed
+  // alone again.
+  r.part_links.tensor = LinkKind::kNvlink;
+  r.part_links.data = LinkKind::kNetwork;
+  CHECK(limiting_part(r) == "compute");
+  // Together shorter than the kernels: the kernels.
+  r.part_links.tensor = r.part_links.data = LinkKind::kPcie;
+  r.tensor_comm_s = 5;
+  CHECK(limiting_part(r) == "compute");
+  // A part that is the largest alone keeps its name.
+  r.tensor_comm_s = 40;
+  CHECK(limiting_part(r) == "tensor-parallel communication");
+  // Three parts on NVLink, each shorter than the 10 s of kernels, together longer.
+  StepResult three;
+  three.compute_s = 10;
+  three.tensor_comm_s = 4;
+  three.context_comm_s = 3;
+  three.data_comm_s = 4;
+  three.part_links = {LinkKind::kNvlink, LinkKind::kNvlink, LinkKind::kNvlink};
+  CHECK(limiting_part(three) ==
+        "NVLink shared by tensor-, context- and data-parallel communication");
+  three.part_links.context = LinkKind::kNetwork;  // 8 s on NVLink: the kernels
+  CHECK(limiting_part(three) == "compute");
+  // The scale-out network shared by a tensor-parallel crossing and the data-parallel traffic is
+  // named as the link, not as the crossing.
+  three.part_links = {LinkKind::kNetwork, std::nullopt, LinkKind::kNetwork};
+  three.tensor_crossing_link = LinkKind::kNetwork;
+  three.tensor_comm_s = 7;
+  CHECK(limiting_part(three) ==
+        "scale-out network shared by tensor- and data-parallel communication");
+}
+
+TEST_CASE("ZeRO-3 waits DeepSpeed 2021's fetch rate ended are named as that rate, not a link") {
+  // 86 s of kernels and 127 s of data-parallel time, as SC'21's GPT 530B on 1,120 A100s.
+  StepResult r;
+  r.compute_s = 86;
+  r.data_comm_s = 127;
+  CHECK(limiting_part(r) == "data-parallel communication");
+  r.fetch_paced_wait_s = 120;  // the coordinator's fetches paced them: 7 s left to the links
+  CHECK(limiting_part(r) == "DeepSpeed 2021's ZeRO-3 fetch rate");
+  r.fetch_paced_wait_s = 60;  // 67 s left to the links, 60 s the rate's: the kernels
+  CHECK(limiting_part(r) == "compute");
 }
 
 }  // namespace

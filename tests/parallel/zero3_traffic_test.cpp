@@ -23,6 +23,7 @@ struct Zero3Run {
   double task_end_ms = 0;  // the last task's compute
   double drained_ms = 0;   // the last reduce-scatter
   double waited_ms = 0;    // compute waiting for gathers
+  double fetch_paced_ms = 0;  // of it, the waits a collective at its fetch floor ended
   double beside_ms = 0;    // work beside the chains of gathers waited for
   double gathered_bytes = 0, reduced_bytes = 0;
   int gathers = 0, reductions = 0;
@@ -57,6 +58,7 @@ Zero3Run run_stage(const Zero3Work& work, int micro_batches, Picoseconds forward
   run.gathered_bytes = stage.gathered_bytes();
   run.reduced_bytes = stage.reduced_bytes();
   run.waited_ms = stage.waited().seconds() * 1e3;
+  run.fetch_paced_ms = stage.fetch_paced_waited().seconds() * 1e3;
   run.beside_ms = compute.work_beside_collectives().seconds() * 1e3;
   return run;
 }
@@ -311,6 +313,7 @@ TEST_CASE("communication-bound ZeRO-3: the gathers run back to back, compute wai
   CHECK(r.task_end_ms == Approx(16 * 5 + 2));
   CHECK(r.drained_ms == Approx(16 * 5 + 2 + 3));
   CHECK(r.waited_ms == Approx(r.task_end_ms - 2 * (4 + 8)));
+  CHECK(r.fetch_paced_ms == 0);  // no fetch floor: every wait is the network's
   // One chain of gathers from the start; every layer's work but the last backward's ran beside
   // it before a wait.
   CHECK(r.beside_ms == Approx(2 * (4 + 8) - 2));
@@ -374,6 +377,9 @@ TEST_CASE("DeepSpeed 2021, communication-bound: every collective's bytes at the 
   CHECK(r.reductions == 8);
   CHECK(r.drained_ms == Approx(fetch_ms(16 * 1e9 + 8 * 2e9)));
   CHECK(r.task_end_ms == Approx(r.drained_ms - 2 * fetch_ms(2e9) + 2));
+  // Every wait ended as a collective reached its fetch floor (the network's 5 or 3 ms long past).
+  CHECK(r.waited_ms == Approx(r.task_end_ms - 2 * (4 + 8)));
+  CHECK(r.fetch_paced_ms == Approx(r.waited_ms));
 }
 
 TEST_CASE("DeepSpeed 2021, compute-bound: the first gather and the reduce-scatters synced on") {
@@ -386,6 +392,7 @@ TEST_CASE("DeepSpeed 2021, compute-bound: the first gather and the reduce-scatte
   CHECK(r.task_end_ms == Approx(fetch_ms(1e7) + 2 * (40 + 80) + fetch_ms(2e7)));
   CHECK(r.drained_ms == Approx(r.task_end_ms + fetch_ms(2e7)));
   CHECK(r.waited_ms == Approx(fetch_ms(1e7) + fetch_ms(2e7)));
+  CHECK(r.fetch_paced_ms == Approx(r.waited_ms));
 }
 
 TEST_CASE("DeepSpeed 2021: a module at the live-parameter limit is not prefetched past") {
