@@ -80,7 +80,7 @@ TEST_CASE("block volumes cost capacity x price x hours per node, added to the in
         Approx(2 * r.cost.per_instance_hour * hours + r.cost.storage_cost_p50).epsilon(1e-12));
 }
 
-TEST_CASE("a shared file system is one per job; a faster tier's price shows in the total") {
+TEST_CASE("a shared file system is one per job, and a faster tier's price shows in the total") {
   const Run gp3 = run_on("tier: \"aws.ebs.gp3\" capacity_gib: 1200");
   const Run fsx = run_on("tier: \"aws.fsx-lustre.persistent2-125\" capacity_gib: 1200");
   REQUIRE(fsx.cost.storage_per_hour);
