@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks a training sweep's rows (`clustersim sweep S --out R.csv`) against relations every
 answer must keep, and prints each violation:
-  - cost = billed hours x price_per_hour (whole months or years for a subscription);
+  - cost = billed hours x price_per_hour (whole months or years for a subscription) + storage_cost;
   - p95 time and cost not below p50, the time to train no shorter than steps x step time;
   - a spot row no faster than its on-demand row, a subscription as fast as it;
   - one price per node for an instance type and billing mode (one-type clusters);
@@ -37,8 +37,12 @@ def row_checks(rows):
         if not math.isnan(cost):
             period = PERIOD_HOURS.get(r["billing"])
             billed = math.ceil(hours / period) * period if period else hours
-            if abs(cost - billed * price) > 1e-9 * max(cost, 1):
-                problems.append(f"{where}: cost {cost} is not billed hours x price ({billed * price})")
+            # The checkpoint storage, billed for the wall time, where its tier is priced.
+            storage = r.get("storage_cost") or "0"
+            expected = billed * price + float(storage)
+            if abs(cost - expected) > 1e-9 * max(cost, 1):
+                problems.append(f"{where}: cost {cost} is not billed hours x price + storage "
+                                f"({expected})")
             if number(r["cost_p95"]) < cost:
                 problems.append(f"{where}: cost_p95 below cost")
         if number(r["time_to_train_p95_h"]) < hours:

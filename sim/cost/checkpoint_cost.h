@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/io/schema/cost.pb.h"
 #include "sim/io/schema/job.pb.h"
 #include "sim/io/schema/model.pb.h"
 #include "sim/io/schema/storage.pb.h"
@@ -29,18 +30,22 @@ struct CheckpointCost {
   double load_s = 0;  // every node reading its GPUs' states
 };
 
-// Why a checkpoint of `model` trained by `job`, written over `nodes` nodes, does not fit in
-// `capacity_gib` of `tier`: a shared volume holds the whole of it, a block volume (one per node)
-// a node's share; "" when it fits. `nodes_note` follows the node count in the message (", the
-// most the scenario has").
+// The checkpoints a volume holds at once (Checkpoint.keep; absent: 2, see cost.proto).
+int checkpoints_kept(const schema::Checkpoint& checkpoint);
+
+// Why `keep` checkpoints of `model` trained by `job`, written over `nodes` nodes, do not fit in
+// `capacity_gib` of `tier`: a shared volume holds the whole of each, a block volume (one per
+// node) a node's share; "" when they fit. `nodes_note` follows the node count in the message
+// (", the most the scenario has").
 std::string checkpoint_volume_problem(const schema::Model& model, const schema::TrainingJob& job,
-                                      int64_t nodes, const schema::StorageTier& tier,
+                                      int64_t nodes, int keep, const schema::StorageTier& tier,
                                       double capacity_gib, const std::string& nodes_note);
 
 // `memory`: the configuration's per-GPU estimate (its fullest stage). Requires: `volume` resolved
-// (a tier of the catalog at a capacity within its range) and a configuration of `model`.
+// against `tier` (resolve_storage_volume) and a configuration of `model`.
 CheckpointCost checkpoint_cost(const schema::Model& model, const schema::TrainingJob& job,
                                const Configuration& configuration, const MemoryEstimate& memory,
-                               const schema::StorageTier& tier, double capacity_gib);
+                               const schema::StorageTier& tier,
+                               const schema::StorageVolume& volume);
 
 }  // namespace clustersim

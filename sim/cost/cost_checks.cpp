@@ -19,6 +19,10 @@ namespace {
 
 namespace s = schema;
 
+// The most checkpoints a volume keeps: far beyond practice (a handful), so that keep x a
+// checkpoint's size stays a finite capacity to compare.
+constexpr int kMaxCheckpointsKept = 1000;
+
 bool has_spot(const s::Cost& cost) {
   for (int billing : cost.billing()) {
     if (billing == s::SPOT) return true;
@@ -43,28 +47,31 @@ int64_t most_nodes(const s::Scenario& m) {
   return std::max<int64_t>({most, pools, 1});
 }
 
-// The volume holds a checkpoint: a shared file system the whole of it, a block volume (one per
-// node) its node's share, at least that of the most nodes the scenario tries (each configuration's
-// own share is checked when it is costed: plan_checkpoints). A volume of 1 GiB took Llama-2-7B's
-// 88 GiB checkpoint, timed at the tier's rate; the dataset's volume is refused likewise.
+// The volume holds the `keep` checkpoints kept: a shared file system the whole of each, a block
+// volume (one per node) its node's share, at least that of the most nodes the scenario tries (each
+// configuration's own share is checked when it is costed: plan_checkpoints). A volume of 1 GiB took
+// Llama-2-7B's 88 GiB checkpoint, timed at the tier's rate; the dataset's volume is refused
+// likewise.
 void check_checkpoint_fits(const FieldChecker& volume, const s::StorageTier& tier,
-                           const LoadedScenario& scenario) {
+                           const LoadedScenario& scenario, int keep) {
   const s::TrainingJob& job = scenario.scenario().job();
   if (scenario.model == nullptr || job.precision() == s::PRECISION_UNSPECIFIED) return;
   const std::string problem =
-      checkpoint_volume_problem(*scenario.model, job, most_nodes(scenario.scenario()), tier,
+      checkpoint_volume_problem(*scenario.model, job, most_nodes(scenario.scenario()), keep, tier,
                                 volume.number("capacity_gib"), ", the most the scenario has");
   if (!problem.empty()) volume.error("capacity_gib", problem);
 }
 
-// One volume per provider, and one for the provider of every candidate instance; each holds a
-// checkpoint.
+// One volume per provider, and one for the provider of every candidate instance; each holds the
+// checkpoints kept (`keep`; 0: unknown, keep is in error).
 void check_volumes(const FieldChecker& checkpoint, const Catalog& catalog,
-                   const LoadedScenario& scenario) {
+                   const LoadedScenario& scenario, int keep) {
   std::set<int> providers;
   for (int i = 0; i < checkpoint.size("volume"); ++i) {
     const s::StorageTier* tier = resolve_storage_volume(checkpoint.child("volume", i), catalog);
-    if (tier != nullptr) check_checkpoint_fits(checkpoint.child("volume", i), *tier, scenario);
+    if (tier != nullptr && keep > 0) {
+      check_checkpoint_fits(checkpoint.child("volume", i), *tier, scenario, keep);
+    }
     if (tier != nullptr && !providers.insert(tier->provider()).second) {
       checkpoint.error("volume", "a second volume of " + s::Provider_Name(tier->provider()), i);
     }
@@ -106,7 +113,11 @@ void check_notice_save(const FieldChecker& checkpoint, const s::Cost& m, const C
 
 void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog,
                       const LoadedScenario& scenario, bool interrupted) {
-  if (checkpoint.require("volume")) check_volumes(checkpoint, catalog, scenario);
+  const bool keep_valid =
+      !checkpoint.has("keep") || checkpoint.in_range("keep", 1, kMaxCheckpointsKept);
+  const int keep =
+      keep_valid ? checkpoints_kept(static_cast<const s::Checkpoint&>(checkpoint.message())) : 0;
+  if (checkpoint.require("volume")) check_volumes(checkpoint, catalog, scenario, keep);
   // Beyond the most work a run may hold, an interval is never reached (1e300 was printed whole).
   if (checkpoint.positive("interval_s")) checkpoint.in_range("interval_s", 0, kMaxRunWorkSeconds);
   if (!interrupted && !checkpoint.has("interval_s")) {

@@ -26,6 +26,25 @@ InstanceField instance_field(const FieldChecker& root, const s::Scenario& scenar
   return {root.child("cluster"), -1};
 }
 
+// A priced checkpoint volume's currency converts to the report currency (once that is known).
+void check_storage_currencies(const FieldChecker& root, const s::Cost& cost, const Catalog& catalog,
+                              const CostModel& model) {
+  if (model.currency == s::CURRENCY_UNSPECIFIED) return;
+  const FieldChecker checkpoint = root.child("cost").child("checkpoint");
+  for (int i = 0; i < cost.checkpoint().volume_size(); ++i) {
+    const s::StorageTier& tier = *catalog.storage().find(cost.checkpoint().volume(i).tier())->value;
+    if (!tier.has_price() || model.prices.exchange_rate(tier.price().currency(), model.currency)) {
+      continue;
+    }
+    checkpoint.child("volume", i)
+        .error("tier", "\"" + tier.name() + "\" is priced in " +
+                           s::Currency_Name(tier.price().currency()) + ", results in " +
+                           s::Currency_Name(model.currency) + ": give an exchange_rate for " +
+                           s::Currency_Name(tier.price().currency()) +
+                           " (in cost.prices or --prices)");
+  }
+}
+
 }  // namespace
 
 PriceBook::Layer price_layer(const FieldChecker& prices) {
@@ -60,7 +79,7 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
   if (sc.cost().has_checkpoint()) {
     for (const s::StorageVolume& volume : sc.cost().checkpoint().volume()) {
       const s::StorageTier* tier = catalog.storage().find(volume.tier())->value;
-      model->checkpoint_volumes[tier->provider()] = {tier, volume.capacity_gib()};
+      model->checkpoint_volumes[tier->provider()] = {tier, &volume};
     }
   }
   for (const auto& [name, entry] : catalog.providers().all()) {
@@ -88,6 +107,7 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
                               s::Currency_Name(currency) + " (in cost.prices or --prices)",
                           field.index);
       });
+  check_storage_currencies(root, sc.cost(), catalog, *model);
   if (sc.cost().has_prices()) {
     warn_unread_prices(root.child("cost").child("prices"), model->prices, catalog, model->currency,
                        model->billing_modes);

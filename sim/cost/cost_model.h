@@ -18,7 +18,7 @@ namespace clustersim {
 
 struct CheckpointVolume {
   const schema::StorageTier* tier = nullptr;
-  double capacity_gib = 0;
+  const schema::StorageVolume* volume = nullptr;  // the scenario's, of `tier`
 };
 
 struct CostModel {

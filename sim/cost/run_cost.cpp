@@ -7,6 +7,7 @@
 
 #include "sim/cost/checkpoint_interval.h"
 #include "sim/cost/interruption_rate.h"
+#include "sim/cost/storage_cost.h"
 #include "sim/cost/training_budget.h"
 #include "sim/util/check.h"
 
@@ -15,9 +16,8 @@ namespace {
 
 namespace s = schema;
 
-// Hours of a subscription period: a month is a twelfth of a 365-day year, the convention of the
-// providers' monthly price lists (AWS quotes 730 hours per month).
-constexpr double kHoursPerMonth = 730;
+// Hours of a subscription period: a month as the providers' monthly price lists count it
+// (kHoursPerMonth), a year of 365 days.
 constexpr double kHoursPerYear = 8760;
 
 double period_hours(s::BillingMode billing) {
@@ -123,10 +123,11 @@ CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& con
     plan.enabled = true;
     plan.over_volume =
         checkpoint_volume_problem(*model.scenario->model, scenario.job(), configuration.nodes,
-                                  *volume->second.tier, volume->second.capacity_gib, "");
+                                  checkpoints_kept(model.settings->checkpoint()),
+                                  *volume->second.tier, volume->second.volume->capacity_gib(), "");
     if (!plan.over_volume.empty()) return plan;
     plan.cost = checkpoint_cost(*model.scenario->model, scenario.job(), configuration, memory,
-                                *volume->second.tier, volume->second.capacity_gib);
+                                *volume->second.tier, *volume->second.volume);
     plan.notice_save = notice_save(model, configuration.instance->provider(), plan.cost.write_s);
   }
   for (s::BillingMode billing : model.billing_modes) {
@@ -182,8 +183,13 @@ RunCost run_cost(const CostModel& model, const Configuration& configuration,
     if (cluster_per_hour) return billed * *cluster_per_hour;
     return billed * configuration.nodes * cost.per_instance_hour;
   };
-  cost.cost_p50 = paid(cost.time.p50_s);
-  cost.cost_p95 = paid(cost.time.p95_s);
+  cost.storage_per_hour = checkpoint_storage_per_hour(model, configuration);
+  if (cost.storage_per_hour) {
+    cost.storage_cost_p50 = *cost.storage_per_hour * cost.time.p50_s / 3600;
+    cost.storage_cost_p95 = *cost.storage_per_hour * cost.time.p95_s / 3600;
+  }
+  cost.cost_p50 = paid(cost.time.p50_s) + cost.storage_cost_p50;
+  cost.cost_p95 = paid(cost.time.p95_s) + cost.storage_cost_p95;
   if (period_hours(billing) > 0) {
     cost.billed_periods = std::ceil(cost.time.p50_s / 3600 / period_hours(billing));
   }

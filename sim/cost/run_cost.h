@@ -77,7 +77,12 @@ struct RunCost {
   RunStatistics time;         // wall time of the run (one deterministic run unless interrupted)
   double instance_hours = 0;  // p50 wall time x nodes
   double billed_periods = 0;  // subscriptions: whole months or years paid
-  double cost_p50 = 0;        // what is paid for the run, in the report currency
+  // The checkpoint volumes per hour of wall time, in the report currency (storage_cost.h);
+  // absent: no checkpoint, or its tier is not priced (then the costs count no storage).
+  std::optional<double> storage_per_hour;
+  double storage_cost_p50 = 0;  // storage_per_hour x the p50 wall time; part of cost_p50
+  double storage_cost_p95 = 0;
+  double cost_p50 = 0;  // what is paid for the run, in the report currency: instances + storage
   double cost_p95 = 0;
   double cost_per_step = 0;            // p50 cost / steps
   double cost_per_million_tokens = 0;  // transformers

@@ -25,15 +25,23 @@ double capacity_scaled_value(const schema::CapacityScaledLimit& limit, double ca
   return value;
 }
 
-StoragePerformance storage_performance(const schema::StorageTier& tier, double capacity_gib,
-                                       const schema::InstanceType* instance) {
+namespace {
+
+// The performance of `tier` at `capacity_gib`, raised to `provisioned` where it gives more (0:
+// nothing bought), then capped by `instance`'s block-storage caps.
+StoragePerformance performance_of(const schema::StorageTier& tier, double capacity_gib,
+                                  const schema::StorageVolume& provisioned,
+                                  const schema::InstanceType* instance) {
   StoragePerformance performance;
   performance.throughput_bytes_per_s =
       tier.has_throughput_mb_per_s()
-          ? capacity_scaled_value(tier.throughput_mb_per_s(), capacity_gib) * kBytesPerMegabyte
+          ? std::max(capacity_scaled_value(tier.throughput_mb_per_s(), capacity_gib),
+                     provisioned.provisioned_throughput_mb_per_s()) *
+                kBytesPerMegabyte
           : kUnlimited;
-  performance.iops =
-      tier.has_iops() ? capacity_scaled_value(tier.iops(), capacity_gib) : kUnlimited;
+  performance.iops = tier.has_iops() ? std::max(capacity_scaled_value(tier.iops(), capacity_gib),
+                                                provisioned.provisioned_iops())
+                                     : kUnlimited;
   performance.latency_s = tier.latency_ms() * 1e-3;
   performance.shared_across_nodes = tier.shared_across_nodes();
   const bool block = tier.kind() == schema::BLOCK_SSD || tier.kind() == schema::BLOCK_HDD;
@@ -46,6 +54,19 @@ StoragePerformance storage_performance(const schema::StorageTier& tier, double c
     if (caps.has_iops()) performance.iops = std::min(performance.iops, caps.iops());
   }
   return performance;
+}
+
+}  // namespace
+
+StoragePerformance storage_performance(const schema::StorageTier& tier, double capacity_gib,
+                                       const schema::InstanceType* instance) {
+  return performance_of(tier, capacity_gib, schema::StorageVolume::default_instance(), instance);
+}
+
+StoragePerformance volume_performance(const schema::StorageTier& tier,
+                                      const schema::StorageVolume& volume,
+                                      const schema::InstanceType* instance) {
+  return performance_of(tier, volume.capacity_gib(), volume, instance);
 }
 
 }  // namespace clustersim

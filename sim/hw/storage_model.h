@@ -26,4 +26,11 @@ struct StoragePerformance {
 StoragePerformance storage_performance(const schema::StorageTier& tier, double capacity_gib,
                                        const schema::InstanceType* instance);
 
+// The performance of `volume` of `tier`: storage_performance at its capacity, with the throughput
+// and IOPS it buys above that capacity's baseline (provisioned_*) where it gives them.
+// Requires: `volume` checked against `tier` (resolve_storage_volume).
+StoragePerformance volume_performance(const schema::StorageTier& tier,
+                                      const schema::StorageVolume& volume,
+                                      const schema::InstanceType* instance);
+
 }  // namespace clustersim

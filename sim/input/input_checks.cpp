@@ -52,7 +52,8 @@ const s::StorageTier* check_volume(const FieldChecker& volume, const s::Dataset&
   }
   // The tier's formulas at this capacity must give a rate: base 0 and per_gib 0 crashed `input`
   // (a read that never ended), a tiny volume of a per-GiB tier read once in months.
-  const StoragePerformance at = storage_performance(*tier, volume.number("capacity_gib"), nullptr);
+  const StoragePerformance at =
+      volume_performance(*tier, static_cast<const s::StorageVolume&>(volume.message()), nullptr);
   const double mb_per_s = at.throughput_bytes_per_s / 1e6;
   if (std::min(mb_per_s, at.iops) < FieldChecker::kMinRate) {
     volume.error("capacity_gib", "\"" + tier->name() + "\" gives " +

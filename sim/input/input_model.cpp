@@ -88,7 +88,7 @@ InputSetup input_setup(const Catalog& catalog, const LoadedScenario& scenario,
   spec.read_bytes_per_sample = bytes;
   const s::StorageVolume& volume = *c.dataset_storage;
   const s::StorageTier& tier = *catalog.storage().find(volume.tier())->value;
-  StoragePerformance storage = storage_performance(tier, volume.capacity_gib(), &instance);
+  StoragePerformance storage = volume_performance(tier, volume, &instance);
   if (storage.shared_across_nodes) {  // every node reads its share through the same file system
     storage.throughput_bytes_per_s /= c.nodes;
     storage.iops /= c.nodes;

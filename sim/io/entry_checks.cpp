@@ -408,6 +408,26 @@ void check_instance(const FieldChecker& instance) {
   check_source(instance);
 }
 
+// A tier's price: a currency, a capacity rate, and a rate for bought performance only where the
+// tier sells it (its provisioned_max_* ceiling), each finite and at most kMaxStoragePricePerMonth.
+void check_storage_price(const FieldChecker& price, const FieldChecker& storage) {
+  price.require_enum("currency");
+  price.require_positive("per_gib_month") &&
+      price.in_range("per_gib_month", 0, kMaxStoragePricePerMonth);
+  const auto sold = [&](const char* rate, const char* ceiling) {
+    if (!price.has(rate)) return;
+    if (!storage.has(ceiling)) {
+      price.error(rate, std::string("prices performance the tier does not sell (it has no ") +
+                            ceiling + ")");
+      return;
+    }
+    price.non_negative(rate) && price.in_range(rate, 0, kMaxStoragePricePerMonth);
+  };
+  sold("per_provisioned_mib_per_s_month", "provisioned_max_throughput_mb_per_s");
+  sold("per_provisioned_iops_month", "provisioned_max_iops");
+  check_source(price);
+}
+
 void check_storage(const FieldChecker& storage) {
   storage.require("name");
   storage.require_enum("provider");
@@ -429,6 +449,7 @@ void check_storage(const FieldChecker& storage) {
   storage.positive("latency_ms") &&
       storage.in_range("latency_ms", 0, FieldChecker::kMaxLatency_us / 1000);
   check_source(storage);
+  if (storage.has("price")) check_storage_price(storage.child("price"), storage);
 }
 
 void check_provider(const FieldChecker& provider) {

@@ -21,6 +21,10 @@ void check_model(const FieldChecker& entry);  // in model_checks.cpp
 // two currencies (about 2e4: a US dollar in Indonesian rupiah), so that no cost (a price x nodes x
 // hours) overflows: a price of 1e308 printed every cost as inf.
 inline constexpr double kMaxPricePerHour = 1e6;
+// The highest storage price per unit (GiB, MiB/s or IOPS) and month: about 1,000 times the
+// costliest in the catalog (FSx for Lustre's 0.145 USD per GiB-month) times the CNY rate, so that
+// no cost (a price x units x hours) overflows.
+inline constexpr double kMaxStoragePricePerMonth = 1e3;
 inline constexpr double kMinExchangeRate = 1e-6;
 inline constexpr double kMaxExchangeRate = 1e6;
 // The most vCPUs of an instance: twice the largest machines sold (AWS u7inh-32tb.480xlarge, 1,920

@@ -101,8 +101,11 @@ const std::vector<ResultColumn>& result_columns() {
       // The region of the price paid (prices.region chooses among a catalog's several); pools'
       // regions "+"-joined where they differ; empty when the price names none.
       identity("price_region", "region", Kind::kText),
-      figure("cost", "cost", 0),  // p50, in the report currency
+      figure("cost", "cost", 0),  // p50, in the report currency: instances + checkpoint storage
       figure("cost_p95", "cost p95", 0),
+      // The checkpoint volumes' part of `cost` (storage_cost.h); empty where their tier is not
+      // priced or the run has no checkpoint.
+      figure("storage_cost", "storage", 0),
       // The billing mode's checkpoint interval (the scenario's, else its simulated optimum; empty
       // when it writes none) and the mean interruptions of a run (faults, and spot's
       // preemptions; empty without checkpoints).
@@ -307,6 +310,7 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
       row[result_column("price_per_hour")] = run.per_instance_hour * c.nodes;
       row[result_column("cost")] = run.cost_p50;
       row[result_column("cost_p95")] = run.cost_p95;
+      if (run.storage_per_hour) row[result_column("storage_cost")] = run.storage_cost_p50;
     }
     const char* outside = constraint_status(cost, c, run);
     if (outside != nullptr) row[result_column("status")] = outside;

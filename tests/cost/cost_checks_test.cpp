@@ -67,26 +67,77 @@ TEST_CASE("a checkpoint interval of 0 is an error") {
 }
 
 // A checkpoint volume was never compared with the checkpoint: 1 GiB took Llama-2-7B's 87.9 GiB
-// (6.74e9 parameters x 14 bytes: BF16 weights, fp32 master weights and Adam's two moments).
-TEST_CASE("a checkpoint volume must hold the checkpoint, or a node's share of it") {
-  const auto on = [](const std::string& volume) {
-    return load_cost(
-        cost_scenario("  checkpoint {\n    volume { " + volume +
-                      " }\n    interval_s: 3600\n  }\n  interruptions_per_node_hour: 0"));
+// (6.74e9 parameters x 14 bytes: BF16 weights, fp32 master weights and Adam's two moments). It
+// holds the checkpoints kept: 2 unless `keep` says otherwise.
+TEST_CASE("a checkpoint volume must hold the checkpoints kept, or a node's share of them") {
+  const auto on = [](const std::string& volume, const std::string& keep = "") {
+    return load_cost(cost_scenario("  checkpoint {\n    volume { " + volume +
+                                   " }\n    interval_s: 3600" + keep +
+                                   "\n  }\n  interruptions_per_node_hour: 0"));
   };
-  auto block = on("tier: \"aws.ebs.gp3\" capacity_gib: 40");
+  auto block = on("tier: \"aws.ebs.gp3\" capacity_gib: 80");
   CHECK(block->model == nullptr);
   CHECK(block->diagnostics ==
-        "s.textproto:19:34: cost.checkpoint.volume[0].capacity_gib: a node's share of a checkpoint "
-        "(43.9 GiB: 87.9 GiB of weights and optimizer states of \"llama2-7b\" over 2 nodes, the "
-        "most the scenario has) does not fit in 40 GiB (\"aws.ebs.gp3\" is a volume of each "
-        "node)\n");
-  CHECK(on("tier: \"aws.ebs.gp3\" capacity_gib: 44")->model != nullptr);
-  auto shared = on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 80");
+        "s.textproto:19:34: cost.checkpoint.volume[0].capacity_gib: a node's share of 2 "
+        "checkpoints kept (2 x 43.9 GiB: 87.9 GiB of weights and optimizer states of "
+        "\"llama2-7b\" over 2 nodes, the most the scenario has) does not fit in 80 GiB "
+        "(\"aws.ebs.gp3\" is a volume of each node)\n");
+  CHECK(on("tier: \"aws.ebs.gp3\" capacity_gib: 88")->model != nullptr);
+  CHECK(on("tier: \"aws.ebs.gp3\" capacity_gib: 44", " keep: 1")->model != nullptr);
+  auto shared = on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 170");
   CHECK(shared->diagnostics ==
-        "s.textproto:19:53: cost.checkpoint.volume[0].capacity_gib: a checkpoint (87.9 GiB of "
-        "weights and optimizer states of \"llama2-7b\") does not fit in 80 GiB\n");
-  CHECK(on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 88")->model != nullptr);
+        "s.textproto:19:53: cost.checkpoint.volume[0].capacity_gib: 2 checkpoints kept (2 x "
+        "87.9 GiB of weights and optimizer states of \"llama2-7b\") do not fit in 170 GiB\n");
+  CHECK(on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 176")->model != nullptr);
+  CHECK(on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 88", " keep: 1")->model !=
+        nullptr);
+  CHECK(on("tier: \"aws.ebs.gp3\" capacity_gib: 500", " keep: 0")->diagnostics ==
+        "s.textproto:20:22: cost.checkpoint.keep: must be in [1, 1000], got 0\n");
+}
+
+// Throughput or IOPS bought above a volume's baseline: only where the tier sells it, between the
+// baseline at the volume's capacity and the tier's ceiling.
+TEST_CASE(
+    "a volume's provisioned throughput and IOPS lie between its baseline and the tier's "
+    "ceiling") {
+  const auto on = [](const std::string& volume) {
+    return load_cost(
+               cost_scenario("  checkpoint {\n    volume { " + volume +
+                             " }\n    interval_s: 3600\n  }\n  interruptions_per_node_hour: 0"))
+        ->diagnostics;
+  };
+  const std::string gp3 = "tier: \"aws.ebs.gp3\" capacity_gib: 500 ";
+  CHECK(on(gp3 + "provisioned_throughput_mb_per_s: 1048.576 provisioned_iops: 4000") == "");
+  CHECK(on(gp3 + "provisioned_throughput_mb_per_s: 2000") ==
+        "s.textproto:19:52: cost.checkpoint.volume[0].provisioned_throughput_mb_per_s: must be in "
+        "[0, 1048.576], got 2000\n");
+  CHECK(on(gp3 + "provisioned_throughput_mb_per_s: 100") ==
+        "s.textproto:19:52: cost.checkpoint.volume[0].provisioned_throughput_mb_per_s: is below "
+        "\"aws.ebs.gp3\"'s baseline at this capacity (131.072): give at least that, or leave it "
+        "out\n");
+  CHECK(on(gp3 + "provisioned_iops: -5") ==
+        "s.textproto:19:52: cost.checkpoint.volume[0].provisioned_iops: must be > 0, got -5\n");
+  CHECK(on("tier: \"aws.fsx-lustre.persistent2-125\" capacity_gib: 1200 "
+           "provisioned_throughput_mb_per_s: 500") ==
+        "s.textproto:19:72: cost.checkpoint.volume[0].provisioned_throughput_mb_per_s: "
+        "\"aws.fsx-lustre.persistent2-125\" sells no performance above its baseline (its catalog "
+        "entry has no provisioned_max_throughput_mb_per_s)\n");
+}
+
+// gp3 is priced in USD: results in CNY (Alibaba instances alone) need a USD rate.
+TEST_CASE("a priced checkpoint volume in another currency needs an exchange rate") {
+  const std::string aliyun = "instance: \"aliyun.ecs.ebmgn7e.32xlarge\"";
+  const std::string volumes =
+      "  checkpoint {\n    volume { tier: \"aliyun.essd.pl1\" capacity_gib: 1000 }\n"
+      "    volume { tier: \"aws.ebs.gp3\" capacity_gib: 1000 }\n    interval_s: 3600\n  }\n"
+      "  interruptions_per_node_hour: 0\n";
+  CHECK(load_cost(cost_scenario(volumes, aliyun))->diagnostics ==
+        "s.textproto:20:14: cost.checkpoint.volume[1].tier: \"aws.ebs.gp3\" is priced in USD, "
+        "results in CNY: give an exchange_rate for USD (in cost.prices or --prices)\n");
+  CHECK(load_cost(cost_scenario(volumes + "  prices { exchange_rate { currency: USD "
+                                          "in_report_currency: 7.2 } }\n",
+                                aliyun))
+            ->diagnostics == "");
 }
 
 TEST_CASE("a preemption rate or checkpoint interval beyond what a run can mean is refused") {

@@ -65,12 +65,15 @@ TEST_CASE("with no preemption, spot costs the spot price times the run's time") 
   CHECK(c.cost.time.p50_s == Approx(38150 + 10 * c.plan.cost.write_s).margin(1e-5));
   CHECK(c.cost.time.p95_s == c.cost.time.p50_s);
   CHECK(c.cost.per_instance_hour == 2.4655);  // catalog spot price of p4d.24xlarge
-  CHECK(c.cost.cost_p50 == Approx(2.4655 * 2 * c.cost.time.p50_s / 3600).epsilon(1e-12));
+  // The two nodes' spot price and their two 500 GiB gp3 volumes at 0.08 USD per GiB-month.
+  CHECK(c.cost.storage_cost_p50 == Approx(2 * 500 * 0.08 / 730 * c.cost.time.p50_s / 3600));
+  CHECK(c.cost.cost_p50 ==
+        Approx(2.4655 * 2 * c.cost.time.p50_s / 3600 + c.cost.storage_cost_p50).epsilon(1e-12));
   CHECK(c.cost.instance_hours == Approx(2 * c.cost.time.p50_s / 3600));
   CHECK(c.cost.cost_per_million_tokens == Approx(c.cost.cost_p50 / (3815 * 64 * 4096 / 1e6)));
 }
 
-TEST_CASE("the cost of a run is linear in the price override") {
+TEST_CASE("the instances' cost of a run is linear in the price override") {
   const auto price = [](const std::string& per_hour) {
     return "price { instance: \"aws.p4d.24xlarge\" price { billing: SPOT currency: USD per_hour: " +
            per_hour + " } }";
@@ -82,8 +85,12 @@ TEST_CASE("the cost of a run is linear in the price override") {
   const Costed one = cost_of(spot, s::SPOT, 10, price("3"));
   const Costed three = cost_of(spot, s::SPOT, 10, price("9"));
   CHECK(one.cost.time.mean_interruptions > 0);
-  CHECK(three.cost.cost_p50 == Approx(3 * one.cost.cost_p50).epsilon(1e-12));
-  CHECK(three.cost.cost_p95 == Approx(3 * one.cost.cost_p95).epsilon(1e-12));
+  // The checkpoint storage (gp3, priced) is the same in both.
+  CHECK(three.cost.storage_cost_p50 == one.cost.storage_cost_p50);
+  CHECK(three.cost.cost_p50 - three.cost.storage_cost_p50 ==
+        Approx(3 * (one.cost.cost_p50 - one.cost.storage_cost_p50)).epsilon(1e-12));
+  CHECK(three.cost.cost_p95 - three.cost.storage_cost_p95 ==
+        Approx(3 * (one.cost.cost_p95 - one.cost.storage_cost_p95)).epsilon(1e-12));
   CHECK_THAT(one.cost.price->origin, Catch::EndsWith("/p.textproto:1"));
 }
 
@@ -237,7 +244,9 @@ TEST_CASE("a fault rate of 0 is the uninterrupted run, and absent the default pe
   CHECK(none.cost.time.p50_s == Approx(38150 + 10 * none.plan.cost.write_s).margin(1e-5));
   CHECK(none.cost.time.p95_s == none.cost.time.p50_s);
   CHECK(none.cost.time.mean_interruptions == 0);
-  CHECK(none.cost.cost_p50 == Approx(21.957642 * 2 * none.cost.time.p50_s / 3600).epsilon(1e-12));
+  CHECK(none.cost.cost_p50 ==
+        Approx(21.957642 * 2 * none.cost.time.p50_s / 3600 + none.cost.storage_cost_p50)
+            .epsilon(1e-12));
   // Absent with a checkpoint: 2 nodes of 8 GPUs at the default.
   const Costed absent = cost_of(
       "  restart { acquisition_s: 300 container_start_s: 120 }\n"
@@ -266,7 +275,7 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 1 }
 parallelism { zero_stage: 1 }
 sweep { nodes: [1, 2] }
 cost {
-  checkpoint { volume { tier: "aws.ebs.gp3" capacity_gib: 44 } interval_s: 3600 }
+  checkpoint { volume { tier: "aws.ebs.gp3" capacity_gib: 44 } interval_s: 3600 keep: 1 }
   interruptions_per_node_hour: 0
 }
 )";

@@ -405,6 +405,36 @@ TEST_CASE("a storage tier's limits are rates") {
   CHECK(catalog_errors(tier + "  iops { base: 0 per_gib: 0.5 cap: 1000 }\n}\n") == "");
 }
 
+// A tier's price: a currency, a positive capacity rate, and rates for bought performance only
+// where the tier sells it (provisioned_max_*), each bounded so that no cost overflows.
+TEST_CASE("a storage tier's price is checked at its fields") {
+  const std::string tier =
+      "storage {\n  name: \"aws.t\"\n  provider: AWS\n  kind: BLOCK_SSD\n"
+      "  throughput_mb_per_s { base: 131.072 }\n  source { citation: \"c\" }\n";
+  const std::string sold = "  provisioned_max_throughput_mb_per_s: 1048.576\n";
+  const auto priced = [&](const std::string& performance, const std::string& price) {
+    return tier + performance + "  price {\n" + price + "    source { citation: \"p\" }\n  }\n}\n";
+  };
+  CHECK(catalog_errors(priced(sold,
+                              "    currency: USD per_gib_month: 0.08\n"
+                              "    per_provisioned_mib_per_s_month: 0.04\n")) == "");
+  CHECK(catalog_errors(priced(sold, "    per_gib_month: -1\n")) ==
+        "c.textproto:8:3: storage[0].price.currency: is required\n"
+        "c.textproto:9:5: storage[0].price.per_gib_month: must be > 0, got -1\n");
+  CHECK(catalog_errors(priced(sold, "    currency: USD per_gib_month: 1e300\n")) ==
+        "c.textproto:9:19: storage[0].price.per_gib_month: must be in [0, 1000], got 1e+300\n");
+  CHECK(catalog_errors(priced("",
+                              "    currency: USD per_gib_month: 0.08\n"
+                              "    per_provisioned_iops_month: 0.005\n")) ==
+        "c.textproto:9:5: storage[0].price.per_provisioned_iops_month: prices performance the "
+        "tier does not sell (it has no provisioned_max_iops)\n");
+  CHECK(catalog_errors(priced(sold,
+                              "    currency: USD per_gib_month: 0.08\n"
+                              "    per_provisioned_mib_per_s_month: -0.04\n")) ==
+        "c.textproto:10:5: storage[0].price.per_provisioned_mib_per_s_month: must be >= 0, got "
+        "-0.04\n");
+}
+
 TEST_CASE("a storage tier's name is not empty, its citation warned of when empty") {
   // "" loaded an entry no scenario can name, beside the one it was meant to replace; an empty
   // citation printed a price's source as "()" (tools/input_audit.py).

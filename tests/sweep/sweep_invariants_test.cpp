@@ -127,7 +127,10 @@ TEST_CASE(
     const double period = billing == "SUBSCRIPTION_MONTHLY" ? 730 : 0;
     const double billed = period > 0 ? std::ceil(hours / period) * period : hours;
     INFO(column(row, "index") << " " << billing);
-    CHECK(cost == Approx(billed * column(row, "price_per_hour")).epsilon(1e-12));
+    // The instances' billed hours, and the checkpoint storage for the run's wall time.
+    const double storage = column(row, "storage_cost");
+    REQUIRE(storage > 0);  // gp3 is priced
+    CHECK(cost == Approx(billed * column(row, "price_per_hour") + storage).epsilon(1e-12));
     CHECK(column(row, "cost_p95") >= cost);
     CHECK(column(row, "time_to_train_p95_h") >= hours);
     // The run simulation's clock ticks in microseconds: its time rounds to the nearest one.

@@ -10,6 +10,7 @@
 #include "sim/cost/cost_model.h"
 #include "sim/cost/run_cost.h"
 #include "sim/cost/run_simulation.h"
+#include "sim/cost/storage_cost.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/ranking_leaders.h"
@@ -29,9 +30,10 @@ using Cell = Table::Cell;
 
 constexpr double kUnranked = std::numeric_limits<double>::infinity();
 
-// With `notice_save` (cost.checkpoint.save_on_preemption_notice), a column saying whether a spot
-// run's preemptions save in their notice.
-Table cost_table(const ShardingColumns& sharding, bool notice_save) {
+// With `storage` (a checkpoint volume of a priced tier), the storage's share of the cost; with
+// `notice_save` (cost.checkpoint.save_on_preemption_notice), a column saying whether a spot run's
+// preemptions save in their notice.
+Table cost_table(const ShardingColumns& sharding, bool storage, bool notice_save) {
   Table table = layout_table();
   sharding.add_to(&table);
   table.add_columns({{"recompute", "recompute"},
@@ -43,8 +45,12 @@ Table cost_table(const ShardingColumns& sharding, bool notice_save) {
                      {"instance_hours", "inst-h", 0},
                      {"per_instance_hour", "price/h", 3},
                      {"cost_p50", "cost p50", 0},
-                     {"cost_p95", "cost p95", 0},
-                     {"cost_per_million_tokens", "per Mtok", 3},
+                     {"cost_p95", "cost p95", 0}});
+  if (storage) {
+    table.add_columns(
+        {{"storage_per_hour", "storage/h", 3}, {"storage_cost_p50", "storage p50", 0}});
+  }
+  table.add_columns({{"cost_per_million_tokens", "per Mtok", 3},
                      {"cost_per_epoch", "per epoch", 0},
                      {"billed_periods", "periods", 0},
                      {"checkpoint_interval_h", "ckpt every h", 2},
@@ -94,6 +100,12 @@ std::string price_origin(const UsedPrice& price) {
   return price.origin + (price.region.empty() ? "" : ", " + price.region);
 }
 
+// Whether a checkpoint volume of the scenario is of a priced tier (cost_table's storage columns).
+bool storage_priced(const CostModel& model) {
+  return std::any_of(model.checkpoint_volumes.begin(), model.checkpoint_volumes.end(),
+                     [](const auto& volume) { return volume.second.tier->has_price(); });
+}
+
 Row cost_row(const CostModel& model, const Configuration& c, const ShardingColumns& sharding,
              const StepResult& step, const CheckpointPlan& plan, const RunCost& r) {
   Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing, sharding),
@@ -102,11 +114,20 @@ Row cost_row(const CostModel& model, const Configuration& c, const ShardingColum
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
   const auto money = [&](double value) { return priced ? Cell(value) : Cell(); };
+  row.cells.insert(row.cells.end(),
+                   {true, step.step_s, r.time.p50_s / 3600, r.time.p95_s / 3600, r.instance_hours,
+                    money(r.per_instance_hour), money(r.cost_p50), money(r.cost_p95)});
+  if (storage_priced(model)) {
+    // A run on a volume of an unpriced tier says so: its cost counts no storage.
+    const bool storage = priced && r.storage_per_hour.has_value();
+    row.cells.insert(row.cells.end(), {storage  ? Cell(*r.storage_per_hour)
+                                       : priced ? Cell(std::string("not priced"))
+                                                : Cell(),
+                                       storage ? Cell(r.storage_cost_p50) : Cell()});
+  }
   row.cells.insert(
       row.cells.end(),
-      {true, step.step_s, r.time.p50_s / 3600, r.time.p95_s / 3600, r.instance_hours,
-       money(r.per_instance_hour), money(r.cost_p50), money(r.cost_p95),
-       r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
+      {r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
        r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
        r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
        plan.enabled ? hours(r.checkpoint.interval_s) : Cell(), hours(r.checkpoint.young_daly_s),
@@ -217,6 +238,34 @@ void print_summary(const Leaders& l, const TieNotes& ties) {
   print_ties(std::cout, ties);
 }
 
+// One line per checkpoint volume: its price a month (one per job for a shared file system, one
+// per node for a block volume) and its source, or that its tier is not priced.
+void print_storage_prices(const CostModel& model) {
+  for (const auto& [provider, volume] : model.checkpoint_volumes) {
+    const s::StorageTier& tier = *volume.tier;
+    std::cout << "  checkpoint volume " << tier.name() << " "
+              << format_number(volume.volume->capacity_gib()) << " GiB";
+    if (volume.volume->has_provisioned_throughput_mb_per_s()) {
+      std::cout << ", " << format_number(volume.volume->provisioned_throughput_mb_per_s())
+                << " MB/s";
+    }
+    if (volume.volume->has_provisioned_iops()) {
+      std::cout << ", " << format_number(volume.volume->provisioned_iops()) << " IOPS";
+    }
+    if (!tier.has_price()) {
+      std::cout << ": not priced (no catalog price for the tier: costs count no storage)\n";
+      continue;
+    }
+    const s::StoragePrice& price = tier.price();
+    std::cout << ": "
+              << format_number(std::round(volume_price_per_month(tier, *volume.volume) * 1e4) / 1e4)
+              << " " << s::Currency_Name(price.currency()) << "/month "
+              << (tier.shared_across_nodes() ? "per job" : "per node") << ", catalog"
+              << (price.region().empty() ? "" : ", " + price.region()) << " ("
+              << price.source().citation() << ")\n";
+  }
+}
+
 // One line per price used: where it came from and, converted, what it is worth.
 void print_prices(const CostModel& model, const std::vector<const s::InstanceType*>& instances) {
   std::cout << "\ncosts in " << s::Currency_Name(model.currency) << "; prices used:\n";
@@ -239,6 +288,7 @@ void print_prices(const CostModel& model, const std::vector<const s::InstanceTyp
       std::cout << " (" << price->source << ")\n";
     }
   }
+  print_storage_prices(model);
 }
 
 }  // namespace
@@ -280,7 +330,8 @@ int cost_command(const std::vector<std::string>& args) {
   const Runnability runnable = check_scenario_runs(*inputs);
   if (runnable.valid == 0) return kExitInputError;
   const ShardingColumns sharding(space.valid);
-  Table table = cost_table(sharding, model->settings->checkpoint().save_on_preemption_notice());
+  Table table = cost_table(sharding, storage_priced(*model),
+                           model->settings->checkpoint().save_on_preemption_notice());
   std::vector<Row> rows;
   size_t unsimulated = 0;  // rows too long to simulate
   size_t simulated = 0;
