@@ -238,6 +238,12 @@ void print_summary(const Leaders& l, const TieNotes& ties) {
   print_ties(std::cout, ties);
 }
 
+// "; unverified" after a price's source where the catalog marks it second-hand (or its sources
+// disagree): a price to check before relying on it.
+const char* unverified(s::Confidence confidence) {
+  return confidence == s::UNVERIFIED ? "; unverified" : "";
+}
+
 // One line per checkpoint volume: its price a month (one per job for a shared file system, one
 // per node for a block volume) and its source, or that its tier is not priced.
 void print_storage_prices(const CostModel& model) {
@@ -262,7 +268,7 @@ void print_storage_prices(const CostModel& model) {
               << " " << s::Currency_Name(price.currency()) << "/month "
               << (tier.shared_across_nodes() ? "per job" : "per node") << ", catalog"
               << (price.region().empty() ? "" : ", " + price.region()) << " ("
-              << price.source().citation() << ")\n";
+              << price.source().citation() << unverified(price.source().confidence()) << ")\n";
   }
 }
 
@@ -285,7 +291,7 @@ void print_prices(const CostModel& model, const std::vector<const s::InstanceTyp
       }
       std::cout << ", " << price_origin(*price);
       if (!price->basis.empty()) std::cout << ", " << price->basis;
-      std::cout << " (" << price->source << ")\n";
+      std::cout << " (" << price->source << unverified(price->confidence) << ")\n";
     }
   }
   print_storage_prices(model);
