@@ -16,13 +16,11 @@ std::pair<double, std::string> row_key(const ResultRow& row) {
 }
 
 RankingLeaders<const ResultRow*> cheapest_leaders(const std::vector<ResultRow>& rows) {
-  const int cost = serving_column("cost_per_million_tokens"), status = serving_column("status"),
-            index = serving_column("index");
+  const int cost = serving_column("cost_per_million_tokens"), index = serving_column("index");
   RankingLeaders<const ResultRow*> leaders;
   for (const ResultRow& row : rows) {
-    const double c = row_number(row, cost);
-    if (row_text(row, status) != kStatusOk || std::isnan(c)) continue;
-    leaders.offer({c, 0}, static_cast<int64_t>(row_number(row, index)), &row);
+    if (!priced_and_meeting(row)) continue;
+    leaders.offer({row_number(row, cost), 0}, static_cast<int64_t>(row_number(row, index)), &row);
   }
   return leaders;
 }
@@ -74,6 +72,11 @@ std::vector<InstanceAnswer> per_instance_answers(const std::vector<ResultRow>& r
 }
 
 }  // namespace
+
+bool priced_and_meeting(const ResultRow& row) {
+  return row_text(row, serving_column("status")) == kStatusOk &&
+         !std::isnan(row_number(row, serving_column("cost_per_million_tokens")));
+}
 
 ServeAnswers serve_answers(const std::vector<ResultRow>& rows, int samples, bool slo) {
   ServeAnswers answers;

@@ -37,6 +37,10 @@ struct ServeAnswers {
   std::set<std::pair<double, std::string>> on_pareto;
 };
 
+// Whether `row` may answer "the cheapest": it meets the objectives (status ok) with a cost per
+// million output tokens.
+bool priced_and_meeting(const ResultRow& row);
+
 // The answers on `rows`, a sizing over `samples` traffic samples (the verdict's p99 TTFT is the
 // worst sample's, serving_rows.h verdict_ttft_p99_key). Per-instance answers only when `slo`.
 // The answers point into `rows`, which must outlive them.

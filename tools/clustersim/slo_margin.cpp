@@ -7,6 +7,7 @@
 
 #include "sim/serve/serving_rows.h"
 #include "sim/util/number_format.h"
+#include "tools/clustersim/serve_answers.h"
 
 namespace clustersim::cli {
 namespace {
@@ -74,8 +75,7 @@ std::optional<ObjectiveMargin> binding_margin(const ResultRow& row, const schema
     const char* column;
     Latency latency;
   } objectives[] = {
-      {slo.has_p99_ttft_ms(), slo.p99_ttft_ms(), worst ? "ttft_p99_worst_ms" : "ttft_p99_ms",
-       Latency::kTtft},
+      {slo.has_p99_ttft_ms(), slo.p99_ttft_ms(), verdict_ttft_p99_key(samples), Latency::kTtft},
       {slo.has_p99_tpot_ms(), slo.p99_tpot_ms(), worst ? "tpot_p99_worst_ms" : "tpot_p99_ms",
        Latency::kTpot},
       {slo.has_p99_e2e_ms(), slo.p99_e2e_ms(), worst ? "e2e_p99_worst_ms" : "e2e_p99_ms",
@@ -113,12 +113,11 @@ std::vector<std::string> margin_lines(const std::vector<ResultRow>& rows, const 
                      m->objective.substr(4) + " error (" + one_decimal_percent(m->error_pct) + ": " +
                      m->error_source + ")";
   if (!m->within_error()) return {line};
-  const int status = serving_column("status"), cost = serving_column("cost_per_million_tokens");
+  const int cost = serving_column("cost_per_million_tokens");
   const ResultRow* safe = nullptr;
   for (const ResultRow& row : rows) {
-    const double c = row_number(row, cost);
-    if (row_text(row, status) != kStatusOk || std::isnan(c)) continue;
-    if (safe != nullptr && c >= row_number(*safe, cost)) continue;
+    if (!priced_and_meeting(row)) continue;
+    if (safe != nullptr && row_number(row, cost) >= row_number(*safe, cost)) continue;
     if (within_every_error(row, slo, samples, evidence, keys)) safe = &row;
   }
   std::string next =
