@@ -55,7 +55,8 @@ std::optional<std::pair<double, std::string>> latency_error(const AccuracyEviden
   return largest;
 }
 
-bool within_every_error(const ResultRow& row, const schema::Slo& slo, int samples,
+// Whether `row` meets every objective by more than the model's error of its latency.
+bool beyond_every_error(const ResultRow& row, const schema::Slo& slo, int samples,
                         const AccuracyEvidence& evidence, const AccuracyKeys& keys) {
   const std::optional<ObjectiveMargin> m = binding_margin(row, slo, samples, evidence, keys);
   return m && !m->within_error();
@@ -118,7 +119,7 @@ std::vector<std::string> margin_lines(const std::vector<ResultRow>& rows, const 
   for (const ResultRow& row : rows) {
     if (!priced_and_meeting(row)) continue;
     if (safe != nullptr && row_number(row, cost) >= row_number(*safe, cost)) continue;
-    if (within_every_error(row, slo, samples, evidence, keys)) safe = &row;
+    if (beyond_every_error(row, slo, samples, evidence, keys)) safe = &row;
   }
   std::string next =
       safe == nullptr
