@@ -123,5 +123,26 @@ TEST_CASE("a deployment serving half its offered rate is overloaded") {
   CHECK(overload_text(m) == "serves 0.5 of 1.0 req/s");
 }
 
+// One request a second offered, one finished every 4 s from the start, measured after a 400 s
+// warm-up: every measured request waits longer than the 599 s window (the first measured finishes
+// at 1,605 s), yet the warm-up's first request took 5 s, so the window can judge the deployment.
+TEST_CASE("a deployment behind from the start is overloaded though no measured request ends in the window") {
+  std::vector<Request> requests;
+  ServingOutcome outcome;
+  for (int a = 0; a <= 999; ++a) {
+    requests.push_back(Request{static_cast<double>(a), 100, 2});
+    RequestRecord r;
+    r.first_token = Picoseconds::from_seconds(4 * a + 4);
+    r.finish = Picoseconds::from_seconds(4 * a + 5);
+    r.started = r.done = true;
+    outcome.records.push_back(r);
+  }
+  const ServingMetrics m = measure_serving(requests, outcome, 400);
+  // Arrivals after 400 s up to 999 s: 599; finished in it: those of 99 to 248 s (401 to 997 s).
+  CHECK(m.offered_requests_per_s == Approx(1).epsilon(1e-12));
+  CHECK(m.served_requests_per_s == Approx(150.0 / 599).epsilon(1e-12));
+  CHECK(m.overloaded);
+}
+
 }  // namespace
 }  // namespace clustersim
