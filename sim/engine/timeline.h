@@ -22,6 +22,16 @@ class Timeline {
            Picoseconds end) {
     spans_.push_back({std::move(group), std::move(track), std::move(name), start, end});
   }
+  // Delays every span recorded so far by `wait` and records [0, wait) on `track` of `group`
+  // before them: what the recorded work waited for before it could begin (a step's data stall).
+  void begin_with_wait(std::string group, std::string track, std::string name, Picoseconds wait) {
+    for (TimelineSpan& s : spans_) {
+      s.start += wait;
+      s.end += wait;
+    }
+    spans_.insert(spans_.begin(),
+                  {std::move(group), std::move(track), std::move(name), Picoseconds(0), wait});
+  }
   const std::vector<TimelineSpan>& spans() const { return spans_; }
 
  private:

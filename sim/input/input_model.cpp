@@ -137,9 +137,16 @@ InputEstimate estimate_input(const InputSetup& setup) {
   return e;
 }
 
-void add_data_stall(const InputEstimate& estimate, StepResult* step) {
+void add_data_stall(const InputEstimate& estimate, StepResult* step, Timeline* timeline) {
   const double stall = estimate.data_stall_s;
   if (stall <= 0) return;
+  if (timeline) {
+    timeline->begin_with_wait(
+        "input pipeline (every node alike)", "data loader",
+        "data stall: waiting for the batches" +
+            (estimate.limiting.empty() ? "" : " (" + estimate.limiting + " limits)"),
+        Picoseconds::from_seconds(stall));
+  }
   const double scale = step->step_s / (step->step_s + stall);
   step->step_s += stall;
   step->data_stall_s = stall;

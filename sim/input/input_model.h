@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/engine/timeline.h"
 #include "sim/input/input_pipeline.h"
 #include "sim/io/catalog.h"
 #include "sim/io/scenario_loader.h"
@@ -54,7 +55,10 @@ InputSetup input_setup(const Catalog& catalog, const LoadedScenario& scenario,
 InputEstimate estimate_input(const InputSetup& setup);
 
 // Adds the estimate's stall to the step: step time, throughput, MFU/HFU and, when the stall is at
-// least 1% of the step, the limiting stage.
-void add_data_stall(const InputEstimate& estimate, StepResult* step);
+// least 1% of the step, the limiting stage. With `timeline` (the step's, recorded from 0), draws
+// the stall where the step waits for its batches, before its first forward: every span later by
+// the stall, and the stall from 0 on the track "data loader" of the group "input pipeline (every
+// node alike)", named by the stage that limits the loader.
+void add_data_stall(const InputEstimate& estimate, StepResult* step, Timeline* timeline = nullptr);
 
 }  // namespace clustersim

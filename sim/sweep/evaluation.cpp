@@ -192,7 +192,8 @@ Evaluation Evaluator::evaluate(const Configuration& c, Timeline* timeline) {
   if (!topology) return e;
   e.step = simulate_step(*scenario_.model, job, c.parallelism, *topology, compute, timeline);
   if (job.has_dataloader()) {
-    add_data_stall(estimate_input(input_setup(catalog_, scenario_, c, e.step->step_s)), &*e.step);
+    add_data_stall(estimate_input(input_setup(catalog_, scenario_, c, e.step->step_s)), &*e.step,
+                   timeline);
   }
   return e;
 }

@@ -30,7 +30,9 @@ def main():
         if r["status"] == "ok":
             configurations.setdefault(int(r["index"]), r)
     expected = sorted(configurations.values(), key=lambda r: (float(r["step_s"]), int(r["index"])))
-    labels = re.findall(r'font-size="11">([^<]*)<', svg)
+    # Each label one <text>, a <tspan> a line: its lines joined by spaces.
+    labels = [" ".join(re.findall(r"<tspan[^>]*>([^<]*)</tspan>", text))
+              for text in re.findall(r'font-size="11">(.*?)</text>', svg)]
     # Each bar: its label, then one rect per segment titled "NAME: SECONDS s".
     bars = [re.findall(r"<title>[^<:]*: ([0-9.e+-]+) s</title>", part)
             for part in re.split(r'font-size="11">', svg)[1:]]

@@ -154,6 +154,44 @@ TEST_CASE("the data stall enters the step, its throughput and MFU, and names the
   CHECK(step.limiting == "CPU decode");
 }
 
+TEST_CASE("the data stall is drawn before the step's first forward, the step after it") {
+  const LoadedJob l = load_shipped("scenarios/input/resnet50-imagenet-32vcpu.textproto");
+  Evaluator evaluator(testing::shipped_catalog(), *l.scenario);
+  Timeline traced;
+  const StepResult step = *evaluator.evaluate(l.configuration, &traced).step;
+  REQUIRE(step.data_stall_s > 0);
+  REQUIRE(traced.spans().size() > 1);
+  const TimelineSpan& wait = traced.spans().front();
+  CHECK(wait.group == "input pipeline (every node alike)");
+  CHECK(wait.track == "data loader");
+  CHECK(wait.name == "data stall: waiting for the batches (CPU decode limits)");
+  CHECK(wait.start == Picoseconds(0));
+  CHECK(wait.end == Picoseconds::from_seconds(step.data_stall_s));
+  Picoseconds first = Picoseconds::max(), last(0);
+  for (size_t i = 1; i < traced.spans().size(); ++i) {
+    CHECK(traced.spans()[i].group != wait.group);
+    first = std::min(first, traced.spans()[i].start);
+    last = std::max(last, traced.spans()[i].end);
+  }
+  CHECK(first == wait.end);  // the step's first forward waits for the batch
+  CHECK(last.seconds() == Approx(step.step_s).epsilon(1e-12));
+}
+
+TEST_CASE("a timeline begun with a wait: every span later by it, the wait first from 0") {
+  Timeline t;
+  t.add("stage 0", "compute", "forward mb 0", Picoseconds(0), Picoseconds(5));
+  t.add("stage 1", "compute", "forward mb 0", Picoseconds(7), Picoseconds(9));
+  t.begin_with_wait("input", "data loader", "stall", Picoseconds(3));
+  REQUIRE(t.spans().size() == 3);
+  CHECK(t.spans()[0].name == "stall");
+  CHECK(t.spans()[0].start == Picoseconds(0));
+  CHECK(t.spans()[0].end == Picoseconds(3));
+  CHECK(t.spans()[1].start == Picoseconds(3));
+  CHECK(t.spans()[1].end == Picoseconds(8));
+  CHECK(t.spans()[2].start == Picoseconds(10));
+  CHECK(t.spans()[2].end == Picoseconds(12));
+}
+
 TEST_CASE("a PL0 disk limits the first epoch, from the page cache the disk no longer matters") {
   const InputEstimate pl0 =
       estimate(load_shipped("scenarios/input/resnet50-imagenet-essd-pl0.textproto"));

@@ -1,5 +1,5 @@
 // SVG text of the two chart kinds: axes with 1-2-5 ticks (log) or round ticks (linear), a fixed
-// palette, a legend on the right.
+// palette, a legend on the right; bar labels wrapped to the plot's width.
 #include "tools/clustersim/svg_chart.h"
 
 #include <algorithm>
@@ -7,13 +7,19 @@
 #include <cstdio>
 #include <sstream>
 
+#include "sim/util/text_width.h"
+
 namespace clustersim::cli {
 namespace {
 
 constexpr double kWidth = 900, kHeight = 560;
 constexpr double kLeft = 90, kRight = 230, kTop = 50, kBottom = 60;
-constexpr double kBarLeft = 20;           // bars and their labels start here
-constexpr double kBarLabelFontSize = 11;  // px
+constexpr double kBarLeft = 20;             // bars and their labels start here
+constexpr double kBarLabelFontSize = 11;    // px
+constexpr double kBarLabelLineHeight = 13;  // px between a wrapped bar label's lines
+constexpr double kSubtitleFontSize = 12;    // px, the document's
+constexpr double kSubtitleLineHeight = 15;
+constexpr double kEdge = 10;  // px kept clear at the right edge by the line under the title
 const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
@@ -40,19 +46,33 @@ std::string number(double value) {
   return text;
 }
 
+// `lines` as one <text> of `font_size` px, a <tspan> a line from (x, y) down by `line_height`,
+// each drawn as wide as text_width measures it (textLength), whatever font the viewer has: the
+// width the layout assumes is the width drawn.
+void text_lines(std::ostringstream& svg, double x, double y, double font_size, double line_height,
+                const std::vector<std::string>& lines) {
+  svg << "<text x=\"" << x << "\" y=\"" << y << "\" font-size=\"" << font_size << "\">";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    svg << "<tspan x=\"" << x << "\" y=\"" << y + i * line_height << "\" textLength=\""
+        << text_width(lines[i], font_size) << "\" lengthAdjust=\"spacingAndGlyphs\">"
+        << escape(lines[i]) << "</tspan>";
+  }
+  svg << "</text>\n";
+}
+
 const char* colour(size_t i) { return kPalette[i % (sizeof kPalette / sizeof *kPalette)]; }
 
-void header(std::ostringstream& svg, const std::string& title) {
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
+void header(std::ostringstream& svg, const std::string& title, double height = kHeight) {
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << height
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << "<text x=\"" << kLeft << "\" y=\"28\" font-size=\"16\">" << escape(title) << "</text>\n";
 }
 
-void legend(std::ostringstream& svg, const std::vector<std::string>& names) {
+void legend(std::ostringstream& svg, const std::vector<std::string>& names, double top = kTop) {
   const double x = kWidth - kRight + 20;
   for (size_t i = 0; i < names.size(); ++i) {
-    const double y = kTop + 10 + 20 * i;
+    const double y = top + 10 + 20 * i;
     svg << "<rect x=\"" << x << "\" y=\"" << y - 9 << "\" width=\"12\" height=\"12\" fill=\""
         << colour(i) << "\"/><text x=\"" << x + 18 << "\" y=\"" << y + 1 << "\">"
         << escape(names[i]) << "</text>\n";
@@ -172,11 +192,27 @@ std::vector<double> round_ticks(double high) {
 }
 
 std::string render(const StackedBars& chart) {
-  std::ostringstream svg;
-  header(svg, chart.title);
-  if (!chart.subtitle.empty()) {
-    svg << "<text x=\"" << kLeft << "\" y=\"44\">" << escape(chart.subtitle) << "</text>\n";
+  // The line under the title spans the width right of the axis' margin; each bar's label the
+  // plot's. Either wraps (wrap_text) where it is wider, the chart growing to hold the lines.
+  const double x0 = kBarLeft, x1 = kWidth - kRight;
+  const std::vector<std::string> subtitle =
+      chart.subtitle.empty() ? std::vector<std::string>()
+                             : wrap_text(chart.subtitle, kSubtitleFontSize, kWidth - kEdge - kLeft);
+  std::vector<std::vector<std::string>> labels;
+  for (const std::string& label : chart.bar_labels) {
+    labels.push_back(wrap_text(label, kBarLabelFontSize, x1 - x0));
   }
+  const double top = kTop + (subtitle.empty() ? 0 : kSubtitleLineHeight * (subtitle.size() - 1.0));
+  const double row_height =
+      chart.values.empty() ? 0 : std::min(44.0, (kHeight - kTop - kBottom) / chart.values.size());
+  double bars_height = 0;
+  for (const auto& lines : labels)
+    bars_height += row_height + kBarLabelLineHeight * (lines.size() - 1.0);
+  const double axis_y = top + bars_height + 14;
+  std::ostringstream svg;
+  header(svg, chart.title, std::max(kHeight, axis_y + 46));
+  if (!subtitle.empty())
+    text_lines(svg, kLeft, 44, kSubtitleFontSize, kSubtitleLineHeight, subtitle);
   double total = 0;
   for (const auto& bar : chart.values) {
     double sum = 0;
@@ -185,14 +221,11 @@ std::string render(const StackedBars& chart) {
   }
   // Each bar under its label, which spans the plot's width (long configurations are never cut).
   const std::vector<double> ticks = round_ticks(total);
-  const double x0 = kBarLeft, x1 = kWidth - kRight;
-  const double row_height =
-      chart.values.empty() ? 0 : std::min(44.0, (kHeight - kTop - kBottom) / chart.values.size());
   const double scale = ticks.back() > 0 ? (x1 - x0) / ticks.back() : 0;
+  double y = top;
   for (size_t b = 0; b < chart.values.size(); ++b) {
-    const double y = kTop + b * row_height;
-    svg << "<text x=\"" << x0 << "\" y=\"" << y + 12 << "\" font-size=\"" << kBarLabelFontSize
-        << "\">" << escape(chart.bar_labels[b]) << "</text>\n";
+    text_lines(svg, x0, y + 12, kBarLabelFontSize, kBarLabelLineHeight, labels[b]);
+    y += kBarLabelLineHeight * (labels[b].size() - 1.0);
     double x = x0;
     for (size_t s = 0; s < chart.values[b].size(); ++s) {
       const double w = chart.values[b][s] * scale;
@@ -202,15 +235,15 @@ std::string render(const StackedBars& chart) {
           << " s</title></rect>\n";
       x += w;
     }
+    y += row_height;
   }
-  const double axis_y = kTop + chart.values.size() * row_height + 14;
   for (double v : ticks) {
     svg << "<text x=\"" << x0 + v * scale << "\" y=\"" << axis_y << "\" text-anchor=\"middle\">"
         << number(v) << "</text>\n";
   }
   svg << "<text x=\"" << (x0 + x1) / 2 << "\" y=\"" << axis_y + 22 << "\" text-anchor=\"middle\">"
       << escape(chart.x_label) << "</text>\n";
-  legend(svg, chart.segment_names);
+  legend(svg, chart.segment_names, top);
   svg << "</svg>\n";
   return svg.str();
 }

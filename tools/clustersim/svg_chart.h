@@ -1,6 +1,7 @@
 // Minimal SVG charts for `clustersim plot`: a scatter plot on log-log axes with a highlighted
 // line, and horizontal stacked bars. Self-contained files that any browser opens; no fonts or
-// scripts beyond SVG 1.1.
+// scripts beyond SVG 1.1. A bar's label and the line under the title wrap onto more lines where
+// they are wider than the space they have (text_width.h), each line drawn at the width measured.
 #pragma once
 
 #include <string>
