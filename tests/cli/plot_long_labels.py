@@ -5,7 +5,8 @@ schedule all vary): each label wraps onto lines that are each drawn at their mea
 (textLength) within the plot's 650 px and the chart's height, its lines joined are the whole
 label (nothing cut: the pools' role, sharding and schedule said in each label, the recomputation
 and SP under the title), at least one label would have overflowed on one line, and the labels
-differ. Usage: plot_long_labels.py CLUSTERSIM SCENARIO"""
+differ. The Pareto chart's legend wraps the same way: the mix's series name, wider than the room
+right of the plot, on lines each within the picture's 900 px less its 10 px edge. Usage: plot_long_labels.py CLUSTERSIM SCENARIO"""
 import os
 import re
 import subprocess
@@ -13,7 +14,25 @@ import sys
 import tempfile
 
 PLOT_LEFT, PLOT_RIGHT = 20, 670  # bars and labels from x 20 to the legend's margin
+LEGEND_RIGHT = 890  # the Pareto chart's legend: up to the picture's width less its edge
 SPACE = 278 * 11 / 1000  # a space at 11 px (Helvetica), where a label was broken
+
+
+def legend_problems(svg):
+    """The Pareto chart's legend entries: each line within the picture, the mix's name whole."""
+    problems, entries = [], []
+    for text in re.findall(r'<text x="708" y="[0-9.]+" font-size="12">(.*?)</text>', svg):
+        lines = re.findall(r'<tspan x="([0-9.]+)" y="[0-9.]+" textLength="([0-9.e+-]+)"'
+                           r' lengthAdjust="spacingAndGlyphs">([^<]*)</tspan>', text)
+        for x, width, line in lines:
+            if float(x) + float(width) > LEGEND_RIGHT:
+                problems.append("legend %r ends at %.0f px, past %d" % (line, float(x) + float(width),
+                                                                      LEGEND_RIGHT))
+        entries.append([line for _, _, line in lines])
+    mix = [e for e in entries if " ".join(e) == "aws.p5.48xlarge x 4 + aws.p4d.24xlarge x 4"]
+    if not mix or len(mix[0]) < 2:
+        problems.append("the mix's legend entry is not wrapped whole: %r" % entries)
+    return problems
 
 
 def main():
@@ -24,7 +43,8 @@ def main():
         subprocess.run([cli, "plot", os.path.join(work, "r.h5"), "--out-dir", work], check=True,
                        stdout=subprocess.DEVNULL)
         svg = open(os.path.join(work, "r-breakdown.svg")).read()
-    problems = []
+        pareto = open(os.path.join(work, "r-pareto.svg")).read()
+    problems = legend_problems(pareto)
     height = float(re.search(r'<svg [^>]*height="([0-9.]+)"', svg).group(1))
     labels, one_line = [], []
     for text in re.findall(r'font-size="11">(.*?)</text>', svg):

@@ -69,14 +69,26 @@ void header(std::ostringstream& svg, const std::string& title, double height = k
       << "<text x=\"" << kLeft << "\" y=\"28\" font-size=\"16\">" << escape(title) << "</text>\n";
 }
 
-void legend(std::ostringstream& svg, const std::vector<std::string>& names, double top = kTop) {
+constexpr double kLegendFontSize = 12;    // px, the document's
+constexpr double kLegendLineHeight = 14;  // px between a wrapped entry's lines
+constexpr double kLegendEntryGap = 20;    // px from one entry's first line to the next entry's
+constexpr double kLegendText = kWidth - kRight + 38;  // an entry's text starts here
+
+// Each of `names` beside its colour, from `top` down, wrapped to the width right of the plot
+// (a mix's series "aws.p5.48xlarge + aws.p4d.24xlarge" is wider than it). Returns where the next
+// entry would begin.
+double legend(std::ostringstream& svg, const std::vector<std::string>& names, double top = kTop) {
   const double x = kWidth - kRight + 20;
+  double y = top + 10;
   for (size_t i = 0; i < names.size(); ++i) {
-    const double y = top + 10 + 20 * i;
+    const std::vector<std::string> lines =
+        wrap_text(names[i], kLegendFontSize, kWidth - kEdge - kLegendText);
     svg << "<rect x=\"" << x << "\" y=\"" << y - 9 << "\" width=\"12\" height=\"12\" fill=\""
-        << colour(i) << "\"/><text x=\"" << x + 18 << "\" y=\"" << y + 1 << "\">"
-        << escape(names[i]) << "</text>\n";
+        << colour(i) << "\"/>";
+    text_lines(svg, kLegendText, y + 1, kLegendFontSize, kLegendLineHeight, lines);
+    y += kLegendEntryGap + kLegendLineHeight * (lines.size() - 1.0);
   }
+  return y;
 }
 
 // A log axis over [low, high] mapped to pixels [from, to].
@@ -158,17 +170,16 @@ std::string render(const ScatterChart& chart) {
           << escape(p < s.labels.size() ? s.labels[p] : s.name) << "</title></circle>\n";
     }
   }
+  const double below_legend = legend(svg, names);
   if (!chart.line.empty()) {
     svg << "<polyline fill=\"none\" stroke=\"black\" stroke-width=\"1.5\" points=\"";
     for (auto [px, py] : chart.line) svg << x.at(px) << "," << y.at(py) << " ";
     svg << "\"/>\n";
-    const double ly = kTop + 10 + 20 * names.size();
-    svg << "<line x1=\"" << kWidth - kRight + 20 << "\" y1=\"" << ly - 3 << "\" x2=\""
-        << kWidth - kRight + 32 << "\" y2=\"" << ly - 3 << "\" stroke=\"black\"/><text x=\""
-        << kWidth - kRight + 38 << "\" y=\"" << ly + 1 << "\">" << escape(chart.line_name)
-        << "</text>\n";
+    svg << "<line x1=\"" << kWidth - kRight + 20 << "\" y1=\"" << below_legend - 3 << "\" x2=\""
+        << kWidth - kRight + 32 << "\" y2=\"" << below_legend - 3 << "\" stroke=\"black\"/>";
+    text_lines(svg, kLegendText, below_legend + 1, kLegendFontSize, kLegendLineHeight,
+               wrap_text(chart.line_name, kLegendFontSize, kWidth - kEdge - kLegendText));
   }
-  legend(svg, names);
   svg << "</svg>\n";
   return svg.str();
 }
