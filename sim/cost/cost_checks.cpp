@@ -1,6 +1,8 @@
 // Field checks of cost settings and price overrides, reported at file:line with the field path.
 #include "sim/cost/cost_checks.h"
 
+#include <google/protobuf/util/message_differencer.h>
+
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -117,7 +119,12 @@ void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog,
       !checkpoint.has("keep") || checkpoint.in_range("keep", 1, kMaxCheckpointsKept);
   const int keep =
       keep_valid ? checkpoints_kept(static_cast<const s::Checkpoint&>(checkpoint.message())) : 0;
-  if (checkpoint.require("volume")) check_volumes(checkpoint, catalog, scenario, keep);
+  // sweep.checkpoint_storage replaces the volumes (check_checkpoint_storage checks its values);
+  // any given beside it are checked all the same.
+  const bool swept = scenario.scenario().sweep().checkpoint_storage_size() > 0;
+  if (swept ? checkpoint.has("volume") : checkpoint.require("volume")) {
+    check_volumes(checkpoint, catalog, scenario, keep);
+  }
   // Beyond the most work a run may hold, an interval is never reached (1e300 was printed whole).
   if (checkpoint.positive("interval_s")) checkpoint.in_range("interval_s", 0, kMaxRunWorkSeconds);
   if (!interrupted && !checkpoint.has("interval_s")) {
@@ -250,6 +257,42 @@ void warn_unread_prices(const FieldChecker& prices, const PriceBook& book, const
                                 " is not among the billing modes priced (" + modes +
                                 "), so this price is never used");
   }
+}
+
+void check_checkpoint_storage(const FieldChecker& root, const Catalog& catalog,
+                              const LoadedScenario& scenario) {
+  const s::Scenario& m = scenario.scenario();
+  if (m.sweep().checkpoint_storage_size() == 0) return;
+  const FieldChecker sweep = root.child("sweep");
+  if (!m.cost().has_checkpoint()) {
+    sweep.error("checkpoint_storage",
+                "sweeps where checkpoints go, which needs cost.checkpoint (its interval, keep and "
+                "notice apply to every value)");
+    return;
+  }
+  const s::Checkpoint& checkpoint = m.cost().checkpoint();
+  const bool keep_valid = !checkpoint.has_keep() ||
+                          (checkpoint.keep() >= 1 && checkpoint.keep() <= kMaxCheckpointsKept);
+  for (int i = 0; i < m.sweep().checkpoint_storage_size(); ++i) {
+    const FieldChecker value = sweep.child("checkpoint_storage", i);
+    if (value.require("volume")) {
+      check_volumes(value, catalog, scenario, keep_valid ? checkpoints_kept(checkpoint) : 0);
+    }
+  }
+}
+
+void warn_checkpoint_volume_replaced(const FieldChecker& root, const s::Scenario& scenario) {
+  const s::Checkpoint& checkpoint = scenario.cost().checkpoint();
+  if (checkpoint.volume_size() == 0 || scenario.sweep().checkpoint_storage_size() == 0) return;
+  s::CheckpointVolumes fixed;
+  *fixed.mutable_volume() = checkpoint.volume();
+  for (const s::CheckpointVolumes& value : scenario.sweep().checkpoint_storage()) {
+    if (google::protobuf::util::MessageDifferencer::Equals(value, fixed)) return;
+  }
+  root.child("cost")
+      .child("checkpoint")
+      .warning("volume",
+               "is never simulated: sweep.checkpoint_storage replaces it in every configuration");
 }
 
 void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedScenario& scenario) {

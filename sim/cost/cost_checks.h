@@ -26,4 +26,14 @@ void warn_unread_prices(const FieldChecker& prices, const PriceBook& book, const
 // Checks a scenario's `cost` (a Cost message) against its resolved candidate instances.
 void check_cost(const FieldChecker& cost, const Catalog& catalog, const LoadedScenario& scenario);
 
+// Checks the scenario's sweep.checkpoint_storage: it needs cost.checkpoint, and each value's
+// volumes are checked as cost.checkpoint.volume is (one per provider of the candidate instances,
+// each resolved against its tier and holding the checkpoints kept). `root` checks the scenario.
+void check_checkpoint_storage(const FieldChecker& root, const Catalog& catalog,
+                              const LoadedScenario& scenario);
+
+// Warns of cost.checkpoint.volume beside sweep.checkpoint_storage when no value of the axis is
+// the same volumes: it is never simulated.
+void warn_checkpoint_volume_replaced(const FieldChecker& root, const schema::Scenario& scenario);
+
 }  // namespace clustersim

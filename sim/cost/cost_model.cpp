@@ -26,22 +26,37 @@ InstanceField instance_field(const FieldChecker& root, const s::Scenario& scenar
   return {root.child("cluster"), -1};
 }
 
+// The messages holding the checkpoint volumes the runs write to: each value of
+// sweep.checkpoint_storage, else cost.checkpoint (each with its `volume` list).
+std::vector<FieldChecker> checkpoint_volume_sets(const FieldChecker& root, const s::Scenario& sc) {
+  std::vector<FieldChecker> sets;
+  if (!sc.cost().has_checkpoint()) return sets;
+  for (int i = 0; i < sc.sweep().checkpoint_storage_size(); ++i) {
+    sets.push_back(root.child("sweep").child("checkpoint_storage", i));
+  }
+  if (sets.empty()) sets.push_back(root.child("cost").child("checkpoint"));
+  return sets;
+}
+
 // A priced checkpoint volume's currency converts to the report currency (once that is known).
-void check_storage_currencies(const FieldChecker& root, const s::Cost& cost, const Catalog& catalog,
+void check_storage_currencies(const std::vector<FieldChecker>& sets, const Catalog& catalog,
                               const CostModel& model) {
   if (model.currency == s::CURRENCY_UNSPECIFIED) return;
-  const FieldChecker checkpoint = root.child("cost").child("checkpoint");
-  for (int i = 0; i < cost.checkpoint().volume_size(); ++i) {
-    const s::StorageTier& tier = *catalog.storage().find(cost.checkpoint().volume(i).tier())->value;
-    if (!tier.has_price() || model.prices.exchange_rate(tier.price().currency(), model.currency)) {
-      continue;
+  for (const FieldChecker& set : sets) {
+    for (int i = 0; i < set.size("volume"); ++i) {
+      const FieldChecker volume = set.child("volume", i);
+      const auto& m = static_cast<const s::StorageVolume&>(volume.message());
+      const s::StorageTier& tier = *catalog.storage().find(m.tier())->value;
+      if (!tier.has_price() ||
+          model.prices.exchange_rate(tier.price().currency(), model.currency)) {
+        continue;
+      }
+      volume.error("tier", "\"" + tier.name() + "\" is priced in " +
+                               s::Currency_Name(tier.price().currency()) + ", results in " +
+                               s::Currency_Name(model.currency) + ": give an exchange_rate for " +
+                               s::Currency_Name(tier.price().currency()) +
+                               " (in cost.prices or --prices)");
     }
-    checkpoint.child("volume", i)
-        .error("tier", "\"" + tier.name() + "\" is priced in " +
-                           s::Currency_Name(tier.price().currency()) + ", results in " +
-                           s::Currency_Name(model.currency) + ": give an exchange_rate for " +
-                           s::Currency_Name(tier.price().currency()) +
-                           " (in cost.prices or --prices)");
   }
 }
 
@@ -76,10 +91,13 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
     model->billing_modes.push_back(static_cast<s::BillingMode>(billing));
   }
   if (model->billing_modes.empty()) model->billing_modes.push_back(s::ON_DEMAND);
-  if (sc.cost().has_checkpoint()) {
-    for (const s::StorageVolume& volume : sc.cost().checkpoint().volume()) {
+  const std::vector<FieldChecker> volume_sets = checkpoint_volume_sets(root, sc);
+  for (const FieldChecker& set : volume_sets) {
+    CheckpointVolumeSet& volumes = model->checkpoint_volumes.emplace_back();
+    for (int i = 0; i < set.size("volume"); ++i) {
+      const auto& volume = static_cast<const s::StorageVolume&>(set.child("volume", i).message());
       const s::StorageTier* tier = catalog.storage().find(volume.tier())->value;
-      model->checkpoint_volumes[tier->provider()] = {tier, &volume};
+      volumes[tier->provider()] = {tier, &volume};
     }
   }
   for (const auto& [name, entry] : catalog.providers().all()) {
@@ -107,7 +125,7 @@ std::unique_ptr<CostModel> load_cost_model(const LoadedScenario& scenario, const
                               s::Currency_Name(currency) + " (in cost.prices or --prices)",
                           field.index);
       });
-  check_storage_currencies(root, sc.cost(), catalog, *model);
+  check_storage_currencies(volume_sets, catalog, *model);
   if (sc.cost().has_prices()) {
     warn_unread_prices(root.child("cost").child("prices"), model->prices, catalog, model->currency,
                        model->billing_modes);
@@ -137,6 +155,13 @@ std::string ambiguous_price_message(const Catalog& catalog, const PriceBook& pri
          catalog.instances().find(instance.name())->where.to_string() + ") is ambiguous: " + why +
          (region.empty() ? "" : ", none in region \"" + region + "\"") + ": set " + prices_field +
          ".region (or region in a --prices file) to the one you rent in";
+}
+
+const CheckpointVolume* checkpoint_volume(const CostModel& model, const Configuration& c) {
+  if (model.checkpoint_volumes.empty()) return nullptr;
+  const CheckpointVolumeSet& set = model.checkpoint_volumes.at(c.checkpoint_storage);
+  const auto found = set.find(c.instance->provider());
+  return found == set.end() ? nullptr : &found->second;
 }
 
 double report_per_hour(const CostModel& model, const UsedPrice& price) {

@@ -13,6 +13,7 @@
 #include "sim/io/scenario_loader.h"
 #include "sim/io/schema/cost.pb.h"
 #include "sim/io/text_file.h"
+#include "sim/sweep/configuration_space.h"
 
 namespace clustersim {
 
@@ -20,6 +21,8 @@ struct CheckpointVolume {
   const schema::StorageTier* tier = nullptr;
   const schema::StorageVolume* volume = nullptr;  // the scenario's, of `tier`
 };
+// One volume per provider: cost.checkpoint.volume, or a value of sweep.checkpoint_storage.
+using CheckpointVolumeSet = std::map<schema::Provider, CheckpointVolume>;
 
 struct CostModel {
   const LoadedScenario* scenario = nullptr;
@@ -27,8 +30,9 @@ struct CostModel {
   PriceBook prices;
   schema::Currency currency = schema::CURRENCY_UNSPECIFIED;  // every cost is reported in it
   std::vector<schema::BillingMode> billing_modes;            // compared, in the scenario's order
-  // The checkpoint volume of each candidate instance's provider; empty: no checkpoints.
-  std::map<schema::Provider, CheckpointVolume> checkpoint_volumes;
+  // The checkpoint volumes of each Configuration::checkpoint_storage: one set per value of
+  // sweep.checkpoint_storage, else cost.checkpoint.volume's alone; empty: no checkpoints.
+  std::vector<CheckpointVolumeSet> checkpoint_volumes;
   // The spot interruption notice of each provider the catalog states one for.
   std::map<schema::Provider, double> spot_notice_s;
   int trials = 400;   // simulated runs per spot configuration (scenario or command line)
@@ -56,6 +60,11 @@ std::string ambiguous_price_message(const Catalog& catalog, const PriceBook& pri
                                     const schema::InstanceType& instance,
                                     schema::BillingMode billing, const std::string& why,
                                     const std::string& prices_field);
+
+// The volume `configuration` writes its checkpoints to: its set's volume of its instance's
+// provider; null when the scenario sets no checkpoint.
+const CheckpointVolume* checkpoint_volume(const CostModel& model,
+                                          const Configuration& configuration);
 
 // `price` per instance-hour in the model's report currency. Requires: a price of one of the
 // scenario's candidate instances (load_cost_model guarantees their exchange rates).

@@ -117,17 +117,16 @@ const PlannedRun* planned_run_at(const CheckpointPlan& plan, const InterruptionR
 CheckpointPlan plan_checkpoints(const CostModel& model, const Configuration& configuration,
                                 const MemoryEstimate& memory, const StepResult& step) {
   CheckpointPlan plan;
-  const auto volume = model.checkpoint_volumes.find(configuration.instance->provider());
-  if (volume != model.checkpoint_volumes.end()) {
+  if (const CheckpointVolume* volume = checkpoint_volume(model, configuration)) {
     const s::Scenario& scenario = model.scenario->scenario();
     plan.enabled = true;
     plan.over_volume =
         checkpoint_volume_problem(*model.scenario->model, scenario.job(), configuration.nodes,
-                                  checkpoints_kept(model.settings->checkpoint()),
-                                  *volume->second.tier, volume->second.volume->capacity_gib(), "");
+                                  checkpoints_kept(model.settings->checkpoint()), *volume->tier,
+                                  volume->volume->capacity_gib(), "");
     if (!plan.over_volume.empty()) return plan;
     plan.cost = checkpoint_cost(*model.scenario->model, scenario.job(), configuration, memory,
-                                *volume->second.tier, *volume->second.volume);
+                                *volume->tier, *volume->volume);
     plan.notice_save = notice_save(model, configuration.instance->provider(), plan.cost.write_s);
   }
   for (s::BillingMode billing : model.billing_modes) {

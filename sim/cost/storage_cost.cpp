@@ -4,11 +4,9 @@
 #include <algorithm>
 
 #include "sim/hw/storage_model.h"
+#include "sim/util/units.h"
 
 namespace clustersim {
-namespace {
-constexpr double kMegabytesPerMebibyte = 1.048576;  // the catalog's MB/s are decimal
-}  // namespace
 
 double volume_price_per_month(const schema::StorageTier& tier,
                               const schema::StorageVolume& volume) {
@@ -31,13 +29,13 @@ double volume_price_per_month(const schema::StorageTier& tier,
 
 std::optional<double> checkpoint_storage_per_hour(const CostModel& model,
                                                   const Configuration& configuration) {
-  const auto found = model.checkpoint_volumes.find(configuration.instance->provider());
-  if (found == model.checkpoint_volumes.end()) return std::nullopt;
-  const schema::StorageTier& tier = *found->second.tier;
+  const CheckpointVolume* found = checkpoint_volume(model, configuration);
+  if (found == nullptr) return std::nullopt;
+  const schema::StorageTier& tier = *found->tier;
   if (!tier.has_price()) return std::nullopt;
   const double volumes = tier.shared_across_nodes() ? 1 : configuration.nodes;
   const double rate = *model.prices.exchange_rate(tier.price().currency(), model.currency);
-  return volumes * volume_price_per_month(tier, *found->second.volume) / kHoursPerMonth * rate;
+  return volumes * volume_price_per_month(tier, *found->volume) / kHoursPerMonth * rate;
 }
 
 }  // namespace clustersim

@@ -1,6 +1,10 @@
 // Checks of the references a scenario makes to shared catalog entries.
 #include "sim/io/catalog_reference.h"
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "sim/hw/storage_model.h"
 #include "sim/util/number_format.h"
 
@@ -33,6 +37,67 @@ bool check_provisioned(const FieldChecker& volume, const char* field,
   return true;
 }
 
+// A volume's capacity is one its tier comes in (StorageTier.capacity_increment): the tier's least
+// capacity or a whole multiple of its step; else an error naming the valid capacities either side.
+// True when it is.
+bool check_capacity_step(const FieldChecker& volume, const schema::StorageTier& tier) {
+  if (!tier.has_capacity_increment()) return true;
+  const double step = tier.capacity_increment().step_gib();
+  const double capacity = volume.number("capacity_gib");
+  const double least = tier.has_capacity_min_gib() ? tier.capacity_min_gib() : step;
+  // Whole multiples within a millionth of a step: capacities are written in decimal.
+  const double steps = capacity / step;
+  if (capacity == least || std::abs(steps - std::round(steps)) <= 1e-6 * std::max(1.0, steps)) {
+    return true;
+  }
+  std::vector<double> nearest;
+  const double below = std::floor(steps) * step;
+  if (below >= least) {
+    nearest.push_back(below);
+  } else if (least < capacity) {
+    nearest.push_back(least);
+  }
+  const double above = std::max(std::ceil(steps) * step, least);
+  if (!tier.has_capacity_max_gib() || above <= tier.capacity_max_gib()) nearest.push_back(above);
+  std::string listed;
+  for (double c : nearest) listed += (listed.empty() ? "" : " or ") + format_number(c);
+  volume.error("capacity_gib",
+               format_number(capacity) + " GiB is not a capacity \"" + tier.name() +
+                   "\" comes in (" +
+                   (tier.has_capacity_min_gib() && tier.capacity_min_gib() != step
+                        ? format_number(tier.capacity_min_gib()) + " GiB or a multiple of "
+                        : "a multiple of ") +
+                   format_number(step) + " GiB): the nearest are " + listed + " GiB");
+  return false;
+}
+
+// A volume's throughput is within its tier's bound per IOPS (StorageTier.throughput_per_iops):
+// checked on the throughput it has (provisioned, else the baseline at its capacity) against the
+// IOPS it has, reported at provisioned_throughput_mb_per_s with the IOPS it needs. True when
+// within it.
+bool check_throughput_per_iops(const FieldChecker& volume, const schema::StorageTier& tier) {
+  if (!tier.has_throughput_per_iops()) return true;
+  const auto& m = static_cast<const schema::StorageVolume&>(volume.message());
+  const double per_iops = tier.throughput_per_iops().max_mb_per_s();
+  const double throughput =
+      m.has_provisioned_throughput_mb_per_s()
+          ? m.provisioned_throughput_mb_per_s()
+          : capacity_scaled_value(tier.throughput_mb_per_s(), m.capacity_gib());
+  const double iops = m.has_provisioned_iops()
+                          ? m.provisioned_iops()
+                          : capacity_scaled_value(tier.iops(), m.capacity_gib());
+  // A millionth's slack: 4,000 IOPS x 0.262144 is 1,048.576 MB/s give or take a rounding.
+  if (throughput <= per_iops * iops * (1 + 1e-9)) return true;
+  const double needed = std::ceil(throughput / per_iops * (1 - 1e-9));
+  volume.error(
+      m.has_provisioned_throughput_mb_per_s() ? "provisioned_throughput_mb_per_s" : "capacity_gib",
+      format_number(throughput) + " MB/s needs at least " + format_number(needed) + " IOPS (\"" +
+          tier.name() + "\" gives at most " + format_number(per_iops) +
+          " MB/s per IOPS), the volume has " + format_number(iops) +
+          ": give provisioned_iops >= " + format_number(needed));
+  return false;
+}
+
 }  // namespace
 
 const schema::InstanceType* resolve_gpu_instance(const FieldChecker& owner, const char* field,
@@ -55,17 +120,25 @@ const schema::StorageTier* resolve_storage_volume(const FieldChecker& volume,
   if (tier == nullptr || !sized) return nullptr;
   if ((tier->has_capacity_min_gib() && m.capacity_gib() < tier->capacity_min_gib()) ||
       (tier->has_capacity_max_gib() && m.capacity_gib() > tier->capacity_max_gib())) {
-    volume.error("capacity_gib", "must lie within " + tier->name() + "'s " +
-                                     format_number(tier->capacity_min_gib()) + ".." +
-                                     format_number(tier->capacity_max_gib()) + " GiB");
+    // A tier may bound one side only (FSx PERSISTENT_1's least capacity): "1200..0 GiB" was
+    // printed.
+    const std::string least = format_number(tier->capacity_min_gib());
+    const std::string most = format_number(tier->capacity_max_gib());
+    volume.error("capacity_gib",
+                 !tier->has_capacity_max_gib()
+                     ? "must be at least " + least + " GiB, " + tier->name() + "'s least"
+                 : !tier->has_capacity_min_gib()
+                     ? "must be at most " + most + " GiB, " + tier->name() + "'s most"
+                     : "must lie within " + tier->name() + "'s " + least + ".." + most + " GiB");
     return nullptr;
   }
+  if (!check_capacity_step(volume, *tier)) return nullptr;
   const bool throughput =
       check_provisioned(volume, "provisioned_throughput_mb_per_s", *tier,
                         tier->throughput_mb_per_s(), "provisioned_max_throughput_mb_per_s");
   const bool iops =
       check_provisioned(volume, "provisioned_iops", *tier, tier->iops(), "provisioned_max_iops");
-  return throughput && iops ? tier : nullptr;
+  return throughput && iops && check_throughput_per_iops(volume, *tier) ? tier : nullptr;
 }
 
 }  // namespace clustersim

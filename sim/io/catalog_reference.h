@@ -32,8 +32,10 @@ const schema::InstanceType* resolve_gpu_instance(const FieldChecker& owner, cons
                                                  int index, const std::string& name,
                                                  const Catalog& catalog, const char* consequence);
 
-// Checks a StorageVolume message: its tier exists and its capacity lies within the tier's range.
-// Returns the tier, or nullptr after reporting the problem.
+// Checks a StorageVolume message: its tier exists, its capacity lies within the tier's range and
+// is one the tier comes in (capacity_increment), the performance it buys lies between the
+// baseline and the tier's ceilings, and its throughput within the tier's bound per IOPS
+// (throughput_per_iops). Returns the tier, or nullptr after reporting the problem.
 const schema::StorageTier* resolve_storage_volume(const FieldChecker& volume,
                                                   const Catalog& catalog);
 

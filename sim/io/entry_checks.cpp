@@ -428,6 +428,17 @@ void check_storage_price(const FieldChecker& price, const FieldChecker& storage)
   check_source(price);
 }
 
+// A tier's capacity step: positive, at most its largest capacity, with its source.
+void check_capacity_increment(const FieldChecker& storage) {
+  const FieldChecker increment = storage.child("capacity_increment");
+  if (increment.require_positive("step_gib") && storage.has("capacity_max_gib") &&
+      increment.number("step_gib") > storage.number("capacity_max_gib")) {
+    increment.error("step_gib", "must be <= capacity_max_gib (" +
+                                    format_number(storage.number("capacity_max_gib")) + ")");
+  }
+  check_source(increment);
+}
+
 void check_storage(const FieldChecker& storage) {
   storage.require("name");
   storage.require_enum("provider");
@@ -450,6 +461,16 @@ void check_storage(const FieldChecker& storage) {
       storage.in_range("latency_ms", 0, FieldChecker::kMaxLatency_us / 1000);
   check_source(storage);
   if (storage.has("price")) check_storage_price(storage.child("price"), storage);
+  if (storage.has("capacity_increment")) check_capacity_increment(storage);
+  if (storage.has("throughput_per_iops")) {
+    const FieldChecker ratio = storage.child("throughput_per_iops");
+    if (!storage.has("iops")) {
+      storage.error("throughput_per_iops",
+                    "bounds throughput by IOPS, which the tier does not give (it has no iops)");
+    }
+    ratio.require("max_mb_per_s") && ratio.rate("max_mb_per_s");
+    check_source(ratio);
+  }
 }
 
 void check_provider(const FieldChecker& provider) {

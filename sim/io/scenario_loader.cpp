@@ -113,6 +113,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   if (m.has_published()) check_published(root.child("published"), m.published(), loaded->model);
   check_input(root, catalog, *loaded);
   if (m.has_cost()) check_cost(root.child("cost"), catalog, *loaded);
+  check_checkpoint_storage(root, catalog, *loaded);
   // The layout against the pools and the cluster once everything it needs is known to be sound.
   if (diagnostics->error_count() == errors_before && !loaded->pool_instances.empty()) {
     check_pool_layout(root, catalog, *loaded);
@@ -125,6 +126,7 @@ std::unique_ptr<LoadedScenario> load_scenario(const std::string& path, const Cat
   // Once the values are known to be sound (an unknown name is its own error).
   if (m.has_sweep()) {
     warn_replaced_by_axes(root);
+    warn_checkpoint_volume_replaced(root, m);
     warn_outside_auto_parallelism(root, m);
   }
   return loaded;

@@ -46,6 +46,10 @@ const std::vector<Choice>& choices() {
                    ? ""
                    : number_words(r, "dataloader_workers_per_gpu") + " workers/GPU";
       },
+      [](const ResultRow& r) {
+        const std::string& volume = text_of(r, "checkpoint_storage");
+        return volume.empty() ? "" : "checkpoints on " + volume;
+      },
   };
   return all;
 }

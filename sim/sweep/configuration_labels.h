@@ -22,8 +22,9 @@ struct ConfigurationLabels {
 // that differ among `rows`: a mix's pools ("pools as pipeline stages" or "pools as data-parallel
 // replicas"), optimizer sharding ("dist opt", "ZeRO 1"), recomputation, schedule, sequence
 // parallelism ("SP", "no SP"), the input pipeline's storage volume ("aliyun.essd.pl1 200 GiB")
-// and dataloader workers ("6 workers/GPU"); the choices all share, in the same order, are
-// `shared`. A row without a dataloader has no storage or workers.
+// and dataloader workers ("6 workers/GPU"), the checkpoint volume ("checkpoints on aws.ebs.gp3
+// 1000 GiB"); the choices all share, in the same order, are `shared`. A row without a dataloader
+// has no storage or workers, one without checkpoints no checkpoint volume.
 ConfigurationLabels configuration_labels(const std::vector<ResultRow>& rows);
 
 }  // namespace clustersim

@@ -111,14 +111,17 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
   if (volumes.empty()) volumes.push_back(loads ? &sc.job().dataset().storage() : nullptr);
   const std::vector<int> workers = axis_values<int>(
       sw.dataloader_workers_per_gpu(), loads ? sc.job().dataloader().workers_per_gpu() : 0);
+  const int checkpoint_sets = std::max(1, sw.checkpoint_storage_size());
   for (int zero : axis_values<int>(sw.zero_stage(), base_.zero_stage())) {
     for (int shard : axis_values<int>(sw.data_parallel_shard(), base_.data_parallel_shard())) {
       for (int recompute : axis_values<int>(sw.recompute(), base_.recompute())) {
         for (bool sp : axis_values<bool>(sw.sequence_parallel(), base_.sequence_parallel())) {
           for (const s::StorageVolume* volume : volumes) {
             for (int w : workers) {
-              options_.push_back(
-                  {zero, shard, static_cast<s::Recompute>(recompute), sp, volume, w});
+              for (int checkpoints = 0; checkpoints < checkpoint_sets; ++checkpoints) {
+                options_.push_back({zero, shard, static_cast<s::Recompute>(recompute), sp, volume,
+                                    w, checkpoints});
+              }
             }
           }
         }
@@ -254,7 +257,8 @@ Configuration ConfigurationSpace::at(int64_t index) const {
                   options.dataloader_workers_per_gpu,
                   scenario_.gpus_per_node(*group->instance),
                   nvlink_domain_nodes_used(*group->instance),
-                  group->pools};
+                  group->pools,
+                  options.checkpoint_storage};
   s::Parallelism& p = c.parallelism;
   p.set_tensor_parallel(layout.tensor_parallel);
   p.set_pipeline_parallel(layout.pipeline_parallel);

@@ -53,6 +53,9 @@ struct Configuration {
   // Two or more pools: simulated as a mix (sim/parallel/pool_step.h). One pool is the plain
   // cluster of its instance.
   bool is_mix() const { return pools && pools->size() > 1; }
+  // Which set of checkpoint volumes the run writes to: the index of its value of
+  // sweep.checkpoint_storage, 0 without that axis (cost.checkpoint.volume); CostModel resolves it.
+  int checkpoint_storage = 0;
   // Some of its nodes are the user's already (priced by pool_price in run_cost).
   bool has_owned_nodes() const;
   // The nodes not owned (all of them without pools): those a billing mode rents, and so the only
@@ -86,7 +89,7 @@ class ConfigurationSpace {
   // MoE model), schedule and virtual stages, pool placement (auto layouts: a mix's pipelines
   // across pools after all the others; auto hybrid-sharding groups), ZeRO stage, hybrid sharding's
   // group (sweep.data_parallel_shard), recomputation, sequence parallelism, dataset storage,
-  // dataloader workers; the last fastest).
+  // dataloader workers, checkpoint storage; the last fastest).
   int64_t size() const { return size_; }
   // Requires: 0 <= index < size().
   Configuration at(int64_t index) const;
@@ -110,6 +113,7 @@ class ConfigurationSpace {
     bool sequence_parallel;
     const schema::StorageVolume* dataset_storage;
     int dataloader_workers_per_gpu;
+    int checkpoint_storage;
   };
   struct Group {  // one (instance, nodes) pair, or one mix of pools
     const schema::InstanceType* instance;

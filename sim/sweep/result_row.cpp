@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "sim/cost/run_cost.h"
 #include "sim/cost/training_budget.h"
+#include "sim/io/volume_words.h"
 #include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/sweep/pool_placement.h"
@@ -75,6 +77,9 @@ const std::vector<ResultColumn>& result_columns() {
       identity("storage_tier", "storage", Kind::kText),
       {"storage_capacity_gib", "storage GiB", Kind::kReal, 0, Drift::kExact, 0},
       {"dataloader_workers_per_gpu", "workers", Kind::kReal, 0, Drift::kExact, 0},
+      // The volume the run's checkpoints go to, its instance's provider's (volume_words: tier,
+      // capacity, performance bought); empty without checkpoints.
+      identity("checkpoint_storage", "ckpt storage", Kind::kText),
       identity("billing", "billing", Kind::kText),
       identity("status", "status", Kind::kText),
       figure("memory_gib", "mem GiB", 1),
@@ -203,6 +208,7 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                     c.dataset_storage ? Table::Cell(c.dataset_storage->tier()) : Table::Cell(),
                     c.dataset_storage ? number(c.dataset_storage->capacity_gib()) : Table::Cell(),
                     c.dataset_storage ? number(c.dataloader_workers_per_gpu) : Table::Cell(),
+                    Table::Cell(),  // checkpoint_storage: make_result_rows
                     Table::Cell(),  // billing: make_result_rows
                     kStatusOk,
                     e.memory.total_bytes() / kBytesPerGibibyte,
@@ -269,6 +275,9 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
                                         const LoadedScenario& scenario, const CostModel& cost) {
   ResultRow base = make_step_row(c, e);
   base[result_column("currency")] = s::Currency_Name(cost.currency);
+  if (const CheckpointVolume* volume = checkpoint_volume(cost, c)) {
+    base[result_column("checkpoint_storage")] = volume_words(*volume->volume);
+  }
   std::vector<ResultRow> rows;
   const std::optional<CheckpointPlan> checkpoints =
       e.step ? std::optional(plan_checkpoints(cost, c, e.memory, *e.step)) : std::nullopt;
@@ -400,7 +409,10 @@ std::string describe_configuration(const ResultRow& r) {
                                 ? ""
                                 : ", " + storage + " " + n("storage_capacity_gib") + " GiB, " +
                                       n("dataloader_workers_per_gpu") + " workers/GPU";
-  return describe_layout(r) + input + ", " + row_text(r, result_column("billing"));
+  const std::string& checkpoints = row_text(r, result_column("checkpoint_storage"));
+  return describe_layout(r) + input +
+         (checkpoints.empty() ? "" : ", checkpoints on " + checkpoints) + ", " +
+         row_text(r, result_column("billing"));
 }
 
 std::vector<std::string> layout_columns(const std::vector<ResultRow>& rows) {
@@ -418,7 +430,7 @@ std::vector<std::string> layout_columns(const std::vector<ResultRow>& rows) {
   return keys;
 }
 
-std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows) {
+std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows, bool checkpoint_axis) {
   const int storage = result_column("storage_tier");
   const bool input = std::any_of(rows.begin(), rows.end(),
                                  [&](const ResultRow& r) { return !row_text(r, storage).empty(); });
@@ -439,6 +451,13 @@ std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows) {
   if (any_text("pool_placement")) keys.insert(keys.end(), "pool_placement");
   if (any_text("nodes_added")) {
     keys.insert(std::find(keys.begin(), keys.end(), "billing"), "nodes_added");
+  }
+  std::set<std::string> checkpoint_storage;
+  for (const ResultRow& r : rows) {
+    checkpoint_storage.insert(row_text(r, result_column("checkpoint_storage")));
+  }
+  if (checkpoint_axis || checkpoint_storage.size() > 1) {
+    keys.insert(std::find(keys.begin(), keys.end(), "billing"), "checkpoint_storage");
   }
   if (input) {
     const auto at = std::find(keys.begin(), keys.end(), "billing");

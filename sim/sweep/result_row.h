@@ -104,12 +104,15 @@ std::string parallel_layout_words(int tensor, int context, int pipeline, int dat
 std::string describe_layout(const ResultRow& row);
 // A row's configuration in words: its layout and billing, "aws.p5.48xlarge x 16, TP 1 PP 1 DP
 // 128 mbs 1, ON_DEMAND" (with ", aliyun.essd.pl1 200 GiB, 6 workers/GPU" before the billing when
-// it has a dataloader).
+// it has a dataloader, and ", checkpoints on aws.ebs.gp3 1000 GiB" when it checkpoints).
 std::string describe_configuration(const ResultRow& row);
 
 // The columns the terminal shows by default: configuration, step, MFU, time, cost, limiting;
-// with the input pipeline's (storage, workers, data stall) when a row of `rows` has a dataloader.
-std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows);
+// with the input pipeline's (storage, workers, data stall) when a row of `rows` has a dataloader,
+// the checkpoint volume when the rows use several or `checkpoint_axis` (the scenario sweeps it:
+// sweep.checkpoint_storage).
+std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows,
+                                         bool checkpoint_axis = false);
 
 // The keys of the columns that name the instance, cluster and parallel layout of `rows`'
 // configurations, in the order every table prints them; the hybrid-sharding group

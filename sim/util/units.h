@@ -49,5 +49,6 @@ inline Picoseconds transfer_time(double bytes, double bytes_per_second) {
 inline constexpr double kBytesPerGigabyte = 1e9;       // GB, as in GB/s
 inline constexpr double kBitsPerByte = 8;
 inline constexpr double kBytesPerGibibyte = 1073741824;  // GiB
+inline constexpr double kMegabytesPerMebibyte = 1.048576;  // MiB in MB (the catalog's MB/s)
 
 }  // namespace clustersim

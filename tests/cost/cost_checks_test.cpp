@@ -84,12 +84,13 @@ TEST_CASE("a checkpoint volume must hold the checkpoints kept, or a node's share
         "(\"aws.ebs.gp3\" is a volume of each node)\n");
   CHECK(on("tier: \"aws.ebs.gp3\" capacity_gib: 88")->model != nullptr);
   CHECK(on("tier: \"aws.ebs.gp3\" capacity_gib: 44", " keep: 1")->model != nullptr);
-  auto shared = on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 170");
+  // A shared file system of any capacity (FSx's others come in 1,200 GiB steps): the whole of each.
+  auto shared = on("tier: \"aws.fsx-lustre.intelligent-tiering\" capacity_gib: 170");
   CHECK(shared->diagnostics ==
-        "s.textproto:19:53: cost.checkpoint.volume[0].capacity_gib: 2 checkpoints kept (2 x "
+        "s.textproto:19:57: cost.checkpoint.volume[0].capacity_gib: 2 checkpoints kept (2 x "
         "87.9 GiB of weights and optimizer states of \"llama2-7b\") do not fit in 170 GiB\n");
-  CHECK(on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 176")->model != nullptr);
-  CHECK(on("tier: \"aws.fsx-lustre.persistent1-200\" capacity_gib: 88", " keep: 1")->model !=
+  CHECK(on("tier: \"aws.fsx-lustre.intelligent-tiering\" capacity_gib: 176")->model != nullptr);
+  CHECK(on("tier: \"aws.fsx-lustre.intelligent-tiering\" capacity_gib: 88", " keep: 1")->model !=
         nullptr);
   CHECK(on("tier: \"aws.ebs.gp3\" capacity_gib: 500", " keep: 0")->diagnostics ==
         "s.textproto:20:22: cost.checkpoint.keep: must be in [1, 1000], got 0\n");

@@ -435,6 +435,33 @@ TEST_CASE("a storage tier's price is checked at its fields") {
         "-0.04\n");
 }
 
+// A tier's capacity step and throughput per IOPS: positive, the step within the tier's largest
+// capacity, the bound per IOPS only beside the iops it bounds by, each with its source.
+TEST_CASE("a storage tier's capacity step and throughput per IOPS are checked at their fields") {
+  const std::string tier =
+      "storage {\n  name: \"aws.t\"\n  provider: AWS\n  kind: PARALLEL_FS\n"
+      "  capacity_max_gib: 4800\n  throughput_mb_per_s { per_gib: 0.1 }\n"
+      "  source { citation: \"c\" }\n";
+  CHECK(catalog_errors(tier + "  capacity_increment { step_gib: 2400 source { citation: \"s\" } "
+                              "}\n}\n") == "");
+  CHECK(catalog_errors(tier + "  capacity_increment { step_gib: 9600 source { citation: \"s\" } "
+                              "}\n}\n") ==
+        "c.textproto:8:24: storage[0].capacity_increment.step_gib: must be <= capacity_max_gib "
+        "(4800)\n");
+  CHECK(catalog_errors(tier + "  capacity_increment { source { citation: \"s\" } }\n}\n") ==
+        "c.textproto:8:3: storage[0].capacity_increment.step_gib: is required\n");
+  CHECK(catalog_errors(tier + "  capacity_increment { step_gib: 2400 }\n}\n") ==
+        "c.textproto:8:3: warning: storage[0].capacity_increment.source: has no source: say where "
+        "its numbers come from\n");
+  CHECK(catalog_errors(tier + "  throughput_per_iops { max_mb_per_s: 0.262144 source { citation: "
+                              "\"s\" } }\n}\n") ==
+        "c.textproto:8:3: storage[0].throughput_per_iops: bounds throughput by IOPS, which the "
+        "tier does not give (it has no iops)\n");
+  CHECK(catalog_errors(tier + "  iops { base: 3000 }\n  throughput_per_iops { max_mb_per_s: 0 "
+                              "source { citation: \"s\" } }\n}\n") ==
+        "c.textproto:9:25: storage[0].throughput_per_iops.max_mb_per_s: must be > 0, got 0\n");
+}
+
 TEST_CASE("a storage tier's name is not empty, its citation warned of when empty") {
   // "" loaded an entry no scenario can name, beside the one it was meant to replace; an empty
   // citation printed a price's source as "()" (tools/input_audit.py).

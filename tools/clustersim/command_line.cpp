@@ -212,10 +212,14 @@ void report_budget_too_large(const ScenarioInputs& inputs, const std::string& re
 
 void report_checkpoint_over_volume(const ScenarioInputs& inputs, const std::string& reason) {
   Diagnostics unused;
-  const FieldChecker checkpoint =
-      FieldChecker::root(*inputs.scenario->file, &unused).child("cost").child("checkpoint");
-  std::cerr << checkpoint.location("volume", 0).to_string() << ": " << checkpoint.path("volume")
-            << ": no configuration's checkpoint fits: " << reason << "\n";
+  const FieldChecker root = FieldChecker::root(*inputs.scenario->file, &unused);
+  // The volumes are the sweep's where it sweeps them (sweep.checkpoint_storage).
+  const bool swept = inputs.scenario->scenario().sweep().checkpoint_storage_size() > 0;
+  const FieldChecker owner = swept ? root.child("sweep") : root.child("cost").child("checkpoint");
+  const char* field = swept ? "checkpoint_storage" : "volume";
+  std::cerr << owner.location(field, 0).to_string() << ": " << owner.path(field)
+            << ": no configuration's checkpoint fits" << (swept ? " on any of its volumes" : "")
+            << ": " << reason << "\n";
 }
 
 bool parse_scenario_command(const std::vector<std::string>& args, const std::string& command,

@@ -134,7 +134,8 @@ Runnability check_scenario_runs(const ScenarioInputs& inputs);
 // run is, the largest budget that works for it).
 void report_budget_too_large(const ScenarioInputs& inputs, const std::string& reason);
 // Prints that no configuration's checkpoint fits its volume, at the scenario's
-// cost.checkpoint.volume, with `reason` (a row's: how much does not fit in how much).
+// cost.checkpoint.volume (sweep.checkpoint_storage where it sweeps them), with `reason` (a row's:
+// how much does not fit in how much).
 void report_checkpoint_over_volume(const ScenarioInputs& inputs, const std::string& reason);
 
 // Parses `args` (a positional SCENARIO, --limit, the common options, and `extra`, the command's

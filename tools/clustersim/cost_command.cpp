@@ -6,11 +6,13 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <set>
 
 #include "sim/cost/cost_model.h"
 #include "sim/cost/run_cost.h"
 #include "sim/cost/run_simulation.h"
 #include "sim/cost/storage_cost.h"
+#include "sim/io/volume_words.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/ranking_leaders.h"
@@ -33,11 +35,14 @@ constexpr double kUnranked = std::numeric_limits<double>::infinity();
 // With `storage` (a checkpoint volume of a priced tier), the storage's share of the cost; with
 // `notice_save` (cost.checkpoint.save_on_preemption_notice), a column saying whether a spot run's
 // preemptions save in their notice.
-Table cost_table(const ShardingColumns& sharding, bool storage, bool notice_save) {
+// With `checkpoint_axis` (sweep.checkpoint_storage), a column naming each row's checkpoint volume.
+Table cost_table(const ShardingColumns& sharding, bool checkpoint_axis, bool storage,
+                 bool notice_save) {
   Table table = layout_table();
   sharding.add_to(&table);
-  table.add_columns({{"recompute", "recompute"},
-                     {"billing", "billing"},
+  table.add_column("recompute", "recompute");
+  if (checkpoint_axis) table.add_column("checkpoint_storage", "ckpt storage");
+  table.add_columns({{"billing", "billing"},
                      {"fits", "fits"},
                      {"step_s", "step s", 3},
                      {"time_p50_h", "time p50 h", 1},
@@ -77,19 +82,35 @@ struct Row {
   std::string billing;        // its billing mode's name
 };
 
-// A row's configuration and billing mode in words, and its index.
-void name_row(const Configuration& c, s::BillingMode billing, Row* row) {
-  row->configuration = describe(c) + ", " + s::BillingMode_Name(billing);
+// Whether the scenario sweeps the checkpoint volume (sweep.checkpoint_storage).
+bool checkpoint_axis(const CostModel& model) {
+  return model.scenario->scenario().sweep().checkpoint_storage_size() > 0;
+}
+
+// The volume `c` checkpoints to, in words. Requires: a scenario with checkpoints.
+std::string checkpoint_words(const CostModel& model, const Configuration& c) {
+  return volume_words(*checkpoint_volume(model, c)->volume);
+}
+
+// A row's configuration (with its checkpoint volume where the sweep compares several) and billing
+// mode in words, and its index.
+void name_row(const CostModel& model, const Configuration& c, s::BillingMode billing, Row* row) {
+  row->configuration =
+      describe(c) +
+      (checkpoint_axis(model) ? ", checkpoints on " + checkpoint_words(model, c) : "") + ", " +
+      s::BillingMode_Name(billing);
   row->index = c.index;
   row->billing = s::BillingMode_Name(billing);
 }
 
 // The cells of cost_table's columns up to the billing mode.
-std::vector<Cell> configuration_cells(const Configuration& c, s::BillingMode billing,
-                                      const ShardingColumns& sharding) {
+std::vector<Cell> configuration_cells(const CostModel& model, const Configuration& c,
+                                      s::BillingMode billing, const ShardingColumns& sharding) {
   std::vector<Cell> cells = layout_cells(c);
   sharding.add_cells(c, &cells);
-  cells.insert(cells.end(), {recompute_label(c.parallelism), s::BillingMode_Name(billing)});
+  cells.push_back(recompute_label(c.parallelism));
+  if (checkpoint_axis(model)) cells.push_back(checkpoint_words(model, c));
+  cells.push_back(s::BillingMode_Name(billing));
   return cells;
 }
 
@@ -102,15 +123,19 @@ std::string price_origin(const UsedPrice& price) {
 
 // Whether a checkpoint volume of the scenario is of a priced tier (cost_table's storage columns).
 bool storage_priced(const CostModel& model) {
-  return std::any_of(model.checkpoint_volumes.begin(), model.checkpoint_volumes.end(),
-                     [](const auto& volume) { return volume.second.tier->has_price(); });
+  for (const CheckpointVolumeSet& set : model.checkpoint_volumes) {
+    for (const auto& [provider, volume] : set) {
+      if (volume.tier->has_price()) return true;
+    }
+  }
+  return false;
 }
 
 Row cost_row(const CostModel& model, const Configuration& c, const ShardingColumns& sharding,
              const StepResult& step, const CheckpointPlan& plan, const RunCost& r) {
-  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(c, r.billing, sharding),
+  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(model, c, r.billing, sharding),
           "",        "",           -1,           ""};
-  name_row(c, r.billing, &row);
+  name_row(model, c, r.billing, &row);
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
   const auto money = [&](double value) { return priced ? Cell(value) : Cell(); };
@@ -149,21 +174,21 @@ Row cost_row(const CostModel& model, const Configuration& c, const ShardingColum
 }
 
 // A row without a run: `fits` in the fits column, `note` as its mark.
-Row unranked_row(const Configuration& c, s::BillingMode billing, const ShardingColumns& sharding,
-                 size_t columns, Cell fits, std::string note) {
-  Row row{kUnranked,       kUnranked, kUnranked, configuration_cells(c, billing, sharding),
+Row unranked_row(const CostModel& model, const Configuration& c, s::BillingMode billing,
+                 const ShardingColumns& sharding, size_t columns, Cell fits, std::string note) {
+  Row row{kUnranked,       kUnranked, kUnranked, configuration_cells(model, c, billing, sharding),
           std::move(note), "",        -1,        ""};
-  name_row(c, billing, &row);
+  name_row(model, c, billing, &row);
   const size_t fits_column = row.cells.size();
   row.cells.resize(columns - kRankColumns);
   row.cells[fits_column] = std::move(fits);
   return row;
 }
 
-Row oom_row(const Configuration& c, const Evaluation& e, s::BillingMode billing,
-            const ShardingColumns& sharding, size_t columns) {
+Row oom_row(const CostModel& model, const Configuration& c, const Evaluation& e,
+            s::BillingMode billing, const ShardingColumns& sharding, size_t columns) {
   const auto missing = static_cast<int64_t>(e.memory.missing_bytes() / kBytesPerGibibyte + 0.5);
-  return unranked_row(c, billing, sharding, columns,
+  return unranked_row(model, c, billing, sharding, columns,
                       "no (OOM by " + std::to_string(missing) + " GiB)", "");
 }
 
@@ -244,31 +269,39 @@ const char* unverified(s::Confidence confidence) {
   return confidence == s::UNVERIFIED ? "; unverified" : "";
 }
 
-// One line per checkpoint volume: its price a month (one per job for a shared file system, one
-// per node for a block volume) and its source, or that its tier is not priced.
+// A checkpoint volume's line: its price a month (one per job for a shared file system, one per
+// node for a block volume) and its source, or that its tier is not priced.
+std::string storage_price_line(const CheckpointVolume& volume) {
+  const s::StorageTier& tier = *volume.tier;
+  std::string line = "  checkpoint volume " + tier.name() + " " +
+                     format_number(volume.volume->capacity_gib()) + " GiB";
+  if (volume.volume->has_provisioned_throughput_mb_per_s()) {
+    line += ", " + format_number(volume.volume->provisioned_throughput_mb_per_s()) + " MB/s";
+  }
+  if (volume.volume->has_provisioned_iops()) {
+    line += ", " + format_number(volume.volume->provisioned_iops()) + " IOPS";
+  }
+  if (!tier.has_price()) {
+    return line + ": not priced (no catalog price for the tier: costs count no storage)\n";
+  }
+  const s::StoragePrice& price = tier.price();
+  return line + ": " +
+         format_number(std::round(volume_price_per_month(tier, *volume.volume) * 1e4) / 1e4) + " " +
+         s::Currency_Name(price.currency()) + "/month " +
+         (tier.shared_across_nodes() ? "per job" : "per node") + ", catalog" +
+         (price.region().empty() ? "" : ", " + price.region()) + " (" + price.source().citation() +
+         unverified(price.source().confidence()) + ")\n";
+}
+
+// One line per checkpoint volume (storage_price_line), once where several values of
+// sweep.checkpoint_storage share it.
 void print_storage_prices(const CostModel& model) {
-  for (const auto& [provider, volume] : model.checkpoint_volumes) {
-    const s::StorageTier& tier = *volume.tier;
-    std::cout << "  checkpoint volume " << tier.name() << " "
-              << format_number(volume.volume->capacity_gib()) << " GiB";
-    if (volume.volume->has_provisioned_throughput_mb_per_s()) {
-      std::cout << ", " << format_number(volume.volume->provisioned_throughput_mb_per_s())
-                << " MB/s";
+  std::set<std::string> printed;
+  for (const CheckpointVolumeSet& set : model.checkpoint_volumes) {
+    for (const auto& [provider, volume] : set) {
+      const std::string line = storage_price_line(volume);
+      if (printed.insert(line).second) std::cout << line;
     }
-    if (volume.volume->has_provisioned_iops()) {
-      std::cout << ", " << format_number(volume.volume->provisioned_iops()) << " IOPS";
-    }
-    if (!tier.has_price()) {
-      std::cout << ": not priced (no catalog price for the tier: costs count no storage)\n";
-      continue;
-    }
-    const s::StoragePrice& price = tier.price();
-    std::cout << ": "
-              << format_number(std::round(volume_price_per_month(tier, *volume.volume) * 1e4) / 1e4)
-              << " " << s::Currency_Name(price.currency()) << "/month "
-              << (tier.shared_across_nodes() ? "per job" : "per node") << ", catalog"
-              << (price.region().empty() ? "" : ", " + price.region()) << " ("
-              << price.source().citation() << unverified(price.source().confidence()) << ")\n";
   }
 }
 
@@ -336,7 +369,7 @@ int cost_command(const std::vector<std::string>& args) {
   const Runnability runnable = check_scenario_runs(*inputs);
   if (runnable.valid == 0) return kExitInputError;
   const ShardingColumns sharding(space.valid);
-  Table table = cost_table(sharding, storage_priced(*model),
+  Table table = cost_table(sharding, checkpoint_axis(*model), storage_priced(*model),
                            model->settings->checkpoint().save_on_preemption_notice());
   std::vector<Row> rows;
   size_t unsimulated = 0;  // rows too long to simulate
@@ -349,7 +382,7 @@ int cost_command(const std::vector<std::string>& args) {
         if (e.step) keys.note(cluster_label(c));
         if (!e.step) {
           for (s::BillingMode billing : model->billing_modes) {
-            rows.push_back(oom_row(c, e, billing, sharding, table.column_count()));
+            rows.push_back(oom_row(*model, c, e, billing, sharding, table.column_count()));
           }
           return;
         }
@@ -358,13 +391,13 @@ int cost_command(const std::vector<std::string>& args) {
           if (!plan.over_volume.empty()) {
             if (over_volume++ == 0) too_big = plan.over_volume;
             rows.push_back(
-                unranked_row(c, billing, sharding, table.column_count(), "yes",
+                unranked_row(*model, c, billing, sharding, table.column_count(), "yes",
                              std::string(kStatusCheckpointOverVolume) + ": " + plan.over_volume));
             continue;
           }
           const RunCost run = run_cost(*model, c, plan, billing);
           if (!run.unsimulated.empty()) {
-            rows.push_back(unranked_row(c, billing, sharding, table.column_count(), "yes",
+            rows.push_back(unranked_row(*model, c, billing, sharding, table.column_count(), "yes",
                                         std::string(kStatusTooLong) + ": " + run.unsimulated));
             if (unsimulated++ == 0) too_long = run.unsimulated;
             continue;

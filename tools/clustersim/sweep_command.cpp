@@ -145,8 +145,10 @@ void explain_mix(const Rankings& rankings) {
   }
 }
 
+// `checkpoint_axis`: the scenario sweeps the checkpoint volume (its column in the table).
 void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking ranking,
-                  size_t top, OutputFormat format, const AccuracyEvidence* evidence) {
+                  size_t top, OutputFormat format, const AccuracyEvidence* evidence,
+                  bool checkpoint_axis) {
   const bool table = format == OutputFormat::kTable;
   const TieNotes ties = rank_ties(rankings, evidence);
   const std::vector<ResultRow> rows =
@@ -209,8 +211,9 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
     std::cout << "none: no ranked configuration has a price to weigh against its time "
                  "(--rank time lists the fastest)\n";
   } else {
-    table_with_accuracy(result_columns(), table ? summary_columns(rows) : result_column_keys(),
-                        rows, result_column("instance"), format == OutputFormat::kJson, evidence,
+    table_with_accuracy(result_columns(),
+                        table ? summary_columns(rows, checkpoint_axis) : result_column_keys(), rows,
+                        result_column("instance"), format == OutputFormat::kJson, evidence,
                         rankings.keys, ties)
         .print(std::cout, format);
   }
@@ -366,7 +369,8 @@ int sweep_command(const std::vector<std::string>& args) {
                static_cast<long long>(counts.candidates), seconds,
                seconds > 0 ? counts.candidates / seconds : 0.0, usage.ru_maxrss / 1024.0,
                a.out.empty() ? "" : ", every row in ", a.out.c_str());
-  print_answer(summary, rankings, ranking, inputs->limit, inputs->format, evidence.get());
+  print_answer(summary, rankings, ranking, inputs->limit, inputs->format, evidence.get(),
+               inputs->scenario->scenario().sweep().checkpoint_storage_size() > 0);
   // No row got a time, every one too long to simulate or with a checkpoint over its volume.
   const auto rows_of = [&](const char* status) {
     const auto it = rankings.statuses.find(status);
