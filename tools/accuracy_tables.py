@@ -21,18 +21,24 @@ scenarios/validation on a GPU and precision whose sustained fraction is fitted o
 of the checks no fit reads (scenarios/public_runs, and the validation rows whose GPU and precision
 take a fraction derived from another's: the DGX-B300's, the B200's NVFP4), each row keyed by the
 GPU, precision label, kind and fraction_fitted `validate --format csv` gives it (the GPU its
-scenario's instance holds, its job's precision); per serving GPU and kind, the serving calibration's
-group line. A row scored on TFLOP/s alone (no published step time) counts with the step-time error
-its TFLOP/s error implies. `--check-evidence` exits 1 when the file differs from a fresh run (a
-test runs it).
+scenario's instance holds, its job's precision); per serving runtime, GPU and kind, the serving
+calibration's group line (runtime `tensorrt-llm`, TensorRT-LLM 0.9.0's static-batching sweep) and
+the serving checks no fit reads (scenarios/serving/checks, each on the runtime it names, run with
+`clustersim serve --format csv`): the throughput error of every check at maximum load against the
+output tokens/s its description publishes, the TTFT and TPOT errors of every check of latency
+against concurrency against its header's table (the TTFT mean and TPOT mean columns). A row scored
+on TFLOP/s alone (no published step time) counts with the step-time error its TFLOP/s error
+implies. `--check-evidence` exits 1 when the file differs from a fresh run (a test runs it).
 """
 import argparse
 import csv
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN = '<!-- accuracy tables: tools/accuracy_tables.py --write README.md -->'
@@ -44,8 +50,10 @@ TRAINING_GROUP = re.compile(
     r'(?P<tflops_mean>[\d.]+)% over (?P<tflops_rows>\d+) rows, worst (?P<tflops_worst>[\d.]+)%)?$')
 SERVING_GROUP = re.compile(
     r'^TensorRT-LLM 0\.9\.0 (?P<models>Mixtral \(fake weights\) )?\((?P<gpu>[^)]+)\): mean absolute '
-    r'error throughput (?P<thr>[\d.]+)% \((?P<rows>\d+) rows[^)]*\), TTFT (?P<ttft>[\d.]+)% '
-    r'\([^)]*\), TPOT (?P<tpot>[\d.]+)% \([^)]*\), peak memory (?P<mem>[\d.]+)% ')
+    r'error throughput (?P<thr>[\d.]+)% \((?P<rows>\d+) rows, worst (?P<thr_worst>[\d.]+)%\), '
+    r'TTFT (?P<ttft>[\d.]+)% \((?P<ttft_rows>\d+) rows, worst (?P<ttft_worst>[\d.]+)%\), '
+    r'TPOT (?P<tpot>[\d.]+)% \((?P<tpot_rows>\d+) rows, worst (?P<tpot_worst>[\d.]+)%\), '
+    r'peak memory (?P<mem>[\d.]+)% ')
 
 
 def validate(cli, pattern, directory='validation', extra=()):
@@ -163,6 +171,95 @@ def errors_text(name, errors):
     return f'  {name} {{ runs: {len(errors)} mean_abs_pct: {mean:.1f} worst_abs_pct: {worst:.1f} }}'
 
 
+# The serving calibration's runs (scenarios/validation/serving) and runtime.
+CALIBRATION_RUNTIME = 'tensorrt-llm'
+CALIBRATION_RUNS = "runs of TensorRT-LLM 0.9.0's static-batching sweep"
+# A check at maximum load (scenarios/serving/checks): its published output tokens/s, of the whole
+# run or per GPU.
+MAX_LOAD = re.compile(r'^description: ".* at max load.*, published (?P<published>[\d.]+) tok/s'
+                      r'(?P<per_gpu>/GPU)?"$', re.M)
+MAX_LOAD_RUNS = "runs at maximum load of TensorRT-LLM's benchmarks (releases 0.14 to 1.2)"
+# A check of latency against concurrency: the header's published table (users, TTFT ms, ITL ms,
+# output tokens/s), compared with the TTFT mean and TPOT mean of the row of as many users.
+CONCURRENCY_ROW = re.compile(r'^#\s+(?P<users>\d+)\s+(?P<ttft>[\d.]+)\s+(?P<itl>[\d.]+)\s+'
+                             r'(?P<tokens>[\d.]+)$', re.M)
+CONCURRENCY_RUNS = 'load levels of NIM 1.8.0 (1 to 250 users of a closed loop)'
+
+
+def catalog_rows(cli, what):
+    """name -> row of `clustersim catalog WHAT --format csv`."""
+    run = subprocess.run([cli, 'catalog', what, '--format', 'csv'], capture_output=True,
+                         text=True, cwd=ROOT)
+    if run.returncode != 0:
+        sys.exit(f'accuracy_tables: {cli} catalog {what} failed:\n{run.stderr}')
+    return {r['name']: r for r in csv.DictReader(run.stdout.splitlines())}
+
+
+def serve_rows(cli, path, root):
+    """The CSV rows of `clustersim serve PATH` under `root` (the project's catalog without the
+    evidence this writes: serve reads the evidence, which may be stale or of an older schema)."""
+    run = subprocess.run([cli, 'serve', path, '--format', 'csv', '--limit', '0', '-j', '2',
+                          '--root', root], capture_output=True, text=True, cwd=ROOT)
+    if run.returncode != 0:
+        sys.exit(f'accuracy_tables: {cli} serve {path} failed:\n{run.stderr}')
+    return list(csv.DictReader(run.stdout.splitlines()))
+
+
+def pct_error(predicted, published):
+    return 100 * (float(predicted) / float(published) - 1)
+
+
+def serving_checks(cli):
+    """The serving checks no fit reads (scenarios/serving/checks): (runtime, GPU, MoE) -> metric ->
+    (runs_of, [errors in %]). Throughput: every check at maximum load (`description` "... at max
+    load ..., published N tok/s[/GPU]"); TTFT and TPOT: every check of latency against concurrency
+    (its header's table of users, TTFT, ITL and tokens/s)."""
+    gpu_of = {name: r['gpu'] for name, r in catalog_rows(cli, 'instances').items()}
+    # A mixture of experts runs a part of its parameters per token.
+    moe_of = {name: float(r['active_parameters_billion']) < float(r['parameters_billion'])
+              for name, r in catalog_rows(cli, 'models').items()}
+    checks = {}
+    root = tempfile.mkdtemp()
+    for directory in ('models', 'topologies'):
+        os.symlink(os.path.join(ROOT, directory), os.path.join(root, directory))
+    for path in sorted(glob.glob(os.path.join(ROOT, 'scenarios', 'serving', 'checks', '*.textproto'))):
+        with open(path) as f:
+            text = f.read()
+        max_load = MAX_LOAD.search(text)
+        levels = CONCURRENCY_ROW.findall(text)
+        if not max_load and not levels:
+            continue
+        field = lambda name: re.search(rf'^\s*{name}: "([^"]+)"', text, re.M).group(1)
+        runtime = re.search(r'^\s*runtime: "([^"]+)"', text, re.M)
+        key = (runtime.group(1) if runtime else CALIBRATION_RUNTIME, gpu_of[field('instance')],
+               moe_of[field('model')])
+        metrics = checks.setdefault(key, {})
+        rows = serve_rows(cli, os.path.relpath(path, ROOT), root)
+        if max_load:
+            row, = rows
+            predicted = float(row['output_tokens_per_s'])
+            if max_load.group('per_gpu'):
+                predicted /= (int(row['tensor_parallel']) * int(row['pipeline_parallel'] or 1) *
+                              int(row['replicas']))
+            metrics.setdefault('throughput', (MAX_LOAD_RUNS, []))[1].append(
+                pct_error(predicted, max_load.group('published')))
+            continue
+        by_users = {int(r['concurrency']): r for r in rows}
+        for users, ttft, itl, _ in levels:
+            row = by_users[int(users)]
+            metrics.setdefault('ttft', (CONCURRENCY_RUNS, []))[1].append(pct_error(row['ttft_mean_ms'], ttft))
+            metrics.setdefault('tpot', (CONCURRENCY_RUNS, []))[1].append(pct_error(row['tpot_mean_ms'], itl))
+    shutil.rmtree(root)
+    return checks
+
+
+def serving_errors_text(name, runs_of, errors):
+    mean = sum(abs(e) for e in errors) / len(errors)
+    worst = max(abs(e) for e in errors)
+    return (f'  {name} {{ runs: {len(errors)} mean_abs_pct: {mean:.1f} worst_abs_pct: {worst:.1f} '
+            f'runs_of: "{runs_of}" }}')
+
+
 def evidence(cli):
     """The text of results/accuracy_evidence.textproto."""
     training = {}  # (gpu, precision, moe) -> {'calibration': [errors], 'checks': [errors]}
@@ -172,8 +269,9 @@ def evidence(cli):
             sets['calibration' if fitted and directory == 'validation' else 'checks'].append(error)
     out = ['# Generated by tools/accuracy_tables.py --write-evidence from `clustersim validate` over',
            '# scenarios/validation (calibration; its rows of derived fractions are checks), scenarios/public_runs',
-           '# (checks no fit reads) and scenarios/validation/serving. Do not edit: a test fails when it',
-           '# differs from a fresh run (schema: sim/io/schema/accuracy_evidence.proto).']
+           '# (checks no fit reads) and scenarios/validation/serving (the serving calibration), and from',
+           '# `clustersim serve` over scenarios/serving/checks (serving checks no fit reads). Do not edit: a',
+           '# test fails when it differs from a fresh run (schema: sim/io/schema/accuracy_evidence.proto).']
     for (gpu, precision, moe), sets in sorted(training.items()):
         out.append(f'training {{ gpu: "{gpu}" precision: "{precision}" moe: {str(moe).lower()}')
         out += [errors_text(name, errors) for name, errors in sets.items() if errors]
@@ -182,9 +280,18 @@ def evidence(cli):
         m = SERVING_GROUP.match(line)
         if not m or m.group('gpu') == 'all GPUs':
             continue
-        out.append(f'serving {{ gpu: "{m.group("gpu")}" moe: {"true" if m.group("models") else "false"} '
-                   f'runs: {m.group("rows")} throughput_mean_abs_pct: {m.group("thr")} '
-                   f'ttft_mean_abs_pct: {m.group("ttft")} tpot_mean_abs_pct: {m.group("tpot")} }}')
+        out.append(f'serving {{ runtime: "{CALIBRATION_RUNTIME}" gpu: "{m.group("gpu")}" '
+                   f'moe: {"true" if m.group("models") else "false"} calibration: true')
+        for name, group, rows in (('throughput', 'thr', 'rows'), ('ttft', 'ttft', 'ttft_rows'),
+                                  ('tpot', 'tpot', 'tpot_rows')):
+            out.append(f'  {name} {{ runs: {m.group(rows)} mean_abs_pct: {m.group(group)} '
+                       f'worst_abs_pct: {m.group(group + "_worst")} runs_of: "{CALIBRATION_RUNS}" }}')
+        out.append('}')
+    for (runtime, gpu, moe), metrics in sorted(serving_checks(cli).items()):
+        out.append(f'serving {{ runtime: "{runtime}" gpu: "{gpu}" moe: {str(moe).lower()} calibration: false')
+        out += [serving_errors_text(name, *metrics[name]) for name in ('throughput', 'ttft', 'tpot')
+                if name in metrics]
+        out.append('}')
     return '\n'.join(out) + '\n'
 
 

@@ -1,6 +1,7 @@
 // Price lookup with user overrides and currency conversion.
 #include "sim/cost/price_book.h"
 
+#include <algorithm>
 #include <set>
 
 #include "sim/util/number_format.h"
@@ -205,6 +206,15 @@ std::string price_regions(const PriceBook& prices,
     text += (text.empty() ? "" : "+") + price->region;
   }
   return text;
+}
+
+bool prices_unverified(const PriceBook& prices,
+                       const std::vector<const s::InstanceType*>& instances,
+                       s::BillingMode billing) {
+  return std::any_of(instances.begin(), instances.end(), [&](const s::InstanceType* instance) {
+    const std::optional<UsedPrice> price = prices.price(*instance, billing);
+    return price && unverified(price->confidence);
+  });
 }
 
 void report_ambiguous_prices(

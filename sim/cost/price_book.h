@@ -27,6 +27,11 @@ struct UsedPrice {
   std::string basis;
 };
 
+// Whether a price's source is second-hand, from memory or disputed (the catalog marks it
+// UNVERIFIED): a price to check before relying on it. The one test of it: cost's prices used and
+// 'price from', the sweep and serve rows' price_unverified.
+inline bool unverified(schema::Confidence confidence) { return confidence == schema::UNVERIFIED; }
+
 // The catalog's prices of `instance` under `billing` that `region` leaves to choose from: those
 // in `region` when one is, else every one of that mode ("" : every one). Several are ambiguous:
 // the catalog check allows one price of a mode per region, so they name different regions.
@@ -113,6 +118,12 @@ schema::Currency resolve_report_currency(
 std::string price_regions(const PriceBook& prices,
                           const std::vector<const schema::InstanceType*>& instances,
                           schema::BillingMode billing);
+
+// Whether a price `instances` (a configuration's pools) pay under `billing` is unverified (false
+// where none of them is priced).
+bool prices_unverified(const PriceBook& prices,
+                       const std::vector<const schema::InstanceType*>& instances,
+                       schema::BillingMode billing);
 
 // Calls `ambiguous(index, billing, why)` for each of `instances` whose price in force under one of
 // `billing_modes` is ambiguous (PriceBook::ambiguity), once per instance.

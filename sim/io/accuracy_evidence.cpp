@@ -28,11 +28,52 @@ std::string runs(int n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
-// "H100-SXM5-80GB FP8 dense training" / "L40S-PCIE-48GB dense serving".
+// "H100-SXM5-80GB FP8 dense training" / "L40S-PCIE-48GB dense serving on tensorrt-llm".
 std::string key_name(const AccuracyKey& key) {
   const char* kind = key.moe ? "MoE" : "dense";
-  if (key.precision.empty()) return key.gpu + " " + kind + " serving";
+  if (key.precision.empty()) return key.gpu + " " + kind + " serving on " + key.runtime;
   return key.gpu + " " + key.precision + " " + kind + " training";
+}
+
+const char* metric_name(ServingMetric metric) {
+  return metric == ServingMetric::kThroughput ? "throughput"
+         : metric == ServingMetric::kTtft     ? "TTFT"
+                                              : "TPOT";
+}
+
+constexpr ServingMetric kServingMetrics[] = {ServingMetric::kThroughput, ServingMetric::kTtft,
+                                             ServingMetric::kTpot};
+
+// "mean error TTFT 9.0% (worst 26.6%) / TPOT 3.7% (worst 5.0%) over 8 published load levels of
+// ...": the errors of `metrics`, of one set of runs (the first's runs_of), each metric's count
+// ("over 614 / 645 published runs ...") where they differ.
+std::string errors_text(
+    const std::vector<std::pair<ServingMetric, const s::ServingErrors*>>& metrics) {
+  std::string text = "mean error ", counts;
+  bool same_count = true;
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    const s::ServingErrors& e = *metrics[i].second;
+    text += (i ? " / " : "") + std::string(metric_name(metrics[i].first)) + " " +
+            percent(e.mean_abs_pct());
+    if (e.has_worst_abs_pct()) text += " (worst " + percent(e.worst_abs_pct()) + ")";
+    counts += (i ? " / " : "") + std::to_string(e.runs());
+    same_count = same_count && e.runs() == metrics.front().second->runs();
+  }
+  const s::ServingErrors& first = *metrics.front().second;
+  return text + " over " + (same_count ? std::to_string(first.runs()) : counts) + " published " +
+         first.runs_of();
+}
+
+// The errors of `metric` in `entry`, or null where it scores none.
+const s::ServingErrors* metric_errors(const s::ServingEvidence& entry, ServingMetric metric) {
+  const bool has = metric == ServingMetric::kThroughput ? entry.has_throughput()
+                   : metric == ServingMetric::kTtft     ? entry.has_ttft()
+                                                        : entry.has_tpot();
+  if (!has) return nullptr;
+  const s::ServingErrors& e = metric == ServingMetric::kThroughput ? entry.throughput()
+                              : metric == ServingMetric::kTtft     ? entry.ttft()
+                                                                   : entry.tpot();
+  return e.runs() > 0 ? &e : nullptr;
 }
 
 bool has_runs(const s::StepTimeErrors& errors) { return errors.runs() > 0; }
@@ -53,14 +94,16 @@ std::string precision_label(s::Precision precision, s::Fp8Recipe fp8_recipe) {
   return s::Precision_Name(precision);
 }
 
-AccuracyEvidence::AccuracyEvidence(s::AccuracyEvidence evidence) : evidence_(std::move(evidence)) {
+AccuracyEvidence::AccuracyEvidence(s::AccuracyEvidence evidence,
+                                   std::map<std::string, std::string> base_runtimes)
+    : evidence_(std::move(evidence)), base_runtimes_(std::move(base_runtimes)) {
   for (int i = 0; i < evidence_.training_size(); ++i) {
     const s::TrainingEvidence& t = evidence_.training(i);
     training_.emplace(AccuracyKey{t.gpu(), t.precision(), t.moe()}, i);
   }
   for (int i = 0; i < evidence_.serving_size(); ++i) {
     const s::ServingEvidence& v = evidence_.serving(i);
-    serving_.emplace(AccuracyKey{v.gpu(), "", v.moe()}, i);
+    serving_.emplace(AccuracyKey{v.gpu(), "", v.moe(), v.runtime()}, i);
   }
 }
 
@@ -99,16 +142,25 @@ std::unique_ptr<AccuracyEvidence> AccuracyEvidence::load(const std::string& path
   for (int i = 0; i < m.serving_size(); ++i) {
     const s::ServingEvidence& v = m.serving(i);
     const FieldChecker entry = root.child("serving", i);
-    check_key(entry, "serving", i, {v.gpu(), "", v.moe()});
-    entry.require("runs");
-    entry.non_negative("runs");
-    for (const char* field :
-         {"throughput_mean_abs_pct", "ttft_mean_abs_pct", "tpot_mean_abs_pct"}) {
-      entry.in_range(field, 0, 1e6);
+    if (entry.require("runtime")) {
+      resolve_reference(entry, "runtime", -1, v.runtime(), catalog.serving_runtimes(),
+                        "serving runtime");
+    }
+    check_key(entry, "serving", i, {v.gpu(), "", v.moe(), v.runtime()});
+    for (const char* metric : {"throughput", "ttft", "tpot"}) {
+      if (!entry.has(metric)) continue;
+      const FieldChecker errors = entry.child(metric);
+      check_errors(errors);
+      errors.require("mean_abs_pct");
+      errors.require("runs_of");
     }
   }
   if (diagnostics->error_count() > errors_before) return nullptr;
-  return std::make_unique<AccuracyEvidence>(file->message);
+  std::map<std::string, std::string> base_runtimes;
+  for (const auto& [name, runtime] : catalog.serving_runtimes().all()) {
+    if (runtime.value->has_extends()) base_runtimes.emplace(name, runtime.value->extends());
+  }
+  return std::make_unique<AccuracyEvidence>(file->message, std::move(base_runtimes));
 }
 
 const s::TrainingEvidence* AccuracyEvidence::training(const AccuracyKey& key) const {
@@ -116,31 +168,105 @@ const s::TrainingEvidence* AccuracyEvidence::training(const AccuracyKey& key) co
   return it == training_.end() ? nullptr : &evidence_.training(it->second);
 }
 
-const s::ServingEvidence* AccuracyEvidence::serving(const AccuracyKey& key) const {
+const s::ServingEvidence* AccuracyEvidence::serving_entry(const AccuracyKey& key) const {
   const auto it = serving_.find(key);
   return it == serving_.end() ? nullptr : &evidence_.serving(it->second);
+}
+
+std::string AccuracyEvidence::base_runtime(const std::string& runtime) const {
+  const auto it = base_runtimes_.find(runtime);
+  return it == base_runtimes_.end() ? "" : it->second;
+}
+
+std::optional<ServingErrorsFound> AccuracyEvidence::serving_errors(const AccuracyKey& key,
+                                                                   ServingMetric metric) const {
+  AccuracyKey at = key;
+  for (const bool fallback : {false, true}) {
+    if (at.runtime.empty()) break;
+    if (const s::ServingEvidence* entry = serving_entry(at)) {
+      if (const s::ServingErrors* errors = metric_errors(*entry, metric)) {
+        return ServingErrorsFound{errors, entry, fallback};
+      }
+    }
+    at.runtime = base_runtime(at.runtime);
+  }
+  return std::nullopt;
+}
+
+std::optional<ServingErrorsFound> AccuracyEvidence::largest_serving_errors(
+    const AccuracyKey& key, ServingMetric metric) const {
+  std::string runtime = key.runtime;
+  for (const bool fallback : {false, true}) {
+    if (runtime.empty()) break;
+    std::optional<ServingErrorsFound> largest;
+    for (const s::ServingEvidence& entry : evidence_.serving()) {
+      if (entry.runtime() != runtime || entry.moe() != key.moe) continue;
+      const s::ServingErrors* errors = metric_errors(entry, metric);
+      if (errors && (!largest || errors->mean_abs_pct() > largest->errors->mean_abs_pct())) {
+        largest = ServingErrorsFound{errors, &entry, fallback};
+      }
+    }
+    if (largest) return largest;
+    runtime = base_runtime(runtime);
+  }
+  return std::nullopt;
 }
 
 std::string AccuracyEvidence::describe(const AccuracyKey& key, KeyFit fit) const {
   const bool calibrated = fit == KeyFit::kCalibrated;
   std::string text = key_name(key) + ": ";
   if (key.precision.empty()) {
-    const s::ServingEvidence* v = serving(key);
-    if (!v || v->runs() == 0) {
-      return text + "no published run; " +
-             (calibrated ? "its runtime constants are fitted on other runs"
-                         : "its runtime fit is its form factor's mean (uncalibrated)");
+    text += calibrated ? "calibrated (its runtime has a fit of this GPU)"
+                       : "uncalibrated (its runtime has no fit of this GPU: its form factor's "
+                         "mean)";
+    // The metrics in groups of one entry's set of runs (runs_of), in metric order; those no
+    // runtime scores last.
+    std::vector<std::pair<ServingErrorsFound,
+                          std::vector<std::pair<ServingMetric, const s::ServingErrors*>>>>
+        groups;
+    std::vector<ServingMetric> none;
+    for (const ServingMetric metric : kServingMetrics) {
+      const std::optional<ServingErrorsFound> found = serving_errors(key, metric);
+      if (!found) {
+        none.push_back(metric);
+        continue;
+      }
+      const auto same = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+        return g.first.entry == found->entry &&
+               g.second.front().second->runs_of() == found->errors->runs_of();
+      });
+      if (same == groups.end()) {
+        groups.push_back({*found, {{metric, found->errors}}});
+      } else {
+        same->second.push_back({metric, found->errors});
+      }
     }
-    // The serving evidence is one runtime's: TensorRT-LLM 0.9.0's static-batching calibration.
-    const std::string evidence = runs(v->runs(), "published run") +
-                                 " of TensorRT-LLM 0.9.0 (serving evidence covers that release "
-                                 "only), mean error throughput " +
-                                 percent(v->throughput_mean_abs_pct()) + " / TTFT " +
-                                 percent(v->ttft_mean_abs_pct()) + " / TPOT " +
-                                 percent(v->tpot_mean_abs_pct());
-    if (calibrated) return text + "calibrated on " + evidence;
-    return text + "uncalibrated (its runtime has no fit of this GPU: its form factor's mean); "
-                  "the GPU's calibration: " + evidence;
+    const auto names = [](const std::vector<ServingMetric>& metrics) {
+      std::string joined;
+      for (size_t i = 0; i < metrics.size(); ++i) {
+        joined += (i ? " / " : "") + std::string(metric_name(metrics[i]));
+      }
+      return joined;
+    };
+    const std::string base = base_runtime(key.runtime);
+    for (const auto& [found, metrics] : groups) {
+      const char* what = found.entry->calibration() ? "calibration" : "checks no fit reads";
+      if (!found.fallback) {
+        text += std::string("; ") + what + ": " + errors_text(metrics);
+        continue;
+      }
+      std::vector<ServingMetric> missing;
+      for (const auto& m : metrics) missing.push_back(m.first);
+      text += "; no published " + names(missing) + " on " + key.runtime + ": those of " +
+              found.entry->runtime() + ", whose constants it takes (" + what +
+              "): " + errors_text(metrics);
+    }
+    if (!none.empty()) {
+      text += "; no published " + names(none) + " on " + key.runtime +
+              (base.empty() ? "" : " or on " + base + ", which it extends") +
+              ": the model's error of those is unknown";
+    }
+    return text;
   }
   // Where the step's fraction is fitted but a kernel efficiency is not (the rows read
   // `calibrated: no`).
@@ -180,9 +306,9 @@ std::string AccuracyEvidence::describe(const AccuracyKey& key, KeyFit fit) const
 
 std::optional<double> AccuracyEvidence::mean_error_pct(const AccuracyKey& key) const {
   if (key.precision.empty()) {
-    const s::ServingEvidence* v = serving(key);
-    if (!v || v->runs() == 0) return std::nullopt;
-    return v->throughput_mean_abs_pct();
+    const std::optional<ServingErrorsFound> found = serving_errors(key, ServingMetric::kThroughput);
+    if (!found) return std::nullopt;
+    return found->errors->mean_abs_pct();
   }
   const s::TrainingEvidence* t = training(key);
   if (!t) return std::nullopt;

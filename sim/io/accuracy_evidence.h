@@ -26,15 +26,28 @@ inline constexpr const char* kAccuracyEvidencePath = "results/accuracy_evidence.
 std::string precision_label(schema::Precision precision, schema::Fp8Recipe fp8_recipe);
 
 // What a prediction is of: a training step of a GPU, precision label and kind, or (precision
-// empty) serving on a GPU.
+// empty) serving on a GPU with a serving runtime.
 struct AccuracyKey {
   std::string gpu;
   std::string precision;  // empty: serving
   bool moe = false;
+  std::string runtime = "";  // serving: the ServingRuntime's name; training: empty
   bool operator==(const AccuracyKey& o) const = default;
   bool operator<(const AccuracyKey& o) const {
-    return std::tie(gpu, precision, moe) < std::tie(o.gpu, o.precision, o.moe);
+    return std::tie(gpu, precision, moe, runtime) < std::tie(o.gpu, o.precision, o.moe, o.runtime);
   }
+};
+
+// A serving metric the evidence scores.
+enum class ServingMetric { kThroughput, kTtft, kTpot };
+
+// The errors of one serving metric a key's predictions take: those of its own runtime's runs on
+// its GPU and kind, or (`fallback`) of the runtime it extends (ServingRuntime.extends, whose
+// constants it takes), which `entry` names.
+struct ServingErrorsFound {
+  const schema::ServingErrors* errors = nullptr;
+  const schema::ServingEvidence* entry = nullptr;
+  bool fallback = false;
 };
 
 // How much of a key's model is fitted for its GPU: every constant (kCalibrated: the rows'
@@ -45,38 +58,55 @@ enum class KeyFit { kCalibrated, kFractionOnly, kDerived };
 
 class AccuracyEvidence {
  public:
-  explicit AccuracyEvidence(schema::AccuracyEvidence evidence);
-  // Reads and checks the file at `path`: every gpu a catalog GPU, every precision a label
-  // precision_label gives, counts and errors finite and >= 0, no key twice. Null (with located
-  // diagnostics) when it does not read or check.
+  // `base_runtimes`: each serving runtime that extends another, with that one's name.
+  explicit AccuracyEvidence(schema::AccuracyEvidence evidence,
+                            std::map<std::string, std::string> base_runtimes = {});
+  // Reads and checks the file at `path`: every gpu a catalog GPU, every runtime a catalog serving
+  // runtime, every precision a label precision_label gives, counts and errors finite and >= 0, no
+  // key twice. Null (with located diagnostics) when it does not read or check.
   static std::unique_ptr<AccuracyEvidence> load(const std::string& path, const Catalog& catalog,
                                                 Diagnostics* diagnostics);
 
-  // The entry of `key`, or null when no published run of it was scored. Lifetime: this object's.
+  // The entry of a training `key`, or null when no published run of it was scored. Lifetime:
+  // this object's.
   const schema::TrainingEvidence* training(const AccuracyKey& key) const;
-  const schema::ServingEvidence* serving(const AccuracyKey& key) const;
-  // Every serving entry, in the file's order.
-  const google::protobuf::RepeatedPtrField<schema::ServingEvidence>& serving_entries() const {
-    return evidence_.serving();
-  }
+  // The errors of `metric` a serving `key` takes (ServingErrorsFound): its runtime's entry of
+  // its GPU and kind where that scores the metric, else the entry of the runtime it extends
+  // (fallback); absent when neither does.
+  std::optional<ServingErrorsFound> serving_errors(const AccuracyKey& key,
+                                                   ServingMetric metric) const;
+  // For a serving `key` whose GPU has none of its own, the largest mean error of `metric` over
+  // the other GPUs of its kind, of its runtime or, where none of those scores it, of the runtime
+  // it extends (fallback); absent when neither has one.
+  std::optional<ServingErrorsFound> largest_serving_errors(const AccuracyKey& key,
+                                                           ServingMetric metric) const;
 
   // One line on `key`'s accuracy, its word on calibration that of the rows' `calibrated` column
   // (`fit`, AccuracyKeys): "H100-SXM5-80GB FP8 dense training: calibrated on 15 published runs,
   // mean 4.2% / worst 10.6% step-time error; 60 public checks mean 7.9%"; not kCalibrated,
   // "uncalibrated (not every kernel efficiency of the GPU is fitted); its sustained fraction is
   // fitted on 15 published runs, ..." (kFractionOnly) or "... derived (uncalibrated)"; without a
-  // published calibration run, that there is none. Serving keys: the calibration's throughput,
-  // TTFT and TPOT errors, said to be TensorRT-LLM 0.9.0's (the only release serving evidence
-  // covers), or (no run, not kCalibrated) that the GPU takes its form factor's mean fit.
+  // published calibration run, that there is none. Serving keys: "L40S-PCIE-48GB dense serving on
+  // tensorrt-llm-1.0: calibrated (...); " then per metric its errors (serving_errors), each set
+  // of runs named with its runtime, said to be its calibration or checks no fit reads, and where
+  // the key's runtime has none of a metric, that it has none and whose it falls back to (or
+  // that no runtime's runs score it).
   std::string describe(const AccuracyKey& key, KeyFit fit) const;
 
   // The mean error a prediction of `key` has shown on published runs, in percent: a training
   // step's calibration mean step-time error, else its checks'; serving's throughput error (cost
-  // per token goes as its inverse). Absent without a published run.
+  // per token goes as its inverse; serving_errors, a fallback included). Absent without a
+  // published run.
   std::optional<double> mean_error_pct(const AccuracyKey& key) const;
 
  private:
+  // The entry of a serving key, or null.
+  const schema::ServingEvidence* serving_entry(const AccuracyKey& key) const;
+  // The runtime `runtime` extends, or "".
+  std::string base_runtime(const std::string& runtime) const;
+
   schema::AccuracyEvidence evidence_;
+  std::map<std::string, std::string> base_runtimes_;
   std::map<AccuracyKey, int> training_, serving_;  // key -> index of its entry
 };
 

@@ -165,4 +165,10 @@ std::string deployment_price_region(const ServingPrices& prices, const ServingCo
   return price_regions(prices.book, {c.prefill->instance, c.instance}, billing);
 }
 
+bool deployment_prices_unverified(const ServingPrices& prices, const ServingConfiguration& c,
+                                  s::BillingMode billing) {
+  if (!c.split_nodes()) return prices_unverified(prices.book, {c.instance}, billing);
+  return prices_unverified(prices.book, {c.prefill->instance, c.instance}, billing);
+}
+
 }  // namespace clustersim

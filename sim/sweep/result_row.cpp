@@ -106,6 +106,9 @@ const std::vector<ResultColumn>& result_columns() {
       // The region of the price paid (prices.region chooses among a catalog's several); pools'
       // regions "+"-joined where they differ; empty when the price names none.
       identity("price_region", "region", Kind::kText),
+      // Whether a price paid is second-hand (price_book.h unverified): check it before relying
+      // on the cost; false where the row pays none.
+      identity("price_unverified", "price unverified", Kind::kBool),
       figure("cost", "cost", 0),  // p50, in the report currency: instances + checkpoint storage
       figure("cost_p95", "cost p95", 0),
       // The checkpoint volumes' part of `cost` (storage_cost.h); empty where their tier is not
@@ -258,15 +261,15 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
 
 namespace {
 
-// The region of the price a row of `c` pays under `billing` (price_regions over its pools).
-std::string price_region(const CostModel& cost, const Configuration& c, s::BillingMode billing) {
+// The instance types of `c`'s pools (its one instance type when it has none).
+std::vector<const s::InstanceType*> pool_instances(const Configuration& c) {
   std::vector<const s::InstanceType*> instances;
   if (c.pools) {
     for (const PoolShare& pool : *c.pools) instances.push_back(pool.instance);
   } else {
     instances.push_back(c.instance);
   }
-  return price_regions(cost.prices, instances, billing);
+  return instances;
 }
 
 }  // namespace
@@ -285,8 +288,10 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
   for (s::BillingMode billing : cost.billing_modes) {
     ResultRow& row = rows.emplace_back(base);
     row[result_column("billing")] = s::BillingMode_Name(billing);
-    const std::string region = price_region(cost, c, billing);
+    const std::string region = price_regions(cost.prices, pool_instances(c), billing);
     if (!region.empty()) row[result_column("price_region")] = region;  // read back as no cell
+    row[result_column("price_unverified")] =
+        prices_unverified(cost.prices, pool_instances(c), billing);
     if (!e.step) {
       if (priced_by_pool(c)) {
         const std::optional<double> per_hour = pools_price_per_hour(cost, c, billing);
@@ -353,6 +358,17 @@ const std::string& row_text(const ResultRow& row, int column) {
   static const std::string empty;
   const std::string* text = std::get_if<std::string>(&row[column]);
   return text ? *text : empty;
+}
+
+bool row_flag(const ResultRow& row, int column) {
+  const bool* flag =
+      column < static_cast<int>(row.size()) ? std::get_if<bool>(&row[column]) : nullptr;
+  return flag && *flag;
+}
+
+bool any_row_flag(const std::vector<ResultRow>& rows, int column) {
+  return std::any_of(rows.begin(), rows.end(),
+                     [&](const ResultRow& r) { return row_flag(r, column); });
 }
 
 Table column_table(const std::vector<ResultColumn>& columns, const std::vector<std::string>& keys,
@@ -446,6 +462,9 @@ std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows, boo
   };
   if (any_text("price_region")) {
     keys.insert(std::find(keys.begin(), keys.end(), "limiting"), "price_region");
+  }
+  if (any_row_flag(rows, result_column("price_unverified"))) {
+    keys.insert(std::find(keys.begin(), keys.end(), "limiting"), "price_unverified");
   }
   if (any_text("limiting_pool")) keys.insert(keys.end(), {"limiting_pool", "pool_wait_s"});
   if (any_text("pool_placement")) keys.insert(keys.end(), "pool_placement");

@@ -83,6 +83,9 @@ const char* constraint_status(const CostModel& cost, const Configuration& config
 // Typed reads of a row's cells by column index (NaN / "" / false when the cell is empty).
 double row_number(const ResultRow& row, int column);
 const std::string& row_text(const ResultRow& row, int column);
+bool row_flag(const ResultRow& row, int column);
+// Whether any of `rows` holds true in `column`.
+bool any_row_flag(const std::vector<ResultRow>& rows, int column);
 
 // A table with the given columns of `columns` (by key), holding those cells of `rows`.
 // Requires: every key names a column.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that `clustersim serve --format json` and `--format csv` carry the answers the table's
 text prints, with the same values: the cheapest deployment meeting the SLO (its cost and
-description, its tie note), the per-instance answer lines, the Pareto front's rows and, for an
+description, its tie note, its margin lines), the per-instance answer lines, the Pareto front's rows and, for an
 autoscaling scenario, the day's totals; that the row fields the formats always had come first, in
 their order; that CSV holds the JSON rows' cells; and that under --limit 1 the rows the answers
 name follow the first row, their cells those of the unlimited listing.
@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 
-ANSWER_KEYS = ["cheapest", "pareto", "instance_answer"]
+ANSWER_KEYS = ["cheapest", "pareto", "instance_answer", "margin"]
 DAY_KEYS = ["autoscaling_day_cost", "autoscaling_all_on_demand_cost",
             "autoscaling_baseline_replicas", "autoscaling_baseline_nodes"]
 
@@ -36,7 +36,8 @@ def serve(cli, args, fmt, limit):
 
 def text_answers(text):
     """The answers the table's text prints below the rows."""
-    answers = {"per_instance": {}, "pareto": set(), "ties": re.findall(r"^tie +(.*)$", text, re.M)}
+    answers = {"per_instance": {}, "pareto": set(), "ties": re.findall(r"^tie +(.*)$", text, re.M),
+               "margin": re.findall(r"^margin +(.*)$", text, re.M)}
     block = re.search(r"^per instance type:\n((?:  .*\n)+)", text, re.M)
     for line in block.group(1).splitlines() if block else []:
         name, answer = line.strip().split(": ", 1)
@@ -76,6 +77,10 @@ def check_json(rows, text, autoscaling):
             fail(f"the cheapest row's answer {row['instance_answer']!r} is not {description!r}")
         if row.get("tie", None) != (" | ".join(answers["ties"]) or None):
             fail(f"the cheapest row's tie {row.get('tie')!r}, the text's {answers['ties']}")
+        if row["margin"] != (" | ".join(answers["margin"]) or None):
+            fail(f"the cheapest row's margin {row['margin']!r}, the text's {answers['margin']}")
+    if sum(1 for r in rows if r["margin"]) > (1 if answers["margin"] else 0):
+        fail("a row other than the cheapest carries a margin")
     per_instance = {r["instance"]: r["instance_answer"] for r in rows if r["instance_answer"]}
     if per_instance != answers["per_instance"]:
         fail(f"per-instance answers differ:\n  JSON {per_instance}\n  text {answers['per_instance']}")

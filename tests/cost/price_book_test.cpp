@@ -30,6 +30,20 @@ TEST_CASE("catalog prices: absolute, a discount off on-demand, or none") {
   CHECK_FALSE(catalog_price(shipped_instance("aws.p5.48xlarge"), s::SUBSCRIPTION_MONTHLY));
 }
 
+TEST_CASE("a configuration pays an unverified price where any of its pools' is second-hand") {
+  CHECK(unverified(s::UNVERIFIED));
+  CHECK_FALSE(unverified(s::READ));
+  CHECK_FALSE(unverified(s::CONFIDENCE_UNSPECIFIED));  // an override without a confidence
+  const PriceBook catalog;  // the catalog's prices alone
+  // Alibaba's list prices are third-party (UNVERIFIED); AWS's are read in SkyPilot's catalog.
+  const s::InstanceType& aliyun = shipped_instance("aliyun.ecs.gn7e-c16g1.4xlarge");
+  const s::InstanceType& p5 = shipped_instance("aws.p5.48xlarge");
+  CHECK(prices_unverified(catalog, {&aliyun}, s::ON_DEMAND));
+  CHECK(prices_unverified(catalog, {&p5, &aliyun}, s::ON_DEMAND));
+  CHECK_FALSE(prices_unverified(catalog, {&p5}, s::ON_DEMAND));
+  CHECK_FALSE(prices_unverified(catalog, {&p5}, s::SUBSCRIPTION_MONTHLY));  // not priced
+}
+
 TEST_CASE("a --prices file wins over the scenario, which wins over the catalog") {
   const std::string scenario = cost_scenario(
       "  prices {\n"

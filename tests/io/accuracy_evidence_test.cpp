@@ -18,16 +18,34 @@ using testing::parse_message;
 using testing::shipped_catalog;
 
 const AccuracyEvidence& example() {
-  static const AccuracyEvidence evidence(parse_message<s::AccuracyEvidence>(R"(
+  static const AccuracyEvidence evidence(
+      parse_message<s::AccuracyEvidence>(R"(
     training { gpu: "H100-SXM5-80GB" precision: "FP8" moe: false
                calibration { runs: 15 mean_abs_pct: 4.2 worst_abs_pct: 10.6 }
                checks { runs: 60 mean_abs_pct: 7.9 worst_abs_pct: 28.4 } }
     training { gpu: "B300-SXM-268GB" precision: "MXFP8" moe: true
                checks { runs: 14 mean_abs_pct: 9.4 worst_abs_pct: 39.8 } }
-    serving { gpu: "L40S-PCIE-48GB" moe: false runs: 285 throughput_mean_abs_pct: 4.8
-              ttft_mean_abs_pct: 4.7 tpot_mean_abs_pct: 5.0 })"));
+    serving { runtime: "tensorrt-llm" gpu: "L40S-PCIE-48GB" moe: false calibration: true
+              throughput { runs: 285 mean_abs_pct: 4.8 runs_of: "runs of 0.9.0" }
+              ttft { runs: 285 mean_abs_pct: 4.7 runs_of: "runs of 0.9.0" }
+              tpot { runs: 285 mean_abs_pct: 5.0 runs_of: "runs of 0.9.0" } }
+    serving { runtime: "tensorrt-llm" gpu: "H100-SXM5-80GB" moe: false calibration: true
+              throughput { runs: 614 mean_abs_pct: 6.0 runs_of: "runs of 0.9.0" }
+              ttft { runs: 614 mean_abs_pct: 6.4 runs_of: "runs of 0.9.0" }
+              tpot { runs: 614 mean_abs_pct: 5.9 runs_of: "runs of 0.9.0" } }
+    serving { runtime: "tensorrt-llm-1.0" gpu: "H100-SXM5-80GB" moe: false calibration: false
+              throughput { runs: 31 mean_abs_pct: 5.0 worst_abs_pct: 16.0
+                           runs_of: "runs at maximum load" }
+              ttft { runs: 8 mean_abs_pct: 9.0 worst_abs_pct: 26.6 runs_of: "load levels" }
+              tpot { runs: 8 mean_abs_pct: 3.7 worst_abs_pct: 5.0 runs_of: "load levels" } }
+    serving { runtime: "tensorrt-llm-1.0" gpu: "L40S-PCIE-48GB" moe: false calibration: false
+              throughput { runs: 10 mean_abs_pct: 12.0 worst_abs_pct: 20.0
+                           runs_of: "runs at maximum load" } })"),
+      std::map<std::string, std::string>{{"tensorrt-llm-1.0", "tensorrt-llm"}});
   return evidence;
 }
+
+const AccuracyKey l40s{"L40S-PCIE-48GB", "", false, "tensorrt-llm"};
 
 TEST_CASE("a step's precision label names the recipe where the fitted fraction does") {
   CHECK(precision_label(s::FP8, s::MXFP8) == "MXFP8");
@@ -61,13 +79,70 @@ TEST_CASE("checks alone give their errors and the uncalibrated note, serving its
         "B300-SXM-268GB MXFP8 MoE training: no calibration run, the step's constants are derived "
         "(uncalibrated); 14 public checks mean 9.4% / worst 39.8% step-time error");
   CHECK(example().mean_error_pct(b300) == 9.4);
-  CHECK(example().describe({"L40S-PCIE-48GB", "", false}, KeyFit::kCalibrated) ==
-        "L40S-PCIE-48GB dense serving: calibrated on 285 published runs of TensorRT-LLM 0.9.0 "
-        "(serving evidence covers that release only), mean error throughput 4.8% / TTFT 4.7% / "
-        "TPOT 5.0%");
-  CHECK(example().describe({"L4-PCIE-24GB", "", false}, KeyFit::kDerived) ==
-        "L4-PCIE-24GB dense serving: no published run; its runtime fit is its form factor's mean "
-        "(uncalibrated)");
+  CHECK(example().describe(l40s, KeyFit::kCalibrated) ==
+        "L40S-PCIE-48GB dense serving on tensorrt-llm: calibrated (its runtime has a fit of this "
+        "GPU); calibration: mean error throughput 4.8% / TTFT 4.7% / TPOT 5.0% over 285 published "
+        "runs of 0.9.0");
+  CHECK(example().mean_error_pct(l40s) == 4.8);
+}
+
+TEST_CASE("serving prints the evidence of its own runtime, and says where it falls back") {
+  // The later runtime's checks, each metric with the runs that score it; the calibration's
+  // errors of the runtime it extends never stand in where it has its own.
+  const AccuracyKey h100{"H100-SXM5-80GB", "", false, "tensorrt-llm-1.0"};
+  CHECK(example().describe(h100, KeyFit::kCalibrated) ==
+        "H100-SXM5-80GB dense serving on tensorrt-llm-1.0: calibrated (its runtime has a fit of "
+        "this GPU); checks no fit reads: mean error throughput 5.0% (worst 16.0%) over 31 "
+        "published runs at maximum load; checks no fit reads: mean error TTFT 9.0% (worst 26.6%) "
+        "/ TPOT 3.7% (worst 5.0%) over 8 published load levels");
+  CHECK(example().mean_error_pct(h100) == 5.0);
+  CHECK(example().mean_error_pct({"H100-SXM5-80GB", "", false, "tensorrt-llm"}) == 6.0);
+  // Throughput checked on the L40S, its latencies not: those are the base runtime's calibration,
+  // said so.
+  const AccuracyKey l40s_1_0{"L40S-PCIE-48GB", "", false, "tensorrt-llm-1.0"};
+  CHECK(example().describe(l40s_1_0, KeyFit::kDerived) ==
+        "L40S-PCIE-48GB dense serving on tensorrt-llm-1.0: uncalibrated (its runtime has no fit of "
+        "this GPU: its form factor's mean); checks no fit reads: mean error throughput 12.0% "
+        "(worst 20.0%) over 10 published runs at maximum load; no published TTFT / TPOT on "
+        "tensorrt-llm-1.0: those of tensorrt-llm, whose constants it takes (calibration): mean "
+        "error TTFT 4.7% / TPOT 5.0% over 285 published runs of 0.9.0");
+  const auto ttft = example().serving_errors(l40s_1_0, ServingMetric::kTtft);
+  REQUIRE(ttft);
+  CHECK(ttft->fallback);
+  CHECK(ttft->entry->runtime() == "tensorrt-llm");
+  CHECK(ttft->errors->mean_abs_pct() == 4.7);
+  // A GPU neither runtime has run: nothing, said so.
+  const AccuracyKey a100{"A100-SXM4-80GB", "", false, "tensorrt-llm-1.0"};
+  CHECK(example().describe(a100, KeyFit::kCalibrated) ==
+        "A100-SXM4-80GB dense serving on tensorrt-llm-1.0: calibrated (its runtime has a fit of "
+        "this GPU); no published throughput / TTFT / TPOT on tensorrt-llm-1.0 or on "
+        "tensorrt-llm, which it extends: the model's error of those is unknown");
+  CHECK_FALSE(example().mean_error_pct(a100));
+  // A runtime no evidence covers and that extends none.
+  const AccuracyKey vllm{"H100-SXM5-80GB", "", false, "vllm"};
+  CHECK(example().describe(vllm, KeyFit::kDerived) ==
+        "H100-SXM5-80GB dense serving on vllm: uncalibrated (its runtime has no fit of this GPU: "
+        "its form factor's mean); no published throughput / TTFT / TPOT on vllm: the model's "
+        "error of those is unknown");
+  CHECK_FALSE(example().mean_error_pct(vllm));
+}
+
+TEST_CASE("a GPU without serving evidence takes the largest of its kind on its own runtime first") {
+  // The A100 on 1.0: the 1.0 TTFT errors are the H100's (9.0%), not the calibration's L40S/H100.
+  const AccuracyKey a100{"A100-SXM4-80GB", "", false, "tensorrt-llm-1.0"};
+  const auto ttft = example().largest_serving_errors(a100, ServingMetric::kTtft);
+  REQUIRE(ttft);
+  CHECK_FALSE(ttft->fallback);
+  CHECK(ttft->entry->gpu() == "H100-SXM5-80GB");
+  CHECK(ttft->errors->mean_abs_pct() == 9.0);
+  // The same on the calibration's runtime: the larger of the L40S's and H100's (6.4%).
+  const auto calibration = example().largest_serving_errors(
+      {"A100-SXM4-80GB", "", false, "tensorrt-llm"}, ServingMetric::kTtft);
+  REQUIRE(calibration);
+  CHECK(calibration->errors->mean_abs_pct() == 6.4);
+  // No MoE entry on either runtime.
+  CHECK_FALSE(example().largest_serving_errors({"A100-SXM4-80GB", "", true, "tensorrt-llm-1.0"},
+                                               ServingMetric::kTtft));
 }
 
 TEST_CASE("a key fitted in part never reads calibrated, and says what its runs fitted") {
@@ -77,10 +152,10 @@ TEST_CASE("a key fitted in part never reads calibrated, and says what its runs f
         "H100-SXM5-80GB FP8 dense training: uncalibrated (not every kernel efficiency of the GPU "
         "is fitted); its sustained fraction is fitted on 15 published runs, mean 4.2% / worst "
         "10.6% step-time error; 60 public checks mean 7.9%");
-  CHECK(example().describe({"L40S-PCIE-48GB", "", false}, KeyFit::kDerived) ==
-        "L40S-PCIE-48GB dense serving: uncalibrated (its runtime has no fit of this GPU: its form "
-        "factor's mean); the GPU's calibration: 285 published runs of TensorRT-LLM 0.9.0 (serving "
-        "evidence covers that release only), mean error throughput 4.8% / TTFT 4.7% / TPOT 5.0%");
+  CHECK(example().describe(l40s, KeyFit::kDerived) ==
+        "L40S-PCIE-48GB dense serving on tensorrt-llm: uncalibrated (its runtime has no fit of "
+        "this GPU: its form factor's mean); calibration: mean error throughput 4.8% / TTFT 4.7% / "
+        "TPOT 5.0% over 285 published runs of 0.9.0");
   CHECK(example().mean_error_pct({"H100-SXM5-80GB", "FP8", false}) == 4.2);
   // Without a calibration run (the Ascend 910B's FP16: priors, a fraction fitted on its runs).
   CHECK(example().describe({"H100-SXM5-80GB", "BF16", false}, KeyFit::kFractionOnly) ==
@@ -106,8 +181,10 @@ TEST_CASE("a damaged evidence file is refused at each bad field") {
   const std::string path =
       dir.write("evidence.textproto", R"(training { gpu: "H100-SXM5-80G" precision: "FP8" }
 training { gpu: "A100-SXM4-80GB" precision: "FP9" calibration { runs: -1 mean_abs_pct: 3 } }
-serving { gpu: "L40S-PCIE-48GB" runs: 3 }
-serving { gpu: "L40S-PCIE-48GB" runs: 4 }
+serving { runtime: "tensorrt-llm" gpu: "L40S-PCIE-48GB" throughput { runs: 3 mean_abs_pct: 1
+                                                                     runs_of: "r" } }
+serving { runtime: "tensorrt-llm" gpu: "L40S-PCIE-48GB" ttft { runs: 4 runs_of: "r" } }
+serving { runtime: "tensorrt-llm-2" gpu: "L40S-PCIE-48GB" }
 )");
   Diagnostics diagnostics;
   CHECK(AccuracyEvidence::load(path, shipped_catalog(), &diagnostics) == nullptr);
@@ -119,8 +196,12 @@ serving { gpu: "L40S-PCIE-48GB" runs: 4 }
   CHECK_THAT(text, Catch::Contains("training[1].precision: unknown precision \"FP9\""));
   CHECK_THAT(text, Catch::Contains("training[1].calibration.runs"));
   CHECK_THAT(text,
-             Catch::Contains(":4:") && Catch::Contains("serving[1]: L40S-PCIE-48GB dense "
-                                                       "serving is given twice (also serving[0])"));
+             Catch::Contains(":5:") && Catch::Contains("serving[1]: L40S-PCIE-48GB dense "
+                                                       "serving on tensorrt-llm is given twice "
+                                                       "(also serving[0])"));
+  CHECK_THAT(text, Catch::Contains("serving[1].ttft.mean_abs_pct"));
+  CHECK_THAT(text, Catch::Contains(":6:") &&
+                       Catch::Contains("unknown serving runtime \"tensorrt-llm-2\""));
 }
 
 TEST_CASE("the shipped evidence loads against the shipped catalog and covers the calibration") {
@@ -139,6 +220,23 @@ TEST_CASE("the shipped evidence loads against the shipped catalog and covers the
   REQUIRE(b300 != nullptr);
   CHECK_FALSE(b300->has_calibration());
   CHECK(b300->checks().runs() >= 14);
+  // Serving on the H100: the calibration's runtime its static-batching calibration, the later
+  // release's its checks at maximum load and NIM's latency against concurrency (8 levels).
+  const AccuracyKey calibration{"H100-SXM5-80GB", "", false, "tensorrt-llm"};
+  const auto static_ttft = evidence->serving_errors(calibration, ServingMetric::kTtft);
+  REQUIRE(static_ttft);
+  CHECK(static_ttft->entry->calibration());
+  CHECK(static_ttft->errors->runs() >= 600);
+  const AccuracyKey later{"H100-SXM5-80GB", "", false, "tensorrt-llm-1.0"};
+  const auto throughput = evidence->serving_errors(later, ServingMetric::kThroughput);
+  const auto ttft = evidence->serving_errors(later, ServingMetric::kTtft);
+  REQUIRE(throughput);
+  REQUIRE(ttft);
+  CHECK_FALSE(throughput->fallback);
+  CHECK_FALSE(throughput->entry->calibration());
+  CHECK(throughput->errors->runs() >= 19);
+  CHECK_FALSE(ttft->fallback);
+  CHECK(ttft->errors->runs() == 8);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ std::vector<AccuracyKey> AccuracyKeys::of(const std::string& instance_label) con
     const auto* instance = catalog_->instances().find(name);
     if (instance && has_gpu(*instance->value)) {
       AccuracyKey key{instance->value->gpu(),
-                      precision_ ? precision_label(*precision_, fp8_recipe_) : "", moe_};
+                      precision_ ? precision_label(*precision_, fp8_recipe_) : "", moe_, runtime_};
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
     }
     start = end + 3;

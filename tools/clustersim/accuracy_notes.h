@@ -1,8 +1,8 @@
 // What run, sweep, cost and serve say of their predictions' accuracy (sim/io/accuracy_evidence.h):
-// the shipped evidence loaded from the project root, a line per GPU, precision and kind of their
-// rows after the table, those lines as JSON keys of every row, and the tie note of a ranking whose
-// best and runner-up lie within the model's accuracy: a line under the table's summary, the "tie"
-// key of the best row in JSON.
+// the shipped evidence loaded from the project root, a line per GPU, precision (serving: runtime)
+// and kind of their rows after the table, those lines as JSON keys of every row, and the tie note
+// of a ranking whose best and runner-up lie within the model's accuracy: a line under the table's
+// summary, the "tie" key of the best row in JSON.
 #pragma once
 
 #include <map>
@@ -36,8 +36,9 @@ std::unique_ptr<AccuracyEvidence> load_accuracy_evidence(const std::string& root
 // or nothing; a serving row's `calibrated` (the runtime's own fit of the GPU).
 class AccuracyKeys {
  public:
-  // Serving keys.
-  AccuracyKeys(const Catalog& catalog, bool moe) : catalog_(&catalog), moe_(moe) {}
+  // Serving keys of deployments on `runtime` (a ServingRuntime's name).
+  AccuracyKeys(const Catalog& catalog, bool moe, std::string runtime)
+      : catalog_(&catalog), moe_(moe), runtime_(std::move(runtime)) {}
   // Training keys of steps in `precision` under `fp8_recipe`.
   AccuracyKeys(const Catalog& catalog, schema::Precision precision, schema::Fp8Recipe fp8_recipe,
                bool moe)
@@ -56,6 +57,7 @@ class AccuracyKeys {
   std::optional<schema::Precision> precision_;  // absent: serving
   schema::Fp8Recipe fp8_recipe_ = schema::FP8_RECIPE_UNSPECIFIED;
   bool moe_;
+  std::string runtime_;  // serving: the deployments' runtime
   std::map<AccuracyKey, KeyFit> fitted_;
 };
 

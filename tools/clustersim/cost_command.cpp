@@ -116,6 +116,12 @@ std::vector<Cell> configuration_cells(const CostModel& model, const Configuratio
 
 Cell hours(double seconds) { return seconds > 0 ? Cell(seconds / 3600) : Cell(); }
 
+// "; unverified" after a price's source where the catalog marks it second-hand (or its sources
+// disagree): a price to check before relying on it (price_book.h unverified).
+const char* unverified_note(s::Confidence confidence) {
+  return unverified(confidence) ? "; unverified" : "";
+}
+
 // "catalog", "catalog, us-east-2", "s.textproto:12": where a price was written and its region.
 std::string price_origin(const UsedPrice& price) {
   return price.origin + (price.region.empty() ? "" : ", " + price.region);
@@ -163,7 +169,7 @@ Row cost_row(const CostModel& model, const Configuration& c, const ShardingColum
     row.cells.emplace_back();
     if (notified) row.cells.back() = describe(plan.notice_save);
   }
-  row.cells.emplace_back(priced ? price_origin(*r.price)
+  row.cells.emplace_back(priced ? price_origin(*r.price) + unverified_note(r.price->confidence)
                                 : "no " + s::BillingMode_Name(r.billing) + " price");
   // Shown, not ranked, where the scenario's sweep.constraints rule the run out (as a sweep does).
   if (const char* outside = constraint_status(model, c, r)) {
@@ -263,12 +269,6 @@ void print_summary(const Leaders& l, const TieNotes& ties) {
   print_ties(std::cout, ties);
 }
 
-// "; unverified" after a price's source where the catalog marks it second-hand (or its sources
-// disagree): a price to check before relying on it.
-const char* unverified(s::Confidence confidence) {
-  return confidence == s::UNVERIFIED ? "; unverified" : "";
-}
-
 // A checkpoint volume's line: its price a month (one per job for a shared file system, one per
 // node for a block volume) and its source, or that its tier is not priced.
 std::string storage_price_line(const CheckpointVolume& volume) {
@@ -290,7 +290,7 @@ std::string storage_price_line(const CheckpointVolume& volume) {
          s::Currency_Name(price.currency()) + "/month " +
          (tier.shared_across_nodes() ? "per job" : "per node") + ", catalog" +
          (price.region().empty() ? "" : ", " + price.region()) + " (" + price.source().citation() +
-         unverified(price.source().confidence()) + ")\n";
+         unverified_note(price.source().confidence()) + ")\n";
 }
 
 // One line per checkpoint volume (storage_price_line), once where several values of
@@ -324,7 +324,7 @@ void print_prices(const CostModel& model, const std::vector<const s::InstanceTyp
       }
       std::cout << ", " << price_origin(*price);
       if (!price->basis.empty()) std::cout << ", " << price->basis;
-      std::cout << " (" << price->source << unverified(price->confidence) << ")\n";
+      std::cout << " (" << price->source << unverified_note(price->confidence) << ")\n";
     }
   }
   print_storage_prices(model);

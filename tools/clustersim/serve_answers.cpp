@@ -95,7 +95,8 @@ std::vector<ResultColumn> answer_columns(bool autoscaling) {
   using Kind = ResultColumn::Kind;
   std::vector<ResultColumn> columns = {identity_column("cheapest", "cheapest", Kind::kBool),
                                        identity_column("pareto", "Pareto", Kind::kBool),
-                                       identity_column("instance_answer", "answer", Kind::kText)};
+                                       identity_column("instance_answer", "answer", Kind::kText),
+                                       identity_column("margin", "margin", Kind::kText)};
   if (autoscaling) {
     columns.insert(columns.end(), {figure_column("autoscaling_day_cost", "day cost", 2),
                                    figure_column("autoscaling_all_on_demand_cost", "on demand", 2),
@@ -126,10 +127,11 @@ std::vector<Table::Cell> answer_cells(const ResultRow& row, const ServeAnswers& 
   const auto same = [&](const ResultRow* answer) { return row_key(*answer) == row_key(row); };
   const bool cheapest = answers.cheapest.best() && same(*answers.cheapest.best());
   std::vector<Table::Cell> cells = {cheapest, answers.on_pareto.count(row_key(row)) > 0,
-                                    Table::Cell()};
+                                    Table::Cell(), Table::Cell()};
   for (const InstanceAnswer& a : answers.per_instance) {
     if (same(a.row)) cells[2] = a.line;
   }
+  if (cheapest && !answers.margin.empty()) cells[3] = answers.margin;
   if (autoscaling && cheapest && day) {
     cells.insert(cells.end(), {day->day_cost, day->all_on_demand_cost,
                                static_cast<double>(day->baseline_replicas),

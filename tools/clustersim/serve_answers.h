@@ -35,6 +35,9 @@ struct ServeAnswers {
   std::vector<ResultRow> pareto;             // the front, cheapest first
   // The front's rows as (index, billing).
   std::set<std::pair<double, std::string>> on_pareto;
+  // What the cheapest's margin under its objectives says against the model's error (slo_margin.h
+  // margin_lines, joined by " | "); empty without one. Set by the caller, which has the evidence.
+  std::string margin;
 };
 
 // Whether `row` may answer "the cheapest": it meets the objectives (status ok) with a cost per
@@ -48,7 +51,8 @@ ServeAnswers serve_answers(const std::vector<ResultRow>& rows, int samples, bool
 
 // The answer columns: "cheapest" (true on the row of the cheapest deployment meeting the
 // objectives), "pareto" (true on the Pareto front's rows), "instance_answer" (the per-instance
-// line on the row it names, without the instance's name; empty elsewhere and without an SLO);
+// line on the row it names, without the instance's name; empty elsewhere and without an SLO),
+// "margin" (ServeAnswers::margin on the cheapest row; empty elsewhere);
 // with `autoscaling`, on the cheapest row, the day's totals of the autoscaling block:
 // "autoscaling_day_cost", "autoscaling_all_on_demand_cost" (the report currency),
 // "autoscaling_baseline_replicas" and "autoscaling_baseline_nodes".

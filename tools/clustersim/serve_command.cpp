@@ -236,7 +236,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
            int samples) {
   const s::ServingScenario& m = loaded.scenario();
   const bool table = format == OutputFormat::kTable;
-  const ServeAnswers answers = serve_answers(rows, samples, m.has_slo());
+  ServeAnswers answers = serve_answers(rows, samples, m.has_slo());
   const ResultRow* cheapest = answers.cheapest.best() ? *answers.cheapest.best() : nullptr;
   std::vector<ResultRow> shown = rows;
   if (o.limit > 0 && shown.size() > o.limit) {
@@ -275,16 +275,30 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     summary.insert(summary.end() - 1,
                    {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
   }
+  // A second-hand price's mark after its region, where a row pays one.
+  if (any_row_flag(rows, serving_column("price_unverified"))) {
+    summary.insert(std::find(summary.begin(), summary.end(), "price_region") + 1,
+                   "price_unverified");
+  }
   // What --max-rate found: the rows listed it in --out's file alone.
   if (o.max_rate) summary.insert(summary.end() - 1, "max_rate_per_s");
   const int instance = serving_column("instance"), calibrated = serving_column("calibrated"),
             cost = serving_column("cost_per_million_tokens");
   AccuracyKeys accuracy(catalog,
-                        is_transformer(loaded.model) && loaded.model->transformer().has_moe());
+                        is_transformer(loaded.model) && loaded.model->transformer().has_moe(),
+                        serving_runtime(m, catalog)->name());
   for (const ResultRow& row : rows) {
     const Table::Cell& flag = row[calibrated];
     accuracy.note(row_text(row, instance),
                   std::holds_alternative<bool>(flag) && std::get<bool>(flag));
+  }
+  std::vector<std::string> margin;
+  if (evidence && m.has_slo() && cheapest) {
+    margin = margin_lines(rows, *cheapest, m.slo(), samples, *evidence, accuracy,
+                          s::Currency_Name(prices.currency));
+    for (const std::string& line : margin) {
+      answers.margin += (answers.margin.empty() ? "" : " | ") + line;
+    }
   }
   TieNotes ties;
   add_ranking_tie(evidence, accuracy, "the cheapest", answers.cheapest,
@@ -349,18 +363,16 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
             << format_fixed(row_number(*cheapest, cost), 3)
             << " " << s::Currency_Name(prices.currency) << " per million output tokens\n";
   print_ties(std::cout, ties);
-  if (evidence && m.has_slo()) {
-    for (const std::string& line : margin_lines(rows, *cheapest, m.slo(), samples, *evidence,
-                                                accuracy, s::Currency_Name(prices.currency))) {
-      std::cout << line << "\n";
-    }
-  }
+  for (const std::string& line : margin) std::cout << "margin      " << line << "\n";
   std::cout << "\nPareto front of cost per million output tokens against "
             << (samples > 1 ? "the worst sample's " : "") << "p99 TTFT:\n";
   std::vector<std::string> keys = {"index", "instance", "replicas", "tensor_parallel",
                                    "pipeline_parallel", "prefill_replicas", "weights", "billing",
                                    verdict_ttft_p99_key(samples), "tpot_p99_ms",
                                    "cost_per_million_tokens", "currency", "price_region"};
+  if (any_row_flag(answers.pareto, serving_column("price_unverified"))) {
+    keys.push_back("price_unverified");
+  }
   if (m.traffic().has_closed_loop()) keys.insert(keys.begin() + 7, "concurrency");
   serving_table(with_expert_parallel(keys), answers.pareto).print(std::cout, OutputFormat::kTable);
   if (day) print_autoscaling(std::cout, loaded, prices, *day, samples);

@@ -14,43 +14,55 @@ namespace {
 
 enum class Latency { kTtft, kTpot, kE2e };
 
-double error_of(const schema::ServingEvidence& e, Latency latency) {
-  switch (latency) {
-    case Latency::kTtft:
-      return e.ttft_mean_abs_pct();
-    case Latency::kTpot:
-      return e.tpot_mean_abs_pct();
-    case Latency::kE2e:
-      break;
-  }
-  return std::max(e.ttft_mean_abs_pct(), e.tpot_mean_abs_pct());
-}
-
 const char* latency_name(Latency latency) {
   return latency == Latency::kTtft ? "TTFT" : latency == Latency::kTpot ? "TPOT" : "E2E";
 }
 
-// The model's mean error of `latency` for the GPUs of `instance_label`: the largest over its
-// GPUs, each its own calibration's or, without one, the largest of the calibrated GPUs of its
-// kind (dense or MoE). Absent where neither exists.
+// Whose errors `found` are, for `key`: "the H100-SXM5-80GB's checks on tensorrt-llm-1.0", with,
+// for a fallback, that the key's runtime has none.
+std::string source_of(const ServingErrorsFound& found, const AccuracyKey& key,
+                      ServingMetric metric) {
+  std::string text = "the " + found.entry->gpu() + "'s " +
+                     (found.entry->calibration() ? "calibration" : "checks") + " on " +
+                     found.entry->runtime();
+  if (found.fallback) {
+    text += std::string(", none of ") + (metric == ServingMetric::kTtft ? "TTFT" : "TPOT") +
+            " published on " + key.runtime;
+  }
+  return text;
+}
+
+// The model's mean error of `metric` for `key`, with its source: the key's own (its runtime's,
+// else the runtime it extends), or for a GPU without one the largest of its kind's
+// (largest_serving_errors). Absent where neither exists.
+std::optional<std::pair<double, std::string>> metric_error(const AccuracyEvidence& evidence,
+                                                           const AccuracyKey& key,
+                                                           ServingMetric metric) {
+  if (const auto own = evidence.serving_errors(key, metric)) {
+    return std::pair(own->errors->mean_abs_pct(), source_of(*own, key, metric));
+  }
+  const auto largest = evidence.largest_serving_errors(key, metric);
+  if (!largest) return std::nullopt;
+  return std::pair(largest->errors->mean_abs_pct(), source_of(*largest, key, metric) +
+                                                        ", the largest of its kind, as the " +
+                                                        key.gpu + " has none");
+}
+
+// The model's mean error of `latency` for the GPUs of `instance_label` (E2E: the larger of TTFT's
+// and TPOT's): the largest over its GPUs (metric_error). Absent where none has one.
 std::optional<std::pair<double, std::string>> latency_error(const AccuracyEvidence& evidence,
                                                             const AccuracyKeys& keys,
                                                             const std::string& instance_label,
                                                             Latency latency) {
+  std::vector<ServingMetric> metrics;
+  if (latency != Latency::kTpot) metrics.push_back(ServingMetric::kTtft);
+  if (latency != Latency::kTtft) metrics.push_back(ServingMetric::kTpot);
   std::optional<std::pair<double, std::string>> largest;
   for (const AccuracyKey& key : keys.of(instance_label)) {
-    std::optional<std::pair<double, std::string>> error;
-    if (const schema::ServingEvidence* own = evidence.serving(key)) {
-      error = {error_of(*own, latency), "the " + key.gpu + "'s calibration mean"};
-    } else {
-      for (const schema::ServingEvidence& e : evidence.serving_entries()) {
-        if (e.moe() != key.moe || (error && error->first >= error_of(e, latency))) continue;
-        error = {error_of(e, latency), "the " + e.gpu() +
-                                           "'s, the largest calibration mean, as the " +
-                                           key.gpu + " is uncalibrated"};
-      }
+    for (const ServingMetric metric : metrics) {
+      const auto error = metric_error(evidence, key, metric);
+      if (error && (!largest || error->first > largest->first)) largest = error;
     }
-    if (error && (!largest || error->first > largest->first)) largest = error;
   }
   return largest;
 }
@@ -107,12 +119,12 @@ std::vector<std::string> margin_lines(const std::vector<ResultRow>& rows, const 
                                       const std::string& currency) {
   const std::optional<ObjectiveMargin> m = binding_margin(cheapest, slo, samples, evidence, keys);
   if (!m) return {};
-  std::string line = "margin      " + m->objective + " " + format_fixed(m->value_ms, 1) +
-                     " ms is " + one_decimal_percent(m->margin_pct) + " under its " +
+  std::string line = m->objective + " " + format_fixed(m->value_ms, 1) + " ms is " +
+                     one_decimal_percent(m->margin_pct) + " under its " +
                      format_number(m->limit_ms) + " ms objective, " +
                      (m->within_error() ? "within" : "beyond") + " the model's " +
-                     m->objective.substr(4) + " error (" + one_decimal_percent(m->error_pct) + ": " +
-                     m->error_source + ")";
+                     m->objective.substr(4) + " error (" + one_decimal_percent(m->error_pct) +
+                     ": " + m->error_source + ")";
   if (!m->within_error()) return {line};
   const int cost = serving_column("cost_per_million_tokens");
   const ResultRow* safe = nullptr;
@@ -121,13 +133,12 @@ std::vector<std::string> margin_lines(const std::vector<ResultRow>& rows, const 
     if (safe != nullptr && row_number(row, cost) >= row_number(*safe, cost)) continue;
     if (beyond_every_error(row, slo, samples, evidence, keys)) safe = &row;
   }
-  std::string next =
-      safe == nullptr
-          ? "margin      no deployment meets every objective by more than the model's error"
-          : "margin      the cheapest meeting every objective by more than the model's error: " +
-                describe_deployment(*safe) + ": " +
-                format_fixed(row_number(*safe, cost), 3) + " " + currency +
-                " per million output tokens";
+  std::string next = safe == nullptr
+                         ? "no deployment meets every objective by more than the model's error"
+                         : "the cheapest meeting every objective by more than the model's error: " +
+                               describe_deployment(*safe) + ": " +
+                               format_fixed(row_number(*safe, cost), 3) + " " + currency +
+                               " per million output tokens";
   return {line, next};
 }
 

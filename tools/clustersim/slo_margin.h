@@ -22,22 +22,26 @@ struct ObjectiveMargin {
   double value_ms = 0;  // the verdict's p99 (the worst sample's where there are several)
   double margin_pct = 0;  // (limit - value) / limit, in percent
   double error_pct = 0;   // the model's mean error of that latency for the row's GPUs
-  std::string error_source;  // "on the H100-SXM5-80GB", "uncalibrated on the L4-PCIE-24GB: ..."
+  // Whose error: "the H100-SXM5-80GB's checks on tensorrt-llm-1.0", "the L40-PCIE-48GB's
+  // calibration on tensorrt-llm, the largest of its kind, as the L4-PCIE-24GB has none".
+  std::string error_source;
   bool within_error() const { return margin_pct < error_pct; }
 };
 
 // The objective of `slo` that `row` (serving columns over `samples` traffic samples) meets by the
 // least beyond the model's error (margin minus error), with the errors of the row's GPUs from
-// `evidence`: a GPU's own calibration TTFT or TPOT mean error (E2E: the larger of the two), or,
-// for a GPU without serving evidence, the largest mean error of the calibrated GPUs of its kind.
+// `evidence` for the row's runtime (AccuracyKeys): a GPU's own TTFT or TPOT mean error (E2E: the
+// larger of the two) on its runtime, else on the runtime it extends (said so), or, for a GPU
+// without either, the largest mean error of the GPUs of its kind on the first of those with one.
 // Absent where `slo` sets no objective or no GPU of the row has an error to weigh.
 std::optional<ObjectiveMargin> binding_margin(const ResultRow& row, const schema::Slo& slo,
                                               int samples, const AccuracyEvidence& evidence,
                                               const AccuracyKeys& keys);
 
-// The lines serve prints under its cheapest answer: the margin of `cheapest` and, where it lies
-// within the model's error, the cheapest of `rows` (status ok, priced) meeting every objective
-// beyond it, or that none does. Empty without an objective or an error to weigh.
+// What serve says under its cheapest answer (each a "margin" line of the table, the "margin" answer
+// column of JSON and CSV): the margin of `cheapest` and, where it lies within the model's error,
+// the cheapest of `rows` (status ok, priced) meeting every objective beyond it, or that none does.
+// Empty without an objective or an error to weigh.
 std::vector<std::string> margin_lines(const std::vector<ResultRow>& rows, const ResultRow& cheapest,
                                       const schema::Slo& slo, int samples,
                                       const AccuracyEvidence& evidence, const AccuracyKeys& keys,
