@@ -113,12 +113,19 @@ void check_notice_save(const FieldChecker& checkpoint, const s::Cost& m, const C
                      "spot_interruption_notice_s)");
 }
 
+// The checkpoints a volume must hold (checkpoints_kept), or 0 where `keep` is out of range
+// (check_checkpoint reports it): the volumes are then checked without the capacity they need.
+int checkable_checkpoints_kept(const s::Checkpoint& checkpoint) {
+  const bool keep_valid = !checkpoint.has_keep() ||
+                          (checkpoint.keep() >= 1 && checkpoint.keep() <= kMaxCheckpointsKept);
+  return keep_valid ? checkpoints_kept(checkpoint) : 0;
+}
+
 void check_checkpoint(const FieldChecker& checkpoint, const Catalog& catalog,
                       const LoadedScenario& scenario, bool interrupted) {
-  const bool keep_valid =
-      !checkpoint.has("keep") || checkpoint.in_range("keep", 1, kMaxCheckpointsKept);
+  if (checkpoint.has("keep")) checkpoint.in_range("keep", 1, kMaxCheckpointsKept);
   const int keep =
-      keep_valid ? checkpoints_kept(static_cast<const s::Checkpoint&>(checkpoint.message())) : 0;
+      checkable_checkpoints_kept(static_cast<const s::Checkpoint&>(checkpoint.message()));
   // sweep.checkpoint_storage replaces the volumes (check_checkpoint_storage checks its values);
   // any given beside it are checked all the same.
   const bool swept = scenario.scenario().sweep().checkpoint_storage_size() > 0;
@@ -270,14 +277,10 @@ void check_checkpoint_storage(const FieldChecker& root, const Catalog& catalog,
                 "notice apply to every value)");
     return;
   }
-  const s::Checkpoint& checkpoint = m.cost().checkpoint();
-  const bool keep_valid = !checkpoint.has_keep() ||
-                          (checkpoint.keep() >= 1 && checkpoint.keep() <= kMaxCheckpointsKept);
+  const int keep = checkable_checkpoints_kept(m.cost().checkpoint());
   for (int i = 0; i < m.sweep().checkpoint_storage_size(); ++i) {
     const FieldChecker value = sweep.child("checkpoint_storage", i);
-    if (value.require("volume")) {
-      check_volumes(value, catalog, scenario, keep_valid ? checkpoints_kept(checkpoint) : 0);
-    }
+    if (value.require("volume")) check_volumes(value, catalog, scenario, keep);
   }
 }
 

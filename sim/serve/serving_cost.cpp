@@ -1,6 +1,8 @@
 // Prices of serving deployments.
 #include "sim/serve/serving_cost.h"
 
+#include <vector>
+
 #include "sim/cost/cost_checks.h"
 #include "sim/cost/cost_model.h"
 #include "sim/io/field_checker.h"
@@ -159,16 +161,23 @@ std::optional<double> deployment_per_hour(const ServingPrices& prices,
   return *prefill_node * placement.prefill_nodes + *node * (placement.nodes - placement.prefill_nodes);
 }
 
+namespace {
+// The instance types the deployment rents: its prefill pool's, where on nodes of their own, then
+// its (decode) replicas'.
+std::vector<const s::InstanceType*> rented_instances(const ServingConfiguration& c) {
+  if (!c.split_nodes()) return {c.instance};
+  return {c.prefill->instance, c.instance};
+}
+}  // namespace
+
 std::string deployment_price_region(const ServingPrices& prices, const ServingConfiguration& c,
                                     s::BillingMode billing) {
-  if (!c.split_nodes()) return price_regions(prices.book, {c.instance}, billing);
-  return price_regions(prices.book, {c.prefill->instance, c.instance}, billing);
+  return price_regions(prices.book, rented_instances(c), billing);
 }
 
 bool deployment_prices_unverified(const ServingPrices& prices, const ServingConfiguration& c,
                                   s::BillingMode billing) {
-  if (!c.split_nodes()) return prices_unverified(prices.book, {c.instance}, billing);
-  return prices_unverified(prices.book, {c.prefill->instance, c.instance}, billing);
+  return prices_unverified(prices.book, rented_instances(c), billing);
 }
 
 }  // namespace clustersim

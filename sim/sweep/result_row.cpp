@@ -285,13 +285,13 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
   const std::optional<CheckpointPlan> checkpoints =
       e.step ? std::optional(plan_checkpoints(cost, c, e.memory, *e.step)) : std::nullopt;
   base[result_column("steps")] = budget_steps(scenario.scenario().job());
+  const std::vector<const s::InstanceType*> instances = pool_instances(c);
   for (s::BillingMode billing : cost.billing_modes) {
     ResultRow& row = rows.emplace_back(base);
     row[result_column("billing")] = s::BillingMode_Name(billing);
-    const std::string region = price_regions(cost.prices, pool_instances(c), billing);
+    const std::string region = price_regions(cost.prices, instances, billing);
     if (!region.empty()) row[result_column("price_region")] = region;  // read back as no cell
-    row[result_column("price_unverified")] =
-        prices_unverified(cost.prices, pool_instances(c), billing);
+    row[result_column("price_unverified")] = prices_unverified(cost.prices, instances, billing);
     if (!e.step) {
       if (priced_by_pool(c)) {
         const std::optional<double> per_hour = pools_price_per_hour(cost, c, billing);
