@@ -273,14 +273,7 @@ void print_summary(const Leaders& l, const TieNotes& ties) {
 // node for a block volume) and its source, or that its tier is not priced.
 std::string storage_price_line(const CheckpointVolume& volume) {
   const s::StorageTier& tier = *volume.tier;
-  std::string line = "  checkpoint volume " + tier.name() + " " +
-                     format_number(volume.volume->capacity_gib()) + " GiB";
-  if (volume.volume->has_provisioned_throughput_mb_per_s()) {
-    line += ", " + format_number(volume.volume->provisioned_throughput_mb_per_s()) + " MB/s";
-  }
-  if (volume.volume->has_provisioned_iops()) {
-    line += ", " + format_number(volume.volume->provisioned_iops()) + " IOPS";
-  }
+  const std::string line = "  checkpoint volume " + volume_words(*volume.volume);
   if (!tier.has_price()) {
     return line + ": not priced (no catalog price for the tier: costs count no storage)\n";
   }
