@@ -98,6 +98,25 @@ bool check_throughput_per_iops(const FieldChecker& volume, const schema::Storage
   return false;
 }
 
+// A volume's provisioned IOPS are within its tier's bound per GiB (StorageTier.iops_per_gib),
+// else an error at provisioned_iops naming the capacity they need. True when within it.
+bool check_iops_per_gib(const FieldChecker& volume, const schema::StorageTier& tier) {
+  const auto& m = static_cast<const schema::StorageVolume&>(volume.message());
+  if (!tier.has_iops_per_gib() || !m.has_provisioned_iops()) return true;
+  const double per_gib = tier.iops_per_gib().max();
+  // A millionth's slack, as above: capacities and IOPS are written in decimal.
+  if (m.provisioned_iops() <= per_gib * m.capacity_gib() * (1 + 1e-9)) return true;
+  const double needed = std::ceil(m.provisioned_iops() / per_gib * (1 - 1e-9));
+  volume.error("provisioned_iops",
+               format_number(m.provisioned_iops()) + " IOPS need at least " +
+                   format_number(needed) + " GiB (\"" + tier.name() + "\" allows at most " +
+                   format_number(per_gib) + " IOPS per GiB), the volume has " +
+                   format_number(m.capacity_gib()) + ": give capacity_gib >= " +
+                   format_number(needed) + " or provisioned_iops <= " +
+                   format_number(std::floor(per_gib * m.capacity_gib())));
+  return false;
+}
+
 }  // namespace
 
 const schema::InstanceType* resolve_gpu_instance(const FieldChecker& owner, const char* field,
@@ -138,7 +157,10 @@ const schema::StorageTier* resolve_storage_volume(const FieldChecker& volume,
                         tier->throughput_mb_per_s(), "provisioned_max_throughput_mb_per_s");
   const bool iops =
       check_provisioned(volume, "provisioned_iops", *tier, tier->iops(), "provisioned_max_iops");
-  return throughput && iops && check_throughput_per_iops(volume, *tier) ? tier : nullptr;
+  return throughput && iops && check_iops_per_gib(volume, *tier) &&
+                 check_throughput_per_iops(volume, *tier)
+             ? tier
+             : nullptr;
 }
 
 }  // namespace clustersim

@@ -471,6 +471,16 @@ void check_storage(const FieldChecker& storage) {
     ratio.require("max_mb_per_s") && ratio.rate("max_mb_per_s");
     check_source(ratio);
   }
+  if (storage.has("iops_per_gib")) {
+    const FieldChecker ratio = storage.child("iops_per_gib");
+    if (!storage.has("provisioned_max_iops")) {
+      storage.error("iops_per_gib",
+                    "bounds provisioned IOPS, which the tier does not sell (it has no "
+                    "provisioned_max_iops)");
+    }
+    ratio.require_positive("max");
+    check_source(ratio);
+  }
 }
 
 void check_provider(const FieldChecker& provider) {

@@ -437,7 +437,7 @@ TEST_CASE("a storage tier's price is checked at its fields") {
 
 // A tier's capacity step and throughput per IOPS: positive, the step within the tier's largest
 // capacity, the bound per IOPS only beside the iops it bounds by, each with its source.
-TEST_CASE("a storage tier's capacity step and throughput per IOPS are checked at their fields") {
+TEST_CASE("a storage tier's capacity step and throughput and IOPS bounds are checked at their fields") {
   const std::string tier =
       "storage {\n  name: \"aws.t\"\n  provider: AWS\n  kind: PARALLEL_FS\n"
       "  capacity_max_gib: 4800\n  throughput_mb_per_s { per_gib: 0.1 }\n"
@@ -460,6 +460,12 @@ TEST_CASE("a storage tier's capacity step and throughput per IOPS are checked at
   CHECK(catalog_errors(tier + "  iops { base: 3000 }\n  throughput_per_iops { max_mb_per_s: 0 "
                               "source { citation: \"s\" } }\n}\n") ==
         "c.textproto:9:25: storage[0].throughput_per_iops.max_mb_per_s: must be > 0, got 0\n");
+  CHECK(catalog_errors(tier + "  iops_per_gib { max: 500 source { citation: \"s\" } }\n}\n") ==
+        "c.textproto:8:3: storage[0].iops_per_gib: bounds provisioned IOPS, which the tier does "
+        "not sell (it has no provisioned_max_iops)\n");
+  CHECK(catalog_errors(tier + "  provisioned_max_iops: 16000\n  iops_per_gib { max: -1 source { "
+                              "citation: \"s\" } }\n}\n") ==
+        "c.textproto:9:18: storage[0].iops_per_gib.max: must be > 0, got -1\n");
 }
 
 TEST_CASE("a storage tier's name is not empty, its citation warned of when empty") {
