@@ -72,12 +72,17 @@ Picoseconds collective_time(const Topology& topology, const Collective& c);
 Picoseconds concurrent_collectives_time(const Topology& topology,
                                         std::span<const Collective> collectives);
 
-// The kind of link that binds a ring over `gpus` (its channels, each an equal share:
-// start_ring), as Network::prepared_binding_link finds it. Requires: at least two distinct GPUs
-// of `topology`.
+// The kind of link that binds `collectives` run at once, each as its algorithm moves its bytes:
+// a ring's channels (start_ring), a tree's chains inside the NVLink domains and trees across them
+// (start_tree), NVLS's links between each GPU and the NVSwitches (start_nvls). The link that
+// carries the most bytes per byte/s of its capacity, as Network::prepared_binding_link finds it;
+// a protocol's flags and the tree's bandwidth fraction scale every link of a collective alike,
+// so they change no answer. binding_link.cpp. Requires: each collective's algorithm ring, tree
+// or NVLS, and collective_problem "" for it.
+LinkKind collectives_binding_link(const Topology& topology,
+                                  std::span<const Collective> collectives);
+// The kind of link that binds a ring over `gpus`. Requires: at least two distinct GPUs of
+// `topology`.
 LinkKind ring_binding_link(const Topology& topology, const std::vector<int>& gpus);
-// The kind of link that binds `rings` run at once, each ring's bytes split over its channels.
-// Requires: at least one ring; each as ring_binding_link's.
-LinkKind rings_binding_link(const Topology& topology, const std::vector<std::vector<int>>& rings);
 
 }  // namespace clustersim

@@ -1,8 +1,10 @@
 // The algorithms behind start_collective (collective.h), one file each. Internal to sim/net.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "sim/net/collective.h"
@@ -14,13 +16,33 @@ std::function<void()> after_all(int count, std::function<void()> done);
 
 // Ring (all-reduce, reduce-scatter, all-gather) and pipelined chain (broadcast); ring.cpp.
 void start_ring(Network* network, const Collective& c, std::function<void()> done);
+// The bytes a ring (broadcast: a chain) over c.gpus moves over each of its edges, its channels
+// together: 2(n-1)/n of the buffer for all-reduce, (n-1)/n for reduce-scatter and all-gather,
+// the whole buffer down broadcast's chain; ring.cpp.
+double ring_bytes_per_edge(const Collective& c);
 // Double binary tree across NVLink domains, chains inside them (all-reduce); tree.cpp.
 void start_tree(Network* network, const Collective& c, std::function<void()> done);
+// One of the two trees of one channel of start_tree: its chains inside the domains and its edges
+// across them, each both ways; its latency counts `depth` tree steps and `chain_length` chain
+// steps each way.
+struct TreeHalf {
+  std::vector<std::pair<int, int>> chain_edges, tree_edges;
+  int64_t depth = 0, chain_length = 0;
+  std::vector<std::pair<int, int>> edges() const;  // the chains', then the tree's
+};
+// The trees start_tree runs over `gpus` (two per channel, one channel per GPU of the smallest
+// domain), each moving an equal share of the buffer over every one of its edges. Requires: the
+// GPUs in two or more NVLink domains.
+std::vector<TreeHalf> double_binary_trees(const std::vector<int>& gpus, const Topology& t);
 // Reduce-scatter in NVLink domains, all-reduce across, all-gather in them (all-reduce);
 // hierarchical.cpp.
 void start_hierarchical(Network* network, const Collective& c, std::function<void()> done);
 // NVLink SHARP in-switch reduction inside one NVLink domain (all-reduce); nvls.cpp.
 void start_nvls(Network* network, const Collective& c, std::function<void()> done);
+// Each of `gpus` to the next, around: the route GPU -> NVSwitch -> next GPU holds the GPU's link
+// into the switch and the next one's out of it, so these edges load every GPU's links to the
+// NVSwitches once each way, as start_nvls does; nvls.cpp.
+std::vector<std::pair<int, int>> nvls_edges(const std::vector<int>& gpus);
 // Point-to-point transfers (all-to-all, send/recv); direct.cpp.
 void start_direct(Network* network, const Collective& c, std::function<void()> done);
 

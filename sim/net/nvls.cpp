@@ -10,21 +10,26 @@
 
 namespace clustersim {
 
+std::vector<std::pair<int, int>> nvls_edges(const std::vector<int>& gpus) {
+  std::vector<std::pair<int, int>> edges;
+  edges.reserve(gpus.size());
+  for (size_t i = 0; i < gpus.size(); ++i) edges.emplace_back(gpus[i], gpus[(i + 1) % gpus.size()]);
+  return edges;
+}
+
 void start_nvls(Network* network, const Collective& c, std::function<void()> done) {
   const Topology& t = network->topology();
   const auto n = static_cast<double>(c.gpus.size());
   std::vector<MaxMinFair::Use> uses;
-  std::vector<std::pair<int, int>> ring_edges;
+  const std::vector<std::pair<int, int>> ring_edges = nvls_edges(c.gpus);
   double link_capacity = 0;
-  for (size_t i = 0; i < c.gpus.size(); ++i) {
-    const int gpu = c.gpus[i], next = c.gpus[(i + 1) % c.gpus.size()];
+  for (const auto& [gpu, next] : ring_edges) {
     // route(gpu, next) is gpu -> NVSwitch -> next: its first link is gpu's uplink and the
     // downlink of `next`, which is covered when `next` takes its turn.
     const std::vector<int32_t>& route = t.route(gpu, next);
     uses.push_back({route[0], 1});
     uses.push_back({route[1], 1});
     link_capacity = t.links()[route[0]].capacity_bytes_per_s;
-    ring_edges.emplace_back(gpu, next);
     network->count_bytes(gpu, c.bytes * (1 + 1 / n), c.bytes * (1 + 1 / n));
   }
   // The links carry ring-efficiency capacity; scale the bytes so that the time is the formula's.

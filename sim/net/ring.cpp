@@ -12,8 +12,7 @@
 // (start_with_protocol). Across NVLink domains (nodes, or the trays of an NVL72 rack: NCCL's
 // nodes) the data is split over one ring per GPU of a domain (NCCL's channels); channel c enters
 // every domain at its c-th GPU, so each channel crosses the network through a different NIC
-// (ring_channels.h, which keeps each ring's channels per topology). ring_binding_link names the
-// kind of link that binds those channels, rings_binding_link that of several rings run at once.
+// (ring_channels.h, which keeps each ring's channels per topology).
 #include <optional>
 
 #include "sim/net/collective_algorithms.h"
@@ -28,14 +27,8 @@ void start_ring(Network* network, const Collective& c, std::function<void()> don
   const RingChannels& ring = t.ring_channels().channels(c.gpus, chain, t);
   const auto n = static_cast<double>(c.gpus.size());
   const auto channels = static_cast<int>(ring.channels.size());
-  double per_edge = c.bytes;  // broadcast: the whole buffer down the chain
-  int steps = static_cast<int>(n) - 1;
-  if (c.op == CollectiveOp::kAllReduce) {
-    per_edge = 2 * (n - 1) / n * c.bytes;
-    steps = 2 * (static_cast<int>(n) - 1);
-  } else if (c.op != CollectiveOp::kBroadcast) {
-    per_edge = (n - 1) / n * c.bytes;
-  }
+  const double per_edge = ring_bytes_per_edge(c);
+  const int steps = (c.op == CollectiveOp::kAllReduce ? 2 : 1) * (static_cast<int>(n) - 1);
   // Inside one node over PCIe, the protocol NCCL's tuner picks (nccl_tuner.h) for the whole ring.
   std::optional<Protocol> tuned;
   // One domain: its GPUs are c.gpus, in the order given.
@@ -59,21 +52,11 @@ void start_ring(Network* network, const Collective& c, std::function<void()> don
   }
 }
 
-LinkKind rings_binding_link(const Topology& t, const std::vector<std::vector<int>>& rings) {
-  Simulation idle;
-  Network network(&idle, &t);
-  std::vector<Network::PreparedLoad> loads;
-  for (const std::vector<int>& gpus : rings) {
-    const std::vector<RingChannel>& channels = t.ring_channels().channels(gpus, false, t).channels;
-    for (const RingChannel& channel : channels) {
-      loads.push_back({network.prepare_coupled(channel.edges), 1.0 / channels.size()});
-    }
-  }
-  return network.prepared_binding_link(loads);
-}
-
-LinkKind ring_binding_link(const Topology& t, const std::vector<int>& gpus) {
-  return rings_binding_link(t, {gpus});
+double ring_bytes_per_edge(const Collective& c) {
+  const auto n = static_cast<double>(c.gpus.size());
+  if (c.op == CollectiveOp::kAllReduce) return 2 * (n - 1) / n * c.bytes;
+  if (c.op == CollectiveOp::kBroadcast) return c.bytes;  // the whole buffer down the chain
+  return (n - 1) / n * c.bytes;
 }
 
 }  // namespace clustersim

@@ -30,45 +30,60 @@ ProtocolLatencies tree_latencies(const std::vector<std::pair<int, int>>& tree_ed
 
 }  // namespace
 
-void start_tree(Network* network, const Collective& c, std::function<void()> done) {
-  const Topology& t = network->topology();
-  const auto domains = gpus_by_domain(c.gpus, t);
+std::vector<TreeHalf> double_binary_trees(const std::vector<int>& gpus, const Topology& t) {
+  const auto domains = gpus_by_domain(gpus, t);
   const int count = static_cast<int>(domains.size());
   size_t per_domain = domains[0].size();
   for (const auto& domain : domains) per_domain = std::min(per_domain, domain.size());
   // Like the ring, one channel per GPU of a domain, so that the leaders (and their NICs) differ.
   const auto channels = static_cast<int>(per_domain);
-  auto tree_done = after_all(2 * channels, std::move(done));
+  std::vector<TreeHalf> out;
+  out.reserve(2 * channels);
   for (int channel = 0; channel < channels; ++channel) {
     for (int tree = 0; tree < 2; ++tree) {
       // Tree 0 is a heap over domain positions; tree 1 the same over the reversed order.
       auto domain_at = [&](int position) { return tree == 0 ? position : count - 1 - position; };
       std::vector<int> leader(count);
-      std::vector<std::pair<int, int>> chain_edges, tree_edges;
+      TreeHalf& half = out.emplace_back();
       for (int k = 0; k < count; ++k) {
-        const auto& gpus = domains[k];
-        const size_t first = (channel + tree * gpus.size() / 2) % gpus.size();
-        leader[k] = gpus[first];
-        for (size_t i = 0; i + 1 < gpus.size(); ++i) {
-          const int a = gpus[(first + i) % gpus.size()], b = gpus[(first + i + 1) % gpus.size()];
-          chain_edges.emplace_back(a, b);
-          chain_edges.emplace_back(b, a);
+        const auto& domain = domains[k];
+        const size_t first = (channel + tree * domain.size() / 2) % domain.size();
+        leader[k] = domain[first];
+        for (size_t i = 0; i + 1 < domain.size(); ++i) {
+          const int a = domain[(first + i) % domain.size()];
+          const int b = domain[(first + i + 1) % domain.size()];
+          half.chain_edges.emplace_back(a, b);
+          half.chain_edges.emplace_back(b, a);
         }
       }
       for (int position = 1; position < count; ++position) {
         const int child = leader[domain_at(position)];
         const int parent = leader[domain_at((position - 1) / 2)];
-        tree_edges.emplace_back(child, parent);
-        tree_edges.emplace_back(parent, child);
+        half.tree_edges.emplace_back(child, parent);
+        half.tree_edges.emplace_back(parent, child);
       }
-      const auto depth = static_cast<int64_t>(std::floor(std::log2(count)));
-      const auto chain_length = static_cast<int64_t>(domains[0].size()) - 1;
-      std::vector<std::pair<int, int>> edges = chain_edges;
-      edges.insert(edges.end(), tree_edges.begin(), tree_edges.end());
-      start_with_protocol(network, edges, c.bytes / (2.0 * channels),
-                          tree_latencies(tree_edges, chain_edges, depth, chain_length, t),
-                          tree_done, t.tree_bandwidth_fraction());
+      half.depth = static_cast<int64_t>(std::floor(std::log2(count)));
+      half.chain_length = static_cast<int64_t>(domains[0].size()) - 1;
     }
+  }
+  return out;
+}
+
+std::vector<std::pair<int, int>> TreeHalf::edges() const {
+  std::vector<std::pair<int, int>> all = chain_edges;
+  all.insert(all.end(), tree_edges.begin(), tree_edges.end());
+  return all;
+}
+
+void start_tree(Network* network, const Collective& c, std::function<void()> done) {
+  const Topology& t = network->topology();
+  const std::vector<TreeHalf> halves = double_binary_trees(c.gpus, t);
+  auto tree_done = after_all(static_cast<int>(halves.size()), std::move(done));
+  for (const TreeHalf& half : halves) {
+    start_with_protocol(network, half.edges(), c.bytes / static_cast<double>(halves.size()),
+                        tree_latencies(half.tree_edges, half.chain_edges, half.depth,
+                                       half.chain_length, t),
+                        tree_done, t.tree_bandwidth_fraction());
   }
 }
 

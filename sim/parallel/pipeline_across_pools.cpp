@@ -161,6 +161,7 @@ PipelineAcrossPoolsResult simulate_pipeline_across_pools(
   const std::vector<int> pool_of = stage_pools(pools);
   // Every stage's work timed on its own pool.
   TransformerPlan all;
+  std::vector<std::optional<LinkKind>> crossings;  // each pool's tensor_crossing_link
   double peak_flops = 0;
   const double stage_gpus =
       static_cast<double>(p.tensor_parallel()) * p.context_parallel() * p.data_parallel();
@@ -168,7 +169,7 @@ PipelineAcrossPoolsResult simulate_pipeline_across_pools(
     const TransformerPlan plan =
         transformer_plan(model, job, p, *pools[i].topology, *pools[i].compute);
     if (i == 0) all = plan;
-    all.part_links = agreeing(all.part_links, plan.part_links);
+    crossings.push_back(plan.tensor_crossing_link);
     for (int r = 0; r < p.pipeline_parallel(); ++r) {
       if (pool_of[r] != static_cast<int>(i)) continue;
       all.plan.work[r] = plan.plan.work[r];
@@ -182,6 +183,16 @@ PipelineAcrossPoolsResult simulate_pipeline_across_pools(
     peak_flops += pools[i].compute->peak_flops() * stage_gpus * pools[i].stages;
   }
   const PipelineTimeline run = simulate_pipeline(all.plan, joined, timeline);
+  // Each pool's groups (its stages alike) on its own instances, their data-parallel collectives
+  // as its stages ran them; one link for a part only where every pool's agree.
+  for (size_t i = 0; i < pools.size(); ++i) {
+    DataParallelAlgorithms ran;
+    for (int s = 0; s < p.pipeline_parallel(); ++s) {
+      if (pool_of[s] == static_cast<int>(i)) ran |= run.stages[s].data_parallel_algorithms;
+    }
+    const PartLinks links = part_links(*pools[i].topology, all.plan, crossings[i], ran);
+    all.part_links = i == 0 ? links : agreeing(all.part_links, links);
+  }
   PipelineAcrossPoolsResult r;
   r.step = pipeline_breakdown(run, all);
   set_transformer_rates(model, job, p, all.recomputed_layers, peak_flops, &r.step);

@@ -217,7 +217,10 @@ void PipelineRun::expert_data_parallel_collective(int r, CollectiveOp op, double
     for (int local : expert_data_parallel_group(plan_.experts, rank)) {
       group.push_back(plan_.gpu(local / tcp, r, local % tcp));
     }
-    start_collective(net_, {op, group, bytes, CollectiveAlgorithm::kAuto}, all);
+    Collective c{op, group, bytes, CollectiveAlgorithm::kAuto};
+    c.algorithm = choose_algorithm(c, net_->topology());
+    timeline_.stages[r].data_parallel_algorithms.add(DataParallelGroup::kExperts, c.algorithm);
+    start_collective(net_, c, all);
   }
 }
 
@@ -276,6 +279,7 @@ void PipelineRun::data_parallel_collective(int r, CollectiveOp op, double bytes,
           algorithms_.try_emplace({static_cast<int>(op) * 3 + static_cast<int>(group), bytes});
       if (inserted) it->second = choose_algorithm(c, net_->topology());
       c.algorithm = it->second;
+      timeline_.stages[r].data_parallel_algorithms.add(group, c.algorithm);
       start_collective(net_, c, all);
     }
   }

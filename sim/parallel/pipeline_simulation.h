@@ -23,6 +23,8 @@
 // simulated.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -179,6 +181,21 @@ struct PipelinePlan {
   }
 };
 
+// The algorithms data-parallel collectives ran as (choose_algorithm's), by DataParallelGroup
+// (zero3_traffic.h; kExperts: the routed experts' own group): what the limiting column weighs
+// the data-parallel part on (part_links.h).
+struct DataParallelAlgorithms {
+  std::array<uint8_t, 4> by_group{};  // bit 1 << CollectiveAlgorithm of each that ran
+
+  void add(DataParallelGroup group, CollectiveAlgorithm algorithm) {
+    by_group[static_cast<size_t>(group)] |= static_cast<uint8_t>(1u << static_cast<int>(algorithm));
+  }
+  DataParallelAlgorithms& operator|=(const DataParallelAlgorithms& o) {
+    for (size_t g = 0; g < by_group.size(); ++g) by_group[g] |= o.by_group[g];
+    return *this;
+  }
+};
+
 struct StageTimeline {
   Picoseconds busy;  // compute stream time
   // What the overlapped collectives' SMs added to the compute (collective_sm_contention.h).
@@ -207,12 +224,20 @@ struct StageTimeline {
   LinkKind expert_scale_out_link = LinkKind::kNetwork;
   Picoseconds optimizer_end;      // optimizer step done
   Picoseconds end;                // optimizer and parameter gather done
+  DataParallelAlgorithms data_parallel_algorithms;  // of its data-parallel collectives
 };
 
 struct PipelineTimeline {
   Picoseconds step;
   std::vector<StageTimeline> stages;
   size_t tasks_skipped = 0;  // by the steady-state shortcut, on all stages together
+
+  // The algorithms every stage's data-parallel collectives ran as, together.
+  DataParallelAlgorithms data_parallel_algorithms() const {
+    DataParallelAlgorithms all;
+    for (const StageTimeline& stage : stages) all |= stage.data_parallel_algorithms;
+    return all;
+  }
 };
 
 // Shortcuts that leave every result as it is; tests turn them off to compare.

@@ -180,9 +180,12 @@ PoolStepResult simulate_pool_step(const s::Model& model, const s::TrainingJob& j
   double recomputed_layers = 0, peak_flops = 0;
   std::vector<PoolTrace> traces(timeline ? pools.size() : 0);
   for (size_t i = 0; i < pools.size(); ++i) {
-    const TransformerPlan plan = pool_plan(model, job, p, pools[i], r.micro_batches[i]);
-    const PipelineTimeline run = simulate_pipeline(plan.plan, pool_topology(p, pools[i]),
-                                                   timeline ? &traces[i].pipeline : nullptr);
+    TransformerPlan plan = pool_plan(model, job, p, pools[i], r.micro_batches[i]);
+    const Topology& topology = pool_topology(p, pools[i]);
+    const PipelineTimeline run =
+        simulate_pipeline(plan.plan, topology, timeline ? &traces[i].pipeline : nullptr);
+    plan.part_links = part_links(topology, plan.plan, plan.tensor_crossing_link,
+                                 run.data_parallel_algorithms());
     parts.push_back(pipeline_breakdown(run, plan));
     ready.push_back(gradients_ready(run));
     after.push_back(after_ready(run, ready.back(), zero3(p)));

@@ -23,17 +23,14 @@ namespace {
 namespace s = schema;
 using K = LayerOp::Kind;
 
-// Runs `plan` on an idle network of `topology` and breaks its step down.
-StepResult run_pipeline(const PipelinePlan& plan, const Topology& topology, Timeline* timeline,
-                        const StageShares& shares) {
-  return pipeline_breakdown(simulate_pipeline(plan, topology, timeline), shares);
-}
-
 StepResult simulate_transformer_step(const s::Model& model, const s::TrainingJob& job,
                                      const s::Parallelism& p, const Topology& topology,
                                      const ComputeModel& compute, Timeline* timeline) {
-  const TransformerPlan stages = transformer_plan(model, job, p, topology, compute);
-  StepResult r = run_pipeline(stages.plan, topology, timeline, stages);
+  TransformerPlan stages = transformer_plan(model, job, p, topology, compute);
+  const PipelineTimeline run = simulate_pipeline(stages.plan, topology, timeline);
+  stages.part_links = part_links(topology, stages.plan, stages.tensor_crossing_link,
+                                 run.data_parallel_algorithms());
+  StepResult r = pipeline_breakdown(run, stages);
   const double gpus = static_cast<double>(p.tensor_parallel()) * p.context_parallel() *
                       p.pipeline_parallel() * p.data_parallel();
   set_transformer_rates(model, job, p, stages.recomputed_layers, compute.peak_flops() * gpus, &r);
@@ -72,7 +69,8 @@ StepResult simulate_cnn_step(const s::Model& model, const s::TrainingJob& job,
   const double compute_s =
       (times.forward.compute + times.backward.compute).seconds() * plan.micro_batches;
   StepResult r =
-      run_pipeline(plan, topology, timeline, {{compute_s}, {0.0}, {0.0}, {0.0}, {0.0}, {0.0}, {}, {}});
+      pipeline_breakdown(simulate_pipeline(plan, topology, timeline),
+                         {{compute_s}, {0.0}, {0.0}, {0.0}, {0.0}, {0.0}, {}, {}});
   r.samples_per_s = job.global_batch_size() / r.step_s;  // images: a CNN has no tokens
   r.mfu = r.hfu = 3 * forward_flops / p.micro_batch_size() * job.global_batch_size() /
                   (compute.peak_flops() * p.data_parallel() * r.step_s);

@@ -88,7 +88,9 @@ struct StageShares {
   // Where the tensor-parallel group timed (stage 0's first) crosses an NVLink domain's edge, the
   // kind of link that binds its traffic (StageGroups::tensor_crossing_link); none inside one.
   std::optional<LinkKind> tensor_crossing_link;
-  PartLinks part_links;  // of the groups of stage 0 (part_links.h)
+  // Of the groups of stage 0 (part_links.h), from the collectives' algorithms as the step ran
+  // them: set after the run.
+  PartLinks part_links;
 };
 
 // The step time of a simulated pipeline and where the time of the stage that finishes last goes,

@@ -486,7 +486,6 @@ TransformerPlan transformer_plan(const s::Model& model, const s::TrainingJob& jo
   layer_groups.expert_routing_map_bytes = expert_routing_map_bytes(t, job, p);
   out.plan.expert_rail_shares = groups.rail_shares();
   out.tensor_crossing_link = groups.tensor_crossing_link();
-  out.part_links = part_links(topology, out.plan, out.tensor_crossing_link);
   const TransformerKernels kernels = time_transformer_kernels(t, job, p, compute, layer_groups);
   std::unique_ptr<GroupCollectives> amax_group;
   if (reduces_amax(job)) {

@@ -365,5 +365,28 @@ TEST_CASE("a ring's binding link: NVLink in a node, the NICs across p5 nodes, PC
   CHECK(ring_binding_link(*g5, all_gpus(*g5)) == LinkKind::kPcie);
 }
 
+TEST_CASE("across two p5 the double binary tree binds on NVLink where the ring binds on the NICs") {
+  // The tree's 16 halves (8 channels x 2 trees) each move S/16 over every edge. Inside a node
+  // each half is a chain over all 8 GPUs both ways: a GPU sends on 2 chain edges where it is
+  // inner, on 1 at either end (4 of the 16 halves), 4 + 2 x 12 = 28 edges = 2 (g-1)/g S = 1.75 S
+  // out over its NVLink (360 GB/s); it leads its node in 2 halves, S/8 out over its NIC
+  // (47.75 GB/s). 1.75 / 360 > 0.125 / 47.75 per byte: NVLink binds. The ring's bind on the NICs
+  // (the case above).
+  const auto two_p5 = shipped_cluster("aws.p5.48xlarge", 2);
+  const Collective tree{CollectiveOp::kAllReduce, all_gpus(*two_p5), 1e9,
+                        CollectiveAlgorithm::kTree};
+  CHECK(collectives_binding_link(*two_p5, std::span(&tree, 1)) == LinkKind::kNvlink);
+  Collective ring = tree;
+  ring.algorithm = CollectiveAlgorithm::kRing;
+  CHECK(collectives_binding_link(*two_p5, std::span(&ring, 1)) == LinkKind::kNetwork);
+  // Two nodes' GPUs 0 only: one GPU per node, no chain; the tree's edge crosses the NICs.
+  const Collective pair{CollectiveOp::kAllReduce, {0, 8}, 1e9, CollectiveAlgorithm::kTree};
+  CHECK(collectives_binding_link(*two_p5, std::span(&pair, 1)) == LinkKind::kNetwork);
+  // NVLS inside one node loads only each GPU's links to the NVSwitches.
+  const auto p5 = shipped_cluster("aws.p5.48xlarge", 1);
+  const Collective nvls{CollectiveOp::kAllReduce, all_gpus(*p5), 1e9, CollectiveAlgorithm::kNvls};
+  CHECK(collectives_binding_link(*p5, std::span(&nvls, 1)) == LinkKind::kNvlink);
+}
+
 }  // namespace
 }  // namespace clustersim
