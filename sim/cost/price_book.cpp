@@ -208,13 +208,26 @@ std::string price_regions(const PriceBook& prices,
   return text;
 }
 
-bool prices_unverified(const PriceBook& prices,
-                       const std::vector<const s::InstanceType*>& instances,
-                       s::BillingMode billing) {
-  return std::any_of(instances.begin(), instances.end(), [&](const s::InstanceType* instance) {
+const char* price_confidence(const UsedPrice& price) {
+  if (unverified(price.confidence)) return "unverified";
+  if (price.origin != "catalog" && price.confidence == s::CONFIDENCE_UNSPECIFIED) return "user";
+  return "read";
+}
+
+std::string prices_confidence(const PriceBook& prices,
+                              const std::vector<const s::InstanceType*>& instances,
+                              s::BillingMode billing) {
+  // From the most reliable to the least: the row reads its least reliable price's.
+  static const std::vector<std::string> kOrder = {"", "read", "user", "unverified"};
+  size_t least = 0;
+  for (const s::InstanceType* instance : instances) {
     const std::optional<UsedPrice> price = prices.price(*instance, billing);
-    return price && unverified(price->confidence);
-  });
+    if (!price) continue;
+    const size_t rank =
+        std::find(kOrder.begin(), kOrder.end(), price_confidence(*price)) - kOrder.begin();
+    least = std::max(least, rank);
+  }
+  return kOrder[least];
 }
 
 void report_ambiguous_prices(

@@ -28,9 +28,14 @@ struct UsedPrice {
 };
 
 // Whether a price's source is second-hand, from memory or disputed (the catalog marks it
-// UNVERIFIED): a price to check before relying on it. The one test of it: cost's prices used and
-// 'price from', the sweep and serve rows' price_unverified.
+// UNVERIFIED, or an override says so): a price to check before relying on it.
 inline bool unverified(schema::Confidence confidence) { return confidence == schema::UNVERIFIED; }
+
+// How far a price in force can be relied on, the one reading of it (cost's prices used and 'price
+// from', the sweep and serve rows' price_confidence): "unverified" (unverified), "user" where an
+// override says not how confident it is (the user's own figure: neither read in a source the
+// catalog cites nor marked second-hand), else "read" (read in its cited source).
+const char* price_confidence(const UsedPrice& price);
 
 // The catalog's prices of `instance` under `billing` that `region` leaves to choose from: those
 // in `region` when one is, else every one of that mode ("" : every one). Several are ambiguous:
@@ -119,11 +124,11 @@ std::string price_regions(const PriceBook& prices,
                           const std::vector<const schema::InstanceType*>& instances,
                           schema::BillingMode billing);
 
-// Whether a price `instances` (a configuration's pools) pay under `billing` is unverified (false
-// where none of them is priced).
-bool prices_unverified(const PriceBook& prices,
-                       const std::vector<const schema::InstanceType*>& instances,
-                       schema::BillingMode billing);
+// The least reliable price_confidence of the prices `instances` (a configuration's pools) pay
+// under `billing`: "unverified", else "user", else "read"; "" where none of them is priced.
+std::string prices_confidence(const PriceBook& prices,
+                              const std::vector<const schema::InstanceType*>& instances,
+                              schema::BillingMode billing);
 
 // Calls `ambiguous(index, billing, why)` for each of `instances` whose price in force under one of
 // `billing_modes` is ambiguous (PriceBook::ambiguity), once per instance.

@@ -175,9 +175,9 @@ std::string deployment_price_region(const ServingPrices& prices, const ServingCo
   return price_regions(prices.book, rented_instances(c), billing);
 }
 
-bool deployment_prices_unverified(const ServingPrices& prices, const ServingConfiguration& c,
-                                  s::BillingMode billing) {
-  return prices_unverified(prices.book, rented_instances(c), billing);
+std::string deployment_prices_confidence(const ServingPrices& prices,
+                                         const ServingConfiguration& c, s::BillingMode billing) {
+  return prices_confidence(prices.book, rented_instances(c), billing);
 }
 
 }  // namespace clustersim

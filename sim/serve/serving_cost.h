@@ -40,10 +40,11 @@ std::optional<double> deployment_per_hour(const ServingPrices& prices,
 std::string deployment_price_region(const ServingPrices& prices, const ServingConfiguration& c,
                                     schema::BillingMode billing);
 
-// Whether a price the deployment's nodes pay under `billing` is unverified (price_book.h
-// prices_unverified; false where none is priced).
-bool deployment_prices_unverified(const ServingPrices& prices, const ServingConfiguration& c,
-                                  schema::BillingMode billing);
+// How far the prices the deployment's nodes pay under `billing` can be relied on (price_book.h
+// prices_confidence; "" where none is priced).
+std::string deployment_prices_confidence(const ServingPrices& prices,
+                                         const ServingConfiguration& c,
+                                         schema::BillingMode billing);
 
 // Cost of a million output tokens at `per_hour` while producing `tokens_per_s`.
 inline double cost_per_million_tokens(double per_hour, double tokens_per_s) {

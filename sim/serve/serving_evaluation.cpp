@@ -317,7 +317,7 @@ void ServingEvaluator::serve(const ServingConfiguration& c, double rate_scale,
       static_cast<double>(c.replicas) * (c.attention_data_parallel ? c.replica_gpus() : 1) +
       (c.prefill ? c.prefill->replicas : 0);
   e->metrics = measure_serving(served, outcome, t.warmup_s(),
-                               batches * c.scheduler.max_batch_size());
+                               batches * c.scheduler.max_batch_size(), t.has_rate_per_s());
   if (scenario_.scenario().has_slo()) {
     e->slo_violation = slo_violation(scenario_.scenario().slo(), *e->metrics);
   }

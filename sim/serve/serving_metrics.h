@@ -34,7 +34,8 @@ struct ServingMetrics {
   // Open-loop traffic over a window of arrivals (after the first measured arrival up to the last
   // arrival): the requests that arrived in it and those that finished in it, per second (0 with
   // no such window: a traffic sent at once), and whether the deployment served fewer than it was
-  // offered by more than the arrivals' sampling noise (falls_behind).
+  // offered by more than the arrivals' sampling noise (falls_behind), or, arriving at one rate,
+  // closed with more in flight than Little's law gives (queue_grows).
   double offered_requests_per_s = 0;
   double served_requests_per_s = 0;
   bool overloaded = false;
@@ -55,9 +56,13 @@ struct ServingMetrics {
 };
 
 // `batch_capacity`: the most requests the deployment's batches hold at once (falls_behind).
+// `steady_arrivals`: the requests arrive at one rate throughout (a Poisson traffic of rate_per_s),
+// so that the count in flight as the window closes can be held against Little's law
+// (queue_grows); not with bursts, a trace or a closed loop, whose rate at the close may be any.
 // Requires: every request done; at least one arrives at or after `warmup_s`.
 ServingMetrics measure_serving(const std::vector<Request>& requests, const ServingOutcome& outcome,
-                               double warmup_s, double batch_capacity = 0);
+                               double warmup_s, double batch_capacity = 0,
+                               bool steady_arrivals = false);
 
 // Whether a deployment that finished `served` requests over a window in which `offered` arrived,
 // its batches holding at most `batch_capacity` requests at once, fell behind its traffic: `served`
@@ -65,6 +70,13 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
 // Poisson count of `offered` (sqrt(offered)).
 inline constexpr double kOverloadSigmas = 5;
 bool falls_behind(double offered, double served, double batch_capacity);
+
+// Whether a deployment whose window of `offered` arrivals closed with `in_flight` requests
+// arrived and not finished, finishing `served_per_s` requests a second at a mean end-to-end
+// latency of `mean_e2e_s`, fell behind: `in_flight` above Little's law's mean count in the system
+// (`served_per_s` x `mean_e2e_s`) by more than kOverloadSigmas x sqrt(`offered`) (its queue grew
+// over the window).
+bool queue_grows(double in_flight, double served_per_s, double mean_e2e_s, double offered);
 
 // "serves 34.0 of 200.0 req/s": what an overloaded deployment served of its offered rate.
 std::string overload_text(const ServingMetrics& metrics);

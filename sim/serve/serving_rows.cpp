@@ -71,9 +71,10 @@ const std::vector<ResultColumn>& serving_columns() {
       figure_column("price_per_hour", "price/h", 2),
       identity_column("currency", "cur", Kind::kText),
       identity_column("price_region", "region", Kind::kText),  // of the price paid (prices.region)
-      // Whether a price paid is second-hand (price_book.h unverified): check it before relying
-      // on the cost; false where the row pays none.
-      identity_column("price_unverified", "price unverified", Kind::kBool),
+      // How far the prices paid can be relied on (price_book.h price_confidence): "read",
+      // "user" (a user's price of no stated confidence) or "unverified" (second-hand: check it
+      // before relying on the cost); empty where the row pays none.
+      identity_column("price_confidence", "price src", Kind::kText),
       figure_column("cost_per_million_tokens", "per M tok", 3),
       identity_column("limiting", "limiting", Kind::kText),
       identity_column("calibrated", "calibrated", Kind::kBool),
@@ -226,7 +227,8 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
     row[serving_column("billing")] = s::BillingMode_Name(billing);
     const std::string region = deployment_price_region(prices, c, billing);
     if (!region.empty()) row[serving_column("price_region")] = region;  // read back as no cell
-    row[serving_column("price_unverified")] = deployment_prices_unverified(prices, c, billing);
+    const std::string confidence = deployment_prices_confidence(prices, c, billing);
+    if (!confidence.empty()) row[serving_column("price_confidence")] = confidence;
     const std::optional<double> per_hour = deployment_per_hour(prices, c, billing);
     if (!per_hour) continue;
     row[serving_column("price_per_hour")] = *per_hour;

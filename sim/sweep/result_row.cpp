@@ -106,9 +106,10 @@ const std::vector<ResultColumn>& result_columns() {
       // The region of the price paid (prices.region chooses among a catalog's several); pools'
       // regions "+"-joined where they differ; empty when the price names none.
       identity("price_region", "region", Kind::kText),
-      // Whether a price paid is second-hand (price_book.h unverified): check it before relying
-      // on the cost; false where the row pays none.
-      identity("price_unverified", "price unverified", Kind::kBool),
+      // How far the prices paid can be relied on (price_book.h price_confidence): "read",
+      // "user" (a user's price of no stated confidence) or "unverified" (second-hand: check it
+      // before relying on the cost); empty where the row pays none.
+      identity("price_confidence", "price src", Kind::kText),
       figure("cost", "cost", 0),  // p50, in the report currency: instances + checkpoint storage
       figure("cost_p95", "cost p95", 0),
       // The checkpoint volumes' part of `cost` (storage_cost.h); empty where their tier is not
@@ -291,7 +292,8 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
     row[result_column("billing")] = s::BillingMode_Name(billing);
     const std::string region = price_regions(cost.prices, instances, billing);
     if (!region.empty()) row[result_column("price_region")] = region;  // read back as no cell
-    row[result_column("price_unverified")] = prices_unverified(cost.prices, instances, billing);
+    const std::string confidence = prices_confidence(cost.prices, instances, billing);
+    if (!confidence.empty()) row[result_column("price_confidence")] = confidence;
     if (!e.step) {
       if (priced_by_pool(c)) {
         const std::optional<double> per_hour = pools_price_per_hour(cost, c, billing);
@@ -369,6 +371,13 @@ bool row_flag(const ResultRow& row, int column) {
 bool any_row_flag(const std::vector<ResultRow>& rows, int column) {
   return std::any_of(rows.begin(), rows.end(),
                      [&](const ResultRow& r) { return row_flag(r, column); });
+}
+
+bool any_price_in_doubt(const std::vector<ResultRow>& rows, int column) {
+  return std::any_of(rows.begin(), rows.end(), [&](const ResultRow& r) {
+    const std::string& confidence = row_text(r, column);
+    return !confidence.empty() && confidence != "read";
+  });
 }
 
 Table column_table(const std::vector<ResultColumn>& columns, const std::vector<std::string>& keys,
@@ -463,8 +472,8 @@ std::vector<std::string> summary_columns(const std::vector<ResultRow>& rows, boo
   if (any_text("price_region")) {
     keys.insert(std::find(keys.begin(), keys.end(), "limiting"), "price_region");
   }
-  if (any_row_flag(rows, result_column("price_unverified"))) {
-    keys.insert(std::find(keys.begin(), keys.end(), "limiting"), "price_unverified");
+  if (any_price_in_doubt(rows, result_column("price_confidence"))) {
+    keys.insert(std::find(keys.begin(), keys.end(), "limiting"), "price_confidence");
   }
   if (any_text("limiting_pool")) keys.insert(keys.end(), {"limiting_pool", "pool_wait_s"});
   if (any_text("pool_placement")) keys.insert(keys.end(), "pool_placement");

@@ -86,6 +86,9 @@ const std::string& row_text(const ResultRow& row, int column);
 bool row_flag(const ResultRow& row, int column);
 // Whether any of `rows` holds true in `column`.
 bool any_row_flag(const std::vector<ResultRow>& rows, int column);
+// Whether any of `rows` pays a price other than one read in its cited source: its
+// price_confidence `column` (price_book.h) "user" or "unverified". The tables show the column then.
+bool any_price_in_doubt(const std::vector<ResultRow>& rows, int column);
 
 // A table with the given columns of `columns` (by key), holding those cells of `rows`.
 // Requires: every key names a column.

@@ -47,10 +47,11 @@ double text_width(std::string_view text, double font_size_px) {
   return units * font_size_px / kEm;
 }
 
-std::vector<std::string> wrap_text(const std::string& text, double font_size_px, double width_px) {
-  const auto fits = [&](const std::string& line) {
-    return text_width(line, font_size_px) <= width_px;
-  };
+namespace {
+
+// wrap_text and wrap_columns: `fits(line)` says whether a line is narrow enough.
+template <typename Fits>
+std::vector<std::string> wrap(const std::string& text, const Fits& fits) {
   std::vector<std::string> pieces;
   for (const std::string& clause : split(text, ',')) {
     if (fits(clause)) {
@@ -68,6 +69,18 @@ std::vector<std::string> wrap_text(const std::string& text, double font_size_px,
     }
   }
   return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> wrap_text(const std::string& text, double font_size_px, double width_px) {
+  return wrap(text, [&](const std::string& line) {
+    return text_width(line, font_size_px) <= width_px;
+  });
+}
+
+std::vector<std::string> wrap_columns(const std::string& text, size_t columns) {
+  return wrap(text, [&](const std::string& line) { return line.size() <= columns; });
 }
 
 }  // namespace clustersim

@@ -1,8 +1,10 @@
 // The width a line of text takes in a picture (the SVG charts), and lines of text wrapped to a
-// width: Helvetica's advance widths, which Arial and Liberation Sans share, so that a writer can
-// fit labels to its plot area and say so (SVG's textLength) whatever font draws them.
+// width, a picture's or a terminal's: Helvetica's advance widths, which Arial and Liberation Sans
+// share, so that a writer can fit labels to its plot area and say so (SVG's textLength) whatever
+// font draws them.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,5 +21,9 @@ double text_width(std::string_view text, double font_size_px);
 // last keeps its comma). A word wider than `width_px` is a line of its own, the only line
 // wider than `width_px`. Greedy: each line takes as many pieces as fit.
 std::vector<std::string> wrap_text(const std::string& text, double font_size_px, double width_px);
+
+// The same for a terminal: lines of at most `columns` characters (bytes), the only wider one a
+// word longer than that.
+std::vector<std::string> wrap_columns(const std::string& text, size_t columns);
 
 }  // namespace clustersim

@@ -4,7 +4,8 @@
 # empty without it) and compares the rows on the serving columns:
 #  - against the file just written: 0 drifted cells, exit 0;
 #  - against a sizing priced with a --prices file regress is not given: the price and cost columns
-#    of every row drift, no other, exit 3 (training's drift exit), unless --tolerance covers them;
+#    of every row drift, and how far its price can be relied on (the file's "user", the catalog's
+#    "read"), no other, exit 3 (training's drift exit); --tolerance covers the figures, not that;
 #  - with a --catalog whose H100 replaces the shipped one: the catalog change is named and the
 #    latency columns drift, exit 3;
 #  - with the scenario's trace file changed since: the change is named, the rows drift, exit 3;
@@ -50,14 +51,17 @@ summary "$dir/p.h5" 0
 unchanged
 
 regress 3 "$scenario" "$dir/p.h5" --format csv
-summary "$dir/p.h5" 8
+summary "$dir/p.h5" 12
 named "prices changed since the baseline: a --prices file then, none now"
 columns=$(grep -E '^[0-9]+,' "$dir/log" | cut -d, -f2 | sort | uniq -c | tr -s ' ')
 [ "$columns" = " 4 cost_per_million_tokens
- 4 price_per_hour" ] || fail "expected the price and cost columns of 4 rows to drift"
-regress 0 "$scenario" "$dir/p.h5" --tolerance price_per_hour=0.3 \
-  --tolerance cost_per_million_tokens=0.3
-summary "$dir/p.h5" 0
+ 4 price_confidence
+ 4 price_per_hour" ] || fail "expected the price, its confidence and cost columns of 4 rows to drift"
+regress 3 "$scenario" "$dir/p.h5" --tolerance price_per_hour=0.3 \
+  --tolerance cost_per_million_tokens=0.3 --format csv
+summary "$dir/p.h5" 4
+columns=$(grep -E '^[0-9]+,' "$dir/log" | cut -d, -f2 | sort | uniq -c | tr -s ' ')
+[ "$columns" = " 4 price_confidence" ] || fail "expected only the price confidence to drift"
 
 regress 3 "$scenario" "$dir/b.h5" --prices "$prices"
 named "prices changed since the baseline: none then, $prices now"

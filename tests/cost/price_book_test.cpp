@@ -38,10 +38,41 @@ TEST_CASE("a configuration pays an unverified price where any of its pools' is s
   // Alibaba's list prices are third-party (UNVERIFIED); AWS's are read in SkyPilot's catalog.
   const s::InstanceType& aliyun = shipped_instance("aliyun.ecs.gn7e-c16g1.4xlarge");
   const s::InstanceType& p5 = shipped_instance("aws.p5.48xlarge");
-  CHECK(prices_unverified(catalog, {&aliyun}, s::ON_DEMAND));
-  CHECK(prices_unverified(catalog, {&p5, &aliyun}, s::ON_DEMAND));
-  CHECK_FALSE(prices_unverified(catalog, {&p5}, s::ON_DEMAND));
-  CHECK_FALSE(prices_unverified(catalog, {&p5}, s::SUBSCRIPTION_MONTHLY));  // not priced
+  CHECK(prices_confidence(catalog, {&aliyun}, s::ON_DEMAND) == "unverified");
+  CHECK(prices_confidence(catalog, {&p5, &aliyun}, s::ON_DEMAND) == "unverified");
+  CHECK(prices_confidence(catalog, {&p5}, s::ON_DEMAND) == "read");
+  CHECK(prices_confidence(catalog, {&p5}, s::SUBSCRIPTION_MONTHLY).empty());  // not priced
+}
+
+// A user's own price is neither the catalog's read price nor a second-hand one, unless its
+// source says how far it can be relied on; a configuration reads its least reliable price's.
+TEST_CASE("a user's price of no stated confidence reads user, not read") {
+  UsedPrice price;
+  price.origin = "catalog";
+  price.confidence = s::READ;
+  CHECK(std::string(price_confidence(price)) == "read");
+  price.confidence = s::UNVERIFIED;
+  CHECK(std::string(price_confidence(price)) == "unverified");
+  price.origin = "s.textproto:3";
+  CHECK(std::string(price_confidence(price)) == "unverified");
+  price.confidence = s::READ;
+  CHECK(std::string(price_confidence(price)) == "read");
+  price.confidence = s::CONFIDENCE_UNSPECIFIED;
+  CHECK(std::string(price_confidence(price)) == "user");
+
+  auto loaded = load_cost(cost_scenario(
+      "  prices {\n"
+      "    price { instance: \"aws.p4d.24xlarge\" price { billing: ON_DEMAND currency: USD "
+      "per_hour: 20 } }\n  }"));
+  REQUIRE(loaded->model);
+  const PriceBook& book = loaded->model->prices;
+  const s::InstanceType& aliyun = shipped_instance("aliyun.ecs.gn7e-c16g1.4xlarge");
+  const s::InstanceType& p4d = shipped_instance("aws.p4d.24xlarge");
+  const s::InstanceType& p5 = shipped_instance("aws.p5.48xlarge");
+  CHECK(prices_confidence(book, {&p4d}, s::ON_DEMAND) == "user");
+  CHECK(prices_confidence(book, {&p5, &p4d}, s::ON_DEMAND) == "user");
+  CHECK(prices_confidence(book, {&p4d, &aliyun}, s::ON_DEMAND) == "unverified");
+  CHECK(prices_confidence(book, {&p5}, s::ON_DEMAND) == "read");
 }
 
 TEST_CASE("a --prices file wins over the scenario, which wins over the catalog") {

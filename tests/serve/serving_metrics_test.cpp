@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstdint>
+#include <random>
 #include <vector>
 
 namespace clustersim {
@@ -142,6 +145,88 @@ TEST_CASE("a deployment behind from the start is overloaded though no measured r
   CHECK(m.offered_requests_per_s == Approx(1).epsilon(1e-12));
   CHECK(m.served_requests_per_s == Approx(150.0 / 599).epsilon(1e-12));
   CHECK(m.overloaded);
+}
+
+// Little's law's allowance: 20 served a second at a mean E2E of 40 s (800 in flight on average),
+// over 10,000 arrivals (5 x sqrt = 500).
+TEST_CASE("a queue grows when the window closes with more in flight than Little's law") {
+  CHECK_FALSE(queue_grows(1300, 20, 40, 10000));
+  CHECK(queue_grows(1301, 20, 40, 10000));
+  CHECK_FALSE(queue_grows(0, 20, 40, 10000));  // drained as it closed
+}
+
+// An M/D/1 queue: Poisson arrivals at `rate_per_s` for `duration_s` (a fixed seed), served first
+// come first served one at a time, each for rho / rate_per_s: a deployment that keeps up below
+// rho = 1 and whose queue grows by (1 - 1 / rho) of the arrivals above it.
+SteadyTraffic md1(double rate_per_s, double rho, double duration_s) {
+  SteadyTraffic t;
+  std::mt19937_64 random(7);  // fully specified by the standard: the same arrivals everywhere
+  const double service_s = rho / rate_per_s;
+  double arrival = 0, free_at = 0;
+  for (;;) {
+    const double u = (static_cast<double>(random() >> 11) + 0.5) * 0x1p-53;
+    arrival += -std::log(u) / rate_per_s;
+    if (arrival > duration_s) break;
+    t.requests.push_back(Request{arrival, 100, 2});
+    const double start = std::max(arrival, free_at);
+    free_at = start + service_s;
+    RequestRecord r;
+    r.first_token = Picoseconds::from_seconds(start + service_s / 2);
+    r.finish = Picoseconds::from_seconds(free_at);
+    r.started = r.done = true;
+    t.outcome.records.push_back(r);
+  }
+  return t;
+}
+
+// 100,000 arrivals (100 req/s over 1,000 s), batches large enough (10^5) that the capacity's
+// allowance never binds: Little's law alone judges. Just over capacity (rho 1.05) the queue grows
+// by 1 - 1 / 1.05 = 4.8% of the arrivals (4,760), the window closing with about half of that
+// beyond Little's mean (2,380) against a noise allowance of 5 x sqrt(10^5) = 1,581. Just under
+// (rho 0.98, 0.99), the Pollaczek-Khinchine queue holds 24 to 49 on average, a few sqrt(N) at
+// most while it fills from empty (no warm-up) or after a warm-up.
+TEST_CASE("an M/D/1 queue just over capacity is overloaded and one just under is not") {
+  constexpr double kBatches = 1e5;
+  for (const double rho : {0.98, 0.99}) {
+    for (const double warmup_s : {0.0, 100.0}) {
+      const SteadyTraffic t = md1(100, rho, 1000);
+      const ServingMetrics m = measure_serving(t.requests, t.outcome, warmup_s, kBatches, true);
+      INFO("rho " << rho << ", warm-up " << warmup_s << " s");
+      CHECK(m.served_requests_per_s == Approx(m.offered_requests_per_s).epsilon(0.01));
+      CHECK_FALSE(m.overloaded);
+    }
+  }
+  for (const double warmup_s : {0.0, 100.0}) {
+    const SteadyTraffic t = md1(100, 1.05, 1000);
+    const ServingMetrics m = measure_serving(t.requests, t.outcome, warmup_s, kBatches, true);
+    INFO("warm-up " << warmup_s << " s");
+    // One served every 1.05 / 100 s once the queue never empties.
+    CHECK(m.served_requests_per_s == Approx(100 / 1.05).epsilon(1e-3));
+    CHECK(m.overloaded);
+    // The deficit alone, within the batches' capacity, does not tell.
+    const double window_s = 1000 - warmup_s;
+    CHECK_FALSE(falls_behind(m.offered_requests_per_s * window_s,
+                             m.served_requests_per_s * window_s, kBatches));
+  }
+}
+
+// The steady traffic (one a second, 10 in flight) ending in a burst of 200 requests over its last
+// 2 s, each served in 11 s as the others: the window closes with 211 in flight against Little's
+// 11 + 5 x sqrt(1,189) = 183, though nothing queues. A burst's rate at the close is not the
+// window's: without steady arrivals only the batches' capacity judges.
+TEST_CASE("a burst arriving as the window closes is not an overload") {
+  SteadyTraffic t = steady_traffic(999);
+  for (int i = 0; i < 200; ++i) {
+    const double a = 997.0 + 2.0 * (i + 1) / 200;
+    t.requests.push_back(Request{a, 100, 11});
+    RequestRecord r;
+    r.first_token = Picoseconds::from_seconds(a + 1);
+    r.finish = Picoseconds::from_seconds(a + 11);
+    r.started = r.done = true;
+    t.outcome.records.push_back(r);
+  }
+  CHECK_FALSE(measure_serving(t.requests, t.outcome, 10, 1e5, false).overloaded);
+  CHECK(measure_serving(t.requests, t.outcome, 10, 1e5, true).overloaded);
 }
 
 }  // namespace

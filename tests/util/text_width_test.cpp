@@ -48,4 +48,13 @@ TEST_CASE("wrap_text splits a clause wider than the width at its spaces, a long 
   CHECK(text_width("unbreakable_word_here", 10) > text_width("a clause of", 10));
 }
 
+TEST_CASE("wrap_columns wraps to a terminal's columns the same way") {
+  CHECK(wrap_columns("short, a clause of words too wide, unbreakable_word_here", 11) ==
+        std::vector<std::string>{"short, a", "clause of", "words too", "wide,",
+                                 "unbreakable_word_here"});
+  CHECK(wrap_columns("mean error 6.0%, worst 94.6%", 17) ==
+        std::vector<std::string>{"mean error 6.0%,", "worst 94.6%"});
+  CHECK(wrap_columns("fits", 4) == std::vector<std::string>{"fits"});
+}
+
 }  // namespace clustersim

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "sim/hw/sustained_fraction.h"
+#include "sim/util/text_width.h"
 #include "tools/clustersim/command_line.h"
 
 namespace clustersim::cli {
@@ -80,10 +81,25 @@ void note_result_row(const ResultRow& row, AccuracyKeys* keys) {
   if (s == s) keys->note(row_text(row, instance));
 }
 
+// The widest an accuracy line prints: a terminal of 100 columns, as the project's sources.
+constexpr size_t kAccuracyColumns = 100;
+
 void print_accuracy(std::ostream& out, const AccuracyEvidence* evidence, const AccuracyKeys& keys) {
   if (!evidence) return;
+  // Each "; "-separated part of a description on a line of its own under the label, wrapped to
+  // kAccuracyColumns, its continuation lines indented two columns more.
+  const std::string label = "accuracy    ", indent(label.size(), ' ');
   for (const auto& [key, fitted] : keys.all()) {
-    out << "accuracy    " << evidence->describe(key, fitted) << "\n";
+    const std::string text = evidence->describe(key, fitted);
+    for (size_t from = 0; from <= text.size();) {
+      const size_t end = std::min(text.find("; ", from), text.size());
+      const std::vector<std::string> lines =
+          wrap_columns(text.substr(from, end - from), kAccuracyColumns - indent.size() - 2);
+      for (size_t i = 0; i < lines.size(); ++i) {
+        out << (from == 0 && i == 0 ? label : indent) << (i > 0 ? "  " : "") << lines[i] << "\n";
+      }
+      from = end + 2;
+    }
   }
 }
 

@@ -116,10 +116,17 @@ std::vector<Cell> configuration_cells(const CostModel& model, const Configuratio
 
 Cell hours(double seconds) { return seconds > 0 ? Cell(seconds / 3600) : Cell(); }
 
-// "; unverified" after a price's source where the catalog marks it second-hand (or its sources
-// disagree): a price to check before relying on it (price_book.h unverified).
+// "; unverified" after a storage price's source where the catalog marks it second-hand (or its
+// sources disagree): a price to check before relying on it (price_book.h unverified).
 const char* unverified_note(s::Confidence confidence) {
   return unverified(confidence) ? "; unverified" : "";
+}
+
+// "; unverified" or "; user" after an instance price's source where it is not one read in its
+// cited source (price_book.h price_confidence).
+std::string confidence_note(const UsedPrice& price) {
+  const std::string confidence = price_confidence(price);
+  return confidence == "read" ? "" : "; " + confidence;
 }
 
 // "catalog", "catalog, us-east-2", "s.textproto:12": where a price was written and its region.
@@ -169,7 +176,7 @@ Row cost_row(const CostModel& model, const Configuration& c, const ShardingColum
     row.cells.emplace_back();
     if (notified) row.cells.back() = describe(plan.notice_save);
   }
-  row.cells.emplace_back(priced ? price_origin(*r.price) + unverified_note(r.price->confidence)
+  row.cells.emplace_back(priced ? price_origin(*r.price) + confidence_note(*r.price)
                                 : "no " + s::BillingMode_Name(r.billing) + " price");
   // Shown, not ranked, where the scenario's sweep.constraints rule the run out (as a sweep does).
   if (const char* outside = constraint_status(model, c, r)) {
@@ -317,7 +324,7 @@ void print_prices(const CostModel& model, const std::vector<const s::InstanceTyp
       }
       std::cout << ", " << price_origin(*price);
       if (!price->basis.empty()) std::cout << ", " << price->basis;
-      std::cout << " (" << price->source << unverified_note(price->confidence) << ")\n";
+      std::cout << " (" << price->source << confidence_note(*price) << ")\n";
     }
   }
   print_storage_prices(model);

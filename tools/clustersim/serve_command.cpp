@@ -275,10 +275,11 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     summary.insert(summary.end() - 1,
                    {"prefix_caching", "prefix_hit_tokens", "prefix_hit_requests"});
   }
-  // A second-hand price's mark after its region, where a row pays one.
-  if (any_row_flag(rows, serving_column("price_unverified"))) {
+  // How far a price can be relied on after its region, where a row pays a user's or a
+  // second-hand one.
+  if (any_price_in_doubt(rows, serving_column("price_confidence"))) {
     summary.insert(std::find(summary.begin(), summary.end(), "price_region") + 1,
-                   "price_unverified");
+                   "price_confidence");
   }
   // What --max-rate found: the rows listed it in --out's file alone.
   if (o.max_rate) summary.insert(summary.end() - 1, "max_rate_per_s");
@@ -370,8 +371,8 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
                                    "pipeline_parallel", "prefill_replicas", "weights", "billing",
                                    verdict_ttft_p99_key(samples), "tpot_p99_ms",
                                    "cost_per_million_tokens", "currency", "price_region"};
-  if (any_row_flag(answers.pareto, serving_column("price_unverified"))) {
-    keys.push_back("price_unverified");
+  if (any_price_in_doubt(answers.pareto, serving_column("price_confidence"))) {
+    keys.push_back("price_confidence");
   }
   if (m.traffic().has_closed_loop()) keys.insert(keys.begin() + 7, "concurrency");
   serving_table(with_expert_parallel(keys), answers.pareto).print(std::cout, OutputFormat::kTable);
