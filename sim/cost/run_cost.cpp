@@ -94,10 +94,15 @@ PlannedRun planned_run(const CostModel& model, const StepResult& step,
   run.work_s = spec.work_s;
   run.unsimulated = run_problem(spec);
   if (!run.unsimulated.empty()) {
-    const s::TrainingJob& job = model.scenario->scenario().job();
-    const double steps = budget_steps(job);
-    run.unsimulated += "; at most " + describe_budget(job, steps * largest_run_work_s(spec) /
-                                                                spec.work_s);
+    // The largest budget that would be simulated, where the budget is what is too large; a run
+    // not expected to finish is no run of too large a budget (its 2e10 tokens were followed by
+    // "at most 7.73e+11 tokens").
+    if (finish_problem(spec).empty()) {
+      const s::TrainingJob& job = model.scenario->scenario().job();
+      const double steps = budget_steps(job);
+      run.unsimulated += "; at most " + describe_budget(job, steps * largest_run_work_s(spec) /
+                                                                  spec.work_s);
+    }
     return run;
   }
   const bool random = spec.interruptions_per_node_hour > 0;

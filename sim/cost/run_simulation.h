@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace clustersim {
 
@@ -69,6 +70,14 @@ inline constexpr double kMaxPreemptionsPerInstanceHour = 3600;
 // beyond the 100 times its work a run is given up at, its work beyond kMaxRunWorkSeconds, or more
 // than kMaxRunEvents expected events; "" when it is.
 std::string run_problem(const RunSpec& spec);
+// The first of those alone: why a run like `spec` is not expected to finish (each cause that
+// lengthens it: interruptions and their restarts, checkpoint writes); "" when it is. A smaller
+// budget does not cure it where the run writes checkpoints: its wall time is in proportion to its
+// work.
+std::string finish_problem(const RunSpec& spec);
+// Whether `reason` (run_problem's) is finish_problem's: a cause in the interruptions and
+// checkpoints, not in the budget.
+bool is_finish_problem(std::string_view reason);
 // The most work a run like `spec` (same nodes, rates, interval) may hold within those bounds.
 double largest_run_work_s(const RunSpec& spec);
 

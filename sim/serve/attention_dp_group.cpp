@@ -52,6 +52,12 @@ int64_t AttentionDataParallelGroup::preemptions() const {
   return total;
 }
 
+int64_t AttentionDataParallelGroup::peak_batched() const {
+  int64_t sum = 0;
+  for (const auto& g : gpus_) sum += g->peak_batched();
+  return sum;
+}
+
 double AttentionDataParallelGroup::peak_committed_fraction() const {
   double most = 0;
   for (const auto& g : gpus_) most = std::max(most, g->peak_committed_fraction());

@@ -49,6 +49,7 @@ class AttentionDataParallelGroup final : public EventHandler, public Settler {
   int64_t verifications() const { return 0; }
   // The largest share of one GPU's KV cache held or promised at once.
   double peak_committed_fraction() const;
+  int64_t peak_batched() const;  // the sum of its GPUs' (Replica::peak_batched)
   // The GPU request `index` was assigned to (-1: not yet).
   int gpu_of(int32_t index) const;
 

@@ -142,6 +142,7 @@ bool Replica::form_step() {
   const bool formed =
       settings_.batching == schema::STATIC ? form_static() : form_continuous();
   if (work_.attention_pairs > 0) ++prompt_iterations_;
+  peak_batched_ = std::max(peak_batched_, static_cast<int64_t>(running_.size()));
   return formed;
 }
 

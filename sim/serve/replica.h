@@ -153,6 +153,9 @@ class Replica final : public EventHandler, public Settler {
   // Speculative decoding: tokens kept by verifications, and verifications (sequence iterations).
   int64_t accepted_tokens() const { return accepted_tokens_; }
   int64_t verifications() const { return verifications_; }
+  // The most requests its batches held at once: at most max_batch_size, fewer where the KV cache
+  // admits fewer.
+  int64_t peak_batched() const { return peak_batched_; }
   // Continuous: the largest share of the KV cache held or promised at once (static: 0).
   double peak_committed_fraction() const {
     return settings_.kv_blocks > 0 ? static_cast<double>(peak_committed_) /
@@ -254,6 +257,7 @@ class Replica final : public EventHandler, public Settler {
   int64_t free_blocks_ = 0;
   int64_t promised_blocks_ = 0;  // of free_blocks_, promised to running sequences
   int64_t peak_committed_ = 0;   // the most blocks held or promised at once
+  int64_t peak_batched_ = 0;     // the most requests in its batches at once
   uint64_t next_admission_ = 0;
   bool iterating_ = false;
   bool wake_pending_ = false;  // static: a batch_wait wake-up is queued

@@ -311,11 +311,15 @@ std::string describe_deployment(const ResultRow& r) {
   const auto n = [&](const char* key) { return format_number(row_number(r, serving_column(key))); };
   const auto t = [&](const char* key) { return row_text(r, serving_column(key)); };
   const bool disaggregated = row_number(r, serving_column("prefill_replicas")) > 0;
+  // "x 1 replica", not "x 1 replicas".
+  const bool one = row_number(r, serving_column("replicas")) == 1;
+  const std::string replicas =
+      n("replicas") + (disaggregated ? " decode" : "") + (one ? " replica" : " replicas");
   const std::string pools =
       disaggregated ? n("prefill_replicas") + " prefill (" + t("prefill_instance") + ", TP " +
                           n("prefill_tensor_parallel") + " PP " + n("prefill_pipeline_parallel") +
-                          ") + " + n("replicas") + " decode replicas, TP "
-                    : n("replicas") + " replicas, TP ";
+                          ") + " + replicas + ", TP "
+                    : replicas + ", TP ";
   const bool closed_loop = row_number(r, serving_column("concurrency")) > 0;
   const bool expert_parallel = row_number(r, serving_column("expert_parallel")) > 1;
   const bool attention_dp = row_number(r, serving_column("attention_data_parallel")) > 0;

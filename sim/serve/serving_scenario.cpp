@@ -486,6 +486,15 @@ void check_traffic_or_benchmarks(const FieldChecker& root, LoadedServingScenario
     if (m.has_autoscaling() && trace.error_count() == 0 && !no_rate.empty()) {
       traffic.error("trace_file", path + ": " + no_rate + " for autoscaling to scale");
     }
+    // Requests arriving before the warm-up are not measured. A warm-up past the trace's last
+    // arrival left every deployment to fail with "lengthen traffic.duration_s", a field a trace
+    // does not take.
+    if (trace.error_count() == 0 && !loaded->trace.empty() &&
+        m.traffic().warmup_s() > loaded->trace.back().arrival_s) {
+      traffic.error("warmup_s", "leaves no request of the trace to measure (its last arrives at " +
+                                    format_number(loaded->trace.back().arrival_s) +
+                                    " s): shorten the warm-up");
+    }
   }
 }
 

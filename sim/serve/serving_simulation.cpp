@@ -40,6 +40,7 @@ void add_pool(const PoolOf<Unit>& pool, int replica_gpus, int total_gpus, Servin
     outcome->accepted_tokens += r->accepted_tokens();
     outcome->verifications += r->verifications();
     outcome->peak_kv_committed = std::max(outcome->peak_kv_committed, r->peak_committed_fraction());
+    outcome->peak_batched += r->peak_batched();
     if (span > 0) {
       outcome->busy_fraction += r->busy().seconds() / span * replica_gpus / total_gpus;
       outcome->kv_fraction += r->kv_block_seconds() / span * replica_gpus / total_gpus;

@@ -31,6 +31,10 @@ struct ServingOutcome {
                                        // promised at once (Replica::peak_committed_fraction)
   int64_t iterations = 0;
   int64_t preemptions = 0;
+  // The sum over replicas (and prefill replicas) of the most requests each one's batches held at
+  // once: what the deployment can hold in service, its max_batch_size or fewer where the KV cache
+  // admits fewer.
+  int64_t peak_batched = 0;
   // Disaggregated: KV-cache bytes over every GPU, and decode iterations that ran prompt tokens
   // (a preempted request's recomputation).
   double kv_bytes_sent = 0, kv_bytes_received = 0;

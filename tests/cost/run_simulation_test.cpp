@@ -48,10 +48,32 @@ TEST_CASE("a run not expected to finish is answered unsimulated") {
   spec.interruptions_per_node_hour = 20;
   CHECK(run_problem(spec) ==
         "a run of 0.00925 years of training not expected to finish: an interruption every 180 s "
-        "against a restart of 1.62e+03 s and checkpoints every 509 s of training expect more than "
-        "100 times the training in wall time");
+        "against a restart of 1.62e+03 s and checkpoints of 720 s every 509 s of training expect "
+        "more than 100 times the training in wall time");
+  CHECK(finish_problem(spec) == run_problem(spec));
   spec.interruptions_per_node_hour = 0.05;  // M = 72,000 s: E[T] about 2.5 W
   CHECK(run_problem(spec).empty());
+  CHECK(finish_problem(spec).empty());
+}
+
+TEST_CASE("a run whose checkpoint writes alone outlast 100 times its training names them") {
+  // Checkpoints of 144 s every second of training: 145 W without any interruption. The message
+  // named only the interruptions ("an interruption every inf s") and not the writes.
+  RunSpec spec;
+  spec.work_s = 72 * 3600.0;
+  spec.interval_s = 1;
+  spec.checkpoint_write_s = 144;
+  CHECK(finish_problem(spec) ==
+        "a run of 0.00822 years of training not expected to finish: checkpoints of 144 s every 1 s "
+        "of training expect more than 100 times the training in wall time");
+  spec.checkpoint_write_s = 98;  // 99 W: within the give-up
+  CHECK(finish_problem(spec).empty());
+  // Too long to simulate for its events, not its finish: no finish problem to name.
+  spec.interval_s = 0.01;
+  spec.checkpoint_write_s = 0.5;  // 51 W, but 2.6e7 checkpoints
+  CHECK(finish_problem(spec).empty());
+  CHECK(run_problem(spec).find("checkpoints and interruptions, more than the 1e+07") !=
+        std::string::npos);
 }
 
 TEST_CASE("the mean run time under preemptions matches Daly's expected time") {

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <iostream>
 
+#include "sim/cost/run_simulation.h"
 #include "sim/io/field_checker.h"
 #include "sim/io/text_file.h"
 #include "sim/parallel/expert_parallel.h"
@@ -199,14 +200,29 @@ Runnability check_scenario_runs(const ScenarioInputs& inputs) {
   return runnable;
 }
 
-void report_budget_too_large(const ScenarioInputs& inputs, const std::string& reason) {
-  const schema::TrainingJob& job = inputs.scenario->scenario().job();
-  const char* field = job.has_token_budget() ? "token_budget"
-                      : job.has_epochs()     ? "epochs"
-                                             : "steps";
+void report_unsimulated_runs(const ScenarioInputs& inputs, const std::string& reason) {
+  const schema::Scenario& scenario = inputs.scenario->scenario();
+  const schema::TrainingJob& job = scenario.job();
+  const schema::Cost& cost = scenario.cost();
   Diagnostics unused;
-  const FieldChecker job_checker = FieldChecker::root(*inputs.scenario->file, &unused).child("job");
-  std::cerr << job_checker.location(field).to_string() << ": " << job_checker.path(field)
+  const FieldChecker root = FieldChecker::root(*inputs.scenario->file, &unused);
+  // A run that never finishes is not one of too large a budget: a forced checkpoint interval of
+  // a second, writing for minutes, was reported at job.token_budget.
+  FieldChecker owner = root.child("job");
+  const char* field = job.has_token_budget() ? "token_budget" : job.has_epochs() ? "epochs" : "steps";
+  if (is_finish_problem(reason)) {
+    owner = root;
+    field = "cost";
+    if (cost.checkpoint().has_interval_s()) {
+      owner = root.child("cost").child("checkpoint");
+      field = "interval_s";
+    } else if (cost.has_preemptions_per_instance_hour() || cost.has_interruptions_per_node_hour()) {
+      owner = root.child("cost");
+      field = cost.has_preemptions_per_instance_hour() ? "preemptions_per_instance_hour"
+                                                       : "interruptions_per_node_hour";
+    }
+  }
+  std::cerr << owner.location(field).to_string() << ": " << owner.path(field)
             << ": no configuration's run can be simulated: " << reason << "\n";
 }
 

@@ -435,7 +435,7 @@ int cost_command(const std::vector<std::string>& args) {
   }
   if (!runnable.runs) return kExitInputError;
   // No row got a time: say why (each reason that held a row), as an input error.
-  if (simulated == 0 && unsimulated > 0) report_budget_too_large(*inputs, too_long);
+  if (simulated == 0 && unsimulated > 0) report_unsimulated_runs(*inputs, too_long);
   if (simulated == 0 && over_volume > 0) report_checkpoint_over_volume(*inputs, too_big);
   if (simulated == 0 && unsimulated + over_volume > 0) return kExitInputError;
   return kExitOk;

@@ -379,7 +379,7 @@ int sweep_command(const std::vector<std::string>& args) {
   const int64_t too_long = rows_of(kStatusTooLong);
   const int64_t over_volume = rows_of(kStatusCheckpointOverVolume);
   if (too_long + over_volume > 0 && too_long + over_volume == summary.rows) {
-    if (too_long > 0) report_budget_too_large(*inputs, rankings.first_too_long);
+    if (too_long > 0) report_unsimulated_runs(*inputs, rankings.first_too_long);
     if (over_volume > 0) report_checkpoint_over_volume(*inputs, rankings.first_over_volume);
     return kExitInputError;
   }
