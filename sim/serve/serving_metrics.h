@@ -74,9 +74,11 @@ bool falls_behind(double offered, double served, double batch_capacity);
 // Whether a deployment whose window of `offered` arrivals closed with `in_flight` requests
 // arrived and not finished, finishing `served_per_s` requests a second at a mean end-to-end
 // latency of `mean_e2e_s`, fell behind: `in_flight` above Little's law's mean count in the system
-// (`served_per_s` x `mean_e2e_s`) by more than kOverloadSigmas x sqrt(`offered`) (its queue grew
-// over the window).
-bool queue_grows(double in_flight, double served_per_s, double mean_e2e_s, double offered);
+// (`served_per_s` x `mean_e2e_s`, raised by what a deployment keeping up but still filling loses
+// of its throughput over a window of `window_s` opened after `fill_s` of traffic) by more than
+// kOverloadSigmas x sqrt(`offered`) (its queue grew over the window).
+bool queue_grows(double in_flight, double served_per_s, double mean_e2e_s, double offered,
+                 double window_s, double fill_s);
 
 // "serves 34.0 of 200.0 req/s": what an overloaded deployment served of its offered rate.
 std::string overload_text(const ServingMetrics& metrics);

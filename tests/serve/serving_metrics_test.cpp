@@ -148,11 +148,15 @@ TEST_CASE("a deployment behind from the start is overloaded though no measured r
 }
 
 // Little's law's allowance: 20 served a second at a mean E2E of 40 s (800 in flight on average),
-// over 10,000 arrivals (5 x sqrt = 500).
+// over 10,000 arrivals (5 x sqrt = 500), in a window of 500 s opened after 40 s of traffic (full
+// as it opens). Opened after 20 s only, a deployment keeping up was still filling: its throughput
+// is short by 20 x (40 - 20) / 500 = 0.8 req/s, Little's product by 0.8 x 40 = 32 more in flight.
 TEST_CASE("a queue grows when the window closes with more in flight than Little's law") {
-  CHECK_FALSE(queue_grows(1300, 20, 40, 10000));
-  CHECK(queue_grows(1301, 20, 40, 10000));
-  CHECK_FALSE(queue_grows(0, 20, 40, 10000));  // drained as it closed
+  CHECK_FALSE(queue_grows(1300, 20, 40, 10000, 500, 40));
+  CHECK(queue_grows(1301, 20, 40, 10000, 500, 40));
+  CHECK_FALSE(queue_grows(0, 20, 40, 10000, 500, 40));  // drained as it closed
+  CHECK_FALSE(queue_grows(1332, 20, 40, 10000, 500, 20));
+  CHECK(queue_grows(1333, 20, 40, 10000, 500, 20));
 }
 
 // An M/D/1 queue: Poisson arrivals at `rate_per_s` for `duration_s` (a fixed seed), served first
