@@ -96,7 +96,7 @@ std::optional<UsedPrice> PriceBook::override_price(const s::InstanceType& instan
   std::string origin;
   const s::Price* o = find_override(instance, billing, &origin);
   if (o == nullptr) return std::nullopt;
-  const std::string source = o->has_source() ? source_text(*o) : "user override";
+  const std::string source = o->has_source() ? source_text(*o) : "no source given";
   UsedPrice used{
       o->per_hour(), o->currency(), origin, o->region(), source, o->source().confidence(), ""};
   if (!o->has_discount_fraction()) return used;

@@ -97,7 +97,7 @@ TEST_CASE("a --prices file wins over the scenario, which wins over the catalog")
   const auto spot = with_file->model->prices.price(shipped_instance("aws.p4d.24xlarge"), s::SPOT);
   CHECK(spot->per_hour == Approx(20 * 0.4));  // off the scenario's on-demand price
   CHECK_THAT(spot->origin, Catch::EndsWith("/p.textproto:1"));
-  CHECK(spot->source == "user override");
+  CHECK(spot->source == "no source given");
 }
 
 // A catalog discount is the provider's cut off its list price (Aliyun's preemptible instances): a
