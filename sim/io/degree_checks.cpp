@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/parallel/expert_parallel.h"
 #include "sim/workload/transformer_dimensions.h"
 
 namespace clustersim {
@@ -123,7 +124,8 @@ std::string context_parallel_problem(int cp, int tp, const s::Parallelism& p,
 
 void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
   for (const char* f : {"tensor_parallel", "pipeline_parallel", "context_parallel",
-                        "micro_batch_size", "virtual_stages", "data_parallel_shard"}) {
+                        "expert_parallel", "micro_batch_size", "virtual_stages",
+                        "data_parallel_shard"}) {
     p.at_least(f, 1);
   }
   p.in_range("zero_stage", 0, 3);
@@ -133,6 +135,8 @@ void check_parallelism_fields(const FieldChecker& p, const s::Model* model) {
                       [&](int pp) { return pipeline_parallel_problem(pp, model); });
   check_degree_values(p, "virtual_stages",
                       [&](int vs) { return virtual_stages_problem(vs, model); });
+  check_degree_values(p, "expert_parallel",
+                      [&](int ep) { return expert_parallel_problem(ep, model); });
 }
 
 void check_context_parallel(const FieldChecker& root, const LoadedScenario& loaded) {

@@ -134,10 +134,7 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
   const auto& m = static_cast<const s::Parallelism&>(p.message());
   check_parallelism_fields(p, model);
   p.at_least("data_parallel", 1);
-  p.at_least("expert_parallel", 1);
   p.at_least("expert_tensor_parallel", 1);
-  check_degree_values(p, "expert_parallel",
-                      [&](int ep) { return expert_parallel_problem(ep, model); });
   check_degree_values(p, "expert_tensor_parallel",
                       [&](int etp) { return expert_tensor_parallel_problem(etp, model); });
   p.at_least("expert_communication_sms", 1);

@@ -43,7 +43,7 @@ void check_micro_batches_within_batch(const FieldChecker& owner, const s::Traini
 void check_auto_parallelism(const FieldChecker& sweep, const s::Scenario& scenario,
                             const s::Model* model) {
   for (const char* listed : {"tensor_parallel", "pipeline_parallel", "context_parallel",
-                             "micro_batch_size", "virtual_stages", "schedule"}) {
+                             "expert_parallel", "micro_batch_size", "virtual_stages", "schedule"}) {
     if (sweep.has(listed)) sweep.error(listed, "cannot be listed beside auto_parallelism");
   }
   if (scenario.parallelism().has_data_parallel()) {
@@ -136,7 +136,8 @@ void warn_replaced_by_axes(const FieldChecker& root) {
     warn_if_replaced_by_axis(cluster, field, sweep, field);
   const FieldChecker parallelism = root.child("parallelism");
   for (const char* field : {"tensor_parallel", "pipeline_parallel", "context_parallel",
-                            "micro_batch_size", "virtual_stages", "schedule", "zero_stage",
+                            "expert_parallel", "micro_batch_size", "virtual_stages", "schedule",
+                            "zero_stage",
                             "recompute", "sequence_parallel", "data_parallel_shard"}) {
     warn_if_replaced_by_axis(parallelism, field, sweep, field);
   }

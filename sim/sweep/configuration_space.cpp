@@ -133,14 +133,17 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
   if (!sw.has_auto_parallelism()) {
     for (int tp : axis_values<int>(sw.tensor_parallel(), base_.tensor_parallel())) {
       for (int cp : axis_values<int>(sw.context_parallel(), base_.context_parallel())) {
-        for (int pp : axis_values<int>(sw.pipeline_parallel(), base_.pipeline_parallel())) {
-          for (int mbs : axis_values<int>(sw.micro_batch_size(), base_.micro_batch_size())) {
-            for (int schedule : axis_values<int>(sw.schedule(), base_.schedule())) {
-              for (int vs : axis_values<int>(sw.virtual_stages(), base_.virtual_stages())) {
-                for (int placement :
-                     axis_values<int>(sw.pool_placement(), base_.pool_placement())) {
-                  listed.push_back({tp, pp, mbs, vs, static_cast<s::PipelineSchedule>(schedule), cp,
-                                    false, 0, static_cast<s::PoolPlacement>(placement)});
+        // 0: the scenario's expert_parallel (Layout).
+        for (int ep : axis_values<int>(sw.expert_parallel(), 0)) {
+          for (int pp : axis_values<int>(sw.pipeline_parallel(), base_.pipeline_parallel())) {
+            for (int mbs : axis_values<int>(sw.micro_batch_size(), base_.micro_batch_size())) {
+              for (int schedule : axis_values<int>(sw.schedule(), base_.schedule())) {
+                for (int vs : axis_values<int>(sw.virtual_stages(), base_.virtual_stages())) {
+                  for (int placement :
+                       axis_values<int>(sw.pool_placement(), base_.pool_placement())) {
+                    listed.push_back({tp, pp, mbs, vs, static_cast<s::PipelineSchedule>(schedule),
+                                      cp, false, ep, static_cast<s::PoolPlacement>(placement)});
+                  }
                 }
               }
             }
