@@ -9,6 +9,17 @@ namespace {
 
 char fold(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 
+// `c` folded to lower case, with the separators '.', '-' and '_' made one: users mix them up
+// ("aws.fsx.lustre" for "aws.fsx-lustre").
+char normalised(char c) { return c == '-' || c == '_' ? '.' : fold(c); }
+
+// How many leading characters a and b share, after normalising case and separators.
+size_t common_prefix(std::string_view a, std::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && normalised(a[n]) == normalised(b[n])) ++n;
+  return n;
+}
+
 // True when `full` ends with "." + typed (case-insensitive): the user left out a prefix.
 bool is_unprefixed_form(std::string_view typed, std::string_view full) {
   if (typed.size() + 1 > full.size()) return false;
@@ -41,10 +52,13 @@ std::optional<std::string> closest_name(std::string_view typed,
   const int allowed = std::max<int>(2, static_cast<int>(typed.size()) / 3);
   std::optional<std::string> best;
   int best_distance = allowed + 1;
+  size_t best_prefix = 0;
   for (const std::string& c : candidates) {
-    int d = edit_distance(typed, c);
-    if (d < best_distance) {
+    const int d = edit_distance(typed, c);
+    const size_t prefix = common_prefix(typed, c);
+    if (d < best_distance || (d == best_distance && prefix > best_prefix)) {
       best_distance = d;
+      best_prefix = prefix;
       best = c;
     }
   }

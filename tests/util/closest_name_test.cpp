@@ -23,4 +23,24 @@ TEST_CASE("closest_name suggests near misses and unprefixed names, nothing for f
   CHECK(did_you_mean("tpu-v5", names).empty());
 }
 
+TEST_CASE("closest_name breaks ties in edits by the longest shared beginning, then list order") {
+  // The FSx for Lustre tiers in catalog (name) order: with '.' for '-', the typed name is the
+  // beginning of the PERSISTENT_2 ones, but four tiers are 5 edits away from it.
+  const std::vector<std::string> fsx = {
+      "aws.fsx-lustre.persistent1-100", "aws.fsx-lustre.persistent1-200",
+      "aws.fsx-lustre.persistent1-50",  "aws.fsx-lustre.persistent2-1000",
+      "aws.fsx-lustre.persistent2-125", "aws.fsx-lustre.persistent2-250",
+      "aws.fsx-lustre.persistent2-500", "aws.fsx-lustre.scratch2"};
+  REQUIRE(edit_distance("aws.fsx.lustre.persistent2", "aws.fsx-lustre.persistent1-200") == 5);
+  REQUIRE(edit_distance("aws.fsx.lustre.persistent2", "aws.fsx-lustre.persistent2-125") == 5);
+  CHECK(closest_name("aws.fsx.lustre.persistent2", fsx) == "aws.fsx-lustre.persistent2-125");
+  // Equal edits: the longer shared beginning, though later in the list.
+  CHECK(closest_name("aws.fsx-lustre.persistent2-100", fsx) == "aws.fsx-lustre.persistent2-1000");
+  // Equal edits and equal shared beginnings (persistent2-250 and -500): the first in the list.
+  CHECK(closest_name("aws.fsx-lustre.persistent2-0", fsx) == "aws.fsx-lustre.persistent2-250");
+  // Fewer edits still win over a longer shared beginning ("aws.p4" against "aws.p").
+  const std::vector<std::string> names = {"aws.p5.48xlarge", "aws.p4d.24xlarge"};
+  CHECK(closest_name("aws.p4.48xlarge", names) == "aws.p5.48xlarge");
+}
+
 }  // namespace clustersim

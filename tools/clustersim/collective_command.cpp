@@ -62,7 +62,7 @@ struct Options {
   int gpus_per_node = 0;
   int nvlink_domain_nodes = 0;
   std::optional<double> oversubscription;  // --oversubscription, when given
-  std::string min_size = "8";
+  std::string min_size;  // empty: kDefaultMinBytes, raised to one element per rank
   std::string max_size = "8G";
   double factor = 2;
 };
@@ -74,12 +74,26 @@ struct SizeResult {
   double seconds, algbw, busbw;
 };
 
-// nccl-tests' count column: float elements of each rank's buffer (the gathered or scattered
-// collectives split the total size over the ranks).
+// The smallest size when --min is not given: where the usual nccl-tests sweep starts (-b 8 -e 8G
+// -f 2, as kMaxSizes above).
+constexpr double kDefaultMinBytes = 8;
+constexpr double kElementBytes = 4;  // a float, the type nccl-tests' rows count
+
+// Whether the collective splits its size over the ranks (each rank's buffer is size / ranks).
+bool splits_over_ranks(CollectiveOp op) {
+  return op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter ||
+         op == CollectiveOp::kAllToAll;
+}
+
+// nccl-tests' count column: float elements of each rank's buffer.
 double elements_per_rank(CollectiveOp op, double size_bytes, int ranks) {
-  const bool split = op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter ||
-                     op == CollectiveOp::kAllToAll;
-  return std::floor(size_bytes / 4 / (split ? ranks : 1));
+  return std::floor(size_bytes / kElementBytes / (splits_over_ranks(op) ? ranks : 1));
+}
+
+// The least size with one element per rank: a smaller one has a count of 0 (7 bytes of
+// all_to_all over 6 GPUs printed "0").
+double least_size_bytes(CollectiveOp op, int ranks) {
+  return kElementBytes * (splits_over_ranks(op) ? ranks : 1);
 }
 
 // The text nccl-tests' *_perf programs print, so their parsers read ours: '#' header lines, a row
@@ -132,7 +146,8 @@ void print_nccl_tests_layout(const Options& o, CollectiveOp op, int gpus,
 int run(const Options& o, const CommonOptions& common, OutputFormat format) {
   auto op = parse_collective_op(o.op);
   auto algorithm = parse_collective_algorithm(o.algorithm);
-  auto min_size = parse_size(o.min_size), max_size = parse_size(o.max_size);
+  auto min_size = o.min_size.empty() ? kDefaultMinBytes : parse_size(o.min_size);
+  auto max_size = parse_size(o.max_size);
   std::string problem;
   if (!op)
     problem = "--op: unknown collective \"" + o.op +
@@ -189,6 +204,22 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
     return kExitUsage;
   }
   const Topology& topology = *built.topology;
+  const double least = least_size_bytes(*op, topology.gpu_count());
+  const std::string per_rank = " bytes of " + o.op + " over " +
+                               std::to_string(topology.gpu_count()) + " GPUs" +
+                               " are less than one 4-byte float element per rank (a count of 0)";
+  if (o.min_size.empty()) {
+    min_size = std::max(*min_size, least);
+  } else if (*min_size < least) {
+    command_error("collective") << "--min: " << format_number(*min_size) << per_rank
+                                << ": give --min >= " << format_number(least) << "\n";
+    return kExitUsage;
+  }
+  if (*max_size < *min_size) {  // only where the default --min was raised to `least`
+    command_error("collective") << "--max: " << format_number(*max_size) << per_rank
+                                << ": give --max >= " << format_number(least) << "\n";
+    return kExitUsage;
+  }
   std::vector<SizeResult> results;
   for (double size = *min_size; size <= *max_size; size *= o.factor) {
     Collective c{*op, topology.first_gpus(), size, *algorithm};
@@ -239,7 +270,9 @@ int collective_command(const std::vector<std::string>& args) {
       "leaf oversubscription ratio (>= 1), replacing the fabric's")(
       "algo", po::value(&o.algorithm)->default_value(o.algorithm),
       "auto, ring, tree, hierarchical, nvls or direct")(
-      "min", po::value(&o.min_size)->default_value(o.min_size), "smallest size (bytes; K, M, G)")(
+      "min", po::value(&o.min_size),
+      "smallest size (bytes; K, M, G; default 8, or one float per rank where the size is split "
+      "over the ranks: all_gather, reduce_scatter, all_to_all)")(
       "max", po::value(&o.max_size)->default_value(o.max_size), "largest size")(
       "factor", po::value(&o.factor)->default_value(2), "size multiplier between rows");
   po::variables_map values;

@@ -3,9 +3,11 @@
 // cheapest, the fastest, the configurations that do not fit and the runs outside the scenario's
 // constraints (unranked); then the prices used.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "sim/cost/cost_model.h"
@@ -335,13 +337,15 @@ void print_prices(const CostModel& model, const std::vector<const s::InstanceTyp
 int cost_command(const std::vector<std::string>& args) {
   std::string prices_path;
   int trials = 0;
-  int64_t seed = -1;
+  std::optional<std::string> seed_text;  // --seed as typed; absent: the scenario's
   po::options_description own("cost");
   own.add_options()("prices", po::value(&prices_path), "file of price overrides (a PriceFile)")(
       "trials", po::value(&trials)->default_value(0),
       "simulated runs per spot configuration (0: the scenario's cost.trials, else 400)")(
-      "seed", po::value(&seed)->default_value(-1),
-      "seed of the first trial (-1: the scenario's cost.seed, else 1)");
+      "seed",
+      po::value<std::string>()->notifier([&seed_text](const std::string& t) { seed_text = t; }),
+      "seed of the first trial, 0 to 2^64 - 1 as cost.seed (default: the scenario's cost.seed, "
+      "else 1)");
   int exit_code = kExitOk;
   auto inputs =
       load_scenario_command(args, "cost", "configurations to cost (0: all)", &exit_code, &own);
@@ -351,9 +355,17 @@ int cost_command(const std::vector<std::string>& args) {
                           << "] (0: the scenario's), got " << trials << "\n";
     return kExitUsage;
   }
-  if (seed < -1) {
-    command_error("cost") << "--seed must be -1 (the scenario's) or >= 0, got " << seed << "\n";
-    return kExitUsage;
+  // Read as text, not an int64_t: cost.seed is a uint64, and seeds from 2^63 were refused.
+  uint64_t seed = 0;
+  if (seed_text) {
+    const char* end = seed_text->data() + seed_text->size();
+    const auto [stop, error] = std::from_chars(seed_text->data(), end, seed);
+    if (seed_text->empty() || error != std::errc() || stop != end) {
+      command_error("cost") << "--seed must be a whole number from 0 to "
+                            << std::numeric_limits<uint64_t>::max() << " (as cost.seed), got \""
+                            << *seed_text << "\"\n";
+      return kExitUsage;
+    }
   }
   std::optional<CostInputs> cost = load_cost_inputs(*inputs, prices_path);
   if (!cost) return kExitInputError;
@@ -363,7 +375,7 @@ int cost_command(const std::vector<std::string>& args) {
   AccuracyKeys keys = training_accuracy_keys(*inputs->catalog, *inputs->scenario);
   CostModel* model = cost->model.get();
   if (trials > 0) model->trials = trials;
-  if (seed >= 0) model->seed = static_cast<uint64_t>(seed);
+  if (seed_text) model->seed = seed;
 
   const ExpandedConfigurations space = expand_configurations(*inputs->scenario);
   const Runnability runnable = check_scenario_runs(*inputs);
