@@ -31,23 +31,31 @@ TEST_CASE("the mean of a skewed latency is not its median") {
   CHECK(p.p99 == 98);
 }
 
-// Requests arriving once a second from 0 to `last_arrival_s`, each of 11 output tokens, its first
-// a second after its arrival and one a second after that: 10 in flight, 11 tokens a second.
-struct SteadyTraffic {
+// Requests arriving once a second from 0 to `last_arrival_s`, each of `output_tokens`: the one
+// arriving at a gets its first token at `period_s` x a + `first_token_s` and the rest one a second
+// after it (`period_s` 2: one served for two offered).
+struct ServedTraffic {
   std::vector<Request> requests;
   ServingOutcome outcome;
 };
-SteadyTraffic steady_traffic(int last_arrival_s) {
-  SteadyTraffic t;
+ServedTraffic served_in_turn(int last_arrival_s, int output_tokens, double period_s,
+                             double first_token_s) {
+  ServedTraffic t;
   for (int a = 0; a <= last_arrival_s; ++a) {
-    t.requests.push_back(Request{static_cast<double>(a), 100, 11});
+    t.requests.push_back(Request{static_cast<double>(a), 100, output_tokens});
     RequestRecord r;
-    r.first_token = Picoseconds::from_seconds(a + 1);
-    r.finish = Picoseconds::from_seconds(a + 11);
+    r.first_token = Picoseconds::from_seconds(period_s * a + first_token_s);
+    r.finish = Picoseconds::from_seconds(period_s * a + first_token_s + output_tokens - 1);
     r.started = r.done = true;
     t.outcome.records.push_back(r);
   }
   return t;
+}
+
+// Each of 11 output tokens, its first a second after its arrival: 10 in flight, 11 tokens a
+// second.
+ServedTraffic steady_traffic(int last_arrival_s) {
+  return served_in_turn(last_arrival_s, 11, 1, 1);
 }
 
 // The measured requests' tokens over their first arrival to last token counted the 11 s drain
@@ -55,7 +63,7 @@ SteadyTraffic steady_traffic(int last_arrival_s) {
 // million tokens, price / throughput, moved with the traffic's duration for one deployment.
 TEST_CASE("throughput is the rate produced while the traffic arrives, whatever its duration") {
   for (const int last : {99, 999}) {
-    const SteadyTraffic t = steady_traffic(last);
+    const ServedTraffic t = steady_traffic(last);
     const ServingMetrics m = measure_serving(t.requests, t.outcome, 10);
     INFO("arrivals 0 to " << last << " s");
     CHECK(m.measured == last - 9);
@@ -97,7 +105,7 @@ TEST_CASE("a deployment falls behind when it serves short of the arrivals beyond
 }
 
 TEST_CASE("a deployment keeping up serves its offered rate and is not overloaded") {
-  const SteadyTraffic t = steady_traffic(999);
+  const ServedTraffic t = steady_traffic(999);
   const ServingMetrics m = measure_serving(t.requests, t.outcome, 10);
   // Arrivals 11 to 999 s over the window after 10 s; those of 0 to 988 s finish in it.
   CHECK(m.offered_requests_per_s == Approx(1).epsilon(1e-12));
@@ -108,17 +116,8 @@ TEST_CASE("a deployment keeping up serves its offered rate and is not overloaded
 // One request a second offered, one finished every 2 s: the queue grows to the end, and the
 // latencies are its length then (the last request waits 1,000 s).
 TEST_CASE("a deployment serving half its offered rate is overloaded") {
-  std::vector<Request> requests;
-  ServingOutcome outcome;
-  for (int a = 0; a <= 999; ++a) {
-    requests.push_back(Request{static_cast<double>(a), 100, 2});
-    RequestRecord r;
-    r.first_token = Picoseconds::from_seconds(2 * a + 1);
-    r.finish = Picoseconds::from_seconds(2 * a + 2);
-    r.started = r.done = true;
-    outcome.records.push_back(r);
-  }
-  const ServingMetrics m = measure_serving(requests, outcome, 0);
+  const ServedTraffic t = served_in_turn(999, 2, 2, 1);
+  const ServingMetrics m = measure_serving(t.requests, t.outcome, 0);
   // Arrivals after 0 s up to 999 s: 999; finished by 999 s: those of 0 to 498 s.
   CHECK(m.offered_requests_per_s == Approx(1).epsilon(1e-12));
   CHECK(m.served_requests_per_s == Approx(499.0 / 999).epsilon(1e-12));
@@ -130,17 +129,8 @@ TEST_CASE("a deployment serving half its offered rate is overloaded") {
 // warm-up: every measured request waits longer than the 599 s window (the first measured finishes
 // at 1,605 s), yet the warm-up's first request took 5 s, so the window can judge the deployment.
 TEST_CASE("a deployment behind from the start is overloaded though no measured request ends in the window") {
-  std::vector<Request> requests;
-  ServingOutcome outcome;
-  for (int a = 0; a <= 999; ++a) {
-    requests.push_back(Request{static_cast<double>(a), 100, 2});
-    RequestRecord r;
-    r.first_token = Picoseconds::from_seconds(4 * a + 4);
-    r.finish = Picoseconds::from_seconds(4 * a + 5);
-    r.started = r.done = true;
-    outcome.records.push_back(r);
-  }
-  const ServingMetrics m = measure_serving(requests, outcome, 400);
+  const ServedTraffic t = served_in_turn(999, 2, 4, 4);
+  const ServingMetrics m = measure_serving(t.requests, t.outcome, 400);
   // Arrivals after 400 s up to 999 s: 599; finished in it: those of 99 to 248 s (401 to 997 s).
   CHECK(m.offered_requests_per_s == Approx(1).epsilon(1e-12));
   CHECK(m.served_requests_per_s == Approx(150.0 / 599).epsilon(1e-12));
@@ -162,8 +152,8 @@ TEST_CASE("a queue grows when the window closes with more in flight than Little'
 // An M/D/1 queue: Poisson arrivals at `rate_per_s` for `duration_s` (a fixed seed), served first
 // come first served one at a time, each for rho / rate_per_s: a deployment that keeps up below
 // rho = 1 and whose queue grows by (1 - 1 / rho) of the arrivals above it.
-SteadyTraffic md1(double rate_per_s, double rho, double duration_s) {
-  SteadyTraffic t;
+ServedTraffic md1(double rate_per_s, double rho, double duration_s) {
+  ServedTraffic t;
   std::mt19937_64 random(7);  // fully specified by the standard: the same arrivals everywhere
   const double service_s = rho / rate_per_s;
   double arrival = 0, free_at = 0;
@@ -193,7 +183,7 @@ TEST_CASE("an M/D/1 queue just over capacity is overloaded and one just under is
   constexpr double kBatches = 1e5;
   for (const double rho : {0.98, 0.99}) {
     for (const double warmup_s : {0.0, 100.0}) {
-      const SteadyTraffic t = md1(100, rho, 1000);
+      const ServedTraffic t = md1(100, rho, 1000);
       const ServingMetrics m = measure_serving(t.requests, t.outcome, warmup_s, kBatches, true);
       INFO("rho " << rho << ", warm-up " << warmup_s << " s");
       CHECK(m.served_requests_per_s == Approx(m.offered_requests_per_s).epsilon(0.01));
@@ -201,7 +191,7 @@ TEST_CASE("an M/D/1 queue just over capacity is overloaded and one just under is
     }
   }
   for (const double warmup_s : {0.0, 100.0}) {
-    const SteadyTraffic t = md1(100, 1.05, 1000);
+    const ServedTraffic t = md1(100, 1.05, 1000);
     const ServingMetrics m = measure_serving(t.requests, t.outcome, warmup_s, kBatches, true);
     INFO("warm-up " << warmup_s << " s");
     // One served every 1.05 / 100 s once the queue never empties.
@@ -219,7 +209,7 @@ TEST_CASE("an M/D/1 queue just over capacity is overloaded and one just under is
 // 11 + 5 x sqrt(1,189) = 183, though nothing queues. A burst's rate at the close is not the
 // window's: without steady arrivals only the batches' capacity judges.
 TEST_CASE("a burst arriving as the window closes is not an overload") {
-  SteadyTraffic t = steady_traffic(999);
+  ServedTraffic t = steady_traffic(999);
   for (int i = 0; i < 200; ++i) {
     const double a = 997.0 + 2.0 * (i + 1) / 200;
     t.requests.push_back(Request{a, 100, 11});
