@@ -1,4 +1,7 @@
-// Row matching by configuration index, then each column under its rule: exact columns must be
+// Rows paired by their configuration (the configuration columns' cells; rows of one
+// configuration, which a sweep axis without a column of its own makes, paired in index order),
+// not by position: a sweep reordered, or grown or shrunk by an axis value, compares the rows it
+// shares. Then each column under its rule: exact columns must be
 // equal; relative ones within |a - b| <= tolerance x max(|a|, |b|); absolute ones within
 // |a - b| <= tolerance. Empty against non-empty is always a drift. Columns the baseline was
 // written without are skipped.
@@ -7,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <limits>
+#include <map>
 #include <optional>
 
 namespace clustersim {
@@ -45,6 +50,23 @@ std::optional<double> difference(const ResultColumn& column, double tolerance, c
   return relative <= tolerance ? std::nullopt : std::optional<double>(relative);
 }
 
+bool lacks(const std::vector<std::string>& baseline_lacks, const ResultColumn& column) {
+  return std::find(baseline_lacks.begin(), baseline_lacks.end(), column.key) !=
+         baseline_lacks.end();
+}
+
+// The cells of `row`'s configuration columns (those the baseline has), as one text.
+std::string configuration_key(const ResultRow& row, const std::vector<ResultColumn>& columns,
+                              const std::vector<std::string>& baseline_lacks) {
+  std::string key;
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (!columns[c].configuration || lacks(baseline_lacks, columns[c])) continue;
+    key += cell_text(row[c]);
+    key += '\x1f';  // a unit separator, in no cell
+  }
+  return key;
+}
+
 }  // namespace
 
 RegressionReport compare_results(const std::vector<ResultRow>& baseline,
@@ -57,35 +79,39 @@ RegressionReport compare_results(const std::vector<ResultRow>& baseline,
     const auto it = tolerances.find(column.key);
     tolerance.push_back(it != tolerances.end() ? it->second : column.tolerance);
   }
+  // The baseline's rows by configuration, each list in index order.
+  std::map<std::string, std::deque<size_t>> unpaired;
+  for (size_t i = 0; i < baseline.size(); ++i) {
+    unpaired[configuration_key(baseline[i], columns, baseline_lacks)].push_back(i);
+  }
   RegressionReport report;
-  size_t i = 0, j = 0;
-  while (i < baseline.size() || j < current.size()) {
-    const double a = i < baseline.size() ? row_number(baseline[i], 0) : HUGE_VAL;
-    const double b = j < current.size() ? row_number(current[j], 0) : HUGE_VAL;
-    if (a < b) {
-      report.missing.push_back(static_cast<int64_t>(a));
-      ++i;
+  std::vector<bool> paired(baseline.size(), false);
+  for (size_t j = 0; j < current.size(); ++j) {
+    const ResultRow& now = current[j];
+    const int64_t index = static_cast<int64_t>(row_number(now, 0));
+    const auto match = unpaired.find(configuration_key(now, columns, baseline_lacks));
+    if (match == unpaired.end() || match->second.empty()) {
+      report.added.push_back(index);
+      report.added_rows.push_back(j);
       continue;
     }
-    if (b < a) {
-      report.added.push_back(static_cast<int64_t>(b));
-      ++j;
-      continue;
-    }
+    const ResultRow& before = baseline[match->second.front()];
+    paired[match->second.front()] = true;
+    match->second.pop_front();
     ++report.compared;
     for (size_t c = 1; c < columns.size(); ++c) {
-      if (std::find(baseline_lacks.begin(), baseline_lacks.end(), columns[c].key) !=
-          baseline_lacks.end()) {
-        continue;
-      }
-      const auto d = difference(columns[c], tolerance[c], baseline[i][c], current[j][c]);
+      if (lacks(baseline_lacks, columns[c])) continue;
+      const auto d = difference(columns[c], tolerance[c], before[c], now[c]);
       if (d) {
-        report.drifts.push_back({static_cast<int64_t>(a), columns[c].key, cell_text(baseline[i][c]),
-                                 cell_text(current[j][c]), *d});
+        report.drifts.push_back(
+            {index, columns[c].key, cell_text(before[c]), cell_text(now[c]), *d});
       }
     }
-    ++i;
-    ++j;
+  }
+  for (size_t i = 0; i < baseline.size(); ++i) {
+    if (paired[i]) continue;
+    report.missing.push_back(static_cast<int64_t>(row_number(baseline[i], 0)));
+    report.missing_rows.push_back(i);
   }
   return report;
 }

@@ -13,7 +13,7 @@
 namespace clustersim {
 
 struct ColumnDrift {
-  int64_t index = 0;  // configuration index
+  int64_t index = 0;  // the current run's configuration index
   std::string column;
   std::string baseline;  // the cells as text ("" when empty)
   std::string current;
@@ -21,15 +21,18 @@ struct ColumnDrift {
 };
 
 struct RegressionReport {
-  int64_t compared = 0;             // rows present in both
-  std::vector<int64_t> missing;     // configuration indices in the baseline only
-  std::vector<int64_t> added;       // in the current run only
+  int64_t compared = 0;             // rows of a configuration present in both
+  std::vector<int64_t> missing;     // the baseline's indices of configurations the run lacks
+  std::vector<int64_t> added;       // the current run's indices of configurations new to it
+  std::vector<size_t> missing_rows;  // those rows' positions in the baseline's list
+  std::vector<size_t> added_rows;    // and in the current list
   std::vector<ColumnDrift> drifts;  // in configuration order, then column order
   bool passed() const { return missing.empty() && added.empty() && drifts.empty(); }
 };
 
 // `tolerances` overrides the default of the named columns. Both row lists in index order, their
-// cells those of `columns` (column 0 the configuration index).
+// cells those of `columns` (column 0 the configuration index); rows are paired by the cells of
+// the configuration columns (ResultColumn::configuration), not by index.
 // `baseline_lacks`: columns the baseline's file was written without (ResultsFile's
 // absent_columns), not compared.
 RegressionReport compare_results(const std::vector<ResultRow>& baseline,

@@ -29,6 +29,9 @@ constexpr double kUtilizationTolerance = 1e-4;  // absolute, for MFU and HFU (fr
 ResultColumn identity(std::string key, std::string header, Kind kind) {
   return identity_column(std::move(key), std::move(header), kind);
 }
+ResultColumn axis(std::string key, std::string header, Kind kind) {
+  return configuration_column(std::move(key), std::move(header), kind);
+}
 ResultColumn figure(std::string key, std::string header, int decimals) {
   return figure_column(std::move(key), std::move(header), decimals);
 }
@@ -37,6 +40,11 @@ ResultColumn figure(std::string key, std::string header, int decimals) {
 
 ResultColumn identity_column(std::string key, std::string header, Kind kind) {
   return {std::move(key), std::move(header), kind, 0, Drift::kExact, 0};
+}
+ResultColumn configuration_column(std::string key, std::string header, Kind kind) {
+  ResultColumn column = identity_column(std::move(key), std::move(header), kind);
+  column.configuration = true;
+  return column;
 }
 ResultColumn figure_column(std::string key, std::string header, int decimals) {
   return {std::move(key), std::move(header), Kind::kReal,
@@ -55,32 +63,32 @@ std::string recompute_label(const s::Parallelism& p) {
 const std::vector<ResultColumn>& result_columns() {
   static const std::vector<ResultColumn> columns = {
       identity("index", "#", Kind::kInteger),
-      identity("instance", "instance", Kind::kText),
-      identity("nodes", "nodes", Kind::kInteger),
-      identity("gpus", "GPUs", Kind::kInteger),
-      identity("pools", "pools", Kind::kInteger),  // instance types of a mix; 1 otherwise
-      identity("tensor_parallel", "TP", Kind::kInteger),
-      identity("context_parallel", "CP", Kind::kInteger),
-      identity("pipeline_parallel", "PP", Kind::kInteger),
-      identity("data_parallel", "DP", Kind::kInteger),
+      axis("instance", "instance", Kind::kText),
+      axis("nodes", "nodes", Kind::kInteger),
+      axis("gpus", "GPUs", Kind::kInteger),
+      axis("pools", "pools", Kind::kInteger),  // instance types of a mix; 1 otherwise
+      axis("tensor_parallel", "TP", Kind::kInteger),
+      axis("context_parallel", "CP", Kind::kInteger),
+      axis("pipeline_parallel", "PP", Kind::kInteger),
+      axis("data_parallel", "DP", Kind::kInteger),
       // The data-parallel ranks of one sharding group: fewer than DP under hybrid sharding.
-      identity("data_parallel_shard", "shard", Kind::kInteger),
-      identity("expert_parallel", "EP", Kind::kInteger),  // 1 for a dense model
-      identity("micro_batch_size", "mbs", Kind::kInteger),
-      identity("virtual_stages", "v", Kind::kInteger),
-      identity("schedule", "schedule", Kind::kText),
-      identity("zero_stage", "ZeRO", Kind::kInteger),
-      identity("distributed_optimizer", "dist opt", Kind::kBool),
-      identity("sequence_parallel", "SP", Kind::kBool),
-      identity("recompute", "recompute", Kind::kText),
+      axis("data_parallel_shard", "shard", Kind::kInteger),
+      axis("expert_parallel", "EP", Kind::kInteger),  // 1 for a dense model
+      axis("micro_batch_size", "mbs", Kind::kInteger),
+      axis("virtual_stages", "v", Kind::kInteger),
+      axis("schedule", "schedule", Kind::kText),
+      axis("zero_stage", "ZeRO", Kind::kInteger),
+      axis("distributed_optimizer", "dist opt", Kind::kBool),
+      axis("sequence_parallel", "SP", Kind::kBool),
+      axis("recompute", "recompute", Kind::kText),
       // The input pipeline's choices; empty when the job has no dataloader.
-      identity("storage_tier", "storage", Kind::kText),
-      {"storage_capacity_gib", "storage GiB", Kind::kReal, 0, Drift::kExact, 0},
-      {"dataloader_workers_per_gpu", "workers", Kind::kReal, 0, Drift::kExact, 0},
+      axis("storage_tier", "storage", Kind::kText),
+      {"storage_capacity_gib", "storage GiB", Kind::kReal, 0, Drift::kExact, 0, true},
+      {"dataloader_workers_per_gpu", "workers", Kind::kReal, 0, Drift::kExact, 0, true},
       // The volume the run's checkpoints go to, its instance's provider's (volume_words: tier,
       // capacity, performance bought); empty without checkpoints.
-      identity("checkpoint_storage", "ckpt storage", Kind::kText),
-      identity("billing", "billing", Kind::kText),
+      axis("checkpoint_storage", "ckpt storage", Kind::kText),
+      axis("billing", "billing", Kind::kText),
       identity("status", "status", Kind::kText),
       figure("memory_gib", "mem GiB", 1),
       figure("capacity_gib", "cap GiB", 1),

@@ -29,10 +29,15 @@ struct ResultColumn {
   int decimals;  // in the aligned table
   Drift drift;
   double tolerance;  // default for regress (kRelative: fraction; kAbsolute: in the column's unit)
+  // Names the configuration (an axis of the sweep), not its outcome: regress pairs a baseline's
+  // rows with the current ones by these columns, not by their position in the sweep.
+  bool configuration = false;
 };
 
 // A column naming the configuration or its outcome, compared exactly by regress.
 ResultColumn identity_column(std::string key, std::string header, ResultColumn::Kind kind);
+// A column naming the configuration, compared exactly by regress and pairing its rows.
+ResultColumn configuration_column(std::string key, std::string header, ResultColumn::Kind kind);
 // A real figure shown with `decimals`, compared by regress within a relative 1e-4.
 ResultColumn figure_column(std::string key, std::string header, int decimals);
 

@@ -383,6 +383,35 @@ TEST_CASE("regression: equal rows pass, a figure beyond its tolerance or a new s
   CHECK(report.missing == std::vector<int64_t>{1});
 }
 
+TEST_CASE("regression: rows pair by configuration, not position, when the sweep changed") {
+  // The baseline swept nodes [1, 2, 4]; the current sweep [8, 1, 2]: its indices all moved.
+  auto on_nodes = [](int index, int nodes, double hours) {
+    ResultRow row = point(index, hours, 100);
+    row[result_column("nodes")] = static_cast<double>(nodes);
+    row[result_column("billing")] = std::string("ON_DEMAND");
+    return row;
+  };
+  const std::vector<ResultRow> baseline = {on_nodes(0, 1, 40), on_nodes(1, 2, 20),
+                                           on_nodes(2, 4, 10)};
+  std::vector<ResultRow> current = {on_nodes(0, 8, 5), on_nodes(1, 1, 40), on_nodes(2, 2, 20)};
+  const RegressionReport same = compare_results(baseline, current, {});
+  CHECK(same.compared == 2);
+  CHECK(same.drifts.empty());
+  CHECK(same.missing == std::vector<int64_t>{2});  // the baseline's 4 nodes
+  CHECK(same.added == std::vector<int64_t>{0});    // the 8 nodes
+  current[2][result_column("time_to_train_h")] = 21.0;  // 2 nodes drifted: named at its index now
+  const RegressionReport drifted = compare_results(baseline, current, {});
+  REQUIRE(drifted.drifts.size() == 1);
+  CHECK(drifted.drifts[0].index == 2);
+  CHECK(drifted.drifts[0].baseline == "20");
+  // Another billing mode is another row of the configuration: not paired with on demand.
+  current[1][result_column("billing")] = std::string("SPOT");
+  const RegressionReport billing = compare_results(baseline, current, {});
+  CHECK(billing.compared == 1);
+  CHECK(billing.missing == std::vector<int64_t>{0, 2});
+  CHECK(billing.added == std::vector<int64_t>{0, 1});
+}
+
 TEST_CASE("regression: a column the baseline was written without is not compared") {
   const std::vector<ResultRow> baseline = {point(0, 10, 100)};  // its pool_placement empty
   std::vector<ResultRow> current = baseline;

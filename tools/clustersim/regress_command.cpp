@@ -23,6 +23,7 @@
 #include "sim/sweep/results_file.h"
 #include "sim/sweep/sweep_runner.h"
 #include "sim/sweep/sweep_summary.h"
+#include "sim/util/number_format.h"
 #include "tools/clustersim/command_line.h"
 #include "tools/clustersim/commands.h"
 #include "tools/clustersim/serving_inputs.h"
@@ -205,7 +206,7 @@ int regress_command(const std::vector<std::string>& args) {
   int exit_code = kExitOk;
   CommonOptions common;
   ScenarioInputs inputs;
-  if (!parse_scenario_command(args, "regress", "drifted cells to print (0: all)", &exit_code, &own,
+  if (!parse_scenario_command(args, "regress", "drifted cells, and gone or new rows, to print (0: all)", &exit_code, &own,
                               &common, &inputs)) {
     return exit_code;
   }
@@ -264,6 +265,22 @@ int regress_command(const std::vector<std::string>& args) {
   std::cout << "compared " << report.compared << " rows with " << baseline_path << ": "
             << report.drifts.size() << " drifted cells, " << report.missing.size()
             << " rows gone, " << report.added.size() << " new\n";
+  // Which configurations the sweep lost or gained (a scenario edited since the baseline).
+  const auto list_rows = [&](const char* what, const std::vector<size_t>& positions,
+                             const std::vector<ResultRow>& rows) {
+    const size_t shown =
+        inputs.limit == 0 ? positions.size() : std::min(inputs.limit, positions.size());
+    for (size_t i = 0; i < shown; ++i) {
+      const ResultRow& row = rows[positions[i]];
+      std::cout << what << " #" << format_number(row_number(row, 0)) << " "
+                << (sizing ? describe_deployment(row) : describe_configuration(row)) << "\n";
+    }
+    if (shown < positions.size()) {
+      std::cout << what << " ... " << positions.size() - shown << " more (--limit 0 lists all)\n";
+    }
+  };
+  list_rows("gone", report.missing_rows, baseline.rows);
+  list_rows("new ", report.added_rows, current);
   if (!report.drifts.empty()) {
     Table table{{"index", "#"},
                 {"column", "column"},
