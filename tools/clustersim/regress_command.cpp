@@ -188,6 +188,14 @@ int rerun_sizing(const std::string& prices_path, int threads, const ScenarioInpu
   return kExitOk;
 }
 
+// Whether the file at `path` parses as the other kind of scenario than the baseline's (a serving
+// one where `sizing` is false, a training one where it is true).
+bool reads_as_other_kind(const std::string& path, bool sizing) {
+  Diagnostics ignored;
+  return sizing ? read_text_file<schema::Scenario>(path, &ignored) != nullptr
+                : read_text_file<schema::ServingScenario>(path, &ignored) != nullptr;
+}
+
 }  // namespace
 
 int regress_command(const std::vector<std::string>& args) {
@@ -243,11 +251,15 @@ int regress_command(const std::vector<std::string>& args) {
   std::vector<ResultRow> current;
   exit_code = sizing ? rerun_sizing(prices_path, threads, inputs, *summary, *recorded, &current)
                      : rerun_sweep(prices_path, threads, &inputs, &current);
-  if (exit_code != kExitOk) {  // e.g. a serving scenario read as a training one, or the other way
-    command_error("regress") << baseline_path << " holds the results of "
-                             << results_kinds()[kind].written_by << ", so " << inputs.path
-                             << " was read as " << (sizing ? "a serving" : "a training")
-                             << " scenario\n";
+  if (exit_code != kExitOk) {
+    // A scenario of the other kind than the baseline's: say which kind the baseline asks for.
+    // Any other mistake (a misspelt instance, a value out of range) is the scenario's alone.
+    if (reads_as_other_kind(inputs.path, sizing)) {
+      command_error("regress") << baseline_path << " holds the results of "
+                               << results_kinds()[kind].written_by << ", so " << inputs.path
+                               << " was read as " << (sizing ? "a serving" : "a training")
+                               << " scenario\n";
+    }
     return exit_code;
   }
   const RegressionReport report =
