@@ -168,6 +168,17 @@ void check_pools(const FieldChecker& root, const Catalog& catalog, LoadedScenari
     const std::string& name = swept ? m.sweep().pool(i).instance() : m.cluster().pool(i).instance();
     check_pool(owner.child("pool", i), name, catalog, m, swept, loaded);
   }
+  // A swept pool's 0 leaves it out of a combination: where every value is 0, no combination
+  // holds a node and the sweep would have no configuration to say why about.
+  bool any_nodes = !swept;
+  for (int i = 0; i < count && !any_nodes; ++i) {
+    for (int nodes : m.sweep().pool(i).nodes()) any_nodes |= nodes > 0;
+  }
+  if (!any_nodes && count > 0) {
+    owner.child("pool", count - 1)
+        .error("nodes", "every pool's nodes are 0, so no combination holds a node (a 0 leaves "
+                        "its pool out): give one pool a count above 0");
+  }
   if (static_cast<int>(loaded->pool_instances.size()) != count) loaded->pool_instances.clear();
   loaded->instances = loaded->pool_instances;
   if (is_transformer(loaded->model) || loaded->model == nullptr) return;

@@ -194,6 +194,19 @@ sweep { pool { instance: "aws.p4d.24xlarge" nodes: [1, 4] owned_nodes: 2 } })"))
         "s.textproto:10:45: sweep.pool[0].nodes[0]: is below owned_nodes (2)\n");
 }
 
+TEST_CASE("swept pools whose every count is 0 are an error at the last pool's nodes") {
+  // No combination held a node: the sweep said "no valid configuration among 0: " and no field.
+  CHECK(scenario_errors(kJob + std::string(R"(sweep {
+  pool { instance: "aws.p5.48xlarge" nodes: [0] }
+  pool { instance: "aws.p4d.24xlarge" nodes: [0] }
+})")) == "s.textproto:7:39: sweep.pool[1].nodes: every pool's nodes are 0, so no combination "
+         "holds a node (a 0 leaves its pool out): give one pool a count above 0\n");
+  CHECK(scenario_errors(kJob + std::string(R"(sweep {
+  pool { instance: "aws.p5.48xlarge" nodes: [0] }
+  pool { instance: "aws.p4d.24xlarge" nodes: [0, 1] }
+})")) == "");
+}
+
 TEST_CASE("a pool's node counts are listed once each") {
   // A count listed twice gave each of its mixes twice (tools/input_audit.py).
   CHECK(scenario_errors(kJob + std::string(R"(sweep {
