@@ -12,7 +12,11 @@ AttentionDataParallelGroup::AttentionDataParallelGroup(Simulation* sim,
                                                        const ReplicaSettings& settings,
                                                        const std::vector<Request>* requests,
                                                        std::vector<RequestRecord>* records)
-    : sim_(sim), model_(model), requests_(requests), max_batch_(settings.max_batch) {
+    : sim_(sim),
+      model_(model),
+      requests_(requests),
+      max_batch_(settings.max_batch),
+      on_outstanding_(settings.on_outstanding) {
   const int n = model->ranks();
   active_requests_.assign(n, 0);
   active_prompt_tokens_.assign(n, 0);
@@ -20,6 +24,7 @@ AttentionDataParallelGroup::AttentionDataParallelGroup(Simulation* sim,
   for (int g = 0; g < n; ++g) {
     ReplicaSettings gpu = settings;
     gpu.lockstep = true;
+    gpu.on_outstanding = nullptr;  // the group's is its own
     gpu.on_finish = [this, g, outer = settings.on_finish](int32_t request) {
       --active_requests_[g];
       active_prompt_tokens_[g] -= (*requests_)[request].input_tokens;
@@ -31,6 +36,7 @@ AttentionDataParallelGroup::AttentionDataParallelGroup(Simulation* sim,
 
 void AttentionDataParallelGroup::arrive(int32_t index) {
   new_.push_back(index);
+  if (on_outstanding_) on_outstanding_(outstanding());
   if (!iterating_) sim_->request_settle(this);
 }
 
@@ -124,7 +130,9 @@ void AttentionDataParallelGroup::try_start() {
 void AttentionDataParallelGroup::on_event(uint64_t /*tag*/) {
   busy_ += took_;
   ++iterations_;
+  const int64_t before = on_outstanding_ ? outstanding() : 0;
   for (const auto& g : gpus_) g->end_step(took_);
+  if (on_outstanding_ && outstanding() != before) on_outstanding_(outstanding());
   iterating_ = false;
   try_start();
 }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,7 +28,8 @@ namespace clustersim {
 
 class AttentionDataParallelGroup final : public EventHandler, public Settler {
  public:
-  // `settings`: one GPU's (kv_blocks, max_batch and max_tokens per GPU), continuous batching.
+  // `settings`: one GPU's (kv_blocks, max_batch and max_tokens per GPU), continuous batching;
+  // its on_outstanding is told the group's outstanding().
   AttentionDataParallelGroup(Simulation* sim, const AttentionDataParallelModel* model,
                              const ReplicaSettings& settings, const std::vector<Request>* requests,
                              std::vector<RequestRecord>* records);
@@ -63,6 +65,7 @@ class AttentionDataParallelGroup final : public EventHandler, public Settler {
   const AttentionDataParallelModel* model_;
   const std::vector<Request>* requests_;
   int max_batch_ = 0;
+  std::function<void(int64_t outstanding)> on_outstanding_;  // ReplicaSettings::on_outstanding
   std::vector<std::unique_ptr<Replica>> gpus_;
   std::vector<int64_t> active_requests_, active_prompt_tokens_;  // per GPU
   std::vector<int32_t> new_;           // arrived, not yet assigned, in arrival order

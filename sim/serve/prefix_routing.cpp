@@ -5,36 +5,42 @@
 
 namespace clustersim {
 
-PrefixAwareRouter::PrefixAwareRouter(int replicas) : sent_(replicas), recorded_(replicas, 0) {}
+PrefixAwareRouter::PrefixAwareRouter(int replicas) : recorded_(replicas) {}
 
-size_t PrefixAwareRouter::route(const Request& r, const std::vector<int64_t>& loads) {
-  const auto lowest = [](const auto& values) {
-    return static_cast<size_t>(std::min_element(values.begin(), values.end()) - values.begin());
-  };
+size_t PrefixAwareRouter::route(const Request& r, const LeastLoaded& loads) {
+  // The replicas sent r's prefix (none without one); any other has matched none of it.
+  static const std::map<int32_t, int32_t> kNone;
+  const auto found = r.prefix < 0 ? sent_.end() : sent_.find(r.prefix);
+  const std::map<int32_t, int32_t>& senders = found == sent_.end() ? kNone : found->second;
   const auto matched = [&](size_t i) -> int32_t {
-    if (r.prefix < 0) return 0;
-    const auto it = sent_[i].find(r.prefix);
-    return it == sent_[i].end() ? 0 : std::min(it->second, r.prefix_tokens);
+    const auto it = senders.find(static_cast<int32_t>(i));
+    return it == senders.end() ? 0 : std::min(it->second, r.prefix_tokens);
   };
-  const int64_t most = *std::max_element(loads.begin(), loads.end());
-  const int64_t least = *std::min_element(loads.begin(), loads.end());
+  const int64_t most = loads.most();
+  const int64_t least = loads.load(loads.least());
   const bool imbalanced =
       most - least > kBalanceAbsThreshold &&
       static_cast<double>(most) > kBalanceRelThreshold * static_cast<double>(least);
   size_t chosen = 0;
   if (imbalanced) {
-    chosen = lowest(loads);
+    chosen = loads.least();
   } else {
+    // The lowest index of the most matched (replica 0 when none matched any).
     size_t best = 0;
-    for (size_t i = 1; i < sent_.size(); ++i) {
-      if (matched(i) > matched(best)) best = i;
+    int32_t best_matched = 0;
+    for (const auto& [replica, tokens] : senders) {
+      const int32_t m = std::min(tokens, r.prefix_tokens);
+      if (m > best_matched) {
+        best = static_cast<size_t>(replica);
+        best_matched = m;
+      }
     }
-    const double rate = static_cast<double>(matched(best)) / static_cast<double>(r.input_tokens);
-    chosen = rate > kCacheThreshold ? best : lowest(recorded_);
+    const double rate = static_cast<double>(best_matched) / static_cast<double>(r.input_tokens);
+    chosen = rate > kCacheThreshold ? best : recorded_.least();
   }
-  recorded_[chosen] += r.input_tokens - matched(chosen);
+  recorded_.set(chosen, recorded_.load(chosen) + r.input_tokens - matched(chosen));
   if (r.prefix >= 0) {
-    int32_t& longest = sent_[chosen][r.prefix];
+    int32_t& longest = sent_[r.prefix][static_cast<int32_t>(chosen)];
     longest = std::max(longest, r.prefix_tokens);
   }
   return chosen;

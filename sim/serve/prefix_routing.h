@@ -10,14 +10,16 @@
 // the router's defaults, RouterArgs (sgl-router/py_src/sglang_router/router_args.py):
 // cache_threshold 0.3, balance_abs_threshold 64, balance_rel_threshold 1.5. The record never
 // forgets (the router's eviction trims its tree only past max_tree_size, 2^26 characters).
-// Deterministic.
+// Deterministic. A choice costs O(log replicas) and the replicas sent the request's prefix, not
+// a visit of every replica.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <unordered_map>
-#include <vector>
 
+#include "sim/serve/least_loaded.h"
 #include "sim/serve/traffic.h"
 
 namespace clustersim {
@@ -25,16 +27,18 @@ namespace clustersim {
 class PrefixAwareRouter {
  public:
   explicit PrefixAwareRouter(int replicas);
-  // The replica for `r` given each replica's `loads`; records r's prompt as sent there.
-  size_t route(const Request& r, const std::vector<int64_t>& loads);
+  // The replica for `r` given the replicas' `loads` (requests waiting or running; tracking the
+  // most); records r's prompt as sent there.
+  size_t route(const Request& r, const LeastLoaded& loads);
 
   static constexpr double kCacheThreshold = 0.3;
   static constexpr int64_t kBalanceAbsThreshold = 64;
   static constexpr double kBalanceRelThreshold = 1.5;
 
  private:
-  std::vector<std::unordered_map<int32_t, int32_t>> sent_;  // per replica: prefix -> tokens
-  std::vector<int64_t> recorded_;  // per replica: the tokens its record holds
+  // Per prefix, the replicas sent it (in index order) and the longest of it each was sent.
+  std::unordered_map<int32_t, std::map<int32_t, int32_t>> sent_;
+  LeastLoaded recorded_;  // per replica: the tokens its record holds
 };
 
 }  // namespace clustersim

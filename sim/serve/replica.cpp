@@ -98,6 +98,7 @@ Replica::Sequence Replica::admit(int32_t request) {
 
 void Replica::arrive(int32_t index) {
   waiting_.push_back(admit(index));
+  report_outstanding();
   if (!iterating_ && !settings_.lockstep) sim_->request_settle(this);
 }
 
@@ -106,6 +107,7 @@ void Replica::accept_prefilled(int32_t index) {
   s.prefilled = s.cached = s.prompt;
   s.generated = 1;
   waiting_.push_back(s);
+  report_outstanding();
   if (!iterating_) sim_->request_settle(this);
 }
 
@@ -449,6 +451,7 @@ void Replica::complete(Sequence* s) {
 void Replica::finish_iteration() {
   const bool is_static = settings_.batching == schema::STATIC;
   const bool speculative = settings_.speculative != nullptr;
+  const size_t running = running_.size();
   size_t kept = 0;
   for (size_t i = 0; i < running_.size(); ++i) {
     Sequence& s = running_[i];
@@ -490,10 +493,16 @@ void Replica::finish_iteration() {
     ++kept;
   }
   running_.resize(kept);
-  if (!is_static) return;
-  if (!static_prefill_) --static_steps_left_;
-  static_prefill_ = false;
-  if (static_steps_left_ <= 0) running_.clear();  // the batch is done
+  if (is_static) {
+    if (!static_prefill_) --static_steps_left_;
+    static_prefill_ = false;
+    if (static_steps_left_ <= 0) running_.clear();  // the batch is done
+  }
+  if (running_.size() != running) report_outstanding();
+}
+
+void Replica::report_outstanding() const {
+  if (settings_.on_outstanding) settings_.on_outstanding(outstanding());
 }
 
 }  // namespace clustersim

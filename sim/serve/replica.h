@@ -103,6 +103,10 @@ struct ReplicaSettings {
   std::function<void(int32_t request, int64_t blocks)> hand_off;
   // Called with a request when its last token is produced (its record written); absent: none.
   std::function<void(int32_t request)> on_finish;
+  // Called with outstanding() when it changed: a request arrived or came prefilled, or an
+  // iteration ended that some left (finished, or handed off); absent: none. (The balancer's view,
+  // least_loaded.h; a lockstep GPU's group reports its own.)
+  std::function<void(int64_t outstanding)> on_outstanding;
   // Continuous, colocated: each decoding sequence verifies k draft tokens per iteration and keeps
   // the tokens accepted (speculative_decoding.h), its k extra KV slots reserved; null: off.
   const SpeculativeDecoder* speculative = nullptr;
@@ -221,6 +225,8 @@ class Replica final : public EventHandler, public Settler {
   // first search starts from it).
   void finish_prompt();
   void finish_iteration();
+  // Tells ReplicaSettings::on_outstanding.
+  void report_outstanding() const;
   // Adds an iteration of `took` that just ended to the busy time and the KV cache's integral.
   void account(Picoseconds took);
   void complete(Sequence* s);

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "sim/serve/attention_dp_group.h"
+#include "sim/serve/least_loaded.h"
 #include "sim/serve/prefix_routing.h"
 #include "sim/util/check.h"
 
@@ -17,17 +18,10 @@ template <typename Unit>
 using PoolOf = std::vector<std::unique_ptr<Unit>>;
 using Pool = PoolOf<Replica>;
 
-// Index of the replica with the least outstanding work plus `incoming` (lowest among equals).
-template <typename Unit>
-size_t least_loaded(const PoolOf<Unit>& pool, const std::vector<int64_t>& incoming) {
-  size_t best = 0;
-  const auto load = [&](size_t i) {
-    return pool[i]->outstanding() + (incoming.empty() ? 0 : incoming[i]);
-  };
-  for (size_t i = 1; i < pool.size(); ++i) {
-    if (load(i) < load(best)) best = i;
-  }
-  return best;
+// `settings` telling `loads` each unit's outstanding requests, unit `unit` of them.
+ReplicaSettings reporting_load(ReplicaSettings settings, LeastLoaded* loads, size_t unit) {
+  settings.on_outstanding = [loads, unit](int64_t outstanding) { loads->set(unit, outstanding); };
+  return settings;
 }
 
 // Adds a pool's counts and its GPU-weighted busy and KV shares (of `total_gpus`) to `outcome`.
@@ -48,22 +42,18 @@ void add_pool(const PoolOf<Unit>& pool, int replica_gpus, int total_gpus, Servin
   }
 }
 
-// Starts `source`, handing each arrival to the least loaded replica of `pool`, or the one
-// `router` picks (its record made first when the source makes requests as it goes).
+// Starts `source`, handing each arrival to the least loaded replica of `pool` (`loads`: their
+// outstanding requests), or the one `router` picks (its record made first when the source makes
+// requests as it goes).
 template <typename Unit>
 void start_arrivals(RequestSource* source, Simulation* sim, PoolOf<Unit>* pool,
-                    std::vector<RequestRecord>* records, PrefixAwareRouter* router = nullptr) {
+                    const LeastLoaded* loads, std::vector<RequestRecord>* records,
+                    PrefixAwareRouter* router = nullptr) {
   records->resize(source->requests().size());
-  source->start(sim, [source, pool, records, router](int32_t request) {
+  source->start(sim, [source, pool, loads, records, router](int32_t request) {
     if (static_cast<size_t>(request) >= records->size()) records->resize(request + 1);
-    size_t replica = 0;
-    if (router != nullptr) {
-      std::vector<int64_t> loads;
-      for (const auto& r : *pool) loads.push_back(r->outstanding());
-      replica = router->route(source->requests()[request], loads);
-    } else {
-      replica = least_loaded<Unit>(*pool, {});
-    }
+    const size_t replica =
+        router != nullptr ? router->route(source->requests()[request], *loads) : loads->least();
     (*pool)[replica]->arrive(request);
   });
 }
@@ -105,14 +95,15 @@ ServingOutcome simulate_serving(RequestSource* source, const IterationModel& mod
   ServingOutcome outcome;
   Simulation sim;
   Pool pool;
+  LeastLoaded loads(replicas, routing == schema::PREFIX_AWARE);
   const ReplicaSettings reporting = reporting_to(source, settings);
   for (int r = 0; r < replicas; ++r) {
-    pool.push_back(std::make_unique<Replica>(&sim, &model, reporting, &source->requests(),
-                                             &outcome.records));
+    pool.push_back(std::make_unique<Replica>(&sim, &model, reporting_load(reporting, &loads, r),
+                                             &source->requests(), &outcome.records));
   }
   std::optional<PrefixAwareRouter> router;
   if (routing == schema::PREFIX_AWARE) router.emplace(replicas);
-  start_arrivals(source, &sim, &pool, &outcome.records, router ? &*router : nullptr);
+  start_arrivals(source, &sim, &pool, &loads, &outcome.records, router ? &*router : nullptr);
   sim.run();
   outcome.end = sim.now();
   add_pool(pool, 1, replicas, &outcome);
@@ -125,12 +116,14 @@ ServingOutcome simulate_attention_data_parallel(RequestSource* source,
   ServingOutcome outcome;
   Simulation sim;
   PoolOf<AttentionDataParallelGroup> pool;
+  LeastLoaded loads(replicas);
   const ReplicaSettings reporting = reporting_to(source, settings);
   for (int r = 0; r < replicas; ++r) {
     pool.push_back(std::make_unique<AttentionDataParallelGroup>(
-        &sim, &model, reporting, &source->requests(), &outcome.records));
+        &sim, &model, reporting_load(reporting, &loads, r), &source->requests(),
+        &outcome.records));
   }
-  start_arrivals(source, &sim, &pool, &outcome.records);
+  start_arrivals(source, &sim, &pool, &loads, &outcome.records);
   sim.run();
   outcome.end = sim.now();
   add_pool(pool, 1, replicas, &outcome);
@@ -156,30 +149,40 @@ ServingOutcome simulate_disaggregated(RequestSource* source, const ServingPoolSp
   Simulation sim;
   KvTransfers links(&sim, topology, prefill.placement, decode.placement);
   Pool prefills, decodes;
-  std::vector<int64_t> incoming(decode.placement.replicas(), 0);  // KV caches on their way
+  // A decode replica's load: its requests outstanding and the KV caches on their way to it.
+  std::vector<int64_t> incoming(decode.placement.replicas(), 0);
+  LeastLoaded decode_loads(decode.placement.replicas());
+  LeastLoaded prefill_loads(prefill.placement.replicas());
+  const ReplicaSettings decode_settings = reporting_to(source, decode.settings);
   for (int d = 0; d < decode.placement.replicas(); ++d) {
-    decodes.push_back(std::make_unique<Replica>(&sim, decode.model,
-                                                reporting_to(source, decode.settings), &requests,
-                                                &outcome.records));
+    ReplicaSettings settings = decode_settings;
+    settings.on_outstanding = [&decode_loads, &incoming, d](int64_t outstanding) {
+      decode_loads.set(d, outstanding + incoming[d]);
+    };
+    decodes.push_back(
+        std::make_unique<Replica>(&sim, decode.model, settings, &requests, &outcome.records));
   }
+  const ReplicaSettings prefill_settings = reporting_to(source, prefill.settings);
   for (int p = 0; p < prefill.placement.replicas(); ++p) {
-    ReplicaSettings settings = reporting_to(source, prefill.settings);
+    ReplicaSettings settings = reporting_load(prefill_settings, &prefill_loads, p);
     settings.hand_off = [&, p](int32_t request, int64_t blocks) {
-      const size_t d = least_loaded(decodes, incoming);
+      const size_t d = decode_loads.least();
       ++incoming[d];
+      decode_loads.set(d, decode_loads.load(d) + 1);
       const Picoseconds start = sim.now();
       const double bytes = kv_bytes_per_token * requests[request].input_tokens;
       links.send(p, static_cast<int>(d), bytes, [&, p, d, request, blocks, start] {
         outcome.records[request].kv_transfer = sim.now() - start;
         prefills[p]->release(blocks);
         --incoming[d];
-        decodes[d]->accept_prefilled(request);
+        decode_loads.set(d, decode_loads.load(d) - 1);
+        decodes[d]->accept_prefilled(request);  // its on_outstanding adds it back
       });
     };
     prefills.push_back(
         std::make_unique<Replica>(&sim, prefill.model, settings, &requests, &outcome.records));
   }
-  start_arrivals(source, &sim, &prefills, &outcome.records);
+  start_arrivals(source, &sim, &prefills, &prefill_loads, &outcome.records);
   sim.run();
   outcome.end = sim.now();
   const int gpus = prefill.placement.gpus * prefill.placement.replicas() +

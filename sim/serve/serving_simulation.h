@@ -7,7 +7,9 @@
 // over kv_transfer.h's links) to the decode replica with the fewest requests waiting, running or
 // on their way. The requests come from a source: a list fixed in advance (open loop) or a client
 // whose users send as their earlier requests finish (closed_loop.h). Under attention data
-// parallelism each replica is a lockstep group of GPUs (attention_dp_group.h). Deterministic.
+// parallelism each replica is a lockstep group of GPUs (attention_dp_group.h). Each replica tells
+// the balancer its load when it changes (least_loaded.h): a choice costs O(log replicas), so
+// replicas left idle cost their construction and nothing per request. Deterministic.
 #pragma once
 
 #include <cstdint>

@@ -288,19 +288,29 @@ TEST_CASE("prefix-aware routing finds more of the prefixes cached than least-loa
   CHECK(aware.ttft_ms.mean < least.ttft_ms.mean);
 }
 
+// The replicas' loads as the balancer tracks them.
+LeastLoaded tracked_loads(const std::vector<int64_t>& each) {
+  LeastLoaded tracked(each.size(), true);
+  for (size_t r = 0; r < each.size(); ++r) tracked.set(r, each[r]);
+  return tracked;
+}
+
 TEST_CASE("the cache-aware router follows the prefix unless loads are out of balance") {
   PrefixAwareRouter router(3);
   const Request a{0, 2100, 10, 5, 2000}, b{0, 2100, 10, 6, 2000};
-  CHECK(router.route(a, {0, 0, 0}) == 0);  // no match: the smallest record (all empty): 0
-  CHECK(router.route(b, {1, 0, 0}) == 1);  // no match: the smallest record is replica 1's
-  CHECK(router.route(a, {1, 1, 0}) == 0);  // 2000 of 2100 tokens sent to replica 0 before
-  CHECK(router.route(b, {2, 1, 0}) == 1);
+  // No match: the smallest record (all empty): 0.
+  CHECK(router.route(a, tracked_loads({0, 0, 0})) == 0);
+  // No match: the smallest record is replica 1's.
+  CHECK(router.route(b, tracked_loads({1, 0, 0})) == 1);
+  // 2000 of 2100 tokens sent to replica 0 before.
+  CHECK(router.route(a, tracked_loads({1, 1, 0})) == 0);
+  CHECK(router.route(b, tracked_loads({2, 1, 0})) == 1);
   // Out of balance (100 - 0 > 64 and 100 > 1.5 x 0): the least loaded, whatever it holds.
-  CHECK(router.route(a, {100, 50, 0}) == 2);
+  CHECK(router.route(a, tracked_loads({100, 50, 0})) == 2);
   // A match below the cache threshold (2000 of 10,000 tokens < 0.3): the smallest record, replica
   // 2's 2,100 tokens against 2,200 on the others.
   const Request long_prompt{0, 10000, 10, 5, 2000};
-  CHECK(router.route(long_prompt, {0, 0, 0}) == 2);
+  CHECK(router.route(long_prompt, tracked_loads({0, 0, 0})) == 2);
 }
 
 TEST_CASE("trace prefix columns are read, and bad ones are errors at their line") {
