@@ -97,7 +97,8 @@ PlannedRun planned_run(const CostModel& model, const StepResult& step,
     // The largest budget that would be simulated, where the budget is what is too large; a run
     // not expected to finish is no run of too large a budget (its 2e10 tokens were followed by
     // "at most 7.73e+11 tokens").
-    if (finish_problem(spec).empty()) {
+    run.never_finishes = !finish_problem(spec).empty();
+    if (!run.never_finishes) {
       const s::TrainingJob& job = model.scenario->scenario().job();
       const double steps = budget_steps(job);
       run.unsimulated += "; at most " + describe_budget(job, steps * largest_run_work_s(spec) /
@@ -168,6 +169,7 @@ RunCost run_cost(const CostModel& model, const Configuration& configuration,
   cost.checkpoint = run->checkpoint;
   cost.work_s = run->work_s;
   cost.unsimulated = run->unsimulated;
+  cost.never_finishes = run->never_finishes;
   if (!cost.unsimulated.empty()) return cost;
   cost.time = run->time;
   cost.instance_hours = cost.time.p50_s / 3600 * configuration.nodes;

@@ -44,7 +44,8 @@ struct PlannedRun {
   double work_s = 0;  // steps x step time: no checkpoint, no interruption
   CheckpointInterval checkpoint;
   RunStatistics time;
-  std::string unsimulated;  // as RunCost's
+  std::string unsimulated;      // as RunCost's
+  bool never_finishes = false;  // as RunCost's
 };
 
 // What a checkpoint of one configuration costs in time, if it fits its volume, and its runs.
@@ -90,6 +91,9 @@ struct RunCost {
   // Non-empty when the run is beyond what the run simulation spans (run_simulation.h): why, and
   // the largest budget that would be simulated; the times and costs above then stay 0.
   std::string unsimulated;
+  // Whether `unsimulated` is finish_problem's: the run is not expected to finish for its
+  // interruptions and checkpoints, which a smaller budget does not cure.
+  bool never_finishes = false;
 };
 
 // What the nodes of `configuration` cost per hour under `billing`, in the report currency: each

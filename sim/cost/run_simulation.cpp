@@ -26,7 +26,6 @@ Picoseconds ticks(double seconds) {
 // A run still unfinished after this many times its work makes (almost) no progress between
 // interruptions: it is reported as never finishing instead of being simulated on.
 constexpr double kGiveUpAfterWorkTimes = 100;
-constexpr std::string_view kNotExpectedToFinish = "not expected to finish";
 
 double seconds(Picoseconds t) { return static_cast<double>(t.count()) / kTicksPerSecond; }
 
@@ -306,13 +305,9 @@ std::string finish_problem(const RunSpec& spec) {
   causes += tau < spec.work_s ? "checkpoints of " + format_significant(spec.checkpoint_write_s, 3) +
                                     " s every " + format_significant(tau, 3) + " s of training"
                               : "no checkpoint";
-  return "a run of " + format_significant(spec.work_s / kSecondsPerYear, 3) + " years of training " +
-         std::string(kNotExpectedToFinish) + ": " + causes + " expect more than " +
+  return "a run of " + format_significant(spec.work_s / kSecondsPerYear, 3) +
+         " years of training not expected to finish: " + causes + " expect more than " +
          format_number(kGiveUpAfterWorkTimes) + " times the training in wall time";
-}
-
-bool is_finish_problem(std::string_view reason) {
-  return reason.find(kNotExpectedToFinish) != std::string_view::npos;
 }
 
 std::string run_problem(const RunSpec& spec) {

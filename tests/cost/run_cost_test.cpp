@@ -266,6 +266,20 @@ TEST_CASE("a fault rate of 0 is the uninterrupted run, and absent the default pe
   CHECK(never.cost.time.p50_s == Approx(38150).margin(1e-5));
 }
 
+// The run-never-finishes cause travels as a flag beside its text (was found in the text).
+TEST_CASE("a run not expected to finish is flagged, one of too large a budget is not") {
+  const Costed forced = cost_of(
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } interval_s: 1 }\n"
+      "  interruptions_per_node_hour: 0\n",
+      s::ON_DEMAND);
+  CHECK_FALSE(forced.cost.unsimulated.empty());
+  CHECK(forced.cost.never_finishes);
+  // Steps of 10^8 s: 3.8e11 s of training, beyond the run simulation's span.
+  const Costed long_steps = cost_of(kCheckpoint, s::ON_DEMAND, 1e8);
+  CHECK_FALSE(long_steps.cost.unsimulated.empty());
+  CHECK_FALSE(long_steps.cost.never_finishes);
+}
+
 // The volume was checked against the share of the scenario's most nodes only: the configurations
 // on fewer nodes, whose share is larger, were costed as if theirs fitted.
 TEST_CASE("each configuration's share of the checkpoint must fit its volume") {

@@ -386,9 +386,10 @@ int cost_command(const std::vector<std::string>& args) {
   std::vector<Row> rows;
   size_t unsimulated = 0;  // rows too long to simulate
   size_t simulated = 0;
-  size_t over_volume = 0;  // rows whose checkpoint does not fit its volume
-  std::string too_long;    // why the first such row was
-  std::string too_big;     // why the first checkpoint over its volume was
+  size_t over_volume = 0;                // rows whose checkpoint does not fit its volume
+  std::string too_long;                  // why the first such row was
+  bool too_long_never_finishes = false;  // and whether it is not expected to finish (RunCost's)
+  std::string too_big;                   // why the first checkpoint over its volume was
   const std::optional<size_t> shown =
       evaluate_each(*inputs, space, [&](const Configuration& c, const Evaluation& e) {
         if (e.step) keys.note(cluster_label(c));
@@ -411,7 +412,10 @@ int cost_command(const std::vector<std::string>& args) {
           if (!run.unsimulated.empty()) {
             rows.push_back(unranked_row(*model, c, billing, sharding, table.column_count(), "yes",
                                         std::string(kStatusTooLong) + ": " + run.unsimulated));
-            if (unsimulated++ == 0) too_long = run.unsimulated;
+            if (unsimulated++ == 0) {
+              too_long = run.unsimulated;
+              too_long_never_finishes = run.never_finishes;
+            }
             continue;
           }
           rows.push_back(cost_row(*model, c, sharding, *e.step, plan, run));
@@ -447,7 +451,8 @@ int cost_command(const std::vector<std::string>& args) {
   }
   if (!runnable.runs) return kExitInputError;
   // No row got a time: say why (each reason that held a row), as an input error.
-  if (simulated == 0 && unsimulated > 0) report_unsimulated_runs(*inputs, too_long);
+  if (simulated == 0 && unsimulated > 0)
+    report_unsimulated_runs(*inputs, too_long, too_long_never_finishes);
   if (simulated == 0 && over_volume > 0) report_checkpoint_over_volume(*inputs, too_big);
   if (simulated == 0 && unsimulated + over_volume > 0) return kExitInputError;
   return kExitOk;
