@@ -82,6 +82,7 @@ struct Row {
   std::string configuration;  // in words, with its billing mode (runnable.h describe)
   int64_t index = -1;         // the configuration's
   std::string billing;        // its billing mode's name
+  std::string no_checkpoint;  // no_checkpoint_note's
 };
 
 // Whether the scenario sweeps the checkpoint volume (sweep.checkpoint_storage).
@@ -131,6 +132,26 @@ std::string confidence_note(const UsedPrice& price) {
   return confidence == "read" ? "" : "; " + confidence;
 }
 
+// Why a run with a checkpoint volume writes no checkpoint at its interval, and what it writes
+// instead: a final save only (then its volume is not billed while it trains), or saves in its
+// preemptions' notices as well; "" where it checkpoints during the run.
+std::string no_checkpoint_note(const CostModel& model, const CheckpointPlan& plan,
+                               const RunCost& r) {
+  if (!plan.enabled || r.checkpoint.periodic) return "";
+  const auto h = [](double s) { return format_fixed(s / 3600, 2) + " h"; };
+  const std::string why =
+      r.checkpoint.interval_s > 0
+          ? std::string(model.settings->checkpoint().has_interval_s() ? "the interval "
+                                                                      : "the optimal interval ") +
+                h(r.checkpoint.interval_s) + " exceeds the run's " + h(r.work_s) + " of training"
+          : "nothing that loses training interrupts it";
+  return r.writes_during_run
+             ? "no periodic checkpoint (" + why +
+                   "): saves in preemption notices and a final save only"
+             : "no checkpoint during the run (" + why +
+                   "): a final save only, its volume not billed while the run trains";
+}
+
 // "catalog", "catalog, us-east-2", "s.textproto:12": where a price was written and its region.
 std::string price_origin(const UsedPrice& price) {
   return price.origin + (price.region.empty() ? "" : ", " + price.region);
@@ -148,8 +169,15 @@ bool storage_priced(const CostModel& model) {
 
 Row cost_row(const CostModel& model, const Configuration& c, const ShardingColumns& sharding,
              const StepResult& step, const CheckpointPlan& plan, const RunCost& r) {
-  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(model, c, r.billing, sharding),
-          "",        "",           -1,           ""};
+  Row row{kUnranked,
+          r.time.p50_s,
+          r.time.p95_s,
+          configuration_cells(model, c, r.billing, sharding),
+          "",
+          "",
+          -1,
+          "",
+          no_checkpoint_note(model, plan, r)};
   name_row(model, c, r.billing, &row);
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
@@ -165,13 +193,15 @@ Row cost_row(const CostModel& model, const Configuration& c, const ShardingColum
                                                 : Cell(),
                                        storage ? Cell(r.storage_cost_p50) : Cell()});
   }
-  row.cells.insert(
-      row.cells.end(),
-      {r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
-       r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
-       r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
-       plan.enabled ? hours(r.checkpoint.interval_s) : Cell(), hours(r.checkpoint.young_daly_s),
-       plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_interruptions});
+  row.cells.insert(row.cells.end(),
+                   {r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
+                    r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
+                    r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
+                    !plan.enabled           ? Cell()
+                    : r.checkpoint.periodic ? hours(r.checkpoint.interval_s)
+                                            : Cell(std::string("none")),
+                    hours(r.checkpoint.young_daly_s),
+                    plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_interruptions});
   // Only spot runs are preempted: faults give no notice.
   if (model.settings->checkpoint().save_on_preemption_notice()) {
     const bool notified = r.billing == s::SPOT && plan.notice_save.enabled;
@@ -191,8 +221,15 @@ Row cost_row(const CostModel& model, const Configuration& c, const ShardingColum
 // A row without a run: `fits` in the fits column, `note` as its mark.
 Row unranked_row(const CostModel& model, const Configuration& c, s::BillingMode billing,
                  const ShardingColumns& sharding, size_t columns, Cell fits, std::string note) {
-  Row row{kUnranked,       kUnranked, kUnranked, configuration_cells(model, c, billing, sharding),
-          std::move(note), "",        -1,        ""};
+  Row row{kUnranked,
+          kUnranked,
+          kUnranked,
+          configuration_cells(model, c, billing, sharding),
+          std::move(note),
+          "",
+          -1,
+          "",
+          ""};
   name_row(model, c, billing, &row);
   const size_t fits_column = row.cells.size();
   row.cells.resize(columns - kRankColumns);
@@ -270,12 +307,21 @@ TieNotes rank_ties(const Leaders& l, const AccuracyEvidence* evidence, const Acc
   return ties;
 }
 
-// Under the table: the cheapest and the fastest row, then each one's tie note.
-void print_summary(const Leaders& l, const TieNotes& ties) {
+// Under the table: the cheapest and the fastest row, then each one's tie note, then the first
+// row (in the table's order) that writes no checkpoint at its interval, and how many more do.
+void print_summary(const std::vector<Row>& rows, const Leaders& l, const TieNotes& ties) {
   std::cout << "\n";
   if (l.cheapest.best()) std::cout << "cheapest    " << (*l.cheapest.best())->configuration << "\n";
   if (l.fastest.best()) std::cout << "fastest     " << (*l.fastest.best())->configuration << "\n";
   print_ties(std::cout, ties);
+  const auto none = [](const Row& r) { return !r.no_checkpoint.empty(); };
+  const auto first = std::find_if(rows.begin(), rows.end(), none);
+  if (first == rows.end()) return;
+  const auto more = std::count_if(first + 1, rows.end(), none);
+  std::cout << first->configuration << ": " << first->no_checkpoint;
+  if (more > 0)
+    std::cout << " (and " << more << " more row" << (more > 1 ? "s" : "") << " likewise)";
+  std::cout << "\n";
 }
 
 // A checkpoint volume's line: its price a month (one per job for a shared file system, one per
@@ -442,7 +488,7 @@ int cost_command(const std::vector<std::string>& args) {
   }
   table.print(std::cout, inputs->format);
   if (inputs->format == OutputFormat::kTable) {
-    print_summary(ranked, ties);
+    print_summary(rows, ranked, ties);
     print_accuracy(std::cout, evidence.get(), keys);
     print_prices(*model, inputs->scenario->instances);
     if (*shown < space.valid.size()) {
