@@ -119,16 +119,10 @@ std::vector<Cell> configuration_cells(const CostModel& model, const Configuratio
 
 Cell hours(double seconds) { return seconds > 0 ? Cell(seconds / 3600) : Cell(); }
 
-// "; unverified" after a storage price's source where the catalog marks it second-hand (or its
-// sources disagree): a price to check before relying on it (price_book.h unverified).
-const char* unverified_note(s::Confidence confidence) {
-  return unverified(confidence) ? "; unverified" : "";
-}
-
-// "; unverified" or "; user" after an instance price's source where it is not one read in its
-// cited source (price_book.h price_confidence).
-std::string confidence_note(const UsedPrice& price) {
-  const std::string confidence = price_confidence(price);
+// "; unverified" or "; user" after a price's source (an instance's or a storage tier's) where it
+// is not one read in its cited source: `confidence` is price_book.h's reading of it
+// (price_confidence, catalog_price_confidence).
+std::string confidence_note(const std::string& confidence) {
   return confidence == "read" ? "" : "; " + confidence;
 }
 
@@ -208,8 +202,9 @@ Row cost_row(const CostModel& model, const Configuration& c, const ShardingColum
     row.cells.emplace_back();
     if (notified) row.cells.back() = describe(plan.notice_save);
   }
-  row.cells.emplace_back(priced ? price_origin(*r.price) + confidence_note(*r.price)
-                                : "no " + s::BillingMode_Name(r.billing) + " price");
+  row.cells.emplace_back(priced
+                             ? price_origin(*r.price) + confidence_note(price_confidence(*r.price))
+                             : "no " + s::BillingMode_Name(r.billing) + " price");
   // Shown, not ranked, where the scenario's sweep.constraints rule the run out (as a sweep does).
   if (const char* outside = constraint_status(model, c, r)) {
     row.cost = row.time = row.time_p95 = kUnranked;
@@ -338,7 +333,7 @@ std::string storage_price_line(const CheckpointVolume& volume) {
          s::Currency_Name(price.currency()) + "/month " +
          (tier.shared_across_nodes() ? "per job" : "per node") + ", catalog" +
          (price.region().empty() ? "" : ", " + price.region()) + " (" + price.source().citation() +
-         unverified_note(price.source().confidence()) + ")\n";
+         confidence_note(catalog_price_confidence(price.source().confidence())) + ")\n";
 }
 
 // One line per checkpoint volume (storage_price_line), once where several values of
@@ -372,7 +367,7 @@ void print_prices(const CostModel& model, const std::vector<const s::InstanceTyp
       }
       std::cout << ", " << price_origin(*price);
       if (!price->basis.empty()) std::cout << ", " << price->basis;
-      std::cout << " (" << price->source << confidence_note(*price) << ")\n";
+      std::cout << " (" << price->source << confidence_note(price_confidence(*price)) << ")\n";
     }
   }
   print_storage_prices(model);
