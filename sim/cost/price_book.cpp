@@ -209,9 +209,12 @@ std::string price_regions(const PriceBook& prices,
 }
 
 const char* price_confidence(const UsedPrice& price) {
-  if (unverified(price.confidence)) return "unverified";
   if (price.origin != "catalog" && price.confidence == s::CONFIDENCE_UNSPECIFIED) return "user";
-  return "read";
+  return catalog_price_confidence(price.confidence);
+}
+
+const char* catalog_price_confidence(s::Confidence confidence) {
+  return unverified(confidence) ? "unverified" : "read";
 }
 
 std::string prices_confidence(const PriceBook& prices,

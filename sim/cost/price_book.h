@@ -36,6 +36,9 @@ inline bool unverified(schema::Confidence confidence) { return confidence == sch
 // override says not how confident it is (the user's own figure: neither read in a source the
 // catalog cites nor marked second-hand), else "read" (read in its cited source).
 const char* price_confidence(const UsedPrice& price);
+// The same reading of a catalog price, whose source the catalog cites (a storage tier's too):
+// "unverified" or "read".
+const char* catalog_price_confidence(schema::Confidence confidence);
 
 // The catalog's prices of `instance` under `billing` that `region` leaves to choose from: those
 // in `region` when one is, else every one of that mode ("" : every one). Several are ambiguous:

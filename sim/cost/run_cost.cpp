@@ -90,6 +90,9 @@ PlannedRun planned_run(const CostModel& model, const StepResult& step,
   if (checkpoints.enabled) {
     run.checkpoint = checkpoint_interval(model, spec);
     spec.interval_s = run.checkpoint.interval_s;
+    run.checkpoint.periodic = spec.interval_s > 0 && spec.interval_s < spec.work_s;
+    run.writes_during_run =
+        run.checkpoint.periodic || (spec.preemption_saves && spec.preemption_share > 0);
   }
   run.work_s = spec.work_s;
   run.unsimulated = run_problem(spec);
@@ -97,7 +100,8 @@ PlannedRun planned_run(const CostModel& model, const StepResult& step,
     // The largest budget that would be simulated, where the budget is what is too large; a run
     // not expected to finish is no run of too large a budget (its 2e10 tokens were followed by
     // "at most 7.73e+11 tokens").
-    if (finish_problem(spec).empty()) {
+    run.never_finishes = !finish_problem(spec).empty();
+    if (!run.never_finishes) {
       const s::TrainingJob& job = model.scenario->scenario().job();
       const double steps = budget_steps(job);
       run.unsimulated += "; at most " + describe_budget(job, steps * largest_run_work_s(spec) /
@@ -166,8 +170,10 @@ RunCost run_cost(const CostModel& model, const Configuration& configuration,
   CLUSTERSIM_CHECK(run != nullptr, "a billing mode the plan has no run for");
   cost.interruptions_per_hour = rate.nodes * rate.per_node_hour;
   cost.checkpoint = run->checkpoint;
+  cost.writes_during_run = run->writes_during_run;
   cost.work_s = run->work_s;
   cost.unsimulated = run->unsimulated;
+  cost.never_finishes = run->never_finishes;
   if (!cost.unsimulated.empty()) return cost;
   cost.time = run->time;
   cost.instance_hours = cost.time.p50_s / 3600 * configuration.nodes;
@@ -188,7 +194,7 @@ RunCost run_cost(const CostModel& model, const Configuration& configuration,
     return billed * configuration.nodes * cost.per_instance_hour;
   };
   cost.storage_per_hour = checkpoint_storage_per_hour(model, configuration);
-  if (cost.storage_per_hour) {
+  if (cost.storage_per_hour && cost.writes_during_run) {
     cost.storage_cost_p50 = *cost.storage_per_hour * cost.time.p50_s / 3600;
     cost.storage_cost_p95 = *cost.storage_per_hour * cost.time.p95_s / 3600;
   }

@@ -35,6 +35,10 @@ struct CheckpointInterval {
   double interval_s = 0;  // training between checkpoints (the scenario's, or the optimum); 0: none
   double young_daly_s = 0;         // 0 when nothing interrupts the run
   bool simulated_optimum = false;  // interval_s found by simulation for the mode's own rate
+  // Whether checkpoints are written at interval_s during the run: an interval shorter than the
+  // run's training. Else the run writes none before its end (the final save users keep, which no
+  // run's wall time counts), and an interruption throws the whole run's training away.
+  bool periodic = false;
 };
 
 // The run of one configuration at one interruption rate: its checkpoint interval and simulated
@@ -43,8 +47,12 @@ struct PlannedRun {
   InterruptionRate rate;
   double work_s = 0;  // steps x step time: no checkpoint, no interruption
   CheckpointInterval checkpoint;
+  // Whether the run writes a checkpoint before its end (periodic ones, or saves in preemption
+  // notices): only then does it hold its checkpoint volume, and pay for it, while it trains.
+  bool writes_during_run = false;
   RunStatistics time;
-  std::string unsimulated;  // as RunCost's
+  std::string unsimulated;      // as RunCost's
+  bool never_finishes = false;  // as RunCost's
 };
 
 // What a checkpoint of one configuration costs in time, if it fits its volume, and its runs.
@@ -77,10 +85,14 @@ struct RunCost {
   RunStatistics time;         // wall time of the run (one deterministic run unless interrupted)
   double instance_hours = 0;  // p50 wall time x nodes
   double billed_periods = 0;  // subscriptions: whole months or years paid
+  // As PlannedRun's: false where the run writes no checkpoint before its end.
+  bool writes_during_run = false;
   // The checkpoint volumes per hour of wall time, in the report currency (storage_cost.h);
   // absent: no checkpoint, or its tier is not priced (then the costs count no storage).
   std::optional<double> storage_per_hour;
-  double storage_cost_p50 = 0;  // storage_per_hour x the p50 wall time; part of cost_p50
+  // storage_per_hour x the p50 wall time; part of cost_p50. 0 where the run writes no checkpoint
+  // before its end: its final save needs the volume only once training is done.
+  double storage_cost_p50 = 0;
   double storage_cost_p95 = 0;
   double cost_p50 = 0;  // what is paid for the run, in the report currency: instances + storage
   double cost_p95 = 0;
@@ -90,6 +102,9 @@ struct RunCost {
   // Non-empty when the run is beyond what the run simulation spans (run_simulation.h): why, and
   // the largest budget that would be simulated; the times and costs above then stay 0.
   std::string unsimulated;
+  // Whether `unsimulated` is finish_problem's: the run is not expected to finish for its
+  // interruptions and checkpoints, which a smaller budget does not cure.
+  bool never_finishes = false;
 };
 
 // What the nodes of `configuration` cost per hour under `billing`, in the report currency: each

@@ -26,7 +26,6 @@ Picoseconds ticks(double seconds) {
 // A run still unfinished after this many times its work makes (almost) no progress between
 // interruptions: it is reported as never finishing instead of being simulated on.
 constexpr double kGiveUpAfterWorkTimes = 100;
-constexpr std::string_view kNotExpectedToFinish = "not expected to finish";
 
 double seconds(Picoseconds t) { return static_cast<double>(t.count()) / kTicksPerSecond; }
 
@@ -215,13 +214,14 @@ constexpr double kSecondsPerYear = 365.0 * 24 * 3600;
 //   E[time] = (1 - e^(-rate s)) (1 / rate + sum over causes of share x (e^(rate D) - 1) / rate)
 //   E[kept] = (1 - saving share) tau e^(-rate s) + saving share (1 - e^(-rate tau)) / rate
 // With one cause that saves nothing it is Daly's eq. 14 (expected_wall_s); with only saving
-// preemptions the training never repeats: work x e^(rate D).
-double mixed_expected_wall_s(const RunSpec& spec, double rate, double tau, double segment_s) {
+// preemptions the training never repeats: work x e^(rate D). `load_s`: the checkpoint load each
+// restart pays (load_on_restart_s).
+double mixed_expected_wall_s(const RunSpec& spec, double rate, double tau, double segment_s,
+                             double load_s) {
   const double preempted = spec.preemption_share;
-  const double fault_restart_s =
-      spec.fault_restart_s.value_or(spec.restart_s) + spec.checkpoint_load_s;
-  const double preemption_restart_s = spec.restart_s + spec.checkpoint_load_s +
-                                      (spec.preemption_saves ? spec.checkpoint_write_s : 0);
+  const double fault_restart_s = spec.fault_restart_s.value_or(spec.restart_s) + load_s;
+  const double preemption_restart_s =
+      spec.restart_s + load_s + (spec.preemption_saves ? spec.checkpoint_write_s : 0);
   const double restarts = (1 - preempted) * std::expm1(rate * fault_restart_s) +
                           preempted * std::expm1(rate * preemption_restart_s);
   const double interrupted = -std::expm1(-rate * segment_s);  // an attempt's probability
@@ -242,6 +242,15 @@ double training_between_checkpoints_s(const RunSpec& spec) {
   return spec.interval_s > 0 && spec.interval_s < spec.work_s ? spec.interval_s : spec.work_s;
 }
 
+// The checkpoint load a restart pays: none where the run writes no checkpoint before its end (no
+// interval shorter than its training, no save in a preemption's notice), as the simulation pays
+// none before the first durable checkpoint: such a run starts again from scratch.
+double load_on_restart_s(const RunSpec& spec) {
+  const bool saves = training_between_checkpoints_s(spec) < spec.work_s ||
+                     (spec.preemption_saves && spec.preemption_share > 0);
+  return saves ? spec.checkpoint_load_s : 0;
+}
+
 // The wall time a run of `spec` expects: segments of interval_s training and a checkpoint write,
 // each begun again after every interruption that hits it, behind a restart (Daly 2006, "A higher
 // order estimate of the optimum checkpoint interval for restart dumps", FGCS 22(3), eq. 14:
@@ -254,11 +263,11 @@ double expected_wall_s(const RunSpec& spec) {
   const double segment_s = tau + (tau < spec.work_s ? spec.checkpoint_write_s : 0);
   if (rate <= 0) return spec.work_s / tau * segment_s;
   if (causes_differ(spec) || (spec.preemption_share >= 1 && spec.preemption_saves)) {
-    return mixed_expected_wall_s(spec, rate, tau, segment_s);
+    return mixed_expected_wall_s(spec, rate, tau, segment_s, load_on_restart_s(spec));
   }
   const double restart_s =
       spec.preemption_share >= 1 ? spec.restart_s : spec.fault_restart_s.value_or(spec.restart_s);
-  return spec.work_s / tau * std::exp(rate * (restart_s + spec.checkpoint_load_s)) / rate *
+  return spec.work_s / tau * std::exp(rate * (restart_s + load_on_restart_s(spec))) / rate *
          std::expm1(rate * segment_s);
 }
 
@@ -301,18 +310,14 @@ std::string finish_problem(const RunSpec& spec) {
   if (rate > 0) {
     causes = "an interruption every " + format_significant(1 / rate, 3) +
              " s against a restart of " +
-             format_significant(spec.restart_s + spec.checkpoint_load_s, 3) + " s and ";
+             format_significant(spec.restart_s + load_on_restart_s(spec), 3) + " s and ";
   }
   causes += tau < spec.work_s ? "checkpoints of " + format_significant(spec.checkpoint_write_s, 3) +
                                     " s every " + format_significant(tau, 3) + " s of training"
                               : "no checkpoint";
-  return "a run of " + format_significant(spec.work_s / kSecondsPerYear, 3) + " years of training " +
-         std::string(kNotExpectedToFinish) + ": " + causes + " expect more than " +
+  return "a run of " + format_significant(spec.work_s / kSecondsPerYear, 3) +
+         " years of training not expected to finish: " + causes + " expect more than " +
          format_number(kGiveUpAfterWorkTimes) + " times the training in wall time";
-}
-
-bool is_finish_problem(std::string_view reason) {
-  return reason.find(kNotExpectedToFinish) != std::string_view::npos;
 }
 
 std::string run_problem(const RunSpec& spec) {

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
 namespace clustersim {
 
@@ -75,9 +74,6 @@ std::string run_problem(const RunSpec& spec);
 // budget does not cure it where the run writes checkpoints: its wall time is in proportion to its
 // work.
 std::string finish_problem(const RunSpec& spec);
-// Whether `reason` (run_problem's) is finish_problem's: a cause in the interruptions and
-// checkpoints, not in the budget.
-bool is_finish_problem(std::string_view reason);
 // The most work a run like `spec` (same nodes, rates, interval) may hold within those bounds.
 double largest_run_work_s(const RunSpec& spec);
 

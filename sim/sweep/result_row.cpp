@@ -124,7 +124,7 @@ const std::vector<ResultColumn>& result_columns() {
       // priced or the run has no checkpoint.
       figure("storage_cost", "storage", 0),
       // The billing mode's checkpoint interval (the scenario's, else its simulated optimum; empty
-      // when it writes none) and the mean interruptions of a run (faults, and spot's
+      // when it writes none during the run) and the mean interruptions of a run (faults, and spot's
       // preemptions; empty without checkpoints).
       figure("checkpoint_interval_h", "ckpt h", 2),
       figure("interruptions", "interrupts", 2),
@@ -326,7 +326,7 @@ std::vector<ResultRow> make_result_rows(const Configuration& c, const Evaluation
     const double hours = run.time.p50_s / 3600;
     row[result_column("time_to_train_h")] = hours;
     row[result_column("time_to_train_p95_h")] = run.time.p95_s / 3600;
-    if (run.checkpoint.interval_s > 0) {
+    if (run.checkpoint.periodic) {  // none where the interval is beyond the run
       row[result_column("checkpoint_interval_h")] = run.checkpoint.interval_s / 3600;
     }
     if (checkpoints->enabled) row[result_column("interruptions")] = run.time.mean_interruptions;

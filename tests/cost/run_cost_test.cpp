@@ -266,6 +266,53 @@ TEST_CASE("a fault rate of 0 is the uninterrupted run, and absent the default pe
   CHECK(never.cost.time.p50_s == Approx(38150).margin(1e-5));
 }
 
+// A run whose interval is at least its training wrote no checkpoint, yet its volume was billed
+// for the whole run and its interval printed as if it checkpointed.
+TEST_CASE("an interval beyond the run writes no checkpoint during it and bills no volume") {
+  // The scenario's daily interval against 38,150 s of training, nothing interrupting.
+  const Costed daily = cost_of(
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } interval_s: 86400 }\n"
+      "  interruptions_per_node_hour: 0\n",
+      s::ON_DEMAND);
+  CHECK(daily.cost.checkpoint.interval_s == 86400);
+  CHECK_FALSE(daily.cost.checkpoint.periodic);
+  CHECK_FALSE(daily.cost.writes_during_run);
+  CHECK(daily.cost.time.p50_s == Approx(38150).margin(1e-5));  // no write pause
+  REQUIRE(daily.cost.storage_per_hour);
+  CHECK(*daily.cost.storage_per_hour == Approx(2 * 500 * 0.08 / 730));
+  CHECK(daily.cost.storage_cost_p50 == 0);
+  CHECK(daily.cost.cost_p50 == Approx(21.957642 * 2 * 38150 / 3600).epsilon(1e-9));
+  // The optimum for the default faults (16 GPUs: one every 3,200 h; a Young/Daly interval of
+  // hours) against a run of 3,815 s of training: beyond it, as every point the search tries.
+  const Costed short_run = cost_of(
+      "  restart { acquisition_s: 300 container_start_s: 120 }\n"
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } }\n  trials: 20\n",
+      s::ON_DEMAND, 1);
+  CHECK(short_run.cost.checkpoint.simulated_optimum);
+  CHECK(short_run.cost.checkpoint.interval_s > short_run.cost.work_s);
+  CHECK_FALSE(short_run.cost.checkpoint.periodic);
+  CHECK(short_run.cost.storage_cost_p50 == 0);
+  // Hourly checkpoints of the same run are written during it, and its volume billed.
+  const Costed hourly = cost_of(kCheckpoint, s::ON_DEMAND, 10);
+  CHECK(hourly.cost.checkpoint.periodic);
+  CHECK(hourly.cost.writes_during_run);
+  CHECK(hourly.cost.storage_cost_p50 > 0);
+}
+
+// The run-never-finishes cause travels as a flag beside its text (was found in the text).
+TEST_CASE("a run not expected to finish is flagged, one of too large a budget is not") {
+  const Costed forced = cost_of(
+      "  checkpoint { volume { tier: \"aws.ebs.gp3\" capacity_gib: 500 } interval_s: 1 }\n"
+      "  interruptions_per_node_hour: 0\n",
+      s::ON_DEMAND);
+  CHECK_FALSE(forced.cost.unsimulated.empty());
+  CHECK(forced.cost.never_finishes);
+  // Steps of 10^8 s: 3.8e11 s of training, beyond the run simulation's span.
+  const Costed long_steps = cost_of(kCheckpoint, s::ON_DEMAND, 1e8);
+  CHECK_FALSE(long_steps.cost.unsimulated.empty());
+  CHECK_FALSE(long_steps.cost.never_finishes);
+}
+
 // The volume was checked against the share of the scenario's most nodes only: the configurations
 // on fewer nodes, whose share is larger, were costed as if theirs fitted.
 TEST_CASE("each configuration's share of the checkpoint must fit its volume") {

@@ -76,6 +76,32 @@ TEST_CASE("a run whose checkpoint writes alone outlast 100 times its training na
         std::string::npos);
 }
 
+TEST_CASE("a run with no checkpoint before its end restarts from scratch, loading nothing") {
+  // No checkpoint during the run (its interval beyond its training): every interruption starts it
+  // again from the first step, with no checkpoint to load (as the simulation restarts it). The
+  // expected time counted the load in every restart: "a restart of 4.2e+03 s".
+  RunSpec spec;
+  spec.work_s = 100 * 3600.0;
+  spec.interval_s = 200 * 3600.0;
+  spec.checkpoint_write_s = 120;
+  spec.checkpoint_load_s = 3600;
+  spec.restart_s = 600;
+  spec.interruptions_per_node_hour = 1;
+  CHECK(finish_problem(spec) ==
+        "a run of 0.0114 years of training not expected to finish: an interruption every "
+        "3.6e+03 s against a restart of 600 s and no checkpoint expect more than 100 times the "
+        "training in wall time");
+  // Interruptions rare enough: the mean of the runs is Daly's E[T] with one segment of the whole
+  // work and no load, e^(rate R) (e^(rate W) - 1) / rate.
+  spec.work_s = 3600;
+  spec.interval_s = 7200;
+  spec.interruptions_per_node_hour = 0.5;
+  const double rate = 0.5 / 3600;
+  const double expected = std::exp(rate * 600) * std::expm1(rate * 3600) / rate;
+  CHECK(simulate_runs(spec, 4000, 1).mean_s == Approx(expected).epsilon(0.02));
+  CHECK(simulate_run(spec, 1).checkpoints == 0);
+}
+
 TEST_CASE("the mean run time under preemptions matches Daly's expected time") {
   // Daly (2006), exponential failures at rate 1/M, failures also during checkpoints and restarts:
   //   E[T] = M e^(R/M) (e^((tau + C)/M) - 1) W / tau.

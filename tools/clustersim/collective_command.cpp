@@ -85,15 +85,27 @@ bool splits_over_ranks(CollectiveOp op) {
          op == CollectiveOp::kAllToAll;
 }
 
-// nccl-tests' count column: float elements of each rank's buffer.
-double elements_per_rank(CollectiveOp op, double size_bytes, int ranks) {
-  return std::floor(size_bytes / kElementBytes / (splits_over_ranks(op) ? ranks : 1));
+// What each rank's buffer holds a whole number of: a float, or, where the size is split over the
+// ranks, 16 bytes (4 floats), to which nccl-tests trims such buffers (NVIDIA/nccl-tests 29f4114,
+// 2024-12-18: "trim buffer sizes to be multiples of 16 bytes"; 4 elements since 2022).
+double rank_granule_bytes(CollectiveOp op) { return splits_over_ranks(op) ? 16 : kElementBytes; }
+
+// The least size with a count above 0 (7 bytes of all_to_all over 6 GPUs printed "0").
+double least_size_bytes(CollectiveOp op, int ranks) {
+  return rank_granule_bytes(op) * (splits_over_ranks(op) ? ranks : 1);
 }
 
-// The least size with one element per rank: a smaller one has a count of 0 (7 bytes of
-// all_to_all over 6 GPUs printed "0").
-double least_size_bytes(CollectiveOp op, int ranks) {
-  return kElementBytes * (splits_over_ranks(op) ? ranks : 1);
+// The size nccl-tests moves and prints for a requested one: each rank's buffer rounded down to
+// its granule, times the ranks where the size is split over them. 200 bytes of all_gather over 8
+// GPUs are 128 (4 floats a rank); the requested size was simulated beside the rounded count.
+double moved_size_bytes(CollectiveOp op, double size_bytes, int ranks) {
+  const double least = least_size_bytes(op, ranks);
+  return std::floor(size_bytes / least) * least;
+}
+
+// nccl-tests' count column: float elements of each rank's buffer of a moved size.
+double elements_per_rank(CollectiveOp op, double moved_bytes, int ranks) {
+  return moved_bytes / kElementBytes / (splits_over_ranks(op) ? ranks : 1);
 }
 
 // The text nccl-tests' *_perf programs print, so their parsers read ours: '#' header lines, a row
@@ -205,9 +217,12 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
   }
   const Topology& topology = *built.topology;
   const double least = least_size_bytes(*op, topology.gpu_count());
-  const std::string per_rank = " bytes of " + o.op + " over " +
-                               std::to_string(topology.gpu_count()) + " GPUs" +
-                               " are less than one 4-byte float element per rank (a count of 0)";
+  const std::string per_rank =
+      " bytes of " + o.op + " over " + std::to_string(topology.gpu_count()) + " GPUs" +
+      (splits_over_ranks(*op)
+           ? " are less than the 16 bytes (4 floats) per rank nccl-tests trims each rank's buffer to"
+           : " are less than one 4-byte float element per rank") +
+      " (a count of 0)";
   if (o.min_size.empty()) {
     min_size = std::max(*min_size, least);
   } else if (*min_size < least) {
@@ -221,7 +236,8 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
     return kExitUsage;
   }
   std::vector<SizeResult> results;
-  for (double size = *min_size; size <= *max_size; size *= o.factor) {
+  for (double requested = *min_size; requested <= *max_size; requested *= o.factor) {
+    const double size = moved_size_bytes(*op, requested, topology.gpu_count());
     Collective c{*op, topology.first_gpus(), size, *algorithm};
     if (const std::string why = collective_problem(c, topology); !why.empty()) {
       command_error("collective") << why << "\n";
@@ -237,9 +253,12 @@ int run(const Options& o, const CommonOptions& common, OutputFormat format) {
     print_nccl_tests_layout(o, *op, topology.gpu_count(), results);
     return kExitOk;
   }
-  Table table{{"size_bytes", "size(B)"},          {"count", "count"},
-              {"type", "type"},                   {"algorithm", "algo"},
-              {"time_us", "time(us)", 2},         {"algbw_gb_per_s", "algbw(GB/s)", 2},
+  Table table{{"size_bytes", "size(B)"},
+              {"count", "count"},
+              {"type", "type"},
+              {"algorithm", "algo"},
+              {"time_us", "time(us)", 2},
+              {"algbw_gb_per_s", "algbw(GB/s)", 2},
               {"busbw_gb_per_s", "busbw(GB/s)", 2}};
   for (const SizeResult& r : results) {
     table.add_row({r.size_bytes, r.count, std::string("float"),
@@ -271,7 +290,7 @@ int collective_command(const std::vector<std::string>& args) {
       "algo", po::value(&o.algorithm)->default_value(o.algorithm),
       "auto, ring, tree, hierarchical, nvls or direct")(
       "min", po::value(&o.min_size),
-      "smallest size (bytes; K, M, G; default 8, or one float per rank where the size is split "
+      "smallest size (bytes; K, M, G; default 8, or 16 bytes per rank where the size is split "
       "over the ranks: all_gather, reduce_scatter, all_to_all)")(
       "max", po::value(&o.max_size)->default_value(o.max_size), "largest size")(
       "factor", po::value(&o.factor)->default_value(2), "size multiplier between rows");

@@ -200,7 +200,8 @@ Runnability check_scenario_runs(const ScenarioInputs& inputs) {
   return runnable;
 }
 
-void report_unsimulated_runs(const ScenarioInputs& inputs, const std::string& reason) {
+void report_unsimulated_runs(const ScenarioInputs& inputs, const std::string& reason,
+                             bool never_finishes) {
   const schema::Scenario& scenario = inputs.scenario->scenario();
   const schema::TrainingJob& job = scenario.job();
   const schema::Cost& cost = scenario.cost();
@@ -209,8 +210,10 @@ void report_unsimulated_runs(const ScenarioInputs& inputs, const std::string& re
   // A run that never finishes is not one of too large a budget: a forced checkpoint interval of
   // a second, writing for minutes, was reported at job.token_budget.
   FieldChecker owner = root.child("job");
-  const char* field = job.has_token_budget() ? "token_budget" : job.has_epochs() ? "epochs" : "steps";
-  if (is_finish_problem(reason)) {
+  const char* field = job.has_token_budget() ? "token_budget"
+                      : job.has_epochs()     ? "epochs"
+                                             : "steps";
+  if (never_finishes) {
     owner = root;
     field = "cost";
     if (cost.checkpoint().has_interval_s()) {

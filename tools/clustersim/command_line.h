@@ -132,9 +132,10 @@ Runnability check_scenario_runs(const ScenarioInputs& inputs);
 // Prints that no configuration's whole run could be simulated (run_simulation.h), with `reason`
 // (a row's), at the field that causes it: the job's budget field ("s.textproto:9:3:
 // job.token_budget: ...", the reason naming the largest budget that works), or, for a run not
-// expected to finish, the checkpoint interval the scenario forces, else the interruption rate it
-// states, else its cost block.
-void report_unsimulated_runs(const ScenarioInputs& inputs, const std::string& reason);
+// expected to finish (`never_finishes`: RunCost's), the checkpoint interval the scenario forces,
+// else the interruption rate it states, else its cost block.
+void report_unsimulated_runs(const ScenarioInputs& inputs, const std::string& reason,
+                             bool never_finishes);
 // Prints that no configuration's checkpoint fits its volume, at the scenario's
 // cost.checkpoint.volume (sweep.checkpoint_storage where it sweeps them), with `reason` (a row's:
 // how much does not fit in how much).

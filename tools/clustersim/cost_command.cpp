@@ -82,6 +82,7 @@ struct Row {
   std::string configuration;  // in words, with its billing mode (runnable.h describe)
   int64_t index = -1;         // the configuration's
   std::string billing;        // its billing mode's name
+  std::string no_checkpoint;  // no_checkpoint_note's
 };
 
 // Whether the scenario sweeps the checkpoint volume (sweep.checkpoint_storage).
@@ -118,17 +119,31 @@ std::vector<Cell> configuration_cells(const CostModel& model, const Configuratio
 
 Cell hours(double seconds) { return seconds > 0 ? Cell(seconds / 3600) : Cell(); }
 
-// "; unverified" after a storage price's source where the catalog marks it second-hand (or its
-// sources disagree): a price to check before relying on it (price_book.h unverified).
-const char* unverified_note(s::Confidence confidence) {
-  return unverified(confidence) ? "; unverified" : "";
+// "; unverified" or "; user" after a price's source (an instance's or a storage tier's) where it
+// is not one read in its cited source: `confidence` is price_book.h's reading of it
+// (price_confidence, catalog_price_confidence).
+std::string confidence_note(const std::string& confidence) {
+  return confidence == "read" ? "" : "; " + confidence;
 }
 
-// "; unverified" or "; user" after an instance price's source where it is not one read in its
-// cited source (price_book.h price_confidence).
-std::string confidence_note(const UsedPrice& price) {
-  const std::string confidence = price_confidence(price);
-  return confidence == "read" ? "" : "; " + confidence;
+// Why a run with a checkpoint volume writes no checkpoint at its interval, and what it writes
+// instead: a final save only (then its volume is not billed while it trains), or saves in its
+// preemptions' notices as well; "" where it checkpoints during the run.
+std::string no_checkpoint_note(const CostModel& model, const CheckpointPlan& plan,
+                               const RunCost& r) {
+  if (!plan.enabled || r.checkpoint.periodic) return "";
+  const auto h = [](double s) { return format_fixed(s / 3600, 2) + " h"; };
+  const std::string why =
+      r.checkpoint.interval_s > 0
+          ? std::string(model.settings->checkpoint().has_interval_s() ? "the interval "
+                                                                      : "the optimal interval ") +
+                h(r.checkpoint.interval_s) + " exceeds the run's " + h(r.work_s) + " of training"
+          : "nothing that loses training interrupts it";
+  return r.writes_during_run
+             ? "no periodic checkpoint (" + why +
+                   "): saves in preemption notices and a final save only"
+             : "no checkpoint during the run (" + why +
+                   "): a final save only, its volume not billed while the run trains";
 }
 
 // "catalog", "catalog, us-east-2", "s.textproto:12": where a price was written and its region.
@@ -148,8 +163,15 @@ bool storage_priced(const CostModel& model) {
 
 Row cost_row(const CostModel& model, const Configuration& c, const ShardingColumns& sharding,
              const StepResult& step, const CheckpointPlan& plan, const RunCost& r) {
-  Row row{kUnranked, r.time.p50_s, r.time.p95_s, configuration_cells(model, c, r.billing, sharding),
-          "",        "",           -1,           ""};
+  Row row{kUnranked,
+          r.time.p50_s,
+          r.time.p95_s,
+          configuration_cells(model, c, r.billing, sharding),
+          "",
+          "",
+          -1,
+          "",
+          no_checkpoint_note(model, plan, r)};
   name_row(model, c, r.billing, &row);
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
@@ -165,21 +187,24 @@ Row cost_row(const CostModel& model, const Configuration& c, const ShardingColum
                                                 : Cell(),
                                        storage ? Cell(r.storage_cost_p50) : Cell()});
   }
-  row.cells.insert(
-      row.cells.end(),
-      {r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
-       r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
-       r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
-       plan.enabled ? hours(r.checkpoint.interval_s) : Cell(), hours(r.checkpoint.young_daly_s),
-       plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_interruptions});
+  row.cells.insert(row.cells.end(),
+                   {r.tokens > 0 ? money(r.cost_per_million_tokens) : Cell(),
+                    r.cost_per_epoch > 0 ? Cell(r.cost_per_epoch) : Cell(),
+                    r.billed_periods > 0 ? Cell(r.billed_periods) : Cell(),
+                    !plan.enabled           ? Cell()
+                    : r.checkpoint.periodic ? hours(r.checkpoint.interval_s)
+                                            : Cell(std::string("none")),
+                    hours(r.checkpoint.young_daly_s),
+                    plan.enabled ? Cell(plan.cost.write_s) : Cell(), r.time.mean_interruptions});
   // Only spot runs are preempted: faults give no notice.
   if (model.settings->checkpoint().save_on_preemption_notice()) {
     const bool notified = r.billing == s::SPOT && plan.notice_save.enabled;
     row.cells.emplace_back();
     if (notified) row.cells.back() = describe(plan.notice_save);
   }
-  row.cells.emplace_back(priced ? price_origin(*r.price) + confidence_note(*r.price)
-                                : "no " + s::BillingMode_Name(r.billing) + " price");
+  row.cells.emplace_back(priced
+                             ? price_origin(*r.price) + confidence_note(price_confidence(*r.price))
+                             : "no " + s::BillingMode_Name(r.billing) + " price");
   // Shown, not ranked, where the scenario's sweep.constraints rule the run out (as a sweep does).
   if (const char* outside = constraint_status(model, c, r)) {
     row.cost = row.time = row.time_p95 = kUnranked;
@@ -191,8 +216,15 @@ Row cost_row(const CostModel& model, const Configuration& c, const ShardingColum
 // A row without a run: `fits` in the fits column, `note` as its mark.
 Row unranked_row(const CostModel& model, const Configuration& c, s::BillingMode billing,
                  const ShardingColumns& sharding, size_t columns, Cell fits, std::string note) {
-  Row row{kUnranked,       kUnranked, kUnranked, configuration_cells(model, c, billing, sharding),
-          std::move(note), "",        -1,        ""};
+  Row row{kUnranked,
+          kUnranked,
+          kUnranked,
+          configuration_cells(model, c, billing, sharding),
+          std::move(note),
+          "",
+          -1,
+          "",
+          ""};
   name_row(model, c, billing, &row);
   const size_t fits_column = row.cells.size();
   row.cells.resize(columns - kRankColumns);
@@ -270,12 +302,21 @@ TieNotes rank_ties(const Leaders& l, const AccuracyEvidence* evidence, const Acc
   return ties;
 }
 
-// Under the table: the cheapest and the fastest row, then each one's tie note.
-void print_summary(const Leaders& l, const TieNotes& ties) {
+// Under the table: the cheapest and the fastest row, then each one's tie note, then the first
+// row (in the table's order) that writes no checkpoint at its interval, and how many more do.
+void print_summary(const std::vector<Row>& rows, const Leaders& l, const TieNotes& ties) {
   std::cout << "\n";
   if (l.cheapest.best()) std::cout << "cheapest    " << (*l.cheapest.best())->configuration << "\n";
   if (l.fastest.best()) std::cout << "fastest     " << (*l.fastest.best())->configuration << "\n";
   print_ties(std::cout, ties);
+  const auto none = [](const Row& r) { return !r.no_checkpoint.empty(); };
+  const auto first = std::find_if(rows.begin(), rows.end(), none);
+  if (first == rows.end()) return;
+  const auto more = std::count_if(first + 1, rows.end(), none);
+  std::cout << first->configuration << ": " << first->no_checkpoint;
+  if (more > 0)
+    std::cout << " (and " << more << " more row" << (more > 1 ? "s" : "") << " likewise)";
+  std::cout << "\n";
 }
 
 // A checkpoint volume's line: its price a month (one per job for a shared file system, one per
@@ -292,7 +333,7 @@ std::string storage_price_line(const CheckpointVolume& volume) {
          s::Currency_Name(price.currency()) + "/month " +
          (tier.shared_across_nodes() ? "per job" : "per node") + ", catalog" +
          (price.region().empty() ? "" : ", " + price.region()) + " (" + price.source().citation() +
-         unverified_note(price.source().confidence()) + ")\n";
+         confidence_note(catalog_price_confidence(price.source().confidence())) + ")\n";
 }
 
 // One line per checkpoint volume (storage_price_line), once where several values of
@@ -326,7 +367,7 @@ void print_prices(const CostModel& model, const std::vector<const s::InstanceTyp
       }
       std::cout << ", " << price_origin(*price);
       if (!price->basis.empty()) std::cout << ", " << price->basis;
-      std::cout << " (" << price->source << confidence_note(*price) << ")\n";
+      std::cout << " (" << price->source << confidence_note(price_confidence(*price)) << ")\n";
     }
   }
   print_storage_prices(model);
@@ -386,9 +427,10 @@ int cost_command(const std::vector<std::string>& args) {
   std::vector<Row> rows;
   size_t unsimulated = 0;  // rows too long to simulate
   size_t simulated = 0;
-  size_t over_volume = 0;  // rows whose checkpoint does not fit its volume
-  std::string too_long;    // why the first such row was
-  std::string too_big;     // why the first checkpoint over its volume was
+  size_t over_volume = 0;                // rows whose checkpoint does not fit its volume
+  std::string too_long;                  // why the first such row was
+  bool too_long_never_finishes = false;  // and whether it is not expected to finish (RunCost's)
+  std::string too_big;                   // why the first checkpoint over its volume was
   const std::optional<size_t> shown =
       evaluate_each(*inputs, space, [&](const Configuration& c, const Evaluation& e) {
         if (e.step) keys.note(cluster_label(c));
@@ -411,7 +453,10 @@ int cost_command(const std::vector<std::string>& args) {
           if (!run.unsimulated.empty()) {
             rows.push_back(unranked_row(*model, c, billing, sharding, table.column_count(), "yes",
                                         std::string(kStatusTooLong) + ": " + run.unsimulated));
-            if (unsimulated++ == 0) too_long = run.unsimulated;
+            if (unsimulated++ == 0) {
+              too_long = run.unsimulated;
+              too_long_never_finishes = run.never_finishes;
+            }
             continue;
           }
           rows.push_back(cost_row(*model, c, sharding, *e.step, plan, run));
@@ -438,7 +483,7 @@ int cost_command(const std::vector<std::string>& args) {
   }
   table.print(std::cout, inputs->format);
   if (inputs->format == OutputFormat::kTable) {
-    print_summary(ranked, ties);
+    print_summary(rows, ranked, ties);
     print_accuracy(std::cout, evidence.get(), keys);
     print_prices(*model, inputs->scenario->instances);
     if (*shown < space.valid.size()) {
@@ -447,7 +492,8 @@ int cost_command(const std::vector<std::string>& args) {
   }
   if (!runnable.runs) return kExitInputError;
   // No row got a time: say why (each reason that held a row), as an input error.
-  if (simulated == 0 && unsimulated > 0) report_unsimulated_runs(*inputs, too_long);
+  if (simulated == 0 && unsimulated > 0)
+    report_unsimulated_runs(*inputs, too_long, too_long_never_finishes);
   if (simulated == 0 && over_volume > 0) report_checkpoint_over_volume(*inputs, too_big);
   if (simulated == 0 && unsimulated + over_volume > 0) return kExitInputError;
   return kExitOk;

@@ -11,7 +11,10 @@
 #include <iostream>
 #include <map>
 
+#include "sim/cost/run_cost.h"
 #include "sim/io/output_file.h"
+#include "sim/sweep/configuration_space.h"
+#include "sim/sweep/evaluation.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/results_export.h"
 #include "sim/sweep/sweep_resume.h"
@@ -52,9 +55,7 @@ struct Rankings {
   void offer(const ResultRow& row) {
     note_result_row(row, &keys);
     const std::string& status = row_text(row, result_column("status"));
-    if (status == kStatusTooLong && statuses[status] == 0) {
-      first_too_long = row_text(row, result_column("limiting"));
-    }
+    if (status == kStatusTooLong && statuses[status] == 0) first_too_long = row;
     if (status == kStatusCheckpointOverVolume && statuses[status] == 0) {
       first_over_volume = row_text(row, result_column("limiting"));
     }
@@ -75,10 +76,22 @@ struct Rankings {
   ResultRow fastest_unavailable;  // the fastest row over an availability cap; empty when none
   ParetoFront front;
   std::map<std::string, int64_t> statuses;  // rows per status
-  std::string first_too_long;               // why the first row too long to simulate is
+  ResultRow first_too_long;                 // the first row too long to simulate
   std::string first_over_volume;            // why the first checkpoint over its volume is
   AccuracyKeys keys;                        // of every simulated row
 };
+
+// Whether the run of `row`, a row too long to simulate, is not expected to finish (RunCost's
+// never_finishes): planned again as the row was. A row keeps only its columns, and one read back
+// from the journal of a resumed sweep has nothing else, so its run is planned anew.
+bool never_finishes(const ScenarioInputs& inputs, const CostModel& model, const ResultRow& row) {
+  const Configuration c =
+      ConfigurationSpace(*inputs.scenario).at(static_cast<int64_t>(row_number(row, 0)));
+  const Evaluation e = Evaluator(*inputs.catalog, *inputs.scenario).evaluate(c);
+  schema::BillingMode billing = schema::BILLING_MODE_UNSPECIFIED;
+  schema::BillingMode_Parse(row_text(row, result_column("billing")), &billing);
+  return run_cost(model, c, plan_checkpoints(model, c, e.memory, *e.step), billing).never_finishes;
+}
 
 // The tie notes (accuracy_notes.h) of the fastest and the cheapest row, each against its
 // runner-up.
@@ -379,7 +392,10 @@ int sweep_command(const std::vector<std::string>& args) {
   const int64_t too_long = rows_of(kStatusTooLong);
   const int64_t over_volume = rows_of(kStatusCheckpointOverVolume);
   if (too_long + over_volume > 0 && too_long + over_volume == summary.rows) {
-    if (too_long > 0) report_unsimulated_runs(*inputs, rankings.first_too_long);
+    if (too_long > 0) {
+      report_unsimulated_runs(*inputs, row_text(rankings.first_too_long, result_column("limiting")),
+                              never_finishes(*inputs, *cost->model, rankings.first_too_long));
+    }
     if (over_volume > 0) report_checkpoint_over_volume(*inputs, rankings.first_over_volume);
     return kExitInputError;
   }
