@@ -8,17 +8,10 @@ cli="$1" scenario="$2"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 out="$dir/r.h5" journal="$dir/r.h5.partial"
-"$cli" serve "$scenario" -j 1 --chunk 1 --out "$out" >/dev/null 2>"$dir/first" &
-pid=$!
-# Stop it once the journal holds its identity and a few chunks (over 2 KB).
-for _ in $(seq 300); do
-  [ -f "$out" ] && break
-  [ -f "$journal" ] && [ "$(stat -c %s "$journal")" -gt 2048 ] && break
-  sleep 0.02
-done
-kill -TERM "$pid"
-wait "$pid"
-if [ $? -ne 130 ] || [ ! -f "$journal" ]; then
+. "$(dirname "$0")/stop_midway.sh"
+# Stopped once the journal holds its identity and a few chunks (over 2 KB).
+stop_midway "$out" 2048 serve "$scenario" -j 1 --chunk 1 --out "$out"
+if [ "$stopped_rc" -ne 130 ] || [ ! -f "$journal" ]; then
   echo "the sizing was not stopped with its journal left:"; cat "$dir/first"; ls "$dir"; exit 1
 fi
 grep -q "^clustersim serve: interrupted after [0-9]* deployments; continue with the same command and --resume$" \

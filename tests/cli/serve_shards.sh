@@ -44,12 +44,9 @@ done
 
 # Shard 2/2 stopped as soon as its journal exists, refused to shard 1/2, then resumed.
 out="$dir/r.h5" journal="$dir/r.h5.partial"
-"$cli" serve "$scenario" -j 1 --chunk 1 --shard 2/2 --out "$out" >/dev/null 2>"$dir/log" &
-pid=$!
-for _ in $(seq 500); do [ -f "$journal" ] || [ -f "$out" ] && break; sleep 0.01; done
-kill -TERM "$pid"
-wait "$pid"
-[ $? -eq 130 ] && [ -f "$journal" ] || fail "shard 2/2 was not stopped with its journal left:"
+. "$(dirname "$0")/stop_midway.sh"
+stop_midway "$out" 0 serve "$scenario" -j 1 --chunk 1 --shard 2/2 --out "$out"
+[ "$stopped_rc" -eq 130 ] && [ -f "$journal" ] || { cp "$dir/first" "$dir/log"; fail "shard 2/2 was not stopped with its journal left:"; }
 expect 1 "clustersim serve: --resume: $journal is the journal of another sweep: since it was interrupted, the shard (2/2 then, 1/2 now) changed (resume with the inputs it had, or delete it to start over)" \
   serve "$scenario" --shard 1/2 --out "$out" --resume
 "$cli" serve "$scenario" --shard 2/2 --out "$out" --resume >"$dir/log" 2>&1 ||
