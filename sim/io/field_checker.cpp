@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "sim/io/list_elements.h"
 #include "sim/util/check.h"
 #include "sim/util/number_format.h"
 
@@ -24,18 +25,38 @@ FieldChecker FieldChecker::child(std::string_view field, int index) const {
       d->is_repeated() ? r->GetRepeatedMessage(*message_, d, index) : r->GetMessage(*message_, d);
   const Tree* nested_tree =
       tree_ ? tree_->GetTreeForNested(d, d->is_repeated() ? index : -1) : nullptr;
-  return FieldChecker(file_, nested, nested_tree, path(field, index), location(field, index),
-                      diagnostics_);
+  return FieldChecker(file_, *text_, nested, nested_tree, path(field, index),
+                      location(field, index), diagnostics_);
 }
 
 SourceLocation FieldChecker::location(std::string_view field, int index) const {
   if (tree_ == nullptr) return self_;
   const pb::FieldDescriptor* d = descriptor(field);
-  auto where = tree_->GetLocation(d, d->is_repeated() ? std::max(index, 0) : -1);
-  // Elements of a list written as `field: [a, b]` share the location of the field name.
-  if (where.line < 0 && d->is_repeated()) where = tree_->GetLocation(d, 0);
+  const pb::TextFormat::ParseLocation where =
+      d->is_repeated() ? element_location(d, index) : tree_->GetLocation(d, -1);
   if (where.line < 0) return self_;
   return {file_, where.line + 1, where.column + 1};
+}
+
+// The tree records one location per statement of a repeated field, at its name: each element's
+// own for `field: a field: b`, one shared by all elements of `field: [a, b]` (list_elements.h).
+// While there are as many statements as elements, each is its element's; otherwise the statements
+// are read from the text in order and each element of a list of several is located at its start.
+// (A list of one keeps its name's location, as a statement of one value does.)
+pb::TextFormat::ParseLocation FieldChecker::element_location(const pb::FieldDescriptor* d,
+                                                             int index) const {
+  const int elements = message_->GetReflection()->FieldSize(*message_, d);
+  if (index < 0 || index >= elements) return tree_->GetLocation(d, 0);
+  if (tree_->GetLocation(d, elements - 1).line >= 0) return tree_->GetLocation(d, index);
+  int first = 0;  // the index of the statement's first element
+  for (int statement = 0;; ++statement) {
+    const pb::TextFormat::ParseLocation at = tree_->GetLocation(d, statement);
+    if (at.line < 0) return tree_->GetLocation(d, 0);
+    const std::vector<TextPosition> values = statement_values(*text_, at);
+    const int count = static_cast<int>(values.size());
+    if (index < first + count) return count > 1 ? values[index - first] : at;
+    first += count;
+  }
 }
 
 std::string FieldChecker::path(std::string_view field, int index) const {

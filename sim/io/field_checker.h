@@ -14,14 +14,15 @@
 
 namespace clustersim {
 
-// A cheap, copyable view. Lifetimes: the message, the tree and the diagnostics must outlive it.
+// A cheap, copyable view. Lifetimes: the file's text, message and tree and the diagnostics must
+// outlive it.
 class FieldChecker {
  public:
   using Tree = google::protobuf::TextFormat::ParseInfoTree;
 
   template <class Message>
   static FieldChecker root(const TextFile<Message>& file, Diagnostics* diagnostics) {
-    return FieldChecker(file.path, file.message, file.tree.get(), "", {file.path, 1, 1},
+    return FieldChecker(file.path, file.text, file.message, file.tree.get(), "", {file.path, 1, 1},
                         diagnostics);
   }
 
@@ -30,7 +31,8 @@ class FieldChecker {
   FieldChecker child(std::string_view field, int index = -1) const;
 
   // Where the field (element `index` when repeated) was written; this message's own location
-  // when the field is absent.
+  // when the field is absent. An element of a list (`field: [a, b]`) is where it starts (a
+  // message's `{`); a repeated field as a whole (index -1) is where it is first named.
   SourceLocation location(std::string_view field, int index = -1) const;
   // "parent.field" or "parent.field[index]".
   std::string path(std::string_view field, int index = -1) const;
@@ -103,9 +105,11 @@ class FieldChecker {
   Diagnostics* diagnostics() const { return diagnostics_; }
 
  private:
-  FieldChecker(const std::string& file, const google::protobuf::Message& message, const Tree* tree,
-               std::string path, SourceLocation self, Diagnostics* diagnostics)
+  FieldChecker(const std::string& file, const std::string& text,
+               const google::protobuf::Message& message, const Tree* tree, std::string path,
+               SourceLocation self, Diagnostics* diagnostics)
       : file_(file),
+        text_(&text),
         message_(&message),
         tree_(tree),
         path_(std::move(path)),
@@ -113,11 +117,15 @@ class FieldChecker {
         diagnostics_(diagnostics) {}
 
   const google::protobuf::FieldDescriptor* descriptor(std::string_view field) const;
+  // Where element `index` of repeated field `d` starts (line -1 when the tree lacks it).
+  google::protobuf::TextFormat::ParseLocation element_location(
+      const google::protobuf::FieldDescriptor* d, int index) const;
   // Checks every present value of `field` with `ok`; `expectation` completes "must be ...".
   template <class Predicate>
   bool check_values(std::string_view field, const std::string& expectation, Predicate ok) const;
 
   std::string file_;
+  const std::string* text_;  // the file's text, as parsed
   const google::protobuf::Message* message_;
   const Tree* tree_;
   std::string path_;

@@ -54,14 +54,14 @@ void check_offload_modules(const FieldChecker& p, const s::Parallelism& m) {
     const int module = m.activation_offload_modules(i);
     const std::string name = s::ActivationOffloadModule_Name(module);
     if (module == s::ACTIVATION_OFFLOAD_MODULE_UNSPECIFIED) {
-      p.error(field, name + " names no module");
+      p.error(field, name + " names no module", i);
       continue;
     }
     for (int j = 0; j < i; ++j) {
-      if (m.activation_offload_modules(j) == module) p.error(field, name + " is listed twice");
+      if (m.activation_offload_modules(j) == module) p.error(field, name + " is listed twice", i);
     }
     if (module == s::OFFLOAD_FUSED_EXPERT_MLP && !m.fused_expert_mlp()) {
-      p.error(field, name + " needs fused_expert_mlp (the fused grouped MLP's FC1 output)");
+      p.error(field, name + " needs fused_expert_mlp (the fused grouped MLP's FC1 output)", i);
     }
   }
   if (m.recompute() == s::RECOMPUTE_FULL) {
@@ -200,12 +200,14 @@ void check_parallelism(const FieldChecker& p, const s::Model* model) {
     p.error("recompute_modules",
             "cannot be combined with recompute RECOMPUTE_FULL (which reruns whole layers)");
   }
-  for (int module : m.recompute_modules()) {
+  for (int i = 0; i < m.recompute_modules_size(); ++i) {
+    const int module = m.recompute_modules(i);
     const bool experts = module == s::RECOMPUTE_MOE || module == s::RECOMPUTE_MOE_ACT;
     if (experts && is_transformer(model) && !model->transformer().has_moe()) {
-      p.error("recompute_modules", std::string(s::RecomputeModule_Name(module)) +
-                                       " needs a mixture-of-experts model; \"" + model->name() +
-                                       "\" has no moe");
+      p.error("recompute_modules",
+              std::string(s::RecomputeModule_Name(module)) +
+                  " needs a mixture-of-experts model; \"" + model->name() + "\" has no moe",
+              i);
     }
   }
   if (m.distributed_optimizer() && m.zero_stage() > 0) {

@@ -6,12 +6,9 @@
 // tokenizer, tracking which messages are open, and the parser's message is translated.
 #include "sim/io/parse_error.h"
 
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -22,6 +19,7 @@
 #include "sim/io/schema/cost.pb.h"
 #include "sim/io/schema/scenario.pb.h"
 #include "sim/io/schema/serving.pb.h"
+#include "sim/io/text_tokens.h"
 #include "sim/util/closest_name.h"
 
 namespace clustersim {
@@ -38,30 +36,6 @@ struct TokenPosition {
   int column = 0;
   auto operator<=>(const TokenPosition&) const = default;
 };
-
-// Tokenizer errors were already reported by the parser, which read the same text.
-class SilentCollector : public pb::io::ErrorCollector {
- public:
-  void AddError(int, pb::io::ColumnNumber, const std::string&) override {}
-};
-
-// Calls `visit(token, next)` for each token of `text` as the text-format parser tokenizes it,
-// `next` being the token after it (TYPE_END at the end), until `visit` returns false.
-void for_each_token(const std::string& text,
-                    const std::function<bool(const pb::io::Tokenizer::Token&,
-                                             const pb::io::Tokenizer::Token&)>& visit) {
-  pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
-  SilentCollector silent;
-  pb::io::Tokenizer tokenizer(&input, &silent);
-  tokenizer.set_comment_style(pb::io::Tokenizer::SH_COMMENT_STYLE);
-  tokenizer.set_allow_f_after_float(true);
-  tokenizer.Next();
-  while (tokenizer.current().type != pb::io::Tokenizer::TYPE_END) {
-    const pb::io::Tokenizer::Token token = tokenizer.current();
-    tokenizer.Next();
-    if (!visit(token, tokenizer.current())) return;
-  }
-}
 
 TokenPosition position_of(const pb::io::Tokenizer::Token& token) {
   return {token.line, token.column};

@@ -18,6 +18,7 @@ namespace clustersim {
 template <class Message>
 struct TextFile {
   std::string path;
+  std::string text;  // as parsed: the file's contents less a leading kUtf8ByteOrderMark
   Message message;
   std::unique_ptr<google::protobuf::TextFormat::ParseInfoTree> tree =
       std::make_unique<google::protobuf::TextFormat::ParseInfoTree>();
@@ -53,11 +54,11 @@ bool read_whole_file(const std::string& path, std::string* contents, Diagnostics
 template <class Message>
 std::unique_ptr<TextFile<Message>> read_text_file(const std::string& path,
                                                   Diagnostics* diagnostics) {
-  std::string text;
-  if (!read_whole_file(path, &text, diagnostics)) return nullptr;
   auto file = std::make_unique<TextFile<Message>>();
+  if (!read_whole_file(path, &file->text, diagnostics)) return nullptr;
+  if (file->text.starts_with(kUtf8ByteOrderMark)) file->text.erase(0, kUtf8ByteOrderMark.size());
   file->path = path;
-  if (!parse_text(path, text, &file->message, file->tree.get(), diagnostics)) return nullptr;
+  if (!parse_text(path, file->text, &file->message, file->tree.get(), diagnostics)) return nullptr;
   return file;
 }
 

@@ -198,7 +198,7 @@ TEST_CASE("a fault rate is a number of interruptions a node-hour: 0 or within ra
 TEST_CASE("a billing mode listed twice is an error at its position") {
   // Each configuration was priced and listed twice in that mode.
   auto loaded = load_cost(cost_scenario("  billing: [ON_DEMAND, SPOT, ON_DEMAND]"));
-  CHECK(loaded->diagnostics == "s.textproto:18:3: cost.billing[2]: ON_DEMAND is listed twice\n");
+  CHECK(loaded->diagnostics == "s.textproto:18:30: cost.billing[2]: ON_DEMAND is listed twice\n");
 }
 
 TEST_CASE("spot preemptions need a checkpoint and a restart") {

@@ -88,11 +88,11 @@ TEST_CASE("workers below one, repeated values and empty input axes are errors at
                     { capacity_gib: 200 tier: "aliyun.essd.pl0" }]
 }
 )"));
-  CHECK_THAT(errors, Catch::Contains("s.textproto:13:3: sweep.dataloader_workers_per_gpu[1]: "
+  CHECK_THAT(errors, Catch::Contains("s.textproto:13:35: sweep.dataloader_workers_per_gpu[1]: "
                                      "must be >= 1, got 0"));
-  CHECK_THAT(errors, Catch::Contains("s.textproto:13:3: sweep.dataloader_workers_per_gpu[2]: 2 "
+  CHECK_THAT(errors, Catch::Contains("s.textproto:13:38: sweep.dataloader_workers_per_gpu[2]: 2 "
                                      "is listed twice"));
-  CHECK_THAT(errors, Catch::Contains("s.textproto:14:3: sweep.dataset_storage[1]: { tier: "
+  CHECK_THAT(errors, Catch::Contains("s.textproto:15:21: sweep.dataset_storage[1]: { tier: "
                                      "\"aliyun.essd.pl0\" capacity_gib: 200 } is listed twice"));
   CHECK_THAT(testing::scenario_errors(resnet_scenario("sweep {\n  dataset_storage: []\n}\n")),
              Catch::Contains("s.textproto:13:3: dataset_storage: is an empty list"));

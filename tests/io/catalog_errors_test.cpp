@@ -1132,7 +1132,7 @@ TEST_CASE("compressed sparse attention is checked field by field") {
         "c.textproto:9:7: model[0].transformer.compressed_sparse_attention.compress_ratios: has 2 "
         "entries, one a layer: num_layers is 32\n");
   CHECK(catalog_errors(transformer_model("m", compressed_attention(ratios32("8"), kIndexer))) ==
-        "c.textproto:9:7: model[0].transformer.compressed_sparse_attention.compress_ratios[31]: "
+        "c.textproto:9:146: model[0].transformer.compressed_sparse_attention.compress_ratios[31]: "
         "is 8: 0 (window only), 4 (indexed compressed keys) or 128 (all compressed keys)\n");
   // The indexer with ratio-4 layers, and only then.
   CHECK(catalog_errors(transformer_model("m", compressed_attention(ratios32()))) ==

@@ -117,7 +117,7 @@ TEST_CASE("an instance given without its provider prefix suggests the full name"
 TEST_CASE("a typo in a sweep's instance list points at that element") {
   CHECK(scenario_errors(scenario() +
                         "sweep {\n  instance: [\"aws.p4d.24xlarge\", \"aws.g5.48xlarg\"]\n}\n") ==
-        "s.textproto:13:3: sweep.instance[1]: unknown instance type \"aws.g5.48xlarg\" (did you "
+        "s.textproto:13:34: sweep.instance[1]: unknown instance type \"aws.g5.48xlarg\" (did you "
         "mean \"aws.g5.48xlarge\"?)\n");
 }
 
@@ -332,7 +332,7 @@ TEST_CASE("a tensor-parallel degree that does not divide the heads is rejected")
 
 TEST_CASE("with grouped-query attention the degree must also divide the KV heads") {
   CHECK(scenario_errors(scenario("llama2-70b") + "sweep { tensor_parallel: [8, 16] }\n") ==
-        "s.textproto:12:9: sweep.tensor_parallel[1]: 16 does not divide the model's "
+        "s.textproto:12:30: sweep.tensor_parallel[1]: 16 does not divide the model's "
         "num_kv_heads (8)\n");
 }
 
@@ -868,7 +868,7 @@ TEST_CASE("recomputing latent up projections needs latent or compressed sparse a
 
 TEST_CASE("recomputed expert modules need experts, and no recomputation of whole layers") {
   CHECK(h100_errors("parallelism { recompute_modules: [RECOMPUTE_LAYERNORM, RECOMPUTE_MOE] }\n") ==
-        "s.textproto:12:15: parallelism.recompute_modules: RECOMPUTE_MOE needs a "
+        "s.textproto:12:56: parallelism.recompute_modules[1]: RECOMPUTE_MOE needs a "
         "mixture-of-experts model; \"llama2-7b\" has no moe\n");
   CHECK(h100_errors("parallelism { recompute_modules: [RECOMPUTE_LAYERNORM] }\n") == "");
   CHECK_THAT(h100_errors("parallelism { recompute: RECOMPUTE_FULL "
@@ -922,12 +922,12 @@ TEST_CASE("fine-grained offload names each module once, one the layers keep") {
   const std::string offload = "activation_offload_modules: [OFFLOAD_FUSED_EXPERT_MLP] ";
   CHECK(errors("fused_expert_mlp: true " + offload) == "");
   CHECK(errors(offload) ==
-        "s.textproto:12:60: parallelism.activation_offload_modules: OFFLOAD_FUSED_EXPERT_MLP needs "
-        "fused_expert_mlp (the fused grouped MLP's FC1 output)\n");
+        "s.textproto:12:60: parallelism.activation_offload_modules[0]: OFFLOAD_FUSED_EXPERT_MLP "
+        "needs fused_expert_mlp (the fused grouped MLP's FC1 output)\n");
   CHECK(errors("fused_expert_mlp: true activation_offload_modules: [OFFLOAD_FUSED_EXPERT_MLP, "
                "OFFLOAD_FUSED_EXPERT_MLP]") ==
-        "s.textproto:12:83: parallelism.activation_offload_modules: OFFLOAD_FUSED_EXPERT_MLP is "
-        "listed twice\n");
+        "s.textproto:12:138: parallelism.activation_offload_modules[1]: OFFLOAD_FUSED_EXPERT_MLP "
+        "is listed twice\n");
   CHECK(errors("fused_expert_mlp: true recompute_modules: [RECOMPUTE_MOE] " + offload) ==
         "s.textproto:12:118: parallelism.activation_offload_modules: cannot be combined with "
         "recompute_modules RECOMPUTE_MOE (the rerun expert layer keeps its input only)\n");
@@ -948,9 +948,9 @@ TEST_CASE("layers listed per model chunk may leave a chunk empty, per stage not"
       "parallelism { pipeline_parallel: 2 schedule: INTERLEAVED_ONE_F_ONE_B virtual_stages: 2 ";
   CHECK(h100_errors(chunks + "stage_layers: [8, 8, 16, 0] }\n") == "");
   CHECK(h100_errors(chunks + "stage_layers: [8, -1, 16, 9] }\n") ==
-        "s.textproto:12:88: parallelism.stage_layers[1]: must be at least 0, got -1\n");
+        "s.textproto:12:106: parallelism.stage_layers[1]: must be at least 0, got -1\n");
   CHECK(h100_errors("parallelism { pipeline_parallel: 2 stage_layers: [32, 0] }\n") ==
-        "s.textproto:12:36: parallelism.stage_layers[1]: must be at least 1, got 0\n");
+        "s.textproto:12:55: parallelism.stage_layers[1]: must be at least 1, got 0\n");
   // 2 (2^31 - 1) + 34 wraps a 32-bit sum to the model's 32 layers: it loaded, and ran out of memory
   // by 2 billion GiB.
   CHECK(h100_errors("parallelism { pipeline_parallel: 3 "
@@ -1005,7 +1005,7 @@ TEST_CASE("a micro-batch swept or tried by auto_parallelism is at most the globa
   CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",
                                  "sweep { micro_batch_size: [1, 128] }\n")) ==
-        "s.textproto:12:9: sweep.micro_batch_size[1]: 128 is above job.global_batch_size (64): a "
+        "s.textproto:12:31: sweep.micro_batch_size[1]: 128 is above job.global_batch_size (64): a "
         "micro-batch is part of one step's batch\n");
   CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",
@@ -1016,7 +1016,7 @@ TEST_CASE("a micro-batch swept or tried by auto_parallelism is at most the globa
   CHECK(scenario_errors(scenario("llama2-7b", "token_budget: 1e9 sequence_length: 4096",
                                  "instance: \"aws.p4d.24xlarge\" nodes: 2",
                                  "sweep { auto_parallelism { micro_batch_size: [2, 1, 2] } }\n")) ==
-        "s.textproto:12:28: sweep.auto_parallelism.micro_batch_size[2]: 2 is listed twice\n");
+        "s.textproto:12:53: sweep.auto_parallelism.micro_batch_size[2]: 2 is listed twice\n");
 }
 
 TEST_CASE("a range whose pace passes its end at once is an error, not its start alone") {
@@ -1142,7 +1142,7 @@ TEST_CASE("LoRA: a rank from 1 to the hidden size, known and distinct target mod
         "s.textproto:7:74: job.lora.target_modules: unknown value \"LINEAR_FC3\" (did you mean "
         "\"LINEAR_FC1\"?)\n");
   CHECK(scenario_errors(job("lora { rank: 8 target_modules: [LINEAR_FC1, LINEAR_FC1] }")) ==
-        "s.textproto:7:58: job.lora.target_modules[1]: names LINEAR_FC1 twice\n");
+        "s.textproto:7:87: job.lora.target_modules[1]: names LINEAR_FC1 twice\n");
   CHECK(scenario_errors(job("lora { rank: 8 dropout: 0.1 }")) == "");
   CHECK(scenario_errors(job("lora { rank: 8 dropout: 1.5 }")) ==
         "s.textproto:7:58: job.lora.dropout: must be in [0, 1], got 1.5\n");

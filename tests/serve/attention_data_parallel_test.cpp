@@ -322,7 +322,7 @@ TEST_CASE("attention data parallelism's located errors") {
   swept.replace(swept.find("expert_parallel: 8 attention_data_parallel: true "), 49, "");
   swept += "sweep { attention_data_parallel: [false, true] }\n";
   CHECK(load_serving_text(swept)->messages() ==
-        "s.textproto:8:9: sweep.attention_data_parallel[1]: needs deployment.expert_parallel "
+        "s.textproto:8:42: sweep.attention_data_parallel[1]: needs deployment.expert_parallel "
         "equal to tensor_parallel (8; it is absent): the experts split over all the replica's "
         "GPUs, as TensorRT-LLM's DEP deployments\n");
   CHECK(messages("}\ntraffic", "}\nsweep { attention_data_parallel: [false, true] }\ntraffic")
@@ -330,7 +330,7 @@ TEST_CASE("attention data parallelism's located errors") {
   // CUDA-graph sizes: increasing, positive; a tensor-parallel replica takes them too
   // (cuda_graph_padding_test.cpp).
   CHECK(messages("FP8 } }", "FP8 } scheduler { cuda_graph_batch_sizes: [1, 8, 4] } }") ==
-        "s.textproto:2:185: deployment.scheduler.cuda_graph_batch_sizes[2]: must be positive and "
+        "s.textproto:2:216: deployment.scheduler.cuda_graph_batch_sizes[2]: must be positive and "
         "strictly increasing (TensorRT-LLM's cuda_graph_config.batch_sizes, sorted)\n");
   std::string tp = kDep;
   tp.replace(tp.find("attention_data_parallel: true "), 30, "");

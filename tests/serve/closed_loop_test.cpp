@@ -257,7 +257,7 @@ TEST_CASE("bad closed-loop settings are errors at their field") {
         "s.textproto:4:17: traffic.closed_loop.concurrency: must be in [1, 1048576], got "
         "2000000\n");
   CHECK(messages("concurrency: 4", "concurrency: 4", "sweep { concurrency: [2, 0] }\n") ==
-        "s.textproto:9:9: sweep.concurrency[1]: must be in [1, 1048576], got 0\n");
+        "s.textproto:9:26: sweep.concurrency[1]: must be in [1, 1048576], got 0\n");
   CHECK(messages("closed_loop { concurrency: 4 }", "rate_per_s: 2",
                  "sweep { concurrency: [2] }\n") ==
         "s.textproto:9:9: sweep.concurrency: sets the users of a closed-loop client: give "

@@ -162,7 +162,7 @@ TEST_CASE("CUDA-graph sizes' located errors") {
     return load_serving_text(text)->messages();
   };
   CHECK(messages("[1, 2, 4,", "[1, 0, 4,") ==
-        "s.textproto:2:153: deployment.scheduler.cuda_graph_batch_sizes[1]: must be positive and "
+        "s.textproto:2:181: deployment.scheduler.cuda_graph_batch_sizes[1]: must be positive and "
         "strictly increasing (TensorRT-LLM's cuda_graph_config.batch_sizes, sorted)\n");
   CHECK(messages("scheduler { ", "scheduler { batching: STATIC ") ==
         "s.textproto:2:134: deployment.scheduler.batching: CUDA-graph padding "
@@ -172,11 +172,11 @@ TEST_CASE("CUDA-graph sizes' located errors") {
   CHECK(messages("64] } }",
                  "64] } speculative_decoding { draft_model: \"llama3-8b\" "
                  "draft_tokens: 3 acceptance_rate: 0.7 } }") ==
-        "s.textproto:2:153: deployment.scheduler.cuda_graph_batch_sizes[0]: CUDA-graph padding "
+        "s.textproto:2:178: deployment.scheduler.cuda_graph_batch_sizes[0]: CUDA-graph padding "
         "with speculative decoding is not simulated (TensorRT-LLM pads a verification batch "
         "with dummy requests of k draft tokens each, which the drafter runs too): drop one\n");
   CHECK(messages("rate_per_s: 20", "rate_per_s: 20 beam_width: 2") ==
-        "s.textproto:2:153: deployment.scheduler.cuda_graph_batch_sizes[0]: CUDA-graph padding "
+        "s.textproto:2:178: deployment.scheduler.cuda_graph_batch_sizes[0]: CUDA-graph padding "
         "with beam search is not simulated (a graph's batch counts requests of max_beam_width "
         "beams each): drop one\n");
 }

@@ -225,8 +225,8 @@ TEST_CASE("a value listed twice in a serving sweep or its billing modes is an er
                              "sweep { replicas: [1, 2, 1] }\nbilling: [ON_DEMAND, ON_DEMAND]\n");
   CHECK(t->loaded == nullptr);
   CHECK(t->messages() ==
-        "s.textproto:8:9: sweep.replicas[2]: 1 is listed twice\n"
-        "s.textproto:9:1: billing[1]: ON_DEMAND is listed twice\n");
+        "s.textproto:8:26: sweep.replicas[2]: 1 is listed twice\n"
+        "s.textproto:9:22: billing[1]: ON_DEMAND is listed twice\n");
 }
 
 TEST_CASE("an instance without GPU cannot serve") {
@@ -329,9 +329,9 @@ TEST_CASE("a swept expert-parallel degree must split the experts and some swept 
   text.replace(text.find("llama2-7b"), 9, "qwen3-30b-a3b");
   text += "sweep { tensor_parallel: [2, 4] expert_parallel: [1, 3, 4, 8] }\n";
   CHECK(load_serving_text(text)->messages() ==
-        "s.textproto:8:33: sweep.expert_parallel[1]: 3 does not divide the model's "
+        "s.textproto:8:54: sweep.expert_parallel[1]: 3 does not divide the model's "
         "moe.num_experts (128)\n"
-        "s.textproto:8:33: sweep.expert_parallel[3]: 8 divides no tensor_parallel degree of the "
+        "s.textproto:8:60: sweep.expert_parallel[3]: 8 divides no tensor_parallel degree of the "
         "deployment (2, 4): expert parallelism splits the tensor-parallel group\n");
 }
 

@@ -264,7 +264,7 @@ TEST_CASE("bad speculative decoding settings are errors at their field") {
         "s.textproto:9:5: deployment.speculative_decoding.draft_tokens: must be in [1, 64], "
         "got 0\n");
   CHECK(messages("", "", "sweep { draft_tokens: [2, -1] }\n") ==
-        "s.textproto:19:9: sweep.draft_tokens[1]: must be in [0, 64], got -1\n");
+        "s.textproto:19:27: sweep.draft_tokens[1]: must be in [0, 64], got -1\n");
   CHECK(messages("draft_model: \"llama3-8b\"", "draft_model: \"llama3-8c\"") ==
         "s.textproto:8:5: deployment.speculative_decoding.draft_model: unknown model "
         "\"llama3-8c\" (did you mean \"llama3-8b\"?)\n");

@@ -86,13 +86,13 @@ sweep { pool { instance: "aws.p4de.24xlarge" nodes: [4] }
 TEST_CASE("bad hybrid-sharding axes are errors at their field") {
   const std::string zero3 = "parallelism { zero_stage: 3 fsdp2: true }\n";
   CHECK(testing::scenario_errors(llama(zero3 + "sweep { data_parallel_shard: [8, 0, -2] }")) ==
-        "s.textproto:5:9: sweep.data_parallel_shard[1]: must be >= 1, got 0\n"
-        "s.textproto:5:9: sweep.data_parallel_shard[2]: must be >= 1, got -2\n");
+        "s.textproto:5:34: sweep.data_parallel_shard[1]: must be >= 1, got 0\n"
+        "s.textproto:5:37: sweep.data_parallel_shard[2]: must be >= 1, got -2\n");
   CHECK(testing::scenario_errors(
             llama(zero3 + "sweep { tensor_parallel: [1, 2] data_parallel_shard: [8, 64, 12] }")) ==
-        "s.textproto:5:33: sweep.data_parallel_shard[1]: 64 divides none of the sweep's "
+        "s.textproto:5:58: sweep.data_parallel_shard[1]: 64 divides none of the sweep's "
         "data-parallel degrees (16, 32)\n"
-        "s.textproto:5:33: sweep.data_parallel_shard[2]: 12 divides none of the sweep's "
+        "s.textproto:5:62: sweep.data_parallel_shard[2]: 12 divides none of the sweep's "
         "data-parallel degrees (16, 32)\n");
   CHECK(testing::scenario_errors(
             llama(zero3 + "sweep { auto_parallelism { } data_parallel_shard: [48] }")) ==

@@ -191,7 +191,7 @@ sweep { pool { instance: "aws.p4d.24xlarge" nodes: [1, 4] owned_nodes: 2 } })"))
         "instance and nodes)\n"
         "s.textproto:10:9: sweep.pool: replaces cluster.pool: give one of them\n"
         "s.textproto:8:3: cluster.inter_pool.bandwidth_gbit_per_s: is required\n"
-        "s.textproto:10:45: sweep.pool[0].nodes[0]: is below owned_nodes (2)\n");
+        "s.textproto:10:53: sweep.pool[0].nodes[0]: is below owned_nodes (2)\n");
 }
 
 TEST_CASE("swept pools whose every count is 0 are an error at the last pool's nodes") {
@@ -212,7 +212,7 @@ TEST_CASE("a pool's node counts are listed once each") {
   CHECK(scenario_errors(kJob + std::string(R"(sweep {
   pool { instance: "aws.p5.48xlarge" nodes: [1, 2, 1] }
   pool { instance: "aws.p4d.24xlarge" nodes: [1] }
-})")) == "s.textproto:6:38: sweep.pool[0].nodes[2]: 1 is listed twice\n");
+})")) == "s.textproto:6:52: sweep.pool[0].nodes[2]: 1 is listed twice\n");
 }
 
 // One p5 node (8 H100) then one p4d node (8 A100); the layout on line 9.

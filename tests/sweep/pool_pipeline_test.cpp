@@ -41,7 +41,7 @@ TEST_CASE("stage layer counts of the wrong count, sum or a zero are errors at st
         "s.textproto:9:93: parallelism.stage_layers: add up to 21 layers, the model has 32 "
         "(num_layers)\n");
   CHECK(errors_of(across + "stage_layers: [32, 0] }") ==
-        "s.textproto:9:93: parallelism.stage_layers[1]: must be at least 1, got 0\n");
+        "s.textproto:9:112: parallelism.stage_layers[1]: must be at least 1, got 0\n");
 }
 
 TEST_CASE("a pipeline across pools takes no first/last stage layer counts instead of its own") {
@@ -59,7 +59,7 @@ TEST_CASE("a stage whose layers do not fit its pool's GPU memory is an error at 
       "parallelism { tensor_parallel: 1 pipeline_parallel: 2 pool_placement: "
       "PIPELINE_ACROSS_POOLS ";
   CHECK(errors_of(across + "stage_layers: [2, 30] }") ==
-        "s.textproto:9:93: parallelism.stage_layers[1]: stage 2's 30 layers do not fit in the "
+        "s.textproto:9:111: parallelism.stage_layers[1]: stage 2's 30 layers do not fit in the "
         "memory of \"aws.p4d.24xlarge\"'s A100-SXM4-40GB: they need 122 GiB per GPU of the 39.4 "
         "GiB it has\n");
   // Without counts no split by speed fits either: the error is the placement's.

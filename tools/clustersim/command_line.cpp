@@ -236,7 +236,7 @@ void report_checkpoint_over_volume(const ScenarioInputs& inputs, const std::stri
   const bool swept = inputs.scenario->scenario().sweep().checkpoint_storage_size() > 0;
   const FieldChecker owner = swept ? root.child("sweep") : root.child("cost").child("checkpoint");
   const char* field = swept ? "checkpoint_storage" : "volume";
-  std::cerr << owner.location(field, 0).to_string() << ": " << owner.path(field)
+  std::cerr << owner.location(field).to_string() << ": " << owner.path(field)
             << ": no configuration's checkpoint fits" << (swept ? " on any of its volumes" : "")
             << ": " << reason << "\n";
 }
