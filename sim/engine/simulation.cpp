@@ -34,15 +34,18 @@ void Simulation::call_at(Picoseconds when, std::function<void()> callback) {
 }
 
 void Simulation::request_settle(Settler* settler) {
-  if (std::find(settlers_.begin(), settlers_.end(), settler) == settlers_.end()) {
-    settlers_.push_back(settler);
-  }
+  if (settler->settle_requested_) return;
+  settler->settle_requested_ = true;
+  settlers_.push_back(settler);
 }
 
 void Simulation::run_settlers() {
   // A settler may request settling again (for the same timestamp); loop until quiet.
   while (!settlers_.empty()) {
     settling_.swap(settlers_);
+    // Cleared for the whole batch before any runs, so that one asked again while the batch runs
+    // (by itself or an earlier one) runs again after it, as a request after its settle does.
+    for (Settler* s : settling_) s->settle_requested_ = false;
     for (Settler* s : settling_) s->settle();
     settling_.clear();
   }

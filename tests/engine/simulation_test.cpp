@@ -51,6 +51,42 @@ TEST_CASE("a settler runs once after all events of a timestamp") {
   CHECK(settler.settled_at == std::vector<int64_t>{7, 9});
 }
 
+// Settles in the order first requested; while a batch runs, one asked again (by another or by
+// itself) runs once more after the batch, never twice in a row within it.
+struct ChainSettler : Settler {
+  std::string name;
+  std::string* log = nullptr;
+  Simulation* sim = nullptr;
+  std::vector<Settler*> asks;  // requested on its first settle
+  bool asked = false;
+  void settle() override {
+    *log += name;
+    if (asked) return;
+    asked = true;
+    for (Settler* s : asks) sim->request_settle(s);
+  }
+};
+
+TEST_CASE("a settler asked again while its batch runs settles once more after the batch") {
+  Simulation sim;
+  std::string log;
+  ChainSettler a, b, c;
+  for (auto [s, name] : {std::pair{&a, "a"}, {&b, "b"}, {&c, "c"}}) {
+    s->name = name;
+    s->log = &log;
+    s->sim = &sim;
+  }
+  a.asks = {&c, &a, &c};  // c is later in this batch, a itself: each once more, c first
+  sim.call_at(Picoseconds(3), [&] {
+    sim.request_settle(&a);
+    sim.request_settle(&b);
+    sim.request_settle(&a);
+    sim.request_settle(&c);
+  });
+  sim.run();
+  CHECK(log == "abcca");
+}
+
 TEST_CASE("transfer_time rounds up so a transfer never ends early") {
   CHECK(transfer_time(1e9, 1e9) == Picoseconds(1000000000000));
   CHECK(transfer_time(1, 3e12) == Picoseconds(1));  // 0.33 ps -> 1 ps
