@@ -4,7 +4,7 @@
 // shares. Then each column under its rule: exact columns must be
 // equal; relative ones within |a - b| <= tolerance x max(|a|, |b|); absolute ones within
 // |a - b| <= tolerance. Empty against non-empty is always a drift. Columns the baseline was
-// written without are skipped.
+// written without are skipped. The rows regress lists are named so that no two read alike.
 #include "sim/sweep/regression.h"
 
 #include <algorithm>
@@ -104,7 +104,7 @@ RegressionReport compare_results(const std::vector<ResultRow>& baseline,
       const auto d = difference(columns[c], tolerance[c], before[c], now[c]);
       if (d) {
         report.drifts.push_back(
-            {index, columns[c].key, cell_text(before[c]), cell_text(now[c]), *d});
+            {index, columns[c].key, cell_text(before[c]), cell_text(now[c]), *d, j});
       }
     }
   }
@@ -114,6 +114,36 @@ RegressionReport compare_results(const std::vector<ResultRow>& baseline,
     report.missing_rows.push_back(i);
   }
   return report;
+}
+
+std::vector<std::string> row_names(const std::vector<const ResultRow*>& rows,
+                                   const std::vector<ResultColumn>& columns,
+                                   const std::function<std::string(const ResultRow&)>& describe,
+                                   const std::vector<std::string>& baseline_lacks) {
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<size_t>> alike;  // rows by their description
+  for (size_t i = 0; i < rows.size(); ++i) {
+    names.push_back(describe(*rows[i]));
+    alike[names.back()].push_back(i);
+  }
+  for (const auto& [words, group] : alike) {
+    std::vector<size_t> differing;
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (!columns[c].configuration || lacks(baseline_lacks, columns[c])) continue;
+      const Table::Cell& first = (*rows[group.front()])[c];
+      if (std::any_of(group.begin(), group.end(),
+                      [&](size_t i) { return (*rows[i])[c] != first; })) {
+        differing.push_back(c);
+      }
+    }
+    for (size_t i : group) {
+      for (size_t c : differing) {
+        const std::string value = cell_text((*rows[i])[c]);
+        names[i] += ", " + columns[c].header + " " + (value.empty() ? "none" : value);
+      }
+    }
+  }
+  return names;
 }
 
 }  // namespace clustersim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ struct ColumnDrift {
   std::string baseline;  // the cells as text ("" when empty)
   std::string current;
   double difference = 0;  // relative or absolute per the column's rule; NaN for exact columns
+  size_t row = 0;         // the drifted row's position in the current list
 };
 
 struct RegressionReport {
@@ -40,5 +42,14 @@ RegressionReport compare_results(const std::vector<ResultRow>& baseline,
                                  const std::map<std::string, double>& tolerances,
                                  const std::vector<std::string>& baseline_lacks = {},
                                  const std::vector<ResultColumn>& columns = result_columns());
+
+// Each of `rows`' name, telling it apart from the others: `describe`'s words, and where other
+// rows read the same, ", HEADER VALUE" for each configuration column of `columns` (those the
+// baseline has) in which those rows differ, in column order ("v 2, recompute RECOMPUTE_FULL").
+// Rows alike in every configuration column (a sweep axis without a column) keep one name.
+std::vector<std::string> row_names(const std::vector<const ResultRow*>& rows,
+                                   const std::vector<ResultColumn>& columns,
+                                   const std::function<std::string(const ResultRow&)>& describe,
+                                   const std::vector<std::string>& baseline_lacks = {});
 
 }  // namespace clustersim

@@ -60,7 +60,8 @@ std::string describe(const Configuration& c) {
          parallel_layout_words(p.tensor_parallel(), p.context_parallel(), p.pipeline_parallel(),
                                p.data_parallel(), data_parallel_shard_ranks(p),
                                expert_layout(p).expert_parallel, p.micro_batch_size()) +
-         ", " + schema::Recompute_Name(p.recompute());
+         (p.virtual_stages() > 1 ? " v " + std::to_string(p.virtual_stages()) : "") + ", " +
+         schema::Recompute_Name(p.recompute());
 }
 
 }  // namespace clustersim

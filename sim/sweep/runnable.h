@@ -35,7 +35,7 @@ struct Runnability {
 Runnability check_runnable(const Catalog& catalog, const LoadedScenario& scenario);
 
 // "aws.p5.48xlarge x 2, TP 8 PP 1 DP 2 mbs 1, RECOMPUTE_FULL" (parallel_layout_words: CP, the
-// hybrid-sharding group and EP where they split anything).
+// hybrid-sharding group and EP where they split anything; " v 2" after mbs with virtual stages).
 std::string describe(const Configuration& configuration);
 
 }  // namespace clustersim

@@ -412,6 +412,43 @@ TEST_CASE("regression: rows pair by configuration, not position, when the sweep 
   CHECK(billing.added == std::vector<int64_t>{0, 1});
 }
 
+TEST_CASE("regression: a row's name sets it apart from the rows described alike") {
+  // Rows described by their node count alone: the two of 2 nodes differ in recompute and
+  // schedule, which their names add; the one of 4 nodes keeps its description.
+  auto on = [](int nodes, const char* recompute, const char* schedule) {
+    ResultRow row = point(0, 1, 1);
+    row[result_column("nodes")] = static_cast<double>(nodes);
+    row[result_column("recompute")] = std::string(recompute);
+    row[result_column("schedule")] = std::string(schedule);
+    row[result_column("virtual_stages")] = 1.0;
+    return row;
+  };
+  const std::vector<ResultRow> rows = {on(2, "RECOMPUTE_FULL", "ONE_F_ONE_B"),
+                                       on(4, "RECOMPUTE_FULL", "GPIPE"),
+                                       on(2, "RECOMPUTE_SELECTIVE", "GPIPE")};
+  const std::vector<std::string> names =
+      row_names({&rows[0], &rows[1], &rows[2]}, result_columns(), [](const ResultRow& r) {
+        return std::to_string(static_cast<int>(row_number(r, result_column("nodes")))) + " nodes";
+      });
+  CHECK(names == std::vector<std::string>{
+                     "2 nodes, schedule ONE_F_ONE_B, recompute RECOMPUTE_FULL", "4 nodes",
+                     "2 nodes, schedule GPIPE, recompute RECOMPUTE_SELECTIVE"});
+  // A column the baseline lacks names nothing.
+  CHECK(row_names({&rows[0], &rows[2]}, result_columns(),
+                  [](const ResultRow&) { return std::string("alike"); }, {"schedule"}) ==
+        std::vector<std::string>{"alike, recompute RECOMPUTE_FULL",
+                                 "alike, recompute RECOMPUTE_SELECTIVE"});
+}
+
+TEST_CASE("regression: a drift names the current row it was found in") {
+  const std::vector<ResultRow> baseline = {point(0, 10, 100), point(1, 20, 50)};
+  std::vector<ResultRow> current = baseline;
+  current[1][result_column("cost")] = 60.0;
+  const RegressionReport report = compare_results(baseline, current, {});
+  REQUIRE(report.drifts.size() == 1);
+  CHECK(report.drifts[0].row == 1);
+}
+
 TEST_CASE("regression: a column the baseline was written without is not compared") {
   const std::vector<ResultRow> baseline = {point(0, 10, 100)};  // its pool_placement empty
   std::vector<ResultRow> current = baseline;

@@ -277,34 +277,50 @@ int regress_command(const std::vector<std::string>& args) {
   std::cout << "compared " << report.compared << " rows with " << baseline_path << ": "
             << report.drifts.size() << " drifted cells, " << report.missing.size()
             << " rows gone, " << report.added.size() << " new\n";
+  // Each row's name among both runs' rows (the baseline's first, then the current ones): its
+  // description, with the configuration columns that set it apart from rows described alike.
+  std::vector<std::string> names;
+  if (!report.passed()) {
+    std::vector<const ResultRow*> rows;
+    for (const ResultRow& row : baseline.rows) rows.push_back(&row);
+    for (const ResultRow& row : current) rows.push_back(&row);
+    names = row_names(
+        rows, columns,
+        [&](const ResultRow& row) {
+          return sizing ? describe_deployment(row) : describe_configuration(row);
+        },
+        baseline.absent_columns);
+  }
   // Which configurations the sweep lost or gained (a scenario edited since the baseline).
   const auto list_rows = [&](const char* what, const std::vector<size_t>& positions,
-                             const std::vector<ResultRow>& rows) {
+                             const std::vector<ResultRow>& rows, size_t first_name) {
     const size_t shown =
         inputs.limit == 0 ? positions.size() : std::min(inputs.limit, positions.size());
     for (size_t i = 0; i < shown; ++i) {
-      const ResultRow& row = rows[positions[i]];
-      std::cout << what << " #" << format_number(row_number(row, 0)) << " "
-                << (sizing ? describe_deployment(row) : describe_configuration(row)) << "\n";
+      std::cout << what << " #" << format_number(row_number(rows[positions[i]], 0)) << " "
+                << names[first_name + positions[i]] << "\n";
     }
     if (shown < positions.size()) {
       std::cout << what << " ... " << positions.size() - shown << " more (--limit 0 lists all)\n";
     }
   };
-  list_rows("gone", report.missing_rows, baseline.rows);
-  list_rows("new ", report.added_rows, current);
+  list_rows("gone", report.missing_rows, baseline.rows, 0);
+  list_rows("new ", report.added_rows, current, baseline.rows.size());
   if (!report.drifts.empty()) {
+    // The row's name last: the columns before it keep their places.
     Table table{{"index", "#"},
                 {"column", "column"},
                 {"baseline", "baseline"},
                 {"current", "current"},
-                {"difference", "difference", 6}};
+                {"difference", "difference", 6},
+                {"configuration", "configuration"}};
     const size_t shown =
         inputs.limit == 0 ? report.drifts.size() : std::min(inputs.limit, report.drifts.size());
     for (size_t i = 0; i < shown; ++i) {
       const ColumnDrift& d = report.drifts[i];
       table.add_row({static_cast<double>(d.index), d.column, d.baseline, d.current,
-                     d.difference == d.difference ? Table::Cell(d.difference) : Table::Cell()});
+                     d.difference == d.difference ? Table::Cell(d.difference) : Table::Cell(),
+                     names[baseline.rows.size() + d.row]});
     }
     table.print(std::cout, inputs.format);
     if (shown < report.drifts.size()) {
