@@ -77,12 +77,12 @@ struct Row {
   double cost = kUnranked;  // p50, report currency; kUnranked: no price or does not fit
   double time = kUnranked;  // p50 seconds; kUnranked: does not fit
   double time_p95 = kUnranked;
-  std::vector<Cell> cells;    // all but the rank columns
-  std::string note;           // the mark of a row that is neither cheapest nor fastest
-  std::string configuration;  // in words, with its billing mode (runnable.h describe)
-  int64_t index = -1;         // the configuration's
-  std::string billing;        // its billing mode's name
-  std::string no_checkpoint;  // no_checkpoint_note's
+  std::vector<Cell> cells{};    // all but the rank columns
+  std::string note{};           // the mark of a row that is neither cheapest nor fastest
+  std::string configuration{};  // in words, with its billing mode (runnable.h describe)
+  int64_t index = -1;           // the configuration's
+  std::string billing{};        // its billing mode's name
+  std::string no_checkpoint{};  // no_checkpoint_note's
 };
 
 // Whether the scenario sweeps the checkpoint volume (sweep.checkpoint_storage).
@@ -163,15 +163,10 @@ bool storage_priced(const CostModel& model) {
 
 Row cost_row(const CostModel& model, const Configuration& c, const ShardingColumns& sharding,
              const StepResult& step, const CheckpointPlan& plan, const RunCost& r) {
-  Row row{kUnranked,
-          r.time.p50_s,
-          r.time.p95_s,
-          configuration_cells(model, c, r.billing, sharding),
-          "",
-          "",
-          -1,
-          "",
-          no_checkpoint_note(model, plan, r)};
+  Row row{.time = r.time.p50_s,
+          .time_p95 = r.time.p95_s,
+          .cells = configuration_cells(model, c, r.billing, sharding),
+          .no_checkpoint = no_checkpoint_note(model, plan, r)};
   name_row(model, c, r.billing, &row);
   const bool priced = r.price.has_value();
   if (priced) row.cost = r.cost_p50;
@@ -216,15 +211,7 @@ Row cost_row(const CostModel& model, const Configuration& c, const ShardingColum
 // A row without a run: `fits` in the fits column, `note` as its mark.
 Row unranked_row(const CostModel& model, const Configuration& c, s::BillingMode billing,
                  const ShardingColumns& sharding, size_t columns, Cell fits, std::string note) {
-  Row row{kUnranked,
-          kUnranked,
-          kUnranked,
-          configuration_cells(model, c, billing, sharding),
-          std::move(note),
-          "",
-          -1,
-          "",
-          ""};
+  Row row{.cells = configuration_cells(model, c, billing, sharding), .note = std::move(note)};
   name_row(model, c, billing, &row);
   const size_t fits_column = row.cells.size();
   row.cells.resize(columns - kRankColumns);
