@@ -383,6 +383,18 @@ ConfigurationProblem dualpipe_configuration_problem(const Configuration& c,
 ConfigurationProblem configuration_problem(const Configuration& c, const LoadedScenario& scenario) {
   const s::Parallelism& p = c.parallelism;
   const s::Sweep& sweep = scenario.scenario().sweep();
+  // Listed once: a repeat of an earlier candidate, counted before any other reason. Data-parallel
+  // pools' replicas share the batch by speed whatever the pools' order (pool_step.h); a pipeline
+  // across pools in another order puts other pools' stages first, so it is another candidate.
+  using Seen = Configuration::PoolsSeen;
+  if (c.pools_seen == Seen::kSameOrder) {
+    return {"the same configuration as an earlier candidate: the same pools from another sweep.pool",
+            "sweep.pool", cluster_label(c)};
+  }
+  if (c.pools_seen == Seen::kOtherOrder && p.pool_placement() != s::PIPELINE_ACROSS_POOLS) {
+    return {"the same configuration as an earlier candidate: data-parallel pools in another order",
+            "sweep.pool", cluster_label(c)};
+  }
   const std::string gpus = std::to_string(c.gpus()) + " GPUs";
   if (sweep.has_constraints()) {
     const s::Constraints& limits = sweep.constraints();

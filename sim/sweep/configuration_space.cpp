@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <set>
+#include <tuple>
 #include <utility>
 
 #include "sim/net/topology_builder.h"
@@ -17,6 +19,9 @@ namespace clustersim {
 namespace {
 
 namespace s = schema;
+
+// What makes two pools the same: instance, nodes, owned nodes and their price.
+using PoolKey = std::tuple<std::string, int, int, bool>;
 
 // Base parallelism with the documented defaults filled in.
 s::Parallelism base_parallelism(const s::Scenario& scenario) {
@@ -154,7 +159,18 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
   }
   const auto shared_listed = std::make_shared<const std::vector<Layout>>(std::move(listed));
   if (sc.cluster().pool_size() > 0 || sw.pool_size() > 0) {
+    std::set<std::vector<PoolKey>> in_order, in_any_order;  // the mixes before
     for (PoolMix& mix : mixes()) {
+      std::vector<PoolKey> key;
+      for (const PoolShare& pool : mix) {
+        key.push_back({pool.instance->name(), pool.nodes, pool.owned_nodes, pool.owned_at_own_rate});
+      }
+      const bool repeated = !in_order.insert(key).second;
+      std::sort(key.begin(), key.end());
+      const bool reordered = !in_any_order.insert(key).second;
+      const Configuration::PoolsSeen seen = repeated    ? Configuration::PoolsSeen::kSameOrder
+                                            : reordered ? Configuration::PoolsSeen::kOtherOrder
+                                                        : Configuration::PoolsSeen::kFirst;
       Shape mixed{0, 0, 0, mix.size() > 1};
       int nodes = 0;
       for (const PoolShare& pool : mix) {
@@ -167,7 +183,7 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
       }
       const s::InstanceType* first = mix.front().instance;
       add_group(first, nodes, mixed, shared_listed,
-                std::make_shared<const PoolMix>(std::move(mix)));
+                std::make_shared<const PoolMix>(std::move(mix)), seen);
     }
     return;
   }
@@ -180,12 +196,13 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
 
 void ConfigurationSpace::add_group(const s::InstanceType* instance, int nodes, const Shape& shape,
                                    const std::shared_ptr<const std::vector<Layout>>& listed,
-                                   std::shared_ptr<const PoolMix> pools) {
+                                   std::shared_ptr<const PoolMix> pools,
+                                   Configuration::PoolsSeen pools_seen) {
   Group group{instance, nodes, size_,
               scenario_.scenario().sweep().has_auto_parallelism()
                   ? std::make_shared<const std::vector<Layout>>(auto_layouts(shape))
                   : listed,
-              std::move(pools)};
+              std::move(pools), pools_seen};
   size_ += static_cast<int64_t>(group.layouts->size() * options_.size());
   groups_.push_back(std::move(group));
 }
@@ -261,6 +278,7 @@ Configuration ConfigurationSpace::at(int64_t index) const {
                   scenario_.gpus_per_node(*group->instance),
                   nvlink_domain_nodes_used(*group->instance),
                   group->pools,
+                  group->pools_seen,
                   options.checkpoint_storage};
   s::Parallelism& p = c.parallelism;
   p.set_tensor_parallel(layout.tensor_parallel);

@@ -53,6 +53,13 @@ struct Configuration {
   // Two or more pools: simulated as a mix (sim/parallel/pool_step.h). One pool is the plain
   // cluster of its instance.
   bool is_mix() const { return pools && pools->size() > 1; }
+  // Whether an earlier mix of the sweep has these pools (instance, nodes and owned nodes each):
+  // in the same order (two sweep.pool of one instance type give it twice), or in another. Data-
+  // parallel pools in another order, like the same order, are the same configuration
+  // (configuration_checks.h prunes the repeat); a pipeline across pools in another order is not:
+  // the first pool holds the first stages.
+  enum class PoolsSeen { kFirst, kSameOrder, kOtherOrder };
+  PoolsSeen pools_seen = PoolsSeen::kFirst;
   // Which set of checkpoint volumes the run writes to: the index of its value of
   // sweep.checkpoint_storage, 0 without that axis (cost.checkpoint.volume); CostModel resolves it.
   int checkpoint_storage = 0;
@@ -121,6 +128,7 @@ class ConfigurationSpace {
     int64_t first;                                       // index of its first candidate
     std::shared_ptr<const std::vector<Layout>> layouts;  // shared when listed
     std::shared_ptr<const PoolMix> pools = nullptr;      // a scenario with pools
+    Configuration::PoolsSeen pools_seen = Configuration::PoolsSeen::kFirst;
   };
   // The GPUs a layout splits: tensor parallel divides span_gpus (inside NVLink domains), context
   // x pipeline parallel the rest of `divided_gpus`, data parallel is total_gpus over the model
@@ -137,7 +145,8 @@ class ConfigurationSpace {
   std::vector<PoolMix> mixes() const;
   void add_group(const schema::InstanceType* instance, int nodes, const Shape& shape,
                  const std::shared_ptr<const std::vector<Layout>>& listed,
-                 std::shared_ptr<const PoolMix> pools);
+                 std::shared_ptr<const PoolMix> pools,
+                 Configuration::PoolsSeen pools_seen = Configuration::PoolsSeen::kFirst);
   std::vector<int> auto_context_parallel(int tp, int gpus) const;
   // The expert-parallel degrees auto_parallelism tries on a stage of `stage_gpus` GPUs whose
   // tensor parallel is `tp`: divisors of the model's experts that fit beside the expert tensor

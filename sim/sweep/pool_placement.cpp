@@ -65,10 +65,4 @@ std::string describe_pool_placement(const Configuration& c, const Evaluation& e)
   return text;
 }
 
-std::string pool_role(std::string_view placement) {
-  if (placement.empty()) return "";
-  return placement.find(": stage") != std::string_view::npos ? "pipeline stages"
-                                                              : "data-parallel replicas";
-}
-
 }  // namespace clustersim

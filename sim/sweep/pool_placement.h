@@ -4,7 +4,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/evaluation.h"
@@ -25,9 +24,5 @@ namespace clustersim {
 // type, or one pool).
 std::string describe_pool_placement(const Configuration& configuration,
                                     const Evaluation& evaluation);
-
-// What the pools are to the job of a row whose pool_placement text is `placement`: "pipeline
-// stages" (its parts name stages) or "data-parallel replicas"; empty when it is not a mix.
-std::string pool_role(std::string_view placement);
 
 }  // namespace clustersim

@@ -67,6 +67,9 @@ const std::vector<ResultColumn>& result_columns() {
       axis("nodes", "nodes", Kind::kInteger),
       axis("gpus", "GPUs", Kind::kInteger),
       axis("pools", "pools", Kind::kInteger),  // instance types of a mix; 1 otherwise
+      // A mix's pool placement (DATA_PARALLEL_POOLS or PIPELINE_ACROSS_POOLS); empty for one
+      // instance type. pool_placement below says where each part runs.
+      axis("pools_as", "pools as", Kind::kText),
       axis("tensor_parallel", "TP", Kind::kInteger),
       axis("context_parallel", "CP", Kind::kInteger),
       axis("pipeline_parallel", "PP", Kind::kInteger),
@@ -195,8 +198,7 @@ bool over_availability(const Configuration& c, const s::Constraints& limits,
 
 }  // namespace
 
-ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
-  CLUSTERSIM_CHECK(e.error.empty(), "a row of a configuration that could not be built");
+ResultRow configuration_row(const Configuration& c) {
   const s::Parallelism& p = c.parallelism;
   const auto number = [](auto value) { return Table::Cell(static_cast<double>(value)); };
   ResultRow base = {number(c.index),
@@ -204,6 +206,8 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                     number(c.nodes),
                     number(c.gpus()),
                     number(c.pools ? c.pools->size() : 1),
+                    c.is_mix() ? Table::Cell(s::PoolPlacement_Name(p.pool_placement()))
+                               : Table::Cell(),
                     number(p.tensor_parallel()),
                     number(p.context_parallel()),
                     number(p.pipeline_parallel()),
@@ -219,13 +223,18 @@ ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
                     recompute_label(p),
                     c.dataset_storage ? Table::Cell(c.dataset_storage->tier()) : Table::Cell(),
                     c.dataset_storage ? number(c.dataset_storage->capacity_gib()) : Table::Cell(),
-                    c.dataset_storage ? number(c.dataloader_workers_per_gpu) : Table::Cell(),
-                    Table::Cell(),  // checkpoint_storage: make_result_rows
-                    Table::Cell(),  // billing: make_result_rows
-                    kStatusOk,
-                    e.memory.total_bytes() / kBytesPerGibibyte,
-                    e.memory.capacity_bytes / kBytesPerGibibyte};
+                    c.dataset_storage ? number(c.dataloader_workers_per_gpu) : Table::Cell()};
+  // checkpoint_storage and billing: make_result_rows.
   base.resize(result_columns().size());
+  return base;
+}
+
+ResultRow make_step_row(const Configuration& c, const Evaluation& e) {
+  CLUSTERSIM_CHECK(e.error.empty(), "a row of a configuration that could not be built");
+  ResultRow base = configuration_row(c);
+  base[result_column("status")] = kStatusOk;
+  base[result_column("memory_gib")] = e.memory.total_bytes() / kBytesPerGibibyte;
+  base[result_column("capacity_gib")] = e.memory.capacity_bytes / kBytesPerGibibyte;
   base[result_column("calibrated")] = e.calibrated;
   if (c.has_owned_nodes()) base[result_column("nodes_added")] = describe_added(*c.pools);
   const std::string placement = describe_pool_placement(c, e);
@@ -410,42 +419,6 @@ std::vector<std::string> result_column_keys() {
   std::vector<std::string> keys;
   for (const ResultColumn& column : result_columns()) keys.push_back(column.key);
   return keys;
-}
-
-std::string parallel_layout_words(int tensor, int context, int pipeline, int data, int shard,
-                                  int expert, int micro_batch) {
-  const auto word = [](const char* name, int value) {
-    return " " + std::string(name) + " " + std::to_string(value);
-  };
-  return "TP " + std::to_string(tensor) + (context > 1 ? word("CP", context) : "") +
-         word("PP", pipeline) + word("DP", data) + (shard < data ? word("shard", shard) : "") +
-         (expert > 1 ? word("EP", expert) : "") + word("mbs", micro_batch);
-}
-
-std::string describe_layout(const ResultRow& r) {
-  const auto n = [&](const char* key) {
-    return static_cast<int>(row_number(r, result_column(key)));
-  };
-  const std::string cluster =
-      n("pools") > 1 ? row_text(r, result_column("instance"))
-                     : row_text(r, result_column("instance")) + " x " + std::to_string(n("nodes"));
-  return cluster + ", " +
-         parallel_layout_words(n("tensor_parallel"), n("context_parallel"), n("pipeline_parallel"),
-                               n("data_parallel"), n("data_parallel_shard"), n("expert_parallel"),
-                               n("micro_batch_size"));
-}
-
-std::string describe_configuration(const ResultRow& r) {
-  const auto n = [&](const char* key) { return format_number(row_number(r, result_column(key))); };
-  const std::string& storage = row_text(r, result_column("storage_tier"));
-  const std::string input = storage.empty()
-                                ? ""
-                                : ", " + storage + " " + n("storage_capacity_gib") + " GiB, " +
-                                      n("dataloader_workers_per_gpu") + " workers/GPU";
-  const std::string& checkpoints = row_text(r, result_column("checkpoint_storage"));
-  return describe_layout(r) + input +
-         (checkpoints.empty() ? "" : ", checkpoints on " + checkpoints) + ", " +
-         row_text(r, result_column("billing"));
 }
 
 std::vector<std::string> layout_columns(const std::vector<ResultRow>& rows) {

@@ -65,6 +65,10 @@ inline constexpr const char* kStatusTooLong = "too long to simulate";
 // cost.checkpoint volume; `limiting` says by how much. Not costed.
 inline constexpr const char* kStatusCheckpointOverVolume = "checkpoint over volume";
 
+// The cells of `configuration`'s configuration columns (ResultColumn::configuration, and its
+// index), its checkpoint volume and billing left empty; every other cell empty.
+ResultRow configuration_row(const Configuration& configuration);
+
 // The row of `configuration` after `evaluation` without the run's time and cost: configuration,
 // memory, the simulated step (or OOM) and what limits it. Requires: evaluation.error is empty.
 ResultRow make_step_row(const Configuration& configuration, const Evaluation& evaluation);
@@ -105,19 +109,6 @@ inline Table result_table(const std::vector<std::string>& keys,
 }
 // Every column's key, in order (the header of a CSV/JSON of whole rows).
 std::vector<std::string> result_column_keys();
-// A parallel layout in words: "TP 1 CP 2 PP 1 DP 64 shard 16 EP 8 mbs 1", CP only above 1, the
-// hybrid-sharding group only below DP, EP only above 1 (every description of a configuration).
-std::string parallel_layout_words(int tensor, int context, int pipeline, int data, int shard,
-                                  int expert, int micro_batch);
-// A row's cluster and parallel layout in words: "aws.p5.48xlarge x 16, TP 1 CP 2 PP 1 DP 64
-// shard 16 EP 8 mbs 1" (CP, the hybrid-sharding group and EP only where they split anything; a
-// mix: its instance column, "aws.p5.48xlarge x 2 + aws.p4d.24xlarge x 4, TP ...").
-std::string describe_layout(const ResultRow& row);
-// A row's configuration in words: its layout and billing, "aws.p5.48xlarge x 16, TP 1 PP 1 DP
-// 128 mbs 1, ON_DEMAND" (with ", aliyun.essd.pl1 200 GiB, 6 workers/GPU" before the billing when
-// it has a dataloader, and ", checkpoints on aws.ebs.gp3 1000 GiB" when it checkpoints).
-std::string describe_configuration(const ResultRow& row);
-
 // The columns the terminal shows by default: configuration, step, MFU, time, cost, limiting;
 // with the input pipeline's (storage, workers, data stall) when a row of `rows` has a dataloader,
 // the checkpoint volume when the rows use several or `checkpoint_axis` (the scenario sweeps it:

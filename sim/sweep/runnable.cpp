@@ -1,9 +1,9 @@
 // Streaming through a configuration space for one that runs.
 #include "sim/sweep/runnable.h"
 
-#include "sim/parallel/expert_parallel.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/sweep/configuration_checks.h"
+#include "sim/sweep/configuration_labels.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/result_row.h"
 #include "sim/util/number_format.h"
@@ -53,15 +53,7 @@ Runnability check_runnable(const Catalog& catalog, const LoadedScenario& scenari
 }
 
 std::string describe(const Configuration& c) {
-  const schema::Parallelism& p = c.parallelism;
-  const std::string cluster =
-      c.is_mix() ? cluster_label(c) : c.instance->name() + " x " + std::to_string(c.nodes);
-  return cluster + ", " +
-         parallel_layout_words(p.tensor_parallel(), p.context_parallel(), p.pipeline_parallel(),
-                               p.data_parallel(), data_parallel_shard_ranks(p),
-                               expert_layout(p).expert_parallel, p.micro_batch_size()) +
-         (p.virtual_stages() > 1 ? " v " + std::to_string(p.virtual_stages()) : "") + ", " +
-         schema::Recompute_Name(p.recompute());
+  return describe_configuration(configuration_row(c));
 }
 
 }  // namespace clustersim

@@ -34,8 +34,8 @@ struct Runnability {
 // Cost: the memory model of every valid configuration up to the first that fits.
 Runnability check_runnable(const Catalog& catalog, const LoadedScenario& scenario);
 
-// "aws.p5.48xlarge x 2, TP 8 PP 1 DP 2 mbs 1, RECOMPUTE_FULL" (parallel_layout_words: CP, the
-// hybrid-sharding group and EP where they split anything; " v 2" after mbs with virtual stages).
+// "aws.p5.48xlarge x 2, TP 8 PP 1 DP 2 mbs 1, RECOMPUTE_FULL": its result row's words
+// (describe_configuration), every choice at its default left out.
 std::string describe(const Configuration& configuration);
 
 }  // namespace clustersim

@@ -97,7 +97,10 @@ TEST_CASE("a mix's labels say whether its pools are pipeline stages or data-para
                 {"pipeline_parallel", 4.0},
                 {"data_parallel", 2.0},
                 {"data_parallel_shard", 2.0},
-                {"pool_placement", std::string(placement)}});
+                {"pool_placement", std::string(placement)},
+                {"pools_as", std::string(std::string(placement).find(": stage") != std::string::npos
+                                             ? "PIPELINE_ACROSS_POOLS"
+                                             : "DATA_PARALLEL_POOLS")}});
   };
   const ResultRow stages =
       mix("aws.p5.48xlarge: stages 1-2 (layers 28+27) + aws.p4d.24xlarge: stages 3-4 (layers "
@@ -107,13 +110,36 @@ TEST_CASE("a mix's labels say whether its pools are pipeline stages or data-para
           "takes 24 of 64 micro-batches");
   const std::string layout = "aws.p5.48xlarge x 4 + aws.p4d.24xlarge x 4, TP 8 PP 4 DP 2 mbs 1";
   ConfigurationLabels l = configuration_labels({stages, replicas});
-  CHECK(l.labels == std::vector<std::string>{layout + ", pools as pipeline stages",
+  CHECK(l.labels == std::vector<std::string>{layout + ", pools as pipeline stages (first on aws.p5.48xlarge x 4)",
                                              layout + ", pools as data-parallel replicas"});
   CHECK(l.shared == kShared);
   // Pools of one kind in every bar: said once.
   l = configuration_labels({stages, stages});
   CHECK(l.labels == std::vector<std::string>{layout, layout});
-  CHECK(l.shared == std::string("pools as pipeline stages, ") + kShared);
+  CHECK(l.shared == std::string("pools as pipeline stages (first on aws.p5.48xlarge x 4), ") + kShared);
+}
+
+}  // namespace
+}  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+TEST_CASE("rows differing only in recompute or schedule read apart, defaults named where they vary") {
+  const ResultRow none = row({}), full = row({{"recompute", std::string("RECOMPUTE_FULL")}});
+  const ResultRow gpipe = row({{"schedule", std::string("GPIPE")}});
+  // Alone: every choice at its default left out.
+  CHECK(describe_configuration(none) == std::string(kLayout) + ", ZeRO 1");
+  CHECK(describe_configuration(full) == std::string(kLayout) + ", ZeRO 1, RECOMPUTE_FULL");
+  CHECK(describe_configuration(gpipe) == std::string(kLayout) + ", ZeRO 1, GPIPE");
+  // Among rows where recompute varies: named at its default too.
+  const ChoiceSpread spread = choice_spread({&none, &full, &gpipe});
+  CHECK(describe_configuration(none, spread) ==
+        std::string(kLayout) + ", ZeRO 1, RECOMPUTE_NONE, ONE_F_ONE_B");
+  CHECK(describe_configuration(full, spread) ==
+        std::string(kLayout) + ", ZeRO 1, RECOMPUTE_FULL, ONE_F_ONE_B");
+  CHECK(describe_configuration(gpipe, spread) ==
+        std::string(kLayout) + ", ZeRO 1, RECOMPUTE_NONE, GPIPE");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // name context parallelism, the hybrid-sharding group and expert parallelism, in the same words.
 #include <catch2/catch.hpp>
 
+#include "sim/sweep/configuration_labels.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/result_row.h"
@@ -34,20 +35,20 @@ TEST_CASE("a configuration's words name CP, the hybrid-sharding group and EP, as
       words("model: \"llama3-70b\"\n" + job +
             "cluster { instance: \"aws.p4de.24xlarge\" nodes: 4 }\n"
             "parallelism { context_parallel: 2 zero_stage: 3 fsdp2: true data_parallel_shard: 4 }");
-  CHECK(hybrid == "aws.p4de.24xlarge x 4, TP 1 CP 2 PP 1 DP 16 shard 4 mbs 1, RECOMPUTE_NONE");
+  CHECK(hybrid == "aws.p4de.24xlarge x 4, TP 1 CP 2 PP 1 DP 16 shard 4 mbs 1, ZeRO 3");
   CHECK(hybrid_row == "aws.p4de.24xlarge x 4, TP 1 CP 2 PP 1 DP 16 shard 4 mbs 1");
   // Sharded over every rank: no group named.
   const auto [full, full_row] = words("model: \"llama3-70b\"\n" + job +
                                       "cluster { instance: \"aws.p4de.24xlarge\" nodes: 4 }\n"
                                       "parallelism { zero_stage: 3 fsdp2: true }");
-  CHECK(full == "aws.p4de.24xlarge x 4, TP 1 PP 1 DP 32 mbs 1, RECOMPUTE_NONE");
+  CHECK(full == "aws.p4de.24xlarge x 4, TP 1 PP 1 DP 32 mbs 1, ZeRO 3");
   CHECK(full_row == "aws.p4de.24xlarge x 4, TP 1 PP 1 DP 32 mbs 1");
   // Qwen3-30B-A3B's experts over the 8 GPUs of one p5.
   const auto [experts, experts_row] =
       words("model: \"qwen3-30b-a3b\"\n" + job +
             "cluster { instance: \"aws.p5.48xlarge\" nodes: 1 }\n"
             "parallelism { expert_parallel: 8 distributed_optimizer: true }");
-  CHECK(experts == "aws.p5.48xlarge x 1, TP 1 PP 1 DP 8 EP 8 mbs 1, RECOMPUTE_NONE");
+  CHECK(experts == "aws.p5.48xlarge x 1, TP 1 PP 1 DP 8 EP 8 mbs 1, dist opt");
   CHECK(experts_row == "aws.p5.48xlarge x 1, TP 1 PP 1 DP 8 EP 8 mbs 1");
 }
 

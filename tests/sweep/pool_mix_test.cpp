@@ -283,11 +283,11 @@ TEST_CASE("the placement names each pool's replicas and micro-batches, or its st
   across.stages->stage_layers = {10, 9, 7, 6};
   CHECK(describe_pool_placement(stages, across) ==
         "aws.p5.48xlarge: stages 1-2 (layers 10+9) + aws.p4d.24xlarge: stages 3-4 (layers 7+6)");
-  // What the pools are, read back from each placement (a chart's labels say it).
-  CHECK(pool_role(describe_pool_placement(stages, across)) == "pipeline stages");
-  CHECK(pool_role(describe_pool_placement(two_each, e)) == "data-parallel replicas");
-  CHECK(pool_role(describe_pool_placement(replicas, Evaluation{})) == "data-parallel replicas");
-  CHECK(pool_role("").empty());
+  // What the pools are: the row's pools_as cell (regress pairs rows by it, labels say it).
+  const int pools_as = result_column("pools_as");
+  CHECK(row_text(configuration_row(stages), pools_as) == "PIPELINE_ACROSS_POOLS");
+  CHECK(row_text(configuration_row(two_each), pools_as) == "DATA_PARALLEL_POOLS");
+  CHECK(row_text(configuration_row(replicas), pools_as) == "DATA_PARALLEL_POOLS");
 
   const auto one_pool = testing::load_valid_scenario(
       dir, kJob + std::string("cluster { pool { instance: \"aws.p4d.24xlarge\" nodes: 2 } }\n"
@@ -295,6 +295,7 @@ TEST_CASE("the placement names each pool's replicas and micro-batches, or its st
   const ExpandedConfigurations plain = expand_configurations(*one_pool);
   REQUIRE(plain.valid.size() == 1);
   CHECK(describe_pool_placement(plain.valid.front(), e) == "");
+  CHECK(row_text(configuration_row(plain.valid.front()), pools_as).empty());
 }
 
 TEST_CASE("rows state a mix's placement, empty for one pool, the same after HDF5 and CSV") {

@@ -17,6 +17,7 @@
 #include "sim/io/volume_words.h"
 #include "sim/parallel/memory_model.h"
 #include "sim/sweep/evaluation.h"
+#include "sim/sweep/configuration_labels.h"
 #include "sim/sweep/ranking_leaders.h"
 #include "sim/sweep/result_row.h"
 #include "sim/sweep/runnable.h"
@@ -98,10 +99,10 @@ std::string checkpoint_words(const CostModel& model, const Configuration& c) {
 // A row's configuration (with its checkpoint volume where the sweep compares several) and billing
 // mode in words, and its index.
 void name_row(const CostModel& model, const Configuration& c, s::BillingMode billing, Row* row) {
-  row->configuration =
-      describe(c) +
-      (checkpoint_axis(model) ? ", checkpoints on " + checkpoint_words(model, c) : "") + ", " +
-      s::BillingMode_Name(billing);
+  ResultRow words = configuration_row(c);
+  if (checkpoint_axis(model)) words[result_column("checkpoint_storage")] = checkpoint_words(model, c);
+  words[result_column("billing")] = s::BillingMode_Name(billing);
+  row->configuration = describe_configuration(words);
   row->index = c.index;
   row->billing = s::BillingMode_Name(billing);
 }

@@ -8,6 +8,7 @@
 #include "sim/input/input_advice.h"
 #include "sim/input/input_model.h"
 #include "sim/sweep/evaluation.h"
+#include "sim/sweep/runnable.h"
 #include "sim/util/number_format.h"
 #include "sim/util/units.h"
 #include "tools/clustersim/command_line.h"
@@ -190,9 +191,7 @@ int input_command(const std::vector<std::string>& args) {
           const InputAdvice advice = advise_input(*inputs->catalog, loaded, c, estimate);
           return table.add_row(input_cells(c, e, &estimate, &advice, table.column_count()));
         }
-        const s::Parallelism& p = c.parallelism;
-        std::cout << c.instance->name() << " x " << c.nodes << " (TP " << p.tensor_parallel()
-                  << ", PP " << p.pipeline_parallel() << ", DP " << p.data_parallel() << ")";
+        std::cout << describe(c);
         if (!e.step) {
           std::cout << ": does not fit in GPU memory\n";
           return;

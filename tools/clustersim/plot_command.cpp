@@ -32,6 +32,8 @@ ScatterChart pareto_chart(const ResultsFile& file, const std::string& currency) 
   std::map<std::string, size_t> series_of;
   ParetoFront front;
   const int time = result_column("time_to_train_h"), cost = result_column("cost");
+  ChoiceSpread spread;
+  for (const ResultRow& row : file.rows) spread.note(row);
   for (const ResultRow& row : file.rows) {
     const double t = row_number(row, time), c = row_number(row, cost);
     if (!is_ranked(row) || !(t > 0) || !(c > 0)) continue;
@@ -39,7 +41,7 @@ ScatterChart pareto_chart(const ResultsFile& file, const std::string& currency) 
     const auto [it, added] = series_of.try_emplace(instance, chart.series.size());
     if (added) chart.series.push_back({instance, {}, {}});
     chart.series[it->second].points.push_back({t, c});
-    chart.series[it->second].labels.push_back(describe_configuration(row) + ": " +
+    chart.series[it->second].labels.push_back(describe_configuration(row, spread) + ": " +
                                               format_fixed(t, 1) + " h, " + format_fixed(c, 0) +
                                               " " + currency);
     front.offer(row);

@@ -19,6 +19,7 @@
 #include "sim/serve/serving_rows.h"
 #include "sim/serve/serving_sweep.h"
 #include "sim/serve/traffic_samples.h"
+#include "sim/sweep/configuration_labels.h"
 #include "sim/sweep/regression.h"
 #include "sim/sweep/results_file.h"
 #include "sim/sweep/sweep_runner.h"
@@ -284,10 +285,11 @@ int regress_command(const std::vector<std::string>& args) {
     std::vector<const ResultRow*> rows;
     for (const ResultRow& row : baseline.rows) rows.push_back(&row);
     for (const ResultRow& row : current) rows.push_back(&row);
+    const ChoiceSpread spread = sizing ? ChoiceSpread() : choice_spread(rows);
     names = row_names(
         rows, columns,
         [&](const ResultRow& row) {
-          return sizing ? describe_deployment(row) : describe_configuration(row);
+          return sizing ? describe_deployment(row) : describe_configuration(row, spread);
         },
         baseline.absent_columns);
   }

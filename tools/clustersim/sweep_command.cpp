@@ -13,6 +13,7 @@
 
 #include "sim/cost/run_cost.h"
 #include "sim/io/output_file.h"
+#include "sim/sweep/configuration_labels.h"
 #include "sim/sweep/configuration_space.h"
 #include "sim/sweep/evaluation.h"
 #include "sim/sweep/ranking.h"
@@ -60,6 +61,7 @@ struct Rankings {
       first_over_volume = row_text(row, result_column("limiting"));
     }
     ++statuses[status];
+    spread.note(row);
     fastest.offer(row);
     cheapest.offer(row);
     front.offer(row);
@@ -79,6 +81,7 @@ struct Rankings {
   ResultRow first_too_long;                 // the first row too long to simulate
   std::string first_over_volume;            // why the first checkpoint over its volume is
   AccuracyKeys keys;                        // of every simulated row
+  ChoiceSpread spread;                      // of every row: what the summary's lines name
 };
 
 // Whether the run of `row`, a row too long to simulate, is not expected to finish (RunCost's
@@ -96,11 +99,11 @@ bool never_finishes(const ScenarioInputs& inputs, const CostModel& model, const 
 // The tie notes (accuracy_notes.h) of the fastest and the cheapest row, each against its
 // runner-up.
 TieNotes rank_ties(const Rankings& rankings, const AccuracyEvidence* evidence) {
-  const auto contender = [](const char* key) {
-    return [column = result_column(key)](const ResultRow& r) {
+  const auto contender = [&](const char* key) {
+    return [column = result_column(key), &rankings](const ResultRow& r) {
       return TieContender{row_number(r, 0), row_text(r, result_column("billing")),
                           row_text(r, result_column("instance")), row_number(r, column),
-                          describe_configuration(r)};
+                          describe_configuration(r, rankings.spread)};
     };
   };
   TieNotes ties;
@@ -148,12 +151,12 @@ void explain_mix(const Rankings& rankings) {
             << format_fixed(row_number(best, result_column("pool_wait_s")), 3) << " s a step\n";
   if (!rankings.fastest_one_type.rows().empty()) {
     const ResultRow& alone = rankings.fastest_one_type.rows().front();
-    std::cout << "            one instance type at best: " << describe_configuration(alone) << ": "
+    std::cout << "            one instance type at best: " << describe_configuration(alone, rankings.spread) << ": "
               << hours(alone) << "\n";
   }
   if (!rankings.fastest_unavailable.empty()) {
     std::cout << "            faster but over availability (constraints.availability): "
-              << describe_configuration(rankings.fastest_unavailable) << ": "
+              << describe_configuration(rankings.fastest_unavailable, rankings.spread) << ": "
               << hours(rankings.fastest_unavailable) << "\n";
   }
 }
@@ -202,7 +205,7 @@ void print_answer(const SweepSummary& summary, const Rankings& rankings, Ranking
         return;
       }
       const ResultRow& r = best.front();
-      std::cout << describe_configuration(r) << ": "
+      std::cout << describe_configuration(r, rankings.spread) << ": "
                 << format_fixed(row_number(r, result_column("time_to_train_h")), 1) << " h";
       const double cost = row_number(r, result_column("cost"));
       if (cost == cost) {
