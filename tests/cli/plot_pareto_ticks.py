@@ -3,7 +3,9 @@
 (GPU generations on one layout): both log axes carry at least two labelled ticks inside the plot,
 each placed where the axis maps its value, the document is well-formed XML, and the legend names
 every instance type of the points. The 1-2-5 ticks alone left the cost axis with none and the time
-axis with one. Usage: plot_pareto_ticks.py CLUSTERSIM SCENARIO."""
+axis with one. Run as shipped and with ten times the token budget (costs past a million USD):
+labels are written as 2M or 1.25M, never 1.25e+06.
+Usage: plot_pareto_ticks.py CLUSTERSIM SCENARIO."""
 import math
 import os
 import subprocess
@@ -12,9 +14,12 @@ import tempfile
 import xml.dom.minidom
 
 
-def main():
-    cli, scenario = sys.argv[1:3]
+def check(cli, scenario_text):
+    """The failures of one scenario's chart, and a line saying what its axes show."""
     with tempfile.TemporaryDirectory() as work:
+        scenario = os.path.join(work, "s.textproto")
+        with open(scenario, "w") as f:
+            f.write(scenario_text)
         results = os.path.join(work, "r.h5")
         subprocess.run([cli, "sweep", scenario, "-j", "1", "--out", results], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -28,13 +33,15 @@ def main():
         for t in texts:
             value = "".join(n.data for n in t.childNodes if n.nodeType == n.TEXT_NODE)
             try:
-                number = float(value)
+                number = float(value[:-1]) * 1e6 if value.endswith("M") else float(value)
             except ValueError:
                 continue
             if t.getAttribute("text-anchor") == anchor:
                 found.append((number, float(t.getAttribute(coordinate))))
         return found
-    failures = []
+    labels = ["".join(n.data for n in t.childNodes if n.nodeType == n.TEXT_NODE) for t in texts]
+    failures = [f"tick label {v!r} in exponent form" for v in labels
+                if "e+" in v or "e-" in v]
     points = [(c.getAttribute("fill"), float(c.getAttribute("cx")), float(c.getAttribute("cy")))
               for c in document.getElementsByTagName("circle")]
     for name, anchor, coordinate, index in (("time", "middle", "x", 1), ("cost", "end", "y", 2)):
@@ -58,10 +65,26 @@ def main():
                      "aws.p6-b200.48xlarge"):
         if instance not in legend:
             failures.append(f"the legend does not name {instance}")
+    return failures, f"{len(points)} points; time ticks {ticks('middle', 'x')}; cost ticks " \
+        f"{ticks('end', 'y')}"
+
+
+def main():
+    cli, scenario = sys.argv[1:3]
+    with open(scenario) as f:
+        text = f.read()
+    budget = "token_budget: 1e11"
+    if budget not in text:
+        sys.exit(f"{scenario} no longer says {budget!r}: update this test")
+    failures = []
+    for label, variant in (("as shipped", text), ("1e12 tokens", text.replace(budget,
+                                                                              "token_budget: 1e12"))):
+        found, shown = check(cli, variant)
+        failures += [f"{label}: {f}" for f in found]
+        print(f"{label}: {shown}")
     if failures:
         print("\n".join(failures))
         sys.exit(1)
-    print(f"{len(points)} points; time ticks {ticks('middle', 'x')}; cost ticks {ticks('end', 'y')}")
 
 
 main()

@@ -41,9 +41,15 @@ std::string escape(const std::string& text) {
   return out;
 }
 
+// Whole numbers below a million in full, millions up to a billion as "2M" or "1.25M" (a cost axis
+// read "2e+06"; written in full, nine digits would reach the axis title), others to six
+// significant digits.
 std::string number(double value) {
   char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
+  if (std::abs(value) >= 1e6 && std::abs(value) < 1e9)
+    std::snprintf(text, sizeof text, "%gM", value / 1e6);
+  else
+    std::snprintf(text, sizeof text, value == std::round(value) ? "%.0f" : "%g", value);
   return text;
 }
 
