@@ -19,7 +19,8 @@ constexpr double kNegligibleStall = 0.01;
 constexpr int kMaxRefinements = 16;
 
 // Smallest capacity in [low, tier max] at which `tier` on `instance` gives the throughput and
-// IOPS asked (limits grow with capacity), to 1 GiB; absent when even the largest cannot.
+// IOPS asked (limits grow with capacity), to 1 GiB and a capacity the tier comes in; absent when
+// even the largest cannot.
 std::optional<double> capacity_for(const s::StorageTier& tier, const s::InstanceType& instance,
                                    double low_gib, double bytes_per_s, double iops) {
   const double high_gib = tier.has_capacity_max_gib() ? tier.capacity_max_gib() : 1048576;
@@ -29,13 +30,27 @@ std::optional<double> capacity_for(const s::StorageTier& tier, const s::Instance
     return p.throughput_bytes_per_s >= bytes_per_s && p.iops >= iops;
   };
   if (low_gib > high_gib || !enough(high_gib)) return std::nullopt;
-  if (enough(low_gib)) return std::ceil(low_gib);
-  double lo = low_gib, hi = high_gib;  // enough(hi), !enough(lo)
-  while (hi - lo > 1) {
-    const double mid = 0.5 * (lo + hi);
-    (enough(mid) ? hi : lo) = mid;
+  double gib = high_gib;
+  if (enough(low_gib)) {
+    gib = low_gib;
+  } else {
+    double lo = low_gib;  // enough(gib), !enough(lo)
+    while (gib - lo > 1) {
+      const double mid = 0.5 * (lo + gib);
+      (enough(mid) ? gib : lo) = mid;
+    }
   }
-  return std::ceil(hi);
+  // A capacity the tier comes in (capacity_increment: FSx for Lustre's 1,200 GiB or a multiple of
+  // 2,400): "19208 GiB" was advised, which the volume's checks refuse. Limits grow with capacity,
+  // so the next one up is enough too.
+  gib = std::ceil(gib);
+  if (tier.has_capacity_increment()) {
+    const double step = tier.capacity_increment().step_gib();
+    const double least = tier.has_capacity_min_gib() ? tier.capacity_min_gib() : step;
+    gib = gib <= least ? least : std::ceil(gib / step * (1 - 1e-9)) * step;
+    if (gib > high_gib) return std::nullopt;
+  }
+  return gib;
 }
 
 // The instance of `catalog` with the most vCPUs (the first in name order among equals).
@@ -97,10 +112,19 @@ InputAdvice advise_input(const Catalog& catalog, const LoadedScenario& scenario,
   const s::Dataset& dataset = scenario.scenario().job().dataset();
   const s::StorageVolume& volume = *c.dataset_storage;
   const s::StorageTier& tier = *catalog.storage().find(volume.tier())->value;
-  const double volume_share = tier.shared_across_nodes() ? c.nodes : 1;
-  const double samples_per_s = spec.loaders * spec.batch_samples / spec.gpu_step_s * volume_share;
-  advice.read_bytes_per_s_needed = samples_per_s * spec.read_bytes_per_sample;
-  advice.read_iops_needed = samples_per_s * spec.read_requests_per_sample;
+  // Nodes reading one volume of a tier: all of them from a shared file system, one from a block
+  // volume (each node has its own). Every candidate tier is sized for its own share: a file
+  // system advised from a block volume's per-node rate fed 1/16th of 16 nodes.
+  const auto readers = [&](const s::StorageTier& t) {
+    return t.shared_across_nodes() ? static_cast<double>(c.nodes) : 1.0;
+  };
+  const double node_samples_per_s = spec.loaders * spec.batch_samples / spec.gpu_step_s;
+  const double node_bytes_per_s = node_samples_per_s * spec.read_bytes_per_sample;
+  const double node_iops = node_samples_per_s * spec.read_requests_per_sample;
+  const double volume_share = readers(tier);
+  advice.volume_readers = static_cast<int>(volume_share);
+  advice.read_bytes_per_s_needed = node_bytes_per_s * volume_share;
+  advice.read_iops_needed = node_iops * volume_share;
   advice.read_bytes_per_s_available = spec.storage_bytes_per_s * volume_share;
   advice.read_iops_available = spec.storage_iops * volume_share;
   const double dataset_gib = e.setup.dataset_bytes / kBytesPerGibibyte;
@@ -113,8 +137,9 @@ InputAdvice advise_input(const Catalog& catalog, const LoadedScenario& scenario,
     if (enough_now || name == tier.name() || other.provider() != tier.provider()) continue;
     // A tier without a throughput figure cannot be sized (and a shared one is refused).
     if (!other.has_throughput_mb_per_s()) continue;
-    const std::optional<double> gib = capacity_for(
-        other, *c.instance, dataset_gib, advice.read_bytes_per_s_needed, advice.read_iops_needed);
+    const std::optional<double> gib =
+        capacity_for(other, *c.instance, dataset_gib, node_bytes_per_s * readers(other),
+                     node_iops * readers(other));
     if (gib) advice.other_tiers.push_back({name, *gib});
   }
 

@@ -49,8 +49,15 @@ void print_advice(const Configuration& c, const InputEstimate& e, const InputAdv
             << spec.workers_per_loader << "; with workers_per_gpu "
             << a.workers_per_gpu_within_vcpus << " (one per vCPU it has) the stall is "
             << seconds(a.stall_within_vcpus_s) << "\n";
-  std::cout << "    storage: the GPUs read " << format_fixed(a.read_bytes_per_s_needed / 1e6, 0)
-            << " MB/s in " << format_fixed(a.read_iops_needed, 0) << " IOPS; " << volume.tier()
+  // Several nodes read one shared file system together, each its own block volume.
+  const bool shared = a.volume_readers > 1;
+  std::cout << "    storage: the GPUs "
+            << (c.nodes == 1 ? ""
+                : shared     ? "of all " + std::to_string(c.nodes) + " nodes "
+                             : "of each of the " + std::to_string(c.nodes) + " nodes ")
+            << "read " << format_fixed(a.read_bytes_per_s_needed / 1e6, 0) << " MB/s in "
+            << format_fixed(a.read_iops_needed, 0) << " IOPS; " << volume.tier()
+            << (c.nodes == 1 ? "" : shared ? " (one file system)" : " (a volume per node)")
             << " at " << format_number(volume.capacity_gib()) << " GiB gives "
             << format_fixed(a.read_bytes_per_s_available / 1e6, 0) << " MB/s, "
             << (std::isinf(a.read_iops_available)
