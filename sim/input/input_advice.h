@@ -15,6 +15,10 @@ namespace clustersim {
 struct StorageOption {
   std::string tier;
   double capacity_gib = 0;  // smallest capacity that holds the dataset and feeds the GPUs
+  // Performance bought above the capacity's baseline (StorageVolume.provisioned_*), 0 for none:
+  // only where capacity alone cannot feed the GPUs.
+  double provisioned_throughput_mb_per_s = 0;
+  double provisioned_iops = 0;
 };
 
 struct InputAdvice {
@@ -41,7 +45,8 @@ struct InputAdvice {
   double read_iops_needed = 0;
   double read_bytes_per_s_available = 0;
   double read_iops_available = 0;
-  std::optional<double> capacity_gib_needed;  // of the scenario's tier; absent: it cannot
+  std::optional<StorageOption> volume_needed;  // of the scenario's tier; absent: it cannot
+  bool volume_enough = false;                  // the scenario's volume, as provisioned, does
   // Of the same provider, that can, when the scenario's volume does not; each sized for the nodes
   // that read one volume of it (all of them from a shared file system, one from a block volume).
   std::vector<StorageOption> other_tiers;

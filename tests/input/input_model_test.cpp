@@ -307,8 +307,8 @@ TEST_CASE("the advised capacities are ones the tier comes in, and applied they f
   // 125 MB/s per TiB: the GPUs' rate over 125/1024 MB/s per GiB, up to the next 2,400 GiB (it
   // was advised to the GiB, 19,208, which the volume's checks refuse).
   const double gib = advice.read_bytes_per_s_needed / 1e6 / (125.0 / 1024);
-  REQUIRE(advice.capacity_gib_needed);
-  CHECK(*advice.capacity_gib_needed == std::ceil(gib / 2400) * 2400);
+  REQUIRE(advice.volume_needed);
+  CHECK(advice.volume_needed->capacity_gib == std::ceil(gib / 2400) * 2400);
   for (const StorageOption& o : advice.other_tiers) {
     const schema::StorageTier& tier = *catalog.storage().find(o.tier)->value;
     if (!tier.has_capacity_increment()) continue;
@@ -320,11 +320,43 @@ TEST_CASE("the advised capacities are ones the tier comes in, and applied they f
   // Applied, the storage no longer stalls the first epoch: what is left is the workers'.
   LoadedJob applied = load_shipped("tests/data/input/images_on_fsx_2400gib.textproto");
   schema::StorageVolume volume = *applied.configuration.dataset_storage;
-  volume.set_capacity_gib(*advice.capacity_gib_needed);
+  volume.set_capacity_gib(advice.volume_needed->capacity_gib);
   applied.configuration.dataset_storage = &volume;
   const InputEstimate fed = estimate(applied);
   CHECK(fed.from_storage.storage_utilisation < 1);
   CHECK(fed.from_storage.limiting != "storage throughput");
+}
+
+TEST_CASE("gp3 feeds the GPUs with throughput and IOPS bought above its baseline, as advised") {
+  const Catalog& catalog = testing::shipped_catalog();
+  const LoadedJob l = load_shipped("tests/data/input/shards_on_gp3_baseline.textproto");
+  const InputEstimate e = estimate(l);
+  REQUIRE(e.from_storage.limiting == "storage throughput");
+  const InputAdvice advice = advise_input(catalog, *l.scenario, l.configuration, e);
+  CHECK_FALSE(advice.volume_enough);
+  // It said "cannot at any capacity": gp3's baseline does not grow with capacity.
+  REQUIRE(advice.volume_needed);
+  const StorageOption& gp3 = *advice.volume_needed;
+  // The dataset's 24 GiB; the GPUs' MB/s, and IOPS for both their requests and that throughput
+  // at gp3's 0.262144 MB/s per IOPS.
+  const double mb_per_s = std::ceil(advice.read_bytes_per_s_needed / 1e6);
+  CHECK(gp3.capacity_gib == std::ceil(e.setup.dataset_bytes / kBytesPerGibibyte));
+  CHECK(gp3.provisioned_throughput_mb_per_s == mb_per_s);
+  CHECK(gp3.provisioned_iops ==
+        std::max(std::ceil(advice.read_iops_needed), std::ceil(mb_per_s / 0.262144)));
+  // Applied, the storage no longer limits, and the advice finds the volume enough.
+  LoadedJob applied = load_shipped("tests/data/input/shards_on_gp3_baseline.textproto");
+  schema::StorageVolume volume = *applied.configuration.dataset_storage;
+  volume.set_capacity_gib(gp3.capacity_gib);
+  volume.set_provisioned_throughput_mb_per_s(gp3.provisioned_throughput_mb_per_s);
+  volume.set_provisioned_iops(gp3.provisioned_iops);
+  applied.configuration.dataset_storage = &volume;
+  const InputEstimate fed = estimate(applied);
+  CHECK(fed.from_storage.limiting != "storage throughput");
+  CHECK(fed.from_storage.stall_per_step_s < e.from_storage.stall_per_step_s);
+  const InputAdvice after = advise_input(catalog, *applied.scenario, applied.configuration, fed);
+  CHECK(after.volume_enough);
+  CHECK(after.other_tiers.empty());
 }
 
 }  // namespace
