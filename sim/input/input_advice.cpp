@@ -18,24 +18,82 @@ namespace s = schema;
 constexpr double kNegligibleStall = 0.01;
 constexpr int kMaxRefinements = 16;
 
-// Smallest capacity in [low, tier max] at which `tier` on `instance` gives the throughput and
-// IOPS asked (limits grow with capacity), to 1 GiB; absent when even the largest cannot.
-std::optional<double> capacity_for(const s::StorageTier& tier, const s::InstanceType& instance,
-                                   double low_gib, double bytes_per_s, double iops) {
+// A capacity of `tier` at least `gib` that it comes in (capacity_increment: FSx for Lustre's
+// 1,200 GiB or a multiple of 2,400; "19208 GiB" was advised, which the volume's checks refuse),
+// to 1 GiB. Limits grow with capacity, so the next one up is enough too.
+double capacity_it_comes_in(const s::StorageTier& tier, double gib) {
+  gib = std::ceil(gib);
+  if (!tier.has_capacity_increment()) return gib;
+  const double step = tier.capacity_increment().step_gib();
+  const double least = tier.has_capacity_min_gib() ? tier.capacity_min_gib() : step;
+  return gib <= least ? least : std::ceil(gib / step * (1 - 1e-9)) * step;
+}
+
+// The volume of `tier` from `low_gib` up that gives the throughput and IOPS asked on `instance`
+// (limits grow with capacity): the smallest capacity that does alone, else the least capacity
+// with the throughput and IOPS bought above its baseline where the tier sells them (gp3, whose
+// baseline does not grow with capacity, said "cannot at any capacity" of a volume it fed), within
+// the tier's ceilings, IOPS per GiB and throughput per IOPS. Only a tier whose entry bounds the
+// IOPS it sells per GiB is advised to buy: ESSD AutoPL's constant ceilings need 256 GiB or more
+// (its entry's schema limitation), and 135 GiB with 2,834 MB/s bought was advised. Absent when
+// neither can.
+std::optional<StorageOption> volume_for(const s::StorageTier& tier,
+                                        const s::InstanceType& instance, double low_gib,
+                                        double bytes_per_s, double iops) {
   const double high_gib = tier.has_capacity_max_gib() ? tier.capacity_max_gib() : 1048576;
   low_gib = std::max(low_gib, tier.capacity_min_gib());
-  const auto enough = [&](double gib) {
-    const StoragePerformance p = storage_performance(tier, gib, &instance);
+  if (low_gib > high_gib) return std::nullopt;
+  const auto enough = [&](const StoragePerformance& p) {
     return p.throughput_bytes_per_s >= bytes_per_s && p.iops >= iops;
   };
-  if (low_gib > high_gib || !enough(high_gib)) return std::nullopt;
-  if (enough(low_gib)) return std::ceil(low_gib);
-  double lo = low_gib, hi = high_gib;  // enough(hi), !enough(lo)
-  while (hi - lo > 1) {
-    const double mid = 0.5 * (lo + hi);
-    (enough(mid) ? hi : lo) = mid;
+  const auto enough_at = [&](double gib) {
+    return enough(storage_performance(tier, gib, &instance));
+  };
+  if (enough_at(high_gib)) {
+    double gib = high_gib;
+    if (enough_at(low_gib)) {
+      gib = low_gib;
+    } else {
+      double lo = low_gib;  // enough_at(gib), !enough_at(lo)
+      while (gib - lo > 1) {
+        const double mid = 0.5 * (lo + gib);
+        (enough_at(mid) ? gib : lo) = mid;
+      }
+    }
+    gib = capacity_it_comes_in(tier, gib);
+    if (gib > high_gib) return std::nullopt;
+    return StorageOption{tier.name(), gib};
   }
-  return std::ceil(hi);
+  if (!tier.has_iops_per_gib()) return std::nullopt;
+  s::StorageVolume bought;
+  bought.set_tier(tier.name());
+  double gib = capacity_it_comes_in(tier, low_gib);
+  const StoragePerformance baseline = storage_performance(tier, gib, nullptr);
+  const double mb_per_s = std::ceil(bytes_per_s / 1e6);
+  double want_iops = std::ceil(iops);
+  if (tier.has_throughput_per_iops()) {
+    want_iops = std::max(want_iops, std::ceil(mb_per_s / tier.throughput_per_iops().max_mb_per_s()));
+  }
+  if (mb_per_s > baseline.throughput_bytes_per_s / 1e6) {
+    if (!tier.has_provisioned_max_throughput_mb_per_s() ||
+        mb_per_s > tier.provisioned_max_throughput_mb_per_s()) {
+      return std::nullopt;
+    }
+    bought.set_provisioned_throughput_mb_per_s(mb_per_s);
+  }
+  if (want_iops > baseline.iops) {
+    if (!tier.has_provisioned_max_iops() || want_iops > tier.provisioned_max_iops()) {
+      return std::nullopt;
+    }
+    bought.set_provisioned_iops(want_iops);
+    if (tier.has_iops_per_gib()) {
+      gib = capacity_it_comes_in(tier, std::max(gib, want_iops / tier.iops_per_gib().max()));
+    }
+  }
+  bought.set_capacity_gib(gib);
+  if (gib > high_gib || !enough(volume_performance(tier, bought, &instance))) return std::nullopt;
+  return StorageOption{tier.name(), gib, bought.provisioned_throughput_mb_per_s(),
+                       bought.provisioned_iops()};
 }
 
 // The instance of `catalog` with the most vCPUs (the first in name order among equals).
@@ -97,25 +155,37 @@ InputAdvice advise_input(const Catalog& catalog, const LoadedScenario& scenario,
   const s::Dataset& dataset = scenario.scenario().job().dataset();
   const s::StorageVolume& volume = *c.dataset_storage;
   const s::StorageTier& tier = *catalog.storage().find(volume.tier())->value;
-  const double volume_share = tier.shared_across_nodes() ? c.nodes : 1;
-  const double samples_per_s = spec.loaders * spec.batch_samples / spec.gpu_step_s * volume_share;
-  advice.read_bytes_per_s_needed = samples_per_s * spec.read_bytes_per_sample;
-  advice.read_iops_needed = samples_per_s * spec.read_requests_per_sample;
+  // Nodes reading one volume of a tier: all of them from a shared file system, one from a block
+  // volume (each node has its own). Every candidate tier is sized for its own share: a file
+  // system advised from a block volume's per-node rate fed 1/16th of 16 nodes.
+  const auto readers = [&](const s::StorageTier& t) {
+    return t.shared_across_nodes() ? static_cast<double>(c.nodes) : 1.0;
+  };
+  const double node_samples_per_s = spec.loaders * spec.batch_samples / spec.gpu_step_s;
+  const double node_bytes_per_s = node_samples_per_s * spec.read_bytes_per_sample;
+  const double node_iops = node_samples_per_s * spec.read_requests_per_sample;
+  const double volume_share = readers(tier);
+  advice.volume_readers = static_cast<int>(volume_share);
+  advice.read_bytes_per_s_needed = node_bytes_per_s * volume_share;
+  advice.read_iops_needed = node_iops * volume_share;
   advice.read_bytes_per_s_available = spec.storage_bytes_per_s * volume_share;
   advice.read_iops_available = spec.storage_iops * volume_share;
   const double dataset_gib = e.setup.dataset_bytes / kBytesPerGibibyte;
-  advice.capacity_gib_needed = capacity_for(
-      tier, *c.instance, dataset_gib, advice.read_bytes_per_s_needed, advice.read_iops_needed);
-  const bool enough_now =
-      advice.capacity_gib_needed && *advice.capacity_gib_needed <= volume.capacity_gib();
+  advice.volume_needed = volume_for(tier, *c.instance, dataset_gib,
+                                    advice.read_bytes_per_s_needed, advice.read_iops_needed);
+  // The volume as the scenario has it, with what it bought.
+  advice.volume_enough = advice.read_bytes_per_s_available >= advice.read_bytes_per_s_needed &&
+                         advice.read_iops_available >= advice.read_iops_needed;
+  const bool enough_now = advice.volume_enough;
   for (const auto& [name, entry] : catalog.storage().all()) {
     const s::StorageTier& other = *entry.value;
     if (enough_now || name == tier.name() || other.provider() != tier.provider()) continue;
     // A tier without a throughput figure cannot be sized (and a shared one is refused).
     if (!other.has_throughput_mb_per_s()) continue;
-    const std::optional<double> gib = capacity_for(
-        other, *c.instance, dataset_gib, advice.read_bytes_per_s_needed, advice.read_iops_needed);
-    if (gib) advice.other_tiers.push_back({name, *gib});
+    const std::optional<StorageOption> option =
+        volume_for(other, *c.instance, dataset_gib, node_bytes_per_s * readers(other),
+                   node_iops * readers(other));
+    if (option) advice.other_tiers.push_back(*option);
   }
 
   if (dataset.layout() == s::FILE_PER_SAMPLE) {

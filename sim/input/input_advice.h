@@ -15,6 +15,10 @@ namespace clustersim {
 struct StorageOption {
   std::string tier;
   double capacity_gib = 0;  // smallest capacity that holds the dataset and feeds the GPUs
+  // Performance bought above the capacity's baseline (StorageVolume.provisioned_*), 0 for none:
+  // only where capacity alone cannot feed the GPUs.
+  double provisioned_throughput_mb_per_s = 0;
+  double provisioned_iops = 0;
 };
 
 struct InputAdvice {
@@ -34,13 +38,17 @@ struct InputAdvice {
   // processes), and the stall per step with them.
   int workers_per_gpu_within_vcpus = 0;
   double stall_within_vcpus_s = 0;
-  // Storage: what the GPUs consume from one volume (a shared file system: all nodes together).
+  // Storage: what the GPUs consume from one volume (a shared file system: all nodes together),
+  // and how many nodes read it (the nodes for a shared file system, else 1).
+  int volume_readers = 1;
   double read_bytes_per_s_needed = 0;
   double read_iops_needed = 0;
   double read_bytes_per_s_available = 0;
   double read_iops_available = 0;
-  std::optional<double> capacity_gib_needed;  // of the scenario's tier; absent: it cannot
-  // Of the same provider, that can, when the scenario's volume does not.
+  std::optional<StorageOption> volume_needed;  // of the scenario's tier; absent: it cannot
+  bool volume_enough = false;                  // the scenario's volume, as provisioned, does
+  // Of the same provider, that can, when the scenario's volume does not; each sized for the nodes
+  // that read one volume of it (all of them from a shared file system, one from a block volume).
   std::vector<StorageOption> other_tiers;
   // Packing one-file-per-sample data into shards, re-simulated: absent for shards already, and
   // where packing lowers the stall by less than 1% of the GPU step (no per-file overhead to

@@ -159,7 +159,9 @@ void check_instance(const FieldChecker& dataloader, const FieldChecker& owner, i
                 index);
   }
   const int vcpus = m.has_cpu_limit_vcpus() ? m.cpu_limit_vcpus() : instance.vcpus();
-  if (m.has_cpu_limit_vcpus() && vcpus > instance.vcpus()) {
+  if (vcpus < 1) {
+    // Reported at the field (at least 1): "0 vCPUs leave none for workers" repeated it.
+  } else if (m.has_cpu_limit_vcpus() && vcpus > instance.vcpus()) {
     dataloader.error("cpu_limit_vcpus",
                      "exceeds the " + std::to_string(instance.vcpus()) + " vCPUs of " + name);
   } else if (vcpus <= instance.gpu_count()) {

@@ -277,12 +277,19 @@ std::string AccuracyEvidence::describe(const AccuracyKey& key, KeyFit fit) const
   const bool fitted = t && has_runs(t->calibration());
   const bool checked = t && has_runs(t->checks());
   if (!fitted && !checked) {
+    // Runs of the other kind (dense or MoE) of this GPU and precision, which its fit reads; where
+    // there are none, its constants are another GPU's or precision's (the H200's BF16 step the
+    // H100's), and the line must not claim runs of its own.
+    const s::TrainingEvidence* other = training({key.gpu, key.precision, !key.moe, key.runtime});
+    const std::string fitted_on =
+        other && (has_runs(other->calibration()) || has_runs(other->checks()))
+            ? "this GPU and precision's other runs"
+            : "runs of other GPUs or precisions (none of this GPU in this precision)";
     if (fit == KeyFit::kFractionOnly) {
-      return text + "no published run; " + fraction_only + "this GPU and precision's other runs";
+      return text + "no published run; " + fraction_only + fitted_on;
     }
     return text + "no published run; the step's constants are " +
-           (calibrated ? "fitted on this GPU and precision's other runs"
-                       : "derived (uncalibrated)");
+           (calibrated ? "fitted on " + fitted_on : std::string("derived (uncalibrated)"));
   }
   if (fitted) {
     const s::StepTimeErrors& c = t->calibration();
@@ -324,6 +331,15 @@ std::string tie_note(double best, double runner_up, double mean_error_pct,
   if (apart_pct >= mean_error_pct) return "";
   return "tied within the model's accuracy (mean error " + percent(mean_error_pct) + ") with " +
          runner_up_description + ": " + percent(apart_pct) + " apart";
+}
+
+std::string unweighed_lead_note(double best, double runner_up, const AccuracyKey& unknown,
+                                const std::string& runner_up_description) {
+  if (!std::isfinite(best) || !std::isfinite(runner_up) || best <= 0) return "";
+  return "leads " + runner_up_description + " by " +
+         percent(100 * std::abs(runner_up - best) / best) +
+         ", a margin the model's accuracy cannot weigh (" + key_name(unknown) +
+         " has no published run)";
 }
 
 }  // namespace clustersim

@@ -117,4 +117,12 @@ class AccuracyEvidence {
 std::string tie_note(double best, double runner_up, double mean_error_pct,
                      const std::string& runner_up_description);
 
+// Where the model's error of a ranked row is unknown (`unknown`, a key of the best or the
+// runner-up, has no published run), the note that the best's lead cannot be weighed, so that no
+// tie note's absence reads as a clear lead: "leads RUNNER_UP by 9.6%, a margin the model's
+// accuracy cannot weigh (B200-SXM-180GB BF16 dense training has no published run)"; empty when
+// either figure is not finite or `best` is not positive.
+std::string unweighed_lead_note(double best, double runner_up, const AccuracyKey& unknown,
+                                const std::string& runner_up_description);
+
 }  // namespace clustersim

@@ -145,6 +145,8 @@ ServingMetrics measure_serving(const std::vector<Request>& requests, const Servi
   m.gpu_utilization = outcome.busy_fraction;
   m.kv_cache_utilization = outcome.kv_fraction;
   m.preemptions = outcome.preemptions;
+  m.replicas_used = outcome.replicas_used;
+  m.peak_busy_replicas = outcome.peak_busy_replicas;
   m.prefix_hit_tokens = cached_tokens / prompt_tokens;
   m.prefix_hit_requests = hits / static_cast<double>(m.measured);
   if (outcome.verifications > 0) {

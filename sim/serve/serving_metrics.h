@@ -42,6 +42,8 @@ struct ServingMetrics {
   double gpu_utilization = 0;      // share of time the replicas iterate
   double kv_cache_utilization = 0; // time-average share of the KV cache in use
   int64_t preemptions = 0;
+  // Replicas sent any request, and the most busy at once (ServingOutcome's).
+  int64_t replicas_used = 0, peak_busy_replicas = 0;
   // Disaggregated: the KV caches' trips from prefill to decode replica (requests of more than
   // one output token), which delay the second token, not the first.
   std::optional<Percentiles> kv_transfer_ms;

@@ -90,6 +90,10 @@ const std::vector<ResultColumn>& serving_columns() {
       figure_column("accepted_per_iteration", "accepted/iter", 2),
       // Attention data parallelism (each GPU its own requests; attention_data_parallel.h).
       configuration_column("attention_data_parallel", "attn DP", Kind::kBool),
+      // Replicas (with prefill ones) sent any request, and the most with a request outstanding
+      // at once: far below the replicas, the deployment is larger than its traffic needs.
+      figure_column("replicas_used", "used", 0),
+      figure_column("peak_busy_replicas", "busy peak", 0),
   };
   return columns;
 }
@@ -201,6 +205,8 @@ std::vector<ResultRow> make_serving_rows(const ServingConfiguration& c, const Se
     set("gpu_utilization", m.gpu_utilization);
     set("kv_cache_utilization", m.kv_cache_utilization);
     set("preemptions", number(static_cast<double>(m.preemptions)));
+    set("replicas_used", number(static_cast<double>(m.replicas_used)));
+    set("peak_busy_replicas", number(static_cast<double>(m.peak_busy_replicas)));
     if (m.shared_prefixes) {
       set("prefix_hit_tokens", m.prefix_hit_tokens);
       set("prefix_hit_requests", m.prefix_hit_requests);

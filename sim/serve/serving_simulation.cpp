@@ -13,9 +13,36 @@
 namespace clustersim {
 namespace {
 
-// Replicas, or attention-data-parallel groups (attention_dp_group.h).
+// Replicas, or attention-data-parallel groups (attention_dp_group.h), each constructed when the
+// balancer first sends it a request: a unit never sent one has no state to keep (its load stays 0,
+// it schedules nothing, and its counts and shares, all 0, add nothing to the outcome's sums), so
+// that a pool of far more units than the traffic keeps busy costs its used units' memory alone.
 template <typename Unit>
-using PoolOf = std::vector<std::unique_ptr<Unit>>;
+class PoolOf {
+ public:
+  PoolOf(size_t units, std::function<std::unique_ptr<Unit>(size_t unit)> make)
+      : units_(units), make_(std::move(make)) {}
+  Unit* operator[](size_t unit) {
+    if (!units_[unit]) {
+      units_[unit] = make_(unit);
+      ++used_;
+    }
+    return units_[unit].get();
+  }
+  // Calls f on each unit sent a request, in index order.
+  template <typename F>
+  void for_each_used(F f) const {
+    for (const auto& u : units_) {
+      if (u) f(*u);
+    }
+  }
+  int64_t used() const { return used_; }
+
+ private:
+  std::vector<std::unique_ptr<Unit>> units_;
+  std::function<std::unique_ptr<Unit>(size_t)> make_;
+  int64_t used_ = 0;
+};
 using Pool = PoolOf<Replica>;
 
 // `settings` telling `loads` each unit's outstanding requests, unit `unit` of them.
@@ -28,18 +55,19 @@ ReplicaSettings reporting_load(ReplicaSettings settings, LeastLoaded* loads, siz
 template <typename Unit>
 void add_pool(const PoolOf<Unit>& pool, int replica_gpus, int total_gpus, ServingOutcome* outcome) {
   const double span = outcome->end.seconds();
-  for (const auto& r : pool) {
-    outcome->iterations += r->iterations();
-    outcome->preemptions += r->preemptions();
-    outcome->accepted_tokens += r->accepted_tokens();
-    outcome->verifications += r->verifications();
-    outcome->peak_kv_committed = std::max(outcome->peak_kv_committed, r->peak_committed_fraction());
-    outcome->peak_batched += r->peak_batched();
+  outcome->replicas_used += pool.used();
+  pool.for_each_used([&](const Unit& r) {
+    outcome->iterations += r.iterations();
+    outcome->preemptions += r.preemptions();
+    outcome->accepted_tokens += r.accepted_tokens();
+    outcome->verifications += r.verifications();
+    outcome->peak_kv_committed = std::max(outcome->peak_kv_committed, r.peak_committed_fraction());
+    outcome->peak_batched += r.peak_batched();
     if (span > 0) {
-      outcome->busy_fraction += r->busy().seconds() / span * replica_gpus / total_gpus;
-      outcome->kv_fraction += r->kv_block_seconds() / span * replica_gpus / total_gpus;
+      outcome->busy_fraction += r.busy().seconds() / span * replica_gpus / total_gpus;
+      outcome->kv_fraction += r.kv_block_seconds() / span * replica_gpus / total_gpus;
     }
-  }
+  });
 }
 
 // Starts `source`, handing each arrival to the least loaded replica of `pool` (`loads`: their
@@ -94,19 +122,19 @@ ServingOutcome simulate_serving(RequestSource* source, const IterationModel& mod
                                 schema::PrefixRouting routing) {
   ServingOutcome outcome;
   Simulation sim;
-  Pool pool;
   LeastLoaded loads(replicas, routing == schema::PREFIX_AWARE);
   const ReplicaSettings reporting = reporting_to(source, settings);
-  for (int r = 0; r < replicas; ++r) {
-    pool.push_back(std::make_unique<Replica>(&sim, &model, reporting_load(reporting, &loads, r),
-                                             &source->requests(), &outcome.records));
-  }
+  Pool pool(replicas, [&](size_t r) {
+    return std::make_unique<Replica>(&sim, &model, reporting_load(reporting, &loads, r),
+                                     &source->requests(), &outcome.records);
+  });
   std::optional<PrefixAwareRouter> router;
   if (routing == schema::PREFIX_AWARE) router.emplace(replicas);
   start_arrivals(source, &sim, &pool, &loads, &outcome.records, router ? &*router : nullptr);
   sim.run();
   outcome.end = sim.now();
   add_pool(pool, 1, replicas, &outcome);
+  outcome.peak_busy_replicas = loads.peak_busy();
   return outcome;
 }
 
@@ -115,18 +143,18 @@ ServingOutcome simulate_attention_data_parallel(RequestSource* source,
                                                 const ReplicaSettings& settings, int replicas) {
   ServingOutcome outcome;
   Simulation sim;
-  PoolOf<AttentionDataParallelGroup> pool;
   LeastLoaded loads(replicas);
   const ReplicaSettings reporting = reporting_to(source, settings);
-  for (int r = 0; r < replicas; ++r) {
-    pool.push_back(std::make_unique<AttentionDataParallelGroup>(
+  PoolOf<AttentionDataParallelGroup> pool(replicas, [&](size_t r) {
+    return std::make_unique<AttentionDataParallelGroup>(
         &sim, &model, reporting_load(reporting, &loads, r), &source->requests(),
-        &outcome.records));
-  }
+        &outcome.records);
+  });
   start_arrivals(source, &sim, &pool, &loads, &outcome.records);
   sim.run();
   outcome.end = sim.now();
   add_pool(pool, 1, replicas, &outcome);
+  outcome.peak_busy_replicas = loads.peak_busy();
   return outcome;
 }
 
@@ -148,22 +176,23 @@ ServingOutcome simulate_disaggregated(RequestSource* source, const ServingPoolSp
   const std::vector<Request>& requests = source->requests();
   Simulation sim;
   KvTransfers links(&sim, topology, prefill.placement, decode.placement);
-  Pool prefills, decodes;
   // A decode replica's load: its requests outstanding and the KV caches on their way to it.
   std::vector<int64_t> incoming(decode.placement.replicas(), 0);
-  LeastLoaded decode_loads(decode.placement.replicas());
-  LeastLoaded prefill_loads(prefill.placement.replicas());
+  BusyUnits busy;  // of both pools
+  LeastLoaded decode_loads(decode.placement.replicas(), false, &busy);
+  LeastLoaded prefill_loads(prefill.placement.replicas(), false, &busy);
   const ReplicaSettings decode_settings = reporting_to(source, decode.settings);
-  for (int d = 0; d < decode.placement.replicas(); ++d) {
+  Pool decodes(decode.placement.replicas(), [&](size_t d) {
     ReplicaSettings settings = decode_settings;
     settings.on_outstanding = [&decode_loads, &incoming, d](int64_t outstanding) {
       decode_loads.set(d, outstanding + incoming[d]);
     };
-    decodes.push_back(
-        std::make_unique<Replica>(&sim, decode.model, settings, &requests, &outcome.records));
-  }
+    return std::make_unique<Replica>(&sim, decode.model, settings, &requests, &outcome.records);
+  });
   const ReplicaSettings prefill_settings = reporting_to(source, prefill.settings);
-  for (int p = 0; p < prefill.placement.replicas(); ++p) {
+  // Declared before its units' hand-offs, which name it.
+  std::optional<Pool> prefills;
+  prefills.emplace(prefill.placement.replicas(), [&](size_t p) {
     ReplicaSettings settings = reporting_load(prefill_settings, &prefill_loads, p);
     settings.hand_off = [&, p](int32_t request, int64_t blocks) {
       const size_t d = decode_loads.least();
@@ -171,25 +200,27 @@ ServingOutcome simulate_disaggregated(RequestSource* source, const ServingPoolSp
       decode_loads.set(d, decode_loads.load(d) + 1);
       const Picoseconds start = sim.now();
       const double bytes = kv_bytes_per_token * requests[request].input_tokens;
-      links.send(p, static_cast<int>(d), bytes, [&, p, d, request, blocks, start] {
-        outcome.records[request].kv_transfer = sim.now() - start;
-        prefills[p]->release(blocks);
-        --incoming[d];
-        decode_loads.set(d, decode_loads.load(d) - 1);
-        decodes[d]->accept_prefilled(request);  // its on_outstanding adds it back
-      });
+      links.send(static_cast<int>(p), static_cast<int>(d), bytes,
+                 [&, p, d, request, blocks, start] {
+                   outcome.records[request].kv_transfer = sim.now() - start;
+                   (*prefills)[p]->release(blocks);
+                   --incoming[d];
+                   decode_loads.set(d, decode_loads.load(d) - 1);
+                   decodes[d]->accept_prefilled(request);  // its on_outstanding adds it back
+                 });
     };
-    prefills.push_back(
-        std::make_unique<Replica>(&sim, prefill.model, settings, &requests, &outcome.records));
-  }
-  start_arrivals(source, &sim, &prefills, &prefill_loads, &outcome.records);
+    return std::make_unique<Replica>(&sim, prefill.model, settings, &requests, &outcome.records);
+  });
+  start_arrivals(source, &sim, &*prefills, &prefill_loads, &outcome.records);
   sim.run();
   outcome.end = sim.now();
   const int gpus = prefill.placement.gpus * prefill.placement.replicas() +
                    decode.placement.gpus * decode.placement.replicas();
-  add_pool(prefills, prefill.placement.gpus, gpus, &outcome);
+  add_pool(*prefills, prefill.placement.gpus, gpus, &outcome);
   add_pool(decodes, decode.placement.gpus, gpus, &outcome);
-  for (const auto& r : decodes) outcome.decode_prompt_iterations += r->prompt_iterations();
+  outcome.peak_busy_replicas = busy.peak;
+  decodes.for_each_used(
+      [&](const Replica& r) { outcome.decode_prompt_iterations += r.prompt_iterations(); });
   outcome.kv_bytes_sent = links.bytes_sent();
   outcome.kv_bytes_received = links.bytes_received();
   return outcome;

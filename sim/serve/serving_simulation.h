@@ -8,8 +8,9 @@
 // on their way. The requests come from a source: a list fixed in advance (open loop) or a client
 // whose users send as their earlier requests finish (closed_loop.h). Under attention data
 // parallelism each replica is a lockstep group of GPUs (attention_dp_group.h). Each replica tells
-// the balancer its load when it changes (least_loaded.h): a choice costs O(log replicas), so
-// replicas left idle cost their construction and nothing per request. Deterministic.
+// the balancer its load when it changes (least_loaded.h): a choice costs O(log replicas); a
+// replica is constructed when first sent a request, so replicas left idle cost a few bytes each
+// (the balancer's) and nothing per request. Deterministic.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,9 @@ struct ServingOutcome {
   // once: what the deployment can hold in service, its max_batch_size or fewer where the KV cache
   // admits fewer.
   int64_t peak_batched = 0;
+  // Replicas (attention-data-parallel groups, prefill and decode replicas) sent any request, and
+  // the most with a request waiting, running or (decode) on its way at once.
+  int64_t replicas_used = 0, peak_busy_replicas = 0;
   // Disaggregated: KV-cache bytes over every GPU, and decode iterations that ran prompt tokens
   // (a preempted request's recomputation).
   double kv_bytes_sent = 0, kv_bytes_received = 0;

@@ -46,6 +46,8 @@ ServingMetrics sample_medians(const std::vector<ServingMetrics>& samples) {
   };
   m.measured = count(&ServingMetrics::measured);
   m.preemptions = count(&ServingMetrics::preemptions);
+  m.replicas_used = count(&ServingMetrics::replicas_used);
+  m.peak_busy_replicas = count(&ServingMetrics::peak_busy_replicas);
   sample_percentiles(
       samples, [](const ServingMetrics& s) -> const Percentiles& { return s.ttft_ms; }, &m.ttft_ms);
   sample_percentiles(

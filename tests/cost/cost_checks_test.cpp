@@ -109,9 +109,11 @@ TEST_CASE(
   };
   const std::string gp3 = "tier: \"aws.ebs.gp3\" capacity_gib: 500 ";
   CHECK(on(gp3 + "provisioned_throughput_mb_per_s: 1048.576 provisioned_iops: 4000") == "");
-  CHECK(on(gp3 + "provisioned_throughput_mb_per_s: 2000") ==
+  // 2,000 MiB/s, AWS's limit since 2025 (it was 1,000 MiB/s), and one MB/s beyond it.
+  CHECK(on(gp3 + "provisioned_throughput_mb_per_s: 2097.152 provisioned_iops: 8000") == "");
+  CHECK(on(gp3 + "provisioned_throughput_mb_per_s: 2098") ==
         "s.textproto:19:52: cost.checkpoint.volume[0].provisioned_throughput_mb_per_s: must be in "
-        "[0, 1048.576], got 2000\n");
+        "[0, 2097.152], got 2098\n");
   CHECK(on(gp3 + "provisioned_throughput_mb_per_s: 100") ==
         "s.textproto:19:52: cost.checkpoint.volume[0].provisioned_throughput_mb_per_s: is below "
         "\"aws.ebs.gp3\"'s baseline at this capacity (131.072): give at least that, or leave it "

@@ -427,7 +427,8 @@ TEST_CASE("FlashAttention-2 runs at its own fitted rates, about 0.6 of cuDNN's")
         Approx(flat.forward_flops() / (312e12 * 0.575)).epsilon(1e-6));
 }
 
-TEST_CASE("the H200, GH200 and H800 run fused attention at the H100's fitted curves: the same SM") {
+TEST_CASE("the same SM, the same curves: the H200, GH200 and H800 run fused attention as "
+          "the H100") {
   // gpus.textproto: each takes the H100 SXM's attention entries (attention_efficiency_from), e.g.
   // cuDNN's causal forward at head dimension 128: 0.567 of 989 TFLOP/s, half rate at 387 keys,
   // 535 TFLOP/s at 8192 keys (an H200 measured 607, results/h200_kernels.md), where the H200's

@@ -3,7 +3,9 @@
 // largest instance only that bound is given); a PL0 disk limits the first epoch and no longer
 // matters once the dataset sits in the page cache; small files hit a disk's IOPS, which shards
 // lift, while packing is not advised where throughput binds; an LLM reading
-// pre-tokenized shards never waits; a shared file system splits its throughput between nodes.
+// pre-tokenized shards never waits; a shared file system splits its throughput between nodes;
+// the storage advice sizes each tier for the nodes reading one volume of it, in capacities the
+// tier comes in.
 #include "sim/input/input_model.h"
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/hw/storage_model.h"
 #include "sim/input/input_advice.h"
 #include "sim/sweep/evaluation.h"
 #include "tests/testing/shipped_catalog.h"
@@ -248,6 +251,112 @@ TEST_CASE("a shared file system's throughput is split between the nodes reading 
       input_setup(testing::shipped_catalog(), *four.scenario, four.configuration, four.gpu_step_s);
   CHECK(b.spec.storage_bytes_per_s == Approx(a.spec.storage_bytes_per_s / 4));
   CHECK(b.spec.storage_iops == Approx(a.spec.storage_iops / 4));
+}
+
+// The rate one node's GPUs read from storage: samples per step over the step, times their bytes.
+double node_read_bytes_per_s(const InputEstimate& e) {
+  const InputPipelineSpec& spec = e.setup.spec;
+  return spec.loaders * spec.batch_samples / spec.gpu_step_s * spec.read_bytes_per_sample;
+}
+
+const StorageOption* option(const InputAdvice& advice, const std::string& tier) {
+  for (const StorageOption& o : advice.other_tiers) {
+    if (o.tier == tier) return &o;
+  }
+  return nullptr;
+}
+
+TEST_CASE("every tier the advice names is sized for the nodes that read one volume of it") {
+  const Catalog& catalog = testing::shipped_catalog();
+  // 4 nodes, each with its own PL1 disk: a NAS file system must feed all 4 (it fed 1 of them).
+  const LoadedJob l = load_shipped("scenarios/input/resnet50-imagenet-essd-pl1.textproto", 4);
+  const InputEstimate e = estimate(l);
+  const double node = node_read_bytes_per_s(e);
+  const InputAdvice advice = advise_input(catalog, *l.scenario, l.configuration, e);
+  CHECK(advice.volume_readers == 1);
+  CHECK(advice.read_bytes_per_s_needed == Approx(node));
+  const StorageOption* nas = option(advice, "aliyun.nas.performance");
+  REQUIRE(nas);
+  const schema::StorageTier& tier = *catalog.storage().find(nas->tier)->value;
+  CHECK(storage_performance(tier, nas->capacity_gib, l.configuration.instance)
+            .throughput_bytes_per_s >= 4 * node);
+  // The smallest such capacity, to 1 GiB.
+  CHECK(storage_performance(tier, nas->capacity_gib - 1, l.configuration.instance)
+            .throughput_bytes_per_s < 4 * node);
+
+  // The other way: 4 nodes on one NAS; a PL3 disk per node needs only one node's rate, which it
+  // gives (it was left out, sized for all 4 nodes' 11 GB/s beyond its 4 GB/s).
+  const LoadedJob n = load_shipped("scenarios/input/resnet50-imagenet-nas.textproto", 4);
+  const InputEstimate f = estimate(n);
+  const InputAdvice shared = advise_input(catalog, *n.scenario, n.configuration, f);
+  CHECK(shared.volume_readers == 4);
+  CHECK(shared.read_bytes_per_s_needed == Approx(4 * node_read_bytes_per_s(f)));
+  const StorageOption* pl3 = option(shared, "aliyun.essd.pl3");
+  REQUIRE(pl3);
+  const schema::StorageTier& essd = *catalog.storage().find("aliyun.essd.pl3")->value;
+  CHECK(storage_performance(essd, pl3->capacity_gib, n.configuration.instance)
+            .throughput_bytes_per_s >= node_read_bytes_per_s(f));
+}
+
+TEST_CASE("the advised capacities are ones the tier comes in, and applied they feed the GPUs") {
+  const Catalog& catalog = testing::shipped_catalog();
+  const LoadedJob l = load_shipped("tests/data/input/images_on_fsx_2400gib.textproto");
+  const InputEstimate e = estimate(l);
+  REQUIRE(e.from_storage.limiting == "storage throughput");
+  const InputAdvice advice = advise_input(catalog, *l.scenario, l.configuration, e);
+  // 125 MB/s per TiB: the GPUs' rate over 125/1024 MB/s per GiB, up to the next 2,400 GiB (it
+  // was advised to the GiB, 19,208, which the volume's checks refuse).
+  const double gib = advice.read_bytes_per_s_needed / 1e6 / (125.0 / 1024);
+  REQUIRE(advice.volume_needed);
+  CHECK(advice.volume_needed->capacity_gib == std::ceil(gib / 2400) * 2400);
+  for (const StorageOption& o : advice.other_tiers) {
+    const schema::StorageTier& tier = *catalog.storage().find(o.tier)->value;
+    if (!tier.has_capacity_increment()) continue;
+    INFO(o.tier << " at " << o.capacity_gib);
+    const double step = tier.capacity_increment().step_gib();
+    CHECK((o.capacity_gib == tier.capacity_min_gib() ||
+           std::fmod(o.capacity_gib, step) == 0));
+  }
+  // Applied, the storage no longer stalls the first epoch: what is left is the workers'.
+  LoadedJob applied = load_shipped("tests/data/input/images_on_fsx_2400gib.textproto");
+  schema::StorageVolume volume = *applied.configuration.dataset_storage;
+  volume.set_capacity_gib(advice.volume_needed->capacity_gib);
+  applied.configuration.dataset_storage = &volume;
+  const InputEstimate fed = estimate(applied);
+  CHECK(fed.from_storage.storage_utilisation < 1);
+  CHECK(fed.from_storage.limiting != "storage throughput");
+}
+
+TEST_CASE("gp3 feeds the GPUs with throughput and IOPS bought above its baseline, as advised") {
+  const Catalog& catalog = testing::shipped_catalog();
+  const LoadedJob l = load_shipped("tests/data/input/shards_on_gp3_baseline.textproto");
+  const InputEstimate e = estimate(l);
+  REQUIRE(e.from_storage.limiting == "storage throughput");
+  const InputAdvice advice = advise_input(catalog, *l.scenario, l.configuration, e);
+  CHECK_FALSE(advice.volume_enough);
+  // It said "cannot at any capacity": gp3's baseline does not grow with capacity.
+  REQUIRE(advice.volume_needed);
+  const StorageOption& gp3 = *advice.volume_needed;
+  // The dataset's 24 GiB; the GPUs' MB/s, and IOPS for both their requests and that throughput
+  // at gp3's 0.262144 MB/s per IOPS.
+  const double mb_per_s = std::ceil(advice.read_bytes_per_s_needed / 1e6);
+  CHECK(gp3.capacity_gib == std::ceil(e.setup.dataset_bytes / kBytesPerGibibyte));
+  CHECK(gp3.provisioned_throughput_mb_per_s == mb_per_s);
+  CHECK(gp3.provisioned_iops ==
+        std::max(std::ceil(advice.read_iops_needed), std::ceil(mb_per_s / 0.262144)));
+  // Applied, the storage no longer limits, and the advice finds the volume enough.
+  LoadedJob applied = load_shipped("tests/data/input/shards_on_gp3_baseline.textproto");
+  schema::StorageVolume volume = *applied.configuration.dataset_storage;
+  volume.set_capacity_gib(gp3.capacity_gib);
+  volume.set_provisioned_throughput_mb_per_s(gp3.provisioned_throughput_mb_per_s);
+  volume.set_provisioned_iops(gp3.provisioned_iops);
+  applied.configuration.dataset_storage = &volume;
+  const InputEstimate fed = estimate(applied);
+  CHECK(fed.from_storage.limiting != "storage throughput");
+  CHECK(fed.from_storage.stall_per_step_s < e.from_storage.stall_per_step_s);
+  const InputAdvice after = advise_input(catalog, *applied.scenario, applied.configuration, fed);
+  CHECK(after.volume_enough);
+  CHECK(after.other_tiers.empty());
 }
 
 }  // namespace

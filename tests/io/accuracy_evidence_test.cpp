@@ -73,6 +73,21 @@ TEST_CASE("a GPU and precision without a published run say so, and whether they 
   CHECK_FALSE(example().mean_error_pct({"B300-SXM-268GB", "NVFP4", true}));
 }
 
+TEST_CASE("a calibrated GPU with no run of its own in the precision never claims runs of its own") {
+  // The H200's BF16 step takes the H100's fitted fraction (no H200 BF16 run, dense or MoE): the
+  // line said "fitted on this GPU and precision's other runs", which a buyer comparing the H200
+  // with the H100 reads as H200 evidence. Its FP8 MoE key has the dense FP8 checks beside it.
+  const AccuracyEvidence evidence(parse_message<s::AccuracyEvidence>(R"(
+    training { gpu: "H200-SXM-141GB" precision: "FP8" moe: false
+               checks { runs: 4 mean_abs_pct: 0.9 worst_abs_pct: 1.1 } })"));
+  CHECK(evidence.describe({"H200-SXM-141GB", "BF16", false}, KeyFit::kCalibrated) ==
+        "H200-SXM-141GB BF16 dense training: no published run; the step's constants are fitted "
+        "on runs of other GPUs or precisions (none of this GPU in this precision)");
+  CHECK(evidence.describe({"H200-SXM-141GB", "FP8", true}, KeyFit::kCalibrated) ==
+        "H200-SXM-141GB FP8 MoE training: no published run; the step's constants are fitted on "
+        "this GPU and precision's other runs");
+}
+
 TEST_CASE("checks alone give their errors and the uncalibrated note, serving its three errors") {
   const AccuracyKey b300{"B300-SXM-268GB", "MXFP8", true};
   CHECK(example().describe(b300, KeyFit::kDerived) ==
@@ -157,9 +172,14 @@ TEST_CASE("a key fitted in part never reads calibrated, and says what its runs f
         "this GPU: its form factor's mean); calibration: mean error throughput 4.8% / TTFT 4.7% / "
         "TPOT 5.0% over 285 published runs of 0.9.0");
   CHECK(example().mean_error_pct({"H100-SXM5-80GB", "FP8", false}) == 4.2);
-  // Without a calibration run (the Ascend 910B's FP16: priors, a fraction fitted on its runs).
+  // Without a published run of the GPU in the precision, of either kind (the Ascend 910B's FP16:
+  // priors, the A100's fraction): the fraction is another GPU's, not fitted on runs of its own.
   CHECK(example().describe({"H100-SXM5-80GB", "BF16", false}, KeyFit::kFractionOnly) ==
         "H100-SXM5-80GB BF16 dense training: no published run; uncalibrated (not every kernel "
+        "efficiency of the GPU is fitted); its sustained fraction is fitted on runs of other GPUs "
+        "or precisions (none of this GPU in this precision)");
+  CHECK(example().describe({"H100-SXM5-80GB", "FP8", true}, KeyFit::kFractionOnly) ==
+        "H100-SXM5-80GB FP8 MoE training: no published run; uncalibrated (not every kernel "
         "efficiency of the GPU is fitted); its sustained fraction is fitted on this GPU and "
         "precision's other runs");
   CHECK(example().describe({"B300-SXM-268GB", "MXFP8", true}, KeyFit::kFractionOnly) ==
@@ -174,6 +194,18 @@ TEST_CASE("two best rows are tied when they lie closer than the mean error, not 
   CHECK(tie_note(100, 104.2, 4.2, "B").empty());  // as far apart as the error: not tied
   CHECK(tie_note(100, 110, 8, "B").empty());
   CHECK(tie_note(100, std::numeric_limits<double>::infinity(), 8, "B").empty());
+}
+
+TEST_CASE("a lead no published run weighs is said so, with its margin and the key without a run") {
+  // B200 BF16 (no run) cheapest at 209,130 against the H200's 229,314: no tie note could be
+  // given, and none read as a clear lead.
+  CHECK(unweighed_lead_note(209130, 229314, {"B200-SXM-180GB", "BF16", false}, "H200 x 8") ==
+        "leads H200 x 8 by 9.7%, a margin the model's accuracy cannot weigh (B200-SXM-180GB BF16 "
+        "dense training has no published run)");
+  CHECK(unweighed_lead_note(100, std::numeric_limits<double>::infinity(),
+                            {"B200-SXM-180GB", "BF16", false}, "B")
+            .empty());
+  CHECK(unweighed_lead_note(0, 1, {"B200-SXM-180GB", "BF16", false}, "B").empty());
 }
 
 TEST_CASE("a damaged evidence file is refused at each bad field") {

@@ -1,6 +1,7 @@
 // Tests of the load balancer's choice (sim/serve/least_loaded, prefix_routing): the tournament
 // tree and the cache-aware router pick, on random sequences, exactly what a scan of every replica
-// picks (the lowest index among equals), and replicas that stay idle change no request's times.
+// picks (the lowest index among equals), and replicas that stay idle change no request's times
+// (constructed on first use, they are never constructed); the busy replicas counted exactly.
 #include "sim/serve/least_loaded.h"
 
 #include <algorithm>
@@ -39,6 +40,30 @@ TEST_CASE("the tree's least loaded unit is a scan's: the lowest index among equa
       REQUIRE(tree.load(tree.least()) == *std::min_element(loads.begin(), loads.end()));
       REQUIRE(tree.most() == *std::max_element(loads.begin(), loads.end()));
     }
+  }
+}
+
+TEST_CASE("the tree counts the units with a load, and the most at once, alone or shared") {
+  LeastLoaded tree(5);
+  tree.set(0, 2);
+  tree.set(3, 1);
+  tree.set(0, 5);  // still busy: counted once
+  CHECK(tree.peak_busy() == 2);
+  tree.set(0, 0);
+  tree.set(4, 1);
+  CHECK(tree.peak_busy() == 2);  // 3 and 4 busy
+  tree.set(1, 7);
+  CHECK(tree.peak_busy() == 3);
+  SECTION("two pools sharing one count") {
+    BusyUnits busy;
+    LeastLoaded a(3, false, &busy), b(2, false, &busy);
+    a.set(0, 1);
+    b.set(1, 1);
+    a.set(0, 0);
+    b.set(0, 2);
+    CHECK(busy.now == 2);
+    CHECK(a.peak_busy() == 2);
+    CHECK(b.peak_busy() == 2);
   }
 }
 
@@ -138,6 +163,8 @@ void require_same_records(const ServingOutcome& a, const ServingOutcome& b) {
   }
   CHECK(a.iterations == b.iterations);
   CHECK(a.peak_batched == b.peak_batched);
+  CHECK(a.replicas_used == b.replicas_used);
+  CHECK(a.peak_busy_replicas == b.peak_busy_replicas);
 }
 
 // At 3 req/s of well under a second each, each arrival finds one of the first 10 replicas idle:
@@ -150,6 +177,11 @@ TEST_CASE("idle extra replicas change no request's times") {
   settings.kv_blocks = 4096;
   const ServingOutcome few = simulate_serving(requests, model, settings, 10);
   CHECK(few.peak_batched >= 3);  // the balancer spread the requests over several replicas
+  // The lowest-indexed idle replica takes each arrival: replica k is first used when k others
+  // are busy, so the replicas used are the most busy at once.
+  CHECK(few.replicas_used == few.peak_busy_replicas);
+  CHECK(few.replicas_used >= 3);
+  CHECK(few.replicas_used < 10);
   require_same_records(few, simulate_serving(requests, model, settings, 1010));
   SECTION("disaggregated: idle prefill and decode replicas") {
     const double kv = model.largest_stage().kv_bytes_per_token;
@@ -166,6 +198,22 @@ TEST_CASE("idle extra replicas change no request's times") {
                                {&model, settings, pool(1010, 504)}, kv, nullptr);
     require_same_records(small, large);
   }
+}
+
+// Three requests arriving together go to replicas 0, 1 and 2; a fourth, long after they finish,
+// to replica 0 again: 3 of the 64 replicas used, 3 busy at once.
+TEST_CASE("the replicas sent a request and the most busy at once, exactly") {
+  const IterationModel model(single_gpu_inputs("llama2-7b", "H100-SXM5-80GB", {}));
+  ReplicaSettings settings;
+  settings.kv_blocks = 4096;
+  const std::vector<Request> requests = {{0, 500, 50}, {0, 500, 50}, {0, 500, 50}, {100, 500, 50}};
+  const ServingOutcome outcome = simulate_serving(requests, model, settings, 64);
+  REQUIRE(outcome.records[2].done);
+  REQUIRE(outcome.records[2].finish.seconds() < 100);  // the three finish before the fourth
+  CHECK(outcome.replicas_used == 3);
+  CHECK(outcome.peak_busy_replicas == 3);
+  // Each replica iterates alone: the first three's iterations overlap, the fourth's follow.
+  CHECK(outcome.iterations == 4 * 50);
 }
 
 }  // namespace

@@ -179,8 +179,8 @@ parallelism { distributed_optimizer: true })"));
 }
 
 TEST_CASE(
-    "pools beside a one-type cluster, a stated link without bandwidth, fewer nodes than "
-    "owned: every error at its field") {
+    "every error at its field: pools beside a one-type cluster, a stated link without "
+    "bandwidth, fewer nodes than owned") {
   CHECK(scenario_errors(kJob + std::string(R"(cluster {
   instance: "aws.p5.48xlarge"
   pool { instance: "aws.p5.48xlarge" nodes: 1 }

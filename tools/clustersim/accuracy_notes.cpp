@@ -69,6 +69,17 @@ void AccuracyKeys::note(const std::string& instance_label, bool calibrated) {
   }
 }
 
+std::string AccuracyKeys::line(const AccuracyEvidence& evidence, const AccuracyKey& key,
+                               KeyFit fit) const {
+  std::string text = evidence.describe(key, fit);
+  const auto* gpu = catalog_->gpus().find(key.gpu);
+  if (gpu && gpu->value->source().confidence() == schema::UNVERIFIED) {
+    text += "; the GPU's specs are second-hand (its catalog source is unverified: check its "
+            "peaks against the vendor's datasheet)";
+  }
+  return text;
+}
+
 AccuracyKeys training_accuracy_keys(const Catalog& catalog, const LoadedScenario& scenario) {
   const schema::TrainingJob& job = scenario.scenario().job();
   return AccuracyKeys(catalog, job.precision(), job.fp8_recipe(),
@@ -90,7 +101,7 @@ void print_accuracy(std::ostream& out, const AccuracyEvidence* evidence, const A
   // kAccuracyColumns, its continuation lines indented two columns more.
   const std::string label = "accuracy    ", indent(label.size(), ' ');
   for (const auto& [key, fitted] : keys.all()) {
-    const std::string text = evidence->describe(key, fitted);
+    const std::string text = keys.line(*evidence, key, fitted);
     for (size_t from = 0; from <= text.size();) {
       const size_t end = std::min(text.find("; ", from), text.size());
       const std::vector<std::string> lines =
@@ -113,7 +124,7 @@ std::vector<Table::Cell> accuracy_cells(const AccuracyEvidence& evidence, const 
   for (const AccuracyKey& key : keys.of(instance_label)) {
     const auto noted = keys.all().find(key);
     const KeyFit fit = noted == keys.all().end() ? KeyFit::kCalibrated : noted->second;
-    text += (text.empty() ? "" : " | ") + evidence.describe(key, fit);
+    text += (text.empty() ? "" : " | ") + keys.line(evidence, key, fit);
     const std::optional<double> mean = evidence.mean_error_pct(key);
     error = mean && error ? std::optional(std::max(*error, *mean)) : std::nullopt;
   }
@@ -197,7 +208,19 @@ std::string tie_line(const AccuracyEvidence* evidence, const AccuracyKeys& keys,
                      const std::string& runner_up_description) {
   const std::optional<double> error =
       shared_mean_error_pct(evidence, keys, best_label, runner_up_label);
-  if (!error) return "";
+  if (!error) {
+    // A key without a published run: the lead is said not to be weighed (none without evidence
+    // or keys, where shared_mean_error_pct has nothing to weigh either).
+    if (!evidence) return "";
+    for (const std::string* label : {&best_label, &runner_up_label}) {
+      for (const AccuracyKey& key : keys.of(*label)) {
+        if (evidence->mean_error_pct(key)) continue;
+        const std::string note = unweighed_lead_note(best, runner_up, key, runner_up_description);
+        return note.empty() ? "" : std::string(what) + " " + note;
+      }
+    }
+    return "";
+  }
   const std::string note = tie_note(best, runner_up, *error, runner_up_description);
   return note.empty() ? "" : std::string(what) + " is " + note;
 }

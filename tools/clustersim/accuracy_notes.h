@@ -1,8 +1,8 @@
 // What run, sweep, cost and serve say of their predictions' accuracy (sim/io/accuracy_evidence.h):
 // the shipped evidence loaded from the project root, a line per GPU, precision (serving: runtime)
 // and kind of their rows after the table, those lines as JSON keys of every row, and the tie note
-// of a ranking whose best and runner-up lie within the model's accuracy: a line under the table's
-// summary, the "tie" key of the best row in JSON.
+// of a ranking whose best and runner-up lie within the model's accuracy (or whose lead no
+// published run weighs): a line under the table's summary, the "tie" key of the best row in JSON.
 #pragma once
 
 #include <map>
@@ -51,6 +51,10 @@ class AccuracyKeys {
   // be).
   void note(const std::string& instance_label, bool calibrated);
   const std::map<AccuracyKey, KeyFit>& all() const { return fitted_; }
+  // The key's accuracy line (AccuracyEvidence::describe of its fit), and where the catalog's
+  // source of its GPU is second-hand (Confidence UNVERIFIED: the Blackwell entries, the A10G), a last part
+  // saying so: the peaks its times scale with are not read in a primary source.
+  std::string line(const AccuracyEvidence& evidence, const AccuracyKey& key, KeyFit fit) const;
 
  private:
   const Catalog* catalog_;
@@ -119,7 +123,9 @@ std::optional<double> shared_mean_error_pct(const AccuracyEvidence* evidence,
                                             const std::string& label_b);
 
 // "THE_BEST is tied within the model's accuracy ... with RUNNER_UP: X% apart" (`what`: "the
-// fastest", "the cheapest"), when tie_note finds the two tied; empty otherwise.
+// fastest", "the cheapest"), when tie_note finds the two tied; where a key of either row has no
+// published run, "THE_BEST leads RUNNER_UP by X%, a margin ... cannot weigh (...)"
+// (unweighed_lead_note); empty otherwise.
 std::string tie_line(const AccuracyEvidence* evidence, const AccuracyKeys& keys, const char* what,
                      const std::string& best_label, double best,
                      const std::string& runner_up_label, double runner_up,

@@ -32,6 +32,21 @@ void print_run(const std::string& what, const InputPipelineRun& run, bool from_s
             << ", PCIe " << percent(run.pcie_utilisation) << "\n";
 }
 
+// " at C GiB", and what it buys above the baseline: the fields a volume writes.
+std::string storage_option(const StorageOption& o) {
+  std::string text = " at " + format_number(o.capacity_gib) + " GiB";
+  const char* joint = " with ";
+  if (o.provisioned_throughput_mb_per_s > 0) {
+    text += joint + std::string("provisioned_throughput_mb_per_s ") +
+            format_number(o.provisioned_throughput_mb_per_s);
+    joint = " and ";
+  }
+  if (o.provisioned_iops > 0) {
+    text += joint + std::string("provisioned_iops ") + format_number(o.provisioned_iops);
+  }
+  return text;
+}
+
 void print_advice(const Configuration& c, const InputEstimate& e, const InputAdvice& a) {
   const s::StorageVolume& volume = *c.dataset_storage;
   const InputPipelineSpec& spec = e.setup.spec;
@@ -50,24 +65,29 @@ void print_advice(const Configuration& c, const InputEstimate& e, const InputAdv
             << spec.workers_per_loader << "; with workers_per_gpu "
             << a.workers_per_gpu_within_vcpus << " (one per vCPU it has) the stall is "
             << seconds(a.stall_within_vcpus_s) << "\n";
-  std::cout << "    storage: the GPUs read " << format_fixed(a.read_bytes_per_s_needed / 1e6, 0)
-            << " MB/s in " << format_fixed(a.read_iops_needed, 0) << " IOPS; " << volume.tier()
+  // Several nodes read one shared file system together, each its own block volume.
+  const bool shared = a.volume_readers > 1;
+  std::cout << "    storage: the GPUs "
+            << (c.nodes == 1 ? ""
+                : shared     ? "of all " + std::to_string(c.nodes) + " nodes "
+                             : "of each of the " + std::to_string(c.nodes) + " nodes ")
+            << "read " << format_fixed(a.read_bytes_per_s_needed / 1e6, 0) << " MB/s in "
+            << format_fixed(a.read_iops_needed, 0) << " IOPS; " << volume.tier()
+            << (c.nodes == 1 ? "" : shared ? " (one file system)" : " (a volume per node)")
             << " at " << format_number(volume.capacity_gib()) << " GiB gives "
             << format_fixed(a.read_bytes_per_s_available / 1e6, 0) << " MB/s, "
             << (std::isinf(a.read_iops_available)
                     ? "no IOPS limit"
                     : format_fixed(a.read_iops_available, 0) + " IOPS")
             << "\n      ";
-  if (!a.capacity_gib_needed) {
-    std::cout << volume.tier() << " cannot at any capacity";
-  } else if (*a.capacity_gib_needed > volume.capacity_gib()) {
-    std::cout << volume.tier() << " does at " << format_number(*a.capacity_gib_needed) << " GiB";
-  } else {
+  if (a.volume_enough) {
     std::cout << "enough at this capacity";
+  } else if (!a.volume_needed) {
+    std::cout << volume.tier() << " cannot at any capacity";
+  } else {
+    std::cout << volume.tier() << " does" << storage_option(*a.volume_needed);
   }
-  for (const StorageOption& o : a.other_tiers) {
-    std::cout << "; " << o.tier << " at " << format_number(o.capacity_gib) << " GiB";
-  }
+  for (const StorageOption& o : a.other_tiers) std::cout << "; " << o.tier << storage_option(o);
   std::cout << "\n";
   if (a.stall_with_shards_s) {
     std::cout << "    layout: packed into shards, an epoch from storage stalls "
@@ -156,7 +176,7 @@ std::vector<Table::Cell> input_cells(const Configuration& c, const Evaluation& e
   number(a->read_bytes_per_s_available / 1e6);
   maybe(std::isinf(a->read_iops_available) ? std::nullopt
                                            : std::optional(a->read_iops_available));
-  maybe(a->capacity_gib_needed);
+  maybe(a->volume_needed ? std::optional(a->volume_needed->capacity_gib) : std::nullopt);
   maybe(a->stall_with_shards_s);
   number(a->host_memory_gib);
   cells.emplace_back(a->host_memory_low);

@@ -183,6 +183,31 @@ void print_sample_verdicts(std::ostream& out, const std::vector<ResultRow>& rows
   out << "\n";
 }
 
+// The note on a deployment larger than its traffic needs: at most half its replicas (prefill ones
+// with them) had a request outstanding at once. Of the row the answer rests on alone: the one
+// deployment of a scenario, else the cheapest (with several deployments and none meeting the
+// objectives, none): in a sweep over replica counts the larger ones are oversized by design, and
+// a line per row would be noise (their replicas_used and peak_busy_replicas are in --out's rows).
+void print_idle_replicas(std::ostream& out, const std::vector<ResultRow>& rows,
+                         const ResultRow* cheapest) {
+  const int index = serving_column("index");
+  const bool one = std::all_of(rows.begin(), rows.end(), [&](const ResultRow& row) {
+    return row_number(row, index) == row_number(rows.front(), index);
+  });
+  const ResultRow* row = !rows.empty() && one ? &rows.front() : cheapest;
+  const int used = serving_column("replicas_used"), peak = serving_column("peak_busy_replicas");
+  if (row == nullptr || static_cast<int>(row->size()) <= peak) return;
+  const double replicas = row_number(*row, serving_column("replicas")) +
+                          row_number(*row, serving_column("prefill_replicas"));
+  const double busy = row_number(*row, peak);
+  if (!(2 * busy <= replicas)) return;  // NaN (out of memory): no note
+  out << "replicas    " << (one ? "" : "the cheapest: ") << "at most " << format_number(busy)
+      << " of its " << format_number(replicas) << " replicas busy at once, "
+      << format_number(row_number(*row, used))
+      << " ever sent a request: more than the traffic needs (size them with sweep.replicas or an "
+         "autoscaling block; --max-rate finds the rate they sustain)\n";
+}
+
 // Every row to `path`: an HDF5 results file (results_file.h, the serving columns, the sizing's
 // `summary` as attributes) for .h5, else CSV or JSON by extension.
 bool write_rows(const ServeOptions& o, const SweepSummary& summary,
@@ -332,6 +357,7 @@ int report(const ServeOptions& o, const LoadedServingScenario& loaded,
     if (day && !day->plan) std::cerr << "autoscaling: " << day->why << "\n";
   }
   if (table) print_accuracy(std::cout, evidence, accuracy);
+  if (table) print_idle_replicas(std::cout, rows, cheapest);
   if (table && samples > 1) print_sample_verdicts(std::cout, rows, samples, m.has_slo());
   if (table && m.has_slo()) {
     std::cout << "\nper instance type:\n";

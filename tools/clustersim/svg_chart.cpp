@@ -1,5 +1,6 @@
-// SVG text of the two chart kinds: axes with 1-2-5 ticks (log) or round ticks (linear), a fixed
-// palette, a legend on the right; bar labels wrapped to the plot's width.
+// SVG text of the two chart kinds: axes with 1-2-5 ticks (log; finer where the range is narrow) or
+// round ticks (linear), a fixed palette, a legend on the right; bar labels wrapped to the plot's
+// width.
 #include "tools/clustersim/svg_chart.h"
 
 #include <algorithm>
@@ -40,9 +41,15 @@ std::string escape(const std::string& text) {
   return out;
 }
 
+// Whole numbers below a million in full, millions up to a billion as "2M" or "1.25M" (a cost axis
+// read "2e+06"; written in full, nine digits would reach the axis title), others to six
+// significant digits.
 std::string number(double value) {
   char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
+  if (std::abs(value) >= 1e6 && std::abs(value) < 1e9)
+    std::snprintf(text, sizeof text, "%gM", value / 1e6);
+  else
+    std::snprintf(text, sizeof text, value == std::round(value) ? "%.0f" : "%g", value);
   return text;
 }
 
@@ -98,16 +105,29 @@ struct LogAxis {
     return from +
            (std::log10(v) - std::log10(low)) / (std::log10(high) - std::log10(low)) * (to - from);
   }
-  // Ticks at 1, 2 and 5 times powers of ten inside the range.
+  // Ticks at 1, 2 and 5 times powers of ten inside the range; where fewer than two of those fall
+  // in it (a range narrower than about a factor 2.5: GPUs of one price band, runs of one length),
+  // every whole mantissa 1 to 9; where still fewer, round steps (round_ticks) across it, so that
+  // each axis has at least two labelled values to read a point against.
   std::vector<double> ticks() const {
-    std::vector<double> result;
-    for (int e = static_cast<int>(std::floor(std::log10(low)));
-         e <= static_cast<int>(std::ceil(std::log10(high))); ++e) {
-      for (double m : {1.0, 2.0, 5.0}) {
-        const double v = m * std::pow(10.0, e);
-        if (v >= low && v <= high) result.push_back(v);
+    for (const std::vector<double>& mantissas :
+         {std::vector<double>{1, 2, 5}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+      std::vector<double> result;
+      for (int e = static_cast<int>(std::floor(std::log10(low)));
+           e <= static_cast<int>(std::ceil(std::log10(high))); ++e) {
+        for (double m : mantissas) {
+          const double v = m * std::pow(10.0, e);
+          if (v >= low && v <= high) result.push_back(v);
+        }
       }
+      if (result.size() >= 2) return result;
     }
+    // Steps of the size round_ticks takes for the range's width, from the first multiple above
+    // `low`.
+    const std::vector<double> steps = round_ticks(high - low);
+    const double step = steps.size() > 1 ? steps[1] : high - low;
+    std::vector<double> result;
+    for (double k = std::ceil(low / step); k * step <= high; ++k) result.push_back(k * step);
     return result;
   }
 };
