@@ -68,7 +68,7 @@ def main():
     for part in (r"RECOMPUTE_FULL", r"SP"):
         if not re.search("(^|, )" + part + "(,|$)", shared.replace("every bar: ", "")):
             problems.append("the line under the title does not say %s: %r" % (part, shared))
-    for part in (r"pools as (pipeline stages|data-parallel replicas)", r"ZeRO [01]",
+    for part in (r"pools as (pipeline stages \(first on [^)]+\)|data-parallel replicas)", r"ZeRO [01]",
                  r"(INTERLEAVED_)?ONE_F_ONE_B"):
         for label in labels:
             if not re.search(", " + part + "(,|$)", label):

@@ -1317,11 +1317,11 @@ TEST_CASE("Muon without the distributed optimizer, ZeRO or FP8 weights") {
   CHECK(muon("precision: BF16", "zero_stage: 3") ==
         "s.textproto:12:93: parallelism.zero_stage: Muon's layer-wise optimizer runs without ZeRO: "
         "the scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 mbs 1, "
-        "RECOMPUTE_NONE\n");
+        "ZeRO 3\n");
   CHECK(muon("precision: BF16", "distributed_optimizer: true") ==
         "s.textproto:12:93: parallelism.distributed_optimizer: Muon's layer-wise optimizer runs "
         "without the distributed optimizer: the scenario's one configuration is aws.p4d.24xlarge "
-        "x 2, TP 1 PP 1 DP 16 mbs 1, RECOMPUTE_NONE\n");
+        "x 2, TP 1 PP 1 DP 16 mbs 1, dist opt\n");
   CHECK(muon("precision: BF16 lora { rank: 8 }", "") ==
         "s.textproto:5:19: job.lora: is not simulated with optimizer MUON\n");
   CHECK(muon("precision: FP8 fp8_parameters: true", "") ==
@@ -1369,7 +1369,7 @@ TEST_CASE("DualPipe's stage and micro-batch counts and its unsimulated options a
   CHECK(errors("pipeline_parallel: 4 schedule: DUALPIPE zero_stage: 3") ==
         "s.textproto:12:55: parallelism.zero_stage: DUALPIPE is not simulated under ZeRO-3 or "
         "Megatron FSDP: the scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 4 DP 4 "
-        "mbs 1, RECOMPUTE_NONE\n");
+        "mbs 1, ZeRO 3, DUALPIPE\n");
   CHECK(errors("pipeline_parallel: 4 schedule: DUALPIPE virtual_stages: 2") ==
         "s.textproto:12:55: parallelism.virtual_stages: needs schedule INTERLEAVED_ONE_F_ONE_B\n");
   CHECK(errors("pipeline_parallel: 4 schedule: DUALPIPE_V micro_batch_size: 4") ==

@@ -205,7 +205,7 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
 )";
   const std::string one =
       ": the scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 EP 4 mbs 1, "
-      "RECOMPUTE_NONE\n";
+      "ZeRO 3\n";
   const auto errors = [&](const std::string& parallelism) {
     return testing::scenario_errors(mixtral + "parallelism { zero_stage: 3 " + parallelism + " }");
   };
@@ -223,7 +223,7 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
         "s.textproto:4:103: parallelism.overlap_tensor_communication: FSDP2 of expert layers "
         "runs no asynchronous tensor parallelism (AutoModel's MoE parallelizer refuses it): the "
         "scenario's one configuration is aws.p4d.24xlarge x 2, TP 2 PP 1 DP 8 EP 4 mbs 1, "
-        "RECOMPUTE_NONE\n");
+        "ZeRO 3, SP\n");
   CHECK(errors("fsdp2: true expert_parallel: 4 tensor_parallel: 2 sequence_parallel: true") ==
         "s.textproto:4:60: parallelism.tensor_parallel: FSDP2 of expert layers with tensor "
         "parallel > 1 is not simulated (AutoModel's MoE tensor parallelism replicates attention "
@@ -232,7 +232,7 @@ cluster { instance: "aws.p4d.24xlarge" nodes: 2 }
         "s.textproto:4:60: parallelism.data_parallel_shard: hybrid sharding of expert layers is "
         "simulated as Megatron FSDP's Hybrid-FSDP only (shard_optimizer_across_replicas): the "
         "scenario's one configuration is aws.p4d.24xlarge x 2, TP 1 PP 1 DP 16 shard 8 EP 4 "
-        "mbs 1, RECOMPUTE_NONE\n");
+        "mbs 1, ZeRO 3\n");
   CHECK(errors("fsdp2: true expert_parallel: 4 overlap_expert_communication: true") ==
         "s.textproto:4:60: parallelism.overlap_expert_communication: the expert all-to-all "
         "overlap is not simulated under ZeRO-3" + one);

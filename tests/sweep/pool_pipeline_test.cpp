@@ -50,7 +50,8 @@ TEST_CASE("a pipeline across pools takes no first/last stage layer counts instea
         "s.textproto:9:93: parallelism.first_stage_layers: a pipeline across pools splits its "
         "layers by speed or by stage_layers, not by first/last stage layers or the "
         "embedding/loss split: the scenario's one configuration is aws.p5.48xlarge x 1 + "
-        "aws.p4d.24xlarge x 1, TP 8 PP 2 DP 1 mbs 1, RECOMPUTE_NONE\n");
+        "aws.p4d.24xlarge x 1, TP 8 PP 2 DP 1 mbs 1, pools as pipeline stages (first on "
+        "aws.p5.48xlarge x 1)\n");
 }
 
 TEST_CASE("a stage whose layers do not fit its pool's GPU memory is an error at its count") {
@@ -156,7 +157,7 @@ TEST_CASE("ZeRO-3 over data-parallel pools: one group over every pool's replicas
                   "rank_order: TP_DP_PP }") ==
         "s.textproto:9:69: parallelism.rank_order: ZeRO-3 over data-parallel pools places each "
         "replica inside one pool (TP_PP_DP): the scenario's one configuration is "
-        "aws.p5.48xlarge x 1 + aws.p4d.24xlarge x 1, TP 2 PP 2 DP 4 mbs 1, RECOMPUTE_NONE\n");
+        "aws.p5.48xlarge x 1 + aws.p4d.24xlarge x 1, TP 2 PP 2 DP 4 mbs 1, ZeRO 3\n");
   // TP 8 on a p5 node and two p4d nodes: 3 replicas cannot split 64 micro-batches evenly.
   std::string three = kTwoPools;
   three.replace(three.find("nodes: 1 }\n}"), 10, "nodes: 2 }");
