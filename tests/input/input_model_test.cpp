@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "sim/hw/storage_model.h"
 #include "sim/input/input_advice.h"
@@ -259,6 +260,25 @@ double node_read_bytes_per_s(const InputEstimate& e) {
   return spec.loaders * spec.batch_samples / spec.gpu_step_s * spec.read_bytes_per_sample;
 }
 
+// The job of `path` on its dataset volume sized as `advised` says: its capacity, and the
+// throughput and IOPS bought where the advice buys them. Held here, as the job points at it.
+struct AdviceApplied {
+  LoadedJob job;
+  schema::StorageVolume volume;
+};
+std::unique_ptr<AdviceApplied> apply_advice(const std::string& path,
+                                            const StorageOption& advised) {
+  auto a = std::make_unique<AdviceApplied>();
+  a->job = load_shipped(path);
+  a->volume = *a->job.configuration.dataset_storage;
+  a->volume.set_capacity_gib(advised.capacity_gib);
+  if (advised.provisioned_throughput_mb_per_s > 0)
+    a->volume.set_provisioned_throughput_mb_per_s(advised.provisioned_throughput_mb_per_s);
+  if (advised.provisioned_iops > 0) a->volume.set_provisioned_iops(advised.provisioned_iops);
+  a->job.configuration.dataset_storage = &a->volume;
+  return a;
+}
+
 const StorageOption* option(const InputAdvice& advice, const std::string& tier) {
   for (const StorageOption& o : advice.other_tiers) {
     if (o.tier == tier) return &o;
@@ -318,11 +338,9 @@ TEST_CASE("the advised capacities are ones the tier comes in, and applied they f
            std::fmod(o.capacity_gib, step) == 0));
   }
   // Applied, the storage no longer stalls the first epoch: what is left is the workers'.
-  LoadedJob applied = load_shipped("tests/data/input/images_on_fsx_2400gib.textproto");
-  schema::StorageVolume volume = *applied.configuration.dataset_storage;
-  volume.set_capacity_gib(advice.volume_needed->capacity_gib);
-  applied.configuration.dataset_storage = &volume;
-  const InputEstimate fed = estimate(applied);
+  const auto applied =
+      apply_advice("tests/data/input/images_on_fsx_2400gib.textproto", *advice.volume_needed);
+  const InputEstimate fed = estimate(applied->job);
   CHECK(fed.from_storage.storage_utilisation < 1);
   CHECK(fed.from_storage.limiting != "storage throughput");
 }
@@ -345,16 +363,11 @@ TEST_CASE("gp3 feeds the GPUs with throughput and IOPS bought above its baseline
   CHECK(gp3.provisioned_iops ==
         std::max(std::ceil(advice.read_iops_needed), std::ceil(mb_per_s / 0.262144)));
   // Applied, the storage no longer limits, and the advice finds the volume enough.
-  LoadedJob applied = load_shipped("tests/data/input/shards_on_gp3_baseline.textproto");
-  schema::StorageVolume volume = *applied.configuration.dataset_storage;
-  volume.set_capacity_gib(gp3.capacity_gib);
-  volume.set_provisioned_throughput_mb_per_s(gp3.provisioned_throughput_mb_per_s);
-  volume.set_provisioned_iops(gp3.provisioned_iops);
-  applied.configuration.dataset_storage = &volume;
-  const InputEstimate fed = estimate(applied);
+  const auto applied = apply_advice("tests/data/input/shards_on_gp3_baseline.textproto", gp3);
+  const InputEstimate fed = estimate(applied->job);
   CHECK(fed.from_storage.limiting != "storage throughput");
   CHECK(fed.from_storage.stall_per_step_s < e.from_storage.stall_per_step_s);
-  const InputAdvice after = advise_input(catalog, *applied.scenario, applied.configuration, fed);
+  const InputAdvice after = advise_input(catalog, *applied->job.scenario, applied->job.configuration, fed);
   CHECK(after.volume_enough);
   CHECK(after.other_tiers.empty());
 }
