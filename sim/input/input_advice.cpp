@@ -72,7 +72,8 @@ std::optional<StorageOption> volume_for(const s::StorageTier& tier,
   const double mb_per_s = std::ceil(bytes_per_s / 1e6);
   double want_iops = std::ceil(iops);
   if (tier.has_throughput_per_iops()) {
-    want_iops = std::max(want_iops, std::ceil(mb_per_s / tier.throughput_per_iops().max_mb_per_s()));
+    want_iops =
+        std::max(want_iops, std::ceil(mb_per_s / tier.throughput_per_iops().max_mb_per_s()));
   }
   if (mb_per_s > baseline.throughput_bytes_per_s / 1e6) {
     if (!tier.has_provisioned_max_throughput_mb_per_s() ||
@@ -86,9 +87,7 @@ std::optional<StorageOption> volume_for(const s::StorageTier& tier,
       return std::nullopt;
     }
     bought.set_provisioned_iops(want_iops);
-    if (tier.has_iops_per_gib()) {
-      gib = capacity_it_comes_in(tier, std::max(gib, want_iops / tier.iops_per_gib().max()));
-    }
+    gib = capacity_it_comes_in(tier, std::max(gib, want_iops / tier.iops_per_gib().max()));
   }
   bought.set_capacity_gib(gib);
   if (gib > high_gib || !enough(volume_performance(tier, bought, &instance))) return std::nullopt;
@@ -176,10 +175,10 @@ InputAdvice advise_input(const Catalog& catalog, const LoadedScenario& scenario,
   // The volume as the scenario has it, with what it bought.
   advice.volume_enough = advice.read_bytes_per_s_available >= advice.read_bytes_per_s_needed &&
                          advice.read_iops_available >= advice.read_iops_needed;
-  const bool enough_now = advice.volume_enough;
   for (const auto& [name, entry] : catalog.storage().all()) {
     const s::StorageTier& other = *entry.value;
-    if (enough_now || name == tier.name() || other.provider() != tier.provider()) continue;
+    if (advice.volume_enough || name == tier.name() || other.provider() != tier.provider())
+      continue;
     // A tier without a throughput figure cannot be sized (and a shared one is refused).
     if (!other.has_throughput_mb_per_s()) continue;
     const std::optional<StorageOption> option =

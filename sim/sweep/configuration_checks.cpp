@@ -388,8 +388,9 @@ ConfigurationProblem configuration_problem(const Configuration& c, const LoadedS
   // across pools in another order puts other pools' stages first, so it is another candidate.
   using Seen = Configuration::PoolsSeen;
   if (c.pools_seen == Seen::kSameOrder) {
-    return {"the same configuration as an earlier candidate: the same pools from another sweep.pool",
-            "sweep.pool", cluster_label(c)};
+    return {
+        "the same configuration as an earlier candidate: the same pools from another sweep.pool",
+        "sweep.pool", cluster_label(c)};
   }
   if (c.pools_seen == Seen::kOtherOrder && p.pool_placement() != s::PIPELINE_ACROSS_POOLS) {
     return {"the same configuration as an earlier candidate: data-parallel pools in another order",

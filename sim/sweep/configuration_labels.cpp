@@ -28,10 +28,10 @@ std::string first_pool(const ResultRow& r) {
   return pools.substr(0, pools.find(" + "));
 }
 
-// One choice beyond a row's layout: the columns that set it, its words ("": the row has none of
-// it) and the words of its default.
+// One choice beyond a row's layout: the columns that set it (their indices, looked up once), its
+// words ("": the row has none of it) and the words of its default.
 struct Choice {
-  std::vector<const char*> keys;
+  std::vector<int> columns;
   std::function<std::string(const ResultRow&)> words;
   std::string default_words;
 };
@@ -39,7 +39,7 @@ struct Choice {
 // In label order.
 const std::vector<Choice>& choices() {
   static const std::vector<Choice> all = {
-      {{"pools_as"},
+      {{result_column("pools_as")},
        [](const ResultRow& r) {
          const std::string& placement = text_of(r, "pools_as");
          if (placement == "PIPELINE_ACROSS_POOLS") {
@@ -48,34 +48,38 @@ const std::vector<Choice>& choices() {
          return placement.empty() ? std::string() : "pools as data-parallel replicas";
        },
        "pools as data-parallel replicas"},
-      {{"distributed_optimizer", "zero_stage"},
+      {{result_column("distributed_optimizer"), result_column("zero_stage")},
        [](const ResultRow& r) {
          return row_number(r, result_column("distributed_optimizer")) == 1
                     ? std::string("dist opt")
                     : "ZeRO " + number_words(r, "zero_stage");
        },
        "ZeRO 0"},
-      {{"recompute"}, [](const ResultRow& r) { return text_of(r, "recompute"); }, "RECOMPUTE_NONE"},
-      {{"schedule"}, [](const ResultRow& r) { return text_of(r, "schedule"); }, "ONE_F_ONE_B"},
-      {{"sequence_parallel"},
+      {{result_column("recompute")},
+       [](const ResultRow& r) { return text_of(r, "recompute"); },
+       "RECOMPUTE_NONE"},
+      {{result_column("schedule")},
+       [](const ResultRow& r) { return text_of(r, "schedule"); },
+       "ONE_F_ONE_B"},
+      {{result_column("sequence_parallel")},
        [](const ResultRow& r) {
          return row_number(r, result_column("sequence_parallel")) == 1 ? "SP" : "no SP";
        },
        "no SP"},
-      {{"storage_tier", "storage_capacity_gib"},
+      {{result_column("storage_tier"), result_column("storage_capacity_gib")},
        [](const ResultRow& r) {
          const std::string& tier = text_of(r, "storage_tier");
          return tier.empty() ? "" : tier + " " + number_words(r, "storage_capacity_gib") + " GiB";
        },
        ""},
-      {{"dataloader_workers_per_gpu"},
+      {{result_column("dataloader_workers_per_gpu")},
        [](const ResultRow& r) {
          return text_of(r, "storage_tier").empty()
                     ? ""
                     : number_words(r, "dataloader_workers_per_gpu") + " workers/GPU";
        },
        ""},
-      {{"checkpoint_storage"},
+      {{result_column("checkpoint_storage")},
        [](const ResultRow& r) {
          const std::string& volume = text_of(r, "checkpoint_storage");
          return volume.empty() ? "" : "checkpoints on " + volume;
@@ -117,10 +121,7 @@ void ChoiceSpread::note(const ResultRow& row) {
   }
   for (size_t i = 0; i < choices().size(); ++i) {
     if (varies_[i]) continue;
-    for (const char* key : choices()[i].keys) {
-      const int c = result_column(key);
-      varies_[i] = varies_[i] || row[c] != first_[c];
-    }
+    for (const int c : choices()[i].columns) varies_[i] = varies_[i] || row[c] != first_[c];
   }
 }
 

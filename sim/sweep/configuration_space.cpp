@@ -163,7 +163,8 @@ ConfigurationSpace::ConfigurationSpace(const LoadedScenario& scenario)
     for (PoolMix& mix : mixes()) {
       std::vector<PoolKey> key;
       for (const PoolShare& pool : mix) {
-        key.push_back({pool.instance->name(), pool.nodes, pool.owned_nodes, pool.owned_at_own_rate});
+        key.push_back(
+            {pool.instance->name(), pool.nodes, pool.owned_nodes, pool.owned_at_own_rate});
       }
       const bool repeated = !in_order.insert(key).second;
       std::sort(key.begin(), key.end());

@@ -99,8 +99,8 @@ TEST_CASE("a row names its checkpoint volume and is costed on it") {
   const std::vector<std::string> keys = summary_columns(rows);
   CHECK(std::find(keys.begin(), keys.end(), "checkpoint_storage") != keys.end());
   CHECK(describe_configuration(bought) ==
-        "aws.p4d.24xlarge x 1, TP 1 PP 1 DP 8 mbs 1, ZeRO 3, checkpoints on aws.ebs.gp3 1000 GiB 1000 "
-        "MiB/s 4000 IOPS, ON_DEMAND");
+        "aws.p4d.24xlarge x 1, TP 1 PP 1 DP 8 mbs 1, ZeRO 3, checkpoints on aws.ebs.gp3 1000 GiB "
+        "1000 MiB/s 4000 IOPS, ON_DEMAND");
 }
 
 TEST_CASE("a volume in words: tier, capacity, and the performance bought") {

@@ -110,13 +110,15 @@ TEST_CASE("a mix's labels say whether its pools are pipeline stages or data-para
           "takes 24 of 64 micro-batches");
   const std::string layout = "aws.p5.48xlarge x 4 + aws.p4d.24xlarge x 4, TP 8 PP 4 DP 2 mbs 1";
   ConfigurationLabels l = configuration_labels({stages, replicas});
-  CHECK(l.labels == std::vector<std::string>{layout + ", pools as pipeline stages (first on aws.p5.48xlarge x 4)",
-                                             layout + ", pools as data-parallel replicas"});
+  CHECK(l.labels == std::vector<std::string>{
+                        layout + ", pools as pipeline stages (first on aws.p5.48xlarge x 4)",
+                        layout + ", pools as data-parallel replicas"});
   CHECK(l.shared == kShared);
   // Pools of one kind in every bar: said once.
   l = configuration_labels({stages, stages});
   CHECK(l.labels == std::vector<std::string>{layout, layout});
-  CHECK(l.shared == std::string("pools as pipeline stages (first on aws.p5.48xlarge x 4), ") + kShared);
+  CHECK(l.shared ==
+        std::string("pools as pipeline stages (first on aws.p5.48xlarge x 4), ") + kShared);
 }
 
 }  // namespace

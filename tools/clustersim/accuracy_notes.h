@@ -52,8 +52,8 @@ class AccuracyKeys {
   void note(const std::string& instance_label, bool calibrated);
   const std::map<AccuracyKey, KeyFit>& all() const { return fitted_; }
   // The key's accuracy line (AccuracyEvidence::describe of its fit), and where the catalog's
-  // source of its GPU is second-hand (Confidence UNVERIFIED: the Blackwell entries, the A10G), a last part
-  // saying so: the peaks its times scale with are not read in a primary source.
+  // source of its GPU is second-hand (Confidence UNVERIFIED: the Blackwell entries, the A10G), a
+  // last part saying so: the peaks its times scale with are not read in a primary source.
   std::string line(const AccuracyEvidence& evidence, const AccuracyKey& key, KeyFit fit) const;
 
  private:

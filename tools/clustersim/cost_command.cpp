@@ -100,7 +100,8 @@ std::string checkpoint_words(const CostModel& model, const Configuration& c) {
 // mode in words, and its index.
 void name_row(const CostModel& model, const Configuration& c, s::BillingMode billing, Row* row) {
   ResultRow words = configuration_row(c);
-  if (checkpoint_axis(model)) words[result_column("checkpoint_storage")] = checkpoint_words(model, c);
+  if (checkpoint_axis(model))
+    words[result_column("checkpoint_storage")] = checkpoint_words(model, c);
   words[result_column("billing")] = s::BillingMode_Name(billing);
   row->configuration = describe_configuration(words);
   row->index = c.index;

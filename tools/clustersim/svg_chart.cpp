@@ -41,15 +41,13 @@ std::string escape(const std::string& text) {
   return out;
 }
 
-// Whole numbers below a million in full, millions up to a billion as "2M" or "1.25M" (a cost axis
-// read "2e+06"; written in full, nine digits would reach the axis title), others to six
-// significant digits.
+// Six significant digits (whole numbers below a million in full), millions up to a billion as
+// "2M" or "1.25M" (a cost axis read "2e+06"; written in full, nine digits would reach the axis
+// title).
 std::string number(double value) {
+  const bool millions = std::abs(value) >= 1e6 && std::abs(value) < 1e9;
   char text[32];
-  if (std::abs(value) >= 1e6 && std::abs(value) < 1e9)
-    std::snprintf(text, sizeof text, "%gM", value / 1e6);
-  else
-    std::snprintf(text, sizeof text, value == std::round(value) ? "%.0f" : "%g", value);
+  std::snprintf(text, sizeof text, millions ? "%gM" : "%g", millions ? value / 1e6 : value);
   return text;
 }
 

@@ -151,8 +151,8 @@ void explain_mix(const Rankings& rankings) {
             << format_fixed(row_number(best, result_column("pool_wait_s")), 3) << " s a step\n";
   if (!rankings.fastest_one_type.rows().empty()) {
     const ResultRow& alone = rankings.fastest_one_type.rows().front();
-    std::cout << "            one instance type at best: " << describe_configuration(alone, rankings.spread) << ": "
-              << hours(alone) << "\n";
+    std::cout << "            one instance type at best: "
+              << describe_configuration(alone, rankings.spread) << ": " << hours(alone) << "\n";
   }
   if (!rankings.fastest_unavailable.empty()) {
     std::cout << "            faster but over availability (constraints.availability): "
